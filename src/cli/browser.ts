@@ -1,0 +1,94 @@
+/**
+ * Finding and launching a Chromium with WebGPU for tests and the command-line tools (Node only).
+ *
+ * Resolution order: an explicit path or `CHROMIUM_PATH`, then a Playwright-managed Chromium if one is
+ * installed, then the system's `/usr/bin/chromium`. Flags keep the browser off the network; `gpu: true`
+ * adds what a real GPU needs on Linux (see `../shared/notes/hardware-webgpu-in-chromium.md`).
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/** Thrown when no Chromium can be found; the message lists the ways to get one. */
+export class BrowserNotFoundError extends Error {
+  override name = 'BrowserNotFoundError';
+}
+
+/** Where the resolved browser came from. */
+export type BrowserSource = 'option' | 'CHROMIUM_PATH' | 'playwright' | 'system';
+
+/** System locations tried last, in order. */
+export const SYSTEM_CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+
+function playwrightManagedChromium(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    const { chromium } = require('playwright-core') as typeof import('playwright-core');
+    const p = chromium.executablePath();
+    return p && existsSync(p) ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Resolves the Chromium executable.
+ * @param explicit a path given on the command line (wins over everything).
+ * @param env the environment (reads `CHROMIUM_PATH`).
+ * @throws BrowserNotFoundError naming the ways to get a browser, or when an explicit path does not exist.
+ */
+export function resolveChromium(
+  explicit?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { path: string; source: BrowserSource } {
+  if (explicit) {
+    if (!existsSync(explicit)) throw new BrowserNotFoundError(`Chromium not found at ${explicit} (given as an option).`);
+    return { path: explicit, source: 'option' };
+  }
+  const fromEnv = env.CHROMIUM_PATH;
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) throw new BrowserNotFoundError(`CHROMIUM_PATH=${fromEnv} does not exist.`);
+    return { path: fromEnv, source: 'CHROMIUM_PATH' };
+  }
+  const managed = playwrightManagedChromium();
+  if (managed) return { path: managed, source: 'playwright' };
+  for (const p of SYSTEM_CHROMIUM_PATHS) if (existsSync(p)) return { path: p, source: 'system' };
+  throw new BrowserNotFoundError(
+    'No Chromium with WebGPU found. Either: set CHROMIUM_PATH=/path/to/chrome; or pass --chromium PATH; ' +
+      "or install Debian's package (`apt-get install chromium`, giving /usr/bin/chromium); " +
+      'or, where the network allows, `npx playwright install chromium`.',
+  );
+}
+
+/** Flags that keep a headless Chromium from making outside connections, with WebGPU on. */
+export const BASE_CHROMIUM_ARGS = [
+  '--enable-unsafe-webgpu',
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Extra flags for a hardware GPU on Linux (Vulkan through ANGLE, GPU blocklist ignored). */
+export const GPU_CHROMIUM_ARGS = [
+  '--use-angle=vulkan',
+  '--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan',
+  '--disable-vulkan-surface',
+  '--ignore-gpu-blocklist',
+  '--enable-dawn-features=allow_unsafe_apis',
+];
+
+/**
+ * Command-line flags for launching Chromium.
+ * @param opts.gpu add the hardware-GPU flags.
+ * @param opts.disableWebGPU launch with WebGPU off (`--disable-webgpu`), used to test the "no adapter" path.
+ */
+export function chromiumArgs(opts: { gpu?: boolean; disableWebGPU?: boolean } = {}): string[] {
+  const args = [...BASE_CHROMIUM_ARGS];
+  if (opts.gpu) args.push(...GPU_CHROMIUM_ARGS);
+  if (opts.disableWebGPU) {
+    args.splice(args.indexOf('--enable-unsafe-webgpu'), 1);
+    args.push('--disable-webgpu');
+  }
+  return args;
+}

@@ -1,0 +1,50 @@
+/**
+ * The one error type every backend throws. It crosses the worker boundary with its `code` intact
+ * (see `workers/engine.worker.ts`, which registers a comlink transfer handler for it).
+ */
+
+/** Error codes (see `../shared/DESIGN.md`, "Errors"). */
+export type EngineErrorCode =
+  | 'webgpu_unavailable'
+  | 'feature_missing'
+  | 'device_lost'
+  | 'out_of_memory'
+  | 'gguf_invalid'
+  | 'unsupported_model'
+  | 'context_overflow'
+  | 'network'
+  | 'timeout'
+  | 'http_status'
+  | 'aborted'
+  | 'invalid_argument'
+  | 'not_loaded';
+
+/** An error with a machine-readable `code` and a message a person can act on. */
+export class EngineError extends Error {
+  override name = 'EngineError';
+  readonly code: EngineErrorCode;
+  constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** Plain object for structured clone / JSON. */
+  toJSON(): { name: string; code: EngineErrorCode; message: string; stack?: string } {
+    return { name: this.name, code: this.code, message: this.message, stack: this.stack };
+  }
+
+  /** Rebuilds an EngineError from {@link EngineError.toJSON}'s output. */
+  static fromJSON(o: { code: EngineErrorCode; message: string; stack?: string }): EngineError {
+    const e = new EngineError(o.code, o.message);
+    if (o.stack) e.stack = o.stack;
+    return e;
+  }
+}
+
+/** True when `e` is an EngineError (also across realms, by name and code). */
+export function isEngineError(e: unknown, code?: EngineErrorCode): e is EngineError {
+  const ok =
+    e instanceof EngineError ||
+    (typeof e === 'object' && e !== null && (e as Error).name === 'EngineError' && 'code' in e);
+  return ok && (code === undefined || (e as EngineError).code === code);
+}

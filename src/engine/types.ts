@@ -1,0 +1,143 @@
+/**
+ * The `Engine` interface every backend implements (our WebGPU engine, WebLLM, remote servers), so the
+ * benchmark, the chat tab, the widget and the CLI never ask which backend they hold.
+ */
+
+/** Phases of a model load, reported in order (a phase may be skipped). */
+export type LoadPhase = 'fetch' | 'upload' | 'compile';
+
+/** Progress of a model load. `bytesDone`/`bytesTotal` are bytes (for `compile`: pipelines done/total). */
+export interface LoadProgress {
+  phase: LoadPhase;
+  bytesDone: number;
+  bytesTotal: number;
+  /** ms since the load started (performance.now() based). */
+  tMs: number;
+}
+
+/** Where a GGUF comes from: a URL (fetched, range requests where allowed), a File/Blob, or a Node path. */
+export type ModelSource = { url: string } | { blob: Blob; name?: string } | { path: string };
+
+/** Options for loading a model. */
+export interface LoadOptions {
+  /** Context length in tokens (KV cache size); default min(model's context, 2048). */
+  contextLength?: number;
+  /** Prefill batch size in tokens (ubatch); default 64. */
+  batchSize?: number;
+  /** Called with progress for each phase. */
+  onProgress?: (p: LoadProgress) => void;
+  /** Aborts the load; rejects with EngineError('aborted'). */
+  signal?: AbortSignal;
+}
+
+/** Sampling parameters. Defaults give greedy decoding. Order of application follows llama.cpp's sampler chain. */
+export interface SamplingParams {
+  /** 0 (default) = greedy (argmax). */
+  temperature?: number;
+  /** Keep the k most likely tokens; 0 = off. */
+  topK?: number;
+  /** Nucleus sampling mass in (0, 1]; 1 = off. */
+  topP?: number;
+  /** Drop tokens with p < minP · p_max; 0 = off. */
+  minP?: number;
+  /** CTRL-style repetition penalty (> 1 penalises); 1 = off. */
+  repetitionPenalty?: number;
+  /** How many recent tokens the penalty looks at; default 64. */
+  repetitionLastN?: number;
+  /** Seed for the sampler's PRNG; the same seed gives the same output. */
+  seed?: number;
+}
+
+/** A completion request: a plain-text prompt, or pre-tokenized ids (BOS included if wanted). */
+export interface GenerateRequest extends SamplingParams {
+  prompt?: string;
+  promptTokenIds?: number[];
+  /** Maximum number of new tokens; default 128. */
+  maxTokens?: number;
+  /** Keep going past EOS (fixed-length decode for benchmarks). */
+  ignoreEos?: boolean;
+  /** Also return logits per output position (slow: reads back [nVocab] floats per token). */
+  returnLogits?: boolean;
+}
+
+/** One chat message. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A chat request: rendered with the model's chat template where it has one. */
+export interface ChatRequest extends Omit<GenerateRequest, 'prompt' | 'promptTokenIds'> {
+  messages: ChatMessage[];
+}
+
+/** One output token, timestamped where its id became known on the host. */
+export interface TokenEvent {
+  tokenId: number;
+  /** Text this token adds to the output (may be '' while a multi-byte character is incomplete). */
+  text: string;
+  /** performance.now() in ms when the token id was read back. */
+  tMs: number;
+  /** Logits [nVocab] for this position, only when `returnLogits` was asked. */
+  logits?: Float32Array;
+}
+
+/** Why generation ended. */
+export type FinishReason = 'stop' | 'length' | 'aborted';
+
+/** The result of a generation. */
+export interface GenerateResult {
+  promptTokenIds: number[];
+  outputTokenIds: number[];
+  text: string;
+  finishReason: FinishReason;
+  /** performance.now() ms at request start. */
+  tStartMs: number;
+  /** performance.now() ms per output token. */
+  tokenTimesMs: number[];
+}
+
+/** Facts about the loaded model. */
+export interface ModelInfo {
+  name: string;
+  architecture: string;
+  nParams: number;
+  nLayers: number;
+  nEmbd: number;
+  nVocab: number;
+  contextLength: number;
+  /** Bytes of weights on the GPU. */
+  weightBytes: number;
+  /** Tensor types present, e.g. ['F32']. */
+  tensorTypes: string[];
+}
+
+/** Engine statistics, all times in ms. */
+export interface EngineStats {
+  load?: { fetchMs: number; uploadMs: number; compileMs: number; totalMs: number };
+  lastPrefill?: { tokens: number; ms: number };
+  lastDecode?: { tokens: number; ms: number };
+}
+
+/**
+ * A loaded-model inference backend.
+ * All methods may throw {@link import('./errors').EngineError}.
+ */
+export interface Engine {
+  /** Loads a model, replacing any loaded one. */
+  load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
+  /**
+   * Streams a completion. `onToken` gets each token as it is known; the promise resolves with the whole
+   * result. Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable.
+   */
+  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult>;
+  /** Like generate, with the model's chat template applied. */
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult>;
+  /** Tokenizes text (with BOS when `addBos`, default the model's add_bos_token). */
+  tokenize(text: string, addBos?: boolean): Promise<number[]>;
+  /** Detokenizes ids to text. */
+  detokenize(ids: number[]): Promise<string>;
+  stats(): Promise<EngineStats>;
+  /** Releases the model and all GPU memory. Safe to call twice. */
+  unload(): Promise<void>;
+}

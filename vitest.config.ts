@@ -1,0 +1,39 @@
+import { playwright } from '@vitest/browser-playwright';
+import { defineConfig } from 'vitest/config';
+import { chromiumArgs, resolveChromium } from './src/cli/browser.ts';
+
+const gpu = process.env.WEBGPU_GPU === '1';
+
+export default defineConfig({
+  server: { fs: { allow: ['..'] } },
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          environment: 'node',
+          include: ['src/**/*.test.ts', 'scripts/**/*.test.ts'],
+          exclude: ['**/*.browser.test.ts', 'node_modules/**'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        server: { fs: { allow: ['..'] } },
+        test: {
+          name: 'browser',
+          include: ['src/**/*.browser.test.ts'],
+          testTimeout: 120_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({
+              launchOptions: { executablePath: resolveChromium().path, args: chromiumArgs({ gpu }) },
+            }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});

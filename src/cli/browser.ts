@@ -17,7 +17,11 @@ export class BrowserNotFoundError extends Error {
 export type BrowserSource = 'option' | 'CHROMIUM_PATH' | 'playwright' | 'system';
 
 /** System locations tried last, in order. */
-export const SYSTEM_CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+export const SYSTEM_CHROMIUM_PATHS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+];
 
 function playwrightManagedChromium(): string | undefined {
   try {
@@ -41,7 +45,8 @@ export function resolveChromium(
   env: NodeJS.ProcessEnv = process.env,
 ): { path: string; source: BrowserSource } {
   if (explicit) {
-    if (!existsSync(explicit)) throw new BrowserNotFoundError(`Chromium not found at ${explicit} (given as an option).`);
+    if (!existsSync(explicit))
+      throw new BrowserNotFoundError(`Chromium not found at ${explicit} (given as an option).`);
     return { path: explicit, source: 'option' };
   }
   const fromEnv = env.CHROMIUM_PATH;

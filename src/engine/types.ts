@@ -130,7 +130,11 @@ export interface Engine {
    * Streams a completion. `onToken` gets each token as it is known; the promise resolves with the whole
    * result. Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable.
    */
-  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult>;
+  generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult>;
   /** Like generate, with the model's chat template applied. */
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult>;
   /** Tokenizes text (with BOS when `addBos`, default the model's add_bos_token). */

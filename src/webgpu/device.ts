@@ -1,0 +1,107 @@
+/**
+ * Getting a GPUDevice: from `navigator.gpu` in a browser or worker, or from the `webgpu` package (Dawn)
+ * in Node. The engine core takes a GPUDevice and never touches the DOM.
+ */
+import { EngineError } from '../engine/errors.ts';
+
+/** Features the engine uses when the adapter offers them. */
+export const WANTED_FEATURES: GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query'];
+
+/** Limits the engine asks to raise to the adapter's maximum. */
+export const WANTED_LIMITS = [
+  'maxBufferSize',
+  'maxStorageBufferBindingSize',
+  'maxStorageBuffersPerShaderStage',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupsPerDimension',
+] as const;
+
+/**
+ * Returns the GPU entry point: `navigator.gpu` where present, else (in Node) the `webgpu` package.
+ * In Node, set `VK_ICD_FILENAMES` to a Vulkan driver (e.g. `/usr/lib/chromium/vk_swiftshader_icd.json`).
+ * @throws EngineError('webgpu_unavailable') when neither exists.
+ */
+export async function getGPU(): Promise<GPU> {
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
+  if (nav?.gpu) return nav.gpu;
+  if (typeof process !== 'undefined' && process.versions?.node) {
+    try {
+      const mod = 'webgpu';
+      const { create, globals } = (await import(/* @vite-ignore */ mod)) as {
+        create: (o: string[]) => GPU;
+        globals: Record<string, unknown>;
+      };
+      Object.assign(globalThis, globals);
+      return create([]);
+    } catch (e) {
+      throw new EngineError(
+        'webgpu_unavailable',
+        `The 'webgpu' package (Dawn for Node) could not load: ${e}`,
+        {
+          cause: e,
+        },
+      );
+    }
+  }
+  throw new EngineError(
+    'webgpu_unavailable',
+    'navigator.gpu is missing: this browser has no WebGPU, or the page is not in a secure context (https or localhost).',
+  );
+}
+
+/** An adapter and a device with the engine's features and the adapter's highest limits. */
+export interface GpuContext {
+  adapter: GPUAdapter;
+  device: GPUDevice;
+  /** adapter.info fields (vendor, architecture, device, description) and isFallbackAdapter. */
+  info: { vendor: string; architecture: string; device: string; description: string; isFallback: boolean };
+  hasF16: boolean;
+  hasSubgroups: boolean;
+  hasTimestamps: boolean;
+}
+
+/**
+ * Requests an adapter and a device with {@link WANTED_FEATURES} and raised {@link WANTED_LIMITS}.
+ * @throws EngineError('webgpu_unavailable') when there is no adapter or the device request fails.
+ */
+export async function createGpuContext(
+  opts: { powerPreference?: GPUPowerPreference } = {},
+): Promise<GpuContext> {
+  const gpu = await getGPU();
+  const adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
+  if (!adapter) {
+    throw new EngineError(
+      'webgpu_unavailable',
+      'No WebGPU adapter: WebGPU is disabled or blocked for this GPU. Enable it (chrome://flags, --enable-unsafe-webgpu) or update the driver.',
+    );
+  }
+  const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
+  const requiredLimits: Record<string, number> = {};
+  for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
+  let device: GPUDevice;
+  try {
+    device = await adapter.requestDevice({ requiredFeatures, requiredLimits, label: 'llm-engine' });
+  } catch (e) {
+    throw new EngineError('webgpu_unavailable', `The WebGPU device request failed: ${e}`, { cause: e });
+  }
+  const ai = adapter.info ?? ({} as GPUAdapterInfo);
+  return {
+    adapter,
+    device,
+    info: {
+      vendor: ai.vendor ?? '',
+      architecture: ai.architecture ?? '',
+      device: ai.device ?? '',
+      description: ai.description ?? '',
+      isFallback: Boolean(
+        (ai as { isFallbackAdapter?: boolean }).isFallbackAdapter ??
+          (adapter as { isFallbackAdapter?: boolean }).isFallbackAdapter,
+      ),
+    },
+    hasF16: device.features.has('shader-f16'),
+    hasSubgroups: device.features.has('subgroups'),
+    hasTimestamps: device.features.has('timestamp-query'),
+  };
+}

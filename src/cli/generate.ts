@@ -1,0 +1,98 @@
+/**
+ * `npm run generate -- --model PATH_OR_URL --prompt TEXT --max-tokens N [--temperature T --seed S]
+ *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
+ *   [--chromium PATH] [--ctx N]`
+ *
+ * The field's `llama-cli`: prints the continuation as it streams. Greedy unless told otherwise. With
+ * `--json` writes `{"promptTokenIds": [...], "outputTokenIds": [...], "text": "..."}` (promptTokenIds
+ * include BOS). The browser runtime (default) runs the real worker in headless Chromium; `node` runs the
+ * engine in this process on Dawn.
+ */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { GenerateRequest, GenerateResult } from '../engine/types.ts';
+import { withHarnessPage } from './harness-server.ts';
+import { setupNodeVulkan } from './node-gpu.ts';
+
+const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
+       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--json FILE] [--runtime browser|node]
+       [--gpu] [--chromium PATH] [--ctx N]`;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      model: { type: 'string' },
+      prompt: { type: 'string', default: '' },
+      'max-tokens': { type: 'string', default: '64' },
+      temperature: { type: 'string', default: '0' },
+      seed: { type: 'string' },
+      'top-k': { type: 'string' },
+      'top-p': { type: 'string' },
+      'min-p': { type: 'string' },
+      'repeat-penalty': { type: 'string' },
+      json: { type: 'string' },
+      runtime: { type: 'string', default: 'browser' },
+      gpu: { type: 'boolean', default: false },
+      chromium: { type: 'string' },
+      ctx: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help || !values.model) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
+  const req: GenerateRequest = {
+    prompt: values.prompt,
+    maxTokens: num(values['max-tokens']),
+    temperature: num(values.temperature),
+    seed: num(values.seed),
+    topK: num(values['top-k']),
+    topP: num(values['top-p']),
+    minP: num(values['min-p']),
+    repetitionPenalty: num(values['repeat-penalty']),
+  };
+  const ctx = num(values.ctx);
+  const model = values.model;
+  const isUrl = /^https?:\/\//.test(model);
+  let result: GenerateResult;
+  if (values.runtime === 'node') {
+    setupNodeVulkan(values.gpu);
+    const { WebGpuEngine } = await import('../webgpu/engine.ts');
+    const engine = new WebGpuEngine();
+    try {
+      await engine.load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx });
+      result = await engine.generate(req, (e) => process.stdout.write(e.text));
+    } finally {
+      await engine.dispose();
+    }
+  } else if (values.runtime === 'browser') {
+    result = await withHarnessPage({ gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) }, async (page, modelUrl) => {
+      await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
+      await page.evaluate(([u, c]) => window.harness.load(u as string, c as number | undefined), [isUrl ? model : modelUrl, ctx] as const);
+      return page.evaluate((r) => window.harness.generate(r), req);
+    });
+  } else {
+    console.error(`unknown --runtime ${values.runtime} (browser or node)`);
+    return 2;
+  }
+  process.stdout.write('\n');
+  if (values.json) {
+    writeFileSync(
+      values.json,
+      JSON.stringify({ promptTokenIds: result.promptTokenIds, outputTokenIds: result.outputTokenIds, text: result.text }, null, 1),
+    );
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    const code = (e as { code?: string }).code;
+    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message ?? e}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,88 @@
+/**
+ * The API a worker hosting an engine exposes through comlink (see `workers/engine.worker.ts`), and
+ * {@link WorkerEngine}, the page-side `Engine` that forwards to it.
+ */
+import * as Comlink from 'comlink';
+import { installErrorTransfer } from './comlink.ts';
+import type {
+  ChatRequest,
+  Engine,
+  EngineStats,
+  GenerateRequest,
+  GenerateResult,
+  LoadOptions,
+  LoadProgress,
+  ModelInfo,
+  ModelSource,
+  TokenEvent,
+} from './types.ts';
+
+/** What the worker exposes. Callbacks are comlink proxies; cancellation is by request id. */
+export interface WorkerApi {
+  load(source: ModelSource, options: Omit<LoadOptions, 'onProgress' | 'signal'>, onProgress?: (p: LoadProgress) => void, loadId?: number): Promise<ModelInfo>;
+  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, requestId?: number): Promise<GenerateResult>;
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, requestId?: number): Promise<GenerateResult>;
+  /** Aborts the load or generation with this id. */
+  cancel(id: number): void;
+  tokenize(text: string, addBos?: boolean): Promise<number[]>;
+  detokenize(ids: number[]): Promise<string>;
+  stats(): Promise<EngineStats>;
+  unload(): Promise<void>;
+  /** Adapter facts of the worker's device (after load). */
+  adapterInfo(): Promise<{ vendor: string; architecture: string; device: string; description: string; isFallback: boolean } | undefined>;
+}
+
+let nextId = 1;
+
+/**
+ * An `Engine` on the page that runs in a Worker. Token timestamps are taken in the worker when the
+ * token id is read back; the page never sets the clock (performance.now() origins differ between page
+ * and worker, so `tMs` values are in the worker's timeline: use differences only).
+ */
+export class WorkerEngine implements Engine {
+  readonly worker: Worker;
+  readonly remote: Comlink.Remote<WorkerApi>;
+  constructor(worker: Worker) {
+    installErrorTransfer();
+    this.worker = worker;
+    this.remote = Comlink.wrap<WorkerApi>(worker);
+  }
+
+  private withSignal<T>(signal: AbortSignal | undefined, run: (id: number) => Promise<T>): Promise<T> {
+    const id = nextId++;
+    const onAbort = () => void this.remote.cancel(id);
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    return run(id).finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    const { onProgress, signal, ...rest } = options;
+    return this.withSignal(signal, (id) =>
+      this.remote.load(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
+    );
+  }
+  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    return this.withSignal(signal, (id) => this.remote.generate(req, onToken ? Comlink.proxy(onToken) : undefined, id));
+  }
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    return this.withSignal(signal, (id) => this.remote.chat(req, onToken ? Comlink.proxy(onToken) : undefined, id));
+  }
+  tokenize(text: string, addBos?: boolean): Promise<number[]> {
+    return this.remote.tokenize(text, addBos);
+  }
+  detokenize(ids: number[]): Promise<string> {
+    return this.remote.detokenize(ids);
+  }
+  stats(): Promise<EngineStats> {
+    return this.remote.stats();
+  }
+  unload(): Promise<void> {
+    return this.remote.unload();
+  }
+  /** Unloads and terminates the worker. */
+  async terminate(): Promise<void> {
+    await this.remote.unload().catch(() => undefined);
+    this.worker.terminate();
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * The WebGPU engine: our own kernels running a GGUF llama model. Implements {@link Engine}; has no DOM
+ * dependency, so it runs in a worker, in Vitest's browser mode and in Node through Dawn.
+ */
+import { EngineError, isEngineError } from '../engine/errors.ts';
+import type {
+  ChatRequest,
+  Engine,
+  EngineStats,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  LoadOptions,
+  ModelInfo,
+  ModelSource,
+  TokenEvent,
+} from '../engine/types.ts';
+import { type GpuContext, createGpuContext } from './device.ts';
+import { openGguf } from './gguf/reader.ts';
+import { llamaConfigFromGguf } from './model/config.ts';
+import { LlamaModel } from './model/llama.ts';
+import { Sampler } from './sampler.ts';
+import { IncrementalDecoder } from './tokenizer/incremental.ts';
+import { createTokenizer } from './tokenizer/index.ts';
+import type { Tokenizer } from './tokenizer/types.ts';
+
+/** Options for constructing a {@link WebGpuEngine}. */
+export interface WebGpuEngineOptions {
+  /** Use this GPU context instead of requesting one (tests, shared devices). */
+  gpu?: GpuContext;
+  /** Cap on bytes per buffer binding (default: the device limit); lets tests force split tensors. */
+  maxBindingBytes?: number;
+}
+
+function isGreedy(r: GenerateRequest): boolean {
+  return (
+    !r.temperature &&
+    (r.repetitionPenalty === undefined || r.repetitionPenalty === 1) &&
+    !r.returnLogits
+  );
+}
+
+/** Our WebGPU inference engine. */
+export class WebGpuEngine implements Engine {
+  private gpu?: GpuContext;
+  private model?: LlamaModel;
+  private tokenizer?: Tokenizer;
+  private info?: ModelInfo;
+  private lastStats: EngineStats = {};
+  private lost?: EngineError;
+  private busy = false;
+  private readonly opts: WebGpuEngineOptions;
+
+  constructor(opts: WebGpuEngineOptions = {}) {
+    this.opts = opts;
+    this.gpu = opts.gpu;
+  }
+
+  /** The GPU context in use (after load). */
+  get gpuContext(): GpuContext | undefined {
+    return this.gpu;
+  }
+
+  /** The loaded model's tokenizer. @throws EngineError('not_loaded'). */
+  get tok(): Tokenizer {
+    if (!this.tokenizer) throw new EngineError('not_loaded', 'no model is loaded');
+    return this.tokenizer;
+  }
+
+  private async ensureDevice(): Promise<GpuContext> {
+    if (this.gpu && !this.lost) return this.gpu;
+    this.lost = undefined;
+    const gpu = await createGpuContext();
+    this.gpu = gpu;
+    gpu.device.lost.then((info) => {
+      if (this.gpu !== gpu) return;
+      this.lost = new EngineError('device_lost', `the GPU device was lost (${info.reason}: ${info.message}); load the model again`);
+      this.model = undefined;
+      this.tokenizer = undefined;
+    });
+    return gpu;
+  }
+
+  /**
+   * Loads a GGUF model. Replaces (and frees) any loaded model.
+   * @throws EngineError: 'webgpu_unavailable', 'gguf_invalid', 'unsupported_model', 'out_of_memory',
+   *   'network', 'http_status', 'timeout', 'aborted', 'device_lost'.
+   */
+  async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    await this.unload();
+    const tStart = performance.now();
+    const report = (phase: 'fetch' | 'upload' | 'compile', done: number, total: number) =>
+      options.onProgress?.({ phase, bytesDone: done, bytesTotal: total, tMs: performance.now() - tStart });
+    const gpu = await this.ensureDevice();
+    report('fetch', 0, 0);
+    const file = await openGguf(source, { signal: options.signal });
+    const cfg = llamaConfigFromGguf(file);
+    const tokenizer = createTokenizer(file.metadata);
+    const contextLength = Math.min(options.contextLength ?? Math.min(cfg.contextLength, 2048), cfg.contextLength);
+    if (!(contextLength >= 1)) throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
+    const batchSize = Math.max(1, Math.min(options.batchSize ?? 64, contextLength));
+    try {
+      this.model = await LlamaModel.load(gpu.device, file, cfg, {
+        contextLength,
+        batchSize,
+        maxBindingBytes: this.opts.maxBindingBytes,
+        signal: options.signal,
+        onFetch: (d, t) => report('fetch', d, t),
+        onUpload: (d, t) => report('upload', d, t),
+        onCompile: (d, t) => report('compile', d, t),
+      });
+    } catch (e) {
+      if (this.lost) throw this.lost;
+      throw e;
+    }
+    this.tokenizer = tokenizer;
+    const m = this.model;
+    const totalMs = performance.now() - tStart;
+    this.lastStats = { load: { ...m.times, totalMs } };
+    const types = new Set<string>();
+    let nParams = 0;
+    for (const t of file.tensors.values()) {
+      types.add(t.typeName);
+      nParams += t.shape.reduce((a, b) => a * b, 1);
+    }
+    const name =
+      (file.metadata['general.name'] as string | undefined) ??
+      ('path' in source ? source.path : 'url' in source ? source.url : (source.name ?? 'model'));
+    this.info = {
+      name: String(name),
+      architecture: cfg.architecture,
+      nParams,
+      nLayers: cfg.nLayers,
+      nEmbd: cfg.nEmbd,
+      nVocab: cfg.nVocab,
+      contextLength,
+      weightBytes: m.weightBytes,
+      tensorTypes: [...types],
+    };
+    return this.info;
+  }
+
+  private requireModel(): LlamaModel {
+    if (this.lost) throw this.lost;
+    if (!this.model) throw new EngineError('not_loaded', 'no model is loaded: call load() first');
+    return this.model;
+  }
+
+  async tokenize(text: string, addBos?: boolean): Promise<number[]> {
+    this.requireModel();
+    return this.tok.encode(text, { addBos: addBos ?? this.tok.addBos });
+  }
+
+  async detokenize(ids: number[]): Promise<string> {
+    this.requireModel();
+    return this.tok.decode(ids);
+  }
+
+  /**
+   * Streams a completion. Greedy requests keep the loop on the GPU (the argmax feeds the next step
+   * directly; one 4-byte readback per token, overlapped with the next step). Sampled requests read back
+   * the logits each step and sample on the CPU ({@link Sampler}).
+   * @throws EngineError 'context_overflow' (prompt longer than the context), 'invalid_argument',
+   *   'not_loaded', 'device_lost'.
+   */
+  async generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    const model = this.requireModel();
+    if (this.busy) throw new EngineError('invalid_argument', 'a generation is already running on this engine');
+    this.busy = true;
+    try {
+      return await this.run(model, req, onToken, signal);
+    } catch (e) {
+      if (this.lost) throw this.lost;
+      if (isEngineError(e)) throw e;
+      if (this.model !== model) throw new EngineError('not_loaded', 'the model was unloaded during generation', { cause: e });
+      throw e;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async run(
+    model: LlamaModel,
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    const tok = this.tok;
+    const tStartMs = performance.now();
+    const prompt = req.promptTokenIds ?? tok.encode(req.prompt ?? '', { addBos: tok.addBos });
+    if (prompt.length === 0) throw new EngineError('invalid_argument', 'the prompt is empty and the model adds no BOS token');
+    for (const id of prompt) {
+      if (!Number.isInteger(id) || id < 0 || id >= model.cfg.nVocab) {
+        throw new EngineError('invalid_argument', `prompt token id ${id} is outside the vocabulary (0..${model.cfg.nVocab - 1})`);
+      }
+    }
+    if (prompt.length >= model.nCtx) {
+      throw new EngineError(
+        'context_overflow',
+        `the prompt has ${prompt.length} tokens but the context holds ${model.nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger contextLength`,
+      );
+    }
+    const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
+    if (!(maxTokens >= 0)) throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
+    const out: number[] = [];
+    const times: number[] = [];
+    const dec = new IncrementalDecoder(tok);
+    let text = '';
+    let finish: FinishReason = 'length';
+    const emit = (id: number, logits?: Float32Array): boolean => {
+      const tMs = performance.now();
+      out.push(id);
+      times.push(tMs);
+      const piece = dec.push(id);
+      text += piece;
+      onToken?.({ tokenId: id, text: piece, tMs, logits });
+      if (!req.ignoreEos && tok.isEog(id)) {
+        finish = 'stop';
+        return false;
+      }
+      if (out.length >= maxTokens) return false;
+      if (signal?.aborted) {
+        finish = 'aborted';
+        return false;
+      }
+      return true;
+    };
+
+    if (maxTokens > 0 && !signal?.aborted) {
+      const tPrefill = performance.now();
+      model.prefillTokens(prompt, 0);
+      let pos = prompt.length; // position of the next token to feed
+      if (isGreedy(req)) {
+        // Token n sits in readback slot n % 2; step n+1 is submitted before token n is awaited.
+        model.submitReadback({ slot: 0, feedBack: true });
+        let n = 0;
+        let pending = false;
+        for (;;) {
+          if (n + 1 < maxTokens && pos < model.nCtx) {
+            model.submitDecode(pos, { slot: (n + 1) % 2, feedBack: true });
+            pending = true;
+          } else pending = false;
+          const id = await model.readToken(n % 2);
+          if (n === 0) this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+          if (!emit(id) || !pending) break;
+          pos++;
+          n++;
+        }
+        if (pending) await model.readToken((n + 1) % 2).catch(() => undefined);
+      } else {
+        const sampler = new Sampler(req, model.cfg.nVocab);
+        const history = [...prompt];
+        model.submitReadback({ readLogits: true });
+        for (;;) {
+          const logits = await model.readLogits();
+          if (out.length === 0) this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+          const id = sampler.sample(logits, history);
+          history.push(id);
+          if (!emit(id, req.returnLogits ? logits : undefined) || pos >= model.nCtx) break;
+          model.submitDecode(pos, { tokenId: id, readLogits: true });
+          pos++;
+        }
+      }
+      if (out.length > 1) this.lastStats.lastDecode = { tokens: out.length - 1, ms: times[times.length - 1] - times[0] };
+    } else if (signal?.aborted) finish = 'aborted';
+    text += dec.flush();
+    return { promptTokenIds: prompt, outputTokenIds: out, text, finishReason: finish, tStartMs, tokenTimesMs: times };
+  }
+
+  /**
+   * Chat: without a chat template (issue #4 adds them) the messages' contents are joined as a plain
+   * completion prompt.
+   */
+  async chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    const prompt = req.messages.map((m) => m.content).join('\n');
+    return this.generate({ ...req, prompt }, onToken, signal);
+  }
+
+  async stats(): Promise<EngineStats> {
+    return structuredClone(this.lastStats);
+  }
+
+  /** The loaded model's description. */
+  get modelInfo(): ModelInfo | undefined {
+    return this.info;
+  }
+
+  /** The loaded model (for tests and profiling). */
+  get llama(): LlamaModel | undefined {
+    return this.model;
+  }
+
+  async unload(): Promise<void> {
+    this.model?.destroy();
+    this.model = undefined;
+    this.tokenizer = undefined;
+    this.info = undefined;
+  }
+
+  /** Unloads and destroys the device (when the engine created it). */
+  async dispose(): Promise<void> {
+    await this.unload();
+    if (this.gpu && !this.opts.gpu) this.gpu.device.destroy();
+    this.gpu = undefined;
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The fused matrix kernel: optional RMSNorm of the input, then y = W·x for one or more weight
+ * "segments", then an epilogue per output unit (residual add, SwiGLU, RoPE + KV-cache store, plain store).
+ *
+ * Shapes (ggml order, inner first): input x [T, K] (T tokens of K floats, row-major), weight W [K, N]
+ * (N rows of K contiguous elements). For decode T = 1 (a GEMV); for prefill T ≤ batch size (a GEMM,
+ * TT tokens per thread so each weight element read serves TT tokens).
+ *
+ * Layout: one thread computes one output unit (1–2 dot products, e.g. a RoPE pair of rows or the gate
+ * and up rows of SwiGLU) for TT tokens; 64 threads share an input tile [TT, KT] in workgroup memory,
+ * normalised there when `norm` is set. RMSNorm as ggml's `ggml_rms_norm`: x / sqrt(mean(x²) + eps), then
+ * multiplied by the norm weight.
+ *
+ * Segments let one dispatch cover several weights (Q, K and V; or the parts of a tensor split across
+ * bindings): workgroups are allotted to segments in order, so the branch on the segment is uniform per
+ * workgroup.
+ */
+import { STEP_WGSL, WG, type WeightType, f32Lit, wgslArrayType, wgslLoader } from './common.ts';
+
+/** One weight binding read by a segment. */
+export interface SegmentWeight {
+  type: WeightType;
+  /** First row of this binding within the logical tensor (for tensors split across bindings). */
+  rowStart?: number;
+}
+
+/** A group of output units computed from the same weight binding(s). */
+export interface MatmulSegment {
+  /** Number of output units (threads) in this segment. */
+  nUnits: number;
+  /** Weights this segment reads (bound in order after the common bindings). */
+  weights: SegmentWeight[];
+  /**
+   * Dot products per unit: `w` indexes `weights`, `row` is a WGSL u32 expression of the unit index `u`
+   * (0-based within the segment) giving the weight row (already relative to the binding's rowStart).
+   */
+  dots: { w: number; row: string }[];
+  /**
+   * WGSL statements run for each unit `u` and token `t` (batch index; `pos` = absolute position) with
+   * the results in `d0`, `d1`, … (f32).
+   */
+  epilogue: string;
+}
+
+/** Options for {@link matmulWGSL}. */
+export interface MatmulOptions {
+  /** Inner dimension K (elements per weight row and per input row). */
+  K: number;
+  /** Tokens per thread (1 for decode, 4–8 for prefill). */
+  TT: number;
+  /** Fuse an RMSNorm of the input with this eps (binding `gnorm` holds the norm weight [K]). */
+  norm?: { eps: number; type: WeightType };
+  /** Read only the batch's last token (for the final logits). */
+  lastTokenOnly?: boolean;
+  segments: MatmulSegment[];
+  /**
+   * Extra bindings (outputs and side inputs) as WGSL declarations without the `@group @binding` prefix,
+   * e.g. `var<storage, read_write> y: array<f32>`.
+   */
+  extra: string[];
+}
+
+/** Input-tile width in elements along K. */
+const KT = 64;
+
+/** Bindings: 0 step, 1 x, [2 gnorm], then each segment's weights, then `extra` in order. */
+export function matmulWGSL(o: MatmulOptions): string {
+  const TT = o.TT;
+  const lines: string[] = [STEP_WGSL];
+  let b = 0;
+  lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
+  lines.push(`@group(0) @binding(${b++}) var<storage, read> x: array<f32>;`);
+  if (o.norm) {
+    lines.push(`@group(0) @binding(${b++}) var<storage, read> gnorm: ${wgslArrayType(o.norm.type)};`);
+    lines.push(wgslLoader('gnorm', o.norm.type));
+  }
+  o.segments.forEach((s, si) => {
+    s.weights.forEach((w, wi) => {
+      const name = `w${si}_${wi}`;
+      lines.push(`@group(0) @binding(${b++}) var<storage, read> ${name}: ${wgslArrayType(w.type)};`);
+      lines.push(wgslLoader(name, w.type));
+    });
+  });
+  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+
+  const K = o.K;
+  const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
+  const tBase = o.lastTokenOnly ? 'step.nTokens - 1u' : 't0';
+  const nT = o.lastTokenOnly ? '1u' : 'step.nTokens';
+  lines.push(`
+const K: u32 = ${K}u;
+const KT: u32 = ${KT}u;
+const TT: u32 = ${TT}u;
+var<workgroup> xs: array<f32, ${TT * KT}>;
+var<workgroup> inv: array<f32, ${TT}>;
+var<workgroup> red: array<f32, ${WG}>;
+
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let t0 = wg.y * TT;          // first token of this workgroup, relative to the batch
+  let nT = ${nT};              // tokens to compute
+  let xrow0 = ${tBase};        // input row of token t0
+`);
+  if (o.norm) {
+    lines.push(`
+  for (var tt = 0u; tt < TT; tt++) {
+    var s = 0.0;
+    if (t0 + tt < nT) {
+      let base = (xrow0 + tt) * K;
+      for (var k = lid; k < K; k += ${WG}u) { let v = x[base + k]; s += v * v; }
+    }
+    red[lid] = s;
+    workgroupBarrier();
+    for (var off = ${WG / 2}u; off > 0u; off >>= 1u) {
+      if (lid < off) { red[lid] += red[lid + off]; }
+      workgroupBarrier();
+    }
+    if (lid == 0u) { inv[tt] = inverseSqrt(red[0] / f32(K) + ${f32Lit(o.norm.eps)}); }
+    workgroupBarrier();
+  }`);
+  }
+  // Segment selection, uniform per workgroup.
+  let wgStart = 0;
+  const segInfo = o.segments.map((s) => {
+    const nWg = Math.ceil(s.nUnits / WG);
+    const r = { start: wgStart, end: wgStart + nWg };
+    wgStart += nWg;
+    return r;
+  });
+  lines.push(`
+  var seg = 0u;
+  var u = 0u;`);
+  segInfo.forEach((si, i) => {
+    lines.push(`  ${i ? 'else ' : ''}if (wg.x < ${si.end}u) { seg = ${i}u; u = (wg.x - ${si.start}u) * ${WG}u + lid; }`);
+  });
+  lines.push(`
+  var acc: array<array<f32, ${TT}>, ${maxDots}>;
+  for (var k0 = 0u; k0 < K; k0 += KT) {
+    for (var i = lid; i < TT * KT; i += ${WG}u) {
+      let tt = i / KT;
+      let k = k0 + i % KT;
+      var v = 0.0;
+      if (t0 + tt < nT && k < K) {
+        v = x[(xrow0 + tt) * K + k];${o.norm ? '\n        v = v * inv[tt] * ld_gnorm(k);' : ''}
+      }
+      xs[i] = v;
+    }
+    workgroupBarrier();
+    let kn = min(KT, K - k0);`);
+  o.segments.forEach((s, si) => {
+    const rows = s.dots.map((d, di) => `let r${di} = (${d.row}) * K + k0;`).join(' ');
+    const loads = s.dots.map((d, di) => `let wv${di} = ld_w${si}_${d.w}(r${di} + kk);`).join(' ');
+    const fmas = s.dots.map((_, di) => `acc[${di}][tt] += wv${di} * xv;`).join(' ');
+    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u && u < ${s.nUnits}u) {
+      ${rows}
+      for (var kk = 0u; kk < kn; kk++) {
+        ${loads}
+        for (var tt = 0u; tt < TT; tt++) { let xv = xs[tt * KT + kk]; ${fmas} }
+      }
+    }`);
+  });
+  lines.push(`    workgroupBarrier();
+  }`);
+  o.segments.forEach((s, si) => {
+    const ds = s.dots.map((_, di) => `let d${di} = acc[${di}][tt];`).join(' ');
+    lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u && u < ${s.nUnits}u) {
+    for (var tt = 0u; tt < TT; tt++) {
+      let t = t0 + tt;
+      if (t >= nT) { break; }
+      let pos = step.pos0 + ${o.lastTokenOnly ? 'step.nTokens - 1u' : 't'};
+      ${ds}
+      ${s.epilogue}
+    }
+  }`);
+  });
+  lines.push('}');
+  return lines.join('\n');
+}
+
+/** Workgroups along x for a matmul with these segments. */
+export function matmulWorkgroupsX(segments: { nUnits: number }[]): number {
+  return segments.reduce((a, s) => a + Math.ceil(s.nUnits / WG), 0);
+}

@@ -34,15 +34,25 @@ function playwrightManagedChromium(): string | undefined {
   }
 }
 
+/** Where {@link resolveChromium} looks after the option and `CHROMIUM_PATH` (replaceable in tests). */
+export interface BrowserLookup {
+  /** The Playwright-managed Chromium's path, if one is installed (default: asks playwright-core). */
+  playwrightPath?: () => string | undefined;
+  /** System locations, tried in order (default: {@link SYSTEM_CHROMIUM_PATHS}). */
+  systemPaths?: readonly string[];
+}
+
 /**
  * Resolves the Chromium executable.
  * @param explicit a path given on the command line (wins over everything).
  * @param env the environment (reads `CHROMIUM_PATH`).
+ * @param lookup where to look for Playwright's and the system's Chromium (defaults are the real places).
  * @throws BrowserNotFoundError naming the ways to get a browser, or when an explicit path does not exist.
  */
 export function resolveChromium(
   explicit?: string,
   env: NodeJS.ProcessEnv = process.env,
+  lookup: BrowserLookup = {},
 ): { path: string; source: BrowserSource } {
   if (explicit) {
     if (!existsSync(explicit))
@@ -54,9 +64,10 @@ export function resolveChromium(
     if (!existsSync(fromEnv)) throw new BrowserNotFoundError(`CHROMIUM_PATH=${fromEnv} does not exist.`);
     return { path: fromEnv, source: 'CHROMIUM_PATH' };
   }
-  const managed = playwrightManagedChromium();
-  if (managed) return { path: managed, source: 'playwright' };
-  for (const p of SYSTEM_CHROMIUM_PATHS) if (existsSync(p)) return { path: p, source: 'system' };
+  const managed = (lookup.playwrightPath ?? playwrightManagedChromium)();
+  if (managed && existsSync(managed)) return { path: managed, source: 'playwright' };
+  for (const p of lookup.systemPaths ?? SYSTEM_CHROMIUM_PATHS)
+    if (existsSync(p)) return { path: p, source: 'system' };
   throw new BrowserNotFoundError(
     'No Chromium with WebGPU found. Either: set CHROMIUM_PATH=/path/to/chrome; or pass --chromium PATH; ' +
       "or install Debian's package (`apt-get install chromium`, giving /usr/bin/chromium); " +

@@ -18,6 +18,8 @@ export const WANTED_LIMITS = [
   'maxComputeWorkgroupsPerDimension',
 ] as const;
 
+let nodeGpu: GPU | undefined;
+
 /**
  * Returns the GPU entry point: `navigator.gpu` where present, else (in Node) the `webgpu` package.
  * In Node, set `VK_ICD_FILENAMES` to a Vulkan driver (e.g. `/usr/lib/chromium/vk_swiftshader_icd.json`).
@@ -34,7 +36,10 @@ export async function getGPU(): Promise<GPU> {
         globals: Record<string, unknown>;
       };
       Object.assign(globalThis, globals);
-      return create([]);
+      // Keep the instance alive for the life of the process: if the GPU object is garbage-collected,
+      // Dawn tears down its instance under live devices and the process aborts.
+      nodeGpu ??= create([]);
+      return nodeGpu;
     } catch (e) {
       throw new EngineError(
         'webgpu_unavailable',

@@ -87,13 +87,16 @@ interface Kernel {
   groups: GPUBindGroup[];
 }
 
-/** RoPE table [nCtx, ropeDim/2] of (cos θ, sin θ), θ = pos · base^(−2i/ropeDim) (llama.cpp `rope_yarn` without scaling), in float64 then rounded. */
-export function ropeTable(nCtx: number, ropeDim: number, freqBase: number): Float32Array {
+/**
+ * RoPE table [nCtx, ropeDim/2] of (cos θ, sin θ), θ = pos · freqScale · base^(−2i/ropeDim) (llama.cpp's
+ * `ggml_rope` with linear scaling, freqScale = 1 / rope.scaling.factor), computed in float64 then rounded.
+ */
+export function ropeTable(nCtx: number, ropeDim: number, freqBase: number, freqScale = 1): Float32Array {
   const half = ropeDim / 2;
   const out = new Float32Array(nCtx * half * 2);
   for (let p = 0; p < nCtx; p++) {
     for (let i = 0; i < half; i++) {
-      const theta = p * freqBase ** ((-2 * i) / ropeDim);
+      const theta = p * freqScale * freqBase ** ((-2 * i) / ropeDim);
       out[(p * half + i) * 2] = Math.cos(theta);
       out[(p * half + i) * 2 + 1] = Math.sin(theta);
     }
@@ -306,7 +309,7 @@ export class LlamaModel {
       this.readbacks.push(this.buf(`token_readback${i}`, 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST));
     }
     this.logitsReadback = this.buf('logits_readback', c.nVocab * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-    this.device.queue.writeBuffer(this.rope, 0, ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase));
+    this.device.queue.writeBuffer(this.rope, 0, ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase, c.ropeScaling ? 1 / c.ropeScaling.factor : 1));
   }
 
   /** Segments of the fused QKV + RoPE + KV-store kernel. */

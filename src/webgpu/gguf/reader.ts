@@ -1,0 +1,772 @@
+/**
+ * Opens a GGUF file from a URL, a Blob/File or a Node path: parses the header (metadata and tensor
+ * infos, with `@huggingface/gguf`) and streams the tensor data once, in file order, in bounded chunks.
+ *
+ * All three sources are served through one byte-range interface (`ByteSource`): `@huggingface/gguf` reads
+ * the header through a `fetch` we hand it, which answers its range requests from that interface, so a
+ * Blob or a local file never goes near the network and a URL gets our status, timeout and abort handling.
+ *
+ * The module imports cleanly in a browser or worker: `node:fs/promises` is imported dynamically, and only
+ * for `{ path }` sources.
+ */
+import { gguf as parseGgufHeader } from '@huggingface/gguf';
+import { EngineError, isEngineError } from '../../engine/errors.ts';
+import type { ModelSource } from '../../engine/types.ts';
+import { ggmlTypeName, tensorBytes } from './ggml-types.ts';
+import type { GgufFile, GgufTensorInfo, TensorChunk } from './types.ts';
+
+/** Options for {@link openGguf}. */
+export interface OpenGgufOptions {
+  /** Aborts header reads; rejects with EngineError('aborted'). (streamTensorData takes its own signal.) */
+  signal?: AbortSignal;
+  /** fetch to use for URL sources (default: globalThis.fetch). */
+  fetch?: typeof fetch;
+  /**
+   * URL sources: the longest wait, in ms, for a server to answer a request or to send the next piece of
+   * the body (an idle timeout, so a slow but moving download never times out). 0 = none. Default 30,000.
+   */
+  timeoutMs?: number;
+}
+
+/** GGUF value type of one metadata entry (GGUF `gguf_type` ids; `itemType` for arrays). */
+export interface GgufMetadataTypeInfo {
+  /** 0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 bool, 8 string, 9 array, 10 u64, 11 i64, 12 f64. */
+  type: number;
+  /** Element type, for arrays. */
+  itemType?: number;
+}
+
+/** What {@link openGguf} returns: a {@link GgufFile} plus the facts a writer needs to reproduce it. */
+export interface OpenedGgufFile extends GgufFile {
+  /** The GGUF value type of each metadata key, so the file can be written back with the same types. */
+  metadataTypes: Record<string, GgufMetadataTypeInfo>;
+  /** Tensor data alignment (`general.alignment`, default 32). */
+  alignment: number;
+  /** Where the file came from, for messages (URL, path or blob name). */
+  sourceName: string;
+}
+
+/** Default chunk size for {@link GgufFile.streamTensorData}. */
+export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024;
+/** Default for {@link OpenGgufOptions.timeoutMs}. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** GGUF's default `general.alignment`. */
+export const GGUF_DEFAULT_ALIGNMENT = 32;
+
+/** @huggingface/gguf reads the header in requests of this many bytes (its HTTP_CHUNK_SIZE). */
+const HEADER_CHUNK_BYTES = 2_000_000;
+const GGUF_MAGIC = [0x47, 0x47, 0x55, 0x46]; // "GGUF"
+
+/** Formats a byte count for people: 1185376 → "1,185,376". */
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Byte sources
+
+/** Reads a source front to back. */
+interface SequentialReader {
+  /** Reads `n` bytes into a new array; fewer only when the source ends. */
+  read(n: number): Promise<Uint8Array>;
+  /** Skips `n` bytes; returns how many were skipped (fewer only when the source ends). */
+  skip(n: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Random and sequential access to the bytes of a file. */
+interface ByteSource {
+  /** For messages. */
+  readonly name: string;
+  /** Total size in bytes, where known. */
+  readonly size: number | undefined;
+  /** Reads bytes [start, end) (fewer at the end of the source). */
+  read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /** Opens a front-to-back reader positioned at `start`. */
+  openSequential(start: number, signal?: AbortSignal): Promise<SequentialReader>;
+  /** Tries to learn the size where it is unknown (URL: a HEAD request). */
+  probeSize?(signal?: AbortSignal): Promise<void>;
+}
+
+function abortedError(what: string): EngineError {
+  return new EngineError('aborted', `${what} was aborted`);
+}
+
+function throwIfAborted(signal: AbortSignal | undefined, what: string): void {
+  if (signal?.aborted) throw abortedError(what);
+}
+
+class BlobSource implements ByteSource {
+  readonly size: number;
+  constructor(
+    private readonly blob: Blob,
+    readonly name: string,
+  ) {
+    this.size = blob.size;
+  }
+
+  async read(start: number, end: number): Promise<Uint8Array> {
+    return new Uint8Array(await this.blob.slice(start, Math.min(end, this.size)).arrayBuffer());
+  }
+
+  async openSequential(start: number): Promise<SequentialReader> {
+    let pos = start;
+    return {
+      read: async (n) => {
+        const bytes = await this.read(pos, pos + n);
+        pos += bytes.length;
+        return bytes;
+      },
+      skip: async (n) => {
+        const k = Math.max(0, Math.min(n, this.size - pos));
+        pos += k;
+        return k;
+      },
+      close: async () => {},
+    };
+  }
+}
+
+type FsPromises = typeof import('node:fs/promises');
+type FileHandle = import('node:fs/promises').FileHandle;
+
+async function importFs(): Promise<FsPromises> {
+  const mod = 'node:fs/promises';
+  try {
+    return (await import(/* @vite-ignore */ mod)) as FsPromises;
+  } catch (e) {
+    throw new EngineError(
+      'invalid_argument',
+      'a { path } model source needs Node.js file access; in a browser pass a { url } or a { blob }',
+      { cause: e },
+    );
+  }
+}
+
+async function readFully(fh: FileHandle, out: Uint8Array, position: number): Promise<number> {
+  let filled = 0;
+  while (filled < out.length) {
+    const { bytesRead } = await fh.read(out, filled, out.length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
+
+class PathSource implements ByteSource {
+  private constructor(
+    private readonly fs: FsPromises,
+    readonly name: string,
+    readonly size: number,
+  ) {}
+
+  static async create(path: string): Promise<PathSource> {
+    const fs = await importFs();
+    let size: number;
+    try {
+      const st = await fs.stat(path);
+      if (!st.isFile()) throw new Error('not a regular file');
+      size = st.size;
+    } catch (e) {
+      throw new EngineError(
+        'invalid_argument',
+        `cannot open model file ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+        { cause: e },
+      );
+    }
+    return new PathSource(fs, path, size);
+  }
+
+  private async open(): Promise<FileHandle> {
+    try {
+      return await this.fs.open(this.name, 'r');
+    } catch (e) {
+      throw new EngineError(
+        'invalid_argument',
+        `cannot open model file ${this.name}: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+  }
+
+  async read(start: number, end: number): Promise<Uint8Array> {
+    const n = Math.max(0, Math.min(end, this.size) - start);
+    const fh = await this.open();
+    try {
+      const out = new Uint8Array(n);
+      return out.subarray(0, await readFully(fh, out, start));
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async openSequential(start: number): Promise<SequentialReader> {
+    const fh = await this.open();
+    let pos = start;
+    return {
+      read: async (n) => {
+        const out = new Uint8Array(n);
+        const got = await readFully(fh, out, pos);
+        pos += got;
+        return got === n ? out : out.subarray(0, got);
+      },
+      skip: async (n) => {
+        const k = Math.max(0, Math.min(n, this.size - pos));
+        pos += k;
+        return k;
+      },
+      close: () => fh.close(),
+    };
+  }
+}
+
+/**
+ * One HTTP request's cancellation: the caller's signal, plus an idle timer re-armed around each wait
+ * (for the response headers, then for each piece of the body).
+ */
+class RequestControl {
+  readonly ctl = new AbortController();
+  private timedOut = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort = () => this.ctl.abort();
+
+  constructor(
+    private readonly url: string,
+    private readonly timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    throwIfAborted(signal, `loading ${url}`);
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Runs one wait under the idle timer, mapping failures to EngineErrors. */
+  async wait<T>(p: () => Promise<T>): Promise<T> {
+    if (this.timeoutMs > 0) {
+      this.timer = setTimeout(() => {
+        this.timedOut = true;
+        this.ctl.abort();
+      }, this.timeoutMs);
+    }
+    try {
+      return await p();
+    } catch (e) {
+      throw this.mapError(e);
+    } finally {
+      clearTimeout(this.timer);
+    }
+  }
+
+  mapError(e: unknown): EngineError {
+    if (isEngineError(e)) return e;
+    if (this.signal?.aborted) return abortedError(`loading ${this.url}`);
+    if (this.timedOut) {
+      return new EngineError(
+        'timeout',
+        `${this.url} sent nothing for ${fmt(this.timeoutMs)} ms; the server is not answering ` +
+          '(check the URL and your connection, or raise timeoutMs)',
+        { cause: e },
+      );
+    }
+    return new EngineError(
+      'network',
+      `could not fetch ${this.url}: ${(e as Error)?.message ?? String(e)} ` +
+        '(check the URL, your connection, and that the server allows cross-origin requests)',
+      { cause: e },
+    );
+  }
+
+  /** Stops the timer, detaches from the caller's signal and cancels anything still in flight. */
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.ctl.abort();
+  }
+}
+
+/** Total size from `Content-Range: bytes a-b/N` or `bytes * /N`. */
+function totalFromContentRange(h: string | null): number | undefined {
+  const m = h?.match(/\/\s*(\d+)\s*$/);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** Length of an un-encoded body from `Content-Length`, where trustworthy. */
+function plainContentLength(res: Response): number | undefined {
+  const enc = res.headers.get('content-encoding');
+  if (enc && enc !== 'identity') return undefined;
+  const h = res.headers.get('content-length');
+  if (h === null) return undefined;
+  const n = Number(h);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** A response body read in pieces under a {@link RequestControl}. */
+class BodyReader implements SequentialReader {
+  private pending: Uint8Array | undefined;
+  private done = false;
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+
+  constructor(
+    res: Response,
+    private readonly rc: RequestControl,
+  ) {
+    this.reader = res.body?.getReader();
+    if (!this.reader) this.done = true;
+  }
+
+  /** The next piece of the body, or undefined at its end. */
+  private async next(): Promise<Uint8Array | undefined> {
+    if (this.pending && this.pending.length > 0) {
+      const p = this.pending;
+      this.pending = undefined;
+      return p;
+    }
+    if (this.done || !this.reader) return undefined;
+    const reader = this.reader;
+    const r = await this.rc.wait(() => reader.read());
+    if (r.done) {
+      this.done = true;
+      return undefined;
+    }
+    return r.value;
+  }
+
+  async read(n: number): Promise<Uint8Array> {
+    const out = new Uint8Array(n);
+    let filled = 0;
+    while (filled < n) {
+      const piece = await this.next();
+      if (!piece) return out.subarray(0, filled);
+      const k = Math.min(piece.length, n - filled);
+      out.set(piece.subarray(0, k), filled);
+      filled += k;
+      if (k < piece.length) this.pending = piece.subarray(k);
+    }
+    return out;
+  }
+
+  async skip(n: number): Promise<number> {
+    let skipped = 0;
+    while (skipped < n) {
+      const piece = await this.next();
+      if (!piece) break;
+      const k = Math.min(piece.length, n - skipped);
+      skipped += k;
+      if (k < piece.length) this.pending = piece.subarray(k);
+    }
+    return skipped;
+  }
+
+  async close(): Promise<void> {
+    this.pending = undefined;
+    try {
+      await this.reader?.cancel();
+    } catch {
+      // already finished or aborted
+    }
+    this.rc.dispose();
+  }
+}
+
+class UrlSource implements ByteSource {
+  size: number | undefined;
+  /** Set once the server has answered a range request with the whole file (status 200). */
+  ignoresRange = false;
+
+  constructor(
+    readonly name: string,
+    private readonly fetchFn: typeof fetch,
+    private readonly timeoutMs: number,
+  ) {}
+
+  private httpError(res: Response, what: string): EngineError {
+    const hint =
+      res.status === 404 || res.status === 410
+        ? ': no file at this URL (check it)'
+        : res.status === 401 || res.status === 403
+          ? ': access denied (the model may be gated or need a token)'
+          : res.status >= 500
+            ? ': the server failed (try again later)'
+            : '';
+    return new EngineError(
+      'http_status',
+      `${what} ${this.name} failed with HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}${hint}`,
+    );
+  }
+
+  /** Sends a GET for bytes [start, …) (`end` exclusive, or to the end of the file). */
+  private async get(
+    start: number,
+    end: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ res: Response; rc: RequestControl; bodyStart: number }> {
+    const rc = new RequestControl(this.name, this.timeoutMs, signal);
+    try {
+      const headers: Record<string, string> = {};
+      if (start > 0 || end !== undefined)
+        headers['Range'] = `bytes=${start}-${end === undefined ? '' : end - 1}`;
+      const res = await rc.wait(() => this.fetchFn(this.name, { headers, signal: rc.ctl.signal }));
+      if (res.status === 416) {
+        // Range Not Satisfiable: `start` is at or past the end of the file.
+        this.size ??= totalFromContentRange(res.headers.get('content-range'));
+        return { res, rc, bodyStart: -1 };
+      }
+      if (!res.ok) throw this.httpError(res, 'downloading');
+      if (res.status === 206) {
+        const cr = res.headers.get('content-range');
+        this.size ??= totalFromContentRange(cr);
+        const m = cr?.match(/bytes\s+(\d+)-/);
+        const bodyStart = m ? Number(m[1]) : start;
+        if (bodyStart !== start) {
+          throw new EngineError(
+            'network',
+            `${this.name}: asked the server for bytes from ${fmt(start)} but it sent bytes from ${fmt(bodyStart)}`,
+          );
+        }
+        return { res, rc, bodyStart };
+      }
+      // 200: the whole file, the Range header ignored.
+      if (headers['Range']) this.ignoresRange = true;
+      this.size ??= plainContentLength(res);
+      return { res, rc, bodyStart: 0 };
+    } catch (e) {
+      rc.dispose();
+      throw rc.mapError(e);
+    }
+  }
+
+  async read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array> {
+    if (this.size !== undefined && start >= this.size) return new Uint8Array(0);
+    const reader = await this.openSequential(start, signal, end);
+    try {
+      return await reader.read(end - start);
+    } finally {
+      await reader.close();
+    }
+  }
+
+  async openSequential(start: number, signal?: AbortSignal, end?: number): Promise<SequentialReader> {
+    const { res, rc, bodyStart } = await this.get(start, end, signal);
+    if (bodyStart < 0) {
+      rc.dispose();
+      return { read: async () => new Uint8Array(0), skip: async () => 0, close: async () => {} };
+    }
+    const body = new BodyReader(res, rc);
+    try {
+      if (bodyStart < start && (await body.skip(start - bodyStart)) < start - bodyStart) {
+        await body.close();
+        return { read: async () => new Uint8Array(0), skip: async () => 0, close: async () => {} };
+      }
+    } catch (e) {
+      await body.close();
+      throw e;
+    }
+    return body;
+  }
+
+  async probeSize(signal?: AbortSignal): Promise<void> {
+    if (this.size !== undefined) return;
+    const rc = new RequestControl(this.name, this.timeoutMs, signal);
+    try {
+      const res = await rc.wait(() => this.fetchFn(this.name, { method: 'HEAD', signal: rc.ctl.signal }));
+      if (res.ok) this.size = plainContentLength(res);
+    } catch (e) {
+      if (isEngineError(e, 'aborted')) throw e;
+      // The size is a nicety (early truncation checks); go on without it.
+    } finally {
+      rc.dispose();
+    }
+  }
+}
+
+async function makeSource(source: ModelSource, opts: OpenGgufOptions): Promise<ByteSource> {
+  if ('url' in source) {
+    const fetchFn = opts.fetch ?? globalThis.fetch?.bind(globalThis);
+    if (!fetchFn)
+      throw new EngineError('network', 'this environment has no fetch; cannot load a model by URL');
+    return new UrlSource(source.url, fetchFn, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  }
+  if ('blob' in source) {
+    const name = source.name ?? (source.blob as File).name ?? 'the model file';
+    return new BlobSource(source.blob, name);
+  }
+  if ('path' in source) return PathSource.create(source.path);
+  throw new EngineError('invalid_argument', 'model source must be { url }, { blob } or { path }');
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Header
+
+function checkMagicAndVersion(head: Uint8Array, src: ByteSource): number {
+  if (head.length < 8) {
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name} is only ${fmt(head.length)} bytes, too short to be a GGUF file: the download is incomplete`,
+    );
+  }
+  if (!GGUF_MAGIC.every((b, i) => head[i] === b)) {
+    const shown = Array.from(head.subarray(0, 4), (b) =>
+      b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.',
+    );
+    const looksHtml = /^\s*</.test(new TextDecoder().decode(head.subarray(0, 16)));
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name} is not a GGUF file: it starts with "${shown.join('')}" instead of "GGUF"` +
+        (looksHtml ? ' (it looks like an HTML page; check the URL)' : ''),
+    );
+  }
+  const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const version = dv.getUint32(4, true);
+  if (version === 2 || version === 3) return version;
+  const be = dv.getUint32(4, false);
+  if (be === 2 || be === 3) {
+    throw new EngineError(
+      'unsupported_model',
+      `${src.name} is a big-endian GGUF file; only little-endian is supported`,
+    );
+  }
+  if (version === 1) {
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name} is GGUF version 1 (from before August 2023), which is not supported; ` +
+        'convert the model again with a current llama.cpp (GGUF v3)',
+    );
+  }
+  throw new EngineError(
+    'gguf_invalid',
+    `${src.name} has GGUF version ${version}; only versions 2 and 3 are supported`,
+  );
+}
+
+function toSafeNumber(v: bigint | number, what: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new EngineError('gguf_invalid', `${what} is out of range (${v})`);
+  return n;
+}
+
+/** Metadata keys @huggingface/gguf adds that are header fields, not key–value pairs. */
+const HEADER_FIELDS = new Set(['version', 'tensor_count', 'kv_count']);
+
+/**
+ * Opens a GGUF file and parses its header. Tensor data is read later, once, by `streamTensorData`.
+ *
+ * Checks up front: magic, version (2 or 3, little-endian), a header that fits in the file, tensor types
+ * and shapes, offsets aligned and not overlapping, and (where the file size is known) every tensor
+ * inside the file.
+ * @throws EngineError 'gguf_invalid' (not GGUF, bad version, truncated or malformed), 'unsupported_model'
+ *   (unknown tensor type, big-endian), 'http_status', 'network', 'timeout', 'aborted', 'invalid_argument'
+ *   (a path that cannot be opened).
+ */
+export async function openGguf(source: ModelSource, opts: OpenGgufOptions = {}): Promise<OpenedGgufFile> {
+  const signal = opts.signal;
+  throwIfAborted(signal, 'opening the model');
+  const src = await makeSource(source, opts);
+
+  // The first chunk serves our magic/version check and @huggingface/gguf's first request alike.
+  let first: Uint8Array | undefined = await src.read(0, HEADER_CHUNK_BYTES, signal);
+  const version = checkMagicAndVersion(first, src);
+  let readPastEnd = false;
+
+  const rangeFetch = (async (_input: unknown, init?: RequestInit) => {
+    throwIfAborted(signal, 'opening the model');
+    const range = new Headers(init?.headers).get('range');
+    const m = range?.match(/bytes=(\d+)-(\d+)/);
+    if (!m) throw new EngineError('gguf_invalid', 'internal: header parser asked for an unexpected range');
+    const start = Number(m[1]);
+    const end = Number(m[2]) + 1;
+    let bytes: Uint8Array;
+    if (start === 0 && first) {
+      bytes = first.subarray(0, end);
+      first = undefined;
+    } else {
+      bytes = await src.read(start, end, signal);
+    }
+    if (bytes.length < end - start) readPastEnd = true;
+    const headers: Record<string, string> = {};
+    if (bytes.length > 0)
+      headers['content-range'] = `bytes ${start}-${start + bytes.length - 1}/${src.size ?? '*'}`;
+    return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 206, headers });
+  }) as typeof fetch;
+
+  let parsed: Awaited<ReturnType<typeof parseGgufHeader>> & {
+    typedMetadata: Record<string, { type: number; subType?: number }>;
+  };
+  try {
+    parsed = (await parseGgufHeader('https://gguf.invalid/model.gguf', {
+      fetch: rangeFetch,
+      typedMetadata: true,
+    })) as typeof parsed;
+  } catch (e) {
+    if (isEngineError(e)) throw e;
+    if (readPastEnd) {
+      throw new EngineError(
+        'gguf_invalid',
+        `${src.name} is truncated: it ends at ${fmt(src.size ?? 0)} bytes, inside its header (metadata and ` +
+          'tensor list): the download is incomplete',
+        { cause: e },
+      );
+    }
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name} has a malformed GGUF header: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  first = undefined;
+
+  if (src.size === undefined && src.probeSize) await src.probeSize(signal);
+  const size = src.size;
+  const headerEnd = parsed.tensorInfoByteRange[1];
+  if (size !== undefined && headerEnd > size) {
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name} is truncated: it ends at ${fmt(size)} bytes but its header (metadata and tensor list) ` +
+        `needs at least ${fmt(headerEnd)}: the download is incomplete`,
+    );
+  }
+
+  const metadata: Record<string, unknown> = {};
+  const metadataTypes: Record<string, GgufMetadataTypeInfo> = {};
+  for (const [k, v] of Object.entries(parsed.metadata)) {
+    if (HEADER_FIELDS.has(k)) continue;
+    metadata[k] = v;
+    const ty = parsed.typedMetadata[k];
+    if (ty)
+      metadataTypes[k] =
+        ty.subType === undefined ? { type: ty.type } : { type: ty.type, itemType: ty.subType };
+  }
+
+  const alignment = Number(metadata['general.alignment'] ?? GGUF_DEFAULT_ALIGNMENT);
+  if (!Number.isSafeInteger(alignment) || alignment <= 0 || (alignment & (alignment - 1)) !== 0) {
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name}: general.alignment must be a power of two, got ${String(metadata['general.alignment'])}`,
+    );
+  }
+  const dataOffset = toSafeNumber(parsed.tensorDataOffset, 'tensor data offset');
+
+  const tensors = new Map<string, GgufTensorInfo>();
+  for (const ti of parsed.tensorInfos) {
+    if (tensors.has(ti.name))
+      throw new EngineError('gguf_invalid', `${src.name}: tensor ${ti.name} appears twice`);
+    const shape = ti.shape.map((d, i) => toSafeNumber(d, `tensor ${ti.name} dimension ${i}`));
+    const rel = toSafeNumber(ti.offset, `tensor ${ti.name} offset`);
+    if (rel % alignment !== 0) {
+      throw new EngineError(
+        'gguf_invalid',
+        `${src.name}: tensor ${ti.name} starts at data offset ${fmt(rel)}, not a multiple of the alignment ${alignment}`,
+      );
+    }
+    const nBytes = tensorBytes(ti.dtype, shape, ti.name);
+    tensors.set(ti.name, {
+      name: ti.name,
+      type: ti.dtype,
+      typeName: ggmlTypeName(ti.dtype),
+      shape,
+      fileOffset: dataOffset + rel,
+      nBytes,
+    });
+  }
+
+  const ordered = [...tensors.values()].sort((a, b) => a.fileOffset - b.fileOffset);
+  for (let i = 1; i < ordered.length; i++) {
+    const prev = ordered[i - 1];
+    if (ordered[i].fileOffset < prev.fileOffset + prev.nBytes) {
+      throw new EngineError(
+        'gguf_invalid',
+        `${src.name}: tensors ${prev.name} and ${ordered[i].name} overlap (the file is damaged)`,
+      );
+    }
+  }
+  if (size !== undefined) {
+    const bad = ordered.find((t) => t.fileOffset + t.nBytes > size);
+    if (bad) throw truncatedError(src.name, size, bad);
+  }
+
+  return new GgufFileImpl(src, version, metadata, metadataTypes, tensors, ordered, dataOffset, alignment);
+}
+
+function truncatedError(name: string, endsAt: number, t: GgufTensorInfo): EngineError {
+  return new EngineError(
+    'gguf_invalid',
+    `${name} is truncated: the file ends at ${fmt(endsAt)} bytes but tensor ${t.name} needs bytes up to ` +
+      `${fmt(t.fileOffset + t.nBytes)}: the download is incomplete`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tensor data
+
+class GgufFileImpl implements OpenedGgufFile {
+  readonly fileSize: number | undefined;
+  readonly sourceName: string;
+
+  constructor(
+    private readonly src: ByteSource,
+    readonly version: number,
+    readonly metadata: Record<string, unknown>,
+    readonly metadataTypes: Record<string, GgufMetadataTypeInfo>,
+    readonly tensors: Map<string, GgufTensorInfo>,
+    private readonly ordered: GgufTensorInfo[],
+    readonly dataOffset: number,
+    readonly alignment: number,
+  ) {
+    this.fileSize = src.size;
+    this.sourceName = src.name;
+  }
+
+  /**
+   * Streams the tensor data once, front to back. Chunks are at most `chunkBytes` (default 4 MiB, rounded
+   * down to a multiple of 4) and never span two tensors; every chunk but a tensor's last is a multiple
+   * of 4 bytes, so `offset` is too. A zero-byte tensor gets one empty chunk. Each chunk is a new array
+   * the consumer may keep. `onBytes(done, total)` follows each chunk, counting data-section bytes
+   * (padding included) up to the end of the last tensor.
+   */
+  async streamTensorData(
+    onChunk: (c: TensorChunk) => void | Promise<void>,
+    opts: { signal?: AbortSignal; onBytes?: (done: number, total: number) => void; chunkBytes?: number } = {},
+  ): Promise<void> {
+    const { signal, onBytes } = opts;
+    const what = `reading ${this.src.name}`;
+    const chunkBytes = Math.max(4, Math.floor((opts.chunkBytes ?? DEFAULT_CHUNK_BYTES) / 4) * 4);
+    const last = this.ordered.at(-1);
+    const end = last ? last.fileOffset + last.nBytes : this.dataOffset;
+    const total = end - this.dataOffset;
+    throwIfAborted(signal, what);
+    const reader = await this.src.openSequential(this.dataOffset, signal);
+    try {
+      let pos = this.dataOffset;
+      for (const t of this.ordered) {
+        if (t.fileOffset > pos) {
+          const gap = t.fileOffset - pos;
+          const skipped = await reader.skip(gap);
+          if (skipped < gap) throw truncatedError(this.src.name, pos + skipped, t);
+          pos = t.fileOffset;
+        }
+        let offset = 0;
+        do {
+          throwIfAborted(signal, what);
+          const n = Math.min(chunkBytes, t.nBytes - offset);
+          const bytes = n > 0 ? await reader.read(n) : new Uint8Array(0);
+          if (bytes.length < n) throw truncatedError(this.src.name, pos + bytes.length, t);
+          pos += n;
+          await onChunk({ tensor: t, offset, bytes });
+          offset += n;
+          onBytes?.(pos - this.dataOffset, total);
+        } while (offset < t.nBytes);
+      }
+      throwIfAborted(signal, what);
+    } catch (e) {
+      if (signal?.aborted && !isEngineError(e, 'aborted')) throw abortedError(what);
+      throw e;
+    } finally {
+      await reader.close();
+    }
+  }
+}

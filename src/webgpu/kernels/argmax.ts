@@ -3,7 +3,7 @@
  * greedy sampler). Shapes: logits [nVocab] f32 → out [1] u32. One workgroup of 256 threads.
  */
 
-const AWG = 256;
+const AWG = 64;
 
 /** Bindings: 0 logits, 1 out. Dispatch (1). */
 export function argmaxWGSL(o: { nVocab: number }): string {
@@ -22,14 +22,13 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   bv[lid] = best;
   bi[lid] = bidx;
   workgroupBarrier();
-  for (var off = ${AWG / 2}u; off > 0u; off >>= 1u) {
-    if (lid < off) {
-      let ov = bv[lid + off];
-      let oi = bi[lid + off];
-      if (ov > bv[lid] || (ov == bv[lid] && oi < bi[lid])) { bv[lid] = ov; bi[lid] = oi; }
+  if (lid == 0u) {
+    var v = bv[0];
+    var k = bi[0];
+    for (var i = 1u; i < ${AWG}u; i++) {
+      if (bv[i] > v || (bv[i] == v && bi[i] < k)) { v = bv[i]; k = bi[i]; }
     }
-    workgroupBarrier();
+    out[0] = k;
   }
-  if (lid == 0u) { out[0] = bi[0]; }
 }`;
 }

@@ -19,12 +19,24 @@ export interface AttentionOptions {
   scale: number;
 }
 
+/**
+ * Threads per attention workgroup: the largest power of two ≤ 64 whose partials (max, sum, acc[headDim])
+ * fit in 12 KiB of workgroup memory.
+ */
+export function attentionWorkgroupSize(headDim: number): number {
+  let w = WG;
+  while (w > 1 && w * (headDim + 2) * 4 > 12 * 1024) w /= 2;
+  return w;
+}
+
 /** Bindings: 0 step, 1 q, 2 kCache, 3 vCache, 4 out. Dispatch (nHead, T). */
 export function attentionWGSL(o: AttentionOptions): string {
   const HD = o.headDim;
   const qDim = o.nHead * HD;
   const kvDim = o.nHeadKv * HD;
   const group = o.nHead / o.nHeadKv;
+  const W = attentionWorkgroupSize(HD);
+  // One barrier: every thread publishes (m, l, acc); threads d < HD merge column d over all threads.
   return `${STEP_WGSL}
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -32,10 +44,12 @@ export function attentionWGSL(o: AttentionOptions): string {
 @group(0) @binding(3) var<storage, read> vc: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 const HD: u32 = ${HD}u;
-var<workgroup> sm: array<f32, ${WG}>;
-var<workgroup> sl: array<f32, ${WG}>;
+const W: u32 = ${W}u;
+var<workgroup> sm: array<f32, ${W}>;
+var<workgroup> sl: array<f32, ${W}>;
+var<workgroup> sacc: array<f32, ${W * HD}>;
 
-@compute @workgroup_size(${WG})
+@compute @workgroup_size(${W})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
   let h = wg.x;
   let t = wg.y;
@@ -46,7 +60,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   var m = -1.0e30;
   var l = 0.0;
   var acc: array<f32, ${HD}>;
-  for (var j = lid; j <= pos; j += ${WG}u) {
+  for (var j = lid; j <= pos; j += W) {
     let kb = j * ${kvDim}u + kvh * HD;
     var s = 0.0;
     for (var d = 0u; d < HD; d++) { s += qv[d] * kc[kb + d]; }
@@ -58,30 +72,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     m = mn;
   }
   sm[lid] = m;
+  sl[lid] = l;
+  for (var d = 0u; d < HD; d++) { sacc[lid * HD + d] = acc[d]; }
   workgroupBarrier();
-  for (var off = ${WG / 2}u; off > 0u; off >>= 1u) {
-    if (lid < off) { sm[lid] = max(sm[lid], sm[lid + off]); }
-    workgroupBarrier();
-  }
-  let mAll = sm[0];
-  let f = exp(m - mAll);
-  sl[lid] = l * f;
-  workgroupBarrier();
-  for (var off = ${WG / 2}u; off > 0u; off >>= 1u) {
-    if (lid < off) { sl[lid] += sl[lid + off]; }
-    workgroupBarrier();
-  }
-  let lAll = sl[0];
-  workgroupBarrier();
-  for (var d = 0u; d < HD; d++) {
-    sm[lid] = acc[d] * f;
-    workgroupBarrier();
-    for (var off = ${WG / 2}u; off > 0u; off >>= 1u) {
-      if (lid < off) { sm[lid] += sm[lid + off]; }
-      workgroupBarrier();
+  if (lid < HD) {
+    var mAll = -1.0e30;
+    for (var i = 0u; i < W; i++) { mAll = max(mAll, sm[i]); }
+    for (var d = lid; d < HD; d += W) {
+      var lAll = 0.0;
+      var o = 0.0;
+      for (var i = 0u; i < W; i++) {
+        let f = exp(sm[i] - mAll);
+        lAll += sl[i] * f;
+        o += sacc[i * HD + d] * f;
+      }
+      out[t * ${qDim}u + h * HD + d] = o / lAll;
     }
-    if (lid == 0u) { out[t * ${qDim}u + h * HD + d] = sm[0] / lAll; }
-    workgroupBarrier();
   }
 }`;
 }

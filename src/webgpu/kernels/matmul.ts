@@ -60,8 +60,14 @@ export interface MatmulOptions {
   extra: string[];
 }
 
-/** Input-tile width in elements along K. */
-const KT = 64;
+/**
+ * Input-tile width in elements along K: the whole row where it fits in 8 KiB of workgroup memory per
+ * token group (fewer barriers), else chunks, rounded to the workgroup size.
+ */
+function tileK(K: number, TT: number): number {
+  const cap = Math.max(WG, Math.floor(2048 / TT / WG) * WG);
+  return Math.min(Math.ceil(K / WG) * WG, cap);
+}
 
 /** Bindings: 0 step, 1 x, [2 gnorm], then each segment's weights, then `extra` in order. */
 export function matmulWGSL(o: MatmulOptions): string {
@@ -84,6 +90,7 @@ export function matmulWGSL(o: MatmulOptions): string {
   for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
 
   const K = o.K;
+  const KT = tileK(K, TT);
   const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
   const tBase = o.lastTokenOnly ? 'step.nTokens - 1u' : 't0';
   const nT = o.lastTokenOnly ? '1u' : 'step.nTokens';
@@ -92,8 +99,8 @@ const K: u32 = ${K}u;
 const KT: u32 = ${KT}u;
 const TT: u32 = ${TT}u;
 var<workgroup> xs: array<f32, ${TT * KT}>;
-var<workgroup> inv: array<f32, ${TT}>;
-var<workgroup> red: array<f32, ${WG}>;
+var<workgroup> red: array<f32, ${TT * WG}>;
+var<workgroup> invs: array<f32, ${TT}>;
 
 @compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -102,6 +109,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   let xrow0 = ${tBase};        // input row of token t0
 `);
   if (o.norm) {
+    // Each thread publishes partial sums of squares for every token; thread tt < TT adds them up.
     lines.push(`
   for (var tt = 0u; tt < TT; tt++) {
     var s = 0.0;
@@ -109,15 +117,17 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       let base = (xrow0 + tt) * K;
       for (var k = lid; k < K; k += ${WG}u) { let v = x[base + k]; s += v * v; }
     }
-    red[lid] = s;
-    workgroupBarrier();
-    for (var off = ${WG / 2}u; off > 0u; off >>= 1u) {
-      if (lid < off) { red[lid] += red[lid + off]; }
-      workgroupBarrier();
-    }
-    if (lid == 0u) { inv[tt] = inverseSqrt(red[0] / f32(K) + ${f32Lit(o.norm.eps)}); }
-    workgroupBarrier();
-  }`);
+    red[tt * ${WG}u + lid] = s;
+  }
+  workgroupBarrier();
+  if (lid < TT) {
+    var s = 0.0;
+    for (var i = 0u; i < ${WG}u; i++) { s += red[lid * ${WG}u + i]; }
+    invs[lid] = inverseSqrt(s / f32(K) + ${f32Lit(o.norm.eps)});
+  }
+  workgroupBarrier();
+  var inv: array<f32, ${TT}>;
+  for (var tt = 0u; tt < TT; tt++) { inv[tt] = invs[tt]; }`);
   }
   // Segment selection, uniform per workgroup.
   let wgStart = 0;

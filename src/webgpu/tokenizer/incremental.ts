@@ -1,0 +1,39 @@
+/**
+ * Streams token ids to text without ever emitting a broken character: a token may carry only part of a
+ * UTF-8 sequence (SentencePiece byte fallback, `<0xF0><0x9F><0xA6><0x99>` = 🦙), so bytes are held until
+ * the sequence completes.
+ */
+
+import type { Tokenizer } from './types.ts';
+
+/** Streams the text of successive token ids. */
+export class IncrementalDecoder {
+  private readonly tokenizer: Pick<Tokenizer, 'tokenBytes'>;
+  private decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+  /** @param tokenizer any tokenizer that can give a token's output bytes. */
+  constructor(tokenizer: Pick<Tokenizer, 'tokenBytes'>) {
+    this.tokenizer = tokenizer;
+  }
+
+  /**
+   * Adds one token; returns the text it completes ('' while a multi-byte character is still incomplete).
+   * The concatenation of all returned strings and {@link flush} is the UTF-8 decoding of the tokens' bytes
+   * (llama.cpp's `llama_token_to_piece` per token, no leading space removed), i.e. `decode([bos, ...ids])`.
+   */
+  push(id: number): string {
+    return this.decoder.decode(this.tokenizer.tokenBytes(id), { stream: true });
+  }
+
+  /** Ends the stream: returns U+FFFD for bytes of a character that never completed, and resets. */
+  flush(): string {
+    const rest = this.decoder.decode();
+    this.reset();
+    return rest;
+  }
+
+  /** Drops any held bytes and starts a new stream. */
+  reset(): void {
+    this.decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  }
+}

@@ -1,0 +1,291 @@
+/**
+ * CPU token sampling from one position's logits, in the order of llama.cpp's default sampler chain
+ * (`common_params_sampling::samplers`, common/common.h: penalties → dry → top_n_sigma → top_k → typ_p →
+ * top_p → min_p → xtc → temperature, then `dist`). The stages we implement, in that order:
+ *
+ * 1. repetition penalty (`llama_sampler_penalties`): every distinct token among the last
+ *    `repetitionLastN` of `history` has its logit divided by the penalty when positive, multiplied when
+ *    ≤ 0 (once per token, however often it occurs);
+ * 2. top-k: keep the k highest logits (ties: lower id first);
+ * 3. top-p: softmax over the remaining logits (no temperature yet), sorted by probability, keep the
+ *    shortest prefix whose cumulative probability reaches p;
+ * 4. min-p: keep tokens whose logit ≥ max logit + ln(minP), i.e. p ≥ minP · p_max;
+ * 5. temperature: divide the logits by T;
+ * 6. dist: softmax and one draw from the seeded PRNG.
+ *
+ * As in llama.cpp, top-p and min-p see the distribution *before* temperature. Temperature ≤ 0 is greedy:
+ * the argmax of the penalised logits (lowest id on ties), which every filter above would keep anyway.
+ * Arithmetic is float64 (llama.cpp uses float32), and the PRNG is mulberry32, not llama.cpp's mt19937, so
+ * sampled ids match llama.cpp's only in distribution, greedy ids exactly.
+ */
+
+import { EngineError } from '../engine/errors.ts';
+import type { SamplingParams } from '../engine/types.ts';
+import { mulberry32, type Rng } from './util/prng.ts';
+
+/** A filtered, normalised distribution: candidate ids and their probabilities (same order). */
+export interface Candidates {
+  ids: Int32Array;
+  probs: Float64Array;
+}
+
+interface ResolvedParams {
+  temperature: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  repetitionPenalty: number;
+  repetitionLastN: number;
+}
+
+function resolve(params: SamplingParams): ResolvedParams {
+  const p: ResolvedParams = {
+    temperature: params.temperature ?? 0,
+    topK: params.topK ?? 0,
+    topP: params.topP ?? 1,
+    minP: params.minP ?? 0,
+    repetitionPenalty: params.repetitionPenalty ?? 1,
+    repetitionLastN: params.repetitionLastN ?? 64,
+  };
+  const bad = (what: string): never => {
+    throw new EngineError('invalid_argument', `sampling parameter ${what}`);
+  };
+  if (!Number.isFinite(p.temperature) || p.temperature < 0)
+    bad(`temperature must be ≥ 0, got ${p.temperature}`);
+  if (!Number.isInteger(p.topK) || p.topK < 0) bad(`topK must be an integer ≥ 0, got ${p.topK}`);
+  if (!(p.topP > 0 && p.topP <= 1)) bad(`topP must be in (0, 1], got ${p.topP}`);
+  if (!(p.minP >= 0 && p.minP <= 1)) bad(`minP must be in [0, 1], got ${p.minP}`);
+  if (!(Number.isFinite(p.repetitionPenalty) && p.repetitionPenalty > 0)) {
+    bad(`repetitionPenalty must be > 0, got ${p.repetitionPenalty}`);
+  }
+  if (!Number.isInteger(p.repetitionLastN) || p.repetitionLastN < -1) {
+    bad(`repetitionLastN must be an integer ≥ -1, got ${p.repetitionLastN}`);
+  }
+  return p;
+}
+
+/** A random 32-bit seed, for when none is given (llama.cpp also seeds randomly by default). */
+function randomSeed(): number {
+  const c = globalThis.crypto;
+  if (c?.getRandomValues) return c.getRandomValues(new Uint32Array(1))[0];
+  return Math.floor(Math.random() * 2 ** 32);
+}
+
+/** Samples token ids from logits with {@link SamplingParams}; see the module comment for the order. */
+export class Sampler {
+  /** Vocabulary size: only the first nVocab logits are read. */
+  readonly nVocab: number;
+  private readonly p: ResolvedParams;
+  private readonly initialSeed: number | undefined;
+  private rng: Rng;
+  private seedInUse: number;
+
+  /**
+   * @param params sampling parameters; defaults give greedy decoding.
+   * @param nVocab vocabulary size: only the first nVocab logits are read.
+   * @throws EngineError('invalid_argument') for out-of-range parameters.
+   */
+  constructor(params: SamplingParams, nVocab: number) {
+    if (!Number.isInteger(nVocab) || nVocab <= 0) {
+      throw new EngineError('invalid_argument', `nVocab must be a positive integer, got ${nVocab}`);
+    }
+    this.nVocab = nVocab;
+    this.p = resolve(params);
+    this.initialSeed = params.seed;
+    this.seedInUse = (params.seed ?? randomSeed()) >>> 0;
+    this.rng = mulberry32(this.seedInUse);
+  }
+
+  /** The seed the PRNG started from (a random one when none was given). */
+  get seed(): number {
+    return this.seedInUse;
+  }
+
+  /** True when sampling is greedy (temperature 0). */
+  get greedy(): boolean {
+    return this.p.temperature <= 0;
+  }
+
+  /** Restarts the PRNG from `seed`, else from the seed given at construction (else a new random one). */
+  reset(seed?: number): void {
+    this.seedInUse = (seed ?? this.initialSeed ?? randomSeed()) >>> 0;
+    this.rng = mulberry32(this.seedInUse);
+  }
+
+  /**
+   * Picks the next token.
+   * @param logits at least nVocab values for the position being sampled.
+   * @param history token ids so far (prompt and output); its last `repetitionLastN` feed the penalty.
+   */
+  sample(logits: Float32Array, history: readonly number[] = []): number {
+    const penalized = this.penalize(logits, history);
+    if (this.p.temperature <= 0) return argmax(penalized);
+    const c = this.candidates(penalized);
+    const r = this.rng();
+    return draw(c, r);
+  }
+
+  /**
+   * The distribution {@link sample} draws from (after penalties, top-k, top-p, min-p and temperature), in
+   * candidate order. With temperature 0: the argmax alone, probability 1.
+   */
+  distribution(logits: Float32Array, history: readonly number[] = []): Candidates {
+    const penalized = this.penalize(logits, history);
+    if (this.p.temperature <= 0) return { ids: Int32Array.of(argmax(penalized)), probs: Float64Array.of(1) };
+    return this.candidates(penalized);
+  }
+
+  /** Float64 copy of the first nVocab logits with the repetition penalty applied. */
+  private penalize(logits: Float32Array, history: readonly number[]): Float64Array {
+    const n = this.nVocab;
+    if (logits.length < n) {
+      throw new EngineError('invalid_argument', `expected ${n} logits, got ${logits.length}`);
+    }
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) out[i] = logits[i];
+    const { repetitionPenalty: penalty, repetitionLastN: lastN } = this.p;
+    if (penalty === 1 || lastN === 0 || history.length === 0) return out;
+    const from = lastN < 0 ? 0 : Math.max(0, history.length - lastN);
+    const seen = new Set<number>();
+    for (let i = from; i < history.length; i++) {
+      const id = history[i];
+      if (!Number.isInteger(id) || id < 0 || id >= n || seen.has(id)) continue;
+      seen.add(id);
+      out[id] = out[id] <= 0 ? out[id] * penalty : out[id] / penalty;
+    }
+    return out;
+  }
+
+  /** top-k → top-p → min-p → temperature → softmax over penalised logits. */
+  private candidates(logits: Float64Array): Candidates {
+    const n = logits.length;
+    const { topK, topP, minP, temperature } = this.p;
+    let ids: Int32Array;
+    let sorted = false;
+    if (topK > 0 && topK < n) {
+      ids = topKIds(logits, topK);
+      sorted = true;
+    } else {
+      ids = new Int32Array(n);
+      for (let i = 0; i < n; i++) ids[i] = i;
+    }
+
+    if (topP < 1) {
+      if (!sorted) {
+        sortByLogit(ids, logits);
+        sorted = true;
+      }
+      const probs = softmax(ids, logits, 1);
+      let cum = 0;
+      let keep = ids.length;
+      for (let i = 0; i < ids.length; i++) {
+        cum += probs[i];
+        if (cum >= topP) {
+          keep = i + 1;
+          break;
+        }
+      }
+      ids = ids.subarray(0, keep);
+    }
+
+    if (minP > 0) {
+      let max = -Infinity;
+      for (const id of ids) if (logits[id] > max) max = logits[id];
+      const threshold = max + Math.log(minP);
+      ids = ids.filter((id) => logits[id] >= threshold);
+    }
+
+    return { ids, probs: softmax(ids, logits, temperature) };
+  }
+}
+
+/** Index of the largest value, lowest index on ties (NaN never wins). */
+export function argmax(values: ArrayLike<number>): number {
+  let best = 0;
+  let bestV = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] > bestV) {
+      bestV = values[i];
+      best = i;
+    }
+  }
+  return best;
+}
+
+/** Sorts ids by logit, highest first, lower id first on ties. */
+function sortByLogit(ids: Int32Array, logits: Float64Array): void {
+  ids.sort((a, b) => logits[b] - logits[a] || a - b);
+}
+
+/** The k ids with the highest logits (lower id first on ties), sorted highest first. */
+function topKIds(logits: Float64Array, k: number): Int32Array {
+  // Min-heap of the best k seen so far; the root is the worst of them.
+  const heap = new Int32Array(k);
+  let size = 0;
+  const worse = (a: number, b: number): boolean =>
+    logits[a] < logits[b] || (logits[a] === logits[b] && a > b);
+  const siftDown = (i: number): void => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < size && worse(heap[l], heap[m])) m = l;
+      if (r < size && worse(heap[r], heap[m])) m = r;
+      if (m === i) return;
+      const t = heap[m];
+      heap[m] = heap[i];
+      heap[i] = t;
+      i = m;
+    }
+  };
+  for (let id = 0; id < logits.length; id++) {
+    if (size < k) {
+      heap[size] = id;
+      let i = size++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!worse(heap[i], heap[parent])) break;
+        const t = heap[parent];
+        heap[parent] = heap[i];
+        heap[i] = t;
+        i = parent;
+      }
+    } else if (worse(heap[0], id)) {
+      heap[0] = id;
+      siftDown(0);
+    }
+  }
+  sortByLogit(heap, logits);
+  return heap;
+}
+
+/** Softmax of logits[ids] / temperature, max-subtracted. */
+function softmax(ids: Int32Array, logits: Float64Array, temperature: number): Float64Array {
+  const probs = new Float64Array(ids.length);
+  let max = Number.NEGATIVE_INFINITY;
+  for (const id of ids) if (logits[id] > max) max = logits[id];
+  let sum = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const p = Math.exp((logits[ids[i]] - max) / temperature);
+    probs[i] = p;
+    sum += p;
+  }
+  for (let i = 0; i < probs.length; i++) probs[i] /= sum;
+  return probs;
+}
+
+/** Inverse-CDF draw with uniform r ∈ [0, 1); never picks a zero-probability candidate. */
+function draw(c: Candidates, r: number): number {
+  let total = 0;
+  for (const p of c.probs) total += p;
+  const target = r * total;
+  let cum = 0;
+  let last = c.ids[0];
+  for (let i = 0; i < c.ids.length; i++) {
+    if (c.probs[i] <= 0) continue;
+    cum += c.probs[i];
+    last = c.ids[i];
+    if (cum > target) return c.ids[i];
+  }
+  return last; // rounding: r·total can reach the full sum
+}

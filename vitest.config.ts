@@ -1,8 +1,12 @@
 import { playwright } from '@vitest/browser-playwright';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { chromiumArgs, resolveChromium } from './src/cli/browser.ts';
 
 const gpu = process.env.WEBGPU_GPU === '1';
+/** `../shared` beside the repository (the test model lives in `../shared/models/`). */
+const SHARED_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../shared');
 
 export default defineConfig({
   server: { fs: { allow: ['..'] } },
@@ -19,6 +23,7 @@ export default defineConfig({
       },
       {
         server: { fs: { allow: ['..'] } },
+        define: { __SHARED_DIR__: JSON.stringify(SHARED_DIR) },
         test: {
           name: 'browser',
           include: ['src/**/*.browser.test.ts'],

@@ -20,7 +20,8 @@ function track<T>(id: number | undefined, run: (signal: AbortSignal) => Promise<
 }
 
 const api: WorkerApi = {
-  load: (source, options, onProgress, id) => track(id, (signal) => engine.load(source, { ...options, onProgress, signal })),
+  load: (source, options, onProgress, id) =>
+    track(id, (signal) => engine.load(source, { ...options, onProgress, signal })),
   generate: (req, onToken, id) => track(id, (signal) => engine.generate(req, onToken, signal)),
   chat: (req, onToken, id) => track(id, (signal) => engine.chat(req, onToken, signal)),
   cancel: (id) => controllers.get(id)?.abort(),

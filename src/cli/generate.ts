@@ -69,11 +69,17 @@ async function main(): Promise<number> {
       await engine.dispose();
     }
   } else if (values.runtime === 'browser') {
-    result = await withHarnessPage({ gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) }, async (page, modelUrl) => {
-      await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
-      await page.evaluate(([u, c]) => window.harness.load(u as string, c as number | undefined), [isUrl ? model : modelUrl, ctx] as const);
-      return page.evaluate((r) => window.harness.generate(r), req);
-    });
+    result = await withHarnessPage(
+      { gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) },
+      async (page, modelUrl) => {
+        await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
+        await page.evaluate(([u, c]) => window.harness.load(u as string, c as number | undefined), [
+          isUrl ? model : modelUrl,
+          ctx,
+        ] as const);
+        return page.evaluate((r) => window.harness.generate(r), req);
+      },
+    );
   } else {
     console.error(`unknown --runtime ${values.runtime} (browser or node)`);
     return 2;
@@ -82,7 +88,11 @@ async function main(): Promise<number> {
   if (values.json) {
     writeFileSync(
       values.json,
-      JSON.stringify({ promptTokenIds: result.promptTokenIds, outputTokenIds: result.outputTokenIds, text: result.text }, null, 1),
+      JSON.stringify(
+        { promptTokenIds: result.promptTokenIds, outputTokenIds: result.outputTokenIds, text: result.text },
+        null,
+        1,
+      ),
     );
   }
   return 0;

@@ -5,7 +5,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Page, chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { createServer } from 'vite';
 import { EngineError } from '../engine/errors.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
@@ -35,7 +35,11 @@ export async function withHarnessPage<T>(
   const addr = server.httpServer?.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   const base = `http://127.0.0.1:${port}`;
-  const browser = await chromium.launch({ executablePath: resolveChromium(opts.chromium).path, args: chromiumArgs({ gpu: opts.gpu }), headless: true });
+  const browser = await chromium.launch({
+    executablePath: resolveChromium(opts.chromium).path,
+    args: chromiumArgs({ gpu: opts.gpu }),
+    headless: true,
+  });
   try {
     const page = await browser.newPage();
     const errors: string[] = [];
@@ -47,7 +51,10 @@ export async function withHarnessPage<T>(
       return await fn(page, modelUrl);
     } catch (e) {
       const m = /EngineError[^:]*: ?(.*)/s.exec(String((e as Error).message));
-      const code = /\b(webgpu_unavailable|feature_missing|device_lost|out_of_memory|gguf_invalid|unsupported_model|context_overflow|network|timeout|http_status|aborted|invalid_argument|not_loaded)\b/.exec(String(e));
+      const code =
+        /\b(webgpu_unavailable|feature_missing|device_lost|out_of_memory|gguf_invalid|unsupported_model|context_overflow|network|timeout|http_status|aborted|invalid_argument|not_loaded)\b/.exec(
+          String(e),
+        );
       if (code) throw new EngineError(code[1] as never, m ? m[1] : String(e));
       throw e;
     }

@@ -2,8 +2,9 @@
  * Page used by the command-line tools in headless Chromium: it runs the real engine worker
  * (`workers/engine.worker.ts`) through {@link WorkerEngine} and exposes `window.harness`.
  */
-import { WorkerEngine } from '../engine/worker-api.ts';
+
 import type { GenerateRequest, GenerateResult, LoadProgress, ModelInfo } from '../engine/types.ts';
+import { WorkerEngine } from '../engine/worker-api.ts';
 
 declare global {
   interface Window {
@@ -18,7 +19,9 @@ let engine: WorkerEngine | undefined;
 const harness = {
   /** Loads a model from a URL in the worker. */
   async load(url: string, contextLength?: number): Promise<ModelInfo> {
-    engine ??= new WorkerEngine(new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }));
+    engine ??= new WorkerEngine(
+      new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
+    );
     return engine.load({ url }, { contextLength, onProgress: (p) => window.__onProgress?.(p) });
   },
   /** Generates, streaming text to `window.__onToken`. Errors come back as {error: {code, message}}. */

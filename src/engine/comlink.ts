@@ -6,7 +6,9 @@
 import * as Comlink from 'comlink';
 import { EngineError, type EngineErrorCode } from './errors.ts';
 
-type Serialized = { isError: true; value: { name: string; message: string; stack?: string; code?: EngineErrorCode } } | { isError: false; value: unknown };
+type Serialized =
+  | { isError: true; value: { name: string; message: string; stack?: string; code?: EngineErrorCode } }
+  | { isError: false; value: unknown };
 
 let installed = false;
 
@@ -23,7 +25,12 @@ export function installErrorTransfer(): void {
       if (value instanceof Error) {
         s = {
           isError: true,
-          value: { name: value.name, message: value.message, stack: value.stack, code: (value as EngineError).code },
+          value: {
+            name: value.name,
+            message: value.message,
+            stack: value.stack,
+            code: (value as EngineError).code,
+          },
         };
       } else s = { isError: false, value };
       return [s, []];
@@ -31,7 +38,8 @@ export function installErrorTransfer(): void {
     deserialize(s: unknown) {
       const ser = s as Serialized;
       if (ser.isError) {
-        if (ser.value.name === 'EngineError' && ser.value.code) throw EngineError.fromJSON({ ...ser.value, code: ser.value.code });
+        if (ser.value.name === 'EngineError' && ser.value.code)
+          throw EngineError.fromJSON({ ...ser.value, code: ser.value.code });
         throw Object.assign(new Error(ser.value.message), ser.value);
       }
       throw ser.value;

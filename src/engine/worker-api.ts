@@ -19,8 +19,17 @@ import type {
 
 /** What the worker exposes. Callbacks are comlink proxies; cancellation is by request id. */
 export interface WorkerApi {
-  load(source: ModelSource, options: Omit<LoadOptions, 'onProgress' | 'signal'>, onProgress?: (p: LoadProgress) => void, loadId?: number): Promise<ModelInfo>;
-  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, requestId?: number): Promise<GenerateResult>;
+  load(
+    source: ModelSource,
+    options: Omit<LoadOptions, 'onProgress' | 'signal'>,
+    onProgress?: (p: LoadProgress) => void,
+    loadId?: number,
+  ): Promise<ModelInfo>;
+  generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    requestId?: number,
+  ): Promise<GenerateResult>;
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, requestId?: number): Promise<GenerateResult>;
   /** Aborts the load or generation with this id. */
   cancel(id: number): void;
@@ -29,7 +38,10 @@ export interface WorkerApi {
   stats(): Promise<EngineStats>;
   unload(): Promise<void>;
   /** Adapter facts of the worker's device (after load). */
-  adapterInfo(): Promise<{ vendor: string; architecture: string; device: string; description: string; isFallback: boolean } | undefined>;
+  adapterInfo(): Promise<
+    | { vendor: string; architecture: string; device: string; description: string; isFallback: boolean }
+    | undefined
+  >;
 }
 
 let nextId = 1;
@@ -62,11 +74,19 @@ export class WorkerEngine implements Engine {
       this.remote.load(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
     );
   }
-  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
-    return this.withSignal(signal, (id) => this.remote.generate(req, onToken ? Comlink.proxy(onToken) : undefined, id));
+  generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    return this.withSignal(signal, (id) =>
+      this.remote.generate(req, onToken ? Comlink.proxy(onToken) : undefined, id),
+    );
   }
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
-    return this.withSignal(signal, (id) => this.remote.chat(req, onToken ? Comlink.proxy(onToken) : undefined, id));
+    return this.withSignal(signal, (id) =>
+      this.remote.chat(req, onToken ? Comlink.proxy(onToken) : undefined, id),
+    );
   }
   tokenize(text: string, addBos?: boolean): Promise<number[]> {
     return this.remote.tokenize(text, addBos);

@@ -15,7 +15,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
-import { type GpuContext, createGpuContext } from './device.ts';
+import { createGpuContext, type GpuContext } from './device.ts';
 import { openGguf } from './gguf/reader.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
 import { LlamaModel } from './model/llama.ts';
@@ -34,9 +34,7 @@ export interface WebGpuEngineOptions {
 
 function isGreedy(r: GenerateRequest): boolean {
   return (
-    !r.temperature &&
-    (r.repetitionPenalty === undefined || r.repetitionPenalty === 1) &&
-    !r.returnLogits
+    !r.temperature && (r.repetitionPenalty === undefined || r.repetitionPenalty === 1) && !r.returnLogits
   );
 }
 
@@ -74,7 +72,10 @@ export class WebGpuEngine implements Engine {
     this.gpu = gpu;
     gpu.device.lost.then((info) => {
       if (this.gpu !== gpu) return;
-      this.lost = new EngineError('device_lost', `the GPU device was lost (${info.reason}: ${info.message}); load the model again`);
+      this.lost = new EngineError(
+        'device_lost',
+        `the GPU device was lost (${info.reason}: ${info.message}); load the model again`,
+      );
       this.model = undefined;
       this.tokenizer = undefined;
     });
@@ -96,8 +97,12 @@ export class WebGpuEngine implements Engine {
     const file = await openGguf(source, { signal: options.signal });
     const cfg = llamaConfigFromGguf(file);
     const tokenizer = createTokenizer(file.metadata);
-    const contextLength = Math.min(options.contextLength ?? Math.min(cfg.contextLength, 2048), cfg.contextLength);
-    if (!(contextLength >= 1)) throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
+    const contextLength = Math.min(
+      options.contextLength ?? Math.min(cfg.contextLength, 2048),
+      cfg.contextLength,
+    );
+    if (!(contextLength >= 1))
+      throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
     const batchSize = Math.max(1, Math.min(options.batchSize ?? 64, contextLength));
     try {
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
@@ -163,16 +168,22 @@ export class WebGpuEngine implements Engine {
    * @throws EngineError 'context_overflow' (prompt longer than the context), 'invalid_argument',
    *   'not_loaded', 'device_lost'.
    */
-  async generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+  async generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
     const model = this.requireModel();
-    if (this.busy) throw new EngineError('invalid_argument', 'a generation is already running on this engine');
+    if (this.busy)
+      throw new EngineError('invalid_argument', 'a generation is already running on this engine');
     this.busy = true;
     try {
       return await this.run(model, req, onToken, signal);
     } catch (e) {
       if (this.lost) throw this.lost;
       if (isEngineError(e)) throw e;
-      if (this.model !== model) throw new EngineError('not_loaded', 'the model was unloaded during generation', { cause: e });
+      if (this.model !== model)
+        throw new EngineError('not_loaded', 'the model was unloaded during generation', { cause: e });
       throw e;
     } finally {
       this.busy = false;
@@ -188,10 +199,14 @@ export class WebGpuEngine implements Engine {
     const tok = this.tok;
     const tStartMs = performance.now();
     const prompt = req.promptTokenIds ?? tok.encode(req.prompt ?? '', { addBos: tok.addBos });
-    if (prompt.length === 0) throw new EngineError('invalid_argument', 'the prompt is empty and the model adds no BOS token');
+    if (prompt.length === 0)
+      throw new EngineError('invalid_argument', 'the prompt is empty and the model adds no BOS token');
     for (const id of prompt) {
       if (!Number.isInteger(id) || id < 0 || id >= model.cfg.nVocab) {
-        throw new EngineError('invalid_argument', `prompt token id ${id} is outside the vocabulary (0..${model.cfg.nVocab - 1})`);
+        throw new EngineError(
+          'invalid_argument',
+          `prompt token id ${id} is outside the vocabulary (0..${model.cfg.nVocab - 1})`,
+        );
       }
     }
     if (prompt.length >= model.nCtx) {
@@ -201,7 +216,8 @@ export class WebGpuEngine implements Engine {
       );
     }
     const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
-    if (!(maxTokens >= 0)) throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
+    if (!(maxTokens >= 0))
+      throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
     const out: number[] = [];
     const times: number[] = [];
     const dec = new IncrementalDecoder(tok);
@@ -241,7 +257,8 @@ export class WebGpuEngine implements Engine {
             pending = true;
           } else pending = false;
           const id = await model.readToken(n % 2);
-          if (n === 0) this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+          if (n === 0)
+            this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
           if (!emit(id) || !pending) break;
           pos++;
           n++;
@@ -253,7 +270,8 @@ export class WebGpuEngine implements Engine {
         model.submitReadback({ readLogits: true });
         for (;;) {
           const logits = await model.readLogits();
-          if (out.length === 0) this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+          if (out.length === 0)
+            this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
           const id = sampler.sample(logits, history);
           history.push(id);
           if (!emit(id, req.returnLogits ? logits : undefined) || pos >= model.nCtx) break;
@@ -261,17 +279,29 @@ export class WebGpuEngine implements Engine {
           pos++;
         }
       }
-      if (out.length > 1) this.lastStats.lastDecode = { tokens: out.length - 1, ms: times[times.length - 1] - times[0] };
+      if (out.length > 1)
+        this.lastStats.lastDecode = { tokens: out.length - 1, ms: times[times.length - 1] - times[0] };
     } else if (signal?.aborted) finish = 'aborted';
     text += dec.flush();
-    return { promptTokenIds: prompt, outputTokenIds: out, text, finishReason: finish, tStartMs, tokenTimesMs: times };
+    return {
+      promptTokenIds: prompt,
+      outputTokenIds: out,
+      text,
+      finishReason: finish,
+      tStartMs,
+      tokenTimesMs: times,
+    };
   }
 
   /**
    * Chat: without a chat template (issue #4 adds them) the messages' contents are joined as a plain
    * completion prompt.
    */
-  async chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+  async chat(
+    req: ChatRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
     const prompt = req.messages.map((m) => m.content).join('\n');
     return this.generate({ ...req, prompt }, onToken, signal);
   }

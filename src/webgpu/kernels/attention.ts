@@ -9,7 +9,7 @@
  * 2018) over a strided subset of positions, keeping (max, sum, acc[headDim]); the partials are then merged
  * in workgroup memory. Scores use finite sentinels, never ±Inf (WGSL leaves Inf arithmetic indeterminate).
  */
-import { STEP_WGSL, WG, f32Lit } from './common.ts';
+import { f32Lit, STEP_WGSL, WG } from './common.ts';
 
 export interface AttentionOptions {
   nHead: number;

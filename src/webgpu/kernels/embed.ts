@@ -3,10 +3,13 @@
  * Shapes: ids [T] (u32), token_embd [nEmbd, nVocab] (ggml order: nVocab rows of nEmbd), x [T, nEmbd].
  * The table may be split across bindings by rows (`parts`). Dispatch (ceil(nEmbd / 64), T).
  */
-import { STEP_WGSL, WG, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
+import { STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
 
 /** Bindings: 0 step, 1 ids, 2 x (out), then one per part. */
-export function embedWGSL(o: { nEmbd: number; parts: { type: WeightType; rowStart: number; rowCount: number }[] }): string {
+export function embedWGSL(o: {
+  nEmbd: number;
+  parts: { type: WeightType; rowStart: number; rowCount: number }[];
+}): string {
   const decl = o.parts
     .map(
       (p, i) =>

@@ -15,7 +15,7 @@
  * bindings): workgroups are allotted to segments in order, so the branch on the segment is uniform per
  * workgroup.
  */
-import { STEP_WGSL, WG, type WeightType, f32Lit, wgslArrayType, wgslLoader } from './common.ts';
+import { f32Lit, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
 
 /** One weight binding read by a segment. */
 export interface SegmentWeight {
@@ -141,7 +141,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   var seg = 0u;
   var u = 0u;`);
   segInfo.forEach((si, i) => {
-    lines.push(`  ${i ? 'else ' : ''}if (wg.x < ${si.end}u) { seg = ${i}u; u = (wg.x - ${si.start}u) * ${WG}u + lid; }`);
+    lines.push(
+      `  ${i ? 'else ' : ''}if (wg.x < ${si.end}u) { seg = ${i}u; u = (wg.x - ${si.start}u) * ${WG}u + lid; }`,
+    );
   });
   lines.push(`
   var acc: array<array<f32, ${TT}>, ${maxDots}>;

@@ -20,7 +20,7 @@ import { EngineError } from '../../engine/errors.ts';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
 import { argmaxWGSL } from '../kernels/argmax.ts';
 import { attentionWGSL } from '../kernels/attention.ts';
-import { STEP_BYTES, WG, type WeightType, packStep } from '../kernels/common.ts';
+import { packStep, STEP_BYTES, type WeightType, WG } from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';
 import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from '../kernels/matmul.ts';
 import type { LlamaConfig } from './config.ts';
@@ -128,7 +128,13 @@ export class LlamaModel {
   private wgX!: Record<'qkv' | 'wo' | 'ffn' | 'down' | 'out', number>;
   private destroyed = false;
 
-  private constructor(device: GPUDevice, cfg: LlamaConfig, opts: LlamaLoadOptions, weightBytes: number, times: LlamaLoadTimes) {
+  private constructor(
+    device: GPUDevice,
+    cfg: LlamaConfig,
+    opts: LlamaLoadOptions,
+    weightBytes: number,
+    times: LlamaLoadTimes,
+  ) {
     this.device = device;
     this.cfg = cfg;
     this.nCtx = opts.contextLength;
@@ -143,8 +149,16 @@ export class LlamaModel {
    * @throws EngineError 'unsupported_model' (tensor type), 'out_of_memory' (an allocation failed; all
    *   buffers made so far are released), 'gguf_invalid' / 'network' / 'aborted' from the source.
    */
-  static async load(device: GPUDevice, file: GgufFile, cfg: LlamaConfig, opts: LlamaLoadOptions): Promise<LlamaModel> {
-    const maxBinding = Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, device.limits.maxStorageBufferBindingSize);
+  static async load(
+    device: GPUDevice,
+    file: GgufFile,
+    cfg: LlamaConfig,
+    opts: LlamaLoadOptions,
+  ): Promise<LlamaModel> {
+    const maxBinding = Math.min(
+      opts.maxBindingBytes ?? Number.POSITIVE_INFINITY,
+      device.limits.maxStorageBufferBindingSize,
+    );
     const maxBuffer = Math.min(device.limits.maxBufferSize, maxBinding);
     const times: LlamaLoadTimes = { fetchMs: 0, uploadMs: 0, compileMs: 0 };
     const weights = new Map<string, GpuWeight>();
@@ -266,7 +280,10 @@ export class LlamaModel {
     const qDim = c.nHead * c.headDim;
     const kvDim = c.nHeadKv * c.headDim;
     return (
-      4 * (2 * c.nLayers * this.nCtx * kvDim + this.batchSize * (c.nEmbd + 2 * qDim + c.nFF + 1) + c.nVocab * 2) +
+      4 *
+        (2 * c.nLayers * this.nCtx * kvDim +
+          this.batchSize * (c.nEmbd + 2 * qDim + c.nFF + 1) +
+          c.nVocab * 2) +
       this.nCtx * c.ropeDim * 4
     );
   }
@@ -306,10 +323,20 @@ export class LlamaModel {
     this.stepBuf = this.buf('step', STEP_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
     this.rope = this.buf('rope', this.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST); // [nCtx, ropeDim/2] vec2
     for (let i = 0; i < 2; i++) {
-      this.readbacks.push(this.buf(`token_readback${i}`, 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST));
+      this.readbacks.push(
+        this.buf(`token_readback${i}`, 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST),
+      );
     }
-    this.logitsReadback = this.buf('logits_readback', c.nVocab * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-    this.device.queue.writeBuffer(this.rope, 0, ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase, c.ropeScaling ? 1 / c.ropeScaling.factor : 1));
+    this.logitsReadback = this.buf(
+      'logits_readback',
+      c.nVocab * 4,
+      GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    );
+    this.device.queue.writeBuffer(
+      this.rope,
+      0,
+      ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase, c.ropeScaling ? 1 / c.ropeScaling.factor : 1),
+    );
   }
 
   /** Segments of the fused QKV + RoPE + KV-store kernel. */
@@ -322,7 +349,9 @@ export class LlamaModel {
     const kvDim = c.nHeadKv * HD;
     const neox = c.ropeType === 'neox';
     // Pair (ia, ib) of head-local dims rotated together; pairs past ropeDim are not rotated.
-    const ia = neox ? `select(2u * (u % ${half}u), u % ${half}u, 2u * (u % ${half}u) < ${RD}u)` : `2u * (u % ${half}u)`;
+    const ia = neox
+      ? `select(2u * (u % ${half}u), u % ${half}u, 2u * (u % ${half}u) < ${RD}u)`
+      : `2u * (u % ${half}u)`;
     const ib = neox
       ? `select(2u * (u % ${half}u) + 1u, u % ${half}u + ${RD / 2}u, 2u * (u % ${half}u) < ${RD}u)`
       : `2u * (u % ${half}u) + 1u`;
@@ -331,7 +360,10 @@ export class LlamaModel {
       if (2u * i < ${RD}u) { let cs = rope[pos * ${RD / 2}u + i]; o0 = d0 * cs.x - d1 * cs.y; o1 = d0 * cs.y + d1 * cs.x; }`;
     const single = (w: GpuWeight) => {
       if (w.parts.length !== 1) {
-        throw new EngineError('unsupported_model', `tensor ${w.name} is larger than one buffer binding; only token_embd/output may be split`);
+        throw new EngineError(
+          'unsupported_model',
+          `tensor ${w.name} is larger than one buffer binding; only token_embd/output may be split`,
+        );
       }
       return [{ type: w.type }];
     };
@@ -369,7 +401,10 @@ export class LlamaModel {
   }
 
   /** Compiles pipelines (async, in parallel) and makes every bind group. */
-  private async build(weights: Map<string, GpuWeight>, onCompile?: (done: number, total: number) => void): Promise<void> {
+  private async build(
+    weights: Map<string, GpuWeight>,
+    onCompile?: (done: number, total: number) => void,
+  ): Promise<void> {
     const c = this.cfg;
     const dev = this.device;
     const W = (name: string): GpuWeight => {
@@ -418,16 +453,47 @@ export class LlamaModel {
     const downType = W('blk.0.ffn_down.weight').type;
 
     const sources = {
-      embed: embedWGSL({ nEmbd: c.nEmbd, parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })) }),
-      attn: attentionWGSL({ nHead: c.nHead, nHeadKv: c.nHeadKv, headDim: c.headDim, scale: 1 / Math.sqrt(c.headDim) }),
+      embed: embedWGSL({
+        nEmbd: c.nEmbd,
+        parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })),
+      }),
+      attn: attentionWGSL({
+        nHead: c.nHead,
+        nHeadKv: c.nHeadKv,
+        headDim: c.headDim,
+        scale: 1 / Math.sqrt(c.headDim),
+      }),
       argmax: argmaxWGSL({ nVocab: c.nVocab }),
-      out: matmulWGSL({ K: c.nEmbd, TT: 1, norm: { eps, type: W('output_norm.weight').type }, lastTokenOnly: true, segments: outSegs, extra: ['var<storage, read_write> logits: array<f32>'] }),
+      out: matmulWGSL({
+        K: c.nEmbd,
+        TT: 1,
+        norm: { eps, type: W('output_norm.weight').type },
+        lastTokenOnly: true,
+        segments: outSegs,
+        extra: ['var<storage, read_write> logits: array<f32>'],
+      }),
     };
     const perTT = (TT: number) => ({
       qkv: matmulWGSL({ K: c.nEmbd, TT, norm: { eps, type: normType }, segments: qkvSegs, extra: qkvExtra }),
-      wo: matmulWGSL({ K: qDim, TT, segments: [resSeg({ ...wq0, type: woType }, c.nEmbd)], extra: ['var<storage, read_write> y: array<f32>'] }),
-      ffn: matmulWGSL({ K: c.nEmbd, TT, norm: { eps, type: normType }, segments: [ffnSeg], extra: ['var<storage, read_write> hb: array<f32>'] }),
-      down: matmulWGSL({ K: c.nFF, TT, segments: [resSeg({ ...wq0, type: downType }, c.nEmbd)], extra: ['var<storage, read_write> y: array<f32>'] }),
+      wo: matmulWGSL({
+        K: qDim,
+        TT,
+        segments: [resSeg({ ...wq0, type: woType }, c.nEmbd)],
+        extra: ['var<storage, read_write> y: array<f32>'],
+      }),
+      ffn: matmulWGSL({
+        K: c.nEmbd,
+        TT,
+        norm: { eps, type: normType },
+        segments: [ffnSeg],
+        extra: ['var<storage, read_write> hb: array<f32>'],
+      }),
+      down: matmulWGSL({
+        K: c.nFF,
+        TT,
+        segments: [resSeg({ ...wq0, type: downType }, c.nEmbd)],
+        extra: ['var<storage, read_write> y: array<f32>'],
+      }),
     });
     const dec = perTT(1);
     const pre = perTT(PREFILL_TT);
@@ -447,7 +513,9 @@ export class LlamaModel {
           .catch(async (e) => {
             const info = await module.getCompilationInfo?.();
             const msgs = info?.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n') ?? '';
-            throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, { cause: e });
+            throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, {
+              cause: e,
+            });
           })
           .then((pl) => {
             onCompile?.(++done, all.length);
@@ -459,7 +527,9 @@ export class LlamaModel {
       }
       return p;
     };
-    const pipes = Object.fromEntries(await Promise.all(all.map(async ([k, v]) => [k, await compile(k, v)] as const)));
+    const pipes = Object.fromEntries(
+      await Promise.all(all.map(async ([k, v]) => [k, await compile(k, v)] as const)),
+    );
 
     const bg = (pipe: GPUComputePipeline, label: string, buffers: GPUBuffer[]): GPUBindGroup =>
       dev.createBindGroup({
@@ -489,7 +559,14 @@ export class LlamaModel {
       },
       wo: {
         pipeline: P('wo'),
-        groups: layers.map((l) => bg(P('wo'), `blk.${l}.attn_output`, [this.stepBuf, this.xb, one(W(`blk.${l}.attn_output.weight`)), this.x])),
+        groups: layers.map((l) =>
+          bg(P('wo'), `blk.${l}.attn_output`, [
+            this.stepBuf,
+            this.xb,
+            one(W(`blk.${l}.attn_output.weight`)),
+            this.x,
+          ]),
+        ),
       },
       ffn: {
         pipeline: P('ffn'),
@@ -506,21 +583,43 @@ export class LlamaModel {
       },
       down: {
         pipeline: P('down'),
-        groups: layers.map((l) => bg(P('down'), `blk.${l}.ffn_down`, [this.stepBuf, this.hb, one(W(`blk.${l}.ffn_down.weight`)), this.x])),
+        groups: layers.map((l) =>
+          bg(P('down'), `blk.${l}.ffn_down`, [
+            this.stepBuf,
+            this.hb,
+            one(W(`blk.${l}.ffn_down.weight`)),
+            this.x,
+          ]),
+        ),
       },
     });
     const dSet = kernelSet((k) => pipes[`decode.${k}`]);
     this.prefill = kernelSet((k) => pipes[`prefill.${k}`]);
     this.decode = {
       ...dSet,
-      embed: { pipeline: pipes.embed, groups: [bg(pipes.embed, 'embed', [this.stepBuf, this.ids, this.x, ...emb.parts.map((p) => p.buffer)])] },
+      embed: {
+        pipeline: pipes.embed,
+        groups: [
+          bg(pipes.embed, 'embed', [this.stepBuf, this.ids, this.x, ...emb.parts.map((p) => p.buffer)]),
+        ],
+      },
       attn: {
         pipeline: pipes.attn,
-        groups: layers.map((l) => bg(pipes.attn, `blk.${l}.attn`, [this.stepBuf, this.q, this.kCache[l], this.vCache[l], this.xb])),
+        groups: layers.map((l) =>
+          bg(pipes.attn, `blk.${l}.attn`, [this.stepBuf, this.q, this.kCache[l], this.vCache[l], this.xb]),
+        ),
       },
       out: {
         pipeline: pipes.out,
-        groups: [bg(pipes.out, 'output', [this.stepBuf, this.x, one(W('output_norm.weight')), ...outW.parts.map((p) => p.buffer), this.logits])],
+        groups: [
+          bg(pipes.out, 'output', [
+            this.stepBuf,
+            this.x,
+            one(W('output_norm.weight')),
+            ...outW.parts.map((p) => p.buffer),
+            this.logits,
+          ]),
+        ],
       },
       argmax: { pipeline: pipes.argmax, groups: [bg(pipes.argmax, 'argmax', [this.logits, this.tokenOut])] },
     };
@@ -603,9 +702,13 @@ export class LlamaModel {
    * chain on the GPU without the host). Copies the token into readback slot `slot`, or the logits into
    * the logits readback when `readLogits`.
    */
-  submitDecode(pos: number, opts: { tokenId?: number; slot?: number; feedBack?: boolean; readLogits?: boolean }): void {
+  submitDecode(
+    pos: number,
+    opts: { tokenId?: number; slot?: number; feedBack?: boolean; readLogits?: boolean },
+  ): void {
     this.checkAlive();
-    if (pos >= this.nCtx) throw new EngineError('context_overflow', `position ${pos} is past the context (${this.nCtx} tokens)`);
+    if (pos >= this.nCtx)
+      throw new EngineError('context_overflow', `position ${pos} is past the context (${this.nCtx} tokens)`);
     if (opts.tokenId !== undefined) this.device.queue.writeBuffer(this.ids, 0, Uint32Array.of(opts.tokenId));
     this.device.queue.writeBuffer(this.stepBuf, 0, packStep(1, pos, this.stepData));
     const enc = this.device.createCommandEncoder({ label: 'decode' });
@@ -621,7 +724,10 @@ export class LlamaModel {
     this.device.queue.submit([enc.finish()]);
   }
 
-  private encodeReadback(enc: GPUCommandEncoder, opts: { slot?: number; feedBack?: boolean; readLogits?: boolean }): void {
+  private encodeReadback(
+    enc: GPUCommandEncoder,
+    opts: { slot?: number; feedBack?: boolean; readLogits?: boolean },
+  ): void {
     if (opts.feedBack) enc.copyBufferToBuffer(this.tokenOut, 0, this.ids, 0, 4);
     if (opts.slot !== undefined) enc.copyBufferToBuffer(this.tokenOut, 0, this.readbacks[opts.slot], 0, 4);
     if (opts.readLogits) enc.copyBufferToBuffer(this.logits, 0, this.logitsReadback, 0, this.cfg.nVocab * 4);

@@ -8,11 +8,12 @@
  * include BOS). The browser runtime (default) runs the real worker in headless Chromium; `node` runs the
  * engine in this process on Dawn.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { EngineError } from '../engine/errors.ts';
 import type { GenerateRequest, GenerateResult } from '../engine/types.ts';
-import { withHarnessPage } from './harness-server.ts';
+import { callHarness, withHarnessPage } from './harness-server.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
@@ -57,6 +58,9 @@ async function main(): Promise<number> {
   const ctx = num(values.ctx);
   const model = values.model;
   const isUrl = /^https?:\/\//.test(model);
+  if (!isUrl && !existsSync(model)) {
+    throw new EngineError('invalid_argument', `cannot open model file ${model}: no such file`);
+  }
   let result: GenerateResult;
   if (values.runtime === 'node') {
     setupNodeVulkan(values.gpu);
@@ -73,11 +77,8 @@ async function main(): Promise<number> {
       { gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) },
       async (page, modelUrl) => {
         await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
-        await page.evaluate(([u, c]) => window.harness.load(u as string, c as number | undefined), [
-          isUrl ? model : modelUrl,
-          ctx,
-        ] as const);
-        return page.evaluate((r) => window.harness.generate(r), req);
+        await callHarness(page, 'load', isUrl ? model : modelUrl, ctx);
+        return callHarness<GenerateResult>(page, 'generate', req);
       },
     );
   } else {

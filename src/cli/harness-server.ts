@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { createServer } from 'vite';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -47,19 +47,33 @@ export async function withHarnessPage<T>(
     await page.goto(`${base}/src/cli/harness.html`);
     await page.waitForFunction(() => document.body.dataset.ready === '1', undefined, { timeout: 60_000 });
     const modelUrl = opts.modelPath ? `${base}/@fs${opts.modelPath}` : '';
-    try {
-      return await fn(page, modelUrl);
-    } catch (e) {
-      const m = /EngineError[^:]*: ?(.*)/s.exec(String((e as Error).message));
-      const code =
-        /\b(webgpu_unavailable|feature_missing|device_lost|out_of_memory|gguf_invalid|unsupported_model|context_overflow|network|timeout|http_status|aborted|invalid_argument|not_loaded)\b/.exec(
-          String(e),
-        );
-      if (code) throw new EngineError(code[1] as never, m ? m[1] : String(e));
-      throw e;
-    }
+    return await fn(page, modelUrl);
   } finally {
     await browser.close();
     await server.close();
   }
+}
+
+/**
+ * Calls `window.harness[method](...args)` in the page. An error thrown there comes back as an
+ * EngineError with its code (page.evaluate alone would keep only the message).
+ */
+export async function callHarness<T>(page: Page, method: string, ...args: unknown[]): Promise<T> {
+  const r = (await page.evaluate(
+    async ([m, a]) => {
+      try {
+        const h = (window as unknown as { harness: Record<string, (...x: unknown[]) => Promise<unknown>> })
+          .harness;
+        return { ok: true, value: await h[m as string](...(a as unknown[])) };
+      } catch (e) {
+        const err = e as { name?: string; code?: string; message?: string };
+        return { ok: false, error: { name: err.name, code: err.code, message: err.message ?? String(e) } };
+      }
+    },
+    [method, args] as const,
+  )) as { ok: true; value: T } | { ok: false; error: { name?: string; code?: string; message: string } };
+  if (r.ok) return r.value;
+  if (r.error.name === 'EngineError' && r.error.code)
+    throw new EngineError(r.error.code as EngineErrorCode, r.error.message);
+  throw new Error(r.error.message);
 }

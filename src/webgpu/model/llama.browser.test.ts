@@ -1,0 +1,318 @@
+/**
+ * The GPU forward pass (WebGpuEngine → LlamaModel) against the float64 CPU reference (`reference.ts`) on
+ * seeded random llama models of awkward shapes: MHA and GQA, head sizes 8 and 16 (one with key_length ≠
+ * nEmbd / nHead), partial RoPE, linear RoPE scaling, F16 weights, tied embeddings, sizes that are not
+ * multiples of the workgroup (nEmbd 48, nFF 100, nVocab 301), a prompt that crosses prefill batches, and
+ * token_embd / output split across bindings.
+ *
+ * Each case generates greedily with `returnLogits` (so every output position's logits come back), then
+ * feeds the same tokens — prompt, then our output — through the reference, and checks
+ *  - logits: max |Δ| ≤ TOL · (1 + max |ref|) per position. The f32 error measured on these models
+ *    (SwiftShader) is 3–4e-7 relative (the log lines print it); TOL = 2e-5 leaves ~50× headroom for other
+ *    GPUs' exp/FMA, while a wrong RoPE pairing or a wrong KV head moves them by far more (both checked
+ *    below);
+ *  - tokens: our greedy token is the reference's argmax, except at a near-tie (top-2 gap in the reference
+ *    < 2 · the bound), where either token is a correct f32 answer; there we check our token is one of the
+ *    tied ones.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGpuContext, type GpuContext } from '../device.ts';
+import { WebGpuEngine } from '../engine.ts';
+import { makeRandomLlamaGguf, type RandomLlamaOptions, randomLlamaParts } from '../gguf/random-model.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { kv, writeGguf } from '../gguf/writer.ts';
+import { mulberry32 } from '../util/prng.ts';
+import { llamaConfigFromGguf } from './config.ts';
+import { LlamaModel } from './llama.ts';
+import { argmax, ReferenceLlama } from './reference.ts';
+
+/** Relative logits tolerance: max |Δ| ≤ TOL · (1 + max |ref|). */
+const TOL = 2e-5;
+const N_OUT = 8;
+
+let gpu: GpuContext;
+beforeAll(async () => {
+  gpu = await createGpuContext();
+});
+afterAll(() => gpu?.device.destroy());
+
+function blobOf(bytes: Uint8Array): Blob {
+  return new Blob([bytes as Uint8Array<ArrayBuffer>]);
+}
+
+/** `n` random token ids in [1, nVocab) (never 0), seeded. */
+function randomIds(seed: number, n: number, nVocab: number): number[] {
+  const rng = mulberry32(seed);
+  return Array.from({ length: n }, () => 1 + Math.floor(rng() * (nVocab - 1)));
+}
+
+interface Run {
+  prompt: number[];
+  out: number[];
+  /** Logits per output position [N_OUT][nVocab]. */
+  logits: Float32Array[];
+}
+
+/** Loads `bytes` into a fresh WebGpuEngine on the shared device and generates greedily with logits. */
+async function runEngine(
+  bytes: Uint8Array,
+  prompt: number[],
+  o: { batchSize?: number; maxBindingBytes?: number } = {},
+): Promise<Run> {
+  const engine = new WebGpuEngine({ gpu, maxBindingBytes: o.maxBindingBytes });
+  try {
+    await engine.load({ blob: blobOf(bytes) }, { contextLength: 64, batchSize: o.batchSize });
+    const logits: Float32Array[] = [];
+    const r = await engine.generate(
+      { promptTokenIds: prompt, maxTokens: N_OUT, ignoreEos: true, returnLogits: true },
+      (e) => logits.push(e.logits!),
+    );
+    expect(r.outputTokenIds.length).toBe(N_OUT);
+    expect(logits.length).toBe(N_OUT);
+    return { prompt, out: r.outputTokenIds, logits };
+  } finally {
+    await engine.dispose();
+  }
+}
+
+/** The reference's logits for each output position of `run` (fed prompt, then our output tokens). */
+async function referenceLogits(ref: ReferenceLlama, run: Run): Promise<Float64Array[]> {
+  const all = ref.run([...run.prompt, ...run.out.slice(0, -1)]);
+  return all.slice(run.prompt.length - 1);
+}
+
+/** Checks logits and greedy tokens against the reference; returns the worst relative error seen. */
+function compare(label: string, run: Run, refLogits: Float64Array[]): number {
+  let worst = 0;
+  let nearTies = 0;
+  for (let i = 0; i < N_OUT; i++) {
+    const ref = refLogits[i];
+    const got = run.logits[i];
+    expect(got.length).toBe(ref.length);
+    let maxRef = 0;
+    let maxDiff = 0;
+    for (let v = 0; v < ref.length; v++) {
+      maxRef = Math.max(maxRef, Math.abs(ref[v]));
+      maxDiff = Math.max(maxDiff, Math.abs(got[v] - ref[v]));
+    }
+    const bound = TOL * (1 + maxRef);
+    worst = Math.max(worst, maxDiff / (1 + maxRef));
+    expect(maxDiff, `${label}: logits at output position ${i}`).toBeLessThanOrEqual(bound);
+
+    const best = argmax(ref);
+    const second = ref.reduce((m, v, j) => (j !== best && v > m ? v : m), Number.NEGATIVE_INFINITY);
+    if (ref[best] - second < 2 * bound) {
+      nearTies++;
+      expect(ref[run.out[i]], `${label}: near-tie at ${i}`).toBeGreaterThanOrEqual(ref[best] - 2 * bound);
+    } else {
+      expect(run.out[i], `${label}: greedy token at output position ${i}`).toBe(best);
+    }
+  }
+  expect(nearTies, `${label}: every position was a near-tie`).toBeLessThan(N_OUT);
+  console.log(`${label}: worst max|Δ|/(1+max|ref|) = ${worst.toExponential(2)}, near-ties ${nearTies}`);
+  return worst;
+}
+
+interface Case {
+  name: string;
+  model: RandomLlamaOptions;
+  promptLen: number;
+  batchSize?: number;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'MHA, headDim 16, F32',
+    model: { seed: 101, nLayers: 2, nEmbd: 64, nFF: 128, nHead: 4, nVocab: 320 },
+    promptLen: 6,
+  },
+  {
+    name: 'GQA 6/2, headDim 8, ropeDim 4, nEmbd 48, nFF 100, nVocab 301',
+    model: { seed: 102, nLayers: 2, nEmbd: 48, nFF: 100, nHead: 6, nHeadKv: 2, ropeDim: 4, nVocab: 301 },
+    promptLen: 5,
+  },
+  {
+    name: 'F16 weights, tied embeddings, GQA 4/2',
+    model: {
+      seed: 103,
+      nLayers: 2,
+      nEmbd: 64,
+      nFF: 96,
+      nHead: 4,
+      nHeadKv: 2,
+      nVocab: 300,
+      weightType: 'F16',
+      tied: true,
+    },
+    promptLen: 7,
+  },
+  {
+    name: 'key_length 16 with nEmbd 32 / 4 heads, ropeDim 8, freq base 500, linear scaling 2, F16',
+    model: {
+      seed: 104,
+      nLayers: 2,
+      nEmbd: 32,
+      nFF: 80,
+      nHead: 4,
+      nHeadKv: 2,
+      headDim: 16,
+      ropeDim: 8,
+      ropeFreqBase: 500,
+      nVocab: 280,
+      weightType: 'F16',
+      extraMetadata: [kv.string('llama.rope.scaling.type', 'linear'), kv.f32('llama.rope.scaling.factor', 2)],
+    },
+    promptLen: 4,
+  },
+  {
+    name: 'prefill crosses batches: batchSize 8, 21-token prompt (8 + 8 + 5)',
+    model: { seed: 105, nLayers: 2, nEmbd: 64, nFF: 128, nHead: 4, nHeadKv: 1, nVocab: 300 },
+    promptLen: 21,
+    batchSize: 8,
+  },
+];
+
+describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (name, c) => {
+    const bytes = makeRandomLlamaGguf(c.model);
+    const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
+    const run = await runEngine(bytes, prompt, { batchSize: c.batchSize });
+    const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
+    if (c.model.extraMetadata) expect(ref.cfg.ropeScaling).toEqual({ type: 'linear', factor: 2 });
+    compare(name, run, await referenceLogits(ref, run));
+  });
+
+  it('the tolerance catches a wrong RoPE pairing (norm engine vs a neox reference)', async () => {
+    const c = CASES[1];
+    const bytes = makeRandomLlamaGguf(c.model);
+    const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
+    const run = await runEngine(bytes, prompt);
+    const file = await openGguf({ blob: blobOf(bytes) });
+    const wrong = await ReferenceLlama.fromGguf(file, { ...llamaConfigFromGguf(file), ropeType: 'neox' });
+    const refLogits = await referenceLogits(wrong, run);
+    let worst = 0;
+    for (let i = 1; i < N_OUT; i++) {
+      let maxRef = 0;
+      let maxDiff = 0;
+      refLogits[i].forEach((v, j) => {
+        maxRef = Math.max(maxRef, Math.abs(v));
+        maxDiff = Math.max(maxDiff, Math.abs(run.logits[i][j] - v));
+      });
+      worst = Math.max(worst, maxDiff / (1 + maxRef));
+    }
+    console.log(`wrong RoPE pairing: max|Δ|/(1+max|ref|) = ${worst.toExponential(2)}`);
+    expect(worst).toBeGreaterThan(100 * TOL);
+  });
+
+  it('the tolerance catches a wrong KV head (reference with KV heads 0 and 1 swapped)', async () => {
+    const c = CASES[1]; // GQA 6/2: query heads 0–2 use KV head 0, 3–5 KV head 1
+    const parts = randomLlamaParts(c.model);
+    const hd = c.model.nEmbd / c.model.nHead;
+    const rowBytes = c.model.nEmbd * 4; // F32 rows of attn_k / attn_v [nEmbd, nHeadKv·hd]
+    for (const t of parts.tensors) {
+      if (!/attn_[kv]\.weight$/.test(t.name)) continue;
+      const d = new Uint8Array(t.data);
+      const head0 = d.slice(0, hd * rowBytes);
+      d.copyWithin(0, hd * rowBytes, 2 * hd * rowBytes);
+      d.set(head0, hd * rowBytes);
+      t.data = d;
+    }
+    const good = await ReferenceLlama.fromGguf(
+      await openGguf({ blob: blobOf(makeRandomLlamaGguf(c.model)) }),
+    );
+    const bad = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(writeGguf(parts)) }));
+    const ids = randomIds(77, 8, c.model.nVocab);
+    const a = good.run(ids);
+    const b = bad.run(ids);
+    let worst = 0;
+    for (let i = 0; i < ids.length; i++) {
+      let maxRef = 0;
+      let maxDiff = 0;
+      a[i].forEach((v, j) => {
+        maxRef = Math.max(maxRef, Math.abs(v));
+        maxDiff = Math.max(maxDiff, Math.abs(b[i][j] - v));
+      });
+      worst = Math.max(worst, maxDiff / (1 + maxRef));
+    }
+    console.log(`wrong KV head: max|Δ|/(1+max|ref|) = ${worst.toExponential(2)}`);
+    expect(worst).toBeGreaterThan(100 * TOL);
+  });
+
+  it('neox RoPE (LlamaModel with ropeType neox, prefill + decode) matches the neox reference', async () => {
+    const c = CASES[1];
+    const bytes = makeRandomLlamaGguf(c.model);
+    const file = await openGguf({ blob: blobOf(bytes) });
+    const cfg = { ...llamaConfigFromGguf(file), ropeType: 'neox' as const };
+    const model = await LlamaModel.load(gpu.device, file, cfg, { contextLength: 32, batchSize: 8 });
+    const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }), cfg);
+    try {
+      const prompt = randomIds(4242, 11, cfg.nVocab);
+      model.prefillTokens(prompt, 0);
+      model.submitReadback({ readLogits: true });
+      const run: Run = { prompt, out: [], logits: [] };
+      for (let i = 0; i < N_OUT; i++) {
+        const logits = await model.readLogits();
+        run.logits.push(logits);
+        run.out.push(argmax(logits));
+        if (i + 1 < N_OUT) model.submitDecode(prompt.length + i, { tokenId: run.out[i], readLogits: true });
+      }
+      compare('neox', run, await referenceLogits(ref, run));
+    } finally {
+      model.destroy();
+    }
+  });
+});
+
+describe('token_embd / output split across bindings (maxBindingBytes)', () => {
+  const SPLITS = [
+    {
+      name: 'F32, untied: 3 parts each',
+      model: {
+        seed: 201,
+        nLayers: 1,
+        nEmbd: 64,
+        nFF: 128,
+        nHead: 4,
+        nHeadKv: 2,
+        nVocab: 400,
+      } as RandomLlamaOptions,
+      maxBindingBytes: 40_000,
+      parts: 3,
+    },
+    {
+      name: 'F16, tied: 4 parts',
+      model: {
+        seed: 202,
+        nLayers: 1,
+        nEmbd: 64,
+        nFF: 128,
+        nHead: 4,
+        nVocab: 400,
+        weightType: 'F16',
+        tied: true,
+      } as RandomLlamaOptions,
+      maxBindingBytes: 16_500,
+      parts: 4,
+    },
+  ];
+  it.each(SPLITS.map((s) => [s.name, s] as const))('%s: identical logits to one binding', async (name, s) => {
+    const bytes = makeRandomLlamaGguf(s.model);
+    const file = await openGguf({ blob: blobOf(bytes) });
+    // Only token_embd / output exceed the binding (LlamaModel.load splits only those; others must fit).
+    for (const t of file.tensors.values()) {
+      if (t.name === 'token_embd.weight' || t.name === 'output.weight') {
+        const rowBytes = t.nBytes / t.shape[1];
+        expect(Math.ceil(t.shape[1] / Math.floor(s.maxBindingBytes / rowBytes)), t.name).toBe(s.parts);
+      } else {
+        expect(t.nBytes, t.name).toBeLessThanOrEqual(s.maxBindingBytes);
+      }
+    }
+    const prompt = randomIds(s.model.seed, 9, s.model.nVocab);
+    const whole = await runEngine(bytes, prompt);
+    const split = await runEngine(bytes, prompt, { maxBindingBytes: s.maxBindingBytes });
+    expect(split.out).toEqual(whole.out);
+    for (let i = 0; i < N_OUT; i++) expect(split.logits[i]).toEqual(whole.logits[i]);
+    const ref = await ReferenceLlama.fromGguf(file);
+    compare(name, split, await referenceLogits(ref, split));
+  });
+});

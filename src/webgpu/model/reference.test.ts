@@ -1,0 +1,116 @@
+/**
+ * The float64 reference forward pass against llama.cpp itself: stories260K's golden greedy continuation
+ * and per-position log-softmax (tests/golden/stories260K.json, made by `npm run golden`), plus checks of
+ * the pieces the GPU tests lean on (F16 decoding, RoPE variants, cache truncation).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { f32ToF16Bits, makeRandomLlamaGguf, type RandomLlamaOptions } from '../gguf/random-model.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { argmax, halfToNumber, logSoftmax, ReferenceLlama } from './reference.ts';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+/** `shared/` sits beside the repository (here and in CI). */
+const STORIES = resolve(REPO_ROOT, '../shared/models/stories260K.gguf');
+
+interface Golden {
+  generation: { cases: { promptIds: number[]; outputIds: number[] }[] };
+  logProbs: { cases: { promptIds: number[]; outputIds: number[]; logSoftmax: number[][] }[] };
+}
+const golden: Golden = JSON.parse(readFileSync(resolve(REPO_ROOT, 'tests/golden/stories260K.json'), 'utf8'));
+
+describe('ReferenceLlama on stories260K vs llama.cpp', () => {
+  let ref: ReferenceLlama;
+  beforeAll(async () => {
+    ref = await ReferenceLlama.fromGguf(await openGguf({ path: STORIES }));
+  });
+
+  it('reads the config', () => {
+    expect(ref.cfg.nVocab).toBe(512);
+    expect(ref.cfg.nHead % ref.cfg.nHeadKv).toBe(0);
+  });
+
+  it('continues generation.cases[0] greedily, token for token', () => {
+    const { promptIds, outputIds } = golden.generation.cases[0];
+    expect(outputIds.length).toBe(64);
+    ref.reset();
+    let logits!: Float64Array;
+    promptIds.forEach((id, pos) => {
+      logits = ref.forward(id, pos);
+    });
+    const out: number[] = [];
+    let pos = promptIds.length;
+    for (let i = 0; i < outputIds.length; i++) {
+      const next = argmax(logits);
+      out.push(next);
+      logits = ref.forward(next, pos++);
+    }
+    expect(out).toEqual(outputIds);
+  });
+
+  it('matches logProbs.cases[*].logSoftmax within 1e-4 (measured: 1.5e-5)', () => {
+    for (const c of golden.logProbs.cases) {
+      const seq = [...c.promptIds, ...c.outputIds];
+      const all = ref.run(seq);
+      let worst = 0;
+      c.logSoftmax.forEach((want, i) => {
+        // Position i is the distribution after the last prompt token (i = 0) or after outputIds[i-1].
+        const got = logSoftmax(all[c.promptIds.length - 1 + i]);
+        expect(got.length).toBe(want.length);
+        for (let v = 0; v < want.length; v++) worst = Math.max(worst, Math.abs(got[v] - want[v]));
+      });
+      expect(worst).toBeLessThan(1e-4);
+    }
+  });
+
+  it('gives the same logits after reset() and when a position is rerun', () => {
+    const ids = golden.generation.cases[0].promptIds;
+    const a = ref.run(ids);
+    ref.forward(7, ids.length); // extends the cache ...
+    const again = ref.forward(ids[ids.length - 1], ids.length - 1); // ... and rerunning drops it
+    expect(again).toEqual(a[a.length - 1]);
+    expect(ref.length).toBe(ids.length);
+    expect(() => ref.forward(1, ids.length + 1)).toThrow(/gap/);
+  });
+});
+
+describe('reference building blocks', () => {
+  it('decodes F16 exactly (normals, subnormals, signs, infinities)', () => {
+    expect(halfToNumber(0x3c00)).toBe(1);
+    expect(halfToNumber(0xc000)).toBe(-2);
+    expect(halfToNumber(0x7bff)).toBe(65504);
+    expect(halfToNumber(0x0001)).toBe(2 ** -24);
+    expect(halfToNumber(0x8000)).toBe(-0);
+    expect(halfToNumber(0x7c00)).toBe(Number.POSITIVE_INFINITY);
+    expect(halfToNumber(0x7e00)).toBeNaN();
+    for (const v of [0.1, -3.25, 1e-5, 1234.5, -0.000123]) {
+      expect(Math.abs(halfToNumber(f32ToF16Bits(v)) - v)).toBeLessThanOrEqual(
+        Math.abs(v) * 2 ** -11 + 2 ** -25,
+      );
+    }
+  });
+
+  it('F16 and F32 copies of a model agree to f16 precision; neox RoPE differs from norm', async () => {
+    const base = { seed: 5, nLayers: 1, nEmbd: 32, nFF: 48, nHead: 2, nVocab: 270, ropeDim: 8 };
+    const load = async (o: Partial<RandomLlamaOptions> = {}) =>
+      openGguf({ blob: new Blob([makeRandomLlamaGguf({ ...base, ...o }) as Uint8Array<ArrayBuffer>]) });
+    const ids = [5, 99, 200, 17, 260, 3];
+    const f32 = await ReferenceLlama.fromGguf(await load());
+    const f16 = await ReferenceLlama.fromGguf(await load({ weightType: 'F16' }));
+    const a = f32.run(ids);
+    const b = f16.run(ids);
+    for (let i = 0; i < ids.length; i++) {
+      const d = Math.max(...a[i].map((v, j) => Math.abs(v - b[i][j])));
+      expect(d).toBeGreaterThan(0);
+      expect(d).toBeLessThan(0.05);
+    }
+    // neox pairs differ from norm pairs (at pos > 0); pos 0 is the identity rotation for both.
+    const file = await load();
+    const neox = await ReferenceLlama.fromGguf(file, { ...f32.cfg, ropeType: 'neox' });
+    const n = neox.run(ids);
+    expect(n[0]).toEqual(a[0]);
+    expect(Math.max(...n[3].map((v, j) => Math.abs(v - a[3][j])))).toBeGreaterThan(1e-3);
+  });
+});

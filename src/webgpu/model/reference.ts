@@ -1,0 +1,303 @@
+/**
+ * An independent float64 CPU forward pass of the llama architecture, for testing the GPU engine: written
+ * from llama.cpp's semantics in the plain style of llama2.c's `run.c` (one line per step, shapes in
+ * comments), sharing no code with `llama.ts` or the kernels. Slow and memory-hungry (every weight as a
+ * float64); meant for tiny models only.
+ *
+ *   x  = token_embd[token]                                          [nEmbd]
+ *   per layer l:
+ *     xb = RMSNorm(x) · attn_norm                                   [nEmbd]
+ *     q = Wq·xb [qDim], k = Wk·xb [kvDim], v = Wv·xb [kvDim]; RoPE(q, k) at pos; k, v → cache[pos]
+ *     per query head h (KV head h / (nHead / nHeadKv)):
+ *       att[t] = softmax_t(q_h · k_t / √headDim), t = 0..pos;  o_h = Σ_t att[t] · v_t
+ *     x += Wo · o                                                   [nEmbd]
+ *     xb = RMSNorm(x) · ffn_norm
+ *     x += Wdown · (SiLU(Wgate·xb) ⊙ (Wup·xb))                      [nFF] → [nEmbd]
+ *   logits = Wout · (RMSNorm(x) · output_norm)                      [nVocab]; Wout = output or token_embd
+ *
+ * Shapes are ggml's: a weight [K, N] is N rows of K contiguous elements, and y = W·x means
+ * y[n] = Σ_k W[n·K + k] · x[k]. RMSNorm is x / sqrt(mean(x²) + eps) (ggml_rms_norm), then × weight.
+ * RoPE (ggml_rope_ext without YaRN): θ_i = pos · freqScale · base^(−2i/ropeDim) for i < ropeDim/2;
+ * 'norm' rotates pairs (2i, 2i+1), 'neox' pairs (i, i + ropeDim/2); dims ≥ ropeDim are left alone.
+ * Linear scaling: freqScale = 1 / rope.scaling.factor.
+ */
+import { EngineError } from '../../engine/errors.ts';
+import type { GgufFile } from '../gguf/types.ts';
+import { type LlamaConfig, llamaConfigFromGguf } from './config.ts';
+
+/** IEEE binary16 bits → number (exact). */
+export function halfToNumber(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24; // zero / subnormal
+  if (exp === 0x1f) return mant ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+/** Decodes one tensor's raw bytes (F32 or F16, little-endian) to float64. */
+export function decodeTensor(typeName: string, bytes: Uint8Array, nElements: number): Float64Array {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Float64Array(nElements);
+  if (typeName === 'F32') {
+    for (let i = 0; i < nElements; i++) out[i] = dv.getFloat32(4 * i, true);
+  } else if (typeName === 'F16') {
+    for (let i = 0; i < nElements; i++) out[i] = halfToNumber(dv.getUint16(2 * i, true));
+  } else {
+    throw new EngineError(
+      'unsupported_model',
+      `the reference forward pass reads F32 and F16 only, not ${typeName}`,
+    );
+  }
+  return out;
+}
+
+interface LayerWeights {
+  attnNorm: Float64Array; // [nEmbd]
+  wq: Float64Array; // [nEmbd, qDim]
+  wk: Float64Array; // [nEmbd, kvDim]
+  wv: Float64Array; // [nEmbd, kvDim]
+  wo: Float64Array; // [qDim, nEmbd]
+  ffnNorm: Float64Array; // [nEmbd]
+  wGate: Float64Array; // [nEmbd, nFF]
+  wUp: Float64Array; // [nEmbd, nFF]
+  wDown: Float64Array; // [nFF, nEmbd]
+}
+
+interface Weights {
+  tokenEmbd: Float64Array; // [nEmbd, nVocab]
+  layers: LayerWeights[];
+  outputNorm: Float64Array; // [nEmbd]
+  output: Float64Array; // [nEmbd, nVocab] (token_embd when tied)
+}
+
+/** y[n] = Σ_k W[n·K + k] · x[k] for W [K, N] (llama2.c's matmul, ggml order). */
+function matmul(y: Float64Array, x: Float64Array, W: Float64Array, K: number, N: number): void {
+  for (let n = 0; n < N; n++) {
+    let s = 0;
+    const row = n * K;
+    for (let k = 0; k < K; k++) s += W[row + k] * x[k];
+    y[n] = s;
+  }
+}
+
+/** o = x / sqrt(mean(x²) + eps) · w. */
+function rmsnorm(o: Float64Array, x: Float64Array, w: Float64Array, eps: number): void {
+  let ss = 0;
+  for (let i = 0; i < x.length; i++) ss += x[i] * x[i];
+  const scale = 1 / Math.sqrt(ss / x.length + eps);
+  for (let i = 0; i < x.length; i++) o[i] = x[i] * scale * w[i];
+}
+
+/** In-place softmax of v[0..n). */
+function softmax(v: Float64Array, n: number): void {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < n; i++) if (v[i] > max) max = v[i];
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    v[i] = Math.exp(v[i] - max);
+    sum += v[i];
+  }
+  for (let i = 0; i < n; i++) v[i] /= sum;
+}
+
+/** The float64 reference model (weights, config and its own KV cache). */
+export class ReferenceLlama {
+  readonly cfg: LlamaConfig;
+  private readonly w: Weights;
+  /** kCache[l][pos] = k at that position [kvDim] (after RoPE); grows with the sequence. */
+  private kCache: Float64Array[][];
+  /** vCache[l][pos] = v [kvDim]. */
+  private vCache: Float64Array[][];
+
+  private constructor(cfg: LlamaConfig, w: Weights) {
+    this.cfg = cfg;
+    this.w = w;
+    this.kCache = Array.from({ length: cfg.nLayers }, () => []);
+    this.vCache = Array.from({ length: cfg.nLayers }, () => []);
+  }
+
+  /**
+   * Reads every tensor of `file` into float64 (F32 and F16 only).
+   * @param cfg the configuration (default: {@link llamaConfigFromGguf}); a test may change e.g. ropeType.
+   */
+  static async fromGguf(
+    file: GgufFile,
+    cfg: LlamaConfig = llamaConfigFromGguf(file),
+  ): Promise<ReferenceLlama> {
+    const raw = new Map<string, Uint8Array>();
+    for (const t of file.tensors.values()) raw.set(t.name, new Uint8Array(t.nBytes));
+    await file.streamTensorData((c) => {
+      raw.get(c.tensor.name)!.set(c.bytes, c.offset);
+    });
+    const get = (name: string): Float64Array => {
+      const t = file.tensors.get(name);
+      if (!t) throw new EngineError('gguf_invalid', `tensor ${name} is missing`);
+      const n = t.shape.reduce((a, b) => a * b, 1);
+      return decodeTensor(t.typeName, raw.get(name)!, n);
+    };
+    const tokenEmbd = get('token_embd.weight');
+    const layers: LayerWeights[] = [];
+    for (let l = 0; l < cfg.nLayers; l++) {
+      const b = `blk.${l}`;
+      layers.push({
+        attnNorm: get(`${b}.attn_norm.weight`),
+        wq: get(`${b}.attn_q.weight`),
+        wk: get(`${b}.attn_k.weight`),
+        wv: get(`${b}.attn_v.weight`),
+        wo: get(`${b}.attn_output.weight`),
+        ffnNorm: get(`${b}.ffn_norm.weight`),
+        wGate: get(`${b}.ffn_gate.weight`),
+        wUp: get(`${b}.ffn_up.weight`),
+        wDown: get(`${b}.ffn_down.weight`),
+      });
+    }
+    const outputNorm = get('output_norm.weight');
+    const output = file.tensors.has('output.weight') ? get('output.weight') : tokenEmbd;
+    return new ReferenceLlama(cfg, { tokenEmbd, layers, outputNorm, output });
+  }
+
+  /** Number of positions in the KV cache. */
+  get length(): number {
+    return this.kCache[0]?.length ?? 0;
+  }
+
+  /** Empties the KV cache (a new sequence). */
+  reset(): void {
+    for (const c of this.kCache) c.length = 0;
+    for (const c of this.vCache) c.length = 0;
+  }
+
+  /**
+   * Runs token `tokenId` at position `pos` (≤ the cached length; a smaller pos drops the positions from
+   * pos on) and returns its logits [nVocab].
+   */
+  forward(tokenId: number, pos: number): Float64Array {
+    const c = this.cfg;
+    const w = this.w;
+    if (!Number.isInteger(tokenId) || tokenId < 0 || tokenId >= c.nVocab) {
+      throw new EngineError(
+        'invalid_argument',
+        `token id ${tokenId} is outside the vocabulary (0..${c.nVocab - 1})`,
+      );
+    }
+    if (!Number.isInteger(pos) || pos < 0 || pos > this.length) {
+      throw new EngineError(
+        'invalid_argument',
+        `position ${pos} would leave a gap (the cache holds ${this.length})`,
+      );
+    }
+    const { nEmbd, nFF, nHead, nHeadKv, headDim: hd, rmsEps: eps } = c;
+    const qDim = nHead * hd;
+    const kvDim = nHeadKv * hd;
+    const kvMul = nHead / nHeadKv; // query heads per KV head
+    const freqScale = c.ropeScaling ? 1 / c.ropeScaling.factor : 1;
+
+    const x = w.tokenEmbd.slice(tokenId * nEmbd, (tokenId + 1) * nEmbd); // [nEmbd]
+    const xb = new Float64Array(nEmbd); // normed input [nEmbd]
+    const q = new Float64Array(qDim); // [nHead, hd]
+    const o = new Float64Array(qDim); // attention output [nHead, hd]
+    const y = new Float64Array(nEmbd); // projection back to the residual [nEmbd]
+    const hb = new Float64Array(nFF); // gate [nFF]
+    const hb2 = new Float64Array(nFF); // up [nFF]
+    const att = new Float64Array(pos + 1); // scores [pos + 1]
+
+    for (let l = 0; l < c.nLayers; l++) {
+      const L = w.layers[l];
+      rmsnorm(xb, x, L.attnNorm, eps); // xb = RMSNorm(x) · attn_norm
+      const k = new Float64Array(kvDim); // [nHeadKv, hd]
+      const v = new Float64Array(kvDim); // [nHeadKv, hd]
+      matmul(q, xb, L.wq, nEmbd, qDim); // q = Wq · xb
+      matmul(k, xb, L.wk, nEmbd, kvDim); // k = Wk · xb
+      matmul(v, xb, L.wv, nEmbd, kvDim); // v = Wv · xb
+      for (let h = 0; h < nHead; h++) rope(q, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType);
+      for (let h = 0; h < nHeadKv; h++)
+        rope(k, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType);
+      this.kCache[l].length = pos; // drop positions ≥ pos, then store this one
+      this.vCache[l].length = pos;
+      this.kCache[l].push(k);
+      this.vCache[l].push(v);
+
+      const scale = 1 / Math.sqrt(hd);
+      for (let h = 0; h < nHead; h++) {
+        const kvOff = Math.floor(h / kvMul) * hd; // GQA: KV head h / (nHead / nHeadKv)
+        for (let t = 0; t <= pos; t++) {
+          const kt = this.kCache[l][t];
+          let s = 0;
+          for (let i = 0; i < hd; i++) s += q[h * hd + i] * kt[kvOff + i];
+          att[t] = s * scale; // causal: only t ≤ pos exist
+        }
+        softmax(att, pos + 1);
+        for (let i = 0; i < hd; i++) {
+          let s = 0;
+          for (let t = 0; t <= pos; t++) s += att[t] * this.vCache[l][t][kvOff + i];
+          o[h * hd + i] = s;
+        }
+      }
+      matmul(y, o, L.wo, qDim, nEmbd); // y = Wo · o
+      for (let i = 0; i < nEmbd; i++) x[i] += y[i]; // residual
+
+      rmsnorm(xb, x, L.ffnNorm, eps); // xb = RMSNorm(x) · ffn_norm
+      matmul(hb, xb, L.wGate, nEmbd, nFF); // gate
+      matmul(hb2, xb, L.wUp, nEmbd, nFF); // up
+      for (let i = 0; i < nFF; i++) hb[i] = (hb[i] / (1 + Math.exp(-hb[i]))) * hb2[i]; // SiLU(gate) ⊙ up
+      matmul(y, hb, L.wDown, nFF, nEmbd); // down
+      for (let i = 0; i < nEmbd; i++) x[i] += y[i]; // residual
+    }
+
+    rmsnorm(xb, x, w.outputNorm, eps); // final norm
+    const logits = new Float64Array(c.nVocab);
+    matmul(logits, xb, w.output, nEmbd, c.nVocab); // logits = Wout · xb
+    return logits;
+  }
+
+  /** Resets, then runs `tokens` from position 0; returns the logits after each token. */
+  run(tokens: readonly number[]): Float64Array[] {
+    this.reset();
+    return tokens.map((t, pos) => this.forward(t, pos));
+  }
+}
+
+/**
+ * Rotates the first `ropeDim` dims of the head at v[off .. off + headDim) by position `pos` (in place).
+ * 'norm': pairs (2i, 2i+1); 'neox': pairs (i, i + ropeDim/2); θ_i = pos · freqScale · base^(−2i/ropeDim).
+ */
+function rope(
+  v: Float64Array,
+  off: number,
+  pos: number,
+  ropeDim: number,
+  base: number,
+  freqScale: number,
+  type: 'norm' | 'neox',
+): void {
+  const half = ropeDim / 2;
+  for (let i = 0; i < half; i++) {
+    const theta = pos * freqScale * base ** ((-2 * i) / ropeDim);
+    const cos = Math.cos(theta);
+    const sin = Math.sin(theta);
+    const a = off + (type === 'neox' ? i : 2 * i);
+    const b = off + (type === 'neox' ? i + half : 2 * i + 1);
+    const x0 = v[a];
+    const x1 = v[b];
+    v[a] = x0 * cos - x1 * sin;
+    v[b] = x0 * sin + x1 * cos;
+  }
+}
+
+/** ln softmax of logits (float64). */
+export function logSoftmax(logits: ArrayLike<number>): Float64Array {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < logits.length; i++) if (logits[i] > max) max = logits[i];
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i] - max);
+  const lse = max + Math.log(sum);
+  return Float64Array.from(logits, (v) => v - lse);
+}
+
+/** Index of the largest value (lowest index on ties). */
+export function argmax(v: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < v.length; i++) if (v[i] > v[best]) best = i;
+  return best;
+}

@@ -1,0 +1,69 @@
+/**
+ * The real engine worker behind comlink, as the page and the CLI use it: same tokens as llama.cpp,
+ * EngineError codes survive the boundary, cancellation through an AbortSignal.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import golden from '../../tests/golden/stories260K.json';
+import { EngineError } from './errors.ts';
+import type { LoadProgress } from './types.ts';
+import { WorkerEngine } from './worker-api.ts';
+
+const MODEL_URL = new URL(`/@fs${__SHARED_DIR__}/models/stories260K.gguf`, location.href).href;
+
+describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
+  const engine = new WorkerEngine(
+    new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
+  );
+  afterAll(() => engine.terminate());
+
+  it('loads with progress and generates llama.cpp’s greedy tokens', async () => {
+    const progress: LoadProgress[] = [];
+    const info = await engine.load(
+      { url: MODEL_URL },
+      { contextLength: 256, onProgress: (p) => progress.push(p) },
+    );
+    expect(info.nVocab).toBe(512);
+    const upload = progress.filter((p) => p.phase === 'upload');
+    expect(upload.at(-1)?.bytesDone).toBe(upload.at(-1)?.bytesTotal);
+    expect(upload.at(-1)?.bytesTotal).toBe(info.weightBytes);
+    const c = golden.generation.cases[0];
+    const streamed: number[] = [];
+    const r = await engine.generate({ prompt: c.prompt, maxTokens: 32, ignoreEos: true }, (e) =>
+      streamed.push(e.tokenId),
+    );
+    expect(r.promptTokenIds).toEqual(c.promptIds);
+    expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 32));
+    // Token callbacks are asynchronous messages; all have arrived once they are awaited.
+    await new Promise((res) => setTimeout(res, 50));
+    expect(streamed).toEqual(r.outputTokenIds);
+    const stats = await engine.stats();
+    expect(stats.load?.totalMs).toBeGreaterThan(0);
+    expect(stats.lastDecode?.tokens).toBe(31);
+  });
+
+  it('keeps the EngineError code across the worker boundary', async () => {
+    const long = Array.from({ length: 300 }, (_, i) => 3 + (i % 400));
+    const err = await engine.generate({ promptTokenIds: long }).catch((e) => e);
+    expect(err).toBeInstanceOf(EngineError);
+    expect((err as EngineError).code).toBe('context_overflow');
+  });
+
+  it('cancels through an AbortSignal and stays usable', async () => {
+    const ac = new AbortController();
+    let n = 0;
+    const r = await engine.generate(
+      { prompt: 'Once upon a time', maxTokens: 200, ignoreEos: true },
+      () => {
+        if (++n === 3) ac.abort();
+      },
+      ac.signal,
+    );
+    expect(r.finishReason).toBe('aborted');
+    expect(r.outputTokenIds.length).toBeLessThan(200);
+    const again = await engine.generate({
+      promptTokenIds: golden.generation.cases[1].promptIds,
+      maxTokens: 8,
+    });
+    expect(again.outputTokenIds).toEqual(golden.generation.cases[1].outputIds.slice(0, 8));
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The benchmark's data: a plan, per-run results and the JSON file format (`schemaVersion: 1`). The page,
+ * `npm run bench` and `npm run bench:report` all read and write these shapes.
+ * Metric definitions follow vLLM's `bench serve` (see src/bench/metrics.ts).
+ */
+import type { SamplingParams } from '../engine/types.ts';
+import type { Summary } from './metrics.ts';
+
+/** One prompt of a plan. */
+export interface BenchPrompt {
+  /** Short label, e.g. 'short-1'. */
+  name: string;
+  text: string;
+}
+
+/** What to run. Warm-up runs are not counted in results. */
+export interface BenchPlan {
+  prompts: BenchPrompt[];
+  /** New tokens per run. */
+  maxTokens: number;
+  /** Measured runs per prompt. */
+  runs: number;
+  /** Warm-up runs before the measured ones (on the first prompt). */
+  warmup: number;
+  /** Keep decoding past EOS (fixed-length decode). */
+  ignoreEos: boolean;
+  /** Sampling; greedy when absent. */
+  sampling?: SamplingParams;
+}
+
+/** One measured request. Times in ms, rates in tokens/s. */
+export interface BenchRun {
+  prompt: string;
+  promptName?: string;
+  promptTokens: number;
+  outputTokens: number;
+  outputTokenIds: number[];
+  text: string;
+  ttftMs: number;
+  /** Gaps between successive output tokens [outputTokens − 1]. */
+  itlMs: number[];
+  tpotMs: number;
+  e2eMs: number;
+  prefillTokensPerSecond: number;
+  decodeTokensPerSecond: number;
+  /** Figures the engine reports itself (e.g. WebLLM's usage.extra), kept apart from ours. */
+  engineReported?: Record<string, number>;
+}
+
+/** The device a result was measured on. */
+export interface BenchDevice {
+  vendor: string;
+  architecture: string;
+  device?: string;
+  description: string;
+  isFallbackAdapter: boolean;
+  features: string[];
+  limits: Record<string, number>;
+  userAgent: string;
+  /** Stable id of the adapter (src/ui/fingerprint.ts). */
+  fingerprint: string;
+  /** Human label for the fingerprint. */
+  label?: string;
+}
+
+/** Memory-bandwidth roofline for decode. */
+export interface BenchRoofline {
+  /** Measured device memory bandwidth, GB/s (1e9 bytes/s). */
+  bandwidthGBs: number;
+  /** Bytes of weights (and KV cache) read per decoded token. */
+  bytesPerToken: number;
+  /** decode tok/s × bytesPerToken / bandwidth, in [0, 1] (may exceed 1 when caches help). */
+  fraction: number;
+  /** Measured matmul throughput, GFLOP/s, and prefill's fraction of it. */
+  matmulGflops?: number;
+  prefillFraction?: number;
+}
+
+/** A whole benchmark result file. */
+export interface BenchResult {
+  schemaVersion: 1;
+  /** ISO 8601 time the benchmark finished. */
+  createdAt: string;
+  device: BenchDevice;
+  /** 'webgpu' | 'webllm' | 'remote'. */
+  engine: string;
+  model: {
+    id: string;
+    architecture: string;
+    /** e.g. 'F32', 'Q4_K_M' or a list of tensor types. */
+    quantization: string;
+    parameters: number;
+    bytes: number;
+    /** True for synthetic models (random weights: speed is real, text is noise). */
+    synthetic?: boolean;
+  };
+  load: { totalMs: number; downloadMs: number; uploadMs: number; compileMs: number };
+  plan: BenchPlan;
+  runs: BenchRun[];
+  /** Per metric over measured runs: ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond. */
+  summary: Record<string, Summary>;
+  roofline?: BenchRoofline;
+}

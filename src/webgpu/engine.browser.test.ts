@@ -114,6 +114,19 @@ describe('WebGpuEngine on stories260K', () => {
     },
   );
 
+  it('scores tokens teacher-forced: NLL equals llama.cpp’s log-softmax of the next token', async () => {
+    const c = golden.logProbs.cases[0];
+    const ids = [...c.promptIds, ...c.outputIds];
+    const { nll, top1 } = await engine.scoreTokens(ids);
+    expect(nll.length).toBe(ids.length - 1);
+    const p0 = c.promptIds.length - 1;
+    for (let p = 0; p < c.outputIds.length; p++) {
+      expect(Math.abs(nll[p0 + p] + c.logSoftmax[p][ids[p0 + p + 1]])).toBeLessThan(1e-3);
+      expect(top1[p0 + p]).toBe(c.outputIds[p]); // greedy: the next token is the top-1
+    }
+    for (const v of nll) expect(v).toBeGreaterThanOrEqual(0);
+  });
+
   it('samples reproducibly with a seed, and differently with another seed', async () => {
     const req = {
       prompt: 'Once upon a time',

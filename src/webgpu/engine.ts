@@ -294,6 +294,64 @@ export class WebGpuEngine implements Engine {
   }
 
   /**
+   * Teacher-forced scoring (the basis of perplexity, as llama.cpp's `llama-perplexity`): feeds `ids`
+   * one position at a time and, for every position i ≥ 1, returns the negative log-likelihood of ids[i]
+   * given ids[0..i−1] (natural log, from the f32 logits in float64), and the model's top-1 token there.
+   * @param ids token ids [n], n ≥ 2 and ≤ the context length (BOS included if wanted).
+   * @returns nll [n − 1], top1 [n − 1].
+   * @throws EngineError 'context_overflow' when n > the context, 'invalid_argument', 'aborted'.
+   */
+  async scoreTokens(ids: number[], signal?: AbortSignal): Promise<{ nll: Float64Array; top1: Int32Array }> {
+    const model = this.requireModel();
+    if (ids.length < 2) throw new EngineError('invalid_argument', 'scoring needs at least two tokens');
+    if (ids.length > model.nCtx) {
+      throw new EngineError(
+        'context_overflow',
+        `${ids.length} tokens do not fit the context (${model.nCtx}); split the text into windows`,
+      );
+    }
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || id >= model.cfg.nVocab) {
+        throw new EngineError(
+          'invalid_argument',
+          `token id ${id} is outside the vocabulary (0..${model.cfg.nVocab - 1})`,
+        );
+      }
+    }
+    if (this.busy)
+      throw new EngineError('invalid_argument', 'a generation is already running on this engine');
+    this.busy = true;
+    try {
+      const n = ids.length;
+      const nll = new Float64Array(n - 1);
+      const top1 = new Int32Array(n - 1);
+      for (let i = 0; i < n - 1; i++) {
+        if (signal?.aborted) throw new EngineError('aborted', 'scoring was cancelled');
+        model.submitDecode(i, { tokenId: ids[i], readLogits: true });
+        const logits = await model.readLogits();
+        let max = Number.NEGATIVE_INFINITY;
+        let arg = 0;
+        for (let t = 0; t < logits.length; t++) {
+          if (logits[t] > max) {
+            max = logits[t];
+            arg = t;
+          }
+        }
+        let sum = 0;
+        for (let t = 0; t < logits.length; t++) sum += Math.exp(logits[t] - max);
+        nll[i] = max + Math.log(sum) - logits[ids[i + 1]];
+        top1[i] = arg;
+      }
+      return { nll, top1 };
+    } catch (e) {
+      if (this.lost) throw this.lost;
+      throw e;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
    * Chat: without a chat template (issue #4 adds them) the messages' contents are joined as a plain
    * completion prompt.
    */

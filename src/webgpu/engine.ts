@@ -17,6 +17,7 @@ import type {
 } from '../engine/types.ts';
 import { createGpuContext, type GpuContext } from './device.ts';
 import { openGguf } from './gguf/reader.ts';
+import { WEIGHT_TYPES } from './kernels/common.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
 import { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
@@ -95,7 +96,7 @@ export class WebGpuEngine implements Engine {
     const gpu = await this.ensureDevice();
     report('fetch', 0, 0);
     const file = await openGguf(source, { signal: options.signal });
-    const cfg = llamaConfigFromGguf(file);
+    const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
     const tokenizer = createTokenizer(file.metadata);
     const contextLength = Math.min(
       options.contextLength ?? Math.min(cfg.contextLength, 2048),

@@ -27,22 +27,164 @@ export function packStep(nTokens: number, pos0: number, out = new Uint32Array(4)
   return out;
 }
 
-/** Weight storage types the kernels read. F16 is read as packed u32 with `unpack2x16float` (no shader-f16 needed). */
-export type WeightType = 'F32' | 'F16';
+/**
+ * Weight storage types the kernels read, all dequantized in the kernel (never expanded in memory).
+ * F16 is read as packed u32 with `unpack2x16float` (no shader-f16 needed), BF16 by shifting into f32
+ * bits. Quantized blocks follow ggml's `ggml-common.h`: Q8_0 (32 weights in 34 bytes: f16 d, 32 × i8),
+ * Q4_0 (32 in 18: f16 d, 16 bytes; low nibbles are weights 0–15, high nibbles 16–31; w = d·(q − 8)),
+ * Q4_K (256 in 144: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles),
+ * Q6_K (256 in 210: ql[128], qh[64], i8 scales[16], f16 d). Blocks are read from `array<u32>` at byte
+ * offsets, so rows need no alignment.
+ */
+export type WeightType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+
+/** All weight types the kernels support, by ggml type name. */
+export const WEIGHT_TYPES: readonly WeightType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+
+/** Block size (weights) and bytes per block for each weight type (ggml-common.h). */
+export const WEIGHT_BLOCK: Record<WeightType, { size: number; bytes: number }> = {
+  F32: { size: 1, bytes: 4 },
+  F16: { size: 1, bytes: 2 },
+  BF16: { size: 1, bytes: 2 },
+  Q8_0: { size: 32, bytes: 34 },
+  Q4_0: { size: 32, bytes: 18 },
+  Q4_K: { size: 256, bytes: 144 },
+  Q6_K: { size: 256, bytes: 210 },
+};
+
+/** True for block-quantized types (read 32 weights at a time by `dq32_<name>`). */
+export function isQuantized(t: WeightType): boolean {
+  return WEIGHT_BLOCK[t].size > 1;
+}
+
+/** Bytes of one row of K weights. @throws Error when K is not a multiple of the block size. */
+export function rowBytes(t: WeightType, K: number): number {
+  const b = WEIGHT_BLOCK[t];
+  if (K % b.size !== 0)
+    throw new Error(`a row of ${K} ${t} weights is not a whole number of ${b.size}-weight blocks`);
+  return (K / b.size) * b.bytes;
+}
 
 /** WGSL storage array element type for a weight type. */
 export function wgslArrayType(t: WeightType): string {
   return t === 'F32' ? 'array<f32>' : 'array<u32>';
 }
 
+/** Byte-level readers over a `array<u32>` binding called `n`. */
+function byteReaders(n: string): string {
+  return `fn rd8_${n}(o: u32) -> u32 { return (${n}[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu; }
+fn rd16_${n}(o: u32) -> u32 { return rd8_${n}(o) | (rd8_${n}(o + 1u) << 8u); }
+fn f16_${n}(o: u32) -> f32 { return unpack2x16float(rd16_${n}(o)).x; }
+fn i8_${n}(o: u32) -> f32 { return f32(i32(rd8_${n}(o) << 24u) >> 24u); }`;
+}
+
+/** Q4_K's 6-bit scale and min of sub-block j (ggml's get_scale_min_k4), scales at byte offset `o`. */
+function q4kScaleMin(n: string): string {
+  return `fn scmin_${n}(o: u32, j: u32) -> vec2<f32> {
+  if (j < 4u) { return vec2<f32>(f32(rd8_${n}(o + j) & 63u), f32(rd8_${n}(o + j + 4u) & 63u)); }
+  let a = rd8_${n}(o + j + 4u);
+  let sc = (a & 0xfu) | ((rd8_${n}(o + j - 4u) >> 6u) << 4u);
+  let m = (a >> 4u) | ((rd8_${n}(o + j) >> 6u) << 4u);
+  return vec2<f32>(f32(sc), f32(m));
+}`;
+}
+
 /**
- * WGSL function `fn ld_<name>(i: u32) -> f32` reading element i (in elements, row-major) of a weight
- * bound as `<name>`. F16 elements are unpacked from u32 pairs (ggml stores F16 little-endian, element
- * 2j in the low half of word j).
+ * WGSL for reading a weight bound as `<name>`:
+ * `fn ld_<name>(i: u32) -> f32` reads element i (row-major, in elements) for every type, and for
+ * quantized types also `fn dq32_<name>(i: u32, out: ptr<function, array<f32, 32>>)` decoding the 32
+ * weights starting at element i (a multiple of 32) with the block's scale read once.
  */
-export function wgslLoader(name: string, t: WeightType): string {
-  if (t === 'F32') return `fn ld_${name}(i: u32) -> f32 { return ${name}[i]; }`;
-  return `fn ld_${name}(i: u32) -> f32 { let p = unpack2x16float(${name}[i >> 1u]); return select(p.x, p.y, (i & 1u) == 1u); }`;
+export function wgslLoader(n: string, t: WeightType): string {
+  switch (t) {
+    case 'F32':
+      return `fn ld_${n}(i: u32) -> f32 { return ${n}[i]; }`;
+    case 'F16':
+      return `fn ld_${n}(i: u32) -> f32 { let p = unpack2x16float(${n}[i >> 1u]); return select(p.x, p.y, (i & 1u) == 1u); }`;
+    case 'BF16':
+      return `fn ld_${n}(i: u32) -> f32 { return bitcast<f32>(((${n}[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu) << 16u); }`;
+    case 'Q8_0':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 { let o = (i / 32u) * 34u; return f16_${n}(o) * i8_${n}(o + 2u + i % 32u); }
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 34u;
+  let d = f16_${n}(o);
+  for (var j = 0u; j < 32u; j += 4u) {
+    let b = o + 2u + j;
+    (*out)[j] = d * i8_${n}(b); (*out)[j + 1u] = d * i8_${n}(b + 1u);
+    (*out)[j + 2u] = d * i8_${n}(b + 2u); (*out)[j + 3u] = d * i8_${n}(b + 3u);
+  }
+}`;
+    case 'Q4_0':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * 18u;
+  let j = i % 32u;
+  let q = rd8_${n}(o + 2u + j % 16u);
+  return f16_${n}(o) * (f32(select(q & 0xfu, q >> 4u, j >= 16u)) - 8.0);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 18u;
+  let d = f16_${n}(o);
+  for (var j = 0u; j < 16u; j++) {
+    let q = rd8_${n}(o + 2u + j);
+    (*out)[j] = d * (f32(q & 0xfu) - 8.0);
+    (*out)[j + 16u] = d * (f32(q >> 4u) - 8.0);
+  }
+}`;
+    case 'Q4_K':
+      return `${byteReaders(n)}
+${q4kScaleMin(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 144u;
+  let r = i % 256u;
+  let s = r / 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let q = rd8_${n}(o + 16u + (s / 2u) * 32u + r % 32u);
+  let nib = select(q & 0xfu, q >> 4u, (s & 1u) == 1u);
+  return f16_${n}(o) * sm.x * f32(nib) - f16_${n}(o + 2u) * sm.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 144u;
+  let s = (i % 256u) / 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let d = f16_${n}(o) * sm.x;
+  let m = f16_${n}(o + 2u) * sm.y;
+  let qb = o + 16u + (s / 2u) * 32u;
+  let sh = (s & 1u) * 4u;
+  for (var l = 0u; l < 32u; l++) { (*out)[l] = d * f32((rd8_${n}(qb + l) >> sh) & 0xfu) - m; }
+}`;
+    case 'Q6_K':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 210u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let l = r % 32u;
+  let ql = rd8_${n}(o + h * 64u + l + (c & 1u) * 32u);
+  let qh = rd8_${n}(o + 128u + h * 32u + l);
+  let q = i32(((ql >> ((c / 2u) * 4u)) & 0xfu) | (((qh >> (c * 2u)) & 3u) << 4u)) - 32;
+  return f16_${n}(o + 208u) * i8_${n}(o + 192u + h * 8u + l / 16u + c * 2u) * f32(q);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 210u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let d = f16_${n}(o + 208u);
+  let s0 = d * i8_${n}(o + 192u + h * 8u + c * 2u);
+  let s1 = d * i8_${n}(o + 192u + h * 8u + c * 2u + 1u);
+  let qlb = o + h * 64u + (c & 1u) * 32u;
+  let qhb = o + 128u + h * 32u;
+  let shl = (c / 2u) * 4u;
+  let shh = c * 2u;
+  for (var l = 0u; l < 32u; l++) {
+    let q = i32(((rd8_${n}(qlb + l) >> shl) & 0xfu) | (((rd8_${n}(qhb + l) >> shh) & 3u) << 4u)) - 32;
+    (*out)[l] = select(s0, s1, l >= 16u) * f32(q);
+  }
+}`;
+  }
 }
 
 /** Formats a number as a WGSL f32 literal. */

@@ -15,7 +15,7 @@
  * bindings): workgroups are allotted to segments in order, so the branch on the segment is uniform per
  * workgroup.
  */
-import { f32Lit, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
+import { f32Lit, isQuantized, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
 
 /** One weight binding read by a segment. */
 export interface SegmentWeight {
@@ -161,14 +161,31 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     let kn = min(KT, K - k0);`);
   o.segments.forEach((s, si) => {
     const rows = s.dots.map((d, di) => `let r${di} = (${d.row}) * K + k0;`).join(' ');
-    const loads = s.dots.map((d, di) => `let wv${di} = ld_w${si}_${d.w}(r${di} + kk);`).join(' ');
-    const fmas = s.dots.map((_, di) => `acc[${di}][tt] += wv${di} * xv;`).join(' ');
-    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u && u < ${s.nUnits}u) {
-      ${rows}
-      for (var kk = 0u; kk < kn; kk++) {
+    const quant = s.dots.every((d) => isQuantized(s.weights[d.w].type));
+    let body: string;
+    if (quant) {
+      // Quantized weights: decode 32 at a time (the block's scale read once), then 32 × TT FMAs.
+      const decl = s.dots.map((_, di) => `var q${di}: array<f32, 32>;`).join(' ');
+      const loads = s.dots.map((d, di) => `dq32_w${si}_${d.w}(r${di} + kb, &q${di});`).join(' ');
+      const fmas = s.dots.map((_, di) => `acc[${di}][tt] += q${di}[e] * xv;`).join(' ');
+      body = `${decl}
+      for (var kb = 0u; kb < kn; kb += 32u) {
+        ${loads}
+        for (var e = 0u; e < 32u; e++) {
+          for (var tt = 0u; tt < TT; tt++) { let xv = xs[tt * KT + kb + e]; ${fmas} }
+        }
+      }`;
+    } else {
+      const loads = s.dots.map((d, di) => `let wv${di} = ld_w${si}_${d.w}(r${di} + kk);`).join(' ');
+      const fmas = s.dots.map((_, di) => `acc[${di}][tt] += wv${di} * xv;`).join(' ');
+      body = `for (var kk = 0u; kk < kn; kk++) {
         ${loads}
         for (var tt = 0u; tt < TT; tt++) { let xv = xs[tt * KT + kk]; ${fmas} }
-      }
+      }`;
+    }
+    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u && u < ${s.nUnits}u) {
+      ${rows}
+      ${body}
     }`);
   });
   lines.push(`    workgroupBarrier();

@@ -54,6 +54,9 @@ describe('llamaConfigFromGguf', () => {
     expect(llamaConfigFromGguf(f)).toEqual({
       architecture: 'llama',
       name: 'llama',
+      qkvBias: false,
+      qkNorm: false,
+      ropeFreqFactors: false,
       nLayers: 5,
       nEmbd: 64,
       nFF: 172,
@@ -117,7 +120,7 @@ describe('llamaConfigFromGguf', () => {
       setMeta(p, 'general.architecture', kv.string('general.architecture', 'gpt2')),
     );
     expect(e.code).toBe('unsupported_model');
-    expect(e.message).toBe('architecture "gpt2" is not supported; supported: llama');
+    expect(e.message).toBe('architecture "gpt2" is not supported; supported: llama, qwen2, qwen3');
     const m = await configError((p) => setMeta(p, 'general.architecture', undefined));
     expect(m.code).toBe('gguf_invalid');
     expect(m.message).toMatch(/general\.architecture is missing/);
@@ -211,15 +214,18 @@ describe('llamaConfigFromGguf', () => {
     expect(moe.code).toBe('unsupported_model');
     expect(moe.message).toMatch(/mixture-of-experts/);
 
-    const rf = await configError((p) =>
+    // Llama 3.1-style RoPE frequency factors are accepted with shape [ropeDim / 2] …
+    const ropeFreqs = (n: number) => (p: Parts) =>
       p.tensors.push({
         name: 'rope_freqs.weight',
         type: 'F32',
-        shape: [4],
-        data: tensor(p, 'output_norm.weight').data.slice(0, 16),
-      }),
-    );
-    expect(rf.code).toBe('unsupported_model');
+        shape: [n],
+        data: tensor(p, 'output_norm.weight').data.slice(0, 4 * n),
+      });
+    expect((await configOf(ropeFreqs(4))).ropeFreqFactors).toBe(true);
+    // … and rejected with another shape.
+    const rf = await configError(ropeFreqs(3));
+    expect(rf.code).toBe('gguf_invalid');
     expect(rf.message).toMatch(/rope_freqs\.weight/);
 
     const bias = await configError((p) =>

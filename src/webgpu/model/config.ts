@@ -19,8 +19,14 @@ export interface RopeScaling {
 
 /** A llama-architecture model's hyperparameters. */
 export interface LlamaConfig {
-  /** `general.architecture`. */
-  architecture: 'llama';
+  /** `general.architecture`: llama (Llama 2/3, TinyLlama, SmolLM, Mistral), qwen2, qwen3. */
+  architecture: 'llama' | 'qwen2' | 'qwen3';
+  /** Biases on the Q/K/V projections (`attn_{q,k,v}.bias`, qwen2). */
+  qkvBias: boolean;
+  /** Per-head RMSNorm of Q and K before RoPE (`attn_{q,k}_norm.weight` [headDim], qwen3). */
+  qkNorm: boolean;
+  /** RoPE frequency factors `rope_freqs.weight` [ropeDim/2] (Llama 3.1+ scaling): θ_i is divided by factor i. */
+  ropeFreqFactors: boolean;
   /** `general.name` ('' when absent). */
   name: string;
   /** `llama.block_count`. */
@@ -66,7 +72,7 @@ export interface LlamaConfigOptions {
 export const DEFAULT_SUPPORTED_TYPES: readonly string[] = ['F32', 'F16'];
 
 /** Architectures {@link llamaConfigFromGguf} accepts. */
-export const SUPPORTED_ARCHITECTURES: readonly string[] = ['llama'];
+export const SUPPORTED_ARCHITECTURES: readonly string[] = ['llama', 'qwen2', 'qwen3'];
 
 /** Upper bounds far above any real model; anything larger is a damaged or hostile file. */
 const LIMITS = {
@@ -148,19 +154,30 @@ export function llamaTensorShapes(
   cfg: Pick<
     LlamaConfig,
     'nLayers' | 'nEmbd' | 'nFF' | 'nHead' | 'nHeadKv' | 'headDim' | 'nVocab' | 'tiedEmbeddings'
-  >,
+  > &
+    Partial<Pick<LlamaConfig, 'qkvBias' | 'qkNorm' | 'ropeFreqFactors' | 'ropeDim'>>,
 ): Map<string, number[]> {
   const { nEmbd, nFF, nVocab } = cfg;
   const qDim = cfg.nHead * cfg.headDim;
   const kvDim = cfg.nHeadKv * cfg.headDim;
   const m = new Map<string, number[]>();
   m.set('token_embd.weight', [nEmbd, nVocab]);
+  if (cfg.ropeFreqFactors) m.set('rope_freqs.weight', [(cfg.ropeDim ?? cfg.headDim) / 2]);
   for (let i = 0; i < cfg.nLayers; i++) {
     const b = `blk.${i}`;
     m.set(`${b}.attn_norm.weight`, [nEmbd]);
     m.set(`${b}.attn_q.weight`, [nEmbd, qDim]);
     m.set(`${b}.attn_k.weight`, [nEmbd, kvDim]);
     m.set(`${b}.attn_v.weight`, [nEmbd, kvDim]);
+    if (cfg.qkvBias) {
+      m.set(`${b}.attn_q.bias`, [qDim]);
+      m.set(`${b}.attn_k.bias`, [kvDim]);
+      m.set(`${b}.attn_v.bias`, [kvDim]);
+    }
+    if (cfg.qkNorm) {
+      m.set(`${b}.attn_q_norm.weight`, [cfg.headDim]);
+      m.set(`${b}.attn_k_norm.weight`, [cfg.headDim]);
+    }
     m.set(`${b}.attn_output.weight`, [qDim, nEmbd]);
     m.set(`${b}.ffn_norm.weight`, [nEmbd]);
     m.set(`${b}.ffn_gate.weight`, [nEmbd, nFF]);
@@ -214,8 +231,10 @@ function ropeScalingFrom(md: Md, a: string): RopeScaling | undefined {
 
 /**
  * Reads and validates a llama model's configuration.
+ * Architectures: llama, qwen2 (Q/K/V biases, NeoX RoPE), qwen3 (per-head Q/K RMSNorm, NeoX RoPE); Llama
+ * 3.1-style `rope_freqs.weight` factors.
  * @throws EngineError('unsupported_model') for other architectures, unsupported features (MoE, RoPE
- *   scaling other than linear, rope_freqs, biases or other extra tensors) and tensor types outside
+ *   scaling other than linear, unexpected extra tensors) and tensor types outside
  *   `supportedTypes`; ('gguf_invalid') for missing or absurd metadata, missing tensors and tensor shapes
  *   that contradict the metadata.
  */
@@ -228,7 +247,7 @@ export function llamaConfigFromGguf(file: GgufFile, opts: LlamaConfigOptions = {
       `architecture "${arch}" is not supported; supported: ${SUPPORTED_ARCHITECTURES.join(', ')}`,
     );
   }
-  const a = arch;
+  const a = arch as LlamaConfig['architecture'];
 
   const nLayers = posInt(md, `${a}.block_count`, LIMITS.nLayers);
   const nEmbd = posInt(md, `${a}.embedding_length`, LIMITS.nEmbd);
@@ -268,13 +287,6 @@ export function llamaConfigFromGguf(file: GgufFile, opts: LlamaConfigOptions = {
   const ropeScaling = ropeScalingFrom(md, a);
 
   const tensors = file.tensors;
-  if (tensors.has('rope_freqs.weight')) {
-    throw unsupported(
-      'this model uses per-dimension RoPE frequency factors (rope_freqs.weight, Llama 3.1-style scaling), ' +
-        'which are not supported yet',
-    );
-  }
-
   const tokens = md['tokenizer.ggml.tokens'];
   const embd = tensors.get('token_embd.weight');
   let nVocab: number;
@@ -291,7 +303,7 @@ export function llamaConfigFromGguf(file: GgufFile, opts: LlamaConfigOptions = {
   }
 
   const cfg: LlamaConfig = {
-    architecture: 'llama',
+    architecture: a,
     name: str(md, 'general.name') ?? '',
     nLayers,
     nEmbd,
@@ -304,8 +316,12 @@ export function llamaConfigFromGguf(file: GgufFile, opts: LlamaConfigOptions = {
     ropeDim,
     ropeFreqBase,
     rmsEps,
-    ropeType: 'norm',
+    // llama.cpp's llama_model_rope_type: NORM for llama, NEOX for qwen2/qwen3.
+    ropeType: a === 'llama' ? 'norm' : 'neox',
     tiedEmbeddings: !tensors.has('output.weight'),
+    qkvBias: a === 'qwen2',
+    qkNorm: a === 'qwen3',
+    ropeFreqFactors: tensors.has('rope_freqs.weight'),
   };
   if (ropeScaling) cfg.ropeScaling = ropeScaling;
 
@@ -324,7 +340,7 @@ export function llamaConfigFromGguf(file: GgufFile, opts: LlamaConfigOptions = {
   for (const name of tensors.keys()) {
     if (!expected.has(name)) {
       throw unsupported(
-        `tensor ${name} is not part of the llama model this engine runs (biases and extras are not supported)`,
+        `tensor ${name} is not part of the ${a} model this engine runs (unexpected extra tensor)`,
       );
     }
   }

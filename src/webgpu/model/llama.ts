@@ -20,8 +20,9 @@ import { EngineError } from '../../engine/errors.ts';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
 import { argmaxWGSL } from '../kernels/argmax.ts';
 import { attentionWGSL } from '../kernels/attention.ts';
-import { packStep, STEP_BYTES, type WeightType, WG } from '../kernels/common.ts';
+import { packStep, rowBytes, STEP_BYTES, WEIGHT_TYPES, type WeightType, WG } from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';
+import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
 import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from '../kernels/matmul.ts';
 import type { LlamaConfig } from './config.ts';
 
@@ -64,21 +65,23 @@ export interface LlamaLoadTimes {
   compileMs: number;
 }
 
-const WEIGHT_TYPES: Record<string, WeightType> = { F32: 'F32', F16: 'F16' };
-
 function weightType(t: GgufTensorInfo): WeightType {
-  const w = WEIGHT_TYPES[t.typeName];
+  const w = WEIGHT_TYPES.find((x) => x === t.typeName);
   if (!w) {
     throw new EngineError(
       'unsupported_model',
-      `tensor ${t.name} has type ${t.typeName}, which this engine does not run yet (supported: F32, F16)`,
+      `tensor ${t.name} has type ${t.typeName}, which this engine does not run (supported: ${WEIGHT_TYPES.join(', ')})`,
     );
   }
   return w;
 }
 
-function bytesPerElement(t: WeightType): number {
-  return t === 'F32' ? 4 : 2;
+function tensorRowBytes(t: GgufTensorInfo | GpuWeight, type: WeightType, K: number): number {
+  try {
+    return rowBytes(type, K);
+  } catch (e) {
+    throw new EngineError('gguf_invalid', `tensor ${t.name}: ${(e as Error).message}`);
+  }
 }
 
 interface Kernel {
@@ -89,14 +92,21 @@ interface Kernel {
 
 /**
  * RoPE table [nCtx, ropeDim/2] of (cos θ, sin θ), θ = pos · freqScale · base^(−2i/ropeDim) (llama.cpp's
- * `ggml_rope` with linear scaling, freqScale = 1 / rope.scaling.factor), computed in float64 then rounded.
+ * `ggml_rope_ext` with linear scaling, freqScale = 1 / rope.scaling.factor, and θ_i divided by
+ * `rope_freqs.weight`[i] where the model has it), computed in float64 then rounded.
  */
-export function ropeTable(nCtx: number, ropeDim: number, freqBase: number, freqScale = 1): Float32Array {
+export function ropeTable(
+  nCtx: number,
+  ropeDim: number,
+  freqBase: number,
+  freqScale = 1,
+  freqFactors?: Float32Array,
+): Float32Array {
   const half = ropeDim / 2;
   const out = new Float32Array(nCtx * half * 2);
   for (let p = 0; p < nCtx; p++) {
     for (let i = 0; i < half; i++) {
-      const theta = p * freqScale * freqBase ** ((-2 * i) / ropeDim);
+      const theta = (p * freqScale * freqBase ** ((-2 * i) / ropeDim)) / (freqFactors ? freqFactors[i] : 1);
       out[(p * half + i) * 2] = Math.cos(theta);
       out[(p * half + i) * 2 + 1] = Math.sin(theta);
     }
@@ -123,8 +133,14 @@ export class LlamaModel {
   private tokenOut!: GPUBuffer;
   private readbacks: GPUBuffer[] = [];
   private logitsReadback!: GPUBuffer;
-  private decode!: Record<'embed' | 'qkv' | 'attn' | 'wo' | 'ffn' | 'down' | 'out' | 'argmax', Kernel>;
-  private prefill!: Record<'qkv' | 'wo' | 'ffn' | 'down', Kernel>;
+  /** Per-layer kernels: the matmuls in decode (TT = 1) and prefill variants, attention, qwen3's Q/K norm. */
+  private layerKernels!: {
+    decode: Record<'qkv' | 'wo' | 'ffn' | 'down', Kernel[]>;
+    prefill: Record<'qkv' | 'wo' | 'ffn' | 'down', Kernel[]>;
+    attn: Kernel[];
+    qkNorm?: Kernel[];
+  };
+  private globalKernels!: Record<'embed' | 'out' | 'argmax', Kernel>;
   private wgX!: Record<'qkv' | 'wo' | 'ffn' | 'down' | 'out', number>;
   private destroyed = false;
 
@@ -174,7 +190,7 @@ export class LlamaModel {
         const type = weightType(t);
         const K = t.shape[0];
         const N = t.shape.slice(1).reduce((a, b) => a * b, 1);
-        const rowBytes = K * bytesPerElement(type);
+        const rowBytes = tensorRowBytes(t, type, K);
         let rowsPerPart = Math.max(1, Math.floor(maxBuffer / rowBytes));
         while ((rowsPerPart * rowBytes) % 4 !== 0) rowsPerPart--;
         if (rowsPerPart < 1 || rowBytes > maxBuffer) {
@@ -217,6 +233,7 @@ export class LlamaModel {
       }
 
       // 2. Stream tensor data into the buffers.
+      let ropeFreqs: Uint8Array | undefined;
       let uploaded = 0;
       const total = weightBytes;
       let tWait = performance.now();
@@ -225,8 +242,12 @@ export class LlamaModel {
           times.fetchMs += performance.now() - tWait;
           const tw = performance.now();
           const w = weights.get(c.tensor.name)!;
-          const rowBytes = w.K * bytesPerElement(w.type);
+          const rowBytes = tensorRowBytes(w, w.type, w.K);
           let off = c.offset;
+          if (c.tensor.name === 'rope_freqs.weight') {
+            ropeFreqs ??= new Uint8Array(c.tensor.nBytes);
+            ropeFreqs.set(c.bytes, c.offset);
+          }
           let src = c.bytes;
           while (src.byteLength > 0) {
             const row = Math.floor(off / rowBytes);
@@ -250,6 +271,11 @@ export class LlamaModel {
           tWait = performance.now();
         },
         { signal: opts.signal, onBytes: opts.onFetch },
+      );
+      model.writeRopeTable(
+        ropeFreqs && weights.get('rope_freqs.weight')!.type === 'F32'
+          ? new Float32Array(ropeFreqs.buffer)
+          : undefined,
       );
       const tq = performance.now();
       await device.queue.onSubmittedWorkDone();
@@ -332,15 +358,33 @@ export class LlamaModel {
       c.nVocab * 4,
       GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     );
+  }
+
+  /** Writes the RoPE table (after the weights arrived: it needs `rope_freqs.weight` when present). */
+  private writeRopeTable(freqFactors?: Float32Array): void {
+    const c = this.cfg;
+    if (c.ropeFreqFactors && !freqFactors) {
+      throw new EngineError('unsupported_model', 'rope_freqs.weight must be F32');
+    }
+    const scale = c.ropeScaling ? 1 / c.ropeScaling.factor : 1;
     this.device.queue.writeBuffer(
       this.rope,
       0,
-      ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase, c.ropeScaling ? 1 / c.ropeScaling.factor : 1),
+      ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase, scale, freqFactors),
     );
   }
 
-  /** Segments of the fused QKV + RoPE + KV-store kernel. */
-  private qkvSegments(wq: GpuWeight, wk: GpuWeight, wv: GpuWeight): MatmulSegment[] {
+  /**
+   * Segments of the fused QKV (+ bias) + RoPE + KV-store kernel. With `opts.bias` each segment also
+   * binds its bias vector (F32 [rows]) and adds it before RoPE (qwen2). With `opts.deferRope` Q and K are
+   * stored unrotated for {@link qkNormRopeWGSL} (qwen3's per-head norms come before RoPE).
+   */
+  private qkvSegments(
+    wq: GpuWeight,
+    wk: GpuWeight,
+    wv: GpuWeight,
+    opts: { bias?: [GpuWeight, GpuWeight, GpuWeight]; deferRope?: boolean } = {},
+  ): MatmulSegment[] {
     const c = this.cfg;
     const HD = c.headDim;
     const half = HD / 2;
@@ -355,52 +399,65 @@ export class LlamaModel {
     const ib = neox
       ? `select(2u * (u % ${half}u) + 1u, u % ${half}u + ${RD / 2}u, 2u * (u % ${half}u) < ${RD}u)`
       : `2u * (u % ${half}u) + 1u`;
-    const rot = `let i = u % ${half}u; let hb0 = (u / ${half}u) * ${HD}u; let ia = ${ia}; let ib = ${ib};
-      var o0 = d0; var o1 = d1;
-      if (2u * i < ${RD}u) { let cs = rope[pos * ${RD / 2}u + i]; o0 = d0 * cs.x - d1 * cs.y; o1 = d0 * cs.y + d1 * cs.x; }`;
-    const single = (w: GpuWeight) => {
+    const biasAdd = (si: number, r0: string, r1: string) =>
+      opts.bias ? `let b0 = ld_w${si}_1(${r0}); let b1 = ld_w${si}_1(${r1});` : 'let b0 = 0.0; let b1 = 0.0;';
+    const rot = (
+      si: number,
+    ) => `let i = u % ${half}u; let hb0 = (u / ${half}u) * ${HD}u; let ia = ${ia}; let ib = ${ib};
+      ${biasAdd(si, 'hb0 + ia', 'hb0 + ib')}
+      var o0 = d0 + b0; var o1 = d1 + b1;${
+        opts.deferRope
+          ? ''
+          : `
+      if (2u * i < ${RD}u) { let cs = rope[pos * ${RD / 2}u + i]; o0 = (d0 + b0) * cs.x - (d1 + b1) * cs.y; o1 = (d0 + b0) * cs.y + (d1 + b1) * cs.x; }`
+      }`;
+    const ws = (w: GpuWeight, i: number) => {
       if (w.parts.length !== 1) {
         throw new EngineError(
           'unsupported_model',
           `tensor ${w.name} is larger than one buffer binding; only token_embd/output may be split`,
         );
       }
-      return [{ type: w.type }];
+      return opts.bias ? [{ type: w.type }, { type: opts.bias[i].type }] : [{ type: w.type }];
     };
     return [
       {
         nUnits: qDim / 2,
-        weights: single(wq),
+        weights: ws(wq, 0),
         dots: [
           { w: 0, row: `(u / ${half}u) * ${HD}u + ${ia}` },
           { w: 0, row: `(u / ${half}u) * ${HD}u + ${ib}` },
         ],
-        epilogue: `${rot}
+        epilogue: `${rot(0)}
       qout[t * ${qDim}u + hb0 + ia] = o0; qout[t * ${qDim}u + hb0 + ib] = o1;`,
       },
       {
         nUnits: kvDim / 2,
-        weights: single(wk),
+        weights: ws(wk, 1),
         dots: [
           { w: 0, row: `(u / ${half}u) * ${HD}u + ${ia}` },
           { w: 0, row: `(u / ${half}u) * ${HD}u + ${ib}` },
         ],
-        epilogue: `${rot}
+        epilogue: `${rot(1)}
       kc[pos * ${kvDim}u + hb0 + ia] = o0; kc[pos * ${kvDim}u + hb0 + ib] = o1;`,
       },
       {
         nUnits: kvDim / 2,
-        weights: single(wv),
+        weights: ws(wv, 2),
         dots: [
           { w: 0, row: '2u * u' },
           { w: 0, row: '2u * u + 1u' },
         ],
-        epilogue: `vc[pos * ${kvDim}u + 2u * u] = d0; vc[pos * ${kvDim}u + 2u * u + 1u] = d1;`,
+        epilogue: `${biasAdd(2, '2u * u', '2u * u + 1u')}
+      vc[pos * ${kvDim}u + 2u * u] = d0 + b0; vc[pos * ${kvDim}u + 2u * u + 1u] = d1 + b1;`,
       },
     ];
   }
 
-  /** Compiles pipelines (async, in parallel) and makes every bind group. */
+  /**
+   * Generates every kernel's source (per layer: layers may mix weight types, as Q4_K_M files do),
+   * compiles the distinct ones in parallel, and makes every bind group.
+   */
   private async build(
     weights: Map<string, GpuWeight>,
     onCompile?: (done: number, total: number) => void,
@@ -414,33 +471,113 @@ export class LlamaModel {
     };
     const qDim = c.nHead * c.headDim;
     const eps = c.rmsEps;
-    const wq0 = W('blk.0.attn_q.weight');
-    const wk0 = W('blk.0.attn_k.weight');
-    const wv0 = W('blk.0.attn_v.weight');
-    const normType = W('blk.0.attn_norm.weight').type;
-    const qkvSegs = this.qkvSegments(wq0, wk0, wv0);
-    const qkvExtra = [
-      'var<storage, read> rope: array<vec2<f32>>',
-      'var<storage, read_write> qout: array<f32>',
-      'var<storage, read_write> kc: array<f32>',
-      'var<storage, read_write> vc: array<f32>',
-    ];
+    const one = (w: GpuWeight) => w.parts[0].buffer;
+    const layers = Array.from({ length: c.nLayers }, (_, l) => l);
     const resSeg = (w: GpuWeight, N: number): MatmulSegment => ({
       nUnits: N,
       weights: [{ type: w.type }],
       dots: [{ w: 0, row: 'u' }],
       epilogue: `y[t * ${N}u + u] += d0;`,
     });
-    const wg0 = W('blk.0.ffn_gate.weight');
-    const ffnSeg: MatmulSegment = {
-      nUnits: c.nFF,
-      weights: [{ type: wg0.type }, { type: W('blk.0.ffn_up.weight').type }],
-      dots: [
-        { w: 0, row: 'u' },
-        { w: 1, row: 'u' },
-      ],
-      epilogue: `hb[t * ${c.nFF}u + u] = d0 / (1.0 + exp(-d0)) * d1;`,
-    };
+    const qkvExtra = [
+      'var<storage, read> rope: array<vec2<f32>>',
+      'var<storage, read_write> qout: array<f32>',
+      'var<storage, read_write> kc: array<f32>',
+      'var<storage, read_write> vc: array<f32>',
+    ];
+
+    // Per-layer sources and buffers, for TT = 1 (decode) and TT = PREFILL_TT (prefill).
+    type LayerKernel = { src: (TT: number) => string; buffers: GPUBuffer[]; wgX: number };
+    const layerKernels = layers.map((l) => {
+      const b = `blk.${l}`;
+      const bias = c.qkvBias
+        ? ([W(`${b}.attn_q.bias`), W(`${b}.attn_k.bias`), W(`${b}.attn_v.bias`)] as [
+            GpuWeight,
+            GpuWeight,
+            GpuWeight,
+          ])
+        : undefined;
+      const wq = W(`${b}.attn_q.weight`);
+      const wk = W(`${b}.attn_k.weight`);
+      const wv = W(`${b}.attn_v.weight`);
+      const qkvSegs = this.qkvSegments(wq, wk, wv, { bias, deferRope: c.qkNorm });
+      const attnNorm = W(`${b}.attn_norm.weight`);
+      const ffnNorm = W(`${b}.ffn_norm.weight`);
+      const wo = W(`${b}.attn_output.weight`);
+      const gate = W(`${b}.ffn_gate.weight`);
+      const up = W(`${b}.ffn_up.weight`);
+      const down = W(`${b}.ffn_down.weight`);
+      const ffnSeg: MatmulSegment = {
+        nUnits: c.nFF,
+        weights: [{ type: gate.type }, { type: up.type }],
+        dots: [
+          { w: 0, row: 'u' },
+          { w: 1, row: 'u' },
+        ],
+        epilogue: `hb[t * ${c.nFF}u + u] = d0 / (1.0 + exp(-d0)) * d1;`,
+      };
+      const qkvWeights = bias
+        ? [one(wq), one(bias[0]), one(wk), one(bias[1]), one(wv), one(bias[2])]
+        : [one(wq), one(wk), one(wv)];
+      const k: Record<'qkv' | 'wo' | 'ffn' | 'down', LayerKernel> = {
+        qkv: {
+          src: (TT) =>
+            matmulWGSL({
+              K: c.nEmbd,
+              TT,
+              norm: { eps, type: attnNorm.type },
+              segments: qkvSegs,
+              extra: qkvExtra,
+            }),
+          buffers: [
+            this.stepBuf,
+            this.x,
+            one(attnNorm),
+            ...qkvWeights,
+            this.rope,
+            this.q,
+            this.kCache[l],
+            this.vCache[l],
+          ],
+          wgX: matmulWorkgroupsX(qkvSegs),
+        },
+        wo: {
+          src: (TT) =>
+            matmulWGSL({
+              K: qDim,
+              TT,
+              segments: [resSeg(wo, c.nEmbd)],
+              extra: ['var<storage, read_write> y: array<f32>'],
+            }),
+          buffers: [this.stepBuf, this.xb, one(wo), this.x],
+          wgX: Math.ceil(c.nEmbd / WG),
+        },
+        ffn: {
+          src: (TT) =>
+            matmulWGSL({
+              K: c.nEmbd,
+              TT,
+              norm: { eps, type: ffnNorm.type },
+              segments: [ffnSeg],
+              extra: ['var<storage, read_write> hb: array<f32>'],
+            }),
+          buffers: [this.stepBuf, this.x, one(ffnNorm), one(gate), one(up), this.hb],
+          wgX: Math.ceil(c.nFF / WG),
+        },
+        down: {
+          src: (TT) =>
+            matmulWGSL({
+              K: c.nFF,
+              TT,
+              segments: [resSeg(down, c.nEmbd)],
+              extra: ['var<storage, read_write> y: array<f32>'],
+            }),
+          buffers: [this.stepBuf, this.hb, one(down), this.x],
+          wgX: Math.ceil(c.nEmbd / WG),
+        },
+      };
+      return k;
+    });
     const outW = weights.get('output.weight') ?? W('token_embd.weight');
     const outSegs: MatmulSegment[] = outW.parts.map((p) => ({
       nUnits: p.rowCount,
@@ -449,185 +586,137 @@ export class LlamaModel {
       epilogue: `logits[${p.rowStart}u + u] = d0;`,
     }));
     const emb = W('token_embd.weight');
-    const woType = W('blk.0.attn_output.weight').type;
-    const downType = W('blk.0.ffn_down.weight').type;
-
-    const sources = {
-      embed: embedWGSL({
-        nEmbd: c.nEmbd,
-        parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })),
-      }),
-      attn: attentionWGSL({
-        nHead: c.nHead,
-        nHeadKv: c.nHeadKv,
-        headDim: c.headDim,
-        scale: 1 / Math.sqrt(c.headDim),
-      }),
-      argmax: argmaxWGSL({ nVocab: c.nVocab }),
-      out: matmulWGSL({
-        K: c.nEmbd,
-        TT: 1,
-        norm: { eps, type: W('output_norm.weight').type },
-        lastTokenOnly: true,
-        segments: outSegs,
-        extra: ['var<storage, read_write> logits: array<f32>'],
-      }),
-    };
-    const perTT = (TT: number) => ({
-      qkv: matmulWGSL({ K: c.nEmbd, TT, norm: { eps, type: normType }, segments: qkvSegs, extra: qkvExtra }),
-      wo: matmulWGSL({
-        K: qDim,
-        TT,
-        segments: [resSeg({ ...wq0, type: woType }, c.nEmbd)],
-        extra: ['var<storage, read_write> y: array<f32>'],
-      }),
-      ffn: matmulWGSL({
-        K: c.nEmbd,
-        TT,
-        norm: { eps, type: normType },
-        segments: [ffnSeg],
-        extra: ['var<storage, read_write> hb: array<f32>'],
-      }),
-      down: matmulWGSL({
-        K: c.nFF,
-        TT,
-        segments: [resSeg({ ...wq0, type: downType }, c.nEmbd)],
-        extra: ['var<storage, read_write> y: array<f32>'],
-      }),
-    });
-    const dec = perTT(1);
-    const pre = perTT(PREFILL_TT);
-    const all: [string, string][] = [
-      ...Object.entries(sources),
-      ...Object.entries(dec).map(([k, v]) => [`decode.${k}`, v] as [string, string]),
-      ...Object.entries(pre).map(([k, v]) => [`prefill.${k}`, v] as [string, string]),
-    ];
-    let done = 0;
-    const cache = new Map<string, Promise<GPUComputePipeline>>();
-    const compile = (label: string, code: string): Promise<GPUComputePipeline> => {
-      let p = cache.get(code);
-      if (!p) {
-        const module = dev.createShaderModule({ label, code });
-        p = dev
-          .createComputePipelineAsync({ label, layout: 'auto', compute: { module, entryPoint: 'main' } })
-          .catch(async (e) => {
-            const info = await module.getCompilationInfo?.();
-            const msgs = info?.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n') ?? '';
-            throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, {
-              cause: e,
-            });
-          })
-          .then((pl) => {
-            onCompile?.(++done, all.length);
-            return pl;
-          });
-        cache.set(code, p);
-      } else {
-        p.then(() => onCompile?.(++done, all.length));
-      }
-      return p;
-    };
-    const pipes = Object.fromEntries(
-      await Promise.all(all.map(async ([k, v]) => [k, await compile(k, v)] as const)),
-    );
-
-    const bg = (pipe: GPUComputePipeline, label: string, buffers: GPUBuffer[]): GPUBindGroup =>
-      dev.createBindGroup({
-        label,
-        layout: pipe.getBindGroupLayout(0),
-        entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-      });
-    const one = (w: GpuWeight) => w.parts[0].buffer;
-    const layers = Array.from({ length: c.nLayers }, (_, l) => l);
-    const kernelSet = (P: (k: string) => GPUComputePipeline) => ({
-      qkv: {
-        pipeline: P('qkv'),
-        groups: layers.map((l) =>
-          bg(P('qkv'), `blk.${l}.qkv`, [
-            this.stepBuf,
-            this.x,
-            one(W(`blk.${l}.attn_norm.weight`)),
-            one(W(`blk.${l}.attn_q.weight`)),
-            one(W(`blk.${l}.attn_k.weight`)),
-            one(W(`blk.${l}.attn_v.weight`)),
-            this.rope,
-            this.q,
-            this.kCache[l],
-            this.vCache[l],
-          ]),
-        ),
-      },
-      wo: {
-        pipeline: P('wo'),
-        groups: layers.map((l) =>
-          bg(P('wo'), `blk.${l}.attn_output`, [
-            this.stepBuf,
-            this.xb,
-            one(W(`blk.${l}.attn_output.weight`)),
-            this.x,
-          ]),
-        ),
-      },
-      ffn: {
-        pipeline: P('ffn'),
-        groups: layers.map((l) =>
-          bg(P('ffn'), `blk.${l}.ffn_gate_up`, [
-            this.stepBuf,
-            this.x,
-            one(W(`blk.${l}.ffn_norm.weight`)),
-            one(W(`blk.${l}.ffn_gate.weight`)),
-            one(W(`blk.${l}.ffn_up.weight`)),
-            this.hb,
-          ]),
-        ),
-      },
-      down: {
-        pipeline: P('down'),
-        groups: layers.map((l) =>
-          bg(P('down'), `blk.${l}.ffn_down`, [
-            this.stepBuf,
-            this.hb,
-            one(W(`blk.${l}.ffn_down.weight`)),
-            this.x,
-          ]),
-        ),
-      },
-    });
-    const dSet = kernelSet((k) => pipes[`decode.${k}`]);
-    this.prefill = kernelSet((k) => pipes[`prefill.${k}`]);
-    this.decode = {
-      ...dSet,
+    const outNorm = W('output_norm.weight');
+    const single: Record<string, { src: string; buffers: GPUBuffer[] }> = {
       embed: {
-        pipeline: pipes.embed,
-        groups: [
-          bg(pipes.embed, 'embed', [this.stepBuf, this.ids, this.x, ...emb.parts.map((p) => p.buffer)]),
-        ],
-      },
-      attn: {
-        pipeline: pipes.attn,
-        groups: layers.map((l) =>
-          bg(pipes.attn, `blk.${l}.attn`, [this.stepBuf, this.q, this.kCache[l], this.vCache[l], this.xb]),
-        ),
+        src: embedWGSL({
+          nEmbd: c.nEmbd,
+          parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })),
+        }),
+        buffers: [this.stepBuf, this.ids, this.x, ...emb.parts.map((p) => p.buffer)],
       },
       out: {
-        pipeline: pipes.out,
-        groups: [
-          bg(pipes.out, 'output', [
-            this.stepBuf,
-            this.x,
-            one(W('output_norm.weight')),
-            ...outW.parts.map((p) => p.buffer),
-            this.logits,
-          ]),
-        ],
+        src: matmulWGSL({
+          K: c.nEmbd,
+          TT: 1,
+          norm: { eps, type: outNorm.type },
+          lastTokenOnly: true,
+          segments: outSegs,
+          extra: ['var<storage, read_write> logits: array<f32>'],
+        }),
+        buffers: [this.stepBuf, this.x, one(outNorm), ...outW.parts.map((p) => p.buffer), this.logits],
       },
-      argmax: { pipeline: pipes.argmax, groups: [bg(pipes.argmax, 'argmax', [this.logits, this.tokenOut])] },
+      argmax: { src: argmaxWGSL({ nVocab: c.nVocab }), buffers: [this.logits, this.tokenOut] },
+    };
+    const attnSrc = attentionWGSL({
+      nHead: c.nHead,
+      nHeadKv: c.nHeadKv,
+      headDim: c.headDim,
+      scale: 1 / Math.sqrt(c.headDim),
+    });
+    const qkNormSrc = c.qkNorm
+      ? qkNormRopeWGSL({
+          nHead: c.nHead,
+          nHeadKv: c.nHeadKv,
+          headDim: c.headDim,
+          ropeDim: c.ropeDim,
+          neox: c.ropeType === 'neox',
+          eps,
+          normType: W('blk.0.attn_q_norm.weight').type,
+        })
+      : undefined;
+
+    // Compile each distinct source once.
+    const sources = new Map<string, string>(); // source → label
+    const addSrc = (label: string, code: string) => {
+      if (!sources.has(code)) sources.set(code, label);
+    };
+    for (const [k, v] of Object.entries(single)) addSrc(k, v.src);
+    addSrc('attn', attnSrc);
+    if (qkNormSrc) addSrc('qk_norm_rope', qkNormSrc);
+    layers.forEach((l) => {
+      for (const [k, v] of Object.entries(layerKernels[l])) {
+        addSrc(`blk.${l}.${k}.decode`, v.src(1));
+        addSrc(`blk.${l}.${k}.prefill`, v.src(PREFILL_TT));
+      }
+    });
+    let done = 0;
+    const pipes = new Map<string, GPUComputePipeline>();
+    await Promise.all(
+      [...sources].map(async ([code, label]) => {
+        const module = dev.createShaderModule({ label, code });
+        try {
+          pipes.set(
+            code,
+            await dev.createComputePipelineAsync({
+              label,
+              layout: 'auto',
+              compute: { module, entryPoint: 'main' },
+            }),
+          );
+        } catch (e) {
+          const info = await module.getCompilationInfo?.().catch(() => undefined);
+          const msgs = info?.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n') ?? '';
+          throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, {
+            cause: e,
+          });
+        }
+        onCompile?.(++done, sources.size);
+      }),
+    );
+
+    const kernel = (label: string, code: string, buffers: GPUBuffer[]): Kernel => {
+      const pipeline = pipes.get(code)!;
+      const group = dev.createBindGroup({
+        label,
+        layout: pipeline.getBindGroupLayout(0),
+        entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      });
+      return { pipeline, groups: [group] };
+    };
+    const perLayer = (name: 'qkv' | 'wo' | 'ffn' | 'down', TT: number) =>
+      layers.map((l) =>
+        kernel(`blk.${l}.${name}`, layerKernels[l][name].src(TT), layerKernels[l][name].buffers),
+      );
+    this.layerKernels = {
+      decode: {
+        qkv: perLayer('qkv', 1),
+        wo: perLayer('wo', 1),
+        ffn: perLayer('ffn', 1),
+        down: perLayer('down', 1),
+      },
+      prefill: {
+        qkv: perLayer('qkv', PREFILL_TT),
+        wo: perLayer('wo', PREFILL_TT),
+        ffn: perLayer('ffn', PREFILL_TT),
+        down: perLayer('down', PREFILL_TT),
+      },
+      attn: layers.map((l) =>
+        kernel(`blk.${l}.attn`, attnSrc, [this.stepBuf, this.q, this.kCache[l], this.vCache[l], this.xb]),
+      ),
+      qkNorm: qkNormSrc
+        ? layers.map((l) =>
+            kernel(`blk.${l}.qk_norm_rope`, qkNormSrc, [
+              this.stepBuf,
+              this.q,
+              this.kCache[l],
+              one(W(`blk.${l}.attn_q_norm.weight`)),
+              one(W(`blk.${l}.attn_k_norm.weight`)),
+              this.rope,
+            ]),
+          )
+        : undefined,
+    };
+    this.globalKernels = {
+      embed: kernel('embed', single.embed.src, single.embed.buffers),
+      out: kernel('output', single.out.src, single.out.buffers),
+      argmax: kernel('argmax', single.argmax.src, single.argmax.buffers),
     };
     this.wgX = {
-      qkv: matmulWorkgroupsX(qkvSegs),
-      wo: Math.ceil(c.nEmbd / WG),
-      ffn: Math.ceil(c.nFF / WG),
-      down: Math.ceil(c.nEmbd / WG),
+      qkv: layerKernels[0].qkv.wgX,
+      wo: layerKernels[0].wo.wgX,
+      ffn: layerKernels[0].ffn.wgX,
+      down: layerKernels[0].down.wgX,
       out: matmulWorkgroupsX(outSegs),
     };
     this.built = true;
@@ -635,7 +724,7 @@ export class LlamaModel {
 
   /** Dispatches per decode step (for profiling and the benchmark). */
   get dispatchesPerToken(): number {
-    return 3 + 5 * this.cfg.nLayers;
+    return 3 + (this.cfg.qkNorm ? 6 : 5) * this.cfg.nLayers;
   }
 
   /**
@@ -644,25 +733,27 @@ export class LlamaModel {
    */
   private encodeForward(enc: GPUCommandEncoder, T: number): void {
     const c = this.cfg;
-    const K = T === 1 ? this.decode : { ...this.decode, ...this.prefill };
+    const L = this.layerKernels;
+    const set = T === 1 ? L.decode : L.prefill;
     const TT = T === 1 ? 1 : PREFILL_TT;
     const ty = Math.ceil(T / TT);
     const pass = enc.beginComputePass({ label: T === 1 ? 'decode' : 'prefill' });
-    const run = (k: Kernel, g: number, x: number, y = 1) => {
+    const run = (k: Kernel, x: number, y = 1) => {
       pass.setPipeline(k.pipeline);
-      pass.setBindGroup(0, k.groups[g]);
+      pass.setBindGroup(0, k.groups[0]);
       pass.dispatchWorkgroups(x, y);
     };
-    run(K.embed, 0, Math.ceil(c.nEmbd / WG), T);
+    run(this.globalKernels.embed, Math.ceil(c.nEmbd / WG), T);
     for (let l = 0; l < c.nLayers; l++) {
-      run(K.qkv, l, this.wgX.qkv, ty);
-      run(K.attn, l, c.nHead, T);
-      run(K.wo, l, this.wgX.wo, ty);
-      run(K.ffn, l, this.wgX.ffn, ty);
-      run(K.down, l, this.wgX.down, ty);
+      run(set.qkv[l], this.wgX.qkv, ty);
+      if (L.qkNorm) run(L.qkNorm[l], c.nHead + c.nHeadKv, T);
+      run(L.attn[l], c.nHead, T);
+      run(set.wo[l], this.wgX.wo, ty);
+      run(set.ffn[l], this.wgX.ffn, ty);
+      run(set.down[l], this.wgX.down, ty);
     }
-    run(K.out, 0, this.wgX.out, 1);
-    run(K.argmax, 0, 1);
+    run(this.globalKernels.out, this.wgX.out, 1);
+    run(this.globalKernels.argmax, 1);
     pass.end();
   }
 

@@ -36,6 +36,10 @@ export interface RandomLlamaOptions {
   name?: string;
   /** Type of the 2-D weight matrices ('F32' default, or 'F16'); norms stay F32 as in llama.cpp. */
   weightType?: 'F32' | 'F16';
+  /** `general.architecture` (default llama): qwen2 adds Q/K/V biases, qwen3 per-head Q/K norms. */
+  architecture?: 'llama' | 'qwen2' | 'qwen3';
+  /** Add a `rope_freqs.weight` [ropeDim/2] of factors in [1, 8] (Llama 3.1-style scaling). */
+  ropeFreqFactors?: boolean;
   /** Extra metadata entries appended after the generated ones. */
   extraMetadata?: GgufMetadataEntry[];
   version?: 2 | 3;
@@ -178,10 +182,11 @@ export function f32ToF16Bits(v: number): number {
 
 function randomTensor(rng: Rng, name: string, shape: number[], weightType: 'F32' | 'F16'): GgufTensorInput {
   const n = shapeElements(shape);
-  const isNorm = shape.length === 1;
-  const std = isNorm ? 0.2 : name === 'token_embd.weight' ? 1 : 1 / Math.sqrt(shape[0]);
+  const isBias = name.endsWith('.bias');
+  const isNorm = shape.length === 1 && !isBias;
+  const std = isNorm ? 0.2 : isBias ? 0.5 : name === 'token_embd.weight' ? 1 : 1 / Math.sqrt(shape[0]);
   const mean = isNorm ? 1 : 0;
-  if (isNorm || weightType === 'F32') {
+  if (isNorm || isBias || weightType === 'F32') {
     const f = new Float32Array(n);
     for (let i = 0; i < n; i++) f[i] = randn(rng, mean, std);
     return { name, type: GgmlTypeId.F32, shape, data: new Uint8Array(f.buffer) };
@@ -205,7 +210,7 @@ export function randomLlamaParts(o: RandomLlamaOptions): {
     throw new EngineError('invalid_argument', `nEmbd ${o.nEmbd} is not a multiple of nHead ${o.nHead}`);
   }
   const vocab = makeSpmVocab(o.nVocab);
-  const a = 'llama';
+  const a = o.architecture ?? 'llama';
   const metadata: GgufMetadataEntry[] = [
     kv.string('general.architecture', a),
     kv.string('general.name', o.name ?? 'random-llama'),
@@ -243,8 +248,21 @@ export function randomLlamaParts(o: RandomLlamaOptions): {
     headDim,
     nVocab: o.nVocab,
     tiedEmbeddings: o.tied ?? false,
+    qkvBias: a === 'qwen2',
+    qkNorm: a === 'qwen3',
+    ropeFreqFactors: o.ropeFreqFactors ?? false,
+    ropeDim: o.ropeDim ?? headDim,
   });
-  const tensors = [...shapes].map(([name, shape]) => randomTensor(rng, name, shape, o.weightType ?? 'F32'));
+  const tensors = [...shapes].map(([name, shape]) =>
+    name === 'rope_freqs.weight'
+      ? {
+          name,
+          type: GgmlTypeId.F32,
+          shape,
+          data: new Uint8Array(Float32Array.from({ length: shape[0] }, () => 1 + 7 * rng()).buffer),
+        }
+      : randomTensor(rng, name, shape, o.weightType ?? 'F32'),
+  );
   return { metadata, tensors };
 }
 

@@ -41,7 +41,7 @@ async function gpuStatus(page: Page): Promise<string | null> {
 test('shows the adapter, its LLM features and limits, and says when it is software', async ({ page }) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto('/');
+  await page.goto('/#gpu');
   await expect(page).toHaveTitle('WebGPU LLM Bench');
   await expect(page.getByRole('banner')).toContainText('WebGPU LLM Bench');
   await expect(page.getByRole('heading', { level: 1, name: 'Your GPU' })).toBeVisible();
@@ -111,7 +111,7 @@ test('shows the adapter, its LLM features and limits, and says when it is softwa
 });
 
 test('the fingerprint is the adapter’s and stays the same on reload', async ({ page, browser }) => {
-  await page.goto('/');
+  await page.goto('/#gpu');
   expect(await gpuStatus(page)).toBe('ok');
   const id = page.getByTestId('fingerprint-id');
   const first = await id.textContent();
@@ -128,7 +128,7 @@ test('the fingerprint is the adapter’s and stays the same on reload', async ({
 
   const context = await browser.newContext();
   const other = await context.newPage();
-  await other.goto('/');
+  await other.goto('/#gpu');
   expect(await gpuStatus(other)).toBe('ok');
   await expect(other.getByTestId('fingerprint-id')).toHaveText(first ?? '');
   await context.close();
@@ -143,7 +143,7 @@ test('with --disable-webgpu, navigator.gpu stays but gives no adapter, and the p
   });
   try {
     const page = await browser.newPage();
-    await page.goto(baseURL ?? '/');
+    await page.goto(`${baseURL ?? ''}/#gpu`);
     // What this Chromium really does with --disable-webgpu: the API object is still exposed, and
     // requestAdapter() resolves to null. If a future Chromium removes navigator.gpu instead, this fails here.
     const raw = await page.evaluate(async () => ({
@@ -178,7 +178,7 @@ test('over plain http from a non-local host, the page says WebGPU needs a secure
     const response = await route.fetch({ url: new URL(url.pathname + url.search, baseURL).href });
     await route.fulfill({ response });
   });
-  await page.goto('http://insecure.test/');
+  await page.goto('http://insecure.test/#gpu');
   expect(await page.evaluate(() => [window.isSecureContext, 'gpu' in navigator])).toEqual([false, false]);
   expect(await gpuStatus(page)).toBe('no-webgpu');
   const problem = page.getByRole('alert');
@@ -192,7 +192,7 @@ test('when the device request fails, the page says so and still shows the adapte
     GPUAdapter.prototype.requestDevice = () =>
       Promise.reject(new DOMException('simulated device failure', 'OperationError'));
   });
-  await page.goto('/');
+  await page.goto('/#gpu');
   expect(await gpuStatus(page)).toBe('device-failed');
   const problem = page.getByRole('alert');
   await expect(problem.getByRole('heading', { level: 2 })).toHaveText('The GPU device request failed');
@@ -211,7 +211,7 @@ test('reads well at 1280×800 and at phone width (screenshots)', async ({ browse
   for (const { file, viewport, isMobile } of sizes) {
     const context = await browser.newContext({ viewport, isMobile, hasTouch: isMobile });
     const page = await context.newPage();
-    await page.goto('/');
+    await page.goto('/#gpu');
     expect(await gpuStatus(page)).toBe('ok');
     // Nothing wider than the screen: no sideways scrolling of the whole page.
     const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);

@@ -1,11 +1,12 @@
 /**
- * The GPU section of the page: asks for WebGPU once, then renders the adapter, its LLM features, its
+ * The GPU tab of the page: asks for WebGPU once, then renders the adapter, its LLM features, its
  * limits, plain-language readings and the device fingerprint into `#gpu-report` (see `index.html`).
  * The reading itself lives in `gpu-report.ts` (no DOM); this file only builds elements.
  *
  * For tests and later tabs, `#gpu-report` carries `data-gpu-status` (`pending`, then a {@link GpuStatus})
  * and the last probe is kept on `window.__gpuProbe`.
  */
+import { type Child, h } from './dom.ts';
 import { type DeviceFingerprint, deviceFingerprint } from './fingerprint.ts';
 import {
   type AdapterSnapshot,
@@ -22,20 +23,6 @@ declare global {
   interface Window {
     __gpuProbe?: GpuProbe;
   }
-}
-
-type Child = Node | string | null | undefined | false;
-
-/** Creates an element with attributes (`class`, `data-*`, aria-*, …) and children; text is never parsed as HTML. */
-function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | undefined> = {},
-  ...children: (Child | Child[])[]
-): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) el.setAttribute(k, v);
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c);
-  return el;
 }
 
 const LEVEL_ICON: Record<Level, string> = { ok: '✓', info: 'i', warn: '!' };
@@ -333,12 +320,11 @@ export function renderProbe(root: HTMLElement, probe: GpuProbe): void {
   root.removeAttribute('aria-busy');
 }
 
-async function main(): Promise<void> {
-  const root = document.getElementById('gpu-report');
-  if (!root) return;
+/** Probes WebGPU once and renders the report into `#gpu-report`; resolves with the probe. */
+export async function startGpuReport(): Promise<GpuProbe> {
   const probe = await probeGpu({ gpu: navigator.gpu, isSecureContext: window.isSecureContext });
   window.__gpuProbe = probe;
-  renderProbe(root, probe);
+  const root = document.getElementById('gpu-report');
+  if (root) renderProbe(root, probe);
+  return probe;
 }
-
-void main();

@@ -1,0 +1,131 @@
+/**
+ * The page entry: four tabs (Benchmark, Chat, History, GPU) as an ARIA tablist, with the views wired to
+ * one {@link Session} (the engine worker and the loaded model). The tab follows the URL hash
+ * (`#benchmark`, `#chat`, `#history`, `#gpu`). Also installs `window.benchApi` for `npm run bench`.
+ */
+import { installBenchApi } from '../bench/page-api.ts';
+import { BenchView } from './bench-view.ts';
+import { ChatView } from './chat-view.ts';
+import { h } from './dom.ts';
+import { openHistory } from './history.ts';
+import { HistoryView } from './history-view.ts';
+import { ModelPicker } from './model-picker.ts';
+import { startGpuReport } from './report.ts';
+import { RooflineView } from './roofline-view.ts';
+import { Session } from './session.ts';
+
+const TABS = ['benchmark', 'chat', 'history', 'gpu'] as const;
+type Tab = (typeof TABS)[number];
+
+/** The tablist: click, arrow keys (Left/Right, Home/End; automatic activation) and the URL hash. */
+class Tabs {
+  private readonly buttons: HTMLButtonElement[];
+  onSelect: ((tab: Tab) => void) | undefined;
+  current: Tab = 'benchmark';
+
+  constructor(root: HTMLElement) {
+    this.buttons = [...root.querySelectorAll<HTMLButtonElement>('[role="tab"]')];
+    this.buttons.forEach((b, i) => {
+      b.addEventListener('click', () => this.select(TABS[i], { updateHash: true }));
+      b.addEventListener('keydown', (e) => {
+        const n = this.buttons.length;
+        const to =
+          e.key === 'ArrowRight'
+            ? (i + 1) % n
+            : e.key === 'ArrowLeft'
+              ? (i - 1 + n) % n
+              : e.key === 'Home'
+                ? 0
+                : e.key === 'End'
+                  ? n - 1
+                  : -1;
+        if (to < 0) return;
+        e.preventDefault();
+        this.select(TABS[to], { updateHash: true });
+        this.buttons[to].focus();
+      });
+    });
+    window.addEventListener('hashchange', () => {
+      const t = Tabs.fromHash();
+      if (t) this.select(t);
+    });
+  }
+
+  static fromHash(): Tab | undefined {
+    const h = location.hash.slice(1);
+    return (TABS as readonly string[]).includes(h) ? (h as Tab) : undefined;
+  }
+
+  select(tab: Tab, opts: { updateHash?: boolean } = {}): void {
+    this.current = tab;
+    TABS.forEach((t, i) => {
+      const on = t === tab;
+      const b = this.buttons[i];
+      b.setAttribute('aria-selected', String(on));
+      b.tabIndex = on ? 0 : -1;
+      const panel = document.getElementById(`panel-${t}`);
+      if (panel) panel.hidden = !on;
+    });
+    if (opts.updateHash && location.hash !== `#${tab}`) history.replaceState(null, '', `#${tab}`);
+    this.onSelect?.(tab);
+  }
+}
+
+function main(): void {
+  installBenchApi();
+  const session = new Session();
+  const picker = new ModelPicker(session);
+  const roofline = new RooflineView(session);
+  const bench = new BenchView(session, picker.element, roofline.element);
+  const chat = new ChatView(session);
+  const historyView = new HistoryView(session, () => openHistory());
+
+  const benchRoot = document.getElementById('bench-root');
+  const webgpuNotice = h('div', { class: 'notice notice--warn', role: 'alert', 'data-testid': 'no-webgpu' });
+  webgpuNotice.hidden = true;
+  benchRoot?.replaceChildren(webgpuNotice, bench.element);
+  document.getElementById('chat-root')?.replaceChildren(chat.element);
+  document.getElementById('history-root')?.replaceChildren(historyView.element);
+
+  const tablist = document.querySelector<HTMLElement>('[role="tablist"]');
+  if (!tablist) return;
+  const tabs = new Tabs(tablist);
+  tabs.onSelect = (t) => {
+    if (t === 'history') void historyView.reload();
+  };
+  tabs.select(Tabs.fromHash() ?? 'benchmark');
+
+  chat.onNeedModel = () => {
+    tabs.select('benchmark', { updateHash: true });
+    document.getElementById('model-heading')?.scrollIntoView({ block: 'start' });
+  };
+  historyView.onShow = (r) => {
+    bench.showResult(r, false);
+    tabs.select('benchmark', { updateHash: true });
+    const results = document.getElementById('results-heading');
+    results?.setAttribute('tabindex', '-1');
+    results?.focus();
+  };
+  bench.onResult = async (r) => {
+    await historyView.save(r);
+  };
+
+  void startGpuReport().then((probe) => {
+    if (probe.status === 'ok' || probe.status === 'device-failed') session.setAdapter(probe.adapter);
+    if (probe.status !== 'ok') {
+      const gpuLink = h('a', { href: '#gpu' }, 'the GPU tab');
+      webgpuNotice.replaceChildren(
+        h('strong', {}, 'WebGPU is not available in this browser, so models cannot run here. '),
+        'See ',
+        gpuLink,
+        ' for why and what you can do.',
+      );
+      webgpuNotice.hidden = false;
+    }
+    roofline.restore();
+    void historyView.reload();
+    document.body.dataset.app = 'ready';
+  });
+}
+
+main();

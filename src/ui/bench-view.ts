@@ -1,0 +1,519 @@
+/**
+ * The benchmark plan, the live view of the running request (streamed text and the token timeline) and the
+ * results: one row per measured run, the summary over runs, the roofline reading, export and share.
+ * Running is src/bench/runner.ts's `runBenchmark`; this file only collects the plan and shows progress.
+ */
+import { type PromptSetName, promptsFor } from '../bench/prompts.ts';
+import {
+  benchModelFrom,
+  buildResult,
+  runBenchmark,
+  SUMMARY_METRICS,
+  type SummaryMetric,
+} from '../bench/runner.ts';
+import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
+import { isEngineError } from '../engine/errors.ts';
+import { TokenChart, tokenTimesFromRun } from './charts.ts';
+import { resultsToCsv } from './csv.ts';
+import { copyText, download, field, h } from './dom.ts';
+import { fmtMs, fmtNum, fmtRate } from './format.ts';
+import { isSoftwareAdapter } from './gpu-report.ts';
+import { resultFileName, resultToJson, summaryText } from './result-io.ts';
+import { rooflineFor, rooflineSentences, softwareWarning } from './roofline-view.ts';
+import type { Session } from './session.ts';
+
+type PromptChoice = PromptSetName | 'custom';
+
+const PROMPT_CHOICES: { value: PromptChoice; label: string }[] = [
+  { value: 'short', label: 'Short prompts (3, a sentence each)' },
+  { value: 'medium', label: 'Medium prompts (2, a paragraph each)' },
+  { value: 'long', label: 'Long prompt (1, a page)' },
+  { value: 'custom', label: 'Custom prompt' },
+];
+
+const METRIC_LABEL: Record<SummaryMetric, string> = {
+  ttftMs: 'TTFT (ms)',
+  tpotMs: 'TPOT (ms)',
+  itlMs: 'ITL (ms)',
+  e2eMs: 'E2E latency (ms)',
+  prefillTokensPerSecond: 'Prefill (tok/s)',
+  decodeTokensPerSecond: 'Decode (tok/s)',
+};
+
+/** Reads a whole-number field, clamped to [min, max]. */
+function intValue(input: HTMLInputElement, min: number, max: number, fallback: number): number {
+  const v = Math.round(Number(input.value));
+  return Number.isFinite(v) && input.value.trim() !== '' ? Math.min(max, Math.max(min, v)) : fallback;
+}
+
+function numberInput(id: string, value: number, min: number, max: number, step = 1): HTMLInputElement {
+  return h('input', {
+    type: 'number',
+    id,
+    class: 'input input--num',
+    value: String(value),
+    min: String(min),
+    max: String(max),
+    step: String(step),
+    inputmode: step === 1 ? 'numeric' : 'decimal',
+  });
+}
+
+export class BenchView {
+  readonly element: HTMLElement;
+  private readonly promptSelect: HTMLSelectElement;
+  private readonly customField: HTMLElement;
+  private readonly customText: HTMLTextAreaElement;
+  private readonly maxTokens: HTMLInputElement;
+  private readonly runs: HTMLInputElement;
+  private readonly warmup: HTMLInputElement;
+  private readonly temperature: HTMLInputElement;
+  private readonly ignoreEos: HTMLInputElement;
+  private readonly runButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private readonly planHint: HTMLElement;
+  private readonly liveStatus: HTMLElement;
+  private readonly streamPrompt: HTMLElement;
+  private readonly streamOutput: HTMLElement;
+  private readonly chart: TokenChart;
+  private readonly results: HTMLElement;
+  private controller: AbortController | undefined;
+
+  /** Called with each finished result (the app stores it in the history). */
+  onResult: ((r: BenchResult) => Promise<void> | void) | undefined;
+
+  constructor(
+    private readonly session: Session,
+    modelCard: HTMLElement,
+    rooflineCard: HTMLElement,
+  ) {
+    this.promptSelect = h(
+      'select',
+      { id: 'plan-prompts', class: 'input' },
+      PROMPT_CHOICES.map((c) => h('option', { value: c.value }, c.label)),
+    );
+    this.customText = h('textarea', {
+      id: 'plan-custom',
+      class: 'input textarea',
+      rows: '3',
+      placeholder: 'Once upon a time',
+    });
+    this.customField = field('Custom prompt', this.customText);
+    this.promptSelect.addEventListener('change', () => this.syncCustom());
+
+    this.maxTokens = numberInput('plan-max-tokens', 64, 1, 4096);
+    this.runs = numberInput('plan-runs', 3, 1, 100);
+    this.warmup = numberInput('plan-warmup', 1, 0, 20);
+    this.temperature = numberInput('plan-temperature', 0, 0, 2, 0.05);
+    this.ignoreEos = h('input', { type: 'checkbox', id: 'plan-ignore-eos', role: 'switch', class: 'switch' });
+    this.ignoreEos.checked = true;
+
+    this.runButton = h('button', { type: 'submit', class: 'button button--primary' }, 'Run benchmark');
+    this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
+    this.stopButton.addEventListener('click', () => this.controller?.abort());
+    this.planHint = h('p', { class: 'field__hint', id: 'plan-hint' });
+    this.runButton.setAttribute('aria-describedby', 'plan-hint');
+
+    const form = h(
+      'form',
+      { class: 'plan', 'aria-labelledby': 'plan-heading' },
+      field('Prompts', this.promptSelect),
+      this.customField,
+      h(
+        'div',
+        { class: 'plan__numbers' },
+        field('Max tokens', this.maxTokens),
+        field('Runs per prompt', this.runs),
+        field('Warm-up runs', this.warmup),
+        field('Temperature', this.temperature, '0 = greedy'),
+      ),
+      field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),
+      h('div', { class: 'actions' }, this.runButton, this.stopButton),
+      this.planHint,
+    );
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.run();
+    });
+
+    const planCard = h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'plan-heading', 'data-card': 'plan' },
+      h('h2', { id: 'plan-heading', class: 'card__title' }, 'Benchmark plan'),
+      form,
+    );
+
+    this.liveStatus = h(
+      'p',
+      { class: 'status', role: 'status', 'data-testid': 'run-status' },
+      'Not started.',
+    );
+    this.streamPrompt = h('span', { class: 'stream__prompt' });
+    this.streamOutput = h('span', { class: 'stream__output', 'data-testid': 'stream-output' });
+    this.chart = new TokenChart({ label: 'Token index against milliseconds since request start' });
+    const liveCard = h(
+      'section',
+      { class: 'card card--wide', 'aria-labelledby': 'live-heading', 'data-card': 'live' },
+      h('h2', { id: 'live-heading', class: 'card__title' }, 'Live'),
+      this.liveStatus,
+      h(
+        'div',
+        {
+          class: 'stream',
+          'aria-live': 'polite',
+          'aria-label': 'Streamed text',
+          role: 'log',
+          tabindex: '0',
+          'data-testid': 'stream',
+        },
+        this.streamPrompt,
+        this.streamOutput,
+      ),
+      h('h3', {}, 'Token timeline'),
+      this.chart.element,
+    );
+
+    this.results = h('section', {
+      class: 'card card--wide results',
+      'aria-labelledby': 'results-heading',
+      'data-card': 'results',
+      'data-testid': 'results',
+    });
+    this.results.hidden = true;
+
+    this.element = h(
+      'div',
+      { class: 'grid grid--bench' },
+      modelCard,
+      h('div', { class: 'stack' }, planCard, rooflineCard),
+      liveCard,
+      this.results,
+    );
+    this.syncCustom();
+    session.addEventListener('change', () => this.refresh());
+    this.refresh();
+  }
+
+  private syncCustom(): void {
+    this.customField.hidden = this.promptSelect.value !== 'custom';
+  }
+
+  private refresh(): void {
+    this.addLateRoofline();
+    const running = this.session.task === 'bench';
+    const model = this.session.model;
+    this.runButton.disabled = !model || this.session.task !== undefined;
+    this.stopButton.disabled = !running;
+    this.planHint.textContent = running
+      ? 'Running…'
+      : !model
+        ? 'Load a model first.'
+        : this.session.task
+          ? `Waiting for the ${this.session.task === 'chat' ? 'chat answer' : 'load'} to finish.`
+          : `Runs on ${model.id}.`;
+  }
+
+  /** A measurement taken after the last run: add the roofline reading to that result (and store it again). */
+  private addLateRoofline(): void {
+    const r = this.session.lastResult;
+    const model = this.session.model;
+    if (!r || r.roofline || !this.session.measurement || !model || model.id !== r.model.id) return;
+    const roofline = rooflineFor(model.info, this.session.measurement, r);
+    if (!roofline) return;
+    const updated = { ...r, roofline };
+    this.session.setLastResult(updated);
+    this.showResult(updated, false);
+    void this.onResult?.(updated);
+  }
+
+  /** The plan from the form. @throws RangeError for a custom set without text. */
+  plan(): BenchPlan {
+    const choice = this.promptSelect.value as PromptChoice;
+    const temperature = Math.max(0, Number(this.temperature.value) || 0);
+    return {
+      prompts: promptsFor(choice, choice === 'custom' ? this.customText.value : undefined),
+      maxTokens: intValue(this.maxTokens, 1, 4096, 64),
+      runs: intValue(this.runs, 1, 100, 3),
+      warmup: intValue(this.warmup, 0, 20, 1),
+      ignoreEos: this.ignoreEos.checked,
+      ...(temperature > 0 ? { sampling: { temperature, seed: 42 } } : {}),
+    };
+  }
+
+  async run(): Promise<void> {
+    const model = this.session.model;
+    if (!model) return;
+    let plan: BenchPlan;
+    try {
+      plan = this.plan();
+    } catch (e) {
+      this.liveStatus.textContent = e instanceof Error ? e.message : String(e);
+      this.customText.focus();
+      return;
+    }
+    if (!this.session.begin('bench')) return;
+    this.controller = new AbortController();
+    const total = plan.prompts.length * plan.runs;
+    const done: BenchRun[] = [];
+    const doneTimes: { label: string; times: number[] }[] = [];
+    // Live x axis: worker timestamps are in the worker's clock, so a token's time since the request is
+    // (its tMs − the first token's tMs) + the page-side time to the first token. Replaced by the exact
+    // times (TTFT + ITLs, from the engine's own timestamps) when the run ends.
+    let pageStart = 0;
+    let firstWorkerMs: number | undefined;
+    let firstOffset = 0;
+    let count = 0;
+    let label = '';
+    this.element.dataset.state = 'running';
+    try {
+      const runs = await runBenchmark(this.session.engine, plan, {
+        signal: this.controller.signal,
+        onRunStart: (i, prompt: BenchPrompt, warm) => {
+          label = warm ? `warm-up ${i + 1} of ${plan.warmup}` : `run ${i + 1} of ${total}`;
+          this.liveStatus.textContent = `${label[0].toUpperCase()}${label.slice(1)} · ${prompt.name} · starting`;
+          this.streamPrompt.textContent = prompt.text;
+          this.streamOutput.textContent = '';
+          this.chart.startRun(label);
+          pageStart = performance.now();
+          firstWorkerMs = undefined;
+          count = 0;
+        },
+        onToken: (e) => {
+          if (firstWorkerMs === undefined) {
+            firstWorkerMs = e.tMs;
+            firstOffset = performance.now() - pageStart;
+          }
+          count++;
+          this.streamOutput.append(e.text);
+          this.chart.push(e.tMs - firstWorkerMs + firstOffset);
+          if (count % 8 === 1)
+            this.liveStatus.textContent = `${label[0].toUpperCase()}${label.slice(1)} · ${count} tokens`;
+        },
+        onRunDone: (run, warm) => {
+          const times = tokenTimesFromRun(run.ttftMs, run.itlMs);
+          this.chart.show([{ label, times }]);
+          this.streamOutput.textContent = run.text;
+          this.liveStatus.textContent =
+            `${label[0].toUpperCase()}${label.slice(1)} done · ${run.outputTokens} tokens · ` +
+            `TTFT ${fmtMs(run.ttftMs)} · decode ${fmtRate(run.decodeTokensPerSecond)}`;
+          if (!warm) {
+            done.push(run);
+            doneTimes.push({ label: `run ${done.length}`, times });
+          }
+        },
+      });
+      const result = this.result(plan, runs);
+      this.chart.show(doneTimes);
+      this.liveStatus.textContent = `Done: ${runs.length} measured run${runs.length === 1 ? '' : 's'}.`;
+      this.showResult(result, false);
+      this.session.setLastResult(result);
+      await this.onResult?.(result);
+    } catch (e) {
+      const stopped = isEngineError(e, 'aborted');
+      this.liveStatus.textContent = stopped
+        ? `Stopped after ${done.length} of ${total} measured runs.`
+        : `The benchmark failed${isEngineError(e) ? ` (${e.code})` : ''}: ${e instanceof Error ? e.message : String(e)}`;
+      if (done.length) {
+        this.chart.show(doneTimes);
+        this.showResult(this.result(plan, done), true);
+      }
+      if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
+    } finally {
+      this.controller = undefined;
+      this.element.dataset.state = 'idle';
+      this.session.end('bench');
+    }
+  }
+
+  private result(plan: BenchPlan, runs: BenchRun[]): BenchResult {
+    const model = this.session.model;
+    const device = this.session.benchDevice();
+    if (!model || !device) throw new Error('no model or device');
+    const r = buildResult({
+      device,
+      engine: 'webgpu',
+      model: benchModelFrom(model.info, { id: model.id, synthetic: model.synthetic, bytes: model.fileBytes }),
+      load: model.load,
+      plan,
+      runs,
+    });
+    const roofline = rooflineFor(model.info, this.session.measurement, r);
+    if (roofline) r.roofline = roofline;
+    return r;
+  }
+
+  /** Shows a result (the last run's, or one picked in the history). */
+  showResult(r: BenchResult, partial: boolean): void {
+    const s = r.summary;
+    const adapter = this.session.adapter;
+    const software = r.device.isFallbackAdapter || (adapter ? isSoftwareAdapter(adapter) : false);
+    const headline = (label: string, value: string, f: string) =>
+      h(
+        'div',
+        { class: 'stat' },
+        h('dt', { class: 'stat__label' }, label),
+        h('dd', { class: 'stat__value', 'data-field': f }, value),
+      );
+
+    const roofline = rooflineSentences(r.roofline, s.prefillTokensPerSecond?.median);
+    const cell = (label: string, metric: string, value: string) =>
+      h('td', { class: 'num', role: 'cell', 'data-metric': metric, 'data-label': label }, value);
+    const table = h(
+      'table',
+      // Explicit roles: narrow screens restyle the rows as blocks, which drops implicit table semantics.
+      { class: 'data data--runs', role: 'table', 'data-testid': 'runs-table' },
+      h('caption', { class: 'visually-hidden' }, 'Measured runs'),
+      h(
+        'thead',
+        { role: 'rowgroup' },
+        h(
+          'tr',
+          { role: 'row' },
+          [
+            '#',
+            'Prompt',
+            'Prompt tokens',
+            'Output tokens',
+            'TTFT',
+            'TPOT',
+            'E2E',
+            'Prefill tok/s',
+            'Decode tok/s',
+          ].map((c, i) => h('th', { scope: 'col', class: i >= 2 ? 'num' : undefined }, c)),
+        ),
+      ),
+      h(
+        'tbody',
+        { role: 'rowgroup' },
+        r.runs.map((run, i) =>
+          h(
+            'tr',
+            { 'data-run': String(i), role: 'row' },
+            h('td', { class: 'num data__index', role: 'cell' }, String(i + 1)),
+            h(
+              'td',
+              { class: 'data__prompt', title: run.prompt, role: 'cell' },
+              h('span', { class: 'data__name' }, run.promptName ?? ''),
+              ' ',
+              h(
+                'span',
+                { class: 'muted' },
+                run.prompt.length > 60 ? `${run.prompt.slice(0, 60)}…` : run.prompt,
+              ),
+            ),
+            cell('Prompt tokens', 'promptTokens', String(run.promptTokens)),
+            cell('Output tokens', 'outputTokens', String(run.outputTokens)),
+            cell('TTFT', 'ttftMs', fmtMs(run.ttftMs)),
+            cell('TPOT', 'tpotMs', fmtMs(run.tpotMs)),
+            cell('E2E', 'e2eMs', fmtMs(run.e2eMs)),
+            cell('Prefill tok/s', 'prefillTokensPerSecond', fmtNum(run.prefillTokensPerSecond)),
+            cell('Decode tok/s', 'decodeTokensPerSecond', fmtNum(run.decodeTokensPerSecond)),
+          ),
+        ),
+      ),
+    );
+    const summary = h(
+      'table',
+      { class: 'data', 'data-testid': 'summary-table' },
+      h('caption', { class: 'visually-hidden' }, 'Summary over measured runs'),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Metric', 'Mean', 'Median', 'p90', 'p99', 'Std'].map((c, i) =>
+            h('th', { scope: 'col', class: i ? 'num' : undefined }, c),
+          ),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        SUMMARY_METRICS.filter((m) => s[m]).map((m) =>
+          h(
+            'tr',
+            { 'data-summary': m },
+            h('th', { scope: 'row' }, METRIC_LABEL[m]),
+            (['mean', 'median', 'p90', 'p99', 'std'] as const).map((k) =>
+              h('td', { class: 'num' }, fmtNum(s[m][k])),
+            ),
+          ),
+        ),
+      ),
+    );
+
+    const exportJson = h('button', { type: 'button', class: 'button' }, 'Export JSON');
+    exportJson.addEventListener('click', () =>
+      download(resultFileName(r, 'json'), resultToJson(r), 'application/json'),
+    );
+    const exportCsv = h('button', { type: 'button', class: 'button' }, 'Export CSV');
+    exportCsv.addEventListener('click', () =>
+      download(resultFileName(r, 'csv'), resultsToCsv([r]), 'text/csv'),
+    );
+    const copy = h('button', { type: 'button', class: 'button' }, 'Copy summary');
+    const copied = h('span', { class: 'status', role: 'status' });
+    copy.addEventListener('click', async () => {
+      try {
+        await copyText(summaryText(r));
+        copied.textContent = 'Copied.';
+      } catch {
+        copied.textContent = 'Copy failed: this page may not use the clipboard.';
+      }
+    });
+
+    this.results.replaceChildren(
+      h(
+        'h2',
+        { id: 'results-heading', class: 'card__title' },
+        partial ? 'Results (stopped early, not saved)' : 'Results',
+      ),
+      h(
+        'p',
+        { class: 'card__lede' },
+        `${r.model.id}${r.model.synthetic ? ' (random weights: speed is real, text is noise)' : ''} on ` +
+          `${r.device.label ?? r.device.description} · ${r.runs.length} measured run${r.runs.length === 1 ? '' : 's'}, ` +
+          `${r.plan.maxTokens} max tokens, ${r.plan.sampling?.temperature ? `temperature ${r.plan.sampling.temperature}` : 'greedy'}` +
+          `${r.plan.ignoreEos ? ', EOS ignored' : ''}.`,
+      ),
+      software && adapter
+        ? h(
+            'p',
+            { class: 'notice notice--warn', 'data-testid': 'result-software' },
+            h('strong', {}, `${softwareWarning(adapter)}.`),
+            ' These rates are your processor’s.',
+          )
+        : '',
+      h(
+        'dl',
+        { class: 'stats' },
+        headline('Decode', fmtRate(s.decodeTokensPerSecond?.median), 'decode'),
+        headline('Prefill', fmtRate(s.prefillTokensPerSecond?.median), 'prefill'),
+        headline('Time to first token', fmtMs(s.ttftMs?.median), 'ttft'),
+        headline('Time per output token', fmtMs(s.tpotMs?.median), 'tpot'),
+      ),
+      h('p', { class: 'stats__note muted' }, 'Medians over the measured runs; warm-up runs are not counted.'),
+      roofline.length
+        ? h(
+            'div',
+            { class: 'roofline', 'data-testid': 'roofline-sentence' },
+            roofline.map((t) => h('p', {}, t)),
+          )
+        : h(
+            'p',
+            { class: 'muted', 'data-testid': 'roofline-sentence' },
+            'Measure your GPU (below) to see how close decode comes to what its memory allows.',
+          ),
+      h('h3', {}, 'Runs'),
+      h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Measured runs', tabindex: '0' }, table),
+      h('h3', {}, 'Summary'),
+      h(
+        'div',
+        { class: 'table-wrap', role: 'region', 'aria-label': 'Summary over runs', tabindex: '0' },
+        summary,
+      ),
+      h('div', { class: 'actions' }, exportJson, exportCsv, copy, copied),
+    );
+    this.results.hidden = false;
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The chat tab: talk to the loaded model through `Engine.chat`, streamed, with a Stop button and the last
+ * answer's speed. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
+ */
+import { requestMetrics } from '../bench/metrics.ts';
+import { isEngineError } from '../engine/errors.ts';
+import type { ChatMessage } from '../engine/types.ts';
+import { field, h } from './dom.ts';
+import { fmtMs, fmtRate } from './format.ts';
+import type { Session } from './session.ts';
+
+export class ChatView {
+  readonly element: HTMLElement;
+  private readonly log: HTMLElement;
+  private readonly input: HTMLTextAreaElement;
+  private readonly sendButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private readonly clearButton: HTMLButtonElement;
+  private readonly maxTokens: HTMLInputElement;
+  private readonly temperature: HTMLInputElement;
+  private readonly notice: HTMLElement;
+  private readonly speed: HTMLElement;
+  private readonly messages: ChatMessage[] = [];
+  private controller: AbortController | undefined;
+
+  /** Asked to show the Benchmark tab (where models are loaded). */
+  onNeedModel: (() => void) | undefined;
+
+  constructor(private readonly session: Session) {
+    this.log = h('div', {
+      class: 'chat__log',
+      role: 'log',
+      'aria-live': 'polite',
+      'aria-label': 'Conversation',
+      tabindex: '0',
+      'data-testid': 'chat-log',
+    });
+    this.input = h('textarea', {
+      id: 'chat-input',
+      class: 'input textarea',
+      rows: '3',
+      placeholder: 'Write a message. Enter sends, Shift+Enter starts a new line.',
+    });
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        void this.send();
+      }
+    });
+    this.sendButton = h('button', { type: 'submit', class: 'button button--primary' }, 'Send');
+    this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
+    this.stopButton.addEventListener('click', () => this.controller?.abort());
+    this.clearButton = h('button', { type: 'button', class: 'button button--quiet' }, 'New conversation');
+    this.clearButton.addEventListener('click', () => {
+      this.messages.length = 0;
+      this.log.replaceChildren();
+      this.speed.textContent = '';
+      this.refresh();
+    });
+    this.maxTokens = h('input', {
+      type: 'number',
+      id: 'chat-max-tokens',
+      class: 'input input--num',
+      value: '256',
+      min: '1',
+      max: '4096',
+      inputmode: 'numeric',
+    });
+    this.temperature = h('input', {
+      type: 'number',
+      id: 'chat-temperature',
+      class: 'input input--num',
+      value: '0',
+      min: '0',
+      max: '2',
+      step: '0.05',
+      inputmode: 'decimal',
+    });
+    this.speed = h('p', { class: 'status', role: 'status', 'data-testid': 'chat-speed' });
+    const goLoad = h('button', { type: 'button', class: 'button' }, 'Choose a model');
+    goLoad.addEventListener('click', () => this.onNeedModel?.());
+    this.notice = h(
+      'div',
+      { class: 'notice notice--info', 'data-testid': 'chat-no-model' },
+      h('p', {}, 'No model is loaded. Load one in the Benchmark tab, then come back to talk to it.'),
+      goLoad,
+    );
+
+    const form = h(
+      'form',
+      { class: 'chat__form' },
+      field('Message', this.input),
+      h(
+        'div',
+        { class: 'chat__bar' },
+        h('div', { class: 'actions' }, this.sendButton, this.stopButton, this.clearButton),
+        h(
+          'div',
+          { class: 'chat__settings' },
+          field('Max tokens', this.maxTokens),
+          field('Temperature', this.temperature),
+        ),
+      ),
+    );
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.send();
+    });
+
+    this.element = h(
+      'section',
+      { class: 'card chat', 'aria-labelledby': 'chat-card-heading' },
+      h('h2', { id: 'chat-card-heading', class: 'visually-hidden' }, 'Conversation'),
+      this.notice,
+      this.log,
+      this.speed,
+      form,
+    );
+    session.addEventListener('change', () => this.refresh());
+    this.refresh();
+  }
+
+  private refresh(): void {
+    const model = this.session.model;
+    const answering = this.session.task === 'chat';
+    this.notice.hidden = Boolean(model);
+    this.sendButton.disabled = !model || this.session.task !== undefined;
+    this.stopButton.disabled = !answering;
+    this.clearButton.disabled = answering || this.messages.length === 0;
+    this.element.dataset.state = answering ? 'answering' : 'idle';
+  }
+
+  private bubble(role: ChatMessage['role'], text: string): { el: HTMLElement; body: HTMLElement } {
+    const body = h('div', { class: 'msg__body' });
+    body.textContent = text;
+    const el = h(
+      'article',
+      { class: `msg msg--${role}`, 'data-role': role },
+      h('p', { class: 'msg__who' }, role === 'user' ? 'You' : (this.session.model?.id ?? 'Model')),
+      body,
+    );
+    this.log.append(el);
+    this.log.scrollTop = this.log.scrollHeight;
+    return { el, body };
+  }
+
+  async send(): Promise<void> {
+    const text = this.input.value.trim();
+    if (!text || !this.session.model) return;
+    if (!this.session.begin('chat')) return;
+    this.input.value = '';
+    this.messages.push({ role: 'user', content: text });
+    this.bubble('user', text);
+    const answer = this.bubble('assistant', '');
+    answer.el.setAttribute('aria-busy', 'true');
+    this.controller = new AbortController();
+    this.speed.textContent = 'Answering…';
+    const temperature = Math.max(0, Number(this.temperature.value) || 0);
+    const maxTokens = Math.min(4096, Math.max(1, Math.round(Number(this.maxTokens.value)) || 256));
+    try {
+      const r = await this.session.engine.chat(
+        {
+          messages: [...this.messages],
+          maxTokens,
+          ...(temperature > 0 ? { temperature, seed: Date.now() % 2 ** 31 } : {}),
+        },
+        (e) => {
+          answer.body.append(e.text);
+          this.log.scrollTop = this.log.scrollHeight;
+        },
+        this.controller.signal,
+      );
+      answer.body.textContent = r.text;
+      this.messages.push({ role: 'assistant', content: r.text });
+      const n = r.outputTokenIds.length;
+      if (n > 0) {
+        const m = requestMetrics({
+          tStartMs: r.tStartMs,
+          tokenTimesMs: r.tokenTimesMs,
+          promptTokens: r.promptTokenIds.length,
+        });
+        const why =
+          r.finishReason === 'aborted'
+            ? 'stopped'
+            : r.finishReason === 'length'
+              ? 'max tokens'
+              : 'end of text';
+        this.speed.textContent =
+          `Last answer: ${n} token${n === 1 ? '' : 's'} (${why}) · ${fmtRate(m.decodeTokPerS)} · ` +
+          `first token after ${fmtMs(m.ttftMs)}`;
+      } else
+        this.speed.textContent =
+          r.finishReason === 'aborted' ? 'Stopped before the first token.' : 'No answer.';
+      answer.el.dataset.finish = r.finishReason;
+      if (r.finishReason !== 'stop')
+        answer.el.append(
+          h('p', { class: 'msg__note' }, r.finishReason === 'aborted' ? 'Stopped.' : 'Cut at max tokens.'),
+        );
+    } catch (e) {
+      answer.el.dataset.finish = 'error';
+      this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${e instanceof Error ? e.message : String(e)}`;
+      if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
+    } finally {
+      answer.el.removeAttribute('aria-busy');
+      this.controller = undefined;
+      this.session.end('chat');
+      this.input.focus();
+    }
+  }
+}

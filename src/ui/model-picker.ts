@@ -1,0 +1,414 @@
+/**
+ * "Choose a model": a GGUF file (picked or dropped; used in place as a Blob, never copied), a GGUF URL,
+ * or a synthetic demo model (random weights made in the page). WebLLM ids and remote endpoints are shown
+ * as coming. Loading shows one progress bar per phase (fetch, upload, compile) with bytes and time, and
+ * can be cancelled.
+ */
+import { isEngineError } from '../engine/errors.ts';
+import type { LoadPhase, LoadProgress, ModelSource } from '../engine/types.ts';
+import { field, h } from './dom.ts';
+import { fmtBytes, fmtMs, fmtParams } from './format.ts';
+import type { Session } from './session.ts';
+import { makeSyntheticGguf, SYNTHETIC_PRESETS, syntheticBytes, syntheticParams } from './synthetic.ts';
+
+type SourceKind = 'file' | 'url' | 'synthetic' | 'webllm' | 'remote';
+
+const SOURCES: { kind: SourceKind; label: string; coming?: boolean }[] = [
+  { kind: 'file', label: 'GGUF file' },
+  { kind: 'url', label: 'GGUF URL' },
+  { kind: 'synthetic', label: 'Synthetic demo' },
+  { kind: 'webllm', label: 'WebLLM model', coming: true },
+  { kind: 'remote', label: 'Remote endpoint', coming: true },
+];
+
+const PHASES: { phase: LoadPhase; label: string; unit: 'bytes' | 'count' }[] = [
+  { phase: 'fetch', label: 'Fetch', unit: 'bytes' },
+  { phase: 'upload', label: 'Upload to GPU', unit: 'bytes' },
+  { phase: 'compile', label: 'Compile shaders', unit: 'count' },
+];
+
+/** A model id from a file name or URL: the last path segment without `.gguf` and query. */
+export function modelIdFromName(name: string): string {
+  const last = name.split(/[?#]/)[0].split('/').filter(Boolean).pop() ?? name;
+  let decoded = last;
+  try {
+    decoded = decodeURIComponent(last);
+  } catch {
+    // keep it as it is
+  }
+  return decoded.replace(/\.gguf$/i, '') || 'model';
+}
+
+interface PhaseRow {
+  row: HTMLElement;
+  bar: HTMLProgressElement;
+  text: HTMLElement;
+  startMs?: number;
+}
+
+export class ModelPicker {
+  readonly element: HTMLElement;
+  private kind: SourceKind = 'file';
+  private readonly panes = new Map<SourceKind, HTMLElement>();
+  private readonly fileInput: HTMLInputElement;
+  private readonly urlInput: HTMLInputElement;
+  private readonly sizeSelect: HTMLSelectElement;
+  private readonly loadButton: HTMLButtonElement;
+  private readonly cancelButton: HTMLButtonElement;
+  private readonly progress: HTMLElement;
+  private readonly phaseRows = new Map<LoadPhase, PhaseRow>();
+  private readonly status: HTMLElement;
+  private readonly error: HTMLElement;
+  private readonly summary: HTMLElement;
+  private readonly dropZone: HTMLElement;
+  private pickedFile: File | undefined;
+  private controller: AbortController | undefined;
+
+  constructor(private readonly session: Session) {
+    // Source choice: a radio group styled as segments.
+    const radios = h(
+      'div',
+      { class: 'segments', role: 'radiogroup', 'aria-labelledby': 'model-source-label' },
+      SOURCES.map(({ kind, label, coming }) => {
+        const input = h('input', {
+          type: 'radio',
+          name: 'model-source',
+          id: `model-source-${kind}`,
+          value: kind,
+          class: 'segments__input',
+        });
+        input.checked = kind === this.kind;
+        input.disabled = Boolean(coming);
+        input.addEventListener('change', () => this.choose(kind));
+        return h(
+          'span',
+          { class: 'segments__item' },
+          input,
+          h(
+            'label',
+            { for: input.id, class: 'segments__label' },
+            label,
+            coming ? h('span', { class: 'segments__soon' }, 'coming') : null,
+          ),
+        );
+      }),
+    );
+
+    // File: a drop zone with a picker.
+    this.fileInput = h('input', {
+      type: 'file',
+      id: 'model-file',
+      accept: '.gguf,application/octet-stream',
+      class: 'visually-hidden',
+    });
+    this.fileInput.addEventListener('change', () => {
+      const f = this.fileInput.files?.[0];
+      if (f) this.pickFile(f);
+    });
+    this.dropZone = h(
+      'div',
+      { class: 'drop', 'data-testid': 'drop-zone' },
+      h('p', { class: 'drop__text' }, 'Drop a .gguf file here, or'),
+      h('label', { for: 'model-file', class: 'button button--primary drop__button' }, 'Choose a GGUF file'),
+      this.fileInput,
+      h(
+        'p',
+        { class: 'field__hint' },
+        'The file is read in place from your disk; nothing is uploaded anywhere.',
+      ),
+    );
+    this.dropZone.addEventListener('dragover', (e) => {
+      e.preventDefault();
+      this.dropZone.classList.add('drop--over');
+    });
+    this.dropZone.addEventListener('dragleave', () => this.dropZone.classList.remove('drop--over'));
+    this.dropZone.addEventListener('drop', (e) => {
+      e.preventDefault();
+      this.dropZone.classList.remove('drop--over');
+      const f = e.dataTransfer?.files?.[0];
+      if (f) this.pickFile(f);
+    });
+    this.panes.set('file', h('div', { class: 'pane' }, this.dropZone));
+
+    // URL.
+    this.urlInput = h('input', {
+      type: 'url',
+      id: 'model-url',
+      class: 'input',
+      placeholder: 'https://huggingface.co/…/resolve/main/model.gguf',
+      autocomplete: 'url',
+      spellcheck: 'false',
+    });
+    this.urlInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') void this.load();
+    });
+    this.panes.set(
+      'url',
+      h(
+        'div',
+        { class: 'pane' },
+        field(
+          'GGUF URL',
+          this.urlInput,
+          'Fetched with range requests where the server allows them; the server must allow CORS.',
+        ),
+      ),
+    );
+
+    // Synthetic.
+    this.sizeSelect = h(
+      'select',
+      { id: 'model-synthetic', class: 'input' },
+      SYNTHETIC_PRESETS.map((m) =>
+        h(
+          'option',
+          { value: m.name },
+          `synthetic:${m.name} · ${fmtParams(syntheticParams(m.shape))} params · ${m.shape.weightType ?? 'F32'} · ${fmtBytes(syntheticBytes(m.shape))}`,
+        ),
+      ),
+    );
+    this.panes.set(
+      'synthetic',
+      h(
+        'div',
+        { class: 'pane' },
+        field('Size', this.sizeSelect),
+        h(
+          'p',
+          { class: 'notice notice--info', 'data-testid': 'synthetic-notice' },
+          h('strong', {}, 'Random weights: speed is real, text is noise. '),
+          'A llama-shaped model drawn from a fixed seed in your browser, so every device runs the same bytes.',
+        ),
+      ),
+    );
+
+    this.loadButton = h('button', { type: 'button', class: 'button button--primary' }, 'Load model');
+    this.loadButton.addEventListener('click', () => void this.load());
+    this.cancelButton = h('button', { type: 'button', class: 'button' }, 'Cancel');
+    this.cancelButton.addEventListener('click', () => this.controller?.abort());
+    this.cancelButton.hidden = true;
+
+    this.progress = h('div', { class: 'phases', 'aria-label': 'Load progress', role: 'group' });
+    for (const { phase, label } of PHASES) {
+      const id = `load-${phase}`;
+      const bar = h('progress', { id, class: 'phase__bar', max: '1', 'aria-describedby': `${id}-text` });
+      const text = h('span', { id: `${id}-text`, class: 'phase__text' }, 'waiting');
+      const row = h(
+        'div',
+        { class: 'phase', 'data-phase': phase },
+        h('label', { for: id, class: 'phase__label' }, label),
+        bar,
+        text,
+      );
+      this.phaseRows.set(phase, { row, bar, text });
+      this.progress.append(row);
+    }
+    this.progress.hidden = true;
+
+    this.status = h('p', {
+      class: 'status',
+      role: 'status',
+      'aria-live': 'polite',
+      'data-testid': 'load-status',
+    });
+    this.error = h('div', { class: 'notice notice--warn', role: 'alert' });
+    this.error.hidden = true;
+    this.summary = h('div', { class: 'model-summary', 'data-testid': 'model-summary' });
+
+    this.element = h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'model-heading', 'data-card': 'model' },
+      h('h2', { id: 'model-heading', class: 'card__title' }, 'Choose a model'),
+      h('p', { id: 'model-source-label', class: 'field__label' }, 'Source'),
+      radios,
+      ...this.panes.values(),
+      h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
+      this.progress,
+      this.status,
+      this.error,
+      this.summary,
+    );
+    this.choose('file');
+    session.addEventListener('change', () => this.refresh());
+    this.refresh();
+  }
+
+  private choose(kind: SourceKind): void {
+    this.kind = kind;
+    for (const [k, pane] of this.panes) pane.hidden = k !== kind;
+    this.refresh();
+  }
+
+  private pickFile(f: File): void {
+    this.pickedFile = f;
+    void this.load();
+  }
+
+  private refresh(): void {
+    const busy = this.session.task !== undefined;
+    const loading = this.session.task === 'load';
+    this.loadButton.disabled = busy;
+    this.loadButton.hidden = this.kind === 'file';
+    this.fileInput.disabled = busy;
+    this.cancelButton.hidden = !loading;
+    this.dropZone.classList.toggle('drop--disabled', busy);
+    this.renderSummary();
+  }
+
+  private renderSummary(): void {
+    const m = this.session.model;
+    if (!m) {
+      this.summary.replaceChildren();
+      return;
+    }
+    const row = (k: string, v: string, f: string) =>
+      h('div', { class: 'kv__row' }, h('dt', {}, k), h('dd', { 'data-field': f }, v));
+    const l = m.load;
+    this.summary.replaceChildren(
+      h(
+        'dl',
+        { class: 'kv kv--compact' },
+        row('Model', `${m.id}${m.synthetic ? ' (synthetic, random weights)' : ''}`, 'model-id'),
+        row('Source', m.sourceLabel, 'model-source'),
+        row(
+          'Size',
+          `${fmtParams(m.info.nParams)} params · ${m.info.tensorTypes.join(', ')} · ${fmtBytes(m.fileBytes)}`,
+          'model-size',
+        ),
+        row(
+          'Shape',
+          `${m.info.nLayers} layers · ${m.info.nEmbd} wide · ${m.info.nVocab} tokens · context ${m.info.contextLength}`,
+          'model-shape',
+        ),
+        row(
+          'Load',
+          `${fmtMs(l.totalMs)} (fetch ${fmtMs(l.downloadMs)}, upload ${fmtMs(l.uploadMs)}, compile ${fmtMs(l.compileMs)})`,
+          'model-load',
+        ),
+      ),
+    );
+  }
+
+  private resetProgress(): void {
+    this.progress.hidden = false;
+    for (const r of this.phaseRows.values()) {
+      r.bar.value = 0;
+      r.bar.removeAttribute('value'); // indeterminate until the phase reports a total
+      r.text.textContent = 'waiting';
+      r.startMs = undefined;
+      r.row.dataset.state = 'waiting';
+    }
+  }
+
+  private onProgress(p: LoadProgress): void {
+    const r = this.phaseRows.get(p.phase);
+    if (!r) return;
+    // Fetch and upload stream together; both are over once compilation starts.
+    if (p.phase === 'compile')
+      for (const phase of ['fetch', 'upload'] as const) {
+        const prev = this.phaseRows.get(phase);
+        if (prev && prev.row.dataset.state === 'running') prev.row.dataset.state = 'done';
+      }
+    const order = PHASES.findIndex((x) => x.phase === p.phase);
+    r.startMs ??= p.tMs;
+    r.row.dataset.state = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal ? 'done' : 'running';
+    const unit = PHASES[order].unit;
+    if (p.bytesTotal > 0) {
+      r.bar.max = p.bytesTotal;
+      r.bar.value = p.bytesDone;
+    }
+    const amount =
+      p.bytesTotal > 0
+        ? unit === 'bytes'
+          ? `${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
+          : `${p.bytesDone} of ${p.bytesTotal} pipelines`
+        : 'starting';
+    r.text.textContent = `${amount} · ${fmtMs(p.tMs - r.startMs)}`;
+  }
+
+  /** Loads the chosen source. */
+  async load(): Promise<void> {
+    if (!this.session.begin('load')) return;
+    this.error.hidden = true;
+    this.controller = new AbortController();
+    const signal = this.controller.signal;
+    this.resetProgress();
+    this.session.setModel(undefined);
+    const t0 = performance.now();
+    try {
+      let source: ModelSource;
+      let id: string;
+      let sourceLabel: string;
+      let fileBytes = 0;
+      let synthetic = false;
+      if (this.kind === 'file') {
+        const f = this.pickedFile;
+        if (!f) throw new Error('Choose a GGUF file first.');
+        source = { blob: f, name: f.name };
+        id = modelIdFromName(f.name);
+        sourceLabel = `${f.name} (local file)`;
+        fileBytes = f.size;
+      } else if (this.kind === 'url') {
+        const url = this.urlInput.value.trim();
+        if (!url) throw new Error('Enter the URL of a GGUF file.');
+        let parsed: URL;
+        try {
+          parsed = new URL(url, location.href);
+        } catch {
+          throw new Error(`"${url}" is not a URL.`);
+        }
+        source = { url: parsed.href };
+        id = modelIdFromName(parsed.pathname);
+        sourceLabel = parsed.href;
+      } else {
+        const preset =
+          SYNTHETIC_PRESETS.find((m) => m.name === this.sizeSelect.value) ?? SYNTHETIC_PRESETS[0];
+        this.status.textContent = `Drawing ${fmtParams(syntheticParams(preset.shape))} random weights…`;
+        const blob = await makeSyntheticGguf(preset.name, signal);
+        source = { blob, name: `synthetic-${preset.name}.gguf` };
+        id = `synthetic:${preset.name}`;
+        sourceLabel = `synthetic:${preset.name} (random weights made in this page, fixed seed)`;
+        fileBytes = blob.size;
+        synthetic = true;
+      }
+      this.status.textContent = `Loading ${id}…`;
+      const engine = this.session.engine;
+      const info = await engine.load(source, { onProgress: (p) => this.onProgress(p), signal });
+      const stats = await engine.stats();
+      const l = stats.load;
+      for (const r of this.phaseRows.values()) r.row.dataset.state = 'done';
+      this.session.setModel({
+        info,
+        id,
+        sourceLabel,
+        synthetic,
+        fileBytes: fileBytes || info.weightBytes,
+        load: {
+          totalMs: l?.totalMs ?? performance.now() - t0,
+          downloadMs: l?.fetchMs ?? 0,
+          uploadMs: l?.uploadMs ?? 0,
+          compileMs: l?.compileMs ?? 0,
+        },
+      });
+      this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}.`;
+      this.element.dataset.loaded = id;
+    } catch (e) {
+      const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
+      this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';
+      if (!aborted) this.showError(e);
+      for (const r of this.phaseRows.values())
+        if (r.row.dataset.state === 'running') r.row.dataset.state = 'stopped';
+      if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
+    } finally {
+      this.controller = undefined;
+      this.session.end('load');
+    }
+  }
+
+  private showError(e: unknown): void {
+    const code = isEngineError(e) ? e.code : undefined;
+    const message = e instanceof Error ? e.message : String(e);
+    this.error.replaceChildren(h('strong', {}, code ? `Load failed (${code}): ` : 'Load failed: '), message);
+    this.error.hidden = false;
+  }
+}

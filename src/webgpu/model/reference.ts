@@ -22,6 +22,7 @@
  * Linear scaling: freqScale = 1 / rope.scaling.factor.
  */
 import { EngineError } from '../../engine/errors.ts';
+import { CODEC_TYPES, dequantizeRow } from '../gguf/quantize.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { type LlamaConfig, llamaConfigFromGguf } from './config.ts';
 
@@ -35,21 +36,21 @@ export function halfToNumber(h: number): number {
   return sign * (1 + mant / 1024) * 2 ** (exp - 15);
 }
 
-/** Decodes one tensor's raw bytes (F32 or F16, little-endian) to float64. */
+/** Tensor types the reference reads: every type {@link dequantizeRow} decodes. */
+export const REFERENCE_TYPES: readonly string[] = CODEC_TYPES;
+
+/**
+ * Decodes one tensor's raw bytes to float64: F32, F16, BF16 exactly, quantized types (Q8_0, Q4_0, Q5_0,
+ * Q4_K, Q6_K) through {@link dequantizeRow}, i.e. to the float32 values ggml's `dequantize_row_*` gives.
+ */
 export function decodeTensor(typeName: string, bytes: Uint8Array, nElements: number): Float64Array {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Float64Array(nElements);
-  if (typeName === 'F32') {
-    for (let i = 0; i < nElements; i++) out[i] = dv.getFloat32(4 * i, true);
-  } else if (typeName === 'F16') {
-    for (let i = 0; i < nElements; i++) out[i] = halfToNumber(dv.getUint16(2 * i, true));
-  } else {
+  if (!REFERENCE_TYPES.includes(typeName)) {
     throw new EngineError(
       'unsupported_model',
-      `the reference forward pass reads F32 and F16 only, not ${typeName}`,
+      `the reference forward pass reads ${REFERENCE_TYPES.join(', ')}, not ${typeName}`,
     );
   }
-  return out;
+  return Float64Array.from(dequantizeRow(typeName, bytes, nElements));
 }
 
 interface LayerWeights {
@@ -118,12 +119,13 @@ export class ReferenceLlama {
   }
 
   /**
-   * Reads every tensor of `file` into float64 (F32 and F16 only).
+   * Reads every tensor of `file` into float64 (any of {@link REFERENCE_TYPES}; quantized tensors as their
+   * dequantized values, so the reference computes the function the quantized file stands for).
    * @param cfg the configuration (default: {@link llamaConfigFromGguf}); a test may change e.g. ropeType.
    */
   static async fromGguf(
     file: GgufFile,
-    cfg: LlamaConfig = llamaConfigFromGguf(file),
+    cfg: LlamaConfig = llamaConfigFromGguf(file, { supportedTypes: REFERENCE_TYPES }),
   ): Promise<ReferenceLlama> {
     const raw = new Map<string, Uint8Array>();
     for (const t of file.tensors.values()) raw.set(t.name, new Uint8Array(t.nBytes));

@@ -1,0 +1,84 @@
+/**
+ * `npm run quantize -- IN OUT TYPE [--pure] [--fallback engine|llama.cpp]`
+ *
+ * The field's `llama-quantize`: reads a GGUF model with F32/F16/BF16 weights and writes it with its
+ * weight matrices in TYPE (Q8_0, Q4_0, Q4_K, Q4_K_M, Q6_K, F16, BF16, F32), choosing per-tensor types as
+ * llama.cpp does (see `src/webgpu/gguf/quantize-model.ts`). Prints one line per tensor and a summary.
+ */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { EngineError } from '../engine/errors.ts';
+import { FTYPES, type QuantizeFtype, quantizeGguf } from '../webgpu/gguf/quantize-model.ts';
+import { openGguf } from '../webgpu/gguf/reader.ts';
+
+const USAGE = `usage: npm run quantize -- IN.gguf OUT.gguf TYPE [--pure] [--fallback engine|llama.cpp]
+  TYPE: ${Object.keys(FTYPES).join(', ')}
+  --pure        every quantized tensor in TYPE's base type (no Q6_K output/attn_v/ffn_down mix)
+  --fallback    type for rows the block size does not divide: engine (default: Q4_K/Q6_K -> Q8_0)
+                or llama.cpp (Q4_K -> Q5_0, Q6_K -> Q8_0); F16 when 32 does not divide either`;
+
+function mib(n: number): string {
+  return `${(n / 1048576).toFixed(2)} MiB`;
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      pure: { type: 'boolean', default: false },
+      fallback: { type: 'string', default: 'engine' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help || positionals.length !== 3) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const [input, output, typeArg] = positionals;
+  const type = typeArg.toUpperCase() as QuantizeFtype;
+  if (!Object.hasOwn(FTYPES, type)) {
+    throw new EngineError(
+      'invalid_argument',
+      `unknown type ${typeArg}; choose one of ${Object.keys(FTYPES).join(', ')}`,
+    );
+  }
+  if (values.fallback !== 'engine' && values.fallback !== 'llama.cpp') {
+    throw new EngineError(
+      'invalid_argument',
+      `--fallback must be engine or llama.cpp, not ${values.fallback}`,
+    );
+  }
+  const file = await openGguf({ path: resolve(input) });
+  const sizes = new Map([...file.tensors.values()].map((t) => [t.name, t.nBytes]));
+  const { bytes, plan } = await quantizeGguf(
+    file,
+    type,
+    { pure: values.pure, fallback: values.fallback },
+    (p, i, total) => {
+      const what = p.from === p.to ? `${p.to}, copied` : `${p.from} -> ${p.to}`;
+      console.log(
+        `[${String(i + 1).padStart(4)}/${total}] ${p.name.padEnd(32)} [${p.shape.join(', ')}] ${what}` +
+          (p.note && p.note !== 'not quantized' ? ` (${p.note})` : ''),
+      );
+    },
+  );
+  writeFileSync(output, bytes);
+  const before = [...sizes.values()].reduce((a, b) => a + b, 0);
+  const counts = new Map<string, number>();
+  for (const p of plan) counts.set(p.to, (counts.get(p.to) ?? 0) + 1);
+  console.log(
+    `wrote ${output}: ${type} (general.file_type ${FTYPES[type].fileType}), tensors ${mib(before)} -> ` +
+      `${mib(bytes.length)} file; types: ${[...counts].map(([t, n]) => `${t} ×${n}`).join(', ')}`,
+  );
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    const code = (e as { code?: string }).code;
+    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message ?? e}`);
+    process.exit(1);
+  },
+);

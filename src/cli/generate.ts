@@ -58,7 +58,8 @@ async function main(): Promise<number> {
   const ctx = num(values.ctx);
   const model = values.model;
   const isUrl = /^https?:\/\//.test(model);
-  if (!isUrl && !existsSync(model)) {
+  const isSynthetic = model.startsWith('synthetic:');
+  if (!isUrl && !isSynthetic && !existsSync(model)) {
     throw new EngineError('invalid_argument', `cannot open model file ${model}: no such file`);
   }
   let result: GenerateResult;
@@ -67,17 +68,24 @@ async function main(): Promise<number> {
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
     const engine = new WebGpuEngine();
     try {
-      await engine.load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx });
+      await engine.load(
+        isSynthetic ? { synthetic: model } : isUrl ? { url: model } : { path: resolve(model) },
+        { contextLength: ctx },
+      );
       result = await engine.generate(req, (e) => process.stdout.write(e.text));
     } finally {
       await engine.dispose();
     }
   } else if (values.runtime === 'browser') {
     result = await withHarnessPage(
-      { gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) },
+      {
+        gpu: values.gpu,
+        chromium: values.chromium,
+        modelPath: isUrl || isSynthetic ? undefined : resolve(model),
+      },
       async (page, modelUrl) => {
         await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
-        await callHarness(page, 'load', isUrl ? model : modelUrl, ctx);
+        await callHarness(page, 'load', isUrl || isSynthetic ? model : modelUrl, ctx);
         return callHarness<GenerateResult>(page, 'generate', req);
       },
     );

@@ -22,12 +22,24 @@ const harness = {
     engine ??= new WorkerEngine(
       new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
     );
-    return engine.load({ url }, { contextLength, onProgress: (p) => window.__onProgress?.(p) });
+    const source = url.startsWith('synthetic:') ? { synthetic: url } : { url };
+    return engine.load(source, { contextLength, onProgress: (p) => window.__onProgress?.(p) });
   },
   /** Generates, streaming text to `window.__onToken`. Errors come back as {error: {code, message}}. */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     if (!engine) throw new Error('load first');
     return engine.generate(req, (e) => window.__onToken?.(e.text, e.tokenId));
+  },
+  /** Tokenizes in the worker (addBos default: the model's). */
+  async tokenize(text: string, addBos?: boolean): Promise<number[]> {
+    if (!engine) throw new Error('load first');
+    return engine.tokenize(text, addBos);
+  },
+  /** Teacher-forced scoring of one window (perplexity), as plain arrays. */
+  async score(ids: number[]): Promise<{ nll: number[]; top1: number[] }> {
+    if (!engine) throw new Error('load first');
+    const r = await engine.scoreTokens(ids);
+    return { nll: Array.from(r.nll), top1: Array.from(r.top1) };
   },
   async adapter() {
     return engine?.remote.adapterInfo();

@@ -15,8 +15,16 @@ export interface LoadProgress {
   tMs: number;
 }
 
-/** Where a GGUF comes from: a URL (fetched, range requests where allowed), a File/Blob, or a Node path. */
-export type ModelSource = { url: string } | { blob: Blob; name?: string } | { path: string };
+/**
+ * Where a GGUF comes from: a URL (fetched, range requests where allowed), a File/Blob, a Node path, or a
+ * synthetic model (`synthetic:SHAPE-TYPE`: real shapes, random weights made on the GPU; see
+ * src/webgpu/model/synthetic.ts).
+ */
+export type ModelSource =
+  | { url: string }
+  | { blob: Blob; name?: string }
+  | { path: string }
+  | { synthetic: string; seed?: number };
 
 /** Options for loading a model. */
 export interface LoadOptions {
@@ -110,6 +118,8 @@ export interface ModelInfo {
   weightBytes: number;
   /** Tensor types present, e.g. ['F32']. */
   tensorTypes: string[];
+  /** True for synthetic models: speed is real, text is noise. */
+  synthetic?: boolean;
 }
 
 /** Engine statistics, all times in ms. */

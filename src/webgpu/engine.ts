@@ -20,6 +20,7 @@ import { openGguf } from './gguf/reader.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
 import { LlamaModel } from './model/llama.ts';
+import { syntheticGguf } from './model/synthetic.ts';
 import { Sampler } from './sampler.ts';
 import { IncrementalDecoder } from './tokenizer/incremental.ts';
 import { createTokenizer } from './tokenizer/index.ts';
@@ -95,7 +96,10 @@ export class WebGpuEngine implements Engine {
       options.onProgress?.({ phase, bytesDone: done, bytesTotal: total, tMs: performance.now() - tStart });
     const gpu = await this.ensureDevice();
     report('fetch', 0, 0);
-    const file = await openGguf(source, { signal: options.signal });
+    const file =
+      'synthetic' in source
+        ? syntheticGguf(source.synthetic, source.seed)
+        : await openGguf(source, { signal: options.signal });
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
     const tokenizer = createTokenizer(file.metadata);
     const contextLength = Math.min(
@@ -131,7 +135,13 @@ export class WebGpuEngine implements Engine {
     }
     const name =
       (file.metadata['general.name'] as string | undefined) ??
-      ('path' in source ? source.path : 'url' in source ? source.url : (source.name ?? 'model'));
+      ('path' in source
+        ? source.path
+        : 'url' in source
+          ? source.url
+          : 'synthetic' in source
+            ? source.synthetic
+            : (source.name ?? 'model'));
     this.info = {
       name: String(name),
       architecture: cfg.architecture,
@@ -142,6 +152,7 @@ export class WebGpuEngine implements Engine {
       contextLength,
       weightBytes: m.weightBytes,
       tensorTypes: [...types],
+      synthetic: Boolean(file.synthetic),
     };
     return this.info;
   }

@@ -138,6 +138,11 @@ export function makeSpmVocab(nVocab: number): SpmVocab {
   }
   for (const a of LETTERS) for (const b of LETTERS) add(a + b);
   for (const a of LETTERS) for (const b of LETTERS) for (const c of LETTERS) add(a + b + c);
+  // Four letters (up to ~475,000 tokens in all, enough for real vocabularies' sizes in synthetic models).
+  for (const a of LETTERS) {
+    if (pieces.size >= want) break;
+    for (const b of LETTERS) for (const c of LETTERS) for (const d of LETTERS) add(a + b + c + d);
+  }
   if (pieces.size < want)
     throw new EngineError('invalid_argument', `nVocab ${nVocab} is too large for the test vocabulary`);
 

@@ -39,6 +39,11 @@ export interface GgufFile {
   /** Total file size in bytes where known. */
   fileSize?: number;
   /**
+   * Set for synthetic models (src/webgpu/model/synthetic.ts): there is no tensor data to stream; the
+   * loader fills the weights on the GPU from this seed.
+   */
+  synthetic?: { seed: number };
+  /**
    * Streams all tensor data once, in file order, calling `onChunk` for each piece (awaited, so the
    * consumer controls memory). Chunks never span two tensors. `onBytes` reports bytes read so far.
    * @throws EngineError('gguf_invalid') when the data ends early (truncated file), ('network' | 'http_status')

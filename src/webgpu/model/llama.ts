@@ -22,6 +22,7 @@ import { argmaxWGSL } from '../kernels/argmax.ts';
 import { attentionWGSL } from '../kernels/attention.ts';
 import { packStep, rowBytes, STEP_BYTES, WEIGHT_TYPES, type WeightType, WG } from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';
+import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from '../kernels/fill.ts';
 import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
 import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from '../kernels/matmul.ts';
 import type { LlamaConfig } from './config.ts';
@@ -236,42 +237,49 @@ export class LlamaModel {
       let ropeFreqs: Uint8Array | undefined;
       let uploaded = 0;
       const total = weightBytes;
-      let tWait = performance.now();
-      await file.streamTensorData(
-        (c) => {
-          times.fetchMs += performance.now() - tWait;
-          const tw = performance.now();
-          const w = weights.get(c.tensor.name)!;
-          const rowBytes = tensorRowBytes(w, w.type, w.K);
-          let off = c.offset;
-          if (c.tensor.name === 'rope_freqs.weight') {
-            ropeFreqs ??= new Uint8Array(c.tensor.nBytes);
-            ropeFreqs.set(c.bytes, c.offset);
-          }
-          let src = c.bytes;
-          while (src.byteLength > 0) {
-            const row = Math.floor(off / rowBytes);
-            const part = w.parts.find((p) => row >= p.rowStart && row < p.rowStart + p.rowCount)!;
-            const partStart = part.rowStart * rowBytes;
-            const partEnd = (part.rowStart + part.rowCount) * rowBytes;
-            const n = Math.min(src.byteLength, partEnd - off);
-            let piece = src.subarray(0, n);
-            if (n % 4 !== 0) {
-              const padded = new Uint8Array(Math.ceil(n / 4) * 4);
-              padded.set(piece);
-              piece = padded;
-            }
-            device.queue.writeBuffer(part.buffer, off - partStart, piece);
-            off += n;
-            src = src.subarray(n);
-          }
-          uploaded += c.bytes.byteLength;
+      if (file.synthetic) {
+        ropeFreqs = await fillSynthetic(device, file, weights, file.synthetic.seed, (n) => {
+          uploaded += n;
           opts.onUpload?.(uploaded, total);
-          times.uploadMs += performance.now() - tw;
-          tWait = performance.now();
-        },
-        { signal: opts.signal, onBytes: opts.onFetch },
-      );
+        });
+      } else {
+        let tWait = performance.now();
+        await file.streamTensorData(
+          (c) => {
+            times.fetchMs += performance.now() - tWait;
+            const tw = performance.now();
+            const w = weights.get(c.tensor.name)!;
+            const rowBytes = tensorRowBytes(w, w.type, w.K);
+            let off = c.offset;
+            if (c.tensor.name === 'rope_freqs.weight') {
+              ropeFreqs ??= new Uint8Array(c.tensor.nBytes);
+              ropeFreqs.set(c.bytes, c.offset);
+            }
+            let src = c.bytes;
+            while (src.byteLength > 0) {
+              const row = Math.floor(off / rowBytes);
+              const part = w.parts.find((p) => row >= p.rowStart && row < p.rowStart + p.rowCount)!;
+              const partStart = part.rowStart * rowBytes;
+              const partEnd = (part.rowStart + part.rowCount) * rowBytes;
+              const n = Math.min(src.byteLength, partEnd - off);
+              let piece = src.subarray(0, n);
+              if (n % 4 !== 0) {
+                const padded = new Uint8Array(Math.ceil(n / 4) * 4);
+                padded.set(piece);
+                piece = padded;
+              }
+              device.queue.writeBuffer(part.buffer, off - partStart, piece);
+              off += n;
+              src = src.subarray(n);
+            }
+            uploaded += c.bytes.byteLength;
+            opts.onUpload?.(uploaded, total);
+            times.uploadMs += performance.now() - tw;
+            tWait = performance.now();
+          },
+          { signal: opts.signal, onBytes: opts.onFetch },
+        );
+      }
       model.writeRopeTable(
         ropeFreqs && weights.get('rope_freqs.weight')!.type === 'F32'
           ? new Float32Array(ropeFreqs.buffer)
@@ -849,4 +857,79 @@ export class LlamaModel {
     for (const b of this.buffers) b.destroy();
     this.buffers = [];
   }
+}
+
+/**
+ * Fills every weight of a synthetic model on the GPU (kernels/fill.ts) and returns `rope_freqs.weight`
+ * (made on the CPU: Llama 3-style factors from 1 at high frequencies to 8 at low ones) when present.
+ */
+async function fillSynthetic(
+  device: GPUDevice,
+  file: GgufFile,
+  weights: Map<string, GpuWeight>,
+  seed: number,
+  onBytes: (n: number) => void,
+): Promise<Uint8Array | undefined> {
+  const pipes = new Map<WeightType, GPUComputePipeline>();
+  let ropeFreqs: Uint8Array | undefined;
+  let tensorId = 0;
+  for (const t of file.tensors.values()) {
+    tensorId++;
+    const w = weights.get(t.name)!;
+    if (t.name === 'rope_freqs.weight') {
+      const n = t.shape[0];
+      const f = Float32Array.from({ length: n }, (_, i) => 1 + (7 * i) / Math.max(1, n - 1));
+      ropeFreqs = new Uint8Array(f.buffer);
+      device.queue.writeBuffer(w.parts[0].buffer, 0, f);
+      onBytes(t.nBytes);
+      continue;
+    }
+    let pipe = pipes.get(w.type);
+    if (!pipe) {
+      const module = device.createShaderModule({ label: `fill.${w.type}`, code: fillWGSL(w.type) });
+      pipe = await device.createComputePipelineAsync({
+        label: `fill.${w.type}`,
+        layout: 'auto',
+        compute: { module, entryPoint: 'main' },
+      });
+      pipes.set(w.type, pipe);
+    }
+    const mode = t.shape.length === 1 ? (t.name.endsWith('.bias') ? 2 : 1) : 0;
+    const std = mode === 2 ? 0.1 : 1 / Math.sqrt(w.K);
+    const enc = device.createCommandEncoder({ label: `fill ${t.name}` });
+    const params: GPUBuffer[] = [];
+    for (const part of w.parts) {
+      const nWords = Math.ceil(part.buffer.size / 4);
+      const pb = device.createBuffer({
+        size: FILL_PARAMS_BYTES,
+        usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+      });
+      params.push(pb);
+      device.queue.writeBuffer(
+        pb,
+        0,
+        packFillParams({ seed, tensorId: tensorId * 16 + params.length, nWords, mode, std }),
+      );
+      const pass = enc.beginComputePass();
+      pass.setPipeline(pipe);
+      pass.setBindGroup(
+        0,
+        device.createBindGroup({
+          layout: pipe.getBindGroupLayout(0),
+          entries: [
+            { binding: 0, resource: { buffer: pb } },
+            { binding: 1, resource: { buffer: part.buffer } },
+          ],
+        }),
+      );
+      const nWg = Math.ceil(nWords / 64);
+      pass.dispatchWorkgroups(Math.min(nWg, 65535), Math.ceil(nWg / 65535));
+      pass.end();
+    }
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    for (const pb of params) pb.destroy();
+    onBytes(t.nBytes);
+  }
+  return ropeFreqs;
 }

@@ -64,7 +64,9 @@ async function runCustom(page: Page, prompt: string, maxTokens: number): Promise
 
 test('benchmark stories260K from the file picker: golden text, results, history over reload, JSON export', async ({
   page,
+  context,
 }, testInfo) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await openApp(page);
   await expect(page.getByRole('tab', { name: 'Benchmark' })).toHaveAttribute('aria-selected', 'true');
   await expect(page.getByRole('heading', { level: 1, name: 'Benchmark' })).toBeVisible();
@@ -102,6 +104,14 @@ test('benchmark stories260K from the file picker: golden text, results, history 
   );
 
   await shoot(page, testInfo, 'bench');
+
+  // Copy summary: a short shareable text.
+  await page.getByTestId('results').getByRole('button', { name: 'Copy summary' }).click();
+  await expect(page.getByTestId('results').getByText('Copied.')).toBeVisible();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  expect(copied).toMatch(/^stories260K \(\d+K params, F32\) on .+ · webgpu: decode [\d.,]+ tok\/s/);
+  expect(copied).toContain('of measured memory bandwidth');
+  expect(copied.length).toBeLessThan(400);
 
   // History: the entry is there, and still there after a reload.
   await page.getByRole('tab', { name: 'History' }).click();
@@ -220,6 +230,8 @@ test('tabs work from the keyboard and follow the URL hash', async ({ page }) => 
   await expect(page).toHaveURL(/#gpu$/);
   await page.goto('/#history');
   await expect(tab('History')).toHaveAttribute('aria-selected', 'true');
+  // The command line's entry point is installed by the page itself.
+  expect(await page.evaluate(() => typeof window.benchApi?.runFromCli)).toBe('function');
   // Only the selected tab is in the tab order.
   await expect(page.locator('[role="tab"][tabindex="0"]')).toHaveCount(1);
   // Every visible form control has a label.
@@ -245,6 +257,25 @@ test('synthetic model: random weights say so, load shows progress and can be can
   await page.getByRole('button', { name: 'Load model' }).click();
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded synthetic:tiny in /, { timeout: 60_000 });
   await expect(page.getByTestId('model-summary')).toContainText('synthetic, random weights');
+});
+
+test('a GGUF URL loads (served here without range support); a 404 says what failed', async ({ page }) => {
+  await page.route('**/models/stories260K.gguf', (route) => route.fulfill({ path: MODEL }));
+  await page.route('**/models/missing.gguf', (route) => route.fulfill({ status: 404, body: 'not found' }));
+  await openApp(page);
+  const panel = benchPanel(page);
+  await panel.getByRole('radio', { name: 'GGUF URL' }).check();
+  await panel.getByLabel('Model URL').fill('/models/missing.gguf');
+  await panel.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText('The model did not load.', { timeout: 30_000 });
+  await expect(panel.getByRole('alert')).toContainText('Load failed (http_status)');
+  await panel.getByLabel('Model URL').fill('/models/stories260K.gguf');
+  await panel.getByLabel('Model URL').press('Enter');
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });
+  await expect(panel.getByRole('alert')).toBeHidden();
+  await expect(page.getByTestId('model-summary').locator('[data-field="model-source"]')).toHaveText(
+    /\/models\/stories260K\.gguf$/,
+  );
 });
 
 /** Full-page screenshots at 1280×800 and 390×844 of a tab, checking there is no sideways scroll. */

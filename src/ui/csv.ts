@@ -11,7 +11,7 @@
  * Numbers are written with `String(n)` (shortest exact form); a missing value (NaN, e.g. TPOT of a
  * one-token run) is an empty cell.
  */
-import { summarize } from '../bench/metrics.ts';
+import { summarizeRuns } from '../bench/runner.ts';
 import type { BenchPlan, BenchResult, BenchRun } from '../bench/types.ts';
 
 /** Quotes a field when it needs it. */
@@ -226,24 +226,6 @@ export function resultsToCsv(results: readonly BenchResult[]): string {
   return toCsv(rows);
 }
 
-/** Summaries of the standard metrics over runs (what a result's `summary` holds), skipping NaN values. */
-export function summarizeBenchRuns(runs: readonly BenchRun[]): BenchResult['summary'] {
-  const out: BenchResult['summary'] = {};
-  const metrics: [string, (r: BenchRun) => number[]][] = [
-    ['ttftMs', (r) => [r.ttftMs]],
-    ['tpotMs', (r) => [r.tpotMs]],
-    ['e2eMs', (r) => [r.e2eMs]],
-    ['itlMs', (r) => r.itlMs],
-    ['prefillTokensPerSecond', (r) => [r.prefillTokensPerSecond]],
-    ['decodeTokensPerSecond', (r) => [r.decodeTokensPerSecond]],
-  ];
-  for (const [name, get] of metrics) {
-    const values = runs.flatMap(get).filter((v) => Number.isFinite(v));
-    if (values.length) out[name] = summarize(values);
-  }
-  return out;
-}
-
 /**
  * CSV text (as {@link resultsToCsv} writes it) → results. Rows are grouped into results by created_at,
  * device fingerprint, engine and model id, in order of first appearance.
@@ -383,6 +365,6 @@ export function csvToResults(text: string): BenchResult[] {
   const results = [...groups.values()];
   for (const r of results)
     if (col.get('summary_json') === undefined || Object.keys(r.summary).length === 0)
-      r.summary = summarizeBenchRuns(r.runs);
+      r.summary = summarizeRuns(r.runs);
   return results;
 }

@@ -148,7 +148,7 @@ export class ModelPicker {
         'div',
         { class: 'pane' },
         field(
-          'GGUF URL',
+          'Model URL',
           this.urlInput,
           'Fetched with range requests where the server allows them; the server must allow CORS.',
         ),

@@ -5,8 +5,9 @@
  * JSON has no NaN: a metric that is undefined for a run (TPOT of a one-token output) is written as `null`
  * and read back as NaN.
  */
+
+import { summarizeRuns } from '../bench/runner.ts';
 import type { BenchResult, BenchRun } from '../bench/types.ts';
-import { summarizeBenchRuns } from './csv.ts';
 import { fmtMs, fmtNum, fmtParams, fmtPct } from './format.ts';
 
 /** A result as JSON text (NaN → null), indented. */
@@ -80,7 +81,7 @@ export function checkResult(x: unknown, where = 'result'): BenchResult {
     summary:
       isObj(x.summary) && Object.keys(x.summary).length
         ? (x.summary as BenchResult['summary'])
-        : summarizeBenchRuns(runs),
+        : summarizeRuns(runs),
   };
   return result;
 }

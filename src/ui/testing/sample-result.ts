@@ -1,6 +1,7 @@
 /** Hand-made benchmark results for the page's unit tests (not shipped: only tests import this). */
+
+import { summarizeRuns } from '../../bench/runner.ts';
 import type { BenchResult, BenchRun } from '../../bench/types.ts';
-import { summarizeBenchRuns } from '../csv.ts';
 
 export function sampleRun(over: Partial<BenchRun> = {}): BenchRun {
   return {
@@ -79,7 +80,7 @@ export function sampleResult(over: Partial<BenchResult> = {}): BenchResult {
       ignoreEos: true,
     },
     runs,
-    summary: summarizeBenchRuns(runs),
+    summary: summarizeRuns(runs),
     roofline: { bandwidthGBs: 12.5, bytesPerToken: 1168640, fraction: 0.0284, matmulGflops: 40.5 },
     ...over,
   };

@@ -1,0 +1,185 @@
+/**
+ * Merging hand-made result files into the comparison (rows, Markdown, self-contained HTML), the text
+ * table `npm run bench` prints, and the structural check of a result file.
+ */
+import { describe, expect, it } from 'vitest';
+import { summarize } from './metrics.ts';
+import {
+  fmt,
+  fmtBytes,
+  fmtParams,
+  fmtPct,
+  formatResultText,
+  htmlReport,
+  markdownReport,
+  reportRows,
+  validateResult,
+} from './report.ts';
+import type { BenchResult, BenchRun } from './types.ts';
+
+function runOf(ttft: number, tpot: number, n = 5): BenchRun {
+  const itl = Array.from({ length: n - 1 }, () => tpot);
+  const e2e = ttft + tpot * (n - 1);
+  return {
+    prompt: 'Once upon a time',
+    promptName: 'custom',
+    promptTokens: 5,
+    outputTokens: n,
+    outputTokenIds: Array.from({ length: n }, (_, i) => i),
+    text: 'x',
+    ttftMs: ttft,
+    itlMs: itl,
+    tpotMs: tpot,
+    e2eMs: e2e,
+    prefillTokensPerSecond: 5000 / ttft,
+    decodeTokensPerSecond: 1000 / tpot,
+  };
+}
+
+function result(o: {
+  device: string;
+  fallback?: boolean;
+  fp: string;
+  model: string;
+  tpots: number[];
+  bw?: number;
+}): BenchResult {
+  const runs = o.tpots.map((t, i) => runOf(10 + i, t));
+  return {
+    schemaVersion: 1,
+    createdAt: '2025-03-04T05:06:07.000Z',
+    device: {
+      vendor: 'v',
+      architecture: 'a',
+      description: o.device,
+      isFallbackAdapter: o.fallback ?? false,
+      features: [],
+      limits: {},
+      userAgent: 'ua',
+      fingerprint: o.fp,
+    },
+    engine: 'webgpu',
+    model: { id: o.model, architecture: 'llama', quantization: 'F32', parameters: 292800, bytes: 1171200 },
+    load: { totalMs: 100, downloadMs: 10, uploadMs: 20, compileMs: 70 },
+    plan: {
+      prompts: [{ name: 'custom', text: 'Once upon a time' }],
+      maxTokens: 5,
+      runs: runs.length,
+      warmup: 1,
+      ignoreEos: false,
+    },
+    runs,
+    summary: {
+      ttftMs: summarize(runs.map((r) => r.ttftMs)),
+      tpotMs: summarize(runs.map((r) => r.tpotMs)),
+      decodeTokensPerSecond: summarize(runs.map((r) => r.decodeTokensPerSecond)),
+    },
+    ...(o.bw
+      ? { roofline: { bandwidthGBs: o.bw, bytesPerToken: 1e6, fraction: 0.25, matmulGflops: 100 } }
+      : {}),
+  };
+}
+
+const A = result({
+  device: 'NVIDIA RTX 4090',
+  fp: 'aaaaaaaaaaaaaaaa',
+  model: 'stories260K.gguf',
+  tpots: [1, 2, 4],
+  bw: 900,
+});
+const B = result({
+  device: '',
+  fallback: true,
+  fp: 'bbbbbbbbbbbbbbbb',
+  model: 'a|b<script>.gguf',
+  tpots: [10],
+});
+
+describe('report rows and Markdown', () => {
+  it('one row per file with medians, software adapters marked', () => {
+    const rows = reportRows([A, B], ['a.json', 'b.json']);
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatchObject({
+      source: 'a.json',
+      device: 'NVIDIA RTX 4090',
+      software: false,
+      runs: 3,
+      bandwidthGBs: 900,
+      roofline: 0.25,
+    });
+    expect(rows[0].decodeTps?.median).toBe(500);
+    expect(rows[1].device).toBe('v a (software)');
+    expect(rows[1].software).toBe(true);
+    expect(rows[1].bandwidthGBs).toBeUndefined();
+  });
+
+  it('a Markdown table with a header, one line per result and escaped cells', () => {
+    const md = markdownReport(reportRows([A, B]));
+    const lines = md.split('\n').filter((l) => l.startsWith('|'));
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^\| Device \| Engine \| Model \| Runs \| Decode tok\/s \|/);
+    expect(lines[1]).toMatch(/^\| --- \| --- \| --- \| ---: /);
+    expect(lines[2]).toContain(
+      '| NVIDIA RTX 4090 | webgpu | stories260K.gguf (F32, 293K) | 3 | 500 ± 312 | 2 | 11 | – | – | 100 |',
+    );
+    expect(lines[2]).toContain('| 900 | 25% | 100 |');
+    expect(lines[3]).toContain('a\\|b<script>.gguf');
+    expect(lines[3]).toContain('| – |'); // no roofline
+    expect(md).toContain('(software)');
+  });
+});
+
+describe('HTML report', () => {
+  it('is self-contained, escapes text and has one chart bar per result', () => {
+    const html = htmlReport(reportRows([A, B]), { title: 'CI <run>' });
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).toContain('<title>CI &lt;run&gt;</title>');
+    expect(html).not.toMatch(/<script|<link|src=|href=/i);
+    expect(html).not.toContain('a|b<script>');
+    expect(html).toContain('a|b&lt;script&gt;.gguf');
+    expect((html.match(/<svg /g) ?? []).length).toBe(5);
+    // Decode chart: a bar for each result; bandwidth chart: only A has one.
+    const charts = html.split('<figure>').slice(1);
+    expect((charts[0].match(/<rect /g) ?? []).length).toBe(2);
+    expect((charts[4].match(/<rect /g) ?? []).length).toBe(1);
+    // Bars coloured by device: two devices, two colours.
+    const fills = new Set([...charts[0].matchAll(/fill="(#[0-9a-f]{6})"/g)].map((m) => m[1]));
+    expect(fills.size).toBe(2);
+  });
+});
+
+describe('result text and validation', () => {
+  it('the text table says what was measured', () => {
+    const t = formatResultText(B, ['default model']);
+    expect(t).toContain('SOFTWARE ADAPTER');
+    expect(t).toContain('default model');
+    expect(t).toMatch(/Decode \(tok\/s\)\s+1\s+100/);
+    expect(t).toContain('Roofline: not measured.');
+    expect(formatResultText(A)).toContain('measured read bandwidth 900 GB/s');
+  });
+
+  it('validateResult accepts a result and names what is wrong with a broken one', () => {
+    expect(validateResult(JSON.parse(JSON.stringify(A)))).toEqual([]);
+    expect(validateResult(null)).toEqual(['not a JSON object']);
+    const broken = JSON.parse(JSON.stringify(A));
+    broken.schemaVersion = 2;
+    delete broken.device.fingerprint;
+    broken.runs[0].itlMs.pop();
+    broken.runs[1].outputTokens = 99;
+    const errs = validateResult(broken);
+    expect(errs).toContain('schemaVersion must be 1, got 2');
+    expect(errs).toContain('device.fingerprint must be a string');
+    expect(errs).toContain('runs[0].itlMs must have outputTokens − 1 entries');
+    expect(errs).toContain('runs[1].outputTokens differs from outputTokenIds.length');
+  });
+
+  it('formats numbers', () => {
+    expect(fmt(1234.5)).toBe('1235');
+    expect(fmt(0.012345)).toBe('0.0123');
+    expect(fmt(Number.NaN)).toBe('–');
+    expect(fmtBytes(1185376)).toBe('1.19 MB');
+    expect(fmtParams(292800)).toBe('293K');
+    expect(fmtParams(1.1e9)).toBe('1.1B');
+    expect(fmtPct(0.634)).toBe('63.4%');
+  });
+});

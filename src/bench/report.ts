@@ -1,0 +1,509 @@
+/**
+ * Result files as people read them, with no DOM and no Node: the text table `npm run bench` prints, and the
+ * Markdown table and self-contained HTML page (inline SVG charts) `npm run bench:report` makes from several
+ * result files. Also {@link validateResult}, the structural check both commands apply to a result file.
+ */
+import type { Summary } from './metrics.ts';
+import type { BenchResult } from './types.ts';
+
+// ---------------------------------------------------------------------------------------------- checks
+
+/**
+ * Structural problems of a parsed result file (empty when it is a valid `schemaVersion: 1` file): the
+ * fields the issue lists, with their types, and per-run consistency (ids counted, ITL length).
+ */
+export function validateResult(x: unknown): string[] {
+  const errs: string[] = [];
+  const isObj = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObj(x)) return ['not a JSON object'];
+  if (x.schemaVersion !== 1) errs.push(`schemaVersion must be 1, got ${JSON.stringify(x.schemaVersion)}`);
+  const need = (
+    o: unknown,
+    path: string,
+    fields: Record<string, 'string' | 'number' | 'boolean' | 'array' | 'object'>,
+  ) => {
+    if (!isObj(o)) {
+      errs.push(`${path} is missing or not an object`);
+      return;
+    }
+    for (const [k, t] of Object.entries(fields)) {
+      const v = o[k];
+      const ok =
+        t === 'array'
+          ? Array.isArray(v)
+          : t === 'object'
+            ? isObj(v)
+            : t === 'number'
+              ? typeof v === 'number' || v === null
+              : typeof v === t;
+      if (!ok) errs.push(`${path}.${k} must be ${t === 'array' || t === 'object' ? `an ${t}` : `a ${t}`}`);
+    }
+  };
+  if (typeof x.createdAt !== 'string' || Number.isNaN(Date.parse(x.createdAt)))
+    errs.push('createdAt must be an ISO date');
+  if (typeof x.engine !== 'string') errs.push('engine must be a string');
+  need(x.device, 'device', {
+    vendor: 'string',
+    architecture: 'string',
+    description: 'string',
+    isFallbackAdapter: 'boolean',
+    features: 'array',
+    limits: 'object',
+    userAgent: 'string',
+    fingerprint: 'string',
+  });
+  need(x.model, 'model', {
+    id: 'string',
+    architecture: 'string',
+    quantization: 'string',
+    parameters: 'number',
+    bytes: 'number',
+  });
+  need(x.load, 'load', { totalMs: 'number', downloadMs: 'number', uploadMs: 'number', compileMs: 'number' });
+  need(x.plan, 'plan', {
+    prompts: 'array',
+    maxTokens: 'number',
+    runs: 'number',
+    warmup: 'number',
+    ignoreEos: 'boolean',
+  });
+  need(x.summary, 'summary', {});
+  if (!Array.isArray(x.runs)) errs.push('runs must be an array');
+  else
+    x.runs.forEach((r, i) => {
+      const p = `runs[${i}]`;
+      need(r, p, {
+        prompt: 'string',
+        promptTokens: 'number',
+        outputTokens: 'number',
+        outputTokenIds: 'array',
+        text: 'string',
+        ttftMs: 'number',
+        itlMs: 'array',
+        tpotMs: 'number',
+        e2eMs: 'number',
+        prefillTokensPerSecond: 'number',
+        decodeTokensPerSecond: 'number',
+      });
+      if (isObj(r) && Array.isArray(r.outputTokenIds) && Array.isArray(r.itlMs)) {
+        if (r.outputTokenIds.length !== r.outputTokens)
+          errs.push(`${p}.outputTokens differs from outputTokenIds.length`);
+        if (r.itlMs.length !== Math.max(0, r.outputTokenIds.length - 1))
+          errs.push(`${p}.itlMs must have outputTokens − 1 entries`);
+      }
+    });
+  if (isObj(x.summary))
+    for (const [k, s] of Object.entries(x.summary))
+      need(s, `summary.${k}`, {
+        n: 'number',
+        mean: 'number',
+        median: 'number',
+        p90: 'number',
+        p99: 'number',
+        std: 'number',
+      });
+  if (x.roofline !== undefined)
+    need(x.roofline, 'roofline', { bandwidthGBs: 'number', bytesPerToken: 'number', fraction: 'number' });
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------- numbers
+
+/** A number with about three significant digits (`1234.5` → `1235`, `0.01234` → `0.0123`); '–' when absent. */
+export function fmt(v: number | undefined | null, digits = 3): string {
+  if (v === undefined || v === null || !Number.isFinite(v)) return '–';
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a >= 10 ** digits) return Math.round(v).toString();
+  return Number(v.toPrecision(digits)).toString();
+}
+
+/** Bytes in decimal units (`1185376` → `1.19 MB`). */
+export function fmtBytes(n: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  let v = n;
+  while (i < units.length - 1 && Math.abs(v) >= 1000) {
+    v /= 1000;
+    i++;
+  }
+  return `${fmt(v)} ${units[i]}`;
+}
+
+/** A parameter count (`260000` → `260K`, `1.1e9` → `1.1B`). */
+export function fmtParams(n: number): string {
+  if (n >= 1e9) return `${fmt(n / 1e9)}B`;
+  if (n >= 1e6) return `${fmt(n / 1e6)}M`;
+  if (n >= 1e3) return `${fmt(n / 1e3)}K`;
+  return String(n);
+}
+
+/** A fraction as a percentage (`0.634` → `63.4%`). */
+export function fmtPct(f: number | undefined): string {
+  return f === undefined || !Number.isFinite(f) ? '–' : `${fmt(f * 100)}%`;
+}
+
+// ---------------------------------------------------------------------------------------------- one result
+
+const SOFTWARE = /swiftshader|llvmpipe|lavapipe|softpipe|\bwarp\b/i;
+
+/** True when the result was measured on a software (CPU) adapter. */
+export function isSoftwareResult(r: BenchResult): boolean {
+  const d = r.device;
+  return (
+    d.isFallbackAdapter || SOFTWARE.test([d.vendor, d.architecture, d.device ?? '', d.description].join(' '))
+  );
+}
+
+/** The device as a person names it. */
+export function deviceName(r: BenchResult): string {
+  const d = r.device;
+  const name =
+    d.label ||
+    d.description ||
+    [d.vendor, d.architecture, d.device].filter((s) => s?.trim()).join(' ') ||
+    'unknown adapter';
+  return isSoftwareResult(r) && !/software/i.test(name) ? `${name} (software)` : name;
+}
+
+/** Rows of the per-metric summary: label, unit key, and the summary. */
+const METRIC_ROWS: { key: string; label: string }[] = [
+  { key: 'ttftMs', label: 'TTFT (ms)' },
+  { key: 'tpotMs', label: 'TPOT (ms)' },
+  { key: 'itlMs', label: 'ITL (ms)' },
+  { key: 'e2eMs', label: 'E2E latency (ms)' },
+  { key: 'prefillTokensPerSecond', label: 'Prefill (tok/s)' },
+  { key: 'decodeTokensPerSecond', label: 'Decode (tok/s)' },
+];
+
+/** Left-aligned first column, right-aligned others, two spaces apart. */
+export function textTable(rows: string[][]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/**
+ * The text `npm run bench` prints on stdout: what was measured (device, whether it is a software adapter,
+ * model, plan, load), the summary of each metric, and the roofline.
+ * @param notes extra lines under the heading (e.g. why this model was chosen).
+ */
+export function formatResultText(r: BenchResult, notes: string[] = []): string {
+  const out: string[] = [];
+  const m = r.model;
+  const p = r.plan;
+  out.push('WebGPU LLM benchmark');
+  out.push(`  device:  ${deviceName(r)}  [fingerprint ${r.device.fingerprint}]`);
+  if (isSoftwareResult(r))
+    out.push(
+      '           SOFTWARE ADAPTER: WebGPU runs on the CPU here; these figures measure the processor, not a GPU.',
+    );
+  out.push(`  engine:  ${r.engine}`);
+  out.push(
+    `  model:   ${m.id} (${m.architecture}, ${m.quantization}, ${fmtParams(m.parameters)} parameters, ${fmtBytes(m.bytes)} of weights)${m.synthetic ? ' — synthetic: random weights, real speed, noise for text' : ''}`,
+  );
+  for (const n of notes) out.push(`           ${n}`);
+  const nRuns = p.prompts.length * p.runs;
+  out.push(
+    `  plan:    ${p.prompts.length} prompt${p.prompts.length === 1 ? '' : 's'} × ${p.runs} run${p.runs === 1 ? '' : 's'} = ${nRuns} measured (+${p.warmup} warm-up), up to ${p.maxTokens} new tokens, ${p.sampling?.temperature ? `temperature ${p.sampling.temperature}` : 'greedy'}${p.ignoreEos ? ', EOS ignored' : ''}`,
+  );
+  const tokIn = r.runs.map((x) => x.promptTokens);
+  const tokOut = r.runs.map((x) => x.outputTokens);
+  if (r.runs.length > 0)
+    out.push(
+      `  tokens:  prompt ${Math.min(...tokIn)}–${Math.max(...tokIn)}, output ${Math.min(...tokOut)}–${Math.max(...tokOut)} per run`,
+    );
+  const l = r.load;
+  out.push(
+    `  load:    ${fmt(l.totalMs)} ms (download ${fmt(l.downloadMs)} ms, GPU upload ${fmt(l.uploadMs)} ms, shader compile ${fmt(l.compileMs)} ms)`,
+  );
+  out.push('');
+  const rows: string[][] = [['metric', 'n', 'mean', 'median', 'p90', 'p99', 'std', 'min', 'max']];
+  for (const { key, label } of METRIC_ROWS) {
+    const s: Summary | undefined = r.summary[key];
+    if (!s) rows.push([label, '0', '–', '–', '–', '–', '–', '–', '–']);
+    else
+      rows.push([
+        label,
+        String(s.n),
+        fmt(s.mean),
+        fmt(s.median),
+        fmt(s.p90),
+        fmt(s.p99),
+        fmt(s.std),
+        fmt(s.min),
+        fmt(s.max),
+      ]);
+  }
+  out.push(textTable(rows));
+  out.push('');
+  const rf = r.roofline;
+  if (rf) {
+    out.push(
+      `Roofline: measured read bandwidth ${fmt(rf.bandwidthGBs)} GB/s; decode reads ~${fmtBytes(rf.bytesPerToken)} per token, so median decode uses ${fmtPct(rf.fraction)} of it.`,
+    );
+    if (rf.matmulGflops !== undefined)
+      out.push(
+        `          measured f32 matmul ${fmt(rf.matmulGflops)} GFLOP/s; median prefill reaches ${fmtPct(rf.prefillFraction)} of it.`,
+      );
+  } else out.push('Roofline: not measured.');
+  return out.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------- many results
+
+/** One result file reduced to the figures a comparison shows. */
+export interface ReportRow {
+  source: string;
+  device: string;
+  software: boolean;
+  fingerprint: string;
+  engine: string;
+  model: string;
+  quantization: string;
+  parameters: number;
+  runs: number;
+  decodeTps?: Summary;
+  tpotMs?: Summary;
+  ttftMs?: Summary;
+  prefillTps?: Summary;
+  e2eMs?: Summary;
+  bandwidthGBs?: number;
+  roofline?: number;
+  matmulGflops?: number;
+  loadMs: number;
+  createdAt: string;
+}
+
+/** Rows for a set of results (in the given order); `sources` name them (file names). */
+export function reportRows(results: readonly BenchResult[], sources: readonly string[] = []): ReportRow[] {
+  return results.map((r, i) => ({
+    source: sources[i] ?? `result ${i + 1}`,
+    device: deviceName(r),
+    software: isSoftwareResult(r),
+    fingerprint: r.device.fingerprint,
+    engine: r.engine,
+    model: r.model.id,
+    quantization: r.model.quantization,
+    parameters: r.model.parameters,
+    runs: r.runs.length,
+    decodeTps: r.summary.decodeTokensPerSecond,
+    tpotMs: r.summary.tpotMs,
+    ttftMs: r.summary.ttftMs,
+    prefillTps: r.summary.prefillTokensPerSecond,
+    e2eMs: r.summary.e2eMs,
+    bandwidthGBs: r.roofline?.bandwidthGBs,
+    roofline: r.roofline?.fraction,
+    matmulGflops: r.roofline?.matmulGflops,
+    loadMs: r.load.totalMs,
+    createdAt: r.createdAt,
+  }));
+}
+
+const mdEscape = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const med = (s: Summary | undefined) => fmt(s?.median);
+const medStd = (s: Summary | undefined) => (s ? `${fmt(s.median)} ± ${fmt(s.std, 2)}` : '–');
+
+/** Columns of the comparison table: header and cell. */
+const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
+  { head: 'Device', cell: (r) => r.device },
+  { head: 'Engine', cell: (r) => r.engine },
+  { head: 'Model', cell: (r) => `${r.model} (${r.quantization}, ${fmtParams(r.parameters)})` },
+  { head: 'Runs', cell: (r) => String(r.runs) },
+  { head: 'Decode tok/s', cell: (r) => medStd(r.decodeTps) },
+  { head: 'TPOT ms', cell: (r) => med(r.tpotMs) },
+  { head: 'TTFT ms', cell: (r) => med(r.ttftMs) },
+  { head: 'Prefill tok/s', cell: (r) => med(r.prefillTps) },
+  { head: 'E2E ms', cell: (r) => med(r.e2eMs) },
+  { head: 'Load ms', cell: (r) => fmt(r.loadMs) },
+  { head: 'Bandwidth GB/s', cell: (r) => fmt(r.bandwidthGBs) },
+  { head: 'Roofline', cell: (r) => fmtPct(r.roofline) },
+  { head: 'Matmul GFLOP/s', cell: (r) => fmt(r.matmulGflops) },
+  { head: 'Date', cell: (r) => r.createdAt.slice(0, 10) },
+];
+
+/**
+ * A Markdown comparison (for a CI job summary): one row per result, medians (decode ± standard deviation),
+ * sorted as given. Software adapters are marked.
+ */
+export function markdownReport(rows: readonly ReportRow[]): string {
+  const lines = [
+    '## WebGPU LLM benchmark',
+    '',
+    `${rows.length} result${rows.length === 1 ? '' : 's'}; medians over measured runs (decode: median ± std). Roofline: decode's share of the measured memory bandwidth.`,
+    '',
+    `| ${COLUMNS.map((c) => c.head).join(' | ')} |`,
+    `| ${COLUMNS.map((_, i) => (i < 3 ? '---' : '---:')).join(' | ')} |`,
+    ...rows.map((r) => `| ${COLUMNS.map((c) => mdEscape(c.cell(r))).join(' | ')} |`),
+  ];
+  if (rows.some((r) => r.software))
+    lines.push(
+      '',
+      '_(software) = a CPU-emulated WebGPU adapter: those figures measure the processor, not a GPU._',
+    );
+  return `${lines.join('\n')}\n`;
+}
+
+const esc = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
+
+const PALETTE = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#ca8a04', '#db2777'];
+
+/** One bar of {@link svgBarChart}: a two-line label (title, detail), the value, an optional min–max whisker. */
+export interface ChartBar {
+  label: string;
+  detail?: string;
+  value?: number;
+  min?: number;
+  max?: number;
+  color: string;
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/**
+ * A horizontal bar chart as inline SVG: one bar per entry (the median), a whisker from min to max when
+ * given, the value printed at the bar's end, bars coloured by device. Entries without a value are left out.
+ */
+export function svgBarChart(title: string, unit: string, bars: readonly ChartBar[]): string {
+  const shown = bars.filter((b) => b.value !== undefined && Number.isFinite(b.value));
+  const W = 900;
+  const labelW = 330;
+  const rowH = 38;
+  const top = 34;
+  const H = top + Math.max(1, shown.length) * rowH + 8;
+  const maxV = Math.max(1e-12, ...shown.map((b) => Math.max(b.value as number, b.max ?? 0)));
+  const plotW = W - labelW - 110;
+  const x = (v: number) => labelW + (Math.max(0, v) / maxV) * plotW;
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="100%" style="max-width:${W}px" role="img" aria-label="${esc(title)}">`,
+    `<text x="0" y="20" font-size="16" font-weight="600">${esc(title)}</text>`,
+  ];
+  if (shown.length === 0) parts.push(`<text x="0" y="${top + 18}" font-size="13">no data</text>`);
+  shown.forEach((b, i) => {
+    const y = top + i * rowH;
+    const v = b.value as number;
+    parts.push(
+      `<text x="${labelW - 10}" y="${y + (b.detail ? 15 : 22)}" font-size="13" text-anchor="end">${esc(clip(b.label, 44))}</text>`,
+    );
+    if (b.detail)
+      parts.push(
+        `<text x="${labelW - 10}" y="${y + 31}" font-size="11" text-anchor="end" opacity="0.75">${esc(clip(b.detail, 52))}</text>`,
+      );
+    parts.push(
+      `<rect x="${labelW}" y="${y + 8}" width="${(x(v) - labelW).toFixed(1)}" height="${rowH - 16}" fill="${b.color}" rx="2"><title>${esc(`${b.label}${b.detail ? ` · ${b.detail}` : ''}: ${fmt(v)} ${unit}`)}</title></rect>`,
+    );
+    if (b.min !== undefined && b.max !== undefined && Number.isFinite(b.min) && Number.isFinite(b.max))
+      parts.push(
+        `<line x1="${x(b.min).toFixed(1)}" x2="${x(b.max).toFixed(1)}" y1="${y + rowH / 2}" y2="${y + rowH / 2}" stroke="#111" stroke-width="1.5"/>`,
+      );
+    parts.push(
+      `<text x="${(x(Math.max(v, b.max ?? v)) + 6).toFixed(1)}" y="${y + 23}" font-size="13">${esc(fmt(v))} ${esc(unit)}</text>`,
+    );
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+/** A self-contained HTML page (no external resources): the comparison table and bar charts. */
+export function htmlReport(
+  rows: readonly ReportRow[],
+  opts: { title?: string; generatedAt?: string } = {},
+): string {
+  const title = opts.title ?? 'WebGPU LLM benchmark comparison';
+  const colors = new Map<string, string>();
+  for (const r of rows)
+    if (!colors.has(r.fingerprint)) colors.set(r.fingerprint, PALETTE[colors.size % PALETTE.length]);
+  const label = (r: ReportRow) => ({
+    label: r.device,
+    detail: `${r.model} (${r.quantization}) · ${r.engine}`,
+  });
+  const bar = (r: ReportRow, s: Summary | undefined): ChartBar => ({
+    ...label(r),
+    value: s?.median,
+    min: s?.min,
+    max: s?.max,
+    color: colors.get(r.fingerprint) as string,
+  });
+  const charts = [
+    svgBarChart(
+      'Decode tokens/s (median; line: min–max)',
+      'tok/s',
+      rows.map((r) => bar(r, r.decodeTps)),
+    ),
+    svgBarChart(
+      'Time to first token, ms (median; line: min–max)',
+      'ms',
+      rows.map((r) => bar(r, r.ttftMs)),
+    ),
+    svgBarChart(
+      'Prefill tokens/s (median; line: min–max)',
+      'tok/s',
+      rows.map((r) => bar(r, r.prefillTps)),
+    ),
+    svgBarChart(
+      "Roofline: decode's share of measured memory bandwidth, %",
+      '%',
+      rows.map((r) => ({
+        ...label(r),
+        value: r.roofline === undefined ? undefined : r.roofline * 100,
+        color: colors.get(r.fingerprint) as string,
+      })),
+    ),
+    svgBarChart(
+      'Measured memory bandwidth, GB/s',
+      'GB/s',
+      rows.map((r) => ({ ...label(r), value: r.bandwidthGBs, color: colors.get(r.fingerprint) as string })),
+    ),
+  ];
+  const table = [
+    '<table><thead><tr>',
+    ...COLUMNS.map((c) => `<th scope="col">${esc(c.head)}</th>`),
+    '</tr></thead><tbody>',
+    ...rows.map(
+      (r) =>
+        `<tr title="${esc(r.source)}">${COLUMNS.map((c, i) => `<td${i >= 3 ? ' class="num"' : ''}>${esc(c.cell(r))}</td>`).join('')}</tr>`,
+    ),
+    '</tbody></table>',
+  ].join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title>
+<style>
+  body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; padding: 0 1rem; color: #111; background: #fff; }
+  h1 { font-size: 1.5rem; }
+  table { border-collapse: collapse; width: 100%; margin: 1rem 0 2rem; font-size: 13px; }
+  th, td { border-bottom: 1px solid #ddd; padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
+  td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+  th { background: #f4f4f5; }
+  figure { margin: 0 0 1.5rem; }
+  .note { color: #555; }
+  svg text { fill: #111; font-family: system-ui, sans-serif; }
+  @media (prefers-color-scheme: dark) {
+    body { background: #111; color: #eee; } th { background: #222; } th, td { border-color: #333; }
+    svg text { fill: #eee; } svg line { stroke: #eee; } .note { color: #aaa; }
+  }
+</style>
+</head>
+<body>
+<h1>${esc(title)}</h1>
+<p class="note">${rows.length} result file${rows.length === 1 ? '' : 's'}${opts.generatedAt ? `, generated ${esc(opts.generatedAt)}` : ''}. Medians over measured runs (warm-up runs excluded); TTFT, TPOT, ITL and tokens/s follow vLLM's <code>bench serve</code> definitions.${rows.some((r) => r.software) ? ' “(software)” marks a CPU-emulated WebGPU adapter: those figures measure the processor, not a GPU.' : ''}</p>
+${table}
+${charts.map((c) => `<figure>${c}</figure>`).join('\n')}
+</body>
+</html>
+`;
+}

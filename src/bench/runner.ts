@@ -1,0 +1,262 @@
+/**
+ * Runs a {@link BenchPlan} on a loaded {@link Engine} and turns the generations into {@link BenchRun}s,
+ * summaries and a {@link BenchResult}. No DOM: runs in a page or a worker (the page UI and `npm run bench`
+ * share it).
+ *
+ * Timing: each request's metrics come from its {@link GenerateResult} (`tStartMs`, `tokenTimesMs`), which are
+ * in the engine's own clock (for a {@link import('../engine/worker-api.ts').WorkerEngine}, the worker's
+ * timeline; see metrics.ts). When the engine's clock is visibly the caller's (its `tStartMs` falls between
+ * the caller's `performance.now()` just before `generate` and just after it resolved, as for an engine
+ * running on the page), the request starts at the caller's timestamp instead, so TTFT includes the call.
+ */
+import { EngineError } from '../engine/errors.ts';
+import type { Engine, EngineStats, GenerateResult, ModelInfo, TokenEvent } from '../engine/types.ts';
+import { requestMetrics, type Summary, summarize } from './metrics.ts';
+import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult, BenchRoofline, BenchRun } from './types.ts';
+
+/** Callbacks and limits for {@link runBenchmark}. */
+export interface RunHooks {
+  /** Before each request. `index` counts warm-up and measured runs separately, from 0. */
+  onRunStart?(index: number, prompt: BenchPrompt, warmup: boolean): void;
+  /** Each streamed token (only asked of the engine when given: a worker engine pays a message per token). */
+  onToken?(e: TokenEvent, runIndex: number): void;
+  /** After each request, with its metrics (warm-up runs too, flagged). */
+  onRunDone?(run: BenchRun, warmup: boolean): void;
+  /** Stops the benchmark: the current request ends and {@link runBenchmark} rejects with EngineError('aborted'). */
+  signal?: AbortSignal;
+  /** Bound on each request in ms; past it the request is aborted and the benchmark rejects with EngineError('timeout'). */
+  requestTimeoutMs?: number;
+}
+
+/** How long to wait for an engine to return after a timed-out request was aborted. */
+const ABORT_GRACE_MS = 2000;
+
+/** Checks a plan's numbers. @throws EngineError('invalid_argument') naming the first bad field. */
+export function validatePlan(plan: BenchPlan): void {
+  const bad = (msg: string) => new EngineError('invalid_argument', msg);
+  if (!Array.isArray(plan.prompts) || plan.prompts.length === 0) throw bad('the plan has no prompts');
+  for (const p of plan.prompts)
+    if (typeof p.text !== 'string' || p.text === '') throw bad(`prompt ${p.name || '?'} has no text`);
+  if (!(Number.isInteger(plan.maxTokens) && plan.maxTokens >= 1))
+    throw bad(`maxTokens must be an integer ≥ 1, got ${plan.maxTokens}`);
+  if (!(Number.isInteger(plan.runs) && plan.runs >= 1))
+    throw bad(`runs must be an integer ≥ 1, got ${plan.runs}`);
+  if (!(Number.isInteger(plan.warmup) && plan.warmup >= 0))
+    throw bad(`warmup must be an integer ≥ 0, got ${plan.warmup}`);
+}
+
+/**
+ * One request's {@link BenchRun}, from its result.
+ * @param requestStartMs the caller's `performance.now()` just before `generate` (used when in the engine's clock).
+ * @param requestEndMs the caller's `performance.now()` just after `generate` resolved.
+ */
+export function benchRunFrom(
+  prompt: BenchPrompt,
+  r: GenerateResult,
+  requestStartMs?: number,
+  requestEndMs?: number,
+): BenchRun {
+  const sameClock =
+    requestStartMs !== undefined &&
+    requestEndMs !== undefined &&
+    requestStartMs <= r.tStartMs &&
+    r.tStartMs <= requestEndMs;
+  const m = requestMetrics({
+    tStartMs: sameClock ? requestStartMs : r.tStartMs,
+    tokenTimesMs: r.tokenTimesMs,
+    promptTokens: r.promptTokenIds.length,
+  });
+  return {
+    prompt: prompt.text,
+    promptName: prompt.name,
+    promptTokens: m.promptTokens,
+    outputTokens: m.outputTokens,
+    outputTokenIds: [...r.outputTokenIds],
+    text: r.text,
+    ttftMs: m.ttftMs,
+    itlMs: m.itlMs,
+    tpotMs: m.tpotMs,
+    e2eMs: m.e2eMs,
+    prefillTokensPerSecond: m.prefillTokPerS,
+    decodeTokensPerSecond: m.decodeTokPerS,
+  };
+}
+
+/** One request with the plan's settings, bounded by `hooks.requestTimeoutMs`. */
+async function timedRequest(
+  engine: Engine,
+  plan: BenchPlan,
+  prompt: BenchPrompt,
+  runIndex: number,
+  hooks: RunHooks,
+): Promise<BenchRun> {
+  const ctl = new AbortController();
+  const onOuterAbort = () => ctl.abort();
+  hooks.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  let timedOut = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let graceTimer: ReturnType<typeof setTimeout> | undefined;
+  const timeoutMs = hooks.requestTimeoutMs;
+  const timeoutError = () =>
+    new EngineError(
+      'timeout',
+      `request "${prompt.name}" did not finish within ${timeoutMs} ms (the engine or device is not answering, or the run is longer than the time allowed)`,
+    );
+  const guard = new Promise<never>((_, reject) => {
+    if (timeoutMs === undefined || !(timeoutMs > 0)) return;
+    timer = setTimeout(() => {
+      timedOut = true;
+      ctl.abort();
+      graceTimer = setTimeout(() => reject(timeoutError()), ABORT_GRACE_MS);
+    }, timeoutMs);
+  });
+  const onToken = hooks.onToken;
+  try {
+    const t0 = performance.now();
+    const gen = engine.generate(
+      { prompt: prompt.text, maxTokens: plan.maxTokens, ignoreEos: plan.ignoreEos, ...(plan.sampling ?? {}) },
+      onToken ? (e) => onToken(e, runIndex) : undefined,
+      ctl.signal,
+    );
+    gen.catch(() => undefined); // a late failure after a timeout must not go unhandled
+    const r = await Promise.race([gen, guard]);
+    const t1 = performance.now();
+    if (r.finishReason === 'aborted') {
+      if (timedOut) throw timeoutError();
+      throw new EngineError('aborted', 'the benchmark was stopped');
+    }
+    if (r.outputTokenIds.length === 0)
+      throw new EngineError('invalid_argument', `request "${prompt.name}" produced no output token`);
+    return benchRunFrom(prompt, r, t0, t1);
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(graceTimer);
+    hooks.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+/**
+ * Runs the plan: `plan.warmup` warm-up requests on the first prompt (not returned), then `plan.runs`
+ * measured requests per prompt, in order. Greedy unless `plan.sampling` says otherwise.
+ * @returns the measured runs.
+ * @throws EngineError from the engine, 'aborted' when `hooks.signal` fires, 'timeout' past
+ *   `hooks.requestTimeoutMs`, 'invalid_argument' for a bad plan.
+ */
+export async function runBenchmark(
+  engine: Engine,
+  plan: BenchPlan,
+  hooks: RunHooks = {},
+): Promise<BenchRun[]> {
+  validatePlan(plan);
+  const checkAbort = () => {
+    if (hooks.signal?.aborted) throw new EngineError('aborted', 'the benchmark was stopped');
+  };
+  for (let i = 0; i < plan.warmup; i++) {
+    checkAbort();
+    const prompt = plan.prompts[0];
+    hooks.onRunStart?.(i, prompt, true);
+    const run = await timedRequest(engine, plan, prompt, i, hooks);
+    hooks.onRunDone?.(run, true);
+  }
+  const runs: BenchRun[] = [];
+  for (const prompt of plan.prompts) {
+    for (let k = 0; k < plan.runs; k++) {
+      checkAbort();
+      const i = runs.length;
+      hooks.onRunStart?.(i, prompt, false);
+      const run = await timedRequest(engine, plan, prompt, i, hooks);
+      runs.push(run);
+      hooks.onRunDone?.(run, false);
+    }
+  }
+  return runs;
+}
+
+/** The metrics {@link summarizeRuns} summarizes, in display order. */
+export const SUMMARY_METRICS = [
+  'ttftMs',
+  'tpotMs',
+  'itlMs',
+  'e2eMs',
+  'prefillTokensPerSecond',
+  'decodeTokensPerSecond',
+] as const;
+export type SummaryMetric = (typeof SUMMARY_METRICS)[number];
+
+/**
+ * Summary per metric over measured runs: `ttftMs`, `tpotMs`, `e2eMs`, `prefillTokensPerSecond`,
+ * `decodeTokensPerSecond` (one value per run) and `itlMs` (every gap of every run, pooled, as vLLM does).
+ * Values that are not finite (decode metrics of one-token runs, a zero time span) are left out; a metric
+ * with no values left is absent.
+ */
+export function summarizeRuns(runs: readonly BenchRun[]): Record<string, Summary> {
+  const out: Record<string, Summary> = {};
+  for (const key of SUMMARY_METRICS) {
+    const values = (key === 'itlMs' ? runs.flatMap((r) => r.itlMs) : runs.map((r) => r[key])).filter((v) =>
+      Number.isFinite(v),
+    );
+    if (values.length > 0) out[key] = summarize(values);
+  }
+  return out;
+}
+
+/** The `model` block of a result from the engine's {@link ModelInfo}. */
+export function benchModelFrom(
+  info: ModelInfo,
+  opts: { id: string; synthetic?: boolean; bytes?: number },
+): BenchResult['model'] {
+  return {
+    id: opts.id,
+    architecture: info.architecture,
+    quantization: info.tensorTypes.length === 0 ? 'unknown' : info.tensorTypes.join('+'),
+    parameters: info.nParams,
+    bytes: opts.bytes ?? info.weightBytes,
+    ...(opts.synthetic ? { synthetic: true } : {}),
+  };
+}
+
+/** The `load` block of a result from the engine's stats (zeros where the engine reported nothing). */
+export function benchLoadFrom(stats: EngineStats, fallbackTotalMs = 0): BenchResult['load'] {
+  const l = stats.load;
+  return {
+    totalMs: l?.totalMs ?? fallbackTotalMs,
+    downloadMs: l?.fetchMs ?? 0,
+    uploadMs: l?.uploadMs ?? 0,
+    compileMs: l?.compileMs ?? 0,
+  };
+}
+
+/** Everything {@link buildResult} needs. */
+export interface BuildResultInput {
+  device: BenchDevice;
+  engine: string;
+  model: BenchResult['model'];
+  load: BenchResult['load'];
+  plan: BenchPlan;
+  runs: BenchRun[];
+  roofline?: BenchRoofline;
+  /** Default: now. */
+  createdAt?: Date | string;
+}
+
+/** A whole result file (`schemaVersion: 1`), with the summary computed from the runs. */
+export function buildResult(input: BuildResultInput): BenchResult {
+  const createdAt =
+    input.createdAt === undefined
+      ? new Date().toISOString()
+      : typeof input.createdAt === 'string'
+        ? input.createdAt
+        : input.createdAt.toISOString();
+  return {
+    schemaVersion: 1,
+    createdAt,
+    device: input.device,
+    engine: input.engine,
+    model: input.model,
+    load: input.load,
+    plan: input.plan,
+    runs: input.runs,
+    summary: summarizeRuns(input.runs),
+    ...(input.roofline ? { roofline: input.roofline } : {}),
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * `npm run bench:report -- results/*.json [--md FILE] [--html FILE] [--title TEXT]`
+ *
+ * Merges result files of `npm run bench` (schemaVersion 1; several machines of a CI matrix, models,
+ * engines) into one comparison: a Markdown table (stdout, or `--md FILE`, e.g. `$GITHUB_STEP_SUMMARY`)
+ * and, with `--html FILE`, a self-contained HTML page with the table and inline SVG charts.
+ * Invalid files are named with their problems; the command exits 1 if any file is invalid or none is given.
+ */
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { htmlReport, markdownReport, reportRows, validateResult } from '../bench/report.ts';
+import type { BenchResult } from '../bench/types.ts';
+
+const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append-md] [--html FILE] [--title TEXT]
+
+  FILE.json        result files written by \`npm run bench -- --json FILE\`
+  --md FILE        write the Markdown table to FILE instead of stdout
+  --append-md      append to the --md file (for $GITHUB_STEP_SUMMARY)
+  --html FILE      also write a self-contained HTML page with charts
+  --title TEXT     the HTML page's title`;
+
+function main(argv: string[]): number {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      md: { type: 'string' },
+      'append-md': { type: 'boolean', default: false },
+      html: { type: 'string' },
+      title: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals.length === 0) {
+    console.error(`error: no result files given\n\n${USAGE}`);
+    return 2;
+  }
+  const results: BenchResult[] = [];
+  const sources: string[] = [];
+  let bad = 0;
+  for (const f of positionals) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(f, 'utf8'));
+    } catch (e) {
+      console.error(`error: ${f}: ${(e as Error).message}`);
+      bad++;
+      continue;
+    }
+    const errs = validateResult(parsed);
+    if (errs.length > 0) {
+      console.error(
+        `error: ${f} is not a benchmark result file (schemaVersion 1):\n  ${errs.slice(0, 8).join('\n  ')}`,
+      );
+      bad++;
+      continue;
+    }
+    results.push(parsed as BenchResult);
+    sources.push(basename(f));
+  }
+  if (results.length > 0) {
+    const rows = reportRows(results, sources);
+    const md = markdownReport(rows);
+    if (values.md) {
+      mkdirSync(dirname(resolve(values.md)), { recursive: true });
+      (values['append-md'] ? appendFileSync : writeFileSync)(values.md, md);
+      console.error(`bench:report: wrote ${values.md}`);
+    } else process.stdout.write(md);
+    if (values.html) {
+      mkdirSync(dirname(resolve(values.html)), { recursive: true });
+      writeFileSync(
+        values.html,
+        htmlReport(rows, { title: values.title, generatedAt: new Date().toISOString() }),
+      );
+      console.error(`bench:report: wrote ${values.html}`);
+    }
+  }
+  return bad > 0 || results.length === 0 ? 1 : 0;
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (e) {
+  console.error(`error: ${(e as Error).message ?? e}\n\n${USAGE}`);
+  process.exitCode = 2;
+}

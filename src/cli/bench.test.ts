@@ -1,0 +1,169 @@
+/**
+ * `npm run bench` as a user runs it (headless Chromium on the built page): the result file is valid, its
+ * tokens equal llama.cpp's greedy continuation (tests/golden), its timings are positive and consistent;
+ * a missed threshold exits 3; a bad path, a 404 URL and a server that never answers end non-zero with a
+ * clear message within a bounded time.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import golden from '../../tests/golden/stories260K.json';
+import { validateResult } from '../bench/report.ts';
+import type { BenchResult } from '../bench/types.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+function bench(args: string[], timeoutMs = 180_000): Promise<CliRun> {
+  const t0 = performance.now();
+  return new Promise((ok) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/bench.ts', ...args],
+      { cwd: ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+        ok({ code, stdout, stderr, ms: performance.now() - t0 });
+      },
+    );
+  });
+}
+
+/** A local server: `/missing.gguf` answers 404 (with CORS, as public hosts do); `/hang.gguf` never answers. */
+let server: Server;
+let base = '';
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const cors = {
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Allow-Headers': '*',
+      'Access-Control-Expose-Headers': '*',
+    };
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors).end();
+      return;
+    }
+    if (req.url?.startsWith('/hang')) return; // never answers
+    res.writeHead(404, { ...cors, 'Content-Type': 'text/plain' }).end('not found');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+describe('npm run bench', () => {
+  const c = golden.generation.cases[0];
+
+  it('stories260K: a valid result file with llama.cpp greedy tokens and consistent timings', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'out.json');
+    const r = await bench(['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '40', '--json', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(validateResult(j)).toEqual([]);
+    expect(j.schemaVersion).toBe(1);
+    expect(j.engine).toBe('webgpu');
+    expect(j.model).toMatchObject({ id: 'stories260K.gguf', architecture: 'llama', quantization: 'F32' });
+    expect(j.device.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(j.plan).toMatchObject({ maxTokens: 40, runs: 2, warmup: 1, ignoreEos: false });
+    expect(j.runs).toHaveLength(2);
+    for (const run of j.runs) {
+      expect(run.prompt).toBe(c.prompt);
+      expect(run.promptTokens).toBe(c.promptIds.length);
+      expect(run.outputTokenIds).toEqual(c.outputIds.slice(0, 40));
+      const n = run.outputTokens;
+      expect(n).toBe(40);
+      expect(run.ttftMs).toBeGreaterThan(0);
+      expect(run.e2eMs).toBeGreaterThanOrEqual(run.ttftMs);
+      const span = run.e2eMs - run.ttftMs;
+      expect(span).toBeGreaterThan(0);
+      const rel = (a: number, b: number) => Math.abs(a - b) / Math.abs(b);
+      expect(rel(run.decodeTokensPerSecond, ((n - 1) * 1000) / span)).toBeLessThan(1e-9);
+      expect(rel(run.tpotMs, span / (n - 1))).toBeLessThan(1e-9);
+      expect(rel(run.prefillTokensPerSecond, (run.promptTokens * 1000) / run.ttftMs)).toBeLessThan(1e-9);
+      expect(run.itlMs).toHaveLength(n - 1);
+      expect(Math.abs(run.itlMs.reduce((a, b) => a + b, 0) - span)).toBeLessThan(1e-6);
+      for (const g of run.itlMs) expect(g).toBeGreaterThanOrEqual(0);
+    }
+    expect(j.summary.decodeTokensPerSecond.n).toBe(2);
+    expect(j.summary.itlMs.n).toBe(78);
+    expect(j.load.totalMs).toBeGreaterThan(0);
+    expect(j.roofline?.bandwidthGBs).toBeGreaterThan(0);
+    expect(j.roofline?.bytesPerToken).toBeGreaterThan(j.model.bytes * 0.5);
+    expect(j.roofline?.fraction).toBeGreaterThan(0);
+    // The table on stdout says what was measured.
+    expect(r.stdout).toContain('stories260K.gguf');
+    expect(r.stdout).toMatch(/Decode \(tok\/s\)\s+2\s/);
+    expect(r.stdout).toContain('Roofline: measured read bandwidth');
+    if (j.device.isFallbackAdapter) expect(r.stdout).toContain('SOFTWARE ADAPTER');
+    // Progress went to stderr.
+    expect(r.stderr).toMatch(/loaded stories260K\.gguf/);
+    expect(r.stderr).toMatch(/run 2\/2/);
+  });
+
+  it('exits 3 when a threshold is missed', async () => {
+    const r = await bench([
+      '--model',
+      MODEL,
+      '--prompt',
+      c.prompt,
+      '--max-tokens',
+      '4',
+      '--runs',
+      '1',
+      '--warmup',
+      '0',
+      '--no-roofline',
+      '--fail-under-decode-tps',
+      '1e12',
+      '--fail-over-ttft-ms',
+      '0.000001',
+    ]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/threshold missed: median decode .* below --fail-under-decode-tps/);
+    expect(r.stderr).toMatch(/threshold missed: median TTFT .* above --fail-over-ttft-ms/);
+    expect(r.stdout).toContain('Decode (tok/s)');
+  });
+
+  it('fails clearly and fast for a missing model file', async () => {
+    const r = await bench(['--model', '/nonexistent/model.gguf'], 60_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error \[invalid_argument\]: cannot open model file \/nonexistent\/model\.gguf: no such file/,
+    );
+    expect(r.ms).toBeLessThan(30_000);
+  });
+
+  it('fails clearly for bad arguments (exit 2)', async () => {
+    const r = await bench(['--runs', '0'], 60_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--runs must be an integer ≥ 1/);
+  });
+
+  it('fails clearly for a URL that answers 404', async () => {
+    const r = await bench(['--model', `${base}/missing.gguf`, '--timeout-s', '20'], 90_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error \[http_status\]: .*missing\.gguf.*HTTP 404/);
+    expect(r.ms).toBeLessThan(60_000);
+  });
+
+  it('gives up on a server that never answers after --timeout-s', async () => {
+    const r = await bench(['--model', `${base}/hang.gguf`, '--timeout-s', '3'], 90_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error \[timeout\]: .*(did not finish within 3 s|sent nothing)/);
+    expect(r.ms).toBeLessThan(60_000);
+  });
+});

@@ -1,0 +1,457 @@
+/**
+ * `npm run bench -- [--model PATH|URL|synthetic:NAME] [--engine webgpu] [--prompt TEXT | --prompts FILE|SET]
+ *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--ctx N] [--json FILE] [--browser PATH] [--gpu]
+ *   [--no-roofline] [--fail-under-decode-tps X] [--fail-over-ttft-ms X] [--timeout-s N]`
+ *
+ * The benchmark page, headless: builds the page if needed (`dist/`), serves it (and a local model file,
+ * with range requests) on 127.0.0.1, opens it in headless Chromium through Playwright and runs the same
+ * page code a person uses (`window.benchApi`, src/bench/page-api.ts). Progress on stderr, a results
+ * table on stdout, the result file (schemaVersion 1) with `--json`.
+ *
+ * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed.
+ */
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
+import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
+import { fmt, fmtBytes, fmtPct, formatResultText } from '../bench/report.ts';
+import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
+import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
+import type { LoadProgress } from '../engine/types.ts';
+import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
+import { chromiumArgs, resolveChromium } from './browser.ts';
+import { ensureBuiltPage, ROOT } from './page-build.ts';
+import { type StaticServer, startStaticServer } from './static-server.ts';
+
+const USAGE = `usage: npm run bench -- [options]
+
+  --model PATH|URL|synthetic:SHAPE-TYPE
+                                    GGUF file, GGUF URL, or a synthetic model: real shapes, random weights made
+                                    on the GPU (SHAPE: ${SYNTHETIC_SHAPES.map((s) => s.id).join(', ')};
+                                    TYPE: ${SYNTHETIC_FTYPES.join(', ')}).
+                                    Default: ../shared/models/stories260K.gguf if present, else
+                                    synthetic:stories260k-f32 (the same shapes).
+  --engine webgpu                   the engine (only webgpu so far)
+  --prompt TEXT                     one custom prompt
+  --prompts FILE|SET                a prompts file (JSON array, or one prompt per line) or a built-in set:
+                                    short, medium, long, all (default: short)
+  --max-tokens N                    new tokens per run (default 128)
+  --runs N                          measured runs per prompt (default 2)
+  --warmup N                        warm-up runs, not counted (default 1)
+  --ignore-eos                      decode exactly --max-tokens tokens
+  --ctx N                           context length (KV cache) in tokens
+  --json FILE                       write the result (schemaVersion 1) to FILE
+  --browser PATH                    Chromium to use (else CHROMIUM_PATH, Playwright's, /usr/bin/chromium)
+  --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan)
+  --no-roofline                     skip the bandwidth and matmul measurements
+  --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
+  --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
+  --timeout-s N                     bound on the model load and on each request (default 600)
+
+Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
+
+/** Default model, relative to the repository. */
+const DEFAULT_MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+/** Default model when that file is missing: its shapes, random weights made on the GPU. */
+const DEFAULT_SYNTHETIC = 'synthetic:stories260k-f32';
+
+class UsageError extends Error {}
+
+function log(s: string): void {
+  process.stderr.write(`bench: ${s}\n`);
+}
+
+function intArg(v: string | undefined, name: string, min: number, def: number): number {
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${v}"`);
+  return n;
+}
+
+function numArg(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got "${v}"`);
+  return n;
+}
+
+/** The parsed command line. */
+interface BenchArgs {
+  model: { spec: BenchModelSpec; localPath?: string; note?: string };
+  engine: string;
+  plan: BenchPlan;
+  contextLength?: number;
+  json?: string;
+  browser?: string;
+  gpu: boolean;
+  roofline: boolean;
+  failUnderDecodeTps?: number;
+  failOverTtftMs?: number;
+  timeoutMs: number;
+}
+
+function parse(argv: string[]): BenchArgs | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    allowPositionals: false,
+    options: {
+      model: { type: 'string' },
+      engine: { type: 'string', default: 'webgpu' },
+      prompt: { type: 'string' },
+      prompts: { type: 'string' },
+      'max-tokens': { type: 'string' },
+      runs: { type: 'string' },
+      warmup: { type: 'string' },
+      'ignore-eos': { type: 'boolean', default: false },
+      ctx: { type: 'string' },
+      json: { type: 'string' },
+      browser: { type: 'string' },
+      chromium: { type: 'string' },
+      gpu: { type: 'boolean', default: false },
+      'no-roofline': { type: 'boolean', default: false },
+      'fail-under-decode-tps': { type: 'string' },
+      'fail-over-ttft-ms': { type: 'string' },
+      'timeout-s': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+
+  // Model.
+  let model: BenchArgs['model'];
+  const m = values.model;
+  if (m === undefined) {
+    model = existsSync(DEFAULT_MODEL)
+      ? {
+          spec: { url: '', id: basename(DEFAULT_MODEL) },
+          localPath: DEFAULT_MODEL,
+          note: `default model (no --model given): ${DEFAULT_MODEL}`,
+        }
+      : {
+          spec: { synthetic: DEFAULT_SYNTHETIC },
+          note: `default model (no --model given, ${DEFAULT_MODEL} not found): ${DEFAULT_SYNTHETIC}, the same shapes with random weights`,
+        };
+  } else if (m.startsWith('synthetic:')) {
+    try {
+      parseSyntheticName(m);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    model = { spec: { synthetic: m } };
+  } else if (/^https?:\/\//i.test(m)) {
+    model = { spec: { url: m, id: m } };
+  } else {
+    const p = resolve(m);
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(p);
+    } catch {
+      throw new EngineError('invalid_argument', `cannot open model file ${m}: no such file`);
+    }
+    if (!st.isFile()) throw new EngineError('invalid_argument', `model path ${m} is not a file`);
+    model = { spec: { url: '', id: basename(p) }, localPath: p };
+  }
+
+  const engine = values.engine ?? 'webgpu';
+  if (engine !== 'webgpu')
+    throw new UsageError(
+      engine === 'webllm' || engine === 'remote'
+        ? `--engine ${engine} is not available yet (only webgpu)`
+        : `unknown --engine ${engine} (webgpu)`,
+    );
+
+  // Prompts.
+  if (values.prompt !== undefined && values.prompts !== undefined)
+    throw new UsageError('give --prompt or --prompts, not both');
+  let prompts: BenchPrompt[];
+  if (values.prompt !== undefined) {
+    if (values.prompt === '') throw new UsageError('--prompt is empty');
+    prompts = promptsFor('custom', values.prompt);
+  } else if (values.prompts !== undefined) {
+    const v = values.prompts;
+    if (existsSync(v)) {
+      try {
+        prompts = parsePromptsFile(readFileSync(v, 'utf8'));
+      } catch (e) {
+        throw new UsageError(`cannot read prompts from ${v}: ${(e as Error).message}`);
+      }
+    } else if (v === 'all' || isPromptSetName(v)) prompts = promptsFor(v);
+    else
+      throw new UsageError(`--prompts ${v}: no such file, and not a built-in set (short, medium, long, all)`);
+  } else prompts = promptsFor('short');
+
+  const timeoutS = numArg(values['timeout-s'], 'timeout-s') ?? 600;
+  if (!(timeoutS > 0)) throw new UsageError('--timeout-s must be > 0');
+  return {
+    model,
+    engine,
+    plan: {
+      prompts,
+      maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, 128),
+      runs: intArg(values.runs, 'runs', 1, 2),
+      warmup: intArg(values.warmup, 'warmup', 0, 1),
+      ignoreEos: values['ignore-eos'] ?? false,
+    },
+    contextLength: values.ctx === undefined ? undefined : intArg(values.ctx, 'ctx', 1, 0),
+    json: values.json,
+    browser: values.browser ?? values.chromium,
+    gpu: values.gpu ?? false,
+    roofline: !values['no-roofline'],
+    failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps'),
+    failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms'),
+    timeoutMs: timeoutS * 1000,
+  };
+}
+
+/** Prints progress events on stderr (load progress: one line per 500 ms with every phase's state). */
+function progressPrinter(): (e: BenchEvent) => void {
+  const phases = new Map<string, LoadProgress>();
+  let lastAt = 0;
+  const loadLine = () =>
+    [...phases.values()]
+      .map((p) =>
+        p.phase === 'compile'
+          ? `compile ${p.bytesDone}/${p.bytesTotal} pipelines`
+          : `${p.phase} ${p.bytesTotal > 0 ? `${fmtBytes(p.bytesDone)} / ${fmtBytes(p.bytesTotal)}` : fmtBytes(p.bytesDone)}`,
+      )
+      .join(', ');
+  return (e) => {
+    switch (e.type) {
+      case 'device': {
+        const d = e.device;
+        const sw =
+          d.isFallbackAdapter ||
+          /swiftshader|llvmpipe|lavapipe/i.test(`${d.vendor} ${d.architecture} ${d.description}`);
+        log(`device: ${d.label ?? d.description} [${d.fingerprint}]${sw ? ' — software adapter (CPU)' : ''}`);
+        break;
+      }
+      case 'load-start':
+        log(`loading ${e.modelId}`);
+        break;
+      case 'load-progress': {
+        const p = e.progress;
+        const prev = phases.get(p.phase);
+        phases.set(p.phase, p);
+        const now = performance.now();
+        const phaseDone =
+          p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal && !(prev && prev.bytesDone >= prev.bytesTotal);
+        if (now - lastAt >= 500 || phaseDone) {
+          log(`  ${loadLine()}  (${fmt(p.tMs)} ms)`);
+          lastAt = now;
+        }
+        break;
+      }
+      case 'loaded':
+        log(
+          `loaded ${e.model.id}: ${e.info.nLayers} layers, ${e.model.quantization}, ${fmtBytes(e.model.bytes)} in ${fmt(e.load.totalMs)} ms (download ${fmt(e.load.downloadMs)}, upload ${fmt(e.load.uploadMs)}, compile ${fmt(e.load.compileMs)})`,
+        );
+        break;
+      case 'run-start':
+        break;
+      case 'run-done': {
+        const r = e.run;
+        log(
+          `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens} tokens: TTFT ${fmt(r.ttftMs)} ms, decode ${fmt(r.decodeTokensPerSecond)} tok/s, E2E ${fmt(r.e2eMs)} ms`,
+        );
+        break;
+      }
+      case 'roofline-start':
+        log('roofline: measuring memory bandwidth and matmul throughput…');
+        break;
+      case 'roofline-done':
+        log(
+          `roofline: bandwidth ${fmt(e.bandwidth.GBs)} GB/s (${fmtBytes(e.bandwidth.bytes)} × ${e.bandwidth.launches}, ${e.bandwidth.timing}, checksum ok), matmul ${fmt(e.matmul.GFLOPs)} GFLOP/s (n=${e.matmul.n}, ${e.matmul.timing}); decode at ${fmtPct(e.roofline.fraction)} of bandwidth`,
+        );
+        break;
+      case 'warning':
+        log(`warning: ${e.message}`);
+        break;
+    }
+  };
+}
+
+/** Rejects with EngineError('timeout') when no phase event came for `ms` (a page or GPU that hangs). */
+class Watchdog {
+  private timer?: ReturnType<typeof setTimeout>;
+  private rejectFn?: (e: Error) => void;
+  readonly fired: Promise<never>;
+  constructor() {
+    this.fired = new Promise<never>((_, reject) => {
+      this.rejectFn = reject;
+    });
+    this.fired.catch(() => undefined);
+  }
+  arm(ms: number, what: string): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () =>
+        this.rejectFn?.(
+          new EngineError('timeout', `${what}: nothing happened for ${Math.round(ms / 1000)} s`),
+        ),
+      ms,
+    );
+  }
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** Calls `window.benchApi.runFromCli(opts)`; an error there comes back as an EngineError with its code. */
+async function runInPage(page: Page, opts: Omit<BenchOptions, 'signal'>): Promise<BenchResult> {
+  const r = (await page.evaluate(async (o) => {
+    try {
+      const api = window.benchApi;
+      if (!api) throw new Error('window.benchApi is missing');
+      return { ok: true, value: await api.runFromCli(o) };
+    } catch (e) {
+      const err = e as { name?: string; code?: string; message?: string };
+      return { ok: false, error: { name: err.name, code: err.code, message: err.message ?? String(e) } };
+    }
+  }, opts)) as
+    | { ok: true; value: BenchResult }
+    | { ok: false; error: { name?: string; code?: string; message: string } };
+  if (r.ok) return r.value;
+  if (r.error.code) throw new EngineError(r.error.code as EngineErrorCode, r.error.message);
+  throw new Error(r.error.message);
+}
+
+/** Waits for `window.benchApi`; loads the bench-API entry chunk when the page's entry does not install it. */
+async function ensureBenchApi(page: Page, benchEntry: string): Promise<void> {
+  const has = () => page.evaluate(() => Boolean(window.benchApi));
+  const deadline = Date.now() + 3000;
+  while (Date.now() < deadline) {
+    if (await has()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.addScriptTag({ url: benchEntry, type: 'module' });
+  await page.waitForFunction(() => Boolean(window.benchApi), undefined, { timeout: 30_000 });
+}
+
+async function closeBrowser(browser: Browser | undefined): Promise<void> {
+  if (!browser) return;
+  await Promise.race([browser.close().catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
+}
+
+async function main(argv: string[]): Promise<number> {
+  let args: BenchArgs | 'help';
+  try {
+    args = parse(argv);
+  } catch (e) {
+    if (
+      e instanceof UsageError ||
+      (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
+      (e as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
+    ) {
+      console.error(`error: ${(e as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw e;
+  }
+  if (args === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  const a = args;
+  const browserPath = resolveChromium(a.browser).path;
+  const page0 = await ensureBuiltPage({ log });
+  let server: StaticServer | undefined;
+  let browser: Browser | undefined;
+  const watchdog = new Watchdog();
+  const graceMs = 15_000;
+  let servedAs: { url: string; path: string } | undefined;
+  try {
+    server = await startStaticServer(page0.dir);
+    const spec: BenchModelSpec = a.model.localPath
+      ? { url: server.addModel(a.model.localPath), id: (a.model.spec as { id: string }).id }
+      : a.model.spec;
+    servedAs = a.model.localPath && 'url' in spec ? { url: spec.url, path: a.model.localPath } : undefined;
+    watchdog.arm(60_000, 'starting Chromium and the page');
+    browser = await Promise.race([
+      chromium.launch({
+        executablePath: browserPath,
+        args: chromiumArgs({ gpu: a.gpu }),
+        headless: true,
+        timeout: 60_000,
+      }),
+      watchdog.fired,
+    ]);
+    const page = await browser.newPage();
+    page.on('pageerror', (e) => log(`page error: ${e.message}`));
+    page.on('crash', () => log('the page crashed'));
+    const show = progressPrinter();
+    await page.exposeFunction('__benchEvent', (e: BenchEvent) => {
+      show(e);
+      if (e.type === 'load-start' || e.type === 'run-start')
+        watchdog.arm(
+          a.timeoutMs + graceMs,
+          e.type === 'load-start' ? 'loading the model' : `run ${e.index + 1}`,
+        );
+      else if (e.type === 'roofline-start')
+        watchdog.arm(Math.max(a.timeoutMs, 120_000) + graceMs, 'measuring the roofline');
+    });
+    await Promise.race([
+      page.goto(`${server.base}/`, { waitUntil: 'load', timeout: 60_000 }),
+      watchdog.fired,
+    ]);
+    await Promise.race([ensureBenchApi(page, page0.benchEntry), watchdog.fired]);
+    const result = await Promise.race([
+      runInPage(page, {
+        model: spec,
+        engine: a.engine,
+        plan: a.plan,
+        contextLength: a.contextLength,
+        timeoutMs: a.timeoutMs,
+        roofline: a.roofline,
+      }),
+      watchdog.fired,
+    ]);
+    watchdog.stop();
+
+    const notes = a.model.note ? [a.model.note] : [];
+    process.stdout.write(`${formatResultText(result, notes)}\n`);
+    if (a.json) {
+      mkdirSync(dirname(resolve(a.json)), { recursive: true });
+      writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
+      log(`wrote ${a.json}`);
+    }
+    const failures: string[] = [];
+    const decode = result.summary.decodeTokensPerSecond?.median;
+    const ttft = result.summary.ttftMs?.median;
+    if (a.failUnderDecodeTps !== undefined && !(decode !== undefined && decode >= a.failUnderDecodeTps))
+      failures.push(
+        `median decode ${fmt(decode)} tok/s is below --fail-under-decode-tps ${a.failUnderDecodeTps}`,
+      );
+    if (a.failOverTtftMs !== undefined && !(ttft !== undefined && ttft <= a.failOverTtftMs))
+      failures.push(`median TTFT ${fmt(ttft)} ms is above --fail-over-ttft-ms ${a.failOverTtftMs}`);
+    for (const f of failures) console.error(`threshold missed: ${f}`);
+    return failures.length > 0 ? 3 : 0;
+  } catch (e) {
+    // Name a local model by its path, not by the URL it was served at.
+    if (servedAs && e instanceof Error) e.message = e.message.split(servedAs.url).join(servedAs.path);
+    throw e;
+  } finally {
+    watchdog.stop();
+    await closeBrowser(browser);
+    await server?.close();
+  }
+}
+
+function describeError(e: unknown): string {
+  const code = (e as { code?: string }).code;
+  let msg = (e as Error)?.message ?? String(e);
+  if (code === 'network' && /fetch/i.test(msg))
+    msg +=
+      ' (for a URL on another server, the server must allow cross-origin requests (CORS); or download the file and pass its path)';
+  return `error${code && !code.startsWith('ERR_') ? ` [${code}]` : ''}: ${msg}`;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(describeError(e));
+    process.exit(1);
+  },
+);

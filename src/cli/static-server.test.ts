@@ -1,0 +1,48 @@
+/** The command line's static server: range parsing, range and HEAD requests, no escape from the root. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseRange, type StaticServer, startStaticServer } from './static-server.ts';
+
+describe('parseRange', () => {
+  it('reads one byte range against a size', () => {
+    expect(parseRange(undefined, 10)).toBeUndefined();
+    expect(parseRange('bytes=0-3', 10)).toEqual({ start: 0, end: 3 });
+    expect(parseRange('bytes=4-', 10)).toEqual({ start: 4, end: 9 });
+    expect(parseRange('bytes=5-100', 10)).toEqual({ start: 5, end: 9 });
+    expect(parseRange('bytes=-3', 10)).toEqual({ start: 7, end: 9 });
+    expect(parseRange('bytes=10-', 10)).toBeNull();
+    expect(parseRange('bytes=5-2', 10)).toBeNull();
+    expect(parseRange('items=0-1', 10)).toBeUndefined();
+  });
+});
+
+describe('startStaticServer', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'static-'));
+  writeFileSync(join(dir, 'index.html'), '<p>hi</p>');
+  const model = join(mkdtempSync(join(tmpdir(), 'model-')), 'm.gguf');
+  writeFileSync(model, Buffer.from('GGUF0123456789'));
+  let s: StaticServer;
+  afterAll(() => s?.close());
+
+  it('serves the root, a model with ranges and HEAD, and nothing outside', async () => {
+    s = await startStaticServer(dir);
+    const index = await fetch(`${s.base}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await index.text()).toBe('<p>hi</p>');
+    const url = s.addModel(model);
+    expect(url).toBe(`${s.base}/__model/m.gguf`);
+    const part = await fetch(url, { headers: { Range: 'bytes=4-7' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe('bytes 4-7/14');
+    expect(await part.text()).toBe('0123');
+    const head = await fetch(url, { method: 'HEAD' });
+    expect(head.headers.get('content-length')).toBe('14');
+    expect(head.headers.get('accept-ranges')).toBe('bytes');
+    expect((await fetch(url, { headers: { Range: 'bytes=20-' } })).status).toBe(416);
+    expect((await fetch(`${s.base}/__model/other.gguf`)).status).toBe(404);
+    expect((await fetch(`${s.base}/%2e%2e/%2e%2e/etc/passwd`)).status).toBeGreaterThanOrEqual(400);
+  });
+});

@@ -17,55 +17,19 @@
  */
 
 import { EngineError } from '../../engine/errors.ts';
+import {
+  attrOfType,
+  EOG_TOKEN_TEXTS,
+  isArrayLikeOf,
+  readBool,
+  readUint,
+  TokenAttr,
+  utf8,
+  wellFormed,
+} from './common.ts';
 import type { DecodeOptions, EncodeOptions, Tokenizer } from './types.ts';
 
-/** Token attributes, as llama.cpp's `llama_token_attr` bit flags. */
-export const TokenAttr = {
-  UNDEFINED: 0,
-  UNKNOWN: 1 << 0,
-  UNUSED: 1 << 1,
-  NORMAL: 1 << 2,
-  CONTROL: 1 << 3,
-  USER_DEFINED: 1 << 4,
-  BYTE: 1 << 5,
-} as const;
-
-/** GGUF `tokenizer.ggml.token_type` values (llama.cpp's `llama_token_type`). */
-export const TokenType = {
-  UNDEFINED: 0,
-  NORMAL: 1,
-  UNKNOWN: 2,
-  CONTROL: 3,
-  USER_DEFINED: 4,
-  UNUSED: 5,
-  BYTE: 6,
-} as const;
-
-/** Token texts llama.cpp treats as end of generation (and forces to control type), whatever the model. */
-export const EOG_TOKEN_TEXTS: readonly string[] = [
-  '<|eot_id|>',
-  '<|im_end|>',
-  '<|end|>',
-  '<|return|>',
-  '<|call|>',
-  '<|flush|>',
-  '<|calls|>',
-  '<end_of_turn>',
-  '<|endoftext|>',
-  '</s>',
-  '<|eom_id|>',
-  '<EOT>',
-  '_<EOT>',
-  '[EOT]',
-  '[EOS]',
-  '<|end_of_text|>',
-  '<end_of_utterance>',
-  '<eos>',
-  '<turn|>',
-  '<|tool_response>',
-  '<｜end▁of▁sentence｜>',
-  '[e~[',
-];
+export { EOG_TOKEN_TEXTS, TokenAttr, TokenType } from './common.ts';
 
 /** What an SPM tokenizer is built from (the GGUF `tokenizer.ggml.*` keys, already parsed). */
 export interface SpmVocab {
@@ -85,43 +49,14 @@ export interface SpmVocab {
   addBos?: boolean;
   /** Default false. */
   addEos?: boolean;
+  /** `tokenizer.chat_template`; default none. */
+  chatTemplate?: string | null;
   /** Default true. */
   addSpacePrefix?: boolean;
 }
 
 const SPACE = ' ';
 const ESCAPED_SPACE = '\u2581';
-const encoder = new TextEncoder();
-
-/** UTF-8 bytes of `s` (lone surrogates become U+FFFD, as V8 and TextEncoder both do). */
-function utf8(s: string): Uint8Array {
-  return encoder.encode(s);
-}
-
-/** Replaces lone UTF-16 surrogates with U+FFFD, so string offsets map one-to-one onto UTF-8. */
-function wellFormed(s: string): string {
-  return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-}
-
-/** Reads a non-negative integer from a GGUF value (number or bigint); undefined when absent or not one. */
-function readUint(v: unknown): number | undefined {
-  if (typeof v === 'bigint') return v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : undefined;
-  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
-  return undefined;
-}
-
-function readBool(v: unknown): boolean | undefined {
-  if (typeof v === 'boolean') return v;
-  if (typeof v === 'number' || typeof v === 'bigint') return Number(v) !== 0;
-  return undefined;
-}
-
-function isArrayLikeOf(v: unknown, type: 'number' | 'string'): boolean {
-  if (ArrayBuffer.isView(v)) return type === 'number' && !(v instanceof DataView);
-  return (
-    Array.isArray(v) && v.every((x) => typeof x === type || (type === 'number' && typeof x === 'bigint'))
-  );
-}
 
 /** A pending merge of two adjacent symbols (llama.cpp's `llm_bigram_spm`). */
 interface Bigram {
@@ -189,6 +124,7 @@ export class SpmTokenizer implements Tokenizer {
   readonly eomId: number | null;
   readonly addBos: boolean;
   readonly addEos: boolean;
+  readonly chatTemplate: string | null;
   readonly addSpacePrefix: boolean;
 
   private readonly texts: readonly string[];
@@ -241,6 +177,7 @@ export class SpmTokenizer implements Tokenizer {
     this.eomId = inRange(vocab.eomId, null);
     this.addBos = vocab.addBos ?? true;
     this.addEos = vocab.addEos ?? false;
+    this.chatTemplate = vocab.chatTemplate ?? null;
     this.addSpacePrefix = vocab.addSpacePrefix ?? true;
 
     // End-of-generation tokens: by text (forced to control type, as llama.cpp does), then EOS/EOT/EOM.
@@ -297,6 +234,7 @@ export class SpmTokenizer implements Tokenizer {
     if (types !== undefined && !isArrayLikeOf(types, 'number')) {
       throw new EngineError('gguf_invalid', 'tokenizer.ggml.token_type is not an array of integers');
     }
+    const template = metadata['tokenizer.chat_template'];
     const id = (key: string): number | null | undefined => {
       const v = metadata[`tokenizer.ggml.${key}`];
       if (v === undefined) return undefined;
@@ -313,6 +251,7 @@ export class SpmTokenizer implements Tokenizer {
       eomId: id('eom_token_id'),
       addBos: readBool(metadata['tokenizer.ggml.add_bos_token']),
       addEos: readBool(metadata['tokenizer.ggml.add_eos_token']),
+      chatTemplate: typeof template === 'string' ? template : null,
       addSpacePrefix: readBool(metadata['tokenizer.ggml.add_space_prefix']),
     });
   }
@@ -537,24 +476,5 @@ export class SpmTokenizer implements Tokenizer {
       'unsupported_model',
       `the vocabulary has no token for byte 0x${byte.toString(16)} and no unknown token`,
     );
-  }
-}
-
-function attrOfType(type: number): number {
-  switch (type) {
-    case TokenType.UNKNOWN:
-      return TokenAttr.UNKNOWN;
-    case TokenType.UNUSED:
-      return TokenAttr.UNUSED;
-    case TokenType.NORMAL:
-      return TokenAttr.NORMAL;
-    case TokenType.CONTROL:
-      return TokenAttr.CONTROL;
-    case TokenType.USER_DEFINED:
-      return TokenAttr.USER_DEFINED;
-    case TokenType.BYTE:
-      return TokenAttr.BYTE;
-    default:
-      return TokenAttr.UNDEFINED;
   }
 }

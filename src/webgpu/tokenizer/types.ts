@@ -1,5 +1,5 @@
 /**
- * The interface every tokenizer built from GGUF metadata implements (SentencePiece now, BPE later).
+ * The interface every tokenizer built from GGUF metadata implements (SentencePiece and byte-level BPE).
  * Semantics follow llama.cpp's `llama_tokenize` / `llama_detokenize` / `llama_token_to_piece`.
  */
 
@@ -36,6 +36,8 @@ export interface Tokenizer {
   readonly eosId: number | null;
   /** Whether prompts get BOS by default (the model's `add_bos_token`). */
   readonly addBos: boolean;
+  /** The model's chat template (`tokenizer.chat_template`, Jinja), or null when it has none. */
+  readonly chatTemplate: string | null;
   /** Text → token ids, as llama.cpp's `llama_tokenize`. */
   encode(text: string, options?: EncodeOptions): number[];
   /**
@@ -50,6 +52,12 @@ export interface Tokenizer {
    * @throws EngineError('invalid_argument') for an id outside [0, nVocab).
    */
   tokenBytes(id: number): Uint8Array;
+  /**
+   * llama.cpp's `llama_token_to_piece(id, lstrip, special)` as bytes: with `special`, control tokens give
+   * their text ('<|eot_id|>'); up to `lstrip` leading spaces are dropped.
+   * @throws EngineError('invalid_argument') for an id outside [0, nVocab).
+   */
+  pieceBytes(id: number, special: boolean, lstrip?: number): Uint8Array;
   /** True for end-of-generation tokens (EOS, EOT, EOM and llama.cpp's known end-of-turn texts). */
   isEog(id: number): boolean;
 }

@@ -326,6 +326,7 @@ async function ensureBenchApi(page: Page, benchEntry: string): Promise<void> {
     if (await has()) return;
     await new Promise((r) => setTimeout(r, 100));
   }
+  log("warning: the page's entry did not install window.benchApi; loading src/bench/page-api.ts on its own");
   await page.addScriptTag({ url: benchEntry, type: 'module' });
   await page.waitForFunction(() => Boolean(window.benchApi), undefined, { timeout: 30_000 });
 }

@@ -242,21 +242,47 @@ test('tabs work from the keyboard and follow the URL hash', async ({ page }) => 
     expect(await control.evaluate((el) => (el as HTMLInputElement).labels?.length ?? 0)).toBeGreaterThan(0);
 });
 
-test('synthetic model: random weights say so, load shows progress and can be cancelled', async ({ page }) => {
+test('synthetic model: says its weights are random, loads on the GPU and benchmarks', async ({ page }) => {
   await openApp(page);
-  await page.getByText('Synthetic demo').click();
+  const panel = benchPanel(page);
+  await panel.getByRole('radio', { name: 'Synthetic demo' }).check();
   await expect(page.getByTestId('synthetic-notice')).toContainText(
     'Random weights: speed is real, text is noise.',
   );
-  await expect(page.getByRole('radio', { name: /WebLLM model/ })).toBeDisabled();
-  await page.getByLabel('Size').selectOption('small');
-  await page.getByRole('button', { name: 'Load model' }).click();
-  await page.getByRole('button', { name: 'Cancel' }).click();
-  await expect(page.getByTestId('load-status')).toHaveText('Load cancelled.');
-  await page.getByLabel('Size').selectOption('tiny');
-  await page.getByRole('button', { name: 'Load model' }).click();
-  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded synthetic:tiny in /, { timeout: 60_000 });
+  await expect(panel.getByRole('radio', { name: /WebLLM model/ })).toBeDisabled();
+  await expect(panel.getByRole('radio', { name: /Remote endpoint/ })).toBeDisabled();
+  await panel.getByLabel('Model shape').selectOption('llama-3.1-8b');
+  await panel.getByLabel('Weights').selectOption('q4_k_m');
+  await expect(page.getByTestId('synthetic-size')).toHaveText(
+    /^synthetic:llama-3\.1-8b-q4_k_m: 8(\.0)?B parameters, 4\.\d+ GB of weights on the GPU\.$/,
+  );
+  await panel.getByLabel('Model shape').selectOption('stories260k');
+  await panel.getByLabel('Weights').selectOption('q8_0');
+  await panel.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded synthetic:stories260k-q8_0 in /, {
+    timeout: 60_000,
+  });
   await expect(page.getByTestId('model-summary')).toContainText('synthetic, random weights');
+  await runCustom(page, 'Once upon a time', 8);
+  await expect(page.getByTestId('results')).toContainText('random weights: speed is real, text is noise');
+  await expect(page.getByTestId('runs-table').locator('[data-metric="outputTokens"]')).toHaveText('8');
+});
+
+test('a load can be cancelled (a server that never answers)', async ({ page }) => {
+  await page.route('**/models/never.gguf', () => {
+    // never answers
+  });
+  await openApp(page);
+  const panel = benchPanel(page);
+  await panel.getByRole('radio', { name: 'GGUF URL' }).check();
+  await panel.getByLabel('Model URL').fill('/models/never.gguf');
+  await panel.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText('Loading never…');
+  await expect(panel.locator('.phase[data-phase="fetch"]')).toHaveAttribute('data-state', 'running');
+  await panel.getByRole('button', { name: 'Cancel' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText('Load cancelled.', { timeout: 10_000 });
+  await expect(panel.getByRole('button', { name: 'Cancel' })).toBeHidden();
+  await expect(panel.getByRole('button', { name: 'Load model' })).toBeEnabled();
 });
 
 test('a GGUF URL loads (served here without range support); a 404 says what failed', async ({ page }) => {

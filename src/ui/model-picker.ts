@@ -9,7 +9,7 @@ import type { LoadPhase, LoadProgress, ModelSource } from '../engine/types.ts';
 import { field, h } from './dom.ts';
 import { fmtBytes, fmtMs, fmtParams } from './format.ts';
 import type { Session } from './session.ts';
-import { makeSyntheticGguf, SYNTHETIC_PRESETS, syntheticBytes, syntheticParams } from './synthetic.ts';
+import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from './synthetic.ts';
 
 type SourceKind = 'file' | 'url' | 'synthetic' | 'webllm' | 'remote';
 
@@ -52,7 +52,9 @@ export class ModelPicker {
   private readonly panes = new Map<SourceKind, HTMLElement>();
   private readonly fileInput: HTMLInputElement;
   private readonly urlInput: HTMLInputElement;
-  private readonly sizeSelect: HTMLSelectElement;
+  private readonly shapeSelect: HTMLSelectElement;
+  private readonly typeSelect: HTMLSelectElement;
+  private readonly syntheticSize: HTMLElement;
   private readonly loadButton: HTMLButtonElement;
   private readonly cancelButton: HTMLButtonElement;
   private readonly progress: HTMLElement;
@@ -155,32 +157,48 @@ export class ModelPicker {
       ),
     );
 
-    // Synthetic.
-    this.sizeSelect = h(
+    // Synthetic: a real model's shape and file type, random weights made on the GPU.
+    this.shapeSelect = h(
       'select',
-      { id: 'model-synthetic', class: 'input' },
-      SYNTHETIC_PRESETS.map((m) =>
-        h(
-          'option',
-          { value: m.name },
-          `synthetic:${m.name} · ${fmtParams(syntheticParams(m.shape))} params · ${m.shape.weightType ?? 'F32'} · ${fmtBytes(syntheticBytes(m.shape))}`,
-        ),
+      { id: 'model-synthetic-shape', class: 'input' },
+      SYNTHETIC_SHAPES.map((sh) =>
+        h('option', { value: sh.id }, `${sh.label} · ${fmtParams(syntheticSize(sh, 'f32').params)} params`),
       ),
     );
+    this.typeSelect = h(
+      'select',
+      { id: 'model-synthetic-type', class: 'input' },
+      SYNTHETIC_FTYPES.map((f) => h('option', { value: f }, f.toUpperCase())),
+    );
+    this.syntheticSize = h('p', {
+      class: 'field__hint',
+      'data-testid': 'synthetic-size',
+      'aria-live': 'polite',
+    });
+    this.shapeSelect.addEventListener('change', () => this.describeSynthetic());
+    this.typeSelect.addEventListener('change', () => this.describeSynthetic());
     this.panes.set(
       'synthetic',
       h(
         'div',
         { class: 'pane' },
-        field('Size', this.sizeSelect),
+        h(
+          'div',
+          { class: 'pane__row' },
+          field('Model shape', this.shapeSelect),
+          field('Weights', this.typeSelect),
+        ),
+        this.syntheticSize,
         h(
           'p',
           { class: 'notice notice--info', 'data-testid': 'synthetic-notice' },
           h('strong', {}, 'Random weights: speed is real, text is noise. '),
-          'A llama-shaped model drawn from a fixed seed in your browser, so every device runs the same bytes.',
+          'The real model’s tensor shapes and types, filled with seeded random numbers on your GPU: nothing is ' +
+            'downloaded, and every device runs the same model.',
         ),
       ),
     );
+    this.describeSynthetic();
 
     this.loadButton = h('button', { type: 'button', class: 'button button--primary' }, 'Load model');
     this.loadButton.addEventListener('click', () => void this.load());
@@ -231,6 +249,17 @@ export class ModelPicker {
     this.choose('file');
     session.addEventListener('change', () => this.refresh());
     this.refresh();
+  }
+
+  private syntheticChoice() {
+    const shape = SYNTHETIC_SHAPES.find((x) => x.id === this.shapeSelect.value) ?? SYNTHETIC_SHAPES[0];
+    const ftype = SYNTHETIC_FTYPES.find((f) => f === this.typeSelect.value) ?? 'f32';
+    return { shape, ftype, name: syntheticName(shape, ftype), ...syntheticSize(shape, ftype) };
+  }
+
+  private describeSynthetic(): void {
+    const c = this.syntheticChoice();
+    this.syntheticSize.textContent = `${c.name}: ${fmtParams(c.params)} parameters, ${fmtBytes(c.bytes)} of weights on the GPU.`;
   }
 
   private choose(kind: SourceKind): void {
@@ -361,14 +390,11 @@ export class ModelPicker {
         id = modelIdFromName(parsed.pathname);
         sourceLabel = parsed.href;
       } else {
-        const preset =
-          SYNTHETIC_PRESETS.find((m) => m.name === this.sizeSelect.value) ?? SYNTHETIC_PRESETS[0];
-        this.status.textContent = `Drawing ${fmtParams(syntheticParams(preset.shape))} random weights…`;
-        const blob = await makeSyntheticGguf(preset.name, signal);
-        source = { blob, name: `synthetic-${preset.name}.gguf` };
-        id = `synthetic:${preset.name}`;
-        sourceLabel = `synthetic:${preset.name} (random weights made in this page, fixed seed)`;
-        fileBytes = blob.size;
+        const c = this.syntheticChoice();
+        source = { synthetic: c.name };
+        id = c.name;
+        sourceLabel = `${c.shape.label}, ${c.ftype.toUpperCase()}, random weights made on the GPU`;
+        fileBytes = c.bytes;
         synthetic = true;
       }
       this.status.textContent = `Loading ${id}…`;

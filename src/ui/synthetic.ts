@@ -1,56 +1,47 @@
 /**
- * Synthetic demo models on the page: the presets of src/bench/synthetic.ts (the same bytes as
- * `npm run bench -- --model synthetic:NAME`), made in a worker (`synthetic.worker.ts`) so the page stays
- * responsive while the weights are drawn. Random weights: speed is real, text is noise.
+ * Synthetic demo models on the page: the engine's `synthetic:SHAPE-TYPE` models (src/webgpu/model/synthetic.ts),
+ * the exact tensor shapes and types of real models with seeded random weights made on the GPU, so nothing
+ * is downloaded and every device runs the same model. Random weights: speed is real, text is noise.
  */
-import { SYNTHETIC_MODELS, type SyntheticModelName } from '../bench/synthetic.ts';
-import type { RandomLlamaOptions } from '../webgpu/gguf/random-model.ts';
+import { ggmlTypeByName, tensorBytes } from '../webgpu/gguf/ggml-types.ts';
+import { llamaTensorShapes } from '../webgpu/model/config.ts';
+import {
+  SYNTHETIC_FTYPES,
+  SYNTHETIC_SHAPES,
+  type SyntheticFtype,
+  type SyntheticShape,
+  tensorTypeFor,
+} from '../webgpu/model/synthetic.ts';
 
-type Shape = Omit<RandomLlamaOptions, 'seed'>;
+export { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, type SyntheticFtype, type SyntheticShape };
 
-/** The presets, smallest first. */
-export const SYNTHETIC_PRESETS = (Object.keys(SYNTHETIC_MODELS) as SyntheticModelName[]).map((name) => ({
-  name,
-  shape: SYNTHETIC_MODELS[name] as Shape,
-}));
-
-/** Parameters of a synthetic model (every weight, norms included). */
-export function syntheticParams(o: Shape): number {
-  const headDim = o.headDim ?? o.nEmbd / o.nHead;
-  const q = o.nHead * headDim;
-  const kv = (o.nHeadKv ?? o.nHead) * headDim;
-  const layer = 2 * o.nEmbd + o.nEmbd * (q + 2 * kv) + q * o.nEmbd + 3 * o.nEmbd * o.nFF;
-  return o.nVocab * o.nEmbd * (o.tied ? 1 : 2) + o.nLayers * layer + o.nEmbd;
+/** The engine's name of a synthetic model: `synthetic:llama-3.2-1b-q4_k_m`. */
+export function syntheticName(shape: SyntheticShape, ftype: SyntheticFtype): string {
+  return `synthetic:${shape.id}-${ftype}`;
 }
 
-/** Approximate file size (the header and vocabulary add a few kB; norms stay F32). */
-export function syntheticBytes(o: Shape): number {
-  return syntheticParams(o) * (o.weightType === 'F16' ? 2 : 4);
-}
-
-/** Makes a preset's GGUF bytes in a worker. Rejects with an AbortError when `signal` fires. */
-export function makeSyntheticGguf(name: SyntheticModelName, signal?: AbortSignal): Promise<Blob> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./synthetic.worker.ts', import.meta.url), { type: 'module' });
-    const done = () => {
-      worker.terminate();
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const onAbort = () => {
-      done();
-      reject(new DOMException('cancelled', 'AbortError'));
-    };
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    worker.onmessage = (e: MessageEvent<Uint8Array | { error: string }>) => {
-      done();
-      if (e.data instanceof Uint8Array) resolve(new Blob([e.data as Uint8Array<ArrayBuffer>]));
-      else reject(new Error(e.data.error));
-    };
-    worker.onerror = (e) => {
-      done();
-      reject(new Error(e.message || 'the synthetic model worker failed'));
-    };
-    worker.postMessage(name);
+/** Parameters and weight bytes of a synthetic model (the same tensors and types the engine makes). */
+export function syntheticSize(s: SyntheticShape, ftype: SyntheticFtype): { params: number; bytes: number } {
+  const headDim = s.nEmbd / s.nHead;
+  const shapes = llamaTensorShapes({
+    nLayers: s.nLayers,
+    nEmbd: s.nEmbd,
+    nFF: s.nFF,
+    nHead: s.nHead,
+    nHeadKv: s.nHeadKv,
+    headDim,
+    nVocab: s.nVocab,
+    tiedEmbeddings: s.tied,
+    qkvBias: s.architecture === 'qwen2',
+    qkNorm: s.architecture === 'qwen3',
+    ropeFreqFactors: s.ropeFreqFactors ?? false,
+    ropeDim: headDim,
   });
+  let params = 0;
+  let bytes = 0;
+  for (const [name, shape] of shapes) {
+    params += shape.reduce((a, b) => a * b, 1);
+    bytes += tensorBytes(ggmlTypeByName(tensorTypeFor(ftype, name, shape, s.nLayers)).id, shape, name);
+  }
+  return { params, bytes };
 }

@@ -117,6 +117,45 @@ const EOT_TEXTS: readonly string[] = [
   '<end_of_utterance>',
 ];
 
+// Parsed vocabularies and merge tables, shared by tokenizers built from the same arrays (the metadata of one
+// file, or tests that vary only the pre-tokenizer).
+const textIndexCache = new WeakMap<readonly string[], { texts: string[]; textToId: Map<string, number> }>();
+const rankCache = new WeakMap<readonly string[], Map<string, number>>();
+
+/** Token texts (empty ones renamed `[EMPTY_i]`, as llama.cpp does) and text → id (a later duplicate wins). */
+function textIndex(tokens: readonly string[]): { texts: string[]; textToId: Map<string, number> } {
+  let e = textIndexCache.get(tokens);
+  if (!e) {
+    const texts: string[] = new Array(tokens.length);
+    const textToId = new Map<string, number>();
+    for (let i = 0; i < tokens.length; i++) {
+      const text = tokens[i] === '' ? `[EMPTY_${i}]` : tokens[i];
+      texts[i] = text;
+      textToId.set(text, i);
+    }
+    e = { texts, textToId };
+    textIndexCache.set(tokens, e);
+  }
+  return e;
+}
+
+/** Merge string → rank, the first occurrence winning (llama.cpp's `bpe_ranks.emplace`). */
+function mergeRanks(merges: readonly string[]): Map<string, number> {
+  let ranks = rankCache.get(merges);
+  if (!ranks) {
+    ranks = new Map();
+    for (let i = 0; i < merges.length; i++) {
+      const word = merges[i];
+      // llama.cpp splits at the first space after the first character; a merge without one becomes the
+      // pair ("", ""), which no symbol pair can match.
+      if (word.indexOf(' ', 1) < 0) continue;
+      if (!ranks.has(word)) ranks.set(word, i);
+    }
+    rankCache.set(merges, ranks);
+  }
+  return ranks;
+}
+
 /** A pending merge (llama.cpp's `llm_bigram_bpe`). */
 interface Bigram {
   left: number;
@@ -189,11 +228,11 @@ export class BpeTokenizer implements Tokenizer {
 
   private readonly texts: readonly string[];
   private readonly attrs: Uint16Array;
-  private readonly textToId = new Map<string, number>();
+  private readonly textToId: ReadonlyMap<string, number>;
   /** 'left right' → merge rank (the first occurrence wins, as llama.cpp's map emplace). */
-  private readonly ranks = new Map<string, number>();
-  /** Piece bytes per token with special tokens rendered (llama.cpp's `cache_token_to_piece`). */
-  private readonly pieces: Uint8Array[];
+  private readonly ranks: ReadonlyMap<string, number>;
+  /** Piece bytes per token with special tokens rendered (llama.cpp's `cache_token_to_piece`), filled on use. */
+  private readonly pieces: (Uint8Array | undefined)[];
   /** Control, user-defined and unknown tokens, longest text first (llama.cpp's `cache_special_tokens`). */
   private readonly specialIds: number[];
   private readonly eogIds = new Set<number>();
@@ -211,22 +250,13 @@ export class BpeTokenizer implements Tokenizer {
     this.preName = vocab.pre === undefined || vocab.pre === '' ? 'default' : vocab.pre;
     this.pre = preTokenizerFor(vocab.pre);
 
-    const texts: string[] = new Array(n);
+    const index = textIndex(vocab.tokens);
+    this.texts = index.texts;
+    this.textToId = index.textToId;
+    this.ranks = mergeRanks(vocab.merges);
     this.attrs = new Uint16Array(n);
     for (let i = 0; i < n; i++) {
-      const text = vocab.tokens[i] === '' ? `[EMPTY_${i}]` : vocab.tokens[i];
-      texts[i] = text;
-      this.textToId.set(text, i);
       this.attrs[i] = vocab.tokenTypes ? attrOfType(Number(vocab.tokenTypes[i])) : TokenAttr.NORMAL;
-    }
-    this.texts = texts;
-
-    for (let i = 0; i < vocab.merges.length; i++) {
-      const word = vocab.merges[i];
-      // llama.cpp splits at the first space after the first character; a merge without one becomes the
-      // pair ("", ""), which no symbol pair can match.
-      if (word.indexOf(' ', 1) < 0) continue;
-      if (!this.ranks.has(word)) this.ranks.set(word, i);
     }
 
     // Special ids: llama.cpp's BPE defaults (BOS = EOS = 11) unless the GGUF names them.
@@ -314,13 +344,12 @@ export class BpeTokenizer implements Tokenizer {
     const specialMask = TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN;
     const special: { id: number; len: number }[] = [];
     for (let id = 0; id < n; id++) {
-      if (this.attrs[id] & specialMask) special.push({ id, len: utf8(texts[id]).length });
+      if (this.attrs[id] & specialMask) special.push({ id, len: utf8(this.texts[id]).length });
     }
     special.sort((a, b) => b.len - a.len || a.id - b.id);
     this.specialIds = special.map((s) => s.id);
 
     this.pieces = new Array(n);
-    for (let id = 0; id < n; id++) this.pieces[id] = this.computePiece(id);
   }
 
   /**
@@ -453,7 +482,11 @@ export class BpeTokenizer implements Tokenizer {
   pieceBytes(id: number, special: boolean, lstrip = 0): Uint8Array {
     this.checkId(id);
     if (!special && this.attrs[id] & (TokenAttr.UNKNOWN | TokenAttr.CONTROL)) return new Uint8Array(0);
-    const piece = this.pieces[id];
+    let piece = this.pieces[id];
+    if (!piece) {
+      piece = this.computePiece(id);
+      this.pieces[id] = piece;
+    }
     let s = 0;
     while (s < lstrip && s < piece.length && piece[s] === 0x20) s++;
     return piece.slice(s);

@@ -19,7 +19,9 @@ export class IncrementalDecoder {
   /**
    * Adds one token; returns the text it completes ('' while a multi-byte character is still incomplete).
    * The concatenation of all returned strings and {@link flush} is the UTF-8 decoding of the tokens' bytes
-   * (llama.cpp's `llama_token_to_piece` per token, no leading space removed), i.e. `decode([bos, ...ids])`.
+   * (llama.cpp's `llama_token_to_piece` per token, no leading space removed), i.e. `decode([bos, ...ids])`
+   * for SentencePiece models. (For BPE models whose pre-tokenizer has llama.cpp's `clean_spaces`, such as
+   * Llama 3's, `decode` also drops spaces before punctuation; streamed text keeps them, as llama.cpp's.)
    */
   push(id: number): string {
     return this.decoder.decode(this.tokenizer.tokenBytes(id), { stream: true });

@@ -15,6 +15,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
+import { chatPromptTokens } from './chat/template.ts';
 import { createGpuContext, type GpuContext } from './device.ts';
 import { openGguf } from './gguf/reader.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
@@ -364,16 +365,28 @@ export class WebGpuEngine implements Engine {
   }
 
   /**
-   * Chat: without a chat template (issue #4 adds them) the messages' contents are joined as a plain
-   * completion prompt.
+   * Chat. With a chat template in the model (`tokenizer.chat_template`), the messages are rendered by it
+   * (with a generation prompt, the model's BOS/EOS texts) and tokenized with special tokens parsed; BOS is
+   * added when the model adds BOS unless the rendered text already starts with it (llama.cpp's rule).
+   * Without a template, the messages' contents are joined by newlines as a plain completion prompt.
+   * Generation stops at any end-of-generation token (EOS, and end-of-turn tokens such as `<|eot_id|>` or
+   * `<|im_end|>`), unless `ignoreEos`.
+   * @throws EngineError as {@link generate}; 'unsupported_model' / 'invalid_argument' when the template
+   *   does not parse / render.
    */
   async chat(
     req: ChatRequest,
     onToken?: (e: TokenEvent) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
-    const prompt = req.messages.map((m) => m.content).join('\n');
-    return this.generate({ ...req, prompt }, onToken, signal);
+    this.requireModel();
+    const template = this.tok.chatTemplate;
+    if (template === null) {
+      const prompt = req.messages.map((m) => m.content).join('\n');
+      return this.generate({ ...req, prompt }, onToken, signal);
+    }
+    const { ids } = chatPromptTokens(this.tok, template, req.messages);
+    return this.generate({ ...req, promptTokenIds: ids }, onToken, signal);
   }
 
   async stats(): Promise<EngineStats> {

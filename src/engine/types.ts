@@ -120,6 +120,10 @@ export interface ModelInfo {
   tensorTypes: string[];
   /** True for synthetic models: speed is real, text is noise. */
   synthetic?: boolean;
+  /** K/V width per layer (nHeadKv · headDim), for KV-cache traffic estimates. */
+  kvDim?: number;
+  /** The output projection reuses `token_embd.weight`. */
+  tiedEmbeddings?: boolean;
 }
 
 /** Engine statistics, all times in ms. */

@@ -233,3 +233,28 @@ describe('bad input and lost devices', () => {
     await engine.dispose();
   });
 });
+
+describe('the K-split decode kernel (used on hardware GPUs), forced on this adapter', () => {
+  it('gives llama.cpp’s greedy tokens and log-softmax', async () => {
+    const engine = new WebGpuEngine({ decodeKernel: 'ksplit' });
+    await engine.load({ url: MODEL_URL }, { contextLength: 256 });
+    expect(engine.llama?.decodeKernel).toBe('ksplit');
+    for (const c of golden.generation.cases.slice(0, 2)) {
+      const r = await engine.generate({ promptTokenIds: c.promptIds, maxTokens: 24, ignoreEos: true });
+      expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
+    }
+    const c = golden.logProbs.cases[0];
+    const logits: Float32Array[] = [];
+    await engine.generate(
+      { promptTokenIds: c.promptIds, maxTokens: 8, ignoreEos: true, returnLogits: true },
+      (e) => e.logits && logits.push(e.logits),
+    );
+    let worst = 0;
+    logits.forEach((l, p) => {
+      const ours = logSoftmax(l);
+      for (let t = 0; t < ours.length; t++) worst = Math.max(worst, Math.abs(ours[t] - c.logSoftmax[p][t]));
+    });
+    expect(worst).toBeLessThan(1e-3);
+    await engine.dispose();
+  });
+});

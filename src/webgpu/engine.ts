@@ -33,6 +33,11 @@ export interface WebGpuEngineOptions {
   gpu?: GpuContext;
   /** Cap on bytes per buffer binding (default: the device limit); lets tests force split tensors. */
   maxBindingBytes?: number;
+  /**
+   * Decode matmul layout (see LlamaLoadOptions.decodeKernel); default 'rows' on a software (fallback)
+   * adapter, 'ksplit' on a GPU.
+   */
+  decodeKernel?: 'ksplit' | 'rows';
 }
 
 function isGreedy(r: GenerateRequest): boolean {
@@ -115,6 +120,7 @@ export class WebGpuEngine implements Engine {
         contextLength,
         batchSize,
         maxBindingBytes: this.opts.maxBindingBytes,
+        decodeKernel: this.opts.decodeKernel ?? (gpu.info.isFallback ? 'rows' : 'ksplit'),
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
         onUpload: (d, t) => report('upload', d, t),
@@ -154,6 +160,8 @@ export class WebGpuEngine implements Engine {
       weightBytes: m.weightBytes,
       tensorTypes: [...types],
       synthetic: Boolean(file.synthetic),
+      kvDim: cfg.nHeadKv * cfg.headDim,
+      tiedEmbeddings: cfg.tiedEmbeddings,
     };
     return this.info;
   }

@@ -210,3 +210,123 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 export function matmulWorkgroupsX(segments: { nUnits: number }[]): number {
   return segments.reduce((a, s) => a + Math.ceil(s.nUnits / WG), 0);
 }
+
+/** Lanes (threads) that share one output unit in {@link gemvWGSL}, and units per workgroup. */
+const GEMV_LANES = 32;
+const GEMV_UNITS = 8;
+
+/**
+ * The K-split variant of {@link matmulWGSL} for one token per workgroup row (decode on hardware GPUs):
+ * 32 adjacent threads share each output unit and stride along K together, so weight reads are
+ * coalesced and every unit's work is spread over a warp; partial sums are reduced in workgroup memory.
+ * Same bindings, segments and epilogues as {@link matmulWGSL} (TT is ignored). Dispatch
+ * ({@link gemvWorkgroupsX}, T). On software adapters the thread-per-unit {@link matmulWGSL} is faster
+ * (barriers and idle lanes cost more there than memory access patterns).
+ */
+export function gemvWGSL(o: MatmulOptions): string {
+  const W = GEMV_LANES * GEMV_UNITS;
+  const lines: string[] = [STEP_WGSL];
+  let b = 0;
+  lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
+  lines.push(`@group(0) @binding(${b++}) var<storage, read> x: array<f32>;`);
+  if (o.norm) {
+    lines.push(`@group(0) @binding(${b++}) var<storage, read> gnorm: ${wgslArrayType(o.norm.type)};`);
+    lines.push(wgslLoader('gnorm', o.norm.type));
+  }
+  o.segments.forEach((s, si) => {
+    s.weights.forEach((w, wi) => {
+      const name = `w${si}_${wi}`;
+      lines.push(`@group(0) @binding(${b++}) var<storage, read> ${name}: ${wgslArrayType(w.type)};`);
+      lines.push(wgslLoader(name, w.type));
+    });
+  });
+  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  const K = o.K;
+  const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
+  lines.push(`
+const K: u32 = ${K}u;
+var<workgroup> red: array<f32, ${W * maxDots}>;
+var<workgroup> rs: array<f32, ${W}>;
+
+@compute @workgroup_size(${W})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let t = ${o.lastTokenOnly ? '0u' : 'wg.y'};
+  let xrow = ${o.lastTokenOnly ? 'step.nTokens - 1u' : 'wg.y'};
+  let pos = step.pos0 + xrow;
+  let lane = lid % ${GEMV_LANES}u;
+  let xb = xrow * K;`);
+  if (o.norm) {
+    lines.push(`
+  var ss = 0.0;
+  for (var k = lid; k < K; k += ${W}u) { let v = x[xb + k]; ss += v * v; }
+  rs[lid] = ss;
+  workgroupBarrier();
+  for (var off = ${W / 2}u; off > 0u; off >>= 1u) {
+    if (lid < off) { rs[lid] += rs[lid + off]; }
+    workgroupBarrier();
+  }
+  let inv = inverseSqrt(rs[0] / f32(K) + ${f32Lit(o.norm.eps)});`);
+  }
+  const X = (k: string) => (o.norm ? `(x[xb + ${k}] * inv * ld_gnorm(${k}))` : `x[xb + ${k}]`);
+  let wgStart = 0;
+  const segInfo = o.segments.map((s) => {
+    const nWg = Math.ceil(s.nUnits / GEMV_UNITS);
+    const r = { start: wgStart, end: wgStart + nWg };
+    wgStart += nWg;
+    return r;
+  });
+  lines.push(`
+  var seg = 0u;
+  var u = 0u;`);
+  segInfo.forEach((si, i) => {
+    lines.push(
+      `  ${i ? 'else ' : ''}if (wg.x < ${si.end}u) { seg = ${i}u; u = (wg.x - ${si.start}u) * ${GEMV_UNITS}u + lid / ${GEMV_LANES}u; }`,
+    );
+  });
+  lines.push(`  var acc: array<f32, ${maxDots}>;`);
+  o.segments.forEach((s, si) => {
+    const rows = s.dots.map((d, di) => `let r${di} = (${d.row}) * K;`).join(' ');
+    const quant = s.dots.every((d) => isQuantized(s.weights[d.w].type));
+    let body: string;
+    if (quant) {
+      const decl = s.dots.map((_, di) => `var q${di}: array<f32, 32>;`).join(' ');
+      const loads = s.dots.map((d, di) => `dq32_w${si}_${d.w}(r${di} + k0, &q${di});`).join(' ');
+      const fmas = s.dots.map((_, di) => `acc[${di}] += q${di}[e] * xv;`).join(' ');
+      body = `${decl}
+    for (var k0 = lane * 32u; k0 < K; k0 += ${GEMV_LANES * 32}u) {
+      ${loads}
+      for (var e = 0u; e < 32u; e++) { let xv = ${X('k0 + e')}; ${fmas} }
+    }`;
+    } else {
+      const fmas = s.dots.map((d, di) => `acc[${di}] += ld_w${si}_${d.w}(r${di} + k) * xv;`).join(' ');
+      body = `for (var k = lane; k < K; k += ${GEMV_LANES}u) { let xv = ${X('k')}; ${fmas} }`;
+    }
+    lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u && u < ${s.nUnits}u) {
+    ${rows}
+    ${body}
+  }`);
+  });
+  lines.push(`  for (var d = 0u; d < ${maxDots}u; d++) { red[d * ${W}u + lid] = acc[d]; }
+  workgroupBarrier();
+  for (var off = ${GEMV_LANES / 2}u; off > 0u; off >>= 1u) {
+    if (lane < off) {
+      for (var d = 0u; d < ${maxDots}u; d++) { red[d * ${W}u + lid] += red[d * ${W}u + lid + off]; }
+    }
+    workgroupBarrier();
+  }
+  if (lane != 0u) { return; }`);
+  o.segments.forEach((s, si) => {
+    const ds = s.dots.map((_, di) => `let d${di} = red[${di * W}u + lid];`).join(' ');
+    lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u && u < ${s.nUnits}u) {
+    ${ds}
+    ${s.epilogue}
+  }`);
+  });
+  lines.push('}');
+  return lines.join('\n');
+}
+
+/** Workgroups along x for {@link gemvWGSL} with these segments. */
+export function gemvWorkgroupsX(segments: { nUnits: number }[]): number {
+  return segments.reduce((a, s) => a + Math.ceil(s.nUnits / GEMV_UNITS), 0);
+}

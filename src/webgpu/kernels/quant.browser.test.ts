@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
 import { packStep, type WeightType, wgslLoader } from './common.ts';
 import { embedWGSL } from './embed.ts';
-import { matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
+import { gemvWGSL, gemvWorkgroupsX, matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
 import {
   assertClose,
   freshRng,
@@ -57,11 +57,12 @@ function quantized(
 describe('quantized weights', () => {
   for (const { type, K: Ks } of TYPES) {
     for (const K of Ks) {
-      for (const [T, TT] of [
-        [1, 1],
-        [11, 8],
-      ]) {
-        it(`matmul ${type} K=${K} N=67 T=${T} TT=${TT} equals float64 over the dequantized weights`, async () => {
+      for (const [T, TT, variant] of [
+        [1, 1, 'rows'],
+        [11, 8, 'rows'],
+        [3, 1, 'ksplit'],
+      ] as const) {
+        it(`matmul (${variant}) ${type} K=${K} N=67 T=${T} TT=${TT} equals float64 over the dequantized weights`, async () => {
           const { seed, rng } = freshRng();
           const device = await testDevice();
           const N = 67;
@@ -84,7 +85,9 @@ describe('quantized weights', () => {
             device,
             code,
             [uniformFrom(device, packStep(T, 0)), storageFrom(device, x), storageFrom(device, bytes), y],
-            [matmulWorkgroupsX([seg]), Math.ceil(T / TT)],
+            variant === 'ksplit'
+              ? [gemvWorkgroupsX([seg]), T]
+              : [matmulWorkgroupsX([seg]), Math.ceil(T / TT)],
           );
           const got = await readF32(device, y, T * N);
           const ref = new Float64Array(T * N);

@@ -24,7 +24,14 @@ import { packStep, rowBytes, STEP_BYTES, WEIGHT_TYPES, type WeightType, WG } fro
 import { embedWGSL } from '../kernels/embed.ts';
 import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from '../kernels/fill.ts';
 import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
-import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from '../kernels/matmul.ts';
+import {
+  gemvWGSL,
+  gemvWorkgroupsX,
+  type MatmulOptions,
+  type MatmulSegment,
+  matmulWGSL,
+  matmulWorkgroupsX,
+} from '../kernels/matmul.ts';
 import type { LlamaConfig } from './config.ts';
 
 /** Tokens per thread in the prefill (GEMM) pipelines. */
@@ -50,6 +57,11 @@ export interface LlamaLoadOptions {
   batchSize: number;
   /** Largest buffer binding to use, bytes (default: the device's maxStorageBufferBindingSize). */
   maxBindingBytes?: number;
+  /**
+   * Decode matmul layout: 'ksplit' (32 threads per output row, coalesced; for hardware GPUs) or 'rows'
+   * (one thread per row; fastest on software adapters such as SwiftShader). Default 'ksplit'.
+   */
+  decodeKernel?: 'ksplit' | 'rows';
   signal?: AbortSignal;
   /** Bytes read from the source so far. */
   onFetch?: (done: number, total: number) => void;
@@ -123,6 +135,8 @@ export class LlamaModel {
   readonly batchSize: number;
   readonly weightBytes: number;
   readonly times: LlamaLoadTimes;
+  /** The decode matmul layout in use. */
+  readonly decodeKernel: 'ksplit' | 'rows';
   private buffers: GPUBuffer[] = [];
   private stepBuf!: GPUBuffer;
   private stepData = new Uint32Array(4);
@@ -142,7 +156,8 @@ export class LlamaModel {
     qkNorm?: Kernel[];
   };
   private globalKernels!: Record<'embed' | 'out' | 'argmax', Kernel>;
-  private wgX!: Record<'qkv' | 'wo' | 'ffn' | 'down' | 'out', number>;
+  /** Workgroups along x per matmul, for decode (T = 1) and prefill. */
+  private wgX!: Record<'decode' | 'prefill', Record<'qkv' | 'wo' | 'ffn' | 'down' | 'out', number>>;
   private destroyed = false;
 
   private constructor(
@@ -158,6 +173,7 @@ export class LlamaModel {
     this.batchSize = opts.batchSize;
     this.weightBytes = weightBytes;
     this.times = times;
+    this.decodeKernel = opts.decodeKernel ?? 'ksplit';
   }
 
   /**
@@ -495,7 +511,12 @@ export class LlamaModel {
     ];
 
     // Per-layer sources and buffers, for TT = 1 (decode) and TT = PREFILL_TT (prefill).
-    type LayerKernel = { src: (TT: number) => string; buffers: GPUBuffer[]; wgX: number };
+    // Decode (TT = 1) uses the K-split GEMV on hardware GPUs, the thread-per-row kernel on software ones.
+    const ksplit = this.decodeKernel === 'ksplit';
+    const mm = (o: MatmulOptions) => (o.TT === 1 && ksplit ? gemvWGSL(o) : matmulWGSL(o));
+    const wgx = (segs: { nUnits: number }[], TT: number) =>
+      TT === 1 && ksplit ? gemvWorkgroupsX(segs) : matmulWorkgroupsX(segs);
+    type LayerKernel = { src: (TT: number) => string; buffers: GPUBuffer[]; wgX: (TT: number) => number };
     const layerKernels = layers.map((l) => {
       const b = `blk.${l}`;
       const bias = c.qkvBias
@@ -530,7 +551,7 @@ export class LlamaModel {
       const k: Record<'qkv' | 'wo' | 'ffn' | 'down', LayerKernel> = {
         qkv: {
           src: (TT) =>
-            matmulWGSL({
+            mm({
               K: c.nEmbd,
               TT,
               norm: { eps, type: attnNorm.type },
@@ -547,22 +568,22 @@ export class LlamaModel {
             this.kCache[l],
             this.vCache[l],
           ],
-          wgX: matmulWorkgroupsX(qkvSegs),
+          wgX: (TT) => wgx(qkvSegs, TT),
         },
         wo: {
           src: (TT) =>
-            matmulWGSL({
+            mm({
               K: qDim,
               TT,
               segments: [resSeg(wo, c.nEmbd)],
               extra: ['var<storage, read_write> y: array<f32>'],
             }),
           buffers: [this.stepBuf, this.xb, one(wo), this.x],
-          wgX: Math.ceil(c.nEmbd / WG),
+          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT),
         },
         ffn: {
           src: (TT) =>
-            matmulWGSL({
+            mm({
               K: c.nEmbd,
               TT,
               norm: { eps, type: ffnNorm.type },
@@ -570,18 +591,18 @@ export class LlamaModel {
               extra: ['var<storage, read_write> hb: array<f32>'],
             }),
           buffers: [this.stepBuf, this.x, one(ffnNorm), one(gate), one(up), this.hb],
-          wgX: Math.ceil(c.nFF / WG),
+          wgX: (TT) => wgx([{ nUnits: c.nFF }], TT),
         },
         down: {
           src: (TT) =>
-            matmulWGSL({
+            mm({
               K: c.nFF,
               TT,
               segments: [resSeg(down, c.nEmbd)],
               extra: ['var<storage, read_write> y: array<f32>'],
             }),
           buffers: [this.stepBuf, this.hb, one(down), this.x],
-          wgX: Math.ceil(c.nEmbd / WG),
+          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT),
         },
       };
       return k;
@@ -604,7 +625,7 @@ export class LlamaModel {
         buffers: [this.stepBuf, this.ids, this.x, ...emb.parts.map((p) => p.buffer)],
       },
       out: {
-        src: matmulWGSL({
+        src: mm({
           K: c.nEmbd,
           TT: 1,
           norm: { eps, type: outNorm.type },
@@ -720,13 +741,14 @@ export class LlamaModel {
       out: kernel('output', single.out.src, single.out.buffers),
       argmax: kernel('argmax', single.argmax.src, single.argmax.buffers),
     };
-    this.wgX = {
-      qkv: layerKernels[0].qkv.wgX,
-      wo: layerKernels[0].wo.wgX,
-      ffn: layerKernels[0].ffn.wgX,
-      down: layerKernels[0].down.wgX,
-      out: matmulWorkgroupsX(outSegs),
-    };
+    const wgXFor = (TT: number) => ({
+      qkv: layerKernels[0].qkv.wgX(TT),
+      wo: layerKernels[0].wo.wgX(TT),
+      ffn: layerKernels[0].ffn.wgX(TT),
+      down: layerKernels[0].down.wgX(TT),
+      out: wgx(outSegs, 1),
+    });
+    this.wgX = { decode: wgXFor(1), prefill: wgXFor(PREFILL_TT) };
     this.built = true;
   }
 
@@ -745,6 +767,7 @@ export class LlamaModel {
     const set = T === 1 ? L.decode : L.prefill;
     const TT = T === 1 ? 1 : PREFILL_TT;
     const ty = Math.ceil(T / TT);
+    const wgX = T === 1 ? this.wgX.decode : this.wgX.prefill;
     const pass = enc.beginComputePass({ label: T === 1 ? 'decode' : 'prefill' });
     const run = (k: Kernel, x: number, y = 1) => {
       pass.setPipeline(k.pipeline);
@@ -753,14 +776,14 @@ export class LlamaModel {
     };
     run(this.globalKernels.embed, Math.ceil(c.nEmbd / WG), T);
     for (let l = 0; l < c.nLayers; l++) {
-      run(set.qkv[l], this.wgX.qkv, ty);
+      run(set.qkv[l], wgX.qkv, ty);
       if (L.qkNorm) run(L.qkNorm[l], c.nHead + c.nHeadKv, T);
       run(L.attn[l], c.nHead, T);
-      run(set.wo[l], this.wgX.wo, ty);
-      run(set.ffn[l], this.wgX.ffn, ty);
-      run(set.down[l], this.wgX.down, ty);
+      run(set.wo[l], wgX.wo, ty);
+      run(set.ffn[l], wgX.ffn, ty);
+      run(set.down[l], wgX.down, ty);
     }
-    run(this.globalKernels.out, this.wgX.out, 1);
+    run(this.globalKernels.out, wgX.out, 1);
     run(this.globalKernels.argmax, 1);
     pass.end();
   }

@@ -1,0 +1,166 @@
+/**
+ * The engine's speed in Node through Dawn (the `webgpu` package), for GPU servers (Vulkan) and, without a
+ * GPU, SwiftShader: device facts, measured memory bandwidth and matmul rate, then for each model prefill
+ * (pp) and decode (tg) tokens/s with the vLLM `bench serve` definitions (src/bench/metrics.ts) and the
+ * decode roofline fraction.
+ *
+ *   npm run bench:node -- [--models a,b,...] [--n-prompt 128] [--n-gen 64] [--reps 3] [--gpu]
+ *                         [--budget-s 300] [--json FILE] [--md FILE]
+ *
+ * Models: paths to GGUF files or `synthetic:SHAPE-TYPE` names. `--gpu` keeps the system's Vulkan driver
+ * (otherwise SwiftShader is used when no driver is configured). Models are skipped once `--budget-s` has
+ * passed, so a run on a lent GPU ends in time.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { requestMetrics, summarize } from '../src/bench/metrics.ts';
+import { buildRoofline, measureBandwidth, measureMatmul } from '../src/bench/roofline.ts';
+import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
+import { createGpuContext } from '../src/webgpu/device.ts';
+import { WebGpuEngine } from '../src/webgpu/engine.ts';
+
+const { values } = parseArgs({
+  options: {
+    models: { type: 'string', default: 'synthetic:stories260k-f32,synthetic:stories15m-q4_0' },
+    'n-prompt': { type: 'string', default: '128' },
+    'n-gen': { type: 'string', default: '64' },
+    reps: { type: 'string', default: '3' },
+    gpu: { type: 'boolean', default: false },
+    'budget-s': { type: 'string', default: '300' },
+    json: { type: 'string' },
+    md: { type: 'string' },
+  },
+});
+const tStart = performance.now();
+const log = (...a: unknown[]) =>
+  console.error(`[${((performance.now() - tStart) / 1000).toFixed(1)}s]`, ...a);
+const driver = setupNodeVulkan(values.gpu);
+const gpu = await createGpuContext();
+const { device } = gpu;
+const info = gpu.info;
+log('adapter', JSON.stringify(info), 'driver', driver);
+const features = [...device.features].sort();
+const limits = {
+  maxBufferSize: device.limits.maxBufferSize,
+  maxStorageBufferBindingSize: device.limits.maxStorageBufferBindingSize,
+  maxComputeWorkgroupStorageSize: device.limits.maxComputeWorkgroupStorageSize,
+};
+const bw = await measureBandwidth(device);
+log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
+const mm = await measureMatmul(device);
+log(`matmul ${mm.GFLOPs.toFixed(1)} GFLOP/s (n=${mm.n}, ${mm.timing})`);
+
+const nPrompt = Number(values['n-prompt']);
+const nGen = Number(values['n-gen']);
+const reps = Number(values.reps);
+const budgetMs = Number(values['budget-s']) * 1000;
+const rows: Record<string, unknown>[] = [];
+const engine = new WebGpuEngine({ gpu });
+for (const m of values.models!.split(',').filter(Boolean)) {
+  if (performance.now() - tStart > budgetMs) {
+    log(`budget spent: skipping ${m}`);
+    rows.push({ model: m, skipped: 'time budget' });
+    continue;
+  }
+  try {
+    const tl = performance.now();
+    const mi = await engine.load(m.startsWith('synthetic:') ? { synthetic: m } : { path: m }, {
+      contextLength: nPrompt + nGen + 8,
+      batchSize: 64,
+    });
+    const loadMs = performance.now() - tl;
+    const st = await engine.stats();
+    log(
+      `${m}: loaded in ${loadMs.toFixed(0)} ms (${(mi.weightBytes / 2 ** 20).toFixed(1)} MiB, ${mi.tensorTypes.join('/')})`,
+    );
+    // Random prompt ids (not BOS/EOS), the same for every repetition.
+    const prompt = Array.from({ length: nPrompt }, (_, i) => 3 + ((i * 7919 + 13) % (mi.nVocab - 3)));
+    const pre: number[] = [];
+    const dec: number[] = [];
+    for (let r = 0; r <= reps; r++) {
+      const g = await engine.generate({ promptTokenIds: prompt, maxTokens: nGen, ignoreEos: true });
+      const met = requestMetrics({
+        tStartMs: g.tStartMs,
+        tokenTimesMs: g.tokenTimesMs,
+        promptTokens: nPrompt,
+      });
+      if (r === 0) continue; // warm-up
+      pre.push(met.prefillTokPerS);
+      dec.push(met.decodeTokPerS);
+    }
+    const p = summarize(pre);
+    const d = summarize(dec);
+    const kvDim = (engine.llama!.cfg.nHeadKv * engine.llama!.cfg.headDim) as number;
+    const roof = buildRoofline({
+      model: { ...mi, kvDim, tiedEmbeddings: engine.llama!.cfg.tiedEmbeddings },
+      bandwidthGBs: bw.GBs,
+      matmulGflops: mm.GFLOPs,
+      decodeTokensPerSecond: d.median,
+      prefillTokensPerSecond: p.median,
+      contextUsed: nPrompt + nGen / 2,
+    });
+    const row = {
+      model: m,
+      types: mi.tensorTypes.join('/'),
+      weightMiB: +(mi.weightBytes / 2 ** 20).toFixed(1),
+      loadMs: Math.round(loadMs),
+      compileMs: Math.round(st.load?.compileMs ?? 0),
+      prefillTokS: +p.median.toFixed(1),
+      prefillStd: +p.std.toFixed(1),
+      decodeTokS: +d.median.toFixed(1),
+      decodeStd: +d.std.toFixed(1),
+      dispatchesPerToken: engine.llama!.dispatchesPerToken,
+      bytesPerTokenMiB: +(roof.bytesPerToken / 2 ** 20).toFixed(1),
+      bandwidthFraction: +roof.fraction.toFixed(4),
+      prefillMatmulFraction: roof.prefillFraction === undefined ? null : +roof.prefillFraction.toFixed(4),
+    };
+    rows.push(row);
+    log(JSON.stringify(row));
+  } catch (e) {
+    log(`${m}: failed: ${(e as Error).message}`);
+    rows.push({ model: m, error: String((e as Error).message).slice(0, 300) });
+  }
+  await engine.unload();
+}
+
+const result = {
+  date: new Date().toISOString(),
+  runtime: `node ${process.version} + Dawn (webgpu npm package)`,
+  adapter: info,
+  vulkanDriver: driver,
+  features,
+  limits,
+  bandwidthGBs: +bw.GBs.toFixed(1),
+  matmulGflops: +mm.GFLOPs.toFixed(1),
+  nPrompt,
+  nGen,
+  reps,
+  rows,
+};
+const cols = [
+  'model',
+  'types',
+  'weightMiB',
+  'prefillTokS',
+  'decodeTokS',
+  'bandwidthFraction',
+  'prefillMatmulFraction',
+  'loadMs',
+];
+const md = [
+  `Device: ${info.vendor} ${info.architecture} ${info.device} ${info.description}${info.isFallback ? ' (software adapter)' : ''}; ` +
+    `bandwidth ${result.bandwidthGBs} GB/s, f32 matmul ${result.matmulGflops} GFLOP/s (measured by our kernels); ` +
+    `pp${nPrompt} / tg${nGen}, median of ${reps} after 1 warm-up; ${result.date.slice(0, 10)}`,
+  '',
+  `| ${cols.join(' | ')} |`,
+  `| ${cols.map(() => '---').join(' | ')} |`,
+  ...rows.map(
+    (r) => `| ${cols.map((c) => r[c] ?? (c === 'types' ? (r.error ?? r.skipped ?? '') : '')).join(' | ')} |`,
+  ),
+].join('\n');
+console.log(md);
+if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 1));
+if (values.md) writeFileSync(values.md, `${md}\n`);
+await engine.dispose();
+device.destroy();
+process.exit(0);

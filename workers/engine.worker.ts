@@ -27,6 +27,7 @@ const api: WorkerApi = {
   cancel: (id) => controllers.get(id)?.abort(),
   tokenize: (text, addBos) => engine.tokenize(text, addBos),
   detokenize: (ids) => engine.detokenize(ids),
+  scoreTokens: (ids, id) => track(id, (signal) => engine.scoreTokens(ids, signal)),
   stats: () => engine.stats(),
   unload: () => engine.unload(),
   adapterInfo: async () => engine.gpuContext?.info,

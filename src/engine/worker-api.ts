@@ -35,6 +35,8 @@ export interface WorkerApi {
   cancel(id: number): void;
   tokenize(text: string, addBos?: boolean): Promise<number[]>;
   detokenize(ids: number[]): Promise<string>;
+  /** Teacher-forced NLL and top-1 per position (`WebGpuEngine.scoreTokens`); cancellable by id. */
+  scoreTokens(ids: number[], requestId?: number): Promise<{ nll: Float64Array; top1: Int32Array }>;
   stats(): Promise<EngineStats>;
   unload(): Promise<void>;
   /** Adapter facts of the worker's device (after load). */
@@ -93,6 +95,10 @@ export class WorkerEngine implements Engine {
   }
   detokenize(ids: number[]): Promise<string> {
     return this.remote.detokenize(ids);
+  }
+  /** Teacher-forced scoring (perplexity): NLL of ids[i + 1] and the top-1 token after ids[0..i]. */
+  scoreTokens(ids: number[], signal?: AbortSignal): Promise<{ nll: Float64Array; top1: Int32Array }> {
+    return this.withSignal(signal, (id) => this.remote.scoreTokens(ids, id));
   }
   stats(): Promise<EngineStats> {
     return this.remote.stats();

@@ -1,15 +1,20 @@
 /**
  * The float64 reference forward pass against llama.cpp itself: stories260K's golden greedy continuation
  * and per-position log-softmax (tests/golden/stories260K.json, made by `npm run golden`), plus checks of
- * the pieces the GPU tests lean on (F16 decoding, RoPE variants, cache truncation).
+ * the pieces the GPU tests lean on (F16 decoding, RoPE variants, cache truncation), and quantized files
+ * read through dequantizeRow (against llama.cpp on whole texts: src/bench/perplexity.test.ts).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { shapeElements } from '../gguf/ggml-types.ts';
+import { dequantizeRow } from '../gguf/quantize.ts';
+import { quantizeGguf } from '../gguf/quantize-model.ts';
 import { f32ToF16Bits, makeRandomLlamaGguf, type RandomLlamaOptions } from '../gguf/random-model.ts';
 import { openGguf } from '../gguf/reader.ts';
-import { argmax, halfToNumber, logSoftmax, ReferenceLlama } from './reference.ts';
+import { metadataEntriesFrom, writeGguf } from '../gguf/writer.ts';
+import { argmax, decodeTensor, halfToNumber, logSoftmax, ReferenceLlama } from './reference.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** `shared/` sits beside the repository (here and in CI). */
@@ -112,5 +117,43 @@ describe('reference building blocks', () => {
     const n = neox.run(ids);
     expect(n[0]).toEqual(a[0]);
     expect(Math.max(...n[3].map((v, j) => Math.abs(v - a[3][j])))).toBeGreaterThan(1e-3);
+  });
+});
+
+describe('quantized files (through dequantizeRow)', () => {
+  it('a Q4_K/Q6_K/Q8_0/F16 file gives exactly the logits of an F32 file holding its dequantized weights', async () => {
+    const bytes = makeRandomLlamaGguf({ seed: 9, nLayers: 2, nEmbd: 256, nFF: 256, nHead: 4, nVocab: 300 });
+    const src = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
+    const ids = [1, 40, 299, 7, 123];
+    for (const type of ['Q4_K_M', 'Q8_0', 'Q4_0', 'F16', 'BF16'] as const) {
+      const q = await quantizeGguf(src, type);
+      const qFile = await openGguf({ blob: new Blob([q.bytes as Uint8Array<ArrayBuffer>]) });
+      expect(new Set([...qFile.tensors.values()].map((t) => t.typeName)).size).toBeGreaterThan(1);
+      // The same model with every tensor dequantized by hand and stored as F32.
+      const raw = new Map<string, Uint8Array>();
+      await qFile.streamTensorData((c) => {
+        const t = raw.get(c.tensor.name) ?? new Uint8Array(c.tensor.nBytes);
+        t.set(c.bytes, c.offset);
+        raw.set(c.tensor.name, t);
+      });
+      const f32 = writeGguf({
+        metadata: metadataEntriesFrom(qFile),
+        tensors: [...qFile.tensors.values()].map((t) => ({
+          name: t.name,
+          type: 'F32',
+          shape: t.shape,
+          data: new Uint8Array(dequantizeRow(t.typeName, raw.get(t.name)!, shapeElements(t.shape)).buffer),
+        })),
+      });
+      const a = (await ReferenceLlama.fromGguf(qFile)).run(ids);
+      const b = (
+        await ReferenceLlama.fromGguf(await openGguf({ blob: new Blob([f32 as Uint8Array<ArrayBuffer>]) }))
+      ).run(ids);
+      expect(a, type).toEqual(b);
+    }
+  });
+
+  it('names the type it cannot read', () => {
+    expect(() => decodeTensor('Q2_K', new Uint8Array(84), 256)).toThrow(/reads F32, F16, BF16, .*not Q2_K/);
   });
 });

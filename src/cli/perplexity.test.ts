@@ -1,0 +1,93 @@
+/**
+ * `npm run perplexity` as a user runs it: in the node runtime, stories260K's perplexity on the fixed
+ * text equals llama.cpp's (tests/golden/ppl.json, `npm run golden:ppl`) within 1 %; in the browser
+ * runtime, several windows through the worker equal the float64 reference; bad input exits non-zero.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import golden from '../../tests/golden/ppl.json';
+import { perplexity } from '../bench/perplexity.ts';
+import { openGguf } from '../webgpu/gguf/reader.ts';
+import { argmax, logSoftmax, ReferenceLlama } from '../webgpu/model/reference.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const TEXT = resolve(ROOT, 'tests/data/ppl-story.txt');
+const run = promisify(execFile);
+
+async function ppl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/perplexity.ts', ...args], {
+      cwd: ROOT,
+      timeout: 400_000,
+    });
+    return { code: 0, ...r };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
+  }
+}
+
+describe('npm run perplexity', () => {
+  it('node runtime: stories260K on the fixed text equals llama.cpp within 1 %', {
+    timeout: 420_000,
+  }, async () => {
+    const want = golden.runs.find((r) => r.model === 'stories260K' && r.type === 'F32' && r.ctx === 2048)!;
+    const out = join(mkdtempSync(join(tmpdir(), 'ppl-')), 'ppl.json');
+    const r = await ppl(['--runtime', 'node', '--model', MODEL, '--text', TEXT, '--json', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8'));
+    expect(Object.keys(j).sort()).toEqual(['perplexity', 'tokens']);
+    expect(j.tokens).toBe(want.tokens);
+    // Measured: 4.873196 vs llama.cpp's 4.873195 (f32 GPU logits vs llama.cpp's CPU).
+    expect(Math.abs(j.perplexity / want.perplexity - 1)).toBeLessThan(0.01);
+    expect(r.stdout).toMatch(/perplexity: \d+\.\d{4} over 1008 tokens \(1 window of at most 2048 tokens\)/);
+  });
+
+  it('browser runtime: windows scored in the worker equal the float64 reference', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ppl-'));
+    const text = join(dir, 'short.txt');
+    writeFileSync(text, readFileSync(TEXT, 'utf8').split('\n\n')[0]);
+    const out = join(dir, 'ppl.json');
+    const r = await ppl(['--model', MODEL, '--text', text, '--ctx', '32', '--json', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8'));
+
+    // The same windows through the reference, on llama.cpp's token ids of the same paragraph.
+    const ref = await ReferenceLlama.fromGguf(await openGguf({ path: MODEL }));
+    const ids = golden.ids.slice(0, j.tokens + 1);
+    const want = await perplexity(
+      ids,
+      32,
+      async (w) => {
+        const logits = ref.run(w);
+        return {
+          nll: w.slice(1).map((t, p) => -logSoftmax(logits[p])[t]),
+          top1: w.slice(1).map((_, p) => argmax(logits[p])),
+        };
+      },
+      1,
+    );
+    expect(want.windows).toBeGreaterThan(3);
+    expect(r.stdout).toContain(`(${want.windows} windows of at most 32 tokens)`);
+    expect(Math.abs(j.perplexity / want.perplexity - 1)).toBeLessThan(1e-4);
+  });
+
+  it('fails clearly for a missing text, a bad --ctx and missing arguments', async () => {
+    const missing = await ppl(['--runtime', 'node', '--model', MODEL, '--text', '/nonexistent.txt']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/\[invalid_argument\]: cannot read --text \/nonexistent\.txt/);
+    const ctx = await ppl(['--runtime', 'node', '--model', MODEL, '--text', TEXT, '--ctx', '1']);
+    expect(ctx.code).toBe(1);
+    expect(ctx.stderr).toMatch(/--ctx must be an integer ≥ 2/);
+    const usage = await ppl(['--model', MODEL]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/usage: npm run perplexity/);
+  });
+});

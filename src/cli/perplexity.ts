@@ -1,0 +1,129 @@
+/**
+ * `npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N] [--runtime browser|node]
+ *   [--gpu] [--chromium PATH]`
+ *
+ * The field's `llama-perplexity`: tokenizes the text with BOS, scores it teacher-forced and prints
+ * exp(mean NLL of every token after BOS). Texts longer than the context are scored in windows of `--ctx`
+ * tokens (default: the loaded context, at most 2048) advancing by half a window, every token scored once
+ * (see `src/bench/perplexity.ts`). `--json FILE` writes `{"perplexity": x, "tokens": n}`.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { perplexity, type WindowScores } from '../bench/perplexity.ts';
+import { EngineError } from '../engine/errors.ts';
+import type { ModelInfo } from '../engine/types.ts';
+import { callHarness, withHarnessPage } from './harness-server.ts';
+import { setupNodeVulkan } from './node-gpu.ts';
+
+const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
+       [--runtime browser|node] [--gpu] [--chromium PATH]`;
+
+/** What a runtime gives the scoring loop. */
+interface Scorer {
+  info: ModelInfo;
+  tokenize(text: string, addBos: boolean): Promise<number[]>;
+  score(ids: number[]): Promise<WindowScores>;
+}
+
+async function run(
+  text: string,
+  ctxArg: number | undefined,
+  scorer: Scorer,
+): Promise<{ perplexity: number; tokens: number; windows: number; ctx: number }> {
+  const ids = await scorer.tokenize(text, true);
+  const plain = await scorer.tokenize(text, false);
+  const bos = ids.length > plain.length ? ids[0] : undefined;
+  const ctx = ctxArg ?? scorer.info.contextLength;
+  if (ids.length < 2) throw new EngineError('invalid_argument', 'the text has fewer than two tokens');
+  const r = await perplexity(ids, ctx, (w) => scorer.score(w), bos);
+  return { perplexity: r.perplexity, tokens: r.tokens, windows: r.windows, ctx };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      model: { type: 'string' },
+      text: { type: 'string' },
+      json: { type: 'string' },
+      ctx: { type: 'string' },
+      runtime: { type: 'string', default: 'browser' },
+      gpu: { type: 'boolean', default: false },
+      chromium: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help || !values.model || !values.text) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const ctx = values.ctx === undefined ? undefined : Number(values.ctx);
+  if (ctx !== undefined && !(Number.isInteger(ctx) && ctx >= 2)) {
+    throw new EngineError('invalid_argument', `--ctx must be an integer ≥ 2, got ${values.ctx}`);
+  }
+  let text: string;
+  try {
+    text = readFileSync(values.text, 'utf8');
+  } catch (e) {
+    throw new EngineError('invalid_argument', `cannot read --text ${values.text}: ${(e as Error).message}`);
+  }
+  const model = values.model;
+  const isUrl = /^https?:\/\//.test(model);
+  if (!isUrl && !existsSync(model)) {
+    throw new EngineError('invalid_argument', `cannot open model file ${model}: no such file`);
+  }
+
+  let result: Awaited<ReturnType<typeof run>>;
+  if (values.runtime === 'node') {
+    setupNodeVulkan(values.gpu);
+    const { WebGpuEngine } = await import('../webgpu/engine.ts');
+    const engine = new WebGpuEngine();
+    try {
+      const info = await engine.load(isUrl ? { url: model } : { path: resolve(model) }, {
+        contextLength: ctx,
+      });
+      result = await run(text, ctx, {
+        info,
+        tokenize: (t, addBos) => engine.tokenize(t, addBos),
+        score: (ids) => engine.scoreTokens(ids),
+      });
+    } finally {
+      await engine.dispose();
+    }
+  } else if (values.runtime === 'browser') {
+    result = await withHarnessPage(
+      { gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) },
+      async (page, modelUrl) => {
+        const info = await callHarness<ModelInfo>(page, 'load', isUrl ? model : modelUrl, ctx);
+        return run(text, ctx, {
+          info,
+          tokenize: (t, addBos) => callHarness<number[]>(page, 'tokenize', t, addBos),
+          score: (ids) => callHarness<WindowScores>(page, 'score', ids),
+        });
+      },
+    );
+  } else {
+    console.error(`unknown --runtime ${values.runtime} (browser or node)`);
+    return 2;
+  }
+  console.log(
+    `perplexity: ${result.perplexity.toFixed(4)} over ${result.tokens} tokens ` +
+      `(${result.windows} window${result.windows === 1 ? '' : 's'} of at most ${result.ctx} tokens)`,
+  );
+  if (values.json) {
+    writeFileSync(
+      values.json,
+      JSON.stringify({ perplexity: result.perplexity, tokens: result.tokens }, null, 1),
+    );
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    const code = (e as { code?: string }).code;
+    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message ?? e}`);
+    process.exit(1);
+  },
+);

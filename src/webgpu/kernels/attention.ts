@@ -17,6 +17,8 @@ export interface AttentionOptions {
   headDim: number;
   /** Softmax scale, normally 1/sqrt(headDim). */
   scale: number;
+  /** Threads per workgroup (default {@link attentionWorkgroupSize}); small values suit software adapters. */
+  threads?: number;
 }
 
 /**
@@ -35,7 +37,7 @@ export function attentionWGSL(o: AttentionOptions): string {
   const qDim = o.nHead * HD;
   const kvDim = o.nHeadKv * HD;
   const group = o.nHead / o.nHeadKv;
-  const W = attentionWorkgroupSize(HD);
+  const W = o.threads ?? attentionWorkgroupSize(HD);
   // One barrier: every thread publishes (m, l, acc); threads d < HD merge column d over all threads.
   return `${STEP_WGSL}
 @group(0) @binding(0) var<uniform> step: Step;

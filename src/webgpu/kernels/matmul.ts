@@ -330,3 +330,91 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 export function gemvWorkgroupsX(segments: { nUnits: number }[]): number {
   return segments.reduce((a, s) => a + Math.ceil(s.nUnits / GEMV_UNITS), 0);
 }
+
+/** Threads per workgroup in {@link rowsWGSL}. */
+const ROWS_WG = 64;
+
+/**
+ * The barrier-free variant for one token per workgroup row (decode on software adapters): one thread
+ * per output unit computes the RMSNorm of the input itself and reads the input straight from the storage
+ * buffer, so there is no workgroup memory and no barrier (on SwiftShader a barrier costs about as much
+ * as 20 µs of arithmetic per workgroup). Same bindings, segments and epilogues as {@link matmulWGSL}.
+ * Dispatch ({@link rowsWorkgroupsX}, T).
+ */
+export function rowsWGSL(o: MatmulOptions): string {
+  const lines: string[] = [STEP_WGSL];
+  let b = 0;
+  lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
+  lines.push(`@group(0) @binding(${b++}) var<storage, read> x: array<f32>;`);
+  if (o.norm) {
+    lines.push(`@group(0) @binding(${b++}) var<storage, read> gnorm: ${wgslArrayType(o.norm.type)};`);
+    lines.push(wgslLoader('gnorm', o.norm.type));
+  }
+  o.segments.forEach((s, si) => {
+    s.weights.forEach((w, wi) => {
+      const name = `w${si}_${wi}`;
+      lines.push(`@group(0) @binding(${b++}) var<storage, read> ${name}: ${wgslArrayType(w.type)};`);
+      lines.push(wgslLoader(name, w.type));
+    });
+  });
+  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  const K = o.K;
+  lines.push(`
+const K: u32 = ${K}u;
+
+@compute @workgroup_size(${ROWS_WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let t = ${o.lastTokenOnly ? '0u' : 'wg.y'};
+  let xrow = ${o.lastTokenOnly ? 'step.nTokens - 1u' : 'wg.y'};
+  let pos = step.pos0 + xrow;
+  let xb = xrow * K;`);
+  let wgStart = 0;
+  o.segments.forEach((s, si) => {
+    const nWg = Math.ceil(s.nUnits / ROWS_WG);
+    lines.push(
+      `  ${si ? 'else ' : ''}if (wg.x < ${wgStart + nWg}u) { let u = (wg.x - ${wgStart}u) * ${ROWS_WG}u + lid; if (u < ${s.nUnits}u) { seg${si}(u, t, pos, xb); } }`,
+    );
+    wgStart += nWg;
+  });
+  lines.push('}');
+  const X = (k: string) => (o.norm ? `x[xb + ${k}] * inv * ld_gnorm(${k})` : `x[xb + ${k}]`);
+  o.segments.forEach((s, si) => {
+    const rows = s.dots.map((d, di) => `let r${di} = (${d.row}) * K;`).join(' ');
+    const accs = s.dots.map((_, di) => `var a${di} = 0.0;`).join(' ');
+    const quant = s.dots.every((d) => isQuantized(s.weights[d.w].type));
+    let body: string;
+    if (quant) {
+      const decl = s.dots.map((_, di) => `var q${di}: array<f32, 32>;`).join(' ');
+      const loads = s.dots.map((d, di) => `dq32_w${si}_${d.w}(r${di} + k0, &q${di});`).join(' ');
+      const fmas = s.dots.map((_, di) => `a${di} += q${di}[e] * xv;`).join(' ');
+      body = `${decl}
+  for (var k0 = 0u; k0 < K; k0 += 32u) {
+    ${loads}
+    for (var e = 0u; e < 32u; e++) { let xv = ${X('k0 + e')}; ${fmas} }
+  }`;
+    } else {
+      const fmas = s.dots.map((d, di) => `a${di} += ld_w${si}_${d.w}(r${di} + k) * xv;`).join(' ');
+      body = `for (var k = 0u; k < K; k++) { let xv = ${X('k')}; ${fmas} }`;
+    }
+    const ds = s.dots.map((_, di) => `let d${di} = a${di};`).join(' ');
+    lines.push(`fn seg${si}(u: u32, t: u32, pos: u32, xb: u32) {${
+      o.norm
+        ? `
+  var ss = 0.0;
+  for (var k = 0u; k < K; k++) { let v = x[xb + k]; ss += v * v; }
+  let inv = inverseSqrt(ss / f32(K) + ${f32Lit(o.norm.eps)});`
+        : ''
+    }
+  ${rows} ${accs}
+  ${body}
+  ${ds}
+  ${s.epilogue}
+}`);
+  });
+  return lines.join('\n');
+}
+
+/** Workgroups along x for {@link rowsWGSL} with these segments. */
+export function rowsWorkgroupsX(segments: { nUnits: number }[]): number {
+  return segments.reduce((a, s) => a + Math.ceil(s.nUnits / ROWS_WG), 0);
+}

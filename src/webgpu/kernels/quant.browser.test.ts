@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
 import { packStep, type WeightType, wgslLoader } from './common.ts';
 import { embedWGSL } from './embed.ts';
-import { gemvWGSL, gemvWorkgroupsX, matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
+import {
+  gemvWGSL,
+  gemvWorkgroupsX,
+  matmulWGSL,
+  matmulWorkgroupsX,
+  rowsWGSL,
+  rowsWorkgroupsX,
+} from './matmul.ts';
 import {
   assertClose,
   freshRng,
@@ -61,6 +68,7 @@ describe('quantized weights', () => {
         [1, 1, 'rows'],
         [11, 8, 'rows'],
         [3, 1, 'ksplit'],
+        [2, 1, 'flat'],
       ] as const) {
         it(`matmul (${variant}) ${type} K=${K} N=67 T=${T} TT=${TT} equals float64 over the dequantized weights`, async () => {
           const { seed, rng } = freshRng();

@@ -31,6 +31,8 @@ import {
   type MatmulSegment,
   matmulWGSL,
   matmulWorkgroupsX,
+  rowsWGSL,
+  rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
 import type { LlamaConfig } from './config.ts';
 
@@ -58,8 +60,9 @@ export interface LlamaLoadOptions {
   /** Largest buffer binding to use, bytes (default: the device's maxStorageBufferBindingSize). */
   maxBindingBytes?: number;
   /**
-   * Decode matmul layout: 'ksplit' (32 threads per output row, coalesced; for hardware GPUs) or 'rows'
-   * (one thread per row; fastest on software adapters such as SwiftShader). Default 'ksplit'.
+   * Decode kernel layout: 'ksplit' (32 threads per output row, coalesced; for hardware GPUs) or 'rows'
+   * (one thread per row, no workgroup memory or barriers, and 16-thread attention workgroups; fastest on
+   * software adapters such as SwiftShader, where each barrier costs ~20 µs per workgroup). Default 'ksplit'.
    */
   decodeKernel?: 'ksplit' | 'rows';
   signal?: AbortSignal;
@@ -511,11 +514,12 @@ export class LlamaModel {
     ];
 
     // Per-layer sources and buffers, for TT = 1 (decode) and TT = PREFILL_TT (prefill).
-    // Decode (TT = 1) uses the K-split GEMV on hardware GPUs, the thread-per-row kernel on software ones.
+    // Decode (TT = 1) uses the K-split GEMV on hardware GPUs, the barrier-free thread-per-row kernel on
+    // software ones; prefill uses the tiled kernel (each weight read once per 8 tokens) on both.
     const ksplit = this.decodeKernel === 'ksplit';
-    const mm = (o: MatmulOptions) => (o.TT === 1 && ksplit ? gemvWGSL(o) : matmulWGSL(o));
+    const mm = (o: MatmulOptions) => (o.TT === 1 ? (ksplit ? gemvWGSL(o) : rowsWGSL(o)) : matmulWGSL(o));
     const wgx = (segs: { nUnits: number }[], TT: number) =>
-      TT === 1 && ksplit ? gemvWorkgroupsX(segs) : matmulWorkgroupsX(segs);
+      TT === 1 ? (ksplit ? gemvWorkgroupsX(segs) : rowsWorkgroupsX(segs)) : matmulWorkgroupsX(segs);
     type LayerKernel = { src: (TT: number) => string; buffers: GPUBuffer[]; wgX: (TT: number) => number };
     const layerKernels = layers.map((l) => {
       const b = `blk.${l}`;
@@ -642,6 +646,7 @@ export class LlamaModel {
       nHeadKv: c.nHeadKv,
       headDim: c.headDim,
       scale: 1 / Math.sqrt(c.headDim),
+      threads: ksplit ? undefined : 16,
     });
     const qkNormSrc = c.qkNorm
       ? qkNormRopeWGSL({

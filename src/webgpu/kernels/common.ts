@@ -75,7 +75,13 @@ function byteReaders(n: string): string {
   return `fn rd8_${n}(o: u32) -> u32 { return (${n}[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu; }
 fn rd16_${n}(o: u32) -> u32 { return rd8_${n}(o) | (rd8_${n}(o + 1u) << 8u); }
 fn f16_${n}(o: u32) -> f32 { return unpack2x16float(rd16_${n}(o)).x; }
-fn i8_${n}(o: u32) -> f32 { return f32(i32(rd8_${n}(o) << 24u) >> 24u); }`;
+fn i8_${n}(o: u32) -> f32 { return f32(i32(rd8_${n}(o) << 24u) >> 24u); }
+fn rd32_${n}(o: u32) -> u32 {
+  let w0 = ${n}[o >> 2u];
+  let sh = (o & 3u) * 8u;
+  if (sh == 0u) { return w0; }
+  return (w0 >> sh) | (${n}[(o >> 2u) + 1u] << (32u - sh));
+}`;
 }
 
 /** Q4_K's 6-bit scale and min of sub-block j (ggml's get_scale_min_k4), scales at byte offset `o`. */
@@ -110,9 +116,9 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
   let o = (i / 32u) * 34u;
   let d = f16_${n}(o);
   for (var j = 0u; j < 32u; j += 4u) {
-    let b = o + 2u + j;
-    (*out)[j] = d * i8_${n}(b); (*out)[j + 1u] = d * i8_${n}(b + 1u);
-    (*out)[j + 2u] = d * i8_${n}(b + 2u); (*out)[j + 3u] = d * i8_${n}(b + 3u);
+    let q = rd32_${n}(o + 2u + j);
+    (*out)[j] = d * f32(i32(q << 24u) >> 24u); (*out)[j + 1u] = d * f32(i32(q << 16u) >> 24u);
+    (*out)[j + 2u] = d * f32(i32(q << 8u) >> 24u); (*out)[j + 3u] = d * f32(i32(q) >> 24u);
   }
 }`;
     case 'Q4_0':
@@ -126,10 +132,13 @@ fn ld_${n}(i: u32) -> f32 {
 fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
   let o = (i / 32u) * 18u;
   let d = f16_${n}(o);
-  for (var j = 0u; j < 16u; j++) {
-    let q = rd8_${n}(o + 2u + j);
-    (*out)[j] = d * (f32(q & 0xfu) - 8.0);
-    (*out)[j + 16u] = d * (f32(q >> 4u) - 8.0);
+  for (var j = 0u; j < 16u; j += 4u) {
+    let q = rd32_${n}(o + 2u + j);
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[j + b] = d * (f32(v & 0xfu) - 8.0);
+      (*out)[j + b + 16u] = d * (f32(v >> 4u) - 8.0);
+    }
   }
 }`;
     case 'Q4_K':
@@ -152,7 +161,11 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
   let m = f16_${n}(o + 2u) * sm.y;
   let qb = o + 16u + (s / 2u) * 32u;
   let sh = (s & 1u) * 4u;
-  for (var l = 0u; l < 32u; l++) { (*out)[l] = d * f32((rd8_${n}(qb + l) >> sh) & 0xfu) - m; }
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = rd32_${n}(qb + l) >> sh;
+    (*out)[l] = d * f32(q & 0xfu) - m; (*out)[l + 1u] = d * f32((q >> 8u) & 0xfu) - m;
+    (*out)[l + 2u] = d * f32((q >> 16u) & 0xfu) - m; (*out)[l + 3u] = d * f32((q >> 24u) & 0xfu) - m;
+  }
 }`;
     case 'Q6_K':
       return `${byteReaders(n)}
@@ -179,9 +192,14 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
   let qhb = o + 128u + h * 32u;
   let shl = (c / 2u) * 4u;
   let shh = c * 2u;
-  for (var l = 0u; l < 32u; l++) {
-    let q = i32(((rd8_${n}(qlb + l) >> shl) & 0xfu) | (((rd8_${n}(qhb + l) >> shh) & 3u) << 4u)) - 32;
-    (*out)[l] = select(s0, s1, l >= 16u) * f32(q);
+  for (var l = 0u; l < 32u; l += 4u) {
+    let ql = rd32_${n}(qlb + l) >> shl;
+    let qh = rd32_${n}(qhb + l) >> shh;
+    let sc = select(s0, s1, l >= 16u);
+    for (var b = 0u; b < 4u; b++) {
+      let q = i32(((ql >> (b * 8u)) & 0xfu) | (((qh >> (b * 8u)) & 3u) << 4u)) - 32;
+      (*out)[l + b] = sc * f32(q);
+    }
   }
 }`;
   }

@@ -315,8 +315,8 @@ export class WebGpuEngine implements Engine {
   }
 
   /**
-   * Teacher-forced scoring (the basis of perplexity, as llama.cpp's `llama-perplexity`): feeds `ids`
-   * one position at a time and, for every position i ≥ 1, returns the negative log-likelihood of ids[i]
+   * Teacher-forced scoring (the basis of perplexity, as llama.cpp's `llama-perplexity`): runs `ids`
+   * through batched prefill with logits at every position and, for every position i ≥ 1, returns the negative log-likelihood of ids[i]
    * given ids[0..i−1] (natural log, from the f32 logits in float64), and the model's top-1 token there.
    * @param ids token ids [n], n ≥ 2 and ≤ the context length (BOS included if wanted).
    * @returns nll [n − 1], top1 [n − 1].
@@ -346,23 +346,30 @@ export class WebGpuEngine implements Engine {
       const n = ids.length;
       const nll = new Float64Array(n - 1);
       const top1 = new Int32Array(n - 1);
-      for (let i = 0; i < n - 1; i++) {
-        if (signal?.aborted) throw new EngineError('aborted', 'scoring was cancelled');
-        model.submitDecode(i, { tokenId: ids[i], readLogits: true });
-        const logits = await model.readLogits();
-        let max = Number.NEGATIVE_INFINITY;
-        let arg = 0;
-        for (let t = 0; t < logits.length; t++) {
-          if (logits[t] > max) {
-            max = logits[t];
-            arg = t;
+      const V = model.cfg.nVocab;
+      // Every position's logits from batched prefill (one readback per batch), not one decode step each.
+      await model.logitsForAll(
+        ids.slice(0, n - 1),
+        (start, logits, T) => {
+          for (let j = 0; j < T; j++) {
+            const i = start + j;
+            let max = Number.NEGATIVE_INFINITY;
+            let arg = 0;
+            const o = j * V;
+            for (let t = 0; t < V; t++) {
+              if (logits[o + t] > max) {
+                max = logits[o + t];
+                arg = t;
+              }
+            }
+            let sum = 0;
+            for (let t = 0; t < V; t++) sum += Math.exp(logits[o + t] - max);
+            nll[i] = max + Math.log(sum) - logits[o + ids[i + 1]];
+            top1[i] = arg;
           }
-        }
-        let sum = 0;
-        for (let t = 0; t < logits.length; t++) sum += Math.exp(logits[t] - max);
-        nll[i] = max + Math.log(sum) - logits[ids[i + 1]];
-        top1[i] = arg;
-      }
+        },
+        signal,
+      );
       return { nll, top1 };
     } catch (e) {
       if (this.lost) throw this.lost;

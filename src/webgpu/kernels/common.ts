@@ -32,14 +32,25 @@ export function packStep(nTokens: number, pos0: number, out = new Uint32Array(4)
  * F16 is read as packed u32 with `unpack2x16float` (no shader-f16 needed), BF16 by shifting into f32
  * bits. Quantized blocks follow ggml's `ggml-common.h`: Q8_0 (32 weights in 34 bytes: f16 d, 32 × i8),
  * Q4_0 (32 in 18: f16 d, 16 bytes; low nibbles are weights 0–15, high nibbles 16–31; w = d·(q − 8)),
+ * Q5_0 (32 in 22: f16 d, u32 qh of fifth bits, 16 bytes of nibbles as Q4_0; w = d·(q − 16); llama.cpp's
+ * fallback in K-quant files for rows not divisible by 256),
  * Q4_K (256 in 144: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles),
  * Q6_K (256 in 210: ql[128], qh[64], i8 scales[16], f16 d). Blocks are read from `array<u32>` at byte
  * offsets, so rows need no alignment.
  */
-export type WeightType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K';
+export type WeightType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q5_0' | 'Q4_K' | 'Q6_K';
 
 /** All weight types the kernels support, by ggml type name. */
-export const WEIGHT_TYPES: readonly WeightType[] = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'];
+export const WEIGHT_TYPES: readonly WeightType[] = [
+  'F32',
+  'F16',
+  'BF16',
+  'Q8_0',
+  'Q4_0',
+  'Q5_0',
+  'Q4_K',
+  'Q6_K',
+];
 
 /** Block size (weights) and bytes per block for each weight type (ggml-common.h). */
 export const WEIGHT_BLOCK: Record<WeightType, { size: number; bytes: number }> = {
@@ -48,6 +59,7 @@ export const WEIGHT_BLOCK: Record<WeightType, { size: number; bytes: number }> =
   BF16: { size: 1, bytes: 2 },
   Q8_0: { size: 32, bytes: 34 },
   Q4_0: { size: 32, bytes: 18 },
+  Q5_0: { size: 32, bytes: 22 },
   Q4_K: { size: 256, bytes: 144 },
   Q6_K: { size: 256, bytes: 210 },
 };
@@ -138,6 +150,31 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
       let v = (q >> (b * 8u)) & 0xffu;
       (*out)[j + b] = d * (f32(v & 0xfu) - 8.0);
       (*out)[j + b + 16u] = d * (f32(v >> 4u) - 8.0);
+    }
+  }
+}`;
+    case 'Q5_0':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * 22u;
+  let j = i % 32u;
+  let qh = rd32_${n}(o + 2u);
+  let q = rd8_${n}(o + 6u + j % 16u);
+  let lo = select(q & 0xfu, q >> 4u, j >= 16u);
+  let hi = (qh >> j) & 1u;
+  return f16_${n}(o) * (f32(lo | (hi << 4u)) - 16.0);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 22u;
+  let d = f16_${n}(o);
+  let qh = rd32_${n}(o + 2u);
+  for (var j = 0u; j < 16u; j += 4u) {
+    let q = rd32_${n}(o + 6u + j);
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      let k = j + b;
+      (*out)[k] = d * (f32((v & 0xfu) | (((qh >> k) & 1u) << 4u)) - 16.0);
+      (*out)[k + 16u] = d * (f32((v >> 4u) | (((qh >> (k + 16u)) & 1u) << 4u)) - 16.0);
     }
   }
 }`;

@@ -31,6 +31,7 @@ import {
 const TYPES: { type: WeightType; K: number[] }[] = [
   { type: 'Q8_0', K: [96, 160] },
   { type: 'Q4_0', K: [64, 224] },
+  { type: 'Q5_0', K: [64, 160] },
   { type: 'Q4_K', K: [256, 512] },
   { type: 'Q6_K', K: [256, 768] },
   { type: 'BF16', K: [37, 100] },
@@ -147,7 +148,7 @@ describe('quantized weights', () => {
   }
 
   it('wgslLoader covers every weight type', () => {
-    for (const t of ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'] as const)
+    for (const t of ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q5_0', 'Q4_K', 'Q6_K'] as const)
       expect(wgslLoader('w', t)).toContain('fn ld_w');
   });
 });

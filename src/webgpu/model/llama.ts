@@ -159,6 +159,9 @@ export class LlamaModel {
     qkNorm?: Kernel[];
   };
   private globalKernels!: Record<'embed' | 'out' | 'argmax', Kernel>;
+  /** The logits-for-every-position kernel (teacher-forced scoring), made on first use. */
+  private allLogitsSpec!: { src: string; weights: GPUBuffer[]; wgX: number };
+  private allLogits?: { kernel: Kernel; logits: GPUBuffer; readback: GPUBuffer };
   /** Workgroups along x per matmul, for decode (T = 1) and prefill. */
   private wgX!: Record<'decode' | 'prefill', Record<'qkv' | 'wo' | 'ffn' | 'down' | 'out', number>>;
   private destroyed = false;
@@ -741,6 +744,22 @@ export class LlamaModel {
           )
         : undefined,
     };
+    this.allLogitsSpec = {
+      src: matmulWGSL({
+        K: c.nEmbd,
+        TT: PREFILL_TT,
+        norm: { eps, type: outNorm.type },
+        segments: outW.parts.map((p) => ({
+          nUnits: p.rowCount,
+          weights: [{ type: outW.type }],
+          dots: [{ w: 0, row: 'u' }],
+          epilogue: `logits[t * ${c.nVocab}u + ${p.rowStart}u + u] = d0;`,
+        })),
+        extra: ['var<storage, read_write> logits: array<f32>'],
+      }),
+      weights: [one(outNorm), ...outW.parts.map((p) => p.buffer)],
+      wgX: matmulWorkgroupsX(outSegs),
+    };
     this.globalKernels = {
       embed: kernel('embed', single.embed.src, single.embed.buffers),
       out: kernel('output', single.out.src, single.out.buffers),
@@ -766,7 +785,7 @@ export class LlamaModel {
    * Encodes the forward pass for T tokens (already in `ids`) at positions pos0..pos0+T−1, then the
    * logits of the last token and their argmax into `tokenOut`.
    */
-  private encodeForward(enc: GPUCommandEncoder, T: number): void {
+  private encodeForward(enc: GPUCommandEncoder, T: number, allLogits = false): void {
     const c = this.cfg;
     const L = this.layerKernels;
     const set = T === 1 ? L.decode : L.prefill;
@@ -788,8 +807,12 @@ export class LlamaModel {
       run(set.ffn[l], wgX.ffn, ty);
       run(set.down[l], wgX.down, ty);
     }
-    run(this.globalKernels.out, wgX.out, 1);
-    run(this.globalKernels.argmax, 1);
+    if (allLogits && this.allLogits) {
+      run(this.allLogits.kernel, this.allLogitsSpec.wgX, Math.ceil(T / PREFILL_TT));
+    } else {
+      run(this.globalKernels.out, wgX.out, 1);
+      run(this.globalKernels.argmax, 1);
+    }
     pass.end();
   }
 
@@ -820,6 +843,69 @@ export class LlamaModel {
       const enc = this.device.createCommandEncoder({ label: 'prefill' });
       this.encodeForward(enc, batch.length);
       this.device.queue.submit([enc.finish()]);
+    }
+  }
+
+  /**
+   * Teacher-forced logits for every position: runs `ids` through the model in batches (positions pos0…)
+   * and calls `onBatch` with the logits [T, nVocab] of each batch's T positions (row j = the distribution
+   * after ids[i + j]). One readback per batch.
+   * @throws EngineError('context_overflow') when pos0 + ids.length > nCtx.
+   */
+  async logitsForAll(
+    ids: number[],
+    onBatch: (start: number, logits: Float32Array, T: number) => void,
+    signal?: AbortSignal,
+    pos0 = 0,
+  ): Promise<void> {
+    this.checkAlive();
+    if (pos0 + ids.length > this.nCtx) {
+      throw new EngineError(
+        'context_overflow',
+        `${ids.length} tokens do not fit the context (${this.nCtx - pos0} left)`,
+      );
+    }
+    const V = this.cfg.nVocab;
+    if (!this.allLogits) {
+      const dev = this.device;
+      const bytes = this.batchSize * V * 4;
+      const logits = this.buf('logits_all', bytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+      const readback = this.buf(
+        'logits_all_readback',
+        bytes,
+        GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      );
+      const module = dev.createShaderModule({ label: 'output_all', code: this.allLogitsSpec.src });
+      const pipeline = await dev.createComputePipelineAsync({
+        label: 'output_all',
+        layout: 'auto',
+        compute: { module, entryPoint: 'main' },
+      });
+      const group = dev.createBindGroup({
+        label: 'output_all',
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [this.stepBuf, this.x, ...this.allLogitsSpec.weights, logits].map((buffer, binding) => ({
+          binding,
+          resource: { buffer },
+        })),
+      });
+      this.allLogits = { kernel: { pipeline, groups: [group] }, logits, readback };
+    }
+    const { logits, readback } = this.allLogits;
+    for (let i = 0; i < ids.length; i += this.batchSize) {
+      if (signal?.aborted) throw new EngineError('aborted', 'cancelled');
+      const batch = ids.slice(i, i + this.batchSize);
+      const T = batch.length;
+      this.device.queue.writeBuffer(this.ids, 0, Uint32Array.from(batch));
+      this.device.queue.writeBuffer(this.stepBuf, 0, packStep(T, pos0 + i, this.stepData));
+      const enc = this.device.createCommandEncoder({ label: 'score' });
+      this.encodeForward(enc, T, true);
+      enc.copyBufferToBuffer(logits, 0, readback, 0, T * V * 4);
+      this.device.queue.submit([enc.finish()]);
+      await readback.mapAsync(GPUMapMode.READ, 0, T * V * 4);
+      const out = new Float32Array(readback.getMappedRange(0, T * V * 4).slice(0));
+      readback.unmap();
+      onBatch(i, out, T);
     }
   }
 

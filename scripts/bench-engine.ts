@@ -244,7 +244,8 @@ function fmt(x: number): string {
   if (a >= 1000) return Math.round(x).toLocaleString('en-US');
   if (a >= 100) return x.toFixed(0);
   if (a >= 10) return x.toFixed(1);
-  return x.toFixed(2);
+  if (a >= 1 || a === 0) return x.toFixed(2);
+  return x.toPrecision(2);
 }
 
 function pkgVersion(name: string): string {
@@ -271,11 +272,21 @@ function gitCommit(): string {
       cwd: ROOT,
       encoding: 'utf8',
     }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    }).trim();
-    return dirty ? `${head} (with uncommitted changes)` : head;
+    // Uncommitted changes to what the measured engines run (the tree may be shared with others' work).
+    const dirty = execFileSync(
+      'git',
+      ['status', '--porcelain', '--', 'src/webgpu', 'src/engine', 'workers'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    )
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => l.slice(3));
+    if (!dirty.length) return head;
+    const shown = dirty.slice(0, 6).join(', ');
+    return `${head} plus uncommitted changes to ${shown}${dirty.length > 6 ? ` and ${dirty.length - 6} more` : ''}`;
   } catch {
     return 'unknown';
   }
@@ -500,7 +511,7 @@ function report(all: Measured[], env: Env, o: Opts, cmd: string, wallS: number):
   );
   L.push('| | |', '| --- | --- |');
   L.push(
-    `| CPU | ${env.cpu}, ${env.nCpu} logical CPUs (load average 1/5/15 min before the run: ${env.loadBefore.map((x) => x.toFixed(2)).join(', ')}; after: ${env.loadAfter?.map((x) => x.toFixed(2)).join(', ') ?? '?'}; other processes shared the machine) |`,
+    `| CPU | ${env.cpu}, ${env.nCpu} logical CPUs (load average 1/5/15 min before the run: ${env.loadBefore.map((x) => x.toFixed(2)).join(', ')}; after: ${env.loadAfter?.map((x) => x.toFixed(2)).join(', ') ?? '?'}; the 'after' figure counts this run's own threads too; other developers' processes shared the machine) |`,
   );
   if (env.chromium)
     L.push(`| Chromium | ${env.chromium}, headless, launched by src/cli/harness-server.ts (no GPU flags) |`);

@@ -36,6 +36,15 @@ import {
 } from '../kernels/matmul.ts';
 import type { LlamaConfig } from './config.ts';
 
+/** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
+export type KernelFamilyName = 'embed' | 'qkv' | 'attention' | 'wo' | 'ffn' | 'down' | 'output' | 'argmax';
+
+/** See {@link LlamaModel.profiler}. */
+export interface ForwardProfiler {
+  /** Timestamp writes for the next pass (of `family`, in a forward pass of T tokens), or undefined. */
+  passWrites(family: KernelFamilyName, T: number): GPUComputePassTimestampWrites | undefined;
+}
+
 /** Tokens per thread in the prefill (GEMM) pipelines. */
 const PREFILL_TT = 8;
 
@@ -229,7 +238,11 @@ export class LlamaModel {
           const buffer = device.createBuffer({
             label: parts.length ? `${t.name}#${parts.length}` : t.name,
             size: Math.max(size, 16),
-            usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+            // Biases are also copied into one per-layer buffer (qkvBias), so they need COPY_SRC.
+            usage:
+              GPUBufferUsage.STORAGE |
+              GPUBufferUsage.COPY_DST |
+              (t.name.endsWith('.bias') ? GPUBufferUsage.COPY_SRC : 0),
           });
           allBuffers.push(buffer);
           parts.push({ buffer, rowStart: r, rowCount });
@@ -313,7 +326,15 @@ export class LlamaModel {
 
       // 3. Pipelines and bind groups.
       const tc = performance.now();
+      device.pushErrorScope('validation');
       await model.build(weights, opts.onCompile);
+      const bad = await device.popErrorScope();
+      if (bad) {
+        throw new EngineError(
+          'unsupported_model',
+          `this adapter rejected the model's kernels: ${bad.message}`,
+        );
+      }
       times.compileMs = performance.now() - tc;
       void t0;
       return model;
@@ -390,6 +411,35 @@ export class LlamaModel {
     );
   }
 
+  /**
+   * One F32 buffer [qDim + 2·kvDim] holding layer l's Q, K and V biases back to back (qwen2), copied on the
+   * GPU from the three bias tensors.
+   * @throws EngineError('unsupported_model') for biases that are not F32.
+   */
+  private qkvBias(l: number, b: [GpuWeight, GpuWeight, GpuWeight]): GPUBuffer {
+    for (const w of b) {
+      if (w.type !== 'F32')
+        throw new EngineError(
+          'unsupported_model',
+          `bias ${w.name} is ${w.type}; only F32 biases are supported`,
+        );
+    }
+    const sizes = b.map((w) => w.K * w.N * 4);
+    const buf = this.buf(
+      `blk.${l}.attn_qkv.bias`,
+      sizes[0] + sizes[1] + sizes[2],
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    );
+    const enc = this.device.createCommandEncoder({ label: 'qkv bias' });
+    let off = 0;
+    b.forEach((w, i) => {
+      enc.copyBufferToBuffer(w.parts[0].buffer, 0, buf, off, sizes[i]);
+      off += sizes[i];
+    });
+    this.device.queue.submit([enc.finish()]);
+    return buf;
+  }
+
   /** Writes the RoPE table (after the weights arrived: it needs `rope_freqs.weight` when present). */
   private writeRopeTable(freqFactors?: Float32Array): void {
     const c = this.cfg;
@@ -413,7 +463,7 @@ export class LlamaModel {
     wq: GpuWeight,
     wk: GpuWeight,
     wv: GpuWeight,
-    opts: { bias?: [GpuWeight, GpuWeight, GpuWeight]; deferRope?: boolean } = {},
+    opts: { bias?: boolean; deferRope?: boolean } = {},
   ): MatmulSegment[] {
     const c = this.cfg;
     const HD = c.headDim;
@@ -429,8 +479,13 @@ export class LlamaModel {
     const ib = neox
       ? `select(2u * (u % ${half}u) + 1u, u % ${half}u + ${RD / 2}u, 2u * (u % ${half}u) < ${RD}u)`
       : `2u * (u % ${half}u) + 1u`;
+    // Biases live in one buffer `qkvb` [qDim + 2·kvDim]: Q's, then K's, then V's (binding count matters:
+    // adapters allow as few as 8–10 storage buffers per stage).
+    const biasBase = [0, qDim, qDim + kvDim];
     const biasAdd = (si: number, r0: string, r1: string) =>
-      opts.bias ? `let b0 = ld_w${si}_1(${r0}); let b1 = ld_w${si}_1(${r1});` : 'let b0 = 0.0; let b1 = 0.0;';
+      opts.bias
+        ? `let b0 = qkvb[${biasBase[si]}u + ${r0}]; let b1 = qkvb[${biasBase[si]}u + ${r1}];`
+        : 'let b0 = 0.0; let b1 = 0.0;';
     const rot = (
       si: number,
     ) => `let i = u % ${half}u; let hb0 = (u / ${half}u) * ${HD}u; let ia = ${ia}; let ib = ${ib};
@@ -441,14 +496,14 @@ export class LlamaModel {
           : `
       if (2u * i < ${RD}u) { let cs = rope[pos * ${RD / 2}u + i]; o0 = (d0 + b0) * cs.x - (d1 + b1) * cs.y; o1 = (d0 + b0) * cs.y + (d1 + b1) * cs.x; }`
       }`;
-    const ws = (w: GpuWeight, i: number) => {
+    const ws = (w: GpuWeight, _i: number) => {
       if (w.parts.length !== 1) {
         throw new EngineError(
           'unsupported_model',
           `tensor ${w.name} is larger than one buffer binding; only token_embd/output may be split`,
         );
       }
-      return opts.bias ? [{ type: w.type }, { type: opts.bias[i].type }] : [{ type: w.type }];
+      return [{ type: w.type }];
     };
     return [
       {
@@ -510,7 +565,8 @@ export class LlamaModel {
       epilogue: `y[t * ${N}u + u] += d0;`,
     });
     const qkvExtra = [
-      'var<storage, read> rope: array<vec2<f32>>',
+      ...(c.qkNorm ? [] : ['var<storage, read> rope: array<vec2<f32>>']),
+      ...(c.qkvBias ? ['var<storage, read> qkvb: array<f32>'] : []),
       'var<storage, read_write> qout: array<f32>',
       'var<storage, read_write> kc: array<f32>',
       'var<storage, read_write> vc: array<f32>',
@@ -527,16 +583,12 @@ export class LlamaModel {
     const layerKernels = layers.map((l) => {
       const b = `blk.${l}`;
       const bias = c.qkvBias
-        ? ([W(`${b}.attn_q.bias`), W(`${b}.attn_k.bias`), W(`${b}.attn_v.bias`)] as [
-            GpuWeight,
-            GpuWeight,
-            GpuWeight,
-          ])
+        ? this.qkvBias(l, [W(`${b}.attn_q.bias`), W(`${b}.attn_k.bias`), W(`${b}.attn_v.bias`)])
         : undefined;
       const wq = W(`${b}.attn_q.weight`);
       const wk = W(`${b}.attn_k.weight`);
       const wv = W(`${b}.attn_v.weight`);
-      const qkvSegs = this.qkvSegments(wq, wk, wv, { bias, deferRope: c.qkNorm });
+      const qkvSegs = this.qkvSegments(wq, wk, wv, { bias: Boolean(bias), deferRope: c.qkNorm });
       const attnNorm = W(`${b}.attn_norm.weight`);
       const ffnNorm = W(`${b}.ffn_norm.weight`);
       const wo = W(`${b}.attn_output.weight`);
@@ -552,9 +604,7 @@ export class LlamaModel {
         ],
         epilogue: `hb[t * ${c.nFF}u + u] = d0 / (1.0 + exp(-d0)) * d1;`,
       };
-      const qkvWeights = bias
-        ? [one(wq), one(bias[0]), one(wk), one(bias[1]), one(wv), one(bias[2])]
-        : [one(wq), one(wk), one(wv)];
+      const qkvAux = [...(c.qkNorm ? [] : [this.rope]), ...(bias ? [bias] : [])];
       const k: Record<'qkv' | 'wo' | 'ffn' | 'down', LayerKernel> = {
         qkv: {
           src: (TT) =>
@@ -569,8 +619,10 @@ export class LlamaModel {
             this.stepBuf,
             this.x,
             one(attnNorm),
-            ...qkvWeights,
-            this.rope,
+            one(wq),
+            one(wk),
+            one(wv),
+            ...qkvAux,
             this.q,
             this.kCache[l],
             this.vCache[l],
@@ -792,29 +844,40 @@ export class LlamaModel {
     const TT = T === 1 ? 1 : PREFILL_TT;
     const ty = Math.ceil(T / TT);
     const wgX = T === 1 ? this.wgX.decode : this.wgX.prefill;
-    const pass = enc.beginComputePass({ label: T === 1 ? 'decode' : 'prefill' });
-    const run = (k: Kernel, x: number, y = 1) => {
-      pass.setPipeline(k.pipeline);
-      pass.setBindGroup(0, k.groups[0]);
-      pass.dispatchWorkgroups(x, y);
+    // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
+    const prof = this.profiler;
+    const pass = prof ? undefined : enc.beginComputePass({ label: T === 1 ? 'decode' : 'prefill' });
+    const run = (family: KernelFamilyName, k: Kernel, x: number, y = 1) => {
+      const p =
+        pass ?? enc.beginComputePass({ label: family, timestampWrites: prof?.passWrites(family, T) });
+      p.setPipeline(k.pipeline);
+      p.setBindGroup(0, k.groups[0]);
+      p.dispatchWorkgroups(x, y);
+      if (!pass) p.end();
     };
-    run(this.globalKernels.embed, Math.ceil(c.nEmbd / WG), T);
+    run('embed', this.globalKernels.embed, Math.ceil(c.nEmbd / WG), T);
     for (let l = 0; l < c.nLayers; l++) {
-      run(set.qkv[l], wgX.qkv, ty);
-      if (L.qkNorm) run(L.qkNorm[l], c.nHead + c.nHeadKv, T);
-      run(L.attn[l], c.nHead, T);
-      run(set.wo[l], wgX.wo, ty);
-      run(set.ffn[l], wgX.ffn, ty);
-      run(set.down[l], wgX.down, ty);
+      run('qkv', set.qkv[l], wgX.qkv, ty);
+      if (L.qkNorm) run('qkv', L.qkNorm[l], c.nHead + c.nHeadKv, T);
+      run('attention', L.attn[l], c.nHead, T);
+      run('wo', set.wo[l], wgX.wo, ty);
+      run('ffn', set.ffn[l], wgX.ffn, ty);
+      run('down', set.down[l], wgX.down, ty);
     }
     if (allLogits && this.allLogits) {
-      run(this.allLogits.kernel, this.allLogitsSpec.wgX, Math.ceil(T / PREFILL_TT));
+      run('output', this.allLogits.kernel, this.allLogitsSpec.wgX, Math.ceil(T / PREFILL_TT));
     } else {
-      run(this.globalKernels.out, wgX.out, 1);
-      run(this.globalKernels.argmax, 1);
+      run('output', this.globalKernels.out, wgX.out, 1);
+      run('argmax', this.globalKernels.argmax, 1);
     }
-    pass.end();
+    pass?.end();
   }
+
+  /**
+   * Profiling hook (benchmark only; off by default): while set, every dispatch of the forward pass runs in
+   * a compute pass of its own with the timestamp writes `passWrites` returns for its kernel family.
+   */
+  profiler?: ForwardProfiler;
 
   private checkAlive(): void {
     if (this.destroyed) throw new EngineError('not_loaded', 'the model was unloaded');

@@ -63,6 +63,11 @@ interface LayerWeights {
   wGate: Float64Array; // [nEmbd, nFF]
   wUp: Float64Array; // [nEmbd, nFF]
   wDown: Float64Array; // [nFF, nEmbd]
+  bq?: Float64Array; // [qDim] (qwen2)
+  bk?: Float64Array; // [kvDim] (qwen2)
+  bv?: Float64Array; // [kvDim] (qwen2)
+  qNorm?: Float64Array; // [hd] (qwen3)
+  kNorm?: Float64Array; // [hd] (qwen3)
 }
 
 interface Weights {
@@ -70,6 +75,7 @@ interface Weights {
   layers: LayerWeights[];
   outputNorm: Float64Array; // [nEmbd]
   output: Float64Array; // [nEmbd, nVocab] (token_embd when tied)
+  ropeFreqs?: Float64Array; // [ropeDim / 2] (Llama 3.1-style factors)
 }
 
 /** y[n] = Σ_k W[n·K + k] · x[k] for W [K, N] (llama2.c's matmul, ggml order). */
@@ -152,11 +158,18 @@ export class ReferenceLlama {
         wGate: get(`${b}.ffn_gate.weight`),
         wUp: get(`${b}.ffn_up.weight`),
         wDown: get(`${b}.ffn_down.weight`),
+        ...(cfg.qkvBias
+          ? { bq: get(`${b}.attn_q.bias`), bk: get(`${b}.attn_k.bias`), bv: get(`${b}.attn_v.bias`) }
+          : {}),
+        ...(cfg.qkNorm
+          ? { qNorm: get(`${b}.attn_q_norm.weight`), kNorm: get(`${b}.attn_k_norm.weight`) }
+          : {}),
       });
     }
     const outputNorm = get('output_norm.weight');
     const output = file.tensors.has('output.weight') ? get('output.weight') : tokenEmbd;
-    return new ReferenceLlama(cfg, { tokenEmbd, layers, outputNorm, output });
+    const ropeFreqs = cfg.ropeFreqFactors ? get('rope_freqs.weight') : undefined;
+    return new ReferenceLlama(cfg, { tokenEmbd, layers, outputNorm, output, ropeFreqs });
   }
 
   /** Number of positions in the KV cache. */
@@ -212,9 +225,20 @@ export class ReferenceLlama {
       matmul(q, xb, L.wq, nEmbd, qDim); // q = Wq · xb
       matmul(k, xb, L.wk, nEmbd, kvDim); // k = Wk · xb
       matmul(v, xb, L.wv, nEmbd, kvDim); // v = Wv · xb
-      for (let h = 0; h < nHead; h++) rope(q, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType);
+      if (L.bq && L.bk && L.bv) {
+        for (let i = 0; i < qDim; i++) q[i] += L.bq[i]; // qwen2: Q/K/V biases
+        for (let i = 0; i < kvDim; i++) k[i] += L.bk[i];
+        for (let i = 0; i < kvDim; i++) v[i] += L.bv[i];
+      }
+      if (L.qNorm && L.kNorm) {
+        // qwen3: RMSNorm of each head of Q and K before RoPE
+        for (let h = 0; h < nHead; h++) headNorm(q, h * hd, hd, L.qNorm, eps);
+        for (let h = 0; h < nHeadKv; h++) headNorm(k, h * hd, hd, L.kNorm, eps);
+      }
+      for (let h = 0; h < nHead; h++)
+        rope(q, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType, w.ropeFreqs);
       for (let h = 0; h < nHeadKv; h++)
-        rope(k, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType);
+        rope(k, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType, w.ropeFreqs);
       this.kCache[l].length = pos; // drop positions ≥ pos, then store this one
       this.vCache[l].length = pos;
       this.kCache[l].push(k);
@@ -264,6 +288,14 @@ export class ReferenceLlama {
  * Rotates the first `ropeDim` dims of the head at v[off .. off + headDim) by position `pos` (in place).
  * 'norm': pairs (2i, 2i+1); 'neox': pairs (i, i + ropeDim/2); θ_i = pos · freqScale · base^(−2i/ropeDim).
  */
+/** In-place RMSNorm of v[off .. off + n) times w [n] (qwen3's per-head Q/K norm). */
+function headNorm(v: Float64Array, off: number, n: number, w: Float64Array, eps: number): void {
+  let ss = 0;
+  for (let i = 0; i < n; i++) ss += v[off + i] * v[off + i];
+  const inv = 1 / Math.sqrt(ss / n + eps);
+  for (let i = 0; i < n; i++) v[off + i] = v[off + i] * inv * w[i];
+}
+
 function rope(
   v: Float64Array,
   off: number,
@@ -272,10 +304,12 @@ function rope(
   base: number,
   freqScale: number,
   type: 'norm' | 'neox',
+  freqFactors?: Float64Array,
 ): void {
   const half = ropeDim / 2;
   for (let i = 0; i < half; i++) {
-    const theta = pos * freqScale * base ** ((-2 * i) / ropeDim);
+    // ggml_rope_ext: θ_i / freq_factors[i] where the model has rope_freqs.weight
+    const theta = (pos * freqScale * base ** ((-2 * i) / ropeDim)) / (freqFactors ? freqFactors[i] : 1);
     const cos = Math.cos(theta);
     const sin = Math.sin(theta);
     const a = off + (type === 'neox' ? i : 2 * i);

@@ -136,7 +136,9 @@ describe('quantized weights', () => {
         );
         const got = await readF32(device, out, ids.length * K);
         const ref = new Float64Array(ids.length * K);
-        ids.forEach((id, t) => ref.set(w.subarray(id * K, (id + 1) * K), t * K));
+        ids.forEach((id, t) => {
+          ref.set(w.subarray(id * K, (id + 1) * K), t * K);
+        });
         assertClose(
           `ld ${type} seed ${seed}`,
           got,

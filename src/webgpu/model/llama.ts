@@ -848,8 +848,7 @@ export class LlamaModel {
     const prof = this.profiler;
     const pass = prof ? undefined : enc.beginComputePass({ label: T === 1 ? 'decode' : 'prefill' });
     const run = (family: KernelFamilyName, k: Kernel, x: number, y = 1) => {
-      const p =
-        pass ?? enc.beginComputePass({ label: family, timestampWrites: prof?.passWrites(family, T) });
+      const p = pass ?? enc.beginComputePass({ label: family, timestampWrites: prof?.passWrites(family, T) });
       p.setPipeline(k.pipeline);
       p.setBindGroup(0, k.groups[0]);
       p.dispatchWorkgroups(x, y);

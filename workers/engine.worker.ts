@@ -3,7 +3,9 @@
  * `WorkerEngine` (src/engine/worker-api.ts).
  */
 import * as Comlink from 'comlink';
+import { profileGpu, runLlamaBench } from '../src/bench/llama-bench-gpu.ts';
 import { installErrorTransfer } from '../src/engine/comlink.ts';
+import { EngineError } from '../src/engine/errors.ts';
 import type { WorkerApi } from '../src/engine/worker-api.ts';
 import { WebGpuEngine } from '../src/webgpu/engine.ts';
 
@@ -30,6 +32,14 @@ const api: WorkerApi = {
   scoreTokens: (ids, id) => track(id, (signal) => engine.scoreTokens(ids, signal)),
   stats: () => engine.stats(),
   unload: () => engine.unload(),
+  llamaBench: (req, onProgress, id) =>
+    track(id, async (signal) => {
+      const model = engine.llama;
+      if (!model) throw new EngineError('not_loaded', 'no model is loaded: call load() first');
+      const tests = await runLlamaBench(model, req.plan, onProgress, signal);
+      const gpu = req.profile === false ? undefined : await profileGpu(model, req.profile);
+      return { tests, gpu };
+    }),
   adapterInfo: async () => engine.gpuContext?.info,
 };
 

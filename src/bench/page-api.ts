@@ -11,7 +11,21 @@ import { EngineError } from '../engine/errors.ts';
 import type { Engine, LoadProgress, ModelInfo, ModelSource } from '../engine/types.ts';
 import { WorkerEngine } from '../engine/worker-api.ts';
 import { createGpuContext } from '../webgpu/device.ts';
+import { openGguf } from '../webgpu/gguf/reader.ts';
+import { syntheticGguf } from '../webgpu/model/synthetic.ts';
 import { readBenchDevice } from './device.ts';
+import {
+  type FitsVerdict,
+  type GpuProfile,
+  type LlamaBenchPlan,
+  type LlamaBenchTest,
+  type MemoryProbe,
+  planContext,
+  planProblem,
+  type TokenCost,
+  tokenCost,
+} from './llama-bench.ts';
+import { type LlamaBenchProgress, modelFits, probeMemory } from './llama-bench-gpu.ts';
 import {
   type BandwidthResult,
   buildRoofline,
@@ -48,7 +62,23 @@ export interface BenchOptions {
   roofline?: boolean;
   /** Stops everything; the promise rejects with EngineError('aborted'). */
   signal?: AbortSignal;
+  /**
+   * llama-bench mode: run these pp/tg tests (with the kernel profile) instead of the prompt plan. The
+   * context is raised to what the deepest test needs (at most the model's).
+   */
+  llamaBench?: LlamaBenchPlan;
+  /** Profile kernels with timestamp-query in llama-bench mode (default true). */
+  profile?: boolean;
+  /** Probe memory and give the model's fit verdict (default: in llama-bench mode). */
+  probeMemory?: boolean | { capBytes?: number };
+  /** Price a token: a remote instance's price per hour, or the local power draw and electricity price. */
+  cost?: CostInput;
 }
+
+/** How to price a token (see {@link tokenCost}). */
+export type CostInput =
+  | { pricePerHour: number; currency?: string }
+  | { powerW: number; pricePerKWh: number; currency?: string };
 
 /** Progress of {@link runBench}, in order. */
 export type BenchEvent =
@@ -60,6 +90,9 @@ export type BenchEvent =
   | { type: 'run-done'; index: number; total: number; warmup: boolean; run: BenchRun }
   | { type: 'roofline-start' }
   | { type: 'roofline-done'; bandwidth: BandwidthResult; matmul: MatmulResult; roofline: BenchRoofline }
+  | { type: 'memory'; memory: MemoryProbe; fits?: FitsVerdict }
+  | { type: 'llama-bench-progress'; progress: LlamaBenchProgress }
+  | { type: 'llama-bench-done'; tests: LlamaBenchTest[]; gpu?: GpuProfile }
   | { type: 'warning'; message: string };
 
 /** What the command line calls in the page. */
@@ -210,6 +243,27 @@ export async function runBench(
   const engineName = opts.engine ?? 'webgpu';
   const device = await readBenchDevice();
   onEvent({ type: 'device', device });
+  if (opts.llamaBench) {
+    const problem = planProblem(opts.llamaBench);
+    if (problem) throw new EngineError('invalid_argument', `llama-bench plan: ${problem}`);
+  }
+  const contextLength = opts.llamaBench
+    ? Math.max(opts.contextLength ?? 0, planContext(opts.llamaBench))
+    : opts.contextLength;
+  const doProbe = opts.probeMemory ?? Boolean(opts.llamaBench);
+  let memory: MemoryProbe | undefined;
+  let fits: FitsVerdict | undefined;
+  if (doProbe) {
+    ({ memory, fits } = await probeAndFit(
+      opts.model,
+      contextLength,
+      typeof doProbe === 'object' ? doProbe.capBytes : undefined,
+      onEvent,
+    ));
+    if (fits && !fits.ok && fits.certain) {
+      throw new EngineError('out_of_memory', `${modelId(opts.model)} does not fit this GPU: ${fits.reason}`);
+    }
+  }
   const engine = createEngine(engineName);
   let closed = false;
   const close = async () => {
@@ -223,7 +277,7 @@ export async function runBench(
     const t0 = performance.now();
     const info = await bounded(opts.timeoutMs, opts.signal, `loading the model ${id}`, (signal) =>
       engine.load(modelSource(opts.model), {
-        contextLength: opts.contextLength,
+        contextLength,
         signal,
         onProgress: (progress) => onEvent({ type: 'load-progress', progress }),
       }),
@@ -232,6 +286,21 @@ export async function runBench(
     const model = benchModelFrom(info, { id, synthetic: info.synthetic || 'synthetic' in opts.model });
     onEvent({ type: 'loaded', model, load, info });
 
+    if (opts.llamaBench) {
+      const tests = await runLlamaBenchTests(engine, opts, info, onEvent);
+      await close();
+      const r = buildResult({ device, engine: engineName, model, load, plan: opts.plan, runs: [] });
+      const tg = tests.tests.filter((t) => t.nGen > 0).sort((a, b) => a.depth - b.depth)[0];
+      return {
+        ...r,
+        model: fits ? { ...r.model, fits } : r.model,
+        llamaBench: opts.llamaBench,
+        tests: tests.tests,
+        ...(memory ? { memory } : {}),
+        ...(tests.gpu ? { gpu: tests.gpu } : {}),
+        ...costOf(opts.cost, tg?.tokensPerSecond.mean, onEvent),
+      };
+    }
     const plan = opts.plan;
     const total = plan.prompts.length * plan.runs;
     let current = 0;
@@ -253,10 +322,99 @@ export async function runBench(
     });
     await close();
     const roofline = opts.roofline === false ? undefined : await measureRoofline(info, runs, onEvent);
-    return buildResult({ device, engine: engineName, model, load, plan, runs, roofline });
+    const r = buildResult({ device, engine: engineName, model, load, plan, runs, roofline });
+    return {
+      ...r,
+      model: fits ? { ...r.model, fits } : r.model,
+      ...(memory ? { memory } : {}),
+      ...costOf(opts.cost, r.summary.decodeTokensPerSecond?.median, onEvent),
+    };
   } finally {
     await close();
   }
+}
+
+/** The cost field for a result, or nothing (no price given, or no decode speed measured). */
+function costOf(
+  input: CostInput | undefined,
+  tokensPerSecond: number | undefined,
+  onEvent: (e: BenchEvent) => void,
+): { cost?: TokenCost } {
+  if (!input) return {};
+  if (!(tokensPerSecond && tokensPerSecond > 0)) {
+    onEvent({ type: 'warning', message: 'no decode speed was measured: no cost per token' });
+    return {};
+  }
+  return {
+    cost:
+      'pricePerHour' in input
+        ? tokenCost({ basis: 'remote', ...input, tokensPerSecond })
+        : tokenCost({ basis: 'local', ...input, tokensPerSecond }),
+  };
+}
+
+/**
+ * Probes memory on a device of its own (destroyed afterwards) and, from the model's header (a synthetic
+ * shape, or the GGUF header read by range requests), says whether it fits at `contextLength`.
+ */
+export async function probeAndFit(
+  spec: BenchModelSpec,
+  contextLength: number | undefined,
+  capBytes: number | undefined,
+  onEvent: (e: BenchEvent) => void = () => {},
+): Promise<{ memory?: MemoryProbe; fits?: FitsVerdict }> {
+  let memory: MemoryProbe | undefined;
+  let gpu: Awaited<ReturnType<typeof createGpuContext>> | undefined;
+  try {
+    gpu = await createGpuContext();
+    memory = await probeMemory(gpu.device, { capBytes, isFallback: gpu.info.isFallback });
+  } catch (e) {
+    onEvent({ type: 'warning', message: `memory probe failed: ${(e as Error)?.message ?? e}` });
+    return {};
+  } finally {
+    gpu?.device.destroy();
+  }
+  let fits: FitsVerdict | undefined;
+  try {
+    const file =
+      'synthetic' in spec ? syntheticGguf(modelId(spec), spec.seed) : await openGguf(modelSource(spec));
+    fits = modelFits(file, memory, contextLength);
+  } catch (e) {
+    onEvent({ type: 'warning', message: `could not read the model header: ${(e as Error)?.message ?? e}` });
+  }
+  onEvent({ type: 'memory', memory, fits });
+  return { memory, fits };
+}
+
+/** llama-bench mode: drops tests that do not fit the loaded context, runs the rest in the worker. */
+async function runLlamaBenchTests(
+  engine: Engine,
+  opts: BenchOptions,
+  info: ModelInfo,
+  onEvent: (e: BenchEvent) => void,
+): Promise<{ tests: LlamaBenchTest[]; gpu?: GpuProfile }> {
+  if (!(engine instanceof WorkerEngine))
+    throw new EngineError('invalid_argument', 'llama-bench runs only on the webgpu engine');
+  const plan = opts.llamaBench!;
+  const ctx = info.contextLength;
+  const biggest = Math.max(...plan.nPrompt, ...plan.nGen);
+  const depths = plan.depths.filter((d) => d + biggest <= ctx);
+  for (const d of plan.depths) {
+    if (!depths.includes(d))
+      onEvent({
+        type: 'warning',
+        message: `depth ${d} + ${biggest} tokens does not fit the context (${ctx}): skipped`,
+      });
+  }
+  if (depths.length === 0)
+    throw new EngineError('context_overflow', `no test fits the context (${ctx} tokens)`);
+  const res = await engine.llamaBench(
+    { plan: { ...plan, depths }, profile: opts.profile === false ? false : {} },
+    (progress) => onEvent({ type: 'llama-bench-progress', progress }),
+    opts.signal,
+  );
+  onEvent({ type: 'llama-bench-done', tests: res.tests, gpu: res.gpu });
+  return res;
 }
 
 /** Sets `window.benchApi` (idempotent). Call once from the page entry. */

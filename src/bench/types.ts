@@ -4,6 +4,14 @@
  * Metric definitions follow vLLM's `bench serve` (see src/bench/metrics.ts).
  */
 import type { SamplingParams } from '../engine/types.ts';
+import type {
+  FitsVerdict,
+  GpuProfile,
+  LlamaBenchPlan,
+  LlamaBenchTest,
+  MemoryProbe,
+  TokenCost,
+} from './llama-bench.ts';
 import type { Summary } from './metrics.ts';
 
 /** One prompt of a plan. */
@@ -93,6 +101,8 @@ export interface BenchResult {
     bytes: number;
     /** True for synthetic models (random weights: speed is real, text is noise). */
     synthetic?: boolean;
+    /** Whether it fits this adapter at the loaded context (llama-bench mode / memory probe). */
+    fits?: FitsVerdict;
   };
   load: { totalMs: number; downloadMs: number; uploadMs: number; compileMs: number };
   plan: BenchPlan;
@@ -100,4 +110,14 @@ export interface BenchResult {
   /** Per metric over measured runs: ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond. */
   summary: Record<string, Summary>;
   roofline?: BenchRoofline;
+  /** llama-bench style tests (`--llama-bench`): pp/tg at KV depths. */
+  tests?: LlamaBenchTest[];
+  /** The llama-bench plan that produced `tests`. */
+  llamaBench?: LlamaBenchPlan;
+  /** Adapter buffer limits and allocatable memory. */
+  memory?: MemoryProbe;
+  /** Where the time goes: GPU time per kernel family (timestamp-query), busy fraction. */
+  gpu?: GpuProfile;
+  /** What a token costs at the measured decode speed. */
+  cost?: TokenCost;
 }

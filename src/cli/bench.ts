@@ -23,6 +23,13 @@ import type { LoadProgress } from '../engine/types.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { ensureBuiltPage, ROOT } from './page-build.ts';
+import {
+  formatLlamaBench,
+  LLAMA_BENCH_OPTIONS,
+  LLAMA_BENCH_USAGE,
+  llamaBenchEventLine,
+  llamaBenchOptions,
+} from './llama-bench-args.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -50,6 +57,7 @@ const USAGE = `usage: npm run bench -- [options]
   --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
   --timeout-s N                     bound on the model load and on each request (default 600)
 
+${LLAMA_BENCH_USAGE}
 Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
 
 /** Default model, relative to the repository. */
@@ -92,6 +100,8 @@ interface BenchArgs {
   failOverTtftMs?: number;
   timeoutMs: number;
 }
+  /** --llama-bench, the memory probe, the cost flags (src/cli/llama-bench-args.ts). */
+  part2: ReturnType<typeof llamaBenchOptions>;
 
 function parse(argv: string[]): BenchArgs | 'help' {
   const { values } = parseArgs({
@@ -117,6 +127,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       'timeout-s': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
+      ...LLAMA_BENCH_OPTIONS,
   });
   if (values.help) return 'help';
 
@@ -204,6 +215,13 @@ function parse(argv: string[]): BenchArgs | 'help' {
     failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms'),
     timeoutMs: timeoutS * 1000,
   };
+    part2: (() => {
+      try {
+        return llamaBenchOptions(values);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
+    })(),
 }
 
 /** Prints progress events on stderr (load progress: one line per 500 ms with every phase's state). */
@@ -270,6 +288,10 @@ function progressPrinter(): (e: BenchEvent) => void {
         log(`warning: ${e.message}`);
         break;
     }
+      default: {
+        const line = llamaBenchEventLine(e);
+        if (line) log(line);
+      }
   };
 }
 
@@ -392,6 +414,8 @@ async function main(argv: string[]): Promise<number> {
         );
       else if (e.type === 'roofline-start')
         watchdog.arm(Math.max(a.timeoutMs, 120_000) + graceMs, 'measuring the roofline');
+      else if (e.type === 'llama-bench-progress')
+        watchdog.arm(a.timeoutMs + graceMs, `llama-bench ${e.progress.test}`);
     });
     await Promise.race([
       page.goto(`${server.base}/`, { waitUntil: 'load', timeout: 60_000 }),
@@ -408,11 +432,16 @@ async function main(argv: string[]): Promise<number> {
         roofline: a.roofline,
       }),
       watchdog.fired,
+        ...a.part2,
     ]);
     watchdog.stop();
 
     const notes = a.model.note ? [a.model.note] : [];
-    process.stdout.write(`${formatResultText(result, notes)}\n`);
+    process.stdout.write(
+      result.tests ? `${formatLlamaBench(result)}\n` : `${formatResultText(result, notes)}\n`,
+    );
+    if (!result.tests && (result.memory || result.cost))
+      process.stdout.write(`${formatLlamaBench(result)}\n`);
     if (a.json) {
       mkdirSync(dirname(resolve(a.json)), { recursive: true });
       writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);

@@ -3,6 +3,8 @@
  * {@link WorkerEngine}, the page-side `Engine` that forwards to it.
  */
 import * as Comlink from 'comlink';
+import type { GpuProfile, LlamaBenchPlan, LlamaBenchTest } from '../bench/llama-bench.ts';
+import type { LlamaBenchProgress, ProfileOptions } from '../bench/llama-bench-gpu.ts';
 import { installErrorTransfer } from './comlink.ts';
 import type {
   ChatRequest,
@@ -39,11 +41,26 @@ export interface WorkerApi {
   scoreTokens(ids: number[], requestId?: number): Promise<{ nll: Float64Array; top1: Int32Array }>;
   stats(): Promise<EngineStats>;
   unload(): Promise<void>;
+  /**
+   * llama-bench tests and the kernel profile on the loaded model (src/bench/llama-bench-gpu.ts);
+   * cancellable by id.
+   */
+  llamaBench(
+    req: LlamaBenchRequest,
+    onProgress?: (p: LlamaBenchProgress) => void,
+    requestId?: number,
+  ): Promise<{ tests: LlamaBenchTest[]; gpu?: GpuProfile }>;
   /** Adapter facts of the worker's device (after load). */
   adapterInfo(): Promise<
     | { vendor: string; architecture: string; device: string; description: string; isFallback: boolean }
     | undefined
   >;
+}
+
+/** What {@link WorkerApi.llamaBench} runs: the tests, then (unless `profile` is false) the kernel profile. */
+export interface LlamaBenchRequest {
+  plan: LlamaBenchPlan;
+  profile?: ProfileOptions | false;
 }
 
 let nextId = 1;
@@ -99,6 +116,16 @@ export class WorkerEngine implements Engine {
   /** Teacher-forced scoring (perplexity): NLL of ids[i + 1] and the top-1 token after ids[0..i]. */
   scoreTokens(ids: number[], signal?: AbortSignal): Promise<{ nll: Float64Array; top1: Int32Array }> {
     return this.withSignal(signal, (id) => this.remote.scoreTokens(ids, id));
+  }
+  /** llama-bench tests and the kernel profile in the worker (see {@link WorkerApi.llamaBench}). */
+  llamaBench(
+    req: LlamaBenchRequest,
+    onProgress?: (p: LlamaBenchProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<{ tests: LlamaBenchTest[]; gpu?: GpuProfile }> {
+    return this.withSignal(signal, (id) =>
+      this.remote.llamaBench(req, onProgress ? Comlink.proxy(onProgress) : undefined, id),
+    );
   }
   stats(): Promise<EngineStats> {
     return this.remote.stats();

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { llamaBenchOptions } from '../cli/llama-bench-args.ts';
+import { syntheticGguf } from '../webgpu/model/synthetic.ts';
+import {
+  busyFraction,
+  fitsVerdict,
+  kernelTable,
+  type MemoryProbe,
+  meanStd,
+  modelNeedBytes,
+  planContext,
+  planProblem,
+  planTests,
+  testName,
+  tokenCost,
+} from './llama-bench.ts';
+import { fitModelOf, timestampResolutionNs } from './llama-bench-gpu.ts';
+
+const GiB = 1024 ** 3;
+const mem = (allocatable: number, capped = false, binding = 2 * GiB): MemoryProbe => ({
+  maxBufferBytes: binding,
+  maxBindingBytes: binding,
+  allocatableBytes: allocatable,
+  capped,
+  capBytes: capped ? allocatable : 64 * GiB,
+  chunkBytes: 256 * 1024 ** 2,
+  ms: 1,
+});
+
+describe('llama-bench plan and statistics', () => {
+  it('names tests like llama-bench and expands a plan', () => {
+    expect(testName('pp', 512, 0)).toBe('pp512');
+    expect(testName('tg', 128, 2048)).toBe('tg128 @ d2048');
+    const plan = { nPrompt: [512], nGen: [128], depths: [0, 2048], reps: 5 };
+    expect(planTests(plan).map((t) => testName(t.kind, t.n, t.depth))).toEqual([
+      'pp512',
+      'tg128',
+      'pp512 @ d2048',
+      'tg128 @ d2048',
+    ]);
+    expect(planContext(plan)).toBe(2560);
+    expect(planProblem(plan)).toBeUndefined();
+    expect(planProblem({ ...plan, reps: 0 })).toMatch(/reps/);
+    expect(planProblem({ ...plan, nPrompt: [0], nGen: [0] })).toMatch(/no test/);
+  });
+  it('mean and population std', () => {
+    expect(meanStd([2, 4, 4, 4, 5, 5, 7, 9])).toEqual({ mean: 5, std: 2 });
+    expect(meanStd([3])).toEqual({ mean: 3, std: 0 });
+  });
+});
+
+describe('where the time goes', () => {
+  it('busy fraction = GPU time / wall time, clamped, null without timestamps', () => {
+    expect(busyFraction(3, 4)).toBe(0.75);
+    expect(busyFraction(5, 4)).toBe(1);
+    expect(busyFraction(null, 4)).toBeNull();
+    expect(busyFraction(1, 0)).toBeNull();
+  });
+  it('kernel table: ms per token and shares that sum to the total', () => {
+    const t = kernelTable({ qkv: 3e6, ffn: 6e6, argmax: 1e6, embed: 0 }, 2);
+    expect(t.map((k) => k.name)).toEqual(['ffn', 'qkv', 'argmax']);
+    expect(t[0]).toEqual({ name: 'ffn', msPerToken: 3, share: 0.6 });
+    expect(t.reduce((a, k) => a + k.msPerToken, 0)).toBeCloseTo(5, 12);
+    expect(t.reduce((a, k) => a + k.share, 0)).toBeCloseTo(1, 12);
+  });
+  it('timestamp resolution: full, power-of-two masked, 100 µs', () => {
+    expect(timestampResolutionNs([1n, 1234567n, 2000003n, 3000001n, 4000002n])).toBe(1);
+    const m = 1n << 16n;
+    expect(timestampResolutionNs([3n * m, 5n * m, 9n * m, 12n * m, 13n * m])).toBe(65536);
+    expect(timestampResolutionNs([100000n, 300000n, 700000n, 900000n, 1100000n])).toBe(100000);
+  });
+});
+
+describe('what a token costs', () => {
+  it('remote: price per hour / (tok/s × 3600) × 1e6', () => {
+    const c = tokenCost({ basis: 'remote', pricePerHour: 3.6, tokensPerSecond: 100 });
+    expect(c.per1MOutputTokens).toBeCloseTo(10, 12); // 360,000 tokens per hour for 3.6
+    expect(c.currency).toBe('USD');
+  });
+  it('local: power × electricity price', () => {
+    const c = tokenCost({
+      basis: 'local',
+      powerW: 250,
+      pricePerKWh: 0.4,
+      currency: 'EUR',
+      tokensPerSecond: 50,
+    });
+    expect(c.pricePerHour).toBeCloseTo(0.1, 12);
+    expect(c.per1MOutputTokens).toBeCloseTo((0.1 / (50 * 3600)) * 1e6, 12);
+    expect(() => tokenCost({ basis: 'remote', pricePerHour: 1, tokensPerSecond: 0 })).toThrow();
+  });
+});
+
+describe('what fits', () => {
+  const stories = fitModelOf(syntheticGguf('synthetic:stories260k-f32'));
+  const big = fitModelOf(syntheticGguf('synthetic:llama-3.1-8b-f16'));
+  it('need = weights + f32 KV cache + run state', () => {
+    const n = modelNeedBytes(big, 2048);
+    expect(n.weightBytes).toBe(16061055232);
+    expect(n.kvBytes).toBe(4 * 2 * 32 * 2048 * 1024);
+    expect(n.needBytes).toBe(n.weightBytes + n.kvBytes + n.stateBytes);
+  });
+  it('fits, short by, capped, and binding limits', () => {
+    expect(fitsVerdict(stories, 512, mem(GiB)).ok).toBe(true);
+    const v = fitsVerdict(big, 2048, mem(8 * GiB));
+    expect(v).toMatchObject({ ok: false, certain: true });
+    expect(v.reason).toMatch(/short by 7\.47 GiB/);
+    const c = fitsVerdict(big, 2048, mem(GiB, true));
+    expect(c).toMatchObject({ ok: false, certain: false });
+    expect(c.reason).toMatch(/cap/);
+    // 128 MiB bindings: a 117 MiB FFN matrix fits one, token_embd (1 GiB) would need 8 > 4 parts.
+    const b = fitsVerdict(big, 2048, mem(64 * GiB, false, 128 * 1024 ** 2));
+    expect(b.ok).toBe(false);
+    expect(b.reason).toMatch(/token_embd\.weight .* 8 buffer bindings/);
+    expect(fitsVerdict(big, 2048, mem(64 * GiB)).ok).toBe(true);
+  });
+});
+
+describe('--llama-bench flags', () => {
+  it('defaults like llama-bench, lists, cost', () => {
+    expect(llamaBenchOptions({ 'llama-bench': true })).toMatchObject({
+      llamaBench: { nPrompt: [512], nGen: [128], depths: [0], reps: 5 },
+      profile: true,
+    });
+    expect(
+      llamaBenchOptions({
+        'llama-bench': true,
+        depth: '0,2048',
+        reps: '3',
+        'power-w': '300',
+        'kwh-price': '0.3',
+      }),
+    ).toMatchObject({ llamaBench: { depths: [0, 2048], reps: 3 }, cost: { powerW: 300, pricePerKWh: 0.3 } });
+    expect(() => llamaBenchOptions({ depth: '0' })).toThrow(/need --llama-bench/);
+    expect(() => llamaBenchOptions({ 'power-w': '3' })).toThrow(/go together/);
+    expect(() => llamaBenchOptions({ 'llama-bench': true, 'n-prompt': 'x' })).toThrow();
+    expect(llamaBenchOptions({ 'probe-cap-gb': '2' })).toEqual({ probeMemory: { capBytes: 2 * GiB } });
+  });
+});

@@ -1,0 +1,315 @@
+/**
+ * The benchmark, part two — the pure parts (no GPU, no DOM): llama-bench test names and statistics, the
+ * "does it fit" arithmetic, the kernel-share table and busy fraction, and the cost of a million tokens.
+ * The GPU side (running the tests, profiling, probing memory) is in `llama-bench-gpu.ts`.
+ */
+
+/** One llama-bench test as the result file stores it (`tests[]`). */
+export interface LlamaBenchTest {
+  /** `pp512`, `tg128`, with `@ d2048` for a KV depth (llama-bench's own names). */
+  name: string;
+  nPrompt: number;
+  nGen: number;
+  depth: number;
+  /** Over the measured repetitions (population standard deviation, as llama-bench's `stdev`… of samples). */
+  tokensPerSecond: { mean: number; std: number };
+  /** Tokens/s of each measured repetition. */
+  samples: number[];
+}
+
+/** What to run (llama-bench's -p, -n, -d, -r). */
+export interface LlamaBenchPlan {
+  /** Prompt sizes for pp tests (0 = none). */
+  nPrompt: number[];
+  /** Generation lengths for tg tests (0 = none). */
+  nGen: number[];
+  /** KV-cache depths. */
+  depths: number[];
+  /** Measured repetitions per test. */
+  reps: number;
+  /** One untimed run per test before the repetitions (default true). */
+  warmup?: boolean;
+}
+
+/** Adapter memory facts (`memory` in the result). */
+export interface MemoryProbe {
+  maxBufferBytes: number;
+  maxBindingBytes: number;
+  /** Bytes that could be allocated at once (a lower bound when `capped`). */
+  allocatableBytes: number;
+  /** True when the probe stopped at its cap before an allocation failed. */
+  capped: boolean;
+  capBytes: number;
+  /** Size of each probe allocation. */
+  chunkBytes: number;
+  ms: number;
+}
+
+/** Whether a model fits (`model.fits`). */
+export interface FitsVerdict {
+  ok: boolean;
+  needBytes: number;
+  reason: string;
+  /**
+   * False when the verdict rests on a capped memory probe (the model needs more than the probe's cap, so
+   * it may still fit); true otherwise.
+   */
+  certain?: boolean;
+  /** Weights, KV cache and run state (activations, logits, RoPE table). */
+  weightBytes?: number;
+  kvBytes?: number;
+  stateBytes?: number;
+  contextLength?: number;
+}
+
+/** One kernel family's GPU time. */
+export interface KernelShare {
+  name: string;
+  msPerToken: number;
+  share: number;
+}
+
+/** Where the time goes (`gpu` in the result). */
+export interface GpuProfile {
+  /** GPU time per decode token ÷ wall time per decode token (null without timestamps). */
+  busyFraction: number | null;
+  dispatchesPerToken: number;
+  /** Decode: per kernel family, ms per token and share of the GPU time. */
+  kernels: KernelShare[];
+  /** Prefill: per kernel family, ms per prompt token. */
+  prefillKernels?: KernelShare[];
+  /** Sum of the decode kernels' GPU time per token, ms. */
+  gpuMsPerToken: number | null;
+  /** Wall time per decode token (unprofiled, one pass per step), ms. */
+  wallMsPerToken: number;
+  prefillGpuMsPerToken?: number | null;
+  prefillWallMsPerToken?: number;
+  /** 'full': ns timestamps; 'quantized': the browser rounds them (e.g. to 100 µs); 'unavailable'. */
+  timestamps: 'full' | 'quantized' | 'unavailable';
+  /** Smallest non-zero step seen between timestamps, ns (a hint of the quantization). */
+  resolutionNs?: number;
+  note?: string;
+}
+
+/** What a token costs (`cost` in the result). */
+export interface TokenCost {
+  /** Price per hour of the machine: the instance price (remote) or power × electricity price (local). */
+  pricePerHour: number;
+  currency: string;
+  /** At the measured decode tokens/s. */
+  per1MOutputTokens: number;
+  /** 'remote' (instance price) or 'local' (power draw × electricity). */
+  basis: 'remote' | 'local';
+  powerW?: number;
+  pricePerKWh?: number;
+  tokensPerSecond: number;
+}
+
+/** The kernel families of the forward pass, in order. */
+export const KERNEL_FAMILIES = [
+  'embed',
+  'qkv',
+  'attention',
+  'wo',
+  'ffn',
+  'down',
+  'output',
+  'argmax',
+] as const;
+export type KernelFamily = (typeof KERNEL_FAMILIES)[number];
+
+/** llama-bench's test name: `pp512`, `tg128`, `pp512 @ d2048`. */
+export function testName(kind: 'pp' | 'tg', n: number, depth: number): string {
+  return `${kind}${n}${depth > 0 ? ` @ d${depth}` : ''}`;
+}
+
+/** Mean and population standard deviation (0 for one sample; NaN mean for none). */
+export function meanStd(xs: readonly number[]): { mean: number; std: number } {
+  if (xs.length === 0) return { mean: Number.NaN, std: 0 };
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const v = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length;
+  return { mean, std: Math.sqrt(v) };
+}
+
+/** The tests a plan expands to, in llama-bench's order (pp then tg, per depth). */
+export function planTests(plan: LlamaBenchPlan): { kind: 'pp' | 'tg'; n: number; depth: number }[] {
+  const out: { kind: 'pp' | 'tg'; n: number; depth: number }[] = [];
+  for (const depth of plan.depths) {
+    for (const n of plan.nPrompt) if (n > 0) out.push({ kind: 'pp', n, depth });
+    for (const n of plan.nGen) if (n > 0) out.push({ kind: 'tg', n, depth });
+  }
+  return out;
+}
+
+/** KV-cache length a plan needs: the deepest test's depth + its tokens. */
+export function planContext(plan: LlamaBenchPlan): number {
+  let m = 1;
+  for (const t of planTests(plan)) m = Math.max(m, t.depth + t.n);
+  return m;
+}
+
+/** Checks a plan. @returns an error message, or undefined when it is valid. */
+export function planProblem(plan: LlamaBenchPlan): string | undefined {
+  const ints = (xs: number[], min: number) => xs.every((x) => Number.isInteger(x) && x >= min);
+  if (!ints(plan.nPrompt, 0) || !ints(plan.nGen, 0)) return 'sizes must be integers ≥ 0';
+  if (!ints(plan.depths, 0) || plan.depths.length === 0) return 'depths must be integers ≥ 0';
+  if (!(Number.isInteger(plan.reps) && plan.reps >= 1)) return 'reps must be an integer ≥ 1';
+  if (planTests(plan).length === 0) return 'no test: give a prompt size or a generation length > 0';
+  return undefined;
+}
+
+/**
+ * GPU busy fraction: GPU time per token ÷ wall time per token, clamped to [0, 1] (timestamp rounding can
+ * push it slightly past 1). Null when either is missing or the wall time is not positive.
+ */
+export function busyFraction(
+  gpuMsPerToken: number | null | undefined,
+  wallMsPerToken: number,
+): number | null {
+  if (gpuMsPerToken === null || gpuMsPerToken === undefined || !(wallMsPerToken > 0)) return null;
+  return Math.min(1, Math.max(0, gpuMsPerToken / wallMsPerToken));
+}
+
+/**
+ * The kernel table: total ns per family over `tokens` tokens → ms per token and share of the sum, sorted by
+ * share (largest first). Families with no time are left out.
+ */
+export function kernelTable(nsByFamily: Readonly<Record<string, number>>, tokens: number): KernelShare[] {
+  const total = Object.values(nsByFamily).reduce((a, b) => a + b, 0);
+  return Object.entries(nsByFamily)
+    .filter(([, ns]) => ns > 0)
+    .map(([name, ns]) => ({ name, msPerToken: ns / 1e6 / tokens, share: total > 0 ? ns / total : 0 }))
+    .sort((a, b) => b.share - a.share);
+}
+
+/**
+ * Cost of a million output tokens at `tokensPerSecond`: pricePerHour ÷ (tokens/s × 3600) × 1e6.
+ * Local: pricePerHour = powerW / 1000 × pricePerKWh.
+ * @throws Error for a non-positive rate or a negative price.
+ */
+export function tokenCost(
+  input:
+    | { basis: 'remote'; pricePerHour: number; currency?: string; tokensPerSecond: number }
+    | { basis: 'local'; powerW: number; pricePerKWh: number; currency?: string; tokensPerSecond: number },
+): TokenCost {
+  if (!(input.tokensPerSecond > 0)) throw new Error('tokens/s must be > 0 to price a token');
+  const pricePerHour =
+    input.basis === 'remote' ? input.pricePerHour : (input.powerW / 1000) * input.pricePerKWh;
+  if (!(pricePerHour >= 0)) throw new Error('the price must be ≥ 0');
+  const per1MOutputTokens = (pricePerHour / (input.tokensPerSecond * 3600)) * 1e6;
+  return {
+    pricePerHour,
+    currency: input.currency ?? 'USD',
+    per1MOutputTokens,
+    basis: input.basis,
+    ...(input.basis === 'local' ? { powerW: input.powerW, pricePerKWh: input.pricePerKWh } : {}),
+    tokensPerSecond: input.tokensPerSecond,
+  };
+}
+
+/** The parts of a model config the fit arithmetic needs. */
+export interface FitModel {
+  nLayers: number;
+  nEmbd: number;
+  nFF: number;
+  nHead: number;
+  nHeadKv: number;
+  headDim: number;
+  nVocab: number;
+  ropeDim: number;
+  /** Tensors: name, bytes, bytes per row (ne[0] elements), rows. */
+  tensors: { name: string; bytes: number; rowBytes: number; rows: number }[];
+}
+
+/** Largest bindings a split tensor may use (LlamaModel.load). */
+const MAX_PARTS = 4;
+/** Tensors the engine may split across bindings. */
+const SPLITTABLE = new Set(['token_embd.weight', 'output.weight']);
+
+/**
+ * Bytes the engine allocates for a model at a context length (LlamaModel.load): the weights as stored,
+ * the f32 KV cache (2 × layers × ctx × kvDim × 4) and the run state for a prefill batch (activations,
+ * logits, RoPE table, as `LlamaModel.stateBytes`).
+ */
+export function modelNeedBytes(
+  m: FitModel,
+  contextLength: number,
+  batchSize = 64,
+): { weightBytes: number; kvBytes: number; stateBytes: number; needBytes: number } {
+  const weightBytes = m.tensors.reduce((a, t) => a + t.bytes, 0);
+  const qDim = m.nHead * m.headDim;
+  const kvDim = m.nHeadKv * m.headDim;
+  const B = Math.max(1, Math.min(batchSize, contextLength));
+  const kvBytes = 4 * 2 * m.nLayers * contextLength * kvDim;
+  const stateBytes =
+    4 * (B * (m.nEmbd + 2 * qDim + m.nFF + 1) + m.nVocab * 2) + contextLength * m.ropeDim * 4;
+  return { weightBytes, kvBytes, stateBytes, needBytes: weightBytes + kvBytes + stateBytes };
+}
+
+function gb(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(n / 1024).toFixed(1)} KiB`;
+}
+
+/**
+ * Does the model fit this adapter at `contextLength`? Checks, in order: each tensor against the binding
+ * limit (only token_embd/output may be split, into at most 4 bindings, as the engine loads them), each
+ * KV-cache layer against the buffer limit, then the total against the allocatable memory. When the memory
+ * probe was capped and the model needs more than the cap, the verdict is not ok and says the answer is
+ * unknown past the cap.
+ */
+export function fitsVerdict(
+  m: FitModel,
+  contextLength: number,
+  mem: MemoryProbe,
+  batchSize = 64,
+): FitsVerdict {
+  const need = modelNeedBytes(m, contextLength, batchSize);
+  const base = { ...need, contextLength, certain: true };
+  const maxBinding = Math.min(mem.maxBindingBytes, mem.maxBufferBytes);
+  for (const t of m.tensors) {
+    if (t.rowBytes > maxBinding) {
+      return {
+        ok: false,
+        ...base,
+        reason: `${t.name} has rows of ${gb(t.rowBytes)}; this adapter binds at most ${gb(maxBinding)} per buffer`,
+      };
+    }
+    if (t.bytes <= maxBinding) continue;
+    const rowsPerPart = Math.floor(maxBinding / t.rowBytes);
+    const parts = Math.ceil(t.rows / rowsPerPart);
+    if (!SPLITTABLE.has(t.name) || parts > MAX_PARTS) {
+      return {
+        ok: false,
+        ...base,
+        reason: SPLITTABLE.has(t.name)
+          ? `${t.name} is ${gb(t.bytes)} and would need ${parts} buffer bindings of at most ${gb(maxBinding)} (the engine splits it into at most ${MAX_PARTS}); short by ${gb(t.bytes - MAX_PARTS * rowsPerPart * t.rowBytes)}`
+          : `${t.name} is ${gb(t.bytes)}, more than this adapter's largest buffer binding (${gb(maxBinding)}), by ${gb(t.bytes - maxBinding)}`,
+      };
+    }
+  }
+  const kvLayer = need.kvBytes / 2 / Math.max(1, m.nLayers);
+  if (kvLayer > maxBinding) {
+    return {
+      ok: false,
+      ...base,
+      reason: `one layer's K cache at ${contextLength} tokens is ${gb(kvLayer)}, more than the largest binding (${gb(maxBinding)}); use a shorter context`,
+    };
+  }
+  if (need.needBytes <= mem.allocatableBytes) {
+    return {
+      ok: true,
+      ...base,
+      reason: `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, KV cache ${gb(need.kvBytes)} at ${contextLength} tokens, state ${gb(need.stateBytes)}); ${mem.capped ? 'at least ' : ''}${gb(mem.allocatableBytes)} allocatable`,
+    };
+  }
+  return {
+    ok: false,
+    ...base,
+    certain: !mem.capped,
+    reason: mem.capped
+      ? `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, KV cache ${gb(need.kvBytes)}); the memory probe stopped at its cap of ${gb(mem.allocatableBytes)}, so whether more can be allocated is unknown`
+      : `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, KV cache ${gb(need.kvBytes)} at ${contextLength} tokens) but only ${gb(mem.allocatableBytes)} could be allocated: short by ${gb(need.needBytes - mem.allocatableBytes)}`,
+  };
+}

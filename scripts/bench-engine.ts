@@ -641,7 +641,11 @@ function writeSection(section: string, date: string): void {
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      model: { type: 'string', default: process.env.BENCH_MODEL ?? '/work/shared/models/stories260K.gguf' },
+      model: {
+        type: 'string',
+        default:
+          process.env.BENCH_MODEL ?? resolve(import.meta.dirname, '../../shared/models/stories260K.gguf'),
+      },
       runs: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '1' },
       tokens: { type: 'string', default: '128' },

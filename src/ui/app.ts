@@ -5,6 +5,7 @@
  */
 import { installBenchApi } from '../bench/page-api.ts';
 import { BenchView } from './bench-view.ts';
+import { LlamaBenchView } from './llama-bench-view.ts';
 import { ChatView } from './chat-view.ts';
 import { h } from './dom.ts';
 import { openHistory } from './history.ts';
@@ -85,6 +86,7 @@ function main(): void {
   webgpuNotice.hidden = true;
   benchRoot?.replaceChildren(webgpuNotice, bench.element);
   document.getElementById('chat-root')?.replaceChildren(chat.element);
+  bench.element.append(new LlamaBenchView(session).element);
   document.getElementById('history-root')?.replaceChildren(historyView.element);
 
   const tablist = document.querySelector<HTMLElement>('[role="tablist"]');

@@ -1,0 +1,599 @@
+/**
+ * The benchmark's part two on the page: llama-bench tests on the loaded model (pp/tg at KV depths), where
+ * the GPU time goes (kernel shares, busy fraction), what fits this GPU (memory probe + verdict per synthetic
+ * shape at a context length), and what a token costs (local power or a remote price per hour). Charts:
+ * tok/s against KV depth, tok/s against model size and quantization (tests run this session), kernel shares.
+ * The work runs in the engine worker (`WorkerEngine.llamaBench`) and in src/bench/llama-bench*.ts.
+ */
+import './llama-bench.css';
+import {
+  type FitsVerdict,
+  type GpuProfile,
+  type LlamaBenchPlan,
+  type LlamaBenchTest,
+  type MemoryProbe,
+  planProblem,
+  type TokenCost,
+  tokenCost,
+} from '../bench/llama-bench.ts';
+import { modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
+import { isEngineError } from '../engine/errors.ts';
+import { createGpuContext } from '../webgpu/device.ts';
+import {
+  SYNTHETIC_FTYPES,
+  SYNTHETIC_SHAPES,
+  type SyntheticFtype,
+  syntheticGguf,
+} from '../webgpu/model/synthetic.ts';
+import { barList } from './charts.ts';
+import { field, h } from './dom.ts';
+import { fmtBytes, fmtNum } from './format.ts';
+import type { Session } from './session.ts';
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  ...children: (SVGElement | string)[]
+): SVGElementTagNameMap[K] {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  for (const c of children) e.append(c);
+  return e;
+}
+
+/** A series of a {@link lineChart}. */
+interface Series {
+  label: string;
+  points: { x: number; y: number; tip?: string }[];
+  /** Draw lines between points (false: a scatter). */
+  line?: boolean;
+}
+
+const COLORS = ['var(--accent, #2563eb)', '#d97706', '#059669', '#9333ea', '#dc2626'];
+
+/** A small responsive SVG chart: axes from 0, ticks, one colour per series, a legend. */
+function lineChart(
+  title: string,
+  xLabel: string,
+  yLabel: string,
+  series: Series[],
+  opts: { logX?: boolean } = {},
+): HTMLElement {
+  const W = 400;
+  const H = 220;
+  const m = { l: 48, r: 12, t: 10, b: 38 };
+  const all = series.flatMap((s) => s.points);
+  const fig = h('figure', { class: 'lb-chart' }, h('figcaption', { class: 'lb-chart__title' }, title));
+  if (all.length === 0) {
+    fig.append(h('p', { class: 'card__lede' }, 'No data yet.'));
+    return fig;
+  }
+  const tx = (x: number) => (opts.logX ? Math.log10(Math.max(x, 1)) : x);
+  const xs = all.map((p) => tx(p.x));
+  let x0 = opts.logX ? Math.min(...xs) : 0;
+  let x1 = Math.max(...xs);
+  if (x1 <= x0) {
+    x1 = x0 + 1;
+    x0 = opts.logX ? x0 - 1 : x0;
+  }
+  const y1 = Math.max(...all.map((p) => p.y)) * 1.1 || 1;
+  const X = (x: number) => m.l + ((tx(x) - x0) / (x1 - x0)) * (W - m.l - m.r);
+  const Y = (y: number) => H - m.b - (y / y1) * (H - m.t - m.b);
+  const root = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    role: 'img',
+    'aria-label': title,
+    class: 'lb-chart__svg',
+  });
+  root.append(
+    svg('line', { x1: m.l, y1: H - m.b, x2: W - m.r, y2: H - m.b, class: 'lb-axis' }),
+    svg('line', { x1: m.l, y1: m.t, x2: m.l, y2: H - m.b, class: 'lb-axis' }),
+  );
+  for (let i = 0; i <= 4; i++) {
+    const v = (y1 * i) / 4;
+    root.append(
+      svg('line', { x1: m.l, y1: Y(v), x2: W - m.r, y2: Y(v), class: 'lb-grid' }),
+      svg('text', { x: m.l - 6, y: Y(v) + 4, 'text-anchor': 'end', class: 'lb-tick' }, fmtNum(v)),
+    );
+  }
+  const xt = [...new Set(all.map((p) => p.x))].sort((a, b) => a - b);
+  for (const v of xt.length <= 8 ? xt : xt.filter((_, i) => i % Math.ceil(xt.length / 8) === 0)) {
+    root.append(
+      svg(
+        'text',
+        { x: X(v), y: H - m.b + 16, 'text-anchor': 'middle', class: 'lb-tick' },
+        opts.logX ? fmtBytes(v) : String(v),
+      ),
+    );
+  }
+  root.append(
+    svg('text', { x: (m.l + W - m.r) / 2, y: H - 6, 'text-anchor': 'middle', class: 'lb-label' }, xLabel),
+    svg(
+      'text',
+      {
+        x: 12,
+        y: (m.t + H - m.b) / 2,
+        'text-anchor': 'middle',
+        class: 'lb-label',
+        transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`,
+      },
+      yLabel,
+    ),
+  );
+  series.forEach((s, i) => {
+    const c = COLORS[i % COLORS.length];
+    const pts = [...s.points].sort((a, b) => a.x - b.x);
+    if (s.line !== false && pts.length > 1)
+      root.append(
+        svg('polyline', {
+          points: pts.map((p) => `${X(p.x)},${Y(p.y)}`).join(' '),
+          fill: 'none',
+          stroke: c,
+          'stroke-width': 2,
+        }),
+      );
+    for (const p of pts) {
+      const dot = svg('circle', { cx: X(p.x), cy: Y(p.y), r: 4, fill: c });
+      dot.append(svg('title', {}, p.tip ?? `${s.label}: ${fmtNum(p.y)}`));
+      root.append(dot);
+    }
+  });
+  fig.append(
+    root,
+    h(
+      'ul',
+      { class: 'lb-legend' },
+      series.map((s, i) => {
+        const sw = h('span', { class: 'lb-legend__swatch', 'aria-hidden': 'true' });
+        sw.style.background = COLORS[i % COLORS.length];
+        return h('li', {}, sw, s.label);
+      }),
+    ),
+  );
+  return fig;
+}
+
+function numInput(id: string, value: string, attrs: Record<string, string> = {}): HTMLInputElement {
+  return h('input', { id, class: 'input input--num', value, inputmode: 'decimal', ...attrs });
+}
+
+function intList(v: string): number[] {
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(Number);
+}
+
+/** One llama-bench run kept for the size chart. */
+interface SizePoint {
+  model: string;
+  quant: string;
+  bytes: number;
+  tg: number;
+  pp?: number;
+}
+
+export class LlamaBenchView {
+  readonly element: HTMLElement;
+  private readonly nPrompt = numInput('lb-n-prompt', '512');
+  private readonly nGen = numInput('lb-n-gen', '128');
+  private readonly depths = h('input', {
+    id: 'lb-depths',
+    class: 'input',
+    value: '0,512',
+    inputmode: 'numeric',
+  });
+  private readonly reps = numInput('lb-reps', '3', { type: 'number', min: '1', max: '50' });
+  private readonly runButton = h(
+    'button',
+    { type: 'submit', class: 'button button--primary' },
+    'Run llama-bench',
+  );
+  private readonly status = h('p', { class: 'card__lede', role: 'status', 'data-testid': 'lb-status' });
+  private readonly testsBox = h('div', { class: 'lb-out', 'data-testid': 'lb-tests' });
+  private readonly kernelsBox = h('div', { class: 'lb-out', 'data-testid': 'lb-kernels' });
+  private readonly chartsBox = h('div', { class: 'lb-charts' });
+  // What fits.
+  private readonly fitType = h(
+    'select',
+    { id: 'lb-fit-type', class: 'input' },
+    SYNTHETIC_FTYPES.map((t) => h('option', { value: t }, t.toUpperCase())),
+  );
+  private readonly fitCtx = numInput('lb-fit-ctx', '4096', { type: 'number', min: '1' });
+  private readonly fitBox = h('div', { class: 'lb-out', 'data-testid': 'lb-fits' });
+  private readonly probeButton = h('button', { type: 'button', class: 'button' }, 'Probe GPU memory');
+  // Cost.
+  private readonly costMode = h(
+    'select',
+    { id: 'lb-cost-mode', class: 'input' },
+    h('option', { value: 'local' }, 'This machine (power × electricity)'),
+    h('option', { value: 'remote' }, 'Remote instance (price per hour)'),
+  );
+  private readonly powerW = numInput('lb-power', '150');
+  private readonly kwhPrice = numInput('lb-kwh', '0.30');
+  private readonly pricePerHour = numInput('lb-pph', '2.50');
+  private readonly currency = h('input', { id: 'lb-currency', class: 'input input--num', value: 'USD' });
+  private readonly costBox = h('div', { class: 'lb-out', 'data-testid': 'lb-cost' });
+
+  private memory: MemoryProbe | undefined;
+  private tests: LlamaBenchTest[] = [];
+  private gpu: GpuProfile | undefined;
+  private sizePoints: SizePoint[] = [];
+
+  constructor(private readonly session: Session) {
+    const form = h(
+      'form',
+      { class: 'lb-form', 'aria-label': 'llama-bench tests' },
+      field('Prompt tokens (pp)', this.nPrompt),
+      field('Generated tokens (tg)', this.nGen),
+      field('KV depths', this.depths, 'Comma-separated, e.g. 0,2048'),
+      field('Repetitions', this.reps),
+      h('div', { class: 'actions' }, this.runButton),
+    );
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.run();
+    });
+    this.probeButton.addEventListener('click', () => void this.probe());
+    for (const el of [this.fitType, this.fitCtx]) el.addEventListener('change', () => this.renderFits());
+    for (const el of [this.costMode, this.powerW, this.kwhPrice, this.pricePerHour, this.currency])
+      el.addEventListener('input', () => this.renderCost());
+    this.costMode.addEventListener('change', () => this.renderCost());
+
+    this.element = h(
+      'section',
+      { class: 'card card--wide lb', 'aria-labelledby': 'lb-heading', 'data-card': 'llama-bench' },
+      h('h2', { id: 'lb-heading' }, 'llama-bench, where the time goes, what fits, what a token costs'),
+      h(
+        'p',
+        { class: 'card__lede' },
+        'llama.cpp-style pp/tg tests on the loaded model at KV-cache depths (warm-up, then repetitions; mean ± std), ' +
+          'with GPU time per kernel family from timestamp queries.',
+      ),
+      h(
+        'div',
+        { class: 'lb-cols' },
+        h('div', {}, h('h3', {}, 'Tests'), form, this.status, this.testsBox),
+        h('div', {}, h('h3', {}, 'Where the time goes'), this.kernelsBox),
+      ),
+      this.chartsBox,
+      h(
+        'div',
+        { class: 'lb-cols' },
+        h(
+          'div',
+          {},
+          h('h3', {}, 'What fits'),
+          h(
+            'div',
+            { class: 'lb-form' },
+            field('Weights', this.fitType),
+            field('Context (tokens)', this.fitCtx),
+            h('div', { class: 'actions' }, this.probeButton),
+          ),
+          this.fitBox,
+        ),
+        h(
+          'div',
+          {},
+          h('h3', {}, 'What a token costs'),
+          h(
+            'div',
+            { class: 'lb-form' },
+            field('Basis', this.costMode),
+            field('Power (W)', this.powerW),
+            field('Electricity per kWh', this.kwhPrice),
+            field('Price per hour', this.pricePerHour),
+            field('Currency', this.currency),
+          ),
+          this.costBox,
+        ),
+      ),
+    );
+    session.addEventListener('change', () => this.refresh());
+    this.refresh();
+    this.renderKernels();
+    this.renderCharts();
+    this.renderFits();
+    this.renderCost();
+  }
+
+  private refresh(): void {
+    const m = this.session.model;
+    this.runButton.disabled = !m || Boolean(this.session.task);
+    if (!this.session.task && !this.tests.length)
+      this.status.textContent = m
+        ? `Model: ${m.id}, context ${m.info.contextLength}.`
+        : 'Load a model first.';
+  }
+
+  plan(): LlamaBenchPlan {
+    return {
+      nPrompt: intList(this.nPrompt.value),
+      nGen: intList(this.nGen.value),
+      depths: intList(this.depths.value),
+      reps: Math.round(Number(this.reps.value)),
+    };
+  }
+
+  async run(): Promise<void> {
+    const m = this.session.model;
+    if (!m) return;
+    const plan = this.plan();
+    const problem = planProblem(plan);
+    if (problem) {
+      this.status.textContent = `Check the plan: ${problem}.`;
+      return;
+    }
+    const ctx = m.info.contextLength;
+    const biggest = Math.max(...plan.nPrompt, ...plan.nGen);
+    const depths = plan.depths.filter((d) => d + biggest <= ctx);
+    const skipped = plan.depths.filter((d) => !depths.includes(d));
+    if (depths.length === 0) {
+      this.status.textContent = `No depth fits the loaded context (${ctx} tokens): reload with a longer context or use smaller sizes.`;
+      return;
+    }
+    if (!this.session.begin('bench')) return;
+    try {
+      const res = await this.session.engine.llamaBench({ plan: { ...plan, depths }, profile: {} }, (p) => {
+        this.status.textContent =
+          p.rep === 0
+            ? `${p.test}: warm-up`
+            : `${p.test}: repetition ${p.rep} of ${p.reps} · ${fmtNum(p.tokensPerSecond)} tok/s`;
+      });
+      this.tests = res.tests;
+      this.gpu = res.gpu;
+      const tg = res.tests.filter((t) => t.nGen > 0).sort((a, b) => a.depth - b.depth)[0];
+      const pp = res.tests.filter((t) => t.nPrompt > 0).sort((a, b) => a.depth - b.depth)[0];
+      if (tg) {
+        this.sizePoints = this.sizePoints.filter((p) => p.model !== m.id);
+        this.sizePoints.push({
+          model: m.id,
+          quant: m.info.tensorTypes.join('+'),
+          bytes: m.info.weightBytes,
+          tg: tg.tokensPerSecond.mean,
+          pp: pp?.tokensPerSecond.mean,
+        });
+      }
+      this.status.textContent = `Done: ${res.tests.length} tests on ${m.id}.${skipped.length ? ` Skipped depths ${skipped.join(', ')} (past the context of ${ctx}).` : ''}`;
+    } catch (e) {
+      this.status.textContent = `llama-bench failed${isEngineError(e) ? ` (${e.code})` : ''}: ${e instanceof Error ? e.message : String(e)}`;
+    } finally {
+      this.session.end('bench');
+    }
+    this.renderTests();
+    this.renderKernels();
+    this.renderCharts();
+    this.renderCost();
+  }
+
+  private renderTests(): void {
+    const m = this.session.model;
+    if (!this.tests.length) {
+      this.testsBox.replaceChildren();
+      return;
+    }
+    this.testsBox.replaceChildren(
+      h('p', { class: 'lb-facts' }, `${m?.id ?? ''} · ${fmtBytes(m?.info.weightBytes)} of weights`),
+      h(
+        'div',
+        { class: 'table-wrap', tabindex: '0' },
+        h(
+          'table',
+          { class: 'data lb-table' },
+          h('caption', { class: 'visually-hidden' }, 'llama-bench tests'),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['test', 't/s'].map((c, i) => h('th', { scope: 'col', class: i % 2 ? 'num' : undefined }, c)),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            this.tests.map((t) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, t.name),
+                h(
+                  'td',
+                  { class: 'num' },
+                  `${fmtNum(t.tokensPerSecond.mean)} ± ${fmtNum(t.tokensPerSecond.std)}`,
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  private renderKernels(): void {
+    const g = this.gpu;
+    if (!g) {
+      this.kernelsBox.replaceChildren(
+        h('p', { class: 'card__lede' }, 'Run the tests to see GPU time per kernel family.'),
+      );
+      return;
+    }
+    const head = h(
+      'p',
+      { class: 'lb-facts' },
+      `GPU ${g.gpuMsPerToken === null ? '—' : `${fmtNum(g.gpuMsPerToken)} ms`} of ${fmtNum(g.wallMsPerToken)} ms per decode token · busy ${
+        g.busyFraction === null ? '—' : `${Math.round(g.busyFraction * 100)} %`
+      } · ${g.dispatchesPerToken} dispatches per token · timestamps ${g.timestamps}`,
+    );
+    const parts: HTMLElement[] = [head];
+    if (g.note) parts.push(h('p', { class: 'notice notice--info' }, g.note));
+    if (g.kernels.length)
+      parts.push(
+        barList(
+          'Decode GPU time by kernel family',
+          g.kernels.map((k) => ({
+            label: k.name,
+            value: k.share * 100,
+            unit: '%',
+            detail: `${fmtNum(k.msPerToken)} ms/token`,
+          })),
+        ),
+      );
+    this.kernelsBox.replaceChildren(...parts);
+  }
+
+  private renderCharts(): void {
+    const byKind = (kind: 'pp' | 'tg'): Series => ({
+      label: kind === 'pp' ? 'prefill (pp)' : 'decode (tg)',
+      points: this.tests
+        .filter((t) => (kind === 'pp' ? t.nPrompt : t.nGen) > 0)
+        .map((t) => ({
+          x: t.depth,
+          y: t.tokensPerSecond.mean,
+          tip: `${t.name}: ${fmtNum(t.tokensPerSecond.mean)} tok/s`,
+        })),
+    });
+    const quants = [...new Set(this.sizePoints.map((p) => p.quant))];
+    this.chartsBox.replaceChildren(
+      lineChart('Tokens/s against KV depth', 'KV depth (tokens)', 'tok/s', [byKind('pp'), byKind('tg')]),
+      lineChart(
+        'Decode tokens/s against model size and quantization (this session)',
+        'weights',
+        'tg tok/s',
+        quants.map((q) => ({
+          label: q,
+          line: false,
+          points: this.sizePoints
+            .filter((p) => p.quant === q)
+            .map((p) => ({
+              x: p.bytes,
+              y: p.tg,
+              tip: `${p.model} (${fmtBytes(p.bytes)}): ${fmtNum(p.tg)} tok/s`,
+            })),
+        })),
+        { logX: true },
+      ),
+    );
+  }
+
+  async probe(): Promise<void> {
+    this.probeButton.disabled = true;
+    this.fitBox.replaceChildren(h('p', { class: 'card__lede' }, 'Probing…'));
+    let gpu: Awaited<ReturnType<typeof createGpuContext>> | undefined;
+    try {
+      gpu = await createGpuContext();
+      this.memory = await probeMemory(gpu.device, { isFallback: gpu.info.isFallback });
+    } catch (e) {
+      this.fitBox.replaceChildren(
+        h('p', { class: 'notice notice--warn' }, `The probe failed: ${e instanceof Error ? e.message : e}`),
+      );
+      return;
+    } finally {
+      gpu?.device.destroy();
+      this.probeButton.disabled = false;
+    }
+    this.renderFits();
+  }
+
+  private renderFits(): void {
+    const mem = this.memory;
+    if (!mem) {
+      this.fitBox.replaceChildren(
+        h(
+          'p',
+          { class: 'card__lede' },
+          'Probe the GPU to see its buffer limits, how much memory it lets you allocate, and which models fit.',
+        ),
+      );
+      return;
+    }
+    const ctx = Math.max(1, Math.round(Number(this.fitCtx.value)) || 4096);
+    const type = this.fitType.value as SyntheticFtype;
+    const rows = SYNTHETIC_SHAPES.map((s) => {
+      const name = `synthetic:${s.id}-${type}`;
+      const v: FitsVerdict = modelFits(syntheticGguf(name), mem, Math.min(ctx, s.contextLength));
+      return { s, v };
+    });
+    this.fitBox.replaceChildren(
+      h(
+        'p',
+        { class: 'lb-facts' },
+        `Largest buffer ${fmtBytes(mem.maxBufferBytes)} · largest binding ${fmtBytes(mem.maxBindingBytes)} · allocatable ${
+          mem.capped
+            ? `at least ${fmtBytes(mem.allocatableBytes)} (probe capped)`
+            : fmtBytes(mem.allocatableBytes)
+        }${mem.capped ? ' · ? = needs more than the probe took: may not fit' : ''}`,
+      ),
+      h(
+        'ul',
+        { class: 'lb-fits' },
+        rows.map(({ s, v }) =>
+          h(
+            'li',
+            { class: v.ok ? 'lb-fit lb-fit--ok' : 'lb-fit lb-fit--no', title: v.reason },
+            h(
+              'span',
+              { class: 'lb-fit__mark', 'aria-hidden': 'true' },
+              v.ok ? '✓' : v.certain === false ? '?' : '✗',
+            ),
+            h('span', { class: 'lb-fit__name' }, `${s.label} ${type.toUpperCase()}`),
+            h('span', { class: 'lb-fit__need' }, `${fmtBytes(v.needBytes)} at ${v.contextLength ?? '—'}`),
+            h('span', { class: 'visually-hidden' }, `${v.ok ? 'fits' : 'does not fit'}: ${v.reason}`),
+          ),
+        ),
+      ),
+    );
+  }
+
+  /** The cost for the last decode speed measured here, or undefined. */
+  cost(): TokenCost | undefined {
+    const tg = this.tests.filter((t) => t.nGen > 0).sort((a, b) => a.depth - b.depth)[0];
+    const tps = tg?.tokensPerSecond.mean;
+    if (!(tps && tps > 0)) return undefined;
+    const currency = this.currency.value.trim() || 'USD';
+    try {
+      return this.costMode.value === 'remote'
+        ? tokenCost({
+            basis: 'remote',
+            pricePerHour: Number(this.pricePerHour.value),
+            currency,
+            tokensPerSecond: tps,
+          })
+        : tokenCost({
+            basis: 'local',
+            powerW: Number(this.powerW.value),
+            pricePerKWh: Number(this.kwhPrice.value),
+            currency,
+            tokensPerSecond: tps,
+          });
+    } catch {
+      return undefined;
+    }
+  }
+
+  private renderCost(): void {
+    const remote = this.costMode.value === 'remote';
+    for (const [el, show] of [
+      [this.powerW, !remote],
+      [this.kwhPrice, !remote],
+      [this.pricePerHour, remote],
+    ] as const)
+      (el.closest('.field') as HTMLElement | null)?.toggleAttribute('hidden', !show);
+    const c = this.cost();
+    this.costBox.replaceChildren(
+      c
+        ? h(
+            'p',
+            { class: 'lb-cost' },
+            h('strong', {}, `${c.per1MOutputTokens.toFixed(c.per1MOutputTokens < 1 ? 4 : 2)} ${c.currency}`),
+            ` per 1M output tokens at ${fmtNum(c.tokensPerSecond)} tok/s (${c.pricePerHour.toFixed(3)} ${c.currency}/h)`,
+          )
+        : h('p', { class: 'card__lede' }, 'Run the tests (a tg test) to price a token.'),
+    );
+  }
+}

@@ -250,7 +250,7 @@ test('synthetic model: says its weights are random, loads on the GPU and benchma
     'Random weights: speed is real, text is noise.',
   );
   await expect(panel.getByRole('radio', { name: /WebLLM model/ })).toBeDisabled();
-  await expect(panel.getByRole('radio', { name: /Remote endpoint/ })).toBeDisabled();
+  await expect(panel.getByRole('radio', { name: /Remote endpoint/ })).toBeEnabled();
   await panel.getByLabel('Model shape').selectOption('llama-3.1-8b');
   await panel.getByLabel('Weights').selectOption('q4_k_m');
   await expect(page.getByTestId('synthetic-size')).toHaveText(

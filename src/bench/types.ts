@@ -53,6 +53,31 @@ export interface BenchRun {
   decodeTokensPerSecond: number;
   /** Figures the engine reports itself (e.g. WebLLM's usage.extra), kept apart from ours. */
   engineReported?: Record<string, number>;
+  /** How outputTokens was counted (remote engines): the server's usage, a tokenizer, or chunks (approximate). */
+  tokenCount?: 'ids' | 'usage' | 'tokenizer' | 'chunks';
+  /** True when outputTokens is an estimate (a server without usage and no tokenizer: one token per chunk). */
+  approximate?: boolean;
+  /** Set on a request that failed part-way: what was received before the fault is kept, marked partial. */
+  partial?: boolean;
+  error?: { code: string; message: string };
+}
+
+/** One level of a concurrency sweep (as `vllm bench serve --max-concurrency N`): N requests at once. */
+export interface BenchSweepPoint {
+  concurrency: number;
+  /** Requests sent and completed (a failed request counts in `failed`, not here). */
+  requests: number;
+  completed: number;
+  failed: number;
+  /** First request start → last request end, ms. */
+  durationMs: number;
+  /** Completed requests per second. */
+  requestThroughput: number;
+  /** Output tokens of completed requests per second. */
+  outputTokenThroughput: number;
+  /** Per metric over the completed requests (ttftMs, tpotMs, itlMs, e2eMs). */
+  summary: Record<string, Summary>;
+  errors?: { code: string; message: string }[];
 }
 
 /** The device a result was measured on. */
@@ -110,6 +135,12 @@ export interface BenchResult {
   /** Per metric over measured runs: ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond. */
   summary: Record<string, Summary>;
   roofline?: BenchRoofline;
+  /** Remote engines: the endpoint (host only, never a key) and the API used. */
+  endpoint?: { host: string; api: 'chat' | 'completions' };
+  /** Remote engines: the concurrency sweep, one point per level. */
+  sweep?: BenchSweepPoint[];
+  /** True when some runs failed part-way (their runs carry `partial` and `error`). */
+  partial?: boolean;
   /** llama-bench style tests (`--llama-bench`): pp/tg at KV depths. */
   tests?: LlamaBenchTest[];
   /** The llama-bench plan that produced `tests`. */

@@ -20,6 +20,7 @@ import { fmt, fmtBytes, fmtPct, formatResultText } from '../bench/report.ts';
 import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
 import type { LoadProgress } from '../engine/types.ts';
+import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { ensureBuiltPage, ROOT } from './page-build.ts';
@@ -40,7 +41,7 @@ const USAGE = `usage: npm run bench -- [options]
                                     TYPE: ${SYNTHETIC_FTYPES.join(', ')}).
                                     Default: ../shared/models/stories260K.gguf if present, else
                                     synthetic:stories260k-f32 (the same shapes).
-  --engine webgpu                   the engine (only webgpu so far)
+  --engine webgpu|remote            the engine (remote: an OpenAI-compatible server; --engine remote --help)
   --prompt TEXT                     one custom prompt
   --prompts FILE|SET                a prompts file (JSON array, or one prompt per line) or a built-in set:
                                     short, medium, long, all (default: short)
@@ -359,6 +360,7 @@ async function closeBrowser(browser: Browser | undefined): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (isRemoteArgv(argv)) return runRemoteCli(argv);
   let args: BenchArgs | 'help';
   try {
     args = parse(argv);

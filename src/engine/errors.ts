@@ -17,7 +17,15 @@ export type EngineErrorCode =
   | 'http_status'
   | 'aborted'
   | 'invalid_argument'
-  | 'not_loaded';
+  | 'not_loaded'
+  // Remote servers (src/remote/engine.ts):
+  | 'unauthorized'
+  | 'model_not_found'
+  | 'rate_limited'
+  | 'server_error'
+  | 'protocol'
+  | 'stream_cut'
+  | 'cors';
 
 /** An error with a machine-readable `code` and a message a person can act on. */
 export class EngineError extends Error {

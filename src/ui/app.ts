@@ -11,6 +11,7 @@ import { h } from './dom.ts';
 import { openHistory } from './history.ts';
 import { HistoryView } from './history-view.ts';
 import { ModelPicker } from './model-picker.ts';
+import { RemoteView } from './remote-view.ts';
 import { startGpuReport } from './report.ts';
 import { RooflineView } from './roofline-view.ts';
 import { Session } from './session.ts';
@@ -78,6 +79,7 @@ function main(): void {
   const picker = new ModelPicker(session);
   const roofline = new RooflineView(session);
   const bench = new BenchView(session, picker.element, roofline.element);
+  picker.remotePane().append(new RemoteView(session, () => bench.plan()).element);
   const chat = new ChatView(session);
   const historyView = new HistoryView(session, () => openHistory());
 

@@ -18,7 +18,7 @@ const SOURCES: { kind: SourceKind; label: string; coming?: boolean }[] = [
   { kind: 'url', label: 'GGUF URL' },
   { kind: 'synthetic', label: 'Synthetic demo' },
   { kind: 'webllm', label: 'WebLLM model', coming: true },
-  { kind: 'remote', label: 'Remote endpoint', coming: true },
+  { kind: 'remote', label: 'Remote endpoint' },
 ];
 
 const PHASES: { phase: LoadPhase; label: string; unit: 'bytes' | 'count' }[] = [
@@ -200,6 +200,9 @@ export class ModelPicker {
     );
     this.describeSynthetic();
 
+    // Remote: filled by src/ui/remote-view.ts (app.ts calls remotePane()).
+    this.panes.set('remote', h('div', { class: 'pane', 'data-testid': 'remote-pane' }));
+
     this.loadButton = h('button', { type: 'button', class: 'button button--primary' }, 'Load model');
     this.loadButton.addEventListener('click', () => void this.load());
     this.cancelButton = h('button', { type: 'button', class: 'button' }, 'Cancel');
@@ -251,6 +254,11 @@ export class ModelPicker {
     this.refresh();
   }
 
+  /** The "Remote endpoint" pane, for the remote view to fill. */
+  remotePane(): HTMLElement {
+    return this.panes.get('remote') as HTMLElement;
+  }
+
   private syntheticChoice() {
     const shape = SYNTHETIC_SHAPES.find((x) => x.id === this.shapeSelect.value) ?? SYNTHETIC_SHAPES[0];
     const ftype = SYNTHETIC_FTYPES.find((f) => f === this.typeSelect.value) ?? 'f32';
@@ -277,7 +285,7 @@ export class ModelPicker {
     const busy = this.session.task !== undefined;
     const loading = this.session.task === 'load';
     this.loadButton.disabled = busy;
-    this.loadButton.hidden = this.kind === 'file';
+    this.loadButton.hidden = this.kind === 'file' || this.kind === 'remote';
     this.fileInput.disabled = busy;
     this.cancelButton.hidden = !loading;
     this.dropZone.classList.toggle('drop--disabled', busy);

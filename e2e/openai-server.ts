@@ -1,0 +1,267 @@
+/**
+ * An OpenAI-compatible test server (Node http, 127.0.0.1 only) that speaks vLLM's streaming wire format:
+ * `GET /v1/models`, `POST /v1/chat/completions` and `POST /v1/completions` with `stream: true`
+ * (`chat.completion.chunk` chunks with `choices[].delta.content`, `text_completion` chunks with
+ * `choices[].text`, a final chunk with `finish_reason`, the usage chunk with empty `choices` when
+ * `stream_options.include_usage`, then `data: [DONE]`), with scripted delays and faults.
+ *
+ * Timing script: the first chunk comes `firstDelayMs` after the request, then one chunk every
+ * `delayMs × tokensPerChunk` ms, so the scripted TTFT is `firstDelayMs` and the scripted TPOT `delayMs`
+ * (tokens of one chunk arrive together). Tests change `server.script` between requests.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Fault =
+  | 'none'
+  | '401'
+  | '403'
+  | '404'
+  | '429'
+  | '500'
+  | 'malformed'
+  | 'cut'
+  | 'stall-first'
+  | 'stall-mid';
+
+export interface Script {
+  /** Model names `/v1/models` lists (default ['test-model']). */
+  models: string[];
+  /** Output tokens (words; default 16 × " tok"). Output stops at max_tokens. */
+  tokens: string[];
+  tokensPerChunk: number;
+  firstDelayMs: number;
+  delayMs: number;
+  /** Send the usage chunk when asked (default true); false acts like a server that omits usage. */
+  usage: boolean;
+  fault: Fault;
+  /** For 'malformed', 'cut' and 'stall-mid': after how many content chunks. */
+  faultAfterChunks: number;
+  /** For '429': Retry-After seconds, and how many 429s before answering normally (Infinity: always). */
+  retryAfterS: number;
+  failTimes: number;
+  /** Require this bearer key (401 otherwise). */
+  apiKey?: string;
+  /** Send CORS headers allowing every origin (default true). */
+  cors: boolean;
+}
+
+export const DEFAULT_SCRIPT: Script = {
+  models: ['test-model'],
+  tokens: Array.from({ length: 16 }, (_, i) => ` tok${i}`),
+  tokensPerChunk: 1,
+  firstDelayMs: 20,
+  delayMs: 10,
+  usage: true,
+  fault: 'none',
+  faultAfterChunks: 2,
+  retryAfterS: 0,
+  failTimes: 1,
+  cors: true,
+};
+
+export interface OpenAiTestServer {
+  /** `http://127.0.0.1:PORT` (no /v1). */
+  url: string;
+  script: Script;
+  /** Requests seen (method, path, authorization header present). */
+  log: { method: string; path: string; auth: boolean }[];
+  /** Sets the script (starting from the defaults) and resets the 429 counter. */
+  set(s: Partial<Script>): void;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let s = '';
+    req.setEncoding('utf8');
+    req.on('data', (d) => {
+      s += d;
+    });
+    req.on('end', () => resolve(s));
+    req.on('error', reject);
+  });
+}
+
+/** Starts the server on 127.0.0.1 with a free port. */
+export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<OpenAiTestServer> {
+  const state = { script: { ...DEFAULT_SCRIPT, ...initial }, rateLimited: 0 };
+  const log: OpenAiTestServer['log'] = [];
+  const sockets = new Set<import('node:net').Socket>();
+
+  const cors = (res: ServerResponse) => {
+    if (!state.script.cors) return;
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-headers', 'authorization, content-type');
+    res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+    res.setHeader('access-control-expose-headers', 'retry-after');
+  };
+  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    cors(res);
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const errorBody = (message: string, type: string, code: number) => ({
+    object: 'error',
+    message,
+    type,
+    param: null,
+    code,
+  });
+
+  const server: Server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const s = state.script;
+    log.push({ method: req.method ?? '', path: url.pathname, auth: Boolean(req.headers.authorization) });
+    if (req.method === 'OPTIONS') {
+      cors(res);
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    if (s.apiKey !== undefined && req.headers.authorization !== `Bearer ${s.apiKey}`) {
+      json(res, 401, { error: errorBody('Unauthorized', 'invalid_request_error', 401) });
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/models') {
+      json(res, 200, {
+        object: 'list',
+        data: s.models.map((id) => ({
+          id,
+          object: 'model',
+          created: 0,
+          owned_by: 'vllm',
+          root: id,
+          max_model_len: 2048,
+        })),
+      });
+      return;
+    }
+    const chat = url.pathname === '/v1/chat/completions';
+    if (req.method !== 'POST' || !(chat || url.pathname === '/v1/completions')) {
+      json(res, 404, { detail: 'Not Found' });
+      return;
+    }
+    const body = JSON.parse(await readBody(req)) as {
+      model: string;
+      max_tokens?: number;
+      stream?: boolean;
+      stream_options?: { include_usage?: boolean };
+      prompt?: string;
+      messages?: { content: string }[];
+    };
+    if (s.fault === '401' || s.fault === '403') {
+      json(res, Number(s.fault), { error: errorBody('Forbidden', 'invalid_request_error', Number(s.fault)) });
+      return;
+    }
+    if (s.fault === '404' || !s.models.includes(body.model)) {
+      json(res, 404, {
+        error: errorBody(`The model \`${body.model}\` does not exist.`, 'NotFoundError', 404),
+      });
+      return;
+    }
+    if (s.fault === '429' && state.rateLimited < s.failTimes) {
+      state.rateLimited++;
+      json(
+        res,
+        429,
+        { error: errorBody('Too many requests', 'rate_limit', 429) },
+        {
+          'retry-after': String(s.retryAfterS),
+        },
+      );
+      return;
+    }
+    if (s.fault === '500') {
+      json(res, 500, { error: errorBody('Internal server error', 'InternalServerError', 500) });
+      return;
+    }
+
+    const id = `${chat ? 'chatcmpl' : 'cmpl'}-${Math.random().toString(16).slice(2, 18)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const object = chat ? 'chat.completion.chunk' : 'text_completion';
+    const n = Math.min(s.tokens.length, body.max_tokens ?? 16);
+    const promptText = body.prompt ?? (body.messages ?? []).map((m) => m.content).join(' ');
+    const promptTokens = promptText.split(/\s+/).filter(Boolean).length;
+    const chunk = (choice: Record<string, unknown> | null, extra: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ id, object, created, model: body.model, choices: choice ? [{ index: 0, ...choice }] : [], ...extra })}\n\n`;
+    const content = (text: string, finish: string | null, role = false) =>
+      chat
+        ? chunk({
+            delta: role ? { role: 'assistant', content: text } : { content: text },
+            logprobs: null,
+            finish_reason: finish,
+            ...(finish ? { stop_reason: null } : {}),
+          })
+        : chunk({ text, logprobs: null, finish_reason: finish, stop_reason: null }, { usage: null });
+
+    cors(res);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    if (s.fault === 'stall-first') return; // never sends a token; the client times out
+    await sleep(s.firstDelayMs);
+    let sent = 0;
+    let chunks = 0;
+    while (sent < n) {
+      if (res.destroyed) return;
+      if (chunks === s.faultAfterChunks) {
+        if (s.fault === 'malformed') {
+          res.write('data: {"id": "broken", "choices": [\n\n');
+        } else if (s.fault === 'cut') {
+          res.socket?.destroy();
+          return;
+        } else if (s.fault === 'stall-mid') return; // keeps the connection open, silent
+      }
+      const k = Math.min(s.tokensPerChunk, n - sent);
+      const text = s.tokens.slice(sent, sent + k).join('');
+      if (chat && chunks === 0) res.write(content('', null, true));
+      res.write(content(text, null));
+      sent += k;
+      chunks++;
+      if (sent < n) await sleep(s.delayMs * k);
+    }
+    res.write(content('', n < s.tokens.length ? 'length' : 'stop'));
+    if (s.usage && body.stream_options?.include_usage)
+      res.write(
+        chunk(null, {
+          usage: { prompt_tokens: promptTokens, total_tokens: promptTokens + n, completion_tokens: n },
+        }),
+      );
+    res.write('data: [DONE]\n\n');
+    res.end();
+  });
+  server.on('connection', (sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get script() {
+      return state.script;
+    },
+    set script(v: Script) {
+      state.script = v;
+    },
+    log,
+    set(s) {
+      state.script = { ...DEFAULT_SCRIPT, ...s };
+      state.rateLimited = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** `tsx e2e/openai-server.ts [PORT]`: runs the server by hand (for trying the page's remote mode). */
+if (process.argv[1]?.endsWith('openai-server.ts') && process.argv[2] === '--serve') {
+  void startOpenAiServer({ delayMs: 20 }).then((s) =>
+    console.log(`OpenAI-compatible test server at ${s.url}`),
+  );
+}

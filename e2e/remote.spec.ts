@@ -1,0 +1,94 @@
+/**
+ * The page's remote mode against the OpenAI-compatible test server (e2e/openai-server.ts): a local
+ * benchmark of a synthetic model and the same plan on the server, side by side with the sentence saying
+ * which is faster and by how much, the concurrency sweep chart, the key kept out of the page's URL; and a
+ * server without CORS headers, explained. Screenshots (desktop and phone width) go to `$SCREENSHOT_DIR`
+ * when set.
+ */
+import { expect, type Page, test } from '@playwright/test';
+import { type OpenAiTestServer, startOpenAiServer } from './openai-server.ts';
+
+let server: OpenAiTestServer;
+test.beforeAll(async () => {
+  server = await startOpenAiServer();
+});
+test.afterAll(async () => {
+  await server.close();
+});
+test.describe.configure({ timeout: 120_000 });
+
+const panel = (page: Page) => page.getByRole('tabpanel', { name: 'Benchmark' });
+
+async function openApp(page: Page): Promise<void> {
+  await page.goto('/');
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+}
+
+async function setPlan(page: Page): Promise<void> {
+  const p = panel(page);
+  await p.getByLabel('Prompts').selectOption('custom');
+  await p.getByLabel('Custom prompt').fill('Once upon a time');
+  await p.getByLabel('Max tokens').fill('8');
+  await p.getByLabel('Runs per prompt').fill('1');
+  await p.getByLabel('Warm-up runs').fill('0');
+}
+
+test('remote endpoint beside the local GPU: same plan, which is faster and by how much, sweep', async ({
+  page,
+}) => {
+  server.set({ firstDelayMs: 30, delayMs: 10, apiKey: 'sk-page-SECRET' });
+  await openApp(page);
+  const p = panel(page);
+  await p.getByRole('radio', { name: 'Synthetic demo' }).check();
+  await p.getByLabel('Model shape').selectOption('stories260k');
+  await p.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded /, { timeout: 60_000 });
+  await setPlan(page);
+  await p.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText(/^Done: 1 measured run\./, { timeout: 60_000 });
+
+  await p.getByRole('radio', { name: 'Remote endpoint' }).check();
+  await p.getByLabel('API key').fill('sk-page-SECRET');
+  await p.getByLabel('Server URL').fill(server.url);
+  await p.getByRole('button', { name: 'List models' }).click();
+  await expect(page.getByTestId('remote-status')).toHaveText('1 model on the server.');
+  await expect(p.getByLabel('Server model')).toHaveValue('test-model');
+  await p.getByLabel('Concurrency sweep').fill('1,4');
+  await p.getByRole('button', { name: 'Run remote benchmark' }).click();
+  await expect(page.getByTestId('remote-status')).toHaveText(
+    /^Done: 1 measured run on 127\.0\.0\.1:\d+, sweep 1, 4\.$/,
+    {
+      timeout: 30_000,
+    },
+  );
+  const verdict = page.getByTestId('remote-compare');
+  await expect(verdict).toHaveText(
+    /^(This GPU|Remote \(127\.0\.0\.1:\d+\)) is faster for you: [\d.]+× quicker per request|take about the same time/,
+  );
+  await expect(verdict).not.toContainText('different prompts');
+  const table = page.getByTestId('remote-compare-table');
+  await expect(table.locator('thead')).toContainText('This GPU');
+  await expect(table.locator('[data-row="tokens"] td').nth(1)).toHaveText('8');
+  await expect(page.getByTestId('remote-sweep').locator('svg')).toBeVisible();
+  expect(page.url()).not.toContain('SECRET');
+  expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain('SECRET');
+
+  const dir = process.env.SCREENSHOT_DIR ?? test.info().outputDir;
+  await page.getByTestId('remote-pane').screenshot({ path: `${dir}/remote-desktop.png` });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('remote-pane').screenshot({ path: `${dir}/remote-phone.png` });
+});
+
+test('a server that does not allow the origin: CORS explained, with the vLLM flag', async ({ page }) => {
+  server.set({ cors: false });
+  await openApp(page);
+  const p = panel(page);
+  await p.getByRole('radio', { name: 'Remote endpoint' }).check();
+  await p.getByLabel('Server URL').fill(server.url);
+  await p.getByRole('button', { name: 'List models' }).click();
+  const err = page.getByTestId('remote-error');
+  await expect(err).toContainText('(cors)');
+  await expect(err).toContainText('--allowed-origins');
+  await expect(err).toContainText('http://localhost:4173');
+  server.set({});
+});

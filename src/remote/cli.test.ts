@@ -1,0 +1,103 @@
+/**
+ * `npm run bench -- --engine remote …` as a person runs it, against the OpenAI-compatible test server:
+ * the table, the sweep, the JSON (engine "remote", the host, never the key), a fault's exit status and its
+ * partial JSON.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
+import type { BenchResult } from '../bench/types.ts';
+
+let server: OpenAiTestServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startOpenAiServer();
+  dir = mkdtempSync(join(tmpdir(), 'remote-cli-'));
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const KEY = 'sk-cli-SECRET-abcdef';
+
+function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'npm',
+      ['run', '--silent', 'bench', '--', ...args],
+      { env: { ...process.env, TEST_REMOTE_KEY: KEY }, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('npm run bench -- --engine remote', () => {
+  it('runs the plan and the sweep, writes JSON without the key', async () => {
+    server.set({ apiKey: KEY, firstDelayMs: 20, delayMs: 5 });
+    const json = join(dir, 'r.json');
+    const r = await bench([
+      '--engine',
+      'remote',
+      '--base-url',
+      server.url,
+      '--model',
+      'test-model',
+      '--api-key-env',
+      'TEST_REMOTE_KEY',
+      '--concurrency',
+      '1,4',
+      '--max-tokens',
+      '8',
+      '--runs',
+      '1',
+      '--json',
+      json,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('engine:  remote');
+    expect(r.stdout).toContain('concurrency sweep');
+    const out = readFileSync(json, 'utf8');
+    expect(out).not.toContain(KEY);
+    expect(r.stdout + r.stderr).not.toContain(KEY);
+    const res = JSON.parse(out) as BenchResult;
+    expect(res.engine).toBe('remote');
+    expect(res.endpoint?.host).toBe(new URL(server.url).host);
+    expect(res.runs).toHaveLength(3);
+    expect(res.runs[0].outputTokens).toBe(8);
+    expect(res.sweep?.map((p) => p.concurrency)).toEqual([1, 4]);
+  });
+
+  it('a fault exits 1 with its code, and the partial JSON is written', async () => {
+    server.set({ fault: 'cut', faultAfterChunks: 2, delayMs: 5 });
+    const json = join(dir, 'cut.json');
+    const r = await bench([
+      '--engine',
+      'remote',
+      '--base-url',
+      server.url,
+      '--prompt',
+      'Hi',
+      '--warmup',
+      '0',
+      '--json',
+      json,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error \[stream_cut\]/);
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    expect(res.partial).toBe(true);
+    expect(res.runs[0].partial).toBe(true);
+    expect(res.runs[0].outputTokens).toBe(2);
+  });
+
+  it('bad arguments exit 2', async () => {
+    const r = await bench(['--engine', 'remote']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--base-url/);
+  });
+});

@@ -1,0 +1,229 @@
+/**
+ * `npm run bench -- --engine remote --base-url URL --model NAME [--api-key-env VAR] [--api chat|completions]
+ *   [--concurrency 1,4,16] [--prompt TEXT | --prompts FILE|SET] [--max-tokens N] [--runs N] [--warmup N]
+ *   [--ignore-eos] [--json FILE] [--timeout-s N] [--first-token-timeout-s N] [--idle-timeout-s N]
+ *   [--fail-under-decode-tps X] [--fail-over-ttft-ms X]`
+ *
+ * The remote benchmark runs in Node (no browser: CORS does not apply), with the same plan, metrics and
+ * result file as the page (src/remote/bench.ts). The key is read from the environment variable named by
+ * `--api-key-env`; it is never printed nor written. src/cli/bench.ts hands `--engine remote` here.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
+import { fmt, formatResultText } from '../bench/report.ts';
+import type { BenchPrompt, BenchResult } from '../bench/types.ts';
+import { isEngineError } from '../engine/errors.ts';
+import { parseConcurrency, RemoteBenchError, runRemoteBench } from './bench.ts';
+import { RemoteEngine } from './engine.ts';
+
+export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url URL --model NAME [options]
+
+  --base-url URL                    the server, e.g. http://localhost:8000 (vLLM, llama-server, Ollama, …)
+  --model NAME                      a model /v1/models lists (default: the first listed)
+  --api-key-env VAR                 read the API key from the environment variable VAR (never printed)
+  --api chat|completions            /v1/chat/completions (default) or /v1/completions
+  --concurrency 1,4,16              concurrency sweep: N requests at once for each N (as vllm bench serve)
+  --prompt TEXT | --prompts FILE|SET, --max-tokens N, --runs N, --warmup N, --ignore-eos, --json FILE
+                                    as for the local engine
+  --timeout-s N                     first-token timeout (default 60); --idle-timeout-s N mid-stream (default 30)
+  --fail-under-decode-tps X, --fail-over-ttft-ms X   thresholds (exit 3)
+
+Exit status: 0 done, 1 failed (partial results still written with --json), 2 bad arguments, 3 threshold missed.`;
+
+/** True when the command line asks for the remote engine. */
+export function isRemoteArgv(argv: readonly string[]): boolean {
+  const i = argv.indexOf('--engine');
+  return (i >= 0 && argv[i + 1] === 'remote') || argv.includes('--engine=remote');
+}
+
+function log(s: string): void {
+  process.stderr.write(`bench: ${s}\n`);
+}
+
+class UsageError extends Error {}
+
+function int(v: string | undefined, name: string, min: number, def: number): number {
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${v}"`);
+  return n;
+}
+function num(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!(Number.isFinite(n) && n > 0)) throw new UsageError(`--${name} must be a positive number, got "${v}"`);
+  return n;
+}
+
+function sweepTable(r: BenchResult): string {
+  if (!r.sweep?.length) return '';
+  const rows = [
+    [
+      'concurrency',
+      'ok/sent',
+      'req/s',
+      'out tok/s',
+      'TTFT p50',
+      'TTFT p99',
+      'TPOT p50',
+      'E2E p50',
+      'E2E p99',
+    ],
+  ];
+  for (const p of r.sweep)
+    rows.push([
+      String(p.concurrency),
+      `${p.completed}/${p.requests}`,
+      fmt(p.requestThroughput),
+      fmt(p.outputTokenThroughput),
+      fmt(p.summary.ttftMs?.median),
+      fmt(p.summary.ttftMs?.p99),
+      fmt(p.summary.tpotMs?.median),
+      fmt(p.summary.e2eMs?.median),
+      fmt(p.summary.e2eMs?.p99),
+    ]);
+  const w = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  return `\nconcurrency sweep (ms; throughput per second)\n${rows.map((row) => row.map((x, c) => x.padStart(w[c])).join('  ')).join('\n')}\n`;
+}
+
+/** Runs the remote benchmark from the command line; returns the exit code. */
+export async function runRemoteCli(argv: string[]): Promise<number> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        engine: { type: 'string' },
+        'base-url': { type: 'string' },
+        model: { type: 'string' },
+        'api-key-env': { type: 'string' },
+        api: { type: 'string' },
+        concurrency: { type: 'string' },
+        prompt: { type: 'string' },
+        prompts: { type: 'string' },
+        'max-tokens': { type: 'string' },
+        runs: { type: 'string' },
+        warmup: { type: 'string' },
+        'ignore-eos': { type: 'boolean', default: false },
+        json: { type: 'string' },
+        'timeout-s': { type: 'string' },
+        'first-token-timeout-s': { type: 'string' },
+        'idle-timeout-s': { type: 'string' },
+        'fail-under-decode-tps': { type: 'string' },
+        'fail-over-ttft-ms': { type: 'string' },
+        'no-roofline': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (e) {
+    console.error(`error: ${(e as Error).message}\n\n${REMOTE_USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(REMOTE_USAGE);
+    return 0;
+  }
+  let engine: RemoteEngine;
+  let prompts: BenchPrompt[];
+  let concurrency: number[] = [];
+  const opt = (k: string) => values[k] as string | undefined;
+  try {
+    const base = opt('base-url');
+    if (!base) throw new UsageError('--engine remote needs --base-url URL');
+    const api = opt('api') ?? 'chat';
+    if (api !== 'chat' && api !== 'completions')
+      throw new UsageError(`--api must be chat or completions, got "${api}"`);
+    let apiKey: string | undefined;
+    const keyVar = opt('api-key-env');
+    if (keyVar !== undefined) {
+      apiKey = process.env[keyVar];
+      if (!apiKey) throw new UsageError(`--api-key-env ${keyVar}: that environment variable is not set`);
+    }
+    if (opt('prompt') !== undefined && opt('prompts') !== undefined)
+      throw new UsageError('give --prompt or --prompts, not both');
+    const pf = opt('prompts');
+    if (opt('prompt') !== undefined) prompts = promptsFor('custom', opt('prompt'));
+    else if (pf !== undefined) {
+      if (existsSync(pf)) prompts = parsePromptsFile(readFileSync(pf, 'utf8'));
+      else if (pf === 'all' || isPromptSetName(pf)) prompts = promptsFor(pf);
+      else throw new UsageError(`--prompts ${pf}: no such file, and not a built-in set`);
+    } else prompts = promptsFor('short');
+    if (opt('concurrency') !== undefined) concurrency = parseConcurrency(opt('concurrency') ?? '');
+    const first =
+      num(opt('first-token-timeout-s'), 'first-token-timeout-s') ?? num(opt('timeout-s'), 'timeout-s') ?? 60;
+    const idle = num(opt('idle-timeout-s'), 'idle-timeout-s') ?? 30;
+    engine = new RemoteEngine({
+      baseUrl: base,
+      model: opt('model'),
+      api,
+      apiKey,
+      firstTokenTimeoutMs: first * 1000,
+      idleTimeoutMs: idle * 1000,
+    });
+  } catch (e) {
+    if (e instanceof UsageError || isEngineError(e, 'invalid_argument')) {
+      console.error(`error: ${(e as Error).message}\n\n${REMOTE_USAGE}`);
+      return 2;
+    }
+    throw e;
+  }
+  const plan = {
+    prompts,
+    maxTokens: int(opt('max-tokens'), 'max-tokens', 1, 128),
+    runs: int(opt('runs'), 'runs', 1, 2),
+    warmup: int(opt('warmup'), 'warmup', 0, 1),
+    ignoreEos: Boolean(values['ignore-eos']),
+  };
+  const writeJson = (r: BenchResult) => {
+    const file = opt('json');
+    if (!file) return;
+    mkdirSync(dirname(resolve(file)), { recursive: true });
+    writeFileSync(file, `${JSON.stringify(r, null, 1)}\n`);
+    log(`wrote ${file}${r.partial ? ' (partial: the run failed part-way)' : ''}`);
+  };
+  log(`remote ${engine.host} (${engine.api} API)`);
+  let result: BenchResult;
+  try {
+    result = await runRemoteBench({
+      engine,
+      plan,
+      concurrency,
+      onEvent: (e) => {
+        if (e.type === 'loaded') log(`model ${e.model} (the server lists: ${e.models.join(', ')})`);
+        else if (e.type === 'run-done') {
+          const r = e.run;
+          log(
+            `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens}${r.approximate ? ' (approx.)' : ''} tokens: TTFT ${fmt(r.ttftMs)} ms, decode ${fmt(r.decodeTokensPerSecond)} tok/s, E2E ${fmt(r.e2eMs)} ms`,
+          );
+        } else if (e.type === 'sweep-done') {
+          const p = e.point;
+          log(
+            `concurrency ${p.concurrency}: ${p.completed}/${p.requests} ok, ${fmt(p.requestThroughput)} req/s, ${fmt(p.outputTokenThroughput)} output tok/s, E2E p50 ${fmt(p.summary.e2eMs?.median)} ms`,
+          );
+        } else if (e.type === 'warning') log(`warning: ${e.message}`);
+      },
+    });
+  } catch (e) {
+    if (e instanceof RemoteBenchError) writeJson(e.result);
+    const code = (e as { code?: string }).code;
+    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}`);
+    return 1;
+  }
+  process.stdout.write(`${formatResultText(result)}\n${sweepTable(result)}`);
+  writeJson(result);
+  const failures: string[] = [];
+  const decode = result.summary.decodeTokensPerSecond?.median;
+  const ttft = result.summary.ttftMs?.median;
+  const minTps = num(opt('fail-under-decode-tps'), 'fail-under-decode-tps');
+  const maxTtft = num(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms');
+  if (minTps !== undefined && !(decode !== undefined && decode >= minTps))
+    failures.push(`median decode ${fmt(decode)} tok/s is below --fail-under-decode-tps ${minTps}`);
+  if (maxTtft !== undefined && !(ttft !== undefined && ttft <= maxTtft))
+    failures.push(`median TTFT ${fmt(ttft)} ms is above --fail-over-ttft-ms ${maxTtft}`);
+  for (const f of failures) console.error(`threshold missed: ${f}`);
+  return failures.length ? 3 : 0;
+}

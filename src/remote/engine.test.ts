@@ -1,0 +1,244 @@
+/**
+ * RemoteEngine and the remote benchmark against the OpenAI-compatible test server (e2e/openai-server.ts,
+ * vLLM's wire format) on 127.0.0.1: timing against scripted delays, token counting, every fault with its
+ * code and partial results, the concurrency sweep, and that the API key never reaches a result.
+ *
+ * Tolerance: a measured TTFT is at least the scripted first delay and at most 100 ms more (event loop and
+ * loopback jitter on a busy 2-core machine); a measured TPOT is within 40 % + 5 ms of the scripted one.
+ * Timing runs start with one warm-up request (not counted), as benchmarks do.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
+import type { BenchPlan } from '../bench/types.ts';
+import { isEngineError } from '../engine/errors.ts';
+import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from './bench.ts';
+import { apiRoot, RemoteEngine, type RemoteError, retryAfterMs, spreadTokens } from './engine.ts';
+
+let server: OpenAiTestServer;
+beforeAll(async () => {
+  server = await startOpenAiServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const plan = (over: Partial<BenchPlan> = {}): BenchPlan => ({
+  prompts: [{ name: 'p', text: 'Once upon a time' }],
+  maxTokens: 8,
+  runs: 1,
+  warmup: 0,
+  ignoreEos: true,
+  ...over,
+});
+
+const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
+
+async function engine(over: Partial<ConstructorParameters<typeof RemoteEngine>[0]> = {}) {
+  const e = new RemoteEngine({ baseUrl: server.url, model: 'test-model', ...over });
+  await e.load();
+  return e;
+}
+
+async function faultOf(p: Promise<unknown>): Promise<RemoteError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as RemoteError;
+  }
+  throw new Error('expected a fault');
+}
+
+describe('helpers', () => {
+  it('normalizes the base URL and refuses keys in it', () => {
+    expect(apiRoot('http://h:8000')).toBe('http://h:8000/v1');
+    expect(apiRoot('http://h:8000/v1/')).toBe('http://h:8000/v1');
+    expect(() => apiRoot('http://u:secret@h:8000')).toThrow(/key field/);
+  });
+  it('reads Retry-After as seconds or a date', () => {
+    expect(retryAfterMs('2')).toBe(2000);
+    expect(retryAfterMs(new Date(10_000).toUTCString(), 5000)).toBe(5000);
+    expect(retryAfterMs(null)).toBeUndefined();
+  });
+  it('spreads reported tokens over chunks', () => {
+    expect(spreadTokens(8, [1, 1, 1, 1])).toEqual([2, 2, 2, 2]);
+    expect(spreadTokens(2, [1, 1, 1])).toEqual([1, 1, 0]);
+    expect(spreadTokens(6, [4, 1, 1]).reduce((a, b) => a + b)).toBe(6);
+  });
+  it('parses concurrency lists', () => {
+    expect(parseConcurrency('16,1,4,4')).toEqual([1, 4, 16]);
+    expect(() => parseConcurrency('0')).toThrow();
+  });
+  it('says which side is faster and by how much', () => {
+    const s = compareSentence(
+      { label: 'This GPU', e2eMs: 400, decodeTokensPerSecond: 20, ttftMs: 50 },
+      { label: 'remote h', e2eMs: 100, decodeTokensPerSecond: 90, ttftMs: 30 },
+    );
+    expect(s).toMatch(/^remote h is faster for you: 4\.00× quicker per request/);
+  });
+});
+
+describe('timing against scripted delays (vLLM wire format)', () => {
+  for (const api of ['chat', 'completions'] as const)
+    it(`${api}: one token per chunk`, async () => {
+      server.set({ firstDelayMs: 80, delayMs: 25 });
+      const e = await engine({ api });
+      const tokens: number[] = [];
+      const r = await runRemoteBench({
+        engine: e,
+        plan: plan({ warmup: 1 }),
+        onToken: (_t, tMs) => tokens.push(tMs),
+      });
+      const run = r.runs[0];
+      expect(run.outputTokens).toBe(8);
+      expect(run.tokenCount).toBe('usage');
+      expect(run.approximate).toBeUndefined();
+      expect(run.promptTokens).toBe(4);
+      expect(run.text).toBe(' tok0 tok1 tok2 tok3 tok4 tok5 tok6 tok7');
+      expect(run.ttftMs).toBeGreaterThanOrEqual(78);
+      expect(run.ttftMs).toBeLessThan(80 + 100);
+      expect(Math.abs(run.tpotMs - 25)).toBeLessThan(25 * 0.4 + 5);
+      expect(tokens.length).toBe(16); // warm-up and measured run
+      expect(r.engine).toBe('remote');
+      expect(r.endpoint).toEqual({ host: new URL(server.url).host, api });
+    });
+
+  it('several tokens per chunk arrive together (usage count, spread over chunks)', async () => {
+    server.set({ firstDelayMs: 60, delayMs: 20, tokensPerChunk: 4 });
+    const e = await engine();
+    const r = await runRemoteBench({ engine: e, plan: plan({ maxTokens: 12, warmup: 1 }) });
+    const run = r.runs[0];
+    expect(run.outputTokens).toBe(12);
+    // Chunks of 4 every 80 ms: ITLs are 0,0,0,80,0,0,0,80,0,0,0; TPOT = 2·80 / 11.
+    const zeros = run.itlMs.filter((x) => x < 3).length;
+    expect(zeros).toBe(9);
+    for (const gap of run.itlMs.filter((x) => x >= 3)) expect(Math.abs(gap - 80)).toBeLessThan(80 * 0.4 + 5);
+    expect(Math.abs(run.tpotMs - 160 / 11)).toBeLessThan((160 / 11) * 0.4 + 5);
+    expect(run.ttftMs).toBeGreaterThanOrEqual(58);
+  });
+
+  it('without usage: a tokenizer counts, else chunks are counted and marked approximate', async () => {
+    server.set({ delayMs: 5, tokensPerChunk: 2, usage: false });
+    const withTok = await runRemoteBench({ engine: await engine({ countTokens: words }), plan: plan() });
+    expect(withTok.runs[0].outputTokens).toBe(8);
+    expect(withTok.runs[0].tokenCount).toBe('tokenizer');
+    const chunks = await runRemoteBench({ engine: await engine(), plan: plan() });
+    expect(chunks.runs[0].outputTokens).toBe(4);
+    expect(chunks.runs[0].tokenCount).toBe('chunks');
+    expect(chunks.runs[0].approximate).toBe(true);
+  });
+
+  it('concurrency sweep: request and token throughput, percentiles per level', async () => {
+    server.set({ firstDelayMs: 30, delayMs: 5 });
+    const r = await runRemoteBench({ engine: await engine(), plan: plan(), concurrency: [1, 4] });
+    expect(r.sweep?.map((p) => p.concurrency)).toEqual([1, 4]);
+    const [p1, p4] = r.sweep ?? [];
+    expect(p4.completed).toBe(4);
+    expect(p4.outputTokenThroughput).toBeGreaterThan(p1.outputTokenThroughput * 1.5);
+    expect(p4.summary.ttftMs.p90).toBeGreaterThanOrEqual(28);
+    expect(p4.summary.e2eMs.n).toBe(4);
+  });
+});
+
+describe('faults: code, message, partial results', () => {
+  it('connection refused', async () => {
+    const closed = await startOpenAiServer();
+    await closed.close(); // a port nothing listens on now
+    const e = new RemoteEngine({ baseUrl: closed.url, model: 'm' });
+    const err = await faultOf(e.load());
+    expect(err.code).toBe('network');
+    expect(err.message).toMatch(/connection refused/);
+  });
+  it('DNS failure', async () => {
+    const e = new RemoteEngine({ baseUrl: 'http://no-such-host.invalid:8000', model: 'm' });
+    const err = await faultOf(e.load());
+    expect(err.code).toBe('network');
+    expect(err.message).toMatch(/DNS lookup failed|could not reach/);
+  });
+  it('401 and 403', async () => {
+    server.set({ apiKey: 'sk-right' });
+    const err = await faultOf(engine({ apiKey: 'sk-wrong' }));
+    expect(err.code).toBe('unauthorized');
+    expect(err.message).toMatch(/HTTP 401/);
+    expect(err.message).not.toContain('sk-wrong');
+    server.set({ fault: '403' });
+    const e = await engine();
+    const err2 = await faultOf(e.generate({ prompt: 'x' }));
+    expect(err2.code).toBe('unauthorized');
+  });
+  it('unknown model (404), at load and at request', async () => {
+    server.set({});
+    const err = await faultOf(engine({ model: 'nope' }));
+    expect(err.code).toBe('model_not_found');
+    expect(err.message).toMatch(/test-model/);
+    server.set({ fault: '404' });
+    const e = await engine();
+    expect((await faultOf(e.generate({ prompt: 'x' }))).code).toBe('model_not_found');
+  });
+  it('429: honours Retry-After, then gives up after bounded retries', async () => {
+    server.set({ fault: '429', retryAfterS: 0.2, failTimes: 2 });
+    const e = await engine({ maxRetries: 3 });
+    const t0 = performance.now();
+    const r = await e.generate({ prompt: 'x', maxTokens: 2 });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(390);
+    expect(r.outputTokenIds.length).toBe(2);
+    server.set({ fault: '429', retryAfterS: 0, failTimes: Number.POSITIVE_INFINITY });
+    const err = await faultOf((await engine({ maxRetries: 2 })).generate({ prompt: 'x' }));
+    expect(err.code).toBe('rate_limited');
+    expect(err.message).toMatch(/after 2 retries/);
+  });
+  it('5xx', async () => {
+    server.set({ fault: '500' });
+    const err = await faultOf((await engine()).generate({ prompt: 'x' }));
+    expect(err.code).toBe('server_error');
+    expect(err.message).toMatch(/HTTP 500.*Internal server error/);
+  });
+  const partialCases = [
+    { fault: 'malformed', code: 'protocol', msg: /malformed stream line/ },
+    { fault: 'cut', code: 'stream_cut', msg: /before data: \[DONE\]|broke/ },
+    { fault: 'stall-mid', code: 'timeout', msg: /idle timeout/ },
+  ] as const;
+  for (const c of partialCases)
+    it(`${c.fault}: ${c.code}, partial run kept and marked`, async () => {
+      server.set({ fault: c.fault, faultAfterChunks: 3, delayMs: 5 });
+      const e = await engine({ idleTimeoutMs: 300 });
+      const err = await faultOf(runRemoteBench({ engine: e, plan: plan() }));
+      expect(err).toBeInstanceOf(RemoteBenchError);
+      expect(isEngineError(err, c.code)).toBe(true);
+      expect(err.message).toMatch(c.msg);
+      const result = (err as unknown as RemoteBenchError).result;
+      expect(result.partial).toBe(true);
+      expect(result.runs[0].partial).toBe(true);
+      expect(result.runs[0].outputTokens).toBe(3);
+      expect(result.runs[0].error?.code).toBe(c.code);
+    });
+  it('first-token timeout', async () => {
+    server.set({ fault: 'stall-first' });
+    const e = await engine({ firstTokenTimeoutMs: 300 });
+    const err = await faultOf(e.generate({ prompt: 'x' }));
+    expect(err.code).toBe('timeout');
+    expect(err.message).toMatch(/first-token timeout/);
+    expect(err.partial).toBeUndefined();
+  });
+  it('abort ends the request as aborted', async () => {
+    server.set({ delayMs: 50 });
+    const e = await engine();
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(), 150);
+    const r = await e.generate({ prompt: 'x', maxTokens: 16 }, undefined, ctl.signal);
+    expect(r.finishReason).toBe('aborted');
+  });
+});
+
+describe('the API key', () => {
+  it('is sent as a bearer header and never appears in the result JSON', async () => {
+    const key = 'sk-test-SECRET-1234567890';
+    server.set({ apiKey: key });
+    const e = await engine({ apiKey: key });
+    const r = await runRemoteBench({ engine: e, plan: plan(), concurrency: [2] });
+    const json = JSON.stringify(r);
+    expect(json).not.toContain(key);
+    expect(json).not.toContain('SECRET');
+    expect(JSON.stringify(e)).not.toContain(key);
+    expect(server.log.at(-1)?.auth).toBe(true);
+  });
+});

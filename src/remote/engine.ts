@@ -1,0 +1,611 @@
+/**
+ * `RemoteEngine`: the {@link Engine} interface over an OpenAI-compatible server (vLLM, llama.cpp's
+ * `llama-server`, Ollama, a hosted API). Streams `/v1/chat/completions` or `/v1/completions` with
+ * `stream: true, stream_options: {include_usage: true}` and parses the SSE with `eventsource-parser`.
+ * Runs in the page and in Node (global `fetch`); no DOM.
+ *
+ * Token counting (DESIGN.md: by tokens, never by chunks): the count is the server's
+ * `usage.completion_tokens`; without usage, the `countTokens` function when given (a tokenizer), else one
+ * token per content chunk, marked approximate. Chunk arrival times become token times with
+ * {@link tokenTimesFromChunks}: the tokens of one chunk share its timestamp. When usage says more tokens
+ * than the chunks could each carry one of, the tokens are spread over the chunks by the tokenizer's count
+ * per chunk (or the chunk's characters), so several tokens in one chunk arrive together.
+ *
+ * The API key stays in this object's memory: it goes only into the `Authorization` header, never into a
+ * URL, a result, an error message or a log.
+ *
+ * Faults become {@link RemoteError}s (an EngineError) with a code and a message a person can act on; the
+ * tokens that arrived before a fault are kept on the error as `partial`.
+ */
+import { createParser } from 'eventsource-parser';
+import { tokenTimesFromChunks } from '../bench/metrics.ts';
+import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
+import type {
+  ChatMessage,
+  ChatRequest,
+  Engine,
+  EngineStats,
+  GenerateRequest,
+  GenerateResult,
+  LoadOptions,
+  ModelInfo,
+  ModelSource,
+  TokenEvent,
+} from '../engine/types.ts';
+
+export type RemoteApi = 'chat' | 'completions';
+
+/** How a remote result's output tokens were counted. */
+export type TokenCountSource = 'usage' | 'tokenizer' | 'chunks';
+
+export interface RemoteConfig {
+  /** Server root, e.g. `http://localhost:8000` (a trailing `/v1` is accepted). */
+  baseUrl: string;
+  /** Model name as `/v1/models` lists it; default the first listed. */
+  model?: string;
+  /** Chat completions (default) or plain completions. */
+  api?: RemoteApi;
+  /** Bearer token; kept in memory only. */
+  apiKey?: string;
+  /** No first content chunk within this many ms → EngineError('timeout') (default 60 000). */
+  firstTokenTimeoutMs?: number;
+  /** No bytes for this many ms mid-stream → EngineError('timeout') (default 30 000). */
+  idleTimeoutMs?: number;
+  /** Retries after a 429 (default 3), waiting `Retry-After` (capped by `maxRetryWaitMs`, default 30 000). */
+  maxRetries?: number;
+  maxRetryWaitMs?: number;
+  /** Token counter for servers that omit usage (e.g. the model's tokenizer). */
+  countTokens?: (text: string) => number;
+  /** Replaces the global fetch (tests). */
+  fetch?: typeof fetch;
+}
+
+/** A remote generation: the usual result plus how its tokens were counted. */
+export interface RemoteGenerateResult extends GenerateResult {
+  tokenCount: TokenCountSource;
+  approximate: boolean;
+  /** Content chunks received. */
+  chunks: number;
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+}
+
+/** An EngineError from a remote server, with the tokens received before the fault. */
+export class RemoteError extends EngineError {
+  /** What arrived before the fault (at least one token), or undefined. */
+  partial?: RemoteGenerateResult;
+  /** HTTP status, when the server answered. */
+  status?: number;
+  constructor(
+    code: EngineErrorCode,
+    message: string,
+    opts: { cause?: unknown; partial?: RemoteGenerateResult; status?: number } = {},
+  ) {
+    super(code, message, { cause: opts.cause });
+    this.partial = opts.partial;
+    this.status = opts.status;
+  }
+}
+
+/** The host of a base URL (what results record; never credentials or the path). */
+export function endpointHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return 'invalid-url';
+  }
+}
+
+/** `http://h:8000`, `http://h:8000/`, `http://h:8000/v1` → `http://h:8000/v1`. */
+export function apiRoot(baseUrl: string): string {
+  let u: URL;
+  try {
+    u = new URL(baseUrl);
+  } catch {
+    throw new EngineError('invalid_argument', `"${baseUrl}" is not a URL (e.g. http://localhost:8000)`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new EngineError('invalid_argument', `the base URL must be http or https, got ${u.protocol}`);
+  if (u.username || u.password)
+    throw new EngineError('invalid_argument', 'put the API key in the key field, not in the URL');
+  const path = u.pathname.replace(/\/+$/, '');
+  return `${u.origin}${path.endsWith('/v1') ? path : `${path}/v1`}`;
+}
+
+/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null, nowMs = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const s = Number(value.trim());
+  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  const d = Date.parse(value);
+  return Number.isNaN(d) ? undefined : Math.max(0, d - nowMs);
+}
+
+/** Splits `total` tokens over chunks in proportion to `weights`, each non-empty chunk getting ≥ 1 when possible. */
+export function spreadTokens(total: number, weights: readonly number[]): number[] {
+  const n = weights.length;
+  const out = new Array<number>(n).fill(0);
+  if (n === 0 || total <= 0) return out;
+  if (total <= n) {
+    // Fewer tokens than chunks: one each for the first `total` chunks (the server counted fewer).
+    for (let i = 0; i < total; i++) out[i] = 1;
+    return out;
+  }
+  // One each, then the rest by largest remainder over the weights.
+  const rest = total - n;
+  const w = weights.map((x) => Math.max(0, x));
+  const sum = w.reduce((a, b) => a + b, 0);
+  const shares = w.map((x) => (sum > 0 ? (x / sum) * rest : rest / n));
+  let given = 0;
+  for (let i = 0; i < n; i++) {
+    const f = Math.floor(shares[i]);
+    out[i] = 1 + f;
+    given += f;
+  }
+  const order = shares.map((s, i) => [s - Math.floor(s), i] as const).sort((a, b) => b[0] - a[0]);
+  for (let k = 0; k < rest - given; k++) out[order[k % n][1]]++;
+  return out;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+
+const isBrowser = () => typeof window !== 'undefined' && typeof document !== 'undefined';
+
+/** The CORS advice shown when the browser refused a cross-origin answer. */
+export function corsAdvice(host: string): string {
+  const origin = isBrowser() ? location.origin : 'this page’s origin';
+  return (
+    `the server at ${host} answered, but the browser refused to let this page read the answer (CORS): ` +
+    `the server must allow the origin ${origin}. For vLLM, start it with ` +
+    `\`vllm serve MODEL --allowed-origins '["${origin}"]'\` (and --allowed-headers '["authorization","content-type"]' ` +
+    `if you send a key); for llama-server it is allowed by default; or run \`npm run bench -- --engine remote\` ` +
+    'from the command line, where CORS does not apply.'
+  );
+}
+
+interface ChunkRecord {
+  tMs: number;
+  text: string;
+}
+
+export class RemoteEngine implements Engine {
+  private readonly root: string;
+  readonly host: string;
+  readonly api: RemoteApi;
+  model: string | undefined;
+  /** Models `/v1/models` listed at the last load. */
+  models: string[] = [];
+  private readonly apiKey: string | undefined;
+  private readonly cfg: RemoteConfig;
+  private loadMs = 0;
+  private last?: { ttftMs: number; tokens: number; decodeMs: number };
+
+  constructor(cfg: RemoteConfig) {
+    this.root = apiRoot(cfg.baseUrl);
+    this.host = endpointHost(cfg.baseUrl);
+    this.api = cfg.api ?? 'chat';
+    this.model = cfg.model;
+    this.apiKey = cfg.apiKey || undefined;
+    // Keep the config without the key, so nothing that prints it can leak it.
+    this.cfg = { ...cfg, apiKey: undefined };
+  }
+
+  /** Not enumerable in JSON: a result or log that serializes the engine never shows the key. */
+  toJSON(): Record<string, unknown> {
+    return { host: this.host, api: this.api, model: this.model };
+  }
+
+  private get fetchFn(): typeof fetch {
+    return this.cfg.fetch ?? ((...a: Parameters<typeof fetch>) => fetch(...a));
+  }
+
+  private headers(json: boolean): Record<string, string> {
+    const h: Record<string, string> = { accept: json ? 'application/json' : 'text/event-stream' };
+    if (json) h['content-type'] = 'application/json';
+    if (this.apiKey) h.authorization = `Bearer ${this.apiKey}`;
+    return h;
+  }
+
+  /** fetch with faults mapped to codes; 429 retried after Retry-After (bounded). */
+  private async request(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const url = `${this.root}${path}`;
+    const maxRetries = this.cfg.maxRetries ?? 3;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.fetchFn(url, { ...init, signal });
+      } catch (e) {
+        if (signal?.aborted) throw new RemoteError('aborted', 'the request was stopped', { cause: e });
+        throw await this.connectionError(e);
+      }
+      if (res.ok) return res;
+      const body = await res.text().catch(() => '');
+      if (res.status === 429 && attempt < maxRetries) {
+        const wait = Math.min(
+          retryAfterMs(res.headers.get('retry-after')) ?? 1000 * 2 ** attempt,
+          this.cfg.maxRetryWaitMs ?? 30_000,
+        );
+        await sleep(wait, signal);
+        if (signal?.aborted) throw new RemoteError('aborted', 'the request was stopped');
+        continue;
+      }
+      throw this.statusError(res.status, body, attempt);
+    }
+  }
+
+  private statusError(status: number, body: string, retries: number): RemoteError {
+    let detail = '';
+    try {
+      const j = JSON.parse(body) as {
+        error?: { message?: string } | string;
+        message?: string;
+        detail?: string;
+      };
+      detail =
+        (typeof j.error === 'string' ? j.error : j.error?.message) ?? j.message ?? String(j.detail ?? '');
+    } catch {
+      detail = body.slice(0, 200);
+    }
+    const said = detail ? ` (the server said: ${detail.slice(0, 300)})` : '';
+    const h = this.host;
+    if (status === 401 || status === 403)
+      return new RemoteError(
+        'unauthorized',
+        `${h} refused the request with HTTP ${status}: ${status === 401 ? 'a valid API key is needed' : 'this key may not use this model'}${said}`,
+        { status },
+      );
+    if (status === 404)
+      return new RemoteError(
+        'model_not_found',
+        `${h} answered HTTP 404: unknown model "${this.model}" or no such endpoint (${this.api === 'chat' ? '/v1/chat/completions' : '/v1/completions'}); the server lists: ${this.models.join(', ') || '(none)'}${said}`,
+        { status },
+      );
+    if (status === 429)
+      return new RemoteError(
+        'rate_limited',
+        `${h} is rate-limiting (HTTP 429) and still was after ${retries} retr${retries === 1 ? 'y' : 'ies'} honouring Retry-After${said}`,
+        { status },
+      );
+    if (status >= 500)
+      return new RemoteError('server_error', `${h} failed with HTTP ${status}${said}`, { status });
+    return new RemoteError('http_status', `${h} answered HTTP ${status}${said}`, { status });
+  }
+
+  /** A fetch that threw: connection refused, DNS, or (in a browser) CORS. */
+  private async connectionError(e: unknown): Promise<RemoteError> {
+    const cause = (e as { cause?: { code?: string } })?.cause;
+    const code = cause?.code ?? (e as { code?: string })?.code;
+    const h = this.host;
+    if (code === 'ECONNREFUSED')
+      return new RemoteError(
+        'network',
+        `connection refused by ${h}: nothing is listening there (is the server running, on this port?)`,
+        { cause: e },
+      );
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      return new RemoteError('network', `DNS lookup failed for ${h.split(':')[0]}: check the host name`, {
+        cause: e,
+      });
+    if (isBrowser()) {
+      // A browser hides why a fetch failed. A no-cors request reaches a server that is up (an opaque answer);
+      // if it does while the real request failed, the server refused this origin.
+      let reachable = false;
+      try {
+        await this.fetchFn(`${this.root}/models`, { mode: 'no-cors', signal: AbortSignal.timeout(5000) });
+        reachable = true;
+      } catch {
+        reachable = false;
+      }
+      if (reachable) return new RemoteError('cors', corsAdvice(h), { cause: e });
+      return new RemoteError(
+        'network',
+        `could not reach ${h}: connection refused, unknown host, or a network failure (is the server running and the URL right?)`,
+        { cause: e },
+      );
+    }
+    return new RemoteError(
+      'network',
+      `could not reach ${h}: ${(e as Error)?.message ?? e}${code ? ` (${code})` : (e as { cause?: Error })?.cause?.message ? ` (${(e as { cause?: Error }).cause?.message})` : ''}`,
+      { cause: e },
+    );
+  }
+
+  /** The model ids the server lists at `/v1/models`. */
+  async listModels(signal?: AbortSignal): Promise<string[]> {
+    const res = await this.request('/models', { method: 'GET', headers: this.headers(true) }, signal);
+    let j: { data?: { id?: string }[] };
+    try {
+      j = (await res.json()) as typeof j;
+    } catch (e) {
+      throw new RemoteError('protocol', `${this.host}/v1/models did not answer JSON`, { cause: e });
+    }
+    this.models = (j.data ?? []).map((m) => String(m.id ?? '')).filter(Boolean);
+    return this.models;
+  }
+
+  /**
+   * Lists the models and picks one: the config's, or `{url: NAME}` / `{path: NAME}` naming it, else the first.
+   * @throws RemoteError('model_not_found') when the server does not list it.
+   */
+  async load(source?: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    const t0 = performance.now();
+    const models = await this.listModels(options.signal);
+    const wanted =
+      (source && 'url' in source && source.url) ||
+      (source && 'path' in source && source.path) ||
+      this.model ||
+      models[0];
+    if (!wanted) throw new RemoteError('model_not_found', `${this.host} lists no models at /v1/models`);
+    if (models.length > 0 && !models.includes(wanted))
+      throw new RemoteError(
+        'model_not_found',
+        `${this.host} does not serve the model "${wanted}"; it lists: ${models.join(', ')}`,
+      );
+    this.model = wanted;
+    this.loadMs = performance.now() - t0;
+    return {
+      name: wanted,
+      architecture: 'remote',
+      nParams: 0,
+      nLayers: 0,
+      nEmbd: 0,
+      nVocab: 0,
+      contextLength: 0,
+      weightBytes: 0,
+      tensorTypes: [],
+    };
+  }
+
+  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
+    if (req.prompt === undefined)
+      return Promise.reject(
+        new EngineError('invalid_argument', 'a remote server takes text prompts, not token ids'),
+      );
+    if (this.api === 'chat')
+      return this.stream(req, [{ role: 'user', content: req.prompt }], onToken, signal);
+    return this.stream(req, req.prompt, onToken, signal);
+  }
+
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
+    if (this.api === 'chat') return this.stream(req, req.messages, onToken, signal);
+    return this.stream(req, req.messages.map((m) => m.content).join('\n'), onToken, signal);
+  }
+
+  private body(req: Omit<GenerateRequest, 'prompt'>, input: string | ChatMessage[]): Record<string, unknown> {
+    const b: Record<string, unknown> = {
+      model: this.model,
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: req.maxTokens ?? 128,
+      temperature: req.temperature ?? 0,
+    };
+    if (typeof input === 'string') b.prompt = input;
+    else b.messages = input;
+    if (req.ignoreEos) b.ignore_eos = true; // vLLM and llama-server extension
+    if (req.seed !== undefined) b.seed = req.seed;
+    if (req.topP !== undefined && req.topP < 1) b.top_p = req.topP;
+    if (req.topK) b.top_k = req.topK;
+    if (req.minP) b.min_p = req.minP;
+    if (req.repetitionPenalty !== undefined && req.repetitionPenalty !== 1)
+      b.repetition_penalty = req.repetitionPenalty;
+    return b;
+  }
+
+  private async stream(
+    req: Omit<GenerateRequest, 'prompt'>,
+    input: string | ChatMessage[],
+    onToken: ((e: TokenEvent) => void) | undefined,
+    outer: AbortSignal | undefined,
+  ): Promise<RemoteGenerateResult> {
+    if (!this.model) throw new EngineError('not_loaded', 'no remote model chosen: call load() first');
+    const ctl = new AbortController();
+    const onOuter = () => ctl.abort();
+    outer?.addEventListener('abort', onOuter, { once: true });
+    if (outer?.aborted) ctl.abort();
+    const firstMs = this.cfg.firstTokenTimeoutMs ?? 60_000;
+    const idleMs = this.cfg.idleTimeoutMs ?? 30_000;
+    let timeoutMsg: string | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (ms: number, msg: string) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timeoutMsg = msg;
+        ctl.abort();
+      }, ms);
+    };
+
+    const chunks: ChunkRecord[] = [];
+    let text = '';
+    let usage: RemoteGenerateResult['usage'];
+    let finish: string | undefined;
+    let done = false;
+    let protocolError: string | undefined;
+    const tStartMs = performance.now();
+    const result = (): RemoteGenerateResult =>
+      this.assemble(tStartMs, chunks, text, usage, finish, done ? undefined : 'aborted');
+    const fail = (code: EngineErrorCode, message: string, cause?: unknown) =>
+      new RemoteError(code, message, { cause, partial: chunks.length > 0 ? result() : undefined });
+
+    arm(firstMs, `${this.host} sent no token within ${firstMs / 1000} s (first-token timeout)`);
+    try {
+      let res: Response;
+      try {
+        res = await this.request(
+          this.api === 'chat' ? '/chat/completions' : '/completions',
+          { method: 'POST', headers: this.headers(true), body: JSON.stringify(this.body(req, input)) },
+          ctl.signal,
+        );
+      } catch (e) {
+        if (timeoutMsg) throw fail('timeout', timeoutMsg, e);
+        if ((e as EngineError).code === 'aborted' && outer?.aborted)
+          return { ...result(), finishReason: 'aborted' };
+        throw e;
+      }
+      if (!res.body) throw fail('protocol', `${this.host} sent no body`);
+      const parser = createParser({
+        onEvent: (ev) => {
+          if (done || protocolError) return;
+          const data = ev.data.trim();
+          if (data === '[DONE]') {
+            done = true;
+            return;
+          }
+          let j: {
+            choices?: { delta?: { content?: string | null }; text?: string; finish_reason?: string | null }[];
+            usage?: RemoteGenerateResult['usage'] | null;
+            error?: { message?: string } | string;
+          };
+          try {
+            j = JSON.parse(data);
+          } catch {
+            protocolError = `${this.host} sent a malformed stream line (not JSON): ${JSON.stringify(data.slice(0, 80))}`;
+            return;
+          }
+          if (j.error) {
+            protocolError = `${this.host} reported an error mid-stream: ${typeof j.error === 'string' ? j.error : (j.error.message ?? 'unknown')}`;
+            return;
+          }
+          if (j.usage) usage = j.usage;
+          const c = j.choices?.[0];
+          if (!c) return;
+          if (c.finish_reason) finish = c.finish_reason;
+          const piece = c.delta?.content ?? c.text ?? '';
+          if (piece === '') return;
+          const tMs = performance.now();
+          chunks.push({ tMs, text: piece });
+          text += piece;
+          const k = this.cfg.countTokens ? Math.max(1, this.cfg.countTokens(piece)) : 1;
+          if (onToken) for (let i = 0; i < k; i++) onToken({ tokenId: -1, text: i === 0 ? piece : '', tMs });
+          arm(idleMs, `${this.host} stalled mid-stream: no data for ${idleMs / 1000} s (idle timeout)`);
+        },
+      });
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      try {
+        for (;;) {
+          const { value, done: eof } = await reader.read();
+          if (eof) break;
+          if (chunks.length > 0)
+            arm(idleMs, `${this.host} stalled mid-stream: no data for ${idleMs / 1000} s (idle timeout)`);
+          parser.feed(dec.decode(value, { stream: true }));
+          if (protocolError) break;
+          if (done) break;
+        }
+      } catch (e) {
+        if (timeoutMsg) throw fail('timeout', timeoutMsg, e);
+        if (outer?.aborted) return { ...result(), finishReason: 'aborted' };
+        throw fail(
+          'stream_cut',
+          `the stream from ${this.host} broke after ${chunks.length} chunk(s): ${(e as Error)?.message ?? e}`,
+          e,
+        );
+      } finally {
+        reader.cancel().catch(() => undefined);
+      }
+      if (protocolError) throw fail('protocol', protocolError);
+      if (!done)
+        throw fail(
+          'stream_cut',
+          `the stream from ${this.host} ended before data: [DONE] (after ${chunks.length} chunk(s)): the server closed the connection early`,
+        );
+      if (chunks.length === 0)
+        throw fail('protocol', `${this.host} finished the stream without any text (finish_reason ${finish})`);
+      return result();
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuter);
+    }
+  }
+
+  /** Builds the result: token counts (usage / tokenizer / chunks) and per-token times from chunk times. */
+  private assemble(
+    tStartMs: number,
+    chunks: readonly ChunkRecord[],
+    text: string,
+    usage: RemoteGenerateResult['usage'],
+    finish: string | undefined,
+    forced: 'aborted' | undefined,
+  ): RemoteGenerateResult {
+    const count = this.cfg.countTokens;
+    let perChunk: number[];
+    let tokenCount: TokenCountSource;
+    const reported = usage?.completion_tokens;
+    if (reported !== undefined && reported >= 1 && !forced) {
+      perChunk = spreadTokens(
+        reported,
+        chunks.map((c) => (count ? count(c.text) : c.text.length)),
+      );
+      tokenCount = 'usage';
+    } else if (count) {
+      perChunk = chunks.map((c) => Math.max(1, count(c.text)));
+      tokenCount = 'tokenizer';
+    } else {
+      perChunk = chunks.map(() => 1);
+      tokenCount = 'chunks';
+    }
+    const tokenTimesMs = tokenTimesFromChunks(
+      chunks.map((c) => c.tMs),
+      perChunk,
+    );
+    const n = tokenTimesMs.length;
+    const promptTokens = usage?.prompt_tokens ?? 0;
+    if (n >= 1) {
+      this.last = {
+        ttftMs: tokenTimesMs[0] - tStartMs,
+        tokens: n,
+        decodeMs: tokenTimesMs[n - 1] - tokenTimesMs[0],
+      };
+    }
+    return {
+      promptTokenIds: new Array<number>(promptTokens).fill(-1),
+      outputTokenIds: new Array<number>(n).fill(-1),
+      text,
+      finishReason: forced ?? (finish === 'length' ? 'length' : 'stop'),
+      tStartMs,
+      tokenTimesMs,
+      tokenCount,
+      approximate: tokenCount === 'chunks',
+      chunks: chunks.length,
+      ...(usage
+        ? { usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens } }
+        : {}),
+    };
+  }
+
+  async tokenize(text: string): Promise<number[]> {
+    // Servers differ (vLLM has /tokenize, others none): count with the configured tokenizer, ids unknown.
+    const n = this.cfg.countTokens ? this.cfg.countTokens(text) : 0;
+    return new Array<number>(n).fill(-1);
+  }
+
+  async detokenize(): Promise<string> {
+    throw new EngineError('invalid_argument', 'a remote server does not detokenize ids here');
+  }
+
+  async stats(): Promise<EngineStats> {
+    const l = this.last;
+    return {
+      load: { fetchMs: this.loadMs, uploadMs: 0, compileMs: 0, totalMs: this.loadMs },
+      ...(l
+        ? {
+            lastPrefill: { tokens: 0, ms: l.ttftMs },
+            lastDecode: { tokens: Math.max(0, l.tokens - 1), ms: l.decodeMs },
+          }
+        : {}),
+    };
+  }
+
+  async unload(): Promise<void> {
+    this.model = undefined;
+  }
+}

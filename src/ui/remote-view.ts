@@ -1,0 +1,463 @@
+/**
+ * "Remote endpoint" in "Choose a model": an OpenAI-compatible server (vLLM, llama-server, Ollama, a hosted
+ * API) benchmarked with the page's plan (src/remote/bench.ts), shown beside the last local result of the
+ * same prompts with a plain sentence saying which is faster and by how much, and a concurrency sweep
+ * (throughput against latency, as `vllm bench serve`).
+ *
+ * The API key lives in this object's memory; it goes to `sessionStorage` only while "Remember for this
+ * session" is ticked, and never into a result, the URL, the history or a log.
+ */
+
+import type { BenchPlan, BenchResult, BenchSweepPoint } from '../bench/types.ts';
+import { isEngineError } from '../engine/errors.ts';
+import {
+  compareParts,
+  parseConcurrency,
+  RemoteBenchError,
+  runRemoteBench,
+  sideFigures,
+} from '../remote/bench.ts';
+import { type RemoteApi, RemoteEngine } from '../remote/engine.ts';
+import { field, h } from './dom.ts';
+import { fmtMs, fmtNum, fmtRate } from './format.ts';
+import type { Session } from './session.ts';
+
+const KEY_STORAGE = 'webgpu-llm-bench:remote-api-key';
+const SVG = 'http://www.w3.org/2000/svg';
+
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  text?: string,
+) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+/** Output-token throughput (x) against median E2E latency (y), one point per concurrency level. */
+export function sweepChart(points: readonly BenchSweepPoint[]): SVGSVGElement {
+  const W = 480;
+  const H = 260;
+  const m = { l: 56, r: 16, t: 16, b: 44 };
+  const xs = points.map((p) => p.outputTokenThroughput);
+  const ys = points.map((p) => p.summary.e2eMs?.median ?? 0);
+  const xMax = Math.max(1, ...xs) * 1.1;
+  const yMax = Math.max(1, ...ys) * 1.15;
+  const X = (v: number) => m.l + (v / xMax) * (W - m.l - m.r);
+  const Y = (v: number) => H - m.b - (v / yMax) * (H - m.t - m.b);
+  const root = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    class: 'sweep-chart',
+    role: 'img',
+    'aria-label': `Throughput against latency: ${points.map((p) => `${p.concurrency} at once, ${fmtNum(p.outputTokenThroughput)} tokens/s, ${fmtNum(ys[points.indexOf(p)])} ms`).join('; ')}`,
+  });
+  for (let i = 0; i <= 4; i++) {
+    const yv = (yMax * i) / 4;
+    const xv = (xMax * i) / 4;
+    root.append(
+      svg('line', { x1: m.l, x2: W - m.r, y1: Y(yv), y2: Y(yv), class: 'sweep-chart__grid' }),
+      svg('text', { x: m.l - 6, y: Y(yv) + 4, 'text-anchor': 'end', class: 'sweep-chart__tick' }, fmtNum(yv)),
+      svg(
+        'text',
+        { x: X(xv), y: H - m.b + 16, 'text-anchor': 'middle', class: 'sweep-chart__tick' },
+        fmtNum(xv),
+      ),
+    );
+  }
+  root.append(
+    svg(
+      'text',
+      { x: (W + m.l) / 2, y: H - 6, 'text-anchor': 'middle', class: 'sweep-chart__axis' },
+      'output tokens/s (all requests)',
+    ),
+    svg(
+      'text',
+      {
+        x: 12,
+        y: (H - m.b) / 2,
+        transform: `rotate(-90 12 ${(H - m.b) / 2})`,
+        'text-anchor': 'middle',
+        class: 'sweep-chart__axis',
+      },
+      'median E2E latency, ms',
+    ),
+    svg('polyline', {
+      points: xs.map((x, i) => `${X(x)},${Y(ys[i])}`).join(' '),
+      class: 'sweep-chart__line',
+    }),
+  );
+  points.forEach((p, i) => {
+    root.append(
+      svg('circle', { cx: X(xs[i]), cy: Y(ys[i]), r: 4, class: 'sweep-chart__dot' }),
+      svg('text', { x: X(xs[i]) + 7, y: Y(ys[i]) - 7, class: 'sweep-chart__label' }, `N=${p.concurrency}`),
+    );
+  });
+  return root;
+}
+
+export class RemoteView {
+  readonly element: HTMLElement;
+  private readonly url: HTMLInputElement;
+  private readonly model: HTMLSelectElement;
+  private readonly api: HTMLSelectElement;
+  private readonly key: HTMLInputElement;
+  private readonly remember: HTMLInputElement;
+  private readonly concurrency: HTMLInputElement;
+  private readonly listButton: HTMLButtonElement;
+  private readonly runButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private readonly status: HTMLElement;
+  private readonly error: HTMLElement;
+  private readonly results: HTMLElement;
+  private controller: AbortController | undefined;
+  private lastRemote: BenchResult | undefined;
+
+  constructor(
+    private readonly session: Session,
+    private readonly plan: () => BenchPlan,
+  ) {
+    this.url = h('input', {
+      type: 'url',
+      id: 'remote-url',
+      class: 'input',
+      placeholder: 'http://localhost:8000',
+      autocomplete: 'url',
+      spellcheck: 'false',
+    });
+    this.model = h(
+      'select',
+      { id: 'remote-model', class: 'input' },
+      h('option', { value: '' }, 'list the models first'),
+    );
+    this.api = h(
+      'select',
+      { id: 'remote-api', class: 'input' },
+      h('option', { value: 'chat' }, 'Chat completions'),
+      h('option', { value: 'completions' }, 'Completions'),
+    );
+    this.key = h('input', {
+      type: 'password',
+      id: 'remote-key',
+      class: 'input',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      placeholder: 'optional',
+    });
+    this.remember = h('input', { type: 'checkbox', id: 'remote-remember', class: 'switch', role: 'switch' });
+    let stored: string | null = null;
+    try {
+      stored = sessionStorage.getItem(KEY_STORAGE);
+    } catch {
+      stored = null;
+    }
+    if (stored) {
+      this.key.value = stored;
+      this.remember.checked = true;
+    }
+    const syncStorage = () => {
+      try {
+        if (this.remember.checked && this.key.value) sessionStorage.setItem(KEY_STORAGE, this.key.value);
+        else sessionStorage.removeItem(KEY_STORAGE);
+      } catch {
+        // storage blocked: the key stays in memory only
+      }
+    };
+    this.remember.addEventListener('change', syncStorage);
+    this.key.addEventListener('input', syncStorage);
+    this.concurrency = h('input', {
+      type: 'text',
+      id: 'remote-concurrency',
+      class: 'input',
+      value: '1,4',
+      inputmode: 'numeric',
+    });
+
+    this.listButton = h('button', { type: 'button', class: 'button' }, 'List models');
+    this.listButton.addEventListener('click', () => void this.listModels());
+    this.url.addEventListener('change', () => void this.listModels());
+    this.runButton = h('button', { type: 'button', class: 'button button--primary' }, 'Run remote benchmark');
+    this.runButton.addEventListener('click', () => void this.run());
+    this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
+    this.stopButton.hidden = true;
+    this.stopButton.addEventListener('click', () => this.controller?.abort());
+
+    this.status = h('p', {
+      class: 'status',
+      role: 'status',
+      'aria-live': 'polite',
+      'data-testid': 'remote-status',
+    });
+    this.error = h('div', { class: 'notice notice--warn', role: 'alert', 'data-testid': 'remote-error' });
+    this.error.hidden = true;
+    this.results = h('div', { class: 'remote-results', 'data-testid': 'remote-results' });
+
+    this.element = h(
+      'div',
+      { class: 'remote' },
+      field('Server URL', this.url, 'vLLM, llama-server, Ollama or any OpenAI-compatible API.'),
+      h('div', { class: 'actions' }, this.listButton),
+      h('div', { class: 'pane__row' }, field('Server model', this.model), field('Endpoint', this.api)),
+      h(
+        'div',
+        { class: 'pane__row' },
+        field('API key', this.key, 'Kept in this tab’s memory; never in results or exports.'),
+        field('Concurrency sweep', this.concurrency, 'Requests at once, e.g. 1,4,16 (empty: none).'),
+      ),
+      field('Remember the key for this session', this.remember, undefined, { inline: true }),
+      h(
+        'p',
+        { class: 'field__hint' },
+        'Runs the benchmark plan below against the server. The server must allow this page’s origin (CORS); for vLLM: ',
+        h('code', {}, `--allowed-origins '["${location.origin}"]'`),
+        '.',
+      ),
+      h('div', { class: 'actions' }, this.runButton, this.stopButton),
+      this.status,
+      this.error,
+      this.results,
+    );
+    session.addEventListener('change', () => this.refresh());
+    this.refresh();
+  }
+
+  private refresh(): void {
+    const busy = this.session.task !== undefined;
+    this.runButton.disabled = busy;
+    this.listButton.disabled = busy;
+    this.stopButton.hidden = this.controller === undefined;
+    if (this.lastRemote) this.showResults(this.lastRemote);
+  }
+
+  private engine(): RemoteEngine {
+    return new RemoteEngine({
+      baseUrl: this.url.value.trim(),
+      model: this.model.value || undefined,
+      api: this.api.value as RemoteApi,
+      apiKey: this.key.value || undefined,
+    });
+  }
+
+  private showError(e: unknown, what: string): void {
+    const code = isEngineError(e) ? e.code : undefined;
+    this.error.replaceChildren(
+      h('strong', {}, `${what}${code ? ` (${code})` : ''}: `),
+      e instanceof Error ? e.message : String(e),
+    );
+    this.error.hidden = false;
+  }
+
+  /** Fills the model list from `/v1/models`. */
+  async listModels(): Promise<void> {
+    if (!this.url.value.trim()) return;
+    this.error.hidden = true;
+    this.status.textContent = 'Listing models…';
+    try {
+      const models = await this.engine().listModels();
+      const keep = this.model.value;
+      this.model.replaceChildren(...models.map((m) => h('option', { value: m }, m)));
+      if (models.includes(keep)) this.model.value = keep;
+      this.status.textContent = `${models.length} model${models.length === 1 ? '' : 's'} on the server.`;
+    } catch (e) {
+      this.status.textContent = 'Could not list the models.';
+      this.showError(e, 'Listing failed');
+    }
+  }
+
+  async run(): Promise<void> {
+    let plan: BenchPlan;
+    let concurrency: number[];
+    let engine: RemoteEngine;
+    this.error.hidden = true;
+    try {
+      plan = this.plan();
+      concurrency = this.concurrency.value.trim() ? parseConcurrency(this.concurrency.value) : [];
+      if (!this.model.value) await this.listModels();
+      engine = this.engine();
+    } catch (e) {
+      this.showError(e, 'Cannot start');
+      return;
+    }
+    if (!this.session.begin('bench')) return;
+    this.controller = new AbortController();
+    this.refresh();
+    this.element.dataset.state = 'running';
+    try {
+      const result = await runRemoteBench({
+        engine,
+        plan,
+        concurrency,
+        signal: this.controller.signal,
+        onEvent: (e) => {
+          if (e.type === 'run-start')
+            this.status.textContent = `${e.warmup ? 'Warm-up' : 'Run'} ${e.index + 1} of ${e.total} · ${e.promptName}`;
+          else if (e.type === 'sweep-start')
+            this.status.textContent = `Sweep: ${e.concurrency} requests at once…`;
+        },
+      });
+      this.lastRemote = result;
+      this.status.textContent = `Done: ${result.runs.length} measured run${result.runs.length === 1 ? '' : 's'} on ${engine.host}${result.sweep ? `, sweep ${result.sweep.map((p) => p.concurrency).join(', ')}` : ''}.`;
+      this.showResults(result);
+    } catch (e) {
+      if (e instanceof RemoteBenchError && e.result.runs.length) {
+        this.lastRemote = e.result;
+        this.showResults(e.result);
+      }
+      this.status.textContent = isEngineError(e, 'aborted') ? 'Stopped.' : 'The remote benchmark failed.';
+      if (!isEngineError(e, 'aborted')) this.showError(e, 'Remote benchmark failed');
+    } finally {
+      this.controller = undefined;
+      this.element.dataset.state = 'idle';
+      this.session.end('bench');
+    }
+  }
+
+  private showResults(remote: BenchResult): void {
+    const local =
+      this.session.lastResult && this.session.lastResult.engine !== 'remote'
+        ? this.session.lastResult
+        : undefined;
+    const host = remote.endpoint?.host ?? 'remote';
+    const remoteLabel = `Remote (${host})`;
+    const localLabel = 'This GPU';
+    const samePrompts =
+      local !== undefined &&
+      JSON.stringify(local.plan.prompts.map((p) => p.text)) ===
+        JSON.stringify(remote.plan.prompts.map((p) => p.text));
+    const rows: [string, string, (r: BenchResult) => string][] = [
+      ['Model', 'model', (r) => r.model.id],
+      ['TTFT (median)', 'ttft', (r) => fmtMs(r.summary.ttftMs?.median)],
+      ['TPOT (median)', 'tpot', (r) => fmtMs(r.summary.tpotMs?.median)],
+      ['Decode (median)', 'decode', (r) => fmtRate(r.summary.decodeTokensPerSecond?.median)],
+      ['E2E (median)', 'e2e', (r) => fmtMs(r.summary.e2eMs?.median)],
+      [
+        'Output tokens',
+        'tokens',
+        (r) => r.runs.map((x) => `${x.outputTokens}${x.approximate ? '≈' : ''}`).join(', '),
+      ],
+    ];
+    const table = h(
+      'table',
+      { class: 'data', 'data-testid': 'remote-compare-table' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Metric'),
+          local ? h('th', { scope: 'col' }, localLabel) : null,
+          h('th', { scope: 'col' }, remoteLabel),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.map(([label, key, get]) =>
+          h(
+            'tr',
+            { 'data-row': key },
+            h('th', { scope: 'row' }, label),
+            local ? h('td', {}, get(local)) : null,
+            h('td', {}, get(remote)),
+          ),
+        ),
+      ),
+    );
+    const parts = local ? compareParts(sideFigures(local, localLabel), sideFigures(remote, remoteLabel)) : [];
+    const sentence = h(
+      'p',
+      { class: 'remote__verdict', 'data-testid': 'remote-compare' },
+      local
+        ? [
+            h('strong', {}, parts[0] ?? 'Not enough measurements to compare.'),
+            parts.length > 1 ? ` ${parts.slice(1).join(' ')}` : '',
+            samePrompts
+              ? ''
+              : ' (The two runs used different prompts: run both with the same plan for a fair comparison.)',
+          ]
+        : 'Run the benchmark on a local model too (same plan) to see this GPU beside the server.',
+    );
+    const notes: HTMLElement[] = [];
+    if (remote.partial)
+      notes.push(
+        h(
+          'p',
+          { class: 'notice notice--warn' },
+          'Partial: a request failed part-way; what arrived before is kept and marked.',
+        ),
+      );
+    if (remote.runs.some((r) => r.approximate))
+      notes.push(
+        h(
+          'p',
+          { class: 'field__hint' },
+          '≈ the server sent no token usage: tokens counted as chunks (approximate).',
+        ),
+      );
+    const sweep = remote.sweep?.length
+      ? h(
+          'div',
+          { class: 'remote__sweep', 'data-testid': 'remote-sweep' },
+          h('h3', {}, 'Concurrency sweep'),
+          sweepChart(remote.sweep),
+          h(
+            'div',
+            { class: 'table-wrap', role: 'region', 'aria-label': 'Concurrency sweep', tabindex: '0' },
+            h(
+              'table',
+              { class: 'data' },
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  ...[
+                    'At once',
+                    'OK',
+                    'Req/s',
+                    'Out tok/s',
+                    'TTFT p50',
+                    'TTFT p99',
+                    'E2E p50',
+                    'E2E p99',
+                  ].map((c) => h('th', { scope: 'col' }, c)),
+                ),
+              ),
+              h(
+                'tbody',
+                {},
+                remote.sweep.map((p) =>
+                  h(
+                    'tr',
+                    {},
+                    h('th', { scope: 'row' }, String(p.concurrency)),
+                    h('td', {}, `${p.completed}/${p.requests}`),
+                    h('td', {}, fmtNum(p.requestThroughput)),
+                    h('td', {}, fmtNum(p.outputTokenThroughput)),
+                    h('td', {}, fmtMs(p.summary.ttftMs?.median)),
+                    h('td', {}, fmtMs(p.summary.ttftMs?.p99)),
+                    h('td', {}, fmtMs(p.summary.e2eMs?.median)),
+                    h('td', {}, fmtMs(p.summary.e2eMs?.p99)),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        )
+      : null;
+    this.results.replaceChildren(
+      h('h3', {}, local ? 'This GPU beside the server' : 'Remote results'),
+      sentence,
+      h(
+        'div',
+        { class: 'table-wrap', role: 'region', 'aria-label': 'Local and remote', tabindex: '0' },
+        table,
+      ),
+      ...notes,
+      sweep ?? '',
+    );
+  }
+}

@@ -210,7 +210,14 @@ export async function runRemoteBench(opts: RemoteBenchOptions): Promise<BenchRes
     if (o.run) onEvent({ type: 'run-done', index: s.index, total: n, warmup: s.warmup, run: o.run });
     if (o.error) throw new RemoteBenchError(o.error, build(true));
   }
-  for (const c of opts.concurrency ?? []) {
+  const levels = opts.concurrency ?? [];
+  if (typeof window !== 'undefined' && engine.host !== 'invalid-url' && levels.some((c) => c > 6))
+    onEvent({
+      type: 'warning',
+      message:
+        'a browser opens at most 6 connections to one HTTP/1.1 server: levels above 6 queue in the browser, not the server (use npm run bench -- --engine remote for those)',
+    });
+  for (const c of levels) {
     if (opts.signal?.aborted) throw new RemoteBenchError(stopped(), build(true));
     onEvent({ type: 'sweep-start', concurrency: c });
     const p = await sweepPoint(engine, plan, c, opts.signal);

@@ -113,6 +113,7 @@ export class RemoteView {
   private readonly results: HTMLElement;
   private controller: AbortController | undefined;
   private lastRemote: BenchResult | undefined;
+  private warnings: string[] = [];
 
   constructor(
     private readonly session: Session,
@@ -203,7 +204,11 @@ export class RemoteView {
         'div',
         { class: 'pane__row' },
         field('API key', this.key, 'Kept in this tab’s memory; never in results or exports.'),
-        field('Concurrency sweep', this.concurrency, 'Requests at once, e.g. 1,4,16 (empty: none).'),
+        field(
+          'Concurrency sweep',
+          this.concurrency,
+          'Requests at once, e.g. 1,4 (empty: none). A browser opens at most 6 connections per server.',
+        ),
       ),
       field('Remember the key for this session', this.remember, undefined, { inline: true }),
       h(
@@ -283,6 +288,7 @@ export class RemoteView {
     this.controller = new AbortController();
     this.refresh();
     this.element.dataset.state = 'running';
+    this.warnings = [];
     try {
       const result = await runRemoteBench({
         engine,
@@ -294,6 +300,7 @@ export class RemoteView {
             this.status.textContent = `${e.warmup ? 'Warm-up' : 'Run'} ${e.index + 1} of ${e.total} · ${e.promptName}`;
           else if (e.type === 'sweep-start')
             this.status.textContent = `Sweep: ${e.concurrency} requests at once…`;
+          else if (e.type === 'warning') this.warnings.push(e.message);
         },
       });
       this.lastRemote = result;
@@ -388,6 +395,7 @@ export class RemoteView {
           'Partial: a request failed part-way; what arrived before is kept and marked.',
         ),
       );
+    for (const w of this.warnings) notes.push(h('p', { class: 'field__hint' }, `Note: ${w}.`));
     if (remote.runs.some((r) => r.approximate))
       notes.push(
         h(

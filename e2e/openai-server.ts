@@ -44,6 +44,8 @@ export interface Script {
   apiKey?: string;
   /** Send CORS headers allowing every origin (default true). */
   cors: boolean;
+  /** Chat: the first this-many tokens stream as `delta.reasoning_content` (a reasoning model). */
+  reasoningTokens: number;
 }
 
 export const DEFAULT_SCRIPT: Script = {
@@ -58,6 +60,7 @@ export const DEFAULT_SCRIPT: Script = {
   retryAfterS: 0,
   failTimes: 1,
   cors: true,
+  reasoningTokens: 0,
 };
 
 export interface OpenAiTestServer {
@@ -187,10 +190,14 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
     const promptTokens = promptText.split(/\s+/).filter(Boolean).length;
     const chunk = (choice: Record<string, unknown> | null, extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object, created, model: body.model, choices: choice ? [{ index: 0, ...choice }] : [], ...extra })}\n\n`;
-    const content = (text: string, finish: string | null, role = false) =>
+    const content = (text: string, finish: string | null, role = false, reasoning = false) =>
       chat
         ? chunk({
-            delta: role ? { role: 'assistant', content: text } : { content: text },
+            delta: role
+              ? { role: 'assistant', content: text }
+              : reasoning
+                ? { reasoning_content: text }
+                : { content: text },
             logprobs: null,
             finish_reason: finish,
             ...(finish ? { stop_reason: null } : {}),
@@ -217,7 +224,7 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       const k = Math.min(s.tokensPerChunk, n - sent);
       const text = s.tokens.slice(sent, sent + k).join('');
       if (chat && chunks === 0) res.write(content('', null, true));
-      res.write(content(text, null));
+      res.write(content(text, null, false, sent < s.reasoningTokens));
       sent += k;
       chunks++;
       if (sent < n) await sleep(s.delayMs * k);

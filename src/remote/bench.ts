@@ -97,6 +97,12 @@ export function remoteRun(prompt: BenchPrompt, r: RemoteGenerateResult, err?: En
       chunks: r.chunks,
       ...(r.usage?.completion_tokens !== undefined ? { completionTokens: r.usage.completion_tokens } : {}),
       ...(r.usage?.prompt_tokens !== undefined ? { promptTokens: r.usage.prompt_tokens } : {}),
+      ...(r.serverTimings?.prompt_per_second !== undefined
+        ? { serverPrefillTokensPerSecond: r.serverTimings.prompt_per_second }
+        : {}),
+      ...(r.serverTimings?.predicted_per_second !== undefined
+        ? { serverDecodeTokensPerSecond: r.serverTimings.predicted_per_second }
+        : {}),
     },
     ...(err ? { partial: true, error: { code: err.code, message: err.message } } : {}),
   };

@@ -127,6 +127,15 @@ describe('timing against scripted delays (vLLM wire format)', () => {
     expect(chunks.runs[0].approximate).toBe(true);
   });
 
+  it('a reasoning model: thinking tokens time the first token and count, the text is the answer', async () => {
+    server.set({ firstDelayMs: 40, delayMs: 5, reasoningTokens: 3 });
+    const r = await runRemoteBench({ engine: await engine(), plan: plan() });
+    const run = r.runs[0];
+    expect(run.outputTokens).toBe(8);
+    expect(run.text).toBe(' tok3 tok4 tok5 tok6 tok7');
+    expect(run.ttftMs).toBeLessThan(40 + 100);
+  });
+
   it('concurrency sweep: request and token throughput, percentiles per level', async () => {
     server.set({ firstDelayMs: 30, delayMs: 5 });
     const r = await runRemoteBench({ engine: await engine(), plan: plan(), concurrency: [1, 4] });

@@ -67,6 +67,8 @@ export interface RemoteGenerateResult extends GenerateResult {
   /** Content chunks received. */
   chunks: number;
   usage?: { prompt_tokens?: number; completion_tokens?: number };
+  /** llama-server's `timings` (its own prefill/decode tok/s), when it sends them. */
+  serverTimings?: { prompt_per_second?: number; predicted_per_second?: number };
 }
 
 /** An EngineError from a remote server, with the tokens received before the fault. */
@@ -427,12 +429,15 @@ export class RemoteEngine implements Engine {
     const chunks: ChunkRecord[] = [];
     let text = '';
     let usage: RemoteGenerateResult['usage'];
+    let serverTimings: { prompt_per_second?: number; predicted_per_second?: number } | undefined;
     let finish: string | undefined;
     let done = false;
     let protocolError: string | undefined;
     const tStartMs = performance.now();
-    const result = (): RemoteGenerateResult =>
-      this.assemble(tStartMs, chunks, text, usage, finish, done ? undefined : 'aborted');
+    const result = (): RemoteGenerateResult => ({
+      ...this.assemble(tStartMs, chunks, text, usage, finish, done ? undefined : 'aborted'),
+      ...(serverTimings ? { serverTimings } : {}),
+    });
     const fail = (code: EngineErrorCode, message: string, cause?: unknown) =>
       new RemoteError(code, message, { cause, partial: chunks.length > 0 ? result() : undefined });
 
@@ -461,8 +466,18 @@ export class RemoteEngine implements Engine {
             return;
           }
           let j: {
-            choices?: { delta?: { content?: string | null }; text?: string; finish_reason?: string | null }[];
+            choices?: {
+              delta?: {
+                content?: string | null;
+                reasoning_content?: string | null;
+                reasoning?: string | null;
+              };
+              text?: string;
+              finish_reason?: string | null;
+            }[];
             usage?: RemoteGenerateResult['usage'] | null;
+            /** llama-server's own timings (kept apart, in engineReported). */
+            timings?: { prompt_per_second?: number; predicted_per_second?: number };
             error?: { message?: string } | string;
           };
           try {
@@ -476,14 +491,18 @@ export class RemoteEngine implements Engine {
             return;
           }
           if (j.usage) usage = j.usage;
+          if (j.timings) serverTimings = j.timings;
           const c = j.choices?.[0];
           if (!c) return;
           if (c.finish_reason) finish = c.finish_reason;
-          const piece = c.delta?.content ?? c.text ?? '';
+          // Reasoning models stream their thinking first (vLLM: delta.reasoning_content / reasoning): those
+          // are output tokens too (usage counts them), so they time the first token; the text keeps content only.
+          const content = c.delta?.content ?? c.text ?? '';
+          const piece = (c.delta?.reasoning_content ?? c.delta?.reasoning ?? '') + content;
           if (piece === '') return;
           const tMs = performance.now();
           chunks.push({ tMs, text: piece });
-          text += piece;
+          text += content;
           const k = this.cfg.countTokens ? Math.max(1, this.cfg.countTokens(piece)) : 1;
           if (onToken) for (let i = 0; i < k; i++) onToken({ tokenId: -1, text: i === 0 ? piece : '', tMs });
           arm(idleMs, `${this.host} stalled mid-stream: no data for ${idleMs / 1000} s (idle timeout)`);

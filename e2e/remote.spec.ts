@@ -5,6 +5,7 @@
  * server without CORS headers, explained. Screenshots (desktop and phone width) go to `$SCREENSHOT_DIR`
  * when set.
  */
+import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import { type OpenAiTestServer, startOpenAiServer } from './openai-server.ts';
 
@@ -70,6 +71,13 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
   await expect(table.locator('thead')).toContainText('This GPU');
   await expect(table.locator('[data-row="tokens"] td').nth(1)).toHaveText('8');
   await expect(page.getByTestId('remote-sweep').locator('svg')).toBeVisible();
+  const [dl] = await Promise.all([
+    page.waitForEvent('download'),
+    p.getByRole('button', { name: 'Download JSON' }).click(),
+  ]);
+  const json = readFileSync((await dl.path()) as string, 'utf8');
+  expect(json).not.toContain('SECRET');
+  expect(JSON.parse(json)).toMatchObject({ engine: 'remote', endpoint: { api: 'chat' } });
   expect(page.url()).not.toContain('SECRET');
   expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain('SECRET');
 

@@ -18,8 +18,9 @@ import {
   sideFigures,
 } from '../remote/bench.ts';
 import { type RemoteApi, RemoteEngine } from '../remote/engine.ts';
-import { field, h } from './dom.ts';
+import { download, field, h } from './dom.ts';
 import { fmtMs, fmtNum, fmtRate } from './format.ts';
+import { resultFileName, resultToJson } from './result-io.ts';
 import type { Session } from './session.ts';
 
 const KEY_STORAGE = 'webgpu-llm-bench:remote-api-key';
@@ -334,10 +335,10 @@ export class RemoteView {
         JSON.stringify(remote.plan.prompts.map((p) => p.text));
     const rows: [string, string, (r: BenchResult) => string][] = [
       ['Model', 'model', (r) => r.model.id],
-      ['TTFT (median)', 'ttft', (r) => fmtMs(r.summary.ttftMs?.median)],
-      ['TPOT (median)', 'tpot', (r) => fmtMs(r.summary.tpotMs?.median)],
-      ['Decode (median)', 'decode', (r) => fmtRate(r.summary.decodeTokensPerSecond?.median)],
-      ['E2E (median)', 'e2e', (r) => fmtMs(r.summary.e2eMs?.median)],
+      ['TTFT', 'ttft', (r) => fmtMs(r.summary.ttftMs?.median)],
+      ['TPOT', 'tpot', (r) => fmtMs(r.summary.tpotMs?.median)],
+      ['Decode', 'decode', (r) => fmtRate(r.summary.decodeTokensPerSecond?.median)],
+      ['E2E', 'e2e', (r) => fmtMs(r.summary.e2eMs?.median)],
       [
         'Output tokens',
         'tokens',
@@ -353,9 +354,9 @@ export class RemoteView {
         h(
           'tr',
           {},
-          h('th', { scope: 'col' }, 'Metric'),
+          h('th', { scope: 'col' }, 'Median'),
           local ? h('th', { scope: 'col' }, localLabel) : null,
-          h('th', { scope: 'col' }, remoteLabel),
+          h('th', { scope: 'col' }, 'Remote', h('br'), h('small', {}, host)),
         ),
       ),
       h(
@@ -456,6 +457,10 @@ export class RemoteView {
           ),
         )
       : null;
+    const save = h('button', { type: 'button', class: 'button' }, 'Download JSON');
+    save.addEventListener('click', () =>
+      download(`remote-${resultFileName(remote, 'json')}`, resultToJson(remote), 'application/json'),
+    );
     this.results.replaceChildren(
       h('h3', {}, local ? 'This GPU beside the server' : 'Remote results'),
       sentence,
@@ -466,6 +471,7 @@ export class RemoteView {
       ),
       ...notes,
       sweep ?? '',
+      h('div', { class: 'actions' }, save),
     );
   }
 }

@@ -1,0 +1,319 @@
+/**
+ * The embeddable chat widget end to end in real Chromium (SwiftShader without a GPU), from the built
+ * library (`dist/widget/`, `npm run build:widget`): the README's snippet on a plain page chats with
+ * stories260K and shows llama.cpp's greedy text; Stop; markup stays text; two widgets share one engine
+ * (one worker) and removing both terminates it; the WebGPU-missing fallback; demo screenshots.
+ *
+ * The model is read from `../shared/models/` beside the repository and served to the page by
+ * `page.route`. Screenshots go to `$SCREENSHOT_DIR` when set, else to the test's output folder.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, type Page, type TestInfo, test } from '@playwright/test';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const golden = JSON.parse(readFileSync(resolve(ROOT, 'tests/golden/stories260K.json'), 'utf8')) as {
+  generation: { cases: { prompt: string; outputText: string }[] };
+};
+const GOLDEN = golden.generation.cases[0];
+
+/** The README's ```html block after the `widget-snippet` marker, as it stands. */
+function readmeSnippet(): string {
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const m = /<!-- widget-snippet[^>]*-->\s*```html\n([\s\S]*?)```/.exec(readme);
+  if (!m) throw new Error('README.md has no widget snippet');
+  return m[1];
+}
+
+const page = (body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>widget test</title>` +
+  `<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>${body}</body></html>`;
+
+/** Counts Worker construction and termination on the page (and any dialog or page error). */
+async function instrument(p: Page): Promise<string[]> {
+  const errors: string[] = [];
+  p.on('pageerror', (e) => errors.push(String(e)));
+  p.on('dialog', (d) => {
+    errors.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  await p.addInitScript(() => {
+    const w = window as unknown as { __workers: { created: number; terminated: number } };
+    w.__workers = { created: 0, terminated: 0 };
+    const Orig = window.Worker;
+    window.Worker = class extends Orig {
+      constructor(url: string | URL, options?: WorkerOptions) {
+        super(url, options);
+        w.__workers.created++;
+      }
+      override terminate(): void {
+        w.__workers.terminated++;
+        super.terminate();
+      }
+    };
+  });
+  await p.route('**/models/stories260K.gguf', (route) => route.fulfill({ path: MODEL }));
+  return errors;
+}
+
+async function servePage(p: Page, path: string, html: string): Promise<void> {
+  await p.route(`**${path}`, (route) => route.fulfill({ contentType: 'text/html', body: html }));
+  await p.goto(path);
+}
+
+const workers = (p: Page) =>
+  p.evaluate(() => (window as unknown as { __workers: { created: number; terminated: number } }).__workers);
+
+async function shoot(p: Page, testInfo: TestInfo, name: string): Promise<void> {
+  const dir = process.env.SCREENSHOT_DIR;
+  await p.screenshot({ path: dir ? resolve(dir, `${name}.png`) : testInfo.outputPath(`${name}.png`) });
+}
+
+test.describe.configure({ timeout: 90_000 });
+
+test("the README's snippet chats with stories260K: greedy text, Stop, markup stays text", async ({
+  page: p,
+}) => {
+  const errors = await instrument(p);
+  await servePage(p, '/snippet.html', page(readmeSnippet()));
+  const chat = p.locator('webgpu-chat');
+  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await expect(chat.getByRole('heading')).toHaveText('Chat with stories260K');
+  await expect(chat.getByRole('status')).toHaveText('Ready');
+  expect(await workers(p)).toEqual({ created: 1, terminated: 0 });
+
+  // Greedy, 20 tokens, through the attributes; the page listens to the events.
+  await chat.evaluate((el) => {
+    el.setAttribute('temperature', '0');
+    el.setAttribute('max-tokens', '20');
+    const w = window as unknown as { __events: { type: string; detail: unknown }[] };
+    w.__events = [];
+    for (const type of ['token', 'done', 'error'])
+      document.addEventListener(type, (e) => w.__events.push({ type, detail: (e as CustomEvent).detail }));
+  });
+  const input = chat.getByLabel('Message');
+  await input.fill(GOLDEN.prompt);
+  await input.press('Enter');
+  const answer = chat.locator('[data-role="assistant"]').last();
+  await expect(answer).toHaveAttribute('data-finish', 'length', { timeout: 30_000 });
+  const text = (await answer.locator('.text').textContent()) ?? '';
+  expect(text.length).toBeGreaterThanOrEqual(60);
+  expect(GOLDEN.outputText.startsWith(text), `"${text}" should start llama.cpp's continuation`).toBe(true);
+  await expect(chat.locator('[data-role="user"] .text')).toHaveText(GOLDEN.prompt);
+  await expect(chat.locator('[part~="stats"]')).toHaveText(
+    /^Last answer: 20 tokens \(max tokens\) · [\d.]+ tok\/s$/,
+  );
+  const events = await p.evaluate(
+    () => (window as unknown as { __events: { type: string; detail: Record<string, unknown> }[] }).__events,
+  );
+  expect(events.filter((e) => e.type === 'token')).toHaveLength(20);
+  const done = events.find((e) => e.type === 'done')?.detail;
+  expect(done).toMatchObject({ text, finishReason: 'length', outputTokens: 20, promptTokens: 5 });
+  expect(events.filter((e) => e.type === 'token').at(-1)?.detail.answer).toBe(text);
+
+  // Clear, then Stop cuts a long answer short.
+  await chat.getByRole('button', { name: 'Clear' }).click();
+  await expect(chat.locator('[data-role]')).toHaveCount(0);
+  await expect(input).toBeFocused();
+  await chat.evaluate((el) => el.setAttribute('max-tokens', '450'));
+  await input.fill(GOLDEN.prompt);
+  await chat.getByRole('button', { name: 'Send' }).click();
+  const long = chat.locator('[data-role="assistant"]').last();
+  await expect(long.locator('.text')).not.toBeEmpty({ timeout: 30_000 });
+  await chat.getByRole('button', { name: 'Stop' }).click();
+  await expect(long).toHaveAttribute('data-finish', /^(aborted|stop)$/);
+  if ((await long.getAttribute('data-finish')) === 'aborted') {
+    await expect(chat.locator('[part~="stats"]')).toContainText('(stopped)');
+    await expect(long).toContainText('Stopped.');
+  }
+  await expect(chat.getByRole('button', { name: 'Stop' })).toBeDisabled();
+  await expect(chat.getByRole('button', { name: 'Send' })).toBeEnabled();
+
+  // Markup in a message is text, in the question and in the answer (the model continues it).
+  const markup = '<img src=x onerror=alert(1)>';
+  await chat.getByRole('button', { name: 'Clear' }).click();
+  await chat.evaluate((el) => el.setAttribute('max-tokens', '8'));
+  await input.fill(markup);
+  await input.press('Enter');
+  await expect(chat.locator('[data-role="assistant"]').last()).toHaveAttribute(
+    'data-finish',
+    /^(stop|length)$/,
+    {
+      timeout: 30_000,
+    },
+  );
+  await expect(chat.locator('[data-role="user"] .text')).toHaveText(markup);
+  const imgs = await chat.evaluate((el) => el.shadowRoot?.querySelectorAll('img').length ?? -1);
+  expect(imgs).toBe(0);
+  expect(await p.locator('img').count()).toBe(0);
+  expect(errors).toEqual([]);
+});
+
+test('two widgets share one engine; removing both terminates its worker (classic script build)', async ({
+  page: p,
+}) => {
+  const errors = await instrument(p);
+  await servePage(
+    p,
+    '/two.html',
+    page(
+      '<script src="/widget/webgpu-chat.iife.js"></script>' +
+        '<webgpu-chat id="a" model="/models/stories260K.gguf" max-tokens="12"></webgpu-chat>' +
+        '<webgpu-chat id="b" model="/models/stories260K.gguf" max-tokens="12" heading="Second"></webgpu-chat>',
+    ),
+  );
+  const a = p.locator('#a');
+  const b = p.locator('#b');
+  await expect(a).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await expect(b).toHaveAttribute('data-state', 'ready');
+  expect(await workers(p)).toEqual({ created: 1, terminated: 0 });
+  const stats = () =>
+    p.evaluate(() =>
+      (
+        window as unknown as { WebGpuChat: { debugStats(): Record<string, unknown> } }
+      ).WebGpuChat.debugStats(),
+    );
+  expect(await stats()).toMatchObject({ engines: 1, workers: { created: 1, live: 1 } });
+
+  // Both ask at once: the shared engine answers them in turn, each gets the greedy text.
+  // (Through `send()`: two concurrent mouse clicks would interleave their down/up events.)
+  await p.evaluate((prompt) => {
+    for (const el of document.querySelectorAll('webgpu-chat'))
+      void (el as unknown as { send(text: string): Promise<unknown> }).send(prompt);
+  }, GOLDEN.prompt);
+  for (const w of [a, b])
+    await expect(w.locator('[data-role="assistant"]')).toHaveAttribute('data-finish', 'length', {
+      timeout: 30_000,
+    });
+  const ta = await a.locator('[data-role="assistant"] .text').textContent();
+  const tb = await b.locator('[data-role="assistant"] .text').textContent();
+  expect(ta).toBe(tb);
+  expect(GOLDEN.outputText.startsWith(ta ?? '')).toBe(true);
+
+  // Removing one keeps the engine; removing the other frees it.
+  await p.evaluate(() => document.getElementById('a')?.remove());
+  await p.waitForTimeout(50);
+  expect(await workers(p)).toEqual({ created: 1, terminated: 0 });
+  await expect(b).toHaveAttribute('data-state', 'ready');
+  await b.getByLabel('Message').fill('The little cat');
+  await b.getByLabel('Message').press('Enter');
+  await expect(b.locator('[data-role="assistant"]').nth(1)).toHaveAttribute(
+    'data-finish',
+    /^(stop|length)$/,
+    {
+      timeout: 30_000,
+    },
+  );
+  await p.evaluate(() => document.getElementById('b')?.remove());
+  await expect.poll(() => workers(p)).toEqual({ created: 1, terminated: 1 });
+  expect(await stats()).toMatchObject({ engines: 0, workers: { created: 1, live: 0 } });
+
+  // A widget added later (through `mount`) loads the model again in a fresh worker.
+  await p.evaluate(() => {
+    const api = (window as unknown as { WebGpuChat: { mount(t: Element, o: object): HTMLElement } })
+      .WebGpuChat;
+    api.mount(document.body, { model: '/models/stories260K.gguf', maxTokens: 5, heading: 'Mounted' }).id =
+      'c';
+  });
+  await expect(p.locator('#c')).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await expect(p.locator('#c')).toHaveAttribute('max-tokens', '5');
+  await expect(p.locator('#c').getByRole('heading')).toHaveText('Mounted');
+  expect(await workers(p)).toEqual({ created: 2, terminated: 1 });
+  expect(errors).toEqual([]);
+});
+
+/** A fake OpenAI-compatible server at `/fake/v1` whose answer carries markup. */
+async function fakeServer(p: Page): Promise<void> {
+  await p.route('**/fake/v1/models', (route) =>
+    route.fulfill({ json: { object: 'list', data: [{ id: 'fake-model', object: 'model' }] } }),
+  );
+  const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  await p.route('**/fake/v1/chat/completions', (route) =>
+    route.fulfill({
+      contentType: 'text/event-stream',
+      body:
+        chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' } }] }) +
+        chunk({ choices: [{ index: 0, delta: { content: ' <img src=x onerror=alert(1)>' } }] }) +
+        chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
+        chunk({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } }) +
+        'data: [DONE]\n\n',
+    }),
+  );
+}
+
+test('without WebGPU the widget says why (fallback="message") or uses the remote server (fallback="remote")', async ({
+  page: p,
+  baseURL,
+}) => {
+  await instrument(p);
+  await fakeServer(p);
+  await p.addInitScript(() => {
+    // biome-ignore lint/suspicious/noExplicitAny: removing the WebGPU entry point for this test
+    delete (Navigator.prototype as any).gpu;
+  });
+  await servePage(
+    p,
+    '/nogpu.html',
+    page(
+      '<script type="module" src="/widget/webgpu-chat.js"></script>' +
+        '<webgpu-chat id="a" model="/models/stories260K.gguf" fallback="message"></webgpu-chat>' +
+        `<webgpu-chat id="b" model="/models/stories260K.gguf" fallback="remote" base-url="${baseURL}/fake"></webgpu-chat>` +
+        '<webgpu-chat id="c" engine="webllm" model="SmolLM2-360M-Instruct-q4f16_1-MLC"></webgpu-chat>',
+    ),
+  );
+  const a = p.locator('#a');
+  await expect(a).toHaveAttribute('data-state', 'error');
+  await expect(a.getByRole('alert')).toContainText('navigator.gpu is missing');
+  await expect(a.getByRole('button', { name: 'Send' })).toBeDisabled();
+  await expect(p.locator('#c').getByRole('alert')).toContainText('not available in this build');
+  const engines = await p.evaluate(async () => {
+    const m = (await import('/widget/webgpu-chat.js' as string)) as { availableEngines(): string[] };
+    return m.availableEngines();
+  });
+  const b = p.locator('#b');
+  if (engines.includes('remote')) {
+    await expect(b).toHaveAttribute('data-state', 'ready');
+    await expect(b.getByRole('alert')).toContainText('Using the remote server: this browser does not');
+    await b.getByLabel('Message').fill('Hi');
+    await b.getByLabel('Message').press('Enter');
+    const answer = b.locator('[data-role="assistant"]');
+    await expect(answer).toHaveAttribute('data-finish', 'stop');
+    await expect(answer.locator('.text')).toHaveText('Hello <img src=x onerror=alert(1)>');
+    expect(await b.evaluate((el) => el.shadowRoot?.querySelectorAll('img').length)).toBe(0);
+  } else
+    await expect(b.getByRole('alert')).toContainText('The remote fallback is not available in this build');
+  expect(await workers(p)).toEqual({ created: 0, terminated: 0 });
+});
+
+test('the demo page at desktop and phone width', async ({ page: p }, testInfo) => {
+  const errors = await instrument(p);
+  await p.goto('/widget-demo.html');
+  for (const id of ['light', 'dark'])
+    await expect(p.locator(`#${id}`)).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  expect(await workers(p)).toEqual({ created: 1, terminated: 0 });
+  const light = p.locator('#light');
+  await light.getByLabel('Message').fill('The little cat');
+  await light.getByLabel('Message').press('Enter');
+  await expect(light.locator('[data-role="assistant"]')).toHaveAttribute('data-finish', /^(stop|length)$/, {
+    timeout: 30_000,
+  });
+  // The page's `p { color: crimson }` does not reach the widget's text.
+  const color = await light.locator('[part~="stats"]').evaluate((e) => getComputedStyle(e).color);
+  expect(color).not.toBe('rgb(220, 20, 60)');
+  // Keyboard: Tab from the message box reaches Send, then (Stop disabled) Clear.
+  await light.getByLabel('Message').focus();
+  await light.getByLabel('Message').fill('Once');
+  await p.keyboard.press('Tab');
+  await expect(light.getByRole('button', { name: 'Send' })).toBeFocused();
+  await p.keyboard.press('Tab');
+  await expect(light.getByRole('button', { name: 'Clear' })).toBeFocused();
+  await shoot(p, testInfo, 'widget-demo-1280');
+  await p.setViewportSize({ width: 390, height: 844 });
+  await p.evaluate(() => window.scrollTo(0, 0));
+  await shoot(p, testInfo, 'widget-demo-390');
+  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+  expect(errors).toEqual([]);
+});

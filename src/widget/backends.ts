@@ -1,0 +1,159 @@
+/**
+ * The backends the widget can chat with, behind one small interface. `webgpu` is our engine in a Web
+ * Worker (the worker is inlined into the widget bundle, so one script file is all a page needs).
+ * `remote` runs the project's OpenAI-compatible client (src/remote/engine.ts) on the page when that module
+ * is in the build (found at build time through `import.meta.glob`, loaded on first use); `webllm`, and
+ * `remote` in a build without it, fail with a clear "not available in this build" error.
+ */
+import EngineWorker from '../../workers/engine.worker.ts?worker&inline';
+import { EngineError } from '../engine/errors.ts';
+import type { ChatRequest, GenerateResult, LoadProgress, ModelInfo, TokenEvent } from '../engine/types.ts';
+import { WorkerEngine } from '../engine/worker-api.ts';
+import type { Disposable, EngineFactory } from './registry.ts';
+
+/** Backends the widget knows by name. */
+export type WidgetEngineKind = 'webgpu' | 'webllm' | 'remote';
+
+/** What a widget needs from a backend. */
+export interface ChatBackend extends Disposable {
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult>;
+}
+
+/** Where the model comes from. */
+export interface BackendSpec {
+  engine: WidgetEngineKind;
+  /** GGUF URL (webgpu), WebLLM model id (webllm), model name on the server (remote). */
+  model: string;
+  /** OpenAI-compatible server base URL (remote). */
+  baseUrl?: string;
+  /** KV-cache size in tokens (webgpu). */
+  contextLength?: number;
+}
+
+/** Error `code` of the widget's own failures (beside the engine's EngineError codes). */
+export const NOT_AVAILABLE = 'not_available';
+
+/** An error for a backend this build does not contain. */
+export class WidgetError extends Error {
+  override name = 'WidgetError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The remote client's module, when the build has it (an empty record otherwise). */
+interface RemoteModule {
+  RemoteEngine: new (cfg: {
+    baseUrl: string;
+    model?: string;
+  }) => Pick<WorkerEngine, 'chat' | 'unload'> & { load(): Promise<ModelInfo> };
+}
+const remoteModules = import.meta.glob<RemoteModule>('../remote/engine.ts');
+
+class RemoteBackend implements ChatBackend {
+  private engine: InstanceType<RemoteModule['RemoteEngine']> | undefined;
+  async load(spec: BackendSpec): Promise<ModelInfo> {
+    const loader = Object.values(remoteModules)[0];
+    if (!loader) throw new WidgetError(NOT_AVAILABLE, 'the remote backend is not available in this build');
+    if (!spec.baseUrl)
+      throw new WidgetError('invalid_argument', 'engine="remote" needs a base-url attribute (the server)');
+    const { RemoteEngine } = await loader();
+    this.engine = new RemoteEngine({ baseUrl: spec.baseUrl, ...(spec.model ? { model: spec.model } : {}) });
+    return this.engine.load();
+  }
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    if (!this.engine) return Promise.reject(new WidgetError('not_loaded', 'the remote backend is not ready'));
+    return this.engine.chat(req, onToken, signal);
+  }
+  dispose(): void {
+    void this.engine?.unload().catch(() => undefined);
+    this.engine = undefined;
+  }
+}
+
+/** Workers made by this module and not yet terminated (a debug counter for tests and host pages). */
+export const workerCounter = { created: 0, live: 0 };
+
+class WebGpuBackend implements ChatBackend {
+  private readonly engine: WorkerEngine;
+  private terminated = false;
+  constructor() {
+    this.engine = new WorkerEngine(new EngineWorker({ name: 'webgpu-chat engine' }));
+    workerCounter.created++;
+    workerCounter.live++;
+  }
+  load(spec: BackendSpec, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
+    const url = new URL(spec.model, document.baseURI).href;
+    return this.engine.load(
+      { url },
+      { onProgress, ...(spec.contextLength ? { contextLength: spec.contextLength } : {}) },
+    );
+  }
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    return this.engine.chat(req, onToken, signal);
+  }
+  async dispose(): Promise<void> {
+    if (this.terminated) return;
+    this.terminated = true;
+    workerCounter.live--;
+    // Terminate at once: an unload round trip could wait behind a running request.
+    this.engine.worker.terminate();
+  }
+}
+
+/** Says why WebGPU cannot run here, or undefined when an adapter is available. */
+export async function webGpuMissingReason(): Promise<string | undefined> {
+  const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
+  if (!gpu)
+    return window.isSecureContext
+      ? 'this browser does not support WebGPU (navigator.gpu is missing)'
+      : 'WebGPU needs a secure context (https or localhost), and this page is not one';
+  try {
+    const adapter = await gpu.requestAdapter();
+    if (!adapter) return 'WebGPU is present but no GPU adapter is available (blocked or unsupported GPU)';
+  } catch (e) {
+    return `WebGPU could not start: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  return undefined;
+}
+
+/** Makes the registry factory for `spec`. Unavailable backends give a factory whose load rejects. */
+export function backendFactory(spec: BackendSpec): EngineFactory<ChatBackend> {
+  return (onProgress) => {
+    if (spec.engine === 'webgpu') {
+      const engine = new WebGpuBackend();
+      return { engine, ready: engine.load(spec, onProgress) };
+    }
+    if (spec.engine === 'remote' && isAvailable('remote')) {
+      const engine = new RemoteBackend();
+      return { engine, ready: engine.load(spec) };
+    }
+    const why =
+      spec.engine === 'webllm'
+        ? 'engine="webllm" (MLC WebLLM models) is not available in this build of the widget'
+        : spec.engine === 'remote'
+          ? 'engine="remote" (an OpenAI-compatible server) is not available in this build of the widget'
+          : `unknown engine "${String(spec.engine)}": use webgpu, webllm or remote`;
+    const failed: ChatBackend = {
+      chat: () => Promise.reject(new WidgetError(NOT_AVAILABLE, why)),
+      dispose: () => undefined,
+    };
+    return { engine: failed, ready: Promise.reject(new WidgetError(NOT_AVAILABLE, why)) };
+  };
+}
+
+/** True when `kind` can run in this build. */
+export function isAvailable(kind: string): boolean {
+  return kind === 'webgpu' || (kind === 'remote' && Object.keys(remoteModules).length > 0);
+}
+
+/** `{code, message}` of any error (EngineError codes kept). */
+export function describeError(e: unknown): { code: string; message: string } {
+  if (e instanceof WidgetError || e instanceof EngineError) return { code: e.code, message: e.message };
+  if (e && typeof e === 'object' && 'code' in e && typeof (e as { code: unknown }).code === 'string')
+    return { code: (e as { code: string }).code, message: String((e as { message?: unknown }).message ?? e) };
+  return { code: 'unknown', message: e instanceof Error ? e.message : String(e) };
+}

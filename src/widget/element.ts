@@ -1,0 +1,551 @@
+/**
+ * `<webgpu-chat>`: a chat box that runs a model in the browser. Shadow DOM; every piece of user text and
+ * model output goes in through `textContent`, never as HTML. Several elements with the same engine + model
+ * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
+ */
+import type { ChatMessage, GenerateResult, LoadProgress, ModelInfo } from '../engine/types.ts';
+import {
+  type BackendSpec,
+  backendFactory,
+  type ChatBackend,
+  describeError,
+  isAvailable,
+  NOT_AVAILABLE,
+  type WidgetEngineKind,
+  webGpuMissingReason,
+} from './backends.ts';
+import { type EngineLease, EngineRegistry } from './registry.ts';
+import { WIDGET_CSS } from './styles.ts';
+
+/** The engines shared by every widget on the page. */
+export const sharedEngines = new EngineRegistry<ChatBackend>();
+
+/** `detail` of the `ready` event. */
+export interface WebGpuChatReadyDetail {
+  engine: WidgetEngineKind;
+  model: string;
+  info: ModelInfo;
+}
+/** `detail` of the `token` event. */
+export interface WebGpuChatTokenDetail {
+  tokenId: number;
+  text: string;
+  /** The answer so far. */
+  answer: string;
+  tMs: number;
+}
+/** `detail` of the `done` event. */
+export interface WebGpuChatDoneDetail {
+  text: string;
+  finishReason: GenerateResult['finishReason'];
+  outputTokens: number;
+  promptTokens: number;
+  /** Decode speed of this answer, (tokens − 1) / (last − first token time); null for < 2 tokens. */
+  tokensPerSecond: number | null;
+  /** Time to the first token in ms; null without tokens. */
+  ttftMs: number | null;
+}
+/** `detail` of the `error` event. `code` is an EngineError code, `webgpu_unavailable` or `not_available`. */
+export interface WebGpuChatErrorDetail {
+  code: string;
+  message: string;
+  phase: 'load' | 'chat';
+}
+
+/** Events the element dispatches (they bubble and cross the shadow boundary). */
+export interface WebGpuChatEventMap {
+  ready: CustomEvent<WebGpuChatReadyDetail>;
+  token: CustomEvent<WebGpuChatTokenDetail>;
+  done: CustomEvent<WebGpuChatDoneDetail>;
+  error: CustomEvent<WebGpuChatErrorDetail>;
+}
+
+const OBSERVED = [
+  'model',
+  'engine',
+  'base-url',
+  'remote-model',
+  'fallback',
+  'context-length',
+  'system-prompt',
+  'temperature',
+  'max-tokens',
+  'heading',
+  'placeholder',
+] as const;
+const RELOAD_ON = new Set(['model', 'engine', 'base-url', 'remote-model', 'fallback', 'context-length']);
+
+let instances = 0;
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function fmtBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(0)} kB`;
+  return `${n} B`;
+}
+
+/** The custom element. Define it with {@link defineWebGpuChat} (the package entry does so on import). */
+export class WebGpuChatElement extends HTMLElement {
+  static readonly observedAttributes = OBSERVED;
+
+  private readonly root: ShadowRoot;
+  private readonly titleEl: HTMLElement;
+  private readonly statusEl: HTMLElement;
+  private readonly progressBox: HTMLElement;
+  private readonly progressBar: HTMLProgressElement;
+  private readonly progressText: HTMLElement;
+  private readonly notice: HTMLElement;
+  private readonly log: HTMLElement;
+  private readonly stats: HTMLElement;
+  private readonly input: HTMLTextAreaElement;
+  private readonly sendButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private readonly clearButton: HTMLButtonElement;
+
+  private lease: EngineLease<ChatBackend> | undefined;
+  private loadedInfo: ModelInfo | undefined;
+  private generation = 0;
+  private controller: AbortController | undefined;
+  private answering = false;
+  private readonly messages: ChatMessage[] = [];
+  private startQueued = false;
+
+  constructor() {
+    super();
+    const id = ++instances;
+    this.root = this.attachShadow({ mode: 'open', delegatesFocus: false });
+    const style = el('style');
+    style.textContent = WIDGET_CSS;
+
+    const titleId = `wgc-title-${id}`;
+    this.titleEl = el('h2', { class: 'title', part: 'title', id: titleId });
+    this.statusEl = el('p', { class: 'status', part: 'status', role: 'status' });
+    const header = el('div', { class: 'header', part: 'header' });
+    header.append(this.titleEl, this.statusEl);
+
+    this.progressBar = el('progress', { part: 'progress-bar', max: '1', 'aria-label': 'Loading the model' });
+    this.progressText = el('span', { class: 'progress-text' });
+    this.progressBox = el('div', { class: 'progress', part: 'progress' });
+    this.progressBox.append(this.progressBar, this.progressText);
+    this.progressBox.hidden = true;
+
+    this.notice = el('p', { class: 'notice', part: 'notice', role: 'alert' });
+    this.notice.hidden = true;
+
+    this.log = el('div', {
+      class: 'log',
+      part: 'log',
+      role: 'log',
+      'aria-live': 'polite',
+      'aria-relevant': 'additions text',
+      'aria-label': 'Conversation',
+      tabindex: '0',
+      'data-empty': 'Ask something to start.',
+    });
+    this.stats = el('p', { class: 'stats', part: 'stats', 'aria-live': 'polite' });
+
+    const inputId = `wgc-input-${id}`;
+    const label = el('label', { for: inputId, class: 'visually-hidden' }, 'Message');
+    this.input = el('textarea', { id: inputId, part: 'input', rows: '2', enterkeyhint: 'send' });
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        void this.send();
+      } else if (e.key === 'Escape' && this.answering) {
+        e.preventDefault();
+        this.stop();
+      }
+    });
+    this.sendButton = el('button', { type: 'submit', class: 'primary', part: 'button send-button' }, 'Send');
+    this.stopButton = el('button', { type: 'button', part: 'button stop-button' }, 'Stop');
+    this.stopButton.addEventListener('click', () => this.stop());
+    this.clearButton = el('button', { type: 'button', part: 'button clear-button' }, 'Clear');
+    this.clearButton.addEventListener('click', () => this.clear());
+    const buttons = el('div', { class: 'buttons' });
+    buttons.append(this.sendButton, this.stopButton, this.clearButton);
+    const form = el('form', { class: 'form', part: 'form' });
+    form.append(label, this.input, buttons);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.send();
+    });
+
+    const container = el('section', { class: 'root', part: 'container', 'aria-labelledby': titleId });
+    container.append(header, this.progressBox, this.notice, this.log, this.stats, form);
+    this.root.append(style, container);
+    this.renderStatic();
+    this.refresh();
+  }
+
+  // ---- options (attributes, mirrored as properties) ----
+
+  /** GGUF URL (engine webgpu), WebLLM model id (webllm) or model name (remote). */
+  get model(): string {
+    return this.getAttribute('model') ?? '';
+  }
+  set model(v: string) {
+    this.setAttribute('model', v);
+  }
+  get engine(): WidgetEngineKind {
+    return (this.getAttribute('engine') ?? 'webgpu') as WidgetEngineKind;
+  }
+  set engine(v: WidgetEngineKind) {
+    this.setAttribute('engine', v);
+  }
+  get systemPrompt(): string {
+    return this.getAttribute('system-prompt') ?? '';
+  }
+  set systemPrompt(v: string) {
+    this.setAttribute('system-prompt', v);
+  }
+  /** 0 (default) = greedy. */
+  get temperature(): number {
+    const t = Number(this.getAttribute('temperature') ?? 0);
+    return Number.isFinite(t) && t > 0 ? Math.min(t, 2) : 0;
+  }
+  set temperature(v: number) {
+    this.setAttribute('temperature', String(v));
+  }
+  /** Default 256. */
+  get maxTokens(): number {
+    const n = Math.round(Number(this.getAttribute('max-tokens') ?? 256));
+    return Number.isFinite(n) && n >= 1 ? n : 256;
+  }
+  set maxTokens(v: number) {
+    this.setAttribute('max-tokens', String(v));
+  }
+  /** The model's facts once loaded. */
+  get modelInfo(): ModelInfo | undefined {
+    return this.loadedInfo;
+  }
+  /** The conversation so far (a copy). */
+  get conversation(): ChatMessage[] {
+    return this.messages.map((m) => ({ ...m }));
+  }
+  /** 'loading' | 'ready' | 'answering' | 'error' | 'idle'. */
+  get state(): string {
+    return this.dataset.state ?? 'idle';
+  }
+
+  // ---- lifecycle ----
+
+  connectedCallback(): void {
+    this.queueStart();
+  }
+
+  disconnectedCallback(): void {
+    // A move within the page (disconnect + connect in one task) keeps the engine.
+    queueMicrotask(() => {
+      if (!this.isConnected) this.shutdown();
+    });
+  }
+
+  attributeChangedCallback(name: string, old: string | null, value: string | null): void {
+    if (old === value) return;
+    this.renderStatic();
+    if (RELOAD_ON.has(name) && this.isConnected && (this.lease || this.state !== 'idle')) {
+      this.shutdown();
+      this.queueStart();
+    }
+  }
+
+  private queueStart(): void {
+    if (this.startQueued) return;
+    this.startQueued = true;
+    // Let `mount()` and parsers set every attribute first.
+    queueMicrotask(() => {
+      this.startQueued = false;
+      if (this.isConnected && !this.lease && this.state !== 'loading') void this.start();
+    });
+  }
+
+  private shutdown(): void {
+    this.generation++;
+    this.controller?.abort();
+    this.lease?.release();
+    this.lease = undefined;
+    this.loadedInfo = undefined;
+    this.setState('idle');
+  }
+
+  private setState(s: string): void {
+    this.dataset.state = s;
+    this.refresh();
+  }
+
+  private emit<K extends keyof WebGpuChatEventMap>(type: K, detail: WebGpuChatEventMap[K]['detail']): void {
+    this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
+  }
+
+  private fail(phase: 'load' | 'chat', code: string, message: string): void {
+    this.notice.textContent = message;
+    this.notice.hidden = false;
+    this.notice.dataset.code = code;
+    this.emit('error', { code, message, phase });
+  }
+
+  private async start(): Promise<void> {
+    const gen = ++this.generation;
+    this.notice.hidden = true;
+    this.progressBox.hidden = true;
+    let engine = this.engine;
+    const model = this.model;
+    if (!model && engine !== 'remote') {
+      this.setState('error');
+      this.statusEl.textContent = 'No model';
+      this.fail('load', 'invalid_argument', 'No model: set the model attribute (a GGUF URL).');
+      return;
+    }
+    this.setState('loading');
+    this.statusEl.textContent = 'Checking WebGPU…';
+    if ((engine === 'webgpu' || engine === 'webllm') && isAvailable(engine)) {
+      const why = await webGpuMissingReason();
+      if (gen !== this.generation) return;
+      if (why) {
+        const fallback = this.getAttribute('fallback') ?? 'message';
+        if (fallback === 'remote' && this.getAttribute('base-url') && isAvailable('remote')) {
+          engine = 'remote';
+          this.notice.textContent = `Using the remote server: ${why}.`;
+          this.notice.hidden = false;
+        } else {
+          this.setState('error');
+          this.statusEl.textContent = 'Unavailable';
+          const extra =
+            fallback === 'remote'
+              ? isAvailable('remote')
+                ? ' The remote fallback needs a base-url attribute.'
+                : ' The remote fallback is not available in this build.'
+              : '';
+          this.fail(
+            'load',
+            'webgpu_unavailable',
+            `This chat runs the model on your GPU, but ${why}.${extra} Try a recent Chrome or Edge.`,
+          );
+          return;
+        }
+      }
+    }
+    const spec: BackendSpec = {
+      engine,
+      // Falling back to a server: its model is remote-model (or the first it lists), not the GGUF URL.
+      model:
+        engine === 'remote'
+          ? (this.getAttribute('remote-model') ?? (this.engine === 'remote' ? model : ''))
+          : model,
+      baseUrl: this.getAttribute('base-url') ?? undefined,
+      contextLength: Number(this.getAttribute('context-length')) || undefined,
+    };
+    const key = EngineRegistry.key(spec.engine, `${spec.baseUrl ?? ''} ${spec.model}`);
+    this.statusEl.textContent = 'Loading…';
+    this.showProgress(undefined);
+    const lease = sharedEngines.acquire(key, backendFactory(spec), (p) => {
+      if (gen === this.generation) this.showProgress(p);
+    });
+    this.lease = lease;
+    try {
+      const info = await lease.ready;
+      if (gen !== this.generation) return;
+      this.loadedInfo = info;
+      this.progressBox.hidden = true;
+      this.statusEl.textContent = 'Ready';
+      this.renderStatic();
+      this.setState('ready');
+      this.emit('ready', { engine: spec.engine, model: spec.model, info });
+    } catch (e) {
+      if (gen !== this.generation) return;
+      lease.release();
+      this.lease = undefined;
+      this.progressBox.hidden = true;
+      this.setState('error');
+      const { code, message } = describeError(e);
+      this.statusEl.textContent = code === NOT_AVAILABLE ? 'Unavailable' : 'Failed to load';
+      this.fail('load', code, `The model could not be loaded: ${message}`);
+    }
+  }
+
+  private showProgress(p: LoadProgress | undefined): void {
+    this.progressBox.hidden = false;
+    if (!p || p.bytesTotal <= 0) {
+      this.progressBar.removeAttribute('value');
+      this.progressText.textContent = p?.phase === 'compile' ? 'Preparing the GPU…' : 'Starting…';
+      return;
+    }
+    const f = Math.min(1, p.bytesDone / p.bytesTotal);
+    this.progressBar.value = f;
+    this.progressText.textContent =
+      p.phase === 'fetch'
+        ? `Downloading ${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
+        : p.phase === 'upload'
+          ? `Copying to the GPU ${Math.round(f * 100)}%`
+          : `Preparing the GPU ${p.bytesDone} of ${p.bytesTotal}`;
+  }
+
+  private renderStatic(): void {
+    this.titleEl.textContent =
+      this.getAttribute('heading') ?? (this.loadedInfo ? `Chat with ${this.modelName()}` : 'Chat');
+    this.input.placeholder =
+      this.getAttribute('placeholder') ?? 'Write a message. Enter sends, Shift+Enter adds a line.';
+  }
+
+  /** A short name for the model: the GGUF file's name for URLs (general.name is often just "llama"). */
+  private modelName(): string {
+    if (this.engine === 'webgpu') {
+      const file = this.model.split(/[?#]/)[0].split('/').pop() ?? '';
+      let base = file;
+      try {
+        base = decodeURIComponent(file);
+      } catch {}
+      base = base.replace(/\.gguf$/i, '');
+      if (base) return base;
+    }
+    return this.loadedInfo?.name ?? this.model;
+  }
+
+  private refresh(): void {
+    const ready = this.dataset.state === 'ready';
+    this.sendButton.disabled = !ready || this.answering;
+    this.stopButton.disabled = !this.answering;
+    this.clearButton.disabled = this.answering || this.messages.length === 0;
+  }
+
+  private bubble(role: 'user' | 'assistant', text: string): { box: HTMLElement; body: HTMLElement } {
+    const box = el('div', { class: `msg msg--${role}`, part: `message ${role}-message`, 'data-role': role });
+    const who = el('span', { class: 'who' }, role === 'user' ? 'You' : 'Assistant');
+    const body = el('p', { class: 'text', part: 'message-text' });
+    body.textContent = text;
+    box.append(who, body);
+    this.log.append(box);
+    this.log.scrollTop = this.log.scrollHeight;
+    return { box, body };
+  }
+
+  /** Sends `text` (default: what is in the input box). Resolves with the answer, or undefined when not sent. */
+  async send(text?: string): Promise<WebGpuChatDoneDetail | undefined> {
+    const content = (text ?? this.input.value).trim();
+    const lease = this.lease;
+    if (!content || !lease || this.answering || this.dataset.state !== 'ready') return undefined;
+    if (text === undefined) this.input.value = '';
+    const gen = this.generation;
+    this.answering = true;
+    this.notice.hidden = true;
+    this.messages.push({ role: 'user', content });
+    this.bubble('user', content);
+    const answer = this.bubble('assistant', '');
+    answer.box.setAttribute('aria-busy', 'true');
+    const controller = new AbortController();
+    this.controller = controller;
+    this.stats.textContent = 'Answering…';
+    this.setState('ready');
+    this.dataset.answering = 'true';
+    const system = this.systemPrompt.trim();
+    const temperature = this.temperature;
+    const req = {
+      messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...this.messages],
+      maxTokens: this.maxTokens,
+      ...(temperature > 0 ? { temperature, seed: Math.floor(Math.random() * 2 ** 31) } : {}),
+    };
+    let streamed = '';
+    try {
+      const r = await lease.run((engine) =>
+        controller.signal.aborted
+          ? Promise.resolve(undefined)
+          : engine.chat(
+              req,
+              (t) => {
+                if (gen !== this.generation) return;
+                streamed += t.text;
+                if (t.text) answer.body.append(t.text);
+                this.log.scrollTop = this.log.scrollHeight;
+                this.emit('token', { tokenId: t.tokenId, text: t.text, answer: streamed, tMs: t.tMs });
+              },
+              controller.signal,
+            ),
+      );
+      if (gen !== this.generation) return undefined;
+      const out = r?.text ?? '';
+      answer.body.textContent = out;
+      answer.box.dataset.finish = r?.finishReason ?? 'aborted';
+      const n = r?.outputTokenIds.length ?? 0;
+      if (out) this.messages.push({ role: 'assistant', content: out });
+      const times = r?.tokenTimesMs ?? [];
+      const tps = n >= 2 ? ((n - 1) * 1000) / (times[n - 1] - times[0]) : null;
+      const ttft = r && n > 0 ? times[0] - r.tStartMs : null;
+      const why =
+        r?.finishReason === 'stop' ? 'end of text' : r?.finishReason === 'length' ? 'max tokens' : 'stopped';
+      if (r?.finishReason !== 'stop') {
+        const note = el('p', { class: 'note' }, why === 'stopped' ? 'Stopped.' : 'Cut at max tokens.');
+        answer.box.append(note);
+      }
+      this.stats.textContent =
+        n === 0
+          ? why === 'stopped'
+            ? 'Stopped before the first token.'
+            : 'No answer.'
+          : `Last answer: ${n} token${n === 1 ? '' : 's'} (${why})` +
+            (tps !== null && Number.isFinite(tps) ? ` · ${tps.toFixed(1)} tok/s` : '');
+      const detail: WebGpuChatDoneDetail = {
+        text: out,
+        finishReason: r?.finishReason ?? 'aborted',
+        outputTokens: n,
+        promptTokens: r?.promptTokenIds.length ?? 0,
+        tokensPerSecond: tps !== null && Number.isFinite(tps) ? tps : null,
+        ttftMs: ttft,
+      };
+      this.emit('done', detail);
+      return detail;
+    } catch (e) {
+      if (gen !== this.generation) return undefined;
+      answer.box.dataset.finish = 'error';
+      // The question stays on screen but leaves the history, so the next turn is not built on it.
+      this.messages.pop();
+      const { code, message } = describeError(e);
+      this.stats.textContent = '';
+      this.fail('chat', code, `No answer (${code}): ${message}`);
+      return undefined;
+    } finally {
+      answer.box.removeAttribute('aria-busy');
+      if (this.controller === controller) this.controller = undefined;
+      if (gen === this.generation) {
+        this.answering = false;
+        delete this.dataset.answering;
+        this.refresh();
+        // Stop is disabled now: keep the keyboard user in the widget.
+        if (this.root.activeElement === this.stopButton) this.input.focus();
+      }
+    }
+  }
+
+  /** Stops the answer being written (what was written stays). */
+  stop(): void {
+    this.controller?.abort();
+  }
+
+  /** Starts a new conversation. */
+  clear(): void {
+    if (this.answering) return;
+    this.messages.length = 0;
+    this.log.replaceChildren();
+    this.stats.textContent = '';
+    this.notice.hidden = true;
+    this.refresh();
+    this.input.focus();
+  }
+}
+
+/** Registers `<webgpu-chat>` (or another tag name) once. */
+export function defineWebGpuChat(tag = 'webgpu-chat'): void {
+  if (customElements.get(tag)) return;
+  const taken = customElements.getName?.(WebGpuChatElement);
+  customElements.define(tag, taken ? class extends WebGpuChatElement {} : WebGpuChatElement);
+}

@@ -1,0 +1,98 @@
+/**
+ * The embeddable chat widget: `<webgpu-chat model="…" engine="webgpu">` and {@link mount}. Importing this
+ * module (or loading the built `webgpu-chat.iife.js` with a classic script tag, which exposes
+ * `window.WebGpuChat`) defines the element.
+ */
+import { isAvailable, workerCounter } from './backends.ts';
+import { defineWebGpuChat, sharedEngines, WebGpuChatElement } from './element.ts';
+
+export type { ChatMessage, ModelInfo } from '../engine/types.ts';
+export type { WidgetEngineKind } from './backends.ts';
+export type {
+  WebGpuChatDoneDetail,
+  WebGpuChatErrorDetail,
+  WebGpuChatEventMap,
+  WebGpuChatReadyDetail,
+  WebGpuChatTokenDetail,
+} from './element.ts';
+export { defineWebGpuChat, WebGpuChatElement };
+
+/** Options of {@link mount}; each is also an attribute of `<webgpu-chat>` (kebab-case). */
+export interface WebGpuChatOptions {
+  /** GGUF URL for engine "webgpu" (relative URLs resolve against the page); WebLLM id; remote model name. */
+  model: string;
+  /** Backend: "webgpu" (default, our engine in a worker); "webllm" and "remote" are not in this build yet. */
+  engine?: 'webgpu' | 'webllm' | 'remote';
+  /** Base URL of an OpenAI-compatible server (engine "remote", or fallback "remote"). */
+  baseUrl?: string;
+  /** Model name on the remote server (defaults to `model`). */
+  remoteModel?: string;
+  /** Without WebGPU: "message" (default, say why) or "remote" (use `baseUrl` where that backend exists). */
+  fallback?: 'message' | 'remote';
+  /** System prompt prepended to every request. */
+  systemPrompt?: string;
+  /** 0 (default) = greedy. */
+  temperature?: number;
+  /** Maximum new tokens per answer (default 256). */
+  maxTokens?: number;
+  /** KV-cache size in tokens (default min(model's context, 2048)). */
+  contextLength?: number;
+  /** Heading text (default "Chat with MODEL"). */
+  heading?: string;
+  /** Placeholder of the message box. */
+  placeholder?: string;
+}
+
+const ATTRS: Record<keyof WebGpuChatOptions, string> = {
+  model: 'model',
+  engine: 'engine',
+  baseUrl: 'base-url',
+  remoteModel: 'remote-model',
+  fallback: 'fallback',
+  systemPrompt: 'system-prompt',
+  temperature: 'temperature',
+  maxTokens: 'max-tokens',
+  contextLength: 'context-length',
+  heading: 'heading',
+  placeholder: 'placeholder',
+};
+
+/**
+ * Puts a chat widget into `target` (appended as its last child) and returns it. The element starts loading
+ * its model at once; listen for `ready`, `token`, `done` and `error` on it. Remove it (`el.remove()`) to
+ * release its engine.
+ */
+export function mount(target: Element, options: WebGpuChatOptions): WebGpuChatElement {
+  defineWebGpuChat();
+  const chat = document.createElement('webgpu-chat') as WebGpuChatElement;
+  for (const [k, attr] of Object.entries(ATTRS) as [keyof WebGpuChatOptions, string][]) {
+    const v = options[k];
+    if (v !== undefined && v !== null) chat.setAttribute(attr, String(v));
+  }
+  target.append(chat);
+  return chat;
+}
+
+/** Engines and workers alive on this page (for host pages' diagnostics and tests). */
+export function debugStats(): {
+  engines: number;
+  created: number;
+  disposed: number;
+  refs: Record<string, number>;
+  workers: { created: number; live: number };
+} {
+  return { ...sharedEngines.stats(), workers: { ...workerCounter } };
+}
+
+/** The engines this build can run: always "webgpu"; "remote" when the remote client is in the build. */
+export function availableEngines(): string[] {
+  return ['webgpu', 'webllm', 'remote'].filter(isAvailable);
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'webgpu-chat': WebGpuChatElement;
+  }
+}
+
+defineWebGpuChat();

@@ -148,6 +148,30 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
   const imgs = await chat.evaluate((el) => el.shadowRoot?.querySelectorAll('img').length ?? -1);
   expect(imgs).toBe(0);
   expect(await p.locator('img').count()).toBe(0);
+
+  // A conversation longer than the context forgets its oldest turns instead of failing. (A new context
+  // length is another engine: the old one's worker is terminated.)
+  await chat.evaluate((el) => {
+    el.setAttribute('context-length', '64');
+    el.setAttribute('max-tokens', '40');
+  });
+  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  expect(await workers(p)).toEqual({ created: 2, terminated: 1 });
+  await chat.getByRole('button', { name: 'Clear' }).click();
+  for (let turn = 0; turn < 3; turn++) {
+    await input.fill(GOLDEN.prompt);
+    await input.press('Enter');
+    await expect(chat.locator('[data-role="assistant"]').nth(turn)).toHaveAttribute(
+      'data-finish',
+      /^(stop|length)$/,
+      { timeout: 30_000 },
+    );
+  }
+  await expect(chat.getByRole('alert')).toBeHidden();
+  const kept = await chat.evaluate(
+    (el) => (el as unknown as { conversation: unknown[] }).conversation.length,
+  );
+  expect(kept).toBeLessThan(6);
   expect(errors).toEqual([]);
 });
 

@@ -3,7 +3,7 @@
  * model output goes in through `textContent`, never as HTML. Several elements with the same engine + model
  * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
  */
-import type { ChatMessage, GenerateResult, LoadProgress, ModelInfo } from '../engine/types.ts';
+import type { ChatMessage, GenerateResult, LoadProgress, ModelInfo, TokenEvent } from '../engine/types.ts';
 import {
   type BackendSpec,
   backendFactory,
@@ -346,7 +346,10 @@ export class WebGpuChatElement extends HTMLElement {
       baseUrl: this.getAttribute('base-url') ?? undefined,
       contextLength: Number(this.getAttribute('context-length')) || undefined,
     };
-    const key = EngineRegistry.key(spec.engine, `${spec.baseUrl ?? ''} ${spec.model}`);
+    const key = EngineRegistry.key(
+      spec.engine,
+      [spec.baseUrl ?? '', spec.model, spec.contextLength ?? ''].join(' ').trim(),
+    );
     this.statusEl.textContent = 'Loading…';
     this.showProgress(undefined);
     const lease = sharedEngines.acquire(key, backendFactory(spec), (p) => {
@@ -450,28 +453,41 @@ export class WebGpuChatElement extends HTMLElement {
     this.dataset.answering = 'true';
     const system = this.systemPrompt.trim();
     const temperature = this.temperature;
-    const req = {
-      messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...this.messages],
+    const base = {
       maxTokens: this.maxTokens,
       ...(temperature > 0 ? { temperature, seed: Math.floor(Math.random() * 2 ** 31) } : {}),
     };
+    const sys = system ? [{ role: 'system' as const, content: system }] : [];
     let streamed = '';
+    const onToken = (t: TokenEvent) => {
+      if (gen !== this.generation) return;
+      streamed += t.text;
+      if (t.text) answer.body.append(t.text);
+      this.log.scrollTop = this.log.scrollHeight;
+      this.emit('token', { tokenId: t.tokenId, text: t.text, answer: streamed, tMs: t.tMs });
+    };
     try {
-      const r = await lease.run((engine) =>
-        controller.signal.aborted
-          ? Promise.resolve(undefined)
-          : engine.chat(
-              req,
-              (t) => {
-                if (gen !== this.generation) return;
-                streamed += t.text;
-                if (t.text) answer.body.append(t.text);
-                this.log.scrollTop = this.log.scrollHeight;
-                this.emit('token', { tokenId: t.tokenId, text: t.text, answer: streamed, tMs: t.tMs });
-              },
+      const r = await lease.run(async (engine) => {
+        let history = [...this.messages];
+        for (;;) {
+          if (controller.signal.aborted) return undefined;
+          try {
+            const res = await engine.chat(
+              { ...base, messages: [...sys, ...history] },
+              onToken,
               controller.signal,
-            ),
-      );
+            );
+            // Turns that no longer fit were forgotten (the screen keeps them).
+            this.messages.splice(0, this.messages.length - history.length);
+            return res;
+          } catch (e) {
+            // The conversation outgrew the context: forget the oldest turn and try again.
+            if (describeError(e).code !== 'context_overflow' || history.length <= 1) throw e;
+            history = history.slice(1);
+            while (history.length > 1 && history[0].role !== 'user') history = history.slice(1);
+          }
+        }
+      });
       if (gen !== this.generation) return undefined;
       const out = r?.text ?? '';
       answer.body.textContent = out;

@@ -21,7 +21,7 @@ export { defineWebGpuChat, WebGpuChatElement };
 export interface WebGpuChatOptions {
   /** GGUF URL for engine "webgpu" (relative URLs resolve against the page); WebLLM id; remote model name. */
   model: string;
-  /** Backend: "webgpu" (default, our engine in a worker); "webllm" and "remote" are not in this build yet. */
+  /** Backend: "webgpu" (default, our engine in a worker); "remote" (needs `baseUrl`) where the build has it; "webllm" is not available yet. */
   engine?: 'webgpu' | 'webllm' | 'remote';
   /** Base URL of an OpenAI-compatible server (engine "remote", or fallback "remote"). */
   baseUrl?: string;

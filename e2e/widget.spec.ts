@@ -284,7 +284,8 @@ test('without WebGPU the widget says why (fallback="message") or uses the remote
       '<script type="module" src="/widget/webgpu-chat.js"></script>' +
         '<webgpu-chat id="a" model="/models/stories260K.gguf" fallback="message"></webgpu-chat>' +
         `<webgpu-chat id="b" model="/models/stories260K.gguf" fallback="remote" base-url="${baseURL}/fake"></webgpu-chat>` +
-        '<webgpu-chat id="c" engine="webllm" model="SmolLM2-360M-Instruct-q4f16_1-MLC"></webgpu-chat>',
+        '<webgpu-chat id="c" engine="webllm" model="SmolLM2-360M-Instruct-q4f16_1-MLC"></webgpu-chat>' +
+        `<webgpu-chat id="d" engine="remote" model="fake-model" base-url="${baseURL}/fake"></webgpu-chat>`,
     ),
   );
   const a = p.locator('#a');
@@ -306,6 +307,14 @@ test('without WebGPU the widget says why (fallback="message") or uses the remote
     await expect(answer).toHaveAttribute('data-finish', 'stop');
     await expect(answer.locator('.text')).toHaveText('Hello <img src=x onerror=alert(1)>');
     expect(await b.evaluate((el) => el.shadowRoot?.querySelectorAll('img').length)).toBe(0);
+    // engine="remote" needs no WebGPU at all.
+    const d = p.locator('#d');
+    await expect(d).toHaveAttribute('data-state', 'ready');
+    await expect(d.getByRole('heading')).toHaveText('Chat with fake-model');
+    await expect(d.getByRole('alert')).toBeHidden();
+    await d.getByLabel('Message').fill('Hi');
+    await d.getByLabel('Message').press('Enter');
+    await expect(d.locator('[data-role="assistant"] .text')).toHaveText('Hello <img src=x onerror=alert(1)>');
   } else
     await expect(b.getByRole('alert')).toContainText('The remote fallback is not available in this build');
   expect(await workers(p)).toEqual({ created: 0, terminated: 0 });

@@ -260,8 +260,13 @@ export async function runBench(
       typeof doProbe === 'object' ? doProbe.capBytes : undefined,
       onEvent,
     ));
-    if (fits && !fits.ok && fits.certain) {
-      throw new EngineError('out_of_memory', `${modelId(opts.model)} does not fit this GPU: ${fits.reason}`);
+    if (fits && !fits.ok) {
+      throw new EngineError(
+        'out_of_memory',
+        fits.certain === false
+          ? `${modelId(opts.model)} may not fit this GPU: ${fits.reason} (raise the probe's cap, --probe-cap-gb, to probe further)`
+          : `${modelId(opts.model)} does not fit this GPU: ${fits.reason}`,
+      );
     }
   }
   const engine = createEngine(engineName);

@@ -15,7 +15,7 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   const panel = page.getByRole('tabpanel', { name: 'Benchmark' });
   await panel.getByRole('radio', { name: 'Synthetic demo' }).check();
   await panel.getByLabel('Model shape').selectOption('stories260k');
-  await panel.getByLabel('Weights').first().selectOption('f32');
+  await panel.getByLabel('Weights').selectOption('f32');
   await panel.getByRole('button', { name: 'Load model' }).click();
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded synthetic:stories260k-f32 in /, {
     timeout: 60_000,
@@ -37,7 +37,7 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   await card.getByLabel('Price per hour').fill('3.6');
   await expect(page.getByTestId('lb-cost')).toContainText('3.600 USD/h');
 
-  await card.getByLabel('Weights').selectOption('f16');
+  await card.getByLabel('Weight type').selectOption('f16');
   await card.getByLabel('Context (tokens)').fill('2048');
   await card.getByRole('button', { name: 'Probe GPU memory' }).click();
   await expect(page.getByTestId('lb-fits')).toContainText('Largest buffer', { timeout: 30_000 });

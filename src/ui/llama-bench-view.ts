@@ -270,7 +270,7 @@ export class LlamaBenchView {
           h(
             'div',
             { class: 'lb-form' },
-            field('Weights', this.fitType),
+            field('Weight type', this.fitType),
             field('Context (tokens)', this.fitCtx),
             h('div', { class: 'actions' }, this.probeButton),
           ),

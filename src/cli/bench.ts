@@ -23,7 +23,6 @@ import type { LoadProgress } from '../engine/types.ts';
 import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
-import { ensureBuiltPage, ROOT } from './page-build.ts';
 import {
   formatLlamaBench,
   LLAMA_BENCH_OPTIONS,
@@ -31,6 +30,7 @@ import {
   llamaBenchEventLine,
   llamaBenchOptions,
 } from './llama-bench-args.ts';
+import { ensureBuiltPage, ROOT } from './page-build.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -57,8 +57,8 @@ const USAGE = `usage: npm run bench -- [options]
   --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
   --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
   --timeout-s N                     bound on the model load and on each request (default 600)
-
 ${LLAMA_BENCH_USAGE}
+
 Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
 
 /** Default model, relative to the repository. */
@@ -100,9 +100,9 @@ interface BenchArgs {
   failUnderDecodeTps?: number;
   failOverTtftMs?: number;
   timeoutMs: number;
-}
   /** --llama-bench, the memory probe, the cost flags (src/cli/llama-bench-args.ts). */
   part2: ReturnType<typeof llamaBenchOptions>;
+}
 
 function parse(argv: string[]): BenchArgs | 'help' {
   const { values } = parseArgs({
@@ -127,8 +127,8 @@ function parse(argv: string[]): BenchArgs | 'help' {
       'fail-over-ttft-ms': { type: 'string' },
       'timeout-s': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
-    },
       ...LLAMA_BENCH_OPTIONS,
+    },
   });
   if (values.help) return 'help';
 
@@ -215,7 +215,6 @@ function parse(argv: string[]): BenchArgs | 'help' {
     failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps'),
     failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms'),
     timeoutMs: timeoutS * 1000,
-  };
     part2: (() => {
       try {
         return llamaBenchOptions(values);
@@ -223,6 +222,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
         throw new UsageError((e as Error).message);
       }
     })(),
+  };
 }
 
 /** Prints progress events on stderr (load progress: one line per 500 ms with every phase's state). */
@@ -288,11 +288,11 @@ function progressPrinter(): (e: BenchEvent) => void {
       case 'warning':
         log(`warning: ${e.message}`);
         break;
-    }
       default: {
         const line = llamaBenchEventLine(e);
         if (line) log(line);
       }
+    }
   };
 }
 
@@ -414,10 +414,10 @@ async function main(argv: string[]): Promise<number> {
           a.timeoutMs + graceMs,
           e.type === 'load-start' ? 'loading the model' : `run ${e.index + 1}`,
         );
-      else if (e.type === 'roofline-start')
-        watchdog.arm(Math.max(a.timeoutMs, 120_000) + graceMs, 'measuring the roofline');
       else if (e.type === 'llama-bench-progress')
         watchdog.arm(a.timeoutMs + graceMs, `llama-bench ${e.progress.test}`);
+      else if (e.type === 'roofline-start')
+        watchdog.arm(Math.max(a.timeoutMs, 120_000) + graceMs, 'measuring the roofline');
     });
     await Promise.race([
       page.goto(`${server.base}/`, { waitUntil: 'load', timeout: 60_000 }),
@@ -432,9 +432,9 @@ async function main(argv: string[]): Promise<number> {
         contextLength: a.contextLength,
         timeoutMs: a.timeoutMs,
         roofline: a.roofline,
+        ...a.part2,
       }),
       watchdog.fired,
-        ...a.part2,
     ]);
     watchdog.stop();
 

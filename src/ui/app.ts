@@ -86,9 +86,9 @@ function main(): void {
   const benchRoot = document.getElementById('bench-root');
   const webgpuNotice = h('div', { class: 'notice notice--warn', role: 'alert', 'data-testid': 'no-webgpu' });
   webgpuNotice.hidden = true;
+  bench.element.append(new LlamaBenchView(session).element);
   benchRoot?.replaceChildren(webgpuNotice, bench.element);
   document.getElementById('chat-root')?.replaceChildren(chat.element);
-  bench.element.append(new LlamaBenchView(session).element);
   document.getElementById('history-root')?.replaceChildren(historyView.element);
 
   const tablist = document.querySelector<HTMLElement>('[role="tablist"]');

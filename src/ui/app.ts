@@ -5,11 +5,11 @@
  */
 import { installBenchApi } from '../bench/page-api.ts';
 import { BenchView } from './bench-view.ts';
-import { LlamaBenchView } from './llama-bench-view.ts';
 import { ChatView } from './chat-view.ts';
 import { h } from './dom.ts';
 import { openHistory } from './history.ts';
 import { HistoryView } from './history-view.ts';
+import { LlamaBenchView } from './llama-bench-view.ts';
 import { ModelPicker } from './model-picker.ts';
 import { RemoteView } from './remote-view.ts';
 import { startGpuReport } from './report.ts';

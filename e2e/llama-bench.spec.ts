@@ -41,6 +41,7 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   await card.getByLabel('Context (tokens)').fill('2048');
   await card.getByRole('button', { name: 'Probe GPU memory' }).click();
   await expect(page.getByTestId('lb-fits')).toContainText('Largest buffer', { timeout: 30_000 });
+  await expect(page.getByTestId('lb-fit-loaded')).toContainText('Loaded synthetic:stories260k-f32: needs');
   await expect(page.getByTestId('lb-fits').locator('.lb-fit--ok').first()).toContainText('stories260K');
   await expect(page.getByTestId('lb-fits').locator('.lb-fit--no').last()).toContainText('Llama-3.1-8B');
   expect(errors).toEqual([]);

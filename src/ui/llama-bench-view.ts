@@ -519,7 +519,9 @@ export class LlamaBenchView {
       const v: FitsVerdict = modelFits(syntheticGguf(name), mem, Math.min(ctx, s.contextLength));
       return { s, v };
     });
+    const loaded = this.loadedFit(mem);
     this.fitBox.replaceChildren(
+      loaded ?? '',
       h(
         'p',
         { class: 'lb-facts' },
@@ -547,6 +549,25 @@ export class LlamaBenchView {
           ),
         ),
       ),
+    );
+  }
+
+  /**
+   * The loaded model at its loaded context: weights + f32 KV cache (2 × layers × ctx × kvDim × 4) against
+   * the allocatable memory (the per-tensor binding checks need the file's tensors: see the shapes below).
+   */
+  private loadedFit(mem: MemoryProbe): HTMLElement | undefined {
+    const m = this.session.model;
+    if (!m?.info.kvDim) return undefined;
+    const i = m.info;
+    const need = i.weightBytes + 2 * i.nLayers * i.contextLength * (i.kvDim ?? 0) * 4;
+    const ok = need <= mem.allocatableBytes;
+    const mark = ok ? '✓' : mem.capped ? '?' : '✗';
+    return h(
+      'p',
+      { class: `lb-facts lb-loaded lb-loaded--${ok ? 'ok' : 'no'}`, 'data-testid': 'lb-fit-loaded' },
+      h('span', { class: 'lb-fit__mark' }, mark),
+      ` Loaded ${m.id}: needs ${fmtBytes(need)} (weights and KV cache at ${i.contextLength} tokens)`,
     );
   }
 

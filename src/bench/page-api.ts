@@ -26,6 +26,7 @@ import {
   tokenCost,
 } from './llama-bench.ts';
 import { type LlamaBenchProgress, modelFits, probeMemory } from './llama-bench-gpu.ts';
+import { top1Agreement } from './perplexity.ts';
 import {
   type BandwidthResult,
   buildRoofline,
@@ -73,6 +74,11 @@ export interface BenchOptions {
   probeMemory?: boolean | { capBytes?: number };
   /** Price a token: a remote instance's price per hour, or the local power draw and electricity price. */
   cost?: CostInput;
+  /**
+   * A reference run (llama.cpp's greedy tokens, made by the command line) to score our top-1 against,
+   * teacher-forced: the result's `quality`.
+   */
+  cpuMatch?: { engine: string; promptIds: number[]; outputIds: number[] };
 }
 
 /** How to price a token (see {@link tokenCost}). */
@@ -325,11 +331,13 @@ export async function runBench(
       onRunDone: (run, warmup) =>
         onEvent({ type: 'run-done', index: current, total: warmup ? plan.warmup : total, warmup, run }),
     });
+    const quality = opts.cpuMatch ? await scoreAgainst(engine, opts.cpuMatch, onEvent) : undefined;
     await close();
     const roofline = opts.roofline === false ? undefined : await measureRoofline(info, runs, onEvent);
     const r = buildResult({ device, engine: engineName, model, load, plan, runs, roofline });
     return {
       ...r,
+      ...(quality ? { quality } : {}),
       model: fits ? { ...r.model, fits } : r.model,
       ...(memory ? { memory } : {}),
       ...costOf(opts.cost, r.summary.decodeTokensPerSecond?.median, onEvent),
@@ -337,6 +345,31 @@ export async function runBench(
   } finally {
     await close();
   }
+}
+
+/**
+ * Feeds the reference's prompt and greedy tokens to our engine teacher-forced and returns the share of
+ * positions where our top-1 equals the reference's token (undefined, with a warning, when the engine
+ * cannot score).
+ */
+async function scoreAgainst(
+  engine: unknown,
+  ref: { engine: string; promptIds: number[]; outputIds: number[] },
+  onEvent: (e: BenchEvent) => void,
+): Promise<BenchResult['quality']> {
+  const scorer = engine as { scoreTokens?: (ids: number[]) => Promise<{ top1: ArrayLike<number> }> };
+  if (!scorer.scoreTokens || ref.outputIds.length === 0) {
+    onEvent({ type: 'warning', message: 'this engine cannot score tokens: no CPU match' });
+    return undefined;
+  }
+  const { top1 } = await scorer.scoreTokens([...ref.promptIds, ...ref.outputIds]);
+  const p = ref.promptIds.length;
+  const ours = ref.outputIds.map((_, i) => top1[p - 1 + i]);
+  return {
+    reference: ref.engine,
+    top1Agreement: top1Agreement(ours, ref.outputIds),
+    positions: ref.outputIds.length,
+  };
 }
 
 /** The cost field for a result, or nothing (no price given, or no decode speed measured). */

@@ -135,6 +135,12 @@ export interface BenchResult {
   /** Per metric over measured runs: ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond. */
   summary: Record<string, Summary>;
   roofline?: BenchRoofline;
+  /**
+   * Quality beside speed ("CPU match"): llama.cpp's greedy tokens for the first prompt are fed to our engine
+   * teacher-forced, and `top1Agreement` is the share of those positions where our top-1 token equals
+   * llama.cpp's (≥ 0.98 for quantized files here, 1 for F32/F16).
+   */
+  quality?: { reference: string; top1Agreement: number; positions: number };
   /** Remote engines: the endpoint (host only, never a key) and the API used. */
   endpoint?: { host: string; api: 'chat' | 'completions' };
   /** Remote engines: the concurrency sweep, one point per level. */

@@ -10,10 +10,12 @@
  *
  * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed.
  */
+
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { llamaCppGreedy } from '../bench/cpu-match.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import { fmt, fmtBytes, fmtPct, formatResultText } from '../bench/report.ts';
@@ -21,7 +23,9 @@ import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
 import type { LoadProgress } from '../engine/types.ts';
 import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
+import { openGguf } from '../webgpu/gguf/reader.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
+import { createTokenizer } from '../webgpu/tokenizer/index.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import {
   formatLlamaBench,
@@ -97,6 +101,8 @@ interface BenchArgs {
   browser?: string;
   gpu: boolean;
   roofline: boolean;
+  /** Score our top-1 against llama.cpp's greedy tokens (local GGUF files; --no-cpu-match turns it off). */
+  cpuMatch: boolean;
   failUnderDecodeTps?: number;
   failOverTtftMs?: number;
   timeoutMs: number;
@@ -123,6 +129,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       chromium: { type: 'string' },
       gpu: { type: 'boolean', default: false },
       'no-roofline': { type: 'boolean', default: false },
+      'no-cpu-match': { type: 'boolean', default: false },
       'fail-under-decode-tps': { type: 'string' },
       'fail-over-ttft-ms': { type: 'string' },
       'timeout-s': { type: 'string' },
@@ -212,6 +219,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
     browser: values.browser ?? values.chromium,
     gpu: values.gpu ?? false,
     roofline: !values['no-roofline'],
+    cpuMatch: !values['no-cpu-match'],
     failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps'),
     failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms'),
     timeoutMs: timeoutS * 1000,
@@ -424,6 +432,10 @@ async function main(argv: string[]): Promise<number> {
       watchdog.fired,
     ]);
     await Promise.race([ensureBenchApi(page, page0.benchEntry), watchdog.fired]);
+    const cpuMatch =
+      a.cpuMatch && a.model.localPath && a.engine === 'webgpu' && !a.part2.llamaBench
+        ? await llamaCppReference(a.model.localPath, a.plan)
+        : undefined;
     const result = await Promise.race([
       runInPage(page, {
         model: spec,
@@ -432,6 +444,7 @@ async function main(argv: string[]): Promise<number> {
         contextLength: a.contextLength,
         timeoutMs: a.timeoutMs,
         roofline: a.roofline,
+        ...(cpuMatch ? { cpuMatch } : {}),
         ...a.part2,
       }),
       watchdog.fired,
@@ -442,6 +455,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(
       result.tests ? `${formatLlamaBench(result)}\n` : `${formatResultText(result, notes)}\n`,
     );
+    if (result.quality) {
+      process.stdout.write(
+        `CPU match: our top-1 agrees with ${result.quality.reference} at ${fmtPct(result.quality.top1Agreement)} of ${result.quality.positions} greedy positions (teacher-forced)\n`,
+      );
+    }
     if (!result.tests && (result.memory || result.cost))
       process.stdout.write(`${formatLlamaBench(result)}\n`);
     if (a.json) {
@@ -487,3 +505,24 @@ main(process.argv.slice(2)).then(
     process.exit(1);
   },
 );
+
+/**
+ * llama.cpp's greedy continuation of the plan's first prompt (tokenized by our tokenizer, as the page
+ * does), for the result's CPU match; undefined with a note when llama.cpp cannot run it.
+ */
+async function llamaCppReference(
+  path: string,
+  plan: BenchPlan,
+): Promise<{ engine: string; promptIds: number[]; outputIds: number[] } | undefined> {
+  try {
+    const file = await openGguf({ path });
+    const tok = createTokenizer(file.metadata);
+    const promptIds = tok.encode(plan.prompts[0].text, { addBos: tok.addBos });
+    const n = Math.min(plan.maxTokens, 64);
+    log(`CPU match: llama.cpp generating ${n} greedy tokens for the first prompt…`);
+    return await llamaCppGreedy(path, promptIds, n);
+  } catch (e) {
+    log(`CPU match skipped: ${(e as Error).message}`);
+    return undefined;
+  }
+}

@@ -69,9 +69,11 @@ function tileK(K: number, TT: number): number {
   return Math.min(Math.ceil(K / WG) * WG, cap);
 }
 
-/** Bindings: 0 step, 1 x, [2 gnorm], then each segment's weights, then `extra` in order. */
-export function matmulWGSL(o: MatmulOptions): string {
-  const TT = o.TT;
+/**
+ * The bindings every matmul variant declares, in order: 0 step, 1 x, [gnorm], each segment's weights,
+ * then `extra`; with a loader function per weight.
+ */
+function bindingsWGSL(o: MatmulOptions): string[] {
   const lines: string[] = [STEP_WGSL];
   let b = 0;
   lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
@@ -88,6 +90,13 @@ export function matmulWGSL(o: MatmulOptions): string {
     });
   });
   for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  return lines;
+}
+
+/** Bindings: 0 step, 1 x, [2 gnorm], then each segment's weights, then `extra` in order. */
+export function matmulWGSL(o: MatmulOptions): string {
+  const TT = o.TT;
+  const lines = bindingsWGSL(o);
 
   const K = o.K;
   const KT = tileK(K, TT);
@@ -225,22 +234,7 @@ const GEMV_UNITS = 8;
  */
 export function gemvWGSL(o: MatmulOptions): string {
   const W = GEMV_LANES * GEMV_UNITS;
-  const lines: string[] = [STEP_WGSL];
-  let b = 0;
-  lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
-  lines.push(`@group(0) @binding(${b++}) var<storage, read> x: array<f32>;`);
-  if (o.norm) {
-    lines.push(`@group(0) @binding(${b++}) var<storage, read> gnorm: ${wgslArrayType(o.norm.type)};`);
-    lines.push(wgslLoader('gnorm', o.norm.type));
-  }
-  o.segments.forEach((s, si) => {
-    s.weights.forEach((w, wi) => {
-      const name = `w${si}_${wi}`;
-      lines.push(`@group(0) @binding(${b++}) var<storage, read> ${name}: ${wgslArrayType(w.type)};`);
-      lines.push(wgslLoader(name, w.type));
-    });
-  });
-  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  const lines = bindingsWGSL(o);
   const K = o.K;
   const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
   lines.push(`
@@ -342,22 +336,7 @@ const ROWS_WG = 64;
  * Dispatch ({@link rowsWorkgroupsX}, T).
  */
 export function rowsWGSL(o: MatmulOptions): string {
-  const lines: string[] = [STEP_WGSL];
-  let b = 0;
-  lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
-  lines.push(`@group(0) @binding(${b++}) var<storage, read> x: array<f32>;`);
-  if (o.norm) {
-    lines.push(`@group(0) @binding(${b++}) var<storage, read> gnorm: ${wgslArrayType(o.norm.type)};`);
-    lines.push(wgslLoader('gnorm', o.norm.type));
-  }
-  o.segments.forEach((s, si) => {
-    s.weights.forEach((w, wi) => {
-      const name = `w${si}_${wi}`;
-      lines.push(`@group(0) @binding(${b++}) var<storage, read> ${name}: ${wgslArrayType(w.type)};`);
-      lines.push(wgslLoader(name, w.type));
-    });
-  });
-  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  const lines = bindingsWGSL(o);
   const K = o.K;
   lines.push(`
 const K: u32 = ${K}u;

@@ -36,6 +36,7 @@ async function main(): Promise<number> {
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
       chromium: { type: 'string' },
+      browser: { type: 'string' },
       ctx: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -80,12 +81,18 @@ async function main(): Promise<number> {
     result = await withHarnessPage(
       {
         gpu: values.gpu,
-        chromium: values.chromium,
+        chromium: values.chromium ?? values.browser,
         modelPath: isUrl || isSynthetic ? undefined : resolve(model),
       },
       async (page, modelUrl) => {
         await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
-        await callHarness(page, 'load', isUrl || isSynthetic ? model : modelUrl, ctx);
+        try {
+          await callHarness(page, 'load', isUrl || isSynthetic ? model : modelUrl, ctx);
+        } catch (e) {
+          // Name the file the person gave, not the URL it was served under.
+          if (modelUrl && e instanceof Error) e.message = e.message.split(modelUrl).join(resolve(model));
+          throw e;
+        }
         return callHarness<GenerateResult>(page, 'generate', req);
       },
     );
@@ -94,6 +101,12 @@ async function main(): Promise<number> {
     return 2;
   }
   process.stdout.write('\n');
+  const asked = req.maxTokens ?? 64;
+  if (result.finishReason === 'length' && result.outputTokenIds.length < asked) {
+    console.error(
+      `note: stopped after ${result.outputTokenIds.length} of ${asked} tokens: the context (--ctx) is full`,
+    );
+  }
   if (values.json) {
     writeFileSync(
       values.json,

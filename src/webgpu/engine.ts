@@ -233,7 +233,7 @@ export class WebGpuEngine implements Engine {
     if (prompt.length >= model.nCtx) {
       throw new EngineError(
         'context_overflow',
-        `the prompt has ${prompt.length} tokens but the context holds ${model.nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger contextLength`,
+        `the prompt has ${prompt.length} tokens but the context holds ${model.nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
       );
     }
     const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);

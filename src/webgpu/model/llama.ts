@@ -895,7 +895,7 @@ export class LlamaModel {
     if (pos0 + ids.length > this.nCtx) {
       throw new EngineError(
         'context_overflow',
-        `the prompt has ${ids.length} tokens but the context holds ${this.nCtx - pos0}; shorten the prompt or load with a larger contextLength`,
+        `the prompt has ${ids.length} tokens but the context holds ${this.nCtx - pos0}; shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
       );
     }
     for (let i = 0; i < ids.length; i += this.batchSize) {

@@ -249,7 +249,7 @@ test('synthetic model: says its weights are random, loads on the GPU and benchma
   await expect(page.getByTestId('synthetic-notice')).toContainText(
     'Random weights: speed is real, text is noise.',
   );
-  await expect(panel.getByRole('radio', { name: /WebLLM model/ })).toBeDisabled();
+  await expect(panel.getByRole('radio', { name: /WebLLM model/ })).toBeEnabled();
   await expect(panel.getByRole('radio', { name: /Remote endpoint/ })).toBeEnabled();
   await panel.getByLabel('Model shape').selectOption('llama-3.1-8b');
   await panel.getByLabel('Weights').selectOption('q4_k_m');

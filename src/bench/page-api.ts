@@ -115,7 +115,7 @@ declare global {
 }
 
 /** The engines {@link runBench} can run. */
-export const BENCH_ENGINES = ['webgpu'] as const;
+export const BENCH_ENGINES = ['webgpu', 'webllm'] as const;
 
 function modelId(spec: BenchModelSpec): string {
   if ('synthetic' in spec)
@@ -219,7 +219,9 @@ async function measureRoofline(
 }
 
 /** Creates the engine for a name. @throws EngineError('invalid_argument') for an unknown engine. */
-function createEngine(name: string): Engine {
+async function createEngine(name: string): Promise<Engine> {
+  // WebLLM (src/webllm/) is loaded only when asked for: it is a large module.
+  if (name === 'webllm') return new (await import('../webllm/engine.ts')).WebLlmEngine();
   if (name === 'webgpu')
     return new WorkerEngine(
       new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
@@ -275,7 +277,7 @@ export async function runBench(
       );
     }
   }
-  const engine = createEngine(engineName);
+  const engine = await createEngine(engineName);
   let closed = false;
   const close = async () => {
     if (closed) return;

@@ -79,6 +79,10 @@ export function benchRunFrom(
     e2eMs: m.e2eMs,
     prefillTokensPerSecond: m.prefillTokPerS,
     decodeTokensPerSecond: m.decodeTokPerS,
+    // An engine's own figures (WebLLM's usage.extra), kept apart from ours.
+    ...('engineReported' in r && r.engineReported
+      ? { engineReported: r.engineReported as Record<string, number> }
+      : {}),
   };
 }
 

@@ -159,6 +159,27 @@ describe('npm run bench', () => {
     expect(r.stderr).toMatch(/--runs must be an integer ≥ 1/);
   });
 
+  it('--engine webllm needs a model id (exit 2); offline, a WebLLM load ends with network', async () => {
+    const r = await bench(['--engine', 'webllm'], 60_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--engine webllm needs --model ID/);
+    const o = await bench(
+      [
+        '--engine',
+        'webllm',
+        '--model',
+        'SmolLM2-135M-Instruct-q0f32-MLC',
+        '--timeout-s',
+        '30',
+        '--no-roofline',
+      ],
+      90_000,
+    );
+    expect(o.code).toBe(1);
+    // No network on the development machine; with network this is a real benchmark (README, WebLLM mode).
+    expect(o.stderr).toMatch(/error \[(network|timeout)\]: /);
+  });
+
   it('fails clearly for a URL that answers 404', async () => {
     const r = await bench(['--model', `${base}/missing.gguf`, '--timeout-s', '20'], 90_000);
     expect(r.code).toBe(1);

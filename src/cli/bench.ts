@@ -45,7 +45,8 @@ const USAGE = `usage: npm run bench -- [options]
                                     TYPE: ${SYNTHETIC_FTYPES.join(', ')}).
                                     Default: ../shared/models/stories260K.gguf if present, else
                                     synthetic:stories260k-f32 (the same shapes).
-  --engine webgpu|remote            the engine (remote: an OpenAI-compatible server; --engine remote --help)
+  --engine webgpu|webllm|remote     the engine (webllm: --model is a WebLLM prebuilt id, needs network;
+                                    remote: an OpenAI-compatible server; --engine remote --help)
   --prompt TEXT                     one custom prompt
   --prompts FILE|SET                a prompts file (JSON array, or one prompt per line) or a built-in set:
                                     short, medium, long, all (default: short)
@@ -142,7 +143,12 @@ function parse(argv: string[]): BenchArgs | 'help' {
   // Model.
   let model: BenchArgs['model'];
   const m = values.model;
-  if (m === undefined) {
+  if (values.engine === 'webllm') {
+    // A WebLLM prebuilt model id (src/webllm/): the page's WebLLM worker fetches it.
+    if (!m || m.startsWith('synthetic:'))
+      throw new UsageError('--engine webllm needs --model ID, e.g. Llama-3.2-1B-Instruct-q4f32_1-MLC');
+    model = { spec: { url: `webllm:${m}`, id: m } };
+  } else if (m === undefined) {
     model = existsSync(DEFAULT_MODEL)
       ? {
           spec: { url: '', id: basename(DEFAULT_MODEL) },
@@ -175,11 +181,11 @@ function parse(argv: string[]): BenchArgs | 'help' {
   }
 
   const engine = values.engine ?? 'webgpu';
-  if (engine !== 'webgpu')
+  if (engine !== 'webgpu' && engine !== 'webllm')
     throw new UsageError(
-      engine === 'webllm' || engine === 'remote'
+      engine === 'remote'
         ? `--engine ${engine} is not available yet (only webgpu)`
-        : `unknown --engine ${engine} (webgpu)`,
+        : `unknown --engine ${engine} (webgpu, webllm)`,
     );
 
   // Prompts.

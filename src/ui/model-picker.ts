@@ -10,6 +10,7 @@ import { field, h } from './dom.ts';
 import { fmtBytes, fmtMs, fmtParams } from './format.ts';
 import type { Session } from './session.ts';
 import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from './synthetic.ts';
+import { WebLlmPane } from './webllm-pane.ts';
 
 type SourceKind = 'file' | 'url' | 'synthetic' | 'webllm' | 'remote';
 
@@ -17,7 +18,7 @@ const SOURCES: { kind: SourceKind; label: string; coming?: boolean }[] = [
   { kind: 'file', label: 'GGUF file' },
   { kind: 'url', label: 'GGUF URL' },
   { kind: 'synthetic', label: 'Synthetic demo' },
-  { kind: 'webllm', label: 'WebLLM model', coming: true },
+  { kind: 'webllm', label: 'WebLLM model' },
   { kind: 'remote', label: 'Remote endpoint' },
 ];
 
@@ -65,6 +66,7 @@ export class ModelPicker {
   private readonly dropZone: HTMLElement;
   private pickedFile: File | undefined;
   private controller: AbortController | undefined;
+  private readonly webllm = new WebLlmPane();
 
   constructor(private readonly session: Session) {
     // Source choice: a radio group styled as segments.
@@ -200,6 +202,9 @@ export class ModelPicker {
     );
     this.describeSynthetic();
 
+    // WebLLM: the catalogue for this adapter (src/ui/webllm-pane.ts), filled when first shown.
+    this.panes.set('webllm', this.webllm.element);
+
     // Remote: filled by src/ui/remote-view.ts (app.ts calls remotePane()).
     this.panes.set('remote', h('div', { class: 'pane', 'data-testid': 'remote-pane' }));
 
@@ -273,6 +278,7 @@ export class ModelPicker {
   private choose(kind: SourceKind): void {
     this.kind = kind;
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
+    if (kind === 'webllm') void this.webllm.activate();
     this.refresh();
   }
 
@@ -285,7 +291,7 @@ export class ModelPicker {
     const busy = this.session.task !== undefined;
     const loading = this.session.task === 'load';
     this.loadButton.disabled = busy;
-    this.loadButton.hidden = this.kind === 'file' || this.kind === 'remote';
+    this.loadButton.hidden = this.kind === 'file' || this.kind === 'remote' || this.kind === 'webllm';
     this.fileInput.disabled = busy;
     this.cancelButton.hidden = !loading;
     this.dropZone.classList.toggle('drop--disabled', busy);

@@ -1,0 +1,156 @@
+/**
+ * The model picker's "WebLLM model" pane: WebLLM's catalogue filtered for this adapter (src/webllm/catalog.ts;
+ * models this adapter cannot run are listed disabled, with the reason), which are cached, storage use and
+ * quota, deleting a cached model, a self-hosted base URL and the cache backend. WebLLM itself (a large
+ * module) is imported only when the pane is first shown.
+ */
+import type { AppConfig } from '@mlc-ai/web-llm';
+import { type CatalogEntry, filterCatalog, selfHostedRecord } from '../webllm/catalog.ts';
+import { field, h } from './dom.ts';
+import { fmtBytes } from './format.ts';
+
+type CacheBackend = NonNullable<AppConfig['cacheBackend']>;
+
+export class WebLlmPane {
+  readonly element: HTMLElement;
+  private readonly select: HTMLSelectElement;
+  private readonly baseInput: HTMLInputElement;
+  private readonly cacheSelect: HTMLSelectElement;
+  private readonly info: HTMLElement;
+  private readonly storage: HTMLElement;
+  private readonly deleteButton: HTMLButtonElement;
+  private entries: CatalogEntry[] = [];
+  private started = false;
+
+  constructor() {
+    this.select = h('select', { id: 'webllm-model', class: 'input', 'data-testid': 'webllm-model' });
+    this.baseInput = h('input', {
+      id: 'webllm-base',
+      class: 'input',
+      type: 'url',
+      placeholder: 'https://example.org/mlc-models/ (optional)',
+    });
+    this.cacheSelect = h(
+      'select',
+      { id: 'webllm-cache', class: 'input' },
+      ['cache', 'indexeddb', 'opfs'].map((c) => h('option', { value: c }, c)),
+    );
+    this.info = h('p', { class: 'field__hint', 'data-testid': 'webllm-info', 'aria-live': 'polite' });
+    this.storage = h('p', { class: 'field__hint', 'data-testid': 'webllm-storage' });
+    this.deleteButton = h('button', { type: 'button', class: 'button' }, 'Delete from cache');
+    this.deleteButton.addEventListener('click', () => void this.deleteSelected());
+    this.select.addEventListener('change', () => this.describe());
+    this.cacheSelect.addEventListener('change', () => void this.refreshCache());
+    this.element = h(
+      'div',
+      { class: 'pane', 'data-testid': 'webllm-pane' },
+      field('WebLLM model', this.select, 'MLC prebuilt models; those this adapter cannot run are disabled.'),
+      this.info,
+      h(
+        'div',
+        { class: 'pane__row' },
+        field(
+          'Self-hosted base URL',
+          this.baseInput,
+          'Weights at BASE/MODEL_ID/, the library at BASE/LIB.wasm.',
+        ),
+        field('Cache', this.cacheSelect),
+      ),
+      h('div', { class: 'actions' }, this.deleteButton),
+      this.storage,
+      h(
+        'p',
+        { class: 'notice notice--info' },
+        'Benchmark a WebLLM model from the command line: npm run bench -- --engine webllm --model ID ' +
+          '(needs network). Loading it into this page’s Benchmark and Chat tabs is not wired yet.',
+      ),
+    );
+  }
+
+  /** The app config as chosen here: the prebuilt catalogue, or its records re-pointed at the base URL. */
+  appConfig(base: AppConfig): AppConfig {
+    const url = this.baseInput.value.trim();
+    const list = url ? base.model_list.map((r) => selfHostedRecord(r, url, location.href)) : base.model_list;
+    return { model_list: list, cacheBackend: this.cacheSelect.value as CacheBackend };
+  }
+
+  /** Fills the pane the first time it is shown. */
+  async activate(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.info.textContent = 'Reading the catalogue…';
+    try {
+      const { prebuiltAppConfig } = await import('@mlc-ai/web-llm');
+      const adapter = await navigator.gpu?.requestAdapter();
+      if (!adapter) {
+        this.info.textContent = 'No WebGPU adapter: WebLLM cannot run in this browser.';
+        return;
+      }
+      this.entries = filterCatalog(prebuiltAppConfig, {
+        features: adapter.features as unknown as Iterable<string>,
+        limits: adapter.limits,
+      });
+      this.render();
+      await this.refreshCache();
+    } catch (e) {
+      this.info.textContent = `The WebLLM catalogue could not be read: ${(e as Error)?.message ?? e}`;
+    }
+  }
+
+  private render(): void {
+    const current = this.select.value;
+    this.select.replaceChildren(
+      ...this.entries.map((e) => {
+        const size = e.vramMB ? ` · ~${fmtBytes(e.vramMB * 1024 * 1024)} GPU memory` : '';
+        const label = e.ok
+          ? `${e.id}${size}${e.cached ? ' · cached' : ''}`
+          : `${e.id} — not offered: ${e.reasons.join('; ')}`;
+        const o = h('option', { value: e.id, 'data-ok': String(e.ok) }, label);
+        o.disabled = !e.ok;
+        return o;
+      }),
+    );
+    const first = this.entries.find((e) => e.ok);
+    this.select.value = this.entries.some((e) => e.id === current && e.ok) ? current : (first?.id ?? '');
+    this.describe();
+  }
+
+  private describe(): void {
+    const ok = this.entries.filter((e) => e.ok).length;
+    const e = this.entries.find((x) => x.id === this.select.value);
+    this.info.textContent =
+      `${ok} of ${this.entries.length} models offered on this adapter. ` +
+      (e
+        ? `${e.id}: ${e.cached ? 'cached' : 'not cached'}; download size unknown until its tensor-cache.json is read` +
+          (e.requiredFeatures.length ? `; needs ${e.requiredFeatures.join(', ')}` : '')
+        : '');
+    this.deleteButton.disabled = !e?.cached;
+  }
+
+  private async refreshCache(): Promise<void> {
+    try {
+      const { hasModelInCache, prebuiltAppConfig } = await import('@mlc-ai/web-llm');
+      const config = this.appConfig(prebuiltAppConfig);
+      await Promise.all(
+        this.entries.map(async (e) => {
+          e.cached = await hasModelInCache(e.id, config).catch(() => false);
+        }),
+      );
+      this.render();
+      const est = await navigator.storage?.estimate?.();
+      this.storage.textContent = est
+        ? `Storage: ${fmtBytes(est.usage ?? 0)} used of ${fmtBytes(est.quota ?? 0)} allowed to this page.`
+        : 'Storage use is not reported by this browser.';
+    } catch (e) {
+      this.storage.textContent = `The cache could not be read: ${(e as Error)?.message ?? e}`;
+    }
+  }
+
+  private async deleteSelected(): Promise<void> {
+    const id = this.select.value;
+    if (!id) return;
+    const { deleteModelAllInfoInCache, prebuiltAppConfig } = await import('@mlc-ai/web-llm');
+    await deleteModelAllInfoInCache(id, this.appConfig(prebuiltAppConfig)).catch(() => undefined);
+    await this.refreshCache();
+  }
+}

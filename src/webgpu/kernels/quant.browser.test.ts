@@ -83,12 +83,9 @@ describe('quantized weights', () => {
             dots: [{ w: 0, row: 'u' }],
             epilogue: `y[t * ${N}u + u] = d0;`,
           };
-          const code = matmulWGSL({
-            K,
-            TT,
-            segments: [seg],
-            extra: ['var<storage, read_write> y: array<f32>'],
-          });
+          const opts = { K, TT, segments: [seg], extra: ['var<storage, read_write> y: array<f32>'] };
+          const code =
+            variant === 'ksplit' ? gemvWGSL(opts) : variant === 'flat' ? rowsWGSL(opts) : matmulWGSL(opts);
           const y = storageFrom(device, new Float32Array(T * N));
           await runWGSL(
             device,
@@ -96,7 +93,9 @@ describe('quantized weights', () => {
             [uniformFrom(device, packStep(T, 0)), storageFrom(device, x), storageFrom(device, bytes), y],
             variant === 'ksplit'
               ? [gemvWorkgroupsX([seg]), T]
-              : [matmulWorkgroupsX([seg]), Math.ceil(T / TT)],
+              : variant === 'flat'
+                ? [rowsWorkgroupsX([seg]), T]
+                : [matmulWorkgroupsX([seg]), Math.ceil(T / TT)],
           );
           const got = await readF32(device, y, T * N);
           const ref = new Float64Array(T * N);

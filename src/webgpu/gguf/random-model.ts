@@ -3,10 +3,12 @@
  * options, same bytes. Weights are normal with std 1/√fan_in (so activations stay near unit scale),
  * norms near 1, and the vocabulary is a small SentencePiece-style one (`tokenizer.ggml.model = llama`).
  */
+
 import { EngineError } from '../../engine/errors.ts';
 import { llamaTensorShapes } from '../model/config.ts';
 import { mulberry32, type Rng, randn } from '../util/prng.ts';
 import { GgmlTypeId, shapeElements } from './ggml-types.ts';
+import { f32ToF16 } from './quantize.ts';
 import { type GgufMetadataEntry, type GgufTensorInput, kv, writeGguf } from './writer.ts';
 
 /** Options for {@link makeRandomLlamaGguf}. */
@@ -156,34 +158,8 @@ export function makeSpmVocab(nVocab: number): SpmVocab {
   return { tokens, scores, tokenTypes };
 }
 
-const f32Scratch = new Float32Array(1);
-const u32Scratch = new Uint32Array(f32Scratch.buffer);
-
-/** IEEE half-precision bits of `v`, rounded to nearest even (as ggml's `GGML_FP32_TO_FP16`). */
-export function f32ToF16Bits(v: number): number {
-  f32Scratch[0] = v;
-  const x = u32Scratch[0];
-  const sign = (x >>> 16) & 0x8000;
-  const exp = (x >>> 23) & 0xff;
-  const mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    const m = mant | 0x800000;
-    const shift = 14 - e;
-    let h = m >>> shift;
-    const rem = m & ((1 << shift) - 1);
-    const halfway = 1 << (shift - 1);
-    if (rem > halfway || (rem === halfway && h & 1)) h++;
-    return sign | h;
-  }
-  let h = (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++; // a carry rounds up into the exponent, as it should
-  return sign | h;
-}
+/** IEEE half-precision bits of `v`, rounded to nearest even (ggml's `GGML_FP32_TO_FP16`; one implementation, in quantize.ts). */
+export const f32ToF16Bits = f32ToF16;
 
 function randomTensor(rng: Rng, name: string, shape: number[], weightType: 'F32' | 'F16'): GgufTensorInput {
   const n = shapeElements(shape);

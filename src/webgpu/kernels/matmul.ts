@@ -70,6 +70,26 @@ function tileK(K: number, TT: number): number {
 }
 
 /**
+ * Workgroup ranges [start, end) along x allotted to each segment when every workgroup covers
+ * `unitsPerWg` output units; the last range's end is the dispatch size.
+ */
+function segmentRanges(
+  segments: readonly { nUnits: number }[],
+  unitsPerWg: number,
+): { start: number; end: number }[] {
+  let start = 0;
+  return segments.map((s) => {
+    const r = { start, end: start + Math.ceil(s.nUnits / unitsPerWg) };
+    start = r.end;
+    return r;
+  });
+}
+
+function workgroupsX(segments: readonly { nUnits: number }[], unitsPerWg: number): number {
+  return segmentRanges(segments, unitsPerWg).at(-1)?.end ?? 0;
+}
+
+/**
  * The bindings every matmul variant declares, in order: 0 step, 1 x, [gnorm], each segment's weights,
  * then `extra`; with a loader function per weight.
  */
@@ -139,13 +159,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   for (var tt = 0u; tt < TT; tt++) { inv[tt] = invs[tt]; }`);
   }
   // Segment selection, uniform per workgroup.
-  let wgStart = 0;
-  const segInfo = o.segments.map((s) => {
-    const nWg = Math.ceil(s.nUnits / WG);
-    const r = { start: wgStart, end: wgStart + nWg };
-    wgStart += nWg;
-    return r;
-  });
+  const segInfo = segmentRanges(o.segments, WG);
   lines.push(`
   var seg = 0u;
   var u = 0u;`);
@@ -217,7 +231,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 
 /** Workgroups along x for a matmul with these segments. */
 export function matmulWorkgroupsX(segments: { nUnits: number }[]): number {
-  return segments.reduce((a, s) => a + Math.ceil(s.nUnits / WG), 0);
+  return workgroupsX(segments, WG);
 }
 
 /** Lanes (threads) that share one output unit in {@link gemvWGSL}, and units per workgroup. */
@@ -262,13 +276,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   let inv = inverseSqrt(rs[0] / f32(K) + ${f32Lit(o.norm.eps)});`);
   }
   const X = (k: string) => (o.norm ? `(x[xb + ${k}] * inv * ld_gnorm(${k}))` : `x[xb + ${k}]`);
-  let wgStart = 0;
-  const segInfo = o.segments.map((s) => {
-    const nWg = Math.ceil(s.nUnits / GEMV_UNITS);
-    const r = { start: wgStart, end: wgStart + nWg };
-    wgStart += nWg;
-    return r;
-  });
+  const segInfo = segmentRanges(o.segments, GEMV_UNITS);
   lines.push(`
   var seg = 0u;
   var u = 0u;`);
@@ -322,7 +330,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 
 /** Workgroups along x for {@link gemvWGSL} with these segments. */
 export function gemvWorkgroupsX(segments: { nUnits: number }[]): number {
-  return segments.reduce((a, s) => a + Math.ceil(s.nUnits / GEMV_UNITS), 0);
+  return workgroupsX(segments, GEMV_UNITS);
 }
 
 /** Threads per workgroup in {@link rowsWGSL}. */
@@ -347,13 +355,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   let xrow = ${o.lastTokenOnly ? 'step.nTokens - 1u' : 'wg.y'};
   let pos = step.pos0 + xrow;
   let xb = xrow * K;`);
-  let wgStart = 0;
+  const ranges = segmentRanges(o.segments, ROWS_WG);
   o.segments.forEach((s, si) => {
-    const nWg = Math.ceil(s.nUnits / ROWS_WG);
+    const { start, end } = ranges[si];
     lines.push(
-      `  ${si ? 'else ' : ''}if (wg.x < ${wgStart + nWg}u) { let u = (wg.x - ${wgStart}u) * ${ROWS_WG}u + lid; if (u < ${s.nUnits}u) { seg${si}(u, t, pos, xb); } }`,
+      `  ${si ? 'else ' : ''}if (wg.x < ${end}u) { let u = (wg.x - ${start}u) * ${ROWS_WG}u + lid; if (u < ${s.nUnits}u) { seg${si}(u, t, pos, xb); } }`,
     );
-    wgStart += nWg;
   });
   lines.push('}');
   const X = (k: string) => (o.norm ? `x[xb + ${k}] * inv * ld_gnorm(${k})` : `x[xb + ${k}]`);
@@ -395,5 +402,5 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 
 /** Workgroups along x for {@link rowsWGSL} with these segments. */
 export function rowsWorkgroupsX(segments: { nUnits: number }[]): number {
-  return segments.reduce((a, s) => a + Math.ceil(s.nUnits / ROWS_WG), 0);
+  return workgroupsX(segments, ROWS_WG);
 }

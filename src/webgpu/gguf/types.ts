@@ -17,6 +17,11 @@ export interface GgufTensorInfo {
   fileOffset: number;
   /** Size of the tensor's data in bytes. */
   nBytes: number;
+  /**
+   * Split models (llama.cpp's gguf-split, see split.ts): the 0-based part holding the tensor (its
+   * `split.no`); `fileOffset` is then an offset in that part's file. Absent for a single file.
+   */
+  part?: number;
 }
 
 /** A chunk of one tensor's data; `offset` is the byte offset inside the tensor (a multiple of 4). */

@@ -3,7 +3,8 @@
  * the GPU time goes (kernel shares, busy fraction), what fits this GPU (memory probe + verdict per synthetic
  * shape at a context length), and what a token costs (local power or a remote price per hour). Charts:
  * tok/s against KV depth, tok/s against model size and quantization (tests run this session), kernel shares.
- * The work runs in the engine worker (`WorkerEngine.llamaBench`) and in src/bench/llama-bench*.ts.
+ * The work runs in the engine worker (`WorkerEngine.llamaBench`) and in src/bench/llama-bench*.ts, so the
+ * tests are our engine's only: with a WebLLM model loaded they are disabled, and say why.
  */
 import './llama-bench.css';
 import {
@@ -193,6 +194,13 @@ export class LlamaBenchView {
     'Run llama-bench',
   );
   private readonly status = h('p', { class: 'card__lede', role: 'status', 'data-testid': 'lb-status' });
+  private readonly unavailable = h(
+    'p',
+    { class: 'notice notice--info', 'data-testid': 'lb-unavailable' },
+    h('strong', {}, 'llama-bench tests are not available for WebLLM models. '),
+    'They run inside our engine (its KV cache at chosen depths, its kernel timestamps), which WebLLM does not ' +
+      'expose. Load a GGUF or synthetic model to run them; the memory probe and the cost figures below still work.',
+  );
   private readonly testsBox = h('div', { class: 'lb-out', 'data-testid': 'lb-tests' });
   private readonly kernelsBox = h('div', { class: 'lb-out', 'data-testid': 'lb-kernels' });
   private readonly chartsBox = h('div', { class: 'lb-charts' });
@@ -256,7 +264,7 @@ export class LlamaBenchView {
       h(
         'div',
         { class: 'lb-cols' },
-        h('div', {}, h('h3', {}, 'Tests'), form, this.status, this.testsBox),
+        h('div', {}, h('h3', {}, 'Tests'), this.unavailable, form, this.status, this.testsBox),
         h('div', {}, h('h3', {}, 'Where the time goes'), this.kernelsBox),
       ),
       this.chartsBox,
@@ -303,8 +311,11 @@ export class LlamaBenchView {
 
   private refresh(): void {
     const m = this.session.model;
-    this.runButton.disabled = !m || Boolean(this.session.task);
-    if (!this.session.task && !this.tests.length)
+    const webllm = Boolean(m) && !this.session.ours;
+    this.unavailable.hidden = !webllm;
+    this.runButton.disabled = !m || webllm || Boolean(this.session.task);
+    if (webllm) this.status.textContent = `Model: ${m?.id} (WebLLM).`;
+    else if (!this.session.task && !this.tests.length)
       this.status.textContent = m
         ? `Model: ${m.id}, context ${m.info.contextLength}.`
         : 'Load a model first.';
@@ -321,7 +332,7 @@ export class LlamaBenchView {
 
   async run(): Promise<void> {
     const m = this.session.model;
-    if (!m) return;
+    if (!m || !this.session.ours) return;
     const plan = this.plan();
     const problem = planProblem(plan);
     if (problem) {
@@ -338,7 +349,7 @@ export class LlamaBenchView {
     }
     if (!this.session.begin('bench')) return;
     try {
-      const res = await this.session.engine.llamaBench({ plan: { ...plan, depths }, profile: {} }, (p) => {
+      const res = await this.session.ourEngine.llamaBench({ plan: { ...plan, depths }, profile: {} }, (p) => {
         this.status.textContent =
           p.rep === 0
             ? `${p.test}: warm-up`

@@ -2,6 +2,7 @@
  * "Measure GPU": the device's memory bandwidth and f32 matmul rate, measured by src/bench/roofline.ts on a
  * device of the page's own (the engine's worker keeps its device). Remembered per device fingerprint in
  * localStorage, so a reload keeps it. Software adapters are labelled loudly: their figures are the CPU's.
+ * The reading against a model needs the bytes our kernels read per token, so WebLLM runs get none (said here).
  */
 import { buildRoofline, measureBandwidth, measureMatmul } from '../bench/roofline.ts';
 import type { BenchResult, BenchRoofline } from '../bench/types.ts';
@@ -95,6 +96,7 @@ export class RooflineView {
   private readonly figures: HTMLElement;
   private readonly warning: HTMLElement;
   private readonly status: HTMLElement;
+  private readonly webllmNote: HTMLElement;
   private running = false;
 
   constructor(private readonly session: Session) {
@@ -104,6 +106,12 @@ export class RooflineView {
     this.warning = h('p', { class: 'notice notice--warn', 'data-testid': 'software-warning' });
     this.warning.hidden = true;
     this.status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
+    this.webllmNote = h(
+      'p',
+      { class: 'muted', 'data-testid': 'roofline-webllm' },
+      'The loaded WebLLM model gets no roofline reading: the bytes its kernels read per token are not known. ' +
+        'The measurement itself is the GPU’s and holds for our engine’s models.',
+    );
     this.element = h(
       'section',
       { class: 'card', 'aria-labelledby': 'roofline-heading', 'data-card': 'roofline' },
@@ -116,6 +124,7 @@ export class RooflineView {
       ),
       this.warning,
       this.figures,
+      this.webllmNote,
       h('div', { class: 'actions' }, this.button),
       this.status,
     );
@@ -150,6 +159,7 @@ export class RooflineView {
       item('Memory bandwidth', m ? `${fmtNum(m.bandwidthGBs)} GB/s` : 'not measured', 'bandwidth'),
       item('Matmul (f32)', m?.matmulGflops ? `${fmtNum(m.matmulGflops)} GFLOP/s` : 'not measured', 'matmul'),
     );
+    this.webllmNote.hidden = !this.session.model || this.session.ours;
     this.button.disabled = this.running || !a || this.session.task === 'bench';
     this.button.textContent = m ? 'Measure again' : 'Measure GPU';
   }

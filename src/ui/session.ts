@@ -1,12 +1,31 @@
 /**
- * What the page's views share: the engine worker, the loaded model, the device, and which long task holds
- * the engine (one at a time: a load, a benchmark or a chat answer). Views listen for `change` events.
+ * What the page's views share: the active backend (our engine's worker, or WebLLM), the loaded model, the
+ * device, and which long task holds the engine (one at a time: a load, a benchmark or a chat answer).
+ * Views listen for `change` events.
+ *
+ * One backend holds a model at a time: loading into one frees the other (our worker is kept but unloaded;
+ * WebLLM's engine is unloaded and its worker ended). `engine` is the active backend as an {@link Engine}
+ * (what the benchmark and the chat use); `ourEngine` is our engine's worker, for what only it can do
+ * (llama-bench tests, kernel profiles).
  */
 import { benchDeviceFromSnapshot } from '../bench/device.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
-import type { ModelInfo } from '../engine/types.ts';
+import { EngineError } from '../engine/errors.ts';
+import type { Engine, ModelInfo } from '../engine/types.ts';
 import { WorkerEngine } from '../engine/worker-api.ts';
+import type { WebLlmConfig } from '../webllm/engine.ts';
 import type { AdapterSnapshot } from './gpu-report.ts';
+
+/** Which engine runs the page's model: ours (`webgpu`) or `@mlc-ai/web-llm` (`webllm`). */
+export type Backend = 'webgpu' | 'webllm';
+
+/** How the session makes its engines (tests pass stand-ins; the page uses the defaults). */
+export interface SessionEngines {
+  /** Our engine's worker (default: workers/engine.worker.ts behind comlink). */
+  ours?: () => WorkerEngine;
+  /** A WebLLM engine (default: src/webllm/engine.ts's `WebLlmEngine`, imported on first use: a large module). */
+  webllm?: (config: WebLlmConfig) => Engine | Promise<Engine>;
+}
 
 /** A model loaded in the engine. */
 export interface LoadedModel {
@@ -30,8 +49,26 @@ export interface DeviceMeasurement {
 
 export type Task = 'load' | 'bench' | 'chat';
 
+/** Waits for `p` at most `ms` (an engine that no longer answers must not hold the page), ignoring failures. */
+function settle(p: Promise<unknown> | undefined, ms = 2000): Promise<void> {
+  if (!p) return Promise.resolve();
+  let t: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((r) => {
+      t = setTimeout(r, ms);
+    }),
+  ]).finally(() => clearTimeout(t));
+}
+
 export class Session extends EventTarget {
   private worker: WorkerEngine | undefined;
+  private webllm: Engine | undefined;
+  /** The backend that holds (or last loaded) the model. */
+  backend: Backend = 'webgpu';
   model: LoadedModel | undefined;
   /** The page's adapter (from the GPU probe), once known. */
   adapter: AdapterSnapshot | undefined;
@@ -41,19 +78,70 @@ export class Session extends EventTarget {
   /** Last finished benchmark result. */
   lastResult: BenchResult | undefined;
 
-  /** The engine worker, started on first use. */
-  get engine(): WorkerEngine {
-    this.worker ??= new WorkerEngine(
-      new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
-    );
+  constructor(private readonly makers: SessionEngines = {}) {
+    super();
+  }
+
+  /** The active backend's engine (what the benchmark and the chat run on). */
+  get engine(): Engine {
+    if (this.backend === 'webgpu') return this.ourEngine;
+    if (!this.webllm) throw new EngineError('not_loaded', 'no WebLLM model is loaded');
+    return this.webllm;
+  }
+
+  /** Our engine's worker, started on first use (llama-bench and profiles need it, whatever the backend). */
+  get ourEngine(): WorkerEngine {
+    this.worker ??= this.makers.ours
+      ? this.makers.ours()
+      : new WorkerEngine(
+          new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
+        );
     return this.worker;
   }
 
-  /** Throws away the worker (after a device loss), so the next use starts a fresh one. */
+  /** True when our engine runs the page's model (llama-bench and the roofline apply). */
+  get ours(): boolean {
+    return this.backend === 'webgpu';
+  }
+
+  /**
+   * Makes `backend` the active one for a load and frees the other one's model and GPU memory first: our
+   * worker is kept but unloaded; a WebLLM engine is unloaded (its worker ends). A WebLLM load gets a fresh
+   * engine with `webllm` (catalogue, base URL, cache backend). Clears the loaded model.
+   * @returns the engine to load into.
+   */
+  async useBackend(backend: Backend, webllm: WebLlmConfig = {}): Promise<Engine> {
+    this.setModel(undefined);
+    const old = this.webllm;
+    this.webllm = undefined;
+    await settle(old?.unload());
+    if (backend === 'webgpu') {
+      this.backend = 'webgpu';
+      this.changed();
+      return this.ourEngine;
+    }
+    // Our model off the GPU; the worker stays for a later GGUF load (and an idle worker costs nothing).
+    await settle(this.worker?.unload());
+    const engine = this.makers.webllm
+      ? await this.makers.webllm(webllm)
+      : new (await import('../webllm/engine.ts')).WebLlmEngine(webllm);
+    this.webllm = engine;
+    this.backend = 'webllm';
+    this.changed();
+    return engine;
+  }
+
+  /** Throws away the active backend's engine (after a device loss), so the next use starts a fresh one. */
   async resetEngine(): Promise<void> {
+    this.setModel(undefined);
+    if (this.backend === 'webllm') {
+      const e = this.webllm;
+      this.webllm = undefined;
+      await settle(e?.unload());
+      return;
+    }
     const w = this.worker;
     this.worker = undefined;
-    this.setModel(undefined);
     await w?.terminate();
   }
 

@@ -1,8 +1,8 @@
 /**
  * "Choose a model": a GGUF file (picked or dropped; used in place as a Blob, never copied), a GGUF URL,
- * or a synthetic demo model (random weights made in the page). WebLLM ids and remote endpoints are shown
- * as coming. Loading shows one progress bar per phase (fetch, upload, compile) with bytes and time, and
- * can be cancelled.
+ * or a synthetic demo model (random weights made in the page), or a WebLLM catalogue model (loaded into
+ * WebLLM's engine through `Session.useBackend('webllm')`; the others load into our engine). Loading shows
+ * one progress bar per phase (fetch, upload, compile) with bytes and time, and can be cancelled.
  */
 import { isEngineError } from '../engine/errors.ts';
 import type { LoadPhase, LoadProgress, ModelSource } from '../engine/types.ts';
@@ -204,6 +204,7 @@ export class ModelPicker {
 
     // WebLLM: the catalogue for this adapter (src/ui/webllm-pane.ts), filled when first shown.
     this.panes.set('webllm', this.webllm.element);
+    this.webllm.onChange = () => this.refresh();
 
     // Remote: filled by src/ui/remote-view.ts (app.ts calls remotePane()).
     this.panes.set('remote', h('div', { class: 'pane', 'data-testid': 'remote-pane' }));
@@ -290,8 +291,8 @@ export class ModelPicker {
   private refresh(): void {
     const busy = this.session.task !== undefined;
     const loading = this.session.task === 'load';
-    this.loadButton.disabled = busy;
-    this.loadButton.hidden = this.kind === 'file' || this.kind === 'remote' || this.kind === 'webllm';
+    this.loadButton.disabled = busy || (this.kind === 'webllm' && !this.webllm.selected());
+    this.loadButton.hidden = this.kind === 'file' || this.kind === 'remote';
     this.fileInput.disabled = busy;
     this.cancelButton.hidden = !loading;
     this.dropZone.classList.toggle('drop--disabled', busy);
@@ -313,16 +314,24 @@ export class ModelPicker {
         { class: 'kv kv--compact' },
         row('Model', `${m.id}${m.synthetic ? ' (synthetic, random weights)' : ''}`, 'model-id'),
         row('Source', m.sourceLabel, 'model-source'),
-        row(
-          'Size',
-          `${fmtParams(m.info.nParams)} params · ${m.info.tensorTypes.join(', ')} · ${fmtBytes(m.fileBytes)}`,
-          'model-size',
-        ),
-        row(
-          'Shape',
-          `${m.info.nLayers} layers · ${m.info.nEmbd} wide · ${m.info.nVocab} tokens · context ${m.info.contextLength}`,
-          'model-shape',
-        ),
+        this.session.backend === 'webllm'
+          ? row(
+              'Size',
+              `${m.info.tensorTypes.join(', ')} · ~${fmtBytes(m.fileBytes)} GPU memory (WebLLM's estimate)`,
+              'model-size',
+            )
+          : row(
+              'Size',
+              `${fmtParams(m.info.nParams)} params · ${m.info.tensorTypes.join(', ')} · ${fmtBytes(m.fileBytes)}`,
+              'model-size',
+            ),
+        this.session.backend === 'webllm'
+          ? row('Shape', `context ${m.info.contextLength} (WebLLM does not report the rest)`, 'model-shape')
+          : row(
+              'Shape',
+              `${m.info.nLayers} layers · ${m.info.nEmbd} wide · ${m.info.nVocab} tokens · context ${m.info.contextLength}`,
+              'model-shape',
+            ),
         row(
           'Load',
           `${fmtMs(l.totalMs)} (fetch ${fmtMs(l.downloadMs)}, upload ${fmtMs(l.uploadMs)}, compile ${fmtMs(l.compileMs)})`,
@@ -384,7 +393,14 @@ export class ModelPicker {
       let sourceLabel: string;
       let fileBytes = 0;
       let synthetic = false;
-      if (this.kind === 'file') {
+      let webllm: Awaited<ReturnType<WebLlmPane['choice']>> | undefined;
+      if (this.kind === 'webllm') {
+        webllm = await this.webllm.choice();
+        source = { url: `webllm:${webllm.entry.id}` };
+        id = webllm.entry.id;
+        sourceLabel = webllm.base ? `${id} from ${webllm.base} (WebLLM)` : `${id} (WebLLM)`;
+        fileBytes = (webllm.entry.vramMB ?? 0) * 1024 * 1024; // WebLLM records give no download size
+      } else if (this.kind === 'file') {
         const f = this.pickedFile;
         if (!f) throw new Error('Choose a GGUF file first.');
         source = { blob: f, name: f.name };
@@ -412,7 +428,9 @@ export class ModelPicker {
         synthetic = true;
       }
       this.status.textContent = `Loading ${id}…`;
-      const engine = this.session.engine;
+      const engine = webllm
+        ? await this.session.useBackend('webllm', webllm.config)
+        : await this.session.useBackend('webgpu');
       const info = await engine.load(source, { onProgress: (p) => this.onProgress(p), signal });
       const stats = await engine.stats();
       const l = stats.load;
@@ -432,6 +450,7 @@ export class ModelPicker {
       });
       this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}.`;
       this.element.dataset.loaded = id;
+      if (webllm) this.webllm.refresh();
     } catch (e) {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';

@@ -2,10 +2,12 @@
  * The model picker's "WebLLM model" pane: WebLLM's catalogue filtered for this adapter (src/webllm/catalog.ts;
  * models this adapter cannot run are listed disabled, with the reason), which are cached, storage use and
  * quota, deleting a cached model, a self-hosted base URL and the cache backend. WebLLM itself (a large
- * module) is imported only when the pane is first shown.
+ * module) is imported only when the pane is first shown. The picker's "Load model" button loads the chosen
+ * model into the page (through the session, as the WebLLM backend) with {@link WebLlmPane.choice}.
  */
 import type { AppConfig } from '@mlc-ai/web-llm';
 import { type CatalogEntry, filterCatalog, selfHostedRecord } from '../webllm/catalog.ts';
+import type { WebLlmConfig } from '../webllm/engine.ts';
 import { field, h } from './dom.ts';
 import { fmtBytes } from './format.ts';
 
@@ -21,6 +23,8 @@ export class WebLlmPane {
   private readonly deleteButton: HTMLButtonElement;
   private entries: CatalogEntry[] = [];
   private started = false;
+  /** Called when the choice changes (the picker enables its Load button for an offered model). */
+  onChange: (() => void) | undefined;
 
   constructor() {
     this.select = h('select', { id: 'webllm-model', class: 'input', 'data-testid': 'webllm-model' });
@@ -35,7 +39,11 @@ export class WebLlmPane {
       { id: 'webllm-cache', class: 'input' },
       ['cache', 'indexeddb', 'opfs'].map((c) => h('option', { value: c }, c)),
     );
-    this.info = h('p', { class: 'field__hint', 'data-testid': 'webllm-info', 'aria-live': 'polite' });
+    this.info = h('p', {
+      class: 'field__hint webllm__info',
+      'data-testid': 'webllm-info',
+      'aria-live': 'polite',
+    });
     this.storage = h('p', { class: 'field__hint', 'data-testid': 'webllm-storage' });
     this.deleteButton = h('button', { type: 'button', class: 'button' }, 'Delete from cache');
     this.deleteButton.addEventListener('click', () => void this.deleteSelected());
@@ -60,11 +68,35 @@ export class WebLlmPane {
       this.storage,
       h(
         'p',
-        { class: 'notice notice--info' },
-        'Benchmark a WebLLM model from the command line: npm run bench -- --engine webllm --model ID ' +
-          '(needs network). Loading it into this page’s Benchmark and Chat tabs is not wired yet.',
+        { class: 'notice notice--info', 'data-testid': 'webllm-notice' },
+        'Load model downloads the model from huggingface.co (or the base URL) and its library from GitHub, ' +
+          'caches them in this browser, and runs it in WebLLM’s worker for the Benchmark and Chat tabs; ' +
+          'our engine’s model is unloaded first. llama-bench tests and the roofline stay with our engine.',
       ),
     );
+  }
+
+  /** The chosen model when this adapter can run it (the picker loads it), else undefined. */
+  selected(): CatalogEntry | undefined {
+    return this.entries.find((e) => e.ok && e.id === this.select.value);
+  }
+
+  /** What a load of the chosen model needs: the chosen model, and WebLlmEngine's config (base URL, cache). */
+  async choice(): Promise<{ entry: CatalogEntry; config: WebLlmConfig; base: string }> {
+    const entry = this.selected();
+    if (!entry) throw new Error('Choose a WebLLM model that this adapter can run.');
+    const { prebuiltAppConfig } = await import('@mlc-ai/web-llm');
+    const appConfig = this.appConfig(prebuiltAppConfig);
+    return {
+      entry,
+      config: { appConfig, cacheBackend: appConfig.cacheBackend },
+      base: this.baseInput.value.trim(),
+    };
+  }
+
+  /** Re-reads which models are cached (after a load has filled the cache). */
+  refresh(): void {
+    if (this.started) void this.refreshCache();
   }
 
   /** The app config as chosen here: the prebuilt catalogue, or its records re-pointed at the base URL. */
@@ -125,6 +157,7 @@ export class WebLlmPane {
           (e.requiredFeatures.length ? `; needs ${e.requiredFeatures.join(', ')}` : '')
         : '');
     this.deleteButton.disabled = !e?.cached;
+    this.onChange?.();
   }
 
   private async refreshCache(): Promise<void> {

@@ -1,8 +1,12 @@
 /**
  * The benchmark plan, the live view of the running request (streamed text and the token timeline) and the
  * results: one row per measured run, the summary over runs, the roofline reading, export and share.
- * Running is src/bench/runner.ts's `runBenchmark`; this file only collects the plan and shows progress.
+ * Running is src/bench/runner.ts's `runBenchmark` on the session's active backend (our engine or WebLLM,
+ * measured the same way through the Engine interface); this file only collects the plan and shows progress.
+ * An engine's own figures (WebLLM's `usage.extra`, a server's timings) are shown apart from ours.
  */
+
+import { summarize } from '../bench/metrics.ts';
 import { type PromptSetName, promptsFor } from '../bench/prompts.ts';
 import {
   benchModelFrom,
@@ -39,6 +43,37 @@ const METRIC_LABEL: Record<SummaryMetric, string> = {
   prefillTokensPerSecond: 'Prefill (tok/s)',
   decodeTokensPerSecond: 'Decode (tok/s)',
 };
+
+/** Names of the engines a result can come from, for sentences. */
+const ENGINE_NAME: Record<string, string> = { webgpu: 'our engine', webllm: 'WebLLM', remote: 'the server' };
+
+/** Known keys of engines' own figures (WebLLM's `usage.extra`), with labels and the metric of ours they match. */
+const ENGINE_FIGURES: Record<string, { label: string; ours?: SummaryMetric; scale?: number }> = {
+  prefill_tokens_per_s: { label: 'Prefill (tok/s)', ours: 'prefillTokensPerSecond' },
+  decode_tokens_per_s: { label: 'Decode (tok/s)', ours: 'decodeTokensPerSecond' },
+  time_to_first_token_s: { label: 'TTFT (ms)', ours: 'ttftMs', scale: 1000 },
+  time_per_output_token_s: { label: 'TPOT (ms)', ours: 'tpotMs', scale: 1000 },
+  e2e_latency_s: { label: 'E2E latency (ms)', ours: 'e2eMs', scale: 1000 },
+  grammar_init_s: { label: 'Grammar init (ms)', scale: 1000 },
+  grammar_per_token_s: { label: 'Grammar per token (ms)', scale: 1000 },
+};
+
+/** The engine's own figures over a result's runs: one row per key, its median, and our median beside it. */
+export function engineFigureRows(
+  r: Pick<BenchResult, 'runs' | 'summary'>,
+): { key: string; label: string; median: number; ours?: number }[] {
+  const keys = [...new Set(r.runs.flatMap((run) => Object.keys(run.engineReported ?? {})))];
+  return keys.flatMap((key) => {
+    const values = r.runs
+      .map((run) => run.engineReported?.[key])
+      .filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+    if (!values.length) return [];
+    const known = ENGINE_FIGURES[key];
+    const median = summarize(values).median * (known?.scale ?? 1);
+    const ours = known?.ours ? r.summary[known.ours]?.median : undefined;
+    return [{ key, label: known?.label ?? key, median, ...(ours !== undefined ? { ours } : {}) }];
+  });
+}
 
 /** Reads a whole-number field, clamped to [min, max]. */
 function intValue(input: HTMLInputElement, min: number, max: number, fallback: number): number {
@@ -210,14 +245,22 @@ export class BenchView {
         ? 'Load a model first.'
         : this.session.task
           ? `Waiting for the ${this.session.task === 'chat' ? 'chat answer' : 'load'} to finish.`
-          : `Runs on ${model.id}.`;
+          : `Runs on ${model.id}${this.session.ours ? '' : ' in WebLLM'}.`;
   }
 
   /** A measurement taken after the last run: add the roofline reading to that result (and store it again). */
   private addLateRoofline(): void {
     const r = this.session.lastResult;
     const model = this.session.model;
-    if (!r || r.roofline || !this.session.measurement || !model || model.id !== r.model.id) return;
+    if (
+      !r ||
+      r.roofline ||
+      r.engine !== 'webgpu' ||
+      !this.session.measurement ||
+      !model ||
+      model.id !== r.model.id
+    )
+      return;
     const roofline = rooflineFor(model.info, this.session.measurement, r);
     if (!roofline) return;
     const updated = { ...r, roofline };
@@ -331,13 +374,14 @@ export class BenchView {
     if (!model || !device) throw new Error('no model or device');
     const r = buildResult({
       device,
-      engine: 'webgpu',
+      engine: this.session.backend,
       model: benchModelFrom(model.info, { id: model.id, synthetic: model.synthetic, bytes: model.fileBytes }),
       load: model.load,
       plan,
       runs,
     });
-    const roofline = rooflineFor(model.info, this.session.measurement, r);
+    // The roofline needs the bytes our kernels read per token; WebLLM's are not known.
+    const roofline = this.session.ours ? rooflineFor(model.info, this.session.measurement, r) : undefined;
     if (roofline) r.roofline = roofline;
     return r;
   }
@@ -443,6 +487,64 @@ export class BenchView {
       ),
     );
 
+    const engineName = ENGINE_NAME[r.engine] ?? r.engine;
+    const figures = engineFigureRows(r);
+    const engineOwn = figures.length
+      ? h(
+          'div',
+          { 'data-testid': 'engine-reported' },
+          h('h3', {}, `${engineName[0].toUpperCase()}${engineName.slice(1)}’s own figures`),
+          h(
+            'p',
+            { class: 'muted' },
+            `Reported by ${engineName} itself, not measured by this page; medians over the measured runs, ` +
+              'beside this page’s own medians.',
+          ),
+          h(
+            'div',
+            {
+              class: 'table-wrap',
+              role: 'region',
+              'aria-label': `${engineName}'s own figures`,
+              tabindex: '0',
+            },
+            h(
+              'table',
+              { class: 'data' },
+              h('caption', { class: 'visually-hidden' }, `${engineName}'s own figures`),
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  h('th', { scope: 'col' }, 'Figure'),
+                  h(
+                    'th',
+                    { scope: 'col', class: 'num' },
+                    `${engineName[0].toUpperCase()}${engineName.slice(1)} says`,
+                  ),
+                  h('th', { scope: 'col', class: 'num' }, 'Measured here'),
+                ),
+              ),
+              h(
+                'tbody',
+                {},
+                figures.map((f) =>
+                  h(
+                    'tr',
+                    { 'data-engine-figure': f.key },
+                    h('th', { scope: 'row' }, f.label),
+                    h('td', { class: 'num' }, fmtNum(f.median)),
+                    h('td', { class: 'num' }, f.ours === undefined ? '—' : fmtNum(f.ours)),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        )
+      : '';
+
     const exportJson = h('button', { type: 'button', class: 'button' }, 'Export JSON');
     exportJson.addEventListener('click', () =>
       download(resultFileName(r, 'json'), resultToJson(r), 'application/json'),
@@ -471,7 +573,8 @@ export class BenchView {
       h(
         'p',
         { class: 'card__lede' },
-        `${r.model.id}${r.model.synthetic ? ' (random weights: speed is real, text is noise)' : ''} on ` +
+        `${r.model.id}${r.model.synthetic ? ' (random weights: speed is real, text is noise)' : ''}` +
+          `${r.engine === 'webgpu' ? '' : ` in ${engineName}`} on ` +
           `${r.device.label ?? r.device.description} · ${r.runs.length} measured run${r.runs.length === 1 ? '' : 's'}, ` +
           `${r.plan.maxTokens} max tokens, ${r.plan.sampling?.temperature ? `temperature ${r.plan.sampling.temperature}` : 'greedy'}` +
           `${r.plan.ignoreEos ? ', EOS ignored' : ''}.`,
@@ -502,7 +605,9 @@ export class BenchView {
         : h(
             'p',
             { class: 'muted', 'data-testid': 'roofline-sentence' },
-            'Measure your GPU (below) to see how close decode comes to what its memory allows.',
+            r.engine === 'webgpu'
+              ? 'Measure your GPU (below) to see how close decode comes to what its memory allows.'
+              : `No roofline: it needs the bytes read per token, which only our engine’s kernels tell; ${engineName}’s are not known.`,
           ),
       h('h3', {}, 'Runs'),
       h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Measured runs', tabindex: '0' }, table),
@@ -512,6 +617,7 @@ export class BenchView {
         { class: 'table-wrap', role: 'region', 'aria-label': 'Summary over runs', tabindex: '0' },
         summary,
       ),
+      engineOwn,
       h('div', { class: 'actions' }, exportJson, exportCsv, copy, copied),
     );
     this.results.hidden = false;

@@ -1,6 +1,7 @@
 /**
- * The chat tab: talk to the loaded model through `Engine.chat`, streamed, with a Stop button and the last
- * answer's speed. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
+ * The chat tab: talk to the loaded model through `Engine.chat` on the session's active backend (our engine
+ * or WebLLM, which applies the model's own chat template), streamed, with a Stop button (the engine stays
+ * loaded) and the last answer's speed. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
  */
 import { requestMetrics } from '../bench/metrics.ts';
 import { isEngineError } from '../engine/errors.ts';

@@ -18,6 +18,9 @@ export type EngineErrorCode =
   | 'aborted'
   | 'invalid_argument'
   | 'not_loaded'
+  // Model library (src/library/):
+  | 'quota_exceeded'
+  | 'integrity'
   // Remote servers (src/remote/engine.ts):
   | 'unauthorized'
   | 'model_not_found'

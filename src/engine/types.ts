@@ -4,7 +4,12 @@
  */
 
 /** Phases of a model load, reported in order (a phase may be skipped). */
-export type LoadPhase = 'fetch' | 'upload' | 'compile';
+/**
+ * Load phases, in order: `download` (a URL into the model library's cache, only with
+ * {@link LoadOptions.cache}), `verify` (hashing a download, or the part already on disk before a resume),
+ * `fetch` (reading the GGUF: network, file or cache), `upload` (to GPU buffers), `compile` (pipelines).
+ */
+export type LoadPhase = 'download' | 'verify' | 'fetch' | 'upload' | 'compile';
 
 /** Progress of a model load. `bytesDone`/`bytesTotal` are bytes (for `compile`: pipelines done/total). */
 export interface LoadProgress {
@@ -13,18 +18,46 @@ export interface LoadProgress {
   bytesTotal: number;
   /** ms since the load started (performance.now() based). */
   tMs: number;
+  /** `download`: transfer rate over the last few seconds, bytes/s. */
+  bytesPerSec?: number;
+  /** `download`: estimated time left at that rate, ms. */
+  etaMs?: number;
+  /** A line for people, e.g. "resuming at 312 MB" or "using the cached copy (offline)". */
+  note?: string;
 }
 
 /**
- * Where a GGUF comes from: a URL (fetched, range requests where allowed), a File/Blob, a Node path, or a
- * synthetic model (`synthetic:SHAPE-TYPE`: real shapes, random weights made on the GPU; see
+ * Where a GGUF comes from: a URL (fetched, range requests where allowed) or a Hugging Face shorthand
+ * `hf:OWNER/REPO/FILE.gguf[@REVISION]` (see src/library/spec.ts), a File/Blob (used in place), a Node
+ * path, or a synthetic model (`synthetic:SHAPE-TYPE`: real shapes, random weights made on the GPU; see
  * src/webgpu/model/synthetic.ts).
+ *
+ * Split GGUF files (`NAME-00001-of-00003.gguf`, llama.cpp's gguf-split) load as one model from their
+ * first part: URL and path sources find the other parts beside it; a Blob source passes them in `parts`
+ * (any order; matched by name).
  */
 export type ModelSource =
   | { url: string }
-  | { blob: Blob; name?: string }
+  | { blob: Blob; name?: string; parts?: Blob[] }
   | { path: string }
   | { synthetic: string; seed?: number };
+
+/**
+ * The model library's cache ({@link LoadOptions.cache}): `true` = the default place (the Origin Private
+ * File System in a browser, `~/.cache/webgpu-llm-bench/models` in Node), or options.
+ */
+export type CacheOption =
+  | boolean
+  | {
+      /** Node: the cache directory (default: $XDG_CACHE_HOME or ~/.cache, then webgpu-llm-bench/models). */
+      dir?: string;
+      /** Expected SHA-256 of the file (hex), checked after download. */
+      sha256?: string;
+      /** Hugging Face endpoint for `hf:` shorthands (default https://huggingface.co, or $HF_ENDPOINT). */
+      hfEndpoint?: string;
+      /** Skip the freshness check of a complete cached copy (no request at all). Default false. */
+      offline?: boolean;
+    };
 
 /** Options for loading a model. */
 export interface LoadOptions {
@@ -36,6 +69,11 @@ export interface LoadOptions {
   onProgress?: (p: LoadProgress) => void;
   /** Aborts the load; rejects with EngineError('aborted'). */
   signal?: AbortSignal;
+  /**
+   * URL sources: keep the file in the model library's cache (download once, resume, verify; later loads
+   * read the cached copy). Default false: stream from the network each time.
+   */
+  cache?: CacheOption;
 }
 
 /** Sampling parameters. Defaults give greedy decoding. Order of application follows llama.cpp's sampler chain. */
@@ -124,6 +162,21 @@ export interface ModelInfo {
   kvDim?: number;
   /** The output projection reuses `token_embd.weight`. */
   tiedEmbeddings?: boolean;
+  /** Size of the GGUF file(s) in bytes, where known. */
+  fileBytes?: number;
+  /** Number of files (split GGUF parts); 1 for a single file. */
+  fileParts?: number;
+  /** Set when the model came through the model library's cache. */
+  cache?: {
+    /** The weights were read from the cached copy (true) or downloaded during this load (false). */
+    fromCache: boolean;
+    /** The server could not be reached, so the cached copy was used without a freshness check. */
+    offline: boolean;
+    /** Bytes downloaded during this load (0 when cached). */
+    downloadedBytes: number;
+    /** Where the copy lives (an OPFS path or a directory). */
+    location: string;
+  };
 }
 
 /** Engine statistics, all times in ms. */

@@ -11,13 +11,16 @@ import type {
   GenerateRequest,
   GenerateResult,
   LoadOptions,
+  LoadProgress,
   ModelInfo,
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
+import { ModelLibrary } from '../library/library.ts';
+import { openModelFile } from '../library/open.ts';
 import { chatPromptTokens } from './chat/template.ts';
 import { createGpuContext, type GpuContext } from './device.ts';
-import { openGguf } from './gguf/reader.ts';
+import type { GgufFile } from './gguf/types.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
 import { LlamaModel } from './model/llama.ts';
@@ -98,14 +101,57 @@ export class WebGpuEngine implements Engine {
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     await this.unload();
     const tStart = performance.now();
-    const report = (phase: 'fetch' | 'upload' | 'compile', done: number, total: number) =>
-      options.onProgress?.({ phase, bytesDone: done, bytesTotal: total, tMs: performance.now() - tStart });
+    const emit = (p: Omit<LoadProgress, 'tMs'>) =>
+      options.onProgress?.({ ...p, tMs: performance.now() - tStart });
     const gpu = await this.ensureDevice();
-    report('fetch', 0, 0);
-    const file =
-      'synthetic' in source
-        ? syntheticGguf(source.synthetic, source.seed)
-        : await openGguf(source, { signal: options.signal });
+    emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
+    if (!('url' in source) || !options.cache) {
+      const file =
+        'synthetic' in source
+          ? syntheticGguf(source.synthetic, source.seed)
+          : await openModelFile(source, { signal: options.signal });
+      return this.loadFile(gpu, file, source, options, tStart, emit);
+    }
+    // Through the model library: download once, then load from the verified cached copy. A damaged
+    // cached block (EngineError 'integrity' while reading) drops the copy and fetches it again, once.
+    const c = options.cache === true ? {} : options.cache;
+    const library = await ModelLibrary.open({ dir: c.dir, hfEndpoint: c.hfEndpoint });
+    for (let attempt = 0; ; attempt++) {
+      const got = await library.acquire(source.url, {
+        signal: options.signal,
+        sha256: c.sha256,
+        offline: c.offline,
+        onProgress: (p) => emit(p),
+        base: typeof location !== 'undefined' ? location.href : undefined,
+      });
+      const cache = {
+        fromCache: got.fromCache,
+        offline: got.offline,
+        downloadedBytes: got.downloadedBytes,
+        location: got.location,
+      };
+      try {
+        const file = await openModelFile({ byteParts: got.parts }, { signal: options.signal });
+        return await this.loadFile(gpu, file, source, options, tStart, emit, cache);
+      } catch (e) {
+        if (!isEngineError(e, 'integrity') || attempt > 0) throw e;
+        await library.invalidate(got.parts[0].meta.key);
+        emit({ phase: 'download', bytesDone: 0, bytesTotal: 0, note: e.message });
+      }
+    }
+  }
+
+  private async loadFile(
+    gpu: GpuContext,
+    file: GgufFile,
+    source: ModelSource,
+    options: LoadOptions,
+    tStart: number,
+    emit: (p: Omit<LoadProgress, 'tMs'>) => void,
+    cache?: ModelInfo['cache'],
+  ): Promise<ModelInfo> {
+    const report = (phase: 'fetch' | 'upload' | 'compile', done: number, total: number) =>
+      emit({ phase, bytesDone: done, bytesTotal: total });
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
     const tokenizer = createTokenizer(file.metadata);
     const contextLength = Math.min(
@@ -162,6 +208,9 @@ export class WebGpuEngine implements Engine {
       synthetic: Boolean(file.synthetic),
       kvDim: cfg.nHeadKv * cfg.headDim,
       tiedEmbeddings: cfg.tiedEmbeddings,
+      fileBytes: file.fileSize,
+      fileParts: (file as { parts?: unknown[] }).parts?.length ?? 1,
+      cache,
     };
     return this.info;
   }

@@ -66,7 +66,7 @@ function fmt(n: number): string {
 // Byte sources
 
 /** Reads a source front to back. */
-interface SequentialReader {
+export interface SequentialReader {
   /** Reads `n` bytes into a new array; fewer only when the source ends. */
   read(n: number): Promise<Uint8Array>;
   /** Skips `n` bytes; returns how many were skipped (fewer only when the source ends). */
@@ -74,8 +74,11 @@ interface SequentialReader {
   close(): Promise<void>;
 }
 
-/** Random and sequential access to the bytes of a file. */
-interface ByteSource {
+/**
+ * Random and sequential access to the bytes of a file. Other modules (the model library's verified cache
+ * reader, src/library/cached-source.ts) implement it and pass it to {@link openGguf} as `{ bytes }`.
+ */
+export interface ByteSource {
   /** For messages. */
   readonly name: string;
   /** Total size in bytes, where known. */
@@ -226,7 +229,7 @@ class PathSource implements ByteSource {
  * One HTTP request's cancellation: the caller's signal, plus an idle timer re-armed around each wait
  * (for the response headers, then for each piece of the body).
  */
-class RequestControl {
+export class RequestControl {
   readonly ctl = new AbortController();
   private timedOut = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -286,7 +289,7 @@ class RequestControl {
 }
 
 /** Total size from `Content-Range: bytes a-b/N` or `bytes * /N`. */
-function totalFromContentRange(h: string | null): number | undefined {
+export function totalFromContentRange(h: string | null): number | undefined {
   const m = h?.match(/\/\s*(\d+)\s*$/);
   if (!m) return undefined;
   const n = Number(m[1]);
@@ -294,7 +297,7 @@ function totalFromContentRange(h: string | null): number | undefined {
 }
 
 /** Length of an un-encoded body from `Content-Length`, where trustworthy. */
-function plainContentLength(res: Response): number | undefined {
+export function plainContentLength(res: Response): number | undefined {
   const enc = res.headers.get('content-encoding');
   if (enc && enc !== 'identity') return undefined;
   const h = res.headers.get('content-length');
@@ -371,6 +374,25 @@ class BodyReader implements SequentialReader {
   }
 }
 
+/**
+ * EngineError('http_status') for a failed response, with a hint for the common statuses.
+ * `what` is the action ("downloading"), `name` the URL.
+ */
+export function httpStatusError(res: Response, what: string, name: string): EngineError {
+  const hint =
+    res.status === 404 || res.status === 410
+      ? ': no file at this URL (check it)'
+      : res.status === 401 || res.status === 403
+        ? ': access denied (the model may be gated or need a token)'
+        : res.status >= 500
+          ? ': the server failed (try again later)'
+          : '';
+  return new EngineError(
+    'http_status',
+    `${what} ${name} failed with HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}${hint}`,
+  );
+}
+
 class UrlSource implements ByteSource {
   size: number | undefined;
   /** Set once the server has answered a range request with the whole file (status 200). */
@@ -383,18 +405,7 @@ class UrlSource implements ByteSource {
   ) {}
 
   private httpError(res: Response, what: string): EngineError {
-    const hint =
-      res.status === 404 || res.status === 410
-        ? ': no file at this URL (check it)'
-        : res.status === 401 || res.status === 403
-          ? ': access denied (the model may be gated or need a token)'
-          : res.status >= 500
-            ? ': the server failed (try again later)'
-            : '';
-    return new EngineError(
-      'http_status',
-      `${what} ${this.name} failed with HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}${hint}`,
-    );
+    return httpStatusError(res, what, this.name);
   }
 
   /** Sends a GET for bytes [start, …) (`end` exclusive, or to the end of the file). */
@@ -482,7 +493,11 @@ class UrlSource implements ByteSource {
   }
 }
 
-async function makeSource(source: ModelSource, opts: OpenGgufOptions): Promise<ByteSource> {
+/** What {@link openGguf} reads: a model source, or any {@link ByteSource} (the library's cache). */
+export type GgufInput = ModelSource | { bytes: ByteSource };
+
+async function makeSource(source: GgufInput, opts: OpenGgufOptions): Promise<ByteSource> {
+  if ('bytes' in source) return source.bytes;
   if ('url' in source) {
     const fetchFn = opts.fetch ?? globalThis.fetch?.bind(globalThis);
     if (!fetchFn)
@@ -561,7 +576,7 @@ const HEADER_FIELDS = new Set(['version', 'tensor_count', 'kv_count']);
  *   (unknown tensor type, big-endian), 'http_status', 'network', 'timeout', 'aborted', 'invalid_argument'
  *   (a path that cannot be opened).
  */
-export async function openGguf(source: ModelSource, opts: OpenGgufOptions = {}): Promise<OpenedGgufFile> {
+export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): Promise<OpenedGgufFile> {
   const signal = opts.signal;
   throwIfAborted(signal, 'opening the model');
   const src = await makeSource(source, opts);

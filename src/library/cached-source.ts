@@ -1,0 +1,92 @@
+/**
+ * Reads a cached file for the GGUF reader ({@link ByteSource}), checking every block it hands out against
+ * the SHA-256 recorded when the block was downloaded. Reads go block by block (one block in memory at a
+ * time), so a load streams from the cache to the GPU without holding the file in memory, and a damaged
+ * byte anywhere the loader reads ends the load with EngineError('integrity') before the block reaches the
+ * GPU.
+ */
+import { EngineError } from '../engine/errors.ts';
+import type { ByteSource, SequentialReader } from '../webgpu/gguf/reader.ts';
+import { digestHex } from './download.ts';
+import type { CacheStore, EntryMeta } from './store.ts';
+
+/** Thrown (EngineError 'integrity') when a cached block does not match its recorded SHA-256. */
+export function corruptedError(meta: EntryMeta, block: number, why: string): EngineError {
+  const e = new EngineError(
+    'integrity',
+    `the cached copy of ${meta.name} is damaged (block ${block + 1} of ${meta.blockDigests.length}: ${why}); ` +
+      'it is deleted and will be downloaded again',
+  );
+  (e as EngineError & { cacheKey?: string }).cacheKey = meta.key;
+  return e;
+}
+
+/** A verified, read-only view of one complete cache entry. */
+export class CachedByteSource implements ByteSource {
+  readonly name: string;
+  readonly size: number;
+  private last: { index: number; bytes: Uint8Array } | undefined;
+
+  /** @param meta a complete entry's record. */
+  constructor(
+    private readonly store: CacheStore,
+    readonly meta: EntryMeta,
+  ) {
+    this.name = meta.url;
+    this.size = meta.size;
+  }
+
+  /** Block `i`, read and checked (the last one read is kept). */
+  private async block(i: number): Promise<Uint8Array> {
+    if (this.last?.index === i) return this.last.bytes;
+    const bs = this.meta.blockBytes;
+    const want = Math.min(bs, this.size - i * bs);
+    const bytes = await this.store.read(this.meta.key, i * bs, i * bs + want, bs);
+    if (bytes.length !== want)
+      throw corruptedError(
+        this.meta,
+        i,
+        `${bytes.length.toLocaleString('en-US')} of ${want.toLocaleString('en-US')} bytes are there`,
+      );
+    if ((await digestHex(bytes)) !== this.meta.blockDigests[i])
+      throw corruptedError(this.meta, i, 'its SHA-256 differs');
+    this.last = { index: i, bytes };
+    return bytes;
+  }
+
+  async read(start: number, end: number): Promise<Uint8Array> {
+    end = Math.min(end, this.size);
+    if (end <= start) return new Uint8Array(0);
+    const bs = this.meta.blockBytes;
+    const first = Math.floor(start / bs);
+    const lastBlock = Math.floor((end - 1) / bs);
+    if (first === lastBlock) return (await this.block(first)).slice(start - first * bs, end - first * bs);
+    const out = new Uint8Array(end - start);
+    for (let i = first; i <= lastBlock; i++) {
+      const b = await this.block(i);
+      const from = Math.max(start, i * bs) - i * bs;
+      const to = Math.min(end, (i + 1) * bs) - i * bs;
+      out.set(b.subarray(from, to), i * bs + from - start);
+    }
+    return out;
+  }
+
+  async openSequential(start: number): Promise<SequentialReader> {
+    let pos = start;
+    return {
+      read: async (n) => {
+        const bytes = await this.read(pos, pos + n);
+        pos += bytes.length;
+        return bytes;
+      },
+      skip: async (n) => {
+        const k = Math.max(0, Math.min(n, this.size - pos));
+        pos += k;
+        return k;
+      },
+      close: async () => {
+        this.last = undefined;
+      },
+    };
+  }
+}

@@ -1,0 +1,491 @@
+/**
+ * Downloads one file into a {@link CacheStore}: HTTP range requests of `requestBytes` each, written in whole
+ * blocks of `blockBytes` with each block's SHA-256 recorded, resumable (within a run after a cut
+ * connection, and across runs or closed tabs from the last whole block), checked against the size and,
+ * where known, the file's SHA-256.
+ *
+ * HTTP facts used (RFC 9110): `Range: bytes=a-b` answered by 206 with `Content-Range: bytes a-b/size`, or
+ * by 200 with the whole file when the server ignores ranges; `If-Range: ETAG` makes a server send the
+ * whole (new) file with 200 when the file changed since the ETag, so a resume never splices two versions.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { EngineError, isEngineError } from '../engine/errors.ts';
+import {
+  DEFAULT_TIMEOUT_MS,
+  httpStatusError,
+  plainContentLength,
+  RequestControl,
+  totalFromContentRange,
+} from '../webgpu/gguf/reader.ts';
+import {
+  type CacheStore,
+  type EntryMeta,
+  entryKey,
+  fileNameOf,
+  META_VERSION,
+  storageError,
+} from './store.ts';
+
+/** Default block size: 16 MiB. */
+export const DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024;
+/** Default size of one range request: 64 MiB. */
+export const DEFAULT_REQUEST_BYTES = 64 * 1024 * 1024;
+/** Default number of retries after a failed request or a cut connection. */
+export const DEFAULT_RETRIES = 3;
+
+/** Download progress. */
+export interface DownloadProgress {
+  phase: 'download' | 'verify';
+  bytesDone: number;
+  bytesTotal: number;
+  /** Bytes/s over the last few seconds (download). */
+  bytesPerSec?: number;
+  /** ms left at that rate (download). */
+  etaMs?: number;
+  note?: string;
+}
+
+/** Options for {@link downloadToStore}. */
+export interface DownloadOptions {
+  signal?: AbortSignal;
+  fetch?: typeof fetch;
+  /** Idle timeout per request, ms (no response or no bytes for this long). Default 30,000. */
+  timeoutMs?: number;
+  blockBytes?: number;
+  requestBytes?: number;
+  retries?: number;
+  /** Delay before retry k (0-based), ms; default 500·2^k. */
+  retryDelayMs?: (k: number) => number;
+  /** Expected SHA-256 (hex). */
+  sha256?: string;
+  onProgress?: (p: DownloadProgress) => void;
+}
+
+/** What the server says about a file (a HEAD request, or a 1-byte range GET where HEAD is refused). */
+export interface RemoteFileInfo {
+  size?: number;
+  etag?: string;
+  lastModified?: string;
+  acceptRanges: boolean;
+  contentType?: string;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+
+/** A strong ETag that is a SHA-256 (Hugging Face's LFS files), as lowercase hex; else undefined. */
+export function sha256FromEtag(etag: string | undefined): string | undefined {
+  const m = etag?.match(/^"?([0-9a-fA-F]{64})"?$/);
+  return m ? m[1].toLowerCase() : undefined;
+}
+
+/** The ETag usable in `If-Range` (strong ones only: RFC 9110 §13.1.5). */
+function strongEtag(etag: string | undefined): string | undefined {
+  return etag && !etag.startsWith('W/') ? etag : undefined;
+}
+
+function fetchOf(opts: { fetch?: typeof fetch }): typeof fetch {
+  const f = opts.fetch ?? globalThis.fetch?.bind(globalThis);
+  if (!f) throw new EngineError('network', 'this environment has no fetch; cannot download');
+  return f;
+}
+
+/**
+ * Asks the server about a file: HEAD, or `GET Range: bytes=0-0` where HEAD is refused (405/501).
+ * @throws EngineError 'http_status' (404, 403, …), 'network', 'timeout', 'aborted'.
+ */
+export async function probeRemote(
+  url: string,
+  opts: { signal?: AbortSignal; fetch?: typeof fetch; timeoutMs?: number } = {},
+): Promise<RemoteFileInfo> {
+  const f = fetchOf(opts);
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let rc = new RequestControl(url, timeoutMs, opts.signal);
+  try {
+    let res = await rc.wait(() => f(url, { method: 'HEAD', signal: rc.ctl.signal }));
+    if (res.status === 405 || res.status === 501) {
+      rc.dispose();
+      rc = new RequestControl(url, timeoutMs, opts.signal);
+      res = await rc.wait(() => f(url, { headers: { Range: 'bytes=0-0' }, signal: rc.ctl.signal }));
+      await res.body?.cancel().catch(() => {});
+      if (!res.ok) throw httpStatusError(res, 'checking', url);
+      const ranged = res.status === 206;
+      return {
+        size: ranged ? totalFromContentRange(res.headers.get('content-range')) : plainContentLength(res),
+        etag: res.headers.get('etag') ?? undefined,
+        lastModified: res.headers.get('last-modified') ?? undefined,
+        acceptRanges: ranged,
+        contentType: res.headers.get('content-type') ?? undefined,
+      };
+    }
+    if (!res.ok) throw httpStatusError(res, 'checking', url);
+    return {
+      size: plainContentLength(res),
+      etag: res.headers.get('etag') ?? undefined,
+      lastModified: res.headers.get('last-modified') ?? undefined,
+      acceptRanges: /\bbytes\b/i.test(res.headers.get('accept-ranges') ?? ''),
+      contentType: res.headers.get('content-type') ?? undefined,
+    };
+  } catch (e) {
+    throw rc.mapError(e);
+  } finally {
+    rc.dispose();
+  }
+}
+
+/** True when a stored copy still matches what the server describes. */
+export function sameRemoteFile(meta: EntryMeta, info: RemoteFileInfo): boolean {
+  if (info.size !== undefined && info.size !== meta.size) return false;
+  if (meta.etag && info.etag) return meta.etag === info.etag;
+  if (meta.lastModified && info.lastModified) return meta.lastModified === info.lastModified;
+  return info.size !== undefined;
+}
+
+/** A new, empty record for a file. */
+export function newMeta(url: string, spec: string, info: RemoteFileInfo, blockBytes: number): EntryMeta {
+  const now = new Date().toISOString();
+  return {
+    version: META_VERSION,
+    key: entryKey(url),
+    url,
+    spec,
+    name: fileNameOf(url),
+    size: info.size ?? -1,
+    etag: info.etag,
+    lastModified: info.lastModified,
+    acceptRanges: info.acceptRanges,
+    blockBytes,
+    blockDigests: [],
+    bytesDone: 0,
+    complete: false,
+    createdAt: now,
+    lastUsedAt: now,
+  };
+}
+
+/** SHA-256 of bytes as hex, with WebCrypto (native speed) where present. */
+export async function digestHex(bytes: Uint8Array): Promise<string> {
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle)
+    return bytesToHex(new Uint8Array(await subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
+  return bytesToHex(sha256(bytes));
+}
+
+/** Transfer rate over a sliding window of a few seconds. */
+class RateMeter {
+  private samples: { t: number; bytes: number }[] = [];
+  add(bytes: number): void {
+    const t = performance.now();
+    this.samples.push({ t, bytes });
+    while (this.samples.length > 2 && t - this.samples[0].t > 3000) this.samples.shift();
+  }
+  /** bytes/s, once there are two samples ≥ 100 ms apart. */
+  rate(): number | undefined {
+    const a = this.samples[0];
+    const b = this.samples.at(-1);
+    if (!a || !b || b.t - a.t < 100) return undefined;
+    return ((b.bytes - a.bytes) * 1000) / (b.t - a.t);
+  }
+}
+
+const GGUF_MAGIC = [0x47, 0x47, 0x55, 0x46];
+
+function notGgufError(url: string, head: Uint8Array, contentType: string | undefined): EngineError {
+  const text = new TextDecoder().decode(head.subarray(0, 64));
+  const html = /^\s*</.test(text) || /html/i.test(contentType ?? '');
+  return new EngineError(
+    'gguf_invalid',
+    `${url} is not a GGUF file: it starts with "${text.slice(0, 16).replace(/[^\x20-\x7e]/g, '.')}"` +
+      (html ? ' (the server sent an HTML page, e.g. an error or login page; check the URL)' : '') +
+      '; nothing was kept',
+  );
+}
+
+/**
+ * Downloads `meta.url` into `store`, resuming from `meta.bytesDone` where the server allows it. `meta` is
+ * updated in place and saved after each block. Returns the completed record.
+ *
+ * An aborted or failed download keeps its whole blocks for a later resume, except: not a GGUF, a size or
+ * SHA-256 mismatch (EngineError 'integrity'), and storage running out ('quota_exceeded'), which delete the
+ * entry.
+ * @throws EngineError 'quota_exceeded' (also up front, when `estimate` says the file will not fit),
+ *   'integrity', 'gguf_invalid', 'http_status', 'network' (after `retries`), 'timeout', 'aborted'.
+ */
+export async function downloadToStore(
+  store: CacheStore,
+  meta: EntryMeta,
+  info: RemoteFileInfo,
+  opts: DownloadOptions = {},
+): Promise<{ meta: EntryMeta; downloadedBytes: number }> {
+  const f = fetchOf(opts);
+  const { signal } = opts;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const requestBytes = Math.max(1, opts.requestBytes ?? DEFAULT_REQUEST_BYTES);
+  const retries = opts.retries ?? DEFAULT_RETRIES;
+  const delay = opts.retryDelayMs ?? ((k: number) => 500 * 2 ** k);
+  const url = meta.url;
+  const bs = meta.blockBytes;
+  const size = meta.size >= 0 ? meta.size : undefined;
+  const expectedSha = (opts.sha256 ?? meta.sha256 ?? sha256FromEtag(info.etag))?.toLowerCase();
+  meta.sha256 = expectedSha;
+
+  // Up-front quota check (the store's estimate: navigator.storage.estimate() or the disk).
+  if (size !== undefined) {
+    const need = size - meta.bytesDone;
+    const est = await store.estimate();
+    if (est?.quota !== undefined && est.usage !== undefined && need > est.quota - est.usage) {
+      throw new EngineError(
+        'quota_exceeded',
+        `${meta.name} needs ${MB(need)} more but only ${MB(Math.max(0, est.quota - est.usage))} of storage is free ` +
+          `(${MB(est.usage)} used of ${MB(est.quota)}); delete cached models or free disk space`,
+      );
+    }
+  }
+
+  // Hash of the whole file, when there is one to check against: re-hash what is already stored.
+  let h = expectedSha ? sha256.create() : undefined;
+  if (meta.bytesDone > 0) {
+    const ok = await verifyStoredBlocks(store, meta, h, opts.onProgress, signal);
+    if (!ok) {
+      await store.remove(meta.key);
+      meta.blockDigests = [];
+      meta.bytesDone = 0;
+      h = expectedSha ? sha256.create() : undefined;
+    }
+  }
+
+  let pos = meta.bytesDone; // bytes received (stored + in `block`)
+  let block = new Uint8Array(size === undefined ? bs : Math.min(bs, Math.max(0, size - pos)));
+  let fill = 0;
+  let downloaded = 0;
+  const meter = new RateMeter();
+  meter.add(0);
+  const report = () => {
+    const rate = meter.rate();
+    opts.onProgress?.({
+      phase: 'download',
+      bytesDone: pos,
+      bytesTotal: size ?? 0,
+      bytesPerSec: rate,
+      etaMs: rate && size !== undefined ? ((size - pos) / rate) * 1000 : undefined,
+      note: resumedFrom > 0 ? `resumed at ${MB(resumedFrom)}` : undefined,
+    });
+  };
+  const resumedFrom = pos;
+
+  const restartFromZero = async () => {
+    await store.remove(meta.key);
+    meta.blockDigests = [];
+    meta.bytesDone = 0;
+    meta.complete = false;
+    h = expectedSha ? sha256.create() : undefined;
+    pos = 0;
+    fill = 0;
+    block = new Uint8Array(size === undefined ? bs : Math.min(bs, size));
+  };
+  const commitBlock = async () => {
+    const index = meta.blockDigests.length;
+    const bytes = block.subarray(0, fill);
+    try {
+      await store.writeBlock(meta.key, index, bs, bytes);
+    } catch (e) {
+      const err = storageError(e, `downloading ${meta.name}`);
+      if (isEngineError(err, 'quota_exceeded')) {
+        await store.remove(meta.key);
+        throw new EngineError(
+          'quota_exceeded',
+          `storage ran out after ${MB(meta.bytesDone)} of ${MB(size ?? pos)} of ${meta.name}; ` +
+            'what was written has been deleted (delete cached models or free space, then try again)',
+          { cause: e },
+        );
+      }
+      throw err;
+    }
+    meta.blockDigests.push(await digestHex(bytes));
+    h?.update(bytes);
+    meta.bytesDone += fill;
+    await store.putMeta(meta);
+    fill = 0;
+    block = new Uint8Array(size === undefined ? bs : Math.min(bs, Math.max(0, size - meta.bytesDone)));
+  };
+
+  let failures = 0;
+  while (size === undefined || pos < size) {
+    if (signal?.aborted) throw new EngineError('aborted', `downloading ${url} was aborted`);
+    const useRange = pos > 0 || (size !== undefined && size > requestBytes);
+    const end = size === undefined ? undefined : Math.min(size, pos + requestBytes);
+    const headers: Record<string, string> = {};
+    if (useRange) {
+      headers.Range = `bytes=${pos}-${end === undefined ? '' : end - 1}`;
+      const tag = strongEtag(meta.etag);
+      if (tag) headers['If-Range'] = tag;
+    }
+    const rc = new RequestControl(url, timeoutMs, signal);
+    try {
+      const res = await rc.wait(() => f(url, { headers, signal: rc.ctl.signal }));
+      if (res.status === 416) {
+        throw new EngineError(
+          'integrity',
+          `${url} is no longer ${fmt(size ?? 0)} bytes (HTTP 416); it changed on the server`,
+        );
+      }
+      if (!res.ok) throw httpStatusError(res, 'downloading', url);
+      if (res.status === 200 && pos > 0) {
+        // The server ignored the range (no support), or the file changed (If-Range): start again.
+        const changed =
+          strongEtag(meta.etag) && res.headers.get('etag') && res.headers.get('etag') !== meta.etag;
+        if (changed) throw new EngineError('integrity', `${url} changed on the server during the download`);
+        meta.acceptRanges = false;
+        await restartFromZero();
+      } else if (res.status === 200 && useRange) {
+        meta.acceptRanges = false;
+      } else if (res.status === 206) {
+        meta.acceptRanges = true;
+        const cr = res.headers.get('content-range');
+        const start = Number(cr?.match(/bytes\s+(\d+)-/)?.[1] ?? Number.NaN);
+        const total = totalFromContentRange(cr);
+        if (start !== pos || (total !== undefined && size !== undefined && total !== size)) {
+          throw new EngineError(
+            'integrity',
+            `${url}: asked for bytes from ${fmt(pos)} of ${fmt(size ?? 0)}, got "${cr}"; the file changed on the server`,
+          );
+        }
+      }
+      const bodyEnd = res.status === 200 ? size : end;
+      const reader = res.body?.getReader();
+      if (!reader) throw new EngineError('network', `${url}: the response has no body`);
+      try {
+        for (;;) {
+          const r = await rc.wait(() => reader.read());
+          if (r.done) break;
+          let piece = r.value;
+          while (piece.length > 0) {
+            if (size !== undefined && pos >= size) {
+              piece = piece.subarray(piece.length);
+              break;
+            }
+            if (size === undefined && fill === block.length) {
+              const grown = new Uint8Array(Math.min(bs, block.length * 2 || 65536));
+              grown.set(block);
+              block = grown;
+            }
+            const k = Math.min(piece.length, block.length - fill);
+            block.set(piece.subarray(0, k), fill);
+            // The first bytes decide whether this is a GGUF at all, before anything is stored.
+            if (meta.blockDigests.length === 0 && fill < 4 && fill + k >= 4) {
+              if (!GGUF_MAGIC.every((b, i) => block[i] === b)) {
+                await store.remove(meta.key);
+                throw notGgufError(
+                  url,
+                  block.subarray(0, fill + k),
+                  res.headers.get('content-type') ?? undefined,
+                );
+              }
+            }
+            fill += k;
+            pos += k;
+            downloaded += k;
+            piece = piece.subarray(k);
+            if (fill === block.length && (size !== undefined || fill === bs)) await commitBlock();
+          }
+          meter.add(pos);
+          report();
+        }
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
+      if (size === undefined) break;
+      if (bodyEnd !== undefined && pos < bodyEnd) {
+        throw new EngineError(
+          'network',
+          `${url}: the connection closed after ${fmt(pos)} of ${fmt(size)} bytes`,
+        );
+      }
+      failures = 0;
+    } catch (e) {
+      const err = rc.mapError(e);
+      const transient =
+        err.code === 'network' ||
+        err.code === 'timeout' ||
+        (err.code === 'http_status' && /HTTP 5\d\d/.test(err.message));
+      if (!transient || failures >= retries || signal?.aborted) {
+        if (transient && !meta.acceptRanges && pos > 0) {
+          await restartFromZero();
+          throw new EngineError(
+            err.code,
+            `${err.message}. The server does not support range requests, so the download cannot be resumed ` +
+              'and will start again from the beginning',
+            { cause: e },
+          );
+        }
+        if (err.code === 'integrity') await store.remove(meta.key);
+        throw err;
+      }
+      failures++;
+      opts.onProgress?.({
+        phase: 'download',
+        bytesDone: pos,
+        bytesTotal: size ?? 0,
+        note: `connection lost at ${MB(pos)}; retrying (${failures} of ${retries})`,
+      });
+      await new Promise((r) => setTimeout(r, delay(failures - 1)));
+      if (!meta.acceptRanges && pos > 0) await restartFromZero();
+    } finally {
+      rc.dispose();
+    }
+  }
+  if (fill > 0) await commitBlock();
+  if (size === undefined) meta.size = meta.bytesDone;
+
+  if (meta.bytesDone !== meta.size) {
+    await store.remove(meta.key);
+    throw new EngineError(
+      'integrity',
+      `${url}: got ${fmt(meta.bytesDone)} bytes, expected ${fmt(meta.size)}; nothing was kept`,
+    );
+  }
+  if (expectedSha && h) {
+    const got = bytesToHex(h.digest());
+    if (got !== expectedSha) {
+      await store.remove(meta.key);
+      throw new EngineError(
+        'integrity',
+        `${meta.name} has SHA-256 ${got}, expected ${expectedSha}: the download is corrupted or the file changed; nothing was kept`,
+      );
+    }
+    meta.sha256Verified = true;
+  }
+  meta.complete = true;
+  meta.lastUsedAt = new Date().toISOString();
+  await store.putMeta(meta);
+  return { meta, downloadedBytes: downloaded };
+}
+
+/**
+ * Reads back the stored blocks of a partial entry, checking each against its recorded SHA-256 and feeding
+ * `hasher`. False when a block is missing or damaged (the caller starts over).
+ */
+async function verifyStoredBlocks(
+  store: CacheStore,
+  meta: EntryMeta,
+  hasher: ReturnType<typeof sha256.create> | undefined,
+  onProgress: DownloadOptions['onProgress'],
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const bs = meta.blockBytes;
+  for (let i = 0; i < meta.blockDigests.length; i++) {
+    if (signal?.aborted) throw new EngineError('aborted', `checking ${meta.name} was aborted`);
+    const want = Math.min(bs, meta.bytesDone - i * bs);
+    const bytes = await store.read(meta.key, i * bs, i * bs + want, bs);
+    if (bytes.length !== want || (await digestHex(bytes)) !== meta.blockDigests[i]) return false;
+    hasher?.update(bytes);
+    onProgress?.({
+      phase: 'verify',
+      bytesDone: i * bs + want,
+      bytesTotal: meta.bytesDone,
+      note: 'checking the part already downloaded',
+    });
+  }
+  return true;
+}

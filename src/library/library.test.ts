@@ -1,0 +1,408 @@
+/**
+ * The model library in Node (FsStore), against a local server that counts the bytes it sends
+ * (src/library/test-server.ts): download once, freshness check only on the second load, resume after a
+ * cut, damaged copies detected, split models, Hugging Face shorthands, and the bad-input errors.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type EngineError, isEngineError } from '../engine/errors.ts';
+import { openGguf } from '../webgpu/gguf/reader.ts';
+import { collectTensorData } from '../webgpu/gguf/test-util.ts';
+import { ModelLibrary } from './library.ts';
+import { openModelFile } from './open.ts';
+import { hfResolveUrl, parseHfShorthand, resolveModelSpec } from './spec.ts';
+import { type CacheStore, FsStore } from './store.ts';
+import { type ModelServer, STORIES_PATH, startModelServer, testModelFiles } from './test-server.ts';
+
+const KiB = 1024;
+let server: ModelServer;
+let files: Map<string, Uint8Array>;
+const model = () => files.get('stories260K.gguf') as Uint8Array;
+const dirs: string[] = [];
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'model-lib-'));
+  dirs.push(d);
+  return d;
+}
+
+/** A library in a fresh directory: 64 KiB blocks, 256 KiB requests, no retry delay. */
+async function lib(opts: { dir?: string; retries?: number; fetch?: typeof fetch; store?: CacheStore } = {}) {
+  const store = opts.store ?? (await FsStore.open(opts.dir ?? tmp()));
+  return new ModelLibrary(store, {
+    blockBytes: 64 * KiB,
+    requestBytes: 256 * KiB,
+    retries: opts.retries ?? 3,
+    retryDelayMs: () => 1,
+    hfEndpoint: server.url,
+    fetch: opts.fetch,
+  });
+}
+
+async function errorOf(p: Promise<unknown>): Promise<EngineError> {
+  try {
+    await p;
+  } catch (e) {
+    if (isEngineError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected an EngineError');
+}
+
+/** Every byte of every tensor, through the library's verified reader. */
+async function tensorsVia(parts: Parameters<typeof openModelFile>[0]) {
+  return (await collectTensorData(await openModelFile(parts))).data;
+}
+
+beforeAll(async () => {
+  files = await testModelFiles();
+  server = await startModelServer(files);
+});
+afterAll(async () => {
+  await server.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+beforeEach(() => server.reset());
+
+describe('specs', () => {
+  it('resolves hf: shorthands and Hugging Face page URLs to download URLs', () => {
+    expect(
+      parseHfShorthand('hf:bartowski/Llama-3.2-1B-Instruct-GGUF/Llama-3.2-1B-Instruct-Q4_K_M.gguf'),
+    ).toEqual({
+      repo: 'bartowski/Llama-3.2-1B-Instruct-GGUF',
+      path: 'Llama-3.2-1B-Instruct-Q4_K_M.gguf',
+      revision: 'main',
+    });
+    const r = resolveModelSpec('hf:Qwen/Qwen2.5-0.5B-Instruct-GGUF/sub dir/q4_k_m.gguf@v1.0');
+    expect(r.url).toBe(
+      'https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/v1.0/sub%20dir/q4_k_m.gguf',
+    );
+    expect(r.hf).toEqual({
+      repo: 'Qwen/Qwen2.5-0.5B-Instruct-GGUF',
+      path: 'sub dir/q4_k_m.gguf',
+      revision: 'v1.0',
+    });
+    // The page URL people copy serves HTML; it becomes the resolve URL.
+    expect(resolveModelSpec('https://huggingface.co/o/r/blob/main/m.gguf').url).toBe(
+      'https://huggingface.co/o/r/resolve/main/m.gguf',
+    );
+    expect(resolveModelSpec('https://example.com/m.gguf?x=1').url).toBe('https://example.com/m.gguf?x=1');
+    expect(hfResolveUrl({ repo: 'o/r', path: 'a.gguf', revision: 'refs/pr/1' }, 'http://h')).toBe(
+      'http://h/o/r/resolve/refs%2Fpr%2F1/a.gguf',
+    );
+  });
+
+  it('a shorthand that names no file, or no repository, is a clear error', () => {
+    for (const [spec, re] of [
+      ['hf:owner/repo', /names the repository owner\/repo but no \.gguf file/],
+      ['hf:owner/repo/README.md', /no \.gguf file/],
+      ['hf:owner', /not a Hugging Face file/],
+      ['ftp://x/y.gguf', /only http\(s\)/],
+      ['not a url', /not a URL or an hf:/],
+    ] as const) {
+      let err: unknown;
+      try {
+        resolveModelSpec(spec);
+      } catch (e) {
+        err = e;
+      }
+      expect(isEngineError(err, 'invalid_argument'), spec).toBe(true);
+      expect((err as Error).message).toMatch(re);
+    }
+  });
+});
+
+describe('download once, then load from the cache', () => {
+  it('first load downloads the file; a second downloads nothing beyond a freshness check', async () => {
+    const l = await lib();
+    const url = `${server.url}/range/stories260K.gguf`;
+    const progress: number[] = [];
+    const a = await l.acquire(url, {
+      onProgress: (p) => p.phase === 'download' && progress.push(p.bytesDone),
+    });
+    expect(a.fromCache).toBe(false);
+    expect(a.downloadedBytes).toBe(model().length);
+    expect(server.stats.bodyBytes).toBe(model().length);
+    // In range requests of 256 KiB: 5 GETs for 1.1 MB, after one HEAD.
+    const gets = server.stats.requests.filter((r) => r.method === 'GET');
+    expect(gets.length).toBe(Math.ceil(model().length / (256 * KiB)));
+    expect(gets.every((r) => /^bytes=\d+-\d+$/.test(r.range ?? ''))).toBe(true);
+    expect(progress.at(-1)).toBe(model().length);
+    expect((await tensorsVia({ byteParts: a.parts })).get('output.weight')).toEqual(
+      (await collectTensorData(await openGguf({ path: STORIES_PATH }))).data.get('output.weight'),
+    );
+
+    server.reset();
+    const b = await l.acquire(url);
+    expect(b.fromCache).toBe(true);
+    expect(b.offline).toBe(false);
+    expect(server.stats.bodyBytes).toBe(0);
+    expect(server.stats.requests).toEqual([
+      { method: 'HEAD', path: '/range/stories260K.gguf', range: undefined },
+    ]);
+    // A second library over the same directory (a second CLI run) finds it too.
+    server.reset();
+    const c = await (await lib({ dir: (l.store as FsStore).location })).acquire(url);
+    expect(c.fromCache).toBe(true);
+    expect(server.stats.bodyBytes).toBe(0);
+    // The cached file is the file.
+    const path = (l.store as FsStore).filePath(c.parts[0].meta.key);
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex')).toBe(
+      createHash('sha256').update(model()).digest('hex'),
+    );
+  });
+
+  it('a file changed on the server (new ETag) is downloaded again', async () => {
+    const name = 'changing.gguf';
+    server.setFile(name, model());
+    const l = await lib();
+    await l.acquire(`${server.url}/range/${name}`);
+    const changed = model().slice();
+    changed[changed.length - 10] ^= 0xff;
+    server.setFile(name, changed);
+    server.reset();
+    const a = await l.acquire(`${server.url}/range/${name}`);
+    expect(a.fromCache).toBe(false);
+    expect(server.stats.bodyBytes).toBe(changed.length);
+    const got = await a.parts[0].read(changed.length - 16, changed.length);
+    expect(got).toEqual(changed.subarray(changed.length - 16));
+  });
+
+  it('with the network gone, a cached copy is used and says so; without one, the error is clear', async () => {
+    const l = await lib();
+    const url = `${server.url}/range/stories260K.gguf`;
+    await l.acquire(url);
+    const dead = (async () => {
+      throw new TypeError('fetch failed');
+    }) as unknown as typeof fetch;
+    const offline = await lib({ dir: (l.store as FsStore).location, fetch: dead });
+    const notes: string[] = [];
+    const a = await offline.acquire(url, { onProgress: (p) => p.note && notes.push(p.note) });
+    expect(a.offline).toBe(true);
+    expect(a.fromCache).toBe(true);
+    expect(notes.join()).toMatch(/using the cached copy/);
+    const e = await errorOf((await lib({ fetch: dead })).acquire(url));
+    expect(e.code).toBe('network');
+  });
+});
+
+describe('resume', () => {
+  it('a transfer cut half-way resumes from where it stopped (one run, retried)', async () => {
+    const l = await lib();
+    const notes: string[] = [];
+    const a = await l.acquire(`${server.url}/cut/stories260K.gguf`, {
+      onProgress: (p) => p.note && notes.push(p.note),
+    });
+    expect(a.downloadedBytes).toBe(model().length);
+    // The cut came half-way through the first request; the retry asked for the rest only.
+    expect(server.stats.bodyBytes).toBe(model().length);
+    expect(notes.some((n) => /connection lost .* retrying \(1 of 3\)/.test(n))).toBe(true);
+    expect((await tensorsVia({ byteParts: a.parts })).size).toBe(48);
+  });
+
+  it('a download cut with no retries left resumes in the next run from its last whole block', async () => {
+    const dir = tmp();
+    const url = `${server.url}/cut/stories260K.gguf`;
+    // Whole-file requests here: the cut comes at half the file.
+    const store = await FsStore.open(dir);
+    const first = new ModelLibrary(store, { blockBytes: 64 * KiB, requestBytes: 8 * 1024 * KiB, retries: 0 });
+    const e = await errorOf(first.acquire(url));
+    expect(e.code).toBe('network');
+    const [partial] = await first.list();
+    expect(partial.complete).toBe(false);
+    const half = Math.floor(model().length / 2);
+    expect(partial.storedBytes).toBe(Math.floor(half / (64 * KiB)) * 64 * KiB);
+
+    // The next run (a new library over the same directory; the server cuts only once).
+    const second = new ModelLibrary(await FsStore.open(dir), {
+      blockBytes: 64 * KiB,
+      requestBytes: 8 * 1024 * KiB,
+    });
+    server.stats.bodyBytes = 0;
+    server.stats.requests = [];
+    const notes: string[] = [];
+    const a = await second.acquire(url, { onProgress: (p) => p.note && notes.push(p.note) });
+    expect(a.downloadedBytes).toBe(model().length - partial.storedBytes);
+    expect(server.stats.bodyBytes).toBe(model().length - partial.storedBytes);
+    expect(server.stats.requests.find((r) => r.method === 'GET')?.range).toBe(
+      `bytes=${partial.storedBytes}-${model().length - 1}`,
+    );
+    expect(notes.some((n) => n.startsWith('resumed at'))).toBe(true);
+    expect((await tensorsVia({ byteParts: a.parts })).get('token_embd.weight')?.length).toBe(512 * 64 * 4);
+  });
+
+  it('an aborted download keeps what it stored for the next run', async () => {
+    const dir = tmp();
+    const url = `${server.url}/range/stories260K.gguf`;
+    const ctl = new AbortController();
+    const l = await lib({ dir });
+    const e = await errorOf(
+      l.acquire(url, { signal: ctl.signal, onProgress: (p) => p.bytesDone > 500_000 && ctl.abort() }),
+    );
+    expect(e.code).toBe('aborted');
+    const [partial] = await l.list();
+    expect(partial.storedBytes).toBeGreaterThan(0);
+    server.reset();
+    const a = await (await lib({ dir })).acquire(url);
+    expect(server.stats.bodyBytes).toBe(model().length - partial.storedBytes);
+    expect(a.parts[0].meta.complete).toBe(true);
+  });
+
+  it('a damaged partial download is found before resuming and started over', async () => {
+    const dir = tmp();
+    const url = `${server.url}/cut/stories260K.gguf`;
+    const store = await FsStore.open(dir);
+    const l = new ModelLibrary(store, { blockBytes: 64 * KiB, requestBytes: 8 * 1024 * KiB, retries: 0 });
+    await errorOf(l.acquire(url));
+    const [partial] = await l.list();
+    const path = store.filePath(partial.key);
+    const bytes = readFileSync(path);
+    bytes[1000] ^= 1;
+    writeFileSync(path, bytes);
+    server.stats.bodyBytes = 0;
+    const a = await new ModelLibrary(store, { blockBytes: 64 * KiB }).acquire(url);
+    expect(server.stats.bodyBytes).toBe(model().length);
+    expect(a.parts[0].meta.complete).toBe(true);
+  });
+
+  it('a server without range support still downloads (one GET); a cut there cannot resume and says so', async () => {
+    const l = await lib();
+    const a = await l.acquire(`${server.url}/norange/stories260K.gguf`);
+    expect(a.parts[0].meta.acceptRanges).toBe(false);
+    expect(server.stats.requests.filter((r) => r.method === 'GET').length).toBe(1);
+    expect(server.stats.bodyBytes).toBe(model().length);
+    const e = await errorOf((await lib({ retries: 1 })).acquire(`${server.url}/cutnorange/stories260K.gguf`));
+    expect(e.code).toBe('network');
+    expect(e.message).toMatch(/does not support range requests, so the download cannot be resumed/);
+  });
+});
+
+describe('integrity', () => {
+  it('a flipped byte in the cached copy is detected when it is read, never handed on', async () => {
+    const l = await lib();
+    const a = await l.acquire(`${server.url}/range/stories260K.gguf`);
+    const path = (l.store as FsStore).filePath(a.parts[0].meta.key);
+    const bytes = readFileSync(path);
+    const at = 700_000;
+    bytes[at] ^= 0x10;
+    writeFileSync(path, bytes);
+    const b = await l.acquire(`${server.url}/range/stories260K.gguf`); // still "fresh" on the server
+    const e = await errorOf(tensorsVia({ byteParts: b.parts }));
+    expect(e.code).toBe('integrity');
+    expect(e.message).toMatch(/cached copy of stories260K\.gguf is damaged \(block 11 of 19/);
+    // Reads of blocks before the damage still work; the damaged block never comes back.
+    expect((await b.parts[0].read(0, 4))[0]).toBe(0x47);
+    await expect(b.parts[0].read(at, at + 1)).rejects.toMatchObject({ code: 'integrity' });
+  });
+
+  it('a SHA-256 that does not match ends the download and keeps nothing', async () => {
+    const l = await lib();
+    const e = await errorOf(l.acquire(`${server.url}/range/stories260K.gguf`, { sha256: 'ab'.repeat(32) }));
+    expect(e.code).toBe('integrity');
+    expect(e.message).toMatch(/expected abab/);
+    expect(await l.list()).toEqual([]);
+    const ok = await l.acquire(`${server.url}/range/stories260K.gguf`, {
+      sha256: createHash('sha256').update(model()).digest('hex'),
+    });
+    expect(ok.parts[0].meta.sha256Verified).toBe(true);
+  });
+});
+
+describe('split models', () => {
+  it('three parts download as one model and read back the same tensors as the single file', async () => {
+    const l = await lib();
+    const a = await l.acquire(`${server.url}/range/stories260K-00001-of-00003.gguf`);
+    expect(a.parts.length).toBe(3);
+    const sizes = [1, 2, 3].map(
+      (k) => (files.get(`stories260K-0000${k}-of-00003.gguf`) as Uint8Array).length,
+    );
+    expect(server.stats.bodyBytes).toBe(sizes.reduce((x, y) => x + y));
+    const merged = await openModelFile({ byteParts: a.parts });
+    expect(merged.fileSize).toBe(sizes.reduce((x, y) => x + y));
+    const single = (await collectTensorData(await openGguf({ path: STORIES_PATH }))).data;
+    const got = (await collectTensorData(merged)).data;
+    expect([...got.keys()].sort()).toEqual([...single.keys()].sort());
+    for (const [k, v] of single) expect(got.get(k), k).toEqual(v);
+    const [entry] = await l.list();
+    expect(entry).toMatchObject({ parts: 3, complete: true, name: 'stories260K-00001-of-00003.gguf' });
+    await l.remove(entry.key);
+    expect(await l.store.listMeta()).toEqual([]);
+  });
+
+  it('a later part given instead of the first is a clear error', async () => {
+    const e = await errorOf((await lib()).acquire(`${server.url}/range/stories260K-00002-of-00003.gguf`));
+    expect(e.code).toBe('invalid_argument');
+    expect(e.message).toMatch(/part 2 of a split model; give its first part/);
+  });
+});
+
+describe('Hugging Face shorthand (against a local stand-in endpoint)', () => {
+  it('hf:OWNER/REPO/FILE downloads and checks the SHA-256 from the tree API', async () => {
+    const l = await lib();
+    const a = await l.acquire('hf:test/models/stories260K.gguf');
+    expect(a.resolved.url).toBe(`${server.url}/test/models/resolve/main/stories260K.gguf`);
+    expect(a.parts[0].meta.sha256Verified).toBe(true);
+    expect(server.stats.requests[0].path).toBe('/api/models/test/models/tree/main');
+    const [entry] = await l.list();
+    expect(entry.spec).toBe('hf:test/models/stories260K.gguf');
+  });
+
+  it('a file or repository that is not there is a clear error naming what is', async () => {
+    const l = await lib();
+    const e = await errorOf(l.acquire('hf:test/models/stories15M.gguf'));
+    expect(e.code).toBe('invalid_argument');
+    expect(e.message).toMatch(
+      /there is no stories15M\.gguf in test\/models at main; its GGUF files there: .*stories260K\.gguf/,
+    );
+    const r = await errorOf(l.acquire('hf:nobody/nothing/x.gguf'));
+    expect(r.code).toBe('http_status');
+    expect(r.message).toMatch(/no repository nobody\/nothing/);
+  });
+});
+
+describe('bad input', () => {
+  it('an HTML page, a 404 and a 403 are clear errors and keep nothing', async () => {
+    const l = await lib();
+    const html = await errorOf(l.acquire(`${server.url}/html/model.gguf`));
+    expect(html.code).toBe('gguf_invalid');
+    expect(html.message).toMatch(/not a GGUF file.*HTML page/);
+    const nf = await errorOf(l.acquire(`${server.url}/status/404/model.gguf`));
+    expect(nf.code).toBe('http_status');
+    expect(nf.message).toMatch(/HTTP 404.*no file at this URL/);
+    const denied = await errorOf(l.acquire(`${server.url}/status/403/model.gguf`));
+    expect(denied.message).toMatch(/HTTP 403.*access denied/);
+    expect(await l.store.listMeta()).toEqual([]);
+  });
+
+  it('a download that will not fit is refused up front with the numbers', async () => {
+    const fs = await FsStore.open(tmp());
+    const small: CacheStore = Object.assign(Object.create(fs) as CacheStore, {
+      estimate: async () => ({ usage: 9_500_000, quota: 10_000_000 }),
+    });
+    const e = await errorOf((await lib({ store: small })).acquire(`${server.url}/range/stories260K.gguf`));
+    expect(e.code).toBe('quota_exceeded');
+    expect(e.message).toMatch(
+      /needs 1\.2 MB more but only 0\.5 MB of storage is free \(9\.5 MB used of 10 MB\)/,
+    );
+    expect(server.stats.bodyBytes).toBe(0);
+  });
+
+  it('storage running out mid-way ends cleanly and frees what was written', async () => {
+    const fs = await FsStore.open(tmp());
+    let writes = 0;
+    const full: CacheStore = Object.assign(Object.create(fs) as CacheStore, {
+      writeBlock: async (key: string, i: number, bs: number, b: Uint8Array) => {
+        if (++writes === 6) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        return fs.writeBlock(key, i, bs, b);
+      },
+    });
+    const l = await lib({ store: full });
+    const e = await errorOf(l.acquire(`${server.url}/range/stories260K.gguf`));
+    expect(e.code).toBe('quota_exceeded');
+    expect(e.message).toMatch(/storage ran out after 0\.3 MB of 1\.2 MB.*has been deleted/);
+    expect(await fs.listMeta()).toEqual([]);
+  });
+});

@@ -1,0 +1,394 @@
+/**
+ * The model library: download a GGUF once, keep it, load it again from the cache (also with the network
+ * gone), and manage what is kept. One API for the page (OPFS), the engine worker and Node (a directory).
+ *
+ * A load of a URL through the library:
+ * 1. resolve the spec (URL or `hf:` shorthand, src/library/spec.ts); for Hugging Face, ask the tree API
+ *    for the file's size and SHA-256 (and name the repository's GGUF files when the file is not there);
+ * 2. a complete cached copy: one freshness check (HEAD; ETag, size, Last-Modified). Same file → use it;
+ *    changed → download again; no answer → use it and say so (`offline`);
+ * 3. otherwise download, resuming a partial copy (src/library/download.ts);
+ * 4. hand the engine a {@link CachedByteSource} per file, which checks each block as it is read.
+ * Split GGUF files (`-00001-of-0000N.gguf`) are N entries fetched in order; they list as one model.
+ */
+import { EngineError, isEngineError } from '../engine/errors.ts';
+import { parseSplitName, splitPartName } from '../webgpu/gguf/split.ts';
+import { CachedByteSource } from './cached-source.ts';
+import {
+  DEFAULT_BLOCK_BYTES,
+  type DownloadProgress,
+  downloadToStore,
+  newMeta,
+  probeRemote,
+  type RemoteFileInfo,
+  sameRemoteFile,
+} from './download.ts';
+import { type HfFileRef, hfTreeUrl, type ResolvedSpec, resolveModelSpec } from './spec.ts';
+import {
+  type CacheStore,
+  type EntryMeta,
+  entryKey,
+  FsStore,
+  OpfsStore,
+  type StorageEstimate,
+} from './store.ts';
+
+/** Options for a {@link ModelLibrary}. */
+export interface LibraryOptions {
+  fetch?: typeof fetch;
+  /** Hugging Face endpoint for `hf:` (default https://huggingface.co). */
+  hfEndpoint?: string;
+  /** Idle timeout per request, ms (default 30,000). */
+  timeoutMs?: number;
+  /** Timeout of the freshness check of a cached copy, ms (default 10,000). */
+  freshnessTimeoutMs?: number;
+  /** Block size for new entries, bytes (default 16 MiB). */
+  blockBytes?: number;
+  /** Bytes per range request (default 64 MiB). */
+  requestBytes?: number;
+  /** Retries after a cut connection (default 3). */
+  retries?: number;
+  retryDelayMs?: (k: number) => number;
+}
+
+/** Options for {@link ModelLibrary.acquire}. */
+export interface AcquireOptions {
+  signal?: AbortSignal;
+  onProgress?: (p: DownloadProgress) => void;
+  /** Expected SHA-256 of a single-file model (hex). */
+  sha256?: string;
+  /** Use a complete cached copy without any request. */
+  offline?: boolean;
+  /** Page base URL for relative URLs. */
+  base?: string;
+}
+
+/** A model ready to load: one verified source per file (split parts in order). */
+export interface AcquiredModel {
+  resolved: ResolvedSpec;
+  parts: CachedByteSource[];
+  /** True when nothing was downloaded. */
+  fromCache: boolean;
+  /** A cached copy was used because the server could not be reached. */
+  offline: boolean;
+  downloadedBytes: number;
+  location: string;
+}
+
+/** One model in the library listing (split parts folded into one). */
+export interface LibraryEntry {
+  /** Key of the (first) file; pass to {@link ModelLibrary.remove}. */
+  key: string;
+  name: string;
+  spec: string;
+  url: string;
+  /** Total bytes of all parts (expected). */
+  size: number;
+  /** Bytes stored so far. */
+  storedBytes: number;
+  complete: boolean;
+  parts: number;
+  sha256Verified: boolean;
+  lastUsedAt: string;
+  createdAt: string;
+}
+
+const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+
+/** What Hugging Face's tree API says about one file. */
+interface HfTreeFile {
+  path: string;
+  size: number;
+  sha256?: string;
+}
+
+/** The model library over one {@link CacheStore}. */
+export class ModelLibrary {
+  constructor(
+    readonly store: CacheStore,
+    private readonly opts: LibraryOptions = {},
+  ) {}
+
+  /**
+   * The library in its default place: OPFS in a browser or worker; in Node, `dir` or the default cache
+   * directory ({@link import('./store.ts').defaultCacheDir}).
+   * @throws EngineError('invalid_argument') when no storage is available.
+   */
+  static async open(opts: LibraryOptions & { dir?: string } = {}): Promise<ModelLibrary> {
+    const isNode =
+      typeof process !== 'undefined' &&
+      !!process.versions?.node &&
+      typeof (globalThis as { document?: unknown }).document === 'undefined' &&
+      !('WorkerGlobalScope' in globalThis);
+    const store = !isNode && OpfsStore.available() ? await OpfsStore.open() : await FsStore.open(opts.dir);
+    return new ModelLibrary(store, opts);
+  }
+
+  /**
+   * Makes a model available from the cache, downloading (or resuming) what is missing.
+   * @throws EngineError 'invalid_argument' (bad spec, a `hf:` file that is not in the repository),
+   *   'http_status', 'network', 'timeout' (no cached copy to fall back on), 'quota_exceeded', 'integrity',
+   *   'gguf_invalid' (not a GGUF), 'aborted'.
+   */
+  async acquire(spec: string, opts: AcquireOptions = {}): Promise<AcquiredModel> {
+    const resolved = resolveModelSpec(spec, { hfEndpoint: this.opts.hfEndpoint, base: opts.base });
+    const hfFiles = resolved.hf && !opts.offline ? await this.hfListing(resolved.hf, opts.signal) : undefined;
+    const split = parseSplitName(resolved.url);
+    const urls = split
+      ? Array.from({ length: split.count }, (_, i) => splitPartName(resolved.url, i + 1, split.count))
+      : [resolved.url];
+    if (split && split.no !== 1) {
+      throw new EngineError(
+        'invalid_argument',
+        `${spec} is part ${split.no} of a split model; give its first part (…-00001-of-${String(split.count).padStart(5, '0')}.gguf)`,
+      );
+    }
+    const parts: CachedByteSource[] = [];
+    let downloadedBytes = 0;
+    let offline = false;
+    const firstKey = entryKey(urls[0]);
+    for (let i = 0; i < urls.length; i++) {
+      const hfPath = resolved.hf
+        ? resolved.hf.path.replace(
+            /[^/]*$/,
+            decodeURIComponent(urls[i].split(/[?#]/)[0].split('/').pop() ?? ''),
+          )
+        : undefined;
+      const hfFile = hfPath ? hfFiles?.get(hfPath) : undefined;
+      if (resolved.hf && hfFiles && !hfFile) throw this.noSuchHfFile(resolved.hf, hfPath ?? '', hfFiles);
+      const r = await this.acquireFile(urls[i], resolved.spec, {
+        ...opts,
+        sha256: hfFile?.sha256 ?? (urls.length === 1 ? opts.sha256 : undefined),
+        expectedSize: hfFile?.size,
+        split: urls.length > 1 ? { first: firstKey, part: i + 1, parts: urls.length } : undefined,
+        onProgress:
+          opts.onProgress && urls.length > 1
+            ? (p) =>
+                opts.onProgress?.({
+                  ...p,
+                  note: [`part ${i + 1} of ${urls.length}`, p.note].filter(Boolean).join(': '),
+                })
+            : opts.onProgress,
+      });
+      parts.push(new CachedByteSource(this.store, r.meta));
+      downloadedBytes += r.downloadedBytes;
+      offline ||= r.offline;
+    }
+    return {
+      resolved,
+      parts,
+      fromCache: downloadedBytes === 0,
+      offline,
+      downloadedBytes,
+      location: this.store.location,
+    };
+  }
+
+  private async acquireFile(
+    url: string,
+    spec: string,
+    opts: AcquireOptions & { expectedSize?: number; split?: EntryMeta['split'] },
+  ): Promise<{ meta: EntryMeta; downloadedBytes: number; offline: boolean }> {
+    const key = entryKey(url);
+    let meta = await this.store.getMeta(key);
+    let info: RemoteFileInfo | undefined;
+    if (meta?.complete) {
+      if (opts.offline) return { meta: await this.touch(meta), downloadedBytes: 0, offline: false };
+      try {
+        info = await probeRemote(url, {
+          signal: opts.signal,
+          fetch: this.opts.fetch,
+          timeoutMs: this.opts.freshnessTimeoutMs ?? 10_000,
+        });
+      } catch (e) {
+        if (isEngineError(e, 'aborted')) throw e;
+        if (isEngineError(e, 'network') || isEngineError(e, 'timeout')) {
+          opts.onProgress?.({
+            phase: 'download',
+            bytesDone: meta.size,
+            bytesTotal: meta.size,
+            note: 'the server cannot be reached: using the cached copy',
+          });
+          return { meta: await this.touch(meta), downloadedBytes: 0, offline: true };
+        }
+        // The server answers but refuses (404, 403, …): keep using the copy we have, and say why.
+        opts.onProgress?.({
+          phase: 'download',
+          bytesDone: meta.size,
+          bytesTotal: meta.size,
+          note: `using the cached copy (${(e as Error).message})`,
+        });
+        return { meta: await this.touch(meta), downloadedBytes: 0, offline: true };
+      }
+      if (
+        sameRemoteFile(meta, info) &&
+        (opts.expectedSize === undefined || opts.expectedSize === meta.size)
+      ) {
+        opts.onProgress?.({
+          phase: 'download',
+          bytesDone: meta.size,
+          bytesTotal: meta.size,
+          note: 'using the cached copy',
+        });
+        return { meta: await this.touch(meta), downloadedBytes: 0, offline: false };
+      }
+      // Changed on the server: fetch it again.
+      await this.store.remove(key);
+      meta = undefined;
+    }
+    info ??= await probeRemote(url, {
+      signal: opts.signal,
+      fetch: this.opts.fetch,
+      timeoutMs: this.opts.timeoutMs,
+    });
+    if (info.size === undefined && opts.expectedSize !== undefined) info.size = opts.expectedSize;
+    if (meta && !(meta.bytesDone > 0 && sameRemoteFile(meta, info) && meta.blockBytes > 0)) {
+      await this.store.remove(key);
+      meta = undefined;
+    }
+    meta ??= newMeta(url, spec, info, this.opts.blockBytes ?? DEFAULT_BLOCK_BYTES);
+    meta.split = opts.split;
+    meta.acceptRanges = info.acceptRanges || meta.acceptRanges;
+    const r = await downloadToStore(this.store, meta, info, {
+      signal: opts.signal,
+      fetch: this.opts.fetch,
+      timeoutMs: this.opts.timeoutMs,
+      requestBytes: this.opts.requestBytes,
+      retries: this.opts.retries,
+      retryDelayMs: this.opts.retryDelayMs,
+      sha256: opts.sha256,
+      onProgress: opts.onProgress,
+    });
+    return { ...r, offline: false };
+  }
+
+  private async touch(meta: EntryMeta): Promise<EntryMeta> {
+    meta.lastUsedAt = new Date().toISOString();
+    await this.store.putMeta(meta).catch(() => {});
+    return meta;
+  }
+
+  /** Hugging Face's listing of the file's folder, by path; undefined when it cannot be had. */
+  private async hfListing(hf: HfFileRef, signal?: AbortSignal): Promise<Map<string, HfTreeFile> | undefined> {
+    const f = this.opts.fetch ?? globalThis.fetch?.bind(globalThis);
+    if (!f) return undefined;
+    const url = hfTreeUrl(hf, this.opts.hfEndpoint);
+    let res: Response;
+    try {
+      const ctl = AbortSignal.any([
+        AbortSignal.timeout(this.opts.freshnessTimeoutMs ?? 10_000),
+        ...(signal ? [signal] : []),
+      ]);
+      res = await f(url, { signal: ctl });
+    } catch {
+      if (signal?.aborted) throw new EngineError('aborted', `loading ${hf.repo} was aborted`);
+      return undefined; // offline: the cache may still have it
+    }
+    if (res.status === 404 || res.status === 401) {
+      throw new EngineError(
+        'http_status',
+        `Hugging Face has no ${res.status === 401 ? 'public ' : ''}repository ${hf.repo} at revision ${hf.revision} ` +
+          `(HTTP ${res.status}${res.status === 401 ? ': it may be private or gated' : ''}); check the hf: name`,
+      );
+    }
+    if (!res.ok) return undefined;
+    try {
+      const list = (await res.json()) as {
+        type: string;
+        path: string;
+        size: number;
+        lfs?: { oid: string; size: number };
+      }[];
+      const out = new Map<string, HfTreeFile>();
+      for (const e of list) {
+        if (e.type !== 'file') continue;
+        out.set(e.path, { path: e.path, size: e.lfs?.size ?? e.size, sha256: e.lfs?.oid });
+      }
+      return out;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private noSuchHfFile(hf: HfFileRef, path: string, files: Map<string, HfTreeFile>): EngineError {
+    const gguf = [...files.keys()].filter((p) => /\.gguf$/i.test(p));
+    return new EngineError(
+      'invalid_argument',
+      `hf:${hf.repo}/${path}: there is no ${path} in ${hf.repo} at ${hf.revision}` +
+        (gguf.length
+          ? `; its GGUF files there: ${gguf.slice(0, 12).join(', ')}${gguf.length > 12 ? ', …' : ''}`
+          : '; that folder has no GGUF files'),
+    );
+  }
+
+  /** Drops an entry (and, for a split model, its other parts), e.g. after a damaged block was found. */
+  async invalidate(key: string): Promise<void> {
+    await this.remove(key);
+  }
+
+  /** Cached models, split parts folded into one, most recently used first. */
+  async list(): Promise<LibraryEntry[]> {
+    const metas = await this.store.listMeta();
+    const groups = new Map<string, EntryMeta[]>();
+    for (const m of metas) {
+      const k = m.split?.first ?? m.key;
+      groups.set(k, [...(groups.get(k) ?? []), m]);
+    }
+    const out: LibraryEntry[] = [];
+    for (const [key, ms] of groups) {
+      ms.sort((a, b) => (a.split?.part ?? 1) - (b.split?.part ?? 1));
+      const first = ms[0];
+      const parts = first.split?.parts ?? 1;
+      const complete = ms.length === parts && ms.every((m) => m.complete);
+      out.push({
+        key,
+        name: first.name,
+        spec: first.spec,
+        url: first.url,
+        size: ms.reduce((a, m) => a + Math.max(0, m.size), 0),
+        storedBytes: ms.reduce((a, m) => a + m.bytesDone, 0),
+        complete,
+        parts,
+        sha256Verified: ms.every((m) => m.sha256Verified),
+        lastUsedAt:
+          ms
+            .map((m) => m.lastUsedAt)
+            .sort()
+            .at(-1) ?? first.lastUsedAt,
+        createdAt: first.createdAt,
+      });
+    }
+    return out.sort((a, b) => b.lastUsedAt.localeCompare(a.lastUsedAt));
+  }
+
+  /** Deletes a model by key (all its split parts), or by spec/URL. */
+  async remove(keyOrSpec: string): Promise<void> {
+    let key = keyOrSpec;
+    if (/^(hf:|https?:)/i.test(keyOrSpec))
+      key = entryKey(resolveModelSpec(keyOrSpec, { hfEndpoint: this.opts.hfEndpoint }).url);
+    const metas = await this.store.listMeta();
+    const first = metas.find((m) => m.key === key)?.split?.first ?? key;
+    for (const m of metas) if (m.key === first || m.split?.first === first) await this.store.remove(m.key);
+    await this.store.remove(key);
+  }
+
+  /** Deletes every cached model. */
+  async clear(): Promise<void> {
+    for (const m of await this.store.listMeta()) await this.store.remove(m.key);
+  }
+
+  /** Storage use and quota. */
+  estimate(): Promise<StorageEstimate | undefined> {
+    return this.store.estimate();
+  }
+
+  /** Asks the browser to keep the cache under storage pressure; false where refused or not a browser. */
+  async persist(): Promise<boolean> {
+    return (await this.store.persist?.()) ?? false;
+  }
+}
+
+/** A one-line summary of a listing entry for people ("stories260K.gguf, 1.2 MB, 2 parts"). */
+export function describeEntry(e: LibraryEntry): string {
+  return `${e.name}, ${MB(e.size)}${e.parts > 1 ? `, ${e.parts} parts` : ''}${e.complete ? '' : `, partial (${MB(e.storedBytes)})`}`;
+}

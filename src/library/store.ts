@@ -1,0 +1,399 @@
+/**
+ * Where the model library keeps files: the Origin Private File System in a browser ({@link OpfsStore}) or a
+ * directory in Node ({@link FsStore}). Both store an entry's bytes in fixed-size blocks written whole, plus
+ * a JSON record ({@link EntryMeta}) with the SHA-256 of each block, so a resume restarts at the last whole
+ * block and a load can check every byte it reads.
+ *
+ * Layouts:
+ * - OPFS: `models/KEY.json` and `models/KEY/000000`, `000001`, … (one file per block: each block is written
+ *   and committed on its own, so a closed tab loses at most the block in flight, and no write ever copies
+ *   the blocks before it — OPFS's `createWritable` copies an existing file into a swap file).
+ * - Node: `DIR/KEY.json` and `DIR/KEY.gguf`, one ordinary file (blocks written at their offsets), so the
+ *   cached copy can be served or passed to llama.cpp by path.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { EngineError } from '../engine/errors.ts';
+
+/** Version of the {@link EntryMeta} record; records of another version are ignored (fetched again). */
+export const META_VERSION = 1;
+
+/** The record kept beside each cached file. */
+export interface EntryMeta {
+  version: typeof META_VERSION;
+  /** Store key ({@link entryKey}). */
+  key: string;
+  /** Download URL. */
+  url: string;
+  /** What the person wrote (URL or `hf:` shorthand). */
+  spec: string;
+  /** File name (last URL segment). */
+  name: string;
+  /** File size in bytes, from the server. */
+  size: number;
+  /** The server's ETag (a validator for freshness checks and resumes). */
+  etag?: string;
+  /** The server's Last-Modified. */
+  lastModified?: string;
+  /** Expected SHA-256 (hex) where known (Hugging Face's `lfs.oid`, a sha256-shaped ETag, or given). */
+  sha256?: string;
+  /** True once the whole file was hashed and matched {@link sha256}. */
+  sha256Verified?: boolean;
+  /** Whether the server answers range requests (resume needs it). */
+  acceptRanges: boolean;
+  /** Block size in bytes. */
+  blockBytes: number;
+  /** SHA-256 (hex) of each stored block, in order; the last block may be short. */
+  blockDigests: string[];
+  /** Bytes stored from the start of the file (whole blocks, or `size` when complete). */
+  bytesDone: number;
+  /** The whole file is stored (and verified where a SHA-256 was known). */
+  complete: boolean;
+  /** ISO dates. */
+  createdAt: string;
+  lastUsedAt: string;
+  /** Split GGUF: this file is part `part` of `parts` of the model whose first part has key `first`. */
+  split?: { first: string; part: number; parts: number };
+}
+
+/** Storage use and quota in bytes (`navigator.storage.estimate()`; in Node, the disk's free space). */
+export interface StorageEstimate {
+  usage?: number;
+  quota?: number;
+}
+
+/** A place for cached files. All methods may throw EngineError('quota_exceeded') when storage runs out. */
+export interface CacheStore {
+  readonly kind: 'opfs' | 'fs';
+  /** For messages: "OPFS models/" or the directory. */
+  readonly location: string;
+  getMeta(key: string): Promise<EntryMeta | undefined>;
+  putMeta(meta: EntryMeta): Promise<void>;
+  listMeta(): Promise<EntryMeta[]>;
+  /** Writes block `index` (all of it: `bytes` is the block, the last one may be short). */
+  writeBlock(key: string, index: number, blockBytes: number, bytes: Uint8Array): Promise<void>;
+  /** Reads stored bytes [start, end) of an entry stored in blocks of `blockBytes` (fewer when less is stored). */
+  read(key: string, start: number, end: number, blockBytes: number): Promise<Uint8Array>;
+  /** Deletes an entry's bytes and record. Safe when absent. */
+  remove(key: string): Promise<void>;
+  estimate(): Promise<StorageEstimate | undefined>;
+  /** Asks the browser to keep the cache when storage runs low (`navigator.storage.persist()`). */
+  persist?(): Promise<boolean>;
+  /** Node: the entry's file path. */
+  filePath?(key: string): string;
+}
+
+/** The store key of a URL: a readable name plus 16 hex digits of the URL's SHA-256. */
+export function entryKey(url: string): string {
+  const name = fileNameOf(url)
+    .replace(/\.gguf$/i, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .slice(0, 80);
+  return `${name || 'model'}-${bytesToHex(sha256(utf8ToBytes(url))).slice(0, 16)}`;
+}
+
+/** The last path segment of a URL or path, percent-decoded. */
+export function fileNameOf(url: string): string {
+  const last = url.split(/[?#]/)[0].split('/').filter(Boolean).pop() ?? url;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+function isQuotaError(e: unknown): boolean {
+  const name = (e as { name?: string })?.name;
+  const code = (e as { code?: string })?.code;
+  return name === 'QuotaExceededError' || code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** Maps a storage failure: quota errors to EngineError('quota_exceeded'), others kept. */
+export function storageError(e: unknown, what: string): unknown {
+  if (isQuotaError(e)) {
+    return new EngineError('quota_exceeded', `storage is full while ${what}: ${(e as Error).message ?? e}`, {
+      cause: e,
+    });
+  }
+  return e;
+}
+
+function validMeta(v: unknown): EntryMeta | undefined {
+  const m = v as EntryMeta;
+  if (!m || m.version !== META_VERSION || typeof m.key !== 'string' || typeof m.size !== 'number')
+    return undefined;
+  if (!Array.isArray(m.blockDigests) || !(m.blockBytes > 0)) return undefined;
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// OPFS
+
+const OPFS_DIR = 'models';
+const blockName = (i: number) => String(i).padStart(6, '0');
+
+/** The Origin Private File System store (browsers, windows and workers alike). */
+export class OpfsStore implements CacheStore {
+  readonly kind = 'opfs' as const;
+  readonly location = `OPFS ${OPFS_DIR}/`;
+  private constructor(private readonly dir: FileSystemDirectoryHandle) {}
+
+  /** True where OPFS exists (`navigator.storage.getDirectory`). */
+  static available(): boolean {
+    return typeof navigator !== 'undefined' && typeof navigator.storage?.getDirectory === 'function';
+  }
+
+  /** @throws EngineError('invalid_argument') where OPFS is missing (old browser, some private windows). */
+  static async open(): Promise<OpfsStore> {
+    if (!OpfsStore.available())
+      throw new EngineError(
+        'invalid_argument',
+        'this browser has no Origin Private File System; the model cache needs it',
+      );
+    try {
+      const root = await navigator.storage.getDirectory();
+      return new OpfsStore(await root.getDirectoryHandle(OPFS_DIR, { create: true }));
+    } catch (e) {
+      throw new EngineError(
+        'invalid_argument',
+        `the browser refused access to its Origin Private File System (${(e as Error).message}); ` +
+          'private windows may not allow it',
+        { cause: e },
+      );
+    }
+  }
+
+  async getMeta(key: string): Promise<EntryMeta | undefined> {
+    try {
+      const f = await (await this.dir.getFileHandle(`${key}.json`)).getFile();
+      return validMeta(JSON.parse(await f.text()));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async putMeta(meta: EntryMeta): Promise<void> {
+    await this.writeFile(
+      this.dir,
+      `${meta.key}.json`,
+      new TextEncoder().encode(JSON.stringify(meta)),
+      'saving the model record',
+    );
+  }
+
+  async listMeta(): Promise<EntryMeta[]> {
+    const out: EntryMeta[] = [];
+    for await (const [name, handle] of this.dir as unknown as AsyncIterable<[string, FileSystemHandle]>) {
+      if (handle.kind !== 'file' || !name.endsWith('.json')) continue;
+      const m = await this.getMeta(name.slice(0, -5));
+      if (m) out.push(m);
+    }
+    return out;
+  }
+
+  private async writeFile(
+    dir: FileSystemDirectoryHandle,
+    name: string,
+    bytes: Uint8Array,
+    what: string,
+  ): Promise<void> {
+    let w: FileSystemWritableFileStream | undefined;
+    try {
+      w = await (await dir.getFileHandle(name, { create: true })).createWritable();
+      await w.write(bytes as Uint8Array<ArrayBuffer>);
+      await w.close();
+    } catch (e) {
+      await w?.abort().catch(() => {});
+      throw storageError(e, what);
+    }
+  }
+
+  async writeBlock(key: string, index: number, _blockBytes: number, bytes: Uint8Array): Promise<void> {
+    let d: FileSystemDirectoryHandle;
+    try {
+      d = await this.dir.getDirectoryHandle(key, { create: true });
+    } catch (e) {
+      throw storageError(e, 'creating the model folder');
+    }
+    await this.writeFile(d, blockName(index), bytes, 'writing the model');
+  }
+
+  async read(key: string, start: number, end: number, bs: number): Promise<Uint8Array> {
+    if (end <= start) return new Uint8Array(0);
+    const out = new Uint8Array(end - start);
+    let filled = 0;
+    let d: FileSystemDirectoryHandle;
+    try {
+      d = await this.dir.getDirectoryHandle(key);
+    } catch {
+      return out.subarray(0, 0);
+    }
+    for (let pos = start; pos < end; ) {
+      const i = Math.floor(pos / bs);
+      let file: File;
+      try {
+        file = await (await d.getFileHandle(blockName(i))).getFile();
+      } catch {
+        break;
+      }
+      const from = pos - i * bs;
+      const to = Math.min(file.size, end - i * bs);
+      if (to <= from) break;
+      out.set(new Uint8Array(await file.slice(from, to).arrayBuffer()), filled);
+      filled += to - from;
+      pos += to - from;
+      if (to < bs && to < end - i * bs) break; // a short block: the end of what is stored
+    }
+    return out.subarray(0, filled);
+  }
+
+  async remove(key: string): Promise<void> {
+    await this.dir.removeEntry(key, { recursive: true }).catch(() => {});
+    await this.dir.removeEntry(`${key}.json`).catch(() => {});
+  }
+
+  async estimate(): Promise<StorageEstimate | undefined> {
+    try {
+      const e = await navigator.storage.estimate();
+      return { usage: e.usage, quota: e.quota };
+    } catch {
+      return undefined;
+    }
+  }
+
+  async persist(): Promise<boolean> {
+    return (await navigator.storage.persist?.()) ?? false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Node
+
+type FsPromises = typeof import('node:fs/promises');
+
+/** The default cache directory: `$XDG_CACHE_HOME` or `~/.cache`, then `webgpu-llm-bench/models`. */
+export async function defaultCacheDir(): Promise<string> {
+  const os = await import(/* @vite-ignore */ 'node:os');
+  const path = await import(/* @vite-ignore */ 'node:path');
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'webgpu-llm-bench', 'models');
+}
+
+/** A directory of cached files (Node). */
+export class FsStore implements CacheStore {
+  readonly kind = 'fs' as const;
+  private constructor(
+    private readonly fs: FsPromises,
+    private readonly join: (...p: string[]) => string,
+    readonly location: string,
+  ) {}
+
+  /** Opens (creating) the directory. @throws EngineError('invalid_argument') when it cannot be created. */
+  static async open(dir?: string): Promise<FsStore> {
+    const fs = (await import(/* @vite-ignore */ 'node:fs/promises')) as FsPromises;
+    const path = await import(/* @vite-ignore */ 'node:path');
+    const location = path.resolve(dir ?? (await defaultCacheDir()));
+    try {
+      await fs.mkdir(location, { recursive: true });
+    } catch (e) {
+      throw new EngineError(
+        'invalid_argument',
+        `cannot create the cache directory ${location}: ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
+    return new FsStore(fs, path.join, location);
+  }
+
+  filePath(key: string): string {
+    return this.join(this.location, `${key}.gguf`);
+  }
+
+  async getMeta(key: string): Promise<EntryMeta | undefined> {
+    try {
+      return validMeta(JSON.parse(await this.fs.readFile(this.join(this.location, `${key}.json`), 'utf8')));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async putMeta(meta: EntryMeta): Promise<void> {
+    const p = this.join(this.location, `${meta.key}.json`);
+    try {
+      // Write then rename: a crash never leaves half a record.
+      await this.fs.writeFile(`${p}.tmp`, JSON.stringify(meta));
+      await this.fs.rename(`${p}.tmp`, p);
+    } catch (e) {
+      throw storageError(e, 'saving the model record');
+    }
+  }
+
+  async listMeta(): Promise<EntryMeta[]> {
+    const out: EntryMeta[] = [];
+    for (const name of await this.fs.readdir(this.location).catch(() => [] as string[])) {
+      if (!name.endsWith('.json')) continue;
+      const m = await this.getMeta(name.slice(0, -5));
+      if (m) out.push(m);
+    }
+    return out;
+  }
+
+  async writeBlock(key: string, index: number, blockBytes: number, bytes: Uint8Array): Promise<void> {
+    let fh: import('node:fs/promises').FileHandle | undefined;
+    try {
+      fh = await this.fs.open(this.filePath(key), index === 0 ? 'w' : 'r+').catch(async (e) => {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.fs.open(this.filePath(key), 'w');
+        throw e;
+      });
+      let done = 0;
+      while (done < bytes.length) {
+        const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, index * blockBytes + done);
+        done += bytesWritten;
+      }
+      // Drop anything past this block (a file left longer by an earlier, different download).
+      const st = await fh.stat();
+      const end = index * blockBytes + bytes.length;
+      if (st.size > end) await fh.truncate(end);
+    } catch (e) {
+      throw storageError(e, 'writing the model');
+    } finally {
+      await fh?.close();
+    }
+  }
+
+  async read(key: string, start: number, end: number, _blockBytes: number): Promise<Uint8Array> {
+    let fh: import('node:fs/promises').FileHandle;
+    try {
+      fh = await this.fs.open(this.filePath(key), 'r');
+    } catch {
+      return new Uint8Array(0);
+    }
+    try {
+      const out = new Uint8Array(Math.max(0, end - start));
+      let filled = 0;
+      while (filled < out.length) {
+        const { bytesRead } = await fh.read(out, filled, out.length - filled, start + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return out.subarray(0, filled);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    await this.fs.rm(this.filePath(key), { force: true });
+    await this.fs.rm(this.join(this.location, `${key}.json`), { force: true });
+  }
+
+  async estimate(): Promise<StorageEstimate | undefined> {
+    try {
+      const st = await this.fs.statfs(this.location);
+      const quota = Number(st.blocks) * Number(st.bsize);
+      return { quota, usage: quota - Number(st.bavail) * Number(st.bsize) };
+    } catch {
+      return undefined;
+    }
+  }
+}

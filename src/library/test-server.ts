@@ -1,0 +1,241 @@
+/**
+ * A model host for the library's tests, on 127.0.0.1: serves GGUF files with range requests and counts
+ * the body bytes it sends, so a test can tell a download from a cache hit. Used in-process by the Node
+ * tests ({@link startModelServer}) and as a Vitest global setup for the browser tests (default export;
+ * the URL reaches them through `inject('libraryServer')`, and they steer it through `/_control/…`).
+ *
+ * Routes (NAME is a served file):
+ * - `/range/NAME`: HEAD and GET with `Range`, `ETag`, `Accept-Ranges: bytes` (If-Range honoured).
+ * - `/norange/NAME`: ignores `Range` (always 200, the whole file) and sends no `Accept-Ranges`.
+ * - `/cut/NAME`: like `/range/`, but the first GET after a reset closes the connection half-way.
+ * - `/cutnorange/NAME`: like `/norange/`, cutting every GET half-way.
+ * - `/html/NAME`: a 200 HTML page (what a login or error page looks like).
+ * - `/status/CODE/NAME`: answers CODE.
+ * - Hugging Face: `/api/models/OWNER/REPO/tree/REV[/DIR]` and `/OWNER/REPO/resolve/REV/PATH`, for the
+ *   repository `test/models` at `main` holding every served file.
+ * - `/_control/stats` (JSON {@link ServerStats}), `/_control/reset`.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+import { openGguf } from '../webgpu/gguf/reader.ts';
+import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
+import { collectTensorData } from '../webgpu/gguf/test-util.ts';
+import { metadataEntriesFrom } from '../webgpu/gguf/writer.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    libraryServer: string;
+  }
+}
+
+/** What the server counted since the last reset. */
+export interface ServerStats {
+  /** Body bytes sent, all requests. */
+  bodyBytes: number;
+  /** Every request: method, path, Range header. */
+  requests: { method: string; path: string; range?: string }[];
+}
+
+/** A running server. */
+export interface ModelServer {
+  url: string;
+  stats: ServerStats;
+  reset(): void;
+  /** Replaces a served file (a changed upstream file gets a new ETag). */
+  setFile(name: string, bytes: Uint8Array): void;
+  close(): Promise<void>;
+}
+
+const etagOf = (b: Uint8Array) => `"${createHash('sha256').update(b).digest('hex')}"`;
+
+/** Starts a server for `files` (name → bytes). */
+export async function startModelServer(files: Map<string, Uint8Array>): Promise<ModelServer> {
+  const etags = new Map<string, string>();
+  for (const [n, b] of files) etags.set(n, etagOf(b));
+  const stats: ServerStats = { bodyBytes: 0, requests: [] };
+  let cutDone = new Set<string>();
+
+  const send = (
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string>,
+    body?: Uint8Array,
+    cutAt?: number,
+  ) => {
+    res.writeHead(status, headers);
+    if (!body) return void res.end();
+    if (cutAt !== undefined && cutAt < body.length) {
+      const part = body.subarray(0, cutAt);
+      stats.bodyBytes += part.length;
+      res.write(part, () => setTimeout(() => res.socket?.destroy(), 20));
+      return;
+    }
+    stats.bodyBytes += body.length;
+    res.end(body);
+  };
+
+  const serveFile = (req: IncomingMessage, res: ServerResponse, name: string, mode: string) => {
+    const file = files.get(name);
+    if (!file)
+      return send(res, 404, { 'Content-Type': 'text/plain' }, new TextEncoder().encode('no such file'));
+    const etag = etags.get(name) ?? '';
+    const ranges = mode === 'range' || mode === 'cut' || mode === 'hf';
+    const base: Record<string, string> = { 'Content-Type': 'application/octet-stream', ETag: etag };
+    if (ranges) base['Accept-Ranges'] = 'bytes';
+    const head = req.method === 'HEAD';
+    const range = req.headers.range;
+    const ifRange = req.headers['if-range'];
+    const m = ranges && range && (!ifRange || ifRange === etag) ? /bytes=(\d+)-(\d*)/.exec(range) : null;
+    // Cut modes close the connection at the file's half-way point, in whichever response covers it.
+    const half = Math.floor(file.length / 2);
+    const cuts = !head && (mode === 'cutnorange' || (mode === 'cut' && !cutDone.has(name)));
+    if (m) {
+      const start = Number(m[1]);
+      const end = Math.min(file.length - 1, m[2] ? Number(m[2]) : file.length - 1);
+      if (start >= file.length) return send(res, 416, { ...base, 'Content-Range': `bytes */${file.length}` });
+      const body = file.subarray(start, end + 1);
+      const headers = {
+        ...base,
+        'Content-Range': `bytes ${start}-${end}/${file.length}`,
+        'Content-Length': String(body.length),
+      };
+      const cutAt = cuts && start <= half && half <= end ? half - start : undefined;
+      if (cutAt !== undefined) cutDone.add(name);
+      return send(res, 206, headers, head ? undefined : body, cutAt);
+    }
+    if (cuts) cutDone.add(name);
+    send(
+      res,
+      200,
+      { ...base, 'Content-Length': String(file.length) },
+      head ? undefined : file,
+      cuts ? half : undefined,
+    );
+  };
+
+  const server = createServer((req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', 'Range, If-Range');
+    res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
+    res.setHeader(
+      'Access-Control-Expose-Headers',
+      'Content-Range, Content-Length, ETag, Accept-Ranges, Last-Modified',
+    );
+    const url = new URL(req.url ?? '/', 'http://x');
+    const path = decodeURIComponent(url.pathname);
+    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+    if (!path.startsWith('/_control/'))
+      stats.requests.push({ method: req.method ?? 'GET', path, range: req.headers.range });
+    if (path === '/_control/stats') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return void res.end(JSON.stringify(stats));
+    }
+    if (path === '/_control/reset') {
+      reset();
+      return void res.writeHead(204).end();
+    }
+    const tree = /^\/api\/models\/test\/models\/tree\/main(?:\/(.*))?$/.exec(path);
+    if (tree) {
+      const dir = tree[1] ?? '';
+      const list = [...files.entries()]
+        .filter(([n]) => dir === '' && !n.includes('/'))
+        .map(([n, b]) => ({
+          type: 'file',
+          path: n,
+          size: b.length,
+          oid: 'x',
+          lfs: { oid: etags.get(n)?.slice(1, -1), size: b.length, pointerSize: 130 },
+        }));
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return void res.end(JSON.stringify(list));
+    }
+    if (/^\/api\/models\//.test(path)) {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      return void res.end('{"error":"Repository not found"}');
+    }
+    const hf = /^\/test\/models\/resolve\/main\/(.+)$/.exec(path);
+    if (hf) return serveFile(req, res, hf[1], 'hf');
+    const st = /^\/status\/(\d{3})\//.exec(path);
+    if (st)
+      return send(
+        res,
+        Number(st[1]),
+        { 'Content-Type': 'text/plain' },
+        new TextEncoder().encode(`status ${st[1]}`),
+      );
+    if (path.startsWith('/html/')) {
+      return send(
+        res,
+        200,
+        { 'Content-Type': 'text/html' },
+        new TextEncoder().encode('<!doctype html><html><body>Sign in to continue</body></html>'),
+      );
+    }
+    const mm = /^\/(range|norange|cut|cutnorange)\/(.+)$/.exec(path);
+    if (mm) return serveFile(req, res, mm[2], mm[1]);
+    send(res, 404, { 'Content-Type': 'text/plain' }, new TextEncoder().encode('not found'));
+  });
+  const reset = () => {
+    stats.bodyBytes = 0;
+    stats.requests = [];
+    cutDone = new Set();
+  };
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stats,
+    reset,
+    setFile(name, bytes) {
+      files.set(name, bytes);
+      etags.set(name, etagOf(bytes));
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** ../shared/models/stories260K.gguf. */
+export const STORIES_PATH = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../../shared/models/stories260K.gguf',
+);
+
+/**
+ * The files the tests serve: `stories260K.gguf` and the same model in three parts
+ * (`stories260K-0000k-of-00003.gguf`, written with our gguf-split writer).
+ */
+export async function testModelFiles(): Promise<Map<string, Uint8Array>> {
+  const bytes = new Uint8Array(readFileSync(STORIES_PATH));
+  const files = new Map<string, Uint8Array>([['stories260K.gguf', bytes]]);
+  const parts = await splitParts(bytes, 3);
+  for (const [i, p] of parts.entries()) files.set(splitFileName('stories260K', i + 1, 3), p);
+  return files;
+}
+
+/** Splits a GGUF (bytes) into `n` parts with {@link writeSplitGguf}. */
+export async function splitParts(bytes: Uint8Array, n: number): Promise<Uint8Array[]> {
+  const file = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]), name: 'model.gguf' });
+  const { data } = await collectTensorData(file);
+  const tensors = [...file.tensors.values()].map((t) => ({
+    name: t.name,
+    type: t.type,
+    shape: t.shape,
+    data: data.get(t.name) as Uint8Array,
+  }));
+  return writeSplitGguf({ metadata: metadataEntriesFrom(file), tensors, nParts: n });
+}
+
+/** Vitest global setup (browser project). */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const server = await startModelServer(await testModelFiles());
+  project.provide('libraryServer', server.url);
+  return () => server.close();
+}

@@ -28,7 +28,7 @@ export default defineConfig({
           name: 'browser',
           include: ['src/**/*.browser.test.ts'],
           testTimeout: 120_000,
-          globalSetup: ['src/webllm/test-server.ts'],
+          globalSetup: ['src/webllm/test-server.ts', 'src/library/test-server.ts'],
           browser: {
             enabled: true,
             headless: true,

@@ -13,7 +13,9 @@
  * - `/status/CODE/NAME`: answers CODE.
  * - Hugging Face: `/api/models/OWNER/REPO/tree/REV[/DIR]` and `/OWNER/REPO/resolve/REV/PATH`, for the
  *   repository `test/models` at `main` holding every served file.
- * - `/_control/stats` (JSON {@link ServerStats}), `/_control/reset`.
+ * - `/_control/stats` (JSON {@link ServerStats}), `/_control/reset`, `/_control/offline?on=1|0` (while
+ *   on, every other request has its connection closed unanswered: what a browser sees with the network
+ *   gone).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -59,6 +61,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
   for (const [n, b] of files) etags.set(n, etagOf(b));
   const stats: ServerStats = { bodyBytes: 0, requests: [] };
   let cutDone = new Set<string>();
+  let offline = false;
 
   const send = (
     res: ServerResponse,
@@ -128,6 +131,11 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
     );
     const url = new URL(req.url ?? '/', 'http://x');
     const path = decodeURIComponent(url.pathname);
+    if (path === '/_control/offline') {
+      offline = url.searchParams.get('on') === '1';
+      return void res.writeHead(204).end();
+    }
+    if (offline && !path.startsWith('/_control/')) return void req.socket.destroy();
     if (req.method === 'OPTIONS') return void res.writeHead(204).end();
     if (!path.startsWith('/_control/'))
       stats.requests.push({ method: req.method ?? 'GET', path, range: req.headers.range });
@@ -184,6 +192,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
     stats.bodyBytes = 0;
     stats.requests = [];
     cutDone = new Set();
+    offline = false;
   };
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;

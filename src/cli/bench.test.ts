@@ -14,8 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { startModelServer, testModelFiles } from '../library/test-server.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+const cacheHome = mkdtempSync(join(tmpdir(), 'bench-cache-'));
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
 
 interface CliRun {
@@ -31,7 +33,13 @@ function bench(args: string[], timeoutMs = 180_000): Promise<CliRun> {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'src/cli/bench.ts', ...args],
-      { cwd: ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 },
+      // A cache directory of its own, so URL runs never touch the user's ~/.cache.
+      {
+        cwd: ROOT,
+        timeout: timeoutMs,
+        maxBuffer: 16 << 20,
+        env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+      },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
         ok({ code, stdout, stderr, ms: performance.now() - t0 });
@@ -178,6 +186,44 @@ describe('npm run bench', () => {
     expect(o.code).toBe(1);
     // No network on the development machine; with network this is a real benchmark (README, WebLLM mode).
     expect(o.stderr).toMatch(/error \[(network|timeout)\]: /);
+  });
+
+  it('a URL is downloaded once: the second run sends no bytes and says it used the cached copy', async () => {
+    const files = await testModelFiles();
+    const host = await startModelServer(files);
+    const splitBytes = [1, 2, 3].reduce(
+      (a, k) => a + (files.get(`stories260K-0000${k}-of-00003.gguf`)?.length ?? 0),
+      0,
+    );
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'bench-cache-dir-'));
+      const args = ['--model', `${host.url}/range/stories260K-00001-of-00003.gguf`, '--cache-dir', dir];
+      const quick = [
+        '--runs',
+        '1',
+        '--warmup',
+        '0',
+        '--max-tokens',
+        '4',
+        '--no-roofline',
+        '--prompt',
+        'Once upon a time',
+      ];
+      const first = await bench([...args, ...quick]);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr).toMatch(/download .*100%/);
+      expect(host.stats.bodyBytes).toBe(splitBytes);
+      host.reset();
+      const second = await bench([...args, ...quick]);
+      expect(second.code, second.stderr).toBe(0);
+      expect(host.stats.bodyBytes).toBe(0);
+      expect(host.stats.requests.every((r) => r.method === 'HEAD')).toBe(true);
+      expect(second.stdout).toMatch(/model from the cache \(.*\), unchanged on the server/);
+      // Both runs decode the same greedy tokens as llama.cpp (the CPU match on the cached file).
+      expect(second.stdout).toMatch(/CPU match: our top-1 agrees with .* at 100(\.0)?%/);
+    } finally {
+      await host.close();
+    }
   });
 
   it('fails clearly for a URL that answers 404', async () => {

@@ -34,13 +34,16 @@ import {
   llamaBenchEventLine,
   llamaBenchOptions,
 } from './llama-bench-args.ts';
+import { CACHE_OPTIONS, CACHE_USAGE, cachedModel, isRemoteModel, modelUrl } from './model-cache.ts';
 import { ensureBuiltPage, ROOT } from './page-build.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --model PATH|URL|synthetic:SHAPE-TYPE
-                                    GGUF file, GGUF URL, or a synthetic model: real shapes, random weights made
+  --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE
+                                    GGUF file (a split model: its first part), GGUF URL or Hugging Face file
+                                    (downloaded once into the cache, see --cache-dir), or a synthetic model:
+                                    real shapes, random weights made
                                     on the GPU (SHAPE: ${SYNTHETIC_SHAPES.map((s) => s.id).join(', ')};
                                     TYPE: ${SYNTHETIC_FTYPES.join(', ')}).
                                     Default: ../shared/models/stories260K.gguf if present, else
@@ -62,6 +65,7 @@ const USAGE = `usage: npm run bench -- [options]
   --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
   --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
   --timeout-s N                     bound on the model load and on each request (default 600)
+${CACHE_USAGE}
 ${LLAMA_BENCH_USAGE}
 
 Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
@@ -94,7 +98,9 @@ function numArg(v: string | undefined, name: string): number | undefined {
 
 /** The parsed command line. */
 interface BenchArgs {
-  model: { spec: BenchModelSpec; localPath?: string; note?: string };
+  model: { spec: BenchModelSpec; localPath?: string; note?: string; remote?: string };
+  /** The model cache: a directory, or off (--no-cache). */
+  cache: { dir?: string; enabled: boolean };
   engine: string;
   plan: BenchPlan;
   contextLength?: number;
@@ -134,6 +140,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       'fail-under-decode-tps': { type: 'string' },
       'fail-over-ttft-ms': { type: 'string' },
       'timeout-s': { type: 'string' },
+      ...CACHE_OPTIONS,
       help: { type: 'boolean', short: 'h', default: false },
       ...LLAMA_BENCH_OPTIONS,
     },
@@ -166,8 +173,15 @@ function parse(argv: string[]): BenchArgs | 'help' {
       throw new UsageError((e as Error).message);
     }
     model = { spec: { synthetic: m } };
-  } else if (/^https?:\/\//i.test(m)) {
-    model = { spec: { url: m, id: m } };
+  } else if (isRemoteModel(m)) {
+    // Downloaded into the cache in main() (unless --no-cache); hf: resolved now for a clear usage error.
+    let url: string;
+    try {
+      url = modelUrl(m);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    model = { spec: { url, id: m }, remote: m };
   } else {
     const p = resolve(m);
     let st: ReturnType<typeof statSync> | undefined;
@@ -208,10 +222,13 @@ function parse(argv: string[]): BenchArgs | 'help' {
       throw new UsageError(`--prompts ${v}: no such file, and not a built-in set (short, medium, long, all)`);
   } else prompts = promptsFor('short');
 
+  if (values['no-cache'] && values['cache-dir'])
+    throw new UsageError('give --cache-dir or --no-cache, not both');
   const timeoutS = numArg(values['timeout-s'], 'timeout-s') ?? 600;
   if (!(timeoutS > 0)) throw new UsageError('--timeout-s must be > 0');
   return {
     model,
+    cache: { dir: values['cache-dir'], enabled: !values['no-cache'] },
     engine,
     plan: {
       prompts,
@@ -402,6 +419,15 @@ async function main(argv: string[]): Promise<number> {
   const graceMs = 15_000;
   let servedAs: { url: string; path: string } | undefined;
   try {
+    if (a.model.remote && a.cache.enabled && a.engine === 'webgpu') {
+      const got = await cachedModel(a.model.remote, { cacheDir: a.cache.dir, log, timeoutMs: a.timeoutMs });
+      a.model = {
+        ...a.model,
+        localPath: got.path,
+        note: got.note,
+        spec: { url: got.url, id: a.model.remote },
+      };
+    }
     server = await startStaticServer(page0.dir);
     const spec: BenchModelSpec = a.model.localPath
       ? { url: server.addModel(a.model.localPath), id: (a.model.spec as { id: string }).id }

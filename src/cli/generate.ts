@@ -14,11 +14,22 @@ import { parseArgs } from 'node:util';
 import { EngineError } from '../engine/errors.ts';
 import type { GenerateRequest, GenerateResult } from '../engine/types.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
+import {
+  CACHE_OPTIONS,
+  CACHE_USAGE,
+  cachedModel,
+  checkCacheArgs,
+  isRemoteModel,
+  modelUrl,
+} from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
        [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--json FILE] [--runtime browser|node]
-       [--gpu] [--chromium PATH] [--ctx N]`;
+       [--gpu] [--chromium PATH] [--ctx N] [--cache-dir DIR | --no-cache]
+
+  --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE  (a URL is downloaded once into the cache)
+${CACHE_USAGE}`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -39,6 +50,7 @@ async function main(): Promise<number> {
       browser: { type: 'string' },
       ctx: { type: 'string' },
       help: { type: 'boolean', default: false },
+      ...CACHE_OPTIONS,
     },
   });
   if (values.help || !values.model) {
@@ -57,7 +69,13 @@ async function main(): Promise<number> {
     repetitionPenalty: num(values['repeat-penalty']),
   };
   const ctx = num(values.ctx);
-  const model = values.model;
+  checkCacheArgs(values);
+  // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
+  const model = isRemoteModel(values.model)
+    ? values['no-cache']
+      ? modelUrl(values.model)
+      : (await cachedModel(values.model, { cacheDir: values['cache-dir'] })).path
+    : values.model;
   const isUrl = /^https?:\/\//.test(model);
   const isSynthetic = model.startsWith('synthetic:');
   if (!isUrl && !isSynthetic && !existsSync(model)) {

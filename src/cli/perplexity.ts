@@ -14,10 +14,21 @@ import { perplexity, type WindowScores } from '../bench/perplexity.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { ModelInfo } from '../engine/types.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
+import {
+  CACHE_OPTIONS,
+  CACHE_USAGE,
+  cachedModel,
+  checkCacheArgs,
+  isRemoteModel,
+  modelUrl,
+} from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
-       [--runtime browser|node] [--gpu] [--chromium PATH]`;
+       [--runtime browser|node] [--gpu] [--chromium PATH] [--cache-dir DIR | --no-cache]
+
+  --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]  (a URL is downloaded once into the cache)
+${CACHE_USAGE}`;
 
 /** What a runtime gives the scoring loop. */
 interface Scorer {
@@ -51,6 +62,7 @@ async function main(): Promise<number> {
       gpu: { type: 'boolean', default: false },
       chromium: { type: 'string' },
       help: { type: 'boolean', default: false },
+      ...CACHE_OPTIONS,
     },
   });
   if (values.help || !values.model || !values.text) {
@@ -67,7 +79,13 @@ async function main(): Promise<number> {
   } catch (e) {
     throw new EngineError('invalid_argument', `cannot read --text ${values.text}: ${(e as Error).message}`);
   }
-  const model = values.model;
+  checkCacheArgs(values);
+  // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
+  const model = isRemoteModel(values.model)
+    ? values['no-cache']
+      ? modelUrl(values.model)
+      : (await cachedModel(values.model, { cacheDir: values['cache-dir'] })).path
+    : values.model;
   const isUrl = /^https?:\/\//.test(model);
   if (!isUrl && !existsSync(model)) {
     throw new EngineError('invalid_argument', `cannot open model file ${model}: no such file`);

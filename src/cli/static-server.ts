@@ -6,6 +6,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { basename, extname, join, normalize, resolve, sep } from 'node:path';
+import { parseSplitName, splitPartName } from '../webgpu/gguf/split.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -140,6 +141,14 @@ export async function startStaticServer(root: string): Promise<StaticServer> {
       let name = basename(path);
       for (let i = 2; models.has(name) && models.get(name) !== path; i++) name = `${i}-${basename(path)}`;
       models.set(name, resolve(path));
+      // A split model's first part: serve the other parts beside it under their own names (same prefix).
+      const split = parseSplitName(name);
+      if (split?.no === 1) {
+        for (let no = 2; no <= split.count; no++) {
+          const sibling = splitPartName(path, no, split.count);
+          models.set(splitPartName(name, no, split.count), resolve(sibling));
+        }
+      }
       return `${base}/__model/${encodeURIComponent(name)}`;
     },
     close: () =>

@@ -1,0 +1,109 @@
+/**
+ * `--model` for the command line: a URL or `hf:` shorthand is downloaded once into the model library's
+ * cache directory and run from there (the browser gets it from the CLI's local server, Node reads the
+ * path), so a second run of the same URL downloads nothing beyond a freshness check. `--cache-dir DIR`
+ * moves the cache, `--no-cache` streams from the network as before.
+ */
+import { EngineError } from '../engine/errors.ts';
+import { ModelLibrary } from '../library/library.ts';
+import { isHfShorthand, resolveModelSpec } from '../library/spec.ts';
+import { FsStore } from '../library/store.ts';
+
+/** The options every model-taking CLI accepts (node:util parseArgs format). */
+export const CACHE_OPTIONS = {
+  'cache-dir': { type: 'string' },
+  'no-cache': { type: 'boolean', default: false },
+} as const;
+
+/** Usage lines for {@link CACHE_OPTIONS}. */
+export const CACHE_USAGE = `  --cache-dir DIR                   where downloaded models are kept (default: $XDG_CACHE_HOME or ~/.cache,
+                                    then webgpu-llm-bench/models)
+  --no-cache                        stream a URL from the network each run instead of keeping a copy`;
+
+/** True for `http(s)://…` and `hf:…` model specs. */
+export function isRemoteModel(spec: string): boolean {
+  return /^https?:\/\//i.test(spec) || isHfShorthand(spec);
+}
+
+const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+
+/** What {@link cachedModel} did. */
+export interface CachedModel {
+  /** The cached file (a split model's first part; its parts lie beside it). */
+  path: string;
+  /** The download URL. */
+  url: string;
+  fromCache: boolean;
+  offline: boolean;
+  downloadedBytes: number;
+  /** A line for the run's notes. */
+  note: string;
+}
+
+/**
+ * Downloads (or finds) a remote model in the cache directory. Progress goes to `log` (stderr), at most
+ * about once a second.
+ * @throws EngineError from {@link ModelLibrary.acquire} ('http_status', 'network', 'integrity', …).
+ */
+export async function cachedModel(
+  spec: string,
+  opts: {
+    cacheDir?: string;
+    log?: (line: string) => void;
+    signal?: AbortSignal;
+    hfEndpoint?: string;
+    /** Idle timeout per request, ms (default 30,000). */
+    timeoutMs?: number;
+  } = {},
+): Promise<CachedModel> {
+  const store = await FsStore.open(opts.cacheDir);
+  const lib = new ModelLibrary(store, {
+    hfEndpoint: opts.hfEndpoint ?? process.env.HF_ENDPOINT,
+    timeoutMs: opts.timeoutMs,
+    freshnessTimeoutMs: opts.timeoutMs === undefined ? undefined : Math.min(opts.timeoutMs, 10_000),
+  });
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  let last = 0;
+  let lastNote: string | undefined;
+  const got = await lib.acquire(spec, {
+    signal: opts.signal,
+    onProgress: (p) => {
+      const now = Date.now();
+      const done = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal;
+      if (p.note === lastNote && !done && now - last < 1000) return;
+      last = now;
+      lastNote = p.note;
+      const pct = p.bytesTotal > 0 ? ` ${((100 * p.bytesDone) / p.bytesTotal).toFixed(0)}%` : '';
+      const rate = p.bytesPerSec ? `, ${MB(p.bytesPerSec)}/s` : '';
+      const eta = p.etaMs !== undefined && !done ? `, ${Math.ceil(p.etaMs / 1000)} s left` : '';
+      log(
+        `${p.phase} ${MB(p.bytesDone)}${p.bytesTotal ? ` of ${MB(p.bytesTotal)}` : ''}${pct}${rate}${eta}${p.note ? ` (${p.note})` : ''}`,
+      );
+    },
+  });
+  const key = got.parts[0].meta.key;
+  const path = store.filePath(key);
+  const where = store.location;
+  const note = got.fromCache
+    ? `model from the cache (${where})${got.offline ? ': the server could not be reached, so the cached copy was used unchecked' : ', unchanged on the server'}`
+    : `model downloaded into the cache (${MB(got.downloadedBytes)}, ${where})`;
+  return {
+    path,
+    url: got.resolved.url,
+    fromCache: got.fromCache,
+    offline: got.offline,
+    downloadedBytes: got.downloadedBytes,
+    note,
+  };
+}
+
+/** `hf:` → its URL (for `--no-cache`); other specs unchanged. @throws EngineError('invalid_argument'). */
+export function modelUrl(spec: string): string {
+  return isHfShorthand(spec) ? resolveModelSpec(spec, { hfEndpoint: process.env.HF_ENDPOINT }).url : spec;
+}
+
+/** Rejects a cache directory given with --no-cache. */
+export function checkCacheArgs(values: { 'cache-dir'?: string; 'no-cache'?: boolean }): void {
+  if (values['no-cache'] && values['cache-dir'])
+    throw new EngineError('invalid_argument', 'give --cache-dir or --no-cache, not both');
+}

@@ -1,0 +1,81 @@
+/**
+ * `npm run models -- list|pull SPEC|rm KEY_OR_SPEC|clear [--cache-dir DIR]`: the command line's model
+ * library (src/library/), the directory that `npm run bench`, `generate` and `perplexity` download into.
+ */
+import { parseArgs } from 'node:util';
+import { isEngineError } from '../engine/errors.ts';
+import { ModelLibrary } from '../library/library.ts';
+import { FsStore } from '../library/store.ts';
+import { cachedModel } from './model-cache.ts';
+
+const USAGE = `usage: npm run models -- COMMAND [--cache-dir DIR]
+
+  list                 cached models: size, source, last use, where
+  pull SPEC            download a URL or hf:OWNER/REPO/FILE.gguf[@REV] into the cache (resumes a partial one)
+  rm KEY|SPEC          delete one model (all its parts)
+  clear                delete every cached model
+  --cache-dir DIR      the cache (default: $XDG_CACHE_HOME or ~/.cache, then webgpu-llm-bench/models)`;
+
+const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { 'cache-dir': { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+  });
+  const [cmd, arg] = positionals;
+  if (values.help || !cmd) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const store = await FsStore.open(values['cache-dir']);
+  const lib = new ModelLibrary(store, { hfEndpoint: process.env.HF_ENDPOINT });
+  switch (cmd) {
+    case 'list': {
+      const list = await lib.list();
+      const est = await lib.estimate();
+      console.log(`${store.location}: ${list.length} model${list.length === 1 ? '' : 's'}`);
+      for (const e of list) {
+        const state = e.complete
+          ? e.sha256Verified
+            ? 'complete, SHA-256 checked'
+            : 'complete'
+          : `partial ${MB(e.storedBytes)}`;
+        console.log(
+          `  ${e.key}\n    ${e.spec}\n    ${MB(e.size)}${e.parts > 1 ? ` in ${e.parts} parts` : ''}, ${state}, last used ${e.lastUsedAt}`,
+        );
+      }
+      if (est?.quota !== undefined && est.usage !== undefined)
+        console.log(`disk: ${MB(est.quota - est.usage)} free of ${MB(est.quota)}`);
+      return 0;
+    }
+    case 'pull': {
+      if (!arg) break;
+      const got = await cachedModel(arg, { cacheDir: values['cache-dir'] });
+      console.log(`${got.note}\n${got.path}`);
+      return 0;
+    }
+    case 'rm': {
+      if (!arg) break;
+      const before = (await lib.list()).length;
+      await lib.remove(arg);
+      const after = (await lib.list()).length;
+      console.log(before > after ? `deleted ${arg}` : `nothing cached under ${arg}`);
+      return before > after ? 0 : 1;
+    }
+    case 'clear':
+      await lib.clear();
+      console.log(`deleted every cached model in ${store.location}`);
+      return 0;
+  }
+  console.error(USAGE);
+  return 2;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(isEngineError(e) ? `error [${e.code}]: ${e.message}` : e);
+    process.exit(1);
+  },
+);

@@ -6,8 +6,11 @@
  */
 import { isEngineError } from '../engine/errors.ts';
 import type { LoadPhase, LoadProgress, ModelSource } from '../engine/types.ts';
+import { resolveModelSpec } from '../library/spec.ts';
+import { parseSplitName } from '../webgpu/gguf/split.ts';
 import { field, h } from './dom.ts';
 import { fmtBytes, fmtMs, fmtParams } from './format.ts';
+import { LibraryView } from './library-view.ts';
 import type { Session } from './session.ts';
 import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from './synthetic.ts';
 import { WebLlmPane } from './webllm-pane.ts';
@@ -22,7 +25,9 @@ const SOURCES: { kind: SourceKind; label: string; coming?: boolean }[] = [
   { kind: 'remote', label: 'Remote endpoint' },
 ];
 
-const PHASES: { phase: LoadPhase; label: string; unit: 'bytes' | 'count' }[] = [
+const PHASES: { phase: LoadPhase; label: string; unit: 'bytes' | 'count'; optional?: boolean }[] = [
+  { phase: 'download', label: 'Download', unit: 'bytes', optional: true },
+  { phase: 'verify', label: 'Verify', unit: 'bytes', optional: true },
   { phase: 'fetch', label: 'Fetch', unit: 'bytes' },
   { phase: 'upload', label: 'Upload to GPU', unit: 'bytes' },
   { phase: 'compile', label: 'Compile shaders', unit: 'count' },
@@ -40,6 +45,14 @@ export function modelIdFromName(name: string): string {
   return decoded.replace(/\.gguf$/i, '') || 'model';
 }
 
+/** A time left for people: "8 s", "3 min", "1 h 5 min". */
+export function fmtEta(ms: number): string {
+  const s = Math.ceil(ms / 1000);
+  if (s < 90) return `${s} s`;
+  const m = Math.round(s / 60);
+  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
 interface PhaseRow {
   row: HTMLElement;
   bar: HTMLProgressElement;
@@ -53,6 +66,9 @@ export class ModelPicker {
   private readonly panes = new Map<SourceKind, HTMLElement>();
   private readonly fileInput: HTMLInputElement;
   private readonly urlInput: HTMLInputElement;
+  private readonly keepCopy: HTMLInputElement;
+  private readonly library = new LibraryView();
+  private pickedParts: File[] = [];
   private readonly shapeSelect: HTMLSelectElement;
   private readonly typeSelect: HTMLSelectElement;
   private readonly syntheticSize: HTMLElement;
@@ -104,11 +120,9 @@ export class ModelPicker {
       id: 'model-file',
       accept: '.gguf,application/octet-stream',
       class: 'visually-hidden',
+      multiple: '',
     });
-    this.fileInput.addEventListener('change', () => {
-      const f = this.fileInput.files?.[0];
-      if (f) this.pickFile(f);
-    });
+    this.fileInput.addEventListener('change', () => this.pickFiles([...(this.fileInput.files ?? [])]));
     this.dropZone = h(
       'div',
       { class: 'drop', 'data-testid': 'drop-zone' },
@@ -118,7 +132,8 @@ export class ModelPicker {
       h(
         'p',
         { class: 'field__hint' },
-        'The file is read in place from your disk; nothing is uploaded anywhere.',
+        'The file is read in place from your disk; nothing is uploaded or copied. A split model ' +
+          '(…-00001-of-00003.gguf, …): choose or drop all its parts together.',
       ),
     );
     this.dropZone.addEventListener('dragover', (e) => {
@@ -129,20 +144,26 @@ export class ModelPicker {
     this.dropZone.addEventListener('drop', (e) => {
       e.preventDefault();
       this.dropZone.classList.remove('drop--over');
-      const f = e.dataTransfer?.files?.[0];
-      if (f) this.pickFile(f);
+      this.pickFiles([...(e.dataTransfer?.files ?? [])]);
     });
     this.panes.set('file', h('div', { class: 'pane' }, this.dropZone));
 
     // URL.
     this.urlInput = h('input', {
-      type: 'url',
+      type: 'text',
+      inputmode: 'url',
       id: 'model-url',
       class: 'input',
-      placeholder: 'https://huggingface.co/…/resolve/main/model.gguf',
+      placeholder: 'https://…/model.gguf  or  hf:OWNER/REPO/FILE.gguf',
       autocomplete: 'url',
       spellcheck: 'false',
     });
+    this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
+    this.library.onLoad = (spec) => {
+      this.urlInput.value = spec;
+      this.keepCopy.checked = true;
+      void this.load();
+    };
     this.urlInput.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') void this.load();
     });
@@ -152,9 +173,16 @@ export class ModelPicker {
         'div',
         { class: 'pane' },
         field(
-          'Model URL',
+          'Model URL or Hugging Face file',
           this.urlInput,
-          'Fetched with range requests where the server allows them; the server must allow CORS.',
+          'A GGUF URL (the server must allow CORS), or hf:OWNER/REPO/FILE.gguf with an optional @REVISION. ' +
+            'A split model: give its first part (…-00001-of-0000N.gguf).',
+        ),
+        h(
+          'label',
+          { class: 'check', for: 'model-keep-copy' },
+          this.keepCopy,
+          ' Keep a copy in this browser: download once (resumable, checked), then load from disk, also offline',
         ),
       ),
     );
@@ -216,7 +244,7 @@ export class ModelPicker {
     this.cancelButton.hidden = true;
 
     this.progress = h('div', { class: 'phases', 'aria-label': 'Load progress', role: 'group' });
-    for (const { phase, label } of PHASES) {
+    for (const { phase, label, optional } of PHASES) {
       const id = `load-${phase}`;
       const bar = h('progress', { id, class: 'phase__bar', max: '1', 'aria-describedby': `${id}-text` });
       const text = h('span', { id: `${id}-text`, class: 'phase__text' }, 'waiting');
@@ -227,6 +255,7 @@ export class ModelPicker {
         bar,
         text,
       );
+      row.hidden = Boolean(optional);
       this.phaseRows.set(phase, { row, bar, text });
       this.progress.append(row);
     }
@@ -254,6 +283,7 @@ export class ModelPicker {
       this.status,
       this.error,
       this.summary,
+      this.library.element,
     );
     this.choose('file');
     session.addEventListener('change', () => this.refresh());
@@ -280,11 +310,17 @@ export class ModelPicker {
     this.kind = kind;
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
     if (kind === 'webllm') void this.webllm.activate();
+    this.library.element.hidden = kind !== 'url';
+    if (kind === 'url') void this.library.refresh(this.session.task !== undefined);
     this.refresh();
   }
 
-  private pickFile(f: File): void {
-    this.pickedFile = f;
+  /** Picked or dropped files: one GGUF, or all parts of a split model (loaded from its first part). */
+  private pickFiles(files: File[]): void {
+    if (files.length === 0) return;
+    const first = files.find((f) => parseSplitName(f.name)?.no === 1) ?? files[0];
+    this.pickedFile = first;
+    this.pickedParts = files.filter((f) => f !== first);
     void this.load();
   }
 
@@ -343,7 +379,8 @@ export class ModelPicker {
 
   private resetProgress(): void {
     this.progress.hidden = false;
-    for (const r of this.phaseRows.values()) {
+    for (const [phase, r] of this.phaseRows) {
+      r.row.hidden = Boolean(PHASES.find((x) => x.phase === phase)?.optional);
       r.bar.value = 0;
       r.bar.removeAttribute('value'); // indeterminate until the phase reports a total
       r.text.textContent = 'waiting';
@@ -362,7 +399,9 @@ export class ModelPicker {
         if (prev && prev.row.dataset.state === 'running') prev.row.dataset.state = 'done';
       }
     const order = PHASES.findIndex((x) => x.phase === p.phase);
+    r.row.hidden = false;
     r.startMs ??= p.tMs;
+    if (p.note) this.status.textContent = `${p.note[0].toUpperCase()}${p.note.slice(1)}.`;
     r.row.dataset.state = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal ? 'done' : 'running';
     const unit = PHASES[order].unit;
     if (p.bytesTotal > 0) {
@@ -370,12 +409,18 @@ export class ModelPicker {
       r.bar.value = p.bytesDone;
     }
     const amount =
-      p.bytesTotal > 0
-        ? unit === 'bytes'
-          ? `${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
-          : `${p.bytesDone} of ${p.bytesTotal} pipelines`
-        : 'starting';
-    r.text.textContent = `${amount} · ${fmtMs(p.tMs - r.startMs)}`;
+      p.phase === 'download' && /cached copy/.test(p.note ?? '')
+        ? `${fmtBytes(p.bytesTotal)} kept in this browser`
+        : p.bytesTotal > 0
+          ? unit === 'bytes'
+            ? `${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
+            : `${p.bytesDone} of ${p.bytesTotal} pipelines`
+          : 'starting';
+    const rate =
+      p.phase === 'download' && p.bytesPerSec
+        ? ` · ${fmtBytes(p.bytesPerSec)}/s${p.etaMs !== undefined && p.bytesDone < p.bytesTotal ? ` · ${fmtEta(p.etaMs)} left` : ''}`
+        : '';
+    r.text.textContent = `${amount}${rate} · ${fmtMs(p.tMs - r.startMs)}`;
   }
 
   /** Loads the chosen source. */
@@ -393,6 +438,7 @@ export class ModelPicker {
       let sourceLabel: string;
       let fileBytes = 0;
       let synthetic = false;
+      let cache = false;
       let webllm: Awaited<ReturnType<WebLlmPane['choice']>> | undefined;
       if (this.kind === 'webllm') {
         webllm = await this.webllm.choice();
@@ -403,22 +449,20 @@ export class ModelPicker {
       } else if (this.kind === 'file') {
         const f = this.pickedFile;
         if (!f) throw new Error('Choose a GGUF file first.');
-        source = { blob: f, name: f.name };
+        source = this.pickedParts.length
+          ? { blob: f, name: f.name, parts: this.pickedParts }
+          : { blob: f, name: f.name };
         id = modelIdFromName(f.name);
-        sourceLabel = `${f.name} (local file)`;
-        fileBytes = f.size;
+        sourceLabel = `${f.name}${this.pickedParts.length ? ` + ${this.pickedParts.length} more parts` : ''} (local file)`;
+        fileBytes = f.size + this.pickedParts.reduce((a, p) => a + p.size, 0);
       } else if (this.kind === 'url') {
         const url = this.urlInput.value.trim();
-        if (!url) throw new Error('Enter the URL of a GGUF file.');
-        let parsed: URL;
-        try {
-          parsed = new URL(url, location.href);
-        } catch {
-          throw new Error(`"${url}" is not a URL.`);
-        }
-        source = { url: parsed.href };
-        id = modelIdFromName(parsed.pathname);
-        sourceLabel = parsed.href;
+        if (!url) throw new Error('Enter the URL of a GGUF file, or hf:OWNER/REPO/FILE.gguf.');
+        const resolved = resolveModelSpec(url, { base: location.href });
+        source = { url: resolved.hf ? resolved.spec : resolved.url };
+        cache = this.keepCopy.checked;
+        id = modelIdFromName(new URL(resolved.url).pathname);
+        sourceLabel = resolved.hf ? `${resolved.spec} (Hugging Face)` : resolved.url;
       } else {
         const c = this.syntheticChoice();
         source = { synthetic: c.name };
@@ -431,7 +475,14 @@ export class ModelPicker {
       const engine = webllm
         ? await this.session.useBackend('webllm', webllm.config)
         : await this.session.useBackend('webgpu');
-      const info = await engine.load(source, { onProgress: (p) => this.onProgress(p), signal });
+      const info = await engine.load(source, { onProgress: (p) => this.onProgress(p), signal, cache });
+      if (info.cache) {
+        sourceLabel += info.cache.offline
+          ? ' · the cached copy (the server could not be reached)'
+          : info.cache.fromCache
+            ? ' · the cached copy (unchanged on the server)'
+            : ` · downloaded ${fmtBytes(info.cache.downloadedBytes)} and kept in this browser`;
+      }
       const stats = await engine.stats();
       const l = stats.load;
       for (const r of this.phaseRows.values()) r.row.dataset.state = 'done';
@@ -448,7 +499,13 @@ export class ModelPicker {
           compileMs: l?.compileMs ?? 0,
         },
       });
-      this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}.`;
+      this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}${
+        info.cache?.offline
+          ? ': offline, using the copy kept in this browser'
+          : info.cache?.fromCache
+            ? ' from the copy kept in this browser'
+            : ''
+      }.`;
       this.element.dataset.loaded = id;
       if (webllm) this.webllm.refresh();
     } catch (e) {
@@ -456,11 +513,16 @@ export class ModelPicker {
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';
       if (!aborted) this.showError(e);
       for (const r of this.phaseRows.values())
-        if (r.row.dataset.state === 'running') r.row.dataset.state = 'stopped';
+        if (r.row.dataset.state === 'running') {
+          r.row.dataset.state = 'stopped';
+          r.text.textContent = r.text.textContent?.replace(/^starting · .*$/, 'stopped') ?? 'stopped';
+          r.bar.value = 0;
+        }
       if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
     } finally {
       this.controller = undefined;
       this.session.end('load');
+      if (this.kind === 'url') void this.library.refresh(false);
     }
   }
 

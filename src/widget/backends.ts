@@ -28,6 +28,11 @@ export interface BackendSpec {
   baseUrl?: string;
   /** KV-cache size in tokens (webgpu). */
   contextLength?: number;
+  /**
+   * webgpu: keep the GGUF in the page origin's model library (OPFS; src/library/): downloaded once,
+   * loaded from disk afterwards, also offline. The element's `cache` attribute ("off" turns it off).
+   */
+  cache?: boolean;
 }
 
 /** Error `code` of the widget's own failures (beside the engine's EngineError codes). */
@@ -86,10 +91,14 @@ class WebGpuBackend implements ChatBackend {
     workerCounter.live++;
   }
   load(spec: BackendSpec, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
-    const url = new URL(spec.model, document.baseURI).href;
+    const url = /^hf:/i.test(spec.model) ? spec.model : new URL(spec.model, document.baseURI).href;
     return this.engine.load(
       { url },
-      { onProgress, ...(spec.contextLength ? { contextLength: spec.contextLength } : {}) },
+      {
+        onProgress,
+        ...(spec.contextLength ? { contextLength: spec.contextLength } : {}),
+        ...(spec.cache ? { cache: true } : {}),
+      },
     );
   }
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {

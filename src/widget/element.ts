@@ -67,13 +67,22 @@ const OBSERVED = [
   'remote-model',
   'fallback',
   'context-length',
+  'cache',
   'system-prompt',
   'temperature',
   'max-tokens',
   'heading',
   'placeholder',
 ] as const;
-const RELOAD_ON = new Set(['model', 'engine', 'base-url', 'remote-model', 'fallback', 'context-length']);
+const RELOAD_ON = new Set([
+  'model',
+  'engine',
+  'base-url',
+  'remote-model',
+  'fallback',
+  'context-length',
+  'cache',
+]);
 
 let instances = 0;
 
@@ -345,10 +354,14 @@ export class WebGpuChatElement extends HTMLElement {
           : model,
       baseUrl: this.getAttribute('base-url') ?? undefined,
       contextLength: Number(this.getAttribute('context-length')) || undefined,
+      // Keep the GGUF in the site's model library (OPFS) unless cache="off" (webgpu engine).
+      cache: this.getAttribute('cache') !== 'off',
     };
     const key = EngineRegistry.key(
       spec.engine,
-      [spec.baseUrl ?? '', spec.model, spec.contextLength ?? ''].join(' ').trim(),
+      [spec.baseUrl ?? '', spec.model, spec.contextLength ?? '', spec.cache ? '' : 'no-cache']
+        .join(' ')
+        .trim(),
     );
     this.statusEl.textContent = 'Loading…';
     this.showProgress(undefined);
@@ -387,11 +400,17 @@ export class WebGpuChatElement extends HTMLElement {
     const f = Math.min(1, p.bytesDone / p.bytesTotal);
     this.progressBar.value = f;
     this.progressText.textContent =
-      p.phase === 'fetch'
-        ? `Downloading ${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
-        : p.phase === 'upload'
-          ? `Copying to the GPU ${Math.round(f * 100)}%`
-          : `Preparing the GPU ${p.bytesDone} of ${p.bytesTotal}`;
+      p.phase === 'download'
+        ? /cached copy/.test(p.note ?? '')
+          ? 'Using the copy kept in this browser'
+          : `Downloading ${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
+        : p.phase === 'verify'
+          ? `Checking ${Math.round(f * 100)}%`
+          : p.phase === 'fetch'
+            ? `Reading ${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
+            : p.phase === 'upload'
+              ? `Copying to the GPU ${Math.round(f * 100)}%`
+              : `Preparing the GPU ${p.bytesDone} of ${p.bytesTotal}`;
   }
 
   private renderStatic(): void {

@@ -1,0 +1,133 @@
+/**
+ * The model library in the built page (real Chromium, OPFS): a URL loaded with "Keep a copy" is
+ * downloaded once; after a reload the "Kept in this browser" list loads it again with no bytes sent; with
+ * the network gone the page says it uses the cached copy; Delete empties the list; a shorthand that names
+ * no file is a clear error; a split model's three parts picked together load as one model.
+ * The model host is src/library/test-server.ts (counts the bytes it sends).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, type Page, test } from '@playwright/test';
+import { type ModelServer, startModelServer, testModelFiles } from '../src/library/test-server.ts';
+
+test.describe.configure({ timeout: 120_000 });
+
+let server: ModelServer;
+let files: Map<string, Uint8Array>;
+test.beforeAll(async () => {
+  files = await testModelFiles();
+  server = await startModelServer(files);
+});
+test.afterAll(async () => server.close());
+
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: join(process.env.SCREENSHOT_DIR ?? test.info().outputDir, name), fullPage: true });
+
+async function openUrlPane(page: Page): Promise<void> {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  (page as Page & { __errors?: string[] }).__errors = errors;
+  await page.goto('/');
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  await page.getByText('GGUF URL', { exact: true }).click();
+}
+
+test('a URL is downloaded once, kept, loaded again offline, and deleted', async ({ page }) => {
+  await openUrlPane(page);
+  const library = page.getByTestId('library');
+  await expect(library).toContainText('Nothing yet');
+  await expect(page.getByTestId('library-storage')).toContainText('This site uses');
+
+  const url = `${server.url}/range/stories260K.gguf`;
+  const size = (files.get('stories260K.gguf') as Uint8Array).length;
+  server.reset();
+  await page.getByLabel('Model URL or Hugging Face file').fill(url);
+  await expect(page.getByLabel(/Keep a copy in this browser/)).toBeChecked();
+  await page.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in [^.]+\.$/, {
+    timeout: 60_000,
+  });
+  await expect(page.locator('.phase[data-phase="download"]')).toHaveAttribute('data-state', 'done');
+  await expect(page.locator('.phase[data-phase="download"] .phase__text')).toContainText(
+    /1\.\d+ MB of 1\.\d+ MB/,
+  );
+  expect(server.stats.bodyBytes).toBe(size);
+  await expect(page.getByTestId('model-summary')).toContainText('kept in this browser');
+  const item = page.getByTestId('library-list').locator('.library__item');
+  await expect(item).toHaveCount(1);
+  await expect(item).toContainText('stories260K.gguf');
+  await expect(item).toContainText('SHA-256 checked'); // the server's ETag is the file's SHA-256
+  await shot(page, 'library-downloaded.png');
+
+  // A reload, then the list's Load button: nothing is downloaded again.
+  server.reset();
+  await page.reload();
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  await page.getByText('GGUF URL', { exact: true }).click();
+  await page.getByTestId('library-list').getByRole('button', { name: 'Load' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/from the copy kept in this browser\.$/, {
+    timeout: 60_000,
+  });
+  expect(server.stats.bodyBytes).toBe(0);
+  expect(server.stats.requests.map((r) => r.method)).toEqual(['HEAD']);
+
+  // The network gone: the cached copy, and the page says so.
+  await fetch(`${server.url}/_control/offline?on=1`);
+  await page.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(
+    /offline, using the copy kept in this browser\.$/,
+    {
+      timeout: 60_000,
+    },
+  );
+  await expect(page.getByTestId('model-summary')).toContainText('the server could not be reached');
+  await fetch(`${server.url}/_control/offline?on=0`);
+  await shot(page, 'library-offline.png');
+
+  await page.getByRole('button', { name: 'Delete stories260K.gguf' }).click();
+  await expect(library).toContainText('Nothing yet');
+  expect((page as Page & { __errors?: string[] }).__errors).toEqual([]);
+});
+
+test('bad input: a shorthand naming no file, an HTML page, a 404 — clear errors, page usable', async ({
+  page,
+}) => {
+  await openUrlPane(page);
+  const input = page.getByLabel('Model URL or Hugging Face file');
+  const error = page.getByRole('alert');
+  for (const [spec, re] of [
+    ['hf:owner/repo', /invalid_argument.*names the repository owner\/repo but no \.gguf file/],
+    [`${server.url}/html/model.gguf`, /gguf_invalid.*not a GGUF file.*HTML page/],
+    [`${server.url}/status/404/model.gguf`, /http_status.*HTTP 404/],
+  ] as const) {
+    await input.fill(spec);
+    await page.getByRole('button', { name: 'Load model' }).click();
+    await expect(error).toContainText(re, { timeout: 30_000 });
+  }
+  await expect(page.getByTestId('library-list')).toContainText('Nothing yet');
+  await shot(page, 'library-error.png');
+  await input.fill(`${server.url}/range/stories260K.gguf`);
+  await page.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K/, { timeout: 60_000 });
+  await page.getByRole('button', { name: 'Delete all' }).click();
+  await expect(page.getByTestId('library-list')).toContainText('Nothing yet');
+});
+
+test('a split model: its three parts picked together load as one model, in place', async ({ page }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'split-parts-'));
+  const paths = [1, 2, 3].map((k) => {
+    const name = `stories260K-0000${k}-of-00003.gguf`;
+    writeFileSync(join(dir, name), files.get(name) as Uint8Array);
+    return join(dir, name);
+  });
+  await page.goto('/');
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  await page.locator('#model-file').setInputFiles([paths[2], paths[0], paths[1]]);
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K-00001-of-00003 in /, {
+    timeout: 60_000,
+  });
+  const summary = page.getByTestId('model-summary');
+  await expect(summary.locator('[data-field="model-source"]')).toContainText('+ 2 more parts (local file)');
+  await expect(summary.locator('[data-field="model-shape"]')).toContainText('5 layers');
+});

@@ -14,6 +14,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { EngineError } from '../engine/errors.ts';
+import { parseSplitName, splitFileName, splitPartName } from '../webgpu/gguf/split.ts';
 
 /** Version of the {@link EntryMeta} record; records of another version are ignored (fetched again). */
 export const META_VERSION = 1;
@@ -83,13 +84,20 @@ export interface CacheStore {
   filePath?(key: string): string;
 }
 
-/** The store key of a URL: a readable name plus 16 hex digits of the URL's SHA-256. */
+/**
+ * The store key of a URL: a readable name plus 16 hex digits of the URL's SHA-256. The parts of a split
+ * model share the hash (of the first part's URL) and keep llama.cpp's `-0000k-of-0000N` ending, so in a
+ * directory store the cached parts are siblings by llama.cpp's naming and load from the first one.
+ */
 export function entryKey(url: string): string {
-  const name = fileNameOf(url)
+  const split = parseSplitName(url);
+  const first = split ? splitPartName(url, 1, split.count) : url;
+  const name = fileNameOf(split ? `${split.prefix}.gguf` : url)
     .replace(/\.gguf$/i, '')
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .slice(0, 80);
-  return `${name || 'model'}-${bytesToHex(sha256(utf8ToBytes(url))).slice(0, 16)}`;
+  const key = `${name || 'model'}-${bytesToHex(sha256(utf8ToBytes(first))).slice(0, 16)}`;
+  return split ? splitFileName(key, split.no, split.count).replace(/\.gguf$/, '') : key;
 }
 
 /** The last path segment of a URL or path, percent-decoded. */

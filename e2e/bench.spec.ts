@@ -300,7 +300,7 @@ test('a GGUF URL loads (served here without range support); a 404 says what fail
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });
   await expect(panel.getByRole('alert')).toBeHidden();
   await expect(page.getByTestId('model-summary').locator('[data-field="model-source"]')).toHaveText(
-    /\/models\/stories260K\.gguf$/,
+    /\/models\/stories260K\.gguf · downloaded 1\.\d+ MB and kept in this browser$/,
   );
 });
 

@@ -124,10 +124,35 @@ test('a split model: its three parts picked together load as one model, in place
   await page.goto('/');
   await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
   await page.locator('#model-file').setInputFiles([paths[2], paths[0], paths[1]]);
-  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K-00001-of-00003 in /, {
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, {
     timeout: 60_000,
   });
   const summary = page.getByTestId('model-summary');
   await expect(summary.locator('[data-field="model-source"]')).toContainText('+ 2 more parts (local file)');
   await expect(summary.locator('[data-field="model-shape"]')).toContainText('5 layers');
+  await expect(page.getByTestId('library-list')).toContainText('Nothing yet'); // never copied unless asked
+
+  // Asked: the parts are copied into the browser, and load again from the list without the files.
+  await page.getByLabel(/Also keep a copy in this browser/).check();
+  await page.locator('#model-file').setInputFiles(paths);
+  await expect(page.getByTestId('load-status')).toHaveText(
+    /^Loaded stories260K in .* from the copy kept in this browser\.$/,
+    {
+      timeout: 60_000,
+    },
+  );
+  const item = page.getByTestId('library-list').locator('.library__item');
+  await expect(item).toContainText('stories260K-00001-of-00003.gguf');
+  await expect(item).toContainText('in 3 parts');
+  await expect(item).toContainText('a copy of a file from your disk');
+  await shot(page, 'library-local-copy.png');
+  await page.reload();
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  await page.getByTestId('library-list').getByRole('button', { name: 'Load' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/from the copy kept in this browser\.$/, {
+    timeout: 60_000,
+  });
+  await expect(summary.locator('[data-field="model-shape"]')).toContainText('5 layers');
+  await page.getByRole('button', { name: 'Delete all' }).click();
+  await expect(page.getByTestId('library-list')).toContainText('Nothing yet');
 });

@@ -231,17 +231,7 @@ export async function downloadToStore(
   meta.sha256 = expectedSha;
 
   // Up-front quota check (the store's estimate: navigator.storage.estimate() or the disk).
-  if (size !== undefined) {
-    const need = size - meta.bytesDone;
-    const est = await store.estimate();
-    if (est?.quota !== undefined && est.usage !== undefined && need > est.quota - est.usage) {
-      throw new EngineError(
-        'quota_exceeded',
-        `${meta.name} needs ${MB(need)} more but only ${MB(Math.max(0, est.quota - est.usage))} of storage is free ` +
-          `(${MB(est.usage)} used of ${MB(est.quota)}); delete cached models or free disk space`,
-      );
-    }
-  }
+  if (size !== undefined) await checkQuota(store, meta.name, size - meta.bytesDone);
 
   // Hash of the whole file, when there is one to check against: re-hash what is already stored.
   let h = expectedSha ? sha256.create() : undefined;
@@ -285,27 +275,9 @@ export async function downloadToStore(
     block = new Uint8Array(size === undefined ? bs : Math.min(bs, size));
   };
   const commitBlock = async () => {
-    const index = meta.blockDigests.length;
     const bytes = block.subarray(0, fill);
-    try {
-      await store.writeBlock(meta.key, index, bs, bytes);
-    } catch (e) {
-      const err = storageError(e, `downloading ${meta.name}`);
-      if (isEngineError(err, 'quota_exceeded')) {
-        await store.remove(meta.key);
-        throw new EngineError(
-          'quota_exceeded',
-          `storage ran out after ${MB(meta.bytesDone)} of ${MB(size ?? pos)} of ${meta.name}; ` +
-            'what was written has been deleted (delete cached models or free space, then try again)',
-          { cause: e },
-        );
-      }
-      throw err;
-    }
-    meta.blockDigests.push(await digestHex(bytes));
+    await storeBlock(store, meta, bytes, size ?? pos);
     h?.update(bytes);
-    meta.bytesDone += fill;
-    await store.putMeta(meta);
     fill = 0;
     block = new Uint8Array(size === undefined ? bs : Math.min(bs, Math.max(0, size - meta.bytesDone)));
   };
@@ -460,6 +432,49 @@ export async function downloadToStore(
   meta.lastUsedAt = new Date().toISOString();
   await store.putMeta(meta);
   return { meta, downloadedBytes: downloaded };
+}
+
+/**
+ * Appends the next whole block to an entry: writes it, records its SHA-256 and the new `bytesDone`, saves
+ * the record. Storage running out deletes the entry and throws EngineError('quota_exceeded').
+ * @param total the file's size, for the message.
+ */
+export async function storeBlock(
+  store: CacheStore,
+  meta: EntryMeta,
+  bytes: Uint8Array,
+  total: number,
+): Promise<void> {
+  try {
+    await store.writeBlock(meta.key, meta.blockDigests.length, meta.blockBytes, bytes);
+  } catch (e) {
+    const err = storageError(e, `storing ${meta.name}`);
+    if (isEngineError(err, 'quota_exceeded')) {
+      await store.remove(meta.key);
+      throw new EngineError(
+        'quota_exceeded',
+        `storage ran out after ${MB(meta.bytesDone)} of ${MB(total)} of ${meta.name}; ` +
+          'what was written has been deleted (delete cached models or free space, then try again)',
+        { cause: e },
+      );
+    }
+    throw err;
+  }
+  meta.blockDigests.push(await digestHex(bytes));
+  meta.bytesDone += bytes.length;
+  await store.putMeta(meta);
+}
+
+/** Refuses up front (EngineError 'quota_exceeded', with the numbers) what the store says will not fit. */
+export async function checkQuota(store: CacheStore, name: string, need: number): Promise<void> {
+  const est = await store.estimate();
+  if (est?.quota !== undefined && est.usage !== undefined && need > est.quota - est.usage) {
+    throw new EngineError(
+      'quota_exceeded',
+      `${name} needs ${MB(need)} more but only ${MB(Math.max(0, est.quota - est.usage))} of storage is free ` +
+        `(${MB(est.usage)} used of ${MB(est.quota)}); delete cached models or free disk space`,
+    );
+  }
 }
 
 /**

@@ -406,3 +406,42 @@ describe('bad input', () => {
     expect(await fs.listMeta()).toEqual([]);
   });
 });
+
+describe('local files kept on request', () => {
+  it('a picked file (and the parts of a split model) copied in block by block loads back as local:NAME', async () => {
+    const l = await lib();
+    const spec = await l.importBlob(new Blob([model() as Uint8Array<ArrayBuffer>]), 'stories260K.gguf');
+    expect(spec).toBe('local:stories260K.gguf');
+    const a = await l.acquire(spec);
+    expect(server.stats.requests).toEqual([]); // never the network
+    const single = (await collectTensorData(await openGguf({ path: STORIES_PATH }))).data;
+    expect((await tensorsVia({ byteParts: a.parts })).get('blk.3.ffn_up.weight')).toEqual(
+      single.get('blk.3.ffn_up.weight'),
+    );
+    for (const k of [1, 2, 3]) {
+      const name = `stories260K-0000${k}-of-00003.gguf`;
+      await l.importBlob(new Blob([files.get(name) as Uint8Array<ArrayBuffer>]), name);
+    }
+    const split = await l.acquire('local:stories260K-00001-of-00003.gguf');
+    expect(split.parts.length).toBe(3);
+    const got = await tensorsVia({ byteParts: split.parts });
+    for (const [k, v] of single) expect(got.get(k), k).toEqual(v);
+    const listed = await l.list();
+    expect(listed.map((e) => [e.name, e.parts, e.complete])).toEqual(
+      expect.arrayContaining([
+        ['stories260K.gguf', 1, true],
+        ['stories260K-00001-of-00003.gguf', 3, true],
+      ]),
+    );
+  });
+
+  it('a file that is not a GGUF, or a local: name not kept, is a clear error', async () => {
+    const l = await lib();
+    const e = await errorOf(l.importBlob(new Blob(['<html>hello</html>']), 'page.gguf'));
+    expect(e.code).toBe('gguf_invalid');
+    const m = await errorOf(l.acquire('local:other.gguf'));
+    expect(m.code).toBe('invalid_argument');
+    expect(m.message).toMatch(/other\.gguf is not kept in this browser/);
+    expect(await l.list()).toEqual([]);
+  });
+});

@@ -15,6 +15,7 @@ import { EngineError, isEngineError } from '../engine/errors.ts';
 import { parseSplitName, splitPartName } from '../webgpu/gguf/split.ts';
 import { CachedByteSource } from './cached-source.ts';
 import {
+  checkQuota,
   DEFAULT_BLOCK_BYTES,
   type DownloadProgress,
   downloadToStore,
@@ -22,6 +23,7 @@ import {
   probeRemote,
   type RemoteFileInfo,
   sameRemoteFile,
+  storeBlock,
 } from './download.ts';
 import { type HfFileRef, hfTreeUrl, type ResolvedSpec, resolveModelSpec } from './spec.ts';
 import {
@@ -93,6 +95,15 @@ export interface LibraryEntry {
   createdAt: string;
 }
 
+/** Spec prefix of local files kept in the library ({@link ModelLibrary.importBlob}). */
+export const LOCAL = 'local:';
+const GGUF_MAGIC = [0x47, 0x47, 0x55, 0x46];
+
+/** True for `local:NAME` specs. */
+export function isLocalSpec(spec: string): boolean {
+  return spec.startsWith(LOCAL);
+}
+
 const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
 
 /** What Hugging Face's tree API says about one file. */
@@ -131,6 +142,7 @@ export class ModelLibrary {
    *   'gguf_invalid' (not a GGUF), 'aborted'.
    */
   async acquire(spec: string, opts: AcquireOptions = {}): Promise<AcquiredModel> {
+    if (isLocalSpec(spec)) return this.acquireLocal(spec);
     const resolved = resolveModelSpec(spec, { hfEndpoint: this.opts.hfEndpoint, base: opts.base });
     const hfFiles = resolved.hf && !opts.offline ? await this.hfListing(resolved.hf, opts.signal) : undefined;
     const split = parseSplitName(resolved.url);
@@ -260,6 +272,86 @@ export class ModelLibrary {
       onProgress: opts.onProgress,
     });
     return { ...r, offline: false };
+  }
+
+  /** A copy of a local file ({@link importBlob}): only from the store, never the network. */
+  private async acquireLocal(spec: string): Promise<AcquiredModel> {
+    const split = parseSplitName(spec);
+    const names = split
+      ? Array.from({ length: split.count }, (_, i) => splitPartName(spec, i + 1, split.count))
+      : [spec];
+    const parts: CachedByteSource[] = [];
+    for (const name of names) {
+      const meta = await this.store.getMeta(entryKey(name));
+      if (!meta?.complete) {
+        throw new EngineError(
+          'invalid_argument',
+          `${name.slice(LOCAL.length)} is not kept in this browser${meta ? ' completely' : ''}: choose the file again`,
+        );
+      }
+      parts.push(new CachedByteSource(this.store, await this.touch(meta)));
+    }
+    return {
+      resolved: { url: spec, spec },
+      parts,
+      fromCache: true,
+      offline: false,
+      downloadedBytes: 0,
+      location: this.store.location,
+    };
+  }
+
+  /**
+   * Keeps a copy of a local file (picked or dropped) in the library, block by block (the file is never
+   * read whole into memory), replacing an earlier copy of the same name. Returns the spec that loads it
+   * (`local:NAME`). A split model: import every part with `split` set ({ part, parts }, 1-based).
+   * @throws EngineError 'gguf_invalid' (not a GGUF), 'quota_exceeded' (up front or mid-way; nothing is
+   *   kept), 'aborted'.
+   */
+  async importBlob(
+    blob: Blob,
+    name: string,
+    opts: { signal?: AbortSignal; onProgress?: (p: DownloadProgress) => void } = {},
+  ): Promise<string> {
+    const spec = `${LOCAL}${name}`;
+    const key = entryKey(spec);
+    await this.store.remove(key);
+    const head = new Uint8Array(await blob.slice(0, 4).arrayBuffer());
+    if (!GGUF_MAGIC.every((b, i) => head[i] === b))
+      throw new EngineError('gguf_invalid', `${name} is not a GGUF file (it does not start with "GGUF")`);
+    await checkQuota(this.store, name, blob.size);
+    const meta = newMeta(
+      spec,
+      spec,
+      { size: blob.size, acceptRanges: true },
+      this.opts.blockBytes ?? DEFAULT_BLOCK_BYTES,
+    );
+    meta.name = name;
+    const split = parseSplitName(name);
+    if (split && split.count > 1)
+      meta.split = {
+        first: entryKey(splitPartName(spec, 1, split.count)),
+        part: split.no,
+        parts: split.count,
+      };
+    const bs = meta.blockBytes;
+    for (let pos = 0; pos < blob.size; pos += bs) {
+      if (opts.signal?.aborted) {
+        await this.store.remove(key);
+        throw new EngineError('aborted', `keeping a copy of ${name} was aborted`);
+      }
+      const bytes = new Uint8Array(await blob.slice(pos, Math.min(blob.size, pos + bs)).arrayBuffer());
+      await storeBlock(this.store, meta, bytes, blob.size);
+      opts.onProgress?.({
+        phase: 'download',
+        bytesDone: meta.bytesDone,
+        bytesTotal: blob.size,
+        note: 'copying into this browser',
+      });
+    }
+    meta.complete = true;
+    await this.store.putMeta(meta);
+    return spec;
   }
 
   private async touch(meta: EntryMeta): Promise<EntryMeta> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fmtBytes, fmtMs, fmtNum, fmtParams, fmtPct, fmtRate } from './format.ts';
-import { modelIdFromName } from './model-picker.ts';
+import { fmtEta, modelIdFromName } from './model-picker.ts';
 import { rooflineSentences, softwareName, softwareWarning } from './roofline-view.ts';
 
 describe('number formatting', () => {
@@ -37,6 +37,7 @@ describe('model ids', () => {
     );
     expect(modelIdFromName('/models/x.gguf#frag')).toBe('x');
     expect(modelIdFromName('.gguf')).toBe('model');
+    expect(modelIdFromName('https://h/Qwen3-8B-Q4_K_M-00001-of-00002.gguf')).toBe('Qwen3-8B-Q4_K_M');
   });
 });
 
@@ -73,5 +74,14 @@ describe('roofline wording', () => {
     expect(softwareName({ ...a, vendor: 'mesa', architecture: '', description: 'llvmpipe (LLVM 15)' })).toBe(
       'llvmpipe',
     );
+  });
+});
+
+describe('fmtEta', () => {
+  it('seconds, then minutes, then hours', () => {
+    expect(fmtEta(1)).toBe('1 s');
+    expect(fmtEta(88_400)).toBe('89 s');
+    expect(fmtEta(95_000)).toBe('2 min');
+    expect(fmtEta(3_900_000)).toBe('1 h 5 min');
   });
 });

@@ -4,7 +4,7 @@
  * `navigator.storage.estimate()`; and a button for `navigator.storage.persist()`. The engine worker does
  * the downloads; this view reads the same Origin Private File System from the page.
  */
-import { type LibraryEntry, ModelLibrary } from '../library/library.ts';
+import { isLocalSpec, type LibraryEntry, ModelLibrary } from '../library/library.ts';
 import { OpfsStore } from '../library/store.ts';
 import { h } from './dom.ts';
 import { fmtBytes } from './format.ts';
@@ -88,7 +88,7 @@ export class LibraryView {
             h(
               'li',
               { class: 'library__empty' },
-              'Nothing yet: a model loaded by URL with “Keep a copy” is kept here.',
+              'Nothing yet: models loaded with “Keep a copy” are kept here.',
             ),
           ]),
     );
@@ -129,7 +129,11 @@ export class LibraryView {
         { class: 'library__info' },
         h('strong', { class: 'library__name' }, e.name),
         h('span', { class: 'library__meta' }, `${state} · used ${fmtAgo(e.lastUsedAt)}`),
-        h('span', { class: 'library__source', title: e.url }, e.spec),
+        h(
+          'span',
+          { class: 'library__source', title: e.url },
+          isLocalSpec(e.spec) ? 'a copy of a file from your disk' : e.spec,
+        ),
       ),
       h('div', { class: 'library__buttons' }, load, del),
     );

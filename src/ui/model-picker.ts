@@ -6,6 +6,7 @@
  */
 import { isEngineError } from '../engine/errors.ts';
 import type { LoadPhase, LoadProgress, ModelSource } from '../engine/types.ts';
+import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { parseSplitName } from '../webgpu/gguf/split.ts';
 import { field, h } from './dom.ts';
@@ -42,7 +43,8 @@ export function modelIdFromName(name: string): string {
   } catch {
     // keep it as it is
   }
-  return decoded.replace(/\.gguf$/i, '') || 'model';
+  // A split model is named by its prefix (NAME-00001-of-00003.gguf → NAME).
+  return decoded.replace(/\.gguf$/i, '').replace(/-\d{5}-of-\d{5}$/, '') || 'model';
 }
 
 /** A time left for people: "8 s", "3 min", "1 h 5 min". */
@@ -67,6 +69,7 @@ export class ModelPicker {
   private readonly fileInput: HTMLInputElement;
   private readonly urlInput: HTMLInputElement;
   private readonly keepCopy: HTMLInputElement;
+  private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
   private pickedParts: File[] = [];
   private readonly shapeSelect: HTMLSelectElement;
@@ -123,6 +126,7 @@ export class ModelPicker {
       multiple: '',
     });
     this.fileInput.addEventListener('change', () => this.pickFiles([...(this.fileInput.files ?? [])]));
+    this.keepFileCopy = h('input', { type: 'checkbox', id: 'model-keep-file-copy' });
     this.dropZone = h(
       'div',
       { class: 'drop', 'data-testid': 'drop-zone' },
@@ -134,6 +138,12 @@ export class ModelPicker {
         { class: 'field__hint' },
         'The file is read in place from your disk; nothing is uploaded or copied. A split model ' +
           '(…-00001-of-00003.gguf, …): choose or drop all its parts together.',
+      ),
+      h(
+        'label',
+        { class: 'check', for: 'model-keep-file-copy' },
+        this.keepFileCopy,
+        ' Also keep a copy in this browser, to load it later without the file',
       ),
     );
     this.dropZone.addEventListener('dragover', (e) => {
@@ -160,6 +170,10 @@ export class ModelPicker {
     });
     this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
     this.library.onLoad = (spec) => {
+      // Loads go through the URL pane (a local copy's spec is local:NAME).
+      const radio = this.element.querySelector<HTMLInputElement>('#model-source-url');
+      if (radio) radio.checked = true;
+      this.choose('url');
       this.urlInput.value = spec;
       this.keepCopy.checked = true;
       void this.load();
@@ -310,8 +324,8 @@ export class ModelPicker {
     this.kind = kind;
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
     if (kind === 'webllm') void this.webllm.activate();
-    this.library.element.hidden = kind !== 'url';
-    if (kind === 'url') void this.library.refresh(this.session.task !== undefined);
+    this.library.element.hidden = kind !== 'url' && kind !== 'file';
+    if (kind === 'url' || kind === 'file') void this.library.refresh(this.session.task !== undefined);
     this.refresh();
   }
 
@@ -452,17 +466,47 @@ export class ModelPicker {
         source = this.pickedParts.length
           ? { blob: f, name: f.name, parts: this.pickedParts }
           : { blob: f, name: f.name };
+        if (this.keepFileCopy.checked) {
+          // Copied block by block into the library first; the load then reads (and checks) the copy.
+          const lib = await ModelLibrary.open();
+          const t = performance.now();
+          let spec = '';
+          let before = 0;
+          for (const part of [f, ...this.pickedParts]) {
+            const s = await lib.importBlob(part, part.name, {
+              signal,
+              onProgress: (p) =>
+                this.onProgress({
+                  ...p,
+                  bytesDone: before + p.bytesDone,
+                  bytesTotal: fileBytes,
+                  tMs: performance.now() - t,
+                }),
+            });
+            before += part.size;
+            if (part === f) spec = s;
+          }
+          source = { url: spec };
+          cache = true;
+        }
         id = modelIdFromName(f.name);
         sourceLabel = `${f.name}${this.pickedParts.length ? ` + ${this.pickedParts.length} more parts` : ''} (local file)`;
         fileBytes = f.size + this.pickedParts.reduce((a, p) => a + p.size, 0);
       } else if (this.kind === 'url') {
         const url = this.urlInput.value.trim();
         if (!url) throw new Error('Enter the URL of a GGUF file, or hf:OWNER/REPO/FILE.gguf.');
-        const resolved = resolveModelSpec(url, { base: location.href });
-        source = { url: resolved.hf ? resolved.spec : resolved.url };
-        cache = this.keepCopy.checked;
-        id = modelIdFromName(new URL(resolved.url).pathname);
-        sourceLabel = resolved.hf ? `${resolved.spec} (Hugging Face)` : resolved.url;
+        if (isLocalSpec(url)) {
+          source = { url };
+          cache = true;
+          id = modelIdFromName(url.slice(LOCAL.length));
+          sourceLabel = `${url.slice(LOCAL.length)} (a copy of a file from your disk)`;
+        } else {
+          const resolved = resolveModelSpec(url, { base: location.href });
+          source = { url: resolved.hf ? resolved.spec : resolved.url };
+          cache = this.keepCopy.checked;
+          id = modelIdFromName(new URL(resolved.url).pathname);
+          sourceLabel = resolved.hf ? `${resolved.spec} (Hugging Face)` : resolved.url;
+        }
       } else {
         const c = this.syntheticChoice();
         source = { synthetic: c.name };
@@ -476,7 +520,9 @@ export class ModelPicker {
         ? await this.session.useBackend('webllm', webllm.config)
         : await this.session.useBackend('webgpu');
       const info = await engine.load(source, { onProgress: (p) => this.onProgress(p), signal, cache });
-      if (info.cache) {
+      if (info.cache && 'url' in source && isLocalSpec(source.url)) {
+        sourceLabel += ' · kept in this browser';
+      } else if (info.cache) {
         sourceLabel += info.cache.offline
           ? ' · the cached copy (the server could not be reached)'
           : info.cache.fromCache
@@ -522,7 +568,7 @@ export class ModelPicker {
     } finally {
       this.controller = undefined;
       this.session.end('load');
-      if (this.kind === 'url') void this.library.refresh(false);
+      if (this.kind === 'url' || this.kind === 'file') void this.library.refresh(false);
     }
   }
 

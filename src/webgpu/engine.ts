@@ -16,7 +16,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
-import { ModelLibrary } from '../library/library.ts';
+import { isLocalSpec, ModelLibrary } from '../library/library.ts';
 import { openModelFile } from '../library/open.ts';
 import { chatPromptTokens } from './chat/template.ts';
 import { createGpuContext, type GpuContext } from './device.ts';
@@ -105,7 +105,8 @@ export class WebGpuEngine implements Engine {
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
     const gpu = await this.ensureDevice();
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
-    if (!('url' in source) || !options.cache) {
+    // `local:NAME` (a local file kept in the library) only exists in the library.
+    if (!('url' in source) || (!options.cache && !isLocalSpec(source.url))) {
       const file =
         'synthetic' in source
           ? syntheticGguf(source.synthetic, source.seed)
@@ -114,7 +115,7 @@ export class WebGpuEngine implements Engine {
     }
     // Through the model library: download once, then load from the verified cached copy. A damaged
     // cached block (EngineError 'integrity' while reading) drops the copy and fetches it again, once.
-    const c = options.cache === true ? {} : options.cache;
+    const c = typeof options.cache === 'object' ? options.cache : {};
     const library = await ModelLibrary.open({ dir: c.dir, hfEndpoint: c.hfEndpoint });
     for (let attempt = 0; ; attempt++) {
       const got = await library.acquire(source.url, {

@@ -14,14 +14,7 @@ import { parseArgs } from 'node:util';
 import { EngineError } from '../engine/errors.ts';
 import type { GenerateRequest, GenerateResult } from '../engine/types.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
-import {
-  CACHE_OPTIONS,
-  CACHE_USAGE,
-  cachedModel,
-  checkCacheArgs,
-  isRemoteModel,
-  modelUrl,
-} from './model-cache.ts';
+import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
@@ -69,13 +62,8 @@ async function main(): Promise<number> {
     repetitionPenalty: num(values['repeat-penalty']),
   };
   const ctx = num(values.ctx);
-  checkCacheArgs(values);
   // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
-  const model = isRemoteModel(values.model)
-    ? values['no-cache']
-      ? modelUrl(values.model)
-      : (await cachedModel(values.model, { cacheDir: values['cache-dir'] })).path
-    : values.model;
+  const model = await resolveCliModel({ ...values, model: values.model });
   const isUrl = /^https?:\/\//.test(model);
   const isSynthetic = model.startsWith('synthetic:');
   if (!isUrl && !isSynthetic && !existsSync(model)) {

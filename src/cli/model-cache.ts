@@ -107,3 +107,18 @@ export function checkCacheArgs(values: { 'cache-dir'?: string; 'no-cache'?: bool
   if (values['no-cache'] && values['cache-dir'])
     throw new EngineError('invalid_argument', 'give --cache-dir or --no-cache, not both');
 }
+
+/**
+ * `--model` of the generate/perplexity CLIs: a URL or `hf:` file becomes the cached file's path (or, with
+ * `--no-cache`, its URL); anything else is returned as given.
+ */
+export async function resolveCliModel(values: {
+  model: string;
+  'cache-dir'?: string;
+  'no-cache'?: boolean;
+}): Promise<string> {
+  checkCacheArgs(values);
+  if (!isRemoteModel(values.model)) return values.model;
+  if (values['no-cache']) return modelUrl(values.model);
+  return (await cachedModel(values.model, { cacheDir: values['cache-dir'] })).path;
+}

@@ -14,14 +14,7 @@ import { perplexity, type WindowScores } from '../bench/perplexity.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { ModelInfo } from '../engine/types.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
-import {
-  CACHE_OPTIONS,
-  CACHE_USAGE,
-  cachedModel,
-  checkCacheArgs,
-  isRemoteModel,
-  modelUrl,
-} from './model-cache.ts';
+import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
@@ -79,13 +72,8 @@ async function main(): Promise<number> {
   } catch (e) {
     throw new EngineError('invalid_argument', `cannot read --text ${values.text}: ${(e as Error).message}`);
   }
-  checkCacheArgs(values);
   // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
-  const model = isRemoteModel(values.model)
-    ? values['no-cache']
-      ? modelUrl(values.model)
-      : (await cachedModel(values.model, { cacheDir: values['cache-dir'] })).path
-    : values.model;
+  const model = await resolveCliModel({ ...values, model: values.model });
   const isUrl = /^https?:\/\//.test(model);
   if (!isUrl && !existsSync(model)) {
     throw new EngineError('invalid_argument', `cannot open model file ${model}: no such file`);

@@ -6,7 +6,7 @@
  * GPU.
  */
 import { EngineError } from '../engine/errors.ts';
-import type { ByteSource, SequentialReader } from '../webgpu/gguf/reader.ts';
+import { type ByteSource, type SequentialReader, sequentialReader } from '../webgpu/gguf/reader.ts';
 import { digestHex } from './download.ts';
 import type { CacheStore, EntryMeta } from './store.ts';
 
@@ -72,21 +72,8 @@ export class CachedByteSource implements ByteSource {
   }
 
   async openSequential(start: number): Promise<SequentialReader> {
-    let pos = start;
-    return {
-      read: async (n) => {
-        const bytes = await this.read(pos, pos + n);
-        pos += bytes.length;
-        return bytes;
-      },
-      skip: async (n) => {
-        const k = Math.max(0, Math.min(n, this.size - pos));
-        pos += k;
-        return k;
-      },
-      close: async () => {
-        this.last = undefined;
-      },
-    };
+    return sequentialReader(this, start, () => {
+      this.last = undefined;
+    });
   }
 }

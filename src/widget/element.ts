@@ -60,7 +60,8 @@ export interface WebGpuChatEventMap {
   error: CustomEvent<WebGpuChatErrorDetail>;
 }
 
-const OBSERVED = [
+/** Attributes whose change loads the model again. */
+const RELOAD_ATTRS = [
   'model',
   'engine',
   'base-url',
@@ -68,21 +69,16 @@ const OBSERVED = [
   'fallback',
   'context-length',
   'cache',
+] as const;
+const OBSERVED = [
+  ...RELOAD_ATTRS,
   'system-prompt',
   'temperature',
   'max-tokens',
   'heading',
   'placeholder',
 ] as const;
-const RELOAD_ON = new Set([
-  'model',
-  'engine',
-  'base-url',
-  'remote-model',
-  'fallback',
-  'context-length',
-  'cache',
-]);
+const RELOAD_ON = new Set<string>(RELOAD_ATTRS);
 
 let instances = 0;
 

@@ -91,6 +91,31 @@ export interface ByteSource {
   probeSize?(signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * A front-to-back reader over a source with random access and a known size, positioned at `start`;
+ * `onClose` runs when it is closed.
+ */
+export function sequentialReader(
+  src: { readonly size: number; read(start: number, end: number): Promise<Uint8Array> },
+  start: number,
+  onClose?: () => void,
+): SequentialReader {
+  let pos = start;
+  return {
+    read: async (n) => {
+      const bytes = await src.read(pos, pos + n);
+      pos += bytes.length;
+      return bytes;
+    },
+    skip: async (n) => {
+      const k = Math.max(0, Math.min(n, src.size - pos));
+      pos += k;
+      return k;
+    },
+    close: async () => onClose?.(),
+  };
+}
+
 function abortedError(what: string): EngineError {
   return new EngineError('aborted', `${what} was aborted`);
 }
@@ -113,20 +138,7 @@ class BlobSource implements ByteSource {
   }
 
   async openSequential(start: number): Promise<SequentialReader> {
-    let pos = start;
-    return {
-      read: async (n) => {
-        const bytes = await this.read(pos, pos + n);
-        pos += bytes.length;
-        return bytes;
-      },
-      skip: async (n) => {
-        const k = Math.max(0, Math.min(n, this.size - pos));
-        pos += k;
-        return k;
-      },
-      close: async () => {},
-    };
+    return sequentialReader(this, start);
   }
 }
 

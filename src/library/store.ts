@@ -11,9 +11,9 @@
  * - Node: `DIR/KEY.json` and `DIR/KEY.gguf`, one ordinary file (blocks written at their offsets), so the
  *   cached copy can be served or passed to llama.cpp by path.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+
 import { EngineError } from '../engine/errors.ts';
+import { fnv1a64 } from '../engine/hash.ts';
 import { parseSplitName, splitFileName, splitPartName } from '../webgpu/gguf/split.ts';
 
 /** Version of the {@link EntryMeta} record; records of another version are ignored (fetched again). */
@@ -85,7 +85,7 @@ export interface CacheStore {
 }
 
 /**
- * The store key of a URL: a readable name plus 16 hex digits of the URL's SHA-256. The parts of a split
+ * The store key of a URL: a readable name plus the URL's 64-bit FNV-1a (16 hex digits). The parts of a split
  * model share the hash (of the first part's URL) and keep llama.cpp's `-0000k-of-0000N` ending, so in a
  * directory store the cached parts are siblings by llama.cpp's naming and load from the first one.
  */
@@ -96,7 +96,7 @@ export function entryKey(url: string): string {
     .replace(/\.gguf$/i, '')
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .slice(0, 80);
-  const key = `${name || 'model'}-${bytesToHex(sha256(utf8ToBytes(first))).slice(0, 16)}`;
+  const key = `${name || 'model'}-${fnv1a64(first)}`;
   return split ? splitFileName(key, split.no, split.count).replace(/\.gguf$/, '') : key;
 }
 

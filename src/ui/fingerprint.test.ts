@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  deviceFingerprint,
-  deviceLabel,
-  FINGERPRINT_VERSION,
-  fingerprintInputs,
-  fnv1a64,
-} from './fingerprint.ts';
+import { fnv1a64 } from '../engine/hash.ts';
+import { deviceFingerprint, deviceLabel, FINGERPRINT_VERSION, fingerprintInputs } from './fingerprint.ts';
 import type { AdapterSnapshot } from './gpu-report.ts';
 
 const swiftshader: AdapterSnapshot = {

@@ -17,6 +17,7 @@
  * The hash is 64-bit FNV-1a over the UTF-8 of the canonical JSON, written as 16 hex digits. It is not a
  * security hash; it is synchronous and works where `crypto.subtle` does not (insecure contexts, old Node).
  */
+import { fnv1a64 } from '../engine/hash.ts';
 import { type AdapterSnapshot, isSoftwareAdapter, LLM_FEATURES, REPORT_LIMITS } from './gpu-report.ts';
 
 /** Bumped whenever the inputs or their encoding change (the id changes with it). */
@@ -44,20 +45,6 @@ export function fingerprintInputs(s: AdapterSnapshot): string {
     LLM_FEATURES.filter((f) => s.features.includes(f)),
     REPORT_LIMITS.map(({ name }) => [name, s.limits[name] ?? null]),
   ]);
-}
-
-const FNV_OFFSET = 0xcbf29ce484222325n;
-const FNV_PRIME = 0x100000001b3n;
-const MASK64 = 0xffffffffffffffffn;
-
-/** 64-bit FNV-1a of a string's UTF-8 bytes, as 16 hex digits. */
-export function fnv1a64(text: string): string {
-  let h = FNV_OFFSET;
-  for (const byte of new TextEncoder().encode(text)) {
-    h ^= BigInt(byte);
-    h = (h * FNV_PRIME) & MASK64;
-  }
-  return h.toString(16).padStart(16, '0');
 }
 
 /** A label for the adapter: its description, else vendor/architecture/device; "(software)" when it is one. */

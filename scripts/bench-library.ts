@@ -67,7 +67,9 @@ async function main(): Promise<void> {
     const times = { plain: Infinity, checked: Infinity };
     for (let i = 0; i < 2; i++) {
       times.plain = Math.min(times.plain, await readAll(plainRead));
-      times.checked = Math.min(times.checked, await readAll((s, e) => src.read(s, e)));
+      const seq = await src.openSequential(0);
+      times.checked = Math.min(times.checked, await readAll(() => seq.read(4 * MiB)));
+      await seq.close();
     }
     await fh.close();
     const gbs = (ms: number) => ((bytes.length / ms) * 1000) / 1e9;
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
       `| download into the cache from 127.0.0.1 (64 MiB range requests, block + whole-file SHA-256) | ${downloadMs.toFixed(0)} ms | ${gbs(downloadMs).toFixed(2)} GB/s |`,
     );
     console.log(
-      `| read the kept copy, every 16 MiB block checked (CachedByteSource) | ${times.checked.toFixed(0)} ms | ${gbs(times.checked).toFixed(2)} GB/s |`,
+      `| read the kept copy front to back, every 16 MiB block checked (CachedByteSource; nothing else to overlap with here) | ${times.checked.toFixed(0)} ms | ${gbs(times.checked).toFixed(2)} GB/s |`,
     );
     console.log(
       `| read the same bytes from a plain file | ${times.plain.toFixed(0)} ms | ${gbs(times.plain).toFixed(2)} GB/s |`,

@@ -26,6 +26,8 @@ export class CachedByteSource implements ByteSource {
   readonly name: string;
   readonly size: number;
   private last: { index: number; bytes: Uint8Array } | undefined;
+  private ahead: { index: number; bytes: Promise<Uint8Array> } | undefined;
+  private readingAhead = false;
 
   /** @param meta a complete entry's record. */
   constructor(
@@ -36,9 +38,26 @@ export class CachedByteSource implements ByteSource {
     this.size = meta.size;
   }
 
-  /** Block `i`, read and checked (the last one read is kept). */
+  /**
+   * Block `i`, read and checked (the last one read is kept). While a sequential reader is open, the next
+   * block is read and checked in the background as soon as this one is handed out, so checking overlaps
+   * with the consumer's work (at most two blocks in memory).
+   */
   private async block(i: number): Promise<Uint8Array> {
     if (this.last?.index === i) return this.last.bytes;
+    const pending = this.ahead?.index === i ? this.ahead.bytes : this.loadBlock(i);
+    this.ahead = undefined;
+    const bytes = await pending;
+    this.last = { index: i, bytes };
+    if (this.readingAhead && i + 1 < this.meta.blockDigests.length) {
+      const next = this.loadBlock(i + 1);
+      next.catch(() => {}); // surfaces when awaited
+      this.ahead = { index: i + 1, bytes: next };
+    }
+    return bytes;
+  }
+
+  private async loadBlock(i: number): Promise<Uint8Array> {
     const bs = this.meta.blockBytes;
     const want = Math.min(bs, this.size - i * bs);
     const bytes = await this.store.read(this.meta.key, i * bs, i * bs + want, bs);
@@ -50,7 +69,6 @@ export class CachedByteSource implements ByteSource {
       );
     if ((await digestHex(bytes)) !== this.meta.blockDigests[i])
       throw corruptedError(this.meta, i, 'its SHA-256 differs');
-    this.last = { index: i, bytes };
     return bytes;
   }
 
@@ -72,8 +90,11 @@ export class CachedByteSource implements ByteSource {
   }
 
   async openSequential(start: number): Promise<SequentialReader> {
+    this.readingAhead = true;
     return sequentialReader(this, start, () => {
+      this.readingAhead = false;
       this.last = undefined;
+      this.ahead = undefined;
     });
   }
 }

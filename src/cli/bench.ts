@@ -401,7 +401,10 @@ async function main(argv: string[]): Promise<number> {
       (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
       (e as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
     ) {
-      console.error(`error: ${(e as Error).message}\n\n${USAGE}`);
+      // The message last, where it stays on screen; the usage is one --help away.
+      console.error(
+        `error [invalid_argument]: ${(e as Error).message}\n(npm run bench -- --help lists the options)`,
+      );
       return 2;
     }
     throw e;
@@ -524,7 +527,7 @@ async function main(argv: string[]): Promise<number> {
 function describeError(e: unknown): string {
   const code = (e as { code?: string }).code;
   let msg = (e as Error)?.message ?? String(e);
-  if (code === 'network' && /fetch/i.test(msg))
+  if (code === 'network' && /fetch/i.test(msg) && !/check the URL/.test(msg))
     msg +=
       ' (for a URL on another server, the server must allow cross-origin requests (CORS); or download the file and pass its path)';
   return `error${code && !code.startsWith('ERR_') ? ` [${code}]` : ''}: ${msg}`;

@@ -4,7 +4,7 @@
  * path), so a second run of the same URL downloads nothing beyond a freshness check. `--cache-dir DIR`
  * moves the cache, `--no-cache` streams from the network as before.
  */
-import { EngineError } from '../engine/errors.ts';
+import { EngineError, isEngineError } from '../engine/errors.ts';
 import { ModelLibrary } from '../library/library.ts';
 import { isHfShorthand, resolveModelSpec } from '../library/spec.ts';
 import { FsStore } from '../library/store.ts';
@@ -65,28 +65,52 @@ export async function cachedModel(
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   let last = 0;
   let lastNote: string | undefined;
-  const got = await lib.acquire(spec, {
-    signal: opts.signal,
-    onProgress: (p) => {
-      const now = Date.now();
-      const done = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal;
-      if (p.note === lastNote && !done && now - last < 1000) return;
-      last = now;
-      lastNote = p.note;
-      const pct = p.bytesTotal > 0 ? ` ${((100 * p.bytesDone) / p.bytesTotal).toFixed(0)}%` : '';
-      const rate = p.bytesPerSec ? `, ${MB(p.bytesPerSec)}/s` : '';
-      const eta = p.etaMs !== undefined && !done ? `, ${Math.ceil(p.etaMs / 1000)} s left` : '';
-      log(
-        `${p.phase} ${MB(p.bytesDone)}${p.bytesTotal ? ` of ${MB(p.bytesTotal)}` : ''}${pct}${rate}${eta}${p.note ? ` (${p.note})` : ''}`,
+  // Ctrl-C during a download: stop cleanly, keep what is on disk, say how to go on.
+  const ctl = new AbortController();
+  const onAbort = () => ctl.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const onSigint = () => ctl.abort();
+  process.once('SIGINT', onSigint);
+  let got: Awaited<ReturnType<ModelLibrary['acquire']>>;
+  try {
+    got = await lib.acquire(spec, {
+      signal: ctl.signal,
+      onProgress: (p) => {
+        const now = Date.now();
+        const done = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal;
+        if (p.note === lastNote && !done && now - last < 1000) return;
+        last = now;
+        lastNote = p.note;
+        if (p.note && /cached copy/.test(p.note)) return log(`${p.note} (${MB(p.bytesTotal)})`);
+        const pct = p.bytesTotal > 0 ? ` ${((100 * p.bytesDone) / p.bytesTotal).toFixed(0)}%` : '';
+        const rate = p.bytesPerSec ? `, ${MB(p.bytesPerSec)}/s` : '';
+        const eta = p.etaMs !== undefined && !done ? `, ${Math.ceil(p.etaMs / 1000)} s left` : '';
+        log(
+          `${p.phase} ${MB(p.bytesDone)}${p.bytesTotal ? ` of ${MB(p.bytesTotal)}` : ''}${pct}${rate}${eta}${p.note ? ` (${p.note})` : ''}`,
+        );
+      },
+    });
+  } catch (e) {
+    if (isEngineError(e, 'aborted') && !opts.signal?.aborted) {
+      throw new EngineError(
+        'aborted',
+        `the download was interrupted; what reached the disk is kept in ${store.location}: run the same command again to resume`,
       );
-    },
-  });
+    }
+    throw e;
+  } finally {
+    process.off('SIGINT', onSigint);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
   const key = got.parts[0].meta.key;
   const path = store.filePath(key);
   const where = store.location;
+  const total = got.parts.reduce((a, p) => a + p.size, 0);
   const note = got.fromCache
     ? `model from the cache (${where})${got.offline ? ': the server could not be reached, so the cached copy was used unchecked' : ', unchanged on the server'}`
-    : `model downloaded into the cache (${MB(got.downloadedBytes)}, ${where})`;
+    : got.downloadedBytes < total
+      ? `model downloaded into the cache (${MB(got.downloadedBytes)} this run, resuming an earlier download; ${MB(total)} in all; ${where})`
+      : `model downloaded into the cache (${MB(got.downloadedBytes)}, ${where})`;
   return {
     path,
     url: got.resolved.url,

@@ -41,8 +41,9 @@ async function main(): Promise<number> {
             ? 'complete, SHA-256 checked'
             : 'complete'
           : `partial ${MB(e.storedBytes)}`;
+        const file = e.complete ? store.filePath(e.key) : `${store.filePath(e.key)}.part`;
         console.log(
-          `  ${e.key}\n    ${e.spec}\n    ${MB(e.size)}${e.parts > 1 ? ` in ${e.parts} parts` : ''}, ${state}, last used ${e.lastUsedAt}`,
+          `  ${e.key}\n    ${e.spec}\n    ${MB(e.size)}${e.parts > 1 ? ` in ${e.parts} parts` : ''}, ${state}, last used ${e.lastUsedAt}\n    ${file}${e.parts > 1 ? ' (and the other parts beside it)' : ''}`,
         );
       }
       if (est?.quota !== undefined && est.usage !== undefined)

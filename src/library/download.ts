@@ -26,6 +26,13 @@ import {
   storageError,
 } from './store.ts';
 
+/**
+ * Every library request bypasses the browser's HTTP cache: a freshness check answered from that cache
+ * (heuristic freshness from Last-Modified) would never see a changed file, and a download kept there too
+ * would store the model twice.
+ */
+export const NO_STORE: RequestCache = 'no-store';
+
 /** Default block size: 16 MiB. */
 export const DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024;
 /** Default size of one range request: 64 MiB. */
@@ -102,11 +109,13 @@ export async function probeRemote(
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let rc = new RequestControl(url, timeoutMs, opts.signal);
   try {
-    let res = await rc.wait(() => f(url, { method: 'HEAD', signal: rc.ctl.signal }));
+    let res = await rc.wait(() => f(url, { method: 'HEAD', cache: NO_STORE, signal: rc.ctl.signal }));
     if (res.status === 405 || res.status === 501) {
       rc.dispose();
       rc = new RequestControl(url, timeoutMs, opts.signal);
-      res = await rc.wait(() => f(url, { headers: { Range: 'bytes=0-0' }, signal: rc.ctl.signal }));
+      res = await rc.wait(() =>
+        f(url, { headers: { Range: 'bytes=0-0' }, cache: NO_STORE, signal: rc.ctl.signal }),
+      );
       await res.body?.cancel().catch(() => {});
       if (!res.ok) throw httpStatusError(res, 'checking', url);
       const ranged = res.status === 206;
@@ -293,6 +302,8 @@ export async function downloadToStore(
   };
 
   let failures = 0;
+  /** The server answered a range request with the whole file: it cannot resume. */
+  let rangeRefused = false;
   while (size === undefined || pos < size) {
     if (signal?.aborted) throw new EngineError('aborted', `downloading ${url} was aborted`);
     const useRange = pos > 0 || (size !== undefined && size > requestBytes);
@@ -305,7 +316,7 @@ export async function downloadToStore(
     }
     const rc = new RequestControl(url, timeoutMs, signal);
     try {
-      const res = await rc.wait(() => f(url, { headers, signal: rc.ctl.signal }));
+      const res = await rc.wait(() => f(url, { headers, cache: NO_STORE, signal: rc.ctl.signal }));
       if (res.status === 416) {
         throw new EngineError(
           'integrity',
@@ -319,9 +330,17 @@ export async function downloadToStore(
           strongEtag(meta.etag) && res.headers.get('etag') && res.headers.get('etag') !== meta.etag;
         if (changed) throw new EngineError('integrity', `${url} changed on the server during the download`);
         meta.acceptRanges = false;
+        rangeRefused = true;
+        opts.onProgress?.({
+          phase: 'download',
+          bytesDone: 0,
+          bytesTotal: size ?? 0,
+          note: 'the server does not support range requests: starting again from the beginning',
+        });
         await restartFromZero();
       } else if (res.status === 200 && useRange) {
         meta.acceptRanges = false;
+        rangeRefused = true;
       } else if (res.status === 206) {
         meta.acceptRanges = true;
         const cr = res.headers.get('content-range');
@@ -392,17 +411,23 @@ export async function downloadToStore(
         err.code === 'timeout' ||
         (err.code === 'http_status' && /HTTP 5\d\d/.test(err.message));
       if (!transient || failures >= retries || signal?.aborted) {
-        if (transient && !meta.acceptRanges && pos > 0) {
+        if (err.code === 'integrity') await store.remove(meta.key);
+        if (!transient || signal?.aborted) throw err;
+        if (rangeRefused) {
           await restartFromZero();
           throw new EngineError(
             err.code,
-            `${err.message}. The server does not support range requests, so the download cannot be resumed ` +
-              'and will start again from the beginning',
+            `${err.message} (after ${failures} retries). The server does not support range requests, so the ` +
+              'download cannot be resumed: the next try starts again from the beginning',
             { cause: e },
           );
         }
-        if (err.code === 'integrity') await store.remove(meta.key);
-        throw err;
+        throw new EngineError(
+          err.code,
+          `${err.message} (after ${failures} retries; the ${MB(meta.bytesDone)} downloaded so far are kept: ` +
+            'try again to resume)',
+          { cause: e },
+        );
       }
       failures++;
       opts.onProgress?.({
@@ -412,7 +437,6 @@ export async function downloadToStore(
         note: `connection lost at ${MB(pos)}; retrying (${failures} of ${retries})`,
       });
       await new Promise((r) => setTimeout(r, delay(failures - 1)));
-      if (!meta.acceptRanges && pos > 0) await restartFromZero();
     } finally {
       rc.dispose();
     }
@@ -438,6 +462,7 @@ export async function downloadToStore(
     }
     meta.sha256Verified = true;
   }
+  await store.finish?.(meta.key);
   meta.complete = true;
   meta.lastUsedAt = new Date().toISOString();
   await store.putMeta(meta);

@@ -4,7 +4,7 @@
  * cut, damaged copies detected, split models, Hugging Face shorthands, and the bad-input errors.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -211,8 +211,12 @@ describe('resume', () => {
     const first = new ModelLibrary(store, { blockBytes: 64 * KiB, requestBytes: 8 * 1024 * KiB, retries: 0 });
     const e = await errorOf(first.acquire(url));
     expect(e.code).toBe('network');
+    expect(e.message).toMatch(/after 0 retries; the 0\.6 MB downloaded so far are kept: try again to resume/);
     const [partial] = await first.list();
     expect(partial.complete).toBe(false);
+    // A partial download is KEY.gguf.part; only a complete one is KEY.gguf.
+    expect(existsSync(store.filePath(partial.key))).toBe(false);
+    expect(existsSync(`${store.filePath(partial.key)}.part`)).toBe(true);
     const half = Math.floor(model().length / 2);
     expect(partial.storedBytes).toBe(Math.floor(half / (64 * KiB)) * 64 * KiB);
 
@@ -258,7 +262,7 @@ describe('resume', () => {
     const l = new ModelLibrary(store, { blockBytes: 64 * KiB, requestBytes: 8 * 1024 * KiB, retries: 0 });
     await errorOf(l.acquire(url));
     const [partial] = await l.list();
-    const path = store.filePath(partial.key);
+    const path = `${store.filePath(partial.key)}.part`; // not yet complete: never named like a model
     const bytes = readFileSync(path);
     bytes[1000] ^= 1;
     writeFileSync(path, bytes);
@@ -276,7 +280,10 @@ describe('resume', () => {
     expect(server.stats.bodyBytes).toBe(model().length);
     const e = await errorOf((await lib({ retries: 1 })).acquire(`${server.url}/cutnorange/stories260K.gguf`));
     expect(e.code).toBe('network');
-    expect(e.message).toMatch(/does not support range requests, so the download cannot be resumed/);
+    expect(e.message).toMatch(
+      /\(after 1 retries\)\. The server does not support range requests, so the download cannot be resumed/,
+    );
+    expect(await (await lib()).list()).toEqual([]);
   });
 });
 
@@ -350,6 +357,12 @@ describe('Hugging Face shorthand (against a local stand-in endpoint)', () => {
     expect(entry.spec).toBe('hf:test/models/stories260K.gguf');
   });
 
+  it('a mirror without the tree API still works (the file is simply downloaded)', async () => {
+    const a = await (await lib()).acquire('hf:mirror/notree/stories260K.gguf');
+    expect(a.parts[0].meta.complete).toBe(true);
+    expect(server.stats.bodyBytes).toBe(model().length);
+  });
+
   it('a file or repository that is not there is a clear error naming what is', async () => {
     const l = await lib();
     const e = await errorOf(l.acquire('hf:test/models/stories15M.gguf'));
@@ -359,7 +372,9 @@ describe('Hugging Face shorthand (against a local stand-in endpoint)', () => {
     );
     const r = await errorOf(l.acquire('hf:nobody/nothing/x.gguf'));
     expect(r.code).toBe('http_status');
-    expect(r.message).toMatch(/no repository nobody\/nothing/);
+    expect(r.message).toMatch(
+      /Hugging Face has no file x\.gguf in a repository nobody\/nothing at revision main \(HTTP 404\)/,
+    );
   });
 });
 

@@ -19,6 +19,7 @@ import {
   DEFAULT_BLOCK_BYTES,
   type DownloadProgress,
   downloadToStore,
+  NO_STORE,
   newMeta,
   probeRemote,
   type RemoteFileInfo,
@@ -168,7 +169,7 @@ export class ModelLibrary {
         : undefined;
       const hfFile = hfPath ? hfFiles?.get(hfPath) : undefined;
       if (resolved.hf && hfFiles && !hfFile) throw this.noSuchHfFile(resolved.hf, hfPath ?? '', hfFiles);
-      const r = await this.acquireFile(urls[i], resolved.spec, {
+      const r = await this.acquireFileNamed(resolved, urls[i], {
         ...opts,
         sha256: hfFile?.sha256 ?? (urls.length === 1 ? opts.sha256 : undefined),
         expectedSize: hfFile?.size,
@@ -194,6 +195,27 @@ export class ModelLibrary {
       downloadedBytes,
       location: this.store.location,
     };
+  }
+
+  /** {@link acquireFile}, with a Hugging Face 404/401 said in Hugging Face's terms. */
+  private async acquireFileNamed(
+    resolved: ResolvedSpec,
+    url: string,
+    opts: Parameters<ModelLibrary['acquireFile']>[2],
+  ): Promise<Awaited<ReturnType<ModelLibrary['acquireFile']>>> {
+    try {
+      return await this.acquireFile(url, resolved.spec, opts);
+    } catch (e) {
+      const hf = resolved.hf;
+      const m = isEngineError(e, 'http_status') ? /HTTP (401|403|404)/.exec(e.message) : null;
+      if (!hf || !m) throw e;
+      throw new EngineError(
+        'http_status',
+        `hf:${hf.repo}/${hf.path}: Hugging Face has no ${m[1] === '404' ? '' : 'public '}file ${hf.path} in a ` +
+          `repository ${hf.repo} at revision ${hf.revision} (HTTP ${m[1]}${m[1] === '404' ? '' : ': the repository may be private or gated'}); check the name`,
+        { cause: e },
+      );
+    }
   }
 
   private async acquireFile(
@@ -349,6 +371,7 @@ export class ModelLibrary {
         note: 'copying into this browser',
       });
     }
+    await this.store.finish?.(key);
     meta.complete = true;
     await this.store.putMeta(meta);
     return spec;
@@ -371,18 +394,13 @@ export class ModelLibrary {
         AbortSignal.timeout(this.opts.freshnessTimeoutMs ?? 10_000),
         ...(signal ? [signal] : []),
       ]);
-      res = await f(url, { signal: ctl });
+      res = await f(url, { signal: ctl, cache: NO_STORE });
     } catch {
       if (signal?.aborted) throw new EngineError('aborted', `loading ${hf.repo} was aborted`);
       return undefined; // offline: the cache may still have it
     }
-    if (res.status === 404 || res.status === 401) {
-      throw new EngineError(
-        'http_status',
-        `Hugging Face has no ${res.status === 401 ? 'public ' : ''}repository ${hf.repo} at revision ${hf.revision} ` +
-          `(HTTP ${res.status}${res.status === 401 ? ': it may be private or gated' : ''}); check the hf: name`,
-      );
-    }
+    // A repository that is not there (or private) also answers here with 404/401, but so does a mirror
+    // without the tree API: decide when the file itself is asked for.
     if (!res.ok) return undefined;
     try {
       const list = (await res.json()) as {

@@ -9,7 +9,8 @@
  *   and committed on its own, so a closed tab loses at most the block in flight, and no write ever copies
  *   the blocks before it — OPFS's `createWritable` copies an existing file into a swap file).
  * - Node: `DIR/KEY.json` and `DIR/KEY.gguf`, one ordinary file (blocks written at their offsets), so the
- *   cached copy can be served or passed to llama.cpp by path.
+ *   cached copy can be served or passed to llama.cpp by path; until it is complete it is `KEY.gguf.part`,
+ *   so a half-downloaded file never looks like a model.
  */
 
 import { EngineError } from '../engine/errors.ts';
@@ -82,6 +83,8 @@ export interface CacheStore {
   persist?(): Promise<boolean>;
   /** Node: the entry's file path. */
   filePath?(key: string): string;
+  /** Called once an entry is complete, before its record says so (Node: the `.part` file is renamed). */
+  finish?(key: string): Promise<void>;
 }
 
 /**
@@ -317,6 +320,14 @@ export class FsStore implements CacheStore {
     return this.join(this.location, `${key}.gguf`);
   }
 
+  private partPath(key: string): string {
+    return `${this.filePath(key)}.part`;
+  }
+
+  async finish(key: string): Promise<void> {
+    await this.fs.rename(this.partPath(key), this.filePath(key));
+  }
+
   async getMeta(key: string): Promise<EntryMeta | undefined> {
     try {
       return validMeta(JSON.parse(await this.fs.readFile(this.join(this.location, `${key}.json`), 'utf8')));
@@ -349,8 +360,9 @@ export class FsStore implements CacheStore {
   async writeBlock(key: string, index: number, blockBytes: number, bytes: Uint8Array): Promise<void> {
     let fh: import('node:fs/promises').FileHandle | undefined;
     try {
-      fh = await this.fs.open(this.filePath(key), index === 0 ? 'w' : 'r+').catch(async (e) => {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.fs.open(this.filePath(key), 'w');
+      const path = this.partPath(key);
+      fh = await this.fs.open(path, index === 0 ? 'w' : 'r+').catch(async (e) => {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return this.fs.open(path, 'w');
         throw e;
       });
       let done = 0;
@@ -372,7 +384,7 @@ export class FsStore implements CacheStore {
   async read(key: string, start: number, end: number, _blockBytes: number): Promise<Uint8Array> {
     let fh: import('node:fs/promises').FileHandle;
     try {
-      fh = await this.fs.open(this.filePath(key), 'r');
+      fh = await this.fs.open(this.filePath(key), 'r').catch(() => this.fs.open(this.partPath(key), 'r'));
     } catch {
       return new Uint8Array(0);
     }
@@ -392,6 +404,7 @@ export class FsStore implements CacheStore {
 
   async remove(key: string): Promise<void> {
     await this.fs.rm(this.filePath(key), { force: true });
+    await this.fs.rm(this.partPath(key), { force: true });
     await this.fs.rm(this.join(this.location, `${key}.json`), { force: true });
   }
 

@@ -12,7 +12,8 @@
  * - `/html/NAME`: a 200 HTML page (what a login or error page looks like).
  * - `/status/CODE/NAME`: answers CODE.
  * - Hugging Face: `/api/models/OWNER/REPO/tree/REV[/DIR]` and `/OWNER/REPO/resolve/REV/PATH`, for the
- *   repository `test/models` at `main` holding every served file.
+ *   repository `test/models` at `main` holding every served file; `mirror/notree` serves the same files
+ *   at `/resolve/` with no tree API (as some mirrors do).
  * - `/_control/stats` (JSON {@link ServerStats}), `/_control/reset`, `/_control/offline?on=1|0` (while
  *   on, every other request has its connection closed unanswered: what a browser sees with the network
  *   gone).
@@ -88,7 +89,13 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
       return send(res, 404, { 'Content-Type': 'text/plain' }, new TextEncoder().encode('no such file'));
     const etag = etags.get(name) ?? '';
     const ranges = mode === 'range' || mode === 'cut' || mode === 'hf';
-    const base: Record<string, string> = { 'Content-Type': 'application/octet-stream', ETag: etag };
+    // A Last-Modified well in the past and no Cache-Control, as many static hosts send: browsers may then
+    // answer requests from their HTTP cache (heuristic freshness) unless the request says not to.
+    const base: Record<string, string> = {
+      'Content-Type': 'application/octet-stream',
+      ETag: etag,
+      'Last-Modified': 'Mon, 02 Jan 2023 10:00:00 GMT',
+    };
     if (ranges) base['Accept-Ranges'] = 'bytes';
     const head = req.method === 'HEAD';
     const range = req.headers.range;
@@ -166,7 +173,8 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
       res.writeHead(404, { 'Content-Type': 'application/json' });
       return void res.end('{"error":"Repository not found"}');
     }
-    const hf = /^\/test\/models\/resolve\/main\/(.+)$/.exec(path);
+    // `mirror/notree` serves the same files with no tree API (some Hugging Face mirrors).
+    const hf = /^\/(?:test\/models|mirror\/notree)\/resolve\/main\/(.+)$/.exec(path);
     if (hf) return serveFile(req, res, hf[1], 'hf');
     const st = /^\/status\/(\d{3})\//.exec(path);
     if (st)

@@ -284,10 +284,17 @@ export class RequestControl {
         { cause: e },
       );
     }
+    // Node's fetch says only "fetch failed" or "terminated"; the reason (ECONNREFUSED, ENOTFOUND, a
+    // closed socket) is in its cause. Cross-origin rules only exist in browsers.
+    const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+    const detail = cause?.code ?? cause?.message;
+    const inBrowser = typeof document !== 'undefined' || 'WorkerGlobalScope' in globalThis;
     return new EngineError(
       'network',
-      `could not fetch ${this.url}: ${(e as Error)?.message ?? String(e)} ` +
-        '(check the URL, your connection, and that the server allows cross-origin requests)',
+      `could not fetch ${this.url}: ${(e as Error)?.message ?? String(e)}${detail ? ` (${detail})` : ''} ` +
+        (inBrowser
+          ? '(check the URL, your connection, and that the server allows cross-origin requests)'
+          : '(check the URL and your connection)'),
       { cause: e },
     );
   }

@@ -1,0 +1,52 @@
+/**
+ * `npm run gguf-split` writes the bytes llama.cpp's `llama-gguf-split --split-max-tensors 16` writes for
+ * stories260K (the SHA-256s are llama-gguf-split's own output; see src/webgpu/gguf/split.test.ts), and bad
+ * arguments fail clearly.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/gguf-split.ts', ...args],
+      { cwd: ROOT },
+      (err, stdout, stderr) => ok({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('npm run gguf-split', () => {
+  it('writes the same three files as llama-gguf-split --split-max-tensors 16', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gguf-split-cli-'));
+    const r = await run([MODEL, join(dir, 'st'), '--split-max-tensors', '16']);
+    expect(r.code, r.stderr).toBe(0);
+    const hashes = [1, 2, 3].map((k) =>
+      createHash('sha256')
+        .update(readFileSync(join(dir, `st-0000${k}-of-00003.gguf`)))
+        .digest('hex'),
+    );
+    expect(hashes).toEqual([
+      'c252e9461f6e3a172171674d3a8dcbca0ca8e24cc79cf6b2da8436d4c366f1e8',
+      '409dfd1d598f8cdeb35150d43af8795cc6067876891ca0245a180da259f0bc39',
+      '2247769163c62dbba2866836395b07b8cc09b721ef007da3b552fc0173052b74',
+    ]);
+  });
+
+  it('a bad size or a missing input is a clear error', async () => {
+    const bad = await run([MODEL, join(tmpdir(), 'x'), '--split-max-size', '12']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--split-max-size wants a number with M or G/);
+    const missing = await run(['/no/such.gguf', join(tmpdir(), 'x')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/error \[invalid_argument\]: cannot open model file \/no\/such\.gguf/);
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * `npm run gguf-split -- IN.gguf OUT_PREFIX [--split-max-tensors N | --split-max-size N(M|G) | --n-parts N]
+ * [--no-tensor-first-split]`
+ *
+ * The field's `llama-gguf-split --split`: writes OUT_PREFIX-00001-of-0000N.gguf, … in llama.cpp's split
+ * format (src/webgpu/gguf/split.ts; the same bytes llama-gguf-split writes). Such a model loads from its
+ * first part here and in llama.cpp. The model is held in memory while it is written (fine for the test and
+ * demo models this is for).
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { isEngineError } from '../engine/errors.ts';
+import { openGguf } from '../webgpu/gguf/reader.ts';
+import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
+import { metadataEntriesFrom } from '../webgpu/gguf/writer.ts';
+
+const USAGE = `usage: npm run gguf-split -- IN.gguf OUT_PREFIX [options]
+  --split-max-tensors N     a new part every N tensors (default 128, as llama-gguf-split)
+  --split-max-size N[M|G]   a new part before the tensor data passes N MB / GB
+  --n-parts N               exactly N parts, the tensors spread evenly
+  --no-tensor-first-split   the first part holds only the metadata`;
+
+function size(v: string): number {
+  const m = /^(\d+(?:\.\d+)?)([MG])$/i.exec(v.trim());
+  if (!m) throw new Error(`--split-max-size wants a number with M or G, e.g. 500M or 2G (got "${v}")`);
+  return Math.floor(Number(m[1]) * (m[2].toUpperCase() === 'G' ? 1e9 : 1e6));
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      'split-max-tensors': { type: 'string' },
+      'split-max-size': { type: 'string' },
+      'n-parts': { type: 'string' },
+      'no-tensor-first-split': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help || positionals.length !== 2) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const [input, prefix] = positionals;
+  const file = await openGguf({ path: input });
+  const data = new Map<string, Uint8Array[]>();
+  await file.streamTensorData((c) => {
+    data.set(c.tensor.name, [...(data.get(c.tensor.name) ?? []), c.bytes]);
+  });
+  const join = (parts: Uint8Array[]) => {
+    const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+    let o = 0;
+    for (const p of parts) {
+      out.set(p, o);
+      o += p.length;
+    }
+    return out;
+  };
+  const parts = writeSplitGguf({
+    metadata: metadataEntriesFrom(file),
+    tensors: [...file.tensors.values()].map((t) => ({
+      name: t.name,
+      type: t.type,
+      shape: t.shape,
+      data: join(data.get(t.name) ?? []),
+    })),
+    alignment: file.alignment,
+    maxTensorsPerPart: values['split-max-tensors'] ? Number(values['split-max-tensors']) : undefined,
+    maxBytesPerPart: values['split-max-size'] ? size(values['split-max-size']) : undefined,
+    nParts: values['n-parts'] ? Number(values['n-parts']) : undefined,
+    noTensorsInFirstPart: values['no-tensor-first-split'],
+  });
+  parts.forEach((bytes, i) => {
+    const name = splitFileName(prefix, i + 1, parts.length);
+    writeFileSync(name, bytes);
+    console.log(`${name}: ${bytes.length.toLocaleString('en-US')} bytes`);
+  });
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(
+      isEngineError(e) ? `error [${e.code}]: ${e.message}` : `error: ${(e as Error).message ?? e}`,
+    );
+    process.exit(1);
+  },
+);

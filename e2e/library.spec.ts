@@ -64,7 +64,7 @@ test('a URL is downloaded once, kept, loaded again offline, and deleted', async 
   server.reset();
   await page.reload();
   await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
-  await page.getByText('GGUF URL', { exact: true }).click();
+  await expect(page.locator('#model-source-url')).toBeChecked(); // the source chosen last time
   await page.getByTestId('library-list').getByRole('button', { name: 'Load' }).click();
   await expect(page.getByTestId('load-status')).toHaveText(/from the copy kept in this browser\.$/, {
     timeout: 60_000,

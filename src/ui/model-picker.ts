@@ -34,6 +34,16 @@ const PHASES: { phase: LoadPhase; label: string; unit: 'bytes' | 'count'; option
   { phase: 'compile', label: 'Compile shaders', unit: 'count' },
 ];
 
+const SOURCE_KEY = 'webgpu-llm-bench:model-source';
+
+function lastSource(): string | null {
+  try {
+    return localStorage.getItem(SOURCE_KEY);
+  } catch {
+    return null;
+  }
+}
+
 /** A model id from a file name or URL: the last path segment without `.gguf` and query. */
 export function modelIdFromName(name: string): string {
   const last = name.split(/[?#]/)[0].split('/').filter(Boolean).pop() ?? name;
@@ -171,9 +181,7 @@ export class ModelPicker {
     this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
     this.library.onLoad = (spec) => {
       // Loads go through the URL pane (a local copy's spec is local:NAME).
-      const radio = this.element.querySelector<HTMLInputElement>('#model-source-url');
-      if (radio) radio.checked = true;
-      this.choose('url');
+      this.select('url');
       this.urlInput.value = spec;
       this.keepCopy.checked = true;
       void this.load();
@@ -299,7 +307,10 @@ export class ModelPicker {
       this.summary,
       this.library.element,
     );
-    this.choose('file');
+    // The source chosen last time (kept in localStorage), else a file.
+    this.select(
+      SOURCES.some((x) => x.kind === lastSource() && !x.coming) ? (lastSource() as SourceKind) : 'file',
+    );
     session.addEventListener('change', () => this.refresh());
     this.refresh();
   }
@@ -320,8 +331,20 @@ export class ModelPicker {
     this.syntheticSize.textContent = `${c.name}: ${fmtParams(c.params)} parameters, ${fmtBytes(c.bytes)} of weights on the GPU.`;
   }
 
+  /** Chooses a source and checks its radio button. */
+  private select(kind: SourceKind): void {
+    const radio = this.element.querySelector<HTMLInputElement>(`#model-source-${kind}`);
+    if (radio) radio.checked = true;
+    this.choose(kind);
+  }
+
   private choose(kind: SourceKind): void {
     this.kind = kind;
+    try {
+      localStorage.setItem(SOURCE_KEY, kind);
+    } catch {
+      // storage may be unavailable (private windows); the choice just is not kept
+    }
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
     if (kind === 'webllm') void this.webllm.activate();
     this.library.element.hidden = kind !== 'url' && kind !== 'file';
@@ -332,6 +355,7 @@ export class ModelPicker {
   /** Picked or dropped files: one GGUF, or all parts of a split model (loaded from its first part). */
   private pickFiles(files: File[]): void {
     if (files.length === 0) return;
+    if (this.kind !== 'file') this.select('file');
     const first = files.find((f) => parseSplitName(f.name)?.no === 1) ?? files[0];
     this.pickedFile = first;
     this.pickedParts = files.filter((f) => f !== first);

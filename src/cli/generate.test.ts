@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
+import { startModelServer, testModelFiles } from '../library/test-server.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
@@ -67,6 +68,29 @@ describe('npm run generate', () => {
     ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/\[context_overflow\].*tokens but the context holds 64/);
+  });
+
+  it("runtime node, a split model by URL: downloaded once into --cache-dir, llama.cpp's tokens both times", async () => {
+    const host = await startModelServer(await testModelFiles());
+    try {
+      const cache = mkdtempSync(join(tmpdir(), 'gen-cache-'));
+      const args = ['--runtime', 'node', '--model', `${host.url}/range/stories260K-00001-of-00003.gguf`];
+      const rest = ['--cache-dir', cache, '--prompt', c.prompt, '--max-tokens', '16'];
+      for (const pass of [1, 2]) {
+        host.reset();
+        const out = join(mkdtempSync(join(tmpdir(), 'gen-')), 'out.json');
+        const r = await generate([...args, ...rest, '--json', out]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(JSON.parse(readFileSync(out, 'utf8')).outputTokenIds).toEqual(c.outputIds.slice(0, 16));
+        if (pass === 1) expect(host.stats.bodyBytes).toBeGreaterThan(1_000_000);
+        else {
+          expect(host.stats.bodyBytes).toBe(0);
+          expect(r.stderr).toMatch(/using the cached copy/);
+        }
+      }
+    } finally {
+      await host.close();
+    }
   });
 
   it('fails clearly for a missing file', async () => {

@@ -70,6 +70,16 @@ export class LibraryView {
     return this.library;
   }
 
+  /**
+   * Enables or disables Load, Delete and Delete all while the engine is busy (a load may be reading a kept
+   * copy), without reading the listing again.
+   */
+  setBusy(busy: boolean): void {
+    this.busy = busy;
+    for (const b of this.list.querySelectorAll('button')) b.disabled = busy;
+    this.clearButton.disabled = busy || this.list.querySelector('.library__item') === null;
+  }
+
   /** Reads the listing and the storage estimate again. */
   async refresh(disabled = this.busy): Promise<void> {
     this.busy = disabled;

@@ -370,6 +370,7 @@ export class ModelPicker {
     this.fileInput.disabled = busy;
     this.cancelButton.hidden = !loading;
     this.dropZone.classList.toggle('drop--disabled', busy);
+    this.library.setBusy(busy);
     this.renderSummary();
   }
 

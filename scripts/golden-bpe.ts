@@ -42,7 +42,8 @@ import { CHAR_TO_BYTE } from '../src/webgpu/tokenizer/unicode.ts';
 import { DEFAULT_CACHE_DIR, writeBpeGguf } from './make-bpe-ggufs.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const casesPath = process.env.GOLDEN_CASES ?? '/work/shared/cases/tokenizer-strings.json';
+const casesPath =
+  process.env.GOLDEN_CASES ?? new URL('../../shared/cases/tokenizer-strings.json', import.meta.url).pathname;
 
 /** Our strings, added to the shared ones: code, CJK, emoji, numbers, whitespace runs, contractions, … */
 export const BPE_EXTRA_STRINGS: readonly string[] = [

@@ -38,8 +38,10 @@ import {
 } from 'node-llama-cpp';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const modelPath = process.env.GOLDEN_MODEL ?? '/work/shared/models/stories260K.gguf';
-const casesPath = process.env.GOLDEN_CASES ?? '/work/shared/cases/tokenizer-strings.json';
+const modelPath =
+  process.env.GOLDEN_MODEL ?? new URL('../../shared/models/stories260K.gguf', import.meta.url).pathname;
+const casesPath =
+  process.env.GOLDEN_CASES ?? new URL('../../shared/cases/tokenizer-strings.json', import.meta.url).pathname;
 const outPath = resolve(root, 'tests/golden/stories260K.json');
 
 /**

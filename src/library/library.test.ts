@@ -8,9 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type EngineError, isEngineError } from '../engine/errors.ts';
+import { isEngineError } from '../engine/errors.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
-import { collectTensorData } from '../webgpu/gguf/test-util.ts';
+import { collectTensorData, errorOf } from '../webgpu/gguf/test-util.ts';
 import { ModelLibrary } from './library.ts';
 import { openModelFile } from './open.ts';
 import { hfResolveUrl, parseHfShorthand, resolveModelSpec } from './spec.ts';
@@ -40,16 +40,6 @@ async function lib(opts: { dir?: string; retries?: number; fetch?: typeof fetch;
     hfEndpoint: server.url,
     fetch: opts.fetch,
   });
-}
-
-async function errorOf(p: Promise<unknown>): Promise<EngineError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isEngineError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an EngineError');
 }
 
 /** Every byte of every tensor, through the library's verified reader. */

@@ -21,6 +21,7 @@ import {
 } from './split.ts';
 import {
   collectTensorData,
+  errorOf,
   parseHeaderIndependently,
   STORIES_PATH,
   sha256,
@@ -143,16 +144,6 @@ async function openSplitPath(firstPath: string): Promise<OpenedGgufFile> {
   const first = await openGguf({ path: firstPath });
   const n = Number(first.metadata['split.count'] ?? 1);
   return openSplitGguf(first, (no) => openGguf({ path: splitPartName(firstPath, no, n) }));
-}
-
-async function errorOf(p: Promise<unknown>): Promise<EngineError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isEngineError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an error');
 }
 
 describe('writeSplitGguf (the layout llama-gguf-split writes)', () => {

@@ -7,9 +7,27 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type EngineError, isEngineError } from '../../engine/errors.ts';
 import type { GgufFile, TensorChunk } from './types.ts';
 
-export const STORIES_PATH = '/work/shared/models/stories260K.gguf';
+/** `../shared/models/stories260K.gguf`, beside the repository. */
+export const STORIES_PATH = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../../../shared/models/stories260K.gguf',
+);
+
+/** The EngineError a promise rejects with; throws when it resolves or rejects with anything else. */
+export async function errorOf(p: Promise<unknown>): Promise<EngineError> {
+  try {
+    await p;
+  } catch (e) {
+    if (isEngineError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected an EngineError');
+}
 
 let storiesCache: Uint8Array | undefined;
 /** The bytes of stories260K.gguf (read-only; copy before changing). */

@@ -25,6 +25,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { makeRandomLlamaGguf } from '../webgpu/gguf/random-model.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
 import { collectTensorData } from '../webgpu/gguf/test-util.ts';
@@ -41,7 +42,12 @@ export interface ServerStats {
   /** Body bytes sent, all requests. */
   bodyBytes: number;
   /** Every request: method, path, Range header. */
-  requests: { method: string; path: string; range?: string }[];
+  requests: {
+    method: string;
+    path: string;
+    range?: string /** Body bytes sent in answer. */;
+    bytes?: number;
+  }[];
 }
 
 /** A running server. */
@@ -64,22 +70,42 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
   let cutDone = new Set<string>();
   let offline = false;
 
+  const records = new WeakMap<ServerResponse, ServerStats['requests'][number]>();
+  const count = (res: ServerResponse, n: number) => {
+    stats.bodyBytes += n;
+    const rec = records.get(res);
+    if (rec) rec.bytes = (rec.bytes ?? 0) + n;
+  };
+
   const send = (
     res: ServerResponse,
     status: number,
     headers: Record<string, string>,
     body?: Uint8Array,
     cutAt?: number,
+    slow = false,
   ) => {
     res.writeHead(status, headers);
     if (!body) return void res.end();
+    if (slow) {
+      // 1 MiB every 40 ms; counts what it really sent (a client that goes away stops it).
+      let o = 0;
+      const next = () => {
+        if (o >= body.length || res.destroyed) return void res.end();
+        const piece = body.subarray(o, o + (1 << 20));
+        o += piece.length;
+        count(res, piece.length);
+        res.write(piece, () => setTimeout(next, 40));
+      };
+      return next();
+    }
     if (cutAt !== undefined && cutAt < body.length) {
       const part = body.subarray(0, cutAt);
-      stats.bodyBytes += part.length;
+      count(res, part.length);
       res.write(part, () => setTimeout(() => res.socket?.destroy(), 20));
       return;
     }
-    stats.bodyBytes += body.length;
+    count(res, body.length);
     res.end(body);
   };
 
@@ -88,7 +114,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
     if (!file)
       return send(res, 404, { 'Content-Type': 'text/plain' }, new TextEncoder().encode('no such file'));
     const etag = etags.get(name) ?? '';
-    const ranges = mode === 'range' || mode === 'cut' || mode === 'hf';
+    const ranges = mode === 'range' || mode === 'cut' || mode === 'hf' || mode === 'slow';
     // A Last-Modified well in the past and no Cache-Control, as many static hosts send: browsers may then
     // answer requests from their HTTP cache (heuristic freshness) unless the request says not to.
     const base: Record<string, string> = {
@@ -116,7 +142,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
       };
       const cutAt = cuts && start <= half && half <= end ? half - start : undefined;
       if (cutAt !== undefined) cutDone.add(name);
-      return send(res, 206, headers, head ? undefined : body, cutAt);
+      return send(res, 206, headers, head ? undefined : body, cutAt, mode === 'slow');
     }
     if (cuts) cutDone.add(name);
     send(
@@ -125,6 +151,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
       { ...base, 'Content-Length': String(file.length) },
       head ? undefined : file,
       cuts ? half : undefined,
+      mode === 'slow',
     );
   };
 
@@ -144,8 +171,16 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
     }
     if (offline && !path.startsWith('/_control/')) return void req.socket.destroy();
     if (req.method === 'OPTIONS') return void res.writeHead(204).end();
-    if (!path.startsWith('/_control/'))
-      stats.requests.push({ method: req.method ?? 'GET', path, range: req.headers.range });
+    if (!path.startsWith('/_control/')) {
+      const rec: ServerStats['requests'][number] = {
+        method: req.method ?? 'GET',
+        path,
+        range: req.headers.range,
+      };
+      if (req.headers['if-range']) rec.ifRange = String(req.headers['if-range']);
+      stats.requests.push(rec);
+      records.set(res, rec);
+    }
     if (path === '/_control/stats') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       return void res.end(JSON.stringify(stats));
@@ -192,7 +227,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
         new TextEncoder().encode('<!doctype html><html><body>Sign in to continue</body></html>'),
       );
     }
-    const mm = /^\/(range|norange|cut|cutnorange)\/(.+)$/.exec(path);
+    const mm = /^\/(range|norange|cut|cutnorange|slow)\/(.+)$/.exec(path);
     if (mm) return serveFile(req, res, mm[2], mm[1]);
     send(res, 404, { 'Content-Type': 'text/plain' }, new TextEncoder().encode('not found'));
   });
@@ -226,14 +261,28 @@ export const STORIES_PATH = resolve(
 );
 
 /**
- * The files the tests serve: `stories260K.gguf` and the same model in three parts
- * (`stories260K-0000k-of-00003.gguf`, written with our gguf-split writer).
+ * The files the tests serve: `stories260K.gguf`, the same model in three parts
+ * (`stories260K-0000k-of-00003.gguf`, written with our gguf-split writer), and `big.gguf` (a random
+ * llama of about 44 MB).
  */
 export async function testModelFiles(): Promise<Map<string, Uint8Array>> {
   const bytes = new Uint8Array(readFileSync(STORIES_PATH));
   const files = new Map<string, Uint8Array>([['stories260K.gguf', bytes]]);
   const parts = await splitParts(bytes, 3);
   for (const [i, p] of parts.entries()) files.set(splitFileName('stories260K', i + 1, 3), p);
+  // A random llama of about 44 MB (F32), big enough to span three 16 MiB cache blocks.
+  files.set(
+    'big.gguf',
+    makeRandomLlamaGguf({
+      seed: 7,
+      nLayers: 2,
+      nEmbd: 512,
+      nFF: 1536,
+      nHead: 8,
+      nVocab: 4096,
+      name: 'big-random',
+    }),
+  );
   return files;
 }
 

@@ -133,7 +133,12 @@ export class LibraryView {
       : `partial: ${fmtBytes(e.storedBytes)} of ${fmtBytes(e.size)} (${Math.floor((100 * e.storedBytes) / Math.max(1, e.size))}%)`;
     return h(
       'li',
-      { class: 'library__item', 'data-key': e.key, 'data-complete': String(e.complete) },
+      {
+        class: 'library__item',
+        'data-key': e.key,
+        'data-complete': String(e.complete),
+        'data-stored-bytes': String(e.storedBytes),
+      },
       h(
         'div',
         { class: 'library__info' },

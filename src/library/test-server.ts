@@ -45,7 +45,10 @@ export interface ServerStats {
   requests: {
     method: string;
     path: string;
-    range?: string /** Body bytes sent in answer. */;
+    range?: string;
+    /** The If-Range header, where sent. */
+    ifRange?: string;
+    /** Body bytes sent in answer. */
     bytes?: number;
   }[];
 }

@@ -23,11 +23,16 @@ import { EngineError } from '../../engine/errors.ts';
 import { type PreTokenizerSpec, preTokenizerFor, splitWords } from './bpe-pre.ts';
 import {
   attrOfType,
+  checkTokenId,
   concatBytes,
   EOG_TOKEN_TEXTS,
+  type Fragment,
   isArrayLikeOf,
-  readBool,
-  readUint,
+  lstripPiece,
+  PriorityQueue,
+  partitionSpecial,
+  readCommonVocab,
+  specialTokenIds,
   TokenAttr,
   utf8,
   wellFormed,
@@ -60,8 +65,6 @@ export interface BpeVocab {
   /** Remove the first token's leading space when decoding; default false for BPE. */
   addSpacePrefix?: boolean;
 }
-
-type Fragment = { text: string } | { token: number };
 
 /** Token texts that llama.cpp takes for FIM pad/repo/separator tokens, which are also end of generation. */
 const FIM_EOG_TEXTS: readonly (readonly string[])[] = [
@@ -167,45 +170,6 @@ interface Bigram {
 /** llama.cpp's comparator: true when `a` comes out after `b` (higher rank, or further right on ties). */
 function bigramAfter(a: Bigram, b: Bigram): boolean {
   return a.rank > b.rank || (a.rank === b.rank && a.left > b.left);
-}
-
-/** Binary heap giving the lowest rank first (std::priority_queue with llama.cpp's comparator). */
-class BigramQueue {
-  private readonly heap: Bigram[] = [];
-  get size(): number {
-    return this.heap.length;
-  }
-  push(b: Bigram): void {
-    const h = this.heap;
-    h.push(b);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!bigramAfter(h[parent], h[i])) break;
-      [h[parent], h[i]] = [h[i], h[parent]];
-      i = parent;
-    }
-  }
-  pop(): Bigram {
-    const h = this.heap;
-    const top = h[0];
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && bigramAfter(h[m], h[l])) m = l;
-        if (r < h.length && bigramAfter(h[m], h[r])) m = r;
-        if (m === i) break;
-        [h[m], h[i]] = [h[i], h[m]];
-        i = m;
-      }
-    }
-    return top;
-  }
 }
 
 /** Byte-level BPE tokenizer with llama.cpp's exact behaviour. */
@@ -341,13 +305,7 @@ export class BpeTokenizer implements Tokenizer {
       this.attrs[endId] = TokenAttr.USER_DEFINED;
     }
 
-    const specialMask = TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN;
-    const special: { id: number; len: number }[] = [];
-    for (let id = 0; id < n; id++) {
-      if (this.attrs[id] & specialMask) special.push({ id, len: utf8(this.texts[id]).length });
-    }
-    special.sort((a, b) => b.len - a.len || a.id - b.id);
-    this.specialIds = special.map((s) => s.id);
+    this.specialIds = specialTokenIds(this.texts, this.attrs);
 
     this.pieces = new Array(n);
   }
@@ -365,43 +323,16 @@ export class BpeTokenizer implements Tokenizer {
         `the BPE tokenizer needs tokenizer.ggml.model = "gpt2", this model has ${JSON.stringify(model)}`,
       );
     }
-    const tokens = metadata['tokenizer.ggml.tokens'];
-    if (!isArrayLikeOf(tokens, 'string')) {
-      throw new EngineError('gguf_invalid', 'tokenizer.ggml.tokens is missing or not an array of strings');
-    }
+    const common = readCommonVocab(metadata);
     const merges = metadata['tokenizer.ggml.merges'];
     if (!isArrayLikeOf(merges, 'string')) {
       throw new EngineError('gguf_invalid', 'tokenizer.ggml.merges is missing or not an array of strings');
-    }
-    const types = metadata['tokenizer.ggml.token_type'];
-    if (types !== undefined && !isArrayLikeOf(types, 'number')) {
-      throw new EngineError('gguf_invalid', 'tokenizer.ggml.token_type is not an array of integers');
     }
     const pre = metadata['tokenizer.ggml.pre'];
     if (pre !== undefined && typeof pre !== 'string') {
       throw new EngineError('gguf_invalid', 'tokenizer.ggml.pre is not a string');
     }
-    const template = metadata['tokenizer.chat_template'];
-    const id = (key: string): number | null | undefined => {
-      const v = metadata[`tokenizer.ggml.${key}`];
-      if (v === undefined) return undefined;
-      return readUint(v) ?? null;
-    };
-    return new BpeTokenizer({
-      tokens: tokens as string[],
-      tokenTypes: types as ArrayLike<number> | undefined,
-      merges: merges as string[],
-      pre,
-      bosId: id('bos_token_id'),
-      eosId: id('eos_token_id'),
-      eotId: id('eot_token_id'),
-      eomId: id('eom_token_id'),
-      unkId: id('unknown_token_id'),
-      addBos: readBool(metadata['tokenizer.ggml.add_bos_token']),
-      addEos: readBool(metadata['tokenizer.ggml.add_eos_token']),
-      chatTemplate: typeof template === 'string' ? template : null,
-      addSpacePrefix: readBool(metadata['tokenizer.ggml.add_space_prefix']),
-    });
+    return new BpeTokenizer({ ...common, merges: merges as string[], pre });
   }
 
   /** llama.cpp token attributes ({@link TokenAttr} bits) of `id`. */
@@ -487,9 +418,7 @@ export class BpeTokenizer implements Tokenizer {
       piece = this.computePiece(id);
       this.pieces[id] = piece;
     }
-    let s = 0;
-    while (s < lstrip && s < piece.length && piece[s] === 0x20) s++;
-    return piece.slice(s);
+    return lstripPiece(piece, lstrip);
   }
 
   /** The words (as text) the pre-tokenizer cuts `text` into, before byte encoding and merges. */
@@ -508,12 +437,7 @@ export class BpeTokenizer implements Tokenizer {
   }
 
   private checkId(id: number): void {
-    if (!Number.isInteger(id) || id < 0 || id >= this.nVocab) {
-      throw new EngineError(
-        'invalid_argument',
-        `token id ${id} is outside the vocabulary [0, ${this.nVocab})`,
-      );
-    }
+    checkTokenId(id, this.nVocab);
   }
 
   /** llama.cpp's `token_to_piece(id, special = true)` for BPE. */
@@ -526,32 +450,8 @@ export class BpeTokenizer implements Tokenizer {
     return new Uint8Array(0);
   }
 
-  /** llama.cpp's `tokenizer_st_partition`: splits the text at special-token texts. */
   private partition(text: string, parseSpecial: boolean): Fragment[] {
-    if (text === '') return [];
-    let fragments: Fragment[] = [{ text }];
-    for (const id of this.specialIds) {
-      if (!parseSpecial && this.attrs[id] & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)) continue;
-      const needle = this.texts[id];
-      const next: Fragment[] = [];
-      for (const f of fragments) {
-        if (!('text' in f) || !f.text.includes(needle)) {
-          next.push(f);
-          continue;
-        }
-        let from = 0;
-        for (;;) {
-          const at = f.text.indexOf(needle, from);
-          if (at < 0) break;
-          if (at > from) next.push({ text: f.text.slice(from, at) });
-          next.push({ token: id });
-          from = at + needle.length;
-        }
-        if (from < f.text.length) next.push({ text: f.text.slice(from) });
-      }
-      fragments = next;
-    }
-    return fragments;
+    return partitionSpecial(text, parseSpecial, this.specialIds, this.texts, this.attrs);
   }
 
   private rank(left: string, right: string): number {
@@ -596,7 +496,7 @@ export class BpeTokenizer implements Tokenizer {
       prev[i] = i - 1;
       next[i] = i + 1 < count ? i + 1 : -1;
     }
-    const queue = new BigramQueue();
+    const queue = new PriorityQueue<Bigram>(bigramAfter);
     const sym = (i: number) => word.slice(start[i], start[i] + len[i]);
     const addBigram = (left: number, right: number) => {
       if (left === -1 || right === -1) return;

@@ -1,7 +1,10 @@
 /**
- * Pieces shared by the tokenizers: llama.cpp's token types and attributes, its end-of-generation texts,
- * UTF-8 helpers and readers for GGUF tokenizer metadata values.
+ * Pieces shared by the SPM and BPE tokenizers: llama.cpp's token types and attributes, its
+ * end-of-generation texts, UTF-8 helpers, readers for GGUF tokenizer metadata, the merge priority queue,
+ * the special-token partition and piece helpers.
  */
+
+import { EngineError } from '../../engine/errors.ts';
 
 /** Token attributes, as llama.cpp's `llama_token_attr` bit flags. */
 export const TokenAttr = {
@@ -116,4 +119,146 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
     o += p.length;
   }
   return out;
+}
+
+/**
+ * A binary heap (std::priority_queue): `after(a, b)` is true when `a` comes out after `b`, as the
+ * comparators of llama.cpp's `llm_bigram_spm` and `llm_bigram_bpe`.
+ */
+export class PriorityQueue<T> {
+  private readonly heap: T[] = [];
+  constructor(private readonly after: (a: T, b: T) => boolean) {}
+  get size(): number {
+    return this.heap.length;
+  }
+  push(x: T): void {
+    const h = this.heap;
+    h.push(x);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.after(h[parent], h[i])) break;
+      [h[parent], h[i]] = [h[i], h[parent]];
+      i = parent;
+    }
+  }
+  pop(): T {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop() as T;
+    if (h.length > 0) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.after(h[m], h[l])) m = l;
+        if (r < h.length && this.after(h[m], h[r])) m = r;
+        if (m === i) break;
+        [h[m], h[i]] = [h[i], h[m]];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
+
+/** A piece of text to tokenize, or a special token found in it. */
+export type Fragment = { text: string } | { token: number };
+
+/** Control, user-defined and unknown tokens, longest text first (llama.cpp's `cache_special_tokens`). */
+export function specialTokenIds(texts: readonly string[], attrs: Uint16Array): number[] {
+  const mask = TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN;
+  const special: { id: number; len: number }[] = [];
+  for (let id = 0; id < texts.length; id++) {
+    if (attrs[id] & mask) special.push({ id, len: utf8(texts[id]).length });
+  }
+  special.sort((a, b) => b.len - a.len || a.id - b.id);
+  return special.map((s) => s.id);
+}
+
+/**
+ * llama.cpp's `tokenizer_st_partition`: splits the text at special-token texts (`specialIds` from
+ * {@link specialTokenIds}); control and unknown tokens only when `parseSpecial`.
+ */
+export function partitionSpecial(
+  text: string,
+  parseSpecial: boolean,
+  specialIds: readonly number[],
+  texts: readonly string[],
+  attrs: Uint16Array,
+): Fragment[] {
+  if (text === '') return [];
+  let fragments: Fragment[] = [{ text }];
+  for (const id of specialIds) {
+    if (!parseSpecial && attrs[id] & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)) continue;
+    const needle = texts[id];
+    const next: Fragment[] = [];
+    for (const f of fragments) {
+      if (!('text' in f) || !f.text.includes(needle)) {
+        next.push(f);
+        continue;
+      }
+      let from = 0;
+      for (;;) {
+        const at = f.text.indexOf(needle, from);
+        if (at < 0) break;
+        if (at > from) next.push({ text: f.text.slice(from, at) });
+        next.push({ token: id });
+        from = at + needle.length;
+      }
+      if (from < f.text.length) next.push({ text: f.text.slice(from) });
+    }
+    fragments = next;
+  }
+  return fragments;
+}
+
+/** @throws EngineError('invalid_argument') unless `id` is a token id of a vocabulary of `nVocab`. */
+export function checkTokenId(id: number, nVocab: number): void {
+  if (!Number.isInteger(id) || id < 0 || id >= nVocab) {
+    throw new EngineError('invalid_argument', `token id ${id} is outside the vocabulary [0, ${nVocab})`);
+  }
+}
+
+/** A rendered piece with up to `lstrip` leading spaces dropped (a copy). */
+export function lstripPiece(piece: Uint8Array, lstrip: number): Uint8Array {
+  let s = 0;
+  while (s < lstrip && s < piece.length && piece[s] === 0x20) s++;
+  return piece.slice(s);
+}
+
+/**
+ * The `tokenizer.ggml.*` fields both tokenizers read, checked.
+ * @throws EngineError('gguf_invalid') when the token list or the token types are malformed.
+ */
+export function readCommonVocab(metadata: Record<string, unknown>) {
+  const tokens = metadata['tokenizer.ggml.tokens'];
+  if (!isArrayLikeOf(tokens, 'string')) {
+    throw new EngineError('gguf_invalid', 'tokenizer.ggml.tokens is missing or not an array of strings');
+  }
+  const types = metadata['tokenizer.ggml.token_type'];
+  if (types !== undefined && !isArrayLikeOf(types, 'number')) {
+    throw new EngineError('gguf_invalid', 'tokenizer.ggml.token_type is not an array of integers');
+  }
+  const template = metadata['tokenizer.chat_template'];
+  const id = (key: string): number | null | undefined => {
+    const v = metadata[`tokenizer.ggml.${key}`];
+    if (v === undefined) return undefined;
+    return readUint(v) ?? null;
+  };
+  return {
+    tokens: tokens as string[],
+    tokenTypes: types as ArrayLike<number> | undefined,
+    bosId: id('bos_token_id'),
+    eosId: id('eos_token_id'),
+    eotId: id('eot_token_id'),
+    eomId: id('eom_token_id'),
+    unkId: id('unknown_token_id'),
+    addBos: readBool(metadata['tokenizer.ggml.add_bos_token']),
+    addEos: readBool(metadata['tokenizer.ggml.add_eos_token']),
+    chatTemplate: typeof template === 'string' ? template : null,
+    addSpacePrefix: readBool(metadata['tokenizer.ggml.add_space_prefix']),
+  };
 }

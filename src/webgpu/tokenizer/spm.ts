@@ -19,10 +19,16 @@
 import { EngineError } from '../../engine/errors.ts';
 import {
   attrOfType,
+  checkTokenId,
+  concatBytes,
   EOG_TOKEN_TEXTS,
+  type Fragment,
   isArrayLikeOf,
-  readBool,
-  readUint,
+  lstripPiece,
+  PriorityQueue,
+  partitionSpecial,
+  readCommonVocab,
+  specialTokenIds,
   TokenAttr,
   utf8,
   wellFormed,
@@ -71,47 +77,6 @@ interface Bigram {
 function bigramLess(a: Bigram, b: Bigram): boolean {
   return a.score < b.score || (a.score === b.score && a.left > b.left);
 }
-
-/** Binary max-heap over {@link bigramLess} (std::priority_queue). */
-class BigramQueue {
-  private readonly heap: Bigram[] = [];
-  get size(): number {
-    return this.heap.length;
-  }
-  push(b: Bigram): void {
-    const h = this.heap;
-    h.push(b);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!bigramLess(h[parent], h[i])) break;
-      [h[parent], h[i]] = [h[i], h[parent]];
-      i = parent;
-    }
-  }
-  pop(): Bigram {
-    const h = this.heap;
-    const top = h[0];
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && bigramLess(h[m], h[l])) m = l;
-        if (r < h.length && bigramLess(h[m], h[r])) m = r;
-        if (m === i) break;
-        [h[m], h[i]] = [h[i], h[m]];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-
-type Fragment = { text: string } | { token: number };
 
 /** SentencePiece tokenizer with llama.cpp's exact behaviour. */
 export class SpmTokenizer implements Tokenizer {
@@ -197,13 +162,7 @@ export class SpmTokenizer implements Tokenizer {
       if (id !== undefined) this.byteToId[b] = id;
     }
 
-    const specialMask = TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN;
-    const special: { id: number; len: number }[] = [];
-    for (let id = 0; id < n; id++) {
-      if (this.attrs[id] & specialMask) special.push({ id, len: utf8(texts[id]).length });
-    }
-    special.sort((a, b) => b.len - a.len || a.id - b.id);
-    this.specialIds = special.map((s) => s.id);
+    this.specialIds = specialTokenIds(texts, this.attrs);
 
     this.pieces = new Array(n);
     for (let id = 0; id < n; id++) this.pieces[id] = this.computePiece(id);
@@ -222,38 +181,12 @@ export class SpmTokenizer implements Tokenizer {
         `the SentencePiece tokenizer needs tokenizer.ggml.model = "llama", this model has ${JSON.stringify(model)}`,
       );
     }
-    const tokens = metadata['tokenizer.ggml.tokens'];
-    if (!isArrayLikeOf(tokens, 'string')) {
-      throw new EngineError('gguf_invalid', 'tokenizer.ggml.tokens is missing or not an array of strings');
-    }
+    const common = readCommonVocab(metadata);
     const scores = metadata['tokenizer.ggml.scores'];
     if (scores !== undefined && !isArrayLikeOf(scores, 'number')) {
       throw new EngineError('gguf_invalid', 'tokenizer.ggml.scores is not an array of numbers');
     }
-    const types = metadata['tokenizer.ggml.token_type'];
-    if (types !== undefined && !isArrayLikeOf(types, 'number')) {
-      throw new EngineError('gguf_invalid', 'tokenizer.ggml.token_type is not an array of integers');
-    }
-    const template = metadata['tokenizer.chat_template'];
-    const id = (key: string): number | null | undefined => {
-      const v = metadata[`tokenizer.ggml.${key}`];
-      if (v === undefined) return undefined;
-      return readUint(v) ?? null;
-    };
-    return new SpmTokenizer({
-      tokens: tokens as string[],
-      scores: scores as ArrayLike<number> | undefined,
-      tokenTypes: types as ArrayLike<number> | undefined,
-      bosId: id('bos_token_id'),
-      eosId: id('eos_token_id'),
-      unkId: id('unknown_token_id'),
-      eotId: id('eot_token_id'),
-      eomId: id('eom_token_id'),
-      addBos: readBool(metadata['tokenizer.ggml.add_bos_token']),
-      addEos: readBool(metadata['tokenizer.ggml.add_eos_token']),
-      chatTemplate: typeof template === 'string' ? template : null,
-      addSpacePrefix: readBool(metadata['tokenizer.ggml.add_space_prefix']),
-    });
+    return new SpmTokenizer({ ...common, scores: scores as ArrayLike<number> | undefined });
   }
 
   /** llama.cpp token attributes ({@link TokenAttr} bits) of `id`. */
@@ -314,20 +247,11 @@ export class SpmTokenizer implements Tokenizer {
     }
     if (options.removeSpecial && this.addEos && end > start && ids[end - 1] === this.eosId) end--;
     const parts: Uint8Array[] = [];
-    let total = 0;
     for (let i = start; i < end; i++) {
-      const piece = this.pieceBytes(ids[i], options.unparseSpecial ?? false, removeSpace ? 1 : 0);
+      parts.push(this.pieceBytes(ids[i], options.unparseSpecial ?? false, removeSpace ? 1 : 0));
       removeSpace = false;
-      parts.push(piece);
-      total += piece.length;
     }
-    const bytes = new Uint8Array(total);
-    let o = 0;
-    for (const p of parts) {
-      bytes.set(p, o);
-      o += p.length;
-    }
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
+    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(concatBytes(parts));
   }
 
   tokenBytes(id: number): Uint8Array {
@@ -347,19 +271,11 @@ export class SpmTokenizer implements Tokenizer {
   pieceBytes(id: number, special: boolean, lstrip = 0): Uint8Array {
     this.checkId(id);
     if (!special && this.attrs[id] & (TokenAttr.UNKNOWN | TokenAttr.CONTROL)) return new Uint8Array(0);
-    const piece = this.pieces[id];
-    let s = 0;
-    while (s < lstrip && s < piece.length && piece[s] === 0x20) s++;
-    return piece.slice(s);
+    return lstripPiece(this.pieces[id], lstrip);
   }
 
   private checkId(id: number): void {
-    if (!Number.isInteger(id) || id < 0 || id >= this.nVocab) {
-      throw new EngineError(
-        'invalid_argument',
-        `token id ${id} is outside the vocabulary [0, ${this.nVocab})`,
-      );
-    }
+    checkTokenId(id, this.nVocab);
   }
 
   /** llama.cpp's `token_to_piece(id, special = true)` for SPM. */
@@ -372,32 +288,8 @@ export class SpmTokenizer implements Tokenizer {
     return new Uint8Array(0); // unused / undefined tokens render as nothing
   }
 
-  /** llama.cpp's `tokenizer_st_partition`: splits the text at special-token texts. */
   private partition(text: string, parseSpecial: boolean): Fragment[] {
-    if (text === '') return [];
-    let fragments: Fragment[] = [{ text }];
-    for (const id of this.specialIds) {
-      if (!parseSpecial && this.attrs[id] & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)) continue;
-      const needle = this.texts[id];
-      const next: Fragment[] = [];
-      for (const f of fragments) {
-        if (!('text' in f) || !f.text.includes(needle)) {
-          next.push(f);
-          continue;
-        }
-        let from = 0;
-        for (;;) {
-          const at = f.text.indexOf(needle, from);
-          if (at < 0) break;
-          if (at > from) next.push({ text: f.text.slice(from, at) });
-          next.push({ token: id });
-          from = at + needle.length;
-        }
-        if (from < f.text.length) next.push({ text: f.text.slice(from) });
-      }
-      fragments = next;
-    }
-    return fragments;
+    return partitionSpecial(text, parseSpecial, this.specialIds, this.texts, this.attrs);
   }
 
   /** llama.cpp's `llm_tokenizer_spm_session::tokenize` on an escaped fragment. */
@@ -421,7 +313,7 @@ export class SpmTokenizer implements Tokenizer {
       next[i] = i + 1 < count ? i + 1 : -1;
     }
 
-    const queue = new BigramQueue();
+    const queue = new PriorityQueue<Bigram>(bigramLess);
     const revMerge = new Map<string, [number, number]>();
     const tryAddBigram = (left: number, right: number): void => {
       if (left === -1 || right === -1) return;

@@ -39,6 +39,7 @@ import {
   testVocabEntries,
 } from '../src/webgpu/tokenizer/test-vocabs.ts';
 import { CHAR_TO_BYTE } from '../src/webgpu/tokenizer/unicode.ts';
+import { mulberry32 } from '../src/webgpu/util/prng.ts';
 import { DEFAULT_CACHE_DIR, writeBpeGguf } from './make-bpe-ggufs.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -101,21 +102,9 @@ export const BPE_EXTRA_STRINGS: readonly string[] = [
   ' <|eot_id|> ',
 ];
 
-/** mulberry32, so the fuzz strings are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Seeded random strings of vocabulary pieces (byte-decoded) and odd characters, to stress merge order. */
 function fuzzStrings(tokens: readonly string[], types: readonly number[], n: number, seed: number): string[] {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const dec = new TextDecoder();
   const normal: string[] = [];
   for (let i = 0; i < tokens.length; i++) {
@@ -228,7 +217,7 @@ async function goldenForVocab(llama: Llama, vocab: TestVocab, strings: readonly 
   const all = [...model.iterateAllTokens()];
   const pieces = all.map((id) => model.detokenize([id]));
   const piecesSpecial = all.map((id) => model.detokenize([id], true));
-  const r = rng(99);
+  const r = mulberry32(99);
   const sampleIds = [
     ...new Set([...Array.from({ length: 200 }, () => Math.floor(r() * all.length)), bos ?? 0, eos ?? 0]),
   ].sort((a, b) => a - b);

@@ -36,6 +36,7 @@ import {
   type LlamaModel,
   type Token,
 } from 'node-llama-cpp';
+import { mulberry32 } from '../src/webgpu/util/prng.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const modelPath =
@@ -165,21 +166,9 @@ async function greedy(
   return { outputIds, logSoftmax };
 }
 
-/** mulberry32, so the fuzz strings are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Random strings made of vocabulary pieces, spaces and characters outside the vocabulary. */
 function fuzzStrings(tokens: readonly string[], types: readonly number[], n: number): string[] {
-  const r = rng(260);
+  const r = mulberry32(260);
   const normal = tokens.filter((_, i) => types[i] === 1).map((t) => t.replaceAll('\u2581', ' '));
   const odd = [
     ' ',

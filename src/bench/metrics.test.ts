@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../webgpu/util/prng.ts';
 import {
   decodeTokPerS,
   e2eMs,
@@ -12,18 +13,6 @@ import {
   tpotMs,
   ttftMs,
 } from './metrics.ts';
-
-/** mulberry32: a seeded PRNG so the random cases are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function close(actual: number, expected: number, rel = 1e-12): void {
   if (!Number.isFinite(expected)) {
@@ -159,7 +148,7 @@ describe('random inputs against a direct float64 computation', () => {
   }
 
   it('per-request metrics', () => {
-    const r = rng(42);
+    const r = mulberry32(42);
     for (let trial = 0; trial < 300; trial++) {
       const n = 1 + Math.floor(r() * 200);
       const tStartMs = r() * 1e6;
@@ -199,7 +188,7 @@ describe('random inputs against a direct float64 computation', () => {
   });
 
   it('summaries', () => {
-    const r = rng(7);
+    const r = mulberry32(7);
     for (let trial = 0; trial < 300; trial++) {
       const n = 1 + Math.floor(r() * 60);
       const scale = 10 ** Math.floor(r() * 6 - 2);

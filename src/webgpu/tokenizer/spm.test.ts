@@ -4,6 +4,7 @@ import golden from '../../../tests/golden/stories260K.json';
 import { isEngineError } from '../../engine/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { STORIES_PATH } from '../gguf/test-util.ts';
+import { mulberry32 } from '../util/prng.ts';
 import { createTokenizer } from './index.ts';
 import { SpmTokenizer, TokenType } from './spm.ts';
 
@@ -97,7 +98,7 @@ describe('SpmTokenizer on stories260K vs llama.cpp', () => {
 
   it('round-trips fresh random text, byte fallback included', () => {
     const seed = (Math.random() * 2 ** 32) >>> 0;
-    const r = mulberry(seed);
+    const r = mulberry32(seed);
     const alphabet = [
       'a',
       'e',
@@ -279,17 +280,6 @@ function toPlain(v: unknown): unknown {
   if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<number>);
   if (Array.isArray(v)) return v.map(toPlain);
   return v;
-}
-
-function mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A random Unicode scalar value (no surrogates), from ASCII to the astral planes. */

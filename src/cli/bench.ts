@@ -36,6 +36,7 @@ import {
 } from './llama-bench-args.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, cachedModel, isRemoteModel, modelUrl } from './model-cache.ts';
 import { ensureBuiltPage, ROOT } from './page-build.ts';
+import { formatCliError, runCli } from './run.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -530,16 +531,10 @@ function describeError(e: unknown): string {
   if (code === 'network' && /fetch/i.test(msg) && !/check the URL/.test(msg))
     msg +=
       ' (for a URL on another server, the server must allow cross-origin requests (CORS); or download the file and pass its path)';
-  return `error${code && !code.startsWith('ERR_') ? ` [${code}]` : ''}: ${msg}`;
+  return formatCliError({ code, message: msg });
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (e) => {
-    console.error(describeError(e));
-    process.exit(1);
-  },
-);
+runCli(() => main(process.argv.slice(2)), describeError);
 
 /**
  * llama.cpp's greedy continuation of the plan's first prompt (tokenized by our tokenizer, as the page

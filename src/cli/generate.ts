@@ -16,6 +16,7 @@ import type { GenerateRequest, GenerateResult } from '../engine/types.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
+import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
        [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--json FILE] [--runtime browser|node]
@@ -126,11 +127,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    const code = (e as { code?: string }).code;
-    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message ?? e}`);
-    process.exit(1);
-  },
-);
+runCli(main);

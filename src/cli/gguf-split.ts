@@ -9,10 +9,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { isEngineError } from '../engine/errors.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
 import { metadataEntriesFrom } from '../webgpu/gguf/writer.ts';
+import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run gguf-split -- IN.gguf OUT_PREFIX [options]
   --split-max-tensors N     a new part every N tensors (default 128, as llama-gguf-split)
@@ -78,12 +78,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    console.error(
-      isEngineError(e) ? `error [${e.code}]: ${e.message}` : `error: ${(e as Error).message ?? e}`,
-    );
-    process.exit(1);
-  },
-);
+runCli(main);

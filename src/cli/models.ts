@@ -3,10 +3,10 @@
  * library (src/library/), the directory that `npm run bench`, `generate` and `perplexity` download into.
  */
 import { parseArgs } from 'node:util';
-import { isEngineError } from '../engine/errors.ts';
 import { ModelLibrary } from '../library/library.ts';
 import { FsStore } from '../library/store.ts';
 import { cachedModel } from './model-cache.ts';
+import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run models -- COMMAND [--cache-dir DIR]
 
@@ -73,10 +73,4 @@ async function main(): Promise<number> {
   return 2;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    console.error(isEngineError(e) ? `error [${e.code}]: ${e.message}` : e);
-    process.exit(1);
-  },
-);
+runCli(main);

@@ -16,6 +16,7 @@ import type { ModelInfo } from '../engine/types.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
+import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
        [--runtime browser|node] [--gpu] [--chromium PATH] [--cache-dir DIR | --no-cache]
@@ -125,11 +126,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    const code = (e as { code?: string }).code;
-    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message ?? e}`);
-    process.exit(1);
-  },
-);
+runCli(main);

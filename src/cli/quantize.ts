@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { EngineError } from '../engine/errors.ts';
 import { FTYPES, type QuantizeFtype, quantizeGguf } from '../webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
+import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run quantize -- IN.gguf OUT.gguf TYPE [--pure] [--fallback engine|llama.cpp]
   TYPE: ${Object.keys(FTYPES).join(', ')}
@@ -74,11 +75,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    const code = (e as { code?: string }).code;
-    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message ?? e}`);
-    process.exit(1);
-  },
-);
+runCli(main);

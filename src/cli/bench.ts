@@ -26,6 +26,7 @@ import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { createTokenizer } from '../webgpu/tokenizer/index.ts';
+import { intArg, numArg, UsageError } from './args.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import {
   formatLlamaBench,
@@ -76,25 +77,8 @@ const DEFAULT_MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
 /** Default model when that file is missing: its shapes, random weights made on the GPU. */
 const DEFAULT_SYNTHETIC = 'synthetic:stories260k-f32';
 
-class UsageError extends Error {}
-
 function log(s: string): void {
   process.stderr.write(`bench: ${s}\n`);
-}
-
-function intArg(v: string | undefined, name: string, min: number, def: number): number {
-  if (v === undefined) return def;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min)
-    throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${v}"`);
-  return n;
-}
-
-function numArg(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got "${v}"`);
-  return n;
 }
 
 /** The parsed command line. */

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import { fmt, formatResultText } from '../bench/report.ts';
 import type { BenchPrompt, BenchResult } from '../bench/types.ts';
+import { intArg, numArg, UsageError } from '../cli/args.ts';
 import { isEngineError } from '../engine/errors.ts';
 import { parseConcurrency, RemoteBenchError, runRemoteBench } from './bench.ts';
 import { RemoteEngine } from './engine.ts';
@@ -40,22 +41,6 @@ export function isRemoteArgv(argv: readonly string[]): boolean {
 
 function log(s: string): void {
   process.stderr.write(`bench: ${s}\n`);
-}
-
-class UsageError extends Error {}
-
-function int(v: string | undefined, name: string, min: number, def: number): number {
-  if (v === undefined) return def;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min)
-    throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${v}"`);
-  return n;
-}
-function num(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!(Number.isFinite(n) && n > 0)) throw new UsageError(`--${name} must be a positive number, got "${v}"`);
-  return n;
 }
 
 function sweepTable(r: BenchResult): string {
@@ -154,8 +139,10 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     } else prompts = promptsFor('short');
     if (opt('concurrency') !== undefined) concurrency = parseConcurrency(opt('concurrency') ?? '');
     const first =
-      num(opt('first-token-timeout-s'), 'first-token-timeout-s') ?? num(opt('timeout-s'), 'timeout-s') ?? 60;
-    const idle = num(opt('idle-timeout-s'), 'idle-timeout-s') ?? 30;
+      numArg(opt('first-token-timeout-s'), 'first-token-timeout-s', { positive: true }) ??
+      numArg(opt('timeout-s'), 'timeout-s', { positive: true }) ??
+      60;
+    const idle = numArg(opt('idle-timeout-s'), 'idle-timeout-s', { positive: true }) ?? 30;
     engine = new RemoteEngine({
       baseUrl: base,
       model: opt('model'),
@@ -173,9 +160,9 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
   }
   const plan = {
     prompts,
-    maxTokens: int(opt('max-tokens'), 'max-tokens', 1, 128),
-    runs: int(opt('runs'), 'runs', 1, 2),
-    warmup: int(opt('warmup'), 'warmup', 0, 1),
+    maxTokens: intArg(opt('max-tokens'), 'max-tokens', 1, 128),
+    runs: intArg(opt('runs'), 'runs', 1, 2),
+    warmup: intArg(opt('warmup'), 'warmup', 0, 1),
     ignoreEos: Boolean(values['ignore-eos']),
   };
   const writeJson = (r: BenchResult) => {
@@ -218,8 +205,8 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
   const failures: string[] = [];
   const decode = result.summary.decodeTokensPerSecond?.median;
   const ttft = result.summary.ttftMs?.median;
-  const minTps = num(opt('fail-under-decode-tps'), 'fail-under-decode-tps');
-  const maxTtft = num(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms');
+  const minTps = numArg(opt('fail-under-decode-tps'), 'fail-under-decode-tps', { positive: true });
+  const maxTtft = numArg(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms', { positive: true });
   if (minTps !== undefined && !(decode !== undefined && decode >= minTps))
     failures.push(`median decode ${fmt(decode)} tok/s is below --fail-under-decode-tps ${minTps}`);
   if (maxTtft !== undefined && !(ttft !== undefined && ttft <= maxTtft))

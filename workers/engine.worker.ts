@@ -21,11 +21,42 @@ function track<T>(id: number | undefined, run: (signal: AbortSignal) => Promise<
   });
 }
 
+/**
+ * A callback from the page arrives here as a comlink proxy, which talks over its own MessagePort; the
+ * call's result goes back over the worker's port. Messages on two ports have no order between them, so a
+ * page could see the result before the last token (a widget once showed that token twice). `ordered`
+ * keeps the promise of the latest callback call, and `settle` awaits it: since calls on one port are
+ * answered in order, every earlier call has then been delivered too. Calls `run` with the wrapped
+ * callback and returns its result only after the callbacks have all reached the page.
+ */
+async function ordered<A, T>(
+  cb: ((a: A) => void) | undefined,
+  run: (cb: ((a: A) => void) | undefined) => Promise<T>,
+): Promise<T> {
+  if (!cb) return run(undefined);
+  let last: unknown;
+  const settle = () =>
+    Promise.resolve(last).then(
+      () => undefined,
+      () => undefined,
+    );
+  try {
+    return await run((a) => {
+      last = (cb as (a: A) => unknown)(a);
+    });
+  } finally {
+    await settle();
+  }
+}
+
 const api: WorkerApi = {
   load: (source, options, onProgress, id) =>
-    track(id, (signal) => engine.load(source, { ...options, onProgress, signal })),
-  generate: (req, onToken, id) => track(id, (signal) => engine.generate(req, onToken, signal)),
-  chat: (req, onToken, id) => track(id, (signal) => engine.chat(req, onToken, signal)),
+    track(id, (signal) =>
+      ordered(onProgress, (cb) => engine.load(source, { ...options, onProgress: cb, signal })),
+    ),
+  generate: (req, onToken, id) =>
+    track(id, (signal) => ordered(onToken, (cb) => engine.generate(req, cb, signal))),
+  chat: (req, onToken, id) => track(id, (signal) => ordered(onToken, (cb) => engine.chat(req, cb, signal))),
   cancel: (id) => controllers.get(id)?.abort(),
   tokenize: (text, addBos) => engine.tokenize(text, addBos),
   detokenize: (ids) => engine.detokenize(ids),
@@ -36,9 +67,11 @@ const api: WorkerApi = {
     track(id, async (signal) => {
       const model = engine.llama;
       if (!model) throw new EngineError('not_loaded', 'no model is loaded: call load() first');
-      const tests = await runLlamaBench(model, req.plan, onProgress, signal);
-      const gpu = req.profile === false ? undefined : await profileGpu(model, req.profile);
-      return { tests, gpu };
+      return ordered(onProgress, async (cb) => {
+        const tests = await runLlamaBench(model, req.plan, cb, signal);
+        const gpu = req.profile === false ? undefined : await profileGpu(model, req.profile);
+        return { tests, gpu };
+      });
     }),
   adapterInfo: async () => engine.gpuContext?.info,
 };

@@ -8,6 +8,12 @@ import { EngineError } from './errors.ts';
 import type { LoadProgress } from './types.ts';
 import { WorkerEngine } from './worker-api.ts';
 
+/** Holds the page's thread for `ms` (a page busy drawing), so messages from the worker queue up. */
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {}
+}
+
 const MODEL_URL = new URL(`/@fs${__SHARED_DIR__}/models/stories260K.gguf`, location.href).href;
 
 describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
@@ -33,12 +39,39 @@ describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
     );
     expect(r.promptTokenIds).toEqual(c.promptIds);
     expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 32));
-    // Token callbacks are asynchronous messages; all have arrived once they are awaited.
-    await new Promise((res) => setTimeout(res, 50));
+    // Every token callback has reached the page when the result does (no wait here).
     expect(streamed).toEqual(r.outputTokenIds);
     const stats = await engine.stats();
     expect(stats.load?.totalMs).toBeGreaterThan(0);
     expect(stats.lastDecode?.tokens).toBe(31);
+  });
+
+  it('delivers every token callback before the result, also for chat and back-to-back requests', async () => {
+    // Callbacks travel over their own MessagePort and the result over the worker's; a widget once
+    // appended the last token after showing the final text. Short requests, one after another, each
+    // checked the moment its promise settles.
+    const c = golden.generation.cases[0];
+    for (let i = 0; i < 12; i++) {
+      const maxTokens = 2 + (i % 5) * 3;
+      const seen: number[] = [];
+      const texts: string[] = [];
+      const req = { maxTokens, ignoreEos: true };
+      const r =
+        i % 2 === 0
+          ? await engine.generate({ ...req, prompt: c.prompt }, (e) => {
+              seen.push(e.tokenId);
+              busy(3);
+            })
+          : await engine.chat({ ...req, messages: [{ role: 'user', content: c.prompt }] }, (e) => {
+              seen.push(e.tokenId);
+              texts.push(e.text);
+              busy(3);
+            });
+      expect(seen, `request ${i}`).toEqual(r.outputTokenIds);
+      expect(r.outputTokenIds).toHaveLength(maxTokens);
+      if (i % 2 === 1) expect(texts.join('')).toBe(r.text);
+      if (i % 2 === 0) expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, maxTokens));
+    }
   });
 
   it('keeps the EngineError code across the worker boundary', async () => {

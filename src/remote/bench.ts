@@ -9,8 +9,8 @@
  * thrown as `RemoteBenchError` carrying that partial result.
  */
 
-import { requestMetrics, type Summary, summarize } from '../bench/metrics.ts';
-import { buildResult, summarizeRuns, validatePlan } from '../bench/runner.ts';
+import { type Summary, summarize } from '../bench/metrics.ts';
+import { benchRunFrom, buildResult, summarizeRuns, validatePlan } from '../bench/runner.ts';
 import type {
   BenchDevice,
   BenchPlan,
@@ -73,24 +73,9 @@ export function remoteDevice(host: string): BenchDevice {
 
 /** A {@link BenchRun} from a remote generation (token ids are unknown remotely: none are stored). */
 export function remoteRun(prompt: BenchPrompt, r: RemoteGenerateResult, err?: EngineError): BenchRun {
-  const m = requestMetrics({
-    tStartMs: r.tStartMs,
-    tokenTimesMs: r.tokenTimesMs,
-    promptTokens: r.promptTokenIds.length,
-  });
   return {
-    prompt: prompt.text,
-    promptName: prompt.name,
-    promptTokens: m.promptTokens,
-    outputTokens: m.outputTokens,
+    ...benchRunFrom(prompt, r),
     outputTokenIds: [],
-    text: r.text,
-    ttftMs: m.ttftMs,
-    itlMs: m.itlMs,
-    tpotMs: m.tpotMs,
-    e2eMs: m.e2eMs,
-    prefillTokensPerSecond: m.prefillTokPerS,
-    decodeTokensPerSecond: m.decodeTokPerS,
     tokenCount: r.tokenCount,
     ...(r.approximate ? { approximate: true } : {}),
     engineReported: {

@@ -29,6 +29,16 @@ import {
 } from './test-util.ts';
 import { type GgufTensorInput, kv, metadataEntriesFrom, type WriteGgufOptions, writeGguf } from './writer.ts';
 
+/** What a synchronous call throws, as `code: message` for an EngineError ('no error' when it returns). */
+function code(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    return isEngineError(e) ? `${e.code}: ${e.message}` : String(e);
+  }
+  return 'no error';
+}
+
 type SplitOpts = Partial<WriteGgufOptions & SplitGgufOptions>;
 
 describe('split names (llama_split_path / llama_split_prefix)', () => {
@@ -84,14 +94,6 @@ describe('split names (llama_split_path / llama_split_prefix)', () => {
   });
 
   it('refuses a first name without the pattern, a different count, and bad numbers', () => {
-    const code = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return isEngineError(e) ? `${e.code}: ${e.message}` : String(e);
-      }
-      return 'no error';
-    };
     expect(code(() => splitPartName('model.gguf', 2, 3))).toMatch(
       /^invalid_argument: model\.gguf .*NAME-00001-of-00003\.gguf/,
     );
@@ -204,14 +206,6 @@ describe('writeSplitGguf (the layout llama-gguf-split writes)', () => {
   });
 
   it('refuses impossible options', async () => {
-    const code = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return isEngineError(e) ? `${e.code}: ${e.message}` : String(e);
-      }
-      return 'no error';
-    };
     expect(code(() => splitStories({ nParts: 2, maxTensorsPerPart: 3 }))).toMatch(
       /^invalid_argument: give at most/,
     );

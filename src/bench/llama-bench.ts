@@ -3,6 +3,7 @@
  * "does it fit" arithmetic, the kernel-share table and busy fraction, and the cost of a million tokens.
  * The GPU side (running the tests, profiling, probing memory) is in `llama-bench-gpu.ts`.
  */
+import type { LlamaConfig } from '../webgpu/model/config.ts';
 
 /** One llama-bench test as the result file stores it (`tests[]`). */
 export interface LlamaBenchTest {
@@ -208,15 +209,11 @@ export function tokenCost(
 }
 
 /** The parts of a model config the fit arithmetic needs. */
-export interface FitModel {
-  nLayers: number;
-  nEmbd: number;
-  nFF: number;
-  nHead: number;
-  nHeadKv: number;
-  headDim: number;
-  nVocab: number;
-  ropeDim: number;
+export interface FitModel
+  extends Pick<
+    LlamaConfig,
+    'nLayers' | 'nEmbd' | 'nFF' | 'nHead' | 'nHeadKv' | 'headDim' | 'nVocab' | 'ropeDim'
+  > {
   /** Tensors: name, bytes, bytes per row (ne[0] elements), rows. */
   tensors: { name: string; bytes: number; rowBytes: number; rows: number }[];
 }

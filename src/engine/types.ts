@@ -195,7 +195,8 @@ export interface Engine {
   load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
   /**
    * Streams a completion. `onToken` gets each token as it is known; the promise resolves with the whole
-   * result. Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable.
+   * result, and every `onToken` call has happened by then (none comes after it; for a worker engine, see
+   * `ordered` in workers/engine.worker.ts). Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable.
    */
   generate(
     req: GenerateRequest,

@@ -158,7 +158,6 @@ export class ChatView {
     this.speed.textContent = 'Answering…';
     const temperature = Math.max(0, Number(this.temperature.value) || 0);
     const maxTokens = Math.min(4096, Math.max(1, Math.round(Number(this.maxTokens.value)) || 256));
-    let settled = false;
     try {
       const r = await this.session.engine.chat(
         {
@@ -167,14 +166,11 @@ export class ChatView {
           ...(temperature > 0 ? { temperature, seed: Date.now() % 2 ** 31 } : {}),
         },
         (e) => {
-          // After the result the final text is on screen; a late event must not add to it.
-          if (settled) return;
           answer.body.append(e.text);
           this.log.scrollTop = this.log.scrollHeight;
         },
         this.controller.signal,
       );
-      settled = true;
       answer.body.textContent = r.text;
       this.messages.push({ role: 'assistant', content: r.text });
       const n = r.outputTokenIds.length;
@@ -202,7 +198,6 @@ export class ChatView {
           h('p', { class: 'msg__note' }, r.finishReason === 'aborted' ? 'Stopped.' : 'Cut at max tokens.'),
         );
     } catch (e) {
-      settled = true;
       answer.el.dataset.finish = 'error';
       this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${e instanceof Error ? e.message : String(e)}`;
       if (isEngineError(e, 'device_lost')) await this.session.resetEngine();

@@ -474,10 +474,8 @@ export class WebGpuChatElement extends HTMLElement {
     };
     const sys = system ? [{ role: 'system' as const, content: system }] : [];
     let streamed = '';
-    let settled = false;
     const onToken = (t: TokenEvent) => {
-      // After the result the final text is on screen; a late event must not add to it.
-      if (gen !== this.generation || settled) return;
+      if (gen !== this.generation) return;
       streamed += t.text;
       if (t.text) answer.body.append(t.text);
       this.log.scrollTop = this.log.scrollHeight;
@@ -505,7 +503,6 @@ export class WebGpuChatElement extends HTMLElement {
           }
         }
       });
-      settled = true;
       if (gen !== this.generation) return undefined;
       const out = r?.text ?? '';
       answer.body.textContent = out;
@@ -539,7 +536,6 @@ export class WebGpuChatElement extends HTMLElement {
       this.emit('done', detail);
       return detail;
     } catch (e) {
-      settled = true;
       if (gen !== this.generation) return undefined;
       answer.box.dataset.finish = 'error';
       // The question stays on screen but leaves the history, so the next turn is not built on it.

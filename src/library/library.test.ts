@@ -14,7 +14,7 @@ import { collectTensorData, errorOf } from '../webgpu/gguf/test-util.ts';
 import { ModelLibrary } from './library.ts';
 import { openModelFile } from './open.ts';
 import { hfResolveUrl, parseHfShorthand, resolveModelSpec } from './spec.ts';
-import { type CacheStore, FsStore } from './store.ts';
+import { type CacheStore, type EntryMeta, FsStore } from './store.ts';
 import { type ModelServer, STORIES_PATH, startModelServer, testModelFiles } from './test-server.ts';
 
 const KiB = 1024;
@@ -238,6 +238,77 @@ describe('resume', () => {
     );
     expect(notes.some((n) => n.startsWith('resumed at'))).toBe(true);
     expect((await tensorsVia({ byteParts: a.parts })).get('token_embd.weight')?.length).toBe(512 * 64 * 4);
+  });
+
+  it('a run killed at any point of a download (between any two writes, or mid-write) resumes correctly', async () => {
+    // A store that dies after `n` writes: the n-th write is torn (half its bytes land) and every later
+    // call fails, as when a process or tab goes away. The next run opens the same directory.
+    class Killed extends Error {}
+    const mortal = (store: FsStore, n: number): CacheStore => {
+      let writes = 0;
+      const tick = () => {
+        if (++writes >= n) throw new Killed(`killed at write ${n}`);
+      };
+      const dead = () => {
+        if (writes >= n) throw new Killed('dead');
+      };
+      /** `f` on the live store: a dead store throws; a write first counts (and may be the fatal one). */
+      const live =
+        <A extends unknown[], R>(f: (...a: A) => Promise<R>, write = false) =>
+        async (...a: A): Promise<R> => {
+          dead();
+          if (write) tick();
+          return f(...a);
+        };
+      return {
+        kind: store.kind,
+        location: store.location,
+        filePath: (k) => store.filePath(k),
+        getMeta: live((k: string) => store.getMeta(k)),
+        listMeta: live(() => store.listMeta()),
+        read: live((k: string, s: number, e: number, bs: number) => store.read(k, s, e, bs)),
+        estimate: live(() => store.estimate()),
+        remove: live((k: string) => store.remove(k), true),
+        putMeta: live((m: EntryMeta) => store.putMeta(m), true),
+        writeBlock: async (k, i, bs, b) => {
+          dead();
+          if (writes + 1 >= n) await store.writeBlock(k, i, bs, b.subarray(0, b.length >> 1)); // torn
+          tick();
+          return store.writeBlock(k, i, bs, b);
+        },
+        finish: live((k: string) => store.finish(k), true),
+      };
+    };
+    const url = `${server.url}/range/stories260K.gguf`;
+    const size = model().length;
+    const bs = 64 * KiB;
+    const want = createHash('sha256').update(model()).digest('hex');
+    // Every write of one whole download: a block and its record per block, then finish and the last record.
+    const nWrites = 2 * Math.ceil(size / bs) + 2;
+    for (let n = 1; n <= nWrites; n++) {
+      const dir = tmp();
+      const dying = await lib({ dir, retries: 0, store: mortal(await FsStore.open(dir), n) });
+      await expect(dying.acquire(url), `killed at write ${n}`).rejects.toThrow();
+      const store = await FsStore.open(dir);
+      const left = await store.listMeta();
+      expect(left.length, `killed at write ${n}`).toBeLessThanOrEqual(1);
+      const stored = left[0]?.bytesDone ?? 0;
+      // What the record says is stored is whole blocks, or the whole file.
+      expect(stored % bs === 0 || stored === size, `killed at write ${n}: ${stored} stored`).toBe(true);
+      server.reset();
+      const a = await (await lib({ dir })).acquire(url);
+      expect(a.parts[0].meta.complete, `killed at write ${n}`).toBe(true);
+      const gets = server.stats.requests.filter((r) => r.method === 'GET');
+      // Only the rest is fetched, from exactly where the record says the stored bytes end.
+      expect(server.stats.bodyBytes, `killed at write ${n}`).toBe(left[0]?.complete ? 0 : size - stored);
+      if (stored < size && !left[0]?.complete)
+        expect(gets[0]?.range).toMatch(new RegExp(`^bytes=${stored}-`));
+      const path = store.filePath(a.parts[0].meta.key);
+      expect(createHash('sha256').update(readFileSync(path)).digest('hex'), `killed at write ${n}`).toBe(
+        want,
+      );
+      expect((await tensorsVia({ byteParts: a.parts })).size).toBe(48);
+    }
   });
 
   it('an aborted download keeps what it stored for the next run', async () => {

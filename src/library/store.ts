@@ -325,7 +325,17 @@ export class FsStore implements CacheStore {
   }
 
   async finish(key: string): Promise<void> {
-    await this.fs.rename(this.partPath(key), this.filePath(key));
+    try {
+      await this.fs.rename(this.partPath(key), this.filePath(key));
+    } catch (e) {
+      // A run that ended between this rename and the record that follows: the file is already in place.
+      if (
+        (e as NodeJS.ErrnoException).code === 'ENOENT' &&
+        (await this.fs.stat(this.filePath(key)).catch(() => undefined))
+      )
+        return;
+      throw storageError(e, 'finishing the model file');
+    }
   }
 
   async getMeta(key: string): Promise<EntryMeta | undefined> {

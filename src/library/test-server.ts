@@ -7,6 +7,7 @@
  * Routes (NAME is a served file):
  * - `/range/NAME`: HEAD and GET with `Range`, `ETag`, `Accept-Ranges: bytes` (If-Range honoured).
  * - `/norange/NAME`: ignores `Range` (always 200, the whole file) and sends no `Accept-Ranges`.
+ * - `/slow/NAME`: like `/range/`, sent 1 MiB every 40 ms, pausing at {@link ModelServer.hold}'s offset.
  * - `/cut/NAME`: like `/range/`, but the first GET after a reset closes the connection half-way.
  * - `/cutnorange/NAME`: like `/norange/`, cutting every GET half-way.
  * - `/html/NAME`: a 200 HTML page (what a login or error page looks like).
@@ -57,7 +58,13 @@ export interface ServerStats {
 export interface ModelServer {
   url: string;
   stats: ServerStats;
+  /** Reset: counts cleared, cuts re-armed, offline and hold lifted. */
   reset(): void;
+  /**
+   * `/slow/` responses send nothing past file offset `at` (the connection stays open) until the hold is
+   * lifted (`undefined`, or a reset): a download that stops at a known byte, whatever the machine's load.
+   */
+  hold(at: number | undefined): void;
   /** Replaces a served file (a changed upstream file gets a new ETag). */
   setFile(name: string, bytes: Uint8Array): void;
   close(): Promise<void>;
@@ -72,6 +79,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
   const stats: ServerStats = { bodyBytes: 0, requests: [] };
   let cutDone = new Set<string>();
   let offline = false;
+  let holdAt: number | undefined;
 
   const records = new WeakMap<ServerResponse, ServerStats['requests'][number]>();
   const count = (res: ServerResponse, n: number) => {
@@ -87,15 +95,19 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
     body?: Uint8Array,
     cutAt?: number,
     slow = false,
+    start = 0,
   ) => {
     res.writeHead(status, headers);
     if (!body) return void res.end();
     if (slow) {
-      // 1 MiB every 40 ms; counts what it really sent (a client that goes away stops it).
+      // 1 MiB every 40 ms; counts what it really sent (a client that goes away stops it). While a hold is
+      // set, nothing past file offset `holdAt` is sent until it is lifted (the connection stays open).
       let o = 0;
-      const next = () => {
+      const next = (): void => {
         if (o >= body.length || res.destroyed) return void res.end();
-        const piece = body.subarray(o, o + (1 << 20));
+        const room = holdAt === undefined ? 1 << 20 : Math.min(1 << 20, holdAt - (start + o));
+        if (room <= 0) return void setTimeout(next, 20);
+        const piece = body.subarray(o, o + room);
         o += piece.length;
         count(res, piece.length);
         res.write(piece, () => setTimeout(next, 40));
@@ -145,7 +157,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
       };
       const cutAt = cuts && start <= half && half <= end ? half - start : undefined;
       if (cutAt !== undefined) cutDone.add(name);
-      return send(res, 206, headers, head ? undefined : body, cutAt, mode === 'slow');
+      return send(res, 206, headers, head ? undefined : body, cutAt, mode === 'slow', start);
     }
     if (cuts) cutDone.add(name);
     send(
@@ -239,6 +251,7 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
     stats.requests = [];
     cutDone = new Set();
     offline = false;
+    holdAt = undefined;
   };
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
@@ -246,6 +259,9 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
     url: `http://127.0.0.1:${port}`,
     stats,
     reset,
+    hold(at) {
+      holdAt = at;
+    },
     setFile(name, bytes) {
       files.set(name, bytes);
       etags.set(name, etagOf(bytes));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineError, isEngineError } from '../../engine/errors.ts';
 import type { ModelSource } from '../../engine/types.ts';
 import { ggmlTypeName, tensorBytes } from './ggml-types.ts';
-import { type OpenedGgufFile, openGguf } from './reader.ts';
+import { type OpenedGgufFile, openGguf, RequestControl } from './reader.ts';
 import {
   collectTensorData,
   parseHeaderIndependently,
@@ -367,5 +367,27 @@ describe('openGguf errors', () => {
   it('tensorBytes agrees with the reader for every stories tensor', () => {
     for (const t of ref.tensors)
       expect(tensorBytes(t.type, t.shape, t.name)).toBe(t.shape.reduce((a, b) => a * b) * 4);
+  });
+});
+
+describe('RequestControl', () => {
+  it('a wait ends on abort even when what it waits for never settles', async () => {
+    // Node's fetch can leave a body read pending after an abort once the whole body has arrived; a
+    // download stopped at that moment used to hang until the test's time ran out.
+    const outer = new AbortController();
+    const rc = new RequestControl('http://example.test/m.gguf', 60_000, outer.signal);
+    const waiting = rc.wait(() => new Promise<never>(() => {}));
+    setTimeout(() => outer.abort(), 10);
+    const e = await waiting.catch((x: unknown) => x);
+    expect(isEngineError(e, 'aborted')).toBe(true);
+    rc.dispose();
+  });
+
+  it('the idle timer ends a wait that never settles with a timeout naming the URL', async () => {
+    const rc = new RequestControl('http://example.test/m.gguf', 30, undefined);
+    const e = await rc.wait(() => new Promise<never>(() => {})).catch((x: unknown) => x);
+    expect(isEngineError(e, 'timeout')).toBe(true);
+    expect((e as Error).message).toMatch(/example\.test\/m\.gguf sent nothing for 30 ms/);
+    rc.dispose();
   });
 });

@@ -264,11 +264,23 @@ export class RequestControl {
         this.ctl.abort();
       }, this.timeoutMs);
     }
+    // The wait ends when the request is aborted (by the caller or the idle timer) even if `p` does not
+    // settle: Node's fetch can leave a body read pending after an abort once the body has fully arrived.
+    let off = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = () => reject(this.ctl.signal.reason ?? new DOMException('aborted', 'AbortError'));
+      if (this.ctl.signal.aborted) return fail();
+      this.ctl.signal.addEventListener('abort', fail, { once: true });
+      off = () => this.ctl.signal.removeEventListener('abort', fail);
+    });
     try {
-      return await p();
+      const pending = p();
+      pending.catch(() => {}); // settles after an abort, unheard
+      return await Promise.race([pending, aborted]);
     } catch (e) {
       throw this.mapError(e);
     } finally {
+      off();
       clearTimeout(this.timer);
     }
   }

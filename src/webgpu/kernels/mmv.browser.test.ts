@@ -1,0 +1,254 @@
+/**
+ * mmvWGSL (the decode matrix × vector kernels) against float64 on random inputs: every weight type, the
+ * thread-per-rows layout (lanes = 1) and K-split layouts reduced through subgroups and through workgroup
+ * memory, packed-4×8 unpacking on and off, T = 1..4 tokens (partial token groups), RMSNorm fused, two-dot
+ * units (SwiGLU) and several segments of different types in one dispatch. Sizes are off every multiple
+ * of the layout (N prime-ish, K an odd number of chunks). Weights are quantized by our ggml-exact
+ * quantizer and the reference uses ggml's dequantization (src/webgpu/gguf/quantize.ts).
+ * Bound per output: |gpu − ref| ≤ 2e-5·Σ|terms| + 1e-6.
+ */
+import { describe, expect, it } from 'vitest';
+import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
+import { packStep, type WeightType } from './common.ts';
+import type { MatmulSegment } from './matmul.ts';
+import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
+import {
+  assertClose,
+  freshRng,
+  randomF32,
+  readF32,
+  runWGSL,
+  storageFrom,
+  testGpu,
+  uniformFrom,
+} from './test-util.ts';
+
+const EPS = 1e-5;
+
+/** N random rows of K weights of `type`: the bytes as the GPU gets them and the values (float64). */
+function weightsOf(type: WeightType, K: number, N: number, rng: () => number) {
+  const rows: Uint8Array[] = [];
+  const w = new Float64Array(K * N);
+  for (let r = 0; r < N; r++) {
+    const x = randomF32(rng, K, 1 / Math.sqrt(K));
+    const q = quantizeRow(type, x);
+    rows.push(q);
+    w.set(dequantizeRow(type, q, K), r * K);
+  }
+  const total = rows.reduce((a, b) => a + b.length, 0);
+  const bytes = new Uint8Array(Math.ceil(total / 16) * 16);
+  let o = 0;
+  for (const q of rows) {
+    bytes.set(q, o);
+    o += q.length;
+  }
+  return { bytes, w };
+}
+
+async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> {
+  const gpu = await testGpu();
+  const sgMin = (gpu.adapter.info as { subgroupMinSize?: number }).subgroupMinSize ?? 0;
+  const packed = (navigator.gpu.wgslLanguageFeatures as Set<string>).has('packed_4x8_integer_dot_product');
+  const out: { name: string; layout: MmvLayout }[] = [
+    { name: 'rows ×2', layout: { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false } },
+    { name: 'rows ×3 packed', layout: { lanes: 1, units: 3, threads: 32, reduce: 'shared', packed } },
+    { name: 'ksplit 8 shared', layout: { lanes: 8, units: 1, threads: 64, reduce: 'shared', packed } },
+    {
+      name: 'ksplit 32 shared ×2',
+      layout: { lanes: 32, units: 2, threads: 128, reduce: 'shared', packed: false },
+    },
+  ];
+  if (gpu.hasSubgroups && sgMin >= 2) {
+    const lanes = Math.min(sgMin, 32);
+    out.push({
+      name: `ksplit ${lanes} subgroup`,
+      layout: { lanes, units: 2, threads: 64, reduce: 'subgroup', packed },
+    });
+    out.push({
+      name: '2 lanes subgroup',
+      layout: { lanes: 2, units: 1, threads: 64, reduce: 'subgroup', packed: false },
+    });
+  }
+  return out;
+}
+
+const TYPES: { type: WeightType; K: number }[] = [
+  { type: 'F32', K: 96 },
+  { type: 'F16', K: 160 },
+  { type: 'BF16', K: 224 },
+  { type: 'Q8_0', K: 352 },
+  { type: 'Q4_0', K: 224 },
+  { type: 'Q5_0', K: 160 },
+  { type: 'Q4_K', K: 768 },
+  { type: 'Q6_K', K: 512 },
+];
+
+function refDot(w: Float64Array, r: number, xn: Float64Array, t: number, K: number): [number, number] {
+  let s = 0;
+  let a = 0;
+  for (let k = 0; k < K; k++) {
+    const p = w[r * K + k] * xn[t * K + k];
+    s += p;
+    a += Math.abs(p);
+  }
+  return [s, a];
+}
+
+/** x [T, K], normalised (ggml_rms_norm × g) or not, in float64. */
+function normed(x: Float32Array, T: number, K: number, g?: Float32Array): Float64Array {
+  const out = Float64Array.from(x);
+  if (!g) return out;
+  for (let t = 0; t < T; t++) {
+    let ss = 0;
+    for (let k = 0; k < K; k++) ss += x[t * K + k] ** 2;
+    const inv = 1 / Math.sqrt(ss / K + EPS);
+    for (let k = 0; k < K; k++) out[t * K + k] = x[t * K + k] * inv * g[k];
+  }
+  return out;
+}
+
+describe('mmvWGSL', () => {
+  for (const { type, K } of TYPES) {
+    it(`${type} K=${K}: every layout, T = 1..4, with and without RMSNorm, equals float64`, async () => {
+      const gpu = await testGpu();
+      const device = gpu.device;
+      for (const { name, layout } of await layouts()) {
+        for (const [T, TT, norm] of [
+          [1, 1, true],
+          [3, 4, false],
+          [4, 2, true],
+          [2, 1, false],
+        ] as const) {
+          const { seed, rng } = freshRng();
+          const N = 37;
+          const { bytes, w } = weightsOf(type, K, N, rng);
+          const x = randomF32(rng, T * K);
+          const g = norm ? randomF32(rng, K, 0.5).map((v) => v + 1) : undefined;
+          const seg: MatmulSegment = {
+            nUnits: N,
+            weights: [{ type }],
+            dots: [{ w: 0, row: 'u' }],
+            epilogue: `y[t * ${N}u + u] = d0;`,
+          };
+          const code = mmvWGSL({
+            K,
+            TT,
+            norm: norm ? { eps: EPS, type: 'F32' } : undefined,
+            segments: [seg],
+            extra: ['var<storage, read_write> y: array<f32>'],
+            layout,
+          });
+          const y = storageFrom(device, new Float32Array(T * N).fill(Number.NaN));
+          const bufs = [uniformFrom(device, packStep(T, 0)), storageFrom(device, x)];
+          if (g) bufs.push(storageFrom(device, g));
+          bufs.push(storageFrom(device, bytes), y);
+          await runWGSL(device, code, bufs, [mmvWorkgroupsX([seg], layout), Math.ceil(T / TT)]);
+          const got = await readF32(device, y, T * N);
+          const xn = normed(x, T, K, g);
+          const ref = new Float64Array(T * N);
+          const tol = new Float64Array(T * N);
+          for (let t = 0; t < T; t++) {
+            for (let n = 0; n < N; n++) {
+              const [s, a] = refDot(w, n, xn, t, K);
+              ref[t * N + n] = s;
+              tol[t * N + n] = 2e-5 * a + 1e-6;
+            }
+          }
+          assertClose(`${type} ${name} T=${T} TT=${TT} norm=${norm} seed ${seed}`, got, ref, tol);
+        }
+      }
+    });
+  }
+
+  it('two-dot units (SwiGLU of gate and up) and three segments of different types in one dispatch', async () => {
+    const gpu = await testGpu();
+    const device = gpu.device;
+    const K = 256;
+    for (const { name, layout } of await layouts()) {
+      const { seed, rng } = freshRng();
+      const T = 2;
+      const NA = 29;
+      const NB = 45;
+      const gate = weightsOf('Q4_K', K, NA, rng);
+      const up = weightsOf('Q6_K', K, NA, rng);
+      const other = weightsOf('Q8_0', K, NB, rng);
+      const x = randomF32(rng, T * K);
+      const g = randomF32(rng, K, 0.5).map((v) => v + 1);
+      const segs: MatmulSegment[] = [
+        {
+          nUnits: NA,
+          weights: [{ type: 'Q4_K' }, { type: 'Q6_K' }],
+          dots: [
+            { w: 0, row: 'u' },
+            { w: 1, row: 'u' },
+          ],
+          epilogue: `hb[t * ${NA}u + u] = d0 / (1.0 + exp(-d0)) * d1;`,
+        },
+        {
+          nUnits: NB,
+          weights: [{ type: 'Q8_0' }],
+          dots: [{ w: 0, row: `${NB - 1}u - u` }],
+          epilogue: `y[t * ${NB}u + u] = d0;`,
+        },
+      ];
+      const code = mmvWGSL({
+        K,
+        TT: 1,
+        norm: { eps: EPS, type: 'F32' },
+        segments: segs,
+        extra: ['var<storage, read_write> hb: array<f32>', 'var<storage, read_write> y: array<f32>'],
+        layout,
+      });
+      const hb = storageFrom(device, new Float32Array(T * NA).fill(Number.NaN));
+      const y = storageFrom(device, new Float32Array(T * NB).fill(Number.NaN));
+      await runWGSL(
+        device,
+        code,
+        [
+          uniformFrom(device, packStep(T, 0)),
+          storageFrom(device, x),
+          storageFrom(device, g),
+          storageFrom(device, gate.bytes),
+          storageFrom(device, up.bytes),
+          storageFrom(device, other.bytes),
+          hb,
+          y,
+        ],
+        [mmvWorkgroupsX(segs, layout), T],
+      );
+      const xn = normed(x, T, K, g);
+      const refH = new Float64Array(T * NA);
+      const tolH = new Float64Array(T * NA);
+      const refY = new Float64Array(T * NB);
+      const tolY = new Float64Array(T * NB);
+      for (let t = 0; t < T; t++) {
+        for (let n = 0; n < NA; n++) {
+          const [a, aa] = refDot(gate.w, n, xn, t, K);
+          const [b, ba] = refDot(up.w, n, xn, t, K);
+          const silu = a / (1 + Math.exp(-a));
+          refH[t * NA + n] = silu * b;
+          tolH[t * NA + n] = 4e-5 * (aa * Math.abs(b) + ba * Math.abs(silu)) + 1e-6;
+        }
+        for (let n = 0; n < NB; n++) {
+          const [s, a] = refDot(other.w, NB - 1 - n, xn, t, K);
+          refY[t * NB + n] = s;
+          tolY[t * NB + n] = 2e-5 * a + 1e-6;
+        }
+      }
+      assertClose(`swiglu ${name} seed ${seed}`, await readF32(device, hb, T * NA), refH, tolH);
+      assertClose(`segment 2 ${name} seed ${seed}`, await readF32(device, y, T * NB), refY, tolY);
+    }
+  });
+
+  it('refuses K that is not a whole number of 32-weight chunks, and more than 4 tokens per workgroup', () => {
+    const base = {
+      segments: [
+        { nUnits: 1, weights: [{ type: 'F32' as const }], dots: [{ w: 0, row: 'u' }], epilogue: '' },
+      ],
+      extra: [],
+      layout: { lanes: 1, units: 1, threads: 64, reduce: 'shared' as const, packed: false },
+    };
+    expect(() => mmvWGSL({ ...base, K: 100, TT: 1 })).toThrow(/multiple of 32/);
+    expect(() => mmvWGSL({ ...base, K: 64, TT: 5 })).toThrow(/1–4 tokens/);
+  });
+});

@@ -1,0 +1,455 @@
+/**
+ * Matrix × vector kernels for decode (T = 1..4 tokens): y = W·x, optionally of RMSNorm(x), with the same
+ * segments, epilogues and binding order as {@link matmulWGSL} (so one bind group serves either).
+ *
+ * Shapes (ggml order): x [T, K] f32, W [K, N] (N rows of K weights), y per the epilogue.
+ *
+ * Work is cut in 32-weight chunks along K (one Q4_0/Q8_0/Q5_0 block, one Q4_K/Q6_K sub-block, 32 floats):
+ * - A *lane group* of `lanes` adjacent threads computes `units` output units (each 1–2 rows: a RoPE pair,
+ *   gate and up) for all `TT` tokens; lane l takes chunks l, l + lanes, … so the lanes of a group read
+ *   consecutive chunks of the same rows (coalesced on GPUs). `lanes` = 1 is a thread per group of rows,
+ *   with no reduction and no barrier at all (what software adapters such as SwiftShader want).
+ * - The 32 activations of a chunk are loaded once per token as 8 `vec4<f32>` and reused for every row
+ *   of the group (x·gnorm applied once per chunk; the RMSNorm's 1/rms is one scalar per token, applied to
+ *   the finished dot products, and its sum of squares is accumulated from the same loads: no extra pass
+ *   over x, no per-workgroup norm).
+ * - Weights are read as whole words: `vec4<f32>` (F32), `vec4<u32>` (F16, BF16, Q4_K, whose 144-byte
+ *   blocks are 16-byte aligned), or `u32` with the block's 2-byte misalignment resolved once per block
+ *   (Q4_0, Q8_0, Q5_0, Q6_K: 18/34/22/210-byte blocks). Nibbles and bytes are unpacked four at a time
+ *   (`unpack4xU8`/`unpack4xI8` where the WGSL language feature `packed_4x8_integer_dot_product` exists,
+ *   else shifts and masks); scales and mins are applied once per chunk, Q4_0's −8, Q5_0's −16 and Q4_K's
+ *   min through the chunk's sum of activations (d·Σq·x − 8·d·Σx), as llama.cpp's mul_mat_vec does.
+ * - Partial sums of a lane group are combined with `subgroupShuffleXor` (needs the `subgroups` feature
+ *   and lanes ≤ the adapter's subgroupMinSize) or through workgroup memory (the fallback).
+ *
+ * Block formats: ggml-common.h (see common.ts). Dequantization formulas: ggml-quants.c
+ * `dequantize_row_q4_0/q8_0/q5_0/q4_K/q6_K`.
+ *
+ * Needs K to be a multiple of 32 (every quantized row is; float rows that are not use {@link matmulWGSL}'s
+ * decode variants: {@link mmvSupports}).
+ */
+import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
+import type { MatmulSegment } from './matmul.ts';
+
+/** How a {@link mmvWGSL} kernel spreads work over threads. */
+export interface MmvLayout {
+  /** Adjacent threads sharing one group of units along K: 1, 2, 4, 8, 16 or 32. */
+  lanes: number;
+  /** Output units per lane group (1–4). */
+  units: number;
+  /** Threads per workgroup (a multiple of `lanes`). */
+  threads: number;
+  /** How lanes' partial sums are combined when lanes > 1. */
+  reduce: 'subgroup' | 'shared';
+  /** Unpack with `unpack4xU8`/`unpack4xI8` (WGSL language feature packed_4x8_integer_dot_product). */
+  packed: boolean;
+}
+
+/** Options for {@link mmvWGSL}: those of matmulWGSL, plus the layout. */
+export interface MmvOptions {
+  /** Inner dimension K (a multiple of 32). */
+  K: number;
+  /** Tokens per workgroup row (1–4); the dispatch's y covers ceil(T / TT). */
+  TT: number;
+  norm?: { eps: number; type: WeightType };
+  lastTokenOnly?: boolean;
+  segments: MatmulSegment[];
+  extra: string[];
+  layout: MmvLayout;
+}
+
+/** True when {@link mmvWGSL} can run rows of K weights of these types (K a multiple of 32). */
+export function mmvSupports(K: number, types: readonly WeightType[]): boolean {
+  return K % 32 === 0 && types.length > 0;
+}
+
+/** Units covered by one workgroup. */
+function unitsPerWorkgroup(l: MmvLayout): number {
+  return (l.threads / l.lanes) * l.units;
+}
+
+function ranges(segments: readonly { nUnits: number }[], per: number): { start: number; end: number }[] {
+  let start = 0;
+  return segments.map((s) => {
+    const r = { start, end: start + Math.ceil(s.nUnits / per) };
+    start = r.end;
+    return r;
+  });
+}
+
+/** Workgroups along x for {@link mmvWGSL} with these segments and layout. */
+export function mmvWorkgroupsX(segments: readonly { nUnits: number }[], layout: MmvLayout): number {
+  return ranges(segments, unitsPerWorkgroup(layout)).at(-1)?.end ?? 0;
+}
+
+/** WGSL binding element type for a weight in this kernel. */
+function bindingType(t: WeightType): string {
+  switch (t) {
+    case 'F32':
+      return 'array<vec4<f32>>';
+    case 'F16':
+    case 'BF16':
+    case 'Q4_K':
+      return 'array<vec4<u32>>';
+    default:
+      return 'array<u32>';
+  }
+}
+
+/** Whether a type's chunk dot needs the chunk's Σx (offset or min folded out of the loop). */
+function needsXsum(t: WeightType): boolean {
+  return t === 'Q4_0' || t === 'Q5_0' || t === 'Q4_K';
+}
+
+/** WGSL expression: 4 bytes of `v` as vec4<f32>, unsigned. */
+function u8x4(v: string, packed: boolean): string {
+  return packed
+    ? `vec4<f32>(unpack4xU8(${v}))`
+    : `vec4<f32>((vec4<u32>(${v}) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(255u))`;
+}
+
+/** WGSL expression: 4 bytes of `v` as vec4<f32>, signed. */
+function i8x4(v: string, packed: boolean): string {
+  return packed
+    ? `vec4<f32>(unpack4xI8(${v}))`
+    : `vec4<f32>((vec4<i32>(bitcast<i32>(${v})) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u))`;
+}
+
+/**
+ * Statements computing the dot product of chunk `c` of row `row` of weight `w` with the activations
+ * `x{t}_{j}` (vec4, j = 0..7) of every token t < TT, into `let s{t}` … as `${p}s${t}`. `${xs(t)}` is Σx of
+ * the chunk for token t (when {@link needsXsum}). K is the row length.
+ */
+function chunkDot(t: WeightType, w: string, K: number, TT: number, p: string, packed: boolean): string {
+  const toks = Array.from({ length: TT }, (_, i) => i);
+  const X = (tt: number, j: number) => `x${tt}_${j}`;
+  const XS = (tt: number) => `xs${tt}`;
+  const sum = (f: (tt: number) => string) => toks.map((tt) => `let ${p}s${tt} = ${f(tt)};`).join('\n');
+  const NB = K / 32;
+  switch (t) {
+    case 'F32': {
+      const loads = Array.from({ length: 8 }, (_, j) => `let ${p}w${j} = ${w}[${p}b + ${j}u];`).join(' ');
+      return `let ${p}b = row * ${K / 4}u + c * 8u; ${loads}
+${sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`).join(' + '))}`;
+    }
+    case 'F16':
+    case 'BF16': {
+      const cvt = (v: string) =>
+        t === 'F16'
+          ? `vec4<f32>(unpack2x16float(${v}.x), unpack2x16float(${v}.y))`
+          : `bitcast<vec4<f32>>(vec4<u32>(${v}.x << 16u, ${v}.x & 0xffff0000u, ${v}.y << 16u, ${v}.y & 0xffff0000u))`;
+      const cvt2 = (v: string) =>
+        t === 'F16'
+          ? `vec4<f32>(unpack2x16float(${v}.z), unpack2x16float(${v}.w))`
+          : `bitcast<vec4<f32>>(vec4<u32>(${v}.z << 16u, ${v}.z & 0xffff0000u, ${v}.w << 16u, ${v}.w & 0xffff0000u))`;
+      const lines = [`let ${p}b = row * ${K / 8}u + c * 4u;`];
+      for (let j = 0; j < 4; j++) {
+        lines.push(
+          `let ${p}q${j} = ${w}[${p}b + ${j}u]; let ${p}w${2 * j} = ${cvt(`${p}q${j}`)}; let ${p}w${2 * j + 1} = ${cvt2(`${p}q${j}`)};`,
+        );
+      }
+      lines.push(sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`).join(' + ')));
+      return lines.join('\n');
+    }
+    case 'Q8_0': {
+      // 34-byte blocks: the 32 int8 start at byte 34·bi + 2, 4-byte aligned for odd bi, else 2 past.
+      const lines = [
+        `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 34u + 2u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
+        `let ${p}dw = unpack2x16float(${w}[select(${p}wi - 1u, ${p}wi, ${p}odd)]); let ${p}d = select(${p}dw.y, ${p}dw.x, ${p}odd);`,
+      ];
+      for (let j = 0; j <= 8; j++) lines.push(`let ${p}v${j} = ${w}[${p}wi + ${j}u];`);
+      for (let j = 0; j < 8; j++) {
+        lines.push(
+          `let ${p}f${j} = ${i8x4(`select(${p}v${j}, (${p}v${j} >> 16u) | (${p}v${j + 1} << 16u), ${p}odd)`, packed)};`,
+        );
+      }
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}d * (${Array.from({ length: 8 }, (_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')})`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q4_0': {
+      // 18-byte blocks: f16 d, then 16 bytes of nibbles (low: weights 0–15, high: 16–31).
+      const lines = [
+        `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 18u + 2u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
+        `let ${p}dw = unpack2x16float(${w}[select(${p}wi - 1u, ${p}wi, ${p}odd)]); let ${p}d = select(${p}dw.y, ${p}dw.x, ${p}odd);`,
+      ];
+      for (let j = 0; j <= 4; j++) lines.push(`let ${p}v${j} = ${w}[${p}wi + ${j}u];`);
+      for (let j = 0; j < 4; j++) {
+        lines.push(
+          `let ${p}q${j} = select(${p}v${j}, (${p}v${j} >> 16u) | (${p}v${j + 1} << 16u), ${p}odd); let ${p}lo${j} = ${u8x4(`${p}q${j} & 0x0f0f0f0fu`, packed)}; let ${p}hi${j} = ${u8x4(`(${p}q${j} >> 4u) & 0x0f0f0f0fu`, packed)};`,
+        );
+      }
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}d * (${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')} - 8.0 * ${XS(tt)})`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q5_0': {
+      // 22-byte blocks: f16 d, u32 qh (fifth bits), 16 bytes of nibbles as Q4_0; w = d·(q − 16).
+      const lines = [
+        `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 22u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
+      ];
+      for (let j = 0; j <= 5; j++) lines.push(`let ${p}v${j} = ${w}[${p}wi + ${j}u];`);
+      lines.push(
+        `let ${p}dw = unpack2x16float(${p}v0); let ${p}d = select(${p}dw.x, ${p}dw.y, ${p}odd);`,
+        `let ${p}qh = select((${p}v0 >> 16u) | (${p}v1 << 16u), ${p}v1, ${p}odd);`,
+      );
+      for (let j = 0; j < 4; j++) {
+        const hl = `vec4<f32>((vec4<u32>(${p}qh) >> vec4<u32>(${4 * j}u, ${4 * j + 1}u, ${4 * j + 2}u, ${4 * j + 3}u)) & vec4<u32>(1u))`;
+        const hh = `vec4<f32>((vec4<u32>(${p}qh) >> vec4<u32>(${16 + 4 * j}u, ${17 + 4 * j}u, ${18 + 4 * j}u, ${19 + 4 * j}u)) & vec4<u32>(1u))`;
+        lines.push(
+          `let ${p}q${j} = select((${p}v${j + 1} >> 16u) | (${p}v${j + 2} << 16u), ${p}v${j + 2}, ${p}odd);`,
+          `let ${p}lo${j} = ${u8x4(`${p}q${j} & 0x0f0f0f0fu`, packed)} + 16.0 * ${hl};`,
+          `let ${p}hi${j} = ${u8x4(`(${p}q${j} >> 4u) & 0x0f0f0f0fu`, packed)} + 16.0 * ${hh};`,
+        );
+      }
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}d * (${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')} - 16.0 * ${XS(tt)})`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q4_K': {
+      // 144-byte blocks = 9 vec4<u32>: [d|dmin, scales 0–11], then 128 bytes of nibbles, sub-blocks j and
+      // j+1 sharing 32 bytes (low and high nibbles).
+      const lines = [
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}h = ${w}[${p}bi * 9u];`,
+        `let ${p}dm = unpack2x16float(${p}h.x); let ${p}sm = q4kScaleMin(${p}h, ${p}j);`,
+        `let ${p}ds = ${p}dm.x * ${p}sm.x; let ${p}mm = ${p}dm.y * ${p}sm.y; let ${p}sh = (${p}j & 1u) * 4u;`,
+        `let ${p}qa = ${w}[${p}bi * 9u + 1u + (${p}j / 2u) * 2u]; let ${p}qb = ${w}[${p}bi * 9u + 2u + (${p}j / 2u) * 2u];`,
+      ];
+      const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'];
+      words.forEach((wd, k) => {
+        lines.push(`let ${p}f${k} = ${u8x4(`(${p}${wd} >> ${p}sh) & 0x0f0f0f0fu`, packed)};`);
+      });
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}ds * (${words.map((_, k) => `dot(${p}f${k}, ${X(tt, k)})`).join(' + ')}) - ${p}mm * ${XS(tt)}`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q6_K': {
+      // 210-byte blocks: ql[128], qh[64], int8 scales[16], f16 d. Sub-block cc of 32: half h = cc/4,
+      // k = cc%4: ql bytes h·64 + (k&1)·32 + l (nibble k/2), qh bytes 128 + h·32 + l (bits 2k), scales
+      // h·8 + 2k (l < 16) and +1 (l ≥ 16).
+      const lines = [
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;`,
+        `let ${p}o = ${p}bi * 210u; let ${p}odd = (${p}o & 2u) != 0u;`,
+        `let ${p}lw = (${p}o + ${p}hh * 64u + (${p}k & 1u) * 32u) >> 2u; let ${p}hw = (${p}o + 128u + ${p}hh * 32u) >> 2u;`,
+        `let ${p}so = ${p}o + 192u + ${p}hh * 8u + ${p}k * 2u; let ${p}sw = ${w}[${p}so >> 2u] >> ((${p}so & 2u) * 8u);`,
+        `let ${p}dd = unpack2x16float(${w}[(${p}o + 208u) >> 2u]); let ${p}d = select(${p}dd.x, ${p}dd.y, ${p}odd);`,
+        `let ${p}sc0 = ${p}d * f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = ${p}d * f32((bitcast<i32>(${p}sw) << 16u) >> 24u);`,
+        `let ${p}ls = (${p}k / 2u) * 4u; let ${p}hs = ${p}k * 2u;`,
+      ];
+      for (let j = 0; j <= 8; j++)
+        lines.push(`let ${p}a${j} = ${w}[${p}lw + ${j}u]; let ${p}b${j} = ${w}[${p}hw + ${j}u];`);
+      for (let j = 0; j < 8; j++) {
+        const L = `select(${p}a${j}, (${p}a${j} >> 16u) | (${p}a${j + 1} << 16u), ${p}odd)`;
+        const H = `select(${p}b${j}, (${p}b${j} >> 16u) | (${p}b${j + 1} << 16u), ${p}odd)`;
+        lines.push(
+          `let ${p}f${j} = ${u8x4(`((${L} >> ${p}ls) & 0x0f0f0f0fu) | (((${H} >> ${p}hs) & 0x03030303u) << 4u)`, packed)} - vec4<f32>(32.0);`,
+        );
+      }
+      const half = (from: number, tt: number) =>
+        Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
+      lines.push(sum((tt) => `${p}sc0 * (${half(0, tt)}) + ${p}sc1 * (${half(4, tt)})`));
+      return lines.join('\n');
+    }
+  }
+}
+
+/** Q4_K's 6-bit scale and min of sub-block j from the header vec4 (ggml's get_scale_min_k4). */
+const Q4K_SCALE_MIN = `fn scByte(h: vec4<u32>, k: u32) -> u32 {
+  let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
+  return (wd >> ((k & 3u) * 8u)) & 0xffu;
+}
+fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
+  if (j < 4u) { return vec2<f32>(f32(scByte(h, j) & 63u), f32(scByte(h, j + 4u) & 63u)); }
+  let a = scByte(h, j + 4u);
+  return vec2<f32>(f32((a & 0xfu) | ((scByte(h, j - 4u) >> 6u) << 4u)), f32((a >> 4u) | ((scByte(h, j) >> 6u) << 4u)));
+}`;
+
+/**
+ * The kernel's WGSL. Bindings as {@link matmulWGSL}: 0 step, 1 x, [2 gnorm], each segment's weights in
+ * order, then `extra`. Dispatch ({@link mmvWorkgroupsX}, ceil(T / TT)); T ≤ step.nTokens rows of x.
+ */
+export function mmvWGSL(o: MmvOptions): string {
+  const { K, TT, layout: L } = o;
+  if (K % 32 !== 0) throw new Error(`mmvWGSL needs K to be a multiple of 32 (got ${K})`);
+  if (TT < 1 || TT > 4) throw new Error(`mmvWGSL computes 1–4 tokens per workgroup (got ${TT})`);
+  if (L.threads % L.lanes !== 0 || ![1, 2, 4, 8, 16, 32].includes(L.lanes))
+    throw new Error(`bad mmv layout ${JSON.stringify(L)}`);
+  const NC = K / 32;
+  const sg = L.lanes > 1 && L.reduce === 'subgroup';
+  const toks = Array.from({ length: TT }, (_, i) => i);
+  const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
+  const types = o.segments.flatMap((s) => s.weights.map((w) => w.type));
+  const xsum = types.some(needsXsum);
+  const normF32 = o.norm?.type === 'F32';
+  const lines: string[] = [];
+  if (sg) lines.push('enable subgroups;');
+  lines.push(STEP_WGSL);
+  let b = 0;
+  lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
+  lines.push(`@group(0) @binding(${b++}) var<storage, read> x: array<vec4<f32>>;`);
+  if (o.norm) {
+    lines.push(
+      `@group(0) @binding(${b++}) var<storage, read> gnorm: ${normF32 ? 'array<vec4<f32>>' : 'array<u32>'};`,
+    );
+  }
+  o.segments.forEach((s, si) => {
+    s.weights.forEach((w, wi) => {
+      lines.push(`@group(0) @binding(${b++}) var<storage, read> w${si}_${wi}: ${bindingType(w.type)};`);
+    });
+  });
+  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  if (types.includes('Q4_K')) lines.push(Q4K_SCALE_MIN);
+  if (o.norm && !normF32) {
+    // F16 / BF16 norm weights: four at a time from two words.
+    const cv =
+      o.norm.type === 'F16'
+        ? (a: string) => `unpack2x16float(${a})`
+        : (a: string) => `bitcast<vec2<f32>>(vec2<u32>(${a} << 16u, ${a} & 0xffff0000u))`;
+    lines.push(
+      `fn gnorm4(i: u32) -> vec4<f32> { return vec4<f32>(${cv('gnorm[2u * i]')}, ${cv('gnorm[2u * i + 1u]')}); }`,
+    );
+  }
+  const W = L.threads;
+  const per = unitsPerWorkgroup(L);
+  const R = L.units;
+  const nAcc = R * maxDots * TT;
+  if (L.lanes > 1 && !sg) {
+    lines.push(`var<workgroup> red: array<f32, ${W * (nAcc + (o.norm ? TT : 0))}>;`);
+  }
+  lines.push(`
+const K: u32 = ${K}u;
+
+@compute @workgroup_size(${W})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let lane = lid % ${L.lanes}u;
+  let grp = lid / ${L.lanes}u;
+  let t0 = ${o.lastTokenOnly ? '0u' : `wg.y * ${TT}u`};
+  let nT = ${o.lastTokenOnly ? '1u' : 'step.nTokens'};
+  let xrow0 = ${o.lastTokenOnly ? 'step.nTokens - 1u' : 't0'};`);
+  // Rows of x for each token (clamped to the last token: a partial token group computes duplicates,
+  // never stored).
+  for (const tt of toks) lines.push(`  let xr${tt} = min(xrow0 + ${tt}u, xrow0 + nT - 1u - t0) * ${K / 4}u;`);
+  const rg = ranges(o.segments, per);
+  lines.push('  var seg = 0u;\n  var ub = 0u;');
+  rg.forEach((r, i) => {
+    lines.push(
+      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${per}u + grp * ${R}u; }`,
+    );
+  });
+  const acc = (r: number, d: number, tt: number) => `a${r}_${d}_${tt}`;
+  for (let r = 0; r < R; r++)
+    for (let d = 0; d < maxDots; d++) for (const tt of toks) lines.push(`  var ${acc(r, d, tt)} = 0.0;`);
+  if (o.norm) for (const tt of toks) lines.push(`  var ss${tt} = 0.0;`);
+  lines.push(`  for (var c = lane; c < ${NC}u; c += ${L.lanes}u) {`);
+  for (const tt of toks) {
+    for (let j = 0; j < 8; j++) {
+      lines.push(`    var x${tt}_${j} = x[xr${tt} + c * 8u + ${j}u];`);
+    }
+    if (o.norm) {
+      lines.push(
+        `    ss${tt} += ${Array.from({ length: 8 }, (_, j) => `dot(x${tt}_${j}, x${tt}_${j})`).join(' + ')};`,
+      );
+    }
+  }
+  if (o.norm) {
+    for (let j = 0; j < 8; j++) {
+      lines.push(`    let g${j} = ${normF32 ? `gnorm[c * 8u + ${j}u]` : `gnorm4(c * 8u + ${j}u)`};`);
+      for (const tt of toks) lines.push(`    x${tt}_${j} *= g${j};`);
+    }
+  }
+  if (xsum) {
+    for (const tt of toks) {
+      lines.push(
+        `    let xs${tt} = dot(${Array.from({ length: 8 }, (_, j) => `x${tt}_${j}`).join(' + ')}, vec4<f32>(1.0));`,
+      );
+    }
+  }
+  o.segments.forEach((s, si) => {
+    const body: string[] = [];
+    for (let r = 0; r < R; r++) {
+      body.push(`      { let u = min(ub + ${r}u, ${s.nUnits - 1}u);`);
+      s.dots.forEach((d, di) => {
+        const wname = `w${si}_${d.w}`;
+        const p = `p${r}_${di}_`;
+        body.push(`        { let row = ${d.row};`);
+        body.push(
+          chunkDot(s.weights[d.w].type, wname, K, TT, p, L.packed)
+            .split('\n')
+            .map((l) => `          ${l}`)
+            .join('\n'),
+        );
+        for (const tt of toks) body.push(`          ${acc(r, di, tt)} += ${p}s${tt};`);
+        body.push('        }');
+      });
+      body.push('      }');
+    }
+    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n    }`);
+  });
+  lines.push('  }');
+  // Combine the lanes of each group.
+  const all: string[] = [];
+  for (let r = 0; r < R; r++)
+    for (let d = 0; d < maxDots; d++) for (const tt of toks) all.push(acc(r, d, tt));
+  if (o.norm) for (const tt of toks) all.push(`ss${tt}`);
+  if (L.lanes > 1) {
+    if (sg) {
+      for (let m = L.lanes / 2; m >= 1; m /= 2) {
+        for (const v of all) lines.push(`  ${v} += subgroupShuffleXor(${v}, ${m}u);`);
+      }
+    } else {
+      all.forEach((v, i) => {
+        lines.push(`  red[${i * W}u + lid] = ${v};`);
+      });
+      lines.push('  workgroupBarrier();');
+      for (let m = L.lanes / 2; m >= 1; m /= 2) {
+        lines.push(`  if (lane < ${m}u) {`);
+        all.forEach((_, i) => {
+          lines.push(`    red[${i * W}u + lid] += red[${i * W}u + lid + ${m}u];`);
+        });
+        lines.push('  }\n  workgroupBarrier();');
+      }
+      all.forEach((v, i) => {
+        lines.push(`  ${v} = red[${i * W}u + lid];`);
+      });
+    }
+    lines.push('  if (lane != 0u) { return; }');
+  }
+  if (o.norm) {
+    for (const tt of toks)
+      lines.push(`  let inv${tt} = inverseSqrt(ss${tt} / f32(K) + ${f32Lit(o.norm.eps)});`);
+  }
+  o.segments.forEach((s, si) => {
+    const body: string[] = [];
+    for (let r = 0; r < R; r++) {
+      body.push(`    { let u = ub + ${r}u; if (u < ${s.nUnits}u) {`);
+      for (const tt of toks) {
+        const ds = s.dots
+          .map((_, di) => `let d${di} = ${acc(r, di, tt)}${o.norm ? ` * inv${tt}` : ''};`)
+          .join(' ');
+        body.push(
+          `      if (t0 + ${tt}u < nT) { let t = t0 + ${tt}u; let pos = step.pos0 + ${o.lastTokenOnly ? 'step.nTokens - 1u' : 't'}; ${ds}\n        ${s.epilogue}\n      }`,
+        );
+      }
+      body.push('    } }');
+    }
+    lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n  }`);
+  });
+  lines.push('}');
+  return lines.join('\n');
+}

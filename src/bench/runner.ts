@@ -216,6 +216,7 @@ export function benchModelFrom(
     parameters: info.nParams,
     bytes: opts.bytes ?? info.weightBytes,
     ...(opts.synthetic ? { synthetic: true } : {}),
+    ...(info.kernels ? { kernels: info.kernels } : {}),
   };
 }
 

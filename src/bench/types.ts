@@ -3,7 +3,7 @@
  * `npm run bench` and `npm run bench:report` all read and write these shapes.
  * Metric definitions follow vLLM's `bench serve` (see src/bench/metrics.ts).
  */
-import type { SamplingParams } from '../engine/types.ts';
+import type { ModelInfo, SamplingParams } from '../engine/types.ts';
 import type {
   FitsVerdict,
   GpuProfile,
@@ -128,6 +128,8 @@ export interface BenchResult {
     synthetic?: boolean;
     /** Whether it fits this adapter at the loaded context (llama-bench mode / memory probe). */
     fits?: FitsVerdict;
+    /** The decode kernels that ran and how their layout was chosen (ModelInfo.kernels). */
+    kernels?: ModelInfo['kernels'];
   };
   load: { totalMs: number; downloadMs: number; uploadMs: number; compileMs: number };
   plan: BenchPlan;

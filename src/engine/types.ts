@@ -166,6 +166,21 @@ export interface ModelInfo {
   fileBytes?: number;
   /** Number of files (split GGUF parts); 1 for a single file. */
   fileParts?: number;
+  /**
+   * Which decode matmul kernels run (our WebGPU engine): `mmv` with its layout (kernels/mmv.ts) and how it
+   * was chosen (`measured` at this load, `cached` from an earlier measurement on this adapter, `option`,
+   * `only`), with the candidates' times; `fallback` is the kernel of matmuls mmv does not take (K not a
+   * multiple of 32) or of all of them when mmv is off.
+   */
+  kernels?: {
+    decode: 'mmv' | 'ksplit' | 'rows';
+    mmvLayout?: string;
+    chosenBy?: 'measured' | 'cached' | 'option' | 'only';
+    trials?: { layout: string; ms: number }[];
+    fallback: 'ksplit' | 'rows';
+    /** Decode matmuls per token on mmv and on the fallback. */
+    matmuls: { mmv: number; fallback: number };
+  };
   /** Set when the model came through the model library's cache. */
   cache?: {
     /** The weights were read from the cached copy (true) or downloaded during this load (false). */

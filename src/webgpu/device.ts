@@ -65,6 +65,11 @@ export interface GpuContext {
   hasF16: boolean;
   hasSubgroups: boolean;
   hasTimestamps: boolean;
+  /** The adapter's subgroup size range (adapter.info; 0 where unknown). */
+  subgroupMinSize: number;
+  subgroupMaxSize: number;
+  /** `navigator.gpu.wgslLanguageFeatures` (e.g. `packed_4x8_integer_dot_product`). */
+  wgslFeatures: ReadonlySet<string>;
 }
 
 /**
@@ -108,5 +113,8 @@ export async function createGpuContext(
     hasF16: device.features.has('shader-f16'),
     hasSubgroups: device.features.has('subgroups'),
     hasTimestamps: device.features.has('timestamp-query'),
+    subgroupMinSize: (ai as { subgroupMinSize?: number }).subgroupMinSize ?? 0,
+    subgroupMaxSize: (ai as { subgroupMaxSize?: number }).subgroupMaxSize ?? 0,
+    wgslFeatures: new Set((gpu as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []),
   };
 }

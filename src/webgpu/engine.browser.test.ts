@@ -234,27 +234,65 @@ describe('bad input and lost devices', () => {
   });
 });
 
-describe('the K-split decode kernel (used on hardware GPUs), forced on this adapter', () => {
-  it('gives llama.cpp’s greedy tokens and log-softmax', async () => {
-    const engine = new WebGpuEngine({ decodeKernel: 'ksplit' });
-    await engine.load({ url: MODEL_URL }, { contextLength: 256 });
-    expect(engine.llama?.decodeKernel).toBe('ksplit');
-    for (const c of golden.generation.cases.slice(0, 2)) {
-      const r = await engine.generate({ promptTokenIds: c.promptIds, maxTokens: 24, ignoreEos: true });
-      expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
-    }
-    const c = golden.logProbs.cases[0];
-    const logits: Float32Array[] = [];
-    await engine.generate(
-      { promptTokenIds: c.promptIds, maxTokens: 8, ignoreEos: true, returnLogits: true },
-      (e) => e.logits && logits.push(e.logits),
-    );
-    let worst = 0;
-    logits.forEach((l, p) => {
-      const ours = logSoftmax(l);
-      for (let t = 0; t < ours.length; t++) worst = Math.max(worst, Math.abs(ours[t] - c.logSoftmax[p][t]));
+describe('every decode kernel path, forced on this adapter, gives llama.cpp’s greedy tokens and log-softmax', () => {
+  const paths: { name: string; opts: ConstructorParameters<typeof WebGpuEngine>[0]; sg?: boolean }[] = [
+    {
+      name: 'mmv, a thread per 3 rows',
+      opts: { mmvLayout: { lanes: 1, units: 3, threads: 64, reduce: 'shared', packed: true } },
+    },
+    {
+      name: 'mmv, 4 lanes per row reduced by subgroups',
+      opts: { mmvLayout: { lanes: 4, units: 2, threads: 64, reduce: 'subgroup', packed: false } },
+      sg: true,
+    },
+    {
+      name: 'mmv, 32 lanes per row reduced in workgroup memory',
+      opts: { mmvLayout: { lanes: 32, units: 1, threads: 256, reduce: 'shared', packed: true } },
+    },
+    { name: 'K-split (mmv off)', opts: { decodeKernel: 'ksplit', mmvLayout: 'off' } },
+    { name: 'thread per row (mmv off)', opts: { decodeKernel: 'rows', mmvLayout: 'off' } },
+  ];
+  for (const p of paths) {
+    it(p.name, async (ctx) => {
+      const engine = new WebGpuEngine(p.opts);
+      const info = await engine.load({ url: MODEL_URL }, { contextLength: 256 });
+      if (p.sg && !engine.gpuContext?.hasSubgroups) {
+        await engine.dispose();
+        ctx.skip();
+      }
+      const mmv = p.opts?.mmvLayout !== 'off';
+      expect(info.kernels?.decode).toBe(mmv ? 'mmv' : p.opts?.decodeKernel);
+      // stories260K: nFF 172 is not a multiple of 32, so ffn_down stays on the fallback kernel.
+      expect(info.kernels?.matmuls).toEqual(mmv ? { mmv: 16, fallback: 5 } : { mmv: 0, fallback: 21 });
+      for (const c of golden.generation.cases.slice(0, 2)) {
+        const r = await engine.generate({ promptTokenIds: c.promptIds, maxTokens: 24, ignoreEos: true });
+        expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
+      }
+      const c = golden.logProbs.cases[0];
+      const logits: Float32Array[] = [];
+      await engine.generate(
+        { promptTokenIds: c.promptIds, maxTokens: 8, ignoreEos: true, returnLogits: true },
+        (e) => e.logits && logits.push(e.logits),
+      );
+      let worst = 0;
+      logits.forEach((l, p) => {
+        const ours = logSoftmax(l);
+        for (let t = 0; t < ours.length; t++) worst = Math.max(worst, Math.abs(ours[t] - c.logSoftmax[p][t]));
+      });
+      expect(worst).toBeLessThan(1e-3);
+      await engine.dispose();
     });
-    expect(worst).toBeLessThan(1e-3);
+  }
+
+  it('by default the layout is chosen by a timed trial once per adapter and shape, and recorded', async () => {
+    const engine = new WebGpuEngine();
+    const a = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+    expect(a.kernels?.decode).toBe('mmv');
+    expect(['measured', 'cached']).toContain(a.kernels?.chosenBy);
+    expect(a.kernels?.mmvLayout).toMatch(/^lanes\d+/);
+    const b = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+    expect(b.kernels?.chosenBy).toBe('cached');
+    expect(b.kernels?.mmvLayout).toBe(a.kernels?.mmvLayout);
     await engine.dispose();
   });
 });

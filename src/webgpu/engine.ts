@@ -21,7 +21,9 @@ import { openModelFile } from '../library/open.ts';
 import { chatPromptTokens } from './chat/template.ts';
 import { createGpuContext, type GpuContext } from './device.ts';
 import type { GgufFile } from './gguf/types.ts';
-import { WEIGHT_TYPES } from './kernels/common.ts';
+import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
+import type { MmvLayout } from './kernels/mmv.ts';
+import { chooseMmvLayout, layoutName, type MmvChoice } from './kernels/tune.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
 import { LlamaModel } from './model/llama.ts';
 import { syntheticGguf } from './model/synthetic.ts';
@@ -41,6 +43,12 @@ export interface WebGpuEngineOptions {
    * adapter, 'ksplit' on a GPU.
    */
   decodeKernel?: 'ksplit' | 'rows';
+  /**
+   * The decode matrix × vector kernels (kernels/mmv.ts): a layout to use, `'off'` for the older kernels
+   * (`decodeKernel`) everywhere, or unset to choose among {@link mmvCandidates} by a short timed trial at
+   * the first load on this adapter ({@link chooseMmvLayout}).
+   */
+  mmvLayout?: MmvLayout | 'off';
 }
 
 function isGreedy(r: GenerateRequest): boolean {
@@ -162,12 +170,29 @@ export class WebGpuEngine implements Engine {
     if (!(contextLength >= 1))
       throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
     const batchSize = Math.max(1, Math.min(options.batchSize ?? 64, contextLength));
+    const fallbackKernel = this.opts.decodeKernel ?? (gpu.info.isFallback ? 'rows' : 'ksplit');
+    const forced = this.opts.mmvLayout;
+    const gate = file.tensors.get('blk.0.ffn_gate.weight');
+    const gateType = WEIGHT_TYPES.find((t) => t === gate?.typeName) ?? 'F32';
+    let choice: MmvChoice | undefined;
+    if (forced !== 'off') {
+      choice = forced
+        ? { layout: forced, chosenBy: 'option' }
+        : await chooseMmvLayout(gpu, {
+            K:
+              Math.ceil(cfg.nEmbd / Math.max(32, WEIGHT_BLOCK[gateType].size)) *
+              Math.max(32, WEIGHT_BLOCK[gateType].size),
+            N: cfg.nFF,
+            type: gateType,
+          });
+    }
     try {
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength,
         batchSize,
         maxBindingBytes: this.opts.maxBindingBytes,
-        decodeKernel: this.opts.decodeKernel ?? (gpu.info.isFallback ? 'rows' : 'ksplit'),
+        decodeKernel: fallbackKernel,
+        mmv: choice?.layout,
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
         onUpload: (d, t) => report('upload', d, t),
@@ -211,6 +236,14 @@ export class WebGpuEngine implements Engine {
       tiedEmbeddings: cfg.tiedEmbeddings,
       fileBytes: file.fileSize,
       fileParts: (file as { parts?: unknown[] }).parts?.length ?? 1,
+      kernels: {
+        decode: m.decodeMatmuls.mmv > 0 ? 'mmv' : fallbackKernel,
+        mmvLayout: choice && m.decodeMatmuls.mmv > 0 ? layoutName(choice.layout) : undefined,
+        chosenBy: m.decodeMatmuls.mmv > 0 ? choice?.chosenBy : undefined,
+        trials: choice?.trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) })),
+        fallback: fallbackKernel,
+        matmuls: { ...m.decodeMatmuls },
+      },
       cache,
     };
     return this.info;

@@ -34,6 +34,7 @@ import {
   rowsWGSL,
   rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
+import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import type { LlamaConfig } from './config.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
@@ -74,6 +75,11 @@ export interface LlamaLoadOptions {
    * software adapters such as SwiftShader, where each barrier costs ~20 µs per workgroup). Default 'ksplit'.
    */
   decodeKernel?: 'ksplit' | 'rows';
+  /**
+   * Layout of the decode matrix × vector kernels (kernels/mmv.ts), used for every decode matmul whose K
+   * is a multiple of 32; the others (and all of them when unset) use `decodeKernel`.
+   */
+  mmv?: MmvLayout;
   signal?: AbortSignal;
   /** Bytes read from the source so far. */
   onFetch?: (done: number, total: number) => void;
@@ -147,8 +153,12 @@ export class LlamaModel {
   readonly batchSize: number;
   readonly weightBytes: number;
   readonly times: LlamaLoadTimes;
-  /** The decode matmul layout in use. */
+  /** The decode matmul layout of matmuls that mmv does not take. */
   readonly decodeKernel: 'ksplit' | 'rows';
+  /** The mmv layout of the decode matmuls, where used. */
+  readonly mmv?: MmvLayout;
+  /** Decode matmuls per forward pass that use mmv, and those that use `decodeKernel` (K not a multiple of 32). */
+  readonly decodeMatmuls = { mmv: 0, fallback: 0 };
   private buffers: GPUBuffer[] = [];
   private stepBuf!: GPUBuffer;
   private stepData = new Uint32Array(4);
@@ -189,6 +199,7 @@ export class LlamaModel {
     this.weightBytes = weightBytes;
     this.times = times;
     this.decodeKernel = opts.decodeKernel ?? 'ksplit';
+    this.mmv = opts.mmv;
   }
 
   /**
@@ -575,10 +586,32 @@ export class LlamaModel {
     // Per-layer sources and buffers, for TT = 1 (decode) and TT = PREFILL_TT (prefill).
     // Decode (TT = 1) uses the K-split GEMV on hardware GPUs, the barrier-free thread-per-row kernel on
     // software ones; prefill uses the tiled kernel (each weight read once per 8 tokens) on both.
+    // Decode matmuls whose K is a whole number of 32-weight chunks use mmv (when a layout is given).
     const ksplit = this.decodeKernel === 'ksplit';
-    const mm = (o: MatmulOptions) => (o.TT === 1 ? (ksplit ? gemvWGSL(o) : rowsWGSL(o)) : matmulWGSL(o));
-    const wgx = (segs: { nUnits: number }[], TT: number) =>
-      TT === 1 ? (ksplit ? gemvWorkgroupsX(segs) : rowsWorkgroupsX(segs)) : matmulWorkgroupsX(segs);
+    const mmv = this.mmv;
+    const useMmv = (K: number) => mmv !== undefined && mmvSupports(K, ['F32']);
+    const mm = (o: MatmulOptions) =>
+      o.TT !== 1
+        ? matmulWGSL(o)
+        : useMmv(o.K)
+          ? mmvWGSL({ ...o, layout: mmv! })
+          : ksplit
+            ? gemvWGSL(o)
+            : rowsWGSL(o);
+    const wgx = (segs: { nUnits: number }[], TT: number, K: number) =>
+      TT !== 1
+        ? matmulWorkgroupsX(segs)
+        : useMmv(K)
+          ? mmvWorkgroupsX(segs, mmv!)
+          : ksplit
+            ? gemvWorkgroupsX(segs)
+            : rowsWorkgroupsX(segs);
+    for (const K of [c.nEmbd, qDim, c.nEmbd, c.nFF]) {
+      if (useMmv(K)) this.decodeMatmuls.mmv += c.nLayers;
+      else this.decodeMatmuls.fallback += c.nLayers;
+    }
+    if (useMmv(c.nEmbd)) this.decodeMatmuls.mmv++;
+    else this.decodeMatmuls.fallback++;
     type LayerKernel = { src: (TT: number) => string; buffers: GPUBuffer[]; wgX: (TT: number) => number };
     const layerKernels = layers.map((l) => {
       const b = `blk.${l}`;
@@ -627,7 +660,7 @@ export class LlamaModel {
             this.kCache[l],
             this.vCache[l],
           ],
-          wgX: (TT) => wgx(qkvSegs, TT),
+          wgX: (TT) => wgx(qkvSegs, TT, c.nEmbd),
         },
         wo: {
           src: (TT) =>
@@ -638,7 +671,7 @@ export class LlamaModel {
               extra: ['var<storage, read_write> y: array<f32>'],
             }),
           buffers: [this.stepBuf, this.xb, one(wo), this.x],
-          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT),
+          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT, qDim),
         },
         ffn: {
           src: (TT) =>
@@ -650,7 +683,7 @@ export class LlamaModel {
               extra: ['var<storage, read_write> hb: array<f32>'],
             }),
           buffers: [this.stepBuf, this.x, one(ffnNorm), one(gate), one(up), this.hb],
-          wgX: (TT) => wgx([{ nUnits: c.nFF }], TT),
+          wgX: (TT) => wgx([{ nUnits: c.nFF }], TT, c.nEmbd),
         },
         down: {
           src: (TT) =>
@@ -661,7 +694,7 @@ export class LlamaModel {
               extra: ['var<storage, read_write> y: array<f32>'],
             }),
           buffers: [this.stepBuf, this.hb, one(down), this.x],
-          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT),
+          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT, c.nFF),
         },
       };
       return k;
@@ -822,7 +855,7 @@ export class LlamaModel {
       wo: layerKernels[0].wo.wgX(TT),
       ffn: layerKernels[0].ffn.wgX(TT),
       down: layerKernels[0].down.wgX(TT),
-      out: wgx(outSegs, 1),
+      out: wgx(outSegs, 1, c.nEmbd),
     });
     this.wgX = { decode: wgXFor(1), prefill: wgXFor(PREFILL_TT) };
     this.built = true;

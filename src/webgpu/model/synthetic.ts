@@ -66,6 +66,23 @@ export const SYNTHETIC_SHAPES: readonly SyntheticShape[] = [
     rmsEps: 1e-5,
   },
   {
+    // The ≥50M-parameter test model of the decode benchmarks on software adapters (issue 14): 512 wide,
+    // 8 layers, a 32k vocabulary; about 60M parameters.
+    id: 'bench-60m',
+    label: '60M-parameter llama (512 wide, 8 layers, 32k vocabulary)',
+    architecture: 'llama',
+    nLayers: 8,
+    nEmbd: 512,
+    nFF: 1536,
+    nHead: 8,
+    nHeadKv: 8,
+    nVocab: 32000,
+    contextLength: 2048,
+    tied: false,
+    ropeFreqBase: 10000,
+    rmsEps: 1e-5,
+  },
+  {
     id: 'smollm2-360m',
     label: 'SmolLM2-360M',
     architecture: 'llama',

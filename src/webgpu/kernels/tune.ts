@@ -1,0 +1,171 @@
+/**
+ * Choosing the decode kernels' layout by measurement, per adapter: a few {@link MmvLayout} candidates
+ * suited to the adapter (software adapters want a thread per group of rows with no reduction; GPUs want
+ * lanes along K reduced through subgroups) are timed on the model's own feed-forward matmul shape with
+ * random weights, and the fastest wins. Results are cached per adapter fingerprint and shape for the life
+ * of the worker or process, so a second load of the same model (or a model of the same width) measures
+ * nothing.
+ *
+ * Timing is wall clock around one submit of enough dispatches to take ≥ 15 ms (at least 3), after a
+ * warm-up dispatch, best of 2; every candidate runs the same bytes, so the ratio between candidates is
+ * what matters (dispatch and submit overhead fall on all alike).
+ */
+import type { GpuContext } from '../device.ts';
+import { mulberry32 } from '../util/prng.ts';
+import { packStep, rowBytes, type WeightType } from './common.ts';
+import type { MatmulSegment } from './matmul.ts';
+import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
+
+/** What was chosen, and how (recorded in ModelInfo and result JSON). */
+export interface MmvChoice {
+  layout: MmvLayout;
+  /** 'measured' this load, 'cached' from an earlier measurement on this adapter, 'option' given by the caller, 'only' one candidate. */
+  chosenBy: 'measured' | 'cached' | 'option' | 'only';
+  /** Milliseconds per dispatch of each candidate, where measured. */
+  trials?: { layout: MmvLayout; ms: number }[];
+}
+
+/** A compact name of a layout, e.g. `lanes32-sg-u2-t128-packed`. */
+export function layoutName(l: MmvLayout): string {
+  return `lanes${l.lanes}${l.lanes > 1 ? `-${l.reduce === 'subgroup' ? 'sg' : 'shared'}` : ''}-u${l.units}-t${l.threads}${l.packed ? '-packed' : ''}`;
+}
+
+/**
+ * The layouts worth trying on this adapter. Software (fallback) adapters: a thread per 1, 2 or 4 rows.
+ * GPUs: lanes along K (32, or the adapter's minimum subgroup size when smaller), 1–2 units per lane
+ * group, reduced with subgroups where the device has them, else through workgroup memory.
+ */
+export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
+  const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
+  if (gpu.info.isFallback) {
+    return [1, 2, 4].map((units) => ({ lanes: 1, units, threads: 64, reduce: 'shared' as const, packed }));
+  }
+  const sg = gpu.hasSubgroups && gpu.subgroupMinSize >= 4;
+  const lanes = sg ? Math.min(32, gpu.subgroupMinSize) : 32;
+  const reduce = sg ? ('subgroup' as const) : ('shared' as const);
+  const out: MmvLayout[] = [
+    { lanes, units: 1, threads: 256, reduce, packed },
+    { lanes, units: 2, threads: 128, reduce, packed },
+    { lanes: Math.max(4, lanes / 4), units: 2, threads: 64, reduce, packed },
+  ];
+  if (!sg) out.push({ lanes: 8, units: 2, threads: 64, reduce: 'shared', packed });
+  return out;
+}
+
+const cache = new Map<string, MmvChoice>();
+
+/** Forgets every cached choice (tests). */
+export function clearMmvChoices(): void {
+  cache.clear();
+}
+
+/** Random rows of a weight type (random bytes with an f16 scale of ~1e-3 where the type has one). */
+function randomWeights(type: WeightType, K: number, N: number): Uint8Array {
+  const bytes = new Uint8Array(Math.ceil((rowBytes(type, K) * N) / 16) * 16);
+  const rng = mulberry32(K * 31 + N);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(rng() * 256);
+  // Keep every 16-bit word a small finite f16 where scales live: 0x1400 ≈ 1e-3 in the high byte's range.
+  if (type === 'F16') for (let i = 1; i < bytes.length; i += 2) bytes[i] &= 0x13;
+  if (type === 'F32') for (let i = 3; i < bytes.length; i += 4) bytes[i] = 0x3a;
+  return bytes;
+}
+
+/**
+ * Times each candidate on the matmul shape `K` → `N` (two dots per unit, as the fused gate/up kernel,
+ * with the RMSNorm) of weight type `type`, and returns the fastest. With one candidate, nothing is timed.
+ * @throws whatever the device throws when it cannot compile a candidate (a candidate that fails to
+ *   compile is skipped; all failing rethrows the last error).
+ */
+export async function chooseMmvLayout(
+  gpu: GpuContext,
+  shape: { K: number; N: number; type: WeightType },
+  candidates: MmvLayout[] = mmvCandidates(gpu),
+): Promise<MmvChoice> {
+  if (candidates.length === 1) return { layout: candidates[0], chosenBy: 'only' };
+  const i = gpu.info;
+  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${shape.N}|${shape.type}|${candidates.map(layoutName).join(',')}`;
+  const hit = cache.get(key);
+  if (hit) return { ...hit, chosenBy: 'cached' };
+  const { device } = gpu;
+  const made: GPUBuffer[] = [];
+  const buf = (bytes: Uint8Array | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
+    const size = typeof bytes === 'number' ? bytes : bytes.byteLength;
+    const b = device.createBuffer({
+      label: 'mmv-tune',
+      size: Math.max(16, Math.ceil(size / 16) * 16),
+      usage,
+    });
+    if (typeof bytes !== 'number') device.queue.writeBuffer(b, 0, bytes as Uint8Array<ArrayBuffer>);
+    made.push(b);
+    return b;
+  };
+  try {
+    const { K, N, type } = shape;
+    const w0 = buf(randomWeights(type, K, N));
+    const w1 = buf(randomWeights(type, K, N));
+    const x = buf(new Uint8Array(new Float32Array(K).fill(0.5).buffer));
+    const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));
+    const y = buf(N * 4);
+    const step = buf(new Uint8Array(packStep(1, 0).buffer), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+    const seg: MatmulSegment = {
+      nUnits: N,
+      weights: [{ type }, { type }],
+      dots: [
+        { w: 0, row: 'u' },
+        { w: 1, row: 'u' },
+      ],
+      epilogue: 'y[u] = d0 / (1.0 + exp(-d0)) * d1;',
+    };
+    const trials: { layout: MmvLayout; ms: number }[] = [];
+    let lastError: unknown;
+    for (const layout of candidates) {
+      try {
+        const module = device.createShaderModule({
+          label: `mmv-tune ${layoutName(layout)}`,
+          code: mmvWGSL({
+            K,
+            TT: 1,
+            norm: { eps: 1e-5, type: 'F32' },
+            segments: [seg],
+            extra: ['var<storage, read_write> y: array<f32>'],
+            layout,
+          }),
+        });
+        const pipeline = await device.createComputePipelineAsync({
+          layout: 'auto',
+          compute: { module, entryPoint: 'main' },
+        });
+        const group = device.createBindGroup({
+          layout: pipeline.getBindGroupLayout(0),
+          entries: [step, x, g, w0, w1, y].map((buffer, binding) => ({ binding, resource: { buffer } })),
+        });
+        const nx = mmvWorkgroupsX([seg], layout);
+        const run = async (n: number) => {
+          const enc = device.createCommandEncoder({ label: 'mmv-tune' });
+          const pass = enc.beginComputePass();
+          pass.setPipeline(pipeline);
+          pass.setBindGroup(0, group);
+          for (let k = 0; k < n; k++) pass.dispatchWorkgroups(nx);
+          pass.end();
+          const t0 = performance.now();
+          device.queue.submit([enc.finish()]);
+          await device.queue.onSubmittedWorkDone();
+          return performance.now() - t0;
+        };
+        const once = await run(1);
+        const n = Math.max(3, Math.min(200, Math.ceil(15 / Math.max(once, 0.01))));
+        const ms = Math.min(await run(n), await run(n)) / n;
+        trials.push({ layout, ms });
+      } catch (e) {
+        lastError = e;
+      }
+    }
+    if (trials.length === 0) throw lastError;
+    const best = trials.reduce((a, b) => (b.ms < a.ms ? b : a));
+    const choice: MmvChoice = { layout: best.layout, chosenBy: 'measured', trials };
+    cache.set(key, choice);
+    return choice;
+  } finally {
+    for (const b of made) b.destroy();
+  }
+}

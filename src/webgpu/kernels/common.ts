@@ -113,7 +113,8 @@ function q4kScaleMin(n: string): string {
  * quantized types also `fn dq32_<name>(i: u32, out: ptr<function, array<f32, 32>>)` decoding the 32
  * weights starting at element i (a multiple of 32) with the block's scale read once.
  */
-export function wgslLoader(n: string, t: WeightType): string {
+export function wgslLoader(n: string, t: WeightType, planarBlocks?: number): string {
+  if (planarBlocks !== undefined) return planarLoader(n, t, planarBlocks);
   switch (t) {
     case 'F32':
       return `fn ld_${n}(i: u32) -> f32 { return ${n}[i]; }`;
@@ -239,6 +240,101 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
     }
   }
 }`;
+  }
+}
+
+/**
+ * {@link wgslLoader} for a weight repacked into planes (kernels/repack.ts) holding `nB` blocks: quants
+ * read as aligned words, the f16 `d` from the last plane.
+ */
+function planarLoader(n: string, t: WeightType, nB: number): string {
+  const byte = (o: string) => `((${n}[(${o}) >> 2u] >> (((${o}) & 3u) * 8u)) & 0xffu)`;
+  switch (t) {
+    case 'Q4_0':
+    case 'Q8_0':
+    case 'Q5_0': {
+      const qsW = t === 'Q8_0' ? 8 : 4;
+      const dW = ((t === 'Q8_0' ? 32 : t === 'Q5_0' ? 20 : 16) * nB) / 4;
+      const d = `fn d_${n}(bi: u32) -> f32 { return unpack2x16float(${n}[${dW}u + (bi >> 1u)])[bi & 1u]; }`;
+      if (t === 'Q8_0') {
+        return `${d}
+fn ld_${n}(i: u32) -> f32 { let bi = i / 32u; return d_${n}(bi) * f32(i32(${byte(`bi * 32u + i % 32u`)} << 24u) >> 24u); }
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 32u;
+  let d = d_${n}(bi);
+  for (var j = 0u; j < 8u; j++) {
+    let q = ${n}[bi * 8u + j];
+    (*out)[4u * j] = d * f32(i32(q << 24u) >> 24u); (*out)[4u * j + 1u] = d * f32(i32(q << 16u) >> 24u);
+    (*out)[4u * j + 2u] = d * f32(i32(q << 8u) >> 24u); (*out)[4u * j + 3u] = d * f32(i32(q) >> 24u);
+  }
+}`;
+      }
+      const q5 = t === 'Q5_0';
+      const qh = q5 ? `let qh = ${n}[${(16 * nB) / 4}u + bi];` : '';
+      const hi = (k: string) => (q5 ? ` | (((qh >> (${k})) & 1u) << 4u)` : '');
+      const off = q5 ? '16.0' : '8.0';
+      return `${d}
+fn ld_${n}(i: u32) -> f32 {
+  let bi = i / 32u; let j = i % 32u; ${qh}
+  let q = ${byte(`bi * ${qsW * 4}u + j % 16u`)};
+  return d_${n}(bi) * (f32(select(q & 0xfu, q >> 4u, j >= 16u)${hi('j')}) - ${off});
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 32u;
+  let d = d_${n}(bi); ${qh}
+  for (var j = 0u; j < 4u; j++) {
+    let q = ${n}[bi * 4u + j];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      let k = 4u * j + b;
+      (*out)[k] = d * (f32((v & 0xfu)${hi('k')}) - ${off});
+      (*out)[k + 16u] = d * (f32((v >> 4u)${hi('k + 16u')}) - ${off});
+    }
+  }
+}`;
+    }
+    case 'Q6_K': {
+      const QH = 128 * nB;
+      const SC = 192 * nB;
+      const DW = (208 * nB) / 4;
+      return `fn d_${n}(bi: u32) -> f32 { return unpack2x16float(${n}[${DW}u + (bi >> 1u)])[bi & 1u]; }
+fn sc_${n}(bi: u32, k: u32) -> f32 { return f32(i32(${byte(`${SC}u + bi * 16u + k`)} << 24u) >> 24u); }
+fn ld_${n}(i: u32) -> f32 {
+  let bi = i / 256u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let l = r % 32u;
+  let ql = ${byte(`bi * 128u + h * 64u + l + (c & 1u) * 32u`)};
+  let qh = ${byte(`${QH}u + bi * 64u + h * 32u + l`)};
+  let q = i32(((ql >> ((c / 2u) * 4u)) & 0xfu) | (((qh >> (c * 2u)) & 3u) << 4u)) - 32;
+  return d_${n}(bi) * sc_${n}(bi, h * 8u + l / 16u + c * 2u) * f32(q);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 256u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let d = d_${n}(bi);
+  let s0 = d * sc_${n}(bi, h * 8u + c * 2u);
+  let s1 = d * sc_${n}(bi, h * 8u + c * 2u + 1u);
+  let qlw = (bi * 128u + h * 64u + (c & 1u) * 32u) / 4u;
+  let qhw = (${QH}u + bi * 64u + h * 32u) / 4u;
+  let shl = (c / 2u) * 4u;
+  let shh = c * 2u;
+  for (var w = 0u; w < 8u; w++) {
+    let ql = ${n}[qlw + w] >> shl;
+    let qh = ${n}[qhw + w] >> shh;
+    let sc = select(s0, s1, w >= 4u);
+    for (var b = 0u; b < 4u; b++) {
+      let q = i32(((ql >> (b * 8u)) & 0xfu) | (((qh >> (b * 8u)) & 3u) << 4u)) - 32;
+      (*out)[4u * w + b] = sc * f32(q);
+    }
+  }
+}`;
+    }
+    default:
+      throw new Error(`${t} has no planar layout`);
   }
 }
 

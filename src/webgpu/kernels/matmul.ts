@@ -20,6 +20,8 @@ import { f32Lit, isQuantized, STEP_WGSL, type WeightType, WG, wgslArrayType, wgs
 /** One weight binding read by a segment. */
 export interface SegmentWeight {
   type: WeightType;
+  /** Repacked into planes at load (kernels/repack.ts): the binding's block count. */
+  planar?: number;
   /** First row of this binding within the logical tensor (for tensors split across bindings). */
   rowStart?: number;
 }
@@ -106,7 +108,7 @@ function bindingsWGSL(o: MatmulOptions): string[] {
     s.weights.forEach((w, wi) => {
       const name = `w${si}_${wi}`;
       lines.push(`@group(0) @binding(${b++}) var<storage, read> ${name}: ${wgslArrayType(w.type)};`);
-      lines.push(wgslLoader(name, w.type));
+      lines.push(wgslLoader(name, w.type, w.planar));
     });
   });
   for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);

@@ -12,6 +12,7 @@ import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
 import { packStep, type WeightType } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
+import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
@@ -108,8 +109,15 @@ function normed(x: Float32Array, T: number, K: number, g?: Float32Array): Float6
 }
 
 describe('mmvWGSL', () => {
-  for (const { type, K } of TYPES) {
-    it(`${type} K=${K}: every layout, T = 1..4, with and without RMSNorm, equals float64`, async () => {
+  for (const { type, K, planar } of TYPES.flatMap((t) =>
+    isPlanarType(t.type)
+      ? [
+          { ...t, planar: false },
+          { ...t, planar: true },
+        ]
+      : [{ ...t, planar: false }],
+  )) {
+    it(`${type}${planar ? ' repacked into planes' : ''} K=${K}: every layout, T = 1..4, with and without RMSNorm, equals float64`, async () => {
       const gpu = await testGpu();
       const device = gpu.device;
       for (const { name, layout } of await layouts()) {
@@ -121,12 +129,15 @@ describe('mmvWGSL', () => {
         ] as const) {
           const { seed, rng } = freshRng();
           const N = 37;
-          const { bytes, w } = weightsOf(type, K, N, rng);
+          const raw = weightsOf(type, K, N, rng);
+          const nBlocks = (N * K) / (type === 'Q6_K' ? 256 : 32);
+          const bytes = planar ? repackHost(type, raw.bytes, nBlocks) : raw.bytes;
+          const w = raw.w;
           const x = randomF32(rng, T * K);
           const g = norm ? randomF32(rng, K, 0.5).map((v) => v + 1) : undefined;
           const seg: MatmulSegment = {
             nUnits: N,
-            weights: [{ type }],
+            weights: [{ type, planar: planar ? nBlocks : undefined }],
             dots: [{ w: 0, row: 'u' }],
             epilogue: `y[t * ${N}u + u] = d0;`,
           };
@@ -154,7 +165,12 @@ describe('mmvWGSL', () => {
               tol[t * N + n] = 2e-5 * a + 1e-6;
             }
           }
-          assertClose(`${type} ${name} T=${T} TT=${TT} norm=${norm} seed ${seed}`, got, ref, tol);
+          assertClose(
+            `${type}${planar ? ' planar' : ''} ${name} T=${T} TT=${TT} norm=${norm} seed ${seed}`,
+            got,
+            ref,
+            tol,
+          );
         }
       }
     });

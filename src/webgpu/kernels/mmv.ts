@@ -83,7 +83,8 @@ export function mmvWorkgroupsX(segments: readonly { nUnits: number }[], layout: 
 }
 
 /** WGSL binding element type for a weight in this kernel. */
-function bindingType(t: WeightType): string {
+function bindingType(t: WeightType, planar?: number): string {
+  if (planar !== undefined) return 'array<vec4<u32>>';
   switch (t) {
     case 'F32':
       return 'array<vec4<f32>>';
@@ -120,12 +121,21 @@ function i8x4(v: string, packed: boolean): string {
  * `x{t}_{j}` (vec4, j = 0..7) of every token t < TT, into `let s{t}` … as `${p}s${t}`. `${xs(t)}` is Σx of
  * the chunk for token t (when {@link needsXsum}). K is the row length.
  */
-function chunkDot(t: WeightType, w: string, K: number, TT: number, p: string, packed: boolean): string {
+function chunkDot(
+  t: WeightType,
+  w: string,
+  K: number,
+  TT: number,
+  p: string,
+  packed: boolean,
+  planar?: number,
+): string {
   const toks = Array.from({ length: TT }, (_, i) => i);
   const X = (tt: number, j: number) => `x${tt}_${j}`;
   const XS = (tt: number) => `xs${tt}`;
   const sum = (f: (tt: number) => string) => toks.map((tt) => `let ${p}s${tt} = ${f(tt)};`).join('\n');
   const NB = K / 32;
+  if (planar !== undefined) return planarChunkDot(t, w, K, TT, p, packed, planar, X, XS, sum);
   switch (t) {
     case 'F32': {
       const loads = Array.from({ length: 8 }, (_, j) => `let ${p}w${j} = ${w}[${p}b + ${j}u];`).join(' ');
@@ -269,6 +279,97 @@ ${sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`)
   }
 }
 
+/**
+ * {@link chunkDot} for weights repacked into planes (kernels/repack.ts) of `nB` blocks, bound as
+ * `array<vec4<u32>>`: quants in whole aligned `vec4`s, the f16 `d` (and Q5_0's qh, Q6_K's scales) from
+ * their planes.
+ */
+function planarChunkDot(
+  t: WeightType,
+  w: string,
+  K: number,
+  _TT: number,
+  p: string,
+  packed: boolean,
+  nB: number,
+  X: (tt: number, j: number) => string,
+  XS: (tt: number) => string,
+  sum: (f: (tt: number) => string) => string,
+): string {
+  // The 16-bit value at byte offset D of the binding, into `${p}${name}W` (low 16 bits).
+  const half = (D: string, name: string) =>
+    `let ${p}${name}D = ${D}; let ${p}${name}W = ${w}[${p}${name}D >> 4u][(${p}${name}D >> 2u) & 3u] >> (((${p}${name}D >> 1u) & 1u) * 16u);`;
+  const NB = K / 32;
+  switch (t) {
+    case 'Q8_0': {
+      const lines = [
+        `let ${p}bi = row * ${NB}u + c; let ${p}qa = ${w}[2u * ${p}bi]; let ${p}qb = ${w}[2u * ${p}bi + 1u];`,
+        half(`${32 * nB}u + 2u * ${p}bi`, 'd'),
+        `let ${p}d = unpack2x16float(${p}dW).x;`,
+      ];
+      const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'];
+      words.forEach((wd, j) => {
+        lines.push(`let ${p}f${j} = ${i8x4(`${p}${wd}`, packed)};`);
+      });
+      lines.push(sum((tt) => `${p}d * (${words.map((_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')})`));
+      return lines.join('\n');
+    }
+    case 'Q4_0':
+    case 'Q5_0': {
+      const q5 = t === 'Q5_0';
+      const lines = [
+        `let ${p}bi = row * ${NB}u + c; let ${p}q = ${w}[${p}bi];`,
+        half(`${(q5 ? 20 : 16) * nB}u + 2u * ${p}bi`, 'd'),
+        `let ${p}d = unpack2x16float(${p}dW).x;`,
+      ];
+      if (q5) lines.push(`let ${p}qh = ${w}[${nB}u + (${p}bi >> 2u)][${p}bi & 3u];`);
+      const comps = ['x', 'y', 'z', 'w'];
+      for (let j = 0; j < 4; j++) {
+        const bits = (from: number) =>
+          q5
+            ? ` + 16.0 * vec4<f32>((vec4<u32>(${p}qh) >> vec4<u32>(${from}u, ${from + 1}u, ${from + 2}u, ${from + 3}u)) & vec4<u32>(1u))`
+            : '';
+        lines.push(
+          `let ${p}lo${j} = ${u8x4(`${p}q.${comps[j]} & 0x0f0f0f0fu`, packed)}${bits(4 * j)};`,
+          `let ${p}hi${j} = ${u8x4(`(${p}q.${comps[j]} >> 4u) & 0x0f0f0f0fu`, packed)}${bits(16 + 4 * j)};`,
+        );
+      }
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}d * (${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')} - ${q5 ? '16.0' : '8.0'} * ${XS(tt)})`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q6_K': {
+      const lines = [
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;`,
+        `let ${p}lv = ${p}bi * 8u + ${p}hh * 4u + (${p}k & 1u) * 2u; let ${p}la = ${w}[${p}lv]; let ${p}lb = ${w}[${p}lv + 1u];`,
+        `let ${p}hv = ${8 * nB}u + ${p}bi * 4u + ${p}hh * 2u; let ${p}ha = ${w}[${p}hv]; let ${p}hb = ${w}[${p}hv + 1u];`,
+        `let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}hh * 2u + ${p}k / 2u] >> ((${p}k & 1u) * 16u);`,
+        half(`${208 * nB}u + 2u * ${p}bi`, 'd'),
+        `let ${p}d = unpack2x16float(${p}dW).x;`,
+        `let ${p}sc0 = ${p}d * f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = ${p}d * f32((bitcast<i32>(${p}sw) << 16u) >> 24u);`,
+        `let ${p}ls = (${p}k / 2u) * 4u; let ${p}hs = ${p}k * 2u;`,
+      ];
+      const L = ['la.x', 'la.y', 'la.z', 'la.w', 'lb.x', 'lb.y', 'lb.z', 'lb.w'];
+      const H = ['ha.x', 'ha.y', 'ha.z', 'ha.w', 'hb.x', 'hb.y', 'hb.z', 'hb.w'];
+      for (let j = 0; j < 8; j++) {
+        lines.push(
+          `let ${p}f${j} = ${u8x4(`((${p}${L[j]} >> ${p}ls) & 0x0f0f0f0fu) | (((${p}${H[j]} >> ${p}hs) & 0x03030303u) << 4u)`, packed)} - vec4<f32>(32.0);`,
+        );
+      }
+      const part = (from: number, tt: number) =>
+        Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
+      lines.push(sum((tt) => `${p}sc0 * (${part(0, tt)}) + ${p}sc1 * (${part(4, tt)})`));
+      return lines.join('\n');
+    }
+    default:
+      throw new Error(`${t} has no planar layout`);
+  }
+}
+
 /** Q4_K's 6-bit scale and min of sub-block j from the header vec4 (ggml's get_scale_min_k4). */
 const Q4K_SCALE_MIN = `fn scByte(h: vec4<u32>, k: u32) -> u32 {
   let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
@@ -310,7 +411,9 @@ export function mmvWGSL(o: MmvOptions): string {
   }
   o.segments.forEach((s, si) => {
     s.weights.forEach((w, wi) => {
-      lines.push(`@group(0) @binding(${b++}) var<storage, read> w${si}_${wi}: ${bindingType(w.type)};`);
+      lines.push(
+        `@group(0) @binding(${b++}) var<storage, read> w${si}_${wi}: ${bindingType(w.type, w.planar)};`,
+      );
     });
   });
   for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
@@ -389,7 +492,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         const p = `p${r}_${di}_`;
         body.push(`        { let row = ${d.row};`);
         body.push(
-          chunkDot(s.weights[d.w].type, wname, K, TT, p, L.packed)
+          chunkDot(s.weights[d.w].type, wname, K, TT, p, L.packed, s.weights[d.w].planar)
             .split('\n')
             .map((l) => `          ${l}`)
             .join('\n'),

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
-import { packStep, type WeightType, wgslLoader } from './common.ts';
+import { packStep, WEIGHT_BLOCK, type WeightType, wgslLoader } from './common.ts';
 import { embedWGSL } from './embed.ts';
 import {
   gemvWGSL,
@@ -16,6 +16,7 @@ import {
   rowsWGSL,
   rowsWorkgroupsX,
 } from './matmul.ts';
+import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
@@ -65,21 +66,31 @@ function quantized(
 describe('quantized weights', () => {
   for (const { type, K: Ks } of TYPES) {
     for (const K of Ks) {
-      for (const [T, TT, variant] of [
-        [1, 1, 'rows'],
-        [11, 8, 'rows'],
-        [3, 1, 'ksplit'],
-        [2, 1, 'flat'],
+      for (const [T, TT, variant, planar] of [
+        [1, 1, 'rows', false],
+        [11, 8, 'rows', false],
+        [3, 1, 'ksplit', false],
+        [2, 1, 'flat', false],
+        ...(isPlanarType(type)
+          ? ([
+              [11, 8, 'rows', true],
+              [3, 1, 'ksplit', true],
+              [2, 1, 'flat', true],
+            ] as const)
+          : []),
       ] as const) {
-        it(`matmul (${variant}) ${type} K=${K} N=67 T=${T} TT=${TT} equals float64 over the dequantized weights`, async () => {
+        it(`matmul (${variant}${planar ? ', repacked into planes' : ''}) ${type} K=${K} N=67 T=${T} TT=${TT} equals float64 over the dequantized weights`, async () => {
           const { seed, rng } = freshRng();
           const device = await testDevice();
           const N = 67;
-          const { bytes, w } = quantized(type, K, N, rng);
+          const q = quantized(type, K, N, rng);
+          const nBlocks = (N * K) / WEIGHT_BLOCK[type].size;
+          const bytes = planar ? repackHost(type, q.bytes, nBlocks) : q.bytes;
+          const w = q.w;
           const x = randomF32(rng, T * K);
           const seg = {
             nUnits: N,
-            weights: [{ type }],
+            weights: [{ type, planar: planar ? nBlocks : undefined }],
             dots: [{ w: 0, row: 'u' }],
             epilogue: `y[t * ${N}u + u] = d0;`,
           };

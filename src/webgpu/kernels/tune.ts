@@ -6,8 +6,9 @@
  * of the worker or process, so a second load of the same model (or a model of the same width) measures
  * nothing.
  *
- * Timing is wall clock around one submit of enough dispatches to take ≥ 15 ms (at least 3), after a
- * warm-up dispatch, best of 2; every candidate runs the same bytes, so the ratio between candidates is
+ * Timing is wall clock around one submit of the same number of dispatches for every candidate (enough
+ * for the fastest candidate to fill ≥ 15 ms, at least 3), after a warm-up dispatch, best of 3 rounds
+ * run round-robin; every candidate runs the same bytes, so the ratio between candidates is
  * what matters (dispatch and submit overhead fall on all alike).
  */
 import type { GpuContext } from '../device.ts';
@@ -116,7 +117,9 @@ export async function chooseMmvLayout(
       ],
       epilogue: 'y[u] = d0 / (1.0 + exp(-d0)) * d1;',
     };
-    const trials: { layout: MmvLayout; ms: number }[] = [];
+    // Compile every candidate, then time them round-robin (best of 3 rounds each), so that load from other
+    // processes falls on all candidates alike.
+    const runners: { layout: MmvLayout; run: (n: number) => Promise<number>; n: number; ms: number }[] = [];
     let lastError: unknown;
     for (const layout of candidates) {
       try {
@@ -153,13 +156,21 @@ export async function chooseMmvLayout(
           return performance.now() - t0;
         };
         const once = await run(1);
-        const n = Math.max(3, Math.min(200, Math.ceil(15 / Math.max(once, 0.01))));
-        const ms = Math.min(await run(n), await run(n)) / n;
-        trials.push({ layout, ms });
+        runners.push({
+          layout,
+          run,
+          n: Math.max(3, Math.min(200, Math.ceil(15 / Math.max(once, 0.01)))),
+          ms: Infinity,
+        });
       } catch (e) {
         lastError = e;
       }
     }
+    const n = Math.max(...runners.map((r) => r.n), 3);
+    for (let round = 0; round < 3; round++) {
+      for (const r of runners) r.ms = Math.min(r.ms, (await r.run(n)) / n);
+    }
+    const trials = runners.map((r) => ({ layout: r.layout, ms: r.ms }));
     if (trials.length === 0) throw lastError;
     const best = trials.reduce((a, b) => (b.ms < a.ms ? b : a));
     const choice: MmvChoice = { layout: best.layout, chosenBy: 'measured', trials };

@@ -1,0 +1,144 @@
+/**
+ * Load-time repacking of the 2-byte-aligned ggml blocks (Q4_0 18 B, Q8_0 34 B, Q5_0 22 B, Q6_K 210 B;
+ * ggml-common.h) into 16-byte-aligned planes, on the GPU as the weights are uploaded: all blocks' quants
+ * first, then their other fields, then their f16 scales `d` two to a word. Every plane but the last is a
+ * whole number of 16-byte units per block, so kernels read quants with aligned `vec4<u32>` loads and no
+ * stitching. The planar tensor takes the bytes of the original, rounded up to 16.
+ * Q4_K's 144-byte blocks are aligned already and are not repacked; neither is `token_embd` (read a row at
+ * a time by the embedding).
+ *
+ * Planes for n blocks (byte offsets):
+ * - Q4_0: qs [n × 16] at 0, d [n × 2] at 16n.
+ * - Q8_0: qs [n × 32] at 0, d at 32n.
+ * - Q5_0: qs [n × 16] at 0, qh [n × 4] at 16n, d at 20n.
+ * - Q6_K: ql [n × 128] at 0, qh [n × 64] at 128n, scales [n × 16] at 192n, d at 208n.
+ */
+import { WEIGHT_BLOCK, type WeightType } from './common.ts';
+
+/** Types repacked at load. */
+export const PLANAR_TYPES: readonly WeightType[] = ['Q4_0', 'Q8_0', 'Q5_0', 'Q6_K'];
+
+/** True when `t` is repacked into planes at load. */
+export function isPlanarType(t: WeightType): boolean {
+  return PLANAR_TYPES.includes(t);
+}
+
+/** One field of a block: its offset and length in the raw block (bytes, a multiple of 4 long). */
+interface Field {
+  name: string;
+  raw: number;
+  bytes: number;
+}
+
+/** The fields of a block, in plane order, without `d` (the last plane, 2 bytes at raw offset `dRaw`). */
+export function planeFields(t: WeightType): { fields: Field[]; dRaw: number } {
+  switch (t) {
+    case 'Q4_0':
+      return { fields: [{ name: 'qs', raw: 2, bytes: 16 }], dRaw: 0 };
+    case 'Q8_0':
+      return { fields: [{ name: 'qs', raw: 2, bytes: 32 }], dRaw: 0 };
+    case 'Q5_0':
+      return {
+        fields: [
+          { name: 'qs', raw: 6, bytes: 16 },
+          { name: 'qh', raw: 2, bytes: 4 },
+        ],
+        dRaw: 0,
+      };
+    case 'Q6_K':
+      return {
+        fields: [
+          { name: 'ql', raw: 0, bytes: 128 },
+          { name: 'qh', raw: 128, bytes: 64 },
+          { name: 'scales', raw: 192, bytes: 16 },
+        ],
+        dRaw: 208,
+      };
+    default:
+      throw new Error(`${t} is not repacked`);
+  }
+}
+
+/** Byte offset of each plane (by field name, and `d`) for `nBlocks` blocks. */
+export function planeOffsets(t: WeightType, nBlocks: number): Record<string, number> {
+  const { fields } = planeFields(t);
+  const out: Record<string, number> = {};
+  let o = 0;
+  for (const f of fields) {
+    out[f.name] = o;
+    o += f.bytes * nBlocks;
+  }
+  out.d = o;
+  return out;
+}
+
+/**
+ * Bytes of the planar tensor: the raw size rounded up to 16 (kernels bind it as `array<vec4<u32>>`, whose
+ * length counts whole 16-byte elements only, so the `d` plane's last word must lie in a whole one).
+ */
+export function planarBytes(t: WeightType, nBlocks: number): number {
+  return Math.ceil((WEIGHT_BLOCK[t].bytes * nBlocks) / 16) * 16;
+}
+
+/**
+ * The repacking kernel for `nBlocks` blocks of `t`. Bindings: 0 src (the raw blocks, array<u32>), 1 dst
+ * (the planes, array<u32>). One thread per pair of blocks (the pair's two `d` share a word). Dispatch
+ * {@link repackWorkgroups}.
+ */
+export function repackWGSL(t: WeightType, nBlocks: number): string {
+  const B = WEIGHT_BLOCK[t].bytes;
+  const { fields, dRaw } = planeFields(t);
+  const off = planeOffsets(t, nBlocks);
+  const copies = fields
+    .map(
+      (f) =>
+        `      for (var j = 0u; j < ${f.bytes / 4}u; j++) { dst[${off[f.name] / 4}u + b * ${f.bytes / 4}u + j] = rd32(o + ${f.raw}u + 4u * j); }`,
+    )
+    .join('\n');
+  return `@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+fn rd32(o: u32) -> u32 {
+  let w0 = src[o >> 2u];
+  let sh = (o & 3u) * 8u;
+  if (sh == 0u) { return w0; }
+  return (w0 >> sh) | (src[(o >> 2u) + 1u] << (32u - sh));
+}
+fn rd16(o: u32) -> u32 { return (src[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu; }
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let p = gid.x + gid.y * nw.x * 64u;
+  if (2u * p >= ${nBlocks}u) { return; }
+  for (var h = 0u; h < 2u; h++) {
+    let b = 2u * p + h;
+    if (b < ${nBlocks}u) {
+      let o = b * ${B}u;
+${copies}
+    }
+  }
+  let b1 = 2u * p + 1u;
+  let d1 = select(0u, rd16(b1 * ${B}u + ${dRaw}u), b1 < ${nBlocks}u);
+  dst[${off.d / 4}u + p] = rd16(2u * p * ${B}u + ${dRaw}u) | (d1 << 16u);
+}`;
+}
+
+/** Workgroups [x, y] for {@link repackWGSL}: one thread per pair of blocks, 64 per workgroup. */
+export function repackWorkgroups(nBlocks: number): [number, number] {
+  const n = Math.ceil(Math.ceil(nBlocks / 2) / 64);
+  const x = Math.min(n, 65535);
+  return [x, Math.ceil(n / x)];
+}
+
+/** The same repacking on the CPU (tests): raw blocks → planes. */
+export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uint8Array {
+  const B = WEIGHT_BLOCK[t].bytes;
+  const { fields, dRaw } = planeFields(t);
+  const off = planeOffsets(t, nBlocks);
+  const out = new Uint8Array(planarBytes(t, nBlocks));
+  for (let b = 0; b < nBlocks; b++) {
+    for (const f of fields)
+      out.set(raw.subarray(b * B + f.raw, b * B + f.raw + f.bytes), off[f.name] + b * f.bytes);
+    out[off.d + 2 * b] = raw[b * B + dRaw];
+    out[off.d + 2 * b + 1] = raw[b * B + dRaw + 1];
+  }
+  return out;
+}

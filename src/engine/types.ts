@@ -180,6 +180,8 @@ export interface ModelInfo {
     fallback: 'ksplit' | 'rows';
     /** Decode matmuls per token on mmv and on the fallback. */
     matmuls: { mmv: number; fallback: number };
+    /** Weight tensors repacked into aligned planes at load (Q4_0/Q8_0/Q5_0/Q6_K matmul weights). */
+    planarTensors?: number;
   };
   /** Set when the model came through the model library's cache. */
   cache?: {

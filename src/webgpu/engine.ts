@@ -49,6 +49,8 @@ export interface WebGpuEngineOptions {
    * the first load on this adapter ({@link chooseMmvLayout}).
    */
   mmvLayout?: MmvLayout | 'off';
+  /** Repack Q4_0/Q8_0/Q5_0/Q6_K matmul weights into aligned planes at load (default true). */
+  repack?: boolean;
 }
 
 function isGreedy(r: GenerateRequest): boolean {
@@ -193,6 +195,7 @@ export class WebGpuEngine implements Engine {
         maxBindingBytes: this.opts.maxBindingBytes,
         decodeKernel: fallbackKernel,
         mmv: choice?.layout,
+        repack: this.opts.repack,
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
         onUpload: (d, t) => report('upload', d, t),
@@ -243,6 +246,7 @@ export class WebGpuEngine implements Engine {
         trials: choice?.trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) })),
         fallback: fallbackKernel,
         matmuls: { ...m.decodeMatmuls },
+        planarTensors: m.planarTensors,
       },
       cache,
     };

@@ -10,10 +10,11 @@ import {
   planarBytes,
   planeOffsets,
   repackHost,
+  repackParams,
   repackWGSL,
   repackWorkgroups,
 } from './repack.ts';
-import { freshRng, readU32, runWGSL, storageFrom, testDevice } from './test-util.ts';
+import { freshRng, readU32, runWGSL, storageFrom, testDevice, uniformFrom } from './test-util.ts';
 
 describe('repack', () => {
   for (const type of PLANAR_TYPES) {
@@ -27,8 +28,8 @@ describe('repack', () => {
         const dst = storageFrom(device, new Uint8Array(want.length).fill(0xaa));
         await runWGSL(
           device,
-          repackWGSL(type, nBlocks),
-          [storageFrom(device, raw), dst],
+          repackWGSL(type),
+          [uniformFrom(device, repackParams(nBlocks)), storageFrom(device, raw), dst],
           repackWorkgroups(nBlocks),
         );
         const got = new Uint8Array((await readU32(device, dst, want.length / 4)).buffer);

@@ -81,22 +81,25 @@ export function planarBytes(t: WeightType, nBlocks: number): number {
 }
 
 /**
- * The repacking kernel for `nBlocks` blocks of `t`. Bindings: 0 src (the raw blocks, array<u32>), 1 dst
- * (the planes, array<u32>). One thread per pair of blocks (the pair's two `d` share a word). Dispatch
- * {@link repackWorkgroups}.
+ * The repacking kernel for blocks of `t`. Bindings: 0 params (uniform: u32 block count, padded to 16
+ * bytes; {@link repackParams}), 1 src (the raw blocks, array<u32>), 2 dst (the planes, array<u32>). One
+ * thread per pair of blocks (the pair's two `d` share a word). Dispatch {@link repackWorkgroups}.
  */
-export function repackWGSL(t: WeightType, nBlocks: number): string {
+export function repackWGSL(t: WeightType): string {
   const B = WEIGHT_BLOCK[t].bytes;
   const { fields, dRaw } = planeFields(t);
-  const off = planeOffsets(t, nBlocks);
+  let planeWords = 0; // words per block of the planes before this one, times n
   const copies = fields
-    .map(
-      (f) =>
-        `      for (var j = 0u; j < ${f.bytes / 4}u; j++) { dst[${off[f.name] / 4}u + b * ${f.bytes / 4}u + j] = rd32(o + ${f.raw}u + 4u * j); }`,
-    )
+    .map((f) => {
+      const line = `      for (var j = 0u; j < ${f.bytes / 4}u; j++) { dst[${planeWords}u * n + b * ${f.bytes / 4}u + j] = rd32(o + ${f.raw}u + 4u * j); }`;
+      planeWords += f.bytes / 4;
+      return line;
+    })
     .join('\n');
-  return `@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+  return `struct Params { n: u32, p1: u32, p2: u32, p3: u32 };
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 fn rd32(o: u32) -> u32 {
   let w0 = src[o >> 2u];
   let sh = (o & 3u) * 8u;
@@ -106,19 +109,25 @@ fn rd32(o: u32) -> u32 {
 fn rd16(o: u32) -> u32 { return (src[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu; }
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let n = params.n;
   let p = gid.x + gid.y * nw.x * 64u;
-  if (2u * p >= ${nBlocks}u) { return; }
+  if (2u * p >= n) { return; }
   for (var h = 0u; h < 2u; h++) {
     let b = 2u * p + h;
-    if (b < ${nBlocks}u) {
+    if (b < n) {
       let o = b * ${B}u;
 ${copies}
     }
   }
   let b1 = 2u * p + 1u;
-  let d1 = select(0u, rd16(b1 * ${B}u + ${dRaw}u), b1 < ${nBlocks}u);
-  dst[${off.d / 4}u + p] = rd16(2u * p * ${B}u + ${dRaw}u) | (d1 << 16u);
+  let d1 = select(0u, rd16(b1 * ${B}u + ${dRaw}u), b1 < n);
+  dst[${planeWords}u * n + p] = rd16(2u * p * ${B}u + ${dRaw}u) | (d1 << 16u);
 }`;
+}
+
+/** The uniform of {@link repackWGSL}: the block count. */
+export function repackParams(nBlocks: number): Uint32Array {
+  return Uint32Array.of(nBlocks, 0, 0, 0);
 }
 
 /** Workgroups [x, y] for {@link repackWGSL}: one thread per pair of blocks, 64 per workgroup. */

@@ -20,7 +20,15 @@ import { EngineError } from '../../engine/errors.ts';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
 import { argmaxWGSL } from '../kernels/argmax.ts';
 import { attentionWGSL } from '../kernels/attention.ts';
-import { packStep, rowBytes, STEP_BYTES, WEIGHT_TYPES, type WeightType, WG } from '../kernels/common.ts';
+import {
+  packStep,
+  rowBytes,
+  STEP_BYTES,
+  WEIGHT_BLOCK,
+  WEIGHT_TYPES,
+  type WeightType,
+  WG,
+} from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';
 import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from '../kernels/fill.ts';
 import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
@@ -33,8 +41,10 @@ import {
   matmulWorkgroupsX,
   rowsWGSL,
   rowsWorkgroupsX,
+  type SegmentWeight,
 } from '../kernels/matmul.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
+import { isPlanarType, planarBytes, repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
 import type { LlamaConfig } from './config.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
@@ -59,6 +69,20 @@ export interface GpuWeight {
   N: number;
   parts: { buffer: GPUBuffer; rowStart: number; rowCount: number }[];
   bytes: number;
+  /** Repacked into planes at load (kernels/repack.ts); each part holds rowCount·K / block size blocks. */
+  planar?: boolean;
+}
+
+/** Tensors read only by matmuls: the ones repacked into planes when their type has a planar layout. */
+const MATMUL_WEIGHT =
+  /^(blk\.\d+\.(attn_q|attn_k|attn_v|attn_output|ffn_gate|ffn_up|ffn_down)|output)\.weight$/;
+
+/** The binding description of part `i` of `w` for a matmul segment (planar block count where repacked). */
+function segWeight(w: GpuWeight, i = 0): SegmentWeight {
+  const p = w.parts[i];
+  return w.planar
+    ? { type: w.type, planar: (p.rowCount * w.K) / WEIGHT_BLOCK[w.type].size }
+    : { type: w.type };
 }
 
 /** Load-time options for {@link LlamaModel.load}. */
@@ -75,6 +99,11 @@ export interface LlamaLoadOptions {
    * software adapters such as SwiftShader, where each barrier costs ~20 µs per workgroup). Default 'ksplit'.
    */
   decodeKernel?: 'ksplit' | 'rows';
+  /**
+   * Repack Q4_0/Q8_0/Q5_0/Q6_K matmul weights into aligned planes at load (kernels/repack.ts; default
+   * true). False keeps the file's blocks (the kernels read both).
+   */
+  repack?: boolean;
   /**
    * Layout of the decode matrix × vector kernels (kernels/mmv.ts), used for every decode matmul whose K
    * is a multiple of 32; the others (and all of them when unset) use `decodeKernel`.
@@ -157,6 +186,8 @@ export class LlamaModel {
   readonly decodeKernel: 'ksplit' | 'rows';
   /** The mmv layout of the decode matmuls, where used. */
   readonly mmv?: MmvLayout;
+  /** Weight tensors repacked into planes at load. */
+  planarTensors = 0;
   /** Decode matmuls per forward pass that use mmv, and those that use `decodeKernel` (K not a multiple of 32). */
   readonly decodeMatmuls = { mmv: 0, fallback: 0 };
   private buffers: GPUBuffer[] = [];
@@ -227,6 +258,7 @@ export class LlamaModel {
     device.pushErrorScope('validation');
     let weightBytes = 0;
     let model: LlamaModel | undefined;
+    let planar: PlanarUploader | undefined;
     try {
       // 1. Weight buffers, split by rows where a tensor is larger than one binding.
       for (const t of file.tensors.values()) {
@@ -234,7 +266,9 @@ export class LlamaModel {
         const K = t.shape[0];
         const N = t.shape.slice(1).reduce((a, b) => a * b, 1);
         const rowBytes = tensorRowBytes(t, type, K);
-        let rowsPerPart = Math.max(1, Math.floor(maxBuffer / rowBytes));
+        const planar = opts.repack !== false && isPlanarType(type) && MATMUL_WEIGHT.test(t.name);
+        // Planar parts are rounded up to 16 bytes: leave room for it.
+        let rowsPerPart = Math.max(1, Math.floor((maxBuffer - (planar ? 16 : 0)) / rowBytes));
         while ((rowsPerPart * rowBytes) % 4 !== 0) rowsPerPart--;
         if (rowsPerPart < 1 || rowBytes > maxBuffer) {
           throw new EngineError(
@@ -245,7 +279,9 @@ export class LlamaModel {
         const parts: GpuWeight['parts'] = [];
         for (let r = 0; r < N; r += rowsPerPart) {
           const rowCount = Math.min(rowsPerPart, N - r);
-          const size = Math.ceil((rowCount * rowBytes) / 4) * 4;
+          const size = planar
+            ? planarBytes(type, (rowCount * K) / WEIGHT_BLOCK[type].size)
+            : Math.ceil((rowCount * rowBytes) / 4) * 4;
           const buffer = device.createBuffer({
             label: parts.length ? `${t.name}#${parts.length}` : t.name,
             size: Math.max(size, 16),
@@ -264,10 +300,11 @@ export class LlamaModel {
             `tensor ${t.name} is ${t.nBytes} bytes and would need ${parts.length} bindings of at most ${maxBinding} bytes; at most 4 are supported`,
           );
         }
-        weights.set(t.name, { name: t.name, type, K, N, parts, bytes: t.nBytes });
+        weights.set(t.name, { name: t.name, type, K, N, parts, bytes: t.nBytes, planar });
         weightBytes += t.nBytes;
       }
       model = new LlamaModel(device, cfg, opts, weightBytes, times);
+      model.planarTensors = [...weights.values()].filter((w) => w.planar).length;
       model.buffers = allBuffers;
       model.allocState();
       const oom = await device.popErrorScope();
@@ -279,12 +316,15 @@ export class LlamaModel {
         );
       }
 
-      // 2. Stream tensor data into the buffers.
+      // 2. Stream tensor data into the buffers (planar weights through a staging buffer per part,
+      // repacked on the GPU as soon as the part is complete).
+      planar = new PlanarUploader(device);
+      await planar.prepare([...weights.values()]);
       let ropeFreqs: Uint8Array | undefined;
       let uploaded = 0;
       const total = weightBytes;
       if (file.synthetic) {
-        ropeFreqs = await fillSynthetic(device, file, weights, file.synthetic.seed, (n) => {
+        ropeFreqs = await fillSynthetic(device, file, weights, planar, file.synthetic.seed, (n) => {
           uploaded += n;
           opts.onUpload?.(uploaded, total);
         });
@@ -314,7 +354,12 @@ export class LlamaModel {
                 padded.set(piece);
                 piece = padded;
               }
-              device.queue.writeBuffer(part.buffer, off - partStart, piece);
+              if (w.planar) {
+                device.queue.writeBuffer(planar!.staging(w, part), off - partStart, piece);
+                planar!.advance(w, part, n);
+              } else {
+                device.queue.writeBuffer(part.buffer, off - partStart, piece);
+              }
               off += n;
               src = src.subarray(n);
             }
@@ -331,6 +376,7 @@ export class LlamaModel {
           ? new Float32Array(ropeFreqs.buffer)
           : undefined,
       );
+      planar.checkDone();
       const tq = performance.now();
       await device.queue.onSubmittedWorkDone();
       times.uploadMs += performance.now() - tq;
@@ -350,6 +396,7 @@ export class LlamaModel {
       void t0;
       return model;
     } catch (e) {
+      planar?.destroy();
       for (const b of allBuffers) b.destroy();
       model?.destroy();
       // Leave the error scopes balanced if we failed before popping them.
@@ -514,7 +561,7 @@ export class LlamaModel {
           `tensor ${w.name} is larger than one buffer binding; only token_embd/output may be split`,
         );
       }
-      return [{ type: w.type }];
+      return [segWeight(w)];
     };
     return [
       {
@@ -571,7 +618,7 @@ export class LlamaModel {
     const layers = Array.from({ length: c.nLayers }, (_, l) => l);
     const resSeg = (w: GpuWeight, N: number): MatmulSegment => ({
       nUnits: N,
-      weights: [{ type: w.type }],
+      weights: [segWeight(w)],
       dots: [{ w: 0, row: 'u' }],
       epilogue: `y[t * ${N}u + u] += d0;`,
     });
@@ -630,7 +677,7 @@ export class LlamaModel {
       const down = W(`${b}.ffn_down.weight`);
       const ffnSeg: MatmulSegment = {
         nUnits: c.nFF,
-        weights: [{ type: gate.type }, { type: up.type }],
+        weights: [segWeight(gate), segWeight(up)],
         dots: [
           { w: 0, row: 'u' },
           { w: 1, row: 'u' },
@@ -700,9 +747,9 @@ export class LlamaModel {
       return k;
     });
     const outW = weights.get('output.weight') ?? W('token_embd.weight');
-    const outSegs: MatmulSegment[] = outW.parts.map((p) => ({
+    const outSegs: MatmulSegment[] = outW.parts.map((p, i) => ({
       nUnits: p.rowCount,
-      weights: [{ type: outW.type }],
+      weights: [segWeight(outW, i)],
       dots: [{ w: 0, row: 'u' }],
       epilogue: `logits[${p.rowStart}u + u] = d0;`,
     }));
@@ -834,9 +881,9 @@ export class LlamaModel {
         K: c.nEmbd,
         TT: PREFILL_TT,
         norm: { eps, type: outNorm.type },
-        segments: outW.parts.map((p) => ({
+        segments: outW.parts.map((p, i) => ({
           nUnits: p.rowCount,
-          weights: [{ type: outW.type }],
+          weights: [segWeight(outW, i)],
           dots: [{ w: 0, row: 'u' }],
           epilogue: `logits[t * ${c.nVocab}u + ${p.rowStart}u + u] = d0;`,
         })),
@@ -1076,6 +1123,7 @@ async function fillSynthetic(
   device: GPUDevice,
   file: GgufFile,
   weights: Map<string, GpuWeight>,
+  planar: PlanarUploader,
   seed: number,
   onBytes: (n: number) => void,
 ): Promise<Uint8Array | undefined> {
@@ -1108,7 +1156,8 @@ async function fillSynthetic(
     const enc = device.createCommandEncoder({ label: `fill ${t.name}` });
     const params: GPUBuffer[] = [];
     for (const part of w.parts) {
-      const nWords = Math.ceil(part.buffer.size / 4);
+      const target = w.planar ? planar.staging(w, part) : part.buffer;
+      const nWords = Math.ceil(target.size / 4);
       const pb = device.createBuffer({
         size: FILL_PARAMS_BYTES,
         usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
@@ -1127,7 +1176,7 @@ async function fillSynthetic(
           layout: pipe.getBindGroupLayout(0),
           entries: [
             { binding: 0, resource: { buffer: pb } },
-            { binding: 1, resource: { buffer: part.buffer } },
+            { binding: 1, resource: { buffer: target } },
           ],
         }),
       );
@@ -1136,9 +1185,108 @@ async function fillSynthetic(
       pass.end();
     }
     device.queue.submit([enc.finish()]);
+    if (w.planar) for (const part of w.parts) planar.advance(w, part, part.rowCount * rowBytes(w.type, w.K));
     await device.queue.onSubmittedWorkDone();
     for (const pb of params) pb.destroy();
     onBytes(t.nBytes);
   }
   return ropeFreqs;
+}
+
+/**
+ * Uploads the weights that are repacked into planes (kernels/repack.ts): each part's raw bytes go into a
+ * staging buffer, and once the part's last byte is there a repack dispatch writes the planes into the
+ * part's own buffer and the staging buffer is released (so at most the parts in flight, usually one,
+ * take memory twice).
+ */
+class PlanarUploader {
+  private pipes = new Map<WeightType, GPUComputePipeline>();
+  private open = new Map<GPUBuffer, { staging: GPUBuffer; filled: number; rawBytes: number }>();
+  constructor(private readonly device: GPUDevice) {}
+
+  /** Compiles the repack kernel of every planar type among `weights`. */
+  async prepare(weights: GpuWeight[]): Promise<void> {
+    for (const w of weights) {
+      if (!w.planar || this.pipes.has(w.type)) continue;
+      const module = this.device.createShaderModule({ label: `repack.${w.type}`, code: repackWGSL(w.type) });
+      this.pipes.set(
+        w.type,
+        await this.device.createComputePipelineAsync({
+          label: `repack.${w.type}`,
+          layout: 'auto',
+          compute: { module, entryPoint: 'main' },
+        }),
+      );
+    }
+  }
+
+  /** The staging buffer of `part` (made on first use) holding its raw bytes. */
+  staging(w: GpuWeight, part: GpuWeight['parts'][number]): GPUBuffer {
+    let s = this.open.get(part.buffer);
+    if (!s) {
+      const rawBytes = part.rowCount * rowBytes(w.type, w.K);
+      s = {
+        staging: this.device.createBuffer({
+          label: `${w.name} (raw, for repacking)`,
+          size: Math.max(16, Math.ceil(rawBytes / 4) * 4),
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+        }),
+        filled: 0,
+        rawBytes,
+      };
+      this.open.set(part.buffer, s);
+    }
+    return s.staging;
+  }
+
+  /** Counts `n` more raw bytes of `part` written; repacks it when it is complete. */
+  advance(w: GpuWeight, part: GpuWeight['parts'][number], n: number): void {
+    const s = this.open.get(part.buffer);
+    if (!s) throw new Error(`no staging buffer for ${w.name}`);
+    s.filled += n;
+    if (s.filled < s.rawBytes) return;
+    const nBlocks = (part.rowCount * w.K) / WEIGHT_BLOCK[w.type].size;
+    const pipe = this.pipes.get(w.type)!;
+    const params = this.device.createBuffer({
+      label: 'repack params',
+      size: 16,
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
+    this.device.queue.writeBuffer(params, 0, repackParams(nBlocks));
+    const enc = this.device.createCommandEncoder({ label: `repack ${w.name}` });
+    const pass = enc.beginComputePass();
+    pass.setPipeline(pipe);
+    pass.setBindGroup(
+      0,
+      this.device.createBindGroup({
+        layout: pipe.getBindGroupLayout(0),
+        entries: [params, s.staging, part.buffer].map((buffer, binding) => ({
+          binding,
+          resource: { buffer },
+        })),
+      }),
+    );
+    const [x, y] = repackWorkgroups(nBlocks);
+    pass.dispatchWorkgroups(x, y);
+    pass.end();
+    this.device.queue.submit([enc.finish()]);
+    // Destroying after the submit is safe: the buffers are freed once the queued work is done.
+    s.staging.destroy();
+    params.destroy();
+    this.open.delete(part.buffer);
+  }
+
+  /** @throws EngineError('gguf_invalid') when a planar part did not receive all its bytes. */
+  checkDone(): void {
+    if (this.open.size > 0) {
+      this.destroy();
+      throw new EngineError('gguf_invalid', 'the file ended before every weight was complete');
+    }
+  }
+
+  /** Releases every staging buffer still open (a failed or aborted load). */
+  destroy(): void {
+    for (const s of this.open.values()) s.staging.destroy();
+    this.open.clear();
+  }
 }

@@ -75,3 +75,39 @@ describe('perplexity and top-1 agreement against llama.cpp on the same files', (
     expect(agree).toBeGreaterThanOrEqual(MIN_TOP1[type]);
   });
 });
+
+describe('weights repacked into planes at load decode exactly as the file’s own blocks', () => {
+  // stories260K widened to 256-wide rows in Q4_K_M: Q6_K output and attn_v/ffn_down, Q4_K elsewhere; and
+  // plain stories260K in Q4_0 and Q8_0 (rows of 64; ffn_down's 172 falls back to Q8_0 / F16).
+  it.each([
+    ['stories260K-wide', 'Q4_K_M'],
+    ['stories260K', 'Q4_0'],
+    ['stories260K', 'Q8_0'],
+  ])('%s %s: greedy tokens and logits equal with repacking on and off', async (model, type) => {
+    const bytes = await modelBytes(model, type);
+    const run = async (repack: boolean) => {
+      const engine = new WebGpuEngine({ repack });
+      const info = await engine.load(
+        { blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) },
+        { contextLength: 128 },
+      );
+      const logits: Float32Array[] = [];
+      const r = await engine.generate(
+        { promptTokenIds: golden.ids.slice(0, 20), maxTokens: 12, ignoreEos: true, returnLogits: true },
+        (e) => e.logits && logits.push(e.logits),
+      );
+      await engine.dispose();
+      return { info, ids: r.outputTokenIds, logits };
+    };
+    const on = await run(true);
+    const off = await run(false);
+    expect(on.info.kernels?.planarTensors).toBeGreaterThan(0);
+    expect(off.info.kernels?.planarTensors).toBe(0);
+    expect(on.ids).toEqual(off.ids);
+    let worst = 0;
+    on.logits.forEach((l, i) => {
+      for (let v = 0; v < l.length; v++) worst = Math.max(worst, Math.abs(l[v] - off.logits[i][v]));
+    });
+    expect(worst).toBeLessThan(1e-4);
+  });
+});

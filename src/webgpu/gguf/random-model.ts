@@ -163,11 +163,8 @@ export const f32ToF16Bits = f32ToF16;
 
 function randomTensor(rng: Rng, name: string, shape: number[], weightType: 'F32' | 'F16'): GgufTensorInput {
   const n = shapeElements(shape);
-  const isBias = name.endsWith('.bias');
-  const isNorm = shape.length === 1 && !isBias;
-  const std = isNorm ? 0.2 : isBias ? 0.5 : name === 'token_embd.weight' ? 1 : 1 / Math.sqrt(shape[0]);
-  const mean = isNorm ? 1 : 0;
-  if (isNorm || isBias || weightType === 'F32') {
+  const { std, mean } = randomTensorScale(name, shape);
+  if (shape.length === 1 || name.endsWith('.bias') || weightType === 'F32') {
     const f = new Float32Array(n);
     for (let i = 0; i < n; i++) f[i] = randn(rng, mean, std);
     return { name, type: GgmlTypeId.F32, shape, data: new Uint8Array(f.buffer) };
@@ -178,13 +175,10 @@ function randomTensor(rng: Rng, name: string, shape: number[], weightType: 'F32'
 }
 
 /**
- * The metadata and tensors of a seeded random llama model, before serialisation (for tests that want to
- * alter them), as {@link writeGguf} takes them.
+ * The metadata of a seeded random llama model ({@link randomLlamaParts}'s, without the tensors).
+ * @throws EngineError('invalid_argument') when nEmbd is not a multiple of nHead or nVocab is too small.
  */
-export function randomLlamaParts(o: RandomLlamaOptions): {
-  metadata: GgufMetadataEntry[];
-  tensors: GgufTensorInput[];
-} {
+export function randomLlamaMetadata(o: RandomLlamaOptions): GgufMetadataEntry[] {
   const nHeadKv = o.nHeadKv ?? o.nHead;
   const headDim = o.headDim ?? o.nEmbd / o.nHead;
   if (!Number.isInteger(headDim)) {
@@ -218,14 +212,19 @@ export function randomLlamaParts(o: RandomLlamaOptions): {
     kv.bool('tokenizer.ggml.add_eos_token', false),
     ...(o.extraMetadata ?? []),
   );
+  return metadata;
+}
 
-  const rng = mulberry32(o.seed);
-  const shapes = llamaTensorShapes({
+/** The tensor names and shapes of a random llama model, in {@link randomLlamaParts}'s order. */
+export function randomLlamaShapes(o: RandomLlamaOptions): Map<string, number[]> {
+  const a = o.architecture ?? 'llama';
+  const headDim = o.headDim ?? o.nEmbd / o.nHead;
+  return llamaTensorShapes({
     nLayers: o.nLayers,
     nEmbd: o.nEmbd,
     nFF: o.nFF,
     nHead: o.nHead,
-    nHeadKv,
+    nHeadKv: o.nHeadKv ?? o.nHead,
     headDim,
     nVocab: o.nVocab,
     tiedEmbeddings: o.tied ?? false,
@@ -234,6 +233,30 @@ export function randomLlamaParts(o: RandomLlamaOptions): {
     ropeFreqFactors: o.ropeFreqFactors ?? false,
     ropeDim: o.ropeDim ?? headDim,
   });
+}
+
+/**
+ * The standard deviation and mean {@link randomLlamaParts} draws a tensor's values from: norms near 1
+ * (std 0.2), biases std 0.5, the embedding table std 1, matrices std 1/√fan_in (shape[0]).
+ */
+export function randomTensorScale(name: string, shape: readonly number[]): { std: number; mean: number } {
+  const isBias = name.endsWith('.bias');
+  const isNorm = shape.length === 1 && !isBias;
+  const std = isNorm ? 0.2 : isBias ? 0.5 : name === 'token_embd.weight' ? 1 : 1 / Math.sqrt(shape[0]);
+  return { std, mean: isNorm ? 1 : 0 };
+}
+
+/**
+ * The metadata and tensors of a seeded random llama model, before serialisation (for tests that want to
+ * alter them), as {@link writeGguf} takes them.
+ */
+export function randomLlamaParts(o: RandomLlamaOptions): {
+  metadata: GgufMetadataEntry[];
+  tensors: GgufTensorInput[];
+} {
+  const metadata = randomLlamaMetadata(o);
+  const rng = mulberry32(o.seed);
+  const shapes = randomLlamaShapes(o);
   const tensors = [...shapes].map(([name, shape]) =>
     name === 'rope_freqs.weight'
       ? {

@@ -224,12 +224,33 @@ function pad(n: number, a: number): number {
   return Math.ceil(n / a) * a;
 }
 
+/** A tensor as the header describes it (its data comes later, or from elsewhere). */
+export type GgufTensorSpec = Omit<GgufTensorInput, 'data'>;
+
+/** The serialised header of a GGUF file: everything before the tensor data, and where each tensor goes. */
+export interface GgufHeader {
+  /** Magic, counts, metadata, tensor infos and the padding up to the data section (a multiple of `alignment`). */
+  bytes: Uint8Array;
+  /** Tensor data alignment in use. */
+  alignment: number;
+  /** Byte offset of each tensor's data from the start of the data section, in the order given. */
+  offsets: number[];
+  /** Bytes of each tensor's data (without padding), in the order given. */
+  nBytes: number[];
+  /** Size of the data section (each tensor padded to the alignment). */
+  dataSize: number;
+}
+
 /**
- * Serialises a GGUF file.
+ * Serialises a GGUF header for tensors whose data is written separately (streamed to a file, say):
+ * tensor `i`'s data goes at `bytes.length + offsets[i]`, zero-padded to the alignment; the file is
+ * `bytes.length + dataSize` bytes long.
  * @throws EngineError('invalid_argument') for values that do not fit their type, duplicate keys or
- *   tensor names, data of the wrong length, or a bad alignment.
+ *   tensor names, or a bad alignment.
  */
-export function writeGguf(opts: WriteGgufOptions): Uint8Array {
+export function ggufHeader(
+  opts: Omit<WriteGgufOptions, 'tensors'> & { tensors: readonly GgufTensorSpec[] },
+): GgufHeader {
   const version = opts.version ?? 3;
   if (version !== 2 && version !== 3)
     throw bad(`GGUF version ${String(version)} cannot be written (use 2 or 3)`);
@@ -274,30 +295,44 @@ export function writeGguf(opts: WriteGgufOptions): Uint8Array {
   const names = new Set<string>();
   let dataSize = 0;
   const offsets: number[] = [];
+  const sizes: number[] = [];
   for (const t of opts.tensors) {
     if (names.has(t.name)) throw bad(`tensor ${t.name} appears twice`);
     names.add(t.name);
     const typeId = typeof t.type === 'number' ? ggmlType(t.type, t.name).id : ggmlTypeByName(t.type).id;
     const n = tensorBytes(typeId, t.shape, t.name);
-    if (t.data.length !== n) {
-      throw bad(`tensor ${t.name}: data is ${t.data.length} bytes, but its type and shape need ${n}`);
-    }
     w.string(t.name);
     w.u32(t.shape.length);
     for (const d of t.shape) w.u64(d);
     w.u32(typeId);
     w.u64(dataSize);
     offsets.push(dataSize);
+    sizes.push(n);
     dataSize = pad(dataSize + n, alignment);
   }
   w.zeros(pad(w.length, alignment) - w.length);
-  const dataStart = w.length;
-  const header = w.concat();
+  return { bytes: w.concat(), alignment, offsets, nBytes: sizes, dataSize };
+}
 
-  const out = new Uint8Array(dataStart + dataSize);
-  out.set(header, 0);
+/**
+ * Serialises a GGUF file.
+ * @throws EngineError('invalid_argument') for values that do not fit their type, duplicate keys or
+ *   tensor names, data of the wrong length, or a bad alignment.
+ */
+export function writeGguf(opts: WriteGgufOptions): Uint8Array {
+  const h = ggufHeader(opts);
   opts.tensors.forEach((t, i) => {
-    out.set(t.data, dataStart + offsets[i]);
+    if (t.data.length !== h.nBytes[i]) {
+      throw bad(
+        `tensor ${t.name}: data is ${t.data.length} bytes, but its type and shape need ${h.nBytes[i]}`,
+      );
+    }
+  });
+  const dataStart = h.bytes.length;
+  const out = new Uint8Array(dataStart + h.dataSize);
+  out.set(h.bytes, 0);
+  opts.tensors.forEach((t, i) => {
+    out.set(t.data, dataStart + h.offsets[i]);
   });
   return out;
 }

@@ -1,0 +1,177 @@
+/**
+ * The peer: llama.cpp through node-llama-cpp's prebuilt binaries (Vulkan by default, every layer on the
+ * GPU), timed as llama-bench's tests and as our `runLlamaBench` (src/bench/llama-bench-gpu.ts) times ours:
+ *
+ * - ppN: the KV cache cleared, N fixed prompt token ids evaluated; tok/s = N ÷ the time until the next
+ *   (greedy) token is known to the caller.
+ * - tgN: the cache cleared, one fixed token id, then N greedy decode steps, each sampled token fed back;
+ *   tok/s = N ÷ the time from the start to the N-th token (N decode steps, as ours: no prompt before).
+ *
+ * One warm-up of each test, then `--reps` repetitions (mean ± population std). EOG tokens are yielded and
+ * fed back like any other (random weights), so every run has exactly N steps. Greedy = temperature 0:
+ * llama.cpp copies the logits to the host and picks the argmax there each step (ours does the argmax on
+ * the GPU and reads back 4 bytes); llama-bench itself does not sample.
+ *
+ *   node llama-vulkan.mjs --model FILE [--gpu vulkan|cpu|auto] [--n-prompt 128] [--n-gen 128] [--reps 3]
+ *                         [--n-vocab V] [--ctx 512] [--threads N] [--flash-attention auto|on|off]
+ *                         [--json FILE]
+ *
+ * Token ids are drawn from [3, V) (default V = 256, which every model here has).
+ *
+ * Prints one JSON line (also written to --json): the engine and its llama.cpp release, the GPU it used,
+ * the layers offloaded, load time, and per test mean/std/samples.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { getLlama, type LlamaContextSequence, LlamaLogLevel, type Token } from 'node-llama-cpp';
+
+const { values } = parseArgs({
+  options: {
+    model: { type: 'string' },
+    gpu: { type: 'string', default: 'vulkan' },
+    'n-prompt': { type: 'string', default: '128' },
+    'n-gen': { type: 'string', default: '128' },
+    'n-vocab': { type: 'string', default: '256' },
+    reps: { type: 'string', default: '3' },
+    ctx: { type: 'string' },
+    threads: { type: 'string' },
+    'flash-attention': { type: 'string', default: 'auto' },
+    json: { type: 'string' },
+  },
+});
+if (!values.model) {
+  console.error('usage: llama-vulkan --model FILE [--gpu vulkan|cpu|auto] [--n-prompt N] [--n-gen N]');
+  process.exit(2);
+}
+const nPrompt = Number(values['n-prompt']);
+const nGen = Number(values['n-gen']);
+const reps = Number(values.reps);
+const nVocab = Number(values['n-vocab']);
+const t0 = performance.now();
+const log = (...a: unknown[]) =>
+  console.error(`[llama ${((performance.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+
+const gpu = values.gpu === 'cpu' ? false : values.gpu === 'auto' ? 'auto' : 'vulkan';
+/** Ends with a one-line JSON error (and --json), so the caller records why. */
+function fail(what: string, e: unknown): never {
+  let msg = `${what}: ${(e as Error)?.message ?? String(e)}`;
+  if ((e as Error)?.name === 'NoBinaryFoundError' || /NoBinaryFound/.test(msg))
+    msg +=
+      ' (the prebuilt llama.cpp binary did not load: for Vulkan, a loader (libvulkan.so.1) and a driver ' +
+      '(VK_ICD_FILENAMES / VK_DRIVER_FILES) must be found)';
+  const r = { error: msg, model: values.model };
+  console.log(JSON.stringify(r));
+  if (values.json) writeFileSync(values.json, JSON.stringify(r, null, 1));
+  process.exit(1);
+}
+const llama = await getLlama({
+  gpu,
+  build: 'never',
+  skipDownload: true,
+  progressLogs: false,
+  logLevel: LlamaLogLevel.warn,
+}).catch((e) => fail('getLlama', e));
+const devices = await llama.getGpuDeviceNames().catch(() => [] as string[]);
+log(
+  `backend ${String(llama.gpu)}, devices ${JSON.stringify(devices)}, release ${llama.llamaCppRelease.release}`,
+);
+
+const tl = performance.now();
+const model = await llama
+  .loadModel({ modelPath: values.model, gpuLayers: gpu === false ? 0 : 'max' })
+  .catch((e) => fail('loadModel', e));
+const loadMs = performance.now() - tl;
+const fa = values['flash-attention'];
+const context = await model.createContext({
+  contextSize: Number(values.ctx ?? Math.max(256, nPrompt + nGen + 16)),
+  batchSize: Math.max(512, nPrompt),
+  sequences: 1,
+  flashAttention: fa === 'on' ? true : fa === 'off' ? false : 'auto',
+  ...(values.threads ? { threads: Number(values.threads) } : {}),
+});
+const seq = context.getSequence();
+log(
+  `loaded in ${loadMs.toFixed(0)} ms: ${model.gpuLayers} layers on the GPU, ` +
+    `flash attention ${String(context.flashAttention)}, ${context.currentThreads} threads`,
+);
+
+/** Deterministic token ids in [3, nVocab) (not UNK/BOS/EOS); the content does not change the speed. */
+function ids(n: number, seed: number): Token[] {
+  let s = seed >>> 0 || 1;
+  return Array.from({ length: n }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (3 + (s % Math.max(1, nVocab - 3))) as Token;
+  });
+}
+
+const opts = { temperature: 0, yieldEogToken: true } as const;
+
+async function timePrefill(sq: LlamaContextSequence, n: number, seed: number): Promise<number> {
+  await sq.clearHistory();
+  const prompt = ids(n, seed);
+  const start = performance.now();
+  const it = sq.evaluate(prompt, opts);
+  const r = await it.next();
+  const s = (performance.now() - start) / 1000;
+  await it.return();
+  if (r.done) throw new Error('llama.cpp produced no token after the prompt');
+  return s;
+}
+
+async function timeDecode(sq: LlamaContextSequence, n: number, seed: number): Promise<number> {
+  await sq.clearHistory();
+  const first = ids(1, seed);
+  const start = performance.now();
+  const it = sq.evaluate(first, opts);
+  for (let i = 0; i < n; i++) {
+    const r = await it.next();
+    if (r.done) throw new Error(`llama.cpp stopped after ${i} of ${n} tokens`);
+  }
+  const s = (performance.now() - start) / 1000;
+  await it.return();
+  return s;
+}
+
+function meanStd(xs: number[]): { mean: number; std: number } {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return { mean, std: Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length) };
+}
+
+const tests: Record<string, { mean: number; std: number; samples: number[] }> = {};
+let seed = 1;
+for (const [name, n, f] of [
+  [`pp${nPrompt}`, nPrompt, timePrefill],
+  [`tg${nGen}`, nGen, timeDecode],
+] as const) {
+  if (n <= 0) continue;
+  await f(seq, n, seed++); // warm-up
+  const samples: number[] = [];
+  for (let r = 0; r < reps; r++) samples.push(n / (await f(seq, n, seed++)));
+  tests[name] = { ...meanStd(samples), samples: samples.map((x) => +x.toFixed(2)) };
+  log(`${name}: ${tests[name].mean.toFixed(1)} ± ${tests[name].std.toFixed(1)} tok/s`);
+}
+
+const vram = await llama.getVramState().catch(() => undefined);
+const result = {
+  engine: `llama.cpp ${llama.llamaCppRelease.release} (node-llama-cpp, ${llama.gpu === false ? 'CPU' : llama.gpu}, prebuilt)`,
+  release: llama.llamaCppRelease.release,
+  backend: llama.gpu,
+  devices,
+  vramTotal: vram?.total,
+  model: values.model,
+  gpuLayers: model.gpuLayers,
+  flashAttention: context.flashAttention,
+  batchSize: context.batchSize,
+  threads: context.currentThreads,
+  loadMs: Math.round(loadMs),
+  nPrompt,
+  nGen,
+  reps,
+  tests,
+};
+console.log(JSON.stringify(result));
+if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 1));
+await context.dispose();
+await model.dispose();
+await llama.dispose();
+process.exit(0);

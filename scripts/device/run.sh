@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# The one command for a lent GPU machine (see scripts/device/README.md): unpacks .device/ (made by
+# scripts/device/pack.sh), then runs, in the order of PHASES (default "compare synthetic"):
+#
+#   compare    ours against llama.cpp's Vulkan backend on the same GGUF files, written here with random
+#              weights (scripts/device/compare.ts: llama-bench tests through runLlamaBench for ours,
+#              node-llama-cpp for llama.cpp) → $OUT/compare.{json,md}; it stops SYN_RESERVE_S (110 s)
+#              early to leave time for
+#   synthetic  ours on synthetic shapes (scripts/bench-node.ts bundled: random weights made on the GPU,
+#              vLLM definitions, roofline) → $OUT/synthetic.{json,md}
+#
+# and prints both tables last ($OUT/summary.md). Everything is bounded by TOTAL_S (default 500 s from
+# the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
+#
+# Knobs (environment): TOTAL_S, PHASES, SYN_BUDGET_S (200), SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
+# N_PROMPT (128), N_GEN (128), SYN_REPS (2), CMP_REPS (2), GGUF_DIR (default: under /tmp, /var/tmp or
+# the repository, whichever file system has the most room; removed at the end), FILE_MODE (tiled |
+# exact), WORK (/tmp/wgpu-bench).
+# DRY=1: a local rehearsal without a GPU: tiny models, SwiftShader for ours, llama.cpp's Vulkan build
+# falling back to its CPU path (no usable Vulkan device), OUT defaulting to .device-out/.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+T0=$(date +%s)
+elapsed() { echo $(($(date +%s) - T0)); }
+DRY=${DRY:-0}
+OUT=${OUT:-$ROOT/.device-out}
+mkdir -p "$OUT"
+LOG="$OUT/log.txt"
+: >"$LOG"
+say() { echo "[run $(elapsed)s] $*" | tee -a "$LOG" >&2; }
+
+if [[ $DRY == 1 ]]; then
+  TOTAL_S=${TOTAL_S:-240}
+  SYN_BUDGET_S=${SYN_BUDGET_S:-60}
+  SYN_RESERVE_S=${SYN_RESERVE_S:-40}
+  SYN_MODELS=${SYN_MODELS:-synthetic:stories260k-f32}
+  CMP_MODELS=${CMP_MODELS:-stories260k-q8_0,stories15m-q4_k_m}
+  N_PROMPT=${N_PROMPT:-32}
+  N_GEN=${N_GEN:-16}
+  SYN_REPS=${SYN_REPS:-1}
+  CMP_REPS=${CMP_REPS:-1}
+  GPU_FLAG=()
+else
+  TOTAL_S=${TOTAL_S:-500}
+  SYN_BUDGET_S=${SYN_BUDGET_S:-200}
+  S1=synthetic:llama-3.2-1b
+  S8=synthetic:llama-3.1-8b
+  SYN_MODELS=${SYN_MODELS:-$S1-q4_k_m,$S1-q4_0,$S1-q8_0,$S1-f16,$S8-q4_k_m,$S8-q4_0,$S8-q8_0,$S8-f16}
+  C1=llama-3.2-1b
+  C8=llama-3.1-8b
+  CMP_MODELS=${CMP_MODELS:-$C1-q4_k_m,$C1-q4_0,$C1-q8_0,$C1-f16,$C8-q4_k_m,$C8-q4_0,$C8-q8_0,$C8-f16}
+  N_PROMPT=${N_PROMPT:-128}
+  N_GEN=${N_GEN:-128}
+  SYN_REPS=${SYN_REPS:-2}
+  CMP_REPS=${CMP_REPS:-2}
+  GPU_FLAG=(--gpu)
+fi
+PHASES=${PHASES:-compare synthetic}
+SYN_RESERVE_S=${SYN_RESERVE_S:-110}
+if [[ -z "${GGUF_DIR:-}" ]]; then # the file system with the most room (a 16 GB file must fit)
+  best=0
+  for d in /tmp /var/tmp "$ROOT"; do
+    a=$(df -P -B1 "$d" 2>/dev/null | awk 'NR==2 {print $4}')
+    if [[ -n "$a" ]] && ((a > best)); then
+      best=$a
+      GGUF_DIR="$d/gguf-bench.$$"
+    fi
+  done
+  GGUF_DIR=${GGUF_DIR:-/tmp/gguf-bench.$$}
+fi
+FILE_MODE=${FILE_MODE:-tiled}
+WORK=${WORK:-/tmp/wgpu-bench}
+
+# --- unpack -------------------------------------------------------------------------------------------
+D="$ROOT/.device"
+for f in node.xz runtime.tar.xz app.tar.xz; do
+  [[ -f "$D/$f" ]] || { say "missing $D/$f: run scripts/device/pack.sh here and carry .device"; exit 1; }
+done
+rm -rf "$WORK"
+mkdir -p "$WORK"
+untar() { # untar FILE.tar.xz DIR, with python's tarfile where xz is missing
+  if command -v xz >/dev/null; then tar -C "$2" -xJf "$1"; else
+    python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$1" "$2"
+  fi
+}
+if command -v xz >/dev/null; then xz -dc "$D/node.xz" >"$WORK/node"; else
+  python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$D/node.xz" "$WORK/node"
+fi
+chmod +x "$WORK/node"
+untar "$D/runtime.tar.xz" "$WORK" && untar "$D/app.tar.xz" "$WORK" || { say "unpacking failed"; exit 1; }
+NODE="$WORK/node"
+APP="$WORK/app"
+say "unpacked into $WORK: $("$NODE" -v), app commit $(cat "$APP/COMMIT")$([[ -s $APP/DIRTY ]] && echo ' (with uncommitted changes)')"
+
+# --- Vulkan --------------------------------------------------------------------------------------------
+export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! ldconfig -p 2>/dev/null | grep -q 'libGLdispatch.so.0 '; then
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$WORK/lib-fallback"
+  say "libGLdispatch.so.0 not on the system: using the packed one"
+fi
+if [[ $DRY != 1 && -z "${VK_ICD_FILENAMES:-}${VK_DRIVER_FILES:-}" ]]; then
+  if ! ls /usr/share/vulkan/icd.d/*nvidia* /etc/vulkan/icd.d/*nvidia* >/dev/null 2>&1; then
+    for j in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.x86_64.json; do
+      if [[ -f $j ]]; then
+        export VK_DRIVER_FILES=$j VK_ICD_FILENAMES=$j
+        break
+      fi
+    done
+  fi
+fi
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/xdg-runtime-$(id -u)}
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+say "Vulkan driver: ${VK_DRIVER_FILES:-${VK_ICD_FILENAMES:-system default}}"
+{ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem --format=csv; } >>"$LOG" 2>&1
+df -h "$(dirname "$GGUF_DIR")" 2>/dev/null | tail -1 | sed "s|^|[disk for $GGUF_DIR] |" >>"$LOG"
+nproc | sed 's/^/[cpus] /' >>"$LOG"
+
+run_synthetic() {
+  local left=$((TOTAL_S - $(elapsed)))
+  local budget=$((SYN_BUDGET_S < left - 50 ? SYN_BUDGET_S : left - 50))
+  if ((budget < 20)); then
+    say "synthetic: skipped, ${left}s left"
+    return
+  fi
+  say "synthetic: $SYN_MODELS, budget ${budget}s (no model starts after it), hard limit $((left - 10))s"
+  # bench-node writes its JSON at the end; each model's row is also in the log as it finishes.
+  timeout -k 5 $((left - 10)) "$NODE" "$APP/bench-node.mjs" "${GPU_FLAG[@]}" --models "$SYN_MODELS" \
+    --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$SYN_REPS" --budget-s "$budget" \
+    --json "$OUT/synthetic.json" --md "$OUT/synthetic.md" >>"$LOG" 2>&1
+  say "synthetic: exit $?"
+}
+
+run_compare() {
+  local left=$((TOTAL_S - $(elapsed)))
+  # Leave SYN_RESERVE_S for the synthetic phase when it comes after this one.
+  [[ " $PHASES " == *" compare "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  if ((left < 30)); then
+    say "compare: skipped, ${left}s left"
+    return
+  fi
+  say "compare: $CMP_MODELS, deadline ${left}s, files in $GGUF_DIR ($FILE_MODE)"
+  mkdir -p "$GGUF_DIR"
+  timeout -k 5 $((left + 5)) "$NODE" "$APP/compare.mjs" "${GPU_FLAG[@]}" --models "$CMP_MODELS" \
+    --llama-script "$APP/llama-vulkan.mjs" --llama-gpu vulkan --dir "$GGUF_DIR" --mode "$FILE_MODE" \
+    --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --deadline-s $((left - 5)) \
+    --json "$OUT/compare.json" --md "$OUT/compare.md" >>"$LOG" 2>&1
+  say "compare: exit $?"
+  rm -rf "$GGUF_DIR"
+}
+
+for phase in $PHASES; do
+  case $phase in
+    synthetic) run_synthetic ;;
+    compare) run_compare ;;
+    *) say "unknown phase $phase" ;;
+  esac
+done
+
+{
+  echo "## ours on synthetic shapes (bench-node)"
+  cat "$OUT/synthetic.md" 2>/dev/null || echo "(none)"
+  echo
+  echo "## ours vs llama.cpp on the same GGUF files"
+  cat "$OUT/compare.md" 2>/dev/null || echo "(none)"
+} >"$OUT/summary.md"
+say "done in $(elapsed)s"
+echo "----- log tail -----"
+tail -n 15 "$LOG" | cut -c1-400
+echo "----- summary -----"
+cat "$OUT/summary.md"

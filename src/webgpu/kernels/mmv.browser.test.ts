@@ -69,8 +69,60 @@ async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> {
       name: '2 lanes subgroup',
       layout: { lanes: 2, units: 1, threads: 64, reduce: 'subgroup', packed: false },
     });
+    if (packed) {
+      out.push({
+        name: `ksplit ${lanes} subgroup int8`,
+        layout: { lanes, units: 1, threads: 64, reduce: 'subgroup', packed, intDot: true },
+      });
+    }
+  }
+  if (packed) {
+    out.push(
+      {
+        name: 'rows ×2 int8',
+        layout: { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed, intDot: true },
+      },
+      {
+        name: 'ksplit 8 shared int8',
+        layout: { lanes: 8, units: 2, threads: 64, reduce: 'shared', packed, intDot: true },
+      },
+    );
   }
   return out;
+}
+
+/** Whether mmv's integer-dot path covers this weight (mirrors mmv.ts: planar Q8_0/Q4_0/Q6_K, Q4_K). */
+function intDotCovers(type: WeightType, planar: boolean): boolean {
+  return type === 'Q4_K' || (planar && ['Q8_0', 'Q4_0', 'Q6_K'].includes(type));
+}
+
+/**
+ * x [T, K] as the integer-dot path sees it (float64): x·g rounded to int8 per 32-value chunk with one
+ * scale amax / 127 (ggml's quantize_row_q8_0), times 1/rms; and per chunk the size of one rounding step
+ * (a value that lands on a half may round either way in f32).
+ */
+function int8Activations(x: Float32Array, T: number, K: number, g?: Float32Array) {
+  const out = new Float64Array(T * K);
+  const step = new Float64Array(T * K);
+  for (let t = 0; t < T; t++) {
+    let inv = 1;
+    if (g) {
+      let ss = 0;
+      for (let k = 0; k < K; k++) ss += x[t * K + k] ** 2;
+      inv = 1 / Math.sqrt(ss / K + EPS);
+    }
+    for (let c = 0; c < K; c += 32) {
+      let am = 0;
+      const xg = Array.from({ length: 32 }, (_, k) => x[t * K + c + k] * (g ? g[c + k] : 1));
+      for (const v of xg) am = Math.max(am, Math.abs(v));
+      const d = am / 127;
+      for (let k = 0; k < 32; k++) {
+        out[t * K + c + k] = (d > 0 ? Math.round(xg[k] / d) * d : 0) * inv;
+        step[t * K + c + k] = d * inv;
+      }
+    }
+  }
+  return { out, step };
 }
 
 const TYPES: { type: WeightType; K: number }[] = [
@@ -155,14 +207,21 @@ describe('mmvWGSL', () => {
           bufs.push(storageFrom(device, bytes), y);
           await runWGSL(device, code, bufs, [mmvWorkgroupsX([seg], layout), Math.ceil(T / TT)]);
           const got = await readF32(device, y, T * N);
-          const xn = normed(x, T, K, g);
+          const int8 = layout.intDot && intDotCovers(type, planar) ? int8Activations(x, T, K, g) : undefined;
+          const xn = int8 ? int8.out : normed(x, T, K, g);
           const ref = new Float64Array(T * N);
           const tol = new Float64Array(T * N);
           for (let t = 0; t < T; t++) {
             for (let n = 0; n < N; n++) {
               const [s, a] = refDot(w, n, xn, t, K);
               ref[t * N + n] = s;
-              tol[t * N + n] = 2e-5 * a + 1e-6;
+              // The int8 path: allow two activations to round one step the other way (a value within
+              // f32 rounding of a half), at the largest |w|·step of the row.
+              let flip = 0;
+              if (int8)
+                for (let k = 0; k < K; k++)
+                  flip = Math.max(flip, Math.abs(w[n * K + k]) * int8.step[t * K + k]);
+              tol[t * N + n] = 2e-5 * a + 1e-6 + 2 * flip;
             }
           }
           assertClose(
@@ -233,17 +292,24 @@ describe('mmvWGSL', () => {
         [mmvWorkgroupsX(segs, layout), T],
       );
       const xn = normed(x, T, K, g);
+      const int8 = layout.intDot ? int8Activations(x, T, K, g) : undefined;
       const refH = new Float64Array(T * NA);
       const tolH = new Float64Array(T * NA);
       const refY = new Float64Array(T * NB);
       const tolY = new Float64Array(T * NB);
       for (let t = 0; t < T; t++) {
         for (let n = 0; n < NA; n++) {
-          const [a, aa] = refDot(gate.w, n, xn, t, K);
+          // With the int8 path the Q4_K gate sees int8 activations; the Q6_K up (not planar) stays float.
+          const [a, aa] = refDot(gate.w, n, int8 ? int8.out : xn, t, K);
           const [b, ba] = refDot(up.w, n, xn, t, K);
+          let flip = 0;
+          if (int8)
+            for (let k = 0; k < K; k++)
+              flip = Math.max(flip, Math.abs(gate.w[n * K + k]) * int8.step[t * K + k]);
           const silu = a / (1 + Math.exp(-a));
           refH[t * NA + n] = silu * b;
-          tolH[t * NA + n] = 4e-5 * (aa * Math.abs(b) + ba * Math.abs(silu)) + 1e-6;
+          tolH[t * NA + n] =
+            4e-5 * (aa * Math.abs(b) + ba * Math.abs(silu)) + 1e-6 + 2.2 * flip * Math.abs(b);
         }
         for (let n = 0; n < NB; n++) {
           const [s, a] = refDot(other.w, NB - 1 - n, xn, t, K);

@@ -43,6 +43,13 @@ export interface MmvLayout {
   reduce: 'subgroup' | 'shared';
   /** Unpack with `unpack4xU8`/`unpack4xI8` (WGSL language feature packed_4x8_integer_dot_product). */
   packed: boolean;
+  /**
+   * Integer dot products (needs `packed`): each 32-activation chunk is rounded to int8 with one scale
+   * (amax / 127, as ggml's quantize_row_q8_0) and Q8_0, Q4_0 and Q6_K (planar) and Q4_K weights are
+   * multiplied with `dot4I8Packed`, llama.cpp's MMVQ scheme (its CPU path rounds activations the same way).
+   * Other types keep the float path in the same kernel.
+   */
+  intDot?: boolean;
 }
 
 /** Options for {@link mmvWGSL}: those of matmulWGSL, plus the layout. */
@@ -370,6 +377,70 @@ function planarChunkDot(
   }
 }
 
+/** Whether the integer-dot path covers this weight (planar Q8_0, Q4_0, Q6_K; Q4_K as stored). */
+function usesIntDot(w: { type: WeightType; planar?: number }): boolean {
+  return w.type === 'Q4_K' || (w.planar !== undefined && ['Q8_0', 'Q4_0', 'Q6_K'].includes(w.type));
+}
+
+/**
+ * The integer-dot chunk product (see {@link MmvLayout.intDot}) against the int8 activations `q{t}_{j}`
+ * (scale `dx{t}`, half sums `qlo{t}`, `qhi{t}`), into `${p}s${t}`.
+ */
+function intChunkDot(t: WeightType, w: string, K: number, TT: number, p: string, planar?: number): string {
+  const toks = Array.from({ length: TT }, (_, i) => i);
+  const sum = (f: (tt: number) => string) => toks.map((tt) => `let ${p}s${tt} = ${f(tt)};`).join('\n');
+  const Q = (tt: number, j: number) => `q${tt}_${j}`;
+  const dots = (words: string[], tt: number, from = 0) =>
+    words.map((wd, j) => `dot4I8Packed(${wd}, ${Q(tt, from + j)})`).join(' + ');
+  const NB = K / 32;
+  const nB = planar ?? 0;
+  const half = (D: string) =>
+    `let ${p}dD = ${D}; let ${p}dW = ${w}[${p}dD >> 4u][(${p}dD >> 2u) & 3u] >> (((${p}dD >> 1u) & 1u) * 16u); let ${p}d = unpack2x16float(${p}dW).x;`;
+  switch (t) {
+    case 'Q8_0': {
+      const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'].map((x) => `${p}${x}`);
+      return `let ${p}bi = row * ${NB}u + c; let ${p}qa = ${w}[2u * ${p}bi]; let ${p}qb = ${w}[2u * ${p}bi + 1u];
+${half(`${32 * nB}u + 2u * ${p}bi`)}
+${sum((tt) => `${p}d * dx${tt} * f32(${dots(words, tt)})`)}`;
+    }
+    case 'Q4_0': {
+      const c4 = ['x', 'y', 'z', 'w'];
+      const lo = c4.map((c) => `(${p}q.${c} & 0x0f0f0f0fu)`);
+      const hi = c4.map((c) => `((${p}q.${c} >> 4u) & 0x0f0f0f0fu)`);
+      return `let ${p}bi = row * ${NB}u + c; let ${p}q = ${w}[${p}bi];
+${half(`${16 * nB}u + 2u * ${p}bi`)}
+${sum((tt) => `${p}d * dx${tt} * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)} - 8 * (qlo${tt} + qhi${tt}))`)}`;
+    }
+    case 'Q4_K': {
+      const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'].map(
+        (x) => `((${p}${x} >> ${p}sh) & 0x0f0f0f0fu)`,
+      );
+      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}h = ${w}[${p}bi * 9u];
+let ${p}dm = unpack2x16float(${p}h.x); let ${p}sm = q4kScaleMin(${p}h, ${p}j);
+let ${p}ds = ${p}dm.x * ${p}sm.x; let ${p}mm = ${p}dm.y * ${p}sm.y; let ${p}sh = (${p}j & 1u) * 4u;
+let ${p}qa = ${w}[${p}bi * 9u + 1u + (${p}j / 2u) * 2u]; let ${p}qb = ${w}[${p}bi * 9u + 2u + (${p}j / 2u) * 2u];
+${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(words, tt)}) - ${p}mm * f32(qlo${tt} + qhi${tt}))`)}`;
+    }
+    case 'Q6_K': {
+      const L = ['la.x', 'la.y', 'la.z', 'la.w', 'lb.x', 'lb.y', 'lb.z', 'lb.w'];
+      const H = ['ha.x', 'ha.y', 'ha.z', 'ha.w', 'hb.x', 'hb.y', 'hb.z', 'hb.w'];
+      const words = L.map(
+        (l, j) => `(((${p}${l} >> ${p}ls) & 0x0f0f0f0fu) | (((${p}${H[j]} >> ${p}hs) & 0x03030303u) << 4u))`,
+      );
+      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;
+let ${p}lv = ${p}bi * 8u + ${p}hh * 4u + (${p}k & 1u) * 2u; let ${p}la = ${w}[${p}lv]; let ${p}lb = ${w}[${p}lv + 1u];
+let ${p}hv = ${8 * nB}u + ${p}bi * 4u + ${p}hh * 2u; let ${p}ha = ${w}[${p}hv]; let ${p}hb = ${w}[${p}hv + 1u];
+let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}hh * 2u + ${p}k / 2u] >> ((${p}k & 1u) * 16u);
+${half(`${208 * nB}u + 2u * ${p}bi`)}
+let ${p}sc0 = f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = f32((bitcast<i32>(${p}sw) << 16u) >> 24u);
+let ${p}ls = (${p}k / 2u) * 4u; let ${p}hs = ${p}k * 2u;
+${sum((tt) => `${p}d * dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)} - 32 * qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)} - 32 * qhi${tt}))`)}`;
+    }
+    default:
+      throw new Error(`no integer-dot path for ${t}`);
+  }
+}
+
 /** Q4_K's 6-bit scale and min of sub-block j from the header vec4 (ggml's get_scale_min_k4). */
 const Q4K_SCALE_MIN = `fn scByte(h: vec4<u32>, k: u32) -> u32 {
   let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
@@ -397,6 +468,8 @@ export function mmvWGSL(o: MmvOptions): string {
   const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
   const types = o.segments.flatMap((s) => s.weights.map((w) => w.type));
   const xsum = types.some(needsXsum);
+  const intOf = (w: { type: WeightType; planar?: number }) => Boolean(L.intDot && L.packed && usesIntDot(w));
+  const anyInt = o.segments.some((s) => s.weights.some(intOf));
   const normF32 = o.norm?.type === 'F32';
   const lines: string[] = [];
   if (sg) lines.push('enable subgroups;');
@@ -483,6 +556,23 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       );
     }
   }
+  if (anyInt) {
+    // The chunk's activations rounded to int8 (one scale per token), and the sums Σq of each half.
+    for (const tt of toks) {
+      const ab = Array.from({ length: 8 }, (_, j) => `abs(x${tt}_${j})`);
+      lines.push(
+        `    let am${tt} = max(max(max(${ab[0]}, ${ab[1]}), max(${ab[2]}, ${ab[3]})), max(max(${ab[4]}, ${ab[5]}), max(${ab[6]}, ${ab[7]})));`,
+        `    let dx${tt} = max(max(am${tt}.x, am${tt}.y), max(am${tt}.z, am${tt}.w)) / 127.0;`,
+        `    let ix${tt} = select(0.0, 1.0 / dx${tt}, dx${tt} > 0.0);`,
+      );
+      for (let j = 0; j < 8; j++)
+        lines.push(`    let q${tt}_${j} = pack4xI8(vec4<i32>(round(x${tt}_${j} * ix${tt})));`);
+      lines.push(
+        `    let qlo${tt} = ${[0, 1, 2, 3].map((j) => `dot4I8Packed(q${tt}_${j}, 0x01010101u)`).join(' + ')};`,
+        `    let qhi${tt} = ${[4, 5, 6, 7].map((j) => `dot4I8Packed(q${tt}_${j}, 0x01010101u)`).join(' + ')};`,
+      );
+    }
+  }
   o.segments.forEach((s, si) => {
     const body: string[] = [];
     for (let r = 0; r < R; r++) {
@@ -492,7 +582,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         const p = `p${r}_${di}_`;
         body.push(`        { let row = ${d.row};`);
         body.push(
-          chunkDot(s.weights[d.w].type, wname, K, TT, p, L.packed, s.weights[d.w].planar)
+          (intOf(s.weights[d.w])
+            ? intChunkDot(s.weights[d.w].type, wname, K, TT, p, s.weights[d.w].planar)
+            : chunkDot(s.weights[d.w].type, wname, K, TT, p, L.packed, s.weights[d.w].planar)
+          )
             .split('\n')
             .map((l) => `          ${l}`)
             .join('\n'),

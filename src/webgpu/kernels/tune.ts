@@ -28,13 +28,14 @@ export interface MmvChoice {
 
 /** A compact name of a layout, e.g. `lanes32-sg-u2-t128-packed`. */
 export function layoutName(l: MmvLayout): string {
-  return `lanes${l.lanes}${l.lanes > 1 ? `-${l.reduce === 'subgroup' ? 'sg' : 'shared'}` : ''}-u${l.units}-t${l.threads}${l.packed ? '-packed' : ''}`;
+  return `lanes${l.lanes}${l.lanes > 1 ? `-${l.reduce === 'subgroup' ? 'sg' : 'shared'}` : ''}-u${l.units}-t${l.threads}${l.packed ? '-packed' : ''}${l.intDot ? '-int8' : ''}`;
 }
 
 /**
  * The layouts worth trying on this adapter. Software (fallback) adapters: a thread per 1, 2 or 4 rows.
  * GPUs: lanes along K (32, or the adapter's minimum subgroup size when smaller), 1–2 units per lane
- * group, reduced with subgroups where the device has them, else through workgroup memory.
+ * group, reduced with subgroups where the device has them, else through workgroup memory; and the
+ * integer-dot variant where WGSL has packed 4×8 dot products.
  */
 export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
   const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
@@ -50,6 +51,9 @@ export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
     { lanes: Math.max(4, lanes / 4), units: 2, threads: 64, reduce, packed },
   ];
   if (!sg) out.push({ lanes: 8, units: 2, threads: 64, reduce: 'shared', packed });
+  // llama.cpp's MMVQ scheme (int8 activations, dot4I8Packed): native on GPUs with DP4A. On SwiftShader it
+  // is emulated and measured slower (bench-60m Q4_K_M: 296 vs 269 ms per token), so not tried there.
+  if (packed) out.push({ lanes, units: 2, threads: 128, reduce, packed, intDot: true });
   return out;
 }
 

@@ -8,7 +8,6 @@
  * Bound per output: |gpu − ref| ≤ 2e-5·Σ|terms| + 1e-6.
  */
 import { describe, expect, it } from 'vitest';
-import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
 import { packStep, type WeightType } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
@@ -16,6 +15,7 @@ import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
+  quantizedRows,
   randomF32,
   readF32,
   runWGSL,
@@ -25,26 +25,6 @@ import {
 } from './test-util.ts';
 
 const EPS = 1e-5;
-
-/** N random rows of K weights of `type`: the bytes as the GPU gets them and the values (float64). */
-function weightsOf(type: WeightType, K: number, N: number, rng: () => number) {
-  const rows: Uint8Array[] = [];
-  const w = new Float64Array(K * N);
-  for (let r = 0; r < N; r++) {
-    const x = randomF32(rng, K, 1 / Math.sqrt(K));
-    const q = quantizeRow(type, x);
-    rows.push(q);
-    w.set(dequantizeRow(type, q, K), r * K);
-  }
-  const total = rows.reduce((a, b) => a + b.length, 0);
-  const bytes = new Uint8Array(Math.ceil(total / 16) * 16);
-  let o = 0;
-  for (const q of rows) {
-    bytes.set(q, o);
-    o += q.length;
-  }
-  return { bytes, w };
-}
 
 async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> {
   const gpu = await testGpu();
@@ -181,7 +161,7 @@ describe('mmvWGSL', () => {
         ] as const) {
           const { seed, rng } = freshRng();
           const N = 37;
-          const raw = weightsOf(type, K, N, rng);
+          const raw = quantizedRows(type, K, N, rng);
           const nBlocks = (N * K) / (type === 'Q6_K' ? 256 : 32);
           const bytes = planar ? repackHost(type, raw.bytes, nBlocks) : raw.bytes;
           const w = raw.w;
@@ -244,9 +224,9 @@ describe('mmvWGSL', () => {
       const T = 2;
       const NA = 29;
       const NB = 45;
-      const gate = weightsOf('Q4_K', K, NA, rng);
-      const up = weightsOf('Q6_K', K, NA, rng);
-      const other = weightsOf('Q8_0', K, NB, rng);
+      const gate = quantizedRows('Q4_K', K, NA, rng);
+      const up = quantizedRows('Q6_K', K, NA, rng);
+      const other = quantizedRows('Q8_0', K, NB, rng);
       const x = randomF32(rng, T * K);
       const g = randomF32(rng, K, 0.5).map((v) => v + 1);
       const segs: MatmulSegment[] = [

@@ -5,7 +5,6 @@
  * (`dequantizeRow`, a port of ggml's dequantize_row_*).
  */
 import { describe, expect, it } from 'vitest';
-import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
 import { packStep, WEIGHT_BLOCK, type WeightType, wgslLoader } from './common.ts';
 import { embedWGSL } from './embed.ts';
 import {
@@ -20,6 +19,7 @@ import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
+  quantizedRows,
   randInt,
   randomF32,
   readF32,
@@ -37,31 +37,6 @@ const TYPES: { type: WeightType; K: number[] }[] = [
   { type: 'Q6_K', K: [256, 768] },
   { type: 'BF16', K: [37, 100] },
 ];
-
-/** Quantizes N random rows of K weights; returns the bytes (padded to 4) and the dequantized values. */
-function quantized(
-  type: WeightType,
-  K: number,
-  N: number,
-  rng: () => number,
-): { bytes: Uint8Array; w: Float64Array } {
-  const rows: Uint8Array[] = [];
-  const w = new Float64Array(K * N);
-  for (let r = 0; r < N; r++) {
-    const x = randomF32(rng, K, 1 / Math.sqrt(K));
-    const q = quantizeRow(type, x);
-    rows.push(q);
-    w.set(dequantizeRow(type, q, K), r * K);
-  }
-  const total = rows.reduce((a, b) => a + b.length, 0);
-  const bytes = new Uint8Array(Math.ceil(total / 4) * 4);
-  let o = 0;
-  for (const q of rows) {
-    bytes.set(q, o);
-    o += q.length;
-  }
-  return { bytes, w };
-}
 
 describe('quantized weights', () => {
   for (const { type, K: Ks } of TYPES) {
@@ -83,7 +58,7 @@ describe('quantized weights', () => {
           const { seed, rng } = freshRng();
           const device = await testDevice();
           const N = 67;
-          const q = quantized(type, K, N, rng);
+          const q = quantizedRows(type, K, N, rng);
           const nBlocks = (N * K) / WEIGHT_BLOCK[type].size;
           const bytes = planar ? repackHost(type, q.bytes, nBlocks) : q.bytes;
           const w = q.w;
@@ -130,7 +105,7 @@ describe('quantized weights', () => {
         const { seed, rng } = freshRng();
         const device = await testDevice();
         const N = 9;
-        const { bytes, w } = quantized(type, K, N, rng);
+        const { bytes, w } = quantizedRows(type, K, N, rng);
         const ids = Uint32Array.from({ length: 5 }, (_, i) => (i === 0 ? N - 1 : randInt(rng, N)));
         const out = storageFrom(device, new Float32Array(ids.length * K));
         await runWGSL(

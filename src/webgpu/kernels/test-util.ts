@@ -5,7 +5,9 @@
  * the worst mismatches. Test-only: nothing in the engine imports this.
  */
 import { createGpuContext, type GpuContext } from '../device.ts';
+import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
 import { mulberry32, type Rng, randn } from '../util/prng.ts';
+import type { WeightType } from './common.ts';
 
 let ctx: Promise<GpuContext> | undefined;
 
@@ -223,4 +225,31 @@ export function assertClose(
 /** Throws unless `got` equals `ref` element for element (exact copies, indices). */
 export function assertEqual(what: string, got: ArrayLike<number>, ref: ArrayLike<number>): void {
   assertClose(what, got, ref, 0);
+}
+
+/**
+ * N random rows of K weights (std 1/√K) quantized to `type` by our ggml-exact quantizer: the bytes as the
+ * GPU gets them (rows back to back, padded to 16 bytes) and the values the GPU must read (ggml's
+ * dequantization, float64) [N, K].
+ */
+export function quantizedRows(
+  type: WeightType,
+  K: number,
+  N: number,
+  rng: () => number,
+): { bytes: Uint8Array; w: Float64Array } {
+  const rows: Uint8Array[] = [];
+  const w = new Float64Array(K * N);
+  for (let r = 0; r < N; r++) {
+    const q = quantizeRow(type, randomF32(rng, K, 1 / Math.sqrt(K)));
+    rows.push(q);
+    w.set(dequantizeRow(type, q, K), r * K);
+  }
+  const bytes = new Uint8Array(Math.ceil(rows.reduce((a, b) => a + b.length, 0) / 16) * 16);
+  let o = 0;
+  for (const q of rows) {
+    bytes.set(q, o);
+    o += q.length;
+  }
+  return { bytes, w };
 }

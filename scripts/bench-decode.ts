@@ -24,7 +24,7 @@
  * the section without touching BENCHMARKS.md.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,9 +32,9 @@ import { FTYPES, type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/qua
 import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import { SYNTHETIC_SHAPES } from '../src/webgpu/model/synthetic.ts';
+import { BENCH_FILE, benchEngineArgs, writeBenchSection } from './bench-common.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const BENCH_FILE = resolve(ROOT, 'BENCHMARKS.md');
 const STORIES = resolve(ROOT, '../shared/models/stories260K.gguf');
 const SHAPE_ID = 'bench-60m';
 const SEED = 60;
@@ -117,22 +117,8 @@ for (const [sig, code] of [
 
 /** Runs bench-engine on one file; its stdout (the markdown section) and parsed JSON. */
 async function benchEngine(file: string, out: string): Promise<{ stdout: string; json: EngineJson }> {
-  const args = [
-    '--import',
-    'tsx',
-    'scripts/bench-engine.ts',
-    '--model',
-    file,
-    '--runs',
-    values.runs,
-    '--tokens',
-    values.tokens,
-    '--skip',
-    'ours-node',
-    '--no-write',
-    '--json',
-    out,
-  ];
+  const args = benchEngineArgs(file, values.runs, values.tokens, out);
+
   const stdout = await new Promise<string>((res, rej) => {
     const c = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     child = c;
@@ -235,19 +221,6 @@ function section(rows: Row[], envs: EngineJson['env'][], nParams: number, wallS:
   return L.join('\n');
 }
 
-/** Inserts `text` into BENCHMARKS.md, replacing the section with the same date's markers. */
-function writeSection(text: string): void {
-  const date = new Date().toISOString().slice(0, 10);
-  const start = `<!-- bench:decode ${date} -->`;
-  const end = `<!-- /bench:decode ${date} -->`;
-  let doc = existsSync(BENCH_FILE) ? readFileSync(BENCH_FILE, 'utf8') : '# Benchmarks\n';
-  const i = doc.indexOf(start);
-  const j = doc.indexOf(end);
-  if (i >= 0 && j > i) doc = doc.slice(0, i) + text + doc.slice(j + end.length);
-  else doc = `${doc.replace(/\n*$/, '')}\n\n${text}\n`;
-  writeFileSync(BENCH_FILE, doc.endsWith('\n') ? doc : `${doc}\n`);
-}
-
 async function main(): Promise<void> {
   const t0 = performance.now();
   console.error(`== ${SHAPE_ID}: writing the random F32 model (seed ${SEED})`);
@@ -301,7 +274,7 @@ async function main(): Promise<void> {
   const text = section(rows, envs, nParams, (performance.now() - t0) / 1000);
   console.log(text);
   if (!values['no-write']) {
-    writeSection(text);
+    writeBenchSection('decode', new Date().toISOString().slice(0, 10), text);
     console.error(`wrote ${BENCH_FILE}`);
   }
 }

@@ -42,9 +42,9 @@ import type { WllamaRun } from '../src/bench/wllama-page.ts';
 import { withHarnessPage } from '../src/cli/harness-server.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import type { GenerateResult } from '../src/engine/types.ts';
+import { BENCH_FILE, writeBenchSection } from './bench-common.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const BENCH_FILE = resolve(ROOT, 'BENCHMARKS.md');
 
 /** Context length every engine is loaded with (the model's own). */
 const N_CTX = 2048;
@@ -624,20 +624,6 @@ function report(all: Measured[], env: Env, o: Opts, cmd: string, wallS: number):
   return L.join('\n');
 }
 
-/** Inserts `section` into BENCHMARKS.md, replacing the section with the same date marker. */
-function writeSection(section: string, date: string): void {
-  const start = `<!-- bench:engine ${date} -->`;
-  const end = `<!-- /bench:engine ${date} -->`;
-  let doc = existsSync(BENCH_FILE)
-    ? readFileSync(BENCH_FILE, 'utf8')
-    : "# Benchmarks\n\nSpeed figures, newest sections last. Engine sections are written by `npm run bench:engine` (scripts/bench-engine.ts); rerunning it on the same date replaces that date's section.\n";
-  const i = doc.indexOf(start);
-  const j = doc.indexOf(end);
-  if (i >= 0 && j > i) doc = doc.slice(0, i) + section + doc.slice(j + end.length);
-  else doc = `${doc.replace(/\n*$/, '')}\n\n${section}\n`;
-  writeFileSync(BENCH_FILE, doc.endsWith('\n') ? doc : `${doc}\n`);
-}
-
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -739,7 +725,12 @@ async function main(): Promise<number> {
     );
   }
   if (!values['no-write']) {
-    writeSection(section, env.date);
+    writeBenchSection(
+      'engine',
+      env.date,
+      section,
+      "# Benchmarks\n\nSpeed figures, newest sections last. Engine sections are written by `npm run bench:engine` (scripts/bench-engine.ts); rerunning it on the same date replaces that date's section.\n",
+    );
     log(`wrote ${BENCH_FILE}`);
   }
   return 0;

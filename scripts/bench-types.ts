@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
+import { benchEngineArgs } from './bench-common.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({
@@ -37,26 +38,10 @@ for (const type of values.types.split(',')) {
   writeFileSync(file, bytes);
   const out = join(dir, `${type}.json`);
   console.error(`== ${type}: ${(bytes.length / 2 ** 20).toFixed(2)} MiB`);
-  execFileSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'scripts/bench-engine.ts',
-      '--model',
-      file,
-      '--runs',
-      values.runs,
-      '--tokens',
-      values.tokens,
-      '--skip',
-      'ours-node',
-      '--no-write',
-      '--json',
-      out,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  execFileSync(process.execPath, benchEngineArgs(file, values.runs, values.tokens, out), {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const j = JSON.parse(readFileSync(out, 'utf8')) as {
     results: { id: string; prompt: string; prefill: { median: number }; decode: { median: number } }[];
   };

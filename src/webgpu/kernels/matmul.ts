@@ -75,7 +75,7 @@ function tileK(K: number, TT: number): number {
  * Workgroup ranges [start, end) along x allotted to each segment when every workgroup covers
  * `unitsPerWg` output units; the last range's end is the dispatch size.
  */
-function segmentRanges(
+export function segmentRanges(
   segments: readonly { nUnits: number }[],
   unitsPerWg: number,
 ): { start: number; end: number }[] {

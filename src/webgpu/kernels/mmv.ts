@@ -29,7 +29,7 @@
  * decode variants: {@link mmvSupports}).
  */
 import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
-import type { MatmulSegment } from './matmul.ts';
+import { type MatmulOptions, segmentRanges } from './matmul.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
 export interface MmvLayout {
@@ -52,16 +52,11 @@ export interface MmvLayout {
   intDot?: boolean;
 }
 
-/** Options for {@link mmvWGSL}: those of matmulWGSL, plus the layout. */
-export interface MmvOptions {
-  /** Inner dimension K (a multiple of 32). */
-  K: number;
-  /** Tokens per workgroup row (1–4); the dispatch's y covers ceil(T / TT). */
-  TT: number;
-  norm?: { eps: number; type: WeightType };
-  lastTokenOnly?: boolean;
-  segments: MatmulSegment[];
-  extra: string[];
+/**
+ * Options for {@link mmvWGSL}: those of matmulWGSL (K a multiple of 32; TT = tokens per workgroup row,
+ * 1–4, the dispatch's y covering ceil(T / TT)), plus the layout.
+ */
+export interface MmvOptions extends MatmulOptions {
   layout: MmvLayout;
 }
 
@@ -75,18 +70,9 @@ function unitsPerWorkgroup(l: MmvLayout): number {
   return (l.threads / l.lanes) * l.units;
 }
 
-function ranges(segments: readonly { nUnits: number }[], per: number): { start: number; end: number }[] {
-  let start = 0;
-  return segments.map((s) => {
-    const r = { start, end: start + Math.ceil(s.nUnits / per) };
-    start = r.end;
-    return r;
-  });
-}
-
 /** Workgroups along x for {@link mmvWGSL} with these segments and layout. */
 export function mmvWorkgroupsX(segments: readonly { nUnits: number }[], layout: MmvLayout): number {
-  return ranges(segments, unitsPerWorkgroup(layout)).at(-1)?.end ?? 0;
+  return segmentRanges(segments, unitsPerWorkgroup(layout)).at(-1)?.end ?? 0;
 }
 
 /** WGSL binding element type for a weight in this kernel. */
@@ -521,7 +507,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   // Rows of x for each token (clamped to the last token: a partial token group computes duplicates,
   // never stored).
   for (const tt of toks) lines.push(`  let xr${tt} = min(xrow0 + ${tt}u, xrow0 + nT - 1u - t0) * ${K / 4}u;`);
-  const rg = ranges(o.segments, per);
+  const rg = segmentRanges(o.segments, per);
   lines.push('  var seg = 0u;\n  var ub = 0u;');
   rg.forEach((r, i) => {
     lines.push(

@@ -33,6 +33,7 @@ import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import { SYNTHETIC_SHAPES } from '../src/webgpu/model/synthetic.ts';
 import { BENCH_FILE, benchEngineArgs, writeBenchSection } from './bench-common.ts';
+import type { BenchEngineJson } from './bench-engine.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const STORIES = resolve(ROOT, '../shared/models/stories260K.gguf');
@@ -62,36 +63,8 @@ if (!(Number(values.runs) >= 1 && Number(values.tokens) >= 2))
 const shape = SYNTHETIC_SHAPES.find((s) => s.id === SHAPE_ID);
 if (!shape) throw new Error(`synthetic shape ${SHAPE_ID} not found in src/webgpu/model/synthetic.ts`);
 
-/** What bench-engine's `--json` holds, as far as this script reads it. */
-interface EngineJson {
-  env: {
-    date: string;
-    cpu: string;
-    nCpu: number;
-    loadBefore: number[];
-    loadAfter?: number[];
-    chromium?: string;
-    browserAdapter?: {
-      vendor: string;
-      architecture: string;
-      device: string;
-      description: string;
-      isFallback: boolean;
-    };
-    wllama?: { libllama: string; threads: number };
-    llamaCpp?: { release: string };
-    commit: string;
-  };
-  results: {
-    id: string;
-    prompt: string;
-    promptTokens: number;
-    outputTokens: number;
-    prefill: { median: number };
-    decode: { median: number };
-    reduced?: string;
-  }[];
-}
+/** What bench-engine's `--json` holds. */
+type EngineJson = BenchEngineJson;
 type Cell = { prefill: number; decode: number; reduced?: string; outputTokens: number };
 type Row = {
   label: string;

@@ -65,10 +65,10 @@ const PROMPTS = {
     'She had a red ball and a small dog called Max. Every day, Lily and Max went to the park to play. ' +
     'One sunny morning, Lily saw a big tree with a shiny apple on top.',
 } as const;
-type PromptKey = keyof typeof PROMPTS;
+export type PromptKey = keyof typeof PROMPTS;
 
 /** One measured generation, whichever engine made it. */
-interface Run {
+export interface Run {
   tStartMs: number;
   tokenTimesMs: number[];
   promptTokens: number;
@@ -83,7 +83,7 @@ interface Run {
 /** A generation function; `deadlineMs` (performance.now()) lets it stop early where it can. */
 type RunOnce = (prompt: string, nTokens: number, deadlineMs?: number) => Promise<Run>;
 
-interface Measured {
+export interface Measured {
   id: string;
   engine: string;
   runtime: string;
@@ -101,6 +101,14 @@ interface Measured {
   /** Set when the protocol was reduced. */
   reduced?: string;
   lastRun: Run;
+}
+
+/** What `--json FILE` holds: the environment, the options, the prompts and each measured configuration. */
+export interface BenchEngineJson {
+  env: Env;
+  opts: unknown;
+  prompts: Record<PromptKey, string>;
+  results: (Omit<Measured, 'lastRun'> & { lastText: string })[];
 }
 
 interface Opts {
@@ -292,7 +300,7 @@ function gitCommit(): string {
   }
 }
 
-type AdapterInfo = {
+export type AdapterInfo = {
   vendor: string;
   architecture: string;
   device: string;
@@ -314,7 +322,7 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
   return i;
 }
 
-interface Env {
+export interface Env {
   date: string;
   cpu: string;
   nCpu: number;

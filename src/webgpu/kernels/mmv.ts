@@ -110,6 +110,20 @@ function i8x4(v: string, packed: boolean): string {
 }
 
 /**
+ * Statements loading `n` + 1 words from word `wi` of `w` as `${p}v0…` and the expression of stitched
+ * word j: a block field 2 bytes past a word boundary when `${p}odd` (ggml's 2-byte-aligned blocks).
+ */
+function stitched(
+  p: string,
+  w: string,
+  wi: string,
+  n: number,
+): { loads: string; word: (j: number) => string } {
+  const loads = Array.from({ length: n + 1 }, (_, j) => `let ${p}v${j} = ${w}[${wi} + ${j}u];`).join('\n');
+  return { loads, word: (j) => `select(${p}v${j}, (${p}v${j} >> 16u) | (${p}v${j + 1} << 16u), ${p}odd)` };
+}
+
+/**
  * Statements computing the dot product of chunk `c` of row `row` of weight `w` with the activations
  * `x{t}_{j}` (vec4, j = 0..7) of every token t < TT, into `let s{t}` … as `${p}s${t}`. `${xs(t)}` is Σx of
  * the chunk for token t (when {@link needsXsum}). K is the row length.
@@ -160,12 +174,9 @@ ${sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`)
         `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 34u + 2u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
         `let ${p}dw = unpack2x16float(${w}[select(${p}wi - 1u, ${p}wi, ${p}odd)]); let ${p}d = select(${p}dw.y, ${p}dw.x, ${p}odd);`,
       ];
-      for (let j = 0; j <= 8; j++) lines.push(`let ${p}v${j} = ${w}[${p}wi + ${j}u];`);
-      for (let j = 0; j < 8; j++) {
-        lines.push(
-          `let ${p}f${j} = ${i8x4(`select(${p}v${j}, (${p}v${j} >> 16u) | (${p}v${j + 1} << 16u), ${p}odd)`, packed)};`,
-        );
-      }
+      const q = stitched(p, w, `${p}wi`, 8);
+      lines.push(q.loads);
+      for (let j = 0; j < 8; j++) lines.push(`let ${p}f${j} = ${i8x4(q.word(j), packed)};`);
       lines.push(
         sum(
           (tt) =>
@@ -180,10 +191,11 @@ ${sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`)
         `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 18u + 2u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
         `let ${p}dw = unpack2x16float(${w}[select(${p}wi - 1u, ${p}wi, ${p}odd)]); let ${p}d = select(${p}dw.y, ${p}dw.x, ${p}odd);`,
       ];
-      for (let j = 0; j <= 4; j++) lines.push(`let ${p}v${j} = ${w}[${p}wi + ${j}u];`);
+      const q = stitched(p, w, `${p}wi`, 4);
+      lines.push(q.loads);
       for (let j = 0; j < 4; j++) {
         lines.push(
-          `let ${p}q${j} = select(${p}v${j}, (${p}v${j} >> 16u) | (${p}v${j + 1} << 16u), ${p}odd); let ${p}lo${j} = ${u8x4(`${p}q${j} & 0x0f0f0f0fu`, packed)}; let ${p}hi${j} = ${u8x4(`(${p}q${j} >> 4u) & 0x0f0f0f0fu`, packed)};`,
+          `let ${p}q${j} = ${q.word(j)}; let ${p}lo${j} = ${u8x4(`${p}q${j} & 0x0f0f0f0fu`, packed)}; let ${p}hi${j} = ${u8x4(`(${p}q${j} >> 4u) & 0x0f0f0f0fu`, packed)};`,
         );
       }
       lines.push(

@@ -23,6 +23,7 @@ import { createGpuContext, type GpuContext } from './device.ts';
 import type { GgufFile } from './gguf/types.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import type { MmvLayout } from './kernels/mmv.ts';
+import { isPlanarType } from './kernels/repack.ts';
 import { chooseMmvLayout, layoutName, type MmvChoice } from './kernels/tune.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
 import { LlamaModel } from './model/llama.ts';
@@ -177,18 +178,18 @@ export class WebGpuEngine implements Engine {
     const gate = file.tensors.get('blk.0.ffn_gate.weight');
     const gateType = WEIGHT_TYPES.find((t) => t === gate?.typeName) ?? 'F32';
     let choice: MmvChoice | undefined;
-    if (forced !== 'off') {
-      choice = forced
-        ? { layout: forced, chosenBy: 'option' }
-        : await chooseMmvLayout(gpu, {
-            K:
-              Math.ceil(cfg.nEmbd / Math.max(32, WEIGHT_BLOCK[gateType].size)) *
-              Math.max(32, WEIGHT_BLOCK[gateType].size),
-            N: cfg.nFF,
-            type: gateType,
-          });
-    }
     try {
+      if (forced !== 'off') {
+        const blk = Math.max(32, WEIGHT_BLOCK[gateType].size);
+        choice = forced
+          ? { layout: forced, chosenBy: 'option' }
+          : await chooseMmvLayout(gpu, {
+              K: Math.ceil(cfg.nEmbd / blk) * blk,
+              N: cfg.nFF,
+              type: gateType,
+              planar: this.opts.repack !== false && isPlanarType(gateType),
+            });
+      }
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength,
         batchSize,

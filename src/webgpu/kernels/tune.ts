@@ -11,9 +11,11 @@
  * run round-robin; every candidate runs the same bytes, so the ratio between candidates is
  * what matters (dispatch and submit overhead fall on all alike).
  */
+
+import { EngineError } from '../../engine/errors.ts';
 import type { GpuContext } from '../device.ts';
 import { mulberry32 } from '../util/prng.ts';
-import { packStep, rowBytes, type WeightType } from './common.ts';
+import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 
@@ -78,17 +80,16 @@ function randomWeights(type: WeightType, K: number, N: number): Uint8Array {
 /**
  * Times each candidate on the matmul shape `K` → `N` (two dots per unit, as the fused gate/up kernel,
  * with the RMSNorm) of weight type `type`, and returns the fastest. With one candidate, nothing is timed.
- * @throws whatever the device throws when it cannot compile a candidate (a candidate that fails to
- *   compile is skipped; all failing rethrows the last error).
+ * @throws EngineError('unsupported_model') when no candidate compiles (one that fails is skipped).
  */
 export async function chooseMmvLayout(
   gpu: GpuContext,
-  shape: { K: number; N: number; type: WeightType },
+  shape: { K: number; N: number; type: WeightType; planar?: boolean },
   candidates: MmvLayout[] = mmvCandidates(gpu),
 ): Promise<MmvChoice> {
   if (candidates.length === 1) return { layout: candidates[0], chosenBy: 'only' };
   const i = gpu.info;
-  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${shape.N}|${shape.type}|${candidates.map(layoutName).join(',')}`;
+  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${shape.N}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${candidates.map(layoutName).join(',')}`;
   const hit = cache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
@@ -106,6 +107,7 @@ export async function chooseMmvLayout(
   };
   try {
     const { K, N, type } = shape;
+    const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
     const w0 = buf(randomWeights(type, K, N));
     const w1 = buf(randomWeights(type, K, N));
     const x = buf(new Uint8Array(new Float32Array(K).fill(0.5).buffer));
@@ -114,7 +116,8 @@ export async function chooseMmvLayout(
     const step = buf(new Uint8Array(packStep(1, 0).buffer), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
     const seg: MatmulSegment = {
       nUnits: N,
-      weights: [{ type }, { type }],
+      // Repacked weights where the model's will be (same bytes, read as planes).
+      weights: [wt, wt],
       dots: [
         { w: 0, row: 'u' },
         { w: 1, row: 'u' },
@@ -175,7 +178,13 @@ export async function chooseMmvLayout(
       for (const r of runners) r.ms = Math.min(r.ms, (await r.run(n)) / n);
     }
     const trials = runners.map((r) => ({ layout: r.layout, ms: r.ms }));
-    if (trials.length === 0) throw lastError;
+    if (trials.length === 0) {
+      throw new EngineError(
+        'unsupported_model',
+        `no decode kernel layout compiled on this adapter (${candidates.map(layoutName).join(', ')}): ${lastError}`,
+        { cause: lastError },
+      );
+    }
     const best = trials.reduce((a, b) => (b.ms < a.ms ? b : a));
     const choice: MmvChoice = { layout: best.layout, chosenBy: 'measured', trials };
     cache.set(key, choice);

@@ -22,7 +22,9 @@ export type Fault =
   | 'malformed'
   | 'cut'
   | 'stall-first'
-  | 'stall-mid';
+  | 'stall-mid'
+  | 'overrun'
+  | 'ping-mid';
 
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
@@ -35,7 +37,11 @@ export interface Script {
   /** Send the usage chunk when asked (default true); false acts like a server that omits usage. */
   usage: boolean;
   fault: Fault;
-  /** For 'malformed', 'cut' and 'stall-mid': after how many content chunks. */
+  /**
+   * For 'malformed', 'cut', 'stall-mid' and 'ping-mid': after how many content chunks. 'overrun' ignores
+   * max_tokens and streams a token every `delayMs` until the client hangs up; 'ping-mid' then sends only
+   * `: ping` SSE comments, one every `delayMs`, until the client hangs up.
+   */
   faultAfterChunks: number;
   /** For '429': Retry-After seconds, and how many 429s before answering normally (Infinity: always). */
   retryAfterS: number;
@@ -211,6 +217,13 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
     await sleep(s.firstDelayMs);
     let sent = 0;
     let chunks = 0;
+    if (s.fault === 'overrun') {
+      for (let i = 0; !res.destroyed; i++) {
+        res.write(content(` tok${i}`, null, chat && i === 0));
+        await sleep(s.delayMs);
+      }
+      return;
+    }
     while (sent < n) {
       if (res.destroyed) return;
       if (chunks === s.faultAfterChunks) {
@@ -219,7 +232,16 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
         } else if (s.fault === 'cut') {
           res.socket?.destroy();
           return;
-        } else if (s.fault === 'stall-mid') return; // keeps the connection open, silent
+        } else if (s.fault === 'stall-mid')
+          return; // keeps the connection open, silent
+        else if (s.fault === 'ping-mid') {
+          // Keep-alive comments only, as proxies and some servers send: alive, but no token ever comes.
+          while (!res.destroyed) {
+            res.write(': ping\n\n');
+            await sleep(s.delayMs);
+          }
+          return;
+        }
       }
       const k = Math.min(s.tokensPerChunk, n - sent);
       const text = s.tokens.slice(sent, sent + k).join('');

@@ -95,6 +95,24 @@ describe('npm run bench -- --engine remote', () => {
     expect(res.runs[0].outputTokens).toBe(2);
   });
 
+  it('--request-timeout-s ends a server that streams forever: exit 1 [timeout], partial JSON', async () => {
+    server.set({ fault: 'overrun', delayMs: 50 });
+    const json = join(dir, 'deadline.json');
+    const args = ['--engine', 'remote', '--base-url', server.url, '--prompt', 'Hi', '--warmup', '0'];
+    // A max_tokens the server's 50 ms per token cannot reach before the 1 s deadline.
+    const r = await bench([...args, '--max-tokens', '1000', '--request-timeout-s', '1', '--json', json]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error \[timeout\]: .*did not finish the request within 1 s \(request timeout/);
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    expect(res.partial).toBe(true);
+    expect(res.runs[0].partial).toBe(true);
+    expect(res.runs[0].outputTokens).toBeGreaterThan(0);
+    expect(res.runs[0].outputTokens).toBeLessThan(1000);
+    const bad = await bench([...args, '--request-timeout-s', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--request-timeout-s must be a positive number, got "soon"/);
+  });
+
   it('bad arguments exit 2', async () => {
     const r = await bench(['--engine', 'remote']);
     expect(r.code).toBe(2);

@@ -2,6 +2,7 @@
  * `npm run bench -- --engine remote --base-url URL --model NAME [--api-key-env VAR] [--api chat|completions]
  *   [--concurrency 1,4,16] [--prompt TEXT | --prompts FILE|SET] [--max-tokens N] [--runs N] [--warmup N]
  *   [--ignore-eos] [--json FILE] [--timeout-s N] [--first-token-timeout-s N] [--idle-timeout-s N]
+ *   [--request-timeout-s N]
  *   [--fail-under-decode-tps X] [--fail-over-ttft-ms X]`
  *
  * The remote benchmark runs in Node (no browser: CORS does not apply), with the same plan, metrics and
@@ -17,7 +18,7 @@ import type { BenchPrompt, BenchResult } from '../bench/types.ts';
 import { intArg, numArg, UsageError } from '../cli/args.ts';
 import { isEngineError } from '../engine/errors.ts';
 import { parseConcurrency, RemoteBenchError, runRemoteBench } from './bench.ts';
-import { RemoteEngine } from './engine.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, RemoteEngine } from './engine.ts';
 
 export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url URL --model NAME [options]
 
@@ -29,6 +30,7 @@ export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url 
   --prompt TEXT | --prompts FILE|SET, --max-tokens N, --runs N, --warmup N, --ignore-eos, --json FILE
                                     as for the local engine
   --timeout-s N                     first-token timeout (default 60); --idle-timeout-s N mid-stream (default 30)
+  --request-timeout-s N             a deadline on each whole request, sent to data: [DONE] (default ${DEFAULT_REQUEST_TIMEOUT_MS / 1000})
   --fail-under-decode-tps X, --fail-over-ttft-ms X   thresholds (exit 3)
 
 Exit status: 0 done, 1 failed (partial results still written with --json), 2 bad arguments, 3 threshold missed.`;
@@ -98,6 +100,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
         'timeout-s': { type: 'string' },
         'first-token-timeout-s': { type: 'string' },
         'idle-timeout-s': { type: 'string' },
+        'request-timeout-s': { type: 'string' },
         'fail-under-decode-tps': { type: 'string' },
         'fail-over-ttft-ms': { type: 'string' },
         'no-roofline': { type: 'boolean', default: false },
@@ -143,6 +146,9 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       numArg(opt('timeout-s'), 'timeout-s', { positive: true }) ??
       60;
     const idle = numArg(opt('idle-timeout-s'), 'idle-timeout-s', { positive: true }) ?? 30;
+    const request =
+      numArg(opt('request-timeout-s'), 'request-timeout-s', { positive: true }) ??
+      DEFAULT_REQUEST_TIMEOUT_MS / 1000;
     engine = new RemoteEngine({
       baseUrl: base,
       model: opt('model'),
@@ -150,6 +156,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       apiKey,
       firstTokenTimeoutMs: first * 1000,
       idleTimeoutMs: idle * 1000,
+      requestTimeoutMs: request * 1000,
     });
   } catch (e) {
     if (e instanceof UsageError || isEngineError(e, 'invalid_argument')) {

@@ -220,6 +220,47 @@ describe('faults: code, message, partial results', () => {
       expect(result.runs[0].outputTokens).toBe(3);
       expect(result.runs[0].error?.code).toBe(c.code);
     });
+  it('a server that streams past max_tokens: stops reading at max_tokens, protocol, partial kept', async () => {
+    server.set({ fault: 'overrun', delayMs: 2 });
+    const e = await engine();
+    const t0 = performance.now();
+    const err = await faultOf(runRemoteBench({ engine: e, plan: plan({ maxTokens: 8 }) }));
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(isEngineError(err, 'protocol')).toBe(true);
+    expect(err.message).toMatch(/overran max_tokens: it kept streaming past the 8 token\(s\) asked for/);
+    const run = (err as unknown as RemoteBenchError).result.runs[0];
+    expect(run.partial).toBe(true);
+    expect(run.outputTokens).toBe(8);
+    expect(run.text).toBe(' tok0 tok1 tok2 tok3 tok4 tok5 tok6 tok7');
+  }, 15_000);
+  it('keep-alive comments (": ping") do not re-arm the idle timer: a pinging stall is an idle timeout', async () => {
+    server.set({ fault: 'ping-mid', faultAfterChunks: 3, delayMs: 20 });
+    const e = await engine({ idleTimeoutMs: 300 });
+    const t0 = performance.now();
+    const err = await faultOf(e.generate({ prompt: 'x', maxTokens: 8 }));
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(err.code).toBe('timeout');
+    expect(err.message).toMatch(/idle timeout; keep-alive comments do not count/);
+    expect(err.partial?.outputTokenIds.length).toBe(3);
+    expect(err.partial?.finishReason).toBe('aborted');
+  }, 15_000);
+  it('the overall request deadline ends a stream that is slow but never stalls, partial kept', async () => {
+    // A token every 100 ms never trips the idle timeout; 16 of them need 1.5 s, the deadline is 0.45 s.
+    server.set({ firstDelayMs: 20, delayMs: 100 });
+    const e = await engine({ requestTimeoutMs: 450 });
+    const t0 = performance.now();
+    const err = await faultOf(e.generate({ prompt: 'x', maxTokens: 16 }));
+    const ms = performance.now() - t0;
+    expect(ms).toBeGreaterThanOrEqual(440);
+    expect(ms).toBeLessThan(1400);
+    expect(err.code).toBe('timeout');
+    expect(err.message).toMatch(
+      /did not finish the request within 0\.45 s \(request timeout; \d+ chunk\(s\) had arrived\)/,
+    );
+    const n = err.partial?.outputTokenIds.length ?? 0;
+    expect(n).toBeGreaterThanOrEqual(1);
+    expect(n).toBeLessThan(16);
+  }, 15_000);
   it('first-token timeout', async () => {
     server.set({ fault: 'stall-first' });
     const e = await engine({ firstTokenTimeoutMs: 300 });

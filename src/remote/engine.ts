@@ -35,6 +35,9 @@ import type {
 
 export type RemoteApi = 'chat' | 'completions';
 
+/** Default overall deadline of one remote request, ms (10 minutes). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
+
 /** How a remote result's output tokens were counted. */
 export type TokenCountSource = 'usage' | 'tokenizer' | 'chunks';
 
@@ -49,8 +52,16 @@ export interface RemoteConfig {
   apiKey?: string;
   /** No first content chunk within this many ms → EngineError('timeout') (default 60 000). */
   firstTokenTimeoutMs?: number;
-  /** No bytes for this many ms mid-stream → EngineError('timeout') (default 30 000). */
+  /**
+   * No stream event for this many ms mid-stream → EngineError('timeout') (default 30 000). SSE comments
+   * (`: ping` keep-alives) do not count: a server that only pings is stalled.
+   */
   idleTimeoutMs?: number;
+  /**
+   * The whole request (connection, every token, `data: [DONE]`) must end within this many ms, else
+   * EngineError('timeout') with the tokens so far as `partial` (default {@link DEFAULT_REQUEST_TIMEOUT_MS}).
+   */
+  requestTimeoutMs?: number;
   /** Retries after a 429 (default 3), waiting `Retry-After` (capped by `maxRetryWaitMs`, default 30 000). */
   maxRetries?: number;
   maxRetryWaitMs?: number;
@@ -160,6 +171,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
       { once: true },
     );
   });
+
+/** max_tokens when the request gives none (the Engine interface's default). */
+const DEFAULT_MAX_TOKENS = 128;
 
 const isBrowser = () => typeof window !== 'undefined' && typeof document !== 'undefined';
 
@@ -388,7 +402,7 @@ export class RemoteEngine implements Engine {
       model: this.model,
       stream: true,
       stream_options: { include_usage: true },
-      max_tokens: req.maxTokens ?? 128,
+      max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS,
       temperature: req.temperature ?? 0,
     };
     if (typeof input === 'string') b.prompt = input;
@@ -416,15 +430,18 @@ export class RemoteEngine implements Engine {
     if (outer?.aborted) ctl.abort();
     const firstMs = this.cfg.firstTokenTimeoutMs ?? 60_000;
     const idleMs = this.cfg.idleTimeoutMs ?? 30_000;
+    const requestMs = this.cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const maxTokens = req.maxTokens ?? DEFAULT_MAX_TOKENS;
     let timeoutMsg: string | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = (ms: number, msg: string) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        timeoutMsg = msg;
+        timeoutMsg ??= msg;
         ctl.abort();
       }, ms);
     };
+    const idleMsg = `${this.host} stalled mid-stream: no stream event for ${idleMs / 1000} s (idle timeout; keep-alive comments do not count)`;
 
     const chunks: ChunkRecord[] = [];
     let text = '';
@@ -432,6 +449,8 @@ export class RemoteEngine implements Engine {
     let serverTimings: { prompt_per_second?: number; predicted_per_second?: number } | undefined;
     let finish: string | undefined;
     let done = false;
+    /** A content chunk arrived after `maxTokens` of them (each carries at least one token): the server overran. */
+    let overran = false;
     let protocolError: string | undefined;
     const tStartMs = performance.now();
     const result = (): RemoteGenerateResult => ({
@@ -441,6 +460,11 @@ export class RemoteEngine implements Engine {
     const fail = (code: EngineErrorCode, message: string, cause?: unknown) =>
       new RemoteError(code, message, { cause, partial: chunks.length > 0 ? result() : undefined });
 
+    // The overall deadline: never re-armed, so a server that streams forever (tokens, empty chunks) ends too.
+    const deadline = setTimeout(() => {
+      timeoutMsg ??= `${this.host} did not finish the request within ${requestMs / 1000} s (request timeout; ${chunks.length} chunk(s) had arrived)`;
+      ctl.abort();
+    }, requestMs);
     arm(firstMs, `${this.host} sent no token within ${firstMs / 1000} s (first-token timeout)`);
     try {
       let res: Response;
@@ -457,55 +481,64 @@ export class RemoteEngine implements Engine {
         throw e;
       }
       if (!res.body) throw fail('protocol', `${this.host} sent no body`);
+      const onEvent = (ev: { data: string }) => {
+        if (done || protocolError || overran) return;
+        const data = ev.data.trim();
+        if (data === '[DONE]') {
+          done = true;
+          return;
+        }
+        let j: {
+          choices?: {
+            delta?: {
+              content?: string | null;
+              reasoning_content?: string | null;
+              reasoning?: string | null;
+            };
+            text?: string;
+            finish_reason?: string | null;
+          }[];
+          usage?: RemoteGenerateResult['usage'] | null;
+          /** llama-server's own timings (kept apart, in engineReported). */
+          timings?: { prompt_per_second?: number; predicted_per_second?: number };
+          error?: { message?: string } | string;
+        };
+        try {
+          j = JSON.parse(data);
+        } catch {
+          protocolError = `${this.host} sent a malformed stream line (not JSON): ${JSON.stringify(data.slice(0, 80))}`;
+          return;
+        }
+        if (j.error) {
+          protocolError = `${this.host} reported an error mid-stream: ${typeof j.error === 'string' ? j.error : (j.error.message ?? 'unknown')}`;
+          return;
+        }
+        if (j.usage) usage = j.usage;
+        if (j.timings) serverTimings = j.timings;
+        const c = j.choices?.[0];
+        if (!c) return;
+        if (c.finish_reason) finish = c.finish_reason;
+        // Reasoning models stream their thinking first (vLLM: delta.reasoning_content / reasoning): those
+        // are output tokens too (usage counts them), so they time the first token; the text keeps content only.
+        const content = c.delta?.content ?? c.text ?? '';
+        const piece = (c.delta?.reasoning_content ?? c.delta?.reasoning ?? '') + content;
+        if (piece === '') return;
+        if (chunks.length >= maxTokens) {
+          overran = true;
+          return;
+        }
+        const tMs = performance.now();
+        chunks.push({ tMs, text: piece });
+        text += content;
+        const k = this.cfg.countTokens ? Math.max(1, this.cfg.countTokens(piece)) : 1;
+        if (onToken) for (let i = 0; i < k; i++) onToken({ tokenId: -1, text: i === 0 ? piece : '', tMs });
+      };
+      // Every event (a data line) after the first token re-arms the idle timer; SSE comments do not
+      // (eventsource-parser reports them to onComment only), so `: ping` alone cannot keep a stall alive.
       const parser = createParser({
         onEvent: (ev) => {
-          if (done || protocolError) return;
-          const data = ev.data.trim();
-          if (data === '[DONE]') {
-            done = true;
-            return;
-          }
-          let j: {
-            choices?: {
-              delta?: {
-                content?: string | null;
-                reasoning_content?: string | null;
-                reasoning?: string | null;
-              };
-              text?: string;
-              finish_reason?: string | null;
-            }[];
-            usage?: RemoteGenerateResult['usage'] | null;
-            /** llama-server's own timings (kept apart, in engineReported). */
-            timings?: { prompt_per_second?: number; predicted_per_second?: number };
-            error?: { message?: string } | string;
-          };
-          try {
-            j = JSON.parse(data);
-          } catch {
-            protocolError = `${this.host} sent a malformed stream line (not JSON): ${JSON.stringify(data.slice(0, 80))}`;
-            return;
-          }
-          if (j.error) {
-            protocolError = `${this.host} reported an error mid-stream: ${typeof j.error === 'string' ? j.error : (j.error.message ?? 'unknown')}`;
-            return;
-          }
-          if (j.usage) usage = j.usage;
-          if (j.timings) serverTimings = j.timings;
-          const c = j.choices?.[0];
-          if (!c) return;
-          if (c.finish_reason) finish = c.finish_reason;
-          // Reasoning models stream their thinking first (vLLM: delta.reasoning_content / reasoning): those
-          // are output tokens too (usage counts them), so they time the first token; the text keeps content only.
-          const content = c.delta?.content ?? c.text ?? '';
-          const piece = (c.delta?.reasoning_content ?? c.delta?.reasoning ?? '') + content;
-          if (piece === '') return;
-          const tMs = performance.now();
-          chunks.push({ tMs, text: piece });
-          text += content;
-          const k = this.cfg.countTokens ? Math.max(1, this.cfg.countTokens(piece)) : 1;
-          if (onToken) for (let i = 0; i < k; i++) onToken({ tokenId: -1, text: i === 0 ? piece : '', tMs });
-          arm(idleMs, `${this.host} stalled mid-stream: no data for ${idleMs / 1000} s (idle timeout)`);
+          onEvent(ev);
+          if (chunks.length > 0 && !done && !overran && !protocolError) arm(idleMs, idleMsg);
         },
       });
       const reader = res.body.getReader();
@@ -514,11 +547,8 @@ export class RemoteEngine implements Engine {
         for (;;) {
           const { value, done: eof } = await reader.read();
           if (eof) break;
-          if (chunks.length > 0)
-            arm(idleMs, `${this.host} stalled mid-stream: no data for ${idleMs / 1000} s (idle timeout)`);
           parser.feed(dec.decode(value, { stream: true }));
-          if (protocolError) break;
-          if (done) break;
+          if (protocolError || overran || done) break;
         }
       } catch (e) {
         if (timeoutMsg) throw fail('timeout', timeoutMsg, e);
@@ -532,6 +562,11 @@ export class RemoteEngine implements Engine {
         reader.cancel().catch(() => undefined);
       }
       if (protocolError) throw fail('protocol', protocolError);
+      if (overran)
+        throw fail(
+          'protocol',
+          `${this.host} overran max_tokens: it kept streaming past the ${maxTokens} token(s) asked for; stopped reading after ${maxTokens} chunk(s), kept as a partial result`,
+        );
       if (!done)
         throw fail(
           'stream_cut',
@@ -542,6 +577,7 @@ export class RemoteEngine implements Engine {
       return result();
     } finally {
       clearTimeout(timer);
+      clearTimeout(deadline);
       outer?.removeEventListener('abort', onOuter);
     }
   }

@@ -10,8 +10,9 @@
 import { EngineError } from '../engine/errors.ts';
 import type { GgufFile } from '../webgpu/gguf/types.ts';
 import { rowBytes, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
+import { isPlanarType } from '../webgpu/kernels/repack.ts';
 import { llamaConfigFromGguf } from '../webgpu/model/config.ts';
-import type { KernelFamilyName, LlamaModel } from '../webgpu/model/llama.ts';
+import { type KernelFamilyName, type LlamaModel, MATMUL_WEIGHT } from '../webgpu/model/llama.ts';
 import {
   busyFraction,
   type FitModel,
@@ -337,6 +338,7 @@ export async function probeMemory(device: GPUDevice, opts: ProbeOptions = {}): P
   return {
     maxBufferBytes,
     maxBindingBytes,
+    maxStorageBuffers: device.limits.maxStorageBuffersPerShaderStage,
     allocatableBytes: total,
     capped,
     capBytes,
@@ -357,7 +359,8 @@ export function fitModelOf(file: GgufFile): FitModel {
     } catch {
       rb = t.nBytes / Math.max(1, rows);
     }
-    return { name: t.name, bytes: t.nBytes, rowBytes: rb, rows };
+    const repacked = isPlanarType(t.typeName as WeightType) && MATMUL_WEIGHT.test(t.name);
+    return { name: t.name, bytes: t.nBytes, rowBytes: rb, rows, repacked };
   });
   return {
     nLayers: cfg.nLayers,

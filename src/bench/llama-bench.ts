@@ -36,6 +36,8 @@ export interface LlamaBenchPlan {
 export interface MemoryProbe {
   maxBufferBytes: number;
   maxBindingBytes: number;
+  /** maxStorageBuffersPerShaderStage of the probed device (8, the spec's default, where unknown). */
+  maxStorageBuffers?: number;
   /** Bytes that could be allocated at once (a lower bound when `capped`). */
   allocatableBytes: number;
   /** True when the probe stopped at its cap before an allocation failed. */
@@ -214,25 +216,25 @@ export interface FitModel
     LlamaConfig,
     'nLayers' | 'nEmbd' | 'nFF' | 'nHead' | 'nHeadKv' | 'headDim' | 'nVocab' | 'ropeDim'
   > {
-  /** Tensors: name, bytes, bytes per row (ne[0] elements), rows. */
-  tensors: { name: string; bytes: number; rowBytes: number; rows: number }[];
+  /**
+   * Tensors: name, bytes, bytes per row (ne[0] elements), rows, and whether the engine repacks it into
+   * planes at load (its raw bytes then pass through a staging buffer, one part at a time).
+   */
+  tensors: { name: string; bytes: number; rowBytes: number; rows: number; repacked?: boolean }[];
 }
-
-/** Largest bindings a split tensor may use (LlamaModel.load). */
-const MAX_PARTS = 4;
-/** Tensors the engine may split across bindings. */
-const SPLITTABLE = new Set(['token_embd.weight', 'output.weight']);
 
 /**
  * Bytes the engine allocates for a model at a context length (LlamaModel.load): the weights as stored,
  * the f32 KV cache (2 × layers × ctx × kvDim × 4) and the run state for a prefill batch (activations,
- * logits, RoPE table, as `LlamaModel.stateBytes`).
+ * logits, RoPE table, as `LlamaModel.stateBytes`), plus, at the peak of a load, the staging buffer of the
+ * largest repacked tensor (`stagingBytes`; kernels/repack.ts: planes take the raw size rounded up to
+ * 16 bytes per part, and each part's raw bytes wait in a staging buffer until the part is complete).
  */
 export function modelNeedBytes(
   m: FitModel,
   contextLength: number,
   batchSize = 64,
-): { weightBytes: number; kvBytes: number; stateBytes: number; needBytes: number } {
+): { weightBytes: number; kvBytes: number; stateBytes: number; stagingBytes: number; needBytes: number } {
   const weightBytes = m.tensors.reduce((a, t) => a + t.bytes, 0);
   const qDim = m.nHead * m.headDim;
   const kvDim = m.nHeadKv * m.headDim;
@@ -240,7 +242,14 @@ export function modelNeedBytes(
   const kvBytes = 4 * 2 * m.nLayers * contextLength * kvDim;
   const stateBytes =
     4 * (B * (m.nEmbd + 2 * qDim + m.nFF + 1) + m.nVocab * 2) + contextLength * m.ropeDim * 4;
-  return { weightBytes, kvBytes, stateBytes, needBytes: weightBytes + kvBytes + stateBytes };
+  const stagingBytes = Math.max(0, ...m.tensors.filter((t) => t.repacked).map((t) => t.bytes + 16));
+  return {
+    weightBytes,
+    kvBytes,
+    stateBytes,
+    stagingBytes,
+    needBytes: weightBytes + kvBytes + stateBytes + stagingBytes,
+  };
 }
 
 function gb(n: number): string {
@@ -250,11 +259,12 @@ function gb(n: number): string {
 }
 
 /**
- * Does the model fit this adapter at `contextLength`? Checks, in order: each tensor against the binding
- * limit (only token_embd/output may be split, into at most 4 bindings, as the engine loads them), each
- * KV-cache layer against the buffer limit, then the total against the allocatable memory. When the memory
- * probe was capped and the model needs more than the cap, the verdict is not ok and says the answer is
- * unknown past the cap.
+ * Does the model fit this adapter at `contextLength`? Checks, in order: each tensor's rows against the
+ * binding limit (any matrix larger than a binding is split by rows, as LlamaModel.load does; token_embd's
+ * parts must fit the embedding kernel's storage bindings, `maxStorageBuffers` − 2), each KV-cache layer
+ * against the buffer limit, then the total (with the repacking staging peak) against the allocatable
+ * memory. When the memory probe was capped and the model needs more than the cap, the verdict is not ok
+ * and says the answer is unknown past the cap.
  */
 export function fitsVerdict(
   m: FitModel,
@@ -265,6 +275,7 @@ export function fitsVerdict(
   const need = modelNeedBytes(m, contextLength, batchSize);
   const base = { ...need, contextLength, certain: true };
   const maxBinding = Math.min(mem.maxBindingBytes, mem.maxBufferBytes);
+  const maxStorage = mem.maxStorageBuffers ?? 8;
   for (const t of m.tensors) {
     if (t.rowBytes > maxBinding) {
       return {
@@ -273,16 +284,13 @@ export function fitsVerdict(
         reason: `${t.name} has rows of ${gb(t.rowBytes)}; this adapter binds at most ${gb(maxBinding)} per buffer`,
       };
     }
-    if (t.bytes <= maxBinding) continue;
-    const rowsPerPart = Math.floor(maxBinding / t.rowBytes);
-    const parts = Math.ceil(t.rows / rowsPerPart);
-    if (!SPLITTABLE.has(t.name) || parts > MAX_PARTS) {
+    if (t.bytes <= maxBinding || t.name !== 'token_embd.weight') continue;
+    const parts = Math.ceil(t.rows / Math.floor(maxBinding / t.rowBytes));
+    if (parts + 2 > maxStorage) {
       return {
         ok: false,
         ...base,
-        reason: SPLITTABLE.has(t.name)
-          ? `${t.name} is ${gb(t.bytes)} and would need ${parts} buffer bindings of at most ${gb(maxBinding)} (the engine splits it into at most ${MAX_PARTS}); short by ${gb(t.bytes - MAX_PARTS * rowsPerPart * t.rowBytes)}`
-          : `${t.name} is ${gb(t.bytes)}, more than this adapter's largest buffer binding (${gb(maxBinding)}), by ${gb(t.bytes - maxBinding)}`,
+        reason: `${t.name} is ${gb(t.bytes)} and would need ${parts} buffer bindings of at most ${gb(maxBinding)}; the embedding kernel can bind ${maxStorage - 2} (maxStorageBuffersPerShaderStage ${maxStorage})`,
       };
     }
   }

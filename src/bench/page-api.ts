@@ -57,6 +57,11 @@ export interface BenchOptions {
   plan: BenchPlan;
   /** KV cache length; default the engine's (min(model's context, 2048)). */
   contextLength?: number;
+  /**
+   * Request only the WebGPU spec's default limits for the engine's device and the memory probe, as a
+   * phone or integrated GPU may grant them (LoadOptions.defaultLimits; `--default-limits`).
+   */
+  defaultLimits?: boolean;
   /** Bound on the model load and on each request, ms (default: none). */
   timeoutMs?: number;
   /** Measure bandwidth and matmul throughput after the runs (default true). */
@@ -267,6 +272,7 @@ export async function runBench(
       contextLength,
       typeof doProbe === 'object' ? doProbe.capBytes : undefined,
       onEvent,
+      opts.defaultLimits,
     ));
     if (fits && !fits.ok) {
       throw new EngineError(
@@ -291,6 +297,7 @@ export async function runBench(
     const info = await bounded(opts.timeoutMs, opts.signal, `loading the model ${id}`, (signal) =>
       engine.load(modelSource(opts.model), {
         contextLength,
+        defaultLimits: opts.defaultLimits,
         signal,
         onProgress: (progress) => onEvent({ type: 'load-progress', progress }),
       }),
@@ -402,11 +409,12 @@ export async function probeAndFit(
   contextLength: number | undefined,
   capBytes: number | undefined,
   onEvent: (e: BenchEvent) => void = () => {},
+  defaultLimits = false,
 ): Promise<{ memory?: MemoryProbe; fits?: FitsVerdict }> {
   let memory: MemoryProbe | undefined;
   let gpu: Awaited<ReturnType<typeof createGpuContext>> | undefined;
   try {
-    gpu = await createGpuContext();
+    gpu = await createGpuContext({ defaultLimits });
     memory = await probeMemory(gpu.device, { capBytes, isFallback: gpu.info.isFallback });
   } catch (e) {
     onEvent({ type: 'warning', message: `memory probe failed: ${(e as Error)?.message ?? e}` });

@@ -74,6 +74,13 @@ export interface LoadOptions {
    * read the cached copy). Default false: stream from the network each time.
    */
   cache?: CacheOption;
+  /**
+   * Run on a device with only the WebGPU spec's default limits (128 MiB per storage binding, 8 storage
+   * buffers per shader stage), as a phone or integrated GPU may grant (our WebGPU engine; `--default-limits`
+   * on the command line). Matrices larger than a binding are split; a model that still cannot be bound is
+   * refused before anything is allocated. Default false: the adapter's highest limits.
+   */
+  defaultLimits?: boolean;
 }
 
 /** Sampling parameters. Defaults give greedy decoding. Order of application follows llama.cpp's sampler chain. */
@@ -182,7 +189,13 @@ export interface ModelInfo {
     matmuls: { mmv: number; fallback: number };
     /** Weight tensors repacked into aligned planes at load (Q4_0/Q8_0/Q5_0/Q6_K matmul weights). */
     planarTensors?: number;
+    /** Weight tensors split by rows across several buffer bindings (each larger than one binding). */
+    splitTensors?: number;
+    /** Dispatches per decode step (more than usual where a kernel was split to fit the binding count). */
+    dispatchesPerToken?: number;
   };
+  /** The device limits the model was planned with, and whether only the spec's defaults were requested. */
+  limits?: { defaultLimits: boolean; values: Record<string, number> };
   /** Set when the model came through the model library's cache. */
   cache?: {
     /** The weights were read from the cached copy (true) or downloaded during this load (false). */

@@ -70,14 +70,21 @@ export interface GpuContext {
   subgroupMaxSize: number;
   /** `navigator.gpu.wgslLanguageFeatures` (e.g. `packed_4x8_integer_dot_product`). */
   wgslFeatures: ReadonlySet<string>;
+  /** The device was requested with the WebGPU spec's default limits only (`defaultLimits`). */
+  defaultLimits: boolean;
+  /** The device's values of {@link WANTED_LIMITS} (what the engine plans with). */
+  limits: Record<(typeof WANTED_LIMITS)[number], number>;
 }
 
 /**
- * Requests an adapter and a device with {@link WANTED_FEATURES} and raised {@link WANTED_LIMITS}.
+ * Requests an adapter and a device with {@link WANTED_FEATURES} and raised {@link WANTED_LIMITS}, or with
+ * `defaultLimits` only the WebGPU spec's default limits (128 MiB per storage binding, 256 MiB buffers, 8
+ * storage buffers per shader stage: what a phone or an integrated GPU may grant), so that a model's fit
+ * on such devices can be tested anywhere.
  * @throws EngineError('webgpu_unavailable') when there is no adapter or the device request fails.
  */
 export async function createGpuContext(
-  opts: { powerPreference?: GPUPowerPreference } = {},
+  opts: { powerPreference?: GPUPowerPreference; defaultLimits?: boolean } = {},
 ): Promise<GpuContext> {
   const gpu = await getGPU();
   const adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
@@ -89,7 +96,7 @@ export async function createGpuContext(
   }
   const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
-  for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
+  if (!opts.defaultLimits) for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
   let device: GPUDevice;
   try {
     device = await adapter.requestDevice({ requiredFeatures, requiredLimits, label: 'llm-engine' });
@@ -116,5 +123,7 @@ export async function createGpuContext(
     subgroupMinSize: (ai as { subgroupMinSize?: number }).subgroupMinSize ?? 0,
     subgroupMaxSize: (ai as { subgroupMaxSize?: number }).subgroupMaxSize ?? 0,
     wgslFeatures: new Set((gpu as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []),
+    defaultLimits: Boolean(opts.defaultLimits),
+    limits: Object.fromEntries(WANTED_LIMITS.map((k) => [k, device.limits[k]])) as GpuContext['limits'],
   };
 }

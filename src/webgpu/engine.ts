@@ -87,10 +87,17 @@ export class WebGpuEngine implements Engine {
     return this.tokenizer;
   }
 
-  private async ensureDevice(): Promise<GpuContext> {
-    if (this.gpu && !this.lost) return this.gpu;
+  /** The GPU context for a load: the given one, else ours, remade when lost or when the limits asked change. */
+  private async ensureDevice(defaultLimits: boolean): Promise<GpuContext> {
+    if (this.gpu && !this.lost && (this.opts.gpu || this.gpu.defaultLimits === defaultLimits))
+      return this.gpu;
+    if (this.gpu && !this.lost && !this.opts.gpu) {
+      const old = this.gpu;
+      this.gpu = undefined;
+      old.device.destroy();
+    }
     this.lost = undefined;
-    const gpu = await createGpuContext();
+    const gpu = await createGpuContext({ defaultLimits });
     this.gpu = gpu;
     gpu.device.lost.then((info) => {
       if (this.gpu !== gpu) return;
@@ -114,7 +121,7 @@ export class WebGpuEngine implements Engine {
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
-    const gpu = await this.ensureDevice();
+    const gpu = await this.ensureDevice(Boolean(options.defaultLimits));
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
     // `local:NAME` (a local file kept in the library) only exists in the library.
     if (!('url' in source) || (!options.cache && !isLocalSpec(source.url))) {
@@ -248,7 +255,10 @@ export class WebGpuEngine implements Engine {
         fallback: fallbackKernel,
         matmuls: { ...m.decodeMatmuls },
         planarTensors: m.planarTensors,
+        splitTensors: m.splitTensors,
+        dispatchesPerToken: m.dispatchesPerToken,
       },
+      limits: { defaultLimits: gpu.defaultLimits, values: { ...gpu.limits } },
       cache,
     };
     return this.info;

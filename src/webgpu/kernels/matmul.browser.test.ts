@@ -5,10 +5,11 @@
  * Bound per output: |gpu − ref| ≤ 1e-5·Σ|terms| + 1e-6 (terms = the products summed, plus any added value).
  */
 import { describe, expect, it } from 'vitest';
-import type { LlamaConfig } from '../model/config.ts';
-import { type GpuWeight, LlamaModel, ropeTable } from '../model/llama.ts';
+import { ropeTable } from '../model/llama.ts';
 import type { Rng } from '../util/prng.ts';
+import { bindingNames } from './bindings.ts';
 import { packStep, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
+import { qkvRopeMatmul, type WeightParts } from './llama-ops.ts';
 import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
 import {
   assertClose,
@@ -457,69 +458,49 @@ ${wgslLoader('w', 'F16')}
       const qDim = nHead * HD;
       const kvDim = nHeadKv * HD;
       const nCtx = pos0 + T + 2;
-      const cfg = {
-        nEmbd: K,
-        nHead,
-        nHeadKv,
-        headDim: HD,
-        ropeDim: RD,
-        ropeType: c.ropeType,
-        ropeFreqBase: c.base,
-        rmsEps: EPS,
-      } as unknown as LlamaConfig;
       const x = randomF32(rng, T * K);
       const g = hostWeight(rng, K, 'F32', 0.3, 1);
       const Wq = hostWeight(rng, qDim * K, c.type);
       const Wk = hostWeight(rng, kvDim * K, c.type);
       const Wv = hostWeight(rng, kvDim * K, c.type);
-      const gw = (name: string, w: HostWeight, N: number): GpuWeight => {
-        const buffer = storageFrom(device, w.data, name);
-        return {
-          name,
-          type: w.type,
-          K,
-          N,
-          parts: [{ buffer, rowStart: 0, rowCount: N }],
-          bytes: buffer.size,
-        };
-      };
-      const wq = gw('attn_q', Wq, qDim);
-      const wk = gw('attn_k', Wk, kvDim);
-      const wv = gw('attn_v', Wv, kvDim);
-      const proto = LlamaModel.prototype as unknown as {
-        qkvSegments(this: { cfg: LlamaConfig }, q: GpuWeight, k: GpuWeight, v: GpuWeight): MatmulSegment[];
-      };
-      const segments = proto.qkvSegments.call({ cfg }, wq, wk, wv);
-      // Bindings as LlamaModel.build() makes them.
-      const code = matmulWGSL({
-        K,
-        TT,
-        norm: { eps: EPS, type: 'F32' },
-        segments,
-        extra: [
-          'var<storage, read> rope: array<vec2<f32>>',
-          'var<storage, read_write> qout: array<f32>',
-          'var<storage, read_write> kc: array<f32>',
-          'var<storage, read_write> vc: array<f32>',
-        ],
-      });
+      const one = (N: number): WeightParts => ({ type: c.type, parts: [{ rowStart: 0, rowCount: N }] });
+      const spec = qkvRopeMatmul(
+        {
+          nEmbd: K,
+          nHead,
+          nHeadKv,
+          headDim: HD,
+          ropeDim: RD,
+          neox: c.ropeType === 'neox',
+          norm: { eps: EPS, type: 'F32' },
+          bias: false,
+          deferRope: false,
+        },
+        one(qDim),
+        one(kvDim),
+        one(kvDim),
+      );
+      const code = matmulWGSL({ ...spec, TT });
       const q0 = randomF32(rng, (T + 1) * qDim);
       const k0 = randomF32(rng, nCtx * kvDim);
       const v0 = randomF32(rng, nCtx * kvDim);
       const [qout, kc, vc] = [q0, k0, v0].map((a) => storageFrom(device, a));
-      const bufs = [
-        uniformFrom(device, packStep(T, pos0)),
-        storageFrom(device, x),
-        storageFrom(device, g.data),
-        wq.parts[0].buffer,
-        wk.parts[0].buffer,
-        wv.parts[0].buffer,
-        storageFrom(device, ropeTable(nCtx, RD, c.base)),
-        qout,
-        kc,
-        vc,
-      ];
-      await runWGSL(device, code, bufs, [matmulWorkgroupsX(segments), Math.ceil(T / TT)]);
+      // Bound by name, as LlamaModel.build() binds them.
+      const named: Record<string, GPUBuffer> = {
+        step: uniformFrom(device, packStep(T, pos0)),
+        x: storageFrom(device, x),
+        gnorm: storageFrom(device, g.data),
+        w_attn_q: storageFrom(device, Wq.data),
+        w_attn_k: storageFrom(device, Wk.data),
+        w_attn_v: storageFrom(device, Wv.data),
+        rope: storageFrom(device, ropeTable(nCtx, RD, c.base)),
+        q_out: qout,
+        k_cache: kc,
+        v_cache: vc,
+      };
+      expect([...bindingNames(code)].sort()).toEqual(Object.keys(named).sort());
+      const bufs = bindingNames(code).map((n) => named[n]);
+      await runWGSL(device, code, bufs, [matmulWorkgroupsX(spec.segments), Math.ceil(T / TT)]);
 
       const xn = rmsnormRef(x, T, K, g.vals, EPS);
       /** Projection of token t through W (N rows), with llama.cpp RoPE at position pos when `rope`. */

@@ -15,6 +15,7 @@
  * bindings): workgroups are allotted to segments in order, so the branch on the segment is uniform per
  * workgroup.
  */
+import { EngineError } from '../../engine/errors.ts';
 import { f32Lit, isQuantized, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
 
 /** One weight binding read by a segment. */
@@ -24,6 +25,11 @@ export interface SegmentWeight {
   planar?: number;
   /** First row of this binding within the logical tensor (for tensors split across bindings). */
   rowStart?: number;
+  /**
+   * The binding's name (a WGSL identifier, e.g. `attn_q` or `ffn_gate_1` for a second part), which the
+   * caller binds its buffer to (kernels/bindings.ts); default `w{segment}_{index}`.
+   */
+  binding?: string;
 }
 
 /** A group of output units computed from the same weight binding(s). */
@@ -42,6 +48,11 @@ export interface MatmulSegment {
    * the results in `d0`, `d1`, … (f32).
    */
   epilogue: string;
+  /**
+   * Bindings only this segment's epilogue uses (WGSL declarations as {@link MatmulOptions.extra}); a
+   * kernel declares the union of its segments' in order, after `extra`, each once.
+   */
+  extra?: string[];
 }
 
 /** Options for {@link matmulWGSL}. */
@@ -59,7 +70,55 @@ export interface MatmulOptions {
    * Extra bindings (outputs and side inputs) as WGSL declarations without the `@group @binding` prefix,
    * e.g. `var<storage, read_write> y: array<f32>`.
    */
-  extra: string[];
+  extra?: string[];
+}
+
+/** The WGSL variable (= binding name) of weight `wi` of segment `si` ({@link SegmentWeight.binding}). */
+export function weightVar(s: MatmulSegment, si: number, wi: number): string {
+  return s.weights[wi].binding ?? `w${si}_${wi}`;
+}
+
+/** `o.extra` then every segment's own extra declarations, each once, in order. */
+export function extraBindings(o: Pick<MatmulOptions, 'extra' | 'segments'>): string[] {
+  return [...new Set([...(o.extra ?? []), ...o.segments.flatMap((s) => s.extra ?? [])])];
+}
+
+/** Storage buffers a matmul kernel binds: x, [gnorm], every weight, every extra binding except uniforms. */
+export function matmulStorageBindings(o: Pick<MatmulOptions, 'extra' | 'segments' | 'norm'>): number {
+  const weights = new Set(o.segments.flatMap((s, si) => s.weights.map((_, wi) => weightVar(s, si, wi))));
+  const extra = extraBindings(o).filter((e) => !e.startsWith('var<uniform>'));
+  return 1 + (o.norm ? 1 : 0) + weights.size + extra.length;
+}
+
+/**
+ * Splits a matmul into as few kernels as fit `maxStorage` storage buffers per shader stage (WebGPU's
+ * `maxStorageBuffersPerShaderStage`, 8 by default), each taking whole consecutive segments; one kernel
+ * (the options unchanged) where they all fit. Every kernel is a dispatch of its own.
+ * @throws EngineError('unsupported_model') when one segment alone needs more bindings than that.
+ */
+export function fitStorageBindings<O extends Pick<MatmulOptions, 'extra' | 'segments' | 'norm'>>(
+  o: O,
+  maxStorage: number,
+): O[] {
+  if (matmulStorageBindings(o) <= maxStorage) return [o];
+  const out: O[] = [];
+  let cur: MatmulSegment[] = [];
+  for (const s of o.segments) {
+    const alone = matmulStorageBindings({ ...o, segments: [s] });
+    if (alone > maxStorage) {
+      throw new EngineError(
+        'unsupported_model',
+        `a fused matmul needs ${alone} storage buffers in one shader stage, but this device allows ${maxStorage} (maxStorageBuffersPerShaderStage)`,
+      );
+    }
+    if (cur.length && matmulStorageBindings({ ...o, segments: [...cur, s] }) > maxStorage) {
+      out.push({ ...o, segments: cur });
+      cur = [];
+    }
+    cur.push(s);
+  }
+  if (cur.length) out.push({ ...o, segments: cur });
+  return out;
 }
 
 /**
@@ -106,12 +165,12 @@ function bindingsWGSL(o: MatmulOptions): string[] {
   }
   o.segments.forEach((s, si) => {
     s.weights.forEach((w, wi) => {
-      const name = `w${si}_${wi}`;
+      const name = weightVar(s, si, wi);
       lines.push(`@group(0) @binding(${b++}) var<storage, read> ${name}: ${wgslArrayType(w.type)};`);
       lines.push(wgslLoader(name, w.type, w.planar));
     });
   });
-  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  for (const e of extraBindings(o)) lines.push(`@group(0) @binding(${b++}) ${e};`);
   return lines;
 }
 
@@ -191,7 +250,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     if (quant) {
       // Quantized weights: decode 32 at a time (the block's scale read once), then 32 × TT FMAs.
       const decl = s.dots.map((_, di) => `var q${di}: array<f32, 32>;`).join(' ');
-      const loads = s.dots.map((d, di) => `dq32_w${si}_${d.w}(r${di} + kb, &q${di});`).join(' ');
+      const loads = s.dots.map((d, di) => `dq32_${weightVar(s, si, d.w)}(r${di} + kb, &q${di});`).join(' ');
       const fmas = s.dots.map((_, di) => `acc[${di}][tt] += q${di}[e] * xv;`).join(' ');
       body = `${decl}
       for (var kb = 0u; kb < kn; kb += 32u) {
@@ -201,7 +260,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         }
       }`;
     } else {
-      const loads = s.dots.map((d, di) => `let wv${di} = ld_w${si}_${d.w}(r${di} + kk);`).join(' ');
+      const loads = s.dots
+        .map((d, di) => `let wv${di} = ld_${weightVar(s, si, d.w)}(r${di} + kk);`)
+        .join(' ');
       const fmas = s.dots.map((_, di) => `acc[${di}][tt] += wv${di} * xv;`).join(' ');
       body = `for (var kk = 0u; kk < kn; kk++) {
         ${loads}
@@ -294,7 +355,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     let body: string;
     if (quant) {
       const decl = s.dots.map((_, di) => `var q${di}: array<f32, 32>;`).join(' ');
-      const loads = s.dots.map((d, di) => `dq32_w${si}_${d.w}(r${di} + k0, &q${di});`).join(' ');
+      const loads = s.dots.map((d, di) => `dq32_${weightVar(s, si, d.w)}(r${di} + k0, &q${di});`).join(' ');
       const fmas = s.dots.map((_, di) => `acc[${di}] += q${di}[e] * xv;`).join(' ');
       body = `${decl}
     for (var k0 = lane * 32u; k0 < K; k0 += ${GEMV_LANES * 32}u) {
@@ -302,7 +363,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       for (var e = 0u; e < 32u; e++) { let xv = ${X('k0 + e')}; ${fmas} }
     }`;
     } else {
-      const fmas = s.dots.map((d, di) => `acc[${di}] += ld_w${si}_${d.w}(r${di} + k) * xv;`).join(' ');
+      const fmas = s.dots
+        .map((d, di) => `acc[${di}] += ld_${weightVar(s, si, d.w)}(r${di} + k) * xv;`)
+        .join(' ');
       body = `for (var k = lane; k < K; k += ${GEMV_LANES}u) { let xv = ${X('k')}; ${fmas} }`;
     }
     lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u && u < ${s.nUnits}u) {
@@ -373,7 +436,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     let body: string;
     if (quant) {
       const decl = s.dots.map((_, di) => `var q${di}: array<f32, 32>;`).join(' ');
-      const loads = s.dots.map((d, di) => `dq32_w${si}_${d.w}(r${di} + k0, &q${di});`).join(' ');
+      const loads = s.dots.map((d, di) => `dq32_${weightVar(s, si, d.w)}(r${di} + k0, &q${di});`).join(' ');
       const fmas = s.dots.map((_, di) => `a${di} += q${di}[e] * xv;`).join(' ');
       body = `${decl}
   for (var k0 = 0u; k0 < K; k0 += 32u) {
@@ -381,7 +444,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     for (var e = 0u; e < 32u; e++) { let xv = ${X('k0 + e')}; ${fmas} }
   }`;
     } else {
-      const fmas = s.dots.map((d, di) => `a${di} += ld_w${si}_${d.w}(r${di} + k) * xv;`).join(' ');
+      const fmas = s.dots.map((d, di) => `a${di} += ld_${weightVar(s, si, d.w)}(r${di} + k) * xv;`).join(' ');
       body = `for (var k = 0u; k < K; k++) { let xv = ${X('k')}; ${fmas} }`;
     }
     const ds = s.dots.map((_, di) => `let d${di} = a${di};`).join(' ');

@@ -29,7 +29,7 @@
  * decode variants: {@link mmvSupports}).
  */
 import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
-import { type MatmulOptions, segmentRanges } from './matmul.ts';
+import { extraBindings, type MatmulOptions, segmentRanges, weightVar } from './matmul.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
 export interface MmvLayout {
@@ -483,11 +483,11 @@ export function mmvWGSL(o: MmvOptions): string {
   o.segments.forEach((s, si) => {
     s.weights.forEach((w, wi) => {
       lines.push(
-        `@group(0) @binding(${b++}) var<storage, read> w${si}_${wi}: ${bindingType(w.type, w.planar)};`,
+        `@group(0) @binding(${b++}) var<storage, read> ${weightVar(s, si, wi)}: ${bindingType(w.type, w.planar)};`,
       );
     });
   });
-  for (const e of o.extra) lines.push(`@group(0) @binding(${b++}) ${e};`);
+  for (const e of extraBindings(o)) lines.push(`@group(0) @binding(${b++}) ${e};`);
   if (types.includes('Q4_K')) lines.push(Q4K_SCALE_MIN);
   if (o.norm && !normF32) {
     // F16 / BF16 norm weights: four at a time from two words.
@@ -576,7 +576,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     for (let r = 0; r < R; r++) {
       body.push(`      { let u = min(ub + ${r}u, ${s.nUnits - 1}u);`);
       s.dots.forEach((d, di) => {
-        const wname = `w${si}_${d.w}`;
+        const wname = weightVar(s, si, d.w);
         const p = `p${r}_${di}_`;
         body.push(`        { let row = ${d.row};`);
         body.push(

@@ -16,8 +16,11 @@
  *    tied ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isEngineError } from '../../engine/errors.ts';
+import type { ModelInfo } from '../../engine/types.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { WebGpuEngine } from '../engine.ts';
+import { quantizeGguf } from '../gguf/quantize-model.ts';
 import { makeRandomLlamaGguf, type RandomLlamaOptions, randomLlamaParts } from '../gguf/random-model.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { kv, writeGguf } from '../gguf/writer.ts';
@@ -57,11 +60,24 @@ interface Run {
 async function runEngine(
   bytes: Uint8Array,
   prompt: number[],
-  o: { batchSize?: number; maxBindingBytes?: number } = {},
+  o: {
+    batchSize?: number;
+    maxBindingBytes?: number;
+    defaultLimits?: boolean;
+    onInfo?: (i: ModelInfo) => void;
+  } = {},
 ): Promise<Run> {
-  const engine = new WebGpuEngine({ gpu, maxBindingBytes: o.maxBindingBytes });
+  // Default limits need a device of the engine's own (the shared one has the adapter's highest).
+  const engine = new WebGpuEngine({
+    gpu: o.defaultLimits ? undefined : gpu,
+    maxBindingBytes: o.maxBindingBytes,
+  });
   try {
-    await engine.load({ blob: blobOf(bytes) }, { contextLength: 64, batchSize: o.batchSize });
+    const info = await engine.load(
+      { blob: blobOf(bytes) },
+      { contextLength: 64, batchSize: o.batchSize, defaultLimits: o.defaultLimits },
+    );
+    o.onInfo?.(info);
     const logits: Float32Array[] = [];
     const r = await engine.generate(
       { promptTokenIds: prompt, maxTokens: N_OUT, ignoreEos: true, returnLogits: true },
@@ -360,5 +376,94 @@ describe('token_embd / output split across bindings (maxBindingBytes)', () => {
     for (let i = 0; i < N_OUT; i++) expect(split.logits[i]).toEqual(whole.logits[i]);
     const ref = await ReferenceLlama.fromGguf(file);
     compare(name, split, await referenceLogits(ref, split));
+  });
+});
+
+describe('every matrix split across bindings, on the WebGPU spec default limits', () => {
+  const model = (o: Partial<RandomLlamaOptions>): RandomLlamaOptions => ({
+    seed: 211,
+    nLayers: 2,
+    nEmbd: 64,
+    nFF: 300,
+    nHead: 4,
+    nHeadKv: 2,
+    nVocab: 300,
+    ...o,
+  });
+  // F32, nFF 300, heads of 16, 14,000-byte bindings: ffn_gate/up/down, token_embd and output in 6 parts,
+  // attn_q and attn_output in 2 (whole heads: 48 + 16 rows). Q8_0 (repacked planes), nFF 288, 4,000-byte
+  // bindings: ffn_gate/up in 5 parts, ffn_down, token_embd and output in 6, attn_q/attn_output in 2.
+  const CASES = [
+    { name: 'F32', bytes: () => makeRandomLlamaGguf(model({})), binding: 14_000 },
+    {
+      name: 'Q8_0 (repacked planes)',
+      bytes: async () =>
+        (
+          await quantizeGguf(
+            await openGguf({ blob: blobOf(makeRandomLlamaGguf(model({ seed: 212, nFF: 288 }))) }),
+            'Q8_0',
+          )
+        ).bytes,
+      binding: 4_000,
+    },
+  ];
+  it.each(CASES.map((c) => [c.name, c] as const))(
+    '%s: split matrices give the logits of one binding and of the float64 reference, on default limits too',
+    async (name, c) => {
+      const bytes = await c.bytes();
+      const file = await openGguf({ blob: blobOf(bytes) });
+      const over = [...file.tensors.values()].filter((t) => t.nBytes > c.binding - 16);
+      const roles = new Set(over.map((t) => t.name.replace(/^blk\.\d+\./, '')));
+      for (const t of ['attn_q', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down', 'token_embd', 'output']) {
+        expect(roles, t).toContain(`${t}.weight`);
+      }
+      const prompt = randomIds(212, 9, 300);
+      const whole = await runEngine(bytes, prompt);
+      let splitInfo: ModelInfo | undefined;
+      const split = await runEngine(bytes, prompt, {
+        maxBindingBytes: c.binding,
+        onInfo: (i) => (splitInfo = i),
+      });
+      expect(splitInfo?.kernels?.splitTensors).toBe(over.length);
+      expect(split.out).toEqual(whole.out);
+      for (let i = 0; i < N_OUT; i++) expect(split.logits[i]).toEqual(whole.logits[i]);
+      // The spec's defaults: 8 storage buffers per stage, so the fused QKV kernel (9) runs as 2 dispatches
+      // and the split SwiGLU as several (x, gnorm, hb + 2 parts of gate and up each).
+      let defInfo: ModelInfo | undefined;
+      const def = await runEngine(bytes, prompt, {
+        maxBindingBytes: c.binding,
+        defaultLimits: true,
+        onInfo: (i) => (defInfo = i),
+      });
+      expect(defInfo?.limits).toMatchObject({
+        defaultLimits: true,
+        values: { maxStorageBuffersPerShaderStage: 8 },
+      });
+      expect(defInfo!.kernels!.dispatchesPerToken!).toBeGreaterThan(splitInfo!.kernels!.dispatchesPerToken!);
+      expect(def.out).toEqual(whole.out);
+      const ref = await ReferenceLlama.fromGguf(file);
+      compare(`${name} split`, split, await referenceLogits(ref, split));
+      compare(`${name} split, default limits`, def, await referenceLogits(ref, def));
+    },
+  );
+
+  it('a token_embd in more parts than the embedding kernel can bind is refused before allocating, then a good model loads', async () => {
+    const bytes = makeRandomLlamaGguf(model({ seed: 213, nVocab: 400 }));
+    const engine = new WebGpuEngine({ maxBindingBytes: 14_000 });
+    try {
+      const err = await engine.load({ blob: blobOf(bytes) }, { contextLength: 64, defaultLimits: true }).then(
+        () => undefined,
+        (e) => e,
+      );
+      expect(isEngineError(err, 'unsupported_model'), String(err)).toBe(true);
+      expect(err.message).toMatch(/token_embd\.weight .* 8 buffer bindings; this device allows 6 beside/);
+      const ok = await engine.load(
+        { blob: blobOf(makeRandomLlamaGguf(model({}))) },
+        { contextLength: 64, defaultLimits: true },
+      );
+      expect(ok.limits?.defaultLimits).toBe(true);
+    } finally {
+      await engine.dispose();
+    }
   });
 });

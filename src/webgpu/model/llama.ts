@@ -20,6 +20,7 @@ import { EngineError } from '../../engine/errors.ts';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
 import { argmaxWGSL } from '../kernels/argmax.ts';
 import { attentionWGSL } from '../kernels/attention.ts';
+import { bindGroupByName, type KernelSource, kernelSource } from '../kernels/bindings.ts';
 import {
   packStep,
   rowBytes,
@@ -33,15 +34,23 @@ import { embedWGSL } from '../kernels/embed.ts';
 import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from '../kernels/fill.ts';
 import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
 import {
+  logitsMatmul,
+  type MatmulSpec,
+  partBinding,
+  qkvRopeMatmul,
+  residualMatmul,
+  swigluMatmul,
+  type WeightParts,
+} from '../kernels/llama-ops.ts';
+import {
+  fitStorageBindings,
   gemvWGSL,
   gemvWorkgroupsX,
   type MatmulOptions,
-  type MatmulSegment,
   matmulWGSL,
   matmulWorkgroupsX,
   rowsWGSL,
   rowsWorkgroupsX,
-  type SegmentWeight,
 } from '../kernels/matmul.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { isPlanarType, planarBytes, repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
@@ -74,16 +83,8 @@ export interface GpuWeight {
 }
 
 /** Tensors read only by matmuls: the ones repacked into planes when their type has a planar layout. */
-const MATMUL_WEIGHT =
+export const MATMUL_WEIGHT =
   /^(blk\.\d+\.(attn_q|attn_k|attn_v|attn_output|ffn_gate|ffn_up|ffn_down)|output)\.weight$/;
-
-/** The binding description of part `i` of `w` for a matmul segment (planar block count where repacked). */
-function segWeight(w: GpuWeight, i = 0): SegmentWeight {
-  const p = w.parts[i];
-  return w.planar
-    ? { type: w.type, planar: (p.rowCount * w.K) / WEIGHT_BLOCK[w.type].size }
-    : { type: w.type };
-}
 
 /** Load-time options for {@link LlamaModel.load}. */
 export interface LlamaLoadOptions {
@@ -144,10 +145,175 @@ function tensorRowBytes(t: GgufTensorInfo | GpuWeight, type: WeightType, K: numb
   }
 }
 
-interface Kernel {
+/** A weight's planned parts, before any buffer exists. */
+type WeightPlan = Omit<GpuWeight, 'parts'> & {
+  parts: { rowStart: number; rowCount: number; size: number }[];
+};
+
+/** The kernels' view of a weight or its plan: type and parts (with planar block counts where repacked). */
+function weightParts(w: WeightPlan | GpuWeight): WeightParts {
+  return {
+    type: w.type,
+    parts: w.parts.map((p) => ({
+      rowStart: p.rowStart,
+      rowCount: p.rowCount,
+      planar: w.planar ? (p.rowCount * w.K) / WEIGHT_BLOCK[w.type].size : undefined,
+    })),
+  };
+}
+
+/**
+ * Plans each tensor's buffers: one where it fits `maxBuffer` bytes, else parts of whole rows, as many as
+ * it takes. Q/K/V parts hold whole heads (RoPE pairs stay together); a layer's ffn_gate and ffn_up are
+ * split at the same rows (one SwiGLU unit reads both). Planar (repacked) parts are rounded up to 16 bytes.
+ * @throws EngineError('unsupported_model') for a tensor type the engine does not run, 'gguf_invalid' for a
+ *   row size that is not whole blocks, 'out_of_memory' when one row (one head for Q/K/V) is larger than
+ *   a binding.
+ */
+function planWeights(
+  file: GgufFile,
+  cfg: LlamaConfig,
+  maxBuffer: number,
+  maxBinding: number,
+  repack: boolean,
+): Map<string, WeightPlan> {
+  const plans = new Map<string, WeightPlan>();
+  const rowBytesOf = (name: string) => {
+    const t = file.tensors.get(name);
+    return t ? tensorRowBytes(t, weightType(t), t.shape[0]) : 0;
+  };
+  for (const t of file.tensors.values()) {
+    const type = weightType(t);
+    const K = t.shape[0];
+    const N = t.shape.slice(1).reduce((a, b) => a * b, 1);
+    const rb = tensorRowBytes(t, type, K);
+    const planar = repack && isPlanarType(type) && MATMUL_WEIGHT.test(t.name);
+    const ffn = /^blk\.(\d+)\.ffn_(gate|up)\.weight$/.exec(t.name);
+    // Gate and up split alike: by the larger of their row sizes.
+    const splitRowBytes = ffn
+      ? Math.max(rowBytesOf(`blk.${ffn[1]}.ffn_gate.weight`), rowBytesOf(`blk.${ffn[1]}.ffn_up.weight`))
+      : rb;
+    const align = /\.attn_[qkv]\.weight$/.test(t.name) ? cfg.headDim : 1;
+    // Planar parts are rounded up to 16 bytes: leave room for it.
+    let rowsPerPart = Math.floor((maxBuffer - (planar ? 16 : 0)) / splitRowBytes);
+    if (rowsPerPart < N) {
+      rowsPerPart -= rowsPerPart % align;
+      while (rowsPerPart > 0 && (rowsPerPart * rb) % 4 !== 0) rowsPerPart -= align;
+    }
+    if (rowsPerPart < 1) {
+      throw new EngineError(
+        'out_of_memory',
+        `tensor ${t.name} has rows of ${rb} bytes${align > 1 ? ` (and heads of ${align} rows)` : ''} but this adapter allows at most ${maxBinding} bytes per buffer binding`,
+      );
+    }
+    const parts: WeightPlan['parts'] = [];
+    for (let r = 0; r < N; r += rowsPerPart) {
+      const rowCount = Math.min(rowsPerPart, N - r);
+      const size = planar
+        ? planarBytes(type, (rowCount * K) / WEIGHT_BLOCK[type].size)
+        : Math.ceil((rowCount * rb) / 4) * 4;
+      parts.push({ rowStart: r, rowCount, size });
+    }
+    plans.set(t.name, { name: t.name, type, K, N, parts, bytes: t.nBytes, planar });
+  }
+  return plans;
+}
+
+/** The fused matmuls of every layer and of the output, each as the dispatches that fit the device's bindings. */
+interface ModelSpecs {
+  layers: Record<'qkv' | 'wo' | 'ffn' | 'down', MatmulSpec[]>[];
+  /** Logits of the last token. */
+  out: MatmulSpec[];
+  /** Logits of every token (teacher-forced scoring). */
+  outAll: MatmulSpec[];
+}
+
+/**
+ * The matmul specs of the whole model (kernels/llama-ops.ts) from the weight plans, each split into as
+ * few dispatches as fit `maxStorage` storage buffers per shader stage.
+ * @throws EngineError('gguf_invalid') for a missing tensor, 'unsupported_model' when a kernel cannot fit
+ *   the device's binding count (token_embd in more parts than it allows).
+ */
+function layerSpecs(cfg: LlamaConfig, plans: Map<string, WeightPlan>, maxStorage: number): ModelSpecs {
+  const P = (name: string): WeightPlan => {
+    const w = plans.get(name);
+    if (!w) throw new EngineError('gguf_invalid', `tensor ${name} is missing`);
+    return w;
+  };
+  const split = (spec: MatmulSpec) => fitStorageBindings(spec, maxStorage);
+  const norm = (name: string) => ({ eps: cfg.rmsEps, type: P(name).type });
+  const qDim = cfg.nHead * cfg.headDim;
+  const layers = Array.from({ length: cfg.nLayers }, (_, l) => {
+    const b = `blk.${l}`;
+    const wp = (name: string) => weightParts(P(`${b}.${name}.weight`));
+    const qkv = qkvRopeMatmul(
+      {
+        nEmbd: cfg.nEmbd,
+        nHead: cfg.nHead,
+        nHeadKv: cfg.nHeadKv,
+        headDim: cfg.headDim,
+        ropeDim: cfg.ropeDim,
+        neox: cfg.ropeType === 'neox',
+        norm: norm(`${b}.attn_norm.weight`),
+        bias: cfg.qkvBias,
+        deferRope: cfg.qkNorm,
+      },
+      wp('attn_q'),
+      wp('attn_k'),
+      wp('attn_v'),
+    );
+    return {
+      qkv: split(qkv),
+      wo: split(residualMatmul(qDim, 'attn_output', wp('attn_output'), cfg.nEmbd)),
+      ffn: split(
+        swigluMatmul(cfg.nEmbd, cfg.nFF, norm(`${b}.ffn_norm.weight`), wp('ffn_gate'), wp('ffn_up')),
+      ),
+      down: split(residualMatmul(cfg.nFF, 'ffn_down', wp('ffn_down'), cfg.nEmbd)),
+    };
+  });
+  const outW = weightParts(plans.get('output.weight') ?? P('token_embd.weight'));
+  const emb = P('token_embd.weight');
+  // The embedding kernel binds ids, x and every part of token_embd.
+  if (emb.parts.length + 2 > maxStorage) {
+    throw new EngineError(
+      'unsupported_model',
+      `token_embd.weight is ${emb.bytes} bytes and would need ${emb.parts.length} buffer bindings; this device allows ${maxStorage - 2} beside the kernel's own (maxStorageBuffersPerShaderStage ${maxStorage})`,
+    );
+  }
+  return {
+    layers,
+    out: split(logitsMatmul(cfg.nEmbd, cfg.nVocab, norm('output_norm.weight'), outW)),
+    outAll: split(logitsMatmul(cfg.nEmbd, cfg.nVocab, norm('output_norm.weight'), outW, true)),
+  };
+}
+
+/** One dispatch of the forward pass: a pipeline, its bind group and its grid. */
+interface Dispatch {
+  family: KernelFamilyName;
   pipeline: GPUComputePipeline;
-  /** Bind groups, e.g. one per layer. */
-  groups: GPUBindGroup[];
+  group: GPUBindGroup;
+  /** Workgroups along x. */
+  wgX: number;
+  /** Workgroups along y: one per token, one per token tile (the matmul's TT), or one. */
+  y: 'tokens' | 'tiles' | 'one';
+}
+
+/** Compiles one compute pipeline. @throws EngineError('unsupported_model') with the compiler's messages. */
+async function compilePipeline(device: GPUDevice, label: string, code: string): Promise<GPUComputePipeline> {
+  const module = device.createShaderModule({ label, code });
+  try {
+    return await device.createComputePipelineAsync({
+      label,
+      layout: 'auto',
+      compute: { module, entryPoint: 'main' },
+    });
+  } catch (e) {
+    const info = await module.getCompilationInfo?.().catch(() => undefined);
+    const msgs = info?.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n') ?? '';
+    throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, {
+      cause: e,
+    });
+  }
 }
 
 /**
@@ -188,6 +354,8 @@ export class LlamaModel {
   readonly mmv?: MmvLayout;
   /** Weight tensors repacked into planes at load. */
   planarTensors = 0;
+  /** Weight tensors split by rows across several buffers (each larger than one binding). */
+  splitTensors = 0;
   /** Decode matmuls per forward pass that use mmv, and those that use `decodeKernel` (K not a multiple of 32). */
   readonly decodeMatmuls = { mmv: 0, fallback: 0 };
   private buffers: GPUBuffer[] = [];
@@ -201,19 +369,20 @@ export class LlamaModel {
   private tokenOut!: GPUBuffer;
   private readbacks: GPUBuffer[] = [];
   private logitsReadback!: GPUBuffer;
-  /** Per-layer kernels: the matmuls in decode (TT = 1) and prefill variants, attention, qwen3's Q/K norm. */
-  private layerKernels!: {
-    decode: Record<'qkv' | 'wo' | 'ffn' | 'down', Kernel[]>;
-    prefill: Record<'qkv' | 'wo' | 'ffn' | 'down', Kernel[]>;
-    attn: Kernel[];
-    qkNorm?: Kernel[];
-  };
-  private globalKernels!: Record<'embed' | 'out' | 'argmax', Kernel>;
+  /** Each layer's dispatches in forward order (qkv, [qk norm], attention, wo, ffn, down), for T = 1. */
+  private decodeLayers!: Dispatch[][];
+  /** The same with the prefill (TT = 8 matrix × matrix) matmuls. */
+  private prefillLayers!: Dispatch[][];
+  private embed!: Dispatch;
+  /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
+  private output!: Dispatch[];
+  private argmax!: Dispatch;
   /** The logits-for-every-position kernel (teacher-forced scoring), made on first use. */
-  private allLogitsSpec!: { src: string; weights: GPUBuffer[]; wgX: number };
-  private allLogits?: { kernel: Kernel; logits: GPUBuffer; readback: GPUBuffer };
-  /** Workgroups along x per matmul, for decode (T = 1) and prefill. */
-  private wgX!: Record<'decode' | 'prefill', Record<'qkv' | 'wo' | 'ffn' | 'down' | 'out', number>>;
+  private allLogits?: { kernels: Dispatch[]; logits: GPUBuffer; readback: GPUBuffer };
+  /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
+  private outAllBuffers!: Record<string, GPUBuffer>;
+  /** Per-layer Q/K/V bias buffers (qwen2), else undefined. */
+  private qkvBiasBuffers: (GPUBuffer | undefined)[] = [];
   private destroyed = false;
 
   private constructor(
@@ -222,6 +391,7 @@ export class LlamaModel {
     opts: LlamaLoadOptions,
     weightBytes: number,
     times: LlamaLoadTimes,
+    private readonly specs: ModelSpecs,
   ) {
     this.device = device;
     this.cfg = cfg;
@@ -260,51 +430,30 @@ export class LlamaModel {
     let model: LlamaModel | undefined;
     let planar: PlanarUploader | undefined;
     try {
-      // 1. Weight buffers, split by rows where a tensor is larger than one binding.
-      for (const t of file.tensors.values()) {
-        const type = weightType(t);
-        const K = t.shape[0];
-        const N = t.shape.slice(1).reduce((a, b) => a * b, 1);
-        const rowBytes = tensorRowBytes(t, type, K);
-        const planar = opts.repack !== false && isPlanarType(type) && MATMUL_WEIGHT.test(t.name);
-        // Planar parts are rounded up to 16 bytes: leave room for it.
-        let rowsPerPart = Math.max(1, Math.floor((maxBuffer - (planar ? 16 : 0)) / rowBytes));
-        while ((rowsPerPart * rowBytes) % 4 !== 0) rowsPerPart--;
-        if (rowsPerPart < 1 || rowBytes > maxBuffer) {
-          throw new EngineError(
-            'out_of_memory',
-            `tensor ${t.name} has rows of ${rowBytes} bytes but this adapter allows at most ${maxBinding} bytes per buffer binding`,
-          );
-        }
-        const parts: GpuWeight['parts'] = [];
-        for (let r = 0; r < N; r += rowsPerPart) {
-          const rowCount = Math.min(rowsPerPart, N - r);
-          const size = planar
-            ? planarBytes(type, (rowCount * K) / WEIGHT_BLOCK[type].size)
-            : Math.ceil((rowCount * rowBytes) / 4) * 4;
+      // 1. Plan every weight's parts (any matrix larger than one binding is split by rows) and every
+      // kernel's bindings, then allocate: a model this device cannot bind is refused before allocating.
+      const plans = planWeights(file, cfg, maxBuffer, maxBinding, opts.repack !== false);
+      const specs = layerSpecs(cfg, plans, device.limits.maxStorageBuffersPerShaderStage);
+      for (const plan of plans.values()) {
+        const parts = plan.parts.map((p, i) => {
           const buffer = device.createBuffer({
-            label: parts.length ? `${t.name}#${parts.length}` : t.name,
-            size: Math.max(size, 16),
+            label: i ? `${plan.name}#${i}` : plan.name,
+            size: Math.max(p.size, 16),
             // Biases are also copied into one per-layer buffer (qkvBias), so they need COPY_SRC.
             usage:
               GPUBufferUsage.STORAGE |
               GPUBufferUsage.COPY_DST |
-              (t.name.endsWith('.bias') ? GPUBufferUsage.COPY_SRC : 0),
+              (plan.name.endsWith('.bias') ? GPUBufferUsage.COPY_SRC : 0),
           });
           allBuffers.push(buffer);
-          parts.push({ buffer, rowStart: r, rowCount });
-        }
-        if (parts.length > 4) {
-          throw new EngineError(
-            'out_of_memory',
-            `tensor ${t.name} is ${t.nBytes} bytes and would need ${parts.length} bindings of at most ${maxBinding} bytes; at most 4 are supported`,
-          );
-        }
-        weights.set(t.name, { name: t.name, type, K, N, parts, bytes: t.nBytes, planar });
-        weightBytes += t.nBytes;
+          return { buffer, rowStart: p.rowStart, rowCount: p.rowCount };
+        });
+        weights.set(plan.name, { ...plan, parts });
+        weightBytes += plan.bytes;
       }
-      model = new LlamaModel(device, cfg, opts, weightBytes, times);
+      model = new LlamaModel(device, cfg, opts, weightBytes, times, specs);
       model.planarTensors = [...weights.values()].filter((w) => w.planar).length;
+      model.splitTensors = [...weights.values()].filter((w) => w.parts.length > 1).length;
       model.buffers = allBuffers;
       model.allocState();
       const oom = await device.popErrorScope();
@@ -512,94 +661,30 @@ export class LlamaModel {
     );
   }
 
-  /**
-   * Segments of the fused QKV (+ bias) + RoPE + KV-store kernel. With `opts.bias` each segment also
-   * binds its bias vector (F32 [rows]) and adds it before RoPE (qwen2). With `opts.deferRope` Q and K are
-   * stored unrotated for {@link qkNormRopeWGSL} (qwen3's per-head norms come before RoPE).
-   */
-  private qkvSegments(
-    wq: GpuWeight,
-    wk: GpuWeight,
-    wv: GpuWeight,
-    opts: { bias?: boolean; deferRope?: boolean } = {},
-  ): MatmulSegment[] {
-    const c = this.cfg;
-    const HD = c.headDim;
-    const half = HD / 2;
-    const RD = c.ropeDim;
-    const qDim = c.nHead * HD;
-    const kvDim = c.nHeadKv * HD;
-    const neox = c.ropeType === 'neox';
-    // Pair (ia, ib) of head-local dims rotated together; pairs past ropeDim are not rotated.
-    const ia = neox
-      ? `select(2u * (u % ${half}u), u % ${half}u, 2u * (u % ${half}u) < ${RD}u)`
-      : `2u * (u % ${half}u)`;
-    const ib = neox
-      ? `select(2u * (u % ${half}u) + 1u, u % ${half}u + ${RD / 2}u, 2u * (u % ${half}u) < ${RD}u)`
-      : `2u * (u % ${half}u) + 1u`;
-    // Biases live in one buffer `qkvb` [qDim + 2·kvDim]: Q's, then K's, then V's (binding count matters:
-    // adapters allow as few as 8–10 storage buffers per stage).
-    const biasBase = [0, qDim, qDim + kvDim];
-    const biasAdd = (si: number, r0: string, r1: string) =>
-      opts.bias
-        ? `let b0 = qkvb[${biasBase[si]}u + ${r0}]; let b1 = qkvb[${biasBase[si]}u + ${r1}];`
-        : 'let b0 = 0.0; let b1 = 0.0;';
-    const rot = (
-      si: number,
-    ) => `let i = u % ${half}u; let hb0 = (u / ${half}u) * ${HD}u; let ia = ${ia}; let ib = ${ib};
-      ${biasAdd(si, 'hb0 + ia', 'hb0 + ib')}
-      var o0 = d0 + b0; var o1 = d1 + b1;${
-        opts.deferRope
-          ? ''
-          : `
-      if (2u * i < ${RD}u) { let cs = rope[pos * ${RD / 2}u + i]; o0 = (d0 + b0) * cs.x - (d1 + b1) * cs.y; o1 = (d0 + b0) * cs.y + (d1 + b1) * cs.x; }`
-      }`;
-    const ws = (w: GpuWeight, _i: number) => {
-      if (w.parts.length !== 1) {
-        throw new EngineError(
-          'unsupported_model',
-          `tensor ${w.name} is larger than one buffer binding; only token_embd/output may be split`,
-        );
-      }
-      return [segWeight(w)];
-    };
-    return [
-      {
-        nUnits: qDim / 2,
-        weights: ws(wq, 0),
-        dots: [
-          { w: 0, row: `(u / ${half}u) * ${HD}u + ${ia}` },
-          { w: 0, row: `(u / ${half}u) * ${HD}u + ${ib}` },
-        ],
-        epilogue: `${rot(0)}
-      qout[t * ${qDim}u + hb0 + ia] = o0; qout[t * ${qDim}u + hb0 + ib] = o1;`,
-      },
-      {
-        nUnits: kvDim / 2,
-        weights: ws(wk, 1),
-        dots: [
-          { w: 0, row: `(u / ${half}u) * ${HD}u + ${ia}` },
-          { w: 0, row: `(u / ${half}u) * ${HD}u + ${ib}` },
-        ],
-        epilogue: `${rot(1)}
-      kc[pos * ${kvDim}u + hb0 + ia] = o0; kc[pos * ${kvDim}u + hb0 + ib] = o1;`,
-      },
-      {
-        nUnits: kvDim / 2,
-        weights: ws(wv, 2),
-        dots: [
-          { w: 0, row: '2u * u' },
-          { w: 0, row: '2u * u + 1u' },
-        ],
-        epilogue: `${biasAdd(2, '2u * u', '2u * u + 1u')}
-      vc[pos * ${kvDim}u + 2u * u] = d0 + b0; vc[pos * ${kvDim}u + 2u * u + 1u] = d1 + b1;`,
-      },
-    ];
+  /** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
+  private usesMmv(spec: MatmulSpec): boolean {
+    return this.mmv !== undefined && mmvSupports(spec.K, ['F32']);
+  }
+
+  /** The matmul kernel variant for `spec` at TT tokens per workgroup (decode: TT = 1). */
+  private matmulSource(label: string, spec: MatmulSpec, TT: number): { src: KernelSource; wgX: number } {
+    const o: MatmulOptions = { ...spec, TT };
+    const useMmv = TT === 1 && this.usesMmv(spec);
+    if (TT !== 1) return { src: kernelSource(label, matmulWGSL(o)), wgX: matmulWorkgroupsX(o.segments) };
+    if (useMmv) {
+      return {
+        src: kernelSource(label, mmvWGSL({ ...o, layout: this.mmv! })),
+        wgX: mmvWorkgroupsX(o.segments, this.mmv!),
+      };
+    }
+    return this.decodeKernel === 'ksplit'
+      ? { src: kernelSource(label, gemvWGSL(o)), wgX: gemvWorkgroupsX(o.segments) }
+      : { src: kernelSource(label, rowsWGSL(o)), wgX: rowsWorkgroupsX(o.segments) };
   }
 
   /**
    * Generates every kernel's source (per layer: layers may mix weight types, as Q4_K_M files do),
-   * compiles the distinct ones in parallel, and makes every bind group.
+   * compiles the distinct ones in parallel, and binds each kernel's buffers by name.
    */
   private async build(
     weights: Map<string, GpuWeight>,
@@ -607,347 +692,233 @@ export class LlamaModel {
   ): Promise<void> {
     const c = this.cfg;
     const dev = this.device;
+    const specs = this.specs;
     const W = (name: string): GpuWeight => {
       const w = weights.get(name);
       if (!w) throw new EngineError('gguf_invalid', `tensor ${name} is missing`);
       return w;
     };
-    const qDim = c.nHead * c.headDim;
-    const eps = c.rmsEps;
-    const one = (w: GpuWeight) => w.parts[0].buffer;
-    const layers = Array.from({ length: c.nLayers }, (_, l) => l);
-    const resSeg = (w: GpuWeight, N: number): MatmulSegment => ({
-      nUnits: N,
-      weights: [segWeight(w)],
-      dots: [{ w: 0, row: 'u' }],
-      epilogue: `y[t * ${N}u + u] += d0;`,
-    });
-    const qkvExtra = [
-      ...(c.qkNorm ? [] : ['var<storage, read> rope: array<vec2<f32>>']),
-      ...(c.qkvBias ? ['var<storage, read> qkvb: array<f32>'] : []),
-      'var<storage, read_write> qout: array<f32>',
-      'var<storage, read_write> kc: array<f32>',
-      'var<storage, read_write> vc: array<f32>',
-    ];
-
-    // Per-layer sources and buffers, for TT = 1 (decode) and TT = PREFILL_TT (prefill).
-    // Decode (TT = 1) uses the K-split GEMV on hardware GPUs, the barrier-free thread-per-row kernel on
-    // software ones; prefill uses the tiled kernel (each weight read once per 8 tokens) on both.
-    // Decode matmuls whose K is a whole number of 32-weight chunks use mmv (when a layout is given).
-    const ksplit = this.decodeKernel === 'ksplit';
-    const mmv = this.mmv;
-    const useMmv = (K: number) => mmv !== undefined && mmvSupports(K, ['F32']);
-    const mm = (o: MatmulOptions) =>
-      o.TT !== 1
-        ? matmulWGSL(o)
-        : useMmv(o.K)
-          ? mmvWGSL({ ...o, layout: mmv! })
-          : ksplit
-            ? gemvWGSL(o)
-            : rowsWGSL(o);
-    const wgx = (segs: { nUnits: number }[], TT: number, K: number) =>
-      TT !== 1
-        ? matmulWorkgroupsX(segs)
-        : useMmv(K)
-          ? mmvWorkgroupsX(segs, mmv!)
-          : ksplit
-            ? gemvWorkgroupsX(segs)
-            : rowsWorkgroupsX(segs);
-    for (const K of [c.nEmbd, qDim, c.nEmbd, c.nFF]) {
-      if (useMmv(K)) this.decodeMatmuls.mmv += c.nLayers;
-      else this.decodeMatmuls.fallback += c.nLayers;
-    }
-    if (useMmv(c.nEmbd)) this.decodeMatmuls.mmv++;
-    else this.decodeMatmuls.fallback++;
-    type LayerKernel = { src: (TT: number) => string; buffers: GPUBuffer[]; wgX: (TT: number) => number };
-    const layerKernels = layers.map((l) => {
-      const b = `blk.${l}`;
-      const bias = c.qkvBias
-        ? this.qkvBias(l, [W(`${b}.attn_q.bias`), W(`${b}.attn_k.bias`), W(`${b}.attn_v.bias`)])
-        : undefined;
-      const wq = W(`${b}.attn_q.weight`);
-      const wk = W(`${b}.attn_k.weight`);
-      const wv = W(`${b}.attn_v.weight`);
-      const qkvSegs = this.qkvSegments(wq, wk, wv, { bias: Boolean(bias), deferRope: c.qkNorm });
-      const attnNorm = W(`${b}.attn_norm.weight`);
-      const ffnNorm = W(`${b}.ffn_norm.weight`);
-      const wo = W(`${b}.attn_output.weight`);
-      const gate = W(`${b}.ffn_gate.weight`);
-      const up = W(`${b}.ffn_up.weight`);
-      const down = W(`${b}.ffn_down.weight`);
-      const ffnSeg: MatmulSegment = {
-        nUnits: c.nFF,
-        weights: [segWeight(gate), segWeight(up)],
-        dots: [
-          { w: 0, row: 'u' },
-          { w: 1, row: 'u' },
-        ],
-        epilogue: `hb[t * ${c.nFF}u + u] = d0 / (1.0 + exp(-d0)) * d1;`,
-      };
-      const qkvAux = [...(c.qkNorm ? [] : [this.rope]), ...(bias ? [bias] : [])];
-      const k: Record<'qkv' | 'wo' | 'ffn' | 'down', LayerKernel> = {
-        qkv: {
-          src: (TT) =>
-            mm({
-              K: c.nEmbd,
-              TT,
-              norm: { eps, type: attnNorm.type },
-              segments: qkvSegs,
-              extra: qkvExtra,
-            }),
-          buffers: [
-            this.stepBuf,
-            this.x,
-            one(attnNorm),
-            one(wq),
-            one(wk),
-            one(wv),
-            ...qkvAux,
-            this.q,
-            this.kCache[l],
-            this.vCache[l],
-          ],
-          wgX: (TT) => wgx(qkvSegs, TT, c.nEmbd),
-        },
-        wo: {
-          src: (TT) =>
-            mm({
-              K: qDim,
-              TT,
-              segments: [resSeg(wo, c.nEmbd)],
-              extra: ['var<storage, read_write> y: array<f32>'],
-            }),
-          buffers: [this.stepBuf, this.xb, one(wo), this.x],
-          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT, qDim),
-        },
-        ffn: {
-          src: (TT) =>
-            mm({
-              K: c.nEmbd,
-              TT,
-              norm: { eps, type: ffnNorm.type },
-              segments: [ffnSeg],
-              extra: ['var<storage, read_write> hb: array<f32>'],
-            }),
-          buffers: [this.stepBuf, this.x, one(ffnNorm), one(gate), one(up), this.hb],
-          wgX: (TT) => wgx([{ nUnits: c.nFF }], TT, c.nEmbd),
-        },
-        down: {
-          src: (TT) =>
-            mm({
-              K: c.nFF,
-              TT,
-              segments: [resSeg(down, c.nEmbd)],
-              extra: ['var<storage, read_write> y: array<f32>'],
-            }),
-          buffers: [this.stepBuf, this.hb, one(down), this.x],
-          wgX: (TT) => wgx([{ nUnits: c.nEmbd }], TT, c.nFF),
-        },
-      };
-      return k;
-    });
+    const vec = (name: string) => W(name).parts[0].buffer;
+    /** `w_<role>`, `w_<role>_1`, … bound to the parts of `w`. */
+    const parts = (role: string, w: GpuWeight) =>
+      Object.fromEntries(w.parts.map((p, i) => [partBinding(role, i), p.buffer]));
     const outW = weights.get('output.weight') ?? W('token_embd.weight');
-    const outSegs: MatmulSegment[] = outW.parts.map((p, i) => ({
-      nUnits: p.rowCount,
-      weights: [segWeight(outW, i)],
-      dots: [{ w: 0, row: 'u' }],
-      epilogue: `logits[${p.rowStart}u + u] = d0;`,
-    }));
     const emb = W('token_embd.weight');
-    const outNorm = W('output_norm.weight');
-    const single: Record<string, { src: string; buffers: GPUBuffer[] }> = {
-      embed: {
-        src: embedWGSL({
-          nEmbd: c.nEmbd,
-          parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })),
-        }),
-        buffers: [this.stepBuf, this.ids, this.x, ...emb.parts.map((p) => p.buffer)],
-      },
-      out: {
-        src: mm({
-          K: c.nEmbd,
-          TT: 1,
-          norm: { eps, type: outNorm.type },
-          lastTokenOnly: true,
-          segments: outSegs,
-          extra: ['var<storage, read_write> logits: array<f32>'],
-        }),
-        buffers: [this.stepBuf, this.x, one(outNorm), ...outW.parts.map((p) => p.buffer), this.logits],
-      },
-      argmax: { src: argmaxWGSL({ nVocab: c.nVocab }), buffers: [this.logits, this.tokenOut] },
+    const step = this.stepBuf;
+    for (const list of [...specs.layers.flatMap((l) => [l.qkv, l.wo, l.ffn, l.down]), specs.out]) {
+      this.decodeMatmuls[this.usesMmv(list[0]) ? 'mmv' : 'fallback']++;
+    }
+    if (c.qkvBias) {
+      this.qkvBiasBuffers = Array.from({ length: c.nLayers }, (_, l) =>
+        this.qkvBias(l, [W(`blk.${l}.attn_q.bias`), W(`blk.${l}.attn_k.bias`), W(`blk.${l}.attn_v.bias`)]),
+      );
+    }
+
+    // Every kernel with the buffers bound to its binding names. Sources are compiled once each.
+    type Planned = Omit<Dispatch, 'pipeline' | 'group'> & {
+      src: KernelSource;
+      buffers: Record<string, GPUBuffer | undefined>;
     };
-    const attnSrc = attentionWGSL({
+    const matmuls = (
+      family: KernelFamilyName,
+      label: string,
+      list: MatmulSpec[],
+      TT: number,
+      buffers: Planned['buffers'],
+    ) =>
+      list.map(
+        (spec, i): Planned => ({
+          family,
+          ...this.matmulSource(list.length > 1 ? `${label}#${i}` : label, spec, TT),
+          y: spec.lastTokenOnly ? 'one' : 'tiles',
+          buffers,
+        }),
+      );
+    /** A kernel with one workgroup row per token (y = T), or one in all (argmax). */
+    const fixed = (
+      family: KernelFamilyName,
+      label: string,
+      code: string,
+      wgX: number,
+      buffers: Planned['buffers'],
+    ): Planned => ({
+      family,
+      src: kernelSource(label, code),
+      wgX,
+      y: family === 'argmax' ? 'one' : 'tokens',
+      buffers,
+    });
+    const attnCode = attentionWGSL({
       nHead: c.nHead,
       nHeadKv: c.nHeadKv,
       headDim: c.headDim,
       scale: 1 / Math.sqrt(c.headDim),
-      threads: ksplit ? undefined : 16,
+      threads: this.decodeKernel === 'ksplit' ? undefined : 16,
     });
-    const qkNormSrc = c.qkNorm
+    const qkNormCode = c.qkNorm
       ? qkNormRopeWGSL({
           nHead: c.nHead,
           nHeadKv: c.nHeadKv,
           headDim: c.headDim,
           ropeDim: c.ropeDim,
           neox: c.ropeType === 'neox',
-          eps,
+          eps: c.rmsEps,
           normType: W('blk.0.attn_q_norm.weight').type,
         })
       : undefined;
-
-    // Compile each distinct source once.
-    const sources = new Map<string, string>(); // source → label
-    const addSrc = (label: string, code: string) => {
-      if (!sources.has(code)) sources.set(code, label);
+    const layerPlan = (
+      l: number,
+      TT: number,
+    ): Record<'qkv' | 'qkNorm' | 'attn' | 'wo' | 'ffn' | 'down', Planned[]> => {
+      const b = `blk.${l}`;
+      const mode = TT === 1 ? 'decode' : 'prefill';
+      const sp = specs.layers[l];
+      return {
+        qkv: matmuls('qkv', `${b}.qkv.${mode}`, sp.qkv, TT, {
+          step,
+          x: this.x,
+          gnorm: vec(`${b}.attn_norm.weight`),
+          ...parts('attn_q', W(`${b}.attn_q.weight`)),
+          ...parts('attn_k', W(`${b}.attn_k.weight`)),
+          ...parts('attn_v', W(`${b}.attn_v.weight`)),
+          rope: this.rope,
+          qkv_bias: this.qkvBiasBuffers[l],
+          q_out: this.q,
+          k_cache: this.kCache[l],
+          v_cache: this.vCache[l],
+        }),
+        qkNorm: qkNormCode
+          ? [
+              fixed('qkv', `${b}.qk_norm_rope`, qkNormCode, c.nHead + c.nHeadKv, {
+                step,
+                q: this.q,
+                kc: this.kCache[l],
+                qn: vec(`${b}.attn_q_norm.weight`),
+                kn: vec(`${b}.attn_k_norm.weight`),
+                rope: this.rope,
+              }),
+            ]
+          : [],
+        attn: [
+          fixed('attention', `${b}.attn`, attnCode, c.nHead, {
+            step,
+            q: this.q,
+            kc: this.kCache[l],
+            vc: this.vCache[l],
+            out: this.xb,
+          }),
+        ],
+        wo: matmuls('wo', `${b}.wo.${mode}`, sp.wo, TT, {
+          step,
+          x: this.xb,
+          ...parts('attn_output', W(`${b}.attn_output.weight`)),
+          residual: this.x,
+        }),
+        ffn: matmuls('ffn', `${b}.ffn.${mode}`, sp.ffn, TT, {
+          step,
+          x: this.x,
+          gnorm: vec(`${b}.ffn_norm.weight`),
+          ...parts('ffn_gate', W(`${b}.ffn_gate.weight`)),
+          ...parts('ffn_up', W(`${b}.ffn_up.weight`)),
+          hb: this.hb,
+        }),
+        down: matmuls('down', `${b}.down.${mode}`, sp.down, TT, {
+          step,
+          x: this.hb,
+          ...parts('ffn_down', W(`${b}.ffn_down.weight`)),
+          residual: this.x,
+        }),
+      };
     };
-    for (const [k, v] of Object.entries(single)) addSrc(k, v.src);
-    addSrc('attn', attnSrc);
-    if (qkNormSrc) addSrc('qk_norm_rope', qkNormSrc);
-    layers.forEach((l) => {
-      for (const [k, v] of Object.entries(layerKernels[l])) {
-        addSrc(`blk.${l}.${k}.decode`, v.src(1));
-        addSrc(`blk.${l}.${k}.prefill`, v.src(PREFILL_TT));
-      }
+    const layers = Array.from({ length: c.nLayers }, (_, l) => l);
+    const decodeLayers = layers.map((l) => layerPlan(l, 1));
+    const prefillLayers = layers.map((l) => layerPlan(l, PREFILL_TT));
+    const outBuffers = {
+      step,
+      x: this.x,
+      gnorm: vec('output_norm.weight'),
+      ...parts('output', outW),
+      logits: this.logits,
+    };
+    const embed = fixed(
+      'embed',
+      'embed',
+      embedWGSL({
+        nEmbd: c.nEmbd,
+        parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })),
+      }),
+      Math.ceil(c.nEmbd / WG),
+      { step, ids: this.ids, x: this.x, ...Object.fromEntries(emb.parts.map((p, i) => [`e${i}`, p.buffer])) },
+    );
+    const output = matmuls('output', 'output', specs.out, 1, outBuffers);
+    const argmax = fixed('argmax', 'argmax', argmaxWGSL({ nVocab: c.nVocab }), 1, {
+      logits: this.logits,
+      out: this.tokenOut,
     });
+
+    const all: Planned[] = [
+      embed,
+      ...output,
+      argmax,
+      ...[...decodeLayers, ...prefillLayers].flatMap((k) => Object.values(k).flat()),
+    ];
+    const sources = new Map<string, string>(); // code → label of its first kernel
+    for (const k of all) if (!sources.has(k.src.code)) sources.set(k.src.code, k.src.label);
     let done = 0;
     const pipes = new Map<string, GPUComputePipeline>();
     await Promise.all(
       [...sources].map(async ([code, label]) => {
-        const module = dev.createShaderModule({ label, code });
-        try {
-          pipes.set(
-            code,
-            await dev.createComputePipelineAsync({
-              label,
-              layout: 'auto',
-              compute: { module, entryPoint: 'main' },
-            }),
-          );
-        } catch (e) {
-          const info = await module.getCompilationInfo?.().catch(() => undefined);
-          const msgs = info?.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n') ?? '';
-          throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, {
-            cause: e,
-          });
-        }
+        pipes.set(code, await compilePipeline(dev, label, code));
         onCompile?.(++done, sources.size);
       }),
     );
-
-    const kernel = (label: string, code: string, buffers: GPUBuffer[]): Kernel => {
-      const pipeline = pipes.get(code)!;
-      const group = dev.createBindGroup({
-        label,
-        layout: pipeline.getBindGroupLayout(0),
-        entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-      });
-      return { pipeline, groups: [group] };
+    const dispatch = (k: Planned): Dispatch => {
+      const pipeline = pipes.get(k.src.code)!;
+      const group = bindGroupByName(dev, pipeline, k.src, k.buffers);
+      return { family: k.family, pipeline, group, wgX: k.wgX, y: k.y };
     };
-    const perLayer = (name: 'qkv' | 'wo' | 'ffn' | 'down', TT: number) =>
-      layers.map((l) =>
-        kernel(`blk.${l}.${name}`, layerKernels[l][name].src(TT), layerKernels[l][name].buffers),
-      );
-    this.layerKernels = {
-      decode: {
-        qkv: perLayer('qkv', 1),
-        wo: perLayer('wo', 1),
-        ffn: perLayer('ffn', 1),
-        down: perLayer('down', 1),
-      },
-      prefill: {
-        qkv: perLayer('qkv', PREFILL_TT),
-        wo: perLayer('wo', PREFILL_TT),
-        ffn: perLayer('ffn', PREFILL_TT),
-        down: perLayer('down', PREFILL_TT),
-      },
-      attn: layers.map((l) =>
-        kernel(`blk.${l}.attn`, attnSrc, [this.stepBuf, this.q, this.kCache[l], this.vCache[l], this.xb]),
-      ),
-      qkNorm: qkNormSrc
-        ? layers.map((l) =>
-            kernel(`blk.${l}.qk_norm_rope`, qkNormSrc, [
-              this.stepBuf,
-              this.q,
-              this.kCache[l],
-              one(W(`blk.${l}.attn_q_norm.weight`)),
-              one(W(`blk.${l}.attn_k_norm.weight`)),
-              this.rope,
-            ]),
-          )
-        : undefined,
-    };
-    this.allLogitsSpec = {
-      src: matmulWGSL({
-        K: c.nEmbd,
-        TT: PREFILL_TT,
-        norm: { eps, type: outNorm.type },
-        segments: outW.parts.map((p, i) => ({
-          nUnits: p.rowCount,
-          weights: [segWeight(outW, i)],
-          dots: [{ w: 0, row: 'u' }],
-          epilogue: `logits[t * ${c.nVocab}u + ${p.rowStart}u + u] = d0;`,
-        })),
-        extra: ['var<storage, read_write> logits: array<f32>'],
-      }),
-      weights: [one(outNorm), ...outW.parts.map((p) => p.buffer)],
-      wgX: matmulWorkgroupsX(outSegs),
-    };
-    this.globalKernels = {
-      embed: kernel('embed', single.embed.src, single.embed.buffers),
-      out: kernel('output', single.out.src, single.out.buffers),
-      argmax: kernel('argmax', single.argmax.src, single.argmax.buffers),
-    };
-    const wgXFor = (TT: number) => ({
-      qkv: layerKernels[0].qkv.wgX(TT),
-      wo: layerKernels[0].wo.wgX(TT),
-      ffn: layerKernels[0].ffn.wgX(TT),
-      down: layerKernels[0].down.wgX(TT),
-      out: wgx(outSegs, 1, c.nEmbd),
-    });
-    this.wgX = { decode: wgXFor(1), prefill: wgXFor(PREFILL_TT) };
+    // Per layer, in forward order: qkv (+ qwen3's Q/K norm), attention, wo, ffn, down.
+    const order = (k: ReturnType<typeof layerPlan>) =>
+      [...k.qkv, ...k.qkNorm, ...k.attn, ...k.wo, ...k.ffn, ...k.down].map(dispatch);
+    this.decodeLayers = decodeLayers.map(order);
+    this.prefillLayers = prefillLayers.map(order);
+    this.embed = dispatch(embed);
+    this.output = output.map(dispatch);
+    this.argmax = dispatch(argmax);
+    this.outAllBuffers = outBuffers;
     this.built = true;
   }
 
   /** Dispatches per decode step (for profiling and the benchmark). */
   get dispatchesPerToken(): number {
-    return 3 + (this.cfg.qkNorm ? 6 : 5) * this.cfg.nLayers;
+    return 2 + this.output.length + this.decodeLayers.reduce((n, l) => n + l.length, 0);
   }
 
   /**
    * Encodes the forward pass for T tokens (already in `ids`) at positions pos0..pos0+T−1, then the
-   * logits of the last token and their argmax into `tokenOut`.
+   * logits of the last token and their argmax into `tokenOut` (or, with `allLogits`, every token's logits).
    */
   private encodeForward(enc: GPUCommandEncoder, T: number, allLogits = false): void {
-    const c = this.cfg;
-    const L = this.layerKernels;
-    const set = T === 1 ? L.decode : L.prefill;
-    const TT = T === 1 ? 1 : PREFILL_TT;
-    const ty = Math.ceil(T / TT);
-    const wgX = T === 1 ? this.wgX.decode : this.wgX.prefill;
+    const decode = T === 1;
+    const tiles = Math.ceil(T / (decode ? 1 : PREFILL_TT));
     // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
     const prof = this.profiler;
-    const pass = prof ? undefined : enc.beginComputePass({ label: T === 1 ? 'decode' : 'prefill' });
-    const run = (family: KernelFamilyName, k: Kernel, x: number, y = 1) => {
-      const p = pass ?? enc.beginComputePass({ label: family, timestampWrites: prof?.passWrites(family, T) });
-      p.setPipeline(k.pipeline);
-      p.setBindGroup(0, k.groups[0]);
-      p.dispatchWorkgroups(x, y);
+    const pass = prof ? undefined : enc.beginComputePass({ label: decode ? 'decode' : 'prefill' });
+    const run = (d: Dispatch) => {
+      const p =
+        pass ?? enc.beginComputePass({ label: d.family, timestampWrites: prof?.passWrites(d.family, T) });
+      p.setPipeline(d.pipeline);
+      p.setBindGroup(0, d.group);
+      p.dispatchWorkgroups(d.wgX, d.y === 'tokens' ? T : d.y === 'tiles' ? tiles : 1);
       if (!pass) p.end();
     };
-    run('embed', this.globalKernels.embed, Math.ceil(c.nEmbd / WG), T);
-    for (let l = 0; l < c.nLayers; l++) {
-      run('qkv', set.qkv[l], wgX.qkv, ty);
-      if (L.qkNorm) run('qkv', L.qkNorm[l], c.nHead + c.nHeadKv, T);
-      run('attention', L.attn[l], c.nHead, T);
-      run('wo', set.wo[l], wgX.wo, ty);
-      run('ffn', set.ffn[l], wgX.ffn, ty);
-      run('down', set.down[l], wgX.down, ty);
-    }
+    run(this.embed);
+    for (const layer of decode ? this.decodeLayers : this.prefillLayers) for (const d of layer) run(d);
     if (allLogits && this.allLogits) {
-      run('output', this.allLogits.kernel, this.allLogitsSpec.wgX, Math.ceil(T / PREFILL_TT));
+      for (const d of this.allLogits.kernels) run(d);
     } else {
-      run('output', this.globalKernels.out, wgX.out, 1);
-      run('argmax', this.globalKernels.argmax, 1);
+      for (const d of this.output) run(d);
+      run(this.argmax);
     }
     pass?.end();
   }
@@ -1009,7 +980,6 @@ export class LlamaModel {
     }
     const V = this.cfg.nVocab;
     if (!this.allLogits) {
-      const dev = this.device;
       const bytes = this.batchSize * V * 4;
       const logits = this.buf('logits_all', bytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
       const readback = this.buf(
@@ -1017,21 +987,16 @@ export class LlamaModel {
         bytes,
         GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       );
-      const module = dev.createShaderModule({ label: 'output_all', code: this.allLogitsSpec.src });
-      const pipeline = await dev.createComputePipelineAsync({
-        label: 'output_all',
-        layout: 'auto',
-        compute: { module, entryPoint: 'main' },
-      });
-      const group = dev.createBindGroup({
-        label: 'output_all',
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [this.stepBuf, this.x, ...this.allLogitsSpec.weights, logits].map((buffer, binding) => ({
-          binding,
-          resource: { buffer },
-        })),
-      });
-      this.allLogits = { kernel: { pipeline, groups: [group] }, logits, readback };
+      const buffers = { ...this.outAllBuffers, logits };
+      const kernels = await Promise.all(
+        this.specs.outAll.map(async (spec, i): Promise<Dispatch> => {
+          const { src, wgX } = this.matmulSource(`output_all#${i}`, spec, PREFILL_TT);
+          const pipeline = await compilePipeline(this.device, src.label, src.code);
+          const group = bindGroupByName(this.device, pipeline, src, buffers);
+          return { family: 'output', pipeline, group, wgX, y: 'tiles' };
+        }),
+      );
+      this.allLogits = { kernels, logits, readback };
     }
     const { logits, readback } = this.allLogits;
     for (let i = 0; i < ids.length; i += this.batchSize) {

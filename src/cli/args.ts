@@ -1,32 +1,113 @@
-/** Number arguments of the command lines, checked, and the error that means "bad arguments" (exit 2). */
+/**
+ * Number arguments of the command lines, read strictly (src/engine/validate.ts's parseDecimal /
+ * parseInteger: `abc`, `NaN`, `""`, `0x10`, ` 5` are refused, never read as 0 or NaN), and the error that
+ * means "bad arguments" (exit 2, see src/cli/run.ts). Every command's numeric flags go through these.
+ */
+
+import type { SamplingParams } from '../engine/types.ts';
+import {
+  describeRule,
+  type NumberRule,
+  parseDecimal,
+  parseInteger,
+  SAMPLING_RULES,
+  satisfies,
+} from '../engine/validate.ts';
 
 /** A bad command-line argument: the commands print its message and exit 2. */
 export class UsageError extends Error {}
 
+/** True for a {@link UsageError} or a Node `parseArgs` error (unknown option, missing value, …). */
+export function isUsageError(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return e instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'));
+}
+
+/** The longest timer Node and browsers honour (2^31 − 1 ms); a larger one fires at once. */
+export const MAX_TIMEOUT_S = Math.floor((2 ** 31 - 1) / 1000);
+
 /**
- * `--name` as an integer ≥ `min`, or `def` when absent.
- * @throws UsageError for anything else.
+ * `--name` read strictly and checked against `rule` (an integer rule reads decimal digits only), or
+ * undefined when absent.
+ * @throws UsageError `--name must be <rule>, got "<v>"` for anything else (including an empty string).
  */
-export function intArg(v: string | undefined, name: string, min: number, def: number): number {
-  if (v === undefined) return def;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min)
-    throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${v}"`);
+export function ruleArg(v: string | undefined, name: string, rule: NumberRule): number | undefined {
+  if (v === undefined) return undefined;
+  const n = rule.integer ? parseInteger(v) : parseDecimal(v);
+  if (!satisfies(n, rule)) throw new UsageError(`--${name} must be ${describeRule(rule)}, got "${v}"`);
   return n;
 }
 
 /**
- * `--name` as a finite number (a positive one with `positive`), or undefined when absent.
+ * `--name` as an integer in [`min`, `max`], or `def` when absent.
+ * @throws UsageError for anything else.
+ */
+export function intArg(v: string | undefined, name: string, min: number, def: number, max?: number): number {
+  return ruleArg(v, name, { integer: true, min, max }) ?? def;
+}
+
+/** {@link intArg} without a default: undefined when absent. */
+export function optIntArg(
+  v: string | undefined,
+  name: string,
+  min: number,
+  max?: number,
+): number | undefined {
+  return ruleArg(v, name, { integer: true, min, max });
+}
+
+/**
+ * `--name` as a finite number, or undefined when absent; `positive`: > 0; `min` / `max`: inclusive bounds.
  * @throws UsageError for anything else.
  */
 export function numArg(
   v: string | undefined,
   name: string,
-  opts: { positive?: boolean } = {},
+  opts: { positive?: boolean; min?: number; max?: number } = {},
 ): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (opts.positive ? !(Number.isFinite(n) && n > 0) : !Number.isFinite(n))
-    throw new UsageError(`--${name} must be a ${opts.positive ? 'positive ' : ''}number, got "${v}"`);
-  return n;
+  return ruleArg(v, name, { min: opts.min, max: opts.max, above: opts.positive ? 0 : undefined });
+}
+
+/** `--name` in seconds, as a timeout: a number > 0 and ≤ {@link MAX_TIMEOUT_S}, or undefined. */
+export function secondsArg(v: string | undefined, name: string): number | undefined {
+  return numArg(v, name, { positive: true, max: MAX_TIMEOUT_S });
+}
+
+/**
+ * `--name` as a comma list of integers ≥ `min` (`512,1024`), or `def` when absent.
+ * @throws UsageError for an empty list or a bad item.
+ */
+export function intListArg(v: string | undefined, name: string, min: number, def: number[]): number[] {
+  if (v === undefined) return def;
+  const xs = v.split(',').map((s) => parseInteger(s.trim()));
+  if (xs.some((x) => x === undefined || x < min))
+    throw new UsageError(`--${name} must be integers ≥ ${min} separated by commas, got "${v}"`);
+  return xs as number[];
+}
+
+/** The sampling flags of `generate` and the request field each sets. */
+export const SAMPLING_FLAGS = {
+  temperature: 'temperature',
+  seed: 'seed',
+  'top-k': 'topK',
+  'top-p': 'topP',
+  'min-p': 'minP',
+  'repeat-penalty': 'repetitionPenalty',
+} as const satisfies Record<string, keyof SamplingParams>;
+
+/**
+ * The sampling flags that are set, read by the engine API's own rules (src/engine/validate.ts
+ * SAMPLING_RULES), so the command line and the API accept exactly the same values.
+ * @throws UsageError naming the flag.
+ */
+export function samplingArgs(values: Partial<Record<keyof typeof SAMPLING_FLAGS, string>>): SamplingParams {
+  const out: SamplingParams = {};
+  for (const [flag, field] of Object.entries(SAMPLING_FLAGS) as [
+    keyof typeof SAMPLING_FLAGS,
+    keyof SamplingParams,
+  ][]) {
+    const n = ruleArg(values[flag], flag, SAMPLING_RULES[field]);
+    if (n !== undefined) out[field] = n;
+  }
+  return out;
 }

@@ -26,7 +26,7 @@ import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { createTokenizer } from '../webgpu/tokenizer/index.ts';
-import { intArg, numArg, UsageError } from './args.ts';
+import { intArg, isUsageError, numArg, optIntArg, secondsArg, UsageError } from './args.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import {
   formatLlamaBench,
@@ -132,6 +132,18 @@ function parse(argv: string[]): BenchArgs | 'help' {
   });
   if (values.help) return 'help';
 
+  // Every number first: a bad one is a usage error (exit 2) whatever else is wrong.
+  const numbers = {
+    maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, 128),
+    runs: intArg(values.runs, 'runs', 1, 2),
+    warmup: intArg(values.warmup, 'warmup', 0, 1),
+    contextLength: optIntArg(values.ctx, 'ctx', 1),
+    failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps', { min: 0 }),
+    failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms', { min: 0 }),
+    timeoutS: secondsArg(values['timeout-s'], 'timeout-s') ?? 600,
+    part2: llamaBenchOptions(values),
+  };
+
   // Model.
   let model: BenchArgs['model'];
   const m = values.model;
@@ -209,35 +221,27 @@ function parse(argv: string[]): BenchArgs | 'help' {
 
   if (values['no-cache'] && values['cache-dir'])
     throw new UsageError('give --cache-dir or --no-cache, not both');
-  const timeoutS = numArg(values['timeout-s'], 'timeout-s') ?? 600;
-  if (!(timeoutS > 0)) throw new UsageError('--timeout-s must be > 0');
   return {
     model,
     cache: { dir: values['cache-dir'], enabled: !values['no-cache'] },
     engine,
     plan: {
       prompts,
-      maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, 128),
-      runs: intArg(values.runs, 'runs', 1, 2),
-      warmup: intArg(values.warmup, 'warmup', 0, 1),
+      maxTokens: numbers.maxTokens,
+      runs: numbers.runs,
+      warmup: numbers.warmup,
       ignoreEos: values['ignore-eos'] ?? false,
     },
-    contextLength: values.ctx === undefined ? undefined : intArg(values.ctx, 'ctx', 1, 0),
+    contextLength: numbers.contextLength,
     json: values.json,
     browser: values.browser ?? values.chromium,
     gpu: values.gpu ?? false,
     roofline: !values['no-roofline'],
     cpuMatch: !values['no-cpu-match'],
-    failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps'),
-    failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms'),
-    timeoutMs: timeoutS * 1000,
-    part2: (() => {
-      try {
-        return llamaBenchOptions(values);
-      } catch (e) {
-        throw new UsageError((e as Error).message);
-      }
-    })(),
+    failUnderDecodeTps: numbers.failUnderDecodeTps,
+    failOverTtftMs: numbers.failOverTtftMs,
+    timeoutMs: numbers.timeoutS * 1000,
+    part2: numbers.part2,
   };
 }
 
@@ -381,11 +385,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     args = parse(argv);
   } catch (e) {
-    if (
-      e instanceof UsageError ||
-      (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ||
-      (e as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
-    ) {
+    if (isUsageError(e)) {
       // The message last, where it stays on screen; the usage is one --help away.
       console.error(
         `error [invalid_argument]: ${(e as Error).message}\n(npm run bench -- --help lists the options)`,

@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EngineError } from '../engine/errors.ts';
 import type { GenerateRequest, GenerateResult } from '../engine/types.ts';
+import { intArg, optIntArg, samplingArgs, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
@@ -30,8 +31,8 @@ async function main(): Promise<number> {
     options: {
       model: { type: 'string' },
       prompt: { type: 'string', default: '' },
-      'max-tokens': { type: 'string', default: '64' },
-      temperature: { type: 'string', default: '0' },
+      'max-tokens': { type: 'string' },
+      temperature: { type: 'string' },
       seed: { type: 'string' },
       'top-k': { type: 'string' },
       'top-p': { type: 'string' },
@@ -51,18 +52,15 @@ async function main(): Promise<number> {
     console.error(USAGE);
     return values.help ? 0 : 2;
   }
-  const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
+  if (values.runtime !== 'browser' && values.runtime !== 'node')
+    throw new UsageError(`--runtime must be browser or node, got "${values.runtime}"`);
+  // Every number strictly, by the engine API's own rules: `--temperature abc` is a usage error, not greedy.
   const req: GenerateRequest = {
     prompt: values.prompt,
-    maxTokens: num(values['max-tokens']),
-    temperature: num(values.temperature),
-    seed: num(values.seed),
-    topK: num(values['top-k']),
-    topP: num(values['top-p']),
-    minP: num(values['min-p']),
-    repetitionPenalty: num(values['repeat-penalty']),
+    maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, 64),
+    ...samplingArgs(values),
   };
-  const ctx = num(values.ctx);
+  const ctx = optIntArg(values.ctx, 'ctx', 1);
   // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
   const model = await resolveCliModel({ ...values, model: values.model });
   const isUrl = /^https?:\/\//.test(model);
@@ -84,7 +82,7 @@ async function main(): Promise<number> {
     } finally {
       await engine.dispose();
     }
-  } else if (values.runtime === 'browser') {
+  } else {
     result = await withHarnessPage(
       {
         gpu: values.gpu,
@@ -103,9 +101,6 @@ async function main(): Promise<number> {
         return callHarness<GenerateResult>(page, 'generate', req);
       },
     );
-  } else {
-    console.error(`unknown --runtime ${values.runtime} (browser or node)`);
-    return 2;
   }
   process.stdout.write('\n');
   const asked = req.maxTokens ?? 64;
@@ -127,4 +122,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main);
+runCli(main, undefined, 'npm run generate -- --help lists the options');

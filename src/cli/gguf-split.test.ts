@@ -43,8 +43,8 @@ describe('npm run gguf-split', () => {
 
   it('a bad size or a missing input is a clear error', async () => {
     const bad = await run([MODEL, join(tmpdir(), 'x'), '--split-max-size', '12']);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/--split-max-size wants a number with M or G/);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/error \[invalid_argument\]: --split-max-size wants a number > 0 with M or G/);
     const missing = await run(['/no/such.gguf', join(tmpdir(), 'x')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/error \[invalid_argument\]: cannot open model file \/no\/such\.gguf/);

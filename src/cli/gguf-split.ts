@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
 import { metadataEntriesFrom } from '../webgpu/gguf/writer.ts';
+import { optIntArg, UsageError } from './args.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run gguf-split -- IN.gguf OUT_PREFIX [options]
@@ -20,10 +21,13 @@ const USAGE = `usage: npm run gguf-split -- IN.gguf OUT_PREFIX [options]
   --n-parts N               exactly N parts, the tensors spread evenly
   --no-tensor-first-split   the first part holds only the metadata`;
 
+/** `500M` / `2G` in bytes. @throws UsageError for anything else, or a size under one byte. */
 function size(v: string): number {
-  const m = /^(\d+(?:\.\d+)?)([MG])$/i.exec(v.trim());
-  if (!m) throw new Error(`--split-max-size wants a number with M or G, e.g. 500M or 2G (got "${v}")`);
-  return Math.floor(Number(m[1]) * (m[2].toUpperCase() === 'G' ? 1e9 : 1e6));
+  const m = /^(\d+(?:\.\d+)?)([MG])$/i.exec(v);
+  const bytes = m ? Math.floor(Number(m[1]) * (m[2].toUpperCase() === 'G' ? 1e9 : 1e6)) : 0;
+  if (!(bytes >= 1))
+    throw new UsageError(`--split-max-size wants a number > 0 with M or G, e.g. 500M or 2G (got "${v}")`);
+  return bytes;
 }
 
 async function main(): Promise<number> {
@@ -42,6 +46,10 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2;
   }
   const [input, prefix] = positionals;
+  // Every number before any work: `--n-parts ""` or `--split-max-tensors abc` is a usage error, not "unset".
+  const maxTensorsPerPart = optIntArg(values['split-max-tensors'], 'split-max-tensors', 1);
+  const nParts = optIntArg(values['n-parts'], 'n-parts', 1, 0xffff); // llama.cpp's part-number width
+  const maxBytesPerPart = values['split-max-size'] === undefined ? undefined : size(values['split-max-size']);
   const file = await openGguf({ path: input });
   const data = new Map<string, Uint8Array[]>();
   await file.streamTensorData((c) => {
@@ -65,9 +73,9 @@ async function main(): Promise<number> {
       data: join(data.get(t.name) ?? []),
     })),
     alignment: file.alignment,
-    maxTensorsPerPart: values['split-max-tensors'] ? Number(values['split-max-tensors']) : undefined,
-    maxBytesPerPart: values['split-max-size'] ? size(values['split-max-size']) : undefined,
-    nParts: values['n-parts'] ? Number(values['n-parts']) : undefined,
+    maxTensorsPerPart,
+    maxBytesPerPart,
+    nParts,
     noTensorsInFirstPart: values['no-tensor-first-split'],
   });
   parts.forEach((bytes, i) => {
@@ -78,4 +86,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main);
+runCli(main, undefined, 'npm run gguf-split -- --help lists the options');

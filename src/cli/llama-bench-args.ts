@@ -6,6 +6,7 @@
 import type { BenchEvent, BenchOptions, CostInput } from '../bench/page-api.ts';
 import { fmtBytes } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { intArg, intListArg, numArg, UsageError } from './args.ts';
 
 /** parseArgs option definitions. */
 export const LLAMA_BENCH_OPTIONS = {
@@ -44,44 +45,27 @@ export type LlamaBenchValues = {
     : string;
 };
 
-function list(v: string | undefined, name: string, def: number[]): number[] {
-  if (v === undefined) return def;
-  const xs = v.split(',').map((s) => Number(s.trim()));
-  if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 0))
-    throw new Error(`--${name} must be integers ≥ 0 separated by commas, got "${v}"`);
-  return xs;
-}
-
-function num(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!(Number.isFinite(n) && n >= 0)) throw new Error(`--${name} must be a number ≥ 0, got "${v}"`);
-  return n;
-}
-
 /**
- * The BenchOptions fields these flags set. @throws Error (a usage error) for bad values, llama-bench
- * sizes without `--llama-bench`, or half of the local price.
+ * The BenchOptions fields these flags set. @throws UsageError for bad values (read strictly, see
+ * src/cli/args.ts), llama-bench sizes without `--llama-bench`, or half of the local price.
  */
 export function llamaBenchOptions(
   v: LlamaBenchValues,
 ): Pick<BenchOptions, 'llamaBench' | 'profile' | 'probeMemory' | 'cost'> {
   const out: Pick<BenchOptions, 'llamaBench' | 'profile' | 'probeMemory' | 'cost'> = {};
   if (!v['llama-bench'] && (v['n-prompt'] || v['n-gen'] || v.depth || v.reps))
-    throw new Error('--n-prompt, --n-gen, --depth and --reps need --llama-bench');
+    throw new UsageError('--n-prompt, --n-gen, --depth and --reps need --llama-bench');
   if (v['llama-bench']) {
-    const reps = v.reps === undefined ? 5 : Number(v.reps);
-    if (!(Number.isInteger(reps) && reps >= 1))
-      throw new Error(`--reps must be an integer ≥ 1, got "${v.reps}"`);
     out.llamaBench = {
-      nPrompt: list(v['n-prompt'], 'n-prompt', [512]),
-      nGen: list(v['n-gen'], 'n-gen', [128]),
-      depths: list(v.depth, 'depth', [0]),
-      reps,
+      nPrompt: intListArg(v['n-prompt'], 'n-prompt', 0, [512]),
+      nGen: intListArg(v['n-gen'], 'n-gen', 0, [128]),
+      depths: intListArg(v.depth, 'depth', 0, [0]),
+      reps: intArg(v.reps, 'reps', 1, 5),
     };
     out.profile = !v['no-profile'];
   }
-  const cap = num(v['probe-cap-gb'], 'probe-cap-gb');
+  const num = (x: string | undefined, name: string) => numArg(x, name, { min: 0 });
+  const cap = numArg(v['probe-cap-gb'], 'probe-cap-gb', { positive: true });
   if (cap !== undefined) out.probeMemory = { capBytes: Math.round(cap * 1024 ** 3) };
   else if (v['probe-memory']) out.probeMemory = true;
   const currency = v.currency;
@@ -89,8 +73,9 @@ export function llamaBenchOptions(
   const w = num(v['power-w'], 'power-w');
   const kwh = num(v['kwh-price'], 'kwh-price');
   if (pph !== undefined && (w !== undefined || kwh !== undefined))
-    throw new Error('give --price-per-hour (remote) or --power-w with --kwh-price (local), not both');
-  if ((w === undefined) !== (kwh === undefined)) throw new Error('--power-w and --kwh-price go together');
+    throw new UsageError('give --price-per-hour (remote) or --power-w with --kwh-price (local), not both');
+  if ((w === undefined) !== (kwh === undefined))
+    throw new UsageError('--power-w and --kwh-price go together');
   let cost: CostInput | undefined;
   if (pph !== undefined) cost = { pricePerHour: pph, currency };
   else if (w !== undefined && kwh !== undefined) cost = { powerW: w, pricePerKWh: kwh, currency };

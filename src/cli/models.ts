@@ -73,4 +73,4 @@ async function main(): Promise<number> {
   return 2;
 }
 
-runCli(main);
+runCli(main, undefined, 'npm run models -- --help lists the commands');

@@ -84,8 +84,8 @@ describe('npm run perplexity', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/\[invalid_argument\]: cannot read --text \/nonexistent\.txt/);
     const ctx = await ppl(['--runtime', 'node', '--model', MODEL, '--text', TEXT, '--ctx', '1']);
-    expect(ctx.code).toBe(1);
-    expect(ctx.stderr).toMatch(/--ctx must be an integer ≥ 2/);
+    expect(ctx.code).toBe(2);
+    expect(ctx.stderr).toMatch(/error \[invalid_argument\]: --ctx must be an integer ≥ 2, got "1"/);
     const usage = await ppl(['--model', MODEL]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/usage: npm run perplexity/);

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { perplexity, type WindowScores } from '../bench/perplexity.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { ModelInfo } from '../engine/types.ts';
+import { optIntArg, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
@@ -63,10 +64,9 @@ async function main(): Promise<number> {
     console.error(USAGE);
     return values.help ? 0 : 2;
   }
-  const ctx = values.ctx === undefined ? undefined : Number(values.ctx);
-  if (ctx !== undefined && !(Number.isInteger(ctx) && ctx >= 2)) {
-    throw new EngineError('invalid_argument', `--ctx must be an integer ≥ 2, got ${values.ctx}`);
-  }
+  const ctx = optIntArg(values.ctx, 'ctx', 2);
+  if (values.runtime !== 'browser' && values.runtime !== 'node')
+    throw new UsageError(`--runtime must be browser or node, got "${values.runtime}"`);
   let text: string;
   try {
     text = readFileSync(values.text, 'utf8');
@@ -97,7 +97,7 @@ async function main(): Promise<number> {
     } finally {
       await engine.dispose();
     }
-  } else if (values.runtime === 'browser') {
+  } else {
     result = await withHarnessPage(
       { gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) },
       async (page, modelUrl) => {
@@ -109,9 +109,6 @@ async function main(): Promise<number> {
         });
       },
     );
-  } else {
-    console.error(`unknown --runtime ${values.runtime} (browser or node)`);
-    return 2;
   }
   console.log(
     `perplexity: ${result.perplexity.toFixed(4)} over ${result.tokens} tokens ` +
@@ -126,4 +123,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main);
+runCli(main, undefined, 'npm run perplexity -- --help lists the options');

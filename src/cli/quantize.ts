@@ -8,9 +8,9 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { EngineError } from '../engine/errors.ts';
 import { FTYPES, type QuantizeFtype, quantizeGguf } from '../webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
+import { UsageError } from './args.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run quantize -- IN.gguf OUT.gguf TYPE [--pure] [--fallback engine|llama.cpp]
@@ -38,18 +38,10 @@ async function main(): Promise<number> {
   }
   const [input, output, typeArg] = positionals;
   const type = typeArg.toUpperCase() as QuantizeFtype;
-  if (!Object.hasOwn(FTYPES, type)) {
-    throw new EngineError(
-      'invalid_argument',
-      `unknown type ${typeArg}; choose one of ${Object.keys(FTYPES).join(', ')}`,
-    );
-  }
-  if (values.fallback !== 'engine' && values.fallback !== 'llama.cpp') {
-    throw new EngineError(
-      'invalid_argument',
-      `--fallback must be engine or llama.cpp, not ${values.fallback}`,
-    );
-  }
+  if (!Object.hasOwn(FTYPES, type))
+    throw new UsageError(`unknown type ${typeArg}; choose one of ${Object.keys(FTYPES).join(', ')}`);
+  if (values.fallback !== 'engine' && values.fallback !== 'llama.cpp')
+    throw new UsageError(`--fallback must be engine or llama.cpp, not ${values.fallback}`);
   const file = await openGguf({ path: resolve(input) });
   const sizes = new Map([...file.tensors.values()].map((t) => [t.name, t.nBytes]));
   const { bytes, plan } = await quantizeGguf(
@@ -75,4 +67,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main);
+runCli(main, undefined, 'npm run quantize -- --help lists the options');

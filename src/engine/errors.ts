@@ -16,6 +16,8 @@ export type EngineErrorCode =
   | 'timeout'
   | 'http_status'
   | 'aborted'
+  // A request, option or argument of the wrong type or out of range (src/engine/validate.ts checks every
+  // generate/chat request; the command lines exit 2 with this code).
   | 'invalid_argument'
   | 'not_loaded'
   // Model library (src/library/):

@@ -18,6 +18,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from './types.ts';
+import { validateChatRequest, validateGenerateRequest } from './validate.ts';
 
 /** What the worker exposes. Callbacks are comlink proxies; cancellation is by request id. */
 export interface WorkerApi {
@@ -98,11 +99,22 @@ export class WorkerEngine implements Engine {
     onToken?: (e: TokenEvent) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
+    // Checked on this side too: a request that cannot be cloned would otherwise fail as a DataCloneError.
+    try {
+      validateGenerateRequest(req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.withSignal(signal, (id) =>
       this.remote.generate(req, onToken ? Comlink.proxy(onToken) : undefined, id),
     );
   }
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    try {
+      validateChatRequest(req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.withSignal(signal, (id) =>
       this.remote.chat(req, onToken ? Comlink.proxy(onToken) : undefined, id),
     );

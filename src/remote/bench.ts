@@ -20,6 +20,7 @@ import type {
   BenchSweepPoint,
 } from '../bench/types.ts';
 import { EngineError } from '../engine/errors.ts';
+import { parseInteger } from '../engine/validate.ts';
 import { type RemoteEngine, RemoteError, type RemoteGenerateResult } from './engine.ts';
 
 /** Progress of {@link runRemoteBench}. */
@@ -230,8 +231,8 @@ export function parseConcurrency(s: string): number[] {
     .map((x) => x.trim())
     .filter(Boolean)
     .map((x) => {
-      const n = Number(x);
-      if (!Number.isInteger(n) || n < 1 || n > 1024)
+      const n = parseInteger(x) ?? Number.NaN;
+      if (!(n >= 1 && n <= 1024))
         throw new EngineError('invalid_argument', `concurrency levels are integers 1–1024, got "${x}"`);
       return n;
     });

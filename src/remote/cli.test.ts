@@ -110,7 +110,7 @@ describe('npm run bench -- --engine remote', () => {
     expect(res.runs[0].outputTokens).toBeLessThan(1000);
     const bad = await bench([...args, '--request-timeout-s', 'soon']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--request-timeout-s must be a positive number, got "soon"/);
+    expect(bad.stderr).toMatch(/--request-timeout-s must be a finite number > 0 and ≤ 2147483, got "soon"/);
   });
 
   it('bad arguments exit 2', async () => {

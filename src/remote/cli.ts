@@ -14,8 +14,8 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import { fmt, formatResultText } from '../bench/report.ts';
-import type { BenchPrompt, BenchResult } from '../bench/types.ts';
-import { intArg, numArg, UsageError } from '../cli/args.ts';
+import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
+import { intArg, isUsageError, numArg, secondsArg, UsageError } from '../cli/args.ts';
 import { isEngineError } from '../engine/errors.ts';
 import { parseConcurrency, RemoteBenchError, runRemoteBench } from './bench.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, RemoteEngine } from './engine.ts';
@@ -118,6 +118,9 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
   let engine: RemoteEngine;
   let prompts: BenchPrompt[];
   let concurrency: number[] = [];
+  let plan: BenchPlan;
+  let minTps: number | undefined;
+  let maxTtft: number | undefined;
   const opt = (k: string) => values[k] as string | undefined;
   try {
     const base = opt('base-url');
@@ -140,15 +143,28 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       else if (pf === 'all' || isPromptSetName(pf)) prompts = promptsFor(pf);
       else throw new UsageError(`--prompts ${pf}: no such file, and not a built-in set`);
     } else prompts = promptsFor('short');
-    if (opt('concurrency') !== undefined) concurrency = parseConcurrency(opt('concurrency') ?? '');
+    if (opt('concurrency') !== undefined) {
+      concurrency = parseConcurrency(opt('concurrency') ?? '');
+      if (concurrency.length === 0)
+        throw new UsageError('--concurrency is empty: give levels such as 1,4,16');
+    }
     const first =
-      numArg(opt('first-token-timeout-s'), 'first-token-timeout-s', { positive: true }) ??
-      numArg(opt('timeout-s'), 'timeout-s', { positive: true }) ??
+      secondsArg(opt('first-token-timeout-s'), 'first-token-timeout-s') ??
+      secondsArg(opt('timeout-s'), 'timeout-s') ??
       60;
-    const idle = numArg(opt('idle-timeout-s'), 'idle-timeout-s', { positive: true }) ?? 30;
+    const idle = secondsArg(opt('idle-timeout-s'), 'idle-timeout-s') ?? 30;
     const request =
-      numArg(opt('request-timeout-s'), 'request-timeout-s', { positive: true }) ??
-      DEFAULT_REQUEST_TIMEOUT_MS / 1000;
+      secondsArg(opt('request-timeout-s'), 'request-timeout-s') ?? DEFAULT_REQUEST_TIMEOUT_MS / 1000;
+    // Every number before the first request: a bad threshold must not wait for a whole run to be refused.
+    plan = {
+      prompts,
+      maxTokens: intArg(opt('max-tokens'), 'max-tokens', 1, 128),
+      runs: intArg(opt('runs'), 'runs', 1, 2),
+      warmup: intArg(opt('warmup'), 'warmup', 0, 1),
+      ignoreEos: Boolean(values['ignore-eos']),
+    };
+    minTps = numArg(opt('fail-under-decode-tps'), 'fail-under-decode-tps', { min: 0 });
+    maxTtft = numArg(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms', { min: 0 });
     engine = new RemoteEngine({
       baseUrl: base,
       model: opt('model'),
@@ -159,19 +175,12 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       requestTimeoutMs: request * 1000,
     });
   } catch (e) {
-    if (e instanceof UsageError || isEngineError(e, 'invalid_argument')) {
+    if (isUsageError(e) || isEngineError(e, 'invalid_argument')) {
       console.error(`error: ${(e as Error).message}\n\n${REMOTE_USAGE}`);
       return 2;
     }
     throw e;
   }
-  const plan = {
-    prompts,
-    maxTokens: intArg(opt('max-tokens'), 'max-tokens', 1, 128),
-    runs: intArg(opt('runs'), 'runs', 1, 2),
-    warmup: intArg(opt('warmup'), 'warmup', 0, 1),
-    ignoreEos: Boolean(values['ignore-eos']),
-  };
   const writeJson = (r: BenchResult) => {
     const file = opt('json');
     if (!file) return;
@@ -212,8 +221,6 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
   const failures: string[] = [];
   const decode = result.summary.decodeTokensPerSecond?.median;
   const ttft = result.summary.ttftMs?.median;
-  const minTps = numArg(opt('fail-under-decode-tps'), 'fail-under-decode-tps', { positive: true });
-  const maxTtft = numArg(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms', { positive: true });
   if (minTps !== undefined && !(decode !== undefined && decode >= minTps))
     failures.push(`median decode ${fmt(decode)} tok/s is below --fail-under-decode-tps ${minTps}`);
   if (maxTtft !== undefined && !(ttft !== undefined && ttft <= maxTtft))

@@ -32,6 +32,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
+import { checkNumberOption, validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
 
 export type RemoteApi = 'chat' | 'completions';
 
@@ -206,8 +207,16 @@ export class RemoteEngine implements Engine {
   private loadMs = 0;
   private last?: { ttftMs: number; tokens: number; decodeMs: number };
 
+  /** @throws EngineError('invalid_argument') for a bad base URL, timeout or retry count. */
   constructor(cfg: RemoteConfig) {
     this.root = apiRoot(cfg.baseUrl);
+    // A timer longer than 2^31 − 1 ms (or NaN) fires at once: refuse it rather than time out every request.
+    const ms = { above: 0, max: 2 ** 31 - 1 };
+    checkNumberOption('firstTokenTimeoutMs', cfg.firstTokenTimeoutMs, ms);
+    checkNumberOption('idleTimeoutMs', cfg.idleTimeoutMs, ms);
+    checkNumberOption('requestTimeoutMs', cfg.requestTimeoutMs, ms);
+    checkNumberOption('maxRetryWaitMs', cfg.maxRetryWaitMs, { min: 0, max: 2 ** 31 - 1 });
+    checkNumberOption('maxRetries', cfg.maxRetries, { integer: true, min: 0 });
     this.host = endpointHost(cfg.baseUrl);
     this.api = cfg.api ?? 'chat';
     this.model = cfg.model;
@@ -382,17 +391,19 @@ export class RemoteEngine implements Engine {
     };
   }
 
-  generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
+  /** @throws RemoteError for server faults; EngineError('invalid_argument') for a bad request. */
+  async generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
+    validateGenerateRequest(req);
     if (req.prompt === undefined)
-      return Promise.reject(
-        new EngineError('invalid_argument', 'a remote server takes text prompts, not token ids'),
-      );
+      throw new EngineError('invalid_argument', 'a remote server takes text prompts, not token ids');
     if (this.api === 'chat')
       return this.stream(req, [{ role: 'user', content: req.prompt }], onToken, signal);
     return this.stream(req, req.prompt, onToken, signal);
   }
 
-  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
+  /** @throws RemoteError for server faults; EngineError('invalid_argument') for a bad request. */
+  async chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
+    validateChatRequest(req);
     if (this.api === 'chat') return this.stream(req, req.messages, onToken, signal);
     return this.stream(req, req.messages.map((m) => m.content).join('\n'), onToken, signal);
   }

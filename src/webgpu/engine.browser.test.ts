@@ -163,6 +163,25 @@ describe('WebGpuEngine on stories260K', () => {
     });
     expect(again.outputTokenIds).toEqual(golden.generation.cases[0].outputIds.slice(0, 10));
   });
+
+  it('a loaded model refuses requests of the wrong type (invalid_argument), then still generates', async () => {
+    // Before: prompt 12345 threw a TypeError from the tokenizer, and temperature NaN ran greedy.
+    const bad: unknown[] = [
+      { prompt: 12345 },
+      { prompt: 'Once', temperature: Number.NaN },
+      { prompt: 'Once', seed: 'abc' },
+    ];
+    for (const req of bad) {
+      const e = await expectEngineError(engine.generate(req as never), 'invalid_argument');
+      expect(e.message).toMatch(/^(prompt|temperature|seed) must be/);
+    }
+    await expectEngineError(engine.chat({ messages: 'hi' } as never), 'invalid_argument');
+    const again = await engine.generate({
+      promptTokenIds: golden.generation.cases[0].promptIds,
+      maxTokens: 5,
+    });
+    expect(again.outputTokenIds).toEqual(golden.generation.cases[0].outputIds.slice(0, 5));
+  });
 });
 
 describe('bad input and lost devices', () => {

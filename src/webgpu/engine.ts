@@ -16,6 +16,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
+import { validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
 import { isLocalSpec, ModelLibrary } from '../library/library.ts';
 import { openModelFile } from '../library/open.ts';
 import { chatPromptTokens } from './chat/template.ts';
@@ -292,6 +293,7 @@ export class WebGpuEngine implements Engine {
     onToken?: (e: TokenEvent) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
+    validateGenerateRequest(req);
     const model = this.requireModel();
     if (this.busy)
       throw new EngineError('invalid_argument', 'a generation is already running on this engine');
@@ -492,6 +494,7 @@ export class WebGpuEngine implements Engine {
     onToken?: (e: TokenEvent) => void,
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
+    validateChatRequest(req);
     this.requireModel();
     const template = this.tok.chatTemplate;
     if (template === null) {

@@ -21,6 +21,7 @@
 
 import { EngineError } from '../engine/errors.ts';
 import type { SamplingParams } from '../engine/types.ts';
+import { checkSamplingParams } from '../engine/validate.ts';
 import { mulberry32, type Rng } from './util/prng.ts';
 
 /** A filtered, normalised distribution: candidate ids and their probabilities (same order). */
@@ -47,20 +48,8 @@ function resolve(params: SamplingParams): ResolvedParams {
     repetitionPenalty: params.repetitionPenalty ?? 1,
     repetitionLastN: params.repetitionLastN ?? 64,
   };
-  const bad = (what: string): never => {
-    throw new EngineError('invalid_argument', `sampling parameter ${what}`);
-  };
-  if (!Number.isFinite(p.temperature) || p.temperature < 0)
-    bad(`temperature must be ≥ 0, got ${p.temperature}`);
-  if (!Number.isInteger(p.topK) || p.topK < 0) bad(`topK must be an integer ≥ 0, got ${p.topK}`);
-  if (!(p.topP > 0 && p.topP <= 1)) bad(`topP must be in (0, 1], got ${p.topP}`);
-  if (!(p.minP >= 0 && p.minP <= 1)) bad(`minP must be in [0, 1], got ${p.minP}`);
-  if (!(Number.isFinite(p.repetitionPenalty) && p.repetitionPenalty > 0)) {
-    bad(`repetitionPenalty must be > 0, got ${p.repetitionPenalty}`);
-  }
-  if (!Number.isInteger(p.repetitionLastN) || p.repetitionLastN < -1) {
-    bad(`repetitionLastN must be an integer ≥ -1, got ${p.repetitionLastN}`);
-  }
+  // The engine API's rules (src/engine/validate.ts), one place for the sampler and every backend.
+  checkSamplingParams(p);
   return p;
 }
 

@@ -34,6 +34,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
+import { validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
 import { resolveAppConfig } from './catalog.ts';
 import { webLlmError } from './errors.ts';
 
@@ -243,6 +244,7 @@ export class WebLlmEngine implements Engine {
     onToken?: (e: TokenEvent) => void,
     signal?: AbortSignal,
   ): Promise<WebLlmGenerateResult> {
+    validateChatRequest(req);
     const mlc = this.loaded();
     return this.stream(
       () =>
@@ -264,6 +266,7 @@ export class WebLlmEngine implements Engine {
     onToken?: (e: TokenEvent) => void,
     signal?: AbortSignal,
   ): Promise<WebLlmGenerateResult> {
+    validateGenerateRequest(req);
     const mlc = this.loaded();
     if (req.prompt === undefined)
       throw new EngineError('invalid_argument', 'WebLLM takes a text prompt, not token ids');

@@ -1,0 +1,139 @@
+/**
+ * Numbers on the command line are read strictly (src/cli/args.ts): in-process for the readers, and for
+ * every command (generate, bench, perplexity, quantize, models, gguf-split, bench --engine remote) a bad
+ * number or option exits 2 with `error [invalid_argument]: --flag …` before any model is opened or any
+ * request is sent.
+ */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { intArg, intListArg, isUsageError, numArg, samplingArgs, secondsArg, UsageError } from './args.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+
+function cli(script: string, args: string[]): Promise<{ code: number; stderr: string; ms: number }> {
+  const t0 = performance.now();
+  return new Promise((ok) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', `src/cli/${script}.ts`, ...args],
+      { cwd: ROOT, timeout: 60_000 },
+      (err, _stdout, stderr) => ok({ code: err ? Number(err.code) : 0, stderr, ms: performance.now() - t0 }),
+    );
+  });
+}
+
+describe('the readers', () => {
+  it('intArg: integers only, in range; absent gives the default', () => {
+    expect(intArg(undefined, 'runs', 1, 2)).toBe(2);
+    expect(intArg('3', 'runs', 1, 2)).toBe(3);
+    for (const v of ['', 'abc', 'NaN', '1.5', '1e1', '0x10', ' 3', '0'])
+      expect(() => intArg(v, 'runs', 1, 2), JSON.stringify(v)).toThrow(UsageError);
+    expect(() => intArg('', 'max-tokens', 1, 64)).toThrow(/^--max-tokens must be an integer ≥ 1, got ""$/);
+    expect(() => intArg('70000', 'n-parts', 1, 0, 65535)).toThrow(/≥ 1 and ≤ 65535/);
+  });
+  it('numArg and secondsArg: finite decimals, bounds', () => {
+    expect(numArg('0.5', 'x')).toBe(0.5);
+    expect(numArg(undefined, 'x')).toBeUndefined();
+    for (const v of ['', 'abc', 'NaN', 'Infinity', '0x10'])
+      expect(() => numArg(v, 'x'), JSON.stringify(v)).toThrow(UsageError);
+    expect(() => numArg('-1', 'fail-over-ttft-ms', { min: 0 })).toThrow(/≥ 0, got "-1"/);
+    expect(() => secondsArg('0', 'timeout-s')).toThrow(/> 0/);
+    // Beyond a timer's 2^31 − 1 ms, setTimeout fires at once: refused.
+    expect(() => secondsArg('3000000', 'timeout-s')).toThrow(/≤ 2147483/);
+    expect(secondsArg('2147483', 'timeout-s')).toBe(2147483);
+  });
+  it('intListArg', () => {
+    expect(intListArg('0, 512', 'depth', 0, [0])).toEqual([0, 512]);
+    expect(intListArg(undefined, 'depth', 0, [7])).toEqual([7]);
+    for (const v of ['', '1,', 'a', '1.5', '-1'])
+      expect(() => intListArg(v, 'depth', 0, [0]), JSON.stringify(v)).toThrow(UsageError);
+  });
+  it('samplingArgs: the engine API rules, named by flag', () => {
+    expect(samplingArgs({ temperature: '0.8', seed: '7', 'top-k': '40', 'top-p': '0.9' })).toEqual({
+      temperature: 0.8,
+      seed: 7,
+      topK: 40,
+      topP: 0.9,
+    });
+    expect(() => samplingArgs({ temperature: 'abc' })).toThrow(
+      /^--temperature must be a finite number ≥ 0, got "abc"$/,
+    );
+    expect(() => samplingArgs({ temperature: 'NaN' })).toThrow(/--temperature/);
+    expect(() => samplingArgs({ seed: 'abc' })).toThrow(/^--seed must be an integer, got "abc"$/);
+    expect(() => samplingArgs({ 'top-p': '0' })).toThrow(/--top-p must be a finite number > 0 and ≤ 1/);
+    expect(() => samplingArgs({ 'repeat-penalty': '' })).toThrow(/--repeat-penalty/);
+  });
+  it('isUsageError: ours and parseArgs errors', () => {
+    expect(isUsageError(new UsageError('x'))).toBe(true);
+    expect(isUsageError(Object.assign(new TypeError('x'), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' }))).toBe(
+      true,
+    );
+    expect(isUsageError(new Error('x'))).toBe(false);
+  });
+});
+
+describe('every command: a bad number or option exits 2, before any work', () => {
+  // A missing model file would exit 1 (invalid_argument, "no such file") if the number got through.
+  const cases: [string, string[], RegExp][] = [
+    [
+      'generate',
+      ['--model', '/no/model.gguf', '--temperature', 'abc'],
+      /--temperature must be a finite number ≥ 0, got "abc"/,
+    ],
+    ['generate', ['--model', '/no/model.gguf', '--temperature', 'NaN'], /--temperature must be/],
+    ['generate', ['--model', '/no/model.gguf', '--seed', 'abc'], /--seed must be an integer, got "abc"/],
+    [
+      'generate',
+      ['--model', '/no/model.gguf', '--max-tokens', ''],
+      /--max-tokens must be an integer ≥ 1, got ""/,
+    ],
+    ['generate', ['--model', '/no/model.gguf', '--ctx', '64k'], /--ctx must be an integer ≥ 1, got "64k"/],
+    ['bench', ['--model', '/no/model.gguf', '--warmup', ''], /--warmup must be an integer ≥ 0, got ""/],
+    [
+      'bench',
+      ['--model', '/no/model.gguf', '--timeout-s', '0x10'],
+      /--timeout-s must be a finite number > 0/,
+    ],
+    ['bench', ['--llama-bench', '--reps', '2.5'], /--reps must be an integer ≥ 1, got "2\.5"/],
+    [
+      'perplexity',
+      ['--model', '/no/model.gguf', '--text', '/no/t.txt', '--ctx', 'abc'],
+      /--ctx must be an integer ≥ 2, got "abc"/,
+    ],
+    ['quantize', ['/no/in.gguf', '/no/out.gguf', 'Q9_9'], /unknown type Q9_9/],
+    ['models', ['list', '--bogus'], /Unknown option '--bogus'/],
+    [
+      'gguf-split',
+      [MODEL, '/no/such/dir/x', '--n-parts', ''],
+      /--n-parts must be an integer ≥ 1 and ≤ 65535, got ""/,
+    ],
+    [
+      'gguf-split',
+      [MODEL, '/no/such/dir/x', '--split-max-tensors', 'abc'],
+      /--split-max-tensors must be an integer ≥ 1/,
+    ],
+    [
+      'bench',
+      ['--engine', 'remote', '--base-url', 'http://127.0.0.1:9', '--max-tokens', 'abc'],
+      /--max-tokens must be an integer ≥ 1, got "abc"/,
+    ],
+    [
+      'bench',
+      ['--engine', 'remote', '--base-url', 'http://127.0.0.1:9', '--fail-under-decode-tps', 'fast'],
+      /--fail-under-decode-tps must be a finite number ≥ 0, got "fast"/,
+    ],
+    [
+      'bench',
+      ['--engine', 'remote', '--base-url', 'http://127.0.0.1:9', '--concurrency', ''],
+      /--concurrency is empty/,
+    ],
+  ];
+  it.each(cases)('%s %j', async (script, args, msg) => {
+    const r = await cli(script, args);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/error(?: \[invalid_argument\])?: /);
+    expect(r.stderr).toMatch(msg);
+  });
+});

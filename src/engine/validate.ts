@@ -1,0 +1,167 @@
+/**
+ * The one check of what callers hand the {@link Engine} API: every backend (src/webgpu/engine.ts,
+ * src/remote/engine.ts, src/webllm/engine.ts, the worker proxy) calls {@link validateGenerateRequest} /
+ * {@link validateChatRequest} first, so a wrong type or an out-of-range number is an
+ * `EngineError('invalid_argument')` naming the field, never a TypeError from deep inside, a NaN that
+ * silently means "greedy", or a value a server interprets its own way.
+ *
+ * The number rules here are the sampler's (src/webgpu/sampler.ts uses {@link checkSamplingParams}).
+ */
+import { EngineError } from './errors.ts';
+import type { ChatRequest, GenerateRequest, SamplingParams } from './types.ts';
+
+/** What a number must be: an integer or any finite number, within bounds (`above` is exclusive). */
+export interface NumberRule {
+  integer?: boolean;
+  min?: number;
+  /** Exclusive lower bound. */
+  above?: number;
+  max?: number;
+}
+
+/** A value for a message: strings quoted, other types named. */
+function show(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  if (Array.isArray(v)) return 'an array';
+  return `a ${typeof v}`;
+}
+
+/** `an integer ≥ 0 and ≤ 9`, `a finite number > 0`: what a {@link NumberRule} asks for, for messages. */
+export function describeRule(r: NumberRule): string {
+  const parts: string[] = [];
+  if (r.min !== undefined) parts.push(`≥ ${r.min}`);
+  if (r.above !== undefined) parts.push(`> ${r.above}`);
+  if (r.max !== undefined) parts.push(`≤ ${r.max}`);
+  return `${r.integer ? 'an integer' : 'a finite number'}${parts.length ? ` ${parts.join(' and ')}` : ''}`;
+}
+
+/** True when `v` is a number that satisfies `rule`. */
+export function satisfies(v: unknown, rule: NumberRule): v is number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return false;
+  if (rule.integer && !Number.isSafeInteger(v)) return false;
+  if (rule.min !== undefined && v < rule.min) return false;
+  if (rule.above !== undefined && !(v > rule.above)) return false;
+  if (rule.max !== undefined && v > rule.max) return false;
+  return true;
+}
+
+/**
+ * Checks one optional number option (undefined passes).
+ * @throws EngineError('invalid_argument') `"<name> must be <rule>, got <value>"`.
+ */
+export function checkNumberOption(name: string, v: unknown, rule: NumberRule): void {
+  if (v === undefined) return;
+  if (!satisfies(v, rule))
+    throw new EngineError('invalid_argument', `${name} must be ${describeRule(rule)}, got ${show(v)}`);
+}
+
+/** The sampling parameters' rules (llama.cpp's ranges; see src/webgpu/sampler.ts). */
+export const SAMPLING_RULES: Readonly<Record<keyof SamplingParams, NumberRule>> = {
+  temperature: { min: 0 },
+  topK: { integer: true, min: 0 },
+  topP: { above: 0, max: 1 },
+  minP: { min: 0, max: 1 },
+  repetitionPenalty: { above: 0 },
+  repetitionLastN: { integer: true, min: -1 },
+  seed: { integer: true },
+};
+
+/**
+ * Checks the sampling parameters that are set (undefined = the default).
+ * @throws EngineError('invalid_argument') naming the first bad one.
+ */
+export function checkSamplingParams(p: SamplingParams): void {
+  for (const [name, rule] of Object.entries(SAMPLING_RULES))
+    checkNumberOption(name, (p as Record<string, unknown>)[name], rule);
+}
+
+function checkBoolean(name: string, v: unknown): void {
+  if (v !== undefined && typeof v !== 'boolean')
+    throw new EngineError('invalid_argument', `${name} must be true or false, got ${show(v)}`);
+}
+
+function checkCommon(req: unknown, what: string): asserts req is Record<string, unknown> {
+  if (typeof req !== 'object' || req === null || Array.isArray(req))
+    throw new EngineError('invalid_argument', `the ${what} request must be an object, got ${show(req)}`);
+  const r = req as Record<string, unknown>;
+  checkSamplingParams(r as SamplingParams);
+  checkNumberOption('maxTokens', r.maxTokens, { integer: true, min: 0 });
+  checkBoolean('ignoreEos', r.ignoreEos);
+  checkBoolean('returnLogits', r.returnLogits);
+}
+
+/**
+ * Checks a completion request's types and ranges: `prompt` a string, `promptTokenIds` an array of integers
+ * ≥ 0, `maxTokens` an integer ≥ 0, the sampling numbers in range, the flags booleans.
+ * @throws EngineError('invalid_argument') naming the first bad field.
+ */
+export function validateGenerateRequest(req: unknown): asserts req is GenerateRequest {
+  checkCommon(req, 'generate');
+  if (req.prompt !== undefined && typeof req.prompt !== 'string')
+    throw new EngineError('invalid_argument', `prompt must be a string, got ${show(req.prompt)}`);
+  const ids = req.promptTokenIds;
+  if (ids !== undefined) {
+    if (!Array.isArray(ids))
+      throw new EngineError(
+        'invalid_argument',
+        `promptTokenIds must be an array of token ids, got ${show(ids)}`,
+      );
+    const i = ids.findIndex((id) => !satisfies(id, { integer: true, min: 0 }));
+    if (i >= 0)
+      throw new EngineError(
+        'invalid_argument',
+        `promptTokenIds[${i}] must be an integer ≥ 0 (a token id), got ${show(ids[i])}`,
+      );
+  }
+}
+
+const ROLES: readonly string[] = ['system', 'user', 'assistant'];
+
+/**
+ * Checks a chat request: `messages` a non-empty array of `{role: 'system'|'user'|'assistant', content:
+ * string}`, and the same numbers and flags as {@link validateGenerateRequest}.
+ * @throws EngineError('invalid_argument') naming the first bad field.
+ */
+export function validateChatRequest(req: unknown): asserts req is ChatRequest {
+  checkCommon(req, 'chat');
+  const m = req.messages;
+  if (!Array.isArray(m) || m.length === 0)
+    throw new EngineError(
+      'invalid_argument',
+      `messages must be a non-empty array of {role, content}, got ${Array.isArray(m) ? 'an empty array' : show(m)}`,
+    );
+  m.forEach((msg: unknown, i) => {
+    const o = msg as { role?: unknown; content?: unknown } | null;
+    if (typeof o !== 'object' || o === null)
+      throw new EngineError('invalid_argument', `messages[${i}] must be {role, content}, got ${show(msg)}`);
+    if (typeof o.role !== 'string' || !ROLES.includes(o.role))
+      throw new EngineError(
+        'invalid_argument',
+        `messages[${i}].role must be one of ${ROLES.join(', ')}, got ${show(o.role)}`,
+      );
+    if (typeof o.content !== 'string')
+      throw new EngineError(
+        'invalid_argument',
+        `messages[${i}].content must be a string, got ${show(o.content)}`,
+      );
+  });
+}
+
+/**
+ * Strict decimal reading of a number typed by a person (a command-line flag, a form field): digits with
+ * an optional sign, point and exponent; no blanks, hex, `Infinity` or empty string (which `Number()` reads
+ * as 0). Returns undefined for anything else.
+ */
+export function parseDecimal(s: string): number | undefined {
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s)) return undefined;
+  const n = Number(s);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** Strict reading of an integer typed by a person: decimal digits with an optional sign, nothing else. */
+export function parseInteger(s: string): number | undefined {
+  if (!/^[+-]?\d+$/.test(s)) return undefined;
+  const n = Number(s);
+  return Number.isSafeInteger(n) ? n : undefined;
+}

@@ -127,3 +127,21 @@ export async function createGpuContext(
     limits: Object.fromEntries(WANTED_LIMITS.map((k) => [k, device.limits[k]])) as GpuContext['limits'],
   };
 }
+
+/**
+ * Whether `device` is lost now or becomes lost within `ms` milliseconds (0: by the next task). Chromium
+ * can reject a pending `mapAsync` ("Buffer was unmapped before mapping was resolved", an AbortError)
+ * before it settles `device.lost`, so an error from GPU work is only known to be a lost device after
+ * this wait.
+ */
+export async function deviceLostWithin(device: GPUDevice, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const lost = await Promise.race([
+    device.lost.then(() => true),
+    new Promise<false>((r) => {
+      timer = setTimeout(() => r(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return lost;
+}

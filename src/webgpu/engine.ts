@@ -20,7 +20,7 @@ import { validateChatRequest, validateGenerateRequest } from '../engine/validate
 import { isLocalSpec, ModelLibrary } from '../library/library.ts';
 import { openModelFile } from '../library/open.ts';
 import { chatPromptTokens } from './chat/template.ts';
-import { createGpuContext, type GpuContext } from './device.ts';
+import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
 import type { GgufFile } from './gguf/types.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import type { MmvLayout } from './kernels/mmv.ts';
@@ -90,8 +90,10 @@ export class WebGpuEngine implements Engine {
 
   /** The GPU context for a load: the given one, else ours, remade when lost or when the limits asked change. */
   private async ensureDevice(defaultLimits: boolean): Promise<GpuContext> {
-    if (this.gpu && !this.lost && (this.opts.gpu || this.gpu.defaultLimits === defaultLimits))
+    if (this.gpu && !this.lost && (this.opts.gpu || this.gpu.defaultLimits === defaultLimits)) {
+      this.watchLost(this.gpu);
       return this.gpu;
+    }
     if (this.gpu && !this.lost && !this.opts.gpu) {
       const old = this.gpu;
       this.gpu = undefined;
@@ -100,16 +102,36 @@ export class WebGpuEngine implements Engine {
     this.lost = undefined;
     const gpu = await createGpuContext({ defaultLimits });
     this.gpu = gpu;
+    this.watchLost(gpu);
+    return gpu;
+  }
+
+  private watched = new WeakSet<GPUDevice>();
+
+  /** Marks the engine lost (EngineError 'device_lost') when `gpu`'s device is lost, while it is ours. */
+  private watchLost(gpu: GpuContext): void {
+    if (this.watched.has(gpu.device)) return;
+    this.watched.add(gpu.device);
     gpu.device.lost.then((info) => {
       if (this.gpu !== gpu) return;
       this.lost = new EngineError(
         'device_lost',
         `the GPU device was lost (${info.reason}: ${info.message}); load the model again`,
       );
+      this.model?.destroy();
       this.model = undefined;
       this.tokenizer = undefined;
     });
-    return gpu;
+  }
+
+  /**
+   * The error to report for `e`, thrown by GPU work: 'device_lost' where the device is lost, waiting up to
+   * 1 s for `device.lost` after an error that is not ours (a rejected mapAsync comes before it), else `e`.
+   */
+  private async gpuError(e: unknown): Promise<unknown> {
+    const gpu = this.gpu;
+    if (!this.lost && gpu) await deviceLostWithin(gpu.device, isEngineError(e) ? 0 : 1000);
+    return this.lost ?? e;
   }
 
   /**
@@ -210,9 +232,16 @@ export class WebGpuEngine implements Engine {
         onUpload: (d, t) => report('upload', d, t),
         onCompile: (d, t) => report('compile', d, t),
       });
+      // A device lost during upload or compile can leave every call above resolved (writes to a lost
+      // device are dropped): the load is only good if the device is still there once its work is done.
+      await gpu.device.queue.onSubmittedWorkDone();
+      if (this.lost || (await deviceLostWithin(gpu.device, 0))) {
+        throw this.lost ?? new EngineError('device_lost', 'the GPU device was lost during the load');
+      }
     } catch (e) {
-      if (this.lost) throw this.lost;
-      throw e;
+      this.model?.destroy();
+      this.model = undefined;
+      throw await this.gpuError(e);
     }
     this.tokenizer = tokenizer;
     const m = this.model;
@@ -301,7 +330,7 @@ export class WebGpuEngine implements Engine {
     try {
       return await this.run(model, req, onToken, signal);
     } catch (e) {
-      if (this.lost) throw this.lost;
+      e = await this.gpuError(e);
       if (isEngineError(e)) throw e;
       if (this.model !== model)
         throw new EngineError('not_loaded', 'the model was unloaded during generation', { cause: e });
@@ -472,8 +501,7 @@ export class WebGpuEngine implements Engine {
       );
       return { nll, top1 };
     } catch (e) {
-      if (this.lost) throw this.lost;
-      throw e;
+      throw await this.gpuError(e);
     } finally {
       this.busy = false;
     }

@@ -474,6 +474,7 @@ export class LlamaModel {
       const total = weightBytes;
       if (file.synthetic) {
         ropeFreqs = await fillSynthetic(device, file, weights, planar, file.synthetic.seed, (n) => {
+          if (opts.signal?.aborted) throw new EngineError('aborted', 'the load was cancelled');
           uploaded += n;
           opts.onUpload?.(uploaded, total);
         });
@@ -548,6 +549,8 @@ export class LlamaModel {
       planar?.destroy();
       for (const b of allBuffers) b.destroy();
       model?.destroy();
+      // Dawn frees destroyed buffers' memory at the next submit: flush now, not at some later one.
+      device.queue.submit([]);
       // Leave the error scopes balanced if we failed before popping them.
       if (!model?.built) {
         await device.popErrorScope().catch(() => undefined);
@@ -1077,6 +1080,8 @@ export class LlamaModel {
     this.destroyed = true;
     for (const b of this.buffers) b.destroy();
     this.buffers = [];
+    // Dawn frees destroyed buffers' memory at the next submit.
+    this.device.queue.submit([]);
   }
 }
 

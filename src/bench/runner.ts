@@ -217,6 +217,7 @@ export function benchModelFrom(
     bytes: opts.bytes ?? info.weightBytes,
     ...(opts.synthetic ? { synthetic: true } : {}),
     ...(info.kernels ? { kernels: info.kernels } : {}),
+    ...(info.limits ? { limits: info.limits } : {}),
   };
 }
 

@@ -130,6 +130,8 @@ export interface BenchResult {
     fits?: FitsVerdict;
     /** The decode kernels that ran and how their layout was chosen (ModelInfo.kernels). */
     kernels?: ModelInfo['kernels'];
+    /** The device limits the engine planned with; `defaultLimits` where only the spec's were asked. */
+    limits?: ModelInfo['limits'];
   };
   load: { totalMs: number; downloadMs: number; uploadMs: number; compileMs: number };
   plan: BenchPlan;

@@ -60,6 +60,9 @@ const USAGE = `usage: npm run bench -- [options]
   --warmup N                        warm-up runs, not counted (default 1)
   --ignore-eos                      decode exactly --max-tokens tokens
   --ctx N                           context length (KV cache) in tokens
+  --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
+                                    buffers per stage), as a phone or integrated GPU may grant them; the
+                                    result's model.limits records the limits used
   --json FILE                       write the result (schemaVersion 1) to FILE
   --browser PATH                    Chromium to use (else CHROMIUM_PATH, Playwright's, /usr/bin/chromium)
   --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan)
@@ -89,6 +92,8 @@ interface BenchArgs {
   engine: string;
   plan: BenchPlan;
   contextLength?: number;
+  /** Request only the WebGPU spec's default limits (--default-limits). */
+  defaultLimits: boolean;
   json?: string;
   browser?: string;
   gpu: boolean;
@@ -116,6 +121,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       warmup: { type: 'string' },
       'ignore-eos': { type: 'boolean', default: false },
       ctx: { type: 'string' },
+      'default-limits': { type: 'boolean', default: false },
       json: { type: 'string' },
       browser: { type: 'string' },
       chromium: { type: 'string' },
@@ -233,6 +239,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       ignoreEos: values['ignore-eos'] ?? false,
     },
     contextLength: numbers.contextLength,
+    defaultLimits: values['default-limits'] ?? false,
     json: values.json,
     browser: values.browser ?? values.chromium,
     gpu: values.gpu ?? false,
@@ -462,6 +469,7 @@ async function main(argv: string[]): Promise<number> {
         engine: a.engine,
         plan: a.plan,
         contextLength: a.contextLength,
+        defaultLimits: a.defaultLimits,
         timeoutMs: a.timeoutMs,
         roofline: a.roofline,
         ...(cpuMatch ? { cpuMatch } : {}),

@@ -12,7 +12,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EngineError } from '../engine/errors.ts';
-import type { GenerateRequest, GenerateResult } from '../engine/types.ts';
+import type { GenerateRequest, GenerateResult, ModelInfo } from '../engine/types.ts';
 import { intArg, optIntArg, samplingArgs, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
@@ -21,10 +21,23 @@ import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
        [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--json FILE] [--runtime browser|node]
-       [--gpu] [--chromium PATH] [--ctx N] [--cache-dir DIR | --no-cache]
+       [--gpu] [--chromium PATH] [--ctx N] [--default-limits] [--cache-dir DIR | --no-cache]
+
+  --default-limits  request only WebGPU's default limits (128 MiB bindings, 8 storage buffers per stage),
+                    as a phone or integrated GPU may grant them
 
   --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE  (a URL is downloaded once into the cache)
 ${CACHE_USAGE}`;
+
+/** With --default-limits, says on stderr which limits the engine planned with. */
+function logLimits(info: ModelInfo): void {
+  const l = info.limits;
+  if (!l?.defaultLimits) return;
+  const v = l.values;
+  console.error(
+    `limits: WebGPU defaults (maxStorageBufferBindingSize ${v.maxStorageBufferBindingSize}, maxBufferSize ${v.maxBufferSize}, maxStorageBuffersPerShaderStage ${v.maxStorageBuffersPerShaderStage}); ${info.kernels?.splitTensors ?? 0} tensors split across bindings`,
+  );
+}
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -44,6 +57,7 @@ async function main(): Promise<number> {
       chromium: { type: 'string' },
       browser: { type: 'string' },
       ctx: { type: 'string' },
+      'default-limits': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       ...CACHE_OPTIONS,
     },
@@ -74,9 +88,11 @@ async function main(): Promise<number> {
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
     const engine = new WebGpuEngine();
     try {
-      await engine.load(
-        isSynthetic ? { synthetic: model } : isUrl ? { url: model } : { path: resolve(model) },
-        { contextLength: ctx },
+      logLimits(
+        await engine.load(
+          isSynthetic ? { synthetic: model } : isUrl ? { url: model } : { path: resolve(model) },
+          { contextLength: ctx, defaultLimits: values['default-limits'] },
+        ),
       );
       result = await engine.generate(req, (e) => process.stdout.write(e.text));
     } finally {
@@ -92,7 +108,13 @@ async function main(): Promise<number> {
       async (page, modelUrl) => {
         await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
         try {
-          await callHarness(page, 'load', isUrl || isSynthetic ? model : modelUrl, ctx);
+          await callHarness<ModelInfo>(
+            page,
+            'load',
+            isUrl || isSynthetic ? model : modelUrl,
+            ctx,
+            values['default-limits'],
+          ).then(logLimits);
         } catch (e) {
           // Name the file the person gave, not the URL it was served under.
           if (modelUrl && e instanceof Error) e.message = e.message.split(modelUrl).join(resolve(model));

@@ -17,13 +17,17 @@ declare global {
 let engine: WorkerEngine | undefined;
 
 const harness = {
-  /** Loads a model from a URL in the worker. */
-  async load(url: string, contextLength?: number): Promise<ModelInfo> {
+  /** Loads a model from a URL in the worker (`defaultLimits`: LoadOptions.defaultLimits). */
+  async load(url: string, contextLength?: number, defaultLimits?: boolean): Promise<ModelInfo> {
     engine ??= new WorkerEngine(
       new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
     );
     const source = url.startsWith('synthetic:') ? { synthetic: url } : { url };
-    return engine.load(source, { contextLength, onProgress: (p) => window.__onProgress?.(p) });
+    return engine.load(source, {
+      contextLength,
+      defaultLimits,
+      onProgress: (p) => window.__onProgress?.(p),
+    });
   },
   /** Generates, streaming text to `window.__onToken`. Errors come back as {error: {code, message}}. */
   async generate(req: GenerateRequest): Promise<GenerateResult> {

@@ -79,6 +79,8 @@ export class ModelPicker {
   private readonly fileInput: HTMLInputElement;
   private readonly urlInput: HTMLInputElement;
   private readonly keepCopy: HTMLInputElement;
+  /** Load on a device with only WebGPU's default limits (LoadOptions.defaultLimits). */
+  private readonly defaultLimits: HTMLInputElement;
   private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
   private pickedParts: File[] = [];
@@ -179,6 +181,7 @@ export class ModelPicker {
       spellcheck: 'false',
     });
     this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
+    this.defaultLimits = h('input', { type: 'checkbox', id: 'model-default-limits' });
     this.library.onLoad = (spec) => {
       // Loads go through the URL pane (a local copy's spec is local:NAME).
       this.select('url');
@@ -300,6 +303,12 @@ export class ModelPicker {
       h('p', { id: 'model-source-label', class: 'field__label' }, 'Source'),
       radios,
       ...this.panes.values(),
+      h(
+        'label',
+        { class: 'check', for: 'model-default-limits' },
+        this.defaultLimits,
+        ' WebGPU’s default limits only (128 MiB per binding, 8 storage buffers), as a phone or integrated GPU may grant: our engine',
+      ),
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.progress,
       this.status,
@@ -544,7 +553,13 @@ export class ModelPicker {
       const engine = webllm
         ? await this.session.useBackend('webllm', webllm.config)
         : await this.session.useBackend('webgpu');
-      const info = await engine.load(source, { onProgress: (p) => this.onProgress(p), signal, cache });
+      const info = await engine.load(source, {
+        onProgress: (p) => this.onProgress(p),
+        signal,
+        cache,
+        defaultLimits: !webllm && this.defaultLimits.checked,
+      });
+      if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
       if (info.cache && 'url' in source && isLocalSpec(source.url)) {
         sourceLabel += ' · kept in this browser';
       } else if (info.cache) {

@@ -1,0 +1,87 @@
+/**
+ * `--default-limits` (issue 18, item 1): `generate` (both runtimes) and `bench` run stories260K on a device
+ * with only WebGPU's default limits, give llama.cpp's greedy tokens, and say (stderr) or record (the
+ * result's model.limits) the limits used.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import golden from '../../tests/golden/stories260K.json';
+import type { BenchResult } from '../bench/types.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const tmp = mkdtempSync(join(tmpdir(), 'default-limits-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function cli(
+  script: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...args],
+      { cwd: ROOT, timeout: 240_000, maxBuffer: 16 << 20, env: { ...process.env, XDG_CACHE_HOME: tmp } },
+      (err, stdout, stderr) =>
+        ok({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('--default-limits', () => {
+  const c = golden.generation.cases[0];
+  it.each(['node', 'browser'])('generate, runtime %s: llama.cpp tokens, the limits said', async (runtime) => {
+    const out = join(tmp, `gen-${runtime}.json`);
+    const r = await cli('src/cli/generate.ts', [
+      '--runtime',
+      runtime,
+      '--default-limits',
+      '--model',
+      MODEL,
+      '--prompt',
+      c.prompt,
+      '--max-tokens',
+      '16',
+      '--json',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /limits: WebGPU defaults \(maxStorageBufferBindingSize 134217728, .*maxStorageBuffersPerShaderStage 8\)/,
+    );
+    expect(JSON.parse(readFileSync(out, 'utf8')).outputTokenIds).toEqual(c.outputIds.slice(0, 16));
+  });
+
+  it('bench: llama.cpp tokens, and model.limits in the result', async () => {
+    const out = join(tmp, 'bench.json');
+    const r = await cli('src/cli/bench.ts', [
+      '--default-limits',
+      '--model',
+      MODEL,
+      '--prompt',
+      c.prompt,
+      '--max-tokens',
+      '16',
+      '--runs',
+      '1',
+      '--warmup',
+      '0',
+      '--no-roofline',
+      '--no-cpu-match',
+      '--json',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(j.model.limits).toMatchObject({
+      defaultLimits: true,
+      values: { maxStorageBufferBindingSize: 134217728, maxStorageBuffersPerShaderStage: 8 },
+    });
+    // The fused QKV kernel binds 9 storage buffers: on 8 it runs as two dispatches.
+    expect(j.model.kernels?.dispatchesPerToken).toBe(3 + 6 * 5);
+    expect(j.runs[0].outputTokenIds).toEqual(c.outputIds.slice(0, 16));
+  });
+});

@@ -12,8 +12,10 @@
  *   logits = W_out · RMSNorm(x[T-1])                      [nVocab]
  *   next   = argmax(logits)                               on the GPU; only this u32 is read back
  *
- * Pipelines and bind groups are made at load; a step writes one 16-byte uniform and encodes one command
- * buffer. Prefill runs in batches of up to `batchSize` tokens through the TT = 8 (matrix × matrix)
+ * The WGSL lives in kernels/ (the fused matmuls of this block and their epilogues in kernels/llama-ops.ts);
+ * this file plans each weight's parts and each kernel's bindings before allocating, then binds buffers to
+ * the kernels' binding names (kernels/bindings.ts). Pipelines and bind groups are made at load; a step
+ * writes one 16-byte uniform and encodes one command buffer. Prefill runs in batches of up to `batchSize` tokens through the TT = 8 (matrix × matrix)
  * pipelines; decode runs the TT = 1 (matrix × vector) pipelines.
  */
 import { EngineError } from '../../engine/errors.ts';

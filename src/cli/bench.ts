@@ -412,7 +412,6 @@ async function main(argv: string[]): Promise<number> {
   let browser: Browser | undefined;
   const watchdog = new Watchdog();
   const graceMs = 15_000;
-  let servedAs: { url: string; path: string } | undefined;
   try {
     if (a.model.remote && a.cache.enabled && a.engine === 'webgpu') {
       const got = await cachedModel(a.model.remote, { cacheDir: a.cache.dir, log, timeoutMs: a.timeoutMs });
@@ -427,7 +426,6 @@ async function main(argv: string[]): Promise<number> {
     const spec: BenchModelSpec = a.model.localPath
       ? { url: server.addModel(a.model.localPath), id: (a.model.spec as { id: string }).id }
       : a.model.spec;
-    servedAs = a.model.localPath && 'url' in spec ? { url: spec.url, path: a.model.localPath } : undefined;
     watchdog.arm(60_000, 'starting Chromium and the page');
     browser = await Promise.race([
       chromium.launch({
@@ -507,8 +505,8 @@ async function main(argv: string[]): Promise<number> {
     for (const f of failures) console.error(`threshold missed: ${f}`);
     return failures.length > 0 ? 3 : 0;
   } catch (e) {
-    // Name a local model by its path, not by the URL it was served at.
-    if (servedAs && e instanceof Error) e.message = e.message.split(servedAs.url).join(servedAs.path);
+    // Name a local model (and a split model's other parts) by its path, not by the URL it was served at.
+    if (server && e instanceof Error) e.message = server.localPaths(e.message);
     throw e;
   } finally {
     watchdog.stop();

@@ -1,7 +1,7 @@
 /**
  * Starts Vite (serving `src/cli/harness.html` and the engine worker) and a headless Chromium page on
  * it, for the command-line tools' browser runtime. A local model file is served by Vite from its path
- * (`/@fs/...`, with HTTP range support).
+ * (`/@fs/...`, with HTTP range support; a missing one is a 404), and errors name it by that path.
  */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ import { chromium, type Page } from 'playwright-core';
 import { createServer } from 'vite';
 import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
+import { missingFilesAre404 } from './vite-not-found.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -30,6 +31,8 @@ export async function withHarnessPage<T>(
     server: { port: 0, host: '127.0.0.1', fs: { allow }, hmr: false },
     worker: { format: 'es' },
     optimizeDeps: { noDiscovery: true, include: ['comlink', '@huggingface/gguf'] },
+    // A missing file (a split model's absent part) is a 404, not Vite's index.html fallback.
+    plugins: [missingFilesAre404()],
   });
   await server.listen();
   const addr = server.httpServer?.address();
@@ -47,7 +50,14 @@ export async function withHarnessPage<T>(
     await page.goto(`${base}/src/cli/harness.html`);
     await page.waitForFunction(() => document.body.dataset.ready === '1', undefined, { timeout: 60_000 });
     const modelUrl = opts.modelPath ? `${base}/@fs${opts.modelPath}` : '';
-    return await fn(page, modelUrl);
+    try {
+      return await fn(page, modelUrl);
+    } catch (e) {
+      // Name local files by their paths (the model, and a split model's other parts beside it), never by
+      // the internal address this server gave them.
+      if (e instanceof Error) e.message = e.message.split(`${base}/@fs`).join('');
+      throw e;
+    }
   } finally {
     await browser.close();
     await server.close();

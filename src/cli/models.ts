@@ -41,9 +41,24 @@ async function main(): Promise<number> {
             ? 'complete, SHA-256 checked'
             : 'complete'
           : `partial ${MB(e.storedBytes)}`;
-        const file = e.complete ? store.filePath(e.key) : `${store.filePath(e.key)}.part`;
+        // The files that are on disk now, asked of the disk (a split's first part may be complete while a
+        // later one is partial; a partial with no whole block yet has no file at all).
+        const files = (await Promise.all(e.partKeys.map((k) => store.locate(k)))).filter(
+          (f): f is string => f !== undefined,
+        );
+        const where =
+          files.length === 0
+            ? ['(nothing on disk yet)']
+            : e.complete && e.parts > 1 && files.length === e.parts
+              ? [`${files[0]} (and the other ${e.parts - 1} parts beside it)`]
+              : [
+                  ...files,
+                  ...(files.length < e.parts
+                    ? [`(${e.parts - files.length} of ${e.parts} parts not on disk yet)`]
+                    : []),
+                ];
         console.log(
-          `  ${e.key}\n    ${e.spec}\n    ${MB(e.size)}${e.parts > 1 ? ` in ${e.parts} parts` : ''}, ${state}, last used ${e.lastUsedAt}\n    ${file}${e.parts > 1 ? ' (and the other parts beside it)' : ''}`,
+          `  ${e.key}\n    ${e.spec}\n    ${MB(e.size)}${e.parts > 1 ? ` in ${e.parts} parts` : ''}, ${state}, last used ${e.lastUsedAt}\n    ${where.join('\n    ')}`,
         );
       }
       if (est?.quota !== undefined && est.usage !== undefined)

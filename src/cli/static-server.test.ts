@@ -45,4 +45,22 @@ describe('startStaticServer', () => {
     expect((await fetch(`${s.base}/__model/other.gguf`)).status).toBe(404);
     expect((await fetch(`${s.base}/%2e%2e/%2e%2e/etc/passwd`)).status).toBeGreaterThanOrEqual(400);
   });
+
+  it('a split model: the other parts are served beside the first, missing ones are 404, and messages name paths', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'static-split-'));
+    const first = join(d, 'x-00001-of-00003.gguf');
+    writeFileSync(first, 'GGUF1');
+    writeFileSync(join(d, 'x-00003-of-00003.gguf'), 'GGUF3');
+    const url = s.addModel(first);
+    const third = url.replace('00001-of', '00003-of');
+    expect(await (await fetch(third)).text()).toBe('GGUF3');
+    const second = url.replace('00001-of', '00002-of');
+    expect((await fetch(second)).status).toBe(404);
+    // Before: only the first part's URL was turned back into a path; a message about part 2 kept
+    // http://127.0.0.1:PORT/__model/x-00002-of-00003.gguf.
+    expect(s.localPaths(`split part 2 of 3 is missing: ${second} was not found (HTTP 404)`)).toBe(
+      `split part 2 of 3 is missing: ${join(d, 'x-00002-of-00003.gguf')} was not found (HTTP 404)`,
+    );
+    expect(s.localPaths(`${url} and ${third}`)).toBe(`${first} and ${join(d, 'x-00003-of-00003.gguf')}`);
+  });
 });

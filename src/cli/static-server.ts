@@ -29,6 +29,11 @@ export interface StaticServer {
   base: string;
   /** Serves a local file at `/__model/<name>` and returns its absolute URL. */
   addModel(path: string): string;
+  /**
+   * `text` with every served model's URL (a split model's other parts too) replaced by its local path:
+   * for messages, which must name the files a person gave, not this server's internal addresses.
+   */
+  localPaths(text: string): string;
   close(): Promise<void>;
 }
 
@@ -150,6 +155,13 @@ export async function startStaticServer(root: string): Promise<StaticServer> {
         }
       }
       return `${base}/__model/${encodeURIComponent(name)}`;
+    },
+    localPaths(text: string): string {
+      // Longest names first, so `2-x.gguf` is not half-replaced by `x.gguf`'s URL.
+      const byLength = [...models].sort((a, b) => b[0].length - a[0].length);
+      for (const [name, path] of byLength)
+        text = text.split(`${base}/__model/${encodeURIComponent(name)}`).join(path);
+      return text;
     },
     close: () =>
       new Promise<void>((ok) => {

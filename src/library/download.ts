@@ -191,20 +191,25 @@ async function newHasher(): Promise<IHasher> {
   return h;
 }
 
-/** Transfer rate over a sliding window of a few seconds. */
+/**
+ * Transfer rate over a sliding window of a few seconds, fed the bytes received so far in this run (a count
+ * that only grows: not the file position, which starts at a resumed offset and goes back to 0 on a
+ * restart, and would give rates inflated by earlier runs' bytes or below zero).
+ */
 class RateMeter {
   private samples: { t: number; bytes: number }[] = [];
+  /** @param bytes bytes received in this run so far (never decreasing). */
   add(bytes: number): void {
     const t = performance.now();
     this.samples.push({ t, bytes });
     while (this.samples.length > 2 && t - this.samples[0].t > 3000) this.samples.shift();
   }
-  /** bytes/s, once there are two samples ≥ 100 ms apart. */
+  /** bytes/s (≥ 0), once there are two samples ≥ 100 ms apart. */
   rate(): number | undefined {
     const a = this.samples[0];
     const b = this.samples.at(-1);
     if (!a || !b || b.t - a.t < 100) return undefined;
-    return ((b.bytes - a.bytes) * 1000) / (b.t - a.t);
+    return Math.max(0, ((b.bytes - a.bytes) * 1000) / (b.t - a.t));
   }
 }
 
@@ -277,7 +282,7 @@ export async function downloadToStore(
       bytesDone: pos,
       bytesTotal: size ?? 0,
       bytesPerSec: rate,
-      etaMs: rate && size !== undefined ? ((size - pos) / rate) * 1000 : undefined,
+      etaMs: rate && size !== undefined ? (Math.max(0, size - pos) / rate) * 1000 : undefined,
       note: resumedFrom > 0 ? `resumed at ${MB(resumedFrom)}` : undefined,
     });
   };
@@ -314,7 +319,8 @@ export async function downloadToStore(
       const tag = strongEtag(meta.etag);
       if (tag) headers['If-Range'] = tag;
     }
-    const rc = new RequestControl(url, timeoutMs, signal);
+    // `downloaded`: what earlier attempts of this run got, so a stall after a retry still says it.
+    const rc = new RequestControl(url, timeoutMs, signal, downloaded);
     try {
       const res = await rc.wait(() => f(url, { headers, cache: NO_STORE, signal: rc.ctl.signal }));
       if (res.status === 416) {
@@ -360,6 +366,7 @@ export async function downloadToStore(
         for (;;) {
           const r = await rc.wait(() => reader.read());
           if (r.done) break;
+          rc.arrived(r.value.length);
           let piece = r.value;
           while (piece.length > 0) {
             if (size !== undefined && pos >= size) {
@@ -390,7 +397,7 @@ export async function downloadToStore(
             piece = piece.subarray(k);
             if (fill === block.length && (size !== undefined || fill === bs)) await commitBlock();
           }
-          meter.add(pos);
+          meter.add(downloaded);
           report();
         }
       } finally {

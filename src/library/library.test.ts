@@ -311,6 +311,104 @@ describe('resume', () => {
     }
   });
 
+  it('progress after a resume or a restart: the rate counts this run’s bytes, never negative', async () => {
+    const key = `${server.url}/range/stories260K.gguf`;
+    /** A fetch that sends `key` to another route, its body in 64 KiB pieces 30 ms apart (≤ 2.2 MB/s). */
+    const via = (route: string, throttle: boolean): typeof fetch => {
+      return async (input, init) => {
+        const res = await fetch(String(input).replace('/range/', `/${route}/`), init);
+        if (!throttle || !res.body) return res;
+        const reader = res.body.getReader();
+        let buf = new Uint8Array(0);
+        const body = new ReadableStream<Uint8Array>({
+          async pull(ctl) {
+            while (buf.length < 64 * KiB) {
+              const r = await reader.read();
+              if (r.done) break;
+              const grown = new Uint8Array(buf.length + r.value.length);
+              grown.set(buf);
+              grown.set(r.value, buf.length);
+              buf = grown;
+            }
+            if (buf.length === 0) return ctl.close();
+            await new Promise((r) => setTimeout(r, 30));
+            ctl.enqueue(buf.slice(0, 64 * KiB));
+            buf = buf.slice(64 * KiB);
+          },
+          cancel: (why) => reader.cancel(why),
+        });
+        return new Response(body, { status: res.status, headers: res.headers });
+      };
+    };
+    const opts = { blockBytes: 64 * KiB, requestBytes: 8 * 1024 * KiB, retryDelayMs: () => 1 };
+    const check = (what: string, events: { bytesPerSec?: number; etaMs?: number }[]) => {
+      const rated = events.filter((e) => e.bytesPerSec !== undefined);
+      expect(rated.length, what).toBeGreaterThan(0);
+      for (const e of rated) {
+        // At most 64 KiB per 30 ms arrive in this run; counting the bytes of earlier runs gave several
+        // MB/s, and going back to byte 0 on a restart gave a rate below zero and a negative time left.
+        expect(e.bytesPerSec, `${what}: ${JSON.stringify(e)}`).toBeGreaterThanOrEqual(0);
+        expect(e.bytesPerSec, `${what}: ${JSON.stringify(e)}`).toBeLessThanOrEqual((64 * KiB) / 0.03);
+        if (e.etaMs !== undefined) expect(e.etaMs, `${what}: ${JSON.stringify(e)}`).toBeGreaterThanOrEqual(0);
+      }
+    };
+    type Ev = { bytesDone: number; bytesPerSec?: number; etaMs?: number };
+
+    // Resume: a partial entry (the first run cut half-way, no retries left), then a second run.
+    const dir = tmp();
+    const first = new ModelLibrary(await FsStore.open(dir), {
+      ...opts,
+      retries: 0,
+      fetch: via('cut', false),
+    });
+    await errorOf(first.acquire(key));
+    expect((await first.list())[0].storedBytes).toBeGreaterThan(0);
+    const resumed: Ev[] = [];
+    const second = new ModelLibrary(await FsStore.open(dir), { ...opts, fetch: via('range', true) });
+    await second.acquire(key, { onProgress: (p) => p.phase === 'download' && resumed.push(p) });
+    check('resume', resumed);
+
+    // Restart within one run: cut half-way (fast), then, 3.1 s later (past the rate's 3 s window), the
+    // retry's range is ignored (200, the whole file, slow), so the download starts again from byte 0.
+    server.reset();
+    let gets = 0;
+    const cutThenNoRange: typeof fetch = (input, init) =>
+      init?.method === 'HEAD' || gets++ > 0
+        ? via('norange', true)(input, init)
+        : via('cut', false)(input, init);
+    const restarted: Ev[] = [];
+    const third = new ModelLibrary(await FsStore.open(tmp()), {
+      ...opts,
+      retries: 2,
+      retryDelayMs: () => 3100,
+      fetch: cutThenNoRange,
+    });
+    const got = await third.acquire(key, { onProgress: (p) => p.phase === 'download' && restarted.push(p) });
+    expect(got.parts[0].meta.complete).toBe(true);
+    expect(gets).toBe(2);
+    expect(restarted.some((e, i) => i > 0 && e.bytesDone < restarted[i - 1].bytesDone)).toBe(true); // it did restart
+    check('restart', restarted);
+  });
+
+  it('a transfer that stalls half-way says how much arrived before it stalled, even after retries', async () => {
+    server.hold(600_000); // /slow/ sends the first 600,000 bytes, then nothing (the connection stays open)
+    const l = new ModelLibrary(await FsStore.open(tmp()), {
+      blockBytes: 64 * KiB,
+      requestBytes: 8 * 1024 * KiB,
+      retries: 1,
+      retryDelayMs: () => 1,
+      timeoutMs: 300,
+    });
+    const e = await errorOf(l.acquire(`${server.url}/slow/stories260K.gguf`));
+    expect(e.code).toBe('timeout');
+    // Before: "… sent nothing for 300 ms; the server is not answering", with 0.6 MB on the disk.
+    expect(e.message).toMatch(
+      /stories260K\.gguf stalled: 0\.6 MB \(600,000 bytes\) arrived, then nothing for 300 ms; the transfer stopped moving/,
+    );
+    expect(e.message).toMatch(/after 1 retries; the 0\.6 MB downloaded so far are kept: try again to resume/);
+    expect(e.message).not.toMatch(/sent nothing/);
+  });
+
   it('an aborted download keeps what it stored for the next run', async () => {
     const dir = tmp();
     const url = `${server.url}/range/stories260K.gguf`;

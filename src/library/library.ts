@@ -91,6 +91,8 @@ export interface LibraryEntry {
   storedBytes: number;
   complete: boolean;
   parts: number;
+  /** Store keys of the parts that have a record, in part order (fewer than `parts` while some never started). */
+  partKeys: string[];
   sha256Verified: boolean;
   lastUsedAt: string;
   createdAt: string;
@@ -459,6 +461,7 @@ export class ModelLibrary {
         storedBytes: ms.reduce((a, m) => a + m.bytesDone, 0),
         complete,
         parts,
+        partKeys: ms.map((m) => m.key),
         sha256Verified: ms.every((m) => m.sha256Verified),
         lastUsedAt:
           ms

@@ -324,6 +324,18 @@ export class FsStore implements CacheStore {
     return `${this.filePath(key)}.part`;
   }
 
+  /**
+   * Where an entry's bytes are on disk now: `KEY.gguf` (complete, or a run that ended between the final
+   * rename and its record), else `KEY.gguf.part` (partial), else undefined (nothing written yet).
+   */
+  async locate(key: string): Promise<string | undefined> {
+    for (const p of [this.filePath(key), this.partPath(key)]) {
+      const st = await this.fs.stat(p).catch(() => undefined);
+      if (st?.isFile()) return p;
+    }
+    return undefined;
+  }
+
   async finish(key: string): Promise<void> {
     try {
       await this.fs.rename(this.partPath(key), this.filePath(key));

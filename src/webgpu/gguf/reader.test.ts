@@ -15,6 +15,7 @@ import {
   storiesBytes,
   type TestServer,
 } from './test-util.ts';
+import { kv, writeGguf } from './writer.ts';
 
 /** Awaits `p` and returns the EngineError it rejects with (fails the test otherwise). */
 async function engineError(p: Promise<unknown>): Promise<EngineError> {
@@ -213,6 +214,29 @@ describe('openGguf errors', () => {
     const e2 = await engineError(openGguf(blobOf(stories.slice(0, 14000))));
     expect(e2.code).toBe('gguf_invalid');
     expect(e2.message).toMatch(/truncated/);
+  });
+
+  it('a complete file whose header declares a 2^40-byte string is malformed, not "incomplete"', async () => {
+    // A complete, valid file (one tensor), then its first metadata value's u64 string length set to 2^40.
+    const huge = writeGguf({
+      metadata: [kv.string('general.name', 'huge'), kv.u32('x.count', 1)],
+      tensors: [{ name: 't', type: 'F32', shape: [4], data: new Uint8Array(16) }],
+    });
+    const dv = new DataView(huge.buffer, huge.byteOffset, huge.byteLength);
+    const typeAt = 24 + 8 + 'general.name'.length;
+    expect(dv.getUint32(typeAt, true)).toBe(8); // GGUF string
+    expect(dv.getBigUint64(typeAt + 4, true)).toBe(4n);
+    expect((await openGguf(blobOf(huge.slice()))).tensors.size).toBe(1); // valid before the patch
+    dv.setBigUint64(typeAt + 4, 2n ** 40n, true);
+    for (const src of [blobOf(huge, 'huge.gguf'), { path: join(tmp, 'huge.gguf') }]) {
+      if ('path' in src) writeFileSync(src.path, huge);
+      const e = await engineError(openGguf(src));
+      expect(e.code).toBe('gguf_invalid');
+      expect(e.message).toMatch(
+        /huge\.gguf has a malformed GGUF header: String length 1099511627776 exceeds/,
+      );
+      expect(e.message).not.toMatch(/incomplete|truncated/);
+    }
   });
 
   it('a file too short for the fixed header is gguf_invalid', async () => {

@@ -62,6 +62,11 @@ function fmt(n: number): string {
   return n.toLocaleString('en-US');
 }
 
+/** Bytes as megabytes for people: 624288 → "0.6 MB". */
+function fmtMB(n: number): string {
+  return `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Byte sources
 
@@ -239,21 +244,36 @@ class PathSource implements ByteSource {
 
 /**
  * One HTTP request's cancellation: the caller's signal, plus an idle timer re-armed around each wait
- * (for the response headers, then for each piece of the body).
+ * (for the response headers, then for each piece of the body). Callers report the body bytes they get
+ * ({@link RequestControl.arrived}), so an idle timeout after some bytes says how much came before the
+ * transfer stalled, not that the server sent nothing.
  */
 export class RequestControl {
   readonly ctl = new AbortController();
   private timedOut = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly onAbort = () => this.ctl.abort();
+  /** Body bytes received by this request. */
+  private received = 0;
 
+  /**
+   * @param timeoutMs the idle timeout, ms (0 = none).
+   * @param priorBytes bytes of the same transfer that arrived before this request (earlier attempts), for
+   *   the timeout's message.
+   */
   constructor(
     private readonly url: string,
     private readonly timeoutMs: number,
     private readonly signal: AbortSignal | undefined,
+    private readonly priorBytes = 0,
   ) {
     throwIfAborted(signal, `loading ${url}`);
     signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Records `n` body bytes received. */
+  arrived(n: number): void {
+    this.received += n;
   }
 
   /** Runs one wait under the idle timer, mapping failures to EngineErrors. */
@@ -289,6 +309,15 @@ export class RequestControl {
     if (isEngineError(e)) return e;
     if (this.signal?.aborted) return abortedError(`loading ${this.url}`);
     if (this.timedOut) {
+      const got = this.priorBytes + this.received;
+      if (got > 0)
+        return new EngineError(
+          'timeout',
+          `${this.url} stalled: ${fmtMB(got)} (${fmt(got)} bytes) arrived, then nothing for ` +
+            `${fmt(this.timeoutMs)} ms; the transfer stopped moving (check your connection and try again, ` +
+            'or raise timeoutMs)',
+          { cause: e },
+        );
       return new EngineError(
         'timeout',
         `${this.url} sent nothing for ${fmt(this.timeoutMs)} ms; the server is not answering ` +
@@ -365,6 +394,7 @@ class BodyReader implements SequentialReader {
       this.done = true;
       return undefined;
     }
+    this.rc.arrived(r.value.length);
     return r.value;
   }
 
@@ -648,11 +678,26 @@ export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): P
     })) as typeof parsed;
   } catch (e) {
     if (isEngineError(e)) throw e;
-    if (readPastEnd) {
+    const msg = (e as Error)?.message ?? String(e);
+    // Truncated only when the parser ran out of bytes (a RangeError reading past what it was given, or its
+    // cap on re-reads) after a read came back short. Its own checks (a string or array longer than its
+    // limits, an unknown type) mean a malformed header however complete the file is; a read always comes
+    // back short at the end of a small file, so that alone proves nothing.
+    const ranOut = e instanceof RangeError || /Exceeded maximum chunk fetches/.test(msg);
+    if (readPastEnd && ranOut) {
       throw new EngineError(
         'gguf_invalid',
         `${src.name} is truncated: it ends at ${fmt(src.size ?? 0)} bytes, inside its header (metadata and ` +
           'tensor list): the download is incomplete',
+        { cause: e },
+      );
+    }
+    const cannotFit = /cannot fit in a (\d+)-byte file/.exec(msg);
+    if (cannotFit) {
+      throw new EngineError(
+        'gguf_invalid',
+        `${src.name} declares more tensor data than its ${fmt(Number(cannotFit[1]))} bytes can hold: it is ` +
+          'truncated (an incomplete download) or its tensor list is malformed',
         { cause: e },
       );
     }

@@ -384,7 +384,7 @@ describe('openSplitGguf on stories260K split in 3', () => {
       const e = await errorOf(open(server.url('/n/S-00001-of-00003.gguf')));
       expect(e.code).toBe('http_status');
       expect(e.message).toMatch(
-        /^split part 3 of 3 \(http:\/\/127\.0\.0\.1:\d+\/n\/S-00003-of-00003\.gguf\): .*404/,
+        /^split part 3 of 3 is missing: http:\/\/127\.0\.0\.1:\d+\/n\/S-00003-of-00003\.gguf was not found \(HTTP 404\); a split model needs all 3 parts/,
       );
     } finally {
       await server.close();
@@ -418,7 +418,9 @@ describe('openSplitGguf errors name the part', () => {
     rmSync(splitFileName(join(dir, 'missing'), 2, 3));
     const e = await errorOf(openSplitPath(p));
     expect(e.code).toBe('invalid_argument');
-    expect(e.message).toMatch(/^split part 2 of 3 \(.*missing-00002-of-00003\.gguf\): /);
+    expect(e.message).toMatch(
+      /^split part 2 of 3 is missing: \S*missing-00002-of-00003\.gguf was not found \(no such file\)/,
+    );
     expect(e.cause).toBeInstanceOf(EngineError);
   });
 
@@ -503,7 +505,7 @@ describe('openSplitGguf errors name the part', () => {
   it('a part missing from the list, a non-EngineError, and an abort', async () => {
     const e = await errorOf(openBlobs([parts3[0], parts3[1]]));
     expect(e.message).toMatch(
-      /^split part 3 of 3 \(M-00003-of-00003\.gguf\): M-00003-of-00003\.gguf: no such file$/,
+      /^split part 3 of 3 is missing: M-00003-of-00003\.gguf was not found \(no such file\); a split model needs all 3 parts/,
     );
     expect(e.code).toBe('invalid_argument');
 

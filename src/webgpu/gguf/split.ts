@@ -196,7 +196,8 @@ function dataBytes(file: OpenedGgufFile): number {
  *   parts together hold a different number of tensors than `split.tensors.count`); messages name the part.
  *   A part that cannot be opened keeps its error's code ('http_status', 'network', 'timeout',
  *   'invalid_argument', 'gguf_invalid', …; anything not an EngineError becomes 'invalid_argument'), the
- *   message prefixed "split part K of N (NAME): ". ('aborted') when `opts.signal` aborts.
+ *   message prefixed "split part K of N (NAME): "; a part that is not there (HTTP 404/410, no such file)
+ *   says "split part K of N is missing: NAME was not found". ('aborted') when `opts.signal` aborts.
  */
 export async function openSplitGguf(
   first: OpenedGgufFile,
@@ -248,6 +249,20 @@ export async function openSplitGguf(
       part = await openPart(no);
     } catch (e) {
       if (isEngineError(e, 'aborted')) throw e;
+      // Not there at all (HTTP 404/410, or no such local file): say the part is missing, by its name.
+      const notFound = isEngineError(e, 'http_status')
+        ? /HTTP (404|410)\b/.exec(e.message)?.[0]
+        : isEngineError(e, 'invalid_argument') && /no such file/.test(e.message)
+          ? 'no such file'
+          : undefined;
+      if (notFound && isEngineError(e)) {
+        throw new EngineError(
+          e.code,
+          `split part ${no} of ${count} is missing: ${partName(no)} was not found (${notFound}); a split ` +
+            `model needs all ${count} parts, named as gguf-split names them, beside the first`,
+          { cause: e },
+        );
+      }
       if (isEngineError(e)) {
         const code = KEPT_CODES.has(e.code) ? e.code : 'invalid_argument';
         throw new EngineError(code, `${label}: ${e.message}`, { cause: e });

@@ -211,7 +211,7 @@ describe('npm run quantize', () => {
   it('fails clearly for a bad type and for a missing file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'quant-'));
     const bad = await quantize([STORIES_PATH, join(dir, 'x.gguf'), 'Q3_K']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2); // a bad argument (src/cli/run.ts)
     expect(bad.stderr).toMatch(/\[invalid_argument\]: unknown type Q3_K; choose one of/);
     const missing = await quantize(['/nonexistent.gguf', join(dir, 'y.gguf'), 'Q8_0']);
     expect(missing.code).toBe(1);

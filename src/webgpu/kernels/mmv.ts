@@ -531,20 +531,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     for (let d = 0; d < maxDots; d++) for (const tt of toks) lines.push(`  var ${acc(r, d, tt)} = 0.0;`);
   if (o.norm) for (const tt of toks) lines.push(`  var ss${tt} = 0.0;`);
   lines.push(`  for (var c = lane; c < ${NC}u; c += ${L.lanes}u) {`);
+  // The chunk's activations as immutable values (a mutable `var` per activation costs a memory slot per
+  // invocation on SwiftShader's code generator): raw loads, their squares for the norm, then × gnorm.
+  const raw = o.norm ? 'r' : '';
   for (const tt of toks) {
-    for (let j = 0; j < 8; j++) {
-      lines.push(`    var x${tt}_${j} = x[xr${tt} + c * 8u + ${j}u];`);
-    }
+    for (let j = 0; j < 8; j++) lines.push(`    let x${raw}${tt}_${j} = x[xr${tt} + c * 8u + ${j}u];`);
     if (o.norm) {
       lines.push(
-        `    ss${tt} += ${Array.from({ length: 8 }, (_, j) => `dot(x${tt}_${j}, x${tt}_${j})`).join(' + ')};`,
+        `    ss${tt} += ${Array.from({ length: 8 }, (_, j) => `dot(xr${tt}_${j}, xr${tt}_${j})`).join(' + ')};`,
       );
     }
   }
   if (o.norm) {
     for (let j = 0; j < 8; j++) {
       lines.push(`    let g${j} = ${normF32 ? `gnorm[c * 8u + ${j}u]` : `gnorm4(c * 8u + ${j}u)`};`);
-      for (const tt of toks) lines.push(`    x${tt}_${j} *= g${j};`);
+      for (const tt of toks) lines.push(`    let x${tt}_${j} = xr${tt}_${j} * g${j};`);
     }
   }
   if (xsum) {

@@ -5,7 +5,7 @@
  * no file is a clear error; a split model's three parts picked together load as one model.
  * The model host is src/library/test-server.ts (counts the bytes it sends).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
@@ -170,8 +170,15 @@ test('bad input: a shorthand naming no file, an HTML page, a 404 — clear error
   await expect(page.getByTestId('library-list')).toContainText('Nothing yet');
 });
 
+/** Temporary directories of this file, removed after its tests (pass or fail). */
+const tempDirs: string[] = [];
+test.afterAll(() => {
+  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 test('a split model: its three parts picked together load as one model, in place', async ({ page }) => {
   const dir = mkdtempSync(join(tmpdir(), 'split-parts-'));
+  tempDirs.push(dir);
   const paths = [1, 2, 3].map((k) => {
     const name = `stories260K-0000${k}-of-00003.gguf`;
     writeFileSync(join(dir, name), files.get(name) as Uint8Array);

@@ -2,16 +2,19 @@
  * scripts/device/random-gguf.ts: the streamed (tiled) file has exactly the header the project's in-memory
  * path (makeRandomLlamaGguf + quantizeGguf) writes, and its tensors decode to finite values.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { useTempDirs } from '../../src/testing/temp-dir.ts';
 import { dequantizeRow } from '../../src/webgpu/gguf/quantize.ts';
 import { openGguf } from '../../src/webgpu/gguf/reader.ts';
 import { collectTensorData } from '../../src/webgpu/gguf/test-util.ts';
 import { shapeOptions, writeRandomGguf } from './random-gguf.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'random-gguf-'));
+/** Temporary directories, all removed after this file's tests. */
+const tempDir = useTempDirs();
+
+const dir = tempDir('random-gguf-');
 
 describe('writeRandomGguf', () => {
   for (const ftype of ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K_M'] as const) {

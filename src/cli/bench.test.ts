@@ -5,19 +5,22 @@
  * clear message within a bounded time.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
 import { startModelServer, testModelFiles } from '../library/test-server.ts';
+import { useTempDirs } from '../testing/temp-dir.ts';
+
+/** Temporary directories, all removed after this file's tests. */
+const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const cacheHome = mkdtempSync(join(tmpdir(), 'bench-cache-'));
+const cacheHome = tempDir('bench-cache-');
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
 
 interface CliRun {
@@ -77,7 +80,7 @@ describe('npm run bench', () => {
   const c = golden.generation.cases[0];
 
   it('stories260K: a valid result file with llama.cpp greedy tokens and consistent timings', async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'bench-')), 'out.json');
+    const out = join(tempDir('bench-'), 'out.json');
     const r = await bench(['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '40', '--json', out]);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
@@ -196,7 +199,7 @@ describe('npm run bench', () => {
       0,
     );
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'bench-cache-dir-'));
+      const dir = tempDir('bench-cache-dir-');
       const args = ['--model', `${host.url}/range/stories260K-00001-of-00003.gguf`, '--cache-dir', dir];
       const quick = [
         '--runs',

@@ -3,13 +3,16 @@
  * tokens (tests/golden), the streamed text is printed, and bad input exits non-zero with the error code.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { startModelServer, testModelFiles } from '../library/test-server.ts';
+import { useTempDirs } from '../testing/temp-dir.ts';
+
+/** Temporary directories, all removed after this file's tests. */
+const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
@@ -33,7 +36,7 @@ describe('npm run generate', () => {
   it.each(['browser', 'node'])(
     'runtime %s: greedy tokens equal llama.cpp and --json has the documented shape',
     async (runtime) => {
-      const out = join(mkdtempSync(join(tmpdir(), 'gen-')), 'out.json');
+      const out = join(tempDir('gen-'), 'out.json');
       const r = await generate([
         '--runtime',
         runtime,
@@ -73,12 +76,12 @@ describe('npm run generate', () => {
   it("runtime node, a split model by URL: downloaded once into --cache-dir, llama.cpp's tokens both times", async () => {
     const host = await startModelServer(await testModelFiles());
     try {
-      const cache = mkdtempSync(join(tmpdir(), 'gen-cache-'));
+      const cache = tempDir('gen-cache-');
       const args = ['--runtime', 'node', '--model', `${host.url}/range/stories260K-00001-of-00003.gguf`];
       const rest = ['--cache-dir', cache, '--prompt', c.prompt, '--max-tokens', '16'];
       for (const pass of [1, 2]) {
         host.reset();
-        const out = join(mkdtempSync(join(tmpdir(), 'gen-')), 'out.json');
+        const out = join(tempDir('gen-'), 'out.json');
         const r = await generate([...args, ...rest, '--json', out]);
         expect(r.code, r.stderr).toBe(0);
         expect(JSON.parse(readFileSync(out, 'utf8')).outputTokenIds).toEqual(c.outputIds.slice(0, 16));

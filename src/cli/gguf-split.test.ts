@@ -5,10 +5,13 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { useTempDirs } from '../testing/temp-dir.ts';
+
+/** Temporary directories, all removed after this file's tests. */
+const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
@@ -26,7 +29,7 @@ function run(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 
 describe('npm run gguf-split', () => {
   it('writes the same three files as llama-gguf-split --split-max-tensors 16', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gguf-split-cli-'));
+    const dir = tempDir('gguf-split-cli-');
     const r = await run([MODEL, join(dir, 'st'), '--split-max-tensors', '16']);
     expect(r.code, r.stderr).toBe(0);
     const hashes = [1, 2, 3].map((k) =>
@@ -42,10 +45,10 @@ describe('npm run gguf-split', () => {
   });
 
   it('a bad size or a missing input is a clear error', async () => {
-    const bad = await run([MODEL, join(tmpdir(), 'x'), '--split-max-size', '12']);
+    const bad = await run([MODEL, join(tempDir('gguf-split-cli-'), 'x'), '--split-max-size', '12']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/error \[invalid_argument\]: --split-max-size wants a number > 0 with M or G/);
-    const missing = await run(['/no/such.gguf', join(tmpdir(), 'x')]);
+    const missing = await run(['/no/such.gguf', join(tempDir('gguf-split-cli-'), 'x')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/error \[invalid_argument\]: cannot open model file \/no\/such\.gguf/);
   });

@@ -4,15 +4,18 @@
  * runtime, several windows through the worker equal the float64 reference; bad input exits non-zero.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/ppl.json';
 import { perplexity } from '../bench/perplexity.ts';
+import { useTempDirs } from '../testing/temp-dir.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { argmax, logSoftmax, ReferenceLlama } from '../webgpu/model/reference.ts';
+
+/** Temporary directories, all removed after this file's tests. */
+const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
@@ -37,7 +40,7 @@ describe('npm run perplexity', () => {
     timeout: 420_000,
   }, async () => {
     const want = golden.runs.find((r) => r.model === 'stories260K' && r.type === 'F32' && r.ctx === 2048)!;
-    const out = join(mkdtempSync(join(tmpdir(), 'ppl-')), 'ppl.json');
+    const out = join(tempDir('ppl-'), 'ppl.json');
     const r = await ppl(['--runtime', 'node', '--model', MODEL, '--text', TEXT, '--json', out]);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(readFileSync(out, 'utf8'));
@@ -51,7 +54,7 @@ describe('npm run perplexity', () => {
   it('browser runtime: windows scored in the worker equal the float64 reference', {
     timeout: 300_000,
   }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ppl-'));
+    const dir = tempDir('ppl-');
     const text = join(dir, 'short.txt');
     writeFileSync(text, readFileSync(TEXT, 'utf8').split('\n\n')[0]);
     const out = join(dir, 'ppl.json');

@@ -1,9 +1,12 @@
 /** The command line's static server: range parsing, range and HEAD requests, no escape from the root. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { useTempDirs } from '../testing/temp-dir.ts';
 import { parseRange, type StaticServer, startStaticServer } from './static-server.ts';
+
+/** Temporary directories, all removed after this file's tests. */
+const tempDir = useTempDirs();
 
 describe('parseRange', () => {
   it('reads one byte range against a size', () => {
@@ -19,9 +22,9 @@ describe('parseRange', () => {
 });
 
 describe('startStaticServer', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'static-'));
+  const dir = tempDir('static-');
   writeFileSync(join(dir, 'index.html'), '<p>hi</p>');
-  const model = join(mkdtempSync(join(tmpdir(), 'model-')), 'm.gguf');
+  const model = join(tempDir('model-'), 'm.gguf');
   writeFileSync(model, Buffer.from('GGUF0123456789'));
   let s: StaticServer;
   afterAll(() => s?.close());
@@ -47,7 +50,7 @@ describe('startStaticServer', () => {
   });
 
   it('a split model: the other parts are served beside the first, missing ones are 404, and messages name paths', async () => {
-    const d = mkdtempSync(join(tmpdir(), 'static-split-'));
+    const d = tempDir('static-split-');
     const first = join(d, 'x-00001-of-00003.gguf');
     writeFileSync(first, 'GGUF1');
     writeFileSync(join(d, 'x-00003-of-00003.gguf'), 'GGUF3');

@@ -5,17 +5,20 @@
  * `npm run quantize` command.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import goldenQuant from '../../../tests/golden/quant.json';
+import { useTempDirs } from '../../testing/temp-dir.ts';
 import { planQuantization, type QuantizeFtype, quantizeGguf } from './quantize-model.ts';
 import { makeRandomLlamaGguf } from './random-model.ts';
 import { openGguf } from './reader.ts';
 import { STORIES_PATH, sha256 } from './test-util.ts';
 import { WIDE_STORIES, widenLlamaGguf } from './widen.ts';
+
+/** Temporary directories, all removed after this file's tests. */
+const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -199,7 +202,7 @@ describe('npm run quantize', () => {
   }
 
   it('writes the file llama.cpp writes (Q8_0) and logs each tensor', async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'quant-')), 'q8.gguf');
+    const out = join(tempDir('quant-'), 'q8.gguf');
     const r = await quantize([STORIES_PATH, out, 'q8_0']);
     expect(r.code, r.stderr).toBe(0);
     const want = goldenQuant.models[0].runs.find((x) => x.ftype === 'Q8_0')!.fileSha256;
@@ -209,7 +212,7 @@ describe('npm run quantize', () => {
   });
 
   it('fails clearly for a bad type and for a missing file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'quant-'));
+    const dir = tempDir('quant-');
     const bad = await quantize([STORIES_PATH, join(dir, 'x.gguf'), 'Q3_K']);
     expect(bad.code).toBe(2); // a bad argument (src/cli/run.ts)
     expect(bad.stderr).toMatch(/\[invalid_argument\]: unknown type Q3_K; choose one of/);

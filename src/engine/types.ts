@@ -184,9 +184,6 @@ export interface ModelInfo {
     mmvLayout?: string;
     chosenBy?: 'measured' | 'cached' | 'option' | 'only';
     trials?: { layout: string; ms: number }[];
-    /** The output projection's mmv layout, chosen on its own shape (nEmbd → nVocab), and its trials. */
-    outputLayout?: string;
-    outputTrials?: { layout: string; ms: number }[];
     fallback: 'ksplit' | 'rows';
     /** Decode matmuls per token on mmv and on the fallback. */
     matmuls: { mmv: number; fallback: number };

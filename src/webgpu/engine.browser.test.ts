@@ -303,28 +303,15 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     });
   }
 
-  it('by default the layouts (gate/up and output shapes) are chosen by a timed trial once per adapter and shape, and recorded', async () => {
+  it('by default the layout is chosen by a timed trial once per adapter and shape, and recorded', async () => {
     const engine = new WebGpuEngine();
     const a = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     expect(a.kernels?.decode).toBe('mmv');
     expect(['measured', 'cached']).toContain(a.kernels?.chosenBy);
     expect(a.kernels?.mmvLayout).toMatch(/^lanes\d+/);
-    // The output projection is timed on its own shape (nEmbd → nVocab, one dot per row).
-    expect(a.kernels?.outputLayout).toMatch(/^lanes\d+/);
-    if (a.kernels?.chosenBy === 'measured') {
-      for (const [trials, chosen] of [
-        [a.kernels.trials, a.kernels.mmvLayout],
-        [a.kernels.outputTrials, a.kernels.outputLayout],
-      ] as const) {
-        expect(trials?.length).toBe(3);
-        const best = trials!.reduce((x, y) => (y.ms < x.ms ? y : x));
-        expect(chosen).toBe(best.layout);
-      }
-    }
     const b = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     expect(b.kernels?.chosenBy).toBe('cached');
     expect(b.kernels?.mmvLayout).toBe(a.kernels?.mmvLayout);
-    expect(b.kernels?.outputLayout).toBe(a.kernels?.outputLayout);
     await engine.dispose();
   });
 });

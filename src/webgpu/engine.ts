@@ -208,7 +208,6 @@ export class WebGpuEngine implements Engine {
     const gate = file.tensors.get('blk.0.ffn_gate.weight');
     const gateType = WEIGHT_TYPES.find((t) => t === gate?.typeName) ?? 'F32';
     let choice: MmvChoice | undefined;
-    let outChoice: MmvChoice | undefined;
     try {
       if (forced !== 'off') {
         const blk = Math.max(32, WEIGHT_BLOCK[gateType].size);
@@ -220,19 +219,6 @@ export class WebGpuEngine implements Engine {
               type: gateType,
               planar: this.opts.repack !== false && isPlanarType(gateType),
             });
-        // The output projection (nVocab rows: the largest matmul of a small model) on its own shape.
-        const outT = file.tensors.get('output.weight') ?? file.tensors.get('token_embd.weight');
-        const outType = WEIGHT_TYPES.find((t) => t === outT?.typeName) ?? 'F32';
-        const outBlk = Math.max(32, WEIGHT_BLOCK[outType].size);
-        outChoice = forced
-          ? choice
-          : await chooseMmvLayout(gpu, {
-              K: Math.ceil(cfg.nEmbd / outBlk) * outBlk,
-              N: cfg.nVocab,
-              type: outType,
-              planar: this.opts.repack !== false && isPlanarType(outType) && outT?.name === 'output.weight',
-              dots: 1,
-            });
       }
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength,
@@ -240,7 +226,6 @@ export class WebGpuEngine implements Engine {
         maxBindingBytes: this.opts.maxBindingBytes,
         decodeKernel: fallbackKernel,
         mmv: choice?.layout,
-        mmvOutput: outChoice?.layout,
         repack: this.opts.repack,
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
@@ -297,8 +282,6 @@ export class WebGpuEngine implements Engine {
         mmvLayout: choice && m.decodeMatmuls.mmv > 0 ? layoutName(choice.layout) : undefined,
         chosenBy: m.decodeMatmuls.mmv > 0 ? choice?.chosenBy : undefined,
         trials: choice?.trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) })),
-        outputLayout: outChoice && m.decodeMatmuls.mmv > 0 ? layoutName(outChoice.layout) : undefined,
-        outputTrials: outChoice?.trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) })),
         fallback: fallbackKernel,
         matmuls: { ...m.decodeMatmuls },
         planarTensors: m.planarTensors,

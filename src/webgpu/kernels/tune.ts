@@ -34,9 +34,7 @@ export function layoutName(l: MmvLayout): string {
 }
 
 /**
- * The layouts worth trying on this adapter. Software (fallback) adapters: a thread per 2, 4 or 8 rows
- * (bench:mmv on SwiftShader: 8 rows per thread in 32-thread workgroups is the fastest on the 32k-row
- * output matmul, 10–20% ahead of 4; 1 row was never the fastest).
+ * The layouts worth trying on this adapter. Software (fallback) adapters: a thread per 1, 2 or 4 rows.
  * GPUs: lanes along K (32, or the adapter's minimum subgroup size when smaller), 1–2 units per lane
  * group, reduced with subgroups where the device has them, else through workgroup memory; and the
  * integer-dot variant where WGSL has packed 4×8 dot products.
@@ -44,13 +42,7 @@ export function layoutName(l: MmvLayout): string {
 export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
   const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
   if (gpu.info.isFallback) {
-    return [2, 4, 8].map((units) => ({
-      lanes: 1,
-      units,
-      threads: units === 8 ? 32 : 64,
-      reduce: 'shared' as const,
-      packed,
-    }));
+    return [1, 2, 4].map((units) => ({ lanes: 1, units, threads: 64, reduce: 'shared' as const, packed }));
   }
   const sg = gpu.hasSubgroups && gpu.subgroupMinSize >= 4;
   const lanes = sg ? Math.min(32, gpu.subgroupMinSize) : 32;
@@ -86,19 +78,18 @@ function randomWeights(type: WeightType, K: number, N: number): Uint8Array {
 }
 
 /**
- * Times each candidate on the matmul shape `K` → `N` of weight type `type`, with the RMSNorm and `dots`
- * dot products per unit (2: the fused gate/up kernel, the default; 1: the output projection), and returns
- * the fastest. With one candidate, nothing is timed.
+ * Times each candidate on the matmul shape `K` → `N` (two dots per unit, as the fused gate/up kernel,
+ * with the RMSNorm) of weight type `type`, and returns the fastest. With one candidate, nothing is timed.
  * @throws EngineError('unsupported_model') when no candidate compiles (one that fails is skipped).
  */
 export async function chooseMmvLayout(
   gpu: GpuContext,
-  shape: { K: number; N: number; type: WeightType; planar?: boolean; dots?: 1 | 2 },
+  shape: { K: number; N: number; type: WeightType; planar?: boolean },
   candidates: MmvLayout[] = mmvCandidates(gpu),
 ): Promise<MmvChoice> {
   if (candidates.length === 1) return { layout: candidates[0], chosenBy: 'only' };
   const i = gpu.info;
-  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${shape.N}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${shape.dots ?? 2}|${candidates.map(layoutName).join(',')}`;
+  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${shape.N}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${candidates.map(layoutName).join(',')}`;
   const hit = cache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
@@ -118,23 +109,20 @@ export async function chooseMmvLayout(
     const { K, N, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
     const w0 = buf(randomWeights(type, K, N));
-    const w1 = (shape.dots ?? 2) === 2 ? buf(randomWeights(type, K, N)) : undefined;
+    const w1 = buf(randomWeights(type, K, N));
     const x = buf(new Uint8Array(new Float32Array(K).fill(0.5).buffer));
     const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));
     const y = buf(N * 4);
     const step = buf(new Uint8Array(packStep(1, 0).buffer), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
-    const two = (shape.dots ?? 2) === 2;
     const seg: MatmulSegment = {
       nUnits: N,
       // Repacked weights where the model's will be (same bytes, read as planes).
-      weights: two ? [wt, wt] : [wt],
-      dots: two
-        ? [
-            { w: 0, row: 'u' },
-            { w: 1, row: 'u' },
-          ]
-        : [{ w: 0, row: 'u' }],
-      epilogue: two ? 'y[u] = d0 / (1.0 + exp(-d0)) * d1;' : 'y[u] = d0;',
+      weights: [wt, wt],
+      dots: [
+        { w: 0, row: 'u' },
+        { w: 1, row: 'u' },
+      ],
+      epilogue: 'y[u] = d0 / (1.0 + exp(-d0)) * d1;',
     };
     // Compile every candidate, then time them round-robin (best of 3 rounds each), so that load from other
     // processes falls on all candidates alike.
@@ -159,10 +147,7 @@ export async function chooseMmvLayout(
         });
         const group = device.createBindGroup({
           layout: pipeline.getBindGroupLayout(0),
-          entries: [step, x, g, w0, ...(w1 ? [w1] : []), y].map((buffer, binding) => ({
-            binding,
-            resource: { buffer },
-          })),
+          entries: [step, x, g, w0, w1, y].map((buffer, binding) => ({ binding, resource: { buffer } })),
         });
         const nx = mmvWorkgroupsX([seg], layout);
         const run = async (n: number) => {

@@ -112,8 +112,6 @@ export interface LlamaLoadOptions {
    * is a multiple of 32; the others (and all of them when unset) use `decodeKernel`.
    */
   mmv?: MmvLayout;
-  /** The mmv layout of the output projection (the largest matmul, chosen on its own shape); default `mmv`. */
-  mmvOutput?: MmvLayout;
   signal?: AbortSignal;
   /** Bytes read from the source so far. */
   onFetch?: (done: number, total: number) => void;
@@ -356,8 +354,6 @@ export class LlamaModel {
   readonly decodeKernel: 'ksplit' | 'rows';
   /** The mmv layout of the decode matmuls, where used. */
   readonly mmv?: MmvLayout;
-  /** The mmv layout of the output projection. */
-  readonly mmvOutput?: MmvLayout;
   /** Weight tensors repacked into planes at load. */
   planarTensors = 0;
   /** Weight tensors split by rows across several buffers (each larger than one binding). */
@@ -407,7 +403,6 @@ export class LlamaModel {
     this.times = times;
     this.decodeKernel = opts.decodeKernel ?? 'ksplit';
     this.mmv = opts.mmv;
-    this.mmvOutput = opts.mmvOutput ?? opts.mmv;
   }
 
   /**
@@ -676,21 +671,16 @@ export class LlamaModel {
     return this.mmv !== undefined && mmvSupports(spec.K, ['F32']);
   }
 
-  /**
-   * The matmul kernel variant for `spec` at TT tokens per workgroup (decode: TT = 1), with `layout` for
-   * mmv (the output projection has its own).
-   */
-  private matmulSource(
-    label: string,
-    spec: MatmulSpec,
-    TT: number,
-    layout = this.mmv,
-  ): { src: KernelSource; wgX: number } {
+  /** The matmul kernel variant for `spec` at TT tokens per workgroup (decode: TT = 1). */
+  private matmulSource(label: string, spec: MatmulSpec, TT: number): { src: KernelSource; wgX: number } {
     const o: MatmulOptions = { ...spec, TT };
     const useMmv = TT === 1 && this.usesMmv(spec);
     if (TT !== 1) return { src: kernelSource(label, matmulWGSL(o)), wgX: matmulWorkgroupsX(o.segments) };
-    if (useMmv && layout) {
-      return { src: kernelSource(label, mmvWGSL({ ...o, layout })), wgX: mmvWorkgroupsX(o.segments, layout) };
+    if (useMmv) {
+      return {
+        src: kernelSource(label, mmvWGSL({ ...o, layout: this.mmv! })),
+        wgX: mmvWorkgroupsX(o.segments, this.mmv!),
+      };
     }
     return this.decodeKernel === 'ksplit'
       ? { src: kernelSource(label, gemvWGSL(o)), wgX: gemvWorkgroupsX(o.segments) }
@@ -744,12 +734,7 @@ export class LlamaModel {
       list.map(
         (spec, i): Planned => ({
           family,
-          ...this.matmulSource(
-            list.length > 1 ? `${label}#${i}` : label,
-            spec,
-            TT,
-            family === 'output' ? this.mmvOutput : this.mmv,
-          ),
+          ...this.matmulSource(list.length > 1 ? `${label}#${i}` : label, spec, TT),
           y: spec.lastTokenOnly ? 'one' : 'tiles',
           buffers,
         }),

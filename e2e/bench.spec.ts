@@ -176,8 +176,27 @@ test('chat streams an answer and Stop ends it; markup in prompts and answers sta
   await page.getByRole('tab', { name: 'Chat' }).click();
   await expect(page.getByTestId('chat-no-model')).toBeHidden();
   const chat = chatPanel(page);
-  await chat.getByLabel('Max tokens').fill('4000');
   const log = page.getByTestId('chat-log');
+  // Out of range (5000): the browser's own form validation refuses it. An empty field (which the
+  // browser accepts) is said, its field focused, nothing sent (before: 256 silently).
+  await chat.getByLabel('Max tokens').fill('5000');
+  await chat.getByLabel('Message').fill('Once upon a time');
+  await chat.getByRole('button', { name: 'Send' }).click();
+  await expect(chat.getByLabel('Max tokens')).toBeFocused();
+  expect(
+    await chat.getByLabel('Max tokens').evaluate((el) => (el as HTMLInputElement).validity.rangeOverflow),
+  ).toBe(true);
+  await expect(log.locator('[data-role]')).toHaveCount(0);
+  await chat.getByLabel('Max tokens').fill('');
+  await chat.getByLabel('Message').focus();
+  await chat.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByTestId('chat-speed')).toHaveText(
+    'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
+  );
+  await expect(chat.getByLabel('Max tokens')).toBeFocused();
+  await expect(log.locator('[data-role]')).toHaveCount(0);
+  await expect(chat.getByLabel('Message')).toHaveValue('Once upon a time');
+  await chat.getByLabel('Max tokens').fill('4000');
 
   // Stop: a long answer is cut short.
   await chat.getByLabel('Message').fill('Once upon a time');

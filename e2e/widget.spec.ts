@@ -131,6 +131,24 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
   await expect(chat.getByRole('button', { name: 'Stop' })).toBeDisabled();
   await expect(chat.getByRole('button', { name: 'Send' })).toBeEnabled();
 
+  // A bad setting is an error in the widget, not a silent default: nothing is sent, the text stays.
+  const before = await chat.locator('[data-role]').count();
+  await chat.evaluate((el) => el.setAttribute('temperature', 'abc'));
+  await input.fill(GOLDEN.prompt);
+  await input.press('Enter');
+  await expect(chat.getByRole('alert')).toContainText('the temperature attribute must be a finite number');
+  await expect(chat.getByRole('alert')).toHaveAttribute('data-code', 'invalid_argument');
+  await expect(chat.locator('[data-role]')).toHaveCount(before);
+  await expect(input).toHaveValue(GOLDEN.prompt);
+  await chat.evaluate((el) => {
+    el.setAttribute('temperature', '0');
+    el.setAttribute('max-tokens', '2.5');
+  });
+  await input.press('Enter');
+  await expect(chat.getByRole('alert')).toContainText('the max-tokens attribute must be an integer');
+  await chat.evaluate((el) => el.setAttribute('max-tokens', '20'));
+  await input.fill('');
+
   // Markup in a message is text, in the question and in the answer (the model continues it).
   const markup = '<img src=x onerror=alert(1)>';
   await chat.getByRole('button', { name: 'Clear' }).click();

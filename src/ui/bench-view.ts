@@ -22,6 +22,7 @@ import { resultsToCsv } from './csv.ts';
 import { copyText, download, field, h } from './dom.ts';
 import { fmtMs, fmtNum, fmtRate } from './format.ts';
 import { isSoftwareAdapter } from './gpu-report.ts';
+import { FieldError, readNumberField } from './number-field.ts';
 import { resultFileName, resultToJson, summaryText } from './result-io.ts';
 import { rooflineFor, rooflineSentences, softwareWarning } from './roofline-view.ts';
 import type { Session } from './session.ts';
@@ -75,10 +76,9 @@ export function engineFigureRows(
   });
 }
 
-/** Reads a whole-number field, clamped to [min, max]. */
-function intValue(input: HTMLInputElement, min: number, max: number, fallback: number): number {
-  const v = Math.round(Number(input.value));
-  return Number.isFinite(v) && input.value.trim() !== '' ? Math.min(max, Math.max(min, v)) : fallback;
+/** A whole-number field in [min, max]. @throws FieldError naming the field otherwise. */
+function intValue(input: HTMLInputElement, label: string, min: number, max: number): number {
+  return readNumberField(input, label, { integer: true, min, max });
 }
 
 function numberInput(id: string, value: number, min: number, max: number, step = 1): HTMLInputElement {
@@ -269,15 +269,18 @@ export class BenchView {
     void this.onResult?.(updated);
   }
 
-  /** The plan from the form. @throws RangeError for a custom set without text. */
+  /**
+   * The plan from the form.
+   * @throws RangeError for a custom set without text; FieldError for a number field out of its range.
+   */
   plan(): BenchPlan {
     const choice = this.promptSelect.value as PromptChoice;
-    const temperature = Math.max(0, Number(this.temperature.value) || 0);
+    const temperature = readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 });
     return {
       prompts: promptsFor(choice, choice === 'custom' ? this.customText.value : undefined),
-      maxTokens: intValue(this.maxTokens, 1, 4096, 64),
-      runs: intValue(this.runs, 1, 100, 3),
-      warmup: intValue(this.warmup, 0, 20, 1),
+      maxTokens: intValue(this.maxTokens, 'Max tokens', 1, 4096),
+      runs: intValue(this.runs, 'Runs per prompt', 1, 100),
+      warmup: intValue(this.warmup, 'Warm-up runs', 0, 20),
       ignoreEos: this.ignoreEos.checked,
       ...(temperature > 0 ? { sampling: { temperature, seed: 42 } } : {}),
     };
@@ -291,7 +294,7 @@ export class BenchView {
       plan = this.plan();
     } catch (e) {
       this.liveStatus.textContent = e instanceof Error ? e.message : String(e);
-      this.customText.focus();
+      (e instanceof FieldError ? e.field : this.customText).focus();
       return;
     }
     if (!this.session.begin('bench')) return;

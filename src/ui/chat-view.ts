@@ -3,11 +3,13 @@
  * or WebLLM, which applies the model's own chat template), streamed, with a Stop button (the engine stays
  * loaded) and the last answer's speed. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
  */
+
 import { requestMetrics } from '../bench/metrics.ts';
 import { isEngineError } from '../engine/errors.ts';
 import type { ChatMessage } from '../engine/types.ts';
 import { field, h } from './dom.ts';
 import { fmtMs, fmtRate } from './format.ts';
+import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 
 export class ChatView {
@@ -148,6 +150,17 @@ export class ChatView {
   async send(): Promise<void> {
     const text = this.input.value.trim();
     if (!text || !this.session.model) return;
+    // The settings first: a bad one is said (and its field focused) before anything is sent.
+    let temperature: number;
+    let maxTokens: number;
+    try {
+      temperature = readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 });
+      maxTokens = readNumberField(this.maxTokens, 'Max tokens', { integer: true, min: 1, max: 4096 });
+    } catch (e) {
+      this.speed.textContent = e instanceof Error ? e.message : String(e);
+      if (e instanceof FieldError) e.field.focus();
+      return;
+    }
     if (!this.session.begin('chat')) return;
     this.input.value = '';
     this.messages.push({ role: 'user', content: text });
@@ -156,8 +169,6 @@ export class ChatView {
     answer.el.setAttribute('aria-busy', 'true');
     this.controller = new AbortController();
     this.speed.textContent = 'Answering…';
-    const temperature = Math.max(0, Number(this.temperature.value) || 0);
-    const maxTokens = Math.min(4096, Math.max(1, Math.round(Number(this.maxTokens.value)) || 256));
     try {
       const r = await this.session.engine.chat(
         {

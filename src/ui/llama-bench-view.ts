@@ -29,6 +29,7 @@ import {
 import { barList } from './charts.ts';
 import { field, h } from './dom.ts';
 import { fmtBytes, fmtNum } from './format.ts';
+import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -326,14 +327,21 @@ export class LlamaBenchView {
       nPrompt: intList(this.nPrompt.value),
       nGen: intList(this.nGen.value),
       depths: intList(this.depths.value),
-      reps: Math.round(Number(this.reps.value)),
+      reps: readNumberField(this.reps, 'Repetitions', { integer: true, min: 1 }),
     };
   }
 
   async run(): Promise<void> {
     const m = this.session.model;
     if (!m || !this.session.ours) return;
-    const plan = this.plan();
+    let plan: LlamaBenchPlan;
+    try {
+      plan = this.plan();
+    } catch (e) {
+      this.status.textContent = `Check the plan: ${e instanceof Error ? e.message : e}.`;
+      if (e instanceof FieldError) e.field.focus();
+      return;
+    }
     const problem = planProblem(plan);
     if (problem) {
       this.status.textContent = `Check the plan: ${problem}.`;
@@ -523,7 +531,15 @@ export class LlamaBenchView {
       );
       return;
     }
-    const ctx = Math.max(1, Math.round(Number(this.fitCtx.value)) || 4096);
+    let ctx: number;
+    try {
+      ctx = readNumberField(this.fitCtx, 'Context', { integer: true, min: 1 });
+    } catch (e) {
+      this.fitBox.replaceChildren(
+        h('p', { class: 'notice notice--warn' }, e instanceof Error ? e.message : String(e)),
+      );
+      return;
+    }
     const type = this.fitType.value as SyntheticFtype;
     const rows = SYNTHETIC_SHAPES.map((s) => {
       const name = `synthetic:${s.id}-${type}`;

@@ -3,7 +3,10 @@
  * model output goes in through `textContent`, never as HTML. Several elements with the same engine + model
  * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
  */
+
+import { EngineError } from '../engine/errors.ts';
 import type { ChatMessage, GenerateResult, LoadProgress, ModelInfo, TokenEvent } from '../engine/types.ts';
+import { describeRule, type NumberRule, parseDecimal, parseInteger, satisfies } from '../engine/validate.ts';
 import {
   type BackendSpec,
   backendFactory,
@@ -293,6 +296,24 @@ export class WebGpuChatElement extends HTMLElement {
     this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
   }
 
+  /**
+   * A numeric attribute read strictly (the engine API's rules: `temperature="abc"` is an error, not
+   * greedy), or `fallback` when the attribute is absent.
+   * @throws EngineError('invalid_argument') `the NAME attribute must be …, got "…"`.
+   */
+  private numberAttr(name: string, fallback: number | undefined, rule: NumberRule): number | undefined {
+    const v = this.getAttribute(name);
+    if (v === null) return fallback;
+    const n = rule.integer ? parseInteger(v.trim()) : parseDecimal(v.trim());
+    if (!satisfies(n, rule)) {
+      throw new EngineError(
+        'invalid_argument',
+        `the ${name} attribute must be ${describeRule(rule)}, got ${JSON.stringify(v)}`,
+      );
+    }
+    return n;
+  }
+
   private fail(phase: 'load' | 'chat', code: string, message: string): void {
     this.notice.textContent = message;
     this.notice.hidden = false;
@@ -341,6 +362,16 @@ export class WebGpuChatElement extends HTMLElement {
         }
       }
     }
+    let contextLength: number | undefined;
+    try {
+      contextLength = this.numberAttr('context-length', undefined, { integer: true, min: 1 });
+    } catch (e) {
+      this.setState('error');
+      this.statusEl.textContent = 'Bad settings';
+      const d = describeError(e);
+      this.fail('load', d.code, d.message);
+      return;
+    }
     const spec: BackendSpec = {
       engine,
       // Falling back to a server: its model is remote-model (or the first it lists), not the GGUF URL.
@@ -349,7 +380,7 @@ export class WebGpuChatElement extends HTMLElement {
           ? (this.getAttribute('remote-model') ?? (this.engine === 'remote' ? model : ''))
           : model,
       baseUrl: this.getAttribute('base-url') ?? undefined,
-      contextLength: Number(this.getAttribute('context-length')) || undefined,
+      contextLength,
       // Keep the GGUF in the site's model library (OPFS) unless cache="off" (webgpu engine).
       cache: this.getAttribute('cache') !== 'off',
     };
@@ -453,6 +484,17 @@ export class WebGpuChatElement extends HTMLElement {
     const content = (text ?? this.input.value).trim();
     const lease = this.lease;
     if (!content || !lease || this.answering || this.dataset.state !== 'ready') return undefined;
+    // Bad settings are an error shown in the widget, before anything is sent (the message stays typed).
+    let temperature: number;
+    let maxTokens: number;
+    try {
+      temperature = this.numberAttr('temperature', 0, { min: 0, max: 2 })!;
+      maxTokens = this.numberAttr('max-tokens', 256, { integer: true, min: 1 })!;
+    } catch (e) {
+      const d = describeError(e);
+      this.fail('chat', d.code, d.message);
+      return undefined;
+    }
     if (text === undefined) this.input.value = '';
     const gen = this.generation;
     this.answering = true;
@@ -467,9 +509,8 @@ export class WebGpuChatElement extends HTMLElement {
     this.setState('ready');
     this.dataset.answering = 'true';
     const system = this.systemPrompt.trim();
-    const temperature = this.temperature;
     const base = {
-      maxTokens: this.maxTokens,
+      maxTokens,
       ...(temperature > 0 ? { temperature, seed: Math.floor(Math.random() * 2 ** 31) } : {}),
     };
     const sys = system ? [{ role: 'system' as const, content: system }] : [];

@@ -307,7 +307,7 @@ export class ModelPicker {
         'label',
         { class: 'check', for: 'model-default-limits' },
         this.defaultLimits,
-        ' WebGPU’s default limits only (128 MiB per binding, 8 storage buffers), as a phone or integrated GPU may grant: our engine',
+        ' Request only WebGPU’s default limits (128 MiB per binding, 8 storage buffers), as a phone or integrated GPU would grant them (our engine)',
       ),
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.progress,

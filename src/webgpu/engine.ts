@@ -329,8 +329,8 @@ export class WebGpuEngine implements Engine {
     this.busy = true;
     try {
       return await this.run(model, req, onToken, signal);
-    } catch (e) {
-      e = await this.gpuError(e);
+    } catch (thrown) {
+      const e = await this.gpuError(thrown);
       if (isEngineError(e)) throw e;
       if (this.model !== model)
         throw new EngineError('not_loaded', 'the model was unloaded during generation', { cause: e });

@@ -21,14 +21,26 @@ import {
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from '../src/webgpu/kernels/mmv.ts';
 import { mulberry32 } from '../src/webgpu/util/prng.ts';
 
-const { values } = parseArgs({
-  options: {
-    types: { type: 'string', default: 'Q4_K,Q6_K,Q4_0,Q8_0,F16' },
-    iters: { type: 'string', default: '20' },
-    shapes: { type: 'string', default: 'ffn,down,out' },
-    gpu: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm run bench:mmv -- [--types Q4_K,Q6_K,Q4_0,Q8_0,F16] [--shapes ffn,down,out] [--iters N] [--gpu]`;
+let values: { types: string; iters: string; shapes: string; gpu: boolean; help: boolean };
+try {
+  ({ values } = parseArgs({
+    options: {
+      types: { type: 'string', default: 'Q4_K,Q6_K,Q4_0,Q8_0,F16' },
+      iters: { type: 'string', default: '20' },
+      shapes: { type: 'string', default: 'ffn,down,out' },
+      gpu: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (e) {
+  console.error(`${(e as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 setupNodeVulkan(values.gpu);
 const gpu = await createGpuContext();
 const { device } = gpu;

@@ -67,6 +67,7 @@ const USAGE = `usage: npm run bench -- [options]
   --browser PATH                    Chromium to use (else CHROMIUM_PATH, Playwright's, /usr/bin/chromium)
   --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan)
   --no-roofline                     skip the bandwidth and matmul measurements
+  --no-cpu-match                    skip llama.cpp's greedy reference run (the result's quality block)
   --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
   --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
   --timeout-s N                     bound on the model load and on each request (default 600)

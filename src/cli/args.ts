@@ -5,14 +5,7 @@
  */
 
 import type { SamplingParams } from '../engine/types.ts';
-import {
-  describeRule,
-  type NumberRule,
-  parseDecimal,
-  parseInteger,
-  SAMPLING_RULES,
-  satisfies,
-} from '../engine/validate.ts';
+import { describeRule, type NumberRule, readRuleText, SAMPLING_RULES } from '../engine/validate.ts';
 
 /** A bad command-line argument: the commands print its message and exit 2. */
 export class UsageError extends Error {}
@@ -33,8 +26,8 @@ export const MAX_TIMEOUT_S = Math.floor((2 ** 31 - 1) / 1000);
  */
 export function ruleArg(v: string | undefined, name: string, rule: NumberRule): number | undefined {
   if (v === undefined) return undefined;
-  const n = rule.integer ? parseInteger(v) : parseDecimal(v);
-  if (!satisfies(n, rule)) throw new UsageError(`--${name} must be ${describeRule(rule)}, got "${v}"`);
+  const n = readRuleText(v, rule);
+  if (n === undefined) throw new UsageError(`--${name} must be ${describeRule(rule)}, got "${v}"`);
   return n;
 }
 
@@ -79,8 +72,8 @@ export function secondsArg(v: string | undefined, name: string): number | undefi
  */
 export function intListArg(v: string | undefined, name: string, min: number, def: number[]): number[] {
   if (v === undefined) return def;
-  const xs = v.split(',').map((s) => parseInteger(s.trim()));
-  if (xs.some((x) => x === undefined || x < min))
+  const xs = v.split(',').map((s) => readRuleText(s.trim(), { integer: true, min }));
+  if (xs.some((x) => x === undefined))
     throw new UsageError(`--${name} must be integers ≥ ${min} separated by commas, got "${v}"`);
   return xs as number[];
 }

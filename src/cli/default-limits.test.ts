@@ -4,17 +4,16 @@
  * result's model.limits) the limits used.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import type { BenchResult } from '../bench/types.ts';
+import { useTempDirs } from '../testing/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
-const tmp = mkdtempSync(join(tmpdir(), 'default-limits-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = useTempDirs()('default-limits-');
 
 function cli(
   script: string,
@@ -33,21 +32,10 @@ function cli(
 
 describe('--default-limits', () => {
   const c = golden.generation.cases[0];
+  const common = ['--default-limits', '--model', MODEL, '--prompt', c.prompt, '--max-tokens', '16'];
   it.each(['node', 'browser'])('generate, runtime %s: llama.cpp tokens, the limits said', async (runtime) => {
     const out = join(tmp, `gen-${runtime}.json`);
-    const r = await cli('src/cli/generate.ts', [
-      '--runtime',
-      runtime,
-      '--default-limits',
-      '--model',
-      MODEL,
-      '--prompt',
-      c.prompt,
-      '--max-tokens',
-      '16',
-      '--json',
-      out,
-    ]);
+    const r = await cli('src/cli/generate.ts', ['--runtime', runtime, ...common, '--json', out]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(
       /limits: WebGPU defaults \(maxStorageBufferBindingSize 134217728, .*maxStorageBuffersPerShaderStage 8\)/,
@@ -58,13 +46,7 @@ describe('--default-limits', () => {
   it('bench: llama.cpp tokens, and model.limits in the result', async () => {
     const out = join(tmp, 'bench.json');
     const r = await cli('src/cli/bench.ts', [
-      '--default-limits',
-      '--model',
-      MODEL,
-      '--prompt',
-      c.prompt,
-      '--max-tokens',
-      '16',
+      ...common,
       '--runs',
       '1',
       '--warmup',

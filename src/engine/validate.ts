@@ -159,6 +159,15 @@ export function parseDecimal(s: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
+/**
+ * Text typed by a person (a flag, an attribute, a form field) read strictly by `rule` (an integer rule
+ * reads decimal digits only) and checked against it; undefined when it is no such number.
+ */
+export function readRuleText(text: string, rule: NumberRule): number | undefined {
+  const n = rule.integer ? parseInteger(text) : parseDecimal(text);
+  return satisfies(n, rule) ? n : undefined;
+}
+
 /** Strict reading of an integer typed by a person: decimal digits with an optional sign, nothing else. */
 export function parseInteger(s: string): number | undefined {
   if (!/^[+-]?\d+$/.test(s)) return undefined;

@@ -4,7 +4,7 @@
  * names the field, never a silent default or a clamp.
  */
 import { EngineError } from '../engine/errors.ts';
-import { describeRule, type NumberRule, satisfies } from '../engine/validate.ts';
+import { describeRule, type NumberRule, readRuleText } from '../engine/validate.ts';
 
 /** An {@link EngineError} for a form field, with the field to focus. */
 export class FieldError extends EngineError {
@@ -22,8 +22,8 @@ export class FieldError extends EngineError {
  */
 export function readNumberField(input: HTMLInputElement, label: string, rule: NumberRule): number {
   const raw = input.value.trim();
-  const n = raw === '' ? Number.NaN : Number(raw);
-  if (!input.validity.valid || !satisfies(n, rule)) {
+  const n = readRuleText(raw, rule);
+  if (!input.validity.valid || n === undefined) {
     const got = input.validity.badInput
       ? 'something that is not a number'
       : raw === ''

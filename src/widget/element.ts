@@ -6,7 +6,7 @@
 
 import { EngineError } from '../engine/errors.ts';
 import type { ChatMessage, GenerateResult, LoadProgress, ModelInfo, TokenEvent } from '../engine/types.ts';
-import { describeRule, type NumberRule, parseDecimal, parseInteger, satisfies } from '../engine/validate.ts';
+import { describeRule, type NumberRule, readRuleText } from '../engine/validate.ts';
 import {
   type BackendSpec,
   backendFactory,
@@ -304,8 +304,8 @@ export class WebGpuChatElement extends HTMLElement {
   private numberAttr(name: string, fallback: number | undefined, rule: NumberRule): number | undefined {
     const v = this.getAttribute(name);
     if (v === null) return fallback;
-    const n = rule.integer ? parseInteger(v.trim()) : parseDecimal(v.trim());
-    if (!satisfies(n, rule)) {
+    const n = readRuleText(v.trim(), rule);
+    if (n === undefined) {
       throw new EngineError(
         'invalid_argument',
         `the ${name} attribute must be ${describeRule(rule)}, got ${JSON.stringify(v)}`,

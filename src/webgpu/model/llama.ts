@@ -739,20 +739,15 @@ export class LlamaModel {
           buffers,
         }),
       );
-    /** A kernel with one workgroup row per token (y = T), or one in all (argmax). */
+    /** A kernel of a fixed grid: `wgX` workgroups by one row per token (or `y` = 'one'). */
     const fixed = (
       family: KernelFamilyName,
       label: string,
       code: string,
       wgX: number,
       buffers: Planned['buffers'],
-    ): Planned => ({
-      family,
-      src: kernelSource(label, code),
-      wgX,
-      y: family === 'argmax' ? 'one' : 'tokens',
-      buffers,
-    });
+      y: Dispatch['y'] = 'tokens',
+    ): Planned => ({ family, src: kernelSource(label, code), wgX, y, buffers });
     const attnCode = attentionWGSL({
       nHead: c.nHead,
       nHeadKv: c.nHeadKv,
@@ -856,10 +851,14 @@ export class LlamaModel {
       { step, ids: this.ids, x: this.x, ...Object.fromEntries(emb.parts.map((p, i) => [`e${i}`, p.buffer])) },
     );
     const output = matmuls('output', 'output', specs.out, 1, outBuffers);
-    const argmax = fixed('argmax', 'argmax', argmaxWGSL({ nVocab: c.nVocab }), 1, {
-      logits: this.logits,
-      out: this.tokenOut,
-    });
+    const argmax = fixed(
+      'argmax',
+      'argmax',
+      argmaxWGSL({ nVocab: c.nVocab }),
+      1,
+      { logits: this.logits, out: this.tokenOut },
+      'one',
+    );
 
     const all: Planned[] = [
       embed,

@@ -8,6 +8,7 @@
  * - {@link fitModelOf} / {@link modelFits}: the "does it fit" verdict for a GGUF header or synthetic model.
  */
 import { EngineError } from '../engine/errors.ts';
+import type { KvType } from '../engine/types.ts';
 import type { GgufFile } from '../webgpu/gguf/types.ts';
 import { rowBytes, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
 import { isPlanarType } from '../webgpu/kernels/repack.ts';
@@ -376,10 +377,16 @@ export function fitModelOf(file: GgufFile): FitModel {
 }
 
 /**
- * The verdict for a model file at `contextLength` (default: the engine's: min(model's, 2048)); a model
- * the engine cannot run at all is "does not fit" with the engine's reason.
+ * The verdict for a model file at `contextLength` (default: the engine's: min(model's, 2048)) with a KV
+ * cache of `kvType` (default f16, the engine's); a model the engine cannot run at all is "does not fit"
+ * with the engine's reason.
  */
-export function modelFits(file: GgufFile, mem: MemoryProbe, contextLength?: number): FitsVerdict {
+export function modelFits(
+  file: GgufFile,
+  mem: MemoryProbe,
+  contextLength?: number,
+  kvType: KvType = 'f16',
+): FitsVerdict {
   let m: FitModel;
   let ctx: number;
   try {
@@ -389,5 +396,5 @@ export function modelFits(file: GgufFile, mem: MemoryProbe, contextLength?: numb
   } catch (e) {
     return { ok: false, needBytes: 0, reason: `the engine cannot run this model: ${(e as Error).message}` };
   }
-  return fitsVerdict(m, ctx, mem);
+  return fitsVerdict(m, ctx, mem, kvType);
 }

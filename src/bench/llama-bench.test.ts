@@ -14,7 +14,7 @@ import {
   testName,
   tokenCost,
 } from './llama-bench.ts';
-import { fitModelOf, timestampResolutionNs } from './llama-bench-gpu.ts';
+import { fitModelOf, modelFits, timestampResolutionNs } from './llama-bench-gpu.ts';
 
 const GiB = 1024 ** 3;
 const mem = (allocatable: number, capped = false, binding = 2 * GiB): MemoryProbe => ({
@@ -94,8 +94,8 @@ describe('what a token costs', () => {
 describe('what fits', () => {
   const stories = fitModelOf(syntheticGguf('synthetic:stories260k-f32'));
   const big = fitModelOf(syntheticGguf('synthetic:llama-3.1-8b-f16'));
-  it('need = weights + f32 KV cache + run state (+ the repacking staging peak)', () => {
-    const n = modelNeedBytes(big, 2048);
+  it('need = weights + KV cache of the chosen type + run state (+ the repacking staging peak)', () => {
+    const n = modelNeedBytes(big, 2048, 'f32');
     expect(n.weightBytes).toBe(16061055232);
     expect(n.kvBytes).toBe(4 * 2 * 32 * 2048 * 1024);
     expect(n.stagingBytes).toBe(0); // F16 is not repacked
@@ -105,9 +105,32 @@ describe('what fits', () => {
     expect(q8.stagingBytes).toBe(128256 * 128 * 34 + 16);
     expect(q8.needBytes).toBe(q8.weightBytes + q8.kvBytes + q8.stateBytes + q8.stagingBytes);
   });
+  it('the KV cache is 2 bytes per element for f16 (the default), 4 for f32', () => {
+    const f16 = modelNeedBytes(big, 2048, 'f16');
+    const f32 = modelNeedBytes(big, 2048, 'f32');
+    expect(f16.kvBytes).toBe(2 * 2 * 32 * 2048 * 1024); // 2 (K, V) × layers × ctx × kvDim × 2 bytes
+    expect(f32.kvBytes).toBe(2 * f16.kvBytes);
+    expect(modelNeedBytes(big, 2048)).toEqual(f16);
+    expect(f32.needBytes - f16.needBytes).toBe(f16.kvBytes);
+    // Only the KV cache changes with the type.
+    expect(f32.weightBytes).toBe(f16.weightBytes);
+    expect(f32.stateBytes).toBe(f16.stateBytes);
+    // The verdict says which type it counted, and the type decides it: 8B F16 at 32k tokens needs
+    // 15.0 GiB of weights + 4 GiB (f16) or 8 GiB (f32) of KV cache; 21 GiB allocatable.
+    const at = (t: 'f16' | 'f32') => fitsVerdict(big, 32768, mem(21 * GiB), t);
+    expect(at('f16')).toMatchObject({ ok: true, kvType: 'f16', kvBytes: 2 * 2 * 32 * 32768 * 1024 });
+    expect(at('f16').reason).toMatch(/f16 KV cache 4\.00 GiB at 32768 tokens/);
+    expect(at('f32')).toMatchObject({ ok: false, kvType: 'f32', kvBytes: 4 * 2 * 32 * 32768 * 1024 });
+    expect(at('f32').reason).toMatch(/f32 KV cache 8\.00 GiB at 32768 tokens.*short by/);
+    expect(fitsVerdict(big, 32768, mem(21 * GiB)).ok).toBe(true);
+    // modelFits (the GGUF header path the page and the command line use) passes the type through.
+    const file = syntheticGguf('synthetic:llama-3.1-8b-f16');
+    expect(modelFits(file, mem(21 * GiB), 32768, 'f32')).toMatchObject({ ok: false, kvType: 'f32' });
+    expect(modelFits(file, mem(21 * GiB), 32768)).toMatchObject({ ok: true, kvType: 'f16' });
+  });
   it('fits, short by, capped, and binding limits', () => {
     expect(fitsVerdict(stories, 512, mem(GiB)).ok).toBe(true);
-    const v = fitsVerdict(big, 2048, mem(8 * GiB));
+    const v = fitsVerdict(big, 2048, mem(8 * GiB), 'f32');
     expect(v).toMatchObject({ ok: false, certain: true });
     expect(v.reason).toMatch(/short by 7\.47 GiB/);
     const c = fitsVerdict(big, 2048, mem(GiB, true));

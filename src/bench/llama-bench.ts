@@ -3,6 +3,8 @@
  * "does it fit" arithmetic, the kernel-share table and busy fraction, and the cost of a million tokens.
  * The GPU side (running the tests, profiling, probing memory) is in `llama-bench-gpu.ts`.
  */
+import type { KvType } from '../engine/types.ts';
+import { kvTypeBytes } from '../engine/validate.ts';
 import type { LlamaConfig } from '../webgpu/model/config.ts';
 
 /** One llama-bench test as the result file stores it (`tests[]`). */
@@ -63,6 +65,8 @@ export interface FitsVerdict {
   kvBytes?: number;
   stateBytes?: number;
   contextLength?: number;
+  /** The KV-cache element type the need was computed for (2 bytes per element for f16, 4 for f32). */
+  kvType?: KvType;
 }
 
 /** One kernel family's GPU time. */
@@ -225,7 +229,8 @@ export interface FitModel
 
 /**
  * Bytes the engine allocates for a model at a context length (LlamaModel.load): the weights as stored,
- * the f32 KV cache (2 × layers × ctx × kvDim × 4) and the run state for a prefill batch (activations,
+ * the KV cache of the chosen element type (2 × layers × ctx × kvDim × 2 for f16, the default, × 4 for f32)
+ * and the run state for a prefill batch (activations,
  * logits, RoPE table, as `LlamaModel.stateBytes`), plus, at the peak of a load, the staging buffer of the
  * largest repacked tensor (`stagingBytes`; kernels/repack.ts: planes take the raw size rounded up to
  * 16 bytes per part, and each part's raw bytes wait in a staging buffer until the part is complete).
@@ -233,13 +238,14 @@ export interface FitModel
 export function modelNeedBytes(
   m: FitModel,
   contextLength: number,
+  kvType: KvType = 'f16',
   batchSize = 64,
 ): { weightBytes: number; kvBytes: number; stateBytes: number; stagingBytes: number; needBytes: number } {
   const weightBytes = m.tensors.reduce((a, t) => a + t.bytes, 0);
   const qDim = m.nHead * m.headDim;
   const kvDim = m.nHeadKv * m.headDim;
   const B = Math.max(1, Math.min(batchSize, contextLength));
-  const kvBytes = 4 * 2 * m.nLayers * contextLength * kvDim;
+  const kvBytes = kvTypeBytes(kvType) * 2 * m.nLayers * contextLength * kvDim;
   const stateBytes =
     4 * (B * (m.nEmbd + 2 * qDim + m.nFF + 1) + m.nVocab * 2) + contextLength * m.ropeDim * 4;
   const stagingBytes = Math.max(0, ...m.tensors.filter((t) => t.repacked).map((t) => t.bytes + 16));
@@ -270,10 +276,11 @@ export function fitsVerdict(
   m: FitModel,
   contextLength: number,
   mem: MemoryProbe,
+  kvType: KvType = 'f16',
   batchSize = 64,
 ): FitsVerdict {
-  const need = modelNeedBytes(m, contextLength, batchSize);
-  const base = { ...need, contextLength, certain: true };
+  const need = modelNeedBytes(m, contextLength, kvType, batchSize);
+  const base = { ...need, contextLength, kvType, certain: true };
   const maxBinding = Math.min(mem.maxBindingBytes, mem.maxBufferBytes);
   const maxStorage = mem.maxStorageBuffers ?? 8;
   for (const t of m.tensors) {
@@ -306,7 +313,7 @@ export function fitsVerdict(
     return {
       ok: true,
       ...base,
-      reason: `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, KV cache ${gb(need.kvBytes)} at ${contextLength} tokens, state ${gb(need.stateBytes)}); ${mem.capped ? 'at least ' : ''}${gb(mem.allocatableBytes)} allocatable`,
+      reason: `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, ${kvType} KV cache ${gb(need.kvBytes)} at ${contextLength} tokens, state ${gb(need.stateBytes)}); ${mem.capped ? 'at least ' : ''}${gb(mem.allocatableBytes)} allocatable`,
     };
   }
   return {
@@ -314,7 +321,7 @@ export function fitsVerdict(
     ...base,
     certain: !mem.capped,
     reason: mem.capped
-      ? `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, KV cache ${gb(need.kvBytes)}); the memory probe stopped at its cap of ${gb(mem.allocatableBytes)}, so whether more can be allocated is unknown`
-      : `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, KV cache ${gb(need.kvBytes)} at ${contextLength} tokens) but only ${gb(mem.allocatableBytes)} could be allocated: short by ${gb(need.needBytes - mem.allocatableBytes)}`,
+      ? `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, ${kvType} KV cache ${gb(need.kvBytes)}); the memory probe stopped at its cap of ${gb(mem.allocatableBytes)}, so whether more can be allocated is unknown`
+      : `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, ${kvType} KV cache ${gb(need.kvBytes)} at ${contextLength} tokens) but only ${gb(mem.allocatableBytes)} could be allocated: short by ${gb(need.needBytes - mem.allocatableBytes)}`,
   };
 }

@@ -8,7 +8,8 @@
  * `window.__benchEvent`, which Playwright exposes).
  */
 import { EngineError } from '../engine/errors.ts';
-import type { Engine, LoadProgress, ModelInfo, ModelSource } from '../engine/types.ts';
+import type { Engine, KvType, LoadProgress, ModelInfo, ModelSource } from '../engine/types.ts';
+import { checkKvType } from '../engine/validate.ts';
 import { WorkerEngine } from '../engine/worker-api.ts';
 import { createGpuContext } from '../webgpu/device.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
@@ -62,6 +63,11 @@ export interface BenchOptions {
    * phone or integrated GPU may grant them (LoadOptions.defaultLimits; `--default-limits`).
    */
   defaultLimits?: boolean;
+  /**
+   * KV-cache element type (LoadOptions.kvType; `--kv-type`): used for the load and for the memory verdict;
+   * default the engine's (f16).
+   */
+  kvType?: KvType;
   /** Bound on the model load and on each request, ms (default: none). */
   timeoutMs?: number;
   /** Measure bandwidth and matmul throughput after the runs (default true). */
@@ -254,6 +260,7 @@ export async function runBench(
   onEvent: (e: BenchEvent) => void = () => {},
 ): Promise<BenchResult> {
   const engineName = opts.engine ?? 'webgpu';
+  checkKvType(opts.kvType);
   const device = await readBenchDevice();
   onEvent({ type: 'device', device });
   if (opts.llamaBench) {
@@ -273,6 +280,7 @@ export async function runBench(
       typeof doProbe === 'object' ? doProbe.capBytes : undefined,
       onEvent,
       opts.defaultLimits,
+      opts.kvType,
     ));
     if (fits && !fits.ok) {
       throw new EngineError(
@@ -298,6 +306,7 @@ export async function runBench(
       engine.load(modelSource(opts.model), {
         contextLength,
         defaultLimits: opts.defaultLimits,
+        ...(opts.kvType ? { kvType: opts.kvType } : {}),
         signal,
         onProgress: (progress) => onEvent({ type: 'load-progress', progress }),
       }),
@@ -402,7 +411,8 @@ function costOf(
 
 /**
  * Probes memory on a device of its own (destroyed afterwards) and, from the model's header (a synthetic
- * shape, or the GGUF header read by range requests), says whether it fits at `contextLength`.
+ * shape, or the GGUF header read by range requests), says whether it fits at `contextLength` with a KV
+ * cache of `kvType` (default f16, the engine's).
  */
 export async function probeAndFit(
   spec: BenchModelSpec,
@@ -410,6 +420,7 @@ export async function probeAndFit(
   capBytes: number | undefined,
   onEvent: (e: BenchEvent) => void = () => {},
   defaultLimits = false,
+  kvType: KvType = 'f16',
 ): Promise<{ memory?: MemoryProbe; fits?: FitsVerdict }> {
   let memory: MemoryProbe | undefined;
   let gpu: Awaited<ReturnType<typeof createGpuContext>> | undefined;
@@ -426,7 +437,7 @@ export async function probeAndFit(
   try {
     const file =
       'synthetic' in spec ? syntheticGguf(modelId(spec), spec.seed) : await openGguf(modelSource(spec));
-    fits = modelFits(file, memory, contextLength);
+    fits = modelFits(file, memory, contextLength, kvType);
   } catch (e) {
     onEvent({ type: 'warning', message: `could not read the model header: ${(e as Error)?.message ?? e}` });
   }

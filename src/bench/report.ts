@@ -3,6 +3,8 @@
  * Markdown table and self-contained HTML page (inline SVG charts) `npm run bench:report` makes from several
  * result files. Also {@link validateResult}, the structural check both commands apply to a result file.
  */
+
+import type { SamplingParams } from '../engine/types.ts';
 import type { Summary } from './metrics.ts';
 import type { BenchResult } from './types.ts';
 
@@ -195,6 +197,21 @@ export function textTable(rows: string[][]): string {
  * model, plan, load), the summary of each metric, and the roofline.
  * @param notes extra lines under the heading (e.g. why this model was chosen).
  */
+/**
+ * A plan's sampling in words: `greedy` (no temperature), else `temperature 0.8, top-p 0.95, seed 1` (the
+ * parameters that are set, in llama.cpp's flag names).
+ */
+export function samplingText(s: SamplingParams | undefined): string {
+  if (!s?.temperature) return 'greedy';
+  const parts = [`temperature ${s.temperature}`];
+  if (s.topK !== undefined) parts.push(`top-k ${s.topK}`);
+  if (s.topP !== undefined) parts.push(`top-p ${s.topP}`);
+  if (s.minP !== undefined) parts.push(`min-p ${s.minP}`);
+  if (s.repetitionPenalty !== undefined) parts.push(`repeat-penalty ${s.repetitionPenalty}`);
+  if (s.seed !== undefined) parts.push(`seed ${s.seed}`);
+  return parts.join(', ');
+}
+
 export function formatResultText(r: BenchResult, notes: string[] = []): string {
   const out: string[] = [];
   const m = r.model;
@@ -207,12 +224,12 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
     );
   out.push(`  engine:  ${r.engine}`);
   out.push(
-    `  model:   ${m.id} (${m.architecture}, ${m.quantization}, ${fmtParams(m.parameters)} parameters, ${fmtBytes(m.bytes)} of weights)${m.synthetic ? ' — synthetic: random weights, real speed, noise for text' : ''}`,
+    `  model:   ${m.id} (${m.architecture}, ${m.quantization}, ${fmtParams(m.parameters)} parameters, ${fmtBytes(m.bytes)} of weights${m.kvType ? `, ${m.kvType} KV cache` : ''})${m.synthetic ? ' — synthetic: random weights, real speed, noise for text' : ''}`,
   );
   for (const n of notes) out.push(`           ${n}`);
   const nRuns = p.prompts.length * p.runs;
   out.push(
-    `  plan:    ${p.prompts.length} prompt${p.prompts.length === 1 ? '' : 's'} × ${p.runs} run${p.runs === 1 ? '' : 's'} = ${nRuns} measured (+${p.warmup} warm-up), up to ${p.maxTokens} new tokens, ${p.sampling?.temperature ? `temperature ${p.sampling.temperature}` : 'greedy'}${p.ignoreEos ? ', EOS ignored' : ''}`,
+    `  plan:    ${p.prompts.length} prompt${p.prompts.length === 1 ? '' : 's'} × ${p.runs} run${p.runs === 1 ? '' : 's'} = ${nRuns} measured (+${p.warmup} warm-up), up to ${p.maxTokens} new tokens, ${samplingText(p.sampling)}${p.ignoreEos ? ', EOS ignored' : ''}`,
   );
   const tokIn = r.runs.map((x) => x.promptTokens);
   const tokOut = r.runs.map((x) => x.outputTokens);

@@ -42,6 +42,11 @@ describe('bytes per token and fractions', () => {
     );
     // Default kvDim = nEmbd.
     expect(decodeBytesPerToken(M, 10) - decodeBytesPerToken(M, 0)).toBe(2 * 4 * 10 * 100 * 4);
+    // The engine's KV type (ModelInfo.kvType): 2 bytes per element for f16, 4 for f32.
+    const kv = (m: typeof M & { kvType?: 'f16' | 'f32' }) =>
+      decodeBytesPerToken(m, 10) - decodeBytesPerToken(m, 0);
+    expect(kv({ ...M, kvType: 'f16' })).toBe(2 * 4 * 10 * 100 * 2);
+    expect(kv({ ...M, kvType: 'f32' })).toBe(2 * 4 * 10 * 100 * 4);
   });
 
   it('fractions of bandwidth and matmul rate', () => {

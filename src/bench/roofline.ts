@@ -15,6 +15,7 @@
  * {@link rooflineFraction} says which share of the measured bandwidth decode reached.
  */
 import type { ModelInfo } from '../engine/types.ts';
+import { kvTypeBytes } from '../engine/validate.ts';
 import type { BenchRoofline } from './types.ts';
 
 /** How a kernel was timed. */
@@ -507,13 +508,16 @@ export async function measureMatmul(device: GPUDevice, opts: MatmulOptions = {})
 /** What {@link decodeBytesPerToken} needs: the engine's {@link ModelInfo}, plus facts it may not carry. */
 export type DecodeTrafficModel = Pick<
   ModelInfo,
-  'nParams' | 'weightBytes' | 'nEmbd' | 'nVocab' | 'nLayers'
+  'nParams' | 'weightBytes' | 'nEmbd' | 'nVocab' | 'nLayers' | 'kvType'
 > & {
   /** K/V width per layer (nHeadKv · headDim); default nEmbd (no GQA: an upper bound). */
   kvDim?: number;
   /** The output projection reuses `token_embd` (then the whole table is read per token); default false. */
   tiedEmbeddings?: boolean;
-  /** Bytes per KV-cache element; default 4 (our engine's F32 cache). */
+  /**
+   * Bytes per KV-cache element; default from `kvType` (2 for f16, 4 for f32), else 4 (an engine that does
+   * not say its cache type ran an f32 one).
+   */
   kvBytesPerElement?: number;
 };
 
@@ -527,7 +531,12 @@ export function decodeBytesPerToken(m: DecodeTrafficModel, contextUsed: number):
   const bytesPerParam = m.nParams > 0 ? m.weightBytes / m.nParams : 4;
   const embdUnread = m.tiedEmbeddings ? 0 : (m.nVocab - 1) * m.nEmbd * bytesPerParam;
   const weights = Math.max(0, m.weightBytes - embdUnread);
-  const kv = 2 * m.nLayers * Math.max(0, contextUsed) * (m.kvDim ?? m.nEmbd) * (m.kvBytesPerElement ?? 4);
+  const kv =
+    2 *
+    m.nLayers *
+    Math.max(0, contextUsed) *
+    (m.kvDim ?? m.nEmbd) *
+    (m.kvBytesPerElement ?? (m.kvType ? kvTypeBytes(m.kvType) : 4));
   return weights + kv;
 }
 

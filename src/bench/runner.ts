@@ -218,6 +218,7 @@ export function benchModelFrom(
     ...(opts.synthetic ? { synthetic: true } : {}),
     ...(info.kernels ? { kernels: info.kernels } : {}),
     ...(info.limits ? { limits: info.limits } : {}),
+    ...(info.kvType ? { kvType: info.kvType } : {}),
   };
 }
 

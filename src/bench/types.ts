@@ -132,6 +132,8 @@ export interface BenchResult {
     kernels?: ModelInfo['kernels'];
     /** The device limits the engine planned with; `defaultLimits` where only the spec's were asked. */
     limits?: ModelInfo['limits'];
+    /** The KV-cache element type the engine ran (ModelInfo.kvType; `--kv-type`): 'f16' or 'f32'. */
+    kvType?: ModelInfo['kvType'];
   };
   load: { totalMs: number; downloadMs: number; uploadMs: number; compileMs: number };
   plan: BenchPlan;

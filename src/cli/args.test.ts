@@ -7,7 +7,16 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { intArg, intListArg, isUsageError, numArg, samplingArgs, secondsArg, UsageError } from './args.ts';
+import {
+  intArg,
+  intListArg,
+  isUsageError,
+  kvTypeArg,
+  numArg,
+  samplingArgs,
+  secondsArg,
+  UsageError,
+} from './args.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
@@ -65,6 +74,14 @@ describe('the readers', () => {
     expect(() => samplingArgs({ 'top-p': '0' })).toThrow(/--top-p must be a finite number > 0 and ≤ 1/);
     expect(() => samplingArgs({ 'repeat-penalty': '' })).toThrow(/--repeat-penalty/);
   });
+  it('kvTypeArg: f16 or f32 exactly; absent is the engine default', () => {
+    expect(kvTypeArg(undefined)).toBeUndefined();
+    expect(kvTypeArg('f16')).toBe('f16');
+    expect(kvTypeArg('f32')).toBe('f32');
+    for (const v of ['', 'F16', 'q8_0', 'f16 ', 'fp16', 'bf16'])
+      expect(() => kvTypeArg(v), JSON.stringify(v)).toThrow(UsageError);
+    expect(() => kvTypeArg('F16')).toThrow(/^--kv-type must be f16 or f32, got "F16"$/);
+  });
   it('isUsageError: ours and parseArgs errors', () => {
     expect(isUsageError(new UsageError('x'))).toBe(true);
     expect(isUsageError(Object.assign(new TypeError('x'), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' }))).toBe(
@@ -97,6 +114,41 @@ describe('every command: a bad number or option exits 2, before any work', () =>
       /--timeout-s must be a finite number > 0/,
     ],
     ['bench', ['--llama-bench', '--reps', '2.5'], /--reps must be an integer ≥ 1, got "2\.5"/],
+    [
+      'generate',
+      ['--model', '/no/model.gguf', '--kv-type', 'F16'],
+      /--kv-type must be f16 or f32, got "F16"/,
+    ],
+    [
+      'generate',
+      ['--model', '/no/model.gguf', '--runtime', 'node', '--kv-type', 'q8_0'],
+      /--kv-type must be f16 or f32, got "q8_0"/,
+    ],
+    ['bench', ['--model', '/no/model.gguf', '--kv-type', ''], /--kv-type must be f16 or f32, got ""/],
+    [
+      'perplexity',
+      ['--model', '/no/model.gguf', '--text', '/no/t.txt', '--kv-type', 'f8'],
+      /--kv-type must be f16 or f32, got "f8"/,
+    ],
+    [
+      'bench',
+      ['--model', '/no/model.gguf', '--temperature', 'abc'],
+      /--temperature must be a finite number ≥ 0, got "abc"/,
+    ],
+    ['bench', ['--model', '/no/model.gguf', '--top-p', '0'], /--top-p must be a finite number > 0 and ≤ 1/],
+    ['bench', ['--model', '/no/model.gguf', '--top-k', '2.5'], /--top-k must be an integer ≥ 0, got "2\.5"/],
+    ['bench', ['--model', '/no/model.gguf', '--min-p', '1.5'], /--min-p must be a finite number ≥ 0 and ≤ 1/],
+    [
+      'bench',
+      ['--model', '/no/model.gguf', '--repeat-penalty', '0'],
+      /--repeat-penalty must be a finite number > 0/,
+    ],
+    ['bench', ['--model', '/no/model.gguf', '--seed', 'x'], /--seed must be an integer, got "x"/],
+    [
+      'bench',
+      ['--llama-bench', '--temperature', '0.8', '--top-p', '0.95'],
+      /--temperature, --top-p apply to the prompt plan; --llama-bench's tg tests decode greedily/,
+    ],
     [
       'perplexity',
       ['--model', '/no/model.gguf', '--text', '/no/t.txt', '--ctx', 'abc'],

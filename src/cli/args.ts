@@ -4,8 +4,15 @@
  * means "bad arguments" (exit 2, see src/cli/run.ts). Every command's numeric flags go through these.
  */
 
-import type { SamplingParams } from '../engine/types.ts';
-import { describeRule, type NumberRule, readRuleText, SAMPLING_RULES } from '../engine/validate.ts';
+import type { KvType, SamplingParams } from '../engine/types.ts';
+import {
+  describeRule,
+  isKvType,
+  KV_TYPES,
+  type NumberRule,
+  readRuleText,
+  SAMPLING_RULES,
+} from '../engine/validate.ts';
 
 /** A bad command-line argument: the commands print its message and exit 2. */
 export class UsageError extends Error {}
@@ -103,4 +110,18 @@ export function samplingArgs(values: Partial<Record<keyof typeof SAMPLING_FLAGS,
     if (n !== undefined) out[field] = n;
   }
   return out;
+}
+
+/** What `--kv-type` says in every command's usage. */
+export const KV_TYPE_USAGE = `--kv-type f16|f32                 KV-cache element type (default f16, as llama.cpp's; f32 takes twice the
+                                    memory and bandwidth)`;
+
+/**
+ * `--kv-type` (LoadOptions.kvType): `f16` or `f32`, or undefined when absent (the engine's default, f16).
+ * @throws UsageError `--kv-type must be f16 or f32, got "<v>"` for anything else (`F16`, `q8_0`, `""`).
+ */
+export function kvTypeArg(v: string | undefined): KvType | undefined {
+  if (v === undefined) return undefined;
+  if (!isKvType(v)) throw new UsageError(`--kv-type must be ${KV_TYPES.join(' or ')}, got "${v}"`);
+  return v;
 }

@@ -131,6 +131,35 @@ describe('npm run bench', () => {
     expect(r.stderr).toMatch(/run 2\/2/);
   });
 
+  it('sampling flags go into every request and the plan; --kv-type reaches the load and the result', async () => {
+    const out = join(tempDir('bench-'), 'out.json');
+    const r = await bench([
+      ...['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '12', '--ignore-eos'],
+      ...['--runs', '2', '--warmup', '0', '--no-roofline', '--no-cpu-match', '--json', out],
+      ...['--temperature', '0.8', '--top-k', '40', '--top-p', '0.95', '--min-p', '0.05'],
+      ...['--repeat-penalty', '1.1', '--seed', '3', '--kv-type', 'f32'],
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(validateResult(j)).toEqual([]);
+    expect(j.plan.sampling).toEqual({
+      temperature: 0.8,
+      topK: 40,
+      topP: 0.95,
+      minP: 0.05,
+      repetitionPenalty: 1.1,
+      seed: 3,
+    });
+    expect(r.stdout).toMatch(
+      /temperature 0\.8, top-k 40, top-p 0\.95, min-p 0\.05, repeat-penalty 1\.1, seed 3, EOS ignored/,
+    );
+    // The same seed gives the same tokens in every run.
+    expect(j.runs).toHaveLength(2);
+    expect(j.runs[1].outputTokenIds).toEqual(j.runs[0].outputTokenIds);
+    // model.kvType is what the engine reports it ran (ModelInfo.kvType).
+    if (j.model.kvType !== undefined) expect(j.model.kvType).toBe('f32');
+  });
+
   it('exits 3 when a threshold is missed', async () => {
     const r = await bench([
       '--model',

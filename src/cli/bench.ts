@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- [--model PATH|URL|synthetic:NAME] [--engine webgpu] [--prompt TEXT | --prompts FILE|SET]
- *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--ctx N] [--json FILE] [--browser PATH] [--gpu]
- *   [--no-roofline] [--fail-under-decode-tps X] [--fail-over-ttft-ms X] [--timeout-s N]`
+ *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--temperature T] [--top-k K] [--top-p P]
+ *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32] [--json FILE] [--browser PATH]
+ *   [--gpu] [--no-roofline] [--fail-under-decode-tps X] [--fail-over-ttft-ms X] [--timeout-s N]`
  *
  * The benchmark page, headless: builds the page if needed (`dist/`), serves it (and a local model file,
  * with range requests) on 127.0.0.1, opens it in headless Chromium through Playwright and runs the same
@@ -21,12 +22,23 @@ import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.
 import { fmt, fmtBytes, fmtPct, formatResultText } from '../bench/report.ts';
 import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
-import type { LoadProgress } from '../engine/types.ts';
+import type { KvType, LoadProgress, SamplingParams } from '../engine/types.ts';
 import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { createTokenizer } from '../webgpu/tokenizer/index.ts';
-import { intArg, isUsageError, numArg, optIntArg, secondsArg, UsageError } from './args.ts';
+import {
+  intArg,
+  isUsageError,
+  KV_TYPE_USAGE,
+  kvTypeArg,
+  numArg,
+  optIntArg,
+  SAMPLING_FLAGS,
+  samplingArgs,
+  secondsArg,
+  UsageError,
+} from './args.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import {
   formatLlamaBench,
@@ -59,7 +71,15 @@ const USAGE = `usage: npm run bench -- [options]
   --runs N                          measured runs per prompt (default 2)
   --warmup N                        warm-up runs, not counted (default 1)
   --ignore-eos                      decode exactly --max-tokens tokens
+  --temperature T                   sampling temperature (default 0 = greedy); with the flags below, applied
+                                    in llama.cpp's chain order and recorded in the result's plan.sampling
+  --top-k K                         keep the K most likely tokens (0 = off)
+  --top-p P                         nucleus: the smallest set with probability ≥ P (0 < P ≤ 1; 1 = off)
+  --min-p P                         drop tokens below P × the top probability (0 ≤ P ≤ 1; 0 = off)
+  --repeat-penalty R                penalty on recently seen tokens (> 0; 1 = off)
+  --seed S                          seed of the sampler's draws (an integer)
   --ctx N                           context length (KV cache) in tokens
+  ${KV_TYPE_USAGE}; recorded in the result's model.kvType
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them; the
                                     result's model.limits records the limits used
@@ -95,6 +115,8 @@ interface BenchArgs {
   contextLength?: number;
   /** Request only the WebGPU spec's default limits (--default-limits). */
   defaultLimits: boolean;
+  /** KV-cache element type (--kv-type); undefined = the engine's default (f16). */
+  kvType?: KvType;
   json?: string;
   browser?: string;
   gpu: boolean;
@@ -123,6 +145,13 @@ function parse(argv: string[]): BenchArgs | 'help' {
       'ignore-eos': { type: 'boolean', default: false },
       ctx: { type: 'string' },
       'default-limits': { type: 'boolean', default: false },
+      'kv-type': { type: 'string' },
+      temperature: { type: 'string' },
+      'top-k': { type: 'string' },
+      'top-p': { type: 'string' },
+      'min-p': { type: 'string' },
+      'repeat-penalty': { type: 'string' },
+      seed: { type: 'string' },
       json: { type: 'string' },
       browser: { type: 'string' },
       chromium: { type: 'string' },
@@ -148,8 +177,20 @@ function parse(argv: string[]): BenchArgs | 'help' {
     failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps', { min: 0 }),
     failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms', { min: 0 }),
     timeoutS: secondsArg(values['timeout-s'], 'timeout-s') ?? 600,
+    // The engine API's own rules (src/engine/validate.ts SAMPLING_RULES), as generate and the page read them.
+    sampling: samplingArgs(values),
     part2: llamaBenchOptions(values),
   };
+  const kvType = kvTypeArg(values['kv-type']);
+  const sampling: SamplingParams | undefined =
+    Object.keys(numbers.sampling).length > 0 ? numbers.sampling : undefined;
+  if (sampling && numbers.part2.llamaBench)
+    throw new UsageError(
+      `${Object.keys(SAMPLING_FLAGS)
+        .filter((f) => values[f as keyof typeof SAMPLING_FLAGS] !== undefined)
+        .map((f) => `--${f}`)
+        .join(', ')} apply to the prompt plan; --llama-bench's tg tests decode greedily, as llama-bench does`,
+    );
 
   // Model.
   let model: BenchArgs['model'];
@@ -238,9 +279,11 @@ function parse(argv: string[]): BenchArgs | 'help' {
       runs: numbers.runs,
       warmup: numbers.warmup,
       ignoreEos: values['ignore-eos'] ?? false,
+      ...(sampling ? { sampling } : {}),
     },
     contextLength: numbers.contextLength,
     defaultLimits: values['default-limits'] ?? false,
+    kvType,
     json: values.json,
     browser: values.browser ?? values.chromium,
     gpu: values.gpu ?? false,
@@ -469,6 +512,7 @@ async function main(argv: string[]): Promise<number> {
         plan: a.plan,
         contextLength: a.contextLength,
         defaultLimits: a.defaultLimits,
+        ...(a.kvType ? { kvType: a.kvType } : {}),
         timeoutMs: a.timeoutMs,
         roofline: a.roofline,
         ...(cpuMatch ? { cpuMatch } : {}),

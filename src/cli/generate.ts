@@ -1,7 +1,7 @@
 /**
  * `npm run generate -- --model PATH_OR_URL --prompt TEXT --max-tokens N [--temperature T --seed S]
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
- *   [--chromium PATH] [--ctx N]`
+ *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]`
  *
  * The field's `llama-cli`: prints the continuation as it streams. Greedy unless told otherwise. With
  * `--json` writes `{"promptTokenIds": [...], "outputTokenIds": [...], "text": "..."}` (promptTokenIds
@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EngineError } from '../engine/errors.ts';
 import type { GenerateRequest, GenerateResult, ModelInfo } from '../engine/types.ts';
-import { intArg, optIntArg, samplingArgs, UsageError } from './args.ts';
+import { intArg, kvTypeArg, optIntArg, samplingArgs, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
@@ -21,10 +21,12 @@ import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
        [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--json FILE] [--runtime browser|node]
-       [--gpu] [--chromium PATH] [--ctx N] [--default-limits] [--cache-dir DIR | --no-cache]
+       [--gpu] [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]
+       [--cache-dir DIR | --no-cache]
 
   --default-limits  request only WebGPU's default limits (128 MiB bindings, 8 storage buffers per stage),
                     as a phone or integrated GPU may grant them
+  --kv-type f16|f32 KV-cache element type (default f16, as llama.cpp's; f32 takes twice the memory)
 
   --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE  (a URL is downloaded once into the cache)
 ${CACHE_USAGE}`;
@@ -58,6 +60,7 @@ async function main(): Promise<number> {
       browser: { type: 'string' },
       ctx: { type: 'string' },
       'default-limits': { type: 'boolean', default: false },
+      'kv-type': { type: 'string' },
       help: { type: 'boolean', default: false },
       ...CACHE_OPTIONS,
     },
@@ -75,6 +78,7 @@ async function main(): Promise<number> {
     ...samplingArgs(values),
   };
   const ctx = optIntArg(values.ctx, 'ctx', 1);
+  const kvType = kvTypeArg(values['kv-type']);
   // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
   const model = await resolveCliModel({ ...values, model: values.model });
   const isUrl = /^https?:\/\//.test(model);
@@ -91,7 +95,7 @@ async function main(): Promise<number> {
       logLimits(
         await engine.load(
           isSynthetic ? { synthetic: model } : isUrl ? { url: model } : { path: resolve(model) },
-          { contextLength: ctx, defaultLimits: values['default-limits'] },
+          { contextLength: ctx, defaultLimits: values['default-limits'], kvType },
         ),
       );
       result = await engine.generate(req, (e) => process.stdout.write(e.text));
@@ -114,6 +118,7 @@ async function main(): Promise<number> {
             isUrl || isSynthetic ? model : modelUrl,
             ctx,
             values['default-limits'],
+            kvType,
           ).then(logLimits);
         } catch (e) {
           // Name the file the person gave, not the URL it was served under.

@@ -3,7 +3,7 @@
  * (`workers/engine.worker.ts`) through {@link WorkerEngine} and exposes `window.harness`.
  */
 
-import type { GenerateRequest, GenerateResult, LoadProgress, ModelInfo } from '../engine/types.ts';
+import type { GenerateRequest, GenerateResult, KvType, LoadProgress, ModelInfo } from '../engine/types.ts';
 import { WorkerEngine } from '../engine/worker-api.ts';
 
 declare global {
@@ -17,8 +17,16 @@ declare global {
 let engine: WorkerEngine | undefined;
 
 const harness = {
-  /** Loads a model from a URL in the worker (`defaultLimits`: LoadOptions.defaultLimits). */
-  async load(url: string, contextLength?: number, defaultLimits?: boolean): Promise<ModelInfo> {
+  /**
+   * Loads a model from a URL in the worker (`defaultLimits`, `kvType`: LoadOptions.defaultLimits and
+   * LoadOptions.kvType; undefined = the engine's default).
+   */
+  async load(
+    url: string,
+    contextLength?: number,
+    defaultLimits?: boolean,
+    kvType?: KvType,
+  ): Promise<ModelInfo> {
     engine ??= new WorkerEngine(
       new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
     );
@@ -26,6 +34,7 @@ const harness = {
     return engine.load(source, {
       contextLength,
       defaultLimits,
+      ...(kvType ? { kvType } : {}),
       onProgress: (p) => window.__onProgress?.(p),
     });
   },

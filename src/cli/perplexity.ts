@@ -1,6 +1,6 @@
 /**
  * `npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N] [--runtime browser|node]
- *   [--gpu] [--chromium PATH]`
+ *   [--gpu] [--chromium PATH] [--kv-type f16|f32]`
  *
  * The field's `llama-perplexity`: tokenizes the text with BOS, scores it teacher-forced and prints
  * exp(mean NLL of every token after BOS). Texts longer than the context are scored in windows of `--ctx`
@@ -13,14 +13,16 @@ import { parseArgs } from 'node:util';
 import { perplexity, type WindowScores } from '../bench/perplexity.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { ModelInfo } from '../engine/types.ts';
-import { optIntArg, UsageError } from './args.ts';
+import { kvTypeArg, optIntArg, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
-       [--runtime browser|node] [--gpu] [--chromium PATH] [--cache-dir DIR | --no-cache]
+       [--runtime browser|node] [--gpu] [--chromium PATH] [--kv-type f16|f32] [--cache-dir DIR | --no-cache]
+
+  --kv-type f16|f32  KV-cache element type (default f16, as llama.cpp's; f32 takes twice the memory)
 
   --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]  (a URL is downloaded once into the cache)
 ${CACHE_USAGE}`;
@@ -56,6 +58,7 @@ async function main(): Promise<number> {
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
       chromium: { type: 'string' },
+      'kv-type': { type: 'string' },
       help: { type: 'boolean', default: false },
       ...CACHE_OPTIONS,
     },
@@ -65,6 +68,7 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2;
   }
   const ctx = optIntArg(values.ctx, 'ctx', 2);
+  const kvType = kvTypeArg(values['kv-type']);
   if (values.runtime !== 'browser' && values.runtime !== 'node')
     throw new UsageError(`--runtime must be browser or node, got "${values.runtime}"`);
   let text: string;
@@ -88,6 +92,7 @@ async function main(): Promise<number> {
     try {
       const info = await engine.load(isUrl ? { url: model } : { path: resolve(model) }, {
         contextLength: ctx,
+        kvType,
       });
       result = await run(text, ctx, {
         info,
@@ -101,7 +106,7 @@ async function main(): Promise<number> {
     result = await withHarnessPage(
       { gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) },
       async (page, modelUrl) => {
-        const info = await callHarness<ModelInfo>(page, 'load', isUrl ? model : modelUrl, ctx);
+        const info = await callHarness<ModelInfo>(page, 'load', isUrl ? model : modelUrl, ctx, false, kvType);
         return run(text, ctx, {
           info,
           tokenize: (t, addBos) => callHarness<number[]>(page, 'tokenize', t, addBos),

@@ -8,7 +8,7 @@
  * The number rules here are the sampler's (src/webgpu/sampler.ts uses {@link checkSamplingParams}).
  */
 import { EngineError } from './errors.ts';
-import type { ChatRequest, GenerateRequest, SamplingParams } from './types.ts';
+import type { ChatRequest, GenerateRequest, KvType, SamplingParams } from './types.ts';
 
 /** What a number must be: an integer or any finite number, within bounds (`above` is exclusive). */
 export interface NumberRule {
@@ -74,6 +74,28 @@ export const SAMPLING_RULES: Readonly<Record<keyof SamplingParams, NumberRule>> 
 export function checkSamplingParams(p: SamplingParams): void {
   for (const [name, rule] of Object.entries(SAMPLING_RULES))
     checkNumberOption(name, (p as Record<string, unknown>)[name], rule);
+}
+
+/** The KV-cache element types ({@link KvType}), the default first. */
+export const KV_TYPES: readonly KvType[] = ['f16', 'f32'];
+
+/** Bytes per KV-cache element: 2 for f16, 4 for f32. */
+export function kvTypeBytes(t: KvType): number {
+  return t === 'f32' ? 4 : 2;
+}
+
+/** True for `'f16'` or `'f32'`. */
+export function isKvType(v: unknown): v is KvType {
+  return typeof v === 'string' && (KV_TYPES as readonly string[]).includes(v);
+}
+
+/**
+ * Checks an optional KV-cache type (LoadOptions.kvType; undefined passes).
+ * @throws EngineError('invalid_argument') `kvType must be f16 or f32, got …`.
+ */
+export function checkKvType(v: unknown, name = 'kvType'): asserts v is KvType | undefined {
+  if (v !== undefined && !isKvType(v))
+    throw new EngineError('invalid_argument', `${name} must be ${KV_TYPES.join(' or ')}, got ${show(v)}`);
 }
 
 function checkBoolean(name: string, v: unknown): void {

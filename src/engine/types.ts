@@ -81,7 +81,16 @@ export interface LoadOptions {
    * refused before anything is allocated. Default false: the adapter's highest limits.
    */
   defaultLimits?: boolean;
+  /**
+   * Element type of the KV cache (our WebGPU engine; `--kv-type` on the command line): `f16` (default, as
+   * llama.cpp's default `--cache-type-k/v f16`; stored with WGSL's pack2x16float, so no shader-f16 needed)
+   * takes half the memory and bandwidth of `f32`. Bytes: 2 × nLayers × contextLength × kvDim × (2 or 4).
+   */
+  kvType?: KvType;
 }
+
+/** Element type of the KV cache ({@link LoadOptions.kvType}). */
+export type KvType = 'f16' | 'f32';
 
 /** Sampling parameters. Defaults give greedy decoding. Order of application follows llama.cpp's sampler chain. */
 export interface SamplingParams {
@@ -167,6 +176,8 @@ export interface ModelInfo {
   synthetic?: boolean;
   /** K/V width per layer (nHeadKv · headDim), for KV-cache traffic estimates. */
   kvDim?: number;
+  /** Element type of the KV cache (our WebGPU engine); bytes per element 2 (f16) or 4 (f32). */
+  kvType?: KvType;
   /** The output projection reuses `token_embd.weight`. */
   tiedEmbeddings?: boolean;
   /** Size of the GGUF file(s) in bytes, where known. */

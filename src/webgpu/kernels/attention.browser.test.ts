@@ -1,19 +1,34 @@
 /**
- * attentionWGSL against a float64 causal softmax attention: GQA and plain MHA, head dims 8 and 12,
- * decode (T = 1) at pos0 = 0 and past the 64 threads, and prefill batches (token t sees 0..pos0+t).
- * Cache rows past the last position hold huge values, so any leak shows.
+ * The attention kernels against a float64 causal softmax attention.
+ * - attentionWGSL (prefill): GQA and plain MHA, head dims 8 and 12, decode (T = 1) at pos0 = 0 and past
+ *   the 64 threads, and prefill batches (token t sees 0..pos0+t), f32 and f16 caches.
+ * - flashDecodeWGSL + flashCombineWGSL (decode): depths 1..5,000 across chunk boundaries, GQA ratios
+ *   1/4/8, head dims 64/80/128 (and 8, 12), T = 1..4, both layouts, with and without subgroups, f16 and
+ *   f32 caches; the reference reads the f16-rounded K and V the GPU reads.
+ * Cache rows past the last position hold huge values (f32) or ±Inf (f16), so any leak shows.
  */
 import { describe, it } from 'vitest';
-import { attentionWGSL } from './attention.ts';
+import {
+  attentionSplit,
+  attentionWGSL,
+  type FlashLayout,
+  flashCombineWGSL,
+  flashDecodeWGSL,
+  flashHeadGroups,
+  type KvType,
+  MAX_SPLITS,
+} from './attention.ts';
 import { packStep } from './common.ts';
 import {
   assertClose,
   freshRng,
+  packF16,
   randomF32,
   readF32,
   runWGSL,
   storageFrom,
   testDevice,
+  testGpu,
   uniformFrom,
 } from './test-util.ts';
 
@@ -23,8 +38,8 @@ const ABS = 1e-6;
 /** Causal GQA attention in float64: [out, tol] for q [T, nHead·HD] over caches [nCtx, nHeadKv·HD]. */
 function attentionRef(
   q: Float32Array,
-  kc: Float32Array,
-  vc: Float32Array,
+  kc: ArrayLike<number>,
+  vc: ArrayLike<number>,
   o: { nHead: number; nHeadKv: number; HD: number; T: number; pos0: number },
 ): [Float64Array, Float64Array] {
   const { nHead, nHeadKv, HD, T, pos0 } = o;
@@ -46,7 +61,8 @@ function attentionRef(
           sAbs[j] += Math.abs(p);
         }
       }
-      const m = Math.max(...s);
+      let m = -Infinity;
+      for (const v of s) m = Math.max(m, v);
       const w = s.map((v) => Math.exp(v - m));
       const l = w.reduce((a, b) => a + b, 0);
       for (let d = 0; d < HD; d++) {
@@ -67,8 +83,39 @@ function attentionRef(
   return [out, tol];
 }
 
+/**
+ * Random caches [nCtx, kvDim] whose rows from `filled` on hold values that would dominate if read, as the
+ * GPU sees them (`words`) and as the reference reads them (`ref`: f16-rounded for an f16 cache).
+ */
+function caches(
+  rng: () => number,
+  nCtx: number,
+  kvDim: number,
+  filled: number,
+  kv: KvType,
+): {
+  k: Uint32Array | Float32Array;
+  v: Uint32Array | Float32Array;
+  kRef: ArrayLike<number>;
+  vRef: ArrayLike<number>;
+} {
+  const kc = randomF32(rng, nCtx * kvDim);
+  const vc = randomF32(rng, nCtx * kvDim);
+  for (let i = filled * kvDim; i < kc.length; i++) {
+    // f32: scores ±1e4·… dominate every real score if read; f16: ±Inf (NaN as soon as it is touched).
+    kc[i] = Math.sign(kc[i]) * (kv === 'f16' ? Infinity : 1e4);
+    vc[i] = kv === 'f16' ? Infinity : 1e6;
+  }
+  if (kv === 'f32') return { k: kc, v: vc, kRef: kc, vRef: vc };
+  const k = packF16(kc);
+  const v = packF16(vc);
+  return { k: k.words, v: v.words, kRef: k.rounded, vRef: v.rounded };
+}
+
 describe('attentionWGSL', () => {
   for (const c of [
+    { nHead: 6, nHeadKv: 2, HD: 8, T: 3, pos0: 70, kv: 'f16' as const },
+    { nHead: 4, nHeadKv: 4, HD: 6, T: 1, pos0: 9, kv: 'f16' as const },
     { nHead: 6, nHeadKv: 2, HD: 8, T: 1, pos0: 0 },
     { nHead: 6, nHeadKv: 2, HD: 12, T: 1, pos0: 150 },
     { nHead: 6, nHeadKv: 2, HD: 8, T: 5, pos0: 3 },
@@ -76,38 +123,135 @@ describe('attentionWGSL', () => {
     { nHead: 4, nHeadKv: 4, HD: 8, T: 1, pos0: 150 },
     { nHead: 6, nHeadKv: 2, HD: 12, T: 11, pos0: 60 },
   ]) {
-    it(`causal attention (nHead=${c.nHead}, nHeadKv=${c.nHeadKv}, hd=${c.HD}, T=${c.T}, pos0=${c.pos0})`, async () => {
+    const kv: KvType = 'kv' in c ? c.kv : 'f32';
+    it(`causal attention (nHead=${c.nHead}, nHeadKv=${c.nHeadKv}, hd=${c.HD}, T=${c.T}, pos0=${c.pos0}, ${kv})`, async () => {
       const device = await testDevice();
       const { seed, rng } = freshRng();
       const { nHead, nHeadKv, HD, T, pos0 } = c;
       const qDim = nHead * HD;
       const kvDim = nHeadKv * HD;
       const nCtx = pos0 + T + 7;
-      const filled = (pos0 + T) * kvDim; // positions 0..pos0+T−1 hold real keys and values
       const q = randomF32(rng, T * qDim);
-      const kc = randomF32(rng, nCtx * kvDim);
-      const vc = randomF32(rng, nCtx * kvDim);
-      for (let i = filled; i < kc.length; i++) {
-        kc[i] = Math.sign(kc[i]) * 1e4; // scores ±1e4·… dominate every real score if read
-        vc[i] = 1e6;
-      }
+      // Positions 0..pos0+T−1 hold real keys and values.
+      const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, pos0 + T, kv);
       const out0 = randomF32(rng, (T + 1) * qDim); // a spare row that must stay untouched
       const out = storageFrom(device, out0);
-      const code = attentionWGSL({ nHead, nHeadKv, headDim: HD, scale: 1 / Math.sqrt(HD) });
+      const code = attentionWGSL({ nHead, nHeadKv, headDim: HD, scale: 1 / Math.sqrt(HD), kvType: kv });
       const bufs = [
         uniformFrom(device, packStep(T, pos0)),
         storageFrom(device, q),
-        storageFrom(device, kc),
-        storageFrom(device, vc),
+        storageFrom(device, k),
+        storageFrom(device, v),
         out,
       ];
       await runWGSL(device, code, bufs, [nHead, T]);
-      const [ref, tol] = attentionRef(q, kc, vc, { nHead, nHeadKv, HD, T, pos0 });
+      const [ref, tol] = attentionRef(q, kRef, vRef, { nHead, nHeadKv, HD, T, pos0 });
       const fullRef = Float64Array.from(out0);
       fullRef.set(ref);
       const fullTol = new Float64Array(fullRef.length);
       fullTol.set(tol);
       assertClose(`attention (seed ${seed})`, await readF32(device, out), fullRef, fullTol);
+    });
+  }
+});
+
+describe('flashDecodeWGSL + flashCombineWGSL', () => {
+  /** Depth (pos0 + T), head dim, GQA ratio, tokens, chunk (0 = the GPU policy), per case. */
+  const shapes = [
+    { len: 1, HD: 64, G: 1, T: 1, chunk: 64 },
+    { len: 2, HD: 8, G: 2, T: 2, chunk: 64 },
+    { len: 64, HD: 80, G: 4, T: 1, chunk: 64 },
+    { len: 65, HD: 128, G: 8, T: 1, chunk: 64 },
+    { len: 129, HD: 12, G: 3, T: 4, chunk: 64 },
+    { len: 200, HD: 64, G: 4, T: 3, chunk: 128 },
+    { len: 1000, HD: 128, G: 4, T: 1, chunk: 0 },
+    { len: 4097, HD: 64, G: 8, T: 2, chunk: 256 },
+    { len: 5000, HD: 128, G: 1, T: 1, chunk: 0 },
+    { len: 5000, HD: 80, G: 8, T: 4, chunk: 1000 },
+  ];
+  const layouts = async (): Promise<{ name: string; layout: FlashLayout }[]> => {
+    const gpu = await testGpu();
+    const out: { name: string; layout: FlashLayout }[] = [
+      { name: 'strided', layout: { kind: 'strided' } },
+      { name: 'tiled', layout: { kind: 'tiled', lanes: 1 } },
+    ];
+    if (gpu.hasSubgroups && gpu.subgroupMinSize >= 4)
+      out.push({ name: 'tiled, 4 lanes (subgroups)', layout: { kind: 'tiled', lanes: 4 } });
+    return out;
+  };
+  for (const kv of ['f16', 'f32'] as const) {
+    shapes.forEach((c, i) => {
+      // Every layout on every shape would be slow on a software adapter: each shape runs two layouts,
+      // rotating, so every layout meets every shape across the two cache types.
+      it(`depth ${c.len}, hd ${c.HD}, GQA ${c.G}, T ${c.T}, chunk ${c.chunk || 'policy'}, ${kv}`, async () => {
+        const gpu = await testGpu();
+        const device = gpu.device;
+        const all = await layouts();
+        const pick = [all[(i + (kv === 'f16' ? 0 : 1)) % all.length], all[(i + 2) % all.length]];
+        for (const { name, layout } of pick) {
+          const lanes = layout.lanes ?? 1;
+          if ((c.HD / 4) % lanes !== 0) continue;
+          const { seed, rng } = freshRng();
+          const nHeadKv = 2;
+          const nHead = nHeadKv * c.G;
+          const { HD, T } = c;
+          const pos0 = c.len - T;
+          const qDim = nHead * HD;
+          const kvDim = nHeadKv * HD;
+          const nCtx = c.len + 5;
+          const maxTokens = T === 1 ? 1 : 4;
+          const o = {
+            nHead,
+            nHeadKv,
+            headDim: HD,
+            scale: 1 / Math.sqrt(HD),
+            kvType: kv,
+            maxTokens,
+            nCtx,
+            layout,
+          };
+          const { groupsPerKvHead } = flashHeadGroups(o);
+          const { chunk, nSplit } = attentionSplit(c.len, {
+            workgroupsPerChunk: nHeadKv * groupsPerKvHead,
+            targetWorkgroups: 256,
+            minChunk: 128,
+            fixedChunk: c.chunk || undefined,
+          });
+          const q = randomF32(rng, T * qDim);
+          const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, c.len, kv);
+          const out0 = randomF32(rng, (T + 1) * qDim); // a spare row that must stay untouched
+          const out = storageFrom(device, out0);
+          const step = uniformFrom(device, Uint32Array.of(T, pos0, chunk, 0));
+          const partO = storageFrom(device, new Float32Array(MAX_SPLITS * maxTokens * qDim));
+          const partMl = storageFrom(device, new Float32Array(MAX_SPLITS * maxTokens * nHead * 2));
+          const qBuf = storageFrom(device, q);
+          await runWGSL(
+            device,
+            flashDecodeWGSL(o),
+            [step, qBuf, storageFrom(device, k), storageFrom(device, v), out, partO, partMl],
+            [nHeadKv * groupsPerKvHead, nSplit],
+          );
+          if (nSplit > 1) {
+            await runWGSL(
+              device,
+              flashCombineWGSL({ nHead, headDim: HD, maxTokens }),
+              [step, partO, partMl, out],
+              [nHead, T],
+            );
+          }
+          const [ref, tol] = attentionRef(q, kRef, vRef, { nHead, nHeadKv, HD, T, pos0 });
+          const fullRef = Float64Array.from(out0);
+          fullRef.set(ref);
+          const fullTol = new Float64Array(fullRef.length);
+          fullTol.set(tol.map((x) => 2 * x)); // the chunk merge adds a few roundings
+          assertClose(
+            `${name}, ${nSplit} chunk(s) of ${chunk} (seed ${seed})`,
+            await readF32(device, out),
+            fullRef,
+            fullTol,
+          );
+        }
+      });
     });
   }
 });

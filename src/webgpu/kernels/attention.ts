@@ -1,15 +1,57 @@
 /**
  * Causal grouped-query attention over the KV cache (scaled dot product, softmax, weighted sum of V).
  *
- * Shapes: q [T, nHead·headDim]; kCache, vCache [nCtx, nHeadKv·headDim] (one layer); out [T, nHead·headDim].
- * Query head h reads KV head h / (nHead / nHeadKv) (GQA, as llama.cpp). Token t of the batch sits at
- * position pos0 + t and attends to positions 0..pos0 + t.
+ * Shapes: q [T, nHead·headDim]; kCache, vCache [nCtx, nHeadKv·headDim] (one layer, element type
+ * {@link KvType}); out [T, nHead·headDim]. Query head h reads KV head h / (nHead / nHeadKv) (GQA, as
+ * llama.cpp). Token t of the batch sits at position pos0 + t and attends to positions 0..pos0 + t.
  *
- * One workgroup per (head, token). Each of the 64 threads runs an online softmax (Milakov & Gimelshein,
- * 2018) over a strided subset of positions, keeping (max, sum, acc[headDim]); the partials are then merged
- * in workgroup memory. Scores use finite sentinels, never ±Inf (WGSL leaves Inf arithmetic indeterminate).
+ * Two kernels:
+ * - {@link flashDecodeWGSL} for decode (T = 1..4 query tokens): flash-decoding (Dao et al., "Flash-Decoding
+ *   for long-context inference", 2023; llama.cpp's `flash_attn_ext` vec kernels): the positions are split
+ *   into chunks handled by different workgroups, one workgroup per (KV head, chunk) serving every query
+ *   head of its group and every token, so K and V are read once; each chunk's (max, sum, unnormalised
+ *   output) goes to a partial buffer that {@link flashCombineWGSL} merges. With one chunk the kernel
+ *   writes the output itself and the combine is not dispatched.
+ * - {@link attentionWGSL} for prefill batches: one workgroup per (query head, token).
+ *
+ * Both run an online softmax (Milakov & Gimelshein, 2018) with finite sentinels, never ±Inf (WGSL leaves
+ * Inf arithmetic indeterminate). Keys and queries share one per-head order of dimensions, written by the
+ * QKV kernel (kernels/llama-ops.ts: each rotated pair sits in adjacent slots), which q·k does not see.
+ *
+ * KV element types: `f32`, or `f16` stored two per u32 with `pack2x16float` (no shader-f16 needed; as
+ * llama.cpp's default F16 K/V cache). K is read four elements at a time (`vec4<f32>` or `vec2<u32>`),
+ * V two at a time.
  */
+import type { KvType } from '../../engine/types.ts';
 import { f32Lit, STEP_WGSL, WG } from './common.ts';
+
+export type { KvType };
+
+/** Bytes per KV-cache element. */
+export function kvBytesPerElement(kv: KvType): number {
+  return kv === 'f16' ? 2 : 4;
+}
+
+/** The largest score the kernels treat as "masked" (finite sentinel for −∞). */
+const SENTINEL = '-1.0e30';
+
+/** WGSL declaration of a K binding (read as 4 elements) and its loader `ld_<name>4(i)`, i a multiple of 4. */
+function kDecl(binding: string, name: string, kv: KvType, access = 'read'): string {
+  return kv === 'f16'
+    ? `${binding} var<storage, ${access}> ${name}: array<vec2<u32>>;
+fn ld_${name}4(i: u32) -> vec4<f32> { let w = ${name}[i / 4u]; return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }`
+    : `${binding} var<storage, ${access}> ${name}: array<vec4<f32>>;
+fn ld_${name}4(i: u32) -> vec4<f32> { return ${name}[i / 4u]; }`;
+}
+
+/** WGSL declaration of a cache binding read as pairs, with `ld_<name>2(i)`, i even. */
+function pairDecl(binding: string, name: string, kv: KvType): string {
+  return kv === 'f16'
+    ? `${binding} var<storage, read> ${name}: array<u32>;
+fn ld_${name}2(i: u32) -> vec2<f32> { return unpack2x16float(${name}[i / 2u]); }`
+    : `${binding} var<storage, read> ${name}: array<vec2<f32>>;
+fn ld_${name}2(i: u32) -> vec2<f32> { return ${name}[i / 2u]; }`;
+}
 
 export interface AttentionOptions {
   nHead: number;
@@ -17,6 +59,8 @@ export interface AttentionOptions {
   headDim: number;
   /** Softmax scale, normally 1/sqrt(headDim). */
   scale: number;
+  /** KV-cache element type (default f32). */
+  kvType?: KvType;
   /** Threads per workgroup (default {@link attentionWorkgroupSize}); small values suit software adapters. */
   threads?: number;
 }
@@ -31,19 +75,25 @@ export function attentionWorkgroupSize(headDim: number): number {
   return w;
 }
 
-/** Bindings: 0 step, 1 q, 2 kCache, 3 vCache, 4 out. Dispatch (nHead, T). */
+/**
+ * Prefill attention. Bindings: step, q, kc, vc, out. Dispatch (nHead, T). Needs an even headDim.
+ * @throws Error for an odd headDim or nHead not a multiple of nHeadKv.
+ */
 export function attentionWGSL(o: AttentionOptions): string {
   const HD = o.headDim;
+  if (HD % 2 !== 0 || o.nHead % o.nHeadKv !== 0) throw new Error(`attention: bad shape ${JSON.stringify(o)}`);
+  const kv = o.kvType ?? 'f32';
   const qDim = o.nHead * HD;
   const kvDim = o.nHeadKv * HD;
   const group = o.nHead / o.nHeadKv;
   const W = o.threads ?? attentionWorkgroupSize(HD);
+  const H2 = HD / 2;
   // One barrier: every thread publishes (m, l, acc); threads d < HD merge column d over all threads.
   return `${STEP_WGSL}
 @group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> kc: array<f32>;
-@group(0) @binding(3) var<storage, read> vc: array<f32>;
+@group(0) @binding(1) var<storage, read> q: array<vec2<f32>>;
+${pairDecl('@group(0) @binding(2)', 'kc', kv)}
+${pairDecl('@group(0) @binding(3)', 'vc', kv)}
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 const HD: u32 = ${HD}u;
 const W: u32 = ${W}u;
@@ -57,28 +107,28 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   let t = wg.y;
   let kvh = h / ${group}u;
   let pos = step.pos0 + t;
-  var qv: array<f32, ${HD}>;
-  for (var d = 0u; d < HD; d++) { qv[d] = q[t * ${qDim}u + h * HD + d] * ${f32Lit(o.scale)}; }
-  var m = -1.0e30;
+  var qv: array<vec2<f32>, ${H2}>;
+  for (var d = 0u; d < ${H2}u; d++) { qv[d] = q[(t * ${qDim}u + h * HD) / 2u + d] * ${f32Lit(o.scale)}; }
+  var m = ${SENTINEL};
   var l = 0.0;
-  var acc: array<f32, ${HD}>;
+  var acc: array<vec2<f32>, ${H2}>;
   for (var j = lid; j <= pos; j += W) {
     let kb = j * ${kvDim}u + kvh * HD;
     var s = 0.0;
-    for (var d = 0u; d < HD; d++) { s += qv[d] * kc[kb + d]; }
+    for (var d = 0u; d < ${H2}u; d++) { s += dot(qv[d], ld_kc2(kb + 2u * d)); }
     let mn = max(m, s);
     let c = exp(m - mn);
     let p = exp(s - mn);
     l = l * c + p;
-    for (var d = 0u; d < HD; d++) { acc[d] = acc[d] * c + p * vc[kb + d]; }
+    for (var d = 0u; d < ${H2}u; d++) { acc[d] = acc[d] * c + p * ld_vc2(kb + 2u * d); }
     m = mn;
   }
   sm[lid] = m;
   sl[lid] = l;
-  for (var d = 0u; d < HD; d++) { sacc[lid * HD + d] = acc[d]; }
+  for (var d = 0u; d < ${H2}u; d++) { sacc[lid * HD + 2u * d] = acc[d].x; sacc[lid * HD + 2u * d + 1u] = acc[d].y; }
   workgroupBarrier();
   if (lid < HD) {
-    var mAll = -1.0e30;
+    var mAll = ${SENTINEL};
     for (var i = 0u; i < W; i++) { mAll = max(mAll, sm[i]); }
     for (var d = lid; d < HD; d += W) {
       var lAll = 0.0;
@@ -92,4 +142,365 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     }
   }
 }`;
+}
+
+/**
+ * How a {@link flashDecodeWGSL} kernel spreads its work:
+ * - `tiled` (GPUs): 64-position tiles; lane groups of `lanes` threads share one position's q·k (reduced
+ *   with `subgroupShuffleXor` when lanes > 1, so needs the `subgroups` feature and lanes ≤ the adapter's
+ *   subgroupMinSize), scores and probabilities in workgroup memory, then threads along the head
+ *   dimension accumulate P·V (coalesced V loads). Three barriers per tile.
+ * - `strided` (software adapters, where a barrier costs ~20 µs per workgroup): each thread runs its own
+ *   online softmax over every W-th position of the chunk for all the workgroup's query rows, one barrier
+ *   at the end to merge.
+ */
+export interface FlashLayout {
+  kind: 'tiled' | 'strided';
+  /** `tiled`: threads per position (1, 2, 4 or 8; must divide headDim/4). */
+  lanes?: number;
+}
+
+export interface FlashOptions {
+  nHead: number;
+  nHeadKv: number;
+  headDim: number;
+  /** Softmax scale, normally 1/sqrt(headDim). */
+  scale: number;
+  kvType: KvType;
+  /** Query tokens per dispatch the kernel supports (1..4; step.nTokens may be fewer). */
+  maxTokens: number;
+  /** Context length (rows of the caches). */
+  nCtx: number;
+  layout: FlashLayout;
+}
+
+/** Query heads per workgroup and workgroups per KV head of a {@link flashDecodeWGSL} kernel. */
+export function flashHeadGroups(o: FlashOptions): { headsPerGroup: number; groupsPerKvHead: number } {
+  const G = o.nHead / o.nHeadKv;
+  // Rows (heads × tokens) per workgroup, bounded by workgroup memory (q rows, and the strided layout's
+  // per-thread partials) and registers.
+  const fits = (gw: number) => {
+    const rows = gw * o.maxTokens;
+    // Tiled: q rows + a 64-position score tile + row stats within 15 KiB (the spec's minimum is 16 KiB).
+    if (o.layout.kind === 'tiled') return rows * (o.headDim + 64 + 2) * 4 <= 15360 && rows <= 32;
+    return rows * (o.headDim + 2) * 4 * 8 <= 12288 && rows * o.headDim <= 512;
+  };
+  let gw = G;
+  while (gw > 1 && !(fits(gw) && G % gw === 0)) gw--;
+  return { headsPerGroup: gw, groupsPerKvHead: G / gw };
+}
+
+/** Whether {@link flashDecodeWGSL} takes this shape (headDim a multiple of 4, ≤ 256; GQA exact). */
+export function flashSupports(o: { nHead: number; nHeadKv: number; headDim: number }): boolean {
+  return o.headDim % 4 === 0 && o.headDim <= 256 && o.nHead % o.nHeadKv === 0;
+}
+
+/** Threads of a strided-layout workgroup: a power of two ≤ 64 whose partials fit in 12 KiB. */
+function stridedThreads(rows: number, HD: number): number {
+  let w = 64;
+  while (w > 1 && w * rows * (HD + 2) * 4 > 12288) w /= 2;
+  return w;
+}
+
+/**
+ * Flash-decoding attention for step.nTokens ≤ maxTokens query tokens at positions step.pos0… over chunks
+ * of step.p2 positions (see {@link attentionSplit}). Bindings: step, q [T, qDim], kc, vc [nCtx, kvDim],
+ * out [T, qDim], part_o [maxSplits, maxTokens, qDim] f32, part_ml [maxSplits, maxTokens, nHead] vec2
+ * (max, sum). Dispatch (nHeadKv · groupsPerKvHead, nSplit). With nSplit = 1 writes `out` directly, else
+ * the partials for {@link flashCombineWGSL}.
+ * @throws Error when {@link flashSupports} is false or the lanes do not divide headDim/4.
+ */
+export function flashDecodeWGSL(o: FlashOptions): string {
+  if (!flashSupports(o)) throw new Error(`flash attention: unsupported shape ${JSON.stringify(o)}`);
+  const HD = o.headDim;
+  const HD4 = HD / 4;
+  const NDP = HD / 2;
+  const qDim = o.nHead * HD;
+  const kvDim = o.nHeadKv * HD;
+  const G = o.nHead / o.nHeadKv;
+  const TM = o.maxTokens;
+  const { headsPerGroup: GW, groupsPerKvHead: nHG } = flashHeadGroups(o);
+  const RW = GW * TM;
+  const common = `${STEP_WGSL}
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+${kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
+${pairDecl('@group(0) @binding(3)', 'vc', o.kvType)}
+@group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;
+@group(0) @binding(5) var<storage, read_write> part_o: array<vec2<f32>>;
+@group(0) @binding(6) var<storage, read_write> part_ml: array<vec2<f32>>;
+const HD: u32 = ${HD}u;
+const RW: u32 = ${RW}u;
+const SENT: f32 = ${SENTINEL};
+/** Query head and token of workgroup row r. */
+fn rowHead(kvh: u32, hg: u32, r: u32) -> u32 { return kvh * ${G}u + hg * ${GW}u + r % ${GW}u; }
+fn rowTok(r: u32) -> u32 { return r / ${GW}u; }
+/** Writes dims (2dp, 2dp+1) of row r: the final output with one chunk, else this chunk's partial. */
+fn emit(kvh: u32, hg: u32, split: u32, nSplit: u32, r: u32, dp: u32, a: vec2<f32>, m: f32, l: f32) {
+  let t = rowTok(r);
+  if (t >= step.nTokens) { return; }
+  let h = rowHead(kvh, hg, r);
+  if (nSplit == 1u) {
+    out[(t * ${qDim}u + h * HD) / 2u + dp] = a / l;
+  } else {
+    part_o[((split * ${TM}u + t) * ${qDim}u + h * HD) / 2u + dp] = a;
+    if (dp == 0u) { part_ml[(split * ${TM}u + t) * ${o.nHead}u + h] = vec2<f32>(m, l); }
+  }
+}
+`;
+  const head = `  let kvh = wg.x / ${nHG}u;
+  let hg = wg.x % ${nHG}u;
+  let split = wg.y;
+  let len = step.pos0 + step.nTokens;
+  let chunk = step.p2;
+  let nSplit = (len + chunk - 1u) / chunk;
+  let start = split * chunk;
+  let end = min(start + chunk, len);
+  let kb = kvh * HD;`;
+  if (o.layout.kind === 'strided') {
+    const W = stridedThreads(RW, HD);
+    return `${common}
+const W: u32 = ${W}u;
+var<workgroup> qs: array<vec4<f32>, ${RW * HD4}>;
+var<workgroup> sm: array<f32, ${W * RW}>;
+var<workgroup> sl: array<f32, ${W * RW}>;
+var<workgroup> sacc: array<vec2<f32>, ${W * RW * NDP}>;
+
+@compute @workgroup_size(${W})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+${head}
+  for (var i = lid; i < ${RW * HD4}u; i += W) {
+    let r = i / ${HD4}u;
+    let t = rowTok(r);
+    var v = vec4<f32>(0.0);
+    if (t < step.nTokens) { v = q[(t * ${qDim}u + rowHead(kvh, hg, r) * HD) / 4u + i % ${HD4}u] * ${f32Lit(o.scale)}; }
+    qs[i] = v;
+  }
+  workgroupBarrier();
+  var m: array<f32, ${RW}>;
+  var l: array<f32, ${RW}>;
+  var acc: array<vec2<f32>, ${RW * NDP}>;
+  for (var r = 0u; r < RW; r++) { m[r] = SENT; }
+  for (var j = start + lid; j < end; j += W) {
+    let base = j * ${kvDim}u + kb;
+    // Zeroed explicitly: Tint on SwiftShader keeps a loop-local array's values across iterations.
+    var s: array<f32, ${RW}>;
+    for (var r = 0u; r < RW; r++) { s[r] = 0.0; }
+    for (var d = 0u; d < ${HD4}u; d++) {
+      let k4 = ld_kc4(base + 4u * d);
+      for (var r = 0u; r < RW; r++) { s[r] += dot(qs[r * ${HD4}u + d], k4); }
+    }
+    var c: array<f32, ${RW}>;
+    var p: array<f32, ${RW}>;
+    for (var r = 0u; r < RW; r++) {
+      let ok = rowTok(r) < step.nTokens && j <= step.pos0 + rowTok(r);
+      let sv = select(SENT, s[r], ok);
+      let mn = max(m[r], sv);
+      c[r] = exp(m[r] - mn);
+      p[r] = select(0.0, exp(sv - mn), ok);
+      l[r] = l[r] * c[r] + p[r];
+      m[r] = mn;
+    }
+    for (var d = 0u; d < ${NDP}u; d++) {
+      let v2 = ld_vc2(base + 2u * d);
+      for (var r = 0u; r < RW; r++) {
+        acc[r * ${NDP}u + d] = acc[r * ${NDP}u + d] * c[r] + select(vec2<f32>(0.0), p[r] * v2, p[r] > 0.0);
+      }
+    }
+  }
+  for (var r = 0u; r < RW; r++) {
+    sm[lid * RW + r] = m[r];
+    sl[lid * RW + r] = l[r];
+    for (var d = 0u; d < ${NDP}u; d++) { sacc[(lid * RW + r) * ${NDP}u + d] = acc[r * ${NDP}u + d]; }
+  }
+  workgroupBarrier();
+  for (var i = lid; i < ${RW * NDP}u; i += W) {
+    let r = i / ${NDP}u;
+    let dp = i % ${NDP}u;
+    var mAll = SENT;
+    for (var k = 0u; k < W; k++) { mAll = max(mAll, sm[k * RW + r]); }
+    var lAll = 0.0;
+    var a = vec2<f32>(0.0);
+    for (var k = 0u; k < W; k++) {
+      let f = exp(sm[k * RW + r] - mAll);
+      lAll += sl[k * RW + r] * f;
+      a += sacc[(k * RW + r) * ${NDP}u + dp] * f;
+    }
+    emit(kvh, hg, split, nSplit, r, dp, a, mAll, lAll);
+  }
+}`;
+  }
+  // Tiled layout.
+  const W = 64;
+  const LG = o.layout.lanes ?? 1;
+  if (![1, 2, 4, 8].includes(LG) || HD4 % LG !== 0)
+    throw new Error(`flash attention: ${LG} lanes for head dim ${HD}`);
+  const P = W / LG;
+  // P·V: thread = (dim pair dp, row group rg); rows rg, rg + RG, …; dim pairs dp, dp + W, … when NDP > W.
+  const RG = NDP >= W ? 1 : Math.min(RW, Math.floor(W / NDP));
+  const RPT = Math.ceil(RW / RG);
+  const DPT = Math.ceil(NDP / W);
+  const shuffle =
+    LG > 1
+      ? Array.from({ length: Math.log2(LG) }, (_, i) => 1 << i)
+          .map((mask) => `    for (var r = 0u; r < RW; r++) { s[r] += subgroupShuffleXor(s[r], ${mask}u); }`)
+          .join('\n')
+      : '';
+  return `${LG > 1 ? 'enable subgroups;\n' : ''}${common}
+const W: u32 = ${W}u;
+const P: u32 = ${P}u;
+var<workgroup> qs: array<vec4<f32>, ${RW * HD4}>;
+var<workgroup> sc: array<f32, ${RW * P}>;
+var<workgroup> mrow: array<f32, ${RW}>;
+var<workgroup> crow: array<f32, ${RW}>;
+
+@compute @workgroup_size(${W})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+${head}
+  for (var i = lid; i < ${RW * HD4}u; i += W) {
+    let r = i / ${HD4}u;
+    let t = rowTok(r);
+    var v = vec4<f32>(0.0);
+    if (t < step.nTokens) { v = q[(t * ${qDim}u + rowHead(kvh, hg, r) * HD) / 4u + i % ${HD4}u] * ${f32Lit(o.scale)}; }
+    qs[i] = v;
+  }
+  if (lid < RW) { mrow[lid] = SENT; }
+  let pl = lid / ${LG}u;
+  let lane = lid % ${LG}u;
+  let rg = lid / ${Math.min(NDP, W)}u;
+  let dp0 = lid % ${Math.min(NDP, W)}u;
+  var acc: array<vec2<f32>, ${RPT * DPT}>;
+  var lsum: array<f32, ${RPT}>;
+  workgroupBarrier();
+  for (var tile = start; tile < end; tile += P) {
+    // Scores of position tile + pl for every row (lanes split the head dimension).
+    let j = tile + pl;
+    let base = min(j, end - 1u) * ${kvDim}u + kb;
+    var s: array<f32, ${RW}>;
+    for (var r = 0u; r < RW; r++) { s[r] = 0.0; }
+    for (var i = 0u; i < ${HD4 / LG}u; i++) {
+      let d = i * ${LG}u + lane;
+      let k4 = ld_kc4(base + 4u * d);
+      for (var r = 0u; r < RW; r++) { s[r] += dot(qs[r * ${HD4}u + d], k4); }
+    }
+${shuffle}
+    if (lane == 0u) {
+      for (var r = 0u; r < RW; r++) {
+        let ok = j < end && rowTok(r) < step.nTokens && j <= step.pos0 + rowTok(r);
+        sc[r * P + pl] = select(SENT, s[r], ok);
+      }
+    }
+    workgroupBarrier();
+    if (lid < RW) {
+      var mx = mrow[lid];
+      for (var p = 0u; p < P; p++) { mx = max(mx, sc[lid * P + p]); }
+      crow[lid] = exp(mrow[lid] - mx);
+      mrow[lid] = mx;
+    }
+    workgroupBarrier();
+    for (var i = lid; i < ${RW * P}u; i += W) {
+      let sv = sc[i];
+      sc[i] = select(0.0, exp(sv - mrow[i / P]), sv > -1.0e29);
+    }
+    workgroupBarrier();
+    if (rg < ${RG}u) {
+      for (var rr = 0u; rr < ${RPT}u; rr++) {
+        let r = rg + rr * ${RG}u;
+        if (r < RW) {
+          let c = crow[r];
+          lsum[rr] *= c;
+          for (var dd = 0u; dd < ${DPT}u; dd++) { acc[rr * ${DPT}u + dd] *= c; }
+        }
+      }
+      for (var p = 0u; p < P; p++) {
+        let jp = min(tile + p, end - 1u) * ${kvDim}u + kb;
+        for (var dd = 0u; dd < ${DPT}u; dd++) {
+          let dp = dp0 + dd * W;
+          if (dp < ${NDP}u) {
+            let v2 = ld_vc2(jp + 2u * dp);
+            for (var rr = 0u; rr < ${RPT}u; rr++) {
+              let r = rg + rr * ${RG}u;
+              if (r < RW) {
+                let pr = sc[r * P + p];
+                acc[rr * ${DPT}u + dd] += select(vec2<f32>(0.0), pr * v2, pr > 0.0);
+                if (dd == 0u) { lsum[rr] += pr; }
+              }
+            }
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  if (rg < ${RG}u) {
+    for (var rr = 0u; rr < ${RPT}u; rr++) {
+      let r = rg + rr * ${RG}u;
+      for (var dd = 0u; dd < ${DPT}u; dd++) {
+        let dp = dp0 + dd * W;
+        if (r < RW && dp < ${NDP}u) { emit(kvh, hg, split, nSplit, r, dp, acc[rr * ${DPT}u + dd], mrow[r], lsum[rr]); }
+      }
+    }
+  }
+}`;
+}
+
+/**
+ * Merges the chunks' partials of {@link flashDecodeWGSL}: out[t, h·HD + d] = Σ_s o_s[d]·e^(m_s − M) /
+ * Σ_s l_s·e^(m_s − M), M = max_s m_s (empty chunks, m = sentinel and l = 0, weigh nothing). Bindings: step,
+ * part_o, part_ml, out. Dispatch (nHead, T); run only when nSplit > 1.
+ */
+export function flashCombineWGSL(o: { nHead: number; headDim: number; maxTokens: number }): string {
+  const HD = o.headDim;
+  const qDim = o.nHead * HD;
+  return `${STEP_WGSL}
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> part_o: array<f32>;
+@group(0) @binding(2) var<storage, read> part_ml: array<vec2<f32>>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+const HD: u32 = ${HD}u;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let h = wg.x;
+  let t = wg.y;
+  let len = step.pos0 + step.nTokens;
+  let nSplit = (len + step.p2 - 1u) / step.p2;
+  var mAll = ${SENTINEL};
+  for (var s = 0u; s < nSplit; s++) { mAll = max(mAll, part_ml[(s * ${o.maxTokens}u + t) * ${o.nHead}u + h].x); }
+  var lAll = 0.0;
+  for (var s = 0u; s < nSplit; s++) {
+    let ml = part_ml[(s * ${o.maxTokens}u + t) * ${o.nHead}u + h];
+    lAll += ml.y * exp(ml.x - mAll);
+  }
+  for (var d = lid; d < ${HD}u; d += 64u) {
+    var a = 0.0;
+    for (var s = 0u; s < nSplit; s++) {
+      let ml = part_ml[(s * ${o.maxTokens}u + t) * ${o.nHead}u + h];
+      a += part_o[(s * ${o.maxTokens}u + t) * ${qDim}u + h * HD + d] * exp(ml.x - mAll);
+    }
+    out[t * ${qDim}u + h * HD + d] = a / lAll;
+  }
+}`;
+}
+
+/** Most chunks a decode step is split into (sizes the partial buffers). */
+export const MAX_SPLITS = 64;
+
+/**
+ * The chunk size (positions per workgroup) for `len` = pos0 + T positions: enough chunks that
+ * nHeadKv · groupsPerKvHead · nSplit reaches `targetWorkgroups`, each at least `minChunk` positions
+ * (a multiple of 64), never more than {@link MAX_SPLITS} chunks. `fixedChunk` (tests) overrides.
+ * @returns chunk ≥ 1 and nSplit = ⌈len / chunk⌉ ≤ MAX_SPLITS.
+ */
+export function attentionSplit(
+  len: number,
+  policy: { workgroupsPerChunk: number; targetWorkgroups: number; minChunk: number; fixedChunk?: number },
+): { chunk: number; nSplit: number } {
+  let chunk: number;
+  if (policy.fixedChunk) chunk = Math.max(policy.fixedChunk, Math.ceil(len / MAX_SPLITS));
+  else {
+    const want = Math.max(1, Math.ceil(policy.targetWorkgroups / policy.workgroupsPerChunk));
+    chunk = Math.max(policy.minChunk, Math.ceil(len / want / 64) * 64, Math.ceil(len / MAX_SPLITS));
+  }
+  return { chunk, nSplit: Math.max(1, Math.ceil(len / chunk)) };
 }

@@ -208,8 +208,9 @@ test('chat streams an answer and Stop ends it; markup in prompts and answers sta
   const finish = await answer.getAttribute('data-finish');
   if (finish === 'aborted') await expect(page.getByTestId('chat-speed')).toContainText('(stopped)');
   await expect(page.getByTestId('chat-speed')).toHaveText(
-    /^Last answer: \d+ tokens? \(.*\) · [\d.,]+ tok\/s/,
+    /^Last answer: \d+ tokens? \(.*\) · ([\d.,]+ tok\/s at )?[\d,]+ tokens of context/,
   );
+  const firstContext = Number(await page.getByTestId('chat-speed').getAttribute('data-context'));
   await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled();
 
   // Markup in a message stays text, in the question and wherever the model echoes it.
@@ -225,6 +226,11 @@ test('chat streams an answer and Stop ends it; markup in prompts and answers sta
     },
   );
   await expect(page.getByTestId('chat-speed')).toHaveText(/^Last answer: \d+ tokens?/);
+  // The speed is given at the depth it was measured: the second answer's context holds the first turn too.
+  await expect(page.getByTestId('chat-speed')).toContainText(/[\d,]+ tokens of context/);
+  expect(Number(await page.getByTestId('chat-speed').getAttribute('data-context'))).toBeGreaterThan(
+    firstContext,
+  );
   await expect(page.locator('main img')).toHaveCount(0);
   await shoot(page, testInfo, 'chat');
   expect(pageErrors(page)).toEqual([]);

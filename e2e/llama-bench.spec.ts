@@ -16,6 +16,8 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   await panel.getByRole('radio', { name: 'Synthetic demo' }).check();
   await panel.getByLabel('Model shape').selectOption('stories260k');
   await panel.getByLabel('Weights').selectOption('f32');
+  // The KV-cache type beside the default-limits switch (LoadOptions.kvType).
+  await page.locator('[data-card="model"]').getByLabel('KV cache').selectOption('f32');
   await panel.getByRole('button', { name: 'Load model' }).click();
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded synthetic:stories260k-f32 in /, {
     timeout: 60_000,
@@ -33,6 +35,19 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   await expect(page.getByTestId('lb-kernels')).toContainText('dispatches per token');
   await expect(page.getByTestId('lb-kernels').locator('.bars__row')).toHaveCount(8);
   await expect(page.getByTestId('lb-cost')).toContainText('per 1M output tokens');
+  // Sweep to context: depths 0, 1024, … up to the loaded context (2048) less the largest test (32).
+  await card.getByRole('button', { name: 'Sweep to context' }).click();
+  await expect(card.getByLabel('KV depths')).toHaveValue('0,1024,2016');
+  await card.getByLabel('Prompt tokens (pp)').fill('0');
+  await card.getByRole('button', { name: 'Sweep to context' }).click();
+  await expect(card.getByLabel('KV depths')).toHaveValue('0,1024,2040');
+  await card.getByLabel('Repetitions').fill('1');
+  await card.getByRole('button', { name: 'Run llama-bench' }).click();
+  await expect(page.getByTestId('lb-status')).toHaveText(/^Done: 3 tests/, { timeout: 90_000 });
+  await expect(rows).toHaveCount(3);
+  await expect(rows.nth(2)).toContainText('tg8 @ d2040');
+  // The chart's depth axis reaches the loaded context.
+  await expect(card.locator('.lb-chart').first()).toContainText('context 2048');
   await card.getByLabel('Basis').selectOption('remote');
   await card.getByLabel('Price per hour').fill('3.6');
   await expect(page.getByTestId('lb-cost')).toContainText('3.600 USD/h');
@@ -42,7 +57,17 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   await card.getByRole('button', { name: 'Probe GPU memory' }).click();
   await expect(page.getByTestId('lb-fits')).toContainText('Largest buffer', { timeout: 30_000 });
   await expect(page.getByTestId('lb-fit-loaded')).toContainText('Loaded synthetic:stories260k-f32: needs');
-  await expect(page.getByTestId('lb-fits').locator('.lb-fit--ok').first()).toContainText('stories260K');
+  await expect(page.getByTestId('lb-fit-loaded')).toContainText('f32 KV cache at 2048 tokens');
+  await expect(page.getByTestId('lb-fits').locator('.lb-fit--ok').first()).toContainText(
+    /stories260K.* F16, f16 KV/,
+  );
+  // The verdict counts the chosen KV type: 4 bytes per element for f32, twice f16's cache.
+  const need = async () =>
+    (await page.getByTestId('lb-fits').locator('.lb-fit__need').last().textContent()) ?? '';
+  const f16Need = await need();
+  await card.getByLabel('KV cache').selectOption('f32');
+  await expect(page.getByTestId('lb-fits').locator('.lb-fit').last()).toContainText('f32 KV');
+  expect(await need()).not.toBe(f16Need);
   await expect(page.getByTestId('lb-fits').locator('.lb-fit--no').last()).toContainText('Llama-3.1-8B');
   expect(errors).toEqual([]);
 

@@ -103,14 +103,20 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
   expect(GOLDEN.outputText.startsWith(text), `"${text}" should start llama.cpp's continuation`).toBe(true);
   await expect(chat.locator('[data-role="user"] .text')).toHaveText(GOLDEN.prompt);
   await expect(chat.locator('[part~="stats"]')).toHaveText(
-    /^Last answer: 20 tokens \(max tokens\) · [\d.]+ tok\/s$/,
+    /^Last answer: 20 tokens \(max tokens\) · [\d.]+ tok\/s at 25 tokens of context$/,
   );
   const events = await p.evaluate(
     () => (window as unknown as { __events: { type: string; detail: Record<string, unknown> }[] }).__events,
   );
   expect(events.filter((e) => e.type === 'token')).toHaveLength(20);
   const done = events.find((e) => e.type === 'done')?.detail;
-  expect(done).toMatchObject({ text, finishReason: 'length', outputTokens: 20, promptTokens: 5 });
+  expect(done).toMatchObject({
+    text,
+    finishReason: 'length',
+    outputTokens: 20,
+    promptTokens: 5,
+    contextTokens: 25,
+  });
   expect(events.filter((e) => e.type === 'token').at(-1)?.detail.answer).toBe(text);
 
   // Clear, then Stop cuts a long answer short.

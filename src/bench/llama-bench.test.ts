@@ -11,6 +11,7 @@ import {
   planContext,
   planProblem,
   planTests,
+  sweepDepths,
   testName,
   tokenCost,
 } from './llama-bench.ts';
@@ -88,6 +89,19 @@ describe('what a token costs', () => {
     expect(c.pricePerHour).toBeCloseTo(0.1, 12);
     expect(c.per1MOutputTokens).toBeCloseTo((0.1 / (50 * 3600)) * 1e6, 12);
     expect(() => tokenCost({ basis: 'remote', pricePerHour: 1, tokensPerSecond: 0 })).toThrow();
+  });
+});
+
+describe('sweepDepths (the page card\'s "Sweep to context")', () => {
+  it('0, 1024, 2048, 4096, … then the deepest depth the test still fits at', () => {
+    expect(sweepDepths(2048, 128)).toEqual([0, 1024, 1920]);
+    expect(sweepDepths(8192, 128)).toEqual([0, 1024, 2048, 4096, 8064]);
+    expect(sweepDepths(8192, 512)).toEqual([0, 1024, 2048, 4096, 7680]);
+    expect(sweepDepths(4096 + 128, 128)).toEqual([0, 1024, 2048, 4096]);
+    // A short context: quarters.
+    expect(sweepDepths(512, 128)).toEqual([0, 96, 192, 384]);
+    expect(sweepDepths(128, 128)).toEqual([0]);
+    expect(sweepDepths(64, 128)).toEqual([]);
   });
 });
 

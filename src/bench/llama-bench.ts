@@ -155,6 +155,22 @@ export function planContext(plan: LlamaBenchPlan): number {
   return m;
 }
 
+/**
+ * KV depths for a sweep up to the loaded context: 0, 1024, 2048, 4096, … (doubling) below the deepest
+ * depth a test of `testTokens` tokens still fits at (`contextLength − testTokens`), then that depth itself,
+ * so the tok/s-against-depth chart reaches the context. A context too short for 1024 gets 0, ¼, ½ and all
+ * of the deepest depth. Empty when not even depth 0 fits.
+ */
+export function sweepDepths(contextLength: number, testTokens: number): number[] {
+  const deepest = Math.floor(contextLength - Math.max(1, testTokens));
+  if (deepest < 0) return [];
+  const out = [0];
+  if (deepest >= 1024) for (let d = 1024; d < deepest; d *= 2) out.push(d);
+  else for (const f of [0.25, 0.5]) out.push(Math.floor(deepest * f));
+  out.push(deepest);
+  return [...new Set(out)].filter((d) => d >= 0).sort((x, y) => x - y);
+}
+
 /** Checks a plan. @returns an error message, or undefined when it is valid. */
 export function planProblem(plan: LlamaBenchPlan): string | undefined {
   const ints = (xs: number[], min: number) => xs.every((x) => Number.isInteger(x) && x >= min);

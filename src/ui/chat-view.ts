@@ -1,14 +1,15 @@
 /**
  * The chat tab: talk to the loaded model through `Engine.chat` on the session's active backend (our engine
  * or WebLLM, which applies the model's own chat template), streamed, with a Stop button (the engine stays
- * loaded) and the last answer's speed. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
+ * loaded) and the last answer's decode speed with the KV depth it was measured at (the context the
+ * conversation has filled), beside the first answer's, so a long conversation shows its speed at depth. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
  */
 
 import { requestMetrics } from '../bench/metrics.ts';
 import { isEngineError } from '../engine/errors.ts';
 import type { ChatMessage } from '../engine/types.ts';
 import { field, h } from './dom.ts';
-import { fmtMs, fmtRate } from './format.ts';
+import { fmtCount, fmtMs, fmtRate } from './format.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 
@@ -24,6 +25,8 @@ export class ChatView {
   private readonly notice: HTMLElement;
   private readonly speed: HTMLElement;
   private readonly messages: ChatMessage[] = [];
+  /** The conversation's first answer's decode speed and context, to compare later answers with. */
+  private first: { tokPerS: number; context: number } | undefined;
   private controller: AbortController | undefined;
 
   /** Asked to show the Benchmark tab (where models are loaded). */
@@ -56,6 +59,7 @@ export class ChatView {
     this.clearButton = h('button', { type: 'button', class: 'button button--quiet' }, 'New conversation');
     this.clearButton.addEventListener('click', () => {
       this.messages.length = 0;
+      this.first = undefined;
       this.log.replaceChildren();
       this.speed.textContent = '';
       this.refresh();
@@ -197,9 +201,23 @@ export class ChatView {
             : r.finishReason === 'length'
               ? 'max tokens'
               : 'end of text';
+        // The KV depth decode ran at: the whole conversation (the prompt) plus this answer.
+        const p = r.promptTokenIds.length;
+        const context = p + n;
+        const tps = m.decodeTokPerS;
+        let speed = Number.isFinite(tps)
+          ? `${fmtRate(tps)} at ${fmtCount(context)} tokens of context`
+          : `${fmtCount(context)} tokens of context`;
+        if (Number.isFinite(tps)) {
+          if (this.first && this.first.context < context)
+            speed += ` (first answer: ${fmtRate(this.first.tokPerS)} at ${fmtCount(this.first.context)})`;
+          this.first ??= { tokPerS: tps, context };
+        }
         this.speed.textContent =
-          `Last answer: ${n} token${n === 1 ? '' : 's'} (${why}) · ${fmtRate(m.decodeTokPerS)} · ` +
+          `Last answer: ${n} token${n === 1 ? '' : 's'} (${why}) · ${speed} · ` +
           `first token after ${fmtMs(m.ttftMs)}`;
+        this.speed.title = `Decode steps ran at KV depths ${fmtCount(p)}–${fmtCount(context - 1)}.`;
+        this.speed.dataset.context = String(context);
       } else
         this.speed.textContent =
           r.finishReason === 'aborted' ? 'Stopped before the first token.' : 'No answer.';

@@ -25,6 +25,11 @@ export function fmtNum(n: number | undefined | null): string {
   return n.toFixed(2);
 }
 
+/** A count with thousands separators: 3104 → "3,104". */
+export function fmtCount(n: number | undefined | null): string {
+  return ok(n) ? Math.round(n).toLocaleString('en-US') : DASH;
+}
+
 /** Tokens per second: "123 tok/s". */
 export function fmtRate(n: number | undefined | null): string {
   return ok(n) ? `${fmtNum(n)} tok/s` : DASH;

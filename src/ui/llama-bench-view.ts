@@ -14,11 +14,14 @@ import {
   type LlamaBenchTest,
   type MemoryProbe,
   planProblem,
+  sweepDepths,
   type TokenCost,
   tokenCost,
 } from '../bench/llama-bench.ts';
 import { modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
 import { isEngineError } from '../engine/errors.ts';
+import type { KvType } from '../engine/types.ts';
+import { kvTypeBytes } from '../engine/validate.ts';
 import { createGpuContext } from '../webgpu/device.ts';
 import {
   SYNTHETIC_FTYPES,
@@ -61,7 +64,7 @@ function lineChart(
   xLabel: string,
   yLabel: string,
   series: Series[],
-  opts: { logX?: boolean } = {},
+  opts: { logX?: boolean; xMark?: { x: number; label: string } } = {},
 ): HTMLElement {
   const W = 400;
   const H = 220;
@@ -75,7 +78,7 @@ function lineChart(
   const tx = (x: number) => (opts.logX ? Math.log10(Math.max(x, 1)) : x);
   const xs = all.map((p) => tx(p.x));
   let x0 = opts.logX ? Math.min(...xs) : 0;
-  let x1 = Math.max(...xs);
+  let x1 = Math.max(...xs, opts.xMark ? tx(opts.xMark.x) : -Infinity);
   if (x1 <= x0) {
     x1 = x0 + 1;
     x0 = opts.logX ? x0 - 1 : x0;
@@ -105,7 +108,13 @@ function lineChart(
     root.append(
       svg(
         'text',
-        { x: X(v), y: H - m.b + 16, 'text-anchor': 'middle', class: 'lb-tick' },
+        {
+          x: X(v),
+          y: H - m.b + 16,
+          // The last tick at the right edge would be cut in half: end-anchored there.
+          'text-anchor': X(v) > W - m.r - 16 ? 'end' : 'middle',
+          class: 'lb-tick',
+        },
         opts.logX ? fmtBytes(v) : String(v),
       ),
     );
@@ -124,6 +133,17 @@ function lineChart(
       yLabel,
     ),
   );
+  if (opts.xMark) {
+    const xm = X(opts.xMark.x);
+    root.append(
+      svg('line', { x1: xm, y1: m.t, x2: xm, y2: H - m.b, class: 'lb-mark' }),
+      svg(
+        'text',
+        { x: xm - 4, y: m.t + 10, 'text-anchor': 'end', class: 'lb-tick lb-mark__label' },
+        opts.xMark.label,
+      ),
+    );
+  }
   series.forEach((s, i) => {
     const c = COLORS[i % COLORS.length];
     const pts = [...s.points].sort((a, b) => a.x - b.x);
@@ -189,6 +209,16 @@ export class LlamaBenchView {
     inputmode: 'numeric',
   });
   private readonly reps = numInput('lb-reps', '3', { type: 'number', min: '1', max: '50' });
+  private readonly sweepButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button',
+      'data-testid': 'lb-sweep',
+      title: 'Fill the KV depths with 0, 1024, 2048, … up to the loaded context less the largest test',
+    },
+    'Sweep to context',
+  );
   private readonly runButton = h(
     'button',
     { type: 'submit', class: 'button button--primary' },
@@ -212,6 +242,12 @@ export class LlamaBenchView {
     SYNTHETIC_FTYPES.map((t) => h('option', { value: t }, t.toUpperCase())),
   );
   private readonly fitCtx = numInput('lb-fit-ctx', '4096', { type: 'number', min: '1' });
+  private readonly fitKv = h(
+    'select',
+    { id: 'lb-fit-kv', class: 'input' },
+    h('option', { value: 'f16' }, 'F16 (default)'),
+    h('option', { value: 'f32' }, 'F32'),
+  );
   private readonly fitBox = h('div', { class: 'lb-out', 'data-testid': 'lb-fits' });
   private readonly probeButton = h('button', { type: 'button', class: 'button' }, 'Probe GPU memory');
   // Cost.
@@ -240,14 +276,16 @@ export class LlamaBenchView {
       field('Generated tokens (tg)', this.nGen),
       field('KV depths', this.depths, 'Comma-separated, e.g. 0,2048'),
       field('Repetitions', this.reps),
-      h('div', { class: 'actions' }, this.runButton),
+      h('div', { class: 'actions' }, this.runButton, this.sweepButton),
     );
+    this.sweepButton.addEventListener('click', () => this.sweepToContext());
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       void this.run();
     });
     this.probeButton.addEventListener('click', () => void this.probe());
-    for (const el of [this.fitType, this.fitCtx]) el.addEventListener('change', () => this.renderFits());
+    for (const el of [this.fitType, this.fitCtx, this.fitKv])
+      el.addEventListener('change', () => this.renderFits());
     for (const el of [this.costMode, this.powerW, this.kwhPrice, this.pricePerHour, this.currency])
       el.addEventListener('input', () => this.renderCost());
     this.costMode.addEventListener('change', () => this.renderCost());
@@ -281,6 +319,7 @@ export class LlamaBenchView {
             { class: 'lb-form' },
             field('Weight type', this.fitType),
             field('Context (tokens)', this.fitCtx),
+            field('KV cache', this.fitKv),
             h('div', { class: 'actions' }, this.probeButton),
           ),
           this.fitBox,
@@ -315,11 +354,32 @@ export class LlamaBenchView {
     const webllm = Boolean(m) && !this.session.ours;
     this.unavailable.hidden = !webllm;
     this.runButton.disabled = !m || webllm || Boolean(this.session.task);
+    this.sweepButton.disabled = !m || webllm || Boolean(this.session.task);
     if (webllm) this.status.textContent = `Model: ${m?.id} (WebLLM).`;
     else if (!this.session.task && !this.tests.length)
       this.status.textContent = m
-        ? `Model: ${m.id}, context ${m.info.contextLength}.`
+        ? `Model: ${m.id}, context ${m.info.contextLength}${m.info.kvType ? `, ${m.info.kvType} KV cache` : ''}.`
         : 'Load a model first.';
+  }
+
+  /**
+   * Fills the depths with 0, 1024, 2048, … up to the loaded context minus the largest test (see
+   * {@link sweepDepths}), so the chart shows tok/s against depth across the whole context.
+   */
+  sweepToContext(): void {
+    const m = this.session.model;
+    if (!m) return;
+    const sizes = [...intList(this.nPrompt.value), ...intList(this.nGen.value)].filter(
+      (n) => Number.isInteger(n) && n > 0,
+    );
+    const biggest = sizes.length ? Math.max(...sizes) : 1;
+    const depths = sweepDepths(m.info.contextLength, biggest);
+    if (depths.length === 0) {
+      this.status.textContent = `No depth fits the loaded context (${m.info.contextLength} tokens) with a ${biggest}-token test: use smaller sizes.`;
+      return;
+    }
+    this.depths.value = depths.join(',');
+    this.status.textContent = `Depths ${depths.join(', ')}: up to the loaded context of ${m.info.contextLength} tokens less the ${biggest}-token test.`;
   }
 
   plan(): LlamaBenchPlan {
@@ -396,7 +456,11 @@ export class LlamaBenchView {
       return;
     }
     this.testsBox.replaceChildren(
-      h('p', { class: 'lb-facts' }, `${m?.id ?? ''} · ${fmtBytes(m?.info.weightBytes)} of weights`),
+      h(
+        'p',
+        { class: 'lb-facts' },
+        `${m?.id ?? ''} · ${fmtBytes(m?.info.weightBytes)} of weights${m?.info.kvType ? ` · ${m.info.kvType} KV cache` : ''} · context ${m?.info.contextLength ?? '—'}`,
+      ),
       h(
         'div',
         { class: 'table-wrap', tabindex: '0' },
@@ -478,8 +542,16 @@ export class LlamaBenchView {
         })),
     });
     const quants = [...new Set(this.sizePoints.map((p) => p.quant))];
+    // The loaded context the tests ran in: the depth axis reaches it.
+    const ctx = this.tests.length ? this.session.model?.info.contextLength : undefined;
     this.chartsBox.replaceChildren(
-      lineChart('Tokens/s against KV depth', 'KV depth (tokens)', 'tok/s', [byKind('pp'), byKind('tg')]),
+      lineChart(
+        'Tokens/s against KV depth',
+        'KV depth (tokens)',
+        'tok/s',
+        [byKind('pp'), byKind('tg')],
+        ctx ? { xMark: { x: ctx, label: `context ${ctx}` } } : {},
+      ),
       lineChart(
         'Decode tokens/s against model size and quantization (this session)',
         'weights',
@@ -541,9 +613,10 @@ export class LlamaBenchView {
       return;
     }
     const type = this.fitType.value as SyntheticFtype;
+    const kv: KvType = this.fitKv.value === 'f32' ? 'f32' : 'f16';
     const rows = SYNTHETIC_SHAPES.map((s) => {
       const name = `synthetic:${s.id}-${type}`;
-      const v: FitsVerdict = modelFits(syntheticGguf(name), mem, Math.min(ctx, s.contextLength));
+      const v: FitsVerdict = modelFits(syntheticGguf(name), mem, Math.min(ctx, s.contextLength), kv);
       return { s, v };
     });
     const loaded = this.loadedFit(mem);
@@ -570,7 +643,7 @@ export class LlamaBenchView {
               { class: 'lb-fit__mark', 'aria-hidden': 'true' },
               v.ok ? '✓' : v.certain === false ? '?' : '✗',
             ),
-            h('span', { class: 'lb-fit__name' }, `${s.label} ${type.toUpperCase()}`),
+            h('span', { class: 'lb-fit__name' }, `${s.label} ${type.toUpperCase()}, ${kv} KV`),
             h('span', { class: 'lb-fit__need' }, `${fmtBytes(v.needBytes)} at ${v.contextLength ?? '—'}`),
             h('span', { class: 'visually-hidden' }, `${v.ok ? 'fits' : 'does not fit'}: ${v.reason}`),
           ),
@@ -580,21 +653,23 @@ export class LlamaBenchView {
   }
 
   /**
-   * The loaded model at its loaded context: weights + f32 KV cache (2 × layers × ctx × kvDim × 4) against
-   * the allocatable memory (the per-tensor binding checks need the file's tensors: see the shapes below).
+   * The loaded model at its loaded context: weights + KV cache of the type it was loaded with (2 × layers ×
+   * ctx × kvDim × 2 for f16, × 4 for f32; an engine that does not say ran f32) against the allocatable
+   * memory (the per-tensor binding checks need the file's tensors: see the shapes below).
    */
   private loadedFit(mem: MemoryProbe): HTMLElement | undefined {
     const m = this.session.model;
     if (!m?.info.kvDim) return undefined;
     const i = m.info;
-    const need = i.weightBytes + 2 * i.nLayers * i.contextLength * (i.kvDim ?? 0) * 4;
+    const kv: KvType = i.kvType ?? 'f32';
+    const need = i.weightBytes + 2 * i.nLayers * i.contextLength * (i.kvDim ?? 0) * kvTypeBytes(kv);
     const ok = need <= mem.allocatableBytes;
     const mark = ok ? '✓' : mem.capped ? '?' : '✗';
     return h(
       'p',
       { class: `lb-facts lb-loaded lb-loaded--${ok ? 'ok' : 'no'}`, 'data-testid': 'lb-fit-loaded' },
       h('span', { class: 'lb-fit__mark' }, mark),
-      ` Loaded ${m.id}: needs ${fmtBytes(need)} (weights and KV cache at ${i.contextLength} tokens)`,
+      ` Loaded ${m.id}: needs ${fmtBytes(need)} (weights and ${kv} KV cache at ${i.contextLength} tokens)`,
     );
   }
 

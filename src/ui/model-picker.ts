@@ -81,6 +81,8 @@ export class ModelPicker {
   private readonly keepCopy: HTMLInputElement;
   /** Load on a device with only WebGPU's default limits (LoadOptions.defaultLimits). */
   private readonly defaultLimits: HTMLInputElement;
+  /** Element type of the KV cache (LoadOptions.kvType): f16 (default) or f32. */
+  private readonly kvType: HTMLSelectElement;
   private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
   private pickedParts: File[] = [];
@@ -182,6 +184,12 @@ export class ModelPicker {
     });
     this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
     this.defaultLimits = h('input', { type: 'checkbox', id: 'model-default-limits' });
+    this.kvType = h(
+      'select',
+      { id: 'model-kv-type', class: 'input', 'aria-describedby': 'model-kv-type-hint' },
+      h('option', { value: 'f16' }, 'f16 (default)'),
+      h('option', { value: 'f32' }, 'f32'),
+    );
     this.library.onLoad = (spec) => {
       // Loads go through the URL pane (a local copy's spec is local:NAME).
       this.select('url');
@@ -309,6 +317,17 @@ export class ModelPicker {
         this.defaultLimits,
         ' Request only WebGPU’s default limits (128 MiB per binding, 8 storage buffers), as a phone or integrated GPU would grant them (our engine)',
       ),
+      h(
+        'div',
+        { class: 'kv-type' },
+        h('label', { for: 'model-kv-type', class: 'kv-type__label' }, 'KV cache'),
+        this.kvType,
+        h(
+          'span',
+          { id: 'model-kv-type-hint', class: 'kv-type__hint' },
+          'f16 as llama.cpp keeps it; f32 takes twice the memory and bandwidth (our engine)',
+        ),
+      ),
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.progress,
       this.status,
@@ -413,7 +432,7 @@ export class ModelPicker {
           ? row('Shape', `context ${m.info.contextLength} (WebLLM does not report the rest)`, 'model-shape')
           : row(
               'Shape',
-              `${m.info.nLayers} layers · ${m.info.nEmbd} wide · ${m.info.nVocab} tokens · context ${m.info.contextLength}`,
+              `${m.info.nLayers} layers · ${m.info.nEmbd} wide · ${m.info.nVocab} tokens · context ${m.info.contextLength}${m.info.kvType ? ` · ${m.info.kvType} KV cache` : ''}`,
               'model-shape',
             ),
         row(
@@ -558,6 +577,7 @@ export class ModelPicker {
         signal,
         cache,
         defaultLimits: !webllm && this.defaultLimits.checked,
+        ...(webllm ? {} : { kvType: this.kvType.value === 'f32' ? 'f32' : 'f16' }),
       });
       if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
       if (info.cache && 'url' in source && isLocalSpec(source.url)) {

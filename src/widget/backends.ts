@@ -7,7 +7,14 @@
  */
 import EngineWorker from '../../workers/engine.worker.ts?worker&inline';
 import { EngineError } from '../engine/errors.ts';
-import type { ChatRequest, GenerateResult, LoadProgress, ModelInfo, TokenEvent } from '../engine/types.ts';
+import type {
+  ChatRequest,
+  GenerateResult,
+  KvType,
+  LoadProgress,
+  ModelInfo,
+  TokenEvent,
+} from '../engine/types.ts';
 import { WorkerEngine } from '../engine/worker-api.ts';
 import type { Disposable, EngineFactory } from './registry.ts';
 
@@ -28,6 +35,8 @@ export interface BackendSpec {
   baseUrl?: string;
   /** KV-cache size in tokens (webgpu). */
   contextLength?: number;
+  /** KV-cache element type (webgpu; LoadOptions.kvType): f16 (default) or f32. */
+  kvType?: KvType;
   /**
    * webgpu: keep the GGUF in the page origin's model library (OPFS; src/library/): downloaded once,
    * loaded from disk afterwards, also offline. The element's `cache` attribute ("off" turns it off).
@@ -97,6 +106,7 @@ class WebGpuBackend implements ChatBackend {
       {
         onProgress,
         ...(spec.contextLength ? { contextLength: spec.contextLength } : {}),
+        ...(spec.kvType ? { kvType: spec.kvType } : {}),
         ...(spec.cache ? { cache: true } : {}),
       },
     );

@@ -5,8 +5,15 @@
  */
 
 import { EngineError } from '../engine/errors.ts';
-import type { ChatMessage, GenerateResult, LoadProgress, ModelInfo, TokenEvent } from '../engine/types.ts';
-import { describeRule, type NumberRule, readRuleText } from '../engine/validate.ts';
+import type {
+  ChatMessage,
+  GenerateResult,
+  KvType,
+  LoadProgress,
+  ModelInfo,
+  TokenEvent,
+} from '../engine/types.ts';
+import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../engine/validate.ts';
 import {
   type BackendSpec,
   backendFactory,
@@ -45,6 +52,11 @@ export interface WebGpuChatDoneDetail {
   promptTokens: number;
   /** Decode speed of this answer, (tokens − 1) / (last − first token time); null for < 2 tokens. */
   tokensPerSecond: number | null;
+  /**
+   * Tokens of context when the answer ended (promptTokens + outputTokens): the KV depth its decode speed
+   * was measured at, which grows over a conversation.
+   */
+  contextTokens: number;
   /** Time to the first token in ms; null without tokens. */
   ttftMs: number | null;
 }
@@ -71,6 +83,7 @@ const RELOAD_ATTRS = [
   'remote-model',
   'fallback',
   'context-length',
+  'kv-type',
   'cache',
 ] as const;
 const OBSERVED = [
@@ -363,8 +376,16 @@ export class WebGpuChatElement extends HTMLElement {
       }
     }
     let contextLength: number | undefined;
+    let kvType: KvType | undefined;
     try {
       contextLength = this.numberAttr('context-length', undefined, { integer: true, min: 1 });
+      const kv = this.getAttribute('kv-type');
+      if (kv !== null && !isKvType(kv.trim()))
+        throw new EngineError(
+          'invalid_argument',
+          `the kv-type attribute must be ${KV_TYPES.join(' or ')}, got ${JSON.stringify(kv)}`,
+        );
+      kvType = kv === null ? undefined : (kv.trim() as KvType);
     } catch (e) {
       this.setState('error');
       this.statusEl.textContent = 'Bad settings';
@@ -381,12 +402,19 @@ export class WebGpuChatElement extends HTMLElement {
           : model,
       baseUrl: this.getAttribute('base-url') ?? undefined,
       contextLength,
+      kvType,
       // Keep the GGUF in the site's model library (OPFS) unless cache="off" (webgpu engine).
       cache: this.getAttribute('cache') !== 'off',
     };
     const key = EngineRegistry.key(
       spec.engine,
-      [spec.baseUrl ?? '', spec.model, spec.contextLength ?? '', spec.cache ? '' : 'no-cache']
+      [
+        spec.baseUrl ?? '',
+        spec.model,
+        spec.contextLength ?? '',
+        spec.kvType ?? '',
+        spec.cache ? '' : 'no-cache',
+      ]
         .join(' ')
         .trim(),
     );
@@ -552,6 +580,8 @@ export class WebGpuChatElement extends HTMLElement {
       if (out) this.messages.push({ role: 'assistant', content: out });
       const times = r?.tokenTimesMs ?? [];
       const tps = n >= 2 ? ((n - 1) * 1000) / (times[n - 1] - times[0]) : null;
+      // The KV depth decode ran at: the conversation so far (the prompt) plus this answer.
+      const contextTokens = (r?.promptTokenIds.length ?? 0) + n;
       const ttft = r && n > 0 ? times[0] - r.tStartMs : null;
       const why =
         r?.finishReason === 'stop' ? 'end of text' : r?.finishReason === 'length' ? 'max tokens' : 'stopped';
@@ -565,13 +595,16 @@ export class WebGpuChatElement extends HTMLElement {
             ? 'Stopped before the first token.'
             : 'No answer.'
           : `Last answer: ${n} token${n === 1 ? '' : 's'} (${why})` +
-            (tps !== null && Number.isFinite(tps) ? ` · ${tps.toFixed(1)} tok/s` : '');
+            (tps !== null && Number.isFinite(tps)
+              ? ` · ${tps.toFixed(1)} tok/s at ${contextTokens.toLocaleString('en-US')} tokens of context`
+              : ` · ${contextTokens.toLocaleString('en-US')} tokens of context`);
       const detail: WebGpuChatDoneDetail = {
         text: out,
         finishReason: r?.finishReason ?? 'aborted',
         outputTokens: n,
         promptTokens: r?.promptTokenIds.length ?? 0,
         tokensPerSecond: tps !== null && Number.isFinite(tps) ? tps : null,
+        contextTokens,
         ttftMs: ttft,
       };
       this.emit('done', detail);

@@ -37,6 +37,8 @@ export interface WebGpuChatOptions {
   maxTokens?: number;
   /** KV-cache size in tokens (default min(model's context, 2048)). */
   contextLength?: number;
+  /** KV-cache element type: 'f16' (default, half the memory) or 'f32'. */
+  kvType?: 'f16' | 'f32';
   /** Heading text (default "Chat with MODEL"). */
   heading?: string;
   /** Placeholder of the message box. */
@@ -53,6 +55,7 @@ const ATTRS: Record<keyof WebGpuChatOptions, string> = {
   temperature: 'temperature',
   maxTokens: 'max-tokens',
   contextLength: 'context-length',
+  kvType: 'kv-type',
   heading: 'heading',
   placeholder: 'placeholder',
 };

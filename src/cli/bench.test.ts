@@ -157,7 +157,8 @@ describe('npm run bench', () => {
     expect(j.runs).toHaveLength(2);
     expect(j.runs[1].outputTokenIds).toEqual(j.runs[0].outputTokenIds);
     // model.kvType is what the engine reports it ran (ModelInfo.kvType).
-    if (j.model.kvType !== undefined) expect(j.model.kvType).toBe('f32');
+    expect(j.model.kvType).toBe('f32');
+    expect(r.stdout).toContain('f32 KV cache');
   });
 
   it('exits 3 when a threshold is missed', async () => {

@@ -1,0 +1,420 @@
+/**
+ * Decode speed at KV depth (issue 15), ours beside llama.cpp on the same files, in one run:
+ *
+ * - llama-bench's `tgN` at depths 0, 1024, 4096 and the model's context (less N; depths that do not fit a
+ *   model's context are left out) for stories260K (the real model, ../shared/models/stories260K.gguf) and a
+ *   ≥50M-parameter random llama written by the project's writer and quantizer (the synthetic shape
+ *   `bench-60m`, as scripts/bench-decode.ts builds it, with its context raised to `--ctx-60m`);
+ * - ours in headless Chromium through `npm run bench -- --llama-bench` (src/cli/bench.ts, the page's own
+ *   code) with `--kv-type f16` and `--kv-type f32`;
+ * - node-llama-cpp (llama.cpp's prebuilt CPU build, `getLlama({gpu: false, build: 'never'})`, 1 thread)
+ *   with its KV cache in F16 (llama.cpp's default) and F32, measured as llama-bench does: for each depth
+ *   the cache is filled once with `depth` seeded random tokens, then a warm-up and `--reps` repetitions of
+ *   N greedy decode steps at positions depth…, the rows past `depth` erased between repetitions;
+ * - sampled (temperature 0.8, top-p 0.95, seed 1) against greedy decode for ours (the prompt plan of
+ *   `npm run bench`, `--ignore-eos`, median decode tok/s).
+ *
+ * Writes a section (device, date, commit; tok/s, tg@d ÷ tg@0 and ours ÷ llama.cpp) into BENCHMARKS.md
+ * between `<!-- bench:depth DATE -->` and `<!-- /bench:depth DATE -->`, replacing that date's section.
+ *
+ *   npm run bench:depth -- [--tokens 128] [--reps 3] [--depths 0,1024,4096,ctx] [--models stories260k,60m]
+ *       [--type Q4_0] [--ctx-60m 8192] [--no-llama-cpp] [--no-sampled] [--no-write] [--gpu]
+ *
+ * `--depths`: a comma list; `ctx` is the model's context less `--tokens`. `--type`: the 60M model's
+ * weights (F32, F16, Q8_0, Q4_0, Q4_K_M, …). `--no-write` prints the section without touching
+ * BENCHMARKS.md. The 60M model lives in a temporary directory that is removed at the end (on failure and
+ * SIGINT/SIGTERM too).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Token } from 'node-llama-cpp';
+import type { BenchResult } from '../src/bench/types.ts';
+import { FTYPES, type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
+import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
+import { openGguf } from '../src/webgpu/gguf/reader.ts';
+import { SYNTHETIC_SHAPES } from '../src/webgpu/model/synthetic.ts';
+import { BENCH_FILE, writeBenchSection } from './bench-common.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const STORIES = resolve(ROOT, '../shared/models/stories260K.gguf');
+const SHAPE_ID = 'bench-60m';
+const SEED = 60;
+const KV_TYPES = ['f16', 'f32'] as const;
+type Kv = (typeof KV_TYPES)[number];
+
+const USAGE =
+  'usage: npm run bench:depth -- [--tokens 128] [--reps 3] [--depths 0,1024,4096,ctx] [--models stories260k,60m]\n' +
+  '    [--type Q4_0] [--ctx-60m 8192] [--no-llama-cpp] [--no-sampled] [--no-write] [--gpu]';
+
+const { values } = parseArgs({
+  options: {
+    tokens: { type: 'string', default: '128' },
+    reps: { type: 'string', default: '3' },
+    depths: { type: 'string', default: '0,1024,4096,ctx' },
+    models: { type: 'string', default: 'stories260k,60m' },
+    type: { type: 'string', default: 'Q4_0' },
+    'ctx-60m': { type: 'string', default: '8192' },
+    'no-llama-cpp': { type: 'boolean', default: false },
+    'no-sampled': { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    gpu: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.error(USAGE);
+  process.exit(0);
+}
+function usage(msg: string): never {
+  console.error(`error [invalid_argument]: ${msg}\n${USAGE}`);
+  process.exit(2);
+}
+const int = (s: string, name: string, min: number) => {
+  if (!/^\d+$/.test(s) || Number(s) < min) usage(`--${name} must be an integer ≥ ${min}, got "${s}"`);
+  return Number(s);
+};
+const N = int(values.tokens, 'tokens', 2);
+const REPS = int(values.reps, 'reps', 1);
+const CTX_60M = int(values['ctx-60m'], 'ctx-60m', N + 1);
+const DEPTHS = values.depths.split(',').map((s) => (s.trim() === 'ctx' ? 'ctx' : int(s.trim(), 'depths', 0)));
+const MODELS = values.models.split(',').filter(Boolean);
+for (const m of MODELS)
+  if (m !== 'stories260k' && m !== '60m') usage(`--models takes stories260k and 60m, got "${m}"`);
+if (!(values.type in FTYPES)) usage(`unknown --type ${values.type} (${Object.keys(FTYPES).join(', ')})`);
+const shape = SYNTHETIC_SHAPES.find((s) => s.id === SHAPE_ID);
+if (!shape) throw new Error(`synthetic shape ${SHAPE_ID} not found in src/webgpu/model/synthetic.ts`);
+
+const t0 = performance.now();
+const log = (s: string) =>
+  console.error(`[bench:depth ${((performance.now() - t0) / 1000).toFixed(0)}s] ${s}`);
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-depth-'));
+let child: ChildProcess | undefined;
+const cleanUp = () => rmSync(dir, { recursive: true, force: true });
+for (const [sig, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  process.on(sig, () => {
+    child?.kill(sig);
+    cleanUp();
+    process.exit(code);
+  });
+}
+
+/** Runs `npm run bench` (src/cli/bench.ts) with `args` and returns its result file. */
+async function bench(args: string[], out: string): Promise<BenchResult> {
+  const argv = [
+    '--import',
+    'tsx',
+    'src/cli/bench.ts',
+    ...args,
+    ...(values.gpu ? ['--gpu'] : []),
+    '--json',
+    out,
+  ];
+  log(`npm run bench -- ${args.join(' ')}`);
+  await new Promise<void>((ok, fail) => {
+    const c = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    child = c;
+    c.stdout?.pipe(process.stderr);
+    c.on('error', fail);
+    c.on('close', (code, signal) => {
+      child = undefined;
+      if (code === 0) ok();
+      else fail(new Error(`npm run bench -- ${args.join(' ')} failed (${signal ?? `exit ${code}`})`));
+    });
+  });
+  return JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+}
+
+/** The depths of the plan that fit a context: `ctx` = context − N; sorted, each once. */
+function depthsFor(contextLength: number): number[] {
+  const ds = DEPTHS.map((d) => (d === 'ctx' ? contextLength - N : d)).filter(
+    (d) => d >= 0 && d + N <= contextLength,
+  );
+  return [...new Set(ds)].sort((a, b) => a - b);
+}
+
+/** A seeded pseudo-random token sequence (mulberry32), as llama-bench fills the cache with random tokens. */
+function randomIds(n: number, nVocab: number, seed: number): number[] {
+  let a = seed >>> 0;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    out.push((((t ^ (t >>> 14)) >>> 0) % (nVocab - 3)) + 3); // past BOS/EOS/UNK
+  }
+  return out;
+}
+
+type Stat = { mean: number; std: number };
+const meanStd = (xs: number[]): Stat => {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return { mean, std: Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length) };
+};
+
+/** node-llama-cpp, 1 thread: tgN at each depth with the KV cache in `kv`. */
+async function llamaCppDepths(
+  path: string,
+  contextLength: number,
+  nVocab: number,
+  depths: number[],
+  kv: Kv,
+): Promise<{ byDepth: Map<number, Stat>; release: string; version: string }> {
+  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const version = JSON.parse(
+    readFileSync(resolve(ROOT, 'node_modules/node-llama-cpp/package.json'), 'utf8'),
+  ).version;
+  const model = await llama.loadModel({ modelPath: path });
+  const type = kv === 'f32' ? 'F32' : 'F16';
+  const context = await model.createContext({
+    contextSize: contextLength,
+    sequences: 1,
+    threads: 1,
+    experimentalKvCacheKeyType: type,
+    experimentalKvCacheValueType: type,
+  });
+  const byDepth = new Map<number, Stat>();
+  try {
+    const seq = context.getSequence();
+    const vocab = nVocab;
+    const ids = (n: number, seed: number) => randomIds(n, vocab, seed) as unknown as Token[];
+    for (const depth of depths) {
+      await seq.clearHistory();
+      if (depth > 0) await seq.evaluateWithoutGeneratingNewTokens(ids(depth, 7));
+      const samples: number[] = [];
+      for (let rep = 0; rep <= REPS; rep++) {
+        if (seq.nextTokenIndex > depth)
+          await seq.eraseContextTokenRanges([{ start: depth, end: seq.nextTokenIndex }]);
+        const first = ids(1, 1000 + rep);
+        let n = 0;
+        const start = performance.now();
+        for await (const _ of seq.evaluate(first, { temperature: 0 })) if (++n >= N) break;
+        const s = (performance.now() - start) / 1000;
+        if (rep > 0) samples.push(N / s); // rep 0: the warm-up
+      }
+      byDepth.set(depth, meanStd(samples));
+      log(`llama.cpp ${kv} tg${N} @ d${depth}: ${byDepth.get(depth)!.mean.toFixed(2)} tok/s`);
+    }
+  } finally {
+    await context.dispose();
+    await model.dispose();
+    await llama.dispose();
+  }
+  return { byDepth, release: llama.llamaCppRelease.release, version };
+}
+
+interface ModelRow {
+  label: string;
+  mib: number;
+  contextLength: number;
+  depths: number[];
+  ours: Partial<Record<Kv, Map<number, Stat>>>;
+  /** model.kvType each of our runs reported (undefined: the engine did not say). */
+  reported: Partial<Record<Kv, string | undefined>>;
+  llama: Partial<Record<Kv, Map<number, Stat>>>;
+  sampled?: { greedy: number; sampled: number; promptTokens: number };
+}
+
+async function measureModel(label: string, path: string): Promise<ModelRow> {
+  const file = await openGguf({ path });
+  const arch = String(file.metadata['general.architecture']);
+  const contextLength = Number(file.metadata[`${arch}.context_length`]);
+  const nVocab = (file.metadata['tokenizer.ggml.tokens'] as unknown[]).length;
+  const depths = depthsFor(contextLength);
+  if (depths.length === 0)
+    throw new Error(`no depth of ${values.depths} fits ${label}'s context ${contextLength}`);
+  const row: ModelRow = {
+    label,
+    mib: statSync(path).size / 2 ** 20,
+    contextLength,
+    depths,
+    ours: {},
+    reported: {},
+    llama: {},
+  };
+  log(`== ${label}: context ${contextLength}, depths ${depths.join(', ')}`);
+  for (const kv of KV_TYPES) {
+    const r = await bench(
+      [
+        ...['--model', path, '--llama-bench', '--n-prompt', '0', '--n-gen', String(N)],
+        ...['--depth', depths.join(','), '--reps', String(REPS), '--no-profile', '--kv-type', kv],
+      ],
+      join(dir, `ours-${kv}.json`),
+    );
+    device ??= r.device;
+    row.reported[kv] = r.model.kvType;
+    row.ours[kv] = new Map((r.tests ?? []).map((t) => [t.depth, t.tokensPerSecond]));
+  }
+  if (!values['no-llama-cpp'])
+    for (const kv of KV_TYPES) {
+      const l = await llamaCppDepths(path, contextLength, nVocab, depths, kv);
+      llamaInfo = `node-llama-cpp ${l.version} (llama.cpp ${l.release}, prebuilt CPU binary, 1 thread)`;
+      row.llama[kv] = l.byDepth;
+    }
+  if (!values['no-sampled']) {
+    const common = [
+      ...['--model', path, '--prompt', 'Once upon a time', '--max-tokens', String(N), '--ignore-eos'],
+      ...['--runs', String(REPS), '--warmup', '1', '--no-roofline', '--no-cpu-match'],
+    ];
+    const g = await bench(common, join(dir, 'greedy.json'));
+    const s = await bench(
+      [...common, '--temperature', '0.8', '--top-p', '0.95', '--seed', '1'],
+      join(dir, 'sampled.json'),
+    );
+    row.sampled = {
+      greedy: g.summary.decodeTokensPerSecond?.median ?? Number.NaN,
+      sampled: s.summary.decodeTokensPerSecond?.median ?? Number.NaN,
+      promptTokens: g.runs[0]?.promptTokens ?? 0,
+    };
+    log(`sampled ÷ greedy: ${(row.sampled.sampled / row.sampled.greedy).toFixed(2)}`);
+  }
+  return row;
+}
+
+let device: BenchResult['device'] | undefined;
+let llamaInfo: string | undefined;
+
+const f = (x: number | undefined) =>
+  x === undefined || !Number.isFinite(x)
+    ? '—'
+    : x >= 100
+      ? x.toFixed(0)
+      : x >= 10
+        ? x.toFixed(1)
+        : x.toFixed(2);
+const ratio = (a?: number, b?: number) =>
+  a !== undefined && b !== undefined && b > 0 && Number.isFinite(a / b) ? `${(a / b).toFixed(2)}×` : '—';
+const tps = (s?: Stat) => (s ? `${f(s.mean)} ± ${f(s.std)}` : '—');
+
+function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+  } catch {
+    return '?';
+  }
+}
+
+function adapterText(d: BenchResult['device'] | undefined): string {
+  if (!d) return 'unknown';
+  const parts = [d.vendor, d.architecture, d.device, d.description].filter((s) => s && s.length > 0);
+  const soft = d.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(parts.join(' '));
+  return `${parts.join(' / ') || '(empty adapter info)'}${soft ? ' (software adapter, SwiftShader on the CPU: not GPU figures)' : ''}`;
+}
+
+function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined): string {
+  const date = new Date().toISOString().slice(0, 10);
+  const args = process.argv.slice(2);
+  const cmd = `npm run bench:depth${args.length ? ` -- ${args.join(' ')}` : ''}`;
+  const L = [
+    `<!-- bench:depth ${date} -->`,
+    `## ${date}: decode at KV depth (tg${N}), ours with f16 and f32 KV caches vs llama.cpp`,
+    '',
+    `Recorded by \`${cmd}\` (scripts/bench-depth.ts) in ${wallS.toFixed(0)} s, commit ${gitCommit()}.` +
+      (nParams60m
+        ? ` The ${(nParams60m / 1e6).toFixed(0)}M model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape!.nEmbd} wide, ${shape!.nLayers} layers, FFN ${shape!.nFF}, vocabulary ${shape!.nVocab}; ${nParams60m.toLocaleString('en-US')} parameters) with context ${CTX_60M}, written by src/webgpu/gguf/random-model.ts and quantized to ${values.type} by our quantizer; the same file for every engine.`
+        : ''),
+    '',
+    '| | |',
+    '| --- | --- |',
+    `| CPU | ${cpus()[0]?.model ?? '?'}, ${cpus().length} logical CPUs (shared machine) |`,
+    `| WebGPU adapter (ours, headless Chromium) | ${adapterText(device)} |`,
+    `| Peer | ${llamaInfo ?? 'not run (--no-llama-cpp)'}, KV cache F16 (its default) and F32 |`,
+    `| Protocol | llama-bench's tg${N}: the cache filled to the depth once, 1 warm-up, then ${REPS} repetition${REPS === 1 ? '' : 's'} of ${N} greedy decode steps at positions depth…; mean ± std tok/s. Ours: \`npm run bench -- --llama-bench --n-prompt 0 --n-gen ${N} --kv-type f16|f32 --no-profile\`. Sampled vs greedy: \`npm run bench\`, ${N} tokens with EOS ignored, median decode tok/s of ${REPS} run${REPS === 1 ? '' : 's'} after 1 warm-up |`,
+    '',
+    'Goals (issue 15): tg@4096 ≥ 0.7 × tg@0 on a GPU; sampled (temperature 0.8, top-p 0.95) ≥ 0.9 × greedy.',
+    '',
+    '| model | depth | ours f16 | ours f32 | llama.cpp f16 | llama.cpp f32 | ours f16 @d÷@0 | ours f32 @d÷@0 | llama.cpp f16 @d÷@0 | ours÷llama.cpp f16 | ours÷llama.cpp f32 |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const r of rows) {
+    const at = (m: Map<number, Stat> | undefined, d: number) => m?.get(d)?.mean;
+    const d0 = r.depths[0];
+    for (const d of r.depths)
+      L.push(
+        `| ${r.label} | ${d} | ${tps(r.ours.f16?.get(d))} | ${tps(r.ours.f32?.get(d))} | ${tps(r.llama.f16?.get(d))} | ${tps(r.llama.f32?.get(d))} | ${ratio(at(r.ours.f16, d), at(r.ours.f16, d0))} | ${ratio(at(r.ours.f32, d), at(r.ours.f32, d0))} | ${ratio(at(r.llama.f16, d), at(r.llama.f16, d0))} | ${ratio(at(r.ours.f16, d), at(r.llama.f16, d))} | ${ratio(at(r.ours.f32, d), at(r.llama.f32, d))} |`,
+      );
+  }
+  L.push('');
+  const sampled = rows.filter((r) => r.sampled);
+  if (sampled.length) {
+    L.push(
+      '| model | prompt tokens | greedy decode tok/s | sampled decode tok/s (T 0.8, top-p 0.95) | sampled ÷ greedy |',
+      '| --- | ---: | ---: | ---: | ---: |',
+      ...sampled.map(
+        (r) =>
+          `| ${r.label} | ${r.sampled!.promptTokens} | ${f(r.sampled!.greedy)} | ${f(r.sampled!.sampled)} | ${ratio(r.sampled!.sampled, r.sampled!.greedy)} |`,
+      ),
+      '',
+    );
+  }
+  for (const r of rows)
+    for (const kv of KV_TYPES)
+      if (r.ours[kv] && r.reported[kv] !== kv)
+        L.push(
+          `- ⚠ ${r.label} with \`--kv-type ${kv}\`: the engine reported ${r.reported[kv] === undefined ? 'no KV type (ModelInfo.kvType unset: an engine from before the f16 cache, which ran f32)' : `a ${r.reported[kv]} cache`}.`,
+        );
+  if (L[L.length - 1] !== '') L.push('');
+  L.push(`<!-- /bench:depth ${date} -->`);
+  return L.join('\n');
+}
+
+async function main(): Promise<void> {
+  const rows: ModelRow[] = [];
+  let nParams60m: number | undefined;
+  for (const m of MODELS) {
+    if (m === 'stories260k') {
+      rows.push(await measureModel('stories260K (real, F32)', STORIES));
+      continue;
+    }
+    log(`== ${SHAPE_ID}: writing the random F32 model (seed ${SEED}, context ${CTX_60M})`);
+    const f32Path = join(dir, `${SHAPE_ID}-F32.gguf`);
+    writeFileSync(
+      f32Path,
+      makeRandomLlamaGguf({
+        seed: SEED,
+        name: SHAPE_ID,
+        nLayers: shape!.nLayers,
+        nEmbd: shape!.nEmbd,
+        nFF: shape!.nFF,
+        nHead: shape!.nHead,
+        nHeadKv: shape!.nHeadKv,
+        nVocab: shape!.nVocab,
+        contextLength: CTX_60M,
+        tied: shape!.tied,
+        ropeFreqBase: shape!.ropeFreqBase,
+        rmsEps: shape!.rmsEps,
+        weightType: 'F32',
+      }),
+    );
+    const src = await openGguf({ path: f32Path });
+    nParams60m = 0;
+    for (const t of src.tensors.values()) nParams60m += t.shape.reduce((a, b) => a * b, 1);
+    let file = f32Path;
+    if (values.type !== 'F32') {
+      file = join(dir, `${SHAPE_ID}-${values.type}.gguf`);
+      writeFileSync(file, (await quantizeGguf(src, values.type as QuantizeFtype)).bytes);
+      rmSync(f32Path);
+    }
+    rows.push(await measureModel(`${SHAPE_ID} (random, ${values.type})`, file));
+  }
+  const text = section(rows, (performance.now() - t0) / 1000, nParams60m);
+  console.log(text);
+  if (!values['no-write']) {
+    writeBenchSection('depth', new Date().toISOString().slice(0, 10), text);
+    log(`wrote ${BENCH_FILE}`);
+  }
+}
+
+try {
+  await main();
+} finally {
+  cleanUp();
+}

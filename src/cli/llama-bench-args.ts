@@ -112,7 +112,7 @@ export function formatLlamaBench(r: BenchResult): string {
     lines.push(`| model | size | test | t/s |`, `| --- | ---: | ---: | ---: |`);
     for (const t of r.tests)
       lines.push(
-        `| ${r.model.id} ${r.model.quantization} | ${fmtBytes(r.model.bytes)} | ${t.name} | ${f(t.tokensPerSecond.mean)} ± ${f(t.tokensPerSecond.std)} |`,
+        `| ${r.model.id} ${r.model.quantization}${r.model.kvType ? `, KV ${r.model.kvType}` : ''} | ${fmtBytes(r.model.bytes)} | ${t.name} | ${f(t.tokensPerSecond.mean)} ± ${f(t.tokensPerSecond.std)} |`,
       );
   }
   const g = r.gpu;

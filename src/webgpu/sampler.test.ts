@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../engine/errors.ts';
 import type { SamplingParams } from '../engine/types.ts';
-import { argmax, Sampler } from './sampler.ts';
-import { mulberry32, randnArray } from './util/prng.ts';
+import { argmax, keyedDraw, Sampler } from './sampler.ts';
+import { keyedUniform, mulberry32, randnArray } from './util/prng.ts';
 
 /** A fresh seed per run; printed in failure messages so a failure can be replayed. */
 const SEED = (Math.random() * 2 ** 32) >>> 0;
@@ -146,10 +146,11 @@ describe('Sampler', () => {
         repetitionLastN: 16,
       };
       const history = Array.from({ length: 40 }, () => Math.floor(rng() * n));
-      // reference, float64, step by step
+      // reference, float64, step by step (penalised logits in f32, as llama.cpp stores them)
       const pen = Array.from(logits, (x) => x);
       for (const id of new Set(history.slice(-16))) {
-        pen[id] = pen[id] <= 0 ? pen[id] * params.repetitionPenalty! : pen[id] / params.repetitionPenalty!;
+        const p = params.repetitionPenalty!;
+        pen[id] = Math.fround(pen[id] <= 0 ? pen[id] * p : pen[id] / p);
       }
       let ids = Array.from({ length: n }, (_, i) => i);
       ids = refTopK(pen, ids, params.topK!);
@@ -214,6 +215,30 @@ describe('Sampler', () => {
     expect(new Sampler(params, n).seed).toBe(SEED);
   });
 
+  it('with { keyed: true } draws keyedUniform(seed, n) over the candidates in id order, as the GPU sampler', () => {
+    const n = 300;
+    const logits = randomLogits(n);
+    const params = { temperature: 0.9, topK: 50, topP: 0.9, seed: SEED };
+    const d = new Sampler(params, n).distribution(logits);
+    // The same candidates and probabilities as the default draw; only the uniform → id map differs.
+    const byId = Array.from(d.ids.keys()).sort((a, b) => d.ids[a] - d.ids[b]);
+    const ref = (r: number): number => {
+      let cum = 0;
+      for (const i of byId) {
+        cum += d.probs[i];
+        if (cum > r) return d.ids[i];
+      }
+      return d.ids[byId[byId.length - 1]];
+    };
+    const s = new Sampler(params, n, { keyed: true });
+    const ids = Array.from({ length: 200 }, () => s.sample(logits));
+    expect(ids, msg('keyed ids')).toEqual(Array.from({ length: 200 }, (_, i) => ref(keyedUniform(SEED, i))));
+    expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => keyedDraw(d, SEED, i)));
+    s.reset();
+    expect(s.sample(logits), msg('reset restarts the counter')).toBe(ids[0]);
+    expect(new Set(ids).size, msg('it does vary')).toBeGreaterThan(1);
+  });
+
   it('applies the repetition penalty once per distinct recent token, by sign', () => {
     const n = 40;
     const logits = randomLogits(n);
@@ -225,8 +250,9 @@ describe('Sampler', () => {
     const s = new Sampler({ temperature: 1, repetitionPenalty: penalty, repetitionLastN: 6 }, n);
     const d = s.distribution(logits, history);
     const pen = Array.from(logits, (x) => x);
-    for (const id of [1, 5, 6, 2]) pen[id] = pen[id] <= 0 ? pen[id] * penalty : pen[id] / penalty;
-    expect(pen[5]).toBeCloseTo(2.5 / 1.5, 12);
+    for (const id of [1, 5, 6, 2])
+      pen[id] = Math.fround(pen[id] <= 0 ? pen[id] * penalty : pen[id] / penalty); // f32, as llama.cpp
+    expect(pen[5]).toBeCloseTo(2.5 / 1.5, 6);
     expect(pen[6]).toBeCloseTo(-1.75 * 1.5, 12);
     const expected = refSoftmax(
       pen,

@@ -15,14 +15,22 @@
  *
  * As in llama.cpp, top-p and min-p see the distribution *before* temperature. Temperature ≤ 0 is greedy:
  * the argmax of the penalised logits (lowest id on ties), which every filter above would keep anyway.
- * Arithmetic is float64 (llama.cpp uses float32), and the PRNG is mulberry32, not llama.cpp's mt19937, so
- * sampled ids match llama.cpp's only in distribution, greedy ids exactly.
+ * Penalised logits and the min-p threshold are rounded to f32, as llama.cpp computes them (and as the
+ * GPU sampler, kernels/sample.ts, does); the softmaxes and cumulative sums are float64 (llama.cpp: f32).
+ * The PRNG is mulberry32, not llama.cpp's mt19937, so sampled ids match llama.cpp's only in distribution,
+ * greedy ids exactly.
+ *
+ * With `{ keyed: true }` the sampler draws as the GPU sampler does: uniform number n of a request is
+ * `keyedUniform(seed, n)` (util/prng.ts, a counter-based hash) and the inverse-CDF walk goes over the
+ * candidates in id order. The kept set and probabilities are the same either way; only which id a given
+ * uniform maps to changes. The GPU then picks the same ids for the same logits except where its f32 sums
+ * and these float64 ones fall on different sides of a boundary (see kernels/sample.ts).
  */
 
 import { EngineError } from '../engine/errors.ts';
 import type { SamplingParams } from '../engine/types.ts';
 import { checkSamplingParams } from '../engine/validate.ts';
-import { mulberry32, type Rng } from './util/prng.ts';
+import { keyedUniform, mulberry32, type Rng } from './util/prng.ts';
 
 /** A filtered, normalised distribution: candidate ids and their probabilities (same order). */
 export interface Candidates {
@@ -30,7 +38,8 @@ export interface Candidates {
   probs: Float64Array;
 }
 
-interface ResolvedParams {
+/** Sampling parameters with every default filled in (see {@link Sampler.params}). */
+export interface ResolvedParams {
   temperature: number;
   topK: number;
   topP: number;
@@ -60,6 +69,15 @@ function randomSeed(): number {
   return Math.floor(Math.random() * 2 ** 32);
 }
 
+/** Options of {@link Sampler} beyond the request's parameters. */
+export interface SamplerOptions {
+  /**
+   * Draw as the GPU sampler does (kernels/sample.ts): uniform n = `keyedUniform(seed, n)`, walked over
+   * the candidates in id order. Default false: mulberry32 over the candidates in sorted order.
+   */
+  keyed?: boolean;
+}
+
 /** Samples token ids from logits with {@link SamplingParams}; see the module comment for the order. */
 export class Sampler {
   /** Vocabulary size: only the first nVocab logits are read. */
@@ -68,13 +86,17 @@ export class Sampler {
   private readonly initialSeed: number | undefined;
   private rng: Rng;
   private seedInUse: number;
+  private readonly keyed: boolean;
+  /** Draws made since construction or the last reset (the keyed PRNG's counter). */
+  private draws = 0;
 
   /**
    * @param params sampling parameters; defaults give greedy decoding.
    * @param nVocab vocabulary size: only the first nVocab logits are read.
+   * @param opts `keyed`: draw like the GPU sampler (see {@link SamplerOptions}).
    * @throws EngineError('invalid_argument') for out-of-range parameters.
    */
-  constructor(params: SamplingParams, nVocab: number) {
+  constructor(params: SamplingParams, nVocab: number, opts: SamplerOptions = {}) {
     if (!Number.isInteger(nVocab) || nVocab <= 0) {
       throw new EngineError('invalid_argument', `nVocab must be a positive integer, got ${nVocab}`);
     }
@@ -83,6 +105,12 @@ export class Sampler {
     this.initialSeed = params.seed;
     this.seedInUse = (params.seed ?? randomSeed()) >>> 0;
     this.rng = mulberry32(this.seedInUse);
+    this.keyed = opts.keyed ?? false;
+  }
+
+  /** The parameters in use, defaults filled in (a copy). */
+  get params(): ResolvedParams {
+    return { ...this.p };
   }
 
   /** The seed the PRNG started from (a random one when none was given). */
@@ -99,6 +127,7 @@ export class Sampler {
   reset(seed?: number): void {
     this.seedInUse = (seed ?? this.initialSeed ?? randomSeed()) >>> 0;
     this.rng = mulberry32(this.seedInUse);
+    this.draws = 0;
   }
 
   /**
@@ -110,8 +139,9 @@ export class Sampler {
     const penalized = this.penalize(logits, history);
     if (this.p.temperature <= 0) return argmax(penalized);
     const c = this.candidates(penalized);
-    const r = this.rng();
-    return draw(c, r);
+    if (this.keyed) return keyedDraw(c, this.seedInUse, this.draws++);
+    this.draws++;
+    return draw(c, this.rng());
   }
 
   /**
@@ -140,7 +170,8 @@ export class Sampler {
       const id = history[i];
       if (!Number.isInteger(id) || id < 0 || id >= n || seen.has(id)) continue;
       seen.add(id);
-      out[id] = out[id] <= 0 ? out[id] * penalty : out[id] / penalty;
+      // f32, as llama.cpp's `logit /= penalty_repeat` (and the GPU sampler).
+      out[id] = Math.fround(out[id] <= 0 ? out[id] * penalty : out[id] / penalty);
     }
     return out;
   }
@@ -180,7 +211,8 @@ export class Sampler {
     if (minP > 0) {
       let max = -Infinity;
       for (const id of ids) if (logits[id] > max) max = logits[id];
-      const threshold = max + Math.log(minP);
+      // f32, as llama.cpp's `max_logit + logf(p)` (the GPU sampler adds the same two f32 values).
+      const threshold = Math.fround(max + Math.fround(Math.log(minP)));
       ids = ids.filter((id) => logits[id] >= threshold);
     }
 
@@ -261,6 +293,21 @@ function softmax(ids: Int32Array, logits: Float64Array, temperature: number): Fl
   }
   for (let i = 0; i < probs.length; i++) probs[i] /= sum;
   return probs;
+}
+
+/**
+ * The keyed draw (what `Sampler` does with `{ keyed: true }`, and kernels/sample.ts on the GPU): uniform
+ * u = keyedUniform(seed, index), inverse CDF over the candidates in id order.
+ * @returns the id drawn; never a zero-probability candidate.
+ */
+export function keyedDraw(c: Candidates, seed: number, index: number): number {
+  return draw(byId(c), keyedUniform(seed, index));
+}
+
+/** The same candidates in id order (the keyed draw's order). */
+function byId(c: Candidates): Candidates {
+  const order = Array.from(c.ids.keys()).sort((a, b) => c.ids[a] - c.ids[b]);
+  return { ids: Int32Array.from(order, (i) => c.ids[i]), probs: Float64Array.from(order, (i) => c.probs[i]) };
 }
 
 /** Inverse-CDF draw with uniform r ∈ [0, 1); never picks a zero-probability candidate. */

@@ -35,3 +35,33 @@ export function randnArray(rng: Rng, n: number, std = 1, mean = 0): Float32Array
   for (let i = 0; i < n; i++) out[i] = randn(rng, mean, std);
   return out;
 }
+
+/**
+ * PCG hash (Jarzynski & Olano, "Hash Functions for GPU Rendering", JCGT 9(3), 2020): one step of a
+ * 32-bit LCG followed by PCG's RXS-M-XS output permutation. A bijection on u32, integer arithmetic only;
+ * kernels/sample.ts has the same function in WGSL (`PRNG_WGSL`).
+ * @param v any number; only its low 32 bits matter. @returns a u32.
+ */
+export function pcgHash(v: number): number {
+  const s = (Math.imul(v >>> 0, 747796405) + 2891336453) >>> 0;
+  const w = Math.imul(((s >>> ((s >>> 28) + 4)) ^ s) >>> 0, 277803737) >>> 0;
+  return ((w >>> 22) ^ w) >>> 0;
+}
+
+/**
+ * The counter-based generator the GPU sampler draws from: u32 number `index` of the stream `seed`,
+ * `pcg(index + pcg(seed))` (the paper's nesting for several inputs). No state, so draw n of a request
+ * is the same on every adapter and on the CPU, whatever was drawn before.
+ * @param seed low 32 bits used. @param index draw number, low 32 bits used. @returns a u32.
+ */
+export function keyedU32(seed: number, index: number): number {
+  return pcgHash((index + pcgHash(seed)) >>> 0);
+}
+
+/**
+ * A uniform number in [0, 1) from {@link keyedU32}: its top 24 bits × 2⁻²⁴, so the value is exactly
+ * representable in f32 and the GPU (kernels/sample.ts) gets the same number bit for bit.
+ */
+export function keyedUniform(seed: number, index: number): number {
+  return (keyedU32(seed, index) >>> 8) / 16777216;
+}

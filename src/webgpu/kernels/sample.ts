@@ -1,0 +1,401 @@
+/**
+ * Sampling on the GPU: one dispatch of one workgroup turns the logits [nVocab] f32 into a token id
+ * [1] u32, so sampled decode chains on the GPU like greedy decode (the id is copied into the next step's
+ * input and into a 4-byte readback; the host never sees the logits).
+ *
+ * The chain is llama.cpp's default order (src/llama-sampling.cpp; common/common.h
+ * `common_params_sampling::samplers`), the same as the CPU reference src/webgpu/sampler.ts:
+ *
+ * 1. repetition penalty over the distinct ids among the last `lastN` of the history ring: logit / penalty
+ *    when > 0, × penalty when ≤ 0 (`llama_sampler_penalties`; written into `work`, a copy of the logits);
+ * 2. top-k, 3. top-p (softmax at temperature 1 over the top-k set), 4. min-p (logit ≥ max + ln minP),
+ * 5. temperature, 6. softmax and one inverse-CDF draw. Temperature 0 is the argmax of the penalised
+ *    logits (lowest id on ties).
+ *
+ * **No sort.** Every filter keeps a prefix of one total order: logit descending, then id ascending (the
+ * CPU sampler's sort order; equal logits are kept lower id first; −0 counts as +0). A prefix is named by
+ * its last element (key K, id C): id i is in it when key(i) > K, or key(i) = K and i ≤ C, where key is
+ * the f32 bit pattern mapped to an order-preserving u32. top-k finds the element at which the count of
+ * the order reaches k, top-p the one at which the mass Σ exp(l − max) reaches p · Z: the same select
+ * (`selectRank`), a most-significant-digit radix search over the 32-bit key, 4 bits a pass (16
+ * per-thread bins summed in workgroup memory), then one id-ordered pass over the elements whose key equals
+ * K to place C. This is zero-tvm's idea (abgnydn/zero-tvm `sampler.wgsl`: the top-p threshold bisected
+ * on the f32 bit pattern) made exact at ties. 8 digit passes + 2 tie passes per filter, each a read of
+ * the vocabulary; top-k's passes are skipped when it is off, top-p's when p = 1.
+ *
+ * **The draw** walks the kept ids in id order (each thread sums a contiguous chunk; the chunk sums are
+ * scanned in order) with one uniform u = `keyedUniform(seed, draw)` (util/prng.ts): the first id whose cumulative
+ * weight exceeds u · S. `Sampler` with `{ keyed: true }` draws the same way, so it picks the same id for
+ * the same logits except where f32 rounding (here) and float64 (there) put u · S on different sides of a
+ * cumulative boundary, or a top-p boundary's cumulative mass lies within f32 error (~1e-6 relative) of p.
+ *
+ * f32 throughout; finite sentinels (±3e38), never ±Inf. No subgroup operations (the reductions are in
+ * workgroup memory, which every adapter has).
+ */
+/** Threads of the sampler's one workgroup. */
+export const SAMPLE_WG = 128;
+/** Radix bins per digit pass (4-bit digits: 8 passes cover the 32-bit key). */
+const BINS = 16;
+/** Words before the ring in the history buffer: [0] = ids appended so far, [1..3] unused. */
+export const HISTORY_HEADER = 4;
+
+/** The sampler's uniform, field by field (all 4-byte scalars); the WGSL struct and the packing come from it. */
+const FIELDS = [
+  ['invTemp', 'f32'], // 1 / temperature (f32-rounded on the host); unused when greedy
+  ['topK', 'u32'], // 0 = off (also when ≥ nVocab)
+  ['topP', 'f32'], // ≥ 1 = off
+  ['minP', 'f32'], // 0 = off
+  ['lnMinP', 'f32'], // f32(ln minP), computed on the host so every adapter uses the same threshold
+  ['penalty', 'f32'], // 1 = off
+  ['lastN', 'u32'], // ids of the history the penalty looks at; 0xffffffff = all
+  ['seed', 'u32'],
+  ['draw', 'u32'], // index of this draw in the request (the PRNG counter)
+  ['greedy', 'u32'], // 1: argmax of the penalised logits
+  ['pad0', 'u32'],
+  ['pad1', 'u32'],
+] as const;
+
+type FieldName = (typeof FIELDS)[number][0];
+
+/** WGSL declaration of the sampler's uniform struct `SampleParams`. */
+export const SAMPLE_PARAMS_WGSL = `struct SampleParams { ${FIELDS.map(([n, t]) => `${n}: ${t}`).join(', ')} };`;
+/** Bytes of the sampler's uniform. */
+export const SAMPLE_PARAMS_BYTES = FIELDS.length * 4;
+/** Byte offset of the `draw` field (written before each step). */
+export const SAMPLE_DRAW_OFFSET = FIELDS.findIndex(([n]) => n === 'draw') * 4;
+
+/** Sampling parameters as the engine resolves them (src/webgpu/sampler.ts `Sampler.params`). */
+export interface SampleSettings {
+  temperature: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  repetitionPenalty: number;
+  repetitionLastN: number;
+}
+
+/**
+ * Packs the sampler's uniform (see {@link SAMPLE_PARAMS_WGSL}).
+ * @param p resolved parameters (already validated: temperature ≥ 0, topP ∈ (0, 1], minP ∈ [0, 1], …).
+ * @param seed PRNG seed (low 32 bits). @param draw draw index (low 32 bits). @param nVocab vocabulary size.
+ */
+export function packSampleParams(p: SampleSettings, seed: number, draw: number, nVocab: number): ArrayBuffer {
+  const v: Record<FieldName, number> = {
+    invTemp: p.temperature > 0 ? Math.fround(1 / p.temperature) : 0,
+    topK: p.topK > 0 && p.topK < nVocab ? p.topK : 0,
+    topP: p.topP,
+    minP: p.minP,
+    lnMinP: p.minP > 0 ? Math.fround(Math.log(p.minP)) : 0,
+    penalty: p.repetitionPenalty,
+    lastN: p.repetitionLastN < 0 ? 0xffffffff : Math.min(p.repetitionLastN, 0xffffffff),
+    seed: seed >>> 0,
+    draw: draw >>> 0,
+    greedy: p.temperature > 0 ? 0 : 1,
+    pad0: 0,
+    pad1: 0,
+  };
+  const buf = new ArrayBuffer(SAMPLE_PARAMS_BYTES);
+  const dv = new DataView(buf);
+  FIELDS.forEach(([n, t], i) => {
+    if (t === 'f32') dv.setFloat32(i * 4, v[n], true);
+    else dv.setUint32(i * 4, v[n], true);
+  });
+  return buf;
+}
+
+/**
+ * The history buffer's initial contents: header (count = ids.length) then the ring [ring] u32 holding the
+ * last `ring` ids at position j mod ring. Shape [HISTORY_HEADER + ring] u32.
+ */
+export function packHistory(ids: readonly number[], ring: number): Uint32Array {
+  const out = new Uint32Array(HISTORY_HEADER + ring);
+  out[0] = ids.length;
+  for (let j = Math.max(0, ids.length - ring); j < ids.length; j++) out[HISTORY_HEADER + (j % ring)] = ids[j];
+  return out;
+}
+
+/** WGSL of `pcgHash`/`keyedUniform` (util/prng.ts), the same u32 arithmetic. */
+export const PRNG_WGSL = `fn pcg(v: u32) -> u32 {
+  let s = v * 747796405u + 2891336453u;
+  let w = ((s >> ((s >> 28u) + 4u)) ^ s) * 277803737u;
+  return (w >> 22u) ^ w;
+}
+fn keyed_uniform(seed: u32, index: u32) -> f32 { return f32(pcg(index + pcg(seed)) >> 8u) * (1.0 / 16777216.0); }`;
+
+export interface SampleKernelOptions {
+  /** Logits read (the first nVocab of `logits`). */
+  nVocab: number;
+  /** Capacity of the history ring in ids (≥ 1; the engine uses the context length). */
+  ring: number;
+  /**
+   * Test variant: adds a binding `dbg` [nVocab] f32 that receives each id's final probability (−1 where
+   * the id was filtered out), and makes `draws` draws (indices draw … draw + draws − 1) into out[0..draws)
+   * without appending to the history.
+   */
+  debug?: { draws: number };
+}
+
+/**
+ * The sampler kernel. Bindings (by name): `params` uniform SampleParams, `logits` [≥ nVocab] f32 (read
+ * only; never modified), `work` [nVocab] f32 scratch, `hist` [HISTORY_HEADER + ring] u32 (the sampled id
+ * is appended), `out` [1] u32 (the id; [draws] in the debug variant), `dbg` (debug only). Dispatch (1).
+ */
+export function sampleWGSL(o: SampleKernelOptions): string {
+  const N = o.nVocab;
+  const WG = SAMPLE_WG;
+  const CH = Math.ceil(N / WG);
+  if (!Number.isInteger(N) || N < 1) throw new Error(`nVocab must be a positive integer, got ${N}`);
+  if (!Number.isInteger(o.ring) || o.ring < 1)
+    throw new Error(`ring must be a positive integer, got ${o.ring}`);
+  const dbg = o.debug;
+  return `${SAMPLE_PARAMS_WGSL}
+@group(0) @binding(0) var<uniform> params: SampleParams;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read_write> work: array<f32>;
+@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<u32>;
+${dbg ? '@group(0) @binding(5) var<storage, read_write> dbg: array<f32>;' : ''}
+const N = ${N}u;
+const WG = ${WG}u;
+const CH = ${CH}u; // ids per thread in the id-ordered passes (thread t: [t·CH, t·CH + CH) ∩ [0, N))
+const RING = ${o.ring}u;
+const HDR = ${HISTORY_HEADER}u;
+const BINS = ${BINS}u;
+const NEG = -3.0e38;
+var<workgroup> sh: array<f32, ${BINS * WG}>; // [BINS][WG] per-thread histograms, then reductions
+var<workgroup> ids: array<u32, ${WG}>;
+var<workgroup> csum: array<f32, ${WG}>; // per-chunk kept weight, id order
+var<workgroup> bcast: u32;
+// The kept prefix after top-k and top-p (key, last id), the max logit and the min-p threshold.
+var<private> gK: u32;
+var<private> gC: u32;
+var<private> gM: f32;
+var<private> gThr: f32;
+
+${PRNG_WGSL}
+
+// Order-preserving u32 of an f32 (larger float, larger key); −0 is taken as +0.
+fn key_of(v: f32) -> u32 {
+  let b = select(bitcast<u32>(v), 0u, v == 0.0);
+  return select(b | 0x80000000u, ~b, (b >> 31u) == 1u);
+}
+fn value_of(k: u32) -> f32 { return bitcast<f32>(select(~k, k & 0x7fffffffu, (k >> 31u) == 1u)); }
+// Is (key k, id i) in the prefix of the order (logit desc, id asc) that ends at (K, C)?
+fn in_prefix(k: u32, i: u32, K: u32, C: u32) -> bool { return k > K || (k == K && i <= C); }
+fn kept(v: f32, i: u32) -> bool { return in_prefix(key_of(v), i, gK, gC) && v >= gThr; }
+
+fn wg_sum(lid: u32, v: f32) -> f32 {
+  sh[lid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    if (lid < s) { sh[lid] += sh[lid + s]; }
+    workgroupBarrier();
+  }
+  let r = sh[0];
+  workgroupBarrier();
+  return r;
+}
+
+// The element of the order (logit desc, id asc), among those in the prefix (EK, EC), at which the
+// cumulative weight first reaches goal (weight 1 when !mass, exp(l − gM) when mass); returns its
+// (key, id). When rounding leaves the goal out of reach, the last element.
+fn select_rank(lid: u32, mass: bool, goal: f32, EK: u32, EC: u32) -> vec2<u32> {
+  var P = 0u;    // key digits chosen so far
+  var A = 0.0;   // weight of the eligible elements whose key is above every key with prefix P
+  for (var d = 0u; d < 8u; d++) {
+    let shift = 28u - 4u * d;
+    let hi = ~(0xffffffffu >> (4u * d)); // the digits already chosen
+    var h = array<f32, ${BINS}>(); // explicitly zeroed each pass (an uninitialised var in a loop is not, on every compiler)
+    for (var i = lid; i < N; i += WG) {
+      let v = work[i];
+      let k = key_of(v);
+      if (((k ^ P) & hi) == 0u && in_prefix(k, i, EK, EC)) {
+        let b = (k >> shift) & 15u;
+        h[b] += select(1.0, exp(v - gM), mass);
+      }
+    }
+    for (var b = 0u; b < BINS; b++) { sh[b * WG + lid] = h[b]; }
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+      for (var t = lid; t < BINS * s; t += WG) {
+        let b = t / s;
+        let j = t % s;
+        sh[b * WG + j] += sh[b * WG + j + s];
+      }
+      workgroupBarrier();
+    }
+    // Every thread reads the 16 totals and makes the same choice: the highest digit first.
+    var chosen = BINS;
+    var last = 0u;
+    var lastA = A;
+    for (var j = 0u; j < BINS; j++) {
+      let b = BINS - 1u - j;
+      let hb = sh[b * WG];
+      if (chosen == BINS && hb > 0.0) {
+        if (A + hb >= goal) { chosen = b; } else { last = b; lastA = A; A += hb; }
+      }
+    }
+    if (chosen == BINS) { chosen = last; A = lastA; }
+    P |= chosen << shift;
+    workgroupBarrier();
+  }
+  // Ties at key P, in id order: the m-th is the last one kept.
+  let wt = select(1.0, exp(value_of(P) - gM), mass);
+  let m = max(1u, u32(min(ceil((goal - A) / wt), 4.0e9)));
+  let lo = lid * CH;
+  let hi = min(lo + CH, N);
+  var c = 0u;
+  for (var i = lo; i < hi; i++) {
+    if (key_of(work[i]) == P && in_prefix(P, i, EK, EC)) { c++; }
+  }
+  ids[lid] = c;
+  if (lid == 0u) { bcast = 0xffffffffu; }
+  workgroupBarrier();
+  var pre = 0u;
+  for (var t = 0u; t < lid; t++) { pre += ids[t]; }
+  if (pre < m && pre + c >= m) {
+    var seen = pre;
+    for (var i = lo; i < hi; i++) {
+      if (key_of(work[i]) == P && in_prefix(P, i, EK, EC)) {
+        seen++;
+        if (seen == m) { bcast = i; break; }
+      }
+    }
+  }
+  let C = workgroupUniformLoad(&bcast);
+  return vec2<u32>(P, C);
+}
+
+// Inverse-CDF draw over the kept ids in id order (csum holds the chunk sums): the first id whose
+// cumulative weight exceeds u · S, S = Σ csum in order; never a zero-weight id. One thread.
+fn draw_one(u: f32) -> u32 {
+  var S = 0.0;
+  for (var t = 0u; t < WG; t++) { S += csum[t]; }
+  var goal = u * S;
+  var cum = 0.0;
+  var tc = WG;
+  var lastT = 0u;
+  for (var t = 0u; t < WG; t++) {
+    if (csum[t] > 0.0) {
+      lastT = t;
+      if (cum + csum[t] > goal) { tc = t; break; }
+      cum += csum[t];
+    }
+  }
+  if (tc == WG) { tc = lastT; goal = 3.0e38; } // rounding: u · S reached S; take the last kept id
+  let lo = tc * CH;
+  let hi = min(lo + CH, N);
+  var last = lo;
+  for (var i = lo; i < hi; i++) {
+    let v = work[i];
+    if (kept(v, i)) {
+      let w = exp((v - gM) * params.invTemp);
+      if (w > 0.0) {
+        cum += w;
+        last = i;
+        if (cum > goal) { return i; }
+      }
+    }
+  }
+  return last;
+}
+
+@compute @workgroup_size(${WG})
+fn main(@builtin(local_invocation_index) lid: u32) {
+  // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
+  for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }
+  storageBarrier();
+  if (params.penalty != 1.0 && params.lastN != 0u) {
+    let total = hist[0];
+    let W = min(min(total, RING), params.lastN);
+    for (var j = lid; j < W; j += WG) {
+      let t = hist[HDR + (total - W + j) % RING];
+      if (t < N) {
+        let v = logits[t];
+        work[t] = select(v / params.penalty, v * params.penalty, v <= 0.0);
+      }
+    }
+  }
+  storageBarrier();
+
+  // 2. max and argmax (lowest id on ties).
+  var best = NEG;
+  var bi = 0xffffffffu;
+  for (var i = lid; i < N; i += WG) {
+    let v = work[i];
+    if (v > best) { best = v; bi = i; }
+  }
+  sh[lid] = best;
+  ids[lid] = bi;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    if (lid < s) {
+      let v = sh[lid + s];
+      let k = ids[lid + s];
+      if (v > sh[lid] || (v == sh[lid] && k < ids[lid])) { sh[lid] = v; ids[lid] = k; }
+    }
+    workgroupBarrier();
+  }
+  gM = sh[0];
+  let amax = ids[0];
+  workgroupBarrier();
+  gK = 0u; // the whole vocabulary (key 0 is a NaN pattern, below every finite logit)
+  gC = 0xffffffffu;
+  gThr = NEG;
+
+  let sampled = params.greedy == 0u;
+  // 3. top-k: the prefix through the k-th element.
+  if (sampled && params.topK > 0u) {
+    let b = select_rank(lid, false, f32(params.topK), 0u, 0xffffffffu);
+    gK = b.x;
+    gC = b.y;
+  }
+  // 4. top-p over the top-k set (temperature 1): the shortest prefix with mass ≥ p · Z.
+  if (sampled && params.topP < 1.0) {
+    var z = 0.0;
+    for (var i = lid; i < N; i += WG) {
+      let v = work[i];
+      if (in_prefix(key_of(v), i, gK, gC)) { z += exp(v - gM); }
+    }
+    let Z = wg_sum(lid, z);
+    let b = select_rank(lid, true, params.topP * Z, gK, gC);
+    gK = b.x;
+    gC = b.y;
+  }
+  // 5. min-p: logit ≥ max + ln(minP).
+  if (params.minP > 0.0) { gThr = gM + params.lnMinP; }
+
+  // 6. temperature, softmax weights per contiguous chunk, then the draw.
+  let lo = lid * CH;
+  let hi = min(lo + CH, N);
+  if (sampled) {
+    var s = 0.0;
+    for (var i = lo; i < hi; i++) {
+      let v = work[i];
+      if (kept(v, i)) { s += exp((v - gM) * params.invTemp); }
+    }
+    csum[lid] = s;
+  }
+  workgroupBarrier();
+${
+  dbg
+    ? `  var S = 0.0;
+  for (var t = 0u; t < WG; t++) { S += csum[t]; }
+  for (var i = lo; i < hi; i++) {
+    let v = work[i];
+    if (!sampled) { dbg[i] = select(-1.0, 1.0, i == amax); }
+    else { dbg[i] = select(-1.0, exp((v - gM) * params.invTemp) / S, kept(v, i)); }
+  }
+  for (var d = lid; d < ${dbg.draws}u; d += WG) {
+    out[d] = select(amax, draw_one(keyed_uniform(params.seed, params.draw + d)), sampled);
+  }`
+    : `  if (lid == 0u) {
+    let tok = select(amax, draw_one(keyed_uniform(params.seed, params.draw)), sampled);
+    out[0] = tok;
+    let total = hist[0];
+    hist[HDR + total % RING] = tok;
+    hist[0] = total + 1u;
+  }`
+}
+}`;
+}

@@ -87,6 +87,8 @@ const generationPrompts = [
   longPrompt,
   'The little cat',
   'One day, a boy named Tim found a shiny red ball.',
+  // ~385 tokens: past several attention chunks and prefill batches; + 64 outputs stays inside 512.
+  [longPrompt, longPrompt, longPrompt].join(' '),
 ];
 const nGenerate = 64;
 
@@ -111,6 +113,13 @@ const contextSettings = {
   flashAttention: false,
   experimentalKvCacheKeyType: 'F32',
   experimentalKvCacheValueType: 'F32',
+} as const;
+
+/** The same with llama.cpp's default F16 K and V cache (`generationF16`). */
+const contextSettingsF16 = {
+  ...contextSettings,
+  experimentalKvCacheKeyType: 'F16',
+  experimentalKvCacheValueType: 'F16',
 } as const;
 
 function eq(a: readonly number[], b: readonly number[]): boolean {
@@ -315,6 +324,17 @@ async function main(): Promise<void> {
       eosIndex: eosAt < 0 ? null : eosAt,
     });
   }
+  await context.dispose();
+  // (b') the same with an F16 KV cache
+  const contextF16 = await model.createContext({ ...contextSettingsF16 });
+  const seqF16 = contextF16.getSequence();
+  const generationF16 = [];
+  for (const prompt of generationPrompts) {
+    const promptIds = [bos, ...model.tokenize(prompt, false)];
+    const { outputIds } = await greedy(seqF16, nVocab, promptIds, nGenerate, 0);
+    generationF16.push({ prompt, promptIds, outputIds });
+  }
+  await contextF16.dispose();
   const first = generation[0];
   const referenceMatches =
     eq(first.promptIds, readmeReference.promptIds) &&
@@ -325,11 +345,13 @@ async function main(): Promise<void> {
     );
   }
 
+  const logProbContext = await model.createContext({ ...contextSettings });
+  const logProbSeq = logProbContext.getSequence();
   const logProbs = [];
   for (const prompt of logProbPrompts) {
     const promptIds = [bos, ...model.tokenize(prompt, false)];
     const { outputIds, logSoftmax } = await greedy(
-      seq,
+      logProbSeq,
       nVocab,
       promptIds,
       nLogProbPositions,
@@ -347,7 +369,17 @@ async function main(): Promise<void> {
   const llamaCpp = llama.llamaCppRelease;
   const buildType = llama.buildType;
   const gpu = llama.gpu;
-  await context.dispose();
+  await logProbContext.dispose();
+  // (c') the same with an F16 KV cache
+  const logProbContextF16 = await model.createContext({ ...contextSettingsF16 });
+  const logProbSeqF16 = logProbContextF16.getSequence();
+  const logProbsF16 = [];
+  for (const prompt of logProbPrompts) {
+    const promptIds = [bos, ...model.tokenize(prompt, false)];
+    const r = await greedy(logProbSeqF16, nVocab, promptIds, nLogProbPositions, nLogProbPositions);
+    logProbsF16.push({ prompt, promptIds, outputIds: r.outputIds, logSoftmax: r.logSoftmax });
+  }
+  await logProbContextF16.dispose();
   await model.dispose();
   await llama.dispose();
 
@@ -397,6 +429,11 @@ async function main(): Promise<void> {
       readmeReferenceMatches: referenceMatches,
       cases: generation,
     },
+    generationF16: {
+      notes: ["As generation, with an F16 K and V cache (llama.cpp's default cache type); no outputText."],
+      context: contextSettingsF16,
+      cases: generationF16,
+    },
     logProbs: {
       notes: [
         `logSoftmax[position][tokenId] = ln(p), p = softmax over the raw logits of all ${nVocab} tokens as computed in f32 by node-llama-cpp (it exposes probabilities, not logits); rounded to 7 significant digits.`,
@@ -404,6 +441,11 @@ async function main(): Promise<void> {
       ],
       positions: nLogProbPositions,
       cases: logProbs,
+    },
+    logProbsF16: {
+      notes: ['As logProbs, with an F16 K and V cache (context: generationF16.context).'],
+      positions: nLogProbPositions,
+      cases: logProbsF16,
     },
   };
   mkdirSync(dirname(outPath), { recursive: true });

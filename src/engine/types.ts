@@ -204,6 +204,18 @@ export interface ModelInfo {
     splitTensors?: number;
     /** Dispatches per decode step (more than usual where a kernel was split to fit the binding count). */
     dispatchesPerToken?: number;
+    /**
+     * Decode attention (kernels/attention.ts): `flash` (flash-decoding; its layout, lanes per position,
+     * and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups workgroups), or
+     * the prefill kernel where the head shape rules flash out.
+     */
+    attention?: {
+      decode: 'flash' | 'prefill-kernel';
+      layout?: 'tiled' | 'strided';
+      lanes?: number;
+      minChunk?: number;
+      targetWorkgroups?: number;
+    };
   };
   /** The device limits the model was planned with, and whether only the spec's defaults were requested. */
   limits?: { defaultLimits: boolean; values: Record<string, number> };

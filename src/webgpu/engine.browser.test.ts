@@ -47,8 +47,8 @@ describe('WebGpuEngine on stories260K', () => {
   });
   afterAll(() => engine.dispose());
 
-  it.each(golden.generation.cases.map((c) => [c.prompt.slice(0, 30), c] as const))(
-    'greedy output equals llama.cpp for %j',
+  it.each(golden.generationF16.cases.map((c) => [c.prompt.slice(0, 30), c] as const))(
+    'greedy output equals llama.cpp (F16 KV cache, the default) for %j',
     async (_name, c) => {
       expect(await engine.tokenize(c.prompt, true)).toEqual(c.promptIds);
       const events: TokenEvent[] = [];
@@ -65,6 +65,55 @@ describe('WebGpuEngine on stories260K', () => {
         expect(r.tokenTimesMs[i]).toBeGreaterThanOrEqual(r.tokenTimesMs[i - 1]);
     },
   );
+
+  it('with an f32 KV cache, and with decode attention in chunks of 64 (both cache types), greedy output equals llama.cpp run with the same cache type', async () => {
+    const runs = [
+      { kvType: 'f32' as const, attention: undefined, cases: golden.generation.cases },
+      { kvType: 'f32' as const, attention: { fixedChunk: 64 }, cases: golden.generation.cases },
+      { kvType: 'f16' as const, attention: { fixedChunk: 64 }, cases: golden.generationF16.cases },
+    ];
+    for (const r of runs) {
+      const e2 = new WebGpuEngine({ gpu: engine.gpuContext, attention: r.attention });
+      try {
+        const info = await e2.load({ url: MODEL_URL }, { contextLength: 512, kvType: r.kvType });
+        expect(info.kvType).toBe(r.kvType);
+        expect(info.kernels?.attention?.decode).toBe('flash');
+        // The short prompt and the ~385-token one (several chunks and prefill batches).
+        for (const c of [r.cases[0], r.cases[r.cases.length - 1]]) {
+          const out = await e2.generate({
+            promptTokenIds: c.promptIds,
+            maxTokens: c.outputIds.length,
+            ignoreEos: true,
+          });
+          expect(out.outputTokenIds, `${r.kvType}, chunk ${r.attention?.fixedChunk ?? 'policy'}`).toEqual(
+            c.outputIds,
+          );
+        }
+        // And the log-softmax of llama.cpp with the same cache type (tolerances: see the F16 test above).
+        const lp = (r.kvType === 'f16' ? golden.logProbsF16 : golden.logProbs).cases[0];
+        const logits: Float32Array[] = [];
+        await e2.generate(
+          { promptTokenIds: lp.promptIds, maxTokens: 8, ignoreEos: true, returnLogits: true },
+          (e) => e.logits && logits.push(e.logits),
+        );
+        let worst = 0;
+        logits.forEach((l, p) => {
+          const ours = logSoftmax(l);
+          for (let t = 0; t < ours.length; t++)
+            worst = Math.max(worst, Math.abs(ours[t] - lp.logSoftmax[p][t]));
+        });
+        expect(worst, `${r.kvType} log-softmax`).toBeLessThan(r.kvType === 'f16' ? 2e-2 : 1e-3);
+      } finally {
+        await e2.dispose();
+      }
+    }
+  });
+
+  it('refuses an unknown KV type before loading anything', async () => {
+    const e2 = new WebGpuEngine({ gpu: engine.gpuContext });
+    await expectEngineError(e2.load({ url: MODEL_URL }, { kvType: 'q8_0' as never }), 'invalid_argument');
+    await e2.dispose();
+  });
 
   it('stops at EOS unless told to ignore it', async () => {
     // stories260K never picks EOS greedily in these prompts, so make a random model whose EOS is the
@@ -95,8 +144,14 @@ describe('WebGpuEngine on stories260K', () => {
     await e2.unload();
   });
 
-  it.each(golden.logProbs.cases.map((c) => [c.prompt.slice(0, 30), c] as const))(
-    'per-position log-softmax agrees with llama.cpp within 1e-3 for %j',
+  // llama.cpp's CPU F16-cache attention also rounds q and the softmax weights to f16 (ggml_vec_dot_f16);
+  // ours rounds only K and V, so the two differ by more than f32 arithmetic: up to 1.3e-2 measured, about
+  // the 1.8e-2 between llama.cpp's own F16 and F32 caches (a broken kernel gives errors of order 1). The
+  // f32-cache runs are held to 1e-3; the
+  // model tests (model/llama.browser.test.ts) hold the f16 cache to f32 tolerance against a float64
+  // reference with f16-rounded K and V.
+  it.each(golden.logProbsF16.cases.map((c) => [c.prompt.slice(0, 30), c] as const))(
+    'per-position log-softmax agrees with llama.cpp (F16 KV cache) within 2e-2 for %j',
     async (_name, c) => {
       const logits: Float32Array[] = [];
       const r = await engine.generate(
@@ -110,7 +165,7 @@ describe('WebGpuEngine on stories260K', () => {
         const ours = logSoftmax(logits[p]);
         for (let t = 0; t < ours.length; t++) worst = Math.max(worst, Math.abs(ours[t] - c.logSoftmax[p][t]));
       }
-      expect(worst).toBeLessThan(1e-3);
+      expect(worst).toBeLessThan(2e-2);
     },
   );
 
@@ -274,7 +329,8 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
   for (const p of paths) {
     it(p.name, async (ctx) => {
       const engine = new WebGpuEngine(p.opts);
-      const info = await engine.load({ url: MODEL_URL }, { contextLength: 256 });
+      // An f32 cache: the matmul layouts are checked against llama.cpp's F32-cache log-softmax to 1e-3.
+      const info = await engine.load({ url: MODEL_URL }, { contextLength: 256, kvType: 'f32' });
       if (p.sg && !engine.gpuContext?.hasSubgroups) {
         await engine.dispose();
         ctx.skip();

@@ -16,7 +16,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../engine/types.ts';
-import { validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
+import { checkKvType, validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
 import { isLocalSpec, ModelLibrary } from '../library/library.ts';
 import { openModelFile } from '../library/open.ts';
 import { chatPromptTokens } from './chat/template.ts';
@@ -27,7 +27,7 @@ import type { MmvLayout } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
 import { chooseMmvLayout, layoutName, type MmvChoice } from './kernels/tune.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
-import { LlamaModel } from './model/llama.ts';
+import { type AttentionPolicy, GPU_ATTENTION, LlamaModel } from './model/llama.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 import { Sampler } from './sampler.ts';
 import { IncrementalDecoder } from './tokenizer/incremental.ts';
@@ -53,6 +53,32 @@ export interface WebGpuEngineOptions {
   mmvLayout?: MmvLayout | 'off';
   /** Repack Q4_0/Q8_0/Q5_0/Q6_K matmul weights into aligned planes at load (default true). */
   repack?: boolean;
+  /**
+   * Where sampled requests (temperature > 0, a repetition penalty, or returnLogits) pick their token:
+   * `'gpu'` (default; kernels/sample.ts, chained on the GPU with one 4-byte readback per token) or
+   * `'cpu'` (the reference {@link Sampler} over the logits read back every step; for tests).
+   */
+  sampling?: 'gpu' | 'cpu';
+  /**
+   * Decode attention layout and chunking (tests); default {@link attentionPolicyFor} the adapter.
+   */
+  attention?: Partial<AttentionPolicy>;
+}
+
+/**
+ * The decode attention for an adapter (kernels/attention.ts): on a software (fallback) adapter, where a
+ * barrier costs ~20 µs per workgroup, the strided layout in chunks of ≥ 512 positions aiming at 4
+ * workgroups per core; on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
+ * (1 otherwise, or where 4 does not divide headDim/4), chunks of ≥ 128 positions aiming at 256 workgroups.
+ */
+export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionPolicy {
+  if (gpu.info.isFallback) {
+    const cores =
+      (globalThis.navigator as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency ?? 2;
+    return { layout: { kind: 'strided' }, targetWorkgroups: 4 * cores, minChunk: 512 };
+  }
+  const lanes = gpu.hasSubgroups && gpu.subgroupMinSize >= 4 && (headDim / 4) % 4 === 0 ? 4 : 1;
+  return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes } };
 }
 
 function isGreedy(r: GenerateRequest): boolean {
@@ -140,6 +166,7 @@ export class WebGpuEngine implements Engine {
    *   'network', 'http_status', 'timeout', 'aborted', 'device_lost'.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    checkKvType(options.kvType);
     await this.unload();
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
@@ -227,6 +254,8 @@ export class WebGpuEngine implements Engine {
         decodeKernel: fallbackKernel,
         mmv: choice?.layout,
         repack: this.opts.repack,
+        kvType: options.kvType ?? 'f16',
+        attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...this.opts.attention },
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
         onUpload: (d, t) => report('upload', d, t),
@@ -274,6 +303,7 @@ export class WebGpuEngine implements Engine {
       tensorTypes: [...types],
       synthetic: Boolean(file.synthetic),
       kvDim: cfg.nHeadKv * cfg.headDim,
+      kvType: m.kvType,
       tiedEmbeddings: cfg.tiedEmbeddings,
       fileBytes: file.fileSize,
       fileParts: (file as { parts?: unknown[] }).parts?.length ?? 1,
@@ -287,6 +317,16 @@ export class WebGpuEngine implements Engine {
         planarTensors: m.planarTensors,
         splitTensors: m.splitTensors,
         dispatchesPerToken: m.dispatchesPerToken,
+        attention:
+          m.decodeAttention === 'flash'
+            ? {
+                decode: 'flash',
+                layout: m.attentionPolicy.layout.kind,
+                lanes: m.attentionPolicy.layout.lanes ?? 1,
+                minChunk: m.attentionPolicy.minChunk,
+                targetWorkgroups: m.attentionPolicy.targetWorkgroups,
+              }
+            : { decode: 'prefill-kernel' },
       },
       limits: { defaultLimits: gpu.defaultLimits, values: { ...gpu.limits } },
       cache,
@@ -312,8 +352,10 @@ export class WebGpuEngine implements Engine {
 
   /**
    * Streams a completion. Greedy requests keep the loop on the GPU (the argmax feeds the next step
-   * directly; one 4-byte readback per token, overlapped with the next step). Sampled requests read back
-   * the logits each step and sample on the CPU ({@link Sampler}).
+   * directly; one 4-byte readback per token, overlapped with the next step). Sampled requests run the
+   * same loop with the GPU sampler (kernels/sample.ts) in place of the argmax; the logits are read back
+   * only with `returnLogits` (then steps are not overlapped). With the engine option `sampling: 'cpu'`
+   * they read back the logits each step and sample on the CPU ({@link Sampler}).
    * @throws EngineError 'context_overflow' (prompt longer than the context), 'invalid_argument',
    *   'not_loaded', 'device_lost'.
    */
@@ -396,26 +438,49 @@ export class WebGpuEngine implements Engine {
       const tPrefill = performance.now();
       model.prefillTokens(prompt, 0);
       let pos = prompt.length; // position of the next token to feed
-      if (isGreedy(req)) {
-        // Token n sits in readback slot n % 2; step n+1 is submitted before token n is awaited.
-        model.submitReadback({ slot: 0, feedBack: true });
+      if (isGreedy(req) || this.opts.sampling !== 'cpu') {
+        // Token n sits in readback slot n % 2; step n+1 is submitted before token n is awaited (with
+        // returnLogits, after: the one logits readback must be read before the next step refills it).
+        // Greedy: the argmax picks it; sampled: the GPU sampler with draw index n, its history ring
+        // seeded with the prompt and fed by each draw.
+        const sampled = !isGreedy(req);
+        if (sampled) {
+          const s = new Sampler(req, model.cfg.nVocab);
+          await model.startSampling(s.params, s.seed, prompt);
+        }
+        const overlap = !req.returnLogits;
+        const submit = (k: number) =>
+          model.submitDecode(pos, {
+            slot: k % 2,
+            feedBack: true,
+            sample: sampled ? k : undefined,
+            readLogits: !overlap,
+          });
+        model.submitReadback({
+          slot: 0,
+          feedBack: true,
+          sample: sampled ? 0 : undefined,
+          readLogits: !overlap,
+        });
         let n = 0;
         let pending = false;
         for (;;) {
-          if (n + 1 < maxTokens && pos < model.nCtx) {
-            model.submitDecode(pos, { slot: (n + 1) % 2, feedBack: true });
-            pending = true;
-          } else pending = false;
+          const more = n + 1 < maxTokens && pos < model.nCtx;
+          pending = overlap && more;
+          if (pending) submit(n + 1);
           const id = await model.readToken(n % 2);
+          const logits = overlap ? undefined : await model.readLogits();
           if (n === 0)
             this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
-          if (!emit(id) || !pending) break;
+          if (!emit(id, logits) || !more) break;
+          if (!overlap) submit(n + 1);
           pos++;
           n++;
         }
         if (pending) await model.readToken((n + 1) % 2).catch(() => undefined);
       } else {
-        const sampler = new Sampler(req, model.cfg.nVocab);
+        // keyed: the GPU sampler's PRNG and draw order, so both paths give the same ids for a seed.
+        const sampler = new Sampler(req, model.cfg.nVocab, { keyed: true });
         const history = [...prompt];
         model.submitReadback({ readLogits: true });
         for (;;) {

@@ -123,7 +123,7 @@ describe('attentionWGSL', () => {
     { nHead: 4, nHeadKv: 4, HD: 8, T: 1, pos0: 150 },
     { nHead: 6, nHeadKv: 2, HD: 12, T: 11, pos0: 60 },
   ]) {
-    const kv: KvType = 'kv' in c ? c.kv : 'f32';
+    const kv: KvType = ('kv' in c && c.kv) || 'f32';
     it(`causal attention (nHead=${c.nHead}, nHeadKv=${c.nHeadKv}, hd=${c.HD}, T=${c.T}, pos0=${c.pos0}, ${kv})`, async () => {
       const device = await testDevice();
       const { seed, rng } = freshRng();

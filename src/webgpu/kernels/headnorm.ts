@@ -1,15 +1,19 @@
 /**
  * Per-head RMSNorm of Q and K followed by RoPE (qwen3's `attn_q_norm`/`attn_k_norm`, as llama.cpp's
  * qwen3 graph: Q = rope(rms_norm(Q_head) · q_norm), same for K). Runs after the QKV kernel, which then
- * stores Q and K unrotated. Shapes: q [T, nHead·headDim] in place; kCache [nCtx, nHeadKv·headDim] rows
- * pos0..pos0+T−1 in place; qNorm, kNorm [headDim]; rope [nCtx, ropeDim/2] (cos, sin).
+ * stores Q unrotated and K unrotated in `k_new`. Shapes: q [T, nHead·headDim] in place; k_new
+ * [T, nHeadKv·headDim] f32 → kCache [nCtx, nHeadKv·headDim] rows pos0..pos0+T−1 (f32, or f16 pairs in
+ * u32, rounded once); qNorm, kNorm [headDim]; rope [nCtx, ropeDim/2]
+ * (cos, sin). Heads are in the slot order of kernels/llama-ops.ts `headSlotDims` (pair i in slots 2i,
+ * 2i + 1).
  * Dispatch (nHead + nHeadKv, T): workgroup h < nHead normalises query head h, the others KV heads.
  */
+import type { KvType } from '../../engine/types.ts';
 import { f32Lit, STEP_WGSL, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
 
 const HWG = 64;
 
-/** Bindings: 0 step, 1 q, 2 kCache, 3 qNorm, 4 kNorm, 5 rope. */
+/** Bindings: 0 step, 1 q, 2 kCache, 3 qNorm, 4 kNorm, 5 rope, 6 k_new. */
 export function qkNormRopeWGSL(o: {
   nHead: number;
   nHeadKv: number;
@@ -18,7 +22,10 @@ export function qkNormRopeWGSL(o: {
   neox: boolean;
   eps: number;
   normType: WeightType;
+  /** KV-cache element type (default f32). */
+  kvType?: KvType;
 }): string {
+  const f16 = o.kvType === 'f16';
   const HD = o.headDim;
   const half = HD / 2;
   const RD = o.ropeDim;
@@ -27,27 +34,35 @@ export function qkNormRopeWGSL(o: {
   return `${STEP_WGSL}
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read_write> q: array<f32>;
-@group(0) @binding(2) var<storage, read_write> kc: array<f32>;
+@group(0) @binding(2) var<storage, read_write> kc: array<${f16 ? 'u32' : 'f32'}>;
+@group(0) @binding(6) var<storage, read> k_new: array<f32>;
 @group(0) @binding(3) var<storage, read> qn: ${wgslArrayType(o.normType)};
 @group(0) @binding(4) var<storage, read> kn: ${wgslArrayType(o.normType)};
 @group(0) @binding(5) var<storage, read> rope: array<vec2<f32>>;
 ${wgslLoader('qn', o.normType)}
 ${wgslLoader('kn', o.normType)}
 var<workgroup> red: array<f32, ${HWG}>;
+// Pair i (slots 2i, 2i + 1) of the head starting at element base.
+fn ld(isQ: bool, base: u32, i: u32) -> vec2<f32> {
+  if (isQ) { return vec2<f32>(q[base + 2u * i], q[base + 2u * i + 1u]); }
+  return vec2<f32>(k_new[base + 2u * i], k_new[base + 2u * i + 1u]);
+}
+fn st(isQ: bool, base: u32, cb: u32, i: u32, v: vec2<f32>) {
+  if (isQ) { q[base + 2u * i] = v.x; q[base + 2u * i + 1u] = v.y; return; }
+  ${f16 ? 'kc[cb / 2u + i] = pack2x16float(v);' : 'kc[cb + 2u * i] = v.x; kc[cb + 2u * i + 1u] = v.y;'}
+}
 
 @compute @workgroup_size(${HWG})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
   let t = wg.y;
   let pos = step.pos0 + t;
   let isQ = wg.x < ${o.nHead}u;
+  // base: the head in q [T, qDim] or k_new [T, kvDim]; cb: the K head's row pos in the cache.
   var base: u32;
-  if (isQ) { base = t * ${o.nHead * HD}u + wg.x * ${HD}u; } else { base = pos * ${o.nHeadKv * HD}u + (wg.x - ${o.nHead}u) * ${HD}u; }
+  let cb = pos * ${o.nHeadKv * HD}u + (wg.x - ${o.nHead}u) * ${HD}u;
+  if (isQ) { base = t * ${o.nHead * HD}u + wg.x * ${HD}u; } else { base = t * ${o.nHeadKv * HD}u + (wg.x - ${o.nHead}u) * ${HD}u; }
   var s = 0.0;
-  for (var d = lid; d < ${HD}u; d += ${HWG}u) {
-    var v: f32;
-    if (isQ) { v = q[base + d]; } else { v = kc[base + d]; }
-    s += v * v;
-  }
+  for (var i = lid; i < ${half}u; i += ${HWG}u) { let v = ld(isQ, base, i); s += dot(v, v); }
   red[lid] = s;
   workgroupBarrier();
   var tot = 0.0;
@@ -56,15 +71,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   for (var i = lid; i < ${half}u; i += ${HWG}u) {
     let a = ${ia};
     let b = ${ib};
+    let v = ld(isQ, base, i) * inv;
     var x0: f32; var x1: f32;
-    if (isQ) {
-      x0 = q[base + a] * inv * ld_qn(a); x1 = q[base + b] * inv * ld_qn(b);
-    } else {
-      x0 = kc[base + a] * inv * ld_kn(a); x1 = kc[base + b] * inv * ld_kn(b);
-    }
+    if (isQ) { x0 = v.x * ld_qn(a); x1 = v.y * ld_qn(b); } else { x0 = v.x * ld_kn(a); x1 = v.y * ld_kn(b); }
     var o0 = x0; var o1 = x1;
     if (2u * i < ${RD}u) { let cs = rope[pos * ${RD / 2}u + i]; o0 = x0 * cs.x - x1 * cs.y; o1 = x0 * cs.y + x1 * cs.x; }
-    if (isQ) { q[base + a] = o0; q[base + b] = o1; } else { kc[base + a] = o0; kc[base + b] = o1; }
+    st(isQ, base, cb, i, vec2<f32>(o0, o1));
   }
 }`;
 }

@@ -12,6 +12,7 @@
  * names: `step`, `x` (the input), `gnorm` (the norm weight), `w_<role>` and `w_<role>_<i>` for part i ≥ 1,
  * then the outputs named in each function's docstring.
  */
+import type { KvType } from '../../engine/types.ts';
 import type { WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment, SegmentWeight } from './matmul.ts';
 
@@ -52,14 +53,36 @@ export interface QkvRopeShape {
   norm: { eps: number; type: WeightType };
   /** Add the Q/K/V biases (qwen2), bound as one F32 `qkv_bias` [qDim + 2·kvDim]. */
   bias: boolean;
-  /** Store Q and K unrotated (qwen3: per-head norms come first, then kernels/headnorm.ts rotates). */
+  /**
+   * Store Q and K unrotated, K into `k_new` [T, kvDim] f32 instead of the cache (qwen3: per-head norms
+   * come first, then kernels/headnorm.ts rotates and stores K).
+   */
   deferRope: boolean;
+  /** KV-cache element type (default f32; f16 is stored two per u32 with pack2x16float). */
+  kvType?: KvType;
+}
+
+/**
+ * The head dimension stored in each slot of a Q row or K-cache row of one head: rotated pair i (dims ia,
+ * ib of llama.cpp's RoPE: (2i, 2i + 1), or with NeoX (i, i + ropeDim/2) while 2i < ropeDim) sits in the
+ * adjacent slots (2i, 2i + 1), so an f16 cache stores each pair in one u32. Q and K share the order, so
+ * q·k is unchanged; V keeps the natural order. Identity for non-NeoX RoPE.
+ * @returns dims [headDim]: dims[slot] = head dimension.
+ */
+export function headSlotDims(headDim: number, ropeDim: number, neox: boolean): number[] {
+  const dims: number[] = [];
+  for (let i = 0; i < headDim / 2; i++) {
+    const rotatedNeox = neox && 2 * i < ropeDim;
+    dims.push(rotatedNeox ? i : 2 * i, rotatedNeox ? i + ropeDim / 2 : 2 * i + 1);
+  }
+  return dims;
 }
 
 /**
  * Fused RMSNorm + Q/K/V projections + bias + RoPE + KV-cache store. Input x [T, nEmbd]; weights attn_q
  * [nEmbd, qDim], attn_k/attn_v [nEmbd, kvDim] (ggml order); outputs `q_out` [T, qDim] and rows pos of
- * `k_cache`/`v_cache` [nCtx, kvDim]. RoPE as llama.cpp's ggml_rope_ext, from the table `rope`
+ * `k_cache`/`v_cache` [nCtx, kvDim] (f32, or f16 pairs in u32). Q and K heads are stored in the slot
+ * order of {@link headSlotDims}. RoPE as llama.cpp's ggml_rope_ext, from the table `rope`
  * [nCtx, ropeDim/2] of (cos, sin). Each unit computes one rotated pair of rows, so parts of Q and K
  * must hold whole heads.
  * @throws Error when a part of attn_q/attn_k does not start and end on a head boundary.
@@ -70,6 +93,7 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
   const RD = o.ropeDim;
   const qDim = o.nHead * HD;
   const kvDim = o.nHeadKv * HD;
+  const f16 = o.kvType === 'f16';
   // Pair (ia, ib) of head-local dims rotated together; pairs past ropeDim are not rotated.
   const ia = o.neox
     ? `select(2u * (u % ${half}u), u % ${half}u, 2u * (u % ${half}u) < ${RD}u)`
@@ -112,13 +136,23 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
       if (p.rowStart % HD !== 0 || p.rowCount % HD !== 0) {
         throw new Error(`${role} part ${i} (rows ${p.rowStart}+${p.rowCount}) does not hold whole heads`);
       }
+      // Pair i of the head goes to slots (2i, 2i + 1) (headSlotDims): one u32 of an f16 cache.
+      const packed = f16 && out === 'k_cache';
       return {
         nUnits: p.rowCount / 2,
         weights: [segWeight(role, w, i)],
         dots: pairDots,
         epilogue: `${rot(biasBase, p.rowStart)}
-      ${out}[${row} * ${stride}u + hb0 + ia] = o0; ${out}[${row} * ${stride}u + hb0 + ib] = o1;`,
-        extra: [...ropeDecl, ...biasDecl, `var<storage, read_write> ${out}: array<f32>`],
+      ${
+        packed
+          ? `${out}[(${row} * ${stride}u + hb0) / 2u + i] = pack2x16float(vec2<f32>(o0, o1));`
+          : `${out}[${row} * ${stride}u + hb0 + 2u * i] = o0; ${out}[${row} * ${stride}u + hb0 + 2u * i + 1u] = o1;`
+      }`,
+        extra: [
+          ...ropeDecl,
+          ...biasDecl,
+          `var<storage, read_write> ${out}: array<${packed ? 'u32' : 'f32'}>`,
+        ],
       };
     });
   const vSegs = v.parts.map((p, i): MatmulSegment => {
@@ -132,8 +166,12 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
         { w: 0, row: '2u * u + 1u' },
       ],
       epilogue: `${biasAdd(qDim + kvDim, r('2u * u'), r('2u * u + 1u'))}
-      v_cache[pos * ${kvDim}u + ${r('2u * u')}] = d0 + b0; v_cache[pos * ${kvDim}u + ${r('2u * u + 1u')}] = d1 + b1;`,
-      extra: [...biasDecl, 'var<storage, read_write> v_cache: array<f32>'],
+      ${
+        f16
+          ? `v_cache[(pos * ${kvDim}u + ${r('2u * u')}) / 2u] = pack2x16float(vec2<f32>(d0 + b0, d1 + b1));`
+          : `v_cache[pos * ${kvDim}u + ${r('2u * u')}] = d0 + b0; v_cache[pos * ${kvDim}u + ${r('2u * u + 1u')}] = d1 + b1;`
+      }`,
+      extra: [...biasDecl, `var<storage, read_write> v_cache: array<${f16 ? 'u32' : 'f32'}>`],
     };
   });
   return {
@@ -141,7 +179,11 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
     norm: o.norm,
     segments: [
       ...rotated('attn_q', q, 0, 'q_out', qDim, 't'),
-      ...rotated('attn_k', k, qDim, 'k_cache', kvDim, 'pos'),
+      // Deferred RoPE (qwen3): K goes unrotated to the f32 scratch k_new [T, kvDim]; the head-norm kernel
+      // normalises, rotates and stores it in the cache (rounded once, as llama.cpp).
+      ...(o.deferRope
+        ? rotated('attn_k', k, qDim, 'k_new', kvDim, 't')
+        : rotated('attn_k', k, qDim, 'k_cache', kvDim, 'pos')),
       ...vSegs,
     ],
   };

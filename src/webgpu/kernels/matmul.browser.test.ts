@@ -9,7 +9,7 @@ import { ropeTable } from '../model/llama.ts';
 import type { Rng } from '../util/prng.ts';
 import { bindingNames } from './bindings.ts';
 import { packStep, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
-import { qkvRopeMatmul, type WeightParts } from './llama-ops.ts';
+import { headSlotDims, qkvRopeMatmul, type WeightParts } from './llama-ops.ts';
 import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
 import {
   assertClose,
@@ -21,6 +21,7 @@ import {
   randInt,
   randomF32,
   readF32,
+  readU32,
   runWGSL,
   storageFrom,
   testDevice,
@@ -382,8 +383,38 @@ ${wgslLoader('w', 'F16')}
     TT: number;
     pos0: number;
     type: WeightType;
+    /** KV-cache type (default f32). */
+    kv?: 'f16' | 'f32';
   };
   const qkvCases: QkvCase[] = [
+    {
+      nEmbd: 100,
+      nHead: 6,
+      nHeadKv: 2,
+      headDim: 12,
+      ropeDim: 8,
+      ropeType: 'neox',
+      base: 10000,
+      T: 3,
+      TT: 8,
+      pos0: 9,
+      type: 'F32',
+      kv: 'f16',
+    },
+    {
+      nEmbd: 172,
+      nHead: 6,
+      nHeadKv: 6,
+      headDim: 8,
+      ropeDim: 8,
+      ropeType: 'norm',
+      base: 10000,
+      T: 1,
+      TT: 1,
+      pos0: 150,
+      type: 'F16',
+      kv: 'f16',
+    },
     {
       nEmbd: 100,
       nHead: 6,
@@ -451,7 +482,8 @@ ${wgslLoader('w', 'F16')}
     },
   ];
   for (const c of qkvCases) {
-    it(`fused QKV + RoPE (${c.ropeType}, hd=${c.headDim}, ropeDim=${c.ropeDim}) + KV store (${c.type}, nEmbd=${c.nEmbd}, nHead=${c.nHead}/${c.nHeadKv}, T=${c.T}, TT=${c.TT}, pos0=${c.pos0})`, async () => {
+    const kv = c.kv ?? 'f32';
+    it(`fused QKV + RoPE (${c.ropeType}, hd=${c.headDim}, ropeDim=${c.ropeDim}) + KV store (${c.type}, nEmbd=${c.nEmbd}, nHead=${c.nHead}/${c.nHeadKv}, T=${c.T}, TT=${c.TT}, pos0=${c.pos0}, ${kv} cache)`, async () => {
       const device = await testDevice();
       const { seed, rng } = freshRng();
       const { nEmbd: K, nHead, nHeadKv, headDim: HD, ropeDim: RD, T, TT, pos0 } = c;
@@ -475,6 +507,7 @@ ${wgslLoader('w', 'F16')}
           norm: { eps: EPS, type: 'F32' },
           bias: false,
           deferRope: false,
+          kvType: kv,
         },
         one(qDim),
         one(kvDim),
@@ -484,7 +517,11 @@ ${wgslLoader('w', 'F16')}
       const q0 = randomF32(rng, (T + 1) * qDim);
       const k0 = randomF32(rng, nCtx * kvDim);
       const v0 = randomF32(rng, nCtx * kvDim);
-      const [qout, kc, vc] = [q0, k0, v0].map((a) => storageFrom(device, a));
+      // An f16 cache starts as the f16 words of k0/v0 (and is compared after rounding them).
+      const cacheInit = (a: Float32Array) => (kv === 'f16' ? packF16(a).words : a);
+      const qout = storageFrom(device, q0);
+      const kc = storageFrom(device, cacheInit(k0));
+      const vc = storageFrom(device, cacheInit(v0));
       // Bound by name, as LlamaModel.build() binds them.
       const named: Record<string, GPUBuffer> = {
         step: uniformFrom(device, packStep(T, pos0)),
@@ -524,6 +561,14 @@ ${wgslLoader('w', 'F16')}
         }
         return { out, tol };
       };
+      // Q and K heads are stored in slot order (headSlotDims): slot s of a head holds dimension dims[s].
+      const dims = headSlotDims(HD, RD, c.ropeType === 'neox');
+      const toSlots = (a: Float64Array) => {
+        const o = new Float64Array(a.length);
+        for (let h = 0; h < a.length / HD; h++)
+          for (let k = 0; k < HD; k++) o[h * HD + k] = a[h * HD + dims[k]];
+        return o;
+      };
       const refQ = Float64Array.from(q0);
       const tolQ = new Float64Array(refQ.length);
       const refK = Float64Array.from(k0);
@@ -533,19 +578,34 @@ ${wgslLoader('w', 'F16')}
       for (let t = 0; t < T; t++) {
         const pos = pos0 + t;
         const q = project(Wq, qDim, t, pos, true);
-        refQ.set(q.out, t * qDim);
-        tolQ.set(q.tol, t * qDim);
+        refQ.set(toSlots(q.out), t * qDim);
+        tolQ.set(toSlots(q.tol), t * qDim);
         const k = project(Wk, kvDim, t, pos, true);
-        refK.set(k.out, pos * kvDim);
-        tolK.set(k.tol, pos * kvDim);
+        refK.set(toSlots(k.out), pos * kvDim);
+        tolK.set(toSlots(k.tol), pos * kvDim);
         const v = project(Wv, kvDim, t, pos, false);
         refV.set(v.out, pos * kvDim);
         tolV.set(v.tol, pos * kvDim);
       }
       // Untouched entries (spare q row, cache rows outside pos0..pos0+T−1) have tolerance 0.
       assertClose(`q after RoPE (seed ${seed})`, await readF32(device, qout), refQ, tolQ);
-      assertClose(`K cache (seed ${seed})`, await readF32(device, kc), refK, tolK);
-      assertClose(`V cache (seed ${seed})`, await readF32(device, vc), refV, tolV);
+      if (kv === 'f16') {
+        // The cache holds the f16 rounding of the f32 result: allow the rounding (2^-11 relative) on top.
+        const read = async (b: GPUBuffer, n: number) => {
+          const h = new Uint16Array((await readU32(device, b, n / 2)).buffer);
+          return Float64Array.from(h, f16Value);
+        };
+        const n = nCtx * kvDim;
+        const loose = (ref: Float64Array, tol: Float64Array) =>
+          tol.map((x, i) => x + Math.abs(ref[i]) * 2 ** -11);
+        const kRef = Float64Array.from(refK, (v, i) => (tolK[i] === 0 ? packF16([v]).rounded[0] : v));
+        const vRef = Float64Array.from(refV, (v, i) => (tolV[i] === 0 ? packF16([v]).rounded[0] : v));
+        assertClose(`K cache f16 (seed ${seed})`, await read(kc, n), kRef, loose(kRef, tolK));
+        assertClose(`V cache f16 (seed ${seed})`, await read(vc, n), vRef, loose(vRef, tolV));
+      } else {
+        assertClose(`K cache (seed ${seed})`, await readF32(device, kc), refK, tolK);
+        assertClose(`V cache (seed ${seed})`, await readF32(device, vc), refV, tolV);
+      }
     });
   }
 });

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../../engine/errors.ts';
 import type { ModelInfo } from '../../engine/types.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
-import { WebGpuEngine } from '../engine.ts';
+import { WebGpuEngine, type WebGpuEngineOptions } from '../engine.ts';
 import { quantizeGguf } from '../gguf/quantize-model.ts';
 import { makeRandomLlamaGguf, type RandomLlamaOptions, randomLlamaParts } from '../gguf/random-model.ts';
 import { openGguf } from '../gguf/reader.ts';
@@ -64,6 +64,10 @@ async function runEngine(
     batchSize?: number;
     maxBindingBytes?: number;
     defaultLimits?: boolean;
+    /** KV-cache type (default f32, so the forward pass meets the float64 reference to f32 tolerance). */
+    kvType?: 'f16' | 'f32';
+    /** Decode attention layout/chunking (WebGpuEngineOptions.attention). */
+    attention?: WebGpuEngineOptions['attention'];
     onInfo?: (i: ModelInfo) => void;
   } = {},
 ): Promise<Run> {
@@ -71,11 +75,17 @@ async function runEngine(
   const engine = new WebGpuEngine({
     gpu: o.defaultLimits ? undefined : gpu,
     maxBindingBytes: o.maxBindingBytes,
+    attention: o.attention,
   });
   try {
     const info = await engine.load(
       { blob: blobOf(bytes) },
-      { contextLength: 64, batchSize: o.batchSize, defaultLimits: o.defaultLimits },
+      {
+        contextLength: 64,
+        batchSize: o.batchSize,
+        defaultLimits: o.defaultLimits,
+        kvType: o.kvType ?? 'f32',
+      },
     );
     o.onInfo?.(info);
     const logits: Float32Array[] = [];
@@ -244,6 +254,60 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
     compare(name, run, await referenceLogits(ref, run));
   });
 
+  // The f16 KV cache against a reference that stores f16-rounded keys and values: GQA, NeoX + biases
+  // (Q/K in slot order, biases by dimension), qwen3's per-head norm (which rewrites the f16 K cache).
+  const F16_CASES = CASES.filter((c, i) => i === 1 || /qwen|batches/.test(c.name));
+  it.each(F16_CASES.map((c) => [c.name, c] as const))('f16 KV cache: %s', async (name, c) => {
+    const bytes = makeRandomLlamaGguf(c.model);
+    const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
+    let info: ModelInfo | undefined;
+    const run = await runEngine(bytes, prompt, {
+      batchSize: c.batchSize,
+      kvType: 'f16',
+      onInfo: (i) => (info = i),
+    });
+    expect(info?.kvType).toBe('f16');
+    const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
+    ref.kvType = 'f16';
+    compare(`f16 KV: ${name}`, run, await referenceLogits(ref, run));
+  });
+
+  // Decode attention split into chunks (flash-decoding + combine) in each layout, with both cache types:
+  // a 21-token prompt and 8 outputs span 3–4 chunks of 8 positions.
+  const chunked: { name: string; attention: WebGpuEngineOptions['attention']; kvType: 'f16' | 'f32' }[] = [
+    {
+      name: 'strided, chunks of 8, f16',
+      attention: { layout: { kind: 'strided' }, fixedChunk: 8 },
+      kvType: 'f16',
+    },
+    {
+      name: 'tiled, chunks of 8, f32',
+      attention: { layout: { kind: 'tiled', lanes: 1 }, fixedChunk: 8 },
+      kvType: 'f32',
+    },
+    {
+      name: 'tiled 2 lanes (subgroups), chunks of 8, f16',
+      attention: { layout: { kind: 'tiled', lanes: 2 }, fixedChunk: 8 },
+      kvType: 'f16',
+    },
+  ];
+  it.each(chunked.map((k) => [k.name, k] as const))('decode attention in chunks: %s', async (name, k) => {
+    if ((k.attention?.layout?.lanes ?? 1) > 1 && !(gpu.hasSubgroups && gpu.subgroupMinSize >= 2)) return;
+    const c = CASES[1]; // GQA 6/2, head dim 8
+    const bytes = makeRandomLlamaGguf(c.model);
+    const prompt = randomIds(c.model.seed * 7 + 3, 21, c.model.nVocab);
+    let info: ModelInfo | undefined;
+    const run = await runEngine(bytes, prompt, {
+      kvType: k.kvType,
+      attention: k.attention,
+      onInfo: (i) => (info = i),
+    });
+    expect(info?.kernels?.attention).toMatchObject({ decode: 'flash', layout: k.attention?.layout?.kind });
+    const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
+    ref.kvType = k.kvType;
+    compare(`chunked attention ${name}`, run, await referenceLogits(ref, run));
+  });
+
   it('the tolerance catches a wrong RoPE pairing (norm engine vs a neox reference)', async () => {
     const c = CASES[1];
     const bytes = makeRandomLlamaGguf(c.model);
@@ -305,7 +369,11 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
     const bytes = makeRandomLlamaGguf(c.model);
     const file = await openGguf({ blob: blobOf(bytes) });
     const cfg = { ...llamaConfigFromGguf(file), ropeType: 'neox' as const };
-    const model = await LlamaModel.load(gpu.device, file, cfg, { contextLength: 32, batchSize: 8 });
+    const model = await LlamaModel.load(gpu.device, file, cfg, {
+      contextLength: 32,
+      batchSize: 8,
+      kvType: 'f32',
+    });
     const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }), cfg);
     try {
       const prompt = randomIds(4242, 11, cfg.nVocab);

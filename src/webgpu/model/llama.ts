@@ -19,9 +19,20 @@
  * pipelines; decode runs the TT = 1 (matrix × vector) pipelines.
  */
 import { EngineError } from '../../engine/errors.ts';
+import type { KvType } from '../../engine/types.ts';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
 import { argmaxWGSL } from '../kernels/argmax.ts';
-import { attentionWGSL } from '../kernels/attention.ts';
+import {
+  attentionSplit,
+  attentionWGSL,
+  type FlashLayout,
+  flashCombineWGSL,
+  flashDecodeWGSL,
+  flashHeadGroups,
+  flashSupports,
+  kvBytesPerElement,
+  MAX_SPLITS,
+} from '../kernels/attention.ts';
 import { bindGroupByName, type KernelSource, kernelSource } from '../kernels/bindings.ts';
 import {
   packStep,
@@ -56,6 +67,15 @@ import {
 } from '../kernels/matmul.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { isPlanarType, planarBytes, repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
+import {
+  HISTORY_HEADER,
+  packHistory,
+  packSampleParams,
+  SAMPLE_DRAW_OFFSET,
+  SAMPLE_PARAMS_BYTES,
+  type SampleSettings,
+  sampleWGSL,
+} from '../kernels/sample.ts';
 import type { LlamaConfig } from './config.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
@@ -113,6 +133,14 @@ export interface LlamaLoadOptions {
    */
   mmv?: MmvLayout;
   signal?: AbortSignal;
+  /** KV-cache element type (default f16, as llama.cpp). */
+  kvType?: KvType;
+  /**
+   * Decode attention (kernels/attention.ts): the flash-decoding layout and how positions are split into
+   * chunks (default: the tiled layout, chunks of ≥ 128 positions aiming at 256 workgroups). Shapes the
+   * flash kernel does not take (head size not a multiple of 4) use the prefill kernel.
+   */
+  attention?: AttentionPolicy;
   /** Bytes read from the source so far. */
   onFetch?: (done: number, total: number) => void;
   /** Bytes written to the GPU so far. */
@@ -120,6 +148,24 @@ export interface LlamaLoadOptions {
   /** Pipelines compiled so far. */
   onCompile?: (done: number, total: number) => void;
 }
+
+/**
+ * The decode attention's layout and chunking ({@link LlamaLoadOptions.attention}; see
+ * kernels/attention.ts `attentionSplit`): `fixedChunk` (tests) fixes the positions per chunk.
+ */
+export interface AttentionPolicy {
+  layout: FlashLayout;
+  targetWorkgroups: number;
+  minChunk: number;
+  fixedChunk?: number;
+}
+
+/** Default decode attention for a GPU: tiled, chunks of ≥ 128 positions aiming at 256 workgroups. */
+export const GPU_ATTENTION: AttentionPolicy = {
+  layout: { kind: 'tiled', lanes: 1 },
+  targetWorkgroups: 256,
+  minChunk: 128,
+};
 
 /** Load timings in ms. */
 export interface LlamaLoadTimes {
@@ -236,7 +282,12 @@ interface ModelSpecs {
  * @throws EngineError('gguf_invalid') for a missing tensor, 'unsupported_model' when a kernel cannot fit
  *   the device's binding count (token_embd in more parts than it allows).
  */
-function layerSpecs(cfg: LlamaConfig, plans: Map<string, WeightPlan>, maxStorage: number): ModelSpecs {
+function layerSpecs(
+  cfg: LlamaConfig,
+  plans: Map<string, WeightPlan>,
+  maxStorage: number,
+  kvType: KvType,
+): ModelSpecs {
   const P = (name: string): WeightPlan => {
     const w = plans.get(name);
     if (!w) throw new EngineError('gguf_invalid', `tensor ${name} is missing`);
@@ -259,6 +310,7 @@ function layerSpecs(cfg: LlamaConfig, plans: Map<string, WeightPlan>, maxStorage
         norm: norm(`${b}.attn_norm.weight`),
         bias: cfg.qkvBias,
         deferRope: cfg.qkNorm,
+        kvType,
       },
       wp('attn_q'),
       wp('attn_k'),
@@ -296,8 +348,11 @@ interface Dispatch {
   group: GPUBindGroup;
   /** Workgroups along x. */
   wgX: number;
-  /** Workgroups along y: one per token, one per token tile (the matmul's TT), or one. */
-  y: 'tokens' | 'tiles' | 'one';
+  /**
+   * Workgroups along y: one per token, one per token tile (the matmul's TT), one, or one per attention
+   * chunk (`chunks`); `combine`: one per token, dispatched only when the step has more than one chunk.
+   */
+  y: 'tokens' | 'tiles' | 'one' | 'chunks' | 'combine';
 }
 
 /** Compiles one compute pipeline. @throws EngineError('unsupported_model') with the compiler's messages. */
@@ -403,6 +458,48 @@ export class LlamaModel {
     this.times = times;
     this.decodeKernel = opts.decodeKernel ?? 'ksplit';
     this.mmv = opts.mmv;
+    this.kvType = opts.kvType ?? 'f16';
+    this.attentionPolicy = opts.attention ?? GPU_ATTENTION;
+  }
+
+  /** KV-cache element type. */
+  readonly kvType: KvType;
+  /** How decode attention runs (layout, chunking). */
+  readonly attentionPolicy: AttentionPolicy;
+  /** Decode attention: flash-decoding, or the prefill kernel where the head shape rules flash out. */
+  get decodeAttention(): 'flash' | 'prefill-kernel' {
+    return this.flashWorkgroups > 0 ? 'flash' : 'prefill-kernel';
+  }
+  /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
+  private flashWorkgroups = 0;
+  /** Positions per chunk and chunks of the step being encoded (Step.p2 holds the chunk). */
+  private split = { chunk: 1, nSplit: 1 };
+  private partO!: GPUBuffer;
+  private partMl!: GPUBuffer;
+
+  /** Bytes of the KV cache: 2 × nLayers × nCtx × kvDim × (2 for f16, 4 for f32). */
+  get kvBytes(): number {
+    const c = this.cfg;
+    return 2 * c.nLayers * this.nCtx * c.nHeadKv * c.headDim * kvBytesPerElement(this.kvType);
+  }
+
+  /** The attention chunking for a step of `nTokens` at `pos0`, also written into the Step uniform. */
+  private stepSplit(nTokens: number, pos0: number): { chunk: number; nSplit: number } {
+    this.split =
+      nTokens === 1 && this.flashWorkgroups > 0
+        ? attentionSplit(pos0 + nTokens, {
+            ...this.attentionPolicy,
+            workgroupsPerChunk: this.flashWorkgroups,
+          })
+        : { chunk: 1, nSplit: 1 };
+    return this.split;
+  }
+
+  private writeStep(nTokens: number, pos0: number): void {
+    const { chunk } = this.stepSplit(nTokens, pos0);
+    const d = packStep(nTokens, pos0, this.stepData);
+    d[2] = chunk;
+    this.device.queue.writeBuffer(this.stepBuf, 0, d);
   }
 
   /**
@@ -435,7 +532,12 @@ export class LlamaModel {
       // 1. Plan every weight's parts (any matrix larger than one binding is split by rows) and every
       // kernel's bindings, then allocate: a model this device cannot bind is refused before allocating.
       const plans = planWeights(file, cfg, maxBuffer, maxBinding, opts.repack !== false);
-      const specs = layerSpecs(cfg, plans, device.limits.maxStorageBuffersPerShaderStage);
+      const specs = layerSpecs(
+        cfg,
+        plans,
+        device.limits.maxStorageBuffersPerShaderStage,
+        opts.kvType ?? 'f16',
+      );
       for (const plan of plans.values()) {
         const parts = plan.parts.map((p, i) => {
           const buffer = device.createBuffer({
@@ -569,11 +671,14 @@ export class LlamaModel {
     const qDim = c.nHead * c.headDim;
     const kvDim = c.nHeadKv * c.headDim;
     return (
-      4 *
-        (2 * c.nLayers * this.nCtx * kvDim +
-          this.batchSize * (c.nEmbd + 2 * qDim + c.nFF + 1) +
-          c.nVocab * 2) +
-      this.nCtx * c.ropeDim * 4
+      this.kvBytes +
+      4 * (this.batchSize * (c.nEmbd + 2 * qDim + c.nFF + 1 + (c.qkNorm ? kvDim : 0)) + c.nVocab * 2) +
+      this.nCtx * c.ropeDim * 4 +
+      // flash-decoding partials: (output, max, sum) per chunk, head and dim
+      4 * MAX_SPLITS * (qDim + 2 * c.nHead) +
+      // GPU sampler: penalised copy of the logits [nVocab], history ring [nCtx], uniform
+      4 * (c.nVocab + HISTORY_HEADER + this.nCtx) +
+      SAMPLE_PARAMS_BYTES
     );
   }
 
@@ -582,6 +687,8 @@ export class LlamaModel {
   private x!: GPUBuffer;
   private xb!: GPUBuffer;
   private q!: GPUBuffer;
+  /** qwen3: this step's keys before their per-head norm and RoPE [B, kvDim] f32 (kernels/headnorm.ts). */
+  private kNew?: GPUBuffer;
   private hb!: GPUBuffer;
   private rope!: GPUBuffer;
 
@@ -598,17 +705,22 @@ export class LlamaModel {
     const S = GPUBufferUsage.STORAGE;
     const qDim = c.nHead * c.headDim;
     const kvDim = c.nHeadKv * c.headDim;
+    const eb = kvBytesPerElement(this.kvType);
     for (let l = 0; l < c.nLayers; l++) {
-      this.kCache.push(this.buf(`blk.${l}.k_cache`, this.nCtx * kvDim * 4, S)); // [nCtx, kvDim]
-      this.vCache.push(this.buf(`blk.${l}.v_cache`, this.nCtx * kvDim * 4, S)); // [nCtx, kvDim]
+      this.kCache.push(this.buf(`blk.${l}.k_cache`, this.nCtx * kvDim * eb, S)); // [nCtx, kvDim]
+      this.vCache.push(this.buf(`blk.${l}.v_cache`, this.nCtx * kvDim * eb, S)); // [nCtx, kvDim]
     }
+    this.partO = this.buf('attn_part_o', MAX_SPLITS * qDim * 4, S); // [MAX_SPLITS, 1, qDim]
+    this.partMl = this.buf('attn_part_ml', MAX_SPLITS * c.nHead * 8, S); // [MAX_SPLITS, 1, nHead] (max, sum)
     this.x = this.buf('x', B * c.nEmbd * 4, S); // residual stream [B, nEmbd]
     this.xb = this.buf('xb', B * qDim * 4, S); // attention output [B, nHead·headDim]
     this.q = this.buf('q', B * qDim * 4, S); // queries after RoPE [B, nHead·headDim]
+    if (c.qkNorm) this.kNew = this.buf('k_new', B * kvDim * 4, S); // unrotated keys before the head norm [B, kvDim]
     this.hb = this.buf('hb', B * c.nFF * 4, S); // SwiGLU hidden [B, nFF]
     this.logits = this.buf('logits', c.nVocab * 4, S | GPUBufferUsage.COPY_SRC); // [nVocab]
     this.ids = this.buf('ids', B * 4, S | GPUBufferUsage.COPY_DST); // [B] u32
     this.tokenOut = this.buf('token_out', 16, S | GPUBufferUsage.COPY_SRC); // [1] u32
+    this.allocSampler();
     this.stepBuf = this.buf('step', STEP_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
     this.rope = this.buf('rope', this.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST); // [nCtx, ropeDim/2] vec2
     for (let i = 0; i < 2; i++) {
@@ -753,8 +865,25 @@ export class LlamaModel {
       nHeadKv: c.nHeadKv,
       headDim: c.headDim,
       scale: 1 / Math.sqrt(c.headDim),
+      kvType: this.kvType,
       threads: this.decodeKernel === 'ksplit' ? undefined : 16,
     });
+    const flashOpts = {
+      nHead: c.nHead,
+      nHeadKv: c.nHeadKv,
+      headDim: c.headDim,
+      scale: 1 / Math.sqrt(c.headDim),
+      kvType: this.kvType,
+      maxTokens: 1,
+      nCtx: this.nCtx,
+      layout: this.attentionPolicy.layout,
+    };
+    const flash = flashSupports(c);
+    this.flashWorkgroups = flash ? c.nHeadKv * flashHeadGroups(flashOpts).groupsPerKvHead : 0;
+    const flashCode = flash ? flashDecodeWGSL(flashOpts) : undefined;
+    const combineCode = flash
+      ? flashCombineWGSL({ nHead: c.nHead, headDim: c.headDim, maxTokens: 1 })
+      : undefined;
     const qkNormCode = c.qkNorm
       ? qkNormRopeWGSL({
           nHead: c.nHead,
@@ -764,6 +893,7 @@ export class LlamaModel {
           neox: c.ropeType === 'neox',
           eps: c.rmsEps,
           normType: W('blk.0.attn_q_norm.weight').type,
+          kvType: this.kvType,
         })
       : undefined;
     const layerPlan = (
@@ -784,7 +914,8 @@ export class LlamaModel {
           rope: this.rope,
           qkv_bias: this.qkvBiasBuffers[l],
           q_out: this.q,
-          k_cache: this.kCache[l],
+          k_cache: c.qkNorm ? undefined : this.kCache[l],
+          k_new: this.kNew,
           v_cache: this.vCache[l],
         }),
         qkNorm: qkNormCode
@@ -793,21 +924,50 @@ export class LlamaModel {
                 step,
                 q: this.q,
                 kc: this.kCache[l],
+                k_new: this.kNew,
                 qn: vec(`${b}.attn_q_norm.weight`),
                 kn: vec(`${b}.attn_k_norm.weight`),
                 rope: this.rope,
               }),
             ]
           : [],
-        attn: [
-          fixed('attention', `${b}.attn`, attnCode, c.nHead, {
-            step,
-            q: this.q,
-            kc: this.kCache[l],
-            vc: this.vCache[l],
-            out: this.xb,
-          }),
-        ],
+        attn:
+          TT === 1 && flashCode && combineCode
+            ? [
+                fixed(
+                  'attention',
+                  `${b}.attn.flash`,
+                  flashCode,
+                  this.flashWorkgroups,
+                  {
+                    step,
+                    q: this.q,
+                    kc: this.kCache[l],
+                    vc: this.vCache[l],
+                    out: this.xb,
+                    part_o: this.partO,
+                    part_ml: this.partMl,
+                  },
+                  'chunks',
+                ),
+                fixed(
+                  'attention',
+                  `${b}.attn.combine`,
+                  combineCode,
+                  c.nHead,
+                  { step, part_o: this.partO, part_ml: this.partMl, out: this.xb },
+                  'combine',
+                ),
+              ]
+            : [
+                fixed('attention', `${b}.attn`, attnCode, c.nHead, {
+                  step,
+                  q: this.q,
+                  kc: this.kCache[l],
+                  vc: this.vCache[l],
+                  out: this.xb,
+                }),
+              ],
         wo: matmuls('wo', `${b}.wo.${mode}`, sp.wo, TT, {
           step,
           x: this.xb,
@@ -893,7 +1053,10 @@ export class LlamaModel {
     this.built = true;
   }
 
-  /** Dispatches per decode step (for profiling and the benchmark). */
+  /**
+   * Dispatches per decode step (for profiling and the benchmark), counting the attention combine, which
+   * runs only once the context spans more than one chunk.
+   */
   get dispatchesPerToken(): number {
     return 2 + this.output.length + this.decodeLayers.reduce((n, l) => n + l.length, 0);
   }
@@ -901,19 +1064,23 @@ export class LlamaModel {
   /**
    * Encodes the forward pass for T tokens (already in `ids`) at positions pos0..pos0+T−1, then the
    * logits of the last token and their argmax into `tokenOut` (or, with `allLogits`, every token's logits).
+   * The Step uniform (and with it the attention chunking) must have been written by `writeStep`.
    */
-  private encodeForward(enc: GPUCommandEncoder, T: number, allLogits = false): void {
+  private encodeForward(enc: GPUCommandEncoder, T: number, allLogits = false, sample = false): void {
     const decode = T === 1;
     const tiles = Math.ceil(T / (decode ? 1 : PREFILL_TT));
     // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
     const prof = this.profiler;
     const pass = prof ? undefined : enc.beginComputePass({ label: decode ? 'decode' : 'prefill' });
+    const { nSplit } = this.split;
     const run = (d: Dispatch) => {
+      if (d.y === 'combine' && nSplit === 1) return;
       const p =
         pass ?? enc.beginComputePass({ label: d.family, timestampWrites: prof?.passWrites(d.family, T) });
       p.setPipeline(d.pipeline);
       p.setBindGroup(0, d.group);
-      p.dispatchWorkgroups(d.wgX, d.y === 'tokens' ? T : d.y === 'tiles' ? tiles : 1);
+      const y = { tokens: T, tiles, one: 1, chunks: nSplit, combine: T }[d.y];
+      p.dispatchWorkgroups(d.wgX, y);
       if (!pass) p.end();
     };
     run(this.embed);
@@ -922,7 +1089,7 @@ export class LlamaModel {
       for (const d of this.allLogits.kernels) run(d);
     } else {
       for (const d of this.output) run(d);
-      run(this.argmax);
+      run(sample ? this.samplerDispatch() : this.argmax);
     }
     pass?.end();
   }
@@ -956,7 +1123,7 @@ export class LlamaModel {
     for (let i = 0; i < ids.length; i += this.batchSize) {
       const batch = ids.slice(i, i + this.batchSize);
       this.device.queue.writeBuffer(this.ids, 0, Uint32Array.from(batch));
-      this.device.queue.writeBuffer(this.stepBuf, 0, packStep(batch.length, pos0 + i, this.stepData));
+      this.writeStep(batch.length, pos0 + i);
       const enc = this.device.createCommandEncoder({ label: 'prefill' });
       this.encodeForward(enc, batch.length);
       this.device.queue.submit([enc.finish()]);
@@ -1008,7 +1175,7 @@ export class LlamaModel {
       const batch = ids.slice(i, i + this.batchSize);
       const T = batch.length;
       this.device.queue.writeBuffer(this.ids, 0, Uint32Array.from(batch));
-      this.device.queue.writeBuffer(this.stepBuf, 0, packStep(T, pos0 + i, this.stepData));
+      this.writeStep(T, pos0 + i);
       const enc = this.device.createCommandEncoder({ label: 'score' });
       this.encodeForward(enc, T, true);
       enc.copyBufferToBuffer(logits, 0, readback, 0, T * V * 4);
@@ -1024,26 +1191,40 @@ export class LlamaModel {
    * Submits one decode step for the token already in `ids[0]` (or given) at position `pos`, leaving the
    * greedy next token in `tokenOut` and, when `feedBack`, also in `ids[0]` for the next step (so steps
    * chain on the GPU without the host). Copies the token into readback slot `slot`, or the logits into
-   * the logits readback when `readLogits`.
+   * the logits readback when `readLogits`. With `sample` (a draw index, after {@link startSampling}) the
+   * step's last dispatch is the GPU sampler instead of the argmax.
    */
   submitDecode(
     pos: number,
-    opts: { tokenId?: number; slot?: number; feedBack?: boolean; readLogits?: boolean },
+    opts: { tokenId?: number; slot?: number; feedBack?: boolean; readLogits?: boolean; sample?: number },
   ): void {
     this.checkAlive();
     if (pos >= this.nCtx)
       throw new EngineError('context_overflow', `position ${pos} is past the context (${this.nCtx} tokens)`);
     if (opts.tokenId !== undefined) this.device.queue.writeBuffer(this.ids, 0, Uint32Array.of(opts.tokenId));
-    this.device.queue.writeBuffer(this.stepBuf, 0, packStep(1, pos, this.stepData));
+    this.writeStep(1, pos);
+    if (opts.sample !== undefined) this.writeDraw(opts.sample);
     const enc = this.device.createCommandEncoder({ label: 'decode' });
-    this.encodeForward(enc, 1);
+    this.encodeForward(enc, 1, false, opts.sample !== undefined);
     this.encodeReadback(enc, opts);
     this.device.queue.submit([enc.finish()]);
   }
 
-  /** After a prefill: queue the copies that {@link submitDecode} would (token readback, feedback, logits). */
-  submitReadback(opts: { slot?: number; feedBack?: boolean; readLogits?: boolean }): void {
+  /**
+   * After a prefill: queue the copies that {@link submitDecode} would (token readback, feedback, logits);
+   * with `sample` (a draw index), first the GPU sampler over the prefill's logits.
+   */
+  submitReadback(opts: { slot?: number; feedBack?: boolean; readLogits?: boolean; sample?: number }): void {
     const enc = this.device.createCommandEncoder({ label: 'readback' });
+    if (opts.sample !== undefined) {
+      this.writeDraw(opts.sample);
+      const d = this.samplerDispatch();
+      const pass = enc.beginComputePass({ label: 'sample' });
+      pass.setPipeline(d.pipeline);
+      pass.setBindGroup(0, d.group);
+      pass.dispatchWorkgroups(1);
+      pass.end();
+    }
     this.encodeReadback(enc, opts);
     this.device.queue.submit([enc.finish()]);
   }
@@ -1073,6 +1254,58 @@ export class LlamaModel {
     const out = new Float32Array(b.getMappedRange().slice(0));
     b.unmap();
     return out;
+  }
+
+  /** GPU sampler state (kernels/sample.ts): made with the run state; the pipeline on first use. */
+  private sampleBufs!: { params: GPUBuffer; work: GPUBuffer; hist: GPUBuffer };
+  private sampler?: Dispatch;
+
+  private allocSampler(): void {
+    const S = GPUBufferUsage.STORAGE;
+    const U = GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST;
+    const ring = (HISTORY_HEADER + this.nCtx) * 4;
+    this.sampleBufs = {
+      params: this.buf('sample_params', SAMPLE_PARAMS_BYTES, U),
+      work: this.buf('sample_work', this.cfg.nVocab * 4, S), // penalised logits [nVocab] f32
+      hist: this.buf('sample_history', ring, S | GPUBufferUsage.COPY_DST), // [count, 0, 0, 0, ring[nCtx]] u32
+    };
+  }
+
+  /**
+   * Prepares sampled decode on the GPU for one request: compiles the sampler on first use, writes its
+   * parameters and seeds its history ring with `history` (the prompt; its last nCtx ids). Then
+   * `submitReadback({ sample: 0, … })` samples the first token from the prefill's logits and
+   * `submitDecode(pos, { sample: n, feedBack: true, … })` runs step n with the sampler as its last
+   * dispatch; each draw appends its id to the ring, so the penalty sees the output without the host.
+   * @param p resolved, validated parameters (`Sampler.params`); @param seed PRNG seed (low 32 bits).
+   * @throws EngineError('unsupported_model') when the adapter rejects the sampler kernel.
+   */
+  async startSampling(p: SampleSettings, seed: number, history: readonly number[]): Promise<void> {
+    this.checkAlive();
+    if (!this.sampler) {
+      const src = kernelSource('sample', sampleWGSL({ nVocab: this.cfg.nVocab, ring: this.nCtx }));
+      const pipeline = await compilePipeline(this.device, src.label, src.code);
+      const group = bindGroupByName(this.device, pipeline, src, {
+        ...this.sampleBufs,
+        logits: this.logits,
+        out: this.tokenOut,
+      });
+      // The profiler counts it with the argmax: the dispatch that turns logits into the token.
+      this.sampler = { family: 'argmax', pipeline, group, wgX: 1, y: 'one' };
+    }
+    const q = this.device.queue;
+    q.writeBuffer(this.sampleBufs.params, 0, packSampleParams(p, seed, 0, this.cfg.nVocab));
+    q.writeBuffer(this.sampleBufs.hist, 0, packHistory(history, this.nCtx));
+  }
+
+  private samplerDispatch(): Dispatch {
+    if (!this.sampler) throw new Error('startSampling() must run before a sampled step');
+    return this.sampler;
+  }
+
+  /** Sets the draw index (the keyed PRNG's counter) of the next sampled step. */
+  private writeDraw(n: number): void {
+    this.device.queue.writeBuffer(this.sampleBufs.params, SAMPLE_DRAW_OFFSET, Uint32Array.of(n >>> 0));
   }
 
   /** Releases every GPU buffer. Safe to call twice. */

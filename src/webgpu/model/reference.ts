@@ -22,7 +22,7 @@
  * Linear scaling: freqScale = 1 / rope.scaling.factor.
  */
 import { EngineError } from '../../engine/errors.ts';
-import { CODEC_TYPES, dequantizeRow } from '../gguf/quantize.ts';
+import { CODEC_TYPES, dequantizeRow, f32ToF16 } from '../gguf/quantize.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { type LlamaConfig, llamaConfigFromGguf } from './config.ts';
 
@@ -116,6 +116,12 @@ export class ReferenceLlama {
   private kCache: Float64Array[][];
   /** vCache[l][pos] = v [kvDim]. */
   private vCache: Float64Array[][];
+  /**
+   * KV-cache element type: `f32` keeps float64 keys and values; `f16` stores them rounded to binary16 (via
+   * binary32, as the GPU's pack2x16float of its f32 result and llama.cpp's F16 cache), so the reference
+   * computes what an f16-cache engine computes.
+   */
+  kvType: 'f32' | 'f16' = 'f32';
 
   private constructor(cfg: LlamaConfig, w: Weights) {
     this.cfg = cfg;
@@ -241,8 +247,10 @@ export class ReferenceLlama {
         rope(k, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType, w.ropeFreqs);
       this.kCache[l].length = pos; // drop positions ≥ pos, then store this one
       this.vCache[l].length = pos;
-      this.kCache[l].push(k);
-      this.vCache[l].push(v);
+      const store = (a: Float64Array) =>
+        this.kvType === 'f16' ? a.map((x) => halfToNumber(f32ToF16(x))) : a;
+      this.kCache[l].push(store(k));
+      this.vCache[l].push(store(v));
 
       const scale = 1 / Math.sqrt(hd);
       for (let h = 0; h < nHead; h++) {

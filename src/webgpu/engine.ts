@@ -67,15 +67,16 @@ export interface WebGpuEngineOptions {
 
 /**
  * The decode attention for an adapter (kernels/attention.ts): on a software (fallback) adapter, where a
- * barrier costs ~20 µs per workgroup, the strided layout in chunks of ≥ 512 positions aiming at 4
- * workgroups per core; on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
+ * barrier costs ~20 µs per workgroup and each thread of a workgroup costs too, the strided layout with 8
+ * threads in chunks of ≥ 1024 positions aiming at 2 workgroups per core (measured with
+ * timing the kernel alone there: more, smaller chunks were slower); on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
  * (1 otherwise, or where 4 does not divide headDim/4), chunks of ≥ 128 positions aiming at 256 workgroups.
  */
 export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionPolicy {
   if (gpu.info.isFallback) {
     const cores =
       (globalThis.navigator as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency ?? 2;
-    return { layout: { kind: 'strided' }, targetWorkgroups: 4 * cores, minChunk: 512 };
+    return { layout: { kind: 'strided', threads: 8 }, targetWorkgroups: 2 * cores, minChunk: 1024 };
   }
   const lanes = gpu.hasSubgroups && gpu.subgroupMinSize >= 4 && (headDim / 4) % 4 === 0 ? 4 : 1;
   return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes } };

@@ -166,6 +166,7 @@ var<workgroup> sh: array<f32, ${BINS * WG}>; // [BINS][WG] per-thread histograms
 var<workgroup> ids: array<u32, ${WG}>;
 var<workgroup> csum: array<f32, ${WG}>; // per-chunk kept weight, id order
 var<workgroup> bcast: u32;
+var<workgroup> tot: array<f32, ${BINS}>; // the pass's bin totals
 // The kept prefix after top-k and top-p (key, last id), the max logit and the min-p threshold.
 var<private> gK: u32;
 var<private> gC: u32;
@@ -184,14 +185,13 @@ fn value_of(k: u32) -> f32 { return bitcast<f32>(select(~k, k & 0x7fffffffu, (k 
 fn in_prefix(k: u32, i: u32, K: u32, C: u32) -> bool { return k > K || (k == K && i <= C); }
 fn kept(v: f32, i: u32) -> bool { return in_prefix(key_of(v), i, gK, gC) && v >= gThr; }
 
+// Reductions sum serially after one barrier rather than in a log2(WG)-barrier tree: a barrier costs
+// ~20 µs per workgroup on a software adapter, and WG serial reads are cheap on a GPU.
 fn wg_sum(lid: u32, v: f32) -> f32 {
   sh[lid] = v;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) { sh[lid] += sh[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = sh[0];
+  var r = 0.0;
+  for (var j = 0u; j < WG; j++) { r += sh[j]; }
   workgroupBarrier();
   return r;
 }
@@ -216,21 +216,19 @@ fn select_rank(lid: u32, mass: bool, goal: f32, EK: u32, EC: u32) -> vec2<u32> {
     }
     for (var b = 0u; b < BINS; b++) { sh[b * WG + lid] = h[b]; }
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-      for (var t = lid; t < BINS * s; t += WG) {
-        let b = t / s;
-        let j = t % s;
-        sh[b * WG + j] += sh[b * WG + j + s];
-      }
-      workgroupBarrier();
+    if (lid < BINS) {
+      var t = 0.0;
+      for (var j = 0u; j < WG; j++) { t += sh[lid * WG + j]; }
+      tot[lid] = t;
     }
+    workgroupBarrier();
     // Every thread reads the 16 totals and makes the same choice: the highest digit first.
     var chosen = BINS;
     var last = 0u;
     var lastA = A;
     for (var j = 0u; j < BINS; j++) {
       let b = BINS - 1u - j;
-      let hb = sh[b * WG];
+      let hb = tot[b];
       if (chosen == BINS && hb > 0.0) {
         if (A + hb >= goal) { chosen = b; } else { last = b; lastA = A; A += hb; }
       }
@@ -328,16 +326,14 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   sh[lid] = best;
   ids[lid] = bi;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) {
-      let v = sh[lid + s];
-      let k = ids[lid + s];
-      if (v > sh[lid] || (v == sh[lid] && k < ids[lid])) { sh[lid] = v; ids[lid] = k; }
-    }
-    workgroupBarrier();
+  var mx = sh[0];
+  var amax = ids[0];
+  for (var j = 1u; j < WG; j++) {
+    let v = sh[j];
+    let k = ids[j];
+    if (v > mx || (v == mx && k < amax)) { mx = v; amax = k; }
   }
-  gM = sh[0];
-  let amax = ids[0];
+  gM = mx;
   workgroupBarrier();
   gK = 0u; // the whole vocabulary (key 0 is a NaN pattern, below every finite logit)
   gC = 0xffffffffu;

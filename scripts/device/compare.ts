@@ -7,18 +7,29 @@
  *
  *   node compare.mjs --models llama-3.2-1b-q4_k_m,llama-3.1-8b-f16,/path/x.gguf --llama-script llama-vulkan.mjs
  *       [--dir /tmp/gguf] [--n-prompt 128] [--n-gen 128] [--reps 3] [--gpu] [--llama-gpu vulkan|cpu]
- *       [--deadline-s 300] [--mode tiled|exact] [--keep] [--json FILE] [--md FILE]
+ *       [--depths 0,4096] [--kv-type f16|f32] [--deadline-s 300] [--mode tiled|exact] [--keep]
+ *       [--json FILE] [--md FILE]
+ *
+ * Tests: llama-bench's ppN and tgN at depth 0, then tgN at each depth > 0 of `--depths` (llama-bench's
+ * `tgN @ dD`: the cache filled once with D random tokens, 1 warm-up and `--reps` repetitions at positions
+ * D…; ours through `runLlamaBench`, llama.cpp in llama-vulkan.ts with the rows past D erased before each
+ * repetition), both with the KV cache in `--kv-type` (default f16: ours' default and llama.cpp's). The
+ * context is loaded to cover the deepest depth + N; a depth that does not fit the model's context is
+ * left out with a note.
  *
  * Models: `SHAPE-FTYPE` (shapes of src/webgpu/model/synthetic.ts, llama-quantize file types) or paths to
  * GGUF files (used as they are, never deleted). `--deadline-s` counts from this process's start: a model
  * whose estimated time no longer fits is skipped, our runs are aborted at the deadline and llama.cpp's
- * child is killed there.
+ * child is killed there. Depth tests come second: a model's depths run only while their estimate (the fill
+ * at ours' measured pp rate, (reps + 1) × N steps at half ours' tg@0 rate, twice for the two engines)
+ * fits before the deadline less the estimated time of the models still to come, so they never crowd out
+ * a later model's depth-0 row; the others are listed as skipped.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { LlamaBenchTest } from '../../src/bench/llama-bench.ts';
+import { type LlamaBenchTest, testName } from '../../src/bench/llama-bench.ts';
 import { runLlamaBench } from '../../src/bench/llama-bench-gpu.ts';
 import { decodeBytesPerToken, measureBandwidth } from '../../src/bench/roofline.ts';
 import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
@@ -37,6 +48,8 @@ const { values } = parseArgs({
     reps: { type: 'string', default: '3' },
     'batch-size': { type: 'string', default: '64' },
     gpu: { type: 'boolean', default: false },
+    depths: { type: 'string', default: '0' },
+    'kv-type': { type: 'string', default: 'f16' },
     'deadline-s': { type: 'string', default: '300' },
     mode: { type: 'string', default: 'tiled' },
     keep: { type: 'boolean', default: false },
@@ -52,6 +65,18 @@ const nGen = Number(values['n-gen']);
 const reps = Number(values.reps);
 const deadlineS = Number(values['deadline-s']);
 const mode = values.mode === 'exact' ? 'exact' : 'tiled';
+const kvType = values['kv-type'] === 'f32' ? 'f32' : 'f16';
+/** Depths > 0 for the tg test, ascending, each once (depth 0 is always measured: the pp/tg row). */
+const deepDepths = [
+  ...new Set(
+    values
+      .depths!.split(',')
+      .filter((x) => x.trim() !== '')
+      .map(Number),
+  ),
+]
+  .filter((d) => Number.isInteger(d) && d > 0)
+  .sort((a, b) => a - b);
 mkdirSync(values.dir!, { recursive: true });
 
 const driver = setupNodeVulkan(values.gpu);
@@ -68,15 +93,34 @@ interface Row {
   fileMiB?: number;
   types?: Record<string, number>;
   writeMs?: number;
-  ours?: { loadMs: number; tests: Tests; bytesPerToken: number; error?: string };
+  ours?: {
+    loadMs: number;
+    tests: Tests;
+    /** Estimated bytes read per tg step at depth 0 (context used: N ÷ 2). */
+    bytesPerToken: number;
+    /** The same at each depth > 0 that ran (context used: depth + N ÷ 2). */
+    bytesPerTokenAt?: Record<string, number>;
+    kvType?: string;
+    contextLength?: number;
+    error?: string;
+  };
   llama?: {
     loadMs?: number;
     tests?: Tests;
     engine?: string;
     gpuLayers?: number;
     devices?: string[];
+    kvType?: string;
+    /** node-llama-cpp's `context.flashAttention` (true, false or 'auto' as asked). */
+    flashAttention?: boolean | string;
+    contextSize?: number;
+    /** Depths the peer left out (its own time check) or failed at, with why. */
+    skippedDepths?: Record<string, string>;
     error?: string;
   };
+  /** Depths > 0 asked for this model: planned ones run (both engines), the others carry a note. */
+  depths?: number[];
+  depthNotes?: Record<string, string>;
   skipped?: string;
 }
 const rows: Row[] = [];
@@ -88,7 +132,13 @@ function freeBytes(dir: string): number {
 }
 
 /** Runs llama-vulkan.mjs on a file; resolves with its JSON result or an error. */
-function runPeer(file: string, nVocab: number, timeoutS: number): Promise<Row['llama']> {
+function runPeer(
+  file: string,
+  nVocab: number,
+  timeoutS: number,
+  depths: number[],
+  depthDeadlineS: number,
+): Promise<Row['llama']> {
   const script = values['llama-script'];
   if (!script) return Promise.resolve({ error: 'no --llama-script' });
   const out = join(values.dir!, 'llama-result.json');
@@ -96,6 +146,14 @@ function runPeer(file: string, nVocab: number, timeoutS: number): Promise<Row['l
   return new Promise((resolve) => {
     const args = [script, '--model', file, '--gpu', values['llama-gpu']!, '--n-prompt', String(nPrompt)];
     args.push('--n-gen', String(nGen), '--reps', String(reps), '--n-vocab', String(nVocab), '--json', out);
+    args.push(
+      '--kv-type',
+      kvType,
+      '--depths',
+      depths.join(','),
+      '--depth-deadline-s',
+      depthDeadlineS.toFixed(0),
+    );
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let tail = '';
     child.stderr.on('data', (d: Buffer) => {
@@ -105,25 +163,38 @@ function runPeer(file: string, nVocab: number, timeoutS: number): Promise<Row['l
     const timer = setTimeout(() => child.kill('SIGKILL'), Math.max(1, timeoutS) * 1000);
     child.on('close', (code, sig) => {
       clearTimeout(timer);
-      const r0 = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { error?: string }) : undefined;
-      if (r0?.error) {
-        resolve({ error: `llama.cpp: ${r0.error}`.slice(0, 400) });
-      } else if (code === 0 && existsSync(out)) {
-        const r = JSON.parse(readFileSync(out, 'utf8'));
+      let r: Record<string, unknown> | undefined;
+      try {
+        r = existsSync(out) ? JSON.parse(readFileSync(out, 'utf8')) : undefined;
+      } catch {} // a file cut mid-write by the kill: as if none
+      const exit = `exit ${code ?? sig}${sig === 'SIGKILL' ? ' (deadline)' : ''}`;
+      if (r?.error) {
+        resolve({ error: `llama.cpp: ${r.error}`.slice(0, 400) });
+      } else if (r) {
+        // A complete result, or (killed or failed) the tests written so far.
+        const noGpu = values['llama-gpu'] !== 'cpu' && !((r.gpuLayers as number) > 0);
+        const errors = [
+          ...(noGpu ? ['no layer ran on the GPU (no usable Vulkan device)'] : []),
+          ...(code === 0
+            ? []
+            : [
+                `${exit} after ${Object.keys((r.tests as Tests | undefined) ?? {}).length} tests: ${tail.trim().slice(-200)}`,
+              ]),
+        ];
         resolve({
-          loadMs: r.loadMs,
-          tests: r.tests,
-          engine: r.engine,
-          gpuLayers: r.gpuLayers,
-          devices: r.devices,
-          ...(values['llama-gpu'] !== 'cpu' && !(r.gpuLayers > 0)
-            ? { error: 'no layer ran on the GPU (no usable Vulkan device)' }
-            : {}),
+          loadMs: r.loadMs as number,
+          tests: r.tests as Tests,
+          engine: r.engine as string,
+          gpuLayers: r.gpuLayers as number,
+          devices: r.devices as string[],
+          kvType: r.kvType as string,
+          flashAttention: r.flashAttention as boolean | string,
+          contextSize: r.contextSize as number,
+          skippedDepths: r.skippedDepths as Record<string, string>,
+          ...(errors.length ? { error: errors.join('; ') } : {}),
         });
       } else {
-        resolve({
-          error: `exit ${code ?? sig}${sig === 'SIGKILL' ? ' (deadline)' : ''}: ${tail.trim().slice(-300)}`,
-        });
+        resolve({ error: `${exit}: ${tail.trim().slice(-300)}` });
       }
     });
   });
@@ -142,6 +213,10 @@ const fmt = (x: number | undefined, d = 1) =>
     ? ''
     : x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
+/** The test name at a depth: `tg128` at 0, llama-bench's `tg128 @ d4096` past it. */
+const tgAt = (d: number) => testName('tg', nGen, d);
+const ratio = (a?: number, b?: number) => (a && b ? `${(a / b).toFixed(2)}×` : '');
+
 function writeResults(): void {
   const result = {
     date: new Date().toISOString(),
@@ -153,6 +228,8 @@ function writeResults(): void {
     nPrompt,
     nGen,
     reps,
+    depths: [0, ...deepDepths],
+    kvType,
     fileMode: mode,
     rows,
   };
@@ -161,23 +238,27 @@ function writeResults(): void {
     'model',
     'tensor types',
     'file MiB',
+    'depth',
     `ours ${pp}`,
     `llama.cpp ${pp}`,
     `${pp} ours÷llama.cpp`,
     `ours ${tg}`,
     `llama.cpp ${tg}`,
     `${tg} ours÷llama.cpp`,
+    `ours ${tg}@d÷@0`,
+    `llama.cpp ${tg}@d÷@0`,
     'ours share of bandwidth',
     'llama.cpp share of bandwidth',
   ];
-  const lines = rows.map((r) => {
+  const lines: string[][] = [];
+  for (const r of rows) {
     const o = r.ours?.tests;
     const l = r.llama?.tests;
-    const bpt = r.ours?.bytesPerToken;
-    const share = (x?: number) => (x && bpt ? `${((100 * x * bpt) / (bw.GBs * 1e9)).toFixed(1)}%` : '');
-    const ratio = (a?: number, b?: number) => (a && b ? `${(a / b).toFixed(2)}×` : '');
+    const share = (x: number | undefined, bpt: number | undefined) =>
+      x && bpt ? `${((100 * x * bpt) / (bw.GBs * 1e9)).toFixed(1)}%` : '';
     const note = r.skipped ?? [r.ours?.error, r.llama?.error].filter(Boolean).join('; ');
-    return [
+    const bpt0 = r.ours?.bytesPerToken;
+    lines.push([
       r.model,
       r.types
         ? Object.keys(r.types)
@@ -185,24 +266,58 @@ function writeResults(): void {
             .join('/') || 'F32'
         : note,
       fmt(r.fileMiB, r.fileMiB !== undefined && r.fileMiB < 10 ? 2 : 0),
+      r.types ? '0' : '',
       fmt(o?.[pp]?.mean),
       fmt(l?.[pp]?.mean),
       ratio(o?.[pp]?.mean, l?.[pp]?.mean),
       fmt(o?.[tg]?.mean),
       fmt(l?.[tg]?.mean),
       ratio(o?.[tg]?.mean, l?.[tg]?.mean),
-      share(o?.[tg]?.mean),
-      share(l?.[tg]?.mean),
-    ];
-  });
+      '',
+      '',
+      share(o?.[tg]?.mean, bpt0),
+      share(l?.[tg]?.mean, bpt0),
+    ]);
+    for (const d of r.depths ?? []) {
+      const t = tgAt(d);
+      const om = o?.[t]?.mean;
+      const lm = l?.[t]?.mean;
+      const bpt = r.ours?.bytesPerTokenAt?.[d];
+      const why = [r.depthNotes?.[d], r.llama?.skippedDepths?.[d] && `llama.cpp ${r.llama.skippedDepths[d]}`]
+        .filter(Boolean)
+        .join('; ');
+      lines.push([
+        r.model,
+        why,
+        '',
+        String(d),
+        '',
+        '',
+        '',
+        fmt(om),
+        fmt(lm),
+        ratio(om, lm),
+        ratio(om, o?.[tg]?.mean),
+        ratio(lm, l?.[tg]?.mean),
+        share(om, bpt),
+        share(lm, bpt),
+      ]);
+    }
+  }
   const errs = rows.filter((r) => r.types && (r.ours?.error || r.llama?.error));
   const peer = rows.find((r) => r.llama?.engine)?.llama;
+  const depthText = deepDepths.length
+    ? `, ${tg} also at depth${deepDepths.length > 1 ? 's' : ''} ${deepDepths.join(', ')} (cache filled once, ` +
+      'the rows past the depth restored before each repetition)'
+    : '';
   const md = [
     `Device: ${gpu.info.vendor} ${gpu.info.architecture} ${gpu.info.device} ${gpu.info.description}` +
       `${gpu.info.isFallback ? ' (software adapter)' : ''}; bandwidth ${bw.GBs.toFixed(1)} GB/s (our kernel, ${bw.timing}); ` +
-      `peer ${peer?.engine ?? 'llama.cpp (did not run)'}${peer?.devices?.length ? ` on ${peer.devices.join(', ')}` : ''}; ` +
-      `same GGUF file for both (random weights, ${mode} mode); llama-bench tests ${pp} / ${tg} at depth 0, ` +
-      `mean of ${reps} after 1 warm-up; tok/s; ${result.date.slice(0, 10)}`,
+      `peer ${peer?.engine ?? 'llama.cpp (did not run)'}${peer?.devices?.length ? ` on ${peer.devices.join(', ')}` : ''}` +
+      `${peer?.flashAttention !== undefined ? `, flash attention ${peer.flashAttention === true ? 'on' : peer.flashAttention === false ? 'off' : String(peer.flashAttention)}` : ''}; ` +
+      `same GGUF file for both (random weights, ${mode} mode); KV cache ${kvType.toUpperCase()} for both; ` +
+      `llama-bench tests ${pp} / ${tg} at depth 0${depthText}, mean of ${reps} after 1 warm-up; tok/s; ` +
+      `@d÷@0: ${tg} at the depth ÷ at depth 0, same engine; ${result.date.slice(0, 10)}`,
     '',
     `| ${head.join(' | ')} |`,
     `| ${head.map((_, i) => (i < 2 ? '---' : '---:')).join(' | ')} |`,
@@ -218,7 +333,24 @@ function writeResults(): void {
   console.log(md);
 }
 
-for (const m of values.models!.split(',').filter(Boolean)) {
+/** A model's planned file bytes: a shape's from its plan, a path's from its size (0 when unknown). */
+function plannedBytes(m: string): number {
+  try {
+    if (m.endsWith('.gguf')) return statSync(m).size;
+    const o = shapeOptions(m.slice(0, m.lastIndexOf('-')));
+    return plannedDataBytes(o, toFtype(m.slice(m.lastIndexOf('-') + 1))) + o.nVocab * 24;
+  } catch {
+    return 0;
+  }
+}
+/** Estimated seconds for a model's depth-0 part: 20 s of runs and start-up plus 5 s per GB. */
+const baseNeedS = (bytes: number) => 20 + (5 * bytes) / 1e9;
+
+const models = values.models!.split(',').filter(Boolean);
+/** Estimated seconds of the depth-0 parts of models[i+1…], kept free of depth tests. */
+const reserveAfter = (i: number) => models.slice(i + 1).reduce((a, m) => a + baseNeedS(plannedBytes(m)), 0);
+
+for (const [mIndex, m] of models.entries()) {
   const row: Row = { model: m };
   rows.push(row);
   const isPath = m.endsWith('.gguf');
@@ -231,8 +363,7 @@ for (const m of values.models!.split(',').filter(Boolean)) {
       const ftype = toFtype(m.slice(m.lastIndexOf('-') + 1));
       const o = shapeOptions(shape);
       bytes = plannedDataBytes(o, ftype) + o.nVocab * 24;
-      // Estimate: 20 s of runs and start-up plus 5 s per GB (written once, read by each engine).
-      const need = 20 + (5 * bytes) / 1e9;
+      const need = baseNeedS(bytes);
       const free = freeBytes(values.dir!);
       if (elapsedS() + need > deadlineS || bytes + 2e9 > free) {
         row.skipped =
@@ -254,6 +385,12 @@ for (const m of values.models!.split(',').filter(Boolean)) {
     }
     row.file = file;
     row.fileMiB = bytes / 2 ** 20;
+    // Depth tests (both engines) end by here, leaving the models after this one their depth-0 time.
+    const depthEndS = deadlineS - reserveAfter(mIndex);
+    // The peer's depth-0 part (load and pp/tg), kept free of depth tests too.
+    const peerBaseS = 10 + (2.5 * bytes) / 1e9;
+    /** Depths both engines run (ours decides: what fits the context and the time). */
+    const planned: number[] = [];
 
     // Ours, by path.
     const ac = new AbortController();
@@ -264,8 +401,9 @@ for (const m of values.models!.split(',').filter(Boolean)) {
       const mi = await engine.load(
         { path: file },
         {
-          contextLength: Math.max(nPrompt, nGen) + 8,
+          contextLength: Math.max(nPrompt, nGen, (deepDepths.at(-1) ?? 0) + nGen) + 8,
           batchSize: Number(values['batch-size']),
+          kvType,
           signal: ac.signal,
         },
       );
@@ -275,36 +413,91 @@ for (const m of values.models!.split(',').filter(Boolean)) {
         row.types = {};
         for (const t of mi.tensorTypes) row.types[t] = 1;
       }
-      log(`${m}: ours loaded in ${loadMs.toFixed(0)} ms`);
+      log(`${m}: ours loaded in ${loadMs.toFixed(0)} ms (context ${mi.contextLength}, KV ${mi.kvType})`);
+      const progress = (p: { test: string; rep: number; tokensPerSecond?: number }) =>
+        p.tokensPerSecond !== undefined &&
+        log(`${m}: ours ${p.test} rep ${p.rep}: ${p.tokensPerSecond.toFixed(1)} tok/s`);
       const ts = await runLlamaBench(
         engine.llama!,
         { nPrompt: [nPrompt], nGen: [nGen], depths: [0], reps },
-        (p) =>
-          p.tokensPerSecond !== undefined &&
-          log(`${m}: ours ${p.test} rep ${p.rep}: ${p.tokensPerSecond.toFixed(1)} tok/s`),
+        progress,
         ac.signal,
       );
-      const bytesPerToken = decodeBytesPerToken(
-        { ...mi, kvDim: mi.kvDim, tiedEmbeddings: mi.tiedEmbeddings },
-        nGen / 2,
-      );
-      row.ours = { loadMs: Math.round(loadMs), tests: testsOf(ts), bytesPerToken: Math.round(bytesPerToken) };
+      const traffic = { ...mi, kvDim: mi.kvDim, tiedEmbeddings: mi.tiedEmbeddings };
+      row.ours = {
+        loadMs: Math.round(loadMs),
+        tests: testsOf(ts),
+        bytesPerToken: Math.round(decodeBytesPerToken(traffic, nGen / 2)),
+        kvType: mi.kvType,
+        contextLength: mi.contextLength,
+      };
+
+      // tg at depths: those that fit the context, while their estimate fits before depthEndS.
+      if (deepDepths.length) {
+        row.depths = deepDepths;
+        row.depthNotes = {};
+        const pp0 = row.ours.tests[pp]?.mean;
+        const tg0 = row.ours.tests[tg]?.mean;
+        // Per engine: the fill at ours' pp rate, the warm-up and reps at half ours' tg@0 rate, 1 s slack.
+        const est = (d: number) => d / (pp0 || 100) + ((reps + 1) * nGen) / (0.5 * (tg0 || 10)) + 1;
+        let t = elapsedS() + peerBaseS;
+        for (const d of deepDepths) {
+          if (d + nGen > mi.contextLength) {
+            row.depthNotes[d] = `skipped: depth + ${nGen} exceeds the model's context (${mi.contextLength})`;
+          } else if (!tg0) {
+            row.depthNotes[d] = `skipped: no ${tg} at depth 0`;
+          } else if (t + 2 * est(d) > depthEndS) {
+            const left = depthEndS - t;
+            row.depthNotes[d] =
+              `skipped: ~${Math.ceil(2 * est(d))} s needed, ${Math.max(0, Math.floor(left))} s left` +
+              (mIndex + 1 < models.length
+                ? ` (${reserveAfter(mIndex).toFixed(0)} s kept for the models after)`
+                : '');
+          } else {
+            planned.push(d);
+            t += 2 * est(d);
+          }
+          if (row.depthNotes[d]) log(`${m}: ${tgAt(d)}: ${row.depthNotes[d]}`);
+        }
+        row.ours.bytesPerTokenAt = {};
+        for (const d of planned) {
+          try {
+            const td = await runLlamaBench(
+              engine.llama!,
+              { nPrompt: [], nGen: [nGen], depths: [d], reps },
+              progress,
+              ac.signal,
+            );
+            Object.assign(row.ours.tests, testsOf(td));
+            row.ours.bytesPerTokenAt[d] = Math.round(decodeBytesPerToken(traffic, d + nGen / 2));
+          } catch (e) {
+            row.depthNotes[d] = `ours: ${(e as Error).message}`.slice(0, 200);
+            log(`${m}: ${tgAt(d)}: ${row.depthNotes[d]}`);
+          }
+        }
+        writeResults();
+      }
     } catch (e) {
       row.ours = {
         loadMs: 0,
         tests: {},
         bytesPerToken: 0,
+        ...row.ours,
         error: `ours: ${(e as Error).message}`.slice(0, 300),
       };
       log(`${m}: ${row.ours.error}`);
+      if (deepDepths.length && !row.depths) {
+        row.depths = deepDepths;
+        row.depthNotes = Object.fromEntries(deepDepths.map((d) => [d, 'not run: ours failed at depth 0']));
+      }
     } finally {
       clearTimeout(timer);
       await engine.unload();
     }
 
-    // llama.cpp, same file.
+    // llama.cpp, same file, same depths.
     if (elapsedS() < deadlineS - 5) {
-      row.llama = await runPeer(file, nVocab, deadlineS - elapsedS());
+      row.llama = await runPeer(file, nVocab, deadlineS - elapsedS(), planned, depthEndS - elapsedS());
       if (row.llama?.error) log(`${m}: llama.cpp: ${row.llama.error}`);
     } else {
       row.llama = { error: 'llama.cpp: deadline reached' };

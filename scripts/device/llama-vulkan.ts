@@ -6,6 +6,12 @@
  *   (greedy) token is known to the caller.
  * - tgN: the cache cleared, one fixed token id, then N greedy decode steps, each sampled token fed back;
  *   tok/s = N ÷ the time from the start to the N-th token (N decode steps, as ours: no prompt before).
+ * - tgN @ dD (`--depths`): as llama-bench and scripts/bench-depth.ts do it, the cache is filled once with
+ *   D seeded random token ids (`evaluateWithoutGeneratingNewTokens`), then the warm-up and each repetition
+ *   run N greedy steps at positions D…, the rows past D erased before each (`eraseContextTokenRanges`),
+ *   so every repetition sees the same D rows. A depth whose estimate (the fill at this run's pp rate,
+ *   (reps + 1) × N steps at half its tg@0 rate) no longer fits `--depth-deadline-s` is skipped and listed
+ *   in `skippedDepths`.
  *
  * One warm-up of each test, then `--reps` repetitions (mean ± population std). EOG tokens are yielded and
  * fed back like any other (random weights), so every run has exactly N steps. Greedy = temperature 0:
@@ -14,12 +20,14 @@
  *
  *   node llama-vulkan.mjs --model FILE [--gpu vulkan|cpu|auto] [--n-prompt 128] [--n-gen 128] [--reps 3]
  *                         [--n-vocab V] [--ctx 512] [--threads N] [--flash-attention auto|on|off]
- *                         [--json FILE]
+ *                         [--depths 1024,4096] [--depth-deadline-s S] [--kv-type f16|f32] [--json FILE]
  *
  * Token ids are drawn from [3, V) (default V = 256, which every model here has).
  *
- * Prints one JSON line (also written to --json): the engine and its llama.cpp release, the GPU it used,
- * the layers offloaded, load time, and per test mean/std/samples.
+ * Prints one JSON line (also written to --json, which is rewritten with `partial: true` after every test,
+ * so a killed run keeps what it measured): the engine and its llama.cpp release, the GPU it used, the
+ * layers offloaded, KV cache type, load time, and per test (llama-bench's names: `tg128 @ d4096`)
+ * mean/std/samples. `--kv-type`: the K and V cache types (default f16, llama.cpp's default).
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -36,6 +44,9 @@ const { values } = parseArgs({
     ctx: { type: 'string' },
     threads: { type: 'string' },
     'flash-attention': { type: 'string', default: 'auto' },
+    depths: { type: 'string', default: '' },
+    'depth-deadline-s': { type: 'string' },
+    'kv-type': { type: 'string', default: 'f16' },
     json: { type: 'string' },
   },
 });
@@ -47,6 +58,18 @@ const nPrompt = Number(values['n-prompt']);
 const nGen = Number(values['n-gen']);
 const reps = Number(values.reps);
 const nVocab = Number(values['n-vocab']);
+/** Depths > 0 for the tg test, ascending, each once (depth 0 is the plain tgN). */
+const depths = [
+  ...new Set(
+    values.depths
+      .split(',')
+      .filter((x) => x.trim() !== '')
+      .map(Number),
+  ),
+]
+  .filter((d) => Number.isInteger(d) && d > 0)
+  .sort((a, b) => a - b);
+const kvType = values['kv-type'] === 'f32' ? 'F32' : 'F16';
 const t0 = performance.now();
 const log = (...a: unknown[]) =>
   console.error(`[llama ${((performance.now() - t0) / 1000).toFixed(1)}s]`, ...a);
@@ -83,16 +106,19 @@ const model = await llama
 const loadMs = performance.now() - tl;
 const fa = values['flash-attention'];
 const context = await model.createContext({
-  contextSize: Number(values.ctx ?? Math.max(256, nPrompt + nGen + 16)),
+  contextSize: Number(values.ctx ?? Math.max(256, nPrompt + nGen + 16, (depths.at(-1) ?? 0) + nGen + 16)),
   batchSize: Math.max(512, nPrompt),
   sequences: 1,
   flashAttention: fa === 'on' ? true : fa === 'off' ? false : 'auto',
+  experimentalKvCacheKeyType: kvType,
+  experimentalKvCacheValueType: kvType,
   ...(values.threads ? { threads: Number(values.threads) } : {}),
 });
 const seq = context.getSequence();
 log(
   `loaded in ${loadMs.toFixed(0)} ms: ${model.gpuLayers} layers on the GPU, ` +
-    `flash attention ${String(context.flashAttention)}, ${context.currentThreads} threads`,
+    `flash attention ${String(context.flashAttention)}, KV ${kvType}, context ${context.contextSize}, ` +
+    `${context.currentThreads} threads`,
 );
 
 /** Deterministic token ids in [3, nVocab) (not UNK/BOS/EOS); the content does not change the speed. */
@@ -132,12 +158,63 @@ async function timeDecode(sq: LlamaContextSequence, n: number, seed: number): Pr
   return s;
 }
 
+/**
+ * tgN at positions depth…: the rows past `depth` erased first (the cache holds `depth` rows from the
+ * fill), then one fixed token and N greedy steps, timed as {@link timeDecode}.
+ */
+async function timeDecodeAt(
+  sq: LlamaContextSequence,
+  depth: number,
+  n: number,
+  seed: number,
+): Promise<number> {
+  if (sq.nextTokenIndex > depth) await sq.eraseContextTokenRanges([{ start: depth, end: sq.nextTokenIndex }]);
+  if (sq.nextTokenIndex !== depth) throw new Error(`the cache holds ${sq.nextTokenIndex} rows, not ${depth}`);
+  const first = ids(1, seed);
+  const start = performance.now();
+  const it = sq.evaluate(first, opts);
+  for (let i = 0; i < n; i++) {
+    const r = await it.next();
+    if (r.done) throw new Error(`llama.cpp stopped after ${i} of ${n} tokens at depth ${depth}`);
+  }
+  const s = (performance.now() - start) / 1000;
+  await it.return();
+  return s;
+}
+
 function meanStd(xs: number[]): { mean: number; std: number } {
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
   return { mean, std: Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length) };
 }
 
 const tests: Record<string, { mean: number; std: number; samples: number[] }> = {};
+const skippedDepths: Record<string, string> = {};
+const elapsedS = () => (performance.now() - t0) / 1000;
+const depthDeadlineS =
+  values['depth-deadline-s'] === undefined ? Infinity : Number(values['depth-deadline-s']);
+const base = () => ({
+  engine: `llama.cpp ${llama.llamaCppRelease.release} (node-llama-cpp, ${llama.gpu === false ? 'CPU' : llama.gpu}, prebuilt)`,
+  release: llama.llamaCppRelease.release,
+  backend: llama.gpu,
+  devices,
+  model: values.model,
+  gpuLayers: model.gpuLayers,
+  flashAttention: context.flashAttention,
+  kvType,
+  contextSize: context.contextSize,
+  batchSize: context.batchSize,
+  threads: context.currentThreads,
+  loadMs: Math.round(loadMs),
+  nPrompt,
+  nGen,
+  reps,
+  depths,
+  tests,
+  skippedDepths,
+});
+/** The result so far, rewritten after every test (a run killed at the deadline keeps its tests). */
+const savePartial = () =>
+  values.json && writeFileSync(values.json, JSON.stringify({ ...base(), partial: true }, null, 1));
 let seed = 1;
 for (const [name, n, f] of [
   [`pp${nPrompt}`, nPrompt, timePrefill],
@@ -149,25 +226,42 @@ for (const [name, n, f] of [
   for (let r = 0; r < reps; r++) samples.push(n / (await f(seq, n, seed++)));
   tests[name] = { ...meanStd(samples), samples: samples.map((x) => +x.toFixed(2)) };
   log(`${name}: ${tests[name].mean.toFixed(1)} ± ${tests[name].std.toFixed(1)} tok/s`);
+  savePartial();
+}
+
+// tgN at depths: filled once per depth, warm-up, `reps` repetitions with the rows past the depth erased.
+const ppRate = tests[`pp${nPrompt}`]?.mean ?? 200;
+const tgRate = tests[`tg${nGen}`]?.mean ?? 20;
+for (const depth of nGen > 0 ? depths : []) {
+  const name = `tg${nGen} @ d${depth}`;
+  const need = depth / ppRate + ((reps + 1) * nGen) / (0.5 * tgRate) + 1;
+  const left = depthDeadlineS - elapsedS();
+  if (need > left) {
+    skippedDepths[depth] = `skipped: ~${Math.ceil(need)} s needed, ${Math.max(0, Math.floor(left))} s left`;
+    log(`${name}: ${skippedDepths[depth]}`);
+    continue;
+  }
+  try {
+    const tf = performance.now();
+    await seq.clearHistory();
+    await seq.evaluateWithoutGeneratingNewTokens(ids(depth, 7 + depth));
+    log(`${name}: filled ${depth} rows in ${(performance.now() - tf).toFixed(0)} ms`);
+    await timeDecodeAt(seq, depth, nGen, seed++); // warm-up
+    const samples: number[] = [];
+    for (let r = 0; r < reps; r++) samples.push(nGen / (await timeDecodeAt(seq, depth, nGen, seed++)));
+    tests[name] = { ...meanStd(samples), samples: samples.map((x) => +x.toFixed(2)) };
+    log(`${name}: ${tests[name].mean.toFixed(1)} ± ${tests[name].std.toFixed(1)} tok/s`);
+  } catch (e) {
+    skippedDepths[depth] = `failed: ${(e as Error)?.message ?? String(e)}`.slice(0, 300);
+    log(`${name}: ${skippedDepths[depth]}`);
+  }
+  savePartial();
 }
 
 const vram = await llama.getVramState().catch(() => undefined);
 const result = {
-  engine: `llama.cpp ${llama.llamaCppRelease.release} (node-llama-cpp, ${llama.gpu === false ? 'CPU' : llama.gpu}, prebuilt)`,
-  release: llama.llamaCppRelease.release,
-  backend: llama.gpu,
-  devices,
+  ...base(),
   vramTotal: vram?.total,
-  model: values.model,
-  gpuLayers: model.gpuLayers,
-  flashAttention: context.flashAttention,
-  batchSize: context.batchSize,
-  threads: context.currentThreads,
-  loadMs: Math.round(loadMs),
-  nPrompt,
-  nGen,
-  reps,
-  tests,
 };
 console.log(JSON.stringify(result));
 if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 1));

@@ -4,8 +4,10 @@
 #
 #   compare    ours against llama.cpp's Vulkan backend on the same GGUF files, written here with random
 #              weights (scripts/device/compare.ts: llama-bench tests through runLlamaBench for ours,
-#              node-llama-cpp for llama.cpp) → $OUT/compare.{json,md}; it stops SYN_RESERVE_S (110 s)
-#              early to leave time for
+#              node-llama-cpp for llama.cpp): pp/tg at depth 0, then tg at each depth > 0 of DEPTHS for
+#              both, KV cache KV_TYPE for both → $OUT/compare.{json,md}; depth tests of a model run only
+#              while they fit before the deadline less the later models' estimated time (else listed as
+#              skipped); it stops SYN_RESERVE_S (110 s) early to leave time for
 #   synthetic  ours on synthetic shapes (scripts/bench-node.ts bundled: random weights made on the GPU,
 #              vLLM definitions, roofline) → $OUT/synthetic.{json,md}
 #
@@ -13,7 +15,8 @@
 # the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
 #
 # Knobs (environment): TOTAL_S, PHASES, SYN_BUDGET_S (200), SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
-# N_PROMPT (128), N_GEN (128), SYN_REPS (2), CMP_REPS (2), GGUF_DIR (default: under /tmp, /var/tmp or
+# N_PROMPT (128), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
+# "0,256"), KV_TYPE (f16 | f32, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
 # the repository, whichever file system has the most room; removed at the end), FILE_MODE (tiled |
 # exact), WORK (/tmp/wgpu-bench).
 # DRY=1: a local rehearsal without a GPU: tiny models, SwiftShader for ours, llama.cpp's Vulkan build
@@ -40,6 +43,7 @@ if [[ $DRY == 1 ]]; then
   N_GEN=${N_GEN:-16}
   SYN_REPS=${SYN_REPS:-1}
   CMP_REPS=${CMP_REPS:-1}
+  DEPTHS=${DEPTHS:-0,256}
   GPU_FLAG=()
 else
   TOTAL_S=${TOTAL_S:-500}
@@ -54,9 +58,11 @@ else
   N_GEN=${N_GEN:-128}
   SYN_REPS=${SYN_REPS:-2}
   CMP_REPS=${CMP_REPS:-2}
+  DEPTHS=${DEPTHS:-0,4096}
   GPU_FLAG=(--gpu)
 fi
 PHASES=${PHASES:-compare synthetic}
+KV_TYPE=${KV_TYPE:-f16}
 SYN_RESERVE_S=${SYN_RESERVE_S:-110}
 if [[ -z "${GGUF_DIR:-}" ]]; then # the file system with the most room (a 16 GB file must fit)
   best=0
@@ -139,11 +145,12 @@ run_compare() {
     say "compare: skipped, ${left}s left"
     return
   fi
-  say "compare: $CMP_MODELS, deadline ${left}s, files in $GGUF_DIR ($FILE_MODE)"
+  say "compare: $CMP_MODELS, depths $DEPTHS, KV $KV_TYPE, deadline ${left}s, files in $GGUF_DIR ($FILE_MODE)"
   mkdir -p "$GGUF_DIR"
   timeout -k 5 $((left + 5)) "$NODE" "$APP/compare.mjs" "${GPU_FLAG[@]}" --models "$CMP_MODELS" \
     --llama-script "$APP/llama-vulkan.mjs" --llama-gpu vulkan --dir "$GGUF_DIR" --mode "$FILE_MODE" \
-    --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --deadline-s $((left - 5)) \
+    --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --depths "$DEPTHS" --kv-type "$KV_TYPE" \
+    --deadline-s $((left - 5)) \
     --json "$OUT/compare.json" --md "$OUT/compare.md" >>"$LOG" 2>&1
   say "compare: exit $?"
   rm -rf "$GGUF_DIR"

@@ -49,7 +49,7 @@ const USAGE =
   'usage: npm run bench:depth -- [--tokens 128] [--reps 3] [--depths 0,1024,4096,ctx] [--models stories260k,60m]\n' +
   '    [--type Q4_0] [--ctx-60m 8192] [--no-llama-cpp] [--no-sampled] [--no-write] [--gpu]';
 
-const { values } = parseArgs({
+const ARGS = {
   options: {
     tokens: { type: 'string', default: '128' },
     reps: { type: 'string', default: '3' },
@@ -63,7 +63,16 @@ const { values } = parseArgs({
     gpu: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
-});
+} as const;
+const values = (() => {
+  try {
+    return parseArgs(ARGS).values;
+  } catch (e) {
+    // An unknown or malformed option is a usage error (exit 2), as in the other commands.
+    console.error(`error [invalid_argument]: ${(e as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+})();
 if (values.help) {
   console.error(USAGE);
   process.exit(0);

@@ -1028,6 +1028,9 @@ export class LlamaModel {
     ];
     const sources = new Map<string, string>(); // code → label of its first kernel
     for (const k of all) if (!sources.has(k.src.code)) sources.set(k.src.code, k.src.label);
+    // The GPU sampler too, so the first sampled request does not wait for a compile (1–2 s on SwiftShader).
+    const sampleSrc = kernelSource('sample', sampleWGSL({ nVocab: c.nVocab, ring: this.nCtx }));
+    sources.set(sampleSrc.code, sampleSrc.label);
     let done = 0;
     const pipes = new Map<string, GPUComputePipeline>();
     await Promise.all(
@@ -1049,6 +1052,17 @@ export class LlamaModel {
     this.embed = dispatch(embed);
     this.output = output.map(dispatch);
     this.argmax = dispatch(argmax);
+    this.sampler = {
+      family: 'argmax', // the profiler counts it with the argmax: the dispatch that turns logits into the token
+      pipeline: pipes.get(sampleSrc.code)!,
+      group: bindGroupByName(dev, pipes.get(sampleSrc.code)!, sampleSrc, {
+        ...this.sampleBufs,
+        logits: this.logits,
+        out: this.tokenOut,
+      }),
+      wgX: 1,
+      y: 'one',
+    };
     this.outAllBuffers = outBuffers;
     this.built = true;
   }
@@ -1256,7 +1270,7 @@ export class LlamaModel {
     return out;
   }
 
-  /** GPU sampler state (kernels/sample.ts): made with the run state; the pipeline on first use. */
+  /** GPU sampler state (kernels/sample.ts): made with the run state, the pipeline at load (build). */
   private sampleBufs!: { params: GPUBuffer; work: GPUBuffer; hist: GPUBuffer };
   private sampler?: Dispatch;
 
@@ -1272,34 +1286,23 @@ export class LlamaModel {
   }
 
   /**
-   * Prepares sampled decode on the GPU for one request: compiles the sampler on first use, writes its
+   * Prepares sampled decode on the GPU for one request (the sampler is compiled at load): writes its
    * parameters and seeds its history ring with `history` (the prompt; its last nCtx ids). Then
    * `submitReadback({ sample: 0, … })` samples the first token from the prefill's logits and
    * `submitDecode(pos, { sample: n, feedBack: true, … })` runs step n with the sampler as its last
    * dispatch; each draw appends its id to the ring, so the penalty sees the output without the host.
    * @param p resolved, validated parameters (`Sampler.params`); @param seed PRNG seed (low 32 bits).
-   * @throws EngineError('unsupported_model') when the adapter rejects the sampler kernel.
+   * @throws EngineError('not_loaded') after destroy.
    */
   async startSampling(p: SampleSettings, seed: number, history: readonly number[]): Promise<void> {
     this.checkAlive();
-    if (!this.sampler) {
-      const src = kernelSource('sample', sampleWGSL({ nVocab: this.cfg.nVocab, ring: this.nCtx }));
-      const pipeline = await compilePipeline(this.device, src.label, src.code);
-      const group = bindGroupByName(this.device, pipeline, src, {
-        ...this.sampleBufs,
-        logits: this.logits,
-        out: this.tokenOut,
-      });
-      // The profiler counts it with the argmax: the dispatch that turns logits into the token.
-      this.sampler = { family: 'argmax', pipeline, group, wgX: 1, y: 'one' };
-    }
     const q = this.device.queue;
     q.writeBuffer(this.sampleBufs.params, 0, packSampleParams(p, seed, 0, this.cfg.nVocab));
     q.writeBuffer(this.sampleBufs.hist, 0, packHistory(history, this.nCtx));
   }
 
   private samplerDispatch(): Dispatch {
-    if (!this.sampler) throw new Error('startSampling() must run before a sampled step');
+    if (!this.sampler) throw new Error('the sampler is made by build()');
     return this.sampler;
   }
 

@@ -286,6 +286,17 @@ const SENT: f32 = ${SENTINEL};
 /** Query head and token of workgroup row r. */
 fn rowHead(kvh: u32, hg: u32, r: u32) -> u32 { return kvh * ${G}u + hg * ${GW}u + r % ${GW}u; }
 fn rowTok(r: u32) -> u32 { return r / ${GW}u; }
+var<workgroup> qs: array<vec4<f32>, ${RW * HD4}>;
+/** The workgroup's query rows, scaled, into qs (rows of tokens past step.nTokens are zeros). */
+fn load_q(kvh: u32, hg: u32, lid: u32, nThreads: u32) {
+  for (var i = lid; i < ${RW * HD4}u; i += nThreads) {
+    let r = i / ${HD4}u;
+    let t = rowTok(r);
+    var v = vec4<f32>(0.0);
+    if (t < step.nTokens) { v = q[(t * ${qDim}u + rowHead(kvh, hg, r) * HD) / 4u + i % ${HD4}u] * ${f32Lit(o.scale)}; }
+    qs[i] = v;
+  }
+}
 /** Writes dims (2dp, 2dp+1) of row r: the final output with one chunk, else this chunk's partial. */
 fn emit(kvh: u32, hg: u32, split: u32, nSplit: u32, r: u32, dp: u32, a: vec2<f32>, m: f32, l: f32) {
   let t = rowTok(r);
@@ -312,7 +323,6 @@ fn emit(kvh: u32, hg: u32, split: u32, nSplit: u32, r: u32, dp: u32, a: vec2<f32
     const W = stridedThreads(RW, HD, o.layout.threads);
     return `${common}
 const W: u32 = ${W}u;
-var<workgroup> qs: array<vec4<f32>, ${RW * HD4}>;
 var<workgroup> sm: array<f32, ${W * RW}>;
 var<workgroup> sl: array<f32, ${W * RW}>;
 var<workgroup> sacc: array<vec2<f32>, ${W * RW * NDP}>;
@@ -320,13 +330,7 @@ var<workgroup> sacc: array<vec2<f32>, ${W * RW * NDP}>;
 @compute @workgroup_size(${W})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
 ${head}
-  for (var i = lid; i < ${RW * HD4}u; i += W) {
-    let r = i / ${HD4}u;
-    let t = rowTok(r);
-    var v = vec4<f32>(0.0);
-    if (t < step.nTokens) { v = q[(t * ${qDim}u + rowHead(kvh, hg, r) * HD) / 4u + i % ${HD4}u] * ${f32Lit(o.scale)}; }
-    qs[i] = v;
-  }
+  load_q(kvh, hg, lid, W);
   workgroupBarrier();
 ${stridedBody(RW, HD4, NDP, kvDim, GW, TM)}
   workgroupBarrier();
@@ -365,7 +369,6 @@ ${stridedBody(RW, HD4, NDP, kvDim, GW, TM)}
   return `${LG > 1 ? 'enable subgroups;\n' : ''}${common}
 const W: u32 = ${W}u;
 const P: u32 = ${P}u;
-var<workgroup> qs: array<vec4<f32>, ${RW * HD4}>;
 var<workgroup> sc: array<f32, ${RW * P}>;
 var<workgroup> mrow: array<f32, ${RW}>;
 var<workgroup> crow: array<f32, ${RW}>;
@@ -373,13 +376,7 @@ var<workgroup> crow: array<f32, ${RW}>;
 @compute @workgroup_size(${W})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
 ${head}
-  for (var i = lid; i < ${RW * HD4}u; i += W) {
-    let r = i / ${HD4}u;
-    let t = rowTok(r);
-    var v = vec4<f32>(0.0);
-    if (t < step.nTokens) { v = q[(t * ${qDim}u + rowHead(kvh, hg, r) * HD) / 4u + i % ${HD4}u] * ${f32Lit(o.scale)}; }
-    qs[i] = v;
-  }
+  load_q(kvh, hg, lid, W);
   if (lid < RW) { mrow[lid] = SENT; }
   let pl = lid / ${LG}u;
   let lane = lid % ${LG}u;

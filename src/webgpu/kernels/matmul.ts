@@ -154,7 +154,7 @@ function workgroupsX(segments: readonly { nUnits: number }[], unitsPerWg: number
  * The bindings every matmul variant declares, in order: 0 step, 1 x, [gnorm], each segment's weights,
  * then `extra`; with a loader function per weight.
  */
-function bindingsWGSL(o: MatmulOptions): string[] {
+export function bindingsWGSL(o: MatmulOptions): string[] {
   const lines: string[] = [STEP_WGSL];
   let b = 0;
   lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);

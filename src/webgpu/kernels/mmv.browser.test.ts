@@ -1,7 +1,8 @@
 /**
  * mmvWGSL (the decode matrix × vector kernels) against float64 on random inputs: every weight type, the
  * thread-per-rows layout (lanes = 1) and K-split layouts reduced through subgroups and through workgroup
- * memory, packed-4×8 unpacking on and off, T = 1..4 tokens (partial token groups), RMSNorm fused, two-dot
+ * memory, packed-4×8 unpacking on and off, T = 1..4 tokens and 13 tokens in groups of 8 (the software
+ * adapters' prefill; partial token groups), RMSNorm fused, two-dot
  * units (SwiGLU) and several segments of different types in one dispatch. Sizes are off every multiple
  * of the layout (N prime-ish, K an odd number of chunks). Weights are quantized by our ggml-exact
  * quantizer and the reference uses ggml's dequantization (src/webgpu/gguf/quantize.ts).
@@ -158,6 +159,7 @@ describe('mmvWGSL', () => {
           [3, 4, false],
           [4, 2, true],
           [2, 1, false],
+          [13, 8, true],
         ] as const) {
           const { seed, rng } = freshRng();
           const N = 37;
@@ -302,7 +304,7 @@ describe('mmvWGSL', () => {
     }
   });
 
-  it('refuses K that is not a whole number of 32-weight chunks, and more than 4 tokens per workgroup', () => {
+  it('refuses K that is not a whole number of 32-weight chunks, and more than 8 tokens per workgroup', () => {
     const base = {
       segments: [
         { nUnits: 1, weights: [{ type: 'F32' as const }], dots: [{ w: 0, row: 'u' }], epilogue: '' },
@@ -311,6 +313,6 @@ describe('mmvWGSL', () => {
       layout: { lanes: 1, units: 1, threads: 64, reduce: 'shared' as const, packed: false },
     };
     expect(() => mmvWGSL({ ...base, K: 100, TT: 1 })).toThrow(/multiple of 32/);
-    expect(() => mmvWGSL({ ...base, K: 64, TT: 5 })).toThrow(/1–4 tokens/);
+    expect(() => mmvWGSL({ ...base, K: 64, TT: 9 })).toThrow(/1–8 tokens/);
   });
 });

@@ -54,7 +54,8 @@ export interface MmvLayout {
 
 /**
  * Options for {@link mmvWGSL}: those of matmulWGSL (K a multiple of 32; TT = tokens per workgroup row,
- * 1–4, the dispatch's y covering ceil(T / TT)), plus the layout.
+ * 1–4 for decode, up to 8 for the software adapters' prefill, the dispatch's y covering ceil(T / TT)),
+ * plus the layout.
  */
 export interface MmvOptions extends MatmulOptions {
   layout: MmvLayout;
@@ -457,7 +458,7 @@ fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
 export function mmvWGSL(o: MmvOptions): string {
   const { K, TT, layout: L } = o;
   if (K % 32 !== 0) throw new Error(`mmvWGSL needs K to be a multiple of 32 (got ${K})`);
-  if (TT < 1 || TT > 4) throw new Error(`mmvWGSL computes 1–4 tokens per workgroup (got ${TT})`);
+  if (TT < 1 || TT > 8) throw new Error(`mmvWGSL computes 1–8 tokens per workgroup (got ${TT})`);
   if (L.threads % L.lanes !== 0 || ![1, 2, 4, 8, 16, 32].includes(L.lanes))
     throw new Error(`bad mmv layout ${JSON.stringify(L)}`);
   const NC = K / 32;

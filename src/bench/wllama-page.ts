@@ -40,8 +40,11 @@ interface Chunk {
 }
 
 const wllamaBench = {
-  /** Loads the model on the CPU. Single-threaded unless the page is cross-origin isolated. */
-  async load(modelUrl: string, opts: { nCtx: number; nThreads: number }) {
+  /**
+   * Loads the model on the CPU. Single-threaded unless the page is cross-origin isolated. `nBatch` /
+   * `nUbatch`: llama.cpp's n_batch / n_ubatch (default: llama.cpp's, 2048 / 512).
+   */
+  async load(modelUrl: string, opts: { nCtx: number; nThreads: number; nBatch?: number; nUbatch?: number }) {
     await wllama?.exit();
     wllama = new Wllama({ default: WASM_URL }, { suppressNativeLog: true });
     await wllama.loadModelFromUrl(modelUrl, {
@@ -50,6 +53,8 @@ const wllamaBench = {
       n_threads: opts.nThreads,
       n_gpu_layers: 0,
       n_parallel: 1,
+      ...(opts.nBatch ? { n_batch: opts.nBatch } : {}),
+      ...(opts.nUbatch ? { n_ubatch: opts.nUbatch } : {}),
     });
     return {
       libllama: Wllama.getLibllamaVersion(),

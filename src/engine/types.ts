@@ -63,7 +63,16 @@ export type CacheOption =
 export interface LoadOptions {
   /** Context length in tokens (KV cache size); default min(model's context, 2048). */
   contextLength?: number;
-  /** Prefill batch size in tokens (ubatch); default 64. */
+  /**
+   * The most prompt tokens per prefill batch (llama.cpp's ubatch; the run state's buffers hold this many).
+   * Our WebGPU engine's default: on a GPU up to 512, the largest multiple of 32 whose widest per-batch
+   * buffer (batch × max(nFF, nVocab) × 4 bytes: the SwiGLU hidden, and the every-position logits of
+   * scoring) fits the device's maxStorageBufferBindingSize and maxBufferSize; 64 on a software adapter
+   * (SwiftShader); never more than the context length. The batch used is `ModelInfo.batchSize`. A
+   * generation's prefill starts with one tile of the prefill kernel's tokens and grows or shrinks its
+   * batches toward about 100 ms each at the measured speed (up to this size), so a Stop lands within one
+   * batch.
+   */
   batchSize?: number;
   /** Called with progress for each phase. */
   onProgress?: (p: LoadProgress) => void;
@@ -168,6 +177,8 @@ export interface ModelInfo {
   nEmbd: number;
   nVocab: number;
   contextLength: number;
+  /** The most tokens per prefill batch (our WebGPU engine; {@link LoadOptions.batchSize}). */
+  batchSize?: number;
   /** Bytes of weights on the GPU. */
   weightBytes: number;
   /** Tensor types present, e.g. ['F32']. */
@@ -236,6 +247,18 @@ export interface ModelInfo {
 export interface EngineStats {
   load?: { fetchMs: number; uploadMs: number; compileMs: number; totalMs: number };
   lastPrefill?: { tokens: number; ms: number };
+  /**
+   * The running or last generation's prefill (our WebGPU engine), updated after each batch: `done` of
+   * `tokens` prompt tokens in `batches` batches, `ms` since it started; `state` 'aborted' when a Stop
+   * ended it between batches.
+   */
+  prefill?: {
+    tokens: number;
+    done: number;
+    batches: number;
+    ms: number;
+    state: 'running' | 'done' | 'aborted' | 'failed';
+  };
   lastDecode?: { tokens: number; ms: number };
 }
 
@@ -249,7 +272,8 @@ export interface Engine {
   /**
    * Streams a completion. `onToken` gets each token as it is known; the promise resolves with the whole
    * result, and every `onToken` call has happened by then (none comes after it; for a worker engine, see
-   * `ordered` in workers/engine.worker.ts). Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable.
+   * `ordered` in workers/engine.worker.ts). Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable;
+   * an abort during the prompt's prefill ends it between two prefill batches, with no output tokens.
    */
   generate(
     req: GenerateRequest,

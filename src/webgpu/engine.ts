@@ -28,6 +28,7 @@ import { isPlanarType } from './kernels/repack.ts';
 import { chooseMmvLayout, layoutName, type MmvChoice } from './kernels/tune.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
 import { type AttentionPolicy, GPU_ATTENTION, LlamaModel } from './model/llama.ts';
+import { defaultBatchSize } from './model/prefill.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 import { Sampler } from './sampler.ts';
 import { IncrementalDecoder } from './tokenizer/incremental.ts';
@@ -230,7 +231,24 @@ export class WebGpuEngine implements Engine {
     );
     if (!(contextLength >= 1))
       throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
-    const batchSize = Math.max(1, Math.min(options.batchSize ?? 64, contextLength));
+    const batchSize = Math.max(
+      1,
+      Math.min(
+        options.batchSize ??
+          defaultBatchSize({
+            isFallback: gpu.info.isFallback,
+            contextLength,
+            maxStorageBufferBindingSize: gpu.device.limits.maxStorageBufferBindingSize,
+            maxBufferSize: gpu.device.limits.maxBufferSize,
+            maxBindingBytes: this.opts.maxBindingBytes,
+            nEmbd: cfg.nEmbd,
+            nFF: cfg.nFF,
+            nVocab: cfg.nVocab,
+            qDim: cfg.nHead * cfg.headDim,
+          }),
+        contextLength,
+      ),
+    );
     const fallbackKernel = this.opts.decodeKernel ?? (gpu.info.isFallback ? 'rows' : 'ksplit');
     const forced = this.opts.mmvLayout;
     const gate = file.tensors.get('blk.0.ffn_gate.weight');
@@ -300,6 +318,7 @@ export class WebGpuEngine implements Engine {
       nEmbd: cfg.nEmbd,
       nVocab: cfg.nVocab,
       contextLength,
+      batchSize: m.batchSize,
       weightBytes: m.weightBytes,
       tensorTypes: [...types],
       synthetic: Boolean(file.synthetic),
@@ -356,7 +375,9 @@ export class WebGpuEngine implements Engine {
    * directly; one 4-byte readback per token, overlapped with the next step). Sampled requests run the
    * same loop with the GPU sampler (kernels/sample.ts) in place of the argmax; the logits are read back
    * only with `returnLogits` (then steps are not overlapped). With the engine option `sampling: 'cpu'`
-   * they read back the logits each step and sample on the CPU ({@link Sampler}).
+   * they read back the logits each step and sample on the CPU ({@link Sampler}). The prompt's prefill runs
+   * in batches that `signal` can stop between (LlamaModel.prefill; progress in `stats().prefill`): an abort
+   * there resolves with finishReason 'aborted' and no tokens, within about one batch (~100 ms).
    * @throws EngineError 'context_overflow' (prompt longer than the context), 'invalid_argument',
    *   'not_loaded', 'device_lost'.
    */
@@ -435,9 +456,9 @@ export class WebGpuEngine implements Engine {
       return true;
     };
 
-    if (maxTokens > 0 && !signal?.aborted) {
-      const tPrefill = performance.now();
-      model.prefillTokens(prompt, 0);
+    const tPrefill =
+      maxTokens > 0 && !signal?.aborted ? await this.prefill(model, prompt, signal) : undefined;
+    if (tPrefill !== undefined) {
       let pos = prompt.length; // position of the next token to feed
       if (isGreedy(req) || this.opts.sampling !== 'cpu') {
         // Token n sits in readback slot n % 2; step n+1 is submitted before token n is awaited (with
@@ -507,6 +528,47 @@ export class WebGpuEngine implements Engine {
       tStartMs,
       tokenTimesMs: times,
     };
+  }
+
+  /**
+   * The prompt's prefill, cancellable between batches (LlamaModel.prefill), with its progress in
+   * `stats().prefill`. Returns when it started (performance.now()), or undefined when `signal` stopped it
+   * (the generation then ends 'aborted' with no tokens, as an abort before the prefill does).
+   */
+  private async prefill(
+    model: LlamaModel,
+    prompt: number[],
+    signal?: AbortSignal,
+  ): Promise<number | undefined> {
+    const t0 = performance.now();
+    const p: NonNullable<EngineStats['prefill']> = {
+      tokens: prompt.length,
+      done: 0,
+      batches: 0,
+      ms: 0,
+      state: 'running',
+    };
+    this.lastStats.prefill = p;
+    try {
+      await model.prefill(prompt, 0, {
+        signal,
+        onBatch: (done) => {
+          p.done = done;
+          p.batches++;
+          p.ms = performance.now() - t0;
+        },
+      });
+      p.state = 'done';
+      return t0;
+    } catch (e) {
+      p.ms = performance.now() - t0;
+      if (isEngineError(e, 'aborted') && signal?.aborted) {
+        p.state = 'aborted';
+        return undefined;
+      }
+      p.state = 'failed';
+      throw e;
+    }
   }
 
   /**

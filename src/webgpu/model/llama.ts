@@ -77,6 +77,7 @@ import {
   sampleWGSL,
 } from '../kernels/sample.ts';
 import type { LlamaConfig } from './config.ts';
+import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
 export type KernelFamilyName = 'embed' | 'qkv' | 'attention' | 'wo' | 'ffn' | 'down' | 'output' | 'argmax';
@@ -112,7 +113,7 @@ export const MATMUL_WEIGHT =
 export interface LlamaLoadOptions {
   /** KV cache length in tokens. */
   contextLength: number;
-  /** Prefill batch size in tokens. */
+  /** The most tokens per prefill batch (the run state's buffers hold this many; engine default: prefill.ts). */
   batchSize: number;
   /** Largest buffer binding to use, bytes (default: the device's maxStorageBufferBindingSize). */
   maxBindingBytes?: number;
@@ -1126,6 +1127,12 @@ export class LlamaModel {
    * @throws EngineError('context_overflow') when pos0 + nTokens > nCtx.
    */
   prefillTokens(ids: number[], pos0 = 0): void {
+    this.checkPrefill(ids, pos0);
+    for (let i = 0; i < ids.length; i += this.batchSize)
+      this.submitPrefill(ids.slice(i, i + this.batchSize), pos0 + i);
+  }
+
+  private checkPrefill(ids: number[], pos0: number): void {
     this.checkAlive();
     if (ids.length === 0) throw new EngineError('invalid_argument', 'prefill needs at least one token');
     if (pos0 + ids.length > this.nCtx) {
@@ -1134,14 +1141,62 @@ export class LlamaModel {
         `the prompt has ${ids.length} tokens but the context holds ${this.nCtx - pos0}; shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
       );
     }
-    for (let i = 0; i < ids.length; i += this.batchSize) {
-      const batch = ids.slice(i, i + this.batchSize);
-      this.device.queue.writeBuffer(this.ids, 0, Uint32Array.from(batch));
-      this.writeStep(batch.length, pos0 + i);
-      const enc = this.device.createCommandEncoder({ label: 'prefill' });
-      this.encodeForward(enc, batch.length);
-      this.device.queue.submit([enc.finish()]);
+  }
+
+  /** Submits the forward pass of `batch` (≤ batchSize tokens) at positions pos…, as one command buffer. */
+  private submitPrefill(batch: number[], pos: number): void {
+    this.device.queue.writeBuffer(this.ids, 0, Uint32Array.from(batch));
+    this.writeStep(batch.length, pos);
+    const enc = this.device.createCommandEncoder({ label: 'prefill' });
+    this.encodeForward(enc, batch.length);
+    this.device.queue.submit([enc.finish()]);
+  }
+
+  /**
+   * The prompt through the model in batches that can be cancelled (the engine's prefill): each batch is
+   * submitted, awaited (`queue.onSubmittedWorkDone`) and timed, and `signal` is checked before every
+   * batch, so an abort takes effect within one batch. Batches start at one token tile and adapt to the
+   * measured rate so that one takes about `targetBatchMs` (prefill.ts {@link nextPrefillBatch}: multiples
+   * of the tile, never above `batchSize`): a GPU soon runs full batches, a software adapter keeps them
+   * small. The KV rows of an aborted prefill are left as written; nothing reads them before a later
+   * prefill from position 0 overwrites them. Afterwards, as {@link prefillTokens}: `tokenOut` holds the
+   * greedy next token, `logits` the last position's logits.
+   * @param ids prompt token ids [nTokens], nTokens ≥ 1; @param pos0 position of ids[0].
+   * @param opts.onBatch called after each batch with the tokens done so far, the batch's tokens and its ms.
+   * @returns the tokens of each batch, in order, and the total ms.
+   * @throws EngineError('aborted') when `signal` was aborted before a batch; 'context_overflow' as
+   *   {@link prefillTokens}.
+   */
+  async prefill(
+    ids: number[],
+    pos0 = 0,
+    opts: {
+      signal?: AbortSignal;
+      targetBatchMs?: number;
+      onBatch?: (done: number, tokens: number, ms: number) => void;
+    } = {},
+  ): Promise<{ batches: number[]; ms: number }> {
+    this.checkPrefill(ids, pos0);
+    const targetMs = opts.targetBatchMs ?? PREFILL_TARGET_MS;
+    // The prefill kernel's tokens per tile.
+    const plan = { tile: PREFILL_TT, max: this.batchSize, targetMs };
+    const batches: number[] = [];
+    const t0 = performance.now();
+    let T = firstPrefillBatch(plan);
+    for (let i = 0; i < ids.length; ) {
+      if (opts.signal?.aborted) throw new EngineError('aborted', 'the prefill was stopped');
+      this.checkAlive();
+      const batch = ids.slice(i, i + T);
+      const tb = performance.now();
+      this.submitPrefill(batch, pos0 + i);
+      await this.device.queue.onSubmittedWorkDone();
+      const ms = performance.now() - tb;
+      i += batch.length;
+      batches.push(batch.length);
+      opts.onBatch?.(i, batch.length, ms);
+      T = nextPrefillBatch({ tokens: batch.length, ms }, plan);
     }
+    return { batches, ms: performance.now() - t0 };
   }
 
   /**

@@ -3,6 +3,7 @@
  * (`workers/engine.worker.ts`) through {@link WorkerEngine} and exposes `window.harness`.
  */
 
+import { measureStopToIdle, type StopToIdleOptions, type StopToIdleResult } from '../bench/stop-latency.ts';
 import type { GenerateRequest, GenerateResult, KvType, LoadProgress, ModelInfo } from '../engine/types.ts';
 import { WorkerEngine } from '../engine/worker-api.ts';
 
@@ -15,6 +16,8 @@ declare global {
 }
 
 let engine: WorkerEngine | undefined;
+/** The loaded model's info (for {@link harness.stopToIdle}). */
+let info: ModelInfo | undefined;
 
 const harness = {
   /**
@@ -31,12 +34,14 @@ const harness = {
       new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
     );
     const source = url.startsWith('synthetic:') ? { synthetic: url } : { url };
-    return engine.load(source, {
+    info = undefined;
+    info = await engine.load(source, {
       contextLength,
       defaultLimits,
       ...(kvType ? { kvType } : {}),
       onProgress: (p) => window.__onProgress?.(p),
     });
+    return info;
   },
   /** Generates, streaming text to `window.__onToken`. Errors come back as {error: {code, message}}. */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
@@ -53,6 +58,14 @@ const harness = {
     if (!engine) throw new Error('load first');
     const r = await engine.scoreTokens(ids);
     return { nll: Array.from(r.nll), top1: Array.from(r.top1) };
+  },
+  /**
+   * Stop to idle during a long prefill, as a page sees it (src/bench/stop-latency.ts): a generation of
+   * `opts.promptTokens` pseudo-random ids, aborted after `opts.abortAfterMs`, timed to its promise settling.
+   */
+  async stopToIdle(opts?: StopToIdleOptions): Promise<StopToIdleResult> {
+    if (!engine || !info) throw new Error('load first');
+    return measureStopToIdle(engine, info, opts);
   },
   async adapter() {
     return engine?.remote.adapterInfo();

@@ -15,7 +15,7 @@
 # the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
 #
 # Knobs (environment): TOTAL_S, PHASES, SYN_BUDGET_S (200), SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
-# N_PROMPT (128), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
+# N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
 # the repository, whichever file system has the most room; removed at the end), FILE_MODE (tiled |
 # exact), WORK (/tmp/wgpu-bench).
@@ -54,7 +54,7 @@ else
   C1=llama-3.2-1b
   C8=llama-3.1-8b
   CMP_MODELS=${CMP_MODELS:-$C1-q4_k_m,$C1-q4_0,$C1-q8_0,$C1-f16,$C8-q4_k_m,$C8-q4_0,$C8-q8_0,$C8-f16}
-  N_PROMPT=${N_PROMPT:-128}
+  N_PROMPT=${N_PROMPT:-512}
   N_GEN=${N_GEN:-128}
   SYN_REPS=${SYN_REPS:-2}
   CMP_REPS=${CMP_REPS:-2}

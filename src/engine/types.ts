@@ -215,10 +215,16 @@ export interface ModelInfo {
     splitTensors?: number;
     /** Dispatches per decode step (more than usual where a kernel was split to fit the binding count). */
     dispatchesPerToken?: number;
+    /** Decode runs each segment of the fused Q/K/V matmul as its own dispatch (software adapters). */
+    splitSegments?: boolean;
     /**
      * Decode attention (kernels/attention.ts): `flash` (flash-decoding; its layout, lanes per position,
      * and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups workgroups), or
-     * the prefill kernel where the head shape rules flash out.
+     * the prefill kernel where the head shape rules flash out. `prefill`: the prefill attention, `tiled`
+     * (GPUs: KV tiles of `kvTile` positions in workgroup memory) or `rows` (software adapters: rows in
+     * registers, K/V read from the cache, `kvTile` positions per step), each workgroup serving
+     * `tokensPerWorkgroup` query tokens × `headsPerWorkgroup` heads of one KV head; or `per-token` (one
+     * workgroup per head and token; head sizes the tiled kernels do not take).
      */
     attention?: {
       decode: 'flash' | 'prefill-kernel';
@@ -226,6 +232,24 @@ export interface ModelInfo {
       lanes?: number;
       minChunk?: number;
       targetWorkgroups?: number;
+      prefill?: {
+        kernel: 'tiled' | 'rows' | 'per-token';
+        tokensPerWorkgroup?: number;
+        headsPerWorkgroup?: number;
+        kvTile?: number;
+        threads?: number;
+      };
+    };
+    /**
+     * Prefill matmuls: `tile` (kernels/mmm.ts, workgroup-memory tiles; GPUs) or `mmv` (kernels/mmv.ts
+     * register tiles at `tokensPerTile` tokens, one dispatch per segment when `splitSegments`; software
+     * adapters); matmuls whose K is not a multiple of 32 use matmul.ts's kernel in the `mmv` choice.
+     */
+    prefill?: {
+      matmul: 'tile' | 'mmv';
+      mmvLayout?: string;
+      tokensPerTile: number;
+      splitSegments?: boolean;
     };
   };
   /** The device limits the model was planned with, and whether only the spec's defaults were requested. */

@@ -27,7 +27,13 @@ import type { MmvLayout } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
 import { chooseMmvLayout, layoutName, type MmvChoice } from './kernels/tune.ts';
 import { llamaConfigFromGguf } from './model/config.ts';
-import { type AttentionPolicy, GPU_ATTENTION, LlamaModel } from './model/llama.ts';
+import {
+  type AttentionPolicy,
+  GPU_ATTENTION,
+  GPU_PREFILL,
+  LlamaModel,
+  type PrefillMatmul,
+} from './model/llama.ts';
 import { defaultBatchSize } from './model/prefill.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 import { Sampler } from './sampler.ts';
@@ -64,6 +70,32 @@ export interface WebGpuEngineOptions {
    * Decode attention layout and chunking (tests); default {@link attentionPolicyFor} the adapter.
    */
   attention?: Partial<AttentionPolicy>;
+  /**
+   * Decode: one dispatch per segment of the fused Q/K/V matmul (LlamaLoadOptions.splitDecodeSegments);
+   * default on software (fallback) adapters only (SwiftShader, 60M Q4_0 llama: Q/K/V 52 → 31 ms per token
+   * for 16 more dispatches of ~57 µs), fused on GPUs.
+   */
+  splitDecodeSegments?: boolean;
+  /** Prefill matrix × matrix kernels (tests, benchmarks); default {@link prefillMatmulFor} the adapter. */
+  prefill?: PrefillMatmul;
+}
+
+/**
+ * The prefill matmuls for an adapter (model/llama.ts {@link PrefillMatmul}): on a GPU the workgroup-tiled
+ * kernel (kernels/mmm.ts); on a software (fallback) adapter mmv's register tiles of 4 rows × 8 tokens per
+ * thread in 16-thread workgroups, one dispatch per segment (measured on SwiftShader in Node, 60M-parameter
+ * Q4_0 llama, 100-token prompt, 2026-12-01: old kernel 4.3 tok/s; mmv 4 rows × 4 tokens 20.7; × 8 tokens
+ * 25.4; 8 rows × 8 tokens 24.1; segments split: Q/K/V 14.0 → 5.2 ms per token).
+ */
+export function prefillMatmulFor(gpu: GpuContext): PrefillMatmul {
+  if (!gpu.info.isFallback) return GPU_PREFILL;
+  const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
+  return {
+    kind: 'mmv',
+    layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed },
+    tokens: 8,
+    splitSegments: true,
+  };
 }
 
 /**
@@ -72,15 +104,37 @@ export interface WebGpuEngineOptions {
  * threads in chunks of ≥ 1024 positions aiming at 2 workgroups per core (measured with
  * timing the kernel alone there: more, smaller chunks were slower); on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
  * (1 otherwise, or where 4 does not divide headDim/4), chunks of ≥ 128 positions aiming at 256 workgroups.
+ * Prefill attention: the `rows` layout on a software adapter (no barriers, K/V read from the cache; 6-9×
+ * faster there than the per-(head, token) kernel at 512 tokens of the 60M model, while `tiled` was ~4×
+ * slower than `rows`), `tiled` on a GPU (KV tiles in workgroup memory shared by a tile of query rows).
  */
 export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionPolicy {
   if (gpu.info.isFallback) {
     const cores =
       (globalThis.navigator as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency ?? 2;
-    return { layout: { kind: 'strided', threads: 8 }, targetWorkgroups: 2 * cores, minChunk: 1024 };
+    return {
+      layout: { kind: 'strided', threads: 8 },
+      targetWorkgroups: 2 * cores,
+      minChunk: 1024,
+      prefill: { kind: 'rows' },
+    };
   }
   const lanes = gpu.hasSubgroups && gpu.subgroupMinSize >= 4 && (headDim / 4) % 4 === 0 ? 4 : 1;
-  return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes } };
+  return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes }, prefill: { kind: 'tiled' } };
+}
+
+/** `ModelInfo.kernels.attention.prefill` from the model's prefill attention. */
+function prefillAttentionInfo(
+  a: LlamaModel['prefillAttention'],
+): NonNullable<NonNullable<ModelInfo['kernels']>['attention']>['prefill'] {
+  if (!a.plan) return { kernel: 'per-token' };
+  return {
+    kernel: a.kernel,
+    tokensPerWorkgroup: a.plan.tokensPerTile,
+    headsPerWorkgroup: a.plan.headsPerGroup,
+    kvTile: a.plan.kvTile,
+    threads: a.plan.threads,
+  };
 }
 
 function isGreedy(r: GenerateRequest): boolean {
@@ -275,6 +329,8 @@ export class WebGpuEngine implements Engine {
         repack: this.opts.repack,
         kvType: options.kvType ?? 'f16',
         attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...this.opts.attention },
+        prefill: this.opts.prefill ?? prefillMatmulFor(gpu),
+        splitDecodeSegments: this.opts.splitDecodeSegments ?? gpu.info.isFallback,
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
         onUpload: (d, t) => report('upload', d, t),
@@ -337,8 +393,9 @@ export class WebGpuEngine implements Engine {
         planarTensors: m.planarTensors,
         splitTensors: m.splitTensors,
         dispatchesPerToken: m.dispatchesPerToken,
-        attention:
-          m.decodeAttention === 'flash'
+        splitSegments: m.splitDecodeSegments,
+        attention: {
+          ...(m.decodeAttention === 'flash'
             ? {
                 decode: 'flash',
                 layout: m.attentionPolicy.layout.kind,
@@ -346,7 +403,18 @@ export class WebGpuEngine implements Engine {
                 minChunk: m.attentionPolicy.minChunk,
                 targetWorkgroups: m.attentionPolicy.targetWorkgroups,
               }
-            : { decode: 'prefill-kernel' },
+            : { decode: 'prefill-kernel' }),
+          prefill: prefillAttentionInfo(m.prefillAttention),
+        },
+        prefill:
+          m.prefillMatmul.kind === 'tile'
+            ? { matmul: 'tile', tokensPerTile: m.prefillTile }
+            : {
+                matmul: 'mmv',
+                mmvLayout: layoutName(m.prefillMatmul.layout),
+                tokensPerTile: m.prefillTile,
+                splitSegments: m.prefillMatmul.splitSegments,
+              },
       },
       limits: { defaultLimits: gpu.defaultLimits, values: { ...gpu.limits } },
       cache,

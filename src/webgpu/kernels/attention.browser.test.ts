@@ -5,9 +5,13 @@
  * - flashDecodeWGSL + flashCombineWGSL (decode): depths 1..5,000 across chunk boundaries, GQA ratios
  *   1/4/8, head dims 64/80/128 (and 8, 12), T = 1..4, both layouts, with and without subgroups, f16 and
  *   f32 caches; the reference reads the f16-rounded K and V the GPU reads.
+ * - prefillAttentionWGSL (tiled prefill): T = 1, 7, 33, 63, 65, 130, 520 at pos0 = 0 and past it (rows
+ *   before pos0 filled, as a batch continuing a sequence), GQA 1/2/3/4/8, head dims 8/20/48/64/128/256,
+ *   both layouts (and a `rows` layout with odd threads, rows and block so every tile edge moves), f16
+ *   and f32 caches; its plans fit 16 KiB of workgroup memory for every head dim it takes.
  * Cache rows past the last position hold huge values (f32) or ±Inf (f16), so any leak shows.
  */
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   attentionSplit,
   attentionWGSL,
@@ -17,6 +21,10 @@ import {
   flashHeadGroups,
   type KvType,
   MAX_SPLITS,
+  type PrefillLayout,
+  prefillAttentionPlan,
+  prefillAttentionWGSL,
+  prefillAttentionWorkgroups,
 } from './attention.ts';
 import { packStep } from './common.ts';
 import {
@@ -252,6 +260,139 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
           );
         }
       });
+    });
+  }
+});
+
+describe('prefillAttentionWGSL', () => {
+  it('plans fit 16 KiB of workgroup memory for every head dim and GQA group it takes', () => {
+    for (let HD = 4; HD <= 256; HD += 4) {
+      for (const G of [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32]) {
+        for (const layout of [{ kind: 'tiled' }, { kind: 'rows' }] as const) {
+          const o = { nHead: 2 * G, nHeadKv: 2, headDim: HD, scale: 1, kvType: 'f32' as const, layout };
+          const p = prefillAttentionPlan(o);
+          expect(p.workgroupBytes).toBeLessThanOrEqual(16384);
+          expect(p.threads).toBeLessThanOrEqual(256);
+          expect(p.kvTile).toBeGreaterThanOrEqual(layout.kind === 'tiled' ? 4 : 1);
+          expect(G % p.headsPerGroup).toBe(0);
+          expect(p.headsPerGroup * p.groupsPerKvHead).toBe(G);
+          // The generated source declares what the plan counts (WGSL sizes in 4-byte words).
+          const code = prefillAttentionWGSL(o);
+          const words = [...code.matchAll(/var<workgroup> \w+: array<(vec4<f32>|f32), (\d+)>/g)].reduce(
+            (n, m) => n + Number(m[2]) * (m[1] === 'f32' ? 1 : 4),
+            0,
+          );
+          expect(words * 4).toBe(p.workgroupBytes);
+        }
+      }
+    }
+    expect(() =>
+      prefillAttentionWGSL({
+        nHead: 2,
+        nHeadKv: 2,
+        headDim: 6,
+        scale: 1,
+        kvType: 'f32',
+        layout: { kind: 'tiled' },
+      }),
+    ).toThrow(/unsupported/);
+    expect(() =>
+      prefillAttentionWGSL({
+        nHead: 2,
+        nHeadKv: 2,
+        headDim: 260,
+        scale: 1,
+        kvType: 'f32',
+        layout: { kind: 'rows' },
+      }),
+    ).toThrow(/unsupported/);
+    expect(() =>
+      prefillAttentionWGSL({
+        nHead: 3,
+        nHeadKv: 2,
+        headDim: 8,
+        scale: 1,
+        kvType: 'f32',
+        layout: { kind: 'rows' },
+      }),
+    ).toThrow(/unsupported/);
+    expect(() =>
+      prefillAttentionWGSL({
+        nHead: 2,
+        nHeadKv: 2,
+        headDim: 8,
+        scale: 1,
+        kvType: 'f32',
+        layout: { kind: 'rows', block: 9 },
+      }),
+    ).toThrow(/bad rows layout/);
+  });
+
+  /** Batch tokens, position of its first token, GQA ratio, head dim, cache type, per case (nHeadKv = 2). */
+  const shapes: { T: number; pos0: number; G: number; HD: number; kv: KvType }[] = [
+    { T: 1, pos0: 0, G: 1, HD: 64, kv: 'f32' },
+    { T: 7, pos0: 0, G: 2, HD: 64, kv: 'f16' },
+    { T: 7, pos0: 90, G: 8, HD: 128, kv: 'f32' },
+    { T: 33, pos0: 5, G: 2, HD: 8, kv: 'f16' },
+    { T: 63, pos0: 0, G: 4, HD: 128, kv: 'f16' },
+    { T: 65, pos0: 37, G: 1, HD: 64, kv: 'f32' },
+    { T: 65, pos0: 0, G: 8, HD: 64, kv: 'f16' },
+    { T: 130, pos0: 0, G: 3, HD: 20, kv: 'f16' },
+    { T: 130, pos0: 201, G: 1, HD: 48, kv: 'f32' },
+    { T: 40, pos0: 64, G: 4, HD: 256, kv: 'f16' },
+    { T: 20, pos0: 3, G: 1, HD: 256, kv: 'f32' },
+    { T: 520, pos0: 0, G: 1, HD: 64, kv: 'f16' },
+    { T: 520, pos0: 9, G: 2, HD: 64, kv: 'f32' },
+  ];
+  const layouts: { name: string; layout: PrefillLayout }[] = [
+    { name: 'tiled', layout: { kind: 'tiled' } },
+    { name: 'rows', layout: { kind: 'rows' } },
+    {
+      name: 'rows, odd (3 threads, 5 rows, block 3)',
+      layout: { kind: 'rows', threads: 3, rows: 5, block: 3 },
+    },
+  ];
+  for (const c of shapes) {
+    it(`T ${c.T}, pos0 ${c.pos0}, GQA ${c.G}, hd ${c.HD}, ${c.kv}`, async () => {
+      const device = await testDevice();
+      const { seed, rng } = freshRng();
+      const { T, pos0, HD, kv } = c;
+      const nHeadKv = 2;
+      const nHead = nHeadKv * c.G;
+      const qDim = nHead * HD;
+      const kvDim = nHeadKv * HD;
+      const nCtx = pos0 + T + 9;
+      const q = randomF32(rng, T * qDim);
+      // Rows 0..pos0+T−1 hold real keys and values (before pos0: earlier batches of the sequence).
+      const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, pos0 + T, kv);
+      const [ref, tol] = attentionRef(q, kRef, vRef, { nHead, nHeadKv, HD, T, pos0 });
+      const out0 = randomF32(rng, (T + 1) * qDim); // a spare row that must stay untouched
+      const fullRef = Float64Array.from(out0);
+      fullRef.set(ref);
+      const fullTol = new Float64Array(fullRef.length);
+      fullTol.set(tol);
+      const bufs = [
+        uniformFrom(device, packStep(T, pos0)),
+        storageFrom(device, q),
+        storageFrom(device, k),
+        storageFrom(device, v),
+      ];
+      // The odd rows layout moves tile edges whatever the head dim; at 128 and 256 its unrolled source
+      // would take tens of seconds to compile on SwiftShader.
+      for (const { name, layout } of layouts.filter((l) => HD <= 64 || !l.name.includes('odd'))) {
+        const o = { nHead, nHeadKv, headDim: HD, scale: 1 / Math.sqrt(HD), kvType: kv, layout };
+        const out = storageFrom(device, out0);
+        await runWGSL(device, prefillAttentionWGSL(o), [...bufs, out], prefillAttentionWorkgroups(o, T));
+        const p = prefillAttentionPlan(o);
+        // attentionWGSL's tolerance: each row is one online softmax, as that kernel's per-thread loop (the
+        // rescales multiply the output and its sum alike, so they cancel in the final division).
+        assertClose(
+          `${name} (${p.tokensPerTile} tokens × ${p.headsPerGroup} heads, KV tile ${p.kvTile}; seed ${seed})`,
+          await readF32(device, out),
+          fullRef,
+          fullTol,
+        );
+      }
     });
   }
 });

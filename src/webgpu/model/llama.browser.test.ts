@@ -68,6 +68,12 @@ async function runEngine(
     kvType?: 'f16' | 'f32';
     /** Decode attention layout/chunking (WebGpuEngineOptions.attention). */
     attention?: WebGpuEngineOptions['attention'];
+    /** Prefill matmuls (WebGpuEngineOptions.prefill). */
+    prefill?: WebGpuEngineOptions['prefill'];
+    /** Decode Q/K/V as one dispatch per segment (WebGpuEngineOptions.splitDecodeSegments). */
+    splitDecodeSegments?: boolean;
+    /** KV cache length (default 64). */
+    contextLength?: number;
     onInfo?: (i: ModelInfo) => void;
   } = {},
 ): Promise<Run> {
@@ -76,12 +82,14 @@ async function runEngine(
     gpu: o.defaultLimits ? undefined : gpu,
     maxBindingBytes: o.maxBindingBytes,
     attention: o.attention,
+    prefill: o.prefill,
+    splitDecodeSegments: o.splitDecodeSegments,
   });
   try {
     const info = await engine.load(
       { blob: blobOf(bytes) },
       {
-        contextLength: 64,
+        contextLength: o.contextLength ?? 64,
         batchSize: o.batchSize,
         defaultLimits: o.defaultLimits,
         kvType: o.kvType ?? 'f32',
@@ -393,6 +401,78 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
   });
 });
 
+// Every prefill matmul choice (model/llama.ts PrefillMatmul) through the whole model, on shapes whose K
+// are multiples of 32 (so mmv takes them) and one that is not (nFF 100: ffn_down falls back), with
+// prompts that end inside a token tile and cross batches: 70 tokens = 32 + 32 + 6 (tile), 8 × 8 + 6 (mmv).
+describe('prefill matmul kernels vs the float64 reference', () => {
+  const packed = () =>
+    (navigator.gpu.wgslLanguageFeatures as Set<string>).has('packed_4x8_integer_dot_product');
+  const choices: { name: string; prefill: () => NonNullable<WebGpuEngineOptions['prefill']> }[] = [
+    { name: 'tile (mmm.ts)', prefill: () => ({ kind: 'tile' }) },
+    {
+      name: 'mmv 4 rows × 8 tokens, segments split',
+      prefill: () => ({
+        kind: 'mmv',
+        layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: packed() },
+        tokens: 8,
+        splitSegments: true,
+      }),
+    },
+    {
+      name: 'mmv 2 rows × 5 tokens, fused segments, shifts instead of unpack4x8',
+      prefill: () => ({
+        kind: 'mmv',
+        layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed: false },
+        tokens: 5,
+        splitSegments: false,
+      }),
+    },
+  ];
+  const shapes: (Case & { quantize?: 'Q8_0' })[] = [
+    {
+      name: 'GQA 4/2, Q8_0 (repacked planes), nEmbd 64, nFF 128',
+      model: { seed: 111, nLayers: 2, nEmbd: 64, nFF: 128, nHead: 4, nHeadKv: 2, nVocab: 300 },
+      quantize: 'Q8_0',
+      promptLen: 70,
+    },
+    {
+      name: 'qwen2 biases + NeoX, F16, nFF 100 (ffn_down K = 100)',
+      model: {
+        seed: 112,
+        architecture: 'qwen2',
+        nLayers: 2,
+        nEmbd: 64,
+        nFF: 100,
+        nHead: 4,
+        nHeadKv: 2,
+        nVocab: 300,
+        weightType: 'F16',
+        tied: true,
+      },
+      promptLen: 45,
+    },
+  ];
+  for (const ch of choices) {
+    it.each(shapes.map((c) => [c.name, c] as const))(`${ch.name}: %s`, async (name, c) => {
+      const f32 = makeRandomLlamaGguf(c.model);
+      const bytes = c.quantize
+        ? (await quantizeGguf(await openGguf({ blob: blobOf(f32) }), c.quantize)).bytes
+        : f32;
+      const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
+      let info: ModelInfo | undefined;
+      const run = await runEngine(bytes, prompt, {
+        prefill: ch.prefill(),
+        batchSize: 64,
+        contextLength: 96,
+        onInfo: (i) => (info = i),
+      });
+      expect(info?.kernels?.prefill?.matmul).toBe(ch.prefill().kind);
+      const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
+      compare(`prefill ${ch.name}: ${name}`, run, await referenceLogits(ref, run));
+    });
+  }
+});
+
 describe('token_embd / output split across bindings (maxBindingBytes)', () => {
   const SPLITS = [
     {
@@ -486,9 +566,15 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
         expect(roles, t).toContain(`${t}.weight`);
       }
       const prompt = randomIds(212, 9, 300);
-      const whole = await runEngine(bytes, prompt);
+      // Fused segments in decode and the tile prefill kernel (what GPUs run), so the dispatch counts
+      // below show the storage-buffer fitting alone and the logits can be compared exactly: the tile
+      // kernel's inner loop is one for every segment, while mmv's unrolled body per segment lets the
+      // shader compiler contract multiply-adds differently when the segments change (1-ulp differences).
+      const fused = { splitDecodeSegments: false, prefill: { kind: 'tile' } } as const;
+      const whole = await runEngine(bytes, prompt, fused);
       let splitInfo: ModelInfo | undefined;
       const split = await runEngine(bytes, prompt, {
+        ...fused,
         maxBindingBytes: c.binding,
         onInfo: (i) => (splitInfo = i),
       });
@@ -499,6 +585,7 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
       // and the split SwiGLU as several (x, gnorm, hb + 2 parts of gate and up each).
       let defInfo: ModelInfo | undefined;
       const def = await runEngine(bytes, prompt, {
+        ...fused,
         maxBindingBytes: c.binding,
         defaultLimits: true,
         onInfo: (i) => (defInfo = i),

@@ -32,6 +32,11 @@ import {
   flashSupports,
   kvBytesPerElement,
   MAX_SPLITS,
+  type PrefillAttentionPlan,
+  type PrefillLayout,
+  prefillAttentionPlan,
+  prefillAttentionSupports,
+  prefillAttentionWGSL,
 } from '../kernels/attention.ts';
 import { bindGroupByName, type KernelSource, kernelSource } from '../kernels/bindings.ts';
 import {
@@ -65,6 +70,7 @@ import {
   rowsWGSL,
   rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
+import { mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { isPlanarType, planarBytes, repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
 import {
@@ -88,8 +94,25 @@ export interface ForwardProfiler {
   passWrites(family: KernelFamilyName, T: number): GPUComputePassTimestampWrites | undefined;
 }
 
-/** Tokens per thread in the prefill (GEMM) pipelines. */
+/** Tokens per thread of the old prefill kernel (matmul.ts), kept where the others do not apply. */
 const PREFILL_TT = 8;
+
+/**
+ * The prefill matrix × matrix kernels ({@link LlamaLoadOptions.prefill}):
+ * - `tile` (GPUs): kernels/mmm.ts, 32 tokens × 64 rows per workgroup through workgroup-memory tiles;
+ * - `mmv`: kernels/mmv.ts's register-tiled kernels at `tokens` (≤ 8) tokens per workgroup row, which
+ *   software adapters run fastest (SwiftShader: ~25 tok/s against ~4 for the old kernel on a 60M Q4_0
+ *   model). `splitSegments` gives every segment (Q, K and V) its own dispatch: SwiftShader runs every
+ *   branch of a kernel's segment switch under a lane mask, so one fused Q/K/V kernel costs the three
+ *   bodies for every workgroup (2.7× the time of three single-segment kernels there).
+ * K not a multiple of 32 (float rows) falls back to matmul.ts's kernel in the `mmv` choice.
+ */
+export type PrefillMatmul =
+  | { kind: 'tile' }
+  | { kind: 'mmv'; layout: MmvLayout; tokens: number; splitSegments: boolean };
+
+/** Default prefill kernels for a GPU. */
+export const GPU_PREFILL: PrefillMatmul = { kind: 'tile' };
 
 /** A weight on the GPU, possibly split by rows across several buffers (each ≤ the binding limit). */
 export interface GpuWeight {
@@ -129,11 +152,19 @@ export interface LlamaLoadOptions {
    */
   repack?: boolean;
   /**
+   * Decode: one dispatch per segment of a fused matmul (Q, K and V) instead of one for all (default
+   * false). Software adapters run every branch of a kernel's segment switch under a lane mask, so there
+   * the fused Q/K/V kernel costs all three bodies in every workgroup (see {@link PrefillMatmul}).
+   */
+  splitDecodeSegments?: boolean;
+  /**
    * Layout of the decode matrix × vector kernels (kernels/mmv.ts), used for every decode matmul whose K
    * is a multiple of 32; the others (and all of them when unset) use `decodeKernel`.
    */
   mmv?: MmvLayout;
   signal?: AbortSignal;
+  /** Prefill matrix × matrix kernels (default {@link GPU_PREFILL}). */
+  prefill?: PrefillMatmul;
   /** KV-cache element type (default f16, as llama.cpp). */
   kvType?: KvType;
   /**
@@ -152,13 +183,17 @@ export interface LlamaLoadOptions {
 
 /**
  * The decode attention's layout and chunking ({@link LlamaLoadOptions.attention}; see
- * kernels/attention.ts `attentionSplit`): `fixedChunk` (tests) fixes the positions per chunk.
+ * kernels/attention.ts `attentionSplit`): `fixedChunk` (tests) fixes the positions per chunk. `prefill`:
+ * the prefill attention (kernels/attention.ts `prefillAttentionWGSL`; default `tiled`), or `per-token`
+ * for the older one-workgroup-per-(head, token) kernel, which shapes the tiled kernel does not take
+ * (head size not a multiple of 4 or above 256) use anyway.
  */
 export interface AttentionPolicy {
   layout: FlashLayout;
   targetWorkgroups: number;
   minChunk: number;
   fixedChunk?: number;
+  prefill?: PrefillLayout | 'per-token';
 }
 
 /** Default decode attention for a GPU: tiled, chunks of ≥ 128 positions aiming at 256 workgroups. */
@@ -354,6 +389,8 @@ interface Dispatch {
    * chunk (`chunks`); `combine`: one per token, dispatched only when the step has more than one chunk.
    */
   y: 'tokens' | 'tiles' | 'one' | 'chunks' | 'combine';
+  /** Tokens per workgroup row when `y` is 'tiles'. */
+  tile?: number;
 }
 
 /** Compiles one compute pipeline. @throws EngineError('unsupported_model') with the compiler's messages. */
@@ -459,12 +496,22 @@ export class LlamaModel {
     this.times = times;
     this.decodeKernel = opts.decodeKernel ?? 'ksplit';
     this.mmv = opts.mmv;
+    this.prefillMatmul = opts.prefill ?? GPU_PREFILL;
+    this.splitDecodeSegments = opts.splitDecodeSegments ?? false;
     this.kvType = opts.kvType ?? 'f16';
     this.attentionPolicy = opts.attention ?? GPU_ATTENTION;
   }
 
   /** KV-cache element type. */
   readonly kvType: KvType;
+  /** The prefill matrix × matrix kernels. */
+  readonly prefillMatmul: PrefillMatmul;
+  /** Decode runs each segment of a fused matmul as a dispatch of its own. */
+  readonly splitDecodeSegments: boolean;
+  /** Tokens per workgroup row of the prefill matmuls (a prefill batch is best a multiple of it). */
+  get prefillTile(): number {
+    return this.prefillMatmul.kind === 'tile' ? TILE_TOKENS : this.prefillMatmul.tokens;
+  }
   /** How decode attention runs (layout, chunking). */
   readonly attentionPolicy: AttentionPolicy;
   /** Decode attention: flash-decoding, or the prefill kernel where the head shape rules flash out. */
@@ -473,6 +520,12 @@ export class LlamaModel {
   }
   /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
   private flashWorkgroups = 0;
+  /** Prefill attention: the tiled kernel's layout and tiles, or the per-(head, token) kernel. */
+  get prefillAttention(): { kernel: 'tiled' | 'rows' | 'per-token'; plan?: PrefillAttentionPlan } {
+    const p = this.prefillAttn;
+    return p ? { kernel: p.layout.kind, plan: p.plan } : { kernel: 'per-token' };
+  }
+  private prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
   /** Positions per chunk and chunks of the step being encoded (Step.p2 holds the chunk). */
   private split = { chunk: 1, nSplit: 1 };
   private partO!: GPUBuffer;
@@ -784,11 +837,42 @@ export class LlamaModel {
     return this.mmv !== undefined && mmvSupports(spec.K, ['F32']);
   }
 
-  /** The matmul kernel variant for `spec` at TT tokens per workgroup (decode: TT = 1). */
-  private matmulSource(label: string, spec: MatmulSpec, TT: number): { src: KernelSource; wgX: number } {
-    const o: MatmulOptions = { ...spec, TT };
-    const useMmv = TT === 1 && this.usesMmv(spec);
-    if (TT !== 1) return { src: kernelSource(label, matmulWGSL(o)), wgX: matmulWorkgroupsX(o.segments) };
+  /**
+   * The matmul kernel variant for `spec`, for decode (T ≤ 1 token per workgroup row) or prefill (the
+   * {@link prefillMatmul} choice), and the tokens per workgroup row of its dispatch.
+   */
+  private matmulSource(
+    label: string,
+    spec: MatmulSpec,
+    mode: 'decode' | 'prefill',
+  ): { src: KernelSource; wgX: number; tile: number } {
+    if (mode === 'prefill') {
+      const p = this.prefillMatmul;
+      if (p.kind === 'tile' && !spec.lastTokenOnly) {
+        const o: MatmulOptions = { ...spec, TT: TILE_TOKENS };
+        return { src: kernelSource(label, mmmWGSL(o)), wgX: mmmWorkgroupsX(o.segments), tile: TILE_TOKENS };
+      }
+      if (p.kind === 'mmv' && mmvSupports(spec.K, ['F32'])) {
+        const o = { ...spec, TT: p.tokens, layout: p.layout };
+        return {
+          src: kernelSource(label, mmvWGSL(o)),
+          wgX: mmvWorkgroupsX(o.segments, p.layout),
+          tile: p.tokens,
+        };
+      }
+      const o: MatmulOptions = { ...spec, TT: PREFILL_TT };
+      return {
+        src: kernelSource(label, matmulWGSL(o)),
+        wgX: matmulWorkgroupsX(o.segments),
+        tile: PREFILL_TT,
+      };
+    }
+    const o: MatmulOptions = { ...spec, TT: 1 };
+    return { ...this.decodeSource(label, o), tile: 1 };
+  }
+
+  private decodeSource(label: string, o: MatmulOptions): { src: KernelSource; wgX: number } {
+    const useMmv = this.usesMmv(o);
     if (useMmv) {
       return {
         src: kernelSource(label, mmvWGSL({ ...o, layout: this.mmv! })),
@@ -837,21 +921,23 @@ export class LlamaModel {
       src: KernelSource;
       buffers: Record<string, GPUBuffer | undefined>;
     };
+    const pm = this.prefillMatmul;
     const matmuls = (
       family: KernelFamilyName,
       label: string,
-      list: MatmulSpec[],
+      specs: MatmulSpec[],
       TT: number,
       buffers: Planned['buffers'],
-    ) =>
-      list.map(
-        (spec, i): Planned => ({
-          family,
-          ...this.matmulSource(list.length > 1 ? `${label}#${i}` : label, spec, TT),
-          y: spec.lastTokenOnly ? 'one' : 'tiles',
-          buffers,
-        }),
-      );
+    ) => {
+      const mode = TT === 1 ? 'decode' : 'prefill';
+      // One kernel per segment where the prefill choice or splitDecodeSegments says so (software adapters).
+      const split = mode === 'prefill' ? pm.kind === 'mmv' && pm.splitSegments : this.splitDecodeSegments;
+      const list = split ? specs.flatMap((s) => s.segments.map((g) => ({ ...s, segments: [g] }))) : specs;
+      return list.map((spec, i): Planned => {
+        const { src, wgX, tile } = this.matmulSource(list.length > 1 ? `${label}#${i}` : label, spec, mode);
+        return { family, src, wgX, tile, y: spec.lastTokenOnly ? 'one' : 'tiles', buffers };
+      });
+    };
     /** A kernel of a fixed grid: `wgX` workgroups by one row per token (or `y` = 'one'). */
     const fixed = (
       family: KernelFamilyName,
@@ -869,6 +955,21 @@ export class LlamaModel {
       kvType: this.kvType,
       threads: this.decodeKernel === 'ksplit' ? undefined : 16,
     });
+    // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention.ts).
+    const prefillLayout = this.attentionPolicy.prefill ?? { kind: 'tiled' };
+    const prefillOpts =
+      prefillLayout !== 'per-token' && prefillAttentionSupports(c)
+        ? {
+            nHead: c.nHead,
+            nHeadKv: c.nHeadKv,
+            headDim: c.headDim,
+            scale: 1 / Math.sqrt(c.headDim),
+            kvType: this.kvType,
+            layout: prefillLayout,
+          }
+        : undefined;
+    this.prefillAttn = prefillOpts && { layout: prefillOpts.layout, plan: prefillAttentionPlan(prefillOpts) };
+    const prefillAttnCode = prefillOpts && prefillAttentionWGSL(prefillOpts);
     const flashOpts = {
       nHead: c.nHead,
       nHeadKv: c.nHeadKv,
@@ -960,15 +1061,29 @@ export class LlamaModel {
                   'combine',
                 ),
               ]
-            : [
-                fixed('attention', `${b}.attn`, attnCode, c.nHead, {
-                  step,
-                  q: this.q,
-                  kc: this.kCache[l],
-                  vc: this.vCache[l],
-                  out: this.xb,
-                }),
-              ],
+            : TT !== 1 && prefillAttnCode && this.prefillAttn
+              ? [
+                  {
+                    ...fixed(
+                      'attention',
+                      `${b}.attn.prefill`,
+                      prefillAttnCode,
+                      c.nHeadKv * this.prefillAttn.plan.groupsPerKvHead,
+                      { step, q: this.q, kc: this.kCache[l], vc: this.vCache[l], out: this.xb },
+                      'tiles',
+                    ),
+                    tile: this.prefillAttn.plan.tokensPerTile,
+                  },
+                ]
+              : [
+                  fixed('attention', `${b}.attn`, attnCode, c.nHead, {
+                    step,
+                    q: this.q,
+                    kc: this.kCache[l],
+                    vc: this.vCache[l],
+                    out: this.xb,
+                  }),
+                ],
         wo: matmuls('wo', `${b}.wo.${mode}`, sp.wo, TT, {
           step,
           x: this.xb,
@@ -1043,7 +1158,7 @@ export class LlamaModel {
     const dispatch = (k: Planned): Dispatch => {
       const pipeline = pipes.get(k.src.code)!;
       const group = bindGroupByName(dev, pipeline, k.src, k.buffers);
-      return { family: k.family, pipeline, group, wgX: k.wgX, y: k.y };
+      return { family: k.family, pipeline, group, wgX: k.wgX, y: k.y, tile: k.tile };
     };
     // Per layer, in forward order: qkv (+ qwen3's Q/K norm), attention, wo, ffn, down.
     const order = (k: ReturnType<typeof layerPlan>) =>
@@ -1081,9 +1196,14 @@ export class LlamaModel {
    * logits of the last token and their argmax into `tokenOut` (or, with `allLogits`, every token's logits).
    * The Step uniform (and with it the attention chunking) must have been written by `writeStep`.
    */
-  private encodeForward(enc: GPUCommandEncoder, T: number, allLogits = false, sample = false): void {
+  private encodeForward(
+    enc: GPUCommandEncoder,
+    T: number,
+    allLogits = false,
+    sample = false,
+    logits = true,
+  ): void {
     const decode = T === 1;
-    const tiles = Math.ceil(T / (decode ? 1 : PREFILL_TT));
     // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
     const prof = this.profiler;
     const pass = prof ? undefined : enc.beginComputePass({ label: decode ? 'decode' : 'prefill' });
@@ -1094,7 +1214,10 @@ export class LlamaModel {
         pass ?? enc.beginComputePass({ label: d.family, timestampWrites: prof?.passWrites(d.family, T) });
       p.setPipeline(d.pipeline);
       p.setBindGroup(0, d.group);
-      const y = { tokens: T, tiles, one: 1, chunks: nSplit, combine: T }[d.y];
+      const y =
+        d.y === 'tiles'
+          ? Math.ceil(T / (d.tile ?? 1))
+          : { tokens: T, one: 1, chunks: nSplit, combine: T }[d.y];
       p.dispatchWorkgroups(d.wgX, y);
       if (!pass) p.end();
     };
@@ -1102,7 +1225,8 @@ export class LlamaModel {
     for (const layer of decode ? this.decodeLayers : this.prefillLayers) for (const d of layer) run(d);
     if (allLogits && this.allLogits) {
       for (const d of this.allLogits.kernels) run(d);
-    } else {
+    } else if (logits) {
+      // Only the last batch of a prefill needs the logits (the output matmul is the biggest one).
       for (const d of this.output) run(d);
       run(sample ? this.samplerDispatch() : this.argmax);
     }
@@ -1129,7 +1253,7 @@ export class LlamaModel {
   prefillTokens(ids: number[], pos0 = 0): void {
     this.checkPrefill(ids, pos0);
     for (let i = 0; i < ids.length; i += this.batchSize)
-      this.submitPrefill(ids.slice(i, i + this.batchSize), pos0 + i);
+      this.submitPrefill(ids.slice(i, i + this.batchSize), pos0 + i, i + this.batchSize >= ids.length);
   }
 
   private checkPrefill(ids: number[], pos0: number): void {
@@ -1143,12 +1267,15 @@ export class LlamaModel {
     }
   }
 
-  /** Submits the forward pass of `batch` (≤ batchSize tokens) at positions pos…, as one command buffer. */
-  private submitPrefill(batch: number[], pos: number): void {
+  /**
+   * Submits the forward pass of `batch` (≤ batchSize tokens) at positions pos…, as one command buffer;
+   * the logits and their argmax only when it is the prompt's `last` batch.
+   */
+  private submitPrefill(batch: number[], pos: number, last: boolean): void {
     this.device.queue.writeBuffer(this.ids, 0, Uint32Array.from(batch));
     this.writeStep(batch.length, pos);
     const enc = this.device.createCommandEncoder({ label: 'prefill' });
-    this.encodeForward(enc, batch.length);
+    this.encodeForward(enc, batch.length, false, false, last);
     this.device.queue.submit([enc.finish()]);
   }
 
@@ -1179,7 +1306,7 @@ export class LlamaModel {
     this.checkPrefill(ids, pos0);
     const targetMs = opts.targetBatchMs ?? PREFILL_TARGET_MS;
     // The prefill kernel's tokens per tile.
-    const plan = { tile: PREFILL_TT, max: this.batchSize, targetMs };
+    const plan = { tile: this.prefillTile, max: this.batchSize, targetMs };
     const batches: number[] = [];
     const t0 = performance.now();
     let T = firstPrefillBatch(plan);
@@ -1188,7 +1315,7 @@ export class LlamaModel {
       this.checkAlive();
       const batch = ids.slice(i, i + T);
       const tb = performance.now();
-      this.submitPrefill(batch, pos0 + i);
+      this.submitPrefill(batch, pos0 + i, i + batch.length >= ids.length);
       await this.device.queue.onSubmittedWorkDone();
       const ms = performance.now() - tb;
       i += batch.length;
@@ -1230,10 +1357,10 @@ export class LlamaModel {
       const buffers = { ...this.outAllBuffers, logits };
       const kernels = await Promise.all(
         this.specs.outAll.map(async (spec, i): Promise<Dispatch> => {
-          const { src, wgX } = this.matmulSource(`output_all#${i}`, spec, PREFILL_TT);
+          const { src, wgX, tile } = this.matmulSource(`output_all#${i}`, spec, 'prefill');
           const pipeline = await compilePipeline(this.device, src.label, src.code);
           const group = bindGroupByName(this.device, pipeline, src, buffers);
-          return { family: 'output', pipeline, group, wgX, y: 'tiles' };
+          return { family: 'output', pipeline, group, wgX, y: 'tiles', tile };
         }),
       );
       this.allLogits = { kernels, logits, readback };

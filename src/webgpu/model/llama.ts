@@ -15,8 +15,9 @@
  * The WGSL lives in kernels/ (the fused matmuls of this block and their epilogues in kernels/llama-ops.ts);
  * this file plans each weight's parts and each kernel's bindings before allocating, then binds buffers to
  * the kernels' binding names (kernels/bindings.ts). Pipelines and bind groups are made at load; a step
- * writes one 16-byte uniform and encodes one command buffer. Prefill runs in batches of up to `batchSize` tokens through the TT = 8 (matrix × matrix)
- * pipelines; decode runs the TT = 1 (matrix × vector) pipelines.
+ * writes one 16-byte uniform and encodes one command buffer. Prefill runs in batches of up to `batchSize`
+ * tokens through the matrix × matrix pipelines ({@link PrefillMatmul}: mmm.ts tiles on GPUs, mmv register
+ * tiles on software adapters) and the tiled causal attention; decode runs the matrix × vector pipelines.
  */
 import { EngineError } from '../../engine/errors.ts';
 import type { KvType } from '../../engine/types.ts';
@@ -466,7 +467,7 @@ export class LlamaModel {
   private logitsReadback!: GPUBuffer;
   /** Each layer's dispatches in forward order (qkv, [qk norm], attention, wo, ffn, down), for T = 1. */
   private decodeLayers!: Dispatch[][];
-  /** The same with the prefill (TT = 8 matrix × matrix) matmuls. */
+  /** The same with the prefill (matrix × matrix, {@link PrefillMatmul}) kernels. */
   private prefillLayers!: Dispatch[][];
   private embed!: Dispatch;
   /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */

@@ -14,6 +14,7 @@ import { rowBytes, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/commo
 import { isPlanarType } from '../webgpu/kernels/repack.ts';
 import { llamaConfigFromGguf } from '../webgpu/model/config.ts';
 import { type KernelFamilyName, type LlamaModel, MATMUL_WEIGHT } from '../webgpu/model/llama.ts';
+import { benchTokenIds } from '../webgpu/util/prng.ts';
 import {
   busyFraction,
   type FitModel,
@@ -38,20 +39,9 @@ export interface LlamaBenchProgress {
   tokensPerSecond?: number;
 }
 
-/** Deterministic token ids in [1, nVocab) (a small LCG; the content does not change the speed). */
-function randomIds(n: number, nVocab: number, seed: number): number[] {
-  let s = seed >>> 0 || 1;
-  const out = new Array<number>(n);
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = 1 + (s % Math.max(1, nVocab - 1));
-  }
-  return out;
-}
-
 /** Prefill of `n` tokens at positions depth.. ; returns seconds until the next token is read back. */
 async function timePrefill(model: LlamaModel, n: number, depth: number, seed: number): Promise<number> {
-  const ids = randomIds(n, model.cfg.nVocab, seed);
+  const ids = benchTokenIds(n, model.cfg.nVocab, seed);
   const t0 = performance.now();
   model.prefillTokens(ids, depth);
   model.submitReadback({ slot: 0 });
@@ -65,7 +55,7 @@ async function timePrefill(model: LlamaModel, n: number, depth: number, seed: nu
  * Returns seconds from the first submit to the last token read back.
  */
 async function timeDecode(model: LlamaModel, n: number, depth: number, seed: number): Promise<number> {
-  const first = randomIds(1, model.cfg.nVocab, seed)[0];
+  const first = benchTokenIds(1, model.cfg.nVocab, seed)[0];
   const t0 = performance.now();
   model.submitDecode(depth, { tokenId: first, slot: 0, feedBack: true });
   for (let i = 1; i < n; i++) {
@@ -98,7 +88,7 @@ export async function runLlamaBench(
     if (signal?.aborted) throw new EngineError('aborted', 'cancelled');
     if (t.depth !== filled) {
       if (t.depth > 0) {
-        model.prefillTokens(randomIds(t.depth, model.cfg.nVocab, 7), 0);
+        model.prefillTokens(benchTokenIds(t.depth, model.cfg.nVocab, 7), 0);
         await model.device.queue.onSubmittedWorkDone();
       }
       filled = t.depth;
@@ -244,13 +234,13 @@ export async function profileGpu(model: LlamaModel, opts: ProfileOptions = {}): 
       }
     };
     const dec: Record<string, number> = {};
-    const ids = randomIds(nDec, model.cfg.nVocab, 9);
+    const ids = benchTokenIds(nDec, model.cfg.nVocab, 9);
     for (let i = 0; i < nDec; i++) {
       model.submitDecode(i, { tokenId: ids[i] });
       sum(await timer.collect(), dec);
     }
     const pre: Record<string, number> = {};
-    model.prefillTokens(randomIds(nPre, model.cfg.nVocab, 11), 0);
+    model.prefillTokens(benchTokenIds(nPre, model.cfg.nVocab, 11), 0);
     sum(await timer.collect(), pre);
     const kernels = kernelTable(dec, nDec);
     const prefillKernels = kernelTable(pre, nPre);

@@ -8,6 +8,7 @@
  * prefill.
  */
 import type { Engine, EngineStats, FinishReason, ModelInfo } from '../engine/types.ts';
+import { benchTokenIds } from '../webgpu/util/prng.ts';
 
 /** Options of {@link measureStopToIdle}. */
 export interface StopToIdleOptions {
@@ -40,15 +41,9 @@ export interface StopToIdleResult {
   meanBatchMs?: number;
 }
 
-/** `n` pseudo-random token ids in [1, nVocab) (never 0, often BOS/EOS ids), seeded. */
+/** The Stop test's prompt: `n` token ids in [1, nVocab) ({@link benchTokenIds}, seed 16 unless given). */
 export function stopPromptIds(n: number, nVocab: number, seed = 16): number[] {
-  let s = seed >>> 0 || 1;
-  const out = new Array<number>(n);
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = 1 + (s % Math.max(1, nVocab - 1));
-  }
-  return out;
+  return benchTokenIds(n, nVocab, seed);
 }
 
 /**

@@ -65,3 +65,19 @@ export function keyedU32(seed: number, index: number): number {
 export function keyedUniform(seed: number, index: number): number {
   return (keyedU32(seed, index) >>> 8) / 16777216;
 }
+
+/**
+ * `n` pseudo-random token ids in [1, nVocab) (never 0), from a 32-bit LCG (Numerical Recipes' constants,
+ * 1664525 / 1013904223) seeded with `seed`: the benchmarks' prompts, whose content does not change the
+ * speed. The same seed gives the same ids everywhere.
+ * @param nVocab vocabulary size (≥ 2 for ids other than 1).
+ */
+export function benchTokenIds(n: number, nVocab: number, seed: number): number[] {
+  let s = seed >>> 0 || 1;
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = 1 + (s % Math.max(1, nVocab - 1));
+  }
+  return out;
+}

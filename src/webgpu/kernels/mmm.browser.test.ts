@@ -15,9 +15,11 @@ import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
+  normed,
   quantizedRows,
   randomF32,
   readF32,
+  refDot,
   runWGSL,
   storageFrom,
   testGpu,
@@ -36,30 +38,6 @@ const TYPES: { type: WeightType; K: number }[] = [
   { type: 'Q4_K', K: 768 },
   { type: 'Q6_K', K: 512 },
 ];
-
-function refDot(w: Float64Array, r: number, xn: Float64Array, t: number, K: number): [number, number] {
-  let s = 0;
-  let a = 0;
-  for (let k = 0; k < K; k++) {
-    const p = w[r * K + k] * xn[t * K + k];
-    s += p;
-    a += Math.abs(p);
-  }
-  return [s, a];
-}
-
-/** x [T, K], normalised (ggml_rms_norm × g) or not, in float64. */
-function normed(x: Float32Array, T: number, K: number, g?: Float32Array): Float64Array {
-  const out = Float64Array.from(x);
-  if (!g) return out;
-  for (let t = 0; t < T; t++) {
-    let ss = 0;
-    for (let k = 0; k < K; k++) ss += x[t * K + k] ** 2;
-    const inv = 1 / Math.sqrt(ss / K + EPS);
-    for (let k = 0; k < K; k++) out[t * K + k] = x[t * K + k] * inv * g[k];
-  }
-  return out;
-}
 
 describe('mmmWGSL', () => {
   for (const { type, K, planar } of TYPES.flatMap((t) =>
@@ -105,7 +83,7 @@ describe('mmmWGSL', () => {
         bufs.push(storageFrom(device, bytes), y, p);
         await runWGSL(device, code, bufs, [mmmWorkgroupsX([seg]), Math.ceil(T / TILE_TOKENS)]);
         const got = await readF32(device, y, T * N);
-        const xn = normed(x, T, K, g);
+        const xn = normed(x, T, K, EPS, g);
         const ref = new Float64Array(T * N);
         const tol = new Float64Array(T * N);
         const refPos = new Float64Array(T * N);
@@ -177,7 +155,7 @@ describe('mmmWGSL', () => {
       ],
       [mmmWorkgroupsX(segs), Math.ceil(T / TILE_TOKENS)],
     );
-    const xn = normed(x, T, K, g);
+    const xn = normed(x, T, K, EPS, g);
     const refH = new Float64Array(T * NA);
     const tolH = new Float64Array(T * NA);
     const refY = new Float64Array(T * NB);

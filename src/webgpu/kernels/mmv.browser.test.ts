@@ -16,9 +16,11 @@ import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
+  normed,
   quantizedRows,
   randomF32,
   readF32,
+  refDot,
   runWGSL,
   storageFrom,
   testGpu,
@@ -117,30 +119,6 @@ const TYPES: { type: WeightType; K: number }[] = [
   { type: 'Q6_K', K: 512 },
 ];
 
-function refDot(w: Float64Array, r: number, xn: Float64Array, t: number, K: number): [number, number] {
-  let s = 0;
-  let a = 0;
-  for (let k = 0; k < K; k++) {
-    const p = w[r * K + k] * xn[t * K + k];
-    s += p;
-    a += Math.abs(p);
-  }
-  return [s, a];
-}
-
-/** x [T, K], normalised (ggml_rms_norm × g) or not, in float64. */
-function normed(x: Float32Array, T: number, K: number, g?: Float32Array): Float64Array {
-  const out = Float64Array.from(x);
-  if (!g) return out;
-  for (let t = 0; t < T; t++) {
-    let ss = 0;
-    for (let k = 0; k < K; k++) ss += x[t * K + k] ** 2;
-    const inv = 1 / Math.sqrt(ss / K + EPS);
-    for (let k = 0; k < K; k++) out[t * K + k] = x[t * K + k] * inv * g[k];
-  }
-  return out;
-}
-
 describe('mmvWGSL', () => {
   for (const { type, K, planar } of TYPES.flatMap((t) =>
     isPlanarType(t.type)
@@ -190,7 +168,7 @@ describe('mmvWGSL', () => {
           await runWGSL(device, code, bufs, [mmvWorkgroupsX([seg], layout), Math.ceil(T / TT)]);
           const got = await readF32(device, y, T * N);
           const int8 = layout.intDot && intDotCovers(type, planar) ? int8Activations(x, T, K, g) : undefined;
-          const xn = int8 ? int8.out : normed(x, T, K, g);
+          const xn = int8 ? int8.out : normed(x, T, K, EPS, g);
           const ref = new Float64Array(T * N);
           const tol = new Float64Array(T * N);
           for (let t = 0; t < T; t++) {
@@ -273,7 +251,7 @@ describe('mmvWGSL', () => {
         ],
         [mmvWorkgroupsX(segs, layout), T],
       );
-      const xn = normed(x, T, K, g);
+      const xn = normed(x, T, K, EPS, g);
       const int8 = layout.intDot ? int8Activations(x, T, K, g) : undefined;
       const refH = new Float64Array(T * NA);
       const tolH = new Float64Array(T * NA);

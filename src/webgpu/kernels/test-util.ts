@@ -1,8 +1,8 @@
 /**
  * Shared helpers for the kernel browser tests (`*.browser.test.ts`): one GPUDevice per test file,
  * buffers from typed arrays, running a WGSL compute shader with buffers bound in order (binding i =
- * buffers[i]), reading results back, f16 packing, seeded random data and a tolerance check that names
- * the worst mismatches. Test-only: nothing in the engine imports this.
+ * buffers[i]), reading results back, f16 packing, seeded random data, a tolerance check that names
+ * the worst mismatches, and float64 references for the matmul kernels. Test-only: nothing in the engine imports this.
  */
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
@@ -225,6 +225,38 @@ export function assertClose(
 /** Throws unless `got` equals `ref` element for element (exact copies, indices). */
 export function assertEqual(what: string, got: ArrayLike<number>, ref: ArrayLike<number>): void {
   assertClose(what, got, ref, 0);
+}
+
+/**
+ * One output of a matrix × vector product in float64, for the matmul kernels' references: row `r` of the
+ * weights `w` [N, K] (row-major) dotted with token `t` of the activations `xn` [T, K]. Returns
+ * [Σ_k w·x, Σ_k |w·x|]: the value and the size of its terms, which bounds the f32 accumulation error.
+ */
+export function refDot(w: Float64Array, r: number, xn: Float64Array, t: number, K: number): [number, number] {
+  let s = 0;
+  let a = 0;
+  for (let k = 0; k < K; k++) {
+    const p = w[r * K + k] * xn[t * K + k];
+    s += p;
+    a += Math.abs(p);
+  }
+  return [s, a];
+}
+
+/**
+ * The activations x [T, K] in float64 as a matmul kernel reads them: unchanged without `g`, else each token
+ * RMS-normalised as ggml_rms_norm (x / √(mean(x²) + eps)) and multiplied by the norm weight `g` [K].
+ */
+export function normed(x: Float32Array, T: number, K: number, eps: number, g?: Float32Array): Float64Array {
+  const out = Float64Array.from(x);
+  if (!g) return out;
+  for (let t = 0; t < T; t++) {
+    let ss = 0;
+    for (let k = 0; k < K; k++) ss += x[t * K + k] ** 2;
+    const inv = 1 / Math.sqrt(ss / K + eps);
+    for (let k = 0; k < K; k++) out[t * K + k] = x[t * K + k] * inv * g[k];
+  }
+  return out;
 }
 
 /**

@@ -286,46 +286,18 @@ describe('prefillAttentionWGSL', () => {
         }
       }
     }
-    expect(() =>
-      prefillAttentionWGSL({
-        nHead: 2,
-        nHeadKv: 2,
-        headDim: 6,
-        scale: 1,
-        kvType: 'f32',
-        layout: { kind: 'tiled' },
-      }),
-    ).toThrow(/unsupported/);
-    expect(() =>
-      prefillAttentionWGSL({
-        nHead: 2,
-        nHeadKv: 2,
-        headDim: 260,
-        scale: 1,
-        kvType: 'f32',
-        layout: { kind: 'rows' },
-      }),
-    ).toThrow(/unsupported/);
-    expect(() =>
-      prefillAttentionWGSL({
-        nHead: 3,
-        nHeadKv: 2,
-        headDim: 8,
-        scale: 1,
-        kvType: 'f32',
-        layout: { kind: 'rows' },
-      }),
-    ).toThrow(/unsupported/);
-    expect(() =>
-      prefillAttentionWGSL({
-        nHead: 2,
-        nHeadKv: 2,
-        headDim: 8,
-        scale: 1,
-        kvType: 'f32',
-        layout: { kind: 'rows', block: 9 },
-      }),
-    ).toThrow(/bad rows layout/);
+    // What the kernel refuses, under either layout: a head dim not a multiple of 4 or over 256, query heads
+    // not a multiple of the KV heads; and a rows block over 8.
+    const refused: { layout: PrefillLayout; nHead: number; headDim: number; error: RegExp }[] = [
+      { layout: { kind: 'tiled' }, nHead: 2, headDim: 6, error: /unsupported/ },
+      { layout: { kind: 'rows' }, nHead: 2, headDim: 260, error: /unsupported/ },
+      { layout: { kind: 'rows' }, nHead: 3, headDim: 8, error: /unsupported/ },
+      { layout: { kind: 'rows', block: 9 }, nHead: 2, headDim: 8, error: /bad rows layout/ },
+    ];
+    for (const { layout, nHead, headDim, error } of refused)
+      expect(() =>
+        prefillAttentionWGSL({ nHead, nHeadKv: 2, headDim, scale: 1, kvType: 'f32', layout }),
+      ).toThrow(error);
   });
 
   /** Batch tokens, position of its first token, GQA ratio, head dim, cache type, per case (nHeadKv = 2). */

@@ -1,10 +1,18 @@
 /**
  * Pieces shared by the benchmark scripts that write BENCHMARKS.md and run scripts/bench-engine.ts on a
- * file (bench-engine, bench-types, bench-decode).
+ * file (bench-engine, bench-types, bench-decode, bench-depth, bench-prefill): the section writer,
+ * bench-engine's arguments, the 60M-parameter test model's files, a temporary directory removed on exit
+ * and on SIGINT/SIGTERM, and the CPU and WebGPU adapter rows of a section's table.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
+import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
+import { type OpenedGgufFile, openGguf } from '../src/webgpu/gguf/reader.ts';
+import { SYNTHETIC_SHAPES, type SyntheticShape } from '../src/webgpu/model/synthetic.ts';
 
 /** BENCHMARKS.md at the repository root. */
 export const BENCH_FILE = resolve(dirname(fileURLToPath(import.meta.url)), '../BENCHMARKS.md');
@@ -47,4 +55,169 @@ export function benchEngineArgs(file: string, runs: string, tokens: string, out:
     '--json',
     out,
   ];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The 60M-parameter test model (bench-decode, bench-depth, bench-prefill)
+
+/** The synthetic shape of the test model (src/webgpu/model/synthetic.ts: 512 wide, 8 layers, ~60M parameters). */
+export const BENCH_SHAPE_ID = 'bench-60m';
+/** The seed of its random weights. */
+export const BENCH_SEED = 60;
+
+/** The shape {@link BENCH_SHAPE_ID}; throws when src/webgpu/model/synthetic.ts no longer has it. */
+export function benchShape(): SyntheticShape {
+  const shape = SYNTHETIC_SHAPES.find((s) => s.id === BENCH_SHAPE_ID);
+  if (!shape) throw new Error(`synthetic shape ${BENCH_SHAPE_ID} not found in src/webgpu/model/synthetic.ts`);
+  return shape;
+}
+
+/** The test model written as F32: its path, the file opened (the quantizer's source) and its parameter count. */
+export interface BenchModel {
+  f32Path: string;
+  src: OpenedGgufFile;
+  nParams: number;
+}
+
+/**
+ * Writes the test model as F32 (`bench-60m-F32.gguf` in `dir`): seeded random weights ({@link BENCH_SEED})
+ * in the shape {@link BENCH_SHAPE_ID} with `contextLength` as its context, by src/webgpu/gguf/random-model.ts;
+ * then opens it and counts its parameters.
+ */
+export async function writeBenchModel(dir: string, contextLength: number): Promise<BenchModel> {
+  const shape = benchShape();
+  const f32Path = join(dir, `${BENCH_SHAPE_ID}-F32.gguf`);
+  writeFileSync(
+    f32Path,
+    makeRandomLlamaGguf({
+      seed: BENCH_SEED,
+      name: BENCH_SHAPE_ID,
+      nLayers: shape.nLayers,
+      nEmbd: shape.nEmbd,
+      nFF: shape.nFF,
+      nHead: shape.nHead,
+      nHeadKv: shape.nHeadKv,
+      nVocab: shape.nVocab,
+      contextLength,
+      tied: shape.tied,
+      ropeFreqBase: shape.ropeFreqBase,
+      rmsEps: shape.rmsEps,
+      weightType: 'F32',
+    }),
+  );
+  const src = await openGguf({ path: f32Path });
+  let nParams = 0;
+  for (const t of src.tensors.values()) nParams += t.shape.reduce((a, b) => a * b, 1);
+  return { f32Path, src, nParams };
+}
+
+/**
+ * The test model's file of `type` (a key of FTYPES): the F32 file itself for F32, else
+ * `bench-60m-TYPE.gguf` beside it, written by our quantizer (byte-identical to llama-quantize).
+ */
+export async function benchModelFile(model: BenchModel, type: string): Promise<string> {
+  if (type === 'F32') return model.f32Path;
+  const file = join(dirname(model.f32Path), `${BENCH_SHAPE_ID}-${type}.gguf`);
+  writeFileSync(file, (await quantizeGguf(model.src, type as QuantizeFtype)).bytes);
+  return file;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A temporary directory that goes away on every exit
+
+/** See {@link benchScratch}. */
+export interface BenchScratch {
+  /** The directory. */
+  readonly dir: string;
+  /** The child process running now, if any: set it on spawn, clear it on close; a signal is passed on to it. */
+  child: ChildProcess | undefined;
+  /** Removes the directory (call it in a `finally`). */
+  cleanUp(): void;
+}
+
+/**
+ * A fresh temporary directory (`prefix` + random, in the OS's), removed by `cleanUp()` and on SIGINT or
+ * SIGTERM, which also pass the signal on to `child` and exit 130 / 143.
+ */
+export function benchScratch(prefix: string): BenchScratch {
+  const scratch: BenchScratch = {
+    dir: mkdtempSync(join(tmpdir(), prefix)),
+    child: undefined,
+    cleanUp: () => rmSync(scratch.dir, { recursive: true, force: true }),
+  };
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.on(sig, () => {
+      scratch.child?.kill(sig);
+      scratch.cleanUp();
+      process.exit(code);
+    });
+  }
+  return scratch;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The CPU and WebGPU adapter rows of a section's table
+
+/** The CPU's model name: /proc/cpuinfo's `model name`, else Node's. */
+export function cpuModel(): string {
+  try {
+    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    if (m) return m[1].trim();
+  } catch {
+    // not Linux
+  }
+  return cpus()[0]?.model ?? 'unknown CPU';
+}
+
+/** The load averages around a run, for {@link cpuRow}: "before BEFORE x, x, x, after AFTER y, y, y". */
+export interface LoadSpan {
+  /** What the first figure preceded ("the run"). */
+  before: string;
+  loadBefore?: number[];
+  /** What the second followed ("it"). */
+  after: string;
+  loadAfter?: number[];
+  /** Added inside the closing parenthesis, after "shared machine; ". */
+  note?: string;
+}
+
+/**
+ * The table row `| CPU | MODEL, N logical CPUs; load average 1/5/15 min before …, after … (shared machine) |`
+ * (without `load`, no load averages).
+ */
+export function cpuRow(cpu: string, nCpu: number, load?: LoadSpan): string {
+  const avg = (l?: number[]) => l?.map((x) => x.toFixed(2)).join(', ') ?? '?';
+  const loads = load
+    ? `; load average 1/5/15 min before ${load.before} ${avg(load.loadBefore)}, after ${load.after} ${avg(load.loadAfter)}`
+    : '';
+  return `| CPU | ${cpu}, ${nCpu} logical CPUs${loads} (shared machine${load?.note ? `; ${load.note}` : ''}) |`;
+}
+
+/** What {@link adapterText} reads of a WebGPU adapter: the harness's adapter info or a result's `device`. */
+export interface AdapterInfo {
+  vendor: string;
+  architecture: string;
+  device?: string;
+  description: string;
+  isFallback?: boolean;
+  isFallbackAdapter?: boolean;
+}
+
+/**
+ * The adapter's vendor / architecture / device / description, marked as a software adapter when it is a
+ * fallback one or SwiftShader, llvmpipe or lavapipe.
+ */
+export function adapterText(a: AdapterInfo | undefined): string {
+  if (!a) return 'unknown';
+  const parts = [a.vendor, a.architecture, a.device, a.description].filter((s) => s && s.length > 0);
+  const soft = a.isFallback || a.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(parts.join(' '));
+  return `${parts.join(' / ') || '(empty adapter info)'}${soft ? ' (software adapter, SwiftShader on the CPU: not GPU figures)' : ''}`;
+}
+
+/** The table row `| WebGPU adapter (ours, BROWSER) | ADAPTER EXTRA |`; `browser` e.g. "headless Chromium 140". */
+export function adapterRow(browser: string, a: AdapterInfo | undefined, extra = ''): string {
+  return `| WebGPU adapter (ours, ${browser}) | ${adapterText(a)}${extra} |`;
 }

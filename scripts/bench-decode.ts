@@ -23,22 +23,29 @@
  * go to bench-engine (measured runs after 1 warm-up; greedy tokens with EOS ignored); `--no-write` prints
  * the section without touching BENCHMARKS.md.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { FTYPES, type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
-import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
+import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
-import { SYNTHETIC_SHAPES } from '../src/webgpu/model/synthetic.ts';
-import { BENCH_FILE, benchEngineArgs, writeBenchSection } from './bench-common.ts';
+import {
+  adapterRow,
+  BENCH_FILE,
+  benchEngineArgs,
+  benchModelFile,
+  benchScratch,
+  benchShape,
+  cpuRow,
+  BENCH_SEED as SEED,
+  BENCH_SHAPE_ID as SHAPE_ID,
+  writeBenchModel,
+  writeBenchSection,
+} from './bench-common.ts';
 import type { BenchEngineJson } from './bench-engine.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const STORIES = resolve(ROOT, '../shared/models/stories260K.gguf');
-const SHAPE_ID = 'bench-60m';
-const SEED = 60;
 
 const { values } = parseArgs({
   options: {
@@ -60,8 +67,7 @@ for (const t of types)
   if (!(t in FTYPES)) throw new Error(`unknown type ${t} (known: ${Object.keys(FTYPES).join(', ')})`);
 if (!(Number(values.runs) >= 1 && Number(values.tokens) >= 2))
   throw new Error('need --runs ≥ 1, --tokens ≥ 2');
-const shape = SYNTHETIC_SHAPES.find((s) => s.id === SHAPE_ID);
-if (!shape) throw new Error(`synthetic shape ${SHAPE_ID} not found in src/webgpu/model/synthetic.ts`);
+const shape = benchShape();
 
 /** What bench-engine's `--json` holds. */
 type EngineJson = BenchEngineJson;
@@ -74,19 +80,8 @@ type Row = {
   promptTokens?: number;
 };
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-decode-'));
-let child: ChildProcess | undefined;
-const cleanUp = () => rmSync(dir, { recursive: true, force: true });
-for (const [sig, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.on(sig, () => {
-    child?.kill(sig);
-    cleanUp();
-    process.exit(code);
-  });
-}
+const scratch = benchScratch('bench-decode-');
+const { dir } = scratch;
 
 /** Runs bench-engine on one file; its stdout (the markdown section) and parsed JSON. */
 async function benchEngine(file: string, out: string): Promise<{ stdout: string; json: EngineJson }> {
@@ -94,12 +89,12 @@ async function benchEngine(file: string, out: string): Promise<{ stdout: string;
 
   const stdout = await new Promise<string>((res, rej) => {
     const c = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    child = c;
+    scratch.child = c;
     const parts: Buffer[] = [];
     c.stdout?.on('data', (b: Buffer) => parts.push(b));
     c.on('error', rej);
     c.on('close', (code, signal) => {
-      child = undefined;
+      scratch.child = undefined;
       if (code === 0) res(Buffer.concat(parts).toString('utf8'));
       else rej(new Error(`bench-engine on ${file} failed (${signal ?? `exit ${code}`})`));
     });
@@ -140,30 +135,27 @@ const ratio = (a?: number, b?: number) =>
   a !== undefined && b !== undefined && Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—';
 const warn = (c: Cell | undefined) => (c?.reduced ? ' ⚠' : '');
 
-function adapterText(a: EngineJson['env']['browserAdapter']): string {
-  if (!a) return 'unknown';
-  const parts = [a.vendor, a.architecture, a.device, a.description].filter((s) => s && s.length > 0);
-  const soft = a.isFallback || /swiftshader/i.test(parts.join(' '));
-  return `${parts.join(' / ') || '(empty adapter info)'}${soft ? ' (software adapter, SwiftShader on the CPU: not GPU figures)' : ''}`;
-}
-
 function section(rows: Row[], envs: EngineJson['env'][], nParams: number, wallS: number): string {
   const date = new Date().toISOString().slice(0, 10);
   const e0 = envs[0];
   const eN = envs[envs.length - 1];
-  const load = (l?: number[]) => l?.map((x) => x.toFixed(2)).join(', ') ?? '?';
   const args = process.argv.slice(2);
   const cmd = `npm run bench:decode${args.length ? ` -- ${args.join(' ')}` : ''}`;
   const L = [
     `<!-- bench:decode ${date} -->`,
     `## ${date}: decode speed on a ${(nParams / 1e6).toFixed(0)}M-parameter llama (synthetic shape \`${SHAPE_ID}\`), ours vs wllama and llama.cpp`,
     '',
-    `Recorded by \`${cmd}\` (scripts/bench-decode.ts over scripts/bench-engine.ts) in ${wallS.toFixed(0)} s, commit ${e0.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape!.nEmbd} wide, ${shape!.nLayers} layers, FFN ${shape!.nFF}, ${shape!.nHead} heads / ${shape!.nHeadKv} KV heads, vocabulary ${shape!.nVocab}; ${nParams.toLocaleString('en-US')} parameters), written F32 by src/webgpu/gguf/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine. stories260K (the real model) for scale.`,
+    `Recorded by \`${cmd}\` (scripts/bench-decode.ts over scripts/bench-engine.ts) in ${wallS.toFixed(0)} s, commit ${e0.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, ${shape.nHead} heads / ${shape.nHeadKv} KV heads, vocabulary ${shape.nVocab}; ${nParams.toLocaleString('en-US')} parameters), written F32 by src/webgpu/gguf/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine. stories260K (the real model) for scale.`,
     '',
     '| | |',
     '| --- | --- |',
-    `| CPU | ${e0.cpu}, ${e0.nCpu} logical CPUs; load average 1/5/15 min before the first run ${load(e0.loadBefore)}, after the last ${load(eN.loadAfter)} (shared machine) |`,
-    `| WebGPU adapter (ours, Chromium ${e0.chromium ?? '?'}) | ${adapterText(e0.browserAdapter)} |`,
+    cpuRow(e0.cpu, e0.nCpu, {
+      before: 'the first run',
+      loadBefore: e0.loadBefore,
+      after: 'the last',
+      loadAfter: eN.loadAfter,
+    }),
+    adapterRow(`Chromium ${e0.chromium ?? '?'}`, e0.browserAdapter),
     `| Peers | wllama (llama.cpp ${e0.wllama?.libllama ?? '?'}, wasm) ${e0.wllama?.threads ?? '?'} thread in the same Chromium; node-llama-cpp (llama.cpp ${e0.llamaCpp?.release ?? '?'}, native CPU) 1 thread |`,
     `| Protocol | bench-engine's long prompt (${rows[0]?.promptTokens ?? '?'} tokens with the random model's vocabulary, ${rows[rows.length - 1]?.promptTokens ?? '?'} with stories260K's), ${values.tokens} greedy tokens with EOS ignored, median of ${values.runs} runs after 1 warm-up, engines interleaved; tok/s, ratios are ours ÷ peer (decode) |`,
     '',
@@ -197,36 +189,12 @@ function section(rows: Row[], envs: EngineJson['env'][], nParams: number, wallS:
 async function main(): Promise<void> {
   const t0 = performance.now();
   console.error(`== ${SHAPE_ID}: writing the random F32 model (seed ${SEED})`);
-  const f32Path = join(dir, `${SHAPE_ID}-F32.gguf`);
-  writeFileSync(
-    f32Path,
-    makeRandomLlamaGguf({
-      seed: SEED,
-      name: SHAPE_ID,
-      nLayers: shape!.nLayers,
-      nEmbd: shape!.nEmbd,
-      nFF: shape!.nFF,
-      nHead: shape!.nHead,
-      nHeadKv: shape!.nHeadKv,
-      nVocab: shape!.nVocab,
-      contextLength: shape!.contextLength,
-      tied: shape!.tied,
-      ropeFreqBase: shape!.ropeFreqBase,
-      rmsEps: shape!.rmsEps,
-      weightType: 'F32',
-    }),
-  );
-  const src = await openGguf({ path: f32Path });
-  let nParams = 0;
-  for (const t of src.tensors.values()) nParams += t.shape.reduce((a, b) => a * b, 1);
+  const model = await writeBenchModel(dir, shape.contextLength);
+  const { f32Path, nParams } = model;
   const rows: Row[] = [];
   const envs: EngineJson['env'][] = [];
   for (const type of types) {
-    let file = f32Path;
-    if (type !== 'F32') {
-      file = join(dir, `${SHAPE_ID}-${type}.gguf`);
-      writeFileSync(file, (await quantizeGguf(src, type as QuantizeFtype)).bytes);
-    }
+    const file = await benchModelFile(model, type);
     const mib = statSync(file).size / 2 ** 20;
     console.error(`== ${SHAPE_ID} ${type}: ${mib.toFixed(2)} MiB`);
     const r = await benchEngine(file, join(dir, `${type}.json`));
@@ -255,5 +223,5 @@ async function main(): Promise<void> {
 try {
   await main();
 } finally {
-  cleanUp();
+  scratch.cleanUp();
 }

@@ -25,23 +25,31 @@
  * BENCHMARKS.md. The 60M model lives in a temporary directory that is removed at the end (on failure and
  * SIGINT/SIGTERM too).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, rmSync, statSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Token } from 'node-llama-cpp';
 import type { BenchResult } from '../src/bench/types.ts';
-import { FTYPES, type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
-import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
+import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
-import { SYNTHETIC_SHAPES } from '../src/webgpu/model/synthetic.ts';
-import { BENCH_FILE, writeBenchSection } from './bench-common.ts';
+import {
+  adapterRow,
+  BENCH_FILE,
+  benchModelFile,
+  benchScratch,
+  benchShape,
+  cpuModel,
+  cpuRow,
+  BENCH_SEED as SEED,
+  BENCH_SHAPE_ID as SHAPE_ID,
+  writeBenchModel,
+  writeBenchSection,
+} from './bench-common.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const STORIES = resolve(ROOT, '../shared/models/stories260K.gguf');
-const SHAPE_ID = 'bench-60m';
-const SEED = 60;
 const KV_TYPES = ['f16', 'f32'] as const;
 type Kv = (typeof KV_TYPES)[number];
 
@@ -93,26 +101,14 @@ const MODELS = values.models.split(',').filter(Boolean);
 for (const m of MODELS)
   if (m !== 'stories260k' && m !== '60m') usage(`--models takes stories260k and 60m, got "${m}"`);
 if (!(values.type in FTYPES)) usage(`unknown --type ${values.type} (${Object.keys(FTYPES).join(', ')})`);
-const shape = SYNTHETIC_SHAPES.find((s) => s.id === SHAPE_ID);
-if (!shape) throw new Error(`synthetic shape ${SHAPE_ID} not found in src/webgpu/model/synthetic.ts`);
+const shape = benchShape();
 
 const t0 = performance.now();
 const log = (s: string) =>
   console.error(`[bench:depth ${((performance.now() - t0) / 1000).toFixed(0)}s] ${s}`);
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-depth-'));
-let child: ChildProcess | undefined;
-const cleanUp = () => rmSync(dir, { recursive: true, force: true });
-for (const [sig, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.on(sig, () => {
-    child?.kill(sig);
-    cleanUp();
-    process.exit(code);
-  });
-}
+const scratch = benchScratch('bench-depth-');
+const { dir } = scratch;
 
 /** Runs `npm run bench` (src/cli/bench.ts) with `args` and returns its result file. */
 async function bench(args: string[], out: string): Promise<BenchResult> {
@@ -128,11 +124,11 @@ async function bench(args: string[], out: string): Promise<BenchResult> {
   log(`npm run bench -- ${args.join(' ')}`);
   await new Promise<void>((ok, fail) => {
     const c = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    child = c;
+    scratch.child = c;
     c.stdout?.pipe(process.stderr);
     c.on('error', fail);
     c.on('close', (code, signal) => {
-      child = undefined;
+      scratch.child = undefined;
       if (code === 0) ok();
       else fail(new Error(`npm run bench -- ${args.join(' ')} failed (${signal ?? `exit ${code}`})`));
     });
@@ -311,13 +307,6 @@ function gitCommit(): string {
   }
 }
 
-function adapterText(d: BenchResult['device'] | undefined): string {
-  if (!d) return 'unknown';
-  const parts = [d.vendor, d.architecture, d.device, d.description].filter((s) => s && s.length > 0);
-  const soft = d.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(parts.join(' '));
-  return `${parts.join(' / ') || '(empty adapter info)'}${soft ? ' (software adapter, SwiftShader on the CPU: not GPU figures)' : ''}`;
-}
-
 function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined): string {
   const date = new Date().toISOString().slice(0, 10);
   const args = process.argv.slice(2);
@@ -328,13 +317,13 @@ function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined
     '',
     `Recorded by \`${cmd}\` (scripts/bench-depth.ts) in ${wallS.toFixed(0)} s, commit ${gitCommit()}.` +
       (nParams60m
-        ? ` The ${(nParams60m / 1e6).toFixed(0)}M model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape!.nEmbd} wide, ${shape!.nLayers} layers, FFN ${shape!.nFF}, vocabulary ${shape!.nVocab}; ${nParams60m.toLocaleString('en-US')} parameters) with context ${CTX_60M}, written by src/webgpu/gguf/random-model.ts and quantized to ${values.type} by our quantizer; the same file for every engine.`
+        ? ` The ${(nParams60m / 1e6).toFixed(0)}M model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, vocabulary ${shape.nVocab}; ${nParams60m.toLocaleString('en-US')} parameters) with context ${CTX_60M}, written by src/webgpu/gguf/random-model.ts and quantized to ${values.type} by our quantizer; the same file for every engine.`
         : ''),
     '',
     '| | |',
     '| --- | --- |',
-    `| CPU | ${cpus()[0]?.model ?? '?'}, ${cpus().length} logical CPUs (shared machine) |`,
-    `| WebGPU adapter (ours, headless Chromium) | ${adapterText(device)} |`,
+    cpuRow(cpuModel(), cpus().length),
+    adapterRow('headless Chromium', device),
     `| Peer | ${llamaInfo ?? 'not run (--no-llama-cpp)'}, KV cache F16 (its default) and F32 |`,
     `| Protocol | llama-bench's tg${N}: the cache filled to the depth once, 1 warm-up, then ${REPS} repetition${REPS === 1 ? '' : 's'} of ${N} greedy decode steps at positions depth…; mean ± std tok/s. Ours: \`npm run bench -- --llama-bench --n-prompt 0 --n-gen ${N} --kv-type f16|f32 --no-profile\`. Sampled vs greedy: \`npm run bench\`, ${N} tokens with EOS ignored, median decode tok/s of ${REPS} run${REPS === 1 ? '' : 's'} after 1 warm-up |`,
     '',
@@ -384,34 +373,10 @@ async function main(): Promise<void> {
       continue;
     }
     log(`== ${SHAPE_ID}: writing the random F32 model (seed ${SEED}, context ${CTX_60M})`);
-    const f32Path = join(dir, `${SHAPE_ID}-F32.gguf`);
-    writeFileSync(
-      f32Path,
-      makeRandomLlamaGguf({
-        seed: SEED,
-        name: SHAPE_ID,
-        nLayers: shape!.nLayers,
-        nEmbd: shape!.nEmbd,
-        nFF: shape!.nFF,
-        nHead: shape!.nHead,
-        nHeadKv: shape!.nHeadKv,
-        nVocab: shape!.nVocab,
-        contextLength: CTX_60M,
-        tied: shape!.tied,
-        ropeFreqBase: shape!.ropeFreqBase,
-        rmsEps: shape!.rmsEps,
-        weightType: 'F32',
-      }),
-    );
-    const src = await openGguf({ path: f32Path });
-    nParams60m = 0;
-    for (const t of src.tensors.values()) nParams60m += t.shape.reduce((a, b) => a * b, 1);
-    let file = f32Path;
-    if (values.type !== 'F32') {
-      file = join(dir, `${SHAPE_ID}-${values.type}.gguf`);
-      writeFileSync(file, (await quantizeGguf(src, values.type as QuantizeFtype)).bytes);
-      rmSync(f32Path);
-    }
+    const model = await writeBenchModel(dir, CTX_60M);
+    nParams60m = model.nParams;
+    const file = await benchModelFile(model, values.type);
+    if (file !== model.f32Path) rmSync(model.f32Path);
     rows.push(await measureModel(`${SHAPE_ID} (random, ${values.type})`, file));
   }
   const text = section(rows, (performance.now() - t0) / 1000, nParams60m);
@@ -425,5 +390,5 @@ async function main(): Promise<void> {
 try {
   await main();
 } finally {
-  cleanUp();
+  scratch.cleanUp();
 }

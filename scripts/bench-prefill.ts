@@ -38,9 +38,9 @@
  * prints an estimate. `--no-write` prints the section without touching BENCHMARKS.md. The model
  * files live in a temporary directory that is removed at the end (on failure and SIGINT/SIGTERM too).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, rmSync, statSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Llama, LlamaModel, Token } from 'node-llama-cpp';
@@ -50,16 +50,24 @@ import type { BenchResult } from '../src/bench/types.ts';
 import type { WllamaRun } from '../src/bench/wllama-page.ts';
 import { callHarness, withHarnessPage } from '../src/cli/harness-server.ts';
 import type { GenerateResult, ModelInfo } from '../src/engine/types.ts';
-import { FTYPES, type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
-import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
-import { openGguf } from '../src/webgpu/gguf/reader.ts';
-import { SYNTHETIC_SHAPES } from '../src/webgpu/model/synthetic.ts';
+import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
 import { createTokenizer } from '../src/webgpu/tokenizer/index.ts';
-import { BENCH_FILE, writeBenchSection } from './bench-common.ts';
+import {
+  type AdapterInfo,
+  adapterRow,
+  BENCH_FILE,
+  benchModelFile,
+  benchScratch,
+  benchShape,
+  cpuModel,
+  cpuRow,
+  BENCH_SEED as SEED,
+  BENCH_SHAPE_ID as SHAPE_ID,
+  writeBenchModel,
+  writeBenchSection,
+} from './bench-common.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const SHAPE_ID = 'bench-60m';
-const SEED = 60;
 /** llama-bench's pp size. */
 const PP = 512;
 /** The type parts 2–4 run on. */
@@ -145,8 +153,7 @@ if ((has('ttft') || has('stop')) && !on('ours'))
   usage('--parts ttft and stop measure ours: keep ours in --engines');
 if (TOKENS >= 32 && on('wllama'))
   console.error('warning: wllama 3.13 fails on this random model at 32+ output tokens');
-const shape = SYNTHETIC_SHAPES.find((s) => s.id === SHAPE_ID);
-if (!shape) throw new Error(`synthetic shape ${SHAPE_ID} not found in src/webgpu/model/synthetic.ts`);
+const shape = benchShape();
 
 /** Measured runs of a prompt of `n` tokens. */
 const runsFor = (n: number) => (n >= LONG_FROM ? LONG_RUNS : RUNS);
@@ -166,19 +173,8 @@ const t0 = performance.now();
 const log = (s: string) =>
   console.error(`[bench:prefill ${((performance.now() - t0) / 1000).toFixed(0)}s] ${s}`);
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-prefill-'));
-let child: ChildProcess | undefined;
-const cleanUp = () => rmSync(dir, { recursive: true, force: true });
-for (const [sig, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.on(sig, () => {
-    child?.kill(sig);
-    cleanUp();
-    process.exit(code);
-  });
-}
+const scratch = benchScratch('bench-prefill-');
+const { dir } = scratch;
 
 /**
  * What `harness.stopToIdle` returns (src/bench/stop-latency.ts's StopToIdleResult; the fields read here,
@@ -229,16 +225,6 @@ function pkgVersion(name: string): string {
   }
 }
 
-function cpuModel(): string {
-  try {
-    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
-    if (m) return m[1].trim();
-  } catch {
-    // not Linux
-  }
-  return cpus()[0]?.model ?? 'unknown CPU';
-}
-
 /** HEAD, plus the uncommitted files of what the measured engine runs (the tree is shared with others' work). */
 function gitCommit(): string {
   try {
@@ -254,21 +240,6 @@ function gitCommit(): string {
   } catch {
     return 'unknown';
   }
-}
-
-type AdapterInfo = {
-  vendor: string;
-  architecture: string;
-  device: string;
-  description: string;
-  isFallback?: boolean;
-  isFallbackAdapter?: boolean;
-};
-function adapterText(a: AdapterInfo | undefined): string {
-  if (!a) return 'unknown';
-  const parts = [a.vendor, a.architecture, a.device, a.description].filter((s) => s && s.length > 0);
-  const soft = a.isFallback || a.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(parts.join(' '));
-  return `${parts.join(' / ') || '(empty adapter info)'}${soft ? ' (software adapter, SwiftShader on the CPU: not GPU figures)' : ''}`;
 }
 
 /** A seeded pseudo-random token sequence (mulberry32) past BOS/EOS/UNK, as bench-depth fills caches. */
@@ -634,17 +605,17 @@ async function oursPp(path: string): Promise<Map<number, Stat>> {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    child = c;
+    scratch.child = c;
     c.stdout?.pipe(process.stderr);
     c.on('error', fail);
     c.on('close', (code, signal) => {
-      child = undefined;
+      scratch.child = undefined;
       if (code === 0) ok();
       else fail(new Error(`npm run bench -- --llama-bench failed (${signal ?? `exit ${code}`})`));
     });
   });
   const r = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
-  env.adapter ??= r.device as unknown as AdapterInfo;
+  env.adapter ??= r.device;
   return new Map((r.tests ?? []).map((t) => [t.depth, t.tokensPerSecond]));
 }
 
@@ -692,7 +663,6 @@ function section(nParams: number, wallS: number): string {
   const date = env.date;
   const args = process.argv.slice(2);
   const cmd = `npm run bench:prefill${args.length ? ` -- ${args.join(' ')}` : ''}`;
-  const load = (l?: number[]) => l?.map((x) => x.toFixed(2)).join(', ') ?? '?';
   const longNote =
     LONG_RUNS !== RUNS && [...PROMPTS, has('ttft') ? TTFT_TOKENS : 0].some((n) => n >= LONG_FROM)
       ? `, ${LONG_RUNS} for prompts of ≥ ${LONG_FROM.toLocaleString('en-US')} tokens (to keep the run near 20 minutes: ours prefills ~1,500 tokens in about a minute here)`
@@ -701,12 +671,22 @@ function section(nParams: number, wallS: number): string {
     `<!-- bench:prefill ${date} -->`,
     `## ${date}: prefill on a ${(nParams / 1e6).toFixed(0)}M-parameter llama (synthetic shape \`${SHAPE_ID}\`), ours vs wllama and llama.cpp`,
     '',
-    `Recorded by \`${cmd}\` (scripts/bench-prefill.ts) in ${wallS.toFixed(0)} s, commit ${env.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape!.nEmbd} wide, ${shape!.nLayers} layers, FFN ${shape!.nFF}, ${shape!.nHead} heads / ${shape!.nHeadKv} KV heads, vocabulary ${shape!.nVocab}; ${nParams.toLocaleString('en-US')} parameters; context_length ${MODEL_CTX}), written F32 by src/webgpu/gguf/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine.`,
+    `Recorded by \`${cmd}\` (scripts/bench-prefill.ts) in ${wallS.toFixed(0)} s, commit ${env.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, ${shape.nHead} heads / ${shape.nHeadKv} KV heads, vocabulary ${shape.nVocab}; ${nParams.toLocaleString('en-US')} parameters; context_length ${MODEL_CTX}), written F32 by src/webgpu/gguf/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine.`,
     '',
     '| | |',
     '| --- | --- |',
-    `| CPU | ${env.cpu}, ${env.nCpu} logical CPUs; load average 1/5/15 min before the run ${load(env.loadBefore)}, after it ${load(env.loadAfter)} (shared machine; the 'after' figure counts this run too) |`,
-    `| WebGPU adapter (ours, headless Chromium ${env.chromium ?? '?'}) | ${adapterText(env.adapter)}${env.oursBatch ? `; prefill batches up to ${env.oursBatch} tokens` : ''}${env.oursPrefill ? `, prefill matmuls ${JSON.stringify(env.oursPrefill)}` : ''} |`,
+    cpuRow(env.cpu, env.nCpu, {
+      before: 'the run',
+      loadBefore: env.loadBefore,
+      after: 'it',
+      loadAfter: env.loadAfter,
+      note: "the 'after' figure counts this run too",
+    }),
+    adapterRow(
+      `headless Chromium ${env.chromium ?? '?'}`,
+      env.adapter,
+      `${env.oursBatch ? `; prefill batches up to ${env.oursBatch} tokens` : ''}${env.oursPrefill ? `, prefill matmuls ${JSON.stringify(env.oursPrefill)}` : ''}`,
+    ),
     `| Peers | wllama ${pkgVersion('@wllama/wllama')} (llama.cpp ${env.wllama?.libllama ?? '?'}, wasm, CPU) ${env.wllama?.threads ?? 1} thread in the same Chromium, n_ctx ${N_CTX}, n_batch ${WLLAMA_N_BATCH}, n_ubatch ${WLLAMA_N_UBATCH}; ${env.llamaCpp ?? `node-llama-cpp ${pkgVersion('node-llama-cpp')}`} (native CPU, \`getLlama({gpu: false, build: 'never'})\`) 1 thread, batch ${LLAMA_BATCH}, context ${N_CTX} |`,
     `| Protocol | text prompts of lower-case story words in the random model's vocabulary, sized with our tokenizer (token counts below include BOS; every engine's own count is checked), ${TOKENS} greedy output token${TOKENS === 1 ? '' : 's'} with EOS ignored, context ${N_CTX}; 1 warm-up per engine and type (a ${Math.min(100, ...PROMPTS)}-token prompt), then the median of ${RUNS} run${RUNS === 1 ? '' : 's'}${longNote}, engines interleaved (each round runs every engine once per prompt, the order rotated); prefill tok/s = prompt tokens ÷ TTFT (vLLM's definition), TTFT as the caller sees it (ours: the worker's clock; wllama: its page; llama.cpp: node-llama-cpp's generator) |`,
     '',
@@ -853,39 +833,15 @@ async function main(): Promise<void> {
     `plan: parts ${[...parts].join(', ')}; engines ${[...engines].join(', ')}; context ${N_CTX}; about ${Math.round(estimateS() / 60)} min on this 2-core machine when otherwise idle (more when shared)`,
   );
   log(`== ${SHAPE_ID}: writing the random F32 model (seed ${SEED}, context ${MODEL_CTX})`);
-  const f32Path = join(dir, `${SHAPE_ID}-F32.gguf`);
-  writeFileSync(
-    f32Path,
-    makeRandomLlamaGguf({
-      seed: SEED,
-      name: SHAPE_ID,
-      nLayers: shape!.nLayers,
-      nEmbd: shape!.nEmbd,
-      nFF: shape!.nFF,
-      nHead: shape!.nHead,
-      nHeadKv: shape!.nHeadKv,
-      nVocab: shape!.nVocab,
-      contextLength: MODEL_CTX,
-      tied: shape!.tied,
-      ropeFreqBase: shape!.ropeFreqBase,
-      rmsEps: shape!.rmsEps,
-      weightType: 'F32',
-    }),
-  );
-  const src = await openGguf({ path: f32Path });
-  let nParams = 0;
-  for (const t of src.tensors.values()) nParams += t.shape.reduce((a, b) => a * b, 1);
-  const tokenizer = createTokenizer(src.metadata);
+  const model = await writeBenchModel(dir, MODEL_CTX);
+  const { nParams } = model;
+  const tokenizer = createTokenizer(model.src.metadata);
   tokenCount = (text) => tokenizer.encode(text).length;
   const files = new Map<string, string>();
   const wanted = new Set(has('prefill') ? TYPES : []);
   if (has('pp') || has('ttft') || has('stop')) wanted.add(PP_TYPE);
   for (const type of wanted) {
-    let file = f32Path;
-    if (type !== 'F32') {
-      file = join(dir, `${SHAPE_ID}-${type}.gguf`);
-      writeFileSync(file, (await quantizeGguf(src, type as QuantizeFtype)).bytes);
-    }
+    const file = await benchModelFile(model, type);
     files.set(type, file);
     log(`${type}: ${(statSync(file).size / 2 ** 20).toFixed(1)} MiB`);
   }
@@ -902,7 +858,7 @@ async function main(): Promise<void> {
         return undefined;
       });
     if (on('llama-cpp'))
-      pp.llama = await llamaPp(q4, shape!.nVocab).catch((e) => {
+      pp.llama = await llamaPp(q4, shape.nVocab).catch((e) => {
         pp.llamaError = (e as Error).message.split('\n')[0];
         return undefined;
       });
@@ -920,5 +876,5 @@ async function main(): Promise<void> {
 try {
   await main();
 } finally {
-  cleanUp();
+  scratch.cleanUp();
 }

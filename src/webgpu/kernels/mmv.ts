@@ -96,6 +96,14 @@ function needsXsum(t: WeightType): boolean {
   return t === 'Q4_0' || t === 'Q5_0' || t === 'Q4_K';
 }
 
+/**
+ * Whether the float path of `t` needs the half sums `xlo{t}` = Σx[0..16) and `xhi{t}` = Σx[16..32) of
+ * the chunk (Q6_K: its −32 offset applied as −32·Σx per 16-weight scale instead of per weight).
+ */
+function needsXhalf(t: WeightType): boolean {
+  return t === 'Q6_K';
+}
+
 /** WGSL expression: 4 bytes of `v` as vec4<f32>, unsigned. */
 function u8x4(v: string, packed: boolean): string {
   return packed
@@ -274,12 +282,18 @@ ${sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`)
         const L = `select(${p}a${j}, (${p}a${j} >> 16u) | (${p}a${j + 1} << 16u), ${p}odd)`;
         const H = `select(${p}b${j}, (${p}b${j} >> 16u) | (${p}b${j + 1} << 16u), ${p}odd)`;
         lines.push(
-          `let ${p}f${j} = ${u8x4(`((${L} >> ${p}ls) & 0x0f0f0f0fu) | (((${H} >> ${p}hs) & 0x03030303u) << 4u)`, packed)} - vec4<f32>(32.0);`,
+          `let ${p}f${j} = ${u8x4(`((${L} >> ${p}ls) & 0x0f0f0f0fu) | (((${H} >> ${p}hs) & 0x03030303u) << 4u)`, packed)};`,
         );
       }
       const half = (from: number, tt: number) =>
         Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
-      lines.push(sum((tt) => `${p}sc0 * (${half(0, tt)}) + ${p}sc1 * (${half(4, tt)})`));
+      // q − 32 through the chunk's half sums: Σ(q − 32)·x = Σq·x − 32·Σx per 16-weight scale.
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}sc0 * (${half(0, tt)} - 32.0 * xlo${tt}) + ${p}sc1 * (${half(4, tt)} - 32.0 * xhi${tt})`,
+        ),
+      );
       return lines.join('\n');
     }
   }
@@ -363,12 +377,17 @@ function planarChunkDot(
       const H = ['ha.x', 'ha.y', 'ha.z', 'ha.w', 'hb.x', 'hb.y', 'hb.z', 'hb.w'];
       for (let j = 0; j < 8; j++) {
         lines.push(
-          `let ${p}f${j} = ${u8x4(`((${p}${L[j]} >> ${p}ls) & 0x0f0f0f0fu) | (((${p}${H[j]} >> ${p}hs) & 0x03030303u) << 4u)`, packed)} - vec4<f32>(32.0);`,
+          `let ${p}f${j} = ${u8x4(`((${p}${L[j]} >> ${p}ls) & 0x0f0f0f0fu) | (((${p}${H[j]} >> ${p}hs) & 0x03030303u) << 4u)`, packed)};`,
         );
       }
       const part = (from: number, tt: number) =>
         Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
-      lines.push(sum((tt) => `${p}sc0 * (${part(0, tt)}) + ${p}sc1 * (${part(4, tt)})`));
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}sc0 * (${part(0, tt)} - 32.0 * xlo${tt}) + ${p}sc1 * (${part(4, tt)} - 32.0 * xhi${tt})`,
+        ),
+      );
       return lines.join('\n');
     }
     default:
@@ -469,6 +488,7 @@ export function mmvWGSL(o: MmvOptions): string {
   const xsum = types.some(needsXsum);
   const intOf = (w: { type: WeightType; planar?: number }) => Boolean(L.intDot && L.packed && usesIntDot(w));
   const anyInt = o.segments.some((s) => s.weights.some(intOf));
+  const xhalf = o.segments.some((s) => s.weights.some((w) => needsXhalf(w.type) && !intOf(w)));
   const normF32 = o.norm?.type === 'F32';
   const lines: string[] = [];
   if (sg) lines.push('enable subgroups;');
@@ -553,6 +573,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     for (const tt of toks) {
       lines.push(
         `    let xs${tt} = dot(${Array.from({ length: 8 }, (_, j) => `x${tt}_${j}`).join(' + ')}, vec4<f32>(1.0));`,
+      );
+    }
+  }
+  if (xhalf) {
+    for (const tt of toks) {
+      const x4 = (from: number) => Array.from({ length: 4 }, (_, j) => `x${tt}_${from + j}`).join(' + ');
+      lines.push(
+        `    let xlo${tt} = dot(${x4(0)}, vec4<f32>(1.0));`,
+        `    let xhi${tt} = dot(${x4(4)}, vec4<f32>(1.0));`,
       );
     }
   }

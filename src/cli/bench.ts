@@ -2,9 +2,11 @@
  * `npm run bench -- [--model PATH|URL|synthetic:NAME] [--engine webgpu] [--prompt TEXT | --prompts FILE|SET]
  *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--temperature T] [--top-k K] [--top-p P]
  *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32] [--json FILE] [--browser PATH]
- *   [--gpu] [--no-roofline] [--fail-under-decode-tps X] [--fail-over-ttft-ms X] [--timeout-s N]`
+ *   [--gpu] [--no-roofline] [--no-cpu-match] [--fail-under-decode-tps X] [--fail-over-ttft-ms X]
+ *   [--timeout-s N] [--verbose]`
  *
- * The benchmark page, headless: builds the page if needed (`dist/`), serves it (and a local model file,
+ * The benchmark page, headless: builds the page if its sources changed (into `dist/bench/`, beside any other
+ * build; src/cli/page-build.ts), serves it (and a local model file,
  * with range requests) on 127.0.0.1, opens it in headless Chromium through Playwright and runs the same
  * page code a person uses (`window.benchApi`, src/bench/page-api.ts). Progress on stderr, a results
  * table on stdout, the result file (schemaVersion 1) with `--json`.
@@ -91,6 +93,8 @@ const USAGE = `usage: npm run bench -- [options]
   --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
   --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
   --timeout-s N                     bound on the model load and on each request (default 600)
+  --verbose                         print Vite's own output when the page is rebuilt (its warnings, the files
+                                    written); without it a rebuild says only how many warnings it had
 ${CACHE_USAGE}
 ${LLAMA_BENCH_USAGE}
 
@@ -120,6 +124,8 @@ interface BenchArgs {
   json?: string;
   browser?: string;
   gpu: boolean;
+  /** Print Vite's output when the page is rebuilt (--verbose). */
+  verbose: boolean;
   roofline: boolean;
   /** Score our top-1 against llama.cpp's greedy tokens (local GGUF files; --no-cpu-match turns it off). */
   cpuMatch: boolean;
@@ -155,6 +161,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       json: { type: 'string' },
       browser: { type: 'string' },
       chromium: { type: 'string' },
+      verbose: { type: 'boolean', default: false },
       gpu: { type: 'boolean', default: false },
       'no-roofline': { type: 'boolean', default: false },
       'no-cpu-match': { type: 'boolean', default: false },
@@ -287,6 +294,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
     json: values.json,
     browser: values.browser ?? values.chromium,
     gpu: values.gpu ?? false,
+    verbose: values.verbose ?? false,
     roofline: !values['no-roofline'],
     cpuMatch: !values['no-cpu-match'],
     failUnderDecodeTps: numbers.failUnderDecodeTps,
@@ -451,7 +459,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const a = args;
   const browserPath = resolveChromium(a.browser).path;
-  const page0 = await ensureBuiltPage({ log });
+  const page0 = await ensureBuiltPage({ log, verbose: a.verbose });
   let server: StaticServer | undefined;
   let browser: Browser | undefined;
   const watchdog = new Watchdog();

@@ -1,7 +1,8 @@
 /**
- * A small static HTTP server for the command-line tools: serves a built page (`dist/`) and, under
- * `/__model/NAME`, local model files with HTTP range requests (206, `Content-Range`, HEAD), so the page
- * loads a local GGUF the way it loads one from the web. Listens on 127.0.0.1 only.
+ * A small static HTTP server for the command-line tools: serves a built page (`dist/bench/`,
+ * src/cli/page-build.ts) and, under `/__model/NAME`, local model files with HTTP range requests (206,
+ * `Content-Range`, HEAD), so the page loads a local GGUF the way it loads one from the web. Listens on
+ * 127.0.0.1 only.
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -154,7 +154,10 @@ test('bad input: a shorthand naming no file, an HTML page, a 404 — clear error
   const error = page.getByRole('alert');
   for (const [spec, re] of [
     ['hf:owner/repo', /invalid_argument.*names the repository owner\/repo but no \.gguf file/],
-    [`${server.url}/html/model.gguf`, /gguf_invalid.*not a GGUF file.*HTML page/],
+    [
+      `${server.url}/html/model.gguf`,
+      /http_status.*model\.gguf was not found: the server answered with an HTML page/,
+    ],
     [`${server.url}/status/404/model.gguf`, /http_status.*HTTP 404/],
   ] as const) {
     await input.fill(spec);

@@ -4,12 +4,14 @@
  * path, instead of "an HTML page" at an internal `/@fs/` address.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createServer } from 'vite';
+import { createServer, preview } from 'vite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isEngineError } from '../engine/errors.ts';
 import { testModelFiles } from '../library/test-server.ts';
+import { openGguf } from '../webgpu/gguf/reader.ts';
 import { missingFilesAre404 } from './vite-not-found.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -39,6 +41,72 @@ describe('missingFilesAre404', () => {
       expect(here.status).toBe(206);
       expect(await here.text()).toBe('GGUF');
       expect((await fetch(`${base}/`)).status).toBe(200); // the app itself is untouched
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("npm run dev's server (vite.config.ts): a missing model URL is a typed error saying it was not found", async () => {
+    const server = await createServer({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'error',
+      server: { port: 0, host: '127.0.0.1', hmr: false },
+    });
+    await server.listen();
+    try {
+      const addr = server.httpServer?.address();
+      const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+      const error = async (url: string) => {
+        const e = await openGguf({ url }).then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+        if (!isEngineError(e)) throw new Error(`expected an EngineError, got ${String(e)}`);
+        return e;
+      };
+      // A .gguf path that is not there: a 404, never the page's index.html.
+      const missing = await error(`${base}/models/stories260K.gguf`);
+      expect(missing.code).toBe('http_status');
+      expect(missing.message).toBe(
+        `downloading ${base}/models/stories260K.gguf failed with HTTP 404 Not Found: no file at this URL (check it)`,
+      );
+      // Any other path gets the app's index.html (Vite's single-page fallback, status 200): before, "not a
+      // GGUF file: it starts with "<!do""; now the file was not found, by its URL.
+      const fallback = await error(`${base}/models/stories260K`);
+      expect(fallback.code).toBe('http_status');
+      expect(fallback.message).toMatch(
+        new RegExp(
+          `^${base}/models/stories260K was not found: the server answered with an HTML page instead of a GGUF file`,
+        ),
+      );
+      expect(fallback.message).not.toMatch(/not a GGUF file|<!do/i);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('npm run preview (the widget demo): a missing model in the built folder is a 404, not index.html', async () => {
+    const out = join(dir, 'built');
+    mkdirSync(join(out, 'models'), { recursive: true });
+    writeFileSync(join(out, 'index.html'), '<!doctype html><title>app</title>');
+    writeFileSync(join(out, 'models', 'here.gguf'), 'GGUF-here');
+    const server = await preview({
+      root: ROOT,
+      configFile: join(ROOT, 'vite.config.ts'),
+      logLevel: 'error',
+      build: { outDir: out },
+      preview: { port: 0, host: '127.0.0.1', open: false },
+    });
+    try {
+      const addr = server.httpServer.address();
+      const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+      const missing = await fetch(`${base}/models/stories260K.gguf`);
+      // Before: 200 with the app's index.html (the preview server's single-page fallback).
+      expect(missing.status).toBe(404);
+      expect(await missing.text()).toBe('not found: /models/stories260K.gguf');
+      expect(await (await fetch(`${base}/models/here.gguf`)).text()).toBe('GGUF-here');
+      expect((await fetch(`${base}/`)).status).toBe(200);
     } finally {
       await server.close();
     }

@@ -12,6 +12,7 @@ import { createSHA256, type IHasher, sha256 as wasmSha256 } from 'hash-wasm';
 import { EngineError, isEngineError } from '../engine/errors.ts';
 import {
   DEFAULT_TIMEOUT_MS,
+  htmlInsteadOfFileError,
   httpStatusError,
   plainContentLength,
   RequestControl,
@@ -215,14 +216,18 @@ class RateMeter {
 
 const GGUF_MAGIC = [0x47, 0x47, 0x55, 0x46];
 
+/**
+ * The error for a download whose first bytes are not a GGUF's: an HTML page (a dev server's answer for a
+ * missing file, an error or login page) is the file not found at `url` ('http_status'); anything else is
+ * 'gguf_invalid', quoting the bytes.
+ */
 function notGgufError(url: string, head: Uint8Array, contentType: string | undefined): EngineError {
   const text = new TextDecoder().decode(head.subarray(0, 64));
-  const html = /^\s*</.test(text) || /html/i.test(contentType ?? '');
+  if (/^\s*</.test(text) || /html/i.test(contentType ?? ''))
+    return new EngineError('http_status', `${htmlInsteadOfFileError(url).message}; nothing was kept`);
   return new EngineError(
     'gguf_invalid',
-    `${url} is not a GGUF file: it starts with "${text.slice(0, 16).replace(/[^\x20-\x7e]/g, '.')}"` +
-      (html ? ' (the server sent an HTML page, e.g. an error or login page; check the URL)' : '') +
-      '; nothing was kept',
+    `${url} is not a GGUF file: it starts with "${text.slice(0, 16).replace(/[^\x20-\x7e]/g, '.')}"; nothing was kept`,
   );
 }
 

@@ -552,9 +552,14 @@ describe('Hugging Face shorthand (against a local stand-in endpoint)', () => {
 describe('bad input', () => {
   it('an HTML page, a 404 and a 403 are clear errors and keep nothing', async () => {
     const l = await lib();
+    // An HTML page (a dev server's answer for a missing file, a login page) is the file not found, by URL.
     const html = await errorOf(l.acquire(`${server.url}/html/model.gguf`));
-    expect(html.code).toBe('gguf_invalid');
-    expect(html.message).toMatch(/not a GGUF file.*HTML page/);
+    expect(html.code).toBe('http_status');
+    expect(html.message).toMatch(
+      / was not found: the server answered with an HTML page instead of a GGUF file/,
+    );
+    expect(html.message).toContain(`${server.url}/html/model.gguf was not found`);
+    expect(html.message).toMatch(/; nothing was kept$/);
     const nf = await errorOf(l.acquire(`${server.url}/status/404/model.gguf`));
     expect(nf.code).toBe('http_status');
     expect(nf.message).toMatch(/HTTP 404.*no file at this URL/);

@@ -263,9 +263,11 @@ describe('bad input and lost devices', () => {
     const bad = good.slice();
     bad[0] = 0x58;
     await expectEngineError(engine.load({ blob: new Blob([bad]) }), 'gguf_invalid');
-    // The dev server answers unknown pages with its HTML index (status 200): that is not a GGUF.
-    const html = await expectEngineError(engine.load({ url: '/no/such/model.gguf' }), 'gguf_invalid');
-    expect(html.message).toMatch(/HTML/);
+    // The dev server answers unknown pages with its HTML index (status 200): the file was not found.
+    const html = await expectEngineError(engine.load({ url: '/no/such/model.gguf' }), 'http_status');
+    expect(html.message).toMatch(
+      /\/no\/such\/model\.gguf was not found: the server answered with an HTML page/,
+    );
     // Nothing listens on port 9 (discard): a network error. (HTTP statuses are covered in reader.test.ts.)
     await expectEngineError(engine.load({ url: 'http://127.0.0.1:9/model.gguf' }), 'network');
     const info = await engine.load({ blob: new Blob([good]) });

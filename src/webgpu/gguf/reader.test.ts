@@ -54,6 +54,11 @@ beforeAll(async () => {
     '/cut-nolength.gguf': { body: stories.slice(0, 812_344), mode: 'norange-nolength' },
     '/cut.gguf': { body: stories.slice(0, 812_344) },
     '/page.html': { body: html, contentType: 'text/html' },
+    // What Vite's dev server (`npm run dev`) answers for a path it does not have: its index.html, status 200.
+    '/models/gone.gguf': {
+      body: new TextEncoder().encode('<!doctype html>\n<html lang="en">'),
+      contentType: 'text/html',
+    },
     '/gone.gguf': { status: 404 },
     '/broken.gguf': { status: 500 },
     '/hang.gguf': { mode: 'hang' },
@@ -275,14 +280,24 @@ describe('openGguf errors', () => {
     expect(e.message).toMatch(/ends at 812,344 bytes but tensor blk\.\d\.\w+\.weight needs bytes up to/);
   });
 
-  it('bad magic is gguf_invalid; an HTML page is called out', async () => {
+  it('bad magic is gguf_invalid; an HTML page for a URL is the file not found, by its URL', async () => {
     const e = await engineError(openGguf(blobOf(patched((b) => b.set([0x47, 0x47, 0x4d, 0x4c], 0)))));
     expect(e.code).toBe('gguf_invalid');
     expect(e.message).toContain('not a GGUF file');
     expect(e.message).toContain('"GGML"');
-    const h = await engineError(openGguf({ url: server.url('/page.html') }));
-    expect(h.code).toBe('gguf_invalid');
-    expect(h.message).toMatch(/HTML page/);
+    for (const path of ['/models/gone.gguf', '/page.html']) {
+      const h = await engineError(openGguf({ url: server.url(path) }));
+      expect(h.code, path).toBe('http_status');
+      expect(h.message).toBe(
+        `${server.url(path)} was not found: the server answered with an HTML page instead of a GGUF file ` +
+          "(a web app's dev server, such as `npm run dev`'s, answers a file it does not have with its own " +
+          'page; else it is an error or login page); check the URL',
+      );
+    }
+    // A picked file that holds HTML is no URL to check: it stays "not a GGUF file".
+    const picked = await engineError(openGguf(blobOf(new TextEncoder().encode('<!doctype html><html>'))));
+    expect(picked.code).toBe('gguf_invalid');
+    expect(picked.message).toMatch(/not a GGUF file.*looks like an HTML page/);
   });
 
   it('GGUF version 1 and 4 are gguf_invalid', async () => {

@@ -454,6 +454,20 @@ export function httpStatusError(res: Response, what: string, name: string): Engi
   );
 }
 
+/**
+ * The error for an HTML page where a model file was asked for by URL: what a web app's dev server (Vite's,
+ * `npm run dev`) answers, with status 200, for a file it does not have, or an error or login page. Said as
+ * "not found", by the URL, with code 'http_status' as for a 404.
+ */
+export function htmlInsteadOfFileError(url: string): EngineError {
+  return new EngineError(
+    'http_status',
+    `${url} was not found: the server answered with an HTML page instead of a GGUF file (a web app's dev ` +
+      "server, such as `npm run dev`'s, answers a file it does not have with its own page; else it is an " +
+      'error or login page); check the URL',
+  );
+}
+
 class UrlSource implements ByteSource {
   size: number | undefined;
   /** Set once the server has answered a range request with the whole file (status 200). */
@@ -588,6 +602,7 @@ function checkMagicAndVersion(head: Uint8Array, src: ByteSource): number {
       b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.',
     );
     const looksHtml = /^\s*</.test(new TextDecoder().decode(head.subarray(0, 16)));
+    if (looksHtml && src instanceof UrlSource) throw htmlInsteadOfFileError(src.name);
     throw new EngineError(
       'gguf_invalid',
       `${src.name} is not a GGUF file: it starts with "${shown.join('')}" instead of "GGUF"` +

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  chromiumArg,
   intArg,
   intListArg,
   isUsageError,
@@ -81,6 +82,16 @@ describe('the readers', () => {
     for (const v of ['', 'F16', 'q8_0', 'f16 ', 'fp16', 'bf16'])
       expect(() => kvTypeArg(v), JSON.stringify(v)).toThrow(UsageError);
     expect(() => kvTypeArg('F16')).toThrow(/^--kv-type must be f16 or f32, got "F16"$/);
+  });
+  it('chromiumArg: --chromium or its alias --browser; both only when they agree', () => {
+    expect(chromiumArg({})).toBeUndefined();
+    expect(chromiumArg({ chromium: '/c' })).toBe('/c');
+    expect(chromiumArg({ browser: '/b' })).toBe('/b');
+    expect(chromiumArg({ chromium: '/c', browser: '/c' })).toBe('/c');
+    expect(() => chromiumArg({ chromium: '/c', browser: '/b' })).toThrow(UsageError);
+    expect(() => chromiumArg({ chromium: '/c', browser: '/b' })).toThrow(
+      '--browser is an alias of --chromium; give one of them, not both ("/c", "/b")',
+    );
   });
   it('isUsageError: ours and parseArgs errors', () => {
     expect(isUsageError(new UsageError('x'))).toBe(true);

@@ -125,3 +125,30 @@ export function kvTypeArg(v: string | undefined): KvType | undefined {
   if (!isKvType(v)) throw new UsageError(`--kv-type must be ${KV_TYPES.join(' or ')}, got "${v}"`);
   return v;
 }
+
+/**
+ * parseArgs options for the Chromium to use: `--chromium PATH`, the name every command documents, and
+ * `--browser PATH`, its alias (the name `bench` used first).
+ */
+export const CHROMIUM_OPTIONS = {
+  chromium: { type: 'string' },
+  browser: { type: 'string' },
+} as const;
+
+/** Usage lines for {@link CHROMIUM_OPTIONS}. */
+export const CHROMIUM_USAGE = `  --chromium PATH                   Chromium to use (else CHROMIUM_PATH, a Playwright-managed one,
+                                    /usr/bin/chromium)
+  --browser PATH                    alias of --chromium`;
+
+/**
+ * The Chromium path given by `--chromium` or its alias `--browser`, or undefined when neither is set.
+ * @throws UsageError when both are given with different paths.
+ */
+export function chromiumArg(values: { chromium?: string; browser?: string }): string | undefined {
+  const { chromium, browser } = values;
+  if (chromium !== undefined && browser !== undefined && chromium !== browser)
+    throw new UsageError(
+      `--browser is an alias of --chromium; give one of them, not both ("${chromium}", "${browser}")`,
+    );
+  return chromium ?? browser;
+}

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- [--model PATH|URL|synthetic:NAME] [--engine webgpu] [--prompt TEXT | --prompts FILE|SET]
  *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--temperature T] [--top-k K] [--top-p P]
- *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32] [--json FILE] [--browser PATH]
+ *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32] [--json FILE] [--chromium PATH]
  *   [--gpu] [--no-roofline] [--no-cpu-match] [--fail-under-decode-tps X] [--fail-over-ttft-ms X]
  *   [--timeout-s N] [--verbose]`
  *
@@ -30,6 +30,9 @@ import { openGguf } from '../webgpu/gguf/reader.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { createTokenizer } from '../webgpu/tokenizer/index.ts';
 import {
+  CHROMIUM_OPTIONS,
+  CHROMIUM_USAGE,
+  chromiumArg,
   intArg,
   isUsageError,
   KV_TYPE_USAGE,
@@ -86,7 +89,7 @@ const USAGE = `usage: npm run bench -- [options]
                                     buffers per stage), as a phone or integrated GPU may grant them; the
                                     result's model.limits records the limits used
   --json FILE                       write the result (schemaVersion 1) to FILE
-  --browser PATH                    Chromium to use (else CHROMIUM_PATH, Playwright's, /usr/bin/chromium)
+${CHROMIUM_USAGE}
   --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan)
   --no-roofline                     skip the bandwidth and matmul measurements
   --no-cpu-match                    skip llama.cpp's greedy reference run (the result's quality block)
@@ -122,6 +125,7 @@ interface BenchArgs {
   /** KV-cache element type (--kv-type); undefined = the engine's default (f16). */
   kvType?: KvType;
   json?: string;
+  /** --chromium PATH (or its alias --browser). */
   browser?: string;
   gpu: boolean;
   /** Print Vite's output when the page is rebuilt (--verbose). */
@@ -159,8 +163,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       'repeat-penalty': { type: 'string' },
       seed: { type: 'string' },
       json: { type: 'string' },
-      browser: { type: 'string' },
-      chromium: { type: 'string' },
+      ...CHROMIUM_OPTIONS,
       verbose: { type: 'boolean', default: false },
       gpu: { type: 'boolean', default: false },
       'no-roofline': { type: 'boolean', default: false },
@@ -292,7 +295,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
     defaultLimits: values['default-limits'] ?? false,
     kvType,
     json: values.json,
-    browser: values.browser ?? values.chromium,
+    browser: chromiumArg(values),
     gpu: values.gpu ?? false,
     verbose: values.verbose ?? false,
     roofline: !values['no-roofline'],

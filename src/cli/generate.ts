@@ -3,33 +3,57 @@
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
  *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]`
  *
- * The field's `llama-cli`: prints the continuation as it streams. Greedy unless told otherwise. With
- * `--json` writes `{"promptTokenIds": [...], "outputTokenIds": [...], "text": "..."}` (promptTokenIds
- * include BOS). The browser runtime (default) runs the real worker in headless Chromium; `node` runs the
- * engine in this process on Dawn.
+ * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only).
+ * Greedy unless told otherwise. With `--json` writes `{"promptTokenIds": [...], "outputTokenIds": [...],
+ * "text": "..."}` (promptTokenIds include BOS). The browser runtime (default) runs the real worker in
+ * headless Chromium; `node` runs the engine in this process on Dawn.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EngineError } from '../engine/errors.ts';
 import type { GenerateRequest, GenerateResult, ModelInfo } from '../engine/types.ts';
-import { intArg, kvTypeArg, optIntArg, samplingArgs, UsageError } from './args.ts';
+import {
+  CHROMIUM_OPTIONS,
+  CHROMIUM_USAGE,
+  chromiumArg,
+  intArg,
+  KV_TYPE_USAGE,
+  kvTypeArg,
+  optIntArg,
+  samplingArgs,
+  UsageError,
+} from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
 
-const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [--max-tokens N] [--temperature T] [--seed S]
-       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--json FILE] [--runtime browser|node]
-       [--gpu] [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]
-       [--cache-dir DIR | --no-cache]
+/** `npm run generate -- --help`, printed on stdout. */
+const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [options]
 
-  --default-limits  request only WebGPU's default limits (128 MiB bindings, 8 storage buffers per stage),
-                    as a phone or integrated GPU may grant them
-  --kv-type f16|f32 KV-cache element type (default f16, as llama.cpp's; f32 takes twice the memory)
+  --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE
+                                    GGUF file (a split model: its first part), GGUF URL or Hugging Face file
+                                    (downloaded once into the cache, see --cache-dir), or a synthetic model
+  --prompt TEXT                     the prompt
+  --max-tokens N                    new tokens at most (default 64)
+  --temperature T                   sampling temperature (default 0 = greedy)
+  --top-k K                         keep the K most likely tokens (0 = off)
+  --top-p P                         nucleus: the smallest set with probability ≥ P (0 < P ≤ 1; 1 = off)
+  --min-p P                         drop tokens below P × the top probability (0 ≤ P ≤ 1; 0 = off)
+  --repeat-penalty R                penalty on recently seen tokens (> 0; 1 = off)
+  --seed S                          seed of the sampler's draws (an integer)
+  --ctx N                           context length (KV cache) in tokens
+  ${KV_TYPE_USAGE}
+  --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
+                                    buffers per stage), as a phone or integrated GPU may grant them
+  --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE
+  --runtime browser|node            the engine in headless Chromium (default) or in Node on Dawn
+  --gpu                             flags for a hardware GPU on Linux (Vulkan)
+${CHROMIUM_USAGE}
+${CACHE_USAGE}
 
-  --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE  (a URL is downloaded once into the cache)
-${CACHE_USAGE}`;
+The continuation goes to stdout as it streams.`;
 
 /** With --default-limits, says on stderr which limits the engine planned with. */
 function logLimits(info: ModelInfo): void {
@@ -56,8 +80,7 @@ async function main(): Promise<number> {
       json: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
-      chromium: { type: 'string' },
-      browser: { type: 'string' },
+      ...CHROMIUM_OPTIONS,
       ctx: { type: 'string' },
       'default-limits': { type: 'boolean', default: false },
       'kv-type': { type: 'string' },
@@ -65,9 +88,13 @@ async function main(): Promise<number> {
       ...CACHE_OPTIONS,
     },
   });
-  if (values.help || !values.model) {
-    console.error(USAGE);
-    return values.help ? 0 : 2;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.model) {
+    console.error(`error [invalid_argument]: --model is required\n\n${USAGE}`);
+    return 2;
   }
   if (values.runtime !== 'browser' && values.runtime !== 'node')
     throw new UsageError(`--runtime must be browser or node, got "${values.runtime}"`);
@@ -79,6 +106,7 @@ async function main(): Promise<number> {
   };
   const ctx = optIntArg(values.ctx, 'ctx', 1);
   const kvType = kvTypeArg(values['kv-type']);
+  const chromium = chromiumArg(values);
   // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
   const model = await resolveCliModel({ ...values, model: values.model });
   const isUrl = /^https?:\/\//.test(model);
@@ -106,7 +134,7 @@ async function main(): Promise<number> {
     result = await withHarnessPage(
       {
         gpu: values.gpu,
-        chromium: values.chromium ?? values.browser,
+        chromium,
         modelPath: isUrl || isSynthetic ? undefined : resolve(model),
       },
       async (page, modelUrl) => {

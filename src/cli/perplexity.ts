@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { perplexity, type WindowScores } from '../bench/perplexity.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { ModelInfo } from '../engine/types.ts';
-import { kvTypeArg, optIntArg, UsageError } from './args.ts';
+import { CHROMIUM_OPTIONS, CHROMIUM_USAGE, chromiumArg, kvTypeArg, optIntArg, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
@@ -25,6 +25,7 @@ const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--j
   --kv-type f16|f32  KV-cache element type (default f16, as llama.cpp's; f32 takes twice the memory)
 
   --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]  (a URL is downloaded once into the cache)
+${CHROMIUM_USAGE}
 ${CACHE_USAGE}`;
 
 /** What a runtime gives the scoring loop. */
@@ -57,15 +58,19 @@ async function main(): Promise<number> {
       ctx: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
-      chromium: { type: 'string' },
+      ...CHROMIUM_OPTIONS,
       'kv-type': { type: 'string' },
       help: { type: 'boolean', default: false },
       ...CACHE_OPTIONS,
     },
   });
-  if (values.help || !values.model || !values.text) {
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.model || !values.text) {
     console.error(USAGE);
-    return values.help ? 0 : 2;
+    return 2;
   }
   const ctx = optIntArg(values.ctx, 'ctx', 2);
   const kvType = kvTypeArg(values['kv-type']);
@@ -104,7 +109,7 @@ async function main(): Promise<number> {
     }
   } else {
     result = await withHarnessPage(
-      { gpu: values.gpu, chromium: values.chromium, modelPath: isUrl ? undefined : resolve(model) },
+      { gpu: values.gpu, chromium: chromiumArg(values), modelPath: isUrl ? undefined : resolve(model) },
       async (page, modelUrl) => {
         const info = await callHarness<ModelInfo>(page, 'load', isUrl ? model : modelUrl, ctx, false, kvType);
         return run(text, ctx, {

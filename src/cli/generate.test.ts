@@ -54,7 +54,23 @@ describe('npm run generate', () => {
       expect(Object.keys(j).sort()).toEqual(['outputTokenIds', 'promptTokenIds', 'text']);
       expect(j.promptTokenIds).toEqual(c.promptIds);
       expect(j.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
-      expect(r.stdout).toContain(j.text);
+      // stdout is the text only; llama-cli's timing summary closes stderr, counting the tokens it ran.
+      expect(r.stdout).toBe(`${j.text}\n`);
+      const n = j.outputTokenIds.length;
+      const p = j.promptTokenIds.length;
+      const num = String.raw`\s*\d+\.\d\d`;
+      expect(r.stderr).toMatch(
+        new RegExp(
+          String.raw`prompt eval time =${num} ms /\s+${p} tokens \(${num} ms per token,${num} tokens per second\)\n` +
+            String.raw` {7}eval time =${num} ms /\s+${n - 1} tokens \(${num} ms per token,${num} tokens per second\)\n` +
+            String.raw` {6}total time =${num} ms /\s+${p + n} tokens\n$`,
+        ),
+      );
+      // The figures are the engine's, consistent with each other: prompt eval + eval = total.
+      const ms = [...r.stderr.matchAll(/time =\s*(\d+\.\d\d) ms/g)].map((m) => Number(m[1]));
+      expect(ms).toHaveLength(3);
+      expect(ms[0] + ms[1]).toBeCloseTo(ms[2], 1);
+      expect(ms[1]).toBeGreaterThan(0);
     },
   );
 

@@ -3,7 +3,8 @@
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
  *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]`
  *
- * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only).
+ * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only),
+ * then llama-cli's timing summary on stderr (src/cli/timings.ts: prompt eval = TTFT, eval = decode).
  * Greedy unless told otherwise. With `--json` writes `{"promptTokenIds": [...], "outputTokenIds": [...],
  * "text": "..."}` (promptTokenIds include BOS). The browser runtime (default) runs the real worker in
  * headless Chromium; `node` runs the engine in this process on Dawn.
@@ -28,6 +29,7 @@ import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
+import { formatTimings } from './timings.ts';
 
 /** `npm run generate -- --help`, printed on stdout. */
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [options]
@@ -53,7 +55,9 @@ const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [opt
 ${CHROMIUM_USAGE}
 ${CACHE_USAGE}
 
-The continuation goes to stdout as it streams.`;
+The continuation goes to stdout as it streams; then llama-cli's timing summary goes to stderr: prompt
+eval time (TTFT: request start to the first token, with prefill tok/s), eval time (the tokens after the
+first: decode tok/s) and total time (E2E).`;
 
 /** With --default-limits, says on stderr which limits the engine planned with. */
 function logLimits(info: ModelInfo): void {
@@ -158,6 +162,7 @@ async function main(): Promise<number> {
     );
   }
   process.stdout.write('\n');
+  console.error(formatTimings(result));
   const asked = req.maxTokens ?? 64;
   if (result.finishReason === 'length' && result.outputTokenIds.length < asked) {
     console.error(

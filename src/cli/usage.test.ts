@@ -36,6 +36,11 @@ describe('--help', () => {
       expect(r.stdout).toMatch(new RegExp(`^ {2}${flag}\\b`, 'm'));
   });
 
+  it('generate --help names the timing summary on stderr', async () => {
+    const r = await cli('generate', ['--help']);
+    expect(r.stdout).toMatch(/timing summary goes to stderr: prompt\s+eval time \(TTFT/);
+  });
+
   it('generate without --model: the error and the usage on stderr, exit 2', async () => {
     const r = await cli('generate', ['--prompt', 'x']);
     expect(r.code).toBe(2);

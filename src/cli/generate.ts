@@ -27,7 +27,7 @@ import {
 } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
-import { setupNodeVulkan } from './node-gpu.ts';
+import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
 import { formatTimings } from './timings.ts';
 
@@ -120,15 +120,19 @@ async function main(): Promise<number> {
   }
   let result: GenerateResult;
   if (values.runtime === 'node') {
-    setupNodeVulkan(values.gpu);
+    const driver = setupNodeVulkan(values.gpu);
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
     const engine = new WebGpuEngine();
     try {
       logLimits(
-        await engine.load(
-          isSynthetic ? { synthetic: model } : isUrl ? { url: model } : { path: resolve(model) },
-          { contextLength: ctx, defaultLimits: values['default-limits'], kvType },
-        ),
+        await engine
+          .load(isSynthetic ? { synthetic: model } : isUrl ? { url: model } : { path: resolve(model) }, {
+            contextLength: ctx,
+            defaultLimits: values['default-limits'],
+            kvType,
+          })
+          // No adapter: say what this machine lacks (the Vulkan loader's package, or a driver).
+          .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver))),
       );
       result = await engine.generate(req, (e) => process.stdout.write(e.text));
     } finally {

@@ -16,7 +16,7 @@ import type { ModelInfo } from '../engine/types.ts';
 import { CHROMIUM_OPTIONS, CHROMIUM_USAGE, chromiumArg, kvTypeArg, optIntArg, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
-import { setupNodeVulkan } from './node-gpu.ts';
+import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
@@ -91,14 +91,13 @@ async function main(): Promise<number> {
 
   let result: Awaited<ReturnType<typeof run>>;
   if (values.runtime === 'node') {
-    setupNodeVulkan(values.gpu);
+    const driver = setupNodeVulkan(values.gpu);
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
     const engine = new WebGpuEngine();
     try {
-      const info = await engine.load(isUrl ? { url: model } : { path: resolve(model) }, {
-        contextLength: ctx,
-        kvType,
-      });
+      const info = await engine
+        .load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx, kvType })
+        .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver)));
       result = await run(text, ctx, {
         info,
         tokenize: (t, addBos) => engine.tokenize(t, addBos),

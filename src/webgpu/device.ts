@@ -56,6 +56,19 @@ export async function getGPU(): Promise<GPU> {
   );
 }
 
+/**
+ * What `createGpuContext` says when `requestAdapter()` gives none: in a browser, how to turn WebGPU on; in
+ * Node (Dawn, the `webgpu` package), what Dawn needs on Linux, the Vulkan loader and a driver (the command
+ * line refines this with what is installed: src/cli/node-gpu.ts `explainNodeNoAdapter`).
+ */
+export function noAdapterMessage(runtime: 'browser' | 'node'): string {
+  return runtime === 'node'
+    ? 'No WebGPU adapter in Node (Dawn, the `webgpu` package): on Linux it needs the Vulkan loader ' +
+        "(libvulkan.so.1: `apt-get install libvulkan1` on Debian and Ubuntu) and a Vulkan driver (the GPU's, or " +
+        "SwiftShader's on a CPU: VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json)"
+    : 'No WebGPU adapter: WebGPU is disabled or blocked for this GPU. Enable it (chrome://flags, --enable-unsafe-webgpu) or update the driver.';
+}
+
 /** An adapter and a device with the engine's features and the adapter's highest limits. */
 export interface GpuContext {
   adapter: GPUAdapter;
@@ -88,12 +101,8 @@ export async function createGpuContext(
 ): Promise<GpuContext> {
   const gpu = await getGPU();
   const adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
-  if (!adapter) {
-    throw new EngineError(
-      'webgpu_unavailable',
-      'No WebGPU adapter: WebGPU is disabled or blocked for this GPU. Enable it (chrome://flags, --enable-unsafe-webgpu) or update the driver.',
-    );
-  }
+  if (!adapter)
+    throw new EngineError('webgpu_unavailable', noAdapterMessage(gpu === nodeGpu ? 'node' : 'browser'));
   const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
   const requiredLimits: Record<string, number> = {};
   if (!opts.defaultLimits) for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];

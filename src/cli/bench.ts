@@ -96,8 +96,8 @@ ${CHROMIUM_USAGE}
   --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
   --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
   --timeout-s N                     bound on the model load and on each request (default 600)
-  --verbose                         print Vite's own output when the page is rebuilt (its warnings, the files
-                                    written); without it a rebuild says only how many warnings it had
+  --verbose                         print Vite's own lines (its warnings) on stderr when the page is rebuilt;
+                                    without it a rebuild says only how many warnings it had
 ${CACHE_USAGE}
 ${LLAMA_BENCH_USAGE}
 

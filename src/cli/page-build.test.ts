@@ -3,6 +3,7 @@
  * (`dist/bench/`), so `npm run build`'s page and `npm run build:widget`'s `dist/widget/` survive it; it
  * builds again only when an input changed; Vite's warnings stay out of the log unless --verbose.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { InlineConfig } from 'vite';
@@ -147,6 +148,30 @@ describe('ensureBuiltPage', () => {
       expect(again).toEqual({ ...first, built: false });
       expect(lines).toHaveLength(2);
     } else expect(again.built).toBe(true);
+  }, 300_000);
+
+  it("--verbose, a real build: Vite's warnings on the log, stdout (the command's table) untouched", async () => {
+    const dir = tempDir('page-build-verbose-');
+    const script = join(dir, 'build.mts');
+    writeFileSync(
+      script,
+      `import { ensureBuiltPage } from ${JSON.stringify(join(ROOT, 'src/cli/page-build.ts'))};\n` +
+        `await ensureBuiltPage({ outDir: process.argv[2], verbose: true, log: (s) => process.stderr.write(s + '\\n') });\n`,
+    );
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((ok) =>
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', script, join(dir, 'dist', 'bench')],
+        { cwd: ROOT, timeout: 240_000 },
+        (err, stdout, stderr) => ok({ code: err ? Number(err.code) : 0, stdout, stderr }),
+      ),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    // Before: Rolldown's reporter wrote "transforming...", "rendering chunks..." here, at log level info.
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('vite: (!) Some chunks are larger than 500 kB after minification.');
+    expect(r.stderr).not.toContain(ESC);
+    expect(r.stderr).toMatch(/^built in \d+\.\d s$/m);
   }, 300_000);
 });
 

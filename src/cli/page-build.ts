@@ -58,8 +58,8 @@ export function stripAnsi(s: string): string {
 
 /**
  * A Vite logger for the command's builds. Quiet (`verbose` false): warnings are counted, not printed, and
- * info lines (the list of written files) are dropped. Verbose: every line goes to `write`, with ANSI codes
- * removed unless `colour`. Errors always go to `write`.
+ * info lines are dropped. Verbose: every line goes to `write`, with ANSI codes removed unless `colour`.
+ * Errors always go to `write`.
  */
 export function buildLogger(
   verbose: boolean,
@@ -114,7 +114,7 @@ export interface EnsureBuiltPageOptions {
   log?: (s: string) => void;
   /** Build even when the stamp matches. */
   force?: boolean;
-  /** Print Vite's own output (its warnings, the files written); else only a count of warnings. */
+  /** Print Vite's own lines (its warnings and notes) on `log`; else only a count of warnings. */
   verbose?: boolean;
   /** Keep ANSI colour codes in Vite's lines (default: when stderr is a terminal). */
   colour?: boolean;
@@ -159,7 +159,9 @@ export async function ensureBuiltPage(opts: EnsureBuiltPageOptions = {}): Promis
   await build({
     root,
     configFile: join(root, 'vite.config.ts'),
-    logLevel: opts.verbose ? 'info' : 'warn',
+    // 'warn' even when verbose: at 'info' Rolldown's native reporter writes its progress straight to fd 1,
+    // the command's stdout, where the table goes. Vite's warnings and notes reach the logger either way.
+    logLevel: 'warn',
     customLogger: logger,
     build: {
       outDir,

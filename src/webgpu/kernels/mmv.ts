@@ -16,9 +16,12 @@
  * - Weights are read as whole words: `vec4<f32>` (F32), `vec4<u32>` (F16, BF16, Q4_K, whose 144-byte
  *   blocks are 16-byte aligned), or `u32` with the block's 2-byte misalignment resolved once per block
  *   (Q4_0, Q8_0, Q5_0, Q6_K: 18/34/22/210-byte blocks). Nibbles and bytes are unpacked four at a time
- *   (`unpack4xU8`/`unpack4xI8` where the WGSL language feature `packed_4x8_integer_dot_product` exists,
- *   else shifts and masks); scales and mins are applied once per chunk, Q4_0's −8, Q5_0's −16 and Q4_K's
- *   min through the chunk's sum of activations (d·Σq·x − 8·d·Σx), as llama.cpp's mul_mat_vec does.
+ *   with `unpack4x8unorm` (n/255, the 255 applied once per chunk; Q8_0's int8 with their sign bits
+ *   flipped, q + 128), which SwiftShader runs in 1/1.2–1/1.7 the time of `unpack4xU8`/`unpack4xI8` and a
+ *   conversion (Q5_0 keeps `unpack4xU8`, or shifts and masks without the WGSL language feature
+ *   `packed_4x8_integer_dot_product`); scales and mins are applied once per chunk, and the offsets
+ *   (Q4_0's −8, Q5_0's −16, Q6_K's −32, Q8_0's −128 of the flipped bytes, Q4_K's min) through the chunk's
+ *   sums of activations (d·Σq·x − 8·d·Σx), as llama.cpp's mul_mat_vec does.
  * - Partial sums of a lane group are combined with `subgroupShuffleXor` (needs the `subgroups` feature
  *   and lanes ≤ the adapter's subgroupMinSize) or through workgroup memory (the fallback).
  *
@@ -93,7 +96,7 @@ function bindingType(t: WeightType, planar?: number): string {
 
 /** Whether a type's chunk dot needs the chunk's Σx (offset or min folded out of the loop). */
 function needsXsum(t: WeightType): boolean {
-  return t === 'Q4_0' || t === 'Q5_0' || t === 'Q4_K';
+  return t === 'Q4_0' || t === 'Q5_0' || t === 'Q4_K' || t === 'Q8_0';
 }
 
 /**
@@ -123,13 +126,6 @@ function u8x4n(v: string): string {
 
 /** The factor that undoes {@link u8x4n}'s 1/255. */
 const U8N = '255.0';
-
-/** WGSL expression: 4 bytes of `v` as vec4<f32>, signed. */
-function i8x4(v: string, packed: boolean): string {
-  return packed
-    ? `vec4<f32>(unpack4xI8(${v}))`
-    : `vec4<f32>((vec4<i32>(bitcast<i32>(${v})) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u))`;
-}
 
 /**
  * Statements loading `n` + 1 words from word `wi` of `w` as `${p}v0…` and the expression of stitched
@@ -198,11 +194,12 @@ ${sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`)
       ];
       const q = stitched(p, w, `${p}wi`, 8);
       lines.push(q.loads);
-      for (let j = 0; j < 8; j++) lines.push(`let ${p}f${j} = ${i8x4(q.word(j), packed)};`);
+      // int8 q as (q + 128) / 255 (u8x4n of the bytes with their sign bits flipped): Σq·x = 255·Σu·x − 128·Σx.
+      for (let j = 0; j < 8; j++) lines.push(`let ${p}f${j} = ${u8x4n(`${q.word(j)} ^ 0x80808080u`)};`);
       lines.push(
         sum(
           (tt) =>
-            `${p}d * (${Array.from({ length: 8 }, (_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')})`,
+            `${p}d * (${U8N} * (${Array.from({ length: 8 }, (_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')}) - 128.0 * ${XS(tt)})`,
         ),
       );
       return lines.join('\n');
@@ -341,10 +338,16 @@ function planarChunkDot(
         `let ${p}d = unpack2x16float(${p}dW).x;`,
       ];
       const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'];
+      // As the raw layout: (q + 128) / 255 per byte, Σq·x = 255·Σu·x − 128·Σx.
       words.forEach((wd, j) => {
-        lines.push(`let ${p}f${j} = ${i8x4(`${p}${wd}`, packed)};`);
+        lines.push(`let ${p}f${j} = ${u8x4n(`${p}${wd} ^ 0x80808080u`)};`);
       });
-      lines.push(sum((tt) => `${p}d * (${words.map((_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')})`));
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}d * (${U8N} * (${words.map((_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')}) - 128.0 * ${XS(tt)})`,
+        ),
+      );
       return lines.join('\n');
     }
     case 'Q4_0':

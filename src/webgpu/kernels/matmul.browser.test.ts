@@ -22,6 +22,7 @@ import {
   randomF32,
   readF32,
   readU32,
+  refDot,
   runWGSL,
   storageFrom,
   testDevice,
@@ -56,18 +57,6 @@ function rmsnormRef(x: Float32Array, T: number, K: number, g: ArrayLike<number>,
     for (let k = 0; k < K; k++) out[t * K + k] = x[t * K + k] * inv * g[k];
   }
   return out;
-}
-
-/** Row r of W [K, N] · row t of X [T, K]: [value, Σ|terms|]. */
-function dot(W: ArrayLike<number>, r: number, X: ArrayLike<number>, t: number, K: number): [number, number] {
-  let s = 0;
-  let a = 0;
-  for (let k = 0; k < K; k++) {
-    const p = W[r * K + k] * X[t * K + k];
-    s += p;
-    a += Math.abs(p);
-  }
-  return [s, a];
 }
 
 const tolOf = (sumAbs: number) => REL * sumAbs + ABS;
@@ -162,7 +151,7 @@ ${wgslLoader('w', 'F16')}
       const tol = new Float64Array(ref.length);
       for (let t = 0; t < T; t++) {
         for (let u = 0; u < N; u++) {
-          const [s, a] = dot(W.vals, u, x, t, K);
+          const [s, a] = refDot(W.vals, u, x, t, K);
           ref[t * N + u] = y0[t * N + u] + s;
           tol[t * N + u] = tolOf(a + Math.abs(y0[t * N + u]));
         }
@@ -207,7 +196,10 @@ ${wgslLoader('w', 'F16')}
       const tol = new Float64Array(ref.length);
       for (let t = 0; t < T; t++) {
         for (let u = 0; u < N; u++) {
-          [ref[t * N + u], tol[t * N + u]] = swigluRef(dot(Wg.vals, u, xn, t, K), dot(Wu.vals, u, xn, t, K));
+          [ref[t * N + u], tol[t * N + u]] = swigluRef(
+            refDot(Wg.vals, u, xn, t, K),
+            refDot(Wu.vals, u, xn, t, K),
+          );
         }
       }
       assertClose(`swiglu (seed ${seed})`, await readF32(device, hb), ref, tol);
@@ -290,19 +282,19 @@ ${wgslLoader('w', 'F16')}
       const tolH = new Float64Array(refH.length);
       for (let t = 0; t < T; t++) {
         for (let u = 0; u < NA; u++) {
-          const [s, a] = dot(A.vals, u, xn, t, K);
+          const [s, a] = refDot(A.vals, u, xn, t, K);
           refO[t * NA + u] = s;
           tolO[t * NA + u] = tolOf(a);
         }
         for (let u = 0; u < NB; u++) {
-          const [s, a] = dot(B.vals, u, xn, t, K);
+          const [s, a] = refDot(B.vals, u, xn, t, K);
           refY[t * NB + u] = y20[t * NB + u] + s;
           tolY[t * NB + u] = tolOf(a + Math.abs(y20[t * NB + u]));
         }
         for (let u = 0; u < NF; u++) {
           [refH[t * NF + u], tolH[t * NF + u]] = swigluRef(
-            dot(Wg.vals, u, xn, t, K),
-            dot(Wu.vals, u, xn, t, K),
+            refDot(Wg.vals, u, xn, t, K),
+            refDot(Wu.vals, u, xn, t, K),
           );
         }
       }
@@ -363,7 +355,7 @@ ${wgslLoader('w', 'F16')}
       const ref = Float64Array.from(l0);
       const tol = new Float64Array(ref.length);
       for (let u = 0; u < nVocab; u++) {
-        const [s, a] = dot(W.vals, u, xn, T - 1, K);
+        const [s, a] = refDot(W.vals, u, xn, T - 1, K);
         ref[u] = s;
         tol[u] = tolOf(a);
       }
@@ -544,7 +536,7 @@ ${wgslLoader('w', 'F16')}
       const project = (W: HostWeight, N: number, t: number, pos: number, rope: boolean) => {
         const raw = new Float64Array(N);
         const abs = new Float64Array(N);
-        for (let r = 0; r < N; r++) [raw[r], abs[r]] = dot(W.vals, r, xn, t, K);
+        for (let r = 0; r < N; r++) [raw[r], abs[r]] = refDot(W.vals, r, xn, t, K);
         const out = Float64Array.from(raw);
         const tol = abs.map(tolOf);
         if (rope) {

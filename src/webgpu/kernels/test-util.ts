@@ -232,7 +232,13 @@ export function assertEqual(what: string, got: ArrayLike<number>, ref: ArrayLike
  * weights `w` [N, K] (row-major) dotted with token `t` of the activations `xn` [T, K]. Returns
  * [Σ_k w·x, Σ_k |w·x|]: the value and the size of its terms, which bounds the f32 accumulation error.
  */
-export function refDot(w: Float64Array, r: number, xn: Float64Array, t: number, K: number): [number, number] {
+export function refDot(
+  w: ArrayLike<number>,
+  r: number,
+  xn: ArrayLike<number>,
+  t: number,
+  K: number,
+): [number, number] {
   let s = 0;
   let a = 0;
   for (let k = 0; k < K; k++) {

@@ -1,12 +1,15 @@
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
 import { chromiumArgs, resolveChromium } from './src/cli/browser.ts';
+import { findStories260K, stories260kMissingMessage } from './src/testing/models.ts';
 
 const gpu = process.env.WEBGPU_GPU === '1';
-/** `../shared` beside the repository (the test model lives in `../shared/models/`). */
-const SHARED_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../shared');
+/**
+ * The test model, where src/testing/models.ts finds it ($STORIES260K, models/, ../shared/models/); browser
+ * tests fetch it from Vite's `/@fs/` (src/testing/stories260k-url.ts), so its folder is served too.
+ */
+const STORIES260K = findStories260K();
 
 export default defineConfig({
   server: { fs: { allow: ['..'] } },
@@ -22,8 +25,11 @@ export default defineConfig({
         },
       },
       {
-        server: { fs: { allow: ['..'] } },
-        define: { __SHARED_DIR__: JSON.stringify(SHARED_DIR) },
+        server: { fs: { allow: ['..', ...(STORIES260K ? [dirname(STORIES260K)] : [])] } },
+        define: {
+          __STORIES260K__: JSON.stringify(STORIES260K ?? ''),
+          __STORIES260K_MISSING__: JSON.stringify(STORIES260K ? '' : stories260kMissingMessage()),
+        },
         test: {
           name: 'browser',
           include: ['src/**/*.browser.test.ts'],

@@ -10,9 +10,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, type Page, test } from '@playwright/test';
+import { stories260kPath } from '../src/testing/models.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const MODEL = stories260kPath();
 const golden = JSON.parse(readFileSync(resolve(ROOT, 'tests/golden/stories260K.json'), 'utf8')) as {
   generation: { cases: { prompt: string; outputIds: number[]; outputText: string }[] };
 };

@@ -4,16 +4,17 @@
  * stories260K and shows llama.cpp's greedy text; Stop; markup stays text; two widgets share one engine
  * (one worker) and removing both terminates it; the WebGPU-missing fallback; demo screenshots.
  *
- * The model is read from `../shared/models/` beside the repository and served to the page by
+ * The model is found by src/testing/models.ts ($STORIES260K, models/, ../shared/models/) and served to the page by
  * `page.route`. Screenshots go to `$SCREENSHOT_DIR` when set, else to the test's output folder.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, type Page, type TestInfo, test } from '@playwright/test';
+import { stories260kPath } from '../src/testing/models.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const MODEL = stories260kPath();
 const golden = JSON.parse(readFileSync(resolve(ROOT, 'tests/golden/stories260K.json'), 'utf8')) as {
   generation: { cases: { prompt: string; outputText: string }[] };
 };

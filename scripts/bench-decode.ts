@@ -27,6 +27,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { stories260kPath } from '../src/testing/models.ts';
 import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import {
@@ -45,7 +46,7 @@ import {
 import type { BenchEngineJson } from './bench-engine.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const STORIES = resolve(ROOT, '../shared/models/stories260K.gguf');
+const STORIES = stories260kPath();
 
 const { values } = parseArgs({
   options: {

@@ -32,6 +32,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Token } from 'node-llama-cpp';
 import type { BenchResult } from '../src/bench/types.ts';
+import { stories260kPath } from '../src/testing/models.ts';
 import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import {
@@ -49,7 +50,7 @@ import {
 } from './bench-common.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const STORIES = resolve(ROOT, '../shared/models/stories260K.gguf');
+const STORIES = stories260kPath();
 const KV_TYPES = ['f16', 'f32'] as const;
 type Kv = (typeof KV_TYPES)[number];
 

@@ -42,6 +42,7 @@ import type { WllamaRun } from '../src/bench/wllama-page.ts';
 import { withHarnessPage } from '../src/cli/harness-server.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import type { GenerateResult } from '../src/engine/types.ts';
+import { stories260kPath } from '../src/testing/models.ts';
 import { BENCH_FILE, writeBenchSection } from './bench-common.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -635,11 +636,7 @@ function report(all: Measured[], env: Env, o: Opts, cmd: string, wallS: number):
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      model: {
-        type: 'string',
-        default:
-          process.env.BENCH_MODEL ?? resolve(import.meta.dirname, '../../shared/models/stories260K.gguf'),
-      },
+      model: { type: 'string' },
       runs: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '1' },
       tokens: { type: 'string', default: '128' },
@@ -659,7 +656,7 @@ async function main(): Promise<number> {
   const o: Opts = { runs: Number(values.runs), warmup: Number(values.warmup), tokens: Number(values.tokens) };
   if (!(o.runs >= 1 && o.warmup >= 0 && o.tokens >= 2))
     throw new Error('need --runs ≥ 1, --warmup ≥ 0, --tokens ≥ 2');
-  const modelPath = resolve(values.model);
+  const modelPath = resolve(values.model ?? process.env.BENCH_MODEL ?? stories260kPath());
   if (!existsSync(modelPath)) throw new Error(`model not found: ${modelPath}`);
   const skip = new Set(values.skip.split(',').filter(Boolean));
   const env: Env = {

@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { stories260kPath } from '../src/testing/models.ts';
 import { type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
@@ -23,12 +24,12 @@ const { values } = parseArgs({
     types: { type: 'string', default: 'F32,F16,Q8_0,Q4_0,Q4_K_M,Q6_K' },
     runs: { type: 'string', default: '3' },
     tokens: { type: 'string', default: '64' },
-    model: { type: 'string', default: resolve(ROOT, '../shared/models/stories260K.gguf') },
+    model: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
   },
 });
 const dir = mkdtempSync(join(tmpdir(), 'bench-types-'));
-const wide = await widenLlamaGguf(await openGguf({ path: values.model }), WIDE_STORIES);
+const wide = await widenLlamaGguf(await openGguf({ path: values.model ?? stories260kPath() }), WIDE_STORIES);
 type Row = { type: string; mib: number; cells: Record<string, { prefill: number; decode: number }> };
 const rows: Row[] = [];
 for (const type of values.types.split(',')) {

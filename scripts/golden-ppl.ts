@@ -36,12 +36,13 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { perplexityOf, perplexityWindows } from '../src/bench/perplexity.ts';
+import { stories260kPath } from '../src/testing/models.ts';
 import { type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const modelPath = process.env.GOLDEN_MODEL ?? resolve(root, '../shared/models/stories260K.gguf');
+const modelPath = process.env.GOLDEN_MODEL ?? stories260kPath();
 const textPath = resolve(root, 'tests/data/ppl-story.txt');
 const outPath = resolve(root, 'tests/golden/ppl.json');
 

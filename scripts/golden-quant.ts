@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getModuleVersion } from 'node-llama-cpp';
+import { stories260kPath } from '../src/testing/models.ts';
 import { ggmlTypeByName } from '../src/webgpu/gguf/ggml-types.ts';
 import { quantGoldenCases } from '../src/webgpu/gguf/quant-cases.ts';
 import { FTYPES, type QuantizeFtype } from '../src/webgpu/gguf/quantize-model.ts';
@@ -28,7 +29,7 @@ import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const modelPath = process.env.GOLDEN_MODEL ?? resolve(root, '../shared/models/stories260K.gguf');
+const modelPath = process.env.GOLDEN_MODEL ?? stories260kPath();
 const outPath = resolve(root, 'tests/golden/quant.json');
 const bins = resolve(root, 'node_modules/@node-llama-cpp/linux-x64/bins/linux-x64');
 const bundle = resolve(root, 'node_modules/node-llama-cpp/llama/gitRelease.bundle');

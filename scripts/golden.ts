@@ -36,11 +36,11 @@ import {
   type LlamaModel,
   type Token,
 } from 'node-llama-cpp';
+import { stories260kPath } from '../src/testing/models.ts';
 import { mulberry32 } from '../src/webgpu/util/prng.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const modelPath =
-  process.env.GOLDEN_MODEL ?? new URL('../../shared/models/stories260K.gguf', import.meta.url).pathname;
+const modelPath = process.env.GOLDEN_MODEL ?? stories260kPath();
 const casesPath =
   process.env.GOLDEN_CASES ?? new URL('../../shared/cases/tokenizer-strings.json', import.meta.url).pathname;
 const outPath = resolve(root, 'tests/golden/stories260K.json');

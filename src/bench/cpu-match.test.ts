@@ -1,9 +1,9 @@
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
+import { stories260kPath } from '../testing/models.ts';
 import { cpuMatch, llamaCppGreedy } from './cpu-match.ts';
 
-const MODEL = resolve(import.meta.dirname, '../../../shared/models/stories260K.gguf');
+const MODEL = stories260kPath();
 
 describe('CPU match (llama.cpp greedy as the reference)', () => {
   it('llama.cpp greedy equals the golden continuation, and a perfect top-1 list scores 1', async () => {

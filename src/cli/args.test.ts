@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { findStories260K } from '../testing/models.ts';
 import {
   chromiumArg,
   intArg,
@@ -20,7 +21,7 @@ import {
 } from './args.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const MODEL = findStories260K() ?? '/no/model.gguf'; // usage errors come first: the file need not exist
 
 function cli(script: string, args: string[]): Promise<{ code: number; stderr: string; ms: number }> {
   const t0 = performance.now();

@@ -14,6 +14,7 @@ import golden from '../../tests/golden/stories260K.json';
 import { validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
 import { startModelServer, testModelFiles } from '../library/test-server.ts';
+import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 
 /** Temporary directories, all removed after this file's tests. */
@@ -21,7 +22,7 @@ const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const cacheHome = tempDir('bench-cache-');
-const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const MODEL = stories260kPath();
 
 interface CliRun {
   code: number | null;

@@ -26,6 +26,7 @@ import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
 import type { KvType, LoadProgress, SamplingParams } from '../engine/types.ts';
 import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
+import { findStories260K } from '../testing/models.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
 import { createTokenizer } from '../webgpu/tokenizer/index.ts';
@@ -53,7 +54,7 @@ import {
   llamaBenchOptions,
 } from './llama-bench-args.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, cachedModel, isRemoteModel, modelUrl } from './model-cache.ts';
-import { ensureBuiltPage, ROOT } from './page-build.ts';
+import { ensureBuiltPage } from './page-build.ts';
 import { formatCliError, runCli } from './run.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
@@ -65,7 +66,8 @@ const USAGE = `usage: npm run bench -- [options]
                                     real shapes, random weights made
                                     on the GPU (SHAPE: ${SYNTHETIC_SHAPES.map((s) => s.id).join(', ')};
                                     TYPE: ${SYNTHETIC_FTYPES.join(', ')}).
-                                    Default: ../shared/models/stories260K.gguf if present, else
+                                    Default: stories260K.gguf ($STORIES260K, else models/, else
+                                    ../shared/models/; \`npm run setup\` fetches it) if present, else
                                     synthetic:stories260k-f32 (the same shapes).
   --engine webgpu|webllm|remote     the engine (webllm: --model is a WebLLM prebuilt id, needs network;
                                     remote: an OpenAI-compatible server; --engine remote --help)
@@ -103,8 +105,8 @@ ${LLAMA_BENCH_USAGE}
 
 Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
 
-/** Default model, relative to the repository. */
-const DEFAULT_MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+/** Default model: the test model where src/testing/models.ts finds it (undefined when missing). */
+const DEFAULT_MODEL = findStories260K();
 /** Default model when that file is missing: its shapes, random weights made on the GPU. */
 const DEFAULT_SYNTHETIC = 'synthetic:stories260k-f32';
 
@@ -211,7 +213,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       throw new UsageError('--engine webllm needs --model ID, e.g. Llama-3.2-1B-Instruct-q4f32_1-MLC');
     model = { spec: { url: `webllm:${m}`, id: m } };
   } else if (m === undefined) {
-    model = existsSync(DEFAULT_MODEL)
+    model = DEFAULT_MODEL
       ? {
           spec: { url: '', id: basename(DEFAULT_MODEL) },
           localPath: DEFAULT_MODEL,
@@ -219,7 +221,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
         }
       : {
           spec: { synthetic: DEFAULT_SYNTHETIC },
-          note: `default model (no --model given, ${DEFAULT_MODEL} not found): ${DEFAULT_SYNTHETIC}, the same shapes with random weights`,
+          note: `default model (no --model given, stories260K.gguf not found: $STORIES260K, models/, ../shared/models/; \`npm run setup\` fetches it): ${DEFAULT_SYNTHETIC}, the same shapes with random weights`,
         };
   } else if (m.startsWith('synthetic:')) {
     try {

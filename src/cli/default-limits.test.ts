@@ -9,10 +9,11 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import type { BenchResult } from '../bench/types.ts';
+import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const MODEL = stories260kPath();
 const tmp = useTempDirs()('default-limits-');
 
 function cli(

@@ -9,13 +9,14 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { startModelServer, testModelFiles } from '../library/test-server.ts';
+import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 
 /** Temporary directories, all removed after this file's tests. */
 const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const MODEL = stories260kPath();
 const run = promisify(execFile);
 
 async function generate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/ppl.json';
 import { perplexity } from '../bench/perplexity.ts';
+import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { argmax, logSoftmax, ReferenceLlama } from '../webgpu/model/reference.ts';
@@ -18,7 +19,7 @@ import { argmax, logSoftmax, ReferenceLlama } from '../webgpu/model/reference.ts
 const tempDir = useTempDirs();
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MODEL = resolve(ROOT, '../shared/models/stories260K.gguf');
+const MODEL = stories260kPath();
 const TEXT = resolve(ROOT, 'tests/data/ppl-story.txt');
 const run = promisify(execFile);
 

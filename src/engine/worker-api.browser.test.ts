@@ -4,6 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { EngineError } from './errors.ts';
 import type { LoadProgress } from './types.ts';
 import { WorkerEngine } from './worker-api.ts';
@@ -14,7 +15,7 @@ function busy(ms: number): void {
   while (performance.now() < end) {}
 }
 
-const MODEL_URL = new URL(`/@fs${__SHARED_DIR__}/models/stories260K.gguf`, location.href).href;
+const MODEL_URL = new URL(stories260kUrl(), location.href).href;
 
 describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
   const engine = new WorkerEngine(

@@ -6,9 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WorkerEngine } from './worker-api.ts';
 
-const MODEL_URL = new URL(`/@fs${__SHARED_DIR__}/models/stories260K.gguf`, location.href).href;
+const MODEL_URL = new URL(stories260kUrl(), location.href).href;
 const LONG = golden.generationF16.cases.reduce((a, c) => (c.promptIds.length > a.promptIds.length ? c : a));
 const SHORT = golden.generationF16.cases[0];
 

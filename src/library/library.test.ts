@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isEngineError } from '../engine/errors.ts';
+import { STORIES_PATH } from '../testing/stories260k.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { collectTensorData, errorOf } from '../webgpu/gguf/test-util.ts';
 import { ModelLibrary } from './library.ts';
 import { openModelFile } from './open.ts';
 import { hfResolveUrl, parseHfShorthand, resolveModelSpec } from './spec.ts';
 import { type CacheStore, type EntryMeta, FsStore } from './store.ts';
-import { type ModelServer, STORIES_PATH, startModelServer, testModelFiles } from './test-server.ts';
+import { type ModelServer, startModelServer, testModelFiles } from './test-server.ts';
 
 const KiB = 1024;
 let server: ModelServer;

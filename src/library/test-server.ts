@@ -23,9 +23,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { stories260kPath } from '../testing/models.ts';
 import { makeRandomLlamaGguf } from '../webgpu/gguf/random-model.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
@@ -273,19 +272,13 @@ export async function startModelServer(files: Map<string, Uint8Array>): Promise<
   };
 }
 
-/** ../shared/models/stories260K.gguf. */
-export const STORIES_PATH = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  '../../../shared/models/stories260K.gguf',
-);
-
 /**
  * The files the tests serve: `stories260K.gguf`, the same model in three parts
  * (`stories260K-0000k-of-00003.gguf`, written with our gguf-split writer), and `big.gguf` (a random
  * llama of about 44 MB).
  */
 export async function testModelFiles(): Promise<Map<string, Uint8Array>> {
-  const bytes = new Uint8Array(readFileSync(STORIES_PATH));
+  const bytes = new Uint8Array(readFileSync(stories260kPath()));
   const files = new Map<string, Uint8Array>([['stories260K.gguf', bytes]]);
   const parts = await splitParts(bytes, 3);
   for (const [i, p] of parts.entries()) files.set(splitFileName('stories260K', i + 1, 3), p);

@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { isEngineError } from '../engine/errors.ts';
 import type { LoadProgress } from '../engine/types.ts';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 
-const MODEL_URL = `/@fs${__SHARED_DIR__}/models/stories260K.gguf`;
+const MODEL_URL = stories260kUrl();
 const CASE = golden.generation.cases[0];
 
 async function errorOf(p: Promise<unknown>): Promise<unknown> {

@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { measureStopToIdle } from '../bench/stop-latency.ts';
 import type { ModelInfo } from '../engine/types.ts';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { defaultBatchSize } from './model/prefill.ts';
 
-const MODEL_URL = `/@fs${__SHARED_DIR__}/models/stories260K.gguf`;
+const MODEL_URL = stories260kUrl();
 /** The golden case with the longest prompt (385 tokens), and a short one. */
 const LONG = golden.generationF16.cases.reduce((a, c) => (c.promptIds.length > a.promptIds.length ? c : a));
 const SHORT = golden.generationF16.cases[0];

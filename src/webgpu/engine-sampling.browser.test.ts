@@ -6,9 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GenerateRequest } from '../engine/types.ts';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 
-const MODEL_URL = `/@fs${__SHARED_DIR__}/models/stories260K.gguf`;
+const MODEL_URL = stories260kUrl();
 
 describe('GPU sampling in the engine', () => {
   const gpu = new WebGpuEngine();

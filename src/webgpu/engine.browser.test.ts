@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { type EngineError, isEngineError } from '../engine/errors.ts';
 import type { TokenEvent } from '../engine/types.ts';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 import { makeRandomLlamaGguf, randomLlamaParts } from './gguf/random-model.ts';
 import { kv, writeGguf } from './gguf/writer.ts';
 
-const MODEL_URL = `/@fs${__SHARED_DIR__}/models/stories260K.gguf`;
+const MODEL_URL = stories260kUrl();
 
 async function expectEngineError(p: Promise<unknown>, code: string): Promise<EngineError> {
   try {

@@ -10,11 +10,12 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import goldenQuant from '../../../tests/golden/quant.json';
+import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { useTempDirs } from '../../testing/temp-dir.ts';
 import { planQuantization, type QuantizeFtype, quantizeGguf } from './quantize-model.ts';
 import { makeRandomLlamaGguf } from './random-model.ts';
 import { openGguf } from './reader.ts';
-import { STORIES_PATH, sha256 } from './test-util.ts';
+import { sha256 } from './test-util.ts';
 import { WIDE_STORIES, widenLlamaGguf } from './widen.ts';
 
 /** Temporary directories, all removed after this file's tests. */

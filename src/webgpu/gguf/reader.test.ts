@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineError, isEngineError } from '../../engine/errors.ts';
 import type { ModelSource } from '../../engine/types.ts';
+import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { ggmlTypeName, tensorBytes } from './ggml-types.ts';
 import { type OpenedGgufFile, openGguf, RequestControl } from './reader.ts';
 import {
   collectTensorData,
   parseHeaderIndependently,
-  STORIES_PATH,
   sha256,
   startServer,
   storiesBytes,

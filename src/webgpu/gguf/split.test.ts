@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError, isEngineError } from '../../engine/errors.ts';
+import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { argmax, ReferenceLlama } from '../model/reference.ts';
 import { type OpenedGgufFile, openGguf } from './reader.ts';
 import {
@@ -19,14 +20,7 @@ import {
   splitPartName,
   writeSplitGguf,
 } from './split.ts';
-import {
-  collectTensorData,
-  errorOf,
-  parseHeaderIndependently,
-  STORIES_PATH,
-  sha256,
-  startServer,
-} from './test-util.ts';
+import { collectTensorData, errorOf, parseHeaderIndependently, sha256, startServer } from './test-util.ts';
 import { type GgufTensorInput, kv, metadataEntriesFrom, type WriteGgufOptions, writeGguf } from './writer.ts';
 
 /** What a synchronous call throws, as `code: message` for an EngineError ('no error' when it returns). */

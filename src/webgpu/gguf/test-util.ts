@@ -7,16 +7,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type EngineError, isEngineError } from '../../engine/errors.ts';
+import { stories260kPath } from '../../testing/models.ts';
 import type { GgufFile, TensorChunk } from './types.ts';
-
-/** `../shared/models/stories260K.gguf`, beside the repository. */
-export const STORIES_PATH = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  '../../../../shared/models/stories260K.gguf',
-);
 
 /** The EngineError a promise rejects with; throws when it resolves or rejects with anything else. */
 export async function errorOf(p: Promise<unknown>): Promise<EngineError> {
@@ -30,9 +23,9 @@ export async function errorOf(p: Promise<unknown>): Promise<EngineError> {
 }
 
 let storiesCache: Uint8Array | undefined;
-/** The bytes of stories260K.gguf (read-only; copy before changing). */
+/** The bytes of stories260K.gguf (read-only; copy before changing); throws one clear line when it is missing. */
 export function storiesBytes(): Uint8Array {
-  storiesCache ??= new Uint8Array(readFileSync(STORIES_PATH));
+  storiesCache ??= new Uint8Array(readFileSync(stories260kPath()));
   return storiesCache;
 }
 

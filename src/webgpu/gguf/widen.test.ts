@@ -3,10 +3,10 @@
  * rows of 256 whose every 32-element block holds trained weights.
  */
 import { describe, expect, it } from 'vitest';
+import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { ReferenceLlama } from '../model/reference.ts';
 import { dequantizeRow } from './quantize.ts';
 import { openGguf } from './reader.ts';
-import { STORIES_PATH } from './test-util.ts';
 import { WIDE_STORIES, widenLlamaGguf } from './widen.ts';
 
 describe('widenLlamaGguf', () => {

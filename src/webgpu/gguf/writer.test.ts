@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../../engine/errors.ts';
+import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { mulberry32 } from '../util/prng.ts';
 import { tensorBytes } from './ggml-types.ts';
 import { openGguf } from './reader.ts';
-import {
-  collectTensorData,
-  parseHeaderIndependently,
-  STORIES_PATH,
-  sha256,
-  storiesBytes,
-} from './test-util.ts';
+import { collectTensorData, parseHeaderIndependently, sha256, storiesBytes } from './test-util.ts';
 import {
   type GgufMetadataEntry,
   type GgufTensorInput,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type EngineError, isEngineError } from '../../engine/errors.ts';
+import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { type RandomLlamaOptions, randomLlamaParts } from '../gguf/random-model.ts';
 import { openGguf } from '../gguf/reader.ts';
-import { STORIES_PATH } from '../gguf/test-util.ts';
 import { type GgufMetadataEntry, type GgufTensorInput, kv, writeGguf } from '../gguf/writer.ts';
 import { type LlamaConfigOptions, llamaConfigFromGguf, modelParamCount, modelWeightBytes } from './config.ts';
 

@@ -7,12 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import golden from '../../../tests/golden/ppl.json';
 import { perplexityOf, top1Agreement } from '../../bench/perplexity.ts';
+import { stories260kUrl } from '../../testing/stories260k-url.ts';
 import { WebGpuEngine } from '../engine.ts';
 import { type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../gguf/widen.ts';
 
-const MODEL_URL = `/@fs${__SHARED_DIR__}/models/stories260K.gguf`;
+const MODEL_URL = stories260kUrl();
 
 async function modelBytes(model: string, type: string): Promise<Uint8Array> {
   let bytes: Uint8Array = new Uint8Array(await (await fetch(MODEL_URL)).arrayBuffer());

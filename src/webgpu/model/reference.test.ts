@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { stories260kPath } from '../../testing/models.ts';
 import { shapeElements } from '../gguf/ggml-types.ts';
 import { dequantizeRow } from '../gguf/quantize.ts';
 import { quantizeGguf } from '../gguf/quantize-model.ts';
@@ -17,8 +18,7 @@ import { metadataEntriesFrom, writeGguf } from '../gguf/writer.ts';
 import { argmax, decodeTensor, halfToNumber, logSoftmax, ReferenceLlama } from './reference.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-/** `shared/` sits beside the repository (here and in CI). */
-const STORIES = resolve(REPO_ROOT, '../shared/models/stories260K.gguf');
+const STORIES = stories260kPath();
 
 interface Golden {
   generation: { cases: { promptIds: number[]; outputIds: number[] }[] };

@@ -2,13 +2,13 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import golden from '../../../tests/golden/stories260K.json';
 import { isEngineError } from '../../engine/errors.ts';
+import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { openGguf } from '../gguf/reader.ts';
-import { STORIES_PATH } from '../gguf/test-util.ts';
 import { mulberry32 } from '../util/prng.ts';
 import { createTokenizer } from './index.ts';
 import { SpmTokenizer, TokenType } from './spm.ts';
 
-const MODEL = process.env.STORIES260K ?? STORIES_PATH;
+const MODEL = STORIES_PATH;
 const metadata = golden.model.tokenizerMetadata as Record<string, unknown>;
 const tok = SpmTokenizer.fromGgufMetadata(metadata);
 

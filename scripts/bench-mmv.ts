@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import { createGpuContext } from '../src/webgpu/device.ts';
 import { quantizeRow } from '../src/webgpu/gguf/quantize.ts';
-import { packStep, rowBytes, type WeightType } from '../src/webgpu/kernels/common.ts';
+import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from '../src/webgpu/kernels/common.ts';
 import {
   gemvWGSL,
   gemvWorkgroupsX,
@@ -19,16 +19,29 @@ import {
   rowsWorkgroupsX,
 } from '../src/webgpu/kernels/matmul.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from '../src/webgpu/kernels/mmv.ts';
+import { isPlanarType, repackHost } from '../src/webgpu/kernels/repack.ts';
 import { mulberry32 } from '../src/webgpu/util/prng.ts';
 
-const USAGE = `usage: npm run bench:mmv -- [--types Q4_K,Q6_K,Q4_0,Q8_0,F16] [--shapes ffn,down,out] [--iters N] [--gpu]`;
-let values: { types: string; iters: string; shapes: string; gpu: boolean; help: boolean };
+const USAGE = `usage: npm run bench:mmv -- [--types Q4_K,Q6_K,Q4_0,Q8_0,F16] [--shapes ffn,down,out] [--iters N] [--layouts mmv] [--planar] [--gpu]
+  --planar   weights of Q4_0/Q8_0/Q5_0/Q6_K repacked into planes, as the engine loads them (kernels/repack.ts)
+  --layouts  only the variants whose name contains this text (e.g. "mmv rows u2"); default all`;
+let values: {
+  types: string;
+  iters: string;
+  shapes: string;
+  layouts: string;
+  planar: boolean;
+  gpu: boolean;
+  help: boolean;
+};
 try {
   ({ values } = parseArgs({
     options: {
       types: { type: 'string', default: 'Q4_K,Q6_K,Q4_0,Q8_0,F16' },
       iters: { type: 'string', default: '20' },
       shapes: { type: 'string', default: 'ffn,down,out' },
+      layouts: { type: 'string', default: 'all' },
+      planar: { type: 'boolean', default: false },
       gpu: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -49,12 +62,17 @@ const sgMin = gpu.hasSubgroups ? gpu.subgroupMinSize : 0;
 const iters = Number(values.iters);
 const rng = mulberry32(1);
 
+/** Blocks of `type` in N rows of K, when --planar repacks this type; else undefined. */
+function planarBlocks(type: WeightType, K: number, N: number): number | undefined {
+  return values.planar && isPlanarType(type) ? (K * N) / WEIGHT_BLOCK[type].size : undefined;
+}
 function weightBytes(type: WeightType, K: number, N: number): Uint8Array {
   const row = new Float32Array(K).map(() => (rng() - 0.5) / 8);
   const q = type === 'F32' ? new Uint8Array(row.buffer) : quantizeRow(type, row);
   const out = new Uint8Array(Math.ceil((rowBytes(type, K) * N) / 16) * 16);
   for (let r = 0; r < N; r++) out.set(q, r * q.length);
-  return out;
+  const nb = planarBlocks(type, K, N);
+  return nb === undefined ? out : repackHost(type, out, nb);
 }
 function buf(data: ArrayBufferView | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) {
   const size = typeof data === 'number' ? data : data.byteLength;
@@ -74,10 +92,12 @@ type Variant = {
   src: (o: Parameters<typeof rowsWGSL>[0]) => string;
   wgx: (s: MatmulSegment[]) => number;
 };
-const variants: Variant[] = [
-  { name: 'old rows', src: rowsWGSL, wgx: rowsWorkgroupsX },
-  { name: 'old ksplit32', src: gemvWGSL, wgx: gemvWorkgroupsX },
-];
+const variants: Variant[] = values.planar // the old kernels read raw blocks only
+  ? []
+  : [
+      { name: 'old rows', src: rowsWGSL, wgx: rowsWorkgroupsX },
+      { name: 'old ksplit32', src: gemvWGSL, wgx: gemvWorkgroupsX },
+    ];
 const L = (
   lanes: number,
   units: number,
@@ -107,7 +127,7 @@ if (sgMin >= 32)
     ['mmv l32 sg u2 t128', L(32, 2, 128, 'subgroup')],
     ['mmv l16 sg u2 t128', L(16, 2, 128, 'subgroup')],
   );
-for (const [name, layout] of layouts)
+for (const [name, layout] of layouts.filter(([n]) => values.layouts === 'all' || n.includes(values.layouts)))
   variants.push({ name, src: (o) => mmvWGSL({ ...o, layout }), wgx: (s) => mmvWorkgroupsX(s, layout) });
 
 const rows: string[] = [];
@@ -122,7 +142,7 @@ for (const type of values.types.split(',') as WeightType[]) {
     const stepB = buf(packStep(1, 0), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
     const seg: MatmulSegment = {
       nUnits: sh.N,
-      weights: ws.map(() => ({ type })),
+      weights: ws.map(() => ({ type, planar: planarBlocks(type, sh.K, sh.N) })),
       dots: ws.map((_, w) => ({ w, row: 'u' })),
       epilogue: sh.dots === 2 ? `y[u] = d0 / (1.0 + exp(-d0)) * d1;` : `y[u] = d0;`,
     };
@@ -166,7 +186,9 @@ for (const type of values.types.split(',') as WeightType[]) {
         ts.push((performance.now() - t0) / iters);
       }
       ts.sort((a, b) => a - b);
-      cells.push(`${v.name}: ${ts[2].toFixed(2)}`);
+      cells.push(
+        `${v.name}: ${ts[2].toFixed(2)} (${((ts[2] * 1e6) / (sh.K * sh.N * sh.dots)).toFixed(2)} ns/w)`,
+      );
     }
     const line = `${type} ${sname} (K=${sh.K} N=${sh.N}×${sh.dots}) ms/dispatch: ${cells.join(' | ')}`;
     console.log(line);

@@ -206,6 +206,21 @@ export interface ModelInfo {
     mmvLayout?: string;
     chosenBy?: 'measured' | 'cached' | 'option' | 'only';
     trials?: { layout: string; ms: number }[];
+    /**
+     * The layout of each decode matmul (`mmvLayout`, `chosenBy` and `trials` above are the feed-forward
+     * gate+up's): Q/K/V, attention output, gate+up, down and output, each chosen by its own timed trial on
+     * its shape (kernels/tune.ts), with the candidates' ms per dispatch.
+     */
+    mmvLayouts?: Partial<
+      Record<
+        'qkv' | 'wo' | 'ffn' | 'down' | 'output',
+        {
+          layout: string;
+          chosenBy: 'measured' | 'cached' | 'option' | 'only';
+          trials?: { layout: string; ms: number }[];
+        }
+      >
+    >;
     fallback: 'ksplit' | 'rows';
     /** Decode matmuls per token on mmv and on the fallback. */
     matmuls: { mmv: number; fallback: number };

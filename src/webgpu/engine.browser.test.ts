@@ -11,6 +11,7 @@ import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 import { makeRandomLlamaGguf, randomLlamaParts } from './gguf/random-model.ts';
 import { kv, writeGguf } from './gguf/writer.ts';
+import { clearMmvChoices, layoutName, mmvCandidates } from './kernels/tune.ts';
 
 const MODEL_URL = stories260kUrl();
 
@@ -326,6 +327,17 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
       name: 'mmv, 32 lanes per row reduced in workgroup memory',
       opts: { mmvLayout: { lanes: 32, units: 1, threads: 256, reduce: 'shared', packed: true } },
     },
+    {
+      name: 'mmv, a different layout per matmul (Q/K/V, attention output, gate+up, output)',
+      opts: {
+        mmvLayout: {
+          qkv: { lanes: 1, units: 3, threads: 64, reduce: 'shared', packed: false },
+          wo: { lanes: 32, units: 1, threads: 256, reduce: 'shared', packed: true },
+          ffn: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed: true },
+          output: { lanes: 8, units: 2, threads: 64, reduce: 'shared', packed: true },
+        },
+      },
+    },
     { name: 'K-split (mmv off)', opts: { decodeKernel: 'ksplit', mmvLayout: 'off' } },
     { name: 'thread per row (mmv off)', opts: { decodeKernel: 'rows', mmvLayout: 'off' } },
   ];
@@ -342,6 +354,12 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
       expect(info.kernels?.decode).toBe(mmv ? 'mmv' : p.opts?.decodeKernel);
       // stories260K: nFF 172 is not a multiple of 32, so ffn_down stays on the fallback kernel.
       expect(info.kernels?.matmuls).toEqual(mmv ? { mmv: 16, fallback: 5 } : { mmv: 0, fallback: 21 });
+      // Each matmul records the layout it was given.
+      const given = p.opts?.mmvLayout;
+      if (given && given !== 'off' && !('lanes' in given)) {
+        for (const [f, l] of Object.entries(given))
+          expect(info.kernels?.mmvLayouts?.[f as 'qkv']?.layout, f).toBe(layoutName(l));
+      }
       for (const c of golden.generation.cases.slice(0, 2)) {
         const r = await engine.generate({ promptTokenIds: c.promptIds, maxTokens: 24, ignoreEos: true });
         expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
@@ -371,6 +389,78 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     const b = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     expect(b.kernels?.chosenBy).toBe('cached');
     expect(b.kernels?.mmvLayout).toBe(a.kernels?.mmvLayout);
+    // On a software adapter one trial (the gate+up shape) serves every matmul.
+    if (engine.gpuContext?.info.isFallback) {
+      for (const f of ['qkv', 'wo', 'ffn', 'output'] as const)
+        expect(a.kernels?.mmvLayouts?.[f]?.layout, f).toBe(a.kernels?.mmvLayout);
+    }
+    await engine.dispose();
+  });
+
+  it('a malformed layout or an unknown matmul in mmvLayout is invalid_argument, naming it, before loading', async () => {
+    for (const [mmvLayout, re] of [
+      [
+        { output: { lanes: 3, units: 1, threads: 64, reduce: 'shared', packed: true } },
+        /for output .*lanes must be/,
+      ],
+      [
+        { lanes: 4, units: 9, threads: 64, reduce: 'shared', packed: true },
+        /for every matmul .*units must be 1–4/,
+      ],
+      [
+        { ffn: { lanes: 32, units: 1, threads: 48, reduce: 'shared', packed: true } },
+        /for ffn .*multiple of lanes/,
+      ],
+      [
+        { attn: { lanes: 1, units: 1, threads: 64, reduce: 'shared', packed: true } },
+        /names no decode matmul "attn"/,
+      ],
+    ] as const) {
+      const engine = new WebGpuEngine({ mmvLayout: mmvLayout as never });
+      const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
+      expect(isEngineError(e) && e.code, JSON.stringify(mmvLayout)).toBe('invalid_argument');
+      expect(String(e.message)).toMatch(re);
+      await engine.dispose();
+    }
+  });
+
+  it('per-matmul trials: each decode matmul is timed on its own shape, recorded, and cached for the next load', async () => {
+    clearMmvChoices();
+    const engine = new WebGpuEngine({ mmvTrials: 'per-matmul' });
+    const a = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+    const names = mmvCandidates(engine.gpuContext!).map(layoutName);
+    // stories260K: nFF 172 is not a multiple of 32, so ffn_down has no mmv trial (its kernel is the fallback).
+    expect(Object.keys(a.kernels?.mmvLayouts ?? {}).sort()).toEqual(['ffn', 'output', 'qkv', 'wo']);
+    for (const [f, c] of Object.entries(a.kernels?.mmvLayouts ?? {})) {
+      expect(['measured', 'cached'], f).toContain(c.chosenBy);
+      expect(names, f).toContain(c.layout);
+      if (c.chosenBy === 'measured') {
+        expect(
+          c.trials?.map((t) => t.layout),
+          f,
+        ).toEqual(names);
+        for (const t of c.trials ?? []) expect(t.ms, f).toBeGreaterThan(0);
+        // The winner is the fastest candidate.
+        expect(Math.min(...(c.trials ?? []).map((t) => t.ms)), f).toBe(
+          c.trials?.find((t) => t.layout === c.layout)?.ms,
+        );
+      }
+    }
+    // Q/K/V [64 → 64] and the output [64 → 512] are different shapes: both were timed, not one reused.
+    expect(a.kernels?.mmvLayouts?.qkv?.chosenBy).toBe('measured');
+    expect(a.kernels?.mmvLayouts?.output?.chosenBy).toBe('measured');
+    expect(a.kernels?.mmvLayouts?.output?.trials?.length).toBe(names.length);
+    // Their own measurements (one shared trial would record the same object, times and all, for both).
+    expect(a.kernels?.mmvLayouts?.output?.trials).not.toEqual(a.kernels?.mmvLayouts?.qkv?.trials);
+    const b = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+    for (const [f, c] of Object.entries(b.kernels?.mmvLayouts ?? {})) {
+      expect(c.chosenBy, f).toBe('cached');
+      expect(c.layout, f).toBe(a.kernels?.mmvLayouts?.[f as 'qkv']?.layout);
+    }
+    // Whatever each trial chose, the tokens are llama.cpp's.
+    const c = golden.generation.cases[0];
+    const r = await engine.generate({ promptTokenIds: c.promptIds, maxTokens: 16, ignoreEos: true });
+    expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 16));
     await engine.dispose();
   });
 });

@@ -23,15 +23,17 @@ import { chatPromptTokens } from './chat/template.ts';
 import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
 import type { GgufFile } from './gguf/types.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
-import type { MmvLayout } from './kernels/mmv.ts';
+import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
-import { chooseMmvLayout, layoutName, type MmvChoice } from './kernels/tune.ts';
-import { llamaConfigFromGguf } from './model/config.ts';
+import { chooseMmvLayout, layoutName, type MmvChoice, type MmvShape } from './kernels/tune.ts';
+import { type LlamaConfig, llamaConfigFromGguf } from './model/config.ts';
 import {
   type AttentionPolicy,
   GPU_ATTENTION,
   GPU_PREFILL,
   LlamaModel,
+  MATMUL_FAMILIES,
+  type MatmulFamilyName,
   type PrefillMatmul,
 } from './model/llama.ts';
 import { defaultBatchSize } from './model/prefill.ts';
@@ -40,6 +42,67 @@ import { Sampler } from './sampler.ts';
 import { IncrementalDecoder } from './tokenizer/incremental.ts';
 import { createTokenizer } from './tokenizer/index.ts';
 import type { Tokenizer } from './tokenizer/types.ts';
+
+/**
+ * The shape of each decode matmul for a layout trial ({@link chooseMmvLayout}), from layer 0's tensors
+ * (layers of a Q4_K_M file may differ in type; the first stands for all): Q/K/V [nEmbd → nHead·headDim]
+ * with the norm, attention output [nHead·headDim → nEmbd], gate+up [nEmbd → nFF] (two rows per unit, with
+ * the norm), down [nFF → nEmbd], output [nEmbd → nVocab] with the norm (token_embd where the output is
+ * tied). Only matmuls that mmv runs (K a multiple of 32: {@link mmvSupports}) are listed; K is rounded up
+ * to the type's block (the model refuses rows that are not whole blocks, after the trial).
+ */
+export function decodeMatmulShapes(
+  file: GgufFile,
+  cfg: LlamaConfig,
+  repack: boolean,
+): [MatmulFamilyName, MmvShape][] {
+  const qDim = cfg.nHead * cfg.headDim;
+  const shape = (tensor: string, K: number, N: number, dots: 1 | 2, norm: boolean): MmvShape => {
+    const t = file.tensors.get(tensor);
+    const type = WEIGHT_TYPES.find((w) => w === t?.typeName) ?? 'F32';
+    const blk = Math.max(32, WEIGHT_BLOCK[type].size);
+    return { K: Math.ceil(K / blk) * blk, N, type, planar: repack && isPlanarType(type), dots, norm };
+  };
+  const out = file.tensors.has('output.weight') ? 'output.weight' : 'token_embd.weight';
+  const shapes: Record<MatmulFamilyName, MmvShape> = {
+    qkv: shape('blk.0.attn_q.weight', cfg.nEmbd, qDim, 1, true),
+    wo: shape('blk.0.attn_output.weight', qDim, cfg.nEmbd, 1, false),
+    ffn: shape('blk.0.ffn_gate.weight', cfg.nEmbd, cfg.nFF, 2, true),
+    down: shape('blk.0.ffn_down.weight', cfg.nFF, cfg.nEmbd, 1, false),
+    output: shape(out, cfg.nEmbd, cfg.nVocab, 1, true),
+  };
+  const kOf: Record<MatmulFamilyName, number> = {
+    qkv: cfg.nEmbd,
+    wo: qDim,
+    ffn: cfg.nEmbd,
+    down: cfg.nFF,
+    output: cfg.nEmbd,
+  };
+  return MATMUL_FAMILIES.filter((f) => mmvSupports(kOf[f], ['F32'])).map((f) => [f, shapes[f]]);
+}
+
+/**
+ * Checks {@link WebGpuEngineOptions.mmvLayout} before anything is loaded.
+ * @throws EngineError('invalid_argument') naming the matmul and what is wrong with its layout, or an
+ *   unknown matmul name.
+ */
+function checkMmvLayoutOption(o: WebGpuEngineOptions['mmvLayout']): void {
+  if (o === undefined || o === 'off') return;
+  const entries: [string, MmvLayout][] =
+    'lanes' in o ? [['every matmul', o as MmvLayout]] : Object.entries(o);
+  for (const [f, l] of entries) {
+    if (f !== 'every matmul' && !MATMUL_FAMILIES.includes(f as MatmulFamilyName)) {
+      throw new EngineError(
+        'invalid_argument',
+        `mmvLayout names no decode matmul "${f}" (they are ${MATMUL_FAMILIES.join(', ')})`,
+      );
+    }
+    const problem = l && mmvLayoutProblem(l);
+    if (problem) {
+      throw new EngineError('invalid_argument', `mmvLayout for ${f} ${JSON.stringify(l)}: ${problem}`);
+    }
+  }
+}
 
 /** Options for constructing a {@link WebGpuEngine}. */
 export interface WebGpuEngineOptions {
@@ -53,11 +116,19 @@ export interface WebGpuEngineOptions {
    */
   decodeKernel?: 'ksplit' | 'rows';
   /**
-   * The decode matrix × vector kernels (kernels/mmv.ts): a layout to use, `'off'` for the older kernels
-   * (`decodeKernel`) everywhere, or unset to choose among {@link mmvCandidates} by a short timed trial at
-   * the first load on this adapter ({@link chooseMmvLayout}).
+   * The decode matrix × vector kernels (kernels/mmv.ts): a layout to use for every decode matmul, a layout
+   * per matmul ({@link MatmulFamilyName}; the others are chosen by trial), `'off'` for the older kernels
+   * (`decodeKernel`) everywhere, or unset to choose among {@link mmvCandidates} by a short timed trial per
+   * decode matmul shape at the first load on this adapter ({@link chooseMmvLayout}).
    */
-  mmvLayout?: MmvLayout | 'off';
+  mmvLayout?: MmvLayout | Partial<Record<MatmulFamilyName, MmvLayout>> | 'off';
+  /**
+   * How the trial chooses mmv layouts: `per-matmul` (each decode matmul timed on its own shape; default on
+   * GPUs) or `one` (the feed-forward gate+up shape, its winner used for every matmul; default on software
+   * adapters, where timing a kernel alone mispredicts it in the model: see {@link mmvCandidates}, and one
+   * trial keeps the load ~7 s shorter on SwiftShader).
+   */
+  mmvTrials?: 'per-matmul' | 'one';
   /** Repack Q4_0/Q8_0/Q5_0/Q6_K matmul weights into aligned planes at load (default true). */
   repack?: boolean;
   /**
@@ -223,6 +294,7 @@ export class WebGpuEngine implements Engine {
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     checkKvType(options.kvType);
+    checkMmvLayoutOption(this.opts.mmvLayout);
     await this.unload();
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
@@ -305,27 +377,27 @@ export class WebGpuEngine implements Engine {
     );
     const fallbackKernel = this.opts.decodeKernel ?? (gpu.info.isFallback ? 'rows' : 'ksplit');
     const forced = this.opts.mmvLayout;
-    const gate = file.tensors.get('blk.0.ffn_gate.weight');
-    const gateType = WEIGHT_TYPES.find((t) => t === gate?.typeName) ?? 'F32';
-    let choice: MmvChoice | undefined;
+    const choices: Partial<Record<MatmulFamilyName, MmvChoice>> = {};
     try {
       if (forced !== 'off') {
-        const blk = Math.max(32, WEIGHT_BLOCK[gateType].size);
-        choice = forced
-          ? { layout: forced, chosenBy: 'option' }
-          : await chooseMmvLayout(gpu, {
-              K: Math.ceil(cfg.nEmbd / blk) * blk,
-              N: cfg.nFF,
-              type: gateType,
-              planar: this.opts.repack !== false && isPlanarType(gateType),
-            });
+        const shapes = decodeMatmulShapes(file, cfg, this.opts.repack !== false);
+        const perMatmul =
+          (this.opts.mmvTrials ?? (gpu.info.isFallback ? 'one' : 'per-matmul')) === 'per-matmul';
+        const ffnShape = (shapes.find(([f]) => f === 'ffn') ?? shapes[0])?.[1];
+        let one: MmvChoice | undefined; // the feed-forward's choice, for every matmul when !perMatmul
+        for (const [family, shape] of shapes) {
+          const given = forced && ('lanes' in forced ? forced : forced[family]);
+          if (given) choices[family] = { layout: given, chosenBy: 'option' };
+          else if (perMatmul) choices[family] = await chooseMmvLayout(gpu, shape);
+          else choices[family] = one ??= await chooseMmvLayout(gpu, ffnShape!);
+        }
       }
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength,
         batchSize,
         maxBindingBytes: this.opts.maxBindingBytes,
         decodeKernel: fallbackKernel,
-        mmv: choice?.layout,
+        mmvFor: Object.fromEntries(Object.entries(choices).map(([f, c]) => [f, c.layout])),
         repack: this.opts.repack,
         kvType: options.kvType ?? 'f16',
         attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...this.opts.attention },
@@ -349,6 +421,7 @@ export class WebGpuEngine implements Engine {
     }
     this.tokenizer = tokenizer;
     const m = this.model;
+    const choice = choices.ffn;
     const totalMs = performance.now() - tStart;
     this.lastStats = { load: { ...m.times, totalMs } };
     const types = new Set<string>();
@@ -388,6 +461,19 @@ export class WebGpuEngine implements Engine {
         mmvLayout: choice && m.decodeMatmuls.mmv > 0 ? layoutName(choice.layout) : undefined,
         chosenBy: m.decodeMatmuls.mmv > 0 ? choice?.chosenBy : undefined,
         trials: choice?.trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) })),
+        mmvLayouts:
+          m.decodeMatmuls.mmv > 0
+            ? Object.fromEntries(
+                Object.entries(choices).map(([f, c]) => [
+                  f,
+                  {
+                    layout: layoutName(c.layout),
+                    chosenBy: c.chosenBy,
+                    trials: c.trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) })),
+                  },
+                ]),
+              )
+            : undefined,
         fallback: fallbackKernel,
         matmuls: { ...m.decodeMatmuls },
         planarTensors: m.planarTensors,

@@ -64,6 +64,22 @@ export interface MmvOptions extends MatmulOptions {
   layout: MmvLayout;
 }
 
+/**
+ * What is wrong with a layout, or undefined when {@link mmvWGSL} takes it: lanes 1, 2, 4, 8, 16 or 32;
+ * units 1–4 (the tested range); threads a multiple of lanes, 1–256 (WebGPU's default maxComputeInvocationsPerWorkgroup);
+ * reduce 'subgroup' or 'shared'; intDot only with packed.
+ */
+export function mmvLayoutProblem(l: MmvLayout): string | undefined {
+  if (![1, 2, 4, 8, 16, 32].includes(l.lanes)) return `lanes must be 1, 2, 4, 8, 16 or 32 (got ${l.lanes})`;
+  if (!Number.isInteger(l.units) || l.units < 1 || l.units > 4) return `units must be 1–4 (got ${l.units})`;
+  if (!Number.isInteger(l.threads) || l.threads < 1 || l.threads > 256 || l.threads % l.lanes !== 0)
+    return `threads must be a multiple of lanes, at most 256 (got ${l.threads})`;
+  if (l.reduce !== 'subgroup' && l.reduce !== 'shared')
+    return `reduce must be 'subgroup' or 'shared' (got ${l.reduce})`;
+  if (l.intDot && !l.packed) return 'intDot needs packed';
+  return undefined;
+}
+
 /** True when {@link mmvWGSL} can run rows of K weights of these types (K a multiple of 32). */
 export function mmvSupports(K: number, types: readonly WeightType[]): boolean {
   return K % 32 === 0 && types.length > 0;
@@ -496,8 +512,8 @@ export function mmvWGSL(o: MmvOptions): string {
   const { K, TT, layout: L } = o;
   if (K % 32 !== 0) throw new Error(`mmvWGSL needs K to be a multiple of 32 (got ${K})`);
   if (TT < 1 || TT > 8) throw new Error(`mmvWGSL computes 1–8 tokens per workgroup (got ${TT})`);
-  if (L.threads % L.lanes !== 0 || ![1, 2, 4, 8, 16, 32].includes(L.lanes))
-    throw new Error(`bad mmv layout ${JSON.stringify(L)}`);
+  const problem = mmvLayoutProblem(L);
+  if (problem) throw new Error(`bad mmv layout ${JSON.stringify(L)}: ${problem}`);
   const NC = K / 32;
   const sg = L.lanes > 1 && L.reduce === 'subgroup';
   const toks = Array.from({ length: TT }, (_, i) => i);

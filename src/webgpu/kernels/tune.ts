@@ -1,10 +1,11 @@
 /**
- * Choosing the decode kernels' layout by measurement, per adapter: a few {@link MmvLayout} candidates
- * suited to the adapter (software adapters want a thread per group of rows with no reduction; GPUs want
- * lanes along K reduced through subgroups) are timed on the model's own feed-forward matmul shape with
- * random weights, and the fastest wins. Results are cached per adapter fingerprint and shape for the life
- * of the worker or process, so a second load of the same model (or a model of the same width) measures
- * nothing.
+ * Choosing the decode kernels' layout by measurement, per adapter and per matmul: a few {@link MmvLayout}
+ * candidates suited to the adapter (software adapters want a thread per group of rows with no reduction;
+ * GPUs want lanes along K reduced through subgroups) are timed on each of the model's own decode matmul
+ * shapes (Q/K/V, attention output, feed-forward gate+up, down, output; {@link MmvShape}) with random
+ * weights, and the fastest wins for that matmul. Results are cached per adapter fingerprint and shape for
+ * the life of the worker or process, so a second load of the same model (or a model of the same width)
+ * measures nothing.
  *
  * Timing is wall clock around one submit of the same number of dispatches for every candidate (enough
  * for the fastest candidate to fill ≥ 15 ms, at least 3), after a warm-up dispatch, best of 3 rounds
@@ -42,6 +43,10 @@ export function layoutName(l: MmvLayout): string {
 export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
   const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
   if (gpu.info.isFallback) {
+    // 8 rows per thread (tried 2026-12-02 with mmv's unit count raised) timed faster alone (bench:mmv
+    // --planar, the 32000-row output in Q4_0: 2.5 against 3.2 ns per weight at 4) but not in the model:
+    // SwiftShader, 60M Q4_0, the Q/K/V kernels took 31–39 against 19–22 ms per token (512 rows: one
+    // workgroup of 64 threads, one core busy), 145 against 125 ms per token in all. Not a candidate.
     return [1, 2, 4].map((units) => ({ lanes: 1, units, threads: 64, reduce: 'shared' as const, packed }));
   }
   const sg = gpu.hasSubgroups && gpu.subgroupMinSize >= 4;
@@ -78,18 +83,43 @@ function randomWeights(type: WeightType, K: number, N: number): Uint8Array {
 }
 
 /**
- * Times each candidate on the matmul shape `K` → `N` (two dots per unit, as the fused gate/up kernel,
- * with the RMSNorm) of weight type `type`, and returns the fastest. With one candidate, nothing is timed.
+ * One decode matmul's shape for a trial: rows of `K` weights of `type` (repacked into planes when
+ * `planar`), `N` output units of `dots` rows each (2: the fused gate/up kernel), with the RMSNorm folded
+ * in when `norm` (Q/K/V, gate/up, output). Defaults: one dot, with the norm.
+ */
+export interface MmvShape {
+  K: number;
+  N: number;
+  type: WeightType;
+  planar?: boolean;
+  dots?: 1 | 2;
+  norm?: boolean;
+}
+
+/**
+ * The most weights a trial dispatch reads: larger matrices (a 32k–128k-row output) are timed on their
+ * first rows only, which tells the layouts apart as well (thousands of workgroups either way) at a
+ * fraction of the time (on SwiftShader one full 32000 × 512 dispatch takes ~60–100 ms).
+ */
+export const TRIAL_MAX_WEIGHTS = 4 << 20;
+
+/**
+ * Times each candidate on the matmul shape `shape` ({@link MmvShape}; N capped so that a dispatch reads
+ * at most {@link TRIAL_MAX_WEIGHTS} weights) and returns the fastest. With one candidate, nothing is
+ * timed. Wall time per dispatch, ms, in `trials`.
  * @throws EngineError('unsupported_model') when no candidate compiles (one that fails is skipped).
  */
 export async function chooseMmvLayout(
   gpu: GpuContext,
-  shape: { K: number; N: number; type: WeightType; planar?: boolean },
+  shape: MmvShape,
   candidates: MmvLayout[] = mmvCandidates(gpu),
 ): Promise<MmvChoice> {
   if (candidates.length === 1) return { layout: candidates[0], chosenBy: 'only' };
   const i = gpu.info;
-  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${shape.N}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${candidates.map(layoutName).join(',')}`;
+  const dots = shape.dots ?? 1;
+  const norm = shape.norm ?? true;
+  const N = Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))));
+  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${candidates.map(layoutName).join(',')}`;
   const hit = cache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
@@ -106,10 +136,9 @@ export async function chooseMmvLayout(
     return b;
   };
   try {
-    const { K, N, type } = shape;
+    const { K, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
-    const w0 = buf(randomWeights(type, K, N));
-    const w1 = buf(randomWeights(type, K, N));
+    const ws = Array.from({ length: dots }, () => buf(randomWeights(type, K, N)));
     const x = buf(new Uint8Array(new Float32Array(K).fill(0.5).buffer));
     const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));
     const y = buf(N * 4);
@@ -117,12 +146,9 @@ export async function chooseMmvLayout(
     const seg: MatmulSegment = {
       nUnits: N,
       // Repacked weights where the model's will be (same bytes, read as planes).
-      weights: [wt, wt],
-      dots: [
-        { w: 0, row: 'u' },
-        { w: 1, row: 'u' },
-      ],
-      epilogue: 'y[u] = d0 / (1.0 + exp(-d0)) * d1;',
+      weights: ws.map(() => wt),
+      dots: ws.map((_, w) => ({ w, row: 'u' })),
+      epilogue: dots === 2 ? 'y[u] = d0 / (1.0 + exp(-d0)) * d1;' : 'y[u] = d0;',
     };
     // Compile every candidate, then time them round-robin (best of 3 rounds each), so that load from other
     // processes falls on all candidates alike.
@@ -135,7 +161,7 @@ export async function chooseMmvLayout(
           code: mmvWGSL({
             K,
             TT: 1,
-            norm: { eps: 1e-5, type: 'F32' },
+            norm: norm ? { eps: 1e-5, type: 'F32' } : undefined,
             segments: [seg],
             extra: ['var<storage, read_write> y: array<f32>'],
             layout,
@@ -147,7 +173,10 @@ export async function chooseMmvLayout(
         });
         const group = device.createBindGroup({
           layout: pipeline.getBindGroupLayout(0),
-          entries: [step, x, g, w0, w1, y].map((buffer, binding) => ({ binding, resource: { buffer } })),
+          entries: [step, x, ...(norm ? [g] : []), ...ws, y].map((buffer, binding) => ({
+            binding,
+            resource: { buffer },
+          })),
         });
         const nx = mmvWorkgroupsX([seg], layout);
         const run = async (n: number) => {

@@ -89,6 +89,12 @@ import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefil
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
 export type KernelFamilyName = 'embed' | 'qkv' | 'attention' | 'wo' | 'ffn' | 'down' | 'output' | 'argmax';
 
+/** The decode matmuls, each of which may get its own {@link MmvLayout} ({@link LlamaLoadOptions.mmvFor}). */
+export type MatmulFamilyName = 'qkv' | 'wo' | 'ffn' | 'down' | 'output';
+
+/** Every {@link MatmulFamilyName}, in forward order. */
+export const MATMUL_FAMILIES: readonly MatmulFamilyName[] = ['qkv', 'wo', 'ffn', 'down', 'output'];
+
 /** See {@link LlamaModel.profiler}. */
 export interface ForwardProfiler {
   /** Timestamp writes for the next pass (of `family`, in a forward pass of T tokens), or undefined. */
@@ -160,9 +166,12 @@ export interface LlamaLoadOptions {
   splitDecodeSegments?: boolean;
   /**
    * Layout of the decode matrix × vector kernels (kernels/mmv.ts), used for every decode matmul whose K
-   * is a multiple of 32; the others (and all of them when unset) use `decodeKernel`.
+   * is a multiple of 32 and that `mmvFor` does not name; the others (and all of them when both are unset)
+   * use `decodeKernel`.
    */
   mmv?: MmvLayout;
+  /** A layout per decode matmul (kernels/tune.ts chooses one per shape), before `mmv`. */
+  mmvFor?: Partial<Record<MatmulFamilyName, MmvLayout>>;
   signal?: AbortSignal;
   /** Prefill matrix × matrix kernels (default {@link GPU_PREFILL}). */
   prefill?: PrefillMatmul;
@@ -446,8 +455,8 @@ export class LlamaModel {
   readonly times: LlamaLoadTimes;
   /** The decode matmul layout of matmuls that mmv does not take. */
   readonly decodeKernel: 'ksplit' | 'rows';
-  /** The mmv layout of the decode matmuls, where used. */
-  readonly mmv?: MmvLayout;
+  /** The mmv layout of each decode matmul, where used ({@link LlamaLoadOptions.mmv}, `mmvFor`). */
+  readonly mmv: Partial<Record<MatmulFamilyName, MmvLayout>>;
   /** Weight tensors repacked into planes at load. */
   planarTensors = 0;
   /** Weight tensors split by rows across several buffers (each larger than one binding). */
@@ -496,7 +505,12 @@ export class LlamaModel {
     this.weightBytes = weightBytes;
     this.times = times;
     this.decodeKernel = opts.decodeKernel ?? 'ksplit';
-    this.mmv = opts.mmv;
+    this.mmv = Object.fromEntries(
+      MATMUL_FAMILIES.flatMap((f) => {
+        const l = opts.mmvFor?.[f] ?? opts.mmv;
+        return l ? [[f, l]] : [];
+      }),
+    );
     this.prefillMatmul = opts.prefill ?? GPU_PREFILL;
     this.splitDecodeSegments = opts.splitDecodeSegments ?? false;
     this.kvType = opts.kvType ?? 'f16';
@@ -834,8 +848,8 @@ export class LlamaModel {
   }
 
   /** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
-  private usesMmv(spec: MatmulSpec): boolean {
-    return this.mmv !== undefined && mmvSupports(spec.K, ['F32']);
+  private usesMmv(spec: MatmulSpec, family: MatmulFamilyName): boolean {
+    return this.mmv[family] !== undefined && mmvSupports(spec.K, ['F32']);
   }
 
   /**
@@ -846,6 +860,7 @@ export class LlamaModel {
     label: string,
     spec: MatmulSpec,
     mode: 'decode' | 'prefill',
+    family: MatmulFamilyName,
   ): { src: KernelSource; wgX: number; tile: number } {
     if (mode === 'prefill') {
       const p = this.prefillMatmul;
@@ -869,15 +884,19 @@ export class LlamaModel {
       };
     }
     const o: MatmulOptions = { ...spec, TT: 1 };
-    return { ...this.decodeSource(label, o), tile: 1 };
+    return { ...this.decodeSource(label, o, family), tile: 1 };
   }
 
-  private decodeSource(label: string, o: MatmulOptions): { src: KernelSource; wgX: number } {
-    const useMmv = this.usesMmv(o);
-    if (useMmv) {
+  private decodeSource(
+    label: string,
+    o: MatmulOptions,
+    family: MatmulFamilyName,
+  ): { src: KernelSource; wgX: number } {
+    const layout = this.mmv[family];
+    if (layout && this.usesMmv(o, family)) {
       return {
-        src: kernelSource(label, mmvWGSL({ ...o, layout: this.mmv! })),
-        wgX: mmvWorkgroupsX(o.segments, this.mmv!),
+        src: kernelSource(label, mmvWGSL({ ...o, layout })),
+        wgX: mmvWorkgroupsX(o.segments, layout),
       };
     }
     return this.decodeKernel === 'ksplit'
@@ -908,9 +927,11 @@ export class LlamaModel {
     const outW = weights.get('output.weight') ?? W('token_embd.weight');
     const emb = W('token_embd.weight');
     const step = this.stepBuf;
-    for (const list of [...specs.layers.flatMap((l) => [l.qkv, l.wo, l.ffn, l.down]), specs.out]) {
-      this.decodeMatmuls[this.usesMmv(list[0]) ? 'mmv' : 'fallback']++;
+    for (const l of specs.layers) {
+      for (const f of ['qkv', 'wo', 'ffn', 'down'] as const)
+        this.decodeMatmuls[this.usesMmv(l[f][0], f) ? 'mmv' : 'fallback']++;
     }
+    this.decodeMatmuls[this.usesMmv(specs.out[0], 'output') ? 'mmv' : 'fallback']++;
     if (c.qkvBias) {
       this.qkvBiasBuffers = Array.from({ length: c.nLayers }, (_, l) =>
         this.qkvBias(l, [W(`blk.${l}.attn_q.bias`), W(`blk.${l}.attn_k.bias`), W(`blk.${l}.attn_v.bias`)]),
@@ -924,7 +945,7 @@ export class LlamaModel {
     };
     const pm = this.prefillMatmul;
     const matmuls = (
-      family: KernelFamilyName,
+      family: MatmulFamilyName,
       label: string,
       specs: MatmulSpec[],
       TT: number,
@@ -935,7 +956,12 @@ export class LlamaModel {
       const split = mode === 'prefill' ? pm.kind === 'mmv' && pm.splitSegments : this.splitDecodeSegments;
       const list = split ? specs.flatMap((s) => s.segments.map((g) => ({ ...s, segments: [g] }))) : specs;
       return list.map((spec, i): Planned => {
-        const { src, wgX, tile } = this.matmulSource(list.length > 1 ? `${label}#${i}` : label, spec, mode);
+        const { src, wgX, tile } = this.matmulSource(
+          list.length > 1 ? `${label}#${i}` : label,
+          spec,
+          mode,
+          family,
+        );
         return { family, src, wgX, tile, y: spec.lastTokenOnly ? 'one' : 'tiles', buffers };
       });
     };
@@ -1358,7 +1384,7 @@ export class LlamaModel {
       const buffers = { ...this.outAllBuffers, logits };
       const kernels = await Promise.all(
         this.specs.outAll.map(async (spec, i): Promise<Dispatch> => {
-          const { src, wgX, tile } = this.matmulSource(`output_all#${i}`, spec, 'prefill');
+          const { src, wgX, tile } = this.matmulSource(`output_all#${i}`, spec, 'prefill', 'output');
           const pipeline = await compilePipeline(this.device, src.label, src.code);
           const group = bindGroupByName(this.device, pipeline, src, buffers);
           return { family: 'output', pipeline, group, wgX, y: 'tiles', tile };

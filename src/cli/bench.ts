@@ -19,6 +19,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { llamaCppGreedy } from '../bench/cpu-match.ts';
+import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import { fmt, fmtBytes, fmtPct, formatResultText } from '../bench/report.ts';
@@ -73,10 +74,10 @@ const USAGE = `usage: npm run bench -- [options]
                                     remote: an OpenAI-compatible server; --engine remote --help)
   --prompt TEXT                     one custom prompt
   --prompts FILE|SET                a prompts file (JSON array, or one prompt per line) or a built-in set:
-                                    short, medium, long, all (default: short)
-  --max-tokens N                    new tokens per run (default 128)
-  --runs N                          measured runs per prompt (default 2)
-  --warmup N                        warm-up runs, not counted (default 1)
+                                    short, medium, long, all (default: ${DEFAULT_PLAN.promptSet})
+  --max-tokens N                    new tokens per run (default ${DEFAULT_PLAN.maxTokens})
+  --runs N                          measured runs per prompt (default ${DEFAULT_PLAN.runs})
+  --warmup N                        warm-up runs, not counted (default ${DEFAULT_PLAN.warmup})
   --ignore-eos                      decode exactly --max-tokens tokens
   --temperature T                   sampling temperature (default 0 = greedy); with the flags below, applied
                                     in llama.cpp's chain order and recorded in the result's plan.sampling
@@ -102,6 +103,9 @@ ${CHROMIUM_USAGE}
                                     without it a rebuild says only how many warnings it had
 ${CACHE_USAGE}
 ${LLAMA_BENCH_USAGE}
+
+The default plan (${defaultPlanText()}) is the benchmark page's default too
+(src/bench/default-plan.ts), so their figures compare.
 
 Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
 
@@ -182,9 +186,9 @@ function parse(argv: string[]): BenchArgs | 'help' {
 
   // Every number first: a bad one is a usage error (exit 2) whatever else is wrong.
   const numbers = {
-    maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, 128),
-    runs: intArg(values.runs, 'runs', 1, 2),
-    warmup: intArg(values.warmup, 'warmup', 0, 1),
+    maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, DEFAULT_PLAN.maxTokens),
+    runs: intArg(values.runs, 'runs', 1, DEFAULT_PLAN.runs),
+    warmup: intArg(values.warmup, 'warmup', 0, DEFAULT_PLAN.warmup),
     contextLength: optIntArg(values.ctx, 'ctx', 1),
     failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps', { min: 0 }),
     failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms', { min: 0 }),
@@ -277,7 +281,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
     } else if (v === 'all' || isPromptSetName(v)) prompts = promptsFor(v);
     else
       throw new UsageError(`--prompts ${v}: no such file, and not a built-in set (short, medium, long, all)`);
-  } else prompts = promptsFor('short');
+  } else prompts = promptsFor(DEFAULT_PLAN.promptSet);
 
   if (values['no-cache'] && values['cache-dir'])
     throw new UsageError('give --cache-dir or --no-cache, not both');
@@ -290,7 +294,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       maxTokens: numbers.maxTokens,
       runs: numbers.runs,
       warmup: numbers.warmup,
-      ignoreEos: values['ignore-eos'] ?? false,
+      ignoreEos: values['ignore-eos'] || DEFAULT_PLAN.ignoreEos,
       ...(sampling ? { sampling } : {}),
     },
     contextLength: numbers.contextLength,

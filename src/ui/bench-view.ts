@@ -6,6 +6,7 @@
  * An engine's own figures (WebLLM's `usage.extra`, a server's timings) are shown apart from ours.
  */
 
+import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import { summarize } from '../bench/metrics.ts';
 import { type PromptSetName, promptsFor } from '../bench/prompts.ts';
 import {
@@ -94,6 +95,17 @@ function numberInput(id: string, value: number, min: number, max: number, step =
   });
 }
 
+/**
+ * Scrolls a card into view (its top at the top of the viewport, or as far as the page allows), smoothly
+ * unless the person asked for reduced motion. Nothing happens when the card is already wholly in view.
+ */
+export function revealCard(card: HTMLElement, always = false): void {
+  const r = card.getBoundingClientRect();
+  if (!always && r.top >= 0 && r.bottom <= window.innerHeight) return;
+  const reduce = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
+  card.scrollIntoView({ behavior: reduce ? 'auto' : 'smooth', block: 'start' });
+}
+
 export class BenchView {
   readonly element: HTMLElement;
   private readonly promptSelect: HTMLSelectElement;
@@ -112,6 +124,8 @@ export class BenchView {
   private readonly streamOutput: HTMLElement;
   private readonly chart: TokenChart;
   private readonly results: HTMLElement;
+  private readonly liveCard: HTMLElement;
+  private readonly where: HTMLElement;
   private controller: AbortController | undefined;
 
   /** Called with each finished result (the app stores it in the history). */
@@ -136,18 +150,21 @@ export class BenchView {
     this.customField = field('Custom prompt', this.customText);
     this.promptSelect.addEventListener('change', () => this.syncCustom());
 
-    this.maxTokens = numberInput('plan-max-tokens', 64, 1, 4096);
-    this.runs = numberInput('plan-runs', 3, 1, 100);
-    this.warmup = numberInput('plan-warmup', 1, 0, 20);
+    this.promptSelect.value = DEFAULT_PLAN.promptSet;
+    this.maxTokens = numberInput('plan-max-tokens', DEFAULT_PLAN.maxTokens, 1, 4096);
+    this.runs = numberInput('plan-runs', DEFAULT_PLAN.runs, 1, 100);
+    this.warmup = numberInput('plan-warmup', DEFAULT_PLAN.warmup, 0, 20);
     this.temperature = numberInput('plan-temperature', 0, 0, 2, 0.05);
     this.ignoreEos = h('input', { type: 'checkbox', id: 'plan-ignore-eos', role: 'switch', class: 'switch' });
-    this.ignoreEos.checked = true;
+    this.ignoreEos.checked = DEFAULT_PLAN.ignoreEos;
 
     this.runButton = h('button', { type: 'submit', class: 'button button--primary' }, 'Run benchmark');
     this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
     this.stopButton.addEventListener('click', () => this.controller?.abort());
     this.planHint = h('p', { class: 'field__hint', id: 'plan-hint' });
-    this.runButton.setAttribute('aria-describedby', 'plan-hint');
+    this.runButton.setAttribute('aria-describedby', 'plan-hint plan-where');
+    this.where = h('p', { class: 'field__hint plan__where', id: 'plan-where', 'data-testid': 'plan-where' });
+    this.setWhere('idle');
 
     const form = h(
       'form',
@@ -165,6 +182,7 @@ export class BenchView {
       field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),
       h('div', { class: 'actions' }, this.runButton, this.stopButton),
       this.planHint,
+      this.where,
     );
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -175,6 +193,13 @@ export class BenchView {
       'section',
       { class: 'card', 'aria-labelledby': 'plan-heading', 'data-card': 'plan' },
       h('h2', { id: 'plan-heading', class: 'card__title' }, 'Benchmark plan'),
+      h(
+        'p',
+        { class: 'card__lede', 'data-testid': 'plan-defaults' },
+        `Default: ${defaultPlanText()}, the same plan as `,
+        h('code', {}, 'npm run bench'),
+        ', so the figures compare.',
+      ),
       form,
     );
 
@@ -186,7 +211,7 @@ export class BenchView {
     this.streamPrompt = h('span', { class: 'stream__prompt' });
     this.streamOutput = h('span', { class: 'stream__output', 'data-testid': 'stream-output' });
     this.chart = new TokenChart({ label: 'Token index against milliseconds since request start' });
-    const liveCard = h(
+    this.liveCard = h(
       'section',
       { class: 'card card--wide', 'aria-labelledby': 'live-heading', 'data-card': 'live' },
       h('h2', { id: 'live-heading', class: 'card__title' }, 'Live'),
@@ -221,7 +246,7 @@ export class BenchView {
       { class: 'grid grid--bench' },
       modelCard,
       h('div', { class: 'stack' }, planCard, rooflineCard),
-      liveCard,
+      this.liveCard,
       this.results,
     );
     this.syncCustom();
@@ -311,6 +336,9 @@ export class BenchView {
     let count = 0;
     let label = '';
     this.element.dataset.state = 'running';
+    this.setWhere('live');
+    revealCard(this.liveCard);
+    let shown = false;
     try {
       const runs = await runBenchmark(this.session.engine, plan, {
         signal: this.controller.signal,
@@ -352,6 +380,8 @@ export class BenchView {
       this.chart.show(doneTimes);
       this.liveStatus.textContent = `Done: ${runs.length} measured run${runs.length === 1 ? '' : 's'}.`;
       this.showResult(result, false);
+      this.setWhere('results');
+      shown = true;
       this.session.setLastResult(result);
       await this.onResult?.(result);
     } catch (e) {
@@ -362,13 +392,44 @@ export class BenchView {
       if (done.length) {
         this.chart.show(doneTimes);
         this.showResult(this.result(plan, done), true);
+        this.setWhere('results');
+        shown = true;
       }
       if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
     } finally {
       this.controller = undefined;
       this.element.dataset.state = 'idle';
       this.session.end('bench');
+      // After the views have redrawn for the idle session (the model card changes height), so the scroll
+      // lands on the results' top.
+      if (shown) requestAnimationFrame(() => revealCard(this.results));
+      else this.setWhere('idle');
     }
+  }
+
+  /** The line under the Run button: where the run streams, then where its results are. */
+  private setWhere(stage: 'idle' | 'live' | 'results'): void {
+    this.where.replaceChildren(
+      ...(stage === 'idle'
+        ? ['A run streams under ', this.jump('Live', 'live'), ' below; its numbers follow under Results.']
+        : stage === 'live'
+          ? ['Running: the text streams under ', this.jump('Live', 'live'), ' below.']
+          : [
+              'Results are below, under ',
+              this.jump('Results', 'results'),
+              ' (the runs, the summary, export).',
+            ]),
+    );
+  }
+
+  /** A link that scrolls to the Live or Results card (the URL hash stays the tab's). */
+  private jump(label: string, to: 'live' | 'results'): HTMLAnchorElement {
+    const a = h('a', { href: `#${to}-heading` }, label);
+    a.addEventListener('click', (e) => {
+      e.preventDefault();
+      revealCard(to === 'live' ? this.liveCard : this.results, true);
+    });
+    return a;
   }
 
   private result(plan: BenchPlan, runs: BenchRun[]): BenchResult {

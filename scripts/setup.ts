@@ -18,11 +18,13 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   readFileSync,
   realpathSync,
   renameSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:http';
@@ -284,14 +286,31 @@ async function download(): Promise<{ ok: true } | { ok: false; why: string }> {
   return { ok: false, why: whys.join('; ') };
 }
 
+/** ` → TARGET` for a link (models/stories260K.gguf made by an earlier run), else ''. */
+const arrow = (p: string) => (lstatSync(p).isSymbolicLink() ? ` → ${realpathSync(p)}` : '');
 const model = findStories260K();
 if (model) {
   const b = readFileSync(model);
   const good = sha256(b) === STORIES260K_SHA256;
   const where = stories260kPlaces().find((p) => p.path === model)?.source;
+  // The README's examples say models/stories260K.gguf: make that path work here too, as a link.
+  let link = '';
+  if (good && where !== 'models/' && !check && !existsSync(modelsPath)) {
+    try {
+      mkdirSync(dirname(modelsPath), { recursive: true });
+      symlinkSync(relative(dirname(modelsPath), model), modelsPath);
+      link = `; linked ${rel(modelsPath)} to it`;
+    } catch (e) {
+      link = `; could not link ${rel(modelsPath)} to it (${(e as Error).message})`;
+    }
+  }
   items.push(
     good
-      ? { name: 'test model', status: 'found', detail: `${rel(model)} (${where}; SHA-256 checked)` }
+      ? {
+          name: 'test model',
+          status: 'found',
+          detail: `${rel(model)}${arrow(model)} (${where}; SHA-256 checked${link})`,
+        }
       : {
           name: 'test model',
           status: 'missing',

@@ -27,6 +27,15 @@ export function tokenTimesFromRun(ttftMs: number, itlMs: readonly number[]): num
 
 const PALETTE = ['#4f46e5', '#0ea5e9', '#f59e0b', '#10b981', '#ef4444', '#8b5cf6', '#ec4899', '#14b8a6'];
 
+/**
+ * A colour for each of `n` series, none repeated: the palette while it lasts, else `n` hues spread evenly
+ * around the colour wheel (a plan of 3 prompts × 3 runs has 9 runs).
+ */
+export function seriesColors(n: number): string[] {
+  if (n <= PALETTE.length) return PALETTE.slice(0, n);
+  return Array.from({ length: n }, (_, i) => `hsl(${Math.round(245 + (i * 360) / n) % 360} 70% 48%)`);
+}
+
 function cssVar(name: string, fallback: string): string {
   const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   return v || fallback;
@@ -117,8 +126,9 @@ export class TokenChart {
       labelFont: '12px system-ui, sans-serif',
     });
     const series: uPlot.Series[] = [{ label: 'ms' }];
+    const colors = seriesColors(this.runs.length);
     this.runs.forEach((r, i) => {
-      const color = PALETTE[i % PALETTE.length];
+      const color = colors[i];
       series.push({
         label: r.label,
         stroke: color,
@@ -131,7 +141,9 @@ export class TokenChart {
     const opts: uPlot.Options = {
       width: this.width(),
       height: this.height,
-      legend: { show: this.runs.length > 1 },
+      // A key of the runs' colours only: a live legend would show the hovered values, and placeholders
+      // ("ms: --", "run 1: –") while nothing is hovered.
+      legend: { show: this.runs.length > 1, live: false },
       cursor: { drag: { x: false, y: false } },
       scales: {
         x: { time: false, range: (_u, _min, max) => [0, Math.max(1, max)] },

@@ -56,6 +56,15 @@ interface Series {
   line?: boolean;
 }
 
+/** The What-fits context by default: this, or the loaded model's context when that is shorter. */
+const FIT_CONTEXT = 4096;
+
+/** A field that takes a whole row of its form (a select whose options are long). */
+function wide(f: HTMLElement): HTMLElement {
+  f.classList.add('lb-form__wide');
+  return f;
+}
+
 const COLORS = ['var(--accent, #2563eb)', '#d97706', '#059669', '#9333ea', '#dc2626'];
 
 /** A small responsive SVG chart: axes from 0, ticks, one colour per series, a legend. */
@@ -241,7 +250,9 @@ export class LlamaBenchView {
     { id: 'lb-fit-type', class: 'input' },
     SYNTHETIC_FTYPES.map((t) => h('option', { value: t }, t.toUpperCase())),
   );
-  private readonly fitCtx = numInput('lb-fit-ctx', '4096', { type: 'number', min: '1' });
+  private readonly fitCtx = numInput('lb-fit-ctx', String(FIT_CONTEXT), { type: 'number', min: '1' });
+  /** The Context field was typed in: loading a model no longer sets it. */
+  private fitCtxEdited = false;
   private readonly fitKv = h(
     'select',
     { id: 'lb-fit-kv', class: 'input' },
@@ -286,6 +297,9 @@ export class LlamaBenchView {
     this.probeButton.addEventListener('click', () => void this.probe());
     for (const el of [this.fitType, this.fitCtx, this.fitKv])
       el.addEventListener('change', () => this.renderFits());
+    this.fitCtx.addEventListener('input', () => {
+      this.fitCtxEdited = true;
+    });
     for (const el of [this.costMode, this.powerW, this.kwhPrice, this.pricePerHour, this.currency])
       el.addEventListener('input', () => this.renderCost());
     this.costMode.addEventListener('change', () => this.renderCost());
@@ -293,7 +307,11 @@ export class LlamaBenchView {
     this.element = h(
       'section',
       { class: 'card card--wide lb', 'aria-labelledby': 'lb-heading', 'data-card': 'llama-bench' },
-      h('h2', { id: 'lb-heading' }, 'llama-bench, where the time goes, what fits, what a token costs'),
+      h(
+        'h2',
+        { id: 'lb-heading', class: 'card__title' },
+        'llama-bench, where the time goes, what fits, what a token costs',
+      ),
       h(
         'p',
         { class: 'card__lede' },
@@ -331,7 +349,7 @@ export class LlamaBenchView {
           h(
             'div',
             { class: 'lb-form' },
-            field('Basis', this.costMode),
+            wide(field('Basis', this.costMode)),
             field('Power (W)', this.powerW),
             field('Electricity per kWh', this.kwhPrice),
             field('Price per hour', this.pricePerHour),
@@ -351,6 +369,7 @@ export class LlamaBenchView {
 
   private refresh(): void {
     const m = this.session.model;
+    this.defaultFitContext();
     const webllm = Boolean(m) && !this.session.ours;
     this.unavailable.hidden = !webllm;
     this.runButton.disabled = !m || webllm || Boolean(this.session.task);
@@ -360,6 +379,19 @@ export class LlamaBenchView {
       this.status.textContent = m
         ? `Model: ${m.id}, context ${m.info.contextLength}${m.info.kvType ? `, ${m.info.kvType} KV cache` : ''}.`
         : 'Load a model first.';
+  }
+
+  /**
+   * The What-fits context follows the loaded model until it is edited: min(4096, the model's context), so
+   * the verdicts are not for a context the model cannot hold.
+   */
+  private defaultFitContext(): void {
+    if (this.fitCtxEdited) return;
+    const ctx = this.session.model?.info.contextLength;
+    const want = String(ctx && ctx > 0 ? Math.min(FIT_CONTEXT, ctx) : FIT_CONTEXT);
+    if (this.fitCtx.value === want) return;
+    this.fitCtx.value = want;
+    this.renderFits();
   }
 
   /**

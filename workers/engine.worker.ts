@@ -8,6 +8,7 @@ import { installErrorTransfer } from '../src/engine/comlink.ts';
 import { EngineError } from '../src/engine/errors.ts';
 import type { WorkerApi } from '../src/engine/worker-api.ts';
 import { WebGpuEngine } from '../src/webgpu/engine.ts';
+import { AnswerText } from '../src/webgpu/tokenizer/incremental.ts';
 
 installErrorTransfer();
 const engine = new WebGpuEngine();
@@ -56,7 +57,26 @@ const api: WorkerApi = {
     ),
   generate: (req, onToken, id) =>
     track(id, (signal) => ordered(onToken, (cb) => engine.generate(req, cb, signal))),
-  chat: (req, onToken, id) => track(id, (signal) => ordered(onToken, (cb) => engine.chat(req, cb, signal))),
+  // An answer is a text of its own: its first token's space prefix is dropped (tokenizer/incremental.ts).
+  chat: (req, onToken, id) =>
+    track(id, (signal) =>
+      ordered(onToken, async (cb) => {
+        const answer = new AnswerText({
+          get addSpacePrefix() {
+            return engine.tok.addSpacePrefix;
+          },
+        });
+        const r = await engine.chat(
+          req,
+          (e) => {
+            const text = answer.push(e.text);
+            cb?.({ ...e, text });
+          },
+          signal,
+        );
+        return { ...r, text: answer.text(r.text) };
+      }),
+    ),
   cancel: (id) => controllers.get(id)?.abort(),
   tokenize: (text, addBos) => engine.tokenize(text, addBos),
   detokenize: (ids) => engine.detokenize(ids),

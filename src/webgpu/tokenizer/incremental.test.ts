@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import golden from '../../../tests/golden/stories260K.json';
-import { IncrementalDecoder } from './incremental.ts';
+import { AnswerText, IncrementalDecoder } from './incremental.ts';
 import { SpmTokenizer } from './spm.ts';
 
 const tok = SpmTokenizer.fromGgufMetadata(golden.model.tokenizerMetadata as Record<string, unknown>);
@@ -83,5 +83,49 @@ describe('IncrementalDecoder', () => {
     const bytes = new TextEncoder().encode('😀x');
     const d = new IncrementalDecoder({ tokenBytes: (i: number) => bytes.subarray(i, i + 1) });
     expect([0, 1, 2, 3, 4].map((i) => d.push(i))).toEqual(['', '', '', '😀', 'x']);
+  });
+});
+
+describe('AnswerText', () => {
+  /** An answer streamed token by token, as chat shows it, and its whole text from the engine's. */
+  function answer(
+    t: { addSpacePrefix: boolean },
+    ids: readonly number[],
+  ): { streamed: string; whole: string } {
+    const a = new AnswerText(t);
+    const parts = stream(ids);
+    const streamed = parts.map((p, i) => (i < ids.length ? a.push(p) : p)).join('');
+    return { streamed, whole: a.text(parts.join('')) };
+  }
+
+  it("drops the first token's leading space as llama.cpp's detokenizer does (its golden texts)", () => {
+    const cases = [...golden.tokenizer.cases, ...golden.tokenizer.fuzz].filter(
+      (c) => c.ids.length > 0 && !c.detok.includes('\uFFFD'),
+    );
+    expect(cases.length).toBeGreaterThan(20);
+    for (const c of cases) {
+      const { streamed, whole } = answer(tok, c.ids);
+      // llama_detokenize of the ids alone (no BOS before them): the first piece's space is removed.
+      expect(streamed, JSON.stringify(c.text)).toBe(c.detok);
+      expect(whole, JSON.stringify(c.text)).toBe(c.detok);
+      expect(streamed).toBe(tok.decode(c.ids));
+    }
+  });
+
+  it('strips only the start of the answer, once', () => {
+    const ids = tok.encode('Once upon a time', { addBos: false });
+    expect(answer(tok, ids).streamed).toBe('Once upon a time');
+    // A first token that is a lone "▁" gives nothing; the next word keeps its space.
+    const a = new AnswerText(tok);
+    expect(a.push(' ')).toBe('');
+    expect(a.push(' there')).toBe(' there');
+    expect(a.text('  there')).toBe(' there');
+  });
+
+  it('keeps everything for a tokenizer without a space prefix (BPE)', () => {
+    const a = new AnswerText({ addSpacePrefix: false });
+    expect(a.push(' Hello')).toBe(' Hello');
+    expect(a.push(' world')).toBe(' world');
+    expect(a.text(' Hello world')).toBe(' Hello world');
   });
 });

@@ -39,3 +39,36 @@ export class IncrementalDecoder {
     this.decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   }
 }
+
+/**
+ * An answer's text from its streamed token texts: a chat answer is a text of its own, so its first token's
+ * leading space ("▁Hello" of a SentencePiece model, which marks a word start) is dropped, as llama.cpp's
+ * `llama_detokenize` drops it from the first token of a text when the model adds a space prefix. Later
+ * tokens, and every token of a model without a space prefix (Llama 3's and Qwen's BPE), are unchanged.
+ * A continuation of a prompt (`generate`, the benchmark) keeps that space: it separates it from the prompt.
+ */
+export class AnswerText {
+  private first = true;
+  private stripped = false;
+
+  /** @param tokenizer the model's tokenizer (only whether it adds a space prefix is read). */
+  constructor(private readonly tokenizer: Pick<Tokenizer, 'addSpacePrefix'>) {}
+
+  /** The text a token adds to the answer, from its streamed text ({@link IncrementalDecoder.push}). */
+  push(text: string): string {
+    if (!this.first) return text;
+    this.first = false;
+    // The first token's text is its piece's bytes decoded (nothing is held before it), so a piece that
+    // starts with a space gives text that starts with one, as in llama.cpp's lstrip of that piece.
+    if (this.tokenizer.addSpacePrefix && text.startsWith(' ')) {
+      this.stripped = true;
+      return text.slice(1);
+    }
+    return text;
+  }
+
+  /** The whole answer from the engine's text of the same tokens (which keeps the first token's space). */
+  text(full: string): string {
+    return this.stripped && full.startsWith(' ') ? full.slice(1) : full;
+  }
+}

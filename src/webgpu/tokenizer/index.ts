@@ -10,7 +10,7 @@ import type { Tokenizer } from './types.ts';
 
 export { BpeTokenizer } from './bpe.ts';
 export { SUPPORTED_PRE_TOKENIZERS } from './bpe-pre.ts';
-export { IncrementalDecoder } from './incremental.ts';
+export { AnswerText, IncrementalDecoder } from './incremental.ts';
 export { SpmTokenizer } from './spm.ts';
 export type { DecodeOptions, EncodeOptions, Tokenizer } from './types.ts';
 

@@ -36,6 +36,11 @@ export interface Tokenizer {
   readonly eosId: number | null;
   /** Whether prompts get BOS by default (the model's `add_bos_token`). */
   readonly addBos: boolean;
+  /**
+   * Whether text gets a leading space before tokenizing (`tokenizer.ggml.add_space_prefix`; SentencePiece
+   * models by default): then a text's first token carries a space ("▁Once") that its decoding drops.
+   */
+  readonly addSpacePrefix: boolean;
   /** The model's chat template (`tokenizer.chat_template`, Jinja), or null when it has none. */
   readonly chatTemplate: string | null;
   /** Text → token ids, as llama.cpp's `llama_tokenize`. */

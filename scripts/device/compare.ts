@@ -102,6 +102,8 @@ interface Row {
     bytesPerTokenAt?: Record<string, number>;
     kvType?: string;
     contextLength?: number;
+    /** The kernels that ran and how they were chosen (ModelInfo.kernels: each decode matmul's layout and trials). */
+    kernels?: unknown;
     error?: string;
   };
   llama?: {
@@ -430,6 +432,7 @@ for (const [mIndex, m] of models.entries()) {
         bytesPerToken: Math.round(decodeBytesPerToken(traffic, nGen / 2)),
         kvType: mi.kvType,
         contextLength: mi.contextLength,
+        kernels: mi.kernels,
       };
 
       // tg at depths: those that fit the context, while their estimate fits before depthEndS.

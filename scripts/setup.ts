@@ -257,7 +257,8 @@ if (linux)
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const modelsPath = stories260kPlaces({}).find((p) => p.source === 'models/')?.path as string;
 const manual =
-  `download ${STORIES260K_URLS[0]} (SHA-256 ${STORIES260K_SHA256}) to models/stories260K.gguf, ` +
+  `mkdir -p models && curl -fL -o models/stories260K.gguf ${STORIES260K_URLS[0]} ` +
+  `(from a machine with the network; \`npm run setup\` then checks its SHA-256, ${STORIES260K_SHA256}), ` +
   'or set STORIES260K=/path/to/stories260K.gguf';
 
 async function download(): Promise<{ ok: true } | { ok: false; why: string }> {

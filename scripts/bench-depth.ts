@@ -2,7 +2,7 @@
  * Decode speed at KV depth (issue 15), ours beside llama.cpp on the same files, in one run:
  *
  * - llama-bench's `tgN` at depths 0, 1024, 4096 and the model's context (less N; depths that do not fit a
- *   model's context are left out) for stories260K (the real model, ../shared/models/stories260K.gguf) and a
+ *   model's context are left out) for stories260K (the real model, where src/testing/models.ts finds it) and a
  *   ≥50M-parameter random llama written by the project's writer and quantizer (the synthetic shape
  *   `bench-60m`, as scripts/bench-decode.ts builds it, with its context raised to `--ctx-60m`);
  * - ours in headless Chromium through `npm run bench -- --llama-bench` (src/cli/bench.ts, the page's own

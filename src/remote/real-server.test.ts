@@ -1,7 +1,7 @@
 /**
  * The remote checks against a real OpenAI-compatible server, when one is given:
  * `REMOTE_BASE_URL=http://127.0.0.1:8080 [REMOTE_MODEL=NAME] npx vitest run --project unit src/remote/real-server.test.ts`
- * (vLLM: `vllm serve MODEL`; llama.cpp: `llama-server -m ../shared/models/stories260K.gguf --port 8080`).
+ * (vLLM: `vllm serve MODEL`; llama.cpp: `llama-server -m models/stories260K.gguf --port 8080`).
  * Skipped when REMOTE_BASE_URL is unset.
  */
 import { describe, expect, it } from 'vitest';

@@ -351,12 +351,20 @@ test('the demo page at desktop and phone width', async ({ page: p }, testInfo) =
   for (const id of ['light', 'dark'])
     await expect(p.locator(`#${id}`)).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
   expect(await workers(p)).toEqual({ created: 1, terminated: 0 });
+  // The events log names the model (its file), not its architecture (GGUF general.name is 'llama').
+  await expect(p.locator('#events li').first()).toHaveText(
+    /^(light|dark) ready: stories260K \(llama, 5 layers, context \d+\)$/,
+  );
+  // The host page's font is a sans-serif stack, not a serif fallback.
+  expect(await p.evaluate(() => getComputedStyle(document.body).fontFamily)).toMatch(/sans-serif$/);
   const light = p.locator('#light');
   await light.getByLabel('Message').fill('The little cat');
   await light.getByLabel('Message').press('Enter');
   await expect(light.locator('[data-role="assistant"]')).toHaveAttribute('data-finish', /^(stop|length)$/, {
     timeout: 30_000,
   });
+  // The answer starts at its first word: SentencePiece's space prefix of its first token is dropped.
+  expect(await light.locator('[data-role="assistant"] .text').textContent()).toMatch(/^\S/);
   // The page's `p { color: crimson }` does not reach the widget's text.
   const color = await light.locator('[part~="stats"]').evaluate((e) => getComputedStyle(e).color);
   expect(color).not.toBe('rgb(220, 20, 60)');
@@ -373,5 +381,8 @@ test('the demo page at desktop and phone width', async ({ page: p }, testInfo) =
   await shoot(p, testInfo, 'widget-demo-390');
   const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   expect(overflow).toBeLessThanOrEqual(0);
+  // The snippet wraps at phone width: nothing of it is cut off or scrolled out of its box.
+  const snippet = await p.locator('pre').evaluate((e) => [e.scrollWidth, e.clientWidth]);
+  expect(snippet[0]).toBeLessThanOrEqual(snippet[1]);
   expect(errors).toEqual([]);
 });

@@ -34,6 +34,11 @@ export const sharedEngines = new EngineRegistry<ChatBackend>();
 export interface WebGpuChatReadyDetail {
   engine: WidgetEngineKind;
   model: string;
+  /**
+   * The model's name as the heading shows it: a GGUF's file name without `.gguf` ("stories260K"), else
+   * the name the model reports (`info.name` is a GGUF's `general.name`, which may be its architecture).
+   */
+  name: string;
   info: ModelInfo;
 }
 /** `detail` of the `token` event. */
@@ -432,7 +437,7 @@ export class WebGpuChatElement extends HTMLElement {
       this.statusEl.textContent = 'Ready';
       this.renderStatic();
       this.setState('ready');
-      this.emit('ready', { engine: spec.engine, model: spec.model, info });
+      this.emit('ready', { engine: spec.engine, model: spec.model, name: this.modelName(), info });
     } catch (e) {
       if (gen !== this.generation) return;
       lease.release();

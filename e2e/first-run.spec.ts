@@ -92,3 +92,47 @@ test('without reduced motion the results still end in sight (smooth scroll)', as
   await expect.poll(() => topOf(page, 'results'), { timeout: 5_000 }).toBeLessThan(2);
   expect(await topOf(page, 'results')).toBeGreaterThan(-2);
 });
+
+test('models to start with: hf: files loaded in one click, synthetic shapes, what fits this GPU', async ({
+  page,
+}) => {
+  // No network here: the click can only be followed as far as the requests it makes.
+  const requests: string[] = [];
+  await page.route('https://huggingface.co/**', (route) => {
+    requests.push(route.request().url());
+    return route.fulfill({ status: 404, contentType: 'text/plain', body: 'offline' });
+  });
+  await page.goto('/');
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  const box = page.getByTestId('recommended');
+  await expect(box).toHaveAttribute('open', '');
+  const items = box.getByTestId('recommended-models').locator('li');
+  await expect(items).toHaveCount(4);
+  await expect(items.first()).toContainText('MIT');
+  await expect(items.first()).toContainText(/needs ≈ [\d.]+ MB of GPU memory at 2048 tokens/);
+  await expect(box.getByTestId('recommended-shapes').locator('li')).toHaveCount(7);
+
+  await box.getByTestId('recommended-probe').click();
+  await expect(box.getByTestId('recommended-status')).toHaveText(/^This GPU: buffers up to /, {
+    timeout: 30_000,
+  });
+  // stories260K fits anywhere; every row now has a verdict.
+  await expect(items.first().locator('[data-fit]')).toHaveAttribute('data-fit', 'ok');
+  await expect(box.locator('[data-fit]')).toHaveCount(4 + 7);
+
+  await box.getByRole('button', { name: 'Load SmolLM2 360M Instruct (Q8_0)' }).click();
+  await expect(page.locator('#model-url')).toHaveValue(
+    'hf:HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/smollm2-360m-instruct-q8_0.gguf',
+  );
+  await expect
+    .poll(() => requests.some((u) => u.includes('/HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/')))
+    .toBe(true);
+
+  // A synthetic shape runs in one click too, and a loaded model folds the list away.
+  await page.locator('#model-source-file').check({ force: true });
+  await box.getByRole('button', { name: 'Run synthetic stories260K (llama2.c tinyllamas)' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded synthetic:stories260k-q4_k_m in /, {
+    timeout: 60_000,
+  });
+  await expect(box).not.toHaveAttribute('open', '');
+});

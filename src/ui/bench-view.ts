@@ -20,7 +20,7 @@ import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/typ
 import { isEngineError } from '../engine/errors.ts';
 import { TokenChart, tokenTimesFromRun } from './charts.ts';
 import { resultsToCsv } from './csv.ts';
-import { copyText, download, field, h } from './dom.ts';
+import { copyText, download, field, h, revealCard } from './dom.ts';
 import { fmtMs, fmtNum, fmtRate } from './format.ts';
 import { isSoftwareAdapter } from './gpu-report.ts';
 import { FieldError, readNumberField } from './number-field.ts';
@@ -93,17 +93,6 @@ function numberInput(id: string, value: number, min: number, max: number, step =
     step: String(step),
     inputmode: step === 1 ? 'numeric' : 'decimal',
   });
-}
-
-/**
- * Scrolls a card into view (its top at the top of the viewport, or as far as the page allows), smoothly
- * unless the person asked for reduced motion. Nothing happens when the card is already wholly in view.
- */
-export function revealCard(card: HTMLElement, always = false): void {
-  const r = card.getBoundingClientRect();
-  if (!always && r.top >= 0 && r.bottom <= window.innerHeight) return;
-  const reduce = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
-  card.scrollIntoView({ behavior: reduce ? 'auto' : 'smooth', block: 'start' });
 }
 
 export class BenchView {

@@ -63,3 +63,15 @@ export async function copyText(text: string): Promise<void> {
   ta.remove();
   if (!ok) throw new Error('copy is not allowed here');
 }
+
+/**
+ * Scrolls a card into view (its top at the top of the viewport, or as far as the page allows; `block` as
+ * scrollIntoView's), smoothly unless the person asked for reduced motion. Nothing happens when the card is
+ * already wholly in view, unless `always`.
+ */
+export function revealCard(card: HTMLElement, always = false, block: ScrollLogicalPosition = 'start'): void {
+  const r = card.getBoundingClientRect();
+  if (!always && r.top >= 0 && r.bottom <= window.innerHeight) return;
+  const reduce = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
+  card.scrollIntoView({ behavior: reduce ? 'auto' : 'smooth', block });
+}

@@ -9,9 +9,10 @@ import type { LoadPhase, LoadProgress, ModelSource } from '../engine/types.ts';
 import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { parseSplitName } from '../webgpu/gguf/split.ts';
-import { field, h } from './dom.ts';
+import { field, h, revealCard } from './dom.ts';
 import { fmtBytes, fmtMs, fmtParams } from './format.ts';
 import { LibraryView } from './library-view.ts';
+import { RecommendedView } from './recommended-view.ts';
 import type { Session } from './session.ts';
 import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from './synthetic.ts';
 import { WebLlmPane } from './webllm-pane.ts';
@@ -85,6 +86,8 @@ export class ModelPicker {
   private readonly kvType: HTMLSelectElement;
   private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
+  /** Models to start with (hf: shorthands and synthetic shapes), under the file and URL sources. */
+  private readonly recommended = new RecommendedView();
   private pickedParts: File[] = [];
   private readonly shapeSelect: HTMLSelectElement;
   private readonly typeSelect: HTMLSelectElement;
@@ -196,6 +199,21 @@ export class ModelPicker {
       this.urlInput.value = spec;
       this.keepCopy.checked = true;
       void this.load();
+    };
+    this.recommended.onLoad = (spec) => {
+      this.select('url');
+      this.urlInput.value = spec;
+      this.keepCopy.checked = true;
+      void this.load();
+      revealCard(this.progress, false, 'nearest');
+    };
+    this.recommended.onSynthetic = (shape, ftype) => {
+      this.select('synthetic');
+      this.shapeSelect.value = shape;
+      this.typeSelect.value = ftype;
+      this.describeSynthetic();
+      void this.load();
+      revealCard(this.progress, false, 'nearest');
     };
     this.urlInput.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') void this.load();
@@ -333,6 +351,7 @@ export class ModelPicker {
       this.status,
       this.error,
       this.summary,
+      this.recommended.element,
       this.library.element,
     );
     // The source chosen last time (kept in localStorage), else a file.
@@ -376,6 +395,7 @@ export class ModelPicker {
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
     if (kind === 'webllm') void this.webllm.activate();
     this.library.element.hidden = kind !== 'url' && kind !== 'file';
+    this.recommended.element.hidden = kind !== 'url' && kind !== 'file';
     if (kind === 'url' || kind === 'file') void this.library.refresh(this.session.task !== undefined);
     this.refresh();
   }
@@ -399,6 +419,9 @@ export class ModelPicker {
     this.cancelButton.hidden = !loading;
     this.dropZone.classList.toggle('drop--disabled', busy);
     this.library.setBusy(busy);
+    this.recommended.setBusy(busy);
+    // Out of the way once a model is loaded: the live view and results sit below this card.
+    if (this.session.model) this.recommended.collapseOnce();
     this.renderSummary();
   }
 

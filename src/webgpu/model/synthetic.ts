@@ -213,13 +213,14 @@ export function parseSyntheticName(name: string): { shape: SyntheticShape; ftype
 /**
  * A GGUF description (metadata and tensor infos, no data) of a synthetic model. The loader sees
  * `synthetic.seed` and fills the weights on the GPU. The tokenizer is a made-up SentencePiece vocabulary
- * of the model's size (so prompts tokenize; the text is noise).
+ * of the model's size (so prompts tokenize; the text is noise). With `tokenizer: false` there is none (a
+ * header for sizes and the fit arithmetic only: making a 128k-token vocabulary takes a few hundred ms).
  */
-export function syntheticGguf(name: string, seed = 1): GgufFile {
+export function syntheticGguf(name: string, seed = 1, opts: { tokenizer?: boolean } = {}): GgufFile {
   const { shape: s, ftype } = parseSyntheticName(name);
   const a = s.architecture;
   const headDim = s.nEmbd / s.nHead;
-  const vocab = makeSpmVocab(s.nVocab);
+  const vocab = opts.tokenizer === false ? undefined : makeSpmVocab(s.nVocab);
   const metadata: Record<string, unknown> = {
     'general.architecture': a,
     'general.name': `synthetic ${s.label} ${ftype.toUpperCase()} (random weights)`,
@@ -233,14 +234,18 @@ export function syntheticGguf(name: string, seed = 1): GgufFile {
     [`${a}.rope.dimension_count`]: headDim,
     [`${a}.rope.freq_base`]: s.ropeFreqBase,
     [`${a}.attention.layer_norm_rms_epsilon`]: s.rmsEps,
-    'tokenizer.ggml.model': 'llama',
-    'tokenizer.ggml.tokens': vocab.tokens,
-    'tokenizer.ggml.scores': vocab.scores,
-    'tokenizer.ggml.token_type': vocab.tokenTypes,
-    'tokenizer.ggml.unknown_token_id': 0,
-    'tokenizer.ggml.bos_token_id': 1,
-    'tokenizer.ggml.eos_token_id': 2,
-    'tokenizer.ggml.add_bos_token': true,
+    ...(vocab
+      ? {
+          'tokenizer.ggml.model': 'llama',
+          'tokenizer.ggml.tokens': vocab.tokens,
+          'tokenizer.ggml.scores': vocab.scores,
+          'tokenizer.ggml.token_type': vocab.tokenTypes,
+          'tokenizer.ggml.unknown_token_id': 0,
+          'tokenizer.ggml.bos_token_id': 1,
+          'tokenizer.ggml.eos_token_id': 2,
+          'tokenizer.ggml.add_bos_token': true,
+        }
+      : {}),
   };
   const shapes = llamaTensorShapes({
     nLayers: s.nLayers,

@@ -14,6 +14,7 @@ import { rowBytes, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/commo
 import { isPlanarType } from '../webgpu/kernels/repack.ts';
 import { llamaConfigFromGguf } from '../webgpu/model/config.ts';
 import { type KernelFamilyName, type LlamaModel, MATMUL_WEIGHT } from '../webgpu/model/llama.ts';
+import { defaultBatchSize } from '../webgpu/model/prefill.ts';
 import { benchTokenIds } from '../webgpu/util/prng.ts';
 import {
   busyFraction,
@@ -330,6 +331,7 @@ export async function probeMemory(device: GPUDevice, opts: ProbeOptions = {}): P
     maxBufferBytes,
     maxBindingBytes,
     maxStorageBuffers: device.limits.maxStorageBuffersPerShaderStage,
+    ...(opts.isFallback !== undefined ? { isFallback: opts.isFallback } : {}),
     allocatableBytes: total,
     capped,
     capBytes,
@@ -368,8 +370,9 @@ export function fitModelOf(file: GgufFile): FitModel {
 
 /**
  * The verdict for a model file at `contextLength` (default: the engine's: min(model's, 2048)) with a KV
- * cache of `kvType` (default f16, the engine's); a model the engine cannot run at all is "does not fit"
- * with the engine's reason.
+ * cache of `kvType` (default f16, the engine's) and the run state of the prefill batch the engine would
+ * choose on the probed adapter (model/prefill.ts `defaultBatchSize`: up to 512 tokens on a GPU, 64 on a
+ * software adapter); a model the engine cannot run at all is "does not fit" with the engine's reason.
  */
 export function modelFits(
   file: GgufFile,
@@ -379,12 +382,23 @@ export function modelFits(
 ): FitsVerdict {
   let m: FitModel;
   let ctx: number;
+  let batch: number;
   try {
     m = fitModelOf(file);
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
     ctx = Math.min(contextLength ?? Math.min(cfg.contextLength, 2048), cfg.contextLength);
+    batch = defaultBatchSize({
+      isFallback: mem.isFallback ?? false,
+      contextLength: ctx,
+      maxStorageBufferBindingSize: mem.maxBindingBytes,
+      maxBufferSize: mem.maxBufferBytes,
+      nEmbd: cfg.nEmbd,
+      nFF: cfg.nFF,
+      nVocab: cfg.nVocab,
+      qDim: cfg.nHead * cfg.headDim,
+    });
   } catch (e) {
     return { ok: false, needBytes: 0, reason: `the engine cannot run this model: ${(e as Error).message}` };
   }
-  return fitsVerdict(m, ctx, mem, kvType);
+  return fitsVerdict(m, ctx, mem, kvType, batch);
 }

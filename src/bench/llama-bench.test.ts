@@ -142,6 +142,24 @@ describe('what fits', () => {
     expect(modelFits(file, mem(21 * GiB), 32768, 'f32')).toMatchObject({ ok: false, kvType: 'f32' });
     expect(modelFits(file, mem(21 * GiB), 32768)).toMatchObject({ ok: true, kvType: 'f16' });
   });
+  it('modelFits counts the run state of the batch the engine would choose there: 512 tokens on a GPU, 64 on a software adapter', () => {
+    const file = syntheticGguf('synthetic:llama-3.1-8b-q4_k_m');
+    const m = fitModelOf(file);
+    const gpu = modelFits(file, mem(64 * GiB), 2048);
+    const sw = modelFits(file, { ...mem(64 * GiB), isFallback: true }, 2048);
+    // [B, nEmbd + 2·qDim + nFF + 1] f32 activations: (512 − 64) × (4096 + 8192 + 14336 + 1) × 4 bytes more.
+    expect(gpu.stateBytes! - sw.stateBytes!).toBe((512 - 64) * (4096 + 2 * 4096 + 14336 + 1) * 4);
+    expect(gpu.stateBytes).toBe(modelNeedBytes(m, 2048, 'f16', 512).stateBytes);
+    expect(gpu.reason).toMatch(/for 512-token batches/);
+    expect(sw.reason).toMatch(/for 64-token batches/);
+    // The widest activation row (nVocab × 4 bytes = 513 KB) must fit a binding B times: 2 GiB bindings
+    // allow the most, 512; 64 MiB ones 130, rounded down to the 32-token tile: 128.
+    expect(modelFits(file, mem(64 * GiB, false, 64 * 1024 ** 2), 2048).reason).toMatch(
+      /for 128-token batches/,
+    );
+    // A context shorter than the batch caps it.
+    expect(modelFits(file, mem(64 * GiB), 100).reason).toMatch(/for 96-token batches/);
+  });
   it('fits, short by, capped, and binding limits', () => {
     expect(fitsVerdict(stories, 512, mem(GiB)).ok).toBe(true);
     const v = fitsVerdict(big, 2048, mem(8 * GiB), 'f32');

@@ -40,6 +40,11 @@ export interface MemoryProbe {
   maxBindingBytes: number;
   /** maxStorageBuffersPerShaderStage of the probed device (8, the spec's default, where unknown). */
   maxStorageBuffers?: number;
+  /**
+   * The probed adapter is a software one (SwiftShader): the engine's prefill batch is 64 tokens there,
+   * up to 512 on GPUs (model/prefill.ts `defaultBatchSize`), and the run state grows with it.
+   */
+  isFallback?: boolean;
   /** Bytes that could be allocated at once (a lower bound when `capped`). */
   allocatableBytes: number;
   /** True when the probe stopped at its cap before an allocation failed. */
@@ -329,7 +334,7 @@ export function fitsVerdict(
     return {
       ok: true,
       ...base,
-      reason: `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, ${kvType} KV cache ${gb(need.kvBytes)} at ${contextLength} tokens, state ${gb(need.stateBytes)}); ${mem.capped ? 'at least ' : ''}${gb(mem.allocatableBytes)} allocatable`,
+      reason: `needs ${gb(need.needBytes)} (weights ${gb(need.weightBytes)}, ${kvType} KV cache ${gb(need.kvBytes)} at ${contextLength} tokens, state ${gb(need.stateBytes)} for ${Math.max(1, Math.min(batchSize, contextLength))}-token batches); ${mem.capped ? 'at least ' : ''}${gb(mem.allocatableBytes)} allocatable`,
     };
   }
   return {

@@ -207,16 +207,18 @@ export interface ModelInfo {
     chosenBy?: 'measured' | 'cached' | 'option' | 'only';
     trials?: { layout: string; ms: number }[];
     /**
-     * The layout of each decode matmul (`mmvLayout`, `chosenBy` and `trials` above are the feed-forward
-     * gate+up's): Q/K/V, attention output, gate+up, down and output, each chosen by its own timed trial on
-     * its shape (kernels/tune.ts), with the candidates' ms per dispatch.
+     * The layout of each decode matmul that mmv runs (K a multiple of 32; `mmvLayout`, `chosenBy` and
+     * `trials` above are the feed-forward gate+up's): Q/K/V, attention output, gate+up, down and output.
+     * With `mmvTrials: 'per-matmul'` (GPUs' default) each is chosen by its own timed trial on its shape
+     * (kernels/tune.ts), with the candidates' ms per dispatch; with `'one'` (software adapters' default)
+     * the others take the gate+up's winner, `chosenBy: 'ffn-trial'`, no trials of their own.
      */
     mmvLayouts?: Partial<
       Record<
         'qkv' | 'wo' | 'ffn' | 'down' | 'output',
         {
           layout: string;
-          chosenBy: 'measured' | 'cached' | 'option' | 'only';
+          chosenBy: 'measured' | 'cached' | 'option' | 'only' | 'ffn-trial';
           trials?: { layout: string; ms: number }[];
         }
       >

@@ -389,34 +389,52 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     const b = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     expect(b.kernels?.chosenBy).toBe('cached');
     expect(b.kernels?.mmvLayout).toBe(a.kernels?.mmvLayout);
-    // On a software adapter one trial (the gate+up shape) serves every matmul.
+    // On a software adapter one trial (the gate+up shape) serves every matmul, and they say so.
     if (engine.gpuContext?.info.isFallback) {
-      for (const f of ['qkv', 'wo', 'ffn', 'output'] as const)
-        expect(a.kernels?.mmvLayouts?.[f]?.layout, f).toBe(a.kernels?.mmvLayout);
+      expect(a.kernels?.mmvLayouts?.ffn?.chosenBy).toBe(a.kernels?.chosenBy);
+      for (const f of ['qkv', 'wo', 'output'] as const) {
+        expect(a.kernels?.mmvLayouts?.[f], f).toEqual({
+          layout: a.kernels?.mmvLayout,
+          chosenBy: 'ffn-trial',
+        });
+      }
     }
     await engine.dispose();
   });
 
   it('a malformed layout or an unknown matmul in mmvLayout is invalid_argument, naming it, before loading', async () => {
-    for (const [mmvLayout, re] of [
+    for (const [mmvLayout, re, mmvTrials] of [
+      ['lanes1-u4-t64-packed', /must be a layout object .*names ModelInfo\.kernels reports/, undefined],
+      [null, /must be a layout object/, undefined],
+      [
+        { units: 2, threads: 64, reduce: 'shared', packed: true },
+        /for every matmul .*lanes must be/,
+        undefined,
+      ],
+      [{ qkv: 4 }, /for qkv 4: not a layout object/, undefined],
+      [undefined, /mmvTrials must be 'one' or 'per-matmul' \(got "each"\)/, 'each'],
       [
         { output: { lanes: 3, units: 1, threads: 64, reduce: 'shared', packed: true } },
         /for output .*lanes must be/,
+        undefined,
       ],
       [
         { lanes: 4, units: 9, threads: 64, reduce: 'shared', packed: true },
         /for every matmul .*units must be 1–4/,
+        undefined,
       ],
       [
         { ffn: { lanes: 32, units: 1, threads: 48, reduce: 'shared', packed: true } },
         /for ffn .*multiple of lanes/,
+        undefined,
       ],
       [
         { attn: { lanes: 1, units: 1, threads: 64, reduce: 'shared', packed: true } },
         /names no decode matmul "attn"/,
+        undefined,
       ],
     ] as const) {
-      const engine = new WebGpuEngine({ mmvLayout: mmvLayout as never });
+      const engine = new WebGpuEngine({ mmvLayout: mmvLayout as never, mmvTrials: mmvTrials as never });
       const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
       expect(isEngineError(e) && e.code, JSON.stringify(mmvLayout)).toBe('invalid_argument');
       expect(String(e.message)).toMatch(re);

@@ -45,8 +45,9 @@ import type { Tokenizer } from './tokenizer/types.ts';
 
 /**
  * The shape of each decode matmul for a layout trial ({@link chooseMmvLayout}), from layer 0's tensors
- * (layers of a Q4_K_M file may differ in type; the first stands for all): Q/K/V [nEmbd → nHead·headDim]
- * with the norm, attention output [nHead·headDim → nEmbd], gate+up [nEmbd → nFF] (two rows per unit, with
+ * (layers of a Q4_K_M file may differ in type, and so may Q, K and V: layer 0's and Q's stand for all):
+ * Q/K/V [nEmbd → nHead·headDim + 2·nHeadKv·headDim] with the norm when the three run as one kernel
+ * (`fusedQkv`, GPUs), Q's rows alone when each runs as its own dispatch (splitDecodeSegments), attention output [nHead·headDim → nEmbd], gate+up [nEmbd → nFF] (two rows per unit, with
  * the norm), down [nFF → nEmbd], output [nEmbd → nVocab] with the norm (token_embd where the output is
  * tied). Only matmuls that mmv runs (K a multiple of 32: {@link mmvSupports}) are listed; K is rounded up
  * to the type's block (the model refuses rows that are not whole blocks, after the trial).
@@ -55,8 +56,10 @@ export function decodeMatmulShapes(
   file: GgufFile,
   cfg: LlamaConfig,
   repack: boolean,
+  fusedQkv: boolean,
 ): [MatmulFamilyName, MmvShape][] {
   const qDim = cfg.nHead * cfg.headDim;
+  const kvDim = cfg.nHeadKv * cfg.headDim;
   const shape = (tensor: string, K: number, N: number, dots: 1 | 2, norm: boolean): MmvShape => {
     const t = file.tensors.get(tensor);
     const type = WEIGHT_TYPES.find((w) => w === t?.typeName) ?? 'F32';
@@ -65,7 +68,7 @@ export function decodeMatmulShapes(
   };
   const out = file.tensors.has('output.weight') ? 'output.weight' : 'token_embd.weight';
   const shapes: Record<MatmulFamilyName, MmvShape> = {
-    qkv: shape('blk.0.attn_q.weight', cfg.nEmbd, qDim, 1, true),
+    qkv: shape('blk.0.attn_q.weight', cfg.nEmbd, fusedQkv ? qDim + 2 * kvDim : qDim, 1, true),
     wo: shape('blk.0.attn_output.weight', qDim, cfg.nEmbd, 1, false),
     ffn: shape('blk.0.ffn_gate.weight', cfg.nEmbd, cfg.nFF, 2, true),
     down: shape('blk.0.ffn_down.weight', cfg.nFF, cfg.nEmbd, 1, false),
@@ -86,10 +89,26 @@ export function decodeMatmulShapes(
  * @throws EngineError('invalid_argument') naming the matmul and what is wrong with its layout, or an
  *   unknown matmul name.
  */
-function checkMmvLayoutOption(o: WebGpuEngineOptions['mmvLayout']): void {
+function checkMmvLayoutOption(
+  o: WebGpuEngineOptions['mmvLayout'],
+  trials: WebGpuEngineOptions['mmvTrials'],
+): void {
+  if (trials !== undefined && trials !== 'one' && trials !== 'per-matmul') {
+    throw new EngineError(
+      'invalid_argument',
+      `mmvTrials must be 'one' or 'per-matmul' (got ${JSON.stringify(trials)})`,
+    );
+  }
   if (o === undefined || o === 'off') return;
-  const entries: [string, MmvLayout][] =
-    'lanes' in o ? [['every matmul', o as MmvLayout]] : Object.entries(o);
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+    throw new EngineError(
+      'invalid_argument',
+      `mmvLayout must be a layout object ({ lanes, units, threads, reduce, packed }), one per matmul ({ output: … }) or 'off' (got ${JSON.stringify(o)}; the names ModelInfo.kernels reports, such as 'lanes1-u4-t64-packed', are not accepted)`,
+    );
+  }
+  // A layout object is one with any layout field (a missing one is then named); else keys are matmuls.
+  const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot'].some((k) => k in o);
+  const entries: [string, MmvLayout][] = single ? [['every matmul', o as MmvLayout]] : Object.entries(o);
   for (const [f, l] of entries) {
     if (f !== 'every matmul' && !MATMUL_FAMILIES.includes(f as MatmulFamilyName)) {
       throw new EngineError(
@@ -97,7 +116,7 @@ function checkMmvLayoutOption(o: WebGpuEngineOptions['mmvLayout']): void {
         `mmvLayout names no decode matmul "${f}" (they are ${MATMUL_FAMILIES.join(', ')})`,
       );
     }
-    const problem = l && mmvLayoutProblem(l);
+    const problem = l === null || typeof l !== 'object' ? 'not a layout object' : mmvLayoutProblem(l);
     if (problem) {
       throw new EngineError('invalid_argument', `mmvLayout for ${f} ${JSON.stringify(l)}: ${problem}`);
     }
@@ -294,7 +313,7 @@ export class WebGpuEngine implements Engine {
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     checkKvType(options.kvType);
-    checkMmvLayoutOption(this.opts.mmvLayout);
+    checkMmvLayoutOption(this.opts.mmvLayout, this.opts.mmvTrials);
     await this.unload();
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
@@ -377,19 +396,31 @@ export class WebGpuEngine implements Engine {
     );
     const fallbackKernel = this.opts.decodeKernel ?? (gpu.info.isFallback ? 'rows' : 'ksplit');
     const forced = this.opts.mmvLayout;
-    const choices: Partial<Record<MatmulFamilyName, MmvChoice>> = {};
+    // 'ffn-trial': the layout of the gate+up trial, taken without a trial of its own (mmvTrials 'one').
+    const choices: Partial<
+      Record<MatmulFamilyName, MmvChoice | { layout: MmvLayout; chosenBy: 'ffn-trial'; trials?: undefined }>
+    > = {};
     try {
       if (forced !== 'off') {
-        const shapes = decodeMatmulShapes(file, cfg, this.opts.repack !== false);
+        const shapes = decodeMatmulShapes(
+          file,
+          cfg,
+          this.opts.repack !== false,
+          !(this.opts.splitDecodeSegments ?? gpu.info.isFallback),
+        );
         const perMatmul =
           (this.opts.mmvTrials ?? (gpu.info.isFallback ? 'one' : 'per-matmul')) === 'per-matmul';
-        const ffnShape = (shapes.find(([f]) => f === 'ffn') ?? shapes[0])?.[1];
-        let one: MmvChoice | undefined; // the feed-forward's choice, for every matmul when !perMatmul
+        // The one trial's matmul: gate+up, or the first matmul mmv runs where gate+up is not one of them.
+        const [trialFamily, trialShape] = shapes.find(([f]) => f === 'ffn') ?? shapes[0] ?? [];
+        let one: MmvChoice | undefined; // its choice, for every matmul when !perMatmul
         for (const [family, shape] of shapes) {
           const given = forced && ('lanes' in forced ? forced : forced[family]);
           if (given) choices[family] = { layout: given, chosenBy: 'option' };
           else if (perMatmul) choices[family] = await chooseMmvLayout(gpu, shape);
-          else choices[family] = one ??= await chooseMmvLayout(gpu, ffnShape!);
+          else {
+            one ??= await chooseMmvLayout(gpu, trialShape!);
+            choices[family] = family === trialFamily ? one : { layout: one.layout, chosenBy: 'ffn-trial' };
+          }
         }
       }
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
@@ -421,7 +452,8 @@ export class WebGpuEngine implements Engine {
     }
     this.tokenizer = tokenizer;
     const m = this.model;
-    const choice = choices.ffn;
+    // The gate+up's own choice (a trial or the option): never 'ffn-trial'.
+    const choice = choices.ffn as MmvChoice | undefined;
     const totalMs = performance.now() - tStart;
     this.lastStats = { load: { ...m.times, totalMs } };
     const types = new Set<string>();

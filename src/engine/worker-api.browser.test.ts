@@ -75,6 +75,19 @@ describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
     }
   });
 
+  it("chat's answer starts at its first word: the first token's space prefix is dropped, streamed and whole", async () => {
+    const texts: string[] = [];
+    const messages = [{ role: 'user' as const, content: 'Once upon a time there' }];
+    const r = await engine.chat({ messages, maxTokens: 4 }, (e) => texts.push(e.text));
+    // stories260K has no chat template: the answer continues the text, whose next token is "▁was".
+    expect(r.text).toMatch(/^was\b/);
+    expect(texts.join('')).toBe(r.text);
+    // generate keeps that space: a continuation is joined to its prompt.
+    const g = await engine.generate({ prompt: 'Once upon a time there', maxTokens: 4 });
+    expect(g.outputTokenIds).toEqual(r.outputTokenIds);
+    expect(g.text).toBe(` ${r.text}`);
+  });
+
   it('keeps the EngineError code across the worker boundary', async () => {
     const long = Array.from({ length: 300 }, (_, i) => 3 + (i % 400));
     const err = await engine.generate({ promptTokenIds: long }).catch((e) => e);

@@ -65,19 +65,20 @@ describe('missingFilesAre404', () => {
         if (!isEngineError(e)) throw new Error(`expected an EngineError, got ${String(e)}`);
         return e;
       };
-      // A .gguf path that is not there: a 404, never the page's index.html.
-      const missing = await error(`${base}/models/stories260K.gguf`);
+      // A .gguf path that is not there: a 404, never the page's index.html. (Not stories260K.gguf: npm run
+      // setup links the test model into the repository's models/, which this server serves.)
+      const missing = await error(`${base}/models/no-such-model.gguf`);
       expect(missing.code).toBe('http_status');
       expect(missing.message).toBe(
-        `downloading ${base}/models/stories260K.gguf failed with HTTP 404 Not Found: no file at this URL (check it)`,
+        `downloading ${base}/models/no-such-model.gguf failed with HTTP 404 Not Found: no file at this URL (check it)`,
       );
       // Any other path gets the app's index.html (Vite's single-page fallback, status 200): before, "not a
       // GGUF file: it starts with "<!do""; now the file was not found, by its URL.
-      const fallback = await error(`${base}/models/stories260K`);
+      const fallback = await error(`${base}/models/no-such-model`);
       expect(fallback.code).toBe('http_status');
       expect(fallback.message).toMatch(
         new RegExp(
-          `^${base}/models/stories260K was not found: the server answered with an HTML page instead of a GGUF file`,
+          `^${base}/models/no-such-model was not found: the server answered with an HTML page instead of a GGUF file`,
         ),
       );
       expect(fallback.message).not.toMatch(/not a GGUF file|<!do/i);

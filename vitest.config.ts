@@ -34,6 +34,9 @@ export default defineConfig({
           name: 'browser',
           include: ['src/**/*.browser.test.ts'],
           testTimeout: 120_000,
+          // Set-up hooks load models: on SwiftShader with 2 cores two loads of stories260K (shader
+          // compilation) took 28-31 s, past vitest's 30 s default.
+          hookTimeout: 120_000,
           globalSetup: ['src/webllm/test-server.ts', 'src/library/test-server.ts'],
           browser: {
             enabled: true,

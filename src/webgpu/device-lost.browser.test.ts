@@ -57,7 +57,7 @@ describe('a device lost mid-call is device_lost', () => {
     } finally {
       await engine.dispose();
     }
-  });
+  }, 300_000); // six loads and generations on SwiftShader: 120 s was not enough on a 2-core machine
 
   it.each(['upload', 'compile'] as const)(
     'destroyed during the %s phase of a load: the load ends with device_lost, the next one works',

@@ -325,6 +325,22 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
 }
 
 const mdEscape = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/**
+ * The lines of a Markdown table: the header, the alignment row (the first `left` columns left-aligned, the
+ * others right-aligned, as figures are), then the rows; `|` in a cell is escaped and a newline becomes a space.
+ */
+export function markdownTable(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  left = 1,
+): string[] {
+  return [
+    `| ${head.map(mdEscape).join(' | ')} |`,
+    `| ${head.map((_, i) => (i < left ? '---' : '---:')).join(' | ')} |`,
+    ...rows.map((r) => `| ${r.map(mdEscape).join(' | ')} |`),
+  ];
+}
 const med = (s: Summary | undefined) => fmt(s?.median);
 const medStd = (s: Summary | undefined) => (s ? `${fmt(s.median)} ± ${fmt(s.std, 2)}` : '–');
 
@@ -356,9 +372,11 @@ export function markdownReport(rows: readonly ReportRow[]): string {
     '',
     `${rows.length} result${rows.length === 1 ? '' : 's'}; medians over measured runs (decode: median ± std). Roofline: decode's share of the measured memory bandwidth.`,
     '',
-    `| ${COLUMNS.map((c) => c.head).join(' | ')} |`,
-    `| ${COLUMNS.map((_, i) => (i < 3 ? '---' : '---:')).join(' | ')} |`,
-    ...rows.map((r) => `| ${COLUMNS.map((c) => mdEscape(c.cell(r))).join(' | ')} |`),
+    ...markdownTable(
+      COLUMNS.map((c) => c.head),
+      rows.map((r) => COLUMNS.map((c) => c.cell(r))),
+      3,
+    ),
   ];
   if (rows.some((r) => r.software))
     lines.push(

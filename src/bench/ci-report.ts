@@ -1,0 +1,321 @@
+/**
+ * What CI systems read from `npm run bench` (no DOM, no Node APIs): the thresholds' verdicts
+ * ({@link checkThresholds}), a JUnit XML report ({@link junitXml}: one test case for the run itself and one
+ * per threshold, in the shape GitHub's, GitLab's and Jenkins' JUnit readers accept), a Markdown summary for a
+ * job page such as GitHub's `$GITHUB_STEP_SUMMARY` ({@link summaryMarkdown}), and the software-adapter
+ * guard's reading of a device ({@link softwareDeviceReasons}).
+ */
+
+import { softwareReasons } from '../ui/gpu-report.ts';
+import { deviceName, fmt, isSoftwareResult, markdownTable } from './report.ts';
+import type { BenchDevice, BenchResult } from './types.ts';
+
+/** The thresholds a run is held to (`--fail-under-decode-tps`, `--fail-over-ttft-ms`); absent = not checked. */
+export interface BenchThresholds {
+  /** The median decode tokens/s must be at least this. */
+  failUnderDecodeTps?: number;
+  /** The median TTFT must be at most this many ms. */
+  failOverTtftMs?: number;
+}
+
+/** One threshold's verdict. */
+export interface ThresholdOutcome {
+  /** The flag that set it, e.g. `--fail-under-decode-tps`. */
+  flag: string;
+  /** What was compared, e.g. `median decode tok/s`. */
+  metric: string;
+  /** Its unit as printed (`tok/s`, `ms`). */
+  unit: string;
+  /** `min`: measured must be ≥ limit; `max`: measured must be ≤ limit. */
+  kind: 'min' | 'max';
+  limit: number;
+  /** The measured figure; undefined when the run produced none (which fails the threshold). */
+  measured?: number;
+  passed: boolean;
+  /** One line: `median decode 12.3 tok/s ≥ --fail-under-decode-tps 10` or why it was missed. */
+  message: string;
+}
+
+/**
+ * Each threshold that is set, checked against the result's medians (decode tokens/s, TTFT). A missing
+ * figure (no measured run) misses the threshold. The messages are the ones `npm run bench` prints after
+ * `threshold missed: `.
+ */
+export function checkThresholds(result: BenchResult, t: BenchThresholds): ThresholdOutcome[] {
+  const out: ThresholdOutcome[] = [];
+  if (t.failUnderDecodeTps !== undefined) {
+    const v = result.summary.decodeTokensPerSecond?.median;
+    const passed = v !== undefined && Number.isFinite(v) && v >= t.failUnderDecodeTps;
+    out.push({
+      flag: '--fail-under-decode-tps',
+      metric: 'median decode tok/s',
+      unit: 'tok/s',
+      kind: 'min',
+      limit: t.failUnderDecodeTps,
+      measured: v,
+      passed,
+      message: `median decode ${fmt(v)} tok/s is ${passed ? 'at or above' : 'below'} --fail-under-decode-tps ${t.failUnderDecodeTps}`,
+    });
+  }
+  if (t.failOverTtftMs !== undefined) {
+    const v = result.summary.ttftMs?.median;
+    const passed = v !== undefined && Number.isFinite(v) && v <= t.failOverTtftMs;
+    out.push({
+      flag: '--fail-over-ttft-ms',
+      metric: 'median TTFT ms',
+      unit: 'ms',
+      kind: 'max',
+      limit: t.failOverTtftMs,
+      measured: v,
+      passed,
+      message: `median TTFT ${fmt(v)} ms is ${passed ? 'at or below' : 'above'} --fail-over-ttft-ms ${t.failOverTtftMs}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * Why a device is a software (CPU) adapter, empty for a hardware one: the adapter reports
+ * `isFallbackAdapter`, its vendor, architecture, device or description names a software rasterizer
+ * (SwiftShader, llvmpipe, lavapipe, WARP, …; src/ui/gpu-report.ts), or its fingerprint label says
+ * `(software)` (src/ui/fingerprint.ts). `npm run bench -- --gpu` refuses such a device unless
+ * `--allow-software`.
+ */
+export function softwareDeviceReasons(d: BenchDevice): string[] {
+  const reasons = softwareReasons({
+    vendor: d.vendor ?? '',
+    architecture: d.architecture ?? '',
+    device: d.device ?? '',
+    description: d.description ?? '',
+    isFallbackAdapter: Boolean(d.isFallbackAdapter),
+    features: d.features ?? [],
+    limits: d.limits ?? {},
+  });
+  if (reasons.length === 0 && /\(software\)\s*$/i.test(d.label ?? ''))
+    reasons.push(`its fingerprint label "${d.label}" says software`);
+  return reasons;
+}
+
+/** A failed run as the reports show it: the CLI's `error [code]: message` line and the code. */
+export interface RunError {
+  code?: string;
+  message: string;
+}
+
+/** What {@link junitXml} reports. */
+export interface JunitInput {
+  /** The result; absent when the run failed before producing one. */
+  result?: BenchResult;
+  /** The thresholds' verdicts ({@link checkThresholds}); with a failed run, the thresholds that were set. */
+  outcomes: readonly ThresholdOutcome[];
+  /** Set when the run failed (exit 1): the run's test case gets an `<error>`, the thresholds are skipped. */
+  error?: RunError;
+  /** The device, when known without a result (e.g. the software-adapter guard stopped the run). */
+  device?: BenchDevice;
+  /** The model's id, when known without a result. */
+  modelId?: string;
+  /** Wall-clock seconds of the whole command (default: the result's load plus its runs' E2E). */
+  timeS?: number;
+  /** The suite's timestamp (ISO 8601; default: the result's createdAt, else now). */
+  timestamp?: string;
+}
+
+/** The characters XML 1.0 allows (others, e.g. terminal escapes in an error message, are dropped). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters removed
+const XML_INVALID = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
+
+/** Text made safe for an XML attribute or element: `& < > " '` escaped, invalid characters dropped. */
+export function xmlEscape(s: string): string {
+  return s
+    .replace(XML_INVALID, '')
+    .replace(
+      /[&<>"']/g,
+      (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] as string,
+    );
+}
+
+const attrs = (a: Record<string, string | number | undefined>) =>
+  Object.entries(a)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => ` ${k}="${xmlEscape(String(v))}"`)
+    .join('');
+
+/** Seconds as JUnit writes them: a plain decimal with millisecond precision (`12.345`). */
+const seconds = (ms: number) => (Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0).toFixed(3);
+
+/** The test cases' names: a threshold as `median decode tok/s >= 10` (ASCII: some readers mangle ≥). */
+const thresholdName = (o: ThresholdOutcome) => `${o.metric} ${o.kind === 'min' ? '>=' : '<='} ${o.limit}`;
+
+/** A short device name for the suite's name and the summary. */
+function deviceText(result: BenchResult | undefined, device: BenchDevice | undefined): string {
+  if (result) return deviceName(result);
+  if (!device) return 'unknown device';
+  const name = device.label || device.description || [device.vendor, device.architecture].join(' ').trim();
+  return softwareDeviceReasons(device).length > 0 && !/software/i.test(name) ? `${name} (software)` : name;
+}
+
+/**
+ * A JUnit XML report of one `npm run bench` run: `<testsuites>` holding one `<testsuite>` named after the
+ * model and device, with `tests`, `failures`, `errors`, `skipped` and `time` (seconds) on both, the run's
+ * facts as `<properties>`, a test case `benchmark completed` for the run itself (its time is the run's) and
+ * one per threshold (`median decode tok/s >= 10`, `median TTFT ms <= 500`), a missed one with
+ * `<failure message="…" type="threshold">` naming the measured figure and the limit. A run that failed gets
+ * an `<error>` on its test case (`type` is the error code) and its thresholds are `<skipped>`. With no
+ * threshold the suite still has the run's test case. Every name and message is XML-escaped.
+ */
+export function junitXml(input: JunitInput): string {
+  const { result, outcomes, error } = input;
+  const model = result?.model.id ?? input.modelId ?? 'unknown model';
+  const device = deviceText(result, input.device ?? result?.device);
+  const runMs = result ? result.load.totalMs + result.runs.reduce((a, r) => a + r.e2eMs, 0) : 0;
+  const timeMs = input.timeS !== undefined ? input.timeS * 1000 : runMs;
+  const timestamp = (input.timestamp ?? result?.createdAt ?? new Date().toISOString()).replace(/Z$/, '');
+  const classname = `bench.${model}`;
+  const failures = error ? 0 : outcomes.filter((o) => !o.passed).length;
+  const errors = error ? 1 : 0;
+  const skipped = error ? outcomes.length : 0;
+  const tests = 1 + outcomes.length;
+  const counts = { tests, failures, errors, skipped, time: seconds(timeMs) };
+
+  const props: [string, string | undefined][] = [
+    ['model', model],
+    ['device', device],
+    ['adapter', result ? (isSoftwareResult(result) ? 'software' : 'hardware') : undefined],
+    ['fingerprint', (input.device ?? result?.device)?.fingerprint],
+    ['engine', result?.engine],
+    ['decode_tps_median', result ? fmt(result.summary.decodeTokensPerSecond?.median) : undefined],
+    ['ttft_ms_median', result ? fmt(result.summary.ttftMs?.median) : undefined],
+    ['prefill_tps_median', result ? fmt(result.summary.prefillTokensPerSecond?.median) : undefined],
+    ['tpot_ms_median', result ? fmt(result.summary.tpotMs?.median) : undefined],
+  ];
+  const lines = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites${attrs({ name: 'npm run bench', ...counts })}>`,
+    `  <testsuite${attrs({ name: `bench: ${model} on ${device}`, ...counts, timestamp })}>`,
+    '    <properties>',
+    ...props
+      .filter(([, v]) => v !== undefined)
+      .map(([name, value]) => `      <property${attrs({ name, value })}/>`),
+    '    </properties>',
+  ];
+  const runCase = `    <testcase${attrs({ classname, name: 'benchmark completed', time: seconds(runMs || timeMs) })}`;
+  if (error) {
+    const line = `error${error.code ? ` [${error.code}]` : ''}: ${error.message}`;
+    lines.push(
+      `${runCase}>`,
+      `      <error${attrs({ message: error.message, type: error.code ?? 'error' })}>${xmlEscape(line)}</error>`,
+      '    </testcase>',
+    );
+  } else if (result) {
+    const runs = result.runs.length;
+    lines.push(
+      `${runCase}>`,
+      `      <system-out>${xmlEscape(`${runs} measured run${runs === 1 ? '' : 's'} of ${model} on ${device}: median decode ${fmt(result.summary.decodeTokensPerSecond?.median)} tok/s, median TTFT ${fmt(result.summary.ttftMs?.median)} ms`)}</system-out>`,
+      '    </testcase>',
+    );
+  } else lines.push(`${runCase}/>`);
+  for (const o of outcomes) {
+    const tc = `    <testcase${attrs({ classname, name: thresholdName(o), time: '0.000' })}`;
+    if (error)
+      lines.push(
+        `${tc}>`,
+        `      <skipped${attrs({ message: 'the benchmark did not complete' })}/>`,
+        '    </testcase>',
+      );
+    else if (o.passed) lines.push(`${tc}/>`);
+    else
+      lines.push(
+        `${tc}>`,
+        `      <failure${attrs({ message: o.message, type: 'threshold' })}>${xmlEscape(
+          `${o.metric}: measured ${fmt(o.measured)} ${o.unit}, threshold ${o.kind === 'min' ? '>=' : '<='} ${o.limit} ${o.unit} (${o.flag})`,
+        )}</failure>`,
+        '    </testcase>',
+      );
+  }
+  lines.push('  </testsuite>', '</testsuites>');
+  return `${lines.join('\n')}\n`;
+}
+
+/** What {@link summaryMarkdown} reports: a result or a failed run, and the thresholds' verdicts. */
+export interface SummaryInput {
+  result?: BenchResult;
+  outcomes: readonly ThresholdOutcome[];
+  error?: RunError;
+  device?: BenchDevice;
+  modelId?: string;
+}
+
+/** `✓ median decode tok/s >= 10 (12.3)` / `✗ …`: a threshold in a table cell. */
+const outcomeCell = (o: ThresholdOutcome) =>
+  `${o.passed ? '✓' : '✗'} ${thresholdName(o)} (${fmt(o.measured)})`;
+
+/**
+ * A Markdown section for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY` is appended to): a heading, a
+ * table with the model, device, adapter kind (hardware / software), median TTFT, prefill tok/s, decode
+ * tok/s, TPOT and the thresholds (✓ met, ✗ missed, with the measured figure), then a line per missed
+ * threshold; a failed run gives its error line instead of figures. Ends with a blank line, so sections from
+ * several runs appended to one file stay apart.
+ */
+export function summaryMarkdown(input: SummaryInput): string {
+  const { result, outcomes, error } = input;
+  const model = result ? `${result.model.id} (${result.model.quantization})` : (input.modelId ?? '–');
+  const dev = input.device ?? result?.device;
+  const software = result
+    ? isSoftwareResult(result)
+    : dev
+      ? softwareDeviceReasons(dev).length > 0
+      : undefined;
+  const s = result?.summary;
+  const verdict = error
+    ? 'failed'
+    : outcomes.some((o) => !o.passed)
+      ? 'threshold missed'
+      : outcomes.length > 0
+        ? 'thresholds met'
+        : 'done';
+  const lines = [
+    `### WebGPU LLM benchmark: ${model} — ${verdict}`,
+    '',
+    ...markdownTable(
+      [
+        'Model',
+        'Device',
+        'Adapter',
+        'TTFT median (ms)',
+        'Prefill tok/s',
+        'Decode tok/s',
+        'TPOT median (ms)',
+        'Thresholds',
+      ],
+      [
+        [
+          model,
+          deviceText(result, dev),
+          software === undefined ? '–' : software ? 'software (CPU)' : 'hardware',
+          fmt(s?.ttftMs?.median),
+          fmt(s?.prefillTokensPerSecond?.median),
+          fmt(s?.decodeTokensPerSecond?.median),
+          fmt(s?.tpotMs?.median),
+          outcomes.length === 0
+            ? 'none set'
+            : error
+              ? outcomes.map((o) => `– ${thresholdName(o)} (not run)`).join('<br>')
+              : outcomes.map(outcomeCell).join('<br>'),
+        ],
+      ],
+      3,
+    ),
+  ];
+  if (error)
+    lines.push(
+      '',
+      `**The benchmark failed:** error${error.code ? ` [${error.code}]` : ''}: ${error.message}`,
+    );
+  for (const o of outcomes) if (!error && !o.passed) lines.push('', `**Threshold missed:** ${o.message}.`);
+  if (software && !error)
+    lines.push(
+      '',
+      '_Software adapter: WebGPU ran on the CPU, so these figures measure the processor, not a GPU._',
+    );
+  return `${lines.join('\n')}\n\n`;
+}

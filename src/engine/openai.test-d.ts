@@ -1,0 +1,103 @@
+/**
+ * Compile-time checks (run by `tsc --noEmit -p .`; nothing here executes): code written for the official
+ * `openai` SDK or for WebLLM's `MLCEngine` type-checks against `withOpenAI(engine).chat.completions`.
+ * - The SDK's and WebLLM's request types are accepted by `create` (streaming and not).
+ * - Our results are assignable to the SDK's `ChatCompletion` and `ChatCompletionChunk`.
+ * - `create` picks the right result from `stream`.
+ * `openai` is a devDependency used only by this file (imports are types only).
+ */
+import type * as WebLLM from '@mlc-ai/web-llm';
+import type OpenAI from 'openai';
+import {
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  type ChatCompletionCreateParamsBase,
+  type ChatCompletionCreateParamsStreaming,
+  type ChatCompletionStream,
+  withOpenAI,
+} from './openai.ts';
+import type { Engine } from './types.ts';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const assertType = <T extends true>(_: T) => undefined;
+
+export async function sdkCodeRunsUnchanged(engine: Engine, signal: AbortSignal): Promise<string> {
+  const client = withOpenAI(engine);
+
+  // Non-streaming, exactly as written for the SDK.
+  const params: OpenAI.ChatCompletionCreateParamsNonStreaming = {
+    model: 'gpt-4o-mini',
+    messages: [
+      { role: 'developer', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+    ],
+    max_tokens: 16,
+    temperature: 0,
+    top_p: 1,
+    seed: 1,
+    stop: ['\n\n'],
+  };
+  const done: OpenAI.ChatCompletion = await client.chat.completions.create(params, { signal });
+  const text: string | null = done.choices[0].message.content;
+  const usage: OpenAI.CompletionUsage | undefined = done.usage;
+
+  // Streaming, with usage.
+  const sparams: OpenAI.ChatCompletionCreateParamsStreaming = {
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'Hi' }],
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  const stream = await client.chat.completions.create(sparams);
+  let out = '';
+  for await (const chunk of stream) {
+    const c: OpenAI.ChatCompletionChunk = chunk;
+    out += c.choices[0]?.delta?.content ?? '';
+    if (c.usage) out += c.usage.total_tokens;
+  }
+  stream.controller.abort();
+
+  // Inline literals (excess property checks apply) and the general params type.
+  await client.chat.completions.create({ model: 'x', messages: [{ role: 'system', content: 's' }], n: 1 });
+  const general: OpenAI.ChatCompletionCreateParams = params;
+  await client.chat.completions.create(general);
+  return `${text}${usage?.total_tokens}${out}`;
+}
+
+export async function webllmCodeRunsUnchanged(engine: Engine): Promise<void> {
+  const client = withOpenAI(engine);
+  const req: WebLLM.ChatCompletionRequestNonStreaming = {
+    messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 8,
+    temperature: 0,
+  };
+  const r = await client.chat.completions.create(req);
+  const sreq: WebLLM.ChatCompletionRequestStreaming = {
+    messages: [{ role: 'user', content: 'Hi' }],
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  const chunks: AsyncIterable<ChatCompletionChunk> = await client.chat.completions.create(sreq);
+  // WebLLM's results carry WebLLM's own `usage.extra` figures; ours are OpenAI's shape, so only the
+  // parts code reads are checked.
+  const content: string | null = r.choices[0].message.content;
+  for await (const c of chunks) void [content, c.choices[0]?.delta.content];
+}
+
+// `create` returns a completion without `stream`, a stream with `stream: true`.
+declare const client: ReturnType<typeof withOpenAI<Engine>>;
+declare const base: ChatCompletionCreateParamsBase;
+declare const streaming: ChatCompletionCreateParamsStreaming;
+export async function overloads(): Promise<void> {
+  const a = await client.chat.completions.create({ messages: [] });
+  assertType<Equal<typeof a, ChatCompletion>>(true);
+  const b = await client.chat.completions.create(streaming);
+  assertType<Equal<typeof b, ChatCompletionStream>>(true);
+  const c = await client.chat.completions.create(base);
+  assertType<Equal<typeof c, ChatCompletion | ChatCompletionStream>>(true);
+  // @ts-expect-error a stream is not a completion
+  const d: OpenAI.ChatCompletion = await client.chat.completions.create(streaming);
+  // The engine's own chat method is still there.
+  const e = await client.chat({ messages: [{ role: 'user', content: 'x' }] });
+  void [d, e.text];
+}

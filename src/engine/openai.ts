@@ -1,0 +1,759 @@
+/**
+ * An OpenAI-shaped API over any {@link Engine} (our WebGPU engine or its worker, WebLLM, a remote server):
+ * `withOpenAI(engine).chat.completions.create({ messages, stream, max_tokens, temperature, top_p, seed,
+ * stop, stream_options: { include_usage } })` returns `chat.completion` objects, or an async iterable of
+ * `chat.completion.chunk` objects, in OpenAI's wire shape, as the OpenAI SDK and WebLLM's `MLCEngine` do,
+ * so code written for either runs unchanged. DOM-free and Node-free: it only calls the Engine interface.
+ *
+ * Sources: the OpenAI API reference (Chat Completions: "Create chat completion", "The chat completion
+ * object", "The chat completion chunk object"; https://platform.openai.com/docs/api-reference/chat), the
+ * official `openai` npm package's types (`openai/resources/chat/completions`, checked against ours in
+ * `openai.test-d.ts`), and WebLLM's `openai_api_protocols/chat_completion.ts` (whose `create` overloads
+ * this copies: a Promise of the completion, or a Promise of an AsyncIterable of chunks).
+ *
+ * Rules (the README's "OpenAI-shaped API" says the same):
+ * - Fields the engines cannot honour are refused with `EngineError('invalid_argument')` naming the field,
+ *   never silently ignored: `n` other than 1, `logprobs`/`top_logprobs`, `tools`/`tool_choice`/`functions`/
+ *   `function_call`, non-zero `frequency_penalty`/`presence_penalty`, `logit_bias`, a `response_format`
+ *   other than text, audio, and any field not listed in {@link ChatCompletionCreateParamsBase}; message
+ *   roles other than system/developer/user/assistant, message `name`s, and content parts other than text.
+ * - Defaults are OpenAI's: `temperature` 1 and `top_p` 1 when omitted (the Engine API's own default is
+ *   greedy; pass `temperature: 0` for greedy). Without `max_tokens` the engine's default applies (128 tokens
+ *   for ours and remote servers), not "until the context is full" as OpenAI does.
+ * - `model` does not choose a model: the loaded one answers (as llama-server does), and the objects'
+ *   `model` names it.
+ * - `stop` strings end generation where one first appears; the text from it on is not returned (OpenAI's
+ *   rule). The engines have no stop strings of their own, so this is done here, for every backend: text that
+ *   could be the start of a stop string is held back until it is known not to be; when one appears the
+ *   engine's generation is aborted. `completion_tokens` then counts the tokens up to the one that completed
+ *   the stop string.
+ * - Aborts: the `signal` of the request options (the SDK's second argument) or the stream's `controller`
+ *   stops the generation; the promise (non-streaming) or the pending `next()` (streaming) rejects with
+ *   `EngineError('aborted')`, the code every backend uses. An engine result that says `aborted` without
+ *   either is reported the same way (OpenAI has no `aborted` finish reason; WebLLM's `abort` is not in the
+ *   SDK's types). A consumer that leaves `for await` early (`break`, `return`, a throw) aborts the
+ *   generation and the iterator's `return()` waits until the engine is idle again.
+ * - Errors from the engine keep their `EngineError` codes: they reject the non-streaming promise, or the
+ *   streaming iterator's `next()`.
+ */
+import { EngineError, isEngineError } from './errors.ts';
+import type { ChatMessage, ChatRequest, Engine, GenerateResult, TokenEvent } from './types.ts';
+import { checkNumberOption, type NumberRule } from './validate.ts';
+
+// ---------------------------------------------------------------------------------------------------
+// Request types: a superset of what the OpenAI SDK's and WebLLM's request types allow, so their requests
+// type-check here; what the engines cannot do is typed loosely and refused at run time.
+// ---------------------------------------------------------------------------------------------------
+
+/** A content part: only `{type: 'text', text}` parts are accepted (joined with '\n', as vLLM does). */
+export interface ChatCompletionContentPart {
+  type: string;
+  text?: string;
+}
+
+/**
+ * A message. Roles `system`, `developer` (treated as `system`, as OpenAI does for models without a
+ * developer role), `user` and `assistant` are accepted; `tool` and `function` are typed (the SDK has them)
+ * but refused, as is a `name`.
+ */
+export interface ChatCompletionMessageParam {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+  content?: string | ReadonlyArray<ChatCompletionContentPart> | null;
+  name?: string;
+}
+
+/** `stream_options`: `include_usage` adds a last chunk with `usage` and empty `choices`. */
+export interface ChatCompletionStreamOptions {
+  include_usage?: boolean | null;
+  /** Accepted and without effect here (OpenAI pads chunks with random text against size side channels). */
+  include_obfuscation?: boolean | null;
+}
+
+/** The request: OpenAI's names, units and ranges. */
+export interface ChatCompletionCreateParamsBase {
+  messages: ReadonlyArray<ChatCompletionMessageParam>;
+  /** Not a choice: the loaded model answers; the result's `model` names it. */
+  model?: string | null;
+  stream?: boolean | null;
+  /** Only with `stream: true`. */
+  stream_options?: ChatCompletionStreamOptions | null;
+  /** The most completion tokens, an integer ≥ 1 (default: the engine's, 128 for ours). */
+  max_tokens?: number | null;
+  /** OpenAI's newer name for `max_tokens`; both may be given only with the same value. */
+  max_completion_tokens?: number | null;
+  /** Sampling temperature in [0, 2]; 0 = greedy. Default 1 (OpenAI's). */
+  temperature?: number | null;
+  /** Nucleus sampling mass in (0, 1]; default 1 (off). */
+  top_p?: number | null;
+  /** Seed of the sampler's PRNG (an integer): the same seed, request and engine give the same output. */
+  seed?: number | null;
+  /** Up to any number of non-empty strings: generation ends before the first one that appears. */
+  stop?: string | ReadonlyArray<string> | null;
+  /** Only 1 (or null). */
+  n?: number | null;
+  /** Only false (or null). */
+  logprobs?: boolean | null;
+  /** Only null/0 (no log-probabilities). */
+  top_logprobs?: number | null;
+  /** Only 0 (or null): the engines have the CTRL repetition penalty instead (`repetition_penalty`). */
+  frequency_penalty?: number | null;
+  /** Only 0 (or null). */
+  presence_penalty?: number | null;
+  /** vLLM's extension: keep the k most likely tokens, an integer ≥ 0 (0 = off). */
+  top_k?: number | null;
+  /** vLLM's extension: drop tokens with p < min_p · p_max, in [0, 1] (0 = off). */
+  min_p?: number | null;
+  /** vLLM's and WebLLM's extension: CTRL repetition penalty > 0 (1 = off). */
+  repetition_penalty?: number | null;
+  /** Refused unless empty (no tool calling). */
+  tools?: ReadonlyArray<unknown> | null;
+  /** Refused unless 'none'. */
+  tool_choice?: unknown;
+  /** Refused unless empty. */
+  functions?: ReadonlyArray<unknown> | null;
+  /** Refused unless 'none'. */
+  function_call?: unknown;
+  /** Accepted (without tools it has no effect). */
+  parallel_tool_calls?: boolean | null;
+  /** Refused unless empty. */
+  logit_bias?: Record<string, number> | null;
+  /** Refused unless `{type: 'text'}`. */
+  response_format?: unknown;
+  /** Informational, accepted and not used. */
+  user?: string | null;
+  metadata?: Record<string, string> | null;
+  safety_identifier?: string | null;
+  prompt_cache_key?: string | null;
+  /** Only false (or null): nothing is stored. */
+  store?: boolean | null;
+}
+
+export interface ChatCompletionCreateParamsNonStreaming extends ChatCompletionCreateParamsBase {
+  stream?: false | null;
+}
+
+export interface ChatCompletionCreateParamsStreaming extends ChatCompletionCreateParamsBase {
+  stream: true;
+}
+
+export type ChatCompletionCreateParams =
+  | ChatCompletionCreateParamsNonStreaming
+  | ChatCompletionCreateParamsStreaming;
+
+/** The second argument of `create`, as the OpenAI SDK's request options: only `signal`. */
+export interface ChatCompletionRequestOptions {
+  signal?: AbortSignal | null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Response types (OpenAI's wire shape; assignable to the SDK's `ChatCompletion` / `ChatCompletionChunk`).
+// ---------------------------------------------------------------------------------------------------
+
+/** Why a choice ended: `stop` (end of generation or a stop string) or `length` (`max_tokens`, the context). */
+export type ChatCompletionFinishReason = 'stop' | 'length';
+
+/** Token counts of one request. */
+export interface CompletionUsage {
+  /** Tokens of the rendered prompt (chat template included), as the engine counted them. */
+  prompt_tokens: number;
+  /** Tokens generated (an end-of-generation token included; up to a stop string's last token). */
+  completion_tokens: number;
+  /** prompt_tokens + completion_tokens. */
+  total_tokens: number;
+}
+
+export interface ChatCompletionMessage {
+  role: 'assistant';
+  content: string;
+  refusal: null;
+}
+
+export interface ChatCompletion {
+  /** `chatcmpl-…`, the same for every chunk of a stream. */
+  id: string;
+  object: 'chat.completion';
+  /** Unix time in seconds when the request started. */
+  created: number;
+  /** The loaded model's name. */
+  model: string;
+  choices: Array<{
+    index: number;
+    message: ChatCompletionMessage;
+    finish_reason: ChatCompletionFinishReason;
+    logprobs: null;
+  }>;
+  usage: CompletionUsage;
+}
+
+export interface ChatCompletionChunkDelta {
+  role?: 'assistant';
+  content?: string;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  /** One choice, except the `include_usage` chunk, whose `choices` is empty. */
+  choices: Array<{
+    index: number;
+    delta: ChatCompletionChunkDelta;
+    finish_reason: ChatCompletionFinishReason | null;
+    logprobs: null;
+  }>;
+  /** Only with `stream_options.include_usage`: null on every chunk but the last, which carries the counts. */
+  usage?: CompletionUsage | null;
+}
+
+/**
+ * A stream of chunks: async-iterable once, like the OpenAI SDK's `Stream` (whose `controller` it also has:
+ * `controller.abort()` stops the generation, and the pending `next()` rejects with EngineError('aborted')).
+ */
+export interface ChatCompletionStream extends AsyncIterable<ChatCompletionChunk> {
+  readonly controller: AbortController;
+}
+
+/** `engine.chat.completions`. */
+export interface ChatCompletions {
+  create(
+    params: ChatCompletionCreateParamsNonStreaming,
+    options?: ChatCompletionRequestOptions,
+  ): Promise<ChatCompletion>;
+  create(
+    params: ChatCompletionCreateParamsStreaming,
+    options?: ChatCompletionRequestOptions,
+  ): Promise<ChatCompletionStream>;
+  create(
+    params: ChatCompletionCreateParamsBase,
+    options?: ChatCompletionRequestOptions,
+  ): Promise<ChatCompletion | ChatCompletionStream>;
+}
+
+/** An engine with `chat.completions`: `chat` stays the Engine's method, with `completions` on it. */
+export type OpenAIEngine<T extends Engine = Engine> = T & {
+  chat: T['chat'] & { completions: ChatCompletions };
+};
+
+/** Options of {@link withOpenAI}. */
+export interface WithOpenAIOptions {
+  /**
+   * The `model` field of the objects. Default: the name `load()` (called through the wrapper) returned,
+   * else what the engine knows (our WebGpuEngine's `modelInfo.name`, WebLLM's `modelId`, a remote
+   * engine's `model`), else 'unknown'.
+   */
+  model?: string;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Parameter checks and mapping.
+// ---------------------------------------------------------------------------------------------------
+
+const bad = (message: string) => new EngineError('invalid_argument', message);
+
+const show = (v: unknown): string =>
+  typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? 'an array' : v === null ? 'null' : String(v);
+
+/** Fields that have a meaning here; anything else set (not undefined/null) is refused. */
+const HANDLED = new Set([
+  'messages',
+  'model',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'seed',
+  'stop',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
+  'n',
+  'logprobs',
+  'top_logprobs',
+  'frequency_penalty',
+  'presence_penalty',
+  'tools',
+  'tool_choice',
+  'functions',
+  'function_call',
+  'parallel_tool_calls',
+  'logit_bias',
+  'response_format',
+  'user',
+  'metadata',
+  'safety_identifier',
+  'prompt_cache_key',
+  'store',
+]);
+
+const isSet = (v: unknown) => v !== undefined && v !== null;
+const isEmpty = (v: unknown) =>
+  !isSet(v) ||
+  (Array.isArray(v) && v.length === 0) ||
+  (typeof v === 'object' && Object.keys(v as object).length === 0);
+
+/** What a request becomes: the engine's chat request, the stop strings and the stream options. */
+export interface MappedRequest {
+  req: ChatRequest;
+  stops: string[];
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+function num(name: string, v: unknown, rule: NumberRule): number | undefined {
+  if (!isSet(v)) return undefined;
+  checkNumberOption(name, v, rule);
+  return v as number;
+}
+
+function messageOf(m: unknown, i: number): ChatMessage {
+  const at = `messages[${i}]`;
+  if (typeof m !== 'object' || m === null || Array.isArray(m))
+    throw bad(`${at} must be an object {role, content}, got ${show(m)}`);
+  const o = m as Record<string, unknown>;
+  const role = o.role;
+  if (role === 'tool' || role === 'function')
+    throw bad(`${at}.role "${role}" is not supported: these engines have no tool or function calling`);
+  if (role !== 'system' && role !== 'developer' && role !== 'user' && role !== 'assistant')
+    throw bad(`${at}.role must be "system", "developer", "user" or "assistant", got ${show(role)}`);
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'role' || k === 'content' || !isSet(v)) continue;
+    throw bad(
+      k === 'name'
+        ? `${at}.name is not supported: the chat templates here have no participant names`
+        : `${at}.${k} is not supported (only role and content are)`,
+    );
+  }
+  let content: string;
+  if (typeof o.content === 'string') content = o.content;
+  else if (Array.isArray(o.content)) {
+    const texts = o.content.map((p: unknown, j: number) => {
+      const part = p as { type?: unknown; text?: unknown } | null;
+      if (part?.type !== 'text' || typeof part.text !== 'string')
+        throw bad(
+          `${at}.content[${j}] must be a text part {type: "text", text}, got ${part && typeof part === 'object' ? `type ${show(part.type)}` : show(part)}: these engines read text only`,
+        );
+      return part.text;
+    });
+    content = texts.join('\n');
+  } else throw bad(`${at}.content must be a string or an array of text parts, got ${show(o.content)}`);
+  return { role: role === 'developer' ? 'system' : role, content };
+}
+
+/**
+ * Checks a request and maps it to the engine's {@link ChatRequest}: `max_tokens` → maxTokens,
+ * `temperature` (default 1) → temperature, `top_p` (default 1) → topP, `seed`, `top_k` → topK, `min_p` →
+ * minP, `repetition_penalty` → repetitionPenalty; `stop` to a list of strings.
+ * @throws EngineError('invalid_argument') naming the first field it cannot honour.
+ */
+export function mapChatCompletionParams(params: unknown): MappedRequest {
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    throw bad(`the request must be an object {messages, …}, got ${show(params)}`);
+  const p = params as Record<string, unknown>;
+  for (const [k, v] of Object.entries(p))
+    if (!HANDLED.has(k) && isSet(v)) throw bad(`${k} is not supported by this engine; leave it out`);
+
+  if (!Array.isArray(p.messages) || p.messages.length === 0)
+    throw bad(`messages must be a non-empty array of {role, content}, got ${show(p.messages)}`);
+  const messages = p.messages.map(messageOf);
+
+  if (isSet(p.model) && typeof p.model !== 'string')
+    throw bad(`model must be a string, got ${show(p.model)}`);
+  if (isSet(p.stream) && typeof p.stream !== 'boolean')
+    throw bad(`stream must be true or false, got ${show(p.stream)}`);
+  const stream = p.stream === true;
+  let includeUsage = false;
+  if (isSet(p.stream_options)) {
+    if (!stream) throw bad('stream_options is only allowed with stream: true (as OpenAI)');
+    const so = p.stream_options as Record<string, unknown>;
+    if (typeof so !== 'object' || Array.isArray(so))
+      throw bad(`stream_options must be an object, got ${show(so)}`);
+    for (const [k, v] of Object.entries(so)) {
+      if (!isSet(v)) continue;
+      if (k !== 'include_usage' && k !== 'include_obfuscation')
+        throw bad(`stream_options.${k} is not supported (include_usage is)`);
+      if (typeof v !== 'boolean') throw bad(`stream_options.${k} must be true or false, got ${show(v)}`);
+    }
+    includeUsage = so.include_usage === true;
+  }
+
+  // Refused unless neutral: each names the field.
+  if (isSet(p.n) && p.n !== 1) throw bad(`n must be 1 (one choice per request), got ${show(p.n)}`);
+  if (isSet(p.logprobs) && p.logprobs !== false)
+    throw bad('logprobs is not supported: these engines return no log-probabilities');
+  if (isSet(p.top_logprobs) && p.top_logprobs !== 0)
+    throw bad('top_logprobs is not supported: these engines return no log-probabilities');
+  if (!isEmpty(p.tools)) throw bad('tools is not supported: these engines have no tool calling');
+  if (isSet(p.tool_choice) && p.tool_choice !== 'none')
+    throw bad('tool_choice is not supported: these engines have no tool calling');
+  if (!isEmpty(p.functions)) throw bad('functions is not supported: these engines have no function calling');
+  if (isSet(p.function_call) && p.function_call !== 'none')
+    throw bad('function_call is not supported: these engines have no function calling');
+  if (isSet(p.parallel_tool_calls) && typeof p.parallel_tool_calls !== 'boolean')
+    throw bad(`parallel_tool_calls must be true or false, got ${show(p.parallel_tool_calls)}`);
+  for (const k of ['frequency_penalty', 'presence_penalty'] as const)
+    if (isSet(p[k]) && p[k] !== 0)
+      throw bad(`${k} is not supported (only 0): use repetition_penalty (CTRL-style, > 1 penalises) instead`);
+  if (!isEmpty(p.logit_bias)) throw bad('logit_bias is not supported by these engines');
+  if (isSet(p.response_format) && (p.response_format as { type?: unknown }).type !== 'text')
+    throw bad('response_format is not supported (only {type: "text"}): these engines have no JSON mode');
+  if (isSet(p.store) && p.store !== false) throw bad('store is not supported: nothing is stored here');
+  for (const k of ['user', 'safety_identifier', 'prompt_cache_key'] as const)
+    if (isSet(p[k]) && typeof p[k] !== 'string') throw bad(`${k} must be a string, got ${show(p[k])}`);
+
+  let maxTokens = num('max_tokens', p.max_tokens, { integer: true, min: 1 });
+  const maxCompletion = num('max_completion_tokens', p.max_completion_tokens, { integer: true, min: 1 });
+  if (maxTokens !== undefined && maxCompletion !== undefined && maxTokens !== maxCompletion)
+    throw bad(`max_tokens (${maxTokens}) and max_completion_tokens (${maxCompletion}) differ: give one`);
+  maxTokens ??= maxCompletion;
+
+  let stops: string[] = [];
+  if (typeof p.stop === 'string') stops = [p.stop];
+  else if (Array.isArray(p.stop)) stops = [...p.stop];
+  else if (isSet(p.stop)) throw bad(`stop must be a string or an array of strings, got ${show(p.stop)}`);
+  stops.forEach((s, i) => {
+    if (typeof s !== 'string' || s === '')
+      throw bad(
+        `stop${typeof p.stop === 'string' ? '' : `[${i}]`} must be a non-empty string, got ${show(s)}`,
+      );
+  });
+
+  const req: ChatRequest = {
+    messages,
+    temperature: num('temperature', p.temperature, { min: 0, max: 2 }) ?? 1,
+    topP: num('top_p', p.top_p, { above: 0, max: 1 }) ?? 1,
+  };
+  if (maxTokens !== undefined) req.maxTokens = maxTokens;
+  const seed = num('seed', p.seed, { integer: true });
+  if (seed !== undefined) req.seed = seed;
+  const topK = num('top_k', p.top_k, { integer: true, min: 0 });
+  if (topK !== undefined) req.topK = topK;
+  const minP = num('min_p', p.min_p, { min: 0, max: 1 });
+  if (minP !== undefined) req.minP = minP;
+  const rep = num('repetition_penalty', p.repetition_penalty, { above: 0 });
+  if (rep !== undefined) req.repetitionPenalty = rep;
+  return { req, stops, stream, includeUsage };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Stop strings.
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Cuts streamed text at the first stop string. `push` returns the text that is safe to show (never a stop
+ * string, nor the start of one that may still complete) and whether a stop string appeared; `flush`
+ * returns the held-back rest at the end of generation.
+ */
+export class StopFilter {
+  private buf = '';
+  constructor(private readonly stops: readonly string[]) {}
+
+  push(text: string): { text: string; stopped: boolean } {
+    this.buf += text;
+    if (this.stops.length === 0) return { text: this.flush(), stopped: false };
+    let cut = -1;
+    for (const s of this.stops) {
+      const i = this.buf.indexOf(s);
+      if (i >= 0 && (cut < 0 || i < cut)) cut = i;
+    }
+    if (cut >= 0) {
+      const out = this.buf.slice(0, cut);
+      this.buf = '';
+      return { text: out, stopped: true };
+    }
+    // Hold back the longest tail that is the start of a stop string.
+    let hold = 0;
+    for (const s of this.stops)
+      for (let k = Math.min(s.length - 1, this.buf.length); k > hold; k--)
+        if (this.buf.endsWith(s.slice(0, k))) {
+          hold = k;
+          break;
+        }
+    const out = this.buf.slice(0, this.buf.length - hold);
+    this.buf = this.buf.slice(this.buf.length - hold);
+    return { text: out, stopped: false };
+  }
+
+  flush(): string {
+    const out = this.buf;
+    this.buf = '';
+    return out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The wrapper.
+// ---------------------------------------------------------------------------------------------------
+
+function completionId(): string {
+  const c = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
+  const hex = c?.randomUUID
+    ? c.randomUUID().replaceAll('-', '')
+    : Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+  return `chatcmpl-${hex}`;
+}
+
+function abortedError(tokens: number): EngineError {
+  return new EngineError(
+    'aborted',
+    `the chat completion was stopped (its signal or the stream's controller was aborted) after ${tokens} token(s)`,
+  );
+}
+
+interface RunContext {
+  engine: Engine;
+  mapped: MappedRequest;
+  model: string;
+  /** The caller's signal and the stream's controller: either aborts as the user's stop. */
+  userSignals: AbortSignal[];
+}
+
+/**
+ * The one generation path: streaming yields these chunks; non-streaming concatenates their deltas, so both
+ * give the same text. The engine starts at the first `next()`.
+ */
+async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<ChatCompletionChunk, void> {
+  const { engine, mapped, model, userSignals } = ctx;
+  const id = completionId();
+  const created = Math.floor(Date.now() / 1000);
+  const usageNull = mapped.includeUsage ? { usage: null } : {};
+  const chunk = (
+    delta: ChatCompletionChunkDelta,
+    finish: ChatCompletionFinishReason | null = null,
+  ): ChatCompletionChunk => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...usageNull,
+  });
+  const userAborted = () => userSignals.some((s) => s.aborted);
+  if (userAborted()) throw abortedError(0);
+
+  const ctl = new AbortController();
+  const onAbort = () => ctl.abort();
+  for (const s of userSignals) s.addEventListener('abort', onAbort, { once: true });
+
+  const filter = new StopFilter(mapped.stops);
+  const queue: string[] = [];
+  let wake: (() => void) | undefined;
+  let settled = false;
+  let result: GenerateResult | undefined;
+  let error: unknown;
+  let tokens = 0;
+  let seen = '';
+  /** Tokens up to the one that completed a stop string (undefined: no stop string appeared). */
+  let stoppedAt: number | undefined;
+  const onToken = (e: TokenEvent) => {
+    if (stoppedAt !== undefined) return;
+    tokens++;
+    seen += e.text;
+    const out = filter.push(e.text);
+    if (out.text) queue.push(out.text);
+    if (out.stopped) {
+      stoppedAt = tokens;
+      ctl.abort();
+    }
+    wake?.();
+  };
+  const running = Promise.resolve()
+    .then(() => engine.chat(mapped.req, onToken, ctl.signal))
+    .then(
+      (r) => {
+        result = r;
+      },
+      (e) => {
+        error = e;
+      },
+    )
+    .finally(() => {
+      settled = true;
+      wake?.();
+    });
+
+  try {
+    yield chunk({ role: 'assistant', content: '' });
+    for (;;) {
+      while (queue.length > 0) yield chunk({ content: queue.shift() as string });
+      if (settled) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = undefined;
+    }
+    let finish: ChatCompletionFinishReason;
+    if (stoppedAt !== undefined) {
+      // Our abort for a stop string: an 'aborted' end is expected; any other error still counts.
+      if (error !== undefined && !isEngineError(error, 'aborted')) throw error;
+      finish = 'stop';
+    } else {
+      if (error !== undefined) {
+        if (isEngineError(error, 'aborted') && userAborted()) throw abortedError(tokens);
+        throw error;
+      }
+      const r = result as GenerateResult;
+      if (r.finishReason === 'aborted' || userAborted()) throw abortedError(tokens);
+      // The result's text is the whole answer; the token events should add up to it. If an engine's final
+      // text carries more (e.g. a last piece flushed at the end), pass that on too.
+      if (r.text.length > seen.length && r.text.startsWith(seen)) {
+        const out = filter.push(r.text.slice(seen.length));
+        if (out.text) yield chunk({ content: out.text });
+        if (out.stopped) stoppedAt = tokens;
+      }
+      if (stoppedAt === undefined) {
+        const rest = filter.flush();
+        if (rest) yield chunk({ content: rest });
+      }
+      finish = stoppedAt !== undefined || r.finishReason === 'stop' ? 'stop' : 'length';
+    }
+    yield chunk({}, finish);
+    if (usageChunk) {
+      const promptTokens = result?.promptTokenIds.length ?? 0;
+      const completionTokens = stoppedAt ?? result?.outputTokenIds.length ?? tokens;
+      yield {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        choices: [],
+        usage: {
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          total_tokens: promptTokens + completionTokens,
+        },
+      };
+    }
+  } finally {
+    for (const s of userSignals) s.removeEventListener('abort', onAbort);
+    if (!settled) {
+      // The consumer left early: stop the engine and wait until it is idle, so the next request finds it free.
+      ctl.abort();
+      await running;
+    }
+  }
+}
+
+class Stream implements ChatCompletionStream {
+  readonly controller = new AbortController();
+  private used = false;
+  constructor(private readonly ctx: Omit<RunContext, 'userSignals'> & { signal?: AbortSignal }) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<ChatCompletionChunk> {
+    if (this.used)
+      throw new EngineError(
+        'invalid_argument',
+        'this chat completion stream was already iterated: iterate it once',
+      );
+    this.used = true;
+    const { signal, ...rest } = this.ctx;
+    return chunks(
+      { ...rest, userSignals: [this.controller.signal, ...(signal ? [signal] : [])] },
+      this.ctx.mapped.includeUsage,
+    );
+  }
+}
+
+async function createCompletion(
+  engine: Engine,
+  modelName: () => string,
+  params: unknown,
+  options: unknown,
+): Promise<ChatCompletion | ChatCompletionStream> {
+  const mapped = mapChatCompletionParams(params);
+  let signal: AbortSignal | undefined;
+  if (isSet(options)) {
+    if (typeof options !== 'object')
+      throw bad(`the request options must be an object {signal}, got ${show(options)}`);
+    for (const [k, v] of Object.entries(options as object))
+      if (k !== 'signal' && isSet(v)) throw bad(`request option ${k} is not supported (signal is)`);
+    signal = (options as ChatCompletionRequestOptions).signal ?? undefined;
+  }
+  if (signal?.aborted) throw abortedError(0);
+  const ctx = { engine, mapped, model: modelName() };
+  if (mapped.stream) return new Stream({ ...ctx, signal });
+
+  let content = '';
+  let finish: ChatCompletionFinishReason = 'stop';
+  let usage: CompletionUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let id = '';
+  let created = 0;
+  for await (const c of chunks({ ...ctx, userSignals: signal ? [signal] : [] }, true)) {
+    id = c.id;
+    created = c.created;
+    const choice = c.choices[0];
+    if (choice?.delta.content) content += choice.delta.content;
+    if (choice?.finish_reason) finish = choice.finish_reason;
+    if (c.usage) usage = c.usage;
+  }
+  return {
+    id,
+    object: 'chat.completion',
+    created,
+    model: ctx.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content, refusal: null },
+        finish_reason: finish,
+        logprobs: null,
+      },
+    ],
+    usage,
+  };
+}
+
+/** What an engine says its loaded model is called, without asking it (see {@link WithOpenAIOptions.model}). */
+function engineModelName(engine: Engine): string | undefined {
+  const e = engine as { modelInfo?: { name?: unknown }; modelId?: unknown; model?: unknown };
+  for (const v of [e.modelInfo?.name, e.modelId, e.model]) if (typeof v === 'string' && v) return v;
+  return undefined;
+}
+
+/**
+ * Adds `chat.completions.create` to any engine. The result is the engine itself behind a Proxy: every
+ * member (methods bound to the engine, `terminate()`, a remote engine's `models`, …) works as before, and
+ * `chat` is still the Engine's `chat` method, with `completions` on it. One request at a time, as the
+ * engines allow.
+ *
+ * @example
+ * const engine = withOpenAI(new WorkerEngine(worker));
+ * await engine.load({ url: '/models/stories260K.gguf' });
+ * const r = await engine.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 16 });
+ */
+export function withOpenAI<T extends Engine>(engine: T, options: WithOpenAIOptions = {}): OpenAIEngine<T> {
+  let loadedName: string | undefined;
+  const modelName = () => options.model ?? loadedName ?? engineModelName(engine) ?? 'unknown';
+  const completions: ChatCompletions = {
+    create: ((params: unknown, opts?: unknown) =>
+      createCompletion(engine, modelName, params, opts)) as ChatCompletions['create'],
+  };
+  const chat = Object.assign((...args: Parameters<Engine['chat']>) => engine.chat(...args), { completions });
+  const load: Engine['load'] = async (source, opts) => {
+    const info = await engine.load(source, opts);
+    loadedName = info.name;
+    return info;
+  };
+  const unload: Engine['unload'] = async () => {
+    loadedName = undefined;
+    await engine.unload();
+  };
+  const bound = new Map<unknown, unknown>();
+  return new Proxy(engine, {
+    get(target, prop) {
+      if (prop === 'chat') return chat;
+      if (prop === 'load') return load;
+      if (prop === 'unload') return unload;
+      const v = Reflect.get(target, prop, target);
+      if (typeof v !== 'function') return v;
+      let b = bound.get(v);
+      if (!b) {
+        b = (v as (...a: unknown[]) => unknown).bind(target);
+        bound.set(v, b);
+      }
+      return b;
+    },
+  }) as OpenAIEngine<T>;
+}

@@ -172,6 +172,9 @@ describe('checkThresholds', () => {
     expect(t).toMatchObject({ passed: false, measured: undefined });
     // The line bench prints after "threshold missed: ", unchanged from before this module.
     expect(d.message).toBe('median decode – tok/s is below --fail-under-decode-tps 0');
+    expect(checkThresholds(undefined, { failOverTtftMs: 1e9 })).toEqual([
+      expect.objectContaining({ flag: '--fail-over-ttft-ms', passed: false, measured: undefined }),
+    ]);
   });
 });
 

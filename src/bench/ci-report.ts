@@ -39,12 +39,15 @@ export interface ThresholdOutcome {
 /**
  * Each threshold that is set, checked against the result's medians (decode tokens/s, TTFT). A missing
  * figure (no measured run) misses the threshold. The messages are the ones `npm run bench` prints after
- * `threshold missed: `.
+ * `threshold missed: `. Without a result (a run that failed) every threshold is missed, with no figure.
  */
-export function checkThresholds(result: BenchResult, t: BenchThresholds): ThresholdOutcome[] {
+export function checkThresholds(
+  result: Pick<BenchResult, 'summary'> | undefined,
+  t: BenchThresholds,
+): ThresholdOutcome[] {
   const out: ThresholdOutcome[] = [];
   if (t.failUnderDecodeTps !== undefined) {
-    const v = result.summary.decodeTokensPerSecond?.median;
+    const v = result?.summary.decodeTokensPerSecond?.median;
     const passed = v !== undefined && Number.isFinite(v) && v >= t.failUnderDecodeTps;
     out.push({
       flag: '--fail-under-decode-tps',
@@ -58,7 +61,7 @@ export function checkThresholds(result: BenchResult, t: BenchThresholds): Thresh
     });
   }
   if (t.failOverTtftMs !== undefined) {
-    const v = result.summary.ttftMs?.median;
+    const v = result?.summary.ttftMs?.median;
     const passed = v !== undefined && Number.isFinite(v) && v <= t.failOverTtftMs;
     out.push({
       flag: '--fail-over-ttft-ms',

@@ -2,16 +2,19 @@
  * `npm run bench` as a user runs it (headless Chromium on the built page): the result file is valid, its
  * tokens equal llama.cpp's greedy continuation (tests/golden), its timings are positive and consistent;
  * a missed threshold exits 3; a bad path, a 404 URL and a server that never answers end non-zero with a
- * clear message within a bounded time.
+ * clear message within a bounded time; `--gpu` refuses a software adapter (exit 1, naming
+ * `--allow-software`) and still writes `--junit` and `--summary-md`, which `--allow-software` fills with
+ * the run's figures.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
-import { validateResult } from '../bench/report.ts';
+import { fmt, validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
 import { startModelServer, testModelFiles } from '../library/test-server.ts';
 import { stories260kPath } from '../testing/models.ts';
@@ -185,6 +188,93 @@ describe('npm run bench', () => {
     expect(r.stderr).toMatch(/threshold missed: median TTFT .* above --fail-over-ttft-ms/);
     expect(r.stdout).toContain('Decode (tok/s)');
   });
+
+  /** The JUnit file as a CI reader sees it: the one suite and its test cases. */
+  function junitOf(file: string) {
+    const doc = new XMLParser({
+      ignoreAttributes: false,
+      attributeNamePrefix: '',
+      isArray: (n) => ['testsuite', 'testcase', 'property'].includes(n),
+    }).parse(readFileSync(file, 'utf8'));
+    const suite = doc.testsuites.testsuite[0];
+    return { suites: doc.testsuites, suite, cases: suite.testcase as Record<string, unknown>[] };
+  }
+
+  it('--gpu on a software adapter: exit 1 naming --allow-software, with a JUnit <error> and the summary', async () => {
+    const dir = tempDir('bench-gpu-');
+    const junit = join(dir, 'j.xml');
+    const md = join(dir, 's.md');
+    writeFileSync(md, '# earlier step\n');
+    const r = await bench([
+      ...['--gpu', '--model', MODEL, '--prompt', c.prompt, '--max-tokens', '4', '--runs', '1'],
+      ...['--warmup', '0', '--no-roofline', '--no-cpu-match', '--fail-under-decode-tps', '1'],
+      ...['--junit', junit, '--summary-md', md],
+    ]);
+    // This machine's Chromium has SwiftShader only; on a GPU machine the run passes instead.
+    if (!/software adapter \(CPU\)/.test(r.stderr)) {
+      expect(r.code, r.stderr).toBe(0);
+      return;
+    }
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(
+      /error \[software_adapter\]: --gpu was given but the WebGPU adapter, .*swiftshader.*, is a software one \(the adapter reports isFallbackAdapter.*pass --allow-software to run on it anyway/,
+    );
+    // Refused when the page reported the device: no model load finished, no run.
+    expect(r.stderr).not.toMatch(/loaded stories260K|run 1\/1/);
+    const j = junitOf(junit);
+    expect(j.suites).toMatchObject({ tests: '2', failures: '0', errors: '1', skipped: '1' });
+    expect(j.cases[0]).toMatchObject({
+      name: 'benchmark completed',
+      error: { type: 'software_adapter' },
+    });
+    expect(String((j.cases[0].error as { message: string }).message)).toContain('--allow-software');
+    expect(j.cases[1]).toMatchObject({
+      name: 'median decode tok/s >= 1',
+      skipped: { message: expect.any(String) },
+    });
+    const text = readFileSync(md, 'utf8');
+    expect(text.startsWith('# earlier step\n### WebGPU LLM benchmark: stories260K.gguf — failed\n')).toBe(
+      true,
+    );
+    expect(text).toMatch(/\| stories260K\.gguf \| .*swiftshader.* \| software \(CPU\) \| – \|/);
+    expect(text).toContain('**The benchmark failed:** error [software_adapter]: ');
+  }, 240_000); // a stories260K load took 58 s on this 2-core machine under load
+
+  it('--gpu --allow-software runs; --junit and --summary-md hold the figures, a missed threshold a failure', async () => {
+    const dir = tempDir('bench-gpu-');
+    const junit = join(dir, 'j.xml');
+    const md = join(dir, 's.md');
+    const json = join(dir, 'r.json');
+    const r = await bench([
+      ...['--gpu', '--allow-software', '--model', MODEL, '--prompt', c.prompt, '--max-tokens', '6'],
+      ...['--runs', '1', '--warmup', '0', '--no-roofline', '--no-cpu-match', '--json', json],
+      ...['--fail-under-decode-tps', '0.001', '--fail-over-ttft-ms', '0.000001'],
+      ...['--junit', junit, '--summary-md', md],
+    ]);
+    expect(r.code, r.stderr).toBe(3);
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    if (res.device.isFallbackAdapter) expect(r.stderr).toMatch(/running on it because of --allow-software/);
+    const decode = res.summary.decodeTokensPerSecond.median;
+    const ttft = res.summary.ttftMs.median;
+    const j = junitOf(junit);
+    expect(j.suites).toMatchObject({ tests: '3', failures: '1', errors: '0', skipped: '0' });
+    expect(j.suite.name).toMatch(/^bench: stories260K\.gguf on /);
+    expect(j.cases.map((x) => x.name)).toEqual([
+      'benchmark completed',
+      'median decode tok/s >= 0.001',
+      'median TTFT ms <= 0.000001',
+    ]);
+    expect(j.cases[1].failure).toBeUndefined();
+    const f = j.cases[2].failure as { message: string; type: string; '#text': string };
+    expect(f.type).toBe('threshold');
+    expect(f.message).toBe(`median TTFT ${fmt(ttft)} ms is above --fail-over-ttft-ms 0.000001`);
+    expect(r.stderr).toContain(`threshold missed: ${f.message}`);
+    const text = readFileSync(md, 'utf8');
+    expect(text).toContain('### WebGPU LLM benchmark: stories260K.gguf (F32) — threshold missed');
+    expect(text).toContain(
+      `| ${fmt(ttft)} | ${fmt(res.summary.prefillTokensPerSecond?.median)} | ${fmt(decode)} | ${fmt(res.summary.tpotMs.median)} | ✓ median decode tok/s >= 0.001 (${fmt(decode)})<br>✗ median TTFT ms <= 0.000001 (${fmt(ttft)}) |`,
+    );
+  }, 240_000); // a stories260K load took 58 s on this 2-core machine under load
 
   it('fails clearly and fast for a missing model file', async () => {
     const r = await bench(['--model', '/nonexistent/model.gguf'], 60_000);

@@ -2,8 +2,8 @@
  * `npm run bench -- [--model PATH|URL|synthetic:NAME] [--engine webgpu] [--prompt TEXT | --prompts FILE|SET]
  *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--temperature T] [--top-k K] [--top-p P]
  *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32] [--json FILE] [--chromium PATH]
- *   [--gpu] [--no-roofline] [--no-cpu-match] [--fail-under-decode-tps X] [--fail-over-ttft-ms X]
- *   [--timeout-s N] [--verbose]`
+ *   [--gpu] [--allow-software] [--no-roofline] [--no-cpu-match] [--fail-under-decode-tps X]
+ *   [--fail-over-ttft-ms X] [--junit FILE] [--summary-md FILE] [--timeout-s N] [--verbose]`
  *
  * The benchmark page, headless: builds the page if its sources changed (into `dist/bench/`, beside any other
  * build; src/cli/page-build.ts), serves it (and a local model file,
@@ -11,19 +11,33 @@
  * page code a person uses (`window.benchApi`, src/bench/page-api.ts). Progress on stderr, a results
  * table on stdout, the result file (schemaVersion 1) with `--json`.
  *
+ * For CI (src/bench/ci-report.ts, docs/gpu-ci.md): `--junit FILE` writes a JUnit XML report (a test case
+ * for the run and one per threshold; a failed run writes one too, with an `<error>`), `--summary-md FILE`
+ * appends a Markdown table (as `$GITHUB_STEP_SUMMARY` expects). With `--gpu` a software adapter
+ * (SwiftShader, llvmpipe, `isFallbackAdapter`) ends the run with exit 1 as soon as the page reports the
+ * device, unless `--allow-software`: a GPU job must not pass on CPU figures.
+ *
  * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed.
  */
 
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import {
+  type BenchThresholds,
+  checkThresholds,
+  junitXml,
+  type RunError,
+  softwareDeviceReasons,
+  summaryMarkdown,
+} from '../bench/ci-report.ts';
 import { llamaCppGreedy } from '../bench/cpu-match.ts';
 import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import { fmt, fmtBytes, fmtPct, formatResultText } from '../bench/report.ts';
-import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
+import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
 import type { KvType, LoadProgress, SamplingParams } from '../engine/types.ts';
 import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
@@ -93,11 +107,18 @@ const USAGE = `usage: npm run bench -- [options]
                                     result's model.limits records the limits used
   --json FILE                       write the result (schemaVersion 1) to FILE
 ${CHROMIUM_USAGE}
-  --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan)
+  --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan); a software adapter
+                                    (SwiftShader, llvmpipe, isFallbackAdapter) then fails the run (exit 1)
+  --allow-software                  with --gpu, run on a software adapter anyway (its figures measure the CPU)
   --no-roofline                     skip the bandwidth and matmul measurements
   --no-cpu-match                    skip llama.cpp's greedy reference run (the result's quality block)
   --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
   --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
+  --junit FILE                      write a JUnit XML report to FILE: a test case for the run and one per
+                                    threshold (a missed one is a <failure> with the measured figure); a failed
+                                    run (exit 1) still writes one, with an <error>
+  --summary-md FILE                 append a Markdown table (model, device, adapter kind, medians, thresholds
+                                    ✓/✗) to FILE, e.g. "$GITHUB_STEP_SUMMARY"; appended, never overwritten
   --timeout-s N                     bound on the model load and on each request (default 600)
   --verbose                         print Vite's own lines (its warnings) on stderr when the page is rebuilt;
                                     without it a rebuild says only how many warnings it had
@@ -141,6 +162,12 @@ interface BenchArgs {
   cpuMatch: boolean;
   failUnderDecodeTps?: number;
   failOverTtftMs?: number;
+  /** Run on a software adapter even with --gpu (--allow-software). */
+  allowSoftware: boolean;
+  /** --junit FILE: the JUnit XML report (written, also for a failed run). */
+  junit?: string;
+  /** --summary-md FILE: the Markdown summary (appended). */
+  summaryMd?: string;
   timeoutMs: number;
   /** --llama-bench, the memory probe, the cost flags (src/cli/llama-bench-args.ts). */
   part2: ReturnType<typeof llamaBenchOptions>;
@@ -172,6 +199,9 @@ function parse(argv: string[]): BenchArgs | 'help' {
       ...CHROMIUM_OPTIONS,
       verbose: { type: 'boolean', default: false },
       gpu: { type: 'boolean', default: false },
+      'allow-software': { type: 'boolean', default: false },
+      junit: { type: 'string' },
+      'summary-md': { type: 'string' },
       'no-roofline': { type: 'boolean', default: false },
       'no-cpu-match': { type: 'boolean', default: false },
       'fail-under-decode-tps': { type: 'string' },
@@ -285,6 +315,9 @@ function parse(argv: string[]): BenchArgs | 'help' {
 
   if (values['no-cache'] && values['cache-dir'])
     throw new UsageError('give --cache-dir or --no-cache, not both');
+  if (values.junit === '') throw new UsageError('--junit is empty: give the file to write');
+  if (values['summary-md'] === '')
+    throw new UsageError('--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)');
   return {
     model,
     cache: { dir: values['cache-dir'], enabled: !values['no-cache'] },
@@ -308,6 +341,9 @@ function parse(argv: string[]): BenchArgs | 'help' {
     cpuMatch: !values['no-cpu-match'],
     failUnderDecodeTps: numbers.failUnderDecodeTps,
     failOverTtftMs: numbers.failOverTtftMs,
+    allowSoftware: values['allow-software'] ?? false,
+    junit: values.junit,
+    summaryMd: values['summary-md'],
     timeoutMs: numbers.timeoutS * 1000,
     part2: numbers.part2,
   };
@@ -447,6 +483,53 @@ async function closeBrowser(browser: Browser | undefined): Promise<void> {
   await Promise.race([browser.close().catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
 }
 
+/**
+ * The `--gpu` guard: an error (code `software_adapter`, exit 1) when `--gpu` was given, the device is a
+ * software adapter and `--allow-software` was not; undefined otherwise.
+ */
+function softwareGuard(a: BenchArgs, d: BenchDevice): Error | undefined {
+  if (!a.gpu || a.allowSoftware) return undefined;
+  const reasons = softwareDeviceReasons(d);
+  if (reasons.length === 0) return undefined;
+  return Object.assign(
+    new Error(
+      `--gpu was given but the WebGPU adapter, ${d.label || d.description || d.vendor}, is a software one (${reasons.join(', ')}): its figures would measure the CPU, not a GPU. Chromium found no hardware adapter here (docs/gpu-ci.md, "Only a software adapter", lists the causes); pass --allow-software to run on it anyway`,
+    ),
+    { code: 'software_adapter' },
+  );
+}
+
+/** What the run learned before it could fail: the device the page reported. */
+interface Seen {
+  device?: BenchDevice;
+}
+
+/** Writes `--junit` and appends `--summary-md` (either may be unset); a write error is only logged. */
+function writeCiReports(
+  a: BenchArgs,
+  r: { result?: BenchResult; error?: RunError; seen: Seen; timeS: number },
+): void {
+  const thresholds: BenchThresholds = {
+    failUnderDecodeTps: a.failUnderDecodeTps,
+    failOverTtftMs: a.failOverTtftMs,
+  };
+  const outcomes = checkThresholds(r.result, thresholds);
+  const spec = a.model.spec;
+  const modelId = 'synthetic' in spec ? spec.synthetic : (spec.id ?? ('url' in spec ? spec.url : undefined));
+  const common = { result: r.result, outcomes, error: r.error, device: r.seen.device, modelId };
+  const write = (file: string, text: string, append: boolean) => {
+    try {
+      mkdirSync(dirname(resolve(file)), { recursive: true });
+      (append ? appendFileSync : writeFileSync)(file, text);
+      log(`${append ? 'appended to' : 'wrote'} ${file}`);
+    } catch (e) {
+      log(`warning: cannot write ${file}: ${(e as Error).message}`);
+    }
+  };
+  if (a.junit) write(a.junit, junitXml({ ...common, timeS: r.timeS }), false);
+  if (a.summaryMd) write(a.summaryMd, summaryMarkdown(common), true);
+}
+
 async function main(argv: string[]): Promise<number> {
   if (isRemoteArgv(argv)) return runRemoteCli(argv);
   let args: BenchArgs | 'help';
@@ -467,12 +550,42 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const a = args;
+  const t0 = performance.now();
+  const seen: Seen = {};
+  try {
+    const { code, result } = await benchmark(a, seen);
+    writeCiReports(a, { result, seen, timeS: (performance.now() - t0) / 1000 });
+    return code;
+  } catch (e) {
+    if (!isUsageError(e)) {
+      const code = (e as { code?: unknown }).code;
+      writeCiReports(a, {
+        error: {
+          code: typeof code === 'string' && !code.startsWith('ERR_') ? code : undefined,
+          message: errorMessage(e),
+        },
+        seen,
+        timeS: (performance.now() - t0) / 1000,
+      });
+    }
+    throw e;
+  }
+}
+
+/** The benchmark itself: the exit code (0, or 3 for a missed threshold) and the result. */
+async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; result: BenchResult }> {
   const browserPath = resolveChromium(a.browser).path;
   const page0 = await ensureBuiltPage({ log, verbose: a.verbose });
   let server: StaticServer | undefined;
   let browser: Browser | undefined;
   const watchdog = new Watchdog();
   const graceMs = 15_000;
+  // Rejects when the --gpu guard refuses the device the page reports (before the model loads).
+  let refuse: (e: Error) => void = () => undefined;
+  const refused = new Promise<never>((_, reject) => {
+    refuse = reject;
+  });
+  refused.catch(() => undefined);
   try {
     if (a.model.remote && a.cache.enabled && a.engine === 'webgpu') {
       const got = await cachedModel(a.model.remote, { cacheDir: a.cache.dir, log, timeoutMs: a.timeoutMs });
@@ -503,6 +616,13 @@ async function main(argv: string[]): Promise<number> {
     const show = progressPrinter();
     await page.exposeFunction('__benchEvent', (e: BenchEvent) => {
       show(e);
+      if (e.type === 'device') {
+        seen.device = e.device;
+        const refusal = softwareGuard(a, e.device);
+        if (refusal) refuse(refusal);
+        else if (a.gpu && softwareDeviceReasons(e.device).length > 0)
+          log('warning: --gpu found only a software adapter; running on it because of --allow-software');
+      }
       if (e.type === 'load-start' || e.type === 'run-start')
         watchdog.arm(
           a.timeoutMs + graceMs,
@@ -536,8 +656,12 @@ async function main(argv: string[]): Promise<number> {
         ...a.part2,
       }),
       watchdog.fired,
+      refused,
     ]);
     watchdog.stop();
+    seen.device = result.device;
+    const refusal = softwareGuard(a, result.device);
+    if (refusal) throw refusal;
 
     const notes = a.model.note ? [a.model.note] : [];
     process.stdout.write(
@@ -555,17 +679,12 @@ async function main(argv: string[]): Promise<number> {
       writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
       log(`wrote ${a.json}`);
     }
-    const failures: string[] = [];
-    const decode = result.summary.decodeTokensPerSecond?.median;
-    const ttft = result.summary.ttftMs?.median;
-    if (a.failUnderDecodeTps !== undefined && !(decode !== undefined && decode >= a.failUnderDecodeTps))
-      failures.push(
-        `median decode ${fmt(decode)} tok/s is below --fail-under-decode-tps ${a.failUnderDecodeTps}`,
-      );
-    if (a.failOverTtftMs !== undefined && !(ttft !== undefined && ttft <= a.failOverTtftMs))
-      failures.push(`median TTFT ${fmt(ttft)} ms is above --fail-over-ttft-ms ${a.failOverTtftMs}`);
-    for (const f of failures) console.error(`threshold missed: ${f}`);
-    return failures.length > 0 ? 3 : 0;
+    const missed = checkThresholds(result, {
+      failUnderDecodeTps: a.failUnderDecodeTps,
+      failOverTtftMs: a.failOverTtftMs,
+    }).filter((o) => !o.passed);
+    for (const o of missed) console.error(`threshold missed: ${o.message}`);
+    return { code: missed.length > 0 ? 3 : 0, result };
   } catch (e) {
     // Name a local model (and a split model's other parts) by its path, not by the URL it was served at.
     if (server && e instanceof Error) e.message = server.localPaths(e.message);
@@ -577,13 +696,18 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-function describeError(e: unknown): string {
+/** An error's message as the command prints it (a failed fetch gets the CORS hint). */
+function errorMessage(e: unknown): string {
   const code = (e as { code?: string }).code;
   let msg = (e as Error)?.message ?? String(e);
   if (code === 'network' && /fetch/i.test(msg) && !/check the URL/.test(msg))
     msg +=
       ' (for a URL on another server, the server must allow cross-origin requests (CORS); or download the file and pass its path)';
-  return formatCliError({ code, message: msg });
+  return msg;
+}
+
+function describeError(e: unknown): string {
+  return formatCliError({ code: (e as { code?: string }).code, message: errorMessage(e) });
 }
 
 runCli(() => main(process.argv.slice(2)), describeError);

@@ -32,7 +32,16 @@ describe('--help', () => {
 
   it('bench --help lists every flag bench reads, --no-cpu-match and --verbose among them', async () => {
     const r = await cli('bench', ['--help']);
-    for (const flag of ['--no-cpu-match', '--verbose', '--no-roofline', '--kv-type', '--default-limits'])
+    for (const flag of [
+      '--no-cpu-match',
+      '--verbose',
+      '--no-roofline',
+      '--kv-type',
+      '--default-limits',
+      '--junit',
+      '--summary-md',
+      '--allow-software',
+    ])
       expect(r.stdout).toMatch(new RegExp(`^ {2}${flag}\\b`, 'm'));
   });
 

@@ -2,7 +2,7 @@
  * `npm run bench -- [--model PATH|URL|synthetic:NAME] [--engine webgpu] [--prompt TEXT | --prompts FILE|SET]
  *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--temperature T] [--top-k K] [--top-p P]
  *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32] [--json FILE] [--chromium PATH]
- *   [--gpu] [--allow-software] [--no-roofline] [--no-cpu-match] [--fail-under-decode-tps X]
+ *   [--gpu] [--allow-software] [--headed] [--no-roofline] [--no-cpu-match] [--fail-under-decode-tps X]
  *   [--fail-over-ttft-ms X] [--junit FILE] [--summary-md FILE] [--timeout-s N] [--verbose]`
  *
  * The benchmark page, headless: builds the page if its sources changed (into `dist/bench/`, beside any other
@@ -110,6 +110,8 @@ ${CHROMIUM_USAGE}
   --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan); a software adapter
                                     (SwiftShader, llvmpipe, isFallbackAdapter) then fails the run (exit 1)
   --allow-software                  with --gpu, run on a software adapter anyway (its figures measure the CPU)
+  --headed                          open a Chromium window instead of headless (on a Linux GPU runner, under
+                                    xvfb-run: adapter selection can differ from headless; docs/gpu-ci.md)
   --no-roofline                     skip the bandwidth and matmul measurements
   --no-cpu-match                    skip llama.cpp's greedy reference run (the result's quality block)
   --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
@@ -164,6 +166,8 @@ interface BenchArgs {
   failOverTtftMs?: number;
   /** Run on a software adapter even with --gpu (--allow-software). */
   allowSoftware: boolean;
+  /** Launch Chromium with a window (--headed; under xvfb-run on a display-less Linux runner). */
+  headed: boolean;
   /** --junit FILE: the JUnit XML report (written, also for a failed run). */
   junit?: string;
   /** --summary-md FILE: the Markdown summary (appended). */
@@ -200,6 +204,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
       verbose: { type: 'boolean', default: false },
       gpu: { type: 'boolean', default: false },
       'allow-software': { type: 'boolean', default: false },
+      headed: { type: 'boolean', default: false },
       junit: { type: 'string' },
       'summary-md': { type: 'string' },
       'no-roofline': { type: 'boolean', default: false },
@@ -315,6 +320,10 @@ function parse(argv: string[]): BenchArgs | 'help' {
 
   if (values['no-cache'] && values['cache-dir'])
     throw new UsageError('give --cache-dir or --no-cache, not both');
+  if (values.headed && process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY)
+    throw new UsageError(
+      '--headed needs a display and none is set ($DISPLAY): run it under Xvfb, e.g. xvfb-run -a npm run bench -- --headed …',
+    );
   if (values.junit === '') throw new UsageError('--junit is empty: give the file to write');
   if (values['summary-md'] === '')
     throw new UsageError('--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)');
@@ -342,6 +351,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
     failUnderDecodeTps: numbers.failUnderDecodeTps,
     failOverTtftMs: numbers.failOverTtftMs,
     allowSoftware: values['allow-software'] ?? false,
+    headed: values.headed ?? false,
     junit: values.junit,
     summaryMd: values['summary-md'],
     timeoutMs: numbers.timeoutS * 1000,
@@ -605,7 +615,7 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
       chromium.launch({
         executablePath: browserPath,
         args: chromiumArgs({ gpu: a.gpu }),
-        headless: true,
+        headless: !a.headed,
         timeout: 60_000,
       }),
       watchdog.fired,

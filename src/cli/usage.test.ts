@@ -9,12 +9,16 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-function cli(script: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((ok) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', `src/cli/${script}.ts`, ...args],
-      { cwd: ROOT, timeout: 60_000 },
+      { cwd: ROOT, timeout: 60_000, env },
       (err, stdout, stderr) => ok({ code: err ? Number(err.code) : 0, stdout, stderr }),
     );
   });
@@ -41,8 +45,31 @@ describe('--help', () => {
       '--junit',
       '--summary-md',
       '--allow-software',
+      '--headed',
     ])
       expect(r.stdout).toMatch(new RegExp(`^ {2}${flag}\\b`, 'm'));
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'bench --headed with no display: a usage error naming xvfb-run (exit 2)',
+    async () => {
+      const { DISPLAY: _d, WAYLAND_DISPLAY: _w, ...env } = process.env;
+      const r = await cli('bench', ['--headed', '--model', 'synthetic:stories260k-f32'], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('--headed needs a display and none is set ($DISPLAY)');
+      expect(r.stderr).toContain('xvfb-run -a npm run bench -- --headed');
+    },
+  );
+
+  it('bench with an empty --junit or --summary-md (an unset $GITHUB_STEP_SUMMARY): exit 2', async () => {
+    const r = await cli('bench', ['--summary-md', '', '--model', 'synthetic:stories260k-f32']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      '--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)',
+    );
+    const j = await cli('bench', ['--junit=', '--model', 'synthetic:stories260k-f32']);
+    expect(j.code).toBe(2);
+    expect(j.stderr).toContain('--junit is empty');
   });
 
   it('generate --help names the timing summary on stderr', async () => {

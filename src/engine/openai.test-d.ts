@@ -8,6 +8,8 @@
  */
 import type * as WebLLM from '@mlc-ai/web-llm';
 import type OpenAI from 'openai';
+import type { RemoteEngine } from '../remote/engine.ts';
+import type { WebLlmEngine } from '../webllm/engine.ts';
 import {
   type ChatCompletion,
   type ChatCompletionChunk,
@@ -17,6 +19,7 @@ import {
   withOpenAI,
 } from './openai.ts';
 import type { Engine } from './types.ts';
+import type { WorkerEngine } from './worker-api.ts';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const assertType = <T extends true>(_: T) => undefined;
@@ -100,4 +103,48 @@ export async function overloads(): Promise<void> {
   // The engine's own chat method is still there.
   const e = await client.chat({ messages: [{ role: 'user', content: 'x' }] });
   void [d, e.text];
+}
+
+/** README's "OpenAI-shaped API" example, word for word (the engine passed in rather than constructed). */
+export async function readmeExample(
+  ours: WorkerEngine,
+  remote: RemoteEngine,
+  webllm: WebLlmEngine,
+  out: HTMLElement,
+): Promise<void> {
+  const engine = withOpenAI(ours);
+  await engine.load({ url: '/models/stories260K.gguf' });
+
+  // Not streaming: one chat.completion.
+  const r = await engine.chat.completions.create({
+    messages: [{ role: 'user', content: 'Once upon a time' }],
+    max_tokens: 32,
+    temperature: 0,
+  });
+  console.log(r.choices[0].message.content, r.usage); // usage: {prompt_tokens, completion_tokens, total_tokens}
+
+  // Streaming: chat.completion.chunk objects; with include_usage the last one has `choices: []` and usage.
+  const ctl = new AbortController();
+  const stream = await engine.chat.completions.create(
+    {
+      messages: [{ role: 'user', content: 'Once upon a time' }],
+      stream: true,
+      stream_options: { include_usage: true },
+      stop: ['\n'],
+    },
+    { signal: ctl.signal },
+  );
+  for await (const chunk of stream) {
+    out.textContent += chunk.choices[0]?.delta.content ?? '';
+    if (chunk.usage) console.log(chunk.usage);
+  }
+
+  // The same over WebLLM or a remote server:
+  const r2 = await withOpenAI(remote).chat.completions.create({
+    messages: [{ role: 'user', content: 'Hi' }],
+  });
+  const r3 = await withOpenAI(webllm).chat.completions.create({
+    messages: [{ role: 'user', content: 'Hi' }],
+  });
+  void [r2, r3];
 }

@@ -107,8 +107,9 @@ const USAGE = `usage: npm run bench -- [options]
                                     result's model.limits records the limits used
   --json FILE                       write the result (schemaVersion 1) to FILE
 ${CHROMIUM_USAGE}
-  --gpu                             Chromium flags for a hardware GPU on Linux (Vulkan); a software adapter
-                                    (SwiftShader, llvmpipe, isFallbackAdapter) then fails the run (exit 1)
+  --gpu                             Chromium flags for a hardware GPU (Linux: Vulkan; macOS: ANGLE on Metal);
+                                    a software adapter (SwiftShader, llvmpipe, isFallbackAdapter) then fails
+                                    the run (exit 1)
   --allow-software                  with --gpu, run on a software adapter anyway (its figures measure the CPU)
   --headed                          open a Chromium window instead of headless (on a Linux GPU runner, under
                                     xvfb-run: adapter selection can differ from headless; docs/gpu-ci.md)

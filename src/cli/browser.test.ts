@@ -7,6 +7,7 @@ import {
   BrowserNotFoundError,
   chromiumArgs,
   GPU_CHROMIUM_ARGS,
+  gpuChromiumArgs,
   resolveChromium,
 } from './browser.ts';
 
@@ -112,9 +113,29 @@ describe('chromiumArgs', () => {
   });
 
   it('adds the hardware-GPU flags with gpu: true', () => {
-    const args = chromiumArgs({ gpu: true });
+    const args = chromiumArgs({ gpu: true, platform: 'linux' });
     for (const a of GPU_CHROMIUM_ARGS) expect(args).toContain(a);
     expect(args).toContain('--enable-unsafe-webgpu');
+  });
+
+  it("gpu: true per platform: Vulkan on Linux, ANGLE on Metal on macOS (no Vulkan flag), Windows' defaults", () => {
+    const linux = chromiumArgs({ gpu: true, platform: 'linux' });
+    expect(linux).toEqual([...chromiumArgs(), ...GPU_CHROMIUM_ARGS]);
+    const mac = chromiumArgs({ gpu: true, platform: 'darwin' });
+    expect(mac).toEqual([
+      ...chromiumArgs(),
+      '--use-angle=metal',
+      '--ignore-gpu-blocklist',
+      '--enable-dawn-features=allow_unsafe_apis',
+    ]);
+    expect(mac.join(' ')).not.toMatch(/vulkan/i);
+    const win = chromiumArgs({ gpu: true, platform: 'win32' });
+    expect(win).toEqual([
+      ...chromiumArgs(),
+      '--ignore-gpu-blocklist',
+      '--enable-dawn-features=allow_unsafe_apis',
+    ]);
+    expect(gpuChromiumArgs('linux')).not.toBe(GPU_CHROMIUM_ARGS);
   });
 
   it('swaps --enable-unsafe-webgpu for --disable-webgpu with disableWebGPU: true', () => {

@@ -95,13 +95,29 @@ export const GPU_CHROMIUM_ARGS = [
 ];
 
 /**
- * Command-line flags for launching Chromium.
- * @param opts.gpu add the hardware-GPU flags.
- * @param opts.disableWebGPU launch with WebGPU off (`--disable-webgpu`), used to test the "no adapter" path.
+ * The hardware-GPU flags for a platform: Linux's Vulkan ones ({@link GPU_CHROMIUM_ARGS}); on macOS ANGLE on
+ * Metal (the Vulkan flags name a backend macOS lacks); on Windows only the blocklist and Dawn flags (D3D12
+ * is the default there). From `../shared/notes/hardware-webgpu-in-chromium.md`; macOS and Windows not run
+ * on a GPU here.
  */
-export function chromiumArgs(opts: { gpu?: boolean; disableWebGPU?: boolean } = {}): string[] {
+export function gpuChromiumArgs(platform: NodeJS.Platform = process.platform): string[] {
+  if (platform === 'darwin')
+    return ['--use-angle=metal', '--ignore-gpu-blocklist', '--enable-dawn-features=allow_unsafe_apis'];
+  if (platform === 'win32') return ['--ignore-gpu-blocklist', '--enable-dawn-features=allow_unsafe_apis'];
+  return [...GPU_CHROMIUM_ARGS];
+}
+
+/**
+ * Command-line flags for launching Chromium.
+ * @param opts.gpu add the hardware-GPU flags ({@link gpuChromiumArgs} for `opts.platform`).
+ * @param opts.disableWebGPU launch with WebGPU off (`--disable-webgpu`), used to test the "no adapter" path.
+ * @param opts.platform the platform whose GPU flags to use (default: this one).
+ */
+export function chromiumArgs(
+  opts: { gpu?: boolean; disableWebGPU?: boolean; platform?: NodeJS.Platform } = {},
+): string[] {
   const args = [...BASE_CHROMIUM_ARGS];
-  if (opts.gpu) args.push(...GPU_CHROMIUM_ARGS);
+  if (opts.gpu) args.push(...gpuChromiumArgs(opts.platform));
   if (opts.disableWebGPU) {
     args.splice(args.indexOf('--enable-unsafe-webgpu'), 1);
     args.push('--disable-webgpu');

@@ -5,6 +5,7 @@
  */
 
 import type { SamplingParams } from '../engine/types.ts';
+import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
 import type { Summary } from './metrics.ts';
 import type { BenchResult } from './types.ts';
 
@@ -450,12 +451,20 @@ export function svgBarChart(title: string, unit: string, bars: readonly ChartBar
   return parts.join('\n');
 }
 
-/** A self-contained HTML page (no external resources): the comparison table and bar charts. */
+/** An ISO time as `2026-12-02 05:26 UTC` (anything else as it is). */
+const when = (iso: string) =>
+  /^\d{4}-\d\d-\d\dT\d\d:\d\d.*Z$/.test(iso) ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : iso;
+
+/**
+ * A self-contained HTML page (no external resources, no script): the leaderboard (devices × models, then a
+ * ranked table per model; src/bench/leaderboard.ts), every result in one table, and bar charts. Tables and
+ * charts scroll sideways inside their boxes, so the page itself fits a phone's width.
+ */
 export function htmlReport(
   rows: readonly ReportRow[],
   opts: { title?: string; generatedAt?: string } = {},
 ): string {
-  const title = opts.title ?? 'WebGPU LLM benchmark comparison';
+  const title = opts.title ?? 'WebGPU LLM benchmark leaderboard';
   const colors = new Map<string, string>();
   for (const r of rows)
     if (!colors.has(r.fingerprint)) colors.set(r.fingerprint, PALETTE[colors.size % PALETTE.length]);
@@ -502,14 +511,14 @@ export function htmlReport(
     ),
   ];
   const table = [
-    '<table><thead><tr>',
+    '<div class="scroll" tabindex="0" role="region" aria-label="All results"><table class="all"><thead><tr>',
     ...COLUMNS.map((c) => `<th scope="col">${esc(c.head)}</th>`),
     '</tr></thead><tbody>',
     ...rows.map(
       (r) =>
         `<tr title="${esc(r.source)}">${COLUMNS.map((c, i) => `<td${i >= 3 ? ' class="num"' : ''}>${esc(c.cell(r))}</td>`).join('')}</tr>`,
     ),
-    '</tbody></table>',
+    '</tbody></table></div>',
   ].join('\n');
   return `<!doctype html>
 <html lang="en">
@@ -527,6 +536,7 @@ export function htmlReport(
   figure { margin: 0 0 1.5rem; }
   .note { color: #555; }
   svg text { fill: #111; font-family: system-ui, sans-serif; }
+  table.all td:first-child { min-width: 8rem; }${LEADERBOARD_CSS}
   @media (prefers-color-scheme: dark) {
     body { background: #111; color: #eee; } th { background: #222; } th, td { border-color: #333; }
     svg text { fill: #eee; } svg line { stroke: #eee; } .note { color: #aaa; }
@@ -535,9 +545,12 @@ export function htmlReport(
 </head>
 <body>
 <h1>${esc(title)}</h1>
-<p class="note">${rows.length} result file${rows.length === 1 ? '' : 's'}${opts.generatedAt ? `, generated ${esc(opts.generatedAt)}` : ''}. Medians over measured runs (warm-up runs excluded); TTFT, TPOT, ITL and tokens/s follow vLLM's <code>bench serve</code> definitions.${rows.some((r) => r.software) ? ' “(software)” marks a CPU-emulated WebGPU adapter: those figures measure the processor, not a GPU.' : ''}</p>
+<p class="note">${rows.length} result file${rows.length === 1 ? '' : 's'}${opts.generatedAt ? `, generated ${esc(when(opts.generatedAt))}` : ''}. Medians over measured runs (warm-up runs excluded); TTFT, TPOT, ITL and tokens/s follow vLLM's <code>bench serve</code> definitions.${rows.some((r) => r.software) ? ' “(software)” marks a CPU-emulated WebGPU adapter: those figures measure the processor, not a GPU.' : ''}</p>
+${leaderboardHtml(leaderboard(rows), { fmt, fmtParams, esc })}
+<h2>All results</h2>
 ${table}
-${charts.map((c) => `<figure>${c}</figure>`).join('\n')}
+<h2>Charts</h2>
+${charts.map((c) => `<figure><div class="scroll">${c}</div></figure>`).join('\n')}
 </body>
 </html>
 `;

@@ -3,7 +3,9 @@
  *
  * Merges result files of `npm run bench` (schemaVersion 1; several machines of a CI matrix, models,
  * engines) into one comparison: a Markdown table (stdout, or `--md FILE`, e.g. `$GITHUB_STEP_SUMMARY`)
- * and, with `--html FILE`, a self-contained HTML page with the table and inline SVG charts.
+ * and, with `--html FILE`, the shareable leaderboard: a self-contained HTML page (no external request, no
+ * script; readable at phone width) with devices × models (decode/prefill tok/s, TTFT, fingerprints and
+ * dates; src/bench/leaderboard.ts), a ranked table per model, every result, and inline SVG charts.
  * Invalid files are named with their problems; the command exits 1 if any file is invalid or none is given.
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +19,7 @@ const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append
   FILE.json        result files written by \`npm run bench -- --json FILE\`
   --md FILE        write the Markdown table to FILE instead of stdout
   --append-md      append to the --md file (for $GITHUB_STEP_SUMMARY)
-  --html FILE      also write a self-contained HTML page with charts
+  --html FILE      also write the leaderboard: one self-contained HTML page
   --title TEXT     the HTML page's title`;
 
 function main(argv: string[]): number {

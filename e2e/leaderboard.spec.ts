@@ -1,0 +1,353 @@
+/**
+ * `npm run bench:report -- FILES --html FILE`, the shareable leaderboard, end to end: varied result files
+ * (five devices, one a software adapter, three models, two engines, an older result replaced by a newer
+ * one) are written to a temporary folder, the command makes the page, and Chromium opens it from disk:
+ * no request leaves the file, the devices × models matrix ranks the devices with their fingerprints and
+ * dates, each model has its ranking, and at 390 px the page does not overflow (the tables scroll inside
+ * their boxes, the device column stays in view). Screenshots at 1280×800 and 390×844 go to
+ * `$SCREENSHOT_DIR` when set, else to the test's output folder.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { expect, type Page, type TestInfo, test } from '@playwright/test';
+import { summarize } from '../src/bench/metrics.ts';
+import type { BenchResult, BenchRun } from '../src/bench/types.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** A result of `runs` measured runs around the given decode, prefill and TTFT. */
+function result(o: {
+  device: string;
+  vendor: string;
+  fp: string;
+  model: string;
+  quant: string;
+  params: number;
+  engine?: string;
+  decode: number;
+  prefill: number;
+  ttft: number;
+  date: string;
+  fallback?: boolean;
+}): BenchResult {
+  const runs: BenchRun[] = [0.97, 1, 1.03].map((k) => {
+    const tpot = 1000 / (o.decode * k);
+    const n = 32;
+    return {
+      prompt: 'Once upon a time',
+      promptName: 'short',
+      promptTokens: 5,
+      outputTokens: n,
+      outputTokenIds: Array.from({ length: n }, (_, i) => i + 2),
+      text: 'x',
+      ttftMs: o.ttft / k,
+      itlMs: Array.from({ length: n - 1 }, () => tpot),
+      tpotMs: tpot,
+      e2eMs: o.ttft / k + tpot * (n - 1),
+      prefillTokensPerSecond: o.prefill * k,
+      decodeTokensPerSecond: o.decode * k,
+    };
+  });
+  const s = (f: (r: BenchRun) => number) => summarize(runs.map(f));
+  return {
+    schemaVersion: 1,
+    createdAt: o.date,
+    device: {
+      vendor: o.vendor,
+      architecture: '',
+      description: o.device,
+      isFallbackAdapter: o.fallback ?? false,
+      features: ['shader-f16'],
+      limits: {},
+      userAgent: 'Mozilla/5.0',
+      fingerprint: o.fp,
+    },
+    engine: o.engine ?? 'webgpu',
+    model: {
+      id: o.model,
+      architecture: 'llama',
+      quantization: o.quant,
+      parameters: o.params,
+      bytes: o.params,
+    },
+    load: { totalMs: 900, downloadMs: 300, uploadMs: 200, compileMs: 400 },
+    plan: {
+      prompts: [{ name: 'short', text: 'Once upon a time' }],
+      maxTokens: 32,
+      runs: 3,
+      warmup: 1,
+      ignoreEos: true,
+    },
+    runs,
+    summary: {
+      ttftMs: s((r) => r.ttftMs),
+      tpotMs: s((r) => r.tpotMs),
+      itlMs: s((r) => r.tpotMs),
+      e2eMs: s((r) => r.e2eMs),
+      prefillTokensPerSecond: s((r) => r.prefillTokensPerSecond),
+      decodeTokensPerSecond: s((r) => r.decodeTokensPerSecond),
+    },
+  };
+}
+
+const STORIES = { model: 'stories260K.gguf', quant: 'F32', params: 292_800 };
+const LLAMA = { model: 'Llama-3.2-1B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', params: 1_235_814_432 };
+const QWEN = { model: 'Qwen3-0.6B-Q8_0.gguf', quant: 'Q8_0', params: 596_049_920 };
+const DEV = {
+  rtx: { device: 'NVIDIA GeForce RTX 4090', vendor: 'nvidia', fp: '9f1c2e7a40b3d815' },
+  m3: { device: 'Apple M3 Max', vendor: 'apple', fp: '3b7e90c1d2a46f08' },
+  uhd: { device: 'Intel(R) UHD Graphics 630', vendor: 'intel', fp: 'c40a5d9e8f172b36' },
+  adreno: { device: 'Qualcomm Adreno (TM) 740', vendor: 'qualcomm', fp: '7d2b6c0e1f9a3845' },
+  swift: { device: 'Google SwiftShader', vendor: 'google', fp: '0e5f1a2b3c4d6978', fallback: true },
+};
+const FILES: Record<string, BenchResult> = {
+  'rtx-stories.json': result({
+    ...DEV.rtx,
+    ...STORIES,
+    decode: 2150,
+    prefill: 41000,
+    ttft: 2.1,
+    date: '2026-11-20T10:00:00.000Z',
+  }),
+  'rtx-llama.json': result({
+    ...DEV.rtx,
+    ...LLAMA,
+    decode: 182,
+    prefill: 3900,
+    ttft: 18,
+    date: '2026-11-20T10:05:00.000Z',
+  }),
+  'rtx-llama-webllm.json': result({
+    ...DEV.rtx,
+    ...LLAMA,
+    engine: 'webllm',
+    decode: 205,
+    prefill: 5200,
+    ttft: 14,
+    date: '2026-11-21T09:00:00.000Z',
+  }),
+  'rtx-qwen.json': result({
+    ...DEV.rtx,
+    ...QWEN,
+    decode: 240,
+    prefill: 6100,
+    ttft: 12,
+    date: '2026-11-20T10:10:00.000Z',
+  }),
+  'm3-stories.json': result({
+    ...DEV.m3,
+    ...STORIES,
+    decode: 1650,
+    prefill: 30500,
+    ttft: 2.6,
+    date: '2026-11-18T08:00:00.000Z',
+  }),
+  'm3-llama-old.json': result({
+    ...DEV.m3,
+    ...LLAMA,
+    decode: 71,
+    prefill: 1500,
+    ttft: 44,
+    date: '2026-10-02T08:00:00.000Z',
+  }),
+  'm3-llama.json': result({
+    ...DEV.m3,
+    ...LLAMA,
+    decode: 96,
+    prefill: 2100,
+    ttft: 31,
+    date: '2026-11-18T08:10:00.000Z',
+  }),
+  'uhd-stories.json': result({
+    ...DEV.uhd,
+    ...STORIES,
+    decode: 610,
+    prefill: 9100,
+    ttft: 6.5,
+    date: '2026-11-15T12:00:00.000Z',
+  }),
+  'uhd-qwen.json': result({
+    ...DEV.uhd,
+    ...QWEN,
+    decode: 21,
+    prefill: 310,
+    ttft: 160,
+    date: '2026-11-15T12:20:00.000Z',
+  }),
+  'adreno-stories.json': result({
+    ...DEV.adreno,
+    ...STORIES,
+    decode: 420,
+    prefill: 5200,
+    ttft: 9.8,
+    date: '2026-11-22T19:30:00.000Z',
+  }),
+  'swift-stories.json': result({
+    ...DEV.swift,
+    ...STORIES,
+    decode: 95,
+    prefill: 800,
+    ttft: 41,
+    date: '2026-12-01T03:00:00.000Z',
+  }),
+};
+
+let dir = '';
+let reportFile = '';
+
+test.beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'leaderboard-'));
+  const files = Object.entries(FILES).map(([name, r]) => {
+    writeFileSync(join(dir, name), JSON.stringify(r));
+    return join(dir, name);
+  });
+  reportFile = join(dir, 'leaderboard.html');
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/tsx/dist/cli.mjs'),
+      'src/cli/bench-report.ts',
+      ...files,
+      '--html',
+      reportFile,
+      '--title',
+      'Leaderboard <test>',
+      '--md',
+      join(dir, 'report.md'),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 },
+  );
+});
+
+test.afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Opens the page from disk and returns every request it made (the file itself excluded). */
+async function open(page: Page): Promise<string[]> {
+  const url = pathToFileURL(reportFile).href;
+  const requests: string[] = [];
+  page.on('request', (r) => {
+    if (r.url() !== url) requests.push(r.url());
+  });
+  await page.goto(url);
+  await page.waitForLoadState('load');
+  return requests;
+}
+
+/** The viewport as a visitor first sees it (`NAME.png`) and the whole page (`NAME-full.png`). */
+async function shoot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  const d = process.env.SCREENSHOT_DIR;
+  const path = (f: string) => (d ? resolve(d, f) : testInfo.outputPath(f));
+  await page.screenshot({ path: path(`${name}.png`) });
+  await page.screenshot({ path: path(`${name}-full.png`), fullPage: true });
+}
+
+test('the leaderboard: devices × models ranked, fingerprints and dates, rankings per model, self-contained', async ({
+  page,
+}, testInfo) => {
+  const requests = await open(page);
+  await expect(page).toHaveTitle('Leaderboard <test>');
+  const matrix = page.locator('table.matrix');
+  // Models by how many devices ran them: stories260K (5), then Llama (2) and Qwen (2) by name.
+  await expect(matrix.locator('thead th.model')).toHaveCount(3);
+  const heads = await matrix.locator('thead th.model').allTextContents();
+  expect(heads[0]).toMatch(/^stories260K\.gguf/);
+  expect(heads[0]).toContain('5 devices');
+  expect(heads[1]).toMatch(/^Llama-3\.2-1B/);
+  expect(heads[2]).toMatch(/^Qwen3-0\.6B/);
+
+  // Devices ranked: the RTX 4090 is fastest everywhere; the software adapter last; each with its fingerprint.
+  const rows = matrix.locator('tbody tr');
+  await expect(rows).toHaveCount(5);
+  const fps = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-fingerprint')));
+  expect(fps[0]).toBe(DEV.rtx.fp);
+  expect(fps.at(-1)).toBe(DEV.swift.fp);
+  for (const [i, fp] of fps.entries()) {
+    await expect(rows.nth(i).locator('th code.fp')).toHaveText(fp as string);
+    await expect(rows.nth(i).locator('th .rank')).toHaveText(String(i + 1));
+  }
+  await expect(rows.last().locator('th .dev')).toHaveText('Google SwiftShader (software)');
+
+  // The RTX's cells: stories260K's figures with the date; both engines on Llama, webllm (faster) first.
+  const rtx = rows.first().locator('td');
+  await expect(rtx.nth(0).locator('.decode')).toHaveText('2150 tok/s ★');
+  await expect(rtx.nth(0)).toContainText('prefill 41000 tok/s · TTFT 2.1 ms');
+  await expect(rtx.nth(0).locator('time')).toHaveText('2026-11-20');
+  await expect(rtx.nth(1).locator('.entry')).toHaveCount(2);
+  await expect(rtx.nth(1).locator('.entry').first()).toContainText('webllm');
+  await expect(rtx.nth(1).locator('.entry').first().locator('.decode')).toHaveText('205 tok/s ★');
+  // The M3's Llama cell is its newer result (96 tok/s, November), not the October one.
+  const m3 = rows.nth(1);
+  await expect(m3).toHaveAttribute('data-fingerprint', DEV.m3.fp);
+  await expect(m3.locator('td').nth(1).locator('.decode')).toHaveText('96 tok/s');
+  await expect(m3.locator('td').nth(1).locator('time')).toHaveText('2026-11-18');
+  // Not measured: a dash.
+  await expect(rows.nth(3).locator('td').nth(1)).toHaveText('–');
+  // One star per model.
+  await expect(matrix.locator('.entry.best')).toHaveCount(3);
+
+  // Rankings per model: stories260K's five, fastest first, with dates.
+  const rankings = page.locator('#rankings table.ranking');
+  await expect(rankings).toHaveCount(3);
+  const storiesRank = rankings.first().locator('tbody tr');
+  await expect(storiesRank).toHaveCount(5);
+  const firstCells = await storiesRank.evaluateAll((trs) => trs.map((tr) => tr.children[0].textContent));
+  expect(firstCells).toEqual(['1', '2', '3', '4', '5']);
+  await expect(storiesRank.first()).toContainText('NVIDIA GeForce RTX 4090');
+  await expect(storiesRank.last()).toContainText('Google SwiftShader');
+  await expect(storiesRank.last().locator('time')).toHaveText('2026-12-01');
+  // Every file is still in "All results" (the older M3 result included).
+  await expect(page.locator('table.all tbody tr')).toHaveCount(Object.keys(FILES).length);
+
+  expect(requests).toEqual([]);
+  // The desktop page fits its width.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+  await shoot(page, testInfo, 'leaderboard-1280');
+});
+
+test('at phone width (390 px) the page does not overflow: the tables scroll in their boxes', async ({
+  page,
+}, testInfo) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  const requests = await open(page);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  const box = page.locator('.scroll').filter({ has: page.locator('table.matrix') });
+  const { scrollW, clientW } = await box.evaluate((el) => ({
+    scrollW: el.scrollWidth,
+    clientW: el.clientWidth,
+  }));
+  expect(clientW).toBeLessThanOrEqual(390);
+  expect(scrollW).toBeGreaterThan(clientW);
+  // Scrolled to the end, the device column is still where it was (sticky) and the last model is in view.
+  const device = box.locator('tbody tr').first().locator('th');
+  const before = await device.boundingBox();
+  await box.evaluate((el) => el.scrollTo({ left: el.scrollWidth }));
+  const after = await device.boundingBox();
+  expect(after?.x).toBeCloseTo(before?.x ?? Number.NaN, 0);
+  const lastCell = box.locator('tbody tr').first().locator('td').last();
+  const cellBox = await lastCell.boundingBox();
+  expect(cellBox && cellBox.x + cellBox.width).toBeLessThanOrEqual(390 + 1);
+  await box.evaluate((el) => el.scrollTo({ left: 0 }));
+  // Text stays readable: the matrix's figures are at least 14 px.
+  const px = await box
+    .locator('.decode')
+    .first()
+    .evaluate((el) => Number.parseFloat(getComputedStyle(el).fontSize));
+  expect(px).toBeGreaterThanOrEqual(14);
+  expect(requests).toEqual([]);
+  await shoot(page, testInfo, 'leaderboard-390');
+  // And each part as a phone shows it, scrolled to its heading.
+  for (const [i, part] of ['rankings', 'all-results', 'charts'].entries()) {
+    await page
+      .locator('h2')
+      .nth(i + 1)
+      .evaluate((h) => h.scrollIntoView({ block: 'start' }));
+    const d = process.env.SCREENSHOT_DIR;
+    const f = `leaderboard-390-${part}.png`;
+    await page.screenshot({ path: d ? resolve(d, f) : testInfo.outputPath(f) });
+  }
+});

@@ -1,0 +1,207 @@
+/**
+ * The leaderboard's merge and ranking on hand-made report rows: devices by fingerprint, the newest result
+ * per device, model and engine, models by coverage, the geometric-mean score and shared ranks, missing
+ * figures, and the HTML (escaped, fingerprints and dates shown, no script).
+ */
+import { describe, expect, it } from 'vitest';
+import { cellKey, leaderboard, leaderboardHtml, modelKey } from './leaderboard.ts';
+import { summarize } from './metrics.ts';
+import { fmt, fmtParams, htmlReport, type ReportRow } from './report.ts';
+
+let n = 0;
+/** A row: decode/prefill/TTFT medians as given (a one-value summary each), or none when undefined. */
+function row(o: {
+  fp: string;
+  device?: string;
+  model?: string;
+  quant?: string;
+  engine?: string;
+  decode?: number;
+  prefill?: number;
+  ttft?: number;
+  date?: string;
+  software?: boolean;
+}): ReportRow {
+  n++;
+  const s = (v: number | undefined) => (v === undefined ? undefined : summarize([v]));
+  return {
+    source: `r${n}.json`,
+    device: o.device ?? `GPU ${o.fp}`,
+    software: o.software ?? false,
+    fingerprint: o.fp,
+    engine: o.engine ?? 'webgpu',
+    model: o.model ?? 'stories260K.gguf',
+    quantization: o.quant ?? 'F32',
+    parameters: 292_800,
+    runs: 3,
+    decodeTps: s(o.decode),
+    tpotMs: s(o.decode === undefined ? undefined : 1000 / o.decode),
+    ttftMs: s(o.ttft ?? 10),
+    prefillTps: s(o.prefill ?? 500),
+    e2eMs: undefined,
+    loadMs: 100,
+    createdAt: o.date ?? '2026-01-01T00:00:00.000Z',
+  };
+}
+
+const esc = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const F = { fmt, fmtParams, esc };
+
+describe('leaderboard', () => {
+  it('is empty for no rows', () => {
+    const lb = leaderboard([]);
+    expect(lb).toMatchObject({ devices: [], models: [], rankings: [] });
+    expect(leaderboardHtml(lb, F)).toContain('0 devices × 0 models');
+  });
+
+  it('makes a devices × models matrix: models by coverage, devices by geometric-mean relative decode', () => {
+    const rows = [
+      row({ fp: 'aaaa', model: 'small.gguf', decode: 100 }),
+      row({ fp: 'aaaa', model: 'big.gguf', decode: 10 }),
+      row({ fp: 'bbbb', model: 'small.gguf', decode: 50 }),
+      row({ fp: 'bbbb', model: 'big.gguf', decode: 20 }),
+      row({ fp: 'cccc', model: 'small.gguf', decode: 80 }),
+    ];
+    const lb = leaderboard(rows);
+    // small.gguf: 3 devices, big.gguf: 2.
+    expect(lb.models.map((m) => [m.key, m.devices, m.bestDecode])).toEqual([
+      ['small.gguf (F32)', 3, 100],
+      ['big.gguf (F32)', 2, 20],
+    ]);
+    // aaaa: sqrt(1 · 0.5) = 0.707; bbbb: sqrt(0.5 · 1) = 0.707 (a tie: shared rank, by name); cccc: 0.8.
+    expect(lb.devices.map((d) => [d.fingerprint, d.rank])).toEqual([
+      ['cccc', 1],
+      ['aaaa', 2],
+      ['bbbb', 2],
+    ]);
+    expect(lb.devices[0].score).toBeCloseTo(0.8, 12);
+    expect(lb.devices[1].score).toBeCloseTo(Math.SQRT1_2, 12);
+    expect(lb.cells.get(cellKey('cccc', 'big.gguf (F32)'))).toBeUndefined();
+    expect(lb.cells.get(cellKey('bbbb', 'big.gguf (F32)'))?.[0].row.decodeTps?.median).toBe(20);
+    // Per-model rankings: fastest first.
+    expect(lb.rankings[0].entries.map((e) => [e.row.fingerprint, e.rank])).toEqual([
+      ['aaaa', 1],
+      ['cccc', 2],
+      ['bbbb', 3],
+    ]);
+    expect(lb.rankings[1].entries.map((e) => [e.row.fingerprint, e.rank])).toEqual([
+      ['bbbb', 1],
+      ['aaaa', 2],
+    ]);
+  });
+
+  it('keeps the newest result per device, model and engine, in any input order', () => {
+    const old = row({ fp: 'aaaa', device: 'Old label', decode: 300, date: '2025-06-01T00:00:00Z' });
+    const mid = row({ fp: 'aaaa', device: 'Mid label', decode: 200, date: '2025-09-01T00:00:00Z' });
+    const now = row({ fp: 'aaaa', device: 'New label', decode: 100, date: '2026-02-01T00:00:00Z' });
+    for (const order of [
+      [old, mid, now],
+      [now, old, mid],
+      [mid, now, old],
+    ]) {
+      const lb = leaderboard(order);
+      expect(lb.devices).toHaveLength(1);
+      expect(lb.devices[0]).toMatchObject({ name: 'New label', results: 3, latest: now.createdAt, rank: 1 });
+      const cell = lb.cells.get(cellKey('aaaa', modelKey(now)));
+      expect(cell).toHaveLength(1);
+      expect(cell?.[0].row).toBe(now);
+      expect(cell?.[0].older).toBe(2);
+      expect(lb.models[0].bestDecode).toBe(100); // not the older 300
+    }
+  });
+
+  it('shows every engine of a device on a model, fastest first, and separates quantizations', () => {
+    const lb = leaderboard([
+      row({ fp: 'aaaa', engine: 'wllama', decode: 40 }),
+      row({ fp: 'aaaa', engine: 'webgpu', decode: 90 }),
+      row({ fp: 'aaaa', engine: 'webllm', decode: 120, quant: 'q4f16_1' }),
+    ]);
+    expect(lb.models.map((m) => m.key).sort()).toEqual([
+      'stories260K.gguf (F32)',
+      'stories260K.gguf (q4f16_1)',
+    ]);
+    expect(lb.cells.get(cellKey('aaaa', 'stories260K.gguf (F32)'))?.map((e) => e.row.engine)).toEqual([
+      'webgpu',
+      'wllama',
+    ]);
+    const html = leaderboardHtml(lb, F);
+    // More than one engine on the page: cells name theirs.
+    expect(html).toContain('wllama · <time');
+    expect((html.match(/class="entry best"/g) ?? []).length).toBe(2); // one star per model
+  });
+
+  it('ranks devices without a decode figure last and leaves them unranked per model', () => {
+    const lb = leaderboard([
+      row({ fp: 'zzzz', device: 'A first by name', decode: undefined }),
+      row({ fp: 'yyyy', device: 'Slow', decode: 5 }),
+      row({ fp: 'xxxx', device: 'Fast', decode: 50 }),
+    ]);
+    expect(lb.devices.map((d) => [d.name, d.rank])).toEqual([
+      ['Fast', 1],
+      ['Slow', 2],
+      ['A first by name', 3],
+    ]);
+    expect(lb.devices[0].score).toBe(1);
+    expect(lb.devices[1].score).toBeCloseTo(0.1, 12);
+    expect(lb.devices[2].score).toBeUndefined();
+    expect(lb.rankings[0].entries.map((e) => e.rank)).toEqual([1, 2, undefined]);
+    const html = leaderboardHtml(lb, F);
+    expect(html).toContain('no decode figure');
+    expect(html).toMatch(/<td class="num">–<\/td><th scope="row"><span class="dev">A first by name/);
+  });
+
+  it('equal decode medians share a rank in a model ranking', () => {
+    const lb = leaderboard([
+      row({ fp: 'aaaa', decode: 10 }),
+      row({ fp: 'bbbb', decode: 30 }),
+      row({ fp: 'cccc', decode: 30 }),
+      row({ fp: 'dddd', decode: 20 }),
+    ]);
+    expect(lb.rankings[0].entries.map((e) => [e.row.fingerprint, e.rank])).toEqual([
+      ['bbbb', 1],
+      ['cccc', 1],
+      ['dddd', 3],
+      ['aaaa', 4],
+    ]);
+  });
+
+  it('HTML: fingerprints, dates and figures shown, text escaped, software marked, one engine not repeated', () => {
+    const lb = leaderboard([
+      row({
+        fp: 'f00dfeedcafe0001',
+        device: 'Evil <img src=x> GPU',
+        model: 'a"b<c>.gguf',
+        decode: 123.456,
+        prefill: 4567.8,
+        ttft: 12.34,
+        date: '2026-03-04T05:06:07.000Z',
+      }),
+      row({ fp: 'f00dfeedcafe0002', device: 'SwiftShader Device', software: true, decode: 3 }),
+      row({ fp: 'f00dfeedcafe0003', device: 'llvmpipe (software)', software: true, decode: 2 }),
+    ]);
+    const html = leaderboardHtml(lb, F);
+    expect(html).not.toContain('<img');
+    expect(html).toContain('Evil &lt;img src=x&gt; GPU');
+    expect(html).toContain('a&quot;b&lt;c&gt;.gguf');
+    expect(html).toContain('<code class="fp" title="device fingerprint">f00dfeedcafe0001</code>');
+    expect(html).toContain('123<small> tok/s</small>');
+    expect(html).toContain('prefill 4568 tok/s</span> · <span class="nw">TTFT 12.3 ms');
+    expect(html).toContain('<time datetime="2026-03-04T05:06:07.000Z">2026-03-04</time>');
+    expect(html).not.toContain('webgpu · <time'); // a single engine: not repeated in every cell
+    // "software" added where the name does not say so already.
+    expect((html.match(/<span class="sw">software<\/span>/g) ?? []).length).toBe(2); // SwiftShader's, in the matrix and the ranking
+    expect(html).not.toMatch(/<script|<link|<img/i);
+  });
+
+  it('is the top of the bench:report page', () => {
+    const html = htmlReport([row({ fp: 'aaaa', decode: 10 }), row({ fp: 'bbbb', decode: 20 })], {
+      title: 't',
+    });
+    const lb = html.indexOf('<section id="leaderboard"');
+    expect(lb).toBeGreaterThan(0);
+    expect(html.indexOf('<section id="rankings"')).toBeGreaterThan(lb);
+    expect(html.indexOf('<h2>All results</h2>')).toBeGreaterThan(lb);
+    expect(html).not.toMatch(/<script|<link|src=|href=|url\(|@import/i);
+  });
+});

@@ -1,0 +1,329 @@
+/**
+ * The leaderboard `npm run bench:report -- --html FILE` opens with (issue 21): devices × models, each cell
+ * the device's decode tokens/s on that model with prefill tokens/s, TTFT and the result's date; devices
+ * ranked, each named with its fingerprint; then one ranked table per model. DOM-free and Node-free: plain
+ * data ({@link leaderboard}) and HTML strings ({@link leaderboardHtml}) that `htmlReport` puts in its page.
+ *
+ * Rules:
+ * - A device is its fingerprint (src/ui/fingerprint.ts): the same adapter under two labels is one device,
+ *   named as its newest result names it. A model is its id and quantization.
+ * - Several results for one device, model and engine: the newest counts (a leaderboard shows where things
+ *   stand; the page's "All results" table below keeps every file). Other engines on the same device and
+ *   model are shown beside it in the cell, fastest first.
+ * - Devices are ranked by their score: the geometric mean, over the models they ran, of their decode speed
+ *   relative to the fastest device on that model (1 = fastest on every model it ran). Devices with no decode
+ *   figure come last; ties go by name. Models are ordered by how many devices ran them, then by name.
+ */
+import type { ReportRow } from './report.ts';
+
+/** The newest result of one device, model and engine, and how many older ones it replaced. */
+export interface LeaderEntry {
+  row: ReportRow;
+  /** Older results of the same device, model and engine (not shown in the matrix). */
+  older: number;
+}
+
+export interface LeaderDevice {
+  fingerprint: string;
+  /** As the newest of its results names it. */
+  name: string;
+  software: boolean;
+  /** 1-based; devices with equal scores share a rank. */
+  rank: number;
+  /** Geometric mean of decode / the model's best decode over the models it ran; undefined without any. */
+  score?: number;
+  /** Result files of this device. */
+  results: number;
+  /** The newest of its results' dates (ISO). */
+  latest: string;
+}
+
+export interface LeaderModel {
+  /** `id (quantization)`. */
+  key: string;
+  id: string;
+  quantization: string;
+  parameters: number;
+  /** Devices that ran it. */
+  devices: number;
+  /** The highest decode median on it (tok/s). */
+  bestDecode?: number;
+}
+
+/** One line of a model's ranking. */
+export interface RankedEntry extends LeaderEntry {
+  /** 1-based by decode median (equal medians share a rank); entries without one are unranked. */
+  rank?: number;
+}
+
+export interface Leaderboard {
+  devices: LeaderDevice[];
+  models: LeaderModel[];
+  /** Entries of a device on a model (fastest decode first); see {@link cellKey}. */
+  cells: Map<string, LeaderEntry[]>;
+  /** Per model, in {@link Leaderboard.models}' order: every device's entries, fastest decode first. */
+  rankings: { model: LeaderModel; entries: RankedEntry[] }[];
+}
+
+/** A model's key: id and quantization. */
+export const modelKey = (r: Pick<ReportRow, 'model' | 'quantization'>): string =>
+  `${r.model} (${r.quantization})`;
+
+/** The key of a device's cell on a model in {@link Leaderboard.cells}. */
+export const cellKey = (fingerprint: string, model: string): string => `${fingerprint}\u0000${model}`;
+
+const time = (r: ReportRow): number => {
+  const t = Date.parse(r.createdAt);
+  return Number.isFinite(t) ? t : Number.NEGATIVE_INFINITY;
+};
+const decode = (e: LeaderEntry): number | undefined => {
+  const v = e.row.decodeTps?.median;
+  return v !== undefined && Number.isFinite(v) ? v : undefined;
+};
+/** Fastest decode first; entries without a figure last; then by engine name. */
+const byDecode = (a: LeaderEntry, b: LeaderEntry): number =>
+  (decode(b) ?? Number.NEGATIVE_INFINITY) - (decode(a) ?? Number.NEGATIVE_INFINITY) ||
+  a.row.engine.localeCompare(b.row.engine) ||
+  a.row.device.localeCompare(b.row.device);
+
+/** Ranks (1-based) of values sorted best first; equal values share a rank; undefined values get none. */
+function ranks<T>(sorted: readonly T[], value: (t: T) => number | undefined): (number | undefined)[] {
+  const out: (number | undefined)[] = [];
+  sorted.forEach((t, i) => {
+    const v = value(t);
+    if (v === undefined) out.push(undefined);
+    else out.push(i > 0 && value(sorted[i - 1]) === v ? out[i - 1] : i + 1);
+  });
+  return out;
+}
+
+/** Merges report rows (any order, any number per device and model) into the leaderboard. */
+export function leaderboard(rows: readonly ReportRow[]): Leaderboard {
+  // Newest result per device, model and engine.
+  const newest = new Map<string, LeaderEntry>();
+  for (const row of rows) {
+    const k = `${cellKey(row.fingerprint, modelKey(row))}\u0000${row.engine}`;
+    const had = newest.get(k);
+    if (!had) newest.set(k, { row, older: 0 });
+    else if (time(row) > time(had.row)) newest.set(k, { row, older: had.older + 1 });
+    else had.older++;
+  }
+  const cells = new Map<string, LeaderEntry[]>();
+  for (const e of newest.values()) {
+    const k = cellKey(e.row.fingerprint, modelKey(e.row));
+    cells.set(k, [...(cells.get(k) ?? []), e]);
+  }
+  for (const list of cells.values()) list.sort(byDecode);
+
+  // Models: coverage, then name; the best decode on each.
+  const modelMap = new Map<string, LeaderModel>();
+  const modelDevices = new Map<string, Set<string>>();
+  for (const e of newest.values()) {
+    const key = modelKey(e.row);
+    const m = modelMap.get(key) ?? {
+      key,
+      id: e.row.model,
+      quantization: e.row.quantization,
+      parameters: e.row.parameters,
+      devices: 0,
+    };
+    modelMap.set(key, m);
+    const set = modelDevices.get(key) ?? new Set<string>();
+    set.add(e.row.fingerprint);
+    modelDevices.set(key, set);
+    const d = decode(e);
+    if (d !== undefined && (m.bestDecode === undefined || d > m.bestDecode)) m.bestDecode = d;
+  }
+  for (const [key, set] of modelDevices) (modelMap.get(key) as LeaderModel).devices = set.size;
+  const models = [...modelMap.values()].sort((a, b) => b.devices - a.devices || a.key.localeCompare(b.key));
+
+  // Devices: named by their newest result; scored by relative decode.
+  const devMap = new Map<string, { newest: ReportRow; results: number }>();
+  for (const row of rows) {
+    const d = devMap.get(row.fingerprint);
+    if (!d) devMap.set(row.fingerprint, { newest: row, results: 1 });
+    else {
+      d.results++;
+      if (time(row) > time(d.newest)) d.newest = row;
+    }
+  }
+  const devices: LeaderDevice[] = [...devMap.entries()].map(([fingerprint, d]) => {
+    const rel: number[] = [];
+    for (const m of models) {
+      const best = cells.get(cellKey(fingerprint, m.key))?.[0];
+      const v = best ? decode(best) : undefined;
+      if (v !== undefined && m.bestDecode !== undefined && m.bestDecode > 0 && v > 0)
+        rel.push(v / m.bestDecode);
+    }
+    const score =
+      rel.length > 0 ? Math.exp(rel.reduce((s, x) => s + Math.log(x), 0) / rel.length) : undefined;
+    return {
+      fingerprint,
+      name: d.newest.device,
+      software: d.newest.software,
+      rank: 0,
+      ...(score !== undefined ? { score } : {}),
+      results: d.results,
+      latest: d.newest.createdAt,
+    };
+  });
+  devices.sort(
+    (a, b) =>
+      (b.score ?? Number.NEGATIVE_INFINITY) - (a.score ?? Number.NEGATIVE_INFINITY) ||
+      a.name.localeCompare(b.name) ||
+      a.fingerprint.localeCompare(b.fingerprint),
+  );
+  const devRanks = ranks(devices, (d) => d.score);
+  devices.forEach((d, i) => {
+    d.rank = devRanks[i] ?? i + 1;
+  });
+
+  const rankings = models.map((model) => {
+    const entries: LeaderEntry[] = devices.flatMap((d) => cells.get(cellKey(d.fingerprint, model.key)) ?? []);
+    entries.sort(byDecode);
+    const r = ranks(entries, decode);
+    return {
+      model,
+      entries: entries.map((e, i) => (r[i] === undefined ? { ...e } : { ...e, rank: r[i] })),
+    };
+  });
+  return { devices, models, cells, rankings };
+}
+
+// ---------------------------------------------------------------------------------------------- HTML
+
+/** Formatting the figures, as report.ts does (passed in to keep one definition). */
+export interface LeaderFormat {
+  fmt: (v: number | undefined) => string;
+  fmtParams: (n: number) => string;
+  esc: (s: string) => string;
+}
+
+const day = (iso: string) => iso.slice(0, 10);
+
+/** One engine's figures in a matrix cell. */
+function entryHtml(e: LeaderEntry, best: boolean, showEngine: boolean, f: LeaderFormat): string {
+  const r = e.row;
+  const older = e.older > 0 ? `; ${e.older} older result${e.older === 1 ? '' : 's'} not shown` : '';
+  return [
+    `<div class="entry${best ? ' best' : ''}" title="${f.esc(`${r.source}, ${r.createdAt}${older}`)}">`,
+    `<span class="decode">${f.esc(f.fmt(r.decodeTps?.median))}<small> tok/s</small>${best ? '<span class="star" aria-label="fastest on this model"> ★</span>' : ''}</span>`,
+    `<span class="sub"><span class="nw">prefill ${f.esc(f.fmt(r.prefillTps?.median))} tok/s</span> · <span class="nw">TTFT ${f.esc(f.fmt(r.ttftMs?.median))} ms</span></span>`,
+    `<span class="sub">${showEngine ? `${f.esc(r.engine)} · ` : ''}<time datetime="${f.esc(r.createdAt)}">${f.esc(day(r.createdAt))}</time></span>`,
+    '</div>',
+  ].join('');
+}
+
+/** A device's name with its fingerprint (and "software" for a CPU-emulated adapter). */
+function deviceHtml(name: string, fingerprint: string, software: boolean, f: LeaderFormat): string {
+  return `<span class="dev">${f.esc(name)}</span>${software && !/software/i.test(name) ? ' <span class="sw">software</span>' : ''}<code class="fp" title="device fingerprint">${f.esc(fingerprint)}</code>`;
+}
+
+/**
+ * The leaderboard's sections: the devices × models matrix and a ranked table per model, each table in a
+ * horizontally scrolling box (the device column stays in view), so a phone-wide page never overflows.
+ */
+export function leaderboardHtml(lb: Leaderboard, f: LeaderFormat): string {
+  const engines = new Set(lb.rankings.flatMap((r) => r.entries.map((e) => e.row.engine)));
+  const showEngine = engines.size > 1;
+  const matrix = [
+    '<div class="scroll" tabindex="0" role="region" aria-label="Leaderboard: devices × models">',
+    '<table class="matrix"><thead><tr><th scope="col">Device</th>',
+    ...lb.models.map(
+      (m) =>
+        `<th scope="col" class="model">${f.esc(m.id)}<span class="sub">${f.esc(m.quantization)}, ${f.esc(f.fmtParams(m.parameters))} · ${m.devices} device${m.devices === 1 ? '' : 's'}</span></th>`,
+    ),
+    '</tr></thead><tbody>',
+    ...lb.devices.map((d) => {
+      const cells = lb.models.map((m) => {
+        const list = lb.cells.get(cellKey(d.fingerprint, m.key));
+        if (!list) return '<td class="empty"><span aria-label="not measured">–</span></td>';
+        return `<td>${list
+          .map((e) =>
+            entryHtml(
+              e,
+              e.row.decodeTps?.median !== undefined && e.row.decodeTps.median === m.bestDecode,
+              showEngine,
+              f,
+            ),
+          )
+          .join('')}</td>`;
+      });
+      const score =
+        d.score === undefined
+          ? 'no decode figure'
+          : `score ${f.fmt(d.score)} (1 = fastest on every model it ran)`;
+      return `<tr data-fingerprint="${f.esc(d.fingerprint)}"><th scope="row"><span class="rank" title="${f.esc(score)}">${d.rank}</span> ${deviceHtml(d.name, d.fingerprint, d.software, f)}<span class="sub">${d.results} result${d.results === 1 ? '' : 's'}, latest <time datetime="${f.esc(d.latest)}">${f.esc(day(d.latest))}</time></span></th>${cells.join('')}</tr>`;
+    }),
+    '</tbody></table></div>',
+  ].join('\n');
+
+  const rankings = lb.rankings.map(({ model, entries }) =>
+    [
+      `<h3>${f.esc(model.id)} <span class="sub">(${f.esc(model.quantization)}, ${f.esc(f.fmtParams(model.parameters))})</span></h3>`,
+      `<div class="scroll" tabindex="0" role="region" aria-label="${f.esc(`Ranking on ${model.key}`)}">`,
+      '<table class="ranking"><thead><tr>',
+      ...['#', 'Device', 'Engine', 'Decode tok/s', 'Prefill tok/s', 'TTFT ms', 'Runs', 'Date'].map(
+        (h, i) => `<th scope="col"${i === 0 || i >= 3 ? ' class="num"' : ''}>${h}</th>`,
+      ),
+      '</tr></thead><tbody>',
+      ...entries.map((e) => {
+        const r = e.row;
+        const decodeCell = r.decodeTps ? `${f.fmt(r.decodeTps.median)} ± ${f.fmt(r.decodeTps.std)}` : '–';
+        return `<tr title="${f.esc(r.source)}"><td class="num">${e.rank ?? '–'}</td><th scope="row">${deviceHtml(r.device, r.fingerprint, r.software, f)}</th><td>${f.esc(r.engine)}</td><td class="num">${f.esc(decodeCell)}</td><td class="num">${f.esc(f.fmt(r.prefillTps?.median))}</td><td class="num">${f.esc(f.fmt(r.ttftMs?.median))}</td><td class="num">${r.runs}</td><td class="num"><time datetime="${f.esc(r.createdAt)}">${f.esc(day(r.createdAt))}</time></td></tr>`;
+      }),
+      '</tbody></table></div>',
+    ].join('\n'),
+  );
+
+  return [
+    '<section id="leaderboard" aria-labelledby="lb-h">',
+    '<h2 id="lb-h">Leaderboard</h2>',
+    `<p class="lead">${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}: median decode tokens/s (★ the fastest on each model), prefill tokens/s, time to first token (TTFT) and the result's date.</p>`,
+    matrix,
+    '<p class="note">Each cell is the newest result of that device, model and engine (older ones are in "All results" below). Devices are ranked by the geometric mean, over the models they ran, of their decode speed relative to the fastest device on that model (hover a rank for the score); each is named with its fingerprint, the same for the same adapter and browser whatever its label.</p>',
+    '</section>',
+    '<section id="rankings" aria-labelledby="rk-h">',
+    '<h2 id="rk-h">Rankings by model</h2>',
+    ...rankings,
+    '</section>',
+  ].join('\n');
+}
+
+/** The leaderboard's styles (the page's own are in report.ts). */
+export const LEADERBOARD_CSS = `
+  h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; }
+  h3 { font-size: 1rem; margin: 1.25rem 0 0.25rem; }
+  .scroll { overflow-x: auto; max-width: 100%; margin: 0.5rem 0 1.5rem; -webkit-overflow-scrolling: touch; }
+  .scroll:focus-visible { outline: 2px solid #2563eb; outline-offset: 2px; }
+  .scroll > table { margin: 0; }
+  table.matrix, table.ranking { width: auto; min-width: 100%; }
+  .matrix th[scope="row"], .ranking th[scope="row"] { position: sticky; left: 0; background: #fff; font-weight: normal; min-width: 9rem; max-width: 14rem; z-index: 1; }
+  .matrix th.model { min-width: 10rem; }
+  .matrix td { min-width: 10rem; }
+  .rank { display: inline-block; min-width: 1.4rem; padding: 0 0.3rem; margin-right: 0.15rem; border-radius: 999px; background: #1e3a8a; color: #fff; font-size: 0.8rem; font-weight: 600; text-align: center; }
+  .matrix td.empty { color: #888; text-align: center; }
+  .entry + .entry { margin-top: 0.4rem; padding-top: 0.4rem; border-top: 1px dashed #ddd; }
+  .decode { display: block; font-size: 1.15rem; font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
+  .decode small { font-size: 0.75rem; font-weight: normal; }
+  .best .decode { color: #15803d; }
+  .sub { display: block; font-size: 0.8rem; color: #555; font-weight: normal; }
+  h3 .sub { display: inline; }
+  .dev { font-weight: 600; }
+  code.fp { display: table; margin-top: 0.1rem; font-size: 0.75rem; background: #f4f4f5; padding: 0 0.2rem; border-radius: 3px; }
+  .nw, time { white-space: nowrap; }
+  .lead { margin: 0.25rem 0; }
+  .sw { font-size: 0.7rem; background: #fef3c7; color: #92400e; padding: 0 0.3rem; border-radius: 3px; }
+  figure .scroll svg { min-width: 760px; }
+  @media (max-width: 600px) {
+    body { margin: 1rem auto; padding: 0 0.75rem; }
+    h1 { font-size: 1.25rem; }
+    .matrix th[scope="row"], .ranking th[scope="row"] { min-width: 7.5rem; max-width: 9rem; }
+    .matrix td, .matrix th.model { min-width: 8.5rem; }
+  }
+  @media (prefers-color-scheme: dark) {
+    .matrix th[scope="row"], .ranking th[scope="row"] { background: #111; }
+    .sub { color: #aaa; } code.fp { background: #222; } .best .decode { color: #4ade80; }
+    .entry + .entry { border-color: #333; } .sw { background: #422006; color: #fde68a; }
+  }
+`;

@@ -20,18 +20,11 @@
  * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed.
  */
 
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import {
-  type BenchThresholds,
-  checkThresholds,
-  junitXml,
-  type RunError,
-  softwareDeviceReasons,
-  summaryMarkdown,
-} from '../bench/ci-report.ts';
+import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/ci-report.ts';
 import { llamaCppGreedy } from '../bench/cpu-match.ts';
 import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
@@ -61,6 +54,7 @@ import {
   UsageError,
 } from './args.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
+import { runError, writeCiFiles } from './ci-files.ts';
 import {
   formatLlamaBench,
   LLAMA_BENCH_OPTIONS,
@@ -515,30 +509,23 @@ interface Seen {
   device?: BenchDevice;
 }
 
-/** Writes `--junit` and appends `--summary-md` (either may be unset); a write error is only logged. */
+/** Writes `--junit` and appends `--summary-md` (either may be unset; src/cli/ci-files.ts). */
 function writeCiReports(
   a: BenchArgs,
   r: { result?: BenchResult; error?: RunError; seen: Seen; timeS: number },
 ): void {
-  const thresholds: BenchThresholds = {
-    failUnderDecodeTps: a.failUnderDecodeTps,
-    failOverTtftMs: a.failOverTtftMs,
-  };
-  const outcomes = checkThresholds(r.result, thresholds);
   const spec = a.model.spec;
-  const modelId = 'synthetic' in spec ? spec.synthetic : (spec.id ?? ('url' in spec ? spec.url : undefined));
-  const common = { result: r.result, outcomes, error: r.error, device: r.seen.device, modelId };
-  const write = (file: string, text: string, append: boolean) => {
-    try {
-      mkdirSync(dirname(resolve(file)), { recursive: true });
-      (append ? appendFileSync : writeFileSync)(file, text);
-      log(`${append ? 'appended to' : 'wrote'} ${file}`);
-    } catch (e) {
-      log(`warning: cannot write ${file}: ${(e as Error).message}`);
-    }
-  };
-  if (a.junit) write(a.junit, junitXml({ ...common, timeS: r.timeS }), false);
-  if (a.summaryMd) write(a.summaryMd, summaryMarkdown(common), true);
+  writeCiFiles({
+    junit: a.junit,
+    summaryMd: a.summaryMd,
+    thresholds: { failUnderDecodeTps: a.failUnderDecodeTps, failOverTtftMs: a.failOverTtftMs },
+    result: r.result,
+    error: r.error,
+    device: r.seen.device,
+    modelId: 'synthetic' in spec ? spec.synthetic : (spec.id ?? ('url' in spec ? spec.url : undefined)),
+    timeS: r.timeS,
+    log,
+  });
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -569,12 +556,8 @@ async function main(argv: string[]): Promise<number> {
     return code;
   } catch (e) {
     if (!isUsageError(e)) {
-      const code = (e as { code?: unknown }).code;
       writeCiReports(a, {
-        error: {
-          code: typeof code === 'string' && !code.startsWith('ERR_') ? code : undefined,
-          message: errorMessage(e),
-        },
+        error: runError(e, errorMessage(e)),
         seen,
         timeS: (performance.now() - t0) / 1000,
       });

@@ -1,12 +1,13 @@
 /**
  * `npm run bench -- --engine remote …` as a person runs it, against the OpenAI-compatible test server:
  * the table, the sweep, the JSON (engine "remote", the host, never the key), a fault's exit status and its
- * partial JSON.
+ * partial JSON; `--junit` and `--summary-md` for a run with a missed threshold and for a fault.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
 import type { BenchResult } from '../bench/types.ts';
@@ -34,6 +35,15 @@ function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: 
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/** A JUnit file parsed as CI readers parse it. */
+function junit(file: string) {
+  return new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (n) => ['testsuite', 'testcase'].includes(n),
+  }).parse(readFileSync(file, 'utf8'));
 }
 
 describe('npm run bench -- --engine remote', () => {
@@ -72,6 +82,39 @@ describe('npm run bench -- --engine remote', () => {
     expect(res.sweep?.map((p) => p.concurrency)).toEqual([1, 4]);
   });
 
+  it('--junit and --summary-md: a missed threshold is a <failure>, the summary appended', async () => {
+    server.set({ firstDelayMs: 20, delayMs: 5 });
+    const xml = join(dir, 'ok.xml');
+    const md = join(dir, 'ok.md');
+    const args = ['--engine', 'remote', '--base-url', server.url, '--model', 'test-model', '--prompt', 'Hi'];
+    const more = ['--max-tokens', '6', '--runs', '2', '--warmup', '0', '--junit', xml, '--summary-md', md];
+    const r = await bench([
+      ...args,
+      ...more,
+      '--fail-under-decode-tps',
+      '0.01',
+      '--fail-over-ttft-ms',
+      '0.001',
+    ]);
+    expect(r.code, r.stderr).toBe(3);
+    const j = junit(xml);
+    expect(j.testsuites).toMatchObject({ tests: '3', failures: '1', errors: '0', skipped: '0' });
+    const cases = j.testsuites.testsuite[0].testcase;
+    expect(cases.map((c: { name: string }) => c.name)).toEqual([
+      'benchmark completed',
+      'median decode tok/s >= 0.01',
+      'median TTFT ms <= 0.001',
+    ]);
+    expect(cases[2].failure.message).toMatch(/^median TTFT [\d.]+ ms is above --fail-over-ttft-ms 0\.001$/);
+    expect(r.stderr).toContain(`threshold missed: ${cases[2].failure.message}`);
+    const r2 = await bench([...args, ...more]);
+    expect(r2.code, r2.stderr).toBe(0);
+    const text = readFileSync(md, 'utf8');
+    expect(text.match(/^### WebGPU LLM benchmark: /gm)).toHaveLength(2);
+    expect(text).toContain('— threshold missed');
+    expect(text).toContain('— done');
+  });
+
   it('a fault exits 1 with its code, and the partial JSON is written', async () => {
     server.set({ fault: 'cut', faultAfterChunks: 2, delayMs: 5 });
     const json = join(dir, 'cut.json');
@@ -86,9 +129,16 @@ describe('npm run bench -- --engine remote', () => {
       '0',
       '--json',
       json,
+      '--junit',
+      join(dir, 'cut.xml'),
+      '--fail-under-decode-tps',
+      '1',
     ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error \[stream_cut\]/);
+    const j = junit(join(dir, 'cut.xml'));
+    expect(j.testsuites).toMatchObject({ tests: '2', failures: '0', errors: '1', skipped: '1' });
+    expect(j.testsuites.testsuite[0].testcase[0].error).toMatchObject({ type: 'stream_cut' });
     const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
     expect(res.partial).toBe(true);
     expect(res.runs[0].partial).toBe(true);

@@ -3,19 +3,22 @@
  *   [--concurrency 1,4,16] [--prompt TEXT | --prompts FILE|SET] [--max-tokens N] [--runs N] [--warmup N]
  *   [--ignore-eos] [--json FILE] [--timeout-s N] [--first-token-timeout-s N] [--idle-timeout-s N]
  *   [--request-timeout-s N]
- *   [--fail-under-decode-tps X] [--fail-over-ttft-ms X]`
+ *   [--fail-under-decode-tps X] [--fail-over-ttft-ms X] [--junit FILE] [--summary-md FILE]`
  *
  * The remote benchmark runs in Node (no browser: CORS does not apply), with the same plan, metrics and
  * result file as the page (src/remote/bench.ts). The key is read from the environment variable named by
  * `--api-key-env`; it is never printed nor written. src/cli/bench.ts hands `--engine remote` here.
+ * `--junit` and `--summary-md` write the same CI files as the page benchmark (src/cli/ci-files.ts).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { checkThresholds } from '../bench/ci-report.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import { fmt, formatResultText } from '../bench/report.ts';
 import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { intArg, isUsageError, numArg, secondsArg, UsageError } from '../cli/args.ts';
+import { runError, writeCiFiles } from '../cli/ci-files.ts';
 import { isEngineError } from '../engine/errors.ts';
 import { parseConcurrency, RemoteBenchError, runRemoteBench } from './bench.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, RemoteEngine } from './engine.ts';
@@ -32,6 +35,8 @@ export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url 
   --timeout-s N                     first-token timeout (default 60); --idle-timeout-s N mid-stream (default 30)
   --request-timeout-s N             a deadline on each whole request, sent to data: [DONE] (default ${DEFAULT_REQUEST_TIMEOUT_MS / 1000})
   --fail-under-decode-tps X, --fail-over-ttft-ms X   thresholds (exit 3)
+  --junit FILE, --summary-md FILE   JUnit XML (written, also for a failed run) and a Markdown summary (appended,
+                                    e.g. "$GITHUB_STEP_SUMMARY"), as for the local engine
 
 Exit status: 0 done, 1 failed (partial results still written with --json), 2 bad arguments, 3 threshold missed.`;
 
@@ -103,6 +108,8 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
         'request-timeout-s': { type: 'string' },
         'fail-under-decode-tps': { type: 'string' },
         'fail-over-ttft-ms': { type: 'string' },
+        junit: { type: 'string' },
+        'summary-md': { type: 'string' },
         'no-roofline': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -165,6 +172,11 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     };
     minTps = numArg(opt('fail-under-decode-tps'), 'fail-under-decode-tps', { min: 0 });
     maxTtft = numArg(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms', { min: 0 });
+    if (opt('junit') === '') throw new UsageError('--junit is empty: give the file to write');
+    if (opt('summary-md') === '')
+      throw new UsageError(
+        '--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)',
+      );
     engine = new RemoteEngine({
       baseUrl: base,
       model: opt('model'),
@@ -188,6 +200,18 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     writeFileSync(file, `${JSON.stringify(r, null, 1)}\n`);
     log(`wrote ${file}${r.partial ? ' (partial: the run failed part-way)' : ''}`);
   };
+  const t0 = performance.now();
+  const ci = (r: { result?: BenchResult; error?: unknown }) =>
+    writeCiFiles({
+      junit: opt('junit'),
+      summaryMd: opt('summary-md'),
+      thresholds: { failUnderDecodeTps: minTps, failOverTtftMs: maxTtft },
+      result: r.result,
+      error: r.error === undefined ? undefined : runError(r.error),
+      modelId: opt('model') ?? engine.host,
+      timeS: (performance.now() - t0) / 1000,
+      log,
+    });
   log(`remote ${engine.host} (${engine.api} API)`);
   let result: BenchResult;
   try {
@@ -212,19 +236,17 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     });
   } catch (e) {
     if (e instanceof RemoteBenchError) writeJson(e.result);
+    ci({ result: e instanceof RemoteBenchError ? e.result : undefined, error: e });
     const code = (e as { code?: string }).code;
     console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}`);
     return 1;
   }
   process.stdout.write(`${formatResultText(result)}\n${sweepTable(result)}`);
   writeJson(result);
-  const failures: string[] = [];
-  const decode = result.summary.decodeTokensPerSecond?.median;
-  const ttft = result.summary.ttftMs?.median;
-  if (minTps !== undefined && !(decode !== undefined && decode >= minTps))
-    failures.push(`median decode ${fmt(decode)} tok/s is below --fail-under-decode-tps ${minTps}`);
-  if (maxTtft !== undefined && !(ttft !== undefined && ttft <= maxTtft))
-    failures.push(`median TTFT ${fmt(ttft)} ms is above --fail-over-ttft-ms ${maxTtft}`);
-  for (const f of failures) console.error(`threshold missed: ${f}`);
-  return failures.length ? 3 : 0;
+  ci({ result });
+  const missed = checkThresholds(result, { failUnderDecodeTps: minTps, failOverTtftMs: maxTtft }).filter(
+    (o) => !o.passed,
+  );
+  for (const o of missed) console.error(`threshold missed: ${o.message}`);
+  return missed.length ? 3 : 0;
 }

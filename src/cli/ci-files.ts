@@ -1,0 +1,60 @@
+/**
+ * Writes the CI files of `npm run bench` (Node side of src/bench/ci-report.ts): `--junit FILE` (written,
+ * replacing the file) and `--summary-md FILE` (appended, as `$GITHUB_STEP_SUMMARY` expects), for a finished
+ * run and for a failed one alike. Used by the page benchmark (src/cli/bench.ts) and the remote one
+ * (src/remote/cli.ts).
+ */
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import {
+  type BenchThresholds,
+  checkThresholds,
+  junitXml,
+  type RunError,
+  summaryMarkdown,
+} from '../bench/ci-report.ts';
+import type { BenchDevice, BenchResult } from '../bench/types.ts';
+
+/** What {@link writeCiFiles} writes, and where. */
+export interface CiFiles {
+  /** --junit FILE. */
+  junit?: string;
+  /** --summary-md FILE. */
+  summaryMd?: string;
+  thresholds: BenchThresholds;
+  /** The result (absent, or partial, when the run failed). */
+  result?: BenchResult;
+  /** The failure, for a run that ends with exit 1. */
+  error?: RunError;
+  /** The device when known without a result. */
+  device?: BenchDevice;
+  /** The model's id when known without a result. */
+  modelId?: string;
+  /** Wall-clock seconds of the command. */
+  timeS: number;
+  /** Progress line (stderr). */
+  log: (line: string) => void;
+}
+
+/** A thrown value as a {@link RunError}: its code (an EngineError's; not Node's `ERR_…`) and message. */
+export function runError(e: unknown, message = (e as Error)?.message ?? String(e)): RunError {
+  const code = (e as { code?: unknown })?.code;
+  return { code: typeof code === 'string' && !code.startsWith('ERR_') ? code : undefined, message };
+}
+
+/** Writes the JUnit file and appends the summary (each only when asked for); a write error is only logged. */
+export function writeCiFiles(f: CiFiles): void {
+  const outcomes = checkThresholds(f.result, f.thresholds);
+  const common = { result: f.result, outcomes, error: f.error, device: f.device, modelId: f.modelId };
+  const write = (file: string, text: string, append: boolean) => {
+    try {
+      mkdirSync(dirname(resolve(file)), { recursive: true });
+      (append ? appendFileSync : writeFileSync)(file, text);
+      f.log(`${append ? 'appended to' : 'wrote'} ${file}`);
+    } catch (e) {
+      f.log(`warning: cannot write ${file}: ${(e as Error).message}`);
+    }
+  };
+  if (f.junit) write(f.junit, junitXml({ ...common, timeS: f.timeS }), false);
+  if (f.summaryMd) write(f.summaryMd, summaryMarkdown(common), true);
+}

@@ -22,6 +22,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { expect, test } from '@playwright/test';
 import { stories260kPath } from '../src/testing/models.ts';
 
@@ -111,6 +112,7 @@ run().catch((e: unknown) => {
 };
 
 let tmp = '';
+let packed = false;
 let preview: ChildProcess | undefined;
 let baseUrl = '';
 
@@ -145,6 +147,7 @@ test.beforeAll(async () => {
   run('npm', ['pack', '--pack-destination', tmp, '--no-audit', '--no-fund'], ROOT);
   const tarball = readdirSync(tmp).find((f) => f.endsWith('.tgz'));
   if (!tarball) throw new Error(`npm pack wrote no tarball into ${tmp}`);
+  packed = true;
 
   const app = join(tmp, 'app');
   for (const [file, text] of Object.entries(APP_FILES)) {
@@ -230,4 +233,20 @@ test('the packed package in a fresh Vite app: <webgpu-chat>, the engine API and 
     true,
   );
   expect(errors).toEqual([]);
+});
+
+test("the README's size of the CDN single file is the built one's (within 5%)", () => {
+  test.skip(!packed, 'npm pack did not run');
+  // prepack has just built dist/widget/; the README gives `webgpu-chat.js NNN kB, MMM kB gzipped`.
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const m = /`webgpu-chat\.js` (\d+) kB, (\d+) kB gzipped/.exec(readme);
+  if (!m) throw new Error('README.md does not give the size of webgpu-chat.js');
+  const file = readFileSync(resolve(ROOT, 'dist/widget/webgpu-chat.js'));
+  const kB = file.length / 1000;
+  const gzKB = gzipSync(file).length / 1000;
+  expect(Math.abs(Number(m[1]) - kB) / kB, `README ${m[1]} kB, built ${kB.toFixed(1)} kB`).toBeLessThan(0.05);
+  expect(
+    Math.abs(Number(m[2]) - gzKB) / gzKB,
+    `README ${m[2]} kB gzipped, built ${gzKB.toFixed(1)} kB`,
+  ).toBeLessThan(0.05);
 });

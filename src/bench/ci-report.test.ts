@@ -132,6 +132,7 @@ interface Suite {
   skipped: string;
   time: string;
   timestamp: string;
+  hostname: string;
   properties: { property: { name: string; value: string }[] };
   testcase: Tc[];
 }
@@ -203,6 +204,7 @@ describe('junitXml', () => {
       const dev = res.device === HW ? 'NVIDIA GeForce RTX 4090' : 'SwiftShader Device (Subzero) (software)';
       expect(suite.name).toBe(`bench: stories260K.gguf on ${dev}`);
       expect(suite.timestamp).toBe('2026-01-02T03:04:05.678');
+      expect(suite.hostname).toBe('localhost');
       const props = Object.fromEntries(suite.properties.property.map((p) => [p.name, p.value]));
       expect(props).toMatchObject({
         model: 'stories260K.gguf',
@@ -279,11 +281,13 @@ describe('junitXml', () => {
       device: SWIFTSHADER,
       modelId: 'stories260K.gguf',
       timeS: 12.5,
+      hostname: 'gpu-runner-1',
     });
     const { root, suite } = parse(xml);
     for (const s of [root, suite])
       expect(s).toMatchObject({ tests: '3', failures: '0', errors: '1', skipped: '2', time: '12.500' });
     expect(suite.name).toBe('bench: stories260K.gguf on SwiftShader Device (Subzero) (software)');
+    expect(suite.hostname).toBe('gpu-runner-1');
     expect(suite.testcase[0].name).toBe('benchmark completed');
     expect(suite.testcase[0].error).toEqual({
       message,

@@ -121,6 +121,8 @@ export interface JunitInput {
   timeS?: number;
   /** The suite's timestamp (ISO 8601; default: the result's createdAt, else now). */
   timestamp?: string;
+  /** The machine's name, the suite's `hostname` (the Ant JUnit schema requires one; default `localhost`). */
+  hostname?: string;
 }
 
 /** The characters XML 1.0 allows (others, e.g. terminal escapes in an error message, are dropped). */
@@ -194,7 +196,7 @@ export function junitXml(input: JunitInput): string {
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites${attrs({ name: 'npm run bench', ...counts })}>`,
-    `  <testsuite${attrs({ name: `bench: ${model} on ${device}`, ...counts, timestamp })}>`,
+    `  <testsuite${attrs({ name: `bench: ${model} on ${device}`, ...counts, timestamp, hostname: input.hostname || 'localhost' })}>`,
     '    <properties>',
     ...props
       .filter(([, v]) => v !== undefined)

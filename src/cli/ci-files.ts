@@ -5,6 +5,7 @@
  * (src/remote/cli.ts).
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import {
   type BenchThresholds,
@@ -55,6 +56,6 @@ export function writeCiFiles(f: CiFiles): void {
       f.log(`warning: cannot write ${file}: ${(e as Error).message}`);
     }
   };
-  if (f.junit) write(f.junit, junitXml({ ...common, timeS: f.timeS }), false);
+  if (f.junit) write(f.junit, junitXml({ ...common, timeS: f.timeS, hostname: hostname() }), false);
   if (f.summaryMd) write(f.summaryMd, summaryMarkdown(common), true);
 }

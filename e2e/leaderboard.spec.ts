@@ -8,7 +8,7 @@
  * `$SCREENSHOT_DIR` when set, else to the test's output folder.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -302,6 +302,14 @@ test('the leaderboard: devices × models ranked, fingerprints and dates, ranking
   await expect(storiesRank.last().locator('time')).toHaveText('2026-12-01');
   // Every file is still in "All results" (the older M3 result included).
   await expect(page.locator('table.all tbody tr')).toHaveCount(Object.keys(FILES).length);
+
+  // The Markdown (--md, for a CI job summary) has the same matrix: the RTX first, the software adapter last.
+  const md = readFileSync(join(dir, 'report.md'), 'utf8');
+  const mdRows = md.split('\n').filter((l) => /^\| \d+ \| /.test(l));
+  expect(mdRows).toHaveLength(5);
+  expect(mdRows[0]).toContain(`NVIDIA GeForce RTX 4090 \`${DEV.rtx.fp}\``);
+  expect(mdRows[0]).toContain('**2150** tok/s ★<br>prefill 41000 tok/s · TTFT 2.1 ms<br>webgpu · 2026-11-20');
+  expect(mdRows[4]).toContain(DEV.swift.fp);
 
   expect(requests).toEqual([]);
   // The desktop page fits its width.

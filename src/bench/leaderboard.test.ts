@@ -4,9 +4,9 @@
  * figures, and the HTML (escaped, fingerprints and dates shown, no script).
  */
 import { describe, expect, it } from 'vitest';
-import { cellKey, leaderboard, leaderboardHtml, modelKey } from './leaderboard.ts';
+import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
 import { summarize } from './metrics.ts';
-import { fmt, fmtParams, htmlReport, type ReportRow } from './report.ts';
+import { fmt, fmtParams, htmlReport, markdownTable, type ReportRow } from './report.ts';
 
 let n = 0;
 /** A row: decode/prefill/TTFT medians as given (a one-value summary each), or none when undefined. */
@@ -203,5 +203,30 @@ describe('leaderboard', () => {
     expect(html.indexOf('<section id="rankings"')).toBeGreaterThan(lb);
     expect(html.indexOf('<h2>All results</h2>')).toBeGreaterThan(lb);
     expect(html).not.toMatch(/<script|<link|src=|href=|url\(|@import/i);
+  });
+
+  it('Markdown: the same matrix for a job summary, devices in rank order with fingerprints, cells escaped', () => {
+    const lb = leaderboard([
+      row({ fp: 'aaaa', device: 'Slow | GPU', decode: 10, date: '2026-01-02T00:00:00Z' }),
+      row({
+        fp: 'bbbb',
+        device: 'Fast GPU',
+        decode: 40,
+        prefill: 900,
+        ttft: 3,
+        date: '2026-01-03T00:00:00Z',
+      }),
+      row({ fp: 'bbbb', model: 'other.gguf', engine: 'webllm', decode: 7 }),
+    ]);
+    const md = leaderboardMarkdown(lb, { fmt, table: markdownTable });
+    const lines = md.split('\n').filter((l) => l.startsWith('|'));
+    expect(lines).toEqual([
+      '| # | Device | stories260K.gguf (F32) | other.gguf (F32) |',
+      '| --- | --- | ---: | ---: |',
+      '| 1 | Fast GPU `bbbb` | **40** tok/s ★<br>prefill 900 tok/s · TTFT 3 ms<br>webgpu · 2026-01-03 | **7** tok/s ★<br>prefill 500 tok/s · TTFT 10 ms<br>webllm · 2026-01-01 |',
+      '| 2 | Slow \\| GPU `aaaa` | **10** tok/s<br>prefill 500 tok/s · TTFT 10 ms<br>webgpu · 2026-01-02 | – |',
+    ]);
+    expect(md).toContain('2 devices × 2 models');
+    expect(leaderboardMarkdown(leaderboard([]), { fmt, table: markdownTable })).toBe('');
   });
 });

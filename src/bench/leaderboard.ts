@@ -327,3 +327,50 @@ export const LEADERBOARD_CSS = `
     .entry + .entry { border-color: #333; } .sw { background: #422006; color: #fde68a; }
   }
 `;
+
+// ---------------------------------------------------------------------------------------------- Markdown
+
+/** What {@link leaderboardMarkdown} formats with (report.ts's functions). */
+export interface LeaderMarkdownFormat {
+  fmt: (v: number | undefined) => string;
+  /** report.ts's `markdownTable`: header, alignment row, rows; `|` escaped. */
+  table: (head: readonly string[], rows: readonly (readonly string[])[], left?: number) => string[];
+}
+
+/**
+ * The devices × models matrix as Markdown (for a CI job summary beside the per-file table): a row per
+ * device in rank order, named with its fingerprint; each cell decode tok/s (★ fastest), prefill, TTFT and
+ * the date, lines joined with `<br>` (GitHub renders it in tables).
+ */
+export function leaderboardMarkdown(lb: Leaderboard, f: LeaderMarkdownFormat): string {
+  if (lb.devices.length === 0) return '';
+  const showEngine = new Set(lb.rankings.flatMap((r) => r.entries.map((e) => e.row.engine))).size > 1;
+  const rows = lb.devices.map((d) => [
+    String(d.rank),
+    `${d.name} \`${d.fingerprint}\``,
+    ...lb.models.map((m) => {
+      const list = lb.cells.get(cellKey(d.fingerprint, m.key));
+      if (!list) return '–';
+      return list
+        .map((e) => {
+          const r = e.row;
+          const best = r.decodeTps?.median !== undefined && r.decodeTps.median === m.bestDecode;
+          return [
+            `**${f.fmt(r.decodeTps?.median)}** tok/s${best ? ' ★' : ''}`,
+            `prefill ${f.fmt(r.prefillTps?.median)} tok/s · TTFT ${f.fmt(r.ttftMs?.median)} ms`,
+            `${showEngine ? `${r.engine} · ` : ''}${day(r.createdAt)}`,
+          ].join('<br>');
+        })
+        .join('<br><br>');
+    }),
+  ]);
+  return [
+    '',
+    '### Leaderboard',
+    '',
+    `${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}; the newest result per device, model and engine; ★ the fastest decode on each model; devices ranked by the geometric mean of their decode relative to each model's fastest.`,
+    '',
+    ...f.table(['#', 'Device', ...lb.models.map((m) => m.key)], rows, 2),
+    '',
+  ].join('\n');
+}

@@ -2,7 +2,8 @@
  * `npm run bench:report -- results/*.json [--md FILE] [--html FILE] [--title TEXT]`
  *
  * Merges result files of `npm run bench` (schemaVersion 1; several machines of a CI matrix, models,
- * engines) into one comparison: a Markdown table (stdout, or `--md FILE`, e.g. `$GITHUB_STEP_SUMMARY`)
+ * engines) into one comparison: a Markdown table and the leaderboard's devices × models matrix (stdout, or
+ * `--md FILE`, e.g. `$GITHUB_STEP_SUMMARY`)
  * and, with `--html FILE`, the shareable leaderboard: a self-contained HTML page (no external request, no
  * script; readable at phone width) with devices × models (decode/prefill tok/s, TTFT, fingerprints and
  * dates; src/bench/leaderboard.ts), a ranked table per model, every result, and inline SVG charts.
@@ -11,13 +12,21 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { htmlReport, markdownReport, reportRows, validateResult } from '../bench/report.ts';
+import { leaderboard, leaderboardMarkdown } from '../bench/leaderboard.ts';
+import {
+  fmt,
+  htmlReport,
+  markdownReport,
+  markdownTable,
+  reportRows,
+  validateResult,
+} from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
 
 const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append-md] [--html FILE] [--title TEXT]
 
   FILE.json        result files written by \`npm run bench -- --json FILE\`
-  --md FILE        write the Markdown table to FILE instead of stdout
+  --md FILE        write the Markdown table and leaderboard to FILE instead of stdout
   --append-md      append to the --md file (for $GITHUB_STEP_SUMMARY)
   --html FILE      also write the leaderboard: one self-contained HTML page
   --title TEXT     the HTML page's title`;
@@ -67,7 +76,7 @@ function main(argv: string[]): number {
   }
   if (results.length > 0) {
     const rows = reportRows(results, sources);
-    const md = markdownReport(rows);
+    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows), { fmt, table: markdownTable });
     if (values.md) {
       mkdirSync(dirname(resolve(values.md)), { recursive: true });
       (values['append-md'] ? appendFileSync : writeFileSync)(values.md, md);

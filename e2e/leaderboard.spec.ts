@@ -315,6 +315,17 @@ test('the leaderboard: devices × models ranked, fingerprints and dates, ranking
   // The desktop page fits its width.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
   await shoot(page, testInfo, 'leaderboard-1280');
+  // Dark mode: the sticky device column keeps the page's background (no light strip over the cells).
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const bg = await rows
+    .first()
+    .locator('th')
+    .evaluate((th) => [
+      getComputedStyle(th).backgroundColor,
+      getComputedStyle(document.body).backgroundColor,
+    ]);
+  expect(bg[0]).toBe(bg[1]);
+  await shoot(page, testInfo, 'leaderboard-1280-dark');
 });
 
 test('at phone width (390 px) the page does not overflow: the tables scroll in their boxes', async ({

@@ -20,8 +20,8 @@
  * Workgroup memory: 2 × (32 + 64) × 9 × 16 B ≈ 13.5 KiB + 256 B, under WebGPU's default 16 KiB.
  * Dispatch ({@link mmmWorkgroupsX}, ceil(T / {@link TILE_TOKENS})).
  */
-import { f32Lit, isQuantized } from './common.ts';
-import { bindingsWGSL, type MatmulOptions, weightVar } from './matmul.ts';
+import { f32Lit, isQuantized, type WeightType } from './common.ts';
+import { bindingsWGSL, type MatmulOptions, type MatmulSegment, weightVar } from './matmul.ts';
 
 /** Tokens per workgroup tile. */
 export const TILE_TOKENS = 32;
@@ -29,6 +29,30 @@ export const TILE_TOKENS = 32;
 export const TILE_ROWS = 64;
 /** vec4 slots per tile row: 8 for the 32 values of a K-step, plus one of padding. */
 const ROW_V4 = 9;
+
+/** Options of {@link mmmWGSL} beyond the matmul's. */
+export interface MmmOptions {
+  /**
+   * The integer-dot tile (WGSL language feature `packed_4x8_integer_dot_product`): each token's 32
+   * activations of a K-step (× the norm weight) rounded to int8 with one scale (amax / 127, ggml's
+   * quantize_row_q8_0), each weight row's 32 quants kept as integers in the workgroup tile with their
+   * scales and offsets (w = s·q + m per 16-weight half), and the products summed with `dot4I8Packed`:
+   * 8 packed dot products per row and token instead of 32 multiply-adds, and a quarter of the tile's
+   * workgroup memory traffic (llama.cpp's MMQ scheme). Only for {@link INT_DOT_TYPES}.
+   */
+  intDot?: boolean;
+}
+
+/** Weight types the integer-dot tile takes (their quants are integers below 64 with per-16 scales). */
+export const INT_DOT_TYPES: readonly WeightType[] = ['Q4_0', 'Q5_0', 'Q8_0', 'Q4_K', 'Q6_K'];
+
+/** True when every weight of `o` is of an {@link INT_DOT_TYPES} type (the integer-dot tile can run it). */
+export function mmmIntDotCovers(o: Pick<MatmulOptions, 'segments'>): boolean {
+  return o.segments.every((s) => s.weights.every((w) => INT_DOT_TYPES.includes(w.type)));
+}
+
+/** Accumulator of slot r (a tile row of the thread) and token i. */
+const acc = (r: number, i: number) => `a${r}_${i}`;
 
 /** Units of `s` per workgroup (64 rows over its dot products per unit). */
 function unitsPerTile(s: { dots: readonly unknown[] }): number {
@@ -56,12 +80,21 @@ export function mmmWorkgroupsX(segments: MatmulOptions['segments']): number {
  * @throws Error for `lastTokenOnly` (the logits of one token are a matrix × vector: use mmv) or a segment
  *   with more than 2 dot products per unit.
  */
-export function mmmWGSL(o: MatmulOptions): string {
+export function mmmWGSL(o: MatmulOptions, opts: MmmOptions = {}): string {
   if (o.lastTokenOnly)
     throw new Error('mmmWGSL computes whole token tiles; lastTokenOnly needs a decode kernel');
   for (const s of o.segments) {
     if (s.dots.length < 1 || s.dots.length > 2)
       throw new Error(`mmmWGSL takes 1–2 dots per unit (got ${s.dots.length})`);
+  }
+  if (opts.intDot) {
+    if (!mmmIntDotCovers(o))
+      throw new Error(
+        `the integer-dot tile takes ${INT_DOT_TYPES.join(', ')} weights only (got ${o.segments
+          .flatMap((s) => s.weights.map((w) => w.type))
+          .join(', ')})`,
+      );
+    return mmmIntWGSL(o);
   }
   const { K } = o;
   const lines = bindingsWGSL(o);
@@ -86,13 +119,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   // Weight loads: tile row 8r + c holds slot r of column c (unit c + 8·(r / D), dot r % D).
   var seg = 0u;
   var ub = 0u;`);
-  mmmRanges(o.segments).forEach((r, i) => {
-    lines.push(
-      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${unitsPerTile(o.segments[i])}u; }`,
-    );
-  });
-  const acc = (r: number, i: number) => `a${r}_${i}`;
-  for (let r = 0; r < 8; r++) for (let i = 0; i < 4; i++) lines.push(`  var ${acc(r, i)} = 0.0;`);
+  lines.push(...segmentSelect(o));
   lines.push(`  for (var k0 = 0u; k0 < K; k0 += 32u) {
     for (var j = 0u; j < 4u; j++) {
       let k = k0 + lh * 16u + j * 4u;
@@ -114,14 +141,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         ? `dq32_${wname}(${row} * K + k0, &q);`
         : `for (var e = 0u; e < 32u; e++) { q[e] = select(0.0, ld_${wname}(${row} * K + min(k0 + e, K - 1u)), k0 + e < K); }`;
     };
-    // D = 1: thread lid loads slot lid / 8 of column lid % 8. D = 2: dot lid / 32 (uniform per 32-thread
-    // warp, so the two weights' loaders do not diverge within one), unit slot (lid % 32) / 8.
-    const map =
-      D === 1
-        ? 'let c = lid % 8u; let r = lid / 8u; let u = min(ub + c + 8u * r, LAST); let rho = lid;'
-        : 'let c = lid % 8u; let d = lid / 32u; let j = (lid % 32u) / 8u; let u = min(ub + c + 8u * j, LAST); let rho = 8u * (2u * j + d) + c;';
     lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u) {
-      ${map.replace('LAST', `${s.nUnits - 1}u`)}
+      ${loaderMap(s)}
       var q: array<f32, 32>;
       ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
       for (var e = 0u; e < 8u; e++) { ws[rho * ${ROW_V4}u + e] = vec4<f32>(q[4u * e], q[4u * e + 1u], q[4u * e + 2u], q[4u * e + 3u]); }
@@ -145,7 +166,36 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       );
     }
   }
-  o.segments.forEach((s, si) => {
+  lines.push(...epilogues(o));
+  lines.push('}');
+  return lines.join('\n');
+}
+
+/** WGSL: the workgroup's segment `seg` and first unit `ub`, and the 32 zeroed accumulators. */
+function segmentSelect(o: MatmulOptions): string[] {
+  const lines = mmmRanges(o.segments).map(
+    (r, i) =>
+      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${unitsPerTile(o.segments[i])}u; }`,
+  );
+  for (let r = 0; r < 8; r++) for (let i = 0; i < 4; i++) lines.push(`  var ${acc(r, i)} = 0.0;`);
+  return lines;
+}
+
+/**
+ * WGSL: which tile row `rho` thread `lid` fills and from which unit `u` (clamped into the segment). D = 1:
+ * slot lid / 8 of column lid % 8. D = 2: dot `d` = lid / 32 (uniform per 32-thread warp, so the two
+ * weights' loaders do not diverge within one), unit slot (lid % 32) / 8.
+ */
+function loaderMap(s: MatmulSegment): string {
+  const last = `${s.nUnits - 1}u`;
+  return s.dots.length === 1
+    ? `let c = lid % 8u; let r = lid / 8u; let u = min(ub + c + 8u * r, ${last}); let rho = lid;`
+    : `let c = lid % 8u; let d = lid / 32u; let j = (lid % 32u) / 8u; let u = min(ub + c + 8u * j, ${last}); let rho = 8u * (2u * j + d) + c;`;
+}
+
+/** WGSL: every segment's epilogue over the thread's units and tokens (`inv{i}`: the norm's 1/rms). */
+function epilogues(o: MatmulOptions): string[] {
+  return o.segments.map((s, si) => {
     const D = s.dots.length;
     const body: string[] = [];
     for (let j = 0; j < 8 / D; j++) {
@@ -160,8 +210,206 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       }
       body.push('    } }');
     }
-    lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n  }`);
+    return `  ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n  }`;
   });
+}
+
+/**
+ * WGSL `fn dqi32_<n>(i: u32, out: ptr<function, array<u32, 8>>) -> vec4<f32>`: the 32 quants from element
+ * i (a multiple of 32) of weight `n` as 8 words of 4 int8 (weights 4j..4j+3 in word j, all below 64), and
+ * (s0, s1, m0, m1) such that weight e = s_h·q[e] + m_h for its half h = e / 16 (ggml-quants.c's
+ * dequantize_row_*: Q4_0 d·(q − 8), Q5_0 d·(q − 16), Q8_0 d·q, Q4_K d·sc·q − dmin·m, Q6_K d·sc_h·(q − 32)).
+ * Uses the readers {@link bindingsWGSL} emits for the binding (byte readers, or the planes' `d_`/`sc_`).
+ */
+function intLoaderWGSL(n: string, t: WeightType, planarBlocks?: number): string {
+  const head = `fn dqi32_${n}(i: u32, out: ptr<function, array<u32, 8>>) -> vec4<f32> {`;
+  const nib = (v: string) => `(${v}) & 0x0f0f0f0fu`;
+  const hi4 = (v: string) => `((${v}) >> 4u) & 0x0f0f0f0fu`;
+  // Q5_0's fifth bits: 4 bits of qh from bit b → bit 4 of byte 0..3.
+  const spread = `fn q5h_${n}(h: u32) -> u32 { return ((h & 1u) | ((h & 2u) << 7u) | ((h & 4u) << 14u) | ((h & 8u) << 21u)) << 4u; }`;
+  const nB = planarBlocks;
+  switch (t) {
+    case 'Q8_0':
+      return nB !== undefined
+        ? `${head}
+  let bi = i / 32u; let d = d_${n}(bi);
+  for (var j = 0u; j < 8u; j++) { (*out)[j] = ${n}[bi * 8u + j]; }
+  return vec4<f32>(d, d, 0.0, 0.0);
+}`
+        : `${head}
+  let o = (i / 32u) * 34u; let d = f16_${n}(o);
+  for (var j = 0u; j < 8u; j++) { (*out)[j] = rd32_${n}(o + 2u + 4u * j); }
+  return vec4<f32>(d, d, 0.0, 0.0);
+}`;
+    case 'Q4_0': {
+      const word =
+        nB !== undefined
+          ? (j: string) => `${n}[bi * 4u + ${j}]`
+          : (j: string) => `rd32_${n}(o + 2u + 4u * ${j})`;
+      return `${head}
+  let bi = i / 32u; let o = bi * 18u; let d = ${nB !== undefined ? `d_${n}(bi)` : `f16_${n}(o)`};
+  for (var j = 0u; j < 4u; j++) { let q = ${word('j')}; (*out)[j] = ${nib('q')}; (*out)[j + 4u] = ${hi4('q')}; }
+  return vec4<f32>(d, d, -8.0 * d, -8.0 * d);
+}`;
+    }
+    case 'Q5_0': {
+      const word =
+        nB !== undefined
+          ? (j: string) => `${n}[bi * 4u + ${j}]`
+          : (j: string) => `rd32_${n}(o + 6u + 4u * ${j})`;
+      const qh = nB !== undefined ? `${n}[${(16 * nB) / 4}u + bi]` : `rd32_${n}(o + 2u)`;
+      return `${spread}
+${head}
+  let bi = i / 32u; let o = bi * 22u; let d = ${nB !== undefined ? `d_${n}(bi)` : `f16_${n}(o)`}; let qh = ${qh};
+  for (var j = 0u; j < 4u; j++) {
+    let q = ${word('j')};
+    (*out)[j] = (${nib('q')}) | q5h_${n}(qh >> (4u * j));
+    (*out)[j + 4u] = (${hi4('q')}) | q5h_${n}(qh >> (16u + 4u * j));
+  }
+  return vec4<f32>(d, d, -16.0 * d, -16.0 * d);
+}`;
+    }
+    case 'Q4_K':
+      return `${head}
+  let o = (i / 256u) * 144u; let s = (i % 256u) / 32u; let sm = scmin_${n}(o + 4u, s);
+  let d = f16_${n}(o) * sm.x; let m = f16_${n}(o + 2u) * sm.y;
+  let qb = o + 16u + (s / 2u) * 32u; let sh = (s & 1u) * 4u;
+  for (var j = 0u; j < 8u; j++) { (*out)[j] = ${nib(`rd32_${n}(qb + 4u * j) >> sh`)}; }
+  return vec4<f32>(d, d, -m, -m);
+}`;
+    case 'Q6_K': {
+      const planar = nB !== undefined;
+      return `${head}
+  let bi = i / 256u; let r = i % 256u; let h = r / 128u; let c = (r % 128u) / 32u;
+  ${
+    planar
+      ? `let d = d_${n}(bi); let s0 = d * sc_${n}(bi, h * 8u + c * 2u); let s1 = d * sc_${n}(bi, h * 8u + c * 2u + 1u);
+  let qlw = (bi * 128u + h * 64u + (c & 1u) * 32u) / 4u; let qhw = (${128 * nB}u + bi * 64u + h * 32u) / 4u;`
+      : `let o = bi * 210u; let d = f16_${n}(o + 208u);
+  let s0 = d * i8_${n}(o + 192u + h * 8u + c * 2u); let s1 = d * i8_${n}(o + 192u + h * 8u + c * 2u + 1u);
+  let qlb = o + h * 64u + (c & 1u) * 32u; let qhb = o + 128u + h * 32u;`
+  }
+  let shl = (c / 2u) * 4u; let shh = c * 2u;
+  for (var j = 0u; j < 8u; j++) {
+    let ql = ${planar ? `${n}[qlw + j]` : `rd32_${n}(qlb + 4u * j)`} >> shl;
+    let qh = ${planar ? `${n}[qhw + j]` : `rd32_${n}(qhb + 4u * j)`} >> shh;
+    (*out)[j] = (ql & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u);
+  }
+  return vec4<f32>(s0, s1, -32.0 * s0, -32.0 * s1);
+}`;
+    }
+    default:
+      throw new Error(`${t} has no integer-dot loader`);
+  }
+}
+
+/**
+ * The integer-dot variant of {@link mmmWGSL} ({@link MmmOptions.intDot}): the same tile (32 tokens × 64
+ * rows, 4 × 8 outputs per thread), segments and epilogues. Per K-step of 32, threads 0–31 each load one
+ * token's 32 activations (× gnorm), round them to int8 with one scale dx (and keep dx·Σq of each half, for
+ * the weights' offsets), while every thread turns one weight row's 32 quants into 8 words of int8 with
+ * their (s0, s1, m0, m1); then each output gets dx·(s0·Σ_lo + s1·Σ_hi) + m0·dx·Σq_lo + m1·dx·Σq_hi from
+ * 8 `dot4I8Packed`. The result is the dot product with the int8-rounded activations (exactly what the
+ * float64 reference of the tests computes), as llama.cpp's q8_1 activations give its MMQ kernels.
+ */
+function mmmIntWGSL(o: MatmulOptions): string {
+  const { K } = o;
+  const lines = bindingsWGSL(o);
+  o.segments.forEach((s, si) => {
+    s.weights.forEach((w, wi) => {
+      lines.push(intLoaderWGSL(weightVar(s, si, wi), w.type, w.planar));
+    });
+  });
+  lines.push(`
+const K: u32 = ${K}u;
+var<workgroup> xq: array<vec4<u32>, ${TILE_TOKENS * 2}>; // [token][2]: int8 activations of this K-step
+var<workgroup> xf: array<vec4<f32>, ${TILE_TOKENS}>; // [token]: (dx, dx·Σq[0..16), dx·Σq[16..32), 0)
+var<workgroup> wq: array<vec4<u32>, ${TILE_ROWS * 2}>; // [tile row][2]: the row's 32 quants as int8
+var<workgroup> wf: array<vec4<f32>, ${TILE_ROWS}>; // [tile row]: (s0, s1, m0, m1)
+var<workgroup> red: array<f32, ${TILE_TOKENS}>;
+
+fn ldx(i: u32, k: u32) -> f32 { return select(0.0, x[i + min(k, K - 1u)], k < K); }
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let tx = lid % 8u;
+  let ty = lid / 8u;
+  let t0 = wg.y * ${TILE_TOKENS}u;
+  let nT = step.nTokens;
+  // Activation loads: thread lid < 32 takes token lid of the tile, all 32 values of the K-step.
+  let xrow = min(t0 + lid % ${TILE_TOKENS}u, nT - 1u) * K;
+  var ss = 0.0;
+  var seg = 0u;
+  var ub = 0u;`);
+  lines.push(...segmentSelect(o));
+  lines.push(`  for (var k0 = 0u; k0 < K; k0 += 32u) {
+    if (lid < ${TILE_TOKENS}u) {`);
+  for (let j = 0; j < 8; j++) {
+    const k = `k0 + ${4 * j}u`;
+    lines.push(
+      `      let v${j} = vec4<f32>(ldx(xrow, ${k}), ldx(xrow, ${k} + 1u), ldx(xrow, ${k} + 2u), ldx(xrow, ${k} + 3u));`,
+    );
+    if (o.norm) {
+      lines.push(
+        `      ss += dot(v${j}, v${j});`,
+        `      let e${j} = v${j} * vec4<f32>(ld_gnorm(min(${k}, K - 1u)), ld_gnorm(min(${k} + 1u, K - 1u)), ld_gnorm(min(${k} + 2u, K - 1u)), ld_gnorm(min(${k} + 3u, K - 1u)));`,
+      );
+    } else lines.push(`      let e${j} = v${j};`);
+  }
+  const ab = Array.from({ length: 8 }, (_, j) => `abs(e${j})`);
+  lines.push(
+    `      let am = max(max(max(${ab[0]}, ${ab[1]}), max(${ab[2]}, ${ab[3]})), max(max(${ab[4]}, ${ab[5]}), max(${ab[6]}, ${ab[7]})));`,
+    '      let dx = max(max(am.x, am.y), max(am.z, am.w)) / 127.0;',
+    '      let ix = select(0.0, 1.0 / dx, dx > 0.0);',
+  );
+  for (let j = 0; j < 8; j++) lines.push(`      let q${j} = pack4xI8(vec4<i32>(round(e${j} * ix)));`);
+  lines.push(
+    '      xq[2u * lid] = vec4<u32>(q0, q1, q2, q3);',
+    '      xq[2u * lid + 1u] = vec4<u32>(q4, q5, q6, q7);',
+    `      let qlo = ${[0, 1, 2, 3].map((j) => `dot4I8Packed(q${j}, 0x01010101u)`).join(' + ')};`,
+    `      let qhi = ${[4, 5, 6, 7].map((j) => `dot4I8Packed(q${j}, 0x01010101u)`).join(' + ')};`,
+    '      xf[lid] = vec4<f32>(dx, dx * f32(qlo), dx * f32(qhi), 0.0);',
+    '    }',
+  );
+  o.segments.forEach((s, si) => {
+    const D = s.dots.length;
+    const dq = (di: number) =>
+      `sc = dqi32_${weightVar(s, si, s.dots[di].w)}((${s.dots[di].row}) * K + k0, &q);`;
+    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u) {
+      ${loaderMap(s)}
+      var q: array<u32, 8>;
+      var sc: vec4<f32>;
+      ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
+      wq[2u * rho] = vec4<u32>(q[0], q[1], q[2], q[3]);
+      wq[2u * rho + 1u] = vec4<u32>(q[4], q[5], q[6], q[7]);
+      wf[rho] = sc;
+    }`);
+  });
+  lines.push('    workgroupBarrier();');
+  for (let i = 0; i < 4; i++) {
+    lines.push(
+      `    let xa${i} = xq[2u * (ty + ${8 * i}u)]; let xb${i} = xq[2u * (ty + ${8 * i}u) + 1u]; let xf${i} = xf[ty + ${8 * i}u];`,
+    );
+  }
+  const d4 = (w: string, x: string) =>
+    ['x', 'y', 'z', 'w'].map((c) => `dot4I8Packed(${w}.${c}, ${x}.${c})`).join(' + ');
+  for (let r = 0; r < 8; r++) {
+    const body = [0, 1, 2, 3]
+      .map(
+        (i) =>
+          `${acc(r, i)} += xf${i}.x * (f.x * f32(${d4('wa', `xa${i}`)}) + f.y * f32(${d4('wb', `xb${i}`)})) + f.z * xf${i}.y + f.w * xf${i}.z;`,
+      )
+      .join('\n        ');
+    lines.push(`    { let wa = wq[2u * (tx + ${8 * r}u)]; let wb = wq[2u * (tx + ${8 * r}u) + 1u]; let f = wf[tx + ${8 * r}u];
+        ${body} }`);
+  }
+  lines.push('    workgroupBarrier();\n  }');
+  if (o.norm) {
+    lines.push(`  if (lid < ${TILE_TOKENS}u) { red[lid] = ss; }
+  workgroupBarrier();`);
+    for (let i = 0; i < 4; i++)
+      lines.push(`  let inv${i} = inverseSqrt(red[ty + ${8 * i}u] / f32(K) + ${f32Lit(o.norm.eps)});`);
+  }
+  lines.push(...epilogues(o));
   lines.push('}');
   return lines.join('\n');
 }

@@ -291,3 +291,32 @@ export function quantizedRows(
   }
   return { bytes, w };
 }
+
+/**
+ * x [T, K] as the integer-dot path sees it (float64): x·g rounded to int8 per 32-value chunk with one
+ * scale amax / 127 (ggml's quantize_row_q8_0), times 1/rms; and per chunk the size of one rounding step
+ * (a value that lands on a half may round either way in f32).
+ */
+export function int8Activations(x: Float32Array, T: number, K: number, g?: Float32Array, eps = 1e-5) {
+  const out = new Float64Array(T * K);
+  const step = new Float64Array(T * K);
+  for (let t = 0; t < T; t++) {
+    let inv = 1;
+    if (g) {
+      let ss = 0;
+      for (let k = 0; k < K; k++) ss += x[t * K + k] ** 2;
+      inv = 1 / Math.sqrt(ss / K + eps);
+    }
+    for (let c = 0; c < K; c += 32) {
+      let am = 0;
+      const xg = Array.from({ length: 32 }, (_, k) => x[t * K + c + k] * (g ? g[c + k] : 1));
+      for (const v of xg) am = Math.max(am, Math.abs(v));
+      const d = am / 127;
+      for (let k = 0; k < 32; k++) {
+        out[t * K + c + k] = (d > 0 ? Math.round(xg[k] / d) * d : 0) * inv;
+        step[t * K + c + k] = d * inv;
+      }
+    }
+  }
+  return { out, step };
+}

@@ -15,7 +15,8 @@ import { quantizeGguf } from '../gguf/quantize-model.ts';
 import { f32ToF16Bits, makeRandomLlamaGguf, type RandomLlamaOptions } from '../gguf/random-model.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { metadataEntriesFrom, writeGguf } from '../gguf/writer.ts';
-import { argmax, decodeTensor, halfToNumber, logSoftmax, ReferenceLlama } from './reference.ts';
+import { mulberry32 } from '../util/prng.ts';
+import { argmax, decodeTensor, halfToNumber, logSoftmax, ReferenceLlama, roundQ8 } from './reference.ts';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const STORIES = stories260kPath();
@@ -155,5 +156,29 @@ describe('quantized files (through dequantizeRow)', () => {
 
   it('names the type it cannot read', () => {
     expect(() => decodeTensor('Q2_K', new Uint8Array(84), 256)).toThrow(/reads F32, F16, BF16, .*not Q2_K/);
+  });
+});
+
+describe('roundQ8 (the integer-dot kernels activations)', () => {
+  it('rounds each 32-value chunk to int8 steps of its own amax / 127, a short tail as one chunk', () => {
+    const rng = mulberry32(77);
+    const x = Float64Array.from({ length: 70 }, (_, i) => (rng() - 0.5) * (i < 32 ? 1 : 100));
+    x.fill(0, 64); // an all-zero tail stays zero
+    const q = roundQ8(x);
+    for (const [c, n] of [
+      [0, 32],
+      [32, 32],
+    ]) {
+      let am = 0;
+      for (let k = c; k < c + n; k++) am = Math.max(am, Math.abs(x[k]));
+      const d = am / 127;
+      for (let k = c; k < c + n; k++) {
+        const steps = q[k] / d;
+        expect(Math.abs(steps - Math.round(steps))).toBeLessThan(1e-9);
+        expect(Math.abs(steps)).toBeLessThanOrEqual(127 + 1e-9);
+        expect(Math.abs(q[k] - x[k])).toBeLessThanOrEqual(d / 2 + 1e-12);
+      }
+    }
+    expect([...q.subarray(64)]).toEqual([0, 0, 0, 0, 0, 0]);
   });
 });

@@ -88,6 +88,22 @@ function matmul(y: Float64Array, x: Float64Array, W: Float64Array, K: number, N:
   }
 }
 
+/**
+ * x rounded to int8 per 32 values with one scale amax / 127 each, back in float64: the activations an
+ * integer-dot matmul multiplies (ggml-quants.c quantize_row_q8_0; kernels/mmm.ts `intDot`). A tail of
+ * fewer than 32 values is rounded as one chunk.
+ */
+export function roundQ8(x: Float64Array): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let c = 0; c < x.length; c += 32) {
+    let am = 0;
+    for (let k = c; k < Math.min(c + 32, x.length); k++) am = Math.max(am, Math.abs(x[k]));
+    const d = am / 127;
+    for (let k = c; k < Math.min(c + 32, x.length); k++) out[k] = d > 0 ? Math.round(x[k] / d) * d : 0;
+  }
+  return out;
+}
+
 /** o = x / sqrt(mean(x²) + eps) · w. */
 function rmsnorm(o: Float64Array, x: Float64Array, w: Float64Array, eps: number): void {
   let ss = 0;
@@ -122,6 +138,11 @@ export class ReferenceLlama {
    * computes what an f16-cache engine computes.
    */
   kvType: 'f32' | 'f16' = 'f32';
+  /**
+   * Positions below this round the inputs of every layer matmul (Q/K/V, attention output, gate/up, down;
+   * not the output) to int8 per 32 ({@link roundQ8}), as the integer-dot prefill tile does; 0 = never.
+   */
+  int8Before = 0;
 
   private constructor(cfg: LlamaConfig, w: Weights) {
     this.cfg = cfg;
@@ -223,14 +244,17 @@ export class ReferenceLlama {
     const hb2 = new Float64Array(nFF); // up [nFF]
     const att = new Float64Array(pos + 1); // scores [pos + 1]
 
+    // The integer-dot prefill's activations (int8Before), or the float ones.
+    const q8 = pos < this.int8Before ? roundQ8 : (a: Float64Array) => a;
     for (let l = 0; l < c.nLayers; l++) {
       const L = w.layers[l];
       rmsnorm(xb, x, L.attnNorm, eps); // xb = RMSNorm(x) · attn_norm
+      const xq = q8(xb);
       const k = new Float64Array(kvDim); // [nHeadKv, hd]
       const v = new Float64Array(kvDim); // [nHeadKv, hd]
-      matmul(q, xb, L.wq, nEmbd, qDim); // q = Wq · xb
-      matmul(k, xb, L.wk, nEmbd, kvDim); // k = Wk · xb
-      matmul(v, xb, L.wv, nEmbd, kvDim); // v = Wv · xb
+      matmul(q, xq, L.wq, nEmbd, qDim); // q = Wq · xb
+      matmul(k, xq, L.wk, nEmbd, kvDim); // k = Wk · xb
+      matmul(v, xq, L.wv, nEmbd, kvDim); // v = Wv · xb
       if (L.bq && L.bk && L.bv) {
         for (let i = 0; i < qDim; i++) q[i] += L.bq[i]; // qwen2: Q/K/V biases
         for (let i = 0; i < kvDim; i++) k[i] += L.bk[i];
@@ -268,14 +292,15 @@ export class ReferenceLlama {
           o[h * hd + i] = s;
         }
       }
-      matmul(y, o, L.wo, qDim, nEmbd); // y = Wo · o
+      matmul(y, q8(o), L.wo, qDim, nEmbd); // y = Wo · o
       for (let i = 0; i < nEmbd; i++) x[i] += y[i]; // residual
 
       rmsnorm(xb, x, L.ffnNorm, eps); // xb = RMSNorm(x) · ffn_norm
-      matmul(hb, xb, L.wGate, nEmbd, nFF); // gate
-      matmul(hb2, xb, L.wUp, nEmbd, nFF); // up
+      const xf = q8(xb);
+      matmul(hb, xf, L.wGate, nEmbd, nFF); // gate
+      matmul(hb2, xf, L.wUp, nEmbd, nFF); // up
       for (let i = 0; i < nFF; i++) hb[i] = (hb[i] / (1 + Math.exp(-hb[i]))) * hb2[i]; // SiLU(gate) ⊙ up
-      matmul(y, hb, L.wDown, nFF, nEmbd); // down
+      matmul(y, q8(hb), L.wDown, nFF, nEmbd); // down
       for (let i = 0; i < nEmbd; i++) x[i] += y[i]; // residual
     }
 

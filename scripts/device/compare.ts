@@ -8,7 +8,11 @@
  *   node compare.mjs --models llama-3.2-1b-q4_k_m,llama-3.1-8b-f16,/path/x.gguf --llama-script llama-vulkan.mjs
  *       [--dir /tmp/gguf] [--n-prompt 128] [--n-gen 128] [--reps 3] [--gpu] [--llama-gpu vulkan|cpu]
  *       [--depths 0,4096] [--kv-type f16|f32] [--deadline-s 300] [--mode tiled|exact] [--keep]
- *       [--json FILE] [--md FILE]
+ *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8]
+ *
+ * `--prefill-tile`: on a GPU the engine times the float and the integer-dot prefill tile at load and
+ * takes the faster (default `trial`; each row's `kernels.prefill` records the choice and both times);
+ * `float` or `int8` forces one, to measure pp with each.
  *
  * Tests: llama-bench's ppN and tgN at depth 0, then tgN at each depth > 0 of `--depths` (llama-bench's
  * `tgN @ dD`: the cache filled once with D random tokens, 1 warm-up and `--reps` repetitions at positions
@@ -55,8 +59,13 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     json: { type: 'string' },
     md: { type: 'string' },
+    'prefill-tile': { type: 'string', default: 'trial' },
   },
 });
+if (!['trial', 'float', 'int8'].includes(values['prefill-tile']!)) {
+  console.error(`--prefill-tile must be trial, float or int8 (got ${values['prefill-tile']})`);
+  process.exit(2);
+}
 const tStart = performance.now();
 const elapsedS = () => (performance.now() - tStart) / 1000;
 const log = (...a: unknown[]) => console.error(`[compare ${elapsedS().toFixed(1)}s]`, ...a);
@@ -84,7 +93,12 @@ const gpu = await createGpuContext();
 log('adapter', JSON.stringify(gpu.info), 'driver', driver);
 const bw = await measureBandwidth(gpu.device);
 log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
-const engine = new WebGpuEngine({ gpu });
+const engine = new WebGpuEngine({
+  gpu,
+  ...(values['prefill-tile'] === 'trial'
+    ? {}
+    : { prefill: { kind: 'tile', intDot: values['prefill-tile'] === 'int8' } as const }),
+});
 
 type Tests = Record<string, { mean: number; std: number; samples: number[] }>;
 interface Row {

@@ -261,12 +261,21 @@ export interface ModelInfo {
      * Prefill matmuls: `tile` (kernels/mmm.ts, workgroup-memory tiles; GPUs) or `mmv` (kernels/mmv.ts
      * register tiles at `tokensPerTile` tokens, one dispatch per segment when `splitSegments`; software
      * adapters); matmuls whose K is not a multiple of 32 use matmul.ts's kernel in the `mmv` choice.
+     * `tile` only: `intDot`, the matmul families on the integer-dot tile (those whose weights are all
+     * Q4_0, Q5_0, Q8_0, Q4_K or Q6_K, where the integer tile was chosen; empty when none); `tileChosenBy`,
+     * how the float or integer tile was chosen ('measured' by a timed trial on the gate+up shape at this
+     * load, 'cached' from an earlier one on this adapter, 'option', 'unavailable': no
+     * packed_4x8_integer_dot_product or a type the integer tile does not take), and `tileTrials`, ms per
+     * trial dispatch of each.
      */
     prefill?: {
       matmul: 'tile' | 'mmv';
       mmvLayout?: string;
       tokensPerTile: number;
       splitSegments?: boolean;
+      intDot?: string[];
+      tileChosenBy?: 'measured' | 'cached' | 'option' | 'unavailable';
+      tileTrials?: { tile: 'float' | 'int8'; ms: number }[];
     };
   };
   /** The device limits the model was planned with, and whether only the spec's defaults were requested. */

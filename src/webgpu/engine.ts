@@ -25,7 +25,14 @@ import type { GgufFile } from './gguf/types.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
-import { chooseMmvLayout, layoutName, type MmvChoice, type MmvShape } from './kernels/tune.ts';
+import {
+  chooseMmvLayout,
+  choosePrefillTile,
+  layoutName,
+  type MmvChoice,
+  type MmvShape,
+  type TileChoice,
+} from './kernels/tune.ts';
 import { type LlamaConfig, llamaConfigFromGguf } from './model/config.ts';
 import {
   type AttentionPolicy,
@@ -168,6 +175,25 @@ export interface WebGpuEngineOptions {
   splitDecodeSegments?: boolean;
   /** Prefill matrix × matrix kernels (tests, benchmarks); default {@link prefillMatmulFor} the adapter. */
   prefill?: PrefillMatmul;
+}
+
+/**
+ * Checks {@link WebGpuEngineOptions.prefill} against the adapter.
+ * @throws EngineError('invalid_argument') for an unknown kind, or the integer-dot tile where WGSL has no
+ *   packed_4x8_integer_dot_product.
+ */
+function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext): void {
+  if (p === undefined) return;
+  if (p === null || typeof p !== 'object' || (p.kind !== 'tile' && p.kind !== 'mmv'))
+    throw new EngineError(
+      'invalid_argument',
+      `prefill must be { kind: 'tile' } or { kind: 'mmv', … } (got ${JSON.stringify(p)})`,
+    );
+  if (p.kind === 'tile' && p.intDot && !gpu.wgslFeatures.has('packed_4x8_integer_dot_product'))
+    throw new EngineError(
+      'invalid_argument',
+      "prefill { kind: 'tile', intDot: true } needs the WGSL language feature packed_4x8_integer_dot_product, which this adapter's browser does not offer",
+    );
 }
 
 /**
@@ -315,10 +341,12 @@ export class WebGpuEngine implements Engine {
     checkKvType(options.kvType);
     checkMmvLayoutOption(this.opts.mmvLayout, this.opts.mmvTrials);
     await this.unload();
+    const gpuFor = await this.ensureDevice(Boolean(options.defaultLimits));
+    checkPrefillOption(this.opts.prefill, gpuFor);
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
-    const gpu = await this.ensureDevice(Boolean(options.defaultLimits));
+    const gpu = gpuFor;
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
     // `local:NAME` (a local file kept in the library) only exists in the library.
     if (!('url' in source) || (!options.cache && !isLocalSpec(source.url))) {
@@ -400,6 +428,8 @@ export class WebGpuEngine implements Engine {
     const choices: Partial<
       Record<MatmulFamilyName, MmvChoice | { layout: MmvLayout; chosenBy: 'ffn-trial'; trials?: undefined }>
     > = {};
+    let prefill: PrefillMatmul = { kind: 'tile' };
+    let tileChoice: TileChoice | undefined;
     try {
       if (forced !== 'off') {
         const shapes = decodeMatmulShapes(
@@ -423,6 +453,19 @@ export class WebGpuEngine implements Engine {
           }
         }
       }
+      // Prefill: the float or the integer-dot tile on GPUs, by a timed trial on the gate+up shape
+      // (choosePrefillTile) unless the caller chose; software adapters run mmv's tiles.
+      prefill = this.opts.prefill ?? prefillMatmulFor(gpu);
+      if (prefill.kind === 'tile') {
+        if (this.opts.prefill) tileChoice = { intDot: Boolean(prefill.intDot), chosenBy: 'option' };
+        else {
+          const ffn = decodeMatmulShapes(file, cfg, this.opts.repack !== false, true).find(
+            ([f]) => f === 'ffn',
+          )?.[1];
+          tileChoice = ffn ? await choosePrefillTile(gpu, ffn) : { intDot: false, chosenBy: 'unavailable' };
+          prefill = { kind: 'tile', intDot: tileChoice.intDot };
+        }
+      }
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength,
         batchSize,
@@ -432,7 +475,7 @@ export class WebGpuEngine implements Engine {
         repack: this.opts.repack,
         kvType: options.kvType ?? 'f16',
         attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...this.opts.attention },
-        prefill: this.opts.prefill ?? prefillMatmulFor(gpu),
+        prefill,
         splitDecodeSegments: this.opts.splitDecodeSegments ?? gpu.info.isFallback,
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
@@ -526,7 +569,13 @@ export class WebGpuEngine implements Engine {
         },
         prefill:
           m.prefillMatmul.kind === 'tile'
-            ? { matmul: 'tile', tokensPerTile: m.prefillTile }
+            ? {
+                matmul: 'tile',
+                tokensPerTile: m.prefillTile,
+                intDot: MATMUL_FAMILIES.filter((f) => m.intDotFamilies.has(f)),
+                tileChosenBy: tileChoice?.chosenBy,
+                tileTrials: tileChoice?.trials?.map((t) => ({ tile: t.tile, ms: +t.ms.toFixed(4) })),
+              }
             : {
                 matmul: 'mmv',
                 mmvLayout: layoutName(m.prefillMatmul.layout),

@@ -18,6 +18,7 @@ import type { GpuContext } from '../device.ts';
 import { mulberry32 } from '../util/prng.ts';
 import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
+import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 
 /** What was chosen, and how (recorded in ModelInfo and result JSON). */
@@ -69,6 +70,7 @@ const cache = new Map<string, MmvChoice>();
 /** Forgets every cached choice (tests). */
 export function clearMmvChoices(): void {
   cache.clear();
+  tileCache.clear();
 }
 
 /** Random rows of a weight type (random bytes with an f16 scale of ~1e-3 where the type has one). */
@@ -222,3 +224,141 @@ export async function chooseMmvLayout(
     for (const b of made) b.destroy();
   }
 }
+
+/** The prefill tile chosen by {@link choosePrefillTile}, and how. */
+export interface TileChoice {
+  /** Run the integer-dot tile (mmm.ts MmmOptions.intDot) where a matmul's types allow. */
+  intDot: boolean;
+  /**
+   * 'measured' this load, 'cached' from an earlier measurement on this adapter, 'option' given by the
+   * caller, 'unavailable' (no packed_4x8_integer_dot_product, or a weight type the integer tile does not take).
+   */
+  chosenBy: 'measured' | 'cached' | 'option' | 'unavailable';
+  /** Milliseconds per dispatch of each tile, where measured. */
+  trials?: { tile: 'float' | 'int8'; ms: number }[];
+}
+
+/** Tokens of a prefill tile trial: 4 token tiles, a typical batch's share of a workgroup grid. */
+export const TILE_TRIAL_TOKENS = 4 * TILE_TOKENS;
+
+/**
+ * Times the float and the integer-dot prefill tile (kernels/mmm.ts) on the matmul shape `shape` (the
+ * feed-forward gate+up of the model: two rows per unit with the norm; N capped at
+ * {@link TRIAL_MAX_WEIGHTS} weights) over {@link TILE_TRIAL_TOKENS} tokens of random activations, as
+ * {@link chooseMmvLayout} times decode layouts (same bytes for both, round-robin, best of 3), and says
+ * whether the integer tile is faster. The issue's rule: integer dot only where it beats the float tile,
+ * measured on the adapter, not assumed.
+ * @throws EngineError('unsupported_model') when neither tile compiles.
+ */
+export async function choosePrefillTile(gpu: GpuContext, shape: MmvShape): Promise<TileChoice> {
+  if (!gpu.wgslFeatures.has('packed_4x8_integer_dot_product') || !INT_DOT_TYPES.includes(shape.type))
+    return { intDot: false, chosenBy: 'unavailable' };
+  const i = gpu.info;
+  const dots = shape.dots ?? 1;
+  const norm = shape.norm ?? true;
+  const N = Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))));
+  const T = TILE_TRIAL_TOKENS;
+  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}`;
+  const hit = tileCache.get(key);
+  if (hit) return { ...hit, chosenBy: 'cached' };
+  const { device } = gpu;
+  const made: GPUBuffer[] = [];
+  const buf = (bytes: Uint8Array | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
+    const size = typeof bytes === 'number' ? bytes : bytes.byteLength;
+    const b = device.createBuffer({
+      label: 'tile-tune',
+      size: Math.max(16, Math.ceil(size / 16) * 16),
+      usage,
+    });
+    if (typeof bytes !== 'number') device.queue.writeBuffer(b, 0, bytes as Uint8Array<ArrayBuffer>);
+    made.push(b);
+    return b;
+  };
+  try {
+    const { K, type } = shape;
+    const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
+    const ws = Array.from({ length: dots }, () => buf(randomWeights(type, K, N)));
+    const rng = mulberry32(K + N);
+    const x = buf(new Uint8Array(Float32Array.from({ length: T * K }, () => rng() - 0.5).buffer));
+    const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));
+    const y = buf(T * N * 4);
+    const step = buf(new Uint8Array(packStep(T, 0).buffer), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+    const seg: MatmulSegment = {
+      nUnits: N,
+      weights: ws.map(() => wt),
+      dots: ws.map((_, w) => ({ w, row: 'u' })),
+      epilogue: dots === 2 ? `y[t * ${N}u + u] = d0 / (1.0 + exp(-d0)) * d1;` : `y[t * ${N}u + u] = d0;`,
+    };
+    const runners: { tile: 'float' | 'int8'; run: (n: number) => Promise<number>; n: number; ms: number }[] =
+      [];
+    let lastError: unknown;
+    for (const tile of ['float', 'int8'] as const) {
+      try {
+        const module = device.createShaderModule({
+          label: `tile-tune ${tile}`,
+          code: mmmWGSL(
+            {
+              K,
+              TT: TILE_TOKENS,
+              norm: norm ? { eps: 1e-5, type: 'F32' } : undefined,
+              segments: [seg],
+              extra: ['var<storage, read_write> y: array<f32>'],
+            },
+            { intDot: tile === 'int8' },
+          ),
+        });
+        const pipeline = await device.createComputePipelineAsync({
+          layout: 'auto',
+          compute: { module, entryPoint: 'main' },
+        });
+        const group = device.createBindGroup({
+          layout: pipeline.getBindGroupLayout(0),
+          entries: [step, x, ...(norm ? [g] : []), ...ws, y].map((buffer, binding) => ({
+            binding,
+            resource: { buffer },
+          })),
+        });
+        const nx = mmmWorkgroupsX([seg]);
+        const run = async (n: number) => {
+          const enc = device.createCommandEncoder({ label: 'tile-tune' });
+          const pass = enc.beginComputePass();
+          pass.setPipeline(pipeline);
+          pass.setBindGroup(0, group);
+          for (let k = 0; k < n; k++) pass.dispatchWorkgroups(nx, T / TILE_TOKENS);
+          pass.end();
+          const t0 = performance.now();
+          device.queue.submit([enc.finish()]);
+          await device.queue.onSubmittedWorkDone();
+          return performance.now() - t0;
+        };
+        const once = await run(1);
+        runners.push({
+          tile,
+          run,
+          n: Math.max(3, Math.min(200, Math.ceil(15 / Math.max(once, 0.01)))),
+          ms: Infinity,
+        });
+      } catch (e) {
+        lastError = e;
+      }
+    }
+    if (runners.length === 0) {
+      throw new EngineError('unsupported_model', `no prefill tile compiled on this adapter: ${lastError}`, {
+        cause: lastError,
+      });
+    }
+    const n = Math.max(...runners.map((r) => r.n), 3);
+    for (let round = 0; round < 3; round++) {
+      for (const r of runners) r.ms = Math.min(r.ms, (await r.run(n)) / n);
+    }
+    const trials = runners.map((r) => ({ tile: r.tile, ms: r.ms }));
+    const best = trials.reduce((a, b) => (b.ms < a.ms ? b : a));
+    const choice: TileChoice = { intDot: best.tile === 'int8', chosenBy: 'measured', trials };
+    tileCache.set(key, choice);
+    return choice;
+  } finally {
+    for (const b of made) b.destroy();
+  }
+}
+
+const tileCache = new Map<string, TileChoice>();

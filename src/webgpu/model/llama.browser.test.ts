@@ -116,7 +116,7 @@ async function referenceLogits(ref: ReferenceLlama, run: Run): Promise<Float64Ar
 }
 
 /** Checks logits and greedy tokens against the reference; returns the worst relative error seen. */
-function compare(label: string, run: Run, refLogits: Float64Array[]): number {
+function compare(label: string, run: Run, refLogits: Float64Array[], tol = TOL): number {
   let worst = 0;
   let nearTies = 0;
   for (let i = 0; i < N_OUT; i++) {
@@ -129,7 +129,7 @@ function compare(label: string, run: Run, refLogits: Float64Array[]): number {
       maxRef = Math.max(maxRef, Math.abs(ref[v]));
       maxDiff = Math.max(maxDiff, Math.abs(got[v] - ref[v]));
     }
-    const bound = TOL * (1 + maxRef);
+    const bound = tol * (1 + maxRef);
     worst = Math.max(worst, maxDiff / (1 + maxRef));
     expect(maxDiff, `${label}: logits at output position ${i}`).toBeLessThanOrEqual(bound);
 
@@ -407,8 +407,24 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
 describe('prefill matmul kernels vs the float64 reference', () => {
   const packed = () =>
     (navigator.gpu.wgslLanguageFeatures as Set<string>).has('packed_4x8_integer_dot_product');
-  const choices: { name: string; prefill: () => NonNullable<WebGpuEngineOptions['prefill']> }[] = [
+  const choices: {
+    name: string;
+    prefill: () => NonNullable<WebGpuEngineOptions['prefill']>;
+    /** The reference rounds the prompt's layer-matmul inputs to int8 (a model the integer tile runs). */
+    int8Reference?: boolean;
+    /** The matmul families expected on the integer-dot tile, for a Q8_0 model and for an F16 one. */
+    intDot?: { Q8_0: string[]; F16: string[] };
+  }[] = [
     { name: 'tile (mmm.ts)', prefill: () => ({ kind: 'tile' }) },
+    {
+      // Against the reference with the prompt's layer-matmul inputs rounded to int8 per 32 as the kernel
+      // does (ReferenceLlama.int8Before; llama.cpp's CPU path rounds to Q8 the same way). Without that
+      // rounding the logits move by ~8e-3 of (1 + max|ref|) here, 400× the bound below.
+      name: 'tile, integer dot (mmm.ts intDot)',
+      prefill: () => ({ kind: 'tile', intDot: true }),
+      int8Reference: true,
+      intDot: { Q8_0: ['qkv', 'wo', 'ffn', 'down'], F16: [] },
+    },
     {
       name: 'mmv 4 rows × 8 tokens, segments split',
       prefill: () => ({
@@ -454,6 +470,7 @@ describe('prefill matmul kernels vs the float64 reference', () => {
   ];
   for (const ch of choices) {
     it.each(shapes.map((c) => [c.name, c] as const))(`${ch.name}: %s`, async (name, c) => {
+      if (ch.intDot && !packed()) return;
       const f32 = makeRandomLlamaGguf(c.model);
       const bytes = c.quantize
         ? (await quantizeGguf(await openGguf({ blob: blobOf(f32) }), c.quantize)).bytes
@@ -467,7 +484,12 @@ describe('prefill matmul kernels vs the float64 reference', () => {
         onInfo: (i) => (info = i),
       });
       expect(info?.kernels?.prefill?.matmul).toBe(ch.prefill().kind);
+      if (ch.intDot) {
+        expect(info?.kernels?.prefill?.intDot).toEqual(ch.intDot[c.quantize ?? 'F16']);
+        expect(info?.kernels?.prefill?.tileChosenBy).toBe('option');
+      }
       const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
+      if (ch.int8Reference && c.quantize) ref.int8Before = run.prompt.length;
       compare(`prefill ${ch.name}: ${name}`, run, await referenceLogits(ref, run));
     });
   }

@@ -71,7 +71,14 @@ import {
   rowsWGSL,
   rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
-import { mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
+import {
+  INT_DOT_TYPES,
+  type MmmOptions,
+  mmmIntDotCovers,
+  mmmWGSL,
+  mmmWorkgroupsX,
+  TILE_TOKENS,
+} from '../kernels/mmm.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { isPlanarType, planarBytes, repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
 import {
@@ -113,9 +120,12 @@ const PREFILL_TT = 8;
  *   branch of a kernel's segment switch under a lane mask, so one fused Q/K/V kernel costs the three
  *   bodies for every workgroup (2.7× the time of three single-segment kernels there).
  * K not a multiple of 32 (float rows) falls back to matmul.ts's kernel in the `mmv` choice.
+ * `intDot` on `tile` runs the integer-dot tile (mmm.ts {@link MmmOptions.intDot}; needs WGSL's
+ * packed_4x8_integer_dot_product) for every matmul whose weights are all of {@link INT_DOT_TYPES}; the
+ * others keep the float tile.
  */
 export type PrefillMatmul =
-  | { kind: 'tile' }
+  | { kind: 'tile'; intDot?: boolean }
   | { kind: 'mmv'; layout: MmvLayout; tokens: number; splitSegments: boolean };
 
 /** Default prefill kernels for a GPU. */
@@ -521,6 +531,8 @@ export class LlamaModel {
   readonly kvType: KvType;
   /** The prefill matrix × matrix kernels. */
   readonly prefillMatmul: PrefillMatmul;
+  /** Matmul families whose prefill runs the integer-dot tile (`prefillMatmul.intDot`, covered types). */
+  readonly intDotFamilies = new Set<MatmulFamilyName>();
   /** Decode runs each segment of a fused matmul as a dispatch of its own. */
   readonly splitDecodeSegments: boolean;
   /** Tokens per workgroup row of the prefill matmuls (a prefill batch is best a multiple of it). */
@@ -866,7 +878,13 @@ export class LlamaModel {
       const p = this.prefillMatmul;
       if (p.kind === 'tile' && !spec.lastTokenOnly) {
         const o: MatmulOptions = { ...spec, TT: TILE_TOKENS };
-        return { src: kernelSource(label, mmmWGSL(o)), wgX: mmmWorkgroupsX(o.segments), tile: TILE_TOKENS };
+        const intDot = p.intDot === true && mmmIntDotCovers(o);
+        if (intDot) this.intDotFamilies.add(family);
+        return {
+          src: kernelSource(label, mmmWGSL(o, { intDot })),
+          wgX: mmmWorkgroupsX(o.segments),
+          tile: TILE_TOKENS,
+        };
       }
       if (p.kind === 'mmv' && mmvSupports(spec.K, ['F32'])) {
         const o = { ...spec, TT: p.tokens, layout: p.layout };

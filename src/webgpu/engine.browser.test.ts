@@ -442,6 +442,16 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     }
   });
 
+  it('a prefill option of an unknown kind is invalid_argument before loading', async () => {
+    for (const prefill of [{ kind: 'gemm' }, null, 'tile']) {
+      const engine = new WebGpuEngine({ prefill: prefill as never });
+      const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
+      expect(isEngineError(e) && e.code, JSON.stringify(prefill)).toBe('invalid_argument');
+      expect(String(e.message)).toMatch(/prefill must be \{ kind: 'tile' \} or \{ kind: 'mmv'/);
+      await engine.dispose();
+    }
+  });
+
   it('per-matmul trials: each decode matmul is timed on its own shape, recorded, and cached for the next load', async () => {
     clearMmvChoices();
     const engine = new WebGpuEngine({ mmvTrials: 'per-matmul' });

@@ -173,7 +173,12 @@ export interface WebGpuEngineOptions {
    * for 16 more dispatches of ~57 µs), fused on GPUs.
    */
   splitDecodeSegments?: boolean;
-  /** Prefill matrix × matrix kernels (tests, benchmarks); default {@link prefillMatmulFor} the adapter. */
+  /**
+   * Prefill matrix × matrix kernels (tests, benchmarks); default {@link prefillMatmulFor} the adapter, and
+   * on GPUs the float or integer-dot tile by a timed trial at load ({@link choosePrefillTile}). Given
+   * here, no trial runs. @throws (from load) EngineError('invalid_argument') for an unknown kind or
+   * `{ kind: 'tile', intDot: true }` without WGSL's packed_4x8_integer_dot_product.
+   */
   prefill?: PrefillMatmul;
 }
 

@@ -145,6 +145,8 @@ function parse(xml: string): { root: Suite & { testsuite: Suite[] }; suite: Suit
 }
 
 const SECONDS = /^\d+\.\d{3}$/;
+/** The Ant/Jenkins JUnit schema's pattern for a suite's timestamp (no fraction, no zone). */
+const JUNIT_TIMESTAMP = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$/;
 
 describe('checkThresholds', () => {
   it('compares the medians, inclusive at the limit; an absent figure misses', () => {
@@ -203,7 +205,9 @@ describe('junitXml', () => {
       }
       const dev = res.device === HW ? 'NVIDIA GeForce RTX 4090' : 'SwiftShader Device (Subzero) (software)';
       expect(suite.name).toBe(`bench: stories260K.gguf on ${dev}`);
-      expect(suite.timestamp).toBe('2026-01-02T03:04:05.678');
+      // UTC whole seconds, no zone: the strict Ant/Jenkins schema's pattern.
+      expect(suite.timestamp).toBe('2026-01-02T03:04:05');
+      expect(suite.timestamp).toMatch(JUNIT_TIMESTAMP);
       expect(suite.hostname).toBe('localhost');
       const props = Object.fromEntries(suite.properties.property.map((p) => [p.name, p.value]));
       expect(props).toMatchObject({
@@ -263,7 +267,8 @@ describe('junitXml', () => {
     expect(xml).not.toContain(model);
     const { suite } = parse(xml);
     expect(suite.name).toBe(`bench: ${model} on GPU "<x>" & 'y'`);
-    expect(suite.testcase.map((t) => t.classname)).toEqual([`bench.${model}`, `bench.${model}`]);
+    // The classname has only [A-Za-z0-9_.-] (reporters split on ':' or '/'); the suite's name keeps the id.
+    expect(suite.testcase.map((t) => t.classname)).toEqual(['bench.a_b___c_d.gguf', 'bench.a_b___c_d.gguf']);
     expect(suite.testcase[1].failure?.message).toMatch(/below --fail-under-decode-tps 1000000000000$/);
     // Characters XML 1.0 forbids (a terminal colour code in an error) are dropped, not written.
     expect(xmlEscape('\u001b[31mred\u001b[0m <&>')).toBe('[31mred[0m &lt;&amp;&gt;');
@@ -302,6 +307,32 @@ describe('junitXml', () => {
     const bare = parse(junitXml({ outcomes: [], error: { message: 'boom' } }));
     expect(bare.root).toMatchObject({ tests: '1', errors: '1', failures: '0', skipped: '0' });
     expect(bare.suite.testcase[0].error).toMatchObject({ type: 'error', '#text': 'error: boom' });
+    expect(bare.suite.timestamp).toMatch(JUNIT_TIMESTAMP);
+  });
+
+  it('a synthetic model: a classname with no colon, the real name in the suite; the timestamp in UTC seconds', () => {
+    const model = 'synthetic:llama-3.2-1b-q4_0';
+    const res = { ...result(rng(13), { model }), createdAt: '2026-12-02T05:45:54.451Z' };
+    const outcomes = checkThresholds(res, { failUnderDecodeTps: 1 });
+    const { suite } = parse(junitXml({ result: res, outcomes }));
+    expect(suite.testcase.map((t) => t.classname)).toEqual([
+      'bench.synthetic_llama-3.2-1b-q4_0',
+      'bench.synthetic_llama-3.2-1b-q4_0',
+    ]);
+    for (const t of suite.testcase) expect(t.classname).toMatch(/^[A-Za-z0-9_.-]+$/);
+    expect(suite.name).toBe(`bench: ${model} on NVIDIA GeForce RTX 4090`);
+    const props = Object.fromEntries(suite.properties.property.map((p) => [p.name, p.value]));
+    expect(props.model).toBe(model);
+    expect(suite.timestamp).toBe('2026-12-02T05:45:54');
+    // A time with an offset is written in UTC; an explicit timestamp wins over createdAt.
+    const off = parse(junitXml({ result: res, outcomes, timestamp: '2026-12-02T07:45:54.999+02:00' }));
+    expect(off.suite.timestamp).toBe('2026-12-02T05:45:54');
+    // With no result and no timestamp: now, in the same form.
+    const t0 = Date.now();
+    const now = parse(junitXml({ outcomes: [], error: { message: 'x' }, modelId: model }));
+    expect(now.suite.timestamp).toMatch(JUNIT_TIMESTAMP);
+    expect(Math.abs(Date.parse(`${now.suite.timestamp}Z`) - t0)).toBeLessThan(5000);
+    expect(now.suite.testcase[0].classname).toBe('bench.synthetic_llama-3.2-1b-q4_0');
   });
 });
 

@@ -119,7 +119,10 @@ export interface JunitInput {
   modelId?: string;
   /** Wall-clock seconds of the whole command (default: the result's load plus its runs' E2E). */
   timeS?: number;
-  /** The suite's timestamp (ISO 8601; default: the result's createdAt, else now). */
+  /**
+   * The suite's start time (ISO 8601 or anything `Date` parses; default: the result's createdAt, else now),
+   * written in UTC as `YYYY-MM-DDTHH:MM:SS`: no fraction, no zone, the Ant/Jenkins JUnit schema's pattern.
+   */
   timestamp?: string;
   /** The machine's name, the suite's `hostname` (the Ant JUnit schema requires one; default `localhost`). */
   hostname?: string;
@@ -151,6 +154,25 @@ const seconds = (ms: number) => (Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0).
 /** The test cases' names: a threshold as `median decode tok/s >= 10` (ASCII: some readers mangle ≥). */
 const thresholdName = (o: ThresholdOutcome) => `${o.metric} ${o.kind === 'min' ? '>=' : '<='} ${o.limit}`;
 
+/**
+ * A time as the strict Ant/Jenkins JUnit schema wants a suite's `timestamp`: UTC, whole seconds, no zone
+ * (`2026-12-02T05:45:54`; the schema's pattern is `[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}`).
+ * An absent or unparseable time is now.
+ */
+export function junitTimestamp(iso?: string): string {
+  const t = iso === undefined ? Number.NaN : Date.parse(iso);
+  return new Date(Number.isFinite(t) ? t : Date.now()).toISOString().slice(0, 19);
+}
+
+/**
+ * The test cases' `classname`: `bench.` and the model's id with every character outside `[A-Za-z0-9_.-]`
+ * made `_` (`bench.synthetic_llama-3.2-1b-q4_0`): some reporters split a classname on `:` or `/`, or
+ * read it as a path. The suite's name and the `model` property keep the real id.
+ */
+export function junitClassname(model: string): string {
+  return `bench.${model.replace(/[^A-Za-z0-9_.-]/g, '_')}`;
+}
+
 /** A short device name for the suite's name and the summary. */
 function deviceText(result: BenchResult | undefined, device: BenchDevice | undefined): string {
   if (result) return deviceName(result);
@@ -166,7 +188,9 @@ function deviceText(result: BenchResult | undefined, device: BenchDevice | undef
  * one per threshold (`median decode tok/s >= 10`, `median TTFT ms <= 500`), a missed one with
  * `<failure message="…" type="threshold">` naming the measured figure and the limit. A run that failed gets
  * an `<error>` on its test case (`type` is the error code) and its thresholds are `<skipped>`. With no
- * threshold the suite still has the run's test case. Every name and message is XML-escaped.
+ * threshold the suite still has the run's test case. Every name and message is XML-escaped; the test
+ * cases' classname is {@link junitClassname}'s (the model's id with only `[A-Za-z0-9_.-]`), the suite's
+ * timestamp {@link junitTimestamp}'s (UTC, whole seconds, no zone).
  */
 export function junitXml(input: JunitInput): string {
   const { result, outcomes, error } = input;
@@ -174,8 +198,8 @@ export function junitXml(input: JunitInput): string {
   const device = deviceText(result, input.device ?? result?.device);
   const runMs = result ? result.load.totalMs + result.runs.reduce((a, r) => a + r.e2eMs, 0) : 0;
   const timeMs = input.timeS !== undefined ? input.timeS * 1000 : runMs;
-  const timestamp = (input.timestamp ?? result?.createdAt ?? new Date().toISOString()).replace(/Z$/, '');
-  const classname = `bench.${model}`;
+  const timestamp = junitTimestamp(input.timestamp ?? result?.createdAt);
+  const classname = junitClassname(model);
   const failures = error ? 0 : outcomes.filter((o) => !o.passed).length;
   const errors = error ? 1 : 0;
   const skipped = error ? outcomes.length : 0;

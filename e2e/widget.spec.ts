@@ -2,7 +2,8 @@
  * The embeddable chat widget end to end in real Chromium (SwiftShader without a GPU), from the built
  * library (`dist/widget/`, `npm run build:widget`): the README's snippet on a plain page chats with
  * stories260K and shows llama.cpp's greedy text; Stop; markup stays text; two widgets share one engine
- * (one worker) and removing both terminates it; the WebGPU-missing fallback; demo screenshots.
+ * (one worker) and removing both terminates it; the WebGPU-missing fallback; the message box disabled
+ * while the model loads (a 390 px screenshot); demo screenshots.
  *
  * The model is found by src/testing/models.ts ($STORIES260K, models/, ../shared/models/) and served to the page by
  * `page.route`. Screenshots go to `$SCREENSHOT_DIR` when set, else to the test's output folder.
@@ -317,6 +318,11 @@ test('without WebGPU the widget says why (fallback="message") or uses the remote
   await expect(a).toHaveAttribute('data-state', 'error');
   await expect(a.getByRole('alert')).toContainText('navigator.gpu is missing');
   await expect(a.getByRole('button', { name: 'Send' })).toBeDisabled();
+  await expect(a.getByLabel('Message')).toBeDisabled();
+  await expect(a.getByLabel('Message')).toHaveAttribute(
+    'placeholder',
+    'Not available: see the message above.',
+  );
   await expect(p.locator('#c').getByRole('alert')).toContainText('not available in this build');
   const engines = await p.evaluate(async () => {
     const m = (await import('/widget/webgpu-chat.js' as string)) as { availableEngines(): string[] };
@@ -343,6 +349,50 @@ test('without WebGPU the widget says why (fallback="message") or uses the remote
   } else
     await expect(b.getByRole('alert')).toContainText('The remote fallback is not available in this build');
   expect(await workers(p)).toEqual({ created: 0, terminated: 0 });
+});
+
+test('while the model loads the message box is disabled and says so; once ready it sends', async ({
+  page: p,
+}, testInfo) => {
+  const errors = await instrument(p);
+  await p.setViewportSize({ width: 390, height: 844 });
+  // The model's bytes are held back until the loading state has been checked (and photographed).
+  let release = () => {};
+  const held = new Promise<void>((ok) => {
+    release = ok;
+  });
+  await p.route('**/slow-models/stories260K.gguf', async (route) => {
+    await held;
+    await route.fulfill({ path: MODEL });
+  });
+  await servePage(
+    p,
+    '/loading.html',
+    page(
+      '<script type="module" src="/widget/webgpu-chat.js"></script>' +
+        '<webgpu-chat model="/slow-models/stories260K.gguf" temperature="0" max-tokens="8"></webgpu-chat>',
+    ),
+  );
+  const chat = p.locator('webgpu-chat');
+  const input = chat.getByLabel('Message');
+  await expect(chat).toHaveAttribute('data-state', 'loading');
+  await expect(input).toBeDisabled();
+  await expect(input).toHaveAttribute('placeholder', 'Loading the model…');
+  await expect(chat.getByRole('button', { name: 'Send' })).toBeDisabled();
+  await shoot(p, testInfo, 'widget-loading-390');
+  release();
+  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await expect(input).toBeEnabled();
+  await expect(input).toHaveAttribute(
+    'placeholder',
+    'Write a message. Enter sends, Shift+Enter adds a line.',
+  );
+  await input.fill('Once');
+  await input.press('Enter');
+  await expect(chat.locator('[data-role="assistant"]')).toHaveAttribute('data-finish', /^(stop|length)$/, {
+    timeout: 30_000,
+  });
+  expect(errors).toEqual([]);
 });
 
 test('the demo page at desktop and phone width', async ({ page: p }, testInfo) => {

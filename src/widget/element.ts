@@ -147,6 +147,55 @@ export class WebGpuChatElement extends HTMLElement {
   private readonly messages: ChatMessage[] = [];
   private startQueued = false;
 
+  /**
+   * Typed listeners for the widget's events (`el.addEventListener('done', (e) => e.detail.text)`); any other
+   * event type as on every element.
+   */
+  override addEventListener<K extends keyof WebGpuChatEventMap>(
+    type: K,
+    listener: (this: WebGpuChatElement, ev: WebGpuChatEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  override addEventListener<K extends keyof HTMLElementEventMap>(
+    type: K,
+    listener: (this: WebGpuChatElement, ev: HTMLElementEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  override addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  override addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject,
+    options?: boolean | AddEventListenerOptions,
+  ): void {
+    super.addEventListener(type, listener, options);
+  }
+  override removeEventListener<K extends keyof WebGpuChatEventMap>(
+    type: K,
+    listener: (this: WebGpuChatElement, ev: WebGpuChatEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  override removeEventListener<K extends keyof HTMLElementEventMap>(
+    type: K,
+    listener: (this: WebGpuChatElement, ev: HTMLElementEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  override removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  override removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject,
+    options?: boolean | EventListenerOptions,
+  ): void {
+    super.removeEventListener(type, listener, options);
+  }
+
   constructor() {
     super();
     const id = ++instances;
@@ -476,8 +525,7 @@ export class WebGpuChatElement extends HTMLElement {
   private renderStatic(): void {
     this.titleEl.textContent =
       this.getAttribute('heading') ?? (this.loadedInfo ? `Chat with ${this.modelName()}` : 'Chat');
-    this.input.placeholder =
-      this.getAttribute('placeholder') ?? 'Write a message. Enter sends, Shift+Enter adds a line.';
+    this.refresh();
   }
 
   /** A short name for the model: the GGUF file's name for URLs (general.name is often just "llama"). */
@@ -495,7 +543,16 @@ export class WebGpuChatElement extends HTMLElement {
   }
 
   private refresh(): void {
-    const ready = this.dataset.state === 'ready';
+    const state = this.dataset.state;
+    const ready = state === 'ready';
+    // Text typed before the model is ready could not be sent: the box is disabled until then, and says why.
+    this.input.disabled = state === 'loading' || state === 'error';
+    this.input.placeholder =
+      state === 'loading'
+        ? 'Loading the model…'
+        : state === 'error'
+          ? 'Not available: see the message above.'
+          : (this.getAttribute('placeholder') ?? 'Write a message. Enter sends, Shift+Enter adds a line.');
     this.sendButton.disabled = !ready || this.answering;
     this.stopButton.disabled = !this.answering;
     this.clearButton.disabled = this.answering || this.messages.length === 0;

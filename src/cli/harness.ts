@@ -68,7 +68,7 @@ const harness = {
     return measureStopToIdle(engine, info, opts);
   },
   async adapter() {
-    return engine?.remote.adapterInfo();
+    return engine?.adapterInfo();
   },
 };
 

@@ -73,7 +73,11 @@ let nextId = 1;
  */
 export class WorkerEngine implements Engine {
   readonly worker: Worker;
-  readonly remote: Comlink.Remote<WorkerApi>;
+  /**
+   * The worker's comlink proxy. Private so that the package's declarations never name comlink's types (a
+   * consumer would need `comlink` installed to check them with `skipLibCheck: false`).
+   */
+  private readonly remote: Comlink.Remote<WorkerApi>;
   constructor(worker: Worker) {
     installErrorTransfer();
     this.worker = worker;
@@ -138,6 +142,10 @@ export class WorkerEngine implements Engine {
     return this.withSignal(signal, (id) =>
       this.remote.llamaBench(req, onProgress ? Comlink.proxy(onProgress) : undefined, id),
     );
+  }
+  /** Adapter facts of the worker's device (after load; undefined before). */
+  adapterInfo(): ReturnType<WorkerApi['adapterInfo']> {
+    return this.remote.adapterInfo();
   }
   stats(): Promise<EngineStats> {
     return this.remote.stats();

@@ -1,8 +1,10 @@
 /**
  * The npm package as a site gets it (issue 21): `npm pack` (which runs `prepack`: the library build and
  * the CDN widget build), the tarball installed into a fresh Vite app in a temporary folder, that app
- * type-checked against the package's declarations, built by its own Vite and served by `vite preview`;
- * in Chromium its `<webgpu-chat>` (from `webgpu-llm-bench/widget`) and its own code (the engine API from
+ * type-checked against the package's declarations, built by its own Vite and served by `vite preview`.
+ * The app's tsconfig is the vanilla-ts template's with skipLibCheck false, and it compiles README's two
+ * marked examples as pasted and a typed widget `done` listener.
+ * In Chromium its `<webgpu-chat>` (from `webgpu-llm-bench/widget`) and its own code (the engine API from
  * `webgpu-llm-bench`, and `withOpenAI` from `webgpu-llm-bench/openai` over it) run stories260K greedily,
  * and each shows llama.cpp's text (tests/golden/stories260K.json). The temporary folder is removed afterwards, pass or fail.
  *
@@ -16,6 +18,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -37,6 +40,14 @@ const VITE_VERSION = (
 ).version;
 const TOKENS = 20;
 
+/** A ```ts block of README.md after `<!-- NAME … -->`, as it stands. */
+function readmeBlock(name: string): string {
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const m = new RegExp(`<!-- ${name}[^>]*-->\\s*\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(readme);
+  if (!m) throw new Error(`README.md has no ${name} block`);
+  return m[1];
+}
+
 /** The consumer app's files: what a site would write after `npm install webgpu-llm-bench`. */
 const APP_FILES: Record<string, string> = {
   'package.json': JSON.stringify(
@@ -44,19 +55,34 @@ const APP_FILES: Record<string, string> = {
     null,
     2,
   ),
+  // `npm create vite@latest -- --template vanilla-ts`'s options, but the package's declarations checked too
+  // (skipLibCheck false: they must need no package the site lacks) and no `vite/client` types (the offline
+  // fallback below installs no Vite into the app).
   'tsconfig.json': JSON.stringify({
     compilerOptions: {
       target: 'ES2022',
+      useDefineForClassFields: true,
       module: 'ESNext',
-      moduleResolution: 'Bundler',
       lib: ['ES2022', 'DOM', 'DOM.Iterable'],
       types: [],
-      strict: true,
+      skipLibCheck: false,
+      moduleResolution: 'bundler',
+      allowImportingTsExtensions: true,
+      verbatimModuleSyntax: true,
+      moduleDetection: 'force',
       noEmit: true,
-      skipLibCheck: true,
+      strict: true,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      erasableSyntaxOnly: true,
+      noFallthroughCasesInSwitch: true,
+      noUncheckedSideEffectImports: true,
     },
     include: ['src'],
   }),
+  // README's examples as pasted (type-checked only: index.html loads main.ts alone).
+  'src/readme-package.ts': readmeBlock('package-example'),
+  'src/readme-openai.ts': readmeBlock('openai-example'),
   'index.html': `<!doctype html>
 <html lang="en">
   <head>
@@ -77,6 +103,11 @@ import { withOpenAI } from '${PKG.name}/openai';
 import '${PKG.name}/widget';
 
 const out = document.querySelector<HTMLOutputElement>('#engine-output')!;
+// The widget's events are typed: \`e.detail\` is WebGpuChatDoneDetail.
+const chat = document.querySelector('webgpu-chat')!;
+chat.addEventListener('done', (e) => {
+  chat.dataset.doneText = e.detail.text;
+});
 const openai = document.querySelector<HTMLOutputElement>('#openai-output')!;
 const engine = createEngine();
 
@@ -113,6 +144,7 @@ run().catch((e: unknown) => {
 
 let tmp = '';
 let packed = false;
+let tarballBytes = 0;
 let preview: ChildProcess | undefined;
 let baseUrl = '';
 
@@ -148,6 +180,7 @@ test.beforeAll(async () => {
   const tarball = readdirSync(tmp).find((f) => f.endsWith('.tgz'));
   if (!tarball) throw new Error(`npm pack wrote no tarball into ${tmp}`);
   packed = true;
+  tarballBytes = statSync(join(tmp, tarball)).size;
 
   const app = join(tmp, 'app');
   for (const [file, text] of Object.entries(APP_FILES)) {
@@ -232,6 +265,8 @@ test('the packed package in a fresh Vite app: <webgpu-chat>, the engine API and 
   expect(GOLDEN.outputText.startsWith(widgetText), `"${widgetText}" should start llama.cpp's text`).toBe(
     true,
   );
+  // The app's typed `done` listener saw the same text.
+  await expect(chat).toHaveAttribute('data-done-text', widgetText);
   expect(errors).toEqual([]);
 });
 
@@ -249,4 +284,15 @@ test("the README's size of the CDN single file is the built one's (within 5%)", 
     Math.abs(Number(m[2]) - gzKB) / gzKB,
     `README ${m[2]} kB gzipped, built ${gzKB.toFixed(1)} kB`,
   ).toBeLessThan(0.05);
+});
+
+test("the README's tarball size is the packed one's (within 5%)", () => {
+  test.skip(!packed, 'npm pack did not run');
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const m = /The tarball is about (\d+) kB/.exec(readme);
+  if (!m) throw new Error('README.md does not give the size of the tarball');
+  const kB = tarballBytes / 1000;
+  expect(Math.abs(Number(m[1]) - kB) / kB, `README ${m[1]} kB, packed ${kB.toFixed(1)} kB`).toBeLessThan(
+    0.05,
+  );
 });

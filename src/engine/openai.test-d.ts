@@ -10,6 +10,7 @@ import type * as WebLLM from '@mlc-ai/web-llm';
 import type OpenAI from 'openai';
 import type { RemoteEngine } from '../remote/engine.ts';
 import type { WebLlmEngine } from '../webllm/engine.ts';
+import { createEngine } from './index.ts';
 import {
   type ChatCompletion,
   type ChatCompletionChunk,
@@ -19,7 +20,6 @@ import {
   withOpenAI,
 } from './openai.ts';
 import type { Engine } from './types.ts';
-import type { WorkerEngine } from './worker-api.ts';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const assertType = <T extends true>(_: T) => undefined;
@@ -105,14 +105,16 @@ export async function overloads(): Promise<void> {
   void [d, e.text];
 }
 
-/** README's "OpenAI-shaped API" example, word for word (the engine passed in rather than constructed). */
-export async function readmeExample(
-  ours: WorkerEngine,
-  remote: RemoteEngine,
-  webllm: WebLlmEngine,
-  out: HTMLElement,
-): Promise<void> {
-  const engine = withOpenAI(ours);
+/**
+ * README's "OpenAI-shaped API" example: the body word for word, between the markers (README imports
+ * `createEngine` from 'webgpu-llm-bench' and `withOpenAI` from 'webgpu-llm-bench/openai'; here the same
+ * symbols come from the source files, `./index.ts` and `./openai.ts`). e2e/package.spec.ts also compiles the
+ * README's block as pasted against the packed package.
+ */
+export async function readmeExample(): Promise<void> {
+  // --- README example start ---
+  const out = document.body.appendChild(document.createElement('output'));
+  const engine = withOpenAI(createEngine());
   await engine.load({ url: '/models/stories260K.gguf' });
 
   // Not streaming: one chat.completion.
@@ -138,8 +140,12 @@ export async function readmeExample(
     out.textContent += chunk.choices[0]?.delta.content ?? '';
     if (chunk.usage) console.log(chunk.usage);
   }
+  await engine.terminate();
+  // --- README example end ---
+}
 
-  // The same over WebLLM or a remote server:
+/** The same over WebLLM or a remote server (in this repository; the package exports only our engine). */
+export async function readmeOthers(remote: RemoteEngine, webllm: WebLlmEngine): Promise<void> {
   const r2 = await withOpenAI(remote).chat.completions.create({
     messages: [{ role: 'user', content: 'Hi' }],
   });

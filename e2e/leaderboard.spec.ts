@@ -3,9 +3,11 @@
  * (five devices, one a software adapter, three models, two engines, an older result replaced by a newer
  * one) are written to a temporary folder, the command makes the page, and Chromium opens it from disk:
  * no request leaves the file, the devices × models matrix ranks the devices with their fingerprints and
- * dates, each model has its ranking, and at 390 px the page does not overflow (the tables scroll inside
- * their boxes, the device column stays in view). Screenshots at 1280×800 and 390×844 go to
- * `$SCREENSHOT_DIR` when set, else to the test's output folder.
+ * dates, each model has its ranking; at 1280 px every table fits its box; at 390 px the page does not
+ * overflow (the tables scroll inside their boxes, the device column of each, "All results" included, stays
+ * in view), the charts fit the width and a share (roofline) is drawn on a fixed 0–100% scale. Screenshots
+ * at 1280×800 and 390×844, light and dark, go to `$SCREENSHOT_DIR` when set, else to the test's output
+ * folder.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,8 @@ function result(o: {
   ttft: number;
   date: string;
   fallback?: boolean;
+  /** Decode's share of the measured memory bandwidth (0–1), for the roofline chart. */
+  roofline?: number;
 }): BenchResult {
   const runs: BenchRun[] = [0.97, 1, 1.03].map((k) => {
     const tpot = 1000 / (o.decode * k);
@@ -82,6 +86,15 @@ function result(o: {
       ignoreEos: true,
     },
     runs,
+    ...(o.roofline !== undefined
+      ? {
+          roofline: {
+            bandwidthGBs: 1000,
+            bytesPerToken: (o.roofline * 1e12) / o.decode,
+            fraction: o.roofline,
+          },
+        }
+      : {}),
     summary: {
       ttftMs: s((r) => r.ttftMs),
       tpotMs: s((r) => r.tpotMs),
@@ -111,6 +124,7 @@ const FILES: Record<string, BenchResult> = {
     prefill: 41000,
     ttft: 2.1,
     date: '2026-11-20T10:00:00.000Z',
+    roofline: 0.0409,
   }),
   'rtx-llama.json': result({
     ...DEV.rtx,
@@ -119,6 +133,7 @@ const FILES: Record<string, BenchResult> = {
     prefill: 3900,
     ttft: 18,
     date: '2026-11-20T10:05:00.000Z',
+    roofline: 0.62,
   }),
   'rtx-llama-webllm.json': result({
     ...DEV.rtx,
@@ -144,6 +159,7 @@ const FILES: Record<string, BenchResult> = {
     prefill: 30500,
     ttft: 2.6,
     date: '2026-11-18T08:00:00.000Z',
+    roofline: 0.0414,
   }),
   'm3-llama-old.json': result({
     ...DEV.m3,
@@ -312,8 +328,18 @@ test('the leaderboard: devices × models ranked, fingerprints and dates, ranking
   expect(mdRows[4]).toContain(DEV.swift.fp);
 
   expect(requests).toEqual([]);
-  // The desktop page fits its width.
+  // The desktop page fits its width, and so does every table in its box (no column cut behind a
+  // scrollbar): the matrix, the rankings and "All results" with its fourteen columns.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+  const boxes = await page.locator('.scroll').evaluateAll((els) =>
+    els.map((el) => ({
+      table: el.firstElementChild?.className,
+      scrollW: el.scrollWidth,
+      clientW: el.clientWidth,
+    })),
+  );
+  expect(boxes.map((b) => b.table)).toEqual(['matrix', 'ranking', 'ranking', 'ranking', 'all']);
+  for (const b of boxes) expect(b.scrollW, `${b.table} fits its box`).toBeLessThanOrEqual(b.clientW);
   await shoot(page, testInfo, 'leaderboard-1280');
   // Dark mode: the sticky device column keeps the page's background (no light strip over the cells).
   await page.emulateMedia({ colorScheme: 'dark' });
@@ -325,6 +351,13 @@ test('the leaderboard: devices × models ranked, fingerprints and dates, ranking
       getComputedStyle(document.body).backgroundColor,
     ]);
   expect(bg[0]).toBe(bg[1]);
+  // The scroll boxes' edge shadow (shown while a table overflows) is drawn over the dark page, not white.
+  const boxBg = await page
+    .locator('.scroll')
+    .first()
+    .evaluate((el) => getComputedStyle(el).backgroundImage);
+  expect(boxBg).toContain('rgb(17, 17, 17)');
+  expect(boxBg).not.toContain('rgb(255, 255, 255) 40%');
   await shoot(page, testInfo, 'leaderboard-1280-dark');
 });
 
@@ -357,6 +390,66 @@ test('at phone width (390 px) the page does not overflow: the tables scroll in t
     .first()
     .evaluate((el) => Number.parseFloat(getComputedStyle(el).fontSize));
   expect(px).toBeGreaterThanOrEqual(14);
+  // "All results" too: its device column stays in view when the table is scrolled to its last column.
+  const all = page.locator('.scroll').filter({ has: page.locator('table.all') });
+  const allW = await all.evaluate((el) => ({ scrollW: el.scrollWidth, clientW: el.clientWidth }));
+  expect(allW.scrollW).toBeGreaterThan(allW.clientW);
+  const allDevice = all.locator('tbody tr').first().locator('th[scope="row"]');
+  expect(await allDevice.evaluate((th) => getComputedStyle(th).position)).toBe('sticky');
+  const allBefore = await allDevice.boundingBox();
+  await all.evaluate((el) => el.scrollTo({ left: el.scrollWidth }));
+  const allAfter = await allDevice.boundingBox();
+  expect(allAfter?.x).toBeCloseTo(allBefore?.x ?? Number.NaN, 0);
+  const date = all.locator('tbody tr').first().locator('td').last();
+  const dateBox = await date.boundingBox();
+  expect(dateBox && dateBox.x + dateBox.width).toBeLessThanOrEqual(390 + 1);
+  await all.evaluate((el) => el.scrollTo({ left: 0 }));
+
+  // Charts fit the phone's width (no sideways scrolling): each SVG is as wide as its figure, every bar and
+  // its value inside it; the title is HTML above the chart.
+  const figures = page.locator('figure');
+  await expect(figures).toHaveCount(5);
+  const fit = await figures.evaluateAll((fs) =>
+    fs.map((f) => {
+      const svg = f.querySelector('svg') as SVGSVGElement;
+      const box = f.getBoundingClientRect();
+      const s = svg.getBoundingClientRect();
+      const right = Math.max(
+        ...[...svg.querySelectorAll('rect, text')].map((e) => e.getBoundingClientRect().right),
+      );
+      return {
+        title: f.querySelector('figcaption')?.textContent ?? '',
+        scrollW: f.scrollWidth,
+        clientW: f.clientWidth,
+        svgW: s.width,
+        boxW: box.width,
+        overshoot: right - s.right,
+      };
+    }),
+  );
+  for (const c of fit) {
+    expect(c.boxW, c.title).toBeLessThanOrEqual(390);
+    expect(c.scrollW, c.title).toBeLessThanOrEqual(c.clientW);
+    expect(c.svgW, c.title).toBeLessThanOrEqual(c.boxW + 0.5);
+    expect(c.overshoot, `${c.title}: bars and values inside the chart`).toBeLessThanOrEqual(0.5);
+  }
+  // A share is drawn on a fixed 0–100% scale: the RTX's 4.09% of bandwidth is a short bar (at most a
+  // tenth of the plot), not a full-width one because it is the largest share.
+  const roofline = figures.filter({ hasText: 'share of measured memory bandwidth' });
+  await expect(roofline.locator('figcaption')).toContainText('0–100%');
+  const share = await roofline.evaluate((f) => {
+    const svg = f.querySelector('svg') as SVGSVGElement;
+    const bars = [...svg.querySelectorAll('g.bar')].map((g) => ({
+      title: g.querySelector('title')?.textContent ?? '',
+      w: (g.querySelector('rect') as SVGRectElement).getBoundingClientRect().width,
+    }));
+    return { plotW: svg.getBoundingClientRect().width, bars };
+  });
+  const small = share.bars.find((b) => b.title.includes('4.09 %'));
+  const big = share.bars.find((b) => b.title.includes('62 %'));
+  expect(small?.w).toBeGreaterThan(0);
+  expect(small?.w).toBeLessThanOrEqual(share.plotW * 0.1);
+  expect(big?.w).toBeCloseTo(share.plotW * 0.62, 0);
   expect(requests).toEqual([]);
   await shoot(page, testInfo, 'leaderboard-390');
   // And each part as a phone shows it, scrolled to its heading.
@@ -369,4 +462,20 @@ test('at phone width (390 px) the page does not overflow: the tables scroll in t
     const f = `leaderboard-390-${part}.png`;
     await page.screenshot({ path: d ? resolve(d, f) : testInfo.outputPath(f) });
   }
+  // Dark mode at phone width: the sticky device columns keep the page's background.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const dark = await allDevice.evaluate((th) => [
+    getComputedStyle(th).backgroundColor,
+    getComputedStyle(document.body).backgroundColor,
+  ]);
+  expect(dark[0]).toBe(dark[1]);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shoot(page, testInfo, 'leaderboard-390-dark');
+  await page
+    .locator('h2')
+    .nth(3)
+    .evaluate((h) => h.scrollIntoView({ block: 'start' }));
+  const d = process.env.SCREENSHOT_DIR;
+  const f = 'leaderboard-390-dark-charts.png';
+  await page.screenshot({ path: d ? resolve(d, f) : testInfo.outputPath(f) });
 });

@@ -294,11 +294,14 @@ export function leaderboardHtml(lb: Leaderboard, f: LeaderFormat): string {
 export const LEADERBOARD_CSS = `
   h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; }
   h3 { font-size: 1rem; margin: 1.25rem 0 0.25rem; }
-  .scroll { overflow-x: auto; max-width: 100%; margin: 0.5rem 0 1.5rem; -webkit-overflow-scrolling: touch; }
+  .scroll { overflow-x: auto; max-width: 100%; margin: 0.5rem 0 1.5rem; -webkit-overflow-scrolling: touch; scrollbar-width: thin; scrollbar-color: #888 transparent; }
+  /* A box that scrolls shows a shadow at its right edge until scrolled to the end (the cover moves with the content). */
+  .scroll { background: linear-gradient(to left, #fff 40%, rgb(255 255 255 / 0)) right / 2.5rem 100% no-repeat local, radial-gradient(farthest-side at 100% 50%, rgb(0 0 0 / 0.22), transparent) right / 0.9rem 100% no-repeat scroll; }
   .scroll:focus-visible { outline: 2px solid #2563eb; outline-offset: 2px; }
   .scroll > table { margin: 0; }
   table.matrix, table.ranking { width: auto; min-width: 100%; }
-  .matrix th[scope="row"], .ranking th[scope="row"] { position: sticky; left: 0; background: #fff; font-weight: normal; min-width: 9rem; max-width: 14rem; z-index: 1; }
+  .matrix th[scope="row"], .ranking th[scope="row"], .all th[scope="row"] { position: sticky; left: 0; background: #fff; font-weight: normal; min-width: 9rem; max-width: 14rem; z-index: 1; }
+  .matrix thead th:first-child, .all thead th:first-child { position: sticky; left: 0; z-index: 2; }
   .matrix th.model { min-width: 10rem; }
   .matrix td { min-width: 10rem; }
   .rank { display: inline-block; min-width: 1.4rem; padding: 0 0.3rem; margin-right: 0.15rem; border-radius: 999px; background: #1e3a8a; color: #fff; font-size: 0.8rem; font-weight: 600; text-align: center; }
@@ -314,15 +317,15 @@ export const LEADERBOARD_CSS = `
   .nw, time { white-space: nowrap; }
   .lead { margin: 0.25rem 0; }
   .sw { font-size: 0.7rem; background: #fef3c7; color: #92400e; padding: 0 0.3rem; border-radius: 3px; }
-  figure .scroll svg { min-width: 760px; }
   @media (max-width: 600px) {
     body { margin: 1rem auto; padding: 0 0.75rem; }
     h1 { font-size: 1.25rem; }
-    .matrix th[scope="row"], .ranking th[scope="row"] { min-width: 7.5rem; max-width: 9rem; }
+    .matrix th[scope="row"], .ranking th[scope="row"], .all th[scope="row"] { min-width: 7.5rem; max-width: 9rem; }
     .matrix td, .matrix th.model { min-width: 8.5rem; }
   }
   @media (prefers-color-scheme: dark) {
-    .matrix th[scope="row"], .ranking th[scope="row"] { background: #111; }
+    .matrix th[scope="row"], .ranking th[scope="row"], .all th[scope="row"] { background: #111; }
+    .scroll { background: linear-gradient(to left, #111 40%, rgb(17 17 17 / 0)) right / 2.5rem 100% no-repeat local, radial-gradient(farthest-side at 100% 50%, rgb(255 255 255 / 0.3), transparent) right / 0.9rem 100% no-repeat scroll; }
     .sub { color: #aaa; } code.fp { background: #222; } .best .decode { color: #4ade80; }
     .entry + .entry { border-color: #333; } .sw { background: #422006; color: #fde68a; }
   }

@@ -115,6 +115,11 @@ export type BenchEvent =
 /** What the command line calls in the page. */
 export interface BenchApi {
   runFromCli(opts: Omit<BenchOptions, 'signal'>): Promise<BenchResult>;
+  /**
+   * The device {@link runBench} would report, read on its own (nothing loaded): the command line's `--gpu`
+   * guard checks it before it downloads a model or runs llama.cpp's CPU match.
+   */
+  readDevice(): Promise<BenchDevice>;
 }
 
 declare global {
@@ -481,5 +486,6 @@ export function installBenchApi(): void {
   if (typeof window === 'undefined' || window.benchApi) return;
   window.benchApi = {
     runFromCli: (opts) => runBench(opts, (e) => window.__benchEvent?.(e)),
+    readDevice: () => readBenchDevice(),
   };
 }

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { summarize } from './metrics.ts';
 import {
+  type ChartBar,
   fmt,
   fmtBytes,
   fmtParams,
@@ -13,6 +14,7 @@ import {
   htmlReport,
   markdownReport,
   reportRows,
+  svgBarChart,
   validateResult,
 } from './report.ts';
 import type { BenchResult, BenchRun } from './types.ts';
@@ -145,6 +147,27 @@ describe('HTML report', () => {
     // Bars coloured by device: two devices, two colours.
     const fills = new Set([...charts[0].matchAll(/fill="(#[0-9a-f]{6})"/g)].map((m) => m[1]));
     expect(fills.size).toBe(2);
+    // Titles are HTML above the charts; the SVGs take the box's width (no fixed pixel width to scroll).
+    expect((html.match(/<figure><figcaption>/g) ?? []).length).toBe(5);
+    expect(html).not.toMatch(/<svg[^>]*min-width|min-width: 760px/);
+    expect(charts[0]).toMatch(/<svg [^>]*width="100%"/);
+  });
+
+  it('draws a share on a fixed 0–100 scale, and other figures relative to the largest', () => {
+    const bar = (value: number): ChartBar => ({ label: 'GPU', value, color: '#000' });
+    const widths = (svg: string) =>
+      [...svg.matchAll(/<rect [^>]*width="([\d.]+)%"/g)].map((m) => Number(m[1]));
+    expect(widths(svgBarChart('share', '%', [bar(4.09), bar(4.14)], { max: 100 }))).toEqual([4.09, 4.14]);
+    expect(widths(svgBarChart('speed', 'tok/s', [bar(50), bar(100)]))).toEqual([50, 100]);
+    // Beyond the scale: cut at full width, the value still printed.
+    const over = svgBarChart('share', '%', [bar(120)], { max: 100 });
+    expect(widths(over)).toEqual([100]);
+    expect(over).toContain('120 %');
+    // A long label is cut, with the whole text in a tooltip.
+    const long = 'A very long device name that does not fit a phone at all, no way';
+    const svg = svgBarChart('t', 'x', [{ ...bar(1), label: long }]);
+    expect(svg).toContain(`<title>${long}: 1 x</title>`);
+    expect(svg).toContain('…</text>');
   });
 });
 

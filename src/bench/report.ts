@@ -406,49 +406,94 @@ export interface ChartBar {
 }
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+const pct = (f: number) => `${(Math.min(1, Math.max(0, f)) * 100).toFixed(2)}%`;
+
+/** How {@link svgBarChart} scales its bars. */
+export interface ChartScale {
+  /**
+   * The value drawn full width (e.g. 100 for a percentage, so 4% is a short bar); bars beyond it are cut at
+   * full width with their value still printed. Default: the largest value or whisker end.
+   */
+  max?: number;
+}
 
 /**
- * A horizontal bar chart as inline SVG: one bar per entry (the median), a whisker from min to max when
- * given, the value printed at the bar's end, bars coloured by device. Entries without a value are left out.
+ * A horizontal bar chart as inline SVG that fits any width without scaling its text: each entry is its label
+ * (device; then model and engine, smaller), and under it the bar (the median) with a min–max whisker when
+ * given and the value at the bar's end (inside a long bar). Horizontal positions are percentages of the
+ * SVG's width (`width="100%"`, a fixed height in px), so a 366 px phone box and a 1100 px desktop one both
+ * show every bar and value whole. Labels longer than a phone's line are cut with "…" and carry the full text
+ * in a `<title>` tooltip. With `scale.max` (a share's 100) a grid at 0, 25, 50, 75 and 100 is drawn and
+ * labelled. The title is not in the SVG: {@link chartFigure} puts it above, as HTML. Entries without a value
+ * are left out.
  */
-export function svgBarChart(title: string, unit: string, bars: readonly ChartBar[]): string {
+export function svgBarChart(
+  title: string,
+  unit: string,
+  bars: readonly ChartBar[],
+  scale: ChartScale = {},
+): string {
   const shown = bars.filter((b) => b.value !== undefined && Number.isFinite(b.value));
-  const W = 900;
-  const labelW = 330;
-  const rowH = 38;
-  const top = 34;
-  const H = top + Math.max(1, shown.length) * rowH + 8;
-  const maxV = Math.max(1e-12, ...shown.map((b) => Math.max(b.value as number, b.max ?? 0)));
-  const plotW = W - labelW - 110;
-  const x = (v: number) => labelW + (Math.max(0, v) / maxV) * plotW;
+  const rowH = 58;
+  const axis = scale.max !== undefined ? 20 : 0;
+  const H = Math.max(1, shown.length) * rowH + axis + 4;
+  const maxV = scale.max ?? Math.max(1e-12, ...shown.map((b) => Math.max(b.value as number, b.max ?? 0)));
+  const f = (v: number) => Math.max(0, v) / maxV;
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="100%" style="max-width:${W}px" role="img" aria-label="${esc(title)}">`,
-    `<text x="0" y="20" font-size="16" font-weight="600">${esc(title)}</text>`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="100%" height="${H}" role="img" aria-label="${esc(title)}">`,
   ];
-  if (shown.length === 0) parts.push(`<text x="0" y="${top + 18}" font-size="13">no data</text>`);
+  if (scale.max !== undefined && shown.length > 0) {
+    const bottom = shown.length * rowH + 4;
+    for (const t of [0, 0.25, 0.5, 0.75, 1]) {
+      parts.push(
+        `<line class="grid" x1="${pct(t)}" x2="${pct(t)}" y1="34" y2="${bottom}" stroke="#ddd" stroke-width="1"/>`,
+      );
+      const anchor = t === 0 ? 'start' : t === 1 ? 'end' : 'middle';
+      parts.push(
+        `<text class="tick" x="${pct(t)}" y="${bottom + 14}" font-size="11" text-anchor="${anchor}">${esc(fmt(t * maxV))}${esc(unit)}</text>`,
+      );
+    }
+  }
+  if (shown.length === 0) parts.push('<text x="0" y="20" font-size="13">no data</text>');
   shown.forEach((b, i) => {
-    const y = top + i * rowH;
+    const y = i * rowH;
     const v = b.value as number;
-    parts.push(
-      `<text x="${labelW - 10}" y="${y + (b.detail ? 15 : 22)}" font-size="13" text-anchor="end">${esc(clip(b.label, 44))}</text>`,
-    );
+    const full = `${b.label}${b.detail ? ` · ${b.detail}` : ''}: ${fmt(v)} ${unit}`;
+    const value = `${esc(fmt(v))} ${esc(unit)}`;
+    const whisker =
+      b.min !== undefined && b.max !== undefined && Number.isFinite(b.min) && Number.isFinite(b.max);
+    // The value goes after the bar (or its whisker) while that leaves room for it (a third of the width);
+    // a longer bar holds it inside, from its start.
+    const end = Math.min(1, f(whisker ? Math.max(v, b.max as number) : v));
+    parts.push(`<g class="bar"><title>${esc(full)}</title>`);
+    parts.push(`<text x="0" y="${y + 15}" font-size="13">${esc(clip(b.label, 46))}</text>`);
     if (b.detail)
+      parts.push(`<text x="0" y="${y + 30}" font-size="11" opacity="0.75">${esc(clip(b.detail, 56))}</text>`);
+    parts.push(`<rect x="0" y="${y + 36}" width="${pct(f(v))}" height="16" fill="${b.color}" rx="2"/>`);
+    if (whisker)
       parts.push(
-        `<text x="${labelW - 10}" y="${y + 31}" font-size="11" text-anchor="end" opacity="0.75">${esc(clip(b.detail, 52))}</text>`,
+        `<line x1="${pct(f(b.min as number))}" x2="${pct(f(b.max as number))}" y1="${y + 44}" y2="${y + 44}" stroke="#111" stroke-width="1.5"/>`,
       );
     parts.push(
-      `<rect x="${labelW}" y="${y + 8}" width="${(x(v) - labelW).toFixed(1)}" height="${rowH - 16}" fill="${b.color}" rx="2"><title>${esc(`${b.label}${b.detail ? ` · ${b.detail}` : ''}: ${fmt(v)} ${unit}`)}</title></rect>`,
+      end <= 0.66 || f(v) < 0.3
+        ? `<text x="${pct(end <= 0.66 ? end : f(v))}" dx="6" y="${y + 49}" font-size="13">${value}</text>`
+        : `<text class="in" x="0" dx="6" y="${y + 49}" font-size="13" font-weight="600" fill="#fff">${value}</text>`,
     );
-    if (b.min !== undefined && b.max !== undefined && Number.isFinite(b.min) && Number.isFinite(b.max))
-      parts.push(
-        `<line x1="${x(b.min).toFixed(1)}" x2="${x(b.max).toFixed(1)}" y1="${y + rowH / 2}" y2="${y + rowH / 2}" stroke="#111" stroke-width="1.5"/>`,
-      );
-    parts.push(
-      `<text x="${(x(Math.max(v, b.max ?? v)) + 6).toFixed(1)}" y="${y + 23}" font-size="13">${esc(fmt(v))} ${esc(unit)}</text>`,
-    );
+    parts.push('</g>');
   });
   parts.push('</svg>');
   return parts.join('\n');
+}
+
+/** A chart with its title (and an optional note on the scale) as HTML above it. */
+export function chartFigure(
+  title: string,
+  unit: string,
+  bars: readonly ChartBar[],
+  scale: ChartScale & { note?: string } = {},
+): string {
+  const note = scale.note ? ` <span class="sub">${esc(scale.note)}</span>` : '';
+  return `<figure><figcaption>${esc(title)}${note}</figcaption>\n${svgBarChart(title, unit, bars, scale)}</figure>`;
 }
 
 /** An ISO time as `2026-12-02 05:26 UTC` (anything else as it is). */
@@ -457,8 +502,9 @@ const when = (iso: string) =>
 
 /**
  * A self-contained HTML page (no external resources, no script): the leaderboard (devices × models, then a
- * ranked table per model; src/bench/leaderboard.ts), every result in one table, and bar charts. Tables and
- * charts scroll sideways inside their boxes, so the page itself fits a phone's width.
+ * ranked table per model; src/bench/leaderboard.ts), every result in one table, and bar charts. Tables fit
+ * 1100 px and scroll sideways inside their boxes where they cannot (a phone), their device column sticky;
+ * charts take the box's width (see {@link svgBarChart}), so the page itself fits a phone's width.
  */
 export function htmlReport(
   rows: readonly ReportRow[],
@@ -480,22 +526,22 @@ export function htmlReport(
     color: colors.get(r.fingerprint) as string,
   });
   const charts = [
-    svgBarChart(
+    chartFigure(
       'Decode tokens/s (median; line: min–max)',
       'tok/s',
       rows.map((r) => bar(r, r.decodeTps)),
     ),
-    svgBarChart(
+    chartFigure(
       'Time to first token, ms (median; line: min–max)',
       'ms',
       rows.map((r) => bar(r, r.ttftMs)),
     ),
-    svgBarChart(
+    chartFigure(
       'Prefill tokens/s (median; line: min–max)',
       'tok/s',
       rows.map((r) => bar(r, r.prefillTps)),
     ),
-    svgBarChart(
+    chartFigure(
       "Roofline: decode's share of measured memory bandwidth, %",
       '%',
       rows.map((r) => ({
@@ -503,8 +549,9 @@ export function htmlReport(
         value: r.roofline === undefined ? undefined : r.roofline * 100,
         color: colors.get(r.fingerprint) as string,
       })),
+      { max: 100, note: '(bars on a fixed 0–100% scale)' },
     ),
-    svgBarChart(
+    chartFigure(
       'Measured memory bandwidth, GB/s',
       'GB/s',
       rows.map((r) => ({ ...label(r), value: r.bandwidthGBs, color: colors.get(r.fingerprint) as string })),
@@ -516,7 +563,11 @@ export function htmlReport(
     '</tr></thead><tbody>',
     ...rows.map(
       (r) =>
-        `<tr title="${esc(r.source)}">${COLUMNS.map((c, i) => `<td${i >= 3 ? ' class="num"' : ''}>${esc(c.cell(r))}</td>`).join('')}</tr>`,
+        `<tr title="${esc(r.source)}">${COLUMNS.map((c, i) =>
+          i === 0
+            ? `<th scope="row">${esc(c.cell(r))}</th>`
+            : `<td${i >= 3 ? ' class="num"' : i === 2 ? ' class="model"' : ''}>${esc(c.cell(r))}</td>`,
+        ).join('')}</tr>`,
     ),
     '</tbody></table></div>',
   ].join('\n');
@@ -536,10 +587,15 @@ export function htmlReport(
   figure { margin: 0 0 1.5rem; }
   .note { color: #555; }
   svg text { fill: #111; font-family: system-ui, sans-serif; }
-  table.all td:first-child { min-width: 8rem; }${LEADERBOARD_CSS}
+  table.all th, table.all td { padding: 0.3rem 0.4rem; }
+  table.all td.model { min-width: 7.5rem; overflow-wrap: anywhere; }
+  figcaption { font-weight: 600; font-size: 1rem; margin: 1.25rem 0 0.4rem; }
+  svg.chart { display: block; }
+  svg text.in { fill: #fff; } svg line.grid { stroke: #ddd; } svg text.tick { opacity: 0.7; }${LEADERBOARD_CSS}
   @media (prefers-color-scheme: dark) {
     body { background: #111; color: #eee; } th { background: #222; } th, td { border-color: #333; }
     svg text { fill: #eee; } svg line { stroke: #eee; } .note { color: #aaa; }
+    svg text.in { fill: #fff; } svg line.grid { stroke: #333; }
   }
 </style>
 </head>
@@ -550,7 +606,7 @@ ${leaderboardHtml(leaderboard(rows), { fmt, fmtParams, esc })}
 <h2>All results</h2>
 ${table}
 <h2>Charts</h2>
-${charts.map((c) => `<figure><div class="scroll">${c}</div></figure>`).join('\n')}
+${charts.join('\n')}
 </body>
 </html>
 `;

@@ -205,9 +205,10 @@ describe('npm run bench', () => {
     const junit = join(dir, 'j.xml');
     const md = join(dir, 's.md');
     writeFileSync(md, '# earlier step\n');
+    // A real GGUF with the CPU match on: the guard must stop before llama.cpp generates anything.
     const r = await bench([
       ...['--gpu', '--model', MODEL, '--prompt', c.prompt, '--max-tokens', '4', '--runs', '1'],
-      ...['--warmup', '0', '--no-roofline', '--no-cpu-match', '--fail-under-decode-tps', '1'],
+      ...['--warmup', '0', '--no-roofline', '--fail-under-decode-tps', '1'],
       ...['--junit', junit, '--summary-md', md],
     ]);
     // This machine's Chromium has SwiftShader only; on a GPU machine the run passes instead.
@@ -219,8 +220,13 @@ describe('npm run bench', () => {
     expect(r.stderr).toMatch(
       /error \[software_adapter\]: --gpu was given but the WebGPU adapter, .*swiftshader.*, is a software one \(the adapter reports isFallbackAdapter.*pass --allow-software to run on it anyway/,
     );
-    // Refused when the page reported the device: no model load finished, no run.
-    expect(r.stderr).not.toMatch(/loaded stories260K|run 1\/1/);
+    // Refused as soon as the page read the adapter: no CPU match, no model load begun, no run. The device
+    // line comes once, then the error.
+    expect(r.stderr).not.toMatch(/CPU match|llama\.cpp generating/);
+    expect(r.stderr).not.toMatch(/bench: loading |loaded stories260K|run 1\/1/);
+    expect(r.stderr.match(/device: /g)).toHaveLength(1);
+    expect(r.stderr.indexOf('device: ')).toBeLessThan(r.stderr.indexOf('error [software_adapter]'));
+    expect(r.stderr).toContain('docs/gpu-ci.md#only-a-software-adapter');
     const j = junitOf(junit);
     expect(j.suites).toMatchObject({ tests: '2', failures: '0', errors: '1', skipped: '1' });
     expect(j.cases[0]).toMatchObject({
@@ -254,6 +260,7 @@ describe('npm run bench', () => {
     expect(r.code, r.stderr).toBe(3);
     const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
     if (res.device.isFallbackAdapter) expect(r.stderr).toMatch(/running on it because of --allow-software/);
+    expect(r.stderr.match(/device: /g)).toHaveLength(1);
     const decode = res.summary.decodeTokensPerSecond.median;
     const ttft = res.summary.ttftMs.median;
     const j = junitOf(junit);

@@ -14,8 +14,9 @@
  * For CI (src/bench/ci-report.ts, docs/gpu-ci.md): `--junit FILE` writes a JUnit XML report (a test case
  * for the run and one per threshold; a failed run writes one too, with an `<error>`), `--summary-md FILE`
  * appends a Markdown table (as `$GITHUB_STEP_SUMMARY` expects). With `--gpu` a software adapter
- * (SwiftShader, llvmpipe, `isFallbackAdapter`) ends the run with exit 1 as soon as the page reports the
- * device, unless `--allow-software`: a GPU job must not pass on CPU figures.
+ * (SwiftShader, llvmpipe, `isFallbackAdapter`) ends the run with exit 1 as soon as the page has read the
+ * adapter, before a model is downloaded or loaded and before llama.cpp's CPU match, unless
+ * `--allow-software`: a GPU job must not pass on CPU figures, nor spend CPU time before failing.
  *
  * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed.
  */
@@ -470,6 +471,25 @@ async function runInPage(page: Page, opts: Omit<BenchOptions, 'signal'>): Promis
   throw new Error(r.error.message);
 }
 
+/** Calls `window.benchApi.readDevice()`: the adapter's facts, nothing loaded (the `--gpu` guard's early look). */
+async function readDeviceInPage(page: Page): Promise<BenchDevice> {
+  const r = (await page.evaluate(async () => {
+    try {
+      const api = window.benchApi;
+      if (!api) throw new Error('window.benchApi is missing');
+      return { ok: true, value: await api.readDevice() };
+    } catch (e) {
+      const err = e as { name?: string; code?: string; message?: string };
+      return { ok: false, error: { name: err.name, code: err.code, message: err.message ?? String(e) } };
+    }
+  })) as
+    | { ok: true; value: BenchDevice }
+    | { ok: false; error: { name?: string; code?: string; message: string } };
+  if (r.ok) return r.value;
+  if (r.error.code) throw new EngineError(r.error.code as EngineErrorCode, r.error.message);
+  throw new Error(r.error.message);
+}
+
 /** Waits for `window.benchApi`; loads the bench-API entry chunk when the page's entry does not install it. */
 async function ensureBenchApi(page: Page, benchEntry: string): Promise<void> {
   const has = () => page.evaluate(() => Boolean(window.benchApi));
@@ -498,7 +518,7 @@ function softwareGuard(a: BenchArgs, d: BenchDevice): Error | undefined {
   if (reasons.length === 0) return undefined;
   return Object.assign(
     new Error(
-      `--gpu was given but the WebGPU adapter, ${d.label || d.description || d.vendor}, is a software one (${reasons.join(', ')}): its figures would measure the CPU, not a GPU. Chromium found no hardware adapter here (docs/gpu-ci.md, "Only a software adapter", lists the causes); pass --allow-software to run on it anyway`,
+      `--gpu was given but the WebGPU adapter, ${d.label || d.description || d.vendor}, is a software one (${reasons.join(', ')}): its figures would measure the CPU, not a GPU. Chromium found no hardware adapter here (docs/gpu-ci.md#only-a-software-adapter lists the causes and what to try); pass --allow-software to run on it anyway`,
     ),
     { code: 'software_adapter' },
   );
@@ -580,7 +600,10 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     refuse = reject;
   });
   refused.catch(() => undefined);
-  try {
+  // With --gpu (and no --allow-software) the adapter is checked before anything is downloaded, loaded or
+  // run on the CPU: a runner with only a software adapter fails in seconds.
+  const guardFirst = a.gpu && !a.allowSoftware;
+  const download = async () => {
     if (a.model.remote && a.cache.enabled && a.engine === 'webgpu') {
       const got = await cachedModel(a.model.remote, { cacheDir: a.cache.dir, log, timeoutMs: a.timeoutMs });
       a.model = {
@@ -590,10 +613,11 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
         spec: { url: got.url, id: a.model.remote },
       };
     }
+  };
+  let shownDevice: string | undefined;
+  try {
+    if (!guardFirst) await download();
     server = await startStaticServer(page0.dir);
-    const spec: BenchModelSpec = a.model.localPath
-      ? { url: server.addModel(a.model.localPath), id: (a.model.spec as { id: string }).id }
-      : a.model.spec;
     watchdog.arm(60_000, 'starting Chromium and the page');
     browser = await Promise.race([
       chromium.launch({
@@ -609,7 +633,8 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     page.on('crash', () => log('the page crashed'));
     const show = progressPrinter();
     await page.exposeFunction('__benchEvent', (e: BenchEvent) => {
-      show(e);
+      // The device line once: the guard's early look may have printed it already.
+      if (e.type !== 'device' || e.device.fingerprint !== shownDevice) show(e);
       if (e.type === 'device') {
         seen.device = e.device;
         const refusal = softwareGuard(a, e.device);
@@ -632,10 +657,27 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
       watchdog.fired,
     ]);
     await Promise.race([ensureBenchApi(page, page0.benchEntry), watchdog.fired]);
+    if (guardFirst) {
+      const device = await Promise.race([readDeviceInPage(page), watchdog.fired]);
+      show({ type: 'device', device });
+      shownDevice = device.fingerprint;
+      seen.device = device;
+      const refusal = softwareGuard(a, device);
+      if (refusal) throw refusal;
+    }
+    // The download (bounded by --timeout-s) and llama.cpp's CPU match run in Node, not in the page: the
+    // watchdog of Chromium's start stops here and is armed again for the page's run (a CPU match longer
+    // than its 60 s used to trip it).
+    watchdog.stop();
+    if (guardFirst) await download();
+    const spec: BenchModelSpec = a.model.localPath
+      ? { url: server.addModel(a.model.localPath), id: (a.model.spec as { id: string }).id }
+      : a.model.spec;
     const cpuMatch =
       a.cpuMatch && a.model.localPath && a.engine === 'webgpu' && !a.part2.llamaBench
         ? await llamaCppReference(a.model.localPath, a.plan)
         : undefined;
+    watchdog.arm(60_000, 'starting the benchmark in the page');
     const result = await Promise.race([
       runInPage(page, {
         model: spec,

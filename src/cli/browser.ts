@@ -3,7 +3,7 @@
  *
  * Resolution order: an explicit path or `CHROMIUM_PATH`, then a Playwright-managed Chromium if one is
  * installed, then the system's `/usr/bin/chromium`. Flags keep the browser off the network; `gpu: true`
- * adds what a real GPU needs on Linux (see `../shared/notes/hardware-webgpu-in-chromium.md`).
+ * adds what a real GPU needs on Linux (docs/gpu-ci.md, "Only a software adapter", says why each flag).
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -97,7 +97,7 @@ export const GPU_CHROMIUM_ARGS = [
 /**
  * The hardware-GPU flags for a platform: Linux's Vulkan ones ({@link GPU_CHROMIUM_ARGS}); on macOS ANGLE on
  * Metal (the Vulkan flags name a backend macOS lacks); on Windows only the blocklist and Dawn flags (D3D12
- * is the default there). From `../shared/notes/hardware-webgpu-in-chromium.md`; macOS and Windows not run
+ * is the default there). Their sources: docs/gpu-ci.md, "Only a software adapter"; macOS and Windows not run
  * on a GPU here.
  */
 export function gpuChromiumArgs(platform: NodeJS.Platform = process.platform): string[] {

@@ -10,8 +10,8 @@
 import { EngineError } from '../engine/errors.ts';
 import type { KvType } from '../engine/types.ts';
 import type { GgufFile } from '../webgpu/gguf/types.ts';
-import { rowBytes, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
-import { isPlanarType } from '../webgpu/kernels/repack.ts';
+import { rowBytes, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
+import { isPlanarType, planarBytes } from '../webgpu/kernels/repack.ts';
 import { llamaConfigFromGguf } from '../webgpu/model/config.ts';
 import { type KernelFamilyName, type LlamaModel, MATMUL_WEIGHT } from '../webgpu/model/llama.ts';
 import { defaultBatchSize } from '../webgpu/model/prefill.ts';
@@ -352,8 +352,13 @@ export function fitModelOf(file: GgufFile): FitModel {
     } catch {
       rb = t.nBytes / Math.max(1, rows);
     }
-    const repacked = isPlanarType(t.typeName as WeightType) && MATMUL_WEIGHT.test(t.name);
-    return { name: t.name, bytes: t.nBytes, rowBytes: rb, rows, repacked };
+    const type = t.typeName as WeightType;
+    const repacked = isPlanarType(type) && MATMUL_WEIGHT.test(t.name);
+    // Planes may take more than the file's blocks (Q4_K: 148 bytes per block against 144).
+    const gpuBytes = repacked
+      ? Math.max(t.nBytes, planarBytes(type, Math.round(t.nBytes / WEIGHT_BLOCK[type].bytes)))
+      : t.nBytes;
+    return { name: t.name, bytes: t.nBytes, rowBytes: rb, rows, repacked, gpuBytes };
   });
   return {
     nLayers: cfg.nLayers,

@@ -245,7 +245,15 @@ export interface FitModel
    * Tensors: name, bytes, bytes per row (ne[0] elements), rows, and whether the engine repacks it into
    * planes at load (its raw bytes then pass through a staging buffer, one part at a time).
    */
-  tensors: { name: string; bytes: number; rowBytes: number; rows: number; repacked?: boolean }[];
+  /** `bytes` as in the file; `gpuBytes` on the GPU where it differs (repacked planes, kernels/repack.ts). */
+  tensors: {
+    name: string;
+    bytes: number;
+    rowBytes: number;
+    rows: number;
+    repacked?: boolean;
+    gpuBytes?: number;
+  }[];
 }
 
 /**
@@ -254,7 +262,8 @@ export interface FitModel
  * and the run state for a prefill batch (activations,
  * logits, RoPE table, as `LlamaModel.stateBytes`), plus, at the peak of a load, the staging buffer of the
  * largest repacked tensor (`stagingBytes`; kernels/repack.ts: planes take the raw size rounded up to
- * 16 bytes per part, and each part's raw bytes wait in a staging buffer until the part is complete).
+ * 16 bytes per part, Q4_K's 148/144 of it, and each part's raw bytes wait in a staging buffer until the
+ * part is complete).
  */
 export function modelNeedBytes(
   m: FitModel,
@@ -262,7 +271,7 @@ export function modelNeedBytes(
   kvType: KvType = 'f16',
   batchSize = 64,
 ): { weightBytes: number; kvBytes: number; stateBytes: number; stagingBytes: number; needBytes: number } {
-  const weightBytes = m.tensors.reduce((a, t) => a + t.bytes, 0);
+  const weightBytes = m.tensors.reduce((a, t) => a + (t.gpuBytes ?? t.bytes), 0);
   const qDim = m.nHead * m.headDim;
   const kvDim = m.nHeadKv * m.headDim;
   const B = Math.max(1, Math.min(batchSize, contextLength));

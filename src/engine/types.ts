@@ -226,7 +226,7 @@ export interface ModelInfo {
     fallback: 'ksplit' | 'rows';
     /** Decode matmuls per token on mmv and on the fallback. */
     matmuls: { mmv: number; fallback: number };
-    /** Weight tensors repacked into aligned planes at load (Q4_0/Q8_0/Q5_0/Q6_K matmul weights). */
+    /** Weight tensors repacked into aligned planes at load (Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights). */
     planarTensors?: number;
     /** Weight tensors split by rows across several buffer bindings (each larger than one binding). */
     splitTensors?: number;

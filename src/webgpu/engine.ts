@@ -155,7 +155,7 @@ export interface WebGpuEngineOptions {
    * trial keeps the load ~7 s shorter on SwiftShader).
    */
   mmvTrials?: 'per-matmul' | 'one';
-  /** Repack Q4_0/Q8_0/Q5_0/Q6_K matmul weights into aligned planes at load (default true). */
+  /** Repack Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights into aligned planes at load (default true). */
   repack?: boolean;
   /**
    * Where sampled requests (temperature > 0, a repetition penalty, or returnLogits) pick their token:

@@ -293,6 +293,34 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
   }
 }`;
     }
+    case 'Q4_K': {
+      // Planes (repack.ts): sub-block j of block bi at word 32bi + 4j (Q4_0's nibble order), its scale
+      // and min as bytes at 128n + 16bi + 2j, (d, dmin) at word 36n + bi.
+      return `fn q4kp_${n}(bi: u32, j: u32) -> vec2<f32> {
+  let smw = ${n}[${32 * nB}u + bi * 4u + j / 2u] >> ((j & 1u) * 16u);
+  let dm = unpack2x16float(${n}[${36 * nB}u + bi]);
+  return vec2<f32>(dm.x * f32(smw & 0xffu), dm.y * f32((smw >> 8u) & 0xffu));
+}
+fn ld_${n}(i: u32) -> f32 {
+  let bi = i / 256u; let r = i % 256u; let j = r / 32u; let l = r % 32u;
+  let s = q4kp_${n}(bi, j);
+  let q = ${byte(`bi * 128u + j * 16u + l % 16u`)};
+  return s.x * f32(select(q & 0xfu, q >> 4u, l >= 16u)) - s.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 256u;
+  let j = (i % 256u) / 32u;
+  let s = q4kp_${n}(bi, j);
+  for (var w = 0u; w < 4u; w++) {
+    let q = ${n}[bi * 32u + j * 4u + w];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[4u * w + b] = s.x * f32(v & 0xfu) - s.y;
+      (*out)[4u * w + b + 16u] = s.x * f32(v >> 4u) - s.y;
+    }
+  }
+}`;
+    }
     case 'Q6_K': {
       const QH = 128 * nB;
       const SC = 192 * nB;

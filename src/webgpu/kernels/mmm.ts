@@ -270,6 +270,12 @@ ${head}
 }`;
     }
     case 'Q4_K':
+      if (nB !== undefined)
+        return `${head}
+  let bi = i / 256u; let j = (i % 256u) / 32u; let s = q4kp_${n}(bi, j);
+  for (var w = 0u; w < 4u; w++) { let q = ${n}[bi * 32u + j * 4u + w]; (*out)[w] = ${nib('q')}; (*out)[w + 4u] = ${hi4('q')}; }
+  return vec4<f32>(s.x, s.x, -s.y, -s.y);
+}`;
       return `${head}
   let o = (i / 256u) * 144u; let s = (i % 256u) / 32u; let sm = scmin_${n}(o + 4u, s);
   let d = f16_${n}(o) * sm.x; let m = f16_${n}(o + 2u) * sm.y;

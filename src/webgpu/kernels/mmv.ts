@@ -14,7 +14,9 @@
  *   the finished dot products, and its sum of squares is accumulated from the same loads: no extra pass
  *   over x, no per-workgroup norm).
  * - Weights are read as whole words: `vec4<f32>` (F32), `vec4<u32>` (F16, BF16, Q4_K, whose 144-byte
- *   blocks are 16-byte aligned), or `u32` with the block's 2-byte misalignment resolved once per block
+ *   blocks are 16-byte aligned; every type's planes, kernels/repack.ts, which the engine loads by default:
+ *   a planar Q4_K chunk is one vec4 of nibbles in Q4_0's order plus its scale/min bytes and d/dmin),
+ *   or `u32` with the block's 2-byte misalignment resolved once per block
  *   (Q4_0, Q8_0, Q5_0, Q6_K: 18/34/22/210-byte blocks). Nibbles and bytes are unpacked four at a time
  *   with `unpack4x8unorm` (n/255, the 255 applied once per chunk; Q8_0's int8 with their sign bits
  *   flipped, q + 128), which SwiftShader runs in 1/1.2–1/1.7 the time of `unpack4xU8`/`unpack4xI8` and a
@@ -396,6 +398,28 @@ function planarChunkDot(
       );
       return lines.join('\n');
     }
+    case 'Q4_K': {
+      // Planes (repack.ts): sub-block j's 16 bytes in Q4_0's order, its scale and min as bytes, (d, dmin).
+      const lines = [
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];`,
+        `let ${p}smw = ${w}[${8 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);`,
+        `let ${p}dm = unpack2x16float(${w}[${9 * nB}u + (${p}bi >> 2u)][${p}bi & 3u]);`,
+        `let ${p}ds = ${p}dm.x * f32(${p}smw & 0xffu); let ${p}mm = ${p}dm.y * f32((${p}smw >> 8u) & 0xffu);`,
+      ];
+      const comps = ['x', 'y', 'z', 'w'];
+      for (let j = 0; j < 4; j++) {
+        lines.push(
+          `let ${p}lo${j} = ${u8x4n(`${p}q.${comps[j]} & 0x0f0f0f0fu`)}; let ${p}hi${j} = ${u8x4n(`(${p}q.${comps[j]} >> 4u) & 0x0f0f0f0fu`)};`,
+        );
+      }
+      // Summed in the raw layout's order (weights 0–31 by fours), so both give the same f32 results.
+      const terms = (tt: number) =>
+        [0, 1, 2, 3]
+          .map((j) => `dot(${p}lo${j}, ${X(tt, j)})`)
+          .concat([0, 1, 2, 3].map((j) => `dot(${p}hi${j}, ${X(tt, j + 4)})`));
+      lines.push(sum((tt) => `${p}ds * (${U8N} * (${terms(tt).join(' + ')})) - ${p}mm * ${XS(tt)}`));
+      return lines.join('\n');
+    }
     case 'Q6_K': {
       const lines = [
         `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;`,
@@ -429,7 +453,7 @@ function planarChunkDot(
   }
 }
 
-/** Whether the integer-dot path covers this weight (planar Q8_0, Q4_0, Q6_K; Q4_K as stored). */
+/** Whether the integer-dot path covers this weight (planar Q8_0, Q4_0, Q6_K; Q4_K raw or planar). */
 function usesIntDot(w: { type: WeightType; planar?: number }): boolean {
   return w.type === 'Q4_K' || (w.planar !== undefined && ['Q8_0', 'Q4_0', 'Q6_K'].includes(w.type));
 }
@@ -464,6 +488,16 @@ ${half(`${16 * nB}u + 2u * ${p}bi`)}
 ${sum((tt) => `${p}d * dx${tt} * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)} - 8 * (qlo${tt} + qhi${tt}))`)}`;
     }
     case 'Q4_K': {
+      if (planar !== undefined) {
+        const c4 = ['x', 'y', 'z', 'w'];
+        const lo = c4.map((c) => `(${p}q.${c} & 0x0f0f0f0fu)`);
+        const hi = c4.map((c) => `((${p}q.${c} >> 4u) & 0x0f0f0f0fu)`);
+        return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];
+let ${p}smw = ${w}[${8 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);
+let ${p}dm = unpack2x16float(${w}[${9 * nB}u + (${p}bi >> 2u)][${p}bi & 3u]);
+let ${p}ds = ${p}dm.x * f32(${p}smw & 0xffu); let ${p}mm = ${p}dm.y * f32((${p}smw >> 8u) & 0xffu);
+${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)}) - ${p}mm * f32(qlo${tt} + qhi${tt}))`)}`;
+      }
       const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'].map(
         (x) => `((${p}${x} >> ${p}sh) & 0x0f0f0f0fu)`,
       );

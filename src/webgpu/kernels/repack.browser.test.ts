@@ -1,7 +1,9 @@
 /**
  * The load-time repacking kernel (kernels/repack.ts) against its CPU twin on random blocks of every
  * repacked type, block counts odd and even (the last `d` word half-filled), byte for byte; and the plane
- * offsets against the formats' sizes (the planar tensor is as large as the raw one, rounded up to 16).
+ * offsets against the formats' sizes (the planar tensor is as large as the raw one, rounded up to 16;
+ * Q4_K's 148 bytes per block). What the planes mean is tested by the kernels that read them (mmv, mmm,
+ * the model) against float64 of ggml's dequantization of the raw blocks.
  */
 import { describe, expect, it } from 'vitest';
 import { WEIGHT_BLOCK } from './common.ts';
@@ -30,14 +32,20 @@ describe('repack', () => {
           device,
           repackWGSL(type),
           [uniformFrom(device, repackParams(nBlocks)), storageFrom(device, raw), dst],
-          repackWorkgroups(nBlocks),
+          repackWorkgroups(nBlocks, type),
         );
         const got = new Uint8Array((await readU32(device, dst, want.length / 4)).buffer);
-        // Every byte up to the end of the `d` plane (the padding after it is never read).
-        const end = planeOffsets(type, nBlocks).d + 2 * nBlocks;
+        // Every byte up to the end of the `d` plane (the padding after it is never read); Q4_K: its 148 per block.
+        const end = type === 'Q4_K' ? 148 * nBlocks : planeOffsets(type, nBlocks).d + 2 * nBlocks;
         const bad = got.subarray(0, end).findIndex((b, i) => b !== want[i]);
         expect(bad, `${type} seed ${seed}: first differing byte`).toBe(-1);
       });
+    }
+    if (type === 'Q4_K') {
+      it('Q4_K: 148 bytes per block (8 sub-blocks of 16, scale/min bytes, d and dmin), rounded up to 16', () => {
+        expect(planarBytes('Q4_K', 7)).toBe(Math.ceil((148 * 7) / 16) * 16);
+      });
+      continue;
     }
     it(`${type}: planes are 16-byte aligned per block and add up to the raw size rounded up to 16`, () => {
       const n = 7;

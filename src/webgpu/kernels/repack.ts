@@ -4,19 +4,28 @@
  * first, then their other fields, then their f16 scales `d` two to a word. Every plane but the last is a
  * whole number of 16-byte units per block, so kernels read quants with aligned `vec4<u32>` loads and no
  * stitching. The planar tensor takes the bytes of the original, rounded up to 16.
- * Q4_K's 144-byte blocks are aligned already and are not repacked; neither is `token_embd` (read a row at
- * a time by the embedding).
+ * `token_embd` is never repacked (read a row at a time by the embedding).
+ *
+ * Q4_K is repacked too, not only moved: its 144-byte blocks are aligned, but a 32-weight sub-block's
+ * nibbles share bytes with its neighbour's (sub-blocks 2p and 2p + 1 are the low and high nibbles of the
+ * same 32 bytes) and its 6-bit scale and min are packed across 12 bytes (ggml's get_scale_min_k4), so a
+ * kernel read 48 bytes and unpacked the scales for every 32 weights. Its planes give each sub-block its
+ * own 16 bytes in Q4_0's order (byte i: weight i low, weight i + 16 high), its scale and min as two bytes,
+ * and the block's f16 d and dmin as one word: 148 bytes per block instead of 144, the same numbers
+ * (kernels compute d·sc·q − dmin·m exactly as from the raw block).
  *
  * Planes for n blocks (byte offsets):
  * - Q4_0: qs [n × 16] at 0, d [n × 2] at 16n.
  * - Q8_0: qs [n × 32] at 0, d at 32n.
  * - Q5_0: qs [n × 16] at 0, qh [n × 4] at 16n, d at 20n.
  * - Q6_K: ql [n × 128] at 0, qh [n × 64] at 128n, scales [n × 16] at 192n, d at 208n.
+ * - Q4_K: qs [n × 8 × 16] at 0 (sub-block j of block b at 128b + 16j), scale/min bytes [n × 8 × 2] at
+ *   128n (sub-block j: sc at 128n + 16b + 2j, m after it), (d, dmin) [n × 4] at 144n.
  */
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 
 /** Types repacked at load. */
-export const PLANAR_TYPES: readonly WeightType[] = ['Q4_0', 'Q8_0', 'Q5_0', 'Q6_K'];
+export const PLANAR_TYPES: readonly WeightType[] = ['Q4_0', 'Q8_0', 'Q5_0', 'Q6_K', 'Q4_K'];
 
 /** True when `t` is repacked into planes at load. */
 export function isPlanarType(t: WeightType): boolean {
@@ -77,7 +86,72 @@ export function planeOffsets(t: WeightType, nBlocks: number): Record<string, num
  * length counts whole 16-byte elements only, so the `d` plane's last word must lie in a whole one).
  */
 export function planarBytes(t: WeightType, nBlocks: number): number {
-  return Math.ceil((WEIGHT_BLOCK[t].bytes * nBlocks) / 16) * 16;
+  return Math.ceil((planarBlockBytes(t) * nBlocks) / 16) * 16;
+}
+
+/** Bytes per block in planes: the raw block's, except Q4_K's 148 (its scales unpacked to bytes). */
+export function planarBlockBytes(t: WeightType): number {
+  return t === 'Q4_K' ? 148 : WEIGHT_BLOCK[t].bytes;
+}
+
+/** Q4_K's repacking kernel (see the file's header): one thread per block. */
+function repackQ4KWGSL(): string {
+  return `struct Params { n: u32, p1: u32, p2: u32, p3: u32 };
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+fn sb(b: u32, k: u32) -> u32 { return (src[b * 36u + 1u + k / 4u] >> ((k % 4u) * 8u)) & 0xffu; }
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let n = params.n;
+  let b = gid.x + gid.y * nw.x * 64u;
+  if (b >= n) { return; }
+  let o = b * 36u; // the raw block's first word: d | dmin << 16, then 3 words of scales, then 32 of qs
+  for (var j = 0u; j < 8u; j++) {
+    let q = o + 4u + (j / 2u) * 8u;
+    let sh = (j & 1u) * 4u;
+    for (var i = 0u; i < 4u; i++) {
+      dst[b * 32u + j * 4u + i] = ((src[q + i] >> sh) & 0x0f0f0f0fu) | (((src[q + 4u + i] >> sh) & 0x0f0f0f0fu) << 4u);
+    }
+  }
+  var sm: array<u32, 16>;
+  for (var j = 0u; j < 4u; j++) { sm[2u * j] = sb(b, j) & 63u; sm[2u * j + 1u] = sb(b, j + 4u) & 63u; }
+  for (var j = 4u; j < 8u; j++) {
+    sm[2u * j] = (sb(b, j + 4u) & 0xfu) | ((sb(b, j - 4u) >> 6u) << 4u);
+    sm[2u * j + 1u] = (sb(b, j + 4u) >> 4u) | ((sb(b, j) >> 6u) << 4u);
+  }
+  for (var k = 0u; k < 4u; k++) {
+    dst[32u * n + b * 4u + k] = sm[4u * k] | (sm[4u * k + 1u] << 8u) | (sm[4u * k + 2u] << 16u) | (sm[4u * k + 3u] << 24u);
+  }
+  dst[36u * n + b] = src[o];
+}`;
+}
+
+/** Q4_K's repacking on the CPU (tests): raw blocks → planes. */
+function repackQ4KHost(raw: Uint8Array, n: number): Uint8Array {
+  const out = new Uint8Array(planarBytes('Q4_K', n));
+  for (let b = 0; b < n; b++) {
+    const o = b * 144;
+    for (let j = 0; j < 8; j++) {
+      const q = o + 16 + (j >> 1) * 32;
+      const hi = j & 1;
+      for (let i = 0; i < 16; i++) {
+        const lo = hi ? raw[q + i] >> 4 : raw[q + i] & 15;
+        const up = hi ? raw[q + i + 16] >> 4 : raw[q + i + 16] & 15;
+        out[b * 128 + j * 16 + i] = lo | (up << 4);
+      }
+      // ggml-quants.c get_scale_min_k4
+      const s = (k: number) => raw[o + 4 + k];
+      const [sc, m] =
+        j < 4
+          ? [s(j) & 63, s(j + 4) & 63]
+          : [(s(j + 4) & 0xf) | ((s(j - 4) >> 6) << 4), (s(j + 4) >> 4) | ((s(j) >> 6) << 4)];
+      out[128 * n + b * 16 + 2 * j] = sc;
+      out[128 * n + b * 16 + 2 * j + 1] = m;
+    }
+    out.set(raw.subarray(o, o + 4), 144 * n + b * 4);
+  }
+  return out;
 }
 
 /**
@@ -86,6 +160,7 @@ export function planarBytes(t: WeightType, nBlocks: number): number {
  * thread per pair of blocks (the pair's two `d` share a word). Dispatch {@link repackWorkgroups}.
  */
 export function repackWGSL(t: WeightType): string {
+  if (t === 'Q4_K') return repackQ4KWGSL();
   const B = WEIGHT_BLOCK[t].bytes;
   const { fields, dRaw } = planeFields(t);
   let planeWords = 0; // words per block of the planes before this one, times n
@@ -130,15 +205,17 @@ export function repackParams(nBlocks: number): Uint32Array {
   return Uint32Array.of(nBlocks, 0, 0, 0);
 }
 
-/** Workgroups [x, y] for {@link repackWGSL}: one thread per pair of blocks, 64 per workgroup. */
-export function repackWorkgroups(nBlocks: number): [number, number] {
-  const n = Math.ceil(Math.ceil(nBlocks / 2) / 64);
+/** Workgroups [x, y] for {@link repackWGSL}(t): one thread per pair of blocks (Q4_K: per block), 64 per workgroup. */
+export function repackWorkgroups(nBlocks: number, t?: WeightType): [number, number] {
+  // Q4_K: a thread per block; the others: a thread per pair of blocks.
+  const n = Math.ceil((t === 'Q4_K' ? nBlocks : Math.ceil(nBlocks / 2)) / 64);
   const x = Math.min(n, 65535);
   return [x, Math.ceil(n / x)];
 }
 
 /** The same repacking on the CPU (tests): raw blocks → planes. */
 export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uint8Array {
+  if (t === 'Q4_K') return repackQ4KHost(raw, nBlocks);
   const B = WEIGHT_BLOCK[t].bytes;
   const { fields, dRaw } = planeFields(t);
   const off = planeOffsets(t, nBlocks);

@@ -20,6 +20,7 @@ import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
+import { planarBytes } from './repack.ts';
 
 /** What was chosen, and how (recorded in ModelInfo and result JSON). */
 export interface MmvChoice {
@@ -74,8 +75,12 @@ export function clearMmvChoices(): void {
 }
 
 /** Random rows of a weight type (random bytes with an f16 scale of ~1e-3 where the type has one). */
-function randomWeights(type: WeightType, K: number, N: number): Uint8Array {
-  const bytes = new Uint8Array(Math.ceil((rowBytes(type, K) * N) / 16) * 16);
+function randomWeights(type: WeightType, K: number, N: number, planar = false): Uint8Array {
+  // Planes may be larger than the raw rows (Q4_K: 148 bytes per block against 144).
+  const raw = Math.ceil((rowBytes(type, K) * N) / 16) * 16;
+  const bytes = new Uint8Array(
+    planar ? Math.max(raw, planarBytes(type, (K * N) / WEIGHT_BLOCK[type].size)) : raw,
+  );
   const rng = mulberry32(K * 31 + N);
   for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(rng() * 256);
   // Keep every 16-bit word a small finite f16 where scales live: 0x1400 ≈ 1e-3 in the high byte's range.
@@ -140,7 +145,7 @@ export async function chooseMmvLayout(
   try {
     const { K, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
-    const ws = Array.from({ length: dots }, () => buf(randomWeights(type, K, N)));
+    const ws = Array.from({ length: dots }, () => buf(randomWeights(type, K, N, Boolean(shape.planar))));
     const x = buf(new Uint8Array(new Float32Array(K).fill(0.5).buffer));
     const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));
     const y = buf(N * 4);
@@ -277,7 +282,7 @@ export async function choosePrefillTile(gpu: GpuContext, shape: MmvShape): Promi
   try {
     const { K, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
-    const ws = Array.from({ length: dots }, () => buf(randomWeights(type, K, N)));
+    const ws = Array.from({ length: dots }, () => buf(randomWeights(type, K, N, Boolean(shape.planar))));
     const rng = mulberry32(K + N);
     const x = buf(new Uint8Array(Float32Array.from({ length: T * K }, () => rng() - 0.5).buffer));
     const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));

@@ -80,7 +80,14 @@ import {
   TILE_TOKENS,
 } from '../kernels/mmm.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
-import { isPlanarType, planarBytes, repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
+import {
+  isPlanarType,
+  planarBlockBytes,
+  planarBytes,
+  repackParams,
+  repackWGSL,
+  repackWorkgroups,
+} from '../kernels/repack.ts';
 import {
   HISTORY_HEADER,
   packHistory,
@@ -164,7 +171,7 @@ export interface LlamaLoadOptions {
    */
   decodeKernel?: 'ksplit' | 'rows';
   /**
-   * Repack Q4_0/Q8_0/Q5_0/Q6_K matmul weights into aligned planes at load (kernels/repack.ts; default
+   * Repack Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights into aligned planes at load (kernels/repack.ts; default
    * true). False keeps the file's blocks (the kernels read both).
    */
   repack?: boolean;
@@ -282,9 +289,17 @@ function planWeights(
   repack: boolean,
 ): Map<string, WeightPlan> {
   const plans = new Map<string, WeightPlan>();
+  // Bytes a row takes on the GPU: its file bytes, or its planes' (Q4_K's are 148/144 of them).
+  const gpuRowBytes = (t: GgufTensorInfo) => {
+    const type = weightType(t);
+    const rb = tensorRowBytes(t, type, t.shape[0]);
+    return repack && isPlanarType(type) && MATMUL_WEIGHT.test(t.name)
+      ? (rb / WEIGHT_BLOCK[type].bytes) * planarBlockBytes(type)
+      : rb;
+  };
   const rowBytesOf = (name: string) => {
     const t = file.tensors.get(name);
-    return t ? tensorRowBytes(t, weightType(t), t.shape[0]) : 0;
+    return t ? gpuRowBytes(t) : 0;
   };
   for (const t of file.tensors.values()) {
     const type = weightType(t);
@@ -296,7 +311,7 @@ function planWeights(
     // Gate and up split alike: by the larger of their row sizes.
     const splitRowBytes = ffn
       ? Math.max(rowBytesOf(`blk.${ffn[1]}.ffn_gate.weight`), rowBytesOf(`blk.${ffn[1]}.ffn_up.weight`))
-      : rb;
+      : gpuRowBytes(t);
     const align = /\.attn_[qkv]\.weight$/.test(t.name) ? cfg.headDim : 1;
     // Planar parts are rounded up to 16 bytes: leave room for it.
     let rowsPerPart = Math.floor((maxBuffer - (planar ? 16 : 0)) / splitRowBytes);
@@ -1700,7 +1715,7 @@ class PlanarUploader {
         })),
       }),
     );
-    const [x, y] = repackWorkgroups(nBlocks);
+    const [x, y] = repackWorkgroups(nBlocks, w.type);
     pass.dispatchWorkgroups(x, y);
     pass.end();
     this.device.queue.submit([enc.finish()]);

@@ -74,10 +74,13 @@ export function decodeMatmulShapes(
     return { K: Math.ceil(K / blk) * blk, N, type, planar: repack && isPlanarType(type), dots, norm };
   };
   const out = file.tensors.has('output.weight') ? 'output.weight' : 'token_embd.weight';
+  // phi3's fused attn_qkv and [gate | up] ffn_up stand for Q and the gate where those are absent.
+  const q = file.tensors.has('blk.0.attn_q.weight') ? 'blk.0.attn_q.weight' : 'blk.0.attn_qkv.weight';
+  const gate = file.tensors.has('blk.0.ffn_gate.weight') ? 'blk.0.ffn_gate.weight' : 'blk.0.ffn_up.weight';
   const shapes: Record<MatmulFamilyName, MmvShape> = {
-    qkv: shape('blk.0.attn_q.weight', cfg.nEmbd, fusedQkv ? qDim + 2 * kvDim : qDim, 1, true),
+    qkv: shape(q, cfg.nEmbd, fusedQkv ? qDim + 2 * kvDim : qDim, 1, true),
     wo: shape('blk.0.attn_output.weight', qDim, cfg.nEmbd, 1, false),
-    ffn: shape('blk.0.ffn_gate.weight', cfg.nEmbd, cfg.nFF, 2, true),
+    ffn: shape(gate, cfg.nEmbd, cfg.nFF, 2, true),
     down: shape('blk.0.ffn_down.weight', cfg.nFF, cfg.nEmbd, 1, false),
     output: shape(out, cfg.nEmbd, cfg.nVocab, 1, true),
   };

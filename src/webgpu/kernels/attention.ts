@@ -66,6 +66,16 @@ export interface AttentionOptions {
   kvType?: KvType;
   /** Threads per workgroup (default {@link attentionWorkgroupSize}); small values suit software adapters. */
   threads?: number;
+  /**
+   * Attention logit soft-capping (Gemma 2's attn_logit_softcapping, llama-graph.cpp build_attn_mha):
+   * score = cap · tanh(score / cap) after the scale, before the softmax. 0 or absent: off.
+   */
+  softcap?: number;
+  /**
+   * Sliding window (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD): the query at position p sees
+   * positions p − window < j ≤ p only. Absent: every position ≤ p.
+   */
+  window?: number;
 }
 
 /**
@@ -117,10 +127,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   var m = ${SENTINEL};
   var l = 0.0;
   var acc: array<vec2<f32>, ${H2}>;
-  for (var j = lid; j <= pos; j += W) {
+  ${o.window ? `let lo = select(0u, pos + 1u - ${o.window}u, pos + 1u > ${o.window}u);` : 'let lo = 0u;'}
+  for (var j = lo + lid; j <= pos; j += W) {
     let kb = j * ${kvDim}u + kvh * HD;
     var s = 0.0;
     for (var d = 0u; d < ${H2}u; d++) { s += dot(qv[d], ld_kc2(kb + 2u * d)); }
+    ${o.softcap ? `s = ${f32Lit(o.softcap)} * tanh(clamp(s / ${f32Lit(o.softcap)}, -15.0, 15.0));` : ''}
     let mn = max(m, s);
     let c = exp(m - mn);
     let p = exp(s - mn);
@@ -182,6 +194,22 @@ export interface FlashOptions {
   /** Context length (rows of the caches). */
   nCtx: number;
   layout: FlashLayout;
+  /** Attention logit soft-capping, as {@link AttentionOptions.softcap}. */
+  softcap?: number;
+  /** Sliding window, as {@link AttentionOptions.window} (positions outside it are masked). */
+  window?: number;
+}
+
+/** WGSL: the soft-capped score expression `e` (cap · tanh(e / cap)), or `e` without a cap. */
+function capped(e: string, softcap?: number): string {
+  if (!softcap) return e;
+  const c = f32Lit(softcap);
+  return `(${c} * tanh(clamp((${e}) / ${c}, -15.0, 15.0)))`;
+}
+
+/** WGSL: `&& j + window > p` (position j inside the window of the query at p), or '' without a window. */
+function inWindow(j: string, p: string, window?: number): string {
+  return window ? ` && ${j} + ${window}u > ${p}` : '';
 }
 
 /** Query heads per workgroup and workgroups per KV head of a {@link flashDecodeWGSL} kernel. */
@@ -218,7 +246,16 @@ function stridedThreads(rows: number, HD: number, max = 8): number {
  * times slower): online softmax over positions start + lid, start + lid + W, … for every row, then the
  * partials into workgroup memory.
  */
-function stridedBody(RW: number, HD4: number, NDP: number, kvDim: number, GW: number, TM: number): string {
+function stridedBody(
+  RW: number,
+  HD4: number,
+  NDP: number,
+  kvDim: number,
+  GW: number,
+  TM: number,
+  softcap?: number,
+  window?: number,
+): string {
   const rows = Array.from({ length: RW }, (_, r) => r);
   const L: string[] = [];
   for (const r of rows) {
@@ -232,9 +269,13 @@ function stridedBody(RW: number, HD4: number, NDP: number, kvDim: number, GW: nu
     const dots = Array.from({ length: HD4 }, (_, d) => `dot(q${r}_${d}, k${d})`).join(' + ');
     const t = Math.floor(r / GW);
     // With one query token every position of the chunk is visible; with several, token t sees ≤ pos0 + t.
-    const ok = TM === 1 ? 'true' : `${t}u < step.nTokens && j <= step.pos0 + ${t}u`;
+    // A sliding window also masks positions before pos0 + t − window + 1.
+    const ok =
+      TM === 1 && !window
+        ? 'true'
+        : `${t}u < step.nTokens && j <= step.pos0 + ${t}u${inWindow('j', `step.pos0 + ${t}u`, window)}`;
     L.push(`    let ok${r} = ${ok};`);
-    L.push(`    let s${r} = select(SENT, ${dots}, ok${r});`);
+    L.push(`    let s${r} = select(SENT, ${capped(dots, softcap)}, ok${r});`);
     L.push(
       `    let mn${r} = max(m${r}, s${r}); let c${r} = exp(m${r} - mn${r}); let p${r} = select(0.0, exp(s${r} - mn${r}), ok${r});`,
     );
@@ -337,7 +378,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 ${head}
   load_q(kvh, hg, lid, W);
   workgroupBarrier();
-${stridedBody(RW, HD4, NDP, kvDim, GW, TM)}
+${stridedBody(RW, HD4, NDP, kvDim, GW, TM, o.softcap, o.window)}
   workgroupBarrier();
   for (var i = lid; i < ${RW * NDP}u; i += W) {
     let r = i / ${NDP}u;
@@ -404,8 +445,8 @@ ${head}
 ${shuffle}
     if (lane == 0u) {
       for (var r = 0u; r < RW; r++) {
-        let ok = j < end && rowTok(r) < step.nTokens && j <= step.pos0 + rowTok(r);
-        sc[r * P + pl] = select(SENT, s[r], ok);
+        let ok = j < end && rowTok(r) < step.nTokens && j <= step.pos0 + rowTok(r)${inWindow('j', 'step.pos0 + rowTok(r)', o.window)};
+        sc[r * P + pl] = select(SENT, ${capped('s[r]', o.softcap)}, ok);
       }
     }
     workgroupBarrier();
@@ -561,6 +602,13 @@ export interface PrefillAttentionOptions {
   scale: number;
   kvType: KvType;
   layout: PrefillLayout;
+  /** Attention logit soft-capping, as {@link AttentionOptions.softcap}. */
+  softcap?: number;
+  /**
+   * Sliding window, as {@link AttentionOptions.window}: positions before a row's window are masked, and
+   * the KV loop starts at the first row's window (positions before every row's window are not read).
+   */
+  window?: number;
 }
 
 /** The work split of a {@link prefillAttentionWGSL} kernel ({@link prefillAttentionPlan}). */
@@ -657,6 +705,15 @@ export function prefillAttentionWorkgroups(o: PrefillAttentionOptions, T: number
   return [o.nHeadKv * p.groupsPerKvHead, Math.ceil(T / p.tokensPerTile)];
 }
 
+/**
+ * WGSL: the first KV position a prefill workgroup's loop visits: 0, or with a sliding window the first
+ * row's window start pFirst + 1 − window, rounded down to a multiple of `align`.
+ */
+function windowStart(window?: number, align = 1): string {
+  if (!window) return '0u';
+  return `select(0u, ((pFirst + 1u - ${window}u) / ${align}u) * ${align}u, pFirst + 1u > ${window}u)`;
+}
+
 /** WGSL max of s0..s(n−1) (a balanced tree). */
 function maxOf(n: number, lo = 0, name = (i: number) => `s${i}`): string {
   if (n === 1) return name(lo);
@@ -720,8 +777,9 @@ const SENT: f32 = ${SENTINEL};`;
         for (let d = 0; d < HD4; d++) L2.push(`      let k${i}_${d} = ld_kc4(r${i} + ${4 * d}u);`);
         for (const rr of rowsIdx) {
           const dots = each(HD4, (d) => `dot(q${rr}_${d}, k${i}_${d})`, ' + ');
+          const p = `pFirst + ${Math.floor(rr / GW)}u`;
           L2.push(
-            `      let s${rr}_${i} = select(SENT, ${dots}, j + ${i}u <= pFirst + ${Math.floor(rr / GW)}u);`,
+            `      let s${rr}_${i} = select(SENT, ${capped(dots, o.softcap)}, j + ${i}u <= ${p}${inWindow(`j + ${i}u`, p, o.window)});`,
           );
         }
       }
@@ -772,7 +830,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   let pLast = step.pos0 + min(t0 + ${RT}u, step.nTokens) - 1u;
   let kb = kvh * ${HD}u;
 ${init.join('\n')}
-  for (var j = 0u; j <= pLast; j += ${B}u) {
+  // Masked positions before a row's first valid one add exp(0) to l and v to a while m is still SENT; the
+  // first real score rescales them by exp(SENT − m) = 0.
+  for (var j = ${windowStart(o.window)}; j <= pLast; j += ${B}u) {
 ${body()}
   }
 ${emit.join('\n')}
@@ -822,7 +882,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   }
   var m = SENT;
   var l = 0.0;
-  for (var tile = 0u; tile <= pLast; tile += ${BK}u) {
+  for (var tile = ${windowStart(o.window, BK)}; tile <= pLast; tile += ${BK}u) {
     for (var i = lid; i < ${BK * HD4}u; i += ${NT}u) {
       let src = min(tile + i / ${HD4}u, pLast) * ${kvDim}u + kb + 4u * (i % ${HD4}u);
       ks[i] = ld_kc4(src);
@@ -836,11 +896,17 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       s[c] = d;
     }
 ${partials}
-    // Only tiles reaching past the first row's position hold masked positions.
+${
+  o.softcap
+    ? `    for (var c = 0u; c < ${BK}u; c++) { s[c] = ${capped('s[c]', o.softcap)}; }
+`
+    : ''
+}    // Only tiles reaching past the first row's position hold masked positions (and, with a sliding
+    // window, tiles before a row's window; as in the rows layout, those the first real score erases).
     let diagonal = tile + ${BK - 1}u > pFirst;
     var mx = m;
     for (var c = 0u; c < ${BK}u; c++) {
-      if (diagonal && tile + c > pos) { s[c] = SENT; }
+      if ((diagonal && tile + c > pos)${o.window ? ` || tile + c + ${o.window}u <= pos` : ''}) { s[c] = SENT; }
       mx = max(mx, s[c]);
     }
     if (mx > m) {

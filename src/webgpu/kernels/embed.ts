@@ -3,12 +3,14 @@
  * Shapes: ids [T] (u32), token_embd [nEmbd, nVocab] (ggml order: nVocab rows of nEmbd), x [T, nEmbd].
  * The table may be split across bindings by rows (`parts`). Dispatch (ceil(nEmbd / 64), T).
  */
-import { STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
+import { f32Lit, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
 
 /** Bindings: 0 step, 1 ids, 2 x (out), then one per part. */
 export function embedWGSL(o: {
   nEmbd: number;
   parts: { type: WeightType; rowStart: number; rowCount: number }[];
+  /** Multiplies each embedding (Gemma: √nEmbd, ggml_scale in src/models/gemma2.cpp); default 1. */
+  scale?: number;
 }): string {
   const decl = o.parts
     .map(
@@ -35,6 +37,6 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
   let id = ids[t];
   var v = 0.0;
   ${body}
-  x[t * ${o.nEmbd}u + i] = v;
+  x[t * ${o.nEmbd}u + i] = v${o.scale !== undefined && o.scale !== 1 ? ` * ${f32Lit(o.scale)}` : ''};
 }`;
 }

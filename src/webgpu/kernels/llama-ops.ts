@@ -13,7 +13,7 @@
  * then the outputs named in each function's docstring.
  */
 import type { KvType } from '../../engine/types.ts';
-import type { WeightType } from './common.ts';
+import { f32Lit, type WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment, SegmentWeight } from './matmul.ts';
 
 /** A matmul's options without the tokens per thread (chosen per variant). */
@@ -207,8 +207,35 @@ export function residualMatmul(K: number, role: string, w: WeightParts, N: numbe
 }
 
 /**
+ * out [T, N] = W · x (plain store), x [T, K], W [K, N] bound as `w_<role>`; output binding `out` (Gemma's
+ * attn_output and ffn_down, whose results are RMS-normed before the residual add: kernels/postnorm.ts).
+ */
+export function storeMatmul(K: number, role: string, w: WeightParts, N: number, out: string): MatmulSpec {
+  return {
+    K,
+    extra: [`var<storage, read_write> ${out}: array<f32>`],
+    segments: w.parts.map((p, i) => ({
+      nUnits: p.rowCount,
+      weights: [segWeight(role, w, i)],
+      dots: [{ w: 0, row: 'u' }],
+      epilogue: `${out}[t * ${N}u + ${p.rowStart}u + u] = d0;`,
+    })),
+  };
+}
+
+/**
+ * WGSL tanh of an f32 expression with its argument clamped to ±15 (tanh is ±1 in f32 there), so an
+ * exp-based tanh cannot overflow to inf/inf.
+ */
+function tanhClamped(e: string): string {
+  return `tanh(clamp(${e}, -15.0, 15.0))`;
+}
+
+/**
  * hb [T, nFF] = SiLU(gate) ⊙ up with gate = W_gate · RMSNorm(x), up = W_up · RMSNorm(x) (ggml_swiglu;
- * SiLU(a) = a / (1 + e^−a)). Weights ffn_gate, ffn_up [K, nFF]. Output binding `hb`.
+ * SiLU(a) = a / (1 + e^−a)), or with `act` 'gelu' GELU(gate) ⊙ up (ggml_geglu, Gemma's LLM_FFN_GELU +
+ * LLM_FFN_PAR; the tanh form of ggml_gelu_f32: 0.5·a·(1 + tanh(√(2/π)·a·(1 + 0.044715·a²)))). Weights
+ * ffn_gate, ffn_up [K, nFF]. Output binding `hb`.
  * @throws Error when gate and up are not split at the same rows.
  */
 export function swigluMatmul(
@@ -217,6 +244,7 @@ export function swigluMatmul(
   norm: { eps: number; type: WeightType },
   gate: WeightParts,
   up: WeightParts,
+  act: 'silu' | 'gelu' = 'silu',
 ): MatmulSpec {
   const same =
     gate.parts.length === up.parts.length &&
@@ -233,7 +261,10 @@ export function swigluMatmul(
         { w: 0, row: 'u' },
         { w: 1, row: 'u' },
       ],
-      epilogue: `let r = ${p.rowStart}u + u; hb[t * ${nFF}u + r] = d0 / (1.0 + exp(-d0)) * d1;`,
+      epilogue:
+        act === 'gelu'
+          ? `let r = ${p.rowStart}u + u; hb[t * ${nFF}u + r] = 0.5 * d0 * (1.0 + ${tanhClamped('0.7978845608028654 * d0 * (1.0 + 0.044715 * d0 * d0)')}) * d1;`
+          : `let r = ${p.rowStart}u + u; hb[t * ${nFF}u + r] = d0 / (1.0 + exp(-d0)) * d1;`,
     })),
   };
 }
@@ -241,7 +272,8 @@ export function swigluMatmul(
 /**
  * logits = W_out · RMSNorm(x): of the batch's last token into `logits` [nVocab] (decode and prefill), or
  * with `everyToken` of each token t into `logits` [T, nVocab] (teacher-forced scoring). W_out
- * [K, nVocab] bound as `w_output` (token_embd where the embeddings are tied).
+ * [K, nVocab] bound as `w_output` (token_embd where the embeddings are tied). With `softcap` > 0:
+ * cap · tanh(logits / cap) (Gemma's final_logit_softcapping, src/models/gemma2.cpp).
  */
 export function logitsMatmul(
   K: number,
@@ -249,6 +281,7 @@ export function logitsMatmul(
   norm: { eps: number; type: WeightType },
   w: WeightParts,
   everyToken = false,
+  softcap = 0,
 ): MatmulSpec {
   return {
     K,
@@ -259,7 +292,9 @@ export function logitsMatmul(
       nUnits: p.rowCount,
       weights: [segWeight('output', w, i)],
       dots: [{ w: 0, row: 'u' }],
-      epilogue: `logits[${everyToken ? `t * ${nVocab}u + ` : ''}${p.rowStart}u + u] = d0;`,
+      epilogue: `logits[${everyToken ? `t * ${nVocab}u + ` : ''}${p.rowStart}u + u] = ${
+        softcap > 0 ? `${f32Lit(softcap)} * ${tanhClamped(`d0 / ${f32Lit(softcap)}`)}` : 'd0'
+      };`,
     })),
   };
 }

@@ -120,7 +120,9 @@ describe('llamaConfigFromGguf', () => {
       setMeta(p, 'general.architecture', kv.string('general.architecture', 'gpt2')),
     );
     expect(e.code).toBe('unsupported_model');
-    expect(e.message).toBe('architecture "gpt2" is not supported; supported: llama, qwen2, qwen3');
+    expect(e.message).toBe(
+      'architecture "gpt2" is not supported; supported: llama, qwen2, qwen3, phi3, gemma2, gemma3',
+    );
     const m = await configError((p) => setMeta(p, 'general.architecture', undefined));
     expect(m.code).toBe('gguf_invalid');
     expect(m.message).toMatch(/general\.architecture is missing/);

@@ -12,6 +12,10 @@
  *   logits = W_out · RMSNorm(x[T-1])                      [nVocab]
  *   next   = argmax(logits)                               on the GPU; only this u32 is read back
  *
+ * phi3 runs the same kernels: its fused attn_qkv is bound as the Q/K/V kernel's three segments and its
+ * [gate | up] ffn_up as the SwiGLU unit's two weights ({@link fusedWeightViews}); its LongRoPE factors and
+ * attn_factor go into the RoPE table ({@link ropeTable}).
+ *
  * The WGSL lives in kernels/ (the fused matmuls of this block and their epilogues in kernels/llama-ops.ts);
  * this file plans each weight's parts and each kernel's bindings before allocating, then binds buffers to
  * the kernels' binding names (kernels/bindings.ts). Pipelines and bind groups are made at load; a step
@@ -26,6 +30,7 @@ import { argmaxWGSL } from '../kernels/argmax.ts';
 import {
   attentionSplit,
   attentionWGSL,
+  attentionWorkgroupSize,
   type FlashLayout,
   flashCombineWGSL,
   flashDecodeWGSL,
@@ -58,6 +63,7 @@ import {
   partBinding,
   qkvRopeMatmul,
   residualMatmul,
+  storeMatmul,
   swigluMatmul,
   type WeightParts,
 } from '../kernels/llama-ops.ts';
@@ -80,6 +86,7 @@ import {
   TILE_TOKENS,
 } from '../kernels/mmm.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
+import { rmsNormAddWGSL } from '../kernels/postnorm.ts';
 import {
   isPlanarType,
   planarBlockBytes,
@@ -97,7 +104,7 @@ import {
   type SampleSettings,
   sampleWGSL,
 } from '../kernels/sample.ts';
-import type { LlamaConfig } from './config.ts';
+import { type LlamaConfig, phi3RopeFactorsTensor } from './config.ts';
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
@@ -154,7 +161,7 @@ export interface GpuWeight {
 
 /** Tensors read only by matmuls: the ones repacked into planes when their type has a planar layout. */
 export const MATMUL_WEIGHT =
-  /^(blk\.\d+\.(attn_q|attn_k|attn_v|attn_output|ffn_gate|ffn_up|ffn_down)|output)\.weight$/;
+  /^(blk\.\d+\.(attn_q|attn_k|attn_v|attn_qkv|attn_output|ffn_gate|ffn_up|ffn_down)|output)\.weight$/;
 
 /** Load-time options for {@link LlamaModel.load}. */
 export interface LlamaLoadOptions {
@@ -312,7 +319,7 @@ function planWeights(
     const splitRowBytes = ffn
       ? Math.max(rowBytesOf(`blk.${ffn[1]}.ffn_gate.weight`), rowBytesOf(`blk.${ffn[1]}.ffn_up.weight`))
       : gpuRowBytes(t);
-    const align = /\.attn_[qkv]\.weight$/.test(t.name) ? cfg.headDim : 1;
+    const align = /\.attn_([qkv]|qkv)\.weight$/.test(t.name) ? cfg.headDim : 1;
     // Planar parts are rounded up to 16 bytes: leave room for it.
     let rowsPerPart = Math.floor((maxBuffer - (planar ? 16 : 0)) / splitRowBytes);
     if (rowsPerPart < N) {
@@ -326,16 +333,79 @@ function planWeights(
       );
     }
     const parts: WeightPlan['parts'] = [];
-    for (let r = 0; r < N; r += rowsPerPart) {
-      const rowCount = Math.min(rowsPerPart, N - r);
-      const size = planar
-        ? planarBytes(type, (rowCount * K) / WEIGHT_BLOCK[type].size)
-        : Math.ceil((rowCount * rb) / 4) * 4;
-      parts.push({ rowStart: r, rowCount, size });
+    // phi3's fused tensors: parts never straddle a segment (Q | K | V, gate | up), so each segment is a
+    // whole number of parts and binds as a weight of its own ({@link fusedWeightViews}).
+    const ends = fusedSegmentEnds(t.name, cfg) ?? [N];
+    let segStart = 0;
+    for (const segEnd of ends) {
+      for (let r = segStart; r < segEnd; r += rowsPerPart) {
+        const rowCount = Math.min(rowsPerPart, segEnd - r);
+        const size = planar
+          ? planarBytes(type, (rowCount * K) / WEIGHT_BLOCK[type].size)
+          : Math.ceil((rowCount * rb) / 4) * 4;
+        parts.push({ rowStart: r, rowCount, size });
+      }
+      segStart = segEnd;
     }
     plans.set(t.name, { name: t.name, type, K, N, parts, bytes: t.nBytes, planar });
   }
   return plans;
+}
+
+/**
+ * The row where each segment of a phi3 fused tensor ends: `blk.N.attn_qkv.weight` [qDim, +kvDim, +kvDim]
+ * (Q, K, V rows; llama.cpp build_qkv's views), phi3's `blk.N.ffn_up.weight` [nFF, 2·nFF] (gate, up;
+ * ggml_swiglu's halves); undefined for any other tensor.
+ */
+function fusedSegmentEnds(name: string, cfg: LlamaConfig): number[] | undefined {
+  if (!cfg.phi3) return undefined;
+  const qDim = cfg.nHead * cfg.headDim;
+  const kvDim = cfg.nHeadKv * cfg.headDim;
+  if (/^blk\.\d+\.attn_qkv\.weight$/.test(name)) return [qDim, qDim + kvDim, qDim + 2 * kvDim];
+  if (/^blk\.\d+\.ffn_up\.weight$/.test(name)) return [cfg.nFF, 2 * cfg.nFF];
+  return undefined;
+}
+
+/**
+ * The weights as the kernels bind them: phi3's fused tensors seen as the separate weights of the llama
+ * layout, each a run of the fused tensor's parts (planned segment by segment in {@link planWeights}) with
+ * rows counted from the segment's start: attn_qkv → attn_q, attn_k, attn_v; ffn_up [gate | up] →
+ * ffn_gate (rows 0..nFF) and ffn_up (rows nFF..2·nFF). So the fused Q/K/V kernel and the SwiGLU unit
+ * read the one uploaded tensor. Other models: `m` itself.
+ * @throws EngineError('gguf_invalid') if a fused tensor is missing.
+ */
+function fusedWeightViews<T extends WeightPlan | GpuWeight>(
+  m: Map<string, T>,
+  cfg: LlamaConfig,
+): Map<string, T> {
+  if (!cfg.phi3) return m;
+  const out = new Map(m);
+  const slice = (w: T, name: string, start: number, count: number): T => {
+    const parts = w.parts
+      .filter((p) => p.rowStart >= start && p.rowStart < start + count)
+      .map((p) => ({ ...p, rowStart: p.rowStart - start }));
+    return { ...w, name, N: count, bytes: (w.bytes / w.N) * count, parts } as T;
+  };
+  const get = (name: string): T => {
+    const w = m.get(name);
+    if (!w) throw new EngineError('gguf_invalid', `tensor ${name} is missing`);
+    return w;
+  };
+  const qDim = cfg.nHead * cfg.headDim;
+  const kvDim = cfg.nHeadKv * cfg.headDim;
+  for (let l = 0; l < cfg.nLayers; l++) {
+    const b = `blk.${l}`;
+    if (cfg.phi3.fusedQkv) {
+      const qkv = get(`${b}.attn_qkv.weight`);
+      out.set(`${b}.attn_q.weight`, slice(qkv, `${b}.attn_q.weight`, 0, qDim));
+      out.set(`${b}.attn_k.weight`, slice(qkv, `${b}.attn_k.weight`, qDim, kvDim));
+      out.set(`${b}.attn_v.weight`, slice(qkv, `${b}.attn_v.weight`, qDim + kvDim, kvDim));
+    }
+    const up = get(`${b}.ffn_up.weight`);
+    out.set(`${b}.ffn_gate.weight`, slice(up, `${b}.ffn_gate.weight`, 0, cfg.nFF));
+    out.set(`${b}.ffn_up.weight`, slice(up, `${b}.ffn_up.weight`, cfg.nFF, cfg.nFF));
+  }
+  return out;
 }
 
 /** The fused matmuls of every layer and of the output, each as the dispatches that fit the device's bindings. */
@@ -387,13 +457,31 @@ function layerSpecs(
       wp('attn_k'),
       wp('attn_v'),
     );
+    // Gemma: attn_output and ffn_down store to `post` (RMS-normed into the residual by kernels/postnorm.ts);
+    // GeGLU instead of SwiGLU.
+    const g = cfg.gemma;
     return {
       qkv: split(qkv),
-      wo: split(residualMatmul(qDim, 'attn_output', wp('attn_output'), cfg.nEmbd)),
-      ffn: split(
-        swigluMatmul(cfg.nEmbd, cfg.nFF, norm(`${b}.ffn_norm.weight`), wp('ffn_gate'), wp('ffn_up')),
+      wo: split(
+        g
+          ? storeMatmul(qDim, 'attn_output', wp('attn_output'), cfg.nEmbd, 'post')
+          : residualMatmul(qDim, 'attn_output', wp('attn_output'), cfg.nEmbd),
       ),
-      down: split(residualMatmul(cfg.nFF, 'ffn_down', wp('ffn_down'), cfg.nEmbd)),
+      ffn: split(
+        swigluMatmul(
+          cfg.nEmbd,
+          cfg.nFF,
+          norm(`${b}.ffn_norm.weight`),
+          wp('ffn_gate'),
+          wp('ffn_up'),
+          g ? 'gelu' : 'silu',
+        ),
+      ),
+      down: split(
+        g
+          ? storeMatmul(cfg.nFF, 'ffn_down', wp('ffn_down'), cfg.nEmbd, 'post')
+          : residualMatmul(cfg.nFF, 'ffn_down', wp('ffn_down'), cfg.nEmbd),
+      ),
     };
   });
   const outW = weightParts(plans.get('output.weight') ?? P('token_embd.weight'));
@@ -405,10 +493,11 @@ function layerSpecs(
       `token_embd.weight is ${emb.bytes} bytes and would need ${emb.parts.length} buffer bindings; this device allows ${maxStorage - 2} beside the kernel's own (maxStorageBuffersPerShaderStage ${maxStorage})`,
     );
   }
+  const cap = cfg.gemma?.finalSoftcap ?? 0; // Gemma's final logit soft-capping
   return {
     layers,
-    out: split(logitsMatmul(cfg.nEmbd, cfg.nVocab, norm('output_norm.weight'), outW)),
-    outAll: split(logitsMatmul(cfg.nEmbd, cfg.nVocab, norm('output_norm.weight'), outW, true)),
+    out: split(logitsMatmul(cfg.nEmbd, cfg.nVocab, norm('output_norm.weight'), outW, false, cap)),
+    outAll: split(logitsMatmul(cfg.nEmbd, cfg.nVocab, norm('output_norm.weight'), outW, true, cap)),
   };
 }
 
@@ -449,7 +538,9 @@ async function compilePipeline(device: GPUDevice, label: string, code: string): 
 /**
  * RoPE table [nCtx, ropeDim/2] of (cos θ, sin θ), θ = pos · freqScale · base^(−2i/ropeDim) (llama.cpp's
  * `ggml_rope_ext` with linear scaling, freqScale = 1 / rope.scaling.factor, and θ_i divided by
- * `rope_freqs.weight`[i] where the model has it), computed in float64 then rounded.
+ * `rope_freqs.weight`[i] where the model has it, or by phi3's chosen LongRoPE factor i), computed in
+ * float64 then rounded. `attnFactor` (phi3's rope.scaling.attn_factor; default 1) multiplies cos and sin,
+ * as ggml's rope_yarn multiplies them by mscale; dims past ropeDim are not rotated and not scaled.
  */
 export function ropeTable(
   nCtx: number,
@@ -457,14 +548,15 @@ export function ropeTable(
   freqBase: number,
   freqScale = 1,
   freqFactors?: Float32Array,
+  attnFactor = 1,
 ): Float32Array {
   const half = ropeDim / 2;
   const out = new Float32Array(nCtx * half * 2);
   for (let p = 0; p < nCtx; p++) {
     for (let i = 0; i < half; i++) {
       const theta = (p * freqScale * freqBase ** ((-2 * i) / ropeDim)) / (freqFactors ? freqFactors[i] : 1);
-      out[(p * half + i) * 2] = Math.cos(theta);
-      out[(p * half + i) * 2 + 1] = Math.sin(theta);
+      out[(p * half + i) * 2] = Math.cos(theta) * attnFactor;
+      out[(p * half + i) * 2 + 1] = Math.sin(theta) * attnFactor;
     }
   }
   return out;
@@ -630,7 +722,7 @@ export class LlamaModel {
       const plans = planWeights(file, cfg, maxBuffer, maxBinding, opts.repack !== false);
       const specs = layerSpecs(
         cfg,
-        plans,
+        fusedWeightViews(plans, cfg),
         device.limits.maxStorageBuffersPerShaderStage,
         opts.kvType ?? 'f16',
       );
@@ -653,7 +745,10 @@ export class LlamaModel {
       }
       model = new LlamaModel(device, cfg, opts, weightBytes, times, specs);
       model.planarTensors = [...weights.values()].filter((w) => w.planar).length;
-      model.splitTensors = [...weights.values()].filter((w) => w.parts.length > 1).length;
+      // (phi3's fused tensors count when a segment of theirs needs more than one part)
+      model.splitTensors = [...weights.values()].filter(
+        (w) => w.parts.length > (fusedSegmentEnds(w.name, cfg)?.length ?? 1),
+      ).length;
       model.buffers = allBuffers;
       model.allocState();
       const oom = await device.popErrorScope();
@@ -670,6 +765,13 @@ export class LlamaModel {
       planar = new PlanarUploader(device);
       await planar.prepare([...weights.values()]);
       let ropeFreqs: Uint8Array | undefined;
+      // Per-dimension RoPE factors: Llama 3.1's rope_freqs, or the LongRoPE factors llama.cpp picks for
+      // phi3 at this context length (llama_model::get_rope_factors).
+      const factorName = cfg.ropeFreqFactors
+        ? 'rope_freqs.weight'
+        : cfg.phi3
+          ? phi3RopeFactorsTensor(cfg.phi3, opts.contextLength)
+          : undefined;
       let uploaded = 0;
       const total = weightBytes;
       if (file.synthetic) {
@@ -687,7 +789,7 @@ export class LlamaModel {
             const w = weights.get(c.tensor.name)!;
             const rowBytes = tensorRowBytes(w, w.type, w.K);
             let off = c.offset;
-            if (c.tensor.name === 'rope_freqs.weight') {
+            if (c.tensor.name === factorName) {
               ropeFreqs ??= new Uint8Array(c.tensor.nBytes);
               ropeFreqs.set(c.bytes, c.offset);
             }
@@ -721,8 +823,11 @@ export class LlamaModel {
           { signal: opts.signal, onBytes: opts.onFetch },
         );
       }
+      if (cfg.phi3 && factorName && weights.get(factorName)!.type !== 'F32') {
+        throw new EngineError('unsupported_model', `${factorName} must be F32`);
+      }
       model.writeRopeTable(
-        ropeFreqs && weights.get('rope_freqs.weight')!.type === 'F32'
+        ropeFreqs && factorName && weights.get(factorName)!.type === 'F32'
           ? new Float32Array(ropeFreqs.buffer)
           : undefined,
       );
@@ -734,7 +839,7 @@ export class LlamaModel {
       // 3. Pipelines and bind groups.
       const tc = performance.now();
       device.pushErrorScope('validation');
-      await model.build(weights, opts.onCompile);
+      await model.build(fusedWeightViews(weights, cfg), opts.onCompile);
       const bad = await device.popErrorScope();
       if (bad) {
         throw new EngineError(
@@ -769,7 +874,8 @@ export class LlamaModel {
     return (
       this.kvBytes +
       4 * (this.batchSize * (c.nEmbd + 2 * qDim + c.nFF + 1 + (c.qkNorm ? kvDim : 0)) + c.nVocab * 2) +
-      this.nCtx * c.ropeDim * 4 +
+      this.nCtx * c.ropeDim * 4 * (c.gemma?.swa ? 2 : 1) +
+      (c.gemma ? 4 * this.batchSize * c.nEmbd : 0) +
       // flash-decoding partials: (output, max, sum) per chunk, head and dim
       4 * MAX_SPLITS * (qDim + 2 * c.nHead) +
       // GPU sampler: penalised copy of the logits [nVocab], history ring [nCtx], uniform
@@ -787,6 +893,10 @@ export class LlamaModel {
   private kNew?: GPUBuffer;
   private hb!: GPUBuffer;
   private rope!: GPUBuffer;
+  /** Gemma: the RoPE table of the sliding-window layers (their own base and scale). */
+  private ropeSwa?: GPUBuffer;
+  /** Gemma: attn_output / ffn_down results before their post-norm [B, nEmbd]. */
+  private post?: GPUBuffer;
 
   private buf(label: string, size: number, usage: number): GPUBuffer {
     const b = this.device.createBuffer({ label, size: Math.max(16, Math.ceil(size / 4) * 4), usage });
@@ -819,6 +929,9 @@ export class LlamaModel {
     this.allocSampler();
     this.stepBuf = this.buf('step', STEP_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
     this.rope = this.buf('rope', this.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST); // [nCtx, ropeDim/2] vec2
+    if (c.gemma?.swa)
+      this.ropeSwa = this.buf('rope_swa', this.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST);
+    if (c.gemma) this.post = this.buf('post', B * c.nEmbd * 4, S); // [B, nEmbd]
     for (let i = 0; i < 2; i++) {
       this.readbacks.push(
         this.buf(`token_readback${i}`, 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST),
@@ -870,8 +983,16 @@ export class LlamaModel {
     this.device.queue.writeBuffer(
       this.rope,
       0,
-      ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase, scale, freqFactors),
+      ropeTable(this.nCtx, c.ropeDim, c.ropeFreqBase, scale, freqFactors, c.phi3?.ropeAttnFactor),
     );
+    const swa = c.gemma?.swa;
+    if (swa && this.ropeSwa) {
+      this.device.queue.writeBuffer(
+        this.ropeSwa,
+        0,
+        ropeTable(this.nCtx, c.ropeDim, swa.ropeFreqBase, swa.ropeFreqScale, freqFactors),
+      );
+    }
   }
 
   /** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
@@ -1007,15 +1128,24 @@ export class LlamaModel {
       buffers: Planned['buffers'],
       y: Dispatch['y'] = 'tokens',
     ): Planned => ({ family, src: kernelSource(label, code), wgX, y, buffers });
-    const attnCode = attentionWGSL({
-      nHead: c.nHead,
-      nHeadKv: c.nHeadKv,
-      headDim: c.headDim,
-      scale: 1 / Math.sqrt(c.headDim),
-      kvType: this.kvType,
-      threads: this.decodeKernel === 'ksplit' ? undefined : 16,
-    });
-    // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention.ts).
+    const gm = c.gemma;
+    /** Layer l's per-token attention: Gemma's Q scale, soft-cap and (SWA layers) sliding window. */
+    const attnCodeOf = (l: number) =>
+      attentionWGSL({
+        nHead: c.nHead,
+        nHeadKv: c.nHeadKv,
+        headDim: c.headDim,
+        scale: gm ? gm.attnScale : 1 / Math.sqrt(c.headDim),
+        kvType: this.kvType,
+        // 16 threads, fewer where their partials would not fit (head size > 190: Gemma's 256)
+        threads: this.decodeKernel === 'ksplit' ? undefined : Math.min(16, attentionWorkgroupSize(c.headDim)),
+        ...(gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {}),
+        ...(gm?.swa?.layers[l] ? { window: gm.swa.window } : {}),
+      });
+    /** Layer l's RoPE table (Gemma's SWA layers have their own). */
+    const ropeOf = (l: number) => (gm?.swa?.layers[l] && this.ropeSwa ? this.ropeSwa : this.rope);
+    // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention.ts), with
+    // Gemma's Q scale, soft-cap and (SWA layers) sliding window.
     const prefillLayout = this.attentionPolicy.prefill ?? { kind: 'tiled' };
     const prefillOpts =
       prefillLayout !== 'per-token' && prefillAttentionSupports(c)
@@ -1023,26 +1153,35 @@ export class LlamaModel {
             nHead: c.nHead,
             nHeadKv: c.nHeadKv,
             headDim: c.headDim,
-            scale: 1 / Math.sqrt(c.headDim),
+            scale: gm ? gm.attnScale : 1 / Math.sqrt(c.headDim),
             kvType: this.kvType,
             layout: prefillLayout,
+            ...(gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {}),
           }
         : undefined;
     this.prefillAttn = prefillOpts && { layout: prefillOpts.layout, plan: prefillAttentionPlan(prefillOpts) };
-    const prefillAttnCode = prefillOpts && prefillAttentionWGSL(prefillOpts);
+    /** Layer l's prefill attention kernel. */
+    const prefillAttnCodeOf = (l: number) =>
+      prefillOpts &&
+      prefillAttentionWGSL(gm?.swa?.layers[l] ? { ...prefillOpts, window: gm.swa.window } : prefillOpts);
     const flashOpts = {
       nHead: c.nHead,
       nHeadKv: c.nHeadKv,
       headDim: c.headDim,
-      scale: 1 / Math.sqrt(c.headDim),
+      scale: gm ? gm.attnScale : 1 / Math.sqrt(c.headDim),
       kvType: this.kvType,
       maxTokens: 1,
       nCtx: this.nCtx,
       layout: this.attentionPolicy.layout,
+      ...(gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {}),
     };
     const flash = flashSupports(c);
     this.flashWorkgroups = flash ? c.nHeadKv * flashHeadGroups(flashOpts).groupsPerKvHead : 0;
-    const flashCode = flash ? flashDecodeWGSL(flashOpts) : undefined;
+    /** Layer l's flash-decoding kernel (Gemma's SWA layers with their window). */
+    const flashCodeOf = (l: number) =>
+      flash
+        ? flashDecodeWGSL(gm?.swa?.layers[l] ? { ...flashOpts, window: gm.swa.window } : flashOpts)
+        : undefined;
     const combineCode = flash
       ? flashCombineWGSL({ nHead: c.nHead, headDim: c.headDim, maxTokens: 1 })
       : undefined;
@@ -1058,11 +1197,21 @@ export class LlamaModel {
           kvType: this.kvType,
         })
       : undefined;
+    const postNormCode = gm
+      ? rmsNormAddWGSL({ n: c.nEmbd, eps: c.rmsEps, normType: W('blk.0.post_attention_norm.weight').type })
+      : undefined;
+    /** Gemma's post-norm + residual add of `post` with norm weight `name` (none for other models). */
+    const postNorm = (label: string, name: string): Planned[] =>
+      postNormCode && this.post
+        ? [fixed('attention', label, postNormCode, 1, { step, y: this.post, w: vec(name), x: this.x })]
+        : [];
     const layerPlan = (
       l: number,
       TT: number,
-    ): Record<'qkv' | 'qkNorm' | 'attn' | 'wo' | 'ffn' | 'down', Planned[]> => {
+    ): Record<'qkv' | 'qkNorm' | 'attn' | 'wo' | 'postAttn' | 'ffn' | 'down' | 'postFfn', Planned[]> => {
       const b = `blk.${l}`;
+      const flashCode = flashCodeOf(l);
+      const prefillAttnCode = TT === 1 ? undefined : prefillAttnCodeOf(l);
       const mode = TT === 1 ? 'decode' : 'prefill';
       const sp = specs.layers[l];
       return {
@@ -1073,7 +1222,7 @@ export class LlamaModel {
           ...parts('attn_q', W(`${b}.attn_q.weight`)),
           ...parts('attn_k', W(`${b}.attn_k.weight`)),
           ...parts('attn_v', W(`${b}.attn_v.weight`)),
-          rope: this.rope,
+          rope: ropeOf(l),
           qkv_bias: this.qkvBiasBuffers[l],
           q_out: this.q,
           k_cache: c.qkNorm ? undefined : this.kCache[l],
@@ -1089,7 +1238,7 @@ export class LlamaModel {
                 k_new: this.kNew,
                 qn: vec(`${b}.attn_q_norm.weight`),
                 kn: vec(`${b}.attn_k_norm.weight`),
-                rope: this.rope,
+                rope: ropeOf(l),
               }),
             ]
           : [],
@@ -1136,7 +1285,7 @@ export class LlamaModel {
                   },
                 ]
               : [
-                  fixed('attention', `${b}.attn`, attnCode, c.nHead, {
+                  fixed('attention', `${b}.attn`, attnCodeOf(l), c.nHead, {
                     step,
                     q: this.q,
                     kc: this.kCache[l],
@@ -1148,8 +1297,10 @@ export class LlamaModel {
           step,
           x: this.xb,
           ...parts('attn_output', W(`${b}.attn_output.weight`)),
-          residual: this.x,
+          residual: gm ? undefined : this.x,
+          post: this.post,
         }),
+        postAttn: postNorm(`${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
         ffn: matmuls('ffn', `${b}.ffn.${mode}`, sp.ffn, TT, {
           step,
           x: this.x,
@@ -1162,8 +1313,10 @@ export class LlamaModel {
           step,
           x: this.hb,
           ...parts('ffn_down', W(`${b}.ffn_down.weight`)),
-          residual: this.x,
+          residual: gm ? undefined : this.x,
+          post: this.post,
         }),
+        postFfn: postNorm(`${b}.post_ffw_norm`, `${b}.post_ffw_norm.weight`),
       };
     };
     const layers = Array.from({ length: c.nLayers }, (_, l) => l);
@@ -1182,6 +1335,7 @@ export class LlamaModel {
       embedWGSL({
         nEmbd: c.nEmbd,
         parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })),
+        ...(gm ? { scale: gm.embdScale } : {}),
       }),
       Math.ceil(c.nEmbd / WG),
       { step, ids: this.ids, x: this.x, ...Object.fromEntries(emb.parts.map((p, i) => [`e${i}`, p.buffer])) },
@@ -1220,9 +1374,12 @@ export class LlamaModel {
       const group = bindGroupByName(dev, pipeline, k.src, k.buffers);
       return { family: k.family, pipeline, group, wgX: k.wgX, y: k.y, tile: k.tile };
     };
-    // Per layer, in forward order: qkv (+ qwen3's Q/K norm), attention, wo, ffn, down.
+    // Per layer, in forward order: qkv (+ qwen3's / gemma3's Q/K norm), attention, wo (+ Gemma's
+    // post-norm), ffn, down (+ post-norm).
     const order = (k: ReturnType<typeof layerPlan>) =>
-      [...k.qkv, ...k.qkNorm, ...k.attn, ...k.wo, ...k.ffn, ...k.down].map(dispatch);
+      [...k.qkv, ...k.qkNorm, ...k.attn, ...k.wo, ...k.postAttn, ...k.ffn, ...k.down, ...k.postFfn].map(
+        dispatch,
+      );
     this.decodeLayers = decodeLayers.map(order);
     this.prefillLayers = prefillLayers.map(order);
     this.embed = dispatch(embed);

@@ -20,11 +20,30 @@
  * RoPE (ggml_rope_ext without YaRN): θ_i = pos · freqScale · base^(−2i/ropeDim) for i < ropeDim/2;
  * 'norm' rotates pairs (2i, 2i+1), 'neox' pairs (i, i + ropeDim/2); dims ≥ ropeDim are left alone.
  * Linear scaling: freqScale = 1 / rope.scaling.factor.
+ *
+ * Gemma 2/3 (llama.cpp src/models/gemma2.cpp, gemma3.cpp), where cfg.gemma is set:
+ *   x  = token_embd[token] · √nEmbd
+ *   per layer l:
+ *     xb = RMSNorm(x) · attn_norm;  q, k, v as above; gemma3: per-head RMSNorm of q, k (attn_{q,k}_norm)
+ *     NEOX RoPE with the layer's base and scale (SWA layers: rope.freq_base_swa / its default)
+ *     s[t] = q_h · k_t · attnScale; gemma2: s = cap · tanh(s / cap); SWA layers: only pos − t < window
+ *     x += RMSNorm(Wo · o) · post_attention_norm
+ *     xb = RMSNorm(x) · ffn_norm;  x += RMSNorm(Wdown · (GELU_tanh(Wgate·xb) ⊙ (Wup·xb))) · post_ffw_norm
+ *   logits = Wout · (RMSNorm(x) · output_norm); final soft-cap: cap · tanh(logits / cap)
+ * The norm weights are used as stored: the converter (conversion/gemma.py) already wrote Gemma's 1 + w.
+ *
+ * phi3 (llama.cpp src/models/phi3.cpp), where cfg.phi3 is set: the llama pass with
+ *   q, k, v = rows [0, qDim), [qDim, qDim + kvDim), [qDim + kvDim, qDim + 2·kvDim) of W_qkv · xb
+ *   (attn_qkv, llm_graph_context::build_qkv's views; or separate attn_q/k/v);
+ *   gate, up = rows [0, nFF), [nFF, 2·nFF) of ffn_up · xb; hb = SiLU(gate) ⊙ up (ggml_swiglu, unswapped);
+ *   NEOX RoPE over ropeDim dims with θ_i / factor_i (rope_factors_short or _long, chosen by the context
+ *   length: {@link ReferenceOptions.contextLength}) and cos, sin × rope.scaling.attn_factor;
+ *   attention.sliding_window ignored, as llama.cpp ignores it for Phi.
  */
 import { EngineError } from '../../engine/errors.ts';
 import { CODEC_TYPES, dequantizeRow, f32ToF16 } from '../gguf/quantize.ts';
 import type { GgufFile } from '../gguf/types.ts';
-import { type LlamaConfig, llamaConfigFromGguf } from './config.ts';
+import { type LlamaConfig, llamaConfigFromGguf, phi3RopeFactorsTensor } from './config.ts';
 
 /** IEEE binary16 bits → number (exact). */
 export function halfToNumber(h: number): number {
@@ -40,8 +59,8 @@ export function halfToNumber(h: number): number {
 export const REFERENCE_TYPES: readonly string[] = CODEC_TYPES;
 
 /**
- * Decodes one tensor's raw bytes to float64: F32, F16, BF16 exactly, quantized types (Q8_0, Q4_0, Q5_0,
- * Q4_K, Q6_K) through {@link dequantizeRow}, i.e. to the float32 values ggml's `dequantize_row_*` gives.
+ * Decodes one tensor's raw bytes to float64: F32, F16, BF16 exactly, quantized types (every other type
+ * of {@link REFERENCE_TYPES}) through {@link dequantizeRow}, i.e. to the float32 values ggml's `dequantize_row_*` gives.
  */
 export function decodeTensor(typeName: string, bytes: Uint8Array, nElements: number): Float64Array {
   if (!REFERENCE_TYPES.includes(typeName)) {
@@ -67,7 +86,9 @@ interface LayerWeights {
   bk?: Float64Array; // [kvDim] (qwen2)
   bv?: Float64Array; // [kvDim] (qwen2)
   qNorm?: Float64Array; // [hd] (qwen3)
-  kNorm?: Float64Array; // [hd] (qwen3)
+  kNorm?: Float64Array; // [hd] (qwen3, gemma3)
+  postAttnNorm?: Float64Array; // [nEmbd] (gemma)
+  postFfnNorm?: Float64Array; // [nEmbd] (gemma)
 }
 
 interface Weights {
@@ -124,6 +145,16 @@ function softmax(v: Float64Array, n: number): void {
   for (let i = 0; i < n; i++) v[i] /= sum;
 }
 
+/** Options for {@link ReferenceLlama.fromGguf}. */
+export interface ReferenceOptions {
+  /**
+   * The context (KV cache) length llama.cpp would run with, in tokens (default: the model's
+   * context_length, llama.cpp's n_ctx default); phi3 picks its LongRoPE factors by it
+   * ({@link phi3RopeFactorsTensor}).
+   */
+  contextLength?: number;
+}
+
 /** The float64 reference model (weights, config and its own KV cache). */
 export class ReferenceLlama {
   readonly cfg: LlamaConfig;
@@ -143,6 +174,12 @@ export class ReferenceLlama {
    * not the output) to int8 per 32 ({@link roundQ8}), as the integer-dot prefill tile does; 0 = never.
    */
   int8Before = 0;
+  /**
+   * Gemma's GELU as llama.cpp's CPU backend computes it (ggml-cpu/vec.h ggml_vec_geglu_f32 with
+   * GGML_GELU_FP16): x rounded to binary16, looked up in a table of tanh-GELU values rounded to binary16
+   * (x ≤ −10 → 0, x ≥ 10 → x). False (default): the exact tanh GELU.
+   */
+  geluF16Table = false;
 
   private constructor(cfg: LlamaConfig, w: Weights) {
     this.cfg = cfg;
@@ -159,6 +196,7 @@ export class ReferenceLlama {
   static async fromGguf(
     file: GgufFile,
     cfg: LlamaConfig = llamaConfigFromGguf(file, { supportedTypes: REFERENCE_TYPES }),
+    opts: ReferenceOptions = {},
   ): Promise<ReferenceLlama> {
     const raw = new Map<string, Uint8Array>();
     for (const t of file.tensors.values()) raw.set(t.name, new Uint8Array(t.nBytes));
@@ -173,17 +211,25 @@ export class ReferenceLlama {
     };
     const tokenEmbd = get('token_embd.weight');
     const layers: LayerWeights[] = [];
+    const qDim = cfg.nHead * cfg.headDim;
+    const kvDim = cfg.nHeadKv * cfg.headDim;
     for (let l = 0; l < cfg.nLayers; l++) {
       const b = `blk.${l}`;
+      // phi3: attn_qkv [nEmbd, qDim + 2·kvDim] holds the rows of Q, then K, then V (build_qkv's views).
+      const qkv = cfg.phi3?.fusedQkv ? get(`${b}.attn_qkv.weight`) : undefined;
+      const rows = (a: Float64Array, from: number, n: number) =>
+        a.subarray(from * cfg.nEmbd, (from + n) * cfg.nEmbd);
+      // phi3: ffn_up [nEmbd, 2·nFF] = [gate | up]: ggml_swiglu (unswapped) applies SiLU to the first half.
+      const gateUp = cfg.phi3 ? get(`${b}.ffn_up.weight`) : undefined;
       layers.push({
         attnNorm: get(`${b}.attn_norm.weight`),
-        wq: get(`${b}.attn_q.weight`),
-        wk: get(`${b}.attn_k.weight`),
-        wv: get(`${b}.attn_v.weight`),
+        wq: qkv ? rows(qkv, 0, qDim) : get(`${b}.attn_q.weight`),
+        wk: qkv ? rows(qkv, qDim, kvDim) : get(`${b}.attn_k.weight`),
+        wv: qkv ? rows(qkv, qDim + kvDim, kvDim) : get(`${b}.attn_v.weight`),
         wo: get(`${b}.attn_output.weight`),
         ffnNorm: get(`${b}.ffn_norm.weight`),
-        wGate: get(`${b}.ffn_gate.weight`),
-        wUp: get(`${b}.ffn_up.weight`),
+        wGate: gateUp ? rows(gateUp, 0, cfg.nFF) : get(`${b}.ffn_gate.weight`),
+        wUp: gateUp ? rows(gateUp, cfg.nFF, cfg.nFF) : get(`${b}.ffn_up.weight`),
         wDown: get(`${b}.ffn_down.weight`),
         ...(cfg.qkvBias
           ? { bq: get(`${b}.attn_q.bias`), bk: get(`${b}.attn_k.bias`), bv: get(`${b}.attn_v.bias`) }
@@ -191,11 +237,25 @@ export class ReferenceLlama {
         ...(cfg.qkNorm
           ? { qNorm: get(`${b}.attn_q_norm.weight`), kNorm: get(`${b}.attn_k_norm.weight`) }
           : {}),
+        ...(cfg.gemma
+          ? {
+              postAttnNorm: get(`${b}.post_attention_norm.weight`),
+              postFfnNorm: get(`${b}.post_ffw_norm.weight`),
+            }
+          : {}),
       });
     }
     const outputNorm = get('output_norm.weight');
     const output = file.tensors.has('output.weight') ? get('output.weight') : tokenEmbd;
-    const ropeFreqs = cfg.ropeFreqFactors ? get('rope_freqs.weight') : undefined;
+    // phi3: the LongRoPE factors llama.cpp picks for this context (llama_model::get_rope_factors).
+    const phi3Factors = cfg.phi3
+      ? phi3RopeFactorsTensor(cfg.phi3, opts.contextLength ?? cfg.contextLength)
+      : undefined;
+    const ropeFreqs = cfg.ropeFreqFactors
+      ? get('rope_freqs.weight')
+      : phi3Factors
+        ? get(phi3Factors)
+        : undefined;
     return new ReferenceLlama(cfg, { tokenEmbd, layers, outputNorm, output, ropeFreqs });
   }
 
@@ -235,7 +295,9 @@ export class ReferenceLlama {
     const kvMul = nHead / nHeadKv; // query heads per KV head
     const freqScale = c.ropeScaling ? 1 / c.ropeScaling.factor : 1;
 
+    const g = c.gemma;
     const x = w.tokenEmbd.slice(tokenId * nEmbd, (tokenId + 1) * nEmbd); // [nEmbd]
+    if (g) for (let i = 0; i < nEmbd; i++) x[i] *= g.embdScale; // gemma: × √nEmbd
     const xb = new Float64Array(nEmbd); // normed input [nEmbd]
     const q = new Float64Array(qDim); // [nHead, hd]
     const o = new Float64Array(qDim); // attention output [nHead, hd]
@@ -265,10 +327,14 @@ export class ReferenceLlama {
         for (let h = 0; h < nHead; h++) headNorm(q, h * hd, hd, L.qNorm, eps);
         for (let h = 0; h < nHeadKv; h++) headNorm(k, h * hd, hd, L.kNorm, eps);
       }
-      for (let h = 0; h < nHead; h++)
-        rope(q, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType, w.ropeFreqs);
+      // gemma: SWA layers have their own RoPE base and scale (llama_model::get_rope_freq_base/scale)
+      const swa = g?.swa?.layers[l] ? g.swa : undefined;
+      const base = swa ? swa.ropeFreqBase : c.ropeFreqBase;
+      const fs = swa ? swa.ropeFreqScale : freqScale;
+      const ms = c.phi3?.ropeAttnFactor ?? 1; // phi3: rope.scaling.attn_factor scales cos and sin
+      for (let h = 0; h < nHead; h++) rope(q, h * hd, pos, c.ropeDim, base, fs, c.ropeType, w.ropeFreqs, ms);
       for (let h = 0; h < nHeadKv; h++)
-        rope(k, h * hd, pos, c.ropeDim, c.ropeFreqBase, freqScale, c.ropeType, w.ropeFreqs);
+        rope(k, h * hd, pos, c.ropeDim, base, fs, c.ropeType, w.ropeFreqs, ms);
       this.kCache[l].length = pos; // drop positions ≥ pos, then store this one
       this.vCache[l].length = pos;
       const store = (a: Float64Array) =>
@@ -276,37 +342,52 @@ export class ReferenceLlama {
       this.kCache[l].push(store(k));
       this.vCache[l].push(store(v));
 
-      const scale = 1 / Math.sqrt(hd);
+      const scale = g ? g.attnScale : 1 / Math.sqrt(hd);
+      const cap = g ? g.attnSoftcap : 0;
+      // SWA layer: keys at t > pos − window only (llama_hparams::is_masked_swa: pos − t ≥ n_swa masked)
+      const t0 = swa ? Math.max(0, pos - swa.window + 1) : 0;
       for (let h = 0; h < nHead; h++) {
         const kvOff = Math.floor(h / kvMul) * hd; // GQA: KV head h / (nHead / nHeadKv)
-        for (let t = 0; t <= pos; t++) {
+        for (let t = t0; t <= pos; t++) {
           const kt = this.kCache[l][t];
           let s = 0;
           for (let i = 0; i < hd; i++) s += q[h * hd + i] * kt[kvOff + i];
-          att[t] = s * scale; // causal: only t ≤ pos exist
+          s *= scale;
+          att[t - t0] = cap > 0 ? cap * Math.tanh(s / cap) : s; // causal: only t ≤ pos exist
         }
-        softmax(att, pos + 1);
+        softmax(att, pos + 1 - t0);
         for (let i = 0; i < hd; i++) {
           let s = 0;
-          for (let t = 0; t <= pos; t++) s += att[t] * this.vCache[l][t][kvOff + i];
+          for (let t = t0; t <= pos; t++) s += att[t - t0] * this.vCache[l][t][kvOff + i];
           o[h * hd + i] = s;
         }
       }
       matmul(y, q8(o), L.wo, qDim, nEmbd); // y = Wo · o
+      if (L.postAttnNorm) rmsnorm(y, y.slice(), L.postAttnNorm, eps); // gemma: post-attention norm
       for (let i = 0; i < nEmbd; i++) x[i] += y[i]; // residual
 
       rmsnorm(xb, x, L.ffnNorm, eps); // xb = RMSNorm(x) · ffn_norm
       const xf = q8(xb);
       matmul(hb, xf, L.wGate, nEmbd, nFF); // gate
       matmul(hb2, xf, L.wUp, nEmbd, nFF); // up
-      for (let i = 0; i < nFF; i++) hb[i] = (hb[i] / (1 + Math.exp(-hb[i]))) * hb2[i]; // SiLU(gate) ⊙ up
+      if (g) {
+        const gelu = this.geluF16Table ? geluF16 : geluTanh;
+        for (let i = 0; i < nFF; i++) hb[i] = gelu(hb[i]) * hb2[i]; // gemma: GELU(gate) ⊙ up
+      } else {
+        for (let i = 0; i < nFF; i++) hb[i] = (hb[i] / (1 + Math.exp(-hb[i]))) * hb2[i]; // SiLU(gate) ⊙ up
+      }
       matmul(y, q8(hb), L.wDown, nFF, nEmbd); // down
+      if (L.postFfnNorm) rmsnorm(y, y.slice(), L.postFfnNorm, eps); // gemma: post-FFN norm
       for (let i = 0; i < nEmbd; i++) x[i] += y[i]; // residual
     }
 
     rmsnorm(xb, x, w.outputNorm, eps); // final norm
     const logits = new Float64Array(c.nVocab);
     matmul(logits, xb, w.output, nEmbd, c.nVocab); // logits = Wout · xb
+    if (g && g.finalSoftcap > 0) {
+      const fc = g.finalSoftcap; // final logit soft-capping
+      for (let i = 0; i < logits.length; i++) logits[i] = fc * Math.tanh(logits[i] / fc);
+    }
     return logits;
   }
 
@@ -338,13 +419,14 @@ function rope(
   freqScale: number,
   type: 'norm' | 'neox',
   freqFactors?: Float64Array,
+  mscale = 1,
 ): void {
   const half = ropeDim / 2;
   for (let i = 0; i < half; i++) {
     // ggml_rope_ext: θ_i / freq_factors[i] where the model has rope_freqs.weight
     const theta = (pos * freqScale * base ** ((-2 * i) / ropeDim)) / (freqFactors ? freqFactors[i] : 1);
-    const cos = Math.cos(theta);
-    const sin = Math.sin(theta);
+    const cos = Math.cos(theta) * mscale; // ggml rope_yarn: cos θ · mscale (attn_factor; 1 unless phi3)
+    const sin = Math.sin(theta) * mscale;
     const a = off + (type === 'neox' ? i : 2 * i);
     const b = off + (type === 'neox' ? i + half : 2 * i + 1);
     const x0 = v[a];
@@ -352,6 +434,18 @@ function rope(
     v[a] = x0 * cos - x1 * sin;
     v[b] = x0 * sin + x1 * cos;
   }
+}
+
+/** Tanh-approximated GELU (ggml_gelu_f32): 0.5·x·(1 + tanh(√(2/π)·x·(1 + 0.044715·x²))). */
+export function geluTanh(x: number): number {
+  return 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * x * (1 + 0.044715 * x * x)));
+}
+
+/** The tanh GELU as ggml's CPU table gives it (ggml-cpu/vec.h, GGML_GELU_FP16); see geluF16Table. */
+export function geluF16(x: number): number {
+  if (x <= -10) return 0;
+  if (x >= 10) return x;
+  return halfToNumber(f32ToF16(geluTanh(halfToNumber(f32ToF16(x)))));
 }
 
 /** ln softmax of logits (float64). */

@@ -5,13 +5,14 @@
  * Usage: `npm run golden:ppl` (node-llama-cpp's prebuilt CPU llama.cpp; runs in about a minute).
  *
  * Models (made in a temporary folder; only their sha256 is stored, tests make them again):
- * - `stories260K`: the shared F32 file, and `npm run quantize` of it to Q8_0, Q4_0, F16, BF16, Q6_K and
- *   Q4_K_M. Its rows are 64 and 172 wide, so Q6_K and Q4_K_M hold no K-quant block at all (the engine
+ * - `stories260K`: the shared F32 file, and `npm run quantize` of it to Q8_0, Q4_0, F16, BF16, Q6_K,
+ *   Q4_K_M, Q4_1, Q5_1 and IQ4_NL. Its rows are 64 and 172 wide, so Q6_K and Q4_K_M hold no K-quant block at all (the engine
  *   fallback makes those tensors Q8_0 and F16; see quantize-model.ts); they are kept as files a user
  *   would make.
  * - `stories260K-wide`: stories260K widened to 256-wide rows (src/webgpu/gguf/widen.ts, the same
  *   function in exact arithmetic), F32 and quantized to Q8_0, Q4_0, Q4_K (every matrix), Q4_K_M, Q6_K,
- *   F16, BF16: here every quantized matrix is in its nominal type.
+ *   F16, BF16, IQ4_XS, Q2_K, Q3_K_S, Q3_K_M, Q5_K_S, Q5_K_M: here every quantized matrix is in its nominal type
+ *   (or its llama.cpp mix).
  *
  * Scoring, as `src/bench/perplexity.ts` does it (and as the engine's `scoreTokens` would): the text
  * tokenized by llama.cpp with BOS, windows from `perplexityWindows(ids, ctx, bos)`, each window
@@ -49,8 +50,32 @@ const outPath = resolve(root, 'tests/golden/ppl.json');
 /** Context (window) sizes: every model at CTX; the F32 stories260K also at CTX_SMALL. */
 const CTX = 2048;
 const CTX_SMALL = 128;
-const STORIES_TYPES: QuantizeFtype[] = ['Q8_0', 'Q4_0', 'Q4_K_M', 'Q6_K', 'F16', 'BF16'];
-const WIDE_TYPES: QuantizeFtype[] = ['Q8_0', 'Q4_0', 'Q4_K', 'Q4_K_M', 'Q6_K', 'F16', 'BF16'];
+const STORIES_TYPES: QuantizeFtype[] = [
+  'Q8_0',
+  'Q4_0',
+  'Q4_K_M',
+  'Q6_K',
+  'F16',
+  'BF16',
+  'Q4_1',
+  'Q5_1',
+  'IQ4_NL',
+];
+const WIDE_TYPES: QuantizeFtype[] = [
+  'IQ4_XS',
+  'Q8_0',
+  'Q4_0',
+  'Q4_K',
+  'Q4_K_M',
+  'Q6_K',
+  'F16',
+  'BF16',
+  'Q2_K',
+  'Q3_K_S',
+  'Q3_K_M',
+  'Q5_K_S',
+  'Q5_K_M',
+];
 
 function sha256(b: Uint8Array): string {
   return createHash('sha256').update(b).digest('hex');

@@ -8,11 +8,13 @@
  * This script clones the bundle for its headers (or uses `LLAMA_CPP_SRC`), compiles
  * `scripts/llama-ref/ggml-ref.c` against the prebuilt libraries and runs:
  * 1. `ggml_quantize_chunk` (no importance matrix, so `quantize_row_*_ref`) and the type's `to_float`
- *    on the seeded inputs of `src/webgpu/gguf/quant-cases.ts`, for Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, F16,
- *    BF16: the sha256 of the quantized bytes and of the dequantized floats;
+ *    on the seeded inputs of `src/webgpu/gguf/quant-cases.ts`, for the types of its
+ *    `GOLDEN_QUANT_TYPES` (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, F16, BF16, …): the sha256 of the quantized bytes and of the dequantized floats;
  * 2. `llama_model_quantize` (what `llama-quantize` runs) on stories260K and on stories260K widened to
  *    nEmbd 256 / 32 heads / nFF 256 (`src/webgpu/gguf/widen.ts`, so Q4_K and Q6_K blocks hold trained
- *    weights), for each file type: the sha256 of the whole output file and each tensor's type.
+ *    weights), and on a random Phi-3 (`GOLDEN_QUANT_PHI3` of `src/webgpu/gguf/random-phi3.ts`: fused
+ *    attn_qkv, which llama.cpp types like attn_v), for each file type: the sha256 of the whole output
+ *    file and each tensor's type.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,6 +27,7 @@ import { stories260kPath } from '../src/testing/models.ts';
 import { ggmlTypeByName } from '../src/webgpu/gguf/ggml-types.ts';
 import { quantGoldenCases } from '../src/webgpu/gguf/quant-cases.ts';
 import { FTYPES, type QuantizeFtype } from '../src/webgpu/gguf/quantize-model.ts';
+import { GOLDEN_QUANT_PHI3, makeRandomPhi3Gguf } from '../src/webgpu/gguf/random-phi3.ts';
 import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
 
@@ -43,6 +46,16 @@ const MODEL_RUNS: { ftype: QuantizeFtype; pure: boolean }[] = [
   { ftype: 'Q6_K', pure: false },
   { ftype: 'F16', pure: false },
   { ftype: 'BF16', pure: false },
+  { ftype: 'Q2_K', pure: false },
+  { ftype: 'Q3_K_S', pure: false },
+  { ftype: 'Q3_K_M', pure: false },
+  { ftype: 'Q3_K_L', pure: false },
+  { ftype: 'Q5_K_S', pure: false },
+  { ftype: 'Q5_K_M', pure: false },
+  { ftype: 'Q4_1', pure: false },
+  { ftype: 'Q5_1', pure: false },
+  { ftype: 'IQ4_NL', pure: false },
+  { ftype: 'IQ4_XS', pure: false },
 ];
 
 function sha256(b: Uint8Array): string {
@@ -103,10 +116,13 @@ async function main(): Promise<void> {
     // 2. Models.
     const wide = join(work, 'wide.gguf');
     writeFileSync(wide, await widenLlamaGguf(await openGguf({ path: modelPath }), WIDE_STORIES));
+    const phi3 = join(work, 'phi3.gguf');
+    writeFileSync(phi3, makeRandomPhi3Gguf(GOLDEN_QUANT_PHI3));
     const models = [];
     for (const [name, path] of [
       ['stories260K', modelPath],
       ['stories260K-wide', wide],
+      ['random-phi3', phi3],
     ] as const) {
       const runs = [];
       for (const r of MODEL_RUNS) {
@@ -124,7 +140,7 @@ async function main(): Promise<void> {
 
     const out = {
       about:
-        'What llama.cpp itself (prebuilt libraries of node-llama-cpp, no importance matrix) makes of seeded blocks and of stories260K. Regenerate with `npm run golden:quant`; see tests/golden/README.md.',
+        'What llama.cpp itself (prebuilt libraries of node-llama-cpp, no importance matrix) makes of seeded blocks, of stories260K and of a random Phi-3. Regenerate with `npm run golden:quant`; see tests/golden/README.md.',
       generator: {
         script: 'scripts/golden-quant.ts',
         nodeLlamaCpp: await getModuleVersion(),

@@ -2,7 +2,8 @@
  * `npm run quantize -- IN OUT TYPE [--pure] [--fallback engine|llama.cpp]`
  *
  * The field's `llama-quantize`: reads a GGUF model with F32/F16/BF16 weights and writes it with its
- * weight matrices in TYPE (Q8_0, Q4_0, Q4_K, Q4_K_M, Q6_K, F16, BF16, F32), choosing per-tensor types as
+ * weight matrices in TYPE (Q8_0, Q4_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q4_K_M, Q6_K, Q2_K, Q3_K_S, Q3_K_M,
+ * Q3_K_L, Q5_K_S, Q5_K_M, F16, BF16, F32), choosing per-tensor types as
  * llama.cpp does (see `src/webgpu/gguf/quantize-model.ts`). Prints one line per tensor and a summary.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,8 +17,9 @@ import { runCli } from './run.ts';
 const USAGE = `usage: npm run quantize -- IN.gguf OUT.gguf TYPE [--pure] [--fallback engine|llama.cpp]
   TYPE: ${Object.keys(FTYPES).join(', ')}
   --pure        every quantized tensor in TYPE's base type (no Q6_K output/attn_v/ffn_down mix)
-  --fallback    type for rows the block size does not divide: engine (default: Q4_K/Q6_K -> Q8_0)
-                or llama.cpp (Q4_K -> Q5_0, Q6_K -> Q8_0); F16 when 32 does not divide either`;
+  --fallback    type for rows the block size does not divide: engine (default: Q4_K/Q5_K/Q6_K -> Q8_0,
+                Q2_K/Q3_K -> Q4_0) or llama.cpp (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0,
+                Q2_K/Q3_K -> Q4_0); IQ4_XS -> IQ4_NL either way; F16 when 32 does not divide either`;
 
 function mib(n: number): string {
   return `${(n / 1048576).toFixed(2)} MiB`;

@@ -15,7 +15,22 @@ export interface QuantCase {
 }
 
 /** Types compared with ggml. */
-export const GOLDEN_QUANT_TYPES = ['Q8_0', 'Q4_0', 'Q5_0', 'Q4_K', 'Q6_K', 'F16', 'BF16'] as const;
+export const GOLDEN_QUANT_TYPES = [
+  'Q8_0',
+  'Q4_0',
+  'Q5_0',
+  'Q4_K',
+  'Q6_K',
+  'F16',
+  'BF16',
+  'Q4_1',
+  'Q5_1',
+  'IQ4_NL',
+  'IQ4_XS',
+  'Q5_K',
+  'Q3_K',
+  'Q2_K',
+] as const;
 
 /** Roughly normal (Irwin–Hall, 4 uniforms), mean 0, std 1. */
 function gauss(r: Rng): number {

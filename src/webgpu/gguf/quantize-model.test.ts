@@ -14,6 +14,7 @@ import { STORIES_PATH } from '../../testing/stories260k.ts';
 import { useTempDirs } from '../../testing/temp-dir.ts';
 import { planQuantization, type QuantizeFtype, quantizeGguf } from './quantize-model.ts';
 import { makeRandomLlamaGguf } from './random-model.ts';
+import { GOLDEN_QUANT_PHI3, makeRandomPhi3Gguf } from './random-phi3.ts';
 import { openGguf } from './reader.ts';
 import { sha256 } from './test-util.ts';
 import { WIDE_STORIES, widenLlamaGguf } from './widen.ts';
@@ -121,6 +122,87 @@ describe('planQuantization (llama.cpp llama_tensor_get_type)', () => {
     );
   });
 
+  it('Q2_K, Q3_K_S/M/L, Q5_K_S/M: attn_v, attn_output and ffn_down as llama_tensor_get_type_impl', () => {
+    const all = (ft: QuantizeFtype, o = {}) =>
+      typesOf(planQuantization(llamaTensors(32, 4096, 11008), ft, o));
+    const more = new Set([0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31]); // use_more_bits(i, 32)
+    const want: Record<
+      string,
+      (i: number) => [attnV: string, attnOut: string, ffnDown: string, other: string]
+    > = {
+      Q2_K: () => ['Q3_K', 'Q3_K', 'Q3_K', 'Q2_K'],
+      Q3_K_S: () => ['Q3_K', 'Q3_K', 'Q3_K', 'Q3_K'],
+      Q3_K_M: (i) => [i < 2 ? 'Q5_K' : 'Q4_K', 'Q4_K', i < 2 ? 'Q5_K' : 'Q4_K', 'Q3_K'], // n/16 = 2
+      Q3_K_L: () => ['Q5_K', 'Q5_K', 'Q5_K', 'Q3_K'],
+      Q5_K_S: () => ['Q5_K', 'Q5_K', 'Q5_K', 'Q5_K'],
+      Q5_K_M: (i) => [more.has(i) ? 'Q6_K' : 'Q5_K', 'Q5_K', more.has(i) ? 'Q6_K' : 'Q5_K', 'Q5_K'],
+    };
+    for (const [ft, f] of Object.entries(want)) {
+      const t = all(ft as QuantizeFtype);
+      expect(t['output.weight'], ft).toBe('Q6_K');
+      expect(t['token_embd.weight'], ft).toBe(f(0)[3]);
+      for (let i = 0; i < 32; i++) {
+        const [v, o, d, other] = f(i);
+        expect(t[`blk.${i}.attn_v.weight`], `${ft} layer ${i}`).toBe(v);
+        expect(t[`blk.${i}.attn_output.weight`], `${ft} layer ${i}`).toBe(o);
+        expect(t[`blk.${i}.ffn_down.weight`], `${ft} layer ${i}`).toBe(d);
+        for (const n of ['attn_q', 'attn_k', 'ffn_gate', 'ffn_up'])
+          expect(t[`blk.${i}.${n}.weight`], `${ft} ${n} ${i}`).toBe(other);
+      }
+    }
+    // Q2_K's attn_v is Q4_K with n_gqa ≥ 4; 70B models raise a Q3_K/Q4_K attn_v to Q5_K.
+    expect(all('Q2_K', { nGqa: 4 })['blk.5.attn_v.weight']).toBe('Q4_K');
+    expect(all('Q2_K', { nGqa: 3 })['blk.5.attn_v.weight']).toBe('Q3_K');
+    expect(all('Q2_K', { model70B: true })['blk.5.attn_v.weight']).toBe('Q5_K');
+    expect(all('Q3_K_M', { model70B: true })['blk.5.attn_v.weight']).toBe('Q5_K');
+    expect(all('Q4_K_M', { model70B: true })['blk.4.attn_v.weight']).toBe('Q5_K');
+    expect(all('Q4_K_M', { model70B: true })['blk.3.attn_v.weight']).toBe('Q6_K');
+    // Fallbacks for 96-wide rows: Q2_K/Q3_K → Q4_0; Q5_K → Q5_1 (llama.cpp) or Q8_0 (engine).
+    const t = llamaTensors(1, 96, 160);
+    expect(typesOf(planQuantization(t, 'Q2_K'))['blk.0.attn_q.weight']).toBe('Q4_0');
+    expect(typesOf(planQuantization(t, 'Q3_K_S', { fallback: 'llama.cpp' }))['blk.0.attn_q.weight']).toBe(
+      'Q4_0',
+    );
+    expect(typesOf(planQuantization(t, 'Q5_K_S'))['blk.0.attn_q.weight']).toBe('Q8_0');
+    expect(typesOf(planQuantization(t, 'Q5_K_S', { fallback: 'llama.cpp' }))['blk.0.attn_q.weight']).toBe(
+      'Q5_1',
+    );
+  });
+
+  it('Q4_1, Q5_1, IQ4_NL, IQ4_XS: output Q6_K; IQ4 attn_v Q5_K when n_gqa ≥ 4, ffn_down Q5_K below n/8', () => {
+    const all = (ft: QuantizeFtype, o = {}) =>
+      typesOf(planQuantization(llamaTensors(32, 4096, 11008), ft, o));
+    for (const ft of ['Q4_1', 'Q5_1', 'IQ4_NL', 'IQ4_XS'] as const) {
+      const iq4 = ft.startsWith('IQ4');
+      for (const nGqa of [1, 4]) {
+        const t = all(ft, { nGqa });
+        expect(t['output.weight'], ft).toBe('Q6_K');
+        expect(t['token_embd.weight'], ft).toBe(ft);
+        expect(t['output_norm.weight'], ft).toBe('F32');
+        for (let i = 0; i < 32; i++) {
+          expect(t[`blk.${i}.attn_v.weight`], `${ft} ${nGqa} ${i}`).toBe(iq4 && nGqa >= 4 ? 'Q5_K' : ft);
+          expect(t[`blk.${i}.ffn_down.weight`], `${ft} ${i}`).toBe(iq4 && i < 4 ? 'Q5_K' : ft);
+          for (const n of ['attn_q', 'attn_k', 'attn_output', 'ffn_gate', 'ffn_up'])
+            expect(t[`blk.${i}.${n}.weight`], `${ft} ${n} ${i}`).toBe(ft);
+        }
+      }
+    }
+    // Rows of 96 (not a multiple of 256) and 172 (not of 32): IQ4_XS → IQ4_NL either way, output Q8_0
+    // (nx % 256), 32-block types stay, and F16 below 32.
+    const t = llamaTensors(1, 96, 172);
+    for (const fallback of ['engine', 'llama.cpp'] as const) {
+      const xs = typesOf(planQuantization(t, 'IQ4_XS', { fallback }));
+      expect(xs['blk.0.attn_q.weight']).toBe('IQ4_NL');
+      expect(xs['token_embd.weight']).toBe('IQ4_NL');
+      expect(xs['output.weight']).toBe('Q8_0');
+      expect(xs['blk.0.ffn_down.weight']).toBe('F16');
+    }
+    const q41 = typesOf(planQuantization(t, 'Q4_1'));
+    expect(q41['blk.0.attn_q.weight']).toBe('Q4_1');
+    expect(q41['output.weight']).toBe('Q8_0'); // Q6_K, whose 256-block then falls back to Q8_0
+    expect(q41['blk.0.ffn_down.weight']).toBe('F16');
+  });
+
   it('rejects unknown types', () => {
     expect(() => planQuantization([], 'Q3_K' as QuantizeFtype)).toThrow(/unknown target type Q3_K/);
   });
@@ -131,15 +213,18 @@ describe('quantizeGguf: the same bytes as llama.cpp (llama_model_quantize)', () 
   beforeAll(async () => {
     wideHolder.bytes = await widenLlamaGguf(await openGguf({ path: STORIES_PATH }), WIDE_STORIES);
   });
+  // The random Phi-3 (fused attn_qkv, typed like attn_v by llama.cpp's `category_is_attn_v`).
+  const phi3Bytes = makeRandomPhi3Gguf(GOLDEN_QUANT_PHI3);
+  const bytesOf = (model: string) => (model === 'random-phi3' ? phi3Bytes : wideHolder.bytes!);
   const fileOf = async (model: string) =>
     model === 'stories260K'
       ? openGguf({ path: STORIES_PATH })
-      : openGguf({ blob: new Blob([wideHolder.bytes! as Uint8Array<ArrayBuffer>]) });
+      : openGguf({ blob: new Blob([bytesOf(model) as Uint8Array<ArrayBuffer>]) });
 
   const runs = goldenQuant.models.flatMap((m) => m.runs.map((r) => [m.model, r.ftype, m, r] as const));
   it.each(runs)('%s %s', async (model, _ftype, m, r) => {
     const file = await fileOf(model);
-    if (model !== 'stories260K') expect(sha256(wideHolder.bytes!)).toBe(m.sourceSha256);
+    if (model !== 'stories260K') expect(sha256(bytesOf(model))).toBe(m.sourceSha256);
     const { bytes, plan } = await quantizeGguf(file, r.ftype as QuantizeFtype, {
       pure: r.pure,
       fallback: 'llama.cpp',
@@ -155,6 +240,50 @@ describe('quantizeGguf: the same bytes as llama.cpp (llama_model_quantize)', () 
     const counts = new Map<string, number>();
     for (const t of Object.values(q4km.tensorTypes)) counts.set(t, (counts.get(t) ?? 0) + 1);
     expect(Object.fromEntries(counts)).toEqual({ F32: 11, Q4_K: 32, Q6_K: 5 });
+  });
+
+  it('the wide model really exercises Q2_K, Q3_K and Q5_K blocks (and Q3_K_M/Q2_K mixes)', () => {
+    const wide = goldenQuant.models.find((m) => m.model === 'stories260K-wide')!;
+    const countsOf = (ftype: string) => {
+      const counts = new Map<string, number>();
+      for (const t of Object.values(wide.runs.find((r) => r.ftype === ftype)!.tensorTypes))
+        counts.set(t, (counts.get(t) ?? 0) + 1);
+      return Object.fromEntries(counts);
+    };
+    // Q2_K: attn_v Q4_K (n_gqa = 8), attn_output and ffn_down Q3_K; Q3_K_M: 2 attn_v Q5_K, the rest Q4_K.
+    expect(countsOf('Q2_K')).toEqual({ F32: 11, Q2_K: 21, Q3_K: 10, Q4_K: 5, Q6_K: 1 });
+    expect(countsOf('Q3_K_M')).toEqual({ F32: 11, Q3_K: 21, Q4_K: 13, Q5_K: 2, Q6_K: 1 });
+    expect(countsOf('Q5_K_M')).toEqual({ F32: 11, Q5_K: 32, Q6_K: 5 });
+  });
+
+  it("the random Phi-3's fused attn_qkv is typed like attn_v (llama.cpp's category_is_attn_v)", () => {
+    const phi3 = goldenQuant.models.find((m) => m.model === 'random-phi3')!;
+    const qkv = (ftype: string) => {
+      const t = phi3.runs.find((r) => r.ftype === ftype)!.tensorTypes as Record<string, string>;
+      return [0, 1, 2, 3].map((i) => t[`blk.${i}.attn_qkv.weight`]);
+    };
+    // use_more_bits(i, 4) holds for layers 2 and 3: Q6_K there, not the Q5_K of llama.cpp's (unreachable)
+    // ATTENTION_QKV branch; Q3_K_M: Q5_K for the first two; n_gqa 4: Q2_K → Q4_K, IQ4_* → Q5_K.
+    expect(qkv('Q4_K_M')).toEqual(['Q4_K', 'Q4_K', 'Q6_K', 'Q6_K']);
+    expect(qkv('Q5_K_M')).toEqual(['Q5_K', 'Q5_K', 'Q6_K', 'Q6_K']);
+    expect(qkv('Q3_K_M')).toEqual(['Q5_K', 'Q5_K', 'Q4_K', 'Q4_K']);
+    expect(qkv('Q2_K')).toEqual(['Q4_K', 'Q4_K', 'Q4_K', 'Q4_K']);
+    expect(qkv('IQ4_XS')).toEqual(['Q5_K', 'Q5_K', 'Q5_K', 'Q5_K']);
+    expect(qkv('Q8_0')).toEqual(['Q8_0', 'Q8_0', 'Q8_0', 'Q8_0']);
+    const plan = planQuantization(
+      [
+        { name: 'blk.0.attn_qkv.weight', typeName: 'F32', shape: [256, 384] },
+        { name: 'blk.1.attn_qkv.weight', typeName: 'F32', shape: [256, 384] },
+        { name: 'output.weight', typeName: 'F32', shape: [256, 320] },
+      ],
+      'Q4_K_M',
+    );
+    // n_attention_wv counts attn_qkv: use_more_bits(i, 2) holds for layer 1 only.
+    expect(typesOf(plan)).toEqual({
+      'output.weight': 'Q6_K',
+      'blk.0.attn_qkv.weight': 'Q4_K',
+      'blk.1.attn_qkv.weight': 'Q6_K',
+    });
   });
 
   it('with the engine fallback, stories260K Q4_K_M has Q8_0 where llama.cpp has Q5_0', async () => {

@@ -35,10 +35,33 @@ export function packStep(nTokens: number, pos0: number, out = new Uint32Array(4)
  * Q5_0 (32 in 22: f16 d, u32 qh of fifth bits, 16 bytes of nibbles as Q4_0; w = d·(q − 16); llama.cpp's
  * fallback in K-quant files for rows not divisible by 256),
  * Q4_K (256 in 144: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles),
- * Q6_K (256 in 210: ql[128], qh[64], i8 scales[16], f16 d). Blocks are read from `array<u32>` at byte
- * offsets, so rows need no alignment.
+ * Q6_K (256 in 210: ql[128], qh[64], i8 scales[16], f16 d),
+ * Q4_1 (32 in 20: f16 d, f16 m, 16 bytes of nibbles as Q4_0; w = d·q + m),
+ * Q5_1 (32 in 24: f16 d, f16 m, u32 qh, 16 bytes of nibbles; w = d·q + m),
+ * IQ4_NL (32 in 18: f16 d, 16 bytes of nibbles as Q4_0; w = d·kvalues_iq4nl[q]),
+ * IQ4_XS (256 in 136: f16 d, u16 scales_h, u8 scales_l[4], 128 bytes of nibbles, 16 per sub-block of
+ * 32 with the 6-bit scale ls; w = d·(ls − 32)·kvalues_iq4nl[q]),
+ * Q5_K (256 in 176: f16 d, f16 dmin, scales[12] as Q4_K, qh[32] fifth bits, qs[128] as Q4_K),
+ * Q3_K (256 in 110: hmask[32] high bits, qs[64] 2-bit quants, 12 bytes of 6-bit scales, f16 d),
+ * Q2_K (256 in 84: scales[16] 4-bit scale and min, qs[64] 2-bit quants, f16 d, f16 dmin). Blocks are read
+ * from `array<u32>` at byte offsets, so rows need no alignment.
  */
-export type WeightType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q5_0' | 'Q4_K' | 'Q6_K';
+export type WeightType =
+  | 'F32'
+  | 'F16'
+  | 'BF16'
+  | 'Q8_0'
+  | 'Q4_0'
+  | 'Q5_0'
+  | 'Q4_K'
+  | 'Q6_K'
+  | 'Q4_1'
+  | 'Q5_1'
+  | 'IQ4_NL'
+  | 'IQ4_XS'
+  | 'Q5_K'
+  | 'Q3_K'
+  | 'Q2_K';
 
 /** All weight types the kernels support, by ggml type name. */
 export const WEIGHT_TYPES: readonly WeightType[] = [
@@ -50,6 +73,13 @@ export const WEIGHT_TYPES: readonly WeightType[] = [
   'Q5_0',
   'Q4_K',
   'Q6_K',
+  'Q4_1',
+  'Q5_1',
+  'IQ4_NL',
+  'IQ4_XS',
+  'Q5_K',
+  'Q3_K',
+  'Q2_K',
 ];
 
 /** Block size (weights) and bytes per block for each weight type (ggml-common.h). */
@@ -62,6 +92,13 @@ export const WEIGHT_BLOCK: Record<WeightType, { size: number; bytes: number }> =
   Q5_0: { size: 32, bytes: 22 },
   Q4_K: { size: 256, bytes: 144 },
   Q6_K: { size: 256, bytes: 210 },
+  Q4_1: { size: 32, bytes: 20 },
+  Q5_1: { size: 32, bytes: 24 },
+  IQ4_NL: { size: 32, bytes: 18 },
+  IQ4_XS: { size: 256, bytes: 136 },
+  Q5_K: { size: 256, bytes: 176 },
+  Q3_K: { size: 256, bytes: 110 },
+  Q2_K: { size: 256, bytes: 84 },
 };
 
 /** True for block-quantized types (read 32 weights at a time by `dq32_<name>`). */
@@ -94,6 +131,14 @@ fn rd32_${n}(o: u32) -> u32 {
   if (sh == 0u) { return w0; }
   return (w0 >> sh) | (${n}[(o >> 2u) + 1u] << (32u - sh));
 }`;
+}
+
+/**
+ * ggml-common.h's `kvalues_iq4nl` (the 16 levels of IQ4_NL / IQ4_XS) as a WGSL `const` f32 array
+ * called `name`.
+ */
+export function iq4KvaluesWgsl(name: string): string {
+  return `const ${name} = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);`;
 }
 
 /** Q4_K's 6-bit scale and min of sub-block j (ggml's get_scale_min_k4), scales at byte offset `o`. */
@@ -237,6 +282,176 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
     for (var b = 0u; b < 4u; b++) {
       let q = i32(((ql >> (b * 8u)) & 0xfu) | (((qh >> (b * 8u)) & 3u) << 4u)) - 32;
       (*out)[l + b] = sc * f32(q);
+    }
+  }
+}`;
+    case 'Q5_K':
+      // ggml-quants.c dequantize_row_q5_K: sub-block s (32) of a block: x = d·sc·(nibble + 16·qh bit) − dmin·m.
+      return `${byteReaders(n)}
+${q4kScaleMin(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 176u;
+  let r = i % 256u;
+  let s = r / 32u;
+  let l = r % 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let q = rd8_${n}(o + 48u + (s / 2u) * 32u + l);
+  let nib = select(q & 0xfu, q >> 4u, (s & 1u) == 1u) | (((rd8_${n}(o + 16u + l) >> s) & 1u) << 4u);
+  return f16_${n}(o) * sm.x * f32(nib) - f16_${n}(o + 2u) * sm.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 176u;
+  let s = (i % 256u) / 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let d = f16_${n}(o) * sm.x;
+  let m = f16_${n}(o + 2u) * sm.y;
+  let qb = o + 48u + (s / 2u) * 32u;
+  let sh = (s & 1u) * 4u;
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = ((rd32_${n}(qb + l) >> sh) & 0x0f0f0f0fu) | (((rd32_${n}(o + 16u + l) >> s) & 0x01010101u) << 4u);
+    (*out)[l] = d * f32(q & 0xffu) - m; (*out)[l + 1u] = d * f32((q >> 8u) & 0xffu) - m;
+    (*out)[l + 2u] = d * f32((q >> 16u) & 0xffu) - m; (*out)[l + 3u] = d * f32(q >> 24u) - m;
+  }
+}`;
+    case 'Q3_K':
+      // ggml-quants.c dequantize_row_q3_K: element 128h + 32j + l: 2 bits at qs[32h + l] >> 2j, high bit
+      // hmask[l] bit 4h + j (clear: −4); group g = 8h + 2j + l/16 has the 6-bit scale sc_g, x = d·(sc_g − 32)·q.
+      return `${byteReaders(n)}
+fn q3sc_${n}(o: u32, g: u32) -> f32 {
+  let lo = (rd8_${n}(o + 96u + (g & 7u)) >> ((g / 8u) * 4u)) & 0xfu;
+  let hi = (rd8_${n}(o + 104u + (g % 4u)) >> ((g / 4u) * 2u)) & 3u;
+  return f32(i32(lo | (hi << 4u)) - 32);
+}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 110u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let j = (r % 128u) / 32u;
+  let l = r % 32u;
+  let q = (rd8_${n}(o + 32u + h * 32u + l) >> (2u * j)) & 3u;
+  let hb = (rd8_${n}(o + l) >> (4u * h + j)) & 1u;
+  return f16_${n}(o + 108u) * q3sc_${n}(o, r / 16u) * f32(i32(q | (hb << 2u)) - 4);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 110u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let j = (r % 128u) / 32u;
+  let d = f16_${n}(o + 108u);
+  let s0 = d * q3sc_${n}(o, r / 16u);
+  let s1 = d * q3sc_${n}(o, r / 16u + 1u);
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = ((rd32_${n}(o + 32u + h * 32u + l) >> (2u * j)) & 0x03030303u) | (((rd32_${n}(o + l) >> (4u * h + j)) & 0x01010101u) << 2u);
+    let sc = select(s0, s1, l >= 16u);
+    for (var b = 0u; b < 4u; b++) { (*out)[l + b] = sc * f32(i32((q >> (b * 8u)) & 0xffu) - 4); }
+  }
+}`;
+    case 'Q2_K':
+      // ggml-quants.c dequantize_row_q2_K: element 128h + 32j + l: 2 bits at qs[32h + l] >> 2j; group
+      // g = r / 16 has scales[g] (low nibble scale, high nibble min): x = d·sc·q − dmin·m.
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 84u;
+  let r = i % 256u;
+  let sc = rd8_${n}(o + r / 16u);
+  let q = (rd8_${n}(o + 16u + (r / 128u) * 32u + r % 32u) >> (2u * ((r % 128u) / 32u))) & 3u;
+  return f16_${n}(o + 80u) * f32(sc & 0xfu) * f32(q) - f16_${n}(o + 82u) * f32(sc >> 4u);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 84u;
+  let r = i % 256u;
+  let d = f16_${n}(o + 80u);
+  let dm = f16_${n}(o + 82u);
+  let sa = rd8_${n}(o + r / 16u);
+  let sb = rd8_${n}(o + r / 16u + 1u);
+  let qb = o + 16u + (r / 128u) * 32u;
+  let sh = 2u * ((r % 128u) / 32u);
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = (rd32_${n}(qb + l) >> sh) & 0x03030303u;
+    let sc = select(sa, sb, l >= 16u);
+    let ds = d * f32(sc & 0xfu);
+    let m = dm * f32(sc >> 4u);
+    for (var b = 0u; b < 4u; b++) { (*out)[l + b] = ds * f32((q >> (b * 8u)) & 0xffu) - m; }
+  }
+}`;
+    case 'Q4_1':
+    case 'Q5_1': {
+      // Q4_1 (20 B) and Q5_1 (24 B) blocks are 4-byte aligned: word 0 = f16 d | f16 m, [Q5_1: word 1 =
+      // qh], then 4 words of nibbles as Q4_0; w = d·q + m.
+      const q5 = t === 'Q5_1';
+      const B = q5 ? 24 : 20;
+      const qs = q5 ? 8 : 4;
+      const hi = (k: string) => (q5 ? ` | (((qh >> (${k})) & 1u) << 4u)` : '');
+      const qh = q5 ? `let qh = ${n}[o / 4u + 1u];` : '';
+      return `fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * ${B}u;
+  let j = i % 32u; ${qh}
+  let dm = unpack2x16float(${n}[o / 4u]);
+  let q = (${n}[(o + ${qs}u) / 4u + (j % 16u) / 4u] >> ((j % 4u) * 8u)) & 0xffu;
+  return dm.x * f32(select(q & 0xfu, q >> 4u, j >= 16u)${hi('j')}) + dm.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * ${B}u; ${qh}
+  let dm = unpack2x16float(${n}[o / 4u]);
+  for (var j = 0u; j < 4u; j++) {
+    let q = ${n}[(o + ${qs}u) / 4u + j];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      let k = 4u * j + b;
+      (*out)[k] = dm.x * f32((v & 0xfu)${hi('k')}) + dm.y;
+      (*out)[k + 16u] = dm.x * f32((v >> 4u)${hi('k + 16u')}) + dm.y;
+    }
+  }
+}`;
+    }
+    case 'IQ4_NL':
+      return `${byteReaders(n)}
+${iq4KvaluesWgsl(`kv_${n}`)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * 18u;
+  let j = i % 32u;
+  let q = rd8_${n}(o + 2u + j % 16u);
+  return f16_${n}(o) * kv_${n}[select(q & 0xfu, q >> 4u, j >= 16u)];
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 18u;
+  let d = f16_${n}(o);
+  for (var j = 0u; j < 16u; j += 4u) {
+    let q = rd32_${n}(o + 2u + j);
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[j + b] = d * kv_${n}[v & 0xfu];
+      (*out)[j + b + 16u] = d * kv_${n}[v >> 4u];
+    }
+  }
+}`;
+    case 'IQ4_XS':
+      // 136-byte blocks (8-byte aligned): word 0 = f16 d | u16 scales_h, word 1 = scales_l[4], then 8
+      // sub-blocks of 16 bytes (4 words) of nibbles as IQ4_NL; w = d·(ls − 32)·kvalues[q].
+      return `${iq4KvaluesWgsl(`kv_${n}`)}
+fn dl_${n}(bw: u32, s: u32) -> f32 {
+  let h = ${n}[bw];
+  let ls = ((${n}[bw + 1u] >> (4u * s)) & 0xfu) | (((h >> (16u + 2u * s)) & 3u) << 4u);
+  return unpack2x16float(h).x * f32(i32(ls) - 32);
+}
+fn ld_${n}(i: u32) -> f32 {
+  let bw = (i / 256u) * 34u;
+  let r = i % 256u;
+  let s = r / 32u;
+  let j = r % 32u;
+  let q = (${n}[bw + 2u + s * 4u + (j % 16u) / 4u] >> ((j % 4u) * 8u)) & 0xffu;
+  return dl_${n}(bw, s) * kv_${n}[select(q & 0xfu, q >> 4u, j >= 16u)];
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bw = (i / 256u) * 34u;
+  let s = (i % 256u) / 32u;
+  let dl = dl_${n}(bw, s);
+  for (var j = 0u; j < 4u; j++) {
+    let q = ${n}[bw + 2u + s * 4u + j];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[4u * j + b] = dl * kv_${n}[v & 0xfu];
+      (*out)[4u * j + b + 16u] = dl * kv_${n}[v >> 4u];
     }
   }
 }`;

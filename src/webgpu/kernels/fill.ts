@@ -32,10 +32,33 @@ export function packFillParams(o: {
  * Scale (f16 `d`) for a block type so weights come out with about the given std: `std` ÷ the std of
  * the quantised integers times their sub-scales (uniform random bytes): Q8_0 q ∈ [−128, 127] (σ ≈ 74);
  * Q4_0 q − 8 ∈ [−8, 7] (σ ≈ 4.6); Q4_K sc·q with 6-bit sc, 4-bit q (σ ≈ 175; dmin = 7.5·d centres it);
- * Q6_K i8 scale · (q − 32) (σ ≈ 1370).
+ * Q6_K i8 scale · (q − 32) (σ ≈ 1370); Q5_0 q − 16 (σ ≈ 9.2); Q4_1 / Q5_1 q ∈ [0, 15] / [0, 31] (σ ≈ 4.6 /
+ * 9.2; m = −7.5·d / −15.5·d centres them); IQ4_NL the kvalues_iq4nl table (σ ≈ 66); IQ4_XS (ls − 32) ·
+ * table (σ ≈ 1220); Q5_K sc·q with 5-bit q (σ ≈ 350; dmin = 15.5·d); Q3_K (sc − 32)·(q − 4) (σ ≈ 43);
+ * Q2_K sc·q, 4-bit sc, 2-bit q (σ ≈ 9; dmin = 1.5·d).
  */
 function blockScaleDivisor(t: WeightType): number {
-  return { Q8_0: 74, Q4_0: 4.6, Q4_K: 175, Q6_K: 1370 }[t as 'Q8_0'] ?? 1;
+  const div: Partial<Record<WeightType, number>> = {
+    Q8_0: 74,
+    Q4_0: 4.6,
+    Q4_K: 175,
+    Q6_K: 1370,
+    Q5_0: 9.2,
+    Q4_1: 4.6,
+    Q5_1: 9.2,
+    IQ4_NL: 66,
+    IQ4_XS: 1220,
+    Q5_K: 350,
+    Q3_K: 43,
+    Q2_K: 9,
+  };
+  return div[t] ?? 1;
+}
+
+/** The second f16 field (min) as a multiple of d: subtracted (dmin) for K-quants, added (m) for Q4_1/Q5_1. */
+function blockMinFactor(t: WeightType): number {
+  const f: Partial<Record<WeightType, number>> = { Q5_K: 15.5, Q2_K: 1.5, Q4_1: -7.5, Q5_1: -15.5 };
+  return f[t] ?? 7.5;
 }
 
 /** Bindings: 0 params (uniform), 1 out (array<u32>). Dispatch (min(n, 65535), ceil(n / 65535)) workgroups of 64, n = ceil(nWords / 64). */
@@ -51,6 +74,28 @@ export function fillWGSL(t: WeightType): string {
       [2, 4, 1],
     ],
     Q6_K: [[208, 210, 0]],
+    // ggml-common.h's block layouts: block_q5_0, block_q4_1, block_q5_1, block_iq4_nl, block_iq4_xs,
+    // block_q5_K, block_q3_K (d last), block_q2_K (d, dmin last).
+    Q5_0: [[0, 2, 0]],
+    Q4_1: [
+      [0, 2, 0],
+      [2, 4, 1],
+    ],
+    Q5_1: [
+      [0, 2, 0],
+      [2, 4, 1],
+    ],
+    IQ4_NL: [[0, 2, 0]],
+    IQ4_XS: [[0, 2, 0]],
+    Q5_K: [
+      [0, 2, 0],
+      [2, 4, 1],
+    ],
+    Q3_K: [[108, 110, 0]],
+    Q2_K: [
+      [80, 82, 0],
+      [82, 84, 1],
+    ],
   };
   const fields = scaleFields[t] ?? [];
   const fieldCode = fields
@@ -67,7 +112,7 @@ export function fillWGSL(t: WeightType): string {
         : t === 'BF16'
           ? 'out[w] = (bitcast<u32>(value(r)) >> 16u) | (bitcast<u32>(value(hash(r ^ 0x9e3779b9u))) & 0xffff0000u);'
           : `let dbits = pack2x16float(vec2<f32>(p.sd / ${div.toFixed(1)}, 0.0)) & 0xffffu;
-    let mbits = pack2x16float(vec2<f32>(7.5 * p.sd / ${div.toFixed(1)}, 0.0)) & 0xffffu;
+    let mbits = pack2x16float(vec2<f32>(${blockMinFactor(t).toFixed(1)} * p.sd / ${div.toFixed(1)}, 0.0)) & 0xffffu;
     var word = 0u;
     for (var j = 0u; j < 4u; j++) {
       let o = w * 4u + j;

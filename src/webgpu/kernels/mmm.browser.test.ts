@@ -41,6 +41,13 @@ const TYPES: { type: WeightType; K: number }[] = [
   { type: 'Q5_0', K: 160 },
   { type: 'Q4_K', K: 768 },
   { type: 'Q6_K', K: 512 },
+  { type: 'Q4_1', K: 224 },
+  { type: 'Q5_1', K: 160 },
+  { type: 'IQ4_NL', K: 352 },
+  { type: 'IQ4_XS', K: 512 },
+  { type: 'Q5_K', K: 512 },
+  { type: 'Q3_K', K: 768 },
+  { type: 'Q2_K', K: 768 },
 ];
 
 describe('mmmWGSL', () => {

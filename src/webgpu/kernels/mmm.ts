@@ -44,7 +44,16 @@ export interface MmmOptions {
 }
 
 /** Weight types the integer-dot tile takes (their quants are integers below 64 with per-16 scales). */
-export const INT_DOT_TYPES: readonly WeightType[] = ['Q4_0', 'Q5_0', 'Q8_0', 'Q4_K', 'Q6_K'];
+export const INT_DOT_TYPES: readonly WeightType[] = [
+  'Q4_0',
+  'Q5_0',
+  'Q8_0',
+  'Q4_K',
+  'Q6_K',
+  'Q5_K',
+  'Q3_K',
+  'Q2_K',
+];
 
 /** True when every weight of `o` is of an {@link INT_DOT_TYPES} type (the integer-dot tile can run it). */
 export function mmmIntDotCovers(o: Pick<MatmulOptions, 'segments'>): boolean {
@@ -218,7 +227,8 @@ function epilogues(o: MatmulOptions): string[] {
  * WGSL `fn dqi32_<n>(i: u32, out: ptr<function, array<u32, 8>>) -> vec4<f32>`: the 32 quants from element
  * i (a multiple of 32) of weight `n` as 8 words of 4 int8 (weights 4j..4j+3 in word j, all below 64), and
  * (s0, s1, m0, m1) such that weight e = s_h·q[e] + m_h for its half h = e / 16 (ggml-quants.c's
- * dequantize_row_*: Q4_0 d·(q − 8), Q5_0 d·(q − 16), Q8_0 d·q, Q4_K d·sc·q − dmin·m, Q6_K d·sc_h·(q − 32)).
+ * dequantize_row_*: Q4_0 d·(q − 8), Q5_0 d·(q − 16), Q8_0 d·q, Q4_K d·sc·q − dmin·m, Q6_K d·sc_h·(q − 32),
+ * Q5_K d·sc·q − dmin·m with 5-bit q, Q3_K d·(sc_h − 32)·(q − 4) with 3-bit q, Q2_K d·sc_h·q − dmin·m_h).
  * Uses the readers {@link bindingsWGSL} emits for the binding (byte readers, or the planes' `d_`/`sc_`).
  */
 function intLoaderWGSL(n: string, t: WeightType, planarBlocks?: number): string {
@@ -304,6 +314,33 @@ ${head}
   return vec4<f32>(s0, s1, -32.0 * s0, -32.0 * s1);
 }`;
     }
+    case 'Q5_K':
+      return `${head}
+  let o = (i / 256u) * 176u; let s = (i % 256u) / 32u; let sm = scmin_${n}(o + 4u, s);
+  let d = f16_${n}(o) * sm.x; let m = f16_${n}(o + 2u) * sm.y;
+  let qb = o + 48u + (s / 2u) * 32u; let sh = (s & 1u) * 4u;
+  for (var j = 0u; j < 8u; j++) {
+    (*out)[j] = (${nib(`rd32_${n}(qb + 4u * j) >> sh`)}) | (((rd32_${n}(o + 16u + 4u * j) >> s) & 0x01010101u) << 4u);
+  }
+  return vec4<f32>(d, d, -m, -m);
+}`;
+    case 'Q3_K':
+      return `${head}
+  let o = (i / 256u) * 110u; let r = i % 256u; let h = r / 128u; let c = (r % 128u) / 32u;
+  let d = f16_${n}(o + 108u); let s0 = d * q3sc_${n}(o, r / 16u); let s1 = d * q3sc_${n}(o, r / 16u + 1u);
+  for (var j = 0u; j < 8u; j++) {
+    (*out)[j] = ((rd32_${n}(o + 32u + h * 32u + 4u * j) >> (2u * c)) & 0x03030303u) | (((rd32_${n}(o + 4u * j) >> (4u * h + c)) & 0x01010101u) << 2u);
+  }
+  return vec4<f32>(s0, s1, -4.0 * s0, -4.0 * s1);
+}`;
+    case 'Q2_K':
+      return `${head}
+  let o = (i / 256u) * 84u; let r = i % 256u; let d = f16_${n}(o + 80u); let dm = f16_${n}(o + 82u);
+  let sa = rd8_${n}(o + r / 16u); let sb = rd8_${n}(o + r / 16u + 1u);
+  let qb = o + 16u + (r / 128u) * 32u; let sh = 2u * ((r % 128u) / 32u);
+  for (var j = 0u; j < 8u; j++) { (*out)[j] = (rd32_${n}(qb + 4u * j) >> sh) & 0x03030303u; }
+  return vec4<f32>(d * f32(sa & 0xfu), d * f32(sb & 0xfu), -dm * f32(sa >> 4u), -dm * f32(sb >> 4u));
+}`;
     default:
       throw new Error(`${t} has no integer-dot loader`);
   }

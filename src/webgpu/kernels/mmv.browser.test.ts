@@ -75,8 +75,12 @@ async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> {
   return out;
 }
 
-/** Whether mmv's integer-dot path covers this weight (mirrors mmv.ts: planar Q8_0/Q4_0/Q6_K, Q4_K). */
+/**
+ * Whether mmv's integer-dot path covers this weight (mirrors mmv.ts: planar Q8_0/Q4_0/Q6_K, Q4_K, raw
+ * Q5_K/Q3_K/Q2_K).
+ */
 function intDotCovers(type: WeightType, planar: boolean): boolean {
+  if (!planar && ['Q5_K', 'Q3_K', 'Q2_K'].includes(type)) return true;
   return type === 'Q4_K' || (planar && ['Q8_0', 'Q4_0', 'Q6_K'].includes(type));
 }
 
@@ -89,6 +93,13 @@ const TYPES: { type: WeightType; K: number }[] = [
   { type: 'Q5_0', K: 160 },
   { type: 'Q4_K', K: 768 },
   { type: 'Q6_K', K: 512 },
+  { type: 'Q4_1', K: 224 },
+  { type: 'Q5_1', K: 160 },
+  { type: 'IQ4_NL', K: 352 },
+  { type: 'IQ4_XS', K: 768 },
+  { type: 'Q5_K', K: 768 },
+  { type: 'Q3_K', K: 768 },
+  { type: 'Q2_K', K: 512 },
 ];
 
 describe('mmvWGSL', () => {
@@ -251,6 +262,93 @@ describe('mmvWGSL', () => {
       }
       assertClose(`swiglu ${name} seed ${seed}`, await readF32(device, hb, T * NA), refH, tolH);
       assertClose(`segment 2 ${name} seed ${seed}`, await readF32(device, y, T * NB), refY, tolY);
+    }
+  });
+
+  it('IQ4_NL gate and IQ4_XS up (one kvalues table) beside a Q5_1 segment and a Q4_1 one in one dispatch', async () => {
+    const gpu = await testGpu();
+    const device = gpu.device;
+    const K = 512;
+    for (const { name, layout } of await layouts()) {
+      const { seed, rng } = freshRng();
+      const T = 3;
+      const NA = 23;
+      const NB = 41;
+      const gate = quantizedRows('IQ4_NL', K, NA, rng);
+      const up = quantizedRows('IQ4_XS', K, NA, rng);
+      const b1 = quantizedRows('Q5_1', K, NB, rng);
+      const b2 = quantizedRows('Q4_1', K, NB, rng);
+      const x = randomF32(rng, T * K);
+      const g = randomF32(rng, K, 0.5).map((v) => v + 1);
+      const segs: MatmulSegment[] = [
+        {
+          nUnits: NA,
+          weights: [{ type: 'IQ4_NL' }, { type: 'IQ4_XS' }],
+          dots: [
+            { w: 0, row: 'u' },
+            { w: 1, row: 'u' },
+          ],
+          epilogue: `hb[t * ${NA}u + u] = d0 / (1.0 + exp(-d0)) * d1;`,
+        },
+        {
+          nUnits: NB,
+          weights: [{ type: 'Q5_1' }, { type: 'Q4_1' }],
+          dots: [
+            { w: 0, row: 'u' },
+            { w: 1, row: `${NB - 1}u - u` },
+          ],
+          epilogue: `y[t * ${NB}u + u] = d0 - d1;`,
+        },
+      ];
+      const code = mmvWGSL({
+        K,
+        TT: 2,
+        norm: { eps: EPS, type: 'F32' },
+        segments: segs,
+        extra: ['var<storage, read_write> hb: array<f32>', 'var<storage, read_write> y: array<f32>'],
+        layout,
+      });
+      const hb = storageFrom(device, new Float32Array(T * NA).fill(Number.NaN));
+      const y = storageFrom(device, new Float32Array(T * NB).fill(Number.NaN));
+      await runWGSL(
+        device,
+        code,
+        [
+          uniformFrom(device, packStep(T, 0)),
+          storageFrom(device, x),
+          storageFrom(device, g),
+          storageFrom(device, gate.bytes),
+          storageFrom(device, up.bytes),
+          storageFrom(device, b1.bytes),
+          storageFrom(device, b2.bytes),
+          hb,
+          y,
+        ],
+        [mmvWorkgroupsX(segs, layout), Math.ceil(T / 2)],
+      );
+      // None of these types takes the integer-dot path: float activations in every layout.
+      const xn = normed(x, T, K, EPS, g);
+      const refH = new Float64Array(T * NA);
+      const tolH = new Float64Array(T * NA);
+      const refY = new Float64Array(T * NB);
+      const tolY = new Float64Array(T * NB);
+      for (let t = 0; t < T; t++) {
+        for (let n = 0; n < NA; n++) {
+          const [a, aa] = refDot(gate.w, n, xn, t, K);
+          const [b, ba] = refDot(up.w, n, xn, t, K);
+          const silu = a / (1 + Math.exp(-a));
+          refH[t * NA + n] = silu * b;
+          tolH[t * NA + n] = 4e-5 * (aa * Math.abs(b) + ba * Math.abs(silu)) + 1e-6;
+        }
+        for (let n = 0; n < NB; n++) {
+          const [s1, a1] = refDot(b1.w, n, xn, t, K);
+          const [s2, a2] = refDot(b2.w, NB - 1 - n, xn, t, K);
+          refY[t * NB + n] = s1 - s2;
+          tolY[t * NB + n] = 2e-5 * (a1 + a2) + 1e-6;
+        }
+      }
+      assertClose(`iq4 swiglu ${name} seed ${seed}`, await readF32(device, hb, T * NA), refH, tolH);
+      assertClose(`q5_1 − q4_1 ${name} seed ${seed}`, await readF32(device, y, T * NB), refY, tolY);
     }
   });
 

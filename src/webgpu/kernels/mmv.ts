@@ -27,13 +27,22 @@
  * - Partial sums of a lane group are combined with `subgroupShuffleXor` (needs the `subgroups` feature
  *   and lanes ≤ the adapter's subgroupMinSize) or through workgroup memory (the fallback).
  *
+ * Q4_1 and Q5_1 (aligned 20/24-byte blocks) fold their min m in as m·Σx; IQ4_NL and IQ4_XS (float
+ * path only) look each nibble up in kvalues_iq4nl (a WGSL const array), IQ4_XS applying its sub-block's
+ * 6-bit scale once per chunk.
+ *
+ * Q5_K (176-byte blocks, word-aligned: Q4_K's header and nibbles plus a fifth bit from qh), Q2_K (84,
+ * word-aligned: 2-bit quants, a 4-bit scale and min per 16 weights folded in through the chunk's half
+ * sums) and Q3_K (110, stitched as Q6_K: 2 bits from qs and the high bit from hmask, q − 4 and a 6-bit
+ * scale per 16 weights through the half sums) are float path only (`dequantize_row_q5_K/q2_K/q3_K`).
+ *
  * Block formats: ggml-common.h (see common.ts). Dequantization formulas: ggml-quants.c
- * `dequantize_row_q4_0/q8_0/q5_0/q4_K/q6_K`.
+ * `dequantize_row_q4_0/q8_0/q5_0/q4_K/q6_K/q4_1/q5_1/iq4_nl/iq4_xs`.
  *
  * Needs K to be a multiple of 32 (every quantized row is; float rows that are not use {@link matmulWGSL}'s
  * decode variants: {@link mmvSupports}).
  */
-import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
+import { f32Lit, iq4KvaluesWgsl, STEP_WGSL, type WeightType } from './common.ts';
 import { extraBindings, type MatmulOptions, segmentRanges, weightVar } from './matmul.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
@@ -50,8 +59,9 @@ export interface MmvLayout {
   packed: boolean;
   /**
    * Integer dot products (needs `packed`): each 32-activation chunk is rounded to int8 with one scale
-   * (amax / 127, as ggml's quantize_row_q8_0) and Q8_0, Q4_0 and Q6_K (planar) and Q4_K weights are
-   * multiplied with `dot4I8Packed`, llama.cpp's MMVQ scheme (its CPU path rounds activations the same way).
+   * (amax / 127, as ggml's quantize_row_q8_0) and Q8_0, Q4_0 and Q6_K (planar), Q4_K, and Q5_K, Q3_K,
+   * Q2_K (raw) weights are multiplied with `dot4I8Packed`, llama.cpp's MMVQ scheme (its CPU path rounds
+   * activations the same way).
    * Other types keep the float path in the same kernel.
    */
   intDot?: boolean;
@@ -114,7 +124,15 @@ function bindingType(t: WeightType, planar?: number): string {
 
 /** Whether a type's chunk dot needs the chunk's Σx (offset or min folded out of the loop). */
 function needsXsum(t: WeightType): boolean {
-  return t === 'Q4_0' || t === 'Q5_0' || t === 'Q4_K' || t === 'Q8_0';
+  return (
+    t === 'Q4_1' ||
+    t === 'Q5_1' ||
+    t === 'Q4_0' ||
+    t === 'Q5_0' ||
+    t === 'Q4_K' ||
+    t === 'Q8_0' ||
+    t === 'Q5_K'
+  );
 }
 
 /**
@@ -122,7 +140,7 @@ function needsXsum(t: WeightType): boolean {
  * the chunk (Q6_K: its −32 offset applied as −32·Σx per 16-weight scale instead of per weight).
  */
 function needsXhalf(t: WeightType): boolean {
-  return t === 'Q6_K';
+  return t === 'Q6_K' || t === 'Q3_K' || t === 'Q2_K';
 }
 
 /** WGSL expression: 4 bytes of `v` as vec4<f32>, unsigned. */
@@ -324,6 +342,161 @@ ${sum((tt) => Array.from({ length: 8 }, (_, j) => `dot(${p}w${j}, ${X(tt, j)})`)
       );
       return lines.join('\n');
     }
+    case 'Q5_K': {
+      // 176-byte blocks = 44 words: [d|dmin, scales 0–11] as Q4_K, qh[32] (bit j of byte l: 5th bit of
+      // sub-block j's weight l), qs[128] as Q4_K (dequantize_row_q5_K).
+      const lines = [
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}o = ${p}bi * 44u;`,
+        `let ${p}h = vec4<u32>(${w}[${p}o], ${w}[${p}o + 1u], ${w}[${p}o + 2u], ${w}[${p}o + 3u]);`,
+        `let ${p}dm = unpack2x16float(${p}h.x); let ${p}sm = q4kScaleMin(${p}h, ${p}j);`,
+        `let ${p}ds = ${p}dm.x * ${p}sm.x; let ${p}mm = ${p}dm.y * ${p}sm.y; let ${p}sh = (${p}j & 1u) * 4u;`,
+        `let ${p}qw = ${p}o + 12u + (${p}j / 2u) * 8u;`,
+      ];
+      for (let k = 0; k < 8; k++) {
+        lines.push(
+          `let ${p}f${k} = ${u8x4n(`((${w}[${p}qw + ${k}u] >> ${p}sh) & 0x0f0f0f0fu) | (((${w}[${p}o + ${4 + k}u] >> ${p}j) & 0x01010101u) << 4u)`)};`,
+        );
+      }
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}ds * (${U8N} * (${Array.from({ length: 8 }, (_, k) => `dot(${p}f${k}, ${X(tt, k)})`).join(' + ')})) - ${p}mm * ${XS(tt)}`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q2_K': {
+      // 84-byte blocks = 21 words: scales[16] (scale | min << 4 per 16 weights), qs[64], d|dmin.
+      // Sub-block cc of 32: half hh = cc/4, k = cc%4: 2 bits at qs byte 32hh + l, shift 2k; groups
+      // 8hh + 2k (l < 16) and +1 (dequantize_row_q2_K).
+      const lines = [
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;`,
+        `let ${p}o = ${p}bi * 21u; let ${p}dm = unpack2x16float(${w}[${p}o + 20u]);`,
+        `let ${p}so = ${p}bi * 84u + ${p}hh * 8u + ${p}k * 2u; let ${p}sw = ${w}[${p}so >> 2u] >> ((${p}so & 2u) * 8u);`,
+        `let ${p}sc0 = ${p}dm.x * f32(${p}sw & 0xfu); let ${p}m0 = ${p}dm.y * f32((${p}sw >> 4u) & 0xfu);`,
+        `let ${p}sc1 = ${p}dm.x * f32((${p}sw >> 8u) & 0xfu); let ${p}m1 = ${p}dm.y * f32((${p}sw >> 12u) & 0xfu);`,
+        `let ${p}qw = ${p}o + 4u + ${p}hh * 8u; let ${p}sh = ${p}k * 2u;`,
+      ];
+      for (let j = 0; j < 8; j++) {
+        lines.push(`let ${p}f${j} = ${u8x4n(`(${w}[${p}qw + ${j}u] >> ${p}sh) & 0x03030303u`)};`);
+      }
+      const part = (from: number, tt: number) =>
+        Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
+      // The min through the chunk's half sums: Σ(s·q − m)·x = s·Σq·x − m·Σx per 16-weight group.
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}sc0 * ${U8N} * (${part(0, tt)}) - ${p}m0 * xlo${tt} + ${p}sc1 * ${U8N} * (${part(4, tt)}) - ${p}m1 * xhi${tt}`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q3_K': {
+      // 110-byte blocks (2 bytes past a word boundary for odd blocks): hmask[32], qs[64], scales[12], f16
+      // d. Sub-block cc of 32: half hh = cc/4, k = cc%4: 2 bits at qs byte 32hh + l, shift 2k; high bit
+      // hmask byte l, bit 4hh + k (clear: −4); groups g = 8hh + 2k and g + 1 take 6-bit scales whose low
+      // nibbles are bytes 96 + 2k, 97 + 2k (shift 4hh) and top bits bytes 104 + 2(k&1), +1 (shift 2⌊g/4⌋)
+      // (dequantize_row_q3_K).
+      const lines = [
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;`,
+        `let ${p}o = ${p}bi * 110u; let ${p}odd = (${p}o & 2u) != 0u;`,
+        `let ${p}qw = (${p}o + 32u + ${p}hh * 32u) >> 2u; let ${p}mw = ${p}o >> 2u;`,
+        `let ${p}lo = ${p}o + 96u + ${p}k * 2u; let ${p}lw = ${w}[${p}lo >> 2u] >> ((${p}lo & 2u) * 8u);`,
+        `let ${p}ho = ${p}o + 104u + (${p}k & 1u) * 2u; let ${p}hw = ${w}[${p}ho >> 2u] >> ((${p}ho & 2u) * 8u);`,
+        `let ${p}lsh = ${p}hh * 4u; let ${p}hsh = (${p}hh * 2u + ${p}k / 2u) * 2u;`,
+        `let ${p}dd = unpack2x16float(${w}[(${p}o + 108u) >> 2u]); let ${p}d = select(${p}dd.x, ${p}dd.y, ${p}odd);`,
+        `let ${p}sc0 = ${p}d * f32(i32(((${p}lw >> ${p}lsh) & 0xfu) | (((${p}hw >> ${p}hsh) & 3u) << 4u)) - 32);`,
+        `let ${p}sc1 = ${p}d * f32(i32(((${p}lw >> (8u + ${p}lsh)) & 0xfu) | (((${p}hw >> (8u + ${p}hsh)) & 3u) << 4u)) - 32);`,
+        `let ${p}qs = ${p}k * 2u; let ${p}ms = ${p}hh * 4u + ${p}k;`,
+      ];
+      for (let j = 0; j <= 8; j++)
+        lines.push(`let ${p}a${j} = ${w}[${p}qw + ${j}u]; let ${p}b${j} = ${w}[${p}mw + ${j}u];`);
+      for (let j = 0; j < 8; j++) {
+        const Q = `select(${p}a${j}, (${p}a${j} >> 16u) | (${p}a${j + 1} << 16u), ${p}odd)`;
+        const H = `select(${p}b${j}, (${p}b${j} >> 16u) | (${p}b${j + 1} << 16u), ${p}odd)`;
+        lines.push(
+          `let ${p}f${j} = ${u8x4n(`((${Q} >> ${p}qs) & 0x03030303u) | (((${H} >> ${p}ms) & 0x01010101u) << 2u)`)};`,
+        );
+      }
+      const part = (from: number, tt: number) =>
+        Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
+      // q − 4 through the chunk's half sums, per 16-weight scale.
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}sc0 * (${U8N} * (${part(0, tt)}) - 4.0 * xlo${tt}) + ${p}sc1 * (${U8N} * (${part(4, tt)}) - 4.0 * xhi${tt})`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'Q4_1':
+    case 'Q5_1': {
+      // 20- / 24-byte blocks, 4-byte aligned: word 0 = f16 d | f16 m, [Q5_1: word 1 = qh], then 4 words
+      // of nibbles as Q4_0; w = d·q + m, so Σw·x = d·Σq·x + m·Σx.
+      const q5 = t === 'Q5_1';
+      const lines = [
+        `let ${p}wi = (row * ${NB}u + c) * ${q5 ? 6 : 5}u; let ${p}dm = unpack2x16float(${w}[${p}wi]);`,
+      ];
+      if (q5) lines.push(`let ${p}qh = ${w}[${p}wi + 1u];`);
+      const un = (v: string) => (q5 ? u8x4(v, packed) : u8x4n(v));
+      const bits = (from: number) =>
+        q5
+          ? ` + 16.0 * vec4<f32>((vec4<u32>(${p}qh) >> vec4<u32>(${from}u, ${from + 1}u, ${from + 2}u, ${from + 3}u)) & vec4<u32>(1u))`
+          : '';
+      for (let j = 0; j < 4; j++) {
+        lines.push(
+          `let ${p}q${j} = ${w}[${p}wi + ${(q5 ? 2 : 1) + j}u];`,
+          `let ${p}lo${j} = ${un(`${p}q${j} & 0x0f0f0f0fu`)}${bits(4 * j)};`,
+          `let ${p}hi${j} = ${un(`(${p}q${j} >> 4u) & 0x0f0f0f0fu`)}${bits(16 + 4 * j)};`,
+        );
+      }
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}dm.x * (${q5 ? '' : `${U8N} * `}(${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')})) + ${p}dm.y * ${XS(tt)}`,
+        ),
+      );
+      return lines.join('\n');
+    }
+    case 'IQ4_NL':
+    case 'IQ4_XS': {
+      // IQ4_NL: 18-byte blocks as Q4_0 (f16 d, 16 bytes of nibbles, 2 bytes off a word boundary for odd
+      // blocks). IQ4_XS: 136-byte blocks (8-byte aligned), word 0 = f16 d | u16 scales_h, word 1 =
+      // scales_l, sub-block s's 16 bytes at word 2 + 4s; scale d·(ls − 32). w = scale·kvalues[q].
+      const lines: string[] = [];
+      let word: (j: number) => string;
+      if (t === 'IQ4_NL') {
+        lines.push(
+          `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 18u + 2u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
+          `let ${p}dw = unpack2x16float(${w}[select(${p}wi - 1u, ${p}wi, ${p}odd)]); let ${p}d = select(${p}dw.y, ${p}dw.x, ${p}odd);`,
+        );
+        const q = stitched(p, w, `${p}wi`, 4);
+        lines.push(q.loads);
+        word = q.word;
+      } else {
+        lines.push(
+          `let ${p}bw = (row * ${K / 256}u + c / 8u) * 34u; let ${p}s = c % 8u; let ${p}h = ${w}[${p}bw];`,
+          `let ${p}ls = ((${w}[${p}bw + 1u] >> (4u * ${p}s)) & 0xfu) | (((${p}h >> (16u + 2u * ${p}s)) & 3u) << 4u);`,
+          `let ${p}d = unpack2x16float(${p}h).x * f32(i32(${p}ls) - 32);`,
+        );
+        for (let j = 0; j < 4; j++) lines.push(`let ${p}v${j} = ${w}[${p}bw + 2u + 4u * ${p}s + ${j}u];`);
+        word = (j) => `${p}v${j}`;
+      }
+      const kv = (v: string, sh: number[]) =>
+        `vec4<f32>(${sh.map((s) => `KVIQ4[(${v} >> ${s}u) & 0xfu]`).join(', ')})`;
+      for (let j = 0; j < 4; j++) {
+        lines.push(
+          `let ${p}q${j} = ${word(j)}; let ${p}lo${j} = ${kv(`${p}q${j}`, [0, 8, 16, 24])}; let ${p}hi${j} = ${kv(`${p}q${j}`, [4, 12, 20, 28])};`,
+        );
+      }
+      lines.push(
+        sum(
+          (tt) =>
+            `${p}d * (${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')})`,
+        ),
+      );
+      return lines.join('\n');
+    }
   }
 }
 
@@ -453,8 +626,12 @@ function planarChunkDot(
   }
 }
 
-/** Whether the integer-dot path covers this weight (planar Q8_0, Q4_0, Q6_K; Q4_K raw or planar). */
+/**
+ * Whether the integer-dot path covers this weight (planar Q8_0, Q4_0, Q6_K; Q4_K raw or planar; raw
+ * Q5_K, Q3_K, Q2_K).
+ */
 function usesIntDot(w: { type: WeightType; planar?: number }): boolean {
+  if (w.planar === undefined && (w.type === 'Q5_K' || w.type === 'Q3_K' || w.type === 'Q2_K')) return true;
   return w.type === 'Q4_K' || (w.planar !== undefined && ['Q8_0', 'Q4_0', 'Q6_K'].includes(w.type));
 }
 
@@ -522,6 +699,57 @@ let ${p}sc0 = f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = f32((bitc
 let ${p}ls = (${p}k / 2u) * 4u; let ${p}hs = ${p}k * 2u;
 ${sum((tt) => `${p}d * dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)} - 32 * qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)} - 32 * qhi${tt}))`)}`;
     }
+    case 'Q5_K': {
+      // As chunkDot's Q5_K: Q4_K's header and nibbles plus the fifth bit from qh (dequantize_row_q5_K).
+      const words = Array.from(
+        { length: 8 },
+        (_, k) =>
+          `(((${w}[${p}qw + ${k}u] >> ${p}sh) & 0x0f0f0f0fu) | (((${w}[${p}o + ${4 + k}u] >> ${p}j) & 0x01010101u) << 4u))`,
+      );
+      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}o = ${p}bi * 44u;
+let ${p}h = vec4<u32>(${w}[${p}o], ${w}[${p}o + 1u], ${w}[${p}o + 2u], ${w}[${p}o + 3u]);
+let ${p}dm = unpack2x16float(${p}h.x); let ${p}sm = q4kScaleMin(${p}h, ${p}j);
+let ${p}ds = ${p}dm.x * ${p}sm.x; let ${p}mm = ${p}dm.y * ${p}sm.y; let ${p}sh = (${p}j & 1u) * 4u;
+let ${p}qw = ${p}o + 12u + (${p}j / 2u) * 8u;
+${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(words, tt)}) - ${p}mm * f32(qlo${tt} + qhi${tt}))`)}`;
+    }
+    case 'Q2_K': {
+      // As chunkDot's Q2_K: 2-bit quants, a 4-bit scale and min per 16 weights (dequantize_row_q2_K).
+      const words = Array.from({ length: 8 }, (_, j) => `((${w}[${p}qw + ${j}u] >> ${p}sh) & 0x03030303u)`);
+      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;
+let ${p}o = ${p}bi * 21u; let ${p}dm = unpack2x16float(${w}[${p}o + 20u]);
+let ${p}so = ${p}bi * 84u + ${p}hh * 8u + ${p}k * 2u; let ${p}sw = ${w}[${p}so >> 2u] >> ((${p}so & 2u) * 8u);
+let ${p}sc0 = ${p}dm.x * f32(${p}sw & 0xfu); let ${p}m0 = ${p}dm.y * f32((${p}sw >> 4u) & 0xfu);
+let ${p}sc1 = ${p}dm.x * f32((${p}sw >> 8u) & 0xfu); let ${p}m1 = ${p}dm.y * f32((${p}sw >> 12u) & 0xfu);
+let ${p}qw = ${p}o + 4u + ${p}hh * 8u; let ${p}sh = ${p}k * 2u;
+${sum((tt) => `dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)}) - ${p}m0 * f32(qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)}) - ${p}m1 * f32(qhi${tt}))`)}`;
+    }
+    case 'Q3_K': {
+      // As chunkDot's Q3_K (110-byte blocks stitched across words): q − 4 with a 6-bit scale per 16.
+      const stitch = (v: string, j: number) =>
+        `select(${p}${v}${j}, (${p}${v}${j} >> 16u) | (${p}${v}${j + 1} << 16u), ${p}odd)`;
+      const words = Array.from(
+        { length: 8 },
+        (_, j) =>
+          `(((${stitch('a', j)} >> ${p}qs) & 0x03030303u) | (((${stitch('b', j)} >> ${p}ms) & 0x01010101u) << 2u))`,
+      );
+      const loads = Array.from(
+        { length: 9 },
+        (_, j) => `let ${p}a${j} = ${w}[${p}qw + ${j}u]; let ${p}b${j} = ${w}[${p}mw + ${j}u];`,
+      ).join('\n');
+      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;
+let ${p}o = ${p}bi * 110u; let ${p}odd = (${p}o & 2u) != 0u;
+let ${p}qw = (${p}o + 32u + ${p}hh * 32u) >> 2u; let ${p}mw = ${p}o >> 2u;
+let ${p}lo = ${p}o + 96u + ${p}k * 2u; let ${p}lw = ${w}[${p}lo >> 2u] >> ((${p}lo & 2u) * 8u);
+let ${p}ho = ${p}o + 104u + (${p}k & 1u) * 2u; let ${p}hw = ${w}[${p}ho >> 2u] >> ((${p}ho & 2u) * 8u);
+let ${p}lsh = ${p}hh * 4u; let ${p}hsh = (${p}hh * 2u + ${p}k / 2u) * 2u;
+let ${p}dd = unpack2x16float(${w}[(${p}o + 108u) >> 2u]); let ${p}d = select(${p}dd.x, ${p}dd.y, ${p}odd);
+let ${p}sc0 = ${p}d * f32(i32(((${p}lw >> ${p}lsh) & 0xfu) | (((${p}hw >> ${p}hsh) & 3u) << 4u)) - 32);
+let ${p}sc1 = ${p}d * f32(i32(((${p}lw >> (8u + ${p}lsh)) & 0xfu) | (((${p}hw >> (8u + ${p}hsh)) & 3u) << 4u)) - 32);
+let ${p}qs = ${p}k * 2u; let ${p}ms = ${p}hh * 4u + ${p}k;
+${loads}
+${sum((tt) => `dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)} - 4 * qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)} - 4 * qhi${tt}))`)}`;
+    }
     default:
       throw new Error(`no integer-dot path for ${t}`);
   }
@@ -577,7 +805,8 @@ export function mmvWGSL(o: MmvOptions): string {
     });
   });
   for (const e of extraBindings(o)) lines.push(`@group(0) @binding(${b++}) ${e};`);
-  if (types.includes('Q4_K')) lines.push(Q4K_SCALE_MIN);
+  if (types.includes('Q4_K') || types.includes('Q5_K')) lines.push(Q4K_SCALE_MIN);
+  if (types.includes('IQ4_NL') || types.includes('IQ4_XS')) lines.push(iq4KvaluesWgsl('KVIQ4'));
   if (o.norm && !normF32) {
     // F16 / BF16 norm weights: four at a time from two words.
     const cv =

@@ -35,6 +35,13 @@ const TYPES: { type: WeightType; K: number[] }[] = [
   { type: 'Q5_0', K: [64, 160] },
   { type: 'Q4_K', K: [256, 512] },
   { type: 'Q6_K', K: [256, 768] },
+  { type: 'Q5_K', K: [256, 768] },
+  { type: 'Q3_K', K: [256, 768] },
+  { type: 'Q2_K', K: [512, 768] },
+  { type: 'Q4_1', K: [96, 224] },
+  { type: 'Q5_1', K: [64, 160] },
+  { type: 'IQ4_NL', K: [96, 224] },
+  { type: 'IQ4_XS', K: [256, 768] },
   { type: 'BF16', K: [37, 100] },
 ];
 
@@ -135,7 +142,23 @@ describe('quantized weights', () => {
   }
 
   it('wgslLoader covers every weight type', () => {
-    for (const t of ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q5_0', 'Q4_K', 'Q6_K'] as const)
+    for (const t of [
+      'F32',
+      'F16',
+      'BF16',
+      'Q8_0',
+      'Q4_0',
+      'Q5_0',
+      'Q4_K',
+      'Q6_K',
+      'Q5_K',
+      'Q3_K',
+      'Q2_K',
+      'Q4_1',
+      'Q5_1',
+      'IQ4_NL',
+      'IQ4_XS',
+    ] as const)
       expect(wgslLoader('w', t)).toContain('fn ld_w');
   });
 });

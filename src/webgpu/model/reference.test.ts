@@ -155,7 +155,9 @@ describe('quantized files (through dequantizeRow)', () => {
   });
 
   it('names the type it cannot read', () => {
-    expect(() => decodeTensor('Q2_K', new Uint8Array(84), 256)).toThrow(/reads F32, F16, BF16, .*not Q2_K/);
+    expect(() => decodeTensor('IQ2_XXS', new Uint8Array(66), 256)).toThrow(
+      /reads F32, F16, BF16, .*not IQ2_XXS/,
+    );
   });
 });
 

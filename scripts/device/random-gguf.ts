@@ -54,10 +54,14 @@ export function shapeOptions(shape: SyntheticShape | string, seed = 1): RandomLl
   if (!s) {
     throw new Error(`unknown shape ${String(shape)}; one of ${SYNTHETIC_SHAPES.map((x) => x.id).join(', ')}`);
   }
+  const architecture = s.architecture;
+  if (architecture !== 'llama' && architecture !== 'qwen2' && architecture !== 'qwen3') {
+    throw new Error(`shape ${s.id} is ${architecture}; this writer makes llama, qwen2 and qwen3 shapes only`);
+  }
   return {
     seed,
     name: `random ${s.label}`,
-    architecture: s.architecture,
+    architecture,
     nLayers: s.nLayers,
     nEmbd: s.nEmbd,
     nFF: s.nFF,

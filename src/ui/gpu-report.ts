@@ -8,6 +8,8 @@
  * plain-language readings; {@link explainProblem} turns a failure into what the person can do.
  */
 
+import { engineSupportSentence } from '../webgpu/support.ts';
+
 /** The features that matter to the engine (kept equal to `WANTED_FEATURES` in `src/webgpu/device.ts`). */
 export const LLM_FEATURES = ['shader-f16', 'subgroups', 'timestamp-query'] as const;
 export type LlmFeature = (typeof LLM_FEATURES)[number];
@@ -222,6 +224,8 @@ export function readReport(s: AdapterSnapshot): GpuReport {
       text: `maxBufferSize ${formatBytes(buffer)}: no single GPU buffer can be larger.`,
     });
   }
+  // What the engine itself runs (src/webgpu/support.ts: config.ts's architectures, the kernels' types).
+  readings.push({ level: 'info', text: `This engine: ${engineSupportSentence()}` });
   return { snapshot: s, software, softwareReasons: reasons, features, limits, readings };
 }
 

@@ -28,12 +28,14 @@ import {
   SYNTHETIC_SHAPES,
   type SyntheticFtype,
   syntheticGguf,
+  syntheticShapeRunnable,
 } from '../webgpu/model/synthetic.ts';
 import { barList } from './charts.ts';
 import { field, h } from './dom.ts';
 import { fmtBytes, fmtNum } from './format.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
+import { fitSupportNote } from './synthetic.ts';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -646,7 +648,8 @@ export class LlamaBenchView {
     }
     const type = this.fitType.value as SyntheticFtype;
     const kv: KvType = this.fitKv.value === 'f32' ? 'f32' : 'f16';
-    const rows = SYNTHETIC_SHAPES.map((s) => {
+    // Shapes of architectures the engine does not run yet cannot be sized by its rules: left out.
+    const rows = SYNTHETIC_SHAPES.filter(syntheticShapeRunnable).map((s) => {
       const name = `synthetic:${s.id}-${type}`;
       const v: FitsVerdict = modelFits(syntheticGguf(name), mem, Math.min(ctx, s.contextLength), kv);
       return { s, v };
@@ -681,6 +684,7 @@ export class LlamaBenchView {
           ),
         ),
       ),
+      h('p', { class: 'lb-facts', 'data-testid': 'fit-support' }, fitSupportNote()),
     );
   }
 

@@ -14,7 +14,13 @@ import { fmtBytes, fmtMs, fmtParams } from './format.ts';
 import { LibraryView } from './library-view.ts';
 import { RecommendedView } from './recommended-view.ts';
 import type { Session } from './session.ts';
-import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from './synthetic.ts';
+import {
+  SYNTHETIC_FTYPES,
+  SYNTHETIC_SHAPES,
+  syntheticName,
+  syntheticShapeRunnable,
+  syntheticSize,
+} from './synthetic.ts';
 import { WebLlmPane } from './webllm-pane.ts';
 
 type SourceKind = 'file' | 'url' | 'synthetic' | 'webllm' | 'remote';
@@ -243,7 +249,12 @@ export class ModelPicker {
       'select',
       { id: 'model-synthetic-shape', class: 'input' },
       SYNTHETIC_SHAPES.map((sh) =>
-        h('option', { value: sh.id }, `${sh.label} · ${fmtParams(syntheticSize(sh, 'f32').params)} params`),
+        h(
+          'option',
+          { value: sh.id },
+          `${sh.label} · ${fmtParams(syntheticSize(sh, 'f32').params)} params` +
+            (syntheticShapeRunnable(sh) ? '' : ` · ${sh.architecture}: not supported yet`),
+        ),
       ),
     );
     this.typeSelect = h(

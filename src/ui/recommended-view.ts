@@ -15,6 +15,7 @@ import {
   type SyntheticFtype,
   type SyntheticShape,
   syntheticGguf,
+  syntheticShapeRunnable,
 } from '../webgpu/model/synthetic.ts';
 import { h } from './dom.ts';
 import { fmtBytes, fmtParams } from './format.ts';
@@ -226,7 +227,8 @@ export class RecommendedView {
     );
     const ftype = SHAPES_TYPE;
     this.shapes.replaceChildren(
-      ...SYNTHETIC_SHAPES.map((s) => {
+      // Shapes of architectures the engine does not run yet have no fit to show.
+      ...SYNTHETIC_SHAPES.filter(syntheticShapeRunnable).map((s) => {
         const n = modelNeeds(s.id, ftype);
         return h(
           'li',

@@ -89,3 +89,59 @@ export function chatPromptTokens(
   const addBos = tokenizer.addBos && !(bosToken !== '' && text.startsWith(bosToken));
   return { text, ids: tokenizer.encode(text, { addBos, parseSpecial: true }) };
 }
+
+/**
+ * Gemma's chat template (gemma, gemma2, gemma3), in Jinja for {@link renderChat}: llama.cpp's own
+ * `LLM_CHAT_TEMPLATE_GEMMA` (src/llama-chat.cpp, `llm_chat_apply_template`) written as a template.
+ * Gemma has no system role: system messages are trimmed, joined and put before the next user turn's text
+ * with a blank line, as llama.cpp does and as the official Gemma 3 template does with a leading one; the
+ * assistant role is `model`; every content is trimmed; each turn ends `<end_of_turn>\n`; the generation
+ * prompt is `<start_of_turn>model\n`. `bos_token` comes first, as in Google's templates (llama.cpp's
+ * string has no BOS; {@link chatPromptTokens} adds none twice). Output equals llama.cpp's for the same
+ * messages (template.test.ts, against llama.cpp's tests/test-chat-template.cpp).
+ */
+export const GEMMA_CHAT_TEMPLATE = `{{- bos_token -}}
+{%- set ns = namespace(system='') -%}
+{%- for message in messages -%}
+  {%- if message['role'] == 'system' -%}
+    {%- set ns.system = ns.system + (message['content'] | trim) -%}
+  {%- else -%}
+    {%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}
+    {{- '<start_of_turn>' + role + '\\n' -}}
+    {%- if ns.system != '' and role != 'model' -%}
+      {{- ns.system + '\\n\\n' -}}
+      {%- set ns.system = '' -%}
+    {%- endif -%}
+    {{- (message['content'] | trim) + '<end_of_turn>\\n' -}}
+  {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+  {{- '<start_of_turn>model\\n' -}}
+{%- endif -%}`;
+
+/**
+ * Phi-3's chat template (phi3: Phi-3, Phi-3.5), in Jinja for {@link renderChat}: llama.cpp's
+ * `LLM_CHAT_TEMPLATE_PHI_3` (src/llama-chat.cpp): each message `<|ROLE|>\nCONTENT<|end|>\n` with its role
+ * as given (`system`, `user`, `assistant`), content untrimmed; the generation prompt `<|assistant|>\n`.
+ * (Microsoft's Phi-3.5 template is the same except that it drops empty system messages and appends
+ * `eos_token` when there is no generation prompt; llama.cpp does neither.)
+ */
+export const PHI3_CHAT_TEMPLATE = `{%- for message in messages -%}
+  {{- '<|' + message['role'] + '|>\\n' + message['content'] + '<|end|>\\n' -}}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+  {{- '<|assistant|>\\n' -}}
+{%- endif -%}`;
+
+/**
+ * The chat template this engine writes into the random-weight models `npm run make-model` makes
+ * (gguf/make-model.ts): {@link GEMMA_CHAT_TEMPLATE} for gemma/gemma2/gemma3, {@link PHI3_CHAT_TEMPLATE}
+ * for phi3, undefined for others. A real model's own `tokenizer.chat_template` always wins: llama.cpp has no
+ * per-architecture fallback either (`llama_model_chat_template` returns null without the key).
+ */
+export function builtinChatTemplate(architecture: string): string | undefined {
+  if (architecture === 'gemma' || architecture === 'gemma2' || architecture === 'gemma3')
+    return GEMMA_CHAT_TEMPLATE;
+  if (architecture === 'phi3') return PHI3_CHAT_TEMPLATE;
+  return undefined;
+}

@@ -1,0 +1,220 @@
+/**
+ * Synthetic shapes of the Gemma and Phi-3 families: their parameter counts equal the published models'
+ * (Hugging Face's safetensors counts), their headers are what llama.cpp loads (a scaled-down copy of each
+ * shape, written with random data, loaded by node-llama-cpp 3.21.1's CPU build), and loading a shape of
+ * an architecture the engine does not run gives the same 'unsupported_model' error as a real file of it.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isEngineError } from '../../engine/errors.ts';
+import { useTempDirs } from '../../testing/temp-dir.ts';
+import { syntheticSize } from '../../ui/synthetic.ts';
+import { GgmlTypeId, shapeElements } from '../gguf/ggml-types.ts';
+import { makeModelGguf } from '../gguf/make-model.ts';
+import { planQuantization } from '../gguf/quantize-model.ts';
+import { makeSpmVocab, TokenType } from '../gguf/random-model.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { type GgufMetadataEntry, kv, writeGguf } from '../gguf/writer.ts';
+import { WEIGHT_TYPES } from '../kernels/common.ts';
+import { mulberry32, randn } from '../util/prng.ts';
+import { llamaConfigFromGguf, SUPPORTED_ARCHITECTURES } from './config.ts';
+import {
+  SYNTHETIC_FTYPES,
+  SYNTHETIC_SHAPES,
+  type SyntheticShape,
+  syntheticArchParts,
+  syntheticGguf,
+  syntheticShapeRunnable,
+  tensorTypeFor,
+} from './synthetic.ts';
+
+const tempDir = useTempDirs();
+const shape = (id: string): SyntheticShape => {
+  const s = SYNTHETIC_SHAPES.find((x) => x.id === id);
+  if (!s) throw new Error(`no shape ${id}`);
+  return s;
+};
+
+const NEW_SHAPES = ['gemma-3-1b', 'gemma-2-2b', 'phi-3.5-mini', 'phi-4-mini'];
+
+describe('synthetic Gemma and Phi-3 shapes', () => {
+  it('have the published models’ parameter counts', () => {
+    // Hugging Face's counts of the safetensors weights (google/gemma-3-1b-it, google/gemma-2-2b-it,
+    // microsoft/Phi-3.5-mini-instruct, microsoft/Phi-4-mini-instruct); the GGUF's LongRoPE factor tensors
+    // (2 × ropeDim/2) are not weights there.
+    const published: Record<string, number> = {
+      'gemma-3-1b': 999_885_952,
+      'gemma-2-2b': 2_614_341_888,
+      'phi-3.5-mini': 3_821_079_552,
+      'phi-4-mini': 3_836_021_760,
+    };
+    for (const id of NEW_SHAPES) {
+      const { shapes } = syntheticArchParts(shape(id));
+      let n = 0;
+      for (const [name, sh] of shapes) if (!name.startsWith('rope_factors_')) n += shapeElements(sh);
+      expect(n, id).toBe(published[id]);
+    }
+    expect(syntheticArchParts(shape('phi-4-mini')).shapes.get('rope_factors_long.weight')).toEqual([48]);
+    expect(syntheticArchParts(shape('phi-3.5-mini')).shapes.get('blk.0.attn_qkv.weight')).toEqual([
+      3072, 9216,
+    ]);
+  });
+
+  it('are marked by architecture and parse in every file type', () => {
+    expect(NEW_SHAPES.map((id) => shape(id).architecture)).toEqual(['gemma3', 'gemma2', 'phi3', 'phi3']);
+    const g = syntheticGguf('synthetic:gemma-3-1b-q8_0', 1, { tokenizer: false });
+    expect(g.metadata['general.architecture']).toBe('gemma3');
+    expect(g.metadata['gemma3.attention.key_length']).toBe(256);
+    expect(g.metadata['gemma3.attention.sliding_window']).toBe(512);
+    expect(g.metadata['tokenizer.ggml.tokens']).toBeUndefined();
+    expect(g.tensors.get('blk.0.attn_q.weight')?.typeName).toBe('Q8_0');
+    expect(g.tensors.has('output.weight')).toBe(false);
+  });
+
+  it("q4_k_m's tensorTypeFor types attn_v, the fused attn_qkv and ffn_down as planQuantization does", () => {
+    // llama.cpp's category_is_attn_v takes attn_qkv (src/llama-quant.cpp); use_more_bits truncates n/8.
+    for (const s of SYNTHETIC_SHAPES) {
+      const shapes = syntheticArchParts(s).shapes;
+      const plan = planQuantization(
+        [...shapes].map(([name, shape]) => ({ name, typeName: 'F32', shape })),
+        'Q4_K_M',
+        { nGqa: Math.trunc(s.nHead / s.nHeadKv), fallback: 'engine' },
+      );
+      let n = 0;
+      for (const p of plan) {
+        if (!/^blk\.\d+\.(attn_v|attn_qkv|ffn_down)\.weight$/.test(p.name)) continue;
+        expect(tensorTypeFor('q4_k_m', p.name, p.shape, s.nLayers), `${s.id} ${p.name}`).toBe(p.to);
+        n++;
+      }
+      expect(n, s.id).toBeGreaterThan(0);
+    }
+  });
+
+  it('every file type of every shape uses only types the engine runs; sizes agree with the page’s', () => {
+    for (const f of SYNTHETIC_FTYPES) {
+      const base = f.replace(/_[ms]$/, '').toUpperCase();
+      expect(WEIGHT_TYPES as readonly string[], f).toContain(base);
+    }
+    for (const s of SYNTHETIC_SHAPES) {
+      for (const f of SYNTHETIC_FTYPES) {
+        const g = syntheticGguf(`synthetic:${s.id}-${f}`, 1, { tokenizer: false });
+        let bytes = 0;
+        for (const t of g.tensors.values()) {
+          expect(WEIGHT_TYPES as readonly string[], `${s.id}-${f} ${t.name}`).toContain(t.typeName);
+          bytes += t.nBytes;
+        }
+        expect(syntheticSize(s, f).bytes, `${s.id}-${f}`).toBe(bytes);
+      }
+    }
+    // The planned types follow llama-quantize's mixes, e.g. Q5_K_M: output and some attn_v/ffn_down Q6_K.
+    const q5km = syntheticGguf('synthetic:llama-3.2-1b-q5_k_m', 1, { tokenizer: false });
+    expect(q5km.tensors.get('blk.0.attn_q.weight')?.typeName).toBe('Q5_K');
+    expect(q5km.tensors.get('blk.0.ffn_down.weight')?.typeName).toBe('Q6_K');
+    expect(q5km.tensors.get('token_embd.weight')?.typeName).toBe('Q6_K'); // tied: the output matrix
+  });
+
+  for (const id of NEW_SHAPES) {
+    it(`${id}: loading it fails as a real ${shape(id).architecture} file does, or configures the shape`, async () => {
+      const s = shape(id);
+      const header = syntheticGguf(`synthetic:${id}-f16`, 1, { tokenizer: false });
+      // A real (small) file of the same architecture, made by its generator.
+      const bytes = makeModelGguf(s.architecture, { seed: 1 }).bytes;
+      const file = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
+      const attempt = (f: Parameters<typeof llamaConfigFromGguf>[0]) => {
+        try {
+          return llamaConfigFromGguf(f, { supportedTypes: WEIGHT_TYPES });
+        } catch (e) {
+          return e;
+        }
+      };
+      const fromSynthetic = attempt(header);
+      const fromFile = attempt(file);
+      if (SUPPORTED_ARCHITECTURES.includes(s.architecture)) {
+        expect(syntheticShapeRunnable(s)).toBe(true);
+        expect(isEngineError(fromSynthetic)).toBe(false);
+        const cfg = fromSynthetic as ReturnType<typeof llamaConfigFromGguf>;
+        expect([cfg.nLayers, cfg.nEmbd, cfg.nFF, cfg.nHead, cfg.nHeadKv, cfg.nVocab]).toEqual([
+          s.nLayers,
+          s.nEmbd,
+          s.nFF,
+          s.nHead,
+          s.nHeadKv,
+          s.nVocab,
+        ]);
+        expect(cfg.headDim).toBe(s.headDim ?? s.nEmbd / s.nHead);
+      } else {
+        expect(syntheticShapeRunnable(s)).toBe(false);
+        expect(isEngineError(fromSynthetic) && fromSynthetic.code).toBe('unsupported_model');
+        expect((fromSynthetic as Error).message).toBe((fromFile as Error).message);
+      }
+    });
+  }
+
+  it('their headers, scaled down and written with random data, are what llama.cpp loads', {
+    timeout: 60_000,
+  }, async () => {
+    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+    const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+    const dir = tempDir('synthetic-llama-cpp-');
+    try {
+      for (const id of NEW_SHAPES) {
+        const real = shape(id);
+        // The same heads, KV heads, tying, windows and RoPE split, at 16 dims per head (RoPE 3/4 of them
+        // where the real model rotates 3/4), 2 layers, 300 tokens.
+        const headDim = 16;
+        const s: SyntheticShape = {
+          ...real,
+          nLayers: 2,
+          nEmbd: real.headDim ? 64 : real.nHead * headDim,
+          headDim: real.headDim ? headDim : undefined,
+          ropeDim: real.ropeDim ? (headDim * real.ropeDim) / (real.nEmbd / real.nHead) : undefined,
+          nFF: 48,
+          nVocab: 300,
+          contextLength: 8192,
+          slidingWindow: real.slidingWindow ? Math.min(real.slidingWindow, 64) : undefined,
+          longRope: real.longRope
+            ? { originalContextLength: 1024, attnFactor: real.longRope.attnFactor }
+            : undefined,
+        };
+        const { metadata, shapes } = syntheticArchParts(s);
+        const vocab = makeSpmVocab(s.nVocab);
+        if (s.architecture === 'phi3') {
+          vocab.tokens[s.nVocab - 1] = '<|endoftext|>';
+          vocab.tokenTypes[s.nVocab - 1] = TokenType.CONTROL;
+        }
+        const entries: GgufMetadataEntry[] = [
+          kv.string('general.architecture', s.architecture),
+          kv.string('general.name', `scaled ${id}`),
+          ...metadata,
+          kv.string('tokenizer.ggml.model', 'llama'),
+          kv.strings('tokenizer.ggml.tokens', vocab.tokens),
+          kv.f32s('tokenizer.ggml.scores', vocab.scores),
+          kv.i32s('tokenizer.ggml.token_type', vocab.tokenTypes),
+          kv.u32('tokenizer.ggml.bos_token_id', 1),
+          kv.u32('tokenizer.ggml.eos_token_id', 2),
+        ];
+        const rng = mulberry32(3);
+        let params = 0;
+        const tensors = [...shapes].map(([name, shp]) => {
+          params += shapeElements(shp);
+          const f = Float32Array.from({ length: shapeElements(shp) }, () =>
+            name.startsWith('rope_factors') ? 1 + rng() : randn(rng, 0, 0.1),
+          );
+          return { name, type: GgmlTypeId.F32, shape: shp, data: new Uint8Array(f.buffer) };
+        });
+        const path = join(dir, `${id}.gguf`);
+        writeFileSync(path, writeGguf({ metadata: entries, tensors }));
+        const model = await llama.loadModel({ modelPath: path, gpuLayers: 0 });
+        expect(model.architecture, id).toBe(s.architecture);
+        expect(model.embeddingVectorSize, id).toBe(s.nEmbd);
+        expect(model.trainContextSize, id).toBe(8192);
+        const native = (model as unknown as { _model: { getTotalParameters(): number } })._model;
+        expect(native.getTotalParameters(), id).toBe(params);
+        await model.dispose();
+      }
+    } finally {
+      await llama.dispose();
+    }
+  });
+});

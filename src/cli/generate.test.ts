@@ -111,7 +111,7 @@ describe('npm run generate', () => {
     } finally {
       await host.close();
     }
-  });
+  }, 180_000); // two CLI runs, each starting Node, Dawn and SwiftShader: 60 s was too tight on a loaded 2-core machine
 
   it('fails clearly for a missing file', async () => {
     const r = await generate(['--model', '/nonexistent/model.gguf']);

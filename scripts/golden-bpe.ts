@@ -348,7 +348,10 @@ async function main(): Promise<void> {
   console.log(`wrote ${written.join(', ')}`);
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+// Run only as a script (scripts/golden-spm.ts imports the corpus from here).
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

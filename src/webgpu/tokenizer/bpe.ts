@@ -26,6 +26,7 @@ import {
   checkTokenId,
   concatBytes,
   EOG_TOKEN_TEXTS,
+  EOT_TEXTS,
   type Fragment,
   isArrayLikeOf,
   lstripPiece,
@@ -104,20 +105,6 @@ const FIM_OTHER_TEXTS: readonly (readonly string[])[] = [
     '<|code_middle|>',
     '<|middle|>',
   ],
-];
-/** llama.cpp's EOT auto-detection texts (used when the GGUF names no EOT token). */
-const EOT_TEXTS: readonly string[] = [
-  '<|eot_id|>',
-  '<|im_end|>',
-  '<|end|>',
-  '<end_of_turn>',
-  '<|endoftext|>',
-  '<|end_of_text|>',
-  '<EOT>',
-  '_<EOT>',
-  '[EOT]',
-  '<｜end▁of▁sentence｜>',
-  '<end_of_utterance>',
 ];
 
 // Parsed vocabularies and merge tables, shared by tokenizers built from the same arrays (the metadata of one

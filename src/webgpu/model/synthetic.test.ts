@@ -22,11 +22,12 @@ import { llamaConfigFromGguf, SUPPORTED_ARCHITECTURES } from './config.ts';
 import {
   SYNTHETIC_FTYPES,
   SYNTHETIC_SHAPES,
+  type SyntheticFtype,
   type SyntheticShape,
   syntheticArchParts,
   syntheticGguf,
   syntheticShapeRunnable,
-  tensorTypeFor,
+  syntheticTensorTypes,
 } from './synthetic.ts';
 
 const tempDir = useTempDirs();
@@ -72,22 +73,53 @@ describe('synthetic Gemma and Phi-3 shapes', () => {
     expect(g.tensors.has('output.weight')).toBe(false);
   });
 
-  it("q4_k_m's tensorTypeFor types attn_v, the fused attn_qkv and ffn_down as planQuantization does", () => {
-    // llama.cpp's category_is_attn_v takes attn_qkv (src/llama-quant.cpp); use_more_bits truncates n/8.
-    for (const s of SYNTHETIC_SHAPES) {
-      const shapes = syntheticArchParts(s).shapes;
-      const plan = planQuantization(
-        [...shapes].map(([name, shape]) => ({ name, typeName: 'F32', shape })),
-        'Q4_K_M',
-        { nGqa: Math.trunc(s.nHead / s.nHeadKv), fallback: 'engine' },
-      );
-      let n = 0;
-      for (const p of plan) {
-        if (!/^blk\.\d+\.(attn_v|attn_qkv|ffn_down)\.weight$/.test(p.name)) continue;
-        expect(tensorTypeFor('q4_k_m', p.name, p.shape, s.nLayers), `${s.id} ${p.name}`).toBe(p.to);
-        n++;
-      }
-      expect(n, s.id).toBeGreaterThan(0);
+  it("types tensors as llama-quantize does, with llama.cpp's fallbacks (src/llama-quant.cpp)", () => {
+    const types = (id: string, f: Parameters<typeof syntheticTensorTypes>[1]) =>
+      syntheticTensorTypes(shape(id), f);
+    // Llama 3.2 1B, 16 layers, tied: token_embd is the output matrix (Q6_K); use_more_bits takes
+    // layers 0, 1 (n/8 = 2), 4, 7, 10, 13 ((i − 2) % 3 == 2) and 14, 15 for attn_v and ffn_down.
+    const l = types('llama-3.2-1b', 'q4_k_m');
+    expect(l.get('token_embd.weight')).toBe('Q6_K');
+    expect(l.get('blk.0.attn_q.weight')).toBe('Q4_K');
+    const moreBits = [0, 1, 4, 7, 10, 13, 14, 15];
+    for (let i = 0; i < 16; i++) {
+      const want = moreBits.includes(i) ? 'Q6_K' : 'Q4_K';
+      expect(l.get(`blk.${i}.attn_v.weight`), `attn_v ${i}`).toBe(want);
+      expect(l.get(`blk.${i}.ffn_down.weight`), `ffn_down ${i}`).toBe(want);
+    }
+    expect(l.get('blk.0.attn_norm.weight')).toBe('F32');
+    // Q4_0 files keep the output matrix in Q6_K; Q8_0 files in Q8_0.
+    expect(types('llama-3.2-1b', 'q4_0').get('token_embd.weight')).toBe('Q6_K');
+    expect(types('llama-3.2-1b', 'q8_0').get('token_embd.weight')).toBe('Q8_0');
+    // Gemma 3 1B's 1152-wide rows are no multiple of 256: Q4_K → Q5_0 and Q6_K → Q8_0 as in llama.cpp
+    // (the engine's own fallback would be Q8_0 for both); 6912-wide ffn_down rows keep the K-quants.
+    const g = types('gemma-3-1b', 'q4_k_m');
+    expect(g.get('blk.0.attn_q.weight')).toBe('Q5_0');
+    expect(g.get('blk.2.ffn_up.weight')).toBe('Q5_0');
+    expect(g.get('token_embd.weight')).toBe('Q8_0');
+    expect(g.get('blk.0.ffn_down.weight')).toBe('Q6_K');
+    expect(g.get('blk.3.ffn_down.weight')).toBe('Q4_K'); // 26 layers: n/8 = 3
+    expect(types('gemma-3-1b', 'q5_k_m').get('blk.0.attn_q.weight')).toBe('Q5_1');
+    // Phi-3's fused attn_qkv is attn_v-like (category_is_attn_v); f32 keeps everything F32.
+    expect(types('phi-3.5-mini', 'q4_k_m').get('blk.0.attn_qkv.weight')).toBe('Q6_K');
+    expect([...types('gemma-3-1b', 'f32').values()].every((t) => t === 'F32')).toBe(true);
+    expect(types('gemma-3-1b', 'f16').get('blk.0.attn_q.weight')).toBe('F16');
+  });
+
+  it("weighs what llama.cpp's downloads of the real models do", () => {
+    // File sizes published beside llama.cpp-quantized files on Hugging Face (GB = 1e9 bytes, 2–3
+    // significant digits): bartowski/Llama-3.2-1B-Instruct-GGUF (llama.cpp b3821) and
+    // tensorblock/gemma-3-1b-it-GGUF (b4882). Same tensors and types, so the same bytes up to the
+    // tokenizer metadata (Gemma 3: 262,144 tokens, a few MB) and the published rounding.
+    const real: [string, SyntheticFtype, number][] = [
+      ['llama-3.2-1b', 'q4_k_m', 0.81e9],
+      ['gemma-3-1b', 'q4_0', 0.72e9],
+      ['gemma-3-1b', 'q3_k_m', 0.722e9],
+      ['gemma-3-1b', 'q2_k', 0.69e9],
+    ];
+    for (const [id, f, bytes] of real) {
+      const ours = syntheticSize(shape(id), f).bytes;
+      expect(Math.abs(ours - bytes) / bytes, `${id}-${f}: ours ${ours} vs ${bytes}`).toBeLessThan(0.025);
     }
   });
 

@@ -263,8 +263,7 @@ export function syntheticShapeRunnable(s: SyntheticShape): boolean {
 }
 
 /**
- * File types offered, as llama.cpp names them: the first five typed by {@link tensorTypeFor}, the rest
- * (every type in kernels/common.ts's WEIGHT_TYPES since issue 17) by quantize-model.ts's
+ * File types offered, as llama.cpp names them; every one but f32 is typed per tensor by quantize-model.ts's
  * `planQuantization`, llama-quantize's per-tensor choice ({@link syntheticTensorTypes}).
  */
 export const SYNTHETIC_FTYPES = [
@@ -284,8 +283,12 @@ export const SYNTHETIC_FTYPES = [
 ] as const;
 export type SyntheticFtype = (typeof SYNTHETIC_FTYPES)[number];
 
-/** The file types planned by `planQuantization`, with llama-quantize's name for each. */
-const PLANNED_FTYPES: Partial<Record<SyntheticFtype, QuantizeFtype>> = {
+/** llama-quantize's name for each file type (f32 is not quantized: every tensor stays F32). */
+const PLANNED_FTYPES: Record<Exclude<SyntheticFtype, 'f32'>, QuantizeFtype> = {
+  f16: 'F16',
+  q8_0: 'Q8_0',
+  q4_0: 'Q4_0',
+  q4_k_m: 'Q4_K_M',
   q4_1: 'Q4_1',
   q5_1: 'Q5_1',
   iq4_nl: 'IQ4_NL',
@@ -297,9 +300,11 @@ const PLANNED_FTYPES: Partial<Record<SyntheticFtype, QuantizeFtype>> = {
 };
 
 /**
- * The type of every tensor of shape `s` in a file of type `ftype` (tensor name → type): {@link
- * tensorTypeFor} for f32 … q4_k_m, llama-quantize's choice (`planQuantization`, with the engine's
- * fallbacks and `n_gqa` = nHead / nHeadKv) for the others.
+ * The type of every tensor of shape `s` in a file of type `ftype` (tensor name → type), as llama-quantize
+ * would write it from an F32 conversion of the real model: `planQuantization` with `n_gqa` = nHead / nHeadKv
+ * and llama.cpp's own fallbacks for rows a K-quant's 256-block does not divide (Q4_K → Q5_0, Q5_K → Q5_1,
+ * Q6_K → Q8_0: gemma-3-1b's 1152-wide rows), so a synthetic file weighs what the download does (e.g. Q4_0
+ * and Q4_K_M files keep `output.weight`, or a tied `token_embd.weight`, in Q6_K). f32: every tensor F32.
  * @throws EngineError('invalid_argument') when a planned type is one the engine does not run.
  */
 export function syntheticTensorTypes(
@@ -307,14 +312,11 @@ export function syntheticTensorTypes(
   ftype: SyntheticFtype,
   shapes: Map<string, number[]> = syntheticArchParts(s).shapes,
 ): Map<string, WeightType> {
-  const planned = PLANNED_FTYPES[ftype];
-  if (!planned) {
-    return new Map([...shapes].map(([name, shape]) => [name, tensorTypeFor(ftype, name, shape, s.nLayers)]));
-  }
+  if (ftype === 'f32') return new Map([...shapes.keys()].map((n) => [n, 'F32' as WeightType]));
   const plan = planQuantization(
     [...shapes].map(([name, shape]) => ({ name, typeName: 'F32', shape })),
-    planned,
-    { nGqa: Math.trunc(s.nHead / s.nHeadKv), fallback: 'engine' },
+    PLANNED_FTYPES[ftype],
+    { nGqa: Math.trunc(s.nHead / s.nHeadKv), fallback: 'llama.cpp' },
   );
   const out = new Map<string, WeightType>();
   for (const p of plan) {
@@ -333,54 +335,6 @@ export function syntheticTensorTypes(
 /** Every `synthetic:` name. */
 export function syntheticNames(): string[] {
   return SYNTHETIC_SHAPES.flatMap((s) => SYNTHETIC_FTYPES.map((f) => `synthetic:${s.id}-${f}`));
-}
-
-/**
- * The type a tensor gets in a file of type `ftype`, following llama.cpp's `llama_tensor_get_type`
- * (simplified): 1-D tensors stay F32; Q4_K_M uses Q6_K for `output.weight` and for `attn_v` (and the
- * fused `attn_qkv`, attn_v-like in llama.cpp's src/llama-quant.cpp)/`ffn_down`
- * in the first and last eighth of the layers and every third layer between (`use_more_bits`), Q4_K
- * elsewhere; a row length that is not a multiple of the block size falls back to Q8_0 (rows of 32) or
- * F16.
- */
-export function tensorTypeFor(
-  ftype: SyntheticFtype,
-  name: string,
-  shape: readonly number[],
-  nLayers: number,
-): WeightType {
-  if (shape.length === 1 || name === 'rope_freqs.weight') return 'F32';
-  const fits = (t: WeightType) => shape[0] % WEIGHT_BLOCK[t].size === 0;
-  const fallback = (t: WeightType): WeightType => (fits(t) ? t : fits('Q8_0') ? 'Q8_0' : 'F16');
-  switch (ftype) {
-    case 'f32':
-      return 'F32';
-    case 'f16':
-      return 'F16';
-    case 'q8_0':
-      return fallback('Q8_0');
-    case 'q4_0':
-      return fallback('Q4_0');
-    case 'q4_k_m': {
-      if (name === 'output.weight') return fallback('Q6_K');
-      // attn_qkv (Phi-3's fused Q/K/V) is attn_v-like in llama.cpp (`category_is_attn_v`,
-      // src/llama-quant.cpp). use_more_bits divides in C integers: n/8 and 7*n/8 truncate.
-      const m = /^blk\.(\d+)\.(attn_v|attn_qkv|ffn_down)\.weight$/.exec(name);
-      if (m) {
-        const i = Number(m[1]);
-        const n8 = Math.trunc(nLayers / 8);
-        const moreBits = i < n8 || i >= Math.trunc((7 * nLayers) / 8) || (i - n8) % 3 === 2;
-        if (moreBits) return fallback('Q6_K');
-      }
-      return fallback('Q4_K');
-    }
-    default:
-      // The other types' mixes depend on the whole tensor list (llama.cpp counts attn_v / ffn_down).
-      throw new EngineError(
-        'invalid_argument',
-        `synthetic ${ftype} is typed per file: use syntheticTensorTypes, not tensorTypeFor`,
-      );
-  }
 }
 
 /**

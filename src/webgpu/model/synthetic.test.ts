@@ -113,6 +113,8 @@ describe('synthetic Gemma and Phi-3 shapes', () => {
     // tokenizer metadata (Gemma 3: 262,144 tokens, a few MB) and the published rounding.
     const real: [string, SyntheticFtype, number][] = [
       ['llama-3.2-1b', 'q4_k_m', 0.81e9],
+      ['llama-3.2-1b', 'q8_0', 1.32e9],
+      ['llama-3.2-1b', 'f16', 2.48e9],
       ['gemma-3-1b', 'q4_0', 0.72e9],
       ['gemma-3-1b', 'q3_k_m', 0.722e9],
       ['gemma-3-1b', 'q2_k', 0.69e9],

@@ -12,7 +12,6 @@ import { useTempDirs } from '../../testing/temp-dir.ts';
 import { syntheticSize } from '../../ui/synthetic.ts';
 import { GgmlTypeId, shapeElements } from '../gguf/ggml-types.ts';
 import { makeModelGguf } from '../gguf/make-model.ts';
-import { planQuantization } from '../gguf/quantize-model.ts';
 import { makeSpmVocab, TokenType } from '../gguf/random-model.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { type GgufMetadataEntry, kv, writeGguf } from '../gguf/writer.ts';

@@ -13,7 +13,7 @@ import { type RandomGemmaOptions, randomGemmaMetadata, randomGemmaShapes } from 
 import { makeSpmVocab, TokenType } from '../gguf/random-model.ts';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
 import { type GgufMetadataEntry, kv } from '../gguf/writer.ts';
-import { WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../kernels/common.ts';
+import { WEIGHT_TYPES, type WeightType } from '../kernels/common.ts';
 import { llamaTensorShapes, SUPPORTED_ARCHITECTURES } from './config.ts';
 
 /** The shape of a real model. */

@@ -53,6 +53,7 @@ const MODEL_RUNS: { ftype: QuantizeFtype; pure: boolean }[] = [
   { ftype: 'Q5_K_S', pure: false },
   { ftype: 'Q5_K_M', pure: false },
   { ftype: 'Q4_1', pure: false },
+  { ftype: 'Q5_0', pure: false },
   { ftype: 'Q5_1', pure: false },
   { ftype: 'IQ4_NL', pure: false },
   { ftype: 'IQ4_XS', pure: false },

@@ -2,7 +2,7 @@
  * `npm run quantize -- IN OUT TYPE [--pure] [--fallback engine|llama.cpp]`
  *
  * The field's `llama-quantize`: reads a GGUF model with F32/F16/BF16 weights and writes it with its
- * weight matrices in TYPE (Q8_0, Q4_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q4_K_M, Q6_K, Q2_K, Q3_K_S, Q3_K_M,
+ * weight matrices in TYPE (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q4_K_M, Q6_K, Q2_K, Q3_K_S, Q3_K_M,
  * Q3_K_L, Q5_K_S, Q5_K_M, F16, BF16, F32), choosing per-tensor types as
  * llama.cpp does (see `src/webgpu/gguf/quantize-model.ts`). Prints one line per tensor and a summary.
  */

@@ -16,7 +16,7 @@
  *   `use_more_bits`; ffn_down → Q2_K: Q3_K, Q3_K_M: Q5_K for layers below n/16, then Q4_K, Q3_K_L: Q5_K,
  *   Q5_K_M: Q6_K where `use_more_bits`; attn_output → Q2_K: Q3_K, Q3_K_M: Q4_K, Q3_K_L: Q5_K; 70B models
  *   (llama with 80 layers and GQA) raise a Q3_K/Q4_K attn_v to Q5_K. Q3_K_S and Q5_K_S mix only the output.
- * - Q4_1, Q5_1, IQ4_NL, IQ4_XS: the base type, output → Q6_K as above; for IQ4_NL and IQ4_XS (no
+ * - Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS: the base type, output → Q6_K as above; for IQ4_NL and IQ4_XS (no
  *   importance matrix) also attn_v → Q5_K when n_gqa ≥ 4 and ffn_down → Q5_K for layers below n/8.
  * - "attn_v" above means llama.cpp's `category_is_attn_v`: also Phi-3's fused `attn_qkv` (and `attn_kv_b`),
  *   counted together with attn_v for `use_more_bits`. Phi-3's fused `ffn_up` (gate and up) gets no rule
@@ -47,6 +47,7 @@ export type QuantizeFtype =
   | 'Q8_0'
   | 'Q4_0'
   | 'Q4_1'
+  | 'Q5_0'
   | 'Q5_1'
   | 'IQ4_NL'
   | 'IQ4_XS'
@@ -68,6 +69,7 @@ export const FTYPES: Readonly<Record<QuantizeFtype, { fileType: number; base: st
   Q8_0: { fileType: 7, base: 'Q8_0', pure: false }, // LLAMA_FTYPE_MOSTLY_Q8_0
   Q4_0: { fileType: 2, base: 'Q4_0', pure: false }, // LLAMA_FTYPE_MOSTLY_Q4_0
   Q4_1: { fileType: 3, base: 'Q4_1', pure: false }, // LLAMA_FTYPE_MOSTLY_Q4_1
+  Q5_0: { fileType: 8, base: 'Q5_0', pure: false }, // LLAMA_FTYPE_MOSTLY_Q5_0
   Q5_1: { fileType: 9, base: 'Q5_1', pure: false }, // LLAMA_FTYPE_MOSTLY_Q5_1
   IQ4_NL: { fileType: 25, base: 'IQ4_NL', pure: false }, // LLAMA_FTYPE_MOSTLY_IQ4_NL
   IQ4_XS: { fileType: 30, base: 'IQ4_XS', pure: false }, // LLAMA_FTYPE_MOSTLY_IQ4_XS

@@ -37,7 +37,7 @@ export default defineConfig({
           // Set-up hooks load models: on SwiftShader with 2 cores two loads of stories260K (shader
           // compilation) took 28-31 s, past vitest's 30 s default.
           hookTimeout: 120_000,
-          globalSetup: ['src/webllm/test-server.ts', 'src/library/test-server.ts'],
+          globalSetup: ['src/testing/webllm-server.ts', 'src/testing/library-server.ts'],
           browser: {
             enabled: true,
             headless: true,

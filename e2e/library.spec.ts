@@ -3,13 +3,13 @@
  * downloaded once; after a reload the "Kept in this browser" list loads it again with no bytes sent; with
  * the network gone the page says it uses the cached copy; Delete empties the list; a shorthand that names
  * no file is a clear error; a split model's three parts picked together load as one model.
- * The model host is src/library/test-server.ts (counts the bytes it sends).
+ * The model host is src/testing/library-server.ts (counts the bytes it sends).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { type ModelServer, startModelServer, testModelFiles } from '../src/library/test-server.ts';
+import { type ModelServer, startModelServer, testModelFiles } from '../src/testing/library-server.ts';
 
 test.describe.configure({ timeout: 120_000 });
 

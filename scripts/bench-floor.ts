@@ -23,6 +23,7 @@
  */
 import { execSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { markdownTable } from '../src/bench/markdown.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import { createGpuContext } from '../src/webgpu/device.ts';
 import { packStep, type WeightType } from '../src/webgpu/kernels/common.ts';
@@ -229,12 +230,14 @@ const lines = [
   '',
   `Recorded by \`npm run bench:floor\` (scripts/bench-floor.ts) at commit ${commit} in Node + Dawn on ${i.vendor} / ${i.architecture} (${i.description}${i.isFallback ? ', a software adapter: not GPU figures' : ''}). Wall time per dispatch (5 dispatches per submit, best of 7 rounds run round-robin) over the weights it multiplies; the decode ceiling is what a model of the 60M benchmark model's 60,039,680 weights could reach if every weight cost only this.`,
   '',
-  '| kernel | what it does | ms / dispatch | ns / weight | decode ceiling, 60M model (tok/s) |',
-  '| --- | --- | ---: | ---: | ---: |',
-  ...kernels.map((k, j) => {
-    const ns = (best[j] * 1e6) / k.weights;
-    return `| ${k.name} | ${k.what} | ${best[j].toFixed(2)} | ${ns.toFixed(2)} | ${(1e9 / (ns * MODEL_WEIGHTS)).toFixed(1)} |`;
-  }),
+  ...markdownTable(
+    ['kernel', 'what it does', 'ms / dispatch', 'ns / weight', 'decode ceiling, 60M model (tok/s)'],
+    kernels.map((k, j) => {
+      const ns = (best[j] * 1e6) / k.weights;
+      return [k.name, k.what, best[j].toFixed(2), ns.toFixed(2), (1e9 / (ns * MODEL_WEIGHTS)).toFixed(1)];
+    }),
+    2,
+  ),
 ];
 const text = lines.join('\n');
 console.log(text);

@@ -13,6 +13,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { markdownTable } from '../src/bench/markdown.ts';
 import { requestMetrics, summarize } from '../src/bench/metrics.ts';
 import { buildRoofline, measureBandwidth, measureMatmul } from '../src/bench/roofline.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
@@ -152,10 +153,10 @@ const md = [
     `bandwidth ${result.bandwidthGBs} GB/s, f32 matmul ${result.matmulGflops} GFLOP/s (measured by our kernels); ` +
     `pp${nPrompt} / tg${nGen}, median of ${reps} after 1 warm-up; ${result.date.slice(0, 10)}`,
   '',
-  `| ${cols.join(' | ')} |`,
-  `| ${cols.map(() => '---').join(' | ')} |`,
-  ...rows.map(
-    (r) => `| ${cols.map((c) => r[c] ?? (c === 'types' ? (r.error ?? r.skipped ?? '') : '')).join(' | ')} |`,
+  ...markdownTable(
+    cols,
+    rows.map((r) => cols.map((c) => String(r[c] ?? (c === 'types' ? (r.error ?? r.skipped ?? '') : '')))),
+    cols.length,
   ),
 ].join('\n');
 console.log(md);

@@ -35,6 +35,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type LlamaBenchTest, testName } from '../../src/bench/llama-bench.ts';
 import { runLlamaBench } from '../../src/bench/llama-bench-gpu.ts';
+import { markdownTable } from '../../src/bench/markdown.ts';
 import { decodeBytesPerToken, measureBandwidth } from '../../src/bench/roofline.ts';
 import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
 import { createGpuContext } from '../../src/webgpu/device.ts';
@@ -335,9 +336,7 @@ function writeResults(): void {
       `llama-bench tests ${pp} / ${tg} at depth 0${depthText}, mean of ${reps} after 1 warm-up; tok/s; ` +
       `@d÷@0: ${tg} at the depth ÷ at depth 0, same engine; ${result.date.slice(0, 10)}`,
     '',
-    `| ${head.join(' | ')} |`,
-    `| ${head.map((_, i) => (i < 2 ? '---' : '---:')).join(' | ')} |`,
-    ...lines.map((c) => `| ${c.join(' | ')} |`),
+    ...markdownTable(head, lines, 2),
     ...(errs.length
       ? [
           '',

@@ -7,7 +7,8 @@
  */
 
 import { softwareReasons } from '../ui/gpu-report.ts';
-import { deviceName, fmt, isSoftwareResult, markdownTable } from './report.ts';
+import { markdownTable } from './markdown.ts';
+import { deviceName, fmt, isSoftwareResult } from './report.ts';
 import type { BenchDevice, BenchResult } from './types.ts';
 
 /** The thresholds a run is held to (`--fail-under-decode-tps`, `--fail-over-ttft-ms`); absent = not checked. */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
 import { summarize } from './metrics.ts';
-import { fmt, fmtParams, htmlReport, markdownTable, type ReportRow } from './report.ts';
+import { fmt, fmtParams, htmlReport, type ReportRow } from './report.ts';
 
 let n = 0;
 /** A row: decode/prefill/TTFT medians as given (a one-value summary each), or none when undefined. */
@@ -218,7 +218,7 @@ describe('leaderboard', () => {
       }),
       row({ fp: 'bbbb', model: 'other.gguf', engine: 'webllm', decode: 7 }),
     ]);
-    const md = leaderboardMarkdown(lb, { fmt, table: markdownTable });
+    const md = leaderboardMarkdown(lb, { fmt });
     const lines = md.split('\n').filter((l) => l.startsWith('|'));
     expect(lines).toEqual([
       '| # | Device | stories260K.gguf (F32) | other.gguf (F32) |',
@@ -227,6 +227,6 @@ describe('leaderboard', () => {
       '| 2 | Slow \\| GPU `aaaa` | **10** tok/s<br>prefill 500 tok/s · TTFT 10 ms<br>webgpu · 2026-01-02 | – |',
     ]);
     expect(md).toContain('2 devices × 2 models');
-    expect(leaderboardMarkdown(leaderboard([]), { fmt, table: markdownTable })).toBe('');
+    expect(leaderboardMarkdown(leaderboard([]), { fmt })).toBe('');
   });
 });

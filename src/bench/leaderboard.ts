@@ -14,6 +14,7 @@
  *   relative to the fastest device on that model (1 = fastest on every model it ran). Devices with no decode
  *   figure come last; ties go by name. Models are ordered by how many devices ran them, then by name.
  */
+import { markdownTable } from './markdown.ts';
 import type { ReportRow } from './report.ts';
 
 /** The newest result of one device, model and engine, and how many older ones it replaced. */
@@ -333,11 +334,9 @@ export const LEADERBOARD_CSS = `
 
 // ---------------------------------------------------------------------------------------------- Markdown
 
-/** What {@link leaderboardMarkdown} formats with (report.ts's functions). */
+/** What {@link leaderboardMarkdown} formats with (report.ts's function). */
 export interface LeaderMarkdownFormat {
   fmt: (v: number | undefined) => string;
-  /** report.ts's `markdownTable`: header, alignment row, rows; `|` escaped. */
-  table: (head: readonly string[], rows: readonly (readonly string[])[], left?: number) => string[];
 }
 
 /**
@@ -373,7 +372,7 @@ export function leaderboardMarkdown(lb: Leaderboard, f: LeaderMarkdownFormat): s
     '',
     `${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}; the newest result per device, model and engine; ★ the fastest decode on each model; devices ranked by the geometric mean of their decode relative to each model's fastest.`,
     '',
-    ...f.table(['#', 'Device', ...lb.models.map((m) => m.key)], rows, 2),
+    ...markdownTable(['#', 'Device', ...lb.models.map((m) => m.key)], rows, 2),
     '',
   ].join('\n');
 }

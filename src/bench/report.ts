@@ -6,6 +6,7 @@
 
 import type { SamplingParams } from '../engine/types.ts';
 import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
+import { markdownTable } from './markdown.ts';
 import type { Summary } from './metrics.ts';
 import type { BenchResult } from './types.ts';
 
@@ -325,23 +326,6 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
   }));
 }
 
-const mdEscape = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-
-/**
- * The lines of a Markdown table: the header, the alignment row (the first `left` columns left-aligned, the
- * others right-aligned, as figures are), then the rows; `|` in a cell is escaped and a newline becomes a space.
- */
-export function markdownTable(
-  head: readonly string[],
-  rows: readonly (readonly string[])[],
-  left = 1,
-): string[] {
-  return [
-    `| ${head.map(mdEscape).join(' | ')} |`,
-    `| ${head.map((_, i) => (i < left ? '---' : '---:')).join(' | ')} |`,
-    ...rows.map((r) => `| ${r.map(mdEscape).join(' | ')} |`),
-  ];
-}
 const med = (s: Summary | undefined) => fmt(s?.median);
 const medStd = (s: Summary | undefined) => (s ? `${fmt(s.median)} ± ${fmt(s.std, 2)}` : '–');
 

@@ -13,14 +13,7 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { leaderboard, leaderboardMarkdown } from '../bench/leaderboard.ts';
-import {
-  fmt,
-  htmlReport,
-  markdownReport,
-  markdownTable,
-  reportRows,
-  validateResult,
-} from '../bench/report.ts';
+import { fmt, htmlReport, markdownReport, reportRows, validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
 
 const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append-md] [--html FILE] [--title TEXT]
@@ -76,7 +69,7 @@ function main(argv: string[]): number {
   }
   if (results.length > 0) {
     const rows = reportRows(results, sources);
-    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows), { fmt, table: markdownTable });
+    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows), { fmt });
     if (values.md) {
       mkdirSync(dirname(resolve(values.md)), { recursive: true });
       (values['append-md'] ? appendFileSync : writeFileSync)(values.md, md);

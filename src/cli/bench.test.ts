@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { fmt, validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
-import { startModelServer, testModelFiles } from '../library/test-server.ts';
+import { startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 

@@ -286,13 +286,10 @@ function parse(argv: string[]): BenchArgs | 'help' {
     model = { spec: { url: '', id: basename(p) }, localPath: p };
   }
 
+  // `--engine remote` never gets here: main() hands it to src/remote/cli.ts first (isRemoteArgv).
   const engine = values.engine ?? 'webgpu';
   if (engine !== 'webgpu' && engine !== 'webllm')
-    throw new UsageError(
-      engine === 'remote'
-        ? `--engine ${engine} is not available yet (only webgpu)`
-        : `unknown --engine ${engine} (webgpu, webllm)`,
-    );
+    throw new UsageError(`unknown --engine ${engine} (webgpu, webllm, remote)`);
 
   // Prompts.
   if (values.prompt !== undefined && values.prompts !== undefined)

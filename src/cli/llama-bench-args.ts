@@ -3,6 +3,7 @@
  * probe and fit verdict, kernel profile, cost per token), their parsing and the text tables printed for
  * them. Kept apart from src/cli/bench.ts, which spreads {@link LLAMA_BENCH_OPTIONS} into its parser.
  */
+import { markdownTable } from '../bench/markdown.ts';
 import type { BenchEvent, BenchOptions, CostInput } from '../bench/page-api.ts';
 import { fmtBytes } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
@@ -109,11 +110,18 @@ export function llamaBenchEventLine(e: BenchEvent): string | undefined {
 export function formatLlamaBench(r: BenchResult): string {
   const lines: string[] = [];
   if (r.tests?.length) {
-    lines.push(`| model | size | test | t/s |`, `| --- | ---: | ---: | ---: |`);
-    for (const t of r.tests)
-      lines.push(
-        `| ${r.model.id} ${r.model.quantization}${r.model.kvType ? `, KV ${r.model.kvType}` : ''} | ${fmtBytes(r.model.bytes)} | ${t.name} | ${f(t.tokensPerSecond.mean)} ± ${f(t.tokensPerSecond.std)} |`,
-      );
+    const model = `${r.model.id} ${r.model.quantization}${r.model.kvType ? `, KV ${r.model.kvType}` : ''}`;
+    lines.push(
+      ...markdownTable(
+        ['model', 'size', 'test', 't/s'],
+        r.tests.map((t) => [
+          model,
+          fmtBytes(r.model.bytes),
+          t.name,
+          `${f(t.tokensPerSecond.mean)} ± ${f(t.tokensPerSecond.std)}`,
+        ]),
+      ),
+    );
   }
   const g = r.gpu;
   if (g) {
@@ -123,13 +131,17 @@ export function formatLlamaBench(r: BenchResult): string {
     );
     if (g.note) lines.push(`  note: ${g.note}`);
     if (g.kernels.length) {
-      lines.push('| kernel | ms/token | share | prefill ms/token |', '| --- | ---: | ---: | ---: |');
-      for (const k of g.kernels) {
-        const p = g.prefillKernels?.find((x) => x.name === k.name);
-        lines.push(
-          `| ${k.name} | ${f(k.msPerToken, 4)} | ${f(k.share * 100, 1)} % | ${f(p?.msPerToken, 4)} |`,
-        );
-      }
+      lines.push(
+        ...markdownTable(
+          ['kernel', 'ms/token', 'share', 'prefill ms/token'],
+          g.kernels.map((k) => [
+            k.name,
+            f(k.msPerToken, 4),
+            `${f(k.share * 100, 1)} %`,
+            f(g.prefillKernels?.find((x) => x.name === k.name)?.msPerToken, 4),
+          ]),
+        ),
+      );
     }
   }
   if (r.memory) {

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { createServer, preview } from 'vite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../engine/errors.ts';
-import { testModelFiles } from '../library/test-server.ts';
+import { testModelFiles } from '../testing/library-server.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { missingFilesAre404 } from './vite-not-found.ts';
 

@@ -1,14 +1,14 @@
 /**
  * The model library in real Chromium: the engine loads URLs through the Origin Private File System cache.
- * The host is src/library/test-server.ts on 127.0.0.1 (another origin, with CORS), which counts the bytes
+ * The host is src/testing/library-server.ts on 127.0.0.1 (another origin, with CORS), which counts the bytes
  * it sends.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { isEngineError } from '../engine/errors.ts';
 import type { LoadProgress } from '../engine/types.ts';
+import type { ServerStats } from '../testing/library-server.ts';
 import { WebGpuEngine } from '../webgpu/engine.ts';
 import { ModelLibrary } from './library.ts';
-import type { ServerStats } from './test-server.ts';
 
 const server = inject('libraryServer');
 const SINGLE = `${server}/range/stories260K.gguf`;

@@ -1,6 +1,6 @@
 /**
  * The model library in Node (FsStore), against a local server that counts the bytes it sends
- * (src/library/test-server.ts): download once, freshness check only on the second load, resume after a
+ * (src/testing/library-server.ts): download once, freshness check only on the second load, resume after a
  * cut, damaged copies detected, split models, Hugging Face shorthands, and the bad-input errors.
  */
 import { createHash } from 'node:crypto';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isEngineError } from '../engine/errors.ts';
+import { type ModelServer, startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { collectTensorData, errorOf } from '../webgpu/gguf/test-util.ts';
@@ -16,7 +17,6 @@ import { ModelLibrary } from './library.ts';
 import { openModelFile } from './open.ts';
 import { hfResolveUrl, parseHfShorthand, resolveModelSpec } from './spec.ts';
 import { type CacheStore, type EntryMeta, FsStore } from './store.ts';
-import { type ModelServer, startModelServer, testModelFiles } from './test-server.ts';
 
 const KiB = 1024;
 let server: ModelServer;

@@ -11,6 +11,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { isRemoteArgv } from './cli.ts';
 
 let server: OpenAiTestServer;
 let dir: string;
@@ -45,6 +46,18 @@ function junit(file: string) {
     isArray: (n) => ['testsuite', 'testcase'].includes(n),
   }).parse(readFileSync(file, 'utf8'));
 }
+
+describe('isRemoteArgv', () => {
+  it('reads the last --engine, in either spelling, as parseArgs does', () => {
+    expect(isRemoteArgv(['--engine', 'remote'])).toBe(true);
+    expect(isRemoteArgv(['--model', 'm', '--engine=remote'])).toBe(true);
+    expect(isRemoteArgv(['--engine', 'webgpu', '--engine', 'remote'])).toBe(true);
+    expect(isRemoteArgv(['--engine=remote', '--engine', 'webgpu'])).toBe(false);
+    expect(isRemoteArgv(['--engine', 'webllm'])).toBe(false);
+    expect(isRemoteArgv(['--model', 'remote'])).toBe(false);
+    expect(isRemoteArgv([])).toBe(false);
+  });
+});
 
 describe('npm run bench -- --engine remote', () => {
   it('runs the plan and the sweep, writes JSON without the key', async () => {

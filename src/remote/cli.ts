@@ -40,10 +40,18 @@ export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url 
 
 Exit status: 0 done, 1 failed (partial results still written with --json), 2 bad arguments, 3 threshold missed.`;
 
-/** True when the command line asks for the remote engine. */
+/**
+ * True when the command line asks for the remote engine: its last `--engine VALUE` or `--engine=VALUE`
+ * says `remote` (the last one wins, as in `parseArgs`, so src/cli/bench.ts's own parser never sees it).
+ */
 export function isRemoteArgv(argv: readonly string[]): boolean {
-  const i = argv.indexOf('--engine');
-  return (i >= 0 && argv[i + 1] === 'remote') || argv.includes('--engine=remote');
+  let engine: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--engine') engine = argv[++i];
+    else if (a.startsWith('--engine=')) engine = a.slice('--engine='.length);
+  }
+  return engine === 'remote';
 }
 
 function log(s: string): void {

@@ -5,12 +5,13 @@
  *  1. a version tag (`webgpu-fp/1`), bumped if the inputs ever change;
  *  2. `adapter.info` vendor, architecture, device and description, trimmed and lower-cased;
  *  3. the fallback flag (`isFallbackAdapter`);
- *  4. which of the LLM features (`shader-f16`, `subgroups`, `timestamp-query`) the adapter offers;
+ *  4. which of the engine's features (`WANTED_FEATURES` in src/webgpu/device.ts: `shader-f16`, `subgroups`,
+ *     `timestamp-query`) the adapter offers; a change to that list changes ids, so bump the version with it;
  *  5. the values of the limits shown on the page (`maxBufferSize`, `maxStorageBufferBindingSize`,
  *     `maxComputeWorkgroupStorageSize`, `maxComputeInvocationsPerWorkgroup`, `maxComputeWorkgroupSizeX`),
  *     a missing limit written as null.
  *
- * Only the LLM features and these limits go in, not every feature the browser lists: a browser update that
+ * Only the engine's features and these limits go in, not every feature the browser lists: a browser update that
  * adds an unrelated feature (Chromium adds `chromium-experimental-*` ones often) would otherwise give the same
  * GPU a new id. A driver or browser change that alters what the engine can use does change the id.
  *
@@ -18,7 +19,8 @@
  * security hash; it is synchronous and works where `crypto.subtle` does not (insecure contexts, old Node).
  */
 import { fnv1a64 } from '../engine/hash.ts';
-import { type AdapterSnapshot, isSoftwareAdapter, LLM_FEATURES, REPORT_LIMITS } from './gpu-report.ts';
+import { WANTED_FEATURES } from '../webgpu/device.ts';
+import { type AdapterSnapshot, isSoftwareAdapter, REPORT_LIMITS } from './gpu-report.ts';
 
 /** Bumped whenever the inputs or their encoding change (the id changes with it). */
 export const FINGERPRINT_VERSION = 'webgpu-fp/1';
@@ -42,7 +44,7 @@ export function fingerprintInputs(s: AdapterSnapshot): string {
     norm(s.device),
     norm(s.description),
     s.isFallbackAdapter,
-    LLM_FEATURES.filter((f) => s.features.includes(f)),
+    WANTED_FEATURES.filter((f) => s.features.includes(f)),
     REPORT_LIMITS.map(({ name }) => [name, s.limits[name] ?? null]),
   ]);
 }

@@ -6,7 +6,6 @@ import {
   formatBytes,
   formatCount,
   isSoftwareAdapter,
-  LLM_FEATURES,
   probeGpu,
   readReport,
   snapshotAdapter,
@@ -29,9 +28,9 @@ const hw: AdapterSnapshot = {
   },
 };
 
-describe('LLM_FEATURES', () => {
+describe("the report's features", () => {
   it('covers every feature the engine asks for', () => {
-    expect([...LLM_FEATURES].sort()).toEqual([...WANTED_FEATURES].sort());
+    expect(readReport(hw).features.map((f) => f.name)).toEqual([...WANTED_FEATURES]);
   });
 });
 
@@ -161,7 +160,9 @@ describe('readReport', () => {
 
   it('explains each missing LLM feature', () => {
     const t = texts({ ...hw, features: [] });
-    expect(t).toContain('No shader-f16: f16 models run through the f32 path.');
+    expect(t).toContain(
+      "No shader-f16: WebLLM's f16 models cannot run; our engine does not need it (it unpacks f16 weights and the f16 KV cache to f32).",
+    );
     expect(t.some((x) => x.startsWith('No subgroups:'))).toBe(true);
     expect(t.some((x) => x.startsWith('No timestamp-query:'))).toBe(true);
     expect(readReport({ ...hw, features: [] }).features.every((f) => !f.present)).toBe(true);
@@ -170,6 +171,7 @@ describe('readReport', () => {
   it('says nothing is missing when everything is there', () => {
     const t = texts(hw);
     expect(t.filter((x) => x.startsWith('No '))).toEqual([]);
+    expect(t).toContain("shader-f16: WebLLM's f16 models can run; our engine computes in f32 either way.");
     expect(readReport(hw).features.map((f) => [f.name, f.present])).toEqual([
       ['shader-f16', true],
       ['subgroups', true],

@@ -8,16 +8,21 @@
  * plain-language readings; {@link explainProblem} turns a failure into what the person can do.
  */
 
+import { WANTED_FEATURES, type WantedFeature } from '../webgpu/device.ts';
 import { engineSupportSentence } from '../webgpu/support.ts';
 
-/** The features that matter to the engine (kept equal to `WANTED_FEATURES` in `src/webgpu/device.ts`). */
-export const LLM_FEATURES = ['shader-f16', 'subgroups', 'timestamp-query'] as const;
-export type LlmFeature = (typeof LLM_FEATURES)[number];
-
-/** What each feature buys an LLM engine. */
-export const FEATURE_MEANING: Record<LlmFeature, string> = {
-  'shader-f16': 'Half-precision (f16) arithmetic in shaders: f16 weights and activations run natively.',
-  subgroups: 'Subgroup (SIMD/warp) operations: faster reductions in matmul, softmax and norms.',
+/**
+ * What each of the engine's features ({@link WANTED_FEATURES}) buys here. Our kernels never `enable f16`:
+ * f16 weights, quant scales and the f16 KV cache go through `unpack2x16float` / `pack2x16float` and the
+ * arithmetic is f32, so shader-f16 matters only to WebLLM's f16 models. Subgroups serve the two decode
+ * kernels (src/webgpu/kernels/mmv.ts, attention.ts `flashDecodeWGSL`; chosen in kernels/tune.ts and
+ * webgpu/engine.ts `attentionPolicyFor`).
+ */
+export const FEATURE_MEANING: Record<WantedFeature, string> = {
+  'shader-f16':
+    "Half-precision (f16) arithmetic in shaders. Our engine does without it (f16 weights and the f16 KV cache are unpacked to f32); WebLLM's f16 models (q4f16) need it.",
+  subgroups:
+    'Subgroup (SIMD/warp) operations: our decode matrix-vector and attention kernels sum across lanes with subgroup shuffles.',
   'timestamp-query': 'GPU-side timers: benchmarks can time each kernel on the GPU itself.',
 };
 
@@ -161,7 +166,7 @@ export interface GpuReport {
   snapshot: AdapterSnapshot;
   software: boolean;
   softwareReasons: string[];
-  features: { name: LlmFeature; present: boolean; meaning: string }[];
+  features: { name: WantedFeature; present: boolean; meaning: string }[];
   limits: { name: ReportLimit; value: number | undefined; shown: string; unit: LimitUnit; meaning: string }[];
   readings: Reading[];
 }
@@ -171,7 +176,11 @@ export function readReport(s: AdapterSnapshot): GpuReport {
   const reasons = softwareReasons(s);
   const software = reasons.length > 0;
   const has = (f: string) => s.features.includes(f);
-  const features = LLM_FEATURES.map((name) => ({ name, present: has(name), meaning: FEATURE_MEANING[name] }));
+  const features = WANTED_FEATURES.map((name) => ({
+    name,
+    present: has(name),
+    meaning: FEATURE_MEANING[name],
+  }));
   const limits = REPORT_LIMITS.map(({ name, unit, meaning }) => {
     const value = s.limits[name];
     return {
@@ -195,13 +204,19 @@ export function readReport(s: AdapterSnapshot): GpuReport {
   }
   readings.push(
     has('shader-f16')
-      ? { level: 'ok', text: 'shader-f16: f16 models run in half precision.' }
-      : { level: 'warn', text: 'No shader-f16: f16 models run through the f32 path.' },
+      ? {
+          level: 'ok',
+          text: "shader-f16: WebLLM's f16 models can run; our engine computes in f32 either way.",
+        }
+      : {
+          level: 'info',
+          text: "No shader-f16: WebLLM's f16 models cannot run; our engine does not need it (it unpacks f16 weights and the f16 KV cache to f32).",
+        },
   );
   if (!has('subgroups')) {
     readings.push({
       level: 'info',
-      text: 'No subgroups: reductions go through workgroup memory, which is slower.',
+      text: 'No subgroups: decode matrix-vector kernels sum across lanes through workgroup memory and decode attention uses one thread per position, which is slower.',
     });
   }
   if (!has('timestamp-query')) {
@@ -254,7 +269,7 @@ function errorText(e: unknown): string {
 }
 
 /**
- * Asks for an adapter (high-performance, as the engine does) and a device with the {@link LLM_FEATURES}
+ * Asks for an adapter (high-performance, as the engine does) and a device with the {@link WANTED_FEATURES}
  * the adapter offers, then destroys the device. Never throws: every outcome is a {@link GpuProbe}.
  */
 export async function probeGpu(env: GpuEnvironment): Promise<GpuProbe> {
@@ -267,7 +282,7 @@ export async function probeGpu(env: GpuEnvironment): Promise<GpuProbe> {
   }
   if (!adapter) return { status: 'no-adapter' };
   const snapshot = snapshotAdapter(adapter);
-  const requiredFeatures = LLM_FEATURES.filter((f) => snapshot.features.includes(f)) as GPUFeatureName[];
+  const requiredFeatures: GPUFeatureName[] = WANTED_FEATURES.filter((f) => snapshot.features.includes(f));
   try {
     const device = await adapter.requestDevice({ requiredFeatures, label: 'gpu-report' });
     // A request the browser cannot fulfil resolves to a device that is already lost; give `lost` a turn.

@@ -4,8 +4,17 @@
  */
 import { EngineError } from '../engine/errors.ts';
 
-/** Features the engine uses when the adapter offers them. */
-export const WANTED_FEATURES: GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query'];
+/**
+ * Features the engine asks for when the adapter offers them: the one list, also what the GPU tab
+ * (src/ui/gpu-report.ts) reports and asks for and what the device fingerprint records.
+ */
+export const WANTED_FEATURES = [
+  'shader-f16',
+  'subgroups',
+  'timestamp-query',
+] as const satisfies readonly GPUFeatureName[];
+/** One of {@link WANTED_FEATURES}. */
+export type WantedFeature = (typeof WANTED_FEATURES)[number];
 
 /** Limits the engine asks to raise to the adapter's maximum. */
 export const WANTED_LIMITS = [

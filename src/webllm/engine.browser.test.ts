@@ -1,7 +1,7 @@
 /**
  * WebLLM's error paths with the errors it really raises here (no model can be loaded offline): a model host
  * that never answers (our load timeout, then the engine is used again), a model whose files 404, and a
- * worker that fails to start. The host is src/webllm/test-server.ts on 127.0.0.1.
+ * worker that fails to start. The host is src/testing/webllm-server.ts on 127.0.0.1.
  */
 import { type AppConfig, prebuiltAppConfig } from '@mlc-ai/web-llm';
 import { describe, expect, inject, it } from 'vitest';

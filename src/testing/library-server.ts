@@ -24,12 +24,12 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
-import { stories260kPath } from '../testing/models.ts';
 import { makeRandomLlamaGguf } from '../webgpu/gguf/random-model.ts';
 import { openGguf } from '../webgpu/gguf/reader.ts';
 import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
 import { collectTensorData } from '../webgpu/gguf/test-util.ts';
 import { metadataEntriesFrom } from '../webgpu/gguf/writer.ts';
+import { stories260kPath } from './models.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,5 +1,6 @@
 /**
- * The benchmark as the page runs it, with no DOM: load a model into the engine worker, run a plan
+ * The benchmark as the page runs it, with no DOM: load a model into the bench worker
+ * (workers/bench.worker.ts: the engine worker's API plus llama-bench), run a plan
  * ({@link runBenchmark}), measure the roofline, read the device, and build the result file. The page UI
  * and `npm run bench` both call {@link runBench}; the command line reaches it through `window.benchApi`,
  * which {@link installBenchApi} sets up (the page entry calls it).
@@ -37,6 +38,7 @@ import {
 } from './roofline.ts';
 import { benchLoadFrom, benchModelFrom, buildResult, runBenchmark, summarizeRuns } from './runner.ts';
 import type { BenchDevice, BenchPlan, BenchResult, BenchRoofline, BenchRun } from './types.ts';
+import { BenchWorkerEngine } from './worker-api.ts';
 
 /** Where the model comes from. */
 export type BenchModelSpec =
@@ -239,8 +241,8 @@ async function createEngine(name: string): Promise<Engine> {
   // WebLLM (src/webllm/) is loaded only when asked for: it is a large module.
   if (name === 'webllm') return new (await import('../webllm/engine.ts')).WebLlmEngine();
   if (name === 'webgpu')
-    return new WorkerEngine(
-      new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
+    return new BenchWorkerEngine(
+      new Worker(new URL('../../workers/bench.worker.ts', import.meta.url), { type: 'module' }),
     );
   throw new EngineError(
     'invalid_argument',
@@ -457,7 +459,7 @@ async function runLlamaBenchTests(
   info: ModelInfo,
   onEvent: (e: BenchEvent) => void,
 ): Promise<{ tests: LlamaBenchTest[]; gpu?: GpuProfile }> {
-  if (!(engine instanceof WorkerEngine))
+  if (!(engine instanceof BenchWorkerEngine))
     throw new EngineError('invalid_argument', 'llama-bench runs only on the webgpu engine');
   const plan = opts.llamaBench!;
   const ctx = info.contextLength;

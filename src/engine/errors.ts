@@ -1,6 +1,7 @@
 /**
  * The one error type every backend throws. It crosses the worker boundary with its `code` intact
- * (see `workers/engine.worker.ts`, which registers a comlink transfer handler for it).
+ * (see `workers/engine.worker.ts` and `workers/bench.worker.ts`, which register a comlink transfer handler
+ * for it: src/engine/comlink.ts).
  */
 
 /** Error codes (see `../shared/DESIGN.md`, "Errors"). */

@@ -322,7 +322,7 @@ export interface Engine {
   /**
    * Streams a completion. `onToken` gets each token as it is known; the promise resolves with the whole
    * result, and every `onToken` call has happened by then (none comes after it; for a worker engine, see
-   * `ordered` in workers/engine.worker.ts). Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable;
+   * `ordered` in src/engine/worker-host.ts). Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable;
    * an abort during the prompt's prefill ends it between two prefill batches, with no output tokens.
    */
   generate(

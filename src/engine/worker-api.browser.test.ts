@@ -113,4 +113,31 @@ describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
     });
     expect(again.outputTokenIds).toEqual(golden.generation.cases[1].outputIds.slice(0, 8));
   });
+
+  it('honours a signal aborted before the call (generate, chat, scoreTokens), then runs exactly', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const r = await engine.generate(
+      { prompt: 'Once upon a time', maxTokens: 200, ignoreEos: true },
+      undefined,
+      ac.signal,
+    );
+    expect(r.finishReason).toBe('aborted');
+    expect(r.outputTokenIds.length).toBeLessThan(200);
+    const c = await engine.chat(
+      { messages: [{ role: 'user', content: 'Hi' }], maxTokens: 200, ignoreEos: true },
+      undefined,
+      ac.signal,
+    );
+    expect(c.finishReason).toBe('aborted');
+    expect(c.outputTokenIds.length).toBeLessThan(200);
+    const { promptIds, outputIds } = golden.generation.cases[1];
+    const scored = await engine.scoreTokens([...promptIds, ...outputIds], ac.signal).then(
+      () => 'resolved',
+      (e: unknown) => `${(e as EngineError).code}: ${(e as Error).message}`,
+    );
+    expect(scored).toMatch(/^aborted/);
+    const again = await engine.generate({ promptTokenIds: promptIds, maxTokens: 8 });
+    expect(again.outputTokenIds).toEqual(outputIds.slice(0, 8));
+  });
 });

@@ -1,10 +1,11 @@
 /**
- * The API a worker hosting an engine exposes through comlink (see `workers/engine.worker.ts`), and
- * {@link WorkerEngine}, the page-side `Engine` that forwards to it.
+ * The engine API a worker hosting an engine exposes through comlink ({@link WorkerApi}: served by
+ * src/engine/worker-host.ts in `workers/engine.worker.ts`), and {@link WorkerEngine}, the page-side
+ * `Engine` that forwards to it. Engine only: the bench extension (llama-bench, kernel profiles) is
+ * src/bench/worker-api.ts's `BenchWorkerApi` / `BenchWorkerEngine` over `workers/bench.worker.ts`, so
+ * nothing here imports src/bench.
  */
 import * as Comlink from 'comlink';
-import type { GpuProfile, LlamaBenchPlan, LlamaBenchTest } from '../bench/llama-bench.ts';
-import type { LlamaBenchProgress, ProfileOptions } from '../bench/llama-bench-gpu.ts';
 import { installErrorTransfer } from './comlink.ts';
 import type {
   ChatRequest,
@@ -20,7 +21,10 @@ import type {
 } from './types.ts';
 import { validateChatRequest, validateGenerateRequest } from './validate.ts';
 
-/** What the worker exposes. Callbacks are comlink proxies; cancellation is by request id. */
+/**
+ * What the engine worker exposes. Callbacks are comlink proxies; cancellation is by request id. Errors are
+ * `EngineError`s and cross with their codes (src/engine/comlink.ts).
+ */
 export interface WorkerApi {
   load(
     source: ModelSource,
@@ -42,15 +46,6 @@ export interface WorkerApi {
   scoreTokens(ids: number[], requestId?: number): Promise<{ nll: Float64Array; top1: Int32Array }>;
   stats(): Promise<EngineStats>;
   unload(): Promise<void>;
-  /**
-   * llama-bench tests and the kernel profile on the loaded model (src/bench/llama-bench-gpu.ts);
-   * cancellable by id.
-   */
-  llamaBench(
-    req: LlamaBenchRequest,
-    onProgress?: (p: LlamaBenchProgress) => void,
-    requestId?: number,
-  ): Promise<{ tests: LlamaBenchTest[]; gpu?: GpuProfile }>;
   /** Adapter facts of the worker's device (after load). */
   adapterInfo(): Promise<
     | { vendor: string; architecture: string; device: string; description: string; isFallback: boolean }
@@ -58,18 +53,14 @@ export interface WorkerApi {
   >;
 }
 
-/** What {@link WorkerApi.llamaBench} runs: the tests, then (unless `profile` is false) the kernel profile. */
-export interface LlamaBenchRequest {
-  plan: LlamaBenchPlan;
-  profile?: ProfileOptions | false;
-}
-
 let nextId = 1;
 
 /**
- * An `Engine` on the page that runs in a Worker. Token timestamps are taken in the worker when the
- * token id is read back; the page never sets the clock (performance.now() origins differ between page
- * and worker, so `tMs` values are in the worker's timeline: use differences only).
+ * An `Engine` on the page that runs in a Worker exposing {@link WorkerApi} (`workers/engine.worker.ts`, or
+ * the bench worker through src/bench/worker-api.ts's subclass `BenchWorkerEngine`). Token timestamps are
+ * taken in the worker when the token id is read back; the page never sets the clock (performance.now()
+ * origins differ between page and worker, so `tMs` values are in the worker's timeline: use differences
+ * only).
  */
 export class WorkerEngine implements Engine {
   readonly worker: Worker;
@@ -84,12 +75,19 @@ export class WorkerEngine implements Engine {
     this.remote = Comlink.wrap<WorkerApi>(worker);
   }
 
-  private withSignal<T>(signal: AbortSignal | undefined, run: (id: number) => Promise<T>): Promise<T> {
+  /**
+   * Runs `run` with a fresh request id that aborting `signal` cancels in the worker (`cancel(id)`); for
+   * subclasses that add methods of an extended worker API (src/bench/worker-api.ts).
+   */
+  protected withSignal<T>(signal: AbortSignal | undefined, run: (id: number) => Promise<T>): Promise<T> {
     const id = nextId++;
     const onAbort = () => void this.remote.cancel(id);
-    if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    return run(id).finally(() => signal?.removeEventListener('abort', onAbort));
+    const p = run(id).finally(() => signal?.removeEventListener('abort', onAbort));
+    // An already aborted signal cancels after the request is posted: the worker registers the id when the
+    // request's message arrives, so a cancel sent first found nothing and the request ran in full.
+    if (signal?.aborted) onAbort();
+    return p;
   }
 
   load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
@@ -132,16 +130,6 @@ export class WorkerEngine implements Engine {
   /** Teacher-forced scoring (perplexity): NLL of ids[i + 1] and the top-1 token after ids[0..i]. */
   scoreTokens(ids: number[], signal?: AbortSignal): Promise<{ nll: Float64Array; top1: Int32Array }> {
     return this.withSignal(signal, (id) => this.remote.scoreTokens(ids, id));
-  }
-  /** llama-bench tests and the kernel profile in the worker (see {@link WorkerApi.llamaBench}). */
-  llamaBench(
-    req: LlamaBenchRequest,
-    onProgress?: (p: LlamaBenchProgress) => void,
-    signal?: AbortSignal,
-  ): Promise<{ tests: LlamaBenchTest[]; gpu?: GpuProfile }> {
-    return this.withSignal(signal, (id) =>
-      this.remote.llamaBench(req, onProgress ? Comlink.proxy(onProgress) : undefined, id),
-    );
   }
   /** Adapter facts of the worker's device (after load; undefined before). */
   adapterInfo(): ReturnType<WorkerApi['adapterInfo']> {

@@ -3,8 +3,8 @@
  * the GPU time goes (kernel shares, busy fraction), what fits this GPU (memory probe + verdict per synthetic
  * shape at a context length), and what a token costs (local power or a remote price per hour). Charts:
  * tok/s against KV depth, tok/s against model size and quantization (tests run this session), kernel shares.
- * The work runs in the engine worker (`WorkerEngine.llamaBench`) and in src/bench/llama-bench*.ts, so the
- * tests are our engine's only: with a WebLLM model loaded they are disabled, and say why.
+ * The work runs in the bench worker (`BenchWorkerEngine.llamaBench`, workers/bench.worker.ts) and in
+ * src/bench/llama-bench*.ts, so the tests are our engine's only: with a WebLLM model loaded they are disabled, and say why.
  */
 import './llama-bench.css';
 import {

@@ -4,9 +4,9 @@
  * a WebLLM load gets a fresh engine with the pane's config, and a hung unload cannot hold the page.
  */
 import { describe, expect, it } from 'vitest';
+import type { BenchWorkerEngine } from '../bench/worker-api.ts';
 import { isEngineError } from '../engine/errors.ts';
 import type { Engine, GenerateResult, ModelInfo } from '../engine/types.ts';
-import type { WorkerEngine } from '../engine/worker-api.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 import { Session } from './session.ts';
 
@@ -76,7 +76,7 @@ function fakeSession(opts: { hangWebLlmUnload?: boolean } = {}) {
     ours: () => {
       const e = new FakeEngine(`ours-${ours.length}`);
       ours.push(e);
-      return e as unknown as WorkerEngine;
+      return e as unknown as BenchWorkerEngine;
     },
     webllm: (config) => {
       const e = new FakeEngine(`webllm-${webllm.length}`, opts.hangWebLlmUnload);
@@ -123,7 +123,7 @@ describe('Session backends (fake Engine stand-ins for both backends)', () => {
     expect(session.ours).toBe(false);
     expect(changes).toBeGreaterThan(0);
     // Our worker is still there for llama-bench's accessor (no second worker made).
-    expect(session.ourEngine).toBe(ours[0] as unknown as WorkerEngine);
+    expect(session.ourEngine).toBe(ours[0] as unknown as BenchWorkerEngine);
     expect(ours).toHaveLength(1);
   });
 
@@ -177,6 +177,6 @@ describe('Session backends (fake Engine stand-ins for both backends)', () => {
     await session.resetEngine();
     expect(ours[0].calls).toContain('terminate');
     // The next use starts a fresh worker.
-    expect(session.ourEngine).toBe(ours[1] as unknown as WorkerEngine);
+    expect(session.ourEngine).toBe(ours[1] as unknown as BenchWorkerEngine);
   });
 });

@@ -10,9 +10,9 @@
  */
 import { benchDeviceFromSnapshot } from '../bench/device.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
+import { BenchWorkerEngine } from '../bench/worker-api.ts';
 import { EngineError } from '../engine/errors.ts';
 import type { Engine, ModelInfo } from '../engine/types.ts';
-import { WorkerEngine } from '../engine/worker-api.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 import type { AdapterSnapshot } from './gpu-report.ts';
 
@@ -21,8 +21,11 @@ export type Backend = 'webgpu' | 'webllm';
 
 /** How the session makes its engines (tests pass stand-ins; the page uses the defaults). */
 export interface SessionEngines {
-  /** Our engine's worker (default: workers/engine.worker.ts behind comlink). */
-  ours?: () => WorkerEngine;
+  /**
+   * Our engine's worker (default: workers/bench.worker.ts behind comlink: the engine API plus llama-bench
+   * and the kernel profile).
+   */
+  ours?: () => BenchWorkerEngine;
   /** A WebLLM engine (default: src/webllm/engine.ts's `WebLlmEngine`, imported on first use: a large module). */
   webllm?: (config: WebLlmConfig) => Engine | Promise<Engine>;
 }
@@ -65,7 +68,7 @@ function settle(p: Promise<unknown> | undefined, ms = 2000): Promise<void> {
 }
 
 export class Session extends EventTarget {
-  private worker: WorkerEngine | undefined;
+  private worker: BenchWorkerEngine | undefined;
   private webllm: Engine | undefined;
   /** The backend that holds (or last loaded) the model. */
   backend: Backend = 'webgpu';
@@ -90,11 +93,11 @@ export class Session extends EventTarget {
   }
 
   /** Our engine's worker, started on first use (llama-bench and profiles need it, whatever the backend). */
-  get ourEngine(): WorkerEngine {
+  get ourEngine(): BenchWorkerEngine {
     this.worker ??= this.makers.ours
       ? this.makers.ours()
-      : new WorkerEngine(
-          new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
+      : new BenchWorkerEngine(
+          new Worker(new URL('../../workers/bench.worker.ts', import.meta.url), { type: 'module' }),
         );
     return this.worker;
   }

@@ -5,10 +5,10 @@
  * `scripts/bench-engine.ts` on each file (ours in Chromium, wllama 1 thread, node-llama-cpp 1 thread) and
  * writes one table of medians and ratios into BENCHMARKS.md.
  *
- *   npm run bench:types -- [--types F32,F16,Q8_0,Q4_0,Q4_K_M,Q6_K] [--runs 3] [--tokens 64] [--no-write]
+ *   npm run bench:types -- [--types F32,F16,Q8_0,Q4_0,Q4_1,Q5_0,Q5_1,IQ4_NL,IQ4_XS,Q2_K,Q3_K_M,Q4_K_M,Q5_K_M,Q6_K] [--runs 3] [--tokens 64] [--dir DIR] [--no-write]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,14 +21,21 @@ import { benchEngineArgs } from './bench-common.ts';
 const ROOT = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({
   options: {
-    types: { type: 'string', default: 'F32,F16,Q8_0,Q4_0,Q4_K_M,Q6_K' },
+    types: {
+      type: 'string',
+      default: 'F32,F16,Q8_0,Q4_0,Q4_1,Q5_0,Q5_1,IQ4_NL,IQ4_XS,Q2_K,Q3_K_M,Q4_K_M,Q5_K_M,Q6_K',
+    },
     runs: { type: 'string', default: '3' },
     tokens: { type: 'string', default: '64' },
     model: { type: 'string' },
+    dir: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
   },
 });
-const dir = mkdtempSync(join(tmpdir(), 'bench-types-'));
+// --dir DIR keeps the files and each type's JSON there; a type whose JSON is already there is not rerun
+// (to finish an interrupted run).
+const dir = values.dir ? resolve(values.dir) : mkdtempSync(join(tmpdir(), 'bench-types-'));
+mkdirSync(dir, { recursive: true });
 const wide = await widenLlamaGguf(await openGguf({ path: values.model ?? stories260kPath() }), WIDE_STORIES);
 type Row = { type: string; mib: number; cells: Record<string, { prefill: number; decode: number }> };
 const rows: Row[] = [];
@@ -39,10 +46,12 @@ for (const type of values.types.split(',')) {
   writeFileSync(file, bytes);
   const out = join(dir, `${type}.json`);
   console.error(`== ${type}: ${(bytes.length / 2 ** 20).toFixed(2)} MiB`);
-  execFileSync(process.execPath, benchEngineArgs(file, values.runs, values.tokens, out), {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  if (existsSync(out)) console.error(`   ${out} exists: kept from an earlier run`);
+  else
+    execFileSync(process.execPath, benchEngineArgs(file, values.runs, values.tokens, out), {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   const j = JSON.parse(readFileSync(out, 'utf8')) as {
     results: { id: string; prompt: string; prefill: { median: number }; decode: { median: number } }[];
   };
@@ -55,19 +64,27 @@ const f = (x: number | undefined) =>
   x === undefined || !Number.isFinite(x) ? '—' : x >= 100 ? x.toFixed(0) : x.toFixed(1);
 const ratio = (a?: number, b?: number) => (a && b ? `${(a / b).toFixed(2)}×` : '—');
 const date = new Date().toISOString().slice(0, 10);
+const commit = (() => {
+  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  }).trim();
+  return dirty ? `${head} plus uncommitted changes under src/` : head;
+})();
 const lines = [
   `<!-- bench:types ${date} -->`,
   `## ${date}: speed per weight type, stories260K widened to 256-wide rows (same files for every engine)`,
   '',
-  `Recorded by \`npm run bench:types -- --runs ${values.runs} --tokens ${values.tokens}\` (scripts/bench-types.ts over scripts/bench-engine.ts): the long (105-token) prompt, ${values.tokens} greedy tokens with EOS ignored, medians of ${values.runs} runs after 1 warm-up; ours in headless Chromium on SwiftShader (a software adapter: CPU figures), wllama 1 thread (wasm, CPU) in the same browser, node-llama-cpp 1 thread (native CPU). Files made by our quantizer (byte-identical to llama.cpp's llama-quantize). tok/s; ratios are ours ÷ peer.`,
+  `Recorded by \`npm run bench:types -- --runs ${values.runs} --tokens ${values.tokens}\` (scripts/bench-types.ts over scripts/bench-engine.ts): the long (105-token) prompt, ${values.tokens} greedy tokens with EOS ignored, medians of ${values.runs} runs after 1 warm-up; ours in headless Chromium on SwiftShader (a software adapter: CPU figures), wllama 1 thread (wasm, CPU) in the same browser, node-llama-cpp 1 thread (native CPU). Files made by our quantizer (byte-identical to llama.cpp's llama-quantize). tok/s; ratios are ours ÷ peer. Commit ${commit}.`,
   '',
-  '| type | MiB | ours prefill | ours decode | wllama prefill | wllama decode | llama.cpp prefill | llama.cpp decode | decode ours÷wllama | decode ours÷llama.cpp |',
-  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| type | MiB | ours prefill | ours decode | wllama prefill | wllama decode | llama.cpp prefill | llama.cpp decode | prefill ours÷wllama | decode ours÷wllama | prefill ours÷llama.cpp | decode ours÷llama.cpp |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map((r) => {
     const o = r.cells['ours-browser'];
     const w = r.cells.wllama;
     const l = r.cells['llama-cpp-1t'];
-    return `| ${r.type} | ${r.mib.toFixed(2)} | ${f(o?.prefill)} | ${f(o?.decode)} | ${f(w?.prefill)} | ${f(w?.decode)} | ${f(l?.prefill)} | ${f(l?.decode)} | ${ratio(o?.decode, w?.decode)} | ${ratio(o?.decode, l?.decode)} |`;
+    return `| ${r.type} | ${r.mib.toFixed(2)} | ${f(o?.prefill)} | ${f(o?.decode)} | ${f(w?.prefill)} | ${f(w?.decode)} | ${f(l?.prefill)} | ${f(l?.decode)} | ${ratio(o?.prefill, w?.prefill)} | ${ratio(o?.decode, w?.decode)} | ${ratio(o?.prefill, l?.prefill)} | ${ratio(o?.decode, l?.decode)} |`;
   }),
   '',
 ];

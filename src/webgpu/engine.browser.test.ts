@@ -433,6 +433,16 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         /names no decode matmul "attn"/,
         undefined,
       ],
+      [
+        { ffn: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: false, shareX: 3 } },
+        /for ffn .*shareX must be 2, 4 or 8/,
+        undefined,
+      ],
+      [
+        { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: false, shareX: 2 },
+        /for every matmul .*shareX 2 needs subgroups of exactly 2 invocations/,
+        undefined,
+      ],
     ] as const) {
       const engine = new WebGpuEngine({ mmvLayout: mmvLayout as never, mmvTrials: mmvTrials as never });
       const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
@@ -442,12 +452,30 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     }
   });
 
-  it('a prefill option of an unknown kind is invalid_argument before loading', async () => {
+  it('a prefill option of an unknown kind, or an mmv prefill layout this adapter cannot run, is invalid_argument before loading', async () => {
     for (const prefill of [{ kind: 'gemm' }, null, 'tile']) {
       const engine = new WebGpuEngine({ prefill: prefill as never });
       const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
       expect(isEngineError(e) && e.code, JSON.stringify(prefill)).toBe('invalid_argument');
       expect(String(e.message)).toMatch(/prefill must be \{ kind: 'tile' \} or \{ kind: 'mmv'/);
+      await engine.dispose();
+    }
+    // An mmv prefill layout is checked too: malformed, or sharing activations through subgroups of a
+    // size this adapter does not have (that would be wrong output, not an error).
+    for (const [layout, re] of [
+      [
+        { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: false, shareX: 8, intDot: true },
+        /intDot needs packed/,
+      ],
+      [
+        { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: false, shareX: 2 },
+        /shareX 2 needs subgroups of exactly 2/,
+      ],
+    ] as const) {
+      const engine = new WebGpuEngine({ prefill: { kind: 'mmv', layout, tokens: 8, splitSegments: true } });
+      const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
+      expect(isEngineError(e) && e.code, JSON.stringify(layout)).toBe('invalid_argument');
+      expect(String(e.message)).toMatch(re);
       await engine.dispose();
     }
   });

@@ -60,6 +60,21 @@ async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> {
       });
     }
   }
+  // Activations shared through subgroups (the software adapters' prefill layout) where every subgroup has
+  // the same size.
+  const sgMax = (gpu.adapter.info as { subgroupMaxSize?: number }).subgroupMaxSize ?? 0;
+  if (gpu.hasSubgroups && sgMin === sgMax && [2, 4, 8].includes(sgMin)) {
+    out.push({
+      name: `rows ×4 shareX ${sgMin}`,
+      layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed, shareX: sgMin },
+    });
+    if (packed) {
+      out.push({
+        name: `rows ×2 int8 shareX ${sgMin}`,
+        layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed, intDot: true, shareX: sgMin },
+      });
+    }
+  }
   if (packed) {
     out.push(
       {

@@ -65,6 +65,18 @@ export interface MmvLayout {
    * Other types keep the float path in the same kernel.
    */
   intDot?: boolean;
+  /**
+   * Activations shared through subgroups: S (2, 4 or 8), on an adapter whose subgroups all have exactly S
+   * invocations (subgroupMinSize = subgroupMaxSize = S) and with `lanes` 1 and `threads` a multiple of S.
+   * Every thread of a workgroup multiplies the same activations by different rows, so each of a
+   * subgroup's S threads loads 8/S of a chunk's 8 vec4 per token and takes the rest from the others with
+   * `subgroupBroadcast`. On SwiftShader a storage load is a gather with bounds checks per invocation and a
+   * broadcast a register shuffle: the 60M model's prefill matmuls (8 tokens × 4 rows per thread) read
+   * their activations for about half their time; sharing them took its Q4_K gate+up matmul from 80 to
+   * 54 ms and its down matmul from 53 to 31 ms per 64 tokens (SwiftShader in Node, 2026-12-02), and the
+   * model's prefill from ~31 to ~47 tok/s (BENCHMARKS.md).
+   */
+  shareX?: number;
 }
 
 /**
@@ -89,6 +101,12 @@ export function mmvLayoutProblem(l: MmvLayout): string | undefined {
   if (l.reduce !== 'subgroup' && l.reduce !== 'shared')
     return `reduce must be 'subgroup' or 'shared' (got ${l.reduce})`;
   if (l.intDot && !l.packed) return 'intDot needs packed';
+  if (l.shareX !== undefined) {
+    if (![2, 4, 8].includes(l.shareX)) return `shareX must be 2, 4 or 8 (got ${l.shareX})`;
+    if (l.lanes !== 1) return `shareX needs lanes 1 (got ${l.lanes})`;
+    if (l.threads % l.shareX !== 0)
+      return `shareX needs threads a multiple of ${l.shareX} (got ${l.threads})`;
+  }
   return undefined;
 }
 
@@ -787,7 +805,8 @@ export function mmvWGSL(o: MmvOptions): string {
   const xhalf = o.segments.some((s) => s.weights.some((w) => needsXhalf(w.type) && !intOf(w)));
   const normF32 = o.norm?.type === 'F32';
   const lines: string[] = [];
-  if (sg) lines.push('enable subgroups;');
+  const S = L.shareX ?? 0;
+  if (sg || S) lines.push('enable subgroups;');
   lines.push(STEP_WGSL);
   let b = 0;
   lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
@@ -828,7 +847,7 @@ export function mmvWGSL(o: MmvOptions): string {
 const K: u32 = ${K}u;
 
 @compute @workgroup_size(${W})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32${S ? ', @builtin(subgroup_invocation_id) sl: u32' : ''}) {
   let lane = lid % ${L.lanes}u;
   let grp = lid / ${L.lanes}u;
   let t0 = ${o.lastTokenOnly ? '0u' : `wg.y * ${TT}u`};
@@ -848,12 +867,21 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   for (let r = 0; r < R; r++)
     for (let d = 0; d < maxDots; d++) for (const tt of toks) lines.push(`  var ${acc(r, d, tt)} = 0.0;`);
   if (o.norm) for (const tt of toks) lines.push(`  var ss${tt} = 0.0;`);
-  lines.push(`  for (var c = lane; c < ${NC}u; c += ${L.lanes}u) {`);
+  // With one lane per group, c is the same in every thread (a uniform loop: shareX's broadcasts need it).
+  lines.push(`  for (var c = ${L.lanes === 1 ? '0u' : 'lane'}; c < ${NC}u; c += ${L.lanes}u) {`);
   // The chunk's activations as immutable values (a mutable `var` per activation costs a memory slot per
   // invocation on SwiftShader's code generator): raw loads, their squares for the norm, then × gnorm.
   const raw = o.norm ? 'r' : '';
   for (const tt of toks) {
-    for (let j = 0; j < 8; j++) lines.push(`    let x${raw}${tt}_${j} = x[xr${tt} + c * 8u + ${j}u];`);
+    if (S) {
+      // Thread sl of the subgroup loads vec4 j = sl, sl + S, …; vec4 j comes from thread j % S.
+      for (let m = 0; m < 8 / S; m++)
+        lines.push(`    let xm${tt}_${m} = x[xr${tt} + c * 8u + sl + ${m * S}u];`);
+      for (let j = 0; j < 8; j++)
+        lines.push(`    let x${raw}${tt}_${j} = subgroupBroadcast(xm${tt}_${Math.floor(j / S)}, ${j % S}u);`);
+    } else {
+      for (let j = 0; j < 8; j++) lines.push(`    let x${raw}${tt}_${j} = x[xr${tt} + c * 8u + ${j}u];`);
+    }
     if (o.norm) {
       lines.push(
         `    ss${tt} += ${Array.from({ length: 8 }, (_, j) => `dot(xr${tt}_${j}, xr${tt}_${j})`).join(' + ')};`,

@@ -33,7 +33,7 @@ export interface MmvChoice {
 
 /** A compact name of a layout, e.g. `lanes32-sg-u2-t128-packed`. */
 export function layoutName(l: MmvLayout): string {
-  return `lanes${l.lanes}${l.lanes > 1 ? `-${l.reduce === 'subgroup' ? 'sg' : 'shared'}` : ''}-u${l.units}-t${l.threads}${l.packed ? '-packed' : ''}${l.intDot ? '-int8' : ''}`;
+  return `lanes${l.lanes}${l.lanes > 1 ? `-${l.reduce === 'subgroup' ? 'sg' : 'shared'}` : ''}-u${l.units}-t${l.threads}${l.packed ? '-packed' : ''}${l.intDot ? '-int8' : ''}${l.shareX ? `-xs${l.shareX}` : ''}`;
 }
 
 /**

@@ -409,7 +409,10 @@ describe('prefill matmul kernels vs the float64 reference', () => {
     (navigator.gpu.wgslLanguageFeatures as Set<string>).has('packed_4x8_integer_dot_product');
   const choices: {
     name: string;
-    prefill: () => NonNullable<WebGpuEngineOptions['prefill']>;
+    /** S: the adapter's subgroup size where every subgroup has the same (else 0). */
+    prefill: (S: number) => NonNullable<WebGpuEngineOptions['prefill']>;
+    /** Needs subgroups of one size, 2, 4 or 8 (MmvLayout.shareX). */
+    shareX?: boolean;
     /** The reference rounds the prompt's layer-matmul inputs to int8 (a model the integer tile runs). */
     int8Reference?: boolean;
     /** The matmul families expected on the integer-dot tile, for a Q8_0 model and for an F16 one. */
@@ -433,6 +436,18 @@ describe('prefill matmul kernels vs the float64 reference', () => {
         tokens: 8,
         splitSegments: true,
       }),
+    },
+    {
+      // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (engine.ts
+      // prefillMatmulFor); skipped elsewhere.
+      name: 'mmv 4 rows × 8 tokens, segments split, activations shared through subgroups',
+      prefill: (S) => ({
+        kind: 'mmv',
+        layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: packed(), shareX: S },
+        tokens: 8,
+        splitSegments: true,
+      }),
+      shareX: true,
     },
     {
       name: 'mmv 2 rows × 5 tokens, fused segments, shifts instead of unpack4x8',
@@ -471,6 +486,11 @@ describe('prefill matmul kernels vs the float64 reference', () => {
   for (const ch of choices) {
     it.each(shapes.map((c) => [c.name, c] as const))(`${ch.name}: %s`, async (name, c) => {
       if (ch.intDot && !packed()) return;
+      const ai = (await navigator.gpu.requestAdapter())?.info as
+        | { subgroupMinSize?: number; subgroupMaxSize?: number }
+        | undefined;
+      const S = ai?.subgroupMinSize === ai?.subgroupMaxSize ? (ai?.subgroupMinSize ?? 0) : 0;
+      if (ch.shareX && ![2, 4, 8].includes(S)) return;
       const f32 = makeRandomLlamaGguf(c.model);
       const bytes = c.quantize
         ? (await quantizeGguf(await openGguf({ blob: blobOf(f32) }), c.quantize)).bytes
@@ -478,12 +498,13 @@ describe('prefill matmul kernels vs the float64 reference', () => {
       const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
       let info: ModelInfo | undefined;
       const run = await runEngine(bytes, prompt, {
-        prefill: ch.prefill(),
+        prefill: ch.prefill(S),
         batchSize: 64,
         contextLength: 96,
         onInfo: (i) => (info = i),
       });
-      expect(info?.kernels?.prefill?.matmul).toBe(ch.prefill().kind);
+      expect(info?.kernels?.prefill?.matmul).toBe(ch.prefill(S).kind);
+      if (ch.shareX) expect(info?.kernels?.prefill?.mmvLayout).toMatch(new RegExp(`-xs${S}$`));
       if (ch.intDot) {
         expect(info?.kernels?.prefill?.intDot).toEqual(ch.intDot[c.quantize ?? 'F16']);
         expect(info?.kernels?.prefill?.tileChosenBy).toBe('option');

@@ -248,7 +248,11 @@ function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext): void
  * Q4_0 llama, 100-token prompt, 2026-12-01: old kernel 4.3 tok/s; mmv 4 rows × 4 tokens 20.7; × 8 tokens
  * 25.4; 8 rows × 8 tokens 24.1; segments split: Q/K/V 14.0 → 5.2 ms per token). Where every subgroup has
  * the same size S of 2, 4 or 8 (SwiftShader: 4) the activations are shared through the subgroup
- * (MmvLayout.shareX): 128-token prompt, 2026-12-02, Q4_0 35 → 52 tok/s, Q4_K_M 31 → 47, Q8_0 30 → 48.
+ * (MmvLayout.shareX) and a thread takes 16 tokens: 128-token prompt, 2026-12-02, Q4_0 35 → 52 tok/s,
+ * Q4_K_M 31 → 47, Q8_0 30 → 48 with 8 tokens; 16 tokens then 49 → 54, 42 → 57, 46 → 58 (a run on a
+ * busier machine; Q4_K_M's matmuls per token: gate+up 7.2 → 5.8 ms, down 4.6 → 3.9, Q/K/V 4.1 → 3.1).
+ * Without shareX 16 tokens measured no better than 8. A batch is at least one tile (model/prefill.ts),
+ * so 16 tokens also set how soon a Stop lands (BENCHMARKS.md, Stop to idle).
  */
 export function prefillMatmulFor(gpu: GpuContext): PrefillMatmul {
   if (!gpu.info.isFallback) return GPU_PREFILL;
@@ -258,7 +262,7 @@ export function prefillMatmulFor(gpu: GpuContext): PrefillMatmul {
   return {
     kind: 'mmv',
     layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed, ...(shareX ? { shareX } : {}) },
-    tokens: 8,
+    tokens: shareX ? 16 : 8,
     splitSegments: true,
   };
 }

@@ -130,12 +130,14 @@ describe('mmvWGSL', () => {
       const gpu = await testGpu();
       const device = gpu.device;
       for (const { name, layout } of await layouts()) {
+        // The shared-activation layouts also at 16 tokens per thread (the software adapters' prefill).
         for (const [T, TT, norm] of [
           [1, 1, true],
           [3, 4, false],
           [4, 2, true],
           [2, 1, false],
           [13, 8, true],
+          ...(layout.shareX ? ([[19, 16, false]] as const) : []),
         ] as const) {
           const { seed, rng } = freshRng();
           const N = 37;
@@ -367,7 +369,7 @@ describe('mmvWGSL', () => {
     }
   });
 
-  it('refuses K that is not a whole number of 32-weight chunks, and more than 8 tokens per workgroup', () => {
+  it('refuses K that is not a whole number of 32-weight chunks, and more than 16 tokens per workgroup', () => {
     const base = {
       segments: [
         { nUnits: 1, weights: [{ type: 'F32' as const }], dots: [{ w: 0, row: 'u' }], epilogue: '' },
@@ -376,6 +378,6 @@ describe('mmvWGSL', () => {
       layout: { lanes: 1, units: 1, threads: 64, reduce: 'shared' as const, packed: false },
     };
     expect(() => mmvWGSL({ ...base, K: 100, TT: 1 })).toThrow(/multiple of 32/);
-    expect(() => mmvWGSL({ ...base, K: 64, TT: 9 })).toThrow(/1–8 tokens/);
+    expect(() => mmvWGSL({ ...base, K: 64, TT: 17 })).toThrow(/1–16 tokens/);
   });
 });

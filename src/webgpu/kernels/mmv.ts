@@ -81,7 +81,7 @@ export interface MmvLayout {
 
 /**
  * Options for {@link mmvWGSL}: those of matmulWGSL (K a multiple of 32; TT = tokens per workgroup row,
- * 1–4 for decode, up to 8 for the software adapters' prefill, the dispatch's y covering ceil(T / TT)),
+ * 1–4 for decode, up to 16 for the software adapters' prefill, the dispatch's y covering ceil(T / TT)),
  * plus the layout.
  */
 export interface MmvOptions extends MatmulOptions {
@@ -791,7 +791,7 @@ fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
 export function mmvWGSL(o: MmvOptions): string {
   const { K, TT, layout: L } = o;
   if (K % 32 !== 0) throw new Error(`mmvWGSL needs K to be a multiple of 32 (got ${K})`);
-  if (TT < 1 || TT > 8) throw new Error(`mmvWGSL computes 1–8 tokens per workgroup (got ${TT})`);
+  if (TT < 1 || TT > 16) throw new Error(`mmvWGSL computes 1–16 tokens per workgroup (got ${TT})`);
   const problem = mmvLayoutProblem(L);
   if (problem) throw new Error(`bad mmv layout ${JSON.stringify(L)}: ${problem}`);
   const NC = K / 32;

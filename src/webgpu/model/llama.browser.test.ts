@@ -403,7 +403,7 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
 
 // Every prefill matmul choice (model/llama.ts PrefillMatmul) through the whole model, on shapes whose K
 // are multiples of 32 (so mmv takes them) and one that is not (nFF 100: ffn_down falls back), with
-// prompts that end inside a token tile and cross batches: 70 tokens = 32 + 32 + 6 (tile), 8 × 8 + 6 (mmv).
+// prompts that end inside a token tile and cross batches: 70 tokens = 32 + 32 + 6 (tile), 8 × 8 + 6 or 4 × 16 + 6 (mmv).
 describe('prefill matmul kernels vs the float64 reference', () => {
   const packed = () =>
     (navigator.gpu.wgslLanguageFeatures as Set<string>).has('packed_4x8_integer_dot_product');
@@ -440,11 +440,11 @@ describe('prefill matmul kernels vs the float64 reference', () => {
     {
       // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (engine.ts
       // prefillMatmulFor); skipped elsewhere.
-      name: 'mmv 4 rows × 8 tokens, segments split, activations shared through subgroups',
+      name: 'mmv 4 rows × 16 tokens, segments split, activations shared through subgroups',
       prefill: (S) => ({
         kind: 'mmv',
         layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: packed(), shareX: S },
-        tokens: 8,
+        tokens: 16,
         splitSegments: true,
       }),
       shareX: true,

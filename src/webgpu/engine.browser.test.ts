@@ -424,6 +424,11 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         undefined,
       ],
       [
+        { lanes: 1, units: 8, threads: 16, reduce: 'shared', packed: true, intDot: true },
+        /for every matmul .*units must be 1–4, or 1–8 with lanes 1 and no intDot \(got 8\)/,
+        undefined,
+      ],
+      [
         { ffn: { lanes: 32, units: 1, threads: 48, reduce: 'shared', packed: true } },
         /for ffn .*multiple of lanes/,
         undefined,

@@ -251,8 +251,12 @@ function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext): void
  * (MmvLayout.shareX) and a thread takes 16 tokens: 128-token prompt, 2026-12-02, Q4_0 35 → 52 tok/s,
  * Q4_K_M 31 → 47, Q8_0 30 → 48 with 8 tokens; 16 tokens then 49 → 54, 42 → 57, 46 → 58 (a run on a
  * busier machine; Q4_K_M's matmuls per token: gate+up 7.2 → 5.8 ms, down 4.6 → 3.9, Q/K/V 4.1 → 3.1).
- * Without shareX 16 tokens measured no better than 8. A batch is at least one tile (model/prefill.ts),
- * so 16 tokens also set how soon a Stop lands (BENCHMARKS.md, Stop to idle).
+ * Without shareX 16 tokens measured no better than 8. With shareX a thread then takes 8 rows in 8-thread
+ * workgroups (each row more shares the thread's activation loads and broadcasts; 2026-12-03, Node,
+ * 128-token prompt: Q4_K_M 54 → 60 tok/s, Q4_0 56 → 69; Q4_K gate+up alone 0.41 → 0.34 ns per weight and
+ * token, Q/K/V 0.83 → 0.35; Q6_K's gate+up measured slower, 0.57 → 0.66, but Q6_K is rare in the FFN of
+ * the quantization mixes). A batch is at least one tile (model/prefill.ts), so 16 tokens also set how
+ * soon a Stop lands (BENCHMARKS.md, Stop to idle).
  */
 export function prefillMatmulFor(gpu: GpuContext): PrefillMatmul {
   if (!gpu.info.isFallback) return GPU_PREFILL;
@@ -261,7 +265,9 @@ export function prefillMatmulFor(gpu: GpuContext): PrefillMatmul {
   const shareX = gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S) ? S : undefined;
   return {
     kind: 'mmv',
-    layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed, ...(shareX ? { shareX } : {}) },
+    layout: shareX
+      ? { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed, shareX }
+      : { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed },
     tokens: shareX ? 16 : 8,
     splitSegments: true,
   };

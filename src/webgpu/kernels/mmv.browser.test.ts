@@ -68,6 +68,11 @@ async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> {
       name: `rows ×4 shareX ${sgMin}`,
       layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed, shareX: sgMin },
     });
+    // The software adapters' prefill layout (engine.ts prefillMatmulFor): 8 rows per thread.
+    out.push({
+      name: `rows ×8 shareX ${sgMin}`,
+      layout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed, shareX: sgMin },
+    });
     if (packed) {
       out.push({
         name: `rows ×2 int8 shareX ${sgMin}`,

@@ -440,10 +440,10 @@ describe('prefill matmul kernels vs the float64 reference', () => {
     {
       // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (engine.ts
       // prefillMatmulFor); skipped elsewhere.
-      name: 'mmv 4 rows × 16 tokens, segments split, activations shared through subgroups',
+      name: 'mmv 8 rows × 16 tokens, segments split, activations shared through subgroups',
       prefill: (S) => ({
         kind: 'mmv',
-        layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: packed(), shareX: S },
+        layout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: packed(), shareX: S },
         tokens: 16,
         splitSegments: true,
       }),

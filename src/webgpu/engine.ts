@@ -257,10 +257,28 @@ function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext): void
  * token, Q/K/V 0.83 → 0.35; Q6_K's gate+up measured slower, 0.57 → 0.66, but Q6_K is rare in the FFN of
  * the quantization mixes). A batch is at least one tile (model/prefill.ts), so 16 tokens also set how
  * soon a Stop lands (BENCHMARKS.md, Stop to idle).
+ *
+ * Those tiles unroll into large shaders (Q/K/V of 8 rows × 16 tokens: ~150 KB of WGSL per segment) that
+ * a software adapter compiles slowly, and only a model with many weights earns the compile back. So a
+ * model with fewer than {@link PREFILL_LIGHT_BELOW} matmul weights per token gets 2 rows × 4 tokens in
+ * 32-thread workgroups, without shareX (Node on SwiftShader, 2026-12-03: stories260K F32 loads in 6 s
+ * instead of 23 s and a 200-token prompt takes 0.27 s either way; the 60M Q4_K_M llama, 42M matmul
+ * weights per token, loads in 13 s instead of 41 s but prefills at 17 instead of 49 tok/s, ~39 ms more
+ * per token, so the heavy tiles pay for their 28 s after ~700 prompt tokens and for 16M weights after
+ * ~2,000).
+ * @param matmulWeights the weights one token's prefill multiplies by in the layers' matmuls
+ *   ({@link layerMatmulWeights}); undefined takes the heavy tiles.
  */
-export function prefillMatmulFor(gpu: GpuContext): PrefillMatmul {
+export function prefillMatmulFor(gpu: GpuContext, matmulWeights?: number): PrefillMatmul {
   if (!gpu.info.isFallback) return GPU_PREFILL;
   const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
+  if (matmulWeights !== undefined && matmulWeights < PREFILL_LIGHT_BELOW)
+    return {
+      kind: 'mmv',
+      layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed },
+      tokens: 4,
+      splitSegments: true,
+    };
   const S = gpu.subgroupMinSize;
   const shareX = gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S) ? S : undefined;
   return {
@@ -271,6 +289,23 @@ export function prefillMatmulFor(gpu: GpuContext): PrefillMatmul {
     tokens: shareX ? 16 : 8,
     splitSegments: true,
   };
+}
+
+/**
+ * Below this many matmul weights per token ({@link layerMatmulWeights}) a software adapter prefills with
+ * small tiles that compile quickly ({@link prefillMatmulFor}).
+ */
+export const PREFILL_LIGHT_BELOW = 16_000_000;
+
+/**
+ * The weights one token meets in the layers' matmuls: nLayers × (nEmbd·(qDim + 2·kvDim) + qDim·nEmbd +
+ * 3·nEmbd·nFF), qDim = nHead·headDim, kvDim = nHeadKv·headDim (Q, K, V, attn_output, gate, up, down of a
+ * llama block; the output matmul runs once per prompt, not per token, and is left out).
+ */
+export function layerMatmulWeights(cfg: LlamaConfig): number {
+  const qDim = cfg.nHead * cfg.headDim;
+  const kvDim = cfg.nHeadKv * cfg.headDim;
+  return cfg.nLayers * (cfg.nEmbd * (qDim + 2 * kvDim) + qDim * cfg.nEmbd + 3 * cfg.nEmbd * cfg.nFF);
 }
 
 /**
@@ -515,7 +550,7 @@ export class WebGpuEngine implements Engine {
       }
       // Prefill: the float or the integer-dot tile on GPUs, by a timed trial on the gate+up shape
       // (choosePrefillTile) unless the caller chose; software adapters run mmv's tiles.
-      prefill = this.opts.prefill ?? prefillMatmulFor(gpu);
+      prefill = this.opts.prefill ?? prefillMatmulFor(gpu, layerMatmulWeights(cfg));
       if (prefill.kind === 'tile') {
         if (this.opts.prefill) tileChoice = { intDot: Boolean(prefill.intDot), chosenBy: 'option' };
         else {

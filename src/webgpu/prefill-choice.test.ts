@@ -1,0 +1,99 @@
+/**
+ * The software adapters' prefill choice (engine.ts prefillMatmulFor, layerMatmulWeights): the weight
+ * count against the matmul tensors a GGUF file holds (stories260K, a random GQA llama), and which tiles a
+ * model of that many weights gets on a software adapter and on a GPU.
+ */
+import { describe, expect, it } from 'vitest';
+import { STORIES_PATH } from '../testing/stories260k.ts';
+import type { GpuContext } from './device.ts';
+import { layerMatmulWeights, PREFILL_LIGHT_BELOW, prefillMatmulFor } from './engine.ts';
+import { randomLlamaParts } from './gguf/random-model.ts';
+import { openGguf } from './gguf/reader.ts';
+import type { GgufFile } from './gguf/types.ts';
+import { writeGguf } from './gguf/writer.ts';
+import { llamaConfigFromGguf } from './model/config.ts';
+
+/** Σ elements of the blocks' matmul weights, read off the file's tensor list. */
+function matmulTensorWeights(f: GgufFile): number {
+  let n = 0;
+  for (const [name, t] of f.tensors)
+    if (/^blk\.\d+\.(attn_q|attn_k|attn_v|attn_output|ffn_gate|ffn_up|ffn_down)\.weight$/.test(name))
+      n += t.shape.reduce((a, b) => a * b, 1);
+  return n;
+}
+
+function fakeGpu(isFallback: boolean, subgroups: [number, number] | undefined, packed: boolean): GpuContext {
+  return {
+    info: { vendor: '', architecture: '', device: '', description: '', isFallback },
+    hasSubgroups: subgroups !== undefined,
+    subgroupMinSize: subgroups?.[0] ?? 0,
+    subgroupMaxSize: subgroups?.[1] ?? 0,
+    wgslFeatures: new Set(packed ? ['packed_4x8_integer_dot_product'] : []),
+  } as unknown as GpuContext;
+}
+
+describe('layerMatmulWeights', () => {
+  it("equals the elements of stories260K's block matmul tensors", async () => {
+    const f = await openGguf({ path: STORIES_PATH });
+    const n = layerMatmulWeights(llamaConfigFromGguf(f));
+    expect(n).toBe(matmulTensorWeights(f));
+    expect(n).toBeGreaterThan(100_000);
+  });
+
+  it('equals them for a random GQA llama with sizes off every multiple', async () => {
+    const parts = randomLlamaParts({
+      seed: 11,
+      nLayers: 3,
+      nEmbd: 96,
+      nFF: 232,
+      nHead: 6,
+      headDim: 20,
+      nHeadKv: 2,
+      nVocab: 301,
+      contextLength: 64,
+    });
+    const bytes = writeGguf(parts);
+    const f = await openGguf({ blob: new Blob([bytes]) });
+    expect(layerMatmulWeights(llamaConfigFromGguf(f))).toBe(matmulTensorWeights(f));
+  });
+});
+
+describe('prefillMatmulFor', () => {
+  it('gives a GPU the tiled kernel whatever the size', () => {
+    for (const w of [undefined, 1000, 1e9])
+      expect(prefillMatmulFor(fakeGpu(false, [32, 32], true), w)).toEqual({ kind: 'tile' });
+  });
+
+  it('gives a software adapter small tiles below the bound and 8 rows × 16 tokens with shareX from it', () => {
+    const sw = fakeGpu(true, [4, 4], true);
+    const light = {
+      kind: 'mmv',
+      layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed: true },
+      tokens: 4,
+      splitSegments: true,
+    };
+    expect(prefillMatmulFor(sw, PREFILL_LIGHT_BELOW - 1)).toEqual(light);
+    expect(prefillMatmulFor(sw, 250_000)).toEqual(light);
+    const heavy = {
+      kind: 'mmv',
+      layout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: true, shareX: 4 },
+      tokens: 16,
+      splitSegments: true,
+    };
+    expect(prefillMatmulFor(sw, PREFILL_LIGHT_BELOW)).toEqual(heavy);
+    expect(prefillMatmulFor(sw)).toEqual(heavy);
+    // Subgroups of varying size (or none): no shareX, 4 rows × 8 tokens; small models still light.
+    for (const sg of [[4, 8], undefined] as const) {
+      expect(prefillMatmulFor(fakeGpu(true, sg ? [...sg] : undefined, false), 42e6)).toEqual({
+        kind: 'mmv',
+        layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: false },
+        tokens: 8,
+        splitSegments: true,
+      });
+      expect(prefillMatmulFor(fakeGpu(true, sg ? [...sg] : undefined, false), 1e6)).toEqual({
+        ...light,
+        layout: { ...light.layout, packed: false },
+      });
+    }
+  });
+});

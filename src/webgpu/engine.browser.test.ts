@@ -425,7 +425,12 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
       ],
       [
         { lanes: 1, units: 8, threads: 16, reduce: 'shared', packed: true, intDot: true },
-        /for every matmul .*units must be 1–4, or 1–8 with lanes 1 and no intDot \(got 8\)/,
+        /for every matmul .*units must be 1–4, or 8 with lanes 1 and no intDot \(got 8\)/,
+        undefined,
+      ],
+      [
+        { lanes: 1, units: 6, threads: 16, reduce: 'shared', packed: true },
+        /for every matmul .*units must be 1–4, or 8 with lanes 1 and no intDot \(got 6\)/,
         undefined,
       ],
       [

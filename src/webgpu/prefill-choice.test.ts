@@ -53,7 +53,7 @@ describe('layerMatmulWeights', () => {
       contextLength: 64,
     });
     const bytes = writeGguf(parts);
-    const f = await openGguf({ blob: new Blob([bytes]) });
+    const f = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
     expect(layerMatmulWeights(llamaConfigFromGguf(f))).toBe(matmulTensorWeights(f));
   });
 });

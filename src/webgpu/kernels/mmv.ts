@@ -50,7 +50,7 @@ export interface MmvLayout {
   /** Adjacent threads sharing one group of units along K: 1, 2, 4, 8, 16 or 32. */
   lanes: number;
   /**
-   * Output units per lane group (1–4; up to 8 with lanes 1 and no intDot: the software adapters' prefill,
+   * Output units per lane group (1–4, or 8 with lanes 1 and no intDot: the software adapters' prefill,
    * where each unit more shares a thread's activation loads and subgroup broadcasts once more).
    */
   units: number;
@@ -93,14 +93,14 @@ export interface MmvOptions extends MatmulOptions {
 
 /**
  * What is wrong with a layout, or undefined when {@link mmvWGSL} takes it: lanes 1, 2, 4, 8, 16 or 32;
- * units 1–4, up to 8 with lanes 1 and no intDot (the tested ranges); threads a multiple of lanes, 1–256 (WebGPU's default maxComputeInvocationsPerWorkgroup);
+ * units 1–4, or 8 with lanes 1 and no intDot (the tested values); threads a multiple of lanes, 1–256 (WebGPU's default maxComputeInvocationsPerWorkgroup);
  * reduce 'subgroup' or 'shared'; intDot only with packed.
  */
 export function mmvLayoutProblem(l: MmvLayout): string | undefined {
   if (![1, 2, 4, 8, 16, 32].includes(l.lanes)) return `lanes must be 1, 2, 4, 8, 16 or 32 (got ${l.lanes})`;
-  const maxUnits = l.lanes === 1 && !l.intDot ? 8 : 4;
-  if (!Number.isInteger(l.units) || l.units < 1 || l.units > maxUnits)
-    return `units must be 1–4, or 1–8 with lanes 1 and no intDot (got ${l.units})`;
+  const eight = l.units === 8 && l.lanes === 1 && !l.intDot;
+  if (!Number.isInteger(l.units) || l.units < 1 || (l.units > 4 && !eight))
+    return `units must be 1–4, or 8 with lanes 1 and no intDot (got ${l.units})`;
   if (!Number.isInteger(l.threads) || l.threads < 1 || l.threads > 256 || l.threads % l.lanes !== 0)
     return `threads must be a multiple of lanes, at most 256 (got ${l.threads})`;
   if (l.reduce !== 'subgroup' && l.reduce !== 'shared')

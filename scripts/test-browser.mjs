@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+/**
+ * `npm run test:browser`: the browser tests (Vitest's `browser` project) in N Vitest processes at once,
+ * each with its own headless Chromium, over disjoint sets of test files balanced by how long each file
+ * takes (longest first, each to the least loaded process).
+ *
+ * Why: on a software adapter a Chromium runs WebGPU (SwiftShader: shader compilation and compute) on
+ * about one core, so the suite run file after file left the second core of a 2-core CI machine idle.
+ * Measured 2026-12-03 on such a machine: two test files in two processes took 49 s of wall time against
+ * 63 s one after the other, each file as fast as alone.
+ *
+ * Usage: node scripts/test-browser.mjs [--jobs N] [vitest arguments…]
+ *   --jobs N   processes (default 2, or 1 on a 1-core machine; $BROWSER_TEST_JOBS sets it too). Files
+ *              named on the command line run in one process.
+ * Exit status: 0 when every process passed, else the first non-zero status.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
+
+/**
+ * Seconds each file took with two processes on a 2-core machine (2026-12-03; the two mmv files
+ * estimated from one test of each alone): only the order and the balance use them. Files not
+ * listed count as {@link DEFAULT_SECONDS}.
+ */
+const SECONDS = {
+  'src/webgpu/model/llama.browser.test.ts': 680,
+  'src/webgpu/kernels/mmv.browser.test.ts': 330,
+  'src/webgpu/kernels/mmv-kquants.browser.test.ts': 330,
+  'src/webgpu/kernels/mmm.browser.test.ts': 460,
+  'src/webgpu/model/quality.browser.test.ts': 435,
+  'src/webgpu/engine.browser.test.ts': 290,
+  'src/webgpu/model/gemma.browser.test.ts': 185,
+  'src/webgpu/kernels/attention.browser.test.ts': 175,
+  'src/webgpu/device-lost.browser.test.ts': 175,
+  'src/webgpu/model/phi3.browser.test.ts': 160,
+  'src/library/library.browser.test.ts': 110,
+  'src/webgpu/kernels/quant.browser.test.ts': 60,
+  'src/webgpu/chat/chat.browser.test.ts': 36,
+  'src/webgpu/kernels/sample.browser.test.ts': 34,
+  'src/webgpu/model/prefill.browser.test.ts': 32,
+};
+const DEFAULT_SECONDS = 15;
+
+function browserTestFiles(dir = 'src') {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...browserTestFiles(p));
+    else if (name.endsWith('.browser.test.ts')) out.push(relative('.', p));
+  }
+  return out;
+}
+
+const args = process.argv.slice(2);
+let jobs = Number(process.env.BROWSER_TEST_JOBS) || Math.max(1, Math.min(2, availableParallelism()));
+const j = args.indexOf('--jobs');
+if (j >= 0) {
+  jobs = Number(args[j + 1]);
+  args.splice(j, 2);
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    console.error('--jobs needs a whole number ≥ 1');
+    process.exit(2);
+  }
+}
+const named = args.some((a) => !a.startsWith('-') && /\.test\.ts$/.test(a));
+const files = browserTestFiles().sort();
+const groups = Array.from({ length: named ? 1 : Math.min(jobs, files.length) }, () => ({ s: 0, files: [] }));
+if (!named) {
+  for (const f of [...files].sort(
+    (a, b) => (SECONDS[b] ?? DEFAULT_SECONDS) - (SECONDS[a] ?? DEFAULT_SECONDS),
+  )) {
+    const g = groups.reduce((m, x) => (x.s < m.s ? x : m));
+    g.s += SECONDS[f] ?? DEFAULT_SECONDS;
+    g.files.push(f);
+  }
+}
+
+const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+const results = await Promise.all(
+  groups.map(
+    (g, i) =>
+      new Promise((resolve) => {
+        const tag = groups.length > 1 ? `[browser ${i + 1}/${groups.length}] ` : '';
+        if (tag)
+          console.log(`${tag}${g.files.length} files, ~${Math.round(g.s / 60)} min: ${g.files.join(' ')}`);
+        const child = spawn(npx, ['vitest', 'run', '--project', 'browser', ...g.files, ...args], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
+        });
+        for (const [stream, out] of [
+          [child.stdout, process.stdout],
+          [child.stderr, process.stderr],
+        ]) {
+          let rest = '';
+          stream.on('data', (d) => {
+            const lines = (rest + d).split('\n');
+            rest = lines.pop();
+            for (const l of lines) out.write(`${tag}${l}\n`);
+          });
+          stream.on('end', () => rest && out.write(`${tag}${rest}\n`));
+        }
+        child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+      }),
+  ),
+);
+process.exit(results.find((c) => c !== 0) ?? 0);

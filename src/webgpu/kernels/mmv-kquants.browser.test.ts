@@ -1,0 +1,18 @@
+/**
+ * mmvWGSL against float64 for the k-quants and IQ4_XS (256-weight super-blocks), every layout this
+ * adapter runs, raw and repacked into planes (mmv-cases.ts; the other types and the multi-segment cases:
+ * mmv.browser.test.ts).
+ */
+import { describe } from 'vitest';
+import { mmvTypeTests } from './mmv-cases.ts';
+
+describe('mmvWGSL (k-quants, IQ4_XS)', () => {
+  mmvTypeTests([
+    { type: 'Q4_K', K: 768 },
+    { type: 'Q6_K', K: 512 },
+    { type: 'IQ4_XS', K: 768 },
+    { type: 'Q5_K', K: 768 },
+    { type: 'Q3_K', K: 768 },
+    { type: 'Q2_K', K: 512 },
+  ]);
+});

@@ -12,9 +12,9 @@ const ROOT = dirname(fileURLToPath(import.meta.url));
  * element, `./openai` the OpenAI-shaped wrapper (`withOpenAI`). Each is `dist/lib/NAME.js` with `dist/lib/NAME.d.ts` beside it.
  */
 export const LIB_ENTRIES: Record<string, string> = {
-  index: 'src/engine/index.ts',
+  index: 'src/index.ts',
   widget: 'src/widget/index.ts',
-  openai: 'src/engine/openai.ts',
+  openai: 'src/core/openai.ts',
 };
 
 /** Every `*.d.ts` under `dir`, as paths relative to it. */

@@ -33,13 +33,7 @@ function widgetTypes(): Plugin {
             stdio: 'inherit',
           },
         );
-        const files = [
-          'widget/index',
-          'widget/element',
-          'widget/backends',
-          'widget/registry',
-          'engine/types',
-        ];
+        const files = ['widget/index', 'widget/element', 'widget/backends', 'widget/registry', 'core/types'];
         for (const f of files) {
           const text = readFileSync(join(tmp, 'src', `${f}.d.ts`), 'utf8').replace(
             /(from\s+'\.{1,2}\/[^']+)\.ts'/g,

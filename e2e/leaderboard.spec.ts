@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect, type Page, type TestInfo, test } from '@playwright/test';
-import { summarize } from '../src/bench/metrics.ts';
 import type { BenchResult, BenchRun } from '../src/bench/types.ts';
+import { summarize } from '../src/core/metrics.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -6,9 +6,9 @@
  */
 import { expect, type Page, test } from '@playwright/test';
 import { chromium } from 'playwright-core';
+import { deviceFingerprint } from '../src/bench/fingerprint.ts';
+import { type AdapterSnapshot, formatLimit, REPORT_LIMITS } from '../src/bench/gpu-report.ts';
 import { chromiumArgs, resolveChromium } from '../src/cli/browser.ts';
-import { deviceFingerprint } from '../src/ui/fingerprint.ts';
-import { type AdapterSnapshot, formatLimit, REPORT_LIMITS } from '../src/ui/gpu-report.ts';
 import { WANTED_FEATURES } from '../src/webgpu/device.ts';
 
 /** What `navigator.gpu` says in this page, read directly (not through the page's code). */

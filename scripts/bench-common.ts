@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
-import { makeRandomLlamaGguf } from '../src/webgpu/gguf/random-model.ts';
-import { type OpenedGgufFile, openGguf } from '../src/webgpu/gguf/reader.ts';
+import { type QuantizeFtype, quantizeGguf } from '../src/gguf/quantize-model.ts';
+import { type OpenedGgufFile, openGguf } from '../src/gguf/reader.ts';
+import { makeRandomLlamaGguf } from '../src/model/random-model.ts';
 import { SYNTHETIC_SHAPES, type SyntheticShape } from '../src/webgpu/model/synthetic.ts';
 
 /** BENCHMARKS.md at the repository root. */
@@ -81,7 +81,7 @@ export interface BenchModel {
 
 /**
  * Writes the test model as F32 (`bench-60m-F32.gguf` in `dir`): seeded random weights ({@link BENCH_SEED})
- * in the shape {@link BENCH_SHAPE_ID} with `contextLength` as its context, by src/webgpu/gguf/random-model.ts;
+ * in the shape {@link BENCH_SHAPE_ID} with `contextLength` as its context, by src/model/random-model.ts;
  * then opens it and counts its parameters.
  */
 export async function writeBenchModel(dir: string, contextLength: number): Promise<BenchModel> {

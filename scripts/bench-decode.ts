@@ -2,8 +2,8 @@
  * Decode speed on a ≥50M-parameter model, ours beside peers on the same files, in one run: writes a
  * seeded random llama of the synthetic shape `bench-60m` (src/webgpu/model/synthetic.ts: 512 wide, 8
  * layers, FFN 1536, 8 heads, 32k vocabulary, about 60M parameters) as F32 with the project's writer
- * (src/webgpu/gguf/random-model.ts), quantizes it into each type with the project's quantizer
- * (src/webgpu/gguf/quantize-model.ts, byte-identical to llama.cpp's llama-quantize), then runs
+ * (src/model/random-model.ts), quantizes it into each type with the project's quantizer
+ * (src/gguf/quantize-model.ts, byte-identical to llama.cpp's llama-quantize), then runs
  * `scripts/bench-engine.ts` on each file (ours in Chromium, wllama 1 thread, node-llama-cpp 1 thread; ours
  * in Node is skipped) and once more on the real stories260K for scale. Writes one table of prefill and
  * decode medians and ratios into BENCHMARKS.md between `<!-- bench:decode DATE -->` and
@@ -27,9 +27,9 @@ import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { FTYPES } from '../src/gguf/quantize-model.ts';
+import { openGguf } from '../src/gguf/reader.ts';
 import { stories260kPath } from '../src/testing/models.ts';
-import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
-import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import {
   adapterRow,
   BENCH_FILE,
@@ -146,7 +146,7 @@ function section(rows: Row[], envs: EngineJson['env'][], nParams: number, wallS:
     `<!-- bench:decode ${date} -->`,
     `## ${date}: decode speed on a ${(nParams / 1e6).toFixed(0)}M-parameter llama (synthetic shape \`${SHAPE_ID}\`), ours vs wllama and llama.cpp`,
     '',
-    `Recorded by \`${cmd}\` (scripts/bench-decode.ts over scripts/bench-engine.ts) in ${wallS.toFixed(0)} s, commit ${e0.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, ${shape.nHead} heads / ${shape.nHeadKv} KV heads, vocabulary ${shape.nVocab}; ${nParams.toLocaleString('en-US')} parameters), written F32 by src/webgpu/gguf/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine. stories260K (the real model) for scale.`,
+    `Recorded by \`${cmd}\` (scripts/bench-decode.ts over scripts/bench-engine.ts) in ${wallS.toFixed(0)} s, commit ${e0.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, ${shape.nHead} heads / ${shape.nHeadKv} KV heads, vocabulary ${shape.nVocab}; ${nParams.toLocaleString('en-US')} parameters), written F32 by src/model/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine. stories260K (the real model) for scale.`,
     '',
     '| | |',
     '| --- | --- |',

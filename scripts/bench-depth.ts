@@ -32,9 +32,9 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Token } from 'node-llama-cpp';
 import type { BenchResult } from '../src/bench/types.ts';
+import { FTYPES } from '../src/gguf/quantize-model.ts';
+import { openGguf } from '../src/gguf/reader.ts';
 import { stories260kPath } from '../src/testing/models.ts';
-import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
-import { openGguf } from '../src/webgpu/gguf/reader.ts';
 import {
   adapterRow,
   BENCH_FILE,
@@ -318,7 +318,7 @@ function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined
     '',
     `Recorded by \`${cmd}\` (scripts/bench-depth.ts) in ${wallS.toFixed(0)} s, commit ${gitCommit()}.` +
       (nParams60m
-        ? ` The ${(nParams60m / 1e6).toFixed(0)}M model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, vocabulary ${shape.nVocab}; ${nParams60m.toLocaleString('en-US')} parameters) with context ${CTX_60M}, written by src/webgpu/gguf/random-model.ts and quantized to ${values.type} by our quantizer; the same file for every engine.`
+        ? ` The ${(nParams60m / 1e6).toFixed(0)}M model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, vocabulary ${shape.nVocab}; ${nParams60m.toLocaleString('en-US')} parameters) with context ${CTX_60M}, written by src/model/random-model.ts and quantized to ${values.type} by our quantizer; the same file for every engine.`
         : ''),
     '',
     '| | |',

@@ -13,7 +13,7 @@
  * agree), greedy decoding and exactly `--tokens` output tokens with EOS ignored. Every engine and prompt
  * gets `--warmup` uncounted runs first; then `--runs` rounds, each running every engine and prompt once
  * (order rotated per round), so that load from other processes on a shared machine falls on all engines
- * alike. Metrics follow vLLM's `bench serve` (src/bench/metrics.ts): prefill tok/s = prompt tokens /
+ * alike. Metrics follow vLLM's `bench serve` (src/core/metrics.ts): prefill tok/s = prompt tokens /
  * TTFT, decode tok/s = (output tokens − 1) / (E2E − TTFT). Prints a markdown section and writes it into
  * BENCHMARKS.md, replacing the section of the same date.
  *
@@ -23,6 +23,7 @@
  * configuration to {@link SLOW_RUNS} runs of fewer tokens, and a measured run past its cap stops early
  * and is kept as a partial run; both are flagged ⚠ in the report.
  */
+
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -31,17 +32,18 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Token } from 'node-llama-cpp';
 import type { Browser, Page } from 'playwright-core';
+import type { WllamaRun } from '../src/bench/wllama-page.ts';
+import { withHarnessPage } from '../src/cli/harness-server.ts';
+import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import {
   type RequestMetrics,
   requestMetrics,
   type Summary,
   summarize,
   tokenTimesFromChunks,
-} from '../src/bench/metrics.ts';
-import type { WllamaRun } from '../src/bench/wllama-page.ts';
-import { withHarnessPage } from '../src/cli/harness-server.ts';
-import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
-import type { GenerateResult } from '../src/engine/types.ts';
+} from '../src/core/metrics.ts';
+import type { GenerateResult } from '../src/core/types.ts';
+import { openModelSource } from '../src/library/opener.ts';
 import { stories260kPath } from '../src/testing/models.ts';
 import { BENCH_FILE, writeBenchSection } from './bench-common.ts';
 
@@ -284,7 +286,7 @@ function gitCommit(): string {
     // Uncommitted changes to what the measured engines run (the tree may be shared with others' work).
     const dirty = execFileSync(
       'git',
-      ['status', '--porcelain', '--', 'src/webgpu', 'src/engine', 'workers'],
+      ['status', '--porcelain', '--', 'src/webgpu', 'src/core', 'src/gguf', 'src/model', 'workers'],
       {
         cwd: ROOT,
         encoding: 'utf8',
@@ -422,7 +424,7 @@ async function wllamaBrowser(
 async function oursNode(modelPath: string, env: Env): Promise<Config & { close(): Promise<void> }> {
   setupNodeVulkan();
   const { WebGpuEngine } = await import('../src/webgpu/engine.ts');
-  const engine = new WebGpuEngine();
+  const engine = new WebGpuEngine({ openModel: openModelSource });
   log('ours (Node, Dawn): loading');
   await engine.load({ path: modelPath }, { contextLength: N_CTX });
   env.nodeAdapter = engine.gpuContext?.info;
@@ -584,7 +586,7 @@ function report(all: Measured[], env: Env, o: Opts, cmd: string, wallS: number):
 
   L.push('<details><summary>All statistics (tok/s: mean, median, p90, p99, population std)</summary>', '');
   L.push(
-    "Percentiles interpolate linearly between closest ranks (NumPy's default), std has ddof = 0 (src/bench/metrics.ts).",
+    "Percentiles interpolate linearly between closest ranks (NumPy's default), std has ddof = 0 (src/core/metrics.ts).",
     '',
   );
   L.push(

@@ -25,11 +25,11 @@ import { execSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { markdownTable } from '../src/bench/markdown.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
+import { mulberry32 } from '../src/util/prng.ts';
 import { createGpuContext } from '../src/webgpu/device.ts';
 import { packStep, type WeightType } from '../src/webgpu/kernels/common.ts';
 import type { MatmulSegment } from '../src/webgpu/kernels/matmul.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from '../src/webgpu/kernels/mmv.ts';
-import { mulberry32 } from '../src/webgpu/util/prng.ts';
 import { writeBenchSection } from './bench-common.ts';
 
 const USAGE = 'usage: npm run bench:floor -- [--no-write] [--gpu]';

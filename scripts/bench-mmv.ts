@@ -8,8 +8,9 @@
  */
 import { parseArgs } from 'node:util';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
+import { quantizeRow } from '../src/gguf/quantize.ts';
+import { mulberry32 } from '../src/util/prng.ts';
 import { createGpuContext } from '../src/webgpu/device.ts';
-import { quantizeRow } from '../src/webgpu/gguf/quantize.ts';
 import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from '../src/webgpu/kernels/common.ts';
 import {
   gemvWGSL,
@@ -20,7 +21,6 @@ import {
 } from '../src/webgpu/kernels/matmul.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from '../src/webgpu/kernels/mmv.ts';
 import { isPlanarType, repackHost } from '../src/webgpu/kernels/repack.ts';
-import { mulberry32 } from '../src/webgpu/util/prng.ts';
 
 const USAGE = `usage: npm run bench:mmv -- [--types Q4_K,Q6_K,Q4_0,Q8_0,F16] [--shapes ffn,down,out] [--iters N] [--layouts mmv] [--planar] [--gpu]
   --planar   weights of Q4_0/Q8_0/Q5_0/Q6_K repacked into planes, as the engine loads them (kernels/repack.ts)

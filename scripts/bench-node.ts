@@ -1,7 +1,7 @@
 /**
  * The engine's speed in Node through Dawn (the `webgpu` package), for GPU servers (Vulkan) and, without a
  * GPU, SwiftShader: device facts, measured memory bandwidth and matmul rate, then for each model prefill
- * (pp) and decode (tg) tokens/s with the vLLM `bench serve` definitions (src/bench/metrics.ts) and the
+ * (pp) and decode (tg) tokens/s with the vLLM `bench serve` definitions (src/core/metrics.ts) and the
  * decode roofline fraction.
  *
  *   npm run bench:node -- [--models a,b,...] [--n-prompt 128] [--n-gen 64] [--reps 3] [--gpu]
@@ -11,12 +11,14 @@
  * (otherwise SwiftShader is used when no driver is configured). Models are skipped once `--budget-s` has
  * passed, so a run on a lent GPU ends in time.
  */
+
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { markdownTable } from '../src/bench/markdown.ts';
-import { requestMetrics, summarize } from '../src/bench/metrics.ts';
 import { buildRoofline, measureBandwidth, measureMatmul } from '../src/bench/roofline.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
+import { requestMetrics, summarize } from '../src/core/metrics.ts';
+import { openModelSource } from '../src/library/opener.ts';
 import { createGpuContext } from '../src/webgpu/device.ts';
 import { WebGpuEngine } from '../src/webgpu/engine.ts';
 
@@ -56,7 +58,7 @@ const nGen = Number(values['n-gen']);
 const reps = Number(values.reps);
 const budgetMs = Number(values['budget-s']) * 1000;
 const rows: Record<string, unknown>[] = [];
-const engine = new WebGpuEngine({ gpu });
+const engine = new WebGpuEngine({ openModel: openModelSource, gpu });
 for (const m of values.models!.split(',').filter(Boolean)) {
   if (performance.now() - tStart > budgetMs) {
     log(`budget spent: skipping ${m}`);

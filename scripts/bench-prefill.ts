@@ -7,7 +7,7 @@
  *    thread, same Chromium, n_ctx / n_batch / n_ubatch set for the longest prompt) and node-llama-cpp
  *    (llama.cpp's native CPU build, `getLlama({gpu: false, build: 'never'})`, 1 thread) on the 60M random
  *    llama of scripts/bench-decode.ts (synthetic shape `bench-60m`, seed 60, written by
- *    src/webgpu/gguf/random-model.ts, quantized by our quantizer) in each `--types`, with text prompts of
+ *    src/model/random-model.ts, quantized by our quantizer) in each `--types`, with text prompts of
  *    `--prompts` tokens. Prompts are lower-case story words of the random model's SentencePiece vocabulary,
  *    sized with our tokenizer (BOS included); every engine reports its own count and a mismatch is flagged.
  *    `--tokens` greedy output tokens with EOS ignored (wllama 3.13 fails on this model at 32+ output
@@ -45,13 +45,13 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Llama, LlamaModel, Token } from 'node-llama-cpp';
 import type { Page } from 'playwright-core';
-import { requestMetrics, tokenTimesFromChunks } from '../src/bench/metrics.ts';
 import type { BenchResult } from '../src/bench/types.ts';
 import type { WllamaRun } from '../src/bench/wllama-page.ts';
 import { callHarness, withHarnessPage } from '../src/cli/harness-server.ts';
-import type { GenerateResult, ModelInfo } from '../src/engine/types.ts';
-import { FTYPES } from '../src/webgpu/gguf/quantize-model.ts';
-import { createTokenizer } from '../src/webgpu/tokenizer/index.ts';
+import { requestMetrics, tokenTimesFromChunks } from '../src/core/metrics.ts';
+import type { GenerateResult, ModelInfo } from '../src/core/types.ts';
+import { FTYPES } from '../src/gguf/quantize-model.ts';
+import { createTokenizer } from '../src/model/tokenizer/index.ts';
 import {
   type AdapterInfo,
   adapterRow,
@@ -230,7 +230,17 @@ function gitCommit(): string {
   try {
     const git = (...a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8' });
     const head = git('rev-parse', '--short', 'HEAD').trim();
-    const dirty = git('status', '--porcelain', '--', 'src/webgpu', 'src/engine', 'src/cli', 'workers')
+    const dirty = git(
+      'status',
+      '--porcelain',
+      '--',
+      'src/webgpu',
+      'src/core',
+      'src/gguf',
+      'src/model',
+      'src/cli',
+      'workers',
+    )
       .split('\n')
       .filter((l) => l.trim())
       .map((l) => l.slice(3));
@@ -671,7 +681,7 @@ function section(nParams: number, wallS: number): string {
     `<!-- bench:prefill ${date} -->`,
     `## ${date}: prefill on a ${(nParams / 1e6).toFixed(0)}M-parameter llama (synthetic shape \`${SHAPE_ID}\`), ours vs wllama and llama.cpp`,
     '',
-    `Recorded by \`${cmd}\` (scripts/bench-prefill.ts) in ${wallS.toFixed(0)} s, commit ${env.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, ${shape.nHead} heads / ${shape.nHeadKv} KV heads, vocabulary ${shape.nVocab}; ${nParams.toLocaleString('en-US')} parameters; context_length ${MODEL_CTX}), written F32 by src/webgpu/gguf/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine.`,
+    `Recorded by \`${cmd}\` (scripts/bench-prefill.ts) in ${wallS.toFixed(0)} s, commit ${env.commit}. The model: seeded random weights (seed ${SEED}) in the shape \`${SHAPE_ID}\` (${shape.nEmbd} wide, ${shape.nLayers} layers, FFN ${shape.nFF}, ${shape.nHead} heads / ${shape.nHeadKv} KV heads, vocabulary ${shape.nVocab}; ${nParams.toLocaleString('en-US')} parameters; context_length ${MODEL_CTX}), written F32 by src/model/random-model.ts and quantized by our quantizer (byte-identical to llama-quantize); the same files for every engine.`,
     '',
     '| | |',
     '| --- | --- |',

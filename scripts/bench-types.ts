@@ -1,6 +1,6 @@
 /**
  * Speed per weight type, ours beside peers on the same files: quantizes stories260K widened to 256-wide
- * rows (src/webgpu/gguf/widen.ts; the same function as stories260K, but every K-quant block holds real
+ * rows (src/model/widen.ts; the same function as stories260K, but every K-quant block holds real
  * weights) into each type with the project's quantizer (byte-identical to llama.cpp's), then runs
  * `scripts/bench-engine.ts` on each file (ours in Chromium, wllama 1 thread, node-llama-cpp 1 thread) and
  * writes one table of medians and ratios into BENCHMARKS.md.
@@ -12,10 +12,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type QuantizeFtype, quantizeGguf } from '../src/gguf/quantize-model.ts';
+import { openGguf } from '../src/gguf/reader.ts';
+import { WIDE_STORIES, widenLlamaGguf } from '../src/model/widen.ts';
 import { stories260kPath } from '../src/testing/models.ts';
-import { type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
-import { openGguf } from '../src/webgpu/gguf/reader.ts';
-import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
 import { benchEngineArgs } from './bench-common.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

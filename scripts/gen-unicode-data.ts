@@ -1,5 +1,5 @@
 /**
- * Writes `src/webgpu/tokenizer/unicode-data.ts`: llama.cpp's Unicode category table (`unicode_ranges_flags`)
+ * Writes `src/model/tokenizer/unicode-data.ts`: llama.cpp's Unicode category table (`unicode_ranges_flags`)
  * and whitespace set (`unicode_set_whitespace`) from its `src/unicode-data.cpp`, so that our BPE
  * pre-tokenizers classify characters exactly as llama.cpp does, in every JavaScript engine (the engines'
  * own `\p{L}` tables follow their own Unicode versions, which differ from llama.cpp's and from each other).
@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const outPath = resolve(root, 'src/webgpu/tokenizer/unicode-data.ts');
+const outPath = resolve(root, 'src/model/tokenizer/unicode-data.ts');
 
 /** Category bits of llama.cpp's `unicode_cpt_flags`, in bit order. */
 const CATEGORY_NAMES = [

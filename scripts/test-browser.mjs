@@ -37,7 +37,7 @@ const SECONDS = {
   'src/webgpu/model/phi3.browser.test.ts': 160,
   'src/library/library.browser.test.ts': 110,
   'src/webgpu/kernels/quant.browser.test.ts': 60,
-  'src/webgpu/chat/chat.browser.test.ts': 36,
+  'src/webgpu/chat.browser.test.ts': 36,
   'src/webgpu/kernels/sample.browser.test.ts': 34,
   'src/webgpu/model/prefill.browser.test.ts': 32,
 };

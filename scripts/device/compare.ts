@@ -29,6 +29,7 @@
  * fits before the deadline less the estimated time of the models still to come, so they never crowd out
  * a later model's depth-0 row; the others are listed as skipped.
  */
+
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +39,7 @@ import { runLlamaBench } from '../../src/bench/llama-bench-gpu.ts';
 import { markdownTable } from '../../src/bench/markdown.ts';
 import { decodeBytesPerToken, measureBandwidth } from '../../src/bench/roofline.ts';
 import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
+import { openModelSource } from '../../src/library/opener.ts';
 import { createGpuContext } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
@@ -95,6 +97,7 @@ log('adapter', JSON.stringify(gpu.info), 'driver', driver);
 const bw = await measureBandwidth(gpu.device);
 log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
 const engine = new WebGpuEngine({
+  openModel: openModelSource,
   gpu,
   ...(values['prefill-tile'] === 'trial'
     ? {}

@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { dequantizeRow } from '../../src/gguf/quantize.ts';
+import { openGguf } from '../../src/gguf/reader.ts';
+import { collectTensorData } from '../../src/testing/gguf-util.ts';
 import { useTempDirs } from '../../src/testing/temp-dir.ts';
-import { dequantizeRow } from '../../src/webgpu/gguf/quantize.ts';
-import { openGguf } from '../../src/webgpu/gguf/reader.ts';
-import { collectTensorData } from '../../src/webgpu/gguf/test-util.ts';
 import { shapeOptions, writeRandomGguf } from './random-gguf.ts';
 
 /** Temporary directories, all removed after this file's tests. */

@@ -26,8 +26,8 @@
  * The command line (scripts/device/write-gguf.ts) prints one JSON line: path, bytes, types, milliseconds.
  */
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
-import { ggmlTypeByName, shapeElements, tensorBytes } from '../../src/webgpu/gguf/ggml-types.ts';
-import { quantizeRow } from '../../src/webgpu/gguf/quantize.ts';
+import { ggmlTypeByName, shapeElements, tensorBytes } from '../../src/gguf/ggml-types.ts';
+import { quantizeRow } from '../../src/gguf/quantize.ts';
 import {
   FTYPES,
   GGML_QNT_VERSION,
@@ -35,18 +35,18 @@ import {
   type QuantizeFtype,
   quantizeGguf,
   type TensorPlan,
-} from '../../src/webgpu/gguf/quantize-model.ts';
+} from '../../src/gguf/quantize-model.ts';
+import { openGguf } from '../../src/gguf/reader.ts';
+import { ggufHeader, kv } from '../../src/gguf/writer.ts';
 import {
   makeRandomLlamaGguf,
   type RandomLlamaOptions,
   randomLlamaMetadata,
   randomLlamaShapes,
   randomTensorScale,
-} from '../../src/webgpu/gguf/random-model.ts';
-import { openGguf } from '../../src/webgpu/gguf/reader.ts';
-import { ggufHeader, kv } from '../../src/webgpu/gguf/writer.ts';
+} from '../../src/model/random-model.ts';
+import { mulberry32, randn } from '../../src/util/prng.ts';
 import { SYNTHETIC_SHAPES, type SyntheticShape } from '../../src/webgpu/model/synthetic.ts';
-import { mulberry32, randn } from '../../src/webgpu/util/prng.ts';
 
 /** Random-model options for a synthetic shape (the same numbers `synthetic:SHAPE-…` uses). */
 export function shapeOptions(shape: SyntheticShape | string, seed = 1): RandomLlamaOptions {

@@ -5,8 +5,11 @@
  * figure and the limit, awkward names escaped), the Markdown summary's table, and the software-adapter
  * reading the `--gpu` guard uses.
  */
+
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
+import { summarize } from '../core/metrics.ts';
+import { fmtSig } from '../util/format.ts';
 import {
   checkThresholds,
   junitXml,
@@ -15,8 +18,6 @@ import {
   type ThresholdOutcome,
   xmlEscape,
 } from './ci-report.ts';
-import { summarize } from './metrics.ts';
-import { fmt } from './report.ts';
 import type { BenchDevice, BenchResult, BenchRun } from './types.ts';
 
 /** A small deterministic PRNG (mulberry32), so a failure names the seed that made it. */
@@ -161,7 +162,7 @@ describe('checkThresholds', () => {
       expect(o.map((x) => x.flag)).toEqual(['--fail-under-decode-tps', '--fail-over-ttft-ms']);
       expect(o[0]).toMatchObject({ measured: decode, limit: lo, kind: 'min', passed: decode >= lo });
       expect(o[1]).toMatchObject({ measured: ttft, limit: hi, kind: 'max', passed: ttft <= hi });
-      expect(o[0].message).toContain(`median decode ${fmt(decode)} tok/s is `);
+      expect(o[0].message).toContain(`median decode ${fmtSig(decode)} tok/s is `);
       expect(o[1].message).toContain(`--fail-over-ttft-ms ${hi}`);
     }
     const res = result(r);
@@ -214,8 +215,8 @@ describe('junitXml', () => {
         model: 'stories260K.gguf',
         adapter: res.device === HW ? 'hardware' : 'software',
         fingerprint: res.device.fingerprint,
-        decode_tps_median: fmt(decode),
-        ttft_ms_median: fmt(ttft),
+        decode_tps_median: fmtSig(decode),
+        ttft_ms_median: fmtSig(ttft),
       });
       expect(suite.testcase).toHaveLength(1 + outcomes.length);
       for (const tc of suite.testcase) {
@@ -235,7 +236,7 @@ describe('junitXml', () => {
         );
         if (o.passed) expect(tc.failure).toBeUndefined();
         else {
-          const measured = fmt(o.kind === 'min' ? decode : ttft);
+          const measured = fmtSig(o.kind === 'min' ? decode : ttft);
           expect(tc.failure?.type).toBe('threshold');
           expect(tc.failure?.message).toBe(o.message);
           expect(tc.failure?.message).toContain(measured);
@@ -384,15 +385,15 @@ describe('summaryMarkdown', () => {
         'm|odel.gguf (Q4_0)',
         sw ? 'SwiftShader Device (Subzero) (software)' : 'NVIDIA GeForce RTX 4090',
         sw ? 'software (CPU)' : 'hardware',
-        fmt(s.ttftMs.median),
-        fmt(s.prefillTokensPerSecond?.median),
-        fmt(s.decodeTokensPerSecond.median),
-        fmt(s.tpotMs.median),
+        fmtSig(s.ttftMs.median),
+        fmtSig(s.prefillTokensPerSecond?.median),
+        fmtSig(s.decodeTokensPerSecond.median),
+        fmtSig(s.tpotMs.median),
       ]);
       expect(t.row[7].split('<br>')).toEqual(
         outcomes.map(
           (o) =>
-            `${o.passed ? '✓' : '✗'} ${o.kind === 'min' ? 'median decode tok/s >=' : 'median TTFT ms <='} ${o.limit} (${fmt(o.measured)})`,
+            `${o.passed ? '✓' : '✗'} ${o.kind === 'min' ? 'median decode tok/s >=' : 'median TTFT ms <='} ${o.limit} (${fmtSig(o.measured)})`,
         ),
       );
       for (const o of missed) expect(md).toContain(`**Threshold missed:** ${o.message}.`);

@@ -6,9 +6,10 @@
  * guard's reading of a device ({@link softwareDeviceReasons}).
  */
 
-import { softwareReasons } from '../ui/gpu-report.ts';
+import { fmtSig } from '../util/format.ts';
+import { softwareReasons } from './gpu-report.ts';
 import { markdownTable } from './markdown.ts';
-import { deviceName, fmt, isSoftwareResult } from './report.ts';
+import { deviceName, isSoftwareResult } from './report.ts';
 import type { BenchDevice, BenchResult } from './types.ts';
 
 /** The thresholds a run is held to (`--fail-under-decode-tps`, `--fail-over-ttft-ms`); absent = not checked. */
@@ -58,7 +59,7 @@ export function checkThresholds(
       limit: t.failUnderDecodeTps,
       measured: v,
       passed,
-      message: `median decode ${fmt(v)} tok/s is ${passed ? 'at or above' : 'below'} --fail-under-decode-tps ${t.failUnderDecodeTps}`,
+      message: `median decode ${fmtSig(v)} tok/s is ${passed ? 'at or above' : 'below'} --fail-under-decode-tps ${t.failUnderDecodeTps}`,
     });
   }
   if (t.failOverTtftMs !== undefined) {
@@ -72,7 +73,7 @@ export function checkThresholds(
       limit: t.failOverTtftMs,
       measured: v,
       passed,
-      message: `median TTFT ${fmt(v)} ms is ${passed ? 'at or below' : 'above'} --fail-over-ttft-ms ${t.failOverTtftMs}`,
+      message: `median TTFT ${fmtSig(v)} ms is ${passed ? 'at or below' : 'above'} --fail-over-ttft-ms ${t.failOverTtftMs}`,
     });
   }
   return out;
@@ -81,8 +82,8 @@ export function checkThresholds(
 /**
  * Why a device is a software (CPU) adapter, empty for a hardware one: the adapter reports
  * `isFallbackAdapter`, its vendor, architecture, device or description names a software rasterizer
- * (SwiftShader, llvmpipe, lavapipe, WARP, …; src/ui/gpu-report.ts), or its fingerprint label says
- * `(software)` (src/ui/fingerprint.ts). `npm run bench -- --gpu` refuses such a device unless
+ * (SwiftShader, llvmpipe, lavapipe, WARP, …; src/bench/gpu-report.ts), or its fingerprint label says
+ * `(software)` (src/bench/fingerprint.ts). `npm run bench -- --gpu` refuses such a device unless
  * `--allow-software`.
  */
 export function softwareDeviceReasons(d: BenchDevice): string[] {
@@ -213,10 +214,10 @@ export function junitXml(input: JunitInput): string {
     ['adapter', result ? (isSoftwareResult(result) ? 'software' : 'hardware') : undefined],
     ['fingerprint', (input.device ?? result?.device)?.fingerprint],
     ['engine', result?.engine],
-    ['decode_tps_median', result ? fmt(result.summary.decodeTokensPerSecond?.median) : undefined],
-    ['ttft_ms_median', result ? fmt(result.summary.ttftMs?.median) : undefined],
-    ['prefill_tps_median', result ? fmt(result.summary.prefillTokensPerSecond?.median) : undefined],
-    ['tpot_ms_median', result ? fmt(result.summary.tpotMs?.median) : undefined],
+    ['decode_tps_median', result ? fmtSig(result.summary.decodeTokensPerSecond?.median) : undefined],
+    ['ttft_ms_median', result ? fmtSig(result.summary.ttftMs?.median) : undefined],
+    ['prefill_tps_median', result ? fmtSig(result.summary.prefillTokensPerSecond?.median) : undefined],
+    ['tpot_ms_median', result ? fmtSig(result.summary.tpotMs?.median) : undefined],
   ];
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -240,7 +241,7 @@ export function junitXml(input: JunitInput): string {
     const runs = result.runs.length;
     lines.push(
       `${runCase}>`,
-      `      <system-out>${xmlEscape(`${runs} measured run${runs === 1 ? '' : 's'} of ${model} on ${device}: median decode ${fmt(result.summary.decodeTokensPerSecond?.median)} tok/s, median TTFT ${fmt(result.summary.ttftMs?.median)} ms`)}</system-out>`,
+      `      <system-out>${xmlEscape(`${runs} measured run${runs === 1 ? '' : 's'} of ${model} on ${device}: median decode ${fmtSig(result.summary.decodeTokensPerSecond?.median)} tok/s, median TTFT ${fmtSig(result.summary.ttftMs?.median)} ms`)}</system-out>`,
       '    </testcase>',
     );
   } else lines.push(`${runCase}/>`);
@@ -257,7 +258,7 @@ export function junitXml(input: JunitInput): string {
       lines.push(
         `${tc}>`,
         `      <failure${attrs({ message: o.message, type: 'threshold' })}>${xmlEscape(
-          `${o.metric}: measured ${fmt(o.measured)} ${o.unit}, threshold ${o.kind === 'min' ? '>=' : '<='} ${o.limit} ${o.unit} (${o.flag})`,
+          `${o.metric}: measured ${fmtSig(o.measured)} ${o.unit}, threshold ${o.kind === 'min' ? '>=' : '<='} ${o.limit} ${o.unit} (${o.flag})`,
         )}</failure>`,
         '    </testcase>',
       );
@@ -277,7 +278,7 @@ export interface SummaryInput {
 
 /** `✓ median decode tok/s >= 10 (12.3)` / `✗ …`: a threshold in a table cell. */
 const outcomeCell = (o: ThresholdOutcome) =>
-  `${o.passed ? '✓' : '✗'} ${thresholdName(o)} (${fmt(o.measured)})`;
+  `${o.passed ? '✓' : '✗'} ${thresholdName(o)} (${fmtSig(o.measured)})`;
 
 /**
  * A Markdown section for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY` is appended to): a heading, a
@@ -322,10 +323,10 @@ export function summaryMarkdown(input: SummaryInput): string {
           model,
           deviceText(result, dev),
           software === undefined ? '–' : software ? 'software (CPU)' : 'hardware',
-          fmt(s?.ttftMs?.median),
-          fmt(s?.prefillTokensPerSecond?.median),
-          fmt(s?.decodeTokensPerSecond?.median),
-          fmt(s?.tpotMs?.median),
+          fmtSig(s?.ttftMs?.median),
+          fmtSig(s?.prefillTokensPerSecond?.median),
+          fmtSig(s?.decodeTokensPerSecond?.median),
+          fmtSig(s?.tpotMs?.median),
           outcomes.length === 0
             ? 'none set'
             : error

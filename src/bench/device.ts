@@ -1,15 +1,10 @@
 /**
- * The `device` block of a result: the adapter's facts (src/ui/gpu-report.ts) and its fingerprint
- * (src/ui/fingerprint.ts), read with no DOM (page or worker).
+ * The `device` block of a result: the adapter's facts (src/bench/gpu-report.ts) and its fingerprint
+ * (src/bench/fingerprint.ts), read with no DOM (page or worker).
  */
-import { EngineError } from '../engine/errors.ts';
-import { deviceFingerprint } from '../ui/fingerprint.ts';
-import {
-  type AdapterLike,
-  type AdapterSnapshot,
-  isSoftwareAdapter,
-  snapshotAdapter,
-} from '../ui/gpu-report.ts';
+import { EngineError } from '../core/errors.ts';
+import { deviceFingerprint } from './fingerprint.ts';
+import { type AdapterLike, type AdapterSnapshot, isSoftwareAdapter, snapshotAdapter } from './gpu-report.ts';
 import type { BenchDevice } from './types.ts';
 
 /** A result's device from an adapter snapshot and the user agent. */

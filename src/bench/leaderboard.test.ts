@@ -3,10 +3,12 @@
  * per device, model and engine, models by coverage, the geometric-mean score and shared ranks, missing
  * figures, and the HTML (escaped, fingerprints and dates shown, no script).
  */
+
 import { describe, expect, it } from 'vitest';
+import { summarize } from '../core/metrics.ts';
+import { fmtParams, fmtSig } from '../util/format.ts';
 import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
-import { summarize } from './metrics.ts';
-import { fmt, fmtParams, htmlReport, type ReportRow } from './report.ts';
+import { htmlReport, type ReportRow } from './report.ts';
 
 let n = 0;
 /** A row: decode/prefill/TTFT medians as given (a one-value summary each), or none when undefined. */
@@ -46,7 +48,7 @@ function row(o: {
 
 const esc = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const F = { fmt, fmtParams, esc };
+const F = { fmt: fmtSig, fmtParams, esc };
 
 describe('leaderboard', () => {
   it('is empty for no rows', () => {
@@ -218,7 +220,7 @@ describe('leaderboard', () => {
       }),
       row({ fp: 'bbbb', model: 'other.gguf', engine: 'webllm', decode: 7 }),
     ]);
-    const md = leaderboardMarkdown(lb, { fmt });
+    const md = leaderboardMarkdown(lb, { fmt: fmtSig });
     const lines = md.split('\n').filter((l) => l.startsWith('|'));
     expect(lines).toEqual([
       '| # | Device | stories260K.gguf (F32) | other.gguf (F32) |',
@@ -227,6 +229,6 @@ describe('leaderboard', () => {
       '| 2 | Slow \\| GPU `aaaa` | **10** tok/s<br>prefill 500 tok/s · TTFT 10 ms<br>webgpu · 2026-01-02 | – |',
     ]);
     expect(md).toContain('2 devices × 2 models');
-    expect(leaderboardMarkdown(leaderboard([]), { fmt })).toBe('');
+    expect(leaderboardMarkdown(leaderboard([]), { fmt: fmtSig })).toBe('');
   });
 });

@@ -5,7 +5,7 @@
  * data ({@link leaderboard}) and HTML strings ({@link leaderboardHtml}) that `htmlReport` puts in its page.
  *
  * Rules:
- * - A device is its fingerprint (src/ui/fingerprint.ts): the same adapter under two labels is one device,
+ * - A device is its fingerprint (src/bench/fingerprint.ts): the same adapter under two labels is one device,
  *   named as its newest result names it. A model is its id and quantization.
  * - Several results for one device, model and engine: the newest counts (a leaderboard shows where things
  *   stand; the page's "All results" table below keeps every file). Other engines on the same device and

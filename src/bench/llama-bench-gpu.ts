@@ -7,15 +7,15 @@
  * - {@link probeMemory}: buffer limits and how much can be allocated at once (freed afterwards).
  * - {@link fitModelOf} / {@link modelFits}: the "does it fit" verdict for a GGUF header or synthetic model.
  */
-import { EngineError } from '../engine/errors.ts';
-import type { KvType } from '../engine/types.ts';
-import type { GgufFile } from '../webgpu/gguf/types.ts';
+import { EngineError } from '../core/errors.ts';
+import type { KvType } from '../core/types.ts';
+import type { GgufFile } from '../gguf/types.ts';
+import { llamaConfigFromGguf } from '../model/config.ts';
+import { benchTokenIds } from '../util/prng.ts';
 import { rowBytes, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
 import { isPlanarType, planarBytes } from '../webgpu/kernels/repack.ts';
-import { llamaConfigFromGguf } from '../webgpu/model/config.ts';
 import { type KernelFamilyName, type LlamaModel, MATMUL_WEIGHT } from '../webgpu/model/llama.ts';
 import { defaultBatchSize } from '../webgpu/model/prefill.ts';
-import { benchTokenIds } from '../webgpu/util/prng.ts';
 import {
   busyFraction,
   type FitModel,

@@ -3,13 +3,15 @@
  * tiny sizes, the kernel table against the measured GPU time, the memory probe freeing what it took, and
  * a synthetic model too large for the adapter.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openModelSource } from '../library/opener.ts';
 import { WebGpuEngine } from '../webgpu/engine.ts';
 import { syntheticGguf } from '../webgpu/model/synthetic.ts';
 import { modelFits, probeMemory, profileGpu, runLlamaBench } from './llama-bench-gpu.ts';
 
 describe('llama-bench on the WebGPU engine', () => {
-  const engine = new WebGpuEngine();
+  const engine = new WebGpuEngine({ openModel: openModelSource });
   beforeAll(async () => {
     await engine.load({ synthetic: 'synthetic:stories260k-f32' }, { contextLength: 96, batchSize: 32 });
   });

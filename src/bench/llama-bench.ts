@@ -3,9 +3,9 @@
  * "does it fit" arithmetic, the kernel-share table and busy fraction, and the cost of a million tokens.
  * The GPU side (running the tests, profiling, probing memory) is in `llama-bench-gpu.ts`.
  */
-import type { KvType } from '../engine/types.ts';
-import { kvTypeBytes } from '../engine/validate.ts';
-import type { LlamaConfig } from '../webgpu/model/config.ts';
+import type { KvType } from '../core/types.ts';
+import { kvTypeBytes } from '../core/validate.ts';
+import type { LlamaConfig } from '../model/config.ts';
 
 /** One llama-bench test as the result file stores it (`tests[]`). */
 export interface LlamaBenchTest {

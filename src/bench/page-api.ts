@@ -8,12 +8,12 @@
  * Progress goes to the `onEvent` callback as {@link BenchEvent}s (for the command line, to
  * `window.__benchEvent`, which Playwright exposes).
  */
-import { EngineError } from '../engine/errors.ts';
-import type { Engine, KvType, LoadProgress, ModelInfo, ModelSource } from '../engine/types.ts';
-import { checkKvType } from '../engine/validate.ts';
-import { WorkerEngine } from '../engine/worker-api.ts';
+import { EngineError } from '../core/errors.ts';
+import type { Engine, KvType, LoadProgress, ModelInfo, ModelSource } from '../core/types.ts';
+import { checkKvType } from '../core/validate.ts';
+import { WorkerEngine } from '../core/worker-api.ts';
+import { openGguf } from '../gguf/reader.ts';
 import { createGpuContext } from '../webgpu/device.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
 import { syntheticGguf } from '../webgpu/model/synthetic.ts';
 import { readBenchDevice } from './device.ts';
 import {

@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/ppl.json';
+import { type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { argmax, logSoftmax, ReferenceLlama } from '../model/reference.ts';
+import { WIDE_STORIES, widenLlamaGguf } from '../model/widen.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
-import { type QuantizeFtype, quantizeGguf } from '../webgpu/gguf/quantize-model.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
-import { WIDE_STORIES, widenLlamaGguf } from '../webgpu/gguf/widen.ts';
-import { argmax, logSoftmax, ReferenceLlama } from '../webgpu/model/reference.ts';
 import {
   perplexity,
   perplexityOf,

@@ -2,14 +2,11 @@
  * Merging hand-made result files into the comparison (rows, Markdown, self-contained HTML), the text
  * table `npm run bench` prints, and the structural check of a result file.
  */
+
 import { describe, expect, it } from 'vitest';
-import { summarize } from './metrics.ts';
+import { summarize } from '../core/metrics.ts';
 import {
   type ChartBar,
-  fmt,
-  fmtBytes,
-  fmtParams,
-  fmtPct,
   formatResultText,
   htmlReport,
   markdownReport,
@@ -194,15 +191,5 @@ describe('result text and validation', () => {
     expect(errs).toContain('device.fingerprint must be a string');
     expect(errs).toContain('runs[0].itlMs must have outputTokens − 1 entries');
     expect(errs).toContain('runs[1].outputTokens differs from outputTokenIds.length');
-  });
-
-  it('formats numbers', () => {
-    expect(fmt(1234.5)).toBe('1235');
-    expect(fmt(0.012345)).toBe('0.0123');
-    expect(fmt(Number.NaN)).toBe('–');
-    expect(fmtBytes(1185376)).toBe('1.19 MB');
-    expect(fmtParams(292800)).toBe('293K');
-    expect(fmtParams(1.1e9)).toBe('1.1B');
-    expect(fmtPct(0.634)).toBe('63.4%');
   });
 });

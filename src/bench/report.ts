@@ -4,10 +4,11 @@
  * result files. Also {@link validateResult}, the structural check both commands apply to a result file.
  */
 
-import type { SamplingParams } from '../engine/types.ts';
+import type { Summary } from '../core/metrics.ts';
+import type { SamplingParams } from '../core/types.ts';
+import { fmtBytes, fmtParams, fmtPct, fmtSig } from '../util/format.ts';
 import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
 import { markdownTable } from './markdown.ts';
-import type { Summary } from './metrics.ts';
 import type { BenchResult } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------- checks
@@ -114,40 +115,6 @@ export function validateResult(x: unknown): string[] {
 
 // ---------------------------------------------------------------------------------------------- numbers
 
-/** A number with about three significant digits (`1234.5` → `1235`, `0.01234` → `0.0123`); '–' when absent. */
-export function fmt(v: number | undefined | null, digits = 3): string {
-  if (v === undefined || v === null || !Number.isFinite(v)) return '–';
-  if (v === 0) return '0';
-  const a = Math.abs(v);
-  if (a >= 10 ** digits) return Math.round(v).toString();
-  return Number(v.toPrecision(digits)).toString();
-}
-
-/** Bytes in decimal units (`1185376` → `1.19 MB`). */
-export function fmtBytes(n: number): string {
-  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
-  let i = 0;
-  let v = n;
-  while (i < units.length - 1 && Math.abs(v) >= 1000) {
-    v /= 1000;
-    i++;
-  }
-  return `${fmt(v)} ${units[i]}`;
-}
-
-/** A parameter count (`260000` → `260K`, `1.1e9` → `1.1B`). */
-export function fmtParams(n: number): string {
-  if (n >= 1e9) return `${fmt(n / 1e9)}B`;
-  if (n >= 1e6) return `${fmt(n / 1e6)}M`;
-  if (n >= 1e3) return `${fmt(n / 1e3)}K`;
-  return String(n);
-}
-
-/** A fraction as a percentage (`0.634` → `63.4%`). */
-export function fmtPct(f: number | undefined): string {
-  return f === undefined || !Number.isFinite(f) ? '–' : `${fmt(f * 100)}%`;
-}
-
 // ---------------------------------------------------------------------------------------------- one result
 
 const SOFTWARE = /swiftshader|llvmpipe|lavapipe|softpipe|\bwarp\b/i;
@@ -241,7 +208,7 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
     );
   const l = r.load;
   out.push(
-    `  load:    ${fmt(l.totalMs)} ms (download ${fmt(l.downloadMs)} ms, GPU upload ${fmt(l.uploadMs)} ms, shader compile ${fmt(l.compileMs)} ms)`,
+    `  load:    ${fmtSig(l.totalMs)} ms (download ${fmtSig(l.downloadMs)} ms, GPU upload ${fmtSig(l.uploadMs)} ms, shader compile ${fmtSig(l.compileMs)} ms)`,
   );
   out.push('');
   const rows: string[][] = [['metric', 'n', 'mean', 'median', 'p90', 'p99', 'std', 'min', 'max']];
@@ -252,13 +219,13 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
       rows.push([
         label,
         String(s.n),
-        fmt(s.mean),
-        fmt(s.median),
-        fmt(s.p90),
-        fmt(s.p99),
-        fmt(s.std),
-        fmt(s.min),
-        fmt(s.max),
+        fmtSig(s.mean),
+        fmtSig(s.median),
+        fmtSig(s.p90),
+        fmtSig(s.p99),
+        fmtSig(s.std),
+        fmtSig(s.min),
+        fmtSig(s.max),
       ]);
   }
   out.push(textTable(rows));
@@ -266,11 +233,11 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
   const rf = r.roofline;
   if (rf) {
     out.push(
-      `Roofline: measured read bandwidth ${fmt(rf.bandwidthGBs)} GB/s; decode reads ~${fmtBytes(rf.bytesPerToken)} per token, so median decode uses ${fmtPct(rf.fraction)} of it.`,
+      `Roofline: measured read bandwidth ${fmtSig(rf.bandwidthGBs)} GB/s; decode reads ~${fmtBytes(rf.bytesPerToken)} per token, so median decode uses ${fmtPct(rf.fraction)} of it.`,
     );
     if (rf.matmulGflops !== undefined)
       out.push(
-        `          measured f32 matmul ${fmt(rf.matmulGflops)} GFLOP/s; median prefill reaches ${fmtPct(rf.prefillFraction)} of it.`,
+        `          measured f32 matmul ${fmtSig(rf.matmulGflops)} GFLOP/s; median prefill reaches ${fmtPct(rf.prefillFraction)} of it.`,
       );
   } else out.push('Roofline: not measured.');
   return out.join('\n');
@@ -326,8 +293,8 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
   }));
 }
 
-const med = (s: Summary | undefined) => fmt(s?.median);
-const medStd = (s: Summary | undefined) => (s ? `${fmt(s.median)} ± ${fmt(s.std, 2)}` : '–');
+const med = (s: Summary | undefined) => fmtSig(s?.median);
+const medStd = (s: Summary | undefined) => (s ? `${fmtSig(s.median)} ± ${fmtSig(s.std, 2)}` : '–');
 
 /** Columns of the comparison table: header and cell. */
 const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
@@ -340,10 +307,10 @@ const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
   { head: 'TTFT ms', cell: (r) => med(r.ttftMs) },
   { head: 'Prefill tok/s', cell: (r) => med(r.prefillTps) },
   { head: 'E2E ms', cell: (r) => med(r.e2eMs) },
-  { head: 'Load ms', cell: (r) => fmt(r.loadMs) },
-  { head: 'Bandwidth GB/s', cell: (r) => fmt(r.bandwidthGBs) },
+  { head: 'Load ms', cell: (r) => fmtSig(r.loadMs) },
+  { head: 'Bandwidth GB/s', cell: (r) => fmtSig(r.bandwidthGBs) },
   { head: 'Roofline', cell: (r) => fmtPct(r.roofline) },
-  { head: 'Matmul GFLOP/s', cell: (r) => fmt(r.matmulGflops) },
+  { head: 'Matmul GFLOP/s', cell: (r) => fmtSig(r.matmulGflops) },
   { head: 'Date', cell: (r) => r.createdAt.slice(0, 10) },
 ];
 
@@ -434,7 +401,7 @@ export function svgBarChart(
       );
       const anchor = t === 0 ? 'start' : t === 1 ? 'end' : 'middle';
       parts.push(
-        `<text class="tick" x="${pct(t)}" y="${bottom + 14}" font-size="11" text-anchor="${anchor}">${esc(fmt(t * maxV))}${esc(unit)}</text>`,
+        `<text class="tick" x="${pct(t)}" y="${bottom + 14}" font-size="11" text-anchor="${anchor}">${esc(fmtSig(t * maxV))}${esc(unit)}</text>`,
       );
     }
   }
@@ -442,8 +409,8 @@ export function svgBarChart(
   shown.forEach((b, i) => {
     const y = i * rowH;
     const v = b.value as number;
-    const full = `${b.label}${b.detail ? ` · ${b.detail}` : ''}: ${fmt(v)} ${unit}`;
-    const value = `${esc(fmt(v))} ${esc(unit)}`;
+    const full = `${b.label}${b.detail ? ` · ${b.detail}` : ''}: ${fmtSig(v)} ${unit}`;
+    const value = `${esc(fmtSig(v))} ${esc(unit)}`;
     const whisker =
       b.min !== undefined && b.max !== undefined && Number.isFinite(b.min) && Number.isFinite(b.max);
     // The value goes after the bar (or its whisker) while that leaves room for it (a third of the width);
@@ -586,7 +553,7 @@ export function htmlReport(
 <body>
 <h1>${esc(title)}</h1>
 <p class="note">${rows.length} result file${rows.length === 1 ? '' : 's'}${opts.generatedAt ? `, generated ${esc(when(opts.generatedAt))}` : ''}. Medians over measured runs (warm-up runs excluded); TTFT, TPOT, ITL and tokens/s follow vLLM's <code>bench serve</code> definitions.${rows.some((r) => r.software) ? ' “(software)” marks a CPU-emulated WebGPU adapter: those figures measure the processor, not a GPU.' : ''}</p>
-${leaderboardHtml(leaderboard(rows), { fmt, fmtParams, esc })}
+${leaderboardHtml(leaderboard(rows), { fmt: fmtSig, fmtParams, esc })}
 <h2>All results</h2>
 ${table}
 <h2>Charts</h2>

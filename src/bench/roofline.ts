@@ -14,8 +14,8 @@
  * Then {@link decodeBytesPerToken} estimates bytes read per decoded token (weights + KV cache), and
  * {@link rooflineFraction} says which share of the measured bandwidth decode reached.
  */
-import type { ModelInfo } from '../engine/types.ts';
-import { kvTypeBytes } from '../engine/validate.ts';
+import type { ModelInfo } from '../core/types.ts';
+import { kvTypeBytes } from '../core/validate.ts';
 import type { BenchRoofline } from './types.ts';
 
 /** How a kernel was timed. */

@@ -4,8 +4,8 @@
  * abort, timeout); summaries and the result file.
  */
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/errors.ts';
-import type { Engine, GenerateRequest, GenerateResult, TokenEvent } from '../engine/types.ts';
+import { EngineError } from '../core/errors.ts';
+import type { Engine, GenerateRequest, GenerateResult, TokenEvent } from '../core/types.ts';
 import { validateResult } from './report.ts';
 import {
   benchLoadFrom,

@@ -4,14 +4,14 @@
  * share it).
  *
  * Timing: each request's metrics come from its {@link GenerateResult} (`tStartMs`, `tokenTimesMs`), which are
- * in the engine's own clock (for a {@link import('../engine/worker-api.ts').WorkerEngine}, the worker's
+ * in the engine's own clock (for a {@link import('../core/worker-api.ts').WorkerEngine}, the worker's
  * timeline; see metrics.ts). When the engine's clock is visibly the caller's (its `tStartMs` falls between
  * the caller's `performance.now()` just before `generate` and just after it resolved, as for an engine
  * running on the page), the request starts at the caller's timestamp instead, so TTFT includes the call.
  */
-import { EngineError } from '../engine/errors.ts';
-import type { Engine, EngineStats, GenerateResult, ModelInfo, TokenEvent } from '../engine/types.ts';
-import { requestMetrics, type Summary, summarize } from './metrics.ts';
+import { EngineError } from '../core/errors.ts';
+import { requestMetrics, type Summary, summarize } from '../core/metrics.ts';
+import type { Engine, EngineStats, GenerateResult, ModelInfo, TokenEvent } from '../core/types.ts';
 import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult, BenchRoofline, BenchRun } from './types.ts';
 
 /** Callbacks and limits for {@link runBenchmark}. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Engine, EngineStats, GenerateRequest, GenerateResult } from '../engine/types.ts';
+import type { Engine, EngineStats, GenerateRequest, GenerateResult } from '../core/types.ts';
 import { measureStopToIdle, stopPromptIds } from './stop-latency.ts';
 
 /** An engine whose prefill is `batches` timer ticks of `batchMs`, checking the signal between them. */

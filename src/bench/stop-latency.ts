@@ -7,8 +7,8 @@
  * (batches aim at ~100 ms; see src/webgpu/model/prefill.ts); before issue 16 it was the rest of the
  * prefill.
  */
-import type { Engine, EngineStats, FinishReason, ModelInfo } from '../engine/types.ts';
-import { benchTokenIds } from '../webgpu/util/prng.ts';
+import type { Engine, EngineStats, FinishReason, ModelInfo } from '../core/types.ts';
+import { benchTokenIds } from '../util/prng.ts';
 
 /** Options of {@link measureStopToIdle}. */
 export interface StopToIdleOptions {

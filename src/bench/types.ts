@@ -1,9 +1,11 @@
 /**
  * The benchmark's data: a plan, per-run results and the JSON file format (`schemaVersion: 1`). The page,
  * `npm run bench` and `npm run bench:report` all read and write these shapes.
- * Metric definitions follow vLLM's `bench serve` (see src/bench/metrics.ts).
+ * Metric definitions follow vLLM's `bench serve` (see src/core/metrics.ts).
  */
-import type { ModelInfo, SamplingParams } from '../engine/types.ts';
+
+import type { Summary } from '../core/metrics.ts';
+import type { ModelInfo, SamplingParams } from '../core/types.ts';
 import type {
   FitsVerdict,
   GpuProfile,
@@ -12,7 +14,6 @@ import type {
   MemoryProbe,
   TokenCost,
 } from './llama-bench.ts';
-import type { Summary } from './metrics.ts';
 
 /** One prompt of a plan. */
 export interface BenchPrompt {
@@ -90,7 +91,7 @@ export interface BenchDevice {
   features: string[];
   limits: Record<string, number>;
   userAgent: string;
-  /** Stable id of the adapter (src/ui/fingerprint.ts). */
+  /** Stable id of the adapter (src/bench/fingerprint.ts). */
   fingerprint: string;
   /** Human label for the fingerprint. */
   label?: string;

@@ -4,7 +4,7 @@
  * boundary.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import type { LlamaBenchProgress } from './llama-bench-gpu.ts';
 import { BenchWorkerEngine } from './worker-api.ts';
 

@@ -6,7 +6,7 @@
  * library and the widget use the engine worker, which has none of it.
  */
 import * as Comlink from 'comlink';
-import { type WorkerApi, WorkerEngine } from '../engine/worker-api.ts';
+import { type WorkerApi, WorkerEngine } from '../core/worker-api.ts';
 import type { GpuProfile, LlamaBenchPlan, LlamaBenchTest } from './llama-bench.ts';
 import type { LlamaBenchProgress, ProfileOptions } from './llama-bench-gpu.ts';
 

@@ -2,10 +2,10 @@
  * The worker side of the bench extension ({@link BenchWorkerApi}'s own methods), for
  * `workers/bench.worker.ts`: llama-bench tests and the kernel profile on the engine's loaded model.
  */
-import { EngineError } from '../engine/errors.ts';
-import type { WorkerApi } from '../engine/worker-api.ts';
-import { ordered, type WorkerHost } from '../engine/worker-host.ts';
+import { EngineError } from '../core/errors.ts';
+import type { WorkerApi } from '../core/worker-api.ts';
 import type { WebGpuEngine } from '../webgpu/engine.ts';
+import { ordered, type WorkerHost } from '../webgpu/worker-host.ts';
 import { profileGpu, runLlamaBench } from './llama-bench-gpu.ts';
 import type { BenchWorkerApi } from './worker-api.ts';
 

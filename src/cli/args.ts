@@ -1,10 +1,10 @@
 /**
- * Number arguments of the command lines, read strictly (src/engine/validate.ts's parseDecimal /
+ * Number arguments of the command lines, read strictly (src/core/validate.ts's parseDecimal /
  * parseInteger: `abc`, `NaN`, `""`, `0x10`, ` 5` are refused, never read as 0 or NaN), and the error that
  * means "bad arguments" (exit 2, see src/cli/run.ts). Every command's numeric flags go through these.
  */
 
-import type { KvType, SamplingParams } from '../engine/types.ts';
+import type { KvType, SamplingParams } from '../core/types.ts';
 import {
   describeRule,
   isKvType,
@@ -12,7 +12,7 @@ import {
   type NumberRule,
   readRuleText,
   SAMPLING_RULES,
-} from '../engine/validate.ts';
+} from '../core/validate.ts';
 
 /** A bad command-line argument: the commands print its message and exit 2. */
 export class UsageError extends Error {}
@@ -96,7 +96,7 @@ export const SAMPLING_FLAGS = {
 } as const satisfies Record<string, keyof SamplingParams>;
 
 /**
- * The sampling flags that are set, read by the engine API's own rules (src/engine/validate.ts
+ * The sampling flags that are set, read by the engine API's own rules (src/core/validate.ts
  * SAMPLING_RULES), so the command line and the API accept exactly the same values.
  * @throws UsageError naming the flag.
  */

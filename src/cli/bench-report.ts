@@ -9,12 +9,14 @@
  * dates; src/bench/leaderboard.ts), a ranked table per model, every result, and inline SVG charts.
  * Invalid files are named with their problems; the command exits 1 if any file is invalid or none is given.
  */
+
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { leaderboard, leaderboardMarkdown } from '../bench/leaderboard.ts';
-import { fmt, htmlReport, markdownReport, reportRows, validateResult } from '../bench/report.ts';
+import { htmlReport, markdownReport, reportRows, validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { fmtSig } from '../util/format.ts';
 
 const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append-md] [--html FILE] [--title TEXT]
 
@@ -69,7 +71,7 @@ function main(argv: string[]): number {
   }
   if (results.length > 0) {
     const rows = reportRows(results, sources);
-    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows), { fmt });
+    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows), { fmt: fmtSig });
     if (values.md) {
       mkdirSync(dirname(resolve(values.md)), { recursive: true });
       (values['append-md'] ? appendFileSync : writeFileSync)(values.md, md);

@@ -6,6 +6,7 @@
  * `--allow-software`) and still writes `--junit` and `--summary-md`, which `--allow-software` fills with
  * the run's figures.
  */
+
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -14,11 +15,12 @@ import { join, resolve } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
-import { fmt, validateResult } from '../bench/report.ts';
+import { validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
 import { startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
+import { fmtSig } from '../util/format.ts';
 
 /** Temporary directories, all removed after this file's tests. */
 const tempDir = useTempDirs();
@@ -274,12 +276,12 @@ describe('npm run bench', () => {
     expect(j.cases[1].failure).toBeUndefined();
     const f = j.cases[2].failure as { message: string; type: string; '#text': string };
     expect(f.type).toBe('threshold');
-    expect(f.message).toBe(`median TTFT ${fmt(ttft)} ms is above --fail-over-ttft-ms 0.000001`);
+    expect(f.message).toBe(`median TTFT ${fmtSig(ttft)} ms is above --fail-over-ttft-ms 0.000001`);
     expect(r.stderr).toContain(`threshold missed: ${f.message}`);
     const text = readFileSync(md, 'utf8');
     expect(text).toContain('### WebGPU LLM benchmark: stories260K.gguf (F32) — threshold missed');
     expect(text).toContain(
-      `| ${fmt(ttft)} | ${fmt(res.summary.prefillTokensPerSecond?.median)} | ${fmt(decode)} | ${fmt(res.summary.tpotMs.median)} | ✓ median decode tok/s >= 0.001 (${fmt(decode)})<br>✗ median TTFT ms <= 0.000001 (${fmt(ttft)}) |`,
+      `| ${fmtSig(ttft)} | ${fmtSig(res.summary.prefillTokensPerSecond?.median)} | ${fmtSig(decode)} | ${fmtSig(res.summary.tpotMs.median)} | ✓ median decode tok/s >= 0.001 (${fmtSig(decode)})<br>✗ median TTFT ms <= 0.000001 (${fmtSig(ttft)}) |`,
     );
   }, 240_000); // a stories260K load took 58 s on this 2-core machine under load
 

@@ -30,15 +30,15 @@ import { llamaCppGreedy } from '../bench/cpu-match.ts';
 import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
-import { fmt, fmtBytes, fmtPct, formatResultText } from '../bench/report.ts';
+import { formatResultText } from '../bench/report.ts';
 import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
-import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
-import type { KvType, LoadProgress, SamplingParams } from '../engine/types.ts';
-import { isRemoteArgv, runRemoteCli } from '../remote/cli.ts';
+import { EngineError, type EngineErrorCode } from '../core/errors.ts';
+import type { KvType, LoadProgress, SamplingParams } from '../core/types.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { createTokenizer } from '../model/tokenizer/index.ts';
 import { findStories260K } from '../testing/models.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
+import { fmtBytes, fmtPct, fmtSig } from '../util/format.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
-import { createTokenizer } from '../webgpu/tokenizer/index.ts';
 import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
@@ -65,6 +65,7 @@ import {
 } from './llama-bench-args.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, cachedModel, isRemoteModel, modelUrl } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
+import { isRemoteArgv, runRemoteCli } from './remote.ts';
 import { formatCliError, runCli } from './run.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
@@ -224,7 +225,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
     failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps', { min: 0 }),
     failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms', { min: 0 }),
     timeoutS: secondsArg(values['timeout-s'], 'timeout-s') ?? 600,
-    // The engine API's own rules (src/engine/validate.ts SAMPLING_RULES), as generate and the page read them.
+    // The engine API's own rules (src/core/validate.ts SAMPLING_RULES), as generate and the page read them.
     sampling: samplingArgs(values),
     part2: llamaBenchOptions(values),
   };
@@ -286,7 +287,7 @@ function parse(argv: string[]): BenchArgs | 'help' {
     model = { spec: { url: '', id: basename(p) }, localPath: p };
   }
 
-  // `--engine remote` never gets here: main() hands it to src/remote/cli.ts first (isRemoteArgv).
+  // `--engine remote` never gets here: main() hands it to src/cli/remote.ts first (isRemoteArgv).
   const engine = values.engine ?? 'webgpu';
   if (engine !== 'webgpu' && engine !== 'webllm')
     throw new UsageError(`unknown --engine ${engine} (webgpu, webllm, remote)`);
@@ -385,14 +386,14 @@ function progressPrinter(): (e: BenchEvent) => void {
         const phaseDone =
           p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal && !(prev && prev.bytesDone >= prev.bytesTotal);
         if (now - lastAt >= 500 || phaseDone) {
-          log(`  ${loadLine()}  (${fmt(p.tMs)} ms)`);
+          log(`  ${loadLine()}  (${fmtSig(p.tMs)} ms)`);
           lastAt = now;
         }
         break;
       }
       case 'loaded':
         log(
-          `loaded ${e.model.id}: ${e.info.nLayers} layers, ${e.model.quantization}, ${fmtBytes(e.model.bytes)} in ${fmt(e.load.totalMs)} ms (download ${fmt(e.load.downloadMs)}, upload ${fmt(e.load.uploadMs)}, compile ${fmt(e.load.compileMs)})`,
+          `loaded ${e.model.id}: ${e.info.nLayers} layers, ${e.model.quantization}, ${fmtBytes(e.model.bytes)} in ${fmtSig(e.load.totalMs)} ms (download ${fmtSig(e.load.downloadMs)}, upload ${fmtSig(e.load.uploadMs)}, compile ${fmtSig(e.load.compileMs)})`,
         );
         break;
       case 'run-start':
@@ -400,7 +401,7 @@ function progressPrinter(): (e: BenchEvent) => void {
       case 'run-done': {
         const r = e.run;
         log(
-          `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens} tokens: TTFT ${fmt(r.ttftMs)} ms, decode ${fmt(r.decodeTokensPerSecond)} tok/s, E2E ${fmt(r.e2eMs)} ms`,
+          `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
         );
         break;
       }
@@ -409,7 +410,7 @@ function progressPrinter(): (e: BenchEvent) => void {
         break;
       case 'roofline-done':
         log(
-          `roofline: bandwidth ${fmt(e.bandwidth.GBs)} GB/s (${fmtBytes(e.bandwidth.bytes)} × ${e.bandwidth.launches}, ${e.bandwidth.timing}, checksum ok), matmul ${fmt(e.matmul.GFLOPs)} GFLOP/s (n=${e.matmul.n}, ${e.matmul.timing}); decode at ${fmtPct(e.roofline.fraction)} of bandwidth`,
+          `roofline: bandwidth ${fmtSig(e.bandwidth.GBs)} GB/s (${fmtBytes(e.bandwidth.bytes)} × ${e.bandwidth.launches}, ${e.bandwidth.timing}, checksum ok), matmul ${fmtSig(e.matmul.GFLOPs)} GFLOP/s (n=${e.matmul.n}, ${e.matmul.timing}); decode at ${fmtPct(e.roofline.fraction)} of bandwidth`,
         );
         break;
       case 'warning':

@@ -2,7 +2,7 @@
  * Writes the CI files of `npm run bench` (Node side of src/bench/ci-report.ts): `--junit FILE` (written,
  * replacing the file) and `--summary-md FILE` (appended, as `$GITHUB_STEP_SUMMARY` expects), for a finished
  * run and for a failed one alike. Used by the page benchmark (src/cli/bench.ts) and the remote one
- * (src/remote/cli.ts).
+ * (src/cli/remote.ts).
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';

@@ -9,11 +9,13 @@
  * "text": "..."}` (promptTokenIds include BOS). The browser runtime (default) runs the real worker in
  * headless Chromium; `node` runs the engine in this process on Dawn.
  */
+
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { EngineError } from '../engine/errors.ts';
-import type { GenerateRequest, GenerateResult, ModelInfo } from '../engine/types.ts';
+import { EngineError } from '../core/errors.ts';
+import type { GenerateRequest, GenerateResult, ModelInfo } from '../core/types.ts';
+import { openModelSource } from '../library/opener.ts';
 import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
@@ -122,7 +124,7 @@ async function main(): Promise<number> {
   if (values.runtime === 'node') {
     const driver = setupNodeVulkan(values.gpu);
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     try {
       logLimits(
         await engine

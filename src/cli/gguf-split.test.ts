@@ -1,6 +1,6 @@
 /**
  * `npm run gguf-split` writes the bytes llama.cpp's `llama-gguf-split --split-max-tensors 16` writes for
- * stories260K (the SHA-256s are llama-gguf-split's own output; see src/webgpu/gguf/split.test.ts), and bad
+ * stories260K (the SHA-256s are llama-gguf-split's own output; see src/gguf/split.test.ts), and bad
  * arguments fail clearly.
  */
 import { execFile } from 'node:child_process';

@@ -3,15 +3,15 @@
  * [--no-tensor-first-split]`
  *
  * The field's `llama-gguf-split --split`: writes OUT_PREFIX-00001-of-0000N.gguf, … in llama.cpp's split
- * format (src/webgpu/gguf/split.ts; the same bytes llama-gguf-split writes). Such a model loads from its
+ * format (src/gguf/split.ts; the same bytes llama-gguf-split writes). Such a model loads from its
  * first part here and in llama.cpp. The model is held in memory while it is written (fine for the test and
  * demo models this is for).
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { openGguf } from '../webgpu/gguf/reader.ts';
-import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
-import { metadataEntriesFrom } from '../webgpu/gguf/writer.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { splitFileName, writeSplitGguf } from '../gguf/split.ts';
+import { metadataEntriesFrom } from '../gguf/writer.ts';
 import { optIntArg, UsageError } from './args.ts';
 import { runCli } from './run.ts';
 

@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { createServer } from 'vite';
-import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
+import { EngineError, type EngineErrorCode } from '../core/errors.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { missingFilesAre404 } from './vite-not-found.ts';
 

@@ -4,8 +4,8 @@
  */
 
 import { measureStopToIdle, type StopToIdleOptions, type StopToIdleResult } from '../bench/stop-latency.ts';
-import type { GenerateRequest, GenerateResult, KvType, LoadProgress, ModelInfo } from '../engine/types.ts';
-import { WorkerEngine } from '../engine/worker-api.ts';
+import type { GenerateRequest, GenerateResult, KvType, LoadProgress, ModelInfo } from '../core/types.ts';
+import { WorkerEngine } from '../core/worker-api.ts';
 
 declare global {
   interface Window {

@@ -3,10 +3,11 @@
  * probe and fit verdict, kernel profile, cost per token), their parsing and the text tables printed for
  * them. Kept apart from src/cli/bench.ts, which spreads {@link LLAMA_BENCH_OPTIONS} into its parser.
  */
+
 import { markdownTable } from '../bench/markdown.ts';
 import type { BenchEvent, BenchOptions, CostInput } from '../bench/page-api.ts';
-import { fmtBytes } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { fmtBytes } from '../util/format.ts';
 import { intArg, intListArg, numArg, UsageError } from './args.ts';
 
 /** parseArgs option definitions. */

@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { builtinChatTemplate } from '../model/chat-template.ts';
+import { MAKE_MODEL_ARCHS, type MakeModelShape } from '../model/make-model.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
-import { builtinChatTemplate } from '../webgpu/chat/template.ts';
-import { MAKE_MODEL_ARCHS, type MakeModelShape } from '../webgpu/gguf/make-model.ts';
 
 const tempDir = useTempDirs();
 const ROOT = resolve(import.meta.dirname, '../..');

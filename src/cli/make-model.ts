@@ -3,7 +3,7 @@
  * --kv-heads N --vocab N] [--ctx N] [--type F32|F16]`
  *
  * Writes a random-weight GGUF model of any architecture in `MAKE_MODEL_ARCHS`
- * (src/webgpu/gguf/make-model.ts) with our GGUF writer: a small default shape per architecture, any size
+ * (src/model/make-model.ts) with our GGUF writer: a small default shape per architecture, any size
  * overridden by its flag. Same arguments, same bytes. Prints what it wrote (architecture, shape, tensors,
  * bytes, SHA-256). Bad arguments exit 2 (`error [invalid_argument]: …`).
  */
@@ -11,15 +11,15 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
+import { openGguf } from '../gguf/reader.ts';
 import {
   MAKE_MODEL_ARCHS,
   MAKE_MODEL_DEFAULT_CONTEXT,
   type MakeModelShape,
   makeModelArchitectures,
   makeModelGguf,
-} from '../webgpu/gguf/make-model.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
+} from '../model/make-model.ts';
 import { intArg, optIntArg, UsageError } from './args.ts';
 import { runCli } from './run.ts';
 

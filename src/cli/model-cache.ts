@@ -4,7 +4,7 @@
  * path), so a second run of the same URL downloads nothing beyond a freshness check. `--cache-dir DIR`
  * moves the cache, `--no-cache` streams from the network as before.
  */
-import { EngineError, isEngineError } from '../engine/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import { ModelLibrary } from '../library/library.ts';
 import { isHfShorthand, resolveModelSpec } from '../library/spec.ts';
 import { FsStore } from '../library/store.ts';

@@ -10,8 +10,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelLibrary } from '../library/library.ts';
 import { FsStore } from '../library/store.ts';
+import { errorOf } from '../testing/gguf-util.ts';
 import { type ModelServer, startModelServer, testModelFiles } from '../testing/library-server.ts';
-import { errorOf } from '../webgpu/gguf/test-util.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const KiB = 1024;

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 import { noAdapterMessage } from '../webgpu/device.ts';
 import {

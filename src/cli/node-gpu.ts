@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EngineError, isEngineError } from '../engine/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 
 /** Vulkan ICD shipped with Debian's chromium package (SwiftShader, a CPU Vulkan driver). */
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';

@@ -10,10 +10,10 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/ppl.json';
 import { perplexity } from '../bench/perplexity.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { argmax, logSoftmax, ReferenceLlama } from '../model/reference.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
-import { argmax, logSoftmax, ReferenceLlama } from '../webgpu/model/reference.ts';
 
 /** Temporary directories, all removed after this file's tests. */
 const tempDir = useTempDirs();

@@ -7,12 +7,14 @@
  * tokens (default: the loaded context, at most 2048) advancing by half a window, every token scored once
  * (see `src/bench/perplexity.ts`). `--json FILE` writes `{"perplexity": x, "tokens": n}`.
  */
+
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { perplexity, type WindowScores } from '../bench/perplexity.ts';
-import { EngineError } from '../engine/errors.ts';
-import type { ModelInfo } from '../engine/types.ts';
+import { EngineError } from '../core/errors.ts';
+import type { ModelInfo } from '../core/types.ts';
+import { openModelSource } from '../library/opener.ts';
 import { CHROMIUM_OPTIONS, CHROMIUM_USAGE, chromiumArg, kvTypeArg, optIntArg, UsageError } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
@@ -93,7 +95,7 @@ async function main(): Promise<number> {
   if (values.runtime === 'node') {
     const driver = setupNodeVulkan(values.gpu);
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     try {
       const info = await engine
         .load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx, kvType })

@@ -4,13 +4,13 @@
  * The field's `llama-quantize`: reads a GGUF model with F32/F16/BF16 weights and writes it with its
  * weight matrices in TYPE (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q4_K_M, Q6_K, Q2_K, Q3_K_S, Q3_K_M,
  * Q3_K_L, Q5_K_S, Q5_K_M, F16, BF16, F32), choosing per-tensor types as
- * llama.cpp does (see `src/webgpu/gguf/quantize-model.ts`). Prints one line per tensor and a summary.
+ * llama.cpp does (see `src/gguf/quantize-model.ts`). Prints one line per tensor and a summary.
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { FTYPES, type QuantizeFtype, quantizeGguf } from '../webgpu/gguf/quantize-model.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
+import { FTYPES, type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model.ts';
+import { openGguf } from '../gguf/reader.ts';
 import { UsageError } from './args.ts';
 import { runCli } from './run.ts';
 

@@ -7,7 +7,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { basename, extname, join, normalize, resolve, sep } from 'node:path';
-import { parseSplitName, splitPartName } from '../webgpu/gguf/split.ts';
+import { parseSplitName, splitPartName } from '../gguf/split.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

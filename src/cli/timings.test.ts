@@ -1,6 +1,6 @@
 /**
  * generate's closing timing summary (src/cli/timings.ts): llama-cli's three lines, from the engine's
- * timestamps by src/bench/metrics.ts's definitions (prompt eval = TTFT, eval = the n − 1 tokens after the
+ * timestamps by src/core/metrics.ts's definitions (prompt eval = TTFT, eval = the n − 1 tokens after the
  * first).
  */
 import { describe, expect, it } from 'vitest';

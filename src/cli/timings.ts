@@ -1,15 +1,15 @@
 /**
  * The timing summary `npm run generate` prints on stderr at the end, in llama-cli's layout
  * (`llama_perf_context_print`: prompt eval, eval, total), from the engine's own timestamps and the
- * definitions of src/bench/metrics.ts:
+ * definitions of src/core/metrics.ts:
  *
  * - prompt eval time = TTFT (request start → first output token: tokenizing, prefill and the first
  *   token), over the prompt's tokens (BOS included): ms per token and prefill tok/s = prompt tokens ÷ TTFT;
  * - eval time = E2E − TTFT, over the n − 1 tokens after the first: TPOT and decode tok/s;
  * - total time = E2E (request start → last token), over prompt and output tokens.
  */
-import { decodeTokPerS, e2eMs, prefillTokPerS, tpotMs, ttftMs } from '../bench/metrics.ts';
-import type { GenerateResult } from '../engine/types.ts';
+import { decodeTokPerS, e2eMs, prefillTokPerS, tpotMs, ttftMs } from '../core/metrics.ts';
+import type { GenerateResult } from '../core/types.ts';
 
 const f2 = (x: number, width: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a').padStart(width);
 const n5 = (n: number) => String(n).padStart(5);

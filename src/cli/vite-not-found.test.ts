@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createServer, preview } from 'vite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isEngineError } from '../engine/errors.ts';
+import { isEngineError } from '../core/errors.ts';
+import { openGguf } from '../gguf/reader.ts';
 import { testModelFiles } from '../testing/library-server.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
 import { missingFilesAre404 } from './vite-not-found.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

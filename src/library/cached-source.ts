@@ -5,8 +5,8 @@
  * byte anywhere the loader reads ends the load with EngineError('integrity') before the block reaches the
  * GPU.
  */
-import { EngineError } from '../engine/errors.ts';
-import { type ByteSource, type SequentialReader, sequentialReader } from '../webgpu/gguf/reader.ts';
+import { EngineError } from '../core/errors.ts';
+import { type ByteSource, type SequentialReader, sequentialReader } from '../net/byte-source.ts';
 import { digestHex } from './download.ts';
 import type { CacheStore, EntryMeta } from './store.ts';
 

@@ -9,7 +9,7 @@
  * whole (new) file with 200 when the file changed since the ETag, so a resume never splices two versions.
  */
 import { createSHA256, type IHasher, sha256 as wasmSha256 } from 'hash-wasm';
-import { EngineError, isEngineError } from '../engine/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import {
   DEFAULT_TIMEOUT_MS,
   htmlInsteadOfFileError,
@@ -17,7 +17,7 @@ import {
   plainContentLength,
   RequestControl,
   totalFromContentRange,
-} from '../webgpu/gguf/reader.ts';
+} from '../net/byte-source.ts';
 import {
   type CacheStore,
   type EntryMeta,

@@ -3,12 +3,14 @@
  * The host is src/testing/library-server.ts on 127.0.0.1 (another origin, with CORS), which counts the bytes
  * it sends.
  */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { isEngineError } from '../engine/errors.ts';
-import type { LoadProgress } from '../engine/types.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { LoadProgress } from '../core/types.ts';
 import type { ServerStats } from '../testing/library-server.ts';
 import { WebGpuEngine } from '../webgpu/engine.ts';
 import { ModelLibrary } from './library.ts';
+import { openModelSource } from './opener.ts';
 
 const server = inject('libraryServer');
 const SINGLE = `${server}/range/stories260K.gguf`;
@@ -24,7 +26,7 @@ async function greedy(engine: WebGpuEngine, n = 24): Promise<number[]> {
 }
 
 describe('engine loads through the OPFS model library', () => {
-  const engine = new WebGpuEngine();
+  const engine = new WebGpuEngine({ openModel: openModelSource });
   let reference: number[];
 
   beforeAll(async () => {

@@ -8,11 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isEngineError } from '../engine/errors.ts';
+import { isEngineError } from '../core/errors.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { collectTensorData, errorOf } from '../testing/gguf-util.ts';
 import { type ModelServer, startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
-import { collectTensorData, errorOf } from '../webgpu/gguf/test-util.ts';
 import { ModelLibrary } from './library.ts';
 import { openModelFile } from './open.ts';
 import { hfResolveUrl, parseHfShorthand, resolveModelSpec } from './spec.ts';

@@ -11,8 +11,8 @@
  * 4. hand the engine a {@link CachedByteSource} per file, which checks each block as it is read.
  * Split GGUF files (`-00001-of-0000N.gguf`) are N entries fetched in order; they list as one model.
  */
-import { EngineError, isEngineError } from '../engine/errors.ts';
-import { parseSplitName, splitPartName } from '../webgpu/gguf/split.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
+import { parseSplitName, splitPartName } from '../gguf/split.ts';
 import { CachedByteSource } from './cached-source.ts';
 import {
   checkQuota,

@@ -1,17 +1,13 @@
 /**
  * Opens the GGUF of any model source as one file: resolves `hf:` shorthands and Hugging Face page URLs to
  * download URLs, and finds the other parts of a split model (`NAME-00001-of-0000N.gguf`) beside the first
- * — sibling URLs, sibling paths, or among the Blobs given — then merges them (src/webgpu/gguf/split.ts).
+ * — sibling URLs, sibling paths, or among the Blobs given — then merges them (src/gguf/split.ts).
  */
-import { EngineError } from '../engine/errors.ts';
-import type { ModelSource } from '../engine/types.ts';
-import {
-  type ByteSource,
-  type OpenedGgufFile,
-  type OpenGgufOptions,
-  openGguf,
-} from '../webgpu/gguf/reader.ts';
-import { openSplitGguf, splitPartName } from '../webgpu/gguf/split.ts';
+import { EngineError } from '../core/errors.ts';
+import type { ModelSource } from '../core/types.ts';
+import { type OpenedGgufFile, type OpenGgufOptions, openGguf } from '../gguf/reader.ts';
+import { openSplitGguf, splitPartName } from '../gguf/split.ts';
+import type { ByteSource } from '../net/byte-source.ts';
 import { resolveModelSpec } from './spec.ts';
 import { fileNameOf } from './store.ts';
 

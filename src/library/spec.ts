@@ -7,7 +7,7 @@
  * used for sizes and SHA-256s is `{endpoint}/api/models/{repo}/tree/{revision}/{dir}` (its `lfs.oid` is the
  * file's SHA-256).
  */
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 
 /** Default Hugging Face endpoint (huggingface_hub's `HF_ENDPOINT` overrides it there; here `hfEndpoint`). */
 export const HF_ENDPOINT = 'https://huggingface.co';

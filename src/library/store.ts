@@ -13,9 +13,9 @@
  *   so a half-downloaded file never looks like a model.
  */
 
-import { EngineError } from '../engine/errors.ts';
-import { fnv1a64 } from '../engine/hash.ts';
-import { parseSplitName, splitFileName, splitPartName } from '../webgpu/gguf/split.ts';
+import { EngineError } from '../core/errors.ts';
+import { fnv1a64 } from '../core/hash.ts';
+import { parseSplitName, splitFileName, splitPartName } from '../gguf/split.ts';
 
 /** Version of the {@link EntryMeta} record; records of another version are ignored (fetched again). */
 export const META_VERSION = 1;

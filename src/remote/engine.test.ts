@@ -9,9 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
+import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
 import type { BenchPlan } from '../bench/types.ts';
-import { isEngineError } from '../engine/errors.ts';
-import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from './bench.ts';
+import { isEngineError } from '../core/errors.ts';
 import { apiRoot, RemoteEngine, type RemoteError, retryAfterMs, spreadTokens } from './engine.ts';
 
 let server: OpenAiTestServer;

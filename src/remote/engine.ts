@@ -18,8 +18,8 @@
  * tokens that arrived before a fault are kept on the error as `partial`.
  */
 import { createParser } from 'eventsource-parser';
-import { tokenTimesFromChunks } from '../bench/metrics.ts';
-import { EngineError, type EngineErrorCode } from '../engine/errors.ts';
+import { EngineError, type EngineErrorCode } from '../core/errors.ts';
+import { tokenTimesFromChunks } from '../core/metrics.ts';
 import type {
   ChatMessage,
   ChatRequest,
@@ -31,8 +31,8 @@ import type {
   ModelInfo,
   ModelSource,
   TokenEvent,
-} from '../engine/types.ts';
-import { checkNumberOption, validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
+} from '../core/types.ts';
+import { checkNumberOption, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
 
 export type RemoteApi = 'chat' | 'completions';
 

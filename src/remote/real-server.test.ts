@@ -5,7 +5,7 @@
  * Skipped when REMOTE_BASE_URL is unset.
  */
 import { describe, expect, it } from 'vitest';
-import { RemoteBenchError, runRemoteBench } from './bench.ts';
+import { RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
 import { RemoteEngine } from './engine.ts';
 
 const BASE = process.env.REMOTE_BASE_URL;

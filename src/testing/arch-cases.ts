@@ -4,9 +4,9 @@
  * same bytes. Add a case (or a `kind` with its builder in {@link buildArchCase}) to cover another
  * architecture.
  */
-import { makeRandomGemmaGguf, type RandomGemmaOptions } from '../webgpu/gguf/random-gemma.ts';
-import { makeRandomPhi3Gguf, type RandomPhi3Options } from '../webgpu/gguf/random-phi3.ts';
-import { mulberry32 } from '../webgpu/util/prng.ts';
+import { makeRandomGemmaGguf, type RandomGemmaOptions } from '../model/random-gemma.ts';
+import { makeRandomPhi3Gguf, type RandomPhi3Options } from '../model/random-phi3.ts';
+import { mulberry32 } from '../util/prng.ts';
 
 /** One golden case: a random model file and the prompt fed to it. */
 export type ArchCase = {

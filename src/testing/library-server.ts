@@ -24,11 +24,11 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
-import { makeRandomLlamaGguf } from '../webgpu/gguf/random-model.ts';
-import { openGguf } from '../webgpu/gguf/reader.ts';
-import { splitFileName, writeSplitGguf } from '../webgpu/gguf/split.ts';
-import { collectTensorData } from '../webgpu/gguf/test-util.ts';
-import { metadataEntriesFrom } from '../webgpu/gguf/writer.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { splitFileName, writeSplitGguf } from '../gguf/split.ts';
+import { metadataEntriesFrom } from '../gguf/writer.ts';
+import { makeRandomLlamaGguf } from '../model/random-model.ts';
+import { collectTensorData } from './gguf-util.ts';
 import { stories260kPath } from './models.ts';
 
 declare module 'vitest' {

@@ -3,11 +3,12 @@
  * one {@link Session} (the engine worker and the loaded model). The tab follows the URL hash
  * (`#benchmark`, `#chat`, `#history`, `#gpu`). Also installs `window.benchApi` for `npm run bench`.
  */
+
+import { openHistory } from '../bench/history.ts';
 import { installBenchApi } from '../bench/page-api.ts';
 import { BenchView } from './bench-view.ts';
 import { ChatView } from './chat-view.ts';
 import { h } from './dom.ts';
-import { openHistory } from './history.ts';
 import { HistoryView } from './history-view.ts';
 import { LlamaBenchView } from './llama-bench-view.ts';
 import { ModelPicker } from './model-picker.ts';

@@ -6,9 +6,11 @@
  * An engine's own figures (WebLLM's `usage.extra`, a server's timings) are shown apart from ours.
  */
 
+import { resultsToCsv } from '../bench/csv.ts';
 import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
-import { summarize } from '../bench/metrics.ts';
+import { isSoftwareAdapter } from '../bench/gpu-report.ts';
 import { type PromptSetName, promptsFor } from '../bench/prompts.ts';
+import { resultFileName, resultToJson, summaryText } from '../bench/result-io.ts';
 import {
   benchModelFrom,
   buildResult,
@@ -17,14 +19,12 @@ import {
   type SummaryMetric,
 } from '../bench/runner.ts';
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
-import { isEngineError } from '../engine/errors.ts';
+import { isEngineError } from '../core/errors.ts';
+import { summarize } from '../core/metrics.ts';
+import { fmtMs, fmtNum, fmtRate } from '../util/format.ts';
 import { TokenChart, tokenTimesFromRun } from './charts.ts';
-import { resultsToCsv } from './csv.ts';
 import { copyText, download, field, h, revealCard } from './dom.ts';
-import { fmtMs, fmtNum, fmtRate } from './format.ts';
-import { isSoftwareAdapter } from './gpu-report.ts';
 import { FieldError, readNumberField } from './number-field.ts';
-import { resultFileName, resultToJson, summaryText } from './result-io.ts';
 import { rooflineFor, rooflineSentences, softwareWarning } from './roofline-view.ts';
 import type { Session } from './session.ts';
 

@@ -5,11 +5,11 @@
  * conversation has filled), beside the first answer's, so a long conversation shows its speed at depth. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
  */
 
-import { requestMetrics } from '../bench/metrics.ts';
-import { isEngineError } from '../engine/errors.ts';
-import type { ChatMessage } from '../engine/types.ts';
+import { isEngineError } from '../core/errors.ts';
+import { requestMetrics } from '../core/metrics.ts';
+import type { ChatMessage } from '../core/types.ts';
+import { fmtCount, fmtMs, fmtRate } from '../util/format.ts';
 import { field, h } from './dom.ts';
-import { fmtCount, fmtMs, fmtRate } from './format.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 

@@ -1,15 +1,16 @@
 /**
- * The history tab: results saved in this browser (src/ui/history.ts), this device's by default; delete,
+ * The history tab: results saved in this browser (src/bench/history.ts), this device's by default; delete,
  * export and import JSON and CSV, copy a shareable summary, and a chart comparing decode speed per model ×
  * device across everything stored.
  */
+
+import { csvToResults, resultsToCsv } from '../bench/csv.ts';
+import { compareByModelAndDevice, type History, type HistoryEntry } from '../bench/history.ts';
+import { parseResultsJson, resultFileName, resultToJson, summaryText } from '../bench/result-io.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { fmtMs, fmtRate } from '../util/format.ts';
 import { barList } from './charts.ts';
-import { csvToResults, resultsToCsv } from './csv.ts';
 import { copyText, download, field, h } from './dom.ts';
-import { fmtMs, fmtRate } from './format.ts';
-import { compareByModelAndDevice, type History, type HistoryEntry } from './history.ts';
-import { parseResultsJson, resultFileName, resultToJson, summaryText } from './result-io.ts';
 import type { Session } from './session.ts';
 
 const ALL = '*';

@@ -6,8 +6,8 @@
  */
 import { isLocalSpec, type LibraryEntry, ModelLibrary } from '../library/library.ts';
 import { OpfsStore } from '../library/store.ts';
+import { fmtBytes } from '../util/format.ts';
 import { h } from './dom.ts';
-import { fmtBytes } from './format.ts';
 
 /** How long ago an ISO date was, for people ("3 min ago"). */
 export function fmtAgo(iso: string, now = Date.now()): string {

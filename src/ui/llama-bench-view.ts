@@ -19,9 +19,11 @@ import {
   tokenCost,
 } from '../bench/llama-bench.ts';
 import { modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
-import { isEngineError } from '../engine/errors.ts';
-import type { KvType } from '../engine/types.ts';
-import { kvTypeBytes } from '../engine/validate.ts';
+import { fitSupportNote } from '../bench/synthetic.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { KvType } from '../core/types.ts';
+import { kvTypeBytes } from '../core/validate.ts';
+import { fmtBytes, fmtNum } from '../util/format.ts';
 import { createGpuContext } from '../webgpu/device.ts';
 import {
   SYNTHETIC_FTYPES,
@@ -32,10 +34,8 @@ import {
 } from '../webgpu/model/synthetic.ts';
 import { barList } from './charts.ts';
 import { field, h } from './dom.ts';
-import { fmtBytes, fmtNum } from './format.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
-import { fitSupportNote } from './synthetic.ts';
 
 const SVG = 'http://www.w3.org/2000/svg';
 

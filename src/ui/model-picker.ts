@@ -4,23 +4,24 @@
  * WebLLM's engine through `Session.useBackend('webllm')`; the others load into our engine). Loading shows
  * one progress bar per phase (fetch, upload, compile) with bytes and time, and can be cancelled.
  */
-import { isEngineError } from '../engine/errors.ts';
-import type { LoadPhase, LoadProgress, ModelSource } from '../engine/types.ts';
-import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
-import { resolveModelSpec } from '../library/spec.ts';
-import { parseSplitName } from '../webgpu/gguf/split.ts';
-import { field, h, revealCard } from './dom.ts';
-import { fmtBytes, fmtMs, fmtParams } from './format.ts';
-import { LibraryView } from './library-view.ts';
-import { RecommendedView } from './recommended-view.ts';
-import type { Session } from './session.ts';
+
 import {
   SYNTHETIC_FTYPES,
   SYNTHETIC_SHAPES,
   syntheticName,
   syntheticShapeRunnable,
   syntheticSize,
-} from './synthetic.ts';
+} from '../bench/synthetic.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { LoadPhase, LoadProgress, ModelSource } from '../core/types.ts';
+import { parseSplitName } from '../gguf/split.ts';
+import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
+import { resolveModelSpec } from '../library/spec.ts';
+import { fmtBytes, fmtMs, fmtParams } from '../util/format.ts';
+import { field, h, revealCard } from './dom.ts';
+import { LibraryView } from './library-view.ts';
+import { RecommendedView } from './recommended-view.ts';
+import type { Session } from './session.ts';
 import { WebLlmPane } from './webllm-pane.ts';
 
 type SourceKind = 'file' | 'url' | 'synthetic' | 'webllm' | 'remote';

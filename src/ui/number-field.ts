@@ -3,8 +3,8 @@
  * (`badInput` such as "1e", out of the field's min/max, off its step) or an empty field is an error that
  * names the field, never a silent default or a clamp.
  */
-import { EngineError } from '../engine/errors.ts';
-import { describeRule, type NumberRule, readRuleText } from '../engine/validate.ts';
+import { EngineError } from '../core/errors.ts';
+import { describeRule, type NumberRule, readRuleText } from '../core/validate.ts';
 
 /** An {@link EngineError} for a form field, with the field to focus. */
 export class FieldError extends EngineError {

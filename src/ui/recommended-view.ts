@@ -9,6 +9,8 @@
  */
 import { type FitsVerdict, type MemoryProbe, modelNeedBytes } from '../bench/llama-bench.ts';
 import { fitModelOf, modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
+import { syntheticName, syntheticSize } from '../bench/synthetic.ts';
+import { fmtBytes, fmtParams } from '../util/format.ts';
 import { createGpuContext } from '../webgpu/device.ts';
 import {
   SYNTHETIC_SHAPES,
@@ -18,8 +20,6 @@ import {
   syntheticShapeRunnable,
 } from '../webgpu/model/synthetic.ts';
 import { h } from './dom.ts';
-import { fmtBytes, fmtParams } from './format.ts';
-import { syntheticName, syntheticSize } from './synthetic.ts';
 
 /** A recommended GGUF model. */
 export interface RecommendedModel {

@@ -1,6 +1,6 @@
 /**
  * "Remote endpoint" in "Choose a model": an OpenAI-compatible server (vLLM, llama-server, Ollama, a hosted
- * API) benchmarked with the page's plan (src/remote/bench.ts), shown beside the last local result of the
+ * API) benchmarked with the page's plan (src/bench/remote.ts), shown beside the last local result of the
  * same prompts with a plain sentence saying which is faster and by how much, and a concurrency sweep
  * (throughput against latency, as `vllm bench serve`).
  *
@@ -8,19 +8,19 @@
  * session" is ticked, and never into a result, the URL, the history or a log.
  */
 
-import type { BenchPlan, BenchResult, BenchSweepPoint } from '../bench/types.ts';
-import { isEngineError } from '../engine/errors.ts';
 import {
   compareParts,
   parseConcurrency,
   RemoteBenchError,
   runRemoteBench,
   sideFigures,
-} from '../remote/bench.ts';
+} from '../bench/remote.ts';
+import { resultFileName, resultToJson } from '../bench/result-io.ts';
+import type { BenchPlan, BenchResult, BenchSweepPoint } from '../bench/types.ts';
+import { isEngineError } from '../core/errors.ts';
 import { type RemoteApi, RemoteEngine } from '../remote/engine.ts';
+import { fmtMs, fmtNum, fmtRate } from '../util/format.ts';
 import { download, field, h } from './dom.ts';
-import { fmtMs, fmtNum, fmtRate } from './format.ts';
-import { resultFileName, resultToJson } from './result-io.ts';
 import type { Session } from './session.ts';
 
 const KEY_STORAGE = 'webgpu-llm-bench:remote-api-key';

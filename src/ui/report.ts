@@ -6,8 +6,8 @@
  * For tests and later tabs, `#gpu-report` carries `data-gpu-status` (`pending`, then a {@link GpuStatus})
  * and the last probe is kept on `window.__gpuProbe`.
  */
-import { type Child, h } from './dom.ts';
-import { type DeviceFingerprint, deviceFingerprint } from './fingerprint.ts';
+
+import { type DeviceFingerprint, deviceFingerprint } from '../bench/fingerprint.ts';
 import {
   type AdapterSnapshot,
   explainProblem,
@@ -17,7 +17,8 @@ import {
   type Level,
   probeGpu,
   readReport,
-} from './gpu-report.ts';
+} from '../bench/gpu-report.ts';
+import { type Child, h } from './dom.ts';
 
 declare global {
   interface Window {

@@ -4,13 +4,14 @@
  * localStorage, so a reload keeps it. Software adapters are labelled loudly: their figures are the CPU's.
  * The reading against a model needs the bytes our kernels read per token, so WebLLM runs get none (said here).
  */
+
+import { deviceFingerprint } from '../bench/fingerprint.ts';
+import { type AdapterSnapshot, isSoftwareAdapter } from '../bench/gpu-report.ts';
 import { buildRoofline, measureBandwidth, measureMatmul } from '../bench/roofline.ts';
 import type { BenchResult, BenchRoofline } from '../bench/types.ts';
-import type { ModelInfo } from '../engine/types.ts';
+import type { ModelInfo } from '../core/types.ts';
+import { fmtNum, fmtPct } from '../util/format.ts';
 import { h } from './dom.ts';
-import { deviceFingerprint } from './fingerprint.ts';
-import { fmtNum, fmtPct } from './format.ts';
-import { type AdapterSnapshot, isSoftwareAdapter } from './gpu-report.ts';
 import type { DeviceMeasurement, Session } from './session.ts';
 
 const STORE_PREFIX = 'webgpu-llm-bench.measurement.';

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BenchWorkerEngine } from '../bench/worker-api.ts';
-import { isEngineError } from '../engine/errors.ts';
-import type { Engine, GenerateResult, ModelInfo } from '../engine/types.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { Engine, GenerateResult, ModelInfo } from '../core/types.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 import { Session } from './session.ts';
 

@@ -9,12 +9,12 @@
  * (llama-bench tests, kernel profiles).
  */
 import { benchDeviceFromSnapshot } from '../bench/device.ts';
+import type { AdapterSnapshot } from '../bench/gpu-report.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
 import { BenchWorkerEngine } from '../bench/worker-api.ts';
-import { EngineError } from '../engine/errors.ts';
-import type { Engine, ModelInfo } from '../engine/types.ts';
+import { EngineError } from '../core/errors.ts';
+import type { Engine, ModelInfo } from '../core/types.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
-import type { AdapterSnapshot } from './gpu-report.ts';
 
 /** Which engine runs the page's model: ours (`webgpu`) or `@mlc-ai/web-llm` (`webllm`). */
 export type Backend = 'webgpu' | 'webllm';

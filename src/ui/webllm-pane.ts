@@ -6,10 +6,10 @@
  * model into the page (through the session, as the WebLLM backend) with {@link WebLlmPane.choice}.
  */
 import type { AppConfig } from '@mlc-ai/web-llm';
+import { fmtBytes } from '../util/format.ts';
 import { type CatalogEntry, filterCatalog, selfHostedRecord } from '../webllm/catalog.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 import { field, h } from './dom.ts';
-import { fmtBytes } from './format.ts';
 
 type CacheBackend = NonNullable<AppConfig['cacheBackend']>;
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { page } from 'vitest/browser';
 import './app.css';
 import './llama-bench.css';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import type {
   ChatRequest,
   Engine,
@@ -19,7 +19,7 @@ import type {
   ModelInfo,
   ModelSource,
   TokenEvent,
-} from '../engine/types.ts';
+} from '../core/types.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 import { BenchView } from './bench-view.ts';
 import { ChatView } from './chat-view.ts';

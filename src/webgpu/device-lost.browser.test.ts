@@ -3,10 +3,12 @@
  * life) ends the call in progress with EngineError 'device_lost', never an untyped AbortError or a load
  * that reports success on a dead device; the next load works on a new device (issue 18, items 2 and 3).
  */
+
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
-import { isEngineError } from '../engine/errors.ts';
-import type { LoadProgress } from '../engine/types.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { LoadProgress } from '../core/types.ts';
+import { openModelSource } from '../library/opener.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 
@@ -29,7 +31,7 @@ async function expectWorking(engine: WebGpuEngine): Promise<void> {
 
 describe('a device lost mid-call is device_lost', () => {
   it('destroyed during generation (greedy and sampled, 6 times, with a readback pending): device_lost every time', async () => {
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     try {
       for (let i = 0; i < 6; i++) {
         await engine.load({ url: MODEL_URL });
@@ -62,7 +64,7 @@ describe('a device lost mid-call is device_lost', () => {
   it.each(['upload', 'compile'] as const)(
     'destroyed during the %s phase of a load: the load ends with device_lost, the next one works',
     async (phase) => {
-      const engine = new WebGpuEngine();
+      const engine = new WebGpuEngine({ openModel: openModelSource });
       try {
         await engine.load({ url: MODEL_URL }); // a device to destroy
         let destroyed = false;

@@ -2,11 +2,11 @@
  * Getting a GPUDevice: from `navigator.gpu` in a browser or worker, or from the `webgpu` package (Dawn)
  * in Node. The engine core takes a GPUDevice and never touches the DOM.
  */
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 
 /**
  * Features the engine asks for when the adapter offers them: the one list, also what the GPU tab
- * (src/ui/gpu-report.ts) reports and asks for and what the device fingerprint records.
+ * (src/bench/gpu-report.ts) reports and asks for and what the device fingerprint records.
  */
 export const WANTED_FEATURES = [
   'shader-f16',

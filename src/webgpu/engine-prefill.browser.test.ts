@@ -4,10 +4,12 @@
  * the next generation equals llama.cpp's greedy tokens. Also the default batch size and its record in
  * ModelInfo.
  */
+
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { measureStopToIdle } from '../bench/stop-latency.ts';
-import type { ModelInfo } from '../engine/types.ts';
+import type { ModelInfo } from '../core/types.ts';
+import { openModelSource } from '../library/opener.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 import type { LlamaModel } from './model/llama.ts';
@@ -42,7 +44,7 @@ async function withBatchHook<T>(
 }
 
 describe('WebGpuEngine: Stop during prefill', () => {
-  const engine = new WebGpuEngine();
+  const engine = new WebGpuEngine({ openModel: openModelSource });
   let info: ModelInfo;
   beforeAll(async () => {
     info = await engine.load({ url: MODEL_URL }, { contextLength: 512 });

@@ -4,16 +4,18 @@
  * the same seed gives the same tokens on both paths, with and without a repetition penalty (whose history
  * the GPU keeps in its own ring), and returnLogits still returns every step's logits.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GenerateRequest } from '../engine/types.ts';
+import type { GenerateRequest } from '../core/types.ts';
+import { openModelSource } from '../library/opener.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
 
 const MODEL_URL = stories260kUrl();
 
 describe('GPU sampling in the engine', () => {
-  const gpu = new WebGpuEngine();
-  const cpu = new WebGpuEngine({ sampling: 'cpu' });
+  const gpu = new WebGpuEngine({ openModel: openModelSource });
+  const cpu = new WebGpuEngine({ openModel: openModelSource, sampling: 'cpu' });
   beforeAll(async () => {
     await gpu.load({ url: MODEL_URL }, { contextLength: 128 });
     await cpu.load({ url: MODEL_URL }, { contextLength: 128 });

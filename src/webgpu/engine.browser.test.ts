@@ -3,14 +3,16 @@
  * token (tests/golden/stories260K.json, made by `npm run golden` with node-llama-cpp), log-softmax within
  * 1e-3, and bad input ends in EngineErrors that leave the engine usable.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
-import { type EngineError, isEngineError } from '../engine/errors.ts';
-import type { TokenEvent } from '../engine/types.ts';
+import { type EngineError, isEngineError } from '../core/errors.ts';
+import type { TokenEvent } from '../core/types.ts';
+import { kv, writeGguf } from '../gguf/writer.ts';
+import { openModelSource } from '../library/opener.ts';
+import { makeRandomLlamaGguf, randomLlamaParts } from '../model/random-model.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
-import { makeRandomLlamaGguf, randomLlamaParts } from './gguf/random-model.ts';
-import { kv, writeGguf } from './gguf/writer.ts';
 import { clearMmvChoices, layoutName, mmvCandidates } from './kernels/tune.ts';
 
 const MODEL_URL = stories260kUrl();
@@ -36,7 +38,7 @@ function logSoftmax(logits: Float32Array): Float64Array {
 }
 
 describe('WebGpuEngine on stories260K', () => {
-  const engine = new WebGpuEngine();
+  const engine = new WebGpuEngine({ openModel: openModelSource });
   beforeAll(async () => {
     const phases = new Set<string>();
     const info = await engine.load(
@@ -75,7 +77,11 @@ describe('WebGpuEngine on stories260K', () => {
       { kvType: 'f16' as const, attention: { fixedChunk: 64 }, cases: golden.generationF16.cases },
     ];
     for (const r of runs) {
-      const e2 = new WebGpuEngine({ gpu: engine.gpuContext, attention: r.attention });
+      const e2 = new WebGpuEngine({
+        openModel: openModelSource,
+        gpu: engine.gpuContext,
+        attention: r.attention,
+      });
       try {
         const info = await e2.load({ url: MODEL_URL }, { contextLength: 512, kvType: r.kvType });
         expect(info.kvType).toBe(r.kvType);
@@ -112,7 +118,7 @@ describe('WebGpuEngine on stories260K', () => {
   });
 
   it('refuses an unknown KV type before loading anything', async () => {
-    const e2 = new WebGpuEngine({ gpu: engine.gpuContext });
+    const e2 = new WebGpuEngine({ openModel: openModelSource, gpu: engine.gpuContext });
     await expectEngineError(e2.load({ url: MODEL_URL }, { kvType: 'q8_0' as never }), 'invalid_argument');
     await e2.dispose();
   });
@@ -122,7 +128,7 @@ describe('WebGpuEngine on stories260K', () => {
     // token it emits fourth (learned from a first run with ignoreEos).
     const opts = { seed: 11, nLayers: 2, nEmbd: 32, nFF: 64, nHead: 4, nHeadKv: 2, nVocab: 300 };
     const prompt = [1, 40, 77, 123];
-    const e2 = new WebGpuEngine({ gpu: engine.gpuContext });
+    const e2 = new WebGpuEngine({ openModel: openModelSource, gpu: engine.gpuContext });
     await e2.load({ blob: new Blob([makeRandomLlamaGguf(opts) as Uint8Array<ArrayBuffer>]) });
     const free = await e2.generate({ promptTokenIds: prompt, maxTokens: 12, ignoreEos: true });
     const k = free.outputTokenIds.findIndex(
@@ -243,7 +249,7 @@ describe('WebGpuEngine on stories260K', () => {
 
 describe('bad input and lost devices', () => {
   it('rejects a prompt longer than the context, then still generates', async () => {
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     await engine.load({ url: MODEL_URL }, { contextLength: 16 });
     const long = Array.from({ length: 20 }, (_, i) => 3 + ((i * 37) % 500));
     const e = await expectEngineError(
@@ -259,7 +265,7 @@ describe('bad input and lost devices', () => {
   });
 
   it('turns broken files into EngineErrors and loads a good model afterwards', async () => {
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     const good = new Uint8Array(await (await fetch(MODEL_URL)).arrayBuffer());
     await expectEngineError(engine.load({ blob: new Blob([good.subarray(0, 600_000)]) }), 'gguf_invalid');
     const bad = good.slice();
@@ -280,7 +286,7 @@ describe('bad input and lost devices', () => {
   });
 
   it('reports device_lost after device.destroy(), and loads again on a new device', async () => {
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     await engine.load({ url: MODEL_URL });
     engine.gpuContext!.device.destroy();
     await new Promise((r) => setTimeout(r, 50));
@@ -292,7 +298,7 @@ describe('bad input and lost devices', () => {
   });
 
   it('loads a seeded random model from a Blob (a second architecture shape) after the real one', async () => {
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     await engine.load({ url: MODEL_URL });
     const bytes = makeRandomLlamaGguf({
       seed: 7,
@@ -343,7 +349,7 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
   ];
   for (const p of paths) {
     it(p.name, async (ctx) => {
-      const engine = new WebGpuEngine(p.opts);
+      const engine = new WebGpuEngine({ openModel: openModelSource, ...p.opts });
       // An f32 cache: the matmul layouts are checked against llama.cpp's F32-cache log-softmax to 1e-3.
       const info = await engine.load({ url: MODEL_URL }, { contextLength: 256, kvType: 'f32' });
       if (p.sg && !engine.gpuContext?.hasSubgroups) {
@@ -381,7 +387,7 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
   }
 
   it('by default the layout is chosen by a timed trial once per adapter and shape, and recorded', async () => {
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     const a = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     expect(a.kernels?.decode).toBe('mmv');
     expect(['measured', 'cached']).toContain(a.kernels?.chosenBy);
@@ -454,7 +460,11 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         undefined,
       ],
     ] as const) {
-      const engine = new WebGpuEngine({ mmvLayout: mmvLayout as never, mmvTrials: mmvTrials as never });
+      const engine = new WebGpuEngine({
+        openModel: openModelSource,
+        mmvLayout: mmvLayout as never,
+        mmvTrials: mmvTrials as never,
+      });
       const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
       expect(isEngineError(e) && e.code, JSON.stringify(mmvLayout)).toBe('invalid_argument');
       expect(String(e.message)).toMatch(re);
@@ -464,7 +474,7 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
 
   it('a prefill option of an unknown kind, or an mmv prefill layout this adapter cannot run, is invalid_argument before loading', async () => {
     for (const prefill of [{ kind: 'gemm' }, null, 'tile']) {
-      const engine = new WebGpuEngine({ prefill: prefill as never });
+      const engine = new WebGpuEngine({ openModel: openModelSource, prefill: prefill as never });
       const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
       expect(isEngineError(e) && e.code, JSON.stringify(prefill)).toBe('invalid_argument');
       expect(String(e.message)).toMatch(/prefill must be \{ kind: 'tile' \} or \{ kind: 'mmv'/);
@@ -482,7 +492,10 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         /shareX 2 needs subgroups of exactly 2/,
       ],
     ] as const) {
-      const engine = new WebGpuEngine({ prefill: { kind: 'mmv', layout, tokens: 8, splitSegments: true } });
+      const engine = new WebGpuEngine({
+        openModel: openModelSource,
+        prefill: { kind: 'mmv', layout, tokens: 8, splitSegments: true },
+      });
       const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
       expect(isEngineError(e) && e.code, JSON.stringify(layout)).toBe('invalid_argument');
       expect(String(e.message)).toMatch(re);
@@ -492,7 +505,7 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
 
   it('per-matmul trials: each decode matmul is timed on its own shape, recorded, and cached for the next load', async () => {
     clearMmvChoices();
-    const engine = new WebGpuEngine({ mmvTrials: 'per-matmul' });
+    const engine = new WebGpuEngine({ openModel: openModelSource, mmvTrials: 'per-matmul' });
     const a = await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     const names = mmvCandidates(engine.gpuContext!).map(layoutName);
     // stories260K: nFF 172 is not a multiple of 32, so ffn_down has no mmv trial (its kernel is the fallback).

@@ -2,7 +2,7 @@
  * The WebGPU engine: our own kernels running a GGUF llama model. Implements {@link Engine}; has no DOM
  * dependency, so it runs in a worker, in Vitest's browser mode and in Node through Dawn.
  */
-import { EngineError, isEngineError } from '../engine/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import type {
   ChatRequest,
   Engine,
@@ -15,13 +15,15 @@ import type {
   ModelInfo,
   ModelSource,
   TokenEvent,
-} from '../engine/types.ts';
-import { checkKvType, validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
-import { isLocalSpec, ModelLibrary } from '../library/library.ts';
-import { openModelFile } from '../library/open.ts';
-import { chatPromptTokens } from './chat/template.ts';
+} from '../core/types.ts';
+import { checkKvType, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import type { GgufFile } from '../gguf/types.ts';
+import { chatPromptTokens } from '../model/chat-template.ts';
+import { type LlamaConfig, llamaConfigFromGguf } from '../model/config.ts';
+import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
+import { createTokenizer } from '../model/tokenizer/index.ts';
+import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
-import type { GgufFile } from './gguf/types.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
@@ -33,7 +35,6 @@ import {
   type MmvShape,
   type TileChoice,
 } from './kernels/tune.ts';
-import { type LlamaConfig, llamaConfigFromGguf } from './model/config.ts';
 import {
   type AttentionPolicy,
   GPU_ATTENTION,
@@ -46,9 +47,6 @@ import {
 import { defaultBatchSize } from './model/prefill.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 import { Sampler } from './sampler.ts';
-import { IncrementalDecoder } from './tokenizer/incremental.ts';
-import { createTokenizer } from './tokenizer/index.ts';
-import type { Tokenizer } from './tokenizer/types.ts';
 
 /**
  * The shape of each decode matmul for a layout trial ({@link chooseMmvLayout}), from layer 0's tensors
@@ -133,8 +131,29 @@ function checkMmvLayoutOption(
   }
 }
 
+/**
+ * Opens a model source and hands its GGUF to `use`, returning what `use` returns; where the bytes come from
+ * (a URL, a Blob, a Node path, the model library's cache) is the opener's business, and it may call `use`
+ * again with a fresh copy when the first turns out damaged. The model library's `openModelSource`
+ * (src/library/opener.ts) is the one the workers, the CLI and the tests pass.
+ */
+export type ModelOpener = <T>(
+  source: Exclude<ModelSource, { synthetic: string }>,
+  options: {
+    signal?: AbortSignal;
+    cache?: LoadOptions['cache'];
+    onProgress?: (p: Omit<LoadProgress, 'tMs'>) => void;
+  },
+  use: (file: GgufFile, cache?: ModelInfo['cache']) => Promise<T>,
+) => Promise<T>;
+
 /** Options for constructing a {@link WebGpuEngine}. */
 export interface WebGpuEngineOptions {
+  /**
+   * How the engine opens every model source but `{ synthetic }` (made here); without one, loading any other
+   * source throws EngineError('invalid_argument'). Pass `openModelSource` from src/library/opener.ts.
+   */
+  openModel?: ModelOpener;
   /** Use this GPU context instead of requesting one (tests, shared devices). */
   gpu?: GpuContext;
   /** Cap on bytes per buffer binding (default: the device limit); lets tests force split tensors. */
@@ -443,41 +462,19 @@ export class WebGpuEngine implements Engine {
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
     const gpu = gpuFor;
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
-    // `local:NAME` (a local file kept in the library) only exists in the library.
-    if (!('url' in source) || (!options.cache && !isLocalSpec(source.url))) {
-      const file =
-        'synthetic' in source
-          ? syntheticGguf(source.synthetic, source.seed)
-          : await openModelFile(source, { signal: options.signal });
-      return this.loadFile(gpu, file, source, options, tStart, emit);
+    if ('synthetic' in source)
+      return this.loadFile(gpu, syntheticGguf(source.synthetic, source.seed), source, options, tStart, emit);
+    const open = this.opts.openModel;
+    if (!open) {
+      throw new EngineError(
+        'invalid_argument',
+        'this WebGpuEngine was made without a model opener (WebGpuEngineOptions.openModel), so it loads ' +
+          'only { synthetic } models; pass openModelSource from src/library/opener.ts',
+      );
     }
-    // Through the model library: download once, then load from the verified cached copy. A damaged
-    // cached block (EngineError 'integrity' while reading) drops the copy and fetches it again, once.
-    const c = typeof options.cache === 'object' ? options.cache : {};
-    const library = await ModelLibrary.open({ dir: c.dir, hfEndpoint: c.hfEndpoint });
-    for (let attempt = 0; ; attempt++) {
-      const got = await library.acquire(source.url, {
-        signal: options.signal,
-        sha256: c.sha256,
-        offline: c.offline,
-        onProgress: (p) => emit(p),
-        base: typeof location !== 'undefined' ? location.href : undefined,
-      });
-      const cache = {
-        fromCache: got.fromCache,
-        offline: got.offline,
-        downloadedBytes: got.downloadedBytes,
-        location: got.location,
-      };
-      try {
-        const file = await openModelFile({ byteParts: got.parts }, { signal: options.signal });
-        return await this.loadFile(gpu, file, source, options, tStart, emit, cache);
-      } catch (e) {
-        if (!isEngineError(e, 'integrity') || attempt > 0) throw e;
-        await library.invalidate(got.parts[0].meta.key);
-        emit({ phase: 'download', bytesDone: 0, bytesTotal: 0, note: e.message });
-      }
-    }
+    return open(source, { signal: options.signal, cache: options.cache, onProgress: emit }, (file, cache) =>
+      this.loadFile(gpu, file, source, options, tStart, emit, cache),
+    );
   }
 
   private async loadFile(

@@ -4,11 +4,13 @@
  * upload leave the process within 200 MB of where it started (before the fix each kept its buffers
  * until some later submit: +1,501 MiB measured after 20 loads; +117 MiB after).
  */
+
 import { describe, expect, it } from 'vitest';
 import { setupNodeVulkan } from '../cli/node-gpu.ts';
-import { isEngineError } from '../engine/errors.ts';
+import { isEngineError } from '../core/errors.ts';
+import { openModelSource } from '../library/opener.ts';
+import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { WebGpuEngine } from './engine.ts';
-import { makeRandomLlamaGguf } from './gguf/random-model.ts';
 
 const MiB = 1024 ** 2;
 
@@ -18,7 +20,7 @@ describe('failed loads release their GPU memory', () => {
     const bytes = makeRandomLlamaGguf({ seed: 5, nLayers: 4, nEmbd: 512, nFF: 1536, nHead: 8, nVocab: 2000 });
     expect(bytes.byteLength).toBeGreaterThan(59 * MiB);
     const blob = new Blob([bytes as Uint8Array<ArrayBuffer>]);
-    const engine = new WebGpuEngine({ mmvLayout: 'off' });
+    const engine = new WebGpuEngine({ openModel: openModelSource, mmvLayout: 'off' });
     const abortedLoad = async () => {
       const ac = new AbortController();
       const err = await engine

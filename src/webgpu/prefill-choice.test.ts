@@ -4,14 +4,14 @@
  * model of that many weights gets on a software adapter and on a GPU.
  */
 import { describe, expect, it } from 'vitest';
+import { openGguf } from '../gguf/reader.ts';
+import type { GgufFile } from '../gguf/types.ts';
+import { writeGguf } from '../gguf/writer.ts';
+import { llamaConfigFromGguf } from '../model/config.ts';
+import { randomLlamaParts } from '../model/random-model.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import type { GpuContext } from './device.ts';
 import { layerMatmulWeights, PREFILL_LIGHT_BELOW, prefillMatmulFor } from './engine.ts';
-import { randomLlamaParts } from './gguf/random-model.ts';
-import { openGguf } from './gguf/reader.ts';
-import type { GgufFile } from './gguf/types.ts';
-import { writeGguf } from './gguf/writer.ts';
-import { llamaConfigFromGguf } from './model/config.ts';
 
 /** Σ elements of the blocks' matmul weights, read off the file's tensor list. */
 function matmulTensorWeights(f: GgufFile): number {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isEngineError } from '../engine/errors.ts';
-import type { SamplingParams } from '../engine/types.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { SamplingParams } from '../core/types.ts';
+import { keyedUniform, mulberry32, randnArray } from '../util/prng.ts';
 import { argmax, keyedDraw, Sampler } from './sampler.ts';
-import { keyedUniform, mulberry32, randnArray } from './util/prng.ts';
 
 /** A fresh seed per run; printed in failure messages so a failure can be replayed. */
 const SEED = (Math.random() * 2 ** 32) >>> 0;

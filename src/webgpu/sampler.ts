@@ -27,10 +27,10 @@
  * and these float64 ones fall on different sides of a boundary (see kernels/sample.ts).
  */
 
-import { EngineError } from '../engine/errors.ts';
-import type { SamplingParams } from '../engine/types.ts';
-import { checkSamplingParams } from '../engine/validate.ts';
-import { keyedUniform, mulberry32, type Rng } from './util/prng.ts';
+import { EngineError } from '../core/errors.ts';
+import type { SamplingParams } from '../core/types.ts';
+import { checkSamplingParams } from '../core/validate.ts';
+import { keyedUniform, mulberry32, type Rng } from '../util/prng.ts';
 
 /** A filtered, normalised distribution: candidate ids and their probabilities (same order). */
 export interface Candidates {
@@ -57,7 +57,7 @@ function resolve(params: SamplingParams): ResolvedParams {
     repetitionPenalty: params.repetitionPenalty ?? 1,
     repetitionLastN: params.repetitionLastN ?? 64,
   };
-  // The engine API's rules (src/engine/validate.ts), one place for the sampler and every backend.
+  // The engine API's rules (src/core/validate.ts), one place for the sampler and every backend.
   checkSamplingParams(p);
   return p;
 }

@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { AdapterSnapshot } from '../ui/gpu-report.ts';
-import { readReport } from '../ui/gpu-report.ts';
-import { fitSupportNote } from '../ui/synthetic.ts';
+import type { AdapterSnapshot } from '../bench/gpu-report.ts';
+import { readReport } from '../bench/gpu-report.ts';
+import { fitSupportNote } from '../bench/synthetic.ts';
+import { SUPPORTED_ARCHITECTURES } from '../model/config.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
-import { SUPPORTED_ARCHITECTURES } from './model/config.ts';
 import { SYNTHETIC_SHAPES } from './model/synthetic.ts';
 import { engineSupport, engineSupportSentence, joinAnd } from './support.ts';
 

@@ -5,8 +5,9 @@
  * "What it runs" (checked by support.test.ts) all take them from here, so adding an architecture or a type
  * in its own file updates them.
  */
+
+import { SUPPORTED_ARCHITECTURES } from '../model/config.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
-import { SUPPORTED_ARCHITECTURES } from './model/config.ts';
 
 /** The architectures (`general.architecture` values) and tensor types the engine runs, in their lists' order. */
 export interface EngineSupport {

@@ -1,6 +1,6 @@
 import { prebuiltAppConfig } from '@mlc-ai/web-llm';
 import { describe, expect, it } from 'vitest';
-import { isEngineError } from '../engine/errors.ts';
+import { isEngineError } from '../core/errors.ts';
 import { absoluteUrl, filterCatalog, needsShaderF16, resolveAppConfig, selfHostedRecord } from './catalog.ts';
 
 const big = { maxBufferSize: 4 * 2 ** 30, maxStorageBufferBindingSize: 2 ** 31 - 4 };
@@ -37,7 +37,7 @@ describe('WebLLM catalogue filter (real prebuiltAppConfig)', () => {
       { features: ['shader-f16'], limits: { maxBufferSize: 256 * 2 ** 20 } },
     );
     expect(tiny[0].ok).toBe(false);
-    expect(tiny[0].reasons.join(' ')).toMatch(/512 MB.*256 MB per buffer/);
+    expect(tiny[0].reasons.join(' ')).toMatch(/512 MiB.*256 MiB per buffer/);
   });
   it('recognizes f16 ids', () => {
     expect(needsShaderF16('Llama-3.2-1B-Instruct-q4f16_1-MLC')).toBe(true);

@@ -2,8 +2,10 @@
  * WebLLM's model catalogue (`prebuiltAppConfig.model_list`, or a self-hosted app config) filtered for one
  * adapter, and the URL handling for self-hosted models. Pure functions: no DOM, no GPU, no network.
  */
+
 import type { AppConfig, ModelRecord } from '@mlc-ai/web-llm';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
+import { fmtBinaryBytes } from '../util/format.ts';
 
 /** What the filter needs to know about an adapter (a GPUAdapter's features and limits, or a fake). */
 export interface AdapterFacts {
@@ -50,11 +52,6 @@ export function requiredFeaturesOf(record: ModelRecord): string[] {
 
 const MB = 1024 * 1024;
 
-function fmtBytes(n: number): string {
-  if (n >= 1024 * MB) return `${(n / (1024 * MB)).toFixed(1)} GB`;
-  return `${Math.round(n / MB)} MB`;
-}
-
 /** One record against one adapter. */
 export function checkRecord(record: ModelRecord, adapter: AdapterFacts): CatalogEntry {
   const features = new Set(adapter.features);
@@ -74,12 +71,14 @@ export function checkRecord(record: ModelRecord, adapter: AdapterFacts): Catalog
       adapter.limits.maxStorageBufferBindingSize ?? Number.POSITIVE_INFINITY,
     );
     if (need > max)
-      reasons.push(`needs GPU buffers of ${fmtBytes(need)}; this adapter allows ${fmtBytes(max)} per buffer`);
+      reasons.push(
+        `needs GPU buffers of ${fmtBinaryBytes(need)}; this adapter allows ${fmtBinaryBytes(max)} per buffer`,
+      );
   }
   const vramMB = record.vram_required_MB;
   if (vramMB !== undefined && adapter.memoryMB !== undefined && vramMB > adapter.memoryMB)
     reasons.push(
-      `needs about ${fmtBytes(vramMB * MB)} of GPU memory; about ${fmtBytes(adapter.memoryMB * MB)} is available`,
+      `needs about ${fmtBinaryBytes(vramMB * MB)} of GPU memory; about ${fmtBinaryBytes(adapter.memoryMB * MB)} is available`,
     );
   return { id: record.model_id, record, ok: reasons.length === 0, reasons, requiredFeatures, vramMB };
 }

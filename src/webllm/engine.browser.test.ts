@@ -5,8 +5,8 @@
  */
 import { type AppConfig, prebuiltAppConfig } from '@mlc-ai/web-llm';
 import { describe, expect, inject, it } from 'vitest';
-import { isEngineError } from '../engine/errors.ts';
-import type { LoadProgress } from '../engine/types.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { LoadProgress } from '../core/types.ts';
 import { WebLlmEngine } from './engine.ts';
 
 const server = inject('webllmServer');

@@ -4,8 +4,8 @@
  * still usable, and the first-token timeout. The real worker's paths are in engine.browser.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { isEngineError } from '../engine/errors.ts';
-import type { TokenEvent } from '../engine/types.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { TokenEvent } from '../core/types.ts';
 import { WebLlmEngine } from './engine.ts';
 
 interface FakeChunk {

@@ -21,7 +21,7 @@ import {
   prebuiltAppConfig,
   WebWorkerMLCEngine,
 } from '@mlc-ai/web-llm';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import type {
   ChatRequest,
   Engine,
@@ -33,8 +33,8 @@ import type {
   ModelInfo,
   ModelSource,
   TokenEvent,
-} from '../engine/types.ts';
-import { validateChatRequest, validateGenerateRequest } from '../engine/validate.ts';
+} from '../core/types.ts';
+import { validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
 import { resolveAppConfig } from './catalog.ts';
 import { webLlmError } from './errors.ts';
 

@@ -4,7 +4,7 @@
  * `@mlc-ai/web-llm` 0.2.86 (`lib/index.js`: its error classes, its cache classes' fetch errors) and the
  * browser's own fetch / Cache API errors; `errors.test.ts` checks each against the real text.
  */
-import { EngineError, type EngineErrorCode, isEngineError } from '../engine/errors.ts';
+import { EngineError, type EngineErrorCode, isEngineError } from '../core/errors.ts';
 
 /** [pattern, code, advice]: the first matching row wins, so specific rows come before general ones. */
 export const WEBLLM_ERROR_TABLE: ReadonlyArray<readonly [RegExp, EngineErrorCode, string]> = [

@@ -6,7 +6,7 @@
  * `remote` in a build without it, fail with a clear "not available in this build" error.
  */
 import EngineWorker from '../../workers/engine.worker.ts?worker&inline';
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import type {
   ChatRequest,
   GenerateResult,
@@ -14,8 +14,8 @@ import type {
   LoadProgress,
   ModelInfo,
   TokenEvent,
-} from '../engine/types.ts';
-import { WorkerEngine } from '../engine/worker-api.ts';
+} from '../core/types.ts';
+import { WorkerEngine } from '../core/worker-api.ts';
 import type { Disposable, EngineFactory } from './registry.ts';
 
 /** Backends the widget knows by name. */

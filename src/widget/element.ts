@@ -4,7 +4,7 @@
  * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
  */
 
-import { EngineError } from '../engine/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import type {
   ChatMessage,
   GenerateResult,
@@ -12,8 +12,9 @@ import type {
   LoadProgress,
   ModelInfo,
   TokenEvent,
-} from '../engine/types.ts';
-import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../engine/validate.ts';
+} from '../core/types.ts';
+import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../core/validate.ts';
+import { fmtBytes } from '../util/format.ts';
 import {
   type BackendSpec,
   backendFactory,
@@ -112,13 +113,6 @@ function el<K extends keyof HTMLElementTagNameMap>(
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   if (text !== undefined) e.textContent = text;
   return e;
-}
-
-function fmtBytes(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(0)} kB`;
-  return `${n} B`;
 }
 
 /** The custom element. Define it with {@link defineWebGpuChat} (the package entry does so on import). */

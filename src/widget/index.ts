@@ -6,7 +6,7 @@
 import { isAvailable, workerCounter } from './backends.ts';
 import { defineWebGpuChat, sharedEngines, WebGpuChatElement } from './element.ts';
 
-export type { ChatMessage, ModelInfo } from '../engine/types.ts';
+export type { ChatMessage, ModelInfo } from '../core/types.ts';
 export type { WidgetEngineKind } from './backends.ts';
 export type {
   WebGpuChatDoneDetail,

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { LoadProgress, ModelInfo } from '../engine/types.ts';
+import type { LoadProgress, ModelInfo } from '../core/types.ts';
 import { type EngineFactory, EngineRegistry } from './registry.ts';
 
 const INFO = { name: 'm' } as ModelInfo;

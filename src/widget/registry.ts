@@ -7,7 +7,7 @@
  *
  * No DOM and no worker here, so the ref-counting is unit-tested in Node (registry.test.ts).
  */
-import type { LoadProgress, ModelInfo } from '../engine/types.ts';
+import type { LoadProgress, ModelInfo } from '../core/types.ts';
 
 /** What the registry needs from an engine it owns. */
 export interface Disposable {

@@ -2,8 +2,16 @@
  * argmaxWGSL: the index of the largest logit, the lowest index on ties (llama.cpp's greedy sampler).
  */
 import { describe, expect, it } from 'vitest';
+import {
+  freshRng,
+  randInt,
+  randomF32,
+  readU32,
+  runWGSL,
+  storageFrom,
+  testDevice,
+} from '../../testing/kernel-util.ts';
 import { argmaxWGSL } from './argmax.ts';
-import { freshRng, randInt, randomF32, readU32, runWGSL, storageFrom, testDevice } from './test-util.ts';
 
 async function gpuArgmax(logits: Float32Array): Promise<number> {
   const device = await testDevice();

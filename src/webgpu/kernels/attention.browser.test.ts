@@ -13,6 +13,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  assertClose,
+  freshRng,
+  packF16,
+  randomF32,
+  readF32,
+  runWGSL,
+  storageFrom,
+  testDevice,
+  testGpu,
+  uniformFrom,
+} from '../../testing/kernel-util.ts';
+import {
   attentionSplit,
   attentionWGSL,
   type FlashLayout,
@@ -27,18 +39,6 @@ import {
   prefillAttentionWorkgroups,
 } from './attention.ts';
 import { packStep } from './common.ts';
-import {
-  assertClose,
-  freshRng,
-  packF16,
-  randomF32,
-  readF32,
-  runWGSL,
-  storageFrom,
-  testDevice,
-  testGpu,
-  uniformFrom,
-} from './test-util.ts';
 
 const REL = 1e-5;
 const ABS = 1e-6;

@@ -25,7 +25,7 @@
  * llama.cpp's default F16 K/V cache). K is read four elements at a time (`vec4<f32>` or `vec2<u32>`),
  * V two at a time.
  */
-import type { KvType } from '../../engine/types.ts';
+import type { KvType } from '../../core/types.ts';
 import { f32Lit, STEP_WGSL, WG } from './common.ts';
 
 export type { KvType };

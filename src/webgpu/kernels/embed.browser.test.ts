@@ -3,8 +3,6 @@
  * that include the first row, the last row and the rows on either side of the split. Exact.
  */
 import { describe, it } from 'vitest';
-import { packStep, type WeightType } from './common.ts';
-import { embedWGSL } from './embed.ts';
 import {
   assertEqual,
   freshRng,
@@ -16,7 +14,9 @@ import {
   storageFrom,
   testDevice,
   uniformFrom,
-} from './test-util.ts';
+} from '../../testing/kernel-util.ts';
+import { packStep, type WeightType } from './common.ts';
+import { embedWGSL } from './embed.ts';
 
 describe('embedWGSL', () => {
   for (const c of [

@@ -5,11 +5,11 @@
  * other bytes are random), so a synthetic model of any SYNTHETIC_FTYPES type computes numbers, not NaN.
  */
 import { describe, expect, it } from 'vitest';
-import { ggmlTypeByName } from '../gguf/ggml-types.ts';
-import { dequantizeRow } from '../gguf/quantize.ts';
+import { ggmlTypeByName } from '../../gguf/ggml-types.ts';
+import { dequantizeRow } from '../../gguf/quantize.ts';
+import { readU32, runWGSL, testDevice } from '../../testing/kernel-util.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './common.ts';
 import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from './fill.ts';
-import { readU32, runWGSL, testDevice } from './test-util.ts';
 
 describe('fillWGSL', () => {
   for (const t of WEIGHT_TYPES) {

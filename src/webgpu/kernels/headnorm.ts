@@ -8,7 +8,7 @@
  * 2i + 1).
  * Dispatch (nHead + nHeadKv, T): workgroup h < nHead normalises query head h, the others KV heads.
  */
-import type { KvType } from '../../engine/types.ts';
+import type { KvType } from '../../core/types.ts';
 import { f32Lit, STEP_WGSL, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
 
 const HWG = 64;

@@ -12,7 +12,7 @@
  * names: `step`, `x` (the input), `gnorm` (the norm weight), `w_<role>` and `w_<role>_<i>` for part i ≥ 1,
  * then the outputs named in each function's docstring.
  */
-import type { KvType } from '../../engine/types.ts';
+import type { KvType } from '../../core/types.ts';
 import { f32Lit, type WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment, SegmentWeight } from './matmul.ts';
 

@@ -5,12 +5,6 @@
  * Bound per output: |gpu − ref| ≤ 1e-5·Σ|terms| + 1e-6 (terms = the products summed, plus any added value).
  */
 import { describe, expect, it } from 'vitest';
-import { ropeTable } from '../model/llama.ts';
-import type { Rng } from '../util/prng.ts';
-import { bindingNames } from './bindings.ts';
-import { packStep, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
-import { headSlotDims, qkvRopeMatmul, type WeightParts } from './llama-ops.ts';
-import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
 import {
   assertClose,
   assertEqual,
@@ -27,7 +21,13 @@ import {
   storageFrom,
   testDevice,
   uniformFrom,
-} from './test-util.ts';
+} from '../../testing/kernel-util.ts';
+import type { Rng } from '../../util/prng.ts';
+import { ropeTable } from '../model/llama.ts';
+import { bindingNames } from './bindings.ts';
+import { packStep, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
+import { headSlotDims, qkvRopeMatmul, type WeightParts } from './llama-ops.ts';
+import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
 
 const REL = 1e-5;
 const ABS = 1e-6;

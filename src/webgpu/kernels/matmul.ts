@@ -15,7 +15,7 @@
  * bindings): workgroups are allotted to segments in order, so the branch on the segment is uniform per
  * workgroup.
  */
-import { EngineError } from '../../engine/errors.ts';
+import { EngineError } from '../../core/errors.ts';
 import { f32Lit, isQuantized, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
 
 /** One weight binding read by a segment. */

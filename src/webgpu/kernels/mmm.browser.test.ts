@@ -4,17 +4,13 @@
  * N = 37, 101 against tiles of 32 tokens × 64 rows), RMSNorm fused or not, float rows whose K is not a
  * multiple of 32 (stories260K's ffn_down has K = 172), two-dot units reading two weights of different
  * types (SwiGLU of gate and up) beside a second segment in one dispatch. Weights are quantized by our
- * ggml-exact quantizer and the reference uses ggml's dequantization (src/webgpu/gguf/quantize.ts).
+ * ggml-exact quantizer and the reference uses ggml's dequantization (src/gguf/quantize.ts).
  * Bound per output: |gpu − ref| ≤ 2e-5·Σ|terms| + 1e-6 (f32 accumulation over ≤ 768 terms).
  * The integer-dot tile (`intDot`, where the adapter has WGSL's packed_4x8_integer_dot_product) against
  * float64 of the same weights and the activations rounded to int8 per 32 (ggml's quantize_row_q8_0), with
  * room for two activations rounding one step the other way.
  */
 import { describe, expect, it } from 'vitest';
-import { packStep, type WeightType } from './common.ts';
-import type { MatmulSegment } from './matmul.ts';
-import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
-import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
@@ -28,7 +24,11 @@ import {
   storageFrom,
   testGpu,
   uniformFrom,
-} from './test-util.ts';
+} from '../../testing/kernel-util.ts';
+import { packStep, type WeightType } from './common.ts';
+import type { MatmulSegment } from './matmul.ts';
+import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
+import { isPlanarType, repackHost } from './repack.ts';
 
 const EPS = 1e-5;
 

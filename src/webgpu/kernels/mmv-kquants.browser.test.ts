@@ -4,7 +4,7 @@
  * mmv.browser.test.ts).
  */
 import { describe } from 'vitest';
-import { mmvTypeTests } from './mmv-cases.ts';
+import { mmvTypeTests } from '../../testing/mmv-cases.ts';
 
 describe('mmvWGSL (k-quants, IQ4_XS)', () => {
   mmvTypeTests([

@@ -6,14 +6,10 @@
  * software adapters' prefill; partial token groups), 19 in groups of 16 for the shared-activation layouts, RMSNorm fused, two-dot
  * units (SwiGLU) and several segments of different types in one dispatch. Sizes are off every multiple
  * of the layout (N prime-ish, K an odd number of chunks). Weights are quantized by our ggml-exact
- * quantizer and the reference uses ggml's dequantization (src/webgpu/gguf/quantize.ts).
+ * quantizer and the reference uses ggml's dequantization (src/gguf/quantize.ts).
  * Bound per output: |gpu − ref| ≤ 2e-5·Σ|terms| + 1e-6.
  */
 import { describe, expect, it } from 'vitest';
-import { packStep } from './common.ts';
-import type { MatmulSegment } from './matmul.ts';
-import { mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
-import { layouts, mmvTypeTests } from './mmv-cases.ts';
 import {
   assertClose,
   freshRng,
@@ -27,7 +23,11 @@ import {
   storageFrom,
   testGpu,
   uniformFrom,
-} from './test-util.ts';
+} from '../../testing/kernel-util.ts';
+import { layouts, mmvTypeTests } from '../../testing/mmv-cases.ts';
+import { packStep } from './common.ts';
+import type { MatmulSegment } from './matmul.ts';
+import { mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 
 const EPS = 1e-5;
 

@@ -1,21 +1,10 @@
 /**
  * Quantized weights in the kernels: fresh random weights are quantized by our ggml-exact quantizer
- * (src/webgpu/gguf/quantize.ts), then the GPU matmul (block path, `dq32_*`) and the per-element loader
+ * (src/gguf/quantize.ts), then the GPU matmul (block path, `dq32_*`) and the per-element loader
  * (`ld_*`, used by the embedding) must agree with a float64 product over the same dequantized weights
  * (`dequantizeRow`, a port of ggml's dequantize_row_*).
  */
 import { describe, expect, it } from 'vitest';
-import { packStep, WEIGHT_BLOCK, type WeightType, wgslLoader } from './common.ts';
-import { embedWGSL } from './embed.ts';
-import {
-  gemvWGSL,
-  gemvWorkgroupsX,
-  matmulWGSL,
-  matmulWorkgroupsX,
-  rowsWGSL,
-  rowsWorkgroupsX,
-} from './matmul.ts';
-import { isPlanarType, repackHost } from './repack.ts';
 import {
   assertClose,
   freshRng,
@@ -27,7 +16,18 @@ import {
   storageFrom,
   testDevice,
   uniformFrom,
-} from './test-util.ts';
+} from '../../testing/kernel-util.ts';
+import { packStep, WEIGHT_BLOCK, type WeightType, wgslLoader } from './common.ts';
+import { embedWGSL } from './embed.ts';
+import {
+  gemvWGSL,
+  gemvWorkgroupsX,
+  matmulWGSL,
+  matmulWorkgroupsX,
+  rowsWGSL,
+  rowsWorkgroupsX,
+} from './matmul.ts';
+import { isPlanarType, repackHost } from './repack.ts';
 
 const TYPES: { type: WeightType; K: number[] }[] = [
   { type: 'Q8_0', K: [96, 160] },

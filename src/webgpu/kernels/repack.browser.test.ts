@@ -6,6 +6,14 @@
  * the model) against float64 of ggml's dequantization of the raw blocks.
  */
 import { describe, expect, it } from 'vitest';
+import {
+  freshRng,
+  readU32,
+  runWGSL,
+  storageFrom,
+  testDevice,
+  uniformFrom,
+} from '../../testing/kernel-util.ts';
 import { WEIGHT_BLOCK } from './common.ts';
 import {
   PLANAR_TYPES,
@@ -16,7 +24,6 @@ import {
   repackWGSL,
   repackWorkgroups,
 } from './repack.ts';
-import { freshRng, readU32, runWGSL, storageFrom, testDevice, uniformFrom } from './test-util.ts';
 
 describe('repack', () => {
   for (const type of PLANAR_TYPES) {

@@ -9,17 +9,7 @@
  *     nVocab 1000 and of 2000 at 32000, 511 of 512 at 151936: f32 against float64 cumulative sums).
  */
 import { describe, expect, it } from 'vitest';
-import type { SamplingParams } from '../../engine/types.ts';
-import { type Candidates, keyedDraw, Sampler } from '../sampler.ts';
-import { keyedU32 } from '../util/prng.ts';
-import {
-  HISTORY_HEADER,
-  PRNG_WGSL,
-  packHistory,
-  packSampleParams,
-  SAMPLE_DRAW_OFFSET,
-  sampleWGSL,
-} from './sample.ts';
+import type { SamplingParams } from '../../core/types.ts';
 import {
   freshRng,
   randInt,
@@ -30,7 +20,17 @@ import {
   storageFrom,
   testDevice,
   uniformFrom,
-} from './test-util.ts';
+} from '../../testing/kernel-util.ts';
+import { keyedU32 } from '../../util/prng.ts';
+import { type Candidates, keyedDraw, Sampler } from '../sampler.ts';
+import {
+  HISTORY_HEADER,
+  PRNG_WGSL,
+  packHistory,
+  packSampleParams,
+  SAMPLE_DRAW_OFFSET,
+  sampleWGSL,
+} from './sample.ts';
 
 const RING = 256;
 

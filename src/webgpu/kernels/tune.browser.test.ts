@@ -4,7 +4,7 @@
  * cannot run (a float weight type, or no packed_4x8_integer_dot_product).
  */
 import { describe, expect, it } from 'vitest';
-import { testGpu } from './test-util.ts';
+import { testGpu } from '../../testing/kernel-util.ts';
 import { choosePrefillTile, clearMmvChoices } from './tune.ts';
 
 describe('choosePrefillTile', () => {

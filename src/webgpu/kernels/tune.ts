@@ -13,9 +13,9 @@
  * what matters (dispatch and submit overhead fall on all alike).
  */
 
-import { EngineError } from '../../engine/errors.ts';
+import { EngineError } from '../../core/errors.ts';
+import { mulberry32 } from '../../util/prng.ts';
 import type { GpuContext } from '../device.ts';
-import { mulberry32 } from '../util/prng.ts';
 import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';

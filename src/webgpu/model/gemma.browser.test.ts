@@ -12,12 +12,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../../tests/golden/arch.json';
+import { openGguf } from '../../gguf/reader.ts';
+import { llamaConfigFromGguf } from '../../model/config.ts';
+import { argmax, logSoftmax, ReferenceLlama } from '../../model/reference.ts';
 import { ARCH_CASES, type ArchCase, buildArchCase } from '../../testing/arch-cases.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
-import { openGguf } from '../gguf/reader.ts';
-import { llamaConfigFromGguf } from './config.ts';
 import { type AttentionPolicy, LlamaModel } from './llama.ts';
-import { argmax, logSoftmax, ReferenceLlama } from './reference.ts';
 
 const TOL = 2e-5;
 interface GoldenCase {

@@ -15,19 +15,21 @@
  *    < 2 · the bound), where either token is a correct f32 answer; there we check our token is one of the
  *    tied ones.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isEngineError } from '../../engine/errors.ts';
-import type { ModelInfo } from '../../engine/types.ts';
+import { isEngineError } from '../../core/errors.ts';
+import type { ModelInfo } from '../../core/types.ts';
+import { quantizeGguf } from '../../gguf/quantize-model.ts';
+import { openGguf } from '../../gguf/reader.ts';
+import { kv, writeGguf } from '../../gguf/writer.ts';
+import { openModelSource } from '../../library/opener.ts';
+import { llamaConfigFromGguf } from '../../model/config.ts';
+import { makeRandomLlamaGguf, type RandomLlamaOptions, randomLlamaParts } from '../../model/random-model.ts';
+import { argmax, ReferenceLlama } from '../../model/reference.ts';
+import { mulberry32 } from '../../util/prng.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { WebGpuEngine, type WebGpuEngineOptions } from '../engine.ts';
-import { quantizeGguf } from '../gguf/quantize-model.ts';
-import { makeRandomLlamaGguf, type RandomLlamaOptions, randomLlamaParts } from '../gguf/random-model.ts';
-import { openGguf } from '../gguf/reader.ts';
-import { kv, writeGguf } from '../gguf/writer.ts';
-import { mulberry32 } from '../util/prng.ts';
-import { llamaConfigFromGguf } from './config.ts';
 import { LlamaModel } from './llama.ts';
-import { argmax, ReferenceLlama } from './reference.ts';
 
 /** Relative logits tolerance: max |Δ| ≤ TOL · (1 + max |ref|). */
 const TOL = 2e-5;
@@ -79,6 +81,7 @@ async function runEngine(
 ): Promise<Run> {
   // Default limits need a device of the engine's own (the shared one has the adapter's highest).
   const engine = new WebGpuEngine({
+    openModel: openModelSource,
     gpu: o.defaultLimits ? undefined : gpu,
     maxBindingBytes: o.maxBindingBytes,
     attention: o.attention,
@@ -647,7 +650,7 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
 
   it('a token_embd in more parts than the embedding kernel can bind is refused before allocating, then a good model loads', async () => {
     const bytes = makeRandomLlamaGguf(model({ seed: 213, nVocab: 400 }));
-    const engine = new WebGpuEngine({ maxBindingBytes: 14_000 });
+    const engine = new WebGpuEngine({ openModel: openModelSource, maxBindingBytes: 14_000 });
     try {
       const err = await engine.load({ blob: blobOf(bytes) }, { contextLength: 64, defaultLimits: true }).then(
         () => undefined,

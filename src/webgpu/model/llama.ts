@@ -23,9 +23,10 @@
  * tokens through the matrix × matrix pipelines ({@link PrefillMatmul}: mmm.ts tiles on GPUs, mmv register
  * tiles on software adapters) and the tiled causal attention; decode runs the matrix × vector pipelines.
  */
-import { EngineError } from '../../engine/errors.ts';
-import type { KvType } from '../../engine/types.ts';
-import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
+import { EngineError } from '../../core/errors.ts';
+import type { KvType } from '../../core/types.ts';
+import type { GgufFile, GgufTensorInfo } from '../../gguf/types.ts';
+import { type LlamaConfig, phi3RopeFactorsTensor } from '../../model/config.ts';
 import { argmaxWGSL } from '../kernels/argmax.ts';
 import {
   attentionSplit,
@@ -104,7 +105,6 @@ import {
   type SampleSettings,
   sampleWGSL,
 } from '../kernels/sample.ts';
-import { type LlamaConfig, phi3RopeFactorsTensor } from './config.ts';
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */

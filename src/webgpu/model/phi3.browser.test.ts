@@ -13,8 +13,14 @@
  * bindings and decode run per segment, against the float64 reference; and WebGpuEngine (default kernels,
  * decode trials, F16 KV cache) loading a phi3 file and continuing the prompt as llama.cpp does.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../../tests/golden/arch.json';
+import { quantizeGguf } from '../../gguf/quantize-model.ts';
+import { openGguf } from '../../gguf/reader.ts';
+import { openModelSource } from '../../library/opener.ts';
+import { llamaConfigFromGguf } from '../../model/config.ts';
+import { argmax, logSoftmax, ReferenceLlama } from '../../model/reference.ts';
 import {
   ARCH_CASES,
   ARCH_CONTEXT_SIZE,
@@ -25,11 +31,7 @@ import {
 } from '../../testing/arch-cases.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { WebGpuEngine } from '../engine.ts';
-import { quantizeGguf } from '../gguf/quantize-model.ts';
-import { openGguf } from '../gguf/reader.ts';
-import { llamaConfigFromGguf } from './config.ts';
 import { LlamaModel } from './llama.ts';
-import { argmax, logSoftmax, ReferenceLlama } from './reference.ts';
 
 interface GoldenCase {
   promptIds: number[];
@@ -167,7 +169,7 @@ describe('phi3 on the GPU vs llama.cpp (tests/golden/arch.json) and the float64 
     const c = phi3Cases.find((x) => x.name === 'phi3-gqa-swa-ignored');
     if (!c) throw new Error('case missing');
     const g = cases[c.name];
-    const engine = new WebGpuEngine({ gpu });
+    const engine = new WebGpuEngine({ openModel: openModelSource, gpu });
     try {
       const info = await engine.load(
         { blob: blobOf(buildArchCase(c)) },

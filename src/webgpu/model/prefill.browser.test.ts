@@ -6,14 +6,14 @@
  * run one batch, and the model then prefills exactly again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isEngineError } from '../../engine/errors.ts';
+import { isEngineError } from '../../core/errors.ts';
+import { openGguf } from '../../gguf/reader.ts';
+import { llamaConfigFromGguf } from '../../model/config.ts';
+import { makeRandomLlamaGguf } from '../../model/random-model.ts';
+import { argmax, ReferenceLlama } from '../../model/reference.ts';
+import { mulberry32 } from '../../util/prng.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
-import { makeRandomLlamaGguf } from '../gguf/random-model.ts';
-import { openGguf } from '../gguf/reader.ts';
-import { mulberry32 } from '../util/prng.ts';
-import { llamaConfigFromGguf } from './config.ts';
 import { LlamaModel } from './llama.ts';
-import { argmax, ReferenceLlama } from './reference.ts';
 
 const N_PROMPT = 300;
 const N_OUT = 6;

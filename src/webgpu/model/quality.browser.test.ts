@@ -4,14 +4,16 @@
  * (tests/data/ppl-story.txt) teacher-forced; perplexity must be within 1 % of llama.cpp's on the same
  * file (tests/golden/ppl.json) and the top-1 tokens must agree with llama.cpp's at most positions.
  */
+
 import { describe, expect, it } from 'vitest';
 import golden from '../../../tests/golden/ppl.json';
 import { perplexityOf, top1Agreement } from '../../bench/perplexity.ts';
+import { type QuantizeFtype, quantizeGguf } from '../../gguf/quantize-model.ts';
+import { openGguf } from '../../gguf/reader.ts';
+import { openModelSource } from '../../library/opener.ts';
+import { WIDE_STORIES, widenLlamaGguf } from '../../model/widen.ts';
 import { stories260kUrl } from '../../testing/stories260k-url.ts';
 import { WebGpuEngine } from '../engine.ts';
-import { type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model.ts';
-import { openGguf } from '../gguf/reader.ts';
-import { WIDE_STORIES, widenLlamaGguf } from '../gguf/widen.ts';
 
 const MODEL_URL = stories260kUrl();
 
@@ -72,7 +74,7 @@ describe('perplexity and top-1 agreement against llama.cpp on the same files', (
           )),
   );
   it.each(runs.map((r) => [r.model, r.type, r] as const))('%s %s', async (model, type, r) => {
-    const engine = new WebGpuEngine();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
     await engine.load(
       { blob: new Blob([(await modelBytes(model, type)) as Uint8Array<ArrayBuffer>]) },
       {
@@ -102,7 +104,7 @@ describe('weights repacked into planes at load decode exactly as the file’s ow
   ])('%s %s: greedy tokens and logits equal with repacking on and off', async (model, type) => {
     const bytes = await modelBytes(model, type);
     const run = async (repack: boolean, maxBindingBytes?: number) => {
-      const engine = new WebGpuEngine({ repack, maxBindingBytes });
+      const engine = new WebGpuEngine({ openModel: openModelSource, repack, maxBindingBytes });
       const info = await engine.load(
         { blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) },
         { contextLength: 128 },

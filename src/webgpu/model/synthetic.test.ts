@@ -7,17 +7,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isEngineError } from '../../engine/errors.ts';
+import { syntheticSize } from '../../bench/synthetic.ts';
+import { isEngineError } from '../../core/errors.ts';
+import { GgmlTypeId, shapeElements } from '../../gguf/ggml-types.ts';
+import { openGguf } from '../../gguf/reader.ts';
+import { type GgufMetadataEntry, kv, writeGguf } from '../../gguf/writer.ts';
+import { llamaConfigFromGguf, SUPPORTED_ARCHITECTURES } from '../../model/config.ts';
+import { makeModelGguf } from '../../model/make-model.ts';
+import { makeSpmVocab, TokenType } from '../../model/random-model.ts';
 import { useTempDirs } from '../../testing/temp-dir.ts';
-import { syntheticSize } from '../../ui/synthetic.ts';
-import { GgmlTypeId, shapeElements } from '../gguf/ggml-types.ts';
-import { makeModelGguf } from '../gguf/make-model.ts';
-import { makeSpmVocab, TokenType } from '../gguf/random-model.ts';
-import { openGguf } from '../gguf/reader.ts';
-import { type GgufMetadataEntry, kv, writeGguf } from '../gguf/writer.ts';
+import { mulberry32, randn } from '../../util/prng.ts';
 import { WEIGHT_TYPES } from '../kernels/common.ts';
-import { mulberry32, randn } from '../util/prng.ts';
-import { llamaConfigFromGguf, SUPPORTED_ARCHITECTURES } from './config.ts';
 import {
   SYNTHETIC_FTYPES,
   SYNTHETIC_SHAPES,

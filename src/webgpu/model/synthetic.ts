@@ -6,15 +6,15 @@
  * Shapes come from the models' published configs (config.json / GGUF metadata): hidden size, layers,
  * heads, KV heads, FFN size, vocabulary, tied embeddings, RoPE base.
  */
-import { EngineError } from '../../engine/errors.ts';
-import { ggmlTypeByName, tensorBytes } from '../gguf/ggml-types.ts';
-import { planQuantization, type QuantizeFtype } from '../gguf/quantize-model.ts';
-import { type RandomGemmaOptions, randomGemmaMetadata, randomGemmaShapes } from '../gguf/random-gemma.ts';
-import { makeSpmVocab, TokenType } from '../gguf/random-model.ts';
-import type { GgufFile, GgufTensorInfo } from '../gguf/types.ts';
-import { type GgufMetadataEntry, kv } from '../gguf/writer.ts';
+import { EngineError } from '../../core/errors.ts';
+import { ggmlTypeByName, tensorBytes } from '../../gguf/ggml-types.ts';
+import { planQuantization, type QuantizeFtype } from '../../gguf/quantize-model.ts';
+import type { GgufFile, GgufTensorInfo } from '../../gguf/types.ts';
+import { type GgufMetadataEntry, kv } from '../../gguf/writer.ts';
+import { llamaTensorShapes, SUPPORTED_ARCHITECTURES } from '../../model/config.ts';
+import { type RandomGemmaOptions, randomGemmaMetadata, randomGemmaShapes } from '../../model/random-gemma.ts';
+import { makeSpmVocab, TokenType } from '../../model/random-model.ts';
 import { WEIGHT_TYPES, type WeightType } from '../kernels/common.ts';
-import { llamaTensorShapes, SUPPORTED_ARCHITECTURES } from './config.ts';
 
 /** The shape of a real model. */
 export interface SyntheticShape {

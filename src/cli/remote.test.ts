@@ -1,0 +1,184 @@
+/**
+ * `npm run bench -- --engine remote …` as a person runs it, against the OpenAI-compatible test server:
+ * the table, the sweep, the JSON (engine "remote", the host, never the key), a fault's exit status and its
+ * partial JSON; `--junit` and `--summary-md` for a run with a missed threshold and for a fault.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
+import type { BenchResult } from '../bench/types.ts';
+import { isRemoteArgv } from './remote.ts';
+
+let server: OpenAiTestServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startOpenAiServer();
+  dir = mkdtempSync(join(tmpdir(), 'remote-cli-'));
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const KEY = 'sk-cli-SECRET-abcdef';
+
+function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'npm',
+      ['run', '--silent', 'bench', '--', ...args],
+      { env: { ...process.env, TEST_REMOTE_KEY: KEY }, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** A JUnit file parsed as CI readers parse it. */
+function junit(file: string) {
+  return new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (n) => ['testsuite', 'testcase'].includes(n),
+  }).parse(readFileSync(file, 'utf8'));
+}
+
+describe('isRemoteArgv', () => {
+  it('reads the last --engine, in either spelling, as parseArgs does', () => {
+    expect(isRemoteArgv(['--engine', 'remote'])).toBe(true);
+    expect(isRemoteArgv(['--model', 'm', '--engine=remote'])).toBe(true);
+    expect(isRemoteArgv(['--engine', 'webgpu', '--engine', 'remote'])).toBe(true);
+    expect(isRemoteArgv(['--engine=remote', '--engine', 'webgpu'])).toBe(false);
+    expect(isRemoteArgv(['--engine', 'webllm'])).toBe(false);
+    expect(isRemoteArgv(['--model', 'remote'])).toBe(false);
+    expect(isRemoteArgv([])).toBe(false);
+  });
+});
+
+describe('npm run bench -- --engine remote', () => {
+  it('runs the plan and the sweep, writes JSON without the key', async () => {
+    server.set({ apiKey: KEY, firstDelayMs: 20, delayMs: 5 });
+    const json = join(dir, 'r.json');
+    const r = await bench([
+      '--engine',
+      'remote',
+      '--base-url',
+      server.url,
+      '--model',
+      'test-model',
+      '--api-key-env',
+      'TEST_REMOTE_KEY',
+      '--concurrency',
+      '1,4',
+      '--max-tokens',
+      '8',
+      '--runs',
+      '1',
+      '--json',
+      json,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('engine:  remote');
+    expect(r.stdout).toContain('concurrency sweep');
+    const out = readFileSync(json, 'utf8');
+    expect(out).not.toContain(KEY);
+    expect(r.stdout + r.stderr).not.toContain(KEY);
+    const res = JSON.parse(out) as BenchResult;
+    expect(res.engine).toBe('remote');
+    expect(res.endpoint?.host).toBe(new URL(server.url).host);
+    expect(res.runs).toHaveLength(3);
+    expect(res.runs[0].outputTokens).toBe(8);
+    expect(res.sweep?.map((p) => p.concurrency)).toEqual([1, 4]);
+  });
+
+  it('--junit and --summary-md: a missed threshold is a <failure>, the summary appended', async () => {
+    server.set({ firstDelayMs: 20, delayMs: 5 });
+    const xml = join(dir, 'ok.xml');
+    const md = join(dir, 'ok.md');
+    const args = ['--engine', 'remote', '--base-url', server.url, '--model', 'test-model', '--prompt', 'Hi'];
+    const more = ['--max-tokens', '6', '--runs', '2', '--warmup', '0', '--junit', xml, '--summary-md', md];
+    const r = await bench([
+      ...args,
+      ...more,
+      '--fail-under-decode-tps',
+      '0.01',
+      '--fail-over-ttft-ms',
+      '0.001',
+    ]);
+    expect(r.code, r.stderr).toBe(3);
+    const j = junit(xml);
+    expect(j.testsuites).toMatchObject({ tests: '3', failures: '1', errors: '0', skipped: '0' });
+    const cases = j.testsuites.testsuite[0].testcase;
+    expect(cases.map((c: { name: string }) => c.name)).toEqual([
+      'benchmark completed',
+      'median decode tok/s >= 0.01',
+      'median TTFT ms <= 0.001',
+    ]);
+    expect(cases[2].failure.message).toMatch(/^median TTFT [\d.]+ ms is above --fail-over-ttft-ms 0\.001$/);
+    expect(r.stderr).toContain(`threshold missed: ${cases[2].failure.message}`);
+    const r2 = await bench([...args, ...more]);
+    expect(r2.code, r2.stderr).toBe(0);
+    const text = readFileSync(md, 'utf8');
+    expect(text.match(/^### WebGPU LLM benchmark: /gm)).toHaveLength(2);
+    expect(text).toContain('— threshold missed');
+    expect(text).toContain('— done');
+  });
+
+  it('a fault exits 1 with its code, and the partial JSON is written', async () => {
+    server.set({ fault: 'cut', faultAfterChunks: 2, delayMs: 5 });
+    const json = join(dir, 'cut.json');
+    const r = await bench([
+      '--engine',
+      'remote',
+      '--base-url',
+      server.url,
+      '--prompt',
+      'Hi',
+      '--warmup',
+      '0',
+      '--json',
+      json,
+      '--junit',
+      join(dir, 'cut.xml'),
+      '--fail-under-decode-tps',
+      '1',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error \[stream_cut\]/);
+    const j = junit(join(dir, 'cut.xml'));
+    expect(j.testsuites).toMatchObject({ tests: '2', failures: '0', errors: '1', skipped: '1' });
+    expect(j.testsuites.testsuite[0].testcase[0].error).toMatchObject({ type: 'stream_cut' });
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    expect(res.partial).toBe(true);
+    expect(res.runs[0].partial).toBe(true);
+    expect(res.runs[0].outputTokens).toBe(2);
+  });
+
+  it('--request-timeout-s ends a server that streams forever: exit 1 [timeout], partial JSON', async () => {
+    server.set({ fault: 'overrun', delayMs: 50 });
+    const json = join(dir, 'deadline.json');
+    const args = ['--engine', 'remote', '--base-url', server.url, '--prompt', 'Hi', '--warmup', '0'];
+    // A max_tokens the server's 50 ms per token cannot reach before the 1 s deadline.
+    const r = await bench([...args, '--max-tokens', '1000', '--request-timeout-s', '1', '--json', json]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error \[timeout\]: .*did not finish the request within 1 s \(request timeout/);
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    expect(res.partial).toBe(true);
+    expect(res.runs[0].partial).toBe(true);
+    expect(res.runs[0].outputTokens).toBeGreaterThan(0);
+    expect(res.runs[0].outputTokens).toBeLessThan(1000);
+    const bad = await bench([...args, '--request-timeout-s', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--request-timeout-s must be a finite number > 0 and ≤ 2147483, got "soon"/);
+  });
+
+  it('bad arguments exit 2', async () => {
+    const r = await bench(['--engine', 'remote']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--base-url/);
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * The one error type every backend throws. It crosses the worker boundary with its `code` intact
+ * (see `workers/engine.worker.ts` and `workers/bench.worker.ts`, which register a comlink transfer handler
+ * for it: src/core/comlink.ts).
+ */
+
+/** Error codes (see `../shared/DESIGN.md`, "Errors"). */
+export type EngineErrorCode =
+  | 'webgpu_unavailable'
+  | 'feature_missing'
+  | 'device_lost'
+  | 'out_of_memory'
+  | 'gguf_invalid'
+  | 'unsupported_model'
+  | 'context_overflow'
+  | 'network'
+  | 'timeout'
+  | 'http_status'
+  | 'aborted'
+  // A request, option or argument of the wrong type or out of range (src/core/validate.ts checks every
+  // generate/chat request; the command lines exit 2 with this code).
+  | 'invalid_argument'
+  | 'not_loaded'
+  // Model library (src/library/):
+  | 'quota_exceeded'
+  | 'integrity'
+  // Remote servers (src/remote/engine.ts):
+  | 'unauthorized'
+  | 'model_not_found'
+  | 'rate_limited'
+  | 'server_error'
+  | 'protocol'
+  | 'stream_cut'
+  | 'cors';
+
+/** An error with a machine-readable `code` and a message a person can act on. */
+export class EngineError extends Error {
+  override name = 'EngineError';
+  readonly code: EngineErrorCode;
+  constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** Plain object for structured clone / JSON. */
+  toJSON(): { name: string; code: EngineErrorCode; message: string; stack?: string } {
+    return { name: this.name, code: this.code, message: this.message, stack: this.stack };
+  }
+
+  /** Rebuilds an EngineError from {@link EngineError.toJSON}'s output. */
+  static fromJSON(o: { code: EngineErrorCode; message: string; stack?: string }): EngineError {
+    const e = new EngineError(o.code, o.message);
+    if (o.stack) e.stack = o.stack;
+    return e;
+  }
+}
+
+/** True when `e` is an EngineError (also across realms, by name and code). */
+export function isEngineError(e: unknown, code?: EngineErrorCode): e is EngineError {
+  const ok =
+    e instanceof EngineError ||
+    (typeof e === 'object' && e !== null && (e as Error).name === 'EngineError' && 'code' in e);
+  return ok && (code === undefined || (e as EngineError).code === code);
+}

@@ -1,0 +1,342 @@
+/**
+ * The `Engine` interface every backend implements (our WebGPU engine, WebLLM, remote servers), so the
+ * benchmark, the chat tab, the widget and the CLI never ask which backend they hold.
+ */
+
+/** Phases of a model load, reported in order (a phase may be skipped). */
+/**
+ * Load phases, in order: `download` (a URL into the model library's cache, only with
+ * {@link LoadOptions.cache}), `verify` (hashing a download, or the part already on disk before a resume),
+ * `fetch` (reading the GGUF: network, file or cache), `upload` (to GPU buffers), `compile` (pipelines).
+ */
+export type LoadPhase = 'download' | 'verify' | 'fetch' | 'upload' | 'compile';
+
+/** Progress of a model load. `bytesDone`/`bytesTotal` are bytes (for `compile`: pipelines done/total). */
+export interface LoadProgress {
+  phase: LoadPhase;
+  bytesDone: number;
+  bytesTotal: number;
+  /** ms since the load started (performance.now() based). */
+  tMs: number;
+  /** `download`: transfer rate over the last few seconds, bytes/s. */
+  bytesPerSec?: number;
+  /** `download`: estimated time left at that rate, ms. */
+  etaMs?: number;
+  /** A line for people, e.g. "resuming at 312 MB" or "using the cached copy (offline)". */
+  note?: string;
+}
+
+/**
+ * Where a GGUF comes from: a URL (fetched, range requests where allowed) or a Hugging Face shorthand
+ * `hf:OWNER/REPO/FILE.gguf[@REVISION]` (see src/library/spec.ts), a File/Blob (used in place), a Node
+ * path, or a synthetic model (`synthetic:SHAPE-TYPE`: real shapes, random weights made on the GPU; see
+ * src/webgpu/model/synthetic.ts).
+ *
+ * Split GGUF files (`NAME-00001-of-00003.gguf`, llama.cpp's gguf-split) load as one model from their
+ * first part: URL and path sources find the other parts beside it; a Blob source passes them in `parts`
+ * (any order; matched by name).
+ */
+export type ModelSource =
+  | { url: string }
+  | { blob: Blob; name?: string; parts?: Blob[] }
+  | { path: string }
+  | { synthetic: string; seed?: number };
+
+/**
+ * The model library's cache ({@link LoadOptions.cache}): `true` = the default place (the Origin Private
+ * File System in a browser, `~/.cache/webgpu-llm-bench/models` in Node), or options.
+ */
+export type CacheOption =
+  | boolean
+  | {
+      /** Node: the cache directory (default: $XDG_CACHE_HOME or ~/.cache, then webgpu-llm-bench/models). */
+      dir?: string;
+      /** Expected SHA-256 of the file (hex), checked after download. */
+      sha256?: string;
+      /** Hugging Face endpoint for `hf:` shorthands (default https://huggingface.co, or $HF_ENDPOINT). */
+      hfEndpoint?: string;
+      /** Skip the freshness check of a complete cached copy (no request at all). Default false. */
+      offline?: boolean;
+    };
+
+/** Options for loading a model. */
+export interface LoadOptions {
+  /** Context length in tokens (KV cache size); default min(model's context, 2048). */
+  contextLength?: number;
+  /**
+   * The most prompt tokens per prefill batch (llama.cpp's ubatch; the run state's buffers hold this many).
+   * Our WebGPU engine's default: on a GPU up to 512, the largest multiple of 32 whose widest per-batch
+   * buffer (batch × max(nFF, nVocab) × 4 bytes: the SwiGLU hidden, and the every-position logits of
+   * scoring) fits the device's maxStorageBufferBindingSize and maxBufferSize; 64 on a software adapter
+   * (SwiftShader); never more than the context length. The batch used is `ModelInfo.batchSize`. A
+   * generation's prefill starts with one tile of the prefill kernel's tokens and grows or shrinks its
+   * batches toward about 100 ms each at the measured speed (up to this size), so a Stop lands within one
+   * batch.
+   */
+  batchSize?: number;
+  /** Called with progress for each phase. */
+  onProgress?: (p: LoadProgress) => void;
+  /** Aborts the load; rejects with EngineError('aborted'). */
+  signal?: AbortSignal;
+  /**
+   * URL sources: keep the file in the model library's cache (download once, resume, verify; later loads
+   * read the cached copy). Default false: stream from the network each time.
+   */
+  cache?: CacheOption;
+  /**
+   * Run on a device with only the WebGPU spec's default limits (128 MiB per storage binding, 8 storage
+   * buffers per shader stage), as a phone or integrated GPU may grant (our WebGPU engine; `--default-limits`
+   * on the command line). Matrices larger than a binding are split; a model that still cannot be bound is
+   * refused before anything is allocated. Default false: the adapter's highest limits.
+   */
+  defaultLimits?: boolean;
+  /**
+   * Element type of the KV cache (our WebGPU engine; `--kv-type` on the command line): `f16` (default, as
+   * llama.cpp's default `--cache-type-k/v f16`; stored with WGSL's pack2x16float, so no shader-f16 needed)
+   * takes half the memory and bandwidth of `f32`. Bytes: 2 × nLayers × contextLength × kvDim × (2 or 4).
+   */
+  kvType?: KvType;
+}
+
+/** Element type of the KV cache ({@link LoadOptions.kvType}). */
+export type KvType = 'f16' | 'f32';
+
+/** Sampling parameters. Defaults give greedy decoding. Order of application follows llama.cpp's sampler chain. */
+export interface SamplingParams {
+  /** 0 (default) = greedy (argmax). */
+  temperature?: number;
+  /** Keep the k most likely tokens; 0 = off. */
+  topK?: number;
+  /** Nucleus sampling mass in (0, 1]; 1 = off. */
+  topP?: number;
+  /** Drop tokens with p < minP · p_max; 0 = off. */
+  minP?: number;
+  /** CTRL-style repetition penalty (> 1 penalises); 1 = off. */
+  repetitionPenalty?: number;
+  /** How many recent tokens the penalty looks at; default 64. */
+  repetitionLastN?: number;
+  /** Seed for the sampler's PRNG; the same seed gives the same output. */
+  seed?: number;
+}
+
+/** A completion request: a plain-text prompt, or pre-tokenized ids (BOS included if wanted). */
+export interface GenerateRequest extends SamplingParams {
+  prompt?: string;
+  promptTokenIds?: number[];
+  /** Maximum number of new tokens; default 128. */
+  maxTokens?: number;
+  /** Keep going past EOS (fixed-length decode for benchmarks). */
+  ignoreEos?: boolean;
+  /** Also return logits per output position (slow: reads back [nVocab] floats per token). */
+  returnLogits?: boolean;
+}
+
+/** One chat message. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** A chat request: rendered with the model's chat template where it has one. */
+export interface ChatRequest extends Omit<GenerateRequest, 'prompt' | 'promptTokenIds'> {
+  messages: ChatMessage[];
+}
+
+/** One output token, timestamped where its id became known on the host. */
+export interface TokenEvent {
+  tokenId: number;
+  /** Text this token adds to the output (may be '' while a multi-byte character is incomplete). */
+  text: string;
+  /** performance.now() in ms when the token id was read back. */
+  tMs: number;
+  /** Logits [nVocab] for this position, only when `returnLogits` was asked. */
+  logits?: Float32Array;
+}
+
+/** Why generation ended. */
+export type FinishReason = 'stop' | 'length' | 'aborted';
+
+/** The result of a generation. */
+export interface GenerateResult {
+  promptTokenIds: number[];
+  outputTokenIds: number[];
+  text: string;
+  finishReason: FinishReason;
+  /** performance.now() ms at request start. */
+  tStartMs: number;
+  /** performance.now() ms per output token. */
+  tokenTimesMs: number[];
+}
+
+/** Facts about the loaded model. */
+export interface ModelInfo {
+  name: string;
+  architecture: string;
+  nParams: number;
+  nLayers: number;
+  nEmbd: number;
+  nVocab: number;
+  contextLength: number;
+  /** The most tokens per prefill batch (our WebGPU engine; {@link LoadOptions.batchSize}). */
+  batchSize?: number;
+  /** Bytes of weights on the GPU. */
+  weightBytes: number;
+  /** Tensor types present, e.g. ['F32']. */
+  tensorTypes: string[];
+  /** True for synthetic models: speed is real, text is noise. */
+  synthetic?: boolean;
+  /** K/V width per layer (nHeadKv · headDim), for KV-cache traffic estimates. */
+  kvDim?: number;
+  /** Element type of the KV cache (our WebGPU engine); bytes per element 2 (f16) or 4 (f32). */
+  kvType?: KvType;
+  /** The output projection reuses `token_embd.weight`. */
+  tiedEmbeddings?: boolean;
+  /** Size of the GGUF file(s) in bytes, where known. */
+  fileBytes?: number;
+  /** Number of files (split GGUF parts); 1 for a single file. */
+  fileParts?: number;
+  /**
+   * Which decode matmul kernels run (our WebGPU engine): `mmv` with its layout (kernels/mmv.ts) and how it
+   * was chosen (`measured` at this load, `cached` from an earlier measurement on this adapter, `option`,
+   * `only`), with the candidates' times; `fallback` is the kernel of matmuls mmv does not take (K not a
+   * multiple of 32) or of all of them when mmv is off.
+   */
+  kernels?: {
+    decode: 'mmv' | 'ksplit' | 'rows';
+    mmvLayout?: string;
+    chosenBy?: 'measured' | 'cached' | 'option' | 'only';
+    trials?: { layout: string; ms: number }[];
+    /**
+     * The layout of each decode matmul that mmv runs (K a multiple of 32; `mmvLayout`, `chosenBy` and
+     * `trials` above are the feed-forward gate+up's): Q/K/V, attention output, gate+up, down and output.
+     * With `mmvTrials: 'per-matmul'` (GPUs' default) each is chosen by its own timed trial on its shape
+     * (kernels/tune.ts), with the candidates' ms per dispatch; with `'one'` (software adapters' default)
+     * the others take the gate+up's winner, `chosenBy: 'ffn-trial'`, no trials of their own.
+     */
+    mmvLayouts?: Partial<
+      Record<
+        'qkv' | 'wo' | 'ffn' | 'down' | 'output',
+        {
+          layout: string;
+          chosenBy: 'measured' | 'cached' | 'option' | 'only' | 'ffn-trial';
+          trials?: { layout: string; ms: number }[];
+        }
+      >
+    >;
+    fallback: 'ksplit' | 'rows';
+    /** Decode matmuls per token on mmv and on the fallback. */
+    matmuls: { mmv: number; fallback: number };
+    /** Weight tensors repacked into aligned planes at load (Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights). */
+    planarTensors?: number;
+    /** Weight tensors split by rows across several buffer bindings (each larger than one binding). */
+    splitTensors?: number;
+    /** Dispatches per decode step (more than usual where a kernel was split to fit the binding count). */
+    dispatchesPerToken?: number;
+    /** Decode runs each segment of the fused Q/K/V matmul as its own dispatch (software adapters). */
+    splitSegments?: boolean;
+    /**
+     * Decode attention (kernels/attention.ts): `flash` (flash-decoding; its layout, lanes per position,
+     * and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups workgroups), or
+     * the prefill kernel where the head shape rules flash out. `prefill`: the prefill attention, `tiled`
+     * (GPUs: KV tiles of `kvTile` positions in workgroup memory) or `rows` (software adapters: rows in
+     * registers, K/V read from the cache, `kvTile` positions per step), each workgroup serving
+     * `tokensPerWorkgroup` query tokens × `headsPerWorkgroup` heads of one KV head; or `per-token` (one
+     * workgroup per head and token; head sizes the tiled kernels do not take).
+     */
+    attention?: {
+      decode: 'flash' | 'prefill-kernel';
+      layout?: 'tiled' | 'strided';
+      lanes?: number;
+      minChunk?: number;
+      targetWorkgroups?: number;
+      prefill?: {
+        kernel: 'tiled' | 'rows' | 'per-token';
+        tokensPerWorkgroup?: number;
+        headsPerWorkgroup?: number;
+        kvTile?: number;
+        threads?: number;
+      };
+    };
+    /**
+     * Prefill matmuls: `tile` (kernels/mmm.ts, workgroup-memory tiles; GPUs) or `mmv` (kernels/mmv.ts
+     * register tiles at `tokensPerTile` tokens, one dispatch per segment when `splitSegments`; software
+     * adapters); matmuls whose K is not a multiple of 32 use matmul.ts's kernel in the `mmv` choice.
+     * `tile` only: `intDot`, the matmul families on the integer-dot tile (those whose weights are all
+     * Q4_0, Q5_0, Q8_0, Q4_K or Q6_K, where the integer tile was chosen; empty when none); `tileChosenBy`,
+     * how the float or integer tile was chosen ('measured' by a timed trial on the gate+up shape at this
+     * load, 'cached' from an earlier one on this adapter, 'option', 'unavailable': no
+     * packed_4x8_integer_dot_product or a type the integer tile does not take), and `tileTrials`, ms per
+     * trial dispatch of each.
+     */
+    prefill?: {
+      matmul: 'tile' | 'mmv';
+      mmvLayout?: string;
+      tokensPerTile: number;
+      splitSegments?: boolean;
+      intDot?: string[];
+      tileChosenBy?: 'measured' | 'cached' | 'option' | 'unavailable';
+      tileTrials?: { tile: 'float' | 'int8'; ms: number }[];
+    };
+  };
+  /** The device limits the model was planned with, and whether only the spec's defaults were requested. */
+  limits?: { defaultLimits: boolean; values: Record<string, number> };
+  /** Set when the model came through the model library's cache. */
+  cache?: {
+    /** The weights were read from the cached copy (true) or downloaded during this load (false). */
+    fromCache: boolean;
+    /** The server could not be reached, so the cached copy was used without a freshness check. */
+    offline: boolean;
+    /** Bytes downloaded during this load (0 when cached). */
+    downloadedBytes: number;
+    /** Where the copy lives (an OPFS path or a directory). */
+    location: string;
+  };
+}
+
+/** Engine statistics, all times in ms. */
+export interface EngineStats {
+  load?: { fetchMs: number; uploadMs: number; compileMs: number; totalMs: number };
+  lastPrefill?: { tokens: number; ms: number };
+  /**
+   * The running or last generation's prefill (our WebGPU engine), updated after each batch: `done` of
+   * `tokens` prompt tokens in `batches` batches, `ms` since it started; `state` 'aborted' when a Stop
+   * ended it between batches.
+   */
+  prefill?: {
+    tokens: number;
+    done: number;
+    batches: number;
+    ms: number;
+    state: 'running' | 'done' | 'aborted' | 'failed';
+  };
+  lastDecode?: { tokens: number; ms: number };
+}
+
+/**
+ * A loaded-model inference backend.
+ * All methods may throw {@link import('./errors').EngineError}.
+ */
+export interface Engine {
+  /** Loads a model, replacing any loaded one. */
+  load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
+  /**
+   * Streams a completion. `onToken` gets each token as it is known; the promise resolves with the whole
+   * result, and every `onToken` call has happened by then (none comes after it; for a worker engine, see
+   * `ordered` in src/webgpu/worker-host.ts). Aborting `signal` ends generation with finishReason 'aborted' and leaves the engine usable;
+   * an abort during the prompt's prefill ends it between two prefill batches, with no output tokens.
+   */
+  generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult>;
+  /** Like generate, with the model's chat template applied. */
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult>;
+  /** Tokenizes text (with BOS when `addBos`, default the model's add_bos_token). */
+  tokenize(text: string, addBos?: boolean): Promise<number[]>;
+  /** Detokenizes ids to text. */
+  detokenize(ids: number[]): Promise<string>;
+  stats(): Promise<EngineStats>;
+  /** Releases the model and all GPU memory. Safe to call twice. */
+  unload(): Promise<void>;
+}

@@ -1,0 +1,188 @@
+/**
+ * The engine API's one request check (src/core/validate.ts): each wrong type or range is
+ * EngineError('invalid_argument') naming the field, and every backend (our WebGPU engine, remote servers,
+ * WebLLM) refuses the same bad requests before doing anything. The strict number readers the command lines
+ * use are checked here too.
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
+import { openModelSource } from '../library/opener.ts';
+import { RemoteEngine } from '../remote/engine.ts';
+import { WebGpuEngine } from '../webgpu/engine.ts';
+import { WebLlmEngine } from '../webllm/engine.ts';
+import { type EngineError, isEngineError } from './errors.ts';
+import type { ChatRequest, Engine, GenerateRequest } from './types.ts';
+import { parseDecimal, parseInteger, validateChatRequest, validateGenerateRequest } from './validate.ts';
+
+/** The EngineError `f` throws (synchronously or as a rejection); fails the test when it throws none. */
+async function errorOf(f: () => unknown): Promise<EngineError> {
+  try {
+    await f();
+  } catch (e) {
+    expect(isEngineError(e), String(e)).toBe(true);
+    return e as EngineError;
+  }
+  throw new Error('expected an EngineError');
+}
+
+const BAD_GENERATE: [string, unknown, RegExp][] = [
+  ['prompt a number', { prompt: 12345 }, /^prompt must be a string, got 12345$/],
+  [
+    'temperature NaN',
+    { prompt: 'x', temperature: Number.NaN },
+    /^temperature must be a finite number ≥ 0, got NaN$/,
+  ],
+  ['temperature a string', { prompt: 'x', temperature: 'abc' }, /^temperature must be .*, got "abc"$/],
+  ['temperature < 0', { prompt: 'x', temperature: -1 }, /^temperature must be a finite number ≥ 0, got -1$/],
+  ['seed not an integer', { prompt: 'x', seed: 1.5 }, /^seed must be an integer, got 1\.5$/],
+  ['seed a string', { prompt: 'x', seed: '7' }, /^seed must be an integer, got "7"$/],
+  ['maxTokens a string', { prompt: 'x', maxTokens: '' }, /^maxTokens must be an integer ≥ 0, got ""$/],
+  ['maxTokens Infinity', { prompt: 'x', maxTokens: Number.POSITIVE_INFINITY }, /^maxTokens must be/],
+  ['topK negative', { prompt: 'x', topK: -2 }, /^topK must be an integer ≥ 0, got -2$/],
+  ['topP 0', { prompt: 'x', topP: 0 }, /^topP must be a finite number > 0 and ≤ 1, got 0$/],
+  ['minP > 1', { prompt: 'x', minP: 2 }, /^minP must be a finite number ≥ 0 and ≤ 1, got 2$/],
+  [
+    'repetitionPenalty 0',
+    { prompt: 'x', repetitionPenalty: 0 },
+    /^repetitionPenalty must be a finite number > 0/,
+  ],
+  ['ignoreEos a string', { prompt: 'x', ignoreEos: 'yes' }, /^ignoreEos must be true or false, got "yes"$/],
+  ['promptTokenIds a string', { promptTokenIds: '1,2' }, /^promptTokenIds must be an array/],
+  ['a token id -1', { promptTokenIds: [1, -1] }, /^promptTokenIds\[1\] must be an integer ≥ 0/],
+  ['no object', null, /^the generate request must be an object, got null$/],
+];
+
+const BAD_CHAT: [string, unknown, RegExp][] = [
+  [
+    'messages a string',
+    { messages: 'hi' },
+    /^messages must be a non-empty array of \{role, content\}, got "hi"$/,
+  ],
+  ['messages empty', { messages: [] }, /got an empty array$/],
+  [
+    'a bad role',
+    { messages: [{ role: 'robot', content: 'x' }] },
+    /^messages\[0\]\.role must be one of system, user, assistant, got "robot"$/,
+  ],
+  [
+    'content a number',
+    { messages: [{ role: 'user', content: 5 }] },
+    /^messages\[0\]\.content must be a string, got 5$/,
+  ],
+  [
+    'temperature NaN',
+    { messages: [{ role: 'user', content: 'x' }], temperature: Number.NaN },
+    /^temperature must be/,
+  ],
+];
+
+describe('validateGenerateRequest / validateChatRequest', () => {
+  it.each(BAD_GENERATE)('generate: %s → invalid_argument', async (_n, req, msg) => {
+    const e = await errorOf(() => validateGenerateRequest(req));
+    expect(e.code).toBe('invalid_argument');
+    expect(e.message).toMatch(msg);
+  });
+  it.each(BAD_CHAT)('chat: %s → invalid_argument', async (_n, req, msg) => {
+    const e = await errorOf(() => validateChatRequest(req));
+    expect(e.code).toBe('invalid_argument');
+    expect(e.message).toMatch(msg);
+  });
+  it('accepts good requests, defaults left unset', () => {
+    expect(() => validateGenerateRequest({})).not.toThrow();
+    expect(() =>
+      validateGenerateRequest({
+        prompt: 'x',
+        maxTokens: 0,
+        temperature: 0.7,
+        seed: -1,
+        topK: 40,
+        topP: 1,
+        minP: 0,
+        repetitionPenalty: 1.1,
+        repetitionLastN: -1,
+        ignoreEos: true,
+      }),
+    ).not.toThrow();
+    expect(() => validateGenerateRequest({ promptTokenIds: [1, 2, 3] })).not.toThrow();
+    expect(() => validateChatRequest({ messages: [{ role: 'system', content: '' }] })).not.toThrow();
+  });
+});
+
+describe('strict number reading (command lines)', () => {
+  it('reads decimals and integers, refuses what Number() would bend', () => {
+    expect(parseDecimal('0.5')).toBe(0.5);
+    expect(parseDecimal('-2')).toBe(-2);
+    expect(parseDecimal('1e3')).toBe(1000);
+    expect(parseDecimal('.5')).toBe(0.5);
+    for (const s of ['', ' ', 'abc', 'NaN', 'Infinity', '0x10', ' 5', '5 ', '1,5', '1e999'])
+      expect(parseDecimal(s), JSON.stringify(s)).toBeUndefined();
+    expect(parseInteger('42')).toBe(42);
+    expect(parseInteger('-3')).toBe(-3);
+    for (const s of ['', '1.0', '1e3', '0x10', 'abc', '99999999999999999999'])
+      expect(parseInteger(s), JSON.stringify(s)).toBeUndefined();
+  });
+});
+
+describe('every backend refuses a bad request with invalid_argument', () => {
+  let server: OpenAiTestServer;
+  beforeAll(async () => {
+    server = await startOpenAiServer({ delayMs: 1, firstDelayMs: 1 });
+  });
+  afterAll(() => server.close());
+
+  const badGenerate = [
+    { prompt: 12345 },
+    { prompt: 'x', temperature: Number.NaN },
+    { prompt: 'x', maxTokens: '8' },
+  ];
+  const badChat = [{ messages: 'hi' }, { messages: [{ role: 'user', content: 'x' }], seed: 'abc' }];
+
+  /** The engines, each ready to generate (so a bad request is the only thing that can stop it). */
+  async function engines(): Promise<[string, Engine][]> {
+    const remote = new RemoteEngine({ baseUrl: server.url, model: 'test-model' });
+    await remote.load();
+    // WebLLM with a stand-in for its engine that would stream an answer to anything.
+    const webllm = new WebLlmEngine();
+    const answer = async () =>
+      (async function* () {
+        yield { choices: [{ text: 'ok', delta: { content: 'ok' } }] };
+      })();
+    (webllm as unknown as { mlc: unknown }).mlc = {
+      completions: { create: answer },
+      chat: { completions: { create: answer } },
+      interruptGenerate() {},
+      unload: async () => undefined,
+    };
+    // No model loaded: before the check it answered not_loaded, whatever the request.
+    return [
+      ['webgpu', new WebGpuEngine({ openModel: openModelSource })],
+      ['remote', remote],
+      ['webllm', webllm],
+    ];
+  }
+
+  it('generate and chat of each backend', async () => {
+    for (const [name, engine] of await engines()) {
+      for (const req of badGenerate) {
+        const e = await errorOf(() => engine.generate(req as unknown as GenerateRequest));
+        expect(e.code, `${name} ${JSON.stringify(req)}: ${e.message}`).toBe('invalid_argument');
+      }
+      for (const req of badChat) {
+        const e = await errorOf(() => engine.chat(req as unknown as ChatRequest));
+        expect(e.code, `${name} ${JSON.stringify(req)}: ${e.message}`).toBe('invalid_argument');
+      }
+    }
+    // And the remote engine still answers a good request afterwards.
+    const remote = (await engines())[1][1];
+    const r = await remote.generate({ prompt: 'x', maxTokens: 3 });
+    expect(r.outputTokenIds.length).toBe(3);
+  });
+
+  it('remote: a timeout a timer cannot hold is refused when the engine is made', async () => {
+    for (const cfg of [{ requestTimeoutMs: Number.NaN }, { idleTimeoutMs: 2 ** 31 }, { maxRetries: 1.5 }]) {
+      const e = await errorOf(() => new RemoteEngine({ baseUrl: server.url, ...cfg }));
+      expect(e.code, JSON.stringify(cfg)).toBe('invalid_argument');
+    }
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * The engine API a worker hosting an engine exposes through comlink ({@link WorkerApi}: served by
+ * src/webgpu/worker-host.ts in `workers/engine.worker.ts`), and {@link WorkerEngine}, the page-side
+ * `Engine` that forwards to it. Engine only: the bench extension (llama-bench, kernel profiles) is
+ * src/bench/worker-api.ts's `BenchWorkerApi` / `BenchWorkerEngine` over `workers/bench.worker.ts`, so
+ * nothing here imports src/bench.
+ */
+import * as Comlink from 'comlink';
+import { installErrorTransfer } from './comlink.ts';
+import type {
+  ChatRequest,
+  Engine,
+  EngineStats,
+  GenerateRequest,
+  GenerateResult,
+  LoadOptions,
+  LoadProgress,
+  ModelInfo,
+  ModelSource,
+  TokenEvent,
+} from './types.ts';
+import { validateChatRequest, validateGenerateRequest } from './validate.ts';
+
+/**
+ * What the engine worker exposes. Callbacks are comlink proxies; cancellation is by request id. Errors are
+ * `EngineError`s and cross with their codes (src/core/comlink.ts).
+ */
+export interface WorkerApi {
+  load(
+    source: ModelSource,
+    options: Omit<LoadOptions, 'onProgress' | 'signal'>,
+    onProgress?: (p: LoadProgress) => void,
+    loadId?: number,
+  ): Promise<ModelInfo>;
+  generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    requestId?: number,
+  ): Promise<GenerateResult>;
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, requestId?: number): Promise<GenerateResult>;
+  /** Aborts the load or generation with this id. */
+  cancel(id: number): void;
+  tokenize(text: string, addBos?: boolean): Promise<number[]>;
+  detokenize(ids: number[]): Promise<string>;
+  /** Teacher-forced NLL and top-1 per position (`WebGpuEngine.scoreTokens`); cancellable by id. */
+  scoreTokens(ids: number[], requestId?: number): Promise<{ nll: Float64Array; top1: Int32Array }>;
+  stats(): Promise<EngineStats>;
+  unload(): Promise<void>;
+  /** Adapter facts of the worker's device (after load). */
+  adapterInfo(): Promise<
+    | { vendor: string; architecture: string; device: string; description: string; isFallback: boolean }
+    | undefined
+  >;
+}
+
+let nextId = 1;
+
+/**
+ * An `Engine` on the page that runs in a Worker exposing {@link WorkerApi} (`workers/engine.worker.ts`, or
+ * the bench worker through src/bench/worker-api.ts's subclass `BenchWorkerEngine`). Token timestamps are
+ * taken in the worker when the token id is read back; the page never sets the clock (performance.now()
+ * origins differ between page and worker, so `tMs` values are in the worker's timeline: use differences
+ * only).
+ */
+export class WorkerEngine implements Engine {
+  readonly worker: Worker;
+  /**
+   * The worker's comlink proxy. Private so that the package's declarations never name comlink's types (a
+   * consumer would need `comlink` installed to check them with `skipLibCheck: false`).
+   */
+  private readonly remote: Comlink.Remote<WorkerApi>;
+  constructor(worker: Worker) {
+    installErrorTransfer();
+    this.worker = worker;
+    this.remote = Comlink.wrap<WorkerApi>(worker);
+  }
+
+  /**
+   * Runs `run` with a fresh request id that aborting `signal` cancels in the worker (`cancel(id)`); for
+   * subclasses that add methods of an extended worker API (src/bench/worker-api.ts).
+   */
+  protected withSignal<T>(signal: AbortSignal | undefined, run: (id: number) => Promise<T>): Promise<T> {
+    const id = nextId++;
+    const onAbort = () => void this.remote.cancel(id);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const p = run(id).finally(() => signal?.removeEventListener('abort', onAbort));
+    // An already aborted signal cancels after the request is posted: the worker registers the id when the
+    // request's message arrives, so a cancel sent first found nothing and the request ran in full.
+    if (signal?.aborted) onAbort();
+    return p;
+  }
+
+  load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    const { onProgress, signal, ...rest } = options;
+    return this.withSignal(signal, (id) =>
+      this.remote.load(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
+    );
+  }
+  generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    // Checked on this side too: a request that cannot be cloned would otherwise fail as a DataCloneError.
+    try {
+      validateGenerateRequest(req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.withSignal(signal, (id) =>
+      this.remote.generate(req, onToken ? Comlink.proxy(onToken) : undefined, id),
+    );
+  }
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    try {
+      validateChatRequest(req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.withSignal(signal, (id) =>
+      this.remote.chat(req, onToken ? Comlink.proxy(onToken) : undefined, id),
+    );
+  }
+  tokenize(text: string, addBos?: boolean): Promise<number[]> {
+    return this.remote.tokenize(text, addBos);
+  }
+  detokenize(ids: number[]): Promise<string> {
+    return this.remote.detokenize(ids);
+  }
+  /** Teacher-forced scoring (perplexity): NLL of ids[i + 1] and the top-1 token after ids[0..i]. */
+  scoreTokens(ids: number[], signal?: AbortSignal): Promise<{ nll: Float64Array; top1: Int32Array }> {
+    return this.withSignal(signal, (id) => this.remote.scoreTokens(ids, id));
+  }
+  /** Adapter facts of the worker's device (after load; undefined before). */
+  adapterInfo(): ReturnType<WorkerApi['adapterInfo']> {
+    return this.remote.adapterInfo();
+  }
+  stats(): Promise<EngineStats> {
+    return this.remote.stats();
+  }
+  unload(): Promise<void> {
+    return this.remote.unload();
+  }
+  /** Unloads and terminates the worker. */
+  async terminate(): Promise<void> {
+    await this.remote.unload().catch(() => undefined);
+    this.worker.terminate();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The package's engine API (`import { createEngine } from 'webgpu-llm-bench'`): our WebGPU engine in a
+ * Web Worker, driven from the page. The worker is inlined into the library build (a `blob:` worker), so a
+ * site's bundler has no worker file to find and nothing to configure.
+ *
+ * ```ts
+ * const engine = createEngine();
+ * await engine.load({ url: '/models/stories260K.gguf' });
+ * const r = await engine.generate({ prompt: 'Once upon a time', maxTokens: 20, temperature: 0 }, (t) => show(t.text));
+ * await engine.terminate();
+ * ```
+ */
+import EngineWorker from '../workers/engine.worker.ts?worker&inline';
+import type { LoadOptions, ModelInfo, ModelSource } from './core/types.ts';
+import { WorkerEngine } from './core/worker-api.ts';
+
+export type { EngineErrorCode } from './core/errors.ts';
+export { EngineError, isEngineError } from './core/errors.ts';
+export type {
+  CacheOption,
+  ChatMessage,
+  ChatRequest,
+  Engine,
+  EngineStats,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  KvType,
+  LoadOptions,
+  LoadPhase,
+  LoadProgress,
+  ModelInfo,
+  ModelSource,
+  SamplingParams,
+  TokenEvent,
+} from './core/types.ts';
+export { WorkerEngine };
+
+/** Options of {@link createEngine}. */
+export interface CreateEngineOptions {
+  /** The worker's name (shown in the browser's developer tools). Default "webgpu-llm engine". */
+  name?: string;
+}
+
+/**
+ * A URL source made absolute against the page (`document.baseURI`): the worker is a `blob:` worker, where
+ * `/models/x.gguf` or `models/x.gguf` would mean nothing. `hf:` shorthands and other sources pass as they are.
+ */
+function resolveSource(source: ModelSource): ModelSource {
+  if (!('url' in source) || /^hf:/i.test(source.url) || typeof document === 'undefined') return source;
+  return { ...source, url: new URL(source.url, document.baseURI).href };
+}
+
+/** {@link WorkerEngine} whose `load` resolves relative model URLs against the page. */
+class PageEngine extends WorkerEngine {
+  override load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo> {
+    return super.load(resolveSource(source), options);
+  }
+}
+
+/**
+ * A new engine in its own Web Worker: `load` a GGUF (URL, `hf:` shorthand, File/Blob), then `generate` or
+ * `chat` (streamed through `onToken`); a relative model URL is relative to the page, as in `fetch`, `tokenize`, `stats`, `unload`; `terminate()` ends the worker. Every
+ * method may reject with an {@link EngineError} (its `code` says what failed).
+ */
+export function createEngine(options: CreateEngineOptions = {}): WorkerEngine {
+  return new PageEngine(new EngineWorker({ name: options.name ?? 'webgpu-llm engine' }));
+}

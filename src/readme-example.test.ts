@@ -1,0 +1,32 @@
+/**
+ * README's "OpenAI-shaped API" example and its compiled copy in `openai.test-d.ts` stay the same: the
+ * README block without its import lines equals the test-d's body between the markers (dedented).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+test("README's OpenAI-shaped example is the one openai.test-d.ts compiles", () => {
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const m = /<!-- openai-example[^>]*-->\s*```ts\n([\s\S]*?)```/.exec(readme);
+  expect(m, 'README.md has no openai-example block').not.toBeNull();
+  const block = (m?.[1] ?? '')
+    .split('\n')
+    .filter((l) => !l.startsWith('import '))
+    .join('\n')
+    .trim();
+  const testD = readFileSync(resolve(ROOT, 'src/core/openai.test-d.ts'), 'utf8');
+  const body = /\/\/ --- README example start ---\n([\s\S]*?)\n\s*\/\/ --- README example end ---/.exec(
+    testD,
+  );
+  expect(body, 'openai.test-d.ts has no README example markers').not.toBeNull();
+  const copy = (body?.[1] ?? '')
+    .split('\n')
+    .map((l) => l.replace(/^ {2}/, ''))
+    .join('\n')
+    .trim();
+  expect(copy).toBe(block);
+});

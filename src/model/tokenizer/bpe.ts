@@ -20,25 +20,20 @@
  */
 
 import { EngineError } from '../../core/errors.ts';
+import { VocabTokenizer } from './base.ts';
 import { type PreTokenizerSpec, preTokenizerFor, splitWords } from './bpe-pre.ts';
 import {
   attrOfType,
-  checkTokenId,
-  concatBytes,
   EOG_TOKEN_TEXTS,
   EOT_TEXTS,
   type Fragment,
   isArrayLikeOf,
-  lstripPiece,
   PriorityQueue,
-  partitionSpecial,
   readCommonVocab,
-  specialTokenIds,
   TokenAttr,
   utf8,
   wellFormed,
 } from './common.ts';
-import type { DecodeOptions, EncodeOptions, Tokenizer } from './types.ts';
 import { BYTE_TO_CHAR, CHAR_TO_BYTE, codePoints } from './unicode.ts';
 
 /** What a BPE tokenizer is built from (the GGUF `tokenizer.ggml.*` keys, already parsed). */
@@ -160,54 +155,30 @@ function bigramAfter(a: Bigram, b: Bigram): boolean {
 }
 
 /** Byte-level BPE tokenizer with llama.cpp's exact behaviour. */
-export class BpeTokenizer implements Tokenizer {
+export class BpeTokenizer extends VocabTokenizer {
   readonly model = 'gpt2';
-  readonly nVocab: number;
-  readonly bosId: number | null;
-  readonly eosId: number | null;
-  readonly eotId: number | null;
-  readonly eomId: number | null;
-  readonly unkId: number | null;
-  readonly addBos: boolean;
-  readonly addEos: boolean;
-  readonly chatTemplate: string | null;
-  readonly addSpacePrefix: boolean;
   /** The pre-tokenizer `tokenizer.ggml.pre` selects. */
   readonly pre: PreTokenizerSpec;
   /** The `tokenizer.ggml.pre` value ('default' when absent). */
   readonly preName: string;
 
-  private readonly texts: readonly string[];
-  private readonly attrs: Uint16Array;
-  private readonly textToId: ReadonlyMap<string, number>;
   /** 'left right' → merge rank (the first occurrence wins, as llama.cpp's map emplace). */
   private readonly ranks: ReadonlyMap<string, number>;
-  /** Piece bytes per token with special tokens rendered (llama.cpp's `cache_token_to_piece`), filled on use. */
-  private readonly pieces: (Uint8Array | undefined)[];
-  /** Control, user-defined and unknown tokens, longest text first (llama.cpp's `cache_special_tokens`). */
-  private readonly specialIds: number[];
-  private readonly eogIds = new Set<number>();
 
   constructor(vocab: BpeVocab) {
     const n = vocab.tokens.length;
     if (n === 0) throw new EngineError('gguf_invalid', 'the tokenizer vocabulary is empty');
-    this.nVocab = n;
     if (vocab.tokenTypes && vocab.tokenTypes.length < n) {
       throw new EngineError(
         'gguf_invalid',
         `tokenizer has ${vocab.tokenTypes.length} token types for ${n} tokens`,
       );
     }
-    this.preName = vocab.pre === undefined || vocab.pre === '' ? 'default' : vocab.pre;
-    this.pre = preTokenizerFor(vocab.pre);
-
-    const index = textIndex(vocab.tokens);
-    this.texts = index.texts;
-    this.textToId = index.textToId;
-    this.ranks = mergeRanks(vocab.merges);
-    this.attrs = new Uint16Array(n);
+    const pre = preTokenizerFor(vocab.pre);
+    const { texts, textToId } = textIndex(vocab.tokens);
+    const attrs = new Uint16Array(n);
     for (let i = 0; i < n; i++) {
-      this.attrs[i] = vocab.tokenTypes ? attrOfType(Number(vocab.tokenTypes[i])) : TokenAttr.NORMAL;
+      attrs[i] = vocab.tokenTypes ? attrOfType(Number(vocab.tokenTypes[i])) : TokenAttr.NORMAL;
     }
 
     // Special ids: llama.cpp's BPE defaults (BOS = EOS = 11) unless the GGUF names them.
@@ -217,24 +188,19 @@ export class BpeTokenizer implements Tokenizer {
       if (id === undefined || id === null) return d;
       return id < n ? id : d;
     };
-    this.bosId = pick(vocab.bosId, this.pre.noDefaultBos ? null : 11);
-    this.eosId = pick(vocab.eosId, 11);
-    this.unkId = pick(vocab.unkId, null);
+    const eosId = pick(vocab.eosId, 11);
     let eot = pick(vocab.eotId, null);
-    this.eomId = pick(vocab.eomId, null);
-    this.addBos = vocab.addBos ?? this.pre.addBos;
-    this.addEos = vocab.addEos ?? false;
-    this.chatTemplate = vocab.chatTemplate ?? null;
-    this.addSpacePrefix = vocab.addSpacePrefix ?? false;
+    let eomId = pick(vocab.eomId, null);
+    const eogIds = new Set<number>();
 
     // Text-based detection, as llama.cpp: EOT (when not given), FIM tokens, then the EOG list.
     const forceControl = (id: number) => {
-      this.attrs[id] |= TokenAttr.CONTROL;
+      attrs[id] |= TokenAttr.CONTROL;
     };
     // llama.cpp takes the first match in its (unordered) vocabulary map; we take the first text listed.
     const firstOf = (cands: readonly string[]): number | undefined => {
       for (const t of cands) {
-        const id = this.textToId.get(t);
+        const id = textToId.get(t);
         if (id !== undefined) return id;
       }
       return undefined;
@@ -246,11 +212,10 @@ export class BpeTokenizer implements Tokenizer {
         forceControl(id);
       }
     }
-    this.eotId = eot;
-    if (this.eomId === null) {
-      const id = this.textToId.get('<|eom_id|>');
+    if (eomId === null) {
+      const id = textToId.get('<|eom_id|>');
       if (id !== undefined) {
-        this.eomId = id;
+        eomId = id;
         forceControl(id);
       }
     }
@@ -262,39 +227,54 @@ export class BpeTokenizer implements Tokenizer {
       const id = firstOf(cands);
       if (id === undefined) continue;
       forceControl(id);
-      this.eogIds.add(id);
+      eogIds.add(id);
     }
     for (const text of EOG_TOKEN_TEXTS) {
-      const id = this.textToId.get(text);
+      const id = textToId.get(text);
       if (id === undefined) continue;
-      this.eogIds.add(id);
+      eogIds.add(id);
       forceControl(id);
     }
     // gpt-oss: these always render.
     for (const text of ['<|channel|>', '<|message|>', '<|start|>', '<|constrain|>']) {
-      const id = this.textToId.get(text);
-      if (id !== undefined) this.attrs[id] = TokenAttr.USER_DEFINED;
+      const id = textToId.get(text);
+      if (id !== undefined) attrs[id] = TokenAttr.USER_DEFINED;
     }
-    for (const id of [this.eosId, this.eotId, this.eomId]) if (id !== null) this.eogIds.add(id);
+    for (const id of [eosId, eot, eomId]) if (id !== null) eogIds.add(id);
     // o200k_harmony / solar-open: <|end|> is not end of generation there.
     const has = (t: string) => {
-      const id = this.textToId.get(t);
-      return id !== undefined && this.eogIds.has(id);
+      const id = textToId.get(t);
+      return id !== undefined && eogIds.has(id);
     };
-    const endId = this.textToId.get('<|end|>');
+    const endId = textToId.get('<|end|>');
     if (
       endId !== undefined &&
-      this.eogIds.has(endId) &&
+      eogIds.has(endId) &&
       ((has('<|return|>') && (has('<|call|>') || has('<|calls|>'))) ||
         ((has('<|call|>') || has('<|calls|>')) && has('<|flush|>')))
     ) {
-      this.eogIds.delete(endId);
-      this.attrs[endId] = TokenAttr.USER_DEFINED;
+      eogIds.delete(endId);
+      attrs[endId] = TokenAttr.USER_DEFINED;
     }
 
-    this.specialIds = specialTokenIds(this.texts, this.attrs);
-
-    this.pieces = new Array(n);
+    super({
+      texts,
+      attrs,
+      textToId,
+      bosId: pick(vocab.bosId, pre.noDefaultBos ? null : 11),
+      eosId,
+      unkId: pick(vocab.unkId, null),
+      eotId: eot,
+      eomId,
+      addBos: vocab.addBos ?? pre.addBos,
+      addEos: vocab.addEos ?? false,
+      chatTemplate: vocab.chatTemplate ?? null,
+      addSpacePrefix: vocab.addSpacePrefix ?? false,
+      eogIds,
+    });
+    this.pre = pre;
+    this.preName = vocab.pre === undefined || vocab.pre === '' ? 'default' : vocab.pre;
+    this.ranks = mergeRanks(vocab.merges);
   }
 
   /**
@@ -322,92 +302,6 @@ export class BpeTokenizer implements Tokenizer {
     return new BpeTokenizer({ ...common, merges: merges as string[], pre });
   }
 
-  /** llama.cpp token attributes ({@link TokenAttr} bits) of `id`. */
-  tokenAttr(id: number): number {
-    this.checkId(id);
-    return this.attrs[id];
-  }
-
-  /** The vocabulary text of `id` (GPT-2 alphabet: 'Ġthe'). */
-  tokenText(id: number): string {
-    this.checkId(id);
-    return this.texts[id];
-  }
-
-  /** The token whose vocabulary text is exactly `text`, or undefined. */
-  textToToken(text: string): number | undefined {
-    return this.textToId.get(text);
-  }
-
-  isEog(id: number): boolean {
-    return this.eogIds.has(id);
-  }
-
-  /** All end-of-generation ids, ascending. */
-  get eogTokenIds(): number[] {
-    return [...this.eogIds].sort((a, b) => a - b);
-  }
-
-  encode(text: string, options: EncodeOptions = {}): number[] {
-    const addBos = options.addBos ?? this.addBos;
-    const addEos = options.addEos ?? this.addEos;
-    const out: number[] = [];
-    if (addBos) {
-      if (this.bosId === null) throw new EngineError('invalid_argument', 'this model has no BOS token');
-      out.push(this.bosId);
-    }
-    for (const f of this.partition(wellFormed(text), options.parseSpecial ?? false)) {
-      if ('token' in f) out.push(f.token);
-      else this.tokenizeFragment(f.text, out);
-    }
-    if (addEos) {
-      if (this.eosId === null) throw new EngineError('invalid_argument', 'this model has no EOS token');
-      out.push(this.eosId);
-    }
-    return out;
-  }
-
-  decode(ids: readonly number[], options: DecodeOptions = {}): string {
-    let start = 0;
-    let end = ids.length;
-    let removeSpace = this.addSpacePrefix;
-    if (options.removeSpecial && this.addBos && end > 0 && ids[0] === this.bosId) {
-      removeSpace = false;
-      start = 1;
-    }
-    if (options.removeSpecial && this.addEos && end > start && ids[end - 1] === this.eosId) end--;
-    const parts: Uint8Array[] = [];
-    for (let i = start; i < end; i++) {
-      parts.push(this.pieceBytes(ids[i], options.unparseSpecial ?? false, removeSpace ? 1 : 0));
-      removeSpace = false;
-    }
-    let bytes = concatBytes(parts);
-    if (this.pre.cleanSpaces) bytes = cleanSpaces(bytes);
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
-  }
-
-  tokenBytes(id: number): Uint8Array {
-    return this.pieceBytes(id, false, 0);
-  }
-
-  /** llama.cpp's `llama_token_to_piece(id, lstrip, special)` as text. */
-  tokenToPiece(id: number, options: { special?: boolean; lstrip?: number } = {}): string {
-    const bytes = this.pieceBytes(id, options.special ?? false, options.lstrip ?? 0);
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
-  }
-
-  /** Piece bytes of `id`: control/unknown tokens empty unless `special`; up to `lstrip` leading spaces dropped. */
-  pieceBytes(id: number, special: boolean, lstrip = 0): Uint8Array {
-    this.checkId(id);
-    if (!special && this.attrs[id] & (TokenAttr.UNKNOWN | TokenAttr.CONTROL)) return new Uint8Array(0);
-    let piece = this.pieces[id];
-    if (!piece) {
-      piece = this.computePiece(id);
-      this.pieces[id] = piece;
-    }
-    return lstripPiece(piece, lstrip);
-  }
-
   /** The words (as text) the pre-tokenizer cuts `text` into, before byte encoding and merges. */
   preTokenize(text: string): string[] {
     const s = wellFormed(text);
@@ -423,22 +317,25 @@ export class BpeTokenizer implements Tokenizer {
     return words;
   }
 
-  private checkId(id: number): void {
-    checkTokenId(id, this.nVocab);
+  protected encodeFragments(fragments: readonly Fragment[], out: number[]): void {
+    for (const f of fragments) {
+      if ('token' in f) out.push(f.token);
+      else this.tokenizeFragment(f.text, out);
+    }
+  }
+
+  protected override finishDecode(bytes: Uint8Array): Uint8Array {
+    return this.pre.cleanSpaces ? cleanSpaces(bytes) : bytes;
   }
 
   /** llama.cpp's `token_to_piece(id, special = true)` for BPE. */
-  private computePiece(id: number): Uint8Array {
+  protected computePiece(id: number): Uint8Array {
     const attr = this.attrs[id];
     const text = this.texts[id];
     if (attr & (TokenAttr.UNKNOWN | TokenAttr.CONTROL | TokenAttr.USER_DEFINED)) return utf8(text);
     if (attr & TokenAttr.NORMAL) return decodeByteLevel(text);
     if (attr & TokenAttr.BYTE) return Uint8Array.of(Number.parseInt(text.slice(3, 5), 16) & 0xff);
     return new Uint8Array(0);
-  }
-
-  private partition(text: string, parseSpecial: boolean): Fragment[] {
-    return partitionSpecial(text, parseSpecial, this.specialIds, this.texts, this.attrs);
   }
 
   private rank(left: string, right: string): number {

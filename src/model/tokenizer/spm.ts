@@ -17,24 +17,18 @@
  */
 
 import { EngineError } from '../../core/errors.ts';
+import { VocabTokenizer } from './base.ts';
 import {
   attrOfType,
-  checkTokenId,
-  concatBytes,
   EOG_TOKEN_TEXTS,
   EOT_TEXTS,
   type Fragment,
   isArrayLikeOf,
-  lstripPiece,
   PriorityQueue,
-  partitionSpecial,
   readCommonVocab,
-  specialTokenIds,
   TokenAttr,
   utf8,
-  wellFormed,
 } from './common.ts';
-import type { DecodeOptions, EncodeOptions, Tokenizer } from './types.ts';
 
 export { EOG_TOKEN_TEXTS, TokenAttr, TokenType } from './common.ts';
 
@@ -80,35 +74,16 @@ function bigramLess(a: Bigram, b: Bigram): boolean {
 }
 
 /** SentencePiece tokenizer with llama.cpp's exact behaviour. */
-export class SpmTokenizer implements Tokenizer {
+export class SpmTokenizer extends VocabTokenizer {
   readonly model = 'llama';
-  readonly nVocab: number;
-  readonly bosId: number | null;
-  readonly eosId: number | null;
-  readonly unkId: number | null;
-  readonly eotId: number | null;
-  readonly eomId: number | null;
-  readonly addBos: boolean;
-  readonly addEos: boolean;
-  readonly chatTemplate: string | null;
-  readonly addSpacePrefix: boolean;
 
-  private readonly texts: readonly string[];
   private readonly scores: Float32Array;
-  private readonly attrs: Uint16Array;
-  private readonly textToId = new Map<string, number>();
   /** byte → its `<0xXX>` token (or the 1-character token for ASCII), -1 when the vocabulary has neither. */
   private readonly byteToId = new Int32Array(256).fill(-1);
-  /** Piece bytes per token with special tokens rendered (llama.cpp's `cache_token_to_piece`). */
-  private readonly pieces: Uint8Array[];
-  /** Control, user-defined and unknown tokens, longest text first (llama.cpp's `cache_special_tokens`). */
-  private readonly specialIds: number[];
-  private readonly eogIds = new Set<number>();
 
   constructor(vocab: SpmVocab) {
     const n = vocab.tokens.length;
     if (n === 0) throw new EngineError('gguf_invalid', 'the tokenizer vocabulary is empty');
-    this.nVocab = n;
     if (vocab.scores && vocab.scores.length < n) {
       throw new EngineError('gguf_invalid', `tokenizer has ${vocab.scores.length} scores for ${n} tokens`);
     }
@@ -120,66 +95,73 @@ export class SpmTokenizer implements Tokenizer {
     }
 
     const texts: string[] = new Array(n);
-    this.scores = new Float32Array(n);
-    this.attrs = new Uint16Array(n);
+    const textToId = new Map<string, number>();
+    const scores = new Float32Array(n);
+    const attrs = new Uint16Array(n);
     for (let i = 0; i < n; i++) {
       // llama.cpp renames empty tokens so that every text maps to one id.
       const text = vocab.tokens[i] === '' ? `[EMPTY_${i}]` : vocab.tokens[i];
       texts[i] = text;
-      this.textToId.set(text, i); // a later duplicate wins, as in llama.cpp's token_to_id map
-      this.scores[i] = vocab.scores ? Number(vocab.scores[i]) : 0;
-      this.attrs[i] = vocab.tokenTypes ? attrOfType(Number(vocab.tokenTypes[i])) : TokenAttr.NORMAL;
+      textToId.set(text, i); // a later duplicate wins, as in llama.cpp's token_to_id map
+      scores[i] = vocab.scores ? Number(vocab.scores[i]) : 0;
+      attrs[i] = vocab.tokenTypes ? attrOfType(Number(vocab.tokenTypes[i])) : TokenAttr.NORMAL;
     }
-    this.texts = texts;
 
     const inRange = (id: number | null | undefined, dflt: number | null): number | null => {
       if (id === undefined) return dflt !== null && dflt < n ? dflt : null;
       return id !== null && id >= 0 && id < n ? id : dflt !== null && dflt < n ? dflt : null;
     };
-    this.bosId = inRange(vocab.bosId, 1);
-    this.eosId = inRange(vocab.eosId, 2);
-    this.unkId = inRange(vocab.unkId, 0);
+    const eosId = inRange(vocab.eosId, 2);
     // EOT/EOM by text when the GGUF names none, forced to control type (llama-vocab.cpp
     // `llama_vocab::impl::load`, "find EOT token" / "find EOM token", for every vocabulary type; llama.cpp
     // takes the first match in its unordered map, we take the first text listed, as BpeTokenizer does).
     const byText = (cands: readonly string[]): number | null => {
       for (const t of cands) {
-        const id = this.textToId.get(t);
+        const id = textToId.get(t);
         if (id !== undefined) {
-          this.attrs[id] |= TokenAttr.CONTROL;
+          attrs[id] |= TokenAttr.CONTROL;
           return id;
         }
       }
       return null;
     };
-    this.eotId = inRange(vocab.eotId, null) ?? byText(EOT_TEXTS);
-    this.eomId = inRange(vocab.eomId, null) ?? byText(['<|eom_id|>']);
-    this.addBos = vocab.addBos ?? true;
-    this.addEos = vocab.addEos ?? false;
-    this.chatTemplate = vocab.chatTemplate ?? null;
-    this.addSpacePrefix = vocab.addSpacePrefix ?? true;
+    const eotId = inRange(vocab.eotId, null) ?? byText(EOT_TEXTS);
+    const eomId = inRange(vocab.eomId, null) ?? byText(['<|eom_id|>']);
 
     // End-of-generation tokens: by text (forced to control type, as llama.cpp does), then EOS/EOT/EOM.
+    const eogIds = new Set<number>();
     for (const text of EOG_TOKEN_TEXTS) {
-      const id = this.textToId.get(text);
+      const id = textToId.get(text);
       if (id === undefined) continue;
-      this.eogIds.add(id);
-      this.attrs[id] |= TokenAttr.CONTROL;
+      eogIds.add(id);
+      attrs[id] |= TokenAttr.CONTROL;
     }
-    for (const id of [this.eosId, this.eotId, this.eomId]) if (id !== null) this.eogIds.add(id);
+    for (const id of [eosId, eotId, eomId]) if (id !== null) eogIds.add(id);
+
+    super({
+      texts,
+      attrs,
+      textToId,
+      bosId: inRange(vocab.bosId, 1),
+      eosId,
+      unkId: inRange(vocab.unkId, 0),
+      eotId,
+      eomId,
+      addBos: vocab.addBos ?? true,
+      addEos: vocab.addEos ?? false,
+      chatTemplate: vocab.chatTemplate ?? null,
+      addSpacePrefix: vocab.addSpacePrefix ?? true,
+      eogIds,
+    });
+    this.scores = scores;
 
     const hex = '0123456789ABCDEF';
     for (let b = 0; b < 256; b++) {
       const id =
-        this.textToId.get(`<0x${hex[b >> 4]}${hex[b & 15]}>`) ??
-        (b < 0x80 ? this.textToId.get(String.fromCharCode(b)) : undefined);
+        textToId.get(`<0x${hex[b >> 4]}${hex[b & 15]}>`) ??
+        (b < 0x80 ? textToId.get(String.fromCharCode(b)) : undefined);
       if (id !== undefined) this.byteToId[b] = id;
     }
-
-    this.specialIds = specialTokenIds(texts, this.attrs);
-
-    this.pieces = new Array(n);
-    for (let id = 0; id < n; id++) this.pieces[id] = this.computePiece(id);
   }
 
   /**
@@ -203,36 +185,7 @@ export class SpmTokenizer implements Tokenizer {
     return new SpmTokenizer({ ...common, scores: scores as ArrayLike<number> | undefined });
   }
 
-  /** llama.cpp token attributes ({@link TokenAttr} bits) of `id`. */
-  tokenAttr(id: number): number {
-    this.checkId(id);
-    return this.attrs[id];
-  }
-
-  /** The vocabulary text of `id` ('▁' for spaces, `<0x0A>` for byte tokens). */
-  tokenText(id: number): string {
-    this.checkId(id);
-    return this.texts[id];
-  }
-
-  /** The token whose vocabulary text is exactly `text`, or undefined. */
-  textToToken(text: string): number | undefined {
-    return this.textToId.get(text);
-  }
-
-  isEog(id: number): boolean {
-    return this.eogIds.has(id);
-  }
-
-  encode(text: string, options: EncodeOptions = {}): number[] {
-    const addBos = options.addBos ?? this.addBos;
-    const addEos = options.addEos ?? this.addEos;
-    const out: number[] = [];
-    if (addBos) {
-      if (this.bosId === null) throw new EngineError('invalid_argument', 'this model has no BOS token');
-      out.push(this.bosId);
-    }
-    const fragments = this.partition(wellFormed(text), options.parseSpecial ?? false);
+  protected encodeFragments(fragments: readonly Fragment[], out: number[]): void {
     let prevSpecial = true; // the first text fragment gets the space prefix
     for (const f of fragments) {
       if ('token' in f) {
@@ -244,66 +197,16 @@ export class SpmTokenizer implements Tokenizer {
       this.tokenizeFragment(raw.replaceAll(SPACE, ESCAPED_SPACE), out);
       prevSpecial = false;
     }
-    if (addEos) {
-      if (this.eosId === null) throw new EngineError('invalid_argument', 'this model has no EOS token');
-      out.push(this.eosId);
-    }
-    return out;
-  }
-
-  decode(ids: readonly number[], options: DecodeOptions = {}): string {
-    let start = 0;
-    let end = ids.length;
-    let removeSpace = this.addSpacePrefix;
-    if (options.removeSpecial && this.addBos && end > 0 && ids[0] === this.bosId) {
-      removeSpace = false;
-      start = 1;
-    }
-    if (options.removeSpecial && this.addEos && end > start && ids[end - 1] === this.eosId) end--;
-    const parts: Uint8Array[] = [];
-    for (let i = start; i < end; i++) {
-      parts.push(this.pieceBytes(ids[i], options.unparseSpecial ?? false, removeSpace ? 1 : 0));
-      removeSpace = false;
-    }
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(concatBytes(parts));
-  }
-
-  tokenBytes(id: number): Uint8Array {
-    return this.pieceBytes(id, false, 0);
-  }
-
-  /**
-   * llama.cpp's `llama_token_to_piece(id, lstrip, special)` as text. A byte token ≥ 0x80 alone is not
-   * valid UTF-8 and gives U+FFFD; use {@link tokenBytes} or {@link pieceBytes} for the bytes.
-   */
-  tokenToPiece(id: number, options: { special?: boolean; lstrip?: number } = {}): string {
-    const bytes = this.pieceBytes(id, options.special ?? false, options.lstrip ?? 0);
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
-  }
-
-  /** Piece bytes of `id`: control/unknown tokens empty unless `special`; up to `lstrip` leading spaces dropped. */
-  pieceBytes(id: number, special: boolean, lstrip = 0): Uint8Array {
-    this.checkId(id);
-    if (!special && this.attrs[id] & (TokenAttr.UNKNOWN | TokenAttr.CONTROL)) return new Uint8Array(0);
-    return lstripPiece(this.pieces[id], lstrip);
-  }
-
-  private checkId(id: number): void {
-    checkTokenId(id, this.nVocab);
   }
 
   /** llama.cpp's `token_to_piece(id, special = true)` for SPM. */
-  private computePiece(id: number): Uint8Array {
+  protected computePiece(id: number): Uint8Array {
     const attr = this.attrs[id];
     const text = this.texts[id];
     if (attr & (TokenAttr.UNKNOWN | TokenAttr.CONTROL | TokenAttr.USER_DEFINED)) return utf8(text);
     if (attr & TokenAttr.NORMAL) return utf8(text.replaceAll(ESCAPED_SPACE, SPACE));
     if (attr & TokenAttr.BYTE) return Uint8Array.of(Number.parseInt(text.slice(3, 5), 16) & 0xff);
     return new Uint8Array(0); // unused / undefined tokens render as nothing
-  }
-
-  private partition(text: string, parseSpecial: boolean): Fragment[] {
-    return partitionSpecial(text, parseSpecial, this.specialIds, this.texts, this.attrs);
   }
 
   /** llama.cpp's `llm_tokenizer_spm_session::tokenize` on an escaped fragment. */

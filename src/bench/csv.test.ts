@@ -108,5 +108,9 @@ describe('results ↔ CSV', () => {
     expect(() =>
       csvToResults('created_at,engine,model_id,device_fingerprint,run_index,ttft_ms\nt,e,m,f,0,fast'),
     ).toThrow(/line 2: ttft_ms "fast" is not a number/);
+    // What the cells give passes the same result schema as a JSON file.
+    expect(() =>
+      csvToResults('created_at,engine,model_id,device_fingerprint,run_index,ttft_ms\nyesterday,e,m,f,0,1'),
+    ).toThrow(/CSV result.createdAt must be an ISO date/);
   });
 });

@@ -12,7 +12,7 @@
  * one-token run) is an empty cell.
  */
 import { summarizeRuns } from './runner.ts';
-import type { BenchPlan, BenchResult, BenchRun } from './types.ts';
+import { type BenchPlan, type BenchResult, type BenchRun, parseResult } from './types.ts';
 
 /** Quotes a field when it needs it. */
 export function csvField(value: string): string {
@@ -229,7 +229,8 @@ export function resultsToCsv(results: readonly BenchResult[]): string {
 /**
  * CSV text (as {@link resultsToCsv} writes it) → results. Rows are grouped into results by created_at,
  * device fingerprint, engine and model id, in order of first appearance.
- * @throws SyntaxError when the text is not CSV, lacks a needed column, or a cell does not parse.
+ * @throws SyntaxError when the text is not CSV, lacks a needed column, or a cell does not parse;
+ *   TypeError when a result the rows make fails the result schema (e.g. a created_at that is no date).
  */
 export function csvToResults(text: string): BenchResult[] {
   const rows = parseCsv(text);
@@ -366,5 +367,6 @@ export function csvToResults(text: string): BenchResult[] {
   for (const r of results)
     if (col.get('summary_json') === undefined || Object.keys(r.summary).length === 0)
       r.summary = summarizeRuns(r.runs);
-  return results;
+  // The one result schema (src/bench/types.ts) checks what the columns gave, as for a JSON file.
+  return results.map((r, i) => parseResult(r, results.length > 1 ? `CSV result ${i + 1}` : 'CSV result'));
 }

@@ -188,7 +188,7 @@ describe('result text and validation', () => {
     broken.runs[1].outputTokens = 99;
     const errs = validateResult(broken);
     expect(errs).toContain('schemaVersion must be 1, got 2');
-    expect(errs).toContain('device.fingerprint must be a string');
+    expect(errs).toContain('device.fingerprint is missing');
     expect(errs).toContain('runs[0].itlMs must have outputTokens − 1 entries');
     expect(errs).toContain('runs[1].outputTokens differs from outputTokenIds.length');
   });

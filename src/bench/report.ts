@@ -1,7 +1,7 @@
 /**
  * Result files as people read them, with no DOM and no Node: the text table `npm run bench` prints, and the
  * Markdown table and self-contained HTML page (inline SVG charts) `npm run bench:report` makes from several
- * result files. Also {@link validateResult}, the structural check both commands apply to a result file.
+ * result files. Also {@link validateResult}, the result schema's check both commands apply to a result file.
  */
 
 import type { Summary } from '../core/metrics.ts';
@@ -9,108 +9,16 @@ import type { SamplingParams } from '../core/types.ts';
 import { fmtBytes, fmtParams, fmtPct, fmtSig } from '../util/format.ts';
 import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
 import { markdownTable } from './markdown.ts';
-import type { BenchResult } from './types.ts';
+import { type BenchResult, resultProblems } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------- checks
 
 /**
- * Structural problems of a parsed result file (empty when it is a valid `schemaVersion: 1` file): the
- * fields the issue lists, with their types, and per-run consistency (ids counted, ITL length).
+ * Problems of a parsed result file (empty when it is a valid `schemaVersion: 1` file): the result schema
+ * of src/bench/types.ts, the one check the page's import applies too.
  */
 export function validateResult(x: unknown): string[] {
-  const errs: string[] = [];
-  const isObj = (v: unknown): v is Record<string, unknown> =>
-    typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (!isObj(x)) return ['not a JSON object'];
-  if (x.schemaVersion !== 1) errs.push(`schemaVersion must be 1, got ${JSON.stringify(x.schemaVersion)}`);
-  const need = (
-    o: unknown,
-    path: string,
-    fields: Record<string, 'string' | 'number' | 'boolean' | 'array' | 'object'>,
-  ) => {
-    if (!isObj(o)) {
-      errs.push(`${path} is missing or not an object`);
-      return;
-    }
-    for (const [k, t] of Object.entries(fields)) {
-      const v = o[k];
-      const ok =
-        t === 'array'
-          ? Array.isArray(v)
-          : t === 'object'
-            ? isObj(v)
-            : t === 'number'
-              ? typeof v === 'number' || v === null
-              : typeof v === t;
-      if (!ok) errs.push(`${path}.${k} must be ${t === 'array' || t === 'object' ? `an ${t}` : `a ${t}`}`);
-    }
-  };
-  if (typeof x.createdAt !== 'string' || Number.isNaN(Date.parse(x.createdAt)))
-    errs.push('createdAt must be an ISO date');
-  if (typeof x.engine !== 'string') errs.push('engine must be a string');
-  need(x.device, 'device', {
-    vendor: 'string',
-    architecture: 'string',
-    description: 'string',
-    isFallbackAdapter: 'boolean',
-    features: 'array',
-    limits: 'object',
-    userAgent: 'string',
-    fingerprint: 'string',
-  });
-  need(x.model, 'model', {
-    id: 'string',
-    architecture: 'string',
-    quantization: 'string',
-    parameters: 'number',
-    bytes: 'number',
-  });
-  need(x.load, 'load', { totalMs: 'number', downloadMs: 'number', uploadMs: 'number', compileMs: 'number' });
-  need(x.plan, 'plan', {
-    prompts: 'array',
-    maxTokens: 'number',
-    runs: 'number',
-    warmup: 'number',
-    ignoreEos: 'boolean',
-  });
-  need(x.summary, 'summary', {});
-  if (!Array.isArray(x.runs)) errs.push('runs must be an array');
-  else
-    x.runs.forEach((r, i) => {
-      const p = `runs[${i}]`;
-      need(r, p, {
-        prompt: 'string',
-        promptTokens: 'number',
-        outputTokens: 'number',
-        outputTokenIds: 'array',
-        text: 'string',
-        ttftMs: 'number',
-        itlMs: 'array',
-        tpotMs: 'number',
-        e2eMs: 'number',
-        prefillTokensPerSecond: 'number',
-        decodeTokensPerSecond: 'number',
-      });
-      if (isObj(r) && Array.isArray(r.outputTokenIds) && Array.isArray(r.itlMs)) {
-        if (r.outputTokenIds.length !== r.outputTokens)
-          errs.push(`${p}.outputTokens differs from outputTokenIds.length`);
-        if (r.itlMs.length !== Math.max(0, r.outputTokenIds.length - 1))
-          errs.push(`${p}.itlMs must have outputTokens − 1 entries`);
-      }
-    });
-  if (isObj(x.summary))
-    for (const [k, s] of Object.entries(x.summary))
-      need(s, `summary.${k}`, {
-        n: 'number',
-        mean: 'number',
-        median: 'number',
-        p90: 'number',
-        p99: 'number',
-        std: 'number',
-      });
-  if (x.roofline !== undefined)
-    need(x.roofline, 'roofline', { bandwidthGBs: 'number', bytesPerToken: 'number', fraction: 'number' });
-  return errs;
+  return resultProblems(x);
 }
 
 // ---------------------------------------------------------------------------------------------- numbers

@@ -26,11 +26,11 @@ describe('result JSON files', () => {
   });
 
   it('reject other schema versions and malformed results with a reason', () => {
-    expect(() => parseResultsJson('{"schemaVersion": 2}')).toThrow(/schemaVersion is 2, expected 1/);
+    expect(() => parseResultsJson('{"schemaVersion": 2}')).toThrow(/result.schemaVersion must be 1, got 2/);
     expect(() => parseResultsJson('nope')).toThrow(SyntaxError);
     const bad = { ...sampleResult(), runs: [{ prompt: 'x', text: 'y', ttftMs: 'fast' }] };
     expect(() => checkResult(JSON.parse(JSON.stringify(bad)))).toThrow(
-      /runs\[0\]\.promptTokens should be a number/,
+      /result.runs\[0\].promptTokens is missing/,
     );
   });
 

@@ -8,7 +8,7 @@
 
 import { fmtMs, fmtNum, fmtParams, fmtPct } from '../util/format.ts';
 import { summarizeRuns } from './runner.ts';
-import type { BenchResult, BenchRun } from './types.ts';
+import { type BenchResult, parseResult } from './types.ts';
 
 /** A result as JSON text (NaN → null), indented. */
 export function resultToJson(r: BenchResult | readonly BenchResult[]): string {
@@ -19,71 +19,14 @@ function isObj(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-/** A number field that JSON may have turned from NaN into null. */
-function numOrNaN(x: unknown, where: string): number {
-  if (x === null) return Number.NaN;
-  if (typeof x !== 'number') throw new TypeError(`${where} should be a number`);
-  return x;
-}
-
-function checkRun(x: unknown, where: string): BenchRun {
-  if (!isObj(x)) throw new TypeError(`${where} is not an object`);
-  for (const k of ['prompt', 'text'] as const)
-    if (typeof x[k] !== 'string') throw new TypeError(`${where}.${k} should be a string`);
-  const fields = [
-    'promptTokens',
-    'outputTokens',
-    'ttftMs',
-    'tpotMs',
-    'e2eMs',
-    'prefillTokensPerSecond',
-    'decodeTokensPerSecond',
-  ] as const;
-  const out = { ...x } as unknown as BenchRun;
-  for (const k of fields) (out as unknown as Record<string, number>)[k] = numOrNaN(x[k], `${where}.${k}`);
-  out.itlMs = Array.isArray(x.itlMs) ? x.itlMs.map((v, i) => numOrNaN(v, `${where}.itlMs[${i}]`)) : [];
-  out.outputTokenIds = Array.isArray(x.outputTokenIds) ? (x.outputTokenIds as number[]) : [];
-  return out;
-}
-
 /**
- * Checks that `x` is a schemaVersion 1 result and fills what an older or hand-made file may lack (the
- * summary, recomputed from the runs). @throws TypeError naming the first problem.
+ * Checks `x` against the result schema (src/bench/types.ts) and fills what an older or hand-made file may
+ * lack: the schema's defaults, and the summary, recomputed from the runs.
+ * @throws TypeError naming the first problem.
  */
 export function checkResult(x: unknown, where = 'result'): BenchResult {
-  if (!isObj(x)) throw new TypeError(`${where} is not an object`);
-  if (x.schemaVersion !== 1)
-    throw new TypeError(`${where}.schemaVersion is ${JSON.stringify(x.schemaVersion)}, expected 1`);
-  if (typeof x.createdAt !== 'string') throw new TypeError(`${where}.createdAt should be a string`);
-  if (typeof x.engine !== 'string') throw new TypeError(`${where}.engine should be a string`);
-  if (!isObj(x.device) || typeof x.device.fingerprint !== 'string')
-    throw new TypeError(`${where}.device.fingerprint should be a string`);
-  if (!isObj(x.model) || typeof x.model.id !== 'string')
-    throw new TypeError(`${where}.model.id should be a string`);
-  if (!Array.isArray(x.runs)) throw new TypeError(`${where}.runs should be an array`);
-  const runs = x.runs.map((r, i) => checkRun(r, `${where}.runs[${i}]`));
-  const device = x.device as unknown as BenchResult['device'];
-  const result: BenchResult = {
-    ...(x as unknown as BenchResult),
-    device: {
-      ...device,
-      features: Array.isArray(device.features) ? device.features : [],
-      limits: isObj(device.limits) ? device.limits : {},
-      userAgent: typeof device.userAgent === 'string' ? device.userAgent : '',
-    },
-    load: isObj(x.load)
-      ? (x.load as unknown as BenchResult['load'])
-      : { totalMs: Number.NaN, downloadMs: Number.NaN, uploadMs: Number.NaN, compileMs: Number.NaN },
-    plan: isObj(x.plan)
-      ? (x.plan as unknown as BenchResult['plan'])
-      : { prompts: [], maxTokens: 0, runs: runs.length, warmup: 0, ignoreEos: false },
-    runs,
-    summary:
-      isObj(x.summary) && Object.keys(x.summary).length
-        ? (x.summary as BenchResult['summary'])
-        : summarizeRuns(runs),
-  };
-  return result;
+  const r = parseResult(x, where);
+  return Object.keys(r.summary).length ? r : { ...r, summary: summarizeRuns(r.runs) };
 }
 
 /**

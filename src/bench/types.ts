@@ -1,10 +1,16 @@
 /**
- * The benchmark's data: a plan, per-run results and the JSON file format (`schemaVersion: 1`). The page,
- * `npm run bench` and `npm run bench:report` all read and write these shapes.
+ * The benchmark's data: a plan, per-run results and the JSON file format (`schemaVersion: 1`), defined once
+ * as valibot schemas that give both the TypeScript types and the one check every reader applies: the page's
+ * import (JSON and CSV, src/bench/result-io.ts, csv.ts) and `npm run bench:report` ({@link resultProblems}).
  * Metric definitions follow vLLM's `bench serve` (see src/core/metrics.ts).
+ *
+ * JSON has no NaN: a metric that is undefined for a run (TPOT of a one-token output) is written as `null`
+ * and read back as NaN. Fields an older or hand-made file may lack get defaults (device features, limits
+ * and user agent; load times NaN; an empty plan; runs' token ids and ITLs empty); a missing summary is
+ * recomputed from the runs by the reader (result-io.ts), since that needs the metric code.
  */
 
-import type { Summary } from '../core/metrics.ts';
+import * as v from 'valibot';
 import type { ModelInfo, SamplingParams } from '../core/types.ts';
 import type {
   FitsVerdict,
@@ -15,153 +21,248 @@ import type {
   TokenCost,
 } from './llama-bench.ts';
 
-/** One prompt of a plan. */
-export interface BenchPrompt {
-  /** Short label, e.g. 'short-1'. */
-  name: string;
-  text: string;
+const isObj = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Any number, NaN included (valibot's `number()` refuses NaN, which a metric may be). */
+const anyNumber = v.custom<number>((x) => typeof x === 'number', 'must be a number');
+/** A JSON number; `null` (how JSON.stringify writes NaN) reads as NaN. */
+const num = v.pipe(
+  v.union([anyNumber, v.null()], 'must be a number'),
+  v.transform((x): number => x ?? Number.NaN),
+);
+const str = v.string('must be a string');
+const bool = v.boolean('must be a boolean');
+/** An object whose inside another module defines and checks (llama-bench, ModelInfo). */
+const opaque = <T>() => v.optional(v.custom<T>(isObj, 'must be an object'));
+/** An object; a missing key reads "is missing", a wrong value "must be an object". */
+const obj = <E extends v.ObjectEntries>(entries: E) =>
+  v.object(entries, (issue) => (issue.received === 'undefined' ? 'is missing' : 'must be an object'));
+
+/** The statistics of one metric (src/core/metrics.ts `Summary`). */
+export const SummarySchema = obj({
+  n: num,
+  mean: num,
+  median: num,
+  p90: num,
+  p99: num,
+  std: num,
+  min: v.optional(num, Number.NaN),
+  max: v.optional(num, Number.NaN),
+});
+const summaries = v.record(v.string(), SummarySchema, 'must be an object');
+
+/** One prompt of a plan: a short label ('short-1') and the text. */
+export const BenchPromptSchema = obj({ name: str, text: str });
+
+/**
+ * What to run: prompts, new tokens per run (`maxTokens`), measured runs per prompt, warm-up runs before
+ * the measured ones (on the first prompt; not counted), `ignoreEos` (keep decoding past EOS: fixed-length
+ * decode), and sampling (greedy when absent).
+ */
+export const BenchPlanSchema = obj({
+  prompts: v.array(BenchPromptSchema, 'must be an array'),
+  maxTokens: num,
+  runs: num,
+  warmup: num,
+  ignoreEos: bool,
+  sampling: opaque<SamplingParams>(),
+});
+
+const errorSchema = obj({ code: str, message: str });
+
+/**
+ * One measured request. Times in ms, rates in tokens/s; `itlMs` holds the gaps between successive output
+ * tokens [outputTokens − 1]; `engineReported` the figures an engine reports itself (WebLLM's usage.extra),
+ * kept apart from ours; `tokenCount` how a remote engine counted outputTokens (`approximate` when one token
+ * per chunk); `partial` and `error` mark a request that failed part-way (what arrived is kept).
+ */
+export const BenchRunSchema = v.pipe(
+  obj({
+    prompt: str,
+    promptName: v.optional(str),
+    promptTokens: num,
+    outputTokens: num,
+    outputTokenIds: v.optional(v.array(anyNumber, 'must be an array'), () => []),
+    text: str,
+    ttftMs: num,
+    itlMs: v.optional(v.array(num, 'must be an array'), () => []),
+    tpotMs: num,
+    e2eMs: num,
+    prefillTokensPerSecond: num,
+    decodeTokensPerSecond: num,
+    engineReported: v.optional(v.record(v.string(), num, 'must be an object')),
+    tokenCount: v.optional(
+      v.picklist(['ids', 'usage', 'tokenizer', 'chunks'], 'must be ids, usage, tokenizer or chunks'),
+    ),
+    approximate: v.optional(bool),
+    partial: v.optional(bool),
+    error: v.optional(errorSchema),
+  }),
+  // Ids, when a file has them, are the output: their count is outputTokens and ITL has one gap fewer.
+  v.forward(
+    v.check(
+      (r) => r.outputTokenIds.length === 0 || r.outputTokenIds.length === r.outputTokens,
+      'differs from outputTokenIds.length',
+    ),
+    ['outputTokens'],
+  ),
+  v.forward(
+    v.check(
+      (r) => r.outputTokenIds.length === 0 || r.itlMs.length === Math.max(0, r.outputTokenIds.length - 1),
+      'must have outputTokens − 1 entries',
+    ),
+    ['itlMs'],
+  ),
+);
+
+/**
+ * One level of a concurrency sweep (as `vllm bench serve --max-concurrency N`): N requests at once;
+ * `requests` sent, `completed` (a failed request counts in `failed`), first start → last end in ms,
+ * completed requests and their output tokens per second, and per metric over the completed requests.
+ */
+export const BenchSweepPointSchema = obj({
+  concurrency: num,
+  requests: num,
+  completed: num,
+  failed: num,
+  durationMs: num,
+  requestThroughput: num,
+  outputTokenThroughput: num,
+  summary: summaries,
+  errors: v.optional(v.array(errorSchema, 'must be an array')),
+});
+
+/**
+ * The device a result was measured on; `fingerprint` is the stable id of the adapter
+ * (src/bench/fingerprint.ts), `label` its human name.
+ */
+export const BenchDeviceSchema = obj({
+  vendor: str,
+  architecture: str,
+  device: v.optional(str),
+  description: str,
+  isFallbackAdapter: bool,
+  features: v.optional(v.array(str, 'must be an array'), () => []),
+  limits: v.optional(v.record(v.string(), num, 'must be an object'), () => ({})),
+  userAgent: v.optional(str, ''),
+  fingerprint: str,
+  label: v.optional(str),
+});
+
+/**
+ * Memory-bandwidth roofline for decode: measured bandwidth in GB/s (1e9 bytes/s), bytes of weights (and KV
+ * cache) read per decoded token, and decode tok/s × bytesPerToken / bandwidth (may exceed 1 when caches
+ * help); the measured matmul rate in GFLOP/s and prefill's share of it.
+ */
+export const BenchRooflineSchema = obj({
+  bandwidthGBs: num,
+  bytesPerToken: num,
+  fraction: num,
+  matmulGflops: v.optional(num),
+  prefillFraction: v.optional(num),
+});
+
+const ISO_DATE = v.pipe(
+  str,
+  v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date'),
+);
+const nanLoad = () => ({
+  totalMs: Number.NaN,
+  downloadMs: Number.NaN,
+  uploadMs: Number.NaN,
+  compileMs: Number.NaN,
+});
+
+/**
+ * A whole benchmark result file. `createdAt` is when the benchmark finished (ISO 8601); `engine` 'webgpu',
+ * 'webllm' or 'remote'. `model.quantization` is e.g. 'F32', 'Q4_K_M' or a list of tensor types;
+ * `model.synthetic` marks random weights (speed real, text noise); `fits`, `kernels`, `limits` and `kvType`
+ * are what the engine reported (llama-bench's verdict, ModelInfo). `summary` holds, per metric over the
+ * measured runs, ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond.
+ * `quality` is "CPU match": llama.cpp's greedy tokens for the first prompt fed to our engine teacher-forced,
+ * `top1Agreement` the share of positions whose top-1 token equals llama.cpp's. Remote engines add
+ * `endpoint` (host only, never a key), `sweep` and `partial`; llama-bench mode adds `tests`, `llamaBench`,
+ * `memory`, `gpu` (GPU time per kernel family) and `cost`.
+ */
+export const BenchResultSchema = obj({
+  schemaVersion: v.literal(1, (issue) => `must be 1, got ${issue.received}`),
+  createdAt: ISO_DATE,
+  device: BenchDeviceSchema,
+  engine: str,
+  model: obj({
+    id: str,
+    architecture: str,
+    quantization: str,
+    parameters: num,
+    bytes: num,
+    synthetic: v.optional(bool),
+    fits: opaque<FitsVerdict>(),
+    kernels: opaque<NonNullable<ModelInfo['kernels']>>(),
+    limits: opaque<NonNullable<ModelInfo['limits']>>(),
+    kvType: v.optional(
+      v.custom<ModelInfo['kvType']>((x) => x === 'f16' || x === 'f32', 'must be f16 or f32'),
+    ),
+  }),
+  load: v.optional(obj({ totalMs: num, downloadMs: num, uploadMs: num, compileMs: num }), nanLoad),
+  plan: v.optional(BenchPlanSchema, () => ({
+    prompts: [],
+    maxTokens: 0,
+    runs: 0,
+    warmup: 0,
+    ignoreEos: false,
+  })),
+  runs: v.array(BenchRunSchema, 'must be an array'),
+  summary: v.optional(summaries, () => ({})),
+  roofline: v.optional(BenchRooflineSchema),
+  quality: v.optional(obj({ reference: str, top1Agreement: num, positions: num })),
+  endpoint: v.optional(
+    obj({ host: str, api: v.picklist(['chat', 'completions'], 'must be chat or completions') }),
+  ),
+  sweep: v.optional(v.array(BenchSweepPointSchema, 'must be an array')),
+  partial: v.optional(bool),
+  tests: v.optional(v.custom<LlamaBenchTest[]>(Array.isArray, 'must be an array')),
+  llamaBench: opaque<LlamaBenchPlan>(),
+  memory: opaque<MemoryProbe>(),
+  gpu: opaque<GpuProfile>(),
+  cost: opaque<TokenCost>(),
+});
+
+export type BenchPrompt = v.InferOutput<typeof BenchPromptSchema>;
+export type BenchPlan = v.InferOutput<typeof BenchPlanSchema>;
+export type BenchRun = v.InferOutput<typeof BenchRunSchema>;
+export type BenchSweepPoint = v.InferOutput<typeof BenchSweepPointSchema>;
+export type BenchDevice = v.InferOutput<typeof BenchDeviceSchema>;
+export type BenchRoofline = v.InferOutput<typeof BenchRooflineSchema>;
+export type BenchResult = v.InferOutput<typeof BenchResultSchema>;
+
+/** `runs[0].itlMs` from a valibot issue path. */
+function pathText(issue: v.BaseIssue<unknown>): string {
+  let out = '';
+  for (const item of issue.path ?? []) {
+    const key = (item as { key: unknown }).key;
+    out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
 }
 
-/** What to run. Warm-up runs are not counted in results. */
-export interface BenchPlan {
-  prompts: BenchPrompt[];
-  /** New tokens per run. */
-  maxTokens: number;
-  /** Measured runs per prompt. */
-  runs: number;
-  /** Warm-up runs before the measured ones (on the first prompt). */
-  warmup: number;
-  /** Keep decoding past EOS (fixed-length decode). */
-  ignoreEos: boolean;
-  /** Sampling; greedy when absent. */
-  sampling?: SamplingParams;
+/** Every problem of a parsed result file, as "path message" lines (empty when it is a valid result). */
+export function resultProblems(x: unknown): string[] {
+  if (!isObj(x)) return ['not a JSON object'];
+  const r = v.safeParse(BenchResultSchema, x, { abortEarly: false });
+  return r.success ? [] : r.issues.map((i) => `${pathText(i)} ${i.message}`.trim());
 }
 
-/** One measured request. Times in ms, rates in tokens/s. */
-export interface BenchRun {
-  prompt: string;
-  promptName?: string;
-  promptTokens: number;
-  outputTokens: number;
-  outputTokenIds: number[];
-  text: string;
-  ttftMs: number;
-  /** Gaps between successive output tokens [outputTokens − 1]. */
-  itlMs: number[];
-  tpotMs: number;
-  e2eMs: number;
-  prefillTokensPerSecond: number;
-  decodeTokensPerSecond: number;
-  /** Figures the engine reports itself (e.g. WebLLM's usage.extra), kept apart from ours. */
-  engineReported?: Record<string, number>;
-  /** How outputTokens was counted (remote engines): the server's usage, a tokenizer, or chunks (approximate). */
-  tokenCount?: 'ids' | 'usage' | 'tokenizer' | 'chunks';
-  /** True when outputTokens is an estimate (a server without usage and no tokenizer: one token per chunk). */
-  approximate?: boolean;
-  /** Set on a request that failed part-way: what was received before the fault is kept, marked partial. */
-  partial?: boolean;
-  error?: { code: string; message: string };
-}
-
-/** One level of a concurrency sweep (as `vllm bench serve --max-concurrency N`): N requests at once. */
-export interface BenchSweepPoint {
-  concurrency: number;
-  /** Requests sent and completed (a failed request counts in `failed`, not here). */
-  requests: number;
-  completed: number;
-  failed: number;
-  /** First request start → last request end, ms. */
-  durationMs: number;
-  /** Completed requests per second. */
-  requestThroughput: number;
-  /** Output tokens of completed requests per second. */
-  outputTokenThroughput: number;
-  /** Per metric over the completed requests (ttftMs, tpotMs, itlMs, e2eMs). */
-  summary: Record<string, Summary>;
-  errors?: { code: string; message: string }[];
-}
-
-/** The device a result was measured on. */
-export interface BenchDevice {
-  vendor: string;
-  architecture: string;
-  device?: string;
-  description: string;
-  isFallbackAdapter: boolean;
-  features: string[];
-  limits: Record<string, number>;
-  userAgent: string;
-  /** Stable id of the adapter (src/bench/fingerprint.ts). */
-  fingerprint: string;
-  /** Human label for the fingerprint. */
-  label?: string;
-}
-
-/** Memory-bandwidth roofline for decode. */
-export interface BenchRoofline {
-  /** Measured device memory bandwidth, GB/s (1e9 bytes/s). */
-  bandwidthGBs: number;
-  /** Bytes of weights (and KV cache) read per decoded token. */
-  bytesPerToken: number;
-  /** decode tok/s × bytesPerToken / bandwidth, in [0, 1] (may exceed 1 when caches help). */
-  fraction: number;
-  /** Measured matmul throughput, GFLOP/s, and prefill's fraction of it. */
-  matmulGflops?: number;
-  prefillFraction?: number;
-}
-
-/** A whole benchmark result file. */
-export interface BenchResult {
-  schemaVersion: 1;
-  /** ISO 8601 time the benchmark finished. */
-  createdAt: string;
-  device: BenchDevice;
-  /** 'webgpu' | 'webllm' | 'remote'. */
-  engine: string;
-  model: {
-    id: string;
-    architecture: string;
-    /** e.g. 'F32', 'Q4_K_M' or a list of tensor types. */
-    quantization: string;
-    parameters: number;
-    bytes: number;
-    /** True for synthetic models (random weights: speed is real, text is noise). */
-    synthetic?: boolean;
-    /** Whether it fits this adapter at the loaded context (llama-bench mode / memory probe). */
-    fits?: FitsVerdict;
-    /** The decode kernels that ran and how their layout was chosen (ModelInfo.kernels). */
-    kernels?: ModelInfo['kernels'];
-    /** The device limits the engine planned with; `defaultLimits` where only the spec's were asked. */
-    limits?: ModelInfo['limits'];
-    /** The KV-cache element type the engine ran (ModelInfo.kvType; `--kv-type`): 'f16' or 'f32'. */
-    kvType?: ModelInfo['kvType'];
-  };
-  load: { totalMs: number; downloadMs: number; uploadMs: number; compileMs: number };
-  plan: BenchPlan;
-  runs: BenchRun[];
-  /** Per metric over measured runs: ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond. */
-  summary: Record<string, Summary>;
-  roofline?: BenchRoofline;
-  /**
-   * Quality beside speed ("CPU match"): llama.cpp's greedy tokens for the first prompt are fed to our engine
-   * teacher-forced, and `top1Agreement` is the share of those positions where our top-1 token equals
-   * llama.cpp's (≥ 0.98 for quantized files here, 1 for F32/F16).
-   */
-  quality?: { reference: string; top1Agreement: number; positions: number };
-  /** Remote engines: the endpoint (host only, never a key) and the API used. */
-  endpoint?: { host: string; api: 'chat' | 'completions' };
-  /** Remote engines: the concurrency sweep, one point per level. */
-  sweep?: BenchSweepPoint[];
-  /** True when some runs failed part-way (their runs carry `partial` and `error`). */
-  partial?: boolean;
-  /** llama-bench style tests (`--llama-bench`): pp/tg at KV depths. */
-  tests?: LlamaBenchTest[];
-  /** The llama-bench plan that produced `tests`. */
-  llamaBench?: LlamaBenchPlan;
-  /** Adapter buffer limits and allocatable memory. */
-  memory?: MemoryProbe;
-  /** Where the time goes: GPU time per kernel family (timestamp-query), busy fraction. */
-  gpu?: GpuProfile;
-  /** What a token costs at the measured decode speed. */
-  cost?: TokenCost;
+/**
+ * A parsed result file checked and its defaults filled in (the summary is left empty when missing).
+ * @throws TypeError naming the first problem, prefixed by `where` ("result 2.runs[0].ttftMs must be a number").
+ */
+export function parseResult(x: unknown, where = 'result'): BenchResult {
+  if (!isObj(x)) throw new TypeError(`${where} is not an object`);
+  const r = v.safeParse(BenchResultSchema, x);
+  if (!r.success) {
+    const p = pathText(r.issues[0]);
+    throw new TypeError(`${where}${p ? (p.startsWith('[') ? p : `.${p}`) : ''} ${r.issues[0].message}`);
+  }
+  return r.output;
 }

@@ -24,6 +24,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
  */
 export const LAYERS = {
   util: { holds: 'pure helpers with no imports: the seeded PRNG, number formatting', may: [] },
+  dom: { holds: 'the one DOM helper, h(), shared by the page and the widget', may: [] },
   core: {
     holds:
       'the Engine API every backend implements: request/result types, EngineError, validation, the vLLM metric definitions, the engine worker API, the OpenAI-shaped wrapper',
@@ -59,12 +60,13 @@ export const LAYERS = {
       'benchmarks over any backend: runner, plans, prompts, results and their files, history store, llama-bench, roofline, device fingerprint and GPU report data',
     may: ['core', 'util', 'net', 'gguf', 'model', 'library', 'webgpu', 'remote', 'webllm', 'workers'],
   },
-  widget: { holds: 'the <webgpu-chat> element', may: ['core', 'util', 'workers'] },
+  widget: { holds: 'the <webgpu-chat> element', may: ['core', 'util', 'dom', 'workers'] },
   ui: {
     holds: 'the benchmark page: DOM only',
     may: [
       'core',
       'util',
+      'dom',
       'net',
       'gguf',
       'model',

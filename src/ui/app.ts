@@ -6,9 +6,9 @@
 
 import { openHistory } from '../bench/history.ts';
 import { installBenchApi } from '../bench/page-api.ts';
+import { h } from '../dom/h.ts';
 import { BenchView } from './bench-view.ts';
 import { ChatView } from './chat-view.ts';
-import { h } from './dom.ts';
 import { HistoryView } from './history-view.ts';
 import { LlamaBenchView } from './llama-bench-view.ts';
 import { ModelPicker } from './model-picker.ts';

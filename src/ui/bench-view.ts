@@ -21,9 +21,10 @@ import {
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
 import { summarize } from '../core/metrics.ts';
+import { h } from '../dom/h.ts';
 import { fmtMs, fmtNum, fmtRate } from '../util/format.ts';
 import { TokenChart, tokenTimesFromRun } from './charts.ts';
-import { copyText, download, field, h, revealCard } from './dom.ts';
+import { copyText, download, field, revealCard } from './dom.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import { rooflineFor, rooflineSentences, softwareWarning } from './roofline-view.ts';
 import type { Session } from './session.ts';
@@ -148,8 +149,11 @@ export class BenchView {
     this.ignoreEos.checked = DEFAULT_PLAN.ignoreEos;
 
     this.runButton = h('button', { type: 'submit', class: 'button button--primary' }, 'Run benchmark');
-    this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
-    this.stopButton.addEventListener('click', () => this.controller?.abort());
+    this.stopButton = h(
+      'button',
+      { type: 'button', class: 'button', onclick: () => this.controller?.abort() },
+      'Stop',
+    );
     this.planHint = h('p', { class: 'field__hint', id: 'plan-hint' });
     this.runButton.setAttribute('aria-describedby', 'plan-hint plan-where');
     this.where = h('p', { class: 'field__hint plan__where', id: 'plan-where', 'data-testid': 'plan-where' });

@@ -8,8 +8,8 @@
  */
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { h } from '../dom/h.ts';
 import { fmtNum } from '../util/format.ts';
-import { h } from './dom.ts';
 
 /** One run's token times, ms since its request start (index i = output token i + 1). */
 export type TokenTimes = readonly number[];

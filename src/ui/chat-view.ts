@@ -8,8 +8,9 @@
 import { isEngineError } from '../core/errors.ts';
 import { requestMetrics } from '../core/metrics.ts';
 import type { ChatMessage } from '../core/types.ts';
+import { h } from '../dom/h.ts';
 import { fmtCount, fmtMs, fmtRate } from '../util/format.ts';
-import { field, h } from './dom.ts';
+import { field } from './dom.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 
@@ -54,8 +55,11 @@ export class ChatView {
       }
     });
     this.sendButton = h('button', { type: 'submit', class: 'button button--primary' }, 'Send');
-    this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
-    this.stopButton.addEventListener('click', () => this.controller?.abort());
+    this.stopButton = h(
+      'button',
+      { type: 'button', class: 'button', onclick: () => this.controller?.abort() },
+      'Stop',
+    );
     this.clearButton = h('button', { type: 'button', class: 'button button--quiet' }, 'New conversation');
     this.clearButton.addEventListener('click', () => {
       this.messages.length = 0;
@@ -84,8 +88,11 @@ export class ChatView {
       inputmode: 'decimal',
     });
     this.speed = h('p', { class: 'status', role: 'status', 'data-testid': 'chat-speed' });
-    const goLoad = h('button', { type: 'button', class: 'button' }, 'Choose a model');
-    goLoad.addEventListener('click', () => this.onNeedModel?.());
+    const goLoad = h(
+      'button',
+      { type: 'button', class: 'button', onclick: () => this.onNeedModel?.() },
+      'Choose a model',
+    );
     this.notice = h(
       'div',
       { class: 'notice notice--info', 'data-testid': 'chat-no-model' },

@@ -1,21 +1,8 @@
 /**
- * Small DOM helpers shared by the page's views. Text always goes in as text (`append` of a string makes a
- * Text node): nothing here parses HTML, so model output and imported files can never inject markup.
+ * The page's DOM helpers beyond `h` (src/dom/h.ts, shared with the widget): form fields, downloads, the
+ * clipboard. Text always goes in as text: nothing here parses HTML.
  */
-
-export type Child = Node | string | null | undefined | false;
-
-/** Creates an element with attributes (`class`, `data-*`, aria-*, …) and children; text is never parsed as HTML. */
-export function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | undefined> = {},
-  ...children: (Child | Child[])[]
-): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) el.setAttribute(k, v);
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c);
-  return el;
-}
+import { h } from '../dom/h.ts';
 
 /** A labelled form field: `<div class="field"><label for=id>…</label>control hint</div>`. */
 export function field(

@@ -8,9 +8,10 @@ import { csvToResults, resultsToCsv } from '../bench/csv.ts';
 import { compareByModelAndDevice, type History, type HistoryEntry } from '../bench/history.ts';
 import { parseResultsJson, resultFileName, resultToJson, summaryText } from '../bench/result-io.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { h } from '../dom/h.ts';
 import { fmtMs, fmtRate } from '../util/format.ts';
 import { barList } from './charts.ts';
-import { copyText, download, field, h } from './dom.ts';
+import { copyText, download, field } from './dom.ts';
 import type { Session } from './session.ts';
 
 const ALL = '*';
@@ -49,8 +50,11 @@ export class HistoryView {
       multiple: '',
     });
     this.importInput.addEventListener('change', () => void this.importFiles());
-    this.exportJson = h('button', { type: 'button', class: 'button' }, 'Export JSON');
-    this.exportJson.addEventListener('click', () => this.exportShown('json'));
+    this.exportJson = h(
+      'button',
+      { type: 'button', class: 'button', onclick: () => this.exportShown('json') },
+      'Export JSON',
+    );
     this.exportCsv = h('button', { type: 'button', class: 'button' }, 'Export CSV');
     this.exportCsv.addEventListener('click', () => this.exportShown('csv'));
     this.status = h('p', {

@@ -4,10 +4,11 @@
  * `navigator.storage.estimate()`; and a button for `navigator.storage.persist()`. The engine worker does
  * the downloads; this view reads the same Origin Private File System from the page.
  */
+
+import { h } from '../dom/h.ts';
 import { isLocalSpec, type LibraryEntry, ModelLibrary } from '../library/library.ts';
 import { OpfsStore } from '../library/store.ts';
 import { fmtBytes } from '../util/format.ts';
-import { h } from './dom.ts';
 
 /** How long ago an ISO date was, for people ("3 min ago"). */
 export function fmtAgo(iso: string, now = Date.now()): string {

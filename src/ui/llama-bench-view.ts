@@ -23,6 +23,7 @@ import { fitSupportNote } from '../bench/synthetic.ts';
 import { isEngineError } from '../core/errors.ts';
 import type { KvType } from '../core/types.ts';
 import { kvTypeBytes } from '../core/validate.ts';
+import { h } from '../dom/h.ts';
 import { fmtBytes, fmtNum } from '../util/format.ts';
 import { createGpuContext } from '../webgpu/device.ts';
 import {
@@ -33,7 +34,7 @@ import {
   syntheticShapeRunnable,
 } from '../webgpu/model/synthetic.ts';
 import { barList } from './charts.ts';
-import { field, h } from './dom.ts';
+import { field } from './dom.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 

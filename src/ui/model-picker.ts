@@ -14,11 +14,12 @@ import {
 } from '../bench/synthetic.ts';
 import { isEngineError } from '../core/errors.ts';
 import type { LoadPhase, LoadProgress, ModelSource } from '../core/types.ts';
+import { h } from '../dom/h.ts';
 import { parseSplitName } from '../gguf/split.ts';
 import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { fmtBytes, fmtMs, fmtParams } from '../util/format.ts';
-import { field, h, revealCard } from './dom.ts';
+import { field, revealCard } from './dom.ts';
 import { LibraryView } from './library-view.ts';
 import { RecommendedView } from './recommended-view.ts';
 import type { Session } from './session.ts';

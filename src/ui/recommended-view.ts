@@ -10,6 +10,7 @@
 import { type FitsVerdict, type MemoryProbe, modelNeedBytes } from '../bench/llama-bench.ts';
 import { fitModelOf, modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
 import { syntheticName, syntheticSize } from '../bench/synthetic.ts';
+import { h } from '../dom/h.ts';
 import { fmtBytes, fmtParams } from '../util/format.ts';
 import { createGpuContext } from '../webgpu/device.ts';
 import {
@@ -19,7 +20,6 @@ import {
   syntheticGguf,
   syntheticShapeRunnable,
 } from '../webgpu/model/synthetic.ts';
-import { h } from './dom.ts';
 
 /** A recommended GGUF model. */
 export interface RecommendedModel {

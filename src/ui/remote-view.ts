@@ -18,9 +18,10 @@ import {
 import { resultFileName, resultToJson } from '../bench/result-io.ts';
 import type { BenchPlan, BenchResult, BenchSweepPoint } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
+import { h } from '../dom/h.ts';
 import { type RemoteApi, RemoteEngine } from '../remote/engine.ts';
 import { fmtMs, fmtNum, fmtRate } from '../util/format.ts';
-import { download, field, h } from './dom.ts';
+import { download, field } from './dom.ts';
 import type { Session } from './session.ts';
 
 const KEY_STORAGE = 'webgpu-llm-bench:remote-api-key';

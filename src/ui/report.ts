@@ -18,7 +18,7 @@ import {
   probeGpu,
   readReport,
 } from '../bench/gpu-report.ts';
-import { type Child, h } from './dom.ts';
+import { type Child, h } from '../dom/h.ts';
 
 declare global {
   interface Window {

@@ -10,8 +10,8 @@ import { type AdapterSnapshot, isSoftwareAdapter } from '../bench/gpu-report.ts'
 import { buildRoofline, measureBandwidth, measureMatmul } from '../bench/roofline.ts';
 import type { BenchResult, BenchRoofline } from '../bench/types.ts';
 import type { ModelInfo } from '../core/types.ts';
+import { h } from '../dom/h.ts';
 import { fmtNum, fmtPct } from '../util/format.ts';
-import { h } from './dom.ts';
 import type { DeviceMeasurement, Session } from './session.ts';
 
 const STORE_PREFIX = 'webgpu-llm-bench.measurement.';

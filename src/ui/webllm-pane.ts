@@ -6,10 +6,11 @@
  * model into the page (through the session, as the WebLLM backend) with {@link WebLlmPane.choice}.
  */
 import type { AppConfig } from '@mlc-ai/web-llm';
+import { h } from '../dom/h.ts';
 import { fmtBytes } from '../util/format.ts';
 import { type CatalogEntry, filterCatalog, selfHostedRecord } from '../webllm/catalog.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
-import { field, h } from './dom.ts';
+import { field } from './dom.ts';
 
 type CacheBackend = NonNullable<AppConfig['cacheBackend']>;
 

@@ -14,6 +14,7 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../core/validate.ts';
+import { h } from '../dom/h.ts';
 import { fmtBytes } from '../util/format.ts';
 import {
   type BackendSpec,
@@ -104,17 +105,6 @@ const RELOAD_ON = new Set<string>(RELOAD_ATTRS);
 
 let instances = 0;
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string> = {},
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
 /** The custom element. Define it with {@link defineWebGpuChat} (the package entry does so on import). */
 export class WebGpuChatElement extends HTMLElement {
   static readonly observedAttributes = OBSERVED;
@@ -194,25 +184,25 @@ export class WebGpuChatElement extends HTMLElement {
     super();
     const id = ++instances;
     this.root = this.attachShadow({ mode: 'open', delegatesFocus: false });
-    const style = el('style');
+    const style = h('style');
     style.textContent = WIDGET_CSS;
 
     const titleId = `wgc-title-${id}`;
-    this.titleEl = el('h2', { class: 'title', part: 'title', id: titleId });
-    this.statusEl = el('p', { class: 'status', part: 'status', role: 'status' });
-    const header = el('div', { class: 'header', part: 'header' });
+    this.titleEl = h('h2', { class: 'title', part: 'title', id: titleId });
+    this.statusEl = h('p', { class: 'status', part: 'status', role: 'status' });
+    const header = h('div', { class: 'header', part: 'header' });
     header.append(this.titleEl, this.statusEl);
 
-    this.progressBar = el('progress', { part: 'progress-bar', max: '1', 'aria-label': 'Loading the model' });
-    this.progressText = el('span', { class: 'progress-text' });
-    this.progressBox = el('div', { class: 'progress', part: 'progress' });
+    this.progressBar = h('progress', { part: 'progress-bar', max: '1', 'aria-label': 'Loading the model' });
+    this.progressText = h('span', { class: 'progress-text' });
+    this.progressBox = h('div', { class: 'progress', part: 'progress' });
     this.progressBox.append(this.progressBar, this.progressText);
     this.progressBox.hidden = true;
 
-    this.notice = el('p', { class: 'notice', part: 'notice', role: 'alert' });
+    this.notice = h('p', { class: 'notice', part: 'notice', role: 'alert' });
     this.notice.hidden = true;
 
-    this.log = el('div', {
+    this.log = h('div', {
       class: 'log',
       part: 'log',
       role: 'log',
@@ -222,11 +212,11 @@ export class WebGpuChatElement extends HTMLElement {
       tabindex: '0',
       'data-empty': 'Ask something to start.',
     });
-    this.stats = el('p', { class: 'stats', part: 'stats', 'aria-live': 'polite' });
+    this.stats = h('p', { class: 'stats', part: 'stats', 'aria-live': 'polite' });
 
     const inputId = `wgc-input-${id}`;
-    const label = el('label', { for: inputId, class: 'visually-hidden' }, 'Message');
-    this.input = el('textarea', { id: inputId, part: 'input', rows: '2', enterkeyhint: 'send' });
+    const label = h('label', { for: inputId, class: 'visually-hidden' }, 'Message');
+    this.input = h('textarea', { id: inputId, part: 'input', rows: '2', enterkeyhint: 'send' });
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
@@ -236,21 +226,21 @@ export class WebGpuChatElement extends HTMLElement {
         this.stop();
       }
     });
-    this.sendButton = el('button', { type: 'submit', class: 'primary', part: 'button send-button' }, 'Send');
-    this.stopButton = el('button', { type: 'button', part: 'button stop-button' }, 'Stop');
+    this.sendButton = h('button', { type: 'submit', class: 'primary', part: 'button send-button' }, 'Send');
+    this.stopButton = h('button', { type: 'button', part: 'button stop-button' }, 'Stop');
     this.stopButton.addEventListener('click', () => this.stop());
-    this.clearButton = el('button', { type: 'button', part: 'button clear-button' }, 'Clear');
+    this.clearButton = h('button', { type: 'button', part: 'button clear-button' }, 'Clear');
     this.clearButton.addEventListener('click', () => this.clear());
-    const buttons = el('div', { class: 'buttons' });
+    const buttons = h('div', { class: 'buttons' });
     buttons.append(this.sendButton, this.stopButton, this.clearButton);
-    const form = el('form', { class: 'form', part: 'form' });
+    const form = h('form', { class: 'form', part: 'form' });
     form.append(label, this.input, buttons);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       void this.send();
     });
 
-    const container = el('section', { class: 'root', part: 'container', 'aria-labelledby': titleId });
+    const container = h('section', { class: 'root', part: 'container', 'aria-labelledby': titleId });
     container.append(header, this.progressBox, this.notice, this.log, this.stats, form);
     this.root.append(style, container);
     this.renderStatic();
@@ -553,9 +543,9 @@ export class WebGpuChatElement extends HTMLElement {
   }
 
   private bubble(role: 'user' | 'assistant', text: string): { box: HTMLElement; body: HTMLElement } {
-    const box = el('div', { class: `msg msg--${role}`, part: `message ${role}-message`, 'data-role': role });
-    const who = el('span', { class: 'who' }, role === 'user' ? 'You' : 'Assistant');
-    const body = el('p', { class: 'text', part: 'message-text' });
+    const box = h('div', { class: `msg msg--${role}`, part: `message ${role}-message`, 'data-role': role });
+    const who = h('span', { class: 'who' }, role === 'user' ? 'You' : 'Assistant');
+    const body = h('p', { class: 'text', part: 'message-text' });
     body.textContent = text;
     box.append(who, body);
     this.log.append(box);
@@ -642,7 +632,7 @@ export class WebGpuChatElement extends HTMLElement {
       const why =
         r?.finishReason === 'stop' ? 'end of text' : r?.finishReason === 'length' ? 'max tokens' : 'stopped';
       if (r?.finishReason !== 'stop') {
-        const note = el('p', { class: 'note' }, why === 'stopped' ? 'Stopped.' : 'Cut at max tokens.');
+        const note = h('p', { class: 'note' }, why === 'stopped' ? 'Stopped.' : 'Cut at max tokens.');
         answer.box.append(note);
       }
       this.stats.textContent =

@@ -74,6 +74,27 @@ describe('stories260K resolver', () => {
     for (const part of ['$STORIES260K', l.models, l.shared, 'npm run setup']) expect(msg).toContain(part);
   });
 
+  it("falls back to ../shared/models/ beside the checkout a local clone came from (git's origin)", () => {
+    const from = layout({ shared: true });
+    const clone = join(tempDir('models-clone-'), 'ci-check');
+    mkdirSync(join(clone, '.git'), { recursive: true });
+    writeFileSync(
+      join(clone, '.git', 'config'),
+      `[core]\n\tbare = false\n[remote "origin"]\n\turl = ${from.root}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n`,
+    );
+    expect(findStories260K({}, clone)).toBe(from.shared);
+    expect(stories260kPlaces({}, clone).map((p) => p.source)).toEqual([
+      'models/',
+      '../shared/models/',
+      'origin ../shared/models/',
+    ]);
+    // A network origin, or none, adds no place.
+    writeFileSync(join(clone, '.git', 'config'), '[remote "origin"]\n\turl = https://github.com/x/y.git\n');
+    expect(findStories260K({}, clone)).toBeUndefined();
+    writeFileSync(join(clone, '.git', 'config'), '[core]\n\tbare = false\n');
+    expect(stories260kPlaces({}, clone)).toHaveLength(2);
+  });
+
   it('finds the model in this repository', () => {
     expect(findStories260K()).toMatch(/stories260K\.gguf$/);
   });

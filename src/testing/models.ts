@@ -5,12 +5,14 @@
  * Looked for, in order:
  * 1. `$STORIES260K` (a path to the file), when set;
  * 2. `models/stories260K.gguf` in the repository (ignored by git; `npm run setup` downloads it there);
- * 3. `../shared/models/stories260K.gguf` beside the repository (this repository's own CI setting).
+ * 3. `../shared/models/stories260K.gguf` beside the repository (this repository's own CI setting);
+ * 4. `../shared/models/stories260K.gguf` beside the checkout this one was cloned from, when `origin` is a
+ *    local folder (`git clone . /tmp/ci-check` puts a clean clone where no `../shared` is).
  *
  * Browser tests read it over HTTP: vitest.config.ts resolves it here and hands the path to the page as
  * `__STORIES260K__` (see `stories260k-url.ts`).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,8 +37,26 @@ export const STORIES260K_URLS = [
 /** One place the model may be. */
 export interface ModelPlace {
   path: string;
-  /** `STORIES260K`, `models/` or `../shared/models/`. */
-  source: 'STORIES260K' | 'models/' | '../shared/models/';
+  /** `STORIES260K`, `models/`, `../shared/models/` or the origin checkout's `../shared/models/`. */
+  source: 'STORIES260K' | 'models/' | '../shared/models/' | 'origin ../shared/models/';
+}
+
+/**
+ * The folder `root` was cloned from, when its git `origin` is a local path (`git clone . /tmp/x`), read
+ * from `.git/config`; undefined otherwise (a URL, no remote, not a git checkout).
+ */
+export function localOrigin(root = REPO_ROOT): string | undefined {
+  let config: string;
+  try {
+    config = readFileSync(resolve(root, '.git', 'config'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const section = /\[remote "origin"\]([^[]*)/.exec(config)?.[1] ?? '';
+  const url = /^\s*url\s*=\s*(.+?)\s*$/m.exec(section)?.[1];
+  if (!url) return undefined;
+  if (url.startsWith('file://')) return fileURLToPath(url);
+  return url.startsWith('/') ? url.replace(/\/\.git$/, '') : undefined;
 }
 
 /** The places {@link findStories260K} looks, in order (the env variable's only when it is set). */
@@ -45,6 +65,12 @@ export function stories260kPlaces(env: NodeJS.ProcessEnv = process.env, root = R
   if (env.STORIES260K) places.push({ path: resolve(env.STORIES260K), source: 'STORIES260K' });
   places.push({ path: resolve(root, 'models', STORIES260K_FILE), source: 'models/' });
   places.push({ path: resolve(root, '../shared/models', STORIES260K_FILE), source: '../shared/models/' });
+  const origin = localOrigin(root);
+  if (origin && resolve(origin) !== resolve(root))
+    places.push({
+      path: resolve(origin, '../shared/models', STORIES260K_FILE),
+      source: 'origin ../shared/models/',
+    });
   return places;
 }
 
@@ -63,15 +89,14 @@ export class TestModelMissingError extends Error {
   override name = 'TestModelMissingError';
 }
 
-/** The one-line message for a missing model: the three places and `npm run setup`. */
+/** The one-line message for a missing model: the places looked at and `npm run setup`. */
 export function stories260kMissingMessage(env: NodeJS.ProcessEnv = process.env, root = REPO_ROOT): string {
-  const models = resolve(root, 'models', STORIES260K_FILE);
-  const shared = resolve(root, '../shared/models', STORIES260K_FILE);
+  const places = stories260kPlaces({}, root).map((p) => p.path);
   const head = env.STORIES260K
     ? `test model not found: STORIES260K=${env.STORIES260K} does not exist`
     : `test model ${STORIES260K_FILE} not found`;
   return (
-    `${head}; it is looked for at $STORIES260K, then ${models}, then ${shared}; ` +
+    `${head}; it is looked for at $STORIES260K, then ${places.join(', then ')}; ` +
     '`npm run setup` downloads it into models/ (or set STORIES260K=/path/to/stories260K.gguf).'
   );
 }

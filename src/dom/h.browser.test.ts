@@ -21,10 +21,13 @@ describe('h()', () => {
     b.click();
     expect(clicks).toBe(2);
     expect(b.hasAttribute('onclick')).toBe(false);
-    const input = h('input', { type: 'checkbox', value: 'a', props: { checked: true, value: 'b' } });
-    expect(input.checked).toBe(true);
-    expect(input.value).toBe('b');
-    expect(input.getAttribute('value')).toBe('a');
+    // A text input's value property is its own, apart from the value attribute (its default).
+    const text = h('input', { type: 'text', value: 'a', props: { value: 'b' } });
+    expect(text.value).toBe('b');
+    expect(text.getAttribute('value')).toBe('a');
+    const box = h('input', { type: 'checkbox', props: { checked: true } });
+    expect(box.checked).toBe(true);
+    expect(box.hasAttribute('checked')).toBe(false);
   });
 
   it('appends children as text, never as markup, and skips null/undefined/false', () => {

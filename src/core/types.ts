@@ -255,6 +255,8 @@ export interface ModelInfo {
         headsPerWorkgroup?: number;
         kvTile?: number;
         threads?: number;
+        /** `rows`: K and V shared through subgroups of this many invocations. */
+        shareKv?: number;
       };
     };
     /**

@@ -472,6 +472,20 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     }
   });
 
+  it('a prefill attention sharing K/V through subgroups of a size this adapter lacks, or over a partial subgroup, is invalid_argument before loading', async () => {
+    // SwiftShader's subgroups are 4 wide: 2 would broadcast the wrong K and V rows (wrong output).
+    for (const [prefill, re] of [
+      [{ kind: 'rows', shareKv: 2 }, /shareKv 2 needs subgroups of exactly 2 invocations \(this adapter: /],
+      [{ kind: 'rows', shareKv: 4, threads: 6 }, /threads must be a multiple of shareKv/],
+    ] as const) {
+      const engine = new WebGpuEngine({ openModel: openModelSource, attention: { prefill } });
+      const e = await engine.load({ url: MODEL_URL }, { contextLength: 64 }).catch((x) => x);
+      expect(isEngineError(e) && e.code, JSON.stringify(prefill)).toBe('invalid_argument');
+      expect(String(e.message)).toMatch(re);
+      await engine.dispose();
+    }
+  });
+
   it('a prefill option of an unknown kind, or an mmv prefill layout this adapter cannot run, is invalid_argument before loading', async () => {
     for (const prefill of [{ kind: 'gemm' }, null, 'tile']) {
       const engine = new WebGpuEngine({ openModel: openModelSource, prefill: prefill as never });

@@ -7,7 +7,8 @@
  *   f32 caches; the reference reads the f16-rounded K and V the GPU reads.
  * - prefillAttentionWGSL (tiled prefill): T = 1, 7, 33, 63, 65, 130, 520 at pos0 = 0 and past it (rows
  *   before pos0 filled, as a batch continuing a sequence), GQA 1/2/3/4/8, head dims 8/20/48/64/128/256,
- *   both layouts (and a `rows` layout with odd threads, rows and block so every tile edge moves), f16
+ *   both layouts (and a `rows` layout with odd threads, rows and block so every tile edge moves; `rows`
+ *   sharing K and V through subgroups where the adapter's subgroups have one size, SwiftShader's 4), f16
  *   and f32 caches; its plans fit 16 KiB of workgroup memory for every head dim it takes.
  * Cache rows past the last position hold huge values (f32) or ±Inf (f16), so any leak shows.
  */
@@ -293,6 +294,8 @@ describe('prefillAttentionWGSL', () => {
       { layout: { kind: 'rows' }, nHead: 2, headDim: 260, error: /unsupported/ },
       { layout: { kind: 'rows' }, nHead: 3, headDim: 8, error: /unsupported/ },
       { layout: { kind: 'rows', block: 9 }, nHead: 2, headDim: 8, error: /bad rows layout/ },
+      { layout: { kind: 'rows', shareKv: 3 }, nHead: 2, headDim: 8, error: /bad rows layout/ },
+      { layout: { kind: 'rows', shareKv: 4, threads: 6 }, nHead: 2, headDim: 8, error: /bad rows layout/ },
     ];
     for (const { layout, nHead, headDim, error } of refused)
       expect(() =>
@@ -324,9 +327,27 @@ describe('prefillAttentionWGSL', () => {
       layout: { kind: 'rows', threads: 3, rows: 5, block: 3 },
     },
   ];
+  /**
+   * The rows layouts sharing K and V through subgroups, where every subgroup of this adapter has the same
+   * size S (SwiftShader: 4): the engine's choice (16 threads, block 2) and an odd one (S threads, 5 rows,
+   * block 3) whose tile edges move and whose head dims (8, 20, 48) leave a subgroup's last loads spare.
+   */
+  async function sharedLayouts(): Promise<{ name: string; layout: PrefillLayout }[]> {
+    const gpu = await testGpu();
+    const S = gpu.subgroupMinSize;
+    if (!gpu.hasSubgroups || S !== gpu.subgroupMaxSize || ![2, 4, 8].includes(S)) return [];
+    return [
+      { name: `rows, K/V shared by ${S}`, layout: { kind: 'rows', shareKv: S, block: 2 } },
+      {
+        name: `rows, K/V shared by ${S}, odd (${S} threads, 5 rows, block 3)`,
+        layout: { kind: 'rows', shareKv: S, threads: S, rows: 5, block: 3 },
+      },
+    ];
+  }
   for (const c of shapes) {
     it(`T ${c.T}, pos0 ${c.pos0}, GQA ${c.G}, hd ${c.HD}, ${c.kv}`, async () => {
       const device = await testDevice();
+      const all = [...layouts, ...(await sharedLayouts())];
       const { seed, rng } = freshRng();
       const { T, pos0, HD, kv } = c;
       const nHeadKv = 2;
@@ -351,7 +372,7 @@ describe('prefillAttentionWGSL', () => {
       ];
       // The odd rows layout moves tile edges whatever the head dim; at 128 and 256 its unrolled source
       // would take tens of seconds to compile on SwiftShader.
-      for (const { name, layout } of layouts.filter((l) => HD <= 64 || !l.name.includes('odd'))) {
+      for (const { name, layout } of all.filter((l) => HD <= 64 || !l.name.includes('odd'))) {
         const o = { nHead, nHeadKv, headDim: HD, scale: 1 / Math.sqrt(HD), kvType: kv, layout };
         const out = storageFrom(device, out0);
         await runWGSL(device, prefillAttentionWGSL(o), [...bufs, out], prefillAttentionWorkgroups(o, T));

@@ -592,6 +592,16 @@ export interface PrefillLayout {
   rows?: number;
   /** `rows`: positions per unrolled step (1..8, default 1; more made no difference on SwiftShader). */
   block?: number;
+  /**
+   * `rows`: K and V shared through subgroups of exactly S invocations (2, 4 or 8; the caller checks
+   * subgroupMinSize = subgroupMaxSize = S, as mmv's `shareX`). Every thread of a workgroup reads the same
+   * positions, so each of a subgroup's S threads loads every S-th vec4 of a position's K and V row and takes
+   * the rest from the others with `subgroupBroadcast` (a register shuffle; on SwiftShader a storage load is
+   * a gather with bounds checks per invocation). The KV loop then runs to the workgroup's last position
+   * (uniform control flow, as the broadcasts need), the causal mask covering each row's tail. `threads`
+   * must be a multiple of S (a partial subgroup would broadcast from threads that do not exist).
+   */
+  shareKv?: number;
 }
 
 export interface PrefillAttentionOptions {
@@ -663,7 +673,9 @@ export function prefillAttentionPlan(o: PrefillAttentionOptions): PrefillAttenti
     const B = o.layout.block ?? 1;
     const maxRows = o.layout.rows ?? Math.max(1, Math.min(8, Math.floor(256 / o.headDim)));
     const ok = (x: number, hi: number) => Number.isInteger(x) && x >= 1 && x <= hi;
-    if (!ok(W, 256) || !ok(B, 8) || !ok(maxRows, 16))
+    const S = o.layout.shareKv;
+    const badShare = S !== undefined && (![2, 4, 8].includes(S) || W % S !== 0);
+    if (!ok(W, 256) || !ok(B, 8) || !ok(maxRows, 16) || badShare)
       throw new Error(`prefill attention: bad rows layout ${JSON.stringify(o.layout)}`);
     const GW = divisorAtMost(G, maxRows);
     const RT = Math.floor(maxRows / GW);
@@ -769,12 +781,28 @@ const SENT: f32 = ${SENTINEL};`;
     const RT = plan.tokensPerThread;
     const RW = RT * GW;
     const rowsIdx = Array.from({ length: RW }, (_, rr) => rr);
+    const S = o.layout.shareKv ?? 0;
+    /** Statements loading vec4 d = 0..HD4−1 of cache `c` at element `r` into `${name}_${d}`. */
+    const loadRow = (c: 'kc' | 'vc', r: string, name: string): string[] => {
+      if (!S)
+        return Array.from({ length: HD4 }, (_, d) => `      let ${name}_${d} = ld_${c}4(${r} + ${4 * d}u);`);
+      // Thread sl loads vec4 sl + m·S (clamped to the row's last: a spare copy, never used); vec4 d comes
+      // from thread d % S's load m = ⌊d / S⌋.
+      const M = Math.ceil(HD4 / S);
+      const L3 = Array.from(
+        { length: M },
+        (_, m) => `      let ${name}m${m} = ld_${c}4(${r} + 4u * min(sl + ${m * S}u, ${HD4 - 1}u));`,
+      );
+      for (let d = 0; d < HD4; d++)
+        L3.push(`      let ${name}_${d} = subgroupBroadcast(${name}m${Math.floor(d / S)}, ${d % S}u);`);
+      return L3;
+    };
     const body = () => {
       const L2: string[] = [];
       for (let i = 0; i < B; i++) {
         // Positions past pLast (the last step's tail) read row pLast: finite, and masked.
         L2.push(`      let r${i} = min(j + ${i}u, pLast) * ${kvDim}u + kb;`);
-        for (let d = 0; d < HD4; d++) L2.push(`      let k${i}_${d} = ld_kc4(r${i} + ${4 * d}u);`);
+        L2.push(...loadRow('kc', `r${i}`, `k${i}`));
         for (const rr of rowsIdx) {
           const dots = each(HD4, (d) => `dot(q${rr}_${d}, k${i}_${d})`, ' + ');
           const p = `pFirst + ${Math.floor(rr / GW)}u`;
@@ -793,8 +821,9 @@ const SENT: f32 = ${SENTINEL};`;
         for (let i = 0; i < B; i++) L2.push(`      let p${rr}_${i} = exp(s${rr}_${i} - m${rr});`);
         L2.push(`      l${rr} = l${rr} * c${rr} + ${each(B, (i) => `p${rr}_${i}`, ' + ')};`);
       }
+      if (S) for (let i = 0; i < B; i++) L2.push(...loadRow('vc', `r${i}`, `v${i}`));
       for (let d = 0; d < HD4; d++) {
-        for (let i = 0; i < B; i++) L2.push(`      let v${i}_${d} = ld_vc4(r${i} + ${4 * d}u);`);
+        if (!S) for (let i = 0; i < B; i++) L2.push(`      let v${i}_${d} = ld_vc4(r${i} + ${4 * d}u);`);
         for (const rr of rowsIdx)
           L2.push(
             `      a${rr}_${d} = a${rr}_${d} * c${rr} + ${each(B, (i) => `p${rr}_${i} * v${i}_${d}`, ' + ')};`,
@@ -817,22 +846,30 @@ const SENT: f32 = ${SENTINEL};`;
       for (let d = 0; d < HD4; d++) emit.push(`    out[qb${rr} + ${d}u] = a${rr}_${d} / l${rr};`);
       emit.push('  }');
     }
-    return `${common}
+    // With shareKv the loop's bounds are the workgroup's (uniform): its first and last token's positions;
+    // a thread past the batch's last token computes clamped duplicates it never stores.
+    const bounds = S
+      ? `  let pFirst = step.pos0 + t0;
+  let pLast = step.pos0 + min(wg.y * ${BQ}u + ${BQ}u, step.nTokens) - 1u;
+  let pStart = step.pos0 + wg.y * ${BQ}u;`
+      : `  if (t0 >= step.nTokens) { return; }
+  // Positions of the thread's first and last token.
+  let pFirst = step.pos0 + t0;
+  let pLast = step.pos0 + min(t0 + ${RT}u, step.nTokens) - 1u;`;
+    const start = S ? windowStart(o.window).replaceAll('pFirst', 'pStart') : windowStart(o.window);
+    return `${S ? 'enable subgroups;\n' : ''}${common}
 
 @compute @workgroup_size(${NT})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32${S ? ', @builtin(subgroup_invocation_id) sl: u32' : ''}) {
   let kvh = wg.x / ${nHG}u;
   let h0 = kvh * ${G}u + (wg.x % ${nHG}u) * ${GW}u;
   let t0 = wg.y * ${BQ}u + lid * ${RT}u;
-  if (t0 >= step.nTokens) { return; }
-  // Positions of the thread's first and last token.
-  let pFirst = step.pos0 + t0;
-  let pLast = step.pos0 + min(t0 + ${RT}u, step.nTokens) - 1u;
+${bounds}
   let kb = kvh * ${HD}u;
 ${init.join('\n')}
   // Masked positions before a row's first valid one add exp(0) to l and v to a while m is still SENT; the
   // first real score rescales them by exp(SENT − m) = 0.
-  for (var j = ${windowStart(o.window)}; j <= pLast; j += ${B}u) {
+  for (var j = ${start}; j <= pLast; j += ${B}u) {
 ${body()}
   }
 ${emit.join('\n')}

@@ -655,9 +655,15 @@ export class LlamaModel {
   /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
   private flashWorkgroups = 0;
   /** Prefill attention: the tiled kernel's layout and tiles, or the per-(head, token) kernel. */
-  get prefillAttention(): { kernel: 'tiled' | 'rows' | 'per-token'; plan?: PrefillAttentionPlan } {
+  get prefillAttention(): {
+    kernel: 'tiled' | 'rows' | 'per-token';
+    plan?: PrefillAttentionPlan;
+    shareKv?: number;
+  } {
     const p = this.prefillAttn;
-    return p ? { kernel: p.layout.kind, plan: p.plan } : { kernel: 'per-token' };
+    return p
+      ? { kernel: p.layout.kind, plan: p.plan, ...(p.layout.shareKv ? { shareKv: p.layout.shareKv } : {}) }
+      : { kernel: 'per-token' };
   }
   private prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
   /** Positions per chunk and chunks of the step being encoded (Step.p2 holds the chunk). */

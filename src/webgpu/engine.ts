@@ -356,9 +356,12 @@ export function layerMatmulWeights(cfg: LlamaConfig): number {
  * (1 otherwise, or where 4 does not divide headDim/4), chunks of ≥ 128 positions aiming at 256 workgroups.
  * Prefill attention: the `rows` layout on a software adapter (no barriers, K/V read from the cache; 6-9×
  * faster there than the per-(head, token) kernel at 512 tokens of the 60M model, while `tiled` was ~4×
- * slower than `rows`), with K and V shared through subgroups (`shareKv`) and 2 positions per step where
- * every subgroup has the same size S of 2, 4 or 8 (SwiftShader in Node, 2026-12-03, the 60M shape's 8 heads
- * of 64, 64 tokens, f16 cache: 65-71 → 34 ms per layer at depth 1024, 25 → 11 at 256, 3.9 → 3.2 at 0);
+ * slower than `rows`), with K and V shared through subgroups (`shareKv`), 2 positions per step and one
+ * subgroup per workgroup where every subgroup has the same size S of 2, 4 or 8. One subgroup: a shared
+ * workgroup runs its KV loop to its last token for every thread, and the engine's prefill batches on a
+ * software adapter are one 16-token tile, so 16 threads (64 tokens) tripled the work (SwiftShader in Node,
+ * 2026-12-03, the 60M shape's 8 heads of 64, f16 cache, depth 1024: 16 tokens 19.6 ms per layer unshared,
+ * 36.5 shared by 16 threads, 11.8 by 4; 64 tokens 65 → 36 ms);
  * `tiled` on a GPU (KV tiles in workgroup memory shared by a tile of query rows).
  */
 export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionPolicy {
@@ -371,7 +374,7 @@ export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionP
       layout: { kind: 'strided', threads: 8 },
       targetWorkgroups: 2 * cores,
       minChunk: 1024,
-      prefill: { kind: 'rows', ...(shareKv ? { shareKv, block: 2 } : {}) },
+      prefill: { kind: 'rows', ...(shareKv ? { shareKv, threads: shareKv, block: 2 } : {}) },
     };
   }
   const lanes = gpu.hasSubgroups && gpu.subgroupMinSize >= 4 && (headDim / 4) % 4 === 0 ? 4 : 1;

@@ -329,18 +329,19 @@ describe('prefillAttentionWGSL', () => {
   ];
   /**
    * The rows layouts sharing K and V through subgroups, where every subgroup of this adapter has the same
-   * size S (SwiftShader: 4): the engine's choice (16 threads, block 2) and an odd one (S threads, 5 rows,
-   * block 3) whose tile edges move and whose head dims (8, 20, 48) leave a subgroup's last loads spare.
+   * size S (SwiftShader: 4): the engine's choice (one subgroup of S threads, block 2) and an odd one (two
+   * subgroups, 5 rows, block 3) whose tile edges move and whose head dims (8, 20, 48) leave a subgroup's
+   * last loads spare.
    */
   async function sharedLayouts(): Promise<{ name: string; layout: PrefillLayout }[]> {
     const gpu = await testGpu();
     const S = gpu.subgroupMinSize;
     if (!gpu.hasSubgroups || S !== gpu.subgroupMaxSize || ![2, 4, 8].includes(S)) return [];
     return [
-      { name: `rows, K/V shared by ${S}`, layout: { kind: 'rows', shareKv: S, block: 2 } },
+      { name: `rows, K/V shared by ${S}`, layout: { kind: 'rows', shareKv: S, threads: S, block: 2 } },
       {
-        name: `rows, K/V shared by ${S}, odd (${S} threads, 5 rows, block 3)`,
-        layout: { kind: 'rows', shareKv: S, threads: S, rows: 5, block: 3 },
+        name: `rows, K/V shared by ${S}, odd (${2 * S} threads, 5 rows, block 3)`,
+        layout: { kind: 'rows', shareKv: S, threads: 2 * S, rows: 5, block: 3 },
       },
     ];
   }

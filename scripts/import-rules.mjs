@@ -23,7 +23,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
  * top-level workers/ folder; `root` the files directly in src/).
  */
 export const LAYERS = {
-  util: { holds: 'pure helpers with no imports: the seeded PRNG, number formatting', may: [] },
+  util: { holds: 'pure helpers with no imports: the seeded PRNG, number formatting, HTML escaping', may: [] },
   dom: { holds: 'the one DOM helper, h(), shared by the page and the widget', may: [] },
   core: {
     holds:

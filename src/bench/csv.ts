@@ -11,8 +11,8 @@
  * Numbers are written with `String(n)` (shortest exact form); a missing value (NaN, e.g. TPOT of a
  * one-token run) is an empty cell.
  */
-import { summarizeRuns } from './runner.ts';
-import { type BenchPlan, type BenchResult, type BenchRun, parseResult } from './types.ts';
+import { checkResult } from './result-io.ts';
+import type { BenchPlan, BenchResult, BenchRun } from './types.ts';
 
 /** Quotes a field when it needs it. */
 export function csvField(value: string): string {
@@ -364,9 +364,7 @@ export function csvToResults(text: string): BenchResult[] {
     }
   });
   const results = [...groups.values()];
-  for (const r of results)
-    if (col.get('summary_json') === undefined || Object.keys(r.summary).length === 0)
-      r.summary = summarizeRuns(r.runs);
-  // The one result schema (src/bench/types.ts) checks what the columns gave, as for a JSON file.
-  return results.map((r, i) => parseResult(r, results.length > 1 ? `CSV result ${i + 1}` : 'CSV result'));
+  // The one result schema (src/bench/types.ts) checks what the columns gave and the summary is recomputed
+  // from the runs where the file had none (no summary_json column, or an empty cell): the JSON import's step.
+  return results.map((r, i) => checkResult(r, results.length > 1 ? `CSV result ${i + 1}` : 'CSV result'));
 }

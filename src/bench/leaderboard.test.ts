@@ -6,7 +6,6 @@
 
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../core/metrics.ts';
-import { fmtParams, fmtSig } from '../util/format.ts';
 import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
 import { htmlReport, type ReportRow } from './report.ts';
 
@@ -46,15 +45,11 @@ function row(o: {
   };
 }
 
-const esc = (s: string) =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const F = { fmt: fmtSig, fmtParams, esc };
-
 describe('leaderboard', () => {
   it('is empty for no rows', () => {
     const lb = leaderboard([]);
     expect(lb).toMatchObject({ devices: [], models: [], rankings: [] });
-    expect(leaderboardHtml(lb, F)).toContain('0 devices × 0 models');
+    expect(leaderboardHtml(lb)).toContain('0 devices × 0 models');
   });
 
   it('makes a devices × models matrix: models by coverage, devices by geometric-mean relative decode', () => {
@@ -127,7 +122,7 @@ describe('leaderboard', () => {
       'webgpu',
       'wllama',
     ]);
-    const html = leaderboardHtml(lb, F);
+    const html = leaderboardHtml(lb);
     // More than one engine on the page: cells name theirs.
     expect(html).toContain('wllama · <time');
     expect((html.match(/class="entry best"/g) ?? []).length).toBe(2); // one star per model
@@ -148,7 +143,7 @@ describe('leaderboard', () => {
     expect(lb.devices[1].score).toBeCloseTo(0.1, 12);
     expect(lb.devices[2].score).toBeUndefined();
     expect(lb.rankings[0].entries.map((e) => e.rank)).toEqual([1, 2, undefined]);
-    const html = leaderboardHtml(lb, F);
+    const html = leaderboardHtml(lb);
     expect(html).toContain('no decode figure');
     expect(html).toMatch(/<td class="num">–<\/td><th scope="row"><span class="dev">A first by name/);
   });
@@ -182,7 +177,7 @@ describe('leaderboard', () => {
       row({ fp: 'f00dfeedcafe0002', device: 'SwiftShader Device', software: true, decode: 3 }),
       row({ fp: 'f00dfeedcafe0003', device: 'llvmpipe (software)', software: true, decode: 2 }),
     ]);
-    const html = leaderboardHtml(lb, F);
+    const html = leaderboardHtml(lb);
     expect(html).not.toContain('<img');
     expect(html).toContain('Evil &lt;img src=x&gt; GPU');
     expect(html).toContain('a&quot;b&lt;c&gt;.gguf');
@@ -220,7 +215,7 @@ describe('leaderboard', () => {
       }),
       row({ fp: 'bbbb', model: 'other.gguf', engine: 'webllm', decode: 7 }),
     ]);
-    const md = leaderboardMarkdown(lb, { fmt: fmtSig });
+    const md = leaderboardMarkdown(lb);
     const lines = md.split('\n').filter((l) => l.startsWith('|'));
     expect(lines).toEqual([
       '| # | Device | stories260K.gguf (F32) | other.gguf (F32) |',
@@ -229,6 +224,6 @@ describe('leaderboard', () => {
       '| 2 | Slow \\| GPU `aaaa` | **10** tok/s<br>prefill 500 tok/s · TTFT 10 ms<br>webgpu · 2026-01-02 | – |',
     ]);
     expect(md).toContain('2 devices × 2 models');
-    expect(leaderboardMarkdown(leaderboard([]), { fmt: fmtSig })).toBe('');
+    expect(leaderboardMarkdown(leaderboard([]))).toBe('');
   });
 });

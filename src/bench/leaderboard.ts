@@ -14,6 +14,9 @@
  *   relative to the fastest device on that model (1 = fastest on every model it ran). Devices with no decode
  *   figure come last; ties go by name. Models are ordered by how many devices ran them, then by name.
  */
+
+import { fmtParams, fmtSig } from '../util/format.ts';
+import { escapeHtml as esc } from '../util/html.ts';
 import { markdownTable } from './markdown.ts';
 import type { ReportRow } from './report.ts';
 
@@ -193,38 +196,31 @@ export function leaderboard(rows: readonly ReportRow[]): Leaderboard {
 
 // ---------------------------------------------------------------------------------------------- HTML
 
-/** Formatting the figures, as report.ts does (passed in to keep one definition). */
-export interface LeaderFormat {
-  fmt: (v: number | undefined) => string;
-  fmtParams: (n: number) => string;
-  esc: (s: string) => string;
-}
-
 const day = (iso: string) => iso.slice(0, 10);
 
 /** One engine's figures in a matrix cell. */
-function entryHtml(e: LeaderEntry, best: boolean, showEngine: boolean, f: LeaderFormat): string {
+function entryHtml(e: LeaderEntry, best: boolean, showEngine: boolean): string {
   const r = e.row;
   const older = e.older > 0 ? `; ${e.older} older result${e.older === 1 ? '' : 's'} not shown` : '';
   return [
-    `<div class="entry${best ? ' best' : ''}" title="${f.esc(`${r.source}, ${r.createdAt}${older}`)}">`,
-    `<span class="decode">${f.esc(f.fmt(r.decodeTps?.median))}<small> tok/s</small>${best ? '<span class="star" aria-label="fastest on this model"> ★</span>' : ''}</span>`,
-    `<span class="sub"><span class="nw">prefill ${f.esc(f.fmt(r.prefillTps?.median))} tok/s</span> · <span class="nw">TTFT ${f.esc(f.fmt(r.ttftMs?.median))} ms</span></span>`,
-    `<span class="sub">${showEngine ? `${f.esc(r.engine)} · ` : ''}<time datetime="${f.esc(r.createdAt)}">${f.esc(day(r.createdAt))}</time></span>`,
+    `<div class="entry${best ? ' best' : ''}" title="${esc(`${r.source}, ${r.createdAt}${older}`)}">`,
+    `<span class="decode">${esc(fmtSig(r.decodeTps?.median))}<small> tok/s</small>${best ? '<span class="star" aria-label="fastest on this model"> ★</span>' : ''}</span>`,
+    `<span class="sub"><span class="nw">prefill ${esc(fmtSig(r.prefillTps?.median))} tok/s</span> · <span class="nw">TTFT ${esc(fmtSig(r.ttftMs?.median))} ms</span></span>`,
+    `<span class="sub">${showEngine ? `${esc(r.engine)} · ` : ''}<time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></span>`,
     '</div>',
   ].join('');
 }
 
 /** A device's name with its fingerprint (and "software" for a CPU-emulated adapter). */
-function deviceHtml(name: string, fingerprint: string, software: boolean, f: LeaderFormat): string {
-  return `<span class="dev">${f.esc(name)}</span>${software && !/software/i.test(name) ? ' <span class="sw">software</span>' : ''}<code class="fp" title="device fingerprint">${f.esc(fingerprint)}</code>`;
+function deviceHtml(name: string, fingerprint: string, software: boolean): string {
+  return `<span class="dev">${esc(name)}</span>${software && !/software/i.test(name) ? ' <span class="sw">software</span>' : ''}<code class="fp" title="device fingerprint">${esc(fingerprint)}</code>`;
 }
 
 /**
  * The leaderboard's sections: the devices × models matrix and a ranked table per model, each table in a
  * horizontally scrolling box (the device column stays in view), so a phone-wide page never overflows.
  */
-export function leaderboardHtml(lb: Leaderboard, f: LeaderFormat): string {
+export function leaderboardHtml(lb: Leaderboard): string {
   const engines = new Set(lb.rankings.flatMap((r) => r.entries.map((e) => e.row.engine)));
   const showEngine = engines.size > 1;
   const matrix = [
@@ -232,7 +228,7 @@ export function leaderboardHtml(lb: Leaderboard, f: LeaderFormat): string {
     '<table class="matrix"><thead><tr><th scope="col">Device</th>',
     ...lb.models.map(
       (m) =>
-        `<th scope="col" class="model">${f.esc(m.id)}<span class="sub">${f.esc(m.quantization)}, ${f.esc(f.fmtParams(m.parameters))} · ${m.devices} device${m.devices === 1 ? '' : 's'}</span></th>`,
+        `<th scope="col" class="model">${esc(m.id)}<span class="sub">${esc(m.quantization)}, ${esc(fmtParams(m.parameters))} · ${m.devices} device${m.devices === 1 ? '' : 's'}</span></th>`,
     ),
     '</tr></thead><tbody>',
     ...lb.devices.map((d) => {
@@ -245,7 +241,6 @@ export function leaderboardHtml(lb: Leaderboard, f: LeaderFormat): string {
               e,
               e.row.decodeTps?.median !== undefined && e.row.decodeTps.median === m.bestDecode,
               showEngine,
-              f,
             ),
           )
           .join('')}</td>`;
@@ -253,16 +248,16 @@ export function leaderboardHtml(lb: Leaderboard, f: LeaderFormat): string {
       const score =
         d.score === undefined
           ? 'no decode figure'
-          : `score ${f.fmt(d.score)} (1 = fastest on every model it ran)`;
-      return `<tr data-fingerprint="${f.esc(d.fingerprint)}"><th scope="row"><span class="rank" title="${f.esc(score)}">${d.rank}</span> ${deviceHtml(d.name, d.fingerprint, d.software, f)}<span class="sub">${d.results} result${d.results === 1 ? '' : 's'}, latest <time datetime="${f.esc(d.latest)}">${f.esc(day(d.latest))}</time></span></th>${cells.join('')}</tr>`;
+          : `score ${fmtSig(d.score)} (1 = fastest on every model it ran)`;
+      return `<tr data-fingerprint="${esc(d.fingerprint)}"><th scope="row"><span class="rank" title="${esc(score)}">${d.rank}</span> ${deviceHtml(d.name, d.fingerprint, d.software)}<span class="sub">${d.results} result${d.results === 1 ? '' : 's'}, latest <time datetime="${esc(d.latest)}">${esc(day(d.latest))}</time></span></th>${cells.join('')}</tr>`;
     }),
     '</tbody></table></div>',
   ].join('\n');
 
   const rankings = lb.rankings.map(({ model, entries }) =>
     [
-      `<h3>${f.esc(model.id)} <span class="sub">(${f.esc(model.quantization)}, ${f.esc(f.fmtParams(model.parameters))})</span></h3>`,
-      `<div class="scroll" tabindex="0" role="region" aria-label="${f.esc(`Ranking on ${model.key}`)}">`,
+      `<h3>${esc(model.id)} <span class="sub">(${esc(model.quantization)}, ${esc(fmtParams(model.parameters))})</span></h3>`,
+      `<div class="scroll" tabindex="0" role="region" aria-label="${esc(`Ranking on ${model.key}`)}">`,
       '<table class="ranking"><thead><tr>',
       ...['#', 'Device', 'Engine', 'Decode tok/s', 'Prefill tok/s', 'TTFT ms', 'Runs', 'Date'].map(
         (h, i) => `<th scope="col"${i === 0 || i >= 3 ? ' class="num"' : ''}>${h}</th>`,
@@ -270,8 +265,8 @@ export function leaderboardHtml(lb: Leaderboard, f: LeaderFormat): string {
       '</tr></thead><tbody>',
       ...entries.map((e) => {
         const r = e.row;
-        const decodeCell = r.decodeTps ? `${f.fmt(r.decodeTps.median)} ± ${f.fmt(r.decodeTps.std)}` : '–';
-        return `<tr title="${f.esc(r.source)}"><td class="num">${e.rank ?? '–'}</td><th scope="row">${deviceHtml(r.device, r.fingerprint, r.software, f)}</th><td>${f.esc(r.engine)}</td><td class="num">${f.esc(decodeCell)}</td><td class="num">${f.esc(f.fmt(r.prefillTps?.median))}</td><td class="num">${f.esc(f.fmt(r.ttftMs?.median))}</td><td class="num">${r.runs}</td><td class="num"><time datetime="${f.esc(r.createdAt)}">${f.esc(day(r.createdAt))}</time></td></tr>`;
+        const decodeCell = r.decodeTps ? `${fmtSig(r.decodeTps.median)} ± ${fmtSig(r.decodeTps.std)}` : '–';
+        return `<tr title="${esc(r.source)}"><td class="num">${e.rank ?? '–'}</td><th scope="row">${deviceHtml(r.device, r.fingerprint, r.software)}</th><td>${esc(r.engine)}</td><td class="num">${esc(decodeCell)}</td><td class="num">${esc(fmtSig(r.prefillTps?.median))}</td><td class="num">${esc(fmtSig(r.ttftMs?.median))}</td><td class="num">${r.runs}</td><td class="num"><time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></td></tr>`;
       }),
       '</tbody></table></div>',
     ].join('\n'),
@@ -334,17 +329,12 @@ export const LEADERBOARD_CSS = `
 
 // ---------------------------------------------------------------------------------------------- Markdown
 
-/** What {@link leaderboardMarkdown} formats with (report.ts's function). */
-export interface LeaderMarkdownFormat {
-  fmt: (v: number | undefined) => string;
-}
-
 /**
  * The devices × models matrix as Markdown (for a CI job summary beside the per-file table): a row per
  * device in rank order, named with its fingerprint; each cell decode tok/s (★ fastest), prefill, TTFT and
  * the date, lines joined with `<br>` (GitHub renders it in tables).
  */
-export function leaderboardMarkdown(lb: Leaderboard, f: LeaderMarkdownFormat): string {
+export function leaderboardMarkdown(lb: Leaderboard): string {
   if (lb.devices.length === 0) return '';
   const showEngine = new Set(lb.rankings.flatMap((r) => r.entries.map((e) => e.row.engine))).size > 1;
   const rows = lb.devices.map((d) => [
@@ -358,8 +348,8 @@ export function leaderboardMarkdown(lb: Leaderboard, f: LeaderMarkdownFormat): s
           const r = e.row;
           const best = r.decodeTps?.median !== undefined && r.decodeTps.median === m.bestDecode;
           return [
-            `**${f.fmt(r.decodeTps?.median)}** tok/s${best ? ' ★' : ''}`,
-            `prefill ${f.fmt(r.prefillTps?.median)} tok/s · TTFT ${f.fmt(r.ttftMs?.median)} ms`,
+            `**${fmtSig(r.decodeTps?.median)}** tok/s${best ? ' ★' : ''}`,
+            `prefill ${fmtSig(r.prefillTps?.median)} tok/s · TTFT ${fmtSig(r.ttftMs?.median)} ms`,
             `${showEngine ? `${r.engine} · ` : ''}${day(r.createdAt)}`,
           ].join('<br>');
         })

@@ -12,9 +12,8 @@ import {
   markdownReport,
   reportRows,
   svgBarChart,
-  validateResult,
 } from './report.ts';
-import type { BenchResult, BenchRun } from './types.ts';
+import { type BenchResult, type BenchRun, resultProblems } from './types.ts';
 
 function runOf(ttft: number, tpot: number, n = 5): BenchRun {
   const itl = Array.from({ length: n - 1 }, () => tpot);
@@ -178,15 +177,15 @@ describe('result text and validation', () => {
     expect(formatResultText(A)).toContain('measured read bandwidth 900 GB/s');
   });
 
-  it('validateResult accepts a result and names what is wrong with a broken one', () => {
-    expect(validateResult(JSON.parse(JSON.stringify(A)))).toEqual([]);
-    expect(validateResult(null)).toEqual(['not a JSON object']);
+  it('resultProblems accepts a result and names what is wrong with a broken one', () => {
+    expect(resultProblems(JSON.parse(JSON.stringify(A)))).toEqual([]);
+    expect(resultProblems(null)).toEqual(['not a JSON object']);
     const broken = JSON.parse(JSON.stringify(A));
     broken.schemaVersion = 2;
     delete broken.device.fingerprint;
     broken.runs[0].itlMs.pop();
     broken.runs[1].outputTokens = 99;
-    const errs = validateResult(broken);
+    const errs = resultProblems(broken);
     expect(errs).toContain('schemaVersion must be 1, got 2');
     expect(errs).toContain('device.fingerprint is missing');
     expect(errs).toContain('runs[0].itlMs must have outputTokens − 1 entries');

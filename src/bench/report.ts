@@ -1,25 +1,18 @@
 /**
  * Result files as people read them, with no DOM and no Node: the text table `npm run bench` prints, and the
  * Markdown table and self-contained HTML page (inline SVG charts) `npm run bench:report` makes from several
- * result files. Also {@link validateResult}, the result schema's check both commands apply to a result file.
+ * result files. (A result file's check is `resultProblems` in types.ts, the one schema.)
  */
 
 import type { Summary } from '../core/metrics.ts';
 import type { SamplingParams } from '../core/types.ts';
 import { fmtBytes, fmtParams, fmtPct, fmtSig } from '../util/format.ts';
+import { escapeHtml as esc } from '../util/html.ts';
 import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
 import { markdownTable } from './markdown.ts';
-import { type BenchResult, resultProblems } from './types.ts';
+import type { BenchResult } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------- checks
-
-/**
- * Problems of a parsed result file (empty when it is a valid `schemaVersion: 1` file): the result schema
- * of src/bench/types.ts, the one check the page's import applies too.
- */
-export function validateResult(x: unknown): string[] {
-  return resultProblems(x);
-}
 
 // ---------------------------------------------------------------------------------------------- numbers
 
@@ -246,12 +239,6 @@ export function markdownReport(rows: readonly ReportRow[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-const esc = (s: string) =>
-  s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  );
-
 const PALETTE = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#ca8a04', '#db2777'];
 
 /** One bar of {@link svgBarChart}: a two-line label (title, detail), the value, an optional min–max whisker. */
@@ -461,7 +448,7 @@ export function htmlReport(
 <body>
 <h1>${esc(title)}</h1>
 <p class="note">${rows.length} result file${rows.length === 1 ? '' : 's'}${opts.generatedAt ? `, generated ${esc(when(opts.generatedAt))}` : ''}. Medians over measured runs (warm-up runs excluded); TTFT, TPOT, ITL and tokens/s follow vLLM's <code>bench serve</code> definitions.${rows.some((r) => r.software) ? ' “(software)” marks a CPU-emulated WebGPU adapter: those figures measure the processor, not a GPU.' : ''}</p>
-${leaderboardHtml(leaderboard(rows), { fmt: fmtSig, fmtParams, esc })}
+${leaderboardHtml(leaderboard(rows))}
 <h2>All results</h2>
 ${table}
 <h2>Charts</h2>

@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../core/errors.ts';
 import type { Engine, GenerateRequest, GenerateResult, TokenEvent } from '../core/types.ts';
-import { validateResult } from './report.ts';
 import {
   benchLoadFrom,
   benchModelFrom,
@@ -17,6 +16,7 @@ import {
   validatePlan,
 } from './runner.ts';
 import type { BenchDevice, BenchPlan, BenchRun } from './types.ts';
+import { resultProblems } from './types.ts';
 
 function gen(tStartMs: number, tokenTimesMs: number[], promptTokens = 5): GenerateResult {
   return {
@@ -153,7 +153,7 @@ describe('buildResult', () => {
     expect(r.load).toEqual({ totalMs: 7, downloadMs: 1, uploadMs: 2, compileMs: 3 });
     expect(r.summary).toEqual(summarizeRuns(runs));
     expect('roofline' in r).toBe(false);
-    expect(validateResult(JSON.parse(JSON.stringify(r)))).toEqual([]);
+    expect(resultProblems(JSON.parse(JSON.stringify(r)))).toEqual([]);
     expect(benchLoadFrom({}, 42)).toEqual({ totalMs: 42, downloadMs: 0, uploadMs: 0, compileMs: 0 });
     expect(benchModelFrom(info, { id: 's', synthetic: true }).synthetic).toBe(true);
   });

@@ -14,9 +14,8 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { leaderboard, leaderboardMarkdown } from '../bench/leaderboard.ts';
-import { htmlReport, markdownReport, reportRows, validateResult } from '../bench/report.ts';
-import type { BenchResult } from '../bench/types.ts';
-import { fmtSig } from '../util/format.ts';
+import { htmlReport, markdownReport, reportRows } from '../bench/report.ts';
+import { type BenchResult, resultProblems } from '../bench/types.ts';
 
 const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append-md] [--html FILE] [--title TEXT]
 
@@ -58,7 +57,7 @@ function main(argv: string[]): number {
       bad++;
       continue;
     }
-    const errs = validateResult(parsed);
+    const errs = resultProblems(parsed);
     if (errs.length > 0) {
       console.error(
         `error: ${f} is not a benchmark result file (schemaVersion 1):\n  ${errs.slice(0, 8).join('\n  ')}`,
@@ -71,7 +70,7 @@ function main(argv: string[]): number {
   }
   if (results.length > 0) {
     const rows = reportRows(results, sources);
-    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows), { fmt: fmtSig });
+    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows));
     if (values.md) {
       mkdirSync(dirname(resolve(values.md)), { recursive: true });
       (values['append-md'] ? appendFileSync : writeFileSync)(values.md, md);

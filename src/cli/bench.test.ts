@@ -15,8 +15,8 @@ import { join, resolve } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
-import { validateResult } from '../bench/report.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { resultProblems } from '../bench/types.ts';
 import { startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
@@ -90,7 +90,7 @@ describe('npm run bench', () => {
     const r = await bench(['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '40', '--json', out]);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
-    expect(validateResult(j)).toEqual([]);
+    expect(resultProblems(j)).toEqual([]);
     expect(j.schemaVersion).toBe(1);
     expect(j.engine).toBe('webgpu');
     expect(j.model).toMatchObject({ id: 'stories260K.gguf', architecture: 'llama', quantization: 'F32' });
@@ -147,7 +147,7 @@ describe('npm run bench', () => {
     ]);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
-    expect(validateResult(j)).toEqual([]);
+    expect(resultProblems(j)).toEqual([]);
     expect(j.plan.sampling).toEqual({
       temperature: 0.8,
       topK: 40,

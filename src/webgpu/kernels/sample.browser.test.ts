@@ -389,9 +389,27 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
       const draw0 = randInt(rng, 1 << 30);
       const g = await gpuDebug(logits, params, history, draws, draw0);
       const d: Candidates = new Sampler(params, n).distribution(logits, history);
+      // The GPU sums the inverse CDF in f32, the CPU in f64: a draw whose uniform lands within rounding of
+      // a boundary between two candidates may pick the neighbour (in id order, the keyed draw's order).
+      // Every other id must be the same, and neighbours at most 2% of the draws (~0.1% seen: 0-3 of 512
+      // over 25 seeds at nVocab 151936; one CI run had 6, past the old 1% bound).
+      const sorted = Int32Array.from(d.ids).sort();
       let same = 0;
-      for (let i = 0; i < draws; i++) if (keyedDraw(d, seed, draw0 + i) === g.tokens[i]) same++;
-      expect(same / draws, `same ids (seed ${seed})`).toBeGreaterThanOrEqual(0.99);
+      const far: string[] = [];
+      for (let i = 0; i < draws; i++) {
+        const want = keyedDraw(d, seed, draw0 + i);
+        const got = g.tokens[i];
+        if (want === got) {
+          same++;
+          continue;
+        }
+        const k = sorted.indexOf(want);
+        const lo = k > 0 ? sorted[k - 1] : -1;
+        const hi = k < sorted.length - 1 ? sorted[k + 1] : n;
+        if (!(got >= lo && got <= hi)) far.push(`draw ${draw0 + i}: ${got} for ${want}`);
+      }
+      expect(far, `ids other than a boundary neighbour (seed ${seed})`).toEqual([]);
+      expect(same / draws, `same ids (seed ${seed})`).toBeGreaterThanOrEqual(0.98);
       // And Sampler.sample with { keyed: true } is that draw.
       if (n === 1000) {
         const s = new Sampler(params, n, { keyed: true });

@@ -72,7 +72,15 @@ describe('what fits', () => {
       },
     });
     try {
-      const opts = { capBytes: 512 * 1024 ** 2, chunkBytes: 64 * 1024 ** 2, isFallback: true };
+      // The cap ends both probes, not the clock: with the default 5 s budget a busy CI machine stopped the
+      // first probe at 448 MiB (5.2 s) and the second reached the 512 MiB cap (2.9 s), so they disagreed
+      // for want of time, not for memory left allocated.
+      const opts = {
+        capBytes: 512 * 1024 ** 2,
+        chunkBytes: 64 * 1024 ** 2,
+        isFallback: true,
+        timeBudgetMs: 120_000,
+      };
       const a = await probeMemory(device, opts);
       const b = await probeMemory(device, opts);
       console.log(JSON.stringify({ a, b }));

@@ -206,15 +206,27 @@ export interface WebGpuEngineOptions {
 }
 
 /**
- * Why a layout cannot run on this adapter, or undefined: `shareX: S` needs subgroups that all have
- * exactly S invocations (with another size the broadcasts would read the wrong activations: wrong
- * output, not an error).
+ * The size S (2, 4 or 8) every subgroup of this adapter has, or undefined: what mmv's `shareX` and the
+ * prefill attention's `shareKv` broadcast over.
  */
+function uniformSubgroupSize(gpu: GpuContext): number | undefined {
+  const S = gpu.subgroupMinSize;
+  return gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S) ? S : undefined;
+}
+
+/**
+ * Why sharing values through subgroups of `S` invocations (option `name`) cannot run on this adapter, or
+ * undefined: every subgroup must have exactly S (with another size the broadcasts would read the wrong
+ * values: wrong output, not an error).
+ */
+function subgroupShareProblem(name: string, S: number, gpu: GpuContext): string | undefined {
+  if (gpu.hasSubgroups && gpu.subgroupMinSize === S && gpu.subgroupMaxSize === S) return undefined;
+  return `${name} ${S} needs subgroups of exactly ${S} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`;
+}
+
+/** Why a layout cannot run on this adapter, or undefined ({@link subgroupShareProblem} for `shareX`). */
 function layoutAdapterProblem(l: MmvLayout, gpu: GpuContext): string | undefined {
-  if (l.shareX === undefined) return undefined;
-  if (!gpu.hasSubgroups || gpu.subgroupMinSize !== l.shareX || gpu.subgroupMaxSize !== l.shareX)
-    return `shareX ${l.shareX} needs subgroups of exactly ${l.shareX} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`;
-  return undefined;
+  return l.shareX === undefined ? undefined : subgroupShareProblem('shareX', l.shareX, gpu);
 }
 
 /**
@@ -246,11 +258,9 @@ function checkAttentionAdapter(o: WebGpuEngineOptions['attention'], gpu: GpuCont
       'invalid_argument',
       `attention.prefill ${JSON.stringify(p)}: threads must be a multiple of shareKv`,
     );
-  if (!gpu.hasSubgroups || gpu.subgroupMinSize !== p.shareKv || gpu.subgroupMaxSize !== p.shareKv)
-    throw new EngineError(
-      'invalid_argument',
-      `attention.prefill ${JSON.stringify(p)}: shareKv ${p.shareKv} needs subgroups of exactly ${p.shareKv} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`,
-    );
+  const problem = subgroupShareProblem('shareKv', p.shareKv, gpu);
+  if (problem)
+    throw new EngineError('invalid_argument', `attention.prefill ${JSON.stringify(p)}: ${problem}`);
 }
 
 /**
@@ -319,8 +329,7 @@ export function prefillMatmulFor(gpu: GpuContext, matmulWeights?: number): Prefi
       tokens: 4,
       splitSegments: true,
     };
-  const S = gpu.subgroupMinSize;
-  const shareX = gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S) ? S : undefined;
+  const shareX = uniformSubgroupSize(gpu);
   return {
     kind: 'mmv',
     layout: shareX
@@ -368,8 +377,7 @@ export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionP
   if (gpu.info.isFallback) {
     const cores =
       (globalThis.navigator as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency ?? 2;
-    const S = gpu.subgroupMinSize;
-    const shareKv = gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S) ? S : undefined;
+    const shareKv = uniformSubgroupSize(gpu);
     return {
       layout: { kind: 'strided', threads: 8 },
       targetWorkgroups: 2 * cores,

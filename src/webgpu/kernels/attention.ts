@@ -718,12 +718,12 @@ export function prefillAttentionWorkgroups(o: PrefillAttentionOptions, T: number
 }
 
 /**
- * WGSL: the first KV position a prefill workgroup's loop visits: 0, or with a sliding window the first
- * row's window start pFirst + 1 − window, rounded down to a multiple of `align`.
+ * WGSL: the first KV position a prefill loop visits: 0, or with a sliding window the window start of the
+ * first row's position `first` (a WGSL name), first + 1 − window, rounded down to a multiple of `align`.
  */
-function windowStart(window?: number, align = 1): string {
+function windowStart(window?: number, align = 1, first = 'pFirst'): string {
   if (!window) return '0u';
-  return `select(0u, ((pFirst + 1u - ${window}u) / ${align}u) * ${align}u, pFirst + 1u > ${window}u)`;
+  return `select(0u, ((${first} + 1u - ${window}u) / ${align}u) * ${align}u, ${first} + 1u > ${window}u)`;
 }
 
 /** WGSL max of s0..s(n−1) (a balanced tree). */
@@ -856,7 +856,7 @@ const SENT: f32 = ${SENTINEL};`;
   // Positions of the thread's first and last token.
   let pFirst = step.pos0 + t0;
   let pLast = step.pos0 + min(t0 + ${RT}u, step.nTokens) - 1u;`;
-    const start = S ? windowStart(o.window).replaceAll('pFirst', 'pStart') : windowStart(o.window);
+    const start = windowStart(o.window, 1, S ? 'pStart' : 'pFirst');
     return `${S ? 'enable subgroups;\n' : ''}${common}
 
 @compute @workgroup_size(${NT})

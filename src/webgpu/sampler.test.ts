@@ -236,7 +236,9 @@ describe('Sampler', () => {
     expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => keyedDraw(d, SEED, i)));
     s.reset();
     expect(s.sample(logits), msg('reset restarts the counter')).toBe(ids[0]);
-    expect(new Set(ids).size, msg('it does vary')).toBeGreaterThan(1);
+    // 200 draws vary unless the random logits left one candidate almost all the mass (CI saw a seed
+    // whose draws were all one id): the largest probability ≤ 0.9 makes 200 equal draws < 1e-9 likely.
+    if (Math.max(...d.probs) <= 0.9) expect(new Set(ids).size, msg('it does vary')).toBeGreaterThan(1);
   });
 
   it('applies the repetition penalty once per distinct recent token, by sign', () => {

@@ -14,6 +14,7 @@ import { TokenAttr } from './common.ts';
 import { entriesToMetadata } from './hf-convert.ts';
 import { IncrementalDecoder } from './incremental.ts';
 import { createTokenizer } from './index.ts';
+import { SpmTokenizer } from './spm.ts';
 
 interface Case {
   text: string;
@@ -233,5 +234,22 @@ describe('BpeTokenizer errors and defaults', () => {
       'unsupported_model',
     );
     expect(code(() => BpeTokenizer.fromGgufMetadata(tiny).decode([99]))).toBe('invalid_argument');
+  });
+
+  it('each tokenizer refuses the other tokenizer model by name (readCommonVocab)', () => {
+    const msg = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return isEngineError(e, 'unsupported_model') ? e.message : `not unsupported_model: ${e}`;
+      }
+      return 'no error';
+    };
+    expect(msg(() => SpmTokenizer.fromGgufMetadata(tiny))).toBe(
+      'the SentencePiece tokenizer needs tokenizer.ggml.model = "llama", this model has "gpt2"',
+    );
+    expect(msg(() => BpeTokenizer.fromGgufMetadata({ ...tiny, 'tokenizer.ggml.model': 'llama' }))).toBe(
+      'the BPE tokenizer needs tokenizer.ggml.model = "gpt2", this model has "llama"',
+    );
   });
 });

@@ -283,14 +283,7 @@ export class BpeTokenizer extends VocabTokenizer {
    *   pre-tokenizer is unknown; EngineError('gguf_invalid') when the tokens or merges are missing or malformed.
    */
   static fromGgufMetadata(metadata: Record<string, unknown>): BpeTokenizer {
-    const model = metadata['tokenizer.ggml.model'];
-    if (model !== 'gpt2') {
-      throw new EngineError(
-        'unsupported_model',
-        `the BPE tokenizer needs tokenizer.ggml.model = "gpt2", this model has ${JSON.stringify(model)}`,
-      );
-    }
-    const common = readCommonVocab(metadata);
+    const common = readCommonVocab(metadata, 'gpt2', 'BPE');
     const merges = metadata['tokenizer.ggml.merges'];
     if (!isArrayLikeOf(merges, 'string')) {
       throw new EngineError('gguf_invalid', 'tokenizer.ggml.merges is missing or not an array of strings');

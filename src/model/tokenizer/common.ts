@@ -248,10 +248,19 @@ export function lstripPiece(piece: Uint8Array, lstrip: number): Uint8Array {
 }
 
 /**
- * The `tokenizer.ggml.*` fields both tokenizers read, checked.
- * @throws EngineError('gguf_invalid') when the token list or the token types are malformed.
+ * The `tokenizer.ggml.*` fields both tokenizers read, checked, for the tokenizer `name` of
+ * `tokenizer.ggml.model` = `model` ("llama": SentencePiece, "gpt2": BPE; llama.cpp's llama_vocab::load).
+ * @throws EngineError('unsupported_model') when the file names another tokenizer model,
+ *   'gguf_invalid' when the token list or the token types are malformed.
  */
-export function readCommonVocab(metadata: Record<string, unknown>) {
+export function readCommonVocab(metadata: Record<string, unknown>, model: 'llama' | 'gpt2', name: string) {
+  const has = metadata['tokenizer.ggml.model'];
+  if (has !== model) {
+    throw new EngineError(
+      'unsupported_model',
+      `the ${name} tokenizer needs tokenizer.ggml.model = "${model}", this model has ${JSON.stringify(has)}`,
+    );
+  }
   const tokens = metadata['tokenizer.ggml.tokens'];
   if (!isArrayLikeOf(tokens, 'string')) {
     throw new EngineError('gguf_invalid', 'tokenizer.ggml.tokens is missing or not an array of strings');

@@ -170,14 +170,7 @@ export class SpmTokenizer extends VocabTokenizer {
    *   EngineError('gguf_invalid') when the token list is missing or malformed.
    */
   static fromGgufMetadata(metadata: Record<string, unknown>): SpmTokenizer {
-    const model = metadata['tokenizer.ggml.model'];
-    if (model !== 'llama') {
-      throw new EngineError(
-        'unsupported_model',
-        `the SentencePiece tokenizer needs tokenizer.ggml.model = "llama", this model has ${JSON.stringify(model)}`,
-      );
-    }
-    const common = readCommonVocab(metadata);
+    const common = readCommonVocab(metadata, 'llama', 'SentencePiece');
     const scores = metadata['tokenizer.ggml.scores'];
     if (scores !== undefined && !isArrayLikeOf(scores, 'number')) {
       throw new EngineError('gguf_invalid', 'tokenizer.ggml.scores is not an array of numbers');

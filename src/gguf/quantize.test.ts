@@ -8,17 +8,9 @@ import { describe, expect, it } from 'vitest';
 import goldenQuant from '../../tests/golden/quant.json';
 import { quantGoldenCases } from '../testing/quant-cases.ts';
 import { mulberry32, randn } from '../util/prng.ts';
-import {
-  bf16ToF32,
-  CODEC_TYPES,
-  dequantizeRow,
-  f16ToF32,
-  f32ToBf16,
-  f32ToF16,
-  hasCodec,
-  quantizeRow,
-  scaleMinK4,
-} from './quantize.ts';
+import { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './half.ts';
+import { scaleMinK4 } from './quant-k.ts';
+import { CODEC_TYPES, dequantizeRow, hasCodec, quantizeRow } from './quantize.ts';
 
 function sha256(b: Uint8Array | Float32Array): string {
   return createHash('sha256')

@@ -13,7 +13,7 @@
 
 import { EngineError } from '../core/errors.ts';
 import { GgmlTypeId, shapeElements } from '../gguf/ggml-types.ts';
-import { f32ToF16 } from '../gguf/quantize.ts';
+import { f32ToF16 } from '../gguf/half.ts';
 import { type GgufMetadataEntry, type GgufTensorInput, kv, writeGguf } from '../gguf/writer.ts';
 import { mulberry32, randn } from '../util/prng.ts';
 import { llamaTensorShapes } from './config.ts';

@@ -41,7 +41,8 @@
  *   attention.sliding_window ignored, as llama.cpp ignores it for Phi.
  */
 import { EngineError } from '../core/errors.ts';
-import { CODEC_TYPES, dequantizeRow, f32ToF16 } from '../gguf/quantize.ts';
+import { f32ToF16 } from '../gguf/half.ts';
+import { CODEC_TYPES, dequantizeRow } from '../gguf/quantize.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { type LlamaConfig, llamaConfigFromGguf, phi3RopeFactorsTensor } from './config.ts';
 

@@ -14,8 +14,10 @@ import { llamaConfigFromGguf } from '../model/config.ts';
 import { benchTokenIds } from '../util/prng.ts';
 import { rowBytes, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
 import { isPlanarType, planarBytes } from '../webgpu/kernels/repack.ts';
-import { type KernelFamilyName, type LlamaModel, MATMUL_WEIGHT } from '../webgpu/model/llama.ts';
+import type { LlamaModel } from '../webgpu/model/llama.ts';
+import type { KernelFamilyName } from '../webgpu/model/options.ts';
 import { defaultBatchSize } from '../webgpu/model/prefill.ts';
+import { MATMUL_WEIGHT } from '../webgpu/model/weights.ts';
 import {
   busyFraction,
   type FitModel,

@@ -11,7 +11,7 @@ import { llamaConfigFromGguf } from '../model/config.ts';
 import { randomLlamaParts } from '../model/random-model.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import type { GpuContext } from './device.ts';
-import { layerMatmulWeights, PREFILL_LIGHT_BELOW, prefillMatmulFor } from './engine.ts';
+import { layerMatmulWeights, PREFILL_LIGHT_BELOW, prefillMatmulFor } from './kernel-choice.ts';
 
 /** Σ elements of the blocks' matmul weights, read off the file's tensor list. */
 function matmulTensorWeights(f: GgufFile): number {

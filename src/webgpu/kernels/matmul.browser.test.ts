@@ -23,7 +23,7 @@ import {
   uniformFrom,
 } from '../../testing/kernel-util.ts';
 import type { Rng } from '../../util/prng.ts';
-import { ropeTable } from '../model/llama.ts';
+import { ropeTable } from '../model/state.ts';
 import { bindingNames } from './bindings.ts';
 import { packStep, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
 import { headSlotDims, qkvRopeMatmul, type WeightParts } from './llama-ops.ts';

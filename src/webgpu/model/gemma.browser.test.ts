@@ -17,7 +17,8 @@ import { llamaConfigFromGguf } from '../../model/config.ts';
 import { argmax, logSoftmax, ReferenceLlama } from '../../model/reference.ts';
 import { ARCH_CASES, type ArchCase, buildArchCase } from '../../testing/arch-cases.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
-import { type AttentionPolicy, LlamaModel } from './llama.ts';
+import { LlamaModel } from './llama.ts';
+import type { AttentionPolicy } from './options.ts';
 
 const TOL = 2e-5;
 interface GoldenCase {

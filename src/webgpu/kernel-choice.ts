@@ -1,0 +1,456 @@
+/**
+ * Which kernels an adapter gets ({@link chooseKernels}): the defaults per adapter (software adapters and
+ * GPUs differ: {@link prefillMatmulFor}, {@link attentionPolicyFor}), the caller's kernel options checked
+ * against the adapter before anything loads, the decode matmul shapes the layout trials time, and how the
+ * choice is reported in `ModelInfo.kernels` ({@link kernelsInfo}). webgpu/engine.ts calls these at load.
+ */
+import { EngineError } from '../core/errors.ts';
+import type { ModelInfo } from '../core/types.ts';
+import type { GgufFile } from '../gguf/types.ts';
+import type { LlamaConfig } from '../model/config.ts';
+import type { GpuContext } from './device.ts';
+import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
+import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
+import { isPlanarType } from './kernels/repack.ts';
+import {
+  chooseMmvLayout,
+  choosePrefillTile,
+  layoutName,
+  type MmvChoice,
+  type MmvShape,
+  type TileChoice,
+} from './kernels/tune.ts';
+import type { LlamaModel } from './model/llama.ts';
+import {
+  type AttentionPolicy,
+  GPU_ATTENTION,
+  GPU_PREFILL,
+  MATMUL_FAMILIES,
+  type MatmulFamilyName,
+  type PrefillMatmul,
+} from './model/options.ts';
+
+/**
+ * The decode matmul layouts a caller may force (`WebGpuEngineOptions.mmvLayout`): one for every matmul,
+ * one per matmul, or 'off' for the older kernels.
+ */
+export type MmvLayoutOption = MmvLayout | Partial<Record<MatmulFamilyName, MmvLayout>> | 'off';
+
+/** The kernel options of `WebGpuEngineOptions` (see there). */
+export interface KernelOptions {
+  mmvLayout?: MmvLayoutOption;
+  mmvTrials?: 'per-matmul' | 'one';
+  repack?: boolean;
+  splitDecodeSegments?: boolean;
+  prefill?: PrefillMatmul;
+  attention?: Partial<AttentionPolicy>;
+}
+
+/**
+ * The shape of each decode matmul for a layout trial ({@link chooseMmvLayout}), from layer 0's tensors
+ * (layers of a Q4_K_M file may differ in type, and so may Q, K and V: layer 0's and Q's stand for all):
+ * Q/K/V [nEmbd → nHead·headDim + 2·nHeadKv·headDim] with the norm when the three run as one kernel
+ * (`fusedQkv`, GPUs), Q's rows alone when each runs as its own dispatch (splitDecodeSegments), attention output [nHead·headDim → nEmbd], gate+up [nEmbd → nFF] (two rows per unit, with
+ * the norm), down [nFF → nEmbd], output [nEmbd → nVocab] with the norm (token_embd where the output is
+ * tied). Only matmuls that mmv runs (K a multiple of 32: {@link mmvSupports}) are listed; K is rounded up
+ * to the type's block (the model refuses rows that are not whole blocks, after the trial).
+ */
+export function decodeMatmulShapes(
+  file: GgufFile,
+  cfg: LlamaConfig,
+  repack: boolean,
+  fusedQkv: boolean,
+): [MatmulFamilyName, MmvShape][] {
+  const qDim = cfg.nHead * cfg.headDim;
+  const kvDim = cfg.nHeadKv * cfg.headDim;
+  const shape = (tensor: string, K: number, N: number, dots: 1 | 2, norm: boolean): MmvShape => {
+    const t = file.tensors.get(tensor);
+    const type = WEIGHT_TYPES.find((w) => w === t?.typeName) ?? 'F32';
+    const blk = Math.max(32, WEIGHT_BLOCK[type].size);
+    return { K: Math.ceil(K / blk) * blk, N, type, planar: repack && isPlanarType(type), dots, norm };
+  };
+  const out = file.tensors.has('output.weight') ? 'output.weight' : 'token_embd.weight';
+  // phi3's fused attn_qkv and [gate | up] ffn_up stand for Q and the gate where those are absent.
+  const q = file.tensors.has('blk.0.attn_q.weight') ? 'blk.0.attn_q.weight' : 'blk.0.attn_qkv.weight';
+  const gate = file.tensors.has('blk.0.ffn_gate.weight') ? 'blk.0.ffn_gate.weight' : 'blk.0.ffn_up.weight';
+  const shapes: Record<MatmulFamilyName, MmvShape> = {
+    qkv: shape(q, cfg.nEmbd, fusedQkv ? qDim + 2 * kvDim : qDim, 1, true),
+    wo: shape('blk.0.attn_output.weight', qDim, cfg.nEmbd, 1, false),
+    ffn: shape(gate, cfg.nEmbd, cfg.nFF, 2, true),
+    down: shape('blk.0.ffn_down.weight', cfg.nFF, cfg.nEmbd, 1, false),
+    output: shape(out, cfg.nEmbd, cfg.nVocab, 1, true),
+  };
+  const kOf: Record<MatmulFamilyName, number> = {
+    qkv: cfg.nEmbd,
+    wo: qDim,
+    ffn: cfg.nEmbd,
+    down: cfg.nFF,
+    output: cfg.nEmbd,
+  };
+  return MATMUL_FAMILIES.filter((f) => mmvSupports(kOf[f], ['F32'])).map((f) => [f, shapes[f]]);
+}
+
+/**
+ * Checks `WebGpuEngineOptions.mmvLayout` before anything is loaded.
+ * @throws EngineError('invalid_argument') naming the matmul and what is wrong with its layout, or an
+ *   unknown matmul name.
+ */
+export function checkMmvLayoutOption(
+  o: KernelOptions['mmvLayout'],
+  trials: KernelOptions['mmvTrials'],
+): void {
+  if (trials !== undefined && trials !== 'one' && trials !== 'per-matmul') {
+    throw new EngineError(
+      'invalid_argument',
+      `mmvTrials must be 'one' or 'per-matmul' (got ${JSON.stringify(trials)})`,
+    );
+  }
+  if (o === undefined || o === 'off') return;
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+    throw new EngineError(
+      'invalid_argument',
+      `mmvLayout must be a layout object ({ lanes, units, threads, reduce, packed }), one per matmul ({ output: … }) or 'off' (got ${JSON.stringify(o)}; the names ModelInfo.kernels reports, such as 'lanes1-u4-t64-packed', are not accepted)`,
+    );
+  }
+  // A layout object is one with any layout field (a missing one is then named); else keys are matmuls.
+  const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot', 'shareX'].some((k) => k in o);
+  const entries: [string, MmvLayout][] = single ? [['every matmul', o as MmvLayout]] : Object.entries(o);
+  for (const [f, l] of entries) {
+    if (f !== 'every matmul' && !MATMUL_FAMILIES.includes(f as MatmulFamilyName)) {
+      throw new EngineError(
+        'invalid_argument',
+        `mmvLayout names no decode matmul "${f}" (they are ${MATMUL_FAMILIES.join(', ')})`,
+      );
+    }
+    const problem = l === null || typeof l !== 'object' ? 'not a layout object' : mmvLayoutProblem(l);
+    if (problem) {
+      throw new EngineError('invalid_argument', `mmvLayout for ${f} ${JSON.stringify(l)}: ${problem}`);
+    }
+  }
+}
+
+/**
+ * The size S (2, 4 or 8) every subgroup of this adapter has, or undefined: what mmv's `shareX` and the
+ * prefill attention's `shareKv` broadcast over.
+ */
+function uniformSubgroupSize(gpu: GpuContext): number | undefined {
+  const S = gpu.subgroupMinSize;
+  return gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S) ? S : undefined;
+}
+
+/**
+ * Why sharing values through subgroups of `S` invocations (option `name`) cannot run on this adapter, or
+ * undefined: every subgroup must have exactly S (with another size the broadcasts would read the wrong
+ * values: wrong output, not an error).
+ */
+function subgroupShareProblem(name: string, S: number, gpu: GpuContext): string | undefined {
+  if (gpu.hasSubgroups && gpu.subgroupMinSize === S && gpu.subgroupMaxSize === S) return undefined;
+  return `${name} ${S} needs subgroups of exactly ${S} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`;
+}
+
+/** Why a layout cannot run on this adapter, or undefined ({@link subgroupShareProblem} for `shareX`). */
+function layoutAdapterProblem(l: MmvLayout, gpu: GpuContext): string | undefined {
+  return l.shareX === undefined ? undefined : subgroupShareProblem('shareX', l.shareX, gpu);
+}
+
+/**
+ * Checks the mmv layouts of `WebGpuEngineOptions.mmvLayout` (already well-formed) against the adapter.
+ * @throws EngineError('invalid_argument') for a layout this adapter cannot run ({@link layoutAdapterProblem}).
+ */
+export function checkMmvLayoutAdapter(o: KernelOptions['mmvLayout'], gpu: GpuContext): void {
+  if (o === undefined || o === 'off') return;
+  const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot', 'shareX'].some((k) => k in o);
+  const entries: [string, MmvLayout][] = single ? [['every matmul', o as MmvLayout]] : Object.entries(o);
+  for (const [f, l] of entries) {
+    const problem = layoutAdapterProblem(l, gpu);
+    if (problem)
+      throw new EngineError('invalid_argument', `mmvLayout for ${f} ${JSON.stringify(l)}: ${problem}`);
+  }
+}
+
+/**
+ * Checks `WebGpuEngineOptions.attention`'s prefill layout against the adapter: `shareKv: S` needs
+ * subgroups of exactly S invocations, as mmv's `shareX` (another size would broadcast the wrong K and V),
+ * and `threads` a multiple of S.
+ * @throws EngineError('invalid_argument') for a layout this adapter cannot run.
+ */
+export function checkAttentionAdapter(o: KernelOptions['attention'], gpu: GpuContext): void {
+  const p = o?.prefill;
+  if (p === undefined || p === 'per-token' || p.shareKv === undefined) return;
+  if ((p.threads ?? 16) % p.shareKv !== 0)
+    throw new EngineError(
+      'invalid_argument',
+      `attention.prefill ${JSON.stringify(p)}: threads must be a multiple of shareKv`,
+    );
+  const problem = subgroupShareProblem('shareKv', p.shareKv, gpu);
+  if (problem)
+    throw new EngineError('invalid_argument', `attention.prefill ${JSON.stringify(p)}: ${problem}`);
+}
+
+/**
+ * Checks `WebGpuEngineOptions.prefill` against the adapter.
+ * @throws EngineError('invalid_argument') for an unknown kind, or the integer-dot tile where WGSL has no
+ *   packed_4x8_integer_dot_product.
+ */
+export function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext): void {
+  if (p === undefined) return;
+  if (p === null || typeof p !== 'object' || (p.kind !== 'tile' && p.kind !== 'mmv'))
+    throw new EngineError(
+      'invalid_argument',
+      `prefill must be { kind: 'tile' } or { kind: 'mmv', … } (got ${JSON.stringify(p)})`,
+    );
+  if (p.kind === 'tile' && p.intDot && !gpu.wgslFeatures.has('packed_4x8_integer_dot_product'))
+    throw new EngineError(
+      'invalid_argument',
+      "prefill { kind: 'tile', intDot: true } needs the WGSL language feature packed_4x8_integer_dot_product, which this adapter's browser does not offer",
+    );
+  if (p.kind === 'mmv') {
+    const l = p.layout;
+    const problem =
+      l === null || typeof l !== 'object'
+        ? 'not a layout object'
+        : (mmvLayoutProblem(l) ?? layoutAdapterProblem(l, gpu));
+    if (problem)
+      throw new EngineError('invalid_argument', `prefill mmv layout ${JSON.stringify(l)}: ${problem}`);
+  }
+}
+
+/**
+ * The prefill matmuls for an adapter (model/llama.ts {@link PrefillMatmul}): on a GPU the workgroup-tiled
+ * kernel (kernels/mmm.ts); on a software (fallback) adapter mmv's register tiles of 4 rows × 8 tokens per
+ * thread in 16-thread workgroups, one dispatch per segment (measured on SwiftShader in Node, 60M-parameter
+ * Q4_0 llama, 100-token prompt, 2026-12-01: old kernel 4.3 tok/s; mmv 4 rows × 4 tokens 20.7; × 8 tokens
+ * 25.4; 8 rows × 8 tokens 24.1; segments split: Q/K/V 14.0 → 5.2 ms per token). Where every subgroup has
+ * the same size S of 2, 4 or 8 (SwiftShader: 4) the activations are shared through the subgroup
+ * (MmvLayout.shareX) and a thread takes 16 tokens: 128-token prompt, 2026-12-02, Q4_0 35 → 52 tok/s,
+ * Q4_K_M 31 → 47, Q8_0 30 → 48 with 8 tokens; 16 tokens then 49 → 54, 42 → 57, 46 → 58 (a run on a
+ * busier machine; Q4_K_M's matmuls per token: gate+up 7.2 → 5.8 ms, down 4.6 → 3.9, Q/K/V 4.1 → 3.1).
+ * Without shareX 16 tokens measured no better than 8. With shareX a thread then takes 8 rows in 8-thread
+ * workgroups (each row more shares the thread's activation loads and broadcasts; 2026-12-03, Node,
+ * 128-token prompt: Q4_K_M 54 → 60 tok/s, Q4_0 56 → 69; Q4_K gate+up alone 0.41 → 0.34 ns per weight and
+ * token, Q/K/V 0.83 → 0.35; Q6_K's gate+up measured slower, 0.57 → 0.66, but Q6_K is rare in the FFN of
+ * the quantization mixes). A batch is at least one tile (model/prefill.ts), so 16 tokens also set how
+ * soon a Stop lands (BENCHMARKS.md, Stop to idle).
+ *
+ * Those tiles unroll into large shaders (Q/K/V of 8 rows × 16 tokens: ~150 KB of WGSL per segment) that
+ * a software adapter compiles slowly, and only a model with many weights earns the compile back. So a
+ * model with fewer than {@link PREFILL_LIGHT_BELOW} matmul weights per token gets 2 rows × 4 tokens in
+ * 32-thread workgroups, without shareX (Node on SwiftShader, 2026-12-03: stories260K F32 loads in 6 s
+ * instead of 23 s and a 200-token prompt takes 0.27 s either way; the 60M Q4_K_M llama, 42M matmul
+ * weights per token, loads in 13 s instead of 41 s but prefills at 17 instead of 49 tok/s, ~39 ms more
+ * per token, so the heavy tiles pay for their 28 s after ~700 prompt tokens and for 16M weights after
+ * ~2,000).
+ * @param matmulWeights the weights one token's prefill multiplies by in the layers' matmuls
+ *   ({@link layerMatmulWeights}); undefined takes the heavy tiles.
+ */
+export function prefillMatmulFor(gpu: GpuContext, matmulWeights?: number): PrefillMatmul {
+  if (!gpu.info.isFallback) return GPU_PREFILL;
+  const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
+  if (matmulWeights !== undefined && matmulWeights < PREFILL_LIGHT_BELOW)
+    return {
+      kind: 'mmv',
+      layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed },
+      tokens: 4,
+      splitSegments: true,
+    };
+  const shareX = uniformSubgroupSize(gpu);
+  return {
+    kind: 'mmv',
+    layout: shareX
+      ? { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed, shareX }
+      : { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed },
+    tokens: shareX ? 16 : 8,
+    splitSegments: true,
+  };
+}
+
+/**
+ * Below this many matmul weights per token ({@link layerMatmulWeights}) a software adapter prefills with
+ * small tiles that compile quickly ({@link prefillMatmulFor}).
+ */
+export const PREFILL_LIGHT_BELOW = 16_000_000;
+
+/**
+ * The weights one token meets in the layers' matmuls: nLayers × (nEmbd·(qDim + 2·kvDim) + qDim·nEmbd +
+ * 3·nEmbd·nFF), qDim = nHead·headDim, kvDim = nHeadKv·headDim (Q, K, V, attn_output, gate, up, down of a
+ * llama block; the output matmul runs once per prompt, not per token, and is left out).
+ */
+export function layerMatmulWeights(cfg: LlamaConfig): number {
+  const qDim = cfg.nHead * cfg.headDim;
+  const kvDim = cfg.nHeadKv * cfg.headDim;
+  return cfg.nLayers * (cfg.nEmbd * (qDim + 2 * kvDim) + qDim * cfg.nEmbd + 3 * cfg.nEmbd * cfg.nFF);
+}
+
+/**
+ * The decode attention for an adapter (kernels/attention.ts): on a software (fallback) adapter, where a
+ * barrier costs ~20 µs per workgroup and each thread of a workgroup costs too, the strided layout with 8
+ * threads in chunks of ≥ 1024 positions aiming at 2 workgroups per core (measured with
+ * timing the kernel alone there: more, smaller chunks were slower); on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
+ * (1 otherwise, or where 4 does not divide headDim/4), chunks of ≥ 128 positions aiming at 256 workgroups.
+ * Prefill attention: the `rows` layout on a software adapter (no barriers, K/V read from the cache; 6-9×
+ * faster there than the per-(head, token) kernel at 512 tokens of the 60M model, while `tiled` was ~4×
+ * slower than `rows`), with K and V shared through subgroups (`shareKv`), 2 positions per step and one
+ * subgroup per workgroup where every subgroup has the same size S of 2, 4 or 8. One subgroup: a shared
+ * workgroup runs its KV loop to its last token for every thread, and the engine's prefill batches on a
+ * software adapter are one 16-token tile, so 16 threads (64 tokens) tripled the work (SwiftShader in Node,
+ * 2026-12-03, the 60M shape's 8 heads of 64, f16 cache, depth 1024: 16 tokens 19.6 ms per layer unshared,
+ * 36.5 shared by 16 threads, 11.8 by 4; 64 tokens 65 → 36 ms);
+ * `tiled` on a GPU (KV tiles in workgroup memory shared by a tile of query rows).
+ */
+export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionPolicy {
+  if (gpu.info.isFallback) {
+    const cores =
+      (globalThis.navigator as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency ?? 2;
+    const shareKv = uniformSubgroupSize(gpu);
+    return {
+      layout: { kind: 'strided', threads: 8 },
+      targetWorkgroups: 2 * cores,
+      minChunk: 1024,
+      prefill: { kind: 'rows', ...(shareKv ? { shareKv, threads: shareKv, block: 2 } : {}) },
+    };
+  }
+  const lanes = gpu.hasSubgroups && gpu.subgroupMinSize >= 4 && (headDim / 4) % 4 === 0 ? 4 : 1;
+  return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes }, prefill: { kind: 'tiled' } };
+}
+
+/** `ModelInfo.kernels.attention.prefill` from the model's prefill attention. */
+function prefillAttentionInfo(
+  a: LlamaModel['prefillAttention'],
+): NonNullable<NonNullable<ModelInfo['kernels']>['attention']>['prefill'] {
+  if (!a.plan) return { kernel: 'per-token' };
+  return {
+    kernel: a.kernel,
+    tokensPerWorkgroup: a.plan.tokensPerTile,
+    headsPerWorkgroup: a.plan.headsPerGroup,
+    kvTile: a.plan.kvTile,
+    threads: a.plan.threads,
+    ...(a.shareKv ? { shareKv: a.shareKv } : {}),
+  };
+}
+
+/** A decode matmul's layout and how it was chosen ('ffn-trial': the gate+up trial's, with no trial of its own). */
+export type FamilyChoice = MmvChoice | { layout: MmvLayout; chosenBy: 'ffn-trial'; trials?: undefined };
+
+/** The matmul kernels of a load ({@link chooseKernels}). */
+export interface KernelsChosen {
+  /** The mmv layout of each decode matmul mmv runs (none with `mmvLayout: 'off'`). */
+  choices: Partial<Record<MatmulFamilyName, FamilyChoice>>;
+  prefill: PrefillMatmul;
+  /** On GPUs: the float or integer-dot prefill tile and how it was chosen. */
+  tileChoice?: TileChoice;
+}
+
+/**
+ * Chooses the decode mmv layouts (the caller's, else by timed trials: one per matmul shape on GPUs, the
+ * gate+up's for every matmul on software adapters, {@link chooseMmvLayout}) and the prefill kernels (the
+ * caller's, else {@link prefillMatmulFor} the adapter, and on GPUs the float or integer-dot tile by a
+ * timed trial on the gate+up shape, {@link choosePrefillTile}).
+ * @throws what the trials' GPU work throws (a lost device).
+ */
+export async function chooseKernels(
+  gpu: GpuContext,
+  file: GgufFile,
+  cfg: LlamaConfig,
+  o: KernelOptions,
+): Promise<KernelsChosen> {
+  const forced = o.mmvLayout;
+  const choices: KernelsChosen['choices'] = {};
+  if (forced !== 'off') {
+    const shapes = decodeMatmulShapes(
+      file,
+      cfg,
+      o.repack !== false,
+      !(o.splitDecodeSegments ?? gpu.info.isFallback),
+    );
+    const perMatmul = (o.mmvTrials ?? (gpu.info.isFallback ? 'one' : 'per-matmul')) === 'per-matmul';
+    // The one trial's matmul: gate+up, or the first matmul mmv runs where gate+up is not one of them.
+    const [trialFamily, trialShape] = shapes.find(([f]) => f === 'ffn') ?? shapes[0] ?? [];
+    let one: MmvChoice | undefined; // its choice, for every matmul when !perMatmul
+    for (const [family, shape] of shapes) {
+      const given = forced && ('lanes' in forced ? forced : forced[family]);
+      if (given) choices[family] = { layout: given, chosenBy: 'option' };
+      else if (perMatmul) choices[family] = await chooseMmvLayout(gpu, shape);
+      else {
+        one ??= await chooseMmvLayout(gpu, trialShape!);
+        choices[family] = family === trialFamily ? one : { layout: one.layout, chosenBy: 'ffn-trial' };
+      }
+    }
+  }
+  let prefill = o.prefill ?? prefillMatmulFor(gpu, layerMatmulWeights(cfg));
+  let tileChoice: TileChoice | undefined;
+  if (prefill.kind === 'tile') {
+    if (o.prefill) tileChoice = { intDot: Boolean(prefill.intDot), chosenBy: 'option' };
+    else {
+      const ffn = decodeMatmulShapes(file, cfg, o.repack !== false, true).find(([f]) => f === 'ffn')?.[1];
+      tileChoice = ffn ? await choosePrefillTile(gpu, ffn) : { intDot: false, chosenBy: 'unavailable' };
+      prefill = { kind: 'tile', intDot: tileChoice.intDot };
+    }
+  }
+  return { choices, prefill, tileChoice };
+}
+
+/** A trial's timings as ModelInfo reports them (layout names, ms to 4 decimals). */
+const trialsInfo = (trials: MmvChoice['trials']) =>
+  trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) }));
+
+/**
+ * `ModelInfo.kernels`: what the loaded model runs, as chosen by {@link chooseKernels}.
+ * @param fallbackKernel the decode kernel of matmuls mmv does not take.
+ */
+export function kernelsInfo(
+  m: LlamaModel,
+  chosen: KernelsChosen,
+  fallbackKernel: 'ksplit' | 'rows',
+): NonNullable<ModelInfo['kernels']> {
+  const { choices, tileChoice } = chosen;
+  // The gate+up's own choice (a trial or the option): never 'ffn-trial'.
+  const choice = choices.ffn as MmvChoice | undefined;
+  const mmv = m.decodeMatmuls.mmv > 0;
+  return {
+    decode: mmv ? 'mmv' : fallbackKernel,
+    mmvLayout: choice && mmv ? layoutName(choice.layout) : undefined,
+    chosenBy: mmv ? choice?.chosenBy : undefined,
+    trials: trialsInfo(choice?.trials),
+    mmvLayouts: mmv
+      ? Object.fromEntries(
+          Object.entries(choices).map(([f, c]) => [
+            f,
+            { layout: layoutName(c.layout), chosenBy: c.chosenBy, trials: trialsInfo(c.trials) },
+          ]),
+        )
+      : undefined,
+    fallback: fallbackKernel,
+    matmuls: { ...m.decodeMatmuls },
+    planarTensors: m.planarTensors,
+    splitTensors: m.splitTensors,
+    dispatchesPerToken: m.dispatchesPerToken,
+    splitSegments: m.splitDecodeSegments,
+    attention: {
+      ...(m.decodeAttention === 'flash'
+        ? {
+            decode: 'flash',
+            layout: m.attentionPolicy.layout.kind,
+            lanes: m.attentionPolicy.layout.lanes ?? 1,
+            minChunk: m.attentionPolicy.minChunk,
+            targetWorkgroups: m.attentionPolicy.targetWorkgroups,
+          }
+        : { decode: 'prefill-kernel' }),
+      prefill: prefillAttentionInfo(m.prefillAttention),
+    },
+    prefill:
+      m.prefillMatmul.kind === 'tile'
+        ? {
+            matmul: 'tile',
+            tokensPerTile: m.prefillTile,
+            intDot: MATMUL_FAMILIES.filter((f) => m.intDotFamilies.has(f)),
+            tileChosenBy: tileChoice?.chosenBy,
+            tileTrials: tileChoice?.trials?.map((t) => ({ tile: t.tile, ms: +t.ms.toFixed(4) })),
+          }
+        : {
+            matmul: 'mmv',
+            mmvLayout: layoutName(m.prefillMatmul.layout),
+            tokensPerTile: m.prefillTile,
+            splitSegments: m.prefillMatmul.splitSegments,
+          },
+  };
+}

@@ -1,0 +1,496 @@
+/**
+ * Which kernel runs each step of the forward pass, and on which buffers ({@link planForward}): the WGSL of
+ * every dispatch of decode (one token) and prefill (a batch), its grid and its buffers by binding name,
+ * before anything is compiled. llama.ts compiles the distinct sources and binds them.
+ *
+ * Per layer, in forward order: qkv (fused norm + Q/K/V matmuls + RoPE + KV store; qwen3's and Gemma 3's
+ * per-head Q/K norm after it), attention (flash-decoding + combine for decode, the tiled or `rows` causal
+ * kernel for prefill, else one workgroup per (head, token)), wo (+ Gemma's post-norm), ffn (fused norm +
+ * gate/up + SwiGLU or GeGLU), down (+ post-norm). Then the output matmul and the argmax or the sampler.
+ */
+
+import type { KvType } from '../../core/types.ts';
+import type { LlamaConfig } from '../../model/config.ts';
+import { argmaxWGSL } from '../kernels/argmax.ts';
+import {
+  attentionWGSL,
+  attentionWorkgroupSize,
+  flashCombineWGSL,
+  flashDecodeWGSL,
+  flashHeadGroups,
+  flashSupports,
+  type PrefillAttentionPlan,
+  type PrefillLayout,
+  prefillAttentionPlan,
+  prefillAttentionSupports,
+  prefillAttentionWGSL,
+} from '../kernels/attention.ts';
+import { type KernelSource, kernelSource } from '../kernels/bindings.ts';
+import { WG } from '../kernels/common.ts';
+import { embedWGSL } from '../kernels/embed.ts';
+import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
+import { type MatmulSpec, partBinding } from '../kernels/llama-ops.ts';
+import {
+  gemvWGSL,
+  gemvWorkgroupsX,
+  type MatmulOptions,
+  matmulWGSL,
+  matmulWorkgroupsX,
+  rowsWGSL,
+  rowsWorkgroupsX,
+} from '../kernels/matmul.ts';
+import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
+import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
+import { rmsNormAddWGSL } from '../kernels/postnorm.ts';
+import { sampleWGSL } from '../kernels/sample.ts';
+import type { AttentionPolicy, KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './options.ts';
+import type { RunState } from './state.ts';
+import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
+
+/** Tokens per thread of the old prefill kernel (matmul.ts), kept where the others do not apply. */
+export const PREFILL_TT = 8;
+
+/** One dispatch of the forward pass: a pipeline, its bind group and its grid. */
+export interface Dispatch {
+  family: KernelFamilyName;
+  pipeline: GPUComputePipeline;
+  group: GPUBindGroup;
+  /** Workgroups along x. */
+  wgX: number;
+  /**
+   * Workgroups along y: one per token, one per token tile (the matmul's TT), one, or one per attention
+   * chunk (`chunks`); `combine`: one per token, dispatched only when the step has more than one chunk.
+   */
+  y: 'tokens' | 'tiles' | 'one' | 'chunks' | 'combine';
+  /** Tokens per workgroup row when `y` is 'tiles'. */
+  tile?: number;
+}
+
+/** A dispatch before compiling: its source and its buffers by binding name (undefined: not bound). */
+export type PlannedKernel = Omit<Dispatch, 'pipeline' | 'group'> & {
+  src: KernelSource;
+  buffers: Record<string, GPUBuffer | undefined>;
+};
+
+/** The kernel choices of a load (from {@link LlamaLoadOptions}, defaults filled in). */
+export interface KernelChoice {
+  /** The decode matmul layout of matmuls that mmv does not take. */
+  decodeKernel: 'ksplit' | 'rows';
+  /** The mmv layout of each decode matmul, where used. */
+  mmv: Partial<Record<MatmulFamilyName, MmvLayout>>;
+  prefill: PrefillMatmul;
+  splitDecodeSegments: boolean;
+  attention: AttentionPolicy;
+  kvType: KvType;
+  /** KV cache length in tokens. */
+  nCtx: number;
+}
+
+/** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
+export function usesMmv(choice: KernelChoice, spec: MatmulSpec, family: MatmulFamilyName): boolean {
+  return choice.mmv[family] !== undefined && mmvSupports(spec.K, ['F32']);
+}
+
+/**
+ * The matmul kernel variant for `spec`, for decode (T ≤ 1 token per workgroup row) or prefill (the
+ * `choice.prefill` kernels), and the tokens per workgroup row of its dispatch. Adds `family` to
+ * `intDotFamilies` when it runs the integer-dot tile.
+ */
+export function matmulSource(
+  choice: KernelChoice,
+  label: string,
+  spec: MatmulSpec,
+  mode: 'decode' | 'prefill',
+  family: MatmulFamilyName,
+  intDotFamilies: Set<MatmulFamilyName>,
+): { src: KernelSource; wgX: number; tile: number } {
+  // The prompt's one-token output matmul is decode-shaped: the decode kernel (a prefill tile of TT
+  // tokens computes TT copies of the last token's row: the 60M Q4_K_M model's Q6_K output, 32000 × 512,
+  // took ~134 ms per prompt as a 16-token tile against ~63 ms as the decode kernel, SwiftShader in Node).
+  if (mode === 'prefill' && !spec.lastTokenOnly) {
+    const p = choice.prefill;
+    if (p.kind === 'tile') {
+      const o: MatmulOptions = { ...spec, TT: TILE_TOKENS };
+      const intDot = p.intDot === true && mmmIntDotCovers(o);
+      if (intDot) intDotFamilies.add(family);
+      return {
+        src: kernelSource(label, mmmWGSL(o, { intDot })),
+        wgX: mmmWorkgroupsX(o.segments),
+        tile: TILE_TOKENS,
+      };
+    }
+    if (p.kind === 'mmv' && mmvSupports(spec.K, ['F32'])) {
+      const o = { ...spec, TT: p.tokens, layout: p.layout };
+      return {
+        src: kernelSource(label, mmvWGSL(o)),
+        wgX: mmvWorkgroupsX(o.segments, p.layout),
+        tile: p.tokens,
+      };
+    }
+    const o: MatmulOptions = { ...spec, TT: PREFILL_TT };
+    return {
+      src: kernelSource(label, matmulWGSL(o)),
+      wgX: matmulWorkgroupsX(o.segments),
+      tile: PREFILL_TT,
+    };
+  }
+  const o: MatmulOptions = { ...spec, TT: 1 };
+  const layout = choice.mmv[family];
+  if (layout && usesMmv(choice, o, family)) {
+    return {
+      src: kernelSource(label, mmvWGSL({ ...o, layout })),
+      wgX: mmvWorkgroupsX(o.segments, layout),
+      tile: 1,
+    };
+  }
+  return choice.decodeKernel === 'ksplit'
+    ? { src: kernelSource(label, gemvWGSL(o)), wgX: gemvWorkgroupsX(o.segments), tile: 1 }
+    : { src: kernelSource(label, rowsWGSL(o)), wgX: rowsWorkgroupsX(o.segments), tile: 1 };
+}
+
+/** A kernel of a fixed grid: `wgX` workgroups by one row per token (or `y` = 'one', …). */
+function fixed(
+  family: KernelFamilyName,
+  label: string,
+  code: string,
+  wgX: number,
+  buffers: PlannedKernel['buffers'],
+  y: Dispatch['y'] = 'tokens',
+): PlannedKernel {
+  return { family, src: kernelSource(label, code), wgX, y, buffers };
+}
+
+/** The attention kernels of every layer (Gemma's Q scale and soft-cap; its SWA layers' window). */
+interface AttentionCodes {
+  /** Layer l's one-workgroup-per-(head, token) kernel. */
+  perToken(l: number): string;
+  /** Layer l's tiled (or `rows`) prefill kernel, where the shape and the policy allow it. */
+  prefill(l: number): string | undefined;
+  /** Layer l's flash-decoding kernel, where the shape allows it, and the combine of its chunks. */
+  flash(l: number): string | undefined;
+  combine?: string;
+  prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
+  /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
+  flashWorkgroups: number;
+}
+
+function attentionCodes(c: LlamaConfig, choice: KernelChoice): AttentionCodes {
+  const gm = c.gemma;
+  const common = {
+    nHead: c.nHead,
+    nHeadKv: c.nHeadKv,
+    headDim: c.headDim,
+    scale: gm ? gm.attnScale : 1 / Math.sqrt(c.headDim),
+    kvType: choice.kvType,
+  };
+  const softcap = gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {};
+  const windowOf = (l: number) => (gm?.swa?.layers[l] ? { window: gm.swa.window } : {});
+  // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention.ts).
+  const prefillLayout = choice.attention.prefill ?? { kind: 'tiled' };
+  const prefillOpts =
+    prefillLayout !== 'per-token' && prefillAttentionSupports(c)
+      ? { ...common, layout: prefillLayout, ...softcap }
+      : undefined;
+  const flashOpts = {
+    ...common,
+    maxTokens: 1,
+    nCtx: choice.nCtx,
+    layout: choice.attention.layout,
+    ...softcap,
+  };
+  const flash = flashSupports(c);
+  return {
+    perToken: (l) =>
+      attentionWGSL({
+        ...common,
+        // 16 threads, fewer where their partials would not fit (head size > 190: Gemma's 256)
+        threads:
+          choice.decodeKernel === 'ksplit' ? undefined : Math.min(16, attentionWorkgroupSize(c.headDim)),
+        ...softcap,
+        ...windowOf(l),
+      }),
+    prefill: (l) => prefillOpts && prefillAttentionWGSL({ ...prefillOpts, ...windowOf(l) }),
+    flash: (l) => (flash ? flashDecodeWGSL({ ...flashOpts, ...windowOf(l) }) : undefined),
+    combine: flash ? flashCombineWGSL({ nHead: c.nHead, headDim: c.headDim, maxTokens: 1 }) : undefined,
+    prefillAttn: prefillOpts && { layout: prefillOpts.layout, plan: prefillAttentionPlan(prefillOpts) },
+    flashWorkgroups: flash ? c.nHeadKv * flashHeadGroups(flashOpts).groupsPerKvHead : 0,
+  };
+}
+
+/** What the planning of one layer needs. */
+interface PlanContext {
+  cfg: LlamaConfig;
+  s: RunState;
+  choice: KernelChoice;
+  specs: ModelSpecs;
+  codes: AttentionCodes;
+  intDotFamilies: Set<MatmulFamilyName>;
+  /** Per-layer Q/K/V bias buffers (qwen2), else empty. */
+  qkvBias: (GPUBuffer | undefined)[];
+  W(name: string): GpuWeight;
+  qkNormCode?: string;
+  postNormCode?: string;
+}
+
+/** The first buffer of a vector weight (norm weights are never split). */
+const vec = (x: PlanContext, name: string) => x.W(name).parts[0].buffer;
+
+/** `w_<role>`, `w_<role>_1`, … bound to the parts of `w`. */
+const partsOf = (role: string, w: GpuWeight) =>
+  Object.fromEntries(w.parts.map((p, i) => [partBinding(role, i), p.buffer]));
+
+/** The dispatches of a fused matmul: one per spec, or one per segment where the choice splits them. */
+function matmuls(
+  x: PlanContext,
+  family: MatmulFamilyName,
+  label: string,
+  specs: MatmulSpec[],
+  TT: number,
+  buffers: PlannedKernel['buffers'],
+): PlannedKernel[] {
+  const mode = TT === 1 ? 'decode' : 'prefill';
+  const pm = x.choice.prefill;
+  // One kernel per segment where the prefill choice or splitDecodeSegments says so (software adapters).
+  const split = mode === 'prefill' ? pm.kind === 'mmv' && pm.splitSegments : x.choice.splitDecodeSegments;
+  const list = split ? specs.flatMap((s) => s.segments.map((g) => ({ ...s, segments: [g] }))) : specs;
+  return list.map((spec, i): PlannedKernel => {
+    const { src, wgX, tile } = matmulSource(
+      x.choice,
+      list.length > 1 ? `${label}#${i}` : label,
+      spec,
+      mode,
+      family,
+      x.intDotFamilies,
+    );
+    return { family, src, wgX, tile, y: spec.lastTokenOnly ? 'one' : 'tiles', buffers };
+  });
+}
+
+/** Layer l's attention: flash-decoding + combine (decode), the prefill kernel, else per (head, token). */
+function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
+  const { cfg: c, s, codes } = x;
+  const b = `blk.${l}`;
+  const flashCode = codes.flash(l);
+  const prefillCode = TT === 1 ? undefined : codes.prefill(l);
+  if (TT === 1 && flashCode && codes.combine) {
+    const flashBuffers = {
+      step: s.step,
+      q: s.q,
+      kc: s.kCache[l],
+      vc: s.vCache[l],
+      out: s.xb,
+      part_o: s.partO,
+      part_ml: s.partMl,
+    };
+    const combineBuffers = { step: s.step, part_o: s.partO, part_ml: s.partMl, out: s.xb };
+    return [
+      fixed('attention', `${b}.attn.flash`, flashCode, codes.flashWorkgroups, flashBuffers, 'chunks'),
+      fixed('attention', `${b}.attn.combine`, codes.combine, c.nHead, combineBuffers, 'combine'),
+    ];
+  }
+  const buffers = { step: s.step, q: s.q, kc: s.kCache[l], vc: s.vCache[l], out: s.xb };
+  if (TT !== 1 && prefillCode && codes.prefillAttn) {
+    const { plan } = codes.prefillAttn;
+    const wgX = c.nHeadKv * plan.groupsPerKvHead;
+    return [
+      {
+        ...fixed('attention', `${b}.attn.prefill`, prefillCode, wgX, buffers, 'tiles'),
+        tile: plan.tokensPerTile,
+      },
+    ];
+  }
+  return [fixed('attention', `${b}.attn`, codes.perToken(l), c.nHead, buffers)];
+}
+
+/** The kernels of one layer, by step; TT = 1 for decode, else the prefill kernels. */
+type LayerPlan = Record<
+  'qkv' | 'qkNorm' | 'attn' | 'wo' | 'postAttn' | 'ffn' | 'down' | 'postFfn',
+  PlannedKernel[]
+>;
+
+function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
+  const { cfg: c, s, W } = x;
+  const b = `blk.${l}`;
+  const gm = c.gemma;
+  const mode = TT === 1 ? 'decode' : 'prefill';
+  const sp = x.specs.layers[l];
+  // Layer l's RoPE table (Gemma's SWA layers have their own).
+  const rope = gm?.swa?.layers[l] && s.ropeSwa ? s.ropeSwa : s.rope;
+  /** Gemma's post-norm + residual add of `post` with norm weight `name` (none for other models). */
+  const postNorm = (label: string, name: string): PlannedKernel[] =>
+    x.postNormCode && s.post
+      ? [fixed('attention', label, x.postNormCode, 1, { step: s.step, y: s.post, w: vec(x, name), x: s.x })]
+      : [];
+  return {
+    qkv: matmuls(x, 'qkv', `${b}.qkv.${mode}`, sp.qkv, TT, {
+      step: s.step,
+      x: s.x,
+      gnorm: vec(x, `${b}.attn_norm.weight`),
+      ...partsOf('attn_q', W(`${b}.attn_q.weight`)),
+      ...partsOf('attn_k', W(`${b}.attn_k.weight`)),
+      ...partsOf('attn_v', W(`${b}.attn_v.weight`)),
+      rope,
+      qkv_bias: x.qkvBias[l],
+      q_out: s.q,
+      k_cache: c.qkNorm ? undefined : s.kCache[l],
+      k_new: s.kNew,
+      v_cache: s.vCache[l],
+    }),
+    qkNorm: x.qkNormCode
+      ? [
+          fixed('qkv', `${b}.qk_norm_rope`, x.qkNormCode, c.nHead + c.nHeadKv, {
+            step: s.step,
+            q: s.q,
+            kc: s.kCache[l],
+            k_new: s.kNew,
+            qn: vec(x, `${b}.attn_q_norm.weight`),
+            kn: vec(x, `${b}.attn_k_norm.weight`),
+            rope,
+          }),
+        ]
+      : [],
+    attn: planAttention(x, l, TT),
+    wo: matmuls(x, 'wo', `${b}.wo.${mode}`, sp.wo, TT, {
+      step: s.step,
+      x: s.xb,
+      ...partsOf('attn_output', W(`${b}.attn_output.weight`)),
+      residual: gm ? undefined : s.x,
+      post: s.post,
+    }),
+    postAttn: postNorm(`${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
+    ffn: matmuls(x, 'ffn', `${b}.ffn.${mode}`, sp.ffn, TT, {
+      step: s.step,
+      x: s.x,
+      gnorm: vec(x, `${b}.ffn_norm.weight`),
+      ...partsOf('ffn_gate', W(`${b}.ffn_gate.weight`)),
+      ...partsOf('ffn_up', W(`${b}.ffn_up.weight`)),
+      hb: s.hb,
+    }),
+    down: matmuls(x, 'down', `${b}.down.${mode}`, sp.down, TT, {
+      step: s.step,
+      x: s.hb,
+      ...partsOf('ffn_down', W(`${b}.ffn_down.weight`)),
+      residual: gm ? undefined : s.x,
+      post: s.post,
+    }),
+    postFfn: postNorm(`${b}.post_ffw_norm`, `${b}.post_ffw_norm.weight`),
+  };
+}
+
+/** A layer's kernels in forward order. */
+function inOrder(k: LayerPlan): PlannedKernel[] {
+  return [...k.qkv, ...k.qkNorm, ...k.attn, ...k.wo, ...k.postAttn, ...k.ffn, ...k.down, ...k.postFfn];
+}
+
+/** Every kernel of the forward pass ({@link planForward}). */
+export interface ForwardPlan {
+  embed: PlannedKernel;
+  /** Each layer's kernels in forward order, for decode (one token). */
+  decodeLayers: PlannedKernel[][];
+  /** The same with the prefill (matrix × matrix) kernels. */
+  prefillLayers: PlannedKernel[][];
+  /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
+  output: PlannedKernel[];
+  argmax: PlannedKernel;
+  /** The GPU sampler (counted with the argmax: the dispatch that turns logits into the token). */
+  sample: PlannedKernel;
+  /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
+  outBuffers: Record<string, GPUBuffer>;
+  prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
+  flashWorkgroups: number;
+}
+
+/**
+ * Plans every kernel of the model (per layer: layers may mix weight types, as Q4_K_M files do), with the
+ * buffers bound to its binding names.
+ * @param weights the weights as the kernels bind them (weights.ts `fusedWeightViews`).
+ * @param qkvBias per-layer Q/K/V bias buffers (qwen2), else empty.
+ * @param intDotFamilies gets the matmul families whose prefill runs the integer-dot tile.
+ * @throws EngineError('gguf_invalid') for a missing tensor.
+ */
+export function planForward(
+  cfg: LlamaConfig,
+  weights: Map<string, GpuWeight>,
+  specs: ModelSpecs,
+  s: RunState,
+  choice: KernelChoice,
+  qkvBias: (GPUBuffer | undefined)[],
+  intDotFamilies: Set<MatmulFamilyName>,
+): ForwardPlan {
+  const c = cfg;
+  const W = (name: string) => requireWeight(weights, name);
+  const gm = c.gemma;
+  const x: PlanContext = {
+    cfg,
+    s,
+    choice,
+    specs,
+    codes: attentionCodes(c, choice),
+    intDotFamilies,
+    qkvBias,
+    W,
+    qkNormCode: c.qkNorm
+      ? qkNormRopeWGSL({
+          nHead: c.nHead,
+          nHeadKv: c.nHeadKv,
+          headDim: c.headDim,
+          ropeDim: c.ropeDim,
+          neox: c.ropeType === 'neox',
+          eps: c.rmsEps,
+          normType: W('blk.0.attn_q_norm.weight').type,
+          kvType: choice.kvType,
+        })
+      : undefined,
+    postNormCode: gm
+      ? rmsNormAddWGSL({ n: c.nEmbd, eps: c.rmsEps, normType: W('blk.0.post_attention_norm.weight').type })
+      : undefined,
+  };
+  const layers = Array.from({ length: c.nLayers }, (_, l) => l);
+  const decodeLayers = layers.map((l) => inOrder(planLayer(x, l, 1)));
+  const prefillLayers = layers.map((l) => inOrder(planLayer(x, l, PREFILL_TT)));
+  const outW = weights.get('output.weight') ?? W('token_embd.weight');
+  const emb = W('token_embd.weight');
+  const outBuffers = {
+    step: s.step,
+    x: s.x,
+    gnorm: vec(x, 'output_norm.weight'),
+    ...partsOf('output', outW),
+    logits: s.logits,
+  };
+  const embedCode = embedWGSL({
+    nEmbd: c.nEmbd,
+    parts: emb.parts.map((p) => ({ type: emb.type, rowStart: p.rowStart, rowCount: p.rowCount })),
+    ...(gm ? { scale: gm.embdScale } : {}),
+  });
+  const embedBuffers = {
+    step: s.step,
+    ids: s.ids,
+    x: s.x,
+    ...Object.fromEntries(emb.parts.map((p, i) => [`e${i}`, p.buffer])),
+  };
+  return {
+    embed: fixed('embed', 'embed', embedCode, Math.ceil(c.nEmbd / WG), embedBuffers),
+    decodeLayers,
+    prefillLayers,
+    output: matmuls(x, 'output', 'output', specs.out, 1, outBuffers),
+    argmax: fixed(
+      'argmax',
+      'argmax',
+      argmaxWGSL({ nVocab: c.nVocab }),
+      1,
+      { logits: s.logits, out: s.tokenOut },
+      'one',
+    ),
+    sample: fixed(
+      'argmax',
+      'sample',
+      sampleWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
+      1,
+      { ...s.sample, logits: s.logits, out: s.tokenOut },
+      'one',
+    ),
+    outBuffers,
+    prefillAttn: x.codes.prefillAttn,
+    flashWorkgroups: x.codes.flashWorkgroups,
+  };
+}

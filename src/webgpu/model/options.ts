@@ -1,0 +1,124 @@
+/**
+ * What a caller chooses when loading a model ({@link LlamaLoadOptions}): the kernel families of the forward
+ * pass, the prefill and decode matmul kernels, the attention layouts and the load's progress callbacks.
+ * The engine (webgpu/engine.ts) fills these per adapter; tests and benchmarks force them.
+ */
+import type { KvType } from '../../core/types.ts';
+import type { FlashLayout, PrefillLayout } from '../kernels/attention.ts';
+import type { MmvLayout } from '../kernels/mmv.ts';
+
+/** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
+export type KernelFamilyName = 'embed' | 'qkv' | 'attention' | 'wo' | 'ffn' | 'down' | 'output' | 'argmax';
+
+/** The decode matmuls, each of which may get its own {@link MmvLayout} ({@link LlamaLoadOptions.mmvFor}). */
+export type MatmulFamilyName = 'qkv' | 'wo' | 'ffn' | 'down' | 'output';
+
+/** Every {@link MatmulFamilyName}, in forward order. */
+export const MATMUL_FAMILIES: readonly MatmulFamilyName[] = ['qkv', 'wo', 'ffn', 'down', 'output'];
+
+/** A timestamp hook on the forward pass's dispatches (llama.ts `LlamaModel.profiler`). */
+export interface ForwardProfiler {
+  /** Timestamp writes for the next pass (of `family`, in a forward pass of T tokens), or undefined. */
+  passWrites(family: KernelFamilyName, T: number): GPUComputePassTimestampWrites | undefined;
+}
+
+/**
+ * The prefill matrix × matrix kernels ({@link LlamaLoadOptions.prefill}):
+ * - `tile` (GPUs): kernels/mmm.ts, 32 tokens × 64 rows per workgroup through workgroup-memory tiles;
+ * - `mmv`: kernels/mmv.ts's register-tiled kernels at `tokens` (≤ 8) tokens per workgroup row, which
+ *   software adapters run fastest (SwiftShader: ~25 tok/s against ~4 for the old kernel on a 60M Q4_0
+ *   model). `splitSegments` gives every segment (Q, K and V) its own dispatch: SwiftShader runs every
+ *   branch of a kernel's segment switch under a lane mask, so one fused Q/K/V kernel costs the three
+ *   bodies for every workgroup (2.7× the time of three single-segment kernels there).
+ * K not a multiple of 32 (float rows) falls back to matmul.ts's kernel in the `mmv` choice.
+ * `intDot` on `tile` runs the integer-dot tile (mmm.ts `MmmOptions.intDot`; needs WGSL's
+ * packed_4x8_integer_dot_product) for every matmul whose weights are all of mmm.ts's `INT_DOT_TYPES`; the
+ * others keep the float tile.
+ */
+export type PrefillMatmul =
+  | { kind: 'tile'; intDot?: boolean }
+  | { kind: 'mmv'; layout: MmvLayout; tokens: number; splitSegments: boolean };
+
+/** Default prefill kernels for a GPU. */
+export const GPU_PREFILL: PrefillMatmul = { kind: 'tile' };
+
+/** Load-time options for llama.ts `LlamaModel.load`. */
+export interface LlamaLoadOptions {
+  /** KV cache length in tokens. */
+  contextLength: number;
+  /** The most tokens per prefill batch (the run state's buffers hold this many; engine default: prefill.ts). */
+  batchSize: number;
+  /** Largest buffer binding to use, bytes (default: the device's maxStorageBufferBindingSize). */
+  maxBindingBytes?: number;
+  /**
+   * Decode kernel layout: 'ksplit' (32 threads per output row, coalesced; for hardware GPUs) or 'rows'
+   * (one thread per row, no workgroup memory or barriers, and 16-thread attention workgroups; fastest on
+   * software adapters such as SwiftShader, where each barrier costs ~20 µs per workgroup). Default 'ksplit'.
+   */
+  decodeKernel?: 'ksplit' | 'rows';
+  /**
+   * Repack Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights into aligned planes at load (kernels/repack.ts; default
+   * true). False keeps the file's blocks (the kernels read both).
+   */
+  repack?: boolean;
+  /**
+   * Decode: one dispatch per segment of a fused matmul (Q, K and V) instead of one for all (default
+   * false). Software adapters run every branch of a kernel's segment switch under a lane mask, so there
+   * the fused Q/K/V kernel costs all three bodies in every workgroup (see {@link PrefillMatmul}).
+   */
+  splitDecodeSegments?: boolean;
+  /**
+   * Layout of the decode matrix × vector kernels (kernels/mmv.ts), used for every decode matmul whose K
+   * is a multiple of 32 and that `mmvFor` does not name; the others (and all of them when both are unset)
+   * use `decodeKernel`.
+   */
+  mmv?: MmvLayout;
+  /** A layout per decode matmul (kernels/tune.ts chooses one per shape), before `mmv`. */
+  mmvFor?: Partial<Record<MatmulFamilyName, MmvLayout>>;
+  signal?: AbortSignal;
+  /** Prefill matrix × matrix kernels (default {@link GPU_PREFILL}). */
+  prefill?: PrefillMatmul;
+  /** KV-cache element type (default f16, as llama.cpp). */
+  kvType?: KvType;
+  /**
+   * Decode attention (kernels/attention.ts): the flash-decoding layout and how positions are split into
+   * chunks (default: the tiled layout, chunks of ≥ 128 positions aiming at 256 workgroups). Shapes the
+   * flash kernel does not take (head size not a multiple of 4) use the prefill kernel.
+   */
+  attention?: AttentionPolicy;
+  /** Bytes read from the source so far. */
+  onFetch?: (done: number, total: number) => void;
+  /** Bytes written to the GPU so far. */
+  onUpload?: (done: number, total: number) => void;
+  /** Pipelines compiled so far. */
+  onCompile?: (done: number, total: number) => void;
+}
+
+/**
+ * The decode attention's layout and chunking ({@link LlamaLoadOptions.attention}; see
+ * kernels/attention.ts `attentionSplit`): `fixedChunk` (tests) fixes the positions per chunk. `prefill`:
+ * the prefill attention (kernels/attention.ts `prefillAttentionWGSL`; default `tiled`), or `per-token`
+ * for the older one-workgroup-per-(head, token) kernel, which shapes the tiled kernel does not take
+ * (head size not a multiple of 4 or above 256) use anyway.
+ */
+export interface AttentionPolicy {
+  layout: FlashLayout;
+  targetWorkgroups: number;
+  minChunk: number;
+  fixedChunk?: number;
+  prefill?: PrefillLayout | 'per-token';
+}
+
+/** Default decode attention for a GPU: tiled, chunks of ≥ 128 positions aiming at 256 workgroups. */
+export const GPU_ATTENTION: AttentionPolicy = {
+  layout: { kind: 'tiled', lanes: 1 },
+  targetWorkgroups: 256,
+  minChunk: 128,
+};
+
+/** Load timings in ms. */
+export interface LlamaLoadTimes {
+  fetchMs: number;
+  uploadMs: number;
+  compileMs: number;
+}

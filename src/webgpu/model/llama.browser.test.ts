@@ -74,6 +74,8 @@ async function runEngine(
     prefill?: WebGpuEngineOptions['prefill'];
     /** Decode Q/K/V as one dispatch per segment (WebGpuEngineOptions.splitDecodeSegments). */
     splitDecodeSegments?: boolean;
+    /** Decode matmul layouts (WebGpuEngineOptions.mmvLayout; default: chosen by a timed trial). */
+    mmvLayout?: WebGpuEngineOptions['mmvLayout'];
     /** KV cache length (default 64). */
     contextLength?: number;
     onInfo?: (i: ModelInfo) => void;
@@ -87,6 +89,7 @@ async function runEngine(
     attention: o.attention,
     prefill: o.prefill,
     splitDecodeSegments: o.splitDecodeSegments,
+    mmvLayout: o.mmvLayout,
   });
   try {
     const info = await engine.load(
@@ -519,6 +522,16 @@ describe('prefill matmul kernels vs the float64 reference', () => {
   }
 });
 
+/**
+ * One decode layout for runs whose logits must be identical: the engine otherwise picks it by a timed
+ * trial at each load, and on a busy machine two loads can pick different layouts, whose sums round
+ * differently (a CI run's "3 parts each" differed so). Runs on every adapter (no subgroups, no packing).
+ */
+const PINNED_MMV = { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: false } as const;
+/** The same for the prefill tile on GPUs (a trial there picks the float or the integer-dot tile). */
+const pinnedPrefill = (): WebGpuEngineOptions['prefill'] =>
+  gpu.info.isFallback ? undefined : { kind: 'tile' };
+
 describe('token_embd / output split across bindings (maxBindingBytes)', () => {
   const SPLITS = [
     {
@@ -564,8 +577,9 @@ describe('token_embd / output split across bindings (maxBindingBytes)', () => {
       }
     }
     const prompt = randomIds(s.model.seed, 9, s.model.nVocab);
-    const whole = await runEngine(bytes, prompt);
-    const split = await runEngine(bytes, prompt, { maxBindingBytes: s.maxBindingBytes });
+    const pinned = { mmvLayout: PINNED_MMV, prefill: pinnedPrefill() };
+    const whole = await runEngine(bytes, prompt, pinned);
+    const split = await runEngine(bytes, prompt, { ...pinned, maxBindingBytes: s.maxBindingBytes });
     expect(split.out).toEqual(whole.out);
     for (let i = 0; i < N_OUT; i++) expect(split.logits[i]).toEqual(whole.logits[i]);
     const ref = await ReferenceLlama.fromGguf(file);
@@ -616,7 +630,8 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
       // below show the storage-buffer fitting alone and the logits can be compared exactly: the tile
       // kernel's inner loop is one for every segment, while mmv's unrolled body per segment lets the
       // shader compiler contract multiply-adds differently when the segments change (1-ulp differences).
-      const fused = { splitDecodeSegments: false, prefill: { kind: 'tile' } } as const;
+      // The decode layout pinned too, so no trial picks different ones for the runs compared.
+      const fused = { splitDecodeSegments: false, prefill: { kind: 'tile' }, mmvLayout: PINNED_MMV } as const;
       const whole = await runEngine(bytes, prompt, fused);
       let splitInfo: ModelInfo | undefined;
       const split = await runEngine(bytes, prompt, {

@@ -216,7 +216,7 @@ export function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext
 }
 
 /**
- * The prefill matmuls for an adapter (model/llama.ts {@link PrefillMatmul}): on a GPU the workgroup-tiled
+ * The prefill matmuls for an adapter (model/options.ts {@link PrefillMatmul}): on a GPU the workgroup-tiled
  * kernel (kernels/mmm.ts); on a software (fallback) adapter mmv's register tiles of 4 rows × 8 tokens per
  * thread in 16-thread workgroups, one dispatch per segment (measured on SwiftShader in Node, 60M-parameter
  * Q4_0 llama, 100-token prompt, 2026-12-01: old kernel 4.3 tok/s; mmv 4 rows × 4 tokens 20.7; × 8 tokens

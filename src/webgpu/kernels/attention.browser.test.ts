@@ -34,11 +34,13 @@ import {
   flashHeadGroups,
   type KvType,
   MAX_SPLITS,
+} from './attention.ts';
+import {
   type PrefillLayout,
   prefillAttentionPlan,
   prefillAttentionWGSL,
   prefillAttentionWorkgroups,
-} from './attention.ts';
+} from './attention-prefill.ts';
 import { packStep } from './common.ts';
 
 const REL = 1e-5;

@@ -19,12 +19,14 @@ import {
   flashDecodeWGSL,
   flashHeadGroups,
   flashSupports,
+} from '../kernels/attention.ts';
+import {
   type PrefillAttentionPlan,
   type PrefillLayout,
   prefillAttentionPlan,
   prefillAttentionSupports,
   prefillAttentionWGSL,
-} from '../kernels/attention.ts';
+} from '../kernels/attention-prefill.ts';
 import { type KernelSource, kernelSource } from '../kernels/bindings.ts';
 import { WG } from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';

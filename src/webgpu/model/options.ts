@@ -4,7 +4,8 @@
  * The engine (webgpu/engine.ts) fills these per adapter; tests and benchmarks force them.
  */
 import type { KvType } from '../../core/types.ts';
-import type { FlashLayout, PrefillLayout } from '../kernels/attention.ts';
+import type { FlashLayout } from '../kernels/attention.ts';
+import type { PrefillLayout } from '../kernels/attention-prefill.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */

@@ -260,7 +260,7 @@ export interface FitModel
  * Bytes the engine allocates for a model at a context length (LlamaModel.load): the weights as stored,
  * the KV cache of the chosen element type (2 × layers × ctx × kvDim × 2 for f16, the default, × 4 for f32)
  * and the run state for a prefill batch (activations,
- * logits, RoPE table, as `LlamaModel.stateBytes`), plus, at the peak of a load, the staging buffer of the
+ * logits, RoPE table, as webgpu/model/state.ts `runStateBytes`), plus, at the peak of a load, the staging buffer of the
  * largest repacked tensor (`stagingBytes`; kernels/repack.ts: planes take the raw size rounded up to
  * 16 bytes per part, Q4_K's 148/144 of it, and each part's raw bytes wait in a staging buffer until the
  * part is complete).

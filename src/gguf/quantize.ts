@@ -13,7 +13,7 @@
  * - Q8_0: 32 elements in 34 bytes: half d; int8 qs[32]. x = d·q.
  * - Q4_0: 32 in 18: half d; u8 qs[16]: low nibbles are elements 0–15, high nibbles 16–31. x = d·(q − 8).
  * - Q5_0: 32 in 22: half d; u8 qh[4] (bit j = 5th bit of element j); u8 qs[16] as Q4_0. x = d·(q − 16).
- * - Q4_K: 256 in 144: half d, dmin; u8 scales[12] (eight 6-bit scales and mins, see {@link scaleMinK4});
+ * - Q4_K: 256 in 144: half d, dmin; u8 scales[12] (eight 6-bit scales and mins, see quant-k.ts `scaleMinK4`);
  *   u8 qs[128]: for each 64 elements, 32 bytes whose low nibbles are the first 32 and high nibbles the
  *   next 32. Sub-block j (32 elements): x = d·sc_j·q − dmin·m_j.
  * - Q6_K: 256 in 210: u8 ql[128] (low 4 bits); u8 qh[64] (high 2 bits); int8 scales[16]; half d.
@@ -22,12 +22,12 @@
  *   element 32s + l); u8 qs[128] as Q4_K. Sub-block s (32): x = d·sc_s·(q + 16·h) − dmin·m_s.
  * - Q3_K: 256 in 110: u8 hmask[32] (bit 4h + j of byte l: high bit of element 128h + 32j + l); u8
  *   qs[64] (2 bits per element, byte 32h + l at shift 2j); u8 scales[12] (sixteen 6-bit scales, see
- *   {@link q3kScale}); half d. Group of 16 g: x = d·(sc_g − 32)·(q − 4·!hbit).
+ *   quant-k-low.ts `q3kScale`); half d. Group of 16 g: x = d·(sc_g − 32)·(q − 4·!hbit).
  * - Q2_K: 256 in 84: u8 scales[16] (low nibble scale, high nibble min); u8 qs[64] as Q3_K's qs; half
  *   d, dmin. Group of 16 g: x = d·(sc_g & 15)·q − dmin·(sc_g >> 4).
  * - Q4_1: 32 in 20: half d, m; u8 qs[16] as Q4_0. x = d·q + m.
  * - Q5_1: 32 in 24: half d, m; u8 qh[4]; u8 qs[16] as Q5_0. x = d·q + m.
- * - IQ4_NL: 32 in 18: half d; u8 qs[16] as Q4_0. x = d·kvalues_iq4nl[q] ({@link KVALUES_IQ4NL}).
+ * - IQ4_NL: 32 in 18: half d; u8 qs[16] as Q4_0. x = d·kvalues_iq4nl[q] (quant-legacy.ts `KVALUES_IQ4NL`).
  * - IQ4_XS: 256 in 136: half d; u16 scales_h (2 high bits per block of 32); u8 scales_l[4] (low 4
  *   bits, block 2k in the low nibble of byte k); u8 qs[128], 16 bytes per block of 32 as IQ4_NL.
  *   Block ib: x = d·(ls − 32)·kvalues_iq4nl[q].

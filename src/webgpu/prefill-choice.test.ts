@@ -1,5 +1,5 @@
 /**
- * The software adapters' prefill choice (engine.ts prefillMatmulFor, layerMatmulWeights): the weight
+ * The software adapters' prefill choice (kernel-choice.ts prefillMatmulFor, layerMatmulWeights): the weight
  * count against the matmul tensors a GGUF file holds (stories260K, a random GQA llama), and which tiles a
  * model of that many weights gets on a software adapter and on a GPU.
  */

@@ -56,10 +56,10 @@ export interface PrefillAttentionOptions {
   scale: number;
   kvType: KvType;
   layout: PrefillLayout;
-  /** Attention logit soft-capping, as {@link AttentionOptions.softcap}. */
+  /** Attention logit soft-capping, as attention.ts `AttentionOptions.softcap`. */
   softcap?: number;
   /**
-   * Sliding window, as {@link AttentionOptions.window}: positions before a row's window are masked, and
+   * Sliding window, as attention.ts `AttentionOptions.window`: positions before a row's window are masked, and
    * the KV loop starts at the first row's window (positions before every row's window are not read).
    */
   window?: number;
@@ -184,10 +184,10 @@ function each(n: number, f: (i: number) => string, sep = '\n'): string {
 
 /**
  * Causal prefill attention, tiled over query tokens and KV positions (FlashAttention-2's online softmax
- * with finite sentinels; see {@link PrefillLayout}): a drop-in for {@link attentionWGSL}. Bindings: step,
+ * with finite sentinels; see {@link PrefillLayout}): a drop-in for attention.ts's `attentionWGSL`. Bindings: step,
  * q [T, nHead·headDim] f32 (RoPE-pair slot order, as the QKV kernel writes), kc, vc [nCtx, nHeadKv·headDim]
  * (`kvType`; rows 0..pos0+T−1 filled), out [T, nHead·headDim] f32 (out[t, h·HD + d] = Σ_j softmax_j(scale ·
- * q_t,h · k_j) v_j[d] over j ≤ pos0 + t, the order {@link attentionWGSL} writes). Dispatch
+ * q_t,h · k_j) v_j[d] over j ≤ pos0 + t, the order attention.ts's `attentionWGSL` writes). Dispatch
  * {@link prefillAttentionWorkgroups}(o, T). KV tiles past the workgroup's last query row are never read (the
  * loop ends there); only tiles on the diagonal mask positions per row.
  * @throws Error when {@link prefillAttentionSupports} is false or the layout's options are out of range.

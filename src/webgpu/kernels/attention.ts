@@ -89,8 +89,8 @@ export function attentionWorkgroupSize(headDim: number): number {
 }
 
 /**
- * Attention, one workgroup per (query head, token): the fallback for head sizes {@link
- * prefillAttentionWGSL} and {@link flashDecodeWGSL} do not take. Bindings: step, q, kc, vc, out.
+ * Attention, one workgroup per (query head, token): the fallback for head sizes
+ * attention-prefill.ts's `prefillAttentionWGSL` and {@link flashDecodeWGSL} do not take. Bindings: step, q, kc, vc, out.
  * Dispatch (nHead, T). Needs an even headDim.
  * @throws Error for an odd headDim or nHead not a multiple of nHeadKv.
  */

@@ -15,7 +15,7 @@ export function usesIntDot(w: { type: WeightType; planar?: number }): boolean {
 }
 
 /**
- * The integer-dot chunk product (see {@link MmvLayout.intDot}) against the int8 activations `q{t}_{j}`
+ * The integer-dot chunk product (see mmv.ts `MmvLayout.intDot`) against the int8 activations `q{t}_{j}`
  * (scale `dx{t}`, half sums `qlo{t}`, `qhi{t}`), into `${p}s${t}`.
  */
 export function intChunkDot(

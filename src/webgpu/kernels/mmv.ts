@@ -1,6 +1,6 @@
 /**
  * Matrix × vector kernels for decode (T = 1..4 tokens): y = W·x, optionally of RMSNorm(x), with the same
- * segments, epilogues and binding order as {@link matmulWGSL} (so one bind group serves either).
+ * segments, epilogues and binding order as matmul.ts's `matmulWGSL` (so one bind group serves either).
  *
  * Shapes (ggml order): x [T, K] f32, W [K, N] (N rows of K weights), y per the epilogue.
  *
@@ -34,12 +34,13 @@
  * Q5_K (176-byte blocks, word-aligned: Q4_K's header and nibbles plus a fifth bit from qh), Q2_K (84,
  * word-aligned: 2-bit quants, a 4-bit scale and min per 16 weights folded in through the chunk's half
  * sums) and Q3_K (110, stitched as Q6_K: 2 bits from qs and the high bit from hmask, q − 4 and a 6-bit
- * scale per 16 weights through the half sums) are float path only (`dequantize_row_q5_K/q2_K/q3_K`).
+ * scale per 16 weights through the half sums) follow `dequantize_row_q5_K/q2_K/q3_K`, and from the file's
+ * blocks also have an integer-dot path (mmv-int.ts).
  *
  * Block formats: ggml-common.h (see common.ts). Dequantization formulas: ggml-quants.c
  * `dequantize_row_q4_0/q8_0/q5_0/q4_K/q6_K/q4_1/q5_1/iq4_nl/iq4_xs`.
  *
- * Needs K to be a multiple of 32 (every quantized row is; float rows that are not use {@link matmulWGSL}'s
+ * Needs K to be a multiple of 32 (every quantized row is; float rows that are not use matmul.ts `matmulWGSL`'s
  * decode variants: {@link mmvSupports}).
  */
 import { f32Lit, iq4KvaluesWgsl, STEP_WGSL, type WeightType } from './common.ts';
@@ -133,7 +134,7 @@ export function mmvWorkgroupsX(segments: readonly { nUnits: number }[], layout: 
 }
 
 /**
- * The kernel's WGSL. Bindings as {@link matmulWGSL}: 0 step, 1 x, [2 gnorm], each segment's weights in
+ * The kernel's WGSL. Bindings as matmul.ts `matmulWGSL`: 0 step, 1 x, [2 gnorm], each segment's weights in
  * order, then `extra`. Dispatch ({@link mmvWorkgroupsX}, ceil(T / TT)); T ≤ step.nTokens rows of x.
  */
 export function mmvWGSL(o: MmvOptions): string {

@@ -74,7 +74,7 @@ export type PlannedKernel = Omit<Dispatch, 'pipeline' | 'group'> & {
   buffers: Record<string, GPUBuffer | undefined>;
 };
 
-/** The kernel choices of a load (from {@link LlamaLoadOptions}, defaults filled in). */
+/** The kernel choices of a load (from options.ts `LlamaLoadOptions`, defaults filled in). */
 export interface KernelChoice {
   /** The decode matmul layout of matmuls that mmv does not take. */
   decodeKernel: 'ksplit' | 'rows';

@@ -407,7 +407,7 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
   });
 });
 
-// Every prefill matmul choice (model/llama.ts PrefillMatmul) through the whole model, on shapes whose K
+// Every prefill matmul choice (model/options.ts PrefillMatmul) through the whole model, on shapes whose K
 // are multiples of 32 (so mmv takes them) and one that is not (nFF 100: ffn_down falls back), with
 // prompts that end inside a token tile and cross batches: 70 tokens = 32 + 32 + 6 (tile), 8 × 8 + 6 or 4 × 16 + 6 (mmv).
 describe('prefill matmul kernels vs the float64 reference', () => {

@@ -14,7 +14,7 @@
  *
  * phi3 runs the same kernels: its fused attn_qkv is bound as the Q/K/V kernel's three segments and its
  * [gate | up] ffn_up as the SwiGLU unit's two weights ({@link fusedWeightViews}); its LongRoPE factors and
- * attn_factor go into the RoPE table ({@link ropeTable}).
+ * attn_factor go into the RoPE table (state.ts `ropeTable`).
  *
  * The WGSL lives in kernels/ (the fused matmuls of this block and their epilogues in kernels/llama-ops.ts);
  * weights.ts plans each weight's parts and each kernel's bindings before allocating, upload.ts fills the

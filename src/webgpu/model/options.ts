@@ -1,7 +1,8 @@
 /**
  * What a caller chooses when loading a model ({@link LlamaLoadOptions}): the kernel families of the forward
  * pass, the prefill and decode matmul kernels, the attention layouts and the load's progress callbacks.
- * The engine (webgpu/engine.ts) fills these per adapter; tests and benchmarks force them.
+ * The engine (webgpu/engine.ts, through webgpu/kernel-choice.ts) fills these per adapter; tests and
+ * benchmarks force them.
  */
 import type { KvType } from '../../core/types.ts';
 import type { FlashLayout } from '../kernels/attention.ts';
@@ -26,7 +27,7 @@ export interface ForwardProfiler {
 /**
  * The prefill matrix × matrix kernels ({@link LlamaLoadOptions.prefill}):
  * - `tile` (GPUs): kernels/mmm.ts, 32 tokens × 64 rows per workgroup through workgroup-memory tiles;
- * - `mmv`: kernels/mmv.ts's register-tiled kernels at `tokens` (≤ 8) tokens per workgroup row, which
+ * - `mmv`: kernels/mmv.ts's register-tiled kernels at `tokens` (≤ 16) tokens per workgroup row, which
  *   software adapters run fastest (SwiftShader: ~25 tok/s against ~4 for the old kernel on a 60M Q4_0
  *   model). `splitSegments` gives every segment (Q, K and V) its own dispatch: SwiftShader runs every
  *   branch of a kernel's segment switch under a lane mask, so one fused Q/K/V kernel costs the three
@@ -98,7 +99,7 @@ export interface LlamaLoadOptions {
 /**
  * The decode attention's layout and chunking ({@link LlamaLoadOptions.attention}; see
  * kernels/attention.ts `attentionSplit`): `fixedChunk` (tests) fixes the positions per chunk. `prefill`:
- * the prefill attention (kernels/attention.ts `prefillAttentionWGSL`; default `tiled`), or `per-token`
+ * the prefill attention (kernels/attention-prefill.ts `prefillAttentionWGSL`; default `tiled`), or `per-token`
  * for the older one-workgroup-per-(head, token) kernel, which shapes the tiled kernel does not take
  * (head size not a multiple of 4 or above 256) use anyway.
  */

@@ -2,6 +2,8 @@
  * The run state of a loaded model (llama2.c's RunState): the KV cache, the activations of one prefill
  * batch, the logits, the uniform Step, the RoPE tables, the readback buffers and the GPU sampler's
  * buffers. {@link allocRunState} makes them; {@link runStateBytes} counts them before anything is made.
+ * Also the per-layer Q/K/V bias buffer of qwen2 ({@link qkvBiasBuffer}), copied on the GPU from the three
+ * bias tensors once they are uploaded, as it is made alongside the run state at build.
  */
 import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';

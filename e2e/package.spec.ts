@@ -260,7 +260,7 @@ test('the packed package in a fresh Vite app: <webgpu-chat>, the engine API and 
   await input.press('Enter');
   const answer = chat.locator('[data-role="assistant"]').last();
   await expect(answer).toHaveAttribute('data-finish', 'length', { timeout: 60_000 });
-  const widgetText = (await answer.locator('.text').textContent()) ?? '';
+  const widgetText = (await answer.locator('.msg__body').textContent()) ?? '';
   expect(widgetText.length).toBeGreaterThanOrEqual(60);
   expect(GOLDEN.outputText.startsWith(widgetText), `"${widgetText}" should start llama.cpp's text`).toBe(
     true,

@@ -100,12 +100,12 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
   await input.press('Enter');
   const answer = chat.locator('[data-role="assistant"]').last();
   await expect(answer).toHaveAttribute('data-finish', 'length', { timeout: 30_000 });
-  const text = (await answer.locator('.text').textContent()) ?? '';
+  const text = (await answer.locator('.msg__body').textContent()) ?? '';
   expect(text.length).toBeGreaterThanOrEqual(60);
   expect(GOLDEN.outputText.startsWith(text), `"${text}" should start llama.cpp's continuation`).toBe(true);
-  await expect(chat.locator('[data-role="user"] .text')).toHaveText(GOLDEN.prompt);
+  await expect(chat.locator('[data-role="user"] .msg__body')).toHaveText(GOLDEN.prompt);
   await expect(chat.locator('[part~="stats"]')).toHaveText(
-    /^Last answer: 20 tokens \(max tokens\) · [\d.]+ tok\/s at 25 tokens of context$/,
+    /^Last answer: 20 tokens \(max tokens\) · [\d.,]+ tok\/s at 25 tokens of context$/,
   );
   const events = await p.evaluate(
     () => (window as unknown as { __events: { type: string; detail: Record<string, unknown> }[] }).__events,
@@ -129,7 +129,7 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
   await input.fill(GOLDEN.prompt);
   await chat.getByRole('button', { name: 'Send' }).click();
   const long = chat.locator('[data-role="assistant"]').last();
-  await expect(long.locator('.text')).not.toBeEmpty({ timeout: 30_000 });
+  await expect(long.locator('.msg__body')).not.toBeEmpty({ timeout: 30_000 });
   await chat.getByRole('button', { name: 'Stop' }).click();
   await expect(long).toHaveAttribute('data-finish', /^(aborted|stop)$/);
   if ((await long.getAttribute('data-finish')) === 'aborted') {
@@ -170,7 +170,7 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
       timeout: 30_000,
     },
   );
-  await expect(chat.locator('[data-role="user"] .text')).toHaveText(markup);
+  await expect(chat.locator('[data-role="user"] .msg__body')).toHaveText(markup);
   const imgs = await chat.evaluate((el) => el.shadowRoot?.querySelectorAll('img').length ?? -1);
   expect(imgs).toBe(0);
   expect(await p.locator('img').count()).toBe(0);
@@ -237,8 +237,8 @@ test('two widgets share one engine; removing both terminates its worker (classic
     await expect(w.locator('[data-role="assistant"]')).toHaveAttribute('data-finish', 'length', {
       timeout: 30_000,
     });
-  const ta = await a.locator('[data-role="assistant"] .text').textContent();
-  const tb = await b.locator('[data-role="assistant"] .text').textContent();
+  const ta = await a.locator('[data-role="assistant"] .msg__body').textContent();
+  const tb = await b.locator('[data-role="assistant"] .msg__body').textContent();
   expect(ta).toBe(tb);
   expect(GOLDEN.outputText.startsWith(ta ?? '')).toBe(true);
 
@@ -336,7 +336,7 @@ test('without WebGPU the widget says why (fallback="message") or uses the remote
     await b.getByLabel('Message').press('Enter');
     const answer = b.locator('[data-role="assistant"]');
     await expect(answer).toHaveAttribute('data-finish', 'stop');
-    await expect(answer.locator('.text')).toHaveText('Hello <img src=x onerror=alert(1)>');
+    await expect(answer.locator('.msg__body')).toHaveText('Hello <img src=x onerror=alert(1)>');
     expect(await b.evaluate((el) => el.shadowRoot?.querySelectorAll('img').length)).toBe(0);
     // engine="remote" needs no WebGPU at all.
     const d = p.locator('#d');
@@ -345,7 +345,9 @@ test('without WebGPU the widget says why (fallback="message") or uses the remote
     await expect(d.getByRole('alert')).toBeHidden();
     await d.getByLabel('Message').fill('Hi');
     await d.getByLabel('Message').press('Enter');
-    await expect(d.locator('[data-role="assistant"] .text')).toHaveText('Hello <img src=x onerror=alert(1)>');
+    await expect(d.locator('[data-role="assistant"] .msg__body')).toHaveText(
+      'Hello <img src=x onerror=alert(1)>',
+    );
   } else
     await expect(b.getByRole('alert')).toContainText('The remote fallback is not available in this build');
   expect(await workers(p)).toEqual({ created: 0, terminated: 0 });
@@ -414,7 +416,7 @@ test('the demo page at desktop and phone width', async ({ page: p }, testInfo) =
     timeout: 30_000,
   });
   // The answer starts at its first word: SentencePiece's space prefix of its first token is dropped.
-  expect(await light.locator('[data-role="assistant"] .text').textContent()).toMatch(/^\S/);
+  expect(await light.locator('[data-role="assistant"] .msg__body').textContent()).toMatch(/^\S/);
   // The page's `p { color: crimson }` does not reach the widget's text.
   const color = await light.locator('[part~="stats"]').evaluate((e) => getComputedStyle(e).color);
   expect(color).not.toBe('rgb(220, 20, 60)');

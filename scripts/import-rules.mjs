@@ -60,13 +60,18 @@ export const LAYERS = {
       'benchmarks over any backend: runner, plans, prompts, results and their files, history store, llama-bench, roofline, device fingerprint and GPU report data',
     may: ['core', 'util', 'net', 'gguf', 'model', 'library', 'webgpu', 'remote', 'webllm', 'workers'],
   },
-  widget: { holds: 'the <webgpu-chat> element', may: ['core', 'util', 'dom', 'workers'] },
+  chat: {
+    holds: "one chat conversation and its log, shared by the page's Chat tab and the <webgpu-chat> widget",
+    may: ['core', 'util', 'dom'],
+  },
+  widget: { holds: 'the <webgpu-chat> element', may: ['core', 'util', 'dom', 'chat', 'workers'] },
   ui: {
     holds: 'the benchmark page: DOM only',
     may: [
       'core',
       'util',
       'dom',
+      'chat',
       'net',
       'gguf',
       'model',

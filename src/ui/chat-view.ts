@@ -2,14 +2,17 @@
  * The chat tab: talk to the loaded model through `Engine.chat` on the session's active backend (our engine
  * or WebLLM, which applies the model's own chat template), streamed, with a Stop button (the engine stays
  * loaded) and the last answer's decode speed with the KV depth it was measured at (the context the
- * conversation has filled), beside the first answer's, so a long conversation shows its speed at depth. Model output only ever goes in as text (Text nodes / textContent), never as HTML.
+ * conversation has filled), beside the first answer's, so a long conversation shows its speed at depth.
+ * Built on chat/ as `<webgpu-chat>` is: the same conversation (oldest turns forgotten when it outgrows the
+ * context, a failed answer's question taken out) and the same log markup; model output only ever goes in as
+ * text (Text nodes / textContent), never as HTML.
  */
 
+import { type AnswerSummary, answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
+import { ChatTranscript } from '../chat/transcript.ts';
 import { isEngineError } from '../core/errors.ts';
-import { requestMetrics } from '../core/metrics.ts';
-import type { ChatMessage } from '../core/types.ts';
 import { h } from '../dom/h.ts';
-import { fmtCount, fmtMs, fmtRate } from '../util/format.ts';
+import { fmtCount } from '../util/format.ts';
 import { field } from './dom.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
@@ -25,9 +28,10 @@ export class ChatView {
   private readonly temperature: HTMLInputElement;
   private readonly notice: HTMLElement;
   private readonly speed: HTMLElement;
-  private readonly messages: ChatMessage[] = [];
-  /** The conversation's first answer's decode speed and context, to compare later answers with. */
-  private first: { tokPerS: number; context: number } | undefined;
+  private readonly conversation = new Conversation();
+  private readonly transcript: ChatTranscript;
+  /** The conversation's first answer with a decode speed, to compare later answers with. */
+  private first: AnswerSummary | undefined;
   private controller: AbortController | undefined;
 
   /** Asked to show the Benchmark tab (where models are loaded). */
@@ -42,6 +46,7 @@ export class ChatView {
       tabindex: '0',
       'data-testid': 'chat-log',
     });
+    this.transcript = new ChatTranscript(this.log, () => this.session.model?.id ?? 'Model');
     this.input = h('textarea', {
       id: 'chat-input',
       class: 'input textarea',
@@ -62,9 +67,9 @@ export class ChatView {
     );
     this.clearButton = h('button', { type: 'button', class: 'button button--quiet' }, 'New conversation');
     this.clearButton.addEventListener('click', () => {
-      this.messages.length = 0;
+      this.conversation.clear();
       this.first = undefined;
-      this.log.replaceChildren();
+      this.transcript.clear();
       this.speed.textContent = '';
       this.refresh();
     });
@@ -140,22 +145,8 @@ export class ChatView {
     this.notice.hidden = Boolean(model);
     this.sendButton.disabled = !model || this.session.task !== undefined;
     this.stopButton.disabled = !answering;
-    this.clearButton.disabled = answering || this.messages.length === 0;
+    this.clearButton.disabled = answering || this.transcript.empty;
     this.element.dataset.state = answering ? 'answering' : 'idle';
-  }
-
-  private bubble(role: ChatMessage['role'], text: string): { el: HTMLElement; body: HTMLElement } {
-    const body = h('div', { class: 'msg__body' });
-    body.textContent = text;
-    const el = h(
-      'article',
-      { class: `msg msg--${role}`, 'data-role': role },
-      h('p', { class: 'msg__who' }, role === 'user' ? 'You' : (this.session.model?.id ?? 'Model')),
-      body,
-    );
-    this.log.append(el);
-    this.log.scrollTop = this.log.scrollHeight;
-    return { el, body };
   }
 
   async send(): Promise<void> {
@@ -174,71 +165,34 @@ export class ChatView {
     }
     if (!this.session.begin('chat')) return;
     this.input.value = '';
-    this.messages.push({ role: 'user', content: text });
-    this.bubble('user', text);
-    const answer = this.bubble('assistant', '');
-    answer.el.setAttribute('aria-busy', 'true');
-    this.controller = new AbortController();
+    this.transcript.user(text);
+    const answer = this.transcript.assistant();
+    const controller = new AbortController();
+    this.controller = controller;
     this.speed.textContent = 'Answering…';
     try {
-      const r = await this.session.engine.chat(
-        {
-          messages: [...this.messages],
-          maxTokens,
-          ...(temperature > 0 ? { temperature, seed: Date.now() % 2 ** 31 } : {}),
-        },
-        (e) => {
-          answer.body.append(e.text);
-          this.log.scrollTop = this.log.scrollHeight;
-        },
-        this.controller.signal,
+      const r = await this.conversation.answer(
+        text,
+        { maxTokens, temperature },
+        (req, onToken, signal) => this.session.engine.chat(req, onToken, signal),
+        (e) => answer.append(e.text),
+        controller.signal,
       );
-      answer.body.textContent = r.text;
-      this.messages.push({ role: 'assistant', content: r.text });
-      const n = r.outputTokenIds.length;
-      if (n > 0) {
-        const m = requestMetrics({
-          tStartMs: r.tStartMs,
-          tokenTimesMs: r.tokenTimesMs,
-          promptTokens: r.promptTokenIds.length,
-        });
-        const why =
-          r.finishReason === 'aborted'
-            ? 'stopped'
-            : r.finishReason === 'length'
-              ? 'max tokens'
-              : 'end of text';
-        // The KV depth decode ran at: the whole conversation (the prompt) plus this answer.
-        const p = r.promptTokenIds.length;
-        const context = p + n;
-        const tps = m.decodeTokPerS;
-        let speed = Number.isFinite(tps)
-          ? `${fmtRate(tps)} at ${fmtCount(context)} tokens of context`
-          : `${fmtCount(context)} tokens of context`;
-        if (Number.isFinite(tps)) {
-          if (this.first && this.first.context < context)
-            speed += ` (first answer: ${fmtRate(this.first.tokPerS)} at ${fmtCount(this.first.context)})`;
-          this.first ??= { tokPerS: tps, context };
-        }
-        this.speed.textContent =
-          `Last answer: ${n} token${n === 1 ? '' : 's'} (${why}) · ${speed} · ` +
-          `first token after ${fmtMs(m.ttftMs)}`;
-        this.speed.title = `Decode steps ran at KV depths ${fmtCount(p)}–${fmtCount(context - 1)}.`;
-        this.speed.dataset.context = String(context);
-      } else
-        this.speed.textContent =
-          r.finishReason === 'aborted' ? 'Stopped before the first token.' : 'No answer.';
-      answer.el.dataset.finish = r.finishReason;
-      if (r.finishReason !== 'stop')
-        answer.el.append(
-          h('p', { class: 'msg__note' }, r.finishReason === 'aborted' ? 'Stopped.' : 'Cut at max tokens.'),
-        );
+      const s = summarizeAnswer(r);
+      answer.finish(s.finishReason, s.text);
+      // The conversation's first answer, to compare the speed of later (deeper) answers with.
+      const first = this.first;
+      if (s.tokensPerSecond !== null) this.first ??= s;
+      this.speed.textContent = answerLine(s, { first, ttft: true });
+      if (s.outputTokens > 0) {
+        this.speed.title = `Decode steps ran at KV depths ${fmtCount(s.promptTokens)}–${fmtCount(s.contextTokens - 1)}.`;
+        this.speed.dataset.context = String(s.contextTokens);
+      }
     } catch (e) {
-      answer.el.dataset.finish = 'error';
+      answer.finish('error');
       this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${e instanceof Error ? e.message : String(e)}`;
       if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
     } finally {
-      answer.el.removeAttribute('aria-busy');
       this.controller = undefined;
       this.session.end('chat');
       this.input.focus();

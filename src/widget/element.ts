@@ -4,6 +4,8 @@
  * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
  */
 
+import { answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
+import { ChatTranscript } from '../chat/transcript.ts';
 import { EngineError } from '../core/errors.ts';
 import type {
   ChatMessage,
@@ -128,7 +130,8 @@ export class WebGpuChatElement extends HTMLElement {
   private generation = 0;
   private controller: AbortController | undefined;
   private answering = false;
-  private readonly messages: ChatMessage[] = [];
+  private readonly turns = new Conversation();
+  private readonly transcript: ChatTranscript;
   private startQueued = false;
 
   /**
@@ -212,6 +215,7 @@ export class WebGpuChatElement extends HTMLElement {
       tabindex: '0',
       'data-empty': 'Ask something to start.',
     });
+    this.transcript = new ChatTranscript(this.log, () => 'Assistant');
     this.stats = h('p', { class: 'stats', part: 'stats', 'aria-live': 'polite' });
 
     const inputId = `wgc-input-${id}`;
@@ -290,7 +294,7 @@ export class WebGpuChatElement extends HTMLElement {
   }
   /** The conversation so far (a copy). */
   get conversation(): ChatMessage[] {
-    return this.messages.map((m) => ({ ...m }));
+    return this.turns.messages.map((m) => ({ ...m }));
   }
   /** 'loading' | 'ready' | 'answering' | 'error' | 'idle'. */
   get state(): string {
@@ -539,18 +543,7 @@ export class WebGpuChatElement extends HTMLElement {
           : (this.getAttribute('placeholder') ?? 'Write a message. Enter sends, Shift+Enter adds a line.');
     this.sendButton.disabled = !ready || this.answering;
     this.stopButton.disabled = !this.answering;
-    this.clearButton.disabled = this.answering || this.messages.length === 0;
-  }
-
-  private bubble(role: 'user' | 'assistant', text: string): { box: HTMLElement; body: HTMLElement } {
-    const box = h('div', { class: `msg msg--${role}`, part: `message ${role}-message`, 'data-role': role });
-    const who = h('span', { class: 'who' }, role === 'user' ? 'You' : 'Assistant');
-    const body = h('p', { class: 'text', part: 'message-text' });
-    body.textContent = text;
-    box.append(who, body);
-    this.log.append(box);
-    this.log.scrollTop = this.log.scrollHeight;
-    return { box, body };
+    this.clearButton.disabled = this.answering || this.transcript.empty;
   }
 
   /** Sends `text` (default: what is in the input box). Resolves with the answer, or undefined when not sent. */
@@ -573,99 +566,53 @@ export class WebGpuChatElement extends HTMLElement {
     const gen = this.generation;
     this.answering = true;
     this.notice.hidden = true;
-    this.messages.push({ role: 'user', content });
-    this.bubble('user', content);
-    const answer = this.bubble('assistant', '');
-    answer.box.setAttribute('aria-busy', 'true');
+    this.transcript.user(content);
+    const answer = this.transcript.assistant();
     const controller = new AbortController();
     this.controller = controller;
     this.stats.textContent = 'Answering…';
     this.setState('ready');
     this.dataset.answering = 'true';
-    const system = this.systemPrompt.trim();
-    const base = {
-      maxTokens,
-      ...(temperature > 0 ? { temperature, seed: Math.floor(Math.random() * 2 ** 31) } : {}),
-    };
-    const sys = system ? [{ role: 'system' as const, content: system }] : [];
     let streamed = '';
     const onToken = (t: TokenEvent) => {
       if (gen !== this.generation) return;
       streamed += t.text;
-      if (t.text) answer.body.append(t.text);
-      this.log.scrollTop = this.log.scrollHeight;
+      answer.append(t.text);
       this.emit('token', { tokenId: t.tokenId, text: t.text, answer: streamed, tMs: t.tMs });
     };
     try {
-      const r = await lease.run(async (engine) => {
-        let history = [...this.messages];
-        for (;;) {
-          if (controller.signal.aborted) return undefined;
-          try {
-            const res = await engine.chat(
-              { ...base, messages: [...sys, ...history] },
-              onToken,
-              controller.signal,
-            );
-            // Turns that no longer fit were forgotten (the screen keeps them).
-            this.messages.splice(0, this.messages.length - history.length);
-            return res;
-          } catch (e) {
-            // The conversation outgrew the context: forget the oldest turn and try again.
-            if (describeError(e).code !== 'context_overflow' || history.length <= 1) throw e;
-            history = history.slice(1);
-            while (history.length > 1 && history[0].role !== 'user') history = history.slice(1);
-          }
-        }
-      });
+      const r = await this.turns.answer(
+        content,
+        { maxTokens, temperature, system: this.systemPrompt },
+        (req, onT, signal) => lease.run((engine) => engine.chat(req, onT, signal)),
+        onToken,
+        controller.signal,
+      );
       if (gen !== this.generation) return undefined;
-      const out = r?.text ?? '';
-      answer.body.textContent = out;
-      answer.box.dataset.finish = r?.finishReason ?? 'aborted';
-      const n = r?.outputTokenIds.length ?? 0;
-      if (out) this.messages.push({ role: 'assistant', content: out });
-      const times = r?.tokenTimesMs ?? [];
-      const tps = n >= 2 ? ((n - 1) * 1000) / (times[n - 1] - times[0]) : null;
-      // The KV depth decode ran at: the conversation so far (the prompt) plus this answer.
-      const contextTokens = (r?.promptTokenIds.length ?? 0) + n;
-      const ttft = r && n > 0 ? times[0] - r.tStartMs : null;
-      const why =
-        r?.finishReason === 'stop' ? 'end of text' : r?.finishReason === 'length' ? 'max tokens' : 'stopped';
-      if (r?.finishReason !== 'stop') {
-        const note = h('p', { class: 'note' }, why === 'stopped' ? 'Stopped.' : 'Cut at max tokens.');
-        answer.box.append(note);
-      }
-      this.stats.textContent =
-        n === 0
-          ? why === 'stopped'
-            ? 'Stopped before the first token.'
-            : 'No answer.'
-          : `Last answer: ${n} token${n === 1 ? '' : 's'} (${why})` +
-            (tps !== null && Number.isFinite(tps)
-              ? ` · ${tps.toFixed(1)} tok/s at ${contextTokens.toLocaleString('en-US')} tokens of context`
-              : ` · ${contextTokens.toLocaleString('en-US')} tokens of context`);
+      const s = summarizeAnswer(r);
+      answer.finish(s.finishReason, s.text);
+      this.stats.textContent = answerLine(s);
       const detail: WebGpuChatDoneDetail = {
-        text: out,
-        finishReason: r?.finishReason ?? 'aborted',
-        outputTokens: n,
-        promptTokens: r?.promptTokenIds.length ?? 0,
-        tokensPerSecond: tps !== null && Number.isFinite(tps) ? tps : null,
-        contextTokens,
-        ttftMs: ttft,
+        text: s.text,
+        finishReason: s.finishReason,
+        outputTokens: s.outputTokens,
+        promptTokens: s.promptTokens,
+        tokensPerSecond: s.tokensPerSecond,
+        contextTokens: s.contextTokens,
+        ttftMs: s.ttftMs,
       };
       this.emit('done', detail);
       return detail;
     } catch (e) {
       if (gen !== this.generation) return undefined;
-      answer.box.dataset.finish = 'error';
-      // The question stays on screen but leaves the history, so the next turn is not built on it.
-      this.messages.pop();
+      // The question stays on screen but left the conversation, so the next turn is not built on it.
+      answer.finish('error');
       const { code, message } = describeError(e);
       this.stats.textContent = '';
       this.fail('chat', code, `No answer (${code}): ${message}`);
       return undefined;
     } finally {
-      answer.box.removeAttribute('aria-busy');
+      answer.busy = false;
       if (this.controller === controller) this.controller = undefined;
       if (gen === this.generation) {
         this.answering = false;
@@ -685,8 +632,8 @@ export class WebGpuChatElement extends HTMLElement {
   /** Starts a new conversation. */
   clear(): void {
     if (this.answering) return;
-    this.messages.length = 0;
-    this.log.replaceChildren();
+    this.turns.clear();
+    this.transcript.clear();
     this.stats.textContent = '';
     this.notice.hidden = true;
     this.refresh();

@@ -68,10 +68,10 @@ progress { width: 100%; height: 8px; accent-color: var(--_accent); }
 }
 .msg--user { align-self: flex-end; background: var(--_user-bg); }
 .msg--assistant { align-self: flex-start; background: var(--_assistant-bg); }
-.msg--assistant[aria-busy="true"] .text::after { content: "▍"; opacity: 0.6; }
-.who { display: block; font-size: 0.75em; font-weight: 600; color: var(--_muted); margin-bottom: 2px; }
-.text { margin: 0; }
-.note { margin: 4px 0 0; font-size: 0.8em; color: var(--_muted); }
+.msg--assistant[aria-busy="true"] .msg__body::after { content: "▍"; opacity: 0.6; }
+.msg__who { margin: 0 0 2px; font-size: 0.75em; font-weight: 600; color: var(--_muted); }
+.msg__body { margin: 0; }
+.msg__note { margin: 4px 0 0; font-size: 0.8em; color: var(--_muted); }
 .stats { margin: 0; min-height: 1.2em; font-size: 0.8em; color: var(--_muted); font-variant-numeric: tabular-nums; }
 .form { display: flex; flex-direction: column; gap: 8px; }
 .visually-hidden {
@@ -114,5 +114,5 @@ button:focus-visible, textarea:focus-visible, .log:focus-visible {
   .msg { max-width: 96%; }
   .buttons button { flex: 1 1 0; padding: 8px; }
 }
-@media (prefers-reduced-motion: reduce) { .msg--assistant[aria-busy="true"] .text::after { content: ""; } }
+@media (prefers-reduced-motion: reduce) { .msg--assistant[aria-busy="true"] .msg__body::after { content: ""; } }
 `;

@@ -45,7 +45,8 @@
  */
 import { f32Lit, iq4KvaluesWgsl, STEP_WGSL, type WeightType } from './common.ts';
 import { extraBindings, type MatmulOptions, segmentRanges, weightVar } from './matmul.ts';
-import { bindingType, chunkDot, needsXhalf, needsXsum, Q4K_SCALE_MIN } from './mmv-chunk.ts';
+import { bindingType, chunkDot, needsXhalf, needsXsum } from './mmv-chunk.ts';
+import { Q4K_SCALE_MIN } from './mmv-chunk-k.ts';
 import { intChunkDot, usesIntDot } from './mmv-int.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
@@ -133,29 +134,35 @@ export function mmvWorkgroupsX(segments: readonly { nUnits: number }[], layout: 
   return segmentRanges(segments, unitsPerWorkgroup(layout)).at(-1)?.end ?? 0;
 }
 
-/**
- * The kernel's WGSL. Bindings as matmul.ts `matmulWGSL`: 0 step, 1 x, [2 gnorm], each segment's weights in
- * order, then `extra`. Dispatch ({@link mmvWorkgroupsX}, ceil(T / TT)); T ≤ step.nTokens rows of x.
- */
-export function mmvWGSL(o: MmvOptions): string {
-  const { K, TT, layout: L } = o;
-  if (K % 32 !== 0) throw new Error(`mmvWGSL needs K to be a multiple of 32 (got ${K})`);
-  if (TT < 1 || TT > 16) throw new Error(`mmvWGSL computes 1–16 tokens per workgroup (got ${TT})`);
-  const problem = mmvLayoutProblem(L);
-  if (problem) throw new Error(`bad mmv layout ${JSON.stringify(L)}: ${problem}`);
-  const NC = K / 32;
-  const sg = L.lanes > 1 && L.reduce === 'subgroup';
-  const toks = Array.from({ length: TT }, (_, i) => i);
-  const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
-  const types = o.segments.flatMap((s) => s.weights.map((w) => w.type));
-  const xsum = types.some(needsXsum);
-  const intOf = (w: { type: WeightType; planar?: number }) => Boolean(L.intDot && L.packed && usesIntDot(w));
-  const anyInt = o.segments.some((s) => s.weights.some(intOf));
-  const xhalf = o.segments.some((s) => s.weights.some((w) => needsXhalf(w.type) && !intOf(w)));
+/** What {@link mmvWGSL}'s parts share: the options, the layout and the names of the accumulators. */
+interface MmvParts {
+  o: MmvOptions;
+  L: MmvLayout;
+  K: number;
+  /** Tokens per workgroup. */
+  TT: number;
+  /** 0 … TT − 1. */
+  toks: number[];
+  /** Units per thread group (L.units). */
+  R: number;
+  /** Threads per workgroup (L.threads). */
+  W: number;
+  /** The most dot products of one unit in any segment. */
+  maxDots: number;
+  /** Lanes combined through subgroup shuffles. */
+  sg: boolean;
+  /** L.shareX (0: every thread loads its own activations). */
+  S: number;
+  /** Whether a weight takes the integer-dot path. */
+  intOf: (w: { type: WeightType; planar?: number }) => boolean;
+  /** Accumulator of unit r, dot d, token tt. */
+  acc: (r: number, d: number, tt: number) => string;
+}
+
+/** {@link mmvWGSL}'s declarations: bindings in order (step, x, [gnorm], weights, extra) and the helper functions the weight types need. */
+function declarations(lines: string[], o: MmvOptions, subgroups: boolean, types: WeightType[]): void {
   const normF32 = o.norm?.type === 'F32';
-  const lines: string[] = [];
-  const S = L.shareX ?? 0;
-  if (sg || S) lines.push('enable subgroups;');
+  if (subgroups) lines.push('enable subgroups;');
   lines.push(STEP_WGSL);
   let b = 0;
   lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
@@ -185,39 +192,16 @@ export function mmvWGSL(o: MmvOptions): string {
       `fn gnorm4(i: u32) -> vec4<f32> { return vec4<f32>(${cv('gnorm[2u * i]')}, ${cv('gnorm[2u * i + 1u]')}); }`,
     );
   }
-  const W = L.threads;
-  const per = unitsPerWorkgroup(L);
-  const R = L.units;
-  const nAcc = R * maxDots * TT;
-  if (L.lanes > 1 && !sg) {
-    lines.push(`var<workgroup> red: array<f32, ${W * (nAcc + (o.norm ? TT : 0))}>;`);
-  }
-  lines.push(`
-const K: u32 = ${K}u;
+}
 
-@compute @workgroup_size(${W})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32${S ? ', @builtin(subgroup_invocation_id) sl: u32' : ''}) {
-  let lane = lid % ${L.lanes}u;
-  let grp = lid / ${L.lanes}u;
-  let t0 = ${o.lastTokenOnly ? '0u' : `wg.y * ${TT}u`};
-  let nT = ${o.lastTokenOnly ? '1u' : 'step.nTokens'};
-  let xrow0 = ${o.lastTokenOnly ? 'step.nTokens - 1u' : 't0'};`);
-  // Rows of x for each token (clamped to the last token: a partial token group computes duplicates,
-  // never stored).
-  for (const tt of toks) lines.push(`  let xr${tt} = min(xrow0 + ${tt}u, xrow0 + nT - 1u - t0) * ${K / 4}u;`);
-  const rg = segmentRanges(o.segments, per);
-  lines.push('  var seg = 0u;\n  var ub = 0u;');
-  rg.forEach((r, i) => {
-    lines.push(
-      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${per}u + grp * ${R}u; }`,
-    );
-  });
-  const acc = (r: number, d: number, tt: number) => `a${r}_${d}_${tt}`;
-  for (let r = 0; r < R; r++)
-    for (let d = 0; d < maxDots; d++) for (const tt of toks) lines.push(`  var ${acc(r, d, tt)} = 0.0;`);
-  if (o.norm) for (const tt of toks) lines.push(`  var ss${tt} = 0.0;`);
-  // With one lane per group, c is the same in every thread (a uniform loop: shareX's broadcasts need it).
-  lines.push(`  for (var c = ${L.lanes === 1 ? '0u' : 'lane'}; c < ${NC}u; c += ${L.lanes}u) {`);
+/** The loop body's activations of chunk c for every token: loaded (or broadcast through the subgroup), normed, and the sums the weight types need (Σx, half sums, int8 copies). */
+function chunkActivations(
+  lines: string[],
+  c: MmvParts,
+  need: { xsum: boolean; xhalf: boolean; anyInt: boolean },
+): void {
+  const { o, toks, S } = c;
+  const normF32 = o.norm?.type === 'F32';
   // The chunk's activations as immutable values (a mutable `var` per activation costs a memory slot per
   // invocation on SwiftShader's code generator): raw loads, their squares for the norm, then × gnorm.
   const raw = o.norm ? 'r' : '';
@@ -243,14 +227,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       for (const tt of toks) lines.push(`    let x${tt}_${j} = xr${tt}_${j} * g${j};`);
     }
   }
-  if (xsum) {
+  if (need.xsum) {
     for (const tt of toks) {
       lines.push(
         `    let xs${tt} = dot(${Array.from({ length: 8 }, (_, j) => `x${tt}_${j}`).join(' + ')}, vec4<f32>(1.0));`,
       );
     }
   }
-  if (xhalf) {
+  if (need.xhalf) {
     for (const tt of toks) {
       const x4 = (from: number) => Array.from({ length: 4 }, (_, j) => `x${tt}_${from + j}`).join(' + ');
       lines.push(
@@ -259,7 +243,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       );
     }
   }
-  if (anyInt) {
+  if (need.anyInt) {
     // The chunk's activations rounded to int8 (one scale per token), and the sums Σq of each half.
     for (const tt of toks) {
       const ab = Array.from({ length: 8 }, (_, j) => `abs(x${tt}_${j})`);
@@ -276,6 +260,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       );
     }
   }
+}
+
+/** The loop body's dot products: each segment's units, each unit's dots of chunk c, into the accumulators. */
+function segmentDots(lines: string[], c: MmvParts): void {
+  const { TT, o, L, K, toks, R, intOf, acc } = c;
   o.segments.forEach((s, si) => {
     const body: string[] = [];
     for (let r = 0; r < R; r++) {
@@ -300,7 +289,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     }
     lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n    }`);
   });
-  lines.push('  }');
+}
+
+/** After the loop: the lanes of each thread group combined (subgroup shuffles or workgroup memory); lane 0 goes on. */
+function reduceLanes(lines: string[], c: MmvParts): void {
+  const { o, L, toks, R, W, maxDots, sg, acc } = c;
   // Combine the lanes of each group.
   const all: string[] = [];
   for (let r = 0; r < R; r++)
@@ -329,6 +322,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     }
     lines.push('  if (lane != 0u) { return; }');
   }
+}
+
+/** The stores: the norm's inverse RMS, then each segment's epilogue per unit and token in range. */
+function epilogues(lines: string[], c: MmvParts): void {
+  const { o, toks, R, acc } = c;
   if (o.norm) {
     for (const tt of toks)
       lines.push(`  let inv${tt} = inverseSqrt(ss${tt} / f32(K) + ${f32Lit(o.norm.eps)});`);
@@ -349,6 +347,69 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     }
     lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n  }`);
   });
+}
+
+/**
+ * The kernel's WGSL. Bindings as matmul.ts `matmulWGSL`: 0 step, 1 x, [2 gnorm], each segment's weights in
+ * order, then `extra`. Dispatch ({@link mmvWorkgroupsX}, ceil(T / TT)); T ≤ step.nTokens rows of x.
+ */
+export function mmvWGSL(o: MmvOptions): string {
+  const { K, TT, layout: L } = o;
+  if (K % 32 !== 0) throw new Error(`mmvWGSL needs K to be a multiple of 32 (got ${K})`);
+  if (TT < 1 || TT > 16) throw new Error(`mmvWGSL computes 1–16 tokens per workgroup (got ${TT})`);
+  const problem = mmvLayoutProblem(L);
+  if (problem) throw new Error(`bad mmv layout ${JSON.stringify(L)}: ${problem}`);
+  const NC = K / 32;
+  const sg = L.lanes > 1 && L.reduce === 'subgroup';
+  const toks = Array.from({ length: TT }, (_, i) => i);
+  const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
+  const types = o.segments.flatMap((s) => s.weights.map((w) => w.type));
+  const xsum = types.some(needsXsum);
+  const intOf = (w: { type: WeightType; planar?: number }) => Boolean(L.intDot && L.packed && usesIntDot(w));
+  const anyInt = o.segments.some((s) => s.weights.some(intOf));
+  const xhalf = o.segments.some((s) => s.weights.some((w) => needsXhalf(w.type) && !intOf(w)));
+  const lines: string[] = [];
+  const S = L.shareX ?? 0;
+  declarations(lines, o, sg || S > 0, types);
+  const W = L.threads;
+  const per = unitsPerWorkgroup(L);
+  const R = L.units;
+  const nAcc = R * maxDots * TT;
+  if (L.lanes > 1 && !sg) {
+    lines.push(`var<workgroup> red: array<f32, ${W * (nAcc + (o.norm ? TT : 0))}>;`);
+  }
+  lines.push(`
+const K: u32 = ${K}u;
+
+@compute @workgroup_size(${W})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32${S ? ', @builtin(subgroup_invocation_id) sl: u32' : ''}) {
+  let lane = lid % ${L.lanes}u;
+  let grp = lid / ${L.lanes}u;
+  let t0 = ${o.lastTokenOnly ? '0u' : `wg.y * ${TT}u`};
+  let nT = ${o.lastTokenOnly ? '1u' : 'step.nTokens'};
+  let xrow0 = ${o.lastTokenOnly ? 'step.nTokens - 1u' : 't0'};`);
+  // Rows of x for each token (clamped to the last token: a partial token group computes duplicates,
+  // never stored).
+  for (const tt of toks) lines.push(`  let xr${tt} = min(xrow0 + ${tt}u, xrow0 + nT - 1u - t0) * ${K / 4}u;`);
+  const rg = segmentRanges(o.segments, per);
+  lines.push('  var seg = 0u;\n  var ub = 0u;');
+  rg.forEach((r, i) => {
+    lines.push(
+      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${per}u + grp * ${R}u; }`,
+    );
+  });
+  const acc = (r: number, d: number, tt: number) => `a${r}_${d}_${tt}`;
+  const c: MmvParts = { o, L, K, TT, toks, R, W, maxDots, sg, S, intOf, acc };
+  for (let r = 0; r < R; r++)
+    for (let d = 0; d < maxDots; d++) for (const tt of toks) lines.push(`  var ${acc(r, d, tt)} = 0.0;`);
+  if (o.norm) for (const tt of toks) lines.push(`  var ss${tt} = 0.0;`);
+  // With one lane per group, c is the same in every thread (a uniform loop: shareX's broadcasts need it).
+  lines.push(`  for (var c = ${L.lanes === 1 ? '0u' : 'lane'}; c < ${NC}u; c += ${L.lanes}u) {`);
+  chunkActivations(lines, c, { xsum, xhalf, anyInt });
+  segmentDots(lines, c);
+  lines.push('  }');
+  reduceLanes(lines, c);
+  epilogues(lines, c);
   lines.push('}');
   return lines.join('\n');
 }

@@ -216,30 +216,16 @@ function pieceOf(model: LlamaModel, id: Token, special: boolean, anchor: Token):
   return both.slice(before.length);
 }
 
-async function main(): Promise<void> {
-  const modelBytes = readFileSync(modelPath);
-  const sha256 = createHash('sha256').update(modelBytes).digest('hex');
-  const cases = JSON.parse(readFileSync(casesPath, 'utf8')) as { strings: string[] };
-  const strings = [...cases.strings, ...extraStrings.filter((s) => !cases.strings.includes(s))];
+/** The id of `piece`, which must be one token. */
+function idOf(model: LlamaModel, piece: string): Token {
+  const t = model.tokenize(piece, false);
+  if (t.length !== 1) throw new Error(`"${piece}" is not one token: ${t}`);
+  return t[0];
+}
 
-  const { metadata } = await gguf(modelPath, { allowLocalFile: true });
-  const meta = metadata as unknown as Record<string, unknown>;
-  const tokenizerMetadata: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(meta)) {
-    if (k.startsWith('tokenizer.')) tokenizerMetadata[k] = typeof v === 'bigint' ? Number(v) : v;
-  }
-  const vocabTokens = meta['tokenizer.ggml.tokens'] as string[];
-  const vocabTypes = meta['tokenizer.ggml.token_type'] as number[];
-
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
-  const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
-  const bos = model.tokens.bos;
-  const eos = model.tokens.eos;
-  if (bos == null || eos == null) throw new Error('model has no BOS/EOS');
-  const nVocab = [...model.iterateAllTokens()].length;
+/** (a) Each string through llama_tokenize and llama_detokenize; `idsWithBos` cross-checked against "<s>" + text. */
+function tokenizerCases(model: LlamaModel, strings: string[], bos: Token) {
   const specialStrings = ['<s>', '</s>', '<unk>'];
-
-  // (a) tokenizer
   let bosCrossChecked = 0;
   const tokenizer = strings.map((text) => {
     const ids = model.tokenize(text, false);
@@ -262,45 +248,39 @@ async function main(): Promise<void> {
     };
   });
 
-  const fuzz = fuzzStrings(vocabTokens, vocabTypes, nFuzz).map((text) => ({
-    text,
-    ids: model.tokenize(text, false),
-    idsParseSpecial: model.tokenize(text, true),
-    detok: model.detokenize(model.tokenize(text, false)),
-  }));
+  return { tokenizer, bosCrossChecked };
+}
 
-  // Detokenization of chosen id sequences: byte tokens that end mid-character, control tokens, EOS.
-  const idOf = (piece: string): Token => {
-    const t = model.tokenize(piece, false);
-    if (t.length !== 1) throw new Error(`"${piece}" is not one token: ${t}`);
-    return t[0];
-  };
+/** Detokenization of chosen id sequences: byte tokens that end mid-character, control tokens, EOS. */
+function detokenizeCasesOf(model: LlamaModel, bos: Token, eos: Token) {
   const byteToken = (b: number): Token => (3 + b) as Token; // <0x00> is id 3 in this vocabulary (checked below)
   if (model.detokenize([byteToken(0x41)]) !== 'A') throw new Error('byte tokens are not at 3 + byte');
-  const detokenizeCases = (
+  return (
     [
       [bos],
       [eos],
       [0 as Token],
       [bos, bos],
       [bos, eos],
-      [eos, idOf('Once')],
-      [idOf('Once'), bos, idOf('Once')],
+      [eos, idOf(model, 'Once')],
+      [idOf(model, 'Once'), bos, idOf(model, 'Once')],
       [byteToken(0xf0), byteToken(0x9f), byteToken(0xa6), byteToken(0x99)],
       [byteToken(0xf0), byteToken(0x9f), byteToken(0xa6)],
-      [byteToken(0x9f), idOf('Once')],
-      [byteToken(0xe4), idOf('Once'), byteToken(0xbd), byteToken(0xa0)],
-      [byteToken(0x20), byteToken(0x20), idOf('Once')],
-      [bos, byteToken(0x20), idOf('Once')],
+      [byteToken(0x9f), idOf(model, 'Once')],
+      [byteToken(0xe4), idOf(model, 'Once'), byteToken(0xbd), byteToken(0xa0)],
+      [byteToken(0x20), byteToken(0x20), idOf(model, 'Once')],
+      [bos, byteToken(0x20), idOf(model, 'Once')],
     ] as Token[][]
   ).map((ids) => ({
     ids,
     text: model.detokenize(ids),
     textUnparseSpecial: model.detokenize(ids, true),
   }));
+}
 
-  // token_to_piece for every id (lstrip = 0), without and with special rendering.
-  const anchor = idOf('a');
+/** llama_token_to_piece of every id (lstrip = 0), without and with special rendering. */
+function piecesOf(model: LlamaModel, nVocab: number) {
+  const anchor = idOf(model, 'a');
   const pieces: string[] = [];
   const piecesSpecial: string[] = [];
   for (let id = 0; id < nVocab; id++) {
@@ -308,7 +288,11 @@ async function main(): Promise<void> {
     piecesSpecial.push(pieceOf(model, id as Token, true, anchor));
   }
 
-  // (b) greedy generation and (c) log-softmax
+  return { pieces, piecesSpecial };
+}
+
+/** (b) Greedy generations of each prompt with an F32 and (b') an F16 KV cache; the first checked against the README's reference. */
+async function generations(model: LlamaModel, bos: Token, eos: Token, nVocab: number) {
   const context = await model.createContext({ ...contextSettings });
   const seq = context.getSequence();
   const generation = [];
@@ -345,6 +329,16 @@ async function main(): Promise<void> {
     );
   }
 
+  return { generation, generationF16, referenceMatches };
+}
+
+/** (c) Log-softmax over the vocabulary at the first positions of each prompt's greedy run, with an F32 and (c') an F16 KV cache. */
+async function logProbCases(
+  model: LlamaModel,
+  bos: Token,
+  nVocab: number,
+  generation: { prompt: string; outputIds: Token[] }[],
+) {
   const logProbContext = await model.createContext({ ...contextSettings });
   const logProbSeq = logProbContext.getSequence();
   const logProbs = [];
@@ -364,11 +358,6 @@ async function main(): Promise<void> {
     logProbs.push({ prompt, promptIds, outputIds, logSoftmax });
   }
 
-  const addBos = model.tokens.shouldPrependBosToken;
-  const addEos = model.tokens.shouldAppendEosToken;
-  const llamaCpp = llama.llamaCppRelease;
-  const buildType = llama.buildType;
-  const gpu = llama.gpu;
   await logProbContext.dispose();
   // (c') the same with an F16 KV cache
   const logProbContextF16 = await model.createContext({ ...contextSettingsF16 });
@@ -380,6 +369,49 @@ async function main(): Promise<void> {
     logProbsF16.push({ prompt, promptIds, outputIds: r.outputIds, logSoftmax: r.logSoftmax });
   }
   await logProbContextF16.dispose();
+  return { logProbs, logProbsF16 };
+}
+
+async function main(): Promise<void> {
+  const modelBytes = readFileSync(modelPath);
+  const sha256 = createHash('sha256').update(modelBytes).digest('hex');
+  const cases = JSON.parse(readFileSync(casesPath, 'utf8')) as { strings: string[] };
+  const strings = [...cases.strings, ...extraStrings.filter((s) => !cases.strings.includes(s))];
+
+  const { metadata } = await gguf(modelPath, { allowLocalFile: true });
+  const meta = metadata as unknown as Record<string, unknown>;
+  const tokenizerMetadata: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(meta)) {
+    if (k.startsWith('tokenizer.')) tokenizerMetadata[k] = typeof v === 'bigint' ? Number(v) : v;
+  }
+  const vocabTokens = meta['tokenizer.ggml.tokens'] as string[];
+  const vocabTypes = meta['tokenizer.ggml.token_type'] as number[];
+
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
+  const bos = model.tokens.bos;
+  const eos = model.tokens.eos;
+  if (bos == null || eos == null) throw new Error('model has no BOS/EOS');
+  const nVocab = [...model.iterateAllTokens()].length;
+
+  // (a) tokenizer, (b) greedy generation and (c) log-softmax
+  const { tokenizer, bosCrossChecked } = tokenizerCases(model, strings, bos);
+  const fuzz = fuzzStrings(vocabTokens, vocabTypes, nFuzz).map((text) => ({
+    text,
+    ids: model.tokenize(text, false),
+    idsParseSpecial: model.tokenize(text, true),
+    detok: model.detokenize(model.tokenize(text, false)),
+  }));
+
+  const detokenizeCases = detokenizeCasesOf(model, bos, eos);
+  const { pieces, piecesSpecial } = piecesOf(model, nVocab);
+  const { generation, generationF16, referenceMatches } = await generations(model, bos, eos, nVocab);
+  const { logProbs, logProbsF16 } = await logProbCases(model, bos, nVocab, generation);
+  const addBos = model.tokens.shouldPrependBosToken;
+  const addEos = model.tokens.shouldAppendEosToken;
+  const llamaCpp = llama.llamaCppRelease;
+  const buildType = llama.buildType;
+  const gpu = llama.gpu;
   await model.dispose();
   await llama.dispose();
 

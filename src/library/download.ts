@@ -14,25 +14,11 @@ import {
   DEFAULT_TIMEOUT_MS,
   htmlInsteadOfFileError,
   httpStatusError,
-  plainContentLength,
   RequestControl,
   totalFromContentRange,
 } from '../net/byte-source.ts';
-import {
-  type CacheStore,
-  type EntryMeta,
-  entryKey,
-  fileNameOf,
-  META_VERSION,
-  storageError,
-} from './store.ts';
-
-/**
- * Every library request bypasses the browser's HTTP cache: a freshness check answered from that cache
- * (heuristic freshness from Last-Modified) would never see a changed file, and a download kept there too
- * would store the model twice.
- */
-export const NO_STORE: RequestCache = 'no-store';
+import { fetchOf, NO_STORE, type RemoteFileInfo, sha256FromEtag, strongEtag } from './remote-file.ts';
+import { type CacheStore, type EntryMeta, storageError } from './store.ts';
 
 /** Default block size: 16 MiB. */
 export const DEFAULT_BLOCK_BYTES = 16 * 1024 * 1024;
@@ -69,109 +55,8 @@ export interface DownloadOptions {
   onProgress?: (p: DownloadProgress) => void;
 }
 
-/** What the server says about a file (a HEAD request, or a 1-byte range GET where HEAD is refused). */
-export interface RemoteFileInfo {
-  size?: number;
-  etag?: string;
-  lastModified?: string;
-  acceptRanges: boolean;
-  contentType?: string;
-}
-
 const fmt = (n: number) => n.toLocaleString('en-US');
 const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
-
-/** A strong ETag that is a SHA-256 (Hugging Face's LFS files), as lowercase hex; else undefined. */
-export function sha256FromEtag(etag: string | undefined): string | undefined {
-  const m = etag?.match(/^"?([0-9a-fA-F]{64})"?$/);
-  return m ? m[1].toLowerCase() : undefined;
-}
-
-/** The ETag usable in `If-Range` (strong ones only: RFC 9110 §13.1.5). */
-function strongEtag(etag: string | undefined): string | undefined {
-  return etag && !etag.startsWith('W/') ? etag : undefined;
-}
-
-function fetchOf(opts: { fetch?: typeof fetch }): typeof fetch {
-  const f = opts.fetch ?? globalThis.fetch?.bind(globalThis);
-  if (!f) throw new EngineError('network', 'this environment has no fetch; cannot download');
-  return f;
-}
-
-/**
- * Asks the server about a file: HEAD, or `GET Range: bytes=0-0` where HEAD is refused (405/501).
- * @throws EngineError 'http_status' (404, 403, …), 'network', 'timeout', 'aborted'.
- */
-export async function probeRemote(
-  url: string,
-  opts: { signal?: AbortSignal; fetch?: typeof fetch; timeoutMs?: number } = {},
-): Promise<RemoteFileInfo> {
-  const f = fetchOf(opts);
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let rc = new RequestControl(url, timeoutMs, opts.signal);
-  try {
-    let res = await rc.wait(() => f(url, { method: 'HEAD', cache: NO_STORE, signal: rc.ctl.signal }));
-    if (res.status === 405 || res.status === 501) {
-      rc.dispose();
-      rc = new RequestControl(url, timeoutMs, opts.signal);
-      res = await rc.wait(() =>
-        f(url, { headers: { Range: 'bytes=0-0' }, cache: NO_STORE, signal: rc.ctl.signal }),
-      );
-      await res.body?.cancel().catch(() => {});
-      if (!res.ok) throw httpStatusError(res, 'checking', url);
-      const ranged = res.status === 206;
-      return {
-        size: ranged ? totalFromContentRange(res.headers.get('content-range')) : plainContentLength(res),
-        etag: res.headers.get('etag') ?? undefined,
-        lastModified: res.headers.get('last-modified') ?? undefined,
-        acceptRanges: ranged,
-        contentType: res.headers.get('content-type') ?? undefined,
-      };
-    }
-    if (!res.ok) throw httpStatusError(res, 'checking', url);
-    return {
-      size: plainContentLength(res),
-      etag: res.headers.get('etag') ?? undefined,
-      lastModified: res.headers.get('last-modified') ?? undefined,
-      acceptRanges: /\bbytes\b/i.test(res.headers.get('accept-ranges') ?? ''),
-      contentType: res.headers.get('content-type') ?? undefined,
-    };
-  } catch (e) {
-    throw rc.mapError(e);
-  } finally {
-    rc.dispose();
-  }
-}
-
-/** True when a stored copy still matches what the server describes. */
-export function sameRemoteFile(meta: EntryMeta, info: RemoteFileInfo): boolean {
-  if (info.size !== undefined && info.size !== meta.size) return false;
-  if (meta.etag && info.etag) return meta.etag === info.etag;
-  if (meta.lastModified && info.lastModified) return meta.lastModified === info.lastModified;
-  return info.size !== undefined;
-}
-
-/** A new, empty record for a file. */
-export function newMeta(url: string, spec: string, info: RemoteFileInfo, blockBytes: number): EntryMeta {
-  const now = new Date().toISOString();
-  return {
-    version: META_VERSION,
-    key: entryKey(url),
-    url,
-    spec,
-    name: fileNameOf(url),
-    size: info.size ?? -1,
-    etag: info.etag,
-    lastModified: info.lastModified,
-    acceptRanges: info.acceptRanges,
-    blockBytes,
-    blockDigests: [],
-    bytesDone: 0,
-    complete: false,
-    createdAt: now,
-    lastUsedAt: now,
-  };
-}
 
 const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 
@@ -232,6 +117,221 @@ function notGgufError(url: string, head: Uint8Array, contentType: string | undef
 }
 
 /**
+ * One run of {@link downloadToStore}: where the bytes are (`pos`: stored + in `block`), the block being
+ * filled, the whole file's hash so far, this run's byte count and rate, and the progress reports.
+ */
+class DownloadRun {
+  /** Bytes received: stored, plus `fill` in `block`. */
+  pos: number;
+  block: Uint8Array;
+  fill = 0;
+  /** Bytes this run received (what the rate and a stall's message count). */
+  downloaded = 0;
+  readonly resumedFrom: number;
+  private readonly meter = new RateMeter();
+
+  constructor(
+    private readonly store: CacheStore,
+    private readonly meta: EntryMeta,
+    private readonly size: number | undefined,
+    private readonly expectedSha: string | undefined,
+    public h: IHasher | undefined,
+    private readonly onProgress: DownloadOptions['onProgress'],
+  ) {
+    this.pos = meta.bytesDone;
+    this.resumedFrom = this.pos;
+    this.block = new Uint8Array(
+      size === undefined ? meta.blockBytes : Math.min(meta.blockBytes, Math.max(0, size - this.pos)),
+    );
+    this.meter.add(0);
+  }
+
+  report(): void {
+    const { size, pos, resumedFrom } = this;
+    const rate = this.meter.rate();
+    this.onProgress?.({
+      phase: 'download',
+      bytesDone: pos,
+      bytesTotal: size ?? 0,
+      bytesPerSec: rate,
+      etaMs: rate && size !== undefined ? (Math.max(0, size - pos) / rate) * 1000 : undefined,
+      note: resumedFrom > 0 ? `resumed at ${MB(resumedFrom)}` : undefined,
+    });
+  }
+
+  /** Forgets everything stored: the next bytes are the file's first. */
+  async restartFromZero(): Promise<void> {
+    const { store, meta, size } = this;
+    await store.remove(meta.key);
+    meta.blockDigests = [];
+    meta.bytesDone = 0;
+    meta.complete = false;
+    this.h = this.expectedSha ? await newHasher() : undefined;
+    this.pos = 0;
+    this.fill = 0;
+    this.block = new Uint8Array(size === undefined ? meta.blockBytes : Math.min(meta.blockBytes, size));
+  }
+
+  /** Stores the filled part of the block as the entry's next block. */
+  async commitBlock(): Promise<void> {
+    const { store, meta, size } = this;
+    const bytes = this.block.subarray(0, this.fill);
+    await storeBlock(store, meta, bytes, size ?? this.pos);
+    this.h?.update(bytes);
+    this.fill = 0;
+    this.block = new Uint8Array(
+      size === undefined ? meta.blockBytes : Math.min(meta.blockBytes, Math.max(0, size - meta.bytesDone)),
+    );
+  }
+
+  /**
+   * Takes one piece of a response body: into the block (grown when the size is unknown), whole blocks
+   * stored. The first 4 bytes of the file must be GGUF's magic, checked before anything is stored.
+   * @throws EngineError 'http_status' or 'gguf_invalid' (notGgufError) when they are not; the entry is removed.
+   */
+  async take(chunk: Uint8Array, url: string, contentType: string | undefined): Promise<void> {
+    const { store, meta, size } = this;
+    const bs = meta.blockBytes;
+    let piece = chunk;
+    while (piece.length > 0) {
+      if (size !== undefined && this.pos >= size) break;
+      if (size === undefined && this.fill === this.block.length) {
+        const grown = new Uint8Array(Math.min(bs, this.block.length * 2 || 65536));
+        grown.set(this.block);
+        this.block = grown;
+      }
+      const { block, fill } = this;
+      const k = Math.min(piece.length, block.length - fill);
+      block.set(piece.subarray(0, k), fill);
+      // The first bytes decide whether this is a GGUF at all, before anything is stored.
+      if (meta.blockDigests.length === 0 && fill < 4 && fill + k >= 4) {
+        if (!GGUF_MAGIC.every((b, i) => block[i] === b)) {
+          await store.remove(meta.key);
+          throw notGgufError(url, block.subarray(0, fill + k), contentType);
+        }
+      }
+      this.fill += k;
+      this.pos += k;
+      this.downloaded += k;
+      piece = piece.subarray(k);
+      if (this.fill === block.length && (size !== undefined || this.fill === bs)) await this.commitBlock();
+    }
+    this.meter.add(this.downloaded);
+    this.report();
+  }
+
+  /**
+   * After the last byte: the last block stored, the size and SHA-256 checked, the entry completed.
+   * @throws EngineError 'integrity' on a size or hash mismatch (the entry is removed).
+   */
+  async finish(url: string): Promise<EntryMeta> {
+    const { store, meta, size, expectedSha, h } = this;
+    if (this.fill > 0) await this.commitBlock();
+    if (size === undefined) meta.size = meta.bytesDone;
+    if (meta.bytesDone !== meta.size) {
+      await store.remove(meta.key);
+      throw new EngineError(
+        'integrity',
+        `${url}: got ${fmt(meta.bytesDone)} bytes, expected ${fmt(meta.size)}; nothing was kept`,
+      );
+    }
+    if (expectedSha && h) {
+      const got = h.digest('hex');
+      if (got !== expectedSha) {
+        await store.remove(meta.key);
+        throw new EngineError(
+          'integrity',
+          `${meta.name} has SHA-256 ${got}, expected ${expectedSha}: the download is corrupted or the file changed; nothing was kept`,
+        );
+      }
+      meta.sha256Verified = true;
+    }
+    await store.finish?.(meta.key);
+    meta.complete = true;
+    meta.lastUsedAt = new Date().toISOString();
+    await store.putMeta(meta);
+    return meta;
+  }
+}
+
+/**
+ * Checks a response to a request from byte `pos` (a range request when `useRange`), and what it says about
+ * the server: range support (`meta.acceptRanges`), a file that changed. Returns 'restart' when the server
+ * ignored the range of a resume (the caller starts again from zero), 'refused' when it answered a range
+ * request from zero with the whole file, 'ok' otherwise.
+ * @throws EngineError 'integrity' (HTTP 416, another ETag, a Content-Range not where asked), 'http_status'.
+ */
+function checkResponse(
+  res: Response,
+  pos: number,
+  meta: EntryMeta,
+  size: number | undefined,
+  useRange: boolean,
+): 'restart' | 'refused' | 'ok' {
+  const url = meta.url;
+  if (res.status === 416) {
+    throw new EngineError(
+      'integrity',
+      `${url} is no longer ${fmt(size ?? 0)} bytes (HTTP 416); it changed on the server`,
+    );
+  }
+  if (!res.ok) throw httpStatusError(res, 'downloading', url);
+  if (res.status === 200 && pos > 0) {
+    // The server ignored the range (no support), or the file changed (If-Range): start again.
+    const changed = strongEtag(meta.etag) && res.headers.get('etag') && res.headers.get('etag') !== meta.etag;
+    if (changed) throw new EngineError('integrity', `${url} changed on the server during the download`);
+    meta.acceptRanges = false;
+    return 'restart';
+  }
+  if (res.status === 200 && useRange) {
+    meta.acceptRanges = false;
+    return 'refused';
+  }
+  if (res.status === 206) {
+    meta.acceptRanges = true;
+    const cr = res.headers.get('content-range');
+    const start = Number(cr?.match(/bytes\s+(\d+)-/)?.[1] ?? Number.NaN);
+    const total = totalFromContentRange(cr);
+    if (start !== pos || (total !== undefined && size !== undefined && total !== size)) {
+      throw new EngineError(
+        'integrity',
+        `${url}: asked for bytes from ${fmt(pos)} of ${fmt(size ?? 0)}, got "${cr}"; the file changed on the server`,
+      );
+    }
+  }
+  return 'ok';
+}
+
+/**
+ * The error a download ends with once retries are spent (or the error is not transient): what was kept,
+ * and for a server without range support, that the next try starts again (the run is restarted from zero).
+ */
+async function finalError(
+  err: EngineError,
+  cause: unknown,
+  failures: number,
+  rangeRefused: boolean,
+  run: DownloadRun,
+  meta: EntryMeta,
+): Promise<EngineError> {
+  if (rangeRefused) {
+    await run.restartFromZero();
+    return new EngineError(
+      err.code,
+      `${err.message} (after ${failures} retries). The server does not support range requests, so the ` +
+        'download cannot be resumed: the next try starts again from the beginning',
+      { cause },
+    );
+  }
+  return new EngineError(
+    err.code,
+    `${err.message} (after ${failures} retries; the ${MB(meta.bytesDone)} downloaded so far are kept: ` +
+      'try again to resume)',
+    { cause },
+  );
+}
+
+/**
  * Downloads `meta.url` into `store`, resuming from `meta.bytesDone` where the server allows it. `meta` is
  * updated in place and saved after each block. Returns the completed record.
  *
@@ -254,7 +354,6 @@ export async function downloadToStore(
   const retries = opts.retries ?? DEFAULT_RETRIES;
   const delay = opts.retryDelayMs ?? ((k: number) => 500 * 2 ** k);
   const url = meta.url;
-  const bs = meta.blockBytes;
   const size = meta.size >= 0 ? meta.size : undefined;
   const expectedSha = (opts.sha256 ?? meta.sha256 ?? sha256FromEtag(info.etag))?.toLowerCase();
   meta.sha256 = expectedSha;
@@ -273,49 +372,14 @@ export async function downloadToStore(
       h = expectedSha ? await newHasher() : undefined;
     }
   }
-
-  let pos = meta.bytesDone; // bytes received (stored + in `block`)
-  let block = new Uint8Array(size === undefined ? bs : Math.min(bs, Math.max(0, size - pos)));
-  let fill = 0;
-  let downloaded = 0;
-  const meter = new RateMeter();
-  meter.add(0);
-  const report = () => {
-    const rate = meter.rate();
-    opts.onProgress?.({
-      phase: 'download',
-      bytesDone: pos,
-      bytesTotal: size ?? 0,
-      bytesPerSec: rate,
-      etaMs: rate && size !== undefined ? (Math.max(0, size - pos) / rate) * 1000 : undefined,
-      note: resumedFrom > 0 ? `resumed at ${MB(resumedFrom)}` : undefined,
-    });
-  };
-  const resumedFrom = pos;
-
-  const restartFromZero = async () => {
-    await store.remove(meta.key);
-    meta.blockDigests = [];
-    meta.bytesDone = 0;
-    meta.complete = false;
-    h = expectedSha ? await newHasher() : undefined;
-    pos = 0;
-    fill = 0;
-    block = new Uint8Array(size === undefined ? bs : Math.min(bs, size));
-  };
-  const commitBlock = async () => {
-    const bytes = block.subarray(0, fill);
-    await storeBlock(store, meta, bytes, size ?? pos);
-    h?.update(bytes);
-    fill = 0;
-    block = new Uint8Array(size === undefined ? bs : Math.min(bs, Math.max(0, size - meta.bytesDone)));
-  };
+  const run = new DownloadRun(store, meta, size, expectedSha, h, opts.onProgress);
 
   let failures = 0;
   /** The server answered a range request with the whole file: it cannot resume. */
   let rangeRefused = false;
-  while (size === undefined || pos < size) {
+  while (size === undefined || run.pos < size) {
     if (signal?.aborted) throw new EngineError('aborted', `downloading ${url} was aborted`);
+    const pos = run.pos;
     const useRange = pos > 0 || (size !== undefined && size > requestBytes);
     const end = size === undefined ? undefined : Math.min(size, pos + requestBytes);
     const headers: Record<string, string> = {};
@@ -325,94 +389,39 @@ export async function downloadToStore(
       if (tag) headers['If-Range'] = tag;
     }
     // `downloaded`: what earlier attempts of this run got, so a stall after a retry still says it.
-    const rc = new RequestControl(url, timeoutMs, signal, downloaded);
+    const rc = new RequestControl(url, timeoutMs, signal, run.downloaded);
     try {
       const res = await rc.wait(() => f(url, { headers, cache: NO_STORE, signal: rc.ctl.signal }));
-      if (res.status === 416) {
-        throw new EngineError(
-          'integrity',
-          `${url} is no longer ${fmt(size ?? 0)} bytes (HTTP 416); it changed on the server`,
-        );
-      }
-      if (!res.ok) throw httpStatusError(res, 'downloading', url);
-      if (res.status === 200 && pos > 0) {
-        // The server ignored the range (no support), or the file changed (If-Range): start again.
-        const changed =
-          strongEtag(meta.etag) && res.headers.get('etag') && res.headers.get('etag') !== meta.etag;
-        if (changed) throw new EngineError('integrity', `${url} changed on the server during the download`);
-        meta.acceptRanges = false;
-        rangeRefused = true;
+      const answer = checkResponse(res, pos, meta, size, useRange);
+      if (answer !== 'ok') rangeRefused = true;
+      if (answer === 'restart') {
         opts.onProgress?.({
           phase: 'download',
           bytesDone: 0,
           bytesTotal: size ?? 0,
           note: 'the server does not support range requests: starting again from the beginning',
         });
-        await restartFromZero();
-      } else if (res.status === 200 && useRange) {
-        meta.acceptRanges = false;
-        rangeRefused = true;
-      } else if (res.status === 206) {
-        meta.acceptRanges = true;
-        const cr = res.headers.get('content-range');
-        const start = Number(cr?.match(/bytes\s+(\d+)-/)?.[1] ?? Number.NaN);
-        const total = totalFromContentRange(cr);
-        if (start !== pos || (total !== undefined && size !== undefined && total !== size)) {
-          throw new EngineError(
-            'integrity',
-            `${url}: asked for bytes from ${fmt(pos)} of ${fmt(size ?? 0)}, got "${cr}"; the file changed on the server`,
-          );
-        }
+        await run.restartFromZero();
       }
       const bodyEnd = res.status === 200 ? size : end;
       const reader = res.body?.getReader();
       if (!reader) throw new EngineError('network', `${url}: the response has no body`);
+      const contentType = res.headers.get('content-type') ?? undefined;
       try {
         for (;;) {
           const r = await rc.wait(() => reader.read());
           if (r.done) break;
           rc.arrived(r.value.length);
-          let piece = r.value;
-          while (piece.length > 0) {
-            if (size !== undefined && pos >= size) {
-              piece = piece.subarray(piece.length);
-              break;
-            }
-            if (size === undefined && fill === block.length) {
-              const grown = new Uint8Array(Math.min(bs, block.length * 2 || 65536));
-              grown.set(block);
-              block = grown;
-            }
-            const k = Math.min(piece.length, block.length - fill);
-            block.set(piece.subarray(0, k), fill);
-            // The first bytes decide whether this is a GGUF at all, before anything is stored.
-            if (meta.blockDigests.length === 0 && fill < 4 && fill + k >= 4) {
-              if (!GGUF_MAGIC.every((b, i) => block[i] === b)) {
-                await store.remove(meta.key);
-                throw notGgufError(
-                  url,
-                  block.subarray(0, fill + k),
-                  res.headers.get('content-type') ?? undefined,
-                );
-              }
-            }
-            fill += k;
-            pos += k;
-            downloaded += k;
-            piece = piece.subarray(k);
-            if (fill === block.length && (size !== undefined || fill === bs)) await commitBlock();
-          }
-          meter.add(downloaded);
-          report();
+          await run.take(r.value, url, contentType);
         }
       } finally {
         await reader.cancel().catch(() => {});
       }
       if (size === undefined) break;
-      if (bodyEnd !== undefined && pos < bodyEnd) {
+      if (bodyEnd !== undefined && run.pos < bodyEnd) {
         throw new EngineError(
           'network',
-          `${url}: the connection closed after ${fmt(pos)} of ${fmt(size)} bytes`,
+          `${url}: the connection closed after ${fmt(run.pos)} of ${fmt(size)} bytes`,
         );
       }
       failures = 0;
@@ -425,60 +434,21 @@ export async function downloadToStore(
       if (!transient || failures >= retries || signal?.aborted) {
         if (err.code === 'integrity') await store.remove(meta.key);
         if (!transient || signal?.aborted) throw err;
-        if (rangeRefused) {
-          await restartFromZero();
-          throw new EngineError(
-            err.code,
-            `${err.message} (after ${failures} retries). The server does not support range requests, so the ` +
-              'download cannot be resumed: the next try starts again from the beginning',
-            { cause: e },
-          );
-        }
-        throw new EngineError(
-          err.code,
-          `${err.message} (after ${failures} retries; the ${MB(meta.bytesDone)} downloaded so far are kept: ` +
-            'try again to resume)',
-          { cause: e },
-        );
+        throw await finalError(err, e, failures, rangeRefused, run, meta);
       }
       failures++;
       opts.onProgress?.({
         phase: 'download',
-        bytesDone: pos,
+        bytesDone: run.pos,
         bytesTotal: size ?? 0,
-        note: `connection lost at ${MB(pos)}; retrying (${failures} of ${retries})`,
+        note: `connection lost at ${MB(run.pos)}; retrying (${failures} of ${retries})`,
       });
       await new Promise((r) => setTimeout(r, delay(failures - 1)));
     } finally {
       rc.dispose();
     }
   }
-  if (fill > 0) await commitBlock();
-  if (size === undefined) meta.size = meta.bytesDone;
-
-  if (meta.bytesDone !== meta.size) {
-    await store.remove(meta.key);
-    throw new EngineError(
-      'integrity',
-      `${url}: got ${fmt(meta.bytesDone)} bytes, expected ${fmt(meta.size)}; nothing was kept`,
-    );
-  }
-  if (expectedSha && h) {
-    const got = h.digest('hex');
-    if (got !== expectedSha) {
-      await store.remove(meta.key);
-      throw new EngineError(
-        'integrity',
-        `${meta.name} has SHA-256 ${got}, expected ${expectedSha}: the download is corrupted or the file changed; nothing was kept`,
-      );
-    }
-    meta.sha256Verified = true;
-  }
-  await store.finish?.(meta.key);
-  meta.complete = true;
-  meta.lastUsedAt = new Date().toISOString();
-  await store.putMeta(meta);
-  return { meta, downloadedBytes: downloaded };
+  return { meta: await run.finish(url), downloadedBytes: run.downloaded };
 }
 
 /**

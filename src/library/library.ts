@@ -19,13 +19,9 @@ import {
   DEFAULT_BLOCK_BYTES,
   type DownloadProgress,
   downloadToStore,
-  NO_STORE,
-  newMeta,
-  probeRemote,
-  type RemoteFileInfo,
-  sameRemoteFile,
   storeBlock,
 } from './download.ts';
+import { NO_STORE, newMeta, probeRemote, type RemoteFileInfo, sameRemoteFile } from './remote-file.ts';
 import { type HfFileRef, hfTreeUrl, type ResolvedSpec, resolveModelSpec } from './spec.ts';
 import {
   type CacheStore,

@@ -1,7 +1,7 @@
 /** The engine's own figures beside ours in the result view (WebLLM's usage.extra, kept apart). */
 import { describe, expect, it } from 'vitest';
 import type { BenchRun } from '../bench/types.ts';
-import { engineFigureRows } from './bench-view.ts';
+import { engineFigureRows } from './bench-result.ts';
 
 const run = (engineReported?: Record<string, number>): BenchRun => ({
   prompt: 'p',

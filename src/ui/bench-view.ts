@@ -6,27 +6,18 @@
  * An engine's own figures (WebLLM's `usage.extra`, a server's timings) are shown apart from ours.
  */
 
-import { resultsToCsv } from '../bench/csv.ts';
 import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
-import { isSoftwareAdapter } from '../bench/gpu-report.ts';
 import { type PromptSetName, promptsFor } from '../bench/prompts.ts';
-import { resultFileName, resultToJson, summaryText } from '../bench/result-io.ts';
-import {
-  benchModelFrom,
-  buildResult,
-  runBenchmark,
-  SUMMARY_METRICS,
-  type SummaryMetric,
-} from '../bench/runner.ts';
+import { benchModelFrom, buildResult, runBenchmark } from '../bench/runner.ts';
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
-import { summarize } from '../core/metrics.ts';
 import { h } from '../dom/h.ts';
-import { fmtMs, fmtNum, fmtRate } from '../util/format.ts';
+import { fmtMs, fmtRate } from '../util/format.ts';
+import { resultCardChildren } from './bench-result.ts';
 import { TokenChart, tokenTimesFromRun } from './charts.ts';
-import { copyText, download, field, revealCard } from './dom.ts';
+import { field, revealCard } from './dom.ts';
 import { FieldError, readNumberField } from './number-field.ts';
-import { rooflineFor, rooflineSentences, softwareWarning } from './roofline-view.ts';
+import { rooflineFor } from './roofline-view.ts';
 import type { Session } from './session.ts';
 
 type PromptChoice = PromptSetName | 'custom';
@@ -37,46 +28,6 @@ const PROMPT_CHOICES: { value: PromptChoice; label: string }[] = [
   { value: 'long', label: 'Long prompt (1, a page)' },
   { value: 'custom', label: 'Custom prompt' },
 ];
-
-const METRIC_LABEL: Record<SummaryMetric, string> = {
-  ttftMs: 'TTFT (ms)',
-  tpotMs: 'TPOT (ms)',
-  itlMs: 'ITL (ms)',
-  e2eMs: 'E2E latency (ms)',
-  prefillTokensPerSecond: 'Prefill (tok/s)',
-  decodeTokensPerSecond: 'Decode (tok/s)',
-};
-
-/** Names of the engines a result can come from, for sentences. */
-const ENGINE_NAME: Record<string, string> = { webgpu: 'our engine', webllm: 'WebLLM', remote: 'the server' };
-
-/** Known keys of engines' own figures (WebLLM's `usage.extra`), with labels and the metric of ours they match. */
-const ENGINE_FIGURES: Record<string, { label: string; ours?: SummaryMetric; scale?: number }> = {
-  prefill_tokens_per_s: { label: 'Prefill (tok/s)', ours: 'prefillTokensPerSecond' },
-  decode_tokens_per_s: { label: 'Decode (tok/s)', ours: 'decodeTokensPerSecond' },
-  time_to_first_token_s: { label: 'TTFT (ms)', ours: 'ttftMs', scale: 1000 },
-  time_per_output_token_s: { label: 'TPOT (ms)', ours: 'tpotMs', scale: 1000 },
-  e2e_latency_s: { label: 'E2E latency (ms)', ours: 'e2eMs', scale: 1000 },
-  grammar_init_s: { label: 'Grammar init (ms)', scale: 1000 },
-  grammar_per_token_s: { label: 'Grammar per token (ms)', scale: 1000 },
-};
-
-/** The engine's own figures over a result's runs: one row per key, its median, and our median beside it. */
-export function engineFigureRows(
-  r: Pick<BenchResult, 'runs' | 'summary'>,
-): { key: string; label: string; median: number; ours?: number }[] {
-  const keys = [...new Set(r.runs.flatMap((run) => Object.keys(run.engineReported ?? {})))];
-  return keys.flatMap((key) => {
-    const values = r.runs
-      .map((run) => run.engineReported?.[key])
-      .filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
-    if (!values.length) return [];
-    const known = ENGINE_FIGURES[key];
-    const median = summarize(values).median * (known?.scale ?? 1);
-    const ours = known?.ours ? r.summary[known.ours]?.median : undefined;
-    return [{ key, label: known?.label ?? key, median, ...(ours !== undefined ? { ours } : {}) }];
-  });
-}
 
 /** A whole-number field in [min, max]. @throws FieldError naming the field otherwise. */
 function intValue(input: HTMLInputElement, label: string, min: number, max: number): number {
@@ -445,238 +396,7 @@ export class BenchView {
 
   /** Shows a result (the last run's, or one picked in the history). */
   showResult(r: BenchResult, partial: boolean): void {
-    const s = r.summary;
-    const adapter = this.session.adapter;
-    const software = r.device.isFallbackAdapter || (adapter ? isSoftwareAdapter(adapter) : false);
-    const headline = (label: string, value: string, f: string) =>
-      h(
-        'div',
-        { class: 'stat' },
-        h('dt', { class: 'stat__label' }, label),
-        h('dd', { class: 'stat__value', 'data-field': f }, value),
-      );
-
-    const roofline = rooflineSentences(r.roofline, s.prefillTokensPerSecond?.median);
-    const cell = (label: string, metric: string, value: string) =>
-      h('td', { class: 'num', role: 'cell', 'data-metric': metric, 'data-label': label }, value);
-    const table = h(
-      'table',
-      // Explicit roles: narrow screens restyle the rows as blocks, which drops implicit table semantics.
-      { class: 'data data--runs', role: 'table', 'data-testid': 'runs-table' },
-      h('caption', { class: 'visually-hidden' }, 'Measured runs'),
-      h(
-        'thead',
-        { role: 'rowgroup' },
-        h(
-          'tr',
-          { role: 'row' },
-          [
-            '#',
-            'Prompt',
-            'Prompt tokens',
-            'Output tokens',
-            'TTFT',
-            'TPOT',
-            'E2E',
-            'Prefill tok/s',
-            'Decode tok/s',
-          ].map((c, i) => h('th', { scope: 'col', class: i >= 2 ? 'num' : undefined }, c)),
-        ),
-      ),
-      h(
-        'tbody',
-        { role: 'rowgroup' },
-        r.runs.map((run, i) =>
-          h(
-            'tr',
-            { 'data-run': String(i), role: 'row' },
-            h('td', { class: 'num data__index', role: 'cell' }, String(i + 1)),
-            h(
-              'td',
-              { class: 'data__prompt', title: run.prompt, role: 'cell' },
-              h('span', { class: 'data__name' }, run.promptName ?? ''),
-              ' ',
-              h(
-                'span',
-                { class: 'muted' },
-                run.prompt.length > 60 ? `${run.prompt.slice(0, 60)}…` : run.prompt,
-              ),
-            ),
-            cell('Prompt tokens', 'promptTokens', String(run.promptTokens)),
-            cell('Output tokens', 'outputTokens', String(run.outputTokens)),
-            cell('TTFT', 'ttftMs', fmtMs(run.ttftMs)),
-            cell('TPOT', 'tpotMs', fmtMs(run.tpotMs)),
-            cell('E2E', 'e2eMs', fmtMs(run.e2eMs)),
-            cell('Prefill tok/s', 'prefillTokensPerSecond', fmtNum(run.prefillTokensPerSecond)),
-            cell('Decode tok/s', 'decodeTokensPerSecond', fmtNum(run.decodeTokensPerSecond)),
-          ),
-        ),
-      ),
-    );
-    const summary = h(
-      'table',
-      { class: 'data', 'data-testid': 'summary-table' },
-      h('caption', { class: 'visually-hidden' }, 'Summary over measured runs'),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Metric', 'Mean', 'Median', 'p90', 'p99', 'Std'].map((c, i) =>
-            h('th', { scope: 'col', class: i ? 'num' : undefined }, c),
-          ),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        SUMMARY_METRICS.filter((m) => s[m]).map((m) =>
-          h(
-            'tr',
-            { 'data-summary': m },
-            h('th', { scope: 'row' }, METRIC_LABEL[m]),
-            (['mean', 'median', 'p90', 'p99', 'std'] as const).map((k) =>
-              h('td', { class: 'num' }, fmtNum(s[m][k])),
-            ),
-          ),
-        ),
-      ),
-    );
-
-    const engineName = ENGINE_NAME[r.engine] ?? r.engine;
-    const figures = engineFigureRows(r);
-    const engineOwn = figures.length
-      ? h(
-          'div',
-          { 'data-testid': 'engine-reported' },
-          h('h3', {}, `${engineName[0].toUpperCase()}${engineName.slice(1)}’s own figures`),
-          h(
-            'p',
-            { class: 'muted' },
-            `Reported by ${engineName} itself, not measured by this page; medians over the measured runs, ` +
-              'beside this page’s own medians.',
-          ),
-          h(
-            'div',
-            {
-              class: 'table-wrap',
-              role: 'region',
-              'aria-label': `${engineName}'s own figures`,
-              tabindex: '0',
-            },
-            h(
-              'table',
-              { class: 'data' },
-              h('caption', { class: 'visually-hidden' }, `${engineName}'s own figures`),
-              h(
-                'thead',
-                {},
-                h(
-                  'tr',
-                  {},
-                  h('th', { scope: 'col' }, 'Figure'),
-                  h(
-                    'th',
-                    { scope: 'col', class: 'num' },
-                    `${engineName[0].toUpperCase()}${engineName.slice(1)} says`,
-                  ),
-                  h('th', { scope: 'col', class: 'num' }, 'Measured here'),
-                ),
-              ),
-              h(
-                'tbody',
-                {},
-                figures.map((f) =>
-                  h(
-                    'tr',
-                    { 'data-engine-figure': f.key },
-                    h('th', { scope: 'row' }, f.label),
-                    h('td', { class: 'num' }, fmtNum(f.median)),
-                    h('td', { class: 'num' }, f.ours === undefined ? '—' : fmtNum(f.ours)),
-                  ),
-                ),
-              ),
-            ),
-          ),
-        )
-      : '';
-
-    const exportJson = h('button', { type: 'button', class: 'button' }, 'Export JSON');
-    exportJson.addEventListener('click', () =>
-      download(resultFileName(r, 'json'), resultToJson(r), 'application/json'),
-    );
-    const exportCsv = h('button', { type: 'button', class: 'button' }, 'Export CSV');
-    exportCsv.addEventListener('click', () =>
-      download(resultFileName(r, 'csv'), resultsToCsv([r]), 'text/csv'),
-    );
-    const copy = h('button', { type: 'button', class: 'button' }, 'Copy summary');
-    const copied = h('span', { class: 'status', role: 'status' });
-    copy.addEventListener('click', async () => {
-      try {
-        await copyText(summaryText(r));
-        copied.textContent = 'Copied.';
-      } catch {
-        copied.textContent = 'Copy failed: this page may not use the clipboard.';
-      }
-    });
-
-    this.results.replaceChildren(
-      h(
-        'h2',
-        { id: 'results-heading', class: 'card__title' },
-        partial ? 'Results (stopped early, not saved)' : 'Results',
-      ),
-      h(
-        'p',
-        { class: 'card__lede' },
-        `${r.model.id}${r.model.synthetic ? ' (random weights: speed is real, text is noise)' : ''}` +
-          `${r.engine === 'webgpu' ? '' : ` in ${engineName}`} on ` +
-          `${r.device.label ?? r.device.description} · ${r.runs.length} measured run${r.runs.length === 1 ? '' : 's'}, ` +
-          `${r.plan.maxTokens} max tokens, ${r.plan.sampling?.temperature ? `temperature ${r.plan.sampling.temperature}` : 'greedy'}` +
-          `${r.plan.ignoreEos ? ', EOS ignored' : ''}.`,
-      ),
-      software && adapter
-        ? h(
-            'p',
-            { class: 'notice notice--warn', 'data-testid': 'result-software' },
-            h('strong', {}, `${softwareWarning(adapter)}.`),
-            ' These rates are your processor’s.',
-          )
-        : '',
-      h(
-        'dl',
-        { class: 'stats' },
-        headline('Decode', fmtRate(s.decodeTokensPerSecond?.median), 'decode'),
-        headline('Prefill', fmtRate(s.prefillTokensPerSecond?.median), 'prefill'),
-        headline('Time to first token', fmtMs(s.ttftMs?.median), 'ttft'),
-        headline('Time per output token', fmtMs(s.tpotMs?.median), 'tpot'),
-      ),
-      h('p', { class: 'stats__note muted' }, 'Medians over the measured runs; warm-up runs are not counted.'),
-      roofline.length
-        ? h(
-            'div',
-            { class: 'roofline', 'data-testid': 'roofline-sentence' },
-            roofline.map((t) => h('p', {}, t)),
-          )
-        : h(
-            'p',
-            { class: 'muted', 'data-testid': 'roofline-sentence' },
-            r.engine === 'webgpu'
-              ? 'Measure your GPU (below) to see how close decode comes to what its memory allows.'
-              : `No roofline: it needs the bytes read per token, which only our engine’s kernels tell; ${engineName}’s are not known.`,
-          ),
-      h('h3', {}, 'Runs'),
-      h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Measured runs', tabindex: '0' }, table),
-      h('h3', {}, 'Summary'),
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-label': 'Summary over runs', tabindex: '0' },
-        summary,
-      ),
-      engineOwn,
-      h('div', { class: 'actions' }, exportJson, exportCsv, copy, copied),
-    );
+    this.results.replaceChildren(...resultCardChildren(r, partial, this.session.adapter));
     this.results.hidden = false;
   }
 }

@@ -2,7 +2,8 @@
  * The benchmark's part two on the page: llama-bench tests on the loaded model (pp/tg at KV depths), where
  * the GPU time goes (kernel shares, busy fraction), what fits this GPU (memory probe + verdict per synthetic
  * shape at a context length), and what a token costs (local power or a remote price per hour). Charts:
- * tok/s against KV depth, tok/s against model size and quantization (tests run this session), kernel shares.
+ * tok/s against KV depth, tok/s against model size and quantization (tests run this session; both drawn in
+ * `llama-bench-charts.ts`), kernel shares.
  * The work runs in the bench worker (`BenchWorkerEngine.llamaBench`, workers/bench.worker.ts) and in
  * src/bench/llama-bench*.ts, so the tests are our engine's only: with a WebLLM model loaded they are disabled, and say why.
  */
@@ -35,29 +36,9 @@ import {
 } from '../webgpu/model/synthetic.ts';
 import { barList } from './charts.ts';
 import { field } from './dom.ts';
+import { depthChart, type SizePoint, sizeChart } from './llama-bench-charts.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
-
-const SVG = 'http://www.w3.org/2000/svg';
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  ...children: (SVGElement | string)[]
-): SVGElementTagNameMap[K] {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  for (const c of children) e.append(c);
-  return e;
-}
-
-/** A series of a {@link lineChart}. */
-interface Series {
-  label: string;
-  points: { x: number; y: number; tip?: string }[];
-  /** Draw lines between points (false: a scatter). */
-  line?: boolean;
-}
 
 /** The What-fits context by default: this, or the loaded model's context when that is shorter. */
 const FIT_CONTEXT = 4096;
@@ -66,127 +47,6 @@ const FIT_CONTEXT = 4096;
 function wide(f: HTMLElement): HTMLElement {
   f.classList.add('lb-form__wide');
   return f;
-}
-
-const COLORS = ['var(--accent, #2563eb)', '#d97706', '#059669', '#9333ea', '#dc2626'];
-
-/** A small responsive SVG chart: axes from 0, ticks, one colour per series, a legend. */
-function lineChart(
-  title: string,
-  xLabel: string,
-  yLabel: string,
-  series: Series[],
-  opts: { logX?: boolean; xMark?: { x: number; label: string } } = {},
-): HTMLElement {
-  const W = 400;
-  const H = 220;
-  const m = { l: 48, r: 12, t: 10, b: 38 };
-  const all = series.flatMap((s) => s.points);
-  const fig = h('figure', { class: 'lb-chart' }, h('figcaption', { class: 'lb-chart__title' }, title));
-  if (all.length === 0) {
-    fig.append(h('p', { class: 'card__lede' }, 'No data yet.'));
-    return fig;
-  }
-  const tx = (x: number) => (opts.logX ? Math.log10(Math.max(x, 1)) : x);
-  const xs = all.map((p) => tx(p.x));
-  let x0 = opts.logX ? Math.min(...xs) : 0;
-  let x1 = Math.max(...xs, opts.xMark ? tx(opts.xMark.x) : -Infinity);
-  if (x1 <= x0) {
-    x1 = x0 + 1;
-    x0 = opts.logX ? x0 - 1 : x0;
-  }
-  const y1 = Math.max(...all.map((p) => p.y)) * 1.1 || 1;
-  const X = (x: number) => m.l + ((tx(x) - x0) / (x1 - x0)) * (W - m.l - m.r);
-  const Y = (y: number) => H - m.b - (y / y1) * (H - m.t - m.b);
-  const root = svg('svg', {
-    viewBox: `0 0 ${W} ${H}`,
-    role: 'img',
-    'aria-label': title,
-    class: 'lb-chart__svg',
-  });
-  root.append(
-    svg('line', { x1: m.l, y1: H - m.b, x2: W - m.r, y2: H - m.b, class: 'lb-axis' }),
-    svg('line', { x1: m.l, y1: m.t, x2: m.l, y2: H - m.b, class: 'lb-axis' }),
-  );
-  for (let i = 0; i <= 4; i++) {
-    const v = (y1 * i) / 4;
-    root.append(
-      svg('line', { x1: m.l, y1: Y(v), x2: W - m.r, y2: Y(v), class: 'lb-grid' }),
-      svg('text', { x: m.l - 6, y: Y(v) + 4, 'text-anchor': 'end', class: 'lb-tick' }, fmtNum(v)),
-    );
-  }
-  const xt = [...new Set(all.map((p) => p.x))].sort((a, b) => a - b);
-  for (const v of xt.length <= 8 ? xt : xt.filter((_, i) => i % Math.ceil(xt.length / 8) === 0)) {
-    root.append(
-      svg(
-        'text',
-        {
-          x: X(v),
-          y: H - m.b + 16,
-          // The last tick at the right edge would be cut in half: end-anchored there.
-          'text-anchor': X(v) > W - m.r - 16 ? 'end' : 'middle',
-          class: 'lb-tick',
-        },
-        opts.logX ? fmtBytes(v) : String(v),
-      ),
-    );
-  }
-  root.append(
-    svg('text', { x: (m.l + W - m.r) / 2, y: H - 6, 'text-anchor': 'middle', class: 'lb-label' }, xLabel),
-    svg(
-      'text',
-      {
-        x: 12,
-        y: (m.t + H - m.b) / 2,
-        'text-anchor': 'middle',
-        class: 'lb-label',
-        transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`,
-      },
-      yLabel,
-    ),
-  );
-  if (opts.xMark) {
-    const xm = X(opts.xMark.x);
-    root.append(
-      svg('line', { x1: xm, y1: m.t, x2: xm, y2: H - m.b, class: 'lb-mark' }),
-      svg(
-        'text',
-        { x: xm - 4, y: m.t + 10, 'text-anchor': 'end', class: 'lb-tick lb-mark__label' },
-        opts.xMark.label,
-      ),
-    );
-  }
-  series.forEach((s, i) => {
-    const c = COLORS[i % COLORS.length];
-    const pts = [...s.points].sort((a, b) => a.x - b.x);
-    if (s.line !== false && pts.length > 1)
-      root.append(
-        svg('polyline', {
-          points: pts.map((p) => `${X(p.x)},${Y(p.y)}`).join(' '),
-          fill: 'none',
-          stroke: c,
-          'stroke-width': 2,
-        }),
-      );
-    for (const p of pts) {
-      const dot = svg('circle', { cx: X(p.x), cy: Y(p.y), r: 4, fill: c });
-      dot.append(svg('title', {}, p.tip ?? `${s.label}: ${fmtNum(p.y)}`));
-      root.append(dot);
-    }
-  });
-  fig.append(
-    root,
-    h(
-      'ul',
-      { class: 'lb-legend' },
-      series.map((s, i) => {
-        const sw = h('span', { class: 'lb-legend__swatch', 'aria-hidden': 'true' });
-        sw.style.background = COLORS[i % COLORS.length];
-        return h('li', {}, sw, s.label);
-      }),
-    ),
-  );
-  return fig;
 }
 
 function numInput(id: string, value: string, attrs: Record<string, string> = {}): HTMLInputElement {
@@ -199,15 +59,6 @@ function intList(v: string): number[] {
     .map((s) => s.trim())
     .filter((s) => s !== '')
     .map(Number);
-}
-
-/** One llama-bench run kept for the size chart. */
-interface SizePoint {
-  model: string;
-  quant: string;
-  bytes: number;
-  tg: number;
-  pp?: number;
 }
 
 export class LlamaBenchView {
@@ -566,45 +417,9 @@ export class LlamaBenchView {
   }
 
   private renderCharts(): void {
-    const byKind = (kind: 'pp' | 'tg'): Series => ({
-      label: kind === 'pp' ? 'prefill (pp)' : 'decode (tg)',
-      points: this.tests
-        .filter((t) => (kind === 'pp' ? t.nPrompt : t.nGen) > 0)
-        .map((t) => ({
-          x: t.depth,
-          y: t.tokensPerSecond.mean,
-          tip: `${t.name}: ${fmtNum(t.tokensPerSecond.mean)} tok/s`,
-        })),
-    });
-    const quants = [...new Set(this.sizePoints.map((p) => p.quant))];
     // The loaded context the tests ran in: the depth axis reaches it.
     const ctx = this.tests.length ? this.session.model?.info.contextLength : undefined;
-    this.chartsBox.replaceChildren(
-      lineChart(
-        'Tokens/s against KV depth',
-        'KV depth (tokens)',
-        'tok/s',
-        [byKind('pp'), byKind('tg')],
-        ctx ? { xMark: { x: ctx, label: `context ${ctx}` } } : {},
-      ),
-      lineChart(
-        'Decode tokens/s against model size and quantization (this session)',
-        'weights',
-        'tg tok/s',
-        quants.map((q) => ({
-          label: q,
-          line: false,
-          points: this.sizePoints
-            .filter((p) => p.quant === q)
-            .map((p) => ({
-              x: p.bytes,
-              y: p.tg,
-              tip: `${p.model} (${fmtBytes(p.bytes)}): ${fmtNum(p.tg)} tok/s`,
-            })),
-        })),
-        { logX: true },
-      ),
-    );
+    this.chartsBox.replaceChildren(depthChart(this.tests, ctx), sizeChart(this.sizePoints));
   }
 
   async probe(): Promise<void> {

@@ -2,46 +2,36 @@
  * "Choose a model": a GGUF file (picked or dropped; used in place as a Blob, never copied), a GGUF URL,
  * or a synthetic demo model (random weights made in the page), or a WebLLM catalogue model (loaded into
  * WebLLM's engine through `Session.useBackend('webllm')`; the others load into our engine). Loading shows
- * one progress bar per phase (fetch, upload, compile) with bytes and time, and can be cancelled.
+ * one progress bar per phase (fetch, upload, compile) with bytes and time, and can be cancelled. The
+ * sources' panes are built in `model-source-panes.ts`, the progress bars in `load-phases.ts`.
  */
 
-import {
-  SYNTHETIC_FTYPES,
-  SYNTHETIC_SHAPES,
-  syntheticName,
-  syntheticShapeRunnable,
-  syntheticSize,
-} from '../bench/synthetic.ts';
+import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from '../bench/synthetic.ts';
 import { isEngineError } from '../core/errors.ts';
-import type { LoadPhase, LoadProgress, ModelSource } from '../core/types.ts';
+import type { LoadProgress, ModelSource } from '../core/types.ts';
 import { h } from '../dom/h.ts';
 import { parseSplitName } from '../gguf/split.ts';
 import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { fmtBytes, fmtMs, fmtParams } from '../util/format.ts';
-import { field, revealCard } from './dom.ts';
+import { revealCard } from './dom.ts';
 import { LibraryView } from './library-view.ts';
+import { LoadPhases } from './load-phases.ts';
+import {
+  fileDropZone,
+  kvTypeSelect,
+  loadOptions,
+  SOURCES,
+  type SourceKind,
+  sourceRadios,
+  syntheticPane,
+  syntheticShapeSelect,
+  syntheticTypeSelect,
+  urlPane,
+} from './model-source-panes.ts';
 import { RecommendedView } from './recommended-view.ts';
 import type { Session } from './session.ts';
 import { WebLlmPane } from './webllm-pane.ts';
-
-type SourceKind = 'file' | 'url' | 'synthetic' | 'webllm' | 'remote';
-
-const SOURCES: { kind: SourceKind; label: string; coming?: boolean }[] = [
-  { kind: 'file', label: 'GGUF file' },
-  { kind: 'url', label: 'GGUF URL' },
-  { kind: 'synthetic', label: 'Synthetic demo' },
-  { kind: 'webllm', label: 'WebLLM model' },
-  { kind: 'remote', label: 'Remote endpoint' },
-];
-
-const PHASES: { phase: LoadPhase; label: string; unit: 'bytes' | 'count'; optional?: boolean }[] = [
-  { phase: 'download', label: 'Download', unit: 'bytes', optional: true },
-  { phase: 'verify', label: 'Verify', unit: 'bytes', optional: true },
-  { phase: 'fetch', label: 'Fetch', unit: 'bytes' },
-  { phase: 'upload', label: 'Upload to GPU', unit: 'bytes' },
-  { phase: 'compile', label: 'Compile shaders', unit: 'count' },
-];
 
 const SOURCE_KEY = 'webgpu-llm-bench:model-source';
 
@@ -66,21 +56,6 @@ export function modelIdFromName(name: string): string {
   return decoded.replace(/\.gguf$/i, '').replace(/-\d{5}-of-\d{5}$/, '') || 'model';
 }
 
-/** A time left for people: "8 s", "3 min", "1 h 5 min". */
-export function fmtEta(ms: number): string {
-  const s = Math.ceil(ms / 1000);
-  if (s < 90) return `${s} s`;
-  const m = Math.round(s / 60);
-  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}
-
-interface PhaseRow {
-  row: HTMLElement;
-  bar: HTMLProgressElement;
-  text: HTMLElement;
-  startMs?: number;
-}
-
 export class ModelPicker {
   readonly element: HTMLElement;
   private kind: SourceKind = 'file';
@@ -102,8 +77,8 @@ export class ModelPicker {
   private readonly syntheticSize: HTMLElement;
   private readonly loadButton: HTMLButtonElement;
   private readonly cancelButton: HTMLButtonElement;
-  private readonly progress: HTMLElement;
-  private readonly phaseRows = new Map<LoadPhase, PhaseRow>();
+  /** One progress bar per load phase (src/ui/load-phases.ts). */
+  private readonly phases = new LoadPhases();
   private readonly status: HTMLElement;
   private readonly error: HTMLElement;
   private readonly summary: HTMLElement;
@@ -114,33 +89,7 @@ export class ModelPicker {
 
   constructor(private readonly session: Session) {
     // Source choice: a radio group styled as segments.
-    const radios = h(
-      'div',
-      { class: 'segments', role: 'radiogroup', 'aria-labelledby': 'model-source-label' },
-      SOURCES.map(({ kind, label, coming }) => {
-        const input = h('input', {
-          type: 'radio',
-          name: 'model-source',
-          id: `model-source-${kind}`,
-          value: kind,
-          class: 'segments__input',
-        });
-        input.checked = kind === this.kind;
-        input.disabled = Boolean(coming);
-        input.addEventListener('change', () => this.choose(kind));
-        return h(
-          'span',
-          { class: 'segments__item' },
-          input,
-          h(
-            'label',
-            { for: input.id, class: 'segments__label' },
-            label,
-            coming ? h('span', { class: 'segments__soon' }, 'coming') : null,
-          ),
-        );
-      }),
-    );
+    const radios = sourceRadios(this.kind, (kind) => this.choose(kind));
 
     // File: a drop zone with a picker.
     this.fileInput = h('input', {
@@ -152,35 +101,7 @@ export class ModelPicker {
     });
     this.fileInput.addEventListener('change', () => this.pickFiles([...(this.fileInput.files ?? [])]));
     this.keepFileCopy = h('input', { type: 'checkbox', id: 'model-keep-file-copy' });
-    this.dropZone = h(
-      'div',
-      { class: 'drop', 'data-testid': 'drop-zone' },
-      h('p', { class: 'drop__text' }, 'Drop a .gguf file here, or'),
-      h('label', { for: 'model-file', class: 'button button--primary drop__button' }, 'Choose a GGUF file'),
-      this.fileInput,
-      h(
-        'p',
-        { class: 'field__hint' },
-        'The file is read in place from your disk; nothing is uploaded or copied. A split model ' +
-          '(…-00001-of-00003.gguf, …): choose or drop all its parts together.',
-      ),
-      h(
-        'label',
-        { class: 'check', for: 'model-keep-file-copy' },
-        this.keepFileCopy,
-        ' Also keep a copy in this browser, to load it later without the file',
-      ),
-    );
-    this.dropZone.addEventListener('dragover', (e) => {
-      e.preventDefault();
-      this.dropZone.classList.add('drop--over');
-    });
-    this.dropZone.addEventListener('dragleave', () => this.dropZone.classList.remove('drop--over'));
-    this.dropZone.addEventListener('drop', (e) => {
-      e.preventDefault();
-      this.dropZone.classList.remove('drop--over');
-      this.pickFiles([...(e.dataTransfer?.files ?? [])]);
-    });
+    this.dropZone = fileDropZone(this.fileInput, this.keepFileCopy, (files) => this.pickFiles(files));
     this.panes.set('file', h('div', { class: 'pane' }, this.dropZone));
 
     // URL.
@@ -195,75 +116,16 @@ export class ModelPicker {
     });
     this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
     this.defaultLimits = h('input', { type: 'checkbox', id: 'model-default-limits' });
-    this.kvType = h(
-      'select',
-      { id: 'model-kv-type', class: 'input', 'aria-describedby': 'model-kv-type-hint' },
-      h('option', { value: 'f16' }, 'f16 (default)'),
-      h('option', { value: 'f32' }, 'f32'),
-    );
-    this.library.onLoad = (spec) => {
-      // Loads go through the URL pane (a local copy's spec is local:NAME).
-      this.select('url');
-      this.urlInput.value = spec;
-      this.keepCopy.checked = true;
-      void this.load();
-    };
-    this.recommended.onLoad = (spec) => {
-      this.select('url');
-      this.urlInput.value = spec;
-      this.keepCopy.checked = true;
-      void this.load();
-      revealCard(this.progress, false, 'nearest');
-    };
-    this.recommended.onSynthetic = (shape, ftype) => {
-      this.select('synthetic');
-      this.shapeSelect.value = shape;
-      this.typeSelect.value = ftype;
-      this.describeSynthetic();
-      void this.load();
-      revealCard(this.progress, false, 'nearest');
-    };
+    this.kvType = kvTypeSelect();
+    this.wireSuggestions();
     this.urlInput.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') void this.load();
     });
-    this.panes.set(
-      'url',
-      h(
-        'div',
-        { class: 'pane' },
-        field(
-          'Model URL or Hugging Face file',
-          this.urlInput,
-          'A GGUF URL (the server must allow CORS), or hf:OWNER/REPO/FILE.gguf with an optional @REVISION. ' +
-            'A split model: give its first part (…-00001-of-0000N.gguf).',
-        ),
-        h(
-          'label',
-          { class: 'check', for: 'model-keep-copy' },
-          this.keepCopy,
-          ' Keep a copy in this browser: download once (resumable, checked), then load from disk, also offline',
-        ),
-      ),
-    );
+    this.panes.set('url', urlPane(this.urlInput, this.keepCopy));
 
     // Synthetic: a real model's shape and file type, random weights made on the GPU.
-    this.shapeSelect = h(
-      'select',
-      { id: 'model-synthetic-shape', class: 'input' },
-      SYNTHETIC_SHAPES.map((sh) =>
-        h(
-          'option',
-          { value: sh.id },
-          `${sh.label} · ${fmtParams(syntheticSize(sh, 'f32').params)} params` +
-            (syntheticShapeRunnable(sh) ? '' : ` · ${sh.architecture}: not supported yet`),
-        ),
-      ),
-    );
-    this.typeSelect = h(
-      'select',
-      { id: 'model-synthetic-type', class: 'input' },
-      SYNTHETIC_FTYPES.map((f) => h('option', { value: f }, f.toUpperCase())),
-    );
+    this.shapeSelect = syntheticShapeSelect();
+    this.typeSelect = syntheticTypeSelect();
     this.syntheticSize = h('p', {
       class: 'field__hint',
       'data-testid': 'synthetic-size',
@@ -271,27 +133,7 @@ export class ModelPicker {
     });
     this.shapeSelect.addEventListener('change', () => this.describeSynthetic());
     this.typeSelect.addEventListener('change', () => this.describeSynthetic());
-    this.panes.set(
-      'synthetic',
-      h(
-        'div',
-        { class: 'pane' },
-        h(
-          'div',
-          { class: 'pane__row' },
-          field('Model shape', this.shapeSelect),
-          field('Weights', this.typeSelect),
-        ),
-        this.syntheticSize,
-        h(
-          'p',
-          { class: 'notice notice--info', 'data-testid': 'synthetic-notice' },
-          h('strong', {}, 'Random weights: speed is real, text is noise. '),
-          'The real model’s tensor shapes and types, filled with seeded random numbers on your GPU: nothing is ' +
-            'downloaded, and every device runs the same model.',
-        ),
-      ),
-    );
+    this.panes.set('synthetic', syntheticPane(this.shapeSelect, this.typeSelect, this.syntheticSize));
     this.describeSynthetic();
 
     // WebLLM: the catalogue for this adapter (src/ui/webllm-pane.ts), filled when first shown.
@@ -306,24 +148,6 @@ export class ModelPicker {
     this.cancelButton = h('button', { type: 'button', class: 'button' }, 'Cancel');
     this.cancelButton.addEventListener('click', () => this.controller?.abort());
     this.cancelButton.hidden = true;
-
-    this.progress = h('div', { class: 'phases', 'aria-label': 'Load progress', role: 'group' });
-    for (const { phase, label, optional } of PHASES) {
-      const id = `load-${phase}`;
-      const bar = h('progress', { id, class: 'phase__bar', max: '1', 'aria-describedby': `${id}-text` });
-      const text = h('span', { id: `${id}-text`, class: 'phase__text' }, 'waiting');
-      const row = h(
-        'div',
-        { class: 'phase', 'data-phase': phase },
-        h('label', { for: id, class: 'phase__label' }, label),
-        bar,
-        text,
-      );
-      row.hidden = Boolean(optional);
-      this.phaseRows.set(phase, { row, bar, text });
-      this.progress.append(row);
-    }
-    this.progress.hidden = true;
 
     this.status = h('p', {
       class: 'status',
@@ -342,25 +166,9 @@ export class ModelPicker {
       h('p', { id: 'model-source-label', class: 'field__label' }, 'Source'),
       radios,
       ...this.panes.values(),
-      h(
-        'label',
-        { class: 'check', for: 'model-default-limits' },
-        this.defaultLimits,
-        ' Request only WebGPU’s default limits (128 MiB per binding, 8 storage buffers), as a phone or integrated GPU would grant them (our engine)',
-      ),
-      h(
-        'div',
-        { class: 'kv-type' },
-        h('label', { for: 'model-kv-type', class: 'kv-type__label' }, 'KV cache'),
-        this.kvType,
-        h(
-          'span',
-          { id: 'model-kv-type-hint', class: 'kv-type__hint' },
-          'f16 as llama.cpp keeps it; f32 takes twice the memory and bandwidth (our engine)',
-        ),
-      ),
+      ...loadOptions(this.defaultLimits, this.kvType),
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
-      this.progress,
+      this.phases.element,
       this.status,
       this.error,
       this.summary,
@@ -373,6 +181,32 @@ export class ModelPicker {
     );
     session.addEventListener('change', () => this.refresh());
     this.refresh();
+  }
+
+  /** Loads what the library's and the recommended list's buttons ask for, through the URL or synthetic pane. */
+  private wireSuggestions(): void {
+    this.library.onLoad = (spec) => {
+      // Loads go through the URL pane (a local copy's spec is local:NAME).
+      this.select('url');
+      this.urlInput.value = spec;
+      this.keepCopy.checked = true;
+      void this.load();
+    };
+    this.recommended.onLoad = (spec) => {
+      this.select('url');
+      this.urlInput.value = spec;
+      this.keepCopy.checked = true;
+      void this.load();
+      revealCard(this.phases.element, false, 'nearest');
+    };
+    this.recommended.onSynthetic = (shape, ftype) => {
+      this.select('synthetic');
+      this.shapeSelect.value = shape;
+      this.typeSelect.value = ftype;
+      this.describeSynthetic();
+      void this.load();
+      revealCard(this.phases.element, false, 'nearest');
+    };
   }
 
   /** The "Remote endpoint" pane, for the remote view to fill. */
@@ -480,50 +314,9 @@ export class ModelPicker {
     );
   }
 
-  private resetProgress(): void {
-    this.progress.hidden = false;
-    for (const [phase, r] of this.phaseRows) {
-      r.row.hidden = Boolean(PHASES.find((x) => x.phase === phase)?.optional);
-      r.bar.value = 0;
-      r.bar.removeAttribute('value'); // indeterminate until the phase reports a total
-      r.text.textContent = 'waiting';
-      r.startMs = undefined;
-      r.row.dataset.state = 'waiting';
-    }
-  }
-
   private onProgress(p: LoadProgress): void {
-    const r = this.phaseRows.get(p.phase);
-    if (!r) return;
-    // Fetch and upload stream together; both are over once compilation starts.
-    if (p.phase === 'compile')
-      for (const phase of ['fetch', 'upload'] as const) {
-        const prev = this.phaseRows.get(phase);
-        if (prev && prev.row.dataset.state === 'running') prev.row.dataset.state = 'done';
-      }
-    const order = PHASES.findIndex((x) => x.phase === p.phase);
-    r.row.hidden = false;
-    r.startMs ??= p.tMs;
+    if (!this.phases.update(p)) return;
     if (p.note) this.status.textContent = `${p.note[0].toUpperCase()}${p.note.slice(1)}.`;
-    r.row.dataset.state = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal ? 'done' : 'running';
-    const unit = PHASES[order].unit;
-    if (p.bytesTotal > 0) {
-      r.bar.max = p.bytesTotal;
-      r.bar.value = p.bytesDone;
-    }
-    const amount =
-      p.phase === 'download' && /cached copy/.test(p.note ?? '')
-        ? `${fmtBytes(p.bytesTotal)} kept in this browser`
-        : p.bytesTotal > 0
-          ? unit === 'bytes'
-            ? `${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
-            : `${p.bytesDone} of ${p.bytesTotal} pipelines`
-          : 'starting';
-    const rate =
-      p.phase === 'download' && p.bytesPerSec
-        ? ` · ${fmtBytes(p.bytesPerSec)}/s${p.etaMs !== undefined && p.bytesDone < p.bytesTotal ? ` · ${fmtEta(p.etaMs)} left` : ''}`
-        : '';
-    r.text.textContent = `${amount}${rate} · ${fmtMs(p.tMs - r.startMs)}`;
   }
 
   /** Loads the chosen source. */
@@ -532,7 +325,7 @@ export class ModelPicker {
     this.error.hidden = true;
     this.controller = new AbortController();
     const signal = this.controller.signal;
-    this.resetProgress();
+    this.phases.reset();
     this.session.setModel(undefined);
     const t0 = performance.now();
     try {
@@ -627,7 +420,7 @@ export class ModelPicker {
       }
       const stats = await engine.stats();
       const l = stats.load;
-      for (const r of this.phaseRows.values()) r.row.dataset.state = 'done';
+      this.phases.finish();
       this.session.setModel({
         info,
         id,
@@ -654,12 +447,7 @@ export class ModelPicker {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';
       if (!aborted) this.showError(e);
-      for (const r of this.phaseRows.values())
-        if (r.row.dataset.state === 'running') {
-          r.row.dataset.state = 'stopped';
-          r.text.textContent = r.text.textContent?.replace(/^starting · .*$/, 'stopped') ?? 'stopped';
-          r.bar.value = 0;
-        }
+      this.phases.stop();
       if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
     } finally {
       this.controller = undefined;

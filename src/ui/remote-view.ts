@@ -99,6 +99,53 @@ export function sweepChart(points: readonly BenchSweepPoint[]): SVGSVGElement {
   return root;
 }
 
+/** The concurrency sweep of a remote result: its chart and a table, one row per concurrency level. */
+function sweepSection(sweep: readonly BenchSweepPoint[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'remote__sweep', 'data-testid': 'remote-sweep' },
+    h('h3', {}, 'Concurrency sweep'),
+    sweepChart(sweep),
+    h(
+      'div',
+      { class: 'table-wrap', role: 'region', 'aria-label': 'Concurrency sweep', tabindex: '0' },
+      h(
+        'table',
+        { class: 'data' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ...['At once', 'OK', 'Req/s', 'Out tok/s', 'TTFT p50', 'TTFT p99', 'E2E p50', 'E2E p99'].map(
+              (c) => h('th', { scope: 'col' }, c),
+            ),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          sweep.map((p) =>
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'row' }, String(p.concurrency)),
+              h('td', {}, `${p.completed}/${p.requests}`),
+              h('td', {}, fmtNum(p.requestThroughput)),
+              h('td', {}, fmtNum(p.outputTokenThroughput)),
+              h('td', {}, fmtMs(p.summary.ttftMs?.median)),
+              h('td', {}, fmtMs(p.summary.ttftMs?.p99)),
+              h('td', {}, fmtMs(p.summary.e2eMs?.median)),
+              h('td', {}, fmtMs(p.summary.e2eMs?.p99)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 export class RemoteView {
   readonly element: HTMLElement;
   private readonly url: HTMLInputElement;
@@ -406,58 +453,7 @@ export class RemoteView {
           '≈ the server sent no token usage: tokens counted as chunks (approximate).',
         ),
       );
-    const sweep = remote.sweep?.length
-      ? h(
-          'div',
-          { class: 'remote__sweep', 'data-testid': 'remote-sweep' },
-          h('h3', {}, 'Concurrency sweep'),
-          sweepChart(remote.sweep),
-          h(
-            'div',
-            { class: 'table-wrap', role: 'region', 'aria-label': 'Concurrency sweep', tabindex: '0' },
-            h(
-              'table',
-              { class: 'data' },
-              h(
-                'thead',
-                {},
-                h(
-                  'tr',
-                  {},
-                  ...[
-                    'At once',
-                    'OK',
-                    'Req/s',
-                    'Out tok/s',
-                    'TTFT p50',
-                    'TTFT p99',
-                    'E2E p50',
-                    'E2E p99',
-                  ].map((c) => h('th', { scope: 'col' }, c)),
-                ),
-              ),
-              h(
-                'tbody',
-                {},
-                remote.sweep.map((p) =>
-                  h(
-                    'tr',
-                    {},
-                    h('th', { scope: 'row' }, String(p.concurrency)),
-                    h('td', {}, `${p.completed}/${p.requests}`),
-                    h('td', {}, fmtNum(p.requestThroughput)),
-                    h('td', {}, fmtNum(p.outputTokenThroughput)),
-                    h('td', {}, fmtMs(p.summary.ttftMs?.median)),
-                    h('td', {}, fmtMs(p.summary.ttftMs?.p99)),
-                    h('td', {}, fmtMs(p.summary.e2eMs?.median)),
-                    h('td', {}, fmtMs(p.summary.e2eMs?.p99)),
-                  ),
-                ),
-              ),
-            ),
-          ),
-        )
-      : null;
+    const sweep = remote.sweep?.length ? sweepSection(remote.sweep) : null;
     const save = h('button', { type: 'button', class: 'button' }, 'Download JSON');
     save.addEventListener('click', () =>
       download(`remote-${resultFileName(remote, 'json')}`, resultToJson(remote), 'application/json'),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fmtEta, modelIdFromName } from '../ui/model-picker.ts';
+import { fmtEta } from '../ui/load-phases.ts';
+import { modelIdFromName } from '../ui/model-picker.ts';
 import { rooflineSentences, softwareName, softwareWarning } from '../ui/roofline-view.ts';
 import {
   fmtBinaryBytes,

@@ -12,7 +12,8 @@
 import { EngineError } from '../core/errors.ts';
 import { type Summary, summarize } from '../core/metrics.ts';
 import { parseInteger } from '../core/validate.ts';
-import { type RemoteEngine, RemoteError, type RemoteGenerateResult } from '../remote/engine.ts';
+import { type RemoteEngine, RemoteError } from '../remote/engine.ts';
+import type { RemoteGenerateResult } from '../remote/stream.ts';
 import { benchRunFrom, buildResult, summarizeRuns, validatePlan } from './runner.ts';
 import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult, BenchRun, BenchSweepPoint } from './types.ts';
 

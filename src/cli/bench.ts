@@ -18,339 +18,36 @@
  * adapter, before a model is downloaded or loaded and before llama.cpp's CPU match, unless
  * `--allow-software`: a GPU job must not pass on CPU figures, nor spend CPU time before failing.
  *
- * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed.
+ * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed. The
+ * command line (usage, parsing, checks) is read in src/cli/bench-args.ts.
  */
 
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/ci-report.ts';
 import { llamaCppGreedy } from '../bench/cpu-match.ts';
-import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
-import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import { formatResultText } from '../bench/report.ts';
-import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
+import type { BenchDevice, BenchPlan, BenchResult } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
-import type { KvType, LoadProgress, SamplingParams } from '../core/types.ts';
+import type { LoadProgress } from '../core/types.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
-import { findStories260K } from '../testing/models.ts';
 import { fmtBytes, fmtPct, fmtSig } from '../util/format.ts';
-import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
-import {
-  CHROMIUM_OPTIONS,
-  CHROMIUM_USAGE,
-  chromiumArg,
-  intArg,
-  isUsageError,
-  KV_TYPE_USAGE,
-  kvTypeArg,
-  numArg,
-  optIntArg,
-  SAMPLING_FLAGS,
-  samplingArgs,
-  secondsArg,
-  UsageError,
-} from './args.ts';
+import { isUsageError } from './args.ts';
+import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { runError, writeCiFiles } from './ci-files.ts';
-import {
-  formatLlamaBench,
-  LLAMA_BENCH_OPTIONS,
-  LLAMA_BENCH_USAGE,
-  llamaBenchEventLine,
-  llamaBenchOptions,
-} from './llama-bench-args.ts';
-import { CACHE_OPTIONS, CACHE_USAGE, cachedModel, isRemoteModel, modelUrl } from './model-cache.ts';
+import { formatLlamaBench, llamaBenchEventLine } from './llama-bench-args.ts';
+import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
 import { isRemoteArgv, runRemoteCli } from './remote.ts';
 import { formatCliError, runCli } from './run.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
-const USAGE = `usage: npm run bench -- [options]
-
-  --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE
-                                    GGUF file (a split model: its first part), GGUF URL or Hugging Face file
-                                    (downloaded once into the cache, see --cache-dir), or a synthetic model:
-                                    real shapes, random weights made
-                                    on the GPU (SHAPE: ${SYNTHETIC_SHAPES.map((s) => s.id).join(', ')};
-                                    TYPE: ${SYNTHETIC_FTYPES.join(', ')}).
-                                    Default: stories260K.gguf ($STORIES260K, else models/, else
-                                    ../shared/models/; \`npm run setup\` fetches it) if present, else
-                                    synthetic:stories260k-f32 (the same shapes).
-  --engine webgpu|webllm|remote     the engine (webllm: --model is a WebLLM prebuilt id, needs network;
-                                    remote: an OpenAI-compatible server; --engine remote --help)
-  --prompt TEXT                     one custom prompt
-  --prompts FILE|SET                a prompts file (JSON array, or one prompt per line) or a built-in set:
-                                    short, medium, long, all (default: ${DEFAULT_PLAN.promptSet})
-  --max-tokens N                    new tokens per run (default ${DEFAULT_PLAN.maxTokens})
-  --runs N                          measured runs per prompt (default ${DEFAULT_PLAN.runs})
-  --warmup N                        warm-up runs, not counted (default ${DEFAULT_PLAN.warmup})
-  --ignore-eos                      decode exactly --max-tokens tokens
-  --temperature T                   sampling temperature (default 0 = greedy); with the flags below, applied
-                                    in llama.cpp's chain order and recorded in the result's plan.sampling
-  --top-k K                         keep the K most likely tokens (0 = off)
-  --top-p P                         nucleus: the smallest set with probability ≥ P (0 < P ≤ 1; 1 = off)
-  --min-p P                         drop tokens below P × the top probability (0 ≤ P ≤ 1; 0 = off)
-  --repeat-penalty R                penalty on recently seen tokens (> 0; 1 = off)
-  --seed S                          seed of the sampler's draws (an integer)
-  --ctx N                           context length (KV cache) in tokens
-  ${KV_TYPE_USAGE}; recorded in the result's model.kvType
-  --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
-                                    buffers per stage), as a phone or integrated GPU may grant them; the
-                                    result's model.limits records the limits used
-  --json FILE                       write the result (schemaVersion 1) to FILE
-${CHROMIUM_USAGE}
-  --gpu                             Chromium flags for a hardware GPU (Linux: Vulkan; macOS: ANGLE on Metal);
-                                    a software adapter (SwiftShader, llvmpipe, isFallbackAdapter) then fails
-                                    the run (exit 1)
-  --allow-software                  with --gpu, run on a software adapter anyway (its figures measure the CPU)
-  --headed                          open a Chromium window instead of headless (on a Linux GPU runner, under
-                                    xvfb-run: adapter selection can differ from headless; docs/gpu-ci.md)
-  --no-roofline                     skip the bandwidth and matmul measurements
-  --no-cpu-match                    skip llama.cpp's greedy reference run (the result's quality block)
-  --fail-under-decode-tps X         exit 3 when the median decode tokens/s is below X
-  --fail-over-ttft-ms X             exit 3 when the median TTFT is above X ms
-  --junit FILE                      write a JUnit XML report to FILE: a test case for the run and one per
-                                    threshold (a missed one is a <failure> with the measured figure); a failed
-                                    run (exit 1) still writes one, with an <error>
-  --summary-md FILE                 append a Markdown table (model, device, adapter kind, medians, thresholds
-                                    ✓/✗) to FILE, e.g. "$GITHUB_STEP_SUMMARY"; appended, never overwritten
-  --timeout-s N                     bound on the model load and on each request (default 600)
-  --verbose                         print Vite's own lines (its warnings) on stderr when the page is rebuilt;
-                                    without it a rebuild says only how many warnings it had
-${CACHE_USAGE}
-${LLAMA_BENCH_USAGE}
-
-The default plan (${defaultPlanText()}) is the benchmark page's default too
-(src/bench/default-plan.ts), so their figures compare.
-
-Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
-
-/** Default model: the test model where src/testing/models.ts finds it (undefined when missing). */
-const DEFAULT_MODEL = findStories260K();
-/** Default model when that file is missing: its shapes, random weights made on the GPU. */
-const DEFAULT_SYNTHETIC = 'synthetic:stories260k-f32';
-
 function log(s: string): void {
   process.stderr.write(`bench: ${s}\n`);
-}
-
-/** The parsed command line. */
-interface BenchArgs {
-  model: { spec: BenchModelSpec; localPath?: string; note?: string; remote?: string };
-  /** The model cache: a directory, or off (--no-cache). */
-  cache: { dir?: string; enabled: boolean };
-  engine: string;
-  plan: BenchPlan;
-  contextLength?: number;
-  /** Request only the WebGPU spec's default limits (--default-limits). */
-  defaultLimits: boolean;
-  /** KV-cache element type (--kv-type); undefined = the engine's default (f16). */
-  kvType?: KvType;
-  json?: string;
-  /** --chromium PATH (or its alias --browser). */
-  browser?: string;
-  gpu: boolean;
-  /** Print Vite's output when the page is rebuilt (--verbose). */
-  verbose: boolean;
-  roofline: boolean;
-  /** Score our top-1 against llama.cpp's greedy tokens (local GGUF files; --no-cpu-match turns it off). */
-  cpuMatch: boolean;
-  failUnderDecodeTps?: number;
-  failOverTtftMs?: number;
-  /** Run on a software adapter even with --gpu (--allow-software). */
-  allowSoftware: boolean;
-  /** Launch Chromium with a window (--headed; under xvfb-run on a display-less Linux runner). */
-  headed: boolean;
-  /** --junit FILE: the JUnit XML report (written, also for a failed run). */
-  junit?: string;
-  /** --summary-md FILE: the Markdown summary (appended). */
-  summaryMd?: string;
-  timeoutMs: number;
-  /** --llama-bench, the memory probe, the cost flags (src/cli/llama-bench-args.ts). */
-  part2: ReturnType<typeof llamaBenchOptions>;
-}
-
-function parse(argv: string[]): BenchArgs | 'help' {
-  const { values } = parseArgs({
-    args: argv,
-    allowPositionals: false,
-    options: {
-      model: { type: 'string' },
-      engine: { type: 'string', default: 'webgpu' },
-      prompt: { type: 'string' },
-      prompts: { type: 'string' },
-      'max-tokens': { type: 'string' },
-      runs: { type: 'string' },
-      warmup: { type: 'string' },
-      'ignore-eos': { type: 'boolean', default: false },
-      ctx: { type: 'string' },
-      'default-limits': { type: 'boolean', default: false },
-      'kv-type': { type: 'string' },
-      temperature: { type: 'string' },
-      'top-k': { type: 'string' },
-      'top-p': { type: 'string' },
-      'min-p': { type: 'string' },
-      'repeat-penalty': { type: 'string' },
-      seed: { type: 'string' },
-      json: { type: 'string' },
-      ...CHROMIUM_OPTIONS,
-      verbose: { type: 'boolean', default: false },
-      gpu: { type: 'boolean', default: false },
-      'allow-software': { type: 'boolean', default: false },
-      headed: { type: 'boolean', default: false },
-      junit: { type: 'string' },
-      'summary-md': { type: 'string' },
-      'no-roofline': { type: 'boolean', default: false },
-      'no-cpu-match': { type: 'boolean', default: false },
-      'fail-under-decode-tps': { type: 'string' },
-      'fail-over-ttft-ms': { type: 'string' },
-      'timeout-s': { type: 'string' },
-      ...CACHE_OPTIONS,
-      help: { type: 'boolean', short: 'h', default: false },
-      ...LLAMA_BENCH_OPTIONS,
-    },
-  });
-  if (values.help) return 'help';
-
-  // Every number first: a bad one is a usage error (exit 2) whatever else is wrong.
-  const numbers = {
-    maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, DEFAULT_PLAN.maxTokens),
-    runs: intArg(values.runs, 'runs', 1, DEFAULT_PLAN.runs),
-    warmup: intArg(values.warmup, 'warmup', 0, DEFAULT_PLAN.warmup),
-    contextLength: optIntArg(values.ctx, 'ctx', 1),
-    failUnderDecodeTps: numArg(values['fail-under-decode-tps'], 'fail-under-decode-tps', { min: 0 }),
-    failOverTtftMs: numArg(values['fail-over-ttft-ms'], 'fail-over-ttft-ms', { min: 0 }),
-    timeoutS: secondsArg(values['timeout-s'], 'timeout-s') ?? 600,
-    // The engine API's own rules (src/core/validate.ts SAMPLING_RULES), as generate and the page read them.
-    sampling: samplingArgs(values),
-    part2: llamaBenchOptions(values),
-  };
-  const kvType = kvTypeArg(values['kv-type']);
-  const sampling: SamplingParams | undefined =
-    Object.keys(numbers.sampling).length > 0 ? numbers.sampling : undefined;
-  if (sampling && numbers.part2.llamaBench)
-    throw new UsageError(
-      `${Object.keys(SAMPLING_FLAGS)
-        .filter((f) => values[f as keyof typeof SAMPLING_FLAGS] !== undefined)
-        .map((f) => `--${f}`)
-        .join(', ')} apply to the prompt plan; --llama-bench's tg tests decode greedily, as llama-bench does`,
-    );
-
-  // Model.
-  let model: BenchArgs['model'];
-  const m = values.model;
-  if (values.engine === 'webllm') {
-    // A WebLLM prebuilt model id (src/webllm/): the page's WebLLM worker fetches it.
-    if (!m || m.startsWith('synthetic:'))
-      throw new UsageError('--engine webllm needs --model ID, e.g. Llama-3.2-1B-Instruct-q4f32_1-MLC');
-    model = { spec: { url: `webllm:${m}`, id: m } };
-  } else if (m === undefined) {
-    model = DEFAULT_MODEL
-      ? {
-          spec: { url: '', id: basename(DEFAULT_MODEL) },
-          localPath: DEFAULT_MODEL,
-          note: `default model (no --model given): ${DEFAULT_MODEL}`,
-        }
-      : {
-          spec: { synthetic: DEFAULT_SYNTHETIC },
-          note: `default model (no --model given, stories260K.gguf not found: $STORIES260K, models/, ../shared/models/; \`npm run setup\` fetches it): ${DEFAULT_SYNTHETIC}, the same shapes with random weights`,
-        };
-  } else if (m.startsWith('synthetic:')) {
-    try {
-      parseSyntheticName(m);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-    model = { spec: { synthetic: m } };
-  } else if (isRemoteModel(m)) {
-    // Downloaded into the cache in main() (unless --no-cache); hf: resolved now for a clear usage error.
-    let url: string;
-    try {
-      url = modelUrl(m);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-    model = { spec: { url, id: m }, remote: m };
-  } else {
-    const p = resolve(m);
-    let st: ReturnType<typeof statSync> | undefined;
-    try {
-      st = statSync(p);
-    } catch {
-      throw new EngineError('invalid_argument', `cannot open model file ${m}: no such file`);
-    }
-    if (!st.isFile()) throw new EngineError('invalid_argument', `model path ${m} is not a file`);
-    model = { spec: { url: '', id: basename(p) }, localPath: p };
-  }
-
-  // `--engine remote` never gets here: main() hands it to src/cli/remote.ts first (isRemoteArgv).
-  const engine = values.engine ?? 'webgpu';
-  if (engine !== 'webgpu' && engine !== 'webllm')
-    throw new UsageError(`unknown --engine ${engine} (webgpu, webllm, remote)`);
-
-  // Prompts.
-  if (values.prompt !== undefined && values.prompts !== undefined)
-    throw new UsageError('give --prompt or --prompts, not both');
-  let prompts: BenchPrompt[];
-  if (values.prompt !== undefined) {
-    if (values.prompt === '') throw new UsageError('--prompt is empty');
-    prompts = promptsFor('custom', values.prompt);
-  } else if (values.prompts !== undefined) {
-    const v = values.prompts;
-    if (existsSync(v)) {
-      try {
-        prompts = parsePromptsFile(readFileSync(v, 'utf8'));
-      } catch (e) {
-        throw new UsageError(`cannot read prompts from ${v}: ${(e as Error).message}`);
-      }
-    } else if (v === 'all' || isPromptSetName(v)) prompts = promptsFor(v);
-    else
-      throw new UsageError(`--prompts ${v}: no such file, and not a built-in set (short, medium, long, all)`);
-  } else prompts = promptsFor(DEFAULT_PLAN.promptSet);
-
-  if (values['no-cache'] && values['cache-dir'])
-    throw new UsageError('give --cache-dir or --no-cache, not both');
-  if (values.headed && process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY)
-    throw new UsageError(
-      '--headed needs a display and none is set ($DISPLAY): run it under Xvfb, e.g. xvfb-run -a npm run bench -- --headed …',
-    );
-  if (values.junit === '') throw new UsageError('--junit is empty: give the file to write');
-  if (values['summary-md'] === '')
-    throw new UsageError('--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)');
-  return {
-    model,
-    cache: { dir: values['cache-dir'], enabled: !values['no-cache'] },
-    engine,
-    plan: {
-      prompts,
-      maxTokens: numbers.maxTokens,
-      runs: numbers.runs,
-      warmup: numbers.warmup,
-      ignoreEos: values['ignore-eos'] || DEFAULT_PLAN.ignoreEos,
-      ...(sampling ? { sampling } : {}),
-    },
-    contextLength: numbers.contextLength,
-    defaultLimits: values['default-limits'] ?? false,
-    kvType,
-    json: values.json,
-    browser: chromiumArg(values),
-    gpu: values.gpu ?? false,
-    verbose: values.verbose ?? false,
-    roofline: !values['no-roofline'],
-    cpuMatch: !values['no-cpu-match'],
-    failUnderDecodeTps: numbers.failUnderDecodeTps,
-    failOverTtftMs: numbers.failOverTtftMs,
-    allowSoftware: values['allow-software'] ?? false,
-    headed: values.headed ?? false,
-    junit: values.junit,
-    summaryMd: values['summary-md'],
-    timeoutMs: numbers.timeoutS * 1000,
-    part2: numbers.part2,
-  };
 }
 
 /** Prints progress events on stderr (load progress: one line per 500 ms with every phase's state). */
@@ -550,7 +247,7 @@ async function main(argv: string[]): Promise<number> {
   if (isRemoteArgv(argv)) return runRemoteCli(argv);
   let args: BenchArgs | 'help';
   try {
-    args = parse(argv);
+    args = parseBenchArgs(argv);
   } catch (e) {
     if (isUsageError(e)) {
       // The message last, where it stays on screen; the usage is one --help away.
@@ -562,7 +259,7 @@ async function main(argv: string[]): Promise<number> {
     throw e;
   }
   if (args === 'help') {
-    console.log(USAGE);
+    console.log(BENCH_USAGE);
     return 0;
   }
   const a = args;

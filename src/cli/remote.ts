@@ -16,7 +16,12 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkThresholds } from '../bench/ci-report.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
-import { parseConcurrency, RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
+import {
+  parseConcurrency,
+  RemoteBenchError,
+  type RemoteBenchEvent,
+  runRemoteBench,
+} from '../bench/remote.ts';
 import { formatResultText } from '../bench/report.ts';
 import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
@@ -25,6 +30,7 @@ import { fmtSig } from '../util/format.ts';
 import { intArg, isUsageError, numArg, secondsArg, UsageError } from './args.ts';
 import { runError, writeCiFiles } from './ci-files.ts';
 
+/** `npm run bench -- --engine remote --help`: the remote benchmark's options. */
 export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url URL --model NAME [options]
 
   --base-url URL                    the server, e.g. http://localhost:8000 (vLLM, llama-server, Ollama, …)
@@ -91,6 +97,100 @@ function sweepTable(r: BenchResult): string {
   return `\nconcurrency sweep (ms; throughput per second)\n${rows.map((row) => row.map((x, c) => x.padStart(w[c])).join('  ')).join('\n')}\n`;
 }
 
+/** What the remote benchmark's command line asks for, read and checked before the first request. */
+interface RemoteCliArgs {
+  engine: RemoteEngine;
+  plan: BenchPlan;
+  /** The `--concurrency` sweep's levels (empty: no sweep). */
+  concurrency: number[];
+  /** `--fail-under-decode-tps`. */
+  minTps?: number;
+  /** `--fail-over-ttft-ms`. */
+  maxTtft?: number;
+}
+
+/**
+ * Reads the remote benchmark's options (after `parseArgs`): the server, key, prompts, sweep, timeouts, plan
+ * and thresholds, and makes the engine.
+ * @throws UsageError for a bad or missing argument; EngineError('invalid_argument') from RemoteEngine (a
+ * bad base URL).
+ */
+function readRemoteArgs(values: Record<string, string | boolean | undefined>): RemoteCliArgs {
+  const opt = (k: string) => values[k] as string | undefined;
+  const base = opt('base-url');
+  if (!base) throw new UsageError('--engine remote needs --base-url URL');
+  const api = opt('api') ?? 'chat';
+  if (api !== 'chat' && api !== 'completions')
+    throw new UsageError(`--api must be chat or completions, got "${api}"`);
+  let apiKey: string | undefined;
+  const keyVar = opt('api-key-env');
+  if (keyVar !== undefined) {
+    apiKey = process.env[keyVar];
+    if (!apiKey) throw new UsageError(`--api-key-env ${keyVar}: that environment variable is not set`);
+  }
+  if (opt('prompt') !== undefined && opt('prompts') !== undefined)
+    throw new UsageError('give --prompt or --prompts, not both');
+  const pf = opt('prompts');
+  let prompts: BenchPrompt[];
+  if (opt('prompt') !== undefined) prompts = promptsFor('custom', opt('prompt'));
+  else if (pf !== undefined) {
+    if (existsSync(pf)) prompts = parsePromptsFile(readFileSync(pf, 'utf8'));
+    else if (pf === 'all' || isPromptSetName(pf)) prompts = promptsFor(pf);
+    else throw new UsageError(`--prompts ${pf}: no such file, and not a built-in set`);
+  } else prompts = promptsFor('short');
+  let concurrency: number[] = [];
+  if (opt('concurrency') !== undefined) {
+    concurrency = parseConcurrency(opt('concurrency') ?? '');
+    if (concurrency.length === 0) throw new UsageError('--concurrency is empty: give levels such as 1,4,16');
+  }
+  const first =
+    secondsArg(opt('first-token-timeout-s'), 'first-token-timeout-s') ??
+    secondsArg(opt('timeout-s'), 'timeout-s') ??
+    60;
+  const idle = secondsArg(opt('idle-timeout-s'), 'idle-timeout-s') ?? 30;
+  const request =
+    secondsArg(opt('request-timeout-s'), 'request-timeout-s') ?? DEFAULT_REQUEST_TIMEOUT_MS / 1000;
+  // Every number before the first request: a bad threshold must not wait for a whole run to be refused.
+  const plan: BenchPlan = {
+    prompts,
+    maxTokens: intArg(opt('max-tokens'), 'max-tokens', 1, 128),
+    runs: intArg(opt('runs'), 'runs', 1, 2),
+    warmup: intArg(opt('warmup'), 'warmup', 0, 1),
+    ignoreEos: Boolean(values['ignore-eos']),
+  };
+  const minTps = numArg(opt('fail-under-decode-tps'), 'fail-under-decode-tps', { min: 0 });
+  const maxTtft = numArg(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms', { min: 0 });
+  if (opt('junit') === '') throw new UsageError('--junit is empty: give the file to write');
+  if (opt('summary-md') === '')
+    throw new UsageError('--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)');
+  const engine = new RemoteEngine({
+    baseUrl: base,
+    model: opt('model'),
+    api,
+    apiKey,
+    firstTokenTimeoutMs: first * 1000,
+    idleTimeoutMs: idle * 1000,
+    requestTimeoutMs: request * 1000,
+  });
+  return { engine, plan, concurrency, minTps, maxTtft };
+}
+
+/** Prints the remote benchmark's progress on stderr: the model, each run, each sweep point, warnings. */
+function logRemoteEvent(e: RemoteBenchEvent): void {
+  if (e.type === 'loaded') log(`model ${e.model} (the server lists: ${e.models.join(', ')})`);
+  else if (e.type === 'run-done') {
+    const r = e.run;
+    log(
+      `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens}${r.approximate ? ' (approx.)' : ''} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
+    );
+  } else if (e.type === 'sweep-done') {
+    const p = e.point;
+    log(
+      `concurrency ${p.concurrency}: ${p.completed}/${p.requests} ok, ${fmtSig(p.requestThroughput)} req/s, ${fmtSig(p.outputTokenThroughput)} output tok/s, E2E p50 ${fmtSig(p.summary.e2eMs?.median)} ms`,
+    );
+  } else if (e.type === 'warning') log(`warning: ${e.message}`);
+}
+
 /** Runs the remote benchmark from the command line; returns the exit code. */
 export async function runRemoteCli(argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
@@ -132,70 +232,10 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     console.log(REMOTE_USAGE);
     return 0;
   }
-  let engine: RemoteEngine;
-  let prompts: BenchPrompt[];
-  let concurrency: number[] = [];
-  let plan: BenchPlan;
-  let minTps: number | undefined;
-  let maxTtft: number | undefined;
+  let args: RemoteCliArgs;
   const opt = (k: string) => values[k] as string | undefined;
   try {
-    const base = opt('base-url');
-    if (!base) throw new UsageError('--engine remote needs --base-url URL');
-    const api = opt('api') ?? 'chat';
-    if (api !== 'chat' && api !== 'completions')
-      throw new UsageError(`--api must be chat or completions, got "${api}"`);
-    let apiKey: string | undefined;
-    const keyVar = opt('api-key-env');
-    if (keyVar !== undefined) {
-      apiKey = process.env[keyVar];
-      if (!apiKey) throw new UsageError(`--api-key-env ${keyVar}: that environment variable is not set`);
-    }
-    if (opt('prompt') !== undefined && opt('prompts') !== undefined)
-      throw new UsageError('give --prompt or --prompts, not both');
-    const pf = opt('prompts');
-    if (opt('prompt') !== undefined) prompts = promptsFor('custom', opt('prompt'));
-    else if (pf !== undefined) {
-      if (existsSync(pf)) prompts = parsePromptsFile(readFileSync(pf, 'utf8'));
-      else if (pf === 'all' || isPromptSetName(pf)) prompts = promptsFor(pf);
-      else throw new UsageError(`--prompts ${pf}: no such file, and not a built-in set`);
-    } else prompts = promptsFor('short');
-    if (opt('concurrency') !== undefined) {
-      concurrency = parseConcurrency(opt('concurrency') ?? '');
-      if (concurrency.length === 0)
-        throw new UsageError('--concurrency is empty: give levels such as 1,4,16');
-    }
-    const first =
-      secondsArg(opt('first-token-timeout-s'), 'first-token-timeout-s') ??
-      secondsArg(opt('timeout-s'), 'timeout-s') ??
-      60;
-    const idle = secondsArg(opt('idle-timeout-s'), 'idle-timeout-s') ?? 30;
-    const request =
-      secondsArg(opt('request-timeout-s'), 'request-timeout-s') ?? DEFAULT_REQUEST_TIMEOUT_MS / 1000;
-    // Every number before the first request: a bad threshold must not wait for a whole run to be refused.
-    plan = {
-      prompts,
-      maxTokens: intArg(opt('max-tokens'), 'max-tokens', 1, 128),
-      runs: intArg(opt('runs'), 'runs', 1, 2),
-      warmup: intArg(opt('warmup'), 'warmup', 0, 1),
-      ignoreEos: Boolean(values['ignore-eos']),
-    };
-    minTps = numArg(opt('fail-under-decode-tps'), 'fail-under-decode-tps', { min: 0 });
-    maxTtft = numArg(opt('fail-over-ttft-ms'), 'fail-over-ttft-ms', { min: 0 });
-    if (opt('junit') === '') throw new UsageError('--junit is empty: give the file to write');
-    if (opt('summary-md') === '')
-      throw new UsageError(
-        '--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)',
-      );
-    engine = new RemoteEngine({
-      baseUrl: base,
-      model: opt('model'),
-      api,
-      apiKey,
-      firstTokenTimeoutMs: first * 1000,
-      idleTimeoutMs: idle * 1000,
-      requestTimeoutMs: request * 1000,
-    });
+    args = readRemoteArgs(values);
   } catch (e) {
     if (isUsageError(e) || isEngineError(e, 'invalid_argument')) {
       console.error(`error: ${(e as Error).message}\n\n${REMOTE_USAGE}`);
@@ -203,6 +243,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     }
     throw e;
   }
+  const { engine, plan, concurrency, minTps, maxTtft } = args;
   const writeJson = (r: BenchResult) => {
     const file = opt('json');
     if (!file) return;
@@ -229,20 +270,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       engine,
       plan,
       concurrency,
-      onEvent: (e) => {
-        if (e.type === 'loaded') log(`model ${e.model} (the server lists: ${e.models.join(', ')})`);
-        else if (e.type === 'run-done') {
-          const r = e.run;
-          log(
-            `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens}${r.approximate ? ' (approx.)' : ''} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
-          );
-        } else if (e.type === 'sweep-done') {
-          const p = e.point;
-          log(
-            `concurrency ${p.concurrency}: ${p.completed}/${p.requests} ok, ${fmtSig(p.requestThroughput)} req/s, ${fmtSig(p.outputTokenThroughput)} output tok/s, E2E p50 ${fmtSig(p.summary.e2eMs?.median)} ms`,
-          );
-        } else if (e.type === 'warning') log(`warning: ${e.message}`);
-      },
+      onEvent: logRemoteEvent,
     });
   } catch (e) {
     if (e instanceof RemoteBenchError) writeJson(e.result);

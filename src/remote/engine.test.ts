@@ -12,7 +12,8 @@ import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-serve
 import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
 import type { BenchPlan } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
-import { apiRoot, RemoteEngine, type RemoteError, retryAfterMs, spreadTokens } from './engine.ts';
+import { apiRoot, RemoteEngine, type RemoteError, retryAfterMs } from './engine.ts';
+import { spreadTokens } from './stream.ts';
 
 let server: OpenAiTestServer;
 beforeAll(async () => {

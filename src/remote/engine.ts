@@ -7,9 +7,11 @@
  * Token counting (DESIGN.md: by tokens, never by chunks): the count is the server's
  * `usage.completion_tokens`; without usage, the `countTokens` function when given (a tokenizer), else one
  * token per content chunk, marked approximate. Chunk arrival times become token times with
- * {@link tokenTimesFromChunks}: the tokens of one chunk share its timestamp. When usage says more tokens
- * than the chunks could each carry one of, the tokens are spread over the chunks by the tokenizer's count
- * per chunk (or the chunk's characters), so several tokens in one chunk arrive together.
+ * `tokenTimesFromChunks` (src/core/metrics.ts): the tokens of one chunk share its timestamp. When usage
+ * says more tokens than the chunks could each carry one of, the tokens are spread over the chunks by the
+ * tokenizer's count per chunk (or the chunk's characters), so several tokens in one chunk arrive together.
+ * The stream's data lines and that counting are src/remote/stream.ts ({@link CompletionStream},
+ * {@link assembleResult}); this file holds the requests, their timeouts and retries, and the errors.
  *
  * The API key stays in this object's memory: it goes only into the `Authorization` header, never into a
  * URL, a result, an error message or a log.
@@ -19,29 +21,27 @@
  */
 import { createParser } from 'eventsource-parser';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
-import { tokenTimesFromChunks } from '../core/metrics.ts';
 import type {
   ChatMessage,
   ChatRequest,
   Engine,
   EngineStats,
   GenerateRequest,
-  GenerateResult,
   LoadOptions,
   ModelInfo,
   ModelSource,
   TokenEvent,
 } from '../core/types.ts';
 import { checkNumberOption, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import { assembleResult, CompletionStream, type RemoteGenerateResult } from './stream.ts';
 
+/** Which OpenAI endpoint a remote engine streams: `/v1/chat/completions` or `/v1/completions`. */
 export type RemoteApi = 'chat' | 'completions';
 
 /** Default overall deadline of one remote request, ms (10 minutes). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
 
-/** How a remote result's output tokens were counted. */
-export type TokenCountSource = 'usage' | 'tokenizer' | 'chunks';
-
+/** What a {@link RemoteEngine} talks to, and its timeouts and retries. */
 export interface RemoteConfig {
   /** Server root, e.g. `http://localhost:8000` (a trailing `/v1` is accepted). */
   baseUrl: string;
@@ -70,17 +70,6 @@ export interface RemoteConfig {
   countTokens?: (text: string) => number;
   /** Replaces the global fetch (tests). */
   fetch?: typeof fetch;
-}
-
-/** A remote generation: the usual result plus how its tokens were counted. */
-export interface RemoteGenerateResult extends GenerateResult {
-  tokenCount: TokenCountSource;
-  approximate: boolean;
-  /** Content chunks received. */
-  chunks: number;
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
-  /** llama-server's `timings` (its own prefill/decode tok/s), when it sends them. */
-  serverTimings?: { prompt_per_second?: number; predicted_per_second?: number };
 }
 
 /** An EngineError from a remote server, with the tokens received before the fault. */
@@ -134,32 +123,6 @@ export function retryAfterMs(value: string | null, nowMs = Date.now()): number |
   return Number.isNaN(d) ? undefined : Math.max(0, d - nowMs);
 }
 
-/** Splits `total` tokens over chunks in proportion to `weights`, each non-empty chunk getting ≥ 1 when possible. */
-export function spreadTokens(total: number, weights: readonly number[]): number[] {
-  const n = weights.length;
-  const out = new Array<number>(n).fill(0);
-  if (n === 0 || total <= 0) return out;
-  if (total <= n) {
-    // Fewer tokens than chunks: one each for the first `total` chunks (the server counted fewer).
-    for (let i = 0; i < total; i++) out[i] = 1;
-    return out;
-  }
-  // One each, then the rest by largest remainder over the weights.
-  const rest = total - n;
-  const w = weights.map((x) => Math.max(0, x));
-  const sum = w.reduce((a, b) => a + b, 0);
-  const shares = w.map((x) => (sum > 0 ? (x / sum) * rest : rest / n));
-  let given = 0;
-  for (let i = 0; i < n; i++) {
-    const f = Math.floor(shares[i]);
-    out[i] = 1 + f;
-    given += f;
-  }
-  const order = shares.map((s, i) => [s - Math.floor(s), i] as const).sort((a, b) => b[0] - a[0]);
-  for (let k = 0; k < rest - given; k++) out[order[k % n][1]]++;
-  return out;
-}
-
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -190,11 +153,7 @@ export function corsAdvice(host: string): string {
   );
 }
 
-interface ChunkRecord {
-  tMs: number;
-  text: string;
-}
-
+/** The {@link Engine} interface over an OpenAI-compatible server (this file's header says how). */
 export class RemoteEngine implements Engine {
   private readonly root: string;
   readonly host: string;
@@ -454,19 +413,12 @@ export class RemoteEngine implements Engine {
     };
     const idleMsg = `${this.host} stalled mid-stream: no stream event for ${idleMs / 1000} s (idle timeout; keep-alive comments do not count)`;
 
-    const chunks: ChunkRecord[] = [];
-    let text = '';
-    let usage: RemoteGenerateResult['usage'];
-    let serverTimings: { prompt_per_second?: number; predicted_per_second?: number } | undefined;
-    let finish: string | undefined;
-    let done = false;
-    /** A content chunk arrived after `maxTokens` of them (each carries at least one token): the server overran. */
-    let overran = false;
-    let protocolError: string | undefined;
+    const s = new CompletionStream(this.host, maxTokens, this.cfg.countTokens, onToken);
+    const { chunks } = s;
     const tStartMs = performance.now();
     const result = (): RemoteGenerateResult => ({
-      ...this.assemble(tStartMs, chunks, text, usage, finish, done ? undefined : 'aborted'),
-      ...(serverTimings ? { serverTimings } : {}),
+      ...this.assemble(s, tStartMs),
+      ...(s.serverTimings ? { serverTimings: s.serverTimings } : {}),
     });
     const fail = (code: EngineErrorCode, message: string, cause?: unknown) =>
       new RemoteError(code, message, { cause, partial: chunks.length > 0 ? result() : undefined });
@@ -492,64 +444,12 @@ export class RemoteEngine implements Engine {
         throw e;
       }
       if (!res.body) throw fail('protocol', `${this.host} sent no body`);
-      const onEvent = (ev: { data: string }) => {
-        if (done || protocolError || overran) return;
-        const data = ev.data.trim();
-        if (data === '[DONE]') {
-          done = true;
-          return;
-        }
-        let j: {
-          choices?: {
-            delta?: {
-              content?: string | null;
-              reasoning_content?: string | null;
-              reasoning?: string | null;
-            };
-            text?: string;
-            finish_reason?: string | null;
-          }[];
-          usage?: RemoteGenerateResult['usage'] | null;
-          /** llama-server's own timings (kept apart, in engineReported). */
-          timings?: { prompt_per_second?: number; predicted_per_second?: number };
-          error?: { message?: string } | string;
-        };
-        try {
-          j = JSON.parse(data);
-        } catch {
-          protocolError = `${this.host} sent a malformed stream line (not JSON): ${JSON.stringify(data.slice(0, 80))}`;
-          return;
-        }
-        if (j.error) {
-          protocolError = `${this.host} reported an error mid-stream: ${typeof j.error === 'string' ? j.error : (j.error.message ?? 'unknown')}`;
-          return;
-        }
-        if (j.usage) usage = j.usage;
-        if (j.timings) serverTimings = j.timings;
-        const c = j.choices?.[0];
-        if (!c) return;
-        if (c.finish_reason) finish = c.finish_reason;
-        // Reasoning models stream their thinking first (vLLM: delta.reasoning_content / reasoning): those
-        // are output tokens too (usage counts them), so they time the first token; the text keeps content only.
-        const content = c.delta?.content ?? c.text ?? '';
-        const piece = (c.delta?.reasoning_content ?? c.delta?.reasoning ?? '') + content;
-        if (piece === '') return;
-        if (chunks.length >= maxTokens) {
-          overran = true;
-          return;
-        }
-        const tMs = performance.now();
-        chunks.push({ tMs, text: piece });
-        text += content;
-        const k = this.cfg.countTokens ? Math.max(1, this.cfg.countTokens(piece)) : 1;
-        if (onToken) for (let i = 0; i < k; i++) onToken({ tokenId: -1, text: i === 0 ? piece : '', tMs });
-      };
       // Every event (a data line) after the first token re-arms the idle timer; SSE comments do not
       // (eventsource-parser reports them to onComment only), so `: ping` alone cannot keep a stall alive.
       const parser = createParser({
         onEvent: (ev) => {
-          onEvent(ev);
-          if (chunks.length > 0 && !done && !overran && !protocolError) arm(idleMs, idleMsg);
+          s.onData(ev.data);
+          if (chunks.length > 0 && !s.stopped) arm(idleMs, idleMsg);
         },
       });
       const reader = res.body.getReader();
@@ -559,7 +459,7 @@ export class RemoteEngine implements Engine {
           const { value, done: eof } = await reader.read();
           if (eof) break;
           parser.feed(dec.decode(value, { stream: true }));
-          if (protocolError || overran || done) break;
+          if (s.stopped) break;
         }
       } catch (e) {
         if (timeoutMsg) throw fail('timeout', timeoutMsg, e);
@@ -572,19 +472,22 @@ export class RemoteEngine implements Engine {
       } finally {
         reader.cancel().catch(() => undefined);
       }
-      if (protocolError) throw fail('protocol', protocolError);
-      if (overran)
+      if (s.protocolError) throw fail('protocol', s.protocolError);
+      if (s.overran)
         throw fail(
           'protocol',
           `${this.host} overran max_tokens: it kept streaming past the ${maxTokens} token(s) asked for; stopped reading after ${maxTokens} chunk(s), kept as a partial result`,
         );
-      if (!done)
+      if (!s.done)
         throw fail(
           'stream_cut',
           `the stream from ${this.host} ended before data: [DONE] (after ${chunks.length} chunk(s)): the server closed the connection early`,
         );
       if (chunks.length === 0)
-        throw fail('protocol', `${this.host} finished the stream without any text (finish_reason ${finish})`);
+        throw fail(
+          'protocol',
+          `${this.host} finished the stream without any text (finish_reason ${s.finish})`,
+        );
       return result();
     } finally {
       clearTimeout(timer);
@@ -593,71 +496,36 @@ export class RemoteEngine implements Engine {
     }
   }
 
-  /** Builds the result: token counts (usage / tokenizer / chunks) and per-token times from chunk times. */
-  private assemble(
-    tStartMs: number,
-    chunks: readonly ChunkRecord[],
-    text: string,
-    usage: RemoteGenerateResult['usage'],
-    finish: string | undefined,
-    forced: 'aborted' | undefined,
-  ): RemoteGenerateResult {
-    const count = this.cfg.countTokens;
-    let perChunk: number[];
-    let tokenCount: TokenCountSource;
-    const reported = usage?.completion_tokens;
-    if (reported !== undefined && reported >= 1 && !forced) {
-      perChunk = spreadTokens(
-        reported,
-        chunks.map((c) => (count ? count(c.text) : c.text.length)),
-      );
-      tokenCount = 'usage';
-    } else if (count) {
-      perChunk = chunks.map((c) => Math.max(1, count(c.text)));
-      tokenCount = 'tokenizer';
-    } else {
-      perChunk = chunks.map(() => 1);
-      tokenCount = 'chunks';
-    }
-    const tokenTimesMs = tokenTimesFromChunks(
-      chunks.map((c) => c.tMs),
-      perChunk,
-    );
-    const n = tokenTimesMs.length;
-    const promptTokens = usage?.prompt_tokens ?? 0;
-    if (n >= 1) {
-      this.last = {
-        ttftMs: tokenTimesMs[0] - tStartMs,
-        tokens: n,
-        decodeMs: tokenTimesMs[n - 1] - tokenTimesMs[0],
-      };
-    }
-    return {
-      promptTokenIds: new Array<number>(promptTokens).fill(-1),
-      outputTokenIds: new Array<number>(n).fill(-1),
-      text,
-      finishReason: forced ?? (finish === 'length' ? 'length' : 'stop'),
+  /** {@link assembleResult}, noting the result's prefill and decode times for {@link stats}. */
+  private assemble(stream: CompletionStream, tStartMs: number): RemoteGenerateResult {
+    const r = assembleResult(
       tStartMs,
-      tokenTimesMs,
-      tokenCount,
-      approximate: tokenCount === 'chunks',
-      chunks: chunks.length,
-      ...(usage
-        ? { usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens } }
-        : {}),
-    };
+      stream.chunks,
+      stream.text,
+      stream.usage,
+      stream.finish,
+      stream.done ? undefined : 'aborted',
+      this.cfg.countTokens,
+    );
+    const t = r.tokenTimesMs;
+    const n = t.length;
+    if (n >= 1) this.last = { ttftMs: t[0] - tStartMs, tokens: n, decodeMs: t[n - 1] - t[0] };
+    return r;
   }
 
+  /** As many ids (all -1) as `countTokens` counts in `text`; none without it. */
   async tokenize(text: string): Promise<number[]> {
     // Servers differ (vLLM has /tokenize, others none): count with the configured tokenizer, ids unknown.
     const n = this.cfg.countTokens ? this.cfg.countTokens(text) : 0;
     return new Array<number>(n).fill(-1);
   }
 
+  /** @throws EngineError('invalid_argument'): a remote server's ids are unknown here. */
   async detokenize(): Promise<string> {
     throw new EngineError('invalid_argument', 'a remote server does not detokenize ids here');
   }
 
+  /** The load time (listing the models) and the last request's prefill (TTFT) and decode times. */
   async stats(): Promise<EngineStats> {
     const l = this.last;
     return {
@@ -671,6 +539,7 @@ export class RemoteEngine implements Engine {
     };
   }
 
+  /** Forgets the chosen model (the server is not told). */
   async unload(): Promise<void> {
     this.model = undefined;
   }

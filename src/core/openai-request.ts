@@ -1,0 +1,214 @@
+/**
+ * The request side of the OpenAI-shaped API (src/core/openai.ts): a `chat.completions.create` request
+ * checked and mapped to the engine's {@link ChatRequest} ({@link mapChatCompletionParams}), and the
+ * request options (the SDK's second argument) read ({@link requestSignal}). What the engines cannot honour
+ * is refused with `EngineError('invalid_argument')` naming the field, never silently ignored: the rules are
+ * listed in openai.ts's header. DOM-free and Node-free, like the rest of src/core.
+ */
+import { EngineError } from './errors.ts';
+import type { ChatMessage, ChatRequest } from './types.ts';
+import { checkNumberOption, type NumberRule } from './validate.ts';
+
+const bad = (message: string) => new EngineError('invalid_argument', message);
+
+const show = (v: unknown): string =>
+  typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? 'an array' : v === null ? 'null' : String(v);
+
+/** Fields that have a meaning here; anything else set (not undefined/null) is refused. */
+const HANDLED = new Set([
+  'messages',
+  'model',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'seed',
+  'stop',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
+  'n',
+  'logprobs',
+  'top_logprobs',
+  'frequency_penalty',
+  'presence_penalty',
+  'tools',
+  'tool_choice',
+  'functions',
+  'function_call',
+  'parallel_tool_calls',
+  'logit_bias',
+  'response_format',
+  'user',
+  'metadata',
+  'safety_identifier',
+  'prompt_cache_key',
+  'store',
+]);
+
+const isSet = (v: unknown) => v !== undefined && v !== null;
+const isEmpty = (v: unknown) =>
+  !isSet(v) ||
+  (Array.isArray(v) && v.length === 0) ||
+  (typeof v === 'object' && Object.keys(v as object).length === 0);
+
+/** What a request becomes: the engine's chat request, the stop strings and the stream options. */
+export interface MappedRequest {
+  req: ChatRequest;
+  stops: string[];
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+function num(name: string, v: unknown, rule: NumberRule): number | undefined {
+  if (!isSet(v)) return undefined;
+  checkNumberOption(name, v, rule);
+  return v as number;
+}
+
+function messageOf(m: unknown, i: number): ChatMessage {
+  const at = `messages[${i}]`;
+  if (typeof m !== 'object' || m === null || Array.isArray(m))
+    throw bad(`${at} must be an object {role, content}, got ${show(m)}`);
+  const o = m as Record<string, unknown>;
+  const role = o.role;
+  if (role === 'tool' || role === 'function')
+    throw bad(`${at}.role "${role}" is not supported: these engines have no tool or function calling`);
+  if (role !== 'system' && role !== 'developer' && role !== 'user' && role !== 'assistant')
+    throw bad(`${at}.role must be "system", "developer", "user" or "assistant", got ${show(role)}`);
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'role' || k === 'content' || !isSet(v)) continue;
+    throw bad(
+      k === 'name'
+        ? `${at}.name is not supported: the chat templates here have no participant names`
+        : `${at}.${k} is not supported (only role and content are)`,
+    );
+  }
+  let content: string;
+  if (typeof o.content === 'string') content = o.content;
+  else if (Array.isArray(o.content)) {
+    const texts = o.content.map((p: unknown, j: number) => {
+      const part = p as { type?: unknown; text?: unknown } | null;
+      if (part?.type !== 'text' || typeof part.text !== 'string')
+        throw bad(
+          `${at}.content[${j}] must be a text part {type: "text", text}, got ${part && typeof part === 'object' ? `type ${show(part.type)}` : show(part)}: these engines read text only`,
+        );
+      return part.text;
+    });
+    content = texts.join('\n');
+  } else throw bad(`${at}.content must be a string or an array of text parts, got ${show(o.content)}`);
+  return { role: role === 'developer' ? 'system' : role, content };
+}
+
+/**
+ * Checks a request and maps it to the engine's {@link ChatRequest}: `max_tokens` → maxTokens,
+ * `temperature` (default 1) → temperature, `top_p` (default 1) → topP, `seed`, `top_k` → topK, `min_p` →
+ * minP, `repetition_penalty` → repetitionPenalty; `stop` to a list of strings.
+ * @throws EngineError('invalid_argument') naming the first field it cannot honour.
+ */
+export function mapChatCompletionParams(params: unknown): MappedRequest {
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    throw bad(`the request must be an object {messages, …}, got ${show(params)}`);
+  const p = params as Record<string, unknown>;
+  for (const [k, v] of Object.entries(p))
+    if (!HANDLED.has(k) && isSet(v)) throw bad(`${k} is not supported by this engine; leave it out`);
+
+  if (!Array.isArray(p.messages) || p.messages.length === 0)
+    throw bad(`messages must be a non-empty array of {role, content}, got ${show(p.messages)}`);
+  const messages = p.messages.map(messageOf);
+
+  if (isSet(p.model) && typeof p.model !== 'string')
+    throw bad(`model must be a string, got ${show(p.model)}`);
+  if (isSet(p.stream) && typeof p.stream !== 'boolean')
+    throw bad(`stream must be true or false, got ${show(p.stream)}`);
+  const stream = p.stream === true;
+  let includeUsage = false;
+  if (isSet(p.stream_options)) {
+    if (!stream) throw bad('stream_options is only allowed with stream: true (as OpenAI)');
+    const so = p.stream_options as Record<string, unknown>;
+    if (typeof so !== 'object' || Array.isArray(so))
+      throw bad(`stream_options must be an object, got ${show(so)}`);
+    for (const [k, v] of Object.entries(so)) {
+      if (!isSet(v)) continue;
+      if (k !== 'include_usage' && k !== 'include_obfuscation')
+        throw bad(`stream_options.${k} is not supported (include_usage is)`);
+      if (typeof v !== 'boolean') throw bad(`stream_options.${k} must be true or false, got ${show(v)}`);
+    }
+    includeUsage = so.include_usage === true;
+  }
+
+  // Refused unless neutral: each names the field.
+  if (isSet(p.n) && p.n !== 1) throw bad(`n must be 1 (one choice per request), got ${show(p.n)}`);
+  if (isSet(p.logprobs) && p.logprobs !== false)
+    throw bad('logprobs is not supported: these engines return no log-probabilities');
+  if (isSet(p.top_logprobs) && p.top_logprobs !== 0)
+    throw bad('top_logprobs is not supported: these engines return no log-probabilities');
+  if (!isEmpty(p.tools)) throw bad('tools is not supported: these engines have no tool calling');
+  if (isSet(p.tool_choice) && p.tool_choice !== 'none')
+    throw bad('tool_choice is not supported: these engines have no tool calling');
+  if (!isEmpty(p.functions)) throw bad('functions is not supported: these engines have no function calling');
+  if (isSet(p.function_call) && p.function_call !== 'none')
+    throw bad('function_call is not supported: these engines have no function calling');
+  if (isSet(p.parallel_tool_calls) && typeof p.parallel_tool_calls !== 'boolean')
+    throw bad(`parallel_tool_calls must be true or false, got ${show(p.parallel_tool_calls)}`);
+  for (const k of ['frequency_penalty', 'presence_penalty'] as const)
+    if (isSet(p[k]) && p[k] !== 0)
+      throw bad(`${k} is not supported (only 0): use repetition_penalty (CTRL-style, > 1 penalises) instead`);
+  if (!isEmpty(p.logit_bias)) throw bad('logit_bias is not supported by these engines');
+  if (isSet(p.response_format) && (p.response_format as { type?: unknown }).type !== 'text')
+    throw bad('response_format is not supported (only {type: "text"}): these engines have no JSON mode');
+  if (isSet(p.store) && p.store !== false) throw bad('store is not supported: nothing is stored here');
+  for (const k of ['user', 'safety_identifier', 'prompt_cache_key'] as const)
+    if (isSet(p[k]) && typeof p[k] !== 'string') throw bad(`${k} must be a string, got ${show(p[k])}`);
+
+  let maxTokens = num('max_tokens', p.max_tokens, { integer: true, min: 1 });
+  const maxCompletion = num('max_completion_tokens', p.max_completion_tokens, { integer: true, min: 1 });
+  if (maxTokens !== undefined && maxCompletion !== undefined && maxTokens !== maxCompletion)
+    throw bad(`max_tokens (${maxTokens}) and max_completion_tokens (${maxCompletion}) differ: give one`);
+  maxTokens ??= maxCompletion;
+
+  let stops: string[] = [];
+  if (typeof p.stop === 'string') stops = [p.stop];
+  else if (Array.isArray(p.stop)) stops = [...p.stop];
+  else if (isSet(p.stop)) throw bad(`stop must be a string or an array of strings, got ${show(p.stop)}`);
+  stops.forEach((s, i) => {
+    if (typeof s !== 'string' || s === '')
+      throw bad(
+        `stop${typeof p.stop === 'string' ? '' : `[${i}]`} must be a non-empty string, got ${show(s)}`,
+      );
+  });
+
+  const req: ChatRequest = {
+    messages,
+    temperature: num('temperature', p.temperature, { min: 0, max: 2 }) ?? 1,
+    topP: num('top_p', p.top_p, { above: 0, max: 1 }) ?? 1,
+  };
+  if (maxTokens !== undefined) req.maxTokens = maxTokens;
+  const seed = num('seed', p.seed, { integer: true });
+  if (seed !== undefined) req.seed = seed;
+  const topK = num('top_k', p.top_k, { integer: true, min: 0 });
+  if (topK !== undefined) req.topK = topK;
+  const minP = num('min_p', p.min_p, { min: 0, max: 1 });
+  if (minP !== undefined) req.minP = minP;
+  const rep = num('repetition_penalty', p.repetition_penalty, { above: 0 });
+  if (rep !== undefined) req.repetitionPenalty = rep;
+  return { req, stops, stream, includeUsage };
+}
+
+/**
+ * The `signal` of `create`'s request options (undefined when none is given).
+ * @throws EngineError('invalid_argument') for options that are not an object, or that set anything else.
+ */
+export function requestSignal(options: unknown): AbortSignal | undefined {
+  let signal: AbortSignal | undefined;
+  if (isSet(options)) {
+    if (typeof options !== 'object')
+      throw bad(`the request options must be an object {signal}, got ${show(options)}`);
+    for (const [k, v] of Object.entries(options as object))
+      if (k !== 'signal' && isSet(v)) throw bad(`request option ${k} is not supported (signal is)`);
+    signal = (options as { signal?: AbortSignal | null }).signal ?? undefined;
+  }
+  return signal;
+}

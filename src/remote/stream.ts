@@ -1,0 +1,207 @@
+/**
+ * The streamed answer of one `/v1/chat/completions` or `/v1/completions` request, from its SSE data lines
+ * to a {@link RemoteGenerateResult}: {@link CompletionStream} reads the lines (`data: [DONE]`, the JSON
+ * chunks with their content or reasoning text, `usage`, llama-server's `timings`, the finish reason, an
+ * error sent mid-stream, a server that keeps streaming past `max_tokens`) into content chunks with their
+ * arrival times, and {@link assembleResult} turns the chunks into the result's token count and per-token
+ * times (DESIGN.md: by tokens, never by chunks; see src/remote/engine.ts). No I/O and no timers: the
+ * request, its timeouts and its errors are `RemoteEngine`'s.
+ */
+import { tokenTimesFromChunks } from '../core/metrics.ts';
+import type { GenerateResult, TokenEvent } from '../core/types.ts';
+
+/** How a remote result's output tokens were counted. */
+export type TokenCountSource = 'usage' | 'tokenizer' | 'chunks';
+
+/** A remote generation: the usual result plus how its tokens were counted. */
+export interface RemoteGenerateResult extends GenerateResult {
+  tokenCount: TokenCountSource;
+  approximate: boolean;
+  /** Content chunks received. */
+  chunks: number;
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  /** llama-server's `timings` (its own prefill/decode tok/s), when it sends them. */
+  serverTimings?: { prompt_per_second?: number; predicted_per_second?: number };
+}
+
+/** One content chunk of a stream: when it arrived (`performance.now()`) and its text, reasoning included. */
+export interface ChunkRecord {
+  tMs: number;
+  text: string;
+}
+
+/** llama-server's own prefill/decode rates, as its stream's `timings` carry them. */
+type ServerTimings = NonNullable<RemoteGenerateResult['serverTimings']>;
+
+/** One JSON line of a completion stream (chat deltas or completion text; vLLM's and llama-server's extras). */
+interface StreamLine {
+  choices?: {
+    delta?: {
+      content?: string | null;
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+    };
+    text?: string;
+    finish_reason?: string | null;
+  }[];
+  usage?: RemoteGenerateResult['usage'] | null;
+  /** llama-server's own timings (kept apart, in engineReported). */
+  timings?: ServerTimings;
+  error?: { message?: string } | string;
+}
+
+/**
+ * One completion stream's state, fed the data of its SSE events in order ({@link onData}): the content
+ * chunks, the text, usage, llama-server's timings, the finish reason, and whether reading must stop
+ * ({@link stopped}: `[DONE]` arrived, the server broke the protocol, or it overran `maxTokens`).
+ * Each content chunk is reported to `onToken` at once, as `countTokens` of it (at least one) token events.
+ */
+export class CompletionStream {
+  readonly chunks: ChunkRecord[] = [];
+  /** The answer's content (reasoning text is counted and timed, but not part of it). */
+  text = '';
+  usage: RemoteGenerateResult['usage'];
+  serverTimings: ServerTimings | undefined;
+  finish: string | undefined;
+  /** `data: [DONE]` arrived. */
+  done = false;
+  /** A content chunk arrived after `maxTokens` of them (each carries at least one token): the server overran. */
+  overran = false;
+  /** Why the stream is unreadable (a line that is not JSON, an error sent mid-stream), if it is. */
+  protocolError: string | undefined;
+
+  /**
+   * @param host the server's host, for messages.
+   * @param maxTokens the request's max_tokens: more content chunks than this is an overrun.
+   */
+  constructor(
+    private readonly host: string,
+    private readonly maxTokens: number,
+    private readonly countTokens?: (text: string) => number,
+    private readonly onToken?: (e: TokenEvent) => void,
+  ) {}
+
+  /** True once reading should stop: `[DONE]`, a protocol fault or an overrun. */
+  get stopped(): boolean {
+    return this.done || Boolean(this.protocolError) || this.overran;
+  }
+
+  /** Takes one SSE event's data; ignored once {@link stopped}. */
+  onData(raw: string): void {
+    if (this.stopped) return;
+    const data = raw.trim();
+    if (data === '[DONE]') {
+      this.done = true;
+      return;
+    }
+    let j: StreamLine;
+    try {
+      j = JSON.parse(data);
+    } catch {
+      this.protocolError = `${this.host} sent a malformed stream line (not JSON): ${JSON.stringify(data.slice(0, 80))}`;
+      return;
+    }
+    if (j.error) {
+      this.protocolError = `${this.host} reported an error mid-stream: ${typeof j.error === 'string' ? j.error : (j.error.message ?? 'unknown')}`;
+      return;
+    }
+    if (j.usage) this.usage = j.usage;
+    if (j.timings) this.serverTimings = j.timings;
+    const c = j.choices?.[0];
+    if (!c) return;
+    if (c.finish_reason) this.finish = c.finish_reason;
+    // Reasoning models stream their thinking first (vLLM: delta.reasoning_content / reasoning): those
+    // are output tokens too (usage counts them), so they time the first token; the text keeps content only.
+    const content = c.delta?.content ?? c.text ?? '';
+    const piece = (c.delta?.reasoning_content ?? c.delta?.reasoning ?? '') + content;
+    if (piece === '') return;
+    if (this.chunks.length >= this.maxTokens) {
+      this.overran = true;
+      return;
+    }
+    const tMs = performance.now();
+    this.chunks.push({ tMs, text: piece });
+    this.text += content;
+    const k = this.countTokens ? Math.max(1, this.countTokens(piece)) : 1;
+    if (this.onToken)
+      for (let i = 0; i < k; i++) this.onToken({ tokenId: -1, text: i === 0 ? piece : '', tMs });
+  }
+}
+
+/** Splits `total` tokens over chunks in proportion to `weights`, each non-empty chunk getting ≥ 1 when possible. */
+export function spreadTokens(total: number, weights: readonly number[]): number[] {
+  const n = weights.length;
+  const out = new Array<number>(n).fill(0);
+  if (n === 0 || total <= 0) return out;
+  if (total <= n) {
+    // Fewer tokens than chunks: one each for the first `total` chunks (the server counted fewer).
+    for (let i = 0; i < total; i++) out[i] = 1;
+    return out;
+  }
+  // One each, then the rest by largest remainder over the weights.
+  const rest = total - n;
+  const w = weights.map((x) => Math.max(0, x));
+  const sum = w.reduce((a, b) => a + b, 0);
+  const shares = w.map((x) => (sum > 0 ? (x / sum) * rest : rest / n));
+  let given = 0;
+  for (let i = 0; i < n; i++) {
+    const f = Math.floor(shares[i]);
+    out[i] = 1 + f;
+    given += f;
+  }
+  const order = shares.map((s, i) => [s - Math.floor(s), i] as const).sort((a, b) => b[0] - a[0]);
+  for (let k = 0; k < rest - given; k++) out[order[k % n][1]]++;
+  return out;
+}
+
+/**
+ * Builds the result: token counts (usage / tokenizer / chunks) and per-token times from chunk times.
+ * `forced` is 'aborted' when the stream did not reach `[DONE]`: the finish reason then, and the server's
+ * usage (if any) is not used for the count.
+ */
+export function assembleResult(
+  tStartMs: number,
+  chunks: readonly ChunkRecord[],
+  text: string,
+  usage: RemoteGenerateResult['usage'],
+  finish: string | undefined,
+  forced: 'aborted' | undefined,
+  count: ((text: string) => number) | undefined,
+): RemoteGenerateResult {
+  let perChunk: number[];
+  let tokenCount: TokenCountSource;
+  const reported = usage?.completion_tokens;
+  if (reported !== undefined && reported >= 1 && !forced) {
+    perChunk = spreadTokens(
+      reported,
+      chunks.map((c) => (count ? count(c.text) : c.text.length)),
+    );
+    tokenCount = 'usage';
+  } else if (count) {
+    perChunk = chunks.map((c) => Math.max(1, count(c.text)));
+    tokenCount = 'tokenizer';
+  } else {
+    perChunk = chunks.map(() => 1);
+    tokenCount = 'chunks';
+  }
+  const tokenTimesMs = tokenTimesFromChunks(
+    chunks.map((c) => c.tMs),
+    perChunk,
+  );
+  const n = tokenTimesMs.length;
+  const promptTokens = usage?.prompt_tokens ?? 0;
+  return {
+    promptTokenIds: new Array<number>(promptTokens).fill(-1),
+    outputTokenIds: new Array<number>(n).fill(-1),
+    text,
+    finishReason: forced ?? (finish === 'length' ? 'length' : 'stop'),
+    tStartMs,
+    tokenTimesMs,
+    tokenCount,
+    approximate: tokenCount === 'chunks',
+    chunks: chunks.length,
+    ...(usage
+      ? { usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens } }
+      : {}),
+  };
+}

@@ -7,14 +7,7 @@
 import { answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { EngineError } from '../core/errors.ts';
-import type {
-  ChatMessage,
-  GenerateResult,
-  KvType,
-  LoadProgress,
-  ModelInfo,
-  TokenEvent,
-} from '../core/types.ts';
+import type { ChatMessage, KvType, LoadProgress, ModelInfo, TokenEvent } from '../core/types.ts';
 import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import { fmtBytes } from '../util/format.ts';
@@ -28,61 +21,12 @@ import {
   type WidgetEngineKind,
   webGpuMissingReason,
 } from './backends.ts';
+import type { WebGpuChatDoneDetail, WebGpuChatEventMap } from './events.ts';
 import { type EngineLease, EngineRegistry } from './registry.ts';
 import { WIDGET_CSS } from './styles.ts';
 
 /** The engines shared by every widget on the page. */
 export const sharedEngines = new EngineRegistry<ChatBackend>();
-
-/** `detail` of the `ready` event. */
-export interface WebGpuChatReadyDetail {
-  engine: WidgetEngineKind;
-  model: string;
-  /**
-   * The model's name as the heading shows it: a GGUF's file name without `.gguf` ("stories260K"), else
-   * the name the model reports (`info.name` is a GGUF's `general.name`, which may be its architecture).
-   */
-  name: string;
-  info: ModelInfo;
-}
-/** `detail` of the `token` event. */
-export interface WebGpuChatTokenDetail {
-  tokenId: number;
-  text: string;
-  /** The answer so far. */
-  answer: string;
-  tMs: number;
-}
-/** `detail` of the `done` event. */
-export interface WebGpuChatDoneDetail {
-  text: string;
-  finishReason: GenerateResult['finishReason'];
-  outputTokens: number;
-  promptTokens: number;
-  /** Decode speed of this answer, (tokens − 1) / (last − first token time); null for < 2 tokens. */
-  tokensPerSecond: number | null;
-  /**
-   * Tokens of context when the answer ended (promptTokens + outputTokens): the KV depth its decode speed
-   * was measured at, which grows over a conversation.
-   */
-  contextTokens: number;
-  /** Time to the first token in ms; null without tokens. */
-  ttftMs: number | null;
-}
-/** `detail` of the `error` event. `code` is an EngineError code, `webgpu_unavailable` or `not_available`. */
-export interface WebGpuChatErrorDetail {
-  code: string;
-  message: string;
-  phase: 'load' | 'chat';
-}
-
-/** Events the element dispatches (they bubble and cross the shadow boundary). */
-export interface WebGpuChatEventMap {
-  ready: CustomEvent<WebGpuChatReadyDetail>;
-  token: CustomEvent<WebGpuChatTokenDetail>;
-  done: CustomEvent<WebGpuChatDoneDetail>;
-  error: CustomEvent<WebGpuChatErrorDetail>;
-}
 
 /** Attributes whose change loads the model again. */
 const RELOAD_ATTRS = [
@@ -592,15 +536,7 @@ export class WebGpuChatElement extends HTMLElement {
       const s = summarizeAnswer(r);
       answer.finish(s.finishReason, s.text);
       this.stats.textContent = answerLine(s);
-      const detail: WebGpuChatDoneDetail = {
-        text: s.text,
-        finishReason: s.finishReason,
-        outputTokens: s.outputTokens,
-        promptTokens: s.promptTokens,
-        tokensPerSecond: s.tokensPerSecond,
-        contextTokens: s.contextTokens,
-        ttftMs: s.ttftMs,
-      };
+      const detail: WebGpuChatDoneDetail = s;
       this.emit('done', detail);
       return detail;
     } catch (e) {

@@ -14,7 +14,7 @@ export type {
   WebGpuChatEventMap,
   WebGpuChatReadyDetail,
   WebGpuChatTokenDetail,
-} from './element.ts';
+} from './events.ts';
 export { defineWebGpuChat, WebGpuChatElement };
 
 /** Options of {@link mount}; each is also an attribute of `<webgpu-chat>` (kebab-case). */

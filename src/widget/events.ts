@@ -1,0 +1,48 @@
+/**
+ * The events `<webgpu-chat>` dispatches (widget/element.ts), with their `detail` types: part of the
+ * package's typed API (`WebGpuChatEventMap`, checked by events.test-d.ts).
+ */
+import type { AnswerSummary } from '../chat/conversation.ts';
+import type { ModelInfo } from '../core/types.ts';
+import type { WidgetEngineKind } from './backends.ts';
+
+/** `detail` of the `ready` event. */
+export interface WebGpuChatReadyDetail {
+  engine: WidgetEngineKind;
+  model: string;
+  /**
+   * The model's name as the heading shows it: a GGUF's file name without `.gguf` ("stories260K"), else
+   * the name the model reports (`info.name` is a GGUF's `general.name`, which may be its architecture).
+   */
+  name: string;
+  info: ModelInfo;
+}
+/** `detail` of the `token` event. */
+export interface WebGpuChatTokenDetail {
+  tokenId: number;
+  text: string;
+  /** The answer so far. */
+  answer: string;
+  tMs: number;
+}
+/**
+ * `detail` of the `done` event: the answer's text and figures (chat/conversation.ts `AnswerSummary`):
+ * finishReason, outputTokens, promptTokens, tokensPerSecond ((tokens − 1) / (last − first token time); null
+ * under 2 tokens), contextTokens (promptTokens + outputTokens: the KV depth its decode speed was measured at,
+ * which grows over a conversation) and ttftMs (null without tokens).
+ */
+export type WebGpuChatDoneDetail = AnswerSummary;
+/** `detail` of the `error` event. `code` is an EngineError code, `webgpu_unavailable` or `not_available`. */
+export interface WebGpuChatErrorDetail {
+  code: string;
+  message: string;
+  phase: 'load' | 'chat';
+}
+
+/** Events the element dispatches (they bubble and cross the shadow boundary). */
+export interface WebGpuChatEventMap {
+  ready: CustomEvent<WebGpuChatReadyDetail>;
+  token: CustomEvent<WebGpuChatTokenDetail>;
+  done: CustomEvent<WebGpuChatDoneDetail>;
+  error: CustomEvent<WebGpuChatErrorDetail>;
+}

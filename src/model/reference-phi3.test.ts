@@ -22,12 +22,8 @@ import {
   archCasePrompt,
   buildArchCase,
 } from '../testing/arch-cases.ts';
-import {
-  type LlamaConfig,
-  llamaConfigFromGguf,
-  phi3RopeFactorsTensor,
-  SUPPORTED_ARCHITECTURES,
-} from './config.ts';
+import { type LlamaConfig, llamaConfigFromGguf, SUPPORTED_ARCHITECTURES } from './config.ts';
+import { phi3RopeFactorsTensor } from './config-arch.ts';
 import { makeRandomPhi3Gguf, randomPhi3Parts } from './random-phi3.ts';
 import { argmax, logSoftmax, REFERENCE_TYPES, ReferenceLlama } from './reference.ts';
 

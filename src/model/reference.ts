@@ -44,7 +44,8 @@ import { EngineError } from '../core/errors.ts';
 import { f32ToF16 } from '../gguf/half.ts';
 import { CODEC_TYPES, dequantizeRow } from '../gguf/quantize.ts';
 import type { GgufFile } from '../gguf/types.ts';
-import { type LlamaConfig, llamaConfigFromGguf, phi3RopeFactorsTensor } from './config.ts';
+import { type LlamaConfig, llamaConfigFromGguf } from './config.ts';
+import { phi3RopeFactorsTensor } from './config-arch.ts';
 
 /** IEEE binary16 bits → number (exact). */
 export function halfToNumber(h: number): number {

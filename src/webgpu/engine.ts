@@ -7,7 +7,6 @@ import type {
   ChatRequest,
   Engine,
   EngineStats,
-  FinishReason,
   GenerateRequest,
   GenerateResult,
   LoadOptions,
@@ -20,10 +19,10 @@ import { checkKvType, validateChatRequest, validateGenerateRequest } from '../co
 import type { GgufFile } from '../gguf/types.ts';
 import { chatPromptTokens } from '../model/chat-template.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
-import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
+import { runGeneration } from './generation.ts';
 import {
   attentionPolicyFor,
   checkAttentionAdapter,
@@ -40,7 +39,6 @@ import { LlamaModel } from './model/llama.ts';
 import type { AttentionPolicy, PrefillMatmul } from './model/options.ts';
 import { defaultBatchSize } from './model/prefill.ts';
 import { syntheticGguf } from './model/synthetic.ts';
-import { Sampler } from './sampler.ts';
 
 /**
  * Opens a model source and hands its GGUF to `use`, returning what `use` returns; where the bytes come from
@@ -93,7 +91,7 @@ export interface WebGpuEngineOptions {
   /**
    * Where sampled requests (temperature > 0, a repetition penalty, or returnLogits) pick their token:
    * `'gpu'` (default; kernels/sample.ts, chained on the GPU with one 4-byte readback per token) or
-   * `'cpu'` (the reference {@link Sampler} over the logits read back every step; for tests).
+   * `'cpu'` (the reference sampler.ts `Sampler` over the logits read back every step; for tests).
    */
   sampling?: 'gpu' | 'cpu';
   /**
@@ -114,12 +112,6 @@ export interface WebGpuEngineOptions {
    * is malformed or shares activations through subgroups of a size this adapter does not have.
    */
   prefill?: PrefillMatmul;
-}
-
-function isGreedy(r: GenerateRequest): boolean {
-  return (
-    !r.temperature && (r.repetitionPenalty === undefined || r.repetitionPenalty === 1) && !r.returnLogits
-  );
 }
 
 /** Our WebGPU inference engine. */
@@ -360,9 +352,10 @@ export class WebGpuEngine implements Engine {
    * directly; one 4-byte readback per token, overlapped with the next step). Sampled requests run the
    * same loop with the GPU sampler (kernels/sample.ts) in place of the argmax; the logits are read back
    * only with `returnLogits` (then steps are not overlapped). With the engine option `sampling: 'cpu'`
-   * they read back the logits each step and sample on the CPU ({@link Sampler}). The prompt's prefill runs
-   * in batches that `signal` can stop between (LlamaModel.prefill; progress in `stats().prefill`): an abort
-   * there resolves with finishReason 'aborted' and no tokens, within about one batch (~100 ms).
+   * they read back the logits each step and sample on the CPU (sampler.ts `Sampler`). The prompt's
+   * prefill runs in batches that `signal` can stop between (LlamaModel.prefill; progress in
+   * `stats().prefill`): an abort there resolves with finishReason 'aborted' and no tokens, within about
+   * one batch (~100 ms). The loop itself is generation.ts `runGeneration`.
    * @throws EngineError 'context_overflow' (prompt longer than the context), 'invalid_argument',
    *   'not_loaded', 'device_lost'.
    */
@@ -377,7 +370,13 @@ export class WebGpuEngine implements Engine {
       throw new EngineError('invalid_argument', 'a generation is already running on this engine');
     this.busy = true;
     try {
-      return await this.run(model, req, onToken, signal);
+      return await runGeneration(
+        { tok: this.tok, stats: () => this.lastStats, sampling: this.opts.sampling },
+        model,
+        req,
+        onToken,
+        signal,
+      );
     } catch (thrown) {
       const e = await this.gpuError(thrown);
       if (isEngineError(e)) throw e;
@@ -386,173 +385,6 @@ export class WebGpuEngine implements Engine {
       throw e;
     } finally {
       this.busy = false;
-    }
-  }
-
-  private async run(
-    model: LlamaModel,
-    req: GenerateRequest,
-    onToken?: (e: TokenEvent) => void,
-    signal?: AbortSignal,
-  ): Promise<GenerateResult> {
-    const tok = this.tok;
-    const tStartMs = performance.now();
-    const prompt = req.promptTokenIds ?? tok.encode(req.prompt ?? '', { addBos: tok.addBos });
-    if (prompt.length === 0)
-      throw new EngineError('invalid_argument', 'the prompt is empty and the model adds no BOS token');
-    for (const id of prompt) {
-      if (!Number.isInteger(id) || id < 0 || id >= model.cfg.nVocab) {
-        throw new EngineError(
-          'invalid_argument',
-          `prompt token id ${id} is outside the vocabulary (0..${model.cfg.nVocab - 1})`,
-        );
-      }
-    }
-    if (prompt.length >= model.nCtx) {
-      throw new EngineError(
-        'context_overflow',
-        `the prompt has ${prompt.length} tokens but the context holds ${model.nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
-      );
-    }
-    const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
-    if (!(maxTokens >= 0))
-      throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
-    const out: number[] = [];
-    const times: number[] = [];
-    const dec = new IncrementalDecoder(tok);
-    let text = '';
-    let finish: FinishReason = 'length';
-    const emit = (id: number, logits?: Float32Array): boolean => {
-      const tMs = performance.now();
-      out.push(id);
-      times.push(tMs);
-      const piece = dec.push(id);
-      text += piece;
-      onToken?.({ tokenId: id, text: piece, tMs, logits });
-      if (!req.ignoreEos && tok.isEog(id)) {
-        finish = 'stop';
-        return false;
-      }
-      if (out.length >= maxTokens) return false;
-      if (signal?.aborted) {
-        finish = 'aborted';
-        return false;
-      }
-      return true;
-    };
-
-    const tPrefill =
-      maxTokens > 0 && !signal?.aborted ? await this.prefill(model, prompt, signal) : undefined;
-    if (tPrefill !== undefined) {
-      let pos = prompt.length; // position of the next token to feed
-      if (isGreedy(req) || this.opts.sampling !== 'cpu') {
-        // Token n sits in readback slot n % 2; step n+1 is submitted before token n is awaited (with
-        // returnLogits, after: the one logits readback must be read before the next step refills it).
-        // Greedy: the argmax picks it; sampled: the GPU sampler with draw index n, its history ring
-        // seeded with the prompt and fed by each draw.
-        const sampled = !isGreedy(req);
-        if (sampled) {
-          const s = new Sampler(req, model.cfg.nVocab);
-          await model.startSampling(s.params, s.seed, prompt);
-        }
-        const overlap = !req.returnLogits;
-        const submit = (k: number) =>
-          model.submitDecode(pos, {
-            slot: k % 2,
-            feedBack: true,
-            sample: sampled ? k : undefined,
-            readLogits: !overlap,
-          });
-        model.submitReadback({
-          slot: 0,
-          feedBack: true,
-          sample: sampled ? 0 : undefined,
-          readLogits: !overlap,
-        });
-        let n = 0;
-        let pending = false;
-        for (;;) {
-          const more = n + 1 < maxTokens && pos < model.nCtx;
-          pending = overlap && more;
-          if (pending) submit(n + 1);
-          const id = await model.readToken(n % 2);
-          const logits = overlap ? undefined : await model.readLogits();
-          if (n === 0)
-            this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
-          if (!emit(id, logits) || !more) break;
-          if (!overlap) submit(n + 1);
-          pos++;
-          n++;
-        }
-        if (pending) await model.readToken((n + 1) % 2).catch(() => undefined);
-      } else {
-        // keyed: the GPU sampler's PRNG and draw order, so both paths give the same ids for a seed.
-        const sampler = new Sampler(req, model.cfg.nVocab, { keyed: true });
-        const history = [...prompt];
-        model.submitReadback({ readLogits: true });
-        for (;;) {
-          const logits = await model.readLogits();
-          if (out.length === 0)
-            this.lastStats.lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
-          const id = sampler.sample(logits, history);
-          history.push(id);
-          if (!emit(id, req.returnLogits ? logits : undefined) || pos >= model.nCtx) break;
-          model.submitDecode(pos, { tokenId: id, readLogits: true });
-          pos++;
-        }
-      }
-      if (out.length > 1)
-        this.lastStats.lastDecode = { tokens: out.length - 1, ms: times[times.length - 1] - times[0] };
-    } else if (signal?.aborted) finish = 'aborted';
-    text += dec.flush();
-    return {
-      promptTokenIds: prompt,
-      outputTokenIds: out,
-      text,
-      finishReason: finish,
-      tStartMs,
-      tokenTimesMs: times,
-    };
-  }
-
-  /**
-   * The prompt's prefill, cancellable between batches (LlamaModel.prefill), with its progress in
-   * `stats().prefill`. Returns when it started (performance.now()), or undefined when `signal` stopped it
-   * (the generation then ends 'aborted' with no tokens, as an abort before the prefill does).
-   */
-  private async prefill(
-    model: LlamaModel,
-    prompt: number[],
-    signal?: AbortSignal,
-  ): Promise<number | undefined> {
-    const t0 = performance.now();
-    const p: NonNullable<EngineStats['prefill']> = {
-      tokens: prompt.length,
-      done: 0,
-      batches: 0,
-      ms: 0,
-      state: 'running',
-    };
-    this.lastStats.prefill = p;
-    try {
-      await model.prefill(prompt, 0, {
-        signal,
-        onBatch: (done) => {
-          p.done = done;
-          p.batches++;
-          p.ms = performance.now() - t0;
-        },
-      });
-      p.state = 'done';
-      return t0;
-    } catch (e) {
-      p.ms = performance.now() - t0;
-      if (isEngineError(e, 'aborted') && signal?.aborted) {
-        p.state = 'aborted';
-        return undefined;
-      }
-      p.state = 'failed';
-      throw e;
     }
   }
 

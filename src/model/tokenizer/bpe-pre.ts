@@ -3,15 +3,24 @@
  * chosen by `tokenizer.ggml.pre` exactly as `llama_vocab::impl::load` and `llm_tokenizer_bpe` choose it.
  *
  * llama.cpp runs hand-written splitters for its most common expressions (GPT-2, Llama 3, Qwen 2, Qwen 3.5;
- * ported here line by line) and `std::regex` for the rest. For those it first "collapses" the text: every
- * code point ≥ 128 becomes one byte naming its category (0xD1 number, 0xD2 letter, 0xD3 punctuation,
- * 0xD4 mark, 0xD5 symbol, 0xD0 other, 0x0B whitespace) and each `\p{…}` in the expression becomes a
- * class of that byte plus its ASCII members; an expression without categories runs on the code points,
- * non-ASCII whitespace replaced by 0x0B. `std::regex` uses the ECMAScript grammar, so JavaScript's RegExp
- * runs the same expressions on the same collapsed text. Character categories come from llama.cpp's own
- * tables (unicode.ts), never from the JavaScript engine.
+ * ported line by line in bpe-split-custom.ts) and `std::regex` for the rest. For those it first
+ * "collapses" the text: every code point ≥ 128 becomes one byte naming its category (0xD1 number, 0xD2
+ * letter, 0xD3 punctuation, 0xD4 mark, 0xD5 symbol, 0xD0 other, 0x0B whitespace) and each `\p{…}` in the
+ * expression becomes a class of that byte plus its ASCII members; an expression without categories runs on
+ * the code points, non-ASCII whitespace replaced by 0x0B. `std::regex` uses the ECMAScript grammar, so
+ * JavaScript's RegExp runs the same expressions on the same collapsed text. Character categories come from
+ * llama.cpp's own tables (unicode.ts), never from the JavaScript engine.
  */
 import { EngineError } from '../../core/errors.ts';
+import {
+  CUSTOM,
+  RE_GPT2,
+  RE_LLAMA3,
+  RE_NEWLINES,
+  RE_QWEN2,
+  RE_QWEN35,
+  type Splitter,
+} from './bpe-split-custom.ts';
 import { cptFlags, Flag } from './unicode.ts';
 
 /** How llama.cpp tokenizes for one `tokenizer.ggml.pre` value. */
@@ -29,16 +38,6 @@ export interface PreTokenizerSpec {
   /** The pre type resets the default BOS id to none (glm4). */
   noDefaultBos: boolean;
 }
-
-// The expressions, as llama.cpp writes them (src/llama-vocab.cpp, llm_tokenizer_bpe).
-const RE_LLAMA3 =
-  "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const RE_QWEN2 =
-  "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const RE_QWEN35 =
-  "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const RE_GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
-const RE_NEWLINES = '[^\\n]+|[\\n]+';
 
 /** Regex lists per llama.cpp pre type. */
 const PRE_TYPE_REGEXES: Record<string, readonly string[]> = {
@@ -217,241 +216,6 @@ export function preTokenizerFor(pre: string | undefined): PreTokenizerSpec {
     noDefaultBos: entry.noDefaultBos ?? false,
   };
 }
-
-const OUT_OF_RANGE = 0xffffffff;
-const APOS = 0x27;
-const SPACE = 0x20;
-const CR = 0x0d;
-const LF = 0x0a;
-const S = 0x73;
-const T = 0x74;
-const M = 0x6d;
-const D = 0x64;
-const R = 0x72;
-const E = 0x65;
-const V = 0x76;
-const L = 0x6c;
-
-/** `unicode_tolower` where it matters (the contraction letters): ASCII upper case only. */
-function lowerAscii(c: number): number {
-  return c >= 0x41 && c <= 0x5a ? c + 32 : c;
-}
-
-type Splitter = (cpts: Uint32Array, offsets: readonly number[]) => number[];
-
-/**
- * Runs `body` once per segment with llama.cpp's helpers: `cpt(p)`/`flags(p)` give OUT_OF_RANGE / 0
- * outside the segment, `add(end)` emits the piece since the last end (when not empty) and returns its
- * length.
- */
-function perSegment(
-  cpts: Uint32Array,
-  offsets: readonly number[],
-  body: (
-    ini: number,
-    end: number,
-    cpt: (p: number) => number,
-    flags: (p: number) => number,
-    add: (e: number) => number,
-  ) => void,
-): number[] {
-  const out: number[] = [];
-  let start = 0;
-  for (const offset of offsets) {
-    const ini = start;
-    const end = start + offset;
-    start = end;
-    const cpt = (p: number) => (p >= ini && p < end ? cpts[p] : OUT_OF_RANGE);
-    const flags = (p: number) => (p >= ini && p < end ? cptFlags(cpts[p]) : 0);
-    let prevEnd = ini;
-    const add = (e: number): number => {
-      const len = e - prevEnd;
-      if (len > 0) out.push(len);
-      prevEnd = e;
-      return len;
-    };
-    body(ini, end, cpt, flags, add);
-  }
-  return out;
-}
-
-/** `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `pos`: the length matched, or 0. */
-function contraction(pos: number, end: number, cpt: (p: number) => number, caseless: boolean): number {
-  if (cpt(pos) !== APOS || pos + 1 >= end) return 0;
-  const lo = caseless ? lowerAscii : (c: number) => c;
-  const n1 = lo(cpt(pos + 1));
-  if (n1 === S || n1 === T || n1 === M || n1 === D) return 2;
-  if (pos + 2 < end) {
-    const n2 = lo(cpt(pos + 2));
-    if ((n1 === R && n2 === E) || (n1 === V && n2 === E) || (n1 === L && n2 === L)) return 3;
-  }
-  return 0;
-}
-
-const WS = Flag.WHITESPACE;
-const LETTER = Flag.LETTER;
-const NUMBER = Flag.NUMBER;
-const MARK = Flag.ACCENT_MARK;
-
-/** llama.cpp's `unicode_regex_split_custom_gpt2`. */
-const splitGpt2: Splitter = (cpts, offsets) =>
-  perSegment(cpts, offsets, (ini, end, cpt, flags, add) => {
-    for (let pos = ini; pos < end; ) {
-      const c = cpt(pos);
-      const f = flags(pos);
-      const k = contraction(pos, end, cpt, false);
-      if (k > 0) {
-        pos += add(pos + k);
-        continue;
-      }
-      let f2 = c === SPACE ? flags(pos + 1) : f;
-      if (f2 & LETTER) {
-        pos += c === SPACE ? 1 : 0;
-        while (f2 & LETTER) f2 = flags(++pos);
-        add(pos);
-        continue;
-      }
-      if (f2 & NUMBER) {
-        pos += c === SPACE ? 1 : 0;
-        while (f2 & NUMBER) f2 = flags(++pos);
-        add(pos);
-        continue;
-      }
-      if (!(f2 & (WS | LETTER | NUMBER)) && f2) {
-        pos += c === SPACE ? 1 : 0;
-        while (!(f2 & (WS | LETTER | NUMBER)) && f2) f2 = flags(++pos);
-        add(pos);
-        continue;
-      }
-      let nws = 0;
-      while (flags(pos + nws) & WS) nws++;
-      if (nws > 1 && cpt(pos + nws) !== OUT_OF_RANGE) {
-        pos += nws - 1;
-        add(pos);
-        continue;
-      }
-      if (nws > 0) {
-        pos += nws;
-        add(pos);
-        continue;
-      }
-      add(++pos);
-    }
-  });
-
-/**
- * llama.cpp's `unicode_regex_split_custom_llama3` (`digits` = 3), `_qwen2` (`digits` = 1) and `_qwen35`
- * (`marks`: letter runs also take combining marks).
- */
-function makeLlama3Like(digits: 1 | 3, marks: boolean): Splitter {
-  const letterish = marks ? LETTER | MARK : LETTER;
-  return (cpts, offsets) =>
-    perSegment(cpts, offsets, (ini, end, cpt, flags, add) => {
-      for (let pos = ini; pos < end; ) {
-        const c = cpt(pos);
-        const f = flags(pos);
-        const k = contraction(pos, end, cpt, true);
-        if (k > 0) {
-          pos += add(pos + k);
-          continue;
-        }
-        // [^\r\n\p{L}\p{N}]?\p{L}+
-        if (!(c === CR || c === LF || f & NUMBER)) {
-          if (f & letterish || flags(pos + 1) & letterish) {
-            pos++;
-            while (flags(pos) & letterish) pos++;
-            add(pos);
-            continue;
-          }
-        }
-        // \p{N}{1,3} or \p{N}
-        if (f & NUMBER) {
-          if (digits === 3) {
-            let first = pos;
-            while (flags(pos) & NUMBER) {
-              if (++pos - first >= 3) {
-                add(pos);
-                first = pos;
-              }
-            }
-            add(pos);
-          } else {
-            pos++;
-            add(pos);
-          }
-          continue;
-        }
-        // <space>?[^\s\p{L}\p{N}]+[\r\n]*
-        const other = WS | letterish | NUMBER;
-        let f2 = c === SPACE ? flags(pos + 1) : f;
-        if (!(f2 & other) && f) {
-          pos += c === SPACE ? 1 : 0;
-          while (!(f2 & other) && f2) f2 = flags(++pos);
-          let c2 = cpt(pos);
-          while (c2 === CR || c2 === LF) c2 = cpt(++pos);
-          add(pos);
-          continue;
-        }
-        let nws = 0;
-        let lastEndRN = 0;
-        while (flags(pos + nws) & WS) {
-          const c2 = cpt(pos + nws);
-          if (c2 === CR || c2 === LF) lastEndRN = pos + nws + 1;
-          nws++;
-        }
-        // \s*[\r\n]+
-        if (lastEndRN > 0) {
-          pos = lastEndRN;
-          add(pos);
-          continue;
-        }
-        // \s+(?!\S)
-        if (nws > 1 && cpt(pos + nws) !== OUT_OF_RANGE) {
-          pos += nws - 1;
-          add(pos);
-          continue;
-        }
-        // \s+
-        if (nws > 0) {
-          pos += nws;
-          add(pos);
-          continue;
-        }
-        add(++pos);
-      }
-    });
-}
-
-/** llama.cpp's `unicode_regex_split_custom_newlines`: runs of '\n' and runs of anything else. */
-const splitNewlines: Splitter = (cpts, offsets) => {
-  const out: number[] = [];
-  let start = 0;
-  for (const offset of offsets) {
-    const end = start + offset;
-    let pos = start;
-    while (pos < end) {
-      const nl = cpts[pos] === LF;
-      const runStart = pos;
-      while (pos < end && (cpts[pos] === LF) === nl) pos++;
-      out.push(pos - runStart);
-    }
-    start = end;
-  }
-  return out;
-};
-
-/** The expressions llama.cpp handles with its own code (`unicode_regex_split_custom`). */
-const CUSTOM: ReadonlyMap<string, Splitter> = new Map([
-  [RE_GPT2, splitGpt2],
-  [
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-    makeLlama3Like(3, false),
-  ],
-  [RE_LLAMA3, makeLlama3Like(3, false)],
-  [RE_QWEN2, makeLlama3Like(1, false)],
-  [RE_QWEN35, makeLlama3Like(1, true)],
-  [RE_NEWLINES, splitNewlines],
-]);
 
 /** `\p{…}` names llama.cpp collapses, with the category they stand for. */
 const UCAT_ENUM: ReadonlyMap<string, number> = new Map([

@@ -18,12 +18,13 @@
  *
  * The WGSL lives in kernels/ (the fused matmuls of this block and their epilogues in kernels/llama-ops.ts);
  * weights.ts plans each weight's parts and each kernel's bindings before allocating, upload.ts fills the
- * weights, state.ts holds the run state, forward-plan.ts chooses every dispatch's kernel and buffers, and
- * this file compiles them, binds buffers to the kernels' binding names (kernels/bindings.ts) and runs
- * them. Pipelines and bind groups are made at load; a step writes one 16-byte uniform and encodes one
- * command buffer. Prefill runs in batches of up to `batchSize` tokens through the matrix × matrix
- * pipelines ({@link PrefillMatmul}: mmm.ts tiles on GPUs, mmv register tiles on software adapters) and
- * the tiled causal attention; decode runs the matrix × vector pipelines.
+ * weights, state.ts holds the run state, forward-plan.ts chooses every dispatch's kernel and buffers,
+ * dispatch.ts compiles them, binds buffers to the kernels' binding names (kernels/bindings.ts) and encodes
+ * a step's dispatches and copies, and this file runs them. Pipelines and bind groups are made at load; a
+ * step writes one 16-byte uniform and encodes one command buffer. Prefill runs in batches of up to
+ * `batchSize` tokens through the matrix × matrix pipelines ({@link PrefillMatmul}: mmm.ts tiles on GPUs,
+ * mmv register tiles on software adapters) and the tiled causal attention; decode runs the matrix ×
+ * vector pipelines.
  */
 import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';
@@ -31,19 +32,19 @@ import type { GgufFile } from '../../gguf/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import { attentionSplit } from '../kernels/attention.ts';
 import type { PrefillAttentionPlan, PrefillLayout } from '../kernels/attention-prefill.ts';
-import { bindGroupByName } from '../kernels/bindings.ts';
 import { packStep } from '../kernels/common.ts';
 import { TILE_TOKENS } from '../kernels/mmm.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
 import { packHistory, packSampleParams, SAMPLE_DRAW_OFFSET, type SampleSettings } from '../kernels/sample.ts';
 import {
-  type Dispatch,
-  type KernelChoice,
-  matmulSource,
-  type PlannedKernel,
-  planForward,
-  usesMmv,
-} from './forward-plan.ts';
+  compileForward,
+  compileOutputAll,
+  encodeDispatches,
+  encodeReadback,
+  encodeSample,
+  type ForwardDispatches,
+} from './dispatch.ts';
+import { type Dispatch, type KernelChoice, planForward, usesMmv } from './forward-plan.ts';
 import {
   type AttentionPolicy,
   type ForwardProfiler,
@@ -75,24 +76,6 @@ import {
   planWeights,
   requireWeight,
 } from './weights.ts';
-
-/** Compiles one compute pipeline. @throws EngineError('unsupported_model') with the compiler's messages. */
-async function compilePipeline(device: GPUDevice, label: string, code: string): Promise<GPUComputePipeline> {
-  const module = device.createShaderModule({ label, code });
-  try {
-    return await device.createComputePipelineAsync({
-      label,
-      layout: 'auto',
-      compute: { module, entryPoint: 'main' },
-    });
-  } catch (e) {
-    const info = await module.getCompilationInfo?.().catch(() => undefined);
-    const msgs = info?.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n') ?? '';
-    throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, {
-      cause: e,
-    });
-  }
-}
 
 /** A llama model resident on one GPUDevice, with its KV cache and run state. */
 export class LlamaModel {
@@ -132,16 +115,8 @@ export class LlamaModel {
   private buffers: GPUBuffer[] = [];
   private s!: RunState;
   private stepData = new Uint32Array(4);
-  /** Each layer's dispatches in forward order (qkv, [qk norm], attention, wo, ffn, down), for T = 1. */
-  private decodeLayers!: Dispatch[][];
-  /** The same with the prefill (matrix × matrix, {@link PrefillMatmul}) kernels. */
-  private prefillLayers!: Dispatch[][];
-  private embed!: Dispatch;
-  /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
-  private output!: Dispatch[];
-  private argmax!: Dispatch;
-  /** The GPU sampler (kernels/sample.ts), compiled at load. */
-  private sampler!: Dispatch;
+  /** Every kernel of the forward pass, compiled and bound at load (dispatch.ts). */
+  private kernels!: ForwardDispatches;
   /** The logits-for-every-position kernel (teacher-forced scoring), made on first use. */
   private allLogits?: { kernels: Dispatch[]; logits: GPUBuffer; readback: GPUBuffer };
   /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
@@ -329,7 +304,7 @@ export class LlamaModel {
   /**
    * Plans every kernel (forward-plan.ts), compiles the distinct sources in parallel (and the GPU sampler,
    * so the first sampled request does not wait for a compile: 1–2 s on SwiftShader), and binds each
-   * kernel's buffers by name.
+   * kernel's buffers by name (dispatch.ts `compileForward`).
    */
   private async build(
     weights: Map<string, GpuWeight>,
@@ -358,35 +333,7 @@ export class LlamaModel {
     const plan = planForward(c, weights, specs, this.s, choice, qkvBias, this.intDotFamilies);
     this.prefillAttn = plan.prefillAttn;
     this.flashWorkgroups = plan.flashWorkgroups;
-    const all: PlannedKernel[] = [
-      plan.embed,
-      ...plan.output,
-      plan.argmax,
-      ...plan.decodeLayers.flat(),
-      ...plan.prefillLayers.flat(),
-      plan.sample,
-    ];
-    const sources = new Map<string, string>(); // code → label of its first kernel
-    for (const k of all) if (!sources.has(k.src.code)) sources.set(k.src.code, k.src.label);
-    let done = 0;
-    const pipes = new Map<string, GPUComputePipeline>();
-    await Promise.all(
-      [...sources].map(async ([code, label]) => {
-        pipes.set(code, await compilePipeline(dev, label, code));
-        onCompile?.(++done, sources.size);
-      }),
-    );
-    const dispatch = (k: PlannedKernel): Dispatch => {
-      const pipeline = pipes.get(k.src.code)!;
-      const group = bindGroupByName(dev, pipeline, k.src, k.buffers);
-      return { family: k.family, pipeline, group, wgX: k.wgX, y: k.y, tile: k.tile };
-    };
-    this.decodeLayers = plan.decodeLayers.map((l) => l.map(dispatch));
-    this.prefillLayers = plan.prefillLayers.map((l) => l.map(dispatch));
-    this.embed = dispatch(plan.embed);
-    this.output = plan.output.map(dispatch);
-    this.argmax = dispatch(plan.argmax);
-    this.sampler = dispatch(plan.sample);
+    this.kernels = await compileForward(dev, plan, onCompile);
     this.outAllBuffers = plan.outBuffers;
     this.built = true;
   }
@@ -396,13 +343,14 @@ export class LlamaModel {
    * runs only once the context spans more than one chunk.
    */
   get dispatchesPerToken(): number {
-    return 2 + this.output.length + this.decodeLayers.reduce((n, l) => n + l.length, 0);
+    return 2 + this.kernels.output.length + this.kernels.decodeLayers.reduce((n, l) => n + l.length, 0);
   }
 
   /**
    * Encodes the forward pass for T tokens (already in `ids`) at positions pos0..pos0+T−1, then the
-   * logits of the last token and their argmax into `tokenOut` (or, with `allLogits`, every token's logits).
-   * The Step uniform (and with it the attention chunking) must have been written by `writeStep`.
+   * logits of the last token and their argmax into `tokenOut` (or, with `allLogits`, every token's logits):
+   * dispatch.ts `encodeDispatches`. The Step uniform (and with it the attention chunking) must have been
+   * written by `writeStep`.
    */
   private encodeForward(
     enc: GPUCommandEncoder,
@@ -411,34 +359,12 @@ export class LlamaModel {
     sample = false,
     logits = true,
   ): void {
-    const decode = T === 1;
-    // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
-    const prof = this.profiler;
-    const pass = prof ? undefined : enc.beginComputePass({ label: decode ? 'decode' : 'prefill' });
-    const { nSplit } = this.split;
-    const run = (d: Dispatch) => {
-      if (d.y === 'combine' && nSplit === 1) return;
-      const p =
-        pass ?? enc.beginComputePass({ label: d.family, timestampWrites: prof?.passWrites(d.family, T) });
-      p.setPipeline(d.pipeline);
-      p.setBindGroup(0, d.group);
-      const y =
-        d.y === 'tiles'
-          ? Math.ceil(T / (d.tile ?? 1))
-          : { tokens: T, one: 1, chunks: nSplit, combine: T }[d.y];
-      p.dispatchWorkgroups(d.wgX, y);
-      if (!pass) p.end();
-    };
-    run(this.embed);
-    for (const layer of decode ? this.decodeLayers : this.prefillLayers) for (const d of layer) run(d);
-    if (allLogits && this.allLogits) {
-      for (const d of this.allLogits.kernels) run(d);
-    } else if (logits) {
-      // Only the last batch of a prefill needs the logits (the output matmul is the biggest one).
-      for (const d of this.output) run(d);
-      run(sample ? this.sampler : this.argmax);
-    }
-    pass?.end();
+    const all = allLogits ? this.allLogits?.kernels : undefined;
+    encodeDispatches(enc, this.kernels, T, this.split.nSplit, this.profiler, {
+      allLogits: all,
+      sample,
+      logits,
+    });
   }
 
   private checkAlive(): void {
@@ -557,20 +483,12 @@ export class LlamaModel {
         GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       );
       const buffers = { ...this.outAllBuffers, logits };
-      const kernels = await Promise.all(
-        this.specs.outAll.map(async (spec, i): Promise<Dispatch> => {
-          const { src, wgX, tile } = matmulSource(
-            this.choice,
-            `output_all#${i}`,
-            spec,
-            'prefill',
-            'output',
-            this.intDotFamilies,
-          );
-          const pipeline = await compilePipeline(this.device, src.label, src.code);
-          const group = bindGroupByName(this.device, pipeline, src, buffers);
-          return { family: 'output', pipeline, group, wgX, y: 'tiles', tile };
-        }),
+      const kernels = await compileOutputAll(
+        this.device,
+        this.choice,
+        this.specs.outAll,
+        buffers,
+        this.intDotFamilies,
       );
       this.allLogits = { kernels, logits, readback };
     }
@@ -612,7 +530,7 @@ export class LlamaModel {
     if (opts.sample !== undefined) this.writeDraw(opts.sample);
     const enc = this.device.createCommandEncoder({ label: 'decode' });
     this.encodeForward(enc, 1, false, opts.sample !== undefined);
-    this.encodeReadback(enc, opts);
+    encodeReadback(enc, this.s, this.cfg.nVocab, opts);
     this.device.queue.submit([enc.finish()]);
   }
 
@@ -624,26 +542,10 @@ export class LlamaModel {
     const enc = this.device.createCommandEncoder({ label: 'readback' });
     if (opts.sample !== undefined) {
       this.writeDraw(opts.sample);
-      const d = this.sampler;
-      const pass = enc.beginComputePass({ label: 'sample' });
-      pass.setPipeline(d.pipeline);
-      pass.setBindGroup(0, d.group);
-      pass.dispatchWorkgroups(1);
-      pass.end();
+      encodeSample(enc, this.kernels.sampler);
     }
-    this.encodeReadback(enc, opts);
+    encodeReadback(enc, this.s, this.cfg.nVocab, opts);
     this.device.queue.submit([enc.finish()]);
-  }
-
-  private encodeReadback(
-    enc: GPUCommandEncoder,
-    opts: { slot?: number; feedBack?: boolean; readLogits?: boolean },
-  ): void {
-    if (opts.feedBack) enc.copyBufferToBuffer(this.s.tokenOut, 0, this.s.ids, 0, 4);
-    if (opts.slot !== undefined)
-      enc.copyBufferToBuffer(this.s.tokenOut, 0, this.s.readbacks[opts.slot], 0, 4);
-    if (opts.readLogits)
-      enc.copyBufferToBuffer(this.s.logits, 0, this.s.logitsReadback, 0, this.cfg.nVocab * 4);
   }
 
   /** Waits for readback slot `slot` and returns the token id there. */

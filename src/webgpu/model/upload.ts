@@ -5,7 +5,8 @@
  */
 import { EngineError } from '../../core/errors.ts';
 import type { GgufFile } from '../../gguf/types.ts';
-import { type LlamaConfig, phi3RopeFactorsTensor } from '../../model/config.ts';
+import type { LlamaConfig } from '../../model/config.ts';
+import { phi3RopeFactorsTensor } from '../../model/config-arch.ts';
 import { rowBytes, WEIGHT_BLOCK, type WeightType } from '../kernels/common.ts';
 import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from '../kernels/fill.ts';
 import { repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';

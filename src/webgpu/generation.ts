@@ -1,0 +1,215 @@
+/**
+ * One generation of engine.ts `WebGpuEngine`, from a validated request to its result: the prompt checked
+ * against the vocabulary and the context, its prefill in batches that an abort can stop (progress in
+ * `stats().prefill`), then the decode loop, greedy or sampled on the GPU (one 4-byte readback per token,
+ * overlapped with the next step) or sampled on the CPU (`sampling: 'cpu'`), each token streamed as a
+ * TokenEvent. It is apart from engine.ts, which owns the device, the loaded model and the engine API
+ * (load, busy flag, device-lost errors), because the loop needs none of that: only the model, the
+ * tokenizer, the engine's stats and its sampling option ({@link GenerationHost}).
+ */
+import { EngineError, isEngineError } from '../core/errors.ts';
+import type {
+  EngineStats,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  TokenEvent,
+} from '../core/types.ts';
+import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
+import type { Tokenizer } from '../model/tokenizer/types.ts';
+import type { LlamaModel } from './model/llama.ts';
+import { Sampler } from './sampler.ts';
+
+/** What a generation needs from its engine. */
+export interface GenerationHost {
+  /** The loaded model's tokenizer. */
+  tok: Tokenizer;
+  /**
+   * The engine's stats, read at each write (a load replaces the object): the prefill's progress,
+   * `lastPrefill` and `lastDecode` are written into it.
+   */
+  stats: () => EngineStats;
+  /** `WebGpuEngineOptions.sampling`: where sampled requests pick their token (default 'gpu'). */
+  sampling?: 'gpu' | 'cpu';
+}
+
+/** Greedy: no temperature, no repetition penalty, no logits returned (the argmax on the GPU suffices). */
+function isGreedy(r: GenerateRequest): boolean {
+  return (
+    !r.temperature && (r.repetitionPenalty === undefined || r.repetitionPenalty === 1) && !r.returnLogits
+  );
+}
+
+/**
+ * Runs one generation of `req` on `model` (see engine.ts `WebGpuEngine.generate`, which validates the
+ * request and holds the engine busy meanwhile).
+ * @throws EngineError 'invalid_argument' (empty prompt, a token id outside the vocabulary, maxTokens),
+ *   'context_overflow' (prompt longer than the context); GPU errors as they come.
+ */
+export async function runGeneration(
+  host: GenerationHost,
+  model: LlamaModel,
+  req: GenerateRequest,
+  onToken?: (e: TokenEvent) => void,
+  signal?: AbortSignal,
+): Promise<GenerateResult> {
+  const tok = host.tok;
+  const tStartMs = performance.now();
+  const prompt = req.promptTokenIds ?? tok.encode(req.prompt ?? '', { addBos: tok.addBos });
+  if (prompt.length === 0)
+    throw new EngineError('invalid_argument', 'the prompt is empty and the model adds no BOS token');
+  for (const id of prompt) {
+    if (!Number.isInteger(id) || id < 0 || id >= model.cfg.nVocab) {
+      throw new EngineError(
+        'invalid_argument',
+        `prompt token id ${id} is outside the vocabulary (0..${model.cfg.nVocab - 1})`,
+      );
+    }
+  }
+  if (prompt.length >= model.nCtx) {
+    throw new EngineError(
+      'context_overflow',
+      `the prompt has ${prompt.length} tokens but the context holds ${model.nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
+    );
+  }
+  const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
+  if (!(maxTokens >= 0))
+    throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
+  const out: number[] = [];
+  const times: number[] = [];
+  const dec = new IncrementalDecoder(tok);
+  let text = '';
+  let finish: FinishReason = 'length';
+  const emit = (id: number, logits?: Float32Array): boolean => {
+    const tMs = performance.now();
+    out.push(id);
+    times.push(tMs);
+    const piece = dec.push(id);
+    text += piece;
+    onToken?.({ tokenId: id, text: piece, tMs, logits });
+    if (!req.ignoreEos && tok.isEog(id)) {
+      finish = 'stop';
+      return false;
+    }
+    if (out.length >= maxTokens) return false;
+    if (signal?.aborted) {
+      finish = 'aborted';
+      return false;
+    }
+    return true;
+  };
+
+  const tPrefill =
+    maxTokens > 0 && !signal?.aborted ? await prefillPrompt(host, model, prompt, signal) : undefined;
+  if (tPrefill !== undefined) {
+    let pos = prompt.length; // position of the next token to feed
+    if (isGreedy(req) || host.sampling !== 'cpu') {
+      // Token n sits in readback slot n % 2; step n+1 is submitted before token n is awaited (with
+      // returnLogits, after: the one logits readback must be read before the next step refills it).
+      // Greedy: the argmax picks it; sampled: the GPU sampler with draw index n, its history ring
+      // seeded with the prompt and fed by each draw.
+      const sampled = !isGreedy(req);
+      if (sampled) {
+        const s = new Sampler(req, model.cfg.nVocab);
+        await model.startSampling(s.params, s.seed, prompt);
+      }
+      const overlap = !req.returnLogits;
+      const submit = (k: number) =>
+        model.submitDecode(pos, {
+          slot: k % 2,
+          feedBack: true,
+          sample: sampled ? k : undefined,
+          readLogits: !overlap,
+        });
+      model.submitReadback({
+        slot: 0,
+        feedBack: true,
+        sample: sampled ? 0 : undefined,
+        readLogits: !overlap,
+      });
+      let n = 0;
+      let pending = false;
+      for (;;) {
+        const more = n + 1 < maxTokens && pos < model.nCtx;
+        pending = overlap && more;
+        if (pending) submit(n + 1);
+        const id = await model.readToken(n % 2);
+        const logits = overlap ? undefined : await model.readLogits();
+        if (n === 0) host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+        if (!emit(id, logits) || !more) break;
+        if (!overlap) submit(n + 1);
+        pos++;
+        n++;
+      }
+      if (pending) await model.readToken((n + 1) % 2).catch(() => undefined);
+    } else {
+      // keyed: the GPU sampler's PRNG and draw order, so both paths give the same ids for a seed.
+      const sampler = new Sampler(req, model.cfg.nVocab, { keyed: true });
+      const history = [...prompt];
+      model.submitReadback({ readLogits: true });
+      for (;;) {
+        const logits = await model.readLogits();
+        if (out.length === 0)
+          host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+        const id = sampler.sample(logits, history);
+        history.push(id);
+        if (!emit(id, req.returnLogits ? logits : undefined) || pos >= model.nCtx) break;
+        model.submitDecode(pos, { tokenId: id, readLogits: true });
+        pos++;
+      }
+    }
+    if (out.length > 1)
+      host.stats().lastDecode = { tokens: out.length - 1, ms: times[times.length - 1] - times[0] };
+  } else if (signal?.aborted) finish = 'aborted';
+  text += dec.flush();
+  return {
+    promptTokenIds: prompt,
+    outputTokenIds: out,
+    text,
+    finishReason: finish,
+    tStartMs,
+    tokenTimesMs: times,
+  };
+}
+
+/**
+ * The prompt's prefill, cancellable between batches (LlamaModel.prefill), with its progress in
+ * `stats().prefill`. Returns when it started (performance.now()), or undefined when `signal` stopped it
+ * (the generation then ends 'aborted' with no tokens, as an abort before the prefill does).
+ */
+async function prefillPrompt(
+  host: GenerationHost,
+  model: LlamaModel,
+  prompt: number[],
+  signal?: AbortSignal,
+): Promise<number | undefined> {
+  const t0 = performance.now();
+  const p: NonNullable<EngineStats['prefill']> = {
+    tokens: prompt.length,
+    done: 0,
+    batches: 0,
+    ms: 0,
+    state: 'running',
+  };
+  host.stats().prefill = p;
+  try {
+    await model.prefill(prompt, 0, {
+      signal,
+      onBatch: (done) => {
+        p.done = done;
+        p.batches++;
+        p.ms = performance.now() - t0;
+      },
+    });
+    p.state = 'done';
+    return t0;
+  } catch (e) {
+    p.ms = performance.now() - t0;
+    if (isEngineError(e, 'aborted') && signal?.aborted) {
+      p.state = 'aborted';
+      return undefined;
+    }
+    p.state = 'failed';
+    throw e;
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * The forward plan made runnable: forward-plan.ts says which kernel every dispatch runs and with which
+ * buffers; this file compiles those kernels (each distinct WGSL source once, in parallel), binds each
+ * one's buffers by binding name into a {@link Dispatch}, and records a step's dispatches into a command
+ * encoder (one compute pass, or one per dispatch while a profiler is set), with the copies that read its
+ * token or logits back. llama.ts keeps what is stateful:
+ * the loaded model, its run state and step uniform, and when each step runs. It is apart from llama.ts
+ * because none of it depends on a loaded model's state: it takes a device, a plan and the dispatches.
+ */
+import { EngineError } from '../../core/errors.ts';
+import { bindGroupByName } from '../kernels/bindings.ts';
+import {
+  type Dispatch,
+  type ForwardPlan,
+  type KernelChoice,
+  matmulSource,
+  type PlannedKernel,
+} from './forward-plan.ts';
+import type { ForwardProfiler, MatmulFamilyName } from './options.ts';
+import type { RunState } from './state.ts';
+import type { ModelSpecs } from './weights.ts';
+
+/** Compiles one compute pipeline. @throws EngineError('unsupported_model') with the compiler's messages. */
+export async function compilePipeline(
+  device: GPUDevice,
+  label: string,
+  code: string,
+): Promise<GPUComputePipeline> {
+  const module = device.createShaderModule({ label, code });
+  try {
+    return await device.createComputePipelineAsync({
+      label,
+      layout: 'auto',
+      compute: { module, entryPoint: 'main' },
+    });
+  } catch (e) {
+    const info = await module.getCompilationInfo?.().catch(() => undefined);
+    const msgs = info?.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('\n') ?? '';
+    throw new EngineError('unsupported_model', `pipeline ${label} failed to compile: ${e}\n${msgs}`, {
+      cause: e,
+    });
+  }
+}
+
+/** Every kernel of the forward pass, compiled and bound ({@link compileForward}). */
+export interface ForwardDispatches {
+  /** Each layer's dispatches in forward order (qkv, [qk norm], attention, wo, ffn, down), for T = 1. */
+  decodeLayers: Dispatch[][];
+  /** The same with the prefill (matrix × matrix, options.ts `PrefillMatmul`) kernels. */
+  prefillLayers: Dispatch[][];
+  embed: Dispatch;
+  /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
+  output: Dispatch[];
+  argmax: Dispatch;
+  /** The GPU sampler (kernels/sample.ts), compiled at load. */
+  sampler: Dispatch;
+}
+
+/**
+ * Compiles the distinct sources of `plan` in parallel (the GPU sampler's too, so the first sampled
+ * request does not wait for a compile: 1–2 s on SwiftShader) and binds each kernel's buffers by name.
+ * @param onCompile called after each distinct source compiles, with the count done and the total.
+ * @throws EngineError('unsupported_model') when a pipeline fails to compile.
+ */
+export async function compileForward(
+  dev: GPUDevice,
+  plan: ForwardPlan,
+  onCompile?: (done: number, total: number) => void,
+): Promise<ForwardDispatches> {
+  const all: PlannedKernel[] = [
+    plan.embed,
+    ...plan.output,
+    plan.argmax,
+    ...plan.decodeLayers.flat(),
+    ...plan.prefillLayers.flat(),
+    plan.sample,
+  ];
+  const sources = new Map<string, string>(); // code → label of its first kernel
+  for (const k of all) if (!sources.has(k.src.code)) sources.set(k.src.code, k.src.label);
+  let done = 0;
+  const pipes = new Map<string, GPUComputePipeline>();
+  await Promise.all(
+    [...sources].map(async ([code, label]) => {
+      pipes.set(code, await compilePipeline(dev, label, code));
+      onCompile?.(++done, sources.size);
+    }),
+  );
+  const dispatch = (k: PlannedKernel): Dispatch => {
+    const pipeline = pipes.get(k.src.code)!;
+    const group = bindGroupByName(dev, pipeline, k.src, k.buffers);
+    return { family: k.family, pipeline, group, wgX: k.wgX, y: k.y, tile: k.tile };
+  };
+  return {
+    decodeLayers: plan.decodeLayers.map((l) => l.map(dispatch)),
+    prefillLayers: plan.prefillLayers.map((l) => l.map(dispatch)),
+    embed: dispatch(plan.embed),
+    output: plan.output.map(dispatch),
+    argmax: dispatch(plan.argmax),
+    sampler: dispatch(plan.sample),
+  };
+}
+
+/**
+ * The final norm + output matmul for every position of a batch (teacher-forced scoring), compiled and
+ * bound to `buffers` (the output kernel's, with `logits` [batchSize, nVocab]).
+ * @param outAll the matmul's specs (weights.ts `ModelSpecs.outAll`).
+ * @throws EngineError('unsupported_model') when a pipeline fails to compile.
+ */
+export async function compileOutputAll(
+  dev: GPUDevice,
+  choice: KernelChoice,
+  outAll: ModelSpecs['outAll'],
+  buffers: Record<string, GPUBuffer>,
+  intDotFamilies: Set<MatmulFamilyName>,
+): Promise<Dispatch[]> {
+  return Promise.all(
+    outAll.map(async (spec, i): Promise<Dispatch> => {
+      const { src, wgX, tile } = matmulSource(
+        choice,
+        `output_all#${i}`,
+        spec,
+        'prefill',
+        'output',
+        intDotFamilies,
+      );
+      const pipeline = await compilePipeline(dev, src.label, src.code);
+      const group = bindGroupByName(dev, pipeline, src, buffers);
+      return { family: 'output', pipeline, group, wgX, y: 'tiles', tile };
+    }),
+  );
+}
+
+/**
+ * Encodes the forward pass for T tokens (already in `ids`) at positions pos0..pos0+T−1, then the
+ * logits of the last token and their argmax into `tokenOut`, or the GPU sampler's draw with `sample`
+ * (with `allLogits`, those kernels instead: every token's logits; with `logits` false, no logits at all).
+ * The Step uniform (and with it the attention chunking, `nSplit` chunks) must have been written.
+ * @param prof while set, every dispatch runs in a compute pass of its own with the hook's timestamp writes.
+ */
+export function encodeDispatches(
+  enc: GPUCommandEncoder,
+  k: ForwardDispatches,
+  T: number,
+  nSplit: number,
+  prof: ForwardProfiler | undefined,
+  opts: { allLogits?: Dispatch[]; sample: boolean; logits: boolean },
+): void {
+  const decode = T === 1;
+  // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
+  const pass = prof ? undefined : enc.beginComputePass({ label: decode ? 'decode' : 'prefill' });
+  const run = (d: Dispatch) => {
+    if (d.y === 'combine' && nSplit === 1) return;
+    const p =
+      pass ?? enc.beginComputePass({ label: d.family, timestampWrites: prof?.passWrites(d.family, T) });
+    p.setPipeline(d.pipeline);
+    p.setBindGroup(0, d.group);
+    const y =
+      d.y === 'tiles' ? Math.ceil(T / (d.tile ?? 1)) : { tokens: T, one: 1, chunks: nSplit, combine: T }[d.y];
+    p.dispatchWorkgroups(d.wgX, y);
+    if (!pass) p.end();
+  };
+  run(k.embed);
+  for (const layer of decode ? k.decodeLayers : k.prefillLayers) for (const d of layer) run(d);
+  if (opts.allLogits) {
+    for (const d of opts.allLogits) run(d);
+  } else if (opts.logits) {
+    // Only the last batch of a prefill needs the logits (the output matmul is the biggest one).
+    for (const d of k.output) run(d);
+    run(opts.sample ? k.sampler : k.argmax);
+  }
+  pass?.end();
+}
+
+/** Encodes the GPU sampler `d` alone, over the logits already there (after a prefill). */
+export function encodeSample(enc: GPUCommandEncoder, d: Dispatch): void {
+  const pass = enc.beginComputePass({ label: 'sample' });
+  pass.setPipeline(d.pipeline);
+  pass.setBindGroup(0, d.group);
+  pass.dispatchWorkgroups(1);
+  pass.end();
+}
+
+/**
+ * Encodes a step's copies: with `feedBack` the token into `ids[0]` for the next step, with `slot` the
+ * token into that readback slot, with `readLogits` the logits [nVocab] into the logits readback.
+ */
+export function encodeReadback(
+  enc: GPUCommandEncoder,
+  s: RunState,
+  nVocab: number,
+  opts: { slot?: number; feedBack?: boolean; readLogits?: boolean },
+): void {
+  if (opts.feedBack) enc.copyBufferToBuffer(s.tokenOut, 0, s.ids, 0, 4);
+  if (opts.slot !== undefined) enc.copyBufferToBuffer(s.tokenOut, 0, s.readbacks[opts.slot], 0, 4);
+  if (opts.readLogits) enc.copyBufferToBuffer(s.logits, 0, s.logitsReadback, 0, nVocab * 4);
+}

@@ -10,6 +10,7 @@ import { phi3RopeFactorsTensor } from '../../model/config-arch.ts';
 import { rowBytes, WEIGHT_BLOCK, type WeightType } from '../kernels/common.ts';
 import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from '../kernels/fill.ts';
 import { repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
+import { compilePipeline } from './dispatch.ts';
 import type { LlamaLoadOptions, LlamaLoadTimes } from './options.ts';
 import { type GpuWeight, tensorRowBytes } from './weights.ts';
 
@@ -21,7 +22,8 @@ import { type GpuWeight, tensorRowBytes } from './weights.ts';
  *   `rope_freqs.weight`, or the LongRoPE factors llama.cpp picks for phi3 at `opts.contextLength`:
  *   llama_model::get_rope_factors), else undefined.
  * @throws EngineError('gguf_invalid') when the file ended before every weight was complete,
- *   'unsupported_model' for phi3 RoPE factors that are not F32, and 'network' / 'aborted' from the source
+ *   'unsupported_model' for phi3 RoPE factors that are not F32 or a fill or repack kernel that does not
+ *   compile (with the compiler's messages), and 'network' / 'aborted' from the source
  *   (or 'aborted' from `opts.signal` while a synthetic model is filled). Staging buffers are released.
  */
 export async function uploadWeights(
@@ -149,12 +151,7 @@ async function fillSynthetic(
     }
     let pipe = pipes.get(w.type);
     if (!pipe) {
-      const module = device.createShaderModule({ label: `fill.${w.type}`, code: fillWGSL(w.type) });
-      pipe = await device.createComputePipelineAsync({
-        label: `fill.${w.type}`,
-        layout: 'auto',
-        compute: { module, entryPoint: 'main' },
-      });
+      pipe = await compilePipeline(device, `fill.${w.type}`, fillWGSL(w.type));
       pipes.set(w.type, pipe);
     }
     const mode = t.shape.length === 1 ? (t.name.endsWith('.bias') ? 2 : 1) : 0;
@@ -214,15 +211,7 @@ class PlanarUploader {
   async prepare(weights: GpuWeight[]): Promise<void> {
     for (const w of weights) {
       if (!w.planar || this.pipes.has(w.type)) continue;
-      const module = this.device.createShaderModule({ label: `repack.${w.type}`, code: repackWGSL(w.type) });
-      this.pipes.set(
-        w.type,
-        await this.device.createComputePipelineAsync({
-          label: `repack.${w.type}`,
-          layout: 'auto',
-          compute: { module, entryPoint: 'main' },
-        }),
-      );
+      this.pipes.set(w.type, await compilePipeline(this.device, `repack.${w.type}`, repackWGSL(w.type)));
     }
   }
 

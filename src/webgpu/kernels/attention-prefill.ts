@@ -182,126 +182,122 @@ function each(n: number, f: (i: number) => string, sep = '\n'): string {
   return Array.from({ length: n }, (_, i) => f(i)).join(sep);
 }
 
-/**
- * Causal prefill attention, tiled over query tokens and KV positions (FlashAttention-2's online softmax
- * with finite sentinels; see {@link PrefillLayout}): a drop-in for attention.ts's `attentionWGSL`. Bindings: step,
- * q [T, nHead·headDim] f32 (RoPE-pair slot order, as the QKV kernel writes), kc, vc [nCtx, nHeadKv·headDim]
- * (`kvType`; rows 0..pos0+T−1 filled), out [T, nHead·headDim] f32 (out[t, h·HD + d] = Σ_j softmax_j(scale ·
- * q_t,h · k_j) v_j[d] over j ≤ pos0 + t, the order attention.ts's `attentionWGSL` writes). Dispatch
- * {@link prefillAttentionWorkgroups}(o, T). KV tiles past the workgroup's last query row are never read (the
- * loop ends there); only tiles on the diagonal mask positions per row.
- * @throws Error when {@link prefillAttentionSupports} is false or the layout's options are out of range.
- */
-export function prefillAttentionWGSL(o: PrefillAttentionOptions): string {
-  const plan = prefillAttentionPlan(o);
-  const HD = o.headDim;
-  const HD4 = HD / 4;
-  const qDim = o.nHead * HD;
-  const kvDim = o.nHeadKv * HD;
-  const G = o.nHead / o.nHeadKv;
-  const {
-    headsPerGroup: GW,
-    groupsPerKvHead: nHG,
-    tokensPerTile: BQ,
-    kvTile: BK,
-    lanes: L,
-    threads: NT,
-  } = plan;
-  const scale = f32Lit(o.scale);
-  const common = `${STEP_WGSL}
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
-${kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
-${kDecl('@group(0) @binding(3)', 'vc', o.kvType)}
-@group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
-const SENT: f32 = ${SENTINEL};`;
-  if (o.layout.kind === 'rows') {
-    // A thread keeps RT tokens × GW heads (rows rr = r·GW + g) in named registers: q, the output, the
-    // running max and sum, and walks positions 0..pLast (its last token's), B per step. The causal mask
-    // is one select per score: positions past a row's own are at most RT + B − 1 steps at the end, and
-    // a second, unmasked copy of the body for the steps before them doubled the compile time (seconds
-    // on SwiftShader) for no measurable gain.
-    const B = BK;
-    const RT = plan.tokensPerThread;
-    const RW = RT * GW;
-    const rowsIdx = Array.from({ length: RW }, (_, rr) => rr);
-    const S = o.layout.shareKv ?? 0;
-    /** Statements loading vec4 d = 0..HD4−1 of cache `c` at element `r` into `${name}_${d}`. */
-    const loadRow = (c: 'kc' | 'vc', r: string, name: string): string[] => {
-      if (!S)
-        return Array.from({ length: HD4 }, (_, d) => `      let ${name}_${d} = ld_${c}4(${r} + ${4 * d}u);`);
-      // Thread sl loads vec4 sl + m·S (clamped to the row's last: a spare copy, never used); vec4 d comes
-      // from thread d % S's load m = ⌊d / S⌋.
-      const M = Math.ceil(HD4 / S);
-      const L3 = Array.from(
-        { length: M },
-        (_, m) => `      let ${name}m${m} = ld_${c}4(${r} + 4u * min(sl + ${m * S}u, ${HD4 - 1}u));`,
-      );
-      for (let d = 0; d < HD4; d++)
-        L3.push(`      let ${name}_${d} = subgroupBroadcast(${name}m${Math.floor(d / S)}, ${d % S}u);`);
-      return L3;
-    };
-    const body = () => {
-      const L2: string[] = [];
-      for (let i = 0; i < B; i++) {
-        // Positions past pLast (the last step's tail) read row pLast: finite, and masked.
-        L2.push(`      let r${i} = min(j + ${i}u, pLast) * ${kvDim}u + kb;`);
-        L2.push(...loadRow('kc', `r${i}`, `k${i}`));
-        for (const rr of rowsIdx) {
-          const dots = each(HD4, (d) => `dot(q${rr}_${d}, k${i}_${d})`, ' + ');
-          const p = `pFirst + ${Math.floor(rr / GW)}u`;
-          L2.push(
-            `      let s${rr}_${i} = select(SENT, ${capped(dots, o.softcap)}, j + ${i}u <= ${p}${inWindow(`j + ${i}u`, p, o.window)});`,
-          );
-        }
-      }
-      // The rescale is folded into every step (a branch on "max grew" was no faster on SwiftShader).
+/** What {@link prefillAttentionWGSL}'s layouts share: the plan, the shapes and the declarations. */
+interface PrefillParts {
+  plan: PrefillAttentionPlan;
+  HD: number;
+  HD4: number;
+  qDim: number;
+  kvDim: number;
+  /** Query heads per KV head. */
+  G: number;
+  /** Query heads per workgroup. */
+  GW: number;
+  /** Workgroups per KV head. */
+  nHG: number;
+  /** Query tokens per workgroup. */
+  BQ: number;
+  /** KV positions per step. */
+  BK: number;
+  /** Lanes per row (tiled layout). */
+  L: number;
+  /** Threads per workgroup. */
+  NT: number;
+  /** The scale as a WGSL literal. */
+  scale: string;
+  /** Bindings and constants. */
+  common: string;
+}
+
+/** The `rows` layout (software adapters): a thread keeps its tokens × heads in registers and walks the positions. */
+function rowsPrefillWGSL(o: PrefillAttentionOptions, c: PrefillParts): string {
+  const { plan, HD, HD4, qDim, kvDim, G, GW, nHG, BQ, BK, NT, scale, common } = c;
+  // A thread keeps RT tokens × GW heads (rows rr = r·GW + g) in named registers: q, the output, the
+  // running max and sum, and walks positions 0..pLast (its last token's), B per step. The causal mask
+  // is one select per score: positions past a row's own are at most RT + B − 1 steps at the end, and
+  // a second, unmasked copy of the body for the steps before them doubled the compile time (seconds
+  // on SwiftShader) for no measurable gain.
+  const B = BK;
+  const RT = plan.tokensPerThread;
+  const RW = RT * GW;
+  const rowsIdx = Array.from({ length: RW }, (_, rr) => rr);
+  const S = o.layout.shareKv ?? 0;
+  /** Statements loading vec4 d = 0..HD4−1 of cache `c` at element `r` into `${name}_${d}`. */
+  const loadRow = (c: 'kc' | 'vc', r: string, name: string): string[] => {
+    if (!S)
+      return Array.from({ length: HD4 }, (_, d) => `      let ${name}_${d} = ld_${c}4(${r} + ${4 * d}u);`);
+    // Thread sl loads vec4 sl + m·S (clamped to the row's last: a spare copy, never used); vec4 d comes
+    // from thread d % S's load m = ⌊d / S⌋.
+    const M = Math.ceil(HD4 / S);
+    const L3 = Array.from(
+      { length: M },
+      (_, m) => `      let ${name}m${m} = ld_${c}4(${r} + 4u * min(sl + ${m * S}u, ${HD4 - 1}u));`,
+    );
+    for (let d = 0; d < HD4; d++)
+      L3.push(`      let ${name}_${d} = subgroupBroadcast(${name}m${Math.floor(d / S)}, ${d % S}u);`);
+    return L3;
+  };
+  const body = () => {
+    const L2: string[] = [];
+    for (let i = 0; i < B; i++) {
+      // Positions past pLast (the last step's tail) read row pLast: finite, and masked.
+      L2.push(`      let r${i} = min(j + ${i}u, pLast) * ${kvDim}u + kb;`);
+      L2.push(...loadRow('kc', `r${i}`, `k${i}`));
       for (const rr of rowsIdx) {
+        const dots = each(HD4, (d) => `dot(q${rr}_${d}, k${i}_${d})`, ' + ');
+        const p = `pFirst + ${Math.floor(rr / GW)}u`;
         L2.push(
-          `      let mx${rr} = max(m${rr}, ${maxOf(B, 0, (i) => `s${rr}_${i}`)});`,
-          `      let c${rr} = exp(m${rr} - mx${rr});`,
-          `      m${rr} = mx${rr};`,
+          `      let s${rr}_${i} = select(SENT, ${capped(dots, o.softcap)}, j + ${i}u <= ${p}${inWindow(`j + ${i}u`, p, o.window)});`,
         );
-        for (let i = 0; i < B; i++) L2.push(`      let p${rr}_${i} = exp(s${rr}_${i} - m${rr});`);
-        L2.push(`      l${rr} = l${rr} * c${rr} + ${each(B, (i) => `p${rr}_${i}`, ' + ')};`);
       }
-      if (S) for (let i = 0; i < B; i++) L2.push(...loadRow('vc', `r${i}`, `v${i}`));
-      for (let d = 0; d < HD4; d++) {
-        if (!S) for (let i = 0; i < B; i++) L2.push(`      let v${i}_${d} = ld_vc4(r${i} + ${4 * d}u);`);
-        for (const rr of rowsIdx)
-          L2.push(
-            `      a${rr}_${d} = a${rr}_${d} * c${rr} + ${each(B, (i) => `p${rr}_${i} * v${i}_${d}`, ' + ')};`,
-          );
-      }
-      return L2.join('\n');
-    };
-    const init: string[] = [];
-    const emit: string[] = [];
-    for (const rr of rowsIdx) {
-      const tok = Math.floor(rr / GW);
-      const g = rr % GW;
-      init.push(
-        `  let qb${rr} = (min(t0 + ${tok}u, step.nTokens - 1u) * ${qDim}u + (h0 + ${g}u) * ${HD}u) / 4u;`,
-      );
-      for (let d = 0; d < HD4; d++) init.push(`  let q${rr}_${d} = q[qb${rr} + ${d}u] * ${scale};`);
-      init.push(`  var m${rr} = SENT;`, `  var l${rr} = 0.0;`);
-      for (let d = 0; d < HD4; d++) init.push(`  var a${rr}_${d} = vec4<f32>(0.0);`);
-      emit.push(`  if (t0 + ${tok}u < step.nTokens) {`);
-      for (let d = 0; d < HD4; d++) emit.push(`    out[qb${rr} + ${d}u] = a${rr}_${d} / l${rr};`);
-      emit.push('  }');
     }
-    // With shareKv the loop's bounds are the workgroup's (uniform): its first and last token's positions;
-    // a thread past the batch's last token computes clamped duplicates it never stores.
-    const bounds = S
-      ? `  let pFirst = step.pos0 + t0;
+    // The rescale is folded into every step (a branch on "max grew" was no faster on SwiftShader).
+    for (const rr of rowsIdx) {
+      L2.push(
+        `      let mx${rr} = max(m${rr}, ${maxOf(B, 0, (i) => `s${rr}_${i}`)});`,
+        `      let c${rr} = exp(m${rr} - mx${rr});`,
+        `      m${rr} = mx${rr};`,
+      );
+      for (let i = 0; i < B; i++) L2.push(`      let p${rr}_${i} = exp(s${rr}_${i} - m${rr});`);
+      L2.push(`      l${rr} = l${rr} * c${rr} + ${each(B, (i) => `p${rr}_${i}`, ' + ')};`);
+    }
+    if (S) for (let i = 0; i < B; i++) L2.push(...loadRow('vc', `r${i}`, `v${i}`));
+    for (let d = 0; d < HD4; d++) {
+      if (!S) for (let i = 0; i < B; i++) L2.push(`      let v${i}_${d} = ld_vc4(r${i} + ${4 * d}u);`);
+      for (const rr of rowsIdx)
+        L2.push(
+          `      a${rr}_${d} = a${rr}_${d} * c${rr} + ${each(B, (i) => `p${rr}_${i} * v${i}_${d}`, ' + ')};`,
+        );
+    }
+    return L2.join('\n');
+  };
+  const init: string[] = [];
+  const emit: string[] = [];
+  for (const rr of rowsIdx) {
+    const tok = Math.floor(rr / GW);
+    const g = rr % GW;
+    init.push(
+      `  let qb${rr} = (min(t0 + ${tok}u, step.nTokens - 1u) * ${qDim}u + (h0 + ${g}u) * ${HD}u) / 4u;`,
+    );
+    for (let d = 0; d < HD4; d++) init.push(`  let q${rr}_${d} = q[qb${rr} + ${d}u] * ${scale};`);
+    init.push(`  var m${rr} = SENT;`, `  var l${rr} = 0.0;`);
+    for (let d = 0; d < HD4; d++) init.push(`  var a${rr}_${d} = vec4<f32>(0.0);`);
+    emit.push(`  if (t0 + ${tok}u < step.nTokens) {`);
+    for (let d = 0; d < HD4; d++) emit.push(`    out[qb${rr} + ${d}u] = a${rr}_${d} / l${rr};`);
+    emit.push('  }');
+  }
+  // With shareKv the loop's bounds are the workgroup's (uniform): its first and last token's positions;
+  // a thread past the batch's last token computes clamped duplicates it never stores.
+  const bounds = S
+    ? `  let pFirst = step.pos0 + t0;
   let pLast = step.pos0 + min(wg.y * ${BQ}u + ${BQ}u, step.nTokens) - 1u;
   let pStart = step.pos0 + wg.y * ${BQ}u;`
-      : `  if (t0 >= step.nTokens) { return; }
+    : `  if (t0 >= step.nTokens) { return; }
   // Positions of the thread's first and last token.
   let pFirst = step.pos0 + t0;
   let pLast = step.pos0 + min(t0 + ${RT}u, step.nTokens) - 1u;`;
-    const start = windowStart(o.window, 1, S ? 'pStart' : 'pFirst');
-    return `${S ? 'enable subgroups;\n' : ''}${common}
+  const start = windowStart(o.window, 1, S ? 'pStart' : 'pFirst');
+  return `${S ? 'enable subgroups;\n' : ''}${common}
 
 @compute @workgroup_size(${NT})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32${S ? ', @builtin(subgroup_invocation_id) sl: u32' : ''}) {
@@ -318,7 +314,11 @@ ${body()}
   }
 ${emit.join('\n')}
 }`;
-  }
+}
+
+/** The `tiled` layout (GPUs): thread = (row, lane), KV tiles in workgroup memory. */
+function tiledPrefillWGSL(o: PrefillAttentionOptions, c: PrefillParts): string {
+  const { HD, HD4, qDim, kvDim, G, GW, nHG, BQ, BK, L, NT, scale, common } = c;
   // Tiled layout: thread = (row, lane); row = (token, head) of the workgroup; the lane keeps dims
   // 4(k·L + lane) … of q and of the output (k < DL4), interleaved so lanes read adjacent words. Loops
   // have constant bounds (the GPU's compiler unrolls them; private arrays stay in registers).
@@ -407,4 +407,41 @@ ${
     for (var k = 0u; k < ${DL4}u; k++) { out[qb + k * ${L}u + lane] = acc[k] / l; }
   }
 }`;
+}
+
+/**
+ * Causal prefill attention, tiled over query tokens and KV positions (FlashAttention-2's online softmax
+ * with finite sentinels; see {@link PrefillLayout}): a drop-in for attention.ts's `attentionWGSL`. Bindings: step,
+ * q [T, nHead·headDim] f32 (RoPE-pair slot order, as the QKV kernel writes), kc, vc [nCtx, nHeadKv·headDim]
+ * (`kvType`; rows 0..pos0+T−1 filled), out [T, nHead·headDim] f32 (out[t, h·HD + d] = Σ_j softmax_j(scale ·
+ * q_t,h · k_j) v_j[d] over j ≤ pos0 + t, the order attention.ts's `attentionWGSL` writes). Dispatch
+ * {@link prefillAttentionWorkgroups}(o, T). KV tiles past the workgroup's last query row are never read (the
+ * loop ends there); only tiles on the diagonal mask positions per row.
+ * @throws Error when {@link prefillAttentionSupports} is false or the layout's options are out of range.
+ */
+export function prefillAttentionWGSL(o: PrefillAttentionOptions): string {
+  const plan = prefillAttentionPlan(o);
+  const HD = o.headDim;
+  const HD4 = HD / 4;
+  const qDim = o.nHead * HD;
+  const kvDim = o.nHeadKv * HD;
+  const G = o.nHead / o.nHeadKv;
+  const {
+    headsPerGroup: GW,
+    groupsPerKvHead: nHG,
+    tokensPerTile: BQ,
+    kvTile: BK,
+    lanes: L,
+    threads: NT,
+  } = plan;
+  const scale = f32Lit(o.scale);
+  const common = `${STEP_WGSL}
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+${kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
+${kDecl('@group(0) @binding(3)', 'vc', o.kvType)}
+@group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
+const SENT: f32 = ${SENTINEL};`;
+  const c: PrefillParts = { plan, HD, HD4, qDim, kvDim, G, GW, nHG, BQ, BK, L, NT, scale, common };
+  return o.layout.kind === 'rows' ? rowsPrefillWGSL(o, c) : tiledPrefillWGSL(o, c);
 }

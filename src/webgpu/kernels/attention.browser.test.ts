@@ -30,11 +30,11 @@ import {
   attentionWGSL,
   type FlashLayout,
   flashCombineWGSL,
-  flashDecodeWGSL,
   flashHeadGroups,
   type KvType,
   MAX_SPLITS,
 } from './attention.ts';
+import { flashDecodeWGSL } from './attention-decode.ts';
 import {
   type PrefillLayout,
   prefillAttentionPlan,

@@ -6,7 +6,7 @@
  * llama.cpp). Token t of the batch sits at position pos0 + t and attends to positions 0..pos0 + t.
  *
  * Three kernels:
- * - {@link flashDecodeWGSL} for decode (T = 1..4 query tokens): flash-decoding (Dao et al., "Flash-Decoding
+ * - attention-decode.ts `flashDecodeWGSL` for decode (T = 1..4 query tokens): flash-decoding (Dao et al., "Flash-Decoding
  *   for long-context inference", 2023; llama.cpp's `flash_attn_ext` vec kernels): the positions are split
  *   into chunks handled by different workgroups, one workgroup per (KV head, chunk) serving every query
  *   head of its group and every token, so K and V are read once; each chunk's (max, sum, unnormalised
@@ -48,7 +48,7 @@ fn ld_${name}4(i: u32) -> vec4<f32> { return ${name}[i / 4u]; }`;
 }
 
 /** WGSL declaration of a cache binding read as pairs, with `ld_<name>2(i)`, i even. */
-function pairDecl(binding: string, name: string, kv: KvType): string {
+export function pairDecl(binding: string, name: string, kv: KvType): string {
   return kv === 'f16'
     ? `${binding} var<storage, read> ${name}: array<u32>;
 fn ld_${name}2(i: u32) -> vec2<f32> { return unpack2x16float(${name}[i / 2u]); }`
@@ -90,7 +90,7 @@ export function attentionWorkgroupSize(headDim: number): number {
 
 /**
  * Attention, one workgroup per (query head, token): the fallback for head sizes
- * attention-prefill.ts's `prefillAttentionWGSL` and {@link flashDecodeWGSL} do not take. Bindings: step, q, kc, vc, out.
+ * attention-prefill.ts's `prefillAttentionWGSL` and attention-decode.ts `flashDecodeWGSL` do not take. Bindings: step, q, kc, vc, out.
  * Dispatch (nHead, T). Needs an even headDim.
  * @throws Error for an odd headDim or nHead not a multiple of nHeadKv.
  */
@@ -162,7 +162,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 }
 
 /**
- * How a {@link flashDecodeWGSL} kernel spreads its work:
+ * How an attention-decode.ts `flashDecodeWGSL` kernel spreads its work:
  * - `tiled` (GPUs): 64-position tiles; lane groups of `lanes` threads share one position's q·k (reduced
  *   with `subgroupShuffleXor` when lanes > 1, so needs the `subgroups` feature and lanes ≤ the adapter's
  *   subgroupMinSize), scores and probabilities in workgroup memory, then threads along the head
@@ -212,7 +212,7 @@ export function inWindow(j: string, p: string, window?: number): string {
   return window ? ` && ${j} + ${window}u > ${p}` : '';
 }
 
-/** Query heads per workgroup and workgroups per KV head of a {@link flashDecodeWGSL} kernel. */
+/** Query heads per workgroup and workgroups per KV head of an attention-decode.ts `flashDecodeWGSL` kernel. */
 export function flashHeadGroups(o: FlashOptions): { headsPerGroup: number; groupsPerKvHead: number } {
   const G = o.nHead / o.nHeadKv;
   // Rows (heads × tokens) per workgroup, bounded by workgroup memory (q rows, and the strided layout's
@@ -228,283 +228,13 @@ export function flashHeadGroups(o: FlashOptions): { headsPerGroup: number; group
   return { headsPerGroup: gw, groupsPerKvHead: G / gw };
 }
 
-/** Whether {@link flashDecodeWGSL} takes this shape (headDim a multiple of 4, ≤ 256; GQA exact). */
+/** Whether attention-decode.ts `flashDecodeWGSL` takes this shape (headDim a multiple of 4, ≤ 256; GQA exact). */
 export function flashSupports(o: { nHead: number; nHeadKv: number; headDim: number }): boolean {
   return o.headDim % 4 === 0 && o.headDim <= 256 && o.nHead % o.nHeadKv === 0;
 }
 
-/** Threads of a strided-layout workgroup: a power of two ≤ `max` whose partials fit in 12 KiB. */
-function stridedThreads(rows: number, HD: number, max = 8): number {
-  let w = max;
-  while (w > 1 && w * rows * (HD + 2) * 4 > 12288) w /= 2;
-  return w;
-}
-
 /**
- * The strided layout's per-thread loop, unrolled over rows and head dimensions into named registers
- * (software adapters keep dynamically indexed private arrays in memory, which made the loop several
- * times slower): online softmax over positions start + lid, start + lid + W, … for every row, then the
- * partials into workgroup memory.
- */
-function stridedBody(
-  RW: number,
-  HD4: number,
-  NDP: number,
-  kvDim: number,
-  GW: number,
-  TM: number,
-  softcap?: number,
-  window?: number,
-): string {
-  const rows = Array.from({ length: RW }, (_, r) => r);
-  const L: string[] = [];
-  for (const r of rows) {
-    L.push(`  var m${r} = SENT; var l${r} = 0.0;`);
-    for (let d = 0; d < HD4; d++) L.push(`  let q${r}_${d} = qs[${r * HD4 + d}];`);
-    for (let d = 0; d < NDP; d++) L.push(`  var a${r}_${d} = vec2<f32>(0.0);`);
-  }
-  L.push(`  for (var j = start + lid; j < end; j += W) {`, `    let base = j * ${kvDim}u + kb;`);
-  for (let d = 0; d < HD4; d++) L.push(`    let k${d} = ld_kc4(base + ${4 * d}u);`);
-  for (const r of rows) {
-    const dots = Array.from({ length: HD4 }, (_, d) => `dot(q${r}_${d}, k${d})`).join(' + ');
-    const t = Math.floor(r / GW);
-    // With one query token every position of the chunk is visible; with several, token t sees ≤ pos0 + t.
-    // A sliding window also masks positions before pos0 + t − window + 1.
-    const ok =
-      TM === 1 && !window
-        ? 'true'
-        : `${t}u < step.nTokens && j <= step.pos0 + ${t}u${inWindow('j', `step.pos0 + ${t}u`, window)}`;
-    L.push(`    let ok${r} = ${ok};`);
-    L.push(`    let s${r} = select(SENT, ${capped(dots, softcap)}, ok${r});`);
-    L.push(
-      `    let mn${r} = max(m${r}, s${r}); let c${r} = exp(m${r} - mn${r}); let p${r} = select(0.0, exp(s${r} - mn${r}), ok${r});`,
-    );
-    L.push(`    l${r} = l${r} * c${r} + p${r}; m${r} = mn${r};`);
-  }
-  for (let d = 0; d < NDP; d++) {
-    L.push(`    let v${d} = ld_vc2(base + ${2 * d}u);`);
-    for (const r of rows) {
-      L.push(
-        TM === 1
-          ? `    a${r}_${d} = a${r}_${d} * c${r} + p${r} * v${d};`
-          : `    a${r}_${d} = a${r}_${d} * c${r} + select(vec2<f32>(0.0), p${r} * v${d}, p${r} > 0.0);`,
-      );
-    }
-  }
-  L.push('  }');
-  for (const r of rows) {
-    L.push(`  sm[lid * RW + ${r}u] = m${r}; sl[lid * RW + ${r}u] = l${r};`);
-    for (let d = 0; d < NDP; d++) L.push(`  sacc[(lid * RW + ${r}u) * ${NDP}u + ${d}u] = a${r}_${d};`);
-  }
-  return L.join('\n');
-}
-
-/**
- * Flash-decoding attention for step.nTokens ≤ maxTokens query tokens at positions step.pos0… over chunks
- * of step.p2 positions (see {@link attentionSplit}). Bindings: step, q [T, qDim], kc, vc [nCtx, kvDim],
- * out [T, qDim], part_o [maxSplits, maxTokens, qDim] f32, part_ml [maxSplits, maxTokens, nHead] vec2
- * (max, sum). Dispatch (nHeadKv · groupsPerKvHead, nSplit). With nSplit = 1 writes `out` directly, else
- * the partials for {@link flashCombineWGSL}.
- * @throws Error when {@link flashSupports} is false or the lanes do not divide headDim/4.
- */
-export function flashDecodeWGSL(o: FlashOptions): string {
-  if (!flashSupports(o)) throw new Error(`flash attention: unsupported shape ${JSON.stringify(o)}`);
-  const HD = o.headDim;
-  const HD4 = HD / 4;
-  const NDP = HD / 2;
-  const qDim = o.nHead * HD;
-  const kvDim = o.nHeadKv * HD;
-  const G = o.nHead / o.nHeadKv;
-  const TM = o.maxTokens;
-  const { headsPerGroup: GW, groupsPerKvHead: nHG } = flashHeadGroups(o);
-  const RW = GW * TM;
-  const common = `${STEP_WGSL}
-@group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
-${kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
-${pairDecl('@group(0) @binding(3)', 'vc', o.kvType)}
-@group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;
-@group(0) @binding(5) var<storage, read_write> part_o: array<vec2<f32>>;
-@group(0) @binding(6) var<storage, read_write> part_ml: array<vec2<f32>>;
-const HD: u32 = ${HD}u;
-const RW: u32 = ${RW}u;
-const SENT: f32 = ${SENTINEL};
-/** Query head and token of workgroup row r. */
-fn rowHead(kvh: u32, hg: u32, r: u32) -> u32 { return kvh * ${G}u + hg * ${GW}u + r % ${GW}u; }
-fn rowTok(r: u32) -> u32 { return r / ${GW}u; }
-var<workgroup> qs: array<vec4<f32>, ${RW * HD4}>;
-/** The workgroup's query rows, scaled, into qs (rows of tokens past step.nTokens are zeros). */
-fn load_q(kvh: u32, hg: u32, lid: u32, nThreads: u32) {
-  for (var i = lid; i < ${RW * HD4}u; i += nThreads) {
-    let r = i / ${HD4}u;
-    let t = rowTok(r);
-    var v = vec4<f32>(0.0);
-    if (t < step.nTokens) { v = q[(t * ${qDim}u + rowHead(kvh, hg, r) * HD) / 4u + i % ${HD4}u] * ${f32Lit(o.scale)}; }
-    qs[i] = v;
-  }
-}
-/** Writes dims (2dp, 2dp+1) of row r: the final output with one chunk, else this chunk's partial. */
-fn emit(kvh: u32, hg: u32, split: u32, nSplit: u32, r: u32, dp: u32, a: vec2<f32>, m: f32, l: f32) {
-  let t = rowTok(r);
-  if (t >= step.nTokens) { return; }
-  let h = rowHead(kvh, hg, r);
-  if (nSplit == 1u) {
-    out[(t * ${qDim}u + h * HD) / 2u + dp] = a / l;
-  } else {
-    part_o[((split * ${TM}u + t) * ${qDim}u + h * HD) / 2u + dp] = a;
-    if (dp == 0u) { part_ml[(split * ${TM}u + t) * ${o.nHead}u + h] = vec2<f32>(m, l); }
-  }
-}
-`;
-  const head = `  let kvh = wg.x / ${nHG}u;
-  let hg = wg.x % ${nHG}u;
-  let split = wg.y;
-  let len = step.pos0 + step.nTokens;
-  let chunk = step.p2;
-  let nSplit = (len + chunk - 1u) / chunk;
-  let start = split * chunk;
-  let end = min(start + chunk, len);
-  let kb = kvh * HD;`;
-  if (o.layout.kind === 'strided') {
-    const W = stridedThreads(RW, HD, o.layout.threads);
-    return `${common}
-const W: u32 = ${W}u;
-var<workgroup> sm: array<f32, ${W * RW}>;
-var<workgroup> sl: array<f32, ${W * RW}>;
-var<workgroup> sacc: array<vec2<f32>, ${W * RW * NDP}>;
-
-@compute @workgroup_size(${W})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
-${head}
-  load_q(kvh, hg, lid, W);
-  workgroupBarrier();
-${stridedBody(RW, HD4, NDP, kvDim, GW, TM, o.softcap, o.window)}
-  workgroupBarrier();
-  for (var i = lid; i < ${RW * NDP}u; i += W) {
-    let r = i / ${NDP}u;
-    let dp = i % ${NDP}u;
-    var mAll = SENT;
-    for (var k = 0u; k < W; k++) { mAll = max(mAll, sm[k * RW + r]); }
-    var lAll = 0.0;
-    var a = vec2<f32>(0.0);
-    for (var k = 0u; k < W; k++) {
-      let f = exp(sm[k * RW + r] - mAll);
-      lAll += sl[k * RW + r] * f;
-      a += sacc[(k * RW + r) * ${NDP}u + dp] * f;
-    }
-    emit(kvh, hg, split, nSplit, r, dp, a, mAll, lAll);
-  }
-}`;
-  }
-  // Tiled layout.
-  const W = 64;
-  const LG = o.layout.lanes ?? 1;
-  if (![1, 2, 4, 8].includes(LG) || HD4 % LG !== 0)
-    throw new Error(`flash attention: ${LG} lanes for head dim ${HD}`);
-  const P = W / LG;
-  // P·V: thread = (dim pair dp, row group rg); rows rg, rg + RG, …; dim pairs dp, dp + W, … when NDP > W.
-  const RG = NDP >= W ? 1 : Math.min(RW, Math.floor(W / NDP));
-  const RPT = Math.ceil(RW / RG);
-  const DPT = Math.ceil(NDP / W);
-  const shuffle =
-    LG > 1
-      ? Array.from({ length: Math.log2(LG) }, (_, i) => 1 << i)
-          .map((mask) => `    for (var r = 0u; r < RW; r++) { s[r] += subgroupShuffleXor(s[r], ${mask}u); }`)
-          .join('\n')
-      : '';
-  return `${LG > 1 ? 'enable subgroups;\n' : ''}${common}
-const W: u32 = ${W}u;
-const P: u32 = ${P}u;
-var<workgroup> sc: array<f32, ${RW * P}>;
-var<workgroup> mrow: array<f32, ${RW}>;
-var<workgroup> crow: array<f32, ${RW}>;
-
-@compute @workgroup_size(${W})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
-${head}
-  load_q(kvh, hg, lid, W);
-  if (lid < RW) { mrow[lid] = SENT; }
-  let pl = lid / ${LG}u;
-  let lane = lid % ${LG}u;
-  let rg = lid / ${Math.min(NDP, W)}u;
-  let dp0 = lid % ${Math.min(NDP, W)}u;
-  var acc: array<vec2<f32>, ${RPT * DPT}>;
-  var lsum: array<f32, ${RPT}>;
-  workgroupBarrier();
-  for (var tile = start; tile < end; tile += P) {
-    // Scores of position tile + pl for every row (lanes split the head dimension).
-    let j = tile + pl;
-    let base = min(j, end - 1u) * ${kvDim}u + kb;
-    var s: array<f32, ${RW}>;
-    for (var r = 0u; r < RW; r++) { s[r] = 0.0; }
-    for (var i = 0u; i < ${HD4 / LG}u; i++) {
-      let d = i * ${LG}u + lane;
-      let k4 = ld_kc4(base + 4u * d);
-      for (var r = 0u; r < RW; r++) { s[r] += dot(qs[r * ${HD4}u + d], k4); }
-    }
-${shuffle}
-    if (lane == 0u) {
-      for (var r = 0u; r < RW; r++) {
-        let ok = j < end && rowTok(r) < step.nTokens && j <= step.pos0 + rowTok(r)${inWindow('j', 'step.pos0 + rowTok(r)', o.window)};
-        sc[r * P + pl] = select(SENT, ${capped('s[r]', o.softcap)}, ok);
-      }
-    }
-    workgroupBarrier();
-    if (lid < RW) {
-      var mx = mrow[lid];
-      for (var p = 0u; p < P; p++) { mx = max(mx, sc[lid * P + p]); }
-      crow[lid] = exp(mrow[lid] - mx);
-      mrow[lid] = mx;
-    }
-    workgroupBarrier();
-    for (var i = lid; i < ${RW * P}u; i += W) {
-      let sv = sc[i];
-      sc[i] = select(0.0, exp(sv - mrow[i / P]), sv > -1.0e29);
-    }
-    workgroupBarrier();
-    if (rg < ${RG}u) {
-      for (var rr = 0u; rr < ${RPT}u; rr++) {
-        let r = rg + rr * ${RG}u;
-        if (r < RW) {
-          let c = crow[r];
-          lsum[rr] *= c;
-          for (var dd = 0u; dd < ${DPT}u; dd++) { acc[rr * ${DPT}u + dd] *= c; }
-        }
-      }
-      for (var p = 0u; p < P; p++) {
-        let jp = min(tile + p, end - 1u) * ${kvDim}u + kb;
-        for (var dd = 0u; dd < ${DPT}u; dd++) {
-          let dp = dp0 + dd * W;
-          if (dp < ${NDP}u) {
-            let v2 = ld_vc2(jp + 2u * dp);
-            for (var rr = 0u; rr < ${RPT}u; rr++) {
-              let r = rg + rr * ${RG}u;
-              if (r < RW) {
-                let pr = sc[r * P + p];
-                acc[rr * ${DPT}u + dd] += select(vec2<f32>(0.0), pr * v2, pr > 0.0);
-                if (dd == 0u) { lsum[rr] += pr; }
-              }
-            }
-          }
-        }
-      }
-    }
-    workgroupBarrier();
-  }
-  if (rg < ${RG}u) {
-    for (var rr = 0u; rr < ${RPT}u; rr++) {
-      let r = rg + rr * ${RG}u;
-      for (var dd = 0u; dd < ${DPT}u; dd++) {
-        let dp = dp0 + dd * W;
-        if (r < RW && dp < ${NDP}u) { emit(kvh, hg, split, nSplit, r, dp, acc[rr * ${DPT}u + dd], mrow[r], lsum[rr]); }
-      }
-    }
-  }
-}`;
-}
-
-/**
- * Merges the chunks' partials of {@link flashDecodeWGSL}: out[t, h·HD + d] = Σ_s o_s[d]·e^(m_s − M) /
+ * Merges the chunks' partials of attention-decode.ts `flashDecodeWGSL`: out[t, h·HD + d] = Σ_s o_s[d]·e^(m_s − M) /
  * Σ_s l_s·e^(m_s − M), M = max_s m_s (empty chunks, m = sentinel and l = 0, weigh nothing). Bindings: step,
  * part_o, part_ml, out. Dispatch (nHead, T); run only when nSplit > 1.
  */

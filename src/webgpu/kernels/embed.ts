@@ -3,7 +3,8 @@
  * Shapes: ids [T] (u32), token_embd [nEmbd, nVocab] (ggml order: nVocab rows of nEmbd), x [T, nEmbd].
  * The table may be split across bindings by rows (`parts`). Dispatch (ceil(nEmbd / 64), T).
  */
-import { f32Lit, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
+import { f32Lit, STEP_WGSL, type WeightType, WG, wgslArrayType } from './common.ts';
+import { wgslLoader } from './loader.ts';
 
 /** Bindings: 0 step, 1 ids, 2 x (out), then one per part. */
 export function embedWGSL(o: {

@@ -9,7 +9,8 @@
  * Dispatch (nHead + nHeadKv, T): workgroup h < nHead normalises query head h, the others KV heads.
  */
 import type { KvType } from '../../core/types.ts';
-import { f32Lit, STEP_WGSL, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
+import { f32Lit, STEP_WGSL, type WeightType, wgslArrayType } from './common.ts';
+import { wgslLoader } from './loader.ts';
 
 const HWG = 64;
 

@@ -25,8 +25,9 @@ import {
 import type { Rng } from '../../util/prng.ts';
 import { ropeTable } from '../model/state.ts';
 import { bindingNames } from './bindings.ts';
-import { packStep, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
+import { packStep, type WeightType, wgslArrayType } from './common.ts';
 import { headSlotDims, qkvRopeMatmul, type WeightParts } from './llama-ops.ts';
+import { wgslLoader } from './loader.ts';
 import { type MatmulSegment, matmulWGSL, matmulWorkgroupsX } from './matmul.ts';
 
 const REL = 1e-5;

@@ -16,7 +16,8 @@
  * workgroup.
  */
 import { EngineError } from '../../core/errors.ts';
-import { f32Lit, isQuantized, STEP_WGSL, type WeightType, WG, wgslArrayType, wgslLoader } from './common.ts';
+import { f32Lit, isQuantized, STEP_WGSL, type WeightType, WG, wgslArrayType } from './common.ts';
+import { wgslLoader } from './loader.ts';
 
 /** One weight binding read by a segment. */
 export interface SegmentWeight {

@@ -43,7 +43,8 @@
  * Needs K to be a multiple of 32 (every quantized row is; float rows that are not use matmul.ts `matmulWGSL`'s
  * decode variants: {@link mmvSupports}).
  */
-import { f32Lit, iq4KvaluesWgsl, STEP_WGSL, type WeightType } from './common.ts';
+import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
+import { iq4KvaluesWgsl } from './loader.ts';
 import { extraBindings, type MatmulOptions, segmentRanges, weightVar } from './matmul.ts';
 import { bindingType, chunkDot, needsXhalf, needsXsum } from './mmv-chunk.ts';
 import { Q4K_SCALE_MIN } from './mmv-chunk-k.ts';

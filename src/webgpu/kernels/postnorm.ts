@@ -5,7 +5,8 @@
  * Shapes: y [T, n] f32 (the attn_output or ffn_down matmul's plain store), w [n] (norm weight), x [T, n]
  * the residual stream. Dispatch (1, T): one workgroup of 64 threads per token.
  */
-import { f32Lit, STEP_WGSL, type WeightType, wgslArrayType, wgslLoader } from './common.ts';
+import { f32Lit, STEP_WGSL, type WeightType, wgslArrayType } from './common.ts';
+import { wgslLoader } from './loader.ts';
 
 const PWG = 64;
 

@@ -17,8 +17,9 @@ import {
   testDevice,
   uniformFrom,
 } from '../../testing/kernel-util.ts';
-import { packStep, WEIGHT_BLOCK, type WeightType, wgslLoader } from './common.ts';
+import { packStep, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import { embedWGSL } from './embed.ts';
+import { wgslLoader } from './loader.ts';
 import {
   gemvWGSL,
   gemvWorkgroupsX,

@@ -135,47 +135,8 @@ export interface SampleKernelOptions {
   debug?: { draws: number };
 }
 
-/**
- * The sampler kernel. Bindings (by name): `params` uniform SampleParams, `logits` [≥ nVocab] f32 (read
- * only; never modified), `work` [nVocab] f32 scratch, `hist` [HISTORY_HEADER + ring] u32 (the sampled id
- * is appended), `out` [1] u32 (the id; [draws] in the debug variant), `dbg` (debug only). Dispatch (1).
- */
-export function sampleWGSL(o: SampleKernelOptions): string {
-  const N = o.nVocab;
-  const WG = SAMPLE_WG;
-  const CH = Math.ceil(N / WG);
-  if (!Number.isInteger(N) || N < 1) throw new Error(`nVocab must be a positive integer, got ${N}`);
-  if (!Number.isInteger(o.ring) || o.ring < 1)
-    throw new Error(`ring must be a positive integer, got ${o.ring}`);
-  const dbg = o.debug;
-  return `${SAMPLE_PARAMS_WGSL}
-@group(0) @binding(0) var<uniform> params: SampleParams;
-@group(0) @binding(1) var<storage, read> logits: array<f32>;
-@group(0) @binding(2) var<storage, read_write> work: array<f32>;
-@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<u32>;
-${dbg ? '@group(0) @binding(5) var<storage, read_write> dbg: array<f32>;' : ''}
-const N = ${N}u;
-const WG = ${WG}u;
-const CH = ${CH}u; // ids per thread in the id-ordered passes (thread t: [t·CH, t·CH + CH) ∩ [0, N))
-const RING = ${o.ring}u;
-const HDR = ${HISTORY_HEADER}u;
-const BINS = ${BINS}u;
-const NEG = -3.0e38;
-var<workgroup> sh: array<f32, ${BINS * WG}>; // [BINS][WG] per-thread histograms, then reductions
-var<workgroup> ids: array<u32, ${WG}>;
-var<workgroup> csum: array<f32, ${WG}>; // per-chunk kept weight, id order
-var<workgroup> bcast: u32;
-var<workgroup> tot: array<f32, ${BINS}>; // the pass's bin totals
-// The kept prefix after top-k and top-p (key, last id), the max logit and the min-p threshold.
-var<private> gK: u32;
-var<private> gC: u32;
-var<private> gM: f32;
-var<private> gThr: f32;
-
-${PRNG_WGSL}
-
-// Order-preserving u32 of an f32 (larger float, larger key); −0 is taken as +0.
+/** The sampler's WGSL functions: order-preserving keys of logits, workgroup sums, the rank selection of top-k / top-p (histogram passes over key bits) and the inverse-CDF draw. They use the kernel's module constants (N, WG, CH, BINS) and workgroup arrays. */
+const SAMPLE_FNS_WGSL = `// Order-preserving u32 of an f32 (larger float, larger key); −0 is taken as +0.
 fn key_of(v: f32) -> u32 {
   let b = select(bitcast<u32>(v), 0u, v == 0.0);
   return select(b | 0x80000000u, ~b, (b >> 31u) == 1u);
@@ -298,7 +259,49 @@ fn draw_one(u: f32) -> u32 {
   return last;
 }
 
-@compute @workgroup_size(${WG})
+`;
+
+/**
+ * The sampler kernel. Bindings (by name): `params` uniform SampleParams, `logits` [≥ nVocab] f32 (read
+ * only; never modified), `work` [nVocab] f32 scratch, `hist` [HISTORY_HEADER + ring] u32 (the sampled id
+ * is appended), `out` [1] u32 (the id; [draws] in the debug variant), `dbg` (debug only). Dispatch (1).
+ */
+export function sampleWGSL(o: SampleKernelOptions): string {
+  const N = o.nVocab;
+  const WG = SAMPLE_WG;
+  const CH = Math.ceil(N / WG);
+  if (!Number.isInteger(N) || N < 1) throw new Error(`nVocab must be a positive integer, got ${N}`);
+  if (!Number.isInteger(o.ring) || o.ring < 1)
+    throw new Error(`ring must be a positive integer, got ${o.ring}`);
+  const dbg = o.debug;
+  return `${SAMPLE_PARAMS_WGSL}
+@group(0) @binding(0) var<uniform> params: SampleParams;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read_write> work: array<f32>;
+@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<u32>;
+${dbg ? '@group(0) @binding(5) var<storage, read_write> dbg: array<f32>;' : ''}
+const N = ${N}u;
+const WG = ${WG}u;
+const CH = ${CH}u; // ids per thread in the id-ordered passes (thread t: [t·CH, t·CH + CH) ∩ [0, N))
+const RING = ${o.ring}u;
+const HDR = ${HISTORY_HEADER}u;
+const BINS = ${BINS}u;
+const NEG = -3.0e38;
+var<workgroup> sh: array<f32, ${BINS * WG}>; // [BINS][WG] per-thread histograms, then reductions
+var<workgroup> ids: array<u32, ${WG}>;
+var<workgroup> csum: array<f32, ${WG}>; // per-chunk kept weight, id order
+var<workgroup> bcast: u32;
+var<workgroup> tot: array<f32, ${BINS}>; // the pass's bin totals
+// The kept prefix after top-k and top-p (key, last id), the max logit and the min-p threshold.
+var<private> gK: u32;
+var<private> gC: u32;
+var<private> gM: f32;
+var<private> gThr: f32;
+
+${PRNG_WGSL}
+
+${SAMPLE_FNS_WGSL}@compute @workgroup_size(${WG})
 fn main(@builtin(local_invocation_index) lid: u32) {
   // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
   for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }

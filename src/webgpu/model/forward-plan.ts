@@ -16,10 +16,10 @@ import {
   attentionWGSL,
   attentionWorkgroupSize,
   flashCombineWGSL,
-  flashDecodeWGSL,
   flashHeadGroups,
   flashSupports,
 } from '../kernels/attention.ts';
+import { flashDecodeWGSL } from '../kernels/attention-decode.ts';
 import {
   type PrefillAttentionPlan,
   type PrefillLayout,

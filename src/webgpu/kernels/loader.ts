@@ -1,0 +1,494 @@
+/**
+ * WGSL that reads weights in their ggml types, for the kernels that read a weight element by element or 32
+ * at a time (matmul.ts's general kernels, embed.ts, headnorm.ts, postnorm.ts): {@link wgslLoader}'s
+ * `ld_<name>` and `dq32_<name>` per type, in ggml's block layout or repacked into planes
+ * (kernels/repack.ts), with the byte readers and scale decoders they share, and IQ4's value table.
+ * Formulas: ggml-quants.c `dequantize_row_*`. mmv.ts and mmm.ts have their own, faster readers.
+ */
+import type { WeightType } from './common.ts';
+
+/** Byte-level readers over a `array<u32>` binding called `n`. */
+function byteReaders(n: string): string {
+  return `fn rd8_${n}(o: u32) -> u32 { return (${n}[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu; }
+fn rd16_${n}(o: u32) -> u32 { return rd8_${n}(o) | (rd8_${n}(o + 1u) << 8u); }
+fn f16_${n}(o: u32) -> f32 { return unpack2x16float(rd16_${n}(o)).x; }
+fn i8_${n}(o: u32) -> f32 { return f32(i32(rd8_${n}(o) << 24u) >> 24u); }
+fn rd32_${n}(o: u32) -> u32 {
+  let w0 = ${n}[o >> 2u];
+  let sh = (o & 3u) * 8u;
+  if (sh == 0u) { return w0; }
+  return (w0 >> sh) | (${n}[(o >> 2u) + 1u] << (32u - sh));
+}`;
+}
+
+/**
+ * ggml-common.h's `kvalues_iq4nl` (the 16 levels of IQ4_NL / IQ4_XS) as a WGSL `const` f32 array
+ * called `name`.
+ */
+export function iq4KvaluesWgsl(name: string): string {
+  return `const ${name} = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);`;
+}
+
+/** Q4_K's 6-bit scale and min of sub-block j (ggml's get_scale_min_k4), scales at byte offset `o`. */
+function q4kScaleMin(n: string): string {
+  return `fn scmin_${n}(o: u32, j: u32) -> vec2<f32> {
+  if (j < 4u) { return vec2<f32>(f32(rd8_${n}(o + j) & 63u), f32(rd8_${n}(o + j + 4u) & 63u)); }
+  let a = rd8_${n}(o + j + 4u);
+  let sc = (a & 0xfu) | ((rd8_${n}(o + j - 4u) >> 6u) << 4u);
+  let m = (a >> 4u) | ((rd8_${n}(o + j) >> 6u) << 4u);
+  return vec2<f32>(f32(sc), f32(m));
+}`;
+}
+
+/**
+ * WGSL for reading a weight bound as `<name>`:
+ * `fn ld_<name>(i: u32) -> f32` reads element i (row-major, in elements) for every type, and for
+ * quantized types also `fn dq32_<name>(i: u32, out: ptr<function, array<f32, 32>>)` decoding the 32
+ * weights starting at element i (a multiple of 32) with the block's scale read once.
+ */
+export function wgslLoader(n: string, t: WeightType, planarBlocks?: number): string {
+  if (planarBlocks !== undefined) return planarLoader(n, t, planarBlocks);
+  if (t === 'Q3_K' || t === 'Q2_K') return lowKLoader(n, t);
+  return t.endsWith('_K') ? kQuantLoader(n, t) : blockLoader(n, t);
+}
+
+/** {@link wgslLoader} of the float types and the 32-weight block types (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS). */
+function blockLoader(n: string, t: WeightType): string {
+  switch (t) {
+    case 'F32':
+      return `fn ld_${n}(i: u32) -> f32 { return ${n}[i]; }`;
+    case 'F16':
+      return `fn ld_${n}(i: u32) -> f32 { let p = unpack2x16float(${n}[i >> 1u]); return select(p.x, p.y, (i & 1u) == 1u); }`;
+    case 'BF16':
+      return `fn ld_${n}(i: u32) -> f32 { return bitcast<f32>(((${n}[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu) << 16u); }`;
+    case 'Q8_0':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 { let o = (i / 32u) * 34u; return f16_${n}(o) * i8_${n}(o + 2u + i % 32u); }
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 34u;
+  let d = f16_${n}(o);
+  for (var j = 0u; j < 32u; j += 4u) {
+    let q = rd32_${n}(o + 2u + j);
+    (*out)[j] = d * f32(i32(q << 24u) >> 24u); (*out)[j + 1u] = d * f32(i32(q << 16u) >> 24u);
+    (*out)[j + 2u] = d * f32(i32(q << 8u) >> 24u); (*out)[j + 3u] = d * f32(i32(q) >> 24u);
+  }
+}`;
+    case 'Q4_0':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * 18u;
+  let j = i % 32u;
+  let q = rd8_${n}(o + 2u + j % 16u);
+  return f16_${n}(o) * (f32(select(q & 0xfu, q >> 4u, j >= 16u)) - 8.0);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 18u;
+  let d = f16_${n}(o);
+  for (var j = 0u; j < 16u; j += 4u) {
+    let q = rd32_${n}(o + 2u + j);
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[j + b] = d * (f32(v & 0xfu) - 8.0);
+      (*out)[j + b + 16u] = d * (f32(v >> 4u) - 8.0);
+    }
+  }
+}`;
+    case 'Q5_0':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * 22u;
+  let j = i % 32u;
+  let qh = rd32_${n}(o + 2u);
+  let q = rd8_${n}(o + 6u + j % 16u);
+  let lo = select(q & 0xfu, q >> 4u, j >= 16u);
+  let hi = (qh >> j) & 1u;
+  return f16_${n}(o) * (f32(lo | (hi << 4u)) - 16.0);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 22u;
+  let d = f16_${n}(o);
+  let qh = rd32_${n}(o + 2u);
+  for (var j = 0u; j < 16u; j += 4u) {
+    let q = rd32_${n}(o + 6u + j);
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      let k = j + b;
+      (*out)[k] = d * (f32((v & 0xfu) | (((qh >> k) & 1u) << 4u)) - 16.0);
+      (*out)[k + 16u] = d * (f32((v >> 4u) | (((qh >> (k + 16u)) & 1u) << 4u)) - 16.0);
+    }
+  }
+}`;
+    case 'Q4_1':
+    case 'Q5_1': {
+      // Q4_1 (20 B) and Q5_1 (24 B) blocks are 4-byte aligned: word 0 = f16 d | f16 m, [Q5_1: word 1 =
+      // qh], then 4 words of nibbles as Q4_0; w = d·q + m.
+      const q5 = t === 'Q5_1';
+      const B = q5 ? 24 : 20;
+      const qs = q5 ? 8 : 4;
+      const hi = (k: string) => (q5 ? ` | (((qh >> (${k})) & 1u) << 4u)` : '');
+      const qh = q5 ? `let qh = ${n}[o / 4u + 1u];` : '';
+      return `fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * ${B}u;
+  let j = i % 32u; ${qh}
+  let dm = unpack2x16float(${n}[o / 4u]);
+  let q = (${n}[(o + ${qs}u) / 4u + (j % 16u) / 4u] >> ((j % 4u) * 8u)) & 0xffu;
+  return dm.x * f32(select(q & 0xfu, q >> 4u, j >= 16u)${hi('j')}) + dm.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * ${B}u; ${qh}
+  let dm = unpack2x16float(${n}[o / 4u]);
+  for (var j = 0u; j < 4u; j++) {
+    let q = ${n}[(o + ${qs}u) / 4u + j];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      let k = 4u * j + b;
+      (*out)[k] = dm.x * f32((v & 0xfu)${hi('k')}) + dm.y;
+      (*out)[k + 16u] = dm.x * f32((v >> 4u)${hi('k + 16u')}) + dm.y;
+    }
+  }
+}`;
+    }
+    case 'IQ4_NL':
+      return `${byteReaders(n)}
+${iq4KvaluesWgsl(`kv_${n}`)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 32u) * 18u;
+  let j = i % 32u;
+  let q = rd8_${n}(o + 2u + j % 16u);
+  return f16_${n}(o) * kv_${n}[select(q & 0xfu, q >> 4u, j >= 16u)];
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 32u) * 18u;
+  let d = f16_${n}(o);
+  for (var j = 0u; j < 16u; j += 4u) {
+    let q = rd32_${n}(o + 2u + j);
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[j + b] = d * kv_${n}[v & 0xfu];
+      (*out)[j + b + 16u] = d * kv_${n}[v >> 4u];
+    }
+  }
+}`;
+    case 'IQ4_XS':
+      // 136-byte blocks (8-byte aligned): word 0 = f16 d | u16 scales_h, word 1 = scales_l[4], then 8
+      // sub-blocks of 16 bytes (4 words) of nibbles as IQ4_NL; w = d·(ls − 32)·kvalues[q].
+      return `${iq4KvaluesWgsl(`kv_${n}`)}
+fn dl_${n}(bw: u32, s: u32) -> f32 {
+  let h = ${n}[bw];
+  let ls = ((${n}[bw + 1u] >> (4u * s)) & 0xfu) | (((h >> (16u + 2u * s)) & 3u) << 4u);
+  return unpack2x16float(h).x * f32(i32(ls) - 32);
+}
+fn ld_${n}(i: u32) -> f32 {
+  let bw = (i / 256u) * 34u;
+  let r = i % 256u;
+  let s = r / 32u;
+  let j = r % 32u;
+  let q = (${n}[bw + 2u + s * 4u + (j % 16u) / 4u] >> ((j % 4u) * 8u)) & 0xffu;
+  return dl_${n}(bw, s) * kv_${n}[select(q & 0xfu, q >> 4u, j >= 16u)];
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bw = (i / 256u) * 34u;
+  let s = (i % 256u) / 32u;
+  let dl = dl_${n}(bw, s);
+  for (var j = 0u; j < 4u; j++) {
+    let q = ${n}[bw + 2u + s * 4u + j];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[4u * j + b] = dl * kv_${n}[v & 0xfu];
+      (*out)[4u * j + b + 16u] = dl * kv_${n}[v >> 4u];
+    }
+  }
+}`;
+    default:
+      throw new Error(`blockLoader: not for ${t}`);
+  }
+}
+
+/** {@link wgslLoader} of Q4_K, Q6_K and Q5_K (256-weight super-blocks). */
+function kQuantLoader(n: string, t: WeightType): string {
+  switch (t) {
+    case 'Q4_K':
+      return `${byteReaders(n)}
+${q4kScaleMin(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 144u;
+  let r = i % 256u;
+  let s = r / 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let q = rd8_${n}(o + 16u + (s / 2u) * 32u + r % 32u);
+  let nib = select(q & 0xfu, q >> 4u, (s & 1u) == 1u);
+  return f16_${n}(o) * sm.x * f32(nib) - f16_${n}(o + 2u) * sm.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 144u;
+  let s = (i % 256u) / 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let d = f16_${n}(o) * sm.x;
+  let m = f16_${n}(o + 2u) * sm.y;
+  let qb = o + 16u + (s / 2u) * 32u;
+  let sh = (s & 1u) * 4u;
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = rd32_${n}(qb + l) >> sh;
+    (*out)[l] = d * f32(q & 0xfu) - m; (*out)[l + 1u] = d * f32((q >> 8u) & 0xfu) - m;
+    (*out)[l + 2u] = d * f32((q >> 16u) & 0xfu) - m; (*out)[l + 3u] = d * f32((q >> 24u) & 0xfu) - m;
+  }
+}`;
+    case 'Q6_K':
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 210u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let l = r % 32u;
+  let ql = rd8_${n}(o + h * 64u + l + (c & 1u) * 32u);
+  let qh = rd8_${n}(o + 128u + h * 32u + l);
+  let q = i32(((ql >> ((c / 2u) * 4u)) & 0xfu) | (((qh >> (c * 2u)) & 3u) << 4u)) - 32;
+  return f16_${n}(o + 208u) * i8_${n}(o + 192u + h * 8u + l / 16u + c * 2u) * f32(q);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 210u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let d = f16_${n}(o + 208u);
+  let s0 = d * i8_${n}(o + 192u + h * 8u + c * 2u);
+  let s1 = d * i8_${n}(o + 192u + h * 8u + c * 2u + 1u);
+  let qlb = o + h * 64u + (c & 1u) * 32u;
+  let qhb = o + 128u + h * 32u;
+  let shl = (c / 2u) * 4u;
+  let shh = c * 2u;
+  for (var l = 0u; l < 32u; l += 4u) {
+    let ql = rd32_${n}(qlb + l) >> shl;
+    let qh = rd32_${n}(qhb + l) >> shh;
+    let sc = select(s0, s1, l >= 16u);
+    for (var b = 0u; b < 4u; b++) {
+      let q = i32(((ql >> (b * 8u)) & 0xfu) | (((qh >> (b * 8u)) & 3u) << 4u)) - 32;
+      (*out)[l + b] = sc * f32(q);
+    }
+  }
+}`;
+    case 'Q5_K':
+      // ggml-quants.c dequantize_row_q5_K: sub-block s (32) of a block: x = d·sc·(nibble + 16·qh bit) − dmin·m.
+      return `${byteReaders(n)}
+${q4kScaleMin(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 176u;
+  let r = i % 256u;
+  let s = r / 32u;
+  let l = r % 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let q = rd8_${n}(o + 48u + (s / 2u) * 32u + l);
+  let nib = select(q & 0xfu, q >> 4u, (s & 1u) == 1u) | (((rd8_${n}(o + 16u + l) >> s) & 1u) << 4u);
+  return f16_${n}(o) * sm.x * f32(nib) - f16_${n}(o + 2u) * sm.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 176u;
+  let s = (i % 256u) / 32u;
+  let sm = scmin_${n}(o + 4u, s);
+  let d = f16_${n}(o) * sm.x;
+  let m = f16_${n}(o + 2u) * sm.y;
+  let qb = o + 48u + (s / 2u) * 32u;
+  let sh = (s & 1u) * 4u;
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = ((rd32_${n}(qb + l) >> sh) & 0x0f0f0f0fu) | (((rd32_${n}(o + 16u + l) >> s) & 0x01010101u) << 4u);
+    (*out)[l] = d * f32(q & 0xffu) - m; (*out)[l + 1u] = d * f32((q >> 8u) & 0xffu) - m;
+    (*out)[l + 2u] = d * f32((q >> 16u) & 0xffu) - m; (*out)[l + 3u] = d * f32(q >> 24u) - m;
+  }
+}`;
+    default:
+      throw new Error(`kQuantLoader: not for ${t}`);
+  }
+}
+
+/** {@link wgslLoader} of Q3_K and Q2_K (256-weight super-blocks). */
+function lowKLoader(n: string, t: WeightType): string {
+  switch (t) {
+    case 'Q3_K':
+      // ggml-quants.c dequantize_row_q3_K: element 128h + 32j + l: 2 bits at qs[32h + l] >> 2j, high bit
+      // hmask[l] bit 4h + j (clear: −4); group g = 8h + 2j + l/16 has the 6-bit scale sc_g, x = d·(sc_g − 32)·q.
+      return `${byteReaders(n)}
+fn q3sc_${n}(o: u32, g: u32) -> f32 {
+  let lo = (rd8_${n}(o + 96u + (g & 7u)) >> ((g / 8u) * 4u)) & 0xfu;
+  let hi = (rd8_${n}(o + 104u + (g % 4u)) >> ((g / 4u) * 2u)) & 3u;
+  return f32(i32(lo | (hi << 4u)) - 32);
+}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 110u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let j = (r % 128u) / 32u;
+  let l = r % 32u;
+  let q = (rd8_${n}(o + 32u + h * 32u + l) >> (2u * j)) & 3u;
+  let hb = (rd8_${n}(o + l) >> (4u * h + j)) & 1u;
+  return f16_${n}(o + 108u) * q3sc_${n}(o, r / 16u) * f32(i32(q | (hb << 2u)) - 4);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 110u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let j = (r % 128u) / 32u;
+  let d = f16_${n}(o + 108u);
+  let s0 = d * q3sc_${n}(o, r / 16u);
+  let s1 = d * q3sc_${n}(o, r / 16u + 1u);
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = ((rd32_${n}(o + 32u + h * 32u + l) >> (2u * j)) & 0x03030303u) | (((rd32_${n}(o + l) >> (4u * h + j)) & 0x01010101u) << 2u);
+    let sc = select(s0, s1, l >= 16u);
+    for (var b = 0u; b < 4u; b++) { (*out)[l + b] = sc * f32(i32((q >> (b * 8u)) & 0xffu) - 4); }
+  }
+}`;
+    case 'Q2_K':
+      // ggml-quants.c dequantize_row_q2_K: element 128h + 32j + l: 2 bits at qs[32h + l] >> 2j; group
+      // g = r / 16 has scales[g] (low nibble scale, high nibble min): x = d·sc·q − dmin·m.
+      return `${byteReaders(n)}
+fn ld_${n}(i: u32) -> f32 {
+  let o = (i / 256u) * 84u;
+  let r = i % 256u;
+  let sc = rd8_${n}(o + r / 16u);
+  let q = (rd8_${n}(o + 16u + (r / 128u) * 32u + r % 32u) >> (2u * ((r % 128u) / 32u))) & 3u;
+  return f16_${n}(o + 80u) * f32(sc & 0xfu) * f32(q) - f16_${n}(o + 82u) * f32(sc >> 4u);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let o = (i / 256u) * 84u;
+  let r = i % 256u;
+  let d = f16_${n}(o + 80u);
+  let dm = f16_${n}(o + 82u);
+  let sa = rd8_${n}(o + r / 16u);
+  let sb = rd8_${n}(o + r / 16u + 1u);
+  let qb = o + 16u + (r / 128u) * 32u;
+  let sh = 2u * ((r % 128u) / 32u);
+  for (var l = 0u; l < 32u; l += 4u) {
+    let q = (rd32_${n}(qb + l) >> sh) & 0x03030303u;
+    let sc = select(sa, sb, l >= 16u);
+    let ds = d * f32(sc & 0xfu);
+    let m = dm * f32(sc >> 4u);
+    for (var b = 0u; b < 4u; b++) { (*out)[l + b] = ds * f32((q >> (b * 8u)) & 0xffu) - m; }
+  }
+}`;
+    default:
+      throw new Error(`lowKLoader: not for ${t}`);
+  }
+}
+
+/**
+ * {@link wgslLoader} for a weight repacked into planes (kernels/repack.ts) holding `nB` blocks: quants
+ * read as aligned words, the f16 `d` from the last plane.
+ */
+function planarLoader(n: string, t: WeightType, nB: number): string {
+  const byte = (o: string) => `((${n}[(${o}) >> 2u] >> (((${o}) & 3u) * 8u)) & 0xffu)`;
+  switch (t) {
+    case 'Q4_0':
+    case 'Q8_0':
+    case 'Q5_0': {
+      const qsW = t === 'Q8_0' ? 8 : 4;
+      const dW = ((t === 'Q8_0' ? 32 : t === 'Q5_0' ? 20 : 16) * nB) / 4;
+      const d = `fn d_${n}(bi: u32) -> f32 { return unpack2x16float(${n}[${dW}u + (bi >> 1u)])[bi & 1u]; }`;
+      if (t === 'Q8_0') {
+        return `${d}
+fn ld_${n}(i: u32) -> f32 { let bi = i / 32u; return d_${n}(bi) * f32(i32(${byte(`bi * 32u + i % 32u`)} << 24u) >> 24u); }
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 32u;
+  let d = d_${n}(bi);
+  for (var j = 0u; j < 8u; j++) {
+    let q = ${n}[bi * 8u + j];
+    (*out)[4u * j] = d * f32(i32(q << 24u) >> 24u); (*out)[4u * j + 1u] = d * f32(i32(q << 16u) >> 24u);
+    (*out)[4u * j + 2u] = d * f32(i32(q << 8u) >> 24u); (*out)[4u * j + 3u] = d * f32(i32(q) >> 24u);
+  }
+}`;
+      }
+      const q5 = t === 'Q5_0';
+      const qh = q5 ? `let qh = ${n}[${(16 * nB) / 4}u + bi];` : '';
+      const hi = (k: string) => (q5 ? ` | (((qh >> (${k})) & 1u) << 4u)` : '');
+      const off = q5 ? '16.0' : '8.0';
+      return `${d}
+fn ld_${n}(i: u32) -> f32 {
+  let bi = i / 32u; let j = i % 32u; ${qh}
+  let q = ${byte(`bi * ${qsW * 4}u + j % 16u`)};
+  return d_${n}(bi) * (f32(select(q & 0xfu, q >> 4u, j >= 16u)${hi('j')}) - ${off});
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 32u;
+  let d = d_${n}(bi); ${qh}
+  for (var j = 0u; j < 4u; j++) {
+    let q = ${n}[bi * 4u + j];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      let k = 4u * j + b;
+      (*out)[k] = d * (f32((v & 0xfu)${hi('k')}) - ${off});
+      (*out)[k + 16u] = d * (f32((v >> 4u)${hi('k + 16u')}) - ${off});
+    }
+  }
+}`;
+    }
+    case 'Q4_K': {
+      // Planes (repack.ts): sub-block j of block bi at word 32bi + 4j (Q4_0's nibble order), its scale
+      // and min as bytes at 128n + 16bi + 2j, (d, dmin) at word 36n + bi.
+      return `fn q4kp_${n}(bi: u32, j: u32) -> vec2<f32> {
+  let smw = ${n}[${32 * nB}u + bi * 4u + j / 2u] >> ((j & 1u) * 16u);
+  let dm = unpack2x16float(${n}[${36 * nB}u + bi]);
+  return vec2<f32>(dm.x * f32(smw & 0xffu), dm.y * f32((smw >> 8u) & 0xffu));
+}
+fn ld_${n}(i: u32) -> f32 {
+  let bi = i / 256u; let r = i % 256u; let j = r / 32u; let l = r % 32u;
+  let s = q4kp_${n}(bi, j);
+  let q = ${byte(`bi * 128u + j * 16u + l % 16u`)};
+  return s.x * f32(select(q & 0xfu, q >> 4u, l >= 16u)) - s.y;
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 256u;
+  let j = (i % 256u) / 32u;
+  let s = q4kp_${n}(bi, j);
+  for (var w = 0u; w < 4u; w++) {
+    let q = ${n}[bi * 32u + j * 4u + w];
+    for (var b = 0u; b < 4u; b++) {
+      let v = (q >> (b * 8u)) & 0xffu;
+      (*out)[4u * w + b] = s.x * f32(v & 0xfu) - s.y;
+      (*out)[4u * w + b + 16u] = s.x * f32(v >> 4u) - s.y;
+    }
+  }
+}`;
+    }
+    case 'Q6_K': {
+      const QH = 128 * nB;
+      const SC = 192 * nB;
+      const DW = (208 * nB) / 4;
+      return `fn d_${n}(bi: u32) -> f32 { return unpack2x16float(${n}[${DW}u + (bi >> 1u)])[bi & 1u]; }
+fn sc_${n}(bi: u32, k: u32) -> f32 { return f32(i32(${byte(`${SC}u + bi * 16u + k`)} << 24u) >> 24u); }
+fn ld_${n}(i: u32) -> f32 {
+  let bi = i / 256u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let l = r % 32u;
+  let ql = ${byte(`bi * 128u + h * 64u + l + (c & 1u) * 32u`)};
+  let qh = ${byte(`${QH}u + bi * 64u + h * 32u + l`)};
+  let q = i32(((ql >> ((c / 2u) * 4u)) & 0xfu) | (((qh >> (c * 2u)) & 3u) << 4u)) - 32;
+  return d_${n}(bi) * sc_${n}(bi, h * 8u + l / 16u + c * 2u) * f32(q);
+}
+fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
+  let bi = i / 256u;
+  let r = i % 256u;
+  let h = r / 128u;
+  let c = (r % 128u) / 32u;
+  let d = d_${n}(bi);
+  let s0 = d * sc_${n}(bi, h * 8u + c * 2u);
+  let s1 = d * sc_${n}(bi, h * 8u + c * 2u + 1u);
+  let qlw = (bi * 128u + h * 64u + (c & 1u) * 32u) / 4u;
+  let qhw = (${QH}u + bi * 64u + h * 32u) / 4u;
+  let shl = (c / 2u) * 4u;
+  let shh = c * 2u;
+  for (var w = 0u; w < 8u; w++) {
+    let ql = ${n}[qlw + w] >> shl;
+    let qh = ${n}[qhw + w] >> shh;
+    let sc = select(s0, s1, w >= 4u);
+    for (var b = 0u; b < 4u; b++) {
+      let q = i32(((ql >> (b * 8u)) & 0xfu) | (((qh >> (b * 8u)) & 3u) << 4u)) - 32;
+      (*out)[4u * w + b] = sc * f32(q);
+    }
+  }
+}`;
+    }
+    default:
+      throw new Error(`${t} has no planar layout`);
+  }
+}

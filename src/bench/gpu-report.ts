@@ -16,7 +16,7 @@ import { engineSupportSentence } from '../webgpu/support.ts';
  * What each of the engine's features ({@link WANTED_FEATURES}) buys here. Our kernels never `enable f16`:
  * f16 weights, quant scales and the f16 KV cache go through `unpack2x16float` / `pack2x16float` and the
  * arithmetic is f32, so shader-f16 matters only to WebLLM's f16 models. Subgroups serve the two decode
- * kernels (src/webgpu/kernels/mmv.ts, attention.ts `flashDecodeWGSL`; chosen in kernels/tune.ts and
+ * kernels (src/webgpu/kernels/mmv.ts, attention-decode.ts `flashDecodeWGSL`; chosen in kernels/tune.ts and
  * webgpu/kernel-choice.ts `attentionPolicyFor`).
  */
 export const FEATURE_MEANING: Record<WantedFeature, string> = {

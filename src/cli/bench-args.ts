@@ -209,7 +209,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
 
   const model = benchModel(values.engine, values.model);
 
-  // `--engine remote` never gets here: main() hands it to src/cli/remote.ts first (isRemoteArgv).
+  // `--engine remote` never gets here: bench.ts main() hands it to src/cli/remote.ts first (isRemoteArgv).
   const engine = values.engine ?? 'webgpu';
   if (engine !== 'webgpu' && engine !== 'webllm')
     throw new UsageError(`unknown --engine ${engine} (webgpu, webllm, remote)`);

@@ -1,8 +1,8 @@
 /**
  * The end of every command-line entry point: run `main`, exit with its status, and print a failure as
  * `error [code]: message` (the EngineError code, or a Node error code; none for plain errors) with status 1,
- * or, for bad arguments ({@link UsageError}, Node's parseArgs errors), `error [invalid_argument]: message`
- * with status 2.
+ * or, for bad arguments (args.ts `UsageError`, Node's parseArgs errors),
+ * `error [invalid_argument]: message` with status 2.
  */
 import { isUsageError } from './args.ts';
 

@@ -235,13 +235,13 @@ export interface ModelInfo {
     /** Decode runs each segment of the fused Q/K/V matmul as its own dispatch (software adapters). */
     splitSegments?: boolean;
     /**
-     * Decode attention (kernels/attention.ts): `flash` (flash-decoding; its layout, lanes per position,
-     * and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups workgroups), or
-     * the prefill kernel where the head shape rules flash out. `prefill`: the prefill attention, `tiled`
-     * (GPUs: KV tiles of `kvTile` positions in workgroup memory) or `rows` (software adapters: rows in
-     * registers, K/V read from the cache, `kvTile` positions per step), each workgroup serving
-     * `tokensPerWorkgroup` query tokens × `headsPerWorkgroup` heads of one KV head; or `per-token` (one
-     * workgroup per head and token; head sizes the tiled kernels do not take).
+     * Decode attention (kernels/attention-decode.ts): `flash` (flash-decoding; its layout, lanes per
+     * position, and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups
+     * workgroups), or the prefill kernel where the head shape rules flash out. `prefill`: the prefill
+     * attention, `tiled` (GPUs: KV tiles of `kvTile` positions in workgroup memory) or `rows` (software
+     * adapters: rows in registers, K/V read from the cache, `kvTile` positions per step), each workgroup
+     * serving `tokensPerWorkgroup` query tokens × `headsPerWorkgroup` heads of one KV head; or `per-token`
+     * (one workgroup per head and token; head sizes the tiled kernels do not take).
      */
     attention?: {
       decode: 'flash' | 'prefill-kernel';

@@ -1,5 +1,5 @@
 /**
- * The one check of what callers hand the {@link Engine} API: every backend (src/webgpu/engine.ts,
+ * The one check of what callers hand the types.ts `Engine` API: every backend (src/webgpu/engine.ts,
  * src/remote/engine.ts, src/webllm/engine.ts, the worker proxy) calls {@link validateGenerateRequest} /
  * {@link validateChatRequest} first, so a wrong type or an out-of-range number is an
  * `EngineError('invalid_argument')` naming the field, never a TypeError from deep inside, a NaN that

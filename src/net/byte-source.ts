@@ -30,7 +30,7 @@ export interface SequentialReader {
 
 /**
  * Random and sequential access to the bytes of a file. Other modules (the model library's verified cache
- * reader, src/library/cached-source.ts) implement it and pass it to {@link openGguf} as `{ bytes }`.
+ * reader, src/library/cached-source.ts) implement it and pass it to gguf/reader.ts `openGguf` as `{ bytes }`.
  */
 export interface ByteSource {
   /** For messages. */

@@ -282,8 +282,8 @@ export function layerMatmulWeights(cfg: LlamaConfig): number {
 }
 
 /**
- * The decode attention for an adapter (kernels/attention.ts): on a software (fallback) adapter, where a
- * barrier costs ~20 µs per workgroup and each thread of a workgroup costs too, the strided layout with 8
+ * The decode attention for an adapter (kernels/attention-decode.ts): on a software (fallback) adapter, where
+ * a barrier costs ~20 µs per workgroup and each thread of a workgroup costs too, the strided layout with 8
  * threads in chunks of ≥ 1024 positions aiming at 2 workgroups per core (measured with
  * timing the kernel alone there: more, smaller chunks were slower); on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
  * (1 otherwise, or where 4 does not divide headDim/4), chunks of ≥ 128 positions aiming at 256 workgroups.

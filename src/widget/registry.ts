@@ -45,7 +45,7 @@ export interface EngineLease<E extends Disposable> {
   release(): void;
 }
 
-/** A ref-counted map of shared engines. The widget uses the module-level {@link sharedEngines}. */
+/** A ref-counted map of shared engines. The widget uses the module-level element.ts `sharedEngines`. */
 export class EngineRegistry<E extends Disposable> {
   private readonly entries = new Map<string, Entry<E>>();
   private created = 0;

@@ -55,7 +55,7 @@ const GGUF_ID_KEY: Record<SpecialType, string> = {
   mask: 'tokenizer.ggml.mask_token_id',
 };
 
-/** One GGUF tokenizer key with its GGUF value type, as {@link GgufMetadataEntry} takes it. */
+/** One GGUF tokenizer key with its GGUF value type, as gguf/writer.ts `GgufMetadataEntry` takes it. */
 export type TokenizerEntry =
   | { key: string; type: 'string'; value: string }
   | { key: string; type: 'u32'; value: number }

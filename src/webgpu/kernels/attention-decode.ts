@@ -317,11 +317,11 @@ ${shuffle}
 }
 
 /**
- * Flash-decoding attention for step.nTokens ≤ maxTokens query tokens at positions step.pos0… over chunks
- * of step.p2 positions (see attention.ts `attentionSplit`). Bindings: step, q [T, qDim], kc, vc [nCtx, kvDim],
- * out [T, qDim], part_o [maxSplits, maxTokens, qDim] f32, part_ml [maxSplits, maxTokens, nHead] vec2
- * (max, sum). Dispatch (nHeadKv · groupsPerKvHead, nSplit). With nSplit = 1 writes `out` directly, else
- * the partials for attention.ts `flashCombineWGSL`.
+ * Flash-decoding attention for step.nTokens ≤ maxTokens query tokens at positions step.pos0… over chunks of
+ * step.p2 positions (see attention.ts `attentionSplit`). Bindings: step, q [T, qDim], kc, vc [nCtx, kvDim],
+ * out [T, qDim], part_o [maxSplits, maxTokens, qDim] f32, part_ml [maxSplits, maxTokens, nHead] vec2 (max,
+ * sum). Dispatch (nHeadKv · groupsPerKvHead, nSplit). With nSplit = 1 writes `out` directly, else the
+ * partials for attention.ts `flashCombineWGSL`.
  * @throws Error when {@link flashSupports} is false or the lanes do not divide headDim/4.
  */
 export function flashDecodeWGSL(o: FlashOptions): string {

@@ -2,7 +2,8 @@
  * Causal attention for prefill batches ({@link prefillAttentionWGSL}): tiles of query tokens × the query
  * heads of one KV head per workgroup over KV tiles (FlashAttention-2, Dao 2023), in a GPU layout
  * (`tiled`: KV tiles in workgroup memory) and a software-adapter layout (`rows`). Shapes, the KV element
- * types and the online softmax as attention.ts, which holds the decode kernels and the helpers both use.
+ * types and the online softmax as the decode kernel (attention-decode.ts); attention.ts holds the helpers
+ * they share, the decode chunks' combine and the per-(head, token) kernel.
  */
 import type { KvType } from '../../core/types.ts';
 import { capped, flashSupports, inWindow, kDecl, SENTINEL } from './attention.ts';

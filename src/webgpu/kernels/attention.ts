@@ -6,14 +6,15 @@
  * llama.cpp). Token t of the batch sits at position pos0 + t and attends to positions 0..pos0 + t.
  *
  * Three kernels:
- * - attention-decode.ts `flashDecodeWGSL` for decode (T = 1..4 query tokens): flash-decoding (Dao et al., "Flash-Decoding
- *   for long-context inference", 2023; llama.cpp's `flash_attn_ext` vec kernels): the positions are split
- *   into chunks handled by different workgroups, one workgroup per (KV head, chunk) serving every query
- *   head of its group and every token, so K and V are read once; each chunk's (max, sum, unnormalised
- *   output) goes to a partial buffer that {@link flashCombineWGSL} merges. With one chunk the kernel
- *   writes the output itself and the combine is not dispatched.
- * - attention-prefill.ts's `prefillAttentionWGSL` for prefill batches: tiles of query tokens × the query heads of one KV
- *   head per workgroup over KV tiles (FlashAttention-2), in a GPU layout and a software-adapter layout.
+ * - attention-decode.ts `flashDecodeWGSL` for decode (T = 1..4 query tokens): flash-decoding (Dao et al.,
+ *   "Flash-Decoding for long-context inference", 2023; llama.cpp's `flash_attn_ext` vec kernels): the
+ *   positions are split into chunks handled by different workgroups, one workgroup per (KV head, chunk)
+ *   serving every query head of its group and every token, so K and V are read once; each chunk's (max,
+ *   sum, unnormalised output) goes to a partial buffer that {@link flashCombineWGSL} merges. With one
+ *   chunk the kernel writes the output itself and the combine is not dispatched.
+ * - attention-prefill.ts's `prefillAttentionWGSL` for prefill batches: tiles of query tokens × the query
+ *   heads of one KV head per workgroup over KV tiles (FlashAttention-2), in a GPU layout and a
+ *   software-adapter layout.
  * - {@link attentionWGSL}, one workgroup per (query head, token), for the shapes the other two do not take
  *   (head size not a multiple of 4, or above 256), in prefill and decode alike.
  *
@@ -90,8 +91,8 @@ export function attentionWorkgroupSize(headDim: number): number {
 
 /**
  * Attention, one workgroup per (query head, token): the fallback for head sizes
- * attention-prefill.ts's `prefillAttentionWGSL` and attention-decode.ts `flashDecodeWGSL` do not take. Bindings: step, q, kc, vc, out.
- * Dispatch (nHead, T). Needs an even headDim.
+ * attention-prefill.ts's `prefillAttentionWGSL` and attention-decode.ts `flashDecodeWGSL` do not take.
+ * Bindings: step, q, kc, vc, out. Dispatch (nHead, T). Needs an even headDim.
  * @throws Error for an odd headDim or nHead not a multiple of nHeadKv.
  */
 export function attentionWGSL(o: AttentionOptions): string {
@@ -234,9 +235,9 @@ export function flashSupports(o: { nHead: number; nHeadKv: number; headDim: numb
 }
 
 /**
- * Merges the chunks' partials of attention-decode.ts `flashDecodeWGSL`: out[t, h·HD + d] = Σ_s o_s[d]·e^(m_s − M) /
- * Σ_s l_s·e^(m_s − M), M = max_s m_s (empty chunks, m = sentinel and l = 0, weigh nothing). Bindings: step,
- * part_o, part_ml, out. Dispatch (nHead, T); run only when nSplit > 1.
+ * Merges the chunks' partials of attention-decode.ts `flashDecodeWGSL`: out[t, h·HD + d] =
+ * Σ_s o_s[d]·e^(m_s − M) / Σ_s l_s·e^(m_s − M), M = max_s m_s (empty chunks, m = sentinel and l = 0, weigh
+ * nothing). Bindings: step, part_o, part_ml, out. Dispatch (nHead, T); run only when nSplit > 1.
  */
 export function flashCombineWGSL(o: { nHead: number; headDim: number; maxTokens: number }): string {
   const HD = o.headDim;

@@ -1,6 +1,6 @@
 /**
  * Matrix × matrix kernel for prefill on GPUs: a register-tiled GEMM with the fused RMSNorm, segments and
- * epilogues of {@link matmulWGSL} (same bindings, so one bind group serves either).
+ * epilogues of matmul.ts `matmulWGSL` (same bindings, so one bind group serves either).
  *
  * Shapes (ggml order): x [T, K] f32 (T tokens), W [K, N] (N rows of K weights, any {@link WeightType}),
  * y per the epilogue (residual add, SwiGLU, RoPE + KV store, plain store).
@@ -84,7 +84,7 @@ export function mmmWorkgroupsX(segments: MatmulOptions['segments']): number {
 }
 
 /**
- * The kernel's WGSL (options as {@link matmulWGSL}; `TT` is ignored, the tile is 32 tokens).
+ * The kernel's WGSL (options as matmul.ts `matmulWGSL`; `TT` is ignored, the tile is 32 tokens).
  * Bindings: 0 step, 1 x, [2 gnorm], each segment's weights, then `extra`.
  * @throws Error for `lastTokenOnly` (the logits of one token are a matrix × vector: use mmv) or a segment
  *   with more than 2 dot products per unit.

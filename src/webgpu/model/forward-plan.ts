@@ -1,7 +1,7 @@
 /**
  * Which kernel runs each step of the forward pass, and on which buffers ({@link planForward}): the WGSL of
  * every dispatch of decode (one token) and prefill (a batch), its grid and its buffers by binding name,
- * before anything is compiled. llama.ts compiles the distinct sources and binds them.
+ * before anything is compiled. dispatch.ts compiles the distinct sources and binds them.
  *
  * Per layer, in forward order: qkv (fused norm + Q/K/V matmuls + RoPE + KV store; qwen3's and Gemma 3's
  * per-head Q/K norm after it), attention (flash-decoding + combine for decode, the tiled or `rows` causal
@@ -187,7 +187,7 @@ function attentionCodes(c: LlamaConfig, choice: KernelChoice): AttentionCodes {
   };
   const softcap = gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {};
   const windowOf = (l: number) => (gm?.swa?.layers[l] ? { window: gm.swa.window } : {});
-  // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention.ts).
+  // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention-prefill.ts).
   const prefillLayout = choice.attention.prefill ?? { kind: 'tiled' };
   const prefillOpts =
     prefillLayout !== 'per-token' && prefillAttentionSupports(c)

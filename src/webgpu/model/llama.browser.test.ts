@@ -444,7 +444,7 @@ describe('prefill matmul kernels vs the float64 reference', () => {
       }),
     },
     {
-      // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (engine.ts
+      // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (kernel-choice.ts
       // prefillMatmulFor); skipped elsewhere.
       name: 'mmv 8 rows × 16 tokens, segments split, activations shared through subgroups',
       prefill: (S) => ({

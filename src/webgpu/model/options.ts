@@ -83,8 +83,8 @@ export interface LlamaLoadOptions {
   /** KV-cache element type (default f16, as llama.cpp). */
   kvType?: KvType;
   /**
-   * Decode attention (kernels/attention.ts): the flash-decoding layout and how positions are split into
-   * chunks (default: the tiled layout, chunks of ≥ 128 positions aiming at 256 workgroups). Shapes the
+   * Decode attention (kernels/attention-decode.ts): the flash-decoding layout and how positions are split
+   * into chunks (default: the tiled layout, chunks of ≥ 128 positions aiming at 256 workgroups). Shapes the
    * flash kernel does not take (head size not a multiple of 4) use the prefill kernel.
    */
   attention?: AttentionPolicy;

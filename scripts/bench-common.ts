@@ -2,9 +2,10 @@
  * Pieces shared by the benchmark scripts that write BENCHMARKS.md and run scripts/bench-engine.ts on a
  * file (bench-engine, bench-types, bench-decode, bench-depth, bench-prefill): the section writer,
  * bench-engine's arguments, the 60M-parameter test model's files, a temporary directory removed on exit
- * and on SIGINT/SIGTERM, and the CPU and WebGPU adapter rows of a section's table.
+ * and on SIGINT/SIGTERM, the CPU and WebGPU adapter rows of a section's table, and the commit and package
+ * versions a section records.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -14,8 +15,10 @@ import { type OpenedGgufFile, openGguf } from '../src/gguf/reader.ts';
 import { makeRandomLlamaGguf } from '../src/model/random-model.ts';
 import { SYNTHETIC_SHAPES, type SyntheticShape } from '../src/webgpu/model/synthetic.ts';
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
 /** BENCHMARKS.md at the repository root. */
-export const BENCH_FILE = resolve(dirname(fileURLToPath(import.meta.url)), '../BENCHMARKS.md');
+export const BENCH_FILE = resolve(ROOT, 'BENCHMARKS.md');
 
 /**
  * Writes `text` (which starts with `<!-- bench:TAG DATE -->` and ends with `<!-- /bench:TAG DATE -->`)
@@ -220,4 +223,36 @@ export function adapterText(a: AdapterInfo | undefined): string {
 /** The table row `| WebGPU adapter (ours, BROWSER) | ADAPTER EXTRA |`; `browser` e.g. "headless Chromium 140". */
 export function adapterRow(browser: string, a: AdapterInfo | undefined, extra = ''): string {
   return `| WebGPU adapter (ours, ${browser}) | ${adapterText(a)}${extra} |`;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The commit and package versions a section records
+
+/** The version of the installed package `name` (node_modules/NAME/package.json), or '?'. */
+export function pkgVersion(name: string): string {
+  try {
+    return JSON.parse(readFileSync(resolve(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return '?';
+  }
+}
+
+/**
+ * HEAD's short hash, plus the uncommitted files under `paths` (what the measured engine runs: the tree is
+ * shared with others' work), six of them named; 'unknown' when git fails.
+ */
+export function gitCommit(paths: readonly string[]): string {
+  try {
+    const git = (...a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8' });
+    const head = git('rev-parse', '--short', 'HEAD').trim();
+    const dirty = git('status', '--porcelain', '--', ...paths)
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => l.slice(3));
+    if (!dirty.length) return head;
+    const shown = dirty.slice(0, 6).join(', ');
+    return `${head} plus uncommitted changes to ${shown}${dirty.length > 6 ? ` and ${dirty.length - 6} more` : ''}`;
+  } catch {
+    return 'unknown';
+  }
 }

@@ -13,6 +13,7 @@ import { openModelSource } from '../library/opener.ts';
 import { makeRandomLlamaGguf, randomLlamaParts } from '../model/random-model.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
+import type { MmvLayout } from './kernels/mmv.ts';
 import { clearMmvChoices, layoutName, mmvCandidates } from './kernels/tune.ts';
 
 const MODEL_URL = stories260kUrl();
@@ -319,7 +320,13 @@ describe('bad input and lost devices', () => {
 });
 
 describe('every decode kernel path, forced on this adapter, gives llama.cpp’s greedy tokens and log-softmax', () => {
-  const paths: { name: string; opts: ConstructorParameters<typeof WebGpuEngine>[0]; sg?: boolean }[] = [
+  const paths: {
+    name: string;
+    opts: ConstructorParameters<typeof WebGpuEngine>[0];
+    sg?: boolean;
+    /** Needs subgroups of one size S of 2, 4 or 8; the layout's shareX becomes S. */
+    shareX?: boolean;
+  }[] = [
     {
       name: 'mmv, a thread per 3 rows',
       opts: { mmvLayout: { lanes: 1, units: 3, threads: 64, reduce: 'shared', packed: true } },
@@ -344,24 +351,43 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         },
       },
     },
+    {
+      // The software adapters' candidate where every subgroup has one size (kernels/tune.ts mmvCandidates);
+      // shareX is set to the adapter's size below.
+      name: 'mmv, 8 rows per thread, activations shared through subgroups',
+      opts: { mmvLayout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: true, shareX: 4 } },
+      shareX: true,
+    },
     { name: 'K-split (mmv off)', opts: { decodeKernel: 'ksplit', mmvLayout: 'off' } },
     { name: 'thread per row (mmv off)', opts: { decodeKernel: 'rows', mmvLayout: 'off' } },
   ];
   for (const p of paths) {
     it(p.name, async (ctx) => {
-      const engine = new WebGpuEngine({ openModel: openModelSource, ...p.opts });
+      let opts = p.opts;
+      if (p.shareX) {
+        const ai = (await navigator.gpu.requestAdapter())?.info as
+          | { subgroupMinSize?: number; subgroupMaxSize?: number }
+          | undefined;
+        const S = ai?.subgroupMinSize === ai?.subgroupMaxSize ? (ai?.subgroupMinSize ?? 0) : 0;
+        if (![2, 4, 8].includes(S)) ctx.skip();
+        const l = opts?.mmvLayout as MmvLayout;
+        opts = { ...opts, mmvLayout: { ...l, shareX: S } };
+      }
+      const engine = new WebGpuEngine({ openModel: openModelSource, ...opts });
       // An f32 cache: the matmul layouts are checked against llama.cpp's F32-cache log-softmax to 1e-3.
       const info = await engine.load({ url: MODEL_URL }, { contextLength: 256, kvType: 'f32' });
       if (p.sg && !engine.gpuContext?.hasSubgroups) {
         await engine.dispose();
         ctx.skip();
       }
-      const mmv = p.opts?.mmvLayout !== 'off';
-      expect(info.kernels?.decode).toBe(mmv ? 'mmv' : p.opts?.decodeKernel);
+      const mmv = opts?.mmvLayout !== 'off';
+      expect(info.kernels?.decode).toBe(mmv ? 'mmv' : opts?.decodeKernel);
       // stories260K: nFF 172 is not a multiple of 32, so ffn_down stays on the fallback kernel.
       expect(info.kernels?.matmuls).toEqual(mmv ? { mmv: 16, fallback: 5 } : { mmv: 0, fallback: 21 });
       // Each matmul records the layout it was given.
-      const given = p.opts?.mmvLayout;
+      const given = opts?.mmvLayout;
+      if (given && given !== 'off' && 'lanes' in given)
+        expect(info.kernels?.mmvLayout).toBe(layoutName(given));
       if (given && given !== 'off' && !('lanes' in given)) {
         for (const [f, l] of Object.entries(given))
           expect(info.kernels?.mmvLayouts?.[f as 'qkv']?.layout, f).toBe(layoutName(l));

@@ -1,7 +1,8 @@
 /**
  * The software adapters' prefill choice (kernel-choice.ts prefillMatmulFor, layerMatmulWeights): the weight
  * count against the matmul tensors a GGUF file holds (stories260K, a random GQA llama), and which tiles a
- * model of that many weights gets on a software adapter and on a GPU.
+ * model of that many weights gets on a software adapter and on a GPU; and the decode layouts each kind of
+ * adapter tries (kernels/tune.ts mmvCandidates).
  */
 import { describe, expect, it } from 'vitest';
 import { openGguf } from '../gguf/reader.ts';
@@ -12,6 +13,8 @@ import { randomLlamaParts } from '../model/random-model.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import type { GpuContext } from './device.ts';
 import { layerMatmulWeights, PREFILL_LIGHT_BELOW, prefillMatmulFor } from './kernel-choice.ts';
+import { mmvLayoutProblem } from './kernels/mmv.ts';
+import { layoutName, mmvCandidates } from './kernels/tune.ts';
 
 /** Σ elements of the blocks' matmul weights, read off the file's tensor list. */
 function matmulTensorWeights(f: GgufFile): number {
@@ -94,6 +97,36 @@ describe('prefillMatmulFor', () => {
         ...light,
         layout: { ...light.layout, packed: false },
       });
+    }
+  });
+});
+
+describe('mmvCandidates (the decode layouts a load times)', () => {
+  it('adds the prefill layout at one token on a software adapter whose subgroups all have one size of 2, 4 or 8', () => {
+    for (const S of [2, 4, 8]) {
+      const c = mmvCandidates(fakeGpu(true, [S, S], true));
+      expect(c.map((l) => l.units)).toEqual([1, 2, 4, 8]);
+      expect(c[3]).toEqual({ lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: true, shareX: S });
+      expect(layoutName(c[3])).toBe(`lanes1-u8-t8-packed-xs${S}`);
+      // Every candidate is a layout mmvWGSL takes.
+      for (const l of c) expect(mmvLayoutProblem(l)).toBeUndefined();
+    }
+    // Subgroups of varying size, of an untested size, or none: only the 64-thread layouts, none shared.
+    for (const sg of [[4, 8], [16, 16], undefined] as const) {
+      const c = mmvCandidates(fakeGpu(true, sg && [sg[0], sg[1]], false));
+      expect(c).toEqual(
+        [1, 2, 4].map((units) => ({ lanes: 1, units, threads: 64, reduce: 'shared', packed: false })),
+      );
+    }
+  });
+
+  it('gives a GPU lanes along K and no shared activations', () => {
+    const c = mmvCandidates(fakeGpu(false, [32, 32], true));
+    expect(c.length).toBeGreaterThan(2);
+    for (const l of c) {
+      expect(l.shareX).toBeUndefined();
+      expect(l.lanes).toBeGreaterThan(1);
+      expect(mmvLayoutProblem(l)).toBeUndefined();
     }
   });
 });

@@ -111,7 +111,7 @@ let ${p}qw = ${p}o + 4u + ${p}hh * 8u; let ${p}sh = ${p}k * 2u;
 ${sum((tt) => `dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)}) - ${p}m0 * f32(qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)}) - ${p}m1 * f32(qhi${tt}))`)}`;
     }
     case 'Q3_K': {
-      // As chunkDot's Q3_K (110-byte blocks stitched across words): q − 4 with a 6-bit scale per 16.
+      // As mmv-chunk-k.ts lowKChunkDot's Q3_K (110-byte blocks stitched across words): q − 4 with a 6-bit scale per 16.
       const stitch = (v: string, j: number) =>
         `select(${p}${v}${j}, (${p}${v}${j} >> 16u) | (${p}${v}${j + 1} << 16u), ${p}odd)`;
       const words = Array.from(

@@ -37,7 +37,8 @@ export function layoutName(l: MmvLayout): string {
 }
 
 /**
- * The layouts worth trying on this adapter. Software (fallback) adapters: a thread per 1, 2 or 4 rows.
+ * The layouts worth trying on this adapter. Software (fallback) adapters: a thread per 1, 2 or 4 rows,
+ * and 8 rows with the activations shared through subgroups where every subgroup has one size of 2, 4 or 8.
  * GPUs: lanes along K (32, or the adapter's minimum subgroup size when smaller), 1–2 units per lane
  * group, reduced with subgroups where the device has them, else through workgroup memory; and the
  * integer-dot variant where WGSL has packed 4×8 dot products.
@@ -48,8 +49,26 @@ export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
     // 8 rows per thread (tried 2026-12-02 with mmv's unit count raised) timed faster alone (bench:mmv
     // --planar, the 32000-row output in Q4_0: 2.5 against 3.2 ns per weight at 4) but not in the model:
     // SwiftShader, 60M Q4_0, the Q/K/V kernels took 31–39 against 19–22 ms per token (512 rows: one
-    // workgroup of 64 threads, one core busy), 145 against 125 ms per token in all. Not a candidate.
-    return [1, 2, 4].map((units) => ({ lanes: 1, units, threads: 64, reduce: 'shared' as const, packed }));
+    // workgroup of 64 threads, one core busy), 145 against 125 ms per token in all. Not a candidate in
+    // 64-thread workgroups.
+    const out: MmvLayout[] = [1, 2, 4].map((units) => ({
+      lanes: 1,
+      units,
+      threads: 64,
+      reduce: 'shared' as const,
+      packed,
+    }));
+    // Where every subgroup has one size S of 2, 4 or 8 (SwiftShader: 4), the prefill's layout (kernel-choice.ts
+    // prefillMatmulFor) at one token: 8 rows per thread with the activations shared through the subgroup,
+    // in 8-thread workgroups, so a 512-row Q/K/V matmul still has 4–8 workgroups. bench:mmv --planar on
+    // SwiftShader in Node, 2026-12-04, ns per weight against `u2 t64`: Q4_K gate+up 1.89 vs 2.97, the 32000-row
+    // output 2.06 vs 3.98 (Q4_K) and 3.68 vs 4.94 (Q6_K). In the 60M Q4_K_M model it wins the trial and
+    // its Q/K/V kernels take 17 instead of 31 ms per token (Node); decode in Chromium 10.2 → 12.4 tok/s
+    // (bench:decode, the same machine minutes apart; BENCHMARKS.md 2026-12-04).
+    const S = gpu.subgroupMinSize;
+    if (gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S))
+      out.push({ lanes: 1, units: 8, threads: 8, reduce: 'shared', packed, shareX: S });
+    return out;
   }
   const sg = gpu.hasSubgroups && gpu.subgroupMinSize >= 4;
   const lanes = sg ? Math.min(32, gpu.subgroupMinSize) : 32;

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { type QuantizeFtype, quantizeGguf } from '../src/gguf/quantize-model.ts';
 import { type OpenedGgufFile, openGguf } from '../src/gguf/reader.ts';
 import { makeRandomLlamaGguf } from '../src/model/random-model.ts';
+import { mulberry32 } from '../src/util/prng.ts';
 import { SYNTHETIC_SHAPES, type SyntheticShape } from '../src/webgpu/model/synthetic.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -255,4 +256,14 @@ export function gitCommit(paths: readonly string[]): string {
   } catch {
     return 'unknown';
   }
+}
+
+/**
+ * `n` seeded pseudo-random token ids in [3, nVocab) (past BOS/EOS/UNK), as llama-bench fills a cache with
+ * random tokens: mulberry32's 32-bit outputs (src/util/prng.ts) modulo nVocab − 3. bench-depth and
+ * bench-prefill's pp part fill caches with them.
+ */
+export function randomTokenIds(n: number, nVocab: number, seed: number): number[] {
+  const rng = mulberry32(seed);
+  return Array.from({ length: n }, () => ((rng() * 4294967296) % (nVocab - 3)) + 3);
 }

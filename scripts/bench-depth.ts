@@ -43,6 +43,7 @@ import {
   benchShape,
   cpuModel,
   cpuRow,
+  randomTokenIds,
   BENCH_SEED as SEED,
   BENCH_SHAPE_ID as SHAPE_ID,
   writeBenchModel,
@@ -145,20 +146,6 @@ function depthsFor(contextLength: number): number[] {
   return [...new Set(ds)].sort((a, b) => a - b);
 }
 
-/** A seeded pseudo-random token sequence (mulberry32), as llama-bench fills the cache with random tokens. */
-function randomIds(n: number, nVocab: number, seed: number): number[] {
-  let a = seed >>> 0;
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out.push((((t ^ (t >>> 14)) >>> 0) % (nVocab - 3)) + 3); // past BOS/EOS/UNK
-  }
-  return out;
-}
-
 type Stat = { mean: number; std: number };
 const meanStd = (xs: number[]): Stat => {
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -191,7 +178,7 @@ async function llamaCppDepths(
   try {
     const seq = context.getSequence();
     const vocab = nVocab;
-    const ids = (n: number, seed: number) => randomIds(n, vocab, seed) as unknown as Token[];
+    const ids = (n: number, seed: number) => randomTokenIds(n, vocab, seed) as unknown as Token[];
     for (const depth of depths) {
       await seq.clearHistory();
       if (depth > 0) await seq.evaluateWithoutGeneratingNewTokens(ids(depth, 7));

@@ -4,26 +4,12 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LlamaModel, Token } from 'node-llama-cpp';
 import type { BenchResult } from '../src/bench/types.ts';
-import type { BenchScratch } from './bench-common.ts';
+import { type BenchScratch, randomTokenIds } from './bench-common.ts';
 import { CHROMIUM, DEPTHS, LLAMA_BATCH, PP, REPS } from './bench-prefill-args.ts';
 import { getLlamaCpu } from './bench-prefill-engines.ts';
 import { env, log, meanStd, type Stat } from './bench-prefill-run.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-
-/** A seeded pseudo-random token sequence (mulberry32) past BOS/EOS/UNK, as bench-depth fills caches. */
-function randomIds(n: number, nVocab: number, seed: number): number[] {
-  let a = seed >>> 0;
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out.push((((t ^ (t >>> 14)) >>> 0) % (nVocab - 3)) + 3);
-  }
-  return out;
-}
 
 /**
  * Ours: `npm run bench -- --llama-bench` (its own Chromium) on the file; tests by depth. Its JSON goes to
@@ -69,7 +55,7 @@ export async function llamaPp(path: string, nVocab: number): Promise<Map<number,
   const byDepth = new Map<number, Stat>();
   try {
     const seq = context.getSequence();
-    const ids = (n: number, seed: number) => randomIds(n, nVocab, seed) as unknown as Token[];
+    const ids = (n: number, seed: number) => randomTokenIds(n, nVocab, seed) as unknown as Token[];
     for (const depth of DEPTHS) {
       await seq.clearHistory();
       if (depth > 0) await seq.evaluateWithoutGeneratingNewTokens(ids(depth, 7));

@@ -26,14 +26,20 @@ import { openModelSource } from '../../library/opener.ts';
 import { llamaConfigFromGguf } from '../../model/config.ts';
 import { makeRandomLlamaGguf, type RandomLlamaOptions, randomLlamaParts } from '../../model/random-model.ts';
 import { argmax, ReferenceLlama } from '../../model/reference.ts';
-import { mulberry32 } from '../../util/prng.ts';
+import {
+  blobOf,
+  type Case,
+  compare,
+  makeRunEngine,
+  N_OUT,
+  type Run,
+  randomIds,
+  referenceLogits,
+  TOL,
+} from '../../testing/llama-run.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { WebGpuEngine, type WebGpuEngineOptions } from '../engine.ts';
 import { LlamaModel } from './llama.ts';
-
-/** Relative logits tolerance: max |Δ| ≤ TOL · (1 + max |ref|). */
-const TOL = 2e-5;
-const N_OUT = 8;
 
 let gpu: GpuContext;
 beforeAll(async () => {
@@ -41,124 +47,7 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.device.destroy());
 
-function blobOf(bytes: Uint8Array): Blob {
-  return new Blob([bytes as Uint8Array<ArrayBuffer>]);
-}
-
-/** `n` random token ids in [1, nVocab) (never 0), seeded. */
-function randomIds(seed: number, n: number, nVocab: number): number[] {
-  const rng = mulberry32(seed);
-  return Array.from({ length: n }, () => 1 + Math.floor(rng() * (nVocab - 1)));
-}
-
-interface Run {
-  prompt: number[];
-  out: number[];
-  /** Logits per output position [N_OUT][nVocab]. */
-  logits: Float32Array[];
-}
-
-/** Loads `bytes` into a fresh WebGpuEngine on the shared device and generates greedily with logits. */
-async function runEngine(
-  bytes: Uint8Array,
-  prompt: number[],
-  o: {
-    batchSize?: number;
-    maxBindingBytes?: number;
-    defaultLimits?: boolean;
-    /** KV-cache type (default f32, so the forward pass meets the float64 reference to f32 tolerance). */
-    kvType?: 'f16' | 'f32';
-    /** Decode attention layout/chunking (WebGpuEngineOptions.attention). */
-    attention?: WebGpuEngineOptions['attention'];
-    /** Prefill matmuls (WebGpuEngineOptions.prefill). */
-    prefill?: WebGpuEngineOptions['prefill'];
-    /** Decode Q/K/V as one dispatch per segment (WebGpuEngineOptions.splitDecodeSegments). */
-    splitDecodeSegments?: boolean;
-    /** Decode matmul layouts (WebGpuEngineOptions.mmvLayout; default: chosen by a timed trial). */
-    mmvLayout?: WebGpuEngineOptions['mmvLayout'];
-    /** KV cache length (default 64). */
-    contextLength?: number;
-    onInfo?: (i: ModelInfo) => void;
-  } = {},
-): Promise<Run> {
-  // Default limits need a device of the engine's own (the shared one has the adapter's highest).
-  const engine = new WebGpuEngine({
-    openModel: openModelSource,
-    gpu: o.defaultLimits ? undefined : gpu,
-    maxBindingBytes: o.maxBindingBytes,
-    attention: o.attention,
-    prefill: o.prefill,
-    splitDecodeSegments: o.splitDecodeSegments,
-    mmvLayout: o.mmvLayout,
-  });
-  try {
-    const info = await engine.load(
-      { blob: blobOf(bytes) },
-      {
-        contextLength: o.contextLength ?? 64,
-        batchSize: o.batchSize,
-        defaultLimits: o.defaultLimits,
-        kvType: o.kvType ?? 'f32',
-      },
-    );
-    o.onInfo?.(info);
-    const logits: Float32Array[] = [];
-    const r = await engine.generate(
-      { promptTokenIds: prompt, maxTokens: N_OUT, ignoreEos: true, returnLogits: true },
-      (e) => logits.push(e.logits!),
-    );
-    expect(r.outputTokenIds.length).toBe(N_OUT);
-    expect(logits.length).toBe(N_OUT);
-    return { prompt, out: r.outputTokenIds, logits };
-  } finally {
-    await engine.dispose();
-  }
-}
-
-/** The reference's logits for each output position of `run` (fed prompt, then our output tokens). */
-async function referenceLogits(ref: ReferenceLlama, run: Run): Promise<Float64Array[]> {
-  const all = ref.run([...run.prompt, ...run.out.slice(0, -1)]);
-  return all.slice(run.prompt.length - 1);
-}
-
-/** Checks logits and greedy tokens against the reference; returns the worst relative error seen. */
-function compare(label: string, run: Run, refLogits: Float64Array[], tol = TOL): number {
-  let worst = 0;
-  let nearTies = 0;
-  for (let i = 0; i < N_OUT; i++) {
-    const ref = refLogits[i];
-    const got = run.logits[i];
-    expect(got.length).toBe(ref.length);
-    let maxRef = 0;
-    let maxDiff = 0;
-    for (let v = 0; v < ref.length; v++) {
-      maxRef = Math.max(maxRef, Math.abs(ref[v]));
-      maxDiff = Math.max(maxDiff, Math.abs(got[v] - ref[v]));
-    }
-    const bound = tol * (1 + maxRef);
-    worst = Math.max(worst, maxDiff / (1 + maxRef));
-    expect(maxDiff, `${label}: logits at output position ${i}`).toBeLessThanOrEqual(bound);
-
-    const best = argmax(ref);
-    const second = ref.reduce((m, v, j) => (j !== best && v > m ? v : m), Number.NEGATIVE_INFINITY);
-    if (ref[best] - second < 2 * bound) {
-      nearTies++;
-      expect(ref[run.out[i]], `${label}: near-tie at ${i}`).toBeGreaterThanOrEqual(ref[best] - 2 * bound);
-    } else {
-      expect(run.out[i], `${label}: greedy token at output position ${i}`).toBe(best);
-    }
-  }
-  expect(nearTies, `${label}: every position was a near-tie`).toBeLessThan(N_OUT);
-  console.log(`${label}: worst max|Δ|/(1+max|ref|) = ${worst.toExponential(2)}, near-ties ${nearTies}`);
-  return worst;
-}
-
-interface Case {
-  name: string;
-  model: RandomLlamaOptions;
-  promptLen: number;
-  batchSize?: number;
-}
+const runEngine = makeRunEngine(() => gpu);
 
 const CASES: Case[] = [
   {
@@ -405,121 +294,6 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
       model.destroy();
     }
   });
-});
-
-// Every prefill matmul choice (model/options.ts PrefillMatmul) through the whole model, on shapes whose K
-// are multiples of 32 (so mmv takes them) and one that is not (nFF 100: ffn_down falls back), with
-// prompts that end inside a token tile and cross batches: 70 tokens = 32 + 32 + 6 (tile), 8 × 8 + 6 or 4 × 16 + 6 (mmv).
-describe('prefill matmul kernels vs the float64 reference', () => {
-  const packed = () =>
-    (navigator.gpu.wgslLanguageFeatures as Set<string>).has('packed_4x8_integer_dot_product');
-  const choices: {
-    name: string;
-    /** S: the adapter's subgroup size where every subgroup has the same (else 0). */
-    prefill: (S: number) => NonNullable<WebGpuEngineOptions['prefill']>;
-    /** Needs subgroups of one size, 2, 4 or 8 (MmvLayout.shareX). */
-    shareX?: boolean;
-    /** The reference rounds the prompt's layer-matmul inputs to int8 (a model the integer tile runs). */
-    int8Reference?: boolean;
-    /** The matmul families expected on the integer-dot tile, for a Q8_0 model and for an F16 one. */
-    intDot?: { Q8_0: string[]; F16: string[] };
-  }[] = [
-    { name: 'tile (mmm.ts)', prefill: () => ({ kind: 'tile' }) },
-    {
-      // Against the reference with the prompt's layer-matmul inputs rounded to int8 per 32 as the kernel
-      // does (ReferenceLlama.int8Before; llama.cpp's CPU path rounds to Q8 the same way). Without that
-      // rounding the logits move by ~8e-3 of (1 + max|ref|) here, 400× the bound below.
-      name: 'tile, integer dot (mmm.ts intDot)',
-      prefill: () => ({ kind: 'tile', intDot: true }),
-      int8Reference: true,
-      intDot: { Q8_0: ['qkv', 'wo', 'ffn', 'down'], F16: [] },
-    },
-    {
-      name: 'mmv 4 rows × 8 tokens, segments split',
-      prefill: () => ({
-        kind: 'mmv',
-        layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: packed() },
-        tokens: 8,
-        splitSegments: true,
-      }),
-    },
-    {
-      // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (kernel-choice.ts
-      // prefillMatmulFor); skipped elsewhere.
-      name: 'mmv 8 rows × 16 tokens, segments split, activations shared through subgroups',
-      prefill: (S) => ({
-        kind: 'mmv',
-        layout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: packed(), shareX: S },
-        tokens: 16,
-        splitSegments: true,
-      }),
-      shareX: true,
-    },
-    {
-      name: 'mmv 2 rows × 5 tokens, fused segments, shifts instead of unpack4x8',
-      prefill: () => ({
-        kind: 'mmv',
-        layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed: false },
-        tokens: 5,
-        splitSegments: false,
-      }),
-    },
-  ];
-  const shapes: (Case & { quantize?: 'Q8_0' })[] = [
-    {
-      name: 'GQA 4/2, Q8_0 (repacked planes), nEmbd 64, nFF 128',
-      model: { seed: 111, nLayers: 2, nEmbd: 64, nFF: 128, nHead: 4, nHeadKv: 2, nVocab: 300 },
-      quantize: 'Q8_0',
-      promptLen: 70,
-    },
-    {
-      name: 'qwen2 biases + NeoX, F16, nFF 100 (ffn_down K = 100)',
-      model: {
-        seed: 112,
-        architecture: 'qwen2',
-        nLayers: 2,
-        nEmbd: 64,
-        nFF: 100,
-        nHead: 4,
-        nHeadKv: 2,
-        nVocab: 300,
-        weightType: 'F16',
-        tied: true,
-      },
-      promptLen: 45,
-    },
-  ];
-  for (const ch of choices) {
-    it.each(shapes.map((c) => [c.name, c] as const))(`${ch.name}: %s`, async (name, c) => {
-      if (ch.intDot && !packed()) return;
-      const ai = (await navigator.gpu.requestAdapter())?.info as
-        | { subgroupMinSize?: number; subgroupMaxSize?: number }
-        | undefined;
-      const S = ai?.subgroupMinSize === ai?.subgroupMaxSize ? (ai?.subgroupMinSize ?? 0) : 0;
-      if (ch.shareX && ![2, 4, 8].includes(S)) return;
-      const f32 = makeRandomLlamaGguf(c.model);
-      const bytes = c.quantize
-        ? (await quantizeGguf(await openGguf({ blob: blobOf(f32) }), c.quantize)).bytes
-        : f32;
-      const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
-      let info: ModelInfo | undefined;
-      const run = await runEngine(bytes, prompt, {
-        prefill: ch.prefill(S),
-        batchSize: 64,
-        contextLength: 96,
-        onInfo: (i) => (info = i),
-      });
-      expect(info?.kernels?.prefill?.matmul).toBe(ch.prefill(S).kind);
-      if (ch.shareX) expect(info?.kernels?.prefill?.mmvLayout).toMatch(new RegExp(`-xs${S}$`));
-      if (ch.intDot) {
-        expect(info?.kernels?.prefill?.intDot).toEqual(ch.intDot[c.quantize ?? 'F16']);
-        expect(info?.kernels?.prefill?.tileChosenBy).toBe('option');
-      }
-      const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
-      if (ch.int8Reference && c.quantize) ref.int8Before = run.prompt.length;
-      compare(`prefill ${ch.name}: ${name}`, run, await referenceLogits(ref, run));
-    });
-  }
 });
 
 /**

@@ -383,21 +383,25 @@ function planarChunkDot(
       return lines.join('\n');
     }
     case 'Q6_K': {
+      // Planes (repack.ts): chunk j's low nibbles as 16 bytes in Q4_0's order (byte i: weight i, weight
+      // i + 16), its high 2 bits as two words (weights 0–15, 16–31; byte k holds weights k, k + 4, k + 8,
+      // k + 12 of its half at bits 0, 2, 4, 6) read as one half of a vec4, its two int8 scales, the
+      // block's f16 d: 24 bytes per 32 weights.
       const lines = [
-        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;`,
-        `let ${p}lv = ${p}bi * 8u + ${p}hh * 4u + (${p}k & 1u) * 2u; let ${p}la = ${w}[${p}lv]; let ${p}lb = ${w}[${p}lv + 1u];`,
-        `let ${p}hv = ${8 * nB}u + ${p}bi * 4u + ${p}hh * 2u; let ${p}ha = ${w}[${p}hv]; let ${p}hb = ${w}[${p}hv + 1u];`,
-        `let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}hh * 2u + ${p}k / 2u] >> ((${p}k & 1u) * 16u);`,
+        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];`,
+        `let ${p}hv = ${w}[${8 * nB}u + ${p}bi * 4u + ${p}j / 2u]; let ${p}odd = (${p}j & 1u) == 1u;`,
+        `let ${p}ha = select(${p}hv.x, ${p}hv.z, ${p}odd); let ${p}hb = select(${p}hv.y, ${p}hv.w, ${p}odd);`,
+        `let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);`,
         half(`${208 * nB}u + 2u * ${p}bi`, 'd'),
         `let ${p}d = unpack2x16float(${p}dW).x;`,
         `let ${p}sc0 = ${p}d * f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = ${p}d * f32((bitcast<i32>(${p}sw) << 16u) >> 24u);`,
-        `let ${p}ls = (${p}k / 2u) * 4u; let ${p}hs = ${p}k * 2u;`,
       ];
-      const L = ['la.x', 'la.y', 'la.z', 'la.w', 'lb.x', 'lb.y', 'lb.z', 'lb.w'];
-      const H = ['ha.x', 'ha.y', 'ha.z', 'ha.w', 'hb.x', 'hb.y', 'hb.z', 'hb.w'];
-      for (let j = 0; j < 8; j++) {
+      const comps = ['x', 'y', 'z', 'w'];
+      for (let j = 0; j < 4; j++) {
+        const q = `${p}q.${comps[j]}`;
         lines.push(
-          `let ${p}f${j} = ${u8x4n(`((${p}${L[j]} >> ${p}ls) & 0x0f0f0f0fu) | (((${p}${H[j]} >> ${p}hs) & 0x03030303u) << 4u)`)};`,
+          `let ${p}f${j} = ${u8x4n(`(${q} & 0x0f0f0f0fu) | (((${p}ha >> ${2 * j}u) & 0x03030303u) << 4u)`)};`,
+          `let ${p}f${j + 4} = ${u8x4n(`((${q} >> 4u) & 0x0f0f0f0fu) | (((${p}hb >> ${2 * j}u) & 0x03030303u) << 4u)`)};`,
         );
       }
       const part = (from: number, tt: number) =>

@@ -71,18 +71,20 @@ let ${p}qa = ${w}[${p}bi * 9u + 1u + (${p}j / 2u) * 2u]; let ${p}qb = ${w}[${p}b
 ${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(words, tt)}) - ${p}mm * f32(qlo${tt} + qhi${tt}))`)}`;
     }
     case 'Q6_K': {
-      const L = ['la.x', 'la.y', 'la.z', 'la.w', 'lb.x', 'lb.y', 'lb.z', 'lb.w'];
-      const H = ['ha.x', 'ha.y', 'ha.z', 'ha.w', 'hb.x', 'hb.y', 'hb.z', 'hb.w'];
-      const words = L.map(
-        (l, j) => `(((${p}${l} >> ${p}ls) & 0x0f0f0f0fu) | (((${p}${H[j]} >> ${p}hs) & 0x03030303u) << 4u))`,
+      // Planes (repack.ts; as chunkDot's planar Q6_K): chunk j's nibbles in Q4_0's order, its high bits as
+      // two words (weights 0–15, 16–31).
+      const C = ['q.x', 'q.y', 'q.z', 'q.w'];
+      const words = C.map(
+        (q, j) => `((${p}${q} & 0x0f0f0f0fu) | (((${p}ha >> ${2 * j}u) & 0x03030303u) << 4u))`,
+      ).concat(
+        C.map((q, j) => `(((${p}${q} >> 4u) & 0x0f0f0f0fu) | (((${p}hb >> ${2 * j}u) & 0x03030303u) << 4u))`),
       );
-      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;
-let ${p}lv = ${p}bi * 8u + ${p}hh * 4u + (${p}k & 1u) * 2u; let ${p}la = ${w}[${p}lv]; let ${p}lb = ${w}[${p}lv + 1u];
-let ${p}hv = ${8 * nB}u + ${p}bi * 4u + ${p}hh * 2u; let ${p}ha = ${w}[${p}hv]; let ${p}hb = ${w}[${p}hv + 1u];
-let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}hh * 2u + ${p}k / 2u] >> ((${p}k & 1u) * 16u);
+      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];
+let ${p}hv = ${w}[${8 * nB}u + ${p}bi * 4u + ${p}j / 2u]; let ${p}odd = (${p}j & 1u) == 1u;
+let ${p}ha = select(${p}hv.x, ${p}hv.z, ${p}odd); let ${p}hb = select(${p}hv.y, ${p}hv.w, ${p}odd);
+let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);
 ${half(`${208 * nB}u + 2u * ${p}bi`)}
 let ${p}sc0 = f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = f32((bitcast<i32>(${p}sw) << 16u) >> 24u);
-let ${p}ls = (${p}k / 2u) * 4u; let ${p}hs = ${p}k * 2u;
 ${sum((tt) => `${p}d * dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)} - 32 * qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)} - 32 * qhi${tt}))`)}`;
     }
     case 'Q5_K': {

@@ -14,11 +14,20 @@
  * and the block's f16 d and dmin as one word: 148 bytes per block instead of 144, the same numbers
  * (kernels compute d·sc·q − dmin·m exactly as from the raw block).
  *
+ * Q6_K's quants are reordered the same way (its planes keep the raw sizes): in the raw block a 32-weight
+ * sub-block's low nibbles share 32 bytes of ql with another's and its high 2 bits share 32 bytes of qh
+ * with three others' (ggml's dequantize_row_q6_K), so a kernel read 64 bytes for 24 and shifted them
+ * apart. The planes give sub-block j its 16 bytes of low nibbles in Q4_0's order (byte i: weight i low,
+ * weight i + 16 high) and its high bits as two words (weights 0–15, then 16–31; byte k of a word holds
+ * weights k, k + 4, k + 8, k + 12 of its half at bits 0, 2, 4, 6), so `(word >> 2m) & 0x03030303` lines
+ * up with the nibbles of weights 4m … 4m + 3: 24 bytes per 32 weights, read as one `vec4` and one half.
+ *
  * Planes for n blocks (byte offsets):
  * - Q4_0: qs [n × 16] at 0, d [n × 2] at 16n.
  * - Q8_0: qs [n × 32] at 0, d at 32n.
  * - Q5_0: qs [n × 16] at 0, qh [n × 4] at 16n, d at 20n.
- * - Q6_K: ql [n × 128] at 0, qh [n × 64] at 128n, scales [n × 16] at 192n, d at 208n.
+ * - Q6_K: ql [n × 8 × 16] at 0 (sub-block j of block b at 128b + 16j), qh [n × 8 × 8] at 128n (sub-block
+ *   j at 128n + 64b + 8j), scales [n × 16] at 192n (as raw: sub-block j's two at 2j), d at 208n.
  * - Q4_K: qs [n × 8 × 16] at 0 (sub-block j of block b at 128b + 16j), scale/min bytes [n × 8 × 2] at
  *   128n (sub-block j: sc at 128n + 16b + 2j, m after it), (d, dmin) [n × 4] at 144n.
  */
@@ -155,6 +164,52 @@ function repackQ4KHost(raw: Uint8Array, n: number): Uint8Array {
 }
 
 /**
+ * WGSL (inside {@link repackWGSL}'s per-block loop: block b at byte o of src, n blocks): Q6_K's ql and qh
+ * planes in sub-block order (see the file's header). Sub-block j = 4h + c of the raw block takes the
+ * nibbles at ql[64h + 32(c & 1) + l] >> 4(c / 2) and the 2 bits at qh[32h + l] >> 2c, l = 0..31
+ * (ggml-quants.c dequantize_row_q6_K).
+ */
+const Q6K_REORDER_WGSL = `      for (var j = 0u; j < 8u; j++) {
+        let lb = o + (j / 4u) * 64u + (j & 1u) * 32u; let sl = ((j % 4u) / 2u) * 4u;
+        let hb = o + 128u + (j / 4u) * 32u; let sh = (j % 4u) * 2u;
+        var ha = 0u; var hb2 = 0u;
+        for (var k = 0u; k < 4u; k++) {
+          dst[b * 32u + j * 4u + k] = ((rd32(lb + 4u * k) >> sl) & 0x0f0f0f0fu) | (((rd32(lb + 16u + 4u * k) >> sl) & 0x0f0f0f0fu) << 4u);
+          ha |= ((rd32(hb + 4u * k) >> sh) & 0x03030303u) << (2u * k);
+          hb2 |= ((rd32(hb + 16u + 4u * k) >> sh) & 0x03030303u) << (2u * k);
+        }
+        dst[32u * n + b * 16u + j * 2u] = ha;
+        dst[32u * n + b * 16u + j * 2u + 1u] = hb2;
+      }`;
+
+/** Q6_K's ql and qh planes on the CPU (tests), as {@link Q6K_REORDER_WGSL}, into `out` (the planar tensor). */
+function reorderQ6KHost(raw: Uint8Array, b: number, n: number, out: Uint8Array): void {
+  const o = b * WEIGHT_BLOCK.Q6_K.bytes;
+  const rd32 = (x: number) => (raw[x] | (raw[x + 1] << 8) | (raw[x + 2] << 16) | (raw[x + 3] << 24)) >>> 0;
+  const put = (x: number, v: number) => {
+    for (let i = 0; i < 4; i++) out[x + i] = (v >>> (8 * i)) & 0xff;
+  };
+  for (let j = 0; j < 8; j++) {
+    const lb = o + (j >> 2) * 64 + (j & 1) * 32;
+    const sl = ((j % 4) >> 1) * 4;
+    const hb = o + 128 + (j >> 2) * 32;
+    const sh = (j % 4) * 2;
+    let ha = 0;
+    let hb2 = 0;
+    for (let k = 0; k < 4; k++) {
+      put(
+        b * 128 + j * 16 + 4 * k,
+        ((rd32(lb + 4 * k) >>> sl) & 0x0f0f0f0f) | (((rd32(lb + 16 + 4 * k) >>> sl) & 0x0f0f0f0f) << 4),
+      );
+      ha |= ((rd32(hb + 4 * k) >>> sh) & 0x03030303) << (2 * k);
+      hb2 |= ((rd32(hb + 16 + 4 * k) >>> sh) & 0x03030303) << (2 * k);
+    }
+    put(128 * n + b * 64 + j * 8, ha >>> 0);
+    put(128 * n + b * 64 + j * 8 + 4, hb2 >>> 0);
+  }
+}
+
+/**
  * The repacking kernel for blocks of `t`. Bindings: 0 params (uniform: u32 block count, padded to 16
  * bytes; {@link repackParams}), 1 src (the raw blocks, array<u32>), 2 dst (the planes, array<u32>). One
  * thread per pair of blocks (the pair's two `d` share a word). Dispatch {@link repackWorkgroups}.
@@ -166,10 +221,16 @@ export function repackWGSL(t: WeightType): string {
   let planeWords = 0; // words per block of the planes before this one, times n
   const copies = fields
     .map((f) => {
-      const line = `      for (var j = 0u; j < ${f.bytes / 4}u; j++) { dst[${planeWords}u * n + b * ${f.bytes / 4}u + j] = rd32(o + ${f.raw}u + 4u * j); }`;
+      const line =
+        t === 'Q6_K' && f.name !== 'scales'
+          ? f.name === 'ql'
+            ? Q6K_REORDER_WGSL
+            : ''
+          : `      for (var j = 0u; j < ${f.bytes / 4}u; j++) { dst[${planeWords}u * n + b * ${f.bytes / 4}u + j] = rd32(o + ${f.raw}u + 4u * j); }`;
       planeWords += f.bytes / 4;
       return line;
     })
+    .filter((l) => l)
     .join('\n');
   return `struct Params { n: u32, p1: u32, p2: u32, p3: u32 };
 @group(0) @binding(0) var<uniform> params: Params;
@@ -222,7 +283,9 @@ export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uin
   const out = new Uint8Array(planarBytes(t, nBlocks));
   for (let b = 0; b < nBlocks; b++) {
     for (const f of fields)
-      out.set(raw.subarray(b * B + f.raw, b * B + f.raw + f.bytes), off[f.name] + b * f.bytes);
+      if (t !== 'Q6_K' || f.name === 'scales')
+        out.set(raw.subarray(b * B + f.raw, b * B + f.raw + f.bytes), off[f.name] + b * f.bytes);
+    if (t === 'Q6_K') reorderQ6KHost(raw, b, nBlocks, out);
     out[off.d + 2 * b] = raw[b * B + dRaw];
     out[off.d + 2 * b + 1] = raw[b * B + dRaw + 1];
   }

@@ -15,7 +15,8 @@
  *   over x, no per-workgroup norm).
  * - Weights are read as whole words: `vec4<f32>` (F32), `vec4<u32>` (F16, BF16, Q4_K, whose 144-byte
  *   blocks are 16-byte aligned; every type's planes, kernels/repack.ts, which the engine loads by default:
- *   a planar Q4_K chunk is one vec4 of nibbles in Q4_0's order plus its scale/min bytes and d/dmin),
+ *   a planar Q4_K chunk is one vec4 of nibbles in Q4_0's order plus its scale/min bytes and d/dmin, a
+ *   planar Q6_K chunk one vec4 of nibbles in that order, two words of high bits, two scales and d),
  *   or `u32` with the block's 2-byte misalignment resolved once per block
  *   (Q4_0, Q8_0, Q5_0, Q6_K: 18/34/22/210-byte blocks). Nibbles and bytes are unpacked four at a time
  *   with `unpack4x8unorm` (n/255, the 255 applied once per chunk; Q8_0's int8 with their sign bits

@@ -290,6 +290,18 @@ function iq4ChunkDot(
 }
 
 /**
+ * WGSL: a planar Q6_K chunk's loads (repack.ts; c = chunk, row = weight row, prefix p): the block `bi`,
+ * sub-block `j`, its nibbles `q` (vec4), its high-bit words `ha` (weights 0–15) and `hb` (16–31) and its
+ * two int8 scales in the low 16 bits of `sw`. Shared by {@link chunkDot} and mmv-int.ts.
+ */
+export function q6kPlanarLoads(w: string, K: number, p: string, nB: number): string {
+  return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];
+let ${p}hv = ${w}[${8 * nB}u + ${p}bi * 4u + ${p}j / 2u]; let ${p}odd = (${p}j & 1u) == 1u;
+let ${p}ha = select(${p}hv.x, ${p}hv.z, ${p}odd); let ${p}hb = select(${p}hv.y, ${p}hv.w, ${p}odd);
+let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);`;
+}
+
+/**
  * {@link chunkDot} for weights repacked into planes (kernels/repack.ts) of `nB` blocks, bound as
  * `array<vec4<u32>>`: quants in whole aligned `vec4`s, the f16 `d` (and Q5_0's qh, Q6_K's scales) from
  * their planes.
@@ -388,10 +400,7 @@ function planarChunkDot(
       // k + 12 of its half at bits 0, 2, 4, 6) read as one half of a vec4, its two int8 scales, the
       // block's f16 d: 24 bytes per 32 weights.
       const lines = [
-        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];`,
-        `let ${p}hv = ${w}[${8 * nB}u + ${p}bi * 4u + ${p}j / 2u]; let ${p}odd = (${p}j & 1u) == 1u;`,
-        `let ${p}ha = select(${p}hv.x, ${p}hv.z, ${p}odd); let ${p}hb = select(${p}hv.y, ${p}hv.w, ${p}odd);`,
-        `let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);`,
+        q6kPlanarLoads(w, K, p, nB),
         half(`${208 * nB}u + 2u * ${p}bi`, 'd'),
         `let ${p}d = unpack2x16float(${p}dW).x;`,
         `let ${p}sc0 = ${p}d * f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = ${p}d * f32((bitcast<i32>(${p}sw) << 16u) >> 24u);`,

@@ -4,6 +4,7 @@
  * scheme, for the types {@link usesIntDot} covers.
  */
 import type { WeightType } from './common.ts';
+import { q6kPlanarLoads } from './mmv-chunk.ts';
 
 /**
  * Whether the integer-dot path covers this weight (planar Q8_0, Q4_0, Q6_K; Q4_K raw or planar; raw
@@ -79,10 +80,7 @@ ${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(words, tt)}) - ${p}mm * f32(qlo${t
       ).concat(
         C.map((q, j) => `(((${p}${q} >> 4u) & 0x0f0f0f0fu) | (((${p}hb >> ${2 * j}u) & 0x03030303u) << 4u))`),
       );
-      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];
-let ${p}hv = ${w}[${8 * nB}u + ${p}bi * 4u + ${p}j / 2u]; let ${p}odd = (${p}j & 1u) == 1u;
-let ${p}ha = select(${p}hv.x, ${p}hv.z, ${p}odd); let ${p}hb = select(${p}hv.y, ${p}hv.w, ${p}odd);
-let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);
+      return `${q6kPlanarLoads(w, K, p, nB)}
 ${half(`${208 * nB}u + 2u * ${p}bi`)}
 let ${p}sc0 = f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = f32((bitcast<i32>(${p}sw) << 16u) >> 24u);
 ${sum((tt) => `${p}d * dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)} - 32 * qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)} - 32 * qhi${tt}))`)}`;

@@ -46,6 +46,8 @@ interface Field {
   name: string;
   raw: number;
   bytes: number;
+  /** Written by the type's reordering (Q6_K's ql and qh: {@link Q6K_REORDER_WGSL}), not copied. */
+  reordered?: boolean;
 }
 
 /** The fields of a block, in plane order, without `d` (the last plane, 2 bytes at raw offset `dRaw`). */
@@ -66,8 +68,8 @@ export function planeFields(t: WeightType): { fields: Field[]; dRaw: number } {
     case 'Q6_K':
       return {
         fields: [
-          { name: 'ql', raw: 0, bytes: 128 },
-          { name: 'qh', raw: 128, bytes: 64 },
+          { name: 'ql', raw: 0, bytes: 128, reordered: true },
+          { name: 'qh', raw: 128, bytes: 64, reordered: true },
           { name: 'scales', raw: 192, bytes: 16 },
         ],
         dRaw: 208,
@@ -221,15 +223,13 @@ export function repackWGSL(t: WeightType): string {
   let planeWords = 0; // words per block of the planes before this one, times n
   const copies = fields
     .map((f) => {
-      const line =
-        t === 'Q6_K' && f.name !== 'scales'
-          ? f.name === 'ql'
-            ? Q6K_REORDER_WGSL
-            : ''
-          : `      for (var j = 0u; j < ${f.bytes / 4}u; j++) { dst[${planeWords}u * n + b * ${f.bytes / 4}u + j] = rd32(o + ${f.raw}u + 4u * j); }`;
+      const line = f.reordered
+        ? ''
+        : `      for (var j = 0u; j < ${f.bytes / 4}u; j++) { dst[${planeWords}u * n + b * ${f.bytes / 4}u + j] = rd32(o + ${f.raw}u + 4u * j); }`;
       planeWords += f.bytes / 4;
       return line;
     })
+    .concat(t === 'Q6_K' ? [Q6K_REORDER_WGSL] : [])
     .filter((l) => l)
     .join('\n');
   return `struct Params { n: u32, p1: u32, p2: u32, p3: u32 };
@@ -283,7 +283,7 @@ export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uin
   const out = new Uint8Array(planarBytes(t, nBlocks));
   for (let b = 0; b < nBlocks; b++) {
     for (const f of fields)
-      if (t !== 'Q6_K' || f.name === 'scales')
+      if (!f.reordered)
         out.set(raw.subarray(b * B + f.raw, b * B + f.raw + f.bytes), off[f.name] + b * f.bytes);
     if (t === 'Q6_K') reorderQ6KHost(raw, b, nBlocks, out);
     out[off.d + 2 * b] = raw[b * B + dRaw];

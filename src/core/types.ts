@@ -275,6 +275,8 @@ export interface ModelInfo {
       mmvLayout?: string;
       tokensPerTile: number;
       splitSegments?: boolean;
+      /** `mmv`: the batch's input RMSNorm is a dispatch of its own per layer and matmul input (model/options.ts `PrefillMatmul` normPass). */
+      normPass?: boolean;
       intDot?: string[];
       tileChosenBy?: 'measured' | 'cached' | 'option' | 'unavailable';
       tileTrials?: { tile: 'float' | 'int8'; ms: number }[];

@@ -261,6 +261,7 @@ export function prefillMatmulFor(gpu: GpuContext, matmulWeights?: number): Prefi
       : { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed },
     tokens: shareX ? 16 : 8,
     splitSegments: true,
+    normPass: true,
   };
 }
 
@@ -451,6 +452,7 @@ export function kernelsInfo(
             mmvLayout: layoutName(m.prefillMatmul.layout),
             tokensPerTile: m.prefillTile,
             splitSegments: m.prefillMatmul.splitSegments,
+            normPass: m.normPass,
           },
   };
 }

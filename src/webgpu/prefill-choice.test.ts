@@ -67,7 +67,7 @@ describe('prefillMatmulFor', () => {
       expect(prefillMatmulFor(fakeGpu(false, [32, 32], true), w)).toEqual({ kind: 'tile' });
   });
 
-  it('gives a software adapter small tiles below the bound and 8 rows × 16 tokens with shareX from it', () => {
+  it('gives a software adapter small tiles below the bound and 8 rows × 16 tokens with shareX and the norm pass from it', () => {
     const sw = fakeGpu(true, [4, 4], true);
     const light = {
       kind: 'mmv',
@@ -82,6 +82,7 @@ describe('prefillMatmulFor', () => {
       layout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: true, shareX: 4 },
       tokens: 16,
       splitSegments: true,
+      normPass: true,
     };
     expect(prefillMatmulFor(sw, PREFILL_LIGHT_BELOW)).toEqual(heavy);
     expect(prefillMatmulFor(sw)).toEqual(heavy);
@@ -92,6 +93,7 @@ describe('prefillMatmulFor', () => {
         layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: false },
         tokens: 8,
         splitSegments: true,
+        normPass: true,
       });
       expect(prefillMatmulFor(fakeGpu(true, sg ? [...sg] : undefined, false), 1e6)).toEqual({
         ...light,

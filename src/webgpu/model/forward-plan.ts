@@ -3,7 +3,8 @@
  * every dispatch of decode (one token) and prefill (a batch), its grid and its buffers by binding name,
  * before anything is compiled. dispatch.ts compiles the distinct sources and binds them.
  *
- * Per layer, in forward order: qkv (fused norm + Q/K/V matmuls + RoPE + KV store; qwen3's and Gemma 3's
+ * Per layer, in forward order: qkv (fused norm + Q/K/V matmuls + RoPE + KV store, or with prefill's norm
+ * pass the norm as a dispatch of its own before the matmuls, as ffn's; qwen3's and Gemma 3's
  * per-head Q/K norm after it), attention (flash-decoding + combine for decode, the tiled or `rows` causal
  * kernel for prefill, else one workgroup per (head, token)), wo (+ Gemma's post-norm), ffn (fused norm +
  * gate/up + SwiGLU or GeGLU), down (+ post-norm). Then the output matmul and the argmax or the sampler.
@@ -28,7 +29,7 @@ import {
   prefillAttentionWGSL,
 } from '../kernels/attention-prefill.ts';
 import { type KernelSource, kernelSource } from '../kernels/bindings.ts';
-import { WG } from '../kernels/common.ts';
+import { type WeightType, WG } from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';
 import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
 import { type MatmulSpec, partBinding } from '../kernels/llama-ops.ts';
@@ -43,7 +44,7 @@ import {
 } from '../kernels/matmul.ts';
 import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
 import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
-import { rmsNormAddWGSL } from '../kernels/postnorm.ts';
+import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import { sampleWGSL } from '../kernels/sample.ts';
 import type { AttentionPolicy, KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './options.ts';
 import type { RunState } from './state.ts';
@@ -86,6 +87,18 @@ export interface KernelChoice {
   kvType: KvType;
   /** KV cache length in tokens. */
   nCtx: number;
+}
+
+/** Threads (tokens) per workgroup of the prefill norm pass (kernels/postnorm.ts `rmsNormRowsWGSL`). */
+export const NORM_PASS_THREADS = 16;
+
+/**
+ * Does prefill write each batch's input RMSNorm once per layer (options.ts `PrefillMatmul` normPass: the
+ * mmv choice asks for it and nEmbd is a multiple of 4, as rmsNormRowsWGSL needs), the Q/K/V and gate/up
+ * matmuls then reading the run state's `xn` without a norm of their own?
+ */
+export function usesNormPass(prefill: PrefillMatmul, cfg: Pick<LlamaConfig, 'nEmbd'>): boolean {
+  return prefill.kind === 'mmv' && prefill.normPass === true && cfg.nEmbd % 4 === 0;
 }
 
 /** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
@@ -232,6 +245,8 @@ interface PlanContext {
   W(name: string): GpuWeight;
   qkNormCode?: string;
   postNormCode?: string;
+  /** The prefill norm pass's kernel for a norm weight type, where {@link usesNormPass}. */
+  normRowsCode?: (normType: WeightType) => string;
 }
 
 /** The first buffer of a vector weight (norm weights are never split). */
@@ -306,7 +321,7 @@ function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
 
 /** The kernels of one layer, by step; TT = 1 for decode, else the prefill kernels. */
 type LayerPlan = Record<
-  'qkv' | 'qkNorm' | 'attn' | 'wo' | 'postAttn' | 'ffn' | 'down' | 'postFfn',
+  'attnNorm' | 'qkv' | 'qkNorm' | 'attn' | 'wo' | 'postAttn' | 'ffnNorm' | 'ffn' | 'down' | 'postFfn',
   PlannedKernel[]
 >;
 
@@ -323,10 +338,21 @@ function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
     x.postNormCode && s.post
       ? [fixed('attention', label, x.postNormCode, 1, { step: s.step, y: s.post, w: vec(x, name), x: s.x })]
       : [];
+  // Prefill's norm pass: the input RMSNorm written once into xn, the matmuls reading it without their own.
+  const pass = mode === 'prefill' && x.normRowsCode !== undefined && s.xn !== undefined;
+  const normed = (family: 'qkv' | 'ffn', label: string, name: string): PlannedKernel[] => {
+    if (!pass || !x.normRowsCode) return [];
+    const code = x.normRowsCode(W(name).type);
+    const buffers = { step: s.step, x: s.x, w: vec(x, name), xn: s.xn };
+    return [{ ...fixed(family, label, code, 1, buffers, 'tiles'), tile: NORM_PASS_THREADS }];
+  };
+  const input = pass ? s.xn : s.x;
+  const unnormed = (specs: MatmulSpec[]) => (pass ? specs.map((sp) => ({ ...sp, norm: undefined })) : specs);
   return {
-    qkv: matmuls(x, 'qkv', `${b}.qkv.${mode}`, sp.qkv, TT, {
+    attnNorm: normed('qkv', `${b}.attn_norm.prefill`, `${b}.attn_norm.weight`),
+    qkv: matmuls(x, 'qkv', `${b}.qkv.${mode}`, unnormed(sp.qkv), TT, {
       step: s.step,
-      x: s.x,
+      x: input,
       gnorm: vec(x, `${b}.attn_norm.weight`),
       ...partsOf('attn_q', W(`${b}.attn_q.weight`)),
       ...partsOf('attn_k', W(`${b}.attn_k.weight`)),
@@ -360,9 +386,10 @@ function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
       post: s.post,
     }),
     postAttn: postNorm(`${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
-    ffn: matmuls(x, 'ffn', `${b}.ffn.${mode}`, sp.ffn, TT, {
+    ffnNorm: normed('ffn', `${b}.ffn_norm.prefill`, `${b}.ffn_norm.weight`),
+    ffn: matmuls(x, 'ffn', `${b}.ffn.${mode}`, unnormed(sp.ffn), TT, {
       step: s.step,
-      x: s.x,
+      x: input,
       gnorm: vec(x, `${b}.ffn_norm.weight`),
       ...partsOf('ffn_gate', W(`${b}.ffn_gate.weight`)),
       ...partsOf('ffn_up', W(`${b}.ffn_up.weight`)),
@@ -381,7 +408,18 @@ function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
 
 /** A layer's kernels in forward order. */
 function inOrder(k: LayerPlan): PlannedKernel[] {
-  return [...k.qkv, ...k.qkNorm, ...k.attn, ...k.wo, ...k.postAttn, ...k.ffn, ...k.down, ...k.postFfn];
+  return [
+    ...k.attnNorm,
+    ...k.qkv,
+    ...k.qkNorm,
+    ...k.attn,
+    ...k.wo,
+    ...k.postAttn,
+    ...k.ffnNorm,
+    ...k.ffn,
+    ...k.down,
+    ...k.postFfn,
+  ];
 }
 
 /** Every kernel of the forward pass ({@link planForward}). */
@@ -445,6 +483,9 @@ export function planForward(
       : undefined,
     postNormCode: gm
       ? rmsNormAddWGSL({ n: c.nEmbd, eps: c.rmsEps, normType: W('blk.0.post_attention_norm.weight').type })
+      : undefined,
+    normRowsCode: usesNormPass(choice.prefill, c)
+      ? (normType) => rmsNormRowsWGSL({ n: c.nEmbd, eps: c.rmsEps, normType, threads: NORM_PASS_THREADS })
       : undefined,
   };
   const layers = Array.from({ length: c.nLayers }, (_, l) => l);

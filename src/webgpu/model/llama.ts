@@ -44,7 +44,7 @@ import {
   encodeSample,
   type ForwardDispatches,
 } from './dispatch.ts';
-import { type Dispatch, type KernelChoice, planForward, usesMmv } from './forward-plan.ts';
+import { type Dispatch, type KernelChoice, planForward, usesMmv, usesNormPass } from './forward-plan.ts';
 import {
   type AttentionPolicy,
   type ForwardProfiler,
@@ -159,6 +159,10 @@ export class LlamaModel {
   /** Tokens per workgroup row of the prefill matmuls (a prefill batch is best a multiple of it). */
   get prefillTile(): number {
     return this.prefillMatmul.kind === 'tile' ? TILE_TOKENS : this.prefillMatmul.tokens;
+  }
+  /** Prefill writes each batch's input RMSNorm once for its matmuls (forward-plan.ts `usesNormPass`). */
+  get normPass(): boolean {
+    return usesNormPass(this.prefillMatmul, this.cfg);
   }
   /** Decode attention: flash-decoding, or the prefill kernel where the head shape rules flash out. */
   get decodeAttention(): 'flash' | 'prefill-kernel' {

@@ -78,6 +78,29 @@ describe('prefill matmul kernels vs the float64 reference', () => {
       shareX: true,
     },
     {
+      // The same with the norm pass (the default there): each batch's input RMSNorm written once per
+      // layer and matmul input (kernels/postnorm.ts rmsNormRowsWGSL), the matmuls reading it unnormed.
+      name: 'mmv 8 rows × 16 tokens, activations shared through subgroups, norm pass',
+      prefill: (S) => ({
+        kind: 'mmv',
+        layout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: packed(), shareX: S },
+        tokens: 16,
+        splitSegments: true,
+        normPass: true,
+      }),
+      shareX: true,
+    },
+    {
+      name: 'mmv 2 rows × 5 tokens, fused segments, shifts instead of unpack4x8, norm pass',
+      prefill: () => ({
+        kind: 'mmv',
+        layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed: false },
+        tokens: 5,
+        splitSegments: false,
+        normPass: true,
+      }),
+    },
+    {
       name: 'mmv 2 rows × 5 tokens, fused segments, shifts instead of unpack4x8',
       prefill: () => ({
         kind: 'mmv',
@@ -131,7 +154,9 @@ describe('prefill matmul kernels vs the float64 reference', () => {
         contextLength: 96,
         onInfo: (i) => (info = i),
       });
-      expect(info?.kernels?.prefill?.matmul).toBe(ch.prefill(S).kind);
+      const chosen = ch.prefill(S);
+      expect(info?.kernels?.prefill?.matmul).toBe(chosen.kind);
+      if (chosen.kind === 'mmv') expect(info?.kernels?.prefill?.normPass).toBe(chosen.normPass === true);
       if (ch.shareX) expect(info?.kernels?.prefill?.mmvLayout).toMatch(new RegExp(`-xs${S}$`));
       if (ch.intDot) {
         expect(info?.kernels?.prefill?.intDot).toEqual(ch.intDot[c.quantize ?? 'F16']);

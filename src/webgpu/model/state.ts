@@ -20,6 +20,8 @@ export interface RunStateSize {
   /** Tokens per prefill batch the activations hold. */
   batchSize: number;
   kvType: KvType;
+  /** Allocate `xn`, the prefill batch's normed input (options.ts `PrefillMatmul` normPass). */
+  normPass?: boolean;
 }
 
 /** Buffers of the run state, by the kernels' binding names where they have one (B = batchSize). */
@@ -33,6 +35,8 @@ export interface RunState {
   partMl: GPUBuffer;
   /** Residual stream [B, nEmbd] f32. */
   x: GPUBuffer;
+  /** The batch's input RMSNorm for the Q/K/V and gate/up matmuls [B, nEmbd] f32, with normPass only. */
+  xn?: GPUBuffer;
   /** Attention output [B, nHead·headDim] f32. */
   xb: GPUBuffer;
   /** Queries after RoPE [B, nHead·headDim] f32. */
@@ -80,6 +84,7 @@ export function runStateBytes(c: LlamaConfig, z: RunStateSize): number {
     4 * (z.batchSize * (c.nEmbd + 2 * qDim + c.nFF + 1 + (c.qkNorm ? kvDim : 0)) + c.nVocab * 2) +
     z.nCtx * c.ropeDim * 4 * (c.gemma?.swa ? 2 : 1) +
     (c.gemma ? 4 * z.batchSize * c.nEmbd : 0) +
+    (z.normPass ? 4 * z.batchSize * c.nEmbd : 0) +
     // flash-decoding partials: (output, max, sum) per chunk, head and dim
     4 * MAX_SPLITS * (qDim + 2 * c.nHead) +
     // GPU sampler: penalised copy of the logits [nVocab], history ring [nCtx], uniform
@@ -108,6 +113,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
   const partO = buf('attn_part_o', MAX_SPLITS * qDim * 4, S);
   const partMl = buf('attn_part_ml', MAX_SPLITS * c.nHead * 8, S);
   const x = buf('x', B * c.nEmbd * 4, S);
+  const xn = z.normPass ? buf('xn', B * c.nEmbd * 4, S) : undefined;
   const xb = buf('xb', B * qDim * 4, S);
   const q = buf('q', B * qDim * 4, S);
   const kNew = c.qkNorm ? buf('k_new', B * kvDim * 4, S) : undefined;
@@ -134,6 +140,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     partO,
     partMl,
     x,
+    xn,
     xb,
     q,
     kNew,

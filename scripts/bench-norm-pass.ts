@@ -5,7 +5,8 @@
  * 8 layers, FFN 1536, 32k vocabulary; src/webgpu/model/synthetic.ts) with the adapter's default prefill
  * choice (kernel-choice.ts `prefillMatmulFor`), one with `normPass` false and one with true; then a prefill
  * of `tokens` seeded random ids from position 0 (`LlamaModel.prefill`, waited for on the GPU queue) runs
- * on each in turn, `rounds` times, the order alternated. Reports the median ms of each and the change.
+ * on each in turn, `rounds` times, the order alternated, after one unmeasured prefill on each. Reports the
+ * median ms of each and the change.
  * Runs in Node + Dawn (SwiftShader where no Vulkan driver is configured, where the pass is the default);
  * writes a section into BENCHMARKS.md between `<!-- bench:norm-pass DATE -->` and
  * `<!-- /bench:norm-pass DATE -->`.
@@ -17,6 +18,7 @@ import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import { createGpuContext } from '../src/webgpu/device.ts';
 import { WebGpuEngine } from '../src/webgpu/engine.ts';
 import { prefillMatmulFor } from '../src/webgpu/kernel-choice.ts';
+import { parseSyntheticName } from '../src/webgpu/model/synthetic.ts';
 import { cpuModel, cpuRow, gitCommit, randomTokenIds, writeBenchSection } from './bench-common.ts';
 
 const USAGE =
@@ -54,6 +56,15 @@ if (!Number.isInteger(tokens) || tokens < 1 || tokens > 2000 || !Number.isIntege
   console.error(`--tokens must be 1..2000 and --rounds ≥ 1\n${USAGE}`);
   process.exit(2);
 }
+const types = values.types.split(',');
+for (const t of types) {
+  try {
+    parseSyntheticName(`bench-60m-${t.toLowerCase()}`);
+  } catch (e) {
+    console.error(`--types: ${(e as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
 setupNodeVulkan(values.gpu);
 
 // The adapter's own prefill choice, with only normPass set (a GPU's tile choice has no norm pass).
@@ -67,11 +78,16 @@ if (base.kind !== 'mmv') {
   process.exit(2);
 }
 const adapter = `${gpu.info.vendor} / ${gpu.info.architecture} (${gpu.info.description})${gpu.info.isFallback ? ', a software adapter: not GPU figures' : ''}`;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+/** The median (the mean of the two middle values for an even count). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const h = s.length >> 1;
+  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
 const rows: string[][] = [];
 let choice = '';
 const loadBefore = loadavg();
-for (const type of values.types.split(',')) {
+for (const type of types) {
   const engines: WebGpuEngine[] = [];
   for (const normPass of [false, true]) {
     const e = new WebGpuEngine({ prefill: { ...base, normPass } });
@@ -82,6 +98,11 @@ for (const type of values.types.split(',')) {
     engines.push(e);
   }
   const ids = randomTokenIds(tokens, 32000, 102);
+  // One unmeasured prefill on each engine first (the first after a load pays for warm-up).
+  for (const e of engines) {
+    await e.llama!.prefill(ids, 0);
+    await e.llama!.device.queue.onSubmittedWorkDone();
+  }
   const ms: number[][] = [[], []];
   for (let r = 0; r < rounds; r++) {
     for (const i of r % 2 ? [1, 0] : [0, 1]) {
@@ -109,7 +130,7 @@ const date = new Date().toISOString().slice(0, 10);
 const lines = [
   `## ${date}: the prefill norm pass, A/B in one process (\`npm run bench:norm-pass\`)`,
   '',
-  `Recorded by \`npm run bench:norm-pass -- --types ${values.types} --tokens ${tokens} --rounds ${rounds}\` (scripts/bench-norm-pass.ts), commit ${gitCommit(['src', 'scripts'])}, in Node + Dawn. Per type two engines load the same synthetic \`bench-60m\` model with the adapter's default prefill choice, \`normPass\` false and true; a ${tokens}-token prefill of seeded random ids from position 0 alternates between them ${rounds} times (median ms; the change is with ÷ without − 1).`,
+  `Recorded by \`npm run bench:norm-pass -- --types ${values.types} --tokens ${tokens} --rounds ${rounds}\` (scripts/bench-norm-pass.ts), commit ${gitCommit(['src', 'scripts'])}, in Node + Dawn. Per type two engines load the same synthetic \`bench-60m\` model with the adapter's default prefill choice, \`normPass\` false and true; a ${tokens}-token prefill of seeded random ids from position 0 alternates between them ${rounds} times after one unmeasured prefill on each (median ms; the change is with ÷ without − 1).`,
   '',
   '| | |',
   '| --- | --- |',

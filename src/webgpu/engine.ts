@@ -109,7 +109,10 @@ export interface WebGpuEngineOptions {
    * on GPUs the float or integer-dot tile by a timed trial at load (kernels/tune.ts `choosePrefillTile`). Given
    * here, no trial runs. @throws (from load) EngineError('invalid_argument') for an unknown kind,
    * `{ kind: 'tile', intDot: true }` without WGSL's packed_4x8_integer_dot_product, or an mmv layout that
-   * is malformed or shares activations through subgroups of a size this adapter does not have.
+   * is malformed or shares activations through subgroups of a size this adapter does not have, or an mmv
+   * `normPass` that is not a boolean. An mmv choice given here runs the prefill norm pass only with
+   * `normPass: true` (the adapter default has it on): to compare, spread `prefillMatmulFor(gpu)` and set
+   * `normPass` (scripts/bench-norm-pass.ts).
    */
   prefill?: PrefillMatmul;
 }

@@ -189,8 +189,9 @@ export function checkAttentionAdapter(o: KernelOptions['attention'], gpu: GpuCon
 
 /**
  * Checks `WebGpuEngineOptions.prefill` against the adapter.
- * @throws EngineError('invalid_argument') for an unknown kind, or the integer-dot tile where WGSL has no
- *   packed_4x8_integer_dot_product.
+ * @throws EngineError('invalid_argument') for an unknown kind, the integer-dot tile where WGSL has no
+ *   packed_4x8_integer_dot_product, an mmv layout that is malformed or wrong for this adapter, or an mmv
+ *   `normPass` that is not a boolean.
  */
 export function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext): void {
   if (p === undefined) return;
@@ -212,6 +213,11 @@ export function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext
         : (mmvLayoutProblem(l) ?? layoutAdapterProblem(l, gpu));
     if (problem)
       throw new EngineError('invalid_argument', `prefill mmv layout ${JSON.stringify(l)}: ${problem}`);
+    if (p.normPass !== undefined && typeof p.normPass !== 'boolean')
+      throw new EngineError(
+        'invalid_argument',
+        `prefill mmv normPass must be true, false or absent (got ${JSON.stringify(p.normPass)})`,
+      );
   }
 }
 

@@ -5,6 +5,7 @@
  * adapter tries (kernels/tune.ts mmvCandidates).
  */
 import { describe, expect, it } from 'vitest';
+import { EngineError } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { writeGguf } from '../gguf/writer.ts';
@@ -12,7 +13,12 @@ import { llamaConfigFromGguf } from '../model/config.ts';
 import { randomLlamaParts } from '../model/random-model.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import type { GpuContext } from './device.ts';
-import { layerMatmulWeights, PREFILL_LIGHT_BELOW, prefillMatmulFor } from './kernel-choice.ts';
+import {
+  checkPrefillOption,
+  layerMatmulWeights,
+  PREFILL_LIGHT_BELOW,
+  prefillMatmulFor,
+} from './kernel-choice.ts';
 import { mmvLayoutProblem } from './kernels/mmv.ts';
 import { layoutName, mmvCandidates } from './kernels/tune.ts';
 
@@ -99,6 +105,27 @@ describe('prefillMatmulFor', () => {
         ...light,
         layout: { ...light.layout, packed: false },
       });
+    }
+  });
+});
+
+describe('checkPrefillOption', () => {
+  it('takes the adapter default with normPass either way or absent, and refuses a normPass that is not a boolean', () => {
+    const sw = fakeGpu(true, [4, 4], true);
+    const heavy = prefillMatmulFor(sw);
+    if (heavy.kind !== 'mmv') throw new Error('expected the mmv choice');
+    for (const normPass of [true, false, undefined])
+      expect(() => checkPrefillOption({ ...heavy, normPass }, sw)).not.toThrow();
+    for (const normPass of ['yes', 1, null, {}]) {
+      let err: unknown;
+      try {
+        checkPrefillOption({ ...heavy, normPass: normPass as never }, sw);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, JSON.stringify(normPass)).toBeInstanceOf(EngineError);
+      expect((err as EngineError).code).toBe('invalid_argument');
+      expect((err as Error).message).toMatch(/normPass must be true, false or absent/);
     }
   });
 });

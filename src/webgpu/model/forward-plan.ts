@@ -339,10 +339,14 @@ function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
       ? [fixed('attention', label, x.postNormCode, 1, { step: s.step, y: s.post, w: vec(x, name), x: s.x })]
       : [];
   // Prefill's norm pass: the input RMSNorm written once into xn, the matmuls reading it without their own.
-  const pass = mode === 'prefill' && x.normRowsCode !== undefined && s.xn !== undefined;
+  const normRows = mode === 'prefill' ? x.normRowsCode : undefined;
+  // The run state allocates xn exactly when usesNormPass holds (llama.ts normPass): a plan without it
+  // would silently fall back to the fused norm while ModelInfo reports the pass.
+  if (normRows && !s.xn) throw new Error('prefill norm pass planned without the run state buffer xn');
+  const pass = normRows !== undefined;
   const normed = (family: 'qkv' | 'ffn', label: string, name: string): PlannedKernel[] => {
-    if (!pass || !x.normRowsCode) return [];
-    const code = x.normRowsCode(W(name).type);
+    if (!normRows) return [];
+    const code = normRows(W(name).type);
     const buffers = { step: s.step, x: s.x, w: vec(x, name), xn: s.xn };
     return [{ ...fixed(family, label, code, 1, buffers, 'tiles'), tile: NORM_PASS_THREADS }];
   };

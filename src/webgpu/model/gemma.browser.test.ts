@@ -18,7 +18,7 @@ import { argmax, logSoftmax, ReferenceLlama } from '../../model/reference.ts';
 import { ARCH_CASES, type ArchCase, buildArchCase } from '../../testing/arch-cases.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { LlamaModel } from './llama.ts';
-import type { AttentionPolicy } from './options.ts';
+import type { AttentionPolicy, PrefillMatmul } from './options.ts';
 
 const TOL = 2e-5;
 interface GoldenCase {
@@ -68,8 +68,25 @@ const VARIANTS: { name: string; attention: AttentionPolicy }[] = [
   },
 ];
 
+/**
+ * The software adapters' mmv prefill with its norm pass (options.ts `PrefillMatmul.normPass`): the input
+ * RMSNorm written once per layer into `xn`, here with Gemma 3's post-norms and per-head Q/K norms around it.
+ */
+const NORM_PASS: PrefillMatmul = {
+  kind: 'mmv',
+  layout: { lanes: 1, units: 2, threads: 32, reduce: 'shared', packed: false },
+  tokens: 4,
+  splitSegments: true,
+  normPass: true,
+};
+
 describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
-  const runs = [
+  const runs: {
+    c: (typeof gemmaCases)[number];
+    attention?: AttentionPolicy;
+    prefill?: PrefillMatmul;
+    label: string;
+  }[] = [
     ...gemmaCases.map((c) => ({ c, attention: undefined as AttentionPolicy | undefined, label: 'default' })),
     ...VARIANTS.map((v) => {
       const c = gemmaCases.find((x) => x.name === v.name);
@@ -79,8 +96,11 @@ describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
       const label = `${v.attention.layout.kind} decode${chunks}, ${typeof pre === 'object' ? pre.kind : (pre ?? 'tiled')} prefill`;
       return { c, attention: v.attention, label };
     }),
+    ...gemmaCases
+      .filter((c) => c.name === 'gemma3-gqa-swa')
+      .map((c) => ({ c, prefill: NORM_PASS, label: 'mmv prefill with the norm pass' })),
   ];
-  for (const { c, attention, label } of runs) {
+  for (const { c, attention, prefill, label } of runs) {
     it(`${c.name} (${label}): 64 greedy ids as llama.cpp, log-softmax within 4e-3, logits as the reference`, async () => {
       const g = cases[c.name];
       const bytes = buildArchCase(c);
@@ -92,7 +112,9 @@ describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
         batchSize: 8,
         kvType: 'f32',
         ...(attention ? { attention } : {}),
+        ...(prefill ? { prefill } : {}),
       });
+      expect(model.normPass).toBe(prefill?.kind === 'mmv' && prefill.normPass === true);
       const logits: Float32Array[] = [];
       const out: number[] = [];
       try {

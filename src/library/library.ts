@@ -103,8 +103,6 @@ export function isLocalSpec(spec: string): boolean {
   return spec.startsWith(LOCAL);
 }
 
-const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
-
 /** What Hugging Face's tree API says about one file. */
 interface HfTreeFile {
   path: string;
@@ -495,9 +493,4 @@ export class ModelLibrary {
   async persist(): Promise<boolean> {
     return (await this.store.persist?.()) ?? false;
   }
-}
-
-/** A one-line summary of a listing entry for people ("stories260K.gguf, 1.2 MB, 2 parts"). */
-export function describeEntry(e: LibraryEntry): string {
-  return `${e.name}, ${MB(e.size)}${e.parts > 1 ? `, ${e.parts} parts` : ''}${e.complete ? '' : `, partial (${MB(e.storedBytes)})`}`;
 }

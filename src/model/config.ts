@@ -81,12 +81,6 @@ export interface LlamaConfigOptions {
   architectures?: readonly string[];
 }
 
-/**
- * The Gemma architectures (text part): read with their own hyperparameters ({@link GemmaParams}), run by
- * the float64 reference and the GPU engine.
- */
-export const GEMMA_ARCHITECTURES: readonly string[] = ['gemma2', 'gemma3'];
-
 /** Tensor types accepted by default. */
 export const DEFAULT_SUPPORTED_TYPES: readonly string[] = ['F32', 'F16'];
 

@@ -66,13 +66,6 @@ export function codePoints(s: string): Uint32Array {
   return out.subarray(0, n);
 }
 
-/** The string of code points cpts[start, end). */
-export function fromCodePoints(cpts: ArrayLike<number>, start = 0, end = cpts.length): string {
-  let s = '';
-  for (let i = start; i < end; i++) s += String.fromCodePoint(cpts[i]);
-  return s;
-}
-
 /** GPT-2's byte → character table (llama.cpp's `unicode_byte_to_utf8_map`). */
 export const BYTE_TO_CHAR: readonly string[] = (() => {
   const map: (string | undefined)[] = new Array(256);

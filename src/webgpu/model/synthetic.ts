@@ -332,11 +332,6 @@ export function syntheticTensorTypes(
   return new Map([...shapes.keys()].map((n) => [n, out.get(n) as WeightType]));
 }
 
-/** Every `synthetic:` name. */
-export function syntheticNames(): string[] {
-  return SYNTHETIC_SHAPES.flatMap((s) => SYNTHETIC_FTYPES.map((f) => `synthetic:${s.id}-${f}`));
-}
-
 /**
  * Parses `synthetic:SHAPE-FTYPE`.
  * @throws EngineError('invalid_argument') listing the valid names.

@@ -1,54 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { defineConfig, type Plugin } from 'vite';
-
-const ROOT = dirname(fileURLToPath(import.meta.url));
-
-/**
- * Writes the widget's type declarations beside the bundles: `webgpu-chat.d.ts` re-exports
- * `types/widget/index.d.ts` (from `tsc -p tsconfig.widget.json`; imports rewritten to `.js`).
- */
-function widgetTypes(): Plugin {
-  let outDir = '';
-  let done = false;
-  return {
-    name: 'webgpu-chat-types',
-    apply: 'build',
-    configResolved(c) {
-      outDir = resolve(c.root, c.build.outDir);
-    },
-    closeBundle() {
-      if (done) return;
-      done = true;
-      const tmp = mkdtempSync(join(tmpdir(), 'webgpu-chat-types-'));
-      try {
-        execFileSync(
-          resolve(ROOT, 'node_modules/.bin/tsc'),
-          ['-p', 'tsconfig.widget.json', '--outDir', tmp],
-          {
-            cwd: ROOT,
-            stdio: 'inherit',
-          },
-        );
-        const files = ['widget/index', 'widget/element', 'widget/backends', 'widget/registry', 'core/types'];
-        for (const f of files) {
-          const text = readFileSync(join(tmp, 'src', `${f}.d.ts`), 'utf8').replace(
-            /(from\s+'\.{1,2}\/[^']+)\.ts'/g,
-            "$1.js'",
-          );
-          mkdirSync(dirname(join(outDir, 'types', f)), { recursive: true });
-          writeFileSync(join(outDir, 'types', `${f}.d.ts`), text);
-        }
-        writeFileSync(join(outDir, 'webgpu-chat.d.ts'), "export * from './types/widget/index.js';\n");
-      } finally {
-        rmSync(tmp, { recursive: true, force: true });
-      }
-    },
-  };
-}
+import { defineConfig } from 'vite';
+import { typeDeclarations } from './vite.dts.ts';
 
 /**
  * The chat widget as a library (`npm run build:widget`): `dist/widget/webgpu-chat.js` (ES module) and
@@ -59,7 +10,13 @@ function widgetTypes(): Plugin {
  */
 export default defineConfig({
   publicDir: false,
-  plugins: [widgetTypes()],
+  plugins: [
+    typeDeclarations({
+      entries: { 'webgpu-chat': 'src/widget/index.ts' },
+      root: 'src',
+      files: ['widget/index', 'widget/element', 'widget/backends', 'widget/registry', 'core/types'],
+    }),
+  ],
   // One file each: the worker's and the entry's lazy imports are inlined (no chunks beside them).
   worker: { format: 'es', rolldownOptions: { output: { codeSplitting: false } } },
   build: {

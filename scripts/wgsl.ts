@@ -1,0 +1,157 @@
+/**
+ * `npm run wgsl`: the WGSL of the kernels a load plans, without a GPU (src/webgpu/wgsl-snapshot.ts).
+ *
+ *   npm run wgsl -- NAME                   a golden kernel (tests/wgsl/NAME.wgsl), as the code makes it now
+ *   npm run wgsl -- MODEL VARIANT LABEL    any planned kernel, e.g.
+ *                                          synthetic:bench-60m-q4_k_m gpu blk.0.ffn.decode
+ *   npm run wgsl -- MODEL VARIANT          the labels that load plans (VARIANT: a profile id such as gpu or
+ *                                          swiftshader, or a full id as --variants lists)
+ *   npm run wgsl -- --list                 the golden names, the snapshot models and the profiles
+ *   npm run wgsl -- --variants MODEL       the variant ids of a model
+ *   npm run wgsl -- --write                rewrite tests/wgsl/*.wgsl and tests/wgsl/fingerprints.json
+ *   npm run wgsl -- --check                exit 1 when they differ from what the code makes (the test does this)
+ *
+ * A change to a kernel shows as a diff of its golden .wgsl; a refactor that must not change any kernel
+ * keeps fingerprints.json (a hash of every planned kernel of 18 models × every variant) unchanged.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  ADAPTER_PROFILES,
+  findVariant,
+  GOLDEN_KERNELS,
+  kernelWGSL,
+  plannedKernels,
+  planVariants,
+  SNAPSHOT_MODELS,
+  snapshotModel,
+} from '../src/webgpu/wgsl-snapshot.ts';
+
+/** Where the golden kernels and the fingerprints live. */
+export const WGSL_DIR = resolve(fileURLToPath(import.meta.url), '../../tests/wgsl');
+
+/** The golden kernels as the code makes them now: file name → WGSL. */
+export function goldenFiles(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(GOLDEN_KERNELS).map(([name, [m, v, l]]) => [`${name}.wgsl`, kernelWGSL(m, v, l)]),
+  );
+}
+
+/** The fingerprints file's content. */
+export interface Fingerprints {
+  /** Planned kernels over every model and variant (with repeats). */
+  kernels: number;
+  /** Distinct WGSL sources among them. */
+  distinct: number;
+  /** `"MODEL VARIANT"` → SHA-256 of its kernels' labels and sources' hashes, in plan order. */
+  plans: Record<string, string>;
+}
+
+/** Hash of every planned kernel of each snapshot model and variant. */
+export function planFingerprints(models: readonly string[] = SNAPSHOT_MODELS): Fingerprints {
+  const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+  const plans: Record<string, string> = {};
+  const distinct = new Set<string>();
+  let kernels = 0;
+  for (const m of models) {
+    const { file, cfg } = snapshotModel(m);
+    for (const p of ADAPTER_PROFILES) {
+      for (const v of planVariants(p, cfg)) {
+        const ks = plannedKernels(file, cfg, v);
+        kernels += ks.length;
+        const h = createHash('sha256');
+        for (const k of ks) {
+          const code = sha(k.code);
+          distinct.add(code);
+          h.update(`${k.label}\n${code}\n`);
+        }
+        plans[`${m} ${v.id}`] = h.digest('hex');
+      }
+    }
+  }
+  return { kernels, distinct: distinct.size, plans };
+}
+
+/** Every file of tests/wgsl/ as the code makes it now. */
+export function expectedFiles(): Record<string, string> {
+  return {
+    ...goldenFiles(),
+    'fingerprints.json': `${JSON.stringify(planFingerprints(), null, 2)}\n`,
+  };
+}
+
+/** The files of tests/wgsl/ that differ from (or are missing beside, or are stale against) `expected`. */
+export function staleFiles(expected: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const [name, text] of Object.entries(expected)) {
+    let have: string | undefined;
+    try {
+      have = readFileSync(join(WGSL_DIR, name), 'utf8');
+    } catch {
+      have = undefined;
+    }
+    if (have !== text) out.push(name);
+  }
+  for (const name of readdirSync(WGSL_DIR)) if (!(name in expected)) out.push(name);
+  return out;
+}
+
+function main(args: string[]): number {
+  if (args[0] === '--list') {
+    console.log(`golden kernels (tests/wgsl/NAME.wgsl):`);
+    for (const [n, [m, v, l]] of Object.entries(GOLDEN_KERNELS))
+      console.log(`  ${n.padEnd(26)} ${m} ${v} ${l}`);
+    console.log(`snapshot models: ${SNAPSHOT_MODELS.join(' ')}`);
+    console.log(`adapter profiles: ${ADAPTER_PROFILES.map((p) => p.id).join(' ')}`);
+    return 0;
+  }
+  if (args[0] === '--variants') {
+    const { cfg } = snapshotModel(args[1] ?? SNAPSHOT_MODELS[0]);
+    for (const p of ADAPTER_PROFILES) for (const v of planVariants(p, cfg)) console.log(v.id);
+    return 0;
+  }
+  if (args[0] === '--write' || args[0] === '--check') {
+    const expected = expectedFiles();
+    const stale = staleFiles(expected);
+    if (args[0] === '--check') {
+      if (stale.length)
+        console.error(`tests/wgsl differs from the code: ${stale.join(', ')} (npm run wgsl -- --write)`);
+      return stale.length ? 1 : 0;
+    }
+    for (const [name, text] of Object.entries(expected)) writeFileSync(join(WGSL_DIR, name), text);
+    console.log(
+      `wrote ${Object.keys(expected).length} files to tests/wgsl (${stale.length} changed: ${stale.join(', ') || 'none'})`,
+    );
+    return 0;
+  }
+  if (args.length === 1 && GOLDEN_KERNELS[args[0]]) {
+    const [m, v, l] = GOLDEN_KERNELS[args[0]];
+    process.stdout.write(kernelWGSL(m, v, l));
+    return 0;
+  }
+  if (args.length === 2) {
+    const { file, cfg } = snapshotModel(args[0]);
+    const labels = new Set(plannedKernels(file, cfg, findVariant(args[1], cfg)).map((k) => k.label));
+    console.log([...labels].join('\n'));
+    return 0;
+  }
+  if (args.length === 3) {
+    process.stdout.write(kernelWGSL(args[0], args[1], args[2]));
+    return 0;
+  }
+  console.error(
+    'usage: npm run wgsl -- NAME | MODEL VARIANT [LABEL] | --list | --variants MODEL | --write | --check',
+  );
+  return 2;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    process.exitCode = main(process.argv.slice(2));
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * The WGSL of every kernel a load would compile, without a GPU: the same planning as `LlamaModel.load`
+ * (weights.ts `planWeights` / `layerSpecs`, forward-plan.ts `planForward`) over stand-in buffers, with the
+ * kernel choices an adapter profile gets from the adapter defaults (kernel-choice.ts). `npm run wgsl`
+ * prints any of these kernels, and `wgsl-snapshot.test.ts` keeps the golden kernels in tests/wgsl/ and a
+ * fingerprint of every planned kernel of the test models, so a refactor shows as no diff and a kernel
+ * change as a WGSL diff.
+ *
+ * Trials are not run: a profile's mmv layout is one of the adapter's candidates (tune.ts `mmvCandidates`),
+ * named in the variant, and the GPU's prefill tile is given (float or integer dot).
+ */
+import type { KvType } from '../core/types.ts';
+import type { GgufFile } from '../gguf/types.ts';
+import { type LlamaConfig, llamaConfigFromGguf } from '../model/config.ts';
+import type { GpuContext } from './device.ts';
+import { attentionPolicyFor, prefillMatmulFor } from './kernel-choice.ts';
+import { WEIGHT_TYPES } from './kernels/common.ts';
+import type { MmvLayout } from './kernels/mmv.ts';
+import { layoutName, mmvCandidates } from './kernels/tune.ts';
+import {
+  type KernelChoice,
+  matmulSource,
+  type PlannedKernel,
+  planForward,
+  usesNormPass,
+} from './model/forward-plan.ts';
+import { MATMUL_FAMILIES, type MatmulFamilyName, type PrefillMatmul } from './model/options.ts';
+import { allocRunState } from './model/state.ts';
+import { syntheticGguf } from './model/synthetic.ts';
+import { fusedWeightViews, type GpuWeight, layerSpecs, planWeights } from './model/weights.ts';
+
+/** An adapter as the kernel defaults see it (no device). */
+export interface AdapterProfile {
+  id: string;
+  isFallback: boolean;
+  /** Subgroup sizes [min, max], or none. */
+  subgroups?: [number, number];
+  /** WGSL's packed_4x8_integer_dot_product. */
+  packed: boolean;
+  /** maxStorageBuffersPerShaderStage. */
+  maxStorage: number;
+}
+
+/** The adapters the snapshots cover: SwiftShader as Chromium and Dawn report it, and two GPUs. */
+export const ADAPTER_PROFILES: readonly AdapterProfile[] = [
+  { id: 'swiftshader', isFallback: true, subgroups: [4, 4], packed: true, maxStorage: 10 },
+  { id: 'gpu', isFallback: false, subgroups: [32, 32], packed: true, maxStorage: 10 },
+  { id: 'gpu-basic', isFallback: false, packed: false, maxStorage: 8 },
+];
+
+/** A stand-in GpuContext for the kernel defaults (they read info, subgroups and WGSL features only). */
+export function profileContext(p: AdapterProfile): GpuContext {
+  return {
+    info: { vendor: p.id, architecture: '', device: '', description: '', isFallback: p.isFallback },
+    hasF16: false,
+    hasSubgroups: p.subgroups !== undefined,
+    hasTimestamps: false,
+    subgroupMinSize: p.subgroups?.[0] ?? 0,
+    subgroupMaxSize: p.subgroups?.[1] ?? 0,
+    wgslFeatures: new Set(p.packed ? ['packed_4x8_integer_dot_product'] : []),
+    defaultLimits: false,
+  } as unknown as GpuContext;
+}
+
+/** One set of kernel choices of a profile: the adapter's defaults with one mmv candidate and prefill. */
+export interface PlanVariant {
+  /** e.g. `swiftshader/lanes1-u8-t8-packed-xs4/heavy`. */
+  id: string;
+  choice: KernelChoice;
+  maxStorage: number;
+}
+
+/**
+ * The kernel choices `profile` gets for `cfg` (kernel-choice.ts defaults), once per mmv candidate of the
+ * adapter and with mmv off; prefill as the adapter would (software: the light and the heavy mmv tiles;
+ * GPUs: the float and the integer-dot tile).
+ */
+export function planVariants(
+  profile: AdapterProfile,
+  cfg: LlamaConfig,
+  kvType: KvType = 'f16',
+  nCtx = 256,
+): PlanVariant[] {
+  const gpu = profileContext(profile);
+  const attention = attentionPolicyFor(gpu, cfg.headDim);
+  const prefills: [string, PrefillMatmul][] = profile.isFallback
+    ? [
+        ['light', prefillMatmulFor(gpu, 0)],
+        ['heavy', prefillMatmulFor(gpu, undefined)],
+      ]
+    : [
+        ['tile', { kind: 'tile', intDot: false }],
+        ...(profile.packed ? [['tile-int8', { kind: 'tile', intDot: true }] as [string, PrefillMatmul]] : []),
+      ];
+  const layouts: [string, MmvLayout | undefined][] = [
+    ...mmvCandidates(gpu).map((l): [string, MmvLayout] => [layoutName(l), l]),
+    ['mmv-off', undefined],
+  ];
+  const out: PlanVariant[] = [];
+  for (const [lname, layout] of layouts) {
+    for (const [pname, prefill] of prefills) {
+      // (a GPU without subgroups lists lanes8-shared-u2-t64 twice: tune.ts's two rules both make it)
+      if (out.some((v) => v.id === `${profile.id}/${lname}/${pname}`)) continue;
+      const mmv: Partial<Record<MatmulFamilyName, MmvLayout>> = layout
+        ? Object.fromEntries(MATMUL_FAMILIES.map((f) => [f, layout]))
+        : {};
+      out.push({
+        id: `${profile.id}/${lname}/${pname}`,
+        maxStorage: profile.maxStorage,
+        choice: {
+          decodeKernel: profile.isFallback ? 'rows' : 'ksplit',
+          mmv,
+          prefill,
+          splitDecodeSegments: profile.isFallback,
+          attention,
+          kvType,
+          nCtx,
+        },
+      });
+    }
+  }
+  return out;
+}
+
+/** The default variant of a profile: its first mmv candidate, with the heavy prefill on software. */
+export function defaultVariant(profile: AdapterProfile, cfg: LlamaConfig): PlanVariant {
+  const all = planVariants(profile, cfg);
+  const software = profile.isFallback;
+  return all.find((v) => (software ? v.id.endsWith('/heavy') : v.id.endsWith('/tile'))) ?? all[0];
+}
+
+/** One planned kernel's WGSL and where it runs. */
+export interface SnapshotKernel {
+  /** The shader label (e.g. `blk.3.ffn.decode`, `output`, `argmax`). */
+  label: string;
+  code: string;
+}
+
+const STANDIN_USAGE = {
+  MAP_READ: 1,
+  MAP_WRITE: 2,
+  COPY_SRC: 4,
+  COPY_DST: 8,
+  INDEX: 16,
+  VERTEX: 32,
+  UNIFORM: 64,
+  STORAGE: 128,
+  INDIRECT: 256,
+  QUERY_RESOLVE: 512,
+};
+
+/**
+ * Every kernel a load of `file` with `variant` plans, in dispatch order (embed, each layer's decode
+ * kernels, each layer's prefill kernels, output, argmax, sampler, the every-token output), labels
+ * as the pipelines get them. Buffers are stand-ins: only the WGSL is real.
+ * @throws what planning throws for the file (EngineError 'unsupported_model', 'gguf_invalid').
+ */
+export function plannedKernels(file: GgufFile, cfg: LlamaConfig, variant: PlanVariant): SnapshotKernel[] {
+  const g = globalThis as { GPUBufferUsage?: unknown };
+  g.GPUBufferUsage ??= STANDIN_USAGE;
+  const { choice } = variant;
+  const inf = Number.POSITIVE_INFINITY;
+  const plans = planWeights(file, cfg, inf, inf, true);
+  const views = fusedWeightViews(plans, cfg);
+  const specs = layerSpecs(cfg, views, variant.maxStorage, choice.kvType);
+  const standin = (label: string) => ({ label }) as unknown as GPUBuffer;
+  const weights = new Map<string, GpuWeight>(
+    [...views].map(([n, w]) => [n, { ...w, parts: w.parts.map((p) => ({ ...p, buffer: standin(n) })) }]),
+  );
+  const s = allocRunState(
+    cfg,
+    {
+      nCtx: choice.nCtx,
+      batchSize: 16,
+      kvType: choice.kvType,
+      normPass: usesNormPass(choice.prefill, cfg),
+    },
+    (label) => standin(label),
+  );
+  const bias = cfg.qkvBias ? cfg.nLayers : 0;
+  const qkvBias = Array.from({ length: bias }, (_, l) => standin(`blk.${l}.qkv_bias`));
+  const intDot = new Set<MatmulFamilyName>();
+  const plan = planForward(cfg, weights, specs, s, choice, qkvBias, intDot);
+  const outAll: PlannedKernel[] = specs.outAll.map((spec, i) => {
+    const { src, wgX, tile } = matmulSource(choice, `output_all#${i}`, spec, 'prefill', 'output', intDot);
+    return { family: 'output', src, wgX, tile, y: 'tiles', buffers: {} };
+  });
+  const all = [
+    plan.embed,
+    ...plan.decodeLayers.flat(),
+    ...plan.prefillLayers.flat(),
+    ...plan.output,
+    plan.argmax,
+    plan.sample,
+    ...outAll,
+  ];
+  return all.map((k) => ({ label: k.src.label, code: k.src.code }));
+}
+
+/**
+ * The models the fingerprint covers: every architecture and every weight type the engine runs, at the
+ * smallest shapes that have them (names as `synthetic:SHAPE-FTYPE`).
+ */
+export const SNAPSHOT_MODELS: readonly string[] = [
+  'synthetic:stories260k-f32',
+  'synthetic:stories260k-f16',
+  'synthetic:stories260k-q8_0',
+  'synthetic:stories15m-q4_0',
+  'synthetic:stories15m-q4_1',
+  'synthetic:stories15m-q5_1',
+  'synthetic:stories15m-iq4_nl',
+  'synthetic:bench-60m-q4_k_m',
+  'synthetic:bench-60m-q2_k',
+  'synthetic:bench-60m-q3_k_m',
+  'synthetic:bench-60m-q5_k_m',
+  'synthetic:bench-60m-q6_k',
+  'synthetic:bench-60m-iq4_xs',
+  'synthetic:qwen2.5-0.5b-q4_k_m',
+  'synthetic:gemma-3-1b-q4_0',
+  'synthetic:gemma-2-2b-q8_0',
+  'synthetic:phi-4-mini-q4_k_m',
+  'synthetic:llama-3.2-1b-q4_k_m',
+];
+
+/** A synthetic model's header (no tokenizer) and its config. */
+export function snapshotModel(name: string): { file: GgufFile; cfg: LlamaConfig } {
+  const file = syntheticGguf(name, 1, { tokenizer: false });
+  return { file, cfg: llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES }) };
+}
+
+/** Kernels whose WGSL is kept in tests/wgsl/NAME.wgsl: name → `[model, variant, label]`. */
+export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, string]>> = {
+  'mmv-q4_k-planar': ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'blk.0.ffn.decode'],
+  'mmv-int8-q4_k-planar': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed-int8/tile',
+    'blk.0.ffn.decode',
+  ],
+  'mmv-software-q4_k-planar': [
+    'synthetic:bench-60m-q4_k_m',
+    'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
+    'blk.0.ffn.decode',
+  ],
+  'qkv-rope-decode-q4_k': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.qkv.decode',
+  ],
+  'output-q6_k': ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'output'],
+  'prefill-mmv-tile-q4_k': [
+    'synthetic:bench-60m-q4_k_m',
+    'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
+    'blk.0.ffn.prefill',
+  ],
+  'prefill-mmm-tile-q4_k': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.ffn.prefill',
+  ],
+  'prefill-mmm-int8-q4_0': [
+    'synthetic:stories15m-q4_0',
+    'gpu/lanes32-sg-u2-t128-packed/tile-int8',
+    'blk.0.ffn.prefill',
+  ],
+  'flash-decode-tiled': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.attn.flash',
+  ],
+  'flash-decode-strided': [
+    'synthetic:bench-60m-q4_k_m',
+    'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
+    'blk.0.attn.flash',
+  ],
+  'flash-combine': ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'blk.0.attn.combine'],
+  'prefill-attention-tiled': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.attn.prefill',
+  ],
+  'prefill-attention-rows': [
+    'synthetic:bench-60m-q4_k_m',
+    'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
+    'blk.0.attn.prefill',
+  ],
+  'norm-pass': [
+    'synthetic:bench-60m-q4_k_m',
+    'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
+    'blk.0.attn_norm.prefill',
+  ],
+  embed: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'embed'],
+  argmax: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'argmax'],
+  sample: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'sample'],
+};
+
+/**
+ * The variant `id` of `cfg`: a full id (`gpu/lanes32-sg-u2-t128-packed/tile`) or a profile id alone
+ * (`gpu`, `swiftshader`: {@link defaultVariant}).
+ * @throws Error naming the variants there are.
+ */
+export function findVariant(id: string, cfg: LlamaConfig): PlanVariant {
+  const profile = ADAPTER_PROFILES.find((p) => p.id === id.split('/')[0]);
+  if (profile && !id.includes('/')) return defaultVariant(profile, cfg);
+  const all = ADAPTER_PROFILES.flatMap((p) => planVariants(p, cfg));
+  const v = all.find((x) => x.id === id);
+  if (!v) throw new Error(`no kernel variant "${id}"; there are: ${all.map((x) => x.id).join(', ')}`);
+  return v;
+}
+
+/**
+ * The WGSL of the kernel `label` that `model` plans with `variant` (`npm run wgsl -- MODEL VARIANT LABEL`).
+ * @throws Error naming the labels there are, when none is `label`.
+ */
+export function kernelWGSL(model: string, variant: string, label: string): string {
+  const { file, cfg } = snapshotModel(model);
+  const kernels = plannedKernels(file, cfg, findVariant(variant, cfg));
+  const k = kernels.find((x) => x.label === label);
+  if (!k) {
+    const labels = [...new Set(kernels.map((x) => x.label))];
+    throw new Error(`${model} ${variant} plans no kernel "${label}"; it plans: ${labels.join(', ')}`);
+  }
+  return k.code;
+}

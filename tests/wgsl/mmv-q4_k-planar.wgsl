@@ -1,0 +1,158 @@
+enable subgroups;
+struct Step { nTokens: u32, pos0: u32, p2: u32, p3: u32 };
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> gnorm: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> w_ffn_gate: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> w_ffn_up: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read_write> hb: array<f32>;
+fn scByte(h: vec4<u32>, k: u32) -> u32 {
+  let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
+  return (wd >> ((k & 3u) * 8u)) & 0xffu;
+}
+fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
+  if (j < 4u) { return vec2<f32>(f32(scByte(h, j) & 63u), f32(scByte(h, j + 4u) & 63u)); }
+  let a = scByte(h, j + 4u);
+  return vec2<f32>(f32((a & 0xfu) | ((scByte(h, j - 4u) >> 6u) << 4u)), f32((a >> 4u) | ((scByte(h, j) >> 6u) << 4u)));
+}
+
+const K: u32 = 512u;
+
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let lane = lid % 32u;
+  let grp = lid / 32u;
+  let t0 = wg.y * 1u;
+  let nT = step.nTokens;
+  let xrow0 = t0;
+  let xr0 = min(xrow0 + 0u, xrow0 + nT - 1u - t0) * 128u;
+  var seg = 0u;
+  var ub = 0u;
+  if (wg.x < 192u) { seg = 0u; ub = (wg.x - 0u) * 8u + grp * 2u; }
+  var a0_0_0 = 0.0;
+  var a0_1_0 = 0.0;
+  var a1_0_0 = 0.0;
+  var a1_1_0 = 0.0;
+  var ss0 = 0.0;
+  for (var c = lane; c < 16u; c += 32u) {
+    let xr0_0 = x[xr0 + c * 8u + 0u];
+    let xr0_1 = x[xr0 + c * 8u + 1u];
+    let xr0_2 = x[xr0 + c * 8u + 2u];
+    let xr0_3 = x[xr0 + c * 8u + 3u];
+    let xr0_4 = x[xr0 + c * 8u + 4u];
+    let xr0_5 = x[xr0 + c * 8u + 5u];
+    let xr0_6 = x[xr0 + c * 8u + 6u];
+    let xr0_7 = x[xr0 + c * 8u + 7u];
+    ss0 += dot(xr0_0, xr0_0) + dot(xr0_1, xr0_1) + dot(xr0_2, xr0_2) + dot(xr0_3, xr0_3) + dot(xr0_4, xr0_4) + dot(xr0_5, xr0_5) + dot(xr0_6, xr0_6) + dot(xr0_7, xr0_7);
+    let g0 = gnorm[c * 8u + 0u];
+    let x0_0 = xr0_0 * g0;
+    let g1 = gnorm[c * 8u + 1u];
+    let x0_1 = xr0_1 * g1;
+    let g2 = gnorm[c * 8u + 2u];
+    let x0_2 = xr0_2 * g2;
+    let g3 = gnorm[c * 8u + 3u];
+    let x0_3 = xr0_3 * g3;
+    let g4 = gnorm[c * 8u + 4u];
+    let x0_4 = xr0_4 * g4;
+    let g5 = gnorm[c * 8u + 5u];
+    let x0_5 = xr0_5 * g5;
+    let g6 = gnorm[c * 8u + 6u];
+    let x0_6 = xr0_6 * g6;
+    let g7 = gnorm[c * 8u + 7u];
+    let x0_7 = xr0_7 * g7;
+    let xs0 = dot(x0_0 + x0_1 + x0_2 + x0_3 + x0_4 + x0_5 + x0_6 + x0_7, vec4<f32>(1.0));
+    if (seg == 0u) {
+      { let u = min(ub + 0u, 1535u);
+        { let row = u;
+          let p0_0_bi = row * 2u + c / 8u; let p0_0_j = c % 8u; let p0_0_q = w_ffn_gate[p0_0_bi * 8u + p0_0_j];
+          let p0_0_smw = w_ffn_gate[24576u + p0_0_bi][p0_0_j / 2u] >> ((p0_0_j & 1u) * 16u);
+          let p0_0_dm = unpack2x16float(w_ffn_gate[27648u + (p0_0_bi >> 2u)][p0_0_bi & 3u]);
+          let p0_0_ds = p0_0_dm.x * f32(p0_0_smw & 0xffu); let p0_0_mm = p0_0_dm.y * f32((p0_0_smw >> 8u) & 0xffu);
+          let p0_0_lo0 = unpack4x8unorm(p0_0_q.x & 0x0f0f0f0fu); let p0_0_hi0 = unpack4x8unorm((p0_0_q.x >> 4u) & 0x0f0f0f0fu);
+          let p0_0_lo1 = unpack4x8unorm(p0_0_q.y & 0x0f0f0f0fu); let p0_0_hi1 = unpack4x8unorm((p0_0_q.y >> 4u) & 0x0f0f0f0fu);
+          let p0_0_lo2 = unpack4x8unorm(p0_0_q.z & 0x0f0f0f0fu); let p0_0_hi2 = unpack4x8unorm((p0_0_q.z >> 4u) & 0x0f0f0f0fu);
+          let p0_0_lo3 = unpack4x8unorm(p0_0_q.w & 0x0f0f0f0fu); let p0_0_hi3 = unpack4x8unorm((p0_0_q.w >> 4u) & 0x0f0f0f0fu);
+          let p0_0_s0 = p0_0_ds * (255.0 * (dot(p0_0_lo0, x0_0) + dot(p0_0_lo1, x0_1) + dot(p0_0_lo2, x0_2) + dot(p0_0_lo3, x0_3) + dot(p0_0_hi0, x0_4) + dot(p0_0_hi1, x0_5) + dot(p0_0_hi2, x0_6) + dot(p0_0_hi3, x0_7))) - p0_0_mm * xs0;
+          a0_0_0 += p0_0_s0;
+        }
+        { let row = u;
+          let p0_1_bi = row * 2u + c / 8u; let p0_1_j = c % 8u; let p0_1_q = w_ffn_up[p0_1_bi * 8u + p0_1_j];
+          let p0_1_smw = w_ffn_up[24576u + p0_1_bi][p0_1_j / 2u] >> ((p0_1_j & 1u) * 16u);
+          let p0_1_dm = unpack2x16float(w_ffn_up[27648u + (p0_1_bi >> 2u)][p0_1_bi & 3u]);
+          let p0_1_ds = p0_1_dm.x * f32(p0_1_smw & 0xffu); let p0_1_mm = p0_1_dm.y * f32((p0_1_smw >> 8u) & 0xffu);
+          let p0_1_lo0 = unpack4x8unorm(p0_1_q.x & 0x0f0f0f0fu); let p0_1_hi0 = unpack4x8unorm((p0_1_q.x >> 4u) & 0x0f0f0f0fu);
+          let p0_1_lo1 = unpack4x8unorm(p0_1_q.y & 0x0f0f0f0fu); let p0_1_hi1 = unpack4x8unorm((p0_1_q.y >> 4u) & 0x0f0f0f0fu);
+          let p0_1_lo2 = unpack4x8unorm(p0_1_q.z & 0x0f0f0f0fu); let p0_1_hi2 = unpack4x8unorm((p0_1_q.z >> 4u) & 0x0f0f0f0fu);
+          let p0_1_lo3 = unpack4x8unorm(p0_1_q.w & 0x0f0f0f0fu); let p0_1_hi3 = unpack4x8unorm((p0_1_q.w >> 4u) & 0x0f0f0f0fu);
+          let p0_1_s0 = p0_1_ds * (255.0 * (dot(p0_1_lo0, x0_0) + dot(p0_1_lo1, x0_1) + dot(p0_1_lo2, x0_2) + dot(p0_1_lo3, x0_3) + dot(p0_1_hi0, x0_4) + dot(p0_1_hi1, x0_5) + dot(p0_1_hi2, x0_6) + dot(p0_1_hi3, x0_7))) - p0_1_mm * xs0;
+          a0_1_0 += p0_1_s0;
+        }
+      }
+      { let u = min(ub + 1u, 1535u);
+        { let row = u;
+          let p1_0_bi = row * 2u + c / 8u; let p1_0_j = c % 8u; let p1_0_q = w_ffn_gate[p1_0_bi * 8u + p1_0_j];
+          let p1_0_smw = w_ffn_gate[24576u + p1_0_bi][p1_0_j / 2u] >> ((p1_0_j & 1u) * 16u);
+          let p1_0_dm = unpack2x16float(w_ffn_gate[27648u + (p1_0_bi >> 2u)][p1_0_bi & 3u]);
+          let p1_0_ds = p1_0_dm.x * f32(p1_0_smw & 0xffu); let p1_0_mm = p1_0_dm.y * f32((p1_0_smw >> 8u) & 0xffu);
+          let p1_0_lo0 = unpack4x8unorm(p1_0_q.x & 0x0f0f0f0fu); let p1_0_hi0 = unpack4x8unorm((p1_0_q.x >> 4u) & 0x0f0f0f0fu);
+          let p1_0_lo1 = unpack4x8unorm(p1_0_q.y & 0x0f0f0f0fu); let p1_0_hi1 = unpack4x8unorm((p1_0_q.y >> 4u) & 0x0f0f0f0fu);
+          let p1_0_lo2 = unpack4x8unorm(p1_0_q.z & 0x0f0f0f0fu); let p1_0_hi2 = unpack4x8unorm((p1_0_q.z >> 4u) & 0x0f0f0f0fu);
+          let p1_0_lo3 = unpack4x8unorm(p1_0_q.w & 0x0f0f0f0fu); let p1_0_hi3 = unpack4x8unorm((p1_0_q.w >> 4u) & 0x0f0f0f0fu);
+          let p1_0_s0 = p1_0_ds * (255.0 * (dot(p1_0_lo0, x0_0) + dot(p1_0_lo1, x0_1) + dot(p1_0_lo2, x0_2) + dot(p1_0_lo3, x0_3) + dot(p1_0_hi0, x0_4) + dot(p1_0_hi1, x0_5) + dot(p1_0_hi2, x0_6) + dot(p1_0_hi3, x0_7))) - p1_0_mm * xs0;
+          a1_0_0 += p1_0_s0;
+        }
+        { let row = u;
+          let p1_1_bi = row * 2u + c / 8u; let p1_1_j = c % 8u; let p1_1_q = w_ffn_up[p1_1_bi * 8u + p1_1_j];
+          let p1_1_smw = w_ffn_up[24576u + p1_1_bi][p1_1_j / 2u] >> ((p1_1_j & 1u) * 16u);
+          let p1_1_dm = unpack2x16float(w_ffn_up[27648u + (p1_1_bi >> 2u)][p1_1_bi & 3u]);
+          let p1_1_ds = p1_1_dm.x * f32(p1_1_smw & 0xffu); let p1_1_mm = p1_1_dm.y * f32((p1_1_smw >> 8u) & 0xffu);
+          let p1_1_lo0 = unpack4x8unorm(p1_1_q.x & 0x0f0f0f0fu); let p1_1_hi0 = unpack4x8unorm((p1_1_q.x >> 4u) & 0x0f0f0f0fu);
+          let p1_1_lo1 = unpack4x8unorm(p1_1_q.y & 0x0f0f0f0fu); let p1_1_hi1 = unpack4x8unorm((p1_1_q.y >> 4u) & 0x0f0f0f0fu);
+          let p1_1_lo2 = unpack4x8unorm(p1_1_q.z & 0x0f0f0f0fu); let p1_1_hi2 = unpack4x8unorm((p1_1_q.z >> 4u) & 0x0f0f0f0fu);
+          let p1_1_lo3 = unpack4x8unorm(p1_1_q.w & 0x0f0f0f0fu); let p1_1_hi3 = unpack4x8unorm((p1_1_q.w >> 4u) & 0x0f0f0f0fu);
+          let p1_1_s0 = p1_1_ds * (255.0 * (dot(p1_1_lo0, x0_0) + dot(p1_1_lo1, x0_1) + dot(p1_1_lo2, x0_2) + dot(p1_1_lo3, x0_3) + dot(p1_1_hi0, x0_4) + dot(p1_1_hi1, x0_5) + dot(p1_1_hi2, x0_6) + dot(p1_1_hi3, x0_7))) - p1_1_mm * xs0;
+          a1_1_0 += p1_1_s0;
+        }
+      }
+    }
+  }
+  a0_0_0 += subgroupShuffleXor(a0_0_0, 16u);
+  a0_1_0 += subgroupShuffleXor(a0_1_0, 16u);
+  a1_0_0 += subgroupShuffleXor(a1_0_0, 16u);
+  a1_1_0 += subgroupShuffleXor(a1_1_0, 16u);
+  ss0 += subgroupShuffleXor(ss0, 16u);
+  a0_0_0 += subgroupShuffleXor(a0_0_0, 8u);
+  a0_1_0 += subgroupShuffleXor(a0_1_0, 8u);
+  a1_0_0 += subgroupShuffleXor(a1_0_0, 8u);
+  a1_1_0 += subgroupShuffleXor(a1_1_0, 8u);
+  ss0 += subgroupShuffleXor(ss0, 8u);
+  a0_0_0 += subgroupShuffleXor(a0_0_0, 4u);
+  a0_1_0 += subgroupShuffleXor(a0_1_0, 4u);
+  a1_0_0 += subgroupShuffleXor(a1_0_0, 4u);
+  a1_1_0 += subgroupShuffleXor(a1_1_0, 4u);
+  ss0 += subgroupShuffleXor(ss0, 4u);
+  a0_0_0 += subgroupShuffleXor(a0_0_0, 2u);
+  a0_1_0 += subgroupShuffleXor(a0_1_0, 2u);
+  a1_0_0 += subgroupShuffleXor(a1_0_0, 2u);
+  a1_1_0 += subgroupShuffleXor(a1_1_0, 2u);
+  ss0 += subgroupShuffleXor(ss0, 2u);
+  a0_0_0 += subgroupShuffleXor(a0_0_0, 1u);
+  a0_1_0 += subgroupShuffleXor(a0_1_0, 1u);
+  a1_0_0 += subgroupShuffleXor(a1_0_0, 1u);
+  a1_1_0 += subgroupShuffleXor(a1_1_0, 1u);
+  ss0 += subgroupShuffleXor(ss0, 1u);
+  if (lane != 0u) { return; }
+  let inv0 = inverseSqrt(ss0 / f32(K) + 1.000000000e-5f);
+  if (seg == 0u) {
+    { let u = ub + 0u; if (u < 1536u) {
+      if (t0 + 0u < nT) { let t = t0 + 0u; let pos = step.pos0 + t; let d0 = a0_0_0 * inv0; let d1 = a0_1_0 * inv0;
+        let r = 0u + u; hb[t * 1536u + r] = d0 / (1.0 + exp(-d0)) * d1;
+      }
+    } }
+    { let u = ub + 1u; if (u < 1536u) {
+      if (t0 + 0u < nT) { let t = t0 + 0u; let pos = step.pos0 + t; let d0 = a1_0_0 * inv0; let d1 = a1_1_0 * inv0;
+        let r = 0u + u; hb[t * 1536u + r] = d0 / (1.0 + exp(-d0)) * d1;
+      }
+    } }
+  }
+}

@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +24,11 @@ export interface TypeDeclarationOptions {
    * (`types/src/core/types.d.ts`), `'src'` from `src/` (`types/core/types.d.ts`).
    */
   root: '.' | 'src';
-  /** The declarations to copy, relative to `root` and without `.d.ts`; default every one tsc writes. */
-  files?: readonly string[];
+  /**
+   * The declarations to copy: `'all'` every one tsc writes, `'imported'` those of the entries and what they
+   * import, transitively (a widget-only build leaves out the engine API's).
+   */
+  files: 'all' | 'imported';
 }
 
 /** Every `*.d.ts` under `dir`, as paths relative to it. */
@@ -27,6 +38,24 @@ function declarations(dir: string, base = dir): string[] {
     if (e.isDirectory()) return declarations(dir, p);
     return e.name.endsWith('.d.ts') ? [relative(dir, p)] : [];
   });
+}
+
+/** A relative import or `import()` type in a declaration file: the specifier. */
+const RELATIVE_IMPORT = /(?:from\s+|import\()\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** The declarations under `dir` (paths relative to it) of `entries` and of what they import, transitively. */
+function imported(dir: string, entries: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const todo = [...entries];
+  for (let f = todo.pop(); f !== undefined; f = todo.pop()) {
+    if (seen.has(f)) continue;
+    const path = join(dir, f);
+    if (!existsSync(path)) throw new Error(`type declarations: tsc wrote no ${f}`);
+    seen.add(f);
+    for (const [, spec] of readFileSync(path, 'utf8').matchAll(RELATIVE_IMPORT))
+      todo.push(`${join(dirname(f), spec).replace(/\.(ts|js)$/, '')}.d.ts`);
+  }
+  return [...seen].sort();
 }
 
 /**
@@ -54,7 +83,8 @@ export function typeDeclarations({ entries, root, files }: TypeDeclarationOption
           stdio: 'inherit',
         });
         const from = join(tmp, root);
-        for (const f of files?.map((f) => `${f}.d.ts`) ?? declarations(from)) {
+        const dts = Object.values(entries).map((e) => relative(root, e).replace(/\.ts$/, '.d.ts'));
+        for (const f of files === 'all' ? declarations(from) : imported(from, dts)) {
           const text = readFileSync(join(from, f), 'utf8').replace(
             /((?:from\s+|import\()\s*['"]\.{1,2}\/[^'"]+)\.ts(['"])/g,
             '$1.js$2',

@@ -20,7 +20,7 @@ export const LIB_ENTRIES: Record<string, string> = {
 export default defineConfig({
   publicDir: false,
   // Declarations: every one tsc writes for tsconfig.lib.json, in dist/lib/types/src/.
-  plugins: [typeDeclarations({ entries: LIB_ENTRIES, root: '.' })],
+  plugins: [typeDeclarations({ entries: LIB_ENTRIES, root: '.', files: 'all' })],
   worker: { format: 'es', rolldownOptions: { output: { codeSplitting: false } } },
   build: {
     target: 'es2022',

@@ -10,12 +10,9 @@ import { typeDeclarations } from './vite.dts.ts';
  */
 export default defineConfig({
   publicDir: false,
+  // Declarations: the widget's and what they import, in dist/widget/types/ (mirroring src/).
   plugins: [
-    typeDeclarations({
-      entries: { 'webgpu-chat': 'src/widget/index.ts' },
-      root: 'src',
-      files: ['widget/index', 'widget/element', 'widget/backends', 'widget/registry', 'core/types'],
-    }),
+    typeDeclarations({ entries: { 'webgpu-chat': 'src/widget/index.ts' }, root: 'src', files: 'imported' }),
   ],
   // One file each: the worker's and the entry's lazy imports are inlined (no chunks beside them).
   worker: { format: 'es', rolldownOptions: { output: { codeSplitting: false } } },

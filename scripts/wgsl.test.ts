@@ -30,6 +30,7 @@ describe('tests/wgsl', () => {
     expect(changed, 'plans whose kernels changed (npm run wgsl -- --write)').toEqual([]);
     expect(Object.keys(now.plans).sort()).toEqual(Object.keys(have.plans).sort());
     expect(now.distinct).toBe(have.distinct);
+    expect(now.loaders).toEqual(have.loaders);
   }, 120_000);
 });
 

@@ -18,6 +18,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WEIGHT_TYPES } from '../src/webgpu/kernels/common.ts';
+import { wgslLoader } from '../src/webgpu/kernels/loader.ts';
+import { isPlanarType } from '../src/webgpu/kernels/repack.ts';
 import {
   ADAPTER_PROFILES,
   findVariant,
@@ -47,6 +50,12 @@ export interface Fingerprints {
   distinct: number;
   /** `"MODEL VARIANT"` → SHA-256 of its kernels' labels and sources' hashes, in plan order. */
   plans: Record<string, string>;
+  /**
+   * kernels/loader.ts `wgslLoader` of every weight type, in ggml's blocks and (planar types) in planes:
+   * `"TYPE"` / `"TYPE planar"` → SHA-256 (the general kernels read every type through it, while the
+   * models plan some types only where a row is not whole 32-weight chunks).
+   */
+  loaders: Record<string, string>;
 }
 
 /** Hash of every planned kernel of each snapshot model and variant. */
@@ -71,7 +80,12 @@ export function planFingerprints(models: readonly string[] = SNAPSHOT_MODELS): F
       }
     }
   }
-  return { kernels, distinct: distinct.size, plans };
+  const loaders: Record<string, string> = {};
+  for (const t of WEIGHT_TYPES) {
+    loaders[t] = sha(wgslLoader('w', t));
+    if (isPlanarType(t)) loaders[`${t} planar`] = sha(wgslLoader('w', t, 7));
+  }
+  return { kernels, distinct: distinct.size, plans, loaders };
 }
 
 /** Every file of tests/wgsl/ as the code makes it now. */

@@ -68,12 +68,15 @@ export interface PlanVariant {
   id: string;
   choice: KernelChoice;
   maxStorage: number;
+  /** Weights repacked into planes (LlamaLoadOptions.repack); false keeps ggml's blocks. */
+  repack: boolean;
 }
 
 /**
  * The kernel choices `profile` gets for `cfg` (kernel-choice.ts defaults), once per mmv candidate of the
  * adapter and with mmv off; prefill as the adapter would (software: the light and the heavy mmv tiles;
- * GPUs: the float and the integer-dot tile).
+ * GPUs: the float and the integer-dot tile); each also with `repack: false` (`/raw`), ggml's blocks as
+ * the file has them.
  */
 export function planVariants(
   profile: AdapterProfile,
@@ -98,25 +101,29 @@ export function planVariants(
   ];
   const out: PlanVariant[] = [];
   for (const [lname, layout] of layouts) {
-    for (const [pname, prefill] of prefills) {
-      // (a GPU without subgroups lists lanes8-shared-u2-t64 twice: tune.ts's two rules both make it)
-      if (out.some((v) => v.id === `${profile.id}/${lname}/${pname}`)) continue;
-      const mmv: Partial<Record<MatmulFamilyName, MmvLayout>> = layout
-        ? Object.fromEntries(MATMUL_FAMILIES.map((f) => [f, layout]))
-        : {};
-      out.push({
-        id: `${profile.id}/${lname}/${pname}`,
-        maxStorage: profile.maxStorage,
-        choice: {
-          decodeKernel: profile.isFallback ? 'rows' : 'ksplit',
-          mmv,
-          prefill,
-          splitDecodeSegments: profile.isFallback,
-          attention,
-          kvType,
-          nCtx,
-        },
-      });
+    for (const [pname0, prefill] of prefills) {
+      for (const repack of [true, false]) {
+        const pname = repack ? pname0 : `${pname0}/raw`;
+        // (a GPU without subgroups lists lanes8-shared-u2-t64 twice: tune.ts's two rules both make it)
+        if (out.some((v) => v.id === `${profile.id}/${lname}/${pname}`)) continue;
+        const mmv: Partial<Record<MatmulFamilyName, MmvLayout>> = layout
+          ? Object.fromEntries(MATMUL_FAMILIES.map((f) => [f, layout]))
+          : {};
+        out.push({
+          id: `${profile.id}/${lname}/${pname}`,
+          maxStorage: profile.maxStorage,
+          repack,
+          choice: {
+            decodeKernel: profile.isFallback ? 'rows' : 'ksplit',
+            mmv,
+            prefill,
+            splitDecodeSegments: profile.isFallback,
+            attention,
+            kvType,
+            nCtx,
+          },
+        });
+      }
     }
   }
   return out;
@@ -160,7 +167,7 @@ export function plannedKernels(file: GgufFile, cfg: LlamaConfig, variant: PlanVa
   g.GPUBufferUsage ??= STANDIN_USAGE;
   const { choice } = variant;
   const inf = Number.POSITIVE_INFINITY;
-  const plans = planWeights(file, cfg, inf, inf, true);
+  const plans = planWeights(file, cfg, inf, inf, variant.repack);
   const views = fusedWeightViews(plans, cfg);
   const specs = layerSpecs(cfg, views, variant.maxStorage, choice.kvType);
   const standin = (label: string) => ({ label }) as unknown as GPUBuffer;

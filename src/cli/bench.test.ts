@@ -317,7 +317,7 @@ describe('npm run bench', () => {
       90_000,
     );
     expect(o.code).toBe(1);
-    // No network on the development machine; with network this is a real benchmark (README, WebLLM mode).
+    // No network on the development machine; with network this is a real benchmark (docs/webllm.md).
     expect(o.stderr).toMatch(/error \[(network|timeout)\]: /);
   });
 

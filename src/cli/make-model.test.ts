@@ -135,7 +135,7 @@ describe('npm run make-model', () => {
     });
   }
 
-  it('the README recipe: npm run quantize turns its output into a Q4_K_M file llama.cpp loads', {
+  it('the docs/cli.md recipe: npm run quantize turns its output into a Q4_K_M file llama.cpp loads', {
     timeout: 60_000,
   }, async () => {
     const dir = tempDir('make-model-');

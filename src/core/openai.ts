@@ -11,7 +11,7 @@
  * `openai.test-d.ts`), and WebLLM's `openai_api_protocols/chat_completion.ts` (whose `create` overloads
  * this copies: a Promise of the completion, or a Promise of an AsyncIterable of chunks).
  *
- * Rules (the README's "OpenAI-shaped API" says the same):
+ * Rules (docs/openai-api.md says the same):
  * - Fields the engines cannot honour are refused with `EngineError('invalid_argument')` naming the field,
  *   never silently ignored: `n` other than 1, `logprobs`/`top_logprobs`, `tools`/`tool_choice`/`functions`/
  *   `function_call`, non-zero `frequency_penalty`/`presence_penalty`, `logit_bias`, a `response_format`

@@ -29,13 +29,13 @@ describe('roofline kernels', () => {
     }
   });
 
-  it('the default size on a software adapter finishes in a few seconds', async () => {
+  it('the default size on a software adapter finishes in a few seconds', async (ctx) => {
     const { device, info } = await createGpuContext();
     try {
       const software =
         info.isFallback || /swiftshader|llvmpipe|lavapipe/i.test(`${info.vendor} ${info.architecture}`);
       expect(isSoftwareDevice(device)).toBe(software);
-      if (!software) return;
+      ctx.skip(!software, 'a hardware adapter: the time limit is for software ones');
       const t0 = performance.now();
       const r = await measureBandwidth(device);
       expect(r.bytes).toBe(64 * 1024 * 1024);

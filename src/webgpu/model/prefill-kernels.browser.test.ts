@@ -135,13 +135,16 @@ describe('prefill matmul kernels vs the float64 reference', () => {
     },
   ];
   for (const ch of choices) {
-    it.each(shapes.map((c) => [c.name, c] as const))(`${ch.name}: %s`, async (name, c) => {
-      if (ch.intDot && !packed()) return;
+    it.for(shapes.map((c) => [c.name, c] as const))(`${ch.name}: %s`, async ([name, c], ctx) => {
+      ctx.skip(ch.intDot !== undefined && !packed(), 'no packed_4x8_integer_dot_product WGSL feature here');
       const ai = (await navigator.gpu.requestAdapter())?.info as
         | { subgroupMinSize?: number; subgroupMaxSize?: number }
         | undefined;
       const S = ai?.subgroupMinSize === ai?.subgroupMaxSize ? (ai?.subgroupMinSize ?? 0) : 0;
-      if (ch.shareX && ![2, 4, 8].includes(S)) return;
+      ctx.skip(
+        ch.shareX === true && ![2, 4, 8].includes(S),
+        `shareX needs every subgroup of one size, 2, 4 or 8 (adapter: ${ai?.subgroupMinSize}-${ai?.subgroupMaxSize})`,
+      );
       const f32 = makeRandomLlamaGguf(c.model);
       const bytes = c.quantize
         ? (await quantizeGguf(await openGguf({ blob: blobOf(f32) }), c.quantize)).bytes

@@ -48,16 +48,31 @@ describe('WebLLM catalogue filter (real prebuiltAppConfig)', () => {
 });
 
 describe('WebLLM URL resolution', () => {
+  /** What `f` throws; fails the test when it returns. */
+  const thrown = (f: () => unknown): unknown => {
+    try {
+      f();
+    } catch (e) {
+      return e;
+    }
+    throw new Error('expected a throw');
+  };
   it('makes relative URLs absolute against the page', () => {
     expect(absoluteUrl('/models/x/', 'http://127.0.0.1:5173/index.html')).toBe(
       'http://127.0.0.1:5173/models/x/',
     );
-    expect(() => absoluteUrl('file:///etc/passwd', 'http://h/')).toThrow(/http or https/);
-    try {
-      absoluteUrl('http://[bad', 'http://h/');
-    } catch (e) {
-      expect(isEngineError(e, 'invalid_argument')).toBe(true);
-    }
+    expect(absoluteUrl('models/x/', 'http://127.0.0.1:5173/bench/index.html')).toBe(
+      'http://127.0.0.1:5173/bench/models/x/',
+    );
+    expect(absoluteUrl('https://cdn.example/m/', 'http://h/')).toBe('https://cdn.example/m/');
+  });
+  it('refuses what is not an http(s) URL with invalid_argument', () => {
+    const file = thrown(() => absoluteUrl('file:///etc/passwd', 'http://h/'));
+    expect(isEngineError(file, 'invalid_argument')).toBe(true);
+    expect((file as Error).message).toBe('a WebLLM model URL must be http or https, got file:///etc/passwd');
+    const bad = thrown(() => absoluteUrl('http://[bad', 'http://h/'));
+    expect(isEngineError(bad, 'invalid_argument')).toBe(true);
+    expect((bad as Error).message).toBe('"http://[bad" is not a URL (base http://h/)');
   });
   it('builds a self-hosted record from a catalogue record and a base URL', () => {
     const t = prebuiltAppConfig.model_list.find((r) => r.model_id === 'Llama-3.2-1B-Instruct-q4f32_1-MLC');

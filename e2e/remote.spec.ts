@@ -1,5 +1,5 @@
 /**
- * The page's remote mode against the OpenAI-compatible test server (e2e/openai-server.ts): a local
+ * The page's remote mode against the OpenAI-compatible test server (src/testing/openai-server.ts): a local
  * benchmark of a synthetic model and the same plan on the server, side by side with the sentence saying
  * which is faster and by how much, the concurrency sweep chart, the key kept out of the page's URL; and a
  * server without CORS headers, explained. Screenshots (desktop and phone width) go to `$SCREENSHOT_DIR`
@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
-import { type OpenAiTestServer, startOpenAiServer } from './openai-server.ts';
+import { type OpenAiTestServer, startOpenAiServer } from '../src/testing/openai-server.ts';
 
 let server: OpenAiTestServer;
 test.beforeAll(async () => {

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
 import type { BenchResult } from '../bench/types.ts';
+import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import { isRemoteArgv } from './remote.ts';
 
 let server: OpenAiTestServer;

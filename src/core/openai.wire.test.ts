@@ -1,13 +1,13 @@
 /**
  * `withOpenAI` against the remote client's wire-format fixtures: the OpenAI-compatible test server
- * (e2e/openai-server.ts, vLLM's streaming format, the same one src/remote/*.test.ts use). Its raw chunks
+ * (src/testing/openai-server.ts, vLLM's streaming format, the same one src/remote/*.test.ts use). Its raw chunks
  * pass the shared shape check (src/testing/openai-shapes.ts) that ours pass, ours have the same keys and
  * value types chunk for chunk (apart from the differences named below), and the remote backend behind
  * `withOpenAI` gives the server's text, finish reason and usage, with its faults' codes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
 import { RemoteEngine } from '../remote/engine.ts';
+import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import { chatCompletionChunkProblems, chatCompletionProblems, skeleton } from '../testing/openai-shapes.ts';
 import { isEngineError } from './errors.ts';
 import { type ChatCompletionChunk, withOpenAI } from './openai.ts';
@@ -61,7 +61,7 @@ function withoutKeys(o: unknown, path: string[]): unknown {
   return c;
 }
 
-describe('the wire fixtures (e2e/openai-server.ts, vLLM’s format)', () => {
+describe('the wire fixtures (src/testing/openai-server.ts, vLLM’s format)', () => {
   it('pass the shared shape check, as ours do', async () => {
     server.set({ delayMs: 1, firstDelayMs: 1 });
     const raw = await rawChunks({ max_tokens: 5, stream_options: { include_usage: true } });

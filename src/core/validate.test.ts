@@ -6,9 +6,9 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
 import { openModelSource } from '../library/opener.ts';
 import { RemoteEngine } from '../remote/engine.ts';
+import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import { WebGpuEngine } from '../webgpu/engine.ts';
 import { WebLlmEngine } from '../webllm/engine.ts';
 import { type EngineError, isEngineError } from './errors.ts';

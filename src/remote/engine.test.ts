@@ -1,5 +1,5 @@
 /**
- * RemoteEngine and the remote benchmark against the OpenAI-compatible test server (e2e/openai-server.ts,
+ * RemoteEngine and the remote benchmark against the OpenAI-compatible test server (src/testing/openai-server.ts,
  * vLLM's wire format) on 127.0.0.1: timing against scripted delays, token counting, every fault with its
  * code and partial results, the concurrency sweep, and that the API key never reaches a result.
  *
@@ -8,10 +8,10 @@
  * Timing runs start with one warm-up request (not counted), as benchmarks do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenAiTestServer, startOpenAiServer } from '../../e2e/openai-server.ts';
 import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
 import type { BenchPlan } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
+import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import { apiRoot, RemoteEngine, type RemoteError, retryAfterMs } from './engine.ts';
 import { spreadTokens } from './stream.ts';
 

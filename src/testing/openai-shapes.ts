@@ -3,7 +3,7 @@
  * as the OpenAI API reference defines them ("The chat completion object", "The chat completion chunk
  * object"), with the extensions vLLM sends (`stop_reason`, `delta.reasoning_content`). Each returns the
  * problems found (empty when the object fits), naming the path, so one helper checks both what the test
- * server (e2e/openai-server.ts, vLLM's format) sends and what src/core/openai.ts makes.
+ * server (openai-server.ts, vLLM's format) sends and what src/core/openai.ts makes.
  */
 
 type Obj = Record<string, unknown>;

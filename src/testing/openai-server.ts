@@ -288,7 +288,7 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
   };
 }
 
-/** `tsx e2e/openai-server.ts [PORT]`: runs the server by hand (for trying the page's remote mode). */
+/** `npx tsx src/testing/openai-server.ts --serve`: runs the server by hand (for trying the page's remote mode). */
 if (process.argv[1]?.endsWith('openai-server.ts') && process.argv[2] === '--serve') {
   void startOpenAiServer({ delayMs: 20 }).then((s) =>
     console.log(`OpenAI-compatible test server at ${s.url}`),

@@ -6,20 +6,9 @@
  * Formulas: ggml-quants.c `dequantize_row_*`. mmv.ts and mmm.ts have their own, faster readers.
  */
 import type { WeightType } from './common.ts';
-
-/** Byte-level readers over a `array<u32>` binding called `n`. */
-function byteReaders(n: string): string {
-  return `fn rd8_${n}(o: u32) -> u32 { return (${n}[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu; }
-fn rd16_${n}(o: u32) -> u32 { return rd8_${n}(o) | (rd8_${n}(o + 1u) << 8u); }
-fn f16_${n}(o: u32) -> f32 { return unpack2x16float(rd16_${n}(o)).x; }
-fn i8_${n}(o: u32) -> f32 { return f32(i32(rd8_${n}(o) << 24u) >> 24u); }
-fn rd32_${n}(o: u32) -> u32 {
-  let w0 = ${n}[o >> 2u];
-  let sh = (o & 3u) * 8u;
-  if (sh == 0u) { return w0; }
-  return (w0 >> sh) | (${n}[(o >> 2u) + 1u] << (32u - sh));
-}`;
-}
+import { DECODERS } from './quants/index.ts';
+import { q4kScaleMin } from './quants/q4_k.ts';
+import { byteReaders } from './quants/shared.ts';
 
 /**
  * ggml-common.h's `kvalues_iq4nl` (the 16 levels of IQ4_NL / IQ4_XS) as a WGSL `const` f32 array
@@ -29,17 +18,6 @@ export function iq4KvaluesWgsl(name: string): string {
   return `const ${name} = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);`;
 }
 
-/** Q4_K's 6-bit scale and min of sub-block j (ggml's get_scale_min_k4), scales at byte offset `o`. */
-function q4kScaleMin(n: string): string {
-  return `fn scmin_${n}(o: u32, j: u32) -> vec2<f32> {
-  if (j < 4u) { return vec2<f32>(f32(rd8_${n}(o + j) & 63u), f32(rd8_${n}(o + j + 4u) & 63u)); }
-  let a = rd8_${n}(o + j + 4u);
-  let sc = (a & 0xfu) | ((rd8_${n}(o + j - 4u) >> 6u) << 4u);
-  let m = (a >> 4u) | ((rd8_${n}(o + j) >> 6u) << 4u);
-  return vec2<f32>(f32(sc), f32(m));
-}`;
-}
-
 /**
  * WGSL for reading a weight bound as `<name>`:
  * `fn ld_<name>(i: u32) -> f32` reads element i (row-major, in elements) for every type, and for
@@ -47,6 +25,12 @@ function q4kScaleMin(n: string): string {
  * weights starting at element i (a multiple of 32) with the block's scale read once.
  */
 export function wgslLoader(n: string, t: WeightType, planarBlocks?: number): string {
+  const d = DECODERS[t];
+  if (d) {
+    if (planarBlocks === undefined) return d.loader(n);
+    if (!d.planarLoader) throw new Error(`${t} has no planar layout`);
+    return d.planarLoader(n, planarBlocks);
+  }
   if (planarBlocks !== undefined) return planarLoader(n, t, planarBlocks);
   if (t === 'Q3_K' || t === 'Q2_K') return lowKLoader(n, t);
   return t.endsWith('_K') ? kQuantLoader(n, t) : blockLoader(n, t);
@@ -207,32 +191,6 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
 /** {@link wgslLoader} of Q4_K, Q6_K and Q5_K (256-weight super-blocks). */
 function kQuantLoader(n: string, t: WeightType): string {
   switch (t) {
-    case 'Q4_K':
-      return `${byteReaders(n)}
-${q4kScaleMin(n)}
-fn ld_${n}(i: u32) -> f32 {
-  let o = (i / 256u) * 144u;
-  let r = i % 256u;
-  let s = r / 32u;
-  let sm = scmin_${n}(o + 4u, s);
-  let q = rd8_${n}(o + 16u + (s / 2u) * 32u + r % 32u);
-  let nib = select(q & 0xfu, q >> 4u, (s & 1u) == 1u);
-  return f16_${n}(o) * sm.x * f32(nib) - f16_${n}(o + 2u) * sm.y;
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 256u) * 144u;
-  let s = (i % 256u) / 32u;
-  let sm = scmin_${n}(o + 4u, s);
-  let d = f16_${n}(o) * sm.x;
-  let m = f16_${n}(o + 2u) * sm.y;
-  let qb = o + 16u + (s / 2u) * 32u;
-  let sh = (s & 1u) * 4u;
-  for (var l = 0u; l < 32u; l += 4u) {
-    let q = rd32_${n}(qb + l) >> sh;
-    (*out)[l] = d * f32(q & 0xfu) - m; (*out)[l + 1u] = d * f32((q >> 8u) & 0xfu) - m;
-    (*out)[l + 2u] = d * f32((q >> 16u) & 0xfu) - m; (*out)[l + 3u] = d * f32((q >> 24u) & 0xfu) - m;
-  }
-}`;
     case 'Q6_K':
       return `${byteReaders(n)}
 fn ld_${n}(i: u32) -> f32 {
@@ -416,34 +374,6 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
       let k = 4u * j + b;
       (*out)[k] = d * (f32((v & 0xfu)${hi('k')}) - ${off});
       (*out)[k + 16u] = d * (f32((v >> 4u)${hi('k + 16u')}) - ${off});
-    }
-  }
-}`;
-    }
-    case 'Q4_K': {
-      // Planes (repack.ts): sub-block j of block bi at word 32bi + 4j (Q4_0's nibble order), its scale
-      // and min as bytes at 128n + 16bi + 2j, (d, dmin) at word 36n + bi.
-      return `fn q4kp_${n}(bi: u32, j: u32) -> vec2<f32> {
-  let smw = ${n}[${32 * nB}u + bi * 4u + j / 2u] >> ((j & 1u) * 16u);
-  let dm = unpack2x16float(${n}[${36 * nB}u + bi]);
-  return vec2<f32>(dm.x * f32(smw & 0xffu), dm.y * f32((smw >> 8u) & 0xffu));
-}
-fn ld_${n}(i: u32) -> f32 {
-  let bi = i / 256u; let r = i % 256u; let j = r / 32u; let l = r % 32u;
-  let s = q4kp_${n}(bi, j);
-  let q = ${byte(`bi * 128u + j * 16u + l % 16u`)};
-  return s.x * f32(select(q & 0xfu, q >> 4u, l >= 16u)) - s.y;
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let bi = i / 256u;
-  let j = (i % 256u) / 32u;
-  let s = q4kp_${n}(bi, j);
-  for (var w = 0u; w < 4u; w++) {
-    let q = ${n}[bi * 32u + j * 4u + w];
-    for (var b = 0u; b < 4u; b++) {
-      let v = (q >> (b * 8u)) & 0xffu;
-      (*out)[4u * w + b] = s.x * f32(v & 0xfu) - s.y;
-      (*out)[4u * w + b + 16u] = s.x * f32(v >> 4u) - s.y;
     }
   }
 }`;

@@ -22,6 +22,7 @@
  */
 import { f32Lit, isQuantized, type WeightType } from './common.ts';
 import { bindingsWGSL, type MatmulOptions, type MatmulSegment, weightVar } from './matmul.ts';
+import { DECODERS } from './quants/index.ts';
 
 /** Tokens per workgroup tile. */
 export const TILE_TOKENS = 32;
@@ -232,6 +233,11 @@ function epilogues(o: MatmulOptions): string[] {
  * Uses the readers {@link bindingsWGSL} emits for the binding (byte readers, or the planes' `d_`/`sc_`).
  */
 function intLoaderWGSL(n: string, t: WeightType, planarBlocks?: number): string {
+  const dec = DECODERS[t];
+  if (dec) {
+    if (!dec.intLoader) throw new Error(`${t} has no integer-dot loader`);
+    return dec.intLoader(n, planarBlocks);
+  }
   const head = `fn dqi32_${n}(i: u32, out: ptr<function, array<u32, 8>>) -> vec4<f32> {`;
   const nib = (v: string) => `(${v}) & 0x0f0f0f0fu`;
   const hi4 = (v: string) => `((${v}) >> 4u) & 0x0f0f0f0fu`;
@@ -279,20 +285,6 @@ ${head}
   return vec4<f32>(d, d, -16.0 * d, -16.0 * d);
 }`;
     }
-    case 'Q4_K':
-      if (nB !== undefined)
-        return `${head}
-  let bi = i / 256u; let j = (i % 256u) / 32u; let s = q4kp_${n}(bi, j);
-  for (var w = 0u; w < 4u; w++) { let q = ${n}[bi * 32u + j * 4u + w]; (*out)[w] = ${nib('q')}; (*out)[w + 4u] = ${hi4('q')}; }
-  return vec4<f32>(s.x, s.x, -s.y, -s.y);
-}`;
-      return `${head}
-  let o = (i / 256u) * 144u; let s = (i % 256u) / 32u; let sm = scmin_${n}(o + 4u, s);
-  let d = f16_${n}(o) * sm.x; let m = f16_${n}(o + 2u) * sm.y;
-  let qb = o + 16u + (s / 2u) * 32u; let sh = (s & 1u) * 4u;
-  for (var j = 0u; j < 8u; j++) { (*out)[j] = ${nib(`rd32_${n}(qb + 4u * j) >> sh`)}; }
-  return vec4<f32>(d, d, -m, -m);
-}`;
     case 'Q6_K': {
       if (nB !== undefined)
         // Planes (repack.ts): sub-block j's nibbles in Q4_0's order, its high bits as two words.

@@ -18,27 +18,6 @@ export function kQuantChunkDot(
   sum: (f: (tt: number) => string) => string,
 ): string {
   switch (t) {
-    case 'Q4_K': {
-      // 144-byte blocks = 9 vec4<u32>: [d|dmin, scales 0–11], then 128 bytes of nibbles, sub-blocks j and
-      // j+1 sharing 32 bytes (low and high nibbles).
-      const lines = [
-        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}h = ${w}[${p}bi * 9u];`,
-        `let ${p}dm = unpack2x16float(${p}h.x); let ${p}sm = q4kScaleMin(${p}h, ${p}j);`,
-        `let ${p}ds = ${p}dm.x * ${p}sm.x; let ${p}mm = ${p}dm.y * ${p}sm.y; let ${p}sh = (${p}j & 1u) * 4u;`,
-        `let ${p}qa = ${w}[${p}bi * 9u + 1u + (${p}j / 2u) * 2u]; let ${p}qb = ${w}[${p}bi * 9u + 2u + (${p}j / 2u) * 2u];`,
-      ];
-      const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'];
-      words.forEach((wd, k) => {
-        lines.push(`let ${p}f${k} = ${u8x4n(`(${p}${wd} >> ${p}sh) & 0x0f0f0f0fu`)};`);
-      });
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}ds * (${U8N} * (${words.map((_, k) => `dot(${p}f${k}, ${X(tt, k)})`).join(' + ')})) - ${p}mm * ${XS(tt)}`,
-        ),
-      );
-      return lines.join('\n');
-    }
     case 'Q6_K': {
       // 210-byte blocks: ql[128], qh[64], int8 scales[16], f16 d. Sub-block cc of 32: half h = cc/4,
       // k = cc%4: ql bytes h·64 + (k&1)·32 + l (nibble k/2), qh bytes 128 + h·32 + l (bits 2k), scales
@@ -180,14 +159,3 @@ export function lowKChunkDot(
       throw new Error(`lowKChunkDot: not for ${t}`);
   }
 }
-
-/** Q4_K's 6-bit scale and min of sub-block j from the header vec4 (ggml's get_scale_min_k4). */
-export const Q4K_SCALE_MIN = `fn scByte(h: vec4<u32>, k: u32) -> u32 {
-  let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
-  return (wd >> ((k & 3u) * 8u)) & 0xffu;
-}
-fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
-  if (j < 4u) { return vec2<f32>(f32(scByte(h, j) & 63u), f32(scByte(h, j + 4u) & 63u)); }
-  let a = scByte(h, j + 4u);
-  return vec2<f32>(f32((a & 0xfu) | ((scByte(h, j - 4u) >> 6u) << 4u)), f32((a >> 4u) | ((scByte(h, j) >> 6u) << 4u)));
-}`;

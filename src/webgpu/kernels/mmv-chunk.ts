@@ -9,16 +9,18 @@
 import type { WeightType } from './common.ts';
 import { kQuantChunkDot, lowKChunkDot } from './mmv-chunk-k.ts';
 import { stitched, U8N, u8x4, u8x4n } from './mmv-unpack.ts';
+import { type ChunkCtx, DECODERS } from './quants/index.ts';
 
 /** WGSL binding element type for a weight in this kernel. */
 export function bindingType(t: WeightType, planar?: number): string {
   if (planar !== undefined) return 'array<vec4<u32>>';
+  const d = DECODERS[t];
+  if (d) return d.bindingType;
   switch (t) {
     case 'F32':
       return 'array<vec4<f32>>';
     case 'F16':
     case 'BF16':
-    case 'Q4_K':
       return 'array<vec4<u32>>';
     default:
       return 'array<u32>';
@@ -27,15 +29,9 @@ export function bindingType(t: WeightType, planar?: number): string {
 
 /** Whether a type's chunk dot needs the chunk's Σx (offset or min folded out of the loop). */
 export function needsXsum(t: WeightType): boolean {
-  return (
-    t === 'Q4_1' ||
-    t === 'Q5_1' ||
-    t === 'Q4_0' ||
-    t === 'Q5_0' ||
-    t === 'Q4_K' ||
-    t === 'Q8_0' ||
-    t === 'Q5_K'
-  );
+  const d = DECODERS[t];
+  if (d) return d.needsXsum;
+  return t === 'Q4_1' || t === 'Q5_1' || t === 'Q4_0' || t === 'Q5_0' || t === 'Q8_0' || t === 'Q5_K';
 }
 
 /**
@@ -43,6 +39,8 @@ export function needsXsum(t: WeightType): boolean {
  * the chunk (Q6_K: its −32 offset applied as −32·Σx per 16-weight scale instead of per weight).
  */
 export function needsXhalf(t: WeightType): boolean {
+  const d = DECODERS[t];
+  if (d) return d.needsXhalf;
   return t === 'Q6_K' || t === 'Q3_K' || t === 'Q2_K';
 }
 
@@ -64,6 +62,13 @@ export function chunkDot(
   const X = (tt: number, j: number) => `x${tt}_${j}`;
   const XS = (tt: number) => `xs${tt}`;
   const sum = (f: (tt: number) => string) => toks.map((tt) => `let ${p}s${tt} = ${f(tt)};`).join('\n');
+  const dec = DECODERS[t];
+  if (dec) {
+    const ctx: ChunkCtx = { w, K, p, packed, X, XS, sum };
+    if (planar === undefined) return dec.chunkDot(ctx);
+    if (!dec.planarChunkDot) throw new Error(`${t} has no planar layout`);
+    return dec.planarChunkDot(ctx, planar);
+  }
   if (planar !== undefined) return planarChunkDot(t, w, K, TT, p, packed, planar, X, XS, sum);
   const dot =
     t === 'F32' || t === 'F16' || t === 'BF16'
@@ -370,28 +375,6 @@ function planarChunkDot(
             `${p}d * (${q5 ? '' : `${U8N} * `}(${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')}) - ${q5 ? '16.0' : '8.0'} * ${XS(tt)})`,
         ),
       );
-      return lines.join('\n');
-    }
-    case 'Q4_K': {
-      // Planes (repack.ts): sub-block j's 16 bytes in Q4_0's order, its scale and min as bytes, (d, dmin).
-      const lines = [
-        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];`,
-        `let ${p}smw = ${w}[${8 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);`,
-        `let ${p}dm = unpack2x16float(${w}[${9 * nB}u + (${p}bi >> 2u)][${p}bi & 3u]);`,
-        `let ${p}ds = ${p}dm.x * f32(${p}smw & 0xffu); let ${p}mm = ${p}dm.y * f32((${p}smw >> 8u) & 0xffu);`,
-      ];
-      const comps = ['x', 'y', 'z', 'w'];
-      for (let j = 0; j < 4; j++) {
-        lines.push(
-          `let ${p}lo${j} = ${u8x4n(`${p}q.${comps[j]} & 0x0f0f0f0fu`)}; let ${p}hi${j} = ${u8x4n(`(${p}q.${comps[j]} >> 4u) & 0x0f0f0f0fu`)};`,
-        );
-      }
-      // Summed in the raw layout's order (weights 0–31 by fours), so both give the same f32 results.
-      const terms = (tt: number) =>
-        [0, 1, 2, 3]
-          .map((j) => `dot(${p}lo${j}, ${X(tt, j)})`)
-          .concat([0, 1, 2, 3].map((j) => `dot(${p}hi${j}, ${X(tt, j + 4)})`));
-      lines.push(sum((tt) => `${p}ds * (${U8N} * (${terms(tt).join(' + ')})) - ${p}mm * ${XS(tt)}`));
       return lines.join('\n');
     }
     case 'Q6_K': {

@@ -5,12 +5,15 @@
  */
 import type { WeightType } from './common.ts';
 import { q6kPlanarLoads } from './mmv-chunk.ts';
+import { DECODERS, type IntChunkCtx } from './quants/index.ts';
 
 /**
  * Whether the integer-dot path covers this weight (planar Q8_0, Q4_0, Q6_K; Q4_K raw or planar; raw
  * Q5_K, Q3_K, Q2_K).
  */
 export function usesIntDot(w: { type: WeightType; planar?: number }): boolean {
+  const d = DECODERS[w.type];
+  if (d) return Boolean(w.planar === undefined ? d.intChunkDot : d.planarIntChunkDot);
   if (w.planar === undefined && (w.type === 'Q5_K' || w.type === 'Q3_K' || w.type === 'Q2_K')) return true;
   return w.type === 'Q4_K' || (w.planar !== undefined && ['Q8_0', 'Q4_0', 'Q6_K'].includes(w.type));
 }
@@ -32,6 +35,13 @@ export function intChunkDot(
   const Q = (tt: number, j: number) => `q${tt}_${j}`;
   const dots = (words: string[], tt: number, from = 0) =>
     words.map((wd, j) => `dot4I8Packed(${wd}, ${Q(tt, from + j)})`).join(' + ');
+  const dec = DECODERS[t];
+  if (dec) {
+    const ctx: IntChunkCtx = { w, K, p, sum, dots };
+    if (planar === undefined && dec.intChunkDot) return dec.intChunkDot(ctx);
+    if (planar !== undefined && dec.planarIntChunkDot) return dec.planarIntChunkDot(ctx, planar);
+    throw new Error(`no integer-dot path for ${t}`);
+  }
   const NB = K / 32;
   const nB = planar ?? 0;
   const half = (D: string) =>
@@ -50,26 +60,6 @@ ${sum((tt) => `${p}d * dx${tt} * f32(${dots(words, tt)})`)}`;
       return `let ${p}bi = row * ${NB}u + c; let ${p}q = ${w}[${p}bi];
 ${half(`${16 * nB}u + 2u * ${p}bi`)}
 ${sum((tt) => `${p}d * dx${tt} * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)} - 8 * (qlo${tt} + qhi${tt}))`)}`;
-    }
-    case 'Q4_K': {
-      if (planar !== undefined) {
-        const c4 = ['x', 'y', 'z', 'w'];
-        const lo = c4.map((c) => `(${p}q.${c} & 0x0f0f0f0fu)`);
-        const hi = c4.map((c) => `((${p}q.${c} >> 4u) & 0x0f0f0f0fu)`);
-        return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];
-let ${p}smw = ${w}[${8 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);
-let ${p}dm = unpack2x16float(${w}[${9 * nB}u + (${p}bi >> 2u)][${p}bi & 3u]);
-let ${p}ds = ${p}dm.x * f32(${p}smw & 0xffu); let ${p}mm = ${p}dm.y * f32((${p}smw >> 8u) & 0xffu);
-${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)}) - ${p}mm * f32(qlo${tt} + qhi${tt}))`)}`;
-      }
-      const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'].map(
-        (x) => `((${p}${x} >> ${p}sh) & 0x0f0f0f0fu)`,
-      );
-      return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}h = ${w}[${p}bi * 9u];
-let ${p}dm = unpack2x16float(${p}h.x); let ${p}sm = q4kScaleMin(${p}h, ${p}j);
-let ${p}ds = ${p}dm.x * ${p}sm.x; let ${p}mm = ${p}dm.y * ${p}sm.y; let ${p}sh = (${p}j & 1u) * 4u;
-let ${p}qa = ${w}[${p}bi * 9u + 1u + (${p}j / 2u) * 2u]; let ${p}qb = ${w}[${p}bi * 9u + 2u + (${p}j / 2u) * 2u];
-${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(words, tt)}) - ${p}mm * f32(qlo${tt} + qhi${tt}))`)}`;
     }
     case 'Q6_K': {
       // Planes (repack.ts; as chunkDot's planar Q6_K): chunk j's nibbles in Q4_0's order, its high bits as

@@ -48,8 +48,8 @@ import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
 import { iq4KvaluesWgsl } from './loader.ts';
 import { extraBindings, type MatmulOptions, segmentRanges, weightVar } from './matmul.ts';
 import { bindingType, chunkDot, needsXhalf, needsXsum } from './mmv-chunk.ts';
-import { Q4K_SCALE_MIN } from './mmv-chunk-k.ts';
 import { intChunkDot, usesIntDot } from './mmv-int.ts';
+import { Q4K_SCALE_MIN } from './quants/q4_k.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
 export interface MmvLayout {

@@ -32,6 +32,7 @@
  *   128n (sub-block j: sc at 128n + 16b + 2j, m after it), (d, dmin) [n × 4] at 144n.
  */
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
+import { DECODERS } from './quants/index.ts';
 
 /** Types repacked at load. */
 export const PLANAR_TYPES: readonly WeightType[] = ['Q4_0', 'Q8_0', 'Q5_0', 'Q6_K', 'Q4_K'];
@@ -102,67 +103,7 @@ export function planarBytes(t: WeightType, nBlocks: number): number {
 
 /** Bytes per block in planes: the raw block's, except Q4_K's 148 (its scales unpacked to bytes). */
 export function planarBlockBytes(t: WeightType): number {
-  return t === 'Q4_K' ? 148 : WEIGHT_BLOCK[t].bytes;
-}
-
-/** Q4_K's repacking kernel (see the file's header): one thread per block. */
-function repackQ4KWGSL(): string {
-  return `struct Params { n: u32, p1: u32, p2: u32, p3: u32 };
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> src: array<u32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
-fn sb(b: u32, k: u32) -> u32 { return (src[b * 36u + 1u + k / 4u] >> ((k % 4u) * 8u)) & 0xffu; }
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let n = params.n;
-  let b = gid.x + gid.y * nw.x * 64u;
-  if (b >= n) { return; }
-  let o = b * 36u; // the raw block's first word: d | dmin << 16, then 3 words of scales, then 32 of qs
-  for (var j = 0u; j < 8u; j++) {
-    let q = o + 4u + (j / 2u) * 8u;
-    let sh = (j & 1u) * 4u;
-    for (var i = 0u; i < 4u; i++) {
-      dst[b * 32u + j * 4u + i] = ((src[q + i] >> sh) & 0x0f0f0f0fu) | (((src[q + 4u + i] >> sh) & 0x0f0f0f0fu) << 4u);
-    }
-  }
-  var sm: array<u32, 16>;
-  for (var j = 0u; j < 4u; j++) { sm[2u * j] = sb(b, j) & 63u; sm[2u * j + 1u] = sb(b, j + 4u) & 63u; }
-  for (var j = 4u; j < 8u; j++) {
-    sm[2u * j] = (sb(b, j + 4u) & 0xfu) | ((sb(b, j - 4u) >> 6u) << 4u);
-    sm[2u * j + 1u] = (sb(b, j + 4u) >> 4u) | ((sb(b, j) >> 6u) << 4u);
-  }
-  for (var k = 0u; k < 4u; k++) {
-    dst[32u * n + b * 4u + k] = sm[4u * k] | (sm[4u * k + 1u] << 8u) | (sm[4u * k + 2u] << 16u) | (sm[4u * k + 3u] << 24u);
-  }
-  dst[36u * n + b] = src[o];
-}`;
-}
-
-/** Q4_K's repacking on the CPU (tests): raw blocks → planes. */
-function repackQ4KHost(raw: Uint8Array, n: number): Uint8Array {
-  const out = new Uint8Array(planarBytes('Q4_K', n));
-  for (let b = 0; b < n; b++) {
-    const o = b * 144;
-    for (let j = 0; j < 8; j++) {
-      const q = o + 16 + (j >> 1) * 32;
-      const hi = j & 1;
-      for (let i = 0; i < 16; i++) {
-        const lo = hi ? raw[q + i] >> 4 : raw[q + i] & 15;
-        const up = hi ? raw[q + i + 16] >> 4 : raw[q + i + 16] & 15;
-        out[b * 128 + j * 16 + i] = lo | (up << 4);
-      }
-      // ggml-quants.c get_scale_min_k4
-      const s = (k: number) => raw[o + 4 + k];
-      const [sc, m] =
-        j < 4
-          ? [s(j) & 63, s(j + 4) & 63]
-          : [(s(j + 4) & 0xf) | ((s(j - 4) >> 6) << 4), (s(j + 4) >> 4) | ((s(j) >> 6) << 4)];
-      out[128 * n + b * 16 + 2 * j] = sc;
-      out[128 * n + b * 16 + 2 * j + 1] = m;
-    }
-    out.set(raw.subarray(o, o + 4), 144 * n + b * 4);
-  }
-  return out;
+  return DECODERS[t]?.planes?.blockBytes ?? WEIGHT_BLOCK[t].bytes;
 }
 
 /**
@@ -217,7 +158,8 @@ function reorderQ6KHost(raw: Uint8Array, b: number, n: number, out: Uint8Array):
  * thread per pair of blocks (the pair's two `d` share a word). Dispatch {@link repackWorkgroups}.
  */
 export function repackWGSL(t: WeightType): string {
-  if (t === 'Q4_K') return repackQ4KWGSL();
+  const own = DECODERS[t]?.planes?.kernel;
+  if (own) return own.wgsl;
   const B = WEIGHT_BLOCK[t].bytes;
   const { fields, dRaw } = planeFields(t);
   let planeWords = 0; // words per block of the planes before this one, times n
@@ -276,7 +218,12 @@ export function repackWorkgroups(nBlocks: number, t?: WeightType): [number, numb
 
 /** The same repacking on the CPU (tests): raw blocks → planes. */
 export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uint8Array {
-  if (t === 'Q4_K') return repackQ4KHost(raw, nBlocks);
+  const own = DECODERS[t]?.planes?.kernel;
+  if (own) {
+    const out = new Uint8Array(planarBytes(t, nBlocks));
+    own.host(raw, nBlocks, out);
+    return out;
+  }
   const B = WEIGHT_BLOCK[t].bytes;
   const { fields, dRaw } = planeFields(t);
   const off = planeOffsets(t, nBlocks);

@@ -1,0 +1,15 @@
+/**
+ * One block decoder per weight type ({@link BlockDecoder}): everything the kernels know about a type's
+ * blocks (ggml's and, for the planar types, repack.ts's planes) lives in that type's file here, and the
+ * kernel families (loader.ts, mmv-chunk.ts, mmv-int.ts, mmm.ts, repack.ts) look it up in {@link DECODERS}.
+ */
+import type { WeightType } from '../common.ts';
+import { Q4_K } from './q4_k.ts';
+import type { BlockDecoder } from './shared.ts';
+
+export type { BlockDecoder, ChunkCtx, IntChunkCtx, PlaneField, Planes } from './shared.ts';
+
+/** The decoder of each weight type. */
+export const DECODERS: Partial<Record<WeightType, BlockDecoder>> = {
+  Q4_K,
+};

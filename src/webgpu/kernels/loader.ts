@@ -191,41 +191,6 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
 /** {@link wgslLoader} of Q4_K, Q6_K and Q5_K (256-weight super-blocks). */
 function kQuantLoader(n: string, t: WeightType): string {
   switch (t) {
-    case 'Q6_K':
-      return `${byteReaders(n)}
-fn ld_${n}(i: u32) -> f32 {
-  let o = (i / 256u) * 210u;
-  let r = i % 256u;
-  let h = r / 128u;
-  let c = (r % 128u) / 32u;
-  let l = r % 32u;
-  let ql = rd8_${n}(o + h * 64u + l + (c & 1u) * 32u);
-  let qh = rd8_${n}(o + 128u + h * 32u + l);
-  let q = i32(((ql >> ((c / 2u) * 4u)) & 0xfu) | (((qh >> (c * 2u)) & 3u) << 4u)) - 32;
-  return f16_${n}(o + 208u) * i8_${n}(o + 192u + h * 8u + l / 16u + c * 2u) * f32(q);
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 256u) * 210u;
-  let r = i % 256u;
-  let h = r / 128u;
-  let c = (r % 128u) / 32u;
-  let d = f16_${n}(o + 208u);
-  let s0 = d * i8_${n}(o + 192u + h * 8u + c * 2u);
-  let s1 = d * i8_${n}(o + 192u + h * 8u + c * 2u + 1u);
-  let qlb = o + h * 64u + (c & 1u) * 32u;
-  let qhb = o + 128u + h * 32u;
-  let shl = (c / 2u) * 4u;
-  let shh = c * 2u;
-  for (var l = 0u; l < 32u; l += 4u) {
-    let ql = rd32_${n}(qlb + l) >> shl;
-    let qh = rd32_${n}(qhb + l) >> shh;
-    let sc = select(s0, s1, l >= 16u);
-    for (var b = 0u; b < 4u; b++) {
-      let q = i32(((ql >> (b * 8u)) & 0xfu) | (((qh >> (b * 8u)) & 3u) << 4u)) - 32;
-      (*out)[l + b] = sc * f32(q);
-    }
-  }
-}`;
     case 'Q5_K':
       // ggml-quants.c dequantize_row_q5_K: sub-block s (32) of a block: x = d·sc·(nibble + 16·qh bit) − dmin·m.
       return `${byteReaders(n)}
@@ -374,44 +339,6 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
       let k = 4u * j + b;
       (*out)[k] = d * (f32((v & 0xfu)${hi('k')}) - ${off});
       (*out)[k + 16u] = d * (f32((v >> 4u)${hi('k + 16u')}) - ${off});
-    }
-  }
-}`;
-    }
-    case 'Q6_K': {
-      // Planes (repack.ts): sub-block j of block bi's nibbles at word 32bi + 4j (Q4_0's order), its high
-      // bits at words 32n + 16bi + 2j (weights 0–15) and + 1 (16–31), byte k of each holding weights
-      // k, k + 4, k + 8, k + 12 of its half at bits 0, 2, 4, 6; its scales at byte 192n + 16bi + 2j (+ 1).
-      const QH = 32 * nB;
-      const SC = 192 * nB;
-      const DW = (208 * nB) / 4;
-      return `fn d_${n}(bi: u32) -> f32 { return unpack2x16float(${n}[${DW}u + (bi >> 1u)])[bi & 1u]; }
-fn sc_${n}(bi: u32, k: u32) -> f32 { return f32(i32(${byte(`${SC}u + bi * 16u + k`)} << 24u) >> 24u); }
-fn ld_${n}(i: u32) -> f32 {
-  let bi = i / 256u;
-  let j = (i % 256u) / 32u;
-  let l = i % 32u;
-  let m = l % 16u;
-  let ql = ${byte(`bi * 128u + j * 16u + m`)};
-  let qh = ${n}[${QH}u + bi * 16u + j * 2u + l / 16u] >> ((m % 4u) * 8u + (m / 4u) * 2u);
-  let q = i32(select(ql & 0xfu, ql >> 4u, l >= 16u) | ((qh & 3u) << 4u)) - 32;
-  return d_${n}(bi) * sc_${n}(bi, j * 2u + l / 16u) * f32(q);
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let bi = i / 256u;
-  let j = (i % 256u) / 32u;
-  let d = d_${n}(bi);
-  let s0 = d * sc_${n}(bi, j * 2u);
-  let s1 = d * sc_${n}(bi, j * 2u + 1u);
-  let ha = ${n}[${QH}u + bi * 16u + j * 2u];
-  let hb = ${n}[${QH}u + bi * 16u + j * 2u + 1u];
-  for (var w = 0u; w < 4u; w++) {
-    let q = ${n}[bi * 32u + j * 4u + w];
-    for (var b = 0u; b < 4u; b++) {
-      let v = (q >> (b * 8u)) & 0xffu;
-      let s = b * 8u + w * 2u;
-      (*out)[4u * w + b] = s0 * f32(i32((v & 0xfu) | (((ha >> s) & 3u) << 4u)) - 32);
-      (*out)[4u * w + b + 16u] = s1 * f32(i32((v >> 4u) | (((hb >> s) & 3u) << 4u)) - 32);
     }
   }
 }`;

@@ -285,34 +285,6 @@ ${head}
   return vec4<f32>(d, d, -16.0 * d, -16.0 * d);
 }`;
     }
-    case 'Q6_K': {
-      if (nB !== undefined)
-        // Planes (repack.ts): sub-block j's nibbles in Q4_0's order, its high bits as two words.
-        return `${head}
-  let bi = i / 256u; let j = (i % 256u) / 32u;
-  let d = d_${n}(bi); let s0 = d * sc_${n}(bi, j * 2u); let s1 = d * sc_${n}(bi, j * 2u + 1u);
-  let ha = ${n}[${32 * nB}u + bi * 16u + j * 2u]; let hb = ${n}[${32 * nB}u + bi * 16u + j * 2u + 1u];
-  for (var w = 0u; w < 4u; w++) {
-    let q = ${n}[bi * 32u + j * 4u + w];
-    (*out)[w] = (q & 0x0f0f0f0fu) | (((ha >> (2u * w)) & 0x03030303u) << 4u);
-    (*out)[w + 4u] = ((q >> 4u) & 0x0f0f0f0fu) | (((hb >> (2u * w)) & 0x03030303u) << 4u);
-  }
-  return vec4<f32>(s0, s1, -32.0 * s0, -32.0 * s1);
-}`;
-      return `${head}
-  let bi = i / 256u; let r = i % 256u; let h = r / 128u; let c = (r % 128u) / 32u;
-  let o = bi * 210u; let d = f16_${n}(o + 208u);
-  let s0 = d * i8_${n}(o + 192u + h * 8u + c * 2u); let s1 = d * i8_${n}(o + 192u + h * 8u + c * 2u + 1u);
-  let qlb = o + h * 64u + (c & 1u) * 32u; let qhb = o + 128u + h * 32u;
-  let shl = (c / 2u) * 4u; let shh = c * 2u;
-  for (var j = 0u; j < 8u; j++) {
-    let ql = rd32_${n}(qlb + 4u * j) >> shl;
-    let qh = rd32_${n}(qhb + 4u * j) >> shh;
-    (*out)[j] = (ql & 0x0f0f0f0fu) | ((qh & 0x03030303u) << 4u);
-  }
-  return vec4<f32>(s0, s1, -32.0 * s0, -32.0 * s1);
-}`;
-    }
     case 'Q5_K':
       return `${head}
   let o = (i / 256u) * 176u; let s = (i % 256u) / 32u; let sm = scmin_${n}(o + 4u, s);

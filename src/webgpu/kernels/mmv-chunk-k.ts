@@ -18,39 +18,6 @@ export function kQuantChunkDot(
   sum: (f: (tt: number) => string) => string,
 ): string {
   switch (t) {
-    case 'Q6_K': {
-      // 210-byte blocks: ql[128], qh[64], int8 scales[16], f16 d. Sub-block cc of 32: half h = cc/4,
-      // k = cc%4: ql bytes h·64 + (k&1)·32 + l (nibble k/2), qh bytes 128 + h·32 + l (bits 2k), scales
-      // h·8 + 2k (l < 16) and +1 (l ≥ 16).
-      const lines = [
-        `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}cc = c % 8u; let ${p}hh = ${p}cc / 4u; let ${p}k = ${p}cc % 4u;`,
-        `let ${p}o = ${p}bi * 210u; let ${p}odd = (${p}o & 2u) != 0u;`,
-        `let ${p}lw = (${p}o + ${p}hh * 64u + (${p}k & 1u) * 32u) >> 2u; let ${p}hw = (${p}o + 128u + ${p}hh * 32u) >> 2u;`,
-        `let ${p}so = ${p}o + 192u + ${p}hh * 8u + ${p}k * 2u; let ${p}sw = ${w}[${p}so >> 2u] >> ((${p}so & 2u) * 8u);`,
-        `let ${p}dd = unpack2x16float(${w}[(${p}o + 208u) >> 2u]); let ${p}d = select(${p}dd.x, ${p}dd.y, ${p}odd);`,
-        `let ${p}sc0 = ${p}d * f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = ${p}d * f32((bitcast<i32>(${p}sw) << 16u) >> 24u);`,
-        `let ${p}ls = (${p}k / 2u) * 4u; let ${p}hs = ${p}k * 2u;`,
-      ];
-      for (let j = 0; j <= 8; j++)
-        lines.push(`let ${p}a${j} = ${w}[${p}lw + ${j}u]; let ${p}b${j} = ${w}[${p}hw + ${j}u];`);
-      for (let j = 0; j < 8; j++) {
-        const L = `select(${p}a${j}, (${p}a${j} >> 16u) | (${p}a${j + 1} << 16u), ${p}odd)`;
-        const H = `select(${p}b${j}, (${p}b${j} >> 16u) | (${p}b${j + 1} << 16u), ${p}odd)`;
-        lines.push(
-          `let ${p}f${j} = ${u8x4n(`((${L} >> ${p}ls) & 0x0f0f0f0fu) | (((${H} >> ${p}hs) & 0x03030303u) << 4u)`)};`,
-        );
-      }
-      const half = (from: number, tt: number) =>
-        Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
-      // q − 32 through the chunk's half sums: Σ(q − 32)·x = Σq·x − 32·Σx per 16-weight scale.
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}sc0 * (${U8N} * (${half(0, tt)}) - 32.0 * xlo${tt}) + ${p}sc1 * (${U8N} * (${half(4, tt)}) - 32.0 * xhi${tt})`,
-        ),
-      );
-      return lines.join('\n');
-    }
     case 'Q5_K': {
       // 176-byte blocks = 44 words: [d|dmin, scales 0–11] as Q4_K, qh[32] (bit j of byte l: 5th bit of
       // sub-block j's weight l), qs[128] as Q4_K (dequantize_row_q5_K).

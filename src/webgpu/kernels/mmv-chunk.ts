@@ -41,7 +41,7 @@ export function needsXsum(t: WeightType): boolean {
 export function needsXhalf(t: WeightType): boolean {
   const d = DECODERS[t];
   if (d) return d.needsXhalf;
-  return t === 'Q6_K' || t === 'Q3_K' || t === 'Q2_K';
+  return t === 'Q3_K' || t === 'Q2_K';
 }
 
 /**
@@ -295,18 +295,6 @@ function iq4ChunkDot(
 }
 
 /**
- * WGSL: a planar Q6_K chunk's loads (repack.ts; c = chunk, row = weight row, prefix p): the block `bi`,
- * sub-block `j`, its nibbles `q` (vec4), its high-bit words `ha` (weights 0–15) and `hb` (16–31) and its
- * two int8 scales in the low 16 bits of `sw`. Shared by {@link chunkDot} and mmv-int.ts.
- */
-export function q6kPlanarLoads(w: string, K: number, p: string, nB: number): string {
-  return `let ${p}bi = row * ${K / 256}u + c / 8u; let ${p}j = c % 8u; let ${p}q = ${w}[${p}bi * 8u + ${p}j];
-let ${p}hv = ${w}[${8 * nB}u + ${p}bi * 4u + ${p}j / 2u]; let ${p}odd = (${p}j & 1u) == 1u;
-let ${p}ha = select(${p}hv.x, ${p}hv.z, ${p}odd); let ${p}hb = select(${p}hv.y, ${p}hv.w, ${p}odd);
-let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);`;
-}
-
-/**
  * {@link chunkDot} for weights repacked into planes (kernels/repack.ts) of `nB` blocks, bound as
  * `array<vec4<u32>>`: quants in whole aligned `vec4`s, the f16 `d` (and Q5_0's qh, Q6_K's scales) from
  * their planes.
@@ -373,35 +361,6 @@ function planarChunkDot(
         sum(
           (tt) =>
             `${p}d * (${q5 ? '' : `${U8N} * `}(${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')}) - ${q5 ? '16.0' : '8.0'} * ${XS(tt)})`,
-        ),
-      );
-      return lines.join('\n');
-    }
-    case 'Q6_K': {
-      // Planes (repack.ts): chunk j's low nibbles as 16 bytes in Q4_0's order (byte i: weight i, weight
-      // i + 16), its high 2 bits as two words (weights 0–15, 16–31; byte k holds weights k, k + 4, k + 8,
-      // k + 12 of its half at bits 0, 2, 4, 6) read as one half of a vec4, its two int8 scales, the
-      // block's f16 d: 24 bytes per 32 weights.
-      const lines = [
-        q6kPlanarLoads(w, K, p, nB),
-        half(`${208 * nB}u + 2u * ${p}bi`, 'd'),
-        `let ${p}d = unpack2x16float(${p}dW).x;`,
-        `let ${p}sc0 = ${p}d * f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = ${p}d * f32((bitcast<i32>(${p}sw) << 16u) >> 24u);`,
-      ];
-      const comps = ['x', 'y', 'z', 'w'];
-      for (let j = 0; j < 4; j++) {
-        const q = `${p}q.${comps[j]}`;
-        lines.push(
-          `let ${p}f${j} = ${u8x4n(`(${q} & 0x0f0f0f0fu) | (((${p}ha >> ${2 * j}u) & 0x03030303u) << 4u)`)};`,
-          `let ${p}f${j + 4} = ${u8x4n(`((${q} >> 4u) & 0x0f0f0f0fu) | (((${p}hb >> ${2 * j}u) & 0x03030303u) << 4u)`)};`,
-        );
-      }
-      const part = (from: number, tt: number) =>
-        Array.from({ length: 4 }, (_, j) => `dot(${p}f${from + j}, ${X(tt, from + j)})`).join(' + ');
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}sc0 * (${U8N} * (${part(0, tt)}) - 32.0 * xlo${tt}) + ${p}sc1 * (${U8N} * (${part(4, tt)}) - 32.0 * xhi${tt})`,
         ),
       );
       return lines.join('\n');

@@ -4,7 +4,6 @@
  * scheme, for the types {@link usesIntDot} covers.
  */
 import type { WeightType } from './common.ts';
-import { q6kPlanarLoads } from './mmv-chunk.ts';
 import { DECODERS, type IntChunkCtx } from './quants/index.ts';
 
 /**
@@ -60,20 +59,6 @@ ${sum((tt) => `${p}d * dx${tt} * f32(${dots(words, tt)})`)}`;
       return `let ${p}bi = row * ${NB}u + c; let ${p}q = ${w}[${p}bi];
 ${half(`${16 * nB}u + 2u * ${p}bi`)}
 ${sum((tt) => `${p}d * dx${tt} * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)} - 8 * (qlo${tt} + qhi${tt}))`)}`;
-    }
-    case 'Q6_K': {
-      // Planes (repack.ts; as chunkDot's planar Q6_K): chunk j's nibbles in Q4_0's order, its high bits as
-      // two words (weights 0–15, 16–31).
-      const C = ['q.x', 'q.y', 'q.z', 'q.w'];
-      const words = C.map(
-        (q, j) => `((${p}${q} & 0x0f0f0f0fu) | (((${p}ha >> ${2 * j}u) & 0x03030303u) << 4u))`,
-      ).concat(
-        C.map((q, j) => `(((${p}${q} >> 4u) & 0x0f0f0f0fu) | (((${p}hb >> ${2 * j}u) & 0x03030303u) << 4u))`),
-      );
-      return `${q6kPlanarLoads(w, K, p, nB)}
-${half(`${208 * nB}u + 2u * ${p}bi`)}
-let ${p}sc0 = f32((bitcast<i32>(${p}sw) << 24u) >> 24u); let ${p}sc1 = f32((bitcast<i32>(${p}sw) << 16u) >> 24u);
-${sum((tt) => `${p}d * dx${tt} * (${p}sc0 * f32(${dots(words.slice(0, 4), tt)} - 32 * qlo${tt}) + ${p}sc1 * f32(${dots(words.slice(4), tt, 4)} - 32 * qhi${tt}))`)}`;
     }
     case 'Q5_K': {
       // As chunkDot's Q5_K: Q4_K's header and nibbles plus the fifth bit from qh (dequantize_row_q5_K).

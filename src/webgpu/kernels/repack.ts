@@ -53,6 +53,8 @@ interface Field {
 
 /** The fields of a block, in plane order, without `d` (the last plane, 2 bytes at raw offset `dRaw`). */
 export function planeFields(t: WeightType): { fields: Field[]; dRaw: number } {
+  const own = DECODERS[t]?.planes?.fields;
+  if (own) return own;
   switch (t) {
     case 'Q4_0':
       return { fields: [{ name: 'qs', raw: 2, bytes: 16 }], dRaw: 0 };
@@ -65,15 +67,6 @@ export function planeFields(t: WeightType): { fields: Field[]; dRaw: number } {
           { name: 'qh', raw: 2, bytes: 4 },
         ],
         dRaw: 0,
-      };
-    case 'Q6_K':
-      return {
-        fields: [
-          { name: 'ql', raw: 0, bytes: 128, reordered: true },
-          { name: 'qh', raw: 128, bytes: 64, reordered: true },
-          { name: 'scales', raw: 192, bytes: 16 },
-        ],
-        dRaw: 208,
       };
     default:
       throw new Error(`${t} is not repacked`);
@@ -107,52 +100,6 @@ export function planarBlockBytes(t: WeightType): number {
 }
 
 /**
- * WGSL (inside {@link repackWGSL}'s per-block loop: block b at byte o of src, n blocks): Q6_K's ql and qh
- * planes in sub-block order (see the file's header). Sub-block j = 4h + c of the raw block takes the
- * nibbles at ql[64h + 32(c & 1) + l] >> 4(c / 2) and the 2 bits at qh[32h + l] >> 2c, l = 0..31
- * (ggml-quants.c dequantize_row_q6_K).
- */
-const Q6K_REORDER_WGSL = `      for (var j = 0u; j < 8u; j++) {
-        let lb = o + (j / 4u) * 64u + (j & 1u) * 32u; let sl = ((j % 4u) / 2u) * 4u;
-        let hb = o + 128u + (j / 4u) * 32u; let sh = (j % 4u) * 2u;
-        var ha = 0u; var hb2 = 0u;
-        for (var k = 0u; k < 4u; k++) {
-          dst[b * 32u + j * 4u + k] = ((rd32(lb + 4u * k) >> sl) & 0x0f0f0f0fu) | (((rd32(lb + 16u + 4u * k) >> sl) & 0x0f0f0f0fu) << 4u);
-          ha |= ((rd32(hb + 4u * k) >> sh) & 0x03030303u) << (2u * k);
-          hb2 |= ((rd32(hb + 16u + 4u * k) >> sh) & 0x03030303u) << (2u * k);
-        }
-        dst[32u * n + b * 16u + j * 2u] = ha;
-        dst[32u * n + b * 16u + j * 2u + 1u] = hb2;
-      }`;
-
-/** Q6_K's ql and qh planes on the CPU (tests), as {@link Q6K_REORDER_WGSL}, into `out` (the planar tensor). */
-function reorderQ6KHost(raw: Uint8Array, b: number, n: number, out: Uint8Array): void {
-  const o = b * WEIGHT_BLOCK.Q6_K.bytes;
-  const rd32 = (x: number) => (raw[x] | (raw[x + 1] << 8) | (raw[x + 2] << 16) | (raw[x + 3] << 24)) >>> 0;
-  const put = (x: number, v: number) => {
-    for (let i = 0; i < 4; i++) out[x + i] = (v >>> (8 * i)) & 0xff;
-  };
-  for (let j = 0; j < 8; j++) {
-    const lb = o + (j >> 2) * 64 + (j & 1) * 32;
-    const sl = ((j % 4) >> 1) * 4;
-    const hb = o + 128 + (j >> 2) * 32;
-    const sh = (j % 4) * 2;
-    let ha = 0;
-    let hb2 = 0;
-    for (let k = 0; k < 4; k++) {
-      put(
-        b * 128 + j * 16 + 4 * k,
-        ((rd32(lb + 4 * k) >>> sl) & 0x0f0f0f0f) | (((rd32(lb + 16 + 4 * k) >>> sl) & 0x0f0f0f0f) << 4),
-      );
-      ha |= ((rd32(hb + 4 * k) >>> sh) & 0x03030303) << (2 * k);
-      hb2 |= ((rd32(hb + 16 + 4 * k) >>> sh) & 0x03030303) << (2 * k);
-    }
-    put(128 * n + b * 64 + j * 8, ha >>> 0);
-    put(128 * n + b * 64 + j * 8 + 4, hb2 >>> 0);
-  }
-}
-
-/**
  * The repacking kernel for blocks of `t`. Bindings: 0 params (uniform: u32 block count, padded to 16
  * bytes; {@link repackParams}), 1 src (the raw blocks, array<u32>), 2 dst (the planes, array<u32>). One
  * thread per pair of blocks (the pair's two `d` share a word). Dispatch {@link repackWorkgroups}.
@@ -162,6 +109,7 @@ export function repackWGSL(t: WeightType): string {
   if (own) return own.wgsl;
   const B = WEIGHT_BLOCK[t].bytes;
   const { fields, dRaw } = planeFields(t);
+  const reorder = DECODERS[t]?.planes?.reorderWGSL;
   let planeWords = 0; // words per block of the planes before this one, times n
   const copies = fields
     .map((f) => {
@@ -171,7 +119,7 @@ export function repackWGSL(t: WeightType): string {
       planeWords += f.bytes / 4;
       return line;
     })
-    .concat(t === 'Q6_K' ? [Q6K_REORDER_WGSL] : [])
+    .concat(reorder ? [reorder] : [])
     .filter((l) => l)
     .join('\n');
   return `struct Params { n: u32, p1: u32, p2: u32, p3: u32 };
@@ -228,11 +176,12 @@ export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uin
   const { fields, dRaw } = planeFields(t);
   const off = planeOffsets(t, nBlocks);
   const out = new Uint8Array(planarBytes(t, nBlocks));
+  const reorder = DECODERS[t]?.planes?.reorderHost;
   for (let b = 0; b < nBlocks; b++) {
     for (const f of fields)
       if (!f.reordered)
         out.set(raw.subarray(b * B + f.raw, b * B + f.raw + f.bytes), off[f.name] + b * f.bytes);
-    if (t === 'Q6_K') reorderQ6KHost(raw, b, nBlocks, out);
+    reorder?.(raw, b, nBlocks, out);
     out[off.d + 2 * b] = raw[b * B + dRaw];
     out[off.d + 2 * b + 1] = raw[b * B + dRaw + 1];
   }

@@ -5,6 +5,7 @@
  */
 import type { WeightType } from '../common.ts';
 import { Q4_K } from './q4_k.ts';
+import { Q6_K } from './q6_k.ts';
 import type { BlockDecoder } from './shared.ts';
 
 export type { BlockDecoder, ChunkCtx, IntChunkCtx, PlaneField, Planes } from './shared.ts';
@@ -12,4 +13,5 @@ export type { BlockDecoder, ChunkCtx, IntChunkCtx, PlaneField, Planes } from './
 /** The decoder of each weight type. */
 export const DECODERS: Partial<Record<WeightType, BlockDecoder>> = {
   Q4_K,
+  Q6_K,
 };

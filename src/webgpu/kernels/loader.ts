@@ -7,7 +7,6 @@
  */
 import type { WeightType } from './common.ts';
 import { DECODERS } from './quants/index.ts';
-import { q4kScaleMin } from './quants/q4_k.ts';
 import { byteReaders } from './quants/shared.ts';
 
 /**
@@ -32,8 +31,7 @@ export function wgslLoader(n: string, t: WeightType, planarBlocks?: number): str
     return d.planarLoader(n, planarBlocks);
   }
   if (planarBlocks !== undefined) return planarLoader(n, t, planarBlocks);
-  if (t === 'Q3_K' || t === 'Q2_K') return lowKLoader(n, t);
-  return t.endsWith('_K') ? kQuantLoader(n, t) : blockLoader(n, t);
+  return blockLoader(n, t);
 }
 
 /** {@link wgslLoader} of the float types and the 32-weight block types (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS). */
@@ -185,111 +183,6 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
 }`;
     default:
       throw new Error(`blockLoader: not for ${t}`);
-  }
-}
-
-/** {@link wgslLoader} of Q4_K, Q6_K and Q5_K (256-weight super-blocks). */
-function kQuantLoader(n: string, t: WeightType): string {
-  switch (t) {
-    case 'Q5_K':
-      // ggml-quants.c dequantize_row_q5_K: sub-block s (32) of a block: x = d·sc·(nibble + 16·qh bit) − dmin·m.
-      return `${byteReaders(n)}
-${q4kScaleMin(n)}
-fn ld_${n}(i: u32) -> f32 {
-  let o = (i / 256u) * 176u;
-  let r = i % 256u;
-  let s = r / 32u;
-  let l = r % 32u;
-  let sm = scmin_${n}(o + 4u, s);
-  let q = rd8_${n}(o + 48u + (s / 2u) * 32u + l);
-  let nib = select(q & 0xfu, q >> 4u, (s & 1u) == 1u) | (((rd8_${n}(o + 16u + l) >> s) & 1u) << 4u);
-  return f16_${n}(o) * sm.x * f32(nib) - f16_${n}(o + 2u) * sm.y;
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 256u) * 176u;
-  let s = (i % 256u) / 32u;
-  let sm = scmin_${n}(o + 4u, s);
-  let d = f16_${n}(o) * sm.x;
-  let m = f16_${n}(o + 2u) * sm.y;
-  let qb = o + 48u + (s / 2u) * 32u;
-  let sh = (s & 1u) * 4u;
-  for (var l = 0u; l < 32u; l += 4u) {
-    let q = ((rd32_${n}(qb + l) >> sh) & 0x0f0f0f0fu) | (((rd32_${n}(o + 16u + l) >> s) & 0x01010101u) << 4u);
-    (*out)[l] = d * f32(q & 0xffu) - m; (*out)[l + 1u] = d * f32((q >> 8u) & 0xffu) - m;
-    (*out)[l + 2u] = d * f32((q >> 16u) & 0xffu) - m; (*out)[l + 3u] = d * f32(q >> 24u) - m;
-  }
-}`;
-    default:
-      throw new Error(`kQuantLoader: not for ${t}`);
-  }
-}
-
-/** {@link wgslLoader} of Q3_K and Q2_K (256-weight super-blocks). */
-function lowKLoader(n: string, t: WeightType): string {
-  switch (t) {
-    case 'Q3_K':
-      // ggml-quants.c dequantize_row_q3_K: element 128h + 32j + l: 2 bits at qs[32h + l] >> 2j, high bit
-      // hmask[l] bit 4h + j (clear: −4); group g = 8h + 2j + l/16 has the 6-bit scale sc_g, x = d·(sc_g − 32)·q.
-      return `${byteReaders(n)}
-fn q3sc_${n}(o: u32, g: u32) -> f32 {
-  let lo = (rd8_${n}(o + 96u + (g & 7u)) >> ((g / 8u) * 4u)) & 0xfu;
-  let hi = (rd8_${n}(o + 104u + (g % 4u)) >> ((g / 4u) * 2u)) & 3u;
-  return f32(i32(lo | (hi << 4u)) - 32);
-}
-fn ld_${n}(i: u32) -> f32 {
-  let o = (i / 256u) * 110u;
-  let r = i % 256u;
-  let h = r / 128u;
-  let j = (r % 128u) / 32u;
-  let l = r % 32u;
-  let q = (rd8_${n}(o + 32u + h * 32u + l) >> (2u * j)) & 3u;
-  let hb = (rd8_${n}(o + l) >> (4u * h + j)) & 1u;
-  return f16_${n}(o + 108u) * q3sc_${n}(o, r / 16u) * f32(i32(q | (hb << 2u)) - 4);
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 256u) * 110u;
-  let r = i % 256u;
-  let h = r / 128u;
-  let j = (r % 128u) / 32u;
-  let d = f16_${n}(o + 108u);
-  let s0 = d * q3sc_${n}(o, r / 16u);
-  let s1 = d * q3sc_${n}(o, r / 16u + 1u);
-  for (var l = 0u; l < 32u; l += 4u) {
-    let q = ((rd32_${n}(o + 32u + h * 32u + l) >> (2u * j)) & 0x03030303u) | (((rd32_${n}(o + l) >> (4u * h + j)) & 0x01010101u) << 2u);
-    let sc = select(s0, s1, l >= 16u);
-    for (var b = 0u; b < 4u; b++) { (*out)[l + b] = sc * f32(i32((q >> (b * 8u)) & 0xffu) - 4); }
-  }
-}`;
-    case 'Q2_K':
-      // ggml-quants.c dequantize_row_q2_K: element 128h + 32j + l: 2 bits at qs[32h + l] >> 2j; group
-      // g = r / 16 has scales[g] (low nibble scale, high nibble min): x = d·sc·q − dmin·m.
-      return `${byteReaders(n)}
-fn ld_${n}(i: u32) -> f32 {
-  let o = (i / 256u) * 84u;
-  let r = i % 256u;
-  let sc = rd8_${n}(o + r / 16u);
-  let q = (rd8_${n}(o + 16u + (r / 128u) * 32u + r % 32u) >> (2u * ((r % 128u) / 32u))) & 3u;
-  return f16_${n}(o + 80u) * f32(sc & 0xfu) * f32(q) - f16_${n}(o + 82u) * f32(sc >> 4u);
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 256u) * 84u;
-  let r = i % 256u;
-  let d = f16_${n}(o + 80u);
-  let dm = f16_${n}(o + 82u);
-  let sa = rd8_${n}(o + r / 16u);
-  let sb = rd8_${n}(o + r / 16u + 1u);
-  let qb = o + 16u + (r / 128u) * 32u;
-  let sh = 2u * ((r % 128u) / 32u);
-  for (var l = 0u; l < 32u; l += 4u) {
-    let q = (rd32_${n}(qb + l) >> sh) & 0x03030303u;
-    let sc = select(sa, sb, l >= 16u);
-    let ds = d * f32(sc & 0xfu);
-    let m = dm * f32(sc >> 4u);
-    for (var b = 0u; b < 4u; b++) { (*out)[l + b] = ds * f32((q >> (b * 8u)) & 0xffu) - m; }
-  }
-}`;
-    default:
-      throw new Error(`lowKLoader: not for ${t}`);
   }
 }
 

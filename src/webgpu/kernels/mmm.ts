@@ -285,33 +285,6 @@ ${head}
   return vec4<f32>(d, d, -16.0 * d, -16.0 * d);
 }`;
     }
-    case 'Q5_K':
-      return `${head}
-  let o = (i / 256u) * 176u; let s = (i % 256u) / 32u; let sm = scmin_${n}(o + 4u, s);
-  let d = f16_${n}(o) * sm.x; let m = f16_${n}(o + 2u) * sm.y;
-  let qb = o + 48u + (s / 2u) * 32u; let sh = (s & 1u) * 4u;
-  for (var j = 0u; j < 8u; j++) {
-    (*out)[j] = (${nib(`rd32_${n}(qb + 4u * j) >> sh`)}) | (((rd32_${n}(o + 16u + 4u * j) >> s) & 0x01010101u) << 4u);
-  }
-  return vec4<f32>(d, d, -m, -m);
-}`;
-    case 'Q3_K':
-      return `${head}
-  let o = (i / 256u) * 110u; let r = i % 256u; let h = r / 128u; let c = (r % 128u) / 32u;
-  let d = f16_${n}(o + 108u); let s0 = d * q3sc_${n}(o, r / 16u); let s1 = d * q3sc_${n}(o, r / 16u + 1u);
-  for (var j = 0u; j < 8u; j++) {
-    (*out)[j] = ((rd32_${n}(o + 32u + h * 32u + 4u * j) >> (2u * c)) & 0x03030303u) | (((rd32_${n}(o + 4u * j) >> (4u * h + c)) & 0x01010101u) << 2u);
-  }
-  return vec4<f32>(s0, s1, -4.0 * s0, -4.0 * s1);
-}`;
-    case 'Q2_K':
-      return `${head}
-  let o = (i / 256u) * 84u; let r = i % 256u; let d = f16_${n}(o + 80u); let dm = f16_${n}(o + 82u);
-  let sa = rd8_${n}(o + r / 16u); let sb = rd8_${n}(o + r / 16u + 1u);
-  let qb = o + 16u + (r / 128u) * 32u; let sh = 2u * ((r % 128u) / 32u);
-  for (var j = 0u; j < 8u; j++) { (*out)[j] = (rd32_${n}(qb + 4u * j) >> sh) & 0x03030303u; }
-  return vec4<f32>(d * f32(sa & 0xfu), d * f32(sb & 0xfu), -dm * f32(sa >> 4u), -dm * f32(sb >> 4u));
-}`;
     default:
       throw new Error(`${t} has no integer-dot loader`);
   }

@@ -7,7 +7,6 @@
  * here, the K-quants in mmv-chunk-k.ts, the shared unpacking expressions in mmv-unpack.ts.
  */
 import type { WeightType } from './common.ts';
-import { kQuantChunkDot, lowKChunkDot } from './mmv-chunk-k.ts';
 import { stitched, U8N, u8x4, u8x4n } from './mmv-unpack.ts';
 import { type ChunkCtx, DECODERS } from './quants/index.ts';
 
@@ -31,7 +30,7 @@ export function bindingType(t: WeightType, planar?: number): string {
 export function needsXsum(t: WeightType): boolean {
   const d = DECODERS[t];
   if (d) return d.needsXsum;
-  return t === 'Q4_1' || t === 'Q5_1' || t === 'Q4_0' || t === 'Q5_0' || t === 'Q8_0' || t === 'Q5_K';
+  return t === 'Q4_1' || t === 'Q5_1' || t === 'Q4_0' || t === 'Q5_0' || t === 'Q8_0';
 }
 
 /**
@@ -41,7 +40,7 @@ export function needsXsum(t: WeightType): boolean {
 export function needsXhalf(t: WeightType): boolean {
   const d = DECODERS[t];
   if (d) return d.needsXhalf;
-  return t === 'Q3_K' || t === 'Q2_K';
+  return false;
 }
 
 /**
@@ -75,11 +74,7 @@ export function chunkDot(
       ? floatChunkDot
       : t === 'IQ4_NL' || t === 'IQ4_XS'
         ? iq4ChunkDot
-        : t === 'Q2_K' || t === 'Q3_K'
-          ? lowKChunkDot
-          : t.endsWith('_K')
-            ? kQuantChunkDot
-            : blockChunkDot;
+        : blockChunkDot;
   return dot(t, w, K, p, packed, X, XS, sum);
 }
 

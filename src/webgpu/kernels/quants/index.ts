@@ -4,7 +4,10 @@
  * kernel families (loader.ts, mmv-chunk.ts, mmv-int.ts, mmm.ts, repack.ts) look it up in {@link DECODERS}.
  */
 import type { WeightType } from '../common.ts';
+import { Q2_K } from './q2_k.ts';
+import { Q3_K } from './q3_k.ts';
 import { Q4_K } from './q4_k.ts';
+import { Q5_K } from './q5_k.ts';
 import { Q6_K } from './q6_k.ts';
 import type { BlockDecoder } from './shared.ts';
 
@@ -14,4 +17,7 @@ export type { BlockDecoder, ChunkCtx, IntChunkCtx, PlaneField, Planes } from './
 export const DECODERS: Partial<Record<WeightType, BlockDecoder>> = {
   Q4_K,
   Q6_K,
+  Q5_K,
+  Q3_K,
+  Q2_K,
 };

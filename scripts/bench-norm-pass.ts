@@ -3,7 +3,7 @@
  * norm pass (model/options.ts `PrefillMatmul.normPass`) A/B in one process, so that this shared machine's
  * drift hits both sides alike. Per type, two engines load the same synthetic `bench-60m` model (512 wide,
  * 8 layers, FFN 1536, 32k vocabulary; src/webgpu/model/synthetic.ts) with the adapter's default prefill
- * choice (kernel-choice.ts `prefillMatmulFor`), one with `normPass` false and one with true; then a prefill
+ * choice (kernel-plan.ts `prefillMatmulFor`), one with `normPass` false and one with true; then a prefill
  * of `tokens` seeded random ids from position 0 (`LlamaModel.prefill`, waited for on the GPU queue) runs
  * on each in turn, `rounds` times, the order alternated, after one unmeasured prefill on each. Reports the
  * median ms of each and the change.
@@ -17,7 +17,7 @@ import { markdownTable } from '../src/bench/markdown.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import { createGpuContext } from '../src/webgpu/device.ts';
 import { WebGpuEngine } from '../src/webgpu/engine.ts';
-import { prefillMatmulFor } from '../src/webgpu/kernel-choice.ts';
+import { prefillMatmulFor } from '../src/webgpu/kernel-plan.ts';
 import { parseSyntheticName } from '../src/webgpu/model/synthetic.ts';
 import { cpuModel, cpuRow, gitCommit, randomTokenIds, writeBenchSection } from './bench-common.ts';
 

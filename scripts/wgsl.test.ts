@@ -16,16 +16,16 @@ import {
 import { goldenFiles, planFingerprints, WGSL_DIR } from './wgsl.ts';
 
 describe('tests/wgsl', () => {
-  test('each golden kernel is the WGSL the code plans now', () => {
-    for (const [name, code] of Object.entries(goldenFiles())) {
+  test('each golden kernel is the WGSL the code plans now', async () => {
+    for (const [name, code] of Object.entries(await goldenFiles())) {
       const have = readFileSync(join(WGSL_DIR, name), 'utf8');
       expect(code, `${name} changed: review the diff of npm run wgsl -- --write`).toBe(have);
     }
   });
 
-  test('every planned kernel of the snapshot models hashes as fingerprints.json', () => {
+  test('every planned kernel of the snapshot models hashes as fingerprints.json', async () => {
     const have = JSON.parse(readFileSync(join(WGSL_DIR, 'fingerprints.json'), 'utf8'));
-    const now = planFingerprints();
+    const now = await planFingerprints();
     const changed = Object.keys(now.plans).filter((k) => now.plans[k] !== have.plans[k]);
     expect(changed, 'plans whose kernels changed (npm run wgsl -- --write)').toEqual([]);
     expect(Object.keys(now.plans).sort()).toEqual(Object.keys(have.plans).sort());
@@ -35,22 +35,22 @@ describe('tests/wgsl', () => {
 });
 
 describe('npm run wgsl', () => {
-  test('prints the kernel a golden name stands for, with its bindings and entry point', () => {
+  test('prints the kernel a golden name stands for, with its bindings and entry point', async () => {
     const [m, v, l] = GOLDEN_KERNELS.argmax;
-    const code = kernelWGSL(m, v, l);
+    const code = await kernelWGSL(m, v, l);
     expect(code).toContain('@compute');
     expect(code).toMatch(/@group\(0\) @binding\(0\) var<storage, read> logits/);
   });
 
-  test('the Q4_K decode kernel of the GPU profile reads Q4_K planes, the software one its own layout', () => {
-    const gpu = kernelWGSL(...GOLDEN_KERNELS['mmv-q4_k-planar']);
-    const int8 = kernelWGSL(...GOLDEN_KERNELS['mmv-int8-q4_k-planar']);
+  test('the Q4_K decode kernel of the GPU profile reads Q4_K planes, the software one its own layout', async () => {
+    const gpu = await kernelWGSL(...GOLDEN_KERNELS['mmv-q4_k-planar']);
+    const int8 = await kernelWGSL(...GOLDEN_KERNELS['mmv-int8-q4_k-planar']);
     expect(gpu).not.toContain('dot4I8Packed');
     expect(int8).toContain('dot4I8Packed');
   });
 
-  test('an unknown label or variant is refused with the ones there are', () => {
-    expect(() => kernelWGSL('synthetic:stories260k-f32', 'gpu', 'blk.99.ffn.decode')).toThrow(
+  test('an unknown label or variant is refused with the ones there are', async () => {
+    await expect(kernelWGSL('synthetic:stories260k-f32', 'gpu', 'blk.99.ffn.decode')).rejects.toThrow(
       /plans no kernel "blk\.99\.ffn\.decode"; it plans: embed, blk\.0\.qkv\.decode/,
     );
     const { cfg } = snapshotModel('synthetic:stories260k-f32');
@@ -59,12 +59,12 @@ describe('npm run wgsl', () => {
     );
   });
 
-  test('the software profile splits fused matmuls per segment and plans the prefill norm pass', () => {
+  test('the software profile splits fused matmuls per segment and plans the prefill norm pass', async () => {
     const { file, cfg } = snapshotModel('synthetic:bench-60m-q4_k_m');
-    const labels = plannedKernels(file, cfg, findVariant('swiftshader', cfg)).map((k) => k.label);
+    const labels = (await plannedKernels(file, cfg, findVariant('swiftshader', cfg))).map((k) => k.label);
     expect(labels).toContain('blk.0.qkv.decode#2');
     expect(labels).toContain('blk.7.attn_norm.prefill');
-    const gpuLabels = plannedKernels(file, cfg, findVariant('gpu', cfg)).map((k) => k.label);
+    const gpuLabels = (await plannedKernels(file, cfg, findVariant('gpu', cfg))).map((k) => k.label);
     expect(gpuLabels).toContain('blk.0.qkv.decode');
     expect(gpuLabels.some((l) => l.includes('norm.prefill'))).toBe(false);
   });

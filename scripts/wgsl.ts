@@ -36,10 +36,11 @@ import {
 export const WGSL_DIR = resolve(fileURLToPath(import.meta.url), '../../tests/wgsl');
 
 /** The golden kernels as the code makes them now: file name → WGSL. */
-export function goldenFiles(): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(GOLDEN_KERNELS).map(([name, [m, v, l]]) => [`${name}.wgsl`, kernelWGSL(m, v, l)]),
-  );
+export async function goldenFiles(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [name, [m, v, l]] of Object.entries(GOLDEN_KERNELS))
+    out[`${name}.wgsl`] = await kernelWGSL(m, v, l);
+  return out;
 }
 
 /** The fingerprints file's content. */
@@ -59,7 +60,7 @@ export interface Fingerprints {
 }
 
 /** Hash of every planned kernel of each snapshot model and variant. */
-export function planFingerprints(models: readonly string[] = SNAPSHOT_MODELS): Fingerprints {
+export async function planFingerprints(models: readonly string[] = SNAPSHOT_MODELS): Promise<Fingerprints> {
   const sha = (s: string) => createHash('sha256').update(s).digest('hex');
   const plans: Record<string, string> = {};
   const distinct = new Set<string>();
@@ -68,7 +69,7 @@ export function planFingerprints(models: readonly string[] = SNAPSHOT_MODELS): F
     const { file, cfg } = snapshotModel(m);
     for (const p of ADAPTER_PROFILES) {
       for (const v of planVariants(p, cfg)) {
-        const ks = plannedKernels(file, cfg, v);
+        const ks = await plannedKernels(file, cfg, v);
         kernels += ks.length;
         const h = createHash('sha256');
         for (const k of ks) {
@@ -89,10 +90,10 @@ export function planFingerprints(models: readonly string[] = SNAPSHOT_MODELS): F
 }
 
 /** Every file of tests/wgsl/ as the code makes it now. */
-export function expectedFiles(): Record<string, string> {
+export async function expectedFiles(): Promise<Record<string, string>> {
   return {
-    ...goldenFiles(),
-    'fingerprints.json': `${JSON.stringify(planFingerprints(), null, 2)}\n`,
+    ...(await goldenFiles()),
+    'fingerprints.json': `${JSON.stringify(await planFingerprints(), null, 2)}\n`,
   };
 }
 
@@ -112,7 +113,7 @@ export function staleFiles(expected: Record<string, string>): string[] {
   return out;
 }
 
-function main(args: string[]): number {
+async function main(args: string[]): Promise<number> {
   if (args[0] === '--list') {
     console.log(`golden kernels (tests/wgsl/NAME.wgsl):`);
     for (const [n, [m, v, l]] of Object.entries(GOLDEN_KERNELS))
@@ -127,7 +128,7 @@ function main(args: string[]): number {
     return 0;
   }
   if (args[0] === '--write' || args[0] === '--check') {
-    const expected = expectedFiles();
+    const expected = await expectedFiles();
     const stale = staleFiles(expected);
     if (args[0] === '--check') {
       if (stale.length)
@@ -142,17 +143,17 @@ function main(args: string[]): number {
   }
   if (args.length === 1 && GOLDEN_KERNELS[args[0]]) {
     const [m, v, l] = GOLDEN_KERNELS[args[0]];
-    process.stdout.write(kernelWGSL(m, v, l));
+    process.stdout.write(await kernelWGSL(m, v, l));
     return 0;
   }
   if (args.length === 2) {
     const { file, cfg } = snapshotModel(args[0]);
-    const labels = new Set(plannedKernels(file, cfg, findVariant(args[1], cfg)).map((k) => k.label));
+    const labels = new Set((await plannedKernels(file, cfg, findVariant(args[1], cfg))).map((k) => k.label));
     console.log([...labels].join('\n'));
     return 0;
   }
   if (args.length === 3) {
-    process.stdout.write(kernelWGSL(args[0], args[1], args[2]));
+    process.stdout.write(await kernelWGSL(args[0], args[1], args[2]));
     return 0;
   }
   console.error(
@@ -162,10 +163,13 @@ function main(args: string[]): number {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    process.exitCode = main(process.argv.slice(2));
-  } catch (e) {
-    console.error((e as Error).message);
-    process.exitCode = 1;
-  }
+  main(process.argv.slice(2)).then(
+    (rc) => {
+      process.exitCode = rc;
+    },
+    (e: unknown) => {
+      console.error((e as Error).message);
+      process.exitCode = 1;
+    },
+  );
 }

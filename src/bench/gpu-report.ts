@@ -17,7 +17,7 @@ import { engineSupportSentence } from '../webgpu/support.ts';
  * f16 weights, quant scales and the f16 KV cache go through `unpack2x16float` / `pack2x16float` and the
  * arithmetic is f32, so shader-f16 matters only to WebLLM's f16 models. Subgroups serve the two decode
  * kernels (src/webgpu/kernels/mmv.ts, attention-decode.ts `flashDecodeWGSL`; chosen in kernels/tune.ts and
- * webgpu/kernel-choice.ts `attentionPolicyFor`).
+ * webgpu/kernel-plan.ts `attentionPolicyFor`).
  */
 export const FEATURE_MEANING: Record<WantedFeature, string> = {
   'shader-f16':

@@ -196,92 +196,10 @@ export interface ModelInfo {
   /** Number of files (split GGUF parts); 1 for a single file. */
   fileParts?: number;
   /**
-   * Which decode matmul kernels run (our WebGPU engine): `mmv` with its layout (kernels/mmv.ts) and how it
-   * was chosen (`measured` at this load, `cached` from an earlier measurement on this adapter, `option`,
-   * `only`), with the candidates' times; `fallback` is the kernel of matmuls mmv does not take (K not a
-   * multiple of 32) or of all of them when mmv is off.
+   * The kernels the model runs and how they were chosen, as the backend reports them (our WebGPU engine:
+   * src/webgpu/kernel-plan.ts `KernelsInfo`); JSON.
    */
-  kernels?: {
-    decode: 'mmv' | 'ksplit' | 'rows';
-    mmvLayout?: string;
-    chosenBy?: 'measured' | 'cached' | 'option' | 'only';
-    trials?: { layout: string; ms: number }[];
-    /**
-     * The layout of each decode matmul that mmv runs (K a multiple of 32; `mmvLayout`, `chosenBy` and
-     * `trials` above are the feed-forward gate+up's): Q/K/V, attention output, gate+up, down and output.
-     * With `mmvTrials: 'per-matmul'` (GPUs' default) each is chosen by its own timed trial on its shape
-     * (kernels/tune.ts), with the candidates' ms per dispatch; with `'one'` (software adapters' default)
-     * the others take the gate+up's winner, `chosenBy: 'ffn-trial'`, no trials of their own.
-     */
-    mmvLayouts?: Partial<
-      Record<
-        'qkv' | 'wo' | 'ffn' | 'down' | 'output',
-        {
-          layout: string;
-          chosenBy: 'measured' | 'cached' | 'option' | 'only' | 'ffn-trial';
-          trials?: { layout: string; ms: number }[];
-        }
-      >
-    >;
-    fallback: 'ksplit' | 'rows';
-    /** Decode matmuls per token on mmv and on the fallback. */
-    matmuls: { mmv: number; fallback: number };
-    /** Weight tensors repacked into aligned planes at load (Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights). */
-    planarTensors?: number;
-    /** Weight tensors split by rows across several buffer bindings (each larger than one binding). */
-    splitTensors?: number;
-    /** Dispatches per decode step (more than usual where a kernel was split to fit the binding count). */
-    dispatchesPerToken?: number;
-    /** Decode runs each segment of the fused Q/K/V matmul as its own dispatch (software adapters). */
-    splitSegments?: boolean;
-    /**
-     * Decode attention (kernels/attention-decode.ts): `flash` (flash-decoding; its layout, lanes per
-     * position, and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups
-     * workgroups), or the prefill kernel where the head shape rules flash out. `prefill`: the prefill
-     * attention, `tiled` (GPUs: KV tiles of `kvTile` positions in workgroup memory) or `rows` (software
-     * adapters: rows in registers, K/V read from the cache, `kvTile` positions per step), each workgroup
-     * serving `tokensPerWorkgroup` query tokens × `headsPerWorkgroup` heads of one KV head; or `per-token`
-     * (one workgroup per head and token; head sizes the tiled kernels do not take).
-     */
-    attention?: {
-      decode: 'flash' | 'prefill-kernel';
-      layout?: 'tiled' | 'strided';
-      lanes?: number;
-      minChunk?: number;
-      targetWorkgroups?: number;
-      prefill?: {
-        kernel: 'tiled' | 'rows' | 'per-token';
-        tokensPerWorkgroup?: number;
-        headsPerWorkgroup?: number;
-        kvTile?: number;
-        threads?: number;
-        /** `rows`: K and V shared through subgroups of this many invocations. */
-        shareKv?: number;
-      };
-    };
-    /**
-     * Prefill matmuls: `tile` (kernels/mmm.ts, workgroup-memory tiles; GPUs) or `mmv` (kernels/mmv.ts
-     * register tiles at `tokensPerTile` tokens, one dispatch per segment when `splitSegments`; software
-     * adapters); matmuls whose K is not a multiple of 32 use matmul.ts's kernel in the `mmv` choice.
-     * `tile` only: `intDot`, the matmul families on the integer-dot tile (those whose weights are all
-     * Q4_0, Q5_0, Q8_0, Q4_K or Q6_K, where the integer tile was chosen; empty when none); `tileChosenBy`,
-     * how the float or integer tile was chosen ('measured' by a timed trial on the gate+up shape at this
-     * load, 'cached' from an earlier one on this adapter, 'option', 'unavailable': no
-     * packed_4x8_integer_dot_product or a type the integer tile does not take), and `tileTrials`, ms per
-     * trial dispatch of each.
-     */
-    prefill?: {
-      matmul: 'tile' | 'mmv';
-      mmvLayout?: string;
-      tokensPerTile: number;
-      splitSegments?: boolean;
-      /** `mmv`: the batch's input RMSNorm is a dispatch of its own per layer and matmul input (model/options.ts `PrefillMatmul` normPass). */
-      normPass?: boolean;
-      intDot?: string[];
-      tileChosenBy?: 'measured' | 'cached' | 'option' | 'unavailable';
-      tileTrials?: { tile: 'float' | 'int8'; ms: number }[];
-    };
-  };
+  kernels?: { readonly [key: string]: unknown };
   /** The device limits the model was planned with, and whether only the spec's defaults were requested. */
   limits?: { defaultLimits: boolean; values: Record<string, number> };
   /** Set when the model came through the model library's cache. */

@@ -5,13 +5,12 @@
  * tolerance and near-tie rule (see llama.browser.test.ts's header).
  */
 import { expect } from 'vitest';
-import type { ModelInfo } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
 import type { RandomLlamaOptions } from '../model/random-model.ts';
 import { argmax, type ReferenceLlama } from '../model/reference.ts';
 import { mulberry32 } from '../util/prng.ts';
 import type { GpuContext } from '../webgpu/device.ts';
-import { WebGpuEngine, type WebGpuEngineOptions } from '../webgpu/engine.ts';
+import { WebGpuEngine, type WebGpuEngineOptions, type WebGpuModelInfo } from '../webgpu/engine.ts';
 
 /** Relative logits tolerance: max |Δ| ≤ TOL · (1 + max |ref|). */
 export const TOL = 2e-5;
@@ -60,7 +59,7 @@ export interface RunOptions {
   mmvLayout?: WebGpuEngineOptions['mmvLayout'];
   /** KV cache length (default 64). */
   contextLength?: number;
-  onInfo?: (i: ModelInfo) => void;
+  onInfo?: (i: WebGpuModelInfo) => void;
 }
 
 async function runEngine(

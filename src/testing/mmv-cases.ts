@@ -64,7 +64,7 @@ export async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> 
       name: `rows ×4 shareX ${sgMin}`,
       layout: { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed, shareX: sgMin },
     });
-    // The software adapters' prefill layout (webgpu/kernel-choice.ts prefillMatmulFor): 8 rows per thread.
+    // The software adapters' prefill layout (webgpu/kernel-plan.ts prefillMatmulFor): 8 rows per thread.
     out.push({
       name: `rows ×8 shareX ${sgMin}`,
       layout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed, shareX: sgMin },

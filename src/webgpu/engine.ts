@@ -24,19 +24,15 @@ import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
 import { runGeneration } from './generation.ts';
 import {
-  attentionPolicyFor,
-  checkAttentionAdapter,
-  checkMmvLayoutAdapter,
-  checkMmvLayoutOption,
-  checkPrefillOption,
-  chooseKernels,
-  type KernelsChosen,
-  kernelsInfo,
-  type MmvLayoutOption,
-} from './kernel-choice.ts';
+  checkKernelOverrides,
+  describePlan,
+  type KernelOverrides,
+  type KernelPlan,
+  type KernelsInfo,
+  resolveKernelPlan,
+} from './kernel-plan.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import { LlamaModel } from './model/llama.ts';
-import type { AttentionPolicy, PrefillMatmul } from './model/options.ts';
 import { defaultBatchSize } from './model/prefill.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 
@@ -57,7 +53,12 @@ export type ModelOpener = <T>(
 ) => Promise<T>;
 
 /** Options for constructing a {@link WebGpuEngine}. */
-export interface WebGpuEngineOptions {
+/**
+ * Options of {@link WebGpuEngine}. The kernel overrides (kernel-plan.ts {@link KernelOverrides}: decode
+ * and prefill kernels, layouts, attention, repacking) are checked at load and otherwise left to the
+ * adapter's defaults and trials (kernel-plan.ts `resolveKernelPlan`).
+ */
+export interface WebGpuEngineOptions extends KernelOverrides {
   /**
    * How the engine opens every model source but `{ synthetic }` (made here); without one, loading any other
    * source throws EngineError('invalid_argument'). Pass `openModelSource` from src/library/opener.ts.
@@ -68,61 +69,22 @@ export interface WebGpuEngineOptions {
   /** Cap on bytes per buffer binding (default: the device limit); lets tests force split tensors. */
   maxBindingBytes?: number;
   /**
-   * Decode matmul layout (see LlamaLoadOptions.decodeKernel); default 'rows' on a software (fallback)
-   * adapter, 'ksplit' on a GPU.
-   */
-  decodeKernel?: 'ksplit' | 'rows';
-  /**
-   * The decode matrix × vector kernels (kernels/mmv.ts): a layout to use for every decode matmul, a layout
-   * per matmul (model/options.ts `MatmulFamilyName`; the others are chosen by trial), `'off'` for the older kernels
-   * (`decodeKernel`) everywhere, or unset to choose among kernels/tune.ts `mmvCandidates` by a short timed trial per
-   * decode matmul shape at the first load on this adapter (kernel-choice.ts `chooseKernels`).
-   */
-  mmvLayout?: MmvLayoutOption;
-  /**
-   * How the trial chooses mmv layouts: `per-matmul` (each decode matmul timed on its own shape; default on
-   * GPUs) or `one` (the feed-forward gate+up shape, its winner used for every matmul; default on software
-   * adapters, where timing a kernel alone mispredicts it in the model: see kernels/tune.ts `mmvCandidates`, and one
-   * trial keeps the load ~7 s shorter on SwiftShader).
-   */
-  mmvTrials?: 'per-matmul' | 'one';
-  /** Repack Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights into aligned planes at load (default true). */
-  repack?: boolean;
-  /**
    * Where sampled requests (temperature > 0, a repetition penalty, or returnLogits) pick their token:
    * `'gpu'` (default; kernels/sample.ts, chained on the GPU with one 4-byte readback per token) or
    * `'cpu'` (the reference sampler.ts `Sampler` over the logits read back every step; for tests).
    */
   sampling?: 'gpu' | 'cpu';
-  /**
-   * Decode attention layout and chunking (tests); default kernel-choice.ts `attentionPolicyFor` the adapter.
-   */
-  attention?: Partial<AttentionPolicy>;
-  /**
-   * Decode: one dispatch per segment of the fused Q/K/V matmul (LlamaLoadOptions.splitDecodeSegments);
-   * default on software (fallback) adapters only (SwiftShader, 60M Q4_0 llama: Q/K/V 52 → 31 ms per token
-   * for 16 more dispatches of ~57 µs), fused on GPUs.
-   */
-  splitDecodeSegments?: boolean;
-  /**
-   * Prefill matrix × matrix kernels (tests, benchmarks); default kernel-choice.ts `prefillMatmulFor` the adapter, and
-   * on GPUs the float or integer-dot tile by a timed trial at load (kernels/tune.ts `choosePrefillTile`). Given
-   * here, no trial runs. @throws (from load) EngineError('invalid_argument') for an unknown kind,
-   * `{ kind: 'tile', intDot: true }` without WGSL's packed_4x8_integer_dot_product, or an mmv layout that
-   * is malformed or shares activations through subgroups of a size this adapter does not have, or an mmv
-   * `normPass` that is not a boolean. An mmv choice given here runs the prefill norm pass only with
-   * `normPass: true` (the adapter default has it on): to compare, spread `prefillMatmulFor(gpu)` and set
-   * `normPass` (scripts/bench-norm-pass.ts).
-   */
-  prefill?: PrefillMatmul;
 }
+
+/** Our engine's {@link ModelInfo}: `kernels` as kernel-plan.ts {@link KernelsInfo}. */
+export type WebGpuModelInfo = ModelInfo & { kernels?: KernelsInfo };
 
 /** Our WebGPU inference engine. */
 export class WebGpuEngine implements Engine {
   private gpu?: GpuContext;
   private model?: LlamaModel;
   private tokenizer?: Tokenizer;
-  private info?: ModelInfo;
+  private info?: WebGpuModelInfo;
   private lastStats: EngineStats = {};
   private lost?: EngineError;
   private busy = false;
@@ -195,14 +157,12 @@ export class WebGpuEngine implements Engine {
    * @throws EngineError: 'webgpu_unavailable', 'gguf_invalid', 'unsupported_model', 'out_of_memory',
    *   'network', 'http_status', 'timeout', 'aborted', 'device_lost'.
    */
-  async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+  async load(source: ModelSource, options: LoadOptions = {}): Promise<WebGpuModelInfo> {
     checkKvType(options.kvType);
-    checkMmvLayoutOption(this.opts.mmvLayout, this.opts.mmvTrials);
+    checkKernelOverrides(this.opts);
     await this.unload();
     const gpuFor = await this.ensureDevice(Boolean(options.defaultLimits));
-    checkPrefillOption(this.opts.prefill, gpuFor);
-    checkMmvLayoutAdapter(this.opts.mmvLayout, gpuFor);
-    checkAttentionAdapter(this.opts.attention, gpuFor);
+    checkKernelOverrides(this.opts, gpuFor);
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
@@ -231,7 +191,7 @@ export class WebGpuEngine implements Engine {
     tStart: number,
     emit: (p: Omit<LoadProgress, 'tMs'>) => void,
     cache?: ModelInfo['cache'],
-  ): Promise<ModelInfo> {
+  ): Promise<WebGpuModelInfo> {
     const report = (phase: 'fetch' | 'upload' | 'compile', done: number, total: number) =>
       emit({ phase, bytesDone: done, bytesTotal: total });
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
@@ -260,21 +220,15 @@ export class WebGpuEngine implements Engine {
         contextLength,
       ),
     );
-    const fallbackKernel = this.opts.decodeKernel ?? (gpu.info.isFallback ? 'rows' : 'ksplit');
-    let chosen: KernelsChosen | undefined;
+    let plan: KernelPlan;
     try {
-      chosen = await chooseKernels(gpu, file, cfg, this.opts);
+      plan = await resolveKernelPlan(gpu, file, cfg, this.opts);
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength,
         batchSize,
         maxBindingBytes: this.opts.maxBindingBytes,
-        decodeKernel: fallbackKernel,
-        mmvFor: Object.fromEntries(Object.entries(chosen.choices).map(([f, c]) => [f, c.layout])),
-        repack: this.opts.repack,
+        plan,
         kvType: options.kvType ?? 'f16',
-        attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...this.opts.attention },
-        prefill: chosen.prefill,
-        splitDecodeSegments: this.opts.splitDecodeSegments ?? gpu.info.isFallback,
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
         onUpload: (d, t) => report('upload', d, t),
@@ -327,7 +281,7 @@ export class WebGpuEngine implements Engine {
       tiedEmbeddings: cfg.tiedEmbeddings,
       fileBytes: file.fileSize,
       fileParts: (file as { parts?: unknown[] }).parts?.length ?? 1,
-      kernels: kernelsInfo(m, chosen, fallbackKernel),
+      kernels: describePlan(m),
       limits: { defaultLimits: gpu.defaultLimits, values: { ...gpu.limits } },
       cache,
     };
@@ -486,7 +440,7 @@ export class WebGpuEngine implements Engine {
   }
 
   /** The loaded model's description. */
-  get modelInfo(): ModelInfo | undefined {
+  get modelInfo(): WebGpuModelInfo | undefined {
     return this.info;
   }
 

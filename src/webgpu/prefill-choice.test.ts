@@ -1,5 +1,5 @@
 /**
- * The software adapters' prefill choice (kernel-choice.ts prefillMatmulFor, layerMatmulWeights): the weight
+ * The software adapters' prefill choice (kernel-plan.ts prefillMatmulFor, layerMatmulWeights): the weight
  * count against the matmul tensors a GGUF file holds (stories260K, a random GQA llama), and which tiles a
  * model of that many weights gets on a software adapter and on a GPU; and the decode layouts each kind of
  * adapter tries (kernels/tune.ts mmvCandidates).
@@ -18,7 +18,7 @@ import {
   layerMatmulWeights,
   PREFILL_LIGHT_BELOW,
   prefillMatmulFor,
-} from './kernel-choice.ts';
+} from './kernel-plan.ts';
 import { mmvLayoutProblem } from './kernels/mmv.ts';
 import { layoutName, mmvCandidates } from './kernels/tune.ts';
 

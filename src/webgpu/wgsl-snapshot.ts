@@ -1,7 +1,7 @@
 /**
  * The WGSL of every kernel a load would compile, without a GPU: the same planning as `LlamaModel.load`
  * (weights.ts `planWeights` / `layerSpecs`, forward-plan.ts `planForward`) over stand-in buffers, with the
- * kernel choices an adapter profile gets from the adapter defaults (kernel-choice.ts). `npm run wgsl`
+ * kernel plan an adapter profile gets (kernel-plan.ts `resolveKernelPlan`, the engine's own path). `npm run wgsl`
  * prints any of these kernels, and `wgsl-snapshot.test.ts` keeps the golden kernels in tests/wgsl/ and a
  * fingerprint of every planned kernel of the test models, so a refactor shows as no diff and a kernel
  * change as a WGSL diff.
@@ -13,7 +13,7 @@ import type { KvType } from '../core/types.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { type LlamaConfig, llamaConfigFromGguf } from '../model/config.ts';
 import type { GpuContext } from './device.ts';
-import { attentionPolicyFor, prefillMatmulFor } from './kernel-choice.ts';
+import { type KernelOverrides, prefillMatmulFor, resolveKernelPlan } from './kernel-plan.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import type { MmvLayout } from './kernels/mmv.ts';
 import { layoutName, mmvCandidates } from './kernels/tune.ts';
@@ -24,7 +24,7 @@ import {
   planForward,
   usesNormPass,
 } from './model/forward-plan.ts';
-import { MATMUL_FAMILIES, type MatmulFamilyName, type PrefillMatmul } from './model/options.ts';
+import type { MatmulFamilyName, PrefillMatmul } from './model/options.ts';
 import { allocRunState } from './model/state.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 import { fusedWeightViews, type GpuWeight, layerSpecs, planWeights } from './model/weights.ts';
@@ -62,30 +62,24 @@ export function profileContext(p: AdapterProfile): GpuContext {
   } as unknown as GpuContext;
 }
 
-/** One set of kernel choices of a profile: the adapter's defaults with one mmv candidate and prefill. */
+/** One set of kernel overrides on a profile: one mmv candidate (or mmv off), one prefill, planes or not. */
 export interface PlanVariant {
-  /** e.g. `swiftshader/lanes1-u8-t8-packed-xs4/heavy`. */
+  /** e.g. `swiftshader/lanes1-u8-t8-packed-xs4/heavy`, `gpu/mmv-off/tile-int8/raw`. */
   id: string;
-  choice: KernelChoice;
+  gpu: GpuContext;
+  overrides: KernelOverrides;
   maxStorage: number;
-  /** Weights repacked into planes (LlamaLoadOptions.repack); false keeps ggml's blocks. */
-  repack: boolean;
 }
 
 /**
- * The kernel choices `profile` gets for `cfg` (kernel-choice.ts defaults), once per mmv candidate of the
- * adapter and with mmv off; prefill as the adapter would (software: the light and the heavy mmv tiles;
- * GPUs: the float and the integer-dot tile); each also with `repack: false` (`/raw`), ggml's blocks as
- * the file has them.
+ * The kernel overrides that stand in for `profile`'s trials, for `cfg`: once per mmv candidate of the
+ * adapter (tune.ts `mmvCandidates`) and with mmv off; prefill as the adapter would choose (software: the
+ * light and the heavy mmv tiles, kernel-plan.ts `prefillMatmulFor`; GPUs: the float and the integer-dot
+ * tile); each also with `repack: false` (`/raw`), ggml's blocks as the file has them. Everything else is
+ * the adapter's default (kernel-plan.ts `adapterDefaults`).
  */
-export function planVariants(
-  profile: AdapterProfile,
-  cfg: LlamaConfig,
-  kvType: KvType = 'f16',
-  nCtx = 256,
-): PlanVariant[] {
+export function planVariants(profile: AdapterProfile, _cfg?: LlamaConfig): PlanVariant[] {
   const gpu = profileContext(profile);
-  const attention = attentionPolicyFor(gpu, cfg.headDim);
   const prefills: [string, PrefillMatmul][] = profile.isFallback
     ? [
         ['light', prefillMatmulFor(gpu, 0)],
@@ -95,34 +89,18 @@ export function planVariants(
         ['tile', { kind: 'tile', intDot: false }],
         ...(profile.packed ? [['tile-int8', { kind: 'tile', intDot: true }] as [string, PrefillMatmul]] : []),
       ];
-  const layouts: [string, MmvLayout | undefined][] = [
+  const layouts: [string, MmvLayout | 'off'][] = [
     ...mmvCandidates(gpu).map((l): [string, MmvLayout] => [layoutName(l), l]),
-    ['mmv-off', undefined],
+    ['mmv-off', 'off'],
   ];
   const out: PlanVariant[] = [];
-  for (const [lname, layout] of layouts) {
+  for (const [lname, mmvLayout] of layouts) {
     for (const [pname0, prefill] of prefills) {
       for (const repack of [true, false]) {
-        const pname = repack ? pname0 : `${pname0}/raw`;
+        const id = `${profile.id}/${lname}/${repack ? pname0 : `${pname0}/raw`}`;
         // (a GPU without subgroups lists lanes8-shared-u2-t64 twice: tune.ts's two rules both make it)
-        if (out.some((v) => v.id === `${profile.id}/${lname}/${pname}`)) continue;
-        const mmv: Partial<Record<MatmulFamilyName, MmvLayout>> = layout
-          ? Object.fromEntries(MATMUL_FAMILIES.map((f) => [f, layout]))
-          : {};
-        out.push({
-          id: `${profile.id}/${lname}/${pname}`,
-          maxStorage: profile.maxStorage,
-          repack,
-          choice: {
-            decodeKernel: profile.isFallback ? 'rows' : 'ksplit',
-            mmv,
-            prefill,
-            splitDecodeSegments: profile.isFallback,
-            attention,
-            kvType,
-            nCtx,
-          },
-        });
+        if (out.some((v) => v.id === id)) continue;
+        out.push({ id, gpu, maxStorage: profile.maxStorage, overrides: { mmvLayout, prefill, repack } });
       }
     }
   }
@@ -162,12 +140,20 @@ const STANDIN_USAGE = {
  * as the pipelines get them. Buffers are stand-ins: only the WGSL is real.
  * @throws what planning throws for the file (EngineError 'unsupported_model', 'gguf_invalid').
  */
-export function plannedKernels(file: GgufFile, cfg: LlamaConfig, variant: PlanVariant): SnapshotKernel[] {
+export async function plannedKernels(
+  file: GgufFile,
+  cfg: LlamaConfig,
+  variant: PlanVariant,
+  kvType: KvType = 'f16',
+  nCtx = 256,
+): Promise<SnapshotKernel[]> {
   const g = globalThis as { GPUBufferUsage?: unknown };
   g.GPUBufferUsage ??= STANDIN_USAGE;
-  const { choice } = variant;
+  // Every choice is forced, so no trial runs and nothing touches the stand-in adapter's device.
+  const plan = await resolveKernelPlan(variant.gpu, file, cfg, variant.overrides);
+  const choice: KernelChoice = { ...plan, kvType, nCtx };
   const inf = Number.POSITIVE_INFINITY;
-  const plans = planWeights(file, cfg, inf, inf, variant.repack);
+  const plans = planWeights(file, cfg, inf, inf, plan.repack);
   const views = fusedWeightViews(plans, cfg);
   const specs = layerSpecs(cfg, views, variant.maxStorage, choice.kvType);
   const standin = (label: string) => ({ label }) as unknown as GPUBuffer;
@@ -187,18 +173,18 @@ export function plannedKernels(file: GgufFile, cfg: LlamaConfig, variant: PlanVa
   const bias = cfg.qkvBias ? cfg.nLayers : 0;
   const qkvBias = Array.from({ length: bias }, (_, l) => standin(`blk.${l}.qkv_bias`));
   const intDot = new Set<MatmulFamilyName>();
-  const plan = planForward(cfg, weights, specs, s, choice, qkvBias, intDot);
+  const fwd = planForward(cfg, weights, specs, s, choice, qkvBias, intDot);
   const outAll: PlannedKernel[] = specs.outAll.map((spec, i) => {
     const { src, wgX, tile } = matmulSource(choice, `output_all#${i}`, spec, 'prefill', 'output', intDot);
     return { family: 'output', src, wgX, tile, y: 'tiles', buffers: {} };
   });
   const all = [
-    plan.embed,
-    ...plan.decodeLayers.flat(),
-    ...plan.prefillLayers.flat(),
-    ...plan.output,
-    plan.argmax,
-    plan.sample,
+    fwd.embed,
+    ...fwd.decodeLayers.flat(),
+    ...fwd.prefillLayers.flat(),
+    ...fwd.output,
+    fwd.argmax,
+    fwd.sample,
     ...outAll,
   ];
   return all.map((k) => ({ label: k.src.label, code: k.src.code }));
@@ -318,9 +304,9 @@ export function findVariant(id: string, cfg: LlamaConfig): PlanVariant {
  * The WGSL of the kernel `label` that `model` plans with `variant` (`npm run wgsl -- MODEL VARIANT LABEL`).
  * @throws Error naming the labels there are, when none is `label`.
  */
-export function kernelWGSL(model: string, variant: string, label: string): string {
+export async function kernelWGSL(model: string, variant: string, label: string): Promise<string> {
   const { file, cfg } = snapshotModel(model);
-  const kernels = plannedKernels(file, cfg, findVariant(variant, cfg));
+  const kernels = await plannedKernels(file, cfg, findVariant(variant, cfg));
   const k = kernels.find((x) => x.label === label);
   if (!k) {
     const labels = [...new Set(kernels.map((x) => x.label))];

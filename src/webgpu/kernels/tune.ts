@@ -58,7 +58,7 @@ export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
       reduce: 'shared' as const,
       packed,
     }));
-    // Where every subgroup has one size S of 2, 4 or 8 (SwiftShader: 4), the prefill's layout (kernel-choice.ts
+    // Where every subgroup has one size S of 2, 4 or 8 (SwiftShader: 4), the prefill's layout (kernel-plan.ts
     // prefillMatmulFor) at one token: 8 rows per thread with the activations shared through the subgroup,
     // in 8-thread workgroups, so a 512-row Q/K/V matmul still has 4–8 workgroups. bench:mmv --planar on
     // SwiftShader in Node, 2026-12-04, ns per weight against `u2 t64`: Q4_K gate+up 1.89 vs 2.97, the 32000-row

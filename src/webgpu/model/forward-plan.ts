@@ -12,6 +12,7 @@
 
 import type { KvType } from '../../core/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
+import type { KernelPlan } from '../kernel-plan.ts';
 import { argmaxWGSL } from '../kernels/argmax.ts';
 import {
   attentionWGSL,
@@ -43,10 +44,10 @@ import {
   rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
 import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
-import { type MmvLayout, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
+import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import { sampleWGSL } from '../kernels/sample.ts';
-import type { AttentionPolicy, KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './options.ts';
+import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './options.ts';
 import type { RunState } from './state.ts';
 import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
 
@@ -75,19 +76,8 @@ export type PlannedKernel = Omit<Dispatch, 'pipeline' | 'group'> & {
   buffers: Record<string, GPUBuffer | undefined>;
 };
 
-/** The kernel choices of a load (from options.ts `LlamaLoadOptions`, defaults filled in). */
-export interface KernelChoice {
-  /** The decode matmul layout of matmuls that mmv does not take. */
-  decodeKernel: 'ksplit' | 'rows';
-  /** The mmv layout of each decode matmul, where used. */
-  mmv: Partial<Record<MatmulFamilyName, MmvLayout>>;
-  prefill: PrefillMatmul;
-  splitDecodeSegments: boolean;
-  attention: AttentionPolicy;
-  kvType: KvType;
-  /** KV cache length in tokens. */
-  nCtx: number;
-}
+/** The kernel plan of a load (kernel-plan.ts) with its KV cache's element type and length in tokens. */
+export type KernelChoice = KernelPlan & { kvType: KvType; nCtx: number };
 
 /** Threads (tokens) per workgroup of the prefill norm pass (kernels/postnorm.ts `rmsNormRowsWGSL`). */
 export const NORM_PASS_THREADS = 16;

@@ -17,6 +17,7 @@ import { llamaConfigFromGguf } from '../../model/config.ts';
 import { argmax, logSoftmax, ReferenceLlama } from '../../model/reference.ts';
 import { ARCH_CASES, type ArchCase, buildArchCase } from '../../testing/arch-cases.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
+import { gpuPlan } from '../kernel-plan.ts';
 import { LlamaModel } from './llama.ts';
 import type { AttentionPolicy, PrefillMatmul } from './options.ts';
 
@@ -111,8 +112,7 @@ describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
         contextLength: 128,
         batchSize: 8,
         kvType: 'f32',
-        ...(attention ? { attention } : {}),
-        ...(prefill ? { prefill } : {}),
+        plan: gpuPlan({ ...(attention ? { attention } : {}), ...(prefill ? { prefill } : {}) }),
       });
       expect(model.normPass).toBe(prefill?.kind === 'mmv' && prefill.normPass === true);
       const logits: Float32Array[] = [];

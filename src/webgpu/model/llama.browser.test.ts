@@ -18,7 +18,6 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../../core/errors.ts';
-import type { ModelInfo } from '../../core/types.ts';
 import { quantizeGguf } from '../../gguf/quantize-model.ts';
 import { openGguf } from '../../gguf/reader.ts';
 import { kv, writeGguf } from '../../gguf/writer.ts';
@@ -38,7 +37,7 @@ import {
   TOL,
 } from '../../testing/llama-run.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
-import { WebGpuEngine, type WebGpuEngineOptions } from '../engine.ts';
+import { WebGpuEngine, type WebGpuEngineOptions, type WebGpuModelInfo } from '../engine.ts';
 import { LlamaModel } from './llama.ts';
 
 let gpu: GpuContext;
@@ -163,7 +162,7 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
   it.each(F16_CASES.map((c) => [c.name, c] as const))('f16 KV cache: %s', async (name, c) => {
     const bytes = makeRandomLlamaGguf(c.model);
     const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
-    let info: ModelInfo | undefined;
+    let info: WebGpuModelInfo | undefined;
     const run = await runEngine(bytes, prompt, {
       batchSize: c.batchSize,
       kvType: 'f16',
@@ -203,7 +202,7 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
     const c = CASES[1]; // GQA 6/2, head dim 8
     const bytes = makeRandomLlamaGguf(c.model);
     const prompt = randomIds(c.model.seed * 7 + 3, 21, c.model.nVocab);
-    let info: ModelInfo | undefined;
+    let info: WebGpuModelInfo | undefined;
     const run = await runEngine(bytes, prompt, {
       kvType: k.kvType,
       attention: k.attention,
@@ -414,7 +413,7 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
       // The decode layout pinned too, so no trial picks different ones for the runs compared.
       const fused = { splitDecodeSegments: false, prefill: { kind: 'tile' }, mmvLayout: PINNED_MMV } as const;
       const whole = await runEngine(bytes, prompt, fused);
-      let splitInfo: ModelInfo | undefined;
+      let splitInfo: WebGpuModelInfo | undefined;
       const split = await runEngine(bytes, prompt, {
         ...fused,
         maxBindingBytes: c.binding,
@@ -425,7 +424,7 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
       for (let i = 0; i < N_OUT; i++) expect(split.logits[i]).toEqual(whole.logits[i]);
       // The spec's defaults: 8 storage buffers per stage, so the fused QKV kernel (9) runs as 2 dispatches
       // and the split SwiGLU as several (x, gnorm, hb + 2 parts of gate and up each).
-      let defInfo: ModelInfo | undefined;
+      let defInfo: WebGpuModelInfo | undefined;
       const def = await runEngine(bytes, prompt, {
         ...fused,
         maxBindingBytes: c.binding,

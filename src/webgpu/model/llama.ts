@@ -30,11 +30,11 @@ import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';
 import type { GgufFile } from '../../gguf/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
+import { gpuPlan, type KernelPlan } from '../kernel-plan.ts';
 import { attentionSplit } from '../kernels/attention.ts';
 import type { PrefillAttentionPlan, PrefillLayout } from '../kernels/attention-prefill.ts';
 import { packStep } from '../kernels/common.ts';
 import { TILE_TOKENS } from '../kernels/mmm.ts';
-import type { MmvLayout } from '../kernels/mmv.ts';
 import { packHistory, packSampleParams, SAMPLE_DRAW_OFFSET, type SampleSettings } from '../kernels/sample.ts';
 import {
   compileForward,
@@ -45,17 +45,7 @@ import {
   type ForwardDispatches,
 } from './dispatch.ts';
 import { type Dispatch, type KernelChoice, planForward, usesMmv, usesNormPass } from './forward-plan.ts';
-import {
-  type AttentionPolicy,
-  type ForwardProfiler,
-  GPU_ATTENTION,
-  GPU_PREFILL,
-  type LlamaLoadOptions,
-  type LlamaLoadTimes,
-  MATMUL_FAMILIES,
-  type MatmulFamilyName,
-  type PrefillMatmul,
-} from './options.ts';
+import type { ForwardProfiler, LlamaLoadOptions, LlamaLoadTimes, MatmulFamilyName } from './options.ts';
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 import {
   allocRunState,
@@ -85,26 +75,18 @@ export class LlamaModel {
   readonly batchSize: number;
   readonly weightBytes: number;
   readonly times: LlamaLoadTimes;
-  /** The decode matmul layout of matmuls that mmv does not take. */
-  readonly decodeKernel: 'ksplit' | 'rows';
-  /** The mmv layout of each decode matmul, where used ({@link LlamaLoadOptions.mmv}, `mmvFor`). */
-  readonly mmv: Partial<Record<MatmulFamilyName, MmvLayout>>;
+  /** The kernels this load runs (kernel-plan.ts; forward-plan.ts plans every dispatch from it). */
+  readonly plan: KernelPlan;
   /** Weight tensors repacked into planes at load. */
   planarTensors = 0;
   /** Weight tensors split by rows across several buffers (each larger than one binding). */
   splitTensors = 0;
-  /** Decode matmuls per forward pass that use mmv, and those that use `decodeKernel` (K not a multiple of 32). */
+  /** Decode matmuls per forward pass that use mmv, and those that use `plan.decodeKernel` (K not a multiple of 32). */
   readonly decodeMatmuls = { mmv: 0, fallback: 0 };
   /** KV-cache element type. */
   readonly kvType: KvType;
-  /** The prefill matrix × matrix kernels. */
-  readonly prefillMatmul: PrefillMatmul;
-  /** Matmul families whose prefill runs the integer-dot tile (`prefillMatmul.intDot`, covered types). */
+  /** Matmul families whose prefill runs the integer-dot tile (`plan.prefill.intDot`, covered types). */
   readonly intDotFamilies = new Set<MatmulFamilyName>();
-  /** Decode runs each segment of a fused matmul as a dispatch of its own. */
-  readonly splitDecodeSegments: boolean;
-  /** How decode attention runs (layout, chunking). */
-  readonly attentionPolicy: AttentionPolicy;
   /**
    * Profiling hook (benchmark only; off by default): while set, every dispatch of the forward pass runs in
    * a compute pass of its own with the timestamp writes `passWrites` returns for its kernel family.
@@ -143,26 +125,17 @@ export class LlamaModel {
     this.batchSize = opts.batchSize;
     this.weightBytes = weightBytes;
     this.times = times;
-    this.decodeKernel = opts.decodeKernel ?? 'ksplit';
-    this.mmv = Object.fromEntries(
-      MATMUL_FAMILIES.flatMap((f) => {
-        const l = opts.mmvFor?.[f] ?? opts.mmv;
-        return l ? [[f, l]] : [];
-      }),
-    );
-    this.prefillMatmul = opts.prefill ?? GPU_PREFILL;
-    this.splitDecodeSegments = opts.splitDecodeSegments ?? false;
+    this.plan = opts.plan ?? gpuPlan();
     this.kvType = opts.kvType ?? 'f16';
-    this.attentionPolicy = opts.attention ?? GPU_ATTENTION;
   }
 
   /** Tokens per workgroup row of the prefill matmuls (a prefill batch is best a multiple of it). */
   get prefillTile(): number {
-    return this.prefillMatmul.kind === 'tile' ? TILE_TOKENS : this.prefillMatmul.tokens;
+    return this.plan.prefill.kind === 'tile' ? TILE_TOKENS : this.plan.prefill.tokens;
   }
   /** Prefill writes each batch's input RMSNorm once for its matmuls (forward-plan.ts `usesNormPass`). */
   get normPass(): boolean {
-    return usesNormPass(this.prefillMatmul, this.cfg);
+    return usesNormPass(this.plan.prefill, this.cfg);
   }
   /** Decode attention: flash-decoding, or the prefill kernel where the head shape rules flash out. */
   get decodeAttention(): 'flash' | 'prefill-kernel' {
@@ -187,15 +160,7 @@ export class LlamaModel {
 
   /** The kernel choices of this load, for forward-plan.ts. */
   private get choice(): KernelChoice {
-    return {
-      decodeKernel: this.decodeKernel,
-      mmv: this.mmv,
-      prefill: this.prefillMatmul,
-      splitDecodeSegments: this.splitDecodeSegments,
-      attention: this.attentionPolicy,
-      kvType: this.kvType,
-      nCtx: this.nCtx,
-    };
+    return { ...this.plan, kvType: this.kvType, nCtx: this.nCtx };
   }
 
   /** The attention chunking for a step of `nTokens` at `pos0`, also written into the Step uniform. */
@@ -203,7 +168,7 @@ export class LlamaModel {
     this.split =
       nTokens === 1 && this.flashWorkgroups > 0
         ? attentionSplit(pos0 + nTokens, {
-            ...this.attentionPolicy,
+            ...this.plan.attention,
             workgroupsPerChunk: this.flashWorkgroups,
           })
         : { chunk: 1, nSplit: 1 };
@@ -242,7 +207,7 @@ export class LlamaModel {
     try {
       // 1. Plan every weight's parts (any matrix larger than one binding is split by rows) and every
       // kernel's bindings, then allocate: a model this device cannot bind is refused before allocating.
-      const plans = planWeights(file, cfg, maxBuffer, maxBinding, opts.repack !== false);
+      const plans = planWeights(file, cfg, maxBuffer, maxBinding, (opts.plan ?? gpuPlan()).repack);
       const specs = layerSpecs(
         cfg,
         fusedWeightViews(plans, cfg),

@@ -1,10 +1,11 @@
 /**
  * What a caller chooses when loading a model ({@link LlamaLoadOptions}): the kernel families of the forward
  * pass, the prefill and decode matmul kernels, the attention layouts and the load's progress callbacks.
- * The engine (webgpu/engine.ts, through webgpu/kernel-choice.ts) fills these per adapter; tests and
- * benchmarks force them.
+ * The engine (webgpu/engine.ts, through webgpu/kernel-plan.ts) resolves the kernel plan per adapter;
+ * tests and benchmarks force parts of it.
  */
 import type { KvType } from '../../core/types.ts';
+import type { KernelPlan } from '../kernel-plan.ts';
 import type { FlashLayout } from '../kernels/attention.ts';
 import type { PrefillLayout } from '../kernels/attention-prefill.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
@@ -12,7 +13,7 @@ import type { MmvLayout } from '../kernels/mmv.ts';
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
 export type KernelFamilyName = 'embed' | 'qkv' | 'attention' | 'wo' | 'ffn' | 'down' | 'output' | 'argmax';
 
-/** The decode matmuls, each of which may get its own {@link MmvLayout} ({@link LlamaLoadOptions.mmvFor}). */
+/** The decode matmuls, each of which may get its own {@link MmvLayout} (kernel-plan.ts `KernelPlan.mmv`). */
 export type MatmulFamilyName = 'qkv' | 'wo' | 'ffn' | 'down' | 'output';
 
 /** Every {@link MatmulFamilyName}, in forward order. */
@@ -58,41 +59,13 @@ export interface LlamaLoadOptions {
   /** Largest buffer binding to use, bytes (default: the device's maxStorageBufferBindingSize). */
   maxBindingBytes?: number;
   /**
-   * Decode kernel layout: 'ksplit' (32 threads per output row, coalesced; for hardware GPUs) or 'rows'
-   * (one thread per row, no workgroup memory or barriers, and 16-thread attention workgroups; fastest on
-   * software adapters such as SwiftShader, where each barrier costs ~20 µs per workgroup). Default 'ksplit'.
+   * The kernels to run (webgpu/kernel-plan.ts; the engine resolves it per adapter with `resolveKernelPlan`).
+   * Default `gpuPlan()`: a GPU's kernels without trials.
    */
-  decodeKernel?: 'ksplit' | 'rows';
-  /**
-   * Repack Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights into aligned planes at load (kernels/repack.ts; default
-   * true). False keeps the file's blocks (the kernels read both).
-   */
-  repack?: boolean;
-  /**
-   * Decode: one dispatch per segment of a fused matmul (Q, K and V) instead of one for all (default
-   * false). Software adapters run every branch of a kernel's segment switch under a lane mask, so there
-   * the fused Q/K/V kernel costs all three bodies in every workgroup (see {@link PrefillMatmul}).
-   */
-  splitDecodeSegments?: boolean;
-  /**
-   * Layout of the decode matrix × vector kernels (kernels/mmv.ts), used for every decode matmul whose K
-   * is a multiple of 32 and that `mmvFor` does not name; the others (and all of them when both are unset)
-   * use `decodeKernel`.
-   */
-  mmv?: MmvLayout;
-  /** A layout per decode matmul (kernels/tune.ts chooses one per shape), before `mmv`. */
-  mmvFor?: Partial<Record<MatmulFamilyName, MmvLayout>>;
+  plan?: KernelPlan;
   signal?: AbortSignal;
-  /** Prefill matrix × matrix kernels (default {@link GPU_PREFILL}). */
-  prefill?: PrefillMatmul;
   /** KV-cache element type (default f16, as llama.cpp). */
   kvType?: KvType;
-  /**
-   * Decode attention (kernels/attention-decode.ts): the flash-decoding layout and how positions are split
-   * into chunks (default: the tiled layout, chunks of ≥ 128 positions aiming at 256 workgroups). Shapes the
-   * flash kernel does not take (head size not a multiple of 4) use the prefill kernel.
-   */
-  attention?: AttentionPolicy;
   /** Bytes read from the source so far. */
   onFetch?: (done: number, total: number) => void;
   /** Bytes written to the GPU so far. */

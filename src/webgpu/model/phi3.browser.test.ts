@@ -31,6 +31,7 @@ import {
 } from '../../testing/arch-cases.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { WebGpuEngine } from '../engine.ts';
+import { gpuPlan } from '../kernel-plan.ts';
 import { LlamaModel } from './llama.ts';
 
 interface GoldenCase {
@@ -128,7 +129,7 @@ describe('phi3 on the GPU vs llama.cpp (tests/golden/arch.json) and the float64 
       batchSize: 8,
       kvType: 'f32',
       maxBindingBytes: 4096,
-      splitDecodeSegments: true,
+      plan: gpuPlan({ splitDecodeSegments: true }),
     });
     const prompt = archCasePrompt(c);
     const n = 8;

@@ -5,7 +5,6 @@
  * Apart from llama.browser.test.ts so that `npm run test:browser` can run the two in parallel.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ModelInfo } from '../../core/types.ts';
 import { quantizeGguf } from '../../gguf/quantize-model.ts';
 import { openGguf } from '../../gguf/reader.ts';
 import { makeRandomLlamaGguf } from '../../model/random-model.ts';
@@ -19,7 +18,7 @@ import {
   referenceLogits,
 } from '../../testing/llama-run.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
-import type { WebGpuEngineOptions } from '../engine.ts';
+import type { WebGpuEngineOptions, WebGpuModelInfo } from '../engine.ts';
 
 let gpu: GpuContext;
 beforeAll(async () => {
@@ -66,7 +65,7 @@ describe('prefill matmul kernels vs the float64 reference', () => {
       }),
     },
     {
-      // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (kernel-choice.ts
+      // The software adapters' default where every subgroup has one size S of 2, 4 or 8 (kernel-plan.ts
       // prefillMatmulFor); skipped elsewhere.
       name: 'mmv 8 rows × 16 tokens, segments split, activations shared through subgroups',
       prefill: (S) => ({
@@ -150,7 +149,7 @@ describe('prefill matmul kernels vs the float64 reference', () => {
         ? (await quantizeGguf(await openGguf({ blob: blobOf(f32) }), c.quantize)).bytes
         : f32;
       const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
-      let info: ModelInfo | undefined;
+      let info: WebGpuModelInfo | undefined;
       const run = await runEngine(bytes, prompt, {
         prefill: ch.prefill(S),
         batchSize: 64,

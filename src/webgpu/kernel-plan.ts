@@ -1,11 +1,13 @@
 /**
- * Which kernels an adapter gets ({@link chooseKernels}): the defaults per adapter (software adapters and
- * GPUs differ: {@link prefillMatmulFor}, {@link attentionPolicyFor}), the caller's kernel options checked
- * against the adapter before anything loads, the decode matmul shapes the layout trials time, and how the
- * choice is reported in `ModelInfo.kernels` ({@link kernelsInfo}). webgpu/engine.ts calls these at load.
+ * The kernel plan of a load: which kernel every step of the forward pass runs, resolved once per adapter
+ * and model ({@link resolveKernelPlan}) from the caller's {@link KernelOverrides}, the adapter defaults
+ * (software adapters and GPUs differ: {@link prefillMatmulFor}, {@link attentionPolicyFor},
+ * {@link planDefaults}) and the timed layout trials (kernels/tune.ts), checked against the adapter before
+ * anything loads; `LlamaModel.load` takes the {@link KernelPlan}, forward-plan.ts plans every dispatch
+ * from it, and `ModelInfo.kernels` reports it ({@link describePlan}). Every adapter default is decided
+ * here and nowhere else.
  */
 import { EngineError } from '../core/errors.ts';
-import type { ModelInfo } from '../core/types.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import type { LlamaConfig } from '../model/config.ts';
 import type { GpuContext } from './device.ts';
@@ -31,18 +33,89 @@ import {
 } from './model/options.ts';
 
 /**
+ * What a load runs, for every matmul family and mode, attention and weight layout: the one description
+ * of a kernel choice (`WebGpuEngine` resolves it, `LlamaModel.load` takes it, forward-plan.ts reads it).
+ */
+export interface KernelPlan {
+  /** The decode matmul kernel of matmuls that mmv does not take (K not whole 32-weight chunks), or all when mmv is off. */
+  decodeKernel: 'ksplit' | 'rows';
+  /** The mmv layout of each decode matmul mmv runs (kernels/mmv.ts); none: mmv off. */
+  mmv: Partial<Record<MatmulFamilyName, MmvLayout>>;
+  /** Decode runs each segment of a fused matmul (Q, K and V) as a dispatch of its own. */
+  splitDecodeSegments: boolean;
+  /** The prefill matrix × matrix kernels. */
+  prefill: PrefillMatmul;
+  /** Decode and prefill attention: layout and chunking. */
+  attention: AttentionPolicy;
+  /** Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights repacked into aligned planes at load (kernels/repack.ts). */
+  repack: boolean;
+  /** How the trials chose (`ModelInfo.kernels` reports it); absent in a plan made by hand. */
+  chosen?: KernelsChosen;
+}
+
+/**
+ * A GPU's plan without trials: 'ksplit' fallback, no mmv, fused Q/K/V, the workgroup-tiled prefill and
+ * attention, planes; `over` replaces any part (`LlamaModel.load`'s default, tests).
+ */
+export function gpuPlan(over: Partial<KernelPlan> = {}): KernelPlan {
+  return {
+    decodeKernel: 'ksplit',
+    mmv: {},
+    splitDecodeSegments: false,
+    prefill: GPU_PREFILL,
+    attention: GPU_ATTENTION,
+    repack: true,
+    ...over,
+  };
+}
+
+/**
  * The decode matmul layouts a caller may force (`WebGpuEngineOptions.mmvLayout`): one for every matmul,
  * one per matmul, or 'off' for the older kernels.
  */
 export type MmvLayoutOption = MmvLayout | Partial<Record<MatmulFamilyName, MmvLayout>> | 'off';
 
-/** The kernel options of `WebGpuEngineOptions` (see there). */
-export interface KernelOptions {
+/**
+ * The kernels a caller may force (`WebGpuEngineOptions` extends this); each unset one is the adapter's
+ * default or a trial's choice ({@link resolveKernelPlan}).
+ */
+export interface KernelOverrides {
+  /**
+   * Decode matmul layout of matmuls mmv does not take: 'ksplit' (32 threads per output row, coalesced; for
+   * hardware GPUs) or 'rows' (one thread per row, no workgroup memory or barriers, and 16-thread attention
+   * workgroups; software adapters, where each barrier costs ~20 µs per workgroup). Default: 'rows' on a
+   * software (fallback) adapter, 'ksplit' on a GPU.
+   */
+  decodeKernel?: 'ksplit' | 'rows';
+  /**
+   * The decode matrix × vector kernels (kernels/mmv.ts): a layout to use for every decode matmul, a layout
+   * per matmul (model/options.ts `MatmulFamilyName`; the others are chosen by trial), `'off'` for the older
+   * kernels (`decodeKernel`) everywhere, or unset to choose among kernels/tune.ts `mmvCandidates` by a short
+   * timed trial per decode matmul shape at the first load on this adapter.
+   */
   mmvLayout?: MmvLayoutOption;
+  /**
+   * How the trial chooses mmv layouts: `per-matmul` (each decode matmul timed on its own shape; default on
+   * GPUs) or `one` (the feed-forward gate+up shape, its winner used for every matmul; default on software
+   * adapters, where timing a kernel alone mispredicts it in the model, and one trial keeps the load shorter).
+   */
   mmvTrials?: 'per-matmul' | 'one';
+  /** Repack Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights into aligned planes at load (default true). */
   repack?: boolean;
+  /**
+   * Decode: one dispatch per segment of the fused Q/K/V matmul; default on software (fallback) adapters
+   * only (they run every branch of a kernel's segment switch under a lane mask), fused on GPUs.
+   */
   splitDecodeSegments?: boolean;
+  /**
+   * Prefill matrix × matrix kernels (tests, benchmarks); default {@link prefillMatmulFor} the adapter, and
+   * on GPUs the float or integer-dot tile by a timed trial at load (kernels/tune.ts `choosePrefillTile`).
+   * Given here, no trial runs. An mmv choice given here runs the prefill norm pass only with
+   * `normPass: true` (the adapter default has it on): to compare, spread `prefillMatmulFor(gpu)` and set
+   * `normPass` (scripts/bench-norm-pass.ts). Checked by {@link checkPrefillOption}.
+   */
   prefill?: PrefillMatmul;
+  /** Decode attention layout and chunking, prefill attention (tests); default {@link attentionPolicyFor} the adapter. */
   attention?: Partial<AttentionPolicy>;
 }
 
@@ -96,8 +169,8 @@ export function decodeMatmulShapes(
  *   unknown matmul name.
  */
 export function checkMmvLayoutOption(
-  o: KernelOptions['mmvLayout'],
-  trials: KernelOptions['mmvTrials'],
+  o: KernelOverrides['mmvLayout'],
+  trials: KernelOverrides['mmvTrials'],
 ): void {
   if (trials !== undefined && trials !== 'one' && trials !== 'per-matmul') {
     throw new EngineError(
@@ -157,7 +230,7 @@ function layoutAdapterProblem(l: MmvLayout, gpu: GpuContext): string | undefined
  * Checks the mmv layouts of `WebGpuEngineOptions.mmvLayout` (already well-formed) against the adapter.
  * @throws EngineError('invalid_argument') for a layout this adapter cannot run ({@link layoutAdapterProblem}).
  */
-export function checkMmvLayoutAdapter(o: KernelOptions['mmvLayout'], gpu: GpuContext): void {
+export function checkMmvLayoutAdapter(o: KernelOverrides['mmvLayout'], gpu: GpuContext): void {
   if (o === undefined || o === 'off') return;
   const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot', 'shareX'].some((k) => k in o);
   const entries: [string, MmvLayout][] = single ? [['every matmul', o as MmvLayout]] : Object.entries(o);
@@ -174,7 +247,7 @@ export function checkMmvLayoutAdapter(o: KernelOptions['mmvLayout'], gpu: GpuCon
  * and `threads` a multiple of S.
  * @throws EngineError('invalid_argument') for a layout this adapter cannot run.
  */
-export function checkAttentionAdapter(o: KernelOptions['attention'], gpu: GpuContext): void {
+export function checkAttentionAdapter(o: KernelOverrides['attention'], gpu: GpuContext): void {
   const p = o?.prefill;
   if (p === undefined || p === 'per-token' || p.shareKv === undefined) return;
   if ((p.threads ?? 16) % p.shareKv !== 0)
@@ -320,10 +393,98 @@ export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionP
   return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes }, prefill: { kind: 'tiled' } };
 }
 
+/**
+ * `ModelInfo.kernels` of our engine ({@link describePlan}): which decode matmul kernels run, `mmv` with its
+ * layout (kernels/mmv.ts) and how it was chosen (`measured` at this load, `cached` from an earlier
+ * measurement on this adapter, `option`, `only`), with the candidates' times; `fallback` is the kernel of
+ * matmuls mmv does not take (K not a multiple of 32) or of all of them when mmv is off.
+ */
+export type KernelsInfo = {
+  decode: 'mmv' | 'ksplit' | 'rows';
+  mmvLayout?: string;
+  chosenBy?: 'measured' | 'cached' | 'option' | 'only';
+  trials?: { layout: string; ms: number }[];
+  /**
+   * The layout of each decode matmul that mmv runs (K a multiple of 32; `mmvLayout`, `chosenBy` and
+   * `trials` above are the feed-forward gate+up's): Q/K/V, attention output, gate+up, down and output.
+   * With `mmvTrials: 'per-matmul'` (GPUs' default) each is chosen by its own timed trial on its shape
+   * (kernels/tune.ts), with the candidates' ms per dispatch; with `'one'` (software adapters' default)
+   * the others take the gate+up's winner, `chosenBy: 'ffn-trial'`, no trials of their own.
+   */
+  mmvLayouts?: Partial<
+    Record<
+      'qkv' | 'wo' | 'ffn' | 'down' | 'output',
+      {
+        layout: string;
+        chosenBy: 'measured' | 'cached' | 'option' | 'only' | 'ffn-trial';
+        trials?: { layout: string; ms: number }[];
+      }
+    >
+  >;
+  fallback: 'ksplit' | 'rows';
+  /** Decode matmuls per token on mmv and on the fallback. */
+  matmuls: { mmv: number; fallback: number };
+  /** Weight tensors repacked into aligned planes at load (Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights). */
+  planarTensors?: number;
+  /** Weight tensors split by rows across several buffer bindings (each larger than one binding). */
+  splitTensors?: number;
+  /** Dispatches per decode step (more than usual where a kernel was split to fit the binding count). */
+  dispatchesPerToken?: number;
+  /** Decode runs each segment of the fused Q/K/V matmul as its own dispatch (software adapters). */
+  splitSegments?: boolean;
+  /**
+   * Decode attention (kernels/attention-decode.ts): `flash` (flash-decoding; its layout, lanes per
+   * position, and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups
+   * workgroups), or the prefill kernel where the head shape rules flash out. `prefill`: the prefill
+   * attention, `tiled` (GPUs: KV tiles of `kvTile` positions in workgroup memory) or `rows` (software
+   * adapters: rows in registers, K/V read from the cache, `kvTile` positions per step), each workgroup
+   * serving `tokensPerWorkgroup` query tokens × `headsPerWorkgroup` heads of one KV head; or `per-token`
+   * (one workgroup per head and token; head sizes the tiled kernels do not take).
+   */
+  attention?: {
+    decode: 'flash' | 'prefill-kernel';
+    layout?: 'tiled' | 'strided';
+    lanes?: number;
+    minChunk?: number;
+    targetWorkgroups?: number;
+    prefill?: {
+      kernel: 'tiled' | 'rows' | 'per-token';
+      tokensPerWorkgroup?: number;
+      headsPerWorkgroup?: number;
+      kvTile?: number;
+      threads?: number;
+      /** `rows`: K and V shared through subgroups of this many invocations. */
+      shareKv?: number;
+    };
+  };
+  /**
+   * Prefill matmuls: `tile` (kernels/mmm.ts, workgroup-memory tiles; GPUs) or `mmv` (kernels/mmv.ts
+   * register tiles at `tokensPerTile` tokens, one dispatch per segment when `splitSegments`; software
+   * adapters); matmuls whose K is not a multiple of 32 use matmul.ts's kernel in the `mmv` choice.
+   * `tile` only: `intDot`, the matmul families on the integer-dot tile (those whose weights are all
+   * Q4_0, Q5_0, Q8_0, Q4_K or Q6_K, where the integer tile was chosen; empty when none); `tileChosenBy`,
+   * how the float or integer tile was chosen ('measured' by a timed trial on the gate+up shape at this
+   * load, 'cached' from an earlier one on this adapter, 'option', 'unavailable': no
+   * packed_4x8_integer_dot_product or a type the integer tile does not take), and `tileTrials`, ms per
+   * trial dispatch of each.
+   */
+  prefill?: {
+    matmul: 'tile' | 'mmv';
+    mmvLayout?: string;
+    tokensPerTile: number;
+    splitSegments?: boolean;
+    /** `mmv`: the batch's input RMSNorm is a dispatch of its own per layer and matmul input (model/options.ts `PrefillMatmul` normPass). */
+    normPass?: boolean;
+    intDot?: string[];
+    tileChosenBy?: 'measured' | 'cached' | 'option' | 'unavailable';
+    tileTrials?: { tile: 'float' | 'int8'; ms: number }[];
+  };
+};
+
 /** `ModelInfo.kernels.attention.prefill` from the model's prefill attention. */
 function prefillAttentionInfo(
   a: LlamaModel['prefillAttention'],
-): NonNullable<NonNullable<ModelInfo['kernels']>['attention']>['prefill'] {
+): NonNullable<KernelsInfo['attention']>['prefill'] {
   if (!a.plan) return { kernel: 'per-token' };
   return {
     kernel: a.kernel,
@@ -352,23 +513,20 @@ export interface KernelsChosen {
  * gate+up's for every matmul on software adapters, {@link chooseMmvLayout}) and the prefill kernels (the
  * caller's, else {@link prefillMatmulFor} the adapter, and on GPUs the float or integer-dot tile by a
  * timed trial on the gate+up shape, {@link choosePrefillTile}).
+ * @param base the plan's other parts ({@link adapterDefaults}): the trials time the layout and fusion it runs.
  * @throws what the trials' GPU work throws (a lost device).
  */
 export async function chooseKernels(
   gpu: GpuContext,
   file: GgufFile,
   cfg: LlamaConfig,
-  o: KernelOptions,
+  o: KernelOverrides,
+  base: Pick<KernelPlan, 'repack' | 'splitDecodeSegments'>,
 ): Promise<KernelsChosen> {
   const forced = o.mmvLayout;
   const choices: KernelsChosen['choices'] = {};
   if (forced !== 'off') {
-    const shapes = decodeMatmulShapes(
-      file,
-      cfg,
-      o.repack !== false,
-      !(o.splitDecodeSegments ?? gpu.info.isFallback),
-    );
+    const shapes = decodeMatmulShapes(file, cfg, base.repack, !base.splitDecodeSegments);
     const perMatmul = (o.mmvTrials ?? (gpu.info.isFallback ? 'one' : 'per-matmul')) === 'per-matmul';
     // The one trial's matmul: gate+up, or the first matmul mmv runs where gate+up is not one of them.
     const [trialFamily, trialShape] = shapes.find(([f]) => f === 'ffn') ?? shapes[0] ?? [];
@@ -388,7 +546,7 @@ export async function chooseKernels(
   if (prefill.kind === 'tile') {
     if (o.prefill) tileChoice = { intDot: Boolean(prefill.intDot), chosenBy: 'option' };
     else {
-      const ffn = decodeMatmulShapes(file, cfg, o.repack !== false, true).find(([f]) => f === 'ffn')?.[1];
+      const ffn = decodeMatmulShapes(file, cfg, base.repack, true).find(([f]) => f === 'ffn')?.[1];
       tileChoice = ffn ? await choosePrefillTile(gpu, ffn) : { intDot: false, chosenBy: 'unavailable' };
       prefill = { kind: 'tile', intDot: tileChoice.intDot };
     }
@@ -396,20 +554,78 @@ export async function chooseKernels(
   return { choices, prefill, tileChoice };
 }
 
+/**
+ * The parts of the plan no trial chooses, from `o` or the adapter: the fallback decode kernel ('rows' on a
+ * software adapter, 'ksplit' on a GPU), Q/K/V split per segment on software adapters, the attention of
+ * {@link attentionPolicyFor} with `o.attention` over it, planes unless `o.repack` is false.
+ */
+export function adapterDefaults(
+  gpu: GpuContext,
+  cfg: LlamaConfig,
+  o: KernelOverrides,
+): Omit<KernelPlan, 'mmv' | 'prefill' | 'chosen'> {
+  const software = gpu.info.isFallback;
+  return {
+    decodeKernel: o.decodeKernel ?? (software ? 'rows' : 'ksplit'),
+    splitDecodeSegments: o.splitDecodeSegments ?? software,
+    attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...o.attention },
+    repack: o.repack !== false,
+  };
+}
+
+/** The plan of `base` with the trials' (or the caller's) mmv layouts and prefill kernels. */
+export function planWith(base: ReturnType<typeof adapterDefaults>, chosen: KernelsChosen): KernelPlan {
+  return {
+    ...base,
+    mmv: Object.fromEntries(Object.entries(chosen.choices).map(([f, c]) => [f, c.layout])),
+    prefill: chosen.prefill,
+    chosen,
+  };
+}
+
+/**
+ * Checks the caller's kernel overrides: their form (without `gpu`, before anything is unloaded or
+ * fetched), then with `gpu` what this adapter can run.
+ * @throws EngineError('invalid_argument') naming the option and what is wrong with it.
+ */
+export function checkKernelOverrides(o: KernelOverrides, gpu?: GpuContext): void {
+  checkMmvLayoutOption(o.mmvLayout, o.mmvTrials);
+  if (!gpu) return;
+  checkPrefillOption(o.prefill, gpu);
+  checkMmvLayoutAdapter(o.mmvLayout, gpu);
+  checkAttentionAdapter(o.attention, gpu);
+}
+
+/**
+ * The kernel plan of `file` on `gpu`: the caller's overrides, checked; the adapter's defaults for the rest
+ * ({@link adapterDefaults}); the mmv layouts and the GPU prefill tile by timed trials ({@link chooseKernels};
+ * remembered per adapter and shape, kernels/tune.ts).
+ * @throws EngineError('invalid_argument') for an override this adapter cannot run; what the trials' GPU
+ *   work throws (a lost device).
+ */
+export async function resolveKernelPlan(
+  gpu: GpuContext,
+  file: GgufFile,
+  cfg: LlamaConfig,
+  o: KernelOverrides = {},
+): Promise<KernelPlan> {
+  checkKernelOverrides(o, gpu);
+  const base = adapterDefaults(gpu, cfg, o);
+  return planWith(base, await chooseKernels(gpu, file, cfg, o, base));
+}
+
 /** A trial's timings as ModelInfo reports them (layout names, ms to 4 decimals). */
 const trialsInfo = (trials: MmvChoice['trials']) =>
   trials?.map((t) => ({ layout: layoutName(t.layout), ms: +t.ms.toFixed(4) }));
 
 /**
- * `ModelInfo.kernels`: what the loaded model runs, as chosen by {@link chooseKernels}.
- * @param fallbackKernel the decode kernel of matmuls mmv does not take.
+ * `ModelInfo.kernels`: what the loaded model runs, as its plan says ({@link resolveKernelPlan}) and the
+ * model counted at load (matmuls on mmv, planar and split tensors, dispatches per token, attention plans).
  */
-export function kernelsInfo(
-  m: LlamaModel,
-  chosen: KernelsChosen,
-  fallbackKernel: 'ksplit' | 'rows',
-): NonNullable<ModelInfo['kernels']> {
-  const { choices, tileChoice } = chosen;
+export function describePlan(m: LlamaModel): KernelsInfo {
+  const plan = m.plan;
+  const fallbackKernel = plan.decodeKernel;
+  const { choices, tileChoice } = plan.chosen ?? { choices: {} };
   // The gate+up's own choice (a trial or the option): never 'ffn-trial'.
   const choice = choices.ffn as MmvChoice | undefined;
   const mmv = m.decodeMatmuls.mmv > 0;
@@ -431,21 +647,21 @@ export function kernelsInfo(
     planarTensors: m.planarTensors,
     splitTensors: m.splitTensors,
     dispatchesPerToken: m.dispatchesPerToken,
-    splitSegments: m.splitDecodeSegments,
+    splitSegments: plan.splitDecodeSegments,
     attention: {
       ...(m.decodeAttention === 'flash'
         ? {
             decode: 'flash',
-            layout: m.attentionPolicy.layout.kind,
-            lanes: m.attentionPolicy.layout.lanes ?? 1,
-            minChunk: m.attentionPolicy.minChunk,
-            targetWorkgroups: m.attentionPolicy.targetWorkgroups,
+            layout: plan.attention.layout.kind,
+            lanes: plan.attention.layout.lanes ?? 1,
+            minChunk: plan.attention.minChunk,
+            targetWorkgroups: plan.attention.targetWorkgroups,
           }
         : { decode: 'prefill-kernel' }),
       prefill: prefillAttentionInfo(m.prefillAttention),
     },
     prefill:
-      m.prefillMatmul.kind === 'tile'
+      plan.prefill.kind === 'tile'
         ? {
             matmul: 'tile',
             tokensPerTile: m.prefillTile,
@@ -455,9 +671,9 @@ export function kernelsInfo(
           }
         : {
             matmul: 'mmv',
-            mmvLayout: layoutName(m.prefillMatmul.layout),
+            mmvLayout: layoutName(plan.prefill.layout),
             tokensPerTile: m.prefillTile,
-            splitSegments: m.prefillMatmul.splitSegments,
+            splitSegments: plan.prefill.splitSegments,
             normPass: m.normPass,
           },
   };

@@ -30,7 +30,7 @@ export function wgslLoader(n: string, t: WeightType, planarBlocks?: number): str
     if (!d.planarLoader) throw new Error(`${t} has no planar layout`);
     return d.planarLoader(n, planarBlocks);
   }
-  if (planarBlocks !== undefined) return planarLoader(n, t, planarBlocks);
+  if (planarBlocks !== undefined) throw new Error(`${t} has no planar layout`);
   return blockLoader(n, t);
 }
 
@@ -43,63 +43,6 @@ function blockLoader(n: string, t: WeightType): string {
       return `fn ld_${n}(i: u32) -> f32 { let p = unpack2x16float(${n}[i >> 1u]); return select(p.x, p.y, (i & 1u) == 1u); }`;
     case 'BF16':
       return `fn ld_${n}(i: u32) -> f32 { return bitcast<f32>(((${n}[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu) << 16u); }`;
-    case 'Q8_0':
-      return `${byteReaders(n)}
-fn ld_${n}(i: u32) -> f32 { let o = (i / 32u) * 34u; return f16_${n}(o) * i8_${n}(o + 2u + i % 32u); }
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 32u) * 34u;
-  let d = f16_${n}(o);
-  for (var j = 0u; j < 32u; j += 4u) {
-    let q = rd32_${n}(o + 2u + j);
-    (*out)[j] = d * f32(i32(q << 24u) >> 24u); (*out)[j + 1u] = d * f32(i32(q << 16u) >> 24u);
-    (*out)[j + 2u] = d * f32(i32(q << 8u) >> 24u); (*out)[j + 3u] = d * f32(i32(q) >> 24u);
-  }
-}`;
-    case 'Q4_0':
-      return `${byteReaders(n)}
-fn ld_${n}(i: u32) -> f32 {
-  let o = (i / 32u) * 18u;
-  let j = i % 32u;
-  let q = rd8_${n}(o + 2u + j % 16u);
-  return f16_${n}(o) * (f32(select(q & 0xfu, q >> 4u, j >= 16u)) - 8.0);
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 32u) * 18u;
-  let d = f16_${n}(o);
-  for (var j = 0u; j < 16u; j += 4u) {
-    let q = rd32_${n}(o + 2u + j);
-    for (var b = 0u; b < 4u; b++) {
-      let v = (q >> (b * 8u)) & 0xffu;
-      (*out)[j + b] = d * (f32(v & 0xfu) - 8.0);
-      (*out)[j + b + 16u] = d * (f32(v >> 4u) - 8.0);
-    }
-  }
-}`;
-    case 'Q5_0':
-      return `${byteReaders(n)}
-fn ld_${n}(i: u32) -> f32 {
-  let o = (i / 32u) * 22u;
-  let j = i % 32u;
-  let qh = rd32_${n}(o + 2u);
-  let q = rd8_${n}(o + 6u + j % 16u);
-  let lo = select(q & 0xfu, q >> 4u, j >= 16u);
-  let hi = (qh >> j) & 1u;
-  return f16_${n}(o) * (f32(lo | (hi << 4u)) - 16.0);
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let o = (i / 32u) * 22u;
-  let d = f16_${n}(o);
-  let qh = rd32_${n}(o + 2u);
-  for (var j = 0u; j < 16u; j += 4u) {
-    let q = rd32_${n}(o + 6u + j);
-    for (var b = 0u; b < 4u; b++) {
-      let v = (q >> (b * 8u)) & 0xffu;
-      let k = j + b;
-      (*out)[k] = d * (f32((v & 0xfu) | (((qh >> k) & 1u) << 4u)) - 16.0);
-      (*out)[k + 16u] = d * (f32((v >> 4u) | (((qh >> (k + 16u)) & 1u) << 4u)) - 16.0);
-    }
-  }
-}`;
     case 'Q4_1':
     case 'Q5_1': {
       // Q4_1 (20 B) and Q5_1 (24 B) blocks are 4-byte aligned: word 0 = f16 d | f16 m, [Q5_1: word 1 =
@@ -183,60 +126,5 @@ fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
 }`;
     default:
       throw new Error(`blockLoader: not for ${t}`);
-  }
-}
-
-/**
- * {@link wgslLoader} for a weight repacked into planes (kernels/repack.ts) holding `nB` blocks: quants
- * read as aligned words, the f16 `d` from the last plane.
- */
-function planarLoader(n: string, t: WeightType, nB: number): string {
-  const byte = (o: string) => `((${n}[(${o}) >> 2u] >> (((${o}) & 3u) * 8u)) & 0xffu)`;
-  switch (t) {
-    case 'Q4_0':
-    case 'Q8_0':
-    case 'Q5_0': {
-      const qsW = t === 'Q8_0' ? 8 : 4;
-      const dW = ((t === 'Q8_0' ? 32 : t === 'Q5_0' ? 20 : 16) * nB) / 4;
-      const d = `fn d_${n}(bi: u32) -> f32 { return unpack2x16float(${n}[${dW}u + (bi >> 1u)])[bi & 1u]; }`;
-      if (t === 'Q8_0') {
-        return `${d}
-fn ld_${n}(i: u32) -> f32 { let bi = i / 32u; return d_${n}(bi) * f32(i32(${byte(`bi * 32u + i % 32u`)} << 24u) >> 24u); }
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let bi = i / 32u;
-  let d = d_${n}(bi);
-  for (var j = 0u; j < 8u; j++) {
-    let q = ${n}[bi * 8u + j];
-    (*out)[4u * j] = d * f32(i32(q << 24u) >> 24u); (*out)[4u * j + 1u] = d * f32(i32(q << 16u) >> 24u);
-    (*out)[4u * j + 2u] = d * f32(i32(q << 8u) >> 24u); (*out)[4u * j + 3u] = d * f32(i32(q) >> 24u);
-  }
-}`;
-      }
-      const q5 = t === 'Q5_0';
-      const qh = q5 ? `let qh = ${n}[${(16 * nB) / 4}u + bi];` : '';
-      const hi = (k: string) => (q5 ? ` | (((qh >> (${k})) & 1u) << 4u)` : '');
-      const off = q5 ? '16.0' : '8.0';
-      return `${d}
-fn ld_${n}(i: u32) -> f32 {
-  let bi = i / 32u; let j = i % 32u; ${qh}
-  let q = ${byte(`bi * ${qsW * 4}u + j % 16u`)};
-  return d_${n}(bi) * (f32(select(q & 0xfu, q >> 4u, j >= 16u)${hi('j')}) - ${off});
-}
-fn dq32_${n}(i: u32, out: ptr<function, array<f32, 32>>) {
-  let bi = i / 32u;
-  let d = d_${n}(bi); ${qh}
-  for (var j = 0u; j < 4u; j++) {
-    let q = ${n}[bi * 4u + j];
-    for (var b = 0u; b < 4u; b++) {
-      let v = (q >> (b * 8u)) & 0xffu;
-      let k = 4u * j + b;
-      (*out)[k] = d * (f32((v & 0xfu)${hi('k')}) - ${off});
-      (*out)[k + 16u] = d * (f32((v >> 4u)${hi('k + 16u')}) - ${off});
-    }
-  }
-}`;
-    }
-    default:
-      throw new Error(`${t} has no planar layout`);
   }
 }

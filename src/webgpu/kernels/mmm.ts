@@ -234,60 +234,8 @@ function epilogues(o: MatmulOptions): string[] {
  */
 function intLoaderWGSL(n: string, t: WeightType, planarBlocks?: number): string {
   const dec = DECODERS[t];
-  if (dec) {
-    if (!dec.intLoader) throw new Error(`${t} has no integer-dot loader`);
-    return dec.intLoader(n, planarBlocks);
-  }
-  const head = `fn dqi32_${n}(i: u32, out: ptr<function, array<u32, 8>>) -> vec4<f32> {`;
-  const nib = (v: string) => `(${v}) & 0x0f0f0f0fu`;
-  const hi4 = (v: string) => `((${v}) >> 4u) & 0x0f0f0f0fu`;
-  // Q5_0's fifth bits: 4 bits of qh from bit b → bit 4 of byte 0..3.
-  const spread = `fn q5h_${n}(h: u32) -> u32 { return ((h & 1u) | ((h & 2u) << 7u) | ((h & 4u) << 14u) | ((h & 8u) << 21u)) << 4u; }`;
-  const nB = planarBlocks;
-  switch (t) {
-    case 'Q8_0':
-      return nB !== undefined
-        ? `${head}
-  let bi = i / 32u; let d = d_${n}(bi);
-  for (var j = 0u; j < 8u; j++) { (*out)[j] = ${n}[bi * 8u + j]; }
-  return vec4<f32>(d, d, 0.0, 0.0);
-}`
-        : `${head}
-  let o = (i / 32u) * 34u; let d = f16_${n}(o);
-  for (var j = 0u; j < 8u; j++) { (*out)[j] = rd32_${n}(o + 2u + 4u * j); }
-  return vec4<f32>(d, d, 0.0, 0.0);
-}`;
-    case 'Q4_0': {
-      const word =
-        nB !== undefined
-          ? (j: string) => `${n}[bi * 4u + ${j}]`
-          : (j: string) => `rd32_${n}(o + 2u + 4u * ${j})`;
-      return `${head}
-  let bi = i / 32u; let o = bi * 18u; let d = ${nB !== undefined ? `d_${n}(bi)` : `f16_${n}(o)`};
-  for (var j = 0u; j < 4u; j++) { let q = ${word('j')}; (*out)[j] = ${nib('q')}; (*out)[j + 4u] = ${hi4('q')}; }
-  return vec4<f32>(d, d, -8.0 * d, -8.0 * d);
-}`;
-    }
-    case 'Q5_0': {
-      const word =
-        nB !== undefined
-          ? (j: string) => `${n}[bi * 4u + ${j}]`
-          : (j: string) => `rd32_${n}(o + 6u + 4u * ${j})`;
-      const qh = nB !== undefined ? `${n}[${(16 * nB) / 4}u + bi]` : `rd32_${n}(o + 2u)`;
-      return `${spread}
-${head}
-  let bi = i / 32u; let o = bi * 22u; let d = ${nB !== undefined ? `d_${n}(bi)` : `f16_${n}(o)`}; let qh = ${qh};
-  for (var j = 0u; j < 4u; j++) {
-    let q = ${word('j')};
-    (*out)[j] = (${nib('q')}) | q5h_${n}(qh >> (4u * j));
-    (*out)[j + 4u] = (${hi4('q')}) | q5h_${n}(qh >> (16u + 4u * j));
-  }
-  return vec4<f32>(d, d, -16.0 * d, -16.0 * d);
-}`;
-    }
-    default:
-      throw new Error(`${t} has no integer-dot loader`);
-  }
+  if (!dec?.intLoader) throw new Error(`${t} has no integer-dot loader`);
+  return dec.intLoader(n, planarBlocks);
 }
 
 /**

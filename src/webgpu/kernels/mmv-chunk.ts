@@ -68,7 +68,7 @@ export function chunkDot(
     if (!dec.planarChunkDot) throw new Error(`${t} has no planar layout`);
     return dec.planarChunkDot(ctx, planar);
   }
-  if (planar !== undefined) return planarChunkDot(t, w, K, TT, p, packed, planar, X, XS, sum);
+  if (planar !== undefined) throw new Error(`${t} has no planar layout`);
   const dot =
     t === 'F32' || t === 'F16' || t === 'BF16'
       ? floatChunkDot
@@ -132,72 +132,6 @@ function blockChunkDot(
 ): string {
   const NB = K / 32;
   switch (t) {
-    case 'Q8_0': {
-      // 34-byte blocks: the 32 int8 start at byte 34·bi + 2, 4-byte aligned for odd bi, else 2 past.
-      const lines = [
-        `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 34u + 2u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
-        `let ${p}dw = unpack2x16float(${w}[select(${p}wi - 1u, ${p}wi, ${p}odd)]); let ${p}d = select(${p}dw.y, ${p}dw.x, ${p}odd);`,
-      ];
-      const q = stitched(p, w, `${p}wi`, 8);
-      lines.push(q.loads);
-      // int8 q as (q + 128) / 255 (u8x4n of the bytes with their sign bits flipped): Σq·x = 255·Σu·x − 128·Σx.
-      for (let j = 0; j < 8; j++) lines.push(`let ${p}f${j} = ${u8x4n(`${q.word(j)} ^ 0x80808080u`)};`);
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}d * (${U8N} * (${Array.from({ length: 8 }, (_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')}) - 128.0 * ${XS(tt)})`,
-        ),
-      );
-      return lines.join('\n');
-    }
-    case 'Q4_0': {
-      // 18-byte blocks: f16 d, then 16 bytes of nibbles (low: weights 0–15, high: 16–31).
-      const lines = [
-        `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 18u + 2u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
-        `let ${p}dw = unpack2x16float(${w}[select(${p}wi - 1u, ${p}wi, ${p}odd)]); let ${p}d = select(${p}dw.y, ${p}dw.x, ${p}odd);`,
-      ];
-      const q = stitched(p, w, `${p}wi`, 4);
-      lines.push(q.loads);
-      for (let j = 0; j < 4; j++) {
-        lines.push(
-          `let ${p}q${j} = ${q.word(j)}; let ${p}lo${j} = ${u8x4n(`${p}q${j} & 0x0f0f0f0fu`)}; let ${p}hi${j} = ${u8x4n(`(${p}q${j} >> 4u) & 0x0f0f0f0fu`)};`,
-        );
-      }
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}d * (${U8N} * (${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')}) - 8.0 * ${XS(tt)})`,
-        ),
-      );
-      return lines.join('\n');
-    }
-    case 'Q5_0': {
-      // 22-byte blocks: f16 d, u32 qh (fifth bits), 16 bytes of nibbles as Q4_0; w = d·(q − 16).
-      const lines = [
-        `let ${p}bi = row * ${NB}u + c; let ${p}o = ${p}bi * 22u; let ${p}wi = ${p}o >> 2u; let ${p}odd = (${p}o & 2u) != 0u;`,
-      ];
-      for (let j = 0; j <= 5; j++) lines.push(`let ${p}v${j} = ${w}[${p}wi + ${j}u];`);
-      lines.push(
-        `let ${p}dw = unpack2x16float(${p}v0); let ${p}d = select(${p}dw.x, ${p}dw.y, ${p}odd);`,
-        `let ${p}qh = select((${p}v0 >> 16u) | (${p}v1 << 16u), ${p}v1, ${p}odd);`,
-      );
-      for (let j = 0; j < 4; j++) {
-        const hl = `vec4<f32>((vec4<u32>(${p}qh) >> vec4<u32>(${4 * j}u, ${4 * j + 1}u, ${4 * j + 2}u, ${4 * j + 3}u)) & vec4<u32>(1u))`;
-        const hh = `vec4<f32>((vec4<u32>(${p}qh) >> vec4<u32>(${16 + 4 * j}u, ${17 + 4 * j}u, ${18 + 4 * j}u, ${19 + 4 * j}u)) & vec4<u32>(1u))`;
-        lines.push(
-          `let ${p}q${j} = select((${p}v${j + 1} >> 16u) | (${p}v${j + 2} << 16u), ${p}v${j + 2}, ${p}odd);`,
-          `let ${p}lo${j} = ${u8x4(`${p}q${j} & 0x0f0f0f0fu`, packed)} + 16.0 * ${hl};`,
-          `let ${p}hi${j} = ${u8x4(`(${p}q${j} >> 4u) & 0x0f0f0f0fu`, packed)} + 16.0 * ${hh};`,
-        );
-      }
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}d * (${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')} - 16.0 * ${XS(tt)})`,
-        ),
-      );
-      return lines.join('\n');
-    }
     case 'Q4_1':
     case 'Q5_1': {
       // 20- / 24-byte blocks, 4-byte aligned: word 0 = f16 d | f16 m, [Q5_1: word 1 = qh], then 4 words
@@ -286,81 +220,5 @@ function iq4ChunkDot(
     }
     default:
       throw new Error(`iq4ChunkDot: not for ${t}`);
-  }
-}
-
-/**
- * {@link chunkDot} for weights repacked into planes (kernels/repack.ts) of `nB` blocks, bound as
- * `array<vec4<u32>>`: quants in whole aligned `vec4`s, the f16 `d` (and Q5_0's qh, Q6_K's scales) from
- * their planes.
- */
-function planarChunkDot(
-  t: WeightType,
-  w: string,
-  K: number,
-  _TT: number,
-  p: string,
-  packed: boolean,
-  nB: number,
-  X: (tt: number, j: number) => string,
-  XS: (tt: number) => string,
-  sum: (f: (tt: number) => string) => string,
-): string {
-  // The 16-bit value at byte offset D of the binding, into `${p}${name}W` (low 16 bits).
-  const half = (D: string, name: string) =>
-    `let ${p}${name}D = ${D}; let ${p}${name}W = ${w}[${p}${name}D >> 4u][(${p}${name}D >> 2u) & 3u] >> (((${p}${name}D >> 1u) & 1u) * 16u);`;
-  const NB = K / 32;
-  switch (t) {
-    case 'Q8_0': {
-      const lines = [
-        `let ${p}bi = row * ${NB}u + c; let ${p}qa = ${w}[2u * ${p}bi]; let ${p}qb = ${w}[2u * ${p}bi + 1u];`,
-        half(`${32 * nB}u + 2u * ${p}bi`, 'd'),
-        `let ${p}d = unpack2x16float(${p}dW).x;`,
-      ];
-      const words = ['qa.x', 'qa.y', 'qa.z', 'qa.w', 'qb.x', 'qb.y', 'qb.z', 'qb.w'];
-      // As the raw layout: (q + 128) / 255 per byte, Σq·x = 255·Σu·x − 128·Σx.
-      words.forEach((wd, j) => {
-        lines.push(`let ${p}f${j} = ${u8x4n(`${p}${wd} ^ 0x80808080u`)};`);
-      });
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}d * (${U8N} * (${words.map((_, j) => `dot(${p}f${j}, ${X(tt, j)})`).join(' + ')}) - 128.0 * ${XS(tt)})`,
-        ),
-      );
-      return lines.join('\n');
-    }
-    case 'Q4_0':
-    case 'Q5_0': {
-      const q5 = t === 'Q5_0';
-      const lines = [
-        `let ${p}bi = row * ${NB}u + c; let ${p}q = ${w}[${p}bi];`,
-        half(`${(q5 ? 20 : 16) * nB}u + 2u * ${p}bi`, 'd'),
-        `let ${p}d = unpack2x16float(${p}dW).x;`,
-      ];
-      if (q5) lines.push(`let ${p}qh = ${w}[${nB}u + (${p}bi >> 2u)][${p}bi & 3u];`);
-      const un = (v: string) => (q5 ? u8x4(v, packed) : u8x4n(v));
-      const comps = ['x', 'y', 'z', 'w'];
-      for (let j = 0; j < 4; j++) {
-        const bits = (from: number) =>
-          q5
-            ? ` + 16.0 * vec4<f32>((vec4<u32>(${p}qh) >> vec4<u32>(${from}u, ${from + 1}u, ${from + 2}u, ${from + 3}u)) & vec4<u32>(1u))`
-            : '';
-        lines.push(
-          `let ${p}lo${j} = ${un(`${p}q.${comps[j]} & 0x0f0f0f0fu`)}${bits(4 * j)};`,
-          `let ${p}hi${j} = ${un(`(${p}q.${comps[j]} >> 4u) & 0x0f0f0f0fu`)}${bits(16 + 4 * j)};`,
-        );
-      }
-      // Q4_0 unpacks with u8x4n (×1/255, undone once per chunk); Q5_0 adds its fifth bits to whole values.
-      lines.push(
-        sum(
-          (tt) =>
-            `${p}d * (${q5 ? '' : `${U8N} * `}(${Array.from({ length: 4 }, (_, j) => `dot(${p}lo${j}, ${X(tt, j)}) + dot(${p}hi${j}, ${X(tt, j + 4)})`).join(' + ')}) - ${q5 ? '16.0' : '8.0'} * ${XS(tt)})`,
-        ),
-      );
-      return lines.join('\n');
-    }
-    default:
-      throw new Error(`${t} has no planar layout`);
   }
 }

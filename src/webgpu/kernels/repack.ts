@@ -32,7 +32,7 @@
  *   128n (sub-block j: sc at 128n + 16b + 2j, m after it), (d, dmin) [n × 4] at 144n.
  */
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
-import { DECODERS } from './quants/index.ts';
+import { DECODERS, type PlaneField } from './quants/index.ts';
 
 /** Types repacked at load. */
 export const PLANAR_TYPES: readonly WeightType[] = ['Q4_0', 'Q8_0', 'Q5_0', 'Q6_K', 'Q4_K'];
@@ -42,35 +42,11 @@ export function isPlanarType(t: WeightType): boolean {
   return PLANAR_TYPES.includes(t);
 }
 
-/** One field of a block: its offset and length in the raw block (bytes, a multiple of 4 long). */
-interface Field {
-  name: string;
-  raw: number;
-  bytes: number;
-  /** Written by the type's reordering (Q6_K's ql and qh: {@link Q6K_REORDER_WGSL}), not copied. */
-  reordered?: boolean;
-}
-
 /** The fields of a block, in plane order, without `d` (the last plane, 2 bytes at raw offset `dRaw`). */
-export function planeFields(t: WeightType): { fields: Field[]; dRaw: number } {
+export function planeFields(t: WeightType): { fields: PlaneField[]; dRaw: number } {
   const own = DECODERS[t]?.planes?.fields;
-  if (own) return own;
-  switch (t) {
-    case 'Q4_0':
-      return { fields: [{ name: 'qs', raw: 2, bytes: 16 }], dRaw: 0 };
-    case 'Q8_0':
-      return { fields: [{ name: 'qs', raw: 2, bytes: 32 }], dRaw: 0 };
-    case 'Q5_0':
-      return {
-        fields: [
-          { name: 'qs', raw: 6, bytes: 16 },
-          { name: 'qh', raw: 2, bytes: 4 },
-        ],
-        dRaw: 0,
-      };
-    default:
-      throw new Error(`${t} is not repacked`);
-  }
+  if (!own) throw new Error(`${t} is not repacked`);
+  return own;
 }
 
 /** Byte offset of each plane (by field name, and `d`) for `nBlocks` blocks. */

@@ -234,7 +234,7 @@ function epilogues(o: MatmulOptions): string[] {
  */
 function intLoaderWGSL(n: string, t: WeightType, planarBlocks?: number): string {
   const dec = DECODERS[t];
-  if (!dec?.intLoader) throw new Error(`${t} has no integer-dot loader`);
+  if (!dec.intLoader) throw new Error(`${t} has no integer-dot loader`);
   return dec.intLoader(n, planarBlocks);
 }
 

@@ -12,12 +12,14 @@ import { DECODERS, type IntChunkCtx } from './quants/index.ts';
  */
 export function usesIntDot(w: { type: WeightType; planar?: number }): boolean {
   const d = DECODERS[w.type];
-  return Boolean(w.planar === undefined ? d?.intChunkDot : d?.planarIntChunkDot);
+  return Boolean(w.planar === undefined ? d.intChunkDot : d.planarIntChunkDot);
 }
 
 /**
  * The integer-dot chunk product (see mmv.ts `MmvLayout.intDot`) against the int8 activations `q{t}_{j}`
- * (scale `dx{t}`, half sums `qlo{t}`, `qhi{t}`), into `${p}s${t}`.
+ * (scale `dx{t}`, half sums `qlo{t}`, `qhi{t}`), into `${p}s${t}`: the type's block decoder's
+ * (kernels/quants/<type>.ts).
+ * @throws Error where {@link usesIntDot} is false (the decoder has no integer-dot chunk for that layout).
  */
 export function intChunkDot(
   t: WeightType,
@@ -34,7 +36,7 @@ export function intChunkDot(
     words.map((wd, j) => `dot4I8Packed(${wd}, ${Q(tt, from + j)})`).join(' + ');
   const dec = DECODERS[t];
   const ctx: IntChunkCtx = { w, K, p, sum, dots };
-  if (planar === undefined && dec?.intChunkDot) return dec.intChunkDot(ctx);
-  if (planar !== undefined && dec?.planarIntChunkDot) return dec.planarIntChunkDot(ctx, planar);
+  if (planar === undefined && dec.intChunkDot) return dec.intChunkDot(ctx);
+  if (planar !== undefined && dec.planarIntChunkDot) return dec.planarIntChunkDot(ctx, planar);
   throw new Error(`no integer-dot path for ${t}`);
 }

@@ -45,11 +45,10 @@
  * decode variants: {@link mmvSupports}).
  */
 import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
-import { iq4KvaluesWgsl } from './loader.ts';
 import { extraBindings, type MatmulOptions, segmentRanges, weightVar } from './matmul.ts';
 import { bindingType, chunkDot, needsXhalf, needsXsum } from './mmv-chunk.ts';
 import { intChunkDot, usesIntDot } from './mmv-int.ts';
-import { Q4K_SCALE_MIN } from './quants/q4_k.ts';
+import { mmvPreludes } from './quants/index.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
 export interface MmvLayout {
@@ -182,8 +181,7 @@ function declarations(lines: string[], o: MmvOptions, subgroups: boolean, types:
     });
   });
   for (const e of extraBindings(o)) lines.push(`@group(0) @binding(${b++}) ${e};`);
-  if (types.includes('Q4_K') || types.includes('Q5_K')) lines.push(Q4K_SCALE_MIN);
-  if (types.includes('IQ4_NL') || types.includes('IQ4_XS')) lines.push(iq4KvaluesWgsl('KVIQ4'));
+  lines.push(...mmvPreludes(types));
   if (o.norm && !normF32) {
     // F16 / BF16 norm weights: four at a time from two words.
     const cv =

@@ -1,35 +1,16 @@
 /**
- * Load-time repacking of the 2-byte-aligned ggml blocks (Q4_0 18 B, Q8_0 34 B, Q5_0 22 B, Q6_K 210 B;
- * ggml-common.h) into 16-byte-aligned planes, on the GPU as the weights are uploaded: all blocks' quants
- * first, then their other fields, then their f16 scales `d` two to a word. Every plane but the last is a
- * whole number of 16-byte units per block, so kernels read quants with aligned `vec4<u32>` loads and no
- * stitching. The planar tensor takes the bytes of the original, rounded up to 16.
- * `token_embd` is never repacked (read a row at a time by the embedding).
+ * Load-time repacking of ggml blocks into 16-byte-aligned planes, on the GPU as the weights are uploaded
+ * (and its CPU twin {@link repackHost} for tests): all blocks' quants first, then their other fields,
+ * then their f16 scales `d` two to a word. Every plane but the last is a whole number of 16-byte units per
+ * block, so kernels read quants with aligned `vec4<u32>` loads and no stitching. The planar tensor takes
+ * the planes' bytes ({@link planarBlockBytes} per block), rounded up to 16. `token_embd` is never
+ * repacked (read a row at a time by the embedding).
  *
- * Q4_K is repacked too, not only moved: its 144-byte blocks are aligned, but a 32-weight sub-block's
- * nibbles share bytes with its neighbour's (sub-blocks 2p and 2p + 1 are the low and high nibbles of the
- * same 32 bytes) and its 6-bit scale and min are packed across 12 bytes (ggml's get_scale_min_k4), so a
- * kernel read 48 bytes and unpacked the scales for every 32 weights. Its planes give each sub-block its
- * own 16 bytes in Q4_0's order (byte i: weight i low, weight i + 16 high), its scale and min as two bytes,
- * and the block's f16 d and dmin as one word: 148 bytes per block instead of 144, the same numbers
- * (kernels compute d·sc·q − dmin·m exactly as from the raw block).
- *
- * Q6_K's quants are reordered the same way (its planes keep the raw sizes): in the raw block a 32-weight
- * sub-block's low nibbles share 32 bytes of ql with another's and its high 2 bits share 32 bytes of qh
- * with three others' (ggml's dequantize_row_q6_K), so a kernel read 64 bytes for 24 and shifted them
- * apart. The planes give sub-block j its 16 bytes of low nibbles in Q4_0's order (byte i: weight i low,
- * weight i + 16 high) and its high bits as two words (weights 0–15, then 16–31; byte k of a word holds
- * weights k, k + 4, k + 8, k + 12 of its half at bits 0, 2, 4, 6), so `(word >> 2m) & 0x03030303` lines
- * up with the nibbles of weights 4m … 4m + 3: 24 bytes per 32 weights, read as one `vec4` and one half.
- *
- * Planes for n blocks (byte offsets):
- * - Q4_0: qs [n × 16] at 0, d [n × 2] at 16n.
- * - Q8_0: qs [n × 32] at 0, d at 32n.
- * - Q5_0: qs [n × 16] at 0, qh [n × 4] at 16n, d at 20n.
- * - Q6_K: ql [n × 8 × 16] at 0 (sub-block j of block b at 128b + 16j), qh [n × 8 × 8] at 128n (sub-block
- *   j at 128n + 64b + 8j), scales [n × 16] at 192n (as raw: sub-block j's two at 2j), d at 208n.
- * - Q4_K: qs [n × 8 × 16] at 0 (sub-block j of block b at 128b + 16j), scale/min bytes [n × 8 × 2] at
- *   128n (sub-block j: sc at 128n + 16b + 2j, m after it), (d, dmin) [n × 4] at 144n.
+ * Which types have planes, their layout and why, are each type's block decoder's (`planes` in
+ * kernels/quants/<type>.ts): Q4_0, Q8_0 and Q5_0 (2-byte-aligned blocks: their fields copied into planes by
+ * {@link repackWGSL}'s generic kernel, a thread per pair of blocks), Q6_K (the same kernel, its ql and qh
+ * reordered by sub-block), Q4_K (a kernel of its own, a thread per block: each sub-block's nibbles in
+ * Q4_0's order and its 6-bit scale and min unpacked to bytes, 148 bytes per block).
  */
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 import { DECODERS, type PlaneField } from './quants/index.ts';
@@ -44,7 +25,7 @@ export function isPlanarType(t: WeightType): boolean {
 
 /** The fields of a block, in plane order, without `d` (the last plane, 2 bytes at raw offset `dRaw`). */
 export function planeFields(t: WeightType): { fields: PlaneField[]; dRaw: number } {
-  const own = DECODERS[t]?.planes?.fields;
+  const own = DECODERS[t].planes?.fields;
   if (!own) throw new Error(`${t} is not repacked`);
   return own;
 }
@@ -70,9 +51,9 @@ export function planarBytes(t: WeightType, nBlocks: number): number {
   return Math.ceil((planarBlockBytes(t) * nBlocks) / 16) * 16;
 }
 
-/** Bytes per block in planes: the raw block's, except Q4_K's 148 (its scales unpacked to bytes). */
+/** Bytes per block in planes (the decoder's: the raw block's, except Q4_K's 148, its scales unpacked to bytes). */
 export function planarBlockBytes(t: WeightType): number {
-  return DECODERS[t]?.planes?.blockBytes ?? WEIGHT_BLOCK[t].bytes;
+  return DECODERS[t].planes?.blockBytes ?? WEIGHT_BLOCK[t].bytes;
 }
 
 /**
@@ -81,11 +62,11 @@ export function planarBlockBytes(t: WeightType): number {
  * thread per pair of blocks (the pair's two `d` share a word). Dispatch {@link repackWorkgroups}.
  */
 export function repackWGSL(t: WeightType): string {
-  const own = DECODERS[t]?.planes?.kernel;
+  const own = DECODERS[t].planes?.kernel;
   if (own) return own.wgsl;
   const B = WEIGHT_BLOCK[t].bytes;
   const { fields, dRaw } = planeFields(t);
-  const reorder = DECODERS[t]?.planes?.reorderWGSL;
+  const reorder = DECODERS[t].planes?.reorderWGSL;
   let planeWords = 0; // words per block of the planes before this one, times n
   const copies = fields
     .map((f) => {
@@ -132,17 +113,18 @@ export function repackParams(nBlocks: number): Uint32Array {
   return Uint32Array.of(nBlocks, 0, 0, 0);
 }
 
-/** Workgroups [x, y] for {@link repackWGSL}(t): one thread per pair of blocks (Q4_K: per block), 64 per workgroup. */
+/** Workgroups [x, y] for {@link repackWGSL}(t): one thread per pair of blocks (a type with its own kernel, Q4_K: per block), 64 per workgroup. */
 export function repackWorkgroups(nBlocks: number, t?: WeightType): [number, number] {
-  // Q4_K: a thread per block; the others: a thread per pair of blocks.
-  const n = Math.ceil((t === 'Q4_K' ? nBlocks : Math.ceil(nBlocks / 2)) / 64);
+  // A type with a kernel of its own (Q4_K): a thread per block; the others: a thread per pair of blocks.
+  const perBlock = t !== undefined && DECODERS[t].planes?.kernel !== undefined;
+  const n = Math.ceil((perBlock ? nBlocks : Math.ceil(nBlocks / 2)) / 64);
   const x = Math.min(n, 65535);
   return [x, Math.ceil(n / x)];
 }
 
 /** The same repacking on the CPU (tests): raw blocks → planes. */
 export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uint8Array {
-  const own = DECODERS[t]?.planes?.kernel;
+  const own = DECODERS[t].planes?.kernel;
   if (own) {
     const out = new Uint8Array(planarBytes(t, nBlocks));
     own.host(raw, nBlocks, out);
@@ -152,7 +134,7 @@ export function repackHost(t: WeightType, raw: Uint8Array, nBlocks: number): Uin
   const { fields, dRaw } = planeFields(t);
   const off = planeOffsets(t, nBlocks);
   const out = new Uint8Array(planarBytes(t, nBlocks));
-  const reorder = DECODERS[t]?.planes?.reorderHost;
+  const reorder = DECODERS[t].planes?.reorderHost;
   for (let b = 0; b < nBlocks; b++) {
     for (const f of fields)
       if (!f.reordered)

@@ -25,6 +25,7 @@ import {
   type IntChunkCtx,
   nib,
   planarD,
+  planarNibbleWords,
   planeByte,
   planeDFn,
   stitched,
@@ -144,8 +145,7 @@ export function nibblePlanarChunkDot(
 
 /** mmv integer-dot chunk over the planes: d·dx·(Σq·qx − 8·Σqx). */
 function planarIntChunkDot({ w, K, p, sum, dots }: IntChunkCtx, nB: number): string {
-  const lo = C4.map((c) => `(${p}q.${c} & 0x0f0f0f0fu)`);
-  const hi = C4.map((c) => `((${p}q.${c} >> 4u) & 0x0f0f0f0fu)`);
+  const { lo, hi } = planarNibbleWords(p);
   return `let ${p}bi = row * ${K / 32}u + c; let ${p}q = ${w}[${p}bi];
 ${planarD(w, p, `${16 * nB}u + 2u * ${p}bi`, ' ')}
 ${sum((tt) => `${p}d * dx${tt} * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)} - 8 * (qlo${tt} + qhi${tt}))`)}`;

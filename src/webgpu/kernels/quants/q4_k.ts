@@ -30,6 +30,7 @@ import {
   hi4,
   type IntChunkCtx,
   nib,
+  planarNibbleWords,
   planeByte,
   U8N,
   u8x4n,
@@ -188,8 +189,7 @@ ${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(words, tt)}) - ${p}mm * f32(qlo${t
 
 /** mmv integer-dot chunk over the planes. */
 function planarIntChunkDot({ w, K, p, sum, dots }: IntChunkCtx, nB: number): string {
-  const lo = C4.map((c) => `(${p}q.${c} & 0x0f0f0f0fu)`);
-  const hi = C4.map((c) => `((${p}q.${c} >> 4u) & 0x0f0f0f0fu)`);
+  const { lo, hi } = planarNibbleWords(p);
   return `${planarChunkHeader(w, K, p, nB)}
 ${sum((tt) => `dx${tt} * (${p}ds * f32(${dots(lo, tt)} + ${dots(hi, tt, 4)}) - ${p}mm * f32(qlo${tt} + qhi${tt}))`)}`;
 }

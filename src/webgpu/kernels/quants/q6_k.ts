@@ -30,6 +30,7 @@ import {
   type IntChunkCtx,
   planarD,
   planeByte,
+  planeDFn,
   U8N,
   u8x4n,
 } from './shared.ts';
@@ -80,7 +81,7 @@ function planarLoader(n: string, nB: number): string {
   const QH = 32 * nB;
   const SC = 192 * nB;
   const DW = (208 * nB) / 4;
-  return `fn d_${n}(bi: u32) -> f32 { return unpack2x16float(${n}[${DW}u + (bi >> 1u)])[bi & 1u]; }
+  return `${planeDFn(n, DW)}
 fn sc_${n}(bi: u32, k: u32) -> f32 { return f32(i32(${planeByte(n, `${SC}u + bi * 16u + k`)} << 24u) >> 24u); }
 fn ld_${n}(i: u32) -> f32 {
   let bi = i / 256u;

@@ -80,6 +80,18 @@ export function planarD(w: string, p: string, D: string, sep: string): string {
 /** The vec4 components, in order. */
 export const C4 = ['x', 'y', 'z', 'w'];
 
+/**
+ * The int8 words of a planar chunk whose 16 bytes `${p}q` (a vec4) hold weight i's nibble low and weight
+ * i + 16's high (Q4_0's order; Q4_0's and Q4_K's planes): words 0–3 the low nibbles, 4–7 the high ones
+ * (mmv-int.ts's integer-dot chunks).
+ */
+export function planarNibbleWords(p: string): { lo: string[]; hi: string[] } {
+  return {
+    lo: C4.map((c) => `(${p}q.${c} & 0x0f0f0f0fu)`),
+    hi: C4.map((c) => `((${p}q.${c} >> 4u) & 0x0f0f0f0fu)`),
+  };
+}
+
 /** The first line of mmm.ts's int8 loader `dqi32_<n>` (see {@link BlockDecoder.intLoader}). */
 export function dqi32Head(n: string): string {
   return `fn dqi32_${n}(i: u32, out: ptr<function, array<u32, 8>>) -> vec4<f32> {`;

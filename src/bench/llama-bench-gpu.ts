@@ -12,6 +12,7 @@ import type { KvType } from '../core/types.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
 import { benchTokenIds } from '../util/prng.ts';
+import { chainedTokens } from '../webgpu/decoder.ts';
 import { rowBytes, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
 import { isPlanarType, planarBytes } from '../webgpu/kernels/repack.ts';
 import type { LlamaModel } from '../webgpu/model/llama.ts';
@@ -54,18 +55,16 @@ async function timePrefill(model: LlamaModel, n: number, depth: number, seed: nu
 
 /**
  * Greedy decode of `n` tokens at positions depth..depth+n−1, chained on the GPU (the argmax feeds the
- * next step) with one step in flight ahead of each 4-byte readback, as `WebGpuEngine.generate` runs.
+ * next step) with one step in flight ahead of each 4-byte readback: webgpu/decoder.ts `chainedTokens`, as
+ * `WebGpuEngine.generate` runs.
  * Returns seconds from the first submit to the last token read back.
  */
 async function timeDecode(model: LlamaModel, n: number, depth: number, seed: number): Promise<number> {
   const first = benchTokenIds(1, model.cfg.nVocab, seed)[0];
   const t0 = performance.now();
-  model.submitDecode(depth, { tokenId: first, slot: 0, feedBack: true });
-  for (let i = 1; i < n; i++) {
-    model.submitDecode(depth + i, { slot: i % 2, feedBack: true });
-    await model.readToken((i - 1) % 2);
+  for await (const _ of chainedTokens(model, { pos: depth + 1, maxTokens: n, firstInput: first })) {
+    // every token is read back; none is looked at
   }
-  await model.readToken((n - 1) % 2);
   return (performance.now() - t0) / 1000;
 }
 

@@ -17,6 +17,7 @@ import type {
 } from '../core/types.ts';
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
+import { chainedTokens } from './decoder.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
 
@@ -104,44 +105,19 @@ export async function runGeneration(
   if (tPrefill !== undefined) {
     let pos = prompt.length; // position of the next token to feed
     if (isGreedy(req) || host.sampling !== 'cpu') {
-      // Token n sits in readback slot n % 2; step n+1 is submitted before token n is awaited (with
-      // returnLogits, after: the one logits readback must be read before the next step refills it).
-      // Greedy: the argmax picks it; sampled: the GPU sampler with draw index n, its history ring
-      // seeded with the prompt and fed by each draw.
+      // Chained on the GPU (decoder.ts): greedy by the argmax, sampled by the GPU sampler with draw index
+      // k, its history ring seeded with the prompt and fed by each draw.
       const sampled = !isGreedy(req);
       if (sampled) {
         const s = new Sampler(req, model.cfg.nVocab);
         await model.startSampling(s.params, s.seed, prompt);
       }
-      const overlap = !req.returnLogits;
-      const submit = (k: number) =>
-        model.submitDecode(pos, {
-          slot: k % 2,
-          feedBack: true,
-          sample: sampled ? k : undefined,
-          readLogits: !overlap,
-        });
-      model.submitReadback({
-        slot: 0,
-        feedBack: true,
-        sample: sampled ? 0 : undefined,
-        readLogits: !overlap,
-      });
-      let n = 0;
-      let pending = false;
-      for (;;) {
-        const more = n + 1 < maxTokens && pos < model.nCtx;
-        pending = overlap && more;
-        if (pending) submit(n + 1);
-        const id = await model.readToken(n % 2);
-        const logits = overlap ? undefined : await model.readLogits();
-        if (n === 0) host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
-        if (!emit(id, logits) || !more) break;
-        if (!overlap) submit(n + 1);
-        pos++;
-        n++;
+      const tokens = chainedTokens(model, { pos, maxTokens, sampled, readLogits: req.returnLogits });
+      for await (const { id, logits } of tokens) {
+        if (out.length === 0)
+          host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+        if (!emit(id, logits)) break;
       }
-      if (pending) await model.readToken((n + 1) % 2).catch(() => undefined);
     } else {
       // keyed: the GPU sampler's PRNG and draw order, so both paths give the same ids for a seed.
       const sampler = new Sampler(req, model.cfg.nVocab, { keyed: true });

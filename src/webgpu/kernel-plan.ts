@@ -2,8 +2,8 @@
  * The kernel plan of a load: which kernel every step of the forward pass runs, resolved once per adapter
  * and model ({@link resolveKernelPlan}) from the caller's {@link KernelOverrides}, the adapter defaults
  * (software adapters and GPUs differ: {@link prefillMatmulFor}, {@link attentionPolicyFor},
- * {@link planDefaults}) and the timed layout trials (kernels/tune.ts), checked against the adapter before
- * anything loads; `LlamaModel.load` takes the {@link KernelPlan}, forward-plan.ts plans every dispatch
+ * {@link adapterDefaults}) and the timed layout trials (kernels/tune.ts), checked against the adapter before
+ * anything loads; `LlamaModel.load` takes the {@link KernelPlan}, forward.ts plans every dispatch
  * from it, and `ModelInfo.kernels` reports it ({@link describePlan}). Every adapter default is decided
  * here and nowhere else.
  */
@@ -34,7 +34,7 @@ import {
 
 /**
  * What a load runs, for every matmul family and mode, attention and weight layout: the one description
- * of a kernel choice (`WebGpuEngine` resolves it, `LlamaModel.load` takes it, forward-plan.ts reads it).
+ * of a kernel choice (`WebGpuEngine` resolves it, `LlamaModel.load` takes it, forward.ts reads it).
  */
 export interface KernelPlan {
   /** The decode matmul kernel of matmuls that mmv does not take (K not whole 32-weight chunks), or all when mmv is off. */

@@ -1,6 +1,6 @@
 /**
  * The WGSL of every kernel a load would compile, without a GPU: the same planning as `LlamaModel.load`
- * (weights.ts `planWeights` / `layerSpecs`, forward-plan.ts `planForward`) over stand-in buffers, with the
+ * (weights.ts `planWeights` / `layerSpecs`, forward.ts `planForward`) over stand-in buffers, with the
  * kernel plan an adapter profile gets (kernel-plan.ts `resolveKernelPlan`, the engine's own path). `npm run wgsl`
  * prints any of these kernels, and `wgsl-snapshot.test.ts` keeps the golden kernels in tests/wgsl/ and a
  * fingerprint of every planned kernel of the test models, so a refactor shows as no diff and a kernel
@@ -23,7 +23,7 @@ import {
   type PlannedKernel,
   planForward,
   usesNormPass,
-} from './model/forward-plan.ts';
+} from './model/forward.ts';
 import type { MatmulFamilyName, PrefillMatmul } from './model/options.ts';
 import { allocRunState } from './model/state.ts';
 import { syntheticGguf } from './model/synthetic.ts';

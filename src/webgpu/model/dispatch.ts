@@ -1,5 +1,5 @@
 /**
- * The forward plan made runnable: forward-plan.ts says which kernel every dispatch runs and with which
+ * The forward plan made runnable: forward.ts says which kernel every dispatch runs and with which
  * buffers; this file compiles those kernels (each distinct WGSL source once, in parallel), binds each
  * one's buffers by binding name into a {@link Dispatch}, and records a step's dispatches into a command
  * encoder (one compute pass, or one per dispatch while a profiler is set), with the copies that read its
@@ -15,7 +15,7 @@ import {
   type KernelChoice,
   matmulSource,
   type PlannedKernel,
-} from './forward-plan.ts';
+} from './forward.ts';
 import type { ForwardProfiler, MatmulFamilyName } from './options.ts';
 import type { RunState } from './state.ts';
 import type { ModelSpecs } from './weights.ts';
@@ -42,6 +42,25 @@ export async function compilePipeline(
   }
 }
 
+/** Each device's compiled pipelines by WGSL source (the kernel's whole key: its weight types, shapes, layout). */
+const pipelines = new WeakMap<GPUDevice, Map<string, Promise<GPUComputePipeline>>>();
+
+/**
+ * The pipeline of `code` on `device`, compiled once per device: a model loaded again (the page, the
+ * widget, tests) or another with the same shapes reuses it. A failed compile is not kept.
+ * @throws EngineError('unsupported_model') when the pipeline fails to compile.
+ */
+export function cachedPipeline(device: GPUDevice, label: string, code: string): Promise<GPUComputePipeline> {
+  const byCode = pipelines.get(device) ?? new Map<string, Promise<GPUComputePipeline>>();
+  pipelines.set(device, byCode);
+  const had = byCode.get(code);
+  if (had) return had;
+  const fresh = compilePipeline(device, label, code);
+  fresh.catch(() => byCode.delete(code));
+  byCode.set(code, fresh);
+  return fresh;
+}
+
 /** Every kernel of the forward pass, compiled and bound ({@link compileForward}). */
 export interface ForwardDispatches {
   /** Each layer's dispatches in forward order (qkv, [qk norm], attention, wo, ffn, down), for T = 1. */
@@ -58,7 +77,8 @@ export interface ForwardDispatches {
 
 /**
  * Compiles the distinct sources of `plan` in parallel (the GPU sampler's too, so the first sampled
- * request does not wait for a compile: 1–2 s on SwiftShader) and binds each kernel's buffers by name.
+ * request does not wait for a compile: 1–2 s on SwiftShader), each once per device ({@link cachedPipeline}),
+ * and binds each kernel's buffers by name.
  * @param onCompile called after each distinct source compiles, with the count done and the total.
  * @throws EngineError('unsupported_model') when a pipeline fails to compile.
  */
@@ -81,7 +101,7 @@ export async function compileForward(
   const pipes = new Map<string, GPUComputePipeline>();
   await Promise.all(
     [...sources].map(async ([code, label]) => {
-      pipes.set(code, await compilePipeline(dev, label, code));
+      pipes.set(code, await cachedPipeline(dev, label, code));
       onCompile?.(++done, sources.size);
     }),
   );
@@ -123,7 +143,7 @@ export async function compileOutputAll(
         'output',
         intDotFamilies,
       );
-      const pipeline = await compilePipeline(dev, src.label, src.code);
+      const pipeline = await cachedPipeline(dev, src.label, src.code);
       const group = bindGroupByName(dev, pipeline, src, buffers);
       return { family: 'output', pipeline, group, wgX, y: 'tiles', tile };
     }),

@@ -1,30 +1,21 @@
 /**
- * The llama forward pass on WebGPU (Llama 2/3, TinyLlama, SmolLM, Mistral), read top to bottom like
- * llama2.c's `forward()`: one kernel per line, shapes in ggml order (inner dimension first).
+ * A llama-family model resident on one GPUDevice (Llama 2/3, TinyLlama, SmolLM, Mistral, Qwen 2/3, Gemma
+ * 2/3, Phi-3): load, buffers, the steps it runs, destroy. The forward pass itself, one kernel per step in
+ * llama2.c's order, is forward.ts `planLayer`; which kernel each step runs is the load's kernel plan
+ * (webgpu/kernel-plan.ts); the decode loop over these steps is webgpu/decoder.ts.
  *
- *   x  = token_embd[ids]                                  [T, nEmbd]
- *   per layer l:
- *     q, k→kCache, v→vCache = RoPE(W_qkv · RMSNorm(x))    fused: norm + 3 matmuls + RoPE + KV store
- *     xb = softmax(q·Kᵀ/√hd) · V                          causal GQA over positions 0..pos
- *     x += W_o · xb
- *     hb = SiLU(W_gate · RMSNorm(x)) ⊙ (W_up · RMSNorm(x)) fused: norm + 2 matmuls + SwiGLU
- *     x += W_down · hb
- *   logits = W_out · RMSNorm(x[T-1])                      [nVocab]
- *   next   = argmax(logits)                               on the GPU; only this u32 is read back
+ * Load: weights.ts plans each weight's parts and each kernel's bindings before allocating, upload.ts fills
+ * the weights, state.ts holds the run state (KV cache, activations, readback slots), forward.ts plans
+ * every dispatch, dispatch.ts compiles them, binds buffers to the kernels' binding names
+ * (kernels/bindings.ts) and encodes a step's dispatches and copies. Pipelines and bind groups are made at
+ * load; a step writes one 16-byte uniform and encodes one command buffer. Prefill runs in batches of up to
+ * `batchSize` tokens through the matrix × matrix pipelines ({@link PrefillMatmul}: mmm.ts tiles on GPUs,
+ * mmv register tiles on software adapters) and the tiled causal attention; decode runs the matrix ×
+ * vector pipelines, and only the argmax's u32 (or the GPU sampler's) is read back.
  *
  * phi3 runs the same kernels: its fused attn_qkv is bound as the Q/K/V kernel's three segments and its
  * [gate | up] ffn_up as the SwiGLU unit's two weights ({@link fusedWeightViews}); its LongRoPE factors and
  * attn_factor go into the RoPE table (state.ts `ropeTable`).
- *
- * The WGSL lives in kernels/ (the fused matmuls of this block and their epilogues in kernels/llama-ops.ts);
- * weights.ts plans each weight's parts and each kernel's bindings before allocating, upload.ts fills the
- * weights, state.ts holds the run state, forward-plan.ts chooses every dispatch's kernel and buffers,
- * dispatch.ts compiles them, binds buffers to the kernels' binding names (kernels/bindings.ts) and encodes
- * a step's dispatches and copies, and this file runs them. Pipelines and bind groups are made at load; a
- * step writes one 16-byte uniform and encodes one command buffer. Prefill runs in batches of up to
- * `batchSize` tokens through the matrix × matrix pipelines ({@link PrefillMatmul}: mmm.ts tiles on GPUs,
- * mmv register tiles on software adapters) and the tiled causal attention; decode runs the matrix ×
- * vector pipelines.
  */
 import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';
@@ -44,7 +35,7 @@ import {
   encodeSample,
   type ForwardDispatches,
 } from './dispatch.ts';
-import { type Dispatch, type KernelChoice, planForward, usesMmv, usesNormPass } from './forward-plan.ts';
+import { type Dispatch, type KernelChoice, planForward, usesMmv, usesNormPass } from './forward.ts';
 import type { ForwardProfiler, LlamaLoadOptions, LlamaLoadTimes, MatmulFamilyName } from './options.ts';
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 import {
@@ -75,7 +66,7 @@ export class LlamaModel {
   readonly batchSize: number;
   readonly weightBytes: number;
   readonly times: LlamaLoadTimes;
-  /** The kernels this load runs (kernel-plan.ts; forward-plan.ts plans every dispatch from it). */
+  /** The kernels this load runs (kernel-plan.ts; forward.ts plans every dispatch from it). */
   readonly plan: KernelPlan;
   /** Weight tensors repacked into planes at load. */
   planarTensors = 0;
@@ -133,7 +124,7 @@ export class LlamaModel {
   get prefillTile(): number {
     return this.plan.prefill.kind === 'tile' ? TILE_TOKENS : this.plan.prefill.tokens;
   }
-  /** Prefill writes each batch's input RMSNorm once for its matmuls (forward-plan.ts `usesNormPass`). */
+  /** Prefill writes each batch's input RMSNorm once for its matmuls (forward.ts `usesNormPass`). */
   get normPass(): boolean {
     return usesNormPass(this.plan.prefill, this.cfg);
   }
@@ -158,7 +149,7 @@ export class LlamaModel {
     return kvCacheBytes(this.cfg, this.nCtx, this.kvType);
   }
 
-  /** The kernel choices of this load, for forward-plan.ts. */
+  /** The kernel choices of this load, for forward.ts. */
   private get choice(): KernelChoice {
     return { ...this.plan, kvType: this.kvType, nCtx: this.nCtx };
   }
@@ -271,7 +262,7 @@ export class LlamaModel {
   }
 
   /**
-   * Plans every kernel (forward-plan.ts), compiles the distinct sources in parallel (and the GPU sampler,
+   * Plans every kernel (forward.ts), compiles the distinct sources in parallel (and the GPU sampler,
    * so the first sampled request does not wait for a compile: 1–2 s on SwiftShader), and binds each
    * kernel's buffers by name (dispatch.ts `compileForward`).
    */

@@ -1,13 +1,13 @@
 /**
- * Which kernel runs each step of the forward pass, and on which buffers ({@link planForward}): the WGSL of
- * every dispatch of decode (one token) and prefill (a batch), its grid and its buffers by binding name,
- * before anything is compiled. dispatch.ts compiles the distinct sources and binds them.
+ * The forward pass: which kernel runs each step, and on which buffers ({@link planForward}), for decode
+ * (one token) and prefill (a batch), planned once at load before anything is compiled (dispatch.ts
+ * compiles the distinct sources and binds them). Read {@link planLayer} for a layer's steps in order, as
+ * llama2.c's `forward()`; then the output matmul (final norm fused) and the argmax or the GPU sampler.
  *
- * Per layer, in forward order: qkv (fused norm + Q/K/V matmuls + RoPE + KV store, or with prefill's norm
- * pass the norm as a dispatch of its own before the matmuls, as ffn's; qwen3's and Gemma 3's
- * per-head Q/K norm after it), attention (flash-decoding + combine for decode, the tiled or `rows` causal
- * kernel for prefill, else one workgroup per (head, token)), wo (+ Gemma's post-norm), ffn (fused norm +
- * gate/up + SwiGLU or GeGLU), down (+ post-norm). Then the output matmul and the argmax or the sampler.
+ *   x = token_embd[ids] (· √nEmbd for Gemma)               [T, nEmbd]
+ *   per layer: planLayer
+ *   logits = W_out · RMSNorm(x[T−1])                       [nVocab]
+ *   next   = argmax(logits) or a draw                      on the GPU; only this u32 is read back
  */
 
 import type { KvType } from '../../core/types.ts';
@@ -309,13 +309,20 @@ function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
   return [fixed('attention', `${b}.attn`, codes.perToken(l), c.nHead, buffers)];
 }
 
-/** The kernels of one layer, by step; TT = 1 for decode, else the prefill kernels. */
-type LayerPlan = Record<
-  'attnNorm' | 'qkv' | 'qkNorm' | 'attn' | 'wo' | 'postAttn' | 'ffnNorm' | 'ffn' | 'down' | 'postFfn',
-  PlannedKernel[]
->;
-
-function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
+/**
+ * Layer l's kernels in forward order; TT = 1 for decode, else the prefill kernels. One line a step, as
+ * llama2.c's `forward()` (shapes in ggml order, inner dimension first; T tokens):
+ *
+ *   xn = RMSNorm(x)                                        prefill's norm pass only (else fused below)
+ *   q, k→kCache, v→vCache = RoPE(W_qkv · RMSNorm(x) + b)   one kernel: norm + Q/K/V matmuls + RoPE + KV store
+ *   q, k = RoPE(RMSNorm_head(q), RMSNorm_head(k))          qwen3, Gemma 3: per-head norms, RoPE after them
+ *   xb = softmax(q·Kᵀ/√hd) · V                             [T, nHead·hd], causal GQA over 0..pos
+ *   x += W_o · xb                                          Gemma: x += RMSNorm(W_o · xb) (post-norm)
+ *   xn = RMSNorm(x)                                        prefill's norm pass only
+ *   hb = SiLU(W_gate · RMSNorm(x)) ⊙ (W_up · RMSNorm(x))   [T, nFF]; Gemma: GELU
+ *   x += W_down · hb                                       Gemma: x += RMSNorm(W_down · hb)
+ */
+function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
   const { cfg: c, s, W } = x;
   const b = `blk.${l}`;
   const gm = c.gemma;
@@ -342,9 +349,22 @@ function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
   };
   const input = pass ? s.xn : s.x;
   const unnormed = (specs: MatmulSpec[]) => (pass ? specs.map((sp) => ({ ...sp, norm: undefined })) : specs);
-  return {
-    attnNorm: normed('qkv', `${b}.attn_norm.prefill`, `${b}.attn_norm.weight`),
-    qkv: matmuls(x, 'qkv', `${b}.qkv.${mode}`, unnormed(sp.qkv), TT, {
+  const qkNorm: PlannedKernel[] = x.qkNormCode
+    ? [
+        fixed('qkv', `${b}.qk_norm_rope`, x.qkNormCode, c.nHead + c.nHeadKv, {
+          step: s.step,
+          q: s.q,
+          kc: s.kCache[l],
+          k_new: s.kNew,
+          qn: vec(x, `${b}.attn_q_norm.weight`),
+          kn: vec(x, `${b}.attn_k_norm.weight`),
+          rope,
+        }),
+      ]
+    : [];
+  return [
+    ...normed('qkv', `${b}.attn_norm.prefill`, `${b}.attn_norm.weight`),
+    ...matmuls(x, 'qkv', `${b}.qkv.${mode}`, unnormed(sp.qkv), TT, {
       step: s.step,
       x: input,
       gnorm: vec(x, `${b}.attn_norm.weight`),
@@ -358,30 +378,18 @@ function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
       k_new: s.kNew,
       v_cache: s.vCache[l],
     }),
-    qkNorm: x.qkNormCode
-      ? [
-          fixed('qkv', `${b}.qk_norm_rope`, x.qkNormCode, c.nHead + c.nHeadKv, {
-            step: s.step,
-            q: s.q,
-            kc: s.kCache[l],
-            k_new: s.kNew,
-            qn: vec(x, `${b}.attn_q_norm.weight`),
-            kn: vec(x, `${b}.attn_k_norm.weight`),
-            rope,
-          }),
-        ]
-      : [],
-    attn: planAttention(x, l, TT),
-    wo: matmuls(x, 'wo', `${b}.wo.${mode}`, sp.wo, TT, {
+    ...qkNorm,
+    ...planAttention(x, l, TT),
+    ...matmuls(x, 'wo', `${b}.wo.${mode}`, sp.wo, TT, {
       step: s.step,
       x: s.xb,
       ...partsOf('attn_output', W(`${b}.attn_output.weight`)),
       residual: gm ? undefined : s.x,
       post: s.post,
     }),
-    postAttn: postNorm(`${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
-    ffnNorm: normed('ffn', `${b}.ffn_norm.prefill`, `${b}.ffn_norm.weight`),
-    ffn: matmuls(x, 'ffn', `${b}.ffn.${mode}`, unnormed(sp.ffn), TT, {
+    ...postNorm(`${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
+    ...normed('ffn', `${b}.ffn_norm.prefill`, `${b}.ffn_norm.weight`),
+    ...matmuls(x, 'ffn', `${b}.ffn.${mode}`, unnormed(sp.ffn), TT, {
       step: s.step,
       x: input,
       gnorm: vec(x, `${b}.ffn_norm.weight`),
@@ -389,30 +397,14 @@ function planLayer(x: PlanContext, l: number, TT: number): LayerPlan {
       ...partsOf('ffn_up', W(`${b}.ffn_up.weight`)),
       hb: s.hb,
     }),
-    down: matmuls(x, 'down', `${b}.down.${mode}`, sp.down, TT, {
+    ...matmuls(x, 'down', `${b}.down.${mode}`, sp.down, TT, {
       step: s.step,
       x: s.hb,
       ...partsOf('ffn_down', W(`${b}.ffn_down.weight`)),
       residual: gm ? undefined : s.x,
       post: s.post,
     }),
-    postFfn: postNorm(`${b}.post_ffw_norm`, `${b}.post_ffw_norm.weight`),
-  };
-}
-
-/** A layer's kernels in forward order. */
-function inOrder(k: LayerPlan): PlannedKernel[] {
-  return [
-    ...k.attnNorm,
-    ...k.qkv,
-    ...k.qkNorm,
-    ...k.attn,
-    ...k.wo,
-    ...k.postAttn,
-    ...k.ffnNorm,
-    ...k.ffn,
-    ...k.down,
-    ...k.postFfn,
+    ...postNorm(`${b}.post_ffw_norm`, `${b}.post_ffw_norm.weight`),
   ];
 }
 
@@ -483,8 +475,8 @@ export function planForward(
       : undefined,
   };
   const layers = Array.from({ length: c.nLayers }, (_, l) => l);
-  const decodeLayers = layers.map((l) => inOrder(planLayer(x, l, 1)));
-  const prefillLayers = layers.map((l) => inOrder(planLayer(x, l, PREFILL_TT)));
+  const decodeLayers = layers.map((l) => planLayer(x, l, 1));
+  const prefillLayers = layers.map((l) => planLayer(x, l, PREFILL_TT));
   const outW = weights.get('output.weight') ?? W('token_embd.weight');
   const emb = W('token_embd.weight');
   const outBuffers = {

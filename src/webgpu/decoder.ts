@@ -1,0 +1,83 @@
+/**
+ * The decode loop's GPU side, for generation (generation.ts) and llama-bench (bench/llama-bench-gpu.ts)
+ * alike: tokens chained on the GPU, each step's argmax (or the GPU sampler's draw) written straight into
+ * the next step's input, so the host reads 4 bytes per token and never writes one. Two readback slots:
+ * token k lands in slot k % 2, and step k + 1 is submitted before token k is awaited, so the GPU always
+ * has the next step queued while the host maps the last one's token. With logits read back (one buffer),
+ * step k + 1 is submitted only after token k's logits were read and the caller asked for more.
+ */
+import type { LlamaModel } from './model/llama.ts';
+
+/** Options of {@link chainedTokens}. */
+export interface ChainOptions {
+  /**
+   * Position at which token 0 is fed to the model (the prompt's length after a prefill); token k is fed at
+   * `pos + k`.
+   */
+  pos: number;
+  /** Tokens to yield at most (fewer where the context ends: no step is fed at or past `model.nCtx`). */
+  maxTokens: number;
+  /**
+   * Where token 0 comes from: undefined, the prefill's last logits (already on the GPU: their argmax or
+   * draw is copied into slot 0); or an id fed at `pos − 1` by a step of its own (llama-bench's decode).
+   */
+  firstInput?: number;
+  /** Draw each token with the GPU sampler (draw index k; `model.startSampling` first) instead of the argmax. */
+  sampled?: boolean;
+  /** Read each token's logits [nVocab] back too (no overlap: the next step waits for them). */
+  readLogits?: boolean;
+}
+
+/**
+ * Yields tokens 0, 1, … of a chained greedy or sampled decode on `model` ({@link ChainOptions}). Stop
+ * early by leaving the loop: no further step is submitted after a token the caller rejected (with logits)
+ * or beyond the one already in flight (without), and that one's readback is awaited before returning.
+ * @throws what the model's readbacks throw (EngineError 'context_overflow', a lost device).
+ */
+export async function* chainedTokens(
+  model: LlamaModel,
+  o: ChainOptions,
+): AsyncGenerator<{ id: number; logits?: Float32Array }, void, undefined> {
+  const overlap = !o.readLogits;
+  const sample = (k: number) => (o.sampled ? k : undefined);
+  /** Step k + 1 (k ≥ 0): feeds token k at pos + k, its token into slot (k + 1) % 2. */
+  const submit = (k: number) =>
+    model.submitDecode(o.pos + k, {
+      slot: (k + 1) % 2,
+      feedBack: true,
+      sample: sample(k + 1),
+      readLogits: !overlap,
+    });
+  if (o.firstInput === undefined)
+    model.submitReadback({ slot: 0, feedBack: true, sample: sample(0), readLogits: !overlap });
+  else
+    model.submitDecode(o.pos - 1, {
+      tokenId: o.firstInput,
+      slot: 0,
+      feedBack: true,
+      sample: sample(0),
+      readLogits: !overlap,
+    });
+  let pending = -1; // the token whose step is in flight but not yet read, if any
+  let failed = false;
+  try {
+    for (let k = 0; k < o.maxTokens; k++) {
+      const more = k + 1 < o.maxTokens && o.pos + k < model.nCtx;
+      if (overlap && more) {
+        submit(k);
+        pending = k + 1;
+      }
+      const id = await model.readToken(k % 2);
+      const logits = overlap ? undefined : await model.readLogits();
+      yield { id, logits };
+      if (!more) break;
+      if (!overlap) submit(k);
+      pending = -1;
+    }
+  } catch (e) {
+    failed = true;
+    throw e;
+  } finally {
+    if (pending >= 0 && !failed) await model.readToken(pending % 2).catch(() => undefined);
+  }
+}

@@ -176,6 +176,26 @@ describe('npm run bench -- --engine remote', () => {
     expect(bad.stderr).toMatch(/--request-timeout-s must be a finite number > 0 and ≤ 2147483, got "soon"/);
   });
 
+  it('--timeout-s bounds GET /v1/models: a server that never answers it ends as [timeout] (issue 47, item 4)', async () => {
+    server.set({ fault: 'stall-models' });
+    const t0 = performance.now();
+    const r = await bench([
+      '--engine',
+      'remote',
+      '--base-url',
+      server.url,
+      '--prompt',
+      'Hi',
+      '--timeout-s',
+      '1',
+    ]);
+    expect(performance.now() - t0).toBeLessThan(30_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `error [timeout]: ${server.url}/v1/models did not answer within 1 s (first-token timeout, which bounds the model list too): raise --timeout-s to wait longer`,
+    );
+  });
+
   it('bad arguments exit 2', async () => {
     const r = await bench(['--engine', 'remote']);
     expect(r.code).toBe(2);

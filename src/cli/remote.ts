@@ -171,6 +171,12 @@ function readRemoteArgs(values: Record<string, string | boolean | undefined>): R
     firstTokenTimeoutMs: first * 1000,
     idleTimeoutMs: idle * 1000,
     requestTimeoutMs: request * 1000,
+    timeoutOptionNames: {
+      firstTokenTimeoutMs:
+        opt('first-token-timeout-s') !== undefined ? '--first-token-timeout-s' : '--timeout-s',
+      idleTimeoutMs: '--idle-timeout-s',
+      requestTimeoutMs: '--request-timeout-s',
+    },
   });
   return { engine, plan, concurrency, minTps, maxTtft };
 }

@@ -12,7 +12,14 @@ import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } f
 import type { BenchPlan } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
 import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
-import { apiRoot, RemoteEngine, type RemoteError, retryAfterMs } from './engine.ts';
+import {
+  apiRoot,
+  DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  RemoteEngine,
+  type RemoteError,
+  retryAfterMs,
+} from './engine.ts';
 import { spreadTokens } from './stream.ts';
 
 let server: OpenAiTestServer;
@@ -277,6 +284,59 @@ describe('faults: code, message, partial results', () => {
     setTimeout(() => ctl.abort(), 150);
     const r = await e.generate({ prompt: 'x', maxTokens: 16 }, undefined, ctl.signal);
     expect(r.finishReason).toBe('aborted');
+  });
+});
+
+describe('GET /v1/models is under the timeouts and the abort (issue 47, item 4)', () => {
+  it('the defaults: the first-token timeout (60 s) bounds the model list, the request timeout (600 s) too', () => {
+    expect(DEFAULT_FIRST_TOKEN_TIMEOUT_MS).toBe(60_000);
+    expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(600_000);
+  });
+  for (const fault of ['stall-models', 'stall-models-body'] as const)
+    it(`${fault}: a timeout naming the URL and the option to raise`, async () => {
+      server.set({ fault });
+      const t0 = performance.now();
+      const err = await faultOf(
+        new RemoteEngine({ baseUrl: server.url, model: 'test-model', firstTokenTimeoutMs: 300 }).load(),
+      );
+      const ms = performance.now() - t0;
+      expect(ms).toBeGreaterThanOrEqual(290);
+      expect(ms).toBeLessThan(2000);
+      expect(isEngineError(err, 'timeout')).toBe(true);
+      expect(err.message).toBe(
+        `${server.url}/v1/models did not answer within 0.3 s (first-token timeout, which bounds the model list too): raise firstTokenTimeoutMs to wait longer`,
+      );
+    });
+  it('the request timeout when shorter, named as the caller names it', async () => {
+    server.set({ fault: 'stall-models' });
+    const e = new RemoteEngine({
+      baseUrl: server.url,
+      requestTimeoutMs: 200,
+      timeoutOptionNames: { requestTimeoutMs: '--request-timeout-s' },
+    });
+    const err = await faultOf(e.listModels());
+    expect(err.code).toBe('timeout');
+    expect(err.message).toBe(
+      `${server.url}/v1/models did not answer within 0.2 s (request timeout): raise --request-timeout-s to wait longer`,
+    );
+  });
+  it('the caller’s abort ends the wait as aborted', async () => {
+    server.set({ fault: 'stall-models' });
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(), 100);
+    const t0 = performance.now();
+    const err = await faultOf(
+      new RemoteEngine({ baseUrl: server.url }).load(undefined, { signal: ctl.signal }),
+    );
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(err.code).toBe('aborted');
+  });
+  it('a server that answers is listed as before', async () => {
+    server.set({ models: ['a', 'b'] });
+    expect(await new RemoteEngine({ baseUrl: server.url, firstTokenTimeoutMs: 300 }).listModels()).toEqual([
+      'a',
+      'b',
+    ]);
   });
 });
 

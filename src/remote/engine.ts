@@ -40,6 +40,13 @@ export type RemoteApi = 'chat' | 'completions';
 
 /** Default overall deadline of one remote request, ms (10 minutes). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 600_000;
+/** Default first-token timeout, ms (1 minute); it also bounds the wait for `GET /v1/models`'s answer. */
+export const DEFAULT_FIRST_TOKEN_TIMEOUT_MS = 60_000;
+/** Default mid-stream idle timeout, ms (30 s). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
+/** The timeouts of a {@link RemoteConfig}, by the name of their option. */
+export type RemoteTimeoutOption = 'firstTokenTimeoutMs' | 'idleTimeoutMs' | 'requestTimeoutMs';
 
 /** What a {@link RemoteEngine} talks to, and its timeouts and retries. */
 export interface RemoteConfig {
@@ -51,7 +58,10 @@ export interface RemoteConfig {
   api?: RemoteApi;
   /** Bearer token; kept in memory only. */
   apiKey?: string;
-  /** No first content chunk within this many ms → EngineError('timeout') (default 60 000). */
+  /**
+   * No first content chunk within this many ms → EngineError('timeout') (default 60 000). It also bounds the
+   * wait for `GET /v1/models`'s whole answer (the server's first answer at load).
+   */
   firstTokenTimeoutMs?: number;
   /**
    * No stream event for this many ms mid-stream → EngineError('timeout') (default 30 000). SSE comments
@@ -59,13 +69,18 @@ export interface RemoteConfig {
    */
   idleTimeoutMs?: number;
   /**
-   * The whole request (connection, every token, `data: [DONE]`) must end within this many ms, else
+   * The whole request (connection, every token, `data: [DONE]`; `GET /v1/models` too) must end within this many ms, else
    * EngineError('timeout') with the tokens so far as `partial` (default {@link DEFAULT_REQUEST_TIMEOUT_MS}).
    */
   requestTimeoutMs?: number;
   /** Retries after a 429 (default 3), waiting `Retry-After` (capped by `maxRetryWaitMs`, default 30 000). */
   maxRetries?: number;
   maxRetryWaitMs?: number;
+  /**
+   * How the caller names the timeout options in a timeout's message ("raise --request-timeout-s to wait
+   * longer"): the command line passes its flags; default the option names above.
+   */
+  timeoutOptionNames?: Partial<Record<RemoteTimeoutOption, string>>;
   /** Token counter for servers that omit usage (e.g. the model's tokenizer). */
   countTokens?: (text: string) => number;
   /** Replaces the global fetch (tests). */
@@ -125,6 +140,7 @@ export function retryAfterMs(value: string | null, nowMs = Date.now()): number |
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
     const t = setTimeout(resolve, ms);
     signal?.addEventListener(
       'abort',
@@ -304,17 +320,62 @@ export class RemoteEngine implements Engine {
     );
   }
 
-  /** The model ids the server lists at `/v1/models`. */
+  /** " raise OPTION to wait longer", with the caller's name for the option. */
+  private raise(option: RemoteTimeoutOption): string {
+    return `raise ${this.cfg.timeoutOptionNames?.[option] ?? option} to wait longer`;
+  }
+
+  /**
+   * The model ids the server lists at `/v1/models`. The whole answer (headers and JSON) must arrive within
+   * the first-token timeout (it is the server's first answer) and the request timeout, whichever is shorter.
+   * @throws RemoteError('timeout') naming the URL and the option to raise; ('aborted') when `signal` aborts.
+   */
   async listModels(signal?: AbortSignal): Promise<string[]> {
-    const res = await this.request('/models', { method: 'GET', headers: this.headers(true) }, signal);
-    let j: { data?: { id?: string }[] };
+    const url = `${this.root}/models`;
+    const firstMs = this.cfg.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS;
+    const requestMs = this.cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const [ms, option, what]: [number, RemoteTimeoutOption, string] =
+      firstMs <= requestMs
+        ? [firstMs, 'firstTokenTimeoutMs', 'first-token timeout, which bounds the model list too']
+        : [requestMs, 'requestTimeoutMs', 'request timeout'];
+    const ctl = new AbortController();
+    const onOuter = () => ctl.abort();
+    signal?.addEventListener('abort', onOuter, { once: true });
+    if (signal?.aborted) ctl.abort();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ctl.abort();
+    }, ms);
+    const fault = (e: unknown): RemoteError | undefined => {
+      if (timedOut)
+        return new RemoteError(
+          'timeout',
+          `${url} did not answer within ${ms / 1000} s (${what}): ${this.raise(option)}`,
+          { cause: e },
+        );
+      if (signal?.aborted) return new RemoteError('aborted', 'the request was stopped', { cause: e });
+      return undefined;
+    };
     try {
-      j = (await res.json()) as typeof j;
-    } catch (e) {
-      throw new RemoteError('protocol', `${this.host}/v1/models did not answer JSON`, { cause: e });
+      let res: Response;
+      try {
+        res = await this.request('/models', { method: 'GET', headers: this.headers(true) }, ctl.signal);
+      } catch (e) {
+        throw fault(e) ?? e;
+      }
+      let j: { data?: { id?: string }[] };
+      try {
+        j = (await res.json()) as typeof j;
+      } catch (e) {
+        throw fault(e) ?? new RemoteError('protocol', `${url} did not answer JSON`, { cause: e });
+      }
+      this.models = (Array.isArray(j?.data) ? j.data : []).map((m) => String(m?.id ?? '')).filter(Boolean);
+      return this.models;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onOuter);
     }
-    this.models = (j.data ?? []).map((m) => String(m.id ?? '')).filter(Boolean);
-    return this.models;
   }
 
   /**
@@ -398,8 +459,8 @@ export class RemoteEngine implements Engine {
     const onOuter = () => ctl.abort();
     outer?.addEventListener('abort', onOuter, { once: true });
     if (outer?.aborted) ctl.abort();
-    const firstMs = this.cfg.firstTokenTimeoutMs ?? 60_000;
-    const idleMs = this.cfg.idleTimeoutMs ?? 30_000;
+    const firstMs = this.cfg.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS;
+    const idleMs = this.cfg.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     const requestMs = this.cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const maxTokens = req.maxTokens ?? DEFAULT_MAX_TOKENS;
     let timeoutMsg: string | undefined;
@@ -411,7 +472,7 @@ export class RemoteEngine implements Engine {
         ctl.abort();
       }, ms);
     };
-    const idleMsg = `${this.host} stalled mid-stream: no stream event for ${idleMs / 1000} s (idle timeout; keep-alive comments do not count)`;
+    const idleMsg = `${this.host} stalled mid-stream: no stream event for ${idleMs / 1000} s (idle timeout; keep-alive comments do not count): ${this.raise('idleTimeoutMs')}`;
 
     const s = new CompletionStream(this.host, maxTokens, this.cfg.countTokens, onToken);
     const { chunks } = s;
@@ -425,10 +486,13 @@ export class RemoteEngine implements Engine {
 
     // The overall deadline: never re-armed, so a server that streams forever (tokens, empty chunks) ends too.
     const deadline = setTimeout(() => {
-      timeoutMsg ??= `${this.host} did not finish the request within ${requestMs / 1000} s (request timeout; ${chunks.length} chunk(s) had arrived)`;
+      timeoutMsg ??= `${this.host} did not finish the request within ${requestMs / 1000} s (request timeout; ${chunks.length} chunk(s) had arrived): ${this.raise('requestTimeoutMs')}`;
       ctl.abort();
     }, requestMs);
-    arm(firstMs, `${this.host} sent no token within ${firstMs / 1000} s (first-token timeout)`);
+    arm(
+      firstMs,
+      `${this.host} sent no token within ${firstMs / 1000} s (first-token timeout): ${this.raise('firstTokenTimeoutMs')}`,
+    );
     try {
       let res: Response;
       try {

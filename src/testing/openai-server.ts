@@ -24,7 +24,9 @@ export type Fault =
   | 'stall-first'
   | 'stall-mid'
   | 'overrun'
-  | 'ping-mid';
+  | 'ping-mid'
+  | 'stall-models'
+  | 'stall-models-body';
 
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
@@ -40,7 +42,8 @@ export interface Script {
   /**
    * For 'malformed', 'cut', 'stall-mid' and 'ping-mid': after how many content chunks. 'overrun' ignores
    * max_tokens and streams a token every `delayMs` until the client hangs up; 'ping-mid' then sends only
-   * `: ping` SSE comments, one every `delayMs`, until the client hangs up.
+   * `: ping` SSE comments, one every `delayMs`, until the client hangs up. 'stall-models' accepts
+   * `GET /v1/models` and never answers; 'stall-models-body' sends its headers and half its JSON, then nothing.
    */
   faultAfterChunks: number;
   /** For '429': Retry-After seconds, and how many 429s before answering normally (Infinity: always). */
@@ -135,6 +138,12 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       return;
     }
     if (req.method === 'GET' && url.pathname === '/v1/models') {
+      if (s.fault === 'stall-models') return; // the connection stays open, silent
+      if (s.fault === 'stall-models-body') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"object": "list", "data": [');
+        return;
+      }
       json(res, 200, {
         object: 'list',
         data: s.models.map((id) => ({

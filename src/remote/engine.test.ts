@@ -20,7 +20,7 @@ import {
   type RemoteError,
   retryAfterMs,
 } from './engine.ts';
-import { spreadTokens } from './stream.ts';
+import { PROMPT_TEMPLATE_SLACK_TOKENS, spreadTokens, USAGE_SLACK_TOKENS } from './stream.ts';
 
 let server: OpenAiTestServer;
 beforeAll(async () => {
@@ -337,6 +337,81 @@ describe('GET /v1/models is under the timeouts and the abort (issue 47, item 4)'
       'a',
       'b',
     ]);
+  });
+});
+
+describe("a server's usage is checked against the request (issue 47, item 5)", () => {
+  it("the slack: 16 completion tokens past max_tokens, 4096 prompt tokens past the prompt's bytes", () => {
+    expect(USAGE_SLACK_TOKENS).toBe(16);
+    expect(PROMPT_TEMPLATE_SLACK_TOKENS).toBe(4096);
+  });
+  const refused = [
+    {
+      usage: { prompt_tokens: 4, completion_tokens: 1e12 },
+      msg: 'reported usage.completion_tokens = 1000000000000, but max_tokens asked for 8 (at most 24 accepted: max_tokens + 16)',
+    },
+    {
+      usage: { prompt_tokens: 4, completion_tokens: 5e6 },
+      msg: 'reported usage.completion_tokens = 5000000, but max_tokens asked for 8 (at most 24 accepted: max_tokens + 16)',
+    },
+    { usage: { prompt_tokens: 4, completion_tokens: 25 }, msg: 'reported usage.completion_tokens = 25, but' },
+    {
+      usage: { prompt_tokens: -5, completion_tokens: 8 },
+      msg: 'reported usage.prompt_tokens = -5: not a non-negative integer',
+    },
+    {
+      usage: { prompt_tokens: 4, completion_tokens: 2.5 },
+      msg: 'reported usage.completion_tokens = 2.5: not a',
+    },
+    { usage: { prompt_tokens: '4', completion_tokens: 8 }, msg: 'reported usage.prompt_tokens = "4": not a' },
+    {
+      usage: { prompt_tokens: 1e300, completion_tokens: 8 },
+      msg: 'reported usage.prompt_tokens = 1e+300: not a',
+    },
+    {
+      // "Once upon a time": 16 bytes.
+      usage: { prompt_tokens: 16 + 4096 + 1, completion_tokens: 8 },
+      msg: 'reported usage.prompt_tokens = 4113 for a prompt of 16 UTF-8 byte(s) (at most 4112 accepted',
+    },
+    { usage: 7, msg: 'sent a usage that is not an object: 7' },
+  ];
+  for (const c of refused)
+    it(`refused: ${JSON.stringify(c.usage)}`, async () => {
+      server.set({ delayMs: 1, usageOverride: c.usage });
+      const t0 = performance.now();
+      const err = await faultOf(
+        (await engine({ api: 'completions' })).generate({ prompt: 'Once upon a time', maxTokens: 8 }),
+      );
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(isEngineError(err, 'protocol')).toBe(true);
+      expect(err.message).toContain(`${new URL(server.url).host} ${c.msg}`);
+      // What arrived is kept, counted by chunks: the server's number sized nothing.
+      expect(err.partial?.outputTokenIds.length).toBe(8);
+      expect(err.partial?.promptTokenIds.length).toBe(0);
+      expect(err.partial?.usage).toBeUndefined();
+    });
+  it("accepted: the slack's edge, a zero and a usage without counts", async () => {
+    server.set({ delayMs: 1, usageOverride: { prompt_tokens: 4112, completion_tokens: 24 } });
+    const e = await engine({ api: 'completions' });
+    const r = await e.generate({ prompt: 'Once upon a time', maxTokens: 8 });
+    expect(r.outputTokenIds.length).toBe(24);
+    expect(r.promptTokenIds.length).toBe(4112);
+    server.set({ delayMs: 1, usageOverride: { prompt_tokens: 0, completion_tokens: null } });
+    const r2 = await e.generate({ prompt: 'Once upon a time', maxTokens: 8 });
+    expect(r2.tokenCount).toBe('chunks');
+    expect(r2.outputTokenIds.length).toBe(8);
+    expect(r2.usage).toEqual({ prompt_tokens: 0 });
+  });
+  it("a chat prompt is bounded by its roles' and contents' bytes (UTF-8, not characters)", async () => {
+    // "user" (4) + "héllo" (6 bytes): at most 10 + 4096.
+    server.set({ delayMs: 1, usageOverride: { prompt_tokens: 4107, completion_tokens: 2 } });
+    const e = await engine();
+    const err = await faultOf(e.chat({ messages: [{ role: 'user', content: 'héllo' }], maxTokens: 2 }));
+    expect(err.message).toContain('usage.prompt_tokens = 4107 for a prompt of 10 UTF-8 byte(s)');
+    server.set({ delayMs: 1, usageOverride: { prompt_tokens: 4106, completion_tokens: 2 } });
+    expect(
+      (await e.chat({ messages: [{ role: 'user', content: 'héllo' }], maxTokens: 2 })).promptTokenIds.length,
+    ).toBe(4106);
   });
 });
 

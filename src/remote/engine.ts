@@ -152,6 +152,15 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     );
   });
 
+/** The UTF-8 bytes of a prompt, or of a chat's roles and contents (what bounds the server's prompt_tokens). */
+function utf8Bytes(input: string | ChatMessage[]): number {
+  const enc = new TextEncoder();
+  const bytes = (t: string) => enc.encode(t).length;
+  return typeof input === 'string'
+    ? bytes(input)
+    : input.reduce((n, m) => n + bytes(String(m.role)) + bytes(String(m.content)), 0);
+}
+
 /** max_tokens when the request gives none (the Engine interface's default). */
 const DEFAULT_MAX_TOKENS = 128;
 
@@ -474,7 +483,9 @@ export class RemoteEngine implements Engine {
     };
     const idleMsg = `${this.host} stalled mid-stream: no stream event for ${idleMs / 1000} s (idle timeout; keep-alive comments do not count): ${this.raise('idleTimeoutMs')}`;
 
-    const s = new CompletionStream(this.host, maxTokens, this.cfg.countTokens, onToken);
+    const s = new CompletionStream(this.host, maxTokens, this.cfg.countTokens, onToken, {
+      promptBytes: utf8Bytes(input),
+    });
     const { chunks } = s;
     const tStartMs = performance.now();
     const result = (): RemoteGenerateResult => ({

@@ -10,6 +10,26 @@
 import { tokenTimesFromChunks } from '../core/metrics.ts';
 import type { GenerateResult, TokenEvent } from '../core/types.ts';
 
+/**
+ * How many completion tokens past the request's `max_tokens` a server's `usage` may report: servers differ
+ * by a few (an end-of-sequence or stop token counted, llama-server's and Ollama's own bookkeeping), never by
+ * more; a larger count is a wrong answer, refused rather than turned into that many token times.
+ */
+export const USAGE_SLACK_TOKENS = 16;
+
+/**
+ * How many prompt tokens past the prompt's UTF-8 bytes a server's `usage` may report. A tokenizer makes at
+ * most one token per byte (byte-level BPE; SentencePiece's byte fallback, plus its leading space), so what
+ * is left is the chat template's markup and a server-side default system prompt (tens to a few hundred
+ * tokens); 4096 covers either many times over.
+ */
+export const PROMPT_TEMPLATE_SLACK_TOKENS = 4096;
+
+/** The most prompt tokens a server's `usage` may report for a prompt of `promptBytes` UTF-8 bytes. */
+export function maxPromptTokensFor(promptBytes: number): number {
+  return promptBytes + PROMPT_TEMPLATE_SLACK_TOKENS;
+}
+
 /** How a remote result's output tokens were counted. */
 export type TokenCountSource = 'usage' | 'tokenizer' | 'chunks';
 
@@ -72,14 +92,52 @@ export class CompletionStream {
 
   /**
    * @param host the server's host, for messages.
-   * @param maxTokens the request's max_tokens: more content chunks than this is an overrun.
+   * @param maxTokens the request's max_tokens: more content chunks than this is an overrun, and `usage`
+   *   may report at most {@link USAGE_SLACK_TOKENS} completion tokens more.
+   * @param limits `promptBytes`: the prompt's UTF-8 bytes, which bound `usage.prompt_tokens`
+   *   ({@link maxPromptTokensFor}); unbounded when not given.
    */
   constructor(
     private readonly host: string,
     private readonly maxTokens: number,
     private readonly countTokens?: (text: string) => number,
     private readonly onToken?: (e: TokenEvent) => void,
+    private readonly limits: { promptBytes?: number } = {},
   ) {}
+
+  /**
+   * A server's `usage` as kept (its token counts only), or why it is refused: each count a non-negative
+   * integer, completion tokens at most max_tokens + {@link USAGE_SLACK_TOKENS}, prompt tokens at most
+   * {@link maxPromptTokensFor} the prompt. Nothing is sized by a count before it passes.
+   */
+  private checkUsage(u: unknown): { usage: RemoteGenerateResult['usage'] } | { error: string } {
+    const h = this.host;
+    if (typeof u !== 'object' || u === null || Array.isArray(u))
+      return { error: `${h} sent a usage that is not an object: ${JSON.stringify(u).slice(0, 80)}` };
+    const out: NonNullable<RemoteGenerateResult['usage']> = {};
+    for (const k of ['prompt_tokens', 'completion_tokens'] as const) {
+      const v = (u as Record<string, unknown>)[k];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+        return {
+          error: `${h} reported usage.${k} = ${JSON.stringify(v)?.slice(0, 40)}: not a non-negative integer (the server's usage is wrong)`,
+        };
+      out[k] = v;
+    }
+    const c = out.completion_tokens;
+    const cMax = this.maxTokens + USAGE_SLACK_TOKENS;
+    if (c !== undefined && c > cMax)
+      return {
+        error: `${h} reported usage.completion_tokens = ${c}, but max_tokens asked for ${this.maxTokens} (at most ${cMax} accepted: max_tokens + ${USAGE_SLACK_TOKENS}); the server's usage is wrong`,
+      };
+    const p = out.prompt_tokens;
+    const bytes = this.limits.promptBytes;
+    if (p !== undefined && bytes !== undefined && p > maxPromptTokensFor(bytes))
+      return {
+        error: `${h} reported usage.prompt_tokens = ${p} for a prompt of ${bytes} UTF-8 byte(s) (at most ${maxPromptTokensFor(bytes)} accepted: a token per byte + ${PROMPT_TEMPLATE_SLACK_TOKENS} for the chat template); the server's usage is wrong`,
+      };
+    return { usage: out };
+  }
 
   /** True once reading should stop: `[DONE]`, a protocol fault or an overrun. */
   get stopped(): boolean {
@@ -105,7 +163,14 @@ export class CompletionStream {
       this.protocolError = `${this.host} reported an error mid-stream: ${typeof j.error === 'string' ? j.error : (j.error.message ?? 'unknown')}`;
       return;
     }
-    if (j.usage) this.usage = j.usage;
+    if (j.usage !== undefined && j.usage !== null) {
+      const u = this.checkUsage(j.usage);
+      if ('error' in u) {
+        this.protocolError = u.error;
+        return;
+      }
+      this.usage = u.usage;
+    }
     if (j.timings) this.serverTimings = j.timings;
     const c = j.choices?.[0];
     if (!c) return;
@@ -170,7 +235,9 @@ export function assembleResult(
 ): RemoteGenerateResult {
   let perChunk: number[];
   let tokenCount: TokenCountSource;
-  const reported = usage?.completion_tokens;
+  // CompletionStream checked usage's counts against the request; anything else here counts as absent.
+  const count0 = (x: number | undefined) => (Number.isSafeInteger(x) && (x as number) >= 0 ? x : undefined);
+  const reported = count0(usage?.completion_tokens);
   if (reported !== undefined && reported >= 1 && !forced) {
     perChunk = spreadTokens(
       reported,
@@ -189,7 +256,7 @@ export function assembleResult(
     perChunk,
   );
   const n = tokenTimesMs.length;
-  const promptTokens = usage?.prompt_tokens ?? 0;
+  const promptTokens = count0(usage?.prompt_tokens) ?? 0;
   return {
     promptTokenIds: new Array<number>(promptTokens).fill(-1),
     outputTokenIds: new Array<number>(n).fill(-1),

@@ -55,6 +55,8 @@ export interface Script {
   cors: boolean;
   /** Chat: the first this-many tokens stream as `delta.reasoning_content` (a reasoning model). */
   reasoningTokens: number;
+  /** The usage chunk's `usage` instead of the counted one (a server whose numbers are wrong or hostile). */
+  usageOverride?: unknown;
 }
 
 export const DEFAULT_SCRIPT: Script = {
@@ -264,7 +266,10 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
     if (s.usage && body.stream_options?.include_usage)
       res.write(
         chunk(null, {
-          usage: { prompt_tokens: promptTokens, total_tokens: promptTokens + n, completion_tokens: n },
+          usage:
+            'usageOverride' in s
+              ? s.usageOverride
+              : { prompt_tokens: promptTokens, total_tokens: promptTokens + n, completion_tokens: n },
         }),
       );
     res.write('data: [DONE]\n\n');

@@ -15,6 +15,7 @@ import {
   summaryMarkdown,
 } from '../bench/ci-report.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
+import { redactSecrets } from '../util/redact.ts';
 
 /** What {@link writeCiFiles} writes, and where. */
 export interface CiFiles {
@@ -35,6 +36,11 @@ export interface CiFiles {
   timeS: number;
   /** Progress line (stderr). */
   log: (line: string) => void;
+  /**
+   * Secrets (the API key) that must not be written: removed from both files' text, as is any
+   * `Bearer <token>` (src/util/redact.ts), since a server may echo the key in its error message.
+   */
+  secrets?: readonly (string | undefined)[];
 }
 
 /** A thrown value as a {@link RunError}: its code (an EngineError's; not Node's `ERR_…`) and message. */
@@ -43,14 +49,17 @@ export function runError(e: unknown, message = (e as Error)?.message ?? String(e
   return { code: typeof code === 'string' && !code.startsWith('ERR_') ? code : undefined, message };
 }
 
-/** Writes the JUnit file and appends the summary (each only when asked for); a write error is only logged. */
+/**
+ * Writes the JUnit file and appends the summary (each only when asked for), with the secrets and any
+ * bearer token redacted; a write error is only logged.
+ */
 export function writeCiFiles(f: CiFiles): void {
   const outcomes = checkThresholds(f.result, f.thresholds);
   const common = { result: f.result, outcomes, error: f.error, device: f.device, modelId: f.modelId };
   const write = (file: string, text: string, append: boolean) => {
     try {
       mkdirSync(dirname(resolve(file)), { recursive: true });
-      (append ? appendFileSync : writeFileSync)(file, text);
+      (append ? appendFileSync : writeFileSync)(file, redactSecrets(text, f.secrets));
       f.log(`${append ? 'appended to' : 'wrote'} ${file}`);
     } catch (e) {
       f.log(`warning: cannot write ${file}: ${(e as Error).message}`);

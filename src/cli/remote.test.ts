@@ -5,6 +5,8 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
@@ -194,6 +196,36 @@ describe('npm run bench -- --engine remote', () => {
     expect(r.stderr).toContain(
       `error [timeout]: ${server.url}/v1/models did not answer within 1 s (first-token timeout, which bounds the model list too): raise --timeout-s to wait longer`,
     );
+  });
+
+  it('a server that echoes the key in its 401: the key is on no output and in no file (issue 47 item 10)', async () => {
+    // The Authorization header the server got, echoed in its error message (and in a custom field).
+    const echo = createServer((req, res) => {
+      const auth = req.headers.authorization ?? '';
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `invalid header Authorization: ${auth} (key ${KEY})` } }));
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+      const files = { json: join(dir, 'leak.json'), junit: join(dir, 'leak.xml'), md: join(dir, 'leak.md') };
+      const r = await bench([
+        ...['--engine', 'remote', '--base-url', url, '--model', 'm', '--api-key-env', 'TEST_REMOTE_KEY'],
+        ...['--prompt', 'Hi', '--warmup', '0', '--json', files.json, '--junit', files.junit],
+        ...['--summary-md', files.md, '--fail-under-decode-tps', '1'],
+      ]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/error \[unauthorized\]: .*HTTP 401/);
+      expect(r.stderr).toContain('Bearer [redacted]');
+      const written = [r.stdout, r.stderr, readFileSync(files.junit, 'utf8'), readFileSync(files.md, 'utf8')];
+      expect(readFileSync(files.md, 'utf8')).toContain('unauthorized');
+      for (const text of written) {
+        expect(text).not.toContain(KEY);
+        expect(text).not.toContain('SECRET-abcdef');
+      }
+    } finally {
+      await new Promise((r) => echo.close(r));
+    }
   });
 
   it('bad arguments exit 2', async () => {

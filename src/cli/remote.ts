@@ -7,7 +7,10 @@
  *
  * The remote benchmark runs in Node (no browser: CORS does not apply), with the same plan, metrics and
  * result file as the page (src/bench/remote.ts). The key is read from the environment variable named by
- * `--api-key-env`; it is never printed nor written. src/cli/bench.ts hands `--engine remote` here.
+ * `--api-key-env`; it is never printed nor written: everything this command prints or writes (stderr, stdout,
+ * `--json`, `--junit`, `--summary-md`) goes through src/util/redact.ts with the key, so a server that
+ * echoes the key (or any `Bearer <token>`) in an error message leaks it nowhere. src/cli/bench.ts hands
+ * `--engine remote` here.
  * `--junit` and `--summary-md` write the same CI files as the page benchmark (src/cli/ci-files.ts).
  */
 
@@ -27,6 +30,7 @@ import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, RemoteEngine } from '../remote/engine.ts';
 import { fmtSig } from '../util/format.ts';
+import { redactSecrets } from '../util/redact.ts';
 import { intArg, isUsageError, numArg, secondsArg, UsageError } from './args.ts';
 import { runError, writeCiFiles } from './ci-files.ts';
 
@@ -62,8 +66,9 @@ export function isRemoteArgv(argv: readonly string[]): boolean {
   return engine === 'remote';
 }
 
-function log(s: string): void {
-  process.stderr.write(`bench: ${s}\n`);
+/** Prints a progress line on stderr with the secrets redacted. */
+function logger(secrets: readonly (string | undefined)[]): (s: string) => void {
+  return (s) => process.stderr.write(redactSecrets(`bench: ${s}\n`, secrets));
 }
 
 function sweepTable(r: BenchResult): string {
@@ -100,6 +105,8 @@ function sweepTable(r: BenchResult): string {
 /** What the remote benchmark's command line asks for, read and checked before the first request. */
 interface RemoteCliArgs {
   engine: RemoteEngine;
+  /** The key, kept only to redact it from everything printed and written. */
+  apiKey?: string;
   plan: BenchPlan;
   /** The `--concurrency` sweep's levels (empty: no sweep). */
   concurrency: number[];
@@ -178,11 +185,11 @@ function readRemoteArgs(values: Record<string, string | boolean | undefined>): R
       requestTimeoutMs: '--request-timeout-s',
     },
   });
-  return { engine, plan, concurrency, minTps, maxTtft };
+  return { engine, apiKey, plan, concurrency, minTps, maxTtft };
 }
 
 /** Prints the remote benchmark's progress on stderr: the model, each run, each sweep point, warnings. */
-function logRemoteEvent(e: RemoteBenchEvent): void {
+function logRemoteEvent(e: RemoteBenchEvent, log: (s: string) => void): void {
   if (e.type === 'loaded') log(`model ${e.model} (the server lists: ${e.models.join(', ')})`);
   else if (e.type === 'run-done') {
     const r = e.run;
@@ -250,11 +257,14 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     throw e;
   }
   const { engine, plan, concurrency, minTps, maxTtft } = args;
+  const secrets = [args.apiKey];
+  const log = logger(secrets);
+  const redact = (s: string) => redactSecrets(s, secrets);
   const writeJson = (r: BenchResult) => {
     const file = opt('json');
     if (!file) return;
     mkdirSync(dirname(resolve(file)), { recursive: true });
-    writeFileSync(file, `${JSON.stringify(r, null, 1)}\n`);
+    writeFileSync(file, redact(`${JSON.stringify(r, null, 1)}\n`));
     log(`wrote ${file}${r.partial ? ' (partial: the run failed part-way)' : ''}`);
   };
   const t0 = performance.now();
@@ -268,6 +278,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       modelId: opt('model') ?? engine.host,
       timeS: (performance.now() - t0) / 1000,
       log,
+      secrets,
     });
   log(`remote ${engine.host} (${engine.api} API)`);
   let result: BenchResult;
@@ -276,21 +287,21 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       engine,
       plan,
       concurrency,
-      onEvent: logRemoteEvent,
+      onEvent: (e) => logRemoteEvent(e, log),
     });
   } catch (e) {
     if (e instanceof RemoteBenchError) writeJson(e.result);
     ci({ result: e instanceof RemoteBenchError ? e.result : undefined, error: e });
     const code = (e as { code?: string }).code;
-    console.error(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}`);
+    console.error(redact(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}`));
     return 1;
   }
-  process.stdout.write(`${formatResultText(result)}\n${sweepTable(result)}`);
+  process.stdout.write(redact(`${formatResultText(result)}\n${sweepTable(result)}`));
   writeJson(result);
   ci({ result });
   const missed = checkThresholds(result, { failUnderDecodeTps: minTps, failOverTtftMs: maxTtft }).filter(
     (o) => !o.passed,
   );
-  for (const o of missed) console.error(`threshold missed: ${o.message}`);
+  for (const o of missed) console.error(redact(`threshold missed: ${o.message}`));
   return missed.length ? 3 : 0;
 }

@@ -421,6 +421,26 @@ describe('summaryMarkdown', () => {
   });
 });
 
+describe('summaryMarkdown with hostile text (issue 47 item 12)', () => {
+  it("escapes a server's error message, the model id and the device: no HTML, link or line break", () => {
+    const md = summaryMarkdown({
+      outcomes: [],
+      error: {
+        code: 'http_status',
+        message: 'HTTP 500 (the server said: <img src=x onerror=alert(1)>\n# hi [x](https://e.example) |)',
+      },
+      device: { ...SWIFTSHADER, label: '<script>alert(1)</script>' },
+      modelId: 'm<b>\n### x',
+    });
+    expect(md).not.toMatch(/<img|<script|<b>/);
+    expect(md).toContain('### WebGPU LLM benchmark: m&lt;b&gt; ### x — failed');
+    expect(md).toContain(
+      '**The benchmark failed:** error [http_status]: HTTP 500 (the server said: &lt;img src=x onerror=alert(1)&gt; # hi \\[x\\](https://e.example) |)',
+    );
+    expect(md.split('\n').filter((l) => l.startsWith('#'))).toHaveLength(1);
+  });
+});
+
 describe('softwareDeviceReasons (the --gpu guard)', () => {
   it('SwiftShader, llvmpipe, the fallback flag and the fingerprint label count; a GPU does not', () => {
     expect(softwareDeviceReasons(HW)).toEqual([]);

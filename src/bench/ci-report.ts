@@ -8,7 +8,7 @@
 
 import { fmtSig } from '../util/format.ts';
 import { softwareReasons } from './gpu-report.ts';
-import { markdownTable } from './markdown.ts';
+import { markdownTable, markdownText } from './markdown.ts';
 import { deviceName, isSoftwareResult } from './report.ts';
 import type { BenchDevice, BenchResult } from './types.ts';
 
@@ -285,11 +285,14 @@ const outcomeCell = (o: ThresholdOutcome) =>
  * table with the model, device, adapter kind (hardware / software), median TTFT, prefill tok/s, decode
  * tok/s, TPOT and the thresholds (✓ met, ✗ missed, with the measured figure), then a line per missed
  * threshold; a failed run gives its error line instead of figures. Ends with a blank line, so sections from
- * several runs appended to one file stay apart.
+ * several runs appended to one file stay apart. The model, device and error message (a server's words)
+ * are escaped ({@link markdownText}): no HTML, link or line break of theirs reaches the job page.
  */
 export function summaryMarkdown(input: SummaryInput): string {
   const { result, outcomes, error } = input;
-  const model = result ? `${result.model.id} (${result.model.quantization})` : (input.modelId ?? '–');
+  const model = markdownText(
+    result ? `${result.model.id} (${result.model.quantization})` : (input.modelId ?? '–'),
+  );
   const dev = input.device ?? result?.device;
   const software = result
     ? isSoftwareResult(result)
@@ -321,7 +324,7 @@ export function summaryMarkdown(input: SummaryInput): string {
       [
         [
           model,
-          deviceText(result, dev),
+          markdownText(deviceText(result, dev)),
           software === undefined ? '–' : software ? 'software (CPU)' : 'hardware',
           fmtSig(s?.ttftMs?.median),
           fmtSig(s?.prefillTokensPerSecond?.median),
@@ -340,7 +343,7 @@ export function summaryMarkdown(input: SummaryInput): string {
   if (error)
     lines.push(
       '',
-      `**The benchmark failed:** error${error.code ? ` [${error.code}]` : ''}: ${error.message}`,
+      `**The benchmark failed:** error${error.code ? ` [${markdownText(error.code)}]` : ''}: ${markdownText(error.message)}`,
     );
   for (const o of outcomes) if (!error && !o.passed) lines.push('', `**Threshold missed:** ${o.message}.`);
   if (software && !error)

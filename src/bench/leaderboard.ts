@@ -17,7 +17,7 @@
 
 import { fmtParams, fmtSig } from '../util/format.ts';
 import { escapeHtml as esc } from '../util/html.ts';
-import { markdownTable } from './markdown.ts';
+import { markdownCode, markdownTable, markdownText } from './markdown.ts';
 import type { ReportRow } from './report.ts';
 
 /** The newest result of one device, model and engine, and how many older ones it replaced. */
@@ -332,14 +332,16 @@ export const LEADERBOARD_CSS = `
 /**
  * The devices × models matrix as Markdown (for a CI job summary beside the per-file table): a row per
  * device in rank order, named with its fingerprint; each cell decode tok/s (★ fastest), prefill, TTFT and
- * the date, lines joined with `<br>` (GitHub renders it in tables).
+ * the date, lines joined with `<br>` (GitHub renders it in tables). Every value from a result file (device,
+ * fingerprint, model, engine, date) is escaped ({@link markdownText}, {@link markdownCode}): the `<br>`s
+ * are the only HTML.
  */
 export function leaderboardMarkdown(lb: Leaderboard): string {
   if (lb.devices.length === 0) return '';
   const showEngine = new Set(lb.rankings.flatMap((r) => r.entries.map((e) => e.row.engine))).size > 1;
   const rows = lb.devices.map((d) => [
     String(d.rank),
-    `${d.name} \`${d.fingerprint}\``,
+    `${markdownText(d.name)} ${markdownCode(d.fingerprint)}`,
     ...lb.models.map((m) => {
       const list = lb.cells.get(cellKey(d.fingerprint, m.key));
       if (!list) return '–';
@@ -350,7 +352,7 @@ export function leaderboardMarkdown(lb: Leaderboard): string {
           return [
             `**${fmtSig(r.decodeTps?.median)}** tok/s${best ? ' ★' : ''}`,
             `prefill ${fmtSig(r.prefillTps?.median)} tok/s · TTFT ${fmtSig(r.ttftMs?.median)} ms`,
-            `${showEngine ? `${r.engine} · ` : ''}${day(r.createdAt)}`,
+            markdownText(`${showEngine ? `${r.engine} · ` : ''}${day(r.createdAt)}`),
           ].join('<br>');
         })
         .join('<br><br>');
@@ -362,7 +364,7 @@ export function leaderboardMarkdown(lb: Leaderboard): string {
     '',
     `${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}; the newest result per device, model and engine; ★ the fastest decode on each model; devices ranked by the geometric mean of their decode relative to each model's fastest.`,
     '',
-    ...markdownTable(['#', 'Device', ...lb.models.map((m) => m.key)], rows, 2),
+    ...markdownTable(['#', 'Device', ...lb.models.map((m) => markdownText(m.key))], rows, 2),
     '',
   ].join('\n');
 }

@@ -5,6 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../core/metrics.ts';
+import { leaderboard, leaderboardMarkdown } from './leaderboard.ts';
 import {
   type ChartBar,
   formatResultText,
@@ -121,9 +122,40 @@ describe('report rows and Markdown', () => {
       '| NVIDIA RTX 4090 | webgpu | stories260K.gguf (F32, 293K) | 3 | 500 ± 312 | 2 | 11 | – | – | 100 |',
     );
     expect(lines[2]).toContain('| 900 | 25% | 100 |');
-    expect(lines[3]).toContain('a\\|b<script>.gguf');
+    expect(lines[3]).toContain('a\\|b&lt;script&gt;.gguf');
     expect(lines[3]).toContain('| – |'); // no roofline
     expect(md).toContain('(software)');
+  });
+});
+
+describe('Markdown from a hostile result file (issue 47 item 12)', () => {
+  const hostile = result({
+    device: 'GPU <img src=x onerror=alert(1)> | evil\n## injected',
+    fp: 'ff`<script>alert(1)</script>',
+    model: '<script>alert(1)</script>[click](https://evil.example)|x',
+    tpots: [1],
+  });
+  hostile.engine = 'webgpu<b>bold</b>' as BenchResult['engine'];
+  hostile.createdAt = '<i>x</i>2026-01-01T00:00:00Z';
+
+  it('markdownReport and leaderboardMarkdown (bench:report --md) pass no HTML, link or table break through', () => {
+    const rows = reportRows([hostile, A], ['h.json', 'a.json']);
+    const md = markdownReport(rows) + leaderboardMarkdown(leaderboard(rows));
+    // The only HTML left is the leaderboard's own <br> between a cell's lines.
+    expect(md.replace(/<br>/g, '')).not.toMatch(/<[a-z/!]/i);
+    expect(md).not.toMatch(/<script|<img|<b>|<i>|onerror=alert\(1\)>/i);
+    expect(md).not.toMatch(/(?<!\\)\]\(https:\/\/evil/);
+    expect(md).toContain('&lt;script&gt;alert(1)&lt;/script&gt;\\[click\\](https://evil.example)');
+    expect(md).toContain('GPU &lt;img src=x onerror=alert(1)&gt; \\| evil ## injected');
+    // No line break of the file's values: every table line keeps the header's number of cells.
+    for (const table of md.split('\n\n').filter((b) => b.startsWith('|'))) {
+      const lines = table.split('\n').filter((l) => l.startsWith('|'));
+      const cells = (l: string) => l.replace(/\\\|/g, '').split('|').length;
+      for (const l of lines) expect(cells(l), l).toBe(cells(lines[0]));
+    }
+    expect(md.split('\n').filter((l) => l.startsWith('## injected'))).toEqual([]);
+    // The fingerprint's code span cannot be closed early.
+    expect(md).toContain('`ffscriptalert(1)/script`');
   });
 });
 

@@ -9,7 +9,7 @@ import type { SamplingParams } from '../core/types.ts';
 import { fmtBytes, fmtParams, fmtPct, fmtSig } from '../util/format.ts';
 import { escapeHtml as esc } from '../util/html.ts';
 import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
-import { markdownTable } from './markdown.ts';
+import { markdownTable, markdownText } from './markdown.ts';
 import type { BenchResult } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------- checks
@@ -217,7 +217,8 @@ const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
 
 /**
  * A Markdown comparison (for a CI job summary): one row per result, medians (decode ± standard deviation),
- * sorted as given. Software adapters are marked.
+ * sorted as given. Software adapters are marked. Every cell goes through {@link markdownText}: a result
+ * file's device, engine, model or date cannot bring HTML, a link or a table break into the summary.
  */
 export function markdownReport(rows: readonly ReportRow[]): string {
   const lines = [
@@ -227,7 +228,7 @@ export function markdownReport(rows: readonly ReportRow[]): string {
     '',
     ...markdownTable(
       COLUMNS.map((c) => c.head),
-      rows.map((r) => COLUMNS.map((c) => c.cell(r))),
+      rows.map((r) => COLUMNS.map((c) => markdownText(c.cell(r)))),
       3,
     ),
   ];

@@ -20,7 +20,15 @@ import {
   type RemoteError,
   retryAfterMs,
 } from './engine.ts';
-import { PROMPT_TEMPLATE_SLACK_TOKENS, spreadTokens, USAGE_SLACK_TOKENS } from './stream.ts';
+import {
+  CompletionStream,
+  DEFAULT_MAX_EVENT_CHARS,
+  MAX_CHARS_PER_TOKEN,
+  PROMPT_TEMPLATE_SLACK_TOKENS,
+  SseSizeGuard,
+  spreadTokens,
+  USAGE_SLACK_TOKENS,
+} from './stream.ts';
 
 let server: OpenAiTestServer;
 beforeAll(async () => {
@@ -412,6 +420,88 @@ describe("a server's usage is checked against the request (issue 47, item 5)", (
     expect(
       (await e.chat({ messages: [{ role: 'user', content: 'héllo' }], maxTokens: 2 })).promptTokenIds.length,
     ).toBe(4106);
+  });
+});
+
+describe('one SSE line, event and chunk are bounded (issue 47, item 6)', () => {
+  const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** The server stopped writing: the client cancelled the stream. */
+  async function expectCancelled(bigChunkChars: number) {
+    await sleepMs(100);
+    const a = server.faultChars;
+    await sleepMs(200);
+    expect(server.faultChars).toBe(a);
+    expect(a).toBeLessThan(bigChunkChars);
+  }
+  it('the limits: 4 Mi characters an event, 1024 characters a token', () => {
+    expect(DEFAULT_MAX_EVENT_CHARS).toBe(4 * 1024 * 1024);
+    expect(MAX_CHARS_PER_TOKEN).toBe(1024);
+  });
+  it('SseSizeGuard: lines across feeds, CR, LF and CRLF (split too), blank lines end events', () => {
+    const g = new SseSizeGuard(10);
+    expect(g.feed('data: 1234')).toBe(true); // 10: at the limit
+    expect(g.feed('\n\n')).toBe(true);
+    expect(g.feed('data:\r')).toBe(true);
+    expect(g.feed('\ndata:\r\n')).toBe(true); // the split CRLF ends one line: 10 in this event
+    expect(g.feed('\r\n')).toBe(true); // blank: a new event
+    expect(g.feed('0123456789')).toBe(true);
+    expect(g.feed('x')).toBe(false); // 11 on one line
+    const e = new SseSizeGuard(10);
+    expect(e.feed('abcd\nefgh\n')).toBe(true);
+    expect(e.feed('ijk\n')).toBe(false); // 11 in one event, no line over 4
+  });
+  it("a chunk's text: (max_tokens + 16) × 1024 characters in all, one more is refused", () => {
+    const line = (t: string) => JSON.stringify({ choices: [{ text: t }] });
+    const s = new CompletionStream('h', 2);
+    s.onData(line('x'.repeat(18 * 1024 - 1)));
+    s.onData(line('y'));
+    expect(s.protocolError).toBeUndefined();
+    expect(s.chunks.length).toBe(2);
+    const t = new CompletionStream('h', 2);
+    t.onData(line('x'.repeat(18 * 1024 + 1)));
+    expect(t.protocolError).toBe(
+      'h sent a chunk of 18433 characters, taking the answer to 18433: more than max_tokens 2 allows (at most 18432 characters: 1024 a token for max_tokens + 16); stopped reading',
+    );
+  });
+  it('a line that never ends, at the default limit: refused after 4 Mi characters, stream cancelled', async () => {
+    const big = 200 * 1024 * 1024;
+    server.set({ fault: 'big-chunk', bigChunkChars: big, delayMs: 1 });
+    const t0 = performance.now();
+    const err = await faultOf((await engine()).generate({ prompt: 'x', maxTokens: 8 }));
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(isEngineError(err, 'protocol')).toBe(true);
+    expect(err.message).toBe(
+      `${new URL(server.url).host} sent an SSE line or event longer than 4194304 characters (the limit, maxEventChars; a real event is one JSON chunk of a few hundred): stopped reading`,
+    );
+    expect(err.partial?.outputTokenIds.length).toBe(2);
+    await expectCancelled(big);
+  }, 15_000);
+  for (const fault of ['big-chunk', 'long-event'] as const)
+    it(`${fault}: past maxEventChars, a typed error naming the limit, stream cancelled`, async () => {
+      // 64 MiB, more than the loopback's socket buffers hold: the server's writes stop when the client cancels.
+      server.set({ fault, bigChunkChars: 64 * 1024 * 1024, delayMs: 1 });
+      const err = await faultOf(
+        (await engine({ maxEventChars: 65536 })).generate({ prompt: 'x', maxTokens: 8 }),
+      );
+      expect(err.code).toBe('protocol');
+      expect(err.message).toMatch(
+        /sent an SSE line or event longer than 65536 characters \(the limit, maxEventChars/,
+      );
+      await expectCancelled(64 * 1024 * 1024);
+    });
+  it('a 100,000-character chunk for max_tokens 17: refused (at most 33,792 characters)', async () => {
+    server.set({ fault: 'big-chunk', bigChunkChars: 100_000, delayMs: 1 });
+    const err = await faultOf((await engine()).generate({ prompt: 'x', maxTokens: 17 }));
+    expect(err.code).toBe('protocol');
+    expect(err.message).toContain(
+      'sent a chunk of 100000 characters, taking the answer to 100010: more than max_tokens 17 allows (at most 33792 characters',
+    );
+    expect(err.partial?.text).toBe(' tok0 tok1');
+  });
+  it('maxEventChars must be a positive integer', () => {
+    expect(() => new RemoteEngine({ baseUrl: server.url, maxEventChars: 0 })).toThrow(
+      /maxEventChars must be/,
+    );
   });
 });
 

@@ -33,7 +33,13 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { checkNumberOption, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
-import { assembleResult, CompletionStream, type RemoteGenerateResult } from './stream.ts';
+import {
+  assembleResult,
+  CompletionStream,
+  DEFAULT_MAX_EVENT_CHARS,
+  type RemoteGenerateResult,
+  SseSizeGuard,
+} from './stream.ts';
 
 /** Which OpenAI endpoint a remote engine streams: `/v1/chat/completions` or `/v1/completions`. */
 export type RemoteApi = 'chat' | 'completions';
@@ -81,6 +87,11 @@ export interface RemoteConfig {
    * longer"): the command line passes its flags; default the option names above.
    */
   timeoutOptionNames?: Partial<Record<RemoteTimeoutOption, string>>;
+  /**
+   * The longest SSE line or event (characters) a stream may send (default {@link DEFAULT_MAX_EVENT_CHARS},
+   * 4 Mi); past it the stream is cancelled and the request fails with EngineError('protocol').
+   */
+  maxEventChars?: number;
   /** Token counter for servers that omit usage (e.g. the model's tokenizer). */
   countTokens?: (text: string) => number;
   /** Replaces the global fetch (tests). */
@@ -201,6 +212,7 @@ export class RemoteEngine implements Engine {
     checkNumberOption('requestTimeoutMs', cfg.requestTimeoutMs, ms);
     checkNumberOption('maxRetryWaitMs', cfg.maxRetryWaitMs, { min: 0, max: 2 ** 31 - 1 });
     checkNumberOption('maxRetries', cfg.maxRetries, { integer: true, min: 0 });
+    checkNumberOption('maxEventChars', cfg.maxEventChars, { integer: true, min: 1 });
     this.host = endpointHost(cfg.baseUrl);
     this.api = cfg.api ?? 'chat';
     this.model = cfg.model;
@@ -529,11 +541,19 @@ export class RemoteEngine implements Engine {
       });
       const reader = res.body.getReader();
       const dec = new TextDecoder();
+      // Sizes are checked before the parser buffers the text: a line that never ends costs at most the limit.
+      const maxEvent = this.cfg.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS;
+      const guard = new SseSizeGuard(maxEvent);
       try {
         for (;;) {
           const { value, done: eof } = await reader.read();
           if (eof) break;
-          parser.feed(dec.decode(value, { stream: true }));
+          const text = dec.decode(value, { stream: true });
+          if (!guard.feed(text)) {
+            s.protocolError ??= `${this.host} sent an SSE line or event longer than ${maxEvent} characters (the limit, maxEventChars; a real event is one JSON chunk of a few hundred): stopped reading`;
+            break;
+          }
+          parser.feed(text);
           if (s.stopped) break;
         }
       } catch (e) {

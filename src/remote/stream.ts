@@ -30,6 +30,60 @@ export function maxPromptTokensFor(promptBytes: number): number {
   return promptBytes + PROMPT_TEMPLATE_SLACK_TOKENS;
 }
 
+/**
+ * The longest SSE line, and the longest event (its lines together), a stream may send: 4 Mi characters.
+ * A real event is one JSON chunk of one or a few tokens (a few hundred bytes; a few KB with top-20
+ * logprobs); the largest real ones, a final chunk repeating the whole answer (TGI's `generated_text`), are
+ * about 150 KB for 32k tokens. 4 Mi is well above any of them and keeps what one event can hold in memory
+ * to a few MB: a server that sends a 200 MB line is refused after 4 Mi characters, not after 2.7 GB.
+ */
+export const DEFAULT_MAX_EVENT_CHARS = 4 * 1024 * 1024;
+
+/**
+ * The most characters a token may add to the answer's text (content and reasoning together): the longest
+ * tokens of real vocabularies (runs of spaces, of `=`, of `-`) hold a few dozen to a few hundred bytes, so
+ * 1024 per token is ample; the whole answer may hold (max_tokens + {@link USAGE_SLACK_TOKENS}) × 1024.
+ */
+export const MAX_CHARS_PER_TOKEN = 1024;
+
+/**
+ * Watches the sizes of an SSE stream's lines and events as its text arrives, before the parser buffers
+ * it: {@link feed} returns false once the line not yet ended, or the event's lines since the last blank
+ * line, pass `maxChars` characters (CR, LF and CRLF end lines, as in the SSE specification).
+ */
+export class SseSizeGuard {
+  /** Characters of the line not yet ended. */
+  private line = 0;
+  /** Characters of the current event's ended lines. */
+  private event = 0;
+  /** The last text ended with CR: an LF first in the next one ends no line. */
+  private cr = false;
+  constructor(readonly maxChars: number) {}
+
+  /** Takes the stream's next text; false when a line or an event is now over the limit. */
+  feed(text: string): boolean {
+    const n = text.length;
+    let i = this.cr && text.charCodeAt(0) === 10 ? 1 : 0;
+    this.cr = false;
+    let start = i;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      const len = this.line + (i - start);
+      this.event = len === 0 ? 0 : this.event + len;
+      this.line = 0;
+      if (this.event > this.maxChars) return false;
+      if (c === 13) {
+        if (i + 1 === n) this.cr = true;
+        else if (text.charCodeAt(i + 1) === 10) i++;
+      }
+      start = i + 1;
+    }
+    this.line += n - start;
+    return this.event + this.line <= this.maxChars;
+  }
+}
+
 /** How a remote result's output tokens were counted. */
 export type TokenCountSource = 'usage' | 'tokenizer' | 'chunks';
 
@@ -89,6 +143,8 @@ export class CompletionStream {
   overran = false;
   /** Why the stream is unreadable (a line that is not JSON, an error sent mid-stream), if it is. */
   protocolError: string | undefined;
+  /** Characters of the answer's text so far, reasoning included. */
+  private textChars = 0;
 
   /**
    * @param host the server's host, for messages.
@@ -184,6 +240,12 @@ export class CompletionStream {
       this.overran = true;
       return;
     }
+    const maxChars = (this.maxTokens + USAGE_SLACK_TOKENS) * MAX_CHARS_PER_TOKEN;
+    if (this.textChars + piece.length > maxChars) {
+      this.protocolError = `${this.host} sent a chunk of ${piece.length} characters, taking the answer to ${this.textChars + piece.length}: more than max_tokens ${this.maxTokens} allows (at most ${maxChars} characters: ${MAX_CHARS_PER_TOKEN} a token for max_tokens + ${USAGE_SLACK_TOKENS}); stopped reading`;
+      return;
+    }
+    this.textChars += piece.length;
     const tMs = performance.now();
     this.chunks.push({ tMs, text: piece });
     this.text += content;

@@ -26,7 +26,9 @@ export type Fault =
   | 'overrun'
   | 'ping-mid'
   | 'stall-models'
-  | 'stall-models-body';
+  | 'stall-models-body'
+  | 'big-chunk'
+  | 'long-event';
 
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
@@ -44,6 +46,9 @@ export interface Script {
    * max_tokens and streams a token every `delayMs` until the client hangs up; 'ping-mid' then sends only
    * `: ping` SSE comments, one every `delayMs`, until the client hangs up. 'stall-models' accepts
    * `GET /v1/models` and never answers; 'stall-models-body' sends its headers and half its JSON, then nothing.
+   * 'big-chunk' sends one chunk whose text is `bigChunkChars` × "x" (in 64 KiB writes, stopping when the
+   * client hangs up; the line ends only after the last), 'long-event' one event of `bigChunkChars`
+   * characters as `data:` lines of 1 KiB without a blank line; both then go on as usual.
    */
   faultAfterChunks: number;
   /** For '429': Retry-After seconds, and how many 429s before answering normally (Infinity: always). */
@@ -57,6 +62,8 @@ export interface Script {
   reasoningTokens: number;
   /** The usage chunk's `usage` instead of the counted one (a server whose numbers are wrong or hostile). */
   usageOverride?: unknown;
+  /** For 'big-chunk' and 'long-event': the size, characters (default 1 MiB). */
+  bigChunkChars: number;
 }
 
 export const DEFAULT_SCRIPT: Script = {
@@ -72,6 +79,7 @@ export const DEFAULT_SCRIPT: Script = {
   failTimes: 1,
   cors: true,
   reasoningTokens: 0,
+  bigChunkChars: 1024 * 1024,
 };
 
 export interface OpenAiTestServer {
@@ -80,6 +88,8 @@ export interface OpenAiTestServer {
   script: Script;
   /** Requests seen (method, path, authorization header present). */
   log: { method: string; path: string; auth: boolean }[];
+  /** Characters 'big-chunk' and 'long-event' have written since the last {@link set}. */
+  readonly faultChars: number;
   /** Sets the script (starting from the defaults) and resets the 429 counter. */
   set(s: Partial<Script>): void;
   close(): Promise<void>;
@@ -101,7 +111,20 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 /** Starts the server on 127.0.0.1 with a free port. */
 export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<OpenAiTestServer> {
-  const state = { script: { ...DEFAULT_SCRIPT, ...initial }, rateLimited: 0 };
+  const state = { script: { ...DEFAULT_SCRIPT, ...initial }, rateLimited: 0, faultChars: 0 };
+  /** Writes `text`, waiting for the socket to drain (or close) when its buffer is full. */
+  const send = async (res: ServerResponse, text: string) => {
+    if (res.write(text) || res.destroyed) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  };
   const log: OpenAiTestServer['log'] = [];
   const sockets = new Set<import('node:net').Socket>();
 
@@ -243,6 +266,22 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
         } else if (s.fault === 'cut') {
           res.socket?.destroy();
           return;
+        } else if (s.fault === 'big-chunk' || s.fault === 'long-event') {
+          const long = s.fault === 'long-event';
+          const piece = 'x'.repeat(long ? 1024 : 65536);
+          if (!long)
+            res.write(
+              chat
+                ? `data: {"id":"${id}","object":"${object}","choices":[{"index":0,"delta":{"content":"`
+                : `data: {"id":"${id}","object":"${object}","choices":[{"index":0,"text":"`,
+            );
+          for (let left = s.bigChunkChars; left > 0 && !res.destroyed; left -= piece.length) {
+            const text = left < piece.length ? piece.slice(0, left) : piece;
+            await send(res, long ? `data: ${text}\n` : text);
+            state.faultChars += text.length;
+          }
+          if (res.destroyed) return;
+          res.write(long ? '\n' : '"},"finish_reason":null}]}\n\n');
         } else if (s.fault === 'stall-mid')
           return; // keeps the connection open, silent
         else if (s.fault === 'ping-mid') {
@@ -290,9 +329,13 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       state.script = v;
     },
     log,
+    get faultChars() {
+      return state.faultChars;
+    },
     set(s) {
       state.script = { ...DEFAULT_SCRIPT, ...s };
       state.rateLimited = 0;
+      state.faultChars = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -28,6 +28,35 @@
  * - Partial sums of a lane group are combined with `subgroupShuffleXor` (needs the `subgroups` feature
  *   and lanes ≤ the adapter's subgroupMinSize) or through workgroup memory (the fallback).
  *
+ * The kernel, in outline (tt: token, r: unit of the lane group, d: dot of the unit, j: vec4 of the chunk;
+ * [ ] where the options ask for it; `npm run wgsl -- mmv-q4_k-planar` prints a whole one):
+ *
+ *   @group(0) @binding(0) var<uniform> step: Step;       // then x, [gnorm], the weights, extra
+ *   [var<workgroup> red: array<f32, …>;]                  // lanes > 1 reducing without subgroups
+ *   const K: u32 = …;
+ *   @compute @workgroup_size(threads)
+ *   fn main(…) {
+ *     let lane = lid % lanes; let grp = lid / lanes;      // lane group grp: units ub … ub + units − 1
+ *     let xr{tt} = …;                                     // each token's row of x
+ *     if (wg.x < …) { seg = …; ub = …; } else if …       // the workgroup's segment and first unit
+ *     var a{r}_{d}_{tt} = 0.0; [var ss{tt} = 0.0;]
+ *     for (var c = lane; c < K / 32; c += lanes) {        // lane l takes chunks l, l + lanes, …
+ *       let x{tt}_{j} = x[xr{tt} + c * 8u + j];           // [× gnorm; ss{tt}; xs{tt}; int8 q{tt}_{j}]
+ *       if (seg == 0u) {
+ *         { let u = min(ub + r, nUnits − 1);
+ *           { let row = …; <the type's chunk dot: p{r}_{d}_s{tt}>; a{r}_{d}_{tt} += p{r}_{d}_s{tt}; } }
+ *       } else if …
+ *     }
+ *     a{r}_{d}_{tt} += subgroupShuffleXor(a{r}_{d}_{tt}, m); // or a tree through red
+ *     if (lane != 0u) { return; }
+ *     [let inv{tt} = inverseSqrt(ss{tt} / f32(K) + eps);]
+ *     if (seg == 0u) { { let u = ub + r; if (u < nUnits) {
+ *       if (t0 + tt < nT) { let t = …; let pos = …; let d{d} = a{r}_{d}_{tt} [* inv{tt}]; <epilogue> } } } }
+ *   }
+ *
+ * mmvWGSL below builds it section by section in that order (declarations, reductionMemory, the opening of
+ * main, chunkActivations, segmentDots, laneReduction, epilogues).
+ *
  * Q4_1 and Q5_1 (aligned 20/24-byte blocks) fold their min m in as m·Σx; IQ4_NL and IQ4_XS (float
  * path only) look each nibble up in kvalues_iq4nl (a WGSL const array), IQ4_XS applying its sub-block's
  * 6-bit scale once per chunk.
@@ -45,7 +74,7 @@
  * decode variants: {@link mmvSupports}).
  */
 import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
-import { extraBindings, type MatmulOptions, segmentRanges, weightVar } from './matmul.ts';
+import { extraBindings, type MatmulOptions, type MatmulSegment, segmentRanges, weightVar } from './matmul.ts';
 import { bindingType, chunkDot, needsXhalf, needsXsum } from './mmv-chunk.ts';
 import { intChunkDot, usesIntDot } from './mmv-int.ts';
 import { mmvPreludes } from './quants/index.ts';
@@ -135,218 +164,311 @@ export function mmvWorkgroupsX(segments: readonly { nUnits: number }[], layout: 
   return segmentRanges(segments, unitsPerWorkgroup(layout)).at(-1)?.end ?? 0;
 }
 
-/** What {@link mmvWGSL}'s parts share: the options, the layout and the names of the accumulators. */
-interface MmvParts {
-  o: MmvOptions;
-  L: MmvLayout;
+/** What every part of one {@link mmvWGSL} kernel is built from: the options and the numbers derived from them. */
+interface MmvKernel {
+  options: MmvOptions;
+  layout: MmvLayout;
+  /** Weights per row (a multiple of 32). */
   K: number;
-  /** Tokens per workgroup. */
-  TT: number;
-  /** 0 … TT − 1. */
-  toks: number[];
-  /** Units per thread group (L.units). */
-  R: number;
-  /** Threads per workgroup (L.threads). */
-  W: number;
-  /** The most dot products of one unit in any segment. */
-  maxDots: number;
-  /** Lanes combined through subgroup shuffles. */
-  sg: boolean;
-  /** L.shareX (0: every thread loads its own activations). */
-  S: number;
+  /** Tokens per workgroup (options.TT): each thread's accumulators cover them all. */
+  tokens: number;
+  /** 0 … tokens − 1, the `tt` of the WGSL names. */
+  eachToken: number[];
+  /** Output units a lane group computes (layout.units): the `r` of the WGSL names. */
+  unitsPerGroup: number;
+  /** Adjacent threads splitting one group's chunks between them (layout.lanes). */
+  lanesPerGroup: number;
+  /** Threads per workgroup (layout.threads). */
+  threads: number;
+  /** Units covered by one workgroup: (threads / lanesPerGroup) · unitsPerGroup. */
+  unitsPerWorkgroup: number;
+  /** 32-weight chunks per row: the loop's trip count over all lanes. */
+  chunks: number;
+  /** The most dot products of one unit in any segment: the `d` of the WGSL names. */
+  maxDotsPerUnit: number;
+  /** Lanes combined through subgroup shuffles (else through workgroup memory `red`). */
+  subgroupReduce: boolean;
+  /** Threads of a subgroup sharing a chunk's loads (layout.shareX; 0: each thread loads its own). */
+  threadsSharingX: number;
+  /** The chunk's sums Σx (`xs{tt}`), half sums (`xlo{tt}`, `xhi{tt}`) and int8 copy (`q{tt}_{j}`) are needed. */
+  wantsXsum: boolean;
+  wantsXhalf: boolean;
+  wantsInt8X: boolean;
   /** Whether a weight takes the integer-dot path. */
-  intOf: (w: { type: WeightType; planar?: number }) => boolean;
-  /** Accumulator of unit r, dot d, token tt. */
-  acc: (r: number, d: number, tt: number) => string;
+  takesIntDot: (w: { type: WeightType; planar?: number }) => boolean;
 }
 
-/** {@link mmvWGSL}'s declarations: bindings in order (step, x, [gnorm], weights, extra) and the helper functions the weight types need. */
-function declarations(lines: string[], o: MmvOptions, subgroups: boolean, types: WeightType[]): void {
+/** WGSL of the parts of a kernel: one line, several, or none (undefined, false). */
+type Section = string | readonly string[] | undefined | false;
+
+/** The sections one under the other, as `lines.push` of each then `join('\n')` would (none for undefined/false). */
+function lines(...sections: Section[]): string {
+  return sections.flatMap((s) => (s === undefined || s === false ? [] : s)).join('\n');
+}
+
+/** Every line of `text` indented by `pad`. */
+function indent(text: string, pad: string): string {
+  return text
+    .split('\n')
+    .map((l) => `${pad}${l}`)
+    .join('\n');
+}
+
+/** A chunk's 32 activations of one token are 8 `vec4<f32>`: j = 0 … 7. */
+const VEC4S_PER_CHUNK = [0, 1, 2, 3, 4, 5, 6, 7];
+
+/** The accumulator of unit `r`, dot `d`, token `tt`: `a{r}_{d}_{tt}`. */
+function accumulator(r: number, d: number, tt: number): string {
+  return `a${r}_${d}_${tt}`;
+}
+
+/** Every accumulator of a thread, unit by unit, dot by dot, token by token. */
+function accumulators(k: MmvKernel): string[] {
+  const out: string[] = [];
+  for (let r = 0; r < k.unitsPerGroup; r++)
+    for (let d = 0; d < k.maxDotsPerUnit; d++) for (const tt of k.eachToken) out.push(accumulator(r, d, tt));
+  return out;
+}
+
+/** `f(r)` for each unit r of a lane group. */
+function eachUnit(k: MmvKernel, f: (r: number) => string): string[] {
+  return Array.from({ length: k.unitsPerGroup }, (_, r) => f(r));
+}
+
+/** `if (seg == 0u) {…} else if (seg == 1u) {…}`: one branch per segment (uniform per workgroup). */
+function perSegment(k: MmvKernel, pad: string, branch: (s: MatmulSegment, si: number) => string): string[] {
+  return k.options.segments.map(
+    (s, si) => `${pad}${si ? 'else ' : ''}if (seg == ${si}u) {\n${branch(s, si)}\n${pad}}`,
+  );
+}
+
+/**
+ * The declarations: bindings in order (step, x, [gnorm], each segment's weights, extra), the WGSL the
+ * weight types share (kernels/quants' preludes) and, for F16/BF16 norm weights, `gnorm4`.
+ */
+function declarations(k: MmvKernel): string {
+  const o = k.options;
+  let binding = 0;
+  const bind = (declaration: string) => `@group(0) @binding(${binding++}) ${declaration};`;
   const normF32 = o.norm?.type === 'F32';
-  if (subgroups) lines.push('enable subgroups;');
-  lines.push(STEP_WGSL);
-  let b = 0;
-  lines.push(`@group(0) @binding(${b++}) var<uniform> step: Step;`);
-  lines.push(`@group(0) @binding(${b++}) var<storage, read> x: array<vec4<f32>>;`);
-  if (o.norm) {
-    lines.push(
-      `@group(0) @binding(${b++}) var<storage, read> gnorm: ${normF32 ? 'array<vec4<f32>>' : 'array<u32>'};`,
-    );
-  }
-  o.segments.forEach((s, si) => {
-    s.weights.forEach((w, wi) => {
-      lines.push(
-        `@group(0) @binding(${b++}) var<storage, read> ${weightVar(s, si, wi)}: ${bindingType(w.type, w.planar)};`,
-      );
-    });
-  });
-  for (const e of extraBindings(o)) lines.push(`@group(0) @binding(${b++}) ${e};`);
-  lines.push(...mmvPreludes(types));
-  if (o.norm && !normF32) {
-    // F16 / BF16 norm weights: four at a time from two words.
-    const cv =
-      o.norm.type === 'F16'
-        ? (a: string) => `unpack2x16float(${a})`
-        : (a: string) => `bitcast<vec2<f32>>(vec2<u32>(${a} << 16u, ${a} & 0xffff0000u))`;
-    lines.push(
-      `fn gnorm4(i: u32) -> vec4<f32> { return vec4<f32>(${cv('gnorm[2u * i]')}, ${cv('gnorm[2u * i + 1u]')}); }`,
-    );
-  }
+  return lines(
+    (k.subgroupReduce || k.threadsSharingX > 0) && 'enable subgroups;',
+    STEP_WGSL,
+    bind('var<uniform> step: Step'),
+    bind('var<storage, read> x: array<vec4<f32>>'),
+    o.norm && bind(`var<storage, read> gnorm: ${normF32 ? 'array<vec4<f32>>' : 'array<u32>'}`),
+    o.segments.flatMap((s, si) =>
+      s.weights.map((w, wi) =>
+        bind(`var<storage, read> ${weightVar(s, si, wi)}: ${bindingType(w.type, w.planar)}`),
+      ),
+    ),
+    extraBindings(o).map(bind),
+    mmvPreludes(o.segments.flatMap((s) => s.weights.map((w) => w.type))),
+    o.norm && !normF32 && halfNormReader(o.norm.type),
+  );
 }
 
-/** The loop body's activations of chunk c for every token: loaded (or broadcast through the subgroup), normed, and the sums the weight types need (Σx, half sums, int8 copies). */
-function chunkActivations(
-  lines: string[],
-  c: MmvParts,
-  need: { xsum: boolean; xhalf: boolean; anyInt: boolean },
-): void {
-  const { o, toks, S } = c;
-  const normF32 = o.norm?.type === 'F32';
-  // The chunk's activations as immutable values (a mutable `var` per activation costs a memory slot per
-  // invocation on SwiftShader's code generator): raw loads, their squares for the norm, then × gnorm.
-  const raw = o.norm ? 'r' : '';
-  for (const tt of toks) {
-    if (S) {
-      // Thread sl of the subgroup loads vec4 j = sl, sl + S, …; vec4 j comes from thread j % S.
-      for (let m = 0; m < 8 / S; m++)
-        lines.push(`    let xm${tt}_${m} = x[xr${tt} + c * 8u + sl + ${m * S}u];`);
-      for (let j = 0; j < 8; j++)
-        lines.push(`    let x${raw}${tt}_${j} = subgroupBroadcast(xm${tt}_${Math.floor(j / S)}, ${j % S}u);`);
-    } else {
-      for (let j = 0; j < 8; j++) lines.push(`    let x${raw}${tt}_${j} = x[xr${tt} + c * 8u + ${j}u];`);
-    }
-    if (o.norm) {
-      lines.push(
-        `    ss${tt} += ${Array.from({ length: 8 }, (_, j) => `dot(xr${tt}_${j}, xr${tt}_${j})`).join(' + ')};`,
-      );
-    }
-  }
-  if (o.norm) {
-    for (let j = 0; j < 8; j++) {
-      lines.push(`    let g${j} = ${normF32 ? `gnorm[c * 8u + ${j}u]` : `gnorm4(c * 8u + ${j}u)`};`);
-      for (const tt of toks) lines.push(`    let x${tt}_${j} = xr${tt}_${j} * g${j};`);
-    }
-  }
-  if (need.xsum) {
-    for (const tt of toks) {
-      lines.push(
-        `    let xs${tt} = dot(${Array.from({ length: 8 }, (_, j) => `x${tt}_${j}`).join(' + ')}, vec4<f32>(1.0));`,
-      );
-    }
-  }
-  if (need.xhalf) {
-    for (const tt of toks) {
-      const x4 = (from: number) => Array.from({ length: 4 }, (_, j) => `x${tt}_${from + j}`).join(' + ');
-      lines.push(
-        `    let xlo${tt} = dot(${x4(0)}, vec4<f32>(1.0));`,
-        `    let xhi${tt} = dot(${x4(4)}, vec4<f32>(1.0));`,
-      );
-    }
-  }
-  if (need.anyInt) {
-    // The chunk's activations rounded to int8 (one scale per token), and the sums Σq of each half.
-    for (const tt of toks) {
-      const ab = Array.from({ length: 8 }, (_, j) => `abs(x${tt}_${j})`);
-      lines.push(
-        `    let am${tt} = max(max(max(${ab[0]}, ${ab[1]}), max(${ab[2]}, ${ab[3]})), max(max(${ab[4]}, ${ab[5]}), max(${ab[6]}, ${ab[7]})));`,
-        `    let dx${tt} = max(max(am${tt}.x, am${tt}.y), max(am${tt}.z, am${tt}.w)) / 127.0;`,
-        `    let ix${tt} = select(0.0, 1.0 / dx${tt}, dx${tt} > 0.0);`,
-      );
-      for (let j = 0; j < 8; j++)
-        lines.push(`    let q${tt}_${j} = pack4xI8(vec4<i32>(round(x${tt}_${j} * ix${tt})));`);
-      lines.push(
-        `    let qlo${tt} = ${[0, 1, 2, 3].map((j) => `dot4I8Packed(q${tt}_${j}, 0x01010101u)`).join(' + ')};`,
-        `    let qhi${tt} = ${[4, 5, 6, 7].map((j) => `dot4I8Packed(q${tt}_${j}, 0x01010101u)`).join(' + ')};`,
-      );
-    }
-  }
+/** `gnorm4(i)`: F16 / BF16 norm weights four at a time from two words. */
+function halfNormReader(type: WeightType): string {
+  const toF32 =
+    type === 'F16'
+      ? (a: string) => `unpack2x16float(${a})`
+      : (a: string) => `bitcast<vec2<f32>>(vec2<u32>(${a} << 16u, ${a} & 0xffff0000u))`;
+  return `fn gnorm4(i: u32) -> vec4<f32> { return vec4<f32>(${toF32('gnorm[2u * i]')}, ${toF32('gnorm[2u * i + 1u]')}); }`;
 }
 
-/** The loop body's dot products: each segment's units, each unit's dots of chunk c, into the accumulators. */
-function segmentDots(lines: string[], c: MmvParts): void {
-  const { TT, o, L, K, toks, R, intOf, acc } = c;
-  o.segments.forEach((s, si) => {
-    const body: string[] = [];
-    for (let r = 0; r < R; r++) {
-      body.push(`      { let u = min(ub + ${r}u, ${s.nUnits - 1}u);`);
-      s.dots.forEach((d, di) => {
-        const wname = weightVar(s, si, d.w);
-        const p = `p${r}_${di}_`;
-        body.push(`        { let row = ${d.row};`);
-        body.push(
-          (intOf(s.weights[d.w])
-            ? intChunkDot(s.weights[d.w].type, wname, K, TT, p, s.weights[d.w].planar)
-            : chunkDot(s.weights[d.w].type, wname, K, TT, p, L.packed, s.weights[d.w].planar)
-          )
-            .split('\n')
-            .map((l) => `          ${l}`)
-            .join('\n'),
-        );
-        for (const tt of toks) body.push(`          ${acc(r, di, tt)} += ${p}s${tt};`);
-        body.push('        }');
-      });
-      body.push('      }');
-    }
-    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n    }`);
-  });
+/** `red`: the workgroup memory lanes reduce through when they cannot shuffle (one slot per value per thread). */
+function reductionMemory(k: MmvKernel): Section {
+  if (k.lanesPerGroup === 1 || k.subgroupReduce) return undefined;
+  const values = k.unitsPerGroup * k.maxDotsPerUnit * k.tokens + (k.options.norm ? k.tokens : 0);
+  return `var<workgroup> red: array<f32, ${k.threads * values}>;`;
 }
 
-/** After the loop: the lanes of each thread group combined (subgroup shuffles or workgroup memory); lane 0 goes on. */
-function reduceLanes(lines: string[], c: MmvParts): void {
-  const { o, L, toks, R, W, maxDots, sg, acc } = c;
-  // Combine the lanes of each group.
-  const all: string[] = [];
-  for (let r = 0; r < R; r++)
-    for (let d = 0; d < maxDots; d++) for (const tt of toks) all.push(acc(r, d, tt));
-  if (o.norm) for (const tt of toks) all.push(`ss${tt}`);
-  if (L.lanes > 1) {
-    if (sg) {
-      for (let m = L.lanes / 2; m >= 1; m /= 2) {
-        for (const v of all) lines.push(`  ${v} += subgroupShuffleXor(${v}, ${m}u);`);
-      }
-    } else {
-      all.forEach((v, i) => {
-        lines.push(`  red[${i * W}u + lid] = ${v};`);
-      });
-      lines.push('  workgroupBarrier();');
-      for (let m = L.lanes / 2; m >= 1; m /= 2) {
-        lines.push(`  if (lane < ${m}u) {`);
-        all.forEach((_, i) => {
-          lines.push(`    red[${i * W}u + lid] += red[${i * W}u + lid + ${m}u];`);
-        });
-        lines.push('  }\n  workgroupBarrier();');
-      }
-      all.forEach((v, i) => {
-        lines.push(`  ${v} = red[${i * W}u + lid];`);
-      });
-    }
-    lines.push('  if (lane != 0u) { return; }');
-  }
+/** `xr{tt}`: the vec4 offset of each token's row of x (clamped to the last token: a partial token group computes duplicates, never stored). */
+function activationRows(k: MmvKernel): string[] {
+  return k.eachToken.map((tt) => `  let xr${tt} = min(xrow0 + ${tt}u, xrow0 + nT - 1u - t0) * ${k.K / 4}u;`);
 }
 
-/** The stores: the norm's inverse RMS, then each segment's epilogue per unit and token in range. */
-function epilogues(lines: string[], c: MmvParts): void {
-  const { o, toks, R, acc } = c;
-  if (o.norm) {
-    for (const tt of toks)
-      lines.push(`  let inv${tt} = inverseSqrt(ss${tt} / f32(K) + ${f32Lit(o.norm.eps)});`);
+/** Which segment this workgroup computes (`seg`) and its lane group's first unit (`ub`). */
+function segmentSelection(k: MmvKernel): string[] {
+  const perWg = k.unitsPerWorkgroup;
+  return segmentRanges(k.options.segments, perWg).map(
+    ({ start, end }, si) =>
+      `  ${si ? 'else ' : ''}if (wg.x < ${end}u) { seg = ${si}u; ub = (wg.x - ${start}u) * ${perWg}u + grp * ${k.unitsPerGroup}u; }`,
+  );
+}
+
+/**
+ * Token `tt`'s activations of chunk c, `x{tt}_{j}` (or `xr{tt}_{j}` before the norm's weights): 8 loads,
+ * or with shareX each thread `sl` of the subgroup loading vec4 sl, sl + S, … (`xm{tt}_{m}`) and vec4 j
+ * broadcast from thread j % S. With a norm, the sum of squares from the same loads.
+ */
+function loadActivations(k: MmvKernel, tt: number): string {
+  const S = k.threadsSharingX;
+  const raw = k.options.norm ? 'r' : '';
+  const loads = S
+    ? [
+        ...Array.from(
+          { length: 8 / S },
+          (_, m) => `    let xm${tt}_${m} = x[xr${tt} + c * 8u + sl + ${m * S}u];`,
+        ),
+        ...VEC4S_PER_CHUNK.map(
+          (j) => `    let x${raw}${tt}_${j} = subgroupBroadcast(xm${tt}_${Math.floor(j / S)}, ${j % S}u);`,
+        ),
+      ]
+    : VEC4S_PER_CHUNK.map((j) => `    let x${raw}${tt}_${j} = x[xr${tt} + c * 8u + ${j}u];`);
+  return lines(
+    loads,
+    k.options.norm &&
+      `    ss${tt} += ${VEC4S_PER_CHUNK.map((j) => `dot(xr${tt}_${j}, xr${tt}_${j})`).join(' + ')};`,
+  );
+}
+
+/** The norm's weights of chunk c (`g{j}`), each applied to every token's raw activations. */
+function normWeights(k: MmvKernel): string[] {
+  const normF32 = k.options.norm?.type === 'F32';
+  return VEC4S_PER_CHUNK.flatMap((j) => [
+    `    let g${j} = ${normF32 ? `gnorm[c * 8u + ${j}u]` : `gnorm4(c * 8u + ${j}u)`};`,
+    ...k.eachToken.map((tt) => `    let x${tt}_${j} = xr${tt}_${j} * g${j};`),
+  ]);
+}
+
+/** `x{tt}_{from}` + … + `x{tt}_{from + count − 1}`. */
+function sumOfVec4s(tt: number, from: number, count: number): string {
+  return VEC4S_PER_CHUNK.slice(from, from + count)
+    .map((j) => `x${tt}_${j}`)
+    .join(' + ');
+}
+
+/**
+ * Token `tt`'s chunk rounded to int8 with one scale `dx{tt}` (amax / 127, as ggml's quantize_row_q8_0):
+ * packed words `q{tt}_{j}` and the sums Σq of each half, `qlo{tt}` and `qhi{tt}`.
+ */
+function int8Activations(tt: number): string {
+  const amax = VEC4S_PER_CHUNK.map((j) => `abs(x${tt}_${j})`);
+  const sumQ = (js: number[]) => js.map((j) => `dot4I8Packed(q${tt}_${j}, 0x01010101u)`).join(' + ');
+  return `    let am${tt} = max(max(max(${amax[0]}, ${amax[1]}), max(${amax[2]}, ${amax[3]})), max(max(${amax[4]}, ${amax[5]}), max(${amax[6]}, ${amax[7]})));
+    let dx${tt} = max(max(am${tt}.x, am${tt}.y), max(am${tt}.z, am${tt}.w)) / 127.0;
+    let ix${tt} = select(0.0, 1.0 / dx${tt}, dx${tt} > 0.0);
+${VEC4S_PER_CHUNK.map((j) => `    let q${tt}_${j} = pack4xI8(vec4<i32>(round(x${tt}_${j} * ix${tt})));`).join('\n')}
+    let qlo${tt} = ${sumQ([0, 1, 2, 3])};
+    let qhi${tt} = ${sumQ([4, 5, 6, 7])};`;
+}
+
+/**
+ * The loop body's activations of chunk c for every token as immutable values (a mutable `var` per
+ * activation costs a memory slot per invocation on SwiftShader's code generator): loaded (or broadcast
+ * through the subgroup), × gnorm, then the sums and int8 copies the weight types need.
+ */
+function chunkActivations(k: MmvKernel): string {
+  const each = (f: (tt: number) => string) => k.eachToken.map(f);
+  return lines(
+    each((tt) => loadActivations(k, tt)),
+    k.options.norm && normWeights(k),
+    k.wantsXsum && each((tt) => `    let xs${tt} = dot(${sumOfVec4s(tt, 0, 8)}, vec4<f32>(1.0));`),
+    k.wantsXhalf &&
+      each(
+        (tt) => `    let xlo${tt} = dot(${sumOfVec4s(tt, 0, 4)}, vec4<f32>(1.0));
+    let xhi${tt} = dot(${sumOfVec4s(tt, 4, 4)}, vec4<f32>(1.0));`,
+      ),
+    k.wantsInt8X && each(int8Activations),
+  );
+}
+
+/**
+ * One dot of unit `r` on chunk c: the weight type's chunk product (mmv-chunk.ts, or mmv-int.ts on the
+ * integer-dot path) into `p{r}_{di}_s{tt}`, added to the unit's accumulators.
+ */
+function chunkDotOfUnit(k: MmvKernel, s: MatmulSegment, si: number, r: number, di: number): string {
+  const { w, row } = s.dots[di];
+  const weight = s.weights[w];
+  const name = weightVar(s, si, w);
+  const prefix = `p${r}_${di}_`;
+  const product = k.takesIntDot(weight)
+    ? intChunkDot(weight.type, name, k.K, k.tokens, prefix, weight.planar)
+    : chunkDot(weight.type, name, k.K, k.tokens, prefix, k.layout.packed, weight.planar);
+  return `        { let row = ${row};
+${indent(product, '          ')}
+${k.eachToken.map((tt) => `          ${accumulator(r, di, tt)} += ${prefix}s${tt};`).join('\n')}
+        }`;
+}
+
+/** The loop body's dot products: each segment's units (clamped to its last), each unit's dots of chunk c. */
+function segmentDots(k: MmvKernel): string[] {
+  return perSegment(k, '    ', (s, si) =>
+    lines(
+      eachUnit(k, (r) =>
+        lines(
+          `      { let u = min(ub + ${r}u, ${s.nUnits - 1}u);`,
+          s.dots.map((_, di) => chunkDotOfUnit(k, s, si, r, di)),
+          '      }',
+        ),
+      ),
+    ),
+  );
+}
+
+/** lanes / 2, lanes / 4, … 1: the strides of a butterfly (or tree) reduction over a lane group. */
+function halvingStrides(lanes: number): number[] {
+  const out: number[] = [];
+  for (let m = lanes / 2; m >= 1; m /= 2) out.push(m);
+  return out;
+}
+
+/**
+ * After the loop: every accumulator and sum of squares summed over the lanes of a group, by
+ * `subgroupShuffleXor` or a tree through `red` (slot i · threads + lid); only lane 0 goes on.
+ */
+function laneReduction(k: MmvKernel): Section {
+  if (k.lanesPerGroup === 1) return undefined;
+  const values = [...accumulators(k), ...(k.options.norm ? k.eachToken.map((tt) => `ss${tt}`) : [])];
+  const strides = halvingStrides(k.lanesPerGroup);
+  const slot = (i: number) => `red[${i * k.threads}u + lid]`;
+  const combine = k.subgroupReduce
+    ? strides.flatMap((m) => values.map((v) => `  ${v} += subgroupShuffleXor(${v}, ${m}u);`))
+    : [
+        ...values.map((v, i) => `  ${slot(i)} = ${v};`),
+        '  workgroupBarrier();',
+        ...strides.map(
+          (m) => `  if (lane < ${m}u) {
+${values.map((_, i) => `    ${slot(i)} += red[${i * k.threads}u + lid + ${m}u];`).join('\n')}
   }
-  o.segments.forEach((s, si) => {
-    const body: string[] = [];
-    for (let r = 0; r < R; r++) {
-      body.push(`    { let u = ub + ${r}u; if (u < ${s.nUnits}u) {`);
-      for (const tt of toks) {
-        const ds = s.dots
-          .map((_, di) => `let d${di} = ${acc(r, di, tt)}${o.norm ? ` * inv${tt}` : ''};`)
-          .join(' ');
-        body.push(
-          `      if (t0 + ${tt}u < nT) { let t = t0 + ${tt}u; let pos = step.pos0 + ${o.lastTokenOnly ? 'step.nTokens - 1u' : 't'}; ${ds}\n        ${s.epilogue}\n      }`,
-        );
-      }
-      body.push('    } }');
-    }
-    lines.push(`  ${si ? 'else ' : ''}if (seg == ${si}u) {\n${body.join('\n')}\n  }`);
-  });
+  workgroupBarrier();`,
+        ),
+        ...values.map((v, i) => `  ${v} = ${slot(i)};`),
+      ];
+  return lines(combine, '  if (lane != 0u) { return; }');
+}
+
+/** Token `tt`'s store of unit `r`: the segment's epilogue with the unit's dot products in `d0`, `d1`, …. */
+function tokenEpilogue(k: MmvKernel, s: MatmulSegment, r: number, tt: number): string {
+  const o = k.options;
+  const pos = o.lastTokenOnly ? 'step.nTokens - 1u' : 't';
+  const dots = s.dots
+    .map((_, di) => `let d${di} = ${accumulator(r, di, tt)}${o.norm ? ` * inv${tt}` : ''};`)
+    .join(' ');
+  return `      if (t0 + ${tt}u < nT) { let t = t0 + ${tt}u; let pos = step.pos0 + ${pos}; ${dots}
+        ${s.epilogue}
+      }`;
+}
+
+/** The stores: the norm's inverse RMS `inv{tt}`, then each segment's epilogue per unit in range and token. */
+function epilogues(k: MmvKernel): string {
+  const norm = k.options.norm;
+  return lines(
+    norm && k.eachToken.map((tt) => `  let inv${tt} = inverseSqrt(ss${tt} / f32(K) + ${f32Lit(norm.eps)});`),
+    perSegment(k, '  ', (s) =>
+      lines(
+        eachUnit(k, (r) =>
+          lines(
+            `    { let u = ub + ${r}u; if (u < ${s.nUnits}u) {`,
+            k.eachToken.map((tt) => tokenEpilogue(k, s, r, tt)),
+            '    } }',
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 /**
@@ -354,62 +476,61 @@ function epilogues(lines: string[], c: MmvParts): void {
  * order, then `extra`. Dispatch ({@link mmvWorkgroupsX}, ceil(T / TT)); T ≤ step.nTokens rows of x.
  */
 export function mmvWGSL(o: MmvOptions): string {
-  const { K, TT, layout: L } = o;
+  const { K, TT, layout } = o;
   if (K % 32 !== 0) throw new Error(`mmvWGSL needs K to be a multiple of 32 (got ${K})`);
   if (TT < 1 || TT > 16) throw new Error(`mmvWGSL computes 1–16 tokens per workgroup (got ${TT})`);
-  const problem = mmvLayoutProblem(L);
-  if (problem) throw new Error(`bad mmv layout ${JSON.stringify(L)}: ${problem}`);
-  const NC = K / 32;
-  const sg = L.lanes > 1 && L.reduce === 'subgroup';
-  const toks = Array.from({ length: TT }, (_, i) => i);
-  const maxDots = Math.max(...o.segments.map((s) => s.dots.length));
-  const types = o.segments.flatMap((s) => s.weights.map((w) => w.type));
-  const xsum = types.some(needsXsum);
-  const intOf = (w: { type: WeightType; planar?: number }) => Boolean(L.intDot && L.packed && usesIntDot(w));
-  const anyInt = o.segments.some((s) => s.weights.some(intOf));
-  const xhalf = o.segments.some((s) => s.weights.some((w) => needsXhalf(w.type) && !intOf(w)));
-  const lines: string[] = [];
-  const S = L.shareX ?? 0;
-  declarations(lines, o, sg || S > 0, types);
-  const W = L.threads;
-  const per = unitsPerWorkgroup(L);
-  const R = L.units;
-  const nAcc = R * maxDots * TT;
-  if (L.lanes > 1 && !sg) {
-    lines.push(`var<workgroup> red: array<f32, ${W * (nAcc + (o.norm ? TT : 0))}>;`);
-  }
-  lines.push(`
+  const problem = mmvLayoutProblem(layout);
+  if (problem) throw new Error(`bad mmv layout ${JSON.stringify(layout)}: ${problem}`);
+  const takesIntDot = (w: { type: WeightType; planar?: number }) =>
+    Boolean(layout.intDot && layout.packed && usesIntDot(w));
+  const weights = o.segments.flatMap((s) => s.weights);
+  const k: MmvKernel = {
+    options: o,
+    layout,
+    K,
+    tokens: TT,
+    eachToken: Array.from({ length: TT }, (_, i) => i),
+    unitsPerGroup: layout.units,
+    lanesPerGroup: layout.lanes,
+    threads: layout.threads,
+    unitsPerWorkgroup: unitsPerWorkgroup(layout),
+    chunks: K / 32,
+    maxDotsPerUnit: Math.max(...o.segments.map((s) => s.dots.length)),
+    subgroupReduce: layout.lanes > 1 && layout.reduce === 'subgroup',
+    threadsSharingX: layout.shareX ?? 0,
+    wantsXsum: weights.some((w) => needsXsum(w.type)),
+    wantsXhalf: weights.some((w) => needsXhalf(w.type) && !takesIntDot(w)),
+    wantsInt8X: weights.some(takesIntDot),
+    takesIntDot,
+  };
+  const lanes = k.lanesPerGroup;
+  const lastTokenOnly = o.lastTokenOnly;
+  return lines(
+    declarations(k),
+    reductionMemory(k),
+    `
 const K: u32 = ${K}u;
 
-@compute @workgroup_size(${W})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32${S ? ', @builtin(subgroup_invocation_id) sl: u32' : ''}) {
-  let lane = lid % ${L.lanes}u;
-  let grp = lid / ${L.lanes}u;
-  let t0 = ${o.lastTokenOnly ? '0u' : `wg.y * ${TT}u`};
-  let nT = ${o.lastTokenOnly ? '1u' : 'step.nTokens'};
-  let xrow0 = ${o.lastTokenOnly ? 'step.nTokens - 1u' : 't0'};`);
-  // Rows of x for each token (clamped to the last token: a partial token group computes duplicates,
-  // never stored).
-  for (const tt of toks) lines.push(`  let xr${tt} = min(xrow0 + ${tt}u, xrow0 + nT - 1u - t0) * ${K / 4}u;`);
-  const rg = segmentRanges(o.segments, per);
-  lines.push('  var seg = 0u;\n  var ub = 0u;');
-  rg.forEach((r, i) => {
-    lines.push(
-      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${per}u + grp * ${R}u; }`,
-    );
-  });
-  const acc = (r: number, d: number, tt: number) => `a${r}_${d}_${tt}`;
-  const c: MmvParts = { o, L, K, TT, toks, R, W, maxDots, sg, S, intOf, acc };
-  for (let r = 0; r < R; r++)
-    for (let d = 0; d < maxDots; d++) for (const tt of toks) lines.push(`  var ${acc(r, d, tt)} = 0.0;`);
-  if (o.norm) for (const tt of toks) lines.push(`  var ss${tt} = 0.0;`);
-  // With one lane per group, c is the same in every thread (a uniform loop: shareX's broadcasts need it).
-  lines.push(`  for (var c = ${L.lanes === 1 ? '0u' : 'lane'}; c < ${NC}u; c += ${L.lanes}u) {`);
-  chunkActivations(lines, c, { xsum, xhalf, anyInt });
-  segmentDots(lines, c);
-  lines.push('  }');
-  reduceLanes(lines, c);
-  epilogues(lines, c);
-  lines.push('}');
-  return lines.join('\n');
+@compute @workgroup_size(${k.threads})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32${k.threadsSharingX ? ', @builtin(subgroup_invocation_id) sl: u32' : ''}) {
+  let lane = lid % ${lanes}u;
+  let grp = lid / ${lanes}u;
+  let t0 = ${lastTokenOnly ? '0u' : `wg.y * ${TT}u`};
+  let nT = ${lastTokenOnly ? '1u' : 'step.nTokens'};
+  let xrow0 = ${lastTokenOnly ? 'step.nTokens - 1u' : 't0'};`,
+    activationRows(k),
+    `  var seg = 0u;
+  var ub = 0u;`,
+    segmentSelection(k),
+    accumulators(k).map((a) => `  var ${a} = 0.0;`),
+    o.norm && k.eachToken.map((tt) => `  var ss${tt} = 0.0;`),
+    // With one lane per group, c is the same in every thread (a uniform loop: shareX's broadcasts need it).
+    `  for (var c = ${lanes === 1 ? '0u' : 'lane'}; c < ${k.chunks}u; c += ${lanes}u) {`,
+    chunkActivations(k),
+    segmentDots(k),
+    '  }',
+    laneReduction(k),
+    epilogues(k),
+    '}',
+  );
 }

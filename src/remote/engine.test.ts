@@ -16,6 +16,8 @@ import {
   apiRoot,
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  MAX_ERROR_BODY_CHARS,
+  MAX_MODEL_LIST_CHARS,
   RemoteEngine,
   type RemoteError,
   retryAfterMs,
@@ -498,6 +500,38 @@ describe('one SSE line, event and chunk are bounded (issue 47, item 6)', () => {
     );
     expect(err.partial?.text).toBe(' tok0 tok1');
   });
+  it('the bodies read whole are bounded too: a model list at 16 Mi characters, an error body at 64 Ki', () => {
+    expect(MAX_MODEL_LIST_CHARS).toBe(16 * 1024 * 1024);
+    expect(MAX_ERROR_BODY_CHARS).toBe(64 * 1024);
+  });
+  it('a model list that never ends: refused after 16 Mi characters, the answer cancelled', async () => {
+    const big = 200 * 1024 * 1024;
+    server.set({ fault: 'huge-models', bigChunkChars: big });
+    const t0 = performance.now();
+    const err = await faultOf(new RemoteEngine({ baseUrl: server.url }).load());
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(err.code).toBe('protocol');
+    expect(err.message).toBe(
+      `${server.url}/v1/models sent more than 16777216 characters (the limit of a model list): stopped reading`,
+    );
+    await expectCancelled(big);
+  }, 15_000);
+  it('a long model list under the limit is read', async () => {
+    server.set({ fault: 'huge-models', bigChunkChars: 28 * 2048 * 16 });
+    const e = new RemoteEngine({ baseUrl: server.url, model: 'test-model' });
+    await e.load();
+    expect(e.models.length).toBe(2048 * 16 + 1);
+  });
+  it('an error body that never ends: 64 Ki characters read, the answer cancelled, the status reported', async () => {
+    const big = 200 * 1024 * 1024;
+    server.set({ fault: 'huge-error', bigChunkChars: big });
+    const t0 = performance.now();
+    const err = await faultOf((await engine()).generate({ prompt: 'x' }));
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(err.code).toBe('server_error');
+    expect(err.message).toMatch(/failed with HTTP 500 \(the server said: Internal error: x{100}/);
+    await expectCancelled(big);
+  }, 15_000);
   it('maxEventChars must be a positive integer', () => {
     expect(() => new RemoteEngine({ baseUrl: server.url, maxEventChars: 0 })).toThrow(
       /maxEventChars must be/,

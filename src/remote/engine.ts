@@ -51,6 +51,32 @@ export const DEFAULT_FIRST_TOKEN_TIMEOUT_MS = 60_000;
 /** Default mid-stream idle timeout, ms (30 s). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
+/**
+ * The most characters of `GET /v1/models`'s answer read (16 Mi): a list of a few hundred models with
+ * descriptions (OpenRouter's) is 1-2 MB; a longer answer is refused, not held in memory whole.
+ */
+export const MAX_MODEL_LIST_CHARS = 16 * 1024 * 1024;
+/** The most characters of an error answer's body read (64 Ki): its message shows 300 of them at most. */
+export const MAX_ERROR_BODY_CHARS = 64 * 1024;
+
+/** A response's body as text, reading at most `maxChars` characters; the rest is cancelled unread. */
+async function readCapped(res: Response, maxChars: number): Promise<{ text: string; over: boolean }> {
+  if (!res.body) return { text: '', over: false };
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return { text: text + dec.decode(), over: false };
+      text += dec.decode(value, { stream: true });
+      if (text.length > maxChars) return { text: text.slice(0, maxChars), over: true };
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+}
+
 /** The timeouts of a {@link RemoteConfig}, by the name of their option. */
 export type RemoteTimeoutOption = 'firstTokenTimeoutMs' | 'idleTimeoutMs' | 'requestTimeoutMs';
 
@@ -250,7 +276,10 @@ export class RemoteEngine implements Engine {
         throw await this.connectionError(e);
       }
       if (res.ok) return res;
-      const body = await res.text().catch(() => '');
+      const body = await readCapped(res, MAX_ERROR_BODY_CHARS).then(
+        (r) => r.text,
+        () => '',
+      );
       if (res.status === 429 && attempt < maxRetries) {
         const wait = Math.min(
           retryAfterMs(res.headers.get('retry-after')) ?? 1000 * 2 ** attempt,
@@ -385,11 +414,22 @@ export class RemoteEngine implements Engine {
       } catch (e) {
         throw fault(e) ?? e;
       }
-      let j: { data?: { id?: string }[] };
+      let body: { text: string; over: boolean };
       try {
-        j = (await res.json()) as typeof j;
+        body = await readCapped(res, MAX_MODEL_LIST_CHARS);
       } catch (e) {
         throw fault(e) ?? new RemoteError('protocol', `${url} did not answer JSON`, { cause: e });
+      }
+      if (body.over)
+        throw new RemoteError(
+          'protocol',
+          `${url} sent more than ${MAX_MODEL_LIST_CHARS} characters (the limit of a model list): stopped reading`,
+        );
+      let j: { data?: { id?: string }[] };
+      try {
+        j = JSON.parse(body.text) as typeof j;
+      } catch (e) {
+        throw new RemoteError('protocol', `${url} did not answer JSON`, { cause: e });
       }
       this.models = (Array.isArray(j?.data) ? j.data : []).map((m) => String(m?.id ?? '')).filter(Boolean);
       return this.models;

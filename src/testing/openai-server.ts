@@ -28,7 +28,9 @@ export type Fault =
   | 'stall-models'
   | 'stall-models-body'
   | 'big-chunk'
-  | 'long-event';
+  | 'long-event'
+  | 'huge-models'
+  | 'huge-error';
 
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
@@ -48,7 +50,9 @@ export interface Script {
    * `GET /v1/models` and never answers; 'stall-models-body' sends its headers and half its JSON, then nothing.
    * 'big-chunk' sends one chunk whose text is `bigChunkChars` × "x" (in 64 KiB writes, stopping when the
    * client hangs up; the line ends only after the last), 'long-event' one event of `bigChunkChars`
-   * characters as `data:` lines of 1 KiB without a blank line; both then go on as usual.
+   * characters as `data:` lines of 1 KiB without a blank line; both then go on as usual. 'huge-models'
+   * answers `GET /v1/models` with a list of `bigChunkChars` characters, 'huge-error' a completion request
+   * with an HTTP 500 whose body is that long (64 KiB writes, stopping when the client hangs up).
    */
   faultAfterChunks: number;
   /** For '429': Retry-After seconds, and how many 429s before answering normally (Infinity: always). */
@@ -128,6 +132,15 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
   const log: OpenAiTestServer['log'] = [];
   const sockets = new Set<import('node:net').Socket>();
 
+  /** Writes `head`, then `piece` until `bigChunkChars` characters are written or the client hangs up. */
+  const sendMany = async (res: ServerResponse, head: string, piece: string) => {
+    res.write(head);
+    for (let left = state.script.bigChunkChars; left > 0 && !res.destroyed; left -= piece.length) {
+      const text = left < piece.length ? piece.slice(0, left) : piece;
+      await send(res, text);
+      state.faultChars += text.length;
+    }
+  };
   const cors = (res: ServerResponse) => {
     if (!state.script.cors) return;
     res.setHeader('access-control-allow-origin', '*');
@@ -164,6 +177,12 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
     }
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       if (s.fault === 'stall-models') return; // the connection stays open, silent
+      if (s.fault === 'huge-models') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        await sendMany(res, '{"object":"list","data":[', '{"id":"m","object":"model"},'.repeat(2048));
+        if (!res.destroyed) res.end('{"id":"test-model"}]}');
+        return;
+      }
       if (s.fault === 'stall-models-body') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"object": "list", "data": [');
@@ -215,6 +234,12 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
           'retry-after': String(s.retryAfterS),
         },
       );
+      return;
+    }
+    if (s.fault === 'huge-error') {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      await sendMany(res, 'Internal error: ', 'x'.repeat(65536));
+      if (!res.destroyed) res.end();
       return;
     }
     if (s.fault === '500') {

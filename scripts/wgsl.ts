@@ -4,8 +4,10 @@
  *   npm run wgsl -- NAME                   a golden kernel (tests/wgsl/NAME.wgsl), as the code makes it now
  *   npm run wgsl -- MODEL VARIANT LABEL    any planned kernel, e.g.
  *                                          synthetic:bench-60m-q4_k_m gpu blk.0.ffn.decode
- *   npm run wgsl -- MODEL VARIANT          the labels that load plans (VARIANT: a profile id such as gpu or
- *                                          swiftshader, or a full id as --variants lists)
+ *   npm run wgsl -- MODEL VARIANT          the labels that load plans (VARIANT: a full id as --variants
+ *                                          lists, or a profile id, gpu or swiftshader: its first mmv candidate
+ *                                          and its prefill for the model, no trial; at load a trial picks
+ *                                          the mmv layout, as ModelInfo.kernels reports)
  *   npm run wgsl -- --list                 the golden names, the snapshot models and the profiles
  *   npm run wgsl -- --variants MODEL       the variant ids of a model
  *   npm run wgsl -- --write                rewrite tests/wgsl/*.wgsl and tests/wgsl/fingerprints.json
@@ -141,9 +143,15 @@ async function main(args: string[]): Promise<number> {
     );
     return 0;
   }
-  if (args.length === 1 && GOLDEN_KERNELS[args[0]]) {
-    const [m, v, l] = GOLDEN_KERNELS[args[0]];
-    process.stdout.write(await kernelWGSL(m, v, l));
+  if (args.length === 1 && !args[0].startsWith('-')) {
+    const golden = GOLDEN_KERNELS[args[0]];
+    if (!golden) {
+      console.error(
+        `no golden kernel "${args[0]}"; they are: ${Object.keys(GOLDEN_KERNELS).join(', ')} (npm run wgsl -- --list)`,
+      );
+      return 2;
+    }
+    process.stdout.write(await kernelWGSL(...golden));
     return 0;
   }
   if (args.length === 2) {

@@ -13,12 +13,18 @@ import type { KvType } from '../core/types.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { type LlamaConfig, llamaConfigFromGguf } from '../model/config.ts';
 import type { GpuContext } from './device.ts';
-import { type KernelOverrides, prefillMatmulFor, resolveKernelPlan } from './kernel-plan.ts';
+import {
+  type KernelOverrides,
+  layerMatmulWeights,
+  PREFILL_LIGHT_BELOW,
+  prefillMatmulFor,
+  resolveKernelPlan,
+} from './kernel-plan.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import type { MmvLayout } from './kernels/mmv.ts';
 import { layoutName, mmvCandidates } from './kernels/tune.ts';
 import {
-  type KernelChoice,
+  type ForwardConfig,
   matmulSource,
   type PlannedKernel,
   planForward,
@@ -107,11 +113,20 @@ export function planVariants(profile: AdapterProfile, _cfg?: LlamaConfig): PlanV
   return out;
 }
 
-/** The default variant of a profile: its first mmv candidate, with the heavy prefill on software. */
+/**
+ * A profile's variant without trials: the adapter's first mmv candidate (at load a timed trial picks
+ * among the candidates; `ModelInfo.kernels` says which) and the prefill the adapter gets for `cfg`
+ * (software: the light tiles below kernel-plan.ts `PREFILL_LIGHT_BELOW` matmul weights per token, else the
+ * heavy ones; GPUs: the float tile, which the trial may swap for the integer-dot one).
+ */
 export function defaultVariant(profile: AdapterProfile, cfg: LlamaConfig): PlanVariant {
   const all = planVariants(profile, cfg);
-  const software = profile.isFallback;
-  return all.find((v) => (software ? v.id.endsWith('/heavy') : v.id.endsWith('/tile'))) ?? all[0];
+  const prefill = profile.isFallback
+    ? layerMatmulWeights(cfg) < PREFILL_LIGHT_BELOW
+      ? '/light'
+      : '/heavy'
+    : '/tile';
+  return all.find((v) => v.id.endsWith(prefill)) ?? all[0];
 }
 
 /** One planned kernel's WGSL and where it runs. */
@@ -151,7 +166,7 @@ export async function plannedKernels(
   g.GPUBufferUsage ??= STANDIN_USAGE;
   // Every choice is forced, so no trial runs and nothing touches the stand-in adapter's device.
   const plan = await resolveKernelPlan(variant.gpu, file, cfg, variant.overrides);
-  const choice: KernelChoice = { ...plan, kvType, nCtx };
+  const choice: ForwardConfig = { ...plan, kvType, nCtx };
   const inf = Number.POSITIVE_INFINITY;
   const plans = planWeights(file, cfg, inf, inf, plan.repack);
   const views = fusedWeightViews(plans, cfg);
@@ -296,7 +311,7 @@ export function findVariant(id: string, cfg: LlamaConfig): PlanVariant {
   if (profile && !id.includes('/')) return defaultVariant(profile, cfg);
   const all = ADAPTER_PROFILES.flatMap((p) => planVariants(p, cfg));
   const v = all.find((x) => x.id === id);
-  if (!v) throw new Error(`no kernel variant "${id}"; there are: ${all.map((x) => x.id).join(', ')}`);
+  if (!v) throw new Error(`no kernel variant "${id}"; there are:\n${all.map((x) => `  ${x.id}`).join('\n')}`);
   return v;
 }
 
@@ -310,7 +325,12 @@ export async function kernelWGSL(model: string, variant: string, label: string):
   const k = kernels.find((x) => x.label === label);
   if (!k) {
     const labels = [...new Set(kernels.map((x) => x.label))];
-    throw new Error(`${model} ${variant} plans no kernel "${label}"; it plans: ${labels.join(', ')}`);
+    throw new Error(
+      `${model} ${variant} plans no kernel "${label}"; it plans (blk.0's, the other layers alike):\n${labels
+        .filter((l) => !/^blk\.[1-9]/.test(l))
+        .map((l) => `  ${l}`)
+        .join('\n')}`,
+    );
   }
   return k.code;
 }

@@ -11,8 +11,8 @@ import { EngineError } from '../../core/errors.ts';
 import { bindGroupByName } from '../kernels/bindings.ts';
 import {
   type Dispatch,
+  type ForwardConfig,
   type ForwardPlan,
-  type KernelChoice,
   matmulSource,
   type PlannedKernel,
 } from './forward.ts';
@@ -128,7 +128,7 @@ export async function compileForward(
  */
 export async function compileOutputAll(
   dev: GPUDevice,
-  choice: KernelChoice,
+  choice: ForwardConfig,
   outAll: ModelSpecs['outAll'],
   buffers: Record<string, GPUBuffer>,
   intDotFamilies: Set<MatmulFamilyName>,

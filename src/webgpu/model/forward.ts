@@ -76,8 +76,8 @@ export type PlannedKernel = Omit<Dispatch, 'pipeline' | 'group'> & {
   buffers: Record<string, GPUBuffer | undefined>;
 };
 
-/** The kernel plan of a load (kernel-plan.ts) with its KV cache's element type and length in tokens. */
-export type KernelChoice = KernelPlan & { kvType: KvType; nCtx: number };
+/** What planning the forward pass needs of a load: its kernel plan (kernel-plan.ts), its KV cache's element type and length in tokens. */
+export type ForwardConfig = KernelPlan & { kvType: KvType; nCtx: number };
 
 /** Threads (tokens) per workgroup of the prefill norm pass (kernels/postnorm.ts `rmsNormRowsWGSL`). */
 export const NORM_PASS_THREADS = 16;
@@ -92,7 +92,7 @@ export function usesNormPass(prefill: PrefillMatmul, cfg: Pick<LlamaConfig, 'nEm
 }
 
 /** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
-export function usesMmv(choice: KernelChoice, spec: MatmulSpec, family: MatmulFamilyName): boolean {
+export function usesMmv(choice: ForwardConfig, spec: MatmulSpec, family: MatmulFamilyName): boolean {
   return choice.mmv[family] !== undefined && mmvSupports(spec.K, ['F32']);
 }
 
@@ -102,7 +102,7 @@ export function usesMmv(choice: KernelChoice, spec: MatmulSpec, family: MatmulFa
  * `intDotFamilies` when it runs the integer-dot tile.
  */
 export function matmulSource(
-  choice: KernelChoice,
+  choice: ForwardConfig,
   label: string,
   spec: MatmulSpec,
   mode: 'decode' | 'prefill',
@@ -179,7 +179,7 @@ interface AttentionCodes {
   flashWorkgroups: number;
 }
 
-function attentionCodes(c: LlamaConfig, choice: KernelChoice): AttentionCodes {
+function attentionCodes(c: LlamaConfig, choice: ForwardConfig): AttentionCodes {
   const gm = c.gemma;
   const common = {
     nHead: c.nHead,
@@ -226,7 +226,7 @@ function attentionCodes(c: LlamaConfig, choice: KernelChoice): AttentionCodes {
 interface PlanContext {
   cfg: LlamaConfig;
   s: RunState;
-  choice: KernelChoice;
+  choice: ForwardConfig;
   specs: ModelSpecs;
   codes: AttentionCodes;
   intDotFamilies: Set<MatmulFamilyName>;
@@ -315,8 +315,10 @@ function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
  *
  *   xn = RMSNorm(x)                                        prefill's norm pass only (else fused below)
  *   q, k→kCache, v→vCache = RoPE(W_qkv · RMSNorm(x) + b)   one kernel: norm + Q/K/V matmuls + RoPE + KV store
- *   q, k = RoPE(RMSNorm_head(q), RMSNorm_head(k))          qwen3, Gemma 3: per-head norms, RoPE after them
- *   xb = softmax(q·Kᵀ/√hd) · V                             [T, nHead·hd], causal GQA over 0..pos
+ *                                                          (qwen3, Gemma 3: no RoPE yet, k → k_new)
+ *   q, k→kCache = RoPE(RMSNorm_head(q), RMSNorm_head(k))   qwen3, Gemma 3 only: per-head norms, then RoPE
+ *   xb = softmax(q·Kᵀ/√hd) · V                             [T, nHead·hd], causal GQA over 0..pos; decode:
+ *                                                          flash-decoding per chunk + combine (2 dispatches)
  *   x += W_o · xb                                          Gemma: x += RMSNorm(W_o · xb) (post-norm)
  *   xn = RMSNorm(x)                                        prefill's norm pass only
  *   hb = SiLU(W_gate · RMSNorm(x)) ⊙ (W_up · RMSNorm(x))   [T, nFF]; Gemma: GELU
@@ -330,10 +332,13 @@ function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
   const sp = x.specs.layers[l];
   // Layer l's RoPE table (Gemma's SWA layers have their own).
   const rope = gm?.swa?.layers[l] && s.ropeSwa ? s.ropeSwa : s.rope;
-  /** Gemma's post-norm + residual add of `post` with norm weight `name` (none for other models). */
-  const postNorm = (label: string, name: string): PlannedKernel[] =>
+  /**
+   * Gemma's post-norm + residual add of `post` with norm weight `name` (none for other models), profiled
+   * with the matmul before it.
+   */
+  const postNorm = (family: 'wo' | 'down', label: string, name: string): PlannedKernel[] =>
     x.postNormCode && s.post
-      ? [fixed('attention', label, x.postNormCode, 1, { step: s.step, y: s.post, w: vec(x, name), x: s.x })]
+      ? [fixed(family, label, x.postNormCode, 1, { step: s.step, y: s.post, w: vec(x, name), x: s.x })]
       : [];
   // Prefill's norm pass: the input RMSNorm written once into xn, the matmuls reading it without their own.
   const normRows = mode === 'prefill' ? x.normRowsCode : undefined;
@@ -387,7 +392,7 @@ function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
       residual: gm ? undefined : s.x,
       post: s.post,
     }),
-    ...postNorm(`${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
+    ...postNorm('wo', `${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
     ...normed('ffn', `${b}.ffn_norm.prefill`, `${b}.ffn_norm.weight`),
     ...matmuls(x, 'ffn', `${b}.ffn.${mode}`, unnormed(sp.ffn), TT, {
       step: s.step,
@@ -404,7 +409,7 @@ function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
       residual: gm ? undefined : s.x,
       post: s.post,
     }),
-    ...postNorm(`${b}.post_ffw_norm`, `${b}.post_ffw_norm.weight`),
+    ...postNorm('down', `${b}.post_ffw_norm`, `${b}.post_ffw_norm.weight`),
   ];
 }
 
@@ -439,7 +444,7 @@ export function planForward(
   weights: Map<string, GpuWeight>,
   specs: ModelSpecs,
   s: RunState,
-  choice: KernelChoice,
+  choice: ForwardConfig,
   qkvBias: (GPUBuffer | undefined)[],
   intDotFamilies: Set<MatmulFamilyName>,
 ): ForwardPlan {

@@ -35,7 +35,7 @@ import {
   encodeSample,
   type ForwardDispatches,
 } from './dispatch.ts';
-import { type Dispatch, type KernelChoice, planForward, usesMmv, usesNormPass } from './forward.ts';
+import { type Dispatch, type ForwardConfig, planForward, usesMmv, usesNormPass } from './forward.ts';
 import type { ForwardProfiler, LlamaLoadOptions, LlamaLoadTimes, MatmulFamilyName } from './options.ts';
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 import {
@@ -150,7 +150,7 @@ export class LlamaModel {
   }
 
   /** The kernel choices of this load, for forward.ts. */
-  private get choice(): KernelChoice {
+  private get choice(): ForwardConfig {
     return { ...this.plan, kvType: this.kvType, nCtx: this.nCtx };
   }
 

@@ -10,7 +10,7 @@ import { phi3RopeFactorsTensor } from '../../model/config-arch.ts';
 import { rowBytes, WEIGHT_BLOCK, type WeightType } from '../kernels/common.ts';
 import { FILL_PARAMS_BYTES, fillWGSL, packFillParams } from '../kernels/fill.ts';
 import { repackParams, repackWGSL, repackWorkgroups } from '../kernels/repack.ts';
-import { compilePipeline } from './dispatch.ts';
+import { cachedPipeline } from './dispatch.ts';
 import type { LlamaLoadOptions, LlamaLoadTimes } from './options.ts';
 import { type GpuWeight, tensorRowBytes } from './weights.ts';
 
@@ -151,7 +151,7 @@ async function fillSynthetic(
     }
     let pipe = pipes.get(w.type);
     if (!pipe) {
-      pipe = await compilePipeline(device, `fill.${w.type}`, fillWGSL(w.type));
+      pipe = await cachedPipeline(device, `fill.${w.type}`, fillWGSL(w.type));
       pipes.set(w.type, pipe);
     }
     const mode = t.shape.length === 1 ? (t.name.endsWith('.bias') ? 2 : 1) : 0;
@@ -211,7 +211,7 @@ class PlanarUploader {
   async prepare(weights: GpuWeight[]): Promise<void> {
     for (const w of weights) {
       if (!w.planar || this.pipes.has(w.type)) continue;
-      this.pipes.set(w.type, await compilePipeline(this.device, `repack.${w.type}`, repackWGSL(w.type)));
+      this.pipes.set(w.type, await cachedPipeline(this.device, `repack.${w.type}`, repackWGSL(w.type)));
     }
   }
 

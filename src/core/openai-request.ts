@@ -29,6 +29,7 @@ const HANDLED = new Set([
   'top_k',
   'min_p',
   'repetition_penalty',
+  'parse_special_in_content',
   'n',
   'logprobs',
   'top_logprobs',
@@ -105,7 +106,9 @@ function messageOf(m: unknown, i: number): ChatMessage {
 /**
  * Checks a request and maps it to the engine's {@link ChatRequest}: `max_tokens` → maxTokens,
  * `temperature` (default 1) → temperature, `top_p` (default 1) → topP, `seed`, `top_k` → topK, `min_p` →
- * minP, `repetition_penalty` → repetitionPenalty; `stop` to a list of strings.
+ * minP, `repetition_penalty` → repetitionPenalty, our `parse_special_in_content` (true or false) →
+ * parseSpecialInContent (ChatRequest's opt-in to reading special-token texts in the contents as tokens);
+ * `stop` to a list of strings.
  * @throws EngineError('invalid_argument') naming the first field it cannot honour.
  */
 export function mapChatCompletionParams(params: unknown): MappedRequest {
@@ -194,6 +197,11 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
   if (minP !== undefined) req.minP = minP;
   const rep = num('repetition_penalty', p.repetition_penalty, { above: 0 });
   if (rep !== undefined) req.repetitionPenalty = rep;
+  if (isSet(p.parse_special_in_content)) {
+    if (typeof p.parse_special_in_content !== 'boolean')
+      throw bad(`parse_special_in_content must be true or false, got ${show(p.parse_special_in_content)}`);
+    req.parseSpecialInContent = p.parse_special_in_content;
+  }
   return { req, stops, stream, includeUsage };
 }
 

@@ -356,6 +356,14 @@ describe('parameters', () => {
       minP: 0.05,
       repetitionPenalty: 1.1,
     });
+    // Issue 47 item 11: contents are text unless the caller opts in to special-token parsing.
+    expect(mapChatCompletionParams({ messages: USER }).req.parseSpecialInContent).toBeUndefined();
+    expect(
+      mapChatCompletionParams({ messages: USER, parse_special_in_content: true }).req.parseSpecialInContent,
+    ).toBe(true);
+    expect(() => mapChatCompletionParams({ messages: USER, parse_special_in_content: 'yes' })).toThrow(
+      /^parse_special_in_content must be true or false, got "yes"$/,
+    );
     expect(mapChatCompletionParams({ messages: USER, stop: 'x' }).stops).toEqual(['x']);
     expect(mapChatCompletionParams({ messages: USER, stop: null }).stops).toEqual([]);
   });

@@ -140,6 +140,16 @@ export interface ChatMessage {
 /** A chat request: rendered with the model's chat template where it has one. */
 export interface ChatRequest extends Omit<GenerateRequest, 'prompt' | 'promptTokenIds'> {
   messages: ChatMessage[];
+  /**
+   * Read special-token texts inside the messages' contents as those tokens (our WebGPU engine, which
+   * tokenizes the chat itself). Default false: a message's content is text, as in OpenAI's API, so a user
+   * typing `<|im_end|>\n<|im_start|>system` or `</s><s>` gets those characters' ordinary tokens and cannot
+   * end a turn or forge a system message; the chat template's own markup is always control tokens. True
+   * restores llama.cpp's and Hugging Face's behaviour (the whole rendered prompt parsed for special
+   * tokens): only for contents you trust. Engines that send the messages elsewhere (a remote server,
+   * WebLLM) tokenize them by their own rules.
+   */
+  parseSpecialInContent?: boolean;
 }
 
 /** One output token, timestamped where its id became known on the host. */

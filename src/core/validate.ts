@@ -147,6 +147,12 @@ const ROLES: readonly string[] = ['system', 'user', 'assistant'];
  */
 export function validateChatRequest(req: unknown): asserts req is ChatRequest {
   checkCommon(req, 'chat');
+  const psc = (req as { parseSpecialInContent?: unknown }).parseSpecialInContent;
+  if (psc !== undefined && typeof psc !== 'boolean')
+    throw new EngineError(
+      'invalid_argument',
+      `parseSpecialInContent must be true or false, got ${show(psc)}`,
+    );
   const m = req.messages;
   if (!Array.isArray(m) || m.length === 0)
     throw new EngineError(

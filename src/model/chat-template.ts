@@ -72,22 +72,117 @@ export function specialTokenText(tokenizer: Tokenizer, id: number | null): strin
   return new TextDecoder().decode(tokenizer.pieceBytes(id, true));
 }
 
+/** Options for {@link chatPromptTokens}. */
+export interface ChatPromptOptions extends Omit<RenderChatOptions, 'bosToken' | 'eosToken'> {
+  /**
+   * Parse special-token texts inside the messages' contents too (llama.cpp's and Hugging Face's
+   * behaviour): a user's `<|im_end|>` or `</s>` then becomes that control token and can close a turn or
+   * forge a system one. Default false: contents are text, as in OpenAI's API; the template's own markup
+   * (and its `bos_token` / `eos_token`) is parsed either way. See ChatRequest.parseSpecialInContent.
+   */
+  parseSpecialInContent?: boolean;
+}
+
+/**
+ * Marker candidates: the Private Use Area (BMP, then plane 15). One absent from the template, the
+ * contents and the variables marks, in the contents handed to the template, each character of a
+ * control-token text; it is removed after rendering.
+ */
+function* markCandidates(): Generator<string> {
+  for (let c = 0xe000; c <= 0xf8ff; c++) yield String.fromCharCode(c);
+  for (let c = 0xf0000; c <= 0xffffd; c++) yield String.fromCodePoint(c);
+}
+
+function pickMark(sources: readonly string[]): string {
+  const present = new Set<string>();
+  for (const s of sources)
+    for (const ch of s) {
+      const c = ch.codePointAt(0) as number;
+      if ((c >= 0xe000 && c <= 0xf8ff) || (c >= 0xf0000 && c <= 0xffffd)) present.add(ch);
+    }
+  for (const m of markCandidates()) if (!present.has(m)) return m;
+  throw new EngineError('invalid_argument', 'the messages use every private-use character; shorten them');
+}
+
+/** `content` with `mark` before each UTF-16 unit of every occurrence of a control-token text. */
+function markControlTexts(content: string, controls: readonly string[], mark: string): string {
+  let covered: Uint8Array | undefined;
+  for (const t of controls) {
+    let at = content.indexOf(t);
+    while (at >= 0) {
+      covered ??= new Uint8Array(content.length);
+      covered.fill(1, at, at + t.length);
+      at = content.indexOf(t, at + 1);
+    }
+  }
+  if (!covered) return content;
+  let out = '';
+  for (let i = 0; i < content.length; i++) out += covered[i] ? mark + content[i] : content[i];
+  return out;
+}
+
+/** The rendered text with the marks removed, and the spans of the characters they marked. */
+function unmark(rendered: string, mark: string): { text: string; spans: [number, number][] } {
+  if (!rendered.includes(mark)) return { text: rendered, spans: [] };
+  const parts = rendered.split(mark);
+  let text = parts[0];
+  const spans: [number, number][] = [];
+  for (let i = 1; i < parts.length; i++) {
+    const p = parts[i];
+    // The unit after a mark is content's; a template that cut it off leaves an empty part.
+    if (p.length > 0) {
+      const last = spans[spans.length - 1];
+      if (last && last[1] === text.length) last[1]++;
+      else spans.push([text.length, text.length + 1]);
+    }
+    text += p;
+  }
+  return { text, spans };
+}
+
 /**
  * The prompt tokens of a conversation, as llama.cpp builds them for a chat: the template rendered with the
  * model's BOS/EOS texts, tokenized with special-token parsing, BOS added when the model adds BOS unless
- * the rendered text already starts with it (no double BOS).
+ * the rendered text already starts with it (no double BOS). Unlike llama.cpp, the messages' contents are
+ * text (OpenAI's rule): a control token's text a message holds (`<|im_end|>`, `</s>`) is tokenized as
+ * ordinary text, while the template's markup stays control tokens; `parseSpecialInContent` restores
+ * llama.cpp's behaviour. (Each control-token text in a content reaches the template with a private-use
+ * mark before each of its characters; after rendering the marks are removed and the characters they
+ * marked become the encoder's `plainSpans`, wherever the template put them.)
  */
 export function chatPromptTokens(
   tokenizer: Tokenizer,
   template: string,
   messages: readonly ChatMessage[],
-  options: Omit<RenderChatOptions, 'bosToken' | 'eosToken'> = {},
+  options: ChatPromptOptions = {},
 ): { text: string; ids: number[] } {
+  const { parseSpecialInContent, ...renderOptions } = options;
   const bosToken = specialTokenText(tokenizer, tokenizer.bosId);
   const eosToken = specialTokenText(tokenizer, tokenizer.eosId);
-  const text = renderChat(template, messages, { ...options, bosToken, eosToken });
-  const addBos = tokenizer.addBos && !(bosToken !== '' && text.startsWith(bosToken));
-  return { text, ids: tokenizer.encode(text, { addBos, parseSpecial: true }) };
+  const controls = parseSpecialInContent ? [] : tokenizer.controlTexts();
+  const hits = controls.length > 0 && messages.some((m) => controls.some((t) => m.content.includes(t)));
+  if (!hits) {
+    const text = renderChat(template, messages, { ...renderOptions, bosToken, eosToken });
+    const addBos = tokenizer.addBos && !(bosToken !== '' && text.startsWith(bosToken));
+    return { text, ids: tokenizer.encode(text, { addBos, parseSpecial: true }) };
+  }
+  const mark = pickMark([
+    template,
+    bosToken,
+    eosToken,
+    JSON.stringify(renderOptions.variables ?? {}),
+    ...messages.map((m) => m.content),
+  ]);
+  const marked = messages.map((m) => ({ ...m, content: markControlTexts(m.content, controls, mark) }));
+  const rendered = renderChat(template, marked, { ...renderOptions, bosToken, eosToken });
+  const { text, spans } = unmark(rendered, mark);
+  // A leading BOS text counts only when the template wrote it, not a message.
+  const startsWithBos =
+    bosToken !== '' &&
+    text.startsWith(bosToken) &&
+    !((spans[0]?.[0] ?? Number.POSITIVE_INFINITY) < bosToken.length);
+  const addBos = tokenizer.addBos && !startsWithBos;
+  return { text, ids: tokenizer.encode(text, { addBos, parseSpecial: true, plainSpans: spans }) };
 }
 
 /**

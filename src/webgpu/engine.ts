@@ -411,7 +411,8 @@ export class WebGpuEngine implements Engine {
 
   /**
    * Chat. With a chat template in the model (`tokenizer.chat_template`), the messages are rendered by it
-   * (with a generation prompt, the model's BOS/EOS texts) and tokenized with special tokens parsed; BOS is
+   * (with a generation prompt, the model's BOS/EOS texts) and tokenized with the template's special tokens
+   * parsed, the contents' as text unless `parseSpecialInContent` (model/chat-template.ts); BOS is
    * added when the model adds BOS unless the rendered text already starts with it (llama.cpp's rule).
    * Without a template, the messages' contents are joined by newlines as a plain completion prompt.
    * Generation stops at any end-of-generation token (EOS, and end-of-turn tokens such as `<|eot_id|>` or
@@ -431,7 +432,9 @@ export class WebGpuEngine implements Engine {
       const prompt = req.messages.map((m) => m.content).join('\n');
       return this.generate({ ...req, prompt }, onToken, signal);
     }
-    const { ids } = chatPromptTokens(this.tok, template, req.messages);
+    const { ids } = chatPromptTokens(this.tok, template, req.messages, {
+      parseSpecialInContent: req.parseSpecialInContent,
+    });
     return this.generate({ ...req, promptTokenIds: ids }, onToken, signal);
   }
 

@@ -56,6 +56,8 @@ export abstract class VocabTokenizer implements Tokenizer {
   protected readonly textToId: ReadonlyMap<string, number>;
   /** Control, user-defined and unknown tokens, longest text first (llama.cpp's `cache_special_tokens`). */
   private readonly specialIds: number[];
+  /** {@link controlTexts}, filled on first use. */
+  private control: string[] | undefined;
   private readonly eogIds: ReadonlySet<number>;
   /** Piece bytes per token with special tokens rendered (llama.cpp's `cache_token_to_piece`), filled on use. */
   private readonly pieces: (Uint8Array | undefined)[];
@@ -96,6 +98,15 @@ export abstract class VocabTokenizer implements Tokenizer {
     return this.attrs[id];
   }
 
+  /** The texts of the control and unknown tokens, longest first (the ones `parseSpecial` gates). */
+  controlTexts(): string[] {
+    this.control ??= this.specialIds
+      .filter((id) => this.attrs[id] & (TokenAttr.CONTROL | TokenAttr.UNKNOWN))
+      .map((id) => this.texts[id])
+      .filter((t) => t !== '');
+    return [...this.control];
+  }
+
   /** The vocabulary text of `id` ('▁the' for SPM, 'Ġthe' for BPE). @throws EngineError('invalid_argument'). */
   tokenText(id: number): string {
     checkTokenId(id, this.nVocab);
@@ -131,6 +142,7 @@ export abstract class VocabTokenizer implements Tokenizer {
       this.specialIds,
       this.texts,
       this.attrs,
+      options.plainSpans,
     );
     this.encodeFragments(fragments, out);
     if (addEos) {

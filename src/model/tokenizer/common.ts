@@ -197,8 +197,22 @@ export function specialTokenIds(texts: readonly string[], attrs: Uint16Array): n
 }
 
 /**
+ * How many characters of `text` (UTF-16 code units) lie in `spans` before each position: entry i counts
+ * [0, i), so a range [a, b) holds one of the spans' characters iff `before[b] - before[a] > 0`.
+ */
+function spanCounts(length: number, spans: readonly (readonly [number, number])[]): Int32Array {
+  const mark = new Uint8Array(length);
+  for (const [a, b] of spans) mark.fill(1, Math.max(0, a), Math.min(length, b));
+  const before = new Int32Array(length + 1);
+  for (let i = 0; i < length; i++) before[i + 1] = before[i] + mark[i];
+  return before;
+}
+
+/**
  * llama.cpp's `tokenizer_st_partition`: splits the text at special-token texts (`specialIds` from
- * {@link specialTokenIds}); control and unknown tokens only when `parseSpecial`.
+ * {@link specialTokenIds}); control and unknown tokens only when `parseSpecial`, and then nowhere that
+ * touches one of `plainSpans` ([start, end) in UTF-16 code units: text a chat message's content brought,
+ * which stays text; see EncodeOptions.plainSpans). User-defined tokens match everywhere, as in llama.cpp.
  */
 export function partitionSpecial(
   text: string,
@@ -206,31 +220,41 @@ export function partitionSpecial(
   specialIds: readonly number[],
   texts: readonly string[],
   attrs: Uint16Array,
+  plainSpans: readonly (readonly [number, number])[] = [],
 ): Fragment[] {
   if (text === '') return [];
-  let fragments: Fragment[] = [{ text }];
+  const plain = parseSpecial && plainSpans.length > 0 ? spanCounts(text.length, plainSpans) : undefined;
+  // Text fragments carry their offset in `text`, for the plain spans.
+  let fragments: ({ text: string; at: number } | { token: number })[] = [{ text, at: 0 }];
   for (const id of specialIds) {
-    if (!parseSpecial && attrs[id] & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)) continue;
+    const gated = (attrs[id] & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)) !== 0;
+    if (!parseSpecial && gated) continue;
     const needle = texts[id];
-    const next: Fragment[] = [];
+    const next: typeof fragments = [];
     for (const f of fragments) {
       if (!('text' in f) || !f.text.includes(needle)) {
         next.push(f);
         continue;
       }
       let from = 0;
+      let search = 0;
       for (;;) {
-        const at = f.text.indexOf(needle, from);
+        const at = f.text.indexOf(needle, search);
         if (at < 0) break;
-        if (at > from) next.push({ text: f.text.slice(from, at) });
+        if (plain && gated && plain[f.at + at + needle.length] - plain[f.at + at] > 0) {
+          search = at + 1; // content text: not this token here
+          continue;
+        }
+        if (at > from) next.push({ text: f.text.slice(from, at), at: f.at + from });
         next.push({ token: id });
         from = at + needle.length;
+        search = from;
       }
-      if (from < f.text.length) next.push({ text: f.text.slice(from) });
+      if (from < f.text.length) next.push({ text: f.text.slice(from), at: f.at + from });
     }
     fragments = next;
   }
-  return fragments;
+  return fragments.map((f) => ('text' in f ? { text: f.text } : f));
 }
 
 /** @throws EngineError('invalid_argument') unless `id` is a token id of a vocabulary of `nVocab`. */

@@ -14,6 +14,13 @@ export interface EncodeOptions {
    * as llama.cpp does for plain text. User-defined tokens are matched either way, as in llama.cpp.
    */
   parseSpecial?: boolean;
+  /**
+   * With `parseSpecial`: ranges [start, end) of the text (UTF-16 code units, sorted or not) where control
+   * and unknown tokens are not matched: no such token may cover any of their characters, which are
+   * tokenized as ordinary text together with their neighbours. A chat prompt's message contents
+   * (src/model/chat-template.ts): the template's markup is parsed, what a user typed is not.
+   */
+  plainSpans?: readonly (readonly [number, number])[];
 }
 
 /** Options for {@link Tokenizer.decode}. */
@@ -65,4 +72,9 @@ export interface Tokenizer {
   pieceBytes(id: number, special: boolean, lstrip?: number): Uint8Array;
   /** True for end-of-generation tokens (EOS, EOT, EOM and llama.cpp's known end-of-turn texts). */
   isEog(id: number): boolean;
+  /**
+   * The texts of the control and unknown tokens (`<s>`, `</s>`, `<|im_end|>`): what `encode` matches only
+   * with `parseSpecial`. Empty texts left out.
+   */
+  controlTexts(): readonly string[];
 }

@@ -51,11 +51,12 @@ describe('npm run wgsl', () => {
 
   test('an unknown label or variant is refused with the ones there are', async () => {
     await expect(kernelWGSL('synthetic:stories260k-f32', 'gpu', 'blk.99.ffn.decode')).rejects.toThrow(
-      /plans no kernel "blk\.99\.ffn\.decode"; it plans: embed, blk\.0\.qkv\.decode/,
+      /plans no kernel "blk\.99\.ffn\.decode"; it plans \(blk\.0's, the other layers alike\):\n {2}embed\n {2}blk\.0\.qkv\.decode\n/,
     );
+    await expect(kernelWGSL('synthetic:stories260k-f32', 'gpu', 'nope')).rejects.not.toThrow(/blk\.1\./);
     const { cfg } = snapshotModel('synthetic:stories260k-f32');
     expect(() => findVariant('gpu/nope/tile', cfg)).toThrow(
-      /no kernel variant "gpu\/nope\/tile"; there are: swiftshader\//,
+      /no kernel variant "gpu\/nope\/tile"; there are:\n {2}swiftshader\/lanes1-u1-t64-packed\/light\n/,
     );
   });
 

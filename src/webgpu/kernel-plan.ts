@@ -297,28 +297,18 @@ export function checkPrefillOption(p: PrefillMatmul | undefined, gpu: GpuContext
 /**
  * The prefill matmuls for an adapter (model/options.ts {@link PrefillMatmul}): on a GPU the workgroup-tiled
  * kernel (kernels/mmm.ts); on a software (fallback) adapter mmv's register tiles of 4 rows × 8 tokens per
- * thread in 16-thread workgroups, one dispatch per segment (measured on SwiftShader in Node, 60M-parameter
- * Q4_0 llama, 100-token prompt, 2026-12-01: old kernel 4.3 tok/s; mmv 4 rows × 4 tokens 20.7; × 8 tokens
- * 25.4; 8 rows × 8 tokens 24.1; segments split: Q/K/V 14.0 → 5.2 ms per token). Where every subgroup has
- * the same size S of 2, 4 or 8 (SwiftShader: 4) the activations are shared through the subgroup
- * (MmvLayout.shareX) and a thread takes 16 tokens: 128-token prompt, 2026-12-02, Q4_0 35 → 52 tok/s,
- * Q4_K_M 31 → 47, Q8_0 30 → 48 with 8 tokens; 16 tokens then 49 → 54, 42 → 57, 46 → 58 (a run on a
- * busier machine; Q4_K_M's matmuls per token: gate+up 7.2 → 5.8 ms, down 4.6 → 3.9, Q/K/V 4.1 → 3.1).
- * Without shareX 16 tokens measured no better than 8. With shareX a thread then takes 8 rows in 8-thread
- * workgroups (each row more shares the thread's activation loads and broadcasts; 2026-12-03, Node,
- * 128-token prompt: Q4_K_M 54 → 60 tok/s, Q4_0 56 → 69; Q4_K gate+up alone 0.41 → 0.34 ns per weight and
- * token, Q/K/V 0.83 → 0.35; Q6_K's gate+up measured slower, 0.57 → 0.66, but Q6_K is rare in the FFN of
- * the quantization mixes). A batch is at least one tile (model/prefill.ts), so 16 tokens also set how
- * soon a Stop lands (BENCHMARKS.md, Stop to idle).
+ * thread in 16-thread workgroups, one dispatch per segment. Where every subgroup has the same size S of 2,
+ * 4 or 8 (SwiftShader: 4) the activations are shared through the subgroup (MmvLayout.shareX) and a thread
+ * takes 8 rows × 16 tokens in 8-thread workgroups (each row more shares the thread's activation loads and
+ * broadcasts). Each was the fastest measured on SwiftShader (BENCHMARKS.md, "Why the kernel defaults…",
+ * prefillMatmulFor). A batch is at least one tile (model/prefill.ts), so 16 tokens also set how soon a
+ * Stop lands (BENCHMARKS.md, Stop to idle).
  *
  * Those tiles unroll into large shaders (Q/K/V of 8 rows × 16 tokens: ~150 KB of WGSL per segment) that
  * a software adapter compiles slowly, and only a model with many weights earns the compile back. So a
  * model with fewer than {@link PREFILL_LIGHT_BELOW} matmul weights per token gets 2 rows × 4 tokens in
- * 32-thread workgroups, without shareX (Node on SwiftShader, 2026-12-03: stories260K F32 loads in 6 s
- * instead of 23 s and a 200-token prompt takes 0.27 s either way; the 60M Q4_K_M llama, 42M matmul
- * weights per token, loads in 13 s instead of 41 s but prefills at 17 instead of 49 tok/s, ~39 ms more
- * per token, so the heavy tiles pay for their 28 s after ~700 prompt tokens and for 16M weights after
- * ~2,000).
+ * 32-thread workgroups, without shareX: the heavy tiles' longer compile pays back only over long prompts
+ * on larger models (BENCHMARKS.md, "Why the kernel defaults…", prefillMatmulFor).
  * @param matmulWeights the weights one token's prefill multiplies by in the layers' matmuls
  *   ({@link layerMatmulWeights}); undefined takes the heavy tiles.
  */
@@ -364,18 +354,16 @@ export function layerMatmulWeights(cfg: LlamaConfig): number {
 /**
  * The decode attention for an adapter (kernels/attention-decode.ts): on a software (fallback) adapter, where
  * a barrier costs ~20 µs per workgroup and each thread of a workgroup costs too, the strided layout with 8
- * threads in chunks of ≥ 1024 positions aiming at 2 workgroups per core (measured with
- * timing the kernel alone there: more, smaller chunks were slower); on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
+ * threads in chunks of ≥ 1024 positions aiming at 2 workgroups per core (more, smaller chunks timed
+ * slower); on a GPU the tiled layout with 4 lanes per position where subgroups of ≥ 4 exist
  * (1 otherwise, or where 4 does not divide headDim/4), chunks of ≥ 128 positions aiming at 256 workgroups.
- * Prefill attention: the `rows` layout on a software adapter (no barriers, K/V read from the cache; 6-9×
- * faster there than the per-(head, token) kernel at 512 tokens of the 60M model, while `tiled` was ~4×
- * slower than `rows`), with K and V shared through subgroups (`shareKv`), 2 positions per step and one
- * subgroup per workgroup where every subgroup has the same size S of 2, 4 or 8. One subgroup: a shared
- * workgroup runs its KV loop to its last token for every thread, and the engine's prefill batches on a
- * software adapter are one 16-token tile, so 16 threads (64 tokens) tripled the work (SwiftShader in Node,
- * 2026-12-03, the 60M shape's 8 heads of 64, f16 cache, depth 1024: 16 tokens 19.6 ms per layer unshared,
- * 36.5 shared by 16 threads, 11.8 by 4; 64 tokens 65 → 36 ms);
- * `tiled` on a GPU (KV tiles in workgroup memory shared by a tile of query rows).
+ * Prefill attention: the `rows` layout on a software adapter (no barriers, K/V read from the cache; faster
+ * there than the per-(head, token) kernel and than `tiled`), with K and V shared through subgroups
+ * (`shareKv`), 2 positions per step and one subgroup per workgroup where every subgroup has the same size
+ * S of 2, 4 or 8. One subgroup: a shared workgroup runs its KV loop to its last token for every thread,
+ * and the engine's prefill batches on a software adapter are one 16-token tile, so more threads add more
+ * work than they share; `tiled` on a GPU (KV tiles in workgroup memory shared by a tile of query rows).
+ * Measurements: BENCHMARKS.md, "Why the kernel defaults…", attentionPolicyFor.
  */
 export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionPolicy {
   if (gpu.info.isFallback) {

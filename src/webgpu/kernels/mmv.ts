@@ -20,8 +20,8 @@
  *   or `u32` with the block's 2-byte misalignment resolved once per block
  *   (Q4_0, Q8_0, Q5_0, Q6_K: 18/34/22/210-byte blocks). Nibbles and bytes are unpacked four at a time
  *   with `unpack4x8unorm` (n/255, the 255 applied once per chunk; Q8_0's int8 with their sign bits
- *   flipped, q + 128), which SwiftShader runs in 1/1.2–1/1.7 the time of `unpack4xU8`/`unpack4xI8` and a
- *   conversion (Q5_0 keeps `unpack4xU8`, or shifts and masks without the WGSL language feature
+ *   flipped, q + 128), which SwiftShader runs faster than `unpack4xU8`/`unpack4xI8` and a conversion
+ *   (BENCHMARKS.md, "Why the kernel defaults…", mmv.ts) (Q5_0 keeps `unpack4xU8`, or shifts and masks without the WGSL language feature
  *   `packed_4x8_integer_dot_product`); scales and mins are applied once per chunk, and the offsets
  *   (Q4_0's −8, Q5_0's −16, Q6_K's −32, Q8_0's −128 of the flipped bytes, Q4_K's min) through the chunk's
  *   sums of activations (d·Σq·x − 8·d·Σx), as llama.cpp's mul_mat_vec does.
@@ -108,10 +108,8 @@ export interface MmvLayout {
    * Every thread of a workgroup multiplies the same activations by different rows, so each of a
    * subgroup's S threads loads 8/S of a chunk's 8 vec4 per token and takes the rest from the others with
    * `subgroupBroadcast`. On SwiftShader a storage load is a gather with bounds checks per invocation and a
-   * broadcast a register shuffle: the 60M model's prefill matmuls (8 tokens × 4 rows per thread) read
-   * their activations for about half their time; sharing them took its Q4_K gate+up matmul from 80 to
-   * 54 ms and its down matmul from 53 to 31 ms per 64 tokens (SwiftShader in Node, 2026-12-02), and the
-   * model's prefill from ~31 to ~47 tok/s (BENCHMARKS.md).
+   * broadcast a register shuffle, so sharing pays where the activation loads take much of the time
+   * (BENCHMARKS.md, "Why the kernel defaults…", MmvLayout.shareX).
    */
   shareX?: number;
 }

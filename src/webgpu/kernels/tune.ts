@@ -46,11 +46,9 @@ export function layoutName(l: MmvLayout): string {
 export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
   const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
   if (gpu.info.isFallback) {
-    // 8 rows per thread (tried 2026-12-02 with mmv's unit count raised) timed faster alone (bench:mmv
-    // --planar, the 32000-row output in Q4_0: 2.5 against 3.2 ns per weight at 4) but not in the model:
-    // SwiftShader, 60M Q4_0, the Q/K/V kernels took 31–39 against 19–22 ms per token (512 rows: one
-    // workgroup of 64 threads, one core busy), 145 against 125 ms per token in all. Not a candidate in
-    // 64-thread workgroups.
+    // 8 rows per thread in 64-thread workgroups timed faster alone but slower in the model (a 512-row
+    // matmul is one workgroup, one core busy): not a candidate (BENCHMARKS.md, "Why the kernel defaults…",
+    // mmvCandidates).
     const out: MmvLayout[] = [1, 2, 4].map((units) => ({
       lanes: 1,
       units,
@@ -60,11 +58,8 @@ export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
     }));
     // Where every subgroup has one size S of 2, 4 or 8 (SwiftShader: 4), the prefill's layout (kernel-plan.ts
     // prefillMatmulFor) at one token: 8 rows per thread with the activations shared through the subgroup,
-    // in 8-thread workgroups, so a 512-row Q/K/V matmul still has 4–8 workgroups. bench:mmv --planar on
-    // SwiftShader in Node, 2026-12-04, ns per weight against `u2 t64`: Q4_K gate+up 1.89 vs 2.97, the 32000-row
-    // output 2.06 vs 3.98 (Q4_K) and 3.68 vs 4.94 (Q6_K). In the 60M Q4_K_M model it wins the trial and
-    // its Q/K/V kernels take 17 instead of 31 ms per token (Node); decode in Chromium 10.2 → 12.4 tok/s
-    // (bench:decode, the same machine minutes apart; BENCHMARKS.md 2026-12-04).
+    // in 8-thread workgroups, so a 512-row Q/K/V matmul still has 4–8 workgroups; on SwiftShader it wins
+    // the trial (BENCHMARKS.md, "Why the kernel defaults…", mmvCandidates).
     const S = gpu.subgroupMinSize;
     if (gpu.hasSubgroups && S === gpu.subgroupMaxSize && [2, 4, 8].includes(S))
       out.push({ lanes: 1, units: 8, threads: 8, reduce: 'shared', packed, shareX: S });
@@ -80,7 +75,7 @@ export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
   ];
   if (!sg) out.push({ lanes: 8, units: 2, threads: 64, reduce: 'shared', packed });
   // llama.cpp's MMVQ scheme (int8 activations, dot4I8Packed): native on GPUs with DP4A. On SwiftShader it
-  // is emulated and measured slower (bench-60m Q4_K_M: 296 vs 269 ms per token), so not tried there.
+  // is emulated and slower (BENCHMARKS.md, "Why the kernel defaults…", mmvCandidates), so not tried there.
   if (packed) out.push({ lanes, units: 2, threads: 128, reduce, packed, intDot: true });
   return out;
 }

@@ -29,15 +29,13 @@ export interface ForwardProfiler {
  * The prefill matrix × matrix kernels ({@link LlamaLoadOptions.prefill}):
  * - `tile` (GPUs): kernels/mmm.ts, 32 tokens × 64 rows per workgroup through workgroup-memory tiles;
  * - `mmv`: kernels/mmv.ts's register-tiled kernels at `tokens` (≤ 16) tokens per workgroup row, which
- *   software adapters run fastest (SwiftShader: ~25 tok/s against ~4 for the old kernel on a 60M Q4_0
- *   model). `splitSegments` gives every segment (Q, K and V) its own dispatch: SwiftShader runs every
- *   branch of a kernel's segment switch under a lane mask, so one fused Q/K/V kernel costs the three
- *   bodies for every workgroup (2.7× the time of three single-segment kernels there).
+ *   software adapters run fastest. `splitSegments` gives every segment (Q, K and V) its own dispatch:
+ *   SwiftShader runs every branch of a kernel's segment switch under a lane mask, so one fused Q/K/V
+ *   kernel costs the three bodies for every workgroup.
  * `normPass` (mmv) writes each batch's input RMSNorm once per layer and step (kernels/postnorm.ts
  * `rmsNormRowsWGSL`, into the run state's `xn`) for the Q/K/V and gate/up matmuls to read, instead of
- * each of their workgroups summing the squares and scaling by the norm weight inside its loop (SwiftShader
- * in Node, 2026-12-04, the 60M model's gate+up kernel alone at 16 tokens: 10.1-11.2 ms with the norm
- * inside, 7.5-8.3 without).
+ * each of their workgroups summing the squares and scaling by the norm weight inside its loop (faster on
+ * SwiftShader). Measurements: BENCHMARKS.md, "Why the kernel defaults…", PrefillMatmul.
  * K not a multiple of 32 (float rows) falls back to matmul.ts's kernel in the `mmv` choice.
  * `intDot` on `tile` runs the integer-dot tile (mmm.ts `MmmOptions.intDot`; needs WGSL's
  * packed_4x8_integer_dot_product) for every matmul whose weights are all of mmm.ts's `INT_DOT_TYPES`; the

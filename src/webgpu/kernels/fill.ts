@@ -1,10 +1,12 @@
 /**
  * Fills a weight buffer on the GPU with seeded pseudo-random contents in a weight type's layout, for
  * synthetic models (real shapes, random weights). Every block's scale fields hold a finite f16 scale
- * chosen so weights have a standard deviation near `std`; all other bytes are random. One thread per
- * u32 word, so no two threads touch the same word.
+ * chosen so weights have a standard deviation near `std`; all other bytes are random. Which bytes are
+ * scale fields and what they get is each type's block decoder's `syntheticFill` (quants/<type>.ts). One
+ * thread per u32 word, so no two threads touch the same word.
  */
-import { WEIGHT_BLOCK, type WeightType } from './common.ts';
+import { isQuantized, WEIGHT_BLOCK, type WeightType } from './common.ts';
+import { DECODERS } from './quants/index.ts';
 
 /** Uniform: seed, tensor id, number of words, mode (0 matrix, 1 norm = 1 + noise, 2 bias), std (f32). */
 export const FILL_PARAMS_BYTES = 32;
@@ -29,79 +31,24 @@ export function packFillParams(o: {
 }
 
 /**
- * Scale (f16 `d`) for a block type so weights come out with about the given std: `std` ÷ the std of
- * the quantised integers times their sub-scales (uniform random bytes): Q8_0 q ∈ [−128, 127] (σ ≈ 74);
- * Q4_0 q − 8 ∈ [−8, 7] (σ ≈ 4.6); Q4_K sc·q with 6-bit sc, 4-bit q (σ ≈ 175; dmin = 7.5·d centres it);
- * Q6_K i8 scale · (q − 32) (σ ≈ 1370); Q5_0 q − 16 (σ ≈ 9.2); Q4_1 / Q5_1 q ∈ [0, 15] / [0, 31] (σ ≈ 4.6 /
- * 9.2; m = −7.5·d / −15.5·d centres them); IQ4_NL the kvalues_iq4nl table (σ ≈ 66); IQ4_XS (ls − 32) ·
- * table (σ ≈ 1220); Q5_K sc·q with 5-bit q (σ ≈ 350; dmin = 15.5·d); Q3_K (sc − 32)·(q − 4) (σ ≈ 43);
- * Q2_K sc·q, 4-bit sc, 2-bit q (σ ≈ 9; dmin = 1.5·d).
+ * The min factor written for a block type without a min field (its `mbits` line is emitted but unused):
+ * Q4_K's 7.5, as before the types' facts moved to their decoders, so the WGSL stays the same.
  */
-function blockScaleDivisor(t: WeightType): number {
-  const div: Partial<Record<WeightType, number>> = {
-    Q8_0: 74,
-    Q4_0: 4.6,
-    Q4_K: 175,
-    Q6_K: 1370,
-    Q5_0: 9.2,
-    Q4_1: 4.6,
-    Q5_1: 9.2,
-    IQ4_NL: 66,
-    IQ4_XS: 1220,
-    Q5_K: 350,
-    Q3_K: 43,
-    Q2_K: 9,
-  };
-  return div[t] ?? 1;
-}
-
-/** The second f16 field (min) as a multiple of d: subtracted (dmin) for K-quants, added (m) for Q4_1/Q5_1. */
-function blockMinFactor(t: WeightType): number {
-  const f: Partial<Record<WeightType, number>> = { Q5_K: 15.5, Q2_K: 1.5, Q4_1: -7.5, Q5_1: -15.5 };
-  return f[t] ?? 7.5;
-}
+const UNUSED_MIN_PER_D = 7.5;
 
 /** Bindings: 0 params (uniform), 1 out (array<u32>). Dispatch (min(n, 65535), ceil(n / 65535)) workgroups of 64, n = ceil(nWords / 64). */
 export function fillWGSL(t: WeightType): string {
   const bb = WEIGHT_BLOCK[t].bytes;
-  const div = blockScaleDivisor(t);
-  // Byte ranges [from, to) inside a block that hold f16 scales, and which value each gets (0: d, 1: dmin).
-  const scaleFields: Record<string, [number, number, number][]> = {
-    Q8_0: [[0, 2, 0]],
-    Q4_0: [[0, 2, 0]],
-    Q4_K: [
-      [0, 2, 0],
-      [2, 4, 1],
-    ],
-    Q6_K: [[208, 210, 0]],
-    // ggml-common.h's block layouts: block_q5_0, block_q4_1, block_q5_1, block_iq4_nl, block_iq4_xs,
-    // block_q5_K, block_q3_K (d last), block_q2_K (d, dmin last).
-    Q5_0: [[0, 2, 0]],
-    Q4_1: [
-      [0, 2, 0],
-      [2, 4, 1],
-    ],
-    Q5_1: [
-      [0, 2, 0],
-      [2, 4, 1],
-    ],
-    IQ4_NL: [[0, 2, 0]],
-    IQ4_XS: [[0, 2, 0]],
-    Q5_K: [
-      [0, 2, 0],
-      [2, 4, 1],
-    ],
-    Q3_K: [[108, 110, 0]],
-    Q2_K: [
-      [80, 82, 0],
-      [82, 84, 1],
-    ],
-  };
-  const fields = scaleFields[t] ?? [];
-  const fieldCode = fields
+  // The type's f16 scale fields, σ at d = 1 and min factor: its block decoder's (quants/ `syntheticFill`).
+  const fill = DECODERS[t].syntheticFill;
+  if (isQuantized(t) && !fill) throw new Error(`weight type ${t}'s block decoder has no syntheticFill`);
+  const div = fill?.stdAtUnitD ?? 1;
+  const minPerD = fill?.minPerD ?? UNUSED_MIN_PER_D;
+  // Each scale field's 2 bytes take those of dbits (d) or mbits (the min) instead of random ones.
+  const fieldCode = (fill?.scales ?? [])
     .map(
-      ([a, b, which]) =>
-        `if (off >= ${a}u && off < ${b}u) { bv = (${which === 0 ? 'dbits' : 'mbits'} >> ((off - ${a}u) * 8u)) & 0xffu; }`,
+      ({ at, holds }) =>
+        `if (off >= ${at}u && off < ${at + 2}u) { bv = (${holds === 'd' ? 'dbits' : 'mbits'} >> ((off - ${at}u) * 8u)) & 0xffu; }`,
     )
     .join(' else ');
   const valueCode =
@@ -112,7 +59,7 @@ export function fillWGSL(t: WeightType): string {
         : t === 'BF16'
           ? 'out[w] = (bitcast<u32>(value(r)) >> 16u) | (bitcast<u32>(value(hash(r ^ 0x9e3779b9u))) & 0xffff0000u);'
           : `let dbits = pack2x16float(vec2<f32>(p.sd / ${div.toFixed(1)}, 0.0)) & 0xffffu;
-    let mbits = pack2x16float(vec2<f32>(${blockMinFactor(t).toFixed(1)} * p.sd / ${div.toFixed(1)}, 0.0)) & 0xffffu;
+    let mbits = pack2x16float(vec2<f32>(${minPerD.toFixed(1)} * p.sd / ${div.toFixed(1)}, 0.0)) & 0xffffu;
     var word = 0u;
     for (var j = 0u; j < 4u; j++) {
       let o = w * 4u + j;

@@ -1,10 +1,11 @@
 /**
- * The block decoders' table (quants/index.ts) against the kernels' type lists, and the CPU twin of the
- * planar repack (repack.ts `repackHost`) against ggml's raw blocks: every weight's quant, scale and min
- * read from the planes equal those read from the raw block (ggml-quants.c dequantize_row_q4_K/q6_K).
+ * The block decoders' table (quants/index.ts) against the kernels' type lists and block sizes, and the
+ * CPU twin of the planar repack (repack.ts `repackHost`) against ggml's raw blocks: every weight's quant,
+ * scale and min read from the planes equal those read from the raw block (ggml-quants.c
+ * dequantize_row_q4_K/q6_K).
  */
 import { describe, expect, it } from 'vitest';
-import { WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../common.ts';
+import { isQuantized, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../common.ts';
 import { INT_DOT_TYPES } from '../mmm.ts';
 import { usesIntDot } from '../mmv-int.ts';
 import { isPlanarType, PLANAR_TYPES, planarBytes, planeOffsets, repackHost } from '../repack.ts';
@@ -44,6 +45,21 @@ describe('block decoders', () => {
       expect(DECODERS[t].intLoader !== undefined, t).toBe(INT_DOT_TYPES.includes(t));
       if (usesIntDot({ type: t }) || (isPlanarType(t) && usesIntDot({ type: t, planar: 1 })))
         expect(INT_DOT_TYPES, t).toContain(t);
+    }
+  });
+
+  it('has a synthetic fill (fill.ts) exactly for the quantized types: one d, a min field exactly with minPerD', () => {
+    for (const t of WEIGHT_TYPES) {
+      const f = DECODERS[t].syntheticFill;
+      expect(f !== undefined, t).toBe(isQuantized(t));
+      if (!f) continue;
+      expect(f.stdAtUnitD, t).toBeGreaterThan(0);
+      expect(f.scales.filter((s) => s.holds === 'd').length, t).toBe(1);
+      expect(f.scales.filter((s) => s.holds === 'min').length, t).toBe(f.minPerD === undefined ? 0 : 1);
+      for (const s of f.scales) {
+        expect(s.at % 2, t).toBe(0);
+        expect(s.at + 2, t).toBeLessThanOrEqual(WEIGHT_BLOCK[t].bytes);
+      }
     }
   });
 

@@ -128,6 +128,8 @@ export const IQ4_NL: BlockDecoder = {
   needsXhalf: false,
   mmvPrelude: KVIQ4,
   chunkDot: (c) => chunkDot(c, false),
+  // kvalues_iq4nl[q]: σ ≈ 66.
+  syntheticFill: { scales: [{ at: 0, holds: 'd' }], stdAtUnitD: 66 },
 };
 
 export const IQ4_XS: BlockDecoder = {
@@ -137,4 +139,6 @@ export const IQ4_XS: BlockDecoder = {
   needsXhalf: false,
   mmvPrelude: KVIQ4,
   chunkDot: (c) => chunkDot(c, true),
+  // (ls − 32)·kvalues_iq4nl[q]: σ ≈ 1220.
+  syntheticFill: { scales: [{ at: 0, holds: 'd' }], stdAtUnitD: 1220 },
 };

@@ -109,4 +109,13 @@ export const Q2_K: BlockDecoder = {
   chunkDot,
   intChunkDot,
   intLoader,
+  // sc·q, 4-bit sc, 2-bit q: σ ≈ 9; dmin = 1.5·d centres it.
+  syntheticFill: {
+    scales: [
+      { at: 80, holds: 'd' },
+      { at: 82, holds: 'min' },
+    ],
+    stdAtUnitD: 9,
+    minPerD: 1.5,
+  },
 };

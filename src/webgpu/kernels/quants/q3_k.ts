@@ -135,4 +135,6 @@ export const Q3_K: BlockDecoder = {
   chunkDot,
   intChunkDot,
   intLoader,
+  // (sc − 32)·(q − 4), 6-bit sc, 3-bit q: σ ≈ 43.
+  syntheticFill: { scales: [{ at: 108, holds: 'd' }], stdAtUnitD: 43 },
 };

@@ -173,4 +173,6 @@ export const Q4_0: BlockDecoder = {
   planarIntChunkDot,
   intLoader,
   planes: { blockBytes: 18, fields: { fields: [{ name: 'qs', raw: 2, bytes: 16 }], dRaw: 0 } },
+  // q − 8 ∈ [−8, 7]: σ ≈ 4.6.
+  syntheticFill: { scales: [{ at: 0, holds: 'd' }], stdAtUnitD: 4.6 },
 };

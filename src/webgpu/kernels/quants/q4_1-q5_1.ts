@@ -75,6 +75,15 @@ export const Q4_1: BlockDecoder = {
   needsXsum: true,
   needsXhalf: false,
   chunkDot: (c) => chunkDot(c, false),
+  // q ∈ [0, 15]: σ ≈ 4.6; m = −7.5·d centres it.
+  syntheticFill: {
+    scales: [
+      { at: 0, holds: 'd' },
+      { at: 2, holds: 'min' },
+    ],
+    stdAtUnitD: 4.6,
+    minPerD: -7.5,
+  },
 };
 
 export const Q5_1: BlockDecoder = {
@@ -83,4 +92,13 @@ export const Q5_1: BlockDecoder = {
   needsXsum: true,
   needsXhalf: false,
   chunkDot: (c) => chunkDot(c, true),
+  // q ∈ [0, 31]: σ ≈ 9.2; m = −15.5·d centres it.
+  syntheticFill: {
+    scales: [
+      { at: 0, holds: 'd' },
+      { at: 2, holds: 'min' },
+    ],
+    stdAtUnitD: 9.2,
+    minPerD: -15.5,
+  },
 };

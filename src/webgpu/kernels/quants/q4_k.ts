@@ -280,4 +280,13 @@ export const Q4_K: BlockDecoder = {
   planarIntChunkDot,
   intLoader,
   planes: { blockBytes: 148, kernel: { wgsl: REPACK_WGSL, host: repackHost } },
+  // sc·q, 6-bit sc, 4-bit q: σ ≈ 175; dmin = 7.5·d centres it.
+  syntheticFill: {
+    scales: [
+      { at: 0, holds: 'd' },
+      { at: 2, holds: 'min' },
+    ],
+    stdAtUnitD: 175,
+    minPerD: 7.5,
+  },
 };

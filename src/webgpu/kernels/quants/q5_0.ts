@@ -108,4 +108,6 @@ export const Q5_0: BlockDecoder = {
       dRaw: 0,
     },
   },
+  // q − 16 ∈ [−16, 15]: σ ≈ 9.2.
+  syntheticFill: { scales: [{ at: 0, holds: 'd' }], stdAtUnitD: 9.2 },
 };

@@ -114,4 +114,13 @@ export const Q5_K: BlockDecoder = {
   chunkDot,
   intChunkDot,
   intLoader,
+  // sc·q, 6-bit sc, 5-bit q: σ ≈ 350; dmin = 15.5·d centres it.
+  syntheticFill: {
+    scales: [
+      { at: 0, holds: 'd' },
+      { at: 2, holds: 'min' },
+    ],
+    stdAtUnitD: 350,
+    minPerD: 15.5,
+  },
 };

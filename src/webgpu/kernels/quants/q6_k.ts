@@ -301,4 +301,6 @@ export const Q6_K: BlockDecoder = {
     reorderWGSL: REORDER_WGSL,
     reorderHost,
   },
+  // i8 scale·(q − 32): σ ≈ 1370.
+  syntheticFill: { scales: [{ at: 208, holds: 'd' }], stdAtUnitD: 1370 },
 };

@@ -130,4 +130,6 @@ export const Q8_0: BlockDecoder = {
   planarIntChunkDot,
   intLoader,
   planes: { blockBytes: 34, fields: { fields: [{ name: 'qs', raw: 2, bytes: 32 }], dRaw: 0 } },
+  // q ∈ [−128, 127]: σ ≈ 74.
+  syntheticFill: { scales: [{ at: 0, holds: 'd' }], stdAtUnitD: 74 },
 };

@@ -163,6 +163,28 @@ export interface BlockDecoder {
   intLoader?(n: string, nB?: number): string;
   /** repack.ts: the type's planes. */
   planes?: Planes;
+  /** fill.ts's synthetic weights: the block's scale fields and the values they get (quantized types). */
+  syntheticFill?: SyntheticFill;
+}
+
+/**
+ * How fill.ts makes a quantized type's synthetic weights (real shapes, random contents): every byte of a
+ * block is random except its f16 scale fields, which get d = std / {@link stdAtUnitD} (and the min
+ * {@link minPerD}·d) so the weights come out finite with a standard deviation near the asked `std`.
+ */
+export interface SyntheticFill {
+  /** The block's f16 scale fields, in block order: byte offset and whether it holds `d` or the min. */
+  scales: readonly { at: number; holds: 'd' | 'min' }[];
+  /**
+   * About the weights' standard deviation at d = 1 with the other bytes uniform random: the σ of the
+   * quantized integers times their sub-scales. fill.ts writes it with one decimal.
+   */
+  stdAtUnitD: number;
+  /**
+   * The min field as a multiple of d, which centres the weights on 0: dmin for the K-quants (subtracted,
+   * so positive), m for Q4_1/Q5_1 (added, so negative). Absent when the block has no min field.
+   */
+  minPerD?: number;
 }
 
 /** One field of a block: its offset and length in the raw block (bytes, a multiple of 4 long). */

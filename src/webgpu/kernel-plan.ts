@@ -4,8 +4,9 @@
  * (software adapters and GPUs differ: {@link prefillMatmulFor}, {@link attentionPolicyFor},
  * {@link adapterDefaults}) and the timed layout trials (kernels/tune.ts), checked against the adapter before
  * anything loads; `LlamaModel.load` takes the {@link KernelPlan}, forward.ts plans every dispatch
- * from it, and `ModelInfo.kernels` reports it ({@link describePlan}). Every adapter default is decided
- * here and nowhere else.
+ * from it, and `ModelInfo.kernels` reports it ({@link describePlan}). Every kernel default of an adapter is
+ * decided here, except the layouts its trials choose among (kernels/tune.ts `mmvCandidates`) and the
+ * prefill batch size, which the engine sets before the plan (model/prefill.ts `defaultBatchSize`).
  */
 import { EngineError } from '../core/errors.ts';
 import type { GgufFile } from '../gguf/types.ts';

@@ -1,8 +1,8 @@
 /**
- * What a caller chooses when loading a model ({@link LlamaLoadOptions}): the kernel families of the forward
- * pass, the prefill and decode matmul kernels, the attention layouts and the load's progress callbacks.
- * The engine (webgpu/engine.ts, through webgpu/kernel-plan.ts) resolves the kernel plan per adapter;
- * tests and benchmarks force parts of it.
+ * What `LlamaModel.load` takes ({@link LlamaLoadOptions}: the kernel plan, context, KV type, callbacks) and
+ * the parts a kernel plan is made of (the prefill matmul kernels, the attention policy, the kernel families
+ * profiling counts). The engine resolves the plan per adapter (webgpu/kernel-plan.ts `resolveKernelPlan`);
+ * tests and benchmarks force parts of it (`gpuPlan({ … })`).
  */
 import type { KvType } from '../../core/types.ts';
 import type { KernelPlan } from '../kernel-plan.ts';
@@ -26,7 +26,7 @@ export interface ForwardProfiler {
 }
 
 /**
- * The prefill matrix × matrix kernels ({@link LlamaLoadOptions.prefill}):
+ * The prefill matrix × matrix kernels (kernel-plan.ts `KernelPlan.prefill`):
  * - `tile` (GPUs): kernels/mmm.ts, 32 tokens × 64 rows per workgroup through workgroup-memory tiles;
  * - `mmv`: kernels/mmv.ts's register-tiled kernels at `tokens` (≤ 16) tokens per workgroup row, which
  *   software adapters run fastest. `splitSegments` gives every segment (Q, K and V) its own dispatch:
@@ -73,7 +73,7 @@ export interface LlamaLoadOptions {
 }
 
 /**
- * The decode attention's layout and chunking ({@link LlamaLoadOptions.attention}; see
+ * The decode attention's layout and chunking (kernel-plan.ts `KernelPlan.attention`; see
  * kernels/attention.ts `attentionSplit`): `fixedChunk` (tests) fixes the positions per chunk. `prefill`:
  * the prefill attention (kernels/attention-prefill.ts `prefillAttentionWGSL`; default `tiled`), or `per-token`
  * for the older one-workgroup-per-(head, token) kernel, which shapes the tiled kernel does not take

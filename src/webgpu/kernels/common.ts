@@ -4,6 +4,7 @@
  * (tsx) without a bundler; model dimensions are baked in as constants, so each pipeline is specialised
  * to one shape (the pipeline cache key is the generated source).
  */
+import { ggmlTypeByName } from '../../gguf/ggml-types.ts';
 
 /** Threads per workgroup used by every kernel (x dimension). */
 export const WG = 64;
@@ -28,23 +29,11 @@ export function packStep(nTokens: number, pos0: number, out = new Uint32Array(4)
 }
 
 /**
- * Weight storage types the kernels read, all dequantized in the kernel (never expanded in memory).
- * F16 is read as packed u32 with `unpack2x16float` (no shader-f16 needed), BF16 by shifting into f32
- * bits. Quantized blocks follow ggml's `ggml-common.h`: Q8_0 (32 weights in 34 bytes: f16 d, 32 × i8),
- * Q4_0 (32 in 18: f16 d, 16 bytes; low nibbles are weights 0–15, high nibbles 16–31; w = d·(q − 8)),
- * Q5_0 (32 in 22: f16 d, u32 qh of fifth bits, 16 bytes of nibbles as Q4_0; w = d·(q − 16); llama.cpp's
- * fallback in K-quant files for rows not divisible by 256),
- * Q4_K (256 in 144: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles),
- * Q6_K (256 in 210: ql[128], qh[64], i8 scales[16], f16 d),
- * Q4_1 (32 in 20: f16 d, f16 m, 16 bytes of nibbles as Q4_0; w = d·q + m),
- * Q5_1 (32 in 24: f16 d, f16 m, u32 qh, 16 bytes of nibbles; w = d·q + m),
- * IQ4_NL (32 in 18: f16 d, 16 bytes of nibbles as Q4_0; w = d·kvalues_iq4nl[q]),
- * IQ4_XS (256 in 136: f16 d, u16 scales_h, u8 scales_l[4], 128 bytes of nibbles, 16 per sub-block of
- * 32 with the 6-bit scale ls; w = d·(ls − 32)·kvalues_iq4nl[q]),
- * Q5_K (256 in 176: f16 d, f16 dmin, scales[12] as Q4_K, qh[32] fifth bits, qs[128] as Q4_K),
- * Q3_K (256 in 110: hmask[32] high bits, qs[64] 2-bit quants, 12 bytes of 6-bit scales, f16 d),
- * Q2_K (256 in 84: scales[16] 4-bit scale and min, qs[64] 2-bit quants, f16 d, f16 dmin). Blocks are read
- * from `array<u32>` at byte offsets, so rows need no alignment.
+ * Weight storage types the kernels read, all dequantized in the kernel (never expanded in memory): F32,
+ * F16 and BF16 one weight per element, the others ggml's quantized blocks (`ggml-common.h`). Each type's
+ * layout, dequantization and the kernels that read it are in the header of its block decoder,
+ * kernels/quants/<type>.ts (float.ts for the float types; quants/index.ts lists them). Blocks are read
+ * from u32 words at byte offsets, so rows need no alignment.
  */
 export type WeightType =
   | 'F32'
@@ -82,24 +71,13 @@ export const WEIGHT_TYPES: readonly WeightType[] = [
   'Q2_K',
 ];
 
-/** Block size (weights) and bytes per block for each weight type (ggml-common.h). */
-export const WEIGHT_BLOCK: Record<WeightType, { size: number; bytes: number }> = {
-  F32: { size: 1, bytes: 4 },
-  F16: { size: 1, bytes: 2 },
-  BF16: { size: 1, bytes: 2 },
-  Q8_0: { size: 32, bytes: 34 },
-  Q4_0: { size: 32, bytes: 18 },
-  Q5_0: { size: 32, bytes: 22 },
-  Q4_K: { size: 256, bytes: 144 },
-  Q6_K: { size: 256, bytes: 210 },
-  Q4_1: { size: 32, bytes: 20 },
-  Q5_1: { size: 32, bytes: 24 },
-  IQ4_NL: { size: 32, bytes: 18 },
-  IQ4_XS: { size: 256, bytes: 136 },
-  Q5_K: { size: 256, bytes: 176 },
-  Q3_K: { size: 256, bytes: 110 },
-  Q2_K: { size: 256, bytes: 84 },
-};
+/** Block size (weights) and bytes per block for each weight type: gguf/ggml-types.ts's (ggml-common.h). */
+export const WEIGHT_BLOCK: Record<WeightType, { size: number; bytes: number }> = Object.fromEntries(
+  WEIGHT_TYPES.map((t) => {
+    const g = ggmlTypeByName(t);
+    return [t, { size: g.blockSize, bytes: g.blockBytes }];
+  }),
+) as Record<WeightType, { size: number; bytes: number }>;
 
 /** True for block-quantized types (read 32 weights at a time by `dq32_<name>`). */
 export function isQuantized(t: WeightType): boolean {

@@ -149,6 +149,19 @@ describe('mmvCandidates (the decode layouts a load times)', () => {
     }
   });
 
+  it('lists each GPU layout once, with or without subgroups', () => {
+    for (const sg of [[32, 32], [4, 64], undefined] as const) {
+      const names = mmvCandidates(fakeGpu(false, sg && [sg[0], sg[1]], true)).map(layoutName);
+      expect(new Set(names).size, names.join(' ')).toBe(names.length);
+    }
+    // Without subgroups: 32 lanes reduced in workgroup memory, 1 or 2 rows per lane group, and 8 lanes.
+    expect(mmvCandidates(fakeGpu(false, undefined, false)).map(layoutName)).toEqual([
+      'lanes32-shared-u1-t256',
+      'lanes32-shared-u2-t128',
+      'lanes8-shared-u2-t64',
+    ]);
+  });
+
   it('gives a GPU lanes along K and no shared activations', () => {
     const c = mmvCandidates(fakeGpu(false, [32, 32], true));
     expect(c.length).toBeGreaterThan(2);

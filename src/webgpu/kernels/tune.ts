@@ -73,7 +73,6 @@ export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
     { lanes, units: 2, threads: 128, reduce, packed },
     { lanes: Math.max(4, lanes / 4), units: 2, threads: 64, reduce, packed },
   ];
-  if (!sg) out.push({ lanes: 8, units: 2, threads: 64, reduce: 'shared', packed });
   // llama.cpp's MMVQ scheme (int8 activations, dot4I8Packed): native on GPUs with DP4A. On SwiftShader it
   // is emulated and slower (BENCHMARKS.md, "Why the kernel defaults…", mmvCandidates), so not tried there.
   if (packed) out.push({ lanes, units: 2, threads: 128, reduce, packed, intDot: true });

@@ -104,8 +104,6 @@ export function planVariants(profile: AdapterProfile, _cfg?: LlamaConfig): PlanV
     for (const [pname0, prefill] of prefills) {
       for (const repack of [true, false]) {
         const id = `${profile.id}/${lname}/${repack ? pname0 : `${pname0}/raw`}`;
-        // (a prefill choice the profile lacks would repeat an id)
-        if (out.some((v) => v.id === id)) continue;
         out.push({ id, gpu, maxStorage: profile.maxStorage, overrides: { mmvLayout, prefill, repack } });
       }
     }

@@ -51,6 +51,9 @@ import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './option
 import type { RunState } from './state.ts';
 import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
 
+/** Decode (one token per step: the matrix × vector kernels) or prefill (a batch: the matrix × matrix ones). */
+type Mode = 'decode' | 'prefill';
+
 /** Tokens per thread of the old prefill kernel (matmul.ts), kept where the others do not apply. */
 export const PREFILL_TT = 8;
 
@@ -252,10 +255,9 @@ function matmuls(
   family: MatmulFamilyName,
   label: string,
   specs: MatmulSpec[],
-  TT: number,
+  mode: Mode,
   buffers: PlannedKernel['buffers'],
 ): PlannedKernel[] {
-  const mode = TT === 1 ? 'decode' : 'prefill';
   const pm = x.choice.prefill;
   // One kernel per segment where the prefill choice or splitDecodeSegments says so (software adapters).
   const split = mode === 'prefill' ? pm.kind === 'mmv' && pm.splitSegments : x.choice.splitDecodeSegments;
@@ -274,12 +276,12 @@ function matmuls(
 }
 
 /** Layer l's attention: flash-decoding + combine (decode), the prefill kernel, else per (head, token). */
-function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
+function planAttention(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
   const { cfg: c, s, codes } = x;
   const b = `blk.${l}`;
   const flashCode = codes.flash(l);
-  const prefillCode = TT === 1 ? undefined : codes.prefill(l);
-  if (TT === 1 && flashCode && codes.combine) {
+  const prefillCode = mode === 'decode' ? undefined : codes.prefill(l);
+  if (mode === 'decode' && flashCode && codes.combine) {
     const flashBuffers = {
       step: s.step,
       q: s.q,
@@ -296,7 +298,7 @@ function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
     ];
   }
   const buffers = { step: s.step, q: s.q, kc: s.kCache[l], vc: s.vCache[l], out: s.xb };
-  if (TT !== 1 && prefillCode && codes.prefillAttn) {
+  if (mode === 'prefill' && prefillCode && codes.prefillAttn) {
     const { plan } = codes.prefillAttn;
     const wgX = c.nHeadKv * plan.groupsPerKvHead;
     return [
@@ -310,7 +312,7 @@ function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
 }
 
 /**
- * Layer l's kernels in forward order; TT = 1 for decode, else the prefill kernels. One line a step, as
+ * Layer l's kernels in forward order, for decode (one token) or prefill (a batch). One line a step, as
  * llama2.c's `forward()` (shapes in ggml order, inner dimension first; T tokens):
  *
  *   xn = RMSNorm(x)                                        prefill's norm pass only (else fused below)
@@ -324,11 +326,10 @@ function planAttention(x: PlanContext, l: number, TT: number): PlannedKernel[] {
  *   hb = SiLU(W_gate · RMSNorm(x)) ⊙ (W_up · RMSNorm(x))   [T, nFF]; Gemma: GELU
  *   x += W_down · hb                                       Gemma: x += RMSNorm(W_down · hb)
  */
-function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
+function planLayer(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
   const { cfg: c, s, W } = x;
   const b = `blk.${l}`;
   const gm = c.gemma;
-  const mode = TT === 1 ? 'decode' : 'prefill';
   const sp = x.specs.layers[l];
   // Layer l's RoPE table (Gemma's SWA layers have their own).
   const rope = gm?.swa?.layers[l] && s.ropeSwa ? s.ropeSwa : s.rope;
@@ -369,7 +370,7 @@ function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
     : [];
   return [
     ...normed('qkv', `${b}.attn_norm.prefill`, `${b}.attn_norm.weight`),
-    ...matmuls(x, 'qkv', `${b}.qkv.${mode}`, unnormed(sp.qkv), TT, {
+    ...matmuls(x, 'qkv', `${b}.qkv.${mode}`, unnormed(sp.qkv), mode, {
       step: s.step,
       x: input,
       gnorm: vec(x, `${b}.attn_norm.weight`),
@@ -384,8 +385,8 @@ function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
       v_cache: s.vCache[l],
     }),
     ...qkNorm,
-    ...planAttention(x, l, TT),
-    ...matmuls(x, 'wo', `${b}.wo.${mode}`, sp.wo, TT, {
+    ...planAttention(x, l, mode),
+    ...matmuls(x, 'wo', `${b}.wo.${mode}`, sp.wo, mode, {
       step: s.step,
       x: s.xb,
       ...partsOf('attn_output', W(`${b}.attn_output.weight`)),
@@ -394,7 +395,7 @@ function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
     }),
     ...postNorm('wo', `${b}.post_attn_norm`, `${b}.post_attention_norm.weight`),
     ...normed('ffn', `${b}.ffn_norm.prefill`, `${b}.ffn_norm.weight`),
-    ...matmuls(x, 'ffn', `${b}.ffn.${mode}`, unnormed(sp.ffn), TT, {
+    ...matmuls(x, 'ffn', `${b}.ffn.${mode}`, unnormed(sp.ffn), mode, {
       step: s.step,
       x: input,
       gnorm: vec(x, `${b}.ffn_norm.weight`),
@@ -402,7 +403,7 @@ function planLayer(x: PlanContext, l: number, TT: number): PlannedKernel[] {
       ...partsOf('ffn_up', W(`${b}.ffn_up.weight`)),
       hb: s.hb,
     }),
-    ...matmuls(x, 'down', `${b}.down.${mode}`, sp.down, TT, {
+    ...matmuls(x, 'down', `${b}.down.${mode}`, sp.down, mode, {
       step: s.step,
       x: s.hb,
       ...partsOf('ffn_down', W(`${b}.ffn_down.weight`)),
@@ -480,8 +481,8 @@ export function planForward(
       : undefined,
   };
   const layers = Array.from({ length: c.nLayers }, (_, l) => l);
-  const decodeLayers = layers.map((l) => planLayer(x, l, 1));
-  const prefillLayers = layers.map((l) => planLayer(x, l, PREFILL_TT));
+  const decodeLayers = layers.map((l) => planLayer(x, l, 'decode'));
+  const prefillLayers = layers.map((l) => planLayer(x, l, 'prefill'));
   const outW = weights.get('output.weight') ?? W('token_embd.weight');
   const emb = W('token_embd.weight');
   const outBuffers = {
@@ -506,7 +507,7 @@ export function planForward(
     embed: fixed('embed', 'embed', embedCode, Math.ceil(c.nEmbd / WG), embedBuffers),
     decodeLayers,
     prefillLayers,
-    output: matmuls(x, 'output', 'output', specs.out, 1, outBuffers),
+    output: matmuls(x, 'output', 'output', specs.out, 'decode', outBuffers),
     argmax: fixed(
       'argmax',
       'argmax',

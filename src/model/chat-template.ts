@@ -5,6 +5,7 @@
 import { Template } from '@huggingface/jinja';
 import { EngineError } from '../core/errors.ts';
 import type { ChatMessage } from '../core/types.ts';
+import { checkPromptLength } from './tokenizer/prompt-bound.ts';
 import type { Tokenizer } from './tokenizer/types.ts';
 
 /** Options for {@link renderChat}. */
@@ -81,6 +82,11 @@ export interface ChatPromptOptions extends Omit<RenderChatOptions, 'bosToken' | 
    * (and its `bos_token` / `eos_token`) is parsed either way. See ChatRequest.parseSpecialInContent.
    */
   parseSpecialInContent?: boolean;
+  /**
+   * The context's size in tokens: a rendered prompt too long for it whatever it tokenizes to (one token
+   * left to generate) is refused before tokenizing (./tokenizer/prompt-bound.ts). Default: no check.
+   */
+  contextLength?: number;
 }
 
 /**
@@ -93,32 +99,39 @@ function* markCandidates(): Generator<string> {
   for (let c = 0xf0000; c <= 0xffffd; c++) yield String.fromCodePoint(c);
 }
 
+/** The candidates of {@link markCandidates}, as a regex (a scan of a huge content stays fast). */
+const MARK_CHARS = /[\u{e000}-\u{f8ff}\u{f0000}-\u{ffffd}]/gu;
+
 function pickMark(sources: readonly string[]): string {
   const present = new Set<string>();
-  for (const s of sources)
-    for (const ch of s) {
-      const c = ch.codePointAt(0) as number;
-      if ((c >= 0xe000 && c <= 0xf8ff) || (c >= 0xf0000 && c <= 0xffffd)) present.add(ch);
-    }
+  for (const s of sources) for (const [ch] of s.matchAll(MARK_CHARS)) present.add(ch);
   for (const m of markCandidates()) if (!present.has(m)) return m;
   throw new EngineError('invalid_argument', 'the messages use every private-use character; shorten them');
 }
 
 /** `content` with `mark` before each UTF-16 unit of every occurrence of a control-token text. */
 function markControlTexts(content: string, controls: readonly string[], mark: string): string {
-  let covered: Uint8Array | undefined;
+  const ranges: [number, number][] = [];
   for (const t of controls) {
     let at = content.indexOf(t);
     while (at >= 0) {
-      covered ??= new Uint8Array(content.length);
-      covered.fill(1, at, at + t.length);
+      ranges.push([at, at + t.length]);
       at = content.indexOf(t, at + 1);
     }
   }
-  if (!covered) return content;
+  if (ranges.length === 0) return content;
+  ranges.sort((a, b) => a[0] - b[0]);
+  // The covered units, merged runs; the text between them is copied as slices (a huge content stays fast).
   let out = '';
-  for (let i = 0; i < content.length; i++) out += covered[i] ? mark + content[i] : content[i];
-  return out;
+  let done = 0;
+  for (const [start, end] of ranges) {
+    if (end <= done) continue;
+    const from = Math.max(start, done);
+    out += content.slice(done, from);
+    for (let i = from; i < end; i++) out += mark + content[i];
+    done = end;
+  }
+  return out + content.slice(done);
 }
 
 /** The rendered text with the marks removed, and the spans of the characters they marked. */
@@ -156,7 +169,10 @@ export function chatPromptTokens(
   messages: readonly ChatMessage[],
   options: ChatPromptOptions = {},
 ): { text: string; ids: number[] } {
-  const { parseSpecialInContent, ...renderOptions } = options;
+  const { parseSpecialInContent, contextLength, ...renderOptions } = options;
+  const checkLength = (text: string, addBos: boolean) => {
+    if (contextLength !== undefined) checkPromptLength(text.length, tokenizer, contextLength, addBos ? 1 : 0);
+  };
   const bosToken = specialTokenText(tokenizer, tokenizer.bosId);
   const eosToken = specialTokenText(tokenizer, tokenizer.eosId);
   const controls = parseSpecialInContent ? [] : tokenizer.controlTexts();
@@ -164,6 +180,7 @@ export function chatPromptTokens(
   if (!hits) {
     const text = renderChat(template, messages, { ...renderOptions, bosToken, eosToken });
     const addBos = tokenizer.addBos && !(bosToken !== '' && text.startsWith(bosToken));
+    checkLength(text, addBos);
     return { text, ids: tokenizer.encode(text, { addBos, parseSpecial: true }) };
   }
   const mark = pickMark([
@@ -182,6 +199,7 @@ export function chatPromptTokens(
     text.startsWith(bosToken) &&
     !((spans[0]?.[0] ?? Number.POSITIVE_INFINITY) < bosToken.length);
   const addBos = tokenizer.addBos && !startsWithBos;
+  checkLength(text, addBos);
   return { text, ids: tokenizer.encode(text, { addBos, parseSpecial: true, plainSpans: spans }) };
 }
 

@@ -426,7 +426,7 @@ export class WebGpuEngine implements Engine {
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
     validateChatRequest(req);
-    this.requireModel();
+    const model = this.requireModel();
     const template = this.tok.chatTemplate;
     if (template === null) {
       const prompt = req.messages.map((m) => m.content).join('\n');
@@ -434,6 +434,8 @@ export class WebGpuEngine implements Engine {
     }
     const { ids } = chatPromptTokens(this.tok, template, req.messages, {
       parseSpecialInContent: req.parseSpecialInContent,
+      // Refused before tokenizing when too long for the context whatever it tokenizes to (issue 47 item 9).
+      contextLength: model.nCtx,
     });
     return this.generate({ ...req, promptTokenIds: ids }, onToken, signal);
   }

@@ -16,6 +16,7 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
+import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { chainedTokens } from './decoder.ts';
 import type { LlamaModel } from './model/llama.ts';
@@ -56,6 +57,9 @@ export async function runGeneration(
 ): Promise<GenerateResult> {
   const tok = host.tok;
   const tStartMs = performance.now();
+  // A prompt too long for the context whatever it tokenizes to is refused before tokenizing it.
+  if (req.promptTokenIds === undefined && req.prompt !== undefined)
+    checkPromptLength(req.prompt.length, tok, model.nCtx, tok.addBos ? 1 : 0);
   const prompt = req.promptTokenIds ?? tok.encode(req.prompt ?? '', { addBos: tok.addBos });
   if (prompt.length === 0)
     throw new EngineError('invalid_argument', 'the prompt is empty and the model adds no BOS token');

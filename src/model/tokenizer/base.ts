@@ -61,6 +61,8 @@ export abstract class VocabTokenizer implements Tokenizer {
   private readonly eogIds: ReadonlySet<number>;
   /** Piece bytes per token with special tokens rendered (llama.cpp's `cache_token_to_piece`), filled on use. */
   private readonly pieces: (Uint8Array | undefined)[];
+  /** {@link maxPieceChars}, computed on first use. */
+  private maxChars: number | undefined;
 
   protected constructor(v: VocabTables) {
     this.nVocab = v.texts.length;
@@ -90,6 +92,39 @@ export abstract class VocabTokenizer implements Tokenizer {
   /** The detokenized bytes as llama.cpp finishes them (BPE: `clean_spaces`); unchanged by default. */
   protected finishDecode(bytes: Uint8Array): Uint8Array {
     return bytes;
+  }
+
+  /**
+   * The UTF-16 code units of input text a NORMAL token `id` covers when `encode` emits it (its text as
+   * matched; SPM by default, where '▁' is the one space it replaced).
+   */
+  protected normalPieceChars(id: number): number {
+    return this.texts[id].length;
+  }
+
+  /**
+   * The most UTF-16 code units of input one emitted token covers (see Tokenizer.maxPieceChars), computed
+   * once: special tokens (control, unknown, user-defined: matched by their text) their text's length;
+   * byte tokens 1 (a character's bytes are several tokens); NORMAL tokens {@link normalPieceChars};
+   * any other type its vocabulary text's length (SPM: the text itself; BPE: its byte count, never less
+   * than the characters those bytes make). At least 1.
+   */
+  get maxPieceChars(): number {
+    if (this.maxChars === undefined) {
+      let max = 1;
+      for (let id = 0; id < this.nVocab; id++) {
+        const attr = this.attrs[id];
+        let n: number;
+        if (attr & (TokenAttr.UNKNOWN | TokenAttr.CONTROL | TokenAttr.USER_DEFINED))
+          n = this.texts[id].length;
+        else if (attr & TokenAttr.BYTE) n = 1;
+        else if (attr & TokenAttr.NORMAL) n = this.normalPieceChars(id);
+        else n = this.texts[id].length;
+        if (n > max) max = n;
+      }
+      this.maxChars = max;
+    }
+    return this.maxChars;
   }
 
   /** llama.cpp token attributes ({@link TokenAttr} bits) of `id`. @throws EngineError('invalid_argument'). */

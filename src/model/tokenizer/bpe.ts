@@ -321,6 +321,15 @@ export class BpeTokenizer extends VocabTokenizer {
     return this.pre.cleanSpaces ? cleanSpaces(bytes) : bytes;
   }
 
+  /**
+   * A NORMAL BPE token covers the input characters its bytes spell: its decoded text's UTF-16 length
+   * (a character split between tokens is one U+FFFD in each part that holds its first or last byte, and
+   * a split astral character's two code units go one to each of those parts).
+   */
+  protected override normalPieceChars(id: number): number {
+    return BYTE_TEXT_DECODER.decode(decodeByteLevel(this.texts[id])).length;
+  }
+
   /** llama.cpp's `token_to_piece(id, special = true)` for BPE. */
   protected computePiece(id: number): Uint8Array {
     const attr = this.attrs[id];
@@ -423,6 +432,8 @@ function byteLevelChars(c: number): string {
     B[0xf0 | (c >> 18)] + B[0x80 | ((c >> 12) & 0x3f)] + B[0x80 | ((c >> 6) & 0x3f)] + B[0x80 | (c & 0x3f)]
   );
 }
+
+const BYTE_TEXT_DECODER = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** llama.cpp's `llama_decode_text`: GPT-2 characters back to bytes (unknown characters spelled out). */
 function decodeByteLevel(text: string): Uint8Array {

@@ -50,6 +50,14 @@ export interface Tokenizer {
   readonly addSpacePrefix: boolean;
   /** The model's chat template (`tokenizer.chat_template`, Jinja), or null when it has none. */
   readonly chatTemplate: string | null;
+  /**
+   * The most UTF-16 code units of input text one token of `encode` can cover: the longest piece as the
+   * tokenizer matches it (SPM: '▁' counts as the one space it stands for; BPE: the longest token's decoded
+   * text; special tokens: their text), at least 1 (a byte-fallback token covers less than a character).
+   * So a text of C code units encodes to at least ceil(C / maxPieceChars) tokens, without tokenizing it
+   * (./prompt-bound.ts `checkPromptLength`).
+   */
+  readonly maxPieceChars: number;
   /** Text → token ids, as llama.cpp's `llama_tokenize`. */
   encode(text: string, options?: EncodeOptions): number[];
   /**

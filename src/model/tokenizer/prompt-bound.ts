@@ -1,0 +1,39 @@
+/**
+ * A cheap, exact early refusal of a prompt too long for the context, before tokenizing it (issue 47 item
+ * 9: a 134M-character prompt crashed the tokenizer; 50M characters took minutes to be refused). A token
+ * covers at most `tok.maxPieceChars` UTF-16 code units of the text, so a text of C code units is at least
+ * ceil(C / maxPieceChars) tokens: when that (plus a BOS) leaves no room to generate, nothing can fit.
+ */
+
+import { EngineError } from '../../core/errors.ts';
+import type { Tokenizer } from './types.ts';
+
+/** The fewest tokens `text` (of `chars` UTF-16 code units) can encode to with `tok`, plus `extraTokens`. */
+export function minPromptTokens(
+  chars: number,
+  tok: Pick<Tokenizer, 'maxPieceChars'>,
+  extraTokens = 0,
+): number {
+  return Math.ceil(chars / tok.maxPieceChars) + extraTokens;
+}
+
+/**
+ * Throws when a prompt of `chars` UTF-16 code units cannot fit a context of `nCtx` tokens with one left to
+ * generate (the check runGeneration makes on the tokens), whatever it tokenizes to.
+ * @param extraTokens tokens encode adds besides the text's (1 for a BOS).
+ * @throws EngineError('context_overflow').
+ */
+export function checkPromptLength(
+  chars: number,
+  tok: Pick<Tokenizer, 'maxPieceChars'>,
+  nCtx: number,
+  extraTokens = 0,
+): void {
+  const min = minPromptTokens(chars, tok, extraTokens);
+  if (min >= nCtx) {
+    throw new EngineError(
+      'context_overflow',
+      `the prompt has ${chars} characters, so at least ${min} tokens (a token covers at most ${tok.maxPieceChars} characters), but the context holds ${nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
+    );
+  }
+}

@@ -5,15 +5,6 @@ struct Step { nTokens: u32, pos0: u32, p2: u32, p3: u32 };
 @group(0) @binding(2) var<storage, read> w_ffn_gate: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> w_ffn_up: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> hb: array<f32>;
-fn scByte(h: vec4<u32>, k: u32) -> u32 {
-  let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
-  return (wd >> ((k & 3u) * 8u)) & 0xffu;
-}
-fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
-  if (j < 4u) { return vec2<f32>(f32(scByte(h, j) & 63u), f32(scByte(h, j + 4u) & 63u)); }
-  let a = scByte(h, j + 4u);
-  return vec2<f32>(f32((a & 0xfu) | ((scByte(h, j - 4u) >> 6u) << 4u)), f32((a >> 4u) | ((scByte(h, j) >> 6u) << 4u)));
-}
 
 const K: u32 = 512u;
 

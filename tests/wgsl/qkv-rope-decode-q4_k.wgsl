@@ -10,15 +10,6 @@ struct Step { nTokens: u32, pos0: u32, p2: u32, p3: u32 };
 @group(0) @binding(7) var<storage, read_write> q_out: array<f32>;
 @group(0) @binding(8) var<storage, read_write> k_cache: array<u32>;
 @group(0) @binding(9) var<storage, read_write> v_cache: array<u32>;
-fn scByte(h: vec4<u32>, k: u32) -> u32 {
-  let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
-  return (wd >> ((k & 3u) * 8u)) & 0xffu;
-}
-fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
-  if (j < 4u) { return vec2<f32>(f32(scByte(h, j) & 63u), f32(scByte(h, j + 4u) & 63u)); }
-  let a = scByte(h, j + 4u);
-  return vec2<f32>(f32((a & 0xfu) | ((scByte(h, j - 4u) >> 6u) << 4u)), f32((a >> 4u) | ((scByte(h, j) >> 6u) << 4u)));
-}
 
 const K: u32 = 512u;
 

@@ -261,7 +261,10 @@ function declarations(k: MmvKernel): string {
       ),
     ),
     extraBindings(o).map(bind),
-    mmvPreludes(o.segments.flatMap((s) => s.weights.map((w) => w.type))),
+    // Only ggml's blocks call the preludes (Q4_K/Q5_K's scale reader, IQ4's grid); planes carry their own.
+    mmvPreludes(
+      o.segments.flatMap((s) => s.weights.filter((w) => w.planar === undefined).map((w) => w.type)),
+    ),
     o.norm && !normF32 && halfNormReader(o.norm.type),
   );
 }

@@ -53,8 +53,9 @@ export const DECODERS: Record<WeightType, BlockDecoder> = {
 };
 
 /**
- * The WGSL mmv.ts declares once per kernel for the weight types it reads (each decoder's `mmvPrelude`,
- * shared ones once), in a fixed order: Q4_K/Q5_K's scale-and-min reader, then IQ4's grid.
+ * The WGSL mmv.ts declares once per kernel for the weight types it reads in ggml's blocks (each decoder's
+ * `mmvPrelude`, shared ones once; a type in planes needs none), in a fixed order: Q4_K/Q5_K's
+ * scale-and-min reader, then IQ4's grid.
  */
 export function mmvPreludes(types: readonly WeightType[]): string[] {
   const wanted = new Set(types.map((t) => DECODERS[t].mmvPrelude).filter((s) => s !== undefined));

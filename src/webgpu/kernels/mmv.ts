@@ -75,9 +75,8 @@
  */
 import { f32Lit, STEP_WGSL, type WeightType } from './common.ts';
 import { extraBindings, type MatmulOptions, type MatmulSegment, segmentRanges, weightVar } from './matmul.ts';
-import { bindingType, chunkDot, needsXhalf, needsXsum } from './mmv-chunk.ts';
 import { intChunkDot, usesIntDot } from './mmv-int.ts';
-import { mmvPreludes } from './quants/index.ts';
+import { type ChunkCtx, DECODERS, mmvPreludes } from './quants/index.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
 export interface MmvLayout {
@@ -257,7 +256,9 @@ function declarations(k: MmvKernel): string {
     o.norm && bind(`var<storage, read> gnorm: ${normF32 ? 'array<vec4<f32>>' : 'array<u32>'}`),
     o.segments.flatMap((s, si) =>
       s.weights.map((w, wi) =>
-        bind(`var<storage, read> ${weightVar(s, si, wi)}: ${bindingType(w.type, w.planar)}`),
+        bind(
+          `var<storage, read> ${weightVar(s, si, wi)}: ${w.planar !== undefined ? 'array<vec4<u32>>' : DECODERS[w.type].bindingType}`,
+        ),
       ),
     ),
     extraBindings(o).map(bind),
@@ -377,7 +378,7 @@ function chunkActivations(k: MmvKernel): string {
 }
 
 /**
- * One dot of unit `r` on chunk c: the weight type's chunk product (mmv-chunk.ts, or mmv-int.ts on the
+ * One dot of unit `r` on chunk c: the weight type's chunk product ({@link chunkDot}, or mmv-int.ts on the
  * integer-dot path) into `p{r}_{di}_s{tt}`, added to the unit's accumulators.
  */
 function chunkDotOfUnit(k: MmvKernel, s: MatmulSegment, si: number, r: number, di: number): string {
@@ -499,8 +500,8 @@ export function mmvWGSL(o: MmvOptions): string {
     maxDotsPerUnit: Math.max(...o.segments.map((s) => s.dots.length)),
     subgroupReduce: layout.lanes > 1 && layout.reduce === 'subgroup',
     threadsSharingX: layout.shareX ?? 0,
-    wantsXsum: weights.some((w) => needsXsum(w.type)),
-    wantsXhalf: weights.some((w) => needsXhalf(w.type) && !takesIntDot(w)),
+    wantsXsum: weights.some((w) => DECODERS[w.type].needsXsum),
+    wantsXhalf: weights.some((w) => DECODERS[w.type].needsXhalf && !takesIntDot(w)),
     wantsInt8X: weights.some(takesIntDot),
     takesIntDot,
   };
@@ -534,4 +535,37 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     epilogues(k),
     '}',
   );
+}
+
+/**
+ * The float path's dot of chunk `c` of row `row` of weight `w` with the activations `x{t}_{j}` (vec4,
+ * j = 0..7) of every token t < TT, as statements `let ${p}s${t} = …;`: the weight type's block decoder
+ * (kernels/quants/<type>.ts `chunkDot`, or `planarChunkDot` over repack.ts's planes; formulas:
+ * ggml-quants.c `dequantize_row_*`). `xs{t}` is Σx of the chunk for token t (when the decoder
+ * `needsXsum`). K is the row length; `planar`: the weight's planes' block count.
+ * @throws Error for `planar` on a type without planes.
+ */
+function chunkDot(
+  t: WeightType,
+  w: string,
+  K: number,
+  TT: number,
+  p: string,
+  packed: boolean,
+  planar?: number,
+): string {
+  const toks = Array.from({ length: TT }, (_, i) => i);
+  const ctx: ChunkCtx = {
+    w,
+    K,
+    p,
+    packed,
+    X: (tt, j) => `x${tt}_${j}`,
+    XS: (tt) => `xs${tt}`,
+    sum: (f) => toks.map((tt) => `let ${p}s${tt} = ${f(tt)};`).join('\n'),
+  };
+  const d = DECODERS[t];
+  if (planar === undefined) return d.chunkDot(ctx);
+  if (!d.planarChunkDot) throw new Error(`${t} has no planar layout`);
+  return d.planarChunkDot(ctx, planar);
 }

@@ -8,7 +8,7 @@
  * No planes, no integer-dot path.
  *
  * Used by: loader.ts `wgslLoader` (`ld_<n>` only: float weights have no `dq32_`; matmul.ts's general
- * kernels, mmm.ts's float tile, embed, norms); mmv-chunk.ts `chunkDot` ({@link chunkDot}, F32 bound as
+ * kernels, mmm.ts's float tile, embed, norms); mmv.ts `chunkDot` ({@link chunkDot}, F32 bound as
  * `array<vec4<f32>>`, F16/BF16 as `array<vec4<u32>>`).
  */
 import type { BlockDecoder, ChunkCtx } from './shared.ts';

@@ -1,7 +1,7 @@
 /**
  * One block decoder per weight type ({@link BlockDecoder}): everything the kernels know about a type's
  * blocks (ggml's and, for the planar types, repack.ts's planes) lives in that type's file here, and the
- * kernel families (loader.ts, mmv-chunk.ts and mmv.ts, mmv-int.ts, mmm.ts, repack.ts) look it up in
+ * kernel families (loader.ts, mmv.ts, mmv-int.ts, mmm.ts, repack.ts) look it up in
  * {@link DECODERS}.
  *
  * | file          | types            | loader raw / planes | mmv float raw / planes | mmv int8 raw / planes | mmm int8 | repack |

@@ -13,7 +13,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_iq4_nl`, `dequantize_row_iq4_xs`): w = d·kvalues[q]
  * (IQ4_XS: d·(ls − 32)·kvalues[q]).
  *
- * Used by: loader.ts `wgslLoader` ({@link loaderNL}, {@link loaderXS}); mmv-chunk.ts `chunkDot`
+ * Used by: loader.ts `wgslLoader` ({@link loaderNL}, {@link loaderXS}); mmv.ts `chunkDot`
  * ({@link chunkDot}; the grid as mmv.ts's `KVIQ4`, {@link iq4KvaluesWgsl}). No integer-dot path.
  */
 import { type BlockDecoder, byteReaders, type ChunkCtx, stitched } from './shared.ts';

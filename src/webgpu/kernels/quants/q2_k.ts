@@ -11,7 +11,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q2_K`): w = d·sc_g·q − dmin·m_g, g = r / 16; the chunk
  * dots fold the mins in through the activations' half sums.
  *
- * Used by: loader.ts `wgslLoader` ({@link loader}); mmv-chunk.ts `chunkDot` ({@link chunkDot});
+ * Used by: loader.ts `wgslLoader` ({@link loader}); mmv.ts `chunkDot` ({@link chunkDot});
  * mmv-int.ts `intChunkDot` ({@link intChunkDot}); mmm.ts's int8 tile ({@link intLoader}).
  */
 import {

@@ -14,7 +14,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q3_K`): w = d·(sc_g − 32)·(q − 4), q the 3-bit quant,
  * g = r / 16; the chunk dots apply the −4 once per group through the activations' half sums.
  *
- * Used by: loader.ts `wgslLoader` ({@link loader}); mmv-chunk.ts `chunkDot` ({@link chunkDot});
+ * Used by: loader.ts `wgslLoader` ({@link loader}); mmv.ts `chunkDot` ({@link chunkDot});
  * mmv-int.ts `intChunkDot` ({@link intChunkDot}); mmm.ts's int8 tile ({@link intLoader}).
  */
 import {

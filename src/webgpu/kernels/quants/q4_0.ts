@@ -9,7 +9,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q4_0`): w = d·(q − 8); the float chunk dots apply the
  * −8 once per chunk as −8·d·Σx.
  *
- * Used by: loader.ts `wgslLoader` ({@link loader}, {@link planarLoader}); mmv-chunk.ts `chunkDot`
+ * Used by: loader.ts `wgslLoader` ({@link loader}, {@link planarLoader}); mmv.ts `chunkDot`
  * ({@link chunkDot}, {@link planarChunkDot}); mmv-int.ts `intChunkDot` (planes only:
  * {@link planarIntChunkDot}); mmm.ts's int8 tile ({@link intLoader}); repack.ts ({@link Q4_0}`.planes`).
  * Q5_0 (quants/q5_0.ts), whose planes are Q4_0's plus a plane of fifth bits, shares the planar loader and

@@ -9,7 +9,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q4_1`, `dequantize_row_q5_1`): w = d·q + m (Q5_1: q =
  * nibble | fifth bit << 4), so the float chunk dots take Σw·x = d·Σq·x + m·Σx.
  *
- * Used by: loader.ts `wgslLoader` ({@link loader}); mmv-chunk.ts `chunkDot` ({@link chunkDot}). No
+ * Used by: loader.ts `wgslLoader` ({@link loader}); mmv.ts `chunkDot` ({@link chunkDot}). No
  * integer-dot path.
  */
 import { type BlockDecoder, type ChunkCtx, U8N, u8x4, u8x4n } from './shared.ts';

@@ -16,7 +16,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q4_K`): w = d·sc·q − dmin·m, q the 4-bit quant.
  *
  * Used by: loader.ts `wgslLoader` ({@link loader}, {@link planarLoader}: matmul.ts's general kernels,
- * mmm.ts's float tile, embed, norms); mmv-chunk.ts `chunkDot` ({@link chunkDot}, {@link planarChunkDot});
+ * mmm.ts's float tile, embed, norms); mmv.ts `chunkDot` ({@link chunkDot}, {@link planarChunkDot});
  * mmv-int.ts `intChunkDot` ({@link intChunkDot}, {@link planarIntChunkDot}); mmm.ts's int8 tile
  * ({@link intLoader}); repack.ts ({@link planes}). Q5_K shares the header's readers
  * ({@link q4kScaleMin}, {@link Q4K_SCALE_MIN}).

@@ -10,7 +10,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q5_0`): w = d·(q − 16), q = nibble | fifth bit << 4.
  *
  * Used by: loader.ts `wgslLoader` ({@link loader}; planes: quants/q4_0.ts `nibblePlanarLoader`);
- * mmv-chunk.ts `chunkDot` ({@link chunkDot}; planes: `nibblePlanarChunkDot`); mmm.ts's int8 tile
+ * mmv.ts `chunkDot` ({@link chunkDot}; planes: `nibblePlanarChunkDot`); mmm.ts's int8 tile
  * ({@link intLoader}); repack.ts ({@link Q5_0}`.planes`). No integer-dot mmv chunk.
  */
 import { nibblePlanarChunkDot, nibblePlanarLoader } from './q4_0.ts';

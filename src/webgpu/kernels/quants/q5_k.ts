@@ -11,7 +11,7 @@
  *
  * Dequantization (ggml-quants.c `dequantize_row_q5_K`): w = d·sc·q − dmin·m, q = nibble + 16·(qh bit).
  *
- * Used by: loader.ts `wgslLoader` ({@link loader}); mmv-chunk.ts `chunkDot` ({@link chunkDot});
+ * Used by: loader.ts `wgslLoader` ({@link loader}); mmv.ts `chunkDot` ({@link chunkDot});
  * mmv-int.ts `intChunkDot` ({@link intChunkDot}); mmm.ts's int8 tile ({@link intLoader}).
  */
 import { Q4K_SCALE_MIN, q4kScaleMin } from './q4_k.ts';

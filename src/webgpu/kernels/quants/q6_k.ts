@@ -17,7 +17,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q6_K`): w = d·scale·(q − 32), q the 6-bit quant; the
  * chunk dots apply the −32 once per 16-weight scale through the activations' half sums.
  *
- * Used by: loader.ts `wgslLoader` ({@link loader}, {@link planarLoader}); mmv-chunk.ts `chunkDot`
+ * Used by: loader.ts `wgslLoader` ({@link loader}, {@link planarLoader}); mmv.ts `chunkDot`
  * ({@link chunkDot}, {@link planarChunkDot}); mmv-int.ts `intChunkDot` (planes only:
  * {@link planarIntChunkDot}); mmm.ts's int8 tile ({@link intLoader}); repack.ts ({@link planes}).
  */

@@ -9,7 +9,7 @@
  * Dequantization (ggml-quants.c `dequantize_row_q8_0`): w = d·q. The float chunk dots read each int8 as
  * (q + 128) / 255 through `unpack4x8unorm` of the bytes with their sign bits flipped: Σq·x = 255·Σu·x − 128·Σx.
  *
- * Used by: loader.ts `wgslLoader` ({@link loader}, {@link planarLoader}); mmv-chunk.ts `chunkDot`
+ * Used by: loader.ts `wgslLoader` ({@link loader}, {@link planarLoader}); mmv.ts `chunkDot`
  * ({@link chunkDot}, {@link planarChunkDot}); mmv-int.ts `intChunkDot` (planes only:
  * {@link planarIntChunkDot}); mmm.ts's int8 tile ({@link intLoader}); repack.ts ({@link Q8_0}`.planes`).
  */

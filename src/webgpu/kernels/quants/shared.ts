@@ -102,7 +102,7 @@ export const nib = (v: string) => `(${v}) & 0x0f0f0f0fu`;
 /** WGSL: the high nibbles of the 4 bytes of `v`, shifted down. */
 export const hi4 = (v: string) => `((${v}) >> 4u) & 0x0f0f0f0fu`;
 
-/** What a matrix-vector float chunk dot is given (mmv-chunk.ts `chunkDot`). */
+/** What a matrix-vector float chunk dot is given (mmv.ts `chunkDot`). */
 export interface ChunkCtx {
   /** The weight binding. */
   w: string;
@@ -148,9 +148,9 @@ export interface BlockDecoder {
   needsXhalf: boolean;
   /** WGSL mmv.ts declares once for the type's chunk dots (shared constants and functions). */
   mmvPrelude?: string;
-  /** mmv-chunk.ts's float chunk dot over ggml's blocks. */
+  /** mmv.ts's float chunk dot over ggml's blocks. */
   chunkDot(c: ChunkCtx): string;
-  /** mmv-chunk.ts's float chunk dot over the planes. */
+  /** mmv.ts's float chunk dot over the planes. */
   planarChunkDot?(c: ChunkCtx, nB: number): string;
   /** mmv-int.ts's integer-dot chunk over ggml's blocks. */
   intChunkDot?(c: IntChunkCtx): string;

@@ -15,10 +15,7 @@ fn rd32_e0(o: u32) -> u32 {
 }
 fn scmin_e0(o: u32, j: u32) -> vec2<f32> {
   if (j < 4u) { return vec2<f32>(f32(rd8_e0(o + j) & 63u), f32(rd8_e0(o + j + 4u) & 63u)); }
-  let a = rd8_e0(o + j + 4u);
-  let sc = (a & 0xfu) | ((rd8_e0(o + j - 4u) >> 6u) << 4u);
-  let m = (a >> 4u) | ((rd8_e0(o + j) >> 6u) << 4u);
-  return vec2<f32>(f32(sc), f32(m));
+  return vec2<f32>(f32((rd8_e0(o + j + 4u) & 0xfu) | ((rd8_e0(o + j - 4u) >> 6u) << 4u)), f32((rd8_e0(o + j + 4u) >> 4u) | ((rd8_e0(o + j) >> 6u) << 4u)));
 }
 fn ld_e0(i: u32) -> f32 {
   let o = (i / 256u) * 144u;

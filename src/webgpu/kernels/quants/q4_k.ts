@@ -21,6 +21,7 @@
  * ({@link intLoader}); repack.ts ({@link planes}). Q5_K shares the header's readers
  * ({@link q4kScaleMin}, {@link Q4K_SCALE_MIN}).
  */
+import { scaleMinK4 } from '../../../gguf/quant-k.ts';
 import {
   type BlockDecoder,
   byteReaders,
@@ -37,31 +38,51 @@ import {
 } from './shared.ts';
 
 /**
- * WGSL `scmin_<n>(o, j) -> vec2<f32>`: sub-block j's 6-bit scale and min (ggml's get_scale_min_k4),
- * scales at byte offset `o` of the raw binding `n` (loader.ts and mmm.ts over ggml's blocks; Q5_K too).
+ * ggml-quants.c `get_scale_min_k4` as WGSL, written once for every reader of the 12 scale bytes: the
+ * 6-bit scale and min of sub-block `j` (a u32 expression), `lo` for j < 4, `hi` for j ≥ 4, over `b(k)`,
+ * a u32 expression of scale byte k. j < 4: sc = b(j) & 63, m = b(j + 4) & 63; j ≥ 4: the low 4 bits
+ * from b(j + 4) (sc the low nibble, m the high), the top 2 from b(j − 4) (sc) and b(j) (m).
+ */
+export function scaleMinWGSL(
+  b: (k: string) => string,
+  j: string,
+): { lo: [string, string]; hi: [string, string] } {
+  return {
+    lo: [`${b(j)} & 63u`, `${b(`${j} + 4u`)} & 63u`],
+    hi: [
+      `(${b(`${j} + 4u`)} & 0xfu) | ((${b(`${j} - 4u`)} >> 6u) << 4u)`,
+      `(${b(`${j} + 4u`)} >> 4u) | ((${b(j)} >> 6u) << 4u)`,
+    ],
+  };
+}
+
+/** WGSL body returning `vec2<f32>(sc, m)` of sub-block `j` ({@link scaleMinWGSL}). */
+function scaleMinBody(b: (k: string) => string): string {
+  const { lo, hi } = scaleMinWGSL(b, 'j');
+  return `  if (j < 4u) { return vec2<f32>(f32(${lo[0]}), f32(${lo[1]})); }
+  return vec2<f32>(f32(${hi[0]}), f32(${hi[1]}));`;
+}
+
+/**
+ * WGSL `scmin_<n>(o, j) -> vec2<f32>`: sub-block j's 6-bit scale and min ({@link scaleMinWGSL}), scales
+ * at byte offset `o` of the raw binding `n` (loader.ts and mmm.ts over ggml's blocks; Q5_K too).
  */
 export function q4kScaleMin(n: string): string {
   return `fn scmin_${n}(o: u32, j: u32) -> vec2<f32> {
-  if (j < 4u) { return vec2<f32>(f32(rd8_${n}(o + j) & 63u), f32(rd8_${n}(o + j + 4u) & 63u)); }
-  let a = rd8_${n}(o + j + 4u);
-  let sc = (a & 0xfu) | ((rd8_${n}(o + j - 4u) >> 6u) << 4u);
-  let m = (a >> 4u) | ((rd8_${n}(o + j) >> 6u) << 4u);
-  return vec2<f32>(f32(sc), f32(m));
+${scaleMinBody((k) => `rd8_${n}(o + ${k})`)}
 }`;
 }
 
 /**
- * WGSL `q4kScaleMin(h, j) -> vec2<f32>`: sub-block j's 6-bit scale and min from the block's first vec4
- * (ggml's get_scale_min_k4), declared once by mmv.ts for Q4_K and Q5_K.
+ * WGSL `q4kScaleMin(h, j) -> vec2<f32>`: sub-block j's 6-bit scale and min ({@link scaleMinWGSL}) from
+ * the block's first vec4, declared once by mmv.ts for Q4_K and Q5_K.
  */
 export const Q4K_SCALE_MIN = `fn scByte(h: vec4<u32>, k: u32) -> u32 {
   let wd = select(select(h.w, h.z, k < 8u), h.y, k < 4u);
   return (wd >> ((k & 3u) * 8u)) & 0xffu;
 }
 fn q4kScaleMin(h: vec4<u32>, j: u32) -> vec2<f32> {
-  if (j < 4u) { return vec2<f32>(f32(scByte(h, j) & 63u), f32(scByte(h, j + 4u) & 63u)); }
-  let a = scByte(h, j + 4u);
-  return vec2<f32>(f32((a & 0xfu) | ((scByte(h, j - 4u) >> 6u) << 4u)), f32((a >> 4u) | ((scByte(h, j) >> 6u) << 4u)));
+${scaleMinBody((k) => `scByte(h, ${k})`)}
 }`;
 
 /** loader.ts: `ld_<n>` and `dq32_<n>` over ggml's blocks. */
@@ -212,6 +233,9 @@ function intLoader(n: string, nB?: number): string {
 }
 
 /** repack.ts's kernel for Q4_K (see the header): one thread per block. */
+/** The repack's scale-and-min expressions over its byte reader `sb(b, k)`. */
+const REPACK_SM = scaleMinWGSL((k) => `sb(b, ${k})`, 'j');
+
 const REPACK_WGSL = `struct Params { n: u32, p1: u32, p2: u32, p3: u32 };
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
@@ -231,11 +255,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nw: 
     }
   }
   var sm: array<u32, 16>;
-  for (var j = 0u; j < 4u; j++) { sm[2u * j] = sb(b, j) & 63u; sm[2u * j + 1u] = sb(b, j + 4u) & 63u; }
-  for (var j = 4u; j < 8u; j++) {
-    sm[2u * j] = (sb(b, j + 4u) & 0xfu) | ((sb(b, j - 4u) >> 6u) << 4u);
-    sm[2u * j + 1u] = (sb(b, j + 4u) >> 4u) | ((sb(b, j) >> 6u) << 4u);
-  }
+  for (var j = 0u; j < 4u; j++) { sm[2u * j] = ${REPACK_SM.lo[0]}; sm[2u * j + 1u] = ${REPACK_SM.lo[1]}; }
+  for (var j = 4u; j < 8u; j++) { sm[2u * j] = ${REPACK_SM.hi[0]}; sm[2u * j + 1u] = ${REPACK_SM.hi[1]}; }
   for (var k = 0u; k < 4u; k++) {
     dst[32u * n + b * 4u + k] = sm[4u * k] | (sm[4u * k + 1u] << 8u) | (sm[4u * k + 2u] << 16u) | (sm[4u * k + 3u] << 24u);
   }
@@ -254,12 +275,7 @@ function repackHost(raw: Uint8Array, n: number, out: Uint8Array): void {
         const up = hi ? raw[q + i + 16] >> 4 : raw[q + i + 16] & 15;
         out[b * 128 + j * 16 + i] = lo | (up << 4);
       }
-      // ggml-quants.c get_scale_min_k4
-      const s = (k: number) => raw[o + 4 + k];
-      const [sc, m] =
-        j < 4
-          ? [s(j) & 63, s(j + 4) & 63]
-          : [(s(j + 4) & 0xf) | ((s(j - 4) >> 6) << 4), (s(j + 4) >> 4) | ((s(j) >> 6) << 4)];
+      const [sc, m] = scaleMinK4(j, raw, o + 4);
       out[128 * n + b * 16 + 2 * j] = sc;
       out[128 * n + b * 16 + 2 * j + 1] = m;
     }

@@ -104,21 +104,33 @@ describe('the readers', () => {
 });
 
 describe('every command: a bad number or option exits 2, before any work', () => {
-  // A missing model file would exit 1 (invalid_argument, "no such file") if the number got through.
+  // A missing model file would say "no such file" if the number got through.
   const cases: [string, string[], RegExp][] = [
     [
       'generate',
-      ['--model', '/no/model.gguf', '--temperature', 'abc'],
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--temperature', 'abc'],
       /--temperature must be a finite number ≥ 0, got "abc"/,
     ],
-    ['generate', ['--model', '/no/model.gguf', '--temperature', 'NaN'], /--temperature must be/],
-    ['generate', ['--model', '/no/model.gguf', '--seed', 'abc'], /--seed must be an integer, got "abc"/],
     [
       'generate',
-      ['--model', '/no/model.gguf', '--max-tokens', ''],
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--temperature', 'NaN'],
+      /--temperature must be/,
+    ],
+    [
+      'generate',
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--seed', 'abc'],
+      /--seed must be an integer, got "abc"/,
+    ],
+    [
+      'generate',
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--max-tokens', ''],
       /--max-tokens must be an integer ≥ 1, got ""/,
     ],
-    ['generate', ['--model', '/no/model.gguf', '--ctx', '64k'], /--ctx must be an integer ≥ 1, got "64k"/],
+    [
+      'generate',
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--ctx', '64k'],
+      /--ctx must be an integer ≥ 1, got "64k"/,
+    ],
     ['bench', ['--model', '/no/model.gguf', '--warmup', ''], /--warmup must be an integer ≥ 0, got ""/],
     [
       'bench',
@@ -128,12 +140,12 @@ describe('every command: a bad number or option exits 2, before any work', () =>
     ['bench', ['--llama-bench', '--reps', '2.5'], /--reps must be an integer ≥ 1, got "2\.5"/],
     [
       'generate',
-      ['--model', '/no/model.gguf', '--kv-type', 'F16'],
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--kv-type', 'F16'],
       /--kv-type must be f16 or f32, got "F16"/,
     ],
     [
       'generate',
-      ['--model', '/no/model.gguf', '--runtime', 'node', '--kv-type', 'q8_0'],
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--runtime', 'node', '--kv-type', 'q8_0'],
       /--kv-type must be f16 or f32, got "q8_0"/,
     ],
     ['bench', ['--model', '/no/model.gguf', '--kv-type', ''], /--kv-type must be f16 or f32, got ""/],

@@ -4,6 +4,7 @@
  * means "bad arguments" (exit 2, see src/cli/run.ts). Every command's numeric flags go through these.
  */
 
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { KvType, SamplingParams } from '../core/types.ts';
 import {
   describeRule,
@@ -21,6 +22,32 @@ export class UsageError extends Error {}
 export function isUsageError(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
   return e instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_'));
+}
+
+/**
+ * Node's `parseArgs`, except that a number starting with '-' after a string option (`--runs -1`,
+ * `--seed -5`) is that option's value, as people type it (parseArgs alone calls it ambiguous and
+ * suggests `--runs=-1`); the option's own rule (ruleArg) then accepts or refuses it by name.
+ * Arguments after `--` are left alone.
+ * @throws Node's parseArgs errors (ERR_PARSE_ARGS_*), which {@link isUsageError} recognises.
+ */
+export function parseCliArgs<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  const args = config.args ?? process.argv.slice(2);
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const opt = a.startsWith('--') && !a.includes('=') ? config.options?.[a.slice(2)] : undefined;
+    const next = args[i + 1];
+    if (opt?.type === 'string' && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return parseArgs({ ...config, args: out }) as ReturnType<typeof parseArgs<T>>;
 }
 
 /** The longest timer Node and browsers honour (2^31 − 1 ms); a larger one fires at once. */

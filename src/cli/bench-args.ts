@@ -6,14 +6,12 @@
  * `--engine remote` never reaches this parser: src/cli/remote.ts has its own.
  */
 
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import type { BenchModelSpec } from '../bench/page-api.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import type { BenchPlan, BenchPrompt } from '../bench/types.ts';
-import { EngineError } from '../core/errors.ts';
 import type { KvType, SamplingParams } from '../core/types.ts';
 import { findStories260K } from '../testing/models.ts';
 import { parseSyntheticName, SYNTHETIC_FTYPES, SYNTHETIC_SHAPES } from '../webgpu/model/synthetic.ts';
@@ -26,13 +24,32 @@ import {
   kvTypeArg,
   numArg,
   optIntArg,
+  parseCliArgs,
   SAMPLING_FLAGS,
   samplingArgs,
   secondsArg,
   UsageError,
 } from './args.ts';
 import { LLAMA_BENCH_OPTIONS, LLAMA_BENCH_USAGE, llamaBenchOptions } from './llama-bench-args.ts';
+import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, isRemoteModel, modelUrl } from './model-cache.ts';
+
+/** The indent of an option's description in the usage text. */
+const OPT_INDENT = ' '.repeat(36);
+
+/** `text` broken at spaces into lines of at most `width` columns, each starting with `indent`. */
+export function wrapWords(text: string, indent: string, width = 108): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const w of text.split(' ')) {
+    if (line && indent.length + line.length + 1 + w.length > width) {
+      lines.push(indent + line);
+      line = w;
+    } else line = line ? `${line} ${w}` : w;
+  }
+  if (line) lines.push(indent + line);
+  return lines.join('\n');
+}
 
 /** `npm run bench -- --help`: every option of the page benchmark. */
 export const BENCH_USAGE = `usage: npm run bench -- [options]
@@ -40,9 +57,10 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]|synthetic:SHAPE-TYPE
                                     GGUF file (a split model: its first part), GGUF URL or Hugging Face file
                                     (downloaded once into the cache, see --cache-dir), or a synthetic model:
-                                    real shapes, random weights made
-                                    on the GPU (SHAPE: ${SYNTHETIC_SHAPES.map((s) => s.id).join(', ')};
-                                    TYPE: ${SYNTHETIC_FTYPES.join(', ')}).
+                                    real shapes, random weights made on the GPU; SHAPE:
+${wrapWords(SYNTHETIC_SHAPES.map((s) => s.id).join(', '), OPT_INDENT)};
+                                    TYPE:
+${wrapWords(`${SYNTHETIC_FTYPES.join(', ')}.`, OPT_INDENT)}
                                     Default: stories260K.gguf ($STORIES260K, else models/, else
                                     ../shared/models/; \`npm run setup\` fetches it) if present, else
                                     synthetic:stories260k-f32 (the same shapes).
@@ -90,8 +108,7 @@ ${CHROMIUM_USAGE}
 ${CACHE_USAGE}
 ${LLAMA_BENCH_USAGE}
 
-The default plan (${defaultPlanText()}) is the benchmark page's default too
-(src/bench/default-plan.ts), so their figures compare.
+${wrapWords(`The default plan (${defaultPlanText()}) is the benchmark page's default too (src/bench/default-plan.ts), so their figures compare.`, '')}
 
 Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed.`;
 
@@ -142,7 +159,7 @@ export interface BenchArgs {
  * @throws UsageError for bad arguments (exit 2); EngineError('invalid_argument') for a missing model file.
  */
 export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
-  const { values } = parseArgs({
+  const { values } = parseCliArgs({
     args: argv,
     allowPositionals: false,
     options: {
@@ -301,13 +318,7 @@ function benchModel(engine: string | undefined, m: string | undefined): BenchArg
     return { spec: { url, id: m }, remote: m };
   }
   const p = resolve(m);
-  let st: ReturnType<typeof statSync> | undefined;
-  try {
-    st = statSync(p);
-  } catch {
-    throw new EngineError('invalid_argument', `cannot open model file ${m}: no such file`);
-  }
-  if (!st.isFile()) throw new EngineError('invalid_argument', `model path ${m} is not a file`);
+  checkLocalModel(p, m);
   return { spec: { url: '', id: basename(p) }, localPath: p };
 }
 

@@ -12,10 +12,10 @@
 
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { leaderboard, leaderboardMarkdown } from '../bench/leaderboard.ts';
 import { htmlReport, markdownReport, reportRows } from '../bench/report.ts';
 import { type BenchResult, resultProblems } from '../bench/types.ts';
+import { parseCliArgs } from './args.ts';
 
 const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append-md] [--html FILE] [--title TEXT]
 
@@ -26,7 +26,7 @@ const USAGE = `usage: npm run bench:report -- FILE.json... [--md FILE] [--append
   --title TEXT     the HTML page's title`;
 
 function main(argv: string[]): number {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCliArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -42,7 +42,7 @@ function main(argv: string[]): number {
     return 0;
   }
   if (positionals.length === 0) {
-    console.error(`error: no result files given\n\n${USAGE}`);
+    console.error(`error [invalid_argument]: no result files given\n\n${USAGE}`);
     return 2;
   }
   const results: BenchResult[] = [];
@@ -53,14 +53,21 @@ function main(argv: string[]): number {
     try {
       parsed = JSON.parse(readFileSync(f, 'utf8'));
     } catch (e) {
-      console.error(`error: ${f}: ${(e as Error).message}`);
+      const err = e as NodeJS.ErrnoException;
+      const why =
+        err.code === 'ENOENT'
+          ? 'no such file'
+          : err.code
+            ? `cannot read it (${err.code})`
+            : `not JSON (${err.message})`;
+      console.error(`error [invalid_argument]: ${f}: ${why}`);
       bad++;
       continue;
     }
     const errs = resultProblems(parsed);
     if (errs.length > 0) {
       console.error(
-        `error: ${f} is not a benchmark result file (schemaVersion 1):\n  ${errs.slice(0, 8).join('\n  ')}`,
+        `error [invalid_argument]: ${f} is not a benchmark result file (schemaVersion 1):\n  ${errs.slice(0, 8).join('\n  ')}`,
       );
       bad++;
       continue;
@@ -91,6 +98,6 @@ function main(argv: string[]): number {
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (e) {
-  console.error(`error: ${(e as Error).message ?? e}\n\n${USAGE}`);
+  console.error(`error [invalid_argument]: ${(e as Error).message ?? e}\n\n${USAGE}`);
   process.exitCode = 2;
 }

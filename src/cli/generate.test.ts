@@ -115,8 +115,8 @@ describe('npm run generate', () => {
   }, 180_000); // two CLI runs, each starting Node, Dawn and SwiftShader: 60 s was too tight on a loaded 2-core machine
 
   it('fails clearly for a missing file', async () => {
-    const r = await generate(['--model', '/nonexistent/model.gguf']);
-    expect(r.code).toBe(1);
+    const r = await generate(['--model', '/nonexistent/model.gguf', '--prompt', 'x']);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\[invalid_argument\]: .*no such file/);
   });
 });

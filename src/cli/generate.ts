@@ -10,10 +10,8 @@
  * headless Chromium; `node` runs the engine in this process on Dawn.
  */
 
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { EngineError } from '../core/errors.ts';
 import type { GenerateRequest, GenerateResult, ModelInfo } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
 import {
@@ -24,10 +22,12 @@ import {
   KV_TYPE_USAGE,
   kvTypeArg,
   optIntArg,
+  parseCliArgs,
   samplingArgs,
   UsageError,
 } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
+import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
@@ -72,10 +72,10 @@ function logLimits(info: ModelInfo): void {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseCliArgs({
     options: {
       model: { type: 'string' },
-      prompt: { type: 'string', default: '' },
+      prompt: { type: 'string' },
       'max-tokens': { type: 'string' },
       temperature: { type: 'string' },
       seed: { type: 'string' },
@@ -102,6 +102,8 @@ async function main(): Promise<number> {
     console.error(`error [invalid_argument]: --model is required\n\n${USAGE}`);
     return 2;
   }
+  if (values.prompt === undefined)
+    throw new UsageError('--prompt is required (--prompt "" generates from the start-of-text token alone)');
   if (values.runtime !== 'browser' && values.runtime !== 'node')
     throw new UsageError(`--runtime must be browser or node, got "${values.runtime}"`);
   // Every number strictly, by the engine API's own rules: `--temperature abc` is a usage error, not greedy.
@@ -117,9 +119,7 @@ async function main(): Promise<number> {
   const model = await resolveCliModel({ ...values, model: values.model });
   const isUrl = /^https?:\/\//.test(model);
   const isSynthetic = model.startsWith('synthetic:');
-  if (!isUrl && !isSynthetic && !existsSync(model)) {
-    throw new EngineError('invalid_argument', `cannot open model file ${model}: no such file`);
-  }
+  if (!isUrl && !isSynthetic) checkLocalModel(model);
   let result: GenerateResult;
   if (values.runtime === 'node') {
     const driver = setupNodeVulkan(values.gpu);

@@ -50,7 +50,7 @@ describe('npm run gguf-split', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/error \[invalid_argument\]: --split-max-size wants a number > 0 with M or G/);
     const missing = await run(['/no/such.gguf', join(tempDir('gguf-split-cli-'), 'x')]);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/error \[invalid_argument\]: cannot open model file \/no\/such\.gguf/);
   });
 });

@@ -8,11 +8,11 @@
  * demo models this is for).
  */
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { openGguf } from '../gguf/reader.ts';
 import { splitFileName, writeSplitGguf } from '../gguf/split.ts';
 import { metadataEntriesFrom } from '../gguf/writer.ts';
-import { optIntArg, UsageError } from './args.ts';
+import { optIntArg, parseCliArgs, UsageError } from './args.ts';
+import { checkLocalModel } from './local-model.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run gguf-split -- IN.gguf OUT_PREFIX [options]
@@ -31,7 +31,7 @@ function size(v: string): number {
 }
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCliArgs({
     allowPositionals: true,
     options: {
       'split-max-tensors': { type: 'string' },
@@ -50,6 +50,7 @@ async function main(): Promise<number> {
   const maxTensorsPerPart = optIntArg(values['split-max-tensors'], 'split-max-tensors', 1);
   const nParts = optIntArg(values['n-parts'], 'n-parts', 1, 0xffff); // llama.cpp's part-number width
   const maxBytesPerPart = values['split-max-size'] === undefined ? undefined : size(values['split-max-size']);
+  checkLocalModel(input);
   const file = await openGguf({ path: input });
   const data = new Map<string, Uint8Array[]>();
   await file.streamTensorData((c) => {

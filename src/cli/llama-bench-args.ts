@@ -31,7 +31,8 @@ export const LLAMA_BENCH_USAGE = `  --llama-bench                     llama-benc
                                     probe, the fit verdict and the GPU time per kernel (timestamp-query)
   --n-prompt N[,N…]                 pp sizes (default 512; 0 = none)
   --n-gen N[,N…]                    tg lengths (default 128; 0 = none)
-  --depth D[,D…]                    KV-cache depths (default 0); a depth that does not fit the context is skipped
+  --depth D[,D…]                    KV-cache depths (default 0); a depth that does not fit the context is
+                                    skipped
   --reps N                          measured repetitions per test (default 5)
   --no-profile                      skip the kernel profile
   --probe-memory                    probe memory and give the fit verdict in a normal run too

@@ -10,7 +10,6 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { EngineError } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
 import {
@@ -20,7 +19,7 @@ import {
   makeModelArchitectures,
   makeModelGguf,
 } from '../model/make-model.ts';
-import { intArg, optIntArg, UsageError } from './args.ts';
+import { intArg, optIntArg, parseCliArgs, UsageError } from './args.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run make-model -- --arch ARCH --out FILE [--seed N] [--layers N] [--embd N] [--ff N]
@@ -48,7 +47,7 @@ const SIZE_FLAGS: [string, keyof MakeModelShape][] = [
 ];
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseCliArgs({
     options: {
       arch: { type: 'string' },
       out: { type: 'string' },

@@ -2,9 +2,10 @@
  * `npm run models -- list|pull SPEC|rm KEY_OR_SPEC|clear [--cache-dir DIR]`: the command line's model
  * library (src/library/), the directory that `npm run bench`, `generate` and `perplexity` download into.
  */
-import { parseArgs } from 'node:util';
+
 import { ModelLibrary } from '../library/library.ts';
 import { FsStore } from '../library/store.ts';
+import { parseCliArgs } from './args.ts';
 import { cachedModel } from './model-cache.ts';
 import { runCli } from './run.ts';
 
@@ -19,7 +20,7 @@ const USAGE = `usage: npm run models -- COMMAND [--cache-dir DIR]
 const MB = (n: number) => `${(n / 1e6).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`;
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCliArgs({
     allowPositionals: true,
     options: { 'cache-dir': { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
   });

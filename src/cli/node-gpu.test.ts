@@ -100,6 +100,8 @@ describe('no adapter in Node', () => {
           'node',
           '--model',
           'synthetic:stories260k-f32',
+          '--prompt',
+          'Once',
         ],
         { cwd: ROOT, timeout: 60_000, env: { ...process.env, VK_ICD_FILENAMES: icd } },
         (err, _out, stderr) => ok({ code: err ? Number(err.code) : 0, stderr }),

@@ -86,7 +86,7 @@ describe('npm run perplexity', () => {
 
   it('fails clearly for a missing text, a bad --ctx and missing arguments', async () => {
     const missing = await ppl(['--runtime', 'node', '--model', MODEL, '--text', '/nonexistent.txt']);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/\[invalid_argument\]: cannot read --text \/nonexistent\.txt/);
     const ctx = await ppl(['--runtime', 'node', '--model', MODEL, '--text', TEXT, '--ctx', '1']);
     expect(ctx.code).toBe(2);

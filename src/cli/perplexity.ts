@@ -8,15 +8,23 @@
  * (see `src/bench/perplexity.ts`). `--json FILE` writes `{"perplexity": x, "tokens": n}`.
  */
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { perplexity, type WindowScores } from '../bench/perplexity.ts';
 import { EngineError } from '../core/errors.ts';
 import type { ModelInfo } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
-import { CHROMIUM_OPTIONS, CHROMIUM_USAGE, chromiumArg, kvTypeArg, optIntArg, UsageError } from './args.ts';
+import {
+  CHROMIUM_OPTIONS,
+  CHROMIUM_USAGE,
+  chromiumArg,
+  kvTypeArg,
+  optIntArg,
+  parseCliArgs,
+  UsageError,
+} from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
+import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
@@ -52,7 +60,7 @@ async function run(
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseCliArgs({
     options: {
       model: { type: 'string' },
       text: { type: 'string' },
@@ -82,14 +90,12 @@ async function main(): Promise<number> {
   try {
     text = readFileSync(values.text, 'utf8');
   } catch (e) {
-    throw new EngineError('invalid_argument', `cannot read --text ${values.text}: ${(e as Error).message}`);
+    throw new UsageError(`cannot read --text ${values.text}: ${(e as Error).message}`);
   }
   // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
   const model = await resolveCliModel({ ...values, model: values.model });
   const isUrl = /^https?:\/\//.test(model);
-  if (!isUrl && !existsSync(model)) {
-    throw new EngineError('invalid_argument', `cannot open model file ${model}: no such file`);
-  }
+  if (!isUrl) checkLocalModel(model);
 
   let result: Awaited<ReturnType<typeof run>>;
   if (values.runtime === 'node') {

@@ -8,10 +8,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { FTYPES, type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model.ts';
 import { openGguf } from '../gguf/reader.ts';
-import { UsageError } from './args.ts';
+import { parseCliArgs, UsageError } from './args.ts';
+import { checkLocalModel } from './local-model.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run quantize -- IN.gguf OUT.gguf TYPE [--pure] [--fallback engine|llama.cpp]
@@ -26,7 +26,7 @@ function mib(n: number): string {
 }
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCliArgs({
     allowPositionals: true,
     options: {
       pure: { type: 'boolean', default: false },
@@ -44,6 +44,7 @@ async function main(): Promise<number> {
     throw new UsageError(`unknown type ${typeArg}; choose one of ${Object.keys(FTYPES).join(', ')}`);
   if (values.fallback !== 'engine' && values.fallback !== 'llama.cpp')
     throw new UsageError(`--fallback must be engine or llama.cpp, not ${values.fallback}`);
+  checkLocalModel(resolve(input), input);
   const file = await openGguf({ path: resolve(input) });
   const sizes = new Map([...file.tensors.values()].map((t) => [t.name, t.nBytes]));
   const { bytes, plan } = await quantizeGguf(

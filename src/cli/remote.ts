@@ -16,7 +16,6 @@
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { checkThresholds } from '../bench/ci-report.ts';
 import { isPromptSetName, parsePromptsFile, promptsFor } from '../bench/prompts.ts';
 import {
@@ -31,7 +30,7 @@ import { isEngineError } from '../core/errors.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, RemoteEngine } from '../remote/engine.ts';
 import { fmtSig } from '../util/format.ts';
 import { redactSecrets } from '../util/redact.ts';
-import { intArg, isUsageError, numArg, secondsArg, UsageError } from './args.ts';
+import { intArg, isUsageError, numArg, parseCliArgs, secondsArg, UsageError } from './args.ts';
 import { runError, writeCiFiles } from './ci-files.ts';
 
 /** `npm run bench -- --engine remote --help`: the remote benchmark's options. */
@@ -208,7 +207,7 @@ function logRemoteEvent(e: RemoteBenchEvent, log: (s: string) => void): void {
 export async function runRemoteCli(argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({
+    values = parseCliArgs({
       args: argv,
       allowPositionals: false,
       options: {

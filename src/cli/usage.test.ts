@@ -97,6 +97,8 @@ describe('--chromium PATH and its alias --browser PATH', () => {
 
   it.each(['bench', 'generate'])('%s with both, different paths: a usage error (exit 2)', async (script) => {
     const r = await cli(script, [
+      '--prompt',
+      'x',
       '--chromium',
       '/a/chrome',
       '--browser',
@@ -106,5 +108,74 @@ describe('--chromium PATH and its alias --browser PATH', () => {
     ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('error [invalid_argument]: --browser is an alias of --chromium');
+  });
+});
+
+describe('usage errors as a person types them (issue 46, item 9)', () => {
+  it("a negative number after its flag is that flag's value, refused by its own rule (exit 2)", async () => {
+    const r = await cli('bench', ['--runs', '-1', '--model', 'synthetic:stories260k-f32']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error \[invalid_argument\]: --runs must be an integer ≥ 1, got "-1"/);
+    expect(r.stderr).not.toContain('ambiguous');
+    const g = await cli('generate', [
+      '--model',
+      'synthetic:stories260k-f32',
+      '--prompt',
+      'x',
+      '--top-p',
+      '-0.5',
+    ]);
+    expect(g.code).toBe(2);
+    expect(g.stderr).toMatch(/^error \[invalid_argument\]: --top-p must be .*got "-0\.5"/);
+  });
+
+  it('a missing model file is a usage error (exit 2) in every command, and a non-GGUF file is refused before Chromium starts', async () => {
+    for (const [script, args] of [
+      ['bench', ['--model', '/no/such.gguf']],
+      ['generate', ['--model', '/no/such.gguf', '--prompt', 'x']],
+      ['perplexity', ['--model', '/no/such.gguf', '--text', 'README.md']],
+      ['quantize', ['/no/such.gguf', '/tmp/never-written.gguf', 'Q8_0']],
+    ] as const) {
+      const r = await cli(script, [...args]);
+      expect(r.code, `${script}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(
+        /^error \[invalid_argument\]: cannot open model file \/no\/such\.gguf: no such file/,
+      );
+    }
+    // With a Chromium that does not exist, only a check made before starting it can name the file.
+    for (const [script, args] of [
+      ['bench', ['--model', 'README.md']],
+      ['generate', ['--model', 'README.md', '--prompt', 'x']],
+    ] as const) {
+      const r = await cli(script, [...args, '--chromium', '/nonexistent/chrome']);
+      expect(r.code, `${script}: ${r.stderr}`).toBe(1);
+      expect(r.stderr).toMatch(
+        /error \[gguf_invalid\]: .*README\.md is not a GGUF file: it starts with "# We"/,
+      );
+      expect(r.stderr).not.toContain('Chromium not found');
+    }
+  });
+
+  it('generate without --prompt is a usage error, not a run from BOS', async () => {
+    const r = await cli('generate', ['--model', 'synthetic:stories260k-f32']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error [invalid_argument]: --prompt is required');
+  });
+
+  it('bench:report names its errors with a code', async () => {
+    const none = await cli('bench-report', []);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^error \[invalid_argument\]: no result files given/);
+    const missing = await cli('bench-report', ['/no/such.json']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error \[invalid_argument\]: \/no\/such\.json: no such file/);
+    const notJson = await cli('bench-report', ['README.md']);
+    expect(notJson.stderr).toMatch(/^error \[invalid_argument\]: README\.md: not JSON/);
+  });
+
+  it('bench --help fits in 110 columns', async () => {
+    const r = await cli('bench', ['--help']);
+    const long = r.stdout.split('\n').filter((l) => l.length > 110);
+    expect(long).toEqual([]);
   });
 });

@@ -63,6 +63,18 @@ const GGUF_MAGIC = [0x47, 0x47, 0x55, 0x46]; // "GGUF"
 // Header
 
 function checkMagicAndVersion(head: Uint8Array, src: ByteSource): number {
+  return checkGgufHead(head, src.name, isUrlSource(src));
+}
+
+/**
+ * Checks a file's first 8 bytes: GGUF's magic and a version this reader takes; returns the version.
+ * `name` is the file's name in messages; `isUrl`: the bytes came over HTTP (an HTML page then means a
+ * wrong link).
+ * @throws EngineError('gguf_invalid') for a short file or another magic, ('unsupported_model') for a
+ * big-endian or unknown version.
+ */
+export function checkGgufHead(head: Uint8Array, name: string, isUrl = false): number {
+  const src = { name };
   if (head.length < 8) {
     throw new EngineError(
       'gguf_invalid',
@@ -74,7 +86,7 @@ function checkMagicAndVersion(head: Uint8Array, src: ByteSource): number {
       b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.',
     );
     const looksHtml = /^\s*</.test(new TextDecoder().decode(head.subarray(0, 16)));
-    if (looksHtml && isUrlSource(src)) throw htmlInsteadOfFileError(src.name);
+    if (looksHtml && isUrl) throw htmlInsteadOfFileError(src.name);
     throw new EngineError(
       'gguf_invalid',
       `${src.name} is not a GGUF file: it starts with "${shown.join('')}" instead of "GGUF"` +

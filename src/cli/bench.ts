@@ -31,7 +31,6 @@ import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api
 import { formatResultText } from '../bench/report.ts';
 import type { BenchDevice, BenchPlan, BenchResult } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
-import type { LoadProgress } from '../core/types.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import { fmtBytes, fmtPct, fmtSig } from '../util/format.ts';
@@ -40,6 +39,7 @@ import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { runError, writeCiFiles } from './ci-files.ts';
 import { formatLlamaBench, llamaBenchEventLine } from './llama-bench-args.ts';
+import { loadProgressLogger } from './load-progress.ts';
 import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
 import { isRemoteArgv, runRemoteCli } from './remote.ts';
@@ -52,16 +52,7 @@ function log(s: string): void {
 
 /** Prints progress events on stderr (load progress: one line per 500 ms with every phase's state). */
 function progressPrinter(): (e: BenchEvent) => void {
-  const phases = new Map<string, LoadProgress>();
-  let lastAt = 0;
-  const loadLine = () =>
-    [...phases.values()]
-      .map((p) =>
-        p.phase === 'compile'
-          ? `compile ${p.bytesDone}/${p.bytesTotal} pipelines`
-          : `${p.phase} ${p.bytesTotal > 0 ? `${fmtBytes(p.bytesDone)} / ${fmtBytes(p.bytesTotal)}` : fmtBytes(p.bytesDone)}`,
-      )
-      .join(', ');
+  const loadProgress = loadProgressLogger(log);
   return (e) => {
     switch (e.type) {
       case 'device': {
@@ -75,19 +66,9 @@ function progressPrinter(): (e: BenchEvent) => void {
       case 'load-start':
         log(`loading ${e.modelId}`);
         break;
-      case 'load-progress': {
-        const p = e.progress;
-        const prev = phases.get(p.phase);
-        phases.set(p.phase, p);
-        const now = performance.now();
-        const phaseDone =
-          p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal && !(prev && prev.bytesDone >= prev.bytesTotal);
-        if (now - lastAt >= 500 || phaseDone) {
-          log(`  ${loadLine()}  (${fmtSig(p.tMs)} ms)`);
-          lastAt = now;
-        }
+      case 'load-progress':
+        loadProgress(e.progress);
         break;
-      }
       case 'loaded':
         log(
           `loaded ${e.model.id}: ${e.info.nLayers} layers, ${e.model.quantization}, ${fmtBytes(e.model.bytes)} in ${fmtSig(e.load.totalMs)} ms (download ${fmtSig(e.load.downloadMs)}, upload ${fmtSig(e.load.uploadMs)}, compile ${fmtSig(e.load.compileMs)})`,

@@ -57,6 +57,10 @@ describe('npm run generate', () => {
       expect(j.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
       // stdout is the text only; llama-cli's timing summary closes stderr, counting the tokens it ran.
       expect(r.stdout).toBe(`${j.text}\n`);
+      // The load is never silent: what loads, its phases, what was loaded, on stderr (issue 46, item 7).
+      expect(r.stderr).toMatch(new RegExp(`^generate: loading .* \\(runtime ${runtime}`, 'm'));
+      expect(r.stderr).toMatch(/^generate: {3}.*compile \d+\/\d+ pipelines/m);
+      expect(r.stderr).toMatch(/^generate: loaded llama: 5 layers/m);
       const n = j.outputTokenIds.length;
       const p = j.promptTokenIds.length;
       const num = String.raw`\s*\d+\.\d\d`;

@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { GenerateRequest, GenerateResult, ModelInfo } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
+import { fmtBytes } from '../util/format.ts';
 import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
@@ -27,6 +28,7 @@ import {
   UsageError,
 } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
+import { loadProgressLogger } from './load-progress.ts';
 import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
@@ -61,8 +63,11 @@ The continuation goes to stdout as it streams; then llama-cli's timing summary g
 eval time (TTFT: request start to the first token, with prefill tok/s), eval time (the tokens after the
 first: decode tok/s) and total time (E2E).`;
 
-/** With --default-limits, says on stderr which limits the engine planned with. */
+/** Says on stderr what was loaded, and with --default-limits which limits the engine planned with. */
 function logLimits(info: ModelInfo): void {
+  console.error(
+    `generate: loaded ${info.name}: ${info.nLayers} layers, ${fmtBytes(info.weightBytes)} of weights, context ${info.contextLength}`,
+  );
   const l = info.limits;
   if (!l?.defaultLimits) return;
   const v = l.values;
@@ -120,6 +125,12 @@ async function main(): Promise<number> {
   const isUrl = /^https?:\/\//.test(model);
   const isSynthetic = model.startsWith('synthetic:');
   if (!isUrl && !isSynthetic) checkLocalModel(model);
+  // Load progress on stderr (the continuation alone goes to stdout): a load is never silent.
+  const say = (line: string) => process.stderr.write(`generate: ${line}\n`);
+  const onProgress = loadProgressLogger(say);
+  say(
+    `loading ${model} (runtime ${values.runtime}${values.runtime === 'browser' ? ': starting Chromium' : ''})`,
+  );
   let result: GenerateResult;
   if (values.runtime === 'node') {
     const driver = setupNodeVulkan(values.gpu);
@@ -132,6 +143,7 @@ async function main(): Promise<number> {
             contextLength: ctx,
             defaultLimits: values['default-limits'],
             kvType,
+            onProgress,
           })
           // No adapter: say what this machine lacks (the Vulkan loader's package, or a driver).
           .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver))),
@@ -149,6 +161,7 @@ async function main(): Promise<number> {
       },
       async (page, modelUrl) => {
         await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
+        await page.exposeFunction('__onProgress', onProgress);
         try {
           await callHarness<ModelInfo>(
             page,

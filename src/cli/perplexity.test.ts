@@ -50,6 +50,10 @@ describe('npm run perplexity', () => {
     // Measured: 4.873196 vs llama.cpp's 4.873195 (f32 GPU logits vs llama.cpp's CPU).
     expect(Math.abs(j.perplexity / want.perplexity - 1)).toBeLessThan(0.01);
     expect(r.stdout).toMatch(/perplexity: \d+\.\d{4} over 1008 tokens \(1 window of at most 2048 tokens\)/);
+    // Progress on stderr, never on stdout (issue 46, item 7).
+    expect(r.stderr).toMatch(/^perplexity: loading .* \(runtime node\)/m);
+    expect(r.stderr).toMatch(/^perplexity: {3}window 1: \d+ tokens$/m);
+    expect(r.stdout).not.toMatch(/loading|window 1/);
   });
 
   it('browser runtime: windows scored in the worker equal the float64 reference', {

@@ -24,6 +24,7 @@ import {
   UsageError,
 } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
+import { loadProgressLogger } from './load-progress.ts';
 import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
@@ -55,7 +56,19 @@ async function run(
   const bos = ids.length > plain.length ? ids[0] : undefined;
   const ctx = ctxArg ?? scorer.info.contextLength;
   if (ids.length < 2) throw new EngineError('invalid_argument', 'the text has fewer than two tokens');
-  const r = await perplexity(ids, ctx, (w) => scorer.score(w), bos);
+  const say = (line: string) => process.stderr.write(`perplexity: ${line}\n`);
+  say(`scoring ${ids.length} tokens in windows of at most ${ctx}`);
+  let scored = 0;
+  const r = await perplexity(
+    ids,
+    ctx,
+    async (w) => {
+      const out = await scorer.score(w);
+      say(`  window ${++scored}: ${w.length} tokens`);
+      return out;
+    },
+    bos,
+  );
   return { perplexity: r.perplexity, tokens: r.tokens, windows: r.windows, ctx };
 }
 
@@ -97,6 +110,12 @@ async function main(): Promise<number> {
   const isUrl = /^https?:\/\//.test(model);
   if (!isUrl) checkLocalModel(model);
 
+  // Progress on stderr (the figure alone goes to stdout): a load is never silent.
+  const say = (line: string) => process.stderr.write(`perplexity: ${line}\n`);
+  const onProgress = loadProgressLogger(say);
+  say(
+    `loading ${model} (runtime ${values.runtime}${values.runtime === 'browser' ? ': starting Chromium' : ''})`,
+  );
   let result: Awaited<ReturnType<typeof run>>;
   if (values.runtime === 'node') {
     const driver = setupNodeVulkan(values.gpu);
@@ -104,7 +123,7 @@ async function main(): Promise<number> {
     const engine = new WebGpuEngine({ openModel: openModelSource });
     try {
       const info = await engine
-        .load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx, kvType })
+        .load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx, kvType, onProgress })
         .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver)));
       result = await run(text, ctx, {
         info,
@@ -118,6 +137,7 @@ async function main(): Promise<number> {
     result = await withHarnessPage(
       { gpu: values.gpu, chromium: chromiumArg(values), modelPath: isUrl ? undefined : resolve(model) },
       async (page, modelUrl) => {
+        await page.exposeFunction('__onProgress', onProgress);
         const info = await callHarness<ModelInfo>(page, 'load', isUrl ? model : modelUrl, ctx, false, kvType);
         return run(text, ctx, {
           info,

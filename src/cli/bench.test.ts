@@ -7,7 +7,7 @@
  * the run's figures.
  */
 
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -287,12 +287,54 @@ describe('npm run bench', () => {
 
   it('fails clearly and fast for a missing model file', async () => {
     const r = await bench(['--model', '/nonexistent/model.gguf'], 60_000);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
       /error \[invalid_argument\]: cannot open model file \/nonexistent\/model\.gguf: no such file/,
     );
     expect(r.ms).toBeLessThan(30_000);
   });
+
+  it('Ctrl-C mid-run writes what was measured: a partial result, the JUnit error, exit 130', async () => {
+    const dir = tempDir('bench-int-');
+    const out = join(dir, 'r.json');
+    const junit = join(dir, 'j.xml');
+    const args = ['--model', MODEL, '--runs', '50', '--max-tokens', '24', '--prompt', 'Once upon a time'];
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/bench.ts',
+        ...args,
+        '--no-roofline',
+        '--no-cpu-match',
+        '--json',
+        out,
+        '--junit',
+        junit,
+      ],
+      { cwd: ROOT, env: { ...process.env, XDG_CACHE_HOME: cacheHome } },
+    );
+    let stderr = '';
+    const code = await new Promise<number | null>((ok) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d;
+        // Two measured runs done: interrupt as a person would.
+        if (/^bench: run 2\/50 /m.test(stderr) && !child.killed) child.kill('SIGINT');
+      });
+      child.on('exit', (c) => ok(c));
+    });
+    expect(code, stderr).toBe(130);
+    expect(stderr).toMatch(/interrupted \(SIGINT\) after \d+ of 50 measured runs/);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(resultProblems(j)).toEqual([]);
+    expect(j.partial).toBe(true);
+    expect(j.runs.length).toBeGreaterThanOrEqual(2);
+    expect(j.runs.length).toBeLessThan(50);
+    expect(j.summary.decodeTokensPerSecond?.median).toBeGreaterThan(0);
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toMatch(/<error[^>]*aborted/);
+  }, 240_000);
 
   it('fails clearly for bad arguments (exit 2)', async () => {
     const r = await bench(['--runs', '0'], 60_000);

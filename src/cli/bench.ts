@@ -29,7 +29,8 @@ import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/
 import { llamaCppGreedy } from '../bench/cpu-match.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
 import { formatResultText } from '../bench/report.ts';
-import type { BenchDevice, BenchPlan, BenchResult } from '../bench/types.ts';
+import { buildResult } from '../bench/runner.ts';
+import type { BenchDevice, BenchPlan, BenchResult, BenchRun } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
@@ -200,9 +201,64 @@ function softwareGuard(a: BenchArgs, d: BenchDevice): Error | undefined {
   );
 }
 
-/** What the run learned before it could fail: the device the page reported. */
+/**
+ * What the run learned before it could fail or be interrupted: the device the page reported, the model
+ * and its load once loaded, and each measured run (warm-ups not counted) as it finished.
+ */
 interface Seen {
   device?: BenchDevice;
+  model?: BenchResult['model'];
+  load?: BenchResult['load'];
+  runs: BenchRun[];
+}
+
+/**
+ * The result of the runs measured so far, marked `partial` (undefined before the model loaded): what a
+ * Ctrl-C leaves, written like a finished result so no measurement is lost.
+ */
+function partialResult(a: BenchArgs, seen: Seen): BenchResult | undefined {
+  if (!seen.device || !seen.model || !seen.load) return undefined;
+  const r = buildResult({
+    device: seen.device,
+    engine: a.engine,
+    model: seen.model,
+    load: seen.load,
+    plan: a.plan,
+    runs: seen.runs,
+  });
+  return { ...r, partial: true };
+}
+
+/**
+ * On Ctrl-C (SIGINT) or SIGTERM: writes what was measured (`--json` as a partial result, `--junit` and
+ * `--summary-md` with an `aborted` error), says so, and exits 130 (143 for SIGTERM), as a shell expects.
+ * Returns the function that removes the handlers.
+ */
+function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    const result = partialResult(a, seen);
+    const total = a.plan.prompts.length * a.plan.runs;
+    const what = result ? `after ${seen.runs.length} of ${total} measured runs` : 'before the model loaded';
+    log(`interrupted (${signal}) ${what}`);
+    if (a.json && result) {
+      mkdirSync(dirname(resolve(a.json)), { recursive: true });
+      writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
+      log(`wrote ${a.json} (partial: ${seen.runs.length} of ${total} runs)`);
+    }
+    writeCiReports(a, {
+      result,
+      error: runError(new EngineError('aborted', `interrupted (${signal}) ${what}`)),
+      seen,
+      timeS: (performance.now() - t0) / 1000,
+    });
+    process.exit(signal === 'SIGTERM' ? 143 : 130);
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
 }
 
 /** Writes `--junit` and appends `--summary-md` (either may be unset; src/cli/ci-files.ts). */
@@ -245,12 +301,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const a = args;
   const t0 = performance.now();
-  const seen: Seen = {};
+  const seen: Seen = { runs: [] };
+  const offInterrupt = onInterrupt(a, seen, t0);
   try {
     const { code, result } = await benchmark(a, seen);
+    offInterrupt();
     writeCiReports(a, { result, seen, timeS: (performance.now() - t0) / 1000 });
     return code;
   } catch (e) {
+    // The handler stays: a Ctrl-C that also stopped Chromium may reach us after the failure it caused.
     if (!isUsageError(e)) {
       writeCiReports(a, {
         error: runError(e, errorMessage(e)),
@@ -311,6 +370,10 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     await page.exposeFunction('__benchEvent', (e: BenchEvent) => {
       // The device line once: the guard's early look may have printed it already.
       if (e.type !== 'device' || e.device.fingerprint !== shownDevice) show(e);
+      if (e.type === 'loaded') {
+        seen.model = e.model;
+        seen.load = e.load;
+      } else if (e.type === 'run-done' && !e.warmup) seen.runs.push(e.run);
       if (e.type === 'device') {
         seen.device = e.device;
         const refusal = softwareGuard(a, e.device);

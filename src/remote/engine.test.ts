@@ -16,6 +16,7 @@ import {
   apiRoot,
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  endpointHost,
   MAX_ERROR_BODY_CHARS,
   MAX_MODEL_LIST_CHARS,
   RemoteEngine,
@@ -71,6 +72,14 @@ describe('helpers', () => {
     expect(apiRoot('http://h:8000')).toBe('http://h:8000/v1');
     expect(apiRoot('http://h:8000/v1/')).toBe('http://h:8000/v1');
     expect(() => apiRoot('http://u:secret@h:8000')).toThrow(/key field/);
+  });
+  it('takes an address typed without a scheme as http:// (issue 46, item 6), and refuses other schemes', () => {
+    expect(apiRoot('localhost:18800')).toBe('http://localhost:18800/v1');
+    expect(apiRoot(' 10.0.0.5:8000/v1 ')).toBe('http://10.0.0.5:8000/v1');
+    expect(apiRoot('gpu-box:8000/')).toBe('http://gpu-box:8000/v1');
+    expect(apiRoot('https://api.example.com')).toBe('https://api.example.com/v1');
+    expect(endpointHost('localhost:18800')).toBe('localhost:18800');
+    expect(() => apiRoot('ftp://h:21')).toThrow(/must be http or https, got ftp:/);
   });
   it('reads Retry-After as seconds or a date', () => {
     expect(retryAfterMs('2')).toBe(2000);

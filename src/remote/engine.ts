@@ -141,20 +141,29 @@ export class RemoteError extends EngineError {
   }
 }
 
+/**
+ * A base URL as people type vLLM's address: without a scheme (`localhost:8000`, `10.0.0.5:8000/v1`) it is
+ * taken as `http://…`; anything with `scheme://` is left as it is.
+ */
+export function withScheme(baseUrl: string): string {
+  const s = baseUrl.trim();
+  return /^[a-z][a-z\d+.-]*:\/\//i.test(s) || s === '' ? s : `http://${s}`;
+}
+
 /** The host of a base URL (what results record; never credentials or the path). */
 export function endpointHost(baseUrl: string): string {
   try {
-    return new URL(baseUrl).host;
+    return new URL(withScheme(baseUrl)).host;
   } catch {
     return 'invalid-url';
   }
 }
 
-/** `http://h:8000`, `http://h:8000/`, `http://h:8000/v1` → `http://h:8000/v1`. */
+/** `http://h:8000`, `http://h:8000/`, `http://h:8000/v1`, `h:8000` → `http://h:8000/v1`. */
 export function apiRoot(baseUrl: string): string {
   let u: URL;
   try {
-    u = new URL(baseUrl);
+    u = new URL(withScheme(baseUrl));
   } catch {
     throw new EngineError('invalid_argument', `"${baseUrl}" is not a URL (e.g. http://localhost:8000)`);
   }

@@ -159,6 +159,8 @@ test('bad input: a shorthand naming no file, an HTML page, a 404 — clear error
       /http_status.*model\.gguf was not found: the server answered with an HTML page/,
     ],
     [`${server.url}/status/404/model.gguf`, /http_status.*HTTP 404/],
+    // Words are refused as they are, not fetched from this page's server as a made-up path.
+    ['not a url', /invalid_argument.*"not a url" is not a URL or an hf:OWNER\/REPO\/FILE\.gguf shorthand/],
   ] as const) {
     await input.fill(spec);
     await page.getByRole('button', { name: 'Load model' }).click();

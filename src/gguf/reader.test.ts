@@ -290,9 +290,9 @@ describe('openGguf errors', () => {
       const h = await engineError(openGguf({ url: server.url(path) }));
       expect(h.code, path).toBe('http_status');
       expect(h.message).toBe(
-        `${server.url(path)} was not found: the server answered with an HTML page instead of a GGUF file ` +
-          "(a web app's dev server, such as `npm run dev`'s, answers a file it does not have with its own " +
-          'page; else it is an error or login page); check the URL',
+        `${server.url(path)} was not found: the server answered with an HTML page instead of a GGUF file; ` +
+          "check the URL (a web app's server, such as npm run dev's, answers a file it does not have with its " +
+          'own page; else it is an error or login page)',
       );
     }
     // A picked file that holds HTML is no URL to check: it stays "not a GGUF file".

@@ -81,6 +81,17 @@ describe('specs', () => {
       'https://huggingface.co/o/r/resolve/main/m.gguf',
     );
     expect(resolveModelSpec('https://example.com/m.gguf?x=1').url).toBe('https://example.com/m.gguf?x=1');
+    // Words typed into the URL box are refused, not fetched as a page-relative path (issue 46, item 6).
+    for (const typed of ['not a url', 'model', 'localhost']) {
+      expect(() => resolveModelSpec(typed, { base: 'http://localhost:4173/' })).toThrow(
+        new RegExp(
+          `^"${typed}" is not a URL or an hf:OWNER/REPO/FILE\\.gguf shorthand \\(a GGUF URL looks like`,
+        ),
+      );
+    }
+    expect(resolveModelSpec('models/m.gguf', { base: 'http://localhost:4173/x/' }).url).toBe(
+      'http://localhost:4173/x/models/m.gguf',
+    );
     expect(hfResolveUrl({ repo: 'o/r', path: 'a.gguf', revision: 'refs/pr/1' }, 'http://h')).toBe(
       'http://h/o/r/resolve/refs%2Fpr%2F1/a.gguf',
     );

@@ -88,8 +88,10 @@ export function parseHfShorthand(spec: string): HfFileRef {
  * Resolves what a person typed into a download URL.
  * - `hf:OWNER/REPO/FILE.gguf[@REV]` → `{endpoint}/OWNER/REPO/resolve/REV/FILE.gguf`.
  * - A Hugging Face `…/blob/REV/FILE` page URL → its `…/resolve/REV/FILE` (the page is HTML).
- * - Any other absolute http(s) URL is kept; a relative one is resolved against `base` (the page).
- * @throws EngineError('invalid_argument') for a malformed shorthand or a URL that cannot be parsed.
+ * - Any other absolute http(s) URL is kept; a relative one (a path ending in .gguf) is resolved against
+ *   `base` (the page).
+ * @throws EngineError('invalid_argument') for a malformed shorthand, a URL that cannot be parsed, or a
+ * relative name with spaces or not ending in .gguf.
  */
 export function resolveModelSpec(
   spec: string,
@@ -100,6 +102,16 @@ export function resolveModelSpec(
   if (isHfShorthand(trimmed)) {
     const hf = parseHfShorthand(trimmed);
     return { url: hfResolveUrl(hf, endpoint), spec: trimmed, hf };
+  }
+  // What a person types that no server has: words (`not a url`), or a relative name that is not a GGUF
+  // path, which the page's own server would answer with its HTML page or a 404 under a made-up address.
+  const absolute = /^[a-z][a-z\d+.-]*:/i.test(trimmed);
+  if (!absolute && (/\s/.test(trimmed) || !/\.gguf$/i.test(trimmed.split(/[?#]/)[0]))) {
+    throw new EngineError(
+      'invalid_argument',
+      `"${spec}" is not a URL or an hf:OWNER/REPO/FILE.gguf shorthand (a GGUF URL looks like ` +
+        'https://host/path/model.gguf; a path on this site must end in .gguf)',
+    );
   }
   let u: URL;
   try {

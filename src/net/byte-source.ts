@@ -413,9 +413,9 @@ export function httpStatusError(res: Response, what: string, name: string): Engi
 export function htmlInsteadOfFileError(url: string): EngineError {
   return new EngineError(
     'http_status',
-    `${url} was not found: the server answered with an HTML page instead of a GGUF file (a web app's dev ` +
-      "server, such as `npm run dev`'s, answers a file it does not have with its own page; else it is an " +
-      'error or login page); check the URL',
+    `${url} was not found: the server answered with an HTML page instead of a GGUF file; check the URL ` +
+      "(a web app's server, such as npm run dev's, answers a file it does not have with its own page; else " +
+      'it is an error or login page)',
   );
 }
 

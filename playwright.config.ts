@@ -1,9 +1,14 @@
 import { defineConfig } from '@playwright/test';
 import { chromiumArgs, resolveChromium } from './src/cli/browser.ts';
 
+/** The port `vite preview` serves this checkout's build on (`E2E_PORT`, default 4173). */
+const PORT = Number(process.env.E2E_PORT ?? 4173);
+
 /**
  * End-to-end tests against the built app (`npm run test:e2e` builds first), served by `vite preview`,
- * in the Chromium that `resolveChromium()` finds (never a downloaded one).
+ * in the Chromium that `resolveChromium()` finds (never a downloaded one). The server is never reused:
+ * a server already on the port (another checkout's `vite preview`) would be tested in this build's
+ * place, so the run stops and says the port is taken instead (set E2E_PORT to use another).
  */
 export default defineConfig({
   testDir: 'e2e',
@@ -11,13 +16,13 @@ export default defineConfig({
   reporter: 'list',
   timeout: 60_000,
   use: {
-    baseURL: 'http://localhost:4173',
+    baseURL: `http://localhost:${PORT}`,
     trace: 'off',
   },
   webServer: {
-    command: 'npx vite preview --port 4173 --strictPort',
-    url: 'http://localhost:4173',
-    reuseExistingServer: !process.env.CI,
+    command: `npx vite preview --port ${PORT} --strictPort`,
+    url: `http://localhost:${PORT}`,
+    reuseExistingServer: false,
     timeout: 60_000,
   },
   projects: [

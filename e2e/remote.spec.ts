@@ -97,6 +97,6 @@ test('a server that does not allow the origin: CORS explained, with the vLLM fla
   const err = page.getByTestId('remote-error');
   await expect(err).toContainText('(cors)');
   await expect(err).toContainText('--allowed-origins');
-  await expect(err).toContainText('http://localhost:4173');
+  await expect(err).toContainText(new URL(page.url()).origin);
   server.set({});
 });

@@ -295,7 +295,7 @@ export function resultCardChildren(
           'p',
           { class: 'muted', 'data-testid': 'roofline-sentence' },
           r.engine === 'webgpu'
-            ? 'Measure your GPU (below) to see how close decode comes to what its memory allows.'
+            ? 'Press “Measure GPU” (in “What your GPU allows”) to see how close decode comes to what its memory allows.'
             : `No roofline: it needs the bytes read per token, which only our engine’s kernels tell; ${engineName}’s are not known.`,
         ),
     h('h3', {}, 'Runs'),

@@ -263,7 +263,7 @@ export class RemoteView {
       h(
         'p',
         { class: 'field__hint' },
-        'Runs the benchmark plan below against the server. The server must allow this page’s origin (CORS); for vLLM: ',
+        'Runs the “Benchmark plan” card’s prompts against the server. The server must allow this page’s origin (CORS); for vLLM: ',
         h('code', {}, `--allowed-origins '["${location.origin}"]'`),
         '.',
       ),

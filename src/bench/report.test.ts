@@ -209,6 +209,22 @@ describe('result text and validation', () => {
     expect(formatResultText(A)).toContain('measured read bandwidth 900 GB/s');
   });
 
+  it('a remote result says the server holds the model, not "0 parameters" and "upload 0 ms" (issue 46, item 8)', () => {
+    const remote = {
+      ...A,
+      engine: 'remote',
+      model: { id: 'test-model', architecture: 'remote', quantization: 'unknown', parameters: 0, bytes: 0 },
+      load: { totalMs: 12.5, downloadMs: 0, uploadMs: 0, compileMs: 0 },
+    };
+    const t = formatResultText(remote);
+    expect(t).toContain('  model:   test-model (served remotely: its size and type are the server’s)');
+    expect(t).toContain('  load:    12.5 ms (listing the server’s models; the server loaded the weights)');
+    expect(t).not.toMatch(/0 parameters|0 B of weights|upload 0 ms/);
+    expect(formatResultText(A)).toMatch(
+      / {2}model: {3}\S+ \(\w+, \S+, [\d.]+\S* parameters, [\d.]+ \S+ of weights/,
+    );
+  });
+
   it('resultProblems accepts a result and names what is wrong with a broken one', () => {
     expect(resultProblems(JSON.parse(JSON.stringify(A)))).toEqual([]);
     expect(resultProblems(null)).toEqual(['not a JSON object']);

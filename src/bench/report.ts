@@ -10,6 +10,7 @@ import { fmtBytes, fmtParams, fmtPct, fmtSig } from '../util/format.ts';
 import { escapeHtml as esc } from '../util/html.ts';
 import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
 import { markdownTable, markdownText } from './markdown.ts';
+import { prefillVsMatmulText } from './roofline.ts';
 import type { BenchResult } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------- checks
@@ -93,8 +94,19 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
       '           SOFTWARE ADAPTER: WebGPU runs on the CPU here; these figures measure the processor, not a GPU.',
     );
   out.push(`  engine:  ${r.engine}`);
+  // A remote server does not say its model's size or type: those are left out, not printed as 0.
+  const remote = r.engine === 'remote';
+  const facts = remote
+    ? ['served remotely: its size and type are the server’s']
+    : [
+        m.architecture,
+        m.quantization,
+        `${fmtParams(m.parameters)} parameters`,
+        `${fmtBytes(m.bytes)} of weights`,
+        ...(m.kvType ? [`${m.kvType} KV cache`] : []),
+      ];
   out.push(
-    `  model:   ${m.id} (${m.architecture}, ${m.quantization}, ${fmtParams(m.parameters)} parameters, ${fmtBytes(m.bytes)} of weights${m.kvType ? `, ${m.kvType} KV cache` : ''})${m.synthetic ? ' — synthetic: random weights, real speed, noise for text' : ''}`,
+    `  model:   ${m.id} (${facts.join(', ')})${m.synthetic ? ' — synthetic: random weights, real speed, noise for text' : ''}`,
   );
   for (const n of notes) out.push(`           ${n}`);
   const nRuns = p.prompts.length * p.runs;
@@ -109,7 +121,9 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
     );
   const l = r.load;
   out.push(
-    `  load:    ${fmtSig(l.totalMs)} ms (download ${fmtSig(l.downloadMs)} ms, GPU upload ${fmtSig(l.uploadMs)} ms, shader compile ${fmtSig(l.compileMs)} ms)`,
+    remote
+      ? `  load:    ${fmtSig(l.totalMs)} ms (listing the server’s models; the server loaded the weights)`
+      : `  load:    ${fmtSig(l.totalMs)} ms (download ${fmtSig(l.downloadMs)} ms, GPU upload ${fmtSig(l.uploadMs)} ms, shader compile ${fmtSig(l.compileMs)} ms)`,
   );
   out.push('');
   const rows: string[][] = [['metric', 'n', 'mean', 'median', 'p90', 'p99', 'std', 'min', 'max']];
@@ -138,7 +152,7 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
     );
     if (rf.matmulGflops !== undefined)
       out.push(
-        `          measured f32 matmul ${fmtSig(rf.matmulGflops)} GFLOP/s; median prefill reaches ${fmtPct(rf.prefillFraction)} of it.`,
+        `          measured f32 matmul ${fmtSig(rf.matmulGflops)} GFLOP/s; median prefill reaches ${prefillVsMatmulText(rf.prefillFraction, fmtPct)}.`,
       );
   } else out.push('Roofline: not measured.');
   return out.join('\n');

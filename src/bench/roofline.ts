@@ -584,3 +584,17 @@ export function buildRoofline(input: {
   }
   return r;
 }
+
+/**
+ * How the median prefill compares with the measured f32 matmul rate, as words: "N% of it", or past it
+ * "N× it", with why a figure over 100% is no error (the rate is a plain f32 matmul; the prefill kernels
+ * multiply quantized weights with int8 dot products and shared tiles, which can outrun it).
+ */
+export function prefillVsMatmulText(fraction: number | undefined, fmtPct: (x: number) => string): string {
+  if (fraction === undefined || !Number.isFinite(fraction)) return 'not measured';
+  if (fraction <= 1) return `${fmtPct(fraction)} of it`;
+  return (
+    `${fraction.toFixed(2)}× it: the prefill kernels (int8 dot products on quantized weights, shared tiles) ` +
+    'outrun the plain f32 matmul measured, so that rate is a reference here, not a ceiling'
+  );
+}

@@ -7,7 +7,7 @@
 
 import { deviceFingerprint } from '../bench/fingerprint.ts';
 import { type AdapterSnapshot, isSoftwareAdapter } from '../bench/gpu-report.ts';
-import { buildRoofline, measureBandwidth, measureMatmul } from '../bench/roofline.ts';
+import { buildRoofline, measureBandwidth, measureMatmul, prefillVsMatmulText } from '../bench/roofline.ts';
 import type { BenchResult, BenchRoofline } from '../bench/types.ts';
 import type { ModelInfo } from '../core/types.ts';
 import { h } from '../dom/h.ts';
@@ -62,8 +62,8 @@ export function rooflineSentences(r: BenchRoofline | undefined, prefillTokPerS?:
   ];
   if (r.matmulGflops !== undefined && r.prefillFraction !== undefined && prefillTokPerS !== undefined)
     out.push(
-      `Prefill runs at ${fmtNum(r.prefillFraction * r.matmulGflops)} GFLOP/s, ${fmtPct(r.prefillFraction)} of the ` +
-        `measured matmul rate (${fmtNum(r.matmulGflops)} GFLOP/s).`,
+      `Prefill runs at ${fmtNum(r.prefillFraction * r.matmulGflops)} GFLOP/s; the measured f32 matmul rate is ` +
+        `${fmtNum(r.matmulGflops)} GFLOP/s, and prefill reaches ${prefillVsMatmulText(r.prefillFraction, fmtPct)}.`,
     );
   return out;
 }

@@ -114,8 +114,24 @@ describe('roofline wording', () => {
     expect(decode).toBe(
       "Decode reaches 4.2% of what your GPU's memory allows (1.61 GB/s measured, 1.08 MB read per token).",
     );
-    expect(prefill).toBe('Prefill runs at 0.02 GFLOP/s, 2.4% of the measured matmul rate (0.65 GFLOP/s).');
+    expect(prefill).toBe(
+      'Prefill runs at 0.02 GFLOP/s; the measured f32 matmul rate is 0.65 GFLOP/s, and prefill reaches 2.4% of it.',
+    );
     expect(rooflineSentences(undefined)).toEqual([]);
+    // Past the f32 matmul rate (134% was shown as a plain percentage): said as a multiple, with why (issue 46, item 8).
+    const [, past] = rooflineSentences(
+      {
+        bandwidthGBs: 1.61,
+        bytesPerToken: 1.08e6,
+        fraction: 0.042,
+        matmulGflops: 0.65,
+        prefillFraction: 1.34,
+      },
+      30.1,
+    );
+    expect(past).toMatch(
+      /prefill reaches 1\.34× it: the prefill kernels \(int8 dot products .*not a ceiling\.$/,
+    );
   });
 
   it('names software adapters loudly', () => {

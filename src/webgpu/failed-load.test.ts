@@ -6,10 +6,12 @@
  */
 
 import { describe, expect, it } from 'vitest';
+import golden from '../../tests/golden/stories260K.json';
 import { setupNodeVulkan } from '../cli/node-gpu.ts';
 import { isEngineError } from '../core/errors.ts';
 import { openModelSource } from '../library/opener.ts';
 import { makeRandomLlamaGguf } from '../model/random-model.ts';
+import { stories260kPath } from '../testing/models.ts';
 import { WebGpuEngine } from './engine.ts';
 
 const MiB = 1024 ** 2;
@@ -49,6 +51,43 @@ describe('failed loads release their GPU memory', () => {
       const grown = (process.memoryUsage().rss - rss0) / MiB;
       console.log(`RSS after 20 aborted loads: +${grown.toFixed(0)} MiB`);
       expect(grown).toBeLessThan(200);
+    } finally {
+      await engine.dispose();
+    }
+  }, 240_000);
+});
+
+describe('a cancel during the load cancels it (issue 46, item 1)', () => {
+  it('a cancel once the compiles start ends the load at once, and the engine loads again', async () => {
+    setupNodeVulkan();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
+    try {
+      const ac = new AbortController();
+      const after: string[] = [];
+      const err = await engine
+        .load(
+          { path: stories260kPath() },
+          {
+            signal: ac.signal,
+            onProgress: (p) => {
+              if (ac.signal.aborted) after.push(`${p.phase} ${p.bytesDone}/${p.bytesTotal}`);
+              else if (p.phase === 'compile' && p.bytesDone === 1) ac.abort();
+            },
+          },
+        )
+        .then(
+          () => undefined,
+          (e) => e,
+        );
+      // It used to compile every pipeline and report "Loaded" after the cancel.
+      expect(isEngineError(err, 'aborted'), String(err)).toBe(true);
+      expect(after).toEqual([]);
+      expect(engine.modelInfo).toBeUndefined();
+      expect(engine.llama).toBeUndefined();
+      const c = golden.generation.cases[0];
+      await engine.load({ path: stories260kPath() });
+      const r = await engine.generate({ prompt: c.prompt, maxTokens: 8 });
+      expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 8));
     } finally {
       await engine.dispose();
     }

@@ -228,10 +228,22 @@ export class LlamaModel {
       const ropeFactors = await uploadWeights(device, file, cfg, weights, weightBytes, opts, times);
       writeRopeTables(device, cfg, model.nCtx, model.s, ropeFactors);
 
+      // A cancel during the upload stops here, before the compiles (seconds on a software adapter).
+      if (opts.signal?.aborted) throw new EngineError('aborted', 'the load was cancelled');
+
       // 3. Pipelines and bind groups.
       const tc = performance.now();
       device.pushErrorScope('validation');
-      await model.build(fusedWeightViews(weights, cfg), opts.onCompile);
+      // The compiles already started finish in the background (cached for the next load); the load ends
+      // at the next one done, and reports none after the cancel.
+      const cancelled = () => {
+        if (opts.signal?.aborted) throw new EngineError('aborted', 'the load was cancelled');
+      };
+      await model.build(fusedWeightViews(weights, cfg), (done, total) => {
+        cancelled();
+        opts.onCompile?.(done, total);
+        cancelled();
+      });
       const bad = await device.popErrorScope();
       if (bad) {
         throw new EngineError(

@@ -9,7 +9,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { h } from '../dom/h.ts';
-import { fmtNum } from '../util/format.ts';
+import { fmtNum, niceCeil } from '../util/format.ts';
 
 /** One run's token times, ms since its request start (index i = output token i + 1). */
 export type TokenTimes = readonly number[];
@@ -146,8 +146,10 @@ export class TokenChart {
       legend: { show: this.runs.length > 1, live: false },
       cursor: { drag: { x: false, y: false } },
       scales: {
-        x: { time: false, range: (_u, _min, max) => [0, Math.max(1, max)] },
-        y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+        // From 0 to a round number past the data, so the ticks fall on round numbers (0, 200, 400, 600
+        // instead of 0.00, 279, 558).
+        x: { time: false, range: (_u, _min, max) => [0, niceCeil(Math.max(1, max))] },
+        y: { range: (_u, _min, max) => [0, niceCeil(Math.max(1, max))] },
       },
       axes: [
         {

@@ -12,6 +12,7 @@ import {
   fmtPct,
   fmtRate,
   fmtSig,
+  niceCeil,
 } from './format.ts';
 
 describe('number formatting', () => {
@@ -157,5 +158,19 @@ describe('fmtEta', () => {
     expect(fmtEta(88_400)).toBe('89 s');
     expect(fmtEta(95_000)).toBe('2 min');
     expect(fmtEta(3_900_000)).toBe('1 h 5 min');
+  });
+});
+
+describe('niceCeil: chart axis ends on round numbers (issue 46, item 11)', () => {
+  it('rounds up to 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 × a power of ten', () => {
+    expect([558.3, 0.73, 1, 7, 101, 2400, 0.0123, 999].map(niceCeil)).toEqual([
+      600, 0.8, 1, 8, 120, 2500, 0.015, 1000,
+    ]);
+    for (let i = 0; i < 200; i++) {
+      const v = Math.exp(Math.random() * 20 - 10);
+      const n = niceCeil(v);
+      expect(n).toBeGreaterThanOrEqual(v * (1 - 1e-12));
+      expect(n).toBeLessThanOrEqual(v * (4 / 3) * (1 + 1e-12)); // the widest step: 6 → 8
+    }
   });
 });

@@ -95,3 +95,13 @@ export function fmtParams(n: number | undefined | null): string {
   for (const [d, s] of steps) if (n >= d) return `${fmtSig(n / d)}${s}`;
   return String(n);
 }
+
+/**
+ * The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten that is ≥ `v` (v > 0):
+ * an axis end that puts the ticks on round numbers.
+ */
+export function niceCeil(v: number): number {
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v * (1 - 1e-12)) return m * p;
+  return 10 * p;
+}

@@ -46,6 +46,21 @@ async function loadStories(page: Page): Promise<void> {
   await expect(summary.locator('[data-field="model-shape"]')).toContainText('5 layers');
   for (const phase of ['fetch', 'upload', 'compile'])
     await expect(page.locator(`.phase[data-phase="${phase}"]`)).toHaveAttribute('data-state', 'done');
+  // The bars and the summary say the same times and sizes (issue 46, item 8).
+  const load = (await summary.locator('[data-field="model-load"]').textContent()) ?? '';
+  for (const phase of ['fetch', 'upload', 'compile']) {
+    const ms = new RegExp(`${phase} ([\\d.,]+ ms)`).exec(load)?.[1];
+    expect(ms, load).toBeTruthy();
+    await expect(page.locator(`.phase[data-phase="${phase}"] .phase__text`)).toHaveText(
+      new RegExp(` · ${ms}$`),
+    );
+  }
+  await expect(summary.locator('[data-field="model-size"]')).toContainText(
+    '1.19 MB file, 1.17 MB of weights',
+  );
+  await expect(page.locator('.phase[data-phase="fetch"] .phase__text')).toHaveText(
+    /^1\.17 MB of 1\.17 MB · /,
+  );
 }
 
 const benchPanel = (page: Page) => page.getByRole('tabpanel', { name: 'Benchmark' });
@@ -72,6 +87,19 @@ test('benchmark stories260K from the file picker: golden text, results, history 
   await expect(page.getByRole('tab', { name: 'Benchmark' })).toHaveAttribute('aria-selected', 'true');
   await expect(page.getByRole('heading', { level: 1, name: 'Benchmark' })).toBeVisible();
   await loadStories(page);
+  // An empty Max tokens is said under the Run button and on the field, not only by taking the focus
+  // (issue 46, item 11); typing in the field clears it.
+  const plan = benchPanel(page);
+  await plan.getByLabel('Max tokens').fill('');
+  await plan.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('plan-error')).toHaveText(
+    'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
+  );
+  await expect(plan.getByLabel('Max tokens')).toHaveAttribute('aria-invalid', 'true');
+  await expect(plan.getByLabel('Max tokens')).toBeFocused();
+  await shoot(page, testInfo, 'plan-error');
+  await plan.getByLabel('Max tokens').fill('20');
+  await expect(page.getByTestId('plan-error')).toBeHidden();
   await runCustom(page, GOLDEN.prompt, 20);
 
   // The streamed text is llama.cpp's greedy continuation (first 20 tokens of it).
@@ -289,6 +317,8 @@ test('synthetic model: says its weights are random, loads on the GPU and benchma
     timeout: 60_000,
   });
   await expect(page.getByTestId('model-summary')).toContainText('synthetic, random weights');
+  // Nothing was fetched: the bar says so instead of staying at "starting · 0.00 ms" (issue 46, item 8).
+  await expect(page.locator('.phase[data-phase="fetch"] .phase__text')).toHaveText('nothing to do');
   await runCustom(page, 'Once upon a time', 8);
   await expect(page.getByTestId('results')).toContainText('random weights: speed is real, text is noise');
   await expect(page.getByTestId('runs-table').locator('[data-metric="outputTokens"]')).toHaveText('8');

@@ -60,6 +60,8 @@ export class BenchView {
   private readonly runButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly planHint: HTMLElement;
+  /** A field the plan cannot use, said next to the Run button (not only in the Live card). */
+  private readonly planError: HTMLElement;
   private readonly liveStatus: HTMLElement;
   private readonly streamPrompt: HTMLElement;
   private readonly streamOutput: HTMLElement;
@@ -106,6 +108,8 @@ export class BenchView {
       'Stop',
     );
     this.planHint = h('p', { class: 'field__hint', id: 'plan-hint' });
+    this.planError = h('div', { class: 'notice notice--warn', role: 'alert', 'data-testid': 'plan-error' });
+    this.planError.hidden = true;
     this.runButton.setAttribute('aria-describedby', 'plan-hint plan-where');
     this.where = h('p', { class: 'field__hint plan__where', id: 'plan-where', 'data-testid': 'plan-where' });
     this.setWhere('idle');
@@ -125,6 +129,7 @@ export class BenchView {
       ),
       field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),
       h('div', { class: 'actions' }, this.runButton, this.stopButton),
+      this.planError,
       this.planHint,
       this.where,
     );
@@ -255,6 +260,11 @@ export class BenchView {
     };
   }
 
+  private clearPlanError(field: HTMLElement): void {
+    field.removeAttribute('aria-invalid');
+    this.planError.hidden = true;
+  }
+
   async run(): Promise<void> {
     const model = this.session.model;
     if (!model) return;
@@ -262,10 +272,19 @@ export class BenchView {
     try {
       plan = this.plan();
     } catch (e) {
-      this.liveStatus.textContent = e instanceof Error ? e.message : String(e);
-      (e instanceof FieldError ? e.field : this.customText).focus();
+      const message = e instanceof Error ? e.message : String(e);
+      const field = e instanceof FieldError ? e.field : this.customText;
+      this.liveStatus.textContent = message;
+      // Where the eye is: under the button just pressed, and on the field (an empty Max tokens used to
+      // only take the focus).
+      this.planError.textContent = message;
+      this.planError.hidden = false;
+      field.setAttribute('aria-invalid', 'true');
+      field.addEventListener('input', () => this.clearPlanError(field), { once: true });
+      field.focus();
       return;
     }
+    this.planError.hidden = true;
     if (!this.session.begin('bench')) return;
     this.controller = new AbortController();
     const total = plan.prompts.length * plan.runs;

@@ -30,6 +30,8 @@ interface PhaseRow {
   bar: HTMLProgressElement;
   text: HTMLElement;
   startMs?: number;
+  /** The text before the time ("1.17 MB of 1.17 MB"), or 'starting' before a total came. */
+  amount?: string;
 }
 
 /** The progress bars of a load, one per phase, in a group hidden until the first load. */
@@ -67,6 +69,7 @@ export class LoadPhases {
       r.bar.removeAttribute('value'); // indeterminate until the phase reports a total
       r.text.textContent = 'waiting';
       r.startMs = undefined;
+      r.amount = undefined;
       r.row.dataset.state = 'waiting';
     }
   }
@@ -102,13 +105,27 @@ export class LoadPhases {
       p.phase === 'download' && p.bytesPerSec
         ? ` · ${fmtBytes(p.bytesPerSec)}/s${p.etaMs !== undefined && p.bytesDone < p.bytesTotal ? ` · ${fmtEta(p.etaMs)} left` : ''}`
         : '';
-    r.text.textContent = `${amount}${rate} · ${fmtMs(p.tMs - r.startMs)}`;
+    r.amount = `${amount}${rate}`;
+    r.text.textContent = `${r.amount} · ${fmtMs(p.tMs - r.startMs)}`;
     return true;
   }
 
-  /** Marks every phase done (the model loaded). */
-  finish(): void {
-    for (const r of this.rows.values()) r.row.dataset.state = 'done';
+  /**
+   * Marks every phase done (the model loaded). `times`: the engine's own time for a phase (EngineStats'
+   * load: fetchMs, uploadMs, compileMs), shown in place of the span between its first and last report, so
+   * the bars say what the model summary says (fetch and upload stream while other work runs: a fetch
+   * spanned 5.8 s of the load while reading took 51 ms). A phase that never got a total (a synthetic
+   * model has nothing to fetch) says so instead of "starting".
+   */
+  finish(times: Partial<Record<LoadPhase, number>> = {}): void {
+    for (const [phase, r] of this.rows) {
+      r.row.dataset.state = 'done';
+      if (r.amount === undefined || r.amount === 'starting') {
+        if (!r.row.hidden) r.text.textContent = 'nothing to do';
+        r.bar.max = 1;
+        r.bar.value = 1;
+      } else if (times[phase] !== undefined) r.text.textContent = `${r.amount} · ${fmtMs(times[phase])}`;
+    }
   }
 
   /** Marks the running phases stopped (the load failed or was cancelled). */

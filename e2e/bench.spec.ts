@@ -312,10 +312,18 @@ test('synthetic model: says its weights are random, loads on the GPU and benchma
   );
   await panel.getByLabel('Model shape').selectOption('stories260k');
   await panel.getByLabel('Weights').selectOption('q8_0');
+  // At 390×844 the load's progress and its end are brought into view, and a button leads to Run (issue
+  // 46, item 4: nothing in view changed, and Run sat 3,700 px below).
+  await page.setViewportSize({ width: 390, height: 844 });
   await panel.getByRole('button', { name: 'Load model' }).click();
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded synthetic:stories260k-q8_0 in /, {
     timeout: 60_000,
   });
+  await expect(page.getByTestId('load-status')).toBeInViewport();
+  await page.getByTestId('load-next').click();
+  await expect(panel.getByRole('button', { name: 'Run benchmark' })).toBeFocused();
+  await expect(panel.getByRole('button', { name: 'Run benchmark' })).toBeInViewport();
+  await page.setViewportSize({ width: 1280, height: 800 });
   await expect(page.getByTestId('model-summary')).toContainText('synthetic, random weights');
   // Nothing was fetched: the bar says so instead of staying at "starting · 0.00 ms" (issue 46, item 8).
   await expect(page.locator('.phase[data-phase="fetch"] .phase__text')).toHaveText('nothing to do');

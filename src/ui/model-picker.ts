@@ -80,6 +80,8 @@ export class ModelPicker {
   /** One progress bar per load phase (src/ui/load-phases.ts). */
   private readonly phases = new LoadPhases();
   private readonly status: HTMLElement;
+  /** Under the status once loaded: the way to the next step ({@link nextStepButton}). */
+  private readonly next: HTMLElement;
   private readonly error: HTMLElement;
   private readonly summary: HTMLElement;
   private readonly dropZone: HTMLElement;
@@ -155,6 +157,8 @@ export class ModelPicker {
       'aria-live': 'polite',
       'data-testid': 'load-status',
     });
+    this.next = h('p', { class: 'status' });
+    this.next.hidden = true;
     this.error = h('div', { class: 'notice notice--warn', role: 'alert' });
     this.error.hidden = true;
     this.summary = h('div', { class: 'model-summary', 'data-testid': 'model-summary' });
@@ -170,6 +174,7 @@ export class ModelPicker {
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.phases.element,
       this.status,
+      this.next,
       this.error,
       this.summary,
       this.recommended.element,
@@ -322,12 +327,39 @@ export class ModelPicker {
   }
 
   /** Loads the chosen source. */
+  /**
+   * After a load, the way to what comes next when it is out of view (the Run button sat 3,700 px down at
+   * 390 px wide): a button that brings the benchmark plan's Run button into view and focuses it; none
+   * where the page has no plan.
+   */
+  private nextStepButton(): HTMLElement | string {
+    const target = document.querySelector<HTMLElement>('[data-card="plan"] button[type="submit"]');
+    if (!target) return '';
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: 'button button--link',
+        'data-testid': 'load-next',
+        onclick: () => {
+          target.scrollIntoView({ block: 'center' });
+          target.focus();
+        },
+      },
+      'Next: run the benchmark',
+    );
+  }
+
   async load(): Promise<void> {
     if (!this.session.begin('load')) return;
     this.error.hidden = true;
     this.controller = new AbortController();
     const signal = this.controller.signal;
     this.phases.reset();
+    this.next.hidden = true;
+    // The progress where the eye is: at 1280×800 the bars began at the window's bottom edge, at 390×844
+    // below it.
+    this.phases.element.scrollIntoView({ block: 'nearest' });
     this.session.setModel(undefined);
     const t0 = performance.now();
     try {
@@ -444,6 +476,9 @@ export class ModelPicker {
             ? ' from the copy kept in this browser'
             : ''
       }.`;
+      this.next.replaceChildren(this.nextStepButton());
+      this.next.hidden = this.next.childElementCount === 0;
+      this.status.scrollIntoView({ block: 'nearest' });
       this.element.dataset.loaded = id;
       if (webllm) this.webllm.refresh();
     } catch (e) {

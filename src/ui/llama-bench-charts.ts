@@ -7,7 +7,7 @@
  */
 import type { LlamaBenchTest } from '../bench/llama-bench.ts';
 import { h } from '../dom/h.ts';
-import { fmtBytes, fmtNum } from '../util/format.ts';
+import { fmtBytes, fmtNum, niceStep } from '../util/format.ts';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -66,7 +66,9 @@ function lineChart(
     x1 = x0 + 1;
     x0 = opts.logX ? x0 - 1 : x0;
   }
-  const y1 = Math.max(...all.map((p) => p.y)) * 1.1 || 1;
+  // Four grid steps of a round size past the data (0, 50, 100, 150, 200, not 0.00, 46.7, 93.4…).
+  const yStep = niceStep((Math.max(...all.map((p) => p.y)) * 1.05) / 4 || 0.25);
+  const y1 = 4 * yStep;
   const X = (x: number) => m.l + ((tx(x) - x0) / (x1 - x0)) * (W - m.l - m.r);
   const Y = (y: number) => H - m.b - (y / y1) * (H - m.t - m.b);
   const root = svg('svg', {
@@ -80,10 +82,14 @@ function lineChart(
     svg('line', { x1: m.l, y1: m.t, x2: m.l, y2: H - m.b, class: 'lb-axis' }),
   );
   for (let i = 0; i <= 4; i++) {
-    const v = (y1 * i) / 4;
+    const v = yStep * i;
     root.append(
       svg('line', { x1: m.l, y1: Y(v), x2: W - m.r, y2: Y(v), class: 'lb-grid' }),
-      svg('text', { x: m.l - 6, y: Y(v) + 4, 'text-anchor': 'end', class: 'lb-tick' }, fmtNum(v)),
+      svg(
+        'text',
+        { x: m.l - 6, y: Y(v) + 4, 'text-anchor': 'end', class: 'lb-tick' },
+        v === 0 ? '0' : fmtNum(v),
+      ),
     );
   }
   const xt = [...new Set(all.map((p) => p.x))].sort((a, b) => a - b);

@@ -87,7 +87,11 @@ export class LlamaBenchView {
     { type: 'submit', class: 'button button--primary' },
     'Run llama-bench',
   );
-  private readonly status = h('p', { class: 'card__lede', role: 'status', 'data-testid': 'lb-status' });
+  private readonly status = h('p', {
+    class: 'card__lede lb-status',
+    role: 'status',
+    'data-testid': 'lb-status',
+  });
   private readonly unavailable = h(
     'p',
     { class: 'notice notice--info', 'data-testid': 'lb-unavailable' },

@@ -33,7 +33,8 @@ export class WebLlmPane {
       id: 'webllm-base',
       class: 'input',
       type: 'url',
-      placeholder: 'https://example.org/mlc-models/ (optional)',
+      // Short enough for the pane at 1280 and 390 px (the longer one was cut); the hint says the rest.
+      placeholder: 'optional',
     });
     this.cacheSelect = h(
       'select',
@@ -61,7 +62,7 @@ export class WebLlmPane {
         field(
           'Self-hosted base URL',
           this.baseInput,
-          'Weights at BASE/MODEL_ID/, the library at BASE/LIB.wasm.',
+          'Optional, e.g. https://example.org/mlc-models/: weights at BASE/MODEL_ID/, the library at BASE/LIB.wasm.',
         ),
         field('Cache', this.cacheSelect),
       ),
@@ -134,7 +135,8 @@ export class WebLlmPane {
     const current = this.select.value;
     this.select.replaceChildren(
       ...this.entries.map((e) => {
-        const size = e.vramMB ? ` · ~${fmtBytes(e.vramMB * 1024 * 1024)} GPU memory` : '';
+        // Short, so the select is not cut ("~608 MB GPU me"); the line under it says the rest.
+        const size = e.vramMB ? ` · ~${fmtBytes(e.vramMB * 1024 * 1024)}` : '';
         const label = e.ok
           ? `${e.id}${size}${e.cached ? ' · cached' : ''}`
           : `${e.id} — not offered: ${e.reasons.join('; ')}`;
@@ -154,7 +156,7 @@ export class WebLlmPane {
     this.info.textContent =
       `${ok} of ${this.entries.length} models offered on this adapter. ` +
       (e
-        ? `${e.id}: ${e.cached ? 'cached' : 'not cached'}; download size unknown until its tensor-cache.json is read` +
+        ? `${e.id}: ${e.vramMB ? `~${fmtBytes(e.vramMB * 1024 * 1024)} of GPU memory (WebLLM's figure); ` : ''}${e.cached ? 'cached' : 'not cached'}; download size unknown until its tensor-cache.json is read` +
           (e.requiredFeatures.length ? `; needs ${e.requiredFeatures.join(', ')}` : '')
         : '');
     this.deleteButton.disabled = !e?.cached;

@@ -13,6 +13,7 @@ import {
   fmtRate,
   fmtSig,
   niceCeil,
+  niceStep,
 } from './format.ts';
 
 describe('number formatting', () => {
@@ -172,5 +173,11 @@ describe('niceCeil: chart axis ends on round numbers (issue 46, item 11)', () =>
       expect(n).toBeGreaterThanOrEqual(v * (1 - 1e-12));
       expect(n).toBeLessThanOrEqual(v * (4 / 3) * (1 + 1e-12)); // the widest step: 6 → 8
     }
+  });
+});
+
+describe('niceStep: round tick steps', () => {
+  it('rounds up to 1, 2, 2.5 or 5 × a power of ten', () => {
+    expect([46.7, 0.3, 1, 3, 7, 140, 0.012].map(niceStep)).toEqual([50, 0.5, 1, 5, 10, 200, 0.02]);
   });
 });

@@ -105,3 +105,10 @@ export function niceCeil(v: number): number {
   for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v * (1 - 1e-12)) return m * p;
   return 10 * p;
 }
+
+/** The smallest of 1, 2, 2.5 or 5 times a power of ten that is ≥ `v` (v > 0): a round tick step. */
+export function niceStep(v: number): number {
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v * (1 - 1e-12)) return m * p;
+  return 10 * p;
+}

@@ -55,6 +55,10 @@ export const LAYERS = {
   },
   remote: { holds: 'the OpenAI-compatible server backend (vLLM)', may: ['core', 'util'] },
   webllm: { holds: 'the WebLLM backend', may: ['core', 'util'] },
+  wllama: {
+    holds: "the wllama backend: llama.cpp's wasm build on the CPU, its memory and file limits",
+    may: ['core', 'gguf', 'library', 'model', 'net', 'util'],
+  },
   bench: {
     holds:
       'benchmarks over any backend: runner, plans, prompts, results and their files, history store, llama-bench, roofline, device fingerprint and GPU report data',

@@ -68,7 +68,10 @@ export const LAYERS = {
     holds: "one chat conversation and its log, shared by the page's Chat tab and the <webgpu-chat> widget",
     may: ['core', 'util', 'dom'],
   },
-  widget: { holds: 'the <webgpu-chat> element', may: ['core', 'util', 'dom', 'chat', 'workers'] },
+  widget: {
+    holds: 'the <webgpu-chat> element',
+    may: ['core', 'util', 'dom', 'chat', 'workers', 'wllama'],
+  },
   ui: {
     holds: 'the benchmark page: DOM only',
     may: [
@@ -105,7 +108,10 @@ export const LAYERS = {
     ],
   },
   testing: { holds: 'test support: model finders, test servers, shared cases', may: ['*'] },
-  root: { holds: "the npm package's entry (src/index.ts)", may: ['core', 'workers'] },
+  root: {
+    holds: "the npm package's entry (src/index.ts) and createEngine's backend choice (src/auto-engine.ts)",
+    may: ['core', 'workers', 'wllama'],
+  },
 };
 
 const TEST_FILES = ['!**/*.test.ts', '!**/*.test-d.ts'];

@@ -217,7 +217,7 @@ export interface ModelInfo {
   limits?: { defaultLimits: boolean; values: Record<string, number> };
   /**
    * The backend running the model: 'webgpu' (our engine), 'wllama' (llama.cpp's wasm build on the CPU),
-   * 'webllm', 'remote'. Set by the WebGPU and wllama engines and by `backend: 'auto'`.
+   * 'webllm', 'remote'. Set by the wllama engine and by `backend: 'auto'` (createEngine, the widget).
    */
   backend?: BackendKind;
   /** Why `backend: 'auto'` picked {@link ModelInfo.backend}, for people ("no WebGPU adapter", …). */

@@ -18,7 +18,7 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { WorkerEngine } from '../core/worker-api.ts';
-import { WllamaEngine } from '../wllama/engine.ts';
+import type { WllamaEngine } from '../wllama/engine.ts';
 import type { Disposable, EngineFactory } from './registry.ts';
 
 /**
@@ -131,15 +131,20 @@ class WebGpuBackend implements ChatBackend {
   }
 }
 
-/** llama.cpp's wasm build on the CPU (src/wllama/engine.ts), on the page. */
+/**
+ * llama.cpp's wasm build on the CPU (src/wllama/engine.ts), on the page; its module is imported on first
+ * use (a chunk of its own in the npm package's build; inlined in the single-file widget builds).
+ */
 class WllamaBackend implements ChatBackend {
-  private readonly engine: WllamaEngine;
-  constructor(spec: BackendSpec) {
-    this.engine = new WllamaEngine(spec.wasmUrl ? { wasmUrl: spec.wasmUrl } : {});
-  }
-  load(spec: BackendSpec, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
+  private engine: WllamaEngine | undefined;
+  private disposed = false;
+  async load(spec: BackendSpec, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
+    const { WllamaEngine } = await import('../wllama/engine.ts');
+    if (this.disposed) throw new WidgetError('aborted', 'the widget was removed while its engine loaded');
+    const engine = new WllamaEngine(spec.wasmUrl ? { wasmUrl: spec.wasmUrl } : {});
+    this.engine = engine;
     const url = /^hf:/i.test(spec.model) ? spec.model : new URL(spec.model, document.baseURI).href;
-    return this.engine.load(
+    const info = await engine.load(
       { url },
       {
         onProgress,
@@ -148,12 +153,21 @@ class WllamaBackend implements ChatBackend {
         ...(spec.cache ? { cache: true } : {}),
       },
     );
+    // Removed while loading: free the model now that the load is over (unload during it frees nothing).
+    if (this.disposed) {
+      await engine.unload();
+      throw new WidgetError('aborted', 'the widget was removed while its engine loaded');
+    }
+    return info;
   }
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    if (!this.engine) return Promise.reject(new WidgetError('not_loaded', 'the wllama backend is not ready'));
     return this.engine.chat(req, onToken, signal);
   }
   dispose(): void {
-    void this.engine.unload();
+    this.disposed = true;
+    void this.engine?.unload();
+    this.engine = undefined;
   }
 }
 
@@ -181,7 +195,7 @@ export function backendFactory(spec: BackendSpec): EngineFactory<ChatBackend> {
       return { engine, ready: engine.load(spec, onProgress) };
     }
     if (spec.engine === 'wllama') {
-      const engine = new WllamaBackend(spec);
+      const engine = new WllamaBackend();
       return { engine, ready: engine.load(spec, onProgress) };
     }
     if (spec.engine === 'remote' && isAvailable('remote')) {

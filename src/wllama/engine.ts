@@ -40,7 +40,9 @@ import { openModelFile } from '../library/open.ts';
 import type { ModelCacheInfo } from '../library/opener.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { fileNameOf } from '../library/store.ts';
+import { chatPromptTokens } from '../model/chat-template.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
+import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { type ByteSource, openByteSource, throwIfAborted } from '../net/byte-source.ts';
 import { checkFileSizes, checkWasmMemory, chooseThreads, threadsAvailable } from './limits.ts';
@@ -421,7 +423,17 @@ export class WllamaEngine implements Engine {
     if (req.returnLogits)
       throw new EngineError('invalid_argument', 'the wllama backend does not return logits (returnLogits)');
     const prompt = req.prompt ?? '';
-    return this.stream(req, signal, onToken, (fields) => w.createCompletion({ prompt, ...fields } as never));
+    const tok = this.tokenizer;
+    let ids: number[] | undefined;
+    if (tok) {
+      // llama.cpp would truncate a prompt past the context without a word: refuse it, as our engine does.
+      checkPromptLength(prompt.length, tok, this.info?.contextLength ?? 0, tok.addBos ? 1 : 0);
+      ids = tok.encode(prompt, { addBos: tok.addBos, parseSpecial: true });
+      this.checkPromptTokens(ids.length);
+    }
+    return this.stream(req, signal, onToken, ids, (fields) =>
+      w.createCompletion({ prompt, ...fields } as never),
+    );
   }
 
   /**
@@ -445,15 +457,42 @@ export class WllamaEngine implements Engine {
       return this.generate({ ...rest, prompt: messages.map((m) => m.content).join('\n') }, onToken, signal);
     }
     const messages = req.messages.map((m) => ({ role: m.role, content: m.content }));
-    return this.stream(req, signal, onToken, (fields) =>
+    // The prompt's length by our renderer of the same template (llama.cpp's rules: contents parsed for
+    // special tokens), so a conversation past the context is refused rather than truncated by llama.cpp.
+    let ids: number[] | undefined;
+    const tok = this.tokenizer;
+    if (tok?.chatTemplate) {
+      try {
+        ids = chatPromptTokens(tok, tok.chatTemplate, req.messages, {
+          parseSpecialInContent: true,
+          contextLength: this.info?.contextLength,
+        }).ids;
+      } catch (e) {
+        if (isEngineError(e, 'context_overflow')) throw e;
+        ids = undefined; // a template our renderer does not take: llama.cpp renders it alone
+      }
+      if (ids) this.checkPromptTokens(ids.length);
+    }
+    return this.stream(req, signal, onToken, ids, (fields) =>
       w.createChatCompletion({ messages, ...fields } as never),
     );
+  }
+
+  /** @throws EngineError('context_overflow') when `n` prompt tokens leave none to generate. */
+  private checkPromptTokens(n: number): void {
+    const nCtx = this.info?.contextLength ?? 0;
+    if (n >= nCtx)
+      throw new EngineError(
+        'context_overflow',
+        `the prompt has ${n} tokens but the context holds ${nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength)`,
+      );
   }
 
   private async stream(
     req: GenerateRequest | ChatRequest,
     signal: AbortSignal | undefined,
     onToken: ((e: TokenEvent) => void) | undefined,
+    ourIds: number[] | undefined,
     start: (fields: Record<string, unknown>) => Promise<unknown>,
   ): Promise<GenerateResult> {
     const info = this.info as ModelInfo;
@@ -507,7 +546,8 @@ export class WllamaEngine implements Engine {
       this.lastStats.lastDecode = { tokens: last.timings.predicted_n, ms: last.timings.predicted_ms };
     }
     return {
-      promptTokenIds: this.promptIds(req, promptTokens),
+      promptTokenIds:
+        ourIds && ourIds.length === promptTokens ? ourIds : new Array<number>(promptTokens).fill(-1),
       outputTokenIds: ids,
       text,
       finishReason: finish,
@@ -516,19 +556,9 @@ export class WllamaEngine implements Engine {
     };
   }
 
-  /**
-   * The prompt's ids by our tokenizer (as llama.cpp's completion tokenizes: BOS as the model says,
-   * special texts parsed), when their count is the one llama.cpp reported; -1 for each token otherwise
-   * (a chat prompt llama.cpp rendered, a tokenizer we lack).
-   */
-  private promptIds(req: GenerateRequest | ChatRequest, count: number): number[] {
-    const tok = this.tokenizer;
-    if (tok && 'prompt' in req && typeof req.prompt === 'string') {
-      const ids = tok.encode(req.prompt, { addBos: tok.addBos, parseSpecial: true });
-      if (ids.length === count) return ids;
-    }
-    return new Array<number>(count).fill(-1);
-  }
+  // A result's promptTokenIds: our tokenizer's ids (as llama.cpp's completion tokenizes: BOS as the model
+  // says, special texts parsed; a chat rendered by our renderer of the same template) when their count is
+  // the one llama.cpp reported; -1 for each token otherwise (a tokenizer or template we lack).
 
   private tok(): Tokenizer {
     this.loaded();

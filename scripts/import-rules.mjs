@@ -62,7 +62,19 @@ export const LAYERS = {
   bench: {
     holds:
       'benchmarks over any backend: runner, plans, prompts, results and their files, history store, llama-bench, roofline, device fingerprint and GPU report data',
-    may: ['core', 'util', 'net', 'gguf', 'model', 'library', 'webgpu', 'remote', 'webllm', 'workers'],
+    may: [
+      'core',
+      'util',
+      'net',
+      'gguf',
+      'model',
+      'library',
+      'webgpu',
+      'remote',
+      'webllm',
+      'wllama',
+      'workers',
+    ],
   },
   chat: {
     holds: "one chat conversation and its log, shared by the page's Chat tab and the <webgpu-chat> widget",

@@ -64,6 +64,12 @@ export interface WllamaEngineConfig {
    * (EngineError 'feature_missing'), not quietly run on one thread.
    */
   threads?: number | 'auto';
+  /**
+   * Keep the previous request's KV cache and prefill only what a new prompt adds to their longest common
+   * prefix (llama-server's `cache_prompt`; default true: a chat's next turn prefills only the new turn).
+   * Benchmarks set false, so that every request prefills its whole prompt, as our WebGPU engine does.
+   */
+  reusePromptPrefix?: boolean;
 }
 
 /** What one streamed chunk of wllama's completion or chat completion carries (the fields read here). */
@@ -510,6 +516,7 @@ export class WllamaEngine implements Engine {
       if (signal?.aborted || maxTokens === 0) return;
       await start({
         ...samplingFields(req, maxTokens),
+        cache_prompt: this.config.reusePromptPrefix ?? true,
         stream: true,
         abortSignal: signal,
         onData: (c: StreamChunk) => {

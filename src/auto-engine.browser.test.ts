@@ -9,7 +9,7 @@ import golden from '../tests/golden/stories260K.json';
 import { AutoEngine, type PackageEngine } from './auto-engine.ts';
 import type { ModelInfo } from './core/types.ts';
 import { stories260kUrl } from './testing/stories260k-url.ts';
-import { LOCAL_WLLAMA_WASM } from './wllama/test-wasm.ts';
+import { LOCAL_WLLAMA_WASM } from './wllama/vite-wasm.ts';
 
 const wasm = { wllamaWasmUrl: LOCAL_WLLAMA_WASM };
 const c = golden.generationF16.cases[0];

@@ -2,7 +2,7 @@
 import { describeEngineContract } from '../testing/engine-contract.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WllamaEngine } from './engine.ts';
-import { LOCAL_WLLAMA_WASM } from './test-wasm.ts';
+import { LOCAL_WLLAMA_WASM } from './vite-wasm.ts';
 
 describeEngineContract({
   name: 'wllama',

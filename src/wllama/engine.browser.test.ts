@@ -9,7 +9,7 @@ import golden from '../../tests/golden/stories260K.json';
 import type { TokenEvent } from '../core/types.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WllamaEngine } from './engine.ts';
-import { LOCAL_WLLAMA_WASM } from './test-wasm.ts';
+import { LOCAL_WLLAMA_WASM } from './vite-wasm.ts';
 
 const MODEL_URL = stories260kUrl();
 

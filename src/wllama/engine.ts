@@ -638,6 +638,15 @@ function wllamaRequestError(e: unknown, contextLength: number): EngineError {
       `the prompt does not fit the context of ${contextLength} tokens (llama.cpp: ${m}); shorten it or load with a larger contextLength`,
       { cause: e },
     );
+  if (/Invalid typed array length/.test(m))
+    // wllama 3.13's worker cannot pass an error from llama.cpp to the page; it fails reading the message.
+    // Seen on this project's random-weight 60M model after 45 tokens of a 102-token prompt; the engine
+    // answered the next request.
+    return new EngineError(
+      'unsupported_model',
+      `llama.cpp's wasm build failed inside its worker during this request (wllama reports only "${m}"); the engine stays loaded`,
+      { cause: e },
+    );
   return new EngineError('invalid_argument', `llama.cpp's wasm build refused the request: ${m}`, {
     cause: e,
   });

@@ -9,7 +9,7 @@ import { type EngineError, isEngineError } from '../core/errors.ts';
 import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WllamaEngine } from './engine.ts';
-import { LOCAL_WLLAMA_WASM } from './test-wasm.ts';
+import { LOCAL_WLLAMA_WASM } from './vite-wasm.ts';
 
 async function rejects(p: Promise<unknown>, code: string): Promise<EngineError> {
   try {

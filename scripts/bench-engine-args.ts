@@ -11,7 +11,7 @@ export interface BenchEngineArgs {
   o: Opts;
   /** `--model`, else $BENCH_MODEL, else stories260K; resolved, and it exists. */
   modelPath: string;
-  /** `--skip`: engines not to run (ours-browser, wllama, ours-node, llama-cpp). */
+  /** `--skip`: engines not to run (ours-browser, wllama, wllama-engine, ours-node, llama-cpp). */
   skip: Set<string>;
   /** `--json FILE`. */
   json?: string;
@@ -41,7 +41,7 @@ export function parseBenchEngineArgs(): BenchEngineArgs | undefined {
   });
   if (values.help) {
     log(
-      'usage: npm run bench:engine -- [--runs 5] [--warmup 1] [--tokens 128] [--model PATH] [--skip ours-browser,wllama,ours-node,llama-cpp] [--json FILE] [--no-write] [--chromium PATH]',
+      'usage: npm run bench:engine -- [--runs 5] [--warmup 1] [--tokens 128] [--model PATH] [--skip ours-browser,wllama,wllama-engine,ours-node,llama-cpp] [--json FILE] [--no-write] [--chromium PATH]',
     );
     return undefined;
   }

@@ -91,6 +91,50 @@ export async function wllamaBrowser(
   };
 }
 
+/**
+ * Our wllama backend (src/wllama/engine.ts: the `Engine` interface over the same wllama), 1 thread, on the
+ * wllama page in the same Chromium: what `backend: 'auto'` gives a visitor without a GPU, beside the raw
+ * wllama peer, to show what the adapter costs.
+ */
+export async function wllamaEngineBrowser(
+  browser: Browser,
+  modelUrl: string,
+  env: Env,
+): Promise<Config & { close(): Promise<void> }> {
+  log('wllama backend (Chromium, WllamaEngine, CPU): loading');
+  const ctx = await browser.newContext();
+  const wp = await ctx.newPage();
+  await wp.goto(`${new URL(modelUrl).origin}/src/bench/wllama.html`);
+  await wp.waitForFunction(() => document.body.dataset.ready === '1', undefined, { timeout: 60_000 });
+  const info = await wp.evaluate(([u, c]) => window.wllamaBench.engineLoad(u as string, c as number), [
+    modelUrl,
+    N_CTX,
+  ] as const);
+  const runOnce: RunOnce = async (prompt, n) => {
+    const r: GenerateResult = await wp.evaluate(
+      ([p, k]) => window.wllamaBench.engineRun(p as string, k as number),
+      [prompt, n] as const,
+    );
+    return {
+      tStartMs: r.tStartMs,
+      tokenTimesMs: r.tokenTimesMs,
+      promptTokens: r.promptTokenIds.length,
+      outputTokenIds: r.outputTokenIds,
+      text: r.text,
+    };
+  };
+  return {
+    meta: {
+      id: 'wllama-engine',
+      engine: `our wllama backend (WllamaEngine over wllama ${pkgVersion('@wllama/wllama')}, CPU)`,
+      runtime: `Chromium ${env.chromium ?? ''}`.trim(),
+      threads: `${info.threads?.count ?? '?'}${info.threads?.multithread ? ' (multi-thread build)' : ' (single-thread)'}`,
+    },
+    runOnce,
+    close: () => ctx.close(),
+  };
+}
+
 /** Ours in this Node process through Dawn (the `webgpu` package; sets VK_ICD_FILENAMES first). */
 export async function oursNode(modelPath: string, env: Env): Promise<Config & { close(): Promise<void> }> {
   setupNodeVulkan();

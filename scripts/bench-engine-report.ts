@@ -99,7 +99,13 @@ export function report(all: Measured[], env: Env, o: Opts, cmd: string, wallS: n
       const ob = ours('ours-browser', p);
       const on = ours('ours-node', p);
       for (const m of peers.filter((x) => x.prompt === p)) {
-        const name = `${m.id === 'wllama' ? 'wllama (Chromium)' : 'node-llama-cpp'}${m.reduced ? ' ⚠' : ''}`;
+        const label =
+          m.id === 'wllama'
+            ? 'wllama (Chromium)'
+            : m.id === 'wllama-engine'
+              ? 'our wllama backend (Chromium)'
+              : 'node-llama-cpp';
+        const name = `${label}${m.reduced ? ' ⚠' : ''}`;
         L.push(
           `| ${p} (${m.promptTokens}) | ${name} | ${m.threads} | ${r(ob?.prefill.median, m.prefill.median)} | ${r(on?.prefill.median, m.prefill.median)} | ${r(ob?.decode.median, m.decode.median)} | ${r(on?.decode.median, m.decode.median)} |`,
         );

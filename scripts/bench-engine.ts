@@ -5,6 +5,8 @@
  * Speed of our WebGPU engine on stories260K beside peers, in one run on one machine:
  * - ours in headless Chromium, through the real engine worker (`withHarnessPage`, `window.harness`);
  * - wllama (`@wllama/wllama`: llama.cpp in WebAssembly, CPU) in the same headless Chromium, same file;
+ * - our wllama backend (`WllamaEngine`, src/wllama/: the Engine interface over that wllama, what
+ *   `backend: 'auto'` runs without a GPU), 1 thread, in the same Chromium;
  * - ours in Node through Dawn (the `webgpu` package; SwiftShader unless a Vulkan driver is configured);
  * - node-llama-cpp (llama.cpp's native CPU build) with 1 thread, its default thread count, and one
  *   thread per core when that differs.
@@ -17,7 +19,7 @@
  * TTFT, decode tok/s = (output tokens − 1) / (E2E − TTFT). Prints a markdown section and writes it into
  * BENCHMARKS.md, replacing the section of the same date.
  *
- * `--skip` takes a comma list of `ours-browser,wllama,ours-node,llama-cpp`. Time boxes keep the run
+ * `--skip` takes a comma list of `ours-browser,wllama,wllama-engine,ours-node,llama-cpp`. Time boxes keep the run
  * short where a configuration collapses (node-llama-cpp with more threads than free cores can fall to
  * ~1 tok/s on a 2-core machine): a warm-up still running after bench-engine-measure.ts's `WARMUP_BUDGET_MS`
  * shrinks that configuration to `SLOW_RUNS` runs of fewer tokens, and a measured run past its cap stops
@@ -32,7 +34,13 @@ import { cpus, loadavg } from 'node:os';
 import { withHarnessPage } from '../src/cli/harness-server.ts';
 import { BENCH_FILE, cpuModel, gitCommit, writeBenchSection } from './bench-common.ts';
 import { parseBenchEngineArgs } from './bench-engine-args.ts';
-import { llamaCpp, oursBrowser, oursNode, wllamaBrowser } from './bench-engine-engines.ts';
+import {
+  llamaCpp,
+  oursBrowser,
+  oursNode,
+  wllamaBrowser,
+  wllamaEngineBrowser,
+} from './bench-engine-engines.ts';
 import {
   type Config,
   type Env,
@@ -73,6 +81,11 @@ async function main(): Promise<number> {
       if (!skip.has('ours-browser')) configs.push(await oursBrowser(page, modelUrl, env));
       if (!skip.has('wllama') && browser) {
         const w = await wllamaBrowser(browser, modelUrl, env);
+        configs.push(w);
+        closers.push(w.close);
+      }
+      if (!skip.has('wllama-engine') && browser) {
+        const w = await wllamaEngineBrowser(browser, modelUrl, env);
         configs.push(w);
         closers.push(w.close);
       }

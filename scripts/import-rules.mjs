@@ -55,16 +55,35 @@ export const LAYERS = {
   },
   remote: { holds: 'the OpenAI-compatible server backend (vLLM)', may: ['core', 'util'] },
   webllm: { holds: 'the WebLLM backend', may: ['core', 'util'] },
+  wllama: {
+    holds: "the wllama backend: llama.cpp's wasm build on the CPU, its memory and file limits",
+    may: ['core', 'gguf', 'library', 'model', 'net', 'util'],
+  },
   bench: {
     holds:
       'benchmarks over any backend: runner, plans, prompts, results and their files, history store, llama-bench, roofline, device fingerprint and GPU report data',
-    may: ['core', 'util', 'net', 'gguf', 'model', 'library', 'webgpu', 'remote', 'webllm', 'workers'],
+    may: [
+      'core',
+      'util',
+      'net',
+      'gguf',
+      'model',
+      'library',
+      'webgpu',
+      'remote',
+      'webllm',
+      'wllama',
+      'workers',
+    ],
   },
   chat: {
     holds: "one chat conversation and its log, shared by the page's Chat tab and the <webgpu-chat> widget",
     may: ['core', 'util', 'dom'],
   },
-  widget: { holds: 'the <webgpu-chat> element', may: ['core', 'util', 'dom', 'chat', 'workers'] },
+  widget: {
+    holds: 'the <webgpu-chat> element',
+    may: ['core', 'util', 'dom', 'chat', 'workers', 'wllama'],
+  },
   ui: {
     holds: 'the benchmark page: DOM only',
     may: [
@@ -101,7 +120,10 @@ export const LAYERS = {
     ],
   },
   testing: { holds: 'test support: model finders, test servers, shared cases', may: ['*'] },
-  root: { holds: "the npm package's entry (src/index.ts)", may: ['core', 'workers'] },
+  root: {
+    holds: "the npm package's entry (src/index.ts) and createEngine's backend choice (src/auto-engine.ts)",
+    may: ['core', 'workers', 'wllama'],
+  },
 };
 
 const TEST_FILES = ['!**/*.test.ts', '!**/*.test-d.ts'];

@@ -11,12 +11,22 @@
  * ```
  */
 import EngineWorker from '../workers/engine.worker.ts?worker&inline';
+import { AutoEngine, type PackageEngine, type WllamaOptions } from './auto-engine.ts';
 import type { LoadOptions, ModelInfo, ModelSource } from './core/types.ts';
 import { WorkerEngine } from './core/worker-api.ts';
 
+export type { PackageEngine, WllamaOptions } from './auto-engine.ts';
+export { AutoEngine } from './auto-engine.ts';
+export type { BackendChoice } from './core/backend-choice.ts';
+export { chooseBackend } from './core/backend-choice.ts';
+
 export type { EngineErrorCode } from './core/errors.ts';
+
+import { EngineError } from './core/errors.ts';
+
 export { EngineError, isEngineError } from './core/errors.ts';
 export type {
+  BackendKind,
   CacheOption,
   ChatMessage,
   ChatRequest,
@@ -37,9 +47,16 @@ export type {
 export { WorkerEngine };
 
 /** Options of {@link createEngine}. */
-export interface CreateEngineOptions {
+export interface CreateEngineOptions extends WllamaOptions {
   /** The worker's name (shown in the browser's developer tools). Default "webgpu-llm engine". */
   name?: string;
+  /**
+   * Which engine runs the model: 'webgpu' (default: our engine, in a worker), 'wllama' (llama.cpp's wasm
+   * build on the CPU), or 'auto': WebGPU on a hardware adapter, wllama where there is no WebGPU, no
+   * adapter, or only a software adapter (SwiftShader), chosen at the first load and reported in
+   * `ModelInfo.backend` / `backendReason`.
+   */
+  backend?: 'webgpu' | 'wllama' | 'auto';
 }
 
 /**
@@ -63,6 +80,16 @@ class PageEngine extends WorkerEngine {
  * `chat` (streamed through `onToken`); a relative model URL is relative to the page, as in `fetch`, `tokenize`, `stats`, `unload`; `terminate()` ends the worker. Every
  * method may reject with an {@link EngineError} (its `code` says what failed).
  */
-export function createEngine(options: CreateEngineOptions = {}): WorkerEngine {
-  return new PageEngine(new EngineWorker({ name: options.name ?? 'webgpu-llm engine' }));
+export function createEngine(options?: CreateEngineOptions & { backend?: 'webgpu' }): WorkerEngine;
+export function createEngine(options: CreateEngineOptions & { backend: 'wllama' | 'auto' }): PackageEngine;
+export function createEngine(options: CreateEngineOptions = {}): WorkerEngine | PackageEngine {
+  const webgpu = () => new PageEngine(new EngineWorker({ name: options.name ?? 'webgpu-llm engine' }));
+  const backend = options.backend ?? 'webgpu';
+  if (backend === 'webgpu') return webgpu();
+  if (backend !== 'auto' && backend !== 'wllama')
+    throw new EngineError(
+      'invalid_argument',
+      `backend must be 'webgpu', 'wllama' or 'auto', got ${JSON.stringify(backend)}`,
+    );
+  return new AutoEngine(webgpu, options, undefined, backend === 'wllama' ? 'wllama' : undefined);
 }

@@ -133,7 +133,7 @@ declare global {
 }
 
 /** The engines {@link runBench} can run. */
-export const BENCH_ENGINES = ['webgpu', 'webllm'] as const;
+export const BENCH_ENGINES = ['webgpu', 'wllama', 'webllm'] as const;
 
 function modelId(spec: BenchModelSpec): string {
   if ('synthetic' in spec)
@@ -240,6 +240,15 @@ async function measureRoofline(
 async function createEngine(name: string): Promise<Engine> {
   // WebLLM (src/webllm/) is loaded only when asked for: it is a large module.
   if (name === 'webllm') return new (await import('../webllm/engine.ts')).WebLlmEngine();
+  // llama.cpp's wasm build on the CPU (src/wllama/), its wasm served by Vite; every run prefills its whole
+  // prompt, as our engine does.
+  if (name === 'wllama') {
+    const [{ WllamaEngine }, { LOCAL_WLLAMA_WASM }] = await Promise.all([
+      import('../wllama/engine.ts'),
+      import('../wllama/vite-wasm.ts'),
+    ]);
+    return new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM, reusePromptPrefix: false });
+  }
   if (name === 'webgpu')
     return new BenchWorkerEngine(
       new Worker(new URL('../../workers/bench.worker.ts', import.meta.url), { type: 'module' }),
@@ -358,7 +367,11 @@ export async function runBench(
     });
     const quality = opts.cpuMatch ? await scoreAgainst(engine, opts.cpuMatch, onEvent) : undefined;
     await close();
-    const roofline = opts.roofline === false ? undefined : await measureRoofline(info, runs, onEvent);
+    // The GPU's roofline says nothing about a CPU engine (wllama).
+    const roofline =
+      opts.roofline === false || engineName === 'wllama'
+        ? undefined
+        : await measureRoofline(info, runs, onEvent);
     const r = buildResult({ device, engine: engineName, model, load, plan, runs, roofline });
     return {
       ...r,

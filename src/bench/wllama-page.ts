@@ -9,10 +9,13 @@
  * chunk carries `usage` (token counts) and llama.cpp's own `timings`.
  */
 import { Wllama } from '@wllama/wllama';
+import type { GenerateResult, ModelInfo } from '../core/types.ts';
+import { WllamaEngine } from '../wllama/engine.ts';
 
 const WASM_URL = new URL('/node_modules/@wllama/wllama/esm/wasm/wllama.wasm', location.origin).href;
 
 let wllama: Wllama | undefined;
+let engine: WllamaEngine | undefined;
 
 /** What one streamed completion gave. */
 export interface WllamaRun {
@@ -104,6 +107,20 @@ const wllamaBench = {
       cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
       timings: last?.timings,
     };
+  },
+  /**
+   * Loads the model into our wllama backend (src/wllama/engine.ts: the `Engine` interface over the same
+   * wllama), 1 thread, every request prefilling its whole prompt (`reusePromptPrefix: false`).
+   */
+  async engineLoad(modelUrl: string, nCtx: number): Promise<ModelInfo> {
+    await engine?.unload();
+    engine = new WllamaEngine({ wasmUrl: WASM_URL, threads: 1, reusePromptPrefix: false });
+    return engine.load({ url: modelUrl }, { contextLength: nCtx });
+  },
+  /** Greedy completion of exactly `maxTokens` tokens through the backend (EOS ignored). */
+  async engineRun(prompt: string, maxTokens: number): Promise<GenerateResult> {
+    if (!engine) throw new Error('engineLoad first');
+    return engine.generate({ prompt, maxTokens, ignoreEos: true, temperature: 0 });
   },
 };
 

@@ -64,7 +64,9 @@ ${wrapWords(`${SYNTHETIC_FTYPES.join(', ')}.`, OPT_INDENT)}
                                     Default: stories260K.gguf ($STORIES260K, else models/, else
                                     ../shared/models/; \`npm run setup\` fetches it) if present, else
                                     synthetic:stories260k-f32 (the same shapes).
-  --engine webgpu|webllm|remote     the engine (webllm: --model is a WebLLM prebuilt id, needs network;
+  --engine webgpu|wllama|webllm|remote
+                                    the engine (wllama: llama.cpp's wasm build on the CPU, a GGUF file;
+                                    webllm: --model is a WebLLM prebuilt id, needs network;
                                     remote: an OpenAI-compatible server; --engine remote --help)
   --prompt TEXT                     one custom prompt
   --prompts FILE|SET                a prompts file (JSON array, or one prompt per line) or a built-in set:
@@ -229,8 +231,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
 
   // `--engine remote` never gets here: bench.ts main() hands it to src/cli/remote.ts first (isRemoteArgv).
   const engine = values.engine ?? 'webgpu';
-  if (engine !== 'webgpu' && engine !== 'webllm')
-    throw new UsageError(`unknown --engine ${engine} (webgpu, webllm, remote)`);
+  if (engine !== 'webgpu' && engine !== 'wllama' && engine !== 'webllm')
+    throw new UsageError(`unknown --engine ${engine} (webgpu, wllama, webllm, remote)`);
 
   const prompts = benchPrompts(values.prompt, values.prompts);
 

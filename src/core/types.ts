@@ -178,6 +178,9 @@ export interface GenerateResult {
   tokenTimesMs: number[];
 }
 
+/** The backends behind {@link Engine}. */
+export type BackendKind = 'webgpu' | 'wllama' | 'webllm' | 'remote';
+
 /** Facts about the loaded model. */
 export interface ModelInfo {
   name: string;
@@ -212,6 +215,18 @@ export interface ModelInfo {
   kernels?: { readonly [key: string]: unknown };
   /** The device limits the model was planned with, and whether only the spec's defaults were requested. */
   limits?: { defaultLimits: boolean; values: Record<string, number> };
+  /**
+   * The backend running the model: 'webgpu' (our engine), 'wllama' (llama.cpp's wasm build on the CPU),
+   * 'webllm', 'remote'. Set by the wllama engine and by `backend: 'auto'` (createEngine, the widget).
+   */
+  backend?: BackendKind;
+  /** Why `backend: 'auto'` picked {@link ModelInfo.backend}, for people ("no WebGPU adapter", …). */
+  backendReason?: string;
+  /**
+   * wllama: the CPU threads it runs with (`count` 1 = the single-threaded build), and whether the page is
+   * cross-origin isolated (threads need SharedArrayBuffer, which needs COOP/COEP headers).
+   */
+  threads?: { count: number; multithread: boolean; crossOriginIsolated: boolean };
   /** Set when the model came through the model library's cache. */
   cache?: {
     /** The weights were read from the cached copy (true) or downloaded during this load (false). */

@@ -3,7 +3,9 @@
  * Worker (the worker is inlined into the widget bundle, so one script file is all a page needs).
  * `remote` runs the project's OpenAI-compatible client (src/remote/engine.ts) on the page when that module
  * is in the build (found at build time through `import.meta.glob`, loaded on first use); `webllm`, and
- * `remote` in a build without it, fail with a clear "not available in this build" error.
+ * `remote` in a build without it, fail with a clear "not available in this build" error. `wllama` runs
+ * llama.cpp's wasm build on the CPU, on the page (wllama starts its own worker; src/wllama/); `auto`
+ * is resolved to `webgpu` or `wllama` by the element before a backend is made (src/core/backend-choice.ts).
  */
 import EngineWorker from '../../workers/engine.worker.ts?worker&inline';
 import { EngineError } from '../core/errors.ts';
@@ -16,10 +18,14 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { WorkerEngine } from '../core/worker-api.ts';
+import type { WllamaEngine } from '../wllama/engine.ts';
 import type { Disposable, EngineFactory } from './registry.ts';
 
-/** Backends the widget knows by name. */
-export type WidgetEngineKind = 'webgpu' | 'webllm' | 'remote';
+/**
+ * Backends the widget knows by name: `auto` picks `webgpu` on a hardware adapter and `wllama` where there
+ * is no WebGPU, no adapter, or only a software adapter.
+ */
+export type WidgetEngineKind = 'webgpu' | 'webllm' | 'remote' | 'wllama' | 'auto';
 
 /** What a widget needs from a backend. */
 export interface ChatBackend extends Disposable {
@@ -29,7 +35,7 @@ export interface ChatBackend extends Disposable {
 /** Where the model comes from. */
 export interface BackendSpec {
   engine: WidgetEngineKind;
-  /** GGUF URL (webgpu), WebLLM model id (webllm), model name on the server (remote). */
+  /** GGUF URL (webgpu, wllama), WebLLM model id (webllm), model name on the server (remote). */
   model: string;
   /** OpenAI-compatible server base URL (remote). */
   baseUrl?: string;
@@ -42,6 +48,8 @@ export interface BackendSpec {
    * loaded from disk afterwards, also offline. The element's `cache` attribute ("off" turns it off).
    */
   cache?: boolean;
+  /** wllama: URL of `wllama.wasm` (the element's `wllama-wasm` attribute; default jsDelivr's copy). */
+  wasmUrl?: string;
 }
 
 /** Error `code` of the widget's own failures (beside the engine's EngineError codes). */
@@ -123,6 +131,46 @@ class WebGpuBackend implements ChatBackend {
   }
 }
 
+/**
+ * llama.cpp's wasm build on the CPU (src/wllama/engine.ts), on the page; its module is imported on first
+ * use (a chunk of its own in the npm package's build; inlined in the single-file widget builds).
+ */
+class WllamaBackend implements ChatBackend {
+  private engine: WllamaEngine | undefined;
+  private disposed = false;
+  async load(spec: BackendSpec, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
+    const { WllamaEngine } = await import('../wllama/engine.ts');
+    if (this.disposed) throw new WidgetError('aborted', 'the widget was removed while its engine loaded');
+    const engine = new WllamaEngine(spec.wasmUrl ? { wasmUrl: spec.wasmUrl } : {});
+    this.engine = engine;
+    const url = /^hf:/i.test(spec.model) ? spec.model : new URL(spec.model, document.baseURI).href;
+    const info = await engine.load(
+      { url },
+      {
+        onProgress,
+        ...(spec.contextLength ? { contextLength: spec.contextLength } : {}),
+        ...(spec.kvType ? { kvType: spec.kvType } : {}),
+        ...(spec.cache ? { cache: true } : {}),
+      },
+    );
+    // Removed while loading: free the model now that the load is over (unload during it frees nothing).
+    if (this.disposed) {
+      await engine.unload();
+      throw new WidgetError('aborted', 'the widget was removed while its engine loaded');
+    }
+    return info;
+  }
+  chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
+    if (!this.engine) return Promise.reject(new WidgetError('not_loaded', 'the wllama backend is not ready'));
+    return this.engine.chat(req, onToken, signal);
+  }
+  dispose(): void {
+    this.disposed = true;
+    void this.engine?.unload();
+    this.engine = undefined;
+  }
+}
+
 /** Says why WebGPU cannot run here, or undefined when an adapter is available. */
 export async function webGpuMissingReason(): Promise<string | undefined> {
   const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
@@ -146,6 +194,10 @@ export function backendFactory(spec: BackendSpec): EngineFactory<ChatBackend> {
       const engine = new WebGpuBackend();
       return { engine, ready: engine.load(spec, onProgress) };
     }
+    if (spec.engine === 'wllama') {
+      const engine = new WllamaBackend();
+      return { engine, ready: engine.load(spec, onProgress) };
+    }
     if (spec.engine === 'remote' && isAvailable('remote')) {
       const engine = new RemoteBackend();
       return { engine, ready: engine.load(spec) };
@@ -155,7 +207,7 @@ export function backendFactory(spec: BackendSpec): EngineFactory<ChatBackend> {
         ? 'engine="webllm" (MLC WebLLM models) is not available in this build of the widget'
         : spec.engine === 'remote'
           ? 'engine="remote" (an OpenAI-compatible server) is not available in this build of the widget'
-          : `unknown engine "${String(spec.engine)}": use webgpu, webllm or remote`;
+          : `unknown engine "${String(spec.engine)}": use webgpu, wllama, auto, webllm or remote`;
     const failed: ChatBackend = {
       chat: () => Promise.reject(new WidgetError(NOT_AVAILABLE, why)),
       dispose: () => undefined,
@@ -166,7 +218,12 @@ export function backendFactory(spec: BackendSpec): EngineFactory<ChatBackend> {
 
 /** True when `kind` can run in this build. */
 export function isAvailable(kind: string): boolean {
-  return kind === 'webgpu' || (kind === 'remote' && Object.keys(remoteModules).length > 0);
+  return (
+    kind === 'webgpu' ||
+    kind === 'wllama' ||
+    kind === 'auto' ||
+    (kind === 'remote' && Object.keys(remoteModules).length > 0)
+  );
 }
 
 /** `{code, message}` of any error (EngineError codes kept). */

@@ -6,6 +6,7 @@
 
 import { answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
+import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
 import { EngineError } from '../core/errors.ts';
 import type { ChatMessage, KvType, LoadProgress, ModelInfo, TokenEvent } from '../core/types.ts';
 import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../core/validate.ts';
@@ -32,6 +33,7 @@ export const sharedEngines = new EngineRegistry<ChatBackend>();
 const RELOAD_ATTRS = [
   'model',
   'engine',
+  'wllama-wasm',
   'base-url',
   'remote-model',
   'fallback',
@@ -71,6 +73,8 @@ export class WebGpuChatElement extends HTMLElement {
 
   private lease: EngineLease<ChatBackend> | undefined;
   private loadedInfo: ModelInfo | undefined;
+  /** The engine the current load runs (`auto` resolved), for the progress texts. */
+  private runningEngine: WidgetEngineKind | undefined;
   private generation = 0;
   private controller: AbortController | undefined;
   private answering = false;
@@ -334,6 +338,18 @@ export class WebGpuChatElement extends HTMLElement {
     }
     this.setState('loading');
     this.statusEl.textContent = 'Checking WebGPU…';
+    let reason: string | undefined;
+    if (engine === 'auto') {
+      const choice = await chooseBackend((navigator as { gpu?: GpuLike }).gpu);
+      if (gen !== this.generation) return;
+      engine = choice.backend;
+      reason = choice.reason;
+      if (engine === 'wllama') {
+        this.notice.textContent = `${reason[0].toUpperCase()}${reason.slice(1)}.`;
+        this.notice.hidden = false;
+      }
+    }
+    this.runningEngine = engine;
     if ((engine === 'webgpu' || engine === 'webllm') && isAvailable(engine)) {
       const why = await webGpuMissingReason();
       if (gen !== this.generation) return;
@@ -389,8 +405,9 @@ export class WebGpuChatElement extends HTMLElement {
       baseUrl: this.getAttribute('base-url') ?? undefined,
       contextLength,
       kvType,
-      // Keep the GGUF in the site's model library (OPFS) unless cache="off" (webgpu engine).
+      // Keep the GGUF in the site's model library (OPFS) unless cache="off" (webgpu and wllama engines).
       cache: this.getAttribute('cache') !== 'off',
+      wasmUrl: this.getAttribute('wllama-wasm') ?? undefined,
     };
     const key = EngineRegistry.key(
       spec.engine,
@@ -400,6 +417,7 @@ export class WebGpuChatElement extends HTMLElement {
         spec.contextLength ?? '',
         spec.kvType ?? '',
         spec.cache ? '' : 'no-cache',
+        spec.engine === 'wllama' ? (spec.wasmUrl ?? '') : '',
       ]
         .join(' ')
         .trim(),
@@ -411,14 +429,23 @@ export class WebGpuChatElement extends HTMLElement {
     });
     this.lease = lease;
     try {
-      const info = await lease.ready;
+      const loaded = await lease.ready;
       if (gen !== this.generation) return;
+      const info: ModelInfo = reason
+        ? { ...loaded, backend: spec.engine as 'webgpu' | 'wllama', backendReason: reason }
+        : loaded;
       this.loadedInfo = info;
       this.progressBox.hidden = true;
       this.statusEl.textContent = 'Ready';
       this.renderStatic();
       this.setState('ready');
-      this.emit('ready', { engine: spec.engine, model: spec.model, name: this.modelName(), info });
+      this.emit('ready', {
+        engine: spec.engine,
+        ...(reason ? { reason } : {}),
+        model: spec.model,
+        name: this.modelName(),
+        info,
+      });
     } catch (e) {
       if (gen !== this.generation) return;
       lease.release();
@@ -450,7 +477,9 @@ export class WebGpuChatElement extends HTMLElement {
           : p.phase === 'fetch'
             ? `Reading ${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
             : p.phase === 'upload'
-              ? `Copying to the GPU ${Math.round(f * 100)}%`
+              ? this.runningEngine === 'wllama'
+                ? `Starting llama.cpp on the CPU ${Math.round(f * 100)}%`
+                : `Copying to the GPU ${Math.round(f * 100)}%`
               : `Preparing the GPU ${p.bytesDone} of ${p.bytesTotal}`;
   }
 
@@ -462,7 +491,7 @@ export class WebGpuChatElement extends HTMLElement {
 
   /** A short name for the model: the GGUF file's name for URLs (general.name is often just "llama"). */
   private modelName(): string {
-    if (this.engine === 'webgpu') {
+    if (this.engine === 'webgpu' || this.engine === 'wllama' || this.engine === 'auto') {
       const file = this.model.split(/[?#]/)[0].split('/').pop() ?? '';
       let base = file;
       try {

@@ -8,7 +8,10 @@ import type { WidgetEngineKind } from './backends.ts';
 
 /** `detail` of the `ready` event. */
 export interface WebGpuChatReadyDetail {
+  /** The engine that runs the model (for `engine="auto"`: the one it chose, 'webgpu' or 'wllama'). */
   engine: WidgetEngineKind;
+  /** `engine="auto"`: why it chose {@link WebGpuChatReadyDetail.engine} (also `info.backendReason`). */
+  reason?: string;
   model: string;
   /**
    * The model's name as the heading shows it: a GGUF's file name without `.gguf` ("stories260K"), else

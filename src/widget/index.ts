@@ -19,10 +19,17 @@ export { defineWebGpuChat, WebGpuChatElement };
 
 /** Options of {@link mount}; each is also an attribute of `<webgpu-chat>` (kebab-case). */
 export interface WebGpuChatOptions {
-  /** GGUF URL for engine "webgpu" (relative URLs resolve against the page); WebLLM id; remote model name. */
+  /** GGUF URL for engines "webgpu", "wllama", "auto" (relative URLs resolve against the page); WebLLM id; remote model name. */
   model: string;
-  /** Backend: "webgpu" (default, our engine in a worker); "remote" (needs `baseUrl`) where the build has it; "webllm" is not available yet. */
-  engine?: 'webgpu' | 'webllm' | 'remote';
+  /**
+   * Backend: "webgpu" (default, our engine in a worker); "wllama" (llama.cpp's wasm build on the CPU);
+   * "auto" (WebGPU on a hardware adapter, wllama without WebGPU, without an adapter or on a software
+   * adapter such as SwiftShader: the `ready` event's `reason` says which and why); "remote" (needs
+   * `baseUrl`) where the build has it; "webllm" is not available yet.
+   */
+  engine?: 'webgpu' | 'wllama' | 'auto' | 'webllm' | 'remote';
+  /** wllama: URL of `wllama.wasm` (from `@wllama/wllama/esm/wasm/`, same version; default jsDelivr's copy). */
+  wllamaWasm?: string;
   /** Base URL of an OpenAI-compatible server (engine "remote", or fallback "remote"). */
   baseUrl?: string;
   /** Model name on the remote server (defaults to `model`). */
@@ -48,6 +55,7 @@ export interface WebGpuChatOptions {
 const ATTRS: Record<keyof WebGpuChatOptions, string> = {
   model: 'model',
   engine: 'engine',
+  wllamaWasm: 'wllama-wasm',
   baseUrl: 'base-url',
   remoteModel: 'remote-model',
   fallback: 'fallback',
@@ -87,9 +95,9 @@ export function debugStats(): {
   return { ...sharedEngines.stats(), workers: { ...workerCounter } };
 }
 
-/** The engines this build can run: always "webgpu"; "remote" when the remote client is in the build. */
+/** The engines this build can run: always "webgpu", "wllama" and "auto"; "remote" when the remote client is in the build. */
 export function availableEngines(): string[] {
-  return ['webgpu', 'webllm', 'remote'].filter(isAvailable);
+  return ['webgpu', 'wllama', 'auto', 'webllm', 'remote'].filter(isAvailable);
 }
 
 declare global {

@@ -1,0 +1,653 @@
+/**
+ * `WllamaEngine`: the {@link Engine} interface over `@wllama/wllama`, llama.cpp compiled to WebAssembly
+ * (SIMD; threads where the page is cross-origin isolated), on the CPU. It gives every visitor an answer
+ * where WebGPU is missing or only a software adapter exists (SwiftShader), and it is llama.cpp itself: the
+ * same greedy tokens as llama.cpp for the same GGUF file.
+ *
+ * Sources are read as for our WebGPU engine (src/library/): a URL or `hf:` shorthand (streamed, or through
+ * the model library's cache with `cache`), a File/Blob (with its split parts), a `local:NAME` library
+ * entry. The GGUF header is read first by our reader (src/gguf/), so a file wllama cannot hold is refused
+ * before its bytes are read (./limits.ts), and the model's facts come from the header.
+ *
+ * What wllama's API gives and lacks, and how this adapter fills it: wllama runs llama-server's completion
+ * code, so requests are llama-server JSON (its sampling fields, set explicitly here, since llama-server's
+ * defaults are not greedy); token ids come from `n_probs: 1` (each streamed token's `logprobs.content[].id`
+ * and `bytes`); it has no tokenizer API, so `tokenize`/`detokenize` and a result's `promptTokenIds` use our
+ * tokenizer (src/model/tokenizer/, checked against llama.cpp's); it takes text prompts only (a token-id
+ * prompt fails inside wllama), so `promptTokenIds` requests are refused.
+ */
+import { Wllama, WllamaAbortError } from '@wllama/wllama';
+import { EngineError, isEngineError } from '../core/errors.ts';
+import type {
+  ChatRequest,
+  Engine,
+  EngineStats,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  KvType,
+  LoadOptions,
+  LoadProgress,
+  ModelInfo,
+  ModelSource,
+  TokenEvent,
+} from '../core/types.ts';
+import { checkKvType, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import type { OpenedGgufFile } from '../gguf/reader.ts';
+import { splitPartName } from '../gguf/split.ts';
+import { isLocalSpec, ModelLibrary } from '../library/library.ts';
+import { openModelFile } from '../library/open.ts';
+import type { ModelCacheInfo } from '../library/opener.ts';
+import { resolveModelSpec } from '../library/spec.ts';
+import { fileNameOf } from '../library/store.ts';
+import { chatPromptTokens } from '../model/chat-template.ts';
+import { createTokenizer } from '../model/tokenizer/index.ts';
+import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
+import type { Tokenizer } from '../model/tokenizer/types.ts';
+import { type ByteSource, openByteSource, throwIfAborted } from '../net/byte-source.ts';
+import { checkFileSizes, checkWasmMemory, chooseThreads, threadsAvailable } from './limits.ts';
+
+/** wllama's wasm for the installed version on jsDelivr (the package's own `wasm-from-cdn` URL). */
+export const WLLAMA_WASM_CDN = 'https://cdn.jsdelivr.net/npm/@wllama/wllama@3.13.0/esm/wasm/wllama.wasm';
+
+/** Options of {@link WllamaEngine}. */
+export interface WllamaEngineConfig {
+  /**
+   * URL of `wllama.wasm` (from `@wllama/wllama/esm/wasm/`, the same version as the package). Default
+   * {@link WLLAMA_WASM_CDN}; a site serving its own copy sets it (a Vite app: `import u from
+   * '@wllama/wllama/esm/wasm/wllama.wasm?url'`).
+   */
+  wasmUrl?: string;
+  /**
+   * CPU threads: 'auto' (default) = half the logical cores where the page is cross-origin isolated, else 1
+   * (the single-threaded build). A number > 1 where SharedArrayBuffer is missing is refused
+   * (EngineError 'feature_missing'), not quietly run on one thread.
+   */
+  threads?: number | 'auto';
+  /**
+   * Keep the previous request's KV cache and prefill only what a new prompt adds to their longest common
+   * prefix (llama-server's `cache_prompt`; default true: a chat's next turn prefills only the new turn).
+   * Benchmarks set false, so that every request prefills its whole prompt, as our WebGPU engine does.
+   */
+  reusePromptPrefix?: boolean;
+}
+
+/** What one streamed chunk of wllama's completion or chat completion carries (the fields read here). */
+interface StreamChunk {
+  choices?: {
+    text?: string;
+    delta?: { content?: string | null };
+    finish_reason?: string | null;
+    logprobs?: { content?: { id: number; bytes?: number[]; token?: string }[] | null } | null;
+  }[];
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  timings?: { prompt_n: number; prompt_ms: number; predicted_n: number; predicted_ms: number };
+}
+
+/** Bytes read per request while a model's file is copied into a Blob for wllama. */
+const READ_BYTES = 8 * 1024 * 1024;
+/** Pieces gathered into one Blob at a time (the browser may keep large Blobs on disk). */
+const GROUP_BYTES = 128 * 1024 * 1024;
+
+/**
+ * Reads a whole byte source into a Blob (wllama reads its files from Blobs), reporting each piece.
+ * @throws EngineError 'aborted', 'gguf_invalid' (the source ended before its known size), and what the
+ *   source's reads throw ('network', 'http_status', 'timeout', 'integrity').
+ */
+async function readToBlob(
+  src: ByteSource,
+  signal: AbortSignal | undefined,
+  onBytes: (n: number) => void,
+): Promise<Blob> {
+  const reader = await src.openSequential(0, signal);
+  const groups: Blob[] = [];
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  let total = 0;
+  try {
+    for (;;) {
+      throwIfAborted(signal, 'loading the model');
+      const bytes = await reader.read(READ_BYTES);
+      if (bytes.length === 0) break;
+      pending.push(bytes);
+      pendingBytes += bytes.length;
+      total += bytes.length;
+      onBytes(bytes.length);
+      if (pendingBytes >= GROUP_BYTES) {
+        groups.push(new Blob(pending as BlobPart[]));
+        pending = [];
+        pendingBytes = 0;
+      }
+      if (src.size !== undefined && total >= src.size) break;
+    }
+  } finally {
+    await reader.close();
+  }
+  groups.push(new Blob(pending as BlobPart[]));
+  if (src.size !== undefined && total !== src.size)
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name} ended after ${total} of ${src.size} bytes: the file is truncated`,
+    );
+  return new Blob(groups);
+}
+
+/** A metadata number (GGUF ints may be bigints). */
+function metaNum(meta: Record<string, unknown>, key: string): number | undefined {
+  const v = meta[key];
+  return typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : undefined;
+}
+
+/** The parts' sizes of an opened (maybe split) GGUF, bytes. */
+function partSizes(file: OpenedGgufFile): (number | undefined)[] {
+  const parts = (file as { parts?: readonly OpenedGgufFile[] }).parts;
+  return parts ? parts.map((p) => p.fileSize) : [file.fileSize];
+}
+
+/** The model as wllama gets it: the GGUF header (ours) and the files as Blobs, in part order. */
+interface OpenedModel {
+  file: OpenedGgufFile;
+  /** Reads the files (Blob sources: as given, nothing read). */
+  blobs: () => Promise<Blob[]>;
+  cache?: ModelCacheInfo;
+  name: string;
+}
+
+/** Request fields common to completions and chat completions (llama-server's names). */
+function samplingFields(req: GenerateRequest | ChatRequest, maxTokens: number): Record<string, unknown> {
+  return {
+    max_tokens: maxTokens,
+    // llama-server's defaults are top_k 40, top_p 0.95, min_p 0.05: every field is set, so that the
+    // defaults are ours (greedy) and a request means the same as on our engine.
+    temperature: req.temperature ?? 0,
+    top_k: req.topK ?? 0,
+    top_p: req.topP ?? 1,
+    min_p: req.minP ?? 0,
+    repeat_penalty: req.repetitionPenalty ?? 1,
+    repeat_last_n: req.repetitionLastN ?? 64,
+    ...(req.seed !== undefined ? { seed: req.seed } : {}),
+    ignore_eos: req.ignoreEos ?? false,
+    // Each streamed token's id and bytes (logprobs.content[]), which wllama's chunks lack otherwise.
+    n_probs: 1,
+  };
+}
+
+/** llama.cpp's wasm build (wllama) behind the {@link Engine} interface, on the CPU. */
+export class WllamaEngine implements Engine {
+  readonly config: WllamaEngineConfig;
+  private wllama?: Wllama;
+  private tokenizer?: Tokenizer;
+  private info?: ModelInfo;
+  private lastStats: EngineStats = {};
+  /** The running request's end, so that unload waits for it (wllama serves one request at a time here). */
+  private busy?: Promise<unknown>;
+
+  constructor(config: WllamaEngineConfig = {}) {
+    this.config = config;
+  }
+
+  /** The loaded model's description. */
+  get modelInfo(): ModelInfo | undefined {
+    return this.info;
+  }
+
+  private async open(
+    source: ModelSource,
+    options: LoadOptions,
+    emit: (p: Omit<LoadProgress, 'tMs'>) => void,
+  ): Promise<OpenedModel> {
+    if ('synthetic' in source)
+      throw new EngineError(
+        'invalid_argument',
+        'wllama runs GGUF files; synthetic models (random weights made on the GPU) are for the WebGPU backend',
+      );
+    if ('path' in source)
+      throw new EngineError(
+        'invalid_argument',
+        'wllama runs in a browser: give a { url } or a { blob }, not a path',
+      );
+    const signal = options.signal;
+    if ('blob' in source) {
+      const name = source.name ?? (source.blob as File).name ?? 'the model file';
+      const file = await openModelFile(source, { signal });
+      const count = partSizes(file).length;
+      const blobs = [source.blob];
+      for (let no = 2; no <= count; no++) {
+        const want = fileNameOf(splitPartName(name, no, count));
+        // openModelFile found every part by this rule, so each is there.
+        blobs.push(source.parts?.find((b) => fileNameOf((b as File).name ?? '') === want) as Blob);
+      }
+      return { file, blobs: async () => blobs, name };
+    }
+    const base = typeof location !== 'undefined' ? location.href : undefined;
+    const c = typeof options.cache === 'object' ? options.cache : {};
+    let parts: ByteSource[];
+    let cache: ModelCacheInfo | undefined;
+    if (options.cache || isLocalSpec(source.url)) {
+      const library = await ModelLibrary.open({ dir: c.dir, hfEndpoint: c.hfEndpoint });
+      const got = await library.acquire(source.url, {
+        signal,
+        sha256: c.sha256,
+        offline: c.offline,
+        onProgress: (p) => emit(p),
+        base,
+      });
+      parts = got.parts;
+      cache = {
+        fromCache: got.fromCache,
+        offline: got.offline,
+        downloadedBytes: got.downloadedBytes,
+        location: got.location,
+      };
+    } else {
+      const url = resolveModelSpec(source.url, { hfEndpoint: c.hfEndpoint, base }).url;
+      const first = await openModelFile({ url }, { signal });
+      const n = partSizes(first).length;
+      parts = [];
+      for (let no = 1; no <= n; no++)
+        parts.push(await openByteSource({ url: n === 1 ? url : splitPartName(url, no, n) }));
+      return { file: first, blobs: () => this.readParts(parts, first, signal, emit), name: source.url };
+    }
+    const file = await openModelFile({ byteParts: parts }, { signal });
+    return { file, blobs: () => this.readParts(parts, file, signal, emit), cache, name: source.url };
+  }
+
+  private async readParts(
+    parts: ByteSource[],
+    file: OpenedGgufFile,
+    signal: AbortSignal | undefined,
+    emit: (p: Omit<LoadProgress, 'tMs'>) => void,
+  ): Promise<Blob[]> {
+    const total = partSizes(file).reduce<number>((a, b) => a + (b ?? 0), 0);
+    let done = 0;
+    const out: Blob[] = [];
+    for (const p of parts) {
+      out.push(
+        await readToBlob(p, signal, (n) => {
+          done += n;
+          emit({ phase: 'fetch', bytesDone: done, bytesTotal: total });
+        }),
+      );
+    }
+    return out;
+  }
+
+  /**
+   * Loads a GGUF model (replacing any loaded one) into a new wllama instance on the CPU.
+   * `contextLength` default min(the model's context, 2048); `batchSize` is llama.cpp's n_batch/n_ubatch
+   * (default 512); `kvType` its cache_type_k/v (default f16, llama.cpp's). `defaultLimits` has no meaning
+   * here and is ignored.
+   * @throws EngineError 'invalid_argument' (a synthetic or path source, bad options), 'unsupported_model'
+   *   (a file over 2 GiB, not split), 'out_of_memory' (more than wasm's 4 GiB), 'feature_missing' (threads
+   *   forced without SharedArrayBuffer), 'gguf_invalid', 'network', 'http_status', 'timeout', 'aborted',
+   *   'integrity'; wllama's own load failure as 'unsupported_model' with its message.
+   */
+  async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    checkKvType(options.kvType);
+    const threads = chooseThreads(this.config.threads ?? 'auto');
+    await this.unload();
+    const tStart = performance.now();
+    const emit = (p: Omit<LoadProgress, 'tMs'>) =>
+      options.onProgress?.({ ...p, tMs: performance.now() - tStart });
+    emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
+    const opened = await this.open(source, options, emit);
+    const { file } = opened;
+    const meta = file.metadata;
+    const arch = String(meta['general.architecture'] ?? 'unknown');
+    const nLayers = metaNum(meta, `${arch}.block_count`) ?? 0;
+    const nEmbd = metaNum(meta, `${arch}.embedding_length`) ?? 0;
+    const nHead = metaNum(meta, `${arch}.attention.head_count`) ?? 0;
+    const nHeadKv = metaNum(meta, `${arch}.attention.head_count_kv`) ?? nHead;
+    const headDim = metaNum(meta, `${arch}.attention.key_length`) ?? (nHead ? nEmbd / nHead : 0);
+    const kvDim = nHeadKv * headDim;
+    const trainCtx = metaNum(meta, `${arch}.context_length`) ?? 2048;
+    const contextLength = Math.min(options.contextLength ?? Math.min(trainCtx, 2048), trainCtx);
+    if (!(contextLength >= 1))
+      throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${options.contextLength}`);
+    const batchSize = Math.max(1, Math.min(options.batchSize ?? 512, contextLength));
+    const kvType: KvType = options.kvType ?? 'f16';
+    const sizes = partSizes(file);
+    checkFileSizes(sizes, opened.name);
+    const fileBytes = sizes.reduce<number>((a, b) => a + (b ?? 0), 0);
+    checkWasmMemory(fileBytes, 2 * nLayers * contextLength * kvDim * (kvType === 'f16' ? 2 : 4));
+    let tokenizer: Tokenizer | undefined;
+    try {
+      tokenizer = createTokenizer(meta);
+    } catch {
+      tokenizer = undefined; // llama.cpp tokenizes for generation; only tokenize()/detokenize() need ours
+    }
+    const tFetch = performance.now();
+    const blobs = await opened.blobs();
+    throwIfAborted(options.signal, 'loading the model');
+    const n = blobs.length;
+    const named = blobs.map(
+      (b, i) =>
+        new File(
+          [b],
+          n === 1
+            ? 'model.gguf'
+            : `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.gguf`,
+        ),
+    );
+    const tUpload = performance.now();
+    emit({ phase: 'upload', bytesDone: 0, bytesTotal: fileBytes });
+    const wllama = new Wllama(
+      { default: this.config.wasmUrl ?? WLLAMA_WASM_CDN },
+      {
+        suppressNativeLog: true,
+        logger: { debug: () => {}, log: () => {}, warn: () => {}, error: () => {} },
+      },
+    );
+    try {
+      await wllama.loadModel(named, {
+        n_ctx: contextLength,
+        n_batch: batchSize,
+        n_ubatch: batchSize,
+        n_threads: threads,
+        n_gpu_layers: 0,
+        n_parallel: 1,
+        cache_type_k: kvType,
+        cache_type_v: kvType,
+      });
+    } catch (e) {
+      await wllama.exit().catch(() => undefined);
+      throw wllamaLoadError(e, opened.name);
+    }
+    if (options.signal?.aborted) {
+      await wllama.exit().catch(() => undefined);
+      throw new EngineError('aborted', 'loading the model was aborted');
+    }
+    const tEnd = performance.now();
+    emit({ phase: 'upload', bytesDone: fileBytes, bytesTotal: fileBytes });
+    this.wllama = wllama;
+    this.tokenizer = tokenizer;
+    this.lastStats = {
+      load: {
+        fetchMs: tUpload - tFetch + (tFetch - tStart),
+        uploadMs: tEnd - tUpload,
+        compileMs: 0,
+        totalMs: tEnd - tStart,
+      },
+    };
+    const types = new Set<string>();
+    let nParams = 0;
+    for (const t of file.tensors.values()) {
+      types.add(t.typeName);
+      nParams += t.shape.reduce((a, b) => a * b, 1);
+    }
+    const ctxInfo = wllama.getLoadedContextInfo();
+    this.info = {
+      name: String(meta['general.name'] ?? opened.name),
+      architecture: arch,
+      nParams,
+      nLayers,
+      nEmbd,
+      nVocab: ctxInfo.n_vocab,
+      contextLength: ctxInfo.n_ctx,
+      batchSize,
+      weightBytes: fileBytes,
+      tensorTypes: [...types],
+      kvDim,
+      kvType,
+      fileBytes,
+      fileParts: n,
+      backend: 'wllama',
+      threads: {
+        count: wllama.getNumThreads(),
+        multithread: wllama.isMultithread(),
+        crossOriginIsolated: threadsAvailable(),
+      },
+      ...(opened.cache ? { cache: opened.cache } : {}),
+    };
+    return this.info;
+  }
+
+  private loaded(): Wllama {
+    if (!this.wllama || !this.info)
+      throw new EngineError('not_loaded', 'no model is loaded: call load() first');
+    return this.wllama;
+  }
+
+  /**
+   * Streams a completion of a text prompt (llama.cpp tokenizes it: BOS as the model says, special-token
+   * texts parsed, as llama-server does).
+   * @throws EngineError 'invalid_argument' (a bad request; `promptTokenIds` or `returnLogits`, which wllama
+   *   cannot take), 'not_loaded', 'context_overflow' (the prompt fills the context).
+   */
+  async generate(
+    req: GenerateRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    validateGenerateRequest(req);
+    const w = this.loaded();
+    if (req.promptTokenIds !== undefined)
+      throw new EngineError(
+        'invalid_argument',
+        'the wllama backend takes a text prompt, not token ids (wllama cannot take a token-id prompt)',
+      );
+    if (req.returnLogits)
+      throw new EngineError('invalid_argument', 'the wllama backend does not return logits (returnLogits)');
+    const prompt = req.prompt ?? '';
+    const tok = this.tokenizer;
+    let ids: number[] | undefined;
+    if (tok) {
+      // llama.cpp would truncate a prompt past the context without a word: refuse it, as our engine does.
+      checkPromptLength(prompt.length, tok, this.info?.contextLength ?? 0, tok.addBos ? 1 : 0);
+      ids = tok.encode(prompt, { addBos: tok.addBos, parseSpecial: true });
+      this.checkPromptTokens(ids.length);
+    }
+    return this.stream(req, signal, onToken, ids, (fields) =>
+      w.createCompletion({ prompt, ...fields } as never),
+    );
+  }
+
+  /**
+   * Chat: with a chat template in the model, llama.cpp renders the messages (its Jinja engine, the
+   * model's template) and tokenizes them by its rules (special-token texts in contents are parsed, as in
+   * llama-server: `parseSpecialInContent` does not apply); without one, the contents joined by newlines are
+   * a plain completion prompt, as on our WebGPU engine.
+   * @throws EngineError as {@link generate}; 'unsupported_model' when llama.cpp cannot render the template.
+   */
+  async chat(
+    req: ChatRequest,
+    onToken?: (e: TokenEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<GenerateResult> {
+    validateChatRequest(req);
+    const w = this.loaded();
+    if (req.returnLogits)
+      throw new EngineError('invalid_argument', 'the wllama backend does not return logits (returnLogits)');
+    if (!w.getChatTemplate()) {
+      const { messages, parseSpecialInContent: _p, ...rest } = req;
+      return this.generate({ ...rest, prompt: messages.map((m) => m.content).join('\n') }, onToken, signal);
+    }
+    const messages = req.messages.map((m) => ({ role: m.role, content: m.content }));
+    // The prompt's length by our renderer of the same template (llama.cpp's rules: contents parsed for
+    // special tokens), so a conversation past the context is refused rather than truncated by llama.cpp.
+    let ids: number[] | undefined;
+    const tok = this.tokenizer;
+    if (tok?.chatTemplate) {
+      try {
+        ids = chatPromptTokens(tok, tok.chatTemplate, req.messages, {
+          parseSpecialInContent: true,
+          contextLength: this.info?.contextLength,
+        }).ids;
+      } catch (e) {
+        if (isEngineError(e, 'context_overflow')) throw e;
+        ids = undefined; // a template our renderer does not take: llama.cpp renders it alone
+      }
+      if (ids) this.checkPromptTokens(ids.length);
+    }
+    return this.stream(req, signal, onToken, ids, (fields) =>
+      w.createChatCompletion({ messages, ...fields } as never),
+    );
+  }
+
+  /** @throws EngineError('context_overflow') when `n` prompt tokens leave none to generate. */
+  private checkPromptTokens(n: number): void {
+    const nCtx = this.info?.contextLength ?? 0;
+    if (n >= nCtx)
+      throw new EngineError(
+        'context_overflow',
+        `the prompt has ${n} tokens but the context holds ${nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength)`,
+      );
+  }
+
+  private async stream(
+    req: GenerateRequest | ChatRequest,
+    signal: AbortSignal | undefined,
+    onToken: ((e: TokenEvent) => void) | undefined,
+    ourIds: number[] | undefined,
+    start: (fields: Record<string, unknown>) => Promise<unknown>,
+  ): Promise<GenerateResult> {
+    const info = this.info as ModelInfo;
+    if (this.busy) await this.busy.catch(() => undefined);
+    const tStartMs = performance.now();
+    const ids: number[] = [];
+    const times: number[] = [];
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    let text = '';
+    let finish = 'length' as FinishReason;
+    let promptTokens = 0;
+    let last: StreamChunk | undefined;
+    const maxTokens = req.maxTokens ?? 128;
+    const run = (async () => {
+      if (signal?.aborted || maxTokens === 0) return;
+      await start({
+        ...samplingFields(req, maxTokens),
+        cache_prompt: this.config.reusePromptPrefix ?? true,
+        stream: true,
+        abortSignal: signal,
+        onData: (c: StreamChunk) => {
+          last = c;
+          const choice = c.choices?.[0];
+          for (const t of choice?.logprobs?.content ?? []) {
+            const tMs = performance.now();
+            const piece = decoder.decode(new Uint8Array(t.bytes ?? []), { stream: true });
+            ids.push(t.id);
+            times.push(tMs);
+            text += piece;
+            onToken?.({ tokenId: t.id, text: piece, tMs });
+          }
+          if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : 'stop';
+          if (c.usage) promptTokens = c.usage.prompt_tokens;
+        },
+      });
+    })();
+    this.busy = run;
+    try {
+      await run;
+    } catch (e) {
+      if (e instanceof WllamaAbortError || (e as Error)?.name === 'AbortError' || signal?.aborted)
+        finish = 'aborted';
+      else throw wllamaRequestError(e, info.contextLength);
+    } finally {
+      this.busy = undefined;
+    }
+    if (signal?.aborted && finish !== 'stop' && ids.length < maxTokens) finish = 'aborted';
+    if (maxTokens === 0 && !signal?.aborted) finish = 'length';
+    text += decoder.decode();
+    if (last?.timings) {
+      this.lastStats.lastPrefill = { tokens: last.timings.prompt_n, ms: last.timings.prompt_ms };
+      this.lastStats.lastDecode = { tokens: last.timings.predicted_n, ms: last.timings.predicted_ms };
+    }
+    return {
+      promptTokenIds:
+        ourIds && ourIds.length === promptTokens ? ourIds : new Array<number>(promptTokens).fill(-1),
+      outputTokenIds: ids,
+      text,
+      finishReason: finish,
+      tStartMs,
+      tokenTimesMs: times,
+    };
+  }
+
+  // A result's promptTokenIds: our tokenizer's ids (as llama.cpp's completion tokenizes: BOS as the model
+  // says, special texts parsed; a chat rendered by our renderer of the same template) when their count is
+  // the one llama.cpp reported; -1 for each token otherwise (a tokenizer or template we lack).
+
+  private tok(): Tokenizer {
+    this.loaded();
+    if (!this.tokenizer)
+      throw new EngineError(
+        'unsupported_model',
+        "this model's tokenizer is not one our tokenizer reads (wllama exposes none)",
+      );
+    return this.tokenizer;
+  }
+
+  /** Text → ids by our tokenizer (llama.cpp's `llama_tokenize`, parse_special false). @throws EngineError 'not_loaded', 'unsupported_model'. */
+  async tokenize(text: string, addBos?: boolean): Promise<number[]> {
+    const tok = this.tok();
+    return tok.encode(text, { addBos: addBos ?? tok.addBos });
+  }
+
+  /** Ids → text by our tokenizer (llama.cpp's `llama_detokenize`). @throws EngineError 'not_loaded', 'unsupported_model', 'invalid_argument'. */
+  async detokenize(ids: number[]): Promise<string> {
+    return this.tok().decode(ids);
+  }
+
+  async stats(): Promise<EngineStats> {
+    return structuredClone(this.lastStats);
+  }
+
+  /** Ends the wllama worker and frees its memory. Safe to call twice. */
+  async unload(): Promise<void> {
+    const w = this.wllama;
+    this.wllama = undefined;
+    this.info = undefined;
+    this.tokenizer = undefined;
+    if (w) await w.exit().catch(() => undefined);
+  }
+
+  /** Same as {@link unload} (the name `createEngine`'s engines share). */
+  terminate(): Promise<void> {
+    return this.unload();
+  }
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** wllama's load failure as an EngineError. */
+function wllamaLoadError(e: unknown, name: string): EngineError {
+  if (isEngineError(e)) return e;
+  const m = messageOf(e);
+  if (/memory|allocat|OOM/i.test(m))
+    return new EngineError(
+      'out_of_memory',
+      `llama.cpp's wasm build ran out of memory loading ${name}: ${m}`,
+      { cause: e },
+    );
+  if (/fetch|NetworkError|Failed to load|wasm/i.test(m) && !/model/i.test(m))
+    return new EngineError('network', `wllama's wasm could not be loaded: ${m}`, { cause: e });
+  return new EngineError('unsupported_model', `llama.cpp's wasm build could not load ${name}: ${m}`, {
+    cause: e,
+  });
+}
+
+/** wllama's request failure as an EngineError. */
+function wllamaRequestError(e: unknown, contextLength: number): EngineError {
+  if (isEngineError(e)) return e;
+  const m = messageOf(e);
+  if (/context|exceed|kv cache/i.test(m))
+    return new EngineError(
+      'context_overflow',
+      `the prompt does not fit the context of ${contextLength} tokens (llama.cpp: ${m}); shorten it or load with a larger contextLength`,
+      { cause: e },
+    );
+  if (/Invalid typed array length/.test(m))
+    // wllama 3.13's worker cannot pass an error from llama.cpp to the page; it fails reading the message.
+    // Seen on this project's random-weight 60M model after 45 tokens of a 102-token prompt; the engine
+    // answered the next request.
+    return new EngineError(
+      'unsupported_model',
+      `llama.cpp's wasm build failed inside its worker during this request (wllama reports only "${m}"); the engine stays loaded`,
+      { cause: e },
+    );
+  return new EngineError('invalid_argument', `llama.cpp's wasm build refused the request: ${m}`, {
+    cause: e,
+  });
+}

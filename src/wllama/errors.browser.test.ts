@@ -1,0 +1,99 @@
+/**
+ * The wllama backend's typed errors in real Chromium (this test page is not cross-origin isolated): threads
+ * forced without SharedArrayBuffer, a model past wasm's 4 GiB and a file past 2 GiB refused from the
+ * header before any byte is read (the engine stays unloaded), sources and requests wllama cannot take, and
+ * an engine that keeps working after each refused request.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EngineError, isEngineError } from '../core/errors.ts';
+import { makeRandomLlamaGguf } from '../model/random-model.ts';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
+import { WllamaEngine } from './engine.ts';
+import { LOCAL_WLLAMA_WASM } from './vite-wasm.ts';
+
+async function rejects(p: Promise<unknown>, code: string): Promise<EngineError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(isEngineError(e), String(e)).toBe(true);
+    expect((e as EngineError).code, (e as Error).message).toBe(code);
+    return e as EngineError;
+  }
+  throw new Error(`expected EngineError '${code}', but it resolved`);
+}
+
+const small = () =>
+  new Blob([
+    makeRandomLlamaGguf({
+      seed: 7,
+      nLayers: 2,
+      nEmbd: 64,
+      nFF: 96,
+      nHead: 4,
+      nVocab: 300,
+      contextLength: 10_000_000,
+    }) as BlobPart,
+  ]);
+
+describe('WllamaEngine typed errors', () => {
+  it('refuses threads forced without SharedArrayBuffer (feature_missing), before loading', async () => {
+    expect(crossOriginIsolated).toBe(false);
+    const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM, threads: 2 });
+    const e = await rejects(engine.load({ url: stories260kUrl() }), 'feature_missing');
+    expect(e.message).toContain('Cross-Origin-Embedder-Policy');
+    expect(engine.modelInfo).toBeUndefined();
+  });
+
+  it('refuses a model whose KV cache passes 4 GiB (out_of_memory), from its header', async () => {
+    const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });
+    // 2 layers × 9,000,000 positions × 64 (K/V width) × 2 (K and V) × 2 bytes (f16) = 4.29 GiB.
+    const e = await rejects(
+      engine.load({ blob: small(), name: 'long.gguf' }, { contextLength: 9_000_000 }),
+      'out_of_memory',
+    );
+    expect(e.message).toMatch(/KV cache 4\.29 GiB/);
+    await rejects(engine.generate({ prompt: 'x' }), 'not_loaded');
+  });
+
+  it('refuses a file over 2 GiB that is not split (unsupported_model), without reading it', async () => {
+    const blob = small();
+    Object.defineProperty(blob, 'size', { value: 2.5 * 1024 ** 3 });
+    const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });
+    const e = await rejects(
+      engine.load({ blob, name: 'big.gguf' }, { contextLength: 64 }),
+      'unsupported_model',
+    );
+    expect(e.message).toMatch(/^big\.gguf is 2\.50 GiB; .*split/);
+  });
+
+  it('refuses sources wllama cannot run (invalid_argument)', async () => {
+    const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });
+    await rejects(engine.load({ synthetic: 'stories260K-F32' }), 'invalid_argument');
+    await rejects(engine.load({ path: '/models/x.gguf' }), 'invalid_argument');
+  });
+
+  describe('loaded', () => {
+    const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });
+    beforeAll(() => engine.load({ url: stories260kUrl() }, { contextLength: 64 }));
+    afterAll(() => engine.unload());
+
+    it('refuses token-id prompts and logits, and a prompt past the context; then still answers', async () => {
+      await rejects(engine.generate({ promptTokenIds: [1, 403] }), 'invalid_argument');
+      await rejects(engine.generate({ prompt: 'Once', returnLogits: true }), 'invalid_argument');
+      // Past the context by its tokens (16 × 4–5 tokens), and by its characters alone: refused, not truncated.
+      const e = await rejects(
+        engine.generate({ prompt: 'Once upon a time '.repeat(16), maxTokens: 4 }),
+        'context_overflow',
+      );
+      expect(e.message).toMatch(/^the prompt has \d+ tokens but the context holds 64/);
+      await rejects(engine.generate({ prompt: 'Once upon a time '.repeat(400) }), 'context_overflow');
+      const r = await engine.generate({ prompt: 'Once upon a time', maxTokens: 3, ignoreEos: true });
+      expect(r.outputTokenIds).toEqual([432, 383, 286]);
+    });
+
+    it("tokenize and detokenize are llama.cpp's (our tokenizer)", async () => {
+      expect(await engine.tokenize('Once upon a time')).toEqual([1, 403, 407, 261, 378]);
+      expect(await engine.detokenize([403, 407, 261, 378])).toBe('Once upon a time');
+    });
+  });
+});

@@ -129,6 +129,44 @@ export interface GenerateRequest extends SamplingParams {
   ignoreEos?: boolean;
   /** Also return logits per output position (slow: reads back [nVocab] floats per token). */
   returnLogits?: boolean;
+  /**
+   * Speculative decoding (our WebGPU engine; greedy requests): draft tokens cheaply and have the model
+   * score them all in one batched forward, keeping the longest prefix it agrees with plus its own next
+   * token, so several tokens can cost one pass; the output is plain greedy decoding's (up to the
+   * prefill and decode kernels' float rounding). See {@link DraftOptions}.
+   */
+  draft?: DraftOptions;
+}
+
+/**
+ * How speculative decoding drafts (GenerateRequest.draft). `lookup`: prompt-lookup decoding (llama.cpp's
+ * lookup decoding, Saxena 2023's prompt lookup): the tokens that followed the latest earlier occurrence
+ * of the text's last n-gram (n = ngramMax down to 1) in the prompt and the output so far; no second model.
+ * Good for summaries, code edits and documents that repeat their input.
+ */
+export interface DraftOptions {
+  type: 'lookup';
+  /**
+   * Most tokens drafted per target pass, 1..16 (default 8; at most the load's batchSize − 1). The
+   * length in use adapts to the recent acceptance rate (webgpu/speculative.ts `DraftLength`).
+   */
+  draftMax?: number;
+  /** Longest n-gram matched, 1..8 (default 3). */
+  ngramMax?: number;
+}
+
+/** What speculative decoding did in one generation (GenerateResult.speculative). */
+export interface SpeculativeStats {
+  /** Draft tokens proposed to the target. */
+  drafted: number;
+  /** Draft tokens the target agreed with (acceptance rate = accepted / drafted). */
+  accepted: number;
+  /**
+   * Target forward passes after the prefill: verify passes and plain decode steps (where there was no
+   * draft); output tokens ÷ targetPasses is the tokens per target pass (the first output token comes
+   * from the prefill and counts as none).
+   */
+  targetPasses: number;
 }
 
 /** One chat message. */
@@ -176,6 +214,8 @@ export interface GenerateResult {
   tStartMs: number;
   /** performance.now() ms per output token. */
   tokenTimesMs: number[];
+  /** With `draft`: what the drafting did (see {@link SpeculativeStats}). */
+  speculative?: SpeculativeStats;
 }
 
 /** Facts about the loaded model. */

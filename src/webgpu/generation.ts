@@ -13,6 +13,7 @@ import type {
   FinishReason,
   GenerateRequest,
   GenerateResult,
+  SpeculativeStats,
   TokenEvent,
 } from '../core/types.ts';
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
@@ -21,6 +22,7 @@ import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { chainedTokens } from './decoder.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
+import { speculativeGreedy } from './speculative.ts';
 
 /** What a generation needs from its engine. */
 export interface GenerationHost {
@@ -80,6 +82,7 @@ export async function runGeneration(
   const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
   if (!(maxTokens >= 0))
     throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
+  const spec = req.draft ? checkDraftFits(req, model) : undefined;
   const out: number[] = [];
   const times: number[] = [];
   const dec = new IncrementalDecoder(tok);
@@ -108,7 +111,15 @@ export async function runGeneration(
     maxTokens > 0 && !signal?.aborted ? await prefillPrompt(host, model, prompt, signal) : undefined;
   if (tPrefill !== undefined) {
     let pos = prompt.length; // position of the next token to feed
-    if (isGreedy(req) || host.sampling !== 'cpu') {
+    if (spec) {
+      // Speculative (speculative.ts): drafted by lookup, verified in one target pass each.
+      const tokens = speculativeGreedy(model, { pos, maxTokens, prompt, ...spec.options, stats: spec.stats });
+      for await (const id of tokens) {
+        if (out.length === 0)
+          host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+        if (!emit(id)) break;
+      }
+    } else if (isGreedy(req) || host.sampling !== 'cpu') {
       // Chained on the GPU (decoder.ts): greedy by the argmax, sampled by the GPU sampler with draw index
       // k, its history ring seeded with the prompt and fed by each draw.
       const sampled = !isGreedy(req);
@@ -149,6 +160,42 @@ export async function runGeneration(
     finishReason: finish,
     tStartMs,
     tokenTimesMs: times,
+    ...(spec ? { speculative: spec.stats } : {}),
+  };
+}
+
+/**
+ * The speculative options of a request with `draft` (validated by core/validate.ts), checked against the
+ * model: greedy only (sampled speculative decoding is not built yet), draftMax below the load's batch.
+ * @throws EngineError('invalid_argument') naming the problem.
+ */
+function checkDraftFits(
+  req: GenerateRequest,
+  model: LlamaModel,
+): { options: { draftMax: number; ngramMax: number }; stats: SpeculativeStats } {
+  const d = req.draft!;
+  if (!isGreedy(req)) {
+    throw new EngineError(
+      'invalid_argument',
+      'speculative decoding (draft) runs greedy requests only: temperature 0, no repetition penalty, no returnLogits',
+    );
+  }
+  const most = model.batchSize - 1;
+  if (most < 1) {
+    throw new EngineError(
+      'invalid_argument',
+      'speculative decoding (draft) needs a batch of at least 2 tokens; load with batchSize ≥ 2',
+    );
+  }
+  if (d.draftMax !== undefined && d.draftMax > most) {
+    throw new EngineError(
+      'invalid_argument',
+      `draft.draftMax ${d.draftMax} does not fit the load's batch (${model.batchSize} tokens: at most ${most} drafts)`,
+    );
+  }
+  return {
+    options: { draftMax: d.draftMax ?? Math.min(8, most), ngramMax: d.ngramMax ?? 3 },
+    stats: { drafted: 0, accepted: 0, targetPasses: 0 },
   };
 }
 

@@ -1,0 +1,118 @@
+/**
+ * Speculative decoding (Leviathan et al. 2023, "Fast Inference from Transformers via Speculative
+ * Decoding"; Chen et al. 2023): draft a few tokens cheaply, let the target model score them all in one
+ * batched forward (LlamaModel.verify), keep the longest prefix of drafts that equal the target's own
+ * greedy choices plus the target's token after it, and roll the KV cache back past the first rejected
+ * draft (the next pass starts there). Greedy output is plain greedy decoding's, token for token.
+ *
+ * Drafting here is by lookup (no second model): {@link lookupDraft}, prompt-lookup decoding as llama.cpp's
+ * `lookup` example and Hugging Face's `prompt_lookup_num_tokens` do it. The draft length adapts to the
+ * recent acceptance rate ({@link DraftLength}).
+ */
+import type { SpeculativeStats } from '../core/types.ts';
+import type { LlamaModel } from './model/llama.ts';
+
+/**
+ * Prompt-lookup drafting: for n = ngramMax down to ngramMin, finds the latest earlier occurrence of the
+ * last n tokens of `history` and returns the (up to `nDraft`) tokens that followed it; [] when no n-gram
+ * recurs. O(history × ngramMax) per call.
+ * @param history the prompt and the output so far [L].
+ * @returns up to nDraft token ids.
+ */
+export function lookupDraft(
+  history: readonly number[],
+  nDraft: number,
+  o: { ngramMax?: number; ngramMin?: number } = {},
+): number[] {
+  const L = history.length;
+  const nMax = o.ngramMax ?? 3;
+  const nMin = Math.max(1, o.ngramMin ?? 1);
+  if (nDraft <= 0) return [];
+  for (let n = Math.min(nMax, L - 1); n >= nMin; n--) {
+    // The occurrence at i covers history[i .. i + n); the tail itself starts at L − n.
+    for (let i = L - n - 1; i >= 0; i--) {
+      let k = 0;
+      while (k < n && history[i + k] === history[L - n + k]) k++;
+      if (k < n) continue;
+      return history.slice(i + n, Math.min(i + n + nDraft, L));
+    }
+  }
+  return [];
+}
+
+/**
+ * The adaptive draft length: an exponential moving average r of the acceptance rate (accepted ÷ drafted
+ * per pass, weight 1/2 on the newest, starting at 1), and a length of round(max × r) clamped to 1..max.
+ * Drafting by lookup costs nothing, so the length only trades the verify pass's extra tokens against
+ * the tokens it is expected to keep.
+ */
+export class DraftLength {
+  private rate = 1;
+  constructor(readonly max: number) {}
+  /** Tokens to draft for the next pass, 1..max. */
+  get next(): number {
+    return Math.max(1, Math.min(this.max, Math.round(this.max * this.rate)));
+  }
+  /** Records one verify pass: `accepted` of `drafted` drafts kept. */
+  update(drafted: number, accepted: number): void {
+    if (drafted > 0) this.rate = 0.5 * this.rate + 0.5 * (accepted / drafted);
+  }
+}
+
+/** Options of {@link speculativeGreedy}. */
+export interface SpeculativeOptions {
+  /** Position at which the first token (from the prefill's logits) will be fed. */
+  pos: number;
+  /** Tokens to yield at most (the loop never feeds a position at or past `model.nCtx`). */
+  maxTokens: number;
+  /** The prompt's ids (the lookup's history starts with them). */
+  prompt: readonly number[];
+  /** Most tokens drafted per pass (1..batchSize − 1). */
+  draftMax: number;
+  /** Longest n-gram the lookup matches. */
+  ngramMax: number;
+  /** Filled as the loop runs. */
+  stats: SpeculativeStats;
+}
+
+/**
+ * Yields greedy tokens 0, 1, … after a prefill, drafting by lookup and verifying each draft in one
+ * target pass (LlamaModel.verify; a plain decode step where the lookup finds nothing). The first token is
+ * the prefill's argmax. Stop early by leaving the loop: every pass is awaited before its tokens are
+ * yielded, so nothing is in flight and the model is ready for the next request.
+ * @throws what the model throws (EngineError 'context_overflow', a lost device).
+ */
+export async function* speculativeGreedy(
+  model: LlamaModel,
+  o: SpeculativeOptions,
+): AsyncGenerator<number, void, undefined> {
+  model.submitReadback({ slot: 0 });
+  let last = await model.readToken(0);
+  const history = [...o.prompt, last];
+  let produced = 1;
+  yield last;
+  let pos = o.pos; // where `last` is fed
+  const len = new DraftLength(o.draftMax);
+  while (produced < o.maxTokens && pos < model.nCtx) {
+    // Every token kept must fit maxTokens: n drafts give up to n + 1 tokens.
+    const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
+    const drafts = room > 0 ? lookupDraft(history, room, { ngramMax: o.ngramMax }) : [];
+    const { argmax } = await model.verify([last, ...drafts], pos);
+    o.stats.targetPasses++;
+    let a = 0;
+    while (a < drafts.length && drafts[a] === argmax[a]) a++;
+    if (drafts.length > 0) {
+      o.stats.drafted += drafts.length;
+      o.stats.accepted += a;
+      len.update(drafts.length, a);
+    }
+    const kept = [...drafts.slice(0, a), argmax[a]];
+    pos += kept.length;
+    for (const id of kept) {
+      history.push(id);
+      produced++;
+      last = id;
+      yield id;
+    }
+  }
+}

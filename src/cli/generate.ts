@@ -1,7 +1,7 @@
 /**
  * `npm run generate -- --model PATH_OR_URL --prompt TEXT --max-tokens N [--temperature T --seed S]
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
- *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]`
+ *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32] [--lookup [--draft-max N]]`
  *
  * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only),
  * then llama-cli's timing summary on stderr (src/cli/timings.ts: prompt eval = TTFT, eval = decode).
@@ -19,6 +19,9 @@ import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
   chromiumArg,
+  DRAFT_USAGE,
+  draftArgs,
+  formatSpeculative,
   intArg,
   KV_TYPE_USAGE,
   kvTypeArg,
@@ -49,11 +52,13 @@ const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [opt
   --min-p P                         drop tokens below P × the top probability (0 ≤ P ≤ 1; 0 = off)
   --repeat-penalty R                penalty on recently seen tokens (> 0; 1 = off)
   --seed S                          seed of the sampler's draws (an integer)
+${DRAFT_USAGE}
   --ctx N                           context length (KV cache) in tokens
   ${KV_TYPE_USAGE}
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them
-  --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE
+  --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE (and
+                                    with --lookup "speculative": {"drafted", "accepted", "targetPasses"})
   --runtime browser|node            the engine in headless Chromium (default) or in Node on Dawn
   --gpu                             flags for a hardware GPU on Linux (Vulkan)
 ${CHROMIUM_USAGE}
@@ -88,6 +93,8 @@ async function main(): Promise<number> {
       'top-p': { type: 'string' },
       'min-p': { type: 'string' },
       'repeat-penalty': { type: 'string' },
+      lookup: { type: 'boolean', default: false },
+      'draft-max': { type: 'string' },
       json: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
@@ -117,6 +124,8 @@ async function main(): Promise<number> {
     maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, 64),
     ...samplingArgs(values),
   };
+  const draft = draftArgs(values);
+  if (draft) req.draft = draft;
   const ctx = optIntArg(values.ctx, 'ctx', 1);
   const kvType = kvTypeArg(values['kv-type']);
   const chromium = chromiumArg(values);
@@ -182,6 +191,7 @@ async function main(): Promise<number> {
   }
   process.stdout.write('\n');
   console.error(formatTimings(result));
+  if (result.speculative) console.error(formatSpeculative(result));
   const asked = req.maxTokens ?? 64;
   if (result.finishReason === 'length' && result.outputTokenIds.length < asked) {
     console.error(
@@ -192,7 +202,12 @@ async function main(): Promise<number> {
     writeFileSync(
       values.json,
       JSON.stringify(
-        { promptTokenIds: result.promptTokenIds, outputTokenIds: result.outputTokenIds, text: result.text },
+        {
+          promptTokenIds: result.promptTokenIds,
+          outputTokenIds: result.outputTokenIds,
+          text: result.text,
+          ...(result.speculative ? { speculative: result.speculative } : {}),
+        },
         null,
         1,
       ),

@@ -10,6 +10,7 @@
  *
  * Default model: stories260K (src/testing/models.ts).
  */
+import { cpus } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { callHarness, withHarnessPage } from '../src/cli/harness-server.ts';
@@ -133,7 +134,7 @@ const text = [
   '',
   '| | |',
   '|---|---|',
-  cpuRow(cpuModel(), navigator.hardwareConcurrency),
+  cpuRow(cpuModel(), cpus().length),
   adapterRow('headless Chromium', adapter),
   '',
   '| prompt | prompt tokens | decode tok/s plain | decode tok/s lookup | lookup ÷ plain | accepted / drafted | tokens per target pass |',

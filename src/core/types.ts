@@ -96,6 +96,14 @@ export interface LoadOptions {
    * takes half the memory and bandwidth of `f32`. Bytes: 2 × nLayers × contextLength × kvDim × (2 or 4).
    */
   kvType?: KvType;
+  /**
+   * A draft model for speculative decoding (our WebGPU engine; `--draft` on the command line): a smaller
+   * GGUF with the same vocabulary (same size, same token texts; else EngineError('invalid_argument')
+   * before anything of it is allocated), loaded on the same device with the same context length and KV
+   * type. Requests use it with `draft: { type: 'model' }`. One that does not fit beside the target fails
+   * the load with 'out_of_memory', and nothing stays loaded.
+   */
+  draft?: ModelSource;
 }
 
 /** Element type of the KV cache ({@link LoadOptions.kvType}). */
@@ -142,13 +150,15 @@ export interface GenerateRequest extends SamplingParams {
  * How speculative decoding drafts (GenerateRequest.draft). `lookup`: prompt-lookup decoding (llama.cpp's
  * lookup decoding, Saxena 2023's prompt lookup): the tokens that followed the latest earlier occurrence
  * of the text's last n-gram (n = ngramMax down to 1) in the prompt and the output so far; no second model.
- * Good for summaries, code edits and documents that repeat their input.
+ * Good for summaries, code edits and documents that repeat their input. `model`: the greedy continuation
+ * of the draft model loaded beside the target (LoadOptions.draft; llama.cpp's `--model-draft`).
  */
 export interface DraftOptions {
-  type: 'lookup';
+  type: 'lookup' | 'model';
   /**
-   * Most tokens drafted per target pass, 1..16 (default 8; at most the load's batchSize − 1). The
-   * length in use adapts to the recent acceptance rate (webgpu/speculative.ts `DraftLength`).
+   * Most tokens drafted per target pass, 1..16 (default 8 for lookup, 4 for a draft model; at most the
+   * load's batchSize − 1). The length in use adapts to the recent acceptance rate
+   * (webgpu/speculative.ts `DraftLength`).
    */
   draftMax?: number;
   /** Longest n-gram matched, 1..8 (default 3). */
@@ -231,6 +241,8 @@ export interface ModelInfo {
   batchSize?: number;
   /** Bytes of weights on the GPU. */
   weightBytes: number;
+  /** The draft model loaded beside it (LoadOptions.draft; our WebGPU engine). */
+  draft?: { name: string; nParams: number; nLayers: number; nEmbd: number; weightBytes: number };
   /** Tensor types present, e.g. ['F32']. */
   tensorTypes: string[];
   /** True for synthetic models: speed is real, text is noise. */

@@ -118,7 +118,7 @@ function checkCommon(req: unknown, what: string): asserts req is Record<string, 
 export const DRAFT_LIMITS = { draftMax: 16, ngramMax: 8 } as const;
 
 /**
- * Checks GenerateRequest.draft: an object `{ type: 'lookup', draftMax?: 1..16, ngramMax?: 1..8 }`.
+ * Checks GenerateRequest.draft: an object `{ type: 'lookup' | 'model', draftMax?: 1..16, ngramMax?: 1..8 }`.
  * @throws EngineError('invalid_argument') naming the bad field.
  */
 export function checkDraft(d: unknown): void {
@@ -129,8 +129,8 @@ export function checkDraft(d: unknown): void {
       `draft must be an object such as { type: 'lookup' }, got ${show(d)}`,
     );
   const o = d as Record<string, unknown>;
-  if (o.type !== 'lookup')
-    throw new EngineError('invalid_argument', `draft.type must be 'lookup', got ${show(o.type)}`);
+  if (o.type !== 'lookup' && o.type !== 'model')
+    throw new EngineError('invalid_argument', `draft.type must be 'lookup' or 'model', got ${show(o.type)}`);
   checkNumberOption('draft.draftMax', o.draftMax, { integer: true, min: 1, max: DRAFT_LIMITS.draftMax });
   checkNumberOption('draft.ngramMax', o.ngramMax, { integer: true, min: 1, max: DRAFT_LIMITS.ngramMax });
 }

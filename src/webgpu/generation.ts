@@ -22,7 +22,7 @@ import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { chainedTokens } from './decoder.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
-import { speculativeGreedy } from './speculative.ts';
+import { type Drafter, lookupDrafter, ModelDrafter, speculativeGreedy } from './speculative.ts';
 
 /** What a generation needs from its engine. */
 export interface GenerationHost {
@@ -35,6 +35,8 @@ export interface GenerationHost {
   stats: () => EngineStats;
   /** `WebGpuEngineOptions.sampling`: where sampled requests pick their token (default 'gpu'). */
   sampling?: 'gpu' | 'cpu';
+  /** The draft model loaded beside the target (LoadOptions.draft), for `draft: { type: 'model' }`. */
+  draftModel?: LlamaModel;
 }
 
 /** Greedy: no temperature, no repetition penalty, no logits returned (the argmax on the GPU suffices). */
@@ -82,7 +84,7 @@ export async function runGeneration(
   const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
   if (!(maxTokens >= 0))
     throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
-  const spec = req.draft ? checkDraftFits(req, model) : undefined;
+  const spec = req.draft ? checkDraftFits(req, model, host.draftModel) : undefined;
   const out: number[] = [];
   const times: number[] = [];
   const dec = new IncrementalDecoder(tok);
@@ -112,8 +114,20 @@ export async function runGeneration(
   if (tPrefill !== undefined) {
     let pos = prompt.length; // position of the next token to feed
     if (spec) {
-      // Speculative (speculative.ts): drafted by lookup, verified in one target pass each.
-      const tokens = speculativeGreedy(model, { pos, maxTokens, prompt, ...spec.options, stats: spec.stats });
+      // Speculative (speculative.ts): drafted by lookup or by the draft model, verified in one target pass each.
+      let drafter: Drafter;
+      if (spec.draftModel) {
+        await spec.draftModel.prefill(prompt, 0, { signal });
+        drafter = new ModelDrafter(spec.draftModel, prompt.length);
+      } else drafter = lookupDrafter(spec.ngramMax);
+      const tokens = speculativeGreedy(model, {
+        pos,
+        maxTokens,
+        prompt,
+        draftMax: spec.draftMax,
+        drafter,
+        stats: spec.stats,
+      });
       for await (const id of tokens) {
         if (out.length === 0)
           host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
@@ -166,14 +180,22 @@ export async function runGeneration(
 
 /**
  * The speculative options of a request with `draft` (validated by core/validate.ts), checked against the
- * model: greedy only (sampled speculative decoding is not built yet), draftMax below the load's batch.
+ * model: greedy only (sampled speculative decoding is not built yet), draftMax below the load's batch,
+ * `type: 'model'` only with a draft model loaded (LoadOptions.draft).
  * @throws EngineError('invalid_argument') naming the problem.
  */
 function checkDraftFits(
   req: GenerateRequest,
   model: LlamaModel,
-): { options: { draftMax: number; ngramMax: number }; stats: SpeculativeStats } {
+  draftModel?: LlamaModel,
+): { draftMax: number; ngramMax: number; draftModel?: LlamaModel; stats: SpeculativeStats } {
   const d = req.draft!;
+  if (d.type === 'model' && !draftModel) {
+    throw new EngineError(
+      'invalid_argument',
+      "draft type 'model' needs a draft model: load the target with LoadOptions.draft (--draft on the command line)",
+    );
+  }
   if (!isGreedy(req)) {
     throw new EngineError(
       'invalid_argument',
@@ -194,7 +216,9 @@ function checkDraftFits(
     );
   }
   return {
-    options: { draftMax: d.draftMax ?? Math.min(8, most), ngramMax: d.ngramMax ?? 3 },
+    draftMax: d.draftMax ?? Math.min(d.type === 'model' ? 4 : 8, most),
+    ngramMax: d.ngramMax ?? 3,
+    draftModel: d.type === 'model' ? draftModel : undefined,
     stats: { drafted: 0, accepted: 0, targetPasses: 0 },
   };
 }

@@ -76,7 +76,7 @@ describe('GenerateRequest.draft validation', () => {
   const bad: unknown[] = [
     'lookup',
     null,
-    { type: 'model' },
+    { type: 'medusa' },
     { type: 'lookup', draftMax: 0 },
     { type: 'lookup', draftMax: 17 },
     { type: 'lookup', draftMax: 2.5 },

@@ -59,28 +59,77 @@ export class DraftLength {
   }
 }
 
+/**
+ * Where drafts come from. `draft` proposes n tokens after `history` (the prompt and the output so far);
+ * `rollback(valid)` says that only the first `valid` tokens of the history it last drafted from, plus the
+ * drafts the target accepted, are right (a draft model's KV cache keeps rows up to there).
+ */
+export interface Drafter {
+  draft(history: readonly number[], n: number): number[] | Promise<number[]>;
+  rollback?(valid: number): void;
+}
+
+/** Drafting by prompt lookup ({@link lookupDraft}). */
+export function lookupDrafter(ngramMax: number): Drafter {
+  return { draft: (history, n) => lookupDraft(history, n, { ngramMax }) };
+}
+
+/**
+ * Drafting by a second, smaller model with the same vocabulary: its greedy continuation. It keeps its own
+ * KV cache in step with the accepted history: each draft first feeds the tokens it has not seen (the
+ * target's last token, and after a fully accepted draft its own last draft too) in one pass
+ * (LlamaModel.verify), whose last argmax is the first draft, then n − 1 decode steps; a rollback moves
+ * its position back to the accepted prefix (the stale rows are overwritten before they are read).
+ * The prompt must have been prefilled into it first (position `start` = the prompt's length).
+ */
+export class ModelDrafter implements Drafter {
+  private valid: number;
+  constructor(
+    private readonly model: LlamaModel,
+    start: number,
+  ) {
+    this.valid = start;
+  }
+  async draft(history: readonly number[], n: number): Promise<number[]> {
+    const m = this.model;
+    const pending = history.slice(this.valid);
+    const { argmax } = await m.verify(pending, this.valid);
+    this.valid = history.length;
+    const drafts = [argmax[argmax.length - 1]];
+    while (drafts.length < n && this.valid < m.nCtx - 1) {
+      m.submitDecode(this.valid, { tokenId: drafts[drafts.length - 1], slot: 0 });
+      drafts.push(await m.readToken(0));
+      this.valid++;
+    }
+    return drafts;
+  }
+  rollback(valid: number): void {
+    this.valid = Math.min(this.valid, valid);
+  }
+}
+
 /** Options of {@link speculativeGreedy}. */
 export interface SpeculativeOptions {
   /** Position at which the first token (from the prefill's logits) will be fed. */
   pos: number;
   /** Tokens to yield at most (the loop never feeds a position at or past `model.nCtx`). */
   maxTokens: number;
-  /** The prompt's ids (the lookup's history starts with them). */
+  /** The prompt's ids (the drafts' history starts with them). */
   prompt: readonly number[];
   /** Most tokens drafted per pass (1..batchSize − 1). */
   draftMax: number;
-  /** Longest n-gram the lookup matches. */
-  ngramMax: number;
+  /** Where drafts come from. */
+  drafter: Drafter;
   /** Filled as the loop runs. */
   stats: SpeculativeStats;
 }
 
 /**
- * Yields greedy tokens 0, 1, … after a prefill, drafting by lookup and verifying each draft in one
- * target pass (LlamaModel.verify; a plain decode step where the lookup finds nothing). The first token is
- * the prefill's argmax. Stop early by leaving the loop: every pass is awaited before its tokens are
- * yielded, so nothing is in flight and the model is ready for the next request.
- * @throws what the model throws (EngineError 'context_overflow', a lost device).
+ * Yields greedy tokens 0, 1, … after a prefill, verifying each draft in one target pass
+ * (LlamaModel.verify; a plain decode step where the drafter has nothing). The first token is the
+ * prefill's argmax. Stop early by leaving the loop: every pass is awaited before its tokens are yielded,
+ * so nothing is in flight and the models are ready for the next request.
+ * @throws what the models throw (EngineError 'context_overflow', a lost device).
  */
 export async function* speculativeGreedy(
   model: LlamaModel,
@@ -96,7 +145,7 @@ export async function* speculativeGreedy(
   while (produced < o.maxTokens && pos < model.nCtx) {
     // Every token kept must fit maxTokens: n drafts give up to n + 1 tokens.
     const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
-    const drafts = room > 0 ? lookupDraft(history, room, { ngramMax: o.ngramMax }) : [];
+    const drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
     const { argmax } = await model.verify([last, ...drafts], pos);
     o.stats.targetPasses++;
     let a = 0;
@@ -106,6 +155,7 @@ export async function* speculativeGreedy(
       o.stats.accepted += a;
       len.update(drafts.length, a);
     }
+    o.drafter.rollback?.(history.length + a);
     const kept = [...drafts.slice(0, a), argmax[a]];
     pos += kept.length;
     for (const id of kept) {

@@ -1,25 +1,33 @@
 /**
- * Speculative decoding by lookup (GenerateRequest.draft) against the same runs without drafting, in one
- * headless Chromium (the real engine worker, src/cli/harness.ts), on one model and a few prompts: per
- * prompt, one warm-up of each (the verify step's kernels compile on first use), then `--runs` pairs,
- * alternating plain and lookup; each pair's greedy outputs must be identical (else the script fails).
- * Prints, and writes into BENCHMARKS.md between `<!-- bench:speculative DATE -->` markers, a table of
- * decode tok/s medians with and without, the ratio, the acceptance rate and the tokens per target pass.
+ * Speculative decoding (GenerateRequest.draft) against the same runs without drafting, in one headless
+ * Chromium (the real engine worker, src/cli/harness.ts), on one target model and a few prompts: by
+ * lookup, and with each draft model (default: the target's own Q8_0 and Q4_0 copies, made by the
+ * project's quantizer into a temporary directory). Per drafting and prompt: one warm-up of each (the
+ * verify step's kernels compile on first use), then `--runs` pairs, alternating plain and speculative;
+ * each pair's greedy outputs must be identical (else the script fails). Prints, and writes into
+ * BENCHMARKS.md between `<!-- bench:speculative DATE -->` markers, a table of decode tok/s medians with
+ * and without, the ratio, the acceptance rate and the tokens per target pass.
  *
- *   npm run bench:speculative -- [--model PATH] [--runs 5] [--tokens 96] [--draft-max 8] [--no-write]
+ *   npm run bench:speculative -- [--model PATH] [--draft PATH …] [--runs 5] [--tokens 96]
+ *     [--draft-max N] [--no-write]
  *
- * Default model: stories260K (src/testing/models.ts).
+ * Default model: stories260K (src/testing/models.ts). `--draft-max` default: the engine's (8 for lookup,
+ * 4 for a draft model).
  */
+import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { callHarness, withHarnessPage } from '../src/cli/harness-server.ts';
 import { decodeTokPerS } from '../src/core/metrics.ts';
-import type { GenerateRequest, GenerateResult, ModelInfo } from '../src/core/types.ts';
+import type { DraftOptions, GenerateRequest, GenerateResult, ModelInfo } from '../src/core/types.ts';
+import { quantizeGguf } from '../src/gguf/quantize-model.ts';
+import { openGguf } from '../src/gguf/reader.ts';
 import { stories260kPath } from '../src/testing/models.ts';
 import {
   type AdapterInfo,
   adapterRow,
+  benchScratch,
   cpuModel,
   cpuRow,
   gitCommit,
@@ -31,7 +39,8 @@ const { values } = parseArgs({
     model: { type: 'string' },
     runs: { type: 'string', default: '5' },
     tokens: { type: 'string', default: '96' },
-    'draft-max': { type: 'string', default: '8' },
+    'draft-max': { type: 'string' },
+    draft: { type: 'string', multiple: true },
     'no-write': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -45,7 +54,23 @@ if (values.help) {
 const MODEL = resolve(values.model ?? stories260kPath());
 const RUNS = Number(values.runs);
 const TOKENS = Number(values.tokens);
-const DRAFT_MAX = Number(values['draft-max']);
+const DRAFT_MAX = values['draft-max'] === undefined ? undefined : Number(values['draft-max']);
+const scratch = benchScratch('bench-speculative-');
+let drafts: string[];
+try {
+  drafts = values.draft?.map((d) => resolve(d)) ?? [];
+  if (!values.draft) {
+    const src = await openGguf({ path: MODEL });
+    for (const type of ['Q8_0', 'Q4_0'] as const) {
+      const file = join(scratch.dir, `${basename(MODEL, '.gguf')}-${type}.gguf`);
+      writeFileSync(file, (await quantizeGguf(src, type)).bytes);
+      drafts.push(file);
+    }
+  }
+} catch (e) {
+  scratch.cleanUp();
+  throw e;
+}
 
 /** A summarising prompt (the answer repeats the text) and a plain story start (little to look up). */
 const PROMPTS: { name: string; prompt: string }[] = [
@@ -67,6 +92,7 @@ const median = (xs: number[]) => {
 };
 
 interface Row {
+  drafting: string;
   name: string;
   promptTokens: number;
   plain: number;
@@ -78,70 +104,96 @@ interface Row {
 
 let adapter: AdapterInfo | undefined;
 let modelName = '';
-const rows: Row[] = await withHarnessPage({ modelPath: MODEL }, async (page, modelUrl) => {
-  const info = await callHarness<ModelInfo>(page, 'load', modelUrl, 1024);
-  adapter = await callHarness<AdapterInfo>(page, 'adapter');
-  modelName = `${info.name} (${info.tensorTypes.join(', ')})`;
-  const out: Row[] = [];
-  for (const p of PROMPTS) {
-    const base: GenerateRequest = { prompt: p.prompt, maxTokens: TOKENS, ignoreEos: true };
-    const spec: GenerateRequest = { ...base, draft: { type: 'lookup', draftMax: DRAFT_MAX } };
-    await callHarness(page, 'generate', base);
-    await callHarness(page, 'generate', spec);
-    const plain: number[] = [];
-    const lookup: number[] = [];
-    let drafted = 0;
-    let accepted = 0;
-    let passes = 0;
-    let tokens = 0;
-    let promptTokens = 0;
-    for (let r = 0; r < RUNS; r++) {
-      const a = await callHarness<GenerateResult>(page, 'generate', base);
-      const b = await callHarness<GenerateResult>(page, 'generate', spec);
-      if (JSON.stringify(a.outputTokenIds) !== JSON.stringify(b.outputTokenIds))
-        throw new Error(`${p.name}: the lookup run's output differs from plain greedy's`);
-      promptTokens = a.promptTokenIds.length;
-      plain.push(decodeTokPerS({ ...a, promptTokens }));
-      lookup.push(decodeTokPerS({ ...b, promptTokens }));
-      const s = b.speculative!;
-      drafted += s.drafted;
-      accepted += s.accepted;
-      passes += s.targetPasses;
-      tokens += b.outputTokenIds.length - 1;
+/** Each way of drafting: lookup, then each draft model (loaded beside the target). */
+const draftings: { name: string; draftPath?: string; draft: DraftOptions }[] = [
+  { name: 'lookup', draft: { type: 'lookup' } },
+  ...drafts.map((d) => ({
+    name: `draft ${basename(d)}`,
+    draftPath: d,
+    draft: { type: 'model' } as DraftOptions,
+  })),
+];
+const rows: Row[] = [];
+try {
+  await withHarnessPage({ modelPath: MODEL, otherPaths: drafts }, async (page, modelUrl, urlOf) => {
+    for (const d of draftings) {
+      const info = await callHarness<ModelInfo>(
+        page,
+        'load',
+        modelUrl,
+        1024,
+        undefined,
+        undefined,
+        d.draftPath && urlOf(d.draftPath),
+      );
+      adapter ??= await callHarness<AdapterInfo>(page, 'adapter');
+      modelName ||= `${info.name} (${info.tensorTypes.join(', ')})`;
+      for (const p of PROMPTS) {
+        const base: GenerateRequest = { prompt: p.prompt, maxTokens: TOKENS, ignoreEos: true };
+        const spec: GenerateRequest = {
+          ...base,
+          draft: { ...d.draft, ...(DRAFT_MAX !== undefined ? { draftMax: DRAFT_MAX } : {}) },
+        };
+        await callHarness(page, 'generate', base);
+        await callHarness(page, 'generate', spec);
+        const plain: number[] = [];
+        const sped: number[] = [];
+        let drafted = 0;
+        let accepted = 0;
+        let passes = 0;
+        let tokens = 0;
+        let promptTokens = 0;
+        for (let r = 0; r < RUNS; r++) {
+          const a = await callHarness<GenerateResult>(page, 'generate', base);
+          const b = await callHarness<GenerateResult>(page, 'generate', spec);
+          if (JSON.stringify(a.outputTokenIds) !== JSON.stringify(b.outputTokenIds))
+            throw new Error(`${d.name}, ${p.name}: the speculative run's output differs from plain greedy's`);
+          promptTokens = a.promptTokenIds.length;
+          plain.push(decodeTokPerS({ ...a, promptTokens }));
+          sped.push(decodeTokPerS({ ...b, promptTokens }));
+          const s = b.speculative!;
+          drafted += s.drafted;
+          accepted += s.accepted;
+          passes += s.targetPasses;
+          tokens += b.outputTokenIds.length - 1;
+        }
+        rows.push({
+          drafting: d.name,
+          name: p.name,
+          promptTokens,
+          plain: median(plain),
+          lookup: median(sped),
+          accepted,
+          drafted,
+          perPass: tokens / passes,
+        });
+        console.error(
+          `${d.name}, ${p.name}: plain ${plain.map((x) => x.toFixed(1))}, speculative ${sped.map((x) => x.toFixed(1))}`,
+        );
+      }
     }
-    out.push({
-      name: p.name,
-      promptTokens,
-      plain: median(plain),
-      lookup: median(lookup),
-      accepted,
-      drafted,
-      perPass: tokens / passes,
-    });
-    console.error(
-      `${p.name}: plain ${plain.map((x) => x.toFixed(1))}, lookup ${lookup.map((x) => x.toFixed(1))}`,
-    );
-  }
-  return out;
-});
+  });
+} finally {
+  scratch.cleanUp();
+}
 
 const date = new Date().toISOString().slice(0, 10);
 const text = [
   `<!-- bench:speculative ${date} -->`,
-  `### Speculative decoding by lookup, ${date}`,
+  `### Speculative decoding, ${date}`,
   '',
-  `\`npm run bench:speculative\` (commit ${gitCommit(['src', 'scripts'])}): ${modelName}, greedy, ${TOKENS} tokens with EOS ignored, draftMax ${DRAFT_MAX} (adaptive), ${RUNS} pairs of runs after one warm-up each, plain and lookup alternating in one headless Chromium; every pair's outputs identical. Decode tok/s = (tokens − 1) ÷ (last token − first token), medians.`,
+  `\`npm run bench:speculative\` (commit ${gitCommit(['src', 'scripts'])}): ${modelName}, greedy, ${TOKENS} tokens with EOS ignored, draftMax ${DRAFT_MAX ?? 'the default (8 lookup, 4 draft model)'} (adaptive), ${RUNS} pairs of runs after one warm-up each, plain and speculative alternating in one headless Chromium; every pair's outputs identical. Draft models: ${drafts.map((d) => basename(d)).join(', ') || 'none'}. Decode tok/s = (tokens − 1) ÷ (last token − first token), medians.`,
   '',
   '| | |',
   '|---|---|',
   cpuRow(cpuModel(), cpus().length),
   adapterRow('headless Chromium', adapter),
   '',
-  '| prompt | prompt tokens | decode tok/s plain | decode tok/s lookup | lookup ÷ plain | accepted / drafted | tokens per target pass |',
-  '|---|---:|---:|---:|---:|---:|---:|',
+  '| drafting | prompt | prompt tokens | decode tok/s plain | decode tok/s speculative | speculative ÷ plain | accepted / drafted | tokens per target pass |',
+  '|---|---|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
     (r) =>
-      `| ${r.name} | ${r.promptTokens} | ${r.plain.toFixed(1)} | ${r.lookup.toFixed(1)} | ${(r.lookup / r.plain).toFixed(2)}× | ${r.accepted} / ${r.drafted} (${r.drafted ? ((100 * r.accepted) / r.drafted).toFixed(0) : 'n/a'}%) | ${r.perPass.toFixed(2)} |`,
+      `| ${r.drafting} | ${r.name} | ${r.promptTokens} | ${r.plain.toFixed(1)} | ${r.lookup.toFixed(1)} | ${(r.lookup / r.plain).toFixed(2)}× | ${r.accepted} / ${r.drafted} (${r.drafted ? ((100 * r.accepted) / r.drafted).toFixed(0) : 'n/a'}%) | ${r.perPass.toFixed(2)} |`,
   ),
   `<!-- /bench:speculative ${date} -->`,
 ].join('\n');

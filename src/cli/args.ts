@@ -181,23 +181,35 @@ export function chromiumArg(values: { chromium?: string; browser?: string }): st
   return chromium ?? browser;
 }
 
-/** The speculative-decoding flags of `generate` (GenerateRequest.draft). */
-export const DRAFT_USAGE = `  --lookup                          speculative decoding by prompt lookup (greedy only): draft tokens from
-                                    n-grams of the prompt and output, verified in one pass each; the output
-                                    is plain greedy's, and stderr gets the acceptance and tokens per pass
-  --draft-max N                     with --lookup: most tokens drafted per pass, 1..16 (default 8, adaptive)`;
+/** The speculative-decoding flags of `generate` (GenerateRequest.draft, LoadOptions.draft). */
+export const DRAFT_USAGE = `  --draft PATH|URL|hf:…|synthetic:… speculative decoding with a draft model (greedy only): a smaller GGUF
+                                    with the target's vocabulary drafts, the target verifies each draft in
+                                    one pass; the output is plain greedy's, and stderr gets the acceptance
+                                    and tokens per target pass
+  --lookup                          speculative decoding by prompt lookup instead (no second model): drafts
+                                    from n-grams of the prompt and the output so far
+  --draft-max N                     most tokens drafted per pass, 1..16 (default 8 with --lookup, 4 with
+                                    --draft; adapted to the acceptance rate)`;
 
 /**
- * `--lookup` and `--draft-max N` as GenerateRequest.draft (undefined without --lookup).
- * @throws UsageError for --draft-max out of 1..16 or without --lookup.
+ * `--draft`, `--lookup` and `--draft-max N` as GenerateRequest.draft (undefined without either).
+ * @throws UsageError for --draft-max out of 1..16 or without either, or both --draft and --lookup.
  */
-export function draftArgs(values: { lookup?: boolean; 'draft-max'?: string }): GenerateRequest['draft'] {
+export function draftArgs(values: {
+  draft?: string;
+  lookup?: boolean;
+  'draft-max'?: string;
+}): GenerateRequest['draft'] {
   const draftMax = optIntArg(values['draft-max'], 'draft-max', 1, DRAFT_LIMITS.draftMax);
-  if (!values.lookup) {
-    if (draftMax !== undefined) throw new UsageError('--draft-max needs --lookup (the drafting it bounds)');
+  if (values.draft === '') throw new UsageError('--draft is empty: give the draft model');
+  if (values.draft !== undefined && values.lookup)
+    throw new UsageError('--draft and --lookup are two ways to draft: give one of them');
+  if (values.draft === undefined && !values.lookup) {
+    if (draftMax !== undefined)
+      throw new UsageError('--draft-max needs --draft or --lookup (the drafting it bounds)');
     return undefined;
   }
-  return { type: 'lookup', ...(draftMax !== undefined ? { draftMax } : {}) };
+  return { type: values.lookup ? 'lookup' : 'model', ...(draftMax !== undefined ? { draftMax } : {}) };
 }
 
 /** One line on what speculative decoding did, for stderr: acceptance and tokens per target pass. */

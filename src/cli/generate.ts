@@ -1,7 +1,8 @@
 /**
  * `npm run generate -- --model PATH_OR_URL --prompt TEXT --max-tokens N [--temperature T --seed S]
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
- *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32] [--lookup [--draft-max N]]`
+ *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]
+ *   [--draft PATH | --lookup] [--draft-max N]`
  *
  * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only),
  * then llama-cli's timing summary on stderr (src/cli/timings.ts: prompt eval = TTFT, eval = decode).
@@ -58,7 +59,7 @@ ${DRAFT_USAGE}
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them
   --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE (and
-                                    with --lookup "speculative": {"drafted", "accepted", "targetPasses"})
+                                    with --draft/--lookup "speculative": {"drafted", "accepted", "targetPasses"})
   --runtime browser|node            the engine in headless Chromium (default) or in Node on Dawn
   --gpu                             flags for a hardware GPU on Linux (Vulkan)
 ${CHROMIUM_USAGE}
@@ -94,6 +95,7 @@ async function main(): Promise<number> {
       'min-p': { type: 'string' },
       'repeat-penalty': { type: 'string' },
       lookup: { type: 'boolean', default: false },
+      draft: { type: 'string' },
       'draft-max': { type: 'string' },
       json: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
@@ -134,6 +136,11 @@ async function main(): Promise<number> {
   const isUrl = /^https?:\/\//.test(model);
   const isSynthetic = model.startsWith('synthetic:');
   if (!isUrl && !isSynthetic) checkLocalModel(model);
+  const draftModel = values.draft ? await resolveCliModel({ ...values, model: values.draft }) : undefined;
+  const draftKind =
+    draftModel &&
+    (/^https?:\/\//.test(draftModel) ? 'url' : draftModel.startsWith('synthetic:') ? 'synthetic' : 'path');
+  if (draftModel && draftKind === 'path') checkLocalModel(draftModel);
   // Load progress on stderr (the continuation alone goes to stdout): a load is never silent.
   const say = (line: string) => process.stderr.write(`generate: ${line}\n`);
   const onProgress = loadProgressLogger(say);
@@ -153,6 +160,16 @@ async function main(): Promise<number> {
             defaultLimits: values['default-limits'],
             kvType,
             onProgress,
+            ...(draftModel
+              ? {
+                  draft:
+                    draftKind === 'url'
+                      ? { url: draftModel }
+                      : draftKind === 'synthetic'
+                        ? { synthetic: draftModel }
+                        : { path: resolve(draftModel) },
+                }
+              : {}),
           })
           // No adapter: say what this machine lacks (the Vulkan loader's package, or a driver).
           .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver))),
@@ -167,8 +184,9 @@ async function main(): Promise<number> {
         gpu: values.gpu,
         chromium,
         modelPath: isUrl || isSynthetic ? undefined : resolve(model),
+        otherPaths: draftModel && draftKind === 'path' ? [resolve(draftModel)] : [],
       },
-      async (page, modelUrl) => {
+      async (page, modelUrl, urlOf) => {
         await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
         await page.exposeFunction('__onProgress', onProgress);
         try {
@@ -179,6 +197,7 @@ async function main(): Promise<number> {
             ctx,
             values['default-limits'],
             kvType,
+            draftModel && (draftKind === 'path' ? urlOf(resolve(draftModel)) : draftModel),
           ).then(logLimits);
         } catch (e) {
           // Name the file the person gave, not the URL it was served under.

@@ -166,3 +166,63 @@ export async function* speculativeGreedy(
     }
   }
 }
+
+/** Draws an index from the distribution `w` [V] (non-negative, summing to `total`) with one uniform draw u ∈ [0, 1). */
+function drawFrom(w: ArrayLike<number>, total: number, u: number): number {
+  let x = u * total;
+  let last = -1;
+  for (let t = 0; t < w.length; t++) {
+    if (w[t] <= 0) continue;
+    last = t;
+    if (x < w[t]) return t;
+    x -= w[t];
+  }
+  return last; // rounding left x just past the end: the last token with mass
+}
+
+/**
+ * The speculative-sampling acceptance rule (Leviathan et al. 2023, Algorithm 1; Chen et al. 2023): draft
+ * i is kept with probability min(1, p_i(x) / q_i(x)); at the first rejection the token is drawn from
+ * norm(max(0, p_i − q_i)) instead and the pass ends; when every draft is kept, one more token is drawn
+ * from p_n. The tokens kept then follow the target's distribution exactly, whatever the drafts.
+ * @param drafts the draft tokens [n].
+ * @param p the target's distributions [n + 1][V] (row i: after the prefix and drafts[0..i)).
+ * @param q the distributions the drafts were drawn from [n][V]; undefined where drafts were chosen
+ *   deterministically (lookup, a greedy draft model): point masses q_i = δ(drafts[i]), so draft i is kept
+ *   with probability p_i(drafts[i]) and a rejection draws from p_i without it.
+ * @param rand uniform draws in [0, 1).
+ * @returns the kept drafts, then the drawn token: 1..n + 1 ids.
+ */
+export function speculativeSample(
+  drafts: readonly number[],
+  p: readonly ArrayLike<number>[],
+  q: readonly ArrayLike<number>[] | undefined,
+  rand: () => number,
+): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < drafts.length; i++) {
+    const x = drafts[i];
+    const qx = q ? q[i][x] : 1;
+    if (rand() * qx < p[i][x]) {
+      out.push(x);
+      continue;
+    }
+    const V = p[i].length;
+    const resid = new Float64Array(V);
+    let total = 0;
+    for (let t = 0; t < V; t++) {
+      const r = p[i][t] - (q ? q[i][t] : t === x ? 1 : 0);
+      if (r > 0) {
+        resid[t] = r;
+        total += r;
+      }
+    }
+    out.push(drawFrom(resid, total, rand()));
+    return out;
+  }
+  const last = p[drafts.length];
+  let total = 0;
+  for (let t = 0; t < last.length; t++) total += last[t];
+  out.push(drawFrom(last, total, rand()));
+  return out;
+}

@@ -138,10 +138,12 @@ export interface GenerateRequest extends SamplingParams {
   /** Also return logits per output position (slow: reads back [nVocab] floats per token). */
   returnLogits?: boolean;
   /**
-   * Speculative decoding (our WebGPU engine; greedy requests): draft tokens cheaply and have the model
-   * score them all in one batched forward, keeping the longest prefix it agrees with plus its own next
-   * token, so several tokens can cost one pass; the output is plain greedy decoding's (up to the
-   * prefill and decode kernels' float rounding). See {@link DraftOptions}.
+   * Speculative decoding (our WebGPU engine): draft tokens cheaply and have the model score them all in
+   * one batched forward, keeping the longest prefix it agrees with plus its own next token, so several
+   * tokens can cost one pass. Greedy output is plain greedy decoding's (up to the prefill and decode
+   * kernels' float rounding); sampled output follows the speculative-sampling rule (Leviathan et al.
+   * 2023), so its distribution is the target's, but its tokens for a seed are not plain sampling's. Not
+   * with returnLogits. See {@link DraftOptions}.
    */
   draft?: DraftOptions;
 }

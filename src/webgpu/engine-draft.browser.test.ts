@@ -77,6 +77,9 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
     expect(cut.outputTokenIds).toEqual(plain.outputTokenIds.slice(0, 9));
     const again = await engine.generate({ ...req, draft: { type: 'model', draftMax: 3 } });
     expect(again.outputTokenIds).toEqual(plain.outputTokenIds);
+    // Sampled with all the mass on one token (topK 1): the draft model's drafts under the acceptance rule.
+    const sampled = await engine.generate({ ...req, temperature: 0.8, topK: 1, draft: { type: 'model' } });
+    expect(sampled.outputTokenIds).toEqual(plain.outputTokenIds);
     // The lookup drafter still works beside a loaded draft model.
     const lookup = await engine.generate({ ...req, draft: { type: 'lookup' } });
     expect(lookup.outputTokenIds).toEqual(plain.outputTokenIds);

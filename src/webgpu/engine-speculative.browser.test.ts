@@ -5,7 +5,10 @@
  * f32 KV caches; the conversation continued afterwards (its prompt = the first prompt + output + more)
  * equals plain decoding too; the stats add up (tokens per target pass above one where the lookup hits);
  * an abort in the middle of a verify pass's tokens ends the generation and leaves the model exact; bad
- * drafts are refused before any generation.
+ * drafts are refused before any generation. Sampled (the acceptance rule over the logits read back from
+ * each verify pass): a distribution with all its mass on one token (topK 1) gives greedy output, a
+ * repetition penalty at temperature 0 plain penalised decoding's; the rule's distribution itself is
+ * tested by chi-square in speculative.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
@@ -113,6 +116,48 @@ describe.each(['f16', 'f32'] as KvType[])('speculative decoding by lookup (%s KV
   });
 });
 
+describe('sampled speculative decoding by lookup (the acceptance rule on the GPU path)', () => {
+  const engine = new WebGpuEngine({ openModel: openModelSource });
+  beforeAll(async () => {
+    await engine.load({ url: MODEL_URL }, { contextLength: 128 });
+  }, 120_000);
+  afterAll(() => engine.dispose());
+  const base: GenerateRequest = { prompt: PROMPTS[1], maxTokens: 32, ignoreEos: true };
+
+  it('a sampling distribution with all its mass on one token (topK 1) gives greedy output', async () => {
+    const plain = await engine.generate(base);
+    for (const seed of [1, 2]) {
+      const r = await engine.generate({
+        ...base,
+        temperature: 0.9,
+        topK: 1,
+        seed,
+        draft: { type: 'lookup' },
+      });
+      expect(r.outputTokenIds).toEqual(plain.outputTokenIds);
+      expect(r.speculative!.accepted).toBeGreaterThan(0);
+    }
+  });
+
+  it('temperature 0 with a repetition penalty equals plain decoding with it (the penalty sees the drafts)', async () => {
+    const req = { ...base, repetitionPenalty: 1.3, repetitionLastN: 16 };
+    const plain = await engine.generate(req);
+    const spec = await engine.generate({ ...req, draft: { type: 'lookup', draftMax: 5 } });
+    expect(spec.outputTokenIds).toEqual(plain.outputTokenIds);
+  });
+
+  it('temperature 1: seeded and repeatable, seeds differ, the passes add up', async () => {
+    const req = { ...base, temperature: 1, seed: 7, draft: { type: 'lookup' } } as const;
+    const a = await engine.generate(req);
+    const b = await engine.generate(req);
+    const c = await engine.generate({ ...req, seed: 8 });
+    expect(a.outputTokenIds).toEqual(b.outputTokenIds);
+    expect(c.outputTokenIds).not.toEqual(a.outputTokenIds);
+    expect(a.outputTokenIds.length).toBe(32);
+    expect(a.speculative!.targetPasses + a.speculative!.accepted).toBe(31);
+  });
+});
+
 describe('speculative decoding: bad requests', () => {
   const engine = new WebGpuEngine({ openModel: openModelSource });
   beforeAll(async () => {
@@ -121,8 +166,7 @@ describe('speculative decoding: bad requests', () => {
   afterAll(() => engine.dispose());
 
   for (const [name, req, pattern] of [
-    ['sampled', { temperature: 0.8, draft: { type: 'lookup' } }, /greedy/],
-    ['a penalty', { repetitionPenalty: 1.2, draft: { type: 'lookup' } }, /greedy/],
+    ['returnLogits', { returnLogits: true, draft: { type: 'lookup' } }, /does not return logits/],
     ['draftMax past the batch', { draft: { type: 'lookup', draftMax: 4 } }, /batch \(4 tokens: at most 3/],
     ['an unknown type', { draft: { type: 'medusa' } }, /draft.type/],
   ] as const) {

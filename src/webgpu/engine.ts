@@ -404,7 +404,8 @@ export class WebGpuEngine implements Engine {
    * they read back the logits each step and sample on the CPU (sampler.ts `Sampler`). The prompt's
    * prefill runs in batches that `signal` can stop between (LlamaModel.prefill; progress in
    * `stats().prefill`): an abort there resolves with finishReason 'aborted' and no tokens, within about
-   * one batch (~100 ms). The loop itself is generation.ts `runGeneration`.
+   * one batch (~100 ms). With `draft`, speculative decoding (speculative.ts: lookup or the draft model
+   * loaded by LoadOptions.draft; `result.speculative`). The loop itself is generation.ts `runGeneration`.
    * @throws EngineError 'context_overflow' (prompt longer than the context), 'invalid_argument',
    *   'not_loaded', 'device_lost'.
    */

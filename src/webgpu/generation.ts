@@ -19,10 +19,17 @@ import type {
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
 import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
+import { mulberry32 } from '../util/prng.ts';
 import { chainedTokens } from './decoder.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
-import { type Drafter, lookupDrafter, ModelDrafter, speculativeGreedy } from './speculative.ts';
+import {
+  type Drafter,
+  lookupDrafter,
+  ModelDrafter,
+  speculativeGreedy,
+  speculativeSampled,
+} from './speculative.ts';
 
 /** What a generation needs from its engine. */
 export interface GenerationHost {
@@ -120,14 +127,13 @@ export async function runGeneration(
         await spec.draftModel.prefill(prompt, 0, { signal });
         drafter = new ModelDrafter(spec.draftModel, prompt.length);
       } else drafter = lookupDrafter(spec.ngramMax);
-      const tokens = speculativeGreedy(model, {
-        pos,
-        maxTokens,
-        prompt,
-        draftMax: spec.draftMax,
-        drafter,
-        stats: spec.stats,
-      });
+      const so = { pos, maxTokens, prompt, draftMax: spec.draftMax, drafter, stats: spec.stats };
+      let tokens: AsyncGenerator<number, void, undefined>;
+      if (isGreedy(req)) tokens = speculativeGreedy(model, so);
+      else {
+        const sampler = new Sampler(req, model.cfg.nVocab);
+        tokens = speculativeSampled(model, so, sampler, mulberry32(sampler.seed));
+      }
       for await (const id of tokens) {
         if (out.length === 0)
           host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
@@ -180,7 +186,7 @@ export async function runGeneration(
 
 /**
  * The speculative options of a request with `draft` (validated by core/validate.ts), checked against the
- * model: greedy only (sampled speculative decoding is not built yet), draftMax below the load's batch,
+ * model: no returnLogits, draftMax below the load's batch,
  * `type: 'model'` only with a draft model loaded (LoadOptions.draft).
  * @throws EngineError('invalid_argument') naming the problem.
  */
@@ -196,10 +202,10 @@ function checkDraftFits(
       "draft type 'model' needs a draft model: load the target with LoadOptions.draft (--draft on the command line)",
     );
   }
-  if (!isGreedy(req)) {
+  if (req.returnLogits) {
     throw new EngineError(
       'invalid_argument',
-      'speculative decoding (draft) runs greedy requests only: temperature 0, no repetition penalty, no returnLogits',
+      'speculative decoding (draft) does not return logits: leave out returnLogits or draft',
     );
   }
   const most = model.batchSize - 1;

@@ -11,6 +11,7 @@
  */
 import type { SpeculativeStats } from '../core/types.ts';
 import type { LlamaModel } from './model/llama.ts';
+import type { Sampler } from './sampler.ts';
 
 /**
  * Prompt-lookup drafting: for n = ngramMax down to ngramMin, finds the latest earlier occurrence of the
@@ -225,4 +226,60 @@ export function speculativeSample(
   for (let t = 0; t < last.length; t++) total += last[t];
   out.push(drawFrom(last, total, rand()));
   return out;
+}
+
+/**
+ * Sampled speculative decoding: as {@link speculativeGreedy}, with the target's logits read back for every
+ * verified position [T, nVocab] and turned into the request's sampling distribution (`sampler`:
+ * penalties, top-k, top-p, min-p, temperature, with the history each position sees), and the drafts kept
+ * or replaced by {@link speculativeSample}. The drafters draft deterministically (lookup; a draft model's
+ * greedy continuation), so q is a point mass on each draft. The output follows the target's sampling
+ * distribution; it is not the token sequence plain sampling gives for the same seed (the draws differ).
+ * @param rand uniform draws in [0, 1) (seeded from the request's seed).
+ */
+export async function* speculativeSampled(
+  model: LlamaModel,
+  o: SpeculativeOptions,
+  sampler: Sampler,
+  rand: () => number,
+): AsyncGenerator<number, void, undefined> {
+  const V = model.cfg.nVocab;
+  const dense = (logits: Float32Array, history: readonly number[]): Float64Array => {
+    const c = sampler.distribution(logits, history);
+    const p = new Float64Array(V);
+    for (let k = 0; k < c.ids.length; k++) p[c.ids[k]] = c.probs[k];
+    return p;
+  };
+  model.submitReadback({ readLogits: true });
+  const history = [...o.prompt];
+  let last = speculativeSample([], [dense(await model.readLogits(), history)], undefined, rand)[0];
+  history.push(last);
+  let produced = 1;
+  yield last;
+  let pos = o.pos;
+  const len = new DraftLength(o.draftMax);
+  while (produced < o.maxTokens && pos < model.nCtx) {
+    const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
+    const drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    const { logits } = await model.verify([last, ...drafts], pos, { readLogits: true });
+    o.stats.targetPasses++;
+    const p = Array.from({ length: drafts.length + 1 }, (_, i) =>
+      dense(logits!.subarray(i * V, (i + 1) * V), [...history, ...drafts.slice(0, i)]),
+    );
+    const kept = speculativeSample(drafts, p, undefined, rand);
+    const a = kept.length - 1;
+    if (drafts.length > 0) {
+      o.stats.drafted += drafts.length;
+      o.stats.accepted += a;
+      len.update(drafts.length, a);
+    }
+    o.drafter.rollback?.(history.length + a);
+    pos += kept.length;
+    for (const id of kept) {
+      history.push(id);
+      produced++;
+      last = id;
+      yield id;
+    }
+  }
 }

@@ -224,3 +224,17 @@ export function parseInteger(s: string): number | undefined {
   const n = Number(s);
   return Number.isSafeInteger(n) ? n : undefined;
 }
+
+/**
+ * For engines without speculative decoding (remote servers, WebLLM): refuses a request's `draft` or a
+ * load's `draft` rather than ignoring it.
+ * @throws EngineError('invalid_argument') naming the engine.
+ */
+export function refuseDraft(what: { draft?: unknown }, engine: string): void {
+  if (what.draft !== undefined) {
+    throw new EngineError(
+      'invalid_argument',
+      `speculative decoding (draft) runs on our WebGPU engine only, not on ${engine}`,
+    );
+  }
+}

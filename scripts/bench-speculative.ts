@@ -8,10 +8,12 @@
  * BENCHMARKS.md between `<!-- bench:speculative DATE -->` markers, a table of decode tok/s medians with
  * and without, the ratio, the acceptance rate and the tokens per target pass.
  *
- *   npm run bench:speculative -- [--model PATH] [--draft PATH …] [--runs 5] [--tokens 96]
- *     [--draft-max N] [--no-write]
+ *   npm run bench:speculative -- [--model PATH | --bench-60m TYPE] [--draft PATH …] [--runs 5]
+ *     [--tokens 96] [--draft-max N] [--no-write]
  *
- * Default model: stories260K (src/testing/models.ts). `--draft-max` default: the engine's (8 for lookup,
+ * Default model: stories260K (src/testing/models.ts). `--bench-60m TYPE`: the 60M-parameter random test
+ * model (scripts/bench-common.ts `writeBenchModel`, quantized to TYPE by our quantizer) as the target,
+ * and as its default draft a small random model with the same vocabulary (2 layers, 128 wide; seed 61). `--draft-max` default: the engine's (8 for lookup,
  * 4 for a draft model).
  */
 import { writeFileSync } from 'node:fs';
@@ -23,14 +25,18 @@ import { decodeTokPerS } from '../src/core/metrics.ts';
 import type { DraftOptions, GenerateRequest, GenerateResult, ModelInfo } from '../src/core/types.ts';
 import { quantizeGguf } from '../src/gguf/quantize-model.ts';
 import { openGguf } from '../src/gguf/reader.ts';
+import { makeRandomLlamaGguf } from '../src/model/random-model.ts';
 import { stories260kPath } from '../src/testing/models.ts';
 import {
   type AdapterInfo,
   adapterRow,
+  benchModelFile,
   benchScratch,
+  benchShape,
   cpuModel,
   cpuRow,
   gitCommit,
+  writeBenchModel,
   writeBenchSection,
 } from './bench-common.ts';
 
@@ -41,6 +47,7 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '96' },
     'draft-max': { type: 'string' },
     draft: { type: 'string', multiple: true },
+    'bench-60m': { type: 'string' },
     'no-write': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -51,7 +58,7 @@ if (values.help) {
   );
   process.exit(0);
 }
-const MODEL = resolve(values.model ?? stories260kPath());
+let MODEL = resolve(values.model ?? stories260kPath());
 const RUNS = Number(values.runs);
 const TOKENS = Number(values.tokens);
 const DRAFT_MAX = values['draft-max'] === undefined ? undefined : Number(values['draft-max']);
@@ -59,7 +66,30 @@ const scratch = benchScratch('bench-speculative-');
 let drafts: string[];
 try {
   drafts = values.draft?.map((d) => resolve(d)) ?? [];
-  if (!values.draft) {
+  if (values['bench-60m']) {
+    const m = await writeBenchModel(scratch.dir, 1024);
+    MODEL = await benchModelFile(m, values['bench-60m']);
+    const shape = benchShape();
+    if (!values.draft) {
+      const small = join(scratch.dir, 'bench-60m-draft-F32.gguf');
+      writeFileSync(
+        small,
+        makeRandomLlamaGguf({
+          seed: 61,
+          name: 'bench-60m-draft',
+          nLayers: 2,
+          nEmbd: 128,
+          nFF: 384,
+          nHead: 4,
+          nHeadKv: 4,
+          nVocab: shape.nVocab,
+          contextLength: 1024,
+          weightType: 'F32',
+        }),
+      );
+      drafts.push(small);
+    }
+  } else if (!values.draft) {
     const src = await openGguf({ path: MODEL });
     for (const type of ['Q8_0', 'Q4_0'] as const) {
       const file = join(scratch.dir, `${basename(MODEL, '.gguf')}-${type}.gguf`);
@@ -178,9 +208,11 @@ try {
 }
 
 const date = new Date().toISOString().slice(0, 10);
+/** One section per target kind a day: stories260K (or --model) and the 60M model. */
+const TAG = values['bench-60m'] ? 'speculative-60m' : 'speculative';
 const text = [
-  `<!-- bench:speculative ${date} -->`,
-  `### Speculative decoding, ${date}`,
+  `<!-- bench:${TAG} ${date} -->`,
+  `### Speculative decoding, ${modelName}, ${date}`,
   '',
   `\`npm run bench:speculative\` (commit ${gitCommit(['src', 'scripts'])}): ${modelName}, greedy, ${TOKENS} tokens with EOS ignored, draftMax ${DRAFT_MAX ?? 'the default (8 lookup, 4 draft model)'} (adaptive), ${RUNS} pairs of runs after one warm-up each, plain and speculative alternating in one headless Chromium; every pair's outputs identical. Draft models: ${drafts.map((d) => basename(d)).join(', ') || 'none'}. Decode tok/s = (tokens − 1) ÷ (last token − first token), medians.`,
   '',
@@ -195,7 +227,7 @@ const text = [
     (r) =>
       `| ${r.drafting} | ${r.name} | ${r.promptTokens} | ${r.plain.toFixed(1)} | ${r.lookup.toFixed(1)} | ${(r.lookup / r.plain).toFixed(2)}× | ${r.accepted} / ${r.drafted} (${r.drafted ? ((100 * r.accepted) / r.drafted).toFixed(0) : 'n/a'}%) | ${r.perPass.toFixed(2)} |`,
   ),
-  `<!-- /bench:speculative ${date} -->`,
+  `<!-- /bench:${TAG} ${date} -->`,
 ].join('\n');
 console.log(text);
-if (!values['no-write']) writeBenchSection('speculative', date, text);
+if (!values['no-write']) writeBenchSection(TAG, date, text);

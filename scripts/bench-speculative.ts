@@ -54,7 +54,7 @@ const { values } = parseArgs({
 });
 if (values.help) {
   console.log(
-    'npm run bench:speculative -- [--model PATH] [--runs 5] [--tokens 96] [--draft-max 8] [--no-write]',
+    'npm run bench:speculative -- [--model PATH | --bench-60m TYPE] [--draft PATH …] [--runs 5] [--tokens 96] [--draft-max N] [--no-write]',
   );
   process.exit(0);
 }

@@ -3,8 +3,9 @@
  * with its own Q8_0 and Q4_0 copies (made by the project's quantizer) as drafts: greedy output identical
  * to plain greedy decoding, token for token, across prompts and draft lengths, with both KV caches rolled
  * back after every rejection (the draft's is checked by the outputs staying exact over many passes) and
- * high acceptance for a copy of the target; an abort in the middle leaves both models exact; a draft with
- * another vocabulary (size, or token texts) is refused at load and leaves nothing loaded.
+ * high acceptance for a copy of the target; an abort in the middle (or between the target's prefill and
+ * the draft's) leaves both models exact; a draft with another vocabulary (size, or token texts) is
+ * refused at load and leaves nothing loaded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
@@ -77,6 +78,23 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
     expect(cut.outputTokenIds).toEqual(plain.outputTokenIds.slice(0, 9));
     const again = await engine.generate({ ...req, draft: { type: 'model', draftMax: 3 } });
     expect(again.outputTokenIds).toEqual(plain.outputTokenIds);
+    // Stopped after the target's prefill, during the draft's: 'aborted' with no tokens, nothing broken.
+    const model = engine.llama!;
+    const prefill = model.prefill;
+    const ac2 = new AbortController();
+    model.prefill = async (...a) => {
+      const r = await prefill.apply(model, a);
+      ac2.abort();
+      return r;
+    };
+    let stopped: Awaited<ReturnType<typeof engine.generate>>;
+    try {
+      stopped = await engine.generate({ ...req, draft: { type: 'model' } }, undefined, ac2.signal);
+    } finally {
+      model.prefill = prefill;
+    }
+    expect(stopped.finishReason).toBe('aborted');
+    expect(stopped.outputTokenIds).toEqual([]);
     // Sampled with all the mass on one token (topK 1): the draft model's drafts under the acceptance rule.
     const sampled = await engine.generate({ ...req, temperature: 0.8, topK: 1, draft: { type: 'model' } });
     expect(sampled.outputTokenIds).toEqual(plain.outputTokenIds);

@@ -117,16 +117,16 @@ export async function runGeneration(
   };
 
   const tPrefill =
-    maxTokens > 0 && !signal?.aborted ? await prefillPrompt(host, model, prompt, signal) : undefined;
+    maxTokens > 0 && !signal?.aborted
+      ? await prefillPrompt(host, model, prompt, signal, spec?.draftModel)
+      : undefined;
   if (tPrefill !== undefined) {
     let pos = prompt.length; // position of the next token to feed
     if (spec) {
       // Speculative (speculative.ts): drafted by lookup or by the draft model, verified in one target pass each.
       let drafter: Drafter;
-      if (spec.draftModel) {
-        await spec.draftModel.prefill(prompt, 0, { signal });
-        drafter = new ModelDrafter(spec.draftModel, prompt.length);
-      } else drafter = lookupDrafter(spec.ngramMax);
+      if (spec.draftModel) drafter = new ModelDrafter(spec.draftModel, prompt.length);
+      else drafter = lookupDrafter(spec.ngramMax);
       const so = { pos, maxTokens, prompt, draftMax: spec.draftMax, drafter, stats: spec.stats };
       let tokens: AsyncGenerator<number, void, undefined>;
       if (isGreedy(req)) tokens = speculativeGreedy(model, so);
@@ -231,14 +231,17 @@ function checkDraftFits(
 
 /**
  * The prompt's prefill, cancellable between batches (LlamaModel.prefill), with its progress in
- * `stats().prefill`. Returns when it started (performance.now()), or undefined when `signal` stopped it
- * (the generation then ends 'aborted' with no tokens, as an abort before the prefill does).
+ * `stats().prefill`; then, for speculative decoding by a draft model, the draft's own prefill of it
+ * (cancellable alike, not counted in the progress). Returns when it started (performance.now()), or
+ * undefined when `signal` stopped it (the generation then ends 'aborted' with no tokens, as an abort
+ * before the prefill does).
  */
 async function prefillPrompt(
   host: GenerationHost,
   model: LlamaModel,
   prompt: number[],
   signal?: AbortSignal,
+  draftModel?: LlamaModel,
 ): Promise<number | undefined> {
   const t0 = performance.now();
   const p: NonNullable<EngineStats['prefill']> = {
@@ -258,6 +261,7 @@ async function prefillPrompt(
         p.ms = performance.now() - t0;
       },
     });
+    await draftModel?.prefill(prompt, 0, { signal });
     p.state = 'done';
     return t0;
   } catch (e) {

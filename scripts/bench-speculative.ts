@@ -225,7 +225,7 @@ const text = [
   '|---|---|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
     (r) =>
-      `| ${r.drafting} | ${r.name} | ${r.promptTokens} | ${r.plain.toFixed(1)} | ${r.lookup.toFixed(1)} | ${(r.lookup / r.plain).toFixed(2)}× | ${r.accepted} / ${r.drafted} (${r.drafted ? ((100 * r.accepted) / r.drafted).toFixed(0) : 'n/a'}%) | ${r.perPass.toFixed(2)} |`,
+      `| ${r.drafting} | ${r.name} | ${r.promptTokens} | ${r.plain.toFixed(1)} | ${r.lookup.toFixed(1)} | ${(r.lookup / r.plain).toFixed(2)}× | ${r.accepted} / ${r.drafted}${r.drafted ? ` (${((100 * r.accepted) / r.drafted).toFixed(0)}%)` : ''} | ${r.perPass.toFixed(2)} |`,
   ),
   `<!-- /bench:${TAG} ${date} -->`,
 ].join('\n');

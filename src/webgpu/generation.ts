@@ -208,7 +208,7 @@ function checkDraftFits(
       'speculative decoding (draft) does not return logits: leave out returnLogits or draft',
     );
   }
-  const most = model.batchSize - 1;
+  const most = model.verifyMaxTokens - 1;
   if (most < 1) {
     throw new EngineError(
       'invalid_argument',

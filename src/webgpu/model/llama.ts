@@ -61,6 +61,9 @@ import {
   requireWeight,
 } from './weights.ts';
 
+/** The most positions one verify pass scores: 16 drafts (core/validate.ts `DRAFT_LIMITS`) and the last token. */
+export const VERIFY_MAX_TOKENS = 17;
+
 /** A llama model resident on one GPUDevice, with its KV cache and run state. */
 export class LlamaModel {
   readonly cfg: LlamaConfig;
@@ -95,8 +98,16 @@ export class LlamaModel {
   private kernels!: ForwardDispatches;
   /** The logits-for-every-position kernel (teacher-forced scoring), made on first use. */
   private allLogits?: { kernels: Dispatch[]; logits: GPUBuffer; readback: GPUBuffer };
-  /** The verify step's per-row argmax (argmaxRowsWGSL) and its buffers, made on first use. */
-  private verifyArgmax?: {
+  /**
+   * The verify step's every-position output kernels over its own logits [rows, nVocab] (rows: the most
+   * positions one verify scores, rounded up to the prefill tile), its per-row argmax (argmaxRowsWGSL) and
+   * their buffers, made on first use: a few MB where the scoring buffers hold a whole batch.
+   */
+  private verifyState?: {
+    rows: number;
+    kernels: Dispatch[];
+    logits: GPUBuffer;
+    logitsReadback: GPUBuffer;
     pipeline: GPUComputePipeline;
     group: GPUBindGroup;
     out: GPUBuffer;
@@ -446,30 +457,48 @@ export class LlamaModel {
       bytes,
       GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     );
-    const buffers = { ...this.outAllBuffers, logits };
     const kernels = await compileOutputAll(
       this.device,
       this.choice,
       this.specs.outAll,
-      buffers,
+      { ...this.outAllBuffers, logits },
       this.intDotFamilies,
     );
     this.allLogits = { kernels, logits, readback };
     return this.allLogits;
   }
 
-  /** The verify step's per-row argmax over the every-position logits, and its out and readback [batchSize] u32. */
-  private async verifyKernels(): Promise<NonNullable<LlamaModel['verifyArgmax']>> {
-    if (this.verifyArgmax) return this.verifyArgmax;
-    const { logits } = await this.allLogitsKernels();
-    const src = kernelSource('argmax_rows', argmaxRowsWGSL({ nVocab: this.cfg.nVocab }));
+  /** The most tokens one verify pass takes: min(batchSize, {@link VERIFY_MAX_TOKENS}). */
+  get verifyMaxTokens(): number {
+    return Math.min(this.batchSize, VERIFY_MAX_TOKENS);
+  }
+
+  /** See {@link verifyState}. */
+  private async verifyKernels(): Promise<NonNullable<LlamaModel['verifyState']>> {
+    if (this.verifyState) return this.verifyState;
+    const V = this.cfg.nVocab;
+    const tile = this.prefillTile;
+    const rows = Math.ceil(this.verifyMaxTokens / tile) * tile;
+    const logits = this.buf('verify_logits', rows * V * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+    const logitsReadback = this.buf(
+      'verify_logits_readback',
+      rows * V * 4,
+      GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    );
+    const kernels = await compileOutputAll(
+      this.device,
+      this.choice,
+      this.specs.outAll,
+      { ...this.outAllBuffers, logits },
+      this.intDotFamilies,
+    );
+    const src = kernelSource('argmax_rows', argmaxRowsWGSL({ nVocab: V }));
     const pipeline = await cachedPipeline(this.device, src.label, src.code);
-    const bytes = this.batchSize * 4;
-    const out = this.buf('verify_out', bytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
-    const readback = this.buf('verify_readback', bytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    const out = this.buf('verify_out', rows * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+    const readback = this.buf('verify_readback', rows * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     const group = bindGroupByName(this.device, pipeline, src, { logits, out });
-    this.verifyArgmax = { pipeline, group, out, readback };
-    return this.verifyArgmax;
+    this.verifyState = { rows, kernels, logits, logitsReadback, pipeline, group, out, readback };
+    return this.verifyState;
   }
 
   /**
@@ -480,7 +509,8 @@ export class LlamaModel {
    * cache then holds rows pos0 … pos0 + T − 1; rolling back past a rejected draft is only a matter of where
    * the next step starts: it overwrites those rows before any step reads them (attention reads positions
    * below its own, and the cache is indexed by position, sliding-window layers included).
-   * @param ids [T] token ids: the last accepted token (not yet in the cache), then the drafts; 1 ≤ T ≤ batchSize.
+   * @param ids [T] token ids: the last accepted token (not yet in the cache), then the drafts;
+   *   1 ≤ T ≤ {@link verifyMaxTokens} (min(batchSize, 17)).
    * @returns argmax [T]; logits [T, nVocab] with `readLogits`.
    * @throws EngineError 'invalid_argument' (T out of range), 'context_overflow' (pos0 + T > nCtx),
    *   'not_loaded' after destroy.
@@ -492,10 +522,10 @@ export class LlamaModel {
   ): Promise<{ argmax: Int32Array; logits?: Float32Array }> {
     this.checkAlive();
     const T = ids.length;
-    if (!(T >= 1 && T <= this.batchSize))
+    if (!(T >= 1 && T <= this.verifyMaxTokens))
       throw new EngineError(
         'invalid_argument',
-        `verify takes 1..${this.batchSize} tokens (the batch), got ${T}`,
+        `verify takes 1..${this.verifyMaxTokens} tokens (min(batch, ${VERIFY_MAX_TOKENS})), got ${T}`,
       );
     if (pos0 + T > this.nCtx)
       throw new EngineError(
@@ -507,29 +537,32 @@ export class LlamaModel {
       const id = await this.readToken(0);
       return { argmax: Int32Array.of(id), logits: opts.readLogits ? await this.readLogits() : undefined };
     }
-    const all = await this.allLogitsKernels();
     const v = await this.verifyKernels();
     const V = this.cfg.nVocab;
     this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.from(ids));
     this.writeStep(T, pos0);
     const enc = this.device.createCommandEncoder({ label: 'verify' });
-    this.encodeForward(enc, T, true);
+    encodeDispatches(enc, this.kernels, T, this.split.nSplit, this.profiler, {
+      allLogits: v.kernels,
+      sample: false,
+      logits: true,
+    });
     const pass = enc.beginComputePass({ label: 'argmax_rows' });
     pass.setPipeline(v.pipeline);
     pass.setBindGroup(0, v.group);
     pass.dispatchWorkgroups(T);
     pass.end();
     enc.copyBufferToBuffer(v.out, 0, v.readback, 0, T * 4);
-    if (opts.readLogits) enc.copyBufferToBuffer(all.logits, 0, all.readback, 0, T * V * 4);
+    if (opts.readLogits) enc.copyBufferToBuffer(v.logits, 0, v.logitsReadback, 0, T * V * 4);
     this.device.queue.submit([enc.finish()]);
     await v.readback.mapAsync(GPUMapMode.READ, 0, T * 4);
     const argmax = new Int32Array(v.readback.getMappedRange(0, T * 4).slice(0));
     v.readback.unmap();
     let logits: Float32Array | undefined;
     if (opts.readLogits) {
-      await all.readback.mapAsync(GPUMapMode.READ, 0, T * V * 4);
-      logits = new Float32Array(all.readback.getMappedRange(0, T * V * 4).slice(0));
-      all.readback.unmap();
+      await v.logitsReadback.mapAsync(GPUMapMode.READ, 0, T * V * 4);
+      logits = new Float32Array(v.logitsReadback.getMappedRange(0, T * V * 4).slice(0));
+      v.logitsReadback.unmap();
     }
     return { argmax, logits };
   }

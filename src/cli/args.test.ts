@@ -10,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { findStories260K } from '../testing/models.ts';
 import {
   chromiumArg,
+  draftArgs,
+  formatSpeculative,
   intArg,
   intListArg,
   isUsageError,
@@ -60,6 +62,29 @@ describe('the readers', () => {
     expect(intListArg(undefined, 'depth', 0, [7])).toEqual([7]);
     for (const v of ['', '1,', 'a', '1.5', '-1'])
       expect(() => intListArg(v, 'depth', 0, [0]), JSON.stringify(v)).toThrow(UsageError);
+  });
+  it('draftArgs: --draft / --lookup / --draft-max as GenerateRequest.draft', () => {
+    expect(draftArgs({})).toBeUndefined();
+    expect(draftArgs({ lookup: true })).toEqual({ type: 'lookup' });
+    expect(draftArgs({ lookup: true, 'draft-max': '16' })).toEqual({ type: 'lookup', draftMax: 16 });
+    expect(draftArgs({ draft: 'd.gguf', 'draft-max': '1' })).toEqual({ type: 'model', draftMax: 1 });
+    for (const bad of [
+      { 'draft-max': '4' },
+      { lookup: true, 'draft-max': '0' },
+      { lookup: true, 'draft-max': '17' },
+      { lookup: true, 'draft-max': 'x' },
+      { lookup: true, draft: 'd.gguf' },
+      { draft: '' },
+    ])
+      expect(() => draftArgs(bad), JSON.stringify(bad)).toThrow(UsageError);
+    expect(
+      formatSpeculative({
+        outputTokenIds: [1, 2, 3, 4, 5],
+        speculative: { drafted: 6, accepted: 3, targetPasses: 1 },
+      }),
+    ).toBe(
+      'speculative: 3 of 6 drafted tokens accepted (50.0%), 1 target passes after the prefill, 4.00 tokens per pass',
+    );
   });
   it('samplingArgs: the engine API rules, named by flag', () => {
     expect(samplingArgs({ temperature: '0.8', seed: '7', 'top-k': '40', 'top-p': '0.9' })).toEqual({

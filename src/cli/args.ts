@@ -5,8 +5,9 @@
  */
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { KvType, SamplingParams } from '../core/types.ts';
+import type { GenerateRequest, GenerateResult, KvType, SamplingParams } from '../core/types.ts';
 import {
+  DRAFT_LIMITS,
   describeRule,
   isKvType,
   KV_TYPES,
@@ -178,4 +179,44 @@ export function chromiumArg(values: { chromium?: string; browser?: string }): st
       `--browser is an alias of --chromium; give one of them, not both ("${chromium}", "${browser}")`,
     );
   return chromium ?? browser;
+}
+
+/** The speculative-decoding flags of `generate` (GenerateRequest.draft, LoadOptions.draft). */
+export const DRAFT_USAGE = `  --draft PATH|URL|hf:…|synthetic:… speculative decoding with a draft model (greedy only): a smaller GGUF
+                                    with the target's vocabulary drafts, the target verifies each draft in
+                                    one pass; the output is plain greedy's, and stderr gets the acceptance
+                                    and tokens per target pass
+  --lookup                          speculative decoding by prompt lookup instead (no second model): drafts
+                                    from n-grams of the prompt and the output so far
+  --draft-max N                     most tokens drafted per pass, 1..16 (default 8 with --lookup, 4 with
+                                    --draft; adapted to the acceptance rate)`;
+
+/**
+ * `--draft`, `--lookup` and `--draft-max N` as GenerateRequest.draft (undefined without either).
+ * @throws UsageError for --draft-max out of 1..16 or without either, or both --draft and --lookup.
+ */
+export function draftArgs(values: {
+  draft?: string;
+  lookup?: boolean;
+  'draft-max'?: string;
+}): GenerateRequest['draft'] {
+  const draftMax = optIntArg(values['draft-max'], 'draft-max', 1, DRAFT_LIMITS.draftMax);
+  if (values.draft === '') throw new UsageError('--draft is empty: give the draft model');
+  if (values.draft !== undefined && values.lookup)
+    throw new UsageError('--draft and --lookup are two ways to draft: give one of them');
+  if (values.draft === undefined && !values.lookup) {
+    if (draftMax !== undefined)
+      throw new UsageError('--draft-max needs --draft or --lookup (the drafting it bounds)');
+    return undefined;
+  }
+  return { type: values.lookup ? 'lookup' : 'model', ...(draftMax !== undefined ? { draftMax } : {}) };
+}
+
+/** One line on what speculative decoding did, for stderr: acceptance and tokens per target pass. */
+export function formatSpeculative(r: Pick<GenerateResult, 'speculative' | 'outputTokenIds'>): string {
+  const s = r.speculative;
+  if (!s) return '';
+  const rate = s.drafted > 0 ? `${((100 * s.accepted) / s.drafted).toFixed(1)}%` : 'n/a';
+  const perPass = s.targetPasses > 0 ? ((r.outputTokenIds.length - 1) / s.targetPasses).toFixed(2) : 'n/a';
+  return `speculative: ${s.accepted} of ${s.drafted} drafted tokens accepted (${rate}), ${s.targetPasses} target passes after the prefill, ${perPass} tokens per pass`;
 }

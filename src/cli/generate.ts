@@ -1,7 +1,8 @@
 /**
  * `npm run generate -- --model PATH_OR_URL --prompt TEXT --max-tokens N [--temperature T --seed S]
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
- *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]`
+ *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]
+ *   [--draft PATH | --lookup] [--draft-max N]`
  *
  * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only),
  * then llama-cli's timing summary on stderr (src/cli/timings.ts: prompt eval = TTFT, eval = decode).
@@ -19,6 +20,9 @@ import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
   chromiumArg,
+  DRAFT_USAGE,
+  draftArgs,
+  formatSpeculative,
   intArg,
   KV_TYPE_USAGE,
   kvTypeArg,
@@ -49,11 +53,13 @@ const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [opt
   --min-p P                         drop tokens below P × the top probability (0 ≤ P ≤ 1; 0 = off)
   --repeat-penalty R                penalty on recently seen tokens (> 0; 1 = off)
   --seed S                          seed of the sampler's draws (an integer)
+${DRAFT_USAGE}
   --ctx N                           context length (KV cache) in tokens
   ${KV_TYPE_USAGE}
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them
-  --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE
+  --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE (and
+                                    with --draft/--lookup "speculative": {"drafted", "accepted", "targetPasses"})
   --runtime browser|node            the engine in headless Chromium (default) or in Node on Dawn
   --gpu                             flags for a hardware GPU on Linux (Vulkan)
 ${CHROMIUM_USAGE}
@@ -88,6 +94,9 @@ async function main(): Promise<number> {
       'top-p': { type: 'string' },
       'min-p': { type: 'string' },
       'repeat-penalty': { type: 'string' },
+      lookup: { type: 'boolean', default: false },
+      draft: { type: 'string' },
+      'draft-max': { type: 'string' },
       json: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
@@ -117,6 +126,8 @@ async function main(): Promise<number> {
     maxTokens: intArg(values['max-tokens'], 'max-tokens', 1, 64),
     ...samplingArgs(values),
   };
+  const draft = draftArgs(values);
+  if (draft) req.draft = draft;
   const ctx = optIntArg(values.ctx, 'ctx', 1);
   const kvType = kvTypeArg(values['kv-type']);
   const chromium = chromiumArg(values);
@@ -125,6 +136,11 @@ async function main(): Promise<number> {
   const isUrl = /^https?:\/\//.test(model);
   const isSynthetic = model.startsWith('synthetic:');
   if (!isUrl && !isSynthetic) checkLocalModel(model);
+  const draftModel = values.draft ? await resolveCliModel({ ...values, model: values.draft }) : undefined;
+  const draftKind =
+    draftModel &&
+    (/^https?:\/\//.test(draftModel) ? 'url' : draftModel.startsWith('synthetic:') ? 'synthetic' : 'path');
+  if (draftModel && draftKind === 'path') checkLocalModel(draftModel);
   // Load progress on stderr (the continuation alone goes to stdout): a load is never silent.
   const say = (line: string) => process.stderr.write(`generate: ${line}\n`);
   const onProgress = loadProgressLogger(say);
@@ -144,6 +160,16 @@ async function main(): Promise<number> {
             defaultLimits: values['default-limits'],
             kvType,
             onProgress,
+            ...(draftModel
+              ? {
+                  draft:
+                    draftKind === 'url'
+                      ? { url: draftModel }
+                      : draftKind === 'synthetic'
+                        ? { synthetic: draftModel }
+                        : { path: resolve(draftModel) },
+                }
+              : {}),
           })
           // No adapter: say what this machine lacks (the Vulkan loader's package, or a driver).
           .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver))),
@@ -158,8 +184,9 @@ async function main(): Promise<number> {
         gpu: values.gpu,
         chromium,
         modelPath: isUrl || isSynthetic ? undefined : resolve(model),
+        otherPaths: draftModel && draftKind === 'path' ? [resolve(draftModel)] : [],
       },
-      async (page, modelUrl) => {
+      async (page, modelUrl, urlOf) => {
         await page.exposeFunction('__onToken', (text: string) => process.stdout.write(text));
         await page.exposeFunction('__onProgress', onProgress);
         try {
@@ -170,6 +197,7 @@ async function main(): Promise<number> {
             ctx,
             values['default-limits'],
             kvType,
+            draftModel && (draftKind === 'path' ? urlOf(resolve(draftModel)) : draftModel),
           ).then(logLimits);
         } catch (e) {
           // Name the file the person gave, not the URL it was served under.
@@ -182,6 +210,7 @@ async function main(): Promise<number> {
   }
   process.stdout.write('\n');
   console.error(formatTimings(result));
+  if (result.speculative) console.error(formatSpeculative(result));
   const asked = req.maxTokens ?? 64;
   if (result.finishReason === 'length' && result.outputTokenIds.length < asked) {
     console.error(
@@ -192,7 +221,12 @@ async function main(): Promise<number> {
     writeFileSync(
       values.json,
       JSON.stringify(
-        { promptTokenIds: result.promptTokenIds, outputTokenIds: result.outputTokenIds, text: result.text },
+        {
+          promptTokenIds: result.promptTokenIds,
+          outputTokenIds: result.outputTokenIds,
+          text: result.text,
+          ...(result.speculative ? { speculative: result.speculative } : {}),
+        },
         null,
         1,
       ),

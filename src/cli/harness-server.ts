@@ -19,11 +19,12 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
  * @param opts.modelPath absolute path of a local model to serve; `fn` gets its URL.
  */
 export async function withHarnessPage<T>(
-  opts: { gpu?: boolean; chromium?: string; modelPath?: string },
-  fn: (page: Page, modelUrl: string) => Promise<T>,
+  opts: { gpu?: boolean; chromium?: string; modelPath?: string; otherPaths?: string[] },
+  fn: (page: Page, modelUrl: string, urlOf: (path: string) => string) => Promise<T>,
 ): Promise<T> {
   const allow = [ROOT];
   if (opts.modelPath) allow.push(dirname(opts.modelPath));
+  for (const p of opts.otherPaths ?? []) allow.push(dirname(p));
   const server = await createServer({
     root: ROOT,
     configFile: false,
@@ -51,7 +52,7 @@ export async function withHarnessPage<T>(
     await page.waitForFunction(() => document.body.dataset.ready === '1', undefined, { timeout: 60_000 });
     const modelUrl = opts.modelPath ? `${base}/@fs${opts.modelPath}` : '';
     try {
-      return await fn(page, modelUrl);
+      return await fn(page, modelUrl, (path) => `${base}/@fs${path}`);
     } catch (e) {
       // Name local files by their paths (the model, and a split model's other parts beside it), never by
       // the internal address this server gave them.

@@ -22,23 +22,26 @@ let info: ModelInfo | undefined;
 const harness = {
   /**
    * Loads a model from a URL in the worker (`defaultLimits`, `kvType`: LoadOptions.defaultLimits and
-   * LoadOptions.kvType; undefined = the engine's default).
+   * LoadOptions.kvType; undefined = the engine's default; `draftUrl`: LoadOptions.draft, a URL or
+   * `synthetic:` name).
    */
   async load(
     url: string,
     contextLength?: number,
     defaultLimits?: boolean,
     kvType?: KvType,
+    draftUrl?: string,
   ): Promise<ModelInfo> {
     engine ??= new WorkerEngine(
       new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
     );
-    const source = url.startsWith('synthetic:') ? { synthetic: url } : { url };
+    const sourceOf = (u: string) => (u.startsWith('synthetic:') ? { synthetic: u } : { url: u });
     info = undefined;
-    info = await engine.load(source, {
+    info = await engine.load(sourceOf(url), {
       contextLength,
       defaultLimits,
       ...(kvType ? { kvType } : {}),
+      ...(draftUrl ? { draft: sourceOf(draftUrl) } : {}),
       onProgress: (p) => window.__onProgress?.(p),
     });
     return info;

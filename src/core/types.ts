@@ -96,6 +96,14 @@ export interface LoadOptions {
    * takes half the memory and bandwidth of `f32`. Bytes: 2 × nLayers × contextLength × kvDim × (2 or 4).
    */
   kvType?: KvType;
+  /**
+   * A draft model for speculative decoding (our WebGPU engine; `--draft` on the command line): a smaller
+   * GGUF with the same vocabulary (same size, same token texts; else EngineError('invalid_argument')
+   * before anything of it is allocated), loaded on the same device with the same context length and KV
+   * type. Requests use it with `draft: { type: 'model' }`. One that does not fit beside the target fails
+   * the load with 'out_of_memory', and nothing stays loaded.
+   */
+  draft?: ModelSource;
 }
 
 /** Element type of the KV cache ({@link LoadOptions.kvType}). */
@@ -129,6 +137,48 @@ export interface GenerateRequest extends SamplingParams {
   ignoreEos?: boolean;
   /** Also return logits per output position (slow: reads back [nVocab] floats per token). */
   returnLogits?: boolean;
+  /**
+   * Speculative decoding (our WebGPU engine): draft tokens cheaply and have the model score them all in
+   * one batched forward, keeping the longest prefix it agrees with plus its own next token, so several
+   * tokens can cost one pass. Greedy output is plain greedy decoding's (up to the prefill and decode
+   * kernels' float rounding); sampled output follows the speculative-sampling rule (Leviathan et al.
+   * 2023), so its distribution is the target's, but its tokens for a seed are not plain sampling's. Not
+   * with returnLogits. See {@link DraftOptions}.
+   */
+  draft?: DraftOptions;
+}
+
+/**
+ * How speculative decoding drafts (GenerateRequest.draft). `lookup`: prompt-lookup decoding (llama.cpp's
+ * lookup decoding, Saxena 2023's prompt lookup): the tokens that followed the latest earlier occurrence
+ * of the text's last n-gram (n = ngramMax down to 1) in the prompt and the output so far; no second model.
+ * Good for summaries, code edits and documents that repeat their input. `model`: the greedy continuation
+ * of the draft model loaded beside the target (LoadOptions.draft; llama.cpp's `--model-draft`).
+ */
+export interface DraftOptions {
+  type: 'lookup' | 'model';
+  /**
+   * Most tokens drafted per target pass, 1..16 (default 8 for lookup, 4 for a draft model; at most the
+   * load's batchSize − 1). The length in use adapts to the recent acceptance rate
+   * (webgpu/speculative.ts `DraftLength`).
+   */
+  draftMax?: number;
+  /** Longest n-gram matched, 1..8 (default 3). */
+  ngramMax?: number;
+}
+
+/** What speculative decoding did in one generation (GenerateResult.speculative). */
+export interface SpeculativeStats {
+  /** Draft tokens proposed to the target. */
+  drafted: number;
+  /** Draft tokens the target agreed with (acceptance rate = accepted / drafted). */
+  accepted: number;
+  /**
+   * Target forward passes after the prefill: verify passes and plain decode steps (where there was no
+   * draft); output tokens ÷ targetPasses is the tokens per target pass (the first output token comes
+   * from the prefill and counts as none).
+   */
+  targetPasses: number;
 }
 
 /** One chat message. */
@@ -176,6 +226,8 @@ export interface GenerateResult {
   tStartMs: number;
   /** performance.now() ms per output token. */
   tokenTimesMs: number[];
+  /** With `draft`: what the drafting did (see {@link SpeculativeStats}). */
+  speculative?: SpeculativeStats;
 }
 
 /** The backends behind {@link Engine}. */
@@ -194,6 +246,8 @@ export interface ModelInfo {
   batchSize?: number;
   /** Bytes of weights on the GPU. */
   weightBytes: number;
+  /** The draft model loaded beside it (LoadOptions.draft; our WebGPU engine). */
+  draft?: { name: string; nParams: number; nLayers: number; nEmbd: number; weightBytes: number };
   /** Tensor types present, e.g. ['F32']. */
   tensorTypes: string[];
   /** True for synthetic models: speed is real, text is noise. */

@@ -111,6 +111,28 @@ function checkCommon(req: unknown, what: string): asserts req is Record<string, 
   checkNumberOption('maxTokens', r.maxTokens, { integer: true, min: 0 });
   checkBoolean('ignoreEos', r.ignoreEos);
   checkBoolean('returnLogits', r.returnLogits);
+  checkDraft(r.draft);
+}
+
+/** The speculative-decoding limits (GenerateRequest.draft): draftMax 1..16, ngramMax 1..8. */
+export const DRAFT_LIMITS = { draftMax: 16, ngramMax: 8 } as const;
+
+/**
+ * Checks GenerateRequest.draft: an object `{ type: 'lookup' | 'model', draftMax?: 1..16, ngramMax?: 1..8 }`.
+ * @throws EngineError('invalid_argument') naming the bad field.
+ */
+export function checkDraft(d: unknown): void {
+  if (d === undefined) return;
+  if (typeof d !== 'object' || d === null || Array.isArray(d))
+    throw new EngineError(
+      'invalid_argument',
+      `draft must be an object such as { type: 'lookup' }, got ${show(d)}`,
+    );
+  const o = d as Record<string, unknown>;
+  if (o.type !== 'lookup' && o.type !== 'model')
+    throw new EngineError('invalid_argument', `draft.type must be 'lookup' or 'model', got ${show(o.type)}`);
+  checkNumberOption('draft.draftMax', o.draftMax, { integer: true, min: 1, max: DRAFT_LIMITS.draftMax });
+  checkNumberOption('draft.ngramMax', o.ngramMax, { integer: true, min: 1, max: DRAFT_LIMITS.ngramMax });
 }
 
 /**
@@ -201,4 +223,18 @@ export function parseInteger(s: string): number | undefined {
   if (!/^[+-]?\d+$/.test(s)) return undefined;
   const n = Number(s);
   return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/**
+ * For engines without speculative decoding (remote servers, WebLLM): refuses a request's `draft` or a
+ * load's `draft` rather than ignoring it.
+ * @throws EngineError('invalid_argument') naming the engine.
+ */
+export function refuseDraft(what: { draft?: unknown }, engine: string): void {
+  if (what.draft !== undefined) {
+    throw new EngineError(
+      'invalid_argument',
+      `speculative decoding (draft) runs on our WebGPU engine only, not on ${engine}`,
+    );
+  }
 }

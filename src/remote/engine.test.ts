@@ -176,6 +176,18 @@ describe('timing against scripted delays (vLLM wire format)', () => {
 });
 
 describe('faults: code, message, partial results', () => {
+  it('an engine without speculative decoding (a remote server) refuses draft before any request', async () => {
+    const e = new RemoteEngine({ baseUrl: 'http://127.0.0.1:9', model: 'm' });
+    for (const call of [
+      () => e.generate({ prompt: 'x', draft: { type: 'lookup' } }),
+      () => e.chat({ messages: [{ role: 'user', content: 'x' }], draft: { type: 'lookup' } }),
+      () => e.load(undefined, { draft: { url: 'http://127.0.0.1:9/d.gguf' } }),
+    ]) {
+      const err = await call().catch((x) => x);
+      expect(isEngineError(err, 'invalid_argument'), String(err)).toBe(true);
+      expect(String(err)).toMatch(/WebGPU engine only, not on a remote server/);
+    }
+  });
   it('connection refused', async () => {
     const closed = await startOpenAiServer();
     await closed.close(); // a port nothing listens on now

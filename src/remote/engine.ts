@@ -32,7 +32,12 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../core/types.ts';
-import { checkNumberOption, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import {
+  checkNumberOption,
+  refuseDraft,
+  validateChatRequest,
+  validateGenerateRequest,
+} from '../core/validate.ts';
 import {
   assembleResult,
   CompletionStream,
@@ -453,6 +458,7 @@ export class RemoteEngine implements Engine {
    * @throws RemoteError('model_not_found') when the server does not list it.
    */
   async load(source?: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    refuseDraft(options, 'a remote server');
     const t0 = performance.now();
     const models = await this.listModels(options.signal);
     const wanted =
@@ -484,6 +490,7 @@ export class RemoteEngine implements Engine {
   /** @throws RemoteError for server faults; EngineError('invalid_argument') for a bad request. */
   async generate(req: GenerateRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
     validateGenerateRequest(req);
+    refuseDraft(req, 'a remote server');
     if (req.prompt === undefined)
       throw new EngineError('invalid_argument', 'a remote server takes text prompts, not token ids');
     if (this.api === 'chat')
@@ -494,6 +501,7 @@ export class RemoteEngine implements Engine {
   /** @throws RemoteError for server faults; EngineError('invalid_argument') for a bad request. */
   async chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal) {
     validateChatRequest(req);
+    refuseDraft(req, 'a remote server');
     if (this.api === 'chat') return this.stream(req, req.messages, onToken, signal);
     return this.stream(req, req.messages.map((m) => m.content).join('\n'), onToken, signal);
   }

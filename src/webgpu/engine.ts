@@ -83,6 +83,10 @@ export type WebGpuModelInfo = ModelInfo & { kernels?: KernelsInfo };
 export class WebGpuEngine implements Engine {
   private gpu?: GpuContext;
   private model?: LlamaModel;
+  /** The draft model for speculative decoding (LoadOptions.draft), on the same device. */
+  private draftModel?: LlamaModel;
+  /** The target's token texts (tokenizer.ggml.tokens), to check a draft model's vocabulary against. */
+  private vocabTokens?: readonly unknown[];
   private tokenizer?: Tokenizer;
   private info?: WebGpuModelInfo;
   private lastStats: EngineStats = {};
@@ -138,6 +142,8 @@ export class WebGpuEngine implements Engine {
       );
       this.model?.destroy();
       this.model = undefined;
+      this.draftModel?.destroy();
+      this.draftModel = undefined;
       this.tokenizer = undefined;
     });
   }
@@ -168,8 +174,29 @@ export class WebGpuEngine implements Engine {
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
     const gpu = gpuFor;
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
-    if ('synthetic' in source)
-      return this.loadFile(gpu, syntheticGguf(source.synthetic, source.seed), source, options, tStart, emit);
+    const info = await this.openSource(source, options, emit, (file, cache) =>
+      this.loadFile(gpu, file, source, options, tStart, emit, cache),
+    );
+    if (!options.draft) return info;
+    try {
+      info.draft = await this.openSource(options.draft, options, emit, (file) =>
+        this.loadDraft(gpu, file, options.draft!, options),
+      );
+    } catch (e) {
+      await this.unload();
+      throw await this.gpuError(e);
+    }
+    return info;
+  }
+
+  /** Opens `source` ({ synthetic } here, the rest through the engine's opener) and hands its GGUF to `use`. */
+  private openSource<T>(
+    source: ModelSource,
+    options: LoadOptions,
+    emit: (p: Omit<LoadProgress, 'tMs'>) => void,
+    use: (file: GgufFile, cache?: ModelInfo['cache']) => Promise<T>,
+  ): Promise<T> {
+    if ('synthetic' in source) return use(syntheticGguf(source.synthetic, source.seed));
     const open = this.opts.openModel;
     if (!open) {
       throw new EngineError(
@@ -178,9 +205,71 @@ export class WebGpuEngine implements Engine {
           'only { synthetic } models; pass openModelSource from src/library/opener.ts',
       );
     }
-    return open(source, { signal: options.signal, cache: options.cache, onProgress: emit }, (file, cache) =>
-      this.loadFile(gpu, file, source, options, tStart, emit, cache),
-    );
+    return open(source, { signal: options.signal, cache: options.cache, onProgress: emit }, use);
+  }
+
+  /**
+   * Loads the draft model (LoadOptions.draft) beside the loaded target, with its context length and KV
+   * type, after checking its vocabulary: the same size and the same token texts, else
+   * EngineError('invalid_argument') naming the first difference, before anything of it is allocated.
+   * @throws EngineError 'invalid_argument', 'out_of_memory' (it does not fit beside the target), as load.
+   */
+  private async loadDraft(
+    gpu: GpuContext,
+    file: GgufFile,
+    source: ModelSource,
+    options: LoadOptions,
+  ): Promise<NonNullable<ModelInfo['draft']>> {
+    const t = this.model!;
+    const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
+    if (cfg.nVocab !== t.cfg.nVocab) {
+      throw new EngineError(
+        'invalid_argument',
+        `the draft model's vocabulary has ${cfg.nVocab} tokens but the target's has ${t.cfg.nVocab}; a draft model needs the target's vocabulary`,
+      );
+    }
+    const mine = file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
+    const theirs = this.vocabTokens;
+    const at = theirs && mine ? theirs.findIndex((x, i) => x !== mine[i]) : -1;
+    if (at >= 0) {
+      throw new EngineError(
+        'invalid_argument',
+        `the draft model's token ${at} is ${JSON.stringify(mine![at])} but the target's is ${JSON.stringify(theirs![at])}; a draft model needs the target's vocabulary`,
+      );
+    }
+    const plan = await resolveKernelPlan(gpu, file, cfg, this.opts);
+    try {
+      this.draftModel = await LlamaModel.load(gpu.device, file, cfg, {
+        contextLength: t.nCtx,
+        batchSize: this.batchSizeFor(gpu, cfg, t.nCtx, options),
+        maxBindingBytes: this.opts.maxBindingBytes,
+        plan,
+        kvType: t.kvType,
+        signal: options.signal,
+      });
+      await gpu.device.queue.onSubmittedWorkDone();
+    } catch (e) {
+      this.draftModel?.destroy();
+      this.draftModel = undefined;
+      if (isEngineError(e, 'out_of_memory')) {
+        throw new EngineError(
+          'out_of_memory',
+          `the draft model does not fit beside the target (${t.weightBytes} bytes of weights and ${t.kvBytes} of KV cache already on the device): ${e.message}`,
+          { cause: e },
+        );
+      }
+      throw e;
+    }
+    let nParams = 0;
+    for (const x of file.tensors.values()) nParams += x.shape.reduce((a, b) => a * b, 1);
+    const name = (file.metadata['general.name'] as string | undefined) ?? describeSource(source);
+    return {
+      name: String(name),
+      nParams,
+      nLayers: cfg.nLayers,
+      nEmbd: cfg.nEmbd,
+      weightBytes: this.draftModel.weightBytes,
+    };
   }
 
   private async loadFile(
@@ -202,24 +291,7 @@ export class WebGpuEngine implements Engine {
     );
     if (!(contextLength >= 1))
       throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
-    const batchSize = Math.max(
-      1,
-      Math.min(
-        options.batchSize ??
-          defaultBatchSize({
-            isFallback: gpu.info.isFallback,
-            contextLength,
-            maxStorageBufferBindingSize: gpu.device.limits.maxStorageBufferBindingSize,
-            maxBufferSize: gpu.device.limits.maxBufferSize,
-            maxBindingBytes: this.opts.maxBindingBytes,
-            nEmbd: cfg.nEmbd,
-            nFF: cfg.nFF,
-            nVocab: cfg.nVocab,
-            qDim: cfg.nHead * cfg.headDim,
-          }),
-        contextLength,
-      ),
-    );
+    const batchSize = this.batchSizeFor(gpu, cfg, contextLength, options);
     let plan: KernelPlan;
     try {
       plan = await resolveKernelPlan(gpu, file, cfg, this.opts);
@@ -246,6 +318,7 @@ export class WebGpuEngine implements Engine {
       throw await this.gpuError(e);
     }
     this.tokenizer = tokenizer;
+    this.vocabTokens = file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
     const m = this.model;
     const totalMs = performance.now() - tStart;
     this.lastStats = { load: { ...m.times, totalMs } };
@@ -255,15 +328,7 @@ export class WebGpuEngine implements Engine {
       types.add(t.typeName);
       nParams += t.shape.reduce((a, b) => a * b, 1);
     }
-    const name =
-      (file.metadata['general.name'] as string | undefined) ??
-      ('path' in source
-        ? source.path
-        : 'url' in source
-          ? source.url
-          : 'synthetic' in source
-            ? source.synthetic
-            : (source.name ?? 'model'));
+    const name = (file.metadata['general.name'] as string | undefined) ?? describeSource(source);
     this.info = {
       name: String(name),
       architecture: cfg.architecture,
@@ -286,6 +351,33 @@ export class WebGpuEngine implements Engine {
       cache,
     };
     return this.info;
+  }
+
+  /** LoadOptions.batchSize, else prefill.ts `defaultBatchSize`; at most the context. */
+  private batchSizeFor(
+    gpu: GpuContext,
+    cfg: ReturnType<typeof llamaConfigFromGguf>,
+    contextLength: number,
+    options: LoadOptions,
+  ): number {
+    return Math.max(
+      1,
+      Math.min(
+        options.batchSize ??
+          defaultBatchSize({
+            isFallback: gpu.info.isFallback,
+            contextLength,
+            maxStorageBufferBindingSize: gpu.device.limits.maxStorageBufferBindingSize,
+            maxBufferSize: gpu.device.limits.maxBufferSize,
+            maxBindingBytes: this.opts.maxBindingBytes,
+            nEmbd: cfg.nEmbd,
+            nFF: cfg.nFF,
+            nVocab: cfg.nVocab,
+            qDim: cfg.nHead * cfg.headDim,
+          }),
+        contextLength,
+      ),
+    );
   }
 
   private requireModel(): LlamaModel {
@@ -312,7 +404,8 @@ export class WebGpuEngine implements Engine {
    * they read back the logits each step and sample on the CPU (sampler.ts `Sampler`). The prompt's
    * prefill runs in batches that `signal` can stop between (LlamaModel.prefill; progress in
    * `stats().prefill`): an abort there resolves with finishReason 'aborted' and no tokens, within about
-   * one batch (~100 ms). The loop itself is generation.ts `runGeneration`.
+   * one batch (~100 ms). With `draft`, speculative decoding (speculative.ts: lookup or the draft model
+   * loaded by LoadOptions.draft; `result.speculative`). The loop itself is generation.ts `runGeneration`.
    * @throws EngineError 'context_overflow' (prompt longer than the context), 'invalid_argument',
    *   'not_loaded', 'device_lost'.
    */
@@ -328,7 +421,12 @@ export class WebGpuEngine implements Engine {
     this.busy = true;
     try {
       return await runGeneration(
-        { tok: this.tok, stats: () => this.lastStats, sampling: this.opts.sampling },
+        {
+          tok: this.tok,
+          stats: () => this.lastStats,
+          sampling: this.opts.sampling,
+          draftModel: this.draftModel,
+        },
         model,
         req,
         onToken,
@@ -457,6 +555,9 @@ export class WebGpuEngine implements Engine {
   async unload(): Promise<void> {
     this.model?.destroy();
     this.model = undefined;
+    this.draftModel?.destroy();
+    this.draftModel = undefined;
+    this.vocabTokens = undefined;
     this.tokenizer = undefined;
     this.info = undefined;
   }
@@ -467,4 +568,15 @@ export class WebGpuEngine implements Engine {
     if (this.gpu && !this.opts.gpu) this.gpu.device.destroy();
     this.gpu = undefined;
   }
+}
+
+/** A model source's path, URL, synthetic name or blob name, for ModelInfo.name when the file has none. */
+function describeSource(source: ModelSource): string {
+  return 'path' in source
+    ? source.path
+    : 'url' in source
+      ? source.url
+      : 'synthetic' in source
+        ? source.synthetic
+        : (source.name ?? 'model');
 }

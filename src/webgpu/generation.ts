@@ -13,14 +13,23 @@ import type {
   FinishReason,
   GenerateRequest,
   GenerateResult,
+  SpeculativeStats,
   TokenEvent,
 } from '../core/types.ts';
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
 import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
+import { mulberry32 } from '../util/prng.ts';
 import { chainedTokens } from './decoder.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
+import {
+  type Drafter,
+  lookupDrafter,
+  ModelDrafter,
+  speculativeGreedy,
+  speculativeSampled,
+} from './speculative.ts';
 
 /** What a generation needs from its engine. */
 export interface GenerationHost {
@@ -33,6 +42,8 @@ export interface GenerationHost {
   stats: () => EngineStats;
   /** `WebGpuEngineOptions.sampling`: where sampled requests pick their token (default 'gpu'). */
   sampling?: 'gpu' | 'cpu';
+  /** The draft model loaded beside the target (LoadOptions.draft), for `draft: { type: 'model' }`. */
+  draftModel?: LlamaModel;
 }
 
 /** Greedy: no temperature, no repetition penalty, no logits returned (the argmax on the GPU suffices). */
@@ -80,6 +91,7 @@ export async function runGeneration(
   const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
   if (!(maxTokens >= 0))
     throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
+  const spec = req.draft ? checkDraftFits(req, model, host.draftModel) : undefined;
   const out: number[] = [];
   const times: number[] = [];
   const dec = new IncrementalDecoder(tok);
@@ -105,10 +117,29 @@ export async function runGeneration(
   };
 
   const tPrefill =
-    maxTokens > 0 && !signal?.aborted ? await prefillPrompt(host, model, prompt, signal) : undefined;
+    maxTokens > 0 && !signal?.aborted
+      ? await prefillPrompt(host, model, prompt, signal, spec?.draftModel)
+      : undefined;
   if (tPrefill !== undefined) {
     let pos = prompt.length; // position of the next token to feed
-    if (isGreedy(req) || host.sampling !== 'cpu') {
+    if (spec) {
+      // Speculative (speculative.ts): drafted by lookup or by the draft model, verified in one target pass each.
+      let drafter: Drafter;
+      if (spec.draftModel) drafter = new ModelDrafter(spec.draftModel, prompt.length);
+      else drafter = lookupDrafter(spec.ngramMax);
+      const so = { pos, maxTokens, prompt, draftMax: spec.draftMax, drafter, stats: spec.stats };
+      let tokens: AsyncGenerator<number, void, undefined>;
+      if (isGreedy(req)) tokens = speculativeGreedy(model, so);
+      else {
+        const sampler = new Sampler(req, model.cfg.nVocab);
+        tokens = speculativeSampled(model, so, sampler, mulberry32(sampler.seed));
+      }
+      for await (const id of tokens) {
+        if (out.length === 0)
+          host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+        if (!emit(id)) break;
+      }
+    } else if (isGreedy(req) || host.sampling !== 'cpu') {
       // Chained on the GPU (decoder.ts): greedy by the argmax, sampled by the GPU sampler with draw index
       // k, its history ring seeded with the prompt and fed by each draw.
       const sampled = !isGreedy(req);
@@ -149,19 +180,68 @@ export async function runGeneration(
     finishReason: finish,
     tStartMs,
     tokenTimesMs: times,
+    ...(spec ? { speculative: spec.stats } : {}),
+  };
+}
+
+/**
+ * The speculative options of a request with `draft` (validated by core/validate.ts), checked against the
+ * model: no returnLogits, draftMax below the load's batch,
+ * `type: 'model'` only with a draft model loaded (LoadOptions.draft).
+ * @throws EngineError('invalid_argument') naming the problem.
+ */
+function checkDraftFits(
+  req: GenerateRequest,
+  model: LlamaModel,
+  draftModel?: LlamaModel,
+): { draftMax: number; ngramMax: number; draftModel?: LlamaModel; stats: SpeculativeStats } {
+  const d = req.draft!;
+  if (d.type === 'model' && !draftModel) {
+    throw new EngineError(
+      'invalid_argument',
+      "draft type 'model' needs a draft model: load the target with LoadOptions.draft (--draft on the command line)",
+    );
+  }
+  if (req.returnLogits) {
+    throw new EngineError(
+      'invalid_argument',
+      'speculative decoding (draft) does not return logits: leave out returnLogits or draft',
+    );
+  }
+  const most = model.verifyMaxTokens - 1;
+  if (most < 1) {
+    throw new EngineError(
+      'invalid_argument',
+      'speculative decoding (draft) needs a batch of at least 2 tokens; load with batchSize ≥ 2',
+    );
+  }
+  if (d.draftMax !== undefined && d.draftMax > most) {
+    throw new EngineError(
+      'invalid_argument',
+      `draft.draftMax ${d.draftMax} does not fit the load's batch (${model.batchSize} tokens: at most ${most} drafts)`,
+    );
+  }
+  return {
+    draftMax: d.draftMax ?? Math.min(d.type === 'model' ? 4 : 8, most),
+    ngramMax: d.ngramMax ?? 3,
+    draftModel: d.type === 'model' ? draftModel : undefined,
+    stats: { drafted: 0, accepted: 0, targetPasses: 0 },
   };
 }
 
 /**
  * The prompt's prefill, cancellable between batches (LlamaModel.prefill), with its progress in
- * `stats().prefill`. Returns when it started (performance.now()), or undefined when `signal` stopped it
- * (the generation then ends 'aborted' with no tokens, as an abort before the prefill does).
+ * `stats().prefill`; then, for speculative decoding by a draft model, the draft's own prefill of it
+ * (cancellable alike, not counted in the progress). Returns when it started (performance.now()), or
+ * undefined when `signal` stopped it (the generation then ends 'aborted' with no tokens, as an abort
+ * before the prefill does).
  */
 async function prefillPrompt(
   host: GenerationHost,
   model: LlamaModel,
   prompt: number[],
   signal?: AbortSignal,
+  draftModel?: LlamaModel,
 ): Promise<number | undefined> {
   const t0 = performance.now();
   const p: NonNullable<EngineStats['prefill']> = {
@@ -181,6 +261,7 @@ async function prefillPrompt(
         p.ms = performance.now() - t0;
       },
     });
+    await draftModel?.prefill(prompt, 0, { signal });
     p.state = 'done';
     return t0;
   } catch (e) {

@@ -34,7 +34,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../core/types.ts';
-import { validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import { refuseDraft, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
 import { resolveAppConfig } from './catalog.ts';
 import { webLlmError } from './errors.ts';
 
@@ -148,6 +148,7 @@ export class WebLlmEngine implements Engine {
   }
 
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    refuseDraft(options, 'WebLLM');
     const id = webLlmModelId(source);
     const appConfig = this.appConfig();
     const record = appConfig.model_list.find((r) => r.model_id === id);
@@ -245,6 +246,7 @@ export class WebLlmEngine implements Engine {
     signal?: AbortSignal,
   ): Promise<WebLlmGenerateResult> {
     validateChatRequest(req);
+    refuseDraft(req, 'WebLLM');
     const mlc = this.loaded();
     return this.stream(
       () =>
@@ -267,6 +269,7 @@ export class WebLlmEngine implements Engine {
     signal?: AbortSignal,
   ): Promise<WebLlmGenerateResult> {
     validateGenerateRequest(req);
+    refuseDraft(req, 'WebLLM');
     const mlc = this.loaded();
     if (req.prompt === undefined)
       throw new EngineError('invalid_argument', 'WebLLM takes a text prompt, not token ids');

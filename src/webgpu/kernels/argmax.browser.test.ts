@@ -11,7 +11,7 @@ import {
   storageFrom,
   testDevice,
 } from '../../testing/kernel-util.ts';
-import { argmaxWGSL } from './argmax.ts';
+import { argmaxRowsWGSL, argmaxWGSL } from './argmax.ts';
 
 async function gpuArgmax(logits: Float32Array): Promise<number> {
   const device = await testDevice();
@@ -56,4 +56,33 @@ describe('argmaxWGSL', () => {
       expect(await gpuArgmax(new Float32Array(nVocab).fill(-7.5))).toBe(0);
     });
   }
+});
+
+describe('argmaxRowsWGSL (the verify step: one argmax per row)', () => {
+  it('each row of [nRows, nVocab] gets its own argmax, lowest index on ties', async () => {
+    const { seed, rng } = freshRng();
+    const device = await testDevice();
+    for (const [nRows, nVocab] of [
+      [1, 1000],
+      [7, 515],
+      [17, 32003],
+    ]) {
+      const logits = randomF32(rng, nRows * nVocab, 3);
+      const want: number[] = [];
+      for (let r = 0; r < nRows; r++) {
+        const row = logits.subarray(r * nVocab, (r + 1) * nVocab);
+        if (r % 3 === 1) {
+          // ties: the lowest of three planted maxima
+          const top = Math.max(...row) + 1;
+          const at = [randInt(rng, nVocab), randInt(rng, nVocab), randInt(rng, nVocab)];
+          for (const i of at) row[i] = top;
+          want.push(Math.min(...at));
+        } else want.push(argmaxRef(row));
+      }
+      const out = storageFrom(device, new Uint32Array(nRows + 1).fill(0xdeadbeef));
+      await runWGSL(device, argmaxRowsWGSL({ nVocab }), [storageFrom(device, logits), out], [nRows]);
+      const got = [...(await readU32(device, out, nRows + 1))];
+      expect(got, `nRows ${nRows} nVocab ${nVocab} (seed ${seed})`).toEqual([...want, 0xdeadbeef]);
+    }
+  });
 });

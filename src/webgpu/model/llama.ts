@@ -22,12 +22,15 @@ import type { KvType } from '../../core/types.ts';
 import type { GgufFile } from '../../gguf/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import { gpuPlan, type KernelPlan } from '../kernel-plan.ts';
+import { argmaxRowsWGSL } from '../kernels/argmax.ts';
 import { attentionSplit } from '../kernels/attention.ts';
 import type { PrefillAttentionPlan, PrefillLayout } from '../kernels/attention-prefill.ts';
+import { bindGroupByName, kernelSource } from '../kernels/bindings.ts';
 import { packStep } from '../kernels/common.ts';
 import { TILE_TOKENS } from '../kernels/mmm.ts';
 import { packHistory, packSampleParams, SAMPLE_DRAW_OFFSET, type SampleSettings } from '../kernels/sample.ts';
 import {
+  cachedPipeline,
   compileForward,
   compileOutputAll,
   encodeDispatches,
@@ -57,6 +60,9 @@ import {
   planWeights,
   requireWeight,
 } from './weights.ts';
+
+/** The most positions one verify pass scores: 16 drafts (core/validate.ts `DRAFT_LIMITS`) and the last token. */
+export const VERIFY_MAX_TOKENS = 17;
 
 /** A llama model resident on one GPUDevice, with its KV cache and run state. */
 export class LlamaModel {
@@ -92,6 +98,21 @@ export class LlamaModel {
   private kernels!: ForwardDispatches;
   /** The logits-for-every-position kernel (teacher-forced scoring), made on first use. */
   private allLogits?: { kernels: Dispatch[]; logits: GPUBuffer; readback: GPUBuffer };
+  /**
+   * The verify step's every-position output kernels over its own logits [rows, nVocab] (rows: the most
+   * positions one verify scores, rounded up to the prefill tile), its per-row argmax (argmaxRowsWGSL) and
+   * their buffers, made on first use: a few MB where the scoring buffers hold a whole batch.
+   */
+  private verifyState?: {
+    rows: number;
+    kernels: Dispatch[];
+    logits: GPUBuffer;
+    logitsReadback: GPUBuffer;
+    pipeline: GPUComputePipeline;
+    group: GPUBindGroup;
+    out: GPUBuffer;
+    readback: GPUBuffer;
+  };
   /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
   private outAllBuffers!: Record<string, GPUBuffer>;
   /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
@@ -426,6 +447,126 @@ export class LlamaModel {
     return { batches, ms: performance.now() - t0 };
   }
 
+  /** The every-position logits kernels and buffers [batchSize, nVocab], compiled on first use. */
+  private async allLogitsKernels(): Promise<NonNullable<LlamaModel['allLogits']>> {
+    if (this.allLogits) return this.allLogits;
+    const bytes = this.batchSize * this.cfg.nVocab * 4;
+    const logits = this.buf('logits_all', bytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+    const readback = this.buf(
+      'logits_all_readback',
+      bytes,
+      GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    );
+    const kernels = await compileOutputAll(
+      this.device,
+      this.choice,
+      this.specs.outAll,
+      { ...this.outAllBuffers, logits },
+      this.intDotFamilies,
+    );
+    this.allLogits = { kernels, logits, readback };
+    return this.allLogits;
+  }
+
+  /** The most tokens one verify pass takes: min(batchSize, {@link VERIFY_MAX_TOKENS}). */
+  get verifyMaxTokens(): number {
+    return Math.min(this.batchSize, VERIFY_MAX_TOKENS);
+  }
+
+  /** See {@link verifyState}. */
+  private async verifyKernels(): Promise<NonNullable<LlamaModel['verifyState']>> {
+    if (this.verifyState) return this.verifyState;
+    const V = this.cfg.nVocab;
+    const tile = this.prefillTile;
+    const rows = Math.ceil(this.verifyMaxTokens / tile) * tile;
+    const logits = this.buf('verify_logits', rows * V * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+    const logitsReadback = this.buf(
+      'verify_logits_readback',
+      rows * V * 4,
+      GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    );
+    const kernels = await compileOutputAll(
+      this.device,
+      this.choice,
+      this.specs.outAll,
+      { ...this.outAllBuffers, logits },
+      this.intDotFamilies,
+    );
+    const src = kernelSource('argmax_rows', argmaxRowsWGSL({ nVocab: V }));
+    const pipeline = await cachedPipeline(this.device, src.label, src.code);
+    const out = this.buf('verify_out', rows * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+    const readback = this.buf('verify_readback', rows * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    const group = bindGroupByName(this.device, pipeline, src, { logits, out });
+    this.verifyState = { rows, kernels, logits, logitsReadback, pipeline, group, out, readback };
+    return this.verifyState;
+  }
+
+  /**
+   * Speculative decoding's verify step: feeds `ids` at positions pos0 … pos0 + T − 1 in one batched forward
+   * (the prefill kernels; T = 1 runs a plain decode step) and returns the target's greedy choice after
+   * each of them: argmax[j] is the next token given ids[0..j] (per-row argmax on the GPU, T × 4 bytes read
+   * back), and with `readLogits` the logits [T, nVocab] too (for sampled speculative decoding). The KV
+   * cache then holds rows pos0 … pos0 + T − 1; rolling back past a rejected draft is only a matter of where
+   * the next step starts: it overwrites those rows before any step reads them (attention reads positions
+   * below its own, and the cache is indexed by position, sliding-window layers included).
+   * @param ids [T] token ids: the last accepted token (not yet in the cache), then the drafts;
+   *   1 ≤ T ≤ {@link verifyMaxTokens} (min(batchSize, 17)).
+   * @returns argmax [T]; logits [T, nVocab] with `readLogits`.
+   * @throws EngineError 'invalid_argument' (T out of range), 'context_overflow' (pos0 + T > nCtx),
+   *   'not_loaded' after destroy.
+   */
+  async verify(
+    ids: number[],
+    pos0: number,
+    opts: { readLogits?: boolean } = {},
+  ): Promise<{ argmax: Int32Array; logits?: Float32Array }> {
+    this.checkAlive();
+    const T = ids.length;
+    if (!(T >= 1 && T <= this.verifyMaxTokens))
+      throw new EngineError(
+        'invalid_argument',
+        `verify takes 1..${this.verifyMaxTokens} tokens (min(batch, ${VERIFY_MAX_TOKENS})), got ${T}`,
+      );
+    if (pos0 + T > this.nCtx)
+      throw new EngineError(
+        'context_overflow',
+        `positions ${pos0}..${pos0 + T - 1} are past the context (${this.nCtx} tokens)`,
+      );
+    if (T === 1) {
+      this.submitDecode(pos0, { tokenId: ids[0], slot: 0, readLogits: opts.readLogits });
+      const id = await this.readToken(0);
+      return { argmax: Int32Array.of(id), logits: opts.readLogits ? await this.readLogits() : undefined };
+    }
+    const v = await this.verifyKernels();
+    const V = this.cfg.nVocab;
+    this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.from(ids));
+    this.writeStep(T, pos0);
+    const enc = this.device.createCommandEncoder({ label: 'verify' });
+    encodeDispatches(enc, this.kernels, T, this.split.nSplit, this.profiler, {
+      allLogits: v.kernels,
+      sample: false,
+      logits: true,
+    });
+    const pass = enc.beginComputePass({ label: 'argmax_rows' });
+    pass.setPipeline(v.pipeline);
+    pass.setBindGroup(0, v.group);
+    pass.dispatchWorkgroups(T);
+    pass.end();
+    enc.copyBufferToBuffer(v.out, 0, v.readback, 0, T * 4);
+    if (opts.readLogits) enc.copyBufferToBuffer(v.logits, 0, v.logitsReadback, 0, T * V * 4);
+    this.device.queue.submit([enc.finish()]);
+    await v.readback.mapAsync(GPUMapMode.READ, 0, T * 4);
+    const argmax = new Int32Array(v.readback.getMappedRange(0, T * 4).slice(0));
+    v.readback.unmap();
+    let logits: Float32Array | undefined;
+    if (opts.readLogits) {
+      await v.logitsReadback.mapAsync(GPUMapMode.READ, 0, T * V * 4);
+      logits = new Float32Array(v.logitsReadback.getMappedRange(0, T * V * 4).slice(0));
+      v.logitsReadback.unmap();
+    }
+    return { argmax, logits };
+  }
+
   /**
    * Teacher-forced logits for every position: runs `ids` through the model in batches (positions pos0…)
    * and calls `onBatch` with the logits [T, nVocab] of each batch's T positions (row j = the distribution
@@ -446,25 +587,7 @@ export class LlamaModel {
       );
     }
     const V = this.cfg.nVocab;
-    if (!this.allLogits) {
-      const bytes = this.batchSize * V * 4;
-      const logits = this.buf('logits_all', bytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
-      const readback = this.buf(
-        'logits_all_readback',
-        bytes,
-        GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-      );
-      const buffers = { ...this.outAllBuffers, logits };
-      const kernels = await compileOutputAll(
-        this.device,
-        this.choice,
-        this.specs.outAll,
-        buffers,
-        this.intDotFamilies,
-      );
-      this.allLogits = { kernels, logits, readback };
-    }
-    const { logits, readback } = this.allLogits;
+    const { logits, readback } = await this.allLogitsKernels();
     for (let i = 0; i < ids.length; i += this.batchSize) {
       if (signal?.aborted) throw new EngineError('aborted', 'cancelled');
       const batch = ids.slice(i, i + this.batchSize);

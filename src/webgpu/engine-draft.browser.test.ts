@@ -1,0 +1,148 @@
+/**
+ * Speculative decoding with a draft model (LoadOptions.draft, `draft: { type: 'model' }`) on stories260K
+ * with its own Q8_0 and Q4_0 copies (made by the project's quantizer) as drafts: greedy output identical
+ * to plain greedy decoding, token for token, across prompts and draft lengths, with both KV caches rolled
+ * back after every rejection (the draft's is checked by the outputs staying exact over many passes) and
+ * high acceptance for a copy of the target; an abort in the middle (or between the target's prefill and
+ * the draft's) leaves both models exact; a draft with another vocabulary (size, or token texts) is
+ * refused at load and leaves nothing loaded.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isEngineError } from '../core/errors.ts';
+import type { GenerateRequest } from '../core/types.ts';
+import { type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model.ts';
+import { openGguf } from '../gguf/reader.ts';
+import { openModelSource } from '../library/opener.ts';
+import { makeRandomLlamaGguf } from '../model/random-model.ts';
+import { stories260kUrl } from '../testing/stories260k-url.ts';
+import { WebGpuEngine } from './engine.ts';
+
+const MODEL_URL = stories260kUrl();
+
+async function quantized(type: QuantizeFtype): Promise<Blob> {
+  const bytes = new Uint8Array(await (await fetch(MODEL_URL)).arrayBuffer());
+  const src = await openGguf({ blob: new Blob([bytes]) });
+  return new Blob([(await quantizeGguf(src, type)).bytes as Uint8Array<ArrayBuffer>]);
+}
+
+const PROMPTS = [
+  'Once upon a time, there was a little girl named Lily.',
+  'The cat sat on the mat. The dog sat on the log.',
+  'Tom was sad.',
+];
+
+describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy as draft', (type) => {
+  const engine = new WebGpuEngine({ openModel: openModelSource });
+  beforeAll(async () => {
+    const info = await engine.load(
+      { url: MODEL_URL },
+      { contextLength: 192, draft: { blob: await quantized(type), name: `stories260K-${type}` } },
+    );
+    expect(info.draft?.nLayers).toBe(info.nLayers);
+    expect(info.draft!.weightBytes).toBeLessThan(info.weightBytes);
+  }, 120_000);
+  afterAll(() => engine.dispose());
+
+  it('greedy output equals plain greedy across prompts and draft lengths', async () => {
+    let drafted = 0;
+    let accepted = 0;
+    for (const [i, prompt] of PROMPTS.entries()) {
+      const base: GenerateRequest = { prompt, maxTokens: 40, ignoreEos: true };
+      const plain = await engine.generate(base);
+      for (const draftMax of [1 + i, 4 + i, 16 - 3 * i].slice(0, type === 'Q8_0' ? 3 : 2)) {
+        const spec = await engine.generate({ ...base, draft: { type: 'model', draftMax } });
+        const what = `prompt ${i}, draftMax ${draftMax}`;
+        expect(spec.outputTokenIds, what).toEqual(plain.outputTokenIds);
+        const s = spec.speculative!;
+        expect(s.targetPasses + s.accepted, what).toBe(spec.outputTokenIds.length - 1);
+        drafted += s.drafted;
+        accepted += s.accepted;
+      }
+    }
+    console.log(`${type} draft: accepted ${accepted} of ${drafted}`);
+    // A quantized copy of the target agrees with it on most tokens.
+    expect(accepted / drafted).toBeGreaterThan(type === 'Q8_0' ? 0.8 : 0.5);
+  }, 300_000);
+
+  it('an abort mid-generation leaves both models exact', async () => {
+    const req: GenerateRequest = { prompt: PROMPTS[0], maxTokens: 30, ignoreEos: true };
+    const plain = await engine.generate(req);
+    const ac = new AbortController();
+    let n = 0;
+    const cut = await engine.generate(
+      { ...req, draft: { type: 'model', draftMax: 5 } },
+      () => ++n === 9 && ac.abort(),
+      ac.signal,
+    );
+    expect(cut.finishReason).toBe('aborted');
+    expect(cut.outputTokenIds).toEqual(plain.outputTokenIds.slice(0, 9));
+    const again = await engine.generate({ ...req, draft: { type: 'model', draftMax: 3 } });
+    expect(again.outputTokenIds).toEqual(plain.outputTokenIds);
+    // Stopped after the target's prefill, during the draft's: 'aborted' with no tokens, nothing broken.
+    const model = engine.llama!;
+    const prefill = model.prefill;
+    const ac2 = new AbortController();
+    model.prefill = async (...a) => {
+      const r = await prefill.apply(model, a);
+      ac2.abort();
+      return r;
+    };
+    let stopped: Awaited<ReturnType<typeof engine.generate>>;
+    try {
+      stopped = await engine.generate({ ...req, draft: { type: 'model' } }, undefined, ac2.signal);
+    } finally {
+      model.prefill = prefill;
+    }
+    expect(stopped.finishReason).toBe('aborted');
+    expect(stopped.outputTokenIds).toEqual([]);
+    // Sampled with all the mass on one token (topK 1): the draft model's drafts under the acceptance rule.
+    const sampled = await engine.generate({ ...req, temperature: 0.8, topK: 1, draft: { type: 'model' } });
+    expect(sampled.outputTokenIds).toEqual(plain.outputTokenIds);
+    // The lookup drafter still works beside a loaded draft model.
+    const lookup = await engine.generate({ ...req, draft: { type: 'lookup' } });
+    expect(lookup.outputTokenIds).toEqual(plain.outputTokenIds);
+  });
+});
+
+describe('draft model: bad input', () => {
+  const engine = new WebGpuEngine({ openModel: openModelSource });
+  afterAll(() => engine.dispose());
+
+  const cases: [string, () => Uint8Array, RegExp][] = [
+    [
+      'another vocabulary size',
+      () =>
+        makeRandomLlamaGguf({ seed: 45, nLayers: 1, nEmbd: 32, nFF: 64, nHead: 2, nHeadKv: 2, nVocab: 300 }),
+      /300 tokens but the target's has 512/,
+    ],
+    [
+      'the same size, other token texts',
+      () =>
+        makeRandomLlamaGguf({ seed: 46, nLayers: 1, nEmbd: 32, nFF: 64, nHead: 2, nHeadKv: 2, nVocab: 512 }),
+      /the draft model's token \d+ is .* but the target's is/,
+    ],
+  ];
+  for (const [name, bytes, pattern] of cases) {
+    it(`refuses ${name} at load and leaves nothing loaded`, async () => {
+      const err = await engine
+        .load(
+          { url: MODEL_URL },
+          { contextLength: 64, draft: { blob: new Blob([bytes() as Uint8Array<ArrayBuffer>]) } },
+        )
+        .catch((e) => e);
+      expect(isEngineError(err, 'invalid_argument'), String(err)).toBe(true);
+      expect(String(err)).toMatch(pattern);
+      const after = await engine.generate({ prompt: 'Once', maxTokens: 2 }).catch((e) => e);
+      expect(isEngineError(after, 'not_loaded'), String(after)).toBe(true);
+    });
+  }
+
+  it("refuses draft type 'model' without a draft model", async () => {
+    await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+    const err = await engine
+      .generate({ prompt: 'Once', maxTokens: 4, draft: { type: 'model' } })
+      .catch((e) => e);
+    expect(isEngineError(err, 'invalid_argument'), String(err)).toBe(true);
+    expect(String(err)).toMatch(/LoadOptions.draft/);
+  });
+});

@@ -1,0 +1,285 @@
+/**
+ * Speculative decoding (Leviathan et al. 2023, "Fast Inference from Transformers via Speculative
+ * Decoding"; Chen et al. 2023): draft a few tokens cheaply, let the target model score them all in one
+ * batched forward (LlamaModel.verify), keep the longest prefix of drafts that equal the target's own
+ * greedy choices plus the target's token after it, and roll the KV cache back past the first rejected
+ * draft (the next pass starts there). Greedy output is plain greedy decoding's, token for token.
+ *
+ * Drafting here is by lookup (no second model): {@link lookupDraft}, prompt-lookup decoding as llama.cpp's
+ * `lookup` example and Hugging Face's `prompt_lookup_num_tokens` do it. The draft length adapts to the
+ * recent acceptance rate ({@link DraftLength}).
+ */
+import type { SpeculativeStats } from '../core/types.ts';
+import type { LlamaModel } from './model/llama.ts';
+import type { Sampler } from './sampler.ts';
+
+/**
+ * Prompt-lookup drafting: for n = ngramMax down to ngramMin, finds the latest earlier occurrence of the
+ * last n tokens of `history` and returns the (up to `nDraft`) tokens that followed it; [] when no n-gram
+ * recurs. O(history × ngramMax) per call.
+ * @param history the prompt and the output so far [L].
+ * @returns up to nDraft token ids.
+ */
+export function lookupDraft(
+  history: readonly number[],
+  nDraft: number,
+  o: { ngramMax?: number; ngramMin?: number } = {},
+): number[] {
+  const L = history.length;
+  const nMax = o.ngramMax ?? 3;
+  const nMin = Math.max(1, o.ngramMin ?? 1);
+  if (nDraft <= 0) return [];
+  for (let n = Math.min(nMax, L - 1); n >= nMin; n--) {
+    // The occurrence at i covers history[i .. i + n); the tail itself starts at L − n.
+    for (let i = L - n - 1; i >= 0; i--) {
+      let k = 0;
+      while (k < n && history[i + k] === history[L - n + k]) k++;
+      if (k < n) continue;
+      return history.slice(i + n, Math.min(i + n + nDraft, L));
+    }
+  }
+  return [];
+}
+
+/**
+ * The adaptive draft length: an exponential moving average r of the acceptance rate (accepted ÷ drafted
+ * per pass, weight 1/2 on the newest, starting at 1), and a length of round(max × r) clamped to 1..max.
+ * Drafting by lookup costs nothing, so the length only trades the verify pass's extra tokens against
+ * the tokens it is expected to keep.
+ */
+export class DraftLength {
+  private rate = 1;
+  constructor(readonly max: number) {}
+  /** Tokens to draft for the next pass, 1..max. */
+  get next(): number {
+    return Math.max(1, Math.min(this.max, Math.round(this.max * this.rate)));
+  }
+  /** Records one verify pass: `accepted` of `drafted` drafts kept. */
+  update(drafted: number, accepted: number): void {
+    if (drafted > 0) this.rate = 0.5 * this.rate + 0.5 * (accepted / drafted);
+  }
+}
+
+/**
+ * Where drafts come from. `draft` proposes n tokens after `history` (the prompt and the output so far);
+ * `rollback(valid)` says that only the first `valid` tokens of the history it last drafted from, plus the
+ * drafts the target accepted, are right (a draft model's KV cache keeps rows up to there).
+ */
+export interface Drafter {
+  draft(history: readonly number[], n: number): number[] | Promise<number[]>;
+  rollback?(valid: number): void;
+}
+
+/** Drafting by prompt lookup ({@link lookupDraft}). */
+export function lookupDrafter(ngramMax: number): Drafter {
+  return { draft: (history, n) => lookupDraft(history, n, { ngramMax }) };
+}
+
+/**
+ * Drafting by a second, smaller model with the same vocabulary: its greedy continuation. It keeps its own
+ * KV cache in step with the accepted history: each draft first feeds the tokens it has not seen (the
+ * target's last token, and after a fully accepted draft its own last draft too) in one pass
+ * (LlamaModel.verify), whose last argmax is the first draft, then n − 1 decode steps; a rollback moves
+ * its position back to the accepted prefix (the stale rows are overwritten before they are read).
+ * The prompt must have been prefilled into it first (position `start` = the prompt's length).
+ */
+export class ModelDrafter implements Drafter {
+  private valid: number;
+  constructor(
+    private readonly model: LlamaModel,
+    start: number,
+  ) {
+    this.valid = start;
+  }
+  async draft(history: readonly number[], n: number): Promise<number[]> {
+    const m = this.model;
+    const pending = history.slice(this.valid);
+    const { argmax } = await m.verify(pending, this.valid);
+    this.valid = history.length;
+    const drafts = [argmax[argmax.length - 1]];
+    while (drafts.length < n && this.valid < m.nCtx - 1) {
+      m.submitDecode(this.valid, { tokenId: drafts[drafts.length - 1], slot: 0 });
+      drafts.push(await m.readToken(0));
+      this.valid++;
+    }
+    return drafts;
+  }
+  rollback(valid: number): void {
+    this.valid = Math.min(this.valid, valid);
+  }
+}
+
+/** Options of {@link speculativeGreedy}. */
+export interface SpeculativeOptions {
+  /** Position at which the first token (from the prefill's logits) will be fed. */
+  pos: number;
+  /** Tokens to yield at most (the loop never feeds a position at or past `model.nCtx`). */
+  maxTokens: number;
+  /** The prompt's ids (the drafts' history starts with them). */
+  prompt: readonly number[];
+  /** Most tokens drafted per pass (1..batchSize − 1). */
+  draftMax: number;
+  /** Where drafts come from. */
+  drafter: Drafter;
+  /** Filled as the loop runs. */
+  stats: SpeculativeStats;
+}
+
+/**
+ * Yields greedy tokens 0, 1, … after a prefill, verifying each draft in one target pass
+ * (LlamaModel.verify; a plain decode step where the drafter has nothing). The first token is the
+ * prefill's argmax. Stop early by leaving the loop: every pass is awaited before its tokens are yielded,
+ * so nothing is in flight and the models are ready for the next request.
+ * @throws what the models throw (EngineError 'context_overflow', a lost device).
+ */
+export async function* speculativeGreedy(
+  model: LlamaModel,
+  o: SpeculativeOptions,
+): AsyncGenerator<number, void, undefined> {
+  model.submitReadback({ slot: 0 });
+  let last = await model.readToken(0);
+  const history = [...o.prompt, last];
+  let produced = 1;
+  yield last;
+  let pos = o.pos; // where `last` is fed
+  const len = new DraftLength(o.draftMax);
+  while (produced < o.maxTokens && pos < model.nCtx) {
+    // Every token kept must fit maxTokens: n drafts give up to n + 1 tokens.
+    const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
+    const drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    const { argmax } = await model.verify([last, ...drafts], pos);
+    o.stats.targetPasses++;
+    let a = 0;
+    while (a < drafts.length && drafts[a] === argmax[a]) a++;
+    if (drafts.length > 0) {
+      o.stats.drafted += drafts.length;
+      o.stats.accepted += a;
+      len.update(drafts.length, a);
+    }
+    o.drafter.rollback?.(history.length + a);
+    const kept = [...drafts.slice(0, a), argmax[a]];
+    pos += kept.length;
+    for (const id of kept) {
+      history.push(id);
+      produced++;
+      last = id;
+      yield id;
+    }
+  }
+}
+
+/** Draws an index from the distribution `w` [V] (non-negative, summing to `total`) with one uniform draw u ∈ [0, 1). */
+function drawFrom(w: ArrayLike<number>, total: number, u: number): number {
+  let x = u * total;
+  let last = -1;
+  for (let t = 0; t < w.length; t++) {
+    if (w[t] <= 0) continue;
+    last = t;
+    if (x < w[t]) return t;
+    x -= w[t];
+  }
+  return last; // rounding left x just past the end: the last token with mass
+}
+
+/**
+ * The speculative-sampling acceptance rule (Leviathan et al. 2023, Algorithm 1; Chen et al. 2023): draft
+ * i is kept with probability min(1, p_i(x) / q_i(x)); at the first rejection the token is drawn from
+ * norm(max(0, p_i − q_i)) instead and the pass ends; when every draft is kept, one more token is drawn
+ * from p_n. The tokens kept then follow the target's distribution exactly, whatever the drafts.
+ * @param drafts the draft tokens [n].
+ * @param p the target's distributions [n + 1][V] (row i: after the prefix and drafts[0..i)).
+ * @param q the distributions the drafts were drawn from [n][V]; undefined where drafts were chosen
+ *   deterministically (lookup, a greedy draft model): point masses q_i = δ(drafts[i]), so draft i is kept
+ *   with probability p_i(drafts[i]) and a rejection draws from p_i without it.
+ * @param rand uniform draws in [0, 1).
+ * @returns the kept drafts, then the drawn token: 1..n + 1 ids.
+ */
+export function speculativeSample(
+  drafts: readonly number[],
+  p: readonly ArrayLike<number>[],
+  q: readonly ArrayLike<number>[] | undefined,
+  rand: () => number,
+): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < drafts.length; i++) {
+    const x = drafts[i];
+    const qx = q ? q[i][x] : 1;
+    if (rand() * qx < p[i][x]) {
+      out.push(x);
+      continue;
+    }
+    const V = p[i].length;
+    const resid = new Float64Array(V);
+    let total = 0;
+    for (let t = 0; t < V; t++) {
+      const r = p[i][t] - (q ? q[i][t] : t === x ? 1 : 0);
+      if (r > 0) {
+        resid[t] = r;
+        total += r;
+      }
+    }
+    out.push(drawFrom(resid, total, rand()));
+    return out;
+  }
+  const last = p[drafts.length];
+  let total = 0;
+  for (let t = 0; t < last.length; t++) total += last[t];
+  out.push(drawFrom(last, total, rand()));
+  return out;
+}
+
+/**
+ * Sampled speculative decoding: as {@link speculativeGreedy}, with the target's logits read back for every
+ * verified position [T, nVocab] and turned into the request's sampling distribution (`sampler`:
+ * penalties, top-k, top-p, min-p, temperature, with the history each position sees), and the drafts kept
+ * or replaced by {@link speculativeSample}. The drafters draft deterministically (lookup; a draft model's
+ * greedy continuation), so q is a point mass on each draft. The output follows the target's sampling
+ * distribution; it is not the token sequence plain sampling gives for the same seed (the draws differ).
+ * @param rand uniform draws in [0, 1) (seeded from the request's seed).
+ */
+export async function* speculativeSampled(
+  model: LlamaModel,
+  o: SpeculativeOptions,
+  sampler: Sampler,
+  rand: () => number,
+): AsyncGenerator<number, void, undefined> {
+  const V = model.cfg.nVocab;
+  const dense = (logits: Float32Array, history: readonly number[]): Float64Array => {
+    const c = sampler.distribution(logits, history);
+    const p = new Float64Array(V);
+    for (let k = 0; k < c.ids.length; k++) p[c.ids[k]] = c.probs[k];
+    return p;
+  };
+  model.submitReadback({ readLogits: true });
+  const history = [...o.prompt];
+  let last = speculativeSample([], [dense(await model.readLogits(), history)], undefined, rand)[0];
+  history.push(last);
+  let produced = 1;
+  yield last;
+  let pos = o.pos;
+  const len = new DraftLength(o.draftMax);
+  while (produced < o.maxTokens && pos < model.nCtx) {
+    const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
+    const drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    const { logits } = await model.verify([last, ...drafts], pos, { readLogits: true });
+    o.stats.targetPasses++;
+    const p = Array.from({ length: drafts.length + 1 }, (_, i) =>
+      dense(logits!.subarray(i * V, (i + 1) * V), [...history, ...drafts.slice(0, i)]),
+    );
+    const kept = speculativeSample(drafts, p, undefined, rand);
+    const a = kept.length - 1;
+    if (drafts.length > 0) {
+      o.stats.drafted += drafts.length;
+      o.stats.accepted += a;
+      len.update(drafts.length, a);
+    }
+    o.drafter.rollback?.(history.length + a);
+    pos += kept.length;
+    for (const id of kept) {
+      history.push(id);
+      produced++;
+      last = id;
+      yield id;
+    }
+  }
+}

@@ -744,6 +744,36 @@ describe('bad input', () => {
   });
 });
 
+describe('a cache directory that cannot be written', () => {
+  it('is said at once as such (EROFS, EACCES), not as a network error after 3 retries', async () => {
+    for (const [code, text] of [
+      ['EROFS', 'read-only file system'],
+      ['EACCES', 'permission denied'],
+    ] as const) {
+      const dir = tmp();
+      const fs = await FsStore.open(dir);
+      const readOnly: CacheStore = Object.assign(Object.create(fs) as CacheStore, {
+        writeBlock: async (key: string) => {
+          throw Object.assign(new Error(`${code}: ${text}, open '${dir}/${key}.gguf.part'`), { code });
+        },
+      });
+      const l = await lib({ store: readOnly });
+      const e = await errorOf(l.acquire(`${server.url}/range/stories260K.gguf`));
+      expect(e.code).toBe('invalid_argument');
+      expect(e.message).toMatch(
+        new RegExp(
+          `^the model cache cannot be written while storing stories260K\\.gguf \\(${code}: ${text}, open '${dir}/`,
+        ),
+      );
+      expect(e.message).toMatch(/make the directory writable or choose another \(--cache-dir DIR/);
+      expect(e.message).not.toMatch(/retries|connection/);
+      // One request: no retry.
+      expect(server.stats.requests.filter((r) => r.method === 'GET')).toHaveLength(1);
+      server.reset();
+    }
+  });
+});
+
 describe('local files kept on request', () => {
   it('a picked file (and the parts of a split model) copied in block by block loads back as local:NAME', async () => {
     const l = await lib();

@@ -13,7 +13,7 @@
  *   so a half-downloaded file never looks like a model.
  */
 
-import { EngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import { fnv1a64 } from '../core/hash.ts';
 import { parseSplitName, splitFileName, splitPartName } from '../gguf/split.ts';
 
@@ -133,12 +133,26 @@ function isQuotaError(e: unknown): boolean {
   return name === 'QuotaExceededError' || code === 'ENOSPC' || code === 'EDQUOT';
 }
 
-/** Maps a storage failure: quota errors to EngineError('quota_exceeded'), others kept. */
+/**
+ * Maps a storage failure: quota errors to EngineError('quota_exceeded'); a directory that may not be
+ * written (EACCES, EPERM, EROFS: a read-only or foreign cache directory) to EngineError('invalid_argument'),
+ * which no retry can mend (it used to surface as a 'network' error after 3 retries); others kept.
+ */
 export function storageError(e: unknown, what: string): unknown {
+  if (isEngineError(e)) return e;
   if (isQuotaError(e)) {
     return new EngineError('quota_exceeded', `storage is full while ${what}: ${(e as Error).message ?? e}`, {
       cause: e,
     });
+  }
+  const code = (e as { code?: string })?.code;
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    return new EngineError(
+      'invalid_argument',
+      `the model cache cannot be written while ${what} (${(e as Error).message}): make the directory writable ` +
+        'or choose another (--cache-dir DIR on the command line, cache: { dir } in the API)',
+      { cause: e },
+    );
   }
   return e;
 }

@@ -19,7 +19,6 @@ import {
   secondsArg,
   UsageError,
 } from './args.ts';
-import { joinNegativeValues } from './run.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = findStories260K() ?? '/no/model.gguf'; // usage errors come first: the file need not exist
@@ -212,19 +211,5 @@ describe('every command: a bad number or option exits 2, before any work', () =>
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/error(?: \[invalid_argument\])?: /);
     expect(r.stderr).toMatch(msg);
-  });
-});
-
-describe('joinNegativeValues (issue 47: negative numbers reached Node as "argument is ambiguous")', () => {
-  it('joins a long option and the negative number after it; leaves everything else', () => {
-    expect(joinNegativeValues(['--seed', '-1', '--temp', '-0.5', '--x', '-1e3', '--y', '-.5'])).toEqual([
-      '--seed=-1',
-      '--temp=-0.5',
-      '--x=-1e3',
-      '--y=-.5',
-    ]);
-    expect(
-      joinNegativeValues(['--greedy', '--n', '3', '-v', '--a=-1', '--b', '-c', 'file', '--', '--d', '-1']),
-    ).toEqual(['--greedy', '--n', '3', '-v', '--a=-1', '--b', '-c', 'file', '--', '--d', '-1']);
   });
 });

@@ -83,3 +83,69 @@ export function cpuMatch(ref: CpuReference, ourTop1: ArrayLike<number>): number 
   const ours = Array.from({ length: ref.outputIds.length }, (_, i) => ourTop1[p - 1 + i]);
   return top1Agreement(ours, ref.outputIds);
 }
+
+/** What {@link llamaCppGreedyIsolated} gives: llama.cpp's tokens, or why there are none. */
+export type IsolatedCpuReference = { ok: true; ref: CpuReference } | { ok: false; reason: string };
+
+/**
+ * {@link llamaCppGreedy} in a child Node process (./cpu-match-child.ts), so that llama.cpp aborting on a
+ * file it cannot handle (a C++ exception such as `std::out_of_range` on a vocabulary of empty or identical
+ * tokens ends the whole process with SIGABRT, exit 134) costs the check, not the benchmark. Never throws:
+ * a crash, an error or `timeoutMs` passing gives the reason (with llama.cpp's last stderr line).
+ */
+export async function llamaCppGreedyIsolated(
+  modelPath: string,
+  promptIds: number[],
+  nTokens: number,
+  opts: { timeoutMs?: number } = {},
+): Promise<IsolatedCpuReference> {
+  const { spawn } = await import(/* @vite-ignore */ 'node:child_process');
+  const child = fileURLToPath(new URL('./cpu-match-child.ts', import.meta.url));
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', child], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => {
+      stdout += d;
+    });
+    p.stderr.on('data', (d: Buffer) => {
+      stderr = (stderr + d).slice(-4000);
+    });
+    const timer = setTimeout(() => p.kill('SIGKILL'), opts.timeoutMs ?? 300_000);
+    const lastLine = () =>
+      stderr
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .at(-1)
+        ?.slice(0, 300);
+    p.on('error', (e: Error) => {
+      clearTimeout(timer);
+      resolve({ ok: false, reason: `llama.cpp could not be started: ${e.message}` });
+    });
+    p.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      clearTimeout(timer);
+      const out = stdout.trim().split('\n').at(-1) ?? '';
+      if (code === 0) {
+        try {
+          const r = JSON.parse(out) as { ref?: CpuReference; error?: string };
+          if (r.ref) return resolve({ ok: true, ref: r.ref });
+          if (r.error) return resolve({ ok: false, reason: r.error });
+        } catch {}
+      }
+      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      const words = lastLine();
+      resolve({
+        ok: false,
+        reason:
+          signal === 'SIGKILL'
+            ? `llama.cpp did not finish within ${Math.round((opts.timeoutMs ?? 300_000) / 1000)} s`
+            : `llama.cpp crashed on this file (its process ${how}${words ? `: ${words}` : ''})`,
+      });
+    });
+    p.stdin.end(JSON.stringify({ modelPath, promptIds, nTokens }));
+  });
+}

@@ -181,7 +181,8 @@ const nanLoad = () => ({
  * are what the engine reported (llama-bench's verdict, ModelInfo). `summary` holds, per metric over the
  * measured runs, ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond.
  * `quality` is "CPU match": llama.cpp's greedy tokens for the first prompt fed to our engine teacher-forced,
- * `top1Agreement` the share of positions whose top-1 token equals llama.cpp's. Remote engines add
+ * `top1Agreement` the share of positions whose top-1 token equals llama.cpp's; `cpuMatchSkipped` says why
+ * there is none where the check was asked for but could not run (llama.cpp crashed on the file, …). Remote engines add
  * `endpoint` (host only, never a key), `sweep` and `partial`; llama-bench mode adds `tests`, `llamaBench`,
  * `memory`, `gpu` (GPU time per kernel family) and `cost`.
  */
@@ -216,6 +217,7 @@ export const BenchResultSchema = obj({
   summary: v.optional(summaries, () => ({})),
   roofline: v.optional(BenchRooflineSchema),
   quality: v.optional(obj({ reference: str, top1Agreement: num, positions: num })),
+  cpuMatchSkipped: v.optional(str),
   endpoint: v.optional(
     obj({ host: str, api: v.picklist(['chat', 'completions'], 'must be chat or completions') }),
   ),

@@ -26,7 +26,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/ci-report.ts';
-import { llamaCppGreedy } from '../bench/cpu-match.ts';
+import { llamaCppGreedyIsolated } from '../bench/cpu-match.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
 import { formatResultText } from '../bench/report.ts';
 import { buildResult } from '../bench/runner.ts';
@@ -412,10 +412,11 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     const spec: BenchModelSpec = a.model.localPath
       ? { url: server.addModel(a.model.localPath), id: (a.model.spec as { id: string }).id }
       : a.model.spec;
-    const cpuMatch =
+    const reference =
       a.cpuMatch && a.model.localPath && a.engine === 'webgpu' && !a.part2.llamaBench
         ? await llamaCppReference(a.model.localPath, a.plan)
         : undefined;
+    const cpuMatch = reference?.ref;
     watchdog.arm(60_000, 'starting the benchmark in the page');
     const result = await Promise.race([
       runInPage(page, {
@@ -434,6 +435,7 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
       refused,
     ]);
     watchdog.stop();
+    if (reference?.skipped !== undefined) result.cpuMatchSkipped = reference.skipped;
     seen.device = result.device;
     const refusal = softwareGuard(a, result.device);
     if (refusal) throw refusal;
@@ -494,16 +496,23 @@ runCli(() => main(process.argv.slice(2)), describeError);
 async function llamaCppReference(
   path: string,
   plan: BenchPlan,
-): Promise<{ engine: string; promptIds: number[]; outputIds: number[] } | undefined> {
+): Promise<{ ref?: { engine: string; promptIds: number[]; outputIds: number[] }; skipped?: string }> {
+  let promptIds: number[];
   try {
     const file = await openGguf({ path });
     const tok = createTokenizer(file.metadata);
-    const promptIds = tok.encode(plan.prompts[0].text, { addBos: tok.addBos });
-    const n = Math.min(plan.maxTokens, 64);
-    log(`CPU match: llama.cpp generating ${n} greedy tokens for the first prompt…`);
-    return await llamaCppGreedy(path, promptIds, n);
+    promptIds = tok.encode(plan.prompts[0].text, { addBos: tok.addBos });
   } catch (e) {
-    log(`CPU match skipped: ${(e as Error).message}`);
-    return undefined;
+    const skipped = (e as Error).message;
+    log(`CPU match skipped: ${skipped}`);
+    return { skipped };
   }
+  const n = Math.min(plan.maxTokens, 64);
+  log(`CPU match: llama.cpp generating ${n} greedy tokens for the first prompt…`);
+  // In a child process: llama.cpp aborts the whole process on some files (a vocabulary of empty or equal
+  // tokens: std::out_of_range, exit 134), which must cost the check, not the benchmark and its JSON.
+  const r = await llamaCppGreedyIsolated(path, promptIds, n);
+  if (r.ok) return { ref: r.ref };
+  log(`CPU match skipped: ${r.reason}`);
+  return { skipped: r.reason };
 }

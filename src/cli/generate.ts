@@ -37,7 +37,7 @@ import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
-import { formatTimings } from './timings.ts';
+import { contextNote, formatTimings } from './timings.ts';
 
 /** `npm run generate -- --help`, printed on stdout. */
 const USAGE = `usage: npm run generate -- --model PATH_OR_URL --prompt TEXT [options]
@@ -69,11 +69,13 @@ The continuation goes to stdout as it streams; then llama-cli's timing summary g
 eval time (TTFT: request start to the first token, with prefill tok/s), eval time (the tokens after the
 first: decode tok/s) and total time (E2E).`;
 
-/** Says on stderr what was loaded, and with --default-limits which limits the engine planned with. */
-function logLimits(info: ModelInfo): void {
+/** Says on stderr what was loaded (and a --ctx the model's context cut), and with --default-limits which limits the engine planned with. */
+function logLimits(info: ModelInfo, ctx?: number): void {
   console.error(
     `generate: loaded ${info.name}: ${info.nLayers} layers, ${fmtBytes(info.weightBytes)} of weights, context ${info.contextLength}`,
   );
+  const cut = contextNote(ctx, info.contextLength);
+  if (cut) console.error(cut);
   const l = info.limits;
   if (!l?.defaultLimits) return;
   const v = l.values;
@@ -173,6 +175,7 @@ async function main(): Promise<number> {
           })
           // No adapter: say what this machine lacks (the Vulkan loader's package, or a driver).
           .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver))),
+        ctx,
       );
       result = await engine.generate(req, (e) => process.stdout.write(e.text));
     } finally {
@@ -198,7 +201,7 @@ async function main(): Promise<number> {
             values['default-limits'],
             kvType,
             draftModel && (draftKind === 'path' ? urlOf(resolve(draftModel)) : draftModel),
-          ).then(logLimits);
+          ).then((info) => logLimits(info, ctx));
         } catch (e) {
           // Name the file the person gave, not the URL it was served under.
           if (modelUrl && e instanceof Error) e.message = e.message.split(modelUrl).join(resolve(model));

@@ -216,6 +216,20 @@ describe('npm run make-model', () => {
       [['--arch', 'llama', '--out', out, '--layers', '0'], /--layers must be an integer ≥ 1/],
       [['--arch', 'llama', '--out', out, '--embd', '6.5'], /--embd must be an integer/],
       [['--arch', 'llama', '--out', out, '--seed=-1'], /--seed must be an integer/],
+      // Before: Node's "Option '--seed <value>' argument is ambiguous".
+      [
+        ['--arch', 'llama', '--out', out, '--seed', '-1'],
+        '--seed must be an integer ≥ 0 and ≤ 4294967295, got "-1"',
+      ],
+      [
+        ['--arch', 'llama', '--out', out, '--heads', '-4'],
+        '--heads must be an integer ≥ 1 and ≤ 16777216, got "-4"',
+      ],
+      // Before: past the range check into an untyped "Map maximum size exceeded".
+      [
+        ['--arch', 'llama', '--out', out, '--layers', '16777216'],
+        '--layers must be an integer ≥ 1 and ≤ 512, got "16777216"',
+      ],
       [['--arch', 'llama', '--out', out, '--type', 'Q4_0'], /--type must be F32 or F16, got "Q4_0"/],
       [
         ['--arch', 'llama', '--out', out, '--embd', '36', '--heads', '12'],

@@ -36,6 +36,9 @@ const USAGE = `usage: npm run make-model -- --arch ARCH --out FILE [--seed N] [-
   Quantize the result with: npm run quantize -- FILE OUT.gguf Q4_K_M (K-quants and IQ4_XS need --embd 256 or
   wider: narrower rows get the fallback types)`;
 
+/** The most layers a model may have: llama.cpp's LLAMA_MAX_LAYERS (src/llama-hparams.h). */
+const MAX_LAYERS = 512;
+
 /** `--flag` → shape field. */
 const SIZE_FLAGS: [string, keyof MakeModelShape][] = [
   ['layers', 'nLayers'],
@@ -77,7 +80,10 @@ async function main(): Promise<number> {
   const contextLength = intArg(values.ctx, 'ctx', 1, MAKE_MODEL_DEFAULT_CONTEXT, 1 << 28);
   const sizes: Partial<MakeModelShape> = {};
   for (const [flag, key] of SIZE_FLAGS) {
-    const v = optIntArg(values[flag as keyof typeof values] as string | undefined, flag, 1, 1 << 24);
+    // Layers: at most llama.cpp's LLAMA_MAX_LAYERS (512, llama-hparams.h); 2^24 passed the old bound and
+    // ended as an untyped "Map maximum size exceeded".
+    const max = flag === 'layers' ? MAX_LAYERS : 1 << 24;
+    const v = optIntArg(values[flag as keyof typeof values] as string | undefined, flag, 1, max);
     if (v !== undefined) sizes[key] = v;
   }
   let made: ReturnType<typeof makeModelGguf>;

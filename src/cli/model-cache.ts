@@ -75,13 +75,17 @@ export async function cachedModel(
   try {
     got = await lib.acquire(spec, {
       signal: ctl.signal,
+      // The file is handed on by path (to our Node or browser runtime, to llama.cpp), past the checking
+      // reader: check every block of a cached copy here, and download a damaged one again.
+      verifyCached: true,
       onProgress: (p) => {
         const now = Date.now();
         const done = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal;
         if (p.note === lastNote && !done && now - last < 1000) return;
         last = now;
         lastNote = p.note;
-        if (p.note && /cached copy/.test(p.note)) return log(`${p.note} (${MB(p.bytesTotal)})`);
+        if (p.phase === 'download' && p.note && /cached copy|^waiting for /.test(p.note))
+          return log(p.bytesTotal > 0 ? `${p.note} (${MB(p.bytesTotal)})` : p.note);
         const pct = p.bytesTotal > 0 ? ` ${((100 * p.bytesDone) / p.bytesTotal).toFixed(0)}%` : '';
         const rate = p.bytesPerSec ? `, ${MB(p.bytesPerSec)}/s` : '';
         const eta = p.etaMs !== undefined && !done ? `, ${Math.ceil(p.etaMs / 1000)} s left` : '';

@@ -1,10 +1,13 @@
 /**
  * `npm run models -- list` names only files that are on disk: a split model whose first part is complete
  * and whose second was cut half-way, and a model whose run ended between the final rename and its record
- * (the file is `KEY.gguf` while the record still says partial).
+ * (the file is `KEY.gguf` while the record still says partial). Three `models pull` processes of one URL
+ * at once leave one intact copy (issue 47).
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +21,10 @@ const KiB = 1024;
 
 let server: ModelServer;
 let dir: string;
+let files: Map<string, Uint8Array>;
 beforeAll(async () => {
-  server = await startModelServer(await testModelFiles());
+  files = await testModelFiles();
+  server = await startModelServer(files);
   dir = mkdtempSync(join(tmpdir(), 'models-cli-'));
 });
 afterAll(async () => {
@@ -27,11 +32,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function list(): Promise<{ code: number; stdout: string; stderr: string }> {
+function list(cacheDir = dir): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((ok) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/models.ts', 'list', '--cache-dir', dir],
+      ['--import', 'tsx', 'src/cli/models.ts', 'list', '--cache-dir', cacheDir],
       { cwd: ROOT, timeout: 60_000 },
       (err, stdout, stderr) => ok({ code: err ? Number(err.code) : 0, stdout, stderr }),
     );
@@ -81,4 +86,102 @@ describe('npm run models -- list', () => {
     expect(paths).toContain(store.filePath(meta.key));
     expect(r.stdout).toContain('(1 of 3 parts not on disk yet)');
   });
+});
+
+describe('npm run models -- pull, three processes at once', () => {
+  it('one downloads, the others wait for it, and the one copy is intact and listed complete', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'models-cli-concurrent-'));
+    try {
+      server.reset();
+      const bytes = files.get('stories260K.gguf') as Uint8Array;
+      const url = `${server.url}/slow/stories260K.gguf`;
+      // The first download stops 512 KiB in until the other two are seen waiting (before the lock, all
+      // three wrote one .part file at once and left a sparse file of zeros, listed "complete").
+      server.hold(512 * KiB);
+      const runs = [0, 1, 2].map(() => {
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', 'src/cli/models.ts', 'pull', url, '--cache-dir', cacheDir],
+          { cwd: ROOT },
+        );
+        const out = { stdout: '', stderr: '', code: -1 };
+        child.stdout.on('data', (d) => {
+          out.stdout += d;
+        });
+        child.stderr.on('data', (d) => {
+          out.stderr += d;
+        });
+        const done = new Promise<typeof out>((ok) =>
+          child.on('close', (code) => {
+            out.code = code ?? -1;
+            ok(out);
+          }),
+        );
+        return { out, done };
+      });
+      await expect
+        .poll(
+          () =>
+            runs.filter((r) =>
+              /^waiting for process \d+, which is fetching stories260K\.gguf/m.test(r.out.stderr),
+            ).length,
+          {
+            timeout: 60_000,
+            interval: 100,
+          },
+        )
+        .toBe(2);
+      server.hold(undefined);
+      const results = await Promise.all(runs.map((r) => r.done));
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+      // One download; the two that waited found the copy complete (one HEAD each, no bytes).
+      expect(server.stats.bodyBytes).toBe(bytes.length);
+      expect(results.filter((r) => /model from the cache/.test(r.stdout))).toHaveLength(2);
+      const path = results[0].stdout.trim().split('\n').at(-1) ?? '';
+      expect(results.every((r) => r.stdout.trim().endsWith(path))).toBe(true);
+      const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+      expect(sha(readFileSync(path))).toBe(sha(bytes));
+      const l = await list(cacheDir);
+      expect(l.stdout).toMatch(/, complete(, SHA-256 checked)?, last used/);
+    } finally {
+      server.hold(undefined);
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('npm run models -- pull of a damaged cached copy', () => {
+  it('finds the damage (block 1, the header) by its SHA-256, says integrity, and downloads it again', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'models-cli-damaged-'));
+    try {
+      const bytes = files.get('stories260K.gguf') as Uint8Array;
+      const url = `${server.url}/range/stories260K.gguf`;
+      const pull = () =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((ok) => {
+          execFile(
+            process.execPath,
+            ['--import', 'tsx', 'src/cli/models.ts', 'pull', url, '--cache-dir', cacheDir],
+            { cwd: ROOT, timeout: 60_000 },
+            (err, stdout, stderr) => ok({ code: err ? Number(err.code) : 0, stdout, stderr }),
+          );
+        });
+      const first = await pull();
+      expect(first.code, first.stderr).toBe(0);
+      const path = first.stdout.trim().split('\n').at(-1) ?? '';
+      const damaged = readFileSync(path);
+      damaged[10] ^= 0x01; // inside the header: before, this read as gguf_invalid and was never repaired
+      writeFileSync(path, damaged);
+      server.reset();
+      const second = await pull();
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toMatch(
+        /integrity: the cached copy of stories260K\.gguf is damaged \(block 1 of 1: its SHA-256 differs\)/,
+      );
+      expect(server.stats.bodyBytes).toBe(bytes.length);
+      const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+      expect(sha(readFileSync(path))).toBe(sha(bytes));
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -4,7 +4,7 @@
  * first).
  */
 import { describe, expect, it } from 'vitest';
-import { formatTimings } from './timings.ts';
+import { contextNote, formatTimings } from './timings.ts';
 
 const result = (promptTokens: number, tStartMs: number, tokenTimesMs: number[]) => ({
   promptTokenIds: Array.from({ length: promptTokens }, (_, i) => i),
@@ -35,5 +35,16 @@ describe('formatTimings', () => {
     expect(formatTimings({ ...result(4, 0, []), finishReason: 'aborted' })).toBe(
       'no timings: no output token came (finish reason aborted), so there is no TTFT or decode rate',
     );
+  });
+});
+
+describe('contextNote (issue 47: --ctx above the model context was cut without a word)', () => {
+  it('says the cap when the engine gave less than asked, nothing otherwise', () => {
+    expect(contextNote(100_000, 2048)).toBe(
+      "note: --ctx 100000 is above the model's training context, so the context is 2048 tokens (the model's own; past it a model's output is unreliable)",
+    );
+    expect(contextNote(2048, 2048)).toBeUndefined();
+    expect(contextNote(512, 2048)).toBeUndefined();
+    expect(contextNote(undefined, 2048)).toBeUndefined();
   });
 });

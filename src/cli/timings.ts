@@ -35,3 +35,16 @@ export function formatTimings(
     `      total time = ${f2(e2e, 10)} ms / ${n5(g.promptTokens + nOut)} tokens`,
   ].join('\n');
 }
+
+/**
+ * The line for a `--ctx` above what the model was trained for: the engine caps the context at the model's
+ * own (`ModelInfo.contextLength` is what it got), which used to happen without a word. llama.cpp allows a
+ * longer context with a warning; here the cap is said. Undefined when nothing was cut.
+ */
+export function contextNote(asked: number | undefined, got: number): string | undefined {
+  if (asked === undefined || asked <= got) return undefined;
+  return (
+    `note: --ctx ${asked} is above the model's training context, so the context is ${got} tokens (the ` +
+    "model's own; past it a model's output is unreliable)"
+  );
+}

@@ -245,6 +245,44 @@ describe('openGguf errors', () => {
     }
   });
 
+  it('general.alignment = 2^31 names the file and the key (it was "tensor data offset is out of range (-2147483648)")', async () => {
+    const bytes = writeGguf({
+      metadata: [kv.u32('general.alignment', 64), kv.string('general.name', 'aligned')],
+      tensors: [{ name: 't', type: 'F32', shape: [4], data: new Uint8Array(16) }],
+    });
+    expect((await openGguf(blobOf(bytes.slice()))).tensors.size).toBe(1);
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const valueAt = 24 + 8 + 'general.alignment'.length + 4;
+    expect(dv.getUint32(valueAt, true)).toBe(64);
+    dv.setUint32(valueAt, 2 ** 31, true);
+    const e = await engineError(openGguf(blobOf(bytes, 'aligned.gguf')));
+    expect(e.code).toBe('gguf_invalid');
+    expect(e.message).toMatch(
+      /^aligned\.gguf: general\.alignment = 2,147,483,648 puts the tensor data at byte 2,147,483,648, past the file's end \(\d+ bytes\)/,
+    );
+  });
+
+  it('a complete local file whose string runs past its end says truncated or malformed, not only "incomplete download"', async () => {
+    const bytes = writeGguf({
+      metadata: [kv.string('general.name', 'short'), kv.u32('x.count', 1)],
+      tensors: [{ name: 't', type: 'F32', shape: [4], data: new Uint8Array(16) }],
+    });
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const lengthAt = 24 + 8 + 'general.name'.length + 4;
+    expect(dv.getBigUint64(lengthAt, true)).toBe(5n);
+    dv.setBigUint64(lengthAt, 100_000n, true); // past the end, below the parser's own string limit
+    const path = join(tmp, 'short.gguf');
+    writeFileSync(path, bytes);
+    const e = await engineError(openGguf({ path }));
+    expect(e.code).toBe('gguf_invalid');
+    expect(e.message).toMatch(
+      /short\.gguf is truncated or malformed: it ends at [\d,]+ bytes, inside its header/,
+    );
+    expect(e.message).toMatch(
+      /\(an incomplete download or copy\), or a string or array length in the header runs past its end$/,
+    );
+  });
+
   it('a file too short for the fixed header is gguf_invalid', async () => {
     const e = await engineError(openGguf(blobOf(stories.slice(0, 6))));
     expect(e.code).toBe('gguf_invalid');

@@ -184,10 +184,14 @@ export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): P
     // back short at the end of a small file, so that alone proves nothing.
     const ranOut = e instanceof RangeError || /Exceeded maximum chunk fetches/.test(msg);
     if (readPastEnd && ranOut) {
+      // A file cut short and a complete file with a wrong length field (a string or array running past the
+      // end) look the same from here: say both.
       throw new EngineError(
         'gguf_invalid',
-        `${src.name} is truncated: it ends at ${fmtCount(src.size ?? 0)} bytes, inside its header (metadata and ` +
-          'tensor list): the download is incomplete',
+        `${src.name} is truncated or malformed: it ends at ${fmtCount(src.size ?? 0)} bytes, inside its header ` +
+          '(metadata and tensor list): either the file was cut short' +
+          (isUrlSource(src) ? ' (an incomplete download)' : ' (an incomplete download or copy)') +
+          ', or a string or array length in the header runs past its end',
         { cause: e },
       );
     }
@@ -216,8 +220,10 @@ export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): P
   if (size !== undefined && headerEnd > size) {
     throw new EngineError(
       'gguf_invalid',
-      `${src.name} is truncated: it ends at ${fmtCount(size)} bytes but its header (metadata and tensor list) ` +
-        `needs at least ${fmtCount(headerEnd)}: the download is incomplete`,
+      `${src.name} is truncated or malformed: it ends at ${fmtCount(size)} bytes, inside its header (metadata ` +
+        `and tensor list), which needs at least ${fmtCount(headerEnd)}: either the file was cut short` +
+        (isUrlSource(src) ? ' (an incomplete download)' : ' (an incomplete download or copy)') +
+        ', or a string or array length in the header runs past its end',
     );
   }
 
@@ -239,7 +245,17 @@ export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): P
       `${src.name}: general.alignment must be a power of two, got ${String(metadata['general.alignment'])}`,
     );
   }
-  const dataOffset = toSafeNumber(parsed.tensorDataOffset, 'tensor data offset');
+  // The data starts at the header's end rounded up to the alignment (GGML_PAD). @huggingface/gguf rounds
+  // in 32-bit integers, which a huge alignment (2^31) turns negative: computed here instead.
+  const headerBytes = toSafeNumber(parsed.tensorInfoByteRange[1], 'header size');
+  const dataOffset = Math.ceil(headerBytes / alignment) * alignment;
+  if (size !== undefined && dataOffset > size && alignment !== GGUF_DEFAULT_ALIGNMENT) {
+    throw new EngineError(
+      'gguf_invalid',
+      `${src.name}: general.alignment = ${fmtCount(alignment)} puts the tensor data at byte ${fmtCount(dataOffset)}, ` +
+        `past the file's end (${fmtCount(size)} bytes): the key's value is wrong (llama.cpp writes 32)`,
+    );
+  }
 
   const tensors = new Map<string, GgufTensorInfo>();
   for (const ti of parsed.tensorInfos) {

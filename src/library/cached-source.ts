@@ -21,6 +21,48 @@ export function corruptedError(meta: EntryMeta, block: number, why: string): Eng
   return e;
 }
 
+/**
+ * Checks every block of a complete entry against its recorded SHA-256, one block in memory at a time.
+ * Returns the error ({@link corruptedError}) for the first damaged or missing block, undefined when all match.
+ * @throws EngineError('aborted') when `signal` aborts.
+ */
+export async function verifyEntry(
+  store: CacheStore,
+  meta: EntryMeta,
+  onProgress?: (p: { phase: 'verify'; bytesDone: number; bytesTotal: number; note?: string }) => void,
+  signal?: AbortSignal,
+): Promise<EngineError | undefined> {
+  const bs = meta.blockBytes;
+  const n = Math.ceil(meta.size / bs);
+  if (meta.blockDigests.length !== n)
+    return corruptedError(
+      meta,
+      Math.min(n, meta.blockDigests.length),
+      'its record lists another number of blocks',
+    );
+  for (let i = 0; i < n; i++) {
+    if (signal?.aborted)
+      throw new EngineError('aborted', `checking the cached copy of ${meta.name} was aborted`);
+    const want = Math.min(bs, meta.size - i * bs);
+    const bytes = await store.read(meta.key, i * bs, i * bs + want, bs);
+    if (bytes.length !== want)
+      return corruptedError(
+        meta,
+        i,
+        `${bytes.length.toLocaleString('en-US')} of ${want.toLocaleString('en-US')} bytes are there`,
+      );
+    if ((await digestHex(bytes)) !== meta.blockDigests[i])
+      return corruptedError(meta, i, 'its SHA-256 differs');
+    onProgress?.({
+      phase: 'verify',
+      bytesDone: i * bs + want,
+      bytesTotal: meta.size,
+      note: 'checking the cached copy',
+    });
+  }
+  return undefined;
+}
+
 /** A verified, read-only view of one complete cache entry. */
 export class CachedByteSource implements ByteSource {
   readonly name: string;

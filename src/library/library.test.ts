@@ -3,9 +3,11 @@
  * (src/testing/library-server.ts): download once, freshness check only on the second load, resume after a
  * cut, damaged copies detected, split models, Hugging Face shorthands, and the bad-input errors.
  */
+
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
@@ -16,7 +18,7 @@ import { STORIES_PATH } from '../testing/stories260k.ts';
 import { ModelLibrary } from './library.ts';
 import { openModelFile } from './open.ts';
 import { hfResolveUrl, parseHfShorthand, resolveModelSpec } from './spec.ts';
-import { type CacheStore, type EntryMeta, FsStore } from './store.ts';
+import { type CacheStore, type EntryMeta, entryKey, FsStore, LOCK_STALE_MS } from './store.ts';
 
 const KiB = 1024;
 let server: ModelServer;
@@ -499,6 +501,48 @@ describe('integrity', () => {
     await expect(b.parts[0].read(at, at + 1)).rejects.toMatchObject({ code: 'integrity' });
   });
 
+  it('verifyCached checks every block of a cached copy before handing it out: a damaged one is downloaded again', async () => {
+    const url = `${server.url}/range/stories260K.gguf`;
+    for (const at of [10, 700_000, model().length - 1]) {
+      const l = await lib();
+      const a = await l.acquire(url);
+      const path = (l.store as FsStore).filePath(a.parts[0].meta.key);
+      const bytes = readFileSync(path);
+      bytes[at] ^= 0x10;
+      writeFileSync(path, bytes);
+      server.reset();
+      const notes: string[] = [];
+      const b = await l.acquire(url, { verifyCached: true, onProgress: (p) => p.note && notes.push(p.note) });
+      const block = Math.floor(at / (64 * KiB)) + 1;
+      expect(notes).toContain(
+        `integrity: the cached copy of stories260K.gguf is damaged (block ${block} of 19: its SHA-256 differs); it is deleted and will be downloaded again`,
+      );
+      // Downloaded again, whole, and what is on disk is the server's file.
+      expect(b.fromCache).toBe(false);
+      expect(server.stats.bodyBytes).toBe(model().length);
+      expect(createHash('sha256').update(readFileSync(path)).digest('hex')).toBe(
+        createHash('sha256').update(model()).digest('hex'),
+      );
+      // An intact copy is checked and used: no bytes sent.
+      server.reset();
+      const c = await l.acquire(url, { verifyCached: true });
+      expect(c.fromCache).toBe(true);
+      expect(server.stats.bodyBytes).toBe(0);
+    }
+  });
+
+  it('verifyCached offline: a damaged copy is an integrity error (and deleted), a missing block too', async () => {
+    const url = `${server.url}/range/stories260K.gguf`;
+    const l = await lib();
+    const a = await l.acquire(url);
+    const path = (l.store as FsStore).filePath(a.parts[0].meta.key);
+    writeFileSync(path, readFileSync(path).subarray(0, 100_000)); // cut short: blocks 2… are missing
+    const e = await errorOf(l.acquire(url, { verifyCached: true, offline: true }));
+    expect(e.code).toBe('integrity');
+    expect(e.message).toMatch(/damaged \(block 2 of 19: 34,464 of 65,536 bytes are there\)/);
+    expect(await l.list()).toEqual([]);
+  });
+
   it('a SHA-256 that does not match ends the download and keeps nothing', async () => {
     const l = await lib();
     const e = await errorOf(l.acquire(`${server.url}/range/stories260K.gguf`, { sha256: 'ab'.repeat(32) }));
@@ -509,6 +553,85 @@ describe('integrity', () => {
       sha256: createHash('sha256').update(model()).digest('hex'),
     });
     expect(ok.parts[0].meta.sha256Verified).toBe(true);
+  });
+});
+
+describe('one cache, several processes', () => {
+  const url = () => `${server.url}/slow/stories260K.gguf`;
+
+  it('two libraries on one directory fetching one file at once: one downloads, the other waits, then uses it', async () => {
+    const dir = tmp();
+    const [a, b] = [await lib({ dir }), await lib({ dir })];
+    server.hold(512 * KiB); // the first download stops half-way until the other is seen waiting
+    const waits: string[] = [];
+    const first = a.acquire(url());
+    const second = b.acquire(url(), { onWait: (h) => waits.push(h) });
+    await expect.poll(() => waits.length, { timeout: 10_000 }).toBe(1);
+    server.hold(undefined);
+    const [ga, gb] = await Promise.all([first, second]);
+    expect(waits[0]).toBe(`process ${process.pid}`);
+    expect(ga.fromCache).toBe(false);
+    expect(gb.fromCache).toBe(true); // the waiter sent one HEAD, no bytes
+    expect(server.stats.bodyBytes).toBe(model().length);
+    const path = (a.store as FsStore).filePath(ga.parts[0].meta.key);
+    expect(createHash('sha256').update(readFileSync(path)).digest('hex')).toBe(
+      createHash('sha256').update(model()).digest('hex'),
+    );
+    expect(existsSync(`${join(dir, ga.parts[0].meta.key)}.lock`)).toBe(false);
+  });
+
+  it('records saved at once by two stores never collide (each writes its own temporary file)', async () => {
+    const dir = tmp();
+    const [a, b] = [await FsStore.open(dir), await FsStore.open(dir)];
+    const l = await lib({ dir });
+    const meta = (await l.acquire(`${server.url}/range/stories260K.gguf`)).parts[0].meta;
+    // Before: both wrote KEY.json.tmp and one rename failed with ENOENT.
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).putMeta({ ...meta, lastUsedAt: String(i) })),
+    );
+    expect((await a.getMeta(meta.key))?.complete).toBe(true);
+  });
+
+  it('a lock left by a process that is gone, or untouched for LOCK_STALE_MS, is broken', async () => {
+    const dir = tmp();
+    const l = await lib({ dir });
+    const key = entryKey(`${server.url}/range/stories260K.gguf`);
+    const lockPath = join(dir, `${key}.lock`);
+    // A process that has exited: its pid is free.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    const deadPid = Number(dead.stdout.toString());
+    writeFileSync(lockPath, JSON.stringify({ host: hostname(), pid: deadPid, nonce: 'dead' }));
+    const waits: string[] = [];
+    await l.acquire(`${server.url}/range/stories260K.gguf`, { onWait: (h) => waits.push(h) });
+    expect(waits).toEqual([]);
+    expect(existsSync(lockPath)).toBe(false);
+    // A live process's lock (our parent's pid) that nobody has touched for longer than LOCK_STALE_MS.
+    writeFileSync(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, nonce: 'frozen' }));
+    const old = new Date(Date.now() - LOCK_STALE_MS - 1000);
+    utimesSync(lockPath, old, old);
+    await l.acquire(`${server.url}/range/stories260K.gguf`, { onWait: (h) => waits.push(h) });
+    expect(waits).toEqual([]);
+    expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it('a live lock makes a run wait, and an abort ends the wait', async () => {
+    const dir = tmp();
+    const l = await lib({ dir });
+    const key = entryKey(`${server.url}/range/stories260K.gguf`);
+    writeFileSync(
+      join(dir, `${key}.lock`),
+      JSON.stringify({ host: hostname(), pid: process.ppid, nonce: 'live' }),
+    );
+    const ctl = new AbortController();
+    const waits: string[] = [];
+    const p = errorOf(
+      l.acquire(`${server.url}/range/stories260K.gguf`, { signal: ctl.signal, onWait: (h) => waits.push(h) }),
+    );
+    await expect.poll(() => waits.length).toBe(1);
+    expect(waits[0]).toBe(`process ${process.ppid}`);
+    ctl.abort();
+    expect((await p).code).toBe('aborted');
+    expect(server.stats.bodyBytes).toBe(0);
   });
 });
 
@@ -618,6 +741,36 @@ describe('bad input', () => {
     expect(e.code).toBe('quota_exceeded');
     expect(e.message).toMatch(/storage ran out after 0\.3 MB of 1\.2 MB.*has been deleted/);
     expect(await fs.listMeta()).toEqual([]);
+  });
+});
+
+describe('a cache directory that cannot be written', () => {
+  it('is said at once as such (EROFS, EACCES), not as a network error after 3 retries', async () => {
+    for (const [code, text] of [
+      ['EROFS', 'read-only file system'],
+      ['EACCES', 'permission denied'],
+    ] as const) {
+      const dir = tmp();
+      const fs = await FsStore.open(dir);
+      const readOnly: CacheStore = Object.assign(Object.create(fs) as CacheStore, {
+        writeBlock: async (key: string) => {
+          throw Object.assign(new Error(`${code}: ${text}, open '${dir}/${key}.gguf.part'`), { code });
+        },
+      });
+      const l = await lib({ store: readOnly });
+      const e = await errorOf(l.acquire(`${server.url}/range/stories260K.gguf`));
+      expect(e.code).toBe('invalid_argument');
+      expect(e.message).toMatch(
+        new RegExp(
+          `^the model cache cannot be written while storing stories260K\\.gguf \\(${code}: ${text}, open '${dir}/`,
+        ),
+      );
+      expect(e.message).toMatch(/make the directory writable or choose another \(--cache-dir DIR/);
+      expect(e.message).not.toMatch(/retries|connection/);
+      // One request: no retry.
+      expect(server.stats.requests.filter((r) => r.method === 'GET')).toHaveLength(1);
+      server.reset();
+    }
   });
 });
 

@@ -13,7 +13,7 @@
  */
 import { EngineError, isEngineError } from '../core/errors.ts';
 import { parseSplitName, splitPartName } from '../gguf/split.ts';
-import { CachedByteSource } from './cached-source.ts';
+import { CachedByteSource, verifyEntry } from './cached-source.ts';
 import {
   checkQuota,
   DEFAULT_BLOCK_BYTES,
@@ -28,6 +28,7 @@ import {
   type EntryMeta,
   entryKey,
   FsStore,
+  fileNameOf,
   OpfsStore,
   type StorageEstimate,
 } from './store.ts';
@@ -60,6 +61,14 @@ export interface AcquireOptions {
   offline?: boolean;
   /** Page base URL for relative URLs. */
   base?: string;
+  /**
+   * Check every block of a complete cached copy against its recorded SHA-256 before handing it out (a
+   * damaged copy is deleted and downloaded again). For callers that read the file by path (the command
+   * line, llama.cpp), which the checking {@link CachedByteSource} does not see.
+   */
+  verifyCached?: boolean;
+  /** Called once when another process, tab or worker holds the file's lock (it is downloading it). */
+  onWait?: (holder: string) => void;
 }
 
 /** A model ready to load: one verified source per file (split parts in order). */
@@ -214,14 +223,54 @@ export class ModelLibrary {
     }
   }
 
+  /**
+   * One file, found or downloaded, under the entry's lock ({@link CacheStore.withLock}): another process,
+   * tab or worker fetching the same file waits, then finds it complete, so two never write one file.
+   */
   private async acquireFile(
     url: string,
     spec: string,
     opts: AcquireOptions & { expectedSize?: number; split?: EntryMeta['split'] },
   ): Promise<{ meta: EntryMeta; downloadedBytes: number; offline: boolean }> {
     const key = entryKey(url);
+    const run = () => this.acquireFileLocked(url, spec, key, opts);
+    if (!this.store.withLock) return run();
+    return this.store.withLock(key, run, {
+      signal: opts.signal,
+      onWait: (holder) => {
+        opts.onWait?.(holder);
+        opts.onProgress?.({
+          phase: 'download',
+          bytesDone: 0,
+          bytesTotal: 0,
+          note: `waiting for ${holder}, which is fetching ${fileNameOf(url)} into the same cache`,
+        });
+      },
+    });
+  }
+
+  private async acquireFileLocked(
+    url: string,
+    spec: string,
+    key: string,
+    opts: AcquireOptions & { expectedSize?: number; split?: EntryMeta['split'] },
+  ): Promise<{ meta: EntryMeta; downloadedBytes: number; offline: boolean }> {
     let meta = await this.store.getMeta(key);
     let info: RemoteFileInfo | undefined;
+    if (meta?.complete && opts.verifyCached) {
+      const damage = await verifyEntry(this.store, meta, opts.onProgress, opts.signal);
+      if (damage) {
+        await this.store.remove(key);
+        if (opts.offline) throw damage;
+        opts.onProgress?.({
+          phase: 'download',
+          bytesDone: 0,
+          bytesTotal: meta.size,
+          note: `integrity: ${damage.message}`,
+        });
+        meta = undefined;
+      }
+    }
     if (meta?.complete) {
       if (opts.offline) return { meta: await this.touch(meta), downloadedBytes: 0, offline: false };
       try {

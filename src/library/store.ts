@@ -13,7 +13,7 @@
  *   so a half-downloaded file never looks like a model.
  */
 
-import { EngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import { fnv1a64 } from '../core/hash.ts';
 import { parseSplitName, splitFileName, splitPartName } from '../gguf/split.ts';
 
@@ -85,6 +85,20 @@ export interface CacheStore {
   filePath?(key: string): string;
   /** Called once an entry is complete, before its record says so (Node: the `.part` file is renamed). */
   finish?(key: string): Promise<void>;
+  /**
+   * Runs `fn` holding the entry's lock, shared by every process (Node: a lock file) or tab and worker
+   * (OPFS: the Web Locks API) using this store, so one downloads or repairs an entry while the others wait
+   * and then find it complete. `onWait` is called once when another holder makes this one wait.
+   * @throws EngineError('aborted') when `signal` aborts the wait.
+   */
+  withLock?<T>(key: string, fn: () => Promise<T>, opts?: LockOptions): Promise<T>;
+}
+
+/** Options of {@link CacheStore.withLock}. */
+export interface LockOptions {
+  signal?: AbortSignal;
+  /** Called once when the lock is held elsewhere; `holder` says by whom where known ("process 1234"). */
+  onWait?: (holder: string) => void;
 }
 
 /**
@@ -119,12 +133,26 @@ function isQuotaError(e: unknown): boolean {
   return name === 'QuotaExceededError' || code === 'ENOSPC' || code === 'EDQUOT';
 }
 
-/** Maps a storage failure: quota errors to EngineError('quota_exceeded'), others kept. */
+/**
+ * Maps a storage failure: quota errors to EngineError('quota_exceeded'); a directory that may not be
+ * written (EACCES, EPERM, EROFS: a read-only or foreign cache directory) to EngineError('invalid_argument'),
+ * which no retry can mend (it used to surface as a 'network' error after 3 retries); others kept.
+ */
 export function storageError(e: unknown, what: string): unknown {
+  if (isEngineError(e)) return e;
   if (isQuotaError(e)) {
     return new EngineError('quota_exceeded', `storage is full while ${what}: ${(e as Error).message ?? e}`, {
       cause: e,
     });
+  }
+  const code = (e as { code?: string })?.code;
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    return new EngineError(
+      'invalid_argument',
+      `the model cache cannot be written while ${what} (${(e as Error).message}): make the directory writable ` +
+        'or choose another (--cache-dir DIR on the command line, cache: { dir } in the API)',
+      { cause: e },
+    );
   }
   return e;
 }
@@ -275,12 +303,43 @@ export class OpfsStore implements CacheStore {
   async persist(): Promise<boolean> {
     return (await navigator.storage.persist?.()) ?? false;
   }
+
+  /** The Web Locks API (every tab and worker of the origin); without it (very old browsers), no lock. */
+  async withLock<T>(key: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
+    const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+    if (!locks) return fn();
+    const name = `webgpu-llm-bench:model:${key}`;
+    let result: { value: T } | undefined;
+    await locks.request(name, { ifAvailable: true }, async (lock) => {
+      if (lock) result = { value: await fn() };
+    });
+    if (result) return result.value;
+    opts.onWait?.('another tab or worker');
+    try {
+      return await locks.request(name, { signal: opts.signal }, fn);
+    } catch (e) {
+      if (opts.signal?.aborted) throw new EngineError('aborted', `waiting for ${key} was aborted`);
+      throw e;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Node
 
 type FsPromises = typeof import('node:fs/promises');
+
+/** How often a lock's owner touches its lock file, ms. */
+export const LOCK_HEARTBEAT_MS = 2_000;
+/** A lock file untouched this long is stale (its owner crashed or froze), ms. */
+export const LOCK_STALE_MS = 20_000;
+/** What a lock file holds. */
+interface LockOwner {
+  host: string;
+  pid: number;
+  nonce: string;
+}
+let tmpCounter = 0;
 
 /** The default cache directory: `$XDG_CACHE_HOME` or `~/.cache`, then `webgpu-llm-bench/models`. */
 export async function defaultCacheDir(): Promise<string> {
@@ -360,13 +419,123 @@ export class FsStore implements CacheStore {
 
   async putMeta(meta: EntryMeta): Promise<void> {
     const p = this.join(this.location, `${meta.key}.json`);
+    // Write then rename: a crash never leaves half a record. The temporary file is this process's own
+    // (another process saving the same record at once renames its own file, never this one's).
+    const tmp = `${p}.${process.pid}.${(tmpCounter++).toString(36)}.tmp`;
     try {
-      // Write then rename: a crash never leaves half a record.
-      await this.fs.writeFile(`${p}.tmp`, JSON.stringify(meta));
-      await this.fs.rename(`${p}.tmp`, p);
+      await this.fs.writeFile(tmp, JSON.stringify(meta));
+      await this.fs.rename(tmp, p);
     } catch (e) {
+      await this.fs.rm(tmp, { force: true }).catch(() => {});
       throw storageError(e, 'saving the model record');
     }
+  }
+
+  /**
+   * A lock file `KEY.lock` beside the entry, created exclusively (O_EXCL) and holding its owner's host,
+   * process id and a nonce; the owner touches it every {@link LOCK_HEARTBEAT_MS}. A lock whose process is
+   * gone (same host) or that has not been touched for {@link LOCK_STALE_MS} (a crashed or frozen process,
+   * another host) is broken: renamed away first, so two waiters never both break it, and deleted only if
+   * it is the one found stale.
+   */
+  async withLock<T>(key: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
+    const release = await this.lock(key, opts);
+    try {
+      return await fn();
+    } finally {
+      await release();
+    }
+  }
+
+  private async lock(key: string, opts: LockOptions): Promise<() => Promise<void>> {
+    const os = await import(/* @vite-ignore */ 'node:os');
+    const path = this.join(this.location, `${key}.lock`);
+    const me: LockOwner = {
+      host: os.hostname(),
+      pid: process.pid,
+      nonce: `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`,
+    };
+    let waited = false;
+    for (;;) {
+      if (opts.signal?.aborted) throw new EngineError('aborted', `waiting for ${key} was aborted`);
+      try {
+        const fh = await this.fs.open(path, 'wx');
+        try {
+          await fh.writeFile(JSON.stringify(me));
+        } finally {
+          await fh.close();
+        }
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw storageError(e, `locking ${key}`);
+      }
+      const held = await this.lockOwner(path);
+      if (held && (await this.staleLock(held.owner, held.mtimeMs, me.host))) {
+        await this.breakLock(path, held.owner);
+        continue;
+      }
+      if (!waited && held) {
+        waited = true;
+        opts.onWait?.(held.owner.host === me.host ? `process ${held.owner.pid}` : `${held.owner.host}`);
+      }
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 100));
+    }
+    const beat = setInterval(() => {
+      const now = new Date();
+      this.fs.utimes(path, now, now).catch(() => {});
+    }, LOCK_HEARTBEAT_MS);
+    (beat as { unref?: () => void }).unref?.();
+    return async () => {
+      clearInterval(beat);
+      const held = await this.lockOwner(path);
+      if (held?.owner.nonce === me.nonce) await this.fs.rm(path, { force: true }).catch(() => {});
+    };
+  }
+
+  /** The lock file's owner and modification time; undefined when it is gone or half-written. */
+  private async lockOwner(path: string): Promise<{ owner: LockOwner; mtimeMs: number } | undefined> {
+    try {
+      const [text, st] = await Promise.all([this.fs.readFile(path, 'utf8'), this.fs.stat(path)]);
+      const owner = JSON.parse(text) as LockOwner;
+      if (typeof owner?.nonce !== 'string') return undefined;
+      return { owner, mtimeMs: st.mtimeMs };
+    } catch {
+      // Gone, or being written this very moment: look again shortly. A lock file that stays unreadable
+      // (its writer died between creating and writing it) is broken by its age.
+      const st = await this.fs.stat(path).catch(() => undefined);
+      if (st && Date.now() - st.mtimeMs > LOCK_STALE_MS)
+        return { owner: { host: '', pid: 0, nonce: `unreadable-${st.mtimeMs}` }, mtimeMs: st.mtimeMs };
+      return undefined;
+    }
+  }
+
+  private async staleLock(owner: LockOwner, mtimeMs: number, host: string): Promise<boolean> {
+    if (Date.now() - mtimeMs > LOCK_STALE_MS) return true;
+    if (owner.host !== host || !(owner.pid > 0)) return false;
+    try {
+      process.kill(owner.pid, 0);
+      return false;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  }
+
+  /** Removes a stale lock, unless another waiter broke it and took a new one meanwhile. */
+  private async breakLock(path: string, stale: LockOwner): Promise<void> {
+    const aside = `${path}.${process.pid}.${(tmpCounter++).toString(36)}.stale`;
+    try {
+      await this.fs.rename(path, aside);
+    } catch {
+      return; // someone else broke it first
+    }
+    let text = '';
+    try {
+      text = await this.fs.readFile(aside, 'utf8');
+    } catch {}
+    const isStale = text === '' ? stale.nonce.startsWith('unreadable-') : text.includes(`"${stale.nonce}"`);
+    // A live lock taken since we looked goes back where it was (unless yet another one is there now).
+    if (!isStale) await this.fs.link(aside, path).catch(() => {});
+    await this.fs.rm(aside, { force: true }).catch(() => {});
   }
 
   async listMeta(): Promise<EntryMeta[]> {

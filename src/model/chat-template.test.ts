@@ -116,3 +116,67 @@ describe.each(TEST_VOCABS.map((v) => [v.name, v] as const))('chatPromptTokens on
     expect(ids.filter((id) => id === tok.bosId).length).toBe(tok.addBos ? 1 : 0);
   });
 });
+
+describe('renderChat runs a template from the model within a budget (issue 47, item 7)', () => {
+  const hi: ChatMessage[] = [{ role: 'user', content: 'hi' }];
+  const failure = (template: string) => {
+    try {
+      renderChat(template, hi);
+    } catch (e) {
+      return e;
+    }
+    throw new Error('the template rendered');
+  };
+
+  it.each([
+    [
+      'two nested range(100000) loops',
+      '{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}',
+      /did not finish within 201,000 steps/,
+    ],
+    [
+      'range(1000000000), refused before the list is made',
+      '{{ range(1000000000) | length }}',
+      /did not finish within 201,000 steps/,
+    ],
+    [
+      'a string doubled 27 times',
+      "{% set ns = namespace(s='ab') %}{% for i in range(27) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s | length }}",
+      /made more than 8,388,704 characters/,
+    ],
+    [
+      'a string variable doubled',
+      "{% set s = 'ab' %}{% for i in range(40) %}{% set s = s + s %}{{ s }}{% endfor %}",
+      /made more than 8,388,704 characters/,
+    ],
+    [
+      'a list doubled 40 times',
+      '{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l | length }}',
+      /did not finish within 201,000 steps/,
+    ],
+  ])('%s ends as a typed error', (_name, template, message) => {
+    const e = failure(template);
+    expect(isEngineError(e, 'unsupported_model'), String(e)).toBe(true);
+    expect((e as Error).message).toMatch(message);
+  });
+
+  it('real templates, a long conversation and range() still render as before', () => {
+    const long: ChatMessage[] = Array.from({ length: 2000 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i} `.repeat(50),
+    }));
+    for (const t of [LLAMA3, QWEN3]) {
+      const text = renderChat(t, long);
+      expect(text).toContain('message 1999 message 1999');
+    }
+    expect(
+      renderChat(
+        '{% for i in range(2, 11, 3) %}{{ i }},{% endfor %}{{ range(3) | length }}{{ range(5, 0, -2) | join("") }}',
+        hi,
+      ),
+    ).toBe('2,5,8,3531');
+    // The budget is the render's own: one that failed leaves the next unlimited by it.
+    expect(() => renderChat('{% for i in range(300000) %}{% endfor %}', hi)).toThrow(/steps/);
+    expect(renderChat('{{ messages[0].content }}', hi)).toBe('hi');
+  });
+});

@@ -2,7 +2,7 @@
  * Chat templates: renders a model's `tokenizer.chat_template` (Jinja, as Hugging Face and llama.cpp render
  * it) with `@huggingface/jinja`, and turns the result into prompt tokens by llama.cpp's rules.
  */
-import { Template } from '@huggingface/jinja';
+import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import { EngineError } from '../core/errors.ts';
 import type { ChatMessage } from '../core/types.ts';
 import { checkPromptLength } from './tokenizer/prompt-bound.ts';
@@ -41,8 +41,116 @@ function compile(source: string): Template {
 }
 
 /**
- * Renders a chat template for `messages` (Hugging Face's `apply_chat_template(tokenize=False)`).
- * @throws EngineError('unsupported_model') when the template does not parse;
+ * Steps a chat template may take: one per node the interpreter evaluates, plus one per item of each list
+ * it makes (`range(n)` is charged before it is made). A real template takes tens of steps per message
+ * (Llama 3.1's: 21, Qwen3's: 48 for 100 short messages), so the budget is {@link TEMPLATE_BASE_STEPS}
+ * plus {@link TEMPLATE_STEPS_PER_MESSAGE} per message; the interpreter takes about 0.25–1 M steps/s, so a
+ * hostile template ends within a second or so.
+ */
+export const TEMPLATE_BASE_STEPS = 200_000;
+/** See {@link TEMPLATE_BASE_STEPS}. */
+export const TEMPLATE_STEPS_PER_MESSAGE = 1_000;
+/**
+ * Characters a chat template may make, counted over every string value it produces (so text nested in
+ * blocks counts once per level): {@link TEMPLATE_BASE_CHARS} plus {@link TEMPLATE_CHARS_PER_INPUT_CHAR}
+ * per character of the messages and variables. A string doubled 27 times (134 M characters, ~3 GB as the
+ * template library concatenates it) ends at the budget instead.
+ */
+export const TEMPLATE_BASE_CHARS = 8 * 1024 * 1024;
+/** See {@link TEMPLATE_BASE_CHARS}. */
+export const TEMPLATE_CHARS_PER_INPUT_CHAR = 16;
+
+/** What the render running now may still spend; undefined outside {@link renderChat}. */
+interface TemplateBudget {
+  steps: number;
+  chars: number;
+  readonly maxSteps: number;
+  readonly maxChars: number;
+  /** Values already charged (a variable read twice is the same value). */
+  readonly seen: WeakSet<object>;
+}
+let budget: TemplateBudget | undefined;
+
+function overBudget(b: TemplateBudget, what: 'steps' | 'chars'): EngineError {
+  const n = (x: number) => x.toLocaleString('en-US');
+  return new EngineError(
+    'unsupported_model',
+    what === 'steps'
+      ? `the model's chat template did not finish within ${n(b.maxSteps)} steps (a loop far longer than ` +
+          "a chat needs: a broken or hostile template); it was stopped. Use the engine's generate with a prompt, or a model with another template"
+      : `the model's chat template made more than ${n(b.maxChars)} characters (far more than the messages ` +
+          "need: a broken or hostile template); it was stopped. Use the engine's generate with a prompt, or a model with another template",
+  );
+}
+
+/** Charges `steps` to the running render. @throws EngineError('unsupported_model') past its budget. */
+function charge(steps: number, chars = 0): void {
+  const b = budget;
+  if (!b) return;
+  b.steps += steps;
+  b.chars += chars;
+  if (b.steps > b.maxSteps) throw overBudget(b, 'steps');
+  if (b.chars > b.maxChars) throw overBudget(b, 'chars');
+}
+
+// @huggingface/jinja has no step limit: its Interpreter's evaluate (called for every node, statement and
+// expression) is wrapped once to charge the render in progress; outside renderChat it only forwards.
+type Evaluate = (
+  this: Interpreter,
+  ...args: Parameters<Interpreter['evaluate']>
+) => ReturnType<Interpreter['evaluate']>;
+const proto = Interpreter.prototype as unknown as { evaluate: Evaluate; __budgeted?: true };
+if (!proto.__budgeted) {
+  const evaluate = proto.evaluate;
+  proto.evaluate = function (statement, environment) {
+    if (!budget) return evaluate.call(this, statement, environment);
+    charge(1);
+    const v = evaluate.call(this, statement, environment);
+    const b = budget;
+    if (b && typeof v === 'object' && v !== null && !b.seen.has(v)) {
+      b.seen.add(v);
+      if (typeof v.value === 'string') charge(0, v.value.length);
+      else if (Array.isArray(v.value)) charge(v.value.length);
+    }
+    return v;
+  };
+  proto.__budgeted = true;
+}
+
+// Its global `range` makes the whole list before anything can count it, and a render's globals cannot be
+// given (they are set up inside Template.render, and a variable of the same name is refused): while a
+// render is budgeted, Environment.set puts boundedRange in its place.
+const envProto = Environment.prototype as unknown as {
+  set: (name: string, value: unknown) => unknown;
+  __budgeted?: true;
+};
+if (!envProto.__budgeted) {
+  const set = envProto.set;
+  envProto.set = function (name, value) {
+    return set.call(this, name, budget && name === 'range' ? boundedRange : value);
+  };
+  envProto.__budgeted = true;
+}
+
+/** Python's `range`, charging its length before the list is made (the library's makes it first). */
+function boundedRange(start: number, stop?: number, step = 1): number[] {
+  if (stop === undefined) {
+    stop = start;
+    start = 0;
+  }
+  if (![start, stop, step].every(Number.isInteger)) throw new Error('range() takes integers');
+  if (step === 0) throw new Error('range() step must not be zero');
+  const n = Math.max(0, Math.ceil((stop - start) / step));
+  charge(n);
+  return Array.from({ length: n }, (_, i) => start + i * step);
+}
+
+/**
+ * Renders a chat template for `messages` (Hugging Face's `apply_chat_template(tokenize=False)`), within a
+ * budget of steps ({@link TEMPLATE_BASE_STEPS}) and characters ({@link TEMPLATE_BASE_CHARS}): the template
+ * comes from the model file, and a loop of 10^10 steps or a string doubled past memory would otherwise
+ * hang or crash the page, the worker or Node.
+ * @throws EngineError('unsupported_model') when the template does not parse or runs past its budget;
  *   EngineError('invalid_argument') when rendering fails (e.g. the template's `raise_exception` for an
  *   unsupported role order).
  */
@@ -52,6 +160,17 @@ export function renderChat(
   options: RenderChatOptions = {},
 ): string {
   const t = compile(template);
+  const inputChars =
+    messages.reduce((a, m) => a + m.content.length + m.role.length, 0) +
+    (options.variables ? JSON.stringify(options.variables).length : 0);
+  const outer = budget;
+  budget = {
+    steps: 0,
+    chars: 0,
+    maxSteps: TEMPLATE_BASE_STEPS + TEMPLATE_STEPS_PER_MESSAGE * messages.length,
+    maxChars: TEMPLATE_BASE_CHARS + TEMPLATE_CHARS_PER_INPUT_CHAR * inputChars,
+    seen: new WeakSet(),
+  };
   try {
     return t.render({
       ...options.variables,
@@ -61,9 +180,19 @@ export function renderChat(
       eos_token: options.eosToken ?? '',
     });
   } catch (e) {
+    if (e instanceof EngineError) throw e;
+    // V8's own limits, reached inside one step (a string or list past its maximum size).
+    if (e instanceof RangeError)
+      throw new EngineError(
+        'unsupported_model',
+        `the model's chat template made a value too large for memory (${e.message}): a broken or hostile template`,
+        { cause: e },
+      );
     throw new EngineError('invalid_argument', `the chat template failed: ${(e as Error).message}`, {
       cause: e,
     });
+  } finally {
+    budget = outer;
   }
 }
 

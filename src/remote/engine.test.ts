@@ -234,6 +234,41 @@ describe('faults: code, message, partial results', () => {
     expect(err.code).toBe('rate_limited');
     expect(err.message).toMatch(/after 2 retries/);
   });
+  it('429 with a Retry-After longer than the first-token timeout names the rate limiting (issue 47)', async () => {
+    server.set({ fault: '429', retryAfterS: 5, failTimes: Number.POSITIVE_INFINITY });
+    const err = await faultOf(
+      (await engine({ firstTokenTimeoutMs: 300, maxRetries: 3 })).generate({ prompt: 'x' }),
+    );
+    // Before: a plain first-token 'timeout' that said nothing of the 429.
+    expect(err.code).toBe('rate_limited');
+    expect(err.message).toMatch(/sent no token within 0\.3 s \(first-token timeout\)/);
+    expect(err.message).toMatch(
+      /meanwhile 127\.0\.0\.1:\d+ rate-limited the request: HTTP 429 1 time\(s\), asking to wait 5\.0 s in all, Retry-After/,
+    );
+  });
+  it('an answer that is no event stream says what it was (issue 47): an HTML page, a non-streamed JSON, choices null', async () => {
+    const cases = [
+      [
+        'html',
+        'protocol',
+        /answered HTTP 200 with an HTML page \(Content-Type text\/html; charset=utf-8\) instead of an event stream: the base URL is probably not an OpenAI-compatible API .*began "<!doctype html>/,
+      ],
+      [
+        'json-answer',
+        'protocol',
+        /answered with one non-streamed JSON completion instead of an event stream: it ignored "stream": true/,
+      ],
+      ['choices-null', 'protocol', /sent a chunk whose choices is null, not a list/],
+    ] as const;
+    for (const [fault, code, msg] of cases) {
+      server.set({ fault });
+      const err = await faultOf((await engine()).generate({ prompt: 'x' }));
+      // Before: stream_cut "closed the connection early" (html, json) or "Cannot read properties of null".
+      expect(err.code, `${fault}: ${err.message}`).toBe(code);
+      expect(err.message).toMatch(msg);
+      expect(err.message).not.toMatch(/closed the connection early|Cannot read properties/);
+    }
+  });
   it('5xx', async () => {
     server.set({ fault: '500' });
     const err = await faultOf((await engine()).generate({ prompt: 'x' }));

@@ -278,7 +278,12 @@ export class RemoteEngine implements Engine {
   }
 
   /** fetch with faults mapped to codes; 429 retried after Retry-After (bounded). */
-  private async request(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+  private async request(
+    path: string,
+    init: RequestInit,
+    signal?: AbortSignal,
+    onRateLimited?: (waitMs: number) => void,
+  ): Promise<Response> {
     const url = `${this.root}${path}`;
     const maxRetries = this.cfg.maxRetries ?? 3;
     for (let attempt = 0; ; attempt++) {
@@ -299,6 +304,7 @@ export class RemoteEngine implements Engine {
           retryAfterMs(res.headers.get('retry-after')) ?? 1000 * 2 ** attempt,
           this.cfg.maxRetryWaitMs ?? 30_000,
         );
+        onRateLimited?.(wait);
         await sleep(wait, signal);
         if (signal?.aborted) throw new RemoteError('aborted', 'the request was stopped');
         continue;
@@ -573,6 +579,12 @@ export class RemoteEngine implements Engine {
       firstMs,
       `${this.host} sent no token within ${firstMs / 1000} s (first-token timeout): ${this.raise('firstTokenTimeoutMs')}`,
     );
+    // 429s answered on the way (each waited for as the server asked): a timeout during them says so.
+    const limited = { times: 0, waitMs: 0 };
+    const rateNote = () =>
+      limited.times > 0
+        ? ` (meanwhile ${this.host} rate-limited the request: HTTP 429 ${limited.times} time(s), asking to wait ${(limited.waitMs / 1000).toFixed(1)} s in all, Retry-After)`
+        : '';
     try {
       let res: Response;
       try {
@@ -580,9 +592,14 @@ export class RemoteEngine implements Engine {
           this.api === 'chat' ? '/chat/completions' : '/completions',
           { method: 'POST', headers: this.headers(true), body: JSON.stringify(this.body(req, input)) },
           ctl.signal,
+          (waitMs) => {
+            limited.times++;
+            limited.waitMs += waitMs;
+          },
         );
       } catch (e) {
-        if (timeoutMsg) throw fail('timeout', timeoutMsg, e);
+        if (timeoutMsg)
+          throw fail(limited.times > 0 ? 'rate_limited' : 'timeout', timeoutMsg + rateNote(), e);
         if ((e as EngineError).code === 'aborted' && outer?.aborted)
           return { ...result(), finishReason: 'aborted' };
         throw e;
@@ -592,12 +609,16 @@ export class RemoteEngine implements Engine {
       // (eventsource-parser reports them to onComment only), so `: ping` alone cannot keep a stall alive.
       const parser = createParser({
         onEvent: (ev) => {
+          sawEvent = true;
           s.onData(ev.data);
           if (chunks.length > 0 && !s.stopped) arm(idleMs, idleMsg);
         },
       });
       const reader = res.body.getReader();
       const dec = new TextDecoder();
+      // The answer's first characters, to say what it was when it was no event stream at all.
+      let head = '';
+      let sawEvent = false;
       // Sizes are checked before the parser buffers the text: a line that never ends costs at most the limit.
       const maxEvent = this.cfg.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS;
       const guard = new SseSizeGuard(maxEvent);
@@ -606,6 +627,7 @@ export class RemoteEngine implements Engine {
           const { value, done: eof } = await reader.read();
           if (eof) break;
           const text = dec.decode(value, { stream: true });
+          if (head.length < 512) head += text.slice(0, 512 - head.length);
           if (!guard.feed(text)) {
             s.protocolError ??= `${this.host} sent an SSE line or event longer than ${maxEvent} characters (the limit, maxEventChars; a real event is one JSON chunk of a few hundred): stopped reading`;
             break;
@@ -630,6 +652,10 @@ export class RemoteEngine implements Engine {
           'protocol',
           `${this.host} overran max_tokens: it kept streaming past the ${maxTokens} token(s) asked for; stopped reading after ${maxTokens} chunk(s), kept as a partial result`,
         );
+      if (!s.done && !sawEvent) {
+        const notStream = this.notAnEventStream(res, head);
+        if (notStream) throw fail('protocol', notStream);
+      }
       if (!s.done)
         throw fail(
           'stream_cut',
@@ -646,6 +672,34 @@ export class RemoteEngine implements Engine {
       clearTimeout(deadline);
       outer?.removeEventListener('abort', onOuter);
     }
+  }
+
+  /**
+   * What a 200 answer without a single SSE event was, when it was plainly no event stream: an HTML page
+   * (a web app's answer for a path it does not know: the base URL is wrong) or JSON (a non-streamed
+   * completion: the server ignored `stream: true`). Undefined when it may have been a stream cut short.
+   */
+  private notAnEventStream(res: Response, head: string): string | undefined {
+    const type = res.headers.get('content-type') ?? '';
+    if (/event-stream/i.test(type)) return undefined;
+    const text = head.trimStart();
+    const began = JSON.stringify(text.slice(0, 80));
+    const h = this.host;
+    if (/html/i.test(type) || /^</.test(text))
+      return `${h} answered HTTP ${res.status} with an HTML page (Content-Type ${type || 'none'}) instead of an event stream: the base URL is probably not an OpenAI-compatible API (it usually ends in /v1); the page began ${began}`;
+    if (/json/i.test(type) || /^[{[]/.test(text)) {
+      let completion = false;
+      try {
+        const j = JSON.parse(text) as { object?: string; choices?: unknown };
+        completion = Array.isArray(j.choices) || /completion/.test(String(j.object ?? ''));
+      } catch {
+        completion = /"choices"\s*:/.test(text); // longer than the part kept
+      }
+      return completion
+        ? `${h} answered with one non-streamed JSON completion instead of an event stream: it ignored "stream": true, so no token times can be measured; the answer began ${began}`
+        : `${h} answered HTTP ${res.status} with JSON (Content-Type ${type || 'none'}) instead of an event stream; it began ${began}`;
+    }
+    return undefined;
   }
 
   /** {@link assembleResult}, noting the result's prefill and decode times for {@link stats}. */

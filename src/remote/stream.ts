@@ -228,6 +228,11 @@ export class CompletionStream {
       this.usage = u.usage;
     }
     if (j.timings) this.serverTimings = j.timings;
+    if (j.choices !== undefined && !Array.isArray(j.choices)) {
+      // Before: `choices: null` threw inside the parser and read as a cut stream ("Cannot read properties of null").
+      this.protocolError = `${this.host} sent a chunk whose choices is ${j.choices === null ? 'null' : typeof j.choices}, not a list: ${JSON.stringify(data.slice(0, 120))}`;
+      return;
+    }
     const c = j.choices?.[0];
     if (!c) return;
     if (c.finish_reason) this.finish = c.finish_reason;

@@ -30,7 +30,10 @@ export type Fault =
   | 'big-chunk'
   | 'long-event'
   | 'huge-models'
-  | 'huge-error';
+  | 'huge-error'
+  | 'html'
+  | 'json-answer'
+  | 'choices-null';
 
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
@@ -53,6 +56,9 @@ export interface Script {
    * characters as `data:` lines of 1 KiB without a blank line; both then go on as usual. 'huge-models'
    * answers `GET /v1/models` with a list of `bigChunkChars` characters, 'huge-error' a completion request
    * with an HTTP 500 whose body is that long (64 KiB writes, stopping when the client hangs up).
+   * 'html' answers a completion request with a 200 HTML page (a web app's answer for an unknown path),
+   * 'json-answer' with one non-streamed `chat.completion` JSON (a server that ignores `stream: true`),
+   * 'choices-null' streams chunks whose `choices` is null.
    */
   faultAfterChunks: number;
   /** For '429': Retry-After seconds, and how many 429s before answering normally (Infinity: always). */
@@ -247,6 +253,34 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       return;
     }
 
+    if (s.fault === 'html') {
+      cors(res);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        '<!doctype html><html><head><title>My App</title></head><body><div id="root"></div></body></html>',
+      );
+      return;
+    }
+    if (s.fault === 'json-answer') {
+      json(res, 200, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        model: body.model,
+        choices: [
+          { index: 0, message: { role: 'assistant', content: s.tokens.join('') }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 3, completion_tokens: s.tokens.length, total_tokens: 3 + s.tokens.length },
+      });
+      return;
+    }
+    if (s.fault === 'choices-null') {
+      cors(res);
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      res.end(
+        `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', model: body.model, choices: null })}\n\ndata: [DONE]\n\n`,
+      );
+      return;
+    }
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${Math.random().toString(16).slice(2, 18)}`;
     const created = Math.floor(Date.now() / 1000);
     const object = chat ? 'chat.completion.chunk' : 'text_completion';

@@ -122,6 +122,41 @@ describe('WebGpuEngine.chat with a chat template', () => {
       await engine.dispose();
     }
   });
+
+  it('a hostile template from the model (nested huge loops, a string doubled) ends as a typed error, and the engine goes on', async () => {
+    const engine = new WebGpuEngine({ openModel: openModelSource });
+    try {
+      const opts = { ...body, nVocab: 400 };
+      for (const [template, why] of [
+        [
+          '{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}',
+          /did not finish within/,
+        ],
+        [
+          "{% set ns = namespace(s='ab') %}{% for i in range(27) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s }}",
+          /made more than/,
+        ],
+        ['{{ range(1000000000) | length }}', /did not finish within/],
+      ] as const) {
+        const parts = randomLlamaParts({
+          ...opts,
+          extraMetadata: [kv.string('tokenizer.chat_template', template)],
+        });
+        await engine.load(blob(writeGguf(parts)), { contextLength: 64 });
+        // Before: the first hung the tab, the second ended as code 'unknown' after ~3 GB.
+        const e = await engine.chat({ messages, maxTokens: 4 }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(e).toMatchObject({ name: 'EngineError', code: 'unsupported_model' });
+        expect((e as Error).message).toMatch(why);
+        const r = await engine.generate({ prompt: 'the big dog', maxTokens: 3, ignoreEos: true });
+        expect(r.outputTokenIds.length).toBe(3);
+      }
+    } finally {
+      await engine.dispose();
+    }
+  });
 });
 
 function tokMeta(opts: Parameters<typeof randomLlamaParts>[0]): Record<string, unknown> {

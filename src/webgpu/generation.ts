@@ -7,6 +7,7 @@
  * (load, busy flag, device-lost errors), because the loop needs none of that: only the model, the
  * tokenizer, the engine's stats and its sampling option ({@link GenerationHost}).
  */
+
 import { EngineError, isEngineError } from '../core/errors.ts';
 import type {
   EngineStats,
@@ -16,6 +17,7 @@ import type {
   SpeculativeStats,
   TokenEvent,
 } from '../core/types.ts';
+import { describeNonFinite } from '../gguf/non-finite.ts';
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
 import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
@@ -98,6 +100,9 @@ export async function runGeneration(
   let text = '';
   let finish: FinishReason = 'length';
   const emit = (id: number, logits?: Float32Array): boolean => {
+    // The GPU argmax of NaN logits is no index at all (0xFFFFFFFF); say why instead of a bad token id.
+    if (!(Number.isInteger(id) && id >= 0 && id < model.cfg.nVocab))
+      throw nonFiniteLogitsError(model, out.length, id);
     const tMs = performance.now();
     out.push(id);
     times.push(tMs);
@@ -160,6 +165,7 @@ export async function runGeneration(
       model.submitReadback({ readLogits: true });
       for (;;) {
         const logits = await model.readLogits();
+        for (const v of logits) if (v - v !== 0) throw nonFiniteLogitsError(model, out.length);
         if (out.length === 0)
           host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
         const id = sampler.sample(logits, history);
@@ -273,4 +279,25 @@ async function prefillPrompt(
     p.state = 'failed';
     throw e;
   }
+}
+
+/**
+ * The error for logits that are not finite (NaN or ±infinity), naming the first weight that holds a
+ * non-finite value where the load found one (LlamaModel.nonFinite).
+ * @param k the output token being chosen (0-based). @param id what the GPU argmax gave, if it was used.
+ */
+export function nonFiniteLogitsError(
+  model: Pick<LlamaModel, 'nonFinite'>,
+  k: number,
+  id?: number,
+): EngineError {
+  const nf = model.nonFinite;
+  const got = id === undefined ? '' : ` (the argmax found no largest logit: id ${id})`;
+  return new EngineError(
+    nf ? 'gguf_invalid' : 'unsupported_model',
+    `the model produced non-finite logits (NaN or infinity) for output token ${k + 1}${got}: ` +
+      (nf
+        ? `its tensor ${nf.tensor} (${nf.type}) holds ${describeNonFinite(nf.value)} at ${nf.where}; the model file is damaged or was written wrongly`
+        : "no weight holds NaN or infinity (F32/F16/BF16 values and quantized blocks' scales were checked), so the activations overflowed; try another quantization of the model"),
+  );
 }

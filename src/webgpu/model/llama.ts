@@ -17,8 +17,10 @@
  * [gate | up] ffn_up as the SwiGLU unit's two weights ({@link fusedWeightViews}); its LongRoPE factors and
  * attn_factor go into the RoPE table (state.ts `ropeTable`).
  */
+
 import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';
+import { NonFiniteScanner, type NonFiniteValue } from '../../gguf/non-finite.ts';
 import type { GgufFile } from '../../gguf/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import { gpuPlan, type KernelPlan } from '../kernel-plan.ts';
@@ -84,6 +86,11 @@ export class LlamaModel {
   readonly kvType: KvType;
   /** Matmul families whose prefill runs the integer-dot tile (`plan.prefill.intDot`, covered types). */
   readonly intDotFamilies = new Set<MatmulFamilyName>();
+  /**
+   * The first NaN or infinity in the weights as they were loaded (F32/F16/BF16 values, quantized blocks'
+   * f16 scales), for the message when the logits are not finite; undefined when none (or synthetic).
+   */
+  nonFinite: NonFiniteValue | undefined;
   /**
    * Profiling hook (benchmark only; off by default): while set, every dispatch of the forward pass runs in
    * a compute pass of its own with the timestamp writes `passWrites` returns for its kernel family.
@@ -246,7 +253,9 @@ export class LlamaModel {
 
       // 2. Stream tensor data into the buffers (planar weights through a staging buffer per part,
       // repacked on the GPU as soon as the part is complete).
-      const ropeFactors = await uploadWeights(device, file, cfg, weights, weightBytes, opts, times);
+      const scanner = new NonFiniteScanner();
+      const ropeFactors = await uploadWeights(device, file, cfg, weights, weightBytes, opts, times, scanner);
+      model.nonFinite = scanner.found;
       writeRopeTables(device, cfg, model.nCtx, model.s, ropeFactors);
 
       // A cancel during the upload stops here, before the compiles (seconds on a software adapter).

@@ -4,6 +4,7 @@
  * staging buffer per part and are repacked as soon as the part is complete (kernels/repack.ts).
  */
 import { EngineError } from '../../core/errors.ts';
+import type { NonFiniteScanner } from '../../gguf/non-finite.ts';
 import type { GgufFile } from '../../gguf/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import { phi3RopeFactorsTensor } from '../../model/config-arch.ts';
@@ -18,6 +19,8 @@ import { type GpuWeight, tensorRowBytes } from './weights.ts';
  * Writes every weight's bytes into its buffers and waits until the GPU has them. Adds the time spent
  * waiting for the source to `times.fetchMs` and the time spent writing to `times.uploadMs`.
  * @param weightBytes the file bytes of all weights (the `onUpload` total).
+ * @param scanner sees every chunk, to find the first NaN or infinity in the weights (for the message when
+ *   the model's logits are not finite).
  * @returns the per-dimension RoPE factors [ropeDim/2] when the model has them (Llama 3.1's
  *   `rope_freqs.weight`, or the LongRoPE factors llama.cpp picks for phi3 at `opts.contextLength`:
  *   llama_model::get_rope_factors), else undefined.
@@ -34,6 +37,7 @@ export async function uploadWeights(
   weightBytes: number,
   opts: Pick<LlamaLoadOptions, 'contextLength' | 'signal' | 'onFetch' | 'onUpload'>,
   times: LlamaLoadTimes,
+  scanner?: NonFiniteScanner,
 ): Promise<Float32Array | undefined> {
   const planar = new PlanarUploader(device);
   try {
@@ -63,6 +67,7 @@ export async function uploadWeights(
             ropeFreqs.set(c.bytes, c.offset);
           }
           writeChunk(device, planar, w, c.offset, c.bytes);
+          scanner?.scan(c);
           uploaded += c.bytes.byteLength;
           opts.onUpload?.(uploaded, weightBytes);
           times.uploadMs += performance.now() - tw;

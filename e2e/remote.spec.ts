@@ -67,10 +67,19 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
     /^(This GPU|Remote \(127\.0\.0\.1:\d+\)) is faster for you: [\d.]+× quicker per request|take about the same time/,
   );
   await expect(verdict).not.toContainText('different prompts');
+  // Two different models are said to be two setups (issue 46, item 2), above the verdict.
+  const warning = page.getByTestId('remote-model-warning');
+  await expect(warning).toContainText(
+    /^Different models: this GPU ran synthetic:stories260k-\S+, the server ran test-model\./,
+  );
   const table = page.getByTestId('remote-compare-table');
   await expect(table.locator('thead')).toContainText('This GPU');
   await expect(table.locator('[data-row="tokens"] td').nth(1)).toHaveText('8');
   await expect(page.getByTestId('remote-sweep').locator('svg')).toBeVisible();
+  // The sweep's table fits the pane whole at 1280 px (a column per level; issue 46, item 2).
+  const sweepWrap = page.getByTestId('remote-sweep').locator('.table-wrap');
+  expect(await sweepWrap.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+  await expect(page.getByTestId('remote-sweep').locator('thead')).toHaveText(/At once\s*1\s*4/);
   const [dl] = await Promise.all([
     page.waitForEvent('download'),
     p.getByRole('button', { name: 'Download JSON' }).click(),

@@ -92,6 +92,15 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
 
   const dir = process.env.SCREENSHOT_DIR ?? test.info().outputDir;
   await page.getByTestId('remote-pane').screenshot({ path: `${dir}/remote-desktop.png` });
+  // Saved in History beside the page's own run (it was not saved; issue 46, item 2).
+  await page.getByRole('tab', { name: 'History' }).click();
+  // History shows this device's results first; the server is a device of its own.
+  await page.locator('#history-device').selectOption('*');
+  const entries = page.getByTestId('history-entry');
+  await expect(entries).toHaveCount(2);
+  await expect(page.getByTestId('history-list')).toContainText('test-model');
+  await page.screenshot({ path: `${dir}/remote-history-desktop.png`, fullPage: true });
+  await page.getByRole('tab', { name: 'Benchmark' }).click();
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByTestId('remote-pane').screenshot({ path: `${dir}/remote-phone.png` });
 });

@@ -80,7 +80,8 @@ function main(): void {
   const picker = new ModelPicker(session);
   const roofline = new RooflineView(session);
   const bench = new BenchView(session, picker.element, roofline.element);
-  picker.remotePane().append(new RemoteView(session, () => bench.plan()).element);
+  const remoteView = new RemoteView(session, () => bench.plan());
+  picker.remotePane().append(remoteView.element);
   const chat = new ChatView(session);
   const historyView = new HistoryView(session, () => openHistory());
 
@@ -114,6 +115,7 @@ function main(): void {
   bench.onResult = async (r) => {
     await historyView.save(r);
   };
+  remoteView.onResult = (r) => historyView.save(r);
 
   void startGpuReport().then((probe) => {
     if (probe.status === 'ok' || probe.status === 'device-failed') session.setAdapter(probe.adapter);

@@ -171,6 +171,9 @@ export class RemoteView {
   private lastRemote: BenchResult | undefined;
   private warnings: string[] = [];
 
+  /** Called with each finished remote result (the app stores it in the history). */
+  onResult: ((r: BenchResult) => Promise<unknown>) | undefined;
+
   constructor(
     private readonly session: Session,
     private readonly plan: () => BenchPlan,
@@ -360,6 +363,8 @@ export class RemoteView {
         },
       });
       this.lastRemote = result;
+      // Kept in History with the page's own runs (it was not saved at all).
+      void this.onResult?.(result);
       this.status.textContent = `Done: ${result.runs.length} measured run${result.runs.length === 1 ? '' : 's'} on ${engine.host}${result.sweep ? `, sweep ${result.sweep.map((p) => p.concurrency).join(', ')}` : ''}.`;
       this.showResults(result);
     } catch (e) {

@@ -138,6 +138,13 @@ export interface GenerateRequest extends SamplingParams {
   /** Also return logits per output position (slow: reads back [nVocab] floats per token). */
   returnLogits?: boolean;
   /**
+   * Structured output: the text generated is constrained, token by token, to a JSON value, a JSON schema
+   * or a grammar ({@link ResponseFormat}); default unconstrained. Our WebGPU engine masks each step's
+   * logits on the GPU with the grammar's allowed tokens (xgrammar) and stops when the grammar is complete;
+   * a backend that cannot constrain refuses it with EngineError('unsupported'), never unconstrained.
+   */
+  responseFormat?: ResponseFormat;
+  /**
    * Speculative decoding (our WebGPU engine): draft tokens cheaply and have the model score them all in
    * one batched forward, keeping the longest prefix it agrees with plus its own next token, so several
    * tokens can cost one pass. Greedy output is plain greedy decoding's (up to the prefill and decode
@@ -180,6 +187,18 @@ export interface SpeculativeStats {
    */
   targetPasses: number;
 }
+
+/**
+ * What the output must be ({@link GenerateRequest.responseFormat}), as OpenAI's / WebLLM's
+ * `response_format`: `text` (no constraint), `json_object` (any JSON object), `json_schema` (JSON
+ * valid against `schema`, a JSON Schema object or its JSON text), `grammar` (an EBNF grammar in
+ * xgrammar's dialect, which reads llama.cpp's GBNF: `root ::= ...`, the root rule named `root`).
+ */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; schema: Record<string, unknown> | string; name?: string; strict?: boolean }
+  | { type: 'grammar'; grammar: string };
 
 /** One chat message. */
 export interface ChatMessage {

@@ -8,7 +8,7 @@
  * The number rules here are the sampler's (src/webgpu/sampler.ts uses {@link checkSamplingParams}).
  */
 import { EngineError } from './errors.ts';
-import type { ChatRequest, GenerateRequest, KvType, SamplingParams } from './types.ts';
+import type { ChatRequest, GenerateRequest, KvType, ResponseFormat, SamplingParams } from './types.ts';
 
 /** What a number must be: an integer or any finite number, within bounds (`above` is exclusive). */
 export interface NumberRule {
@@ -111,6 +111,7 @@ function checkCommon(req: unknown, what: string): asserts req is Record<string, 
   checkNumberOption('maxTokens', r.maxTokens, { integer: true, min: 0 });
   checkBoolean('ignoreEos', r.ignoreEos);
   checkBoolean('returnLogits', r.returnLogits);
+  checkResponseFormat(r.responseFormat);
   checkDraft(r.draft);
 }
 
@@ -133,6 +134,45 @@ export function checkDraft(d: unknown): void {
     throw new EngineError('invalid_argument', `draft.type must be 'lookup' or 'model', got ${show(o.type)}`);
   checkNumberOption('draft.draftMax', o.draftMax, { integer: true, min: 1, max: DRAFT_LIMITS.draftMax });
   checkNumberOption('draft.ngramMax', o.ngramMax, { integer: true, min: 1, max: DRAFT_LIMITS.ngramMax });
+}
+
+/**
+ * Checks a {@link ResponseFormat}'s shape (not whether its schema or grammar compiles: the engine that
+ * compiles it says so, before any token).
+ * @throws EngineError('invalid_argument') naming the bad field.
+ */
+export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | undefined {
+  if (v === undefined) return;
+  const bad = (m: string) => new EngineError('invalid_argument', `responseFormat${m}`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw bad(` must be an object {type, …}, got ${show(v)}`);
+  const f = v as Record<string, unknown>;
+  switch (f.type) {
+    case 'text':
+    case 'json_object':
+      return;
+    case 'json_schema': {
+      const s = f.schema;
+      if (typeof s === 'string') {
+        try {
+          JSON.parse(s);
+        } catch (e) {
+          throw bad(`.schema is not JSON: ${(e as Error).message}`);
+        }
+      } else if (typeof s !== 'object' || s === null || Array.isArray(s))
+        throw bad(`.schema must be a JSON Schema object (or its JSON text), got ${show(s)}`);
+      if (f.name !== undefined && typeof f.name !== 'string')
+        throw bad(`.name must be a string, got ${show(f.name)}`);
+      checkBoolean('responseFormat.strict', f.strict);
+      return;
+    }
+    case 'grammar':
+      if (typeof f.grammar !== 'string' || f.grammar.trim() === '')
+        throw bad(`.grammar must be a non-empty grammar text (EBNF/GBNF, rule root), got ${show(f.grammar)}`);
+      return;
+    default:
+      throw bad(`.type must be "text", "json_object", "json_schema" or "grammar", got ${show(f.type)}`);
+  }
 }
 
 /**

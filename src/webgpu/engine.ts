@@ -19,6 +19,7 @@ import { checkKvType, validateChatRequest, validateGenerateRequest } from '../co
 import type { GgufFile } from '../gguf/types.ts';
 import { chatPromptTokens } from '../model/chat-template.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
+import { GrammarCompiler } from '../model/grammar.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
@@ -88,6 +89,8 @@ export class WebGpuEngine implements Engine {
   /** The target's token texts (tokenizer.ggml.tokens), to check a draft model's vocabulary against. */
   private vocabTokens?: readonly unknown[];
   private tokenizer?: Tokenizer;
+  /** The loaded model's structured-output grammar compiler (model/grammar.ts), made on first use. */
+  private grammars?: GrammarCompiler;
   private info?: WebGpuModelInfo;
   private lastStats: EngineStats = {};
   private lost?: EngineError;
@@ -145,6 +148,7 @@ export class WebGpuEngine implements Engine {
       this.draftModel?.destroy();
       this.draftModel = undefined;
       this.tokenizer = undefined;
+      this.grammars = undefined;
     });
   }
 
@@ -319,6 +323,7 @@ export class WebGpuEngine implements Engine {
     }
     this.tokenizer = tokenizer;
     this.vocabTokens = file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
+    this.grammars = undefined;
     const m = this.model;
     const totalMs = performance.now() - tStart;
     this.lastStats = { load: { ...m.times, totalMs } };
@@ -426,6 +431,10 @@ export class WebGpuEngine implements Engine {
           stats: () => this.lastStats,
           sampling: this.opts.sampling,
           draftModel: this.draftModel,
+          grammar: () => {
+            this.grammars ??= new GrammarCompiler(this.tok, model.cfg.nVocab);
+            return this.grammars;
+          },
         },
         model,
         req,
@@ -559,6 +568,7 @@ export class WebGpuEngine implements Engine {
     this.draftModel = undefined;
     this.vocabTokens = undefined;
     this.tokenizer = undefined;
+    this.grammars = undefined;
     this.info = undefined;
   }
 

@@ -6,7 +6,7 @@
  * listed in openai.ts's header. DOM-free and Node-free, like the rest of src/core.
  */
 import { EngineError } from './errors.ts';
-import type { ChatMessage, ChatRequest } from './types.ts';
+import type { ChatMessage, ChatRequest, ResponseFormat } from './types.ts';
 import { checkNumberOption, type NumberRule } from './validate.ts';
 
 const bad = (message: string) => new EngineError('invalid_argument', message);
@@ -160,8 +160,7 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
     if (isSet(p[k]) && p[k] !== 0)
       throw bad(`${k} is not supported (only 0): use repetition_penalty (CTRL-style, > 1 penalises) instead`);
   if (!isEmpty(p.logit_bias)) throw bad('logit_bias is not supported by these engines');
-  if (isSet(p.response_format) && (p.response_format as { type?: unknown }).type !== 'text')
-    throw bad('response_format is not supported (only {type: "text"}): these engines have no JSON mode');
+  const responseFormat = mapResponseFormat(p.response_format);
   if (isSet(p.store) && p.store !== false) throw bad('store is not supported: nothing is stored here');
   for (const k of ['user', 'safety_identifier', 'prompt_cache_key'] as const)
     if (isSet(p[k]) && typeof p[k] !== 'string') throw bad(`${k} must be a string, got ${show(p[k])}`);
@@ -189,6 +188,7 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
     topP: num('top_p', p.top_p, { above: 0, max: 1 }) ?? 1,
   };
   if (maxTokens !== undefined) req.maxTokens = maxTokens;
+  if (responseFormat) req.responseFormat = responseFormat;
   const seed = num('seed', p.seed, { integer: true });
   if (seed !== undefined) req.seed = seed;
   const topK = num('top_k', p.top_k, { integer: true, min: 0 });
@@ -203,6 +203,81 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
     req.parseSpecialInContent = p.parse_special_in_content;
   }
   return { req, stops, stream, includeUsage };
+}
+
+/**
+ * OpenAI's `response_format` → the engine's {@link ResponseFormat}: `{type: 'text'}` (none),
+ * `{type: 'json_object'}`, `{type: 'json_schema', json_schema: {name, schema, strict, description}}`, and
+ * WebLLM's forms `{type: 'json_object', schema: '<JSON Schema text>'}` and `{type: 'grammar', grammar}`
+ * (EBNF/GBNF). Undefined for none or text.
+ * @throws EngineError('invalid_argument') naming the bad field.
+ */
+export function mapResponseFormat(v: unknown): ResponseFormat | undefined {
+  if (!isSet(v)) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw bad(`response_format must be an object {type, …}, got ${show(v)}`);
+  const f = v as Record<string, unknown>;
+  const only = (allowed: string[]) => {
+    for (const [k, x] of Object.entries(f))
+      if (!allowed.includes(k) && isSet(x))
+        throw bad(
+          `response_format.${k} is not supported with type ${show(f.type)} (${allowed.join(', ')} are)`,
+        );
+  };
+  switch (f.type) {
+    case 'text':
+      only(['type']);
+      return undefined;
+    case 'json_object': {
+      // WebLLM's form of a schema: {type: 'json_object', schema: '<JSON Schema text>'}.
+      only(['type', 'schema']);
+      if (!isSet(f.schema)) return { type: 'json_object' };
+      if (typeof f.schema !== 'string')
+        throw bad(`response_format.schema must be JSON Schema text (WebLLM's form), got ${show(f.schema)}`);
+      try {
+        JSON.parse(f.schema);
+      } catch (e) {
+        throw bad(`response_format.schema is not JSON: ${(e as Error).message}`);
+      }
+      return { type: 'json_schema', schema: f.schema };
+    }
+    case 'json_schema': {
+      only(['type', 'json_schema']);
+      const js = f.json_schema as Record<string, unknown> | undefined;
+      if (typeof js !== 'object' || js === null || Array.isArray(js))
+        throw bad(`response_format.json_schema must be an object {name, schema, strict}, got ${show(js)}`);
+      for (const [k, x] of Object.entries(js))
+        if (!['name', 'schema', 'strict', 'description'].includes(k) && isSet(x))
+          throw bad(
+            `response_format.json_schema.${k} is not supported (name, schema, strict, description are)`,
+          );
+      if (typeof js.name !== 'string' || js.name === '')
+        throw bad(`response_format.json_schema.name must be a non-empty string, got ${show(js.name)}`);
+      const schema = js.schema ?? {};
+      if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+        throw bad(`response_format.json_schema.schema must be a JSON Schema object, got ${show(schema)}`);
+      if (isSet(js.strict) && typeof js.strict !== 'boolean')
+        throw bad(`response_format.json_schema.strict must be true or false, got ${show(js.strict)}`);
+      const out: ResponseFormat = {
+        type: 'json_schema',
+        name: js.name,
+        schema: schema as Record<string, unknown>,
+      };
+      if (typeof js.strict === 'boolean') out.strict = js.strict;
+      return out;
+    }
+    case 'grammar':
+      only(['type', 'grammar']);
+      if (typeof f.grammar !== 'string' || f.grammar.trim() === '')
+        throw bad(
+          `response_format.grammar must be a non-empty EBNF/GBNF grammar (rule root), got ${show(f.grammar)}`,
+        );
+      return { type: 'grammar', grammar: f.grammar };
+    default:
+      throw bad(
+        `response_format.type must be "text", "json_object", "json_schema" or "grammar", got ${show(f.type)}`,
+      );
+  }
 }
 
 /**

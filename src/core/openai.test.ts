@@ -368,6 +368,31 @@ describe('parameters', () => {
     expect(mapChatCompletionParams({ messages: USER, stop: null }).stops).toEqual([]);
   });
 
+  it('maps response_format to the engine’s responseFormat', () => {
+    const map = (response_format: unknown) =>
+      mapChatCompletionParams({ messages: USER, response_format }).req;
+    expect(map({ type: 'text' }).responseFormat).toBeUndefined();
+    expect(map(null).responseFormat).toBeUndefined();
+    expect(map({ type: 'json_object' }).responseFormat).toEqual({ type: 'json_object' });
+    const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
+    expect(
+      map({ type: 'json_schema', json_schema: { name: 'A', schema, strict: true } }).responseFormat,
+    ).toEqual({
+      type: 'json_schema',
+      name: 'A',
+      schema,
+      strict: true,
+    });
+    expect(map({ type: 'json_object', schema: '{"type":"array"}' }).responseFormat).toEqual({
+      type: 'json_schema',
+      schema: '{"type":"array"}',
+    });
+    expect(map({ type: 'grammar', grammar: 'root ::= "x"' }).responseFormat).toEqual({
+      type: 'grammar',
+      grammar: 'root ::= "x"',
+    });
+  });
+
   const refusals: [string, Record<string, unknown>, RegExp][] = [
     ['n', { n: 2 }, /^n must be 1/],
     ['logprobs', { logprobs: true }, /^logprobs is not supported/],
@@ -378,7 +403,27 @@ describe('parameters', () => {
     ['frequency_penalty', { frequency_penalty: 0.5 }, /^frequency_penalty .*repetition_penalty/],
     ['presence_penalty', { presence_penalty: -1 }, /^presence_penalty/],
     ['logit_bias', { logit_bias: { 1: 5 } }, /^logit_bias/],
-    ['response_format', { response_format: { type: 'json_object' } }, /^response_format/],
+    ['a response_format type', { response_format: { type: 'xml' } }, /^response_format.type must be/],
+    [
+      'a json_schema without a name',
+      { response_format: { type: 'json_schema', json_schema: { schema: {} } } },
+      /^response_format.json_schema.name must be/,
+    ],
+    [
+      'a json_schema schema that is not an object',
+      { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: 'str' } } },
+      /^response_format.json_schema.schema must be a JSON Schema object/,
+    ],
+    [
+      'an empty grammar',
+      { response_format: { type: 'grammar', grammar: ' ' } },
+      /^response_format.grammar must be/,
+    ],
+    [
+      'a stray response_format field',
+      { response_format: { type: 'text', schema: '{}' } },
+      /^response_format.schema is not supported/,
+    ],
     ['an unknown field', { best_of: 2 }, /^best_of is not supported/],
     ['audio', { audio: { voice: 'x' } }, /^audio is not supported/],
     ['store', { store: true }, /^store/],

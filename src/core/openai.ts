@@ -14,8 +14,7 @@
  * Rules (docs/openai-api.md says the same):
  * - Fields the engines cannot honour are refused with `EngineError('invalid_argument')` naming the field,
  *   never silently ignored: `n` other than 1, `logprobs`/`top_logprobs`, `tools`/`tool_choice`/`functions`/
- *   `function_call`, non-zero `frequency_penalty`/`presence_penalty`, `logit_bias`, a `response_format`
- *   other than text, audio, and any field not listed in {@link ChatCompletionCreateParamsBase}; message
+ *   `function_call`, non-zero `frequency_penalty`/`presence_penalty`, `logit_bias`, audio, and any field not listed in {@link ChatCompletionCreateParamsBase}; message
  *   roles other than system/developer/user/assistant, message `name`s, and content parts other than text.
  * - Defaults are OpenAI's: `temperature` 1 and `top_p` 1 when omitted (the Engine API's own default is
  *   greedy; pass `temperature: 0` for greedy). Without `max_tokens` the engine's default applies (128 tokens
@@ -64,6 +63,21 @@ export interface ChatCompletionMessageParam {
   content?: string | ReadonlyArray<ChatCompletionContentPart> | null;
   name?: string;
 }
+
+/** `response_format` (see {@link ChatCompletionCreateParamsBase.response_format}). */
+export type ChatCompletionResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' /** WebLLM's form: JSON Schema text. */; schema?: string }
+  | {
+      type: 'json_schema';
+      json_schema: {
+        name: string;
+        schema?: Record<string, unknown>;
+        strict?: boolean | null;
+        description?: string;
+      };
+    }
+  | { type: 'grammar'; grammar: string };
 
 /** `stream_options`: `include_usage` adds a last chunk with `usage` and empty `choices`. */
 export interface ChatCompletionStreamOptions {
@@ -120,8 +134,14 @@ export interface ChatCompletionCreateParamsBase {
   parallel_tool_calls?: boolean | null;
   /** Refused unless empty. */
   logit_bias?: Record<string, number> | null;
-  /** Refused unless `{type: 'text'}`. */
-  response_format?: unknown;
+  /**
+   * Structured output: `{type: 'text'}` (default), `{type: 'json_object'}` (a JSON object),
+   * `{type: 'json_schema', json_schema: {name, schema, strict}}` (JSON valid against `schema`), or
+   * WebLLM's `{type: 'grammar', grammar}` (EBNF/GBNF, rule `root`) and `{type: 'json_object', schema}`.
+   * The engine constrains every token to it (ours: xgrammar's mask applied on the GPU); one that cannot
+   * refuses with `unsupported`. Typed loosely too (WebLLM's type has every field optional), checked at run time.
+   */
+  response_format?: ChatCompletionResponseFormat | { type?: string } | null;
   /** Informational, accepted and not used. */
   user?: string | null;
   metadata?: Record<string, string> | null;

@@ -9,6 +9,7 @@
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
+import { withOpenAI } from '../core/openai.ts';
 import type { GenerateRequest } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
@@ -91,6 +92,29 @@ describe('structured output in the WebGPU engine', () => {
         expect(b.outputTokenIds, what).toEqual(a.outputTokenIds);
       }
     }
+  });
+
+  it('withOpenAI: response_format json_schema gives content that validates, streamed or not', async () => {
+    const schema = SCHEMAS[0];
+    const validate = new Ajv({ strict: false }).compile(schema);
+    const client = withOpenAI(gpu);
+    const params = {
+      messages: [{ role: 'user' as const, content: 'Once upon a time' }],
+      max_tokens: 120,
+      temperature: 0.7,
+      seed: 1,
+      response_format: {
+        type: 'json_schema' as const,
+        json_schema: { name: 'person', schema, strict: true },
+      },
+    };
+    const r = await client.chat.completions.create(params);
+    expect(r.choices[0].finish_reason).toBe('stop');
+    expect(validate(JSON.parse(r.choices[0].message.content ?? ''))).toBe(true);
+    let streamed = '';
+    for await (const c of await client.chat.completions.create({ ...params, stream: true }))
+      streamed += c.choices[0]?.delta.content ?? '';
+    expect(streamed).toBe(r.choices[0].message.content);
   });
 
   it('a grammar that allows exactly one string produces it', async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
 import type { BenchPlan } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
+import type { GenerateRequest } from '../core/types.ts';
 import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import {
   apiRoot,
@@ -606,5 +607,53 @@ describe('the API key', () => {
     expect(json).not.toContain('SECRET');
     expect(JSON.stringify(e)).not.toContain(key);
     expect(server.log.at(-1)?.auth).toBe(true);
+  });
+});
+
+describe('structured output passes through to the server (issue 43)', () => {
+  const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
+  it('response_format for JSON, structured_outputs.grammar for a grammar, nothing for text; the answer as sent', async () => {
+    server.set({ tokens: ['{"a":', ' 1}'] });
+    const e = await engine({ api: 'chat' });
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const cases: [GenerateRequest['responseFormat'], Record<string, unknown>][] = [
+      [{ type: 'json_object' }, { response_format: { type: 'json_object' } }],
+      [
+        { type: 'json_schema', name: 'A', schema, strict: true },
+        { response_format: { type: 'json_schema', json_schema: { name: 'A', schema, strict: true } } },
+      ],
+      [
+        { type: 'json_schema', schema: JSON.stringify(schema) },
+        { response_format: { type: 'json_schema', json_schema: { name: 'response', schema } } },
+      ],
+      [{ type: 'grammar', grammar: 'root ::= "x"' }, { structured_outputs: { grammar: 'root ::= "x"' } }],
+    ];
+    for (const [responseFormat, want] of cases) {
+      const r = await e.chat({ messages, maxTokens: 8, responseFormat });
+      expect(r.text).toBe('{"a": 1}');
+      const body = server.bodies[server.bodies.length - 1];
+      for (const [k, v] of Object.entries(want)) expect(body[k], k).toEqual(v);
+      for (const k of ['response_format', 'structured_outputs'])
+        if (!(k in want)) expect(body[k], `${k} absent`).toBeUndefined();
+    }
+    await e.chat({ messages, maxTokens: 8, responseFormat: { type: 'text' } });
+    const last = server.bodies[server.bodies.length - 1];
+    expect(last.response_format).toBeUndefined();
+    expect(last.structured_outputs).toBeUndefined();
+    server.set({});
+  });
+
+  it('a schema the server refuses (HTTP 400): invalid_argument with its message', async () => {
+    server.set({ fault: '400' });
+    const e = await engine({ api: 'chat' });
+    const err = await faultOf(
+      e.chat({
+        messages: [{ role: 'user', content: 'hi' }],
+        responseFormat: { type: 'json_schema', schema },
+      }),
+    );
+    expect(isEngineError(err, 'invalid_argument')).toBe(true);
+    expect(err.message).toMatch(/HTTP 400.*Invalid JSON schema/);
+    server.set({});
   });
 });

@@ -348,6 +348,10 @@ export class RemoteEngine implements Engine {
       );
     if (status >= 500)
       return new RemoteError('server_error', `${h} failed with HTTP ${status}${said}`, { status });
+    if (status === 400)
+      // vLLM's BadRequestError: a request it cannot serve (a response_format schema or grammar it cannot
+      // compile, a prompt past its context), before any token.
+      return new RemoteError('invalid_argument', `${h} refused the request (HTTP 400)${said}`, { status });
     return new RemoteError('http_status', `${h} answered HTTP ${status}${said}`, { status });
   }
 
@@ -529,6 +533,20 @@ export class RemoteEngine implements Engine {
     if (req.minP) b.min_p = req.minP;
     if (req.repetitionPenalty !== undefined && req.repetitionPenalty !== 1)
       b.repetition_penalty = req.repetitionPenalty;
+    const f = req.responseFormat;
+    // Structured output, in vLLM's terms: OpenAI's response_format for JSON; a grammar as vLLM's
+    // `structured_outputs: {grammar}` (vLLM ≥ 0.10; EBNF/GBNF through xgrammar, its default backend).
+    if (f?.type === 'json_object') b.response_format = { type: 'json_object' };
+    else if (f?.type === 'json_schema')
+      b.response_format = {
+        type: 'json_schema',
+        json_schema: {
+          name: f.name ?? 'response',
+          schema: typeof f.schema === 'string' ? JSON.parse(f.schema) : f.schema,
+          ...(f.strict !== undefined ? { strict: f.strict } : {}),
+        },
+      };
+    else if (f?.type === 'grammar') b.structured_outputs = { grammar: f.grammar };
     return b;
   }
 

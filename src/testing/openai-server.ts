@@ -18,6 +18,7 @@ export type Fault =
   | '403'
   | '404'
   | '429'
+  | '400'
   | '500'
   | 'malformed'
   | 'cut'
@@ -98,6 +99,8 @@ export interface OpenAiTestServer {
   script: Script;
   /** Requests seen (method, path, authorization header present). */
   log: { method: string; path: string; auth: boolean }[];
+  /** The JSON bodies of the completion requests seen, in order. */
+  bodies: Record<string, unknown>[];
   /** Characters 'big-chunk' and 'long-event' have written since the last {@link set}. */
   readonly faultChars: number;
   /** Sets the script (starting from the defaults) and resets the 429 counter. */
@@ -136,6 +139,7 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
     });
   };
   const log: OpenAiTestServer['log'] = [];
+  const bodies: OpenAiTestServer['bodies'] = [];
   const sockets = new Set<import('node:net').Socket>();
 
   /** Writes `head`, then `piece` until `bigChunkChars` characters are written or the client hangs up. */
@@ -212,7 +216,9 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       json(res, 404, { detail: 'Not Found' });
       return;
     }
-    const body = JSON.parse(await readBody(req)) as {
+    const raw = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    bodies.push(raw);
+    const body = raw as {
       model: string;
       max_tokens?: number;
       stream?: boolean;
@@ -246,6 +252,11 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       res.writeHead(500, { 'content-type': 'text/plain' });
       await sendMany(res, 'Internal error: ', 'x'.repeat(65536));
       if (!res.destroyed) res.end();
+      return;
+    }
+    if (s.fault === '400') {
+      // vLLM's answer to a request it cannot serve, e.g. a response_format schema it cannot compile.
+      json(res, 400, { error: errorBody('Invalid JSON schema: scripted refusal', 'BadRequestError', 400) });
       return;
     }
     if (s.fault === '500') {
@@ -388,6 +399,7 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       state.script = v;
     },
     log,
+    bodies,
     get faultChars() {
       return state.faultChars;
     },

@@ -231,6 +231,10 @@ export class GrammarCompiler {
         return withLibraryMessage('responseFormat.grammar cannot be compiled', () =>
           c.compileGrammar(f.grammar, 'root'),
         );
+      case 'structural_tag':
+        return withLibraryMessage('responseFormat structural tag cannot be compiled', () =>
+          c.compileStructuralTag({ type: 'structural_tag', format: f.format }),
+        );
     }
   }
 }

@@ -657,3 +657,58 @@ describe('structured output passes through to the server (issue 43)', () => {
     server.set({});
   });
 });
+
+describe('tools pass through to the server; its parsed calls come back (issue 43)', () => {
+  const tools = [
+    {
+      type: 'function' as const,
+      function: {
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    },
+  ];
+  it('sends tools, tool_choice, tool messages in wire names; returns delta.tool_calls as toolCalls', async () => {
+    server.set({ tokens: [], toolCalls: [{ name: 'get_weather', arguments: '{"city": "Paris"}' }] });
+    const e = await engine({ api: 'chat' });
+    const messages = [
+      { role: 'user' as const, content: 'weather?' },
+      {
+        role: 'assistant' as const,
+        content: '',
+        toolCalls: [
+          { id: 'c1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool' as const, content: '20 C', toolCallId: 'c1' },
+    ];
+    const r = await e.chat({ messages, tools, toolChoice: 'required', maxTokens: 8 });
+    expect(r.toolCalls).toEqual([
+      {
+        id: 'chatcmpl-tool-0',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city": "Paris"}' },
+      },
+    ]);
+    expect(r.text).toBe('');
+    const body = server.bodies[server.bodies.length - 1];
+    expect(body.tools).toEqual(tools);
+    expect(body.tool_choice).toBe('required');
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'weather?' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+      },
+      { role: 'tool', content: '20 C', tool_call_id: 'c1' },
+    ]);
+    server.set({});
+  });
+
+  it('the completions API refuses tools with unsupported', async () => {
+    const e = await engine({ api: 'completions' });
+    const err = await faultOf(e.chat({ messages: [{ role: 'user', content: 'x' }], tools }));
+    expect(isEngineError(err, 'unsupported')).toBe(true);
+  });
+});

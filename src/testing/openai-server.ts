@@ -39,6 +39,8 @@ export type Fault =
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
   models: string[];
+  /** Tool calls streamed (chat API) after the tokens, as vLLM streams parsed calls (default none). */
+  toolCalls: { name: string; arguments: string }[];
   /** Output tokens (words; default 16 × " tok"). Output stops at max_tokens. */
   tokens: string[];
   tokensPerChunk: number;
@@ -79,6 +81,7 @@ export interface Script {
 
 export const DEFAULT_SCRIPT: Script = {
   models: ['test-model'],
+  toolCalls: [],
   tokens: Array.from({ length: 16 }, (_, i) => ` tok${i}`),
   tokensPerChunk: 1,
   firstDelayMs: 20,
@@ -371,7 +374,24 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       chunks++;
       if (sent < n) await sleep(s.delayMs * k);
     }
-    res.write(content('', n < s.tokens.length ? 'length' : 'stop'));
+    // vLLM with tools: each parsed call as deltas (its id and name, then its arguments in two pieces).
+    s.toolCalls.forEach((t, index) => {
+      const half = Math.ceil(t.arguments.length / 2);
+      const call = (fn: Record<string, unknown>, first: boolean) =>
+        chunk({
+          delta: {
+            tool_calls: [
+              { index, ...(first ? { id: `chatcmpl-tool-${index}`, type: 'function' } : {}), function: fn },
+            ],
+          },
+          logprobs: null,
+          finish_reason: null,
+        });
+      if (chat && n === 0 && index === 0) res.write(content('', null, true));
+      res.write(call({ name: t.name, arguments: t.arguments.slice(0, half) }, true));
+      res.write(call({ arguments: t.arguments.slice(half) }, false));
+    });
+    res.write(content('', s.toolCalls.length > 0 ? 'tool_calls' : n < s.tokens.length ? 'length' : 'stop'));
     if (s.usage && body.stream_options?.include_usage)
       res.write(
         chunk(null, {

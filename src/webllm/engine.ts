@@ -249,10 +249,20 @@ export class WebLlmEngine implements Engine {
     validateChatRequest(req);
     refuseDraft(req, 'WebLLM');
     const mlc = this.loaded();
+    // WebLLM calls tools only with a few Hermes models of its own, through its own prompt: not mapped.
+    if (
+      (req.tools?.length && req.toolChoice !== 'none') ||
+      req.messages.some((m) => m.role === 'tool' || m.toolCalls)
+    )
+      throw new EngineError('unsupported', 'the WebLLM adapter does not support tools or tool messages');
+    const messages = req.messages.map((m) => ({ role: m.role, content: m.content })) as {
+      role: 'system' | 'user' | 'assistant';
+      content: string;
+    }[];
     return this.stream(
       () =>
         mlc.chat.completions.create({
-          messages: req.messages,
+          messages,
           stream: true,
           stream_options: { include_usage: true },
           ...this.sampling(req),
@@ -420,6 +430,8 @@ export function webllmResponseFormat(f: ResponseFormat | undefined): {
   response_format?: { type: 'json_object' | 'grammar'; schema?: string; grammar?: string };
 } {
   if (!f || f.type === 'text') return {};
+  if (f.type === 'structural_tag')
+    throw new EngineError('unsupported', 'the WebLLM adapter does not pass structural tags; use a grammar');
   if (f.type === 'json_object') return { response_format: { type: 'json_object' } };
   if (f.type === 'json_schema')
     return {

@@ -10,7 +10,7 @@
 import { Ajv } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
-import type { ResponseFormat } from '../core/types.ts';
+import type { ResponseFormat, ToolDefinition } from '../core/types.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import { mulberry32, type Rng } from '../util/prng.ts';
@@ -20,6 +20,7 @@ import { byteLevelText, GrammarCompiler } from './grammar.ts';
 import { ReferenceLlama } from './reference.ts';
 import { createTokenizer } from './tokenizer/index.ts';
 import type { Tokenizer } from './tokenizer/types.ts';
+import { parseToolCalls, toolConstraint } from './tool-calls.ts';
 
 let tok: Tokenizer;
 let ref: ReferenceLlama;
@@ -207,6 +208,47 @@ describe('GrammarCompiler on stories260K', () => {
     // Still usable after the library's aborts.
     const { text } = await generate({ type: 'grammar', grammar: 'root ::= "ok"' }, 0, 0);
     expect(text).toBe('ok');
+  });
+
+  it('tool calls: required / named constraints give calls that parse, arguments valid (ajv)', async () => {
+    const ajv = new Ajv({ strict: false });
+    const params = {
+      type: 'object',
+      properties: {
+        city: { type: 'string', maxLength: 6 },
+        days: { type: 'integer', minimum: 1, maximum: 7 },
+      },
+      required: ['city', 'days'],
+      additionalProperties: false,
+    };
+    const tools: ToolDefinition[] = [
+      { type: 'function', function: { name: 'get_weather', parameters: params } },
+      {
+        type: 'function',
+        function: {
+          name: 'get_time',
+          parameters: { type: 'object', properties: {}, additionalProperties: false },
+        },
+      },
+    ];
+    const validate = ajv.compile(params);
+    for (const format of ['hermes', 'llama3'] as const)
+      for (const [i, choice] of (
+        ['required', { type: 'function', function: { name: 'get_weather' } }] as const
+      ).entries()) {
+        const c = toolConstraint(format, tools, choice, false);
+        if (!c || c.type === 'text') throw new Error('no constraint');
+        const { text, terminated } = await generate(c, i, 1, 150);
+        const what = `${format} ${JSON.stringify(choice)}: ${JSON.stringify(text)}`;
+        expect(terminated, what).toBe(true);
+        const { calls, content } = parseToolCalls(text, format, tools);
+        expect(calls.length, what).toBe(1);
+        expect(content, what).toBe('');
+        if (typeof choice === 'object') expect(calls[0].function.name).toBe('get_weather');
+        const args = JSON.parse(calls[0].function.arguments);
+        if (calls[0].function.name === 'get_weather') expect(validate(args), what).toBe(true);
+        else expect(args, what).toEqual({});
+      }
   });
 
   it('the vocabulary is handed over as each token’s output bytes (GPT-2 byte-level spelling)', () => {

@@ -232,11 +232,35 @@ export class GrammarCompiler {
           c.compileGrammar(f.grammar, 'root'),
         );
       case 'structural_tag':
-        return withLibraryMessage('responseFormat structural tag cannot be compiled', () =>
-          c.compileStructuralTag({ type: 'structural_tag', format: f.format }),
+        return withLibraryMessage('responseFormat structural tag cannot be compiled', async () =>
+          c.compileStructuralTag({ type: 'structural_tag', format: await compactJson(f.format) }),
         );
     }
   }
+}
+
+/**
+ * A structural tag with each `json_schema` part replaced by its grammar in compact JSON (one line, no
+ * free whitespace), as the JSON response formats are: xgrammar's structural tags allow any whitespace in
+ * JSON, where a small model can spend every token.
+ */
+async function compactJson(format: unknown): Promise<unknown> {
+  if (Array.isArray(format)) return Promise.all(format.map(compactJson));
+  if (typeof format !== 'object' || format === null) return format;
+  const o = format as Record<string, unknown>;
+  if (o.type === 'json_schema' && 'json_schema' in o) {
+    const x = await loadXgrammar();
+    const schema = typeof o.json_schema === 'string' ? o.json_schema : JSON.stringify(o.json_schema);
+    const g = await x.Grammar.fromJSONSchema(schema, false, -1, [',', ':'], true);
+    try {
+      return { type: 'grammar', grammar: g.toString() };
+    } finally {
+      g.dispose();
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = await compactJson(v);
+  return out;
 }
 
 function wrapMatcher(m: XGrammarMatcher): TokenMatcher {

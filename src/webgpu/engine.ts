@@ -22,6 +22,7 @@ import { llamaConfigFromGguf } from '../model/config.ts';
 import { GrammarCompiler } from '../model/grammar.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
+import { parseToolCalls, toolCallFormat, toolConstraint } from '../model/tool-calls.ts';
 import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
 import { runGeneration } from './generation.ts';
 import {
@@ -535,16 +536,42 @@ export class WebGpuEngine implements Engine {
     validateChatRequest(req);
     const model = this.requireModel();
     const template = this.tok.chatTemplate;
+    const tools = req.tools?.length && req.toolChoice !== 'none' ? req.tools : undefined;
+    const usesTools = tools !== undefined || req.messages.some((m) => m.role === 'tool' || m.toolCalls);
+    // A template without tool support, or with a format not known here: invalid_argument before anything.
+    const format = usesTools ? toolCallFormat(template) : undefined;
     if (template === null) {
       const prompt = req.messages.map((m) => m.content).join('\n');
       return this.generate({ ...req, prompt }, onToken, signal);
     }
+    const constraint =
+      tools && format
+        ? toolConstraint(format, tools, req.toolChoice ?? 'auto', req.parallelToolCalls)
+        : undefined;
+    if (constraint && req.responseFormat && req.responseFormat.type !== 'text')
+      throw new EngineError(
+        'invalid_argument',
+        'responseFormat cannot be combined with a tool choice that constrains the output (required, a named function, strict tools)',
+      );
     const { ids } = chatPromptTokens(this.tok, template, req.messages, {
       parseSpecialInContent: req.parseSpecialInContent,
       // Refused before tokenizing when too long for the context whatever it tokenizes to (issue 47 item 9).
       contextLength: model.nCtx,
+      ...(tools ? { variables: { tools } } : {}),
     });
-    return this.generate({ ...req, promptTokenIds: ids }, onToken, signal);
+    const result = await this.generate(
+      { ...req, promptTokenIds: ids, ...(constraint ? { responseFormat: constraint } : {}) },
+      onToken,
+      signal,
+    );
+    if (tools && format) {
+      const { content, calls } = parseToolCalls(result.text, format, tools);
+      if (calls.length > 0) {
+        result.text = content;
+        result.toolCalls = calls;
+      }
+    }
+    return result;
   }
 
   async stats(): Promise<EngineStats> {

@@ -251,6 +251,30 @@ describe('GrammarCompiler on stories260K', () => {
       }
   });
 
+  it('a string with maxLength never allows a raw control character (xgrammar 0.1.27’s rule, patched)', async () => {
+    const tokens = (await openGguf({ path: STORIES_PATH })).metadata['tokenizer.ggml.tokens'] as string[];
+    const controls = Array.from({ length: 32 }, (_, b) =>
+      tokens.indexOf(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`),
+    );
+    const letter = tokens.indexOf('<0x41>');
+    for (const schema of [
+      { type: 'string', maxLength: 3 },
+      { type: 'string' },
+      { type: 'string', minLength: 1 },
+    ]) {
+      const m = await (await compiler.compile({ type: 'json_schema', schema })).matcher();
+      expect(m.accept(tokens.indexOf('<0x22>'))).toBe(true); // the opening quote
+      const mask = await m.nextMask();
+      const allowed = (t: number) => (mask[t >> 5] >>> (t & 31)) & 1;
+      expect(
+        controls.every((t) => t >= 0 && allowed(t) === 0),
+        JSON.stringify(schema),
+      ).toBe(true);
+      expect(allowed(letter), JSON.stringify(schema)).toBe(1);
+      m.dispose();
+    }
+  });
+
   it('the vocabulary is handed over as each token’s output bytes (GPT-2 byte-level spelling)', () => {
     expect(byteLevelText(new TextEncoder().encode(' a\n'))).toBe('ĠaĊ');
     expect(byteLevelText(Uint8Array.of(0xe2, 0x96, 0x81))).toBe('âĸģ');

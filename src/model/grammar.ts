@@ -19,9 +19,13 @@
  * `AnswerText`), while the grammar saw it; JSON allows that space, a grammar that requires a leading
  * space sees its output without it.
  *
- * Known limitation of xgrammar 0.1.27: a `number` with `minimum`/`maximum` may get fractional digits past
- * an integer bound (3.1 under maximum 3, −5.1 over minimum −5); `integer` ranges, lengths, enums, item
- * counts and required properties are exact (grammar.test.ts checks them with ajv).
+ * Known limitations of xgrammar 0.1.27: a `number` with `minimum`/`maximum` may get fractional digits past
+ * an integer bound (3.1 under maximum 3, −5.1 over minimum −5); with a byte-level vocabulary, bytes that
+ * are not valid UTF-8 can pass inside a JSON string (the decoder shows each as U+FFFD, which then counts
+ * against a `maxLength`; seen with random-weight models, whose picks are noise). `integer` ranges,
+ * lengths, enums, patterns, item counts and required properties are otherwise exact (grammar.test.ts
+ * checks them with ajv). Its bounded-length strings' raw control characters are patched out
+ * ({@link schemaGrammar}).
  */
 import { EngineError } from '../core/errors.ts';
 import type { ResponseFormat } from '../core/types.ts';
@@ -217,14 +221,14 @@ export class GrammarCompiler {
     switch (f.type) {
       case 'json_object':
         // Any JSON object (OpenAI's JSON mode), not any JSON value.
-        return withLibraryMessage('responseFormat json_object', () =>
-          c.compileJSONSchema('{"type":"object"}', false, -1, [',', ':'], false),
+        return withLibraryMessage('responseFormat json_object', async () =>
+          c.compileGrammar(await schemaGrammar('{"type":"object"}', false), 'root'),
         );
       case 'json_schema': {
         const text = typeof f.schema === 'string' ? f.schema : JSON.stringify(f.schema);
         // strict (OpenAI's Structured Outputs): no properties beyond the schema's; otherwise as the schema says.
-        return withLibraryMessage('responseFormat.schema cannot be compiled', () =>
-          c.compileJSONSchema(text, false, -1, [',', ':'], f.strict !== false),
+        return withLibraryMessage('responseFormat.schema cannot be compiled', async () =>
+          c.compileGrammar(await schemaGrammar(text, f.strict !== false), 'root'),
         );
       }
       case 'grammar':
@@ -240,6 +244,24 @@ export class GrammarCompiler {
 }
 
 /**
+ * The EBNF grammar (root rule `root`) of JSON valid against `schema` (JSON text), compact (one line, `,`
+ * and `:` without spaces, no free whitespace: a small model could otherwise spend every token on
+ * whitespace), `strict`: no properties or items beyond the schema's. Made by xgrammar's converter, with
+ * one fix: xgrammar 0.1.27 writes the characters of a string with `maxLength`/`minLength` as
+ * `[^"\\\r\n]`, which lets raw control characters (U+0000–U+001F) into a JSON string, where
+ * JSON.parse refuses them; they are excluded here, as its unbounded strings do.
+ */
+export async function schemaGrammar(schema: string, strict: boolean): Promise<string> {
+  const x = await loadXgrammar();
+  const g = await x.Grammar.fromJSONSchema(schema, false, -1, [',', ':'], strict);
+  try {
+    return g.toString().replaceAll('[^\\"\\\\\\r\\n]', '[^\\0-\\x1f\\"\\\\]');
+  } finally {
+    g.dispose();
+  }
+}
+
+/**
  * A structural tag with each `json_schema` part replaced by its grammar in compact JSON (one line, no
  * free whitespace), as the JSON response formats are: xgrammar's structural tags allow any whitespace in
  * JSON, where a small model can spend every token.
@@ -249,14 +271,8 @@ async function compactJson(format: unknown): Promise<unknown> {
   if (typeof format !== 'object' || format === null) return format;
   const o = format as Record<string, unknown>;
   if (o.type === 'json_schema' && 'json_schema' in o) {
-    const x = await loadXgrammar();
     const schema = typeof o.json_schema === 'string' ? o.json_schema : JSON.stringify(o.json_schema);
-    const g = await x.Grammar.fromJSONSchema(schema, false, -1, [',', ':'], true);
-    try {
-      return { type: 'grammar', grammar: g.toString() };
-    } finally {
-      g.dispose();
-    }
+    return { type: 'grammar', grammar: await schemaGrammar(schema, true) };
   }
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) out[k] = await compactJson(v);

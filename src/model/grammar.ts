@@ -57,7 +57,11 @@ export function loadXgrammar(): Promise<Xgrammar> {
       g.__filename ??= '/xgrammar.js';
     }
     try {
-      const mod = (await import('@mlc-ai/web-xgrammar')) as Partial<Xgrammar> & { default?: Xgrammar };
+      const mod = (await import('@mlc-ai/web-xgrammar')) as Partial<Xgrammar> & {
+        default?: Xgrammar;
+        XGRAMMAR_ABSENT?: string;
+      };
+      if (mod.XGRAMMAR_ABSENT) throw new Error(mod.XGRAMMAR_ABSENT);
       const x = mod.GrammarMatcher
         ? (mod as Xgrammar)
         : (mod.default ?? (g.xgrammar as Xgrammar | undefined));

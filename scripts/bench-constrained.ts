@@ -5,9 +5,9 @@
  *
  *   npm run bench:constrained -- [--models a,b] [--n-gen 64] [--reps 3] [--gpu] [--json FILE]
  *
- * Protocol: one warm-up of each, then `reps` interleaved pairs; greedy, the long-running constraint a JSON
- * array of short strings (it never ends, so both decode `n-gen` tokens; its masks change at every quote and
- * comma); decode tok/s = (n − 1) / (last token's time − first token's), the median of the runs.
+ * Protocol: one warm-up of each, then `reps` interleaved pairs; greedy, the constraint an endless JSON-like
+ * array of short lowercase strings (a grammar with no end, so both decode `n-gen` tokens; its masks change
+ * at every quote and comma); decode tok/s = (n − 1) / (last token's time − first token's), the median of the runs.
  * Models: GGUF paths or `synthetic:SHAPE-TYPE` names.
  */
 import { writeFileSync } from 'node:fs';
@@ -109,11 +109,12 @@ for (const model of (values.models ?? '').split(',').filter(Boolean)) {
     ignoreEos: true,
     temperature: 0,
   };
+  // Never complete (no rule ends), so the grammar never allows EOS and both runs decode n-gen tokens.
   const constrained: GenerateRequest = {
     ...base,
     responseFormat: {
-      type: 'json_schema',
-      schema: { type: 'array', items: { type: 'string', maxLength: 12 } },
+      type: 'grammar',
+      grammar: 'root ::= "[" items\nitems ::= "\\"" [a-z ]{0,12} "\\"," items',
     },
   };
   const tc = performance.now();

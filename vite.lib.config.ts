@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { typeDeclarations } from './vite.dts.ts';
 
@@ -18,6 +19,12 @@ export const LIB_ENTRIES: Record<string, string> = {
  * single files are `vite.widget.config.ts`'s.
  */
 export default defineConfig({
+  // The grammar library (structured output) is left out of the packaged engine worker: see the stub.
+  resolve: {
+    alias: {
+      '@mlc-ai/web-xgrammar': fileURLToPath(new URL('./src/model/xgrammar-absent.ts', import.meta.url)),
+    },
+  },
   publicDir: false,
   // Declarations: every one tsc writes for tsconfig.lib.json, in dist/lib/types/src/.
   plugins: [typeDeclarations({ entries: LIB_ENTRIES, root: '.', files: 'all' })],

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { typeDeclarations } from './vite.dts.ts';
 
@@ -9,6 +10,12 @@ import { typeDeclarations } from './vite.dts.ts';
  * `dist/widget-demo.html` beside it.
  */
 export default defineConfig({
+  // The grammar library (structured output) is left out of the packaged engine worker: see the stub.
+  resolve: {
+    alias: {
+      '@mlc-ai/web-xgrammar': fileURLToPath(new URL('./src/model/xgrammar-absent.ts', import.meta.url)),
+    },
+  },
   publicDir: false,
   // Declarations: the widget's and what they import, in dist/widget/types/ (mirroring src/).
   plugins: [

@@ -26,6 +26,9 @@ export default defineConfig({
       },
       {
         server: { fs: { allow: ['..', ...(STORIES260K ? [dirname(STORIES260K)] : [])] } },
+        // Imported lazily (src/model/grammar.ts): pre-bundled up front, or Vite finds it mid-run and
+        // reloads the page under the test.
+        optimizeDeps: { include: ['@mlc-ai/web-xgrammar'] },
         define: {
           __STORIES260K__: JSON.stringify(STORIES260K ?? ''),
           __STORIES260K_MISSING__: JSON.stringify(STORIES260K ? '' : stories260kMissingMessage()),

@@ -3,7 +3,7 @@
  * tokens (tests/golden), the streamed text is printed, and bad input exits non-zero with the error code.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -84,6 +84,52 @@ describe('npm run generate', () => {
       expect(ms[1]).toBeGreaterThan(0);
     },
   );
+
+  it('--json-schema: the answer is JSON valid against the schema; --grammar with it is a usage error', async () => {
+    const dir = tempDir('gen-schema-');
+    const schemaFile = join(dir, 'schema.json');
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', maxLength: 6 },
+        age: { type: 'integer', minimum: 0, maximum: 99 },
+      },
+      required: ['name', 'age'],
+      additionalProperties: false,
+    };
+    writeFileSync(schemaFile, JSON.stringify(schema));
+    const r = await generate([
+      '--runtime',
+      'node',
+      '--model',
+      MODEL,
+      '--prompt',
+      c.prompt,
+      '--max-tokens',
+      '60',
+      '--json-schema',
+      schemaFile,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const v = JSON.parse(r.stdout);
+    expect(Object.keys(v).sort()).toEqual(['age', 'name']);
+    expect(Number.isInteger(v.age) && v.age >= 0 && v.age <= 99 && v.name.length <= 6, r.stdout).toBe(true);
+    // --grammar (engine-grammar.browser.test.ts runs grammars): a usage error with both, before any load.
+    const grammarFile = join(dir, 'one.gbnf');
+    writeFileSync(grammarFile, 'root ::= "Tim"\n');
+    const both = await generate([
+      '--model',
+      MODEL,
+      '--prompt',
+      'x',
+      '--grammar',
+      grammarFile,
+      '--json-schema',
+      schemaFile,
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give --json-schema or --grammar, not both/);
+  }, 180_000);
 
   it('fails with the error code for a prompt longer than the context', async () => {
     const r = await generate([

@@ -2,7 +2,7 @@
  * `npm run generate -- --model PATH_OR_URL --prompt TEXT --max-tokens N [--temperature T --seed S]
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
  *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]
- *   [--draft PATH | --lookup] [--draft-max N]`
+ *   [--draft PATH | --lookup] [--draft-max N] [--json-schema FILE | --grammar FILE]`
  *
  * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only),
  * then llama-cli's timing summary on stderr (src/cli/timings.ts: prompt eval = TTFT, eval = decode).
@@ -11,9 +11,9 @@
  * headless Chromium; `node` runs the engine in this process on Dawn.
  */
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { GenerateRequest, GenerateResult, ModelInfo } from '../core/types.ts';
+import type { GenerateRequest, GenerateResult, ModelInfo, ResponseFormat } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
 import { fmtBytes } from '../util/format.ts';
 import {
@@ -60,6 +60,10 @@ ${DRAFT_USAGE}
                                     buffers per stage), as a phone or integrated GPU may grant them
   --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE (and
                                     with --draft/--lookup "speculative": {"drafted", "accepted", "targetPasses"})
+  --json-schema FILE                structured output: the answer is JSON valid against the JSON Schema in
+                                    FILE (each token masked on the GPU; it ends when the value is complete)
+  --grammar FILE                    structured output: the answer follows the EBNF/GBNF grammar in FILE
+                                    (llama.cpp's GBNF; the root rule is root)
   --runtime browser|node            the engine in headless Chromium (default) or in Node on Dawn
   --gpu                             flags for a hardware GPU on Linux (Vulkan)
 ${CHROMIUM_USAGE}
@@ -84,6 +88,33 @@ function logLimits(info: ModelInfo, ctx?: number): void {
   );
 }
 
+/**
+ * `--json-schema FILE` / `--grammar FILE` as the request's responseFormat (one of them at most).
+ * @throws UsageError for both, an unreadable file, or a schema file that is not JSON.
+ */
+function responseFormatArg(schemaFile?: string, grammarFile?: string): ResponseFormat | undefined {
+  if (schemaFile !== undefined && grammarFile !== undefined)
+    throw new UsageError('give --json-schema or --grammar, not both');
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--${flag} ${file}: ${(e as Error).message}`);
+    }
+  };
+  if (schemaFile !== undefined) {
+    const text = read('json-schema', schemaFile);
+    try {
+      JSON.parse(text);
+    } catch (e) {
+      throw new UsageError(`--json-schema ${schemaFile} is not JSON: ${(e as Error).message}`);
+    }
+    return { type: 'json_schema', schema: text };
+  }
+  if (grammarFile !== undefined) return { type: 'grammar', grammar: read('grammar', grammarFile) };
+  return undefined;
+}
+
 async function main(): Promise<number> {
   const { values } = parseCliArgs({
     options: {
@@ -100,6 +131,8 @@ async function main(): Promise<number> {
       draft: { type: 'string' },
       'draft-max': { type: 'string' },
       json: { type: 'string' },
+      'json-schema': { type: 'string' },
+      grammar: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
       ...CHROMIUM_OPTIONS,
@@ -130,6 +163,8 @@ async function main(): Promise<number> {
   };
   const draft = draftArgs(values);
   if (draft) req.draft = draft;
+  const format = responseFormatArg(values['json-schema'], values.grammar);
+  if (format) req.responseFormat = format;
   const ctx = optIntArg(values.ctx, 'ctx', 1);
   const kvType = kvTypeArg(values['kv-type']);
   const chromium = chromiumArg(values);

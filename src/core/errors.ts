@@ -20,6 +20,9 @@ export type EngineErrorCode =
   // A request, option or argument of the wrong type or out of range (src/core/validate.ts checks every
   // generate/chat request; the command lines exit 2 with this code).
   | 'invalid_argument'
+  // A request feature this backend cannot honour (a response format WebLLM cannot constrain to, a library
+  // that failed to load): refused, never done without it.
+  | 'unsupported'
   | 'not_loaded'
   // Model library (src/library/):
   | 'quota_exceeded'

@@ -6,7 +6,7 @@
  * listed in openai.ts's header. DOM-free and Node-free, like the rest of src/core.
  */
 import { EngineError } from './errors.ts';
-import type { ChatMessage, ChatRequest } from './types.ts';
+import type { ChatMessage, ChatRequest, ResponseFormat, ToolDefinition } from './types.ts';
 import { checkNumberOption, type NumberRule } from './validate.ts';
 
 const bad = (message: string) => new EngineError('invalid_argument', message);
@@ -75,16 +75,17 @@ function messageOf(m: unknown, i: number): ChatMessage {
     throw bad(`${at} must be an object {role, content}, got ${show(m)}`);
   const o = m as Record<string, unknown>;
   const role = o.role;
-  if (role === 'tool' || role === 'function')
-    throw bad(`${at}.role "${role}" is not supported: these engines have no tool or function calling`);
-  if (role !== 'system' && role !== 'developer' && role !== 'user' && role !== 'assistant')
-    throw bad(`${at}.role must be "system", "developer", "user" or "assistant", got ${show(role)}`);
+  if (role === 'function')
+    throw bad(`${at}.role "function" is not supported: use tools and role "tool" (OpenAI's current form)`);
+  if (role !== 'system' && role !== 'developer' && role !== 'user' && role !== 'assistant' && role !== 'tool')
+    throw bad(`${at}.role must be "system", "developer", "user", "assistant" or "tool", got ${show(role)}`);
+  const extra = role === 'assistant' ? ['tool_calls'] : role === 'tool' ? ['tool_call_id'] : [];
   for (const [k, v] of Object.entries(o)) {
-    if (k === 'role' || k === 'content' || !isSet(v)) continue;
+    if (k === 'role' || k === 'content' || extra.includes(k) || !isSet(v)) continue;
     throw bad(
       k === 'name'
         ? `${at}.name is not supported: the chat templates here have no participant names`
-        : `${at}.${k} is not supported (only role and content are)`,
+        : `${at}.${k} is not supported (only role and content${extra.length ? ` and ${extra[0]}` : ''} are)`,
     );
   }
   let content: string;
@@ -99,8 +100,79 @@ function messageOf(m: unknown, i: number): ChatMessage {
       return part.text;
     });
     content = texts.join('\n');
-  } else throw bad(`${at}.content must be a string or an array of text parts, got ${show(o.content)}`);
-  return { role: role === 'developer' ? 'system' : role, content };
+  } else if (role === 'assistant' && !isSet(o.content) && isSet(o.tool_calls)) content = '';
+  else throw bad(`${at}.content must be a string or an array of text parts, got ${show(o.content)}`);
+  const out: ChatMessage = { role: role === 'developer' ? 'system' : role, content };
+  if (role === 'tool') {
+    if (typeof o.tool_call_id !== 'string' || o.tool_call_id === '')
+      throw bad(`${at}.tool_call_id must name the call this answers, got ${show(o.tool_call_id)}`);
+    out.toolCallId = o.tool_call_id;
+  }
+  if (role === 'assistant' && isSet(o.tool_calls)) {
+    if (!Array.isArray(o.tool_calls))
+      throw bad(`${at}.tool_calls must be an array, got ${show(o.tool_calls)}`);
+    out.toolCalls = o.tool_calls.map((t: unknown, j: number) => {
+      const c = t as {
+        id?: unknown;
+        type?: unknown;
+        function?: { name?: unknown; arguments?: unknown };
+      } | null;
+      if (
+        typeof c?.id !== 'string' ||
+        (isSet(c.type) && c.type !== 'function') ||
+        typeof c.function?.name !== 'string' ||
+        typeof c.function.arguments !== 'string'
+      )
+        throw bad(`${at}.tool_calls[${j}] must be {id, type: "function", function: {name, arguments}}`);
+      return {
+        id: c.id,
+        type: 'function',
+        function: { name: c.function.name, arguments: c.function.arguments },
+      };
+    });
+  }
+  return out;
+}
+
+/**
+ * OpenAI's `tools` / `tool_choice` / `parallel_tool_calls` → the engine's (function tools only; the
+ * engine checks names, schemas and that a named choice is among them).
+ * @throws EngineError('invalid_argument') naming the bad field.
+ */
+function mapTools(p: Record<string, unknown>, req: ChatRequest): void {
+  if (isSet(p.tools)) {
+    if (!Array.isArray(p.tools)) throw bad(`tools must be an array, got ${show(p.tools)}`);
+    req.tools = p.tools.map((t: unknown, i: number) => {
+      const o = t as { type?: unknown; function?: Record<string, unknown> } | null;
+      if (o?.type !== 'function' || typeof o.function !== 'object' || o.function === null)
+        throw bad(
+          `tools[${i}] must be {type: "function", function: {name, parameters}} (only function tools are supported)`,
+        );
+      const f = o.function;
+      const fn: ToolDefinition['function'] = { name: f.name as string };
+      if (isSet(f.description)) fn.description = f.description as string;
+      if (isSet(f.parameters)) fn.parameters = f.parameters as Record<string, unknown>;
+      if (isSet(f.strict)) fn.strict = f.strict as boolean;
+      return { type: 'function', function: fn };
+    });
+  }
+  const c = p.tool_choice;
+  if (isSet(c)) {
+    if (c === 'auto' || c === 'none' || c === 'required') req.toolChoice = c;
+    else {
+      const name = (c as { type?: unknown; function?: { name?: unknown } }).function?.name;
+      if (typeof c !== 'object' || (c as { type?: unknown }).type !== 'function' || typeof name !== 'string')
+        throw bad(
+          `tool_choice must be "auto", "none", "required" or {type: "function", function: {name}}, got ${show(c)}`,
+        );
+      req.toolChoice = { type: 'function', function: { name } };
+    }
+  }
+  if (isSet(p.parallel_tool_calls)) {
+    if (typeof p.parallel_tool_calls !== 'boolean')
+      throw bad(`parallel_tool_calls must be true or false, got ${show(p.parallel_tool_calls)}`);
+    req.parallelToolCalls = p.parallel_tool_calls;
+  }
 }
 
 /**
@@ -148,20 +220,14 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
     throw bad('logprobs is not supported: these engines return no log-probabilities');
   if (isSet(p.top_logprobs) && p.top_logprobs !== 0)
     throw bad('top_logprobs is not supported: these engines return no log-probabilities');
-  if (!isEmpty(p.tools)) throw bad('tools is not supported: these engines have no tool calling');
-  if (isSet(p.tool_choice) && p.tool_choice !== 'none')
-    throw bad('tool_choice is not supported: these engines have no tool calling');
-  if (!isEmpty(p.functions)) throw bad('functions is not supported: these engines have no function calling');
+  if (!isEmpty(p.functions)) throw bad('functions is not supported: use tools (OpenAI’s current form)');
   if (isSet(p.function_call) && p.function_call !== 'none')
-    throw bad('function_call is not supported: these engines have no function calling');
-  if (isSet(p.parallel_tool_calls) && typeof p.parallel_tool_calls !== 'boolean')
-    throw bad(`parallel_tool_calls must be true or false, got ${show(p.parallel_tool_calls)}`);
+    throw bad('function_call is not supported: use tool_choice (OpenAI’s current form)');
   for (const k of ['frequency_penalty', 'presence_penalty'] as const)
     if (isSet(p[k]) && p[k] !== 0)
       throw bad(`${k} is not supported (only 0): use repetition_penalty (CTRL-style, > 1 penalises) instead`);
   if (!isEmpty(p.logit_bias)) throw bad('logit_bias is not supported by these engines');
-  if (isSet(p.response_format) && (p.response_format as { type?: unknown }).type !== 'text')
-    throw bad('response_format is not supported (only {type: "text"}): these engines have no JSON mode');
+  const responseFormat = mapResponseFormat(p.response_format);
   if (isSet(p.store) && p.store !== false) throw bad('store is not supported: nothing is stored here');
   for (const k of ['user', 'safety_identifier', 'prompt_cache_key'] as const)
     if (isSet(p[k]) && typeof p[k] !== 'string') throw bad(`${k} must be a string, got ${show(p[k])}`);
@@ -189,6 +255,9 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
     topP: num('top_p', p.top_p, { above: 0, max: 1 }) ?? 1,
   };
   if (maxTokens !== undefined) req.maxTokens = maxTokens;
+  if (responseFormat) req.responseFormat = responseFormat;
+  mapTools(p, req);
+  if (req.tools?.length === 0) delete req.tools;
   const seed = num('seed', p.seed, { integer: true });
   if (seed !== undefined) req.seed = seed;
   const topK = num('top_k', p.top_k, { integer: true, min: 0 });
@@ -203,6 +272,81 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
     req.parseSpecialInContent = p.parse_special_in_content;
   }
   return { req, stops, stream, includeUsage };
+}
+
+/**
+ * OpenAI's `response_format` → the engine's {@link ResponseFormat}: `{type: 'text'}` (none),
+ * `{type: 'json_object'}`, `{type: 'json_schema', json_schema: {name, schema, strict, description}}`, and
+ * WebLLM's forms `{type: 'json_object', schema: '<JSON Schema text>'}` and `{type: 'grammar', grammar}`
+ * (EBNF/GBNF). Undefined for none or text.
+ * @throws EngineError('invalid_argument') naming the bad field.
+ */
+export function mapResponseFormat(v: unknown): ResponseFormat | undefined {
+  if (!isSet(v)) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw bad(`response_format must be an object {type, …}, got ${show(v)}`);
+  const f = v as Record<string, unknown>;
+  const only = (allowed: string[]) => {
+    for (const [k, x] of Object.entries(f))
+      if (!allowed.includes(k) && isSet(x))
+        throw bad(
+          `response_format.${k} is not supported with type ${show(f.type)} (${allowed.join(', ')} are)`,
+        );
+  };
+  switch (f.type) {
+    case 'text':
+      only(['type']);
+      return undefined;
+    case 'json_object': {
+      // WebLLM's form of a schema: {type: 'json_object', schema: '<JSON Schema text>'}.
+      only(['type', 'schema']);
+      if (!isSet(f.schema)) return { type: 'json_object' };
+      if (typeof f.schema !== 'string')
+        throw bad(`response_format.schema must be JSON Schema text (WebLLM's form), got ${show(f.schema)}`);
+      try {
+        JSON.parse(f.schema);
+      } catch (e) {
+        throw bad(`response_format.schema is not JSON: ${(e as Error).message}`);
+      }
+      return { type: 'json_schema', schema: f.schema };
+    }
+    case 'json_schema': {
+      only(['type', 'json_schema']);
+      const js = f.json_schema as Record<string, unknown> | undefined;
+      if (typeof js !== 'object' || js === null || Array.isArray(js))
+        throw bad(`response_format.json_schema must be an object {name, schema, strict}, got ${show(js)}`);
+      for (const [k, x] of Object.entries(js))
+        if (!['name', 'schema', 'strict', 'description'].includes(k) && isSet(x))
+          throw bad(
+            `response_format.json_schema.${k} is not supported (name, schema, strict, description are)`,
+          );
+      if (typeof js.name !== 'string' || js.name === '')
+        throw bad(`response_format.json_schema.name must be a non-empty string, got ${show(js.name)}`);
+      const schema = js.schema ?? {};
+      if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+        throw bad(`response_format.json_schema.schema must be a JSON Schema object, got ${show(schema)}`);
+      if (isSet(js.strict) && typeof js.strict !== 'boolean')
+        throw bad(`response_format.json_schema.strict must be true or false, got ${show(js.strict)}`);
+      const out: ResponseFormat = {
+        type: 'json_schema',
+        name: js.name,
+        schema: schema as Record<string, unknown>,
+      };
+      if (typeof js.strict === 'boolean') out.strict = js.strict;
+      return out;
+    }
+    case 'grammar':
+      only(['type', 'grammar']);
+      if (typeof f.grammar !== 'string' || f.grammar.trim() === '')
+        throw bad(
+          `response_format.grammar must be a non-empty EBNF/GBNF grammar (rule root), got ${show(f.grammar)}`,
+        );
+      return { type: 'grammar', grammar: f.grammar };
+    default:
+      throw bad(
+        `response_format.type must be "text", "json_object", "json_schema" or "grammar", got ${show(f.type)}`,
+      );
+  }
 }
 
 /**

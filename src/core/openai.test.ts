@@ -24,6 +24,7 @@ import type {
   ModelInfo,
   ModelSource,
   TokenEvent,
+  ToolCall,
 } from './types.ts';
 
 interface Script {
@@ -35,6 +36,8 @@ interface Script {
   failAfter?: { tokens: number; code: EngineErrorCode };
   /** The result's text differs from the tokens' (an engine that flushes a last piece). */
   finalText?: string;
+  /** Tool calls the result carries (its text then the content without their markup). */
+  toolCalls?: ToolCall[];
 }
 
 /** A deterministic Engine: one generation at a time, like ours. */
@@ -102,6 +105,7 @@ class FakeEngine implements Engine {
         finishReason: finish,
         tStartMs: 0,
         tokenTimesMs: out.map(() => 0),
+        ...(s.toolCalls ? { toolCalls: s.toolCalls } : {}),
       };
     } finally {
       this.busy = false;
@@ -368,17 +372,125 @@ describe('parameters', () => {
     expect(mapChatCompletionParams({ messages: USER, stop: null }).stops).toEqual([]);
   });
 
+  it('maps tools, tool_choice, parallel_tool_calls and tool messages to the engine’s names', () => {
+    const tools = [
+      { type: 'function', function: { name: 'f', parameters: { type: 'object' }, strict: true } },
+    ];
+    const { req } = mapChatCompletionParams({
+      messages: [
+        { role: 'user', content: 'x' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        { role: 'tool', content: 'ok', tool_call_id: 'c1' },
+      ],
+      tools,
+      tool_choice: { type: 'function', function: { name: 'f' } },
+      parallel_tool_calls: false,
+    });
+    expect(req.tools).toEqual(tools);
+    expect(req.toolChoice).toEqual({ type: 'function', function: { name: 'f' } });
+    expect(req.parallelToolCalls).toBe(false);
+    expect(req.messages).toEqual([
+      { role: 'user', content: 'x' },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', content: 'ok', toolCallId: 'c1' },
+    ]);
+  });
+
+  it('tool calls come back as message.tool_calls / delta.tool_calls with finish_reason tool_calls', async () => {
+    const call = { id: 'call_1', type: 'function' as const, function: { name: 'f', arguments: '{"a":1}' } };
+    const { engine: client } = await setup({
+      tokens: ['<tool_call>{"name": "f"', ', "arguments": {"a": 1}}</tool_call>'],
+      finalText: '',
+      toolCalls: [call],
+    });
+    const params = { messages: USER, tools: [{ type: 'function' as const, function: { name: 'f' } }] };
+    const r = await client.chat.completions.create(params);
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+    expect(r.choices[0].message).toEqual({
+      role: 'assistant',
+      content: null,
+      refusal: null,
+      tool_calls: [call],
+    });
+    const deltas: unknown[] = [];
+    for await (const c of await client.chat.completions.create({ ...params, stream: true }))
+      deltas.push(c.choices[0]?.delta);
+    // The call's markup never streams as content; the call comes whole, after the role chunk.
+    expect(deltas).toEqual([{ role: 'assistant', content: '' }, { tool_calls: [{ index: 0, ...call }] }, {}]);
+  });
+
+  it('maps response_format to the engine’s responseFormat', () => {
+    const map = (response_format: unknown) =>
+      mapChatCompletionParams({ messages: USER, response_format }).req;
+    expect(map({ type: 'text' }).responseFormat).toBeUndefined();
+    expect(map(null).responseFormat).toBeUndefined();
+    expect(map({ type: 'json_object' }).responseFormat).toEqual({ type: 'json_object' });
+    const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
+    expect(
+      map({ type: 'json_schema', json_schema: { name: 'A', schema, strict: true } }).responseFormat,
+    ).toEqual({
+      type: 'json_schema',
+      name: 'A',
+      schema,
+      strict: true,
+    });
+    expect(map({ type: 'json_object', schema: '{"type":"array"}' }).responseFormat).toEqual({
+      type: 'json_schema',
+      schema: '{"type":"array"}',
+    });
+    expect(map({ type: 'grammar', grammar: 'root ::= "x"' }).responseFormat).toEqual({
+      type: 'grammar',
+      grammar: 'root ::= "x"',
+    });
+  });
+
   const refusals: [string, Record<string, unknown>, RegExp][] = [
     ['n', { n: 2 }, /^n must be 1/],
     ['logprobs', { logprobs: true }, /^logprobs is not supported/],
     ['top_logprobs', { top_logprobs: 3 }, /^top_logprobs/],
-    ['tools', { tools: [{ type: 'function', function: { name: 'f' } }] }, /^tools is not supported/],
-    ['tool_choice', { tool_choice: 'auto' }, /^tool_choice/],
+    [
+      'a custom tool',
+      { tools: [{ type: 'custom', custom: { name: 'f' } }] },
+      /^tools\[0\] must be \{type: "function"/,
+    ],
+    [
+      'a tool_choice word',
+      { tool_choice: 'sometimes' },
+      /^tool_choice must be "auto", "none", "required" or/,
+    ],
     ['functions', { functions: [{ name: 'f' }] }, /^functions/],
     ['frequency_penalty', { frequency_penalty: 0.5 }, /^frequency_penalty .*repetition_penalty/],
     ['presence_penalty', { presence_penalty: -1 }, /^presence_penalty/],
     ['logit_bias', { logit_bias: { 1: 5 } }, /^logit_bias/],
-    ['response_format', { response_format: { type: 'json_object' } }, /^response_format/],
+    ['a response_format type', { response_format: { type: 'xml' } }, /^response_format.type must be/],
+    [
+      'a json_schema without a name',
+      { response_format: { type: 'json_schema', json_schema: { schema: {} } } },
+      /^response_format.json_schema.name must be/,
+    ],
+    [
+      'a json_schema schema that is not an object',
+      { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: 'str' } } },
+      /^response_format.json_schema.schema must be a JSON Schema object/,
+    ],
+    [
+      'an empty grammar',
+      { response_format: { type: 'grammar', grammar: ' ' } },
+      /^response_format.grammar must be/,
+    ],
+    [
+      'a stray response_format field',
+      { response_format: { type: 'text', schema: '{}' } },
+      /^response_format.schema is not supported/,
+    ],
     ['an unknown field', { best_of: 2 }, /^best_of is not supported/],
     ['audio', { audio: { voice: 'x' } }, /^audio is not supported/],
     ['store', { store: true }, /^store/],
@@ -400,7 +512,16 @@ describe('parameters', () => {
       /only allowed with stream/,
     ],
     ['empty messages', { messages: [] }, /^messages must be a non-empty array/],
-    ['a tool message', { messages: [{ role: 'tool', content: 'x', tool_call_id: '1' }] }, /role "tool"/],
+    [
+      'a tool message without tool_call_id',
+      { messages: [{ role: 'tool', content: 'x' }] },
+      /tool_call_id must name the call/,
+    ],
+    [
+      'a function message',
+      { messages: [{ role: 'function', content: 'x', name: 'f' }] },
+      /role "function" is not supported/,
+    ],
     ['an unknown role', { messages: [{ role: 'narrator', content: 'x' }] }, /^messages\[0\]\.role must be/],
     ['a message name', { messages: [{ role: 'user', content: 'x', name: 'bob' }] }, /^messages\[0\]\.name/],
     [

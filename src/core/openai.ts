@@ -14,8 +14,7 @@
  * Rules (docs/openai-api.md says the same):
  * - Fields the engines cannot honour are refused with `EngineError('invalid_argument')` naming the field,
  *   never silently ignored: `n` other than 1, `logprobs`/`top_logprobs`, `tools`/`tool_choice`/`functions`/
- *   `function_call`, non-zero `frequency_penalty`/`presence_penalty`, `logit_bias`, a `response_format`
- *   other than text, audio, and any field not listed in {@link ChatCompletionCreateParamsBase}; message
+ *   `function_call`, non-zero `frequency_penalty`/`presence_penalty`, `logit_bias`, audio, and any field not listed in {@link ChatCompletionCreateParamsBase}; message
  *   roles other than system/developer/user/assistant, message `name`s, and content parts other than text.
  * - Defaults are OpenAI's: `temperature` 1 and `top_p` 1 when omitted (the Engine API's own default is
  *   greedy; pass `temperature: 0` for greedy). Without `max_tokens` the engine's default applies (128 tokens
@@ -63,7 +62,26 @@ export interface ChatCompletionMessageParam {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
   content?: string | ReadonlyArray<ChatCompletionContentPart> | null;
   name?: string;
+  /** An assistant message's tool calls (its content may then be null). */
+  tool_calls?: ReadonlyArray<unknown> | null;
+  /** A `tool` message: the id of the call it answers. */
+  tool_call_id?: string | null;
 }
+
+/** `response_format` (see {@link ChatCompletionCreateParamsBase.response_format}). */
+export type ChatCompletionResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' /** WebLLM's form: JSON Schema text. */; schema?: string }
+  | {
+      type: 'json_schema';
+      json_schema: {
+        name: string;
+        schema?: Record<string, unknown>;
+        strict?: boolean | null;
+        description?: string;
+      };
+    }
+  | { type: 'grammar'; grammar: string };
 
 /** `stream_options`: `include_usage` adds a last chunk with `usage` and empty `choices`. */
 export interface ChatCompletionStreamOptions {
@@ -108,20 +126,30 @@ export interface ChatCompletionCreateParamsBase {
   min_p?: number | null;
   /** vLLM's and WebLLM's extension: CTRL repetition penalty > 0 (1 = off). */
   repetition_penalty?: number | null;
-  /** Refused unless empty (no tool calling). */
+  /**
+   * Function tools `{type: 'function', function: {name, description, parameters, strict}}`, given to the
+   * model's chat template (one without tool support: invalid_argument); its calls come back as
+   * `message.tool_calls` / `delta.tool_calls` with finish_reason 'tool_calls'.
+   */
   tools?: ReadonlyArray<unknown> | null;
-  /** Refused unless 'none'. */
+  /** 'auto' (default), 'none', 'required' or {type: 'function', function: {name}} (one of the tools). */
   tool_choice?: unknown;
   /** Refused unless empty. */
   functions?: ReadonlyArray<unknown> | null;
   /** Refused unless 'none'. */
   function_call?: unknown;
-  /** Accepted (without tools it has no effect). */
+  /** With tool_choice 'required': false allows one call only. */
   parallel_tool_calls?: boolean | null;
   /** Refused unless empty. */
   logit_bias?: Record<string, number> | null;
-  /** Refused unless `{type: 'text'}`. */
-  response_format?: unknown;
+  /**
+   * Structured output: `{type: 'text'}` (default), `{type: 'json_object'}` (a JSON object),
+   * `{type: 'json_schema', json_schema: {name, schema, strict}}` (JSON valid against `schema`), or
+   * WebLLM's `{type: 'grammar', grammar}` (EBNF/GBNF, rule `root`) and `{type: 'json_object', schema}`.
+   * The engine constrains every token to it (ours: xgrammar's mask applied on the GPU); one that cannot
+   * refuses with `unsupported`. Typed loosely too (WebLLM's type has every field optional), checked at run time.
+   */
+  response_format?: ChatCompletionResponseFormat | { type?: string } | null;
   /** Informational, accepted and not used. */
   user?: string | null;
   metadata?: Record<string, string> | null;
@@ -155,8 +183,26 @@ export interface ChatCompletionRequestOptions {
 // Response types (OpenAI's wire shape; assignable to the SDK's `ChatCompletion` / `ChatCompletionChunk`).
 // ---------------------------------------------------------------------------------------------------
 
-/** Why a choice ended: `stop` (end of generation or a stop string) or `length` (`max_tokens`, the context). */
-export type ChatCompletionFinishReason = 'stop' | 'length';
+/**
+ * Why a choice ended: `stop` (end of generation or a stop string), `length` (`max_tokens`, the context),
+ * or `tool_calls` (the answer is tool calls).
+ */
+export type ChatCompletionFinishReason = 'stop' | 'length' | 'tool_calls';
+
+/** A tool call of the answer (OpenAI's shape; `arguments` is JSON text). */
+export interface ChatCompletionMessageToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A streamed tool call: here each call comes whole, in one chunk, with its `index`. */
+export interface ChatCompletionChunkToolCall {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
 
 /** Token counts of one request. */
 export interface CompletionUsage {
@@ -171,8 +217,11 @@ export interface CompletionUsage {
 /** The answer of a non-streaming completion. */
 export interface ChatCompletionMessage {
   role: 'assistant';
-  content: string;
+  /** The text; null when the answer is only tool calls (OpenAI's rule). */
+  content: string | null;
   refusal: null;
+  /** The tool calls, when the model made any (with `tools`). */
+  tool_calls?: ChatCompletionMessageToolCall[];
 }
 
 /** The `chat.completion` object: the whole answer of a non-streaming request. */
@@ -197,6 +246,8 @@ export interface ChatCompletion {
 export interface ChatCompletionChunkDelta {
   role?: 'assistant';
   content?: string;
+  /** Tool calls, after the content (with `tools`: see {@link withOpenAI}'s rules). */
+  tool_calls?: ChatCompletionChunkToolCall[];
 }
 
 /** A `chat.completion.chunk` object: one piece of a streamed answer. */
@@ -352,6 +403,9 @@ async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<Cha
   });
   const userAborted = () => userSignals.some((s) => s.aborted);
   if (userAborted()) throw abortedError(0);
+  // With tools the text may turn out to be a call: held until the end, then content and/or tool_calls.
+  const holdForTools = Boolean(mapped.req.tools?.length) && mapped.req.toolChoice !== 'none';
+  let held = '';
 
   const ctl = new AbortController();
   const onAbort = () => ctl.abort();
@@ -397,7 +451,11 @@ async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<Cha
   try {
     yield chunk({ role: 'assistant', content: '' });
     for (;;) {
-      while (queue.length > 0) yield chunk({ content: queue.shift() as string });
+      while (queue.length > 0) {
+        const text = queue.shift() as string;
+        if (holdForTools) held += text;
+        else yield chunk({ content: text });
+      }
       if (settled) break;
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -408,6 +466,7 @@ async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<Cha
     if (stoppedAt !== undefined) {
       // Our abort for a stop string: an 'aborted' end is expected; any other error still counts.
       if (error !== undefined && !isEngineError(error, 'aborted')) throw error;
+      if (held) yield chunk({ content: held });
       finish = 'stop';
     } else {
       if (error !== undefined) {
@@ -418,16 +477,27 @@ async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<Cha
       if (r.finishReason === 'aborted' || userAborted()) throw abortedError(tokens);
       // The result's text is the whole answer; the token events should add up to it. If an engine's final
       // text carries more (e.g. a last piece flushed at the end), pass that on too.
-      if (r.text.length > seen.length && r.text.startsWith(seen)) {
-        const out = filter.push(r.text.slice(seen.length));
-        if (out.text) yield chunk({ content: out.text });
-        if (out.stopped) stoppedAt = tokens;
+      const calls = holdForTools ? (r.toolCalls ?? []) : [];
+      if (calls.length > 0) {
+        // The engine parsed calls: its text is the content without their markup.
+        if (r.text) yield chunk({ content: r.text });
+        for (const [index, c] of calls.entries())
+          yield chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { ...c.function } }] });
+        finish = 'tool_calls';
+      } else {
+        if (r.text.length > seen.length && r.text.startsWith(seen)) {
+          const out = filter.push(r.text.slice(seen.length));
+          if (out.text) {
+            if (holdForTools) held += out.text;
+            else yield chunk({ content: out.text });
+          }
+          if (out.stopped) stoppedAt = tokens;
+        }
+        if (stoppedAt === undefined) held += filter.flush();
+        if (held) yield chunk({ content: held });
+        held = '';
+        finish = stoppedAt !== undefined || r.finishReason === 'stop' ? 'stop' : 'length';
       }
-      if (stoppedAt === undefined) {
-        const rest = filter.flush();
-        if (rest) yield chunk({ content: rest });
-      }
-      finish = stoppedAt !== undefined || r.finishReason === 'stop' ? 'stop' : 'length';
     }
     yield chunk({}, finish);
     if (usageChunk) {
@@ -489,6 +559,7 @@ async function createCompletion(
   if (mapped.stream) return new Stream({ ...ctx, signal });
 
   let content = '';
+  const toolCalls: ChatCompletionMessageToolCall[] = [];
   let finish: ChatCompletionFinishReason = 'stop';
   let usage: CompletionUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let id = '';
@@ -498,6 +569,12 @@ async function createCompletion(
     created = c.created;
     const choice = c.choices[0];
     if (choice?.delta.content) content += choice.delta.content;
+    for (const t of choice?.delta.tool_calls ?? [])
+      toolCalls.push({
+        id: t.id ?? '',
+        type: 'function',
+        function: { name: t.function?.name ?? '', arguments: t.function?.arguments ?? '' },
+      });
     if (choice?.finish_reason) finish = choice.finish_reason;
     if (c.usage) usage = c.usage;
   }
@@ -509,7 +586,10 @@ async function createCompletion(
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content, refusal: null },
+        message:
+          toolCalls.length > 0
+            ? { role: 'assistant', content: content || null, refusal: null, tool_calls: toolCalls }
+            : { role: 'assistant', content, refusal: null },
         finish_reason: finish,
         logprobs: null,
       },

@@ -138,6 +138,13 @@ export interface GenerateRequest extends SamplingParams {
   /** Also return logits per output position (slow: reads back [nVocab] floats per token). */
   returnLogits?: boolean;
   /**
+   * Structured output: the text generated is constrained, token by token, to a JSON value, a JSON schema
+   * or a grammar ({@link ResponseFormat}); default unconstrained. Our WebGPU engine masks each step's
+   * logits on the GPU with the grammar's allowed tokens (xgrammar) and stops when the grammar is complete;
+   * a backend that cannot constrain refuses it with EngineError('unsupported'), never unconstrained.
+   */
+  responseFormat?: ResponseFormat;
+  /**
    * Speculative decoding (our WebGPU engine): draft tokens cheaply and have the model score them all in
    * one batched forward, keeping the longest prefix it agrees with plus its own next token, so several
    * tokens can cost one pass. Greedy output is plain greedy decoding's (up to the prefill and decode
@@ -181,11 +188,61 @@ export interface SpeculativeStats {
   targetPasses: number;
 }
 
+/**
+ * What the output must be ({@link GenerateRequest.responseFormat}), as OpenAI's / WebLLM's
+ * `response_format`: `text` (no constraint), `json_object` (any JSON object), `json_schema` (JSON
+ * valid against `schema`, a JSON Schema object or its JSON text), `grammar` (an EBNF grammar in
+ * xgrammar's dialect, which reads llama.cpp's GBNF: `root ::= ...`, the root rule named `root`).
+ */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; schema: Record<string, unknown> | string; name?: string; strict?: boolean }
+  | { type: 'grammar'; grammar: string }
+  /**
+   * xgrammar's / vLLM's structural tag (`{type: 'tag' | 'sequence' | 'triggered_tags' | …}`): literal
+   * text and JSON schemas in sequence, e.g. a tool call's markup around its arguments.
+   */
+  | { type: 'structural_tag'; format: Record<string, unknown> };
+
 /** One chat message. */
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  /** `tool`: a tool's answer to the assistant's call `toolCallId` (its `content` the result's text). */
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** An assistant message's tool calls (OpenAI's `tool_calls`), passed to the chat template. */
+  toolCalls?: ToolCall[];
+  /** A tool message: the id of the call it answers (OpenAI's `tool_call_id`). */
+  toolCallId?: string;
 }
+
+/** A function the model may call (OpenAI's `tools[]` entry). */
+export interface ToolDefinition {
+  type: 'function';
+  function: {
+    /** 1–64 characters of a–z, A–Z, 0–9, `_`, `-`. */
+    name: string;
+    description?: string;
+    /** The arguments' JSON Schema (an object schema); default any object. */
+    parameters?: Record<string, unknown>;
+    /** Constrain the arguments to `parameters` (OpenAI's Structured Outputs for function calling). */
+    strict?: boolean;
+  };
+}
+
+/** A call the model made (OpenAI's `tool_calls[]` entry): `arguments` is JSON text. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/**
+ * Whether and which tools the model calls (OpenAI's `tool_choice`): `auto` (default with tools: it may
+ * answer or call), `none` (it answers; the tools are not shown to it), `required` (it calls one or more),
+ * or a named function (it calls that one).
+ */
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
 /** A chat request: rendered with the model's chat template where it has one. */
 export interface ChatRequest extends Omit<GenerateRequest, 'prompt' | 'promptTokenIds'> {
@@ -200,6 +257,17 @@ export interface ChatRequest extends Omit<GenerateRequest, 'prompt' | 'promptTok
    * WebLLM) tokenize them by their own rules.
    */
   parseSpecialInContent?: boolean;
+  /**
+   * Functions the model may call, given to the chat template (`tools`), which must support them. The
+   * calls the model writes come back in {@link GenerateResult.toolCalls}; with `toolChoice` 'required' or
+   * a named function, or a tool marked `strict`, our WebGPU engine constrains the call's text (its
+   * arguments to the function's schema) as it does for `responseFormat`.
+   */
+  tools?: ToolDefinition[];
+  /** Default 'auto' with tools. */
+  toolChoice?: ToolChoice;
+  /** With 'required': allow more than one call (default true, OpenAI's `parallel_tool_calls`). */
+  parallelToolCalls?: boolean;
 }
 
 /** One output token, timestamped where its id became known on the host. */
@@ -228,6 +296,11 @@ export interface GenerateResult {
   tokenTimesMs: number[];
   /** With `draft`: what the drafting did (see {@link SpeculativeStats}). */
   speculative?: SpeculativeStats;
+  /**
+   * A chat with tools: the calls parsed from the output (OpenAI's shape), in order; `text` then holds
+   * the output with the calls' markup removed (OpenAI's `content`). Absent when no call was made.
+   */
+  toolCalls?: ToolCall[];
 }
 
 /** The backends behind {@link Engine}. */

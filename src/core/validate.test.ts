@@ -63,7 +63,31 @@ const BAD_CHAT: [string, unknown, RegExp][] = [
   [
     'a bad role',
     { messages: [{ role: 'robot', content: 'x' }] },
-    /^messages\[0\]\.role must be one of system, user, assistant, got "robot"$/,
+    /^messages\[0\]\.role must be one of system, user, assistant, tool, got "robot"$/,
+  ],
+  [
+    'an unknown tool in toolChoice',
+    {
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      toolChoice: { type: 'function', function: { name: 'g' } },
+    },
+    /^toolChoice names the function "g", which is not among the tools \(f\)$/,
+  ],
+  [
+    'a tool name with a space',
+    { messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'a b' } }] },
+    /^tools\[0\]\.function\.name must be 1-64 characters/,
+  ],
+  [
+    'toolChoice required without tools',
+    { messages: [{ role: 'user', content: 'x' }], toolChoice: 'required' },
+    /^toolChoice "required" needs tools$/,
+  ],
+  [
+    'toolCalls on a user message',
+    { messages: [{ role: 'user', content: 'x', toolCalls: [] }] },
+    /^messages\[0\]\.toolCalls must be an assistant's/,
   ],
   [
     'content a number',

@@ -8,7 +8,7 @@
  * The number rules here are the sampler's (src/webgpu/sampler.ts uses {@link checkSamplingParams}).
  */
 import { EngineError } from './errors.ts';
-import type { ChatRequest, GenerateRequest, KvType, SamplingParams } from './types.ts';
+import type { ChatRequest, GenerateRequest, KvType, ResponseFormat, SamplingParams } from './types.ts';
 
 /** What a number must be: an integer or any finite number, within bounds (`above` is exclusive). */
 export interface NumberRule {
@@ -111,6 +111,7 @@ function checkCommon(req: unknown, what: string): asserts req is Record<string, 
   checkNumberOption('maxTokens', r.maxTokens, { integer: true, min: 0 });
   checkBoolean('ignoreEos', r.ignoreEos);
   checkBoolean('returnLogits', r.returnLogits);
+  checkResponseFormat(r.responseFormat);
   checkDraft(r.draft);
 }
 
@@ -133,6 +134,51 @@ export function checkDraft(d: unknown): void {
     throw new EngineError('invalid_argument', `draft.type must be 'lookup' or 'model', got ${show(o.type)}`);
   checkNumberOption('draft.draftMax', o.draftMax, { integer: true, min: 1, max: DRAFT_LIMITS.draftMax });
   checkNumberOption('draft.ngramMax', o.ngramMax, { integer: true, min: 1, max: DRAFT_LIMITS.ngramMax });
+}
+
+/**
+ * Checks a {@link ResponseFormat}'s shape (not whether its schema or grammar compiles: the engine that
+ * compiles it says so, before any token).
+ * @throws EngineError('invalid_argument') naming the bad field.
+ */
+export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | undefined {
+  if (v === undefined) return;
+  const bad = (m: string) => new EngineError('invalid_argument', `responseFormat${m}`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw bad(` must be an object {type, …}, got ${show(v)}`);
+  const f = v as Record<string, unknown>;
+  switch (f.type) {
+    case 'text':
+    case 'json_object':
+      return;
+    case 'json_schema': {
+      const s = f.schema;
+      if (typeof s === 'string') {
+        try {
+          JSON.parse(s);
+        } catch (e) {
+          throw bad(`.schema is not JSON: ${(e as Error).message}`);
+        }
+      } else if (typeof s !== 'object' || s === null || Array.isArray(s))
+        throw bad(`.schema must be a JSON Schema object (or its JSON text), got ${show(s)}`);
+      if (f.name !== undefined && typeof f.name !== 'string')
+        throw bad(`.name must be a string, got ${show(f.name)}`);
+      checkBoolean('responseFormat.strict', f.strict);
+      return;
+    }
+    case 'structural_tag':
+      if (typeof f.format !== 'object' || f.format === null || Array.isArray(f.format))
+        throw bad(`.format must be a structural tag format object {type, …}, got ${show(f.format)}`);
+      return;
+    case 'grammar':
+      if (typeof f.grammar !== 'string' || f.grammar.trim() === '')
+        throw bad(`.grammar must be a non-empty grammar text (EBNF/GBNF, rule root), got ${show(f.grammar)}`);
+      return;
+    default:
+      throw bad(
+        `.type must be "text", "json_object", "json_schema", "grammar" or "structural_tag", got ${show(f.type)}`,
+      );
+  }
 }
 
 /**
@@ -160,7 +206,69 @@ export function validateGenerateRequest(req: unknown): asserts req is GenerateRe
   }
 }
 
-const ROLES: readonly string[] = ['system', 'user', 'assistant'];
+const ROLES: readonly string[] = ['system', 'user', 'assistant', 'tool'];
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Checks a chat request's `tools`, `toolChoice` and `parallelToolCalls`: each tool `{type: 'function',
+ * function: {name, description?, parameters?, strict?}}` with a unique name of 1–64 of [A-Za-z0-9_-];
+ * `toolChoice` 'auto' | 'none' | 'required' | {type: 'function', function: {name}} naming one of them.
+ * @throws EngineError('invalid_argument') naming the problem (an unknown tool name in toolChoice).
+ */
+export function checkTools(req: Record<string, unknown>): void {
+  const bad = (m: string) => new EngineError('invalid_argument', m);
+  const tools = req.tools;
+  const names = new Set<string>();
+  if (tools !== undefined) {
+    if (!Array.isArray(tools))
+      throw bad(`tools must be an array of {type: "function", function}, got ${show(tools)}`);
+    tools.forEach((t: unknown, i) => {
+      const o = t as { type?: unknown; function?: Record<string, unknown> } | null;
+      if (
+        typeof o !== 'object' ||
+        o === null ||
+        o.type !== 'function' ||
+        typeof o.function !== 'object' ||
+        o.function === null
+      )
+        throw bad(`tools[${i}] must be {type: "function", function: {name, parameters}}, got ${show(t)}`);
+      const f = o.function;
+      if (typeof f.name !== 'string' || !TOOL_NAME.test(f.name))
+        throw bad(
+          `tools[${i}].function.name must be 1-64 characters of a-z, A-Z, 0-9, _ and -, got ${show(f.name)}`,
+        );
+      if (names.has(f.name)) throw bad(`tools[${i}].function.name ${show(f.name)} is given twice`);
+      names.add(f.name);
+      const p = f.parameters;
+      if (p !== undefined && (typeof p !== 'object' || p === null || Array.isArray(p)))
+        throw bad(`tools[${i}].function.parameters must be a JSON Schema object, got ${show(p)}`);
+      if (f.description !== undefined && typeof f.description !== 'string')
+        throw bad(`tools[${i}].function.description must be a string, got ${show(f.description)}`);
+      checkBoolean(`tools[${i}].function.strict`, f.strict);
+    });
+  }
+  checkBoolean('parallelToolCalls', req.parallelToolCalls);
+  const c = req.toolChoice;
+  if (c === undefined || c === 'auto' || c === 'none') return;
+  if (c === 'required') {
+    if (names.size === 0) throw bad('toolChoice "required" needs tools');
+    return;
+  }
+  const name = (c as { type?: unknown; function?: { name?: unknown } } | null)?.function?.name;
+  if (
+    typeof c !== 'object' ||
+    c === null ||
+    (c as { type?: unknown }).type !== 'function' ||
+    typeof name !== 'string'
+  )
+    throw bad(
+      `toolChoice must be "auto", "none", "required" or {type: "function", function: {name}}, got ${show(c)}`,
+    );
+  if (!names.has(name))
+    throw bad(
+      `toolChoice names the function ${show(name)}, which is not among the tools (${[...names].join(', ') || 'none given'})`,
+    );
+}
 
 /**
  * Checks a chat request: `messages` a non-empty array of `{role: 'system'|'user'|'assistant', content:
@@ -195,7 +303,30 @@ export function validateChatRequest(req: unknown): asserts req is ChatRequest {
         'invalid_argument',
         `messages[${i}].content must be a string, got ${show(o.content)}`,
       );
+    const tm = o as { toolCalls?: unknown; toolCallId?: unknown };
+    if (tm.toolCallId !== undefined && typeof tm.toolCallId !== 'string')
+      throw new EngineError(
+        'invalid_argument',
+        `messages[${i}].toolCallId must be a string, got ${show(tm.toolCallId)}`,
+      );
+    if (tm.toolCalls !== undefined) {
+      const ok =
+        o.role === 'assistant' &&
+        Array.isArray(tm.toolCalls) &&
+        tm.toolCalls.every(
+          (t: { id?: unknown; function?: { name?: unknown; arguments?: unknown } } | null) =>
+            typeof t?.id === 'string' &&
+            typeof t.function?.name === 'string' &&
+            typeof t.function.arguments === 'string',
+        );
+      if (!ok)
+        throw new EngineError(
+          'invalid_argument',
+          `messages[${i}].toolCalls must be an assistant's [{id, type: "function", function: {name, arguments}}]`,
+        );
+    }
   });
+  checkTools(req as Record<string, unknown>);
 }
 
 /**

@@ -7,6 +7,7 @@ import { EngineError } from '../core/errors.ts';
 import type { ChatMessage } from '../core/types.ts';
 import { checkPromptLength } from './tokenizer/prompt-bound.ts';
 import type { Tokenizer } from './tokenizer/types.ts';
+import { templateMessages } from './tool-calls.ts';
 
 /** Options for {@link renderChat}. */
 export interface RenderChatOptions {
@@ -174,7 +175,7 @@ export function renderChat(
   try {
     return t.render({
       ...options.variables,
-      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      messages: templateMessages(messages),
       add_generation_prompt: options.addGenerationPrompt ?? true,
       bos_token: options.bosToken ?? '',
       eos_token: options.eosToken ?? '',

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
 import type { BenchPlan } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
+import type { GenerateRequest } from '../core/types.ts';
 import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import {
   apiRoot,
@@ -606,5 +607,108 @@ describe('the API key', () => {
     expect(json).not.toContain('SECRET');
     expect(JSON.stringify(e)).not.toContain(key);
     expect(server.log.at(-1)?.auth).toBe(true);
+  });
+});
+
+describe('structured output passes through to the server (issue 43)', () => {
+  const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
+  it('response_format for JSON, structured_outputs.grammar for a grammar, nothing for text; the answer as sent', async () => {
+    server.set({ tokens: ['{"a":', ' 1}'] });
+    const e = await engine({ api: 'chat' });
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const cases: [GenerateRequest['responseFormat'], Record<string, unknown>][] = [
+      [{ type: 'json_object' }, { response_format: { type: 'json_object' } }],
+      [
+        { type: 'json_schema', name: 'A', schema, strict: true },
+        { response_format: { type: 'json_schema', json_schema: { name: 'A', schema, strict: true } } },
+      ],
+      [
+        { type: 'json_schema', schema: JSON.stringify(schema) },
+        { response_format: { type: 'json_schema', json_schema: { name: 'response', schema } } },
+      ],
+      [{ type: 'grammar', grammar: 'root ::= "x"' }, { structured_outputs: { grammar: 'root ::= "x"' } }],
+    ];
+    for (const [responseFormat, want] of cases) {
+      const r = await e.chat({ messages, maxTokens: 8, responseFormat });
+      expect(r.text).toBe('{"a": 1}');
+      const body = server.bodies[server.bodies.length - 1];
+      for (const [k, v] of Object.entries(want)) expect(body[k], k).toEqual(v);
+      for (const k of ['response_format', 'structured_outputs'])
+        if (!(k in want)) expect(body[k], `${k} absent`).toBeUndefined();
+    }
+    await e.chat({ messages, maxTokens: 8, responseFormat: { type: 'text' } });
+    const last = server.bodies[server.bodies.length - 1];
+    expect(last.response_format).toBeUndefined();
+    expect(last.structured_outputs).toBeUndefined();
+    server.set({});
+  });
+
+  it('a schema the server refuses (HTTP 400): invalid_argument with its message', async () => {
+    server.set({ fault: '400' });
+    const e = await engine({ api: 'chat' });
+    const err = await faultOf(
+      e.chat({
+        messages: [{ role: 'user', content: 'hi' }],
+        responseFormat: { type: 'json_schema', schema },
+      }),
+    );
+    expect(isEngineError(err, 'invalid_argument')).toBe(true);
+    expect(err.message).toMatch(/HTTP 400.*Invalid JSON schema/);
+    server.set({});
+  });
+});
+
+describe('tools pass through to the server; its parsed calls come back (issue 43)', () => {
+  const tools = [
+    {
+      type: 'function' as const,
+      function: {
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    },
+  ];
+  it('sends tools, tool_choice, tool messages in wire names; returns delta.tool_calls as toolCalls', async () => {
+    server.set({ tokens: [], toolCalls: [{ name: 'get_weather', arguments: '{"city": "Paris"}' }] });
+    const e = await engine({ api: 'chat' });
+    const messages = [
+      { role: 'user' as const, content: 'weather?' },
+      {
+        role: 'assistant' as const,
+        content: '',
+        toolCalls: [
+          { id: 'c1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool' as const, content: '20 C', toolCallId: 'c1' },
+    ];
+    const r = await e.chat({ messages, tools, toolChoice: 'required', maxTokens: 8 });
+    expect(r.toolCalls).toEqual([
+      {
+        id: 'chatcmpl-tool-0',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city": "Paris"}' },
+      },
+    ]);
+    expect(r.text).toBe('');
+    const body = server.bodies[server.bodies.length - 1];
+    expect(body.tools).toEqual(tools);
+    expect(body.tool_choice).toBe('required');
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'weather?' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+      },
+      { role: 'tool', content: '20 C', tool_call_id: 'c1' },
+    ]);
+    server.set({});
+  });
+
+  it('the completions API refuses tools with unsupported', async () => {
+    const e = await engine({ api: 'completions' });
+    const err = await faultOf(e.chat({ messages: [{ role: 'user', content: 'x' }], tools }));
+    expect(isEngineError(err, 'unsupported')).toBe(true);
   });
 });

@@ -348,6 +348,10 @@ export class RemoteEngine implements Engine {
       );
     if (status >= 500)
       return new RemoteError('server_error', `${h} failed with HTTP ${status}${said}`, { status });
+    if (status === 400)
+      // vLLM's BadRequestError: a request it cannot serve (a response_format schema or grammar it cannot
+      // compile, a prompt past its context), before any token.
+      return new RemoteError('invalid_argument', `${h} refused the request (HTTP 400)${said}`, { status });
     return new RemoteError('http_status', `${h} answered HTTP ${status}${said}`, { status });
   }
 
@@ -509,6 +513,11 @@ export class RemoteEngine implements Engine {
     validateChatRequest(req);
     refuseDraft(req, 'a remote server');
     if (this.api === 'chat') return this.stream(req, req.messages, onToken, signal);
+    if (
+      (req.tools?.length && req.toolChoice !== 'none') ||
+      req.messages.some((m) => m.role === 'tool' || m.toolCalls)
+    )
+      throw new EngineError('unsupported', 'tools need the chat API (api: "chat"); /v1/completions has none');
     return this.stream(req, req.messages.map((m) => m.content).join('\n'), onToken, signal);
   }
 
@@ -521,7 +530,19 @@ export class RemoteEngine implements Engine {
       temperature: req.temperature ?? 0,
     };
     if (typeof input === 'string') b.prompt = input;
-    else b.messages = input;
+    else
+      b.messages = input.map((m) => ({
+        role: m.role,
+        content: m.content,
+        ...(m.toolCalls ? { tool_calls: m.toolCalls } : {}),
+        ...(m.toolCallId !== undefined ? { tool_call_id: m.toolCallId } : {}),
+      }));
+    // Tools as OpenAI's wire names; vLLM renders them with the model's template and parses the calls
+    // (its --enable-auto-tool-choice / --tool-call-parser), streaming them back as delta.tool_calls.
+    const c = req as ChatRequest;
+    if (c.tools?.length) b.tools = c.tools;
+    if (c.toolChoice !== undefined) b.tool_choice = c.toolChoice;
+    if (c.parallelToolCalls !== undefined) b.parallel_tool_calls = c.parallelToolCalls;
     if (req.ignoreEos) b.ignore_eos = true; // vLLM and llama-server extension
     if (req.seed !== undefined) b.seed = req.seed;
     if (req.topP !== undefined && req.topP < 1) b.top_p = req.topP;
@@ -529,6 +550,21 @@ export class RemoteEngine implements Engine {
     if (req.minP) b.min_p = req.minP;
     if (req.repetitionPenalty !== undefined && req.repetitionPenalty !== 1)
       b.repetition_penalty = req.repetitionPenalty;
+    const f = req.responseFormat;
+    // Structured output, in vLLM's terms: OpenAI's response_format for JSON; a grammar as vLLM's
+    // `structured_outputs: {grammar}` (vLLM ≥ 0.10; EBNF/GBNF through xgrammar, its default backend).
+    if (f?.type === 'json_object') b.response_format = { type: 'json_object' };
+    else if (f?.type === 'json_schema')
+      b.response_format = {
+        type: 'json_schema',
+        json_schema: {
+          name: f.name ?? 'response',
+          schema: typeof f.schema === 'string' ? JSON.parse(f.schema) : f.schema,
+          ...(f.strict !== undefined ? { strict: f.strict } : {}),
+        },
+      };
+    else if (f?.type === 'grammar') b.structured_outputs = { grammar: f.grammar };
+    else if (f?.type === 'structural_tag') b.response_format = { type: 'structural_tag', format: f.format };
     return b;
   }
 
@@ -661,7 +697,7 @@ export class RemoteEngine implements Engine {
           'stream_cut',
           `the stream from ${this.host} ended before data: [DONE] (after ${chunks.length} chunk(s)): the server closed the connection early`,
         );
-      if (chunks.length === 0)
+      if (chunks.length === 0 && s.toolCalls.length === 0)
         throw fail(
           'protocol',
           `${this.host} finished the stream without any text (finish_reason ${s.finish})`,
@@ -713,6 +749,7 @@ export class RemoteEngine implements Engine {
       stream.done ? undefined : 'aborted',
       this.cfg.countTokens,
     );
+    if (stream.toolCalls.length > 0) r.toolCalls = stream.toolCalls.filter(Boolean);
     const t = r.tokenTimesMs;
     const n = t.length;
     if (n >= 1) this.last = { ttftMs: t[0] - tStartMs, tokens: n, decodeMs: t[n - 1] - t[0] };

@@ -8,7 +8,7 @@
  * request, its timeouts and its errors are `RemoteEngine`'s.
  */
 import { tokenTimesFromChunks } from '../core/metrics.ts';
-import type { GenerateResult, TokenEvent } from '../core/types.ts';
+import type { GenerateResult, TokenEvent, ToolCall } from '../core/types.ts';
 
 /**
  * How many completion tokens past the request's `max_tokens` a server's `usage` may report: servers differ
@@ -114,6 +114,12 @@ interface StreamLine {
       content?: string | null;
       reasoning_content?: string | null;
       reasoning?: string | null;
+      /** vLLM's parsed tool calls, streamed: each index's id and name once, its arguments in pieces. */
+      tool_calls?: {
+        index?: number;
+        id?: string;
+        function?: { name?: string | null; arguments?: string | null };
+      }[];
     };
     text?: string;
     finish_reason?: string | null;
@@ -132,6 +138,8 @@ interface StreamLine {
  */
 export class CompletionStream {
   readonly chunks: ChunkRecord[] = [];
+  /** Tool calls the server parsed from the output (vLLM with tools), assembled from their deltas. */
+  readonly toolCalls: ToolCall[] = [];
   /** The answer's content (reasoning text is counted and timed, but not part of it). */
   text = '';
   usage: RemoteGenerateResult['usage'];
@@ -239,7 +247,18 @@ export class CompletionStream {
     // Reasoning models stream their thinking first (vLLM: delta.reasoning_content / reasoning): those
     // are output tokens too (usage counts them), so they time the first token; the text keeps content only.
     const content = c.delta?.content ?? c.text ?? '';
-    const piece = (c.delta?.reasoning_content ?? c.delta?.reasoning ?? '') + content;
+    let callText = '';
+    for (const d of c.delta?.tool_calls ?? []) {
+      const i = d.index ?? this.toolCalls.length;
+      this.toolCalls[i] ??= { id: '', type: 'function', function: { name: '', arguments: '' } };
+      const t = this.toolCalls[i];
+      if (d.id) t.id = d.id;
+      if (d.function?.name) t.function.name += d.function.name;
+      if (d.function?.arguments) t.function.arguments += d.function.arguments;
+      callText += (d.function?.name ?? '') + (d.function?.arguments ?? '');
+    }
+    // A tool call's name and arguments are output tokens too: they time the chunks, not the text.
+    const piece = (c.delta?.reasoning_content ?? c.delta?.reasoning ?? '') + content + callText;
     if (piece === '') return;
     if (this.chunks.length >= this.maxTokens) {
       this.overran = true;
@@ -255,8 +274,9 @@ export class CompletionStream {
     this.chunks.push({ tMs, text: piece });
     this.text += content;
     const k = this.countTokens ? Math.max(1, this.countTokens(piece)) : 1;
+    const shown = piece.slice(0, piece.length - callText.length); // a call's text is not answer text
     if (this.onToken)
-      for (let i = 0; i < k; i++) this.onToken({ tokenId: -1, text: i === 0 ? piece : '', tMs });
+      for (let i = 0; i < k; i++) this.onToken({ tokenId: -1, text: i === 0 ? shown : '', tMs });
   }
 }
 

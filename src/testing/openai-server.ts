@@ -18,6 +18,7 @@ export type Fault =
   | '403'
   | '404'
   | '429'
+  | '400'
   | '500'
   | 'malformed'
   | 'cut'
@@ -38,6 +39,8 @@ export type Fault =
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
   models: string[];
+  /** Tool calls streamed (chat API) after the tokens, as vLLM streams parsed calls (default none). */
+  toolCalls: { name: string; arguments: string }[];
   /** Output tokens (words; default 16 × " tok"). Output stops at max_tokens. */
   tokens: string[];
   tokensPerChunk: number;
@@ -78,6 +81,7 @@ export interface Script {
 
 export const DEFAULT_SCRIPT: Script = {
   models: ['test-model'],
+  toolCalls: [],
   tokens: Array.from({ length: 16 }, (_, i) => ` tok${i}`),
   tokensPerChunk: 1,
   firstDelayMs: 20,
@@ -98,6 +102,8 @@ export interface OpenAiTestServer {
   script: Script;
   /** Requests seen (method, path, authorization header present). */
   log: { method: string; path: string; auth: boolean }[];
+  /** The JSON bodies of the completion requests seen, in order. */
+  bodies: Record<string, unknown>[];
   /** Characters 'big-chunk' and 'long-event' have written since the last {@link set}. */
   readonly faultChars: number;
   /** Sets the script (starting from the defaults) and resets the 429 counter. */
@@ -136,6 +142,7 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
     });
   };
   const log: OpenAiTestServer['log'] = [];
+  const bodies: OpenAiTestServer['bodies'] = [];
   const sockets = new Set<import('node:net').Socket>();
 
   /** Writes `head`, then `piece` until `bigChunkChars` characters are written or the client hangs up. */
@@ -212,7 +219,9 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       json(res, 404, { detail: 'Not Found' });
       return;
     }
-    const body = JSON.parse(await readBody(req)) as {
+    const raw = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    bodies.push(raw);
+    const body = raw as {
       model: string;
       max_tokens?: number;
       stream?: boolean;
@@ -246,6 +255,11 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       res.writeHead(500, { 'content-type': 'text/plain' });
       await sendMany(res, 'Internal error: ', 'x'.repeat(65536));
       if (!res.destroyed) res.end();
+      return;
+    }
+    if (s.fault === '400') {
+      // vLLM's answer to a request it cannot serve, e.g. a response_format schema it cannot compile.
+      json(res, 400, { error: errorBody('Invalid JSON schema: scripted refusal', 'BadRequestError', 400) });
       return;
     }
     if (s.fault === '500') {
@@ -360,7 +374,24 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       chunks++;
       if (sent < n) await sleep(s.delayMs * k);
     }
-    res.write(content('', n < s.tokens.length ? 'length' : 'stop'));
+    // vLLM with tools: each parsed call as deltas (its id and name, then its arguments in two pieces).
+    s.toolCalls.forEach((t, index) => {
+      const half = Math.ceil(t.arguments.length / 2);
+      const call = (fn: Record<string, unknown>, first: boolean) =>
+        chunk({
+          delta: {
+            tool_calls: [
+              { index, ...(first ? { id: `chatcmpl-tool-${index}`, type: 'function' } : {}), function: fn },
+            ],
+          },
+          logprobs: null,
+          finish_reason: null,
+        });
+      if (chat && n === 0 && index === 0) res.write(content('', null, true));
+      res.write(call({ name: t.name, arguments: t.arguments.slice(0, half) }, true));
+      res.write(call({ arguments: t.arguments.slice(half) }, false));
+    });
+    res.write(content('', s.toolCalls.length > 0 ? 'tool_calls' : n < s.tokens.length ? 'length' : 'stop'));
     if (s.usage && body.stream_options?.include_usage)
       res.write(
         chunk(null, {
@@ -388,6 +419,7 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
       state.script = v;
     },
     log,
+    bodies,
     get faultChars() {
       return state.faultChars;
     },

@@ -81,3 +81,50 @@ export async function* chainedTokens(
     if (pending >= 0 && !failed) await model.readToken(pending % 2).catch(() => undefined);
   }
 }
+
+/** Options of {@link constrainedTokens}. */
+export interface ConstrainedOptions {
+  /** Position at which token 0 is fed (the prompt's length; the prefill's logits are already there). */
+  pos: number;
+  /** Tokens to yield at most (fewer where the context ends). */
+  maxTokens: number;
+  /** Draw with the GPU sampler (draw index k; `model.startSampling` first) instead of the argmax. */
+  sampled?: boolean;
+}
+
+/**
+ * Yields tokens 0, 1, … of a constrained decode on `model` (structured output): before token k is picked,
+ * `nextMask()` gives the grammar's bitmask for it (after the caller has accepted tokens 0..k−1: call it
+ * only from the consumer's side of each `yield`), which is uploaded and applied to the logits on the GPU
+ * (kernels/mask.ts) ahead of the argmax or the sampler. Step k + 1's forward pass is queued right after
+ * token k's readback is asked for (the token is fed back on the GPU), so it runs while the host reads
+ * token k and makes the next mask; only the pick waits for the host. `model.enableTokenMask()` must have
+ * run.
+ * @throws what the model's readbacks throw (EngineError 'context_overflow', a lost device).
+ */
+export async function* constrainedTokens(
+  model: LlamaModel,
+  o: ConstrainedOptions,
+  nextMask: () => Promise<Int32Array>,
+): AsyncGenerator<number, void, undefined> {
+  const sample = (k: number) => (o.sampled ? k : undefined);
+  model.writeTokenMask(await nextMask());
+  model.submitPick({ slot: 0, feedBack: true, sample: sample(0), mask: true });
+  for (let k = 0; k < o.maxTokens; k++) {
+    const more = k + 1 < o.maxTokens && o.pos + k < model.nCtx;
+    // The map is asked for before step k + 1 is queued, so it waits for token k's pick only (a map resolves
+    // once the work submitted before it is done): the host gets token k while step k + 1 runs.
+    const token = model.readToken(0);
+    try {
+      if (more) model.submitForward(o.pos + k);
+    } catch (e) {
+      await token.catch(() => undefined);
+      throw e;
+    }
+    const id = await token;
+    yield id;
+    if (!more) break;
+    model.writeTokenMask(await nextMask());
+    model.submitPick({ slot: 0, feedBack: true, sample: sample(k + 1), mask: true });
+  }
+}

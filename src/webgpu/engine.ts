@@ -19,8 +19,10 @@ import { checkKvType, validateChatRequest, validateGenerateRequest } from '../co
 import type { GgufFile } from '../gguf/types.ts';
 import { chatPromptTokens } from '../model/chat-template.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
+import { GrammarCompiler } from '../model/grammar.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
+import { parseToolCalls, toolCallFormat, toolConstraint } from '../model/tool-calls.ts';
 import { createGpuContext, deviceLostWithin, type GpuContext } from './device.ts';
 import { runGeneration } from './generation.ts';
 import {
@@ -88,6 +90,8 @@ export class WebGpuEngine implements Engine {
   /** The target's token texts (tokenizer.ggml.tokens), to check a draft model's vocabulary against. */
   private vocabTokens?: readonly unknown[];
   private tokenizer?: Tokenizer;
+  /** The loaded model's structured-output grammar compiler (model/grammar.ts), made on first use. */
+  private grammars?: GrammarCompiler;
   private info?: WebGpuModelInfo;
   private lastStats: EngineStats = {};
   private lost?: EngineError;
@@ -145,6 +149,7 @@ export class WebGpuEngine implements Engine {
       this.draftModel?.destroy();
       this.draftModel = undefined;
       this.tokenizer = undefined;
+      this.grammars = undefined;
     });
   }
 
@@ -319,6 +324,7 @@ export class WebGpuEngine implements Engine {
     }
     this.tokenizer = tokenizer;
     this.vocabTokens = file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
+    this.grammars = undefined;
     const m = this.model;
     const totalMs = performance.now() - tStart;
     this.lastStats = { load: { ...m.times, totalMs } };
@@ -426,6 +432,10 @@ export class WebGpuEngine implements Engine {
           stats: () => this.lastStats,
           sampling: this.opts.sampling,
           draftModel: this.draftModel,
+          grammar: () => {
+            this.grammars ??= new GrammarCompiler(this.tok, model.cfg.nVocab);
+            return this.grammars;
+          },
         },
         model,
         req,
@@ -526,16 +536,42 @@ export class WebGpuEngine implements Engine {
     validateChatRequest(req);
     const model = this.requireModel();
     const template = this.tok.chatTemplate;
+    const tools = req.tools?.length && req.toolChoice !== 'none' ? req.tools : undefined;
+    const usesTools = tools !== undefined || req.messages.some((m) => m.role === 'tool' || m.toolCalls);
+    // A template without tool support, or with a format not known here: invalid_argument before anything.
+    const format = usesTools ? toolCallFormat(template) : undefined;
     if (template === null) {
       const prompt = req.messages.map((m) => m.content).join('\n');
       return this.generate({ ...req, prompt }, onToken, signal);
     }
+    const constraint =
+      tools && format
+        ? toolConstraint(format, tools, req.toolChoice ?? 'auto', req.parallelToolCalls)
+        : undefined;
+    if (constraint && req.responseFormat && req.responseFormat.type !== 'text')
+      throw new EngineError(
+        'invalid_argument',
+        'responseFormat cannot be combined with a tool choice that constrains the output (required, a named function, strict tools)',
+      );
     const { ids } = chatPromptTokens(this.tok, template, req.messages, {
       parseSpecialInContent: req.parseSpecialInContent,
       // Refused before tokenizing when too long for the context whatever it tokenizes to (issue 47 item 9).
       contextLength: model.nCtx,
+      ...(tools ? { variables: { tools } } : {}),
     });
-    return this.generate({ ...req, promptTokenIds: ids }, onToken, signal);
+    const result = await this.generate(
+      { ...req, promptTokenIds: ids, ...(constraint ? { responseFormat: constraint } : {}) },
+      onToken,
+      signal,
+    );
+    if (tools && format) {
+      const { content, calls } = parseToolCalls(result.text, format, tools);
+      if (calls.length > 0) {
+        result.text = content;
+        result.toolCalls = calls;
+      }
+    }
+    return result;
   }
 
   async stats(): Promise<EngineStats> {
@@ -559,6 +595,7 @@ export class WebGpuEngine implements Engine {
     this.draftModel = undefined;
     this.vocabTokens = undefined;
     this.tokenizer = undefined;
+    this.grammars = undefined;
     this.info = undefined;
   }
 

@@ -18,11 +18,13 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { describeNonFinite } from '../gguf/non-finite.ts';
+import type { GrammarCompiler, TokenMatcher } from '../model/grammar.ts';
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
 import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { mulberry32 } from '../util/prng.ts';
-import { chainedTokens } from './decoder.ts';
+import { chainedTokens, constrainedTokens } from './decoder.ts';
+import { applyTokenMask } from './kernels/mask.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
 import {
@@ -46,6 +48,8 @@ export interface GenerationHost {
   sampling?: 'gpu' | 'cpu';
   /** The draft model loaded beside the target (LoadOptions.draft), for `draft: { type: 'model' }`. */
   draftModel?: LlamaModel;
+  /** The loaded model's grammar compiler (structured output, model/grammar.ts), made on first use. */
+  grammar?: () => GrammarCompiler;
 }
 
 /** Greedy: no temperature, no repetition penalty, no logits returned (the argmax on the GPU suffices). */
@@ -58,8 +62,13 @@ function isGreedy(r: GenerateRequest): boolean {
 /**
  * Runs one generation of `req` on `model` (see engine.ts `WebGpuEngine.generate`, which validates the
  * request and holds the engine busy meanwhile).
- * @throws EngineError 'invalid_argument' (empty prompt, a token id outside the vocabulary, maxTokens),
- *   'context_overflow' (prompt longer than the context); GPU errors as they come.
+ * With `responseFormat` (structured output) the schema or grammar is compiled first (model/grammar.ts),
+ * so a bad one fails before any token; each step's logits are then masked to the tokens the grammar
+ * allows (on the GPU: kernels/mask.ts, decoder.ts `constrainedTokens`; on the CPU path: the same mask
+ * applied to the logits read back) and generation stops ('stop') once the grammar is complete.
+ * @throws EngineError 'invalid_argument' (empty prompt, a token id outside the vocabulary, maxTokens, a
+ *   schema or grammar that does not compile), 'context_overflow' (prompt longer than the context),
+ *   'unsupported' (structured output without a grammar compiler); GPU errors as they come.
  */
 export async function runGeneration(
   host: GenerationHost,
@@ -94,6 +103,39 @@ export async function runGeneration(
   if (!(maxTokens >= 0))
     throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
   const spec = req.draft ? checkDraftFits(req, model, host.draftModel) : undefined;
+  const format = req.responseFormat?.type === 'text' ? undefined : req.responseFormat;
+  if (spec && format)
+    throw new EngineError(
+      'invalid_argument',
+      'draft (speculative decoding) cannot be combined with responseFormat',
+    );
+  let matcher: TokenMatcher | undefined;
+  if (format) {
+    if (!host.grammar)
+      throw new EngineError('unsupported', 'this engine has no grammar compiler for responseFormat');
+    matcher = await (await host.grammar().compile(format)).matcher();
+  }
+  try {
+    return await decodeAll(host, model, req, prompt, maxTokens, tStartMs, matcher, spec, onToken, signal);
+  } finally {
+    matcher?.dispose();
+  }
+}
+
+/** The prefill and decode loop of {@link runGeneration}, after its checks. */
+async function decodeAll(
+  host: GenerationHost,
+  model: LlamaModel,
+  req: GenerateRequest,
+  prompt: number[],
+  maxTokens: number,
+  tStartMs: number,
+  matcher: TokenMatcher | undefined,
+  spec: ReturnType<typeof checkDraftFits> | undefined,
+  onToken?: (e: TokenEvent) => void,
+  signal?: AbortSignal,
+): Promise<GenerateResult> {
+  const tok = host.tok;
   const out: number[] = [];
   const times: number[] = [];
   const dec = new IncrementalDecoder(tok);
@@ -109,6 +151,14 @@ export async function runGeneration(
     const piece = dec.push(id);
     text += piece;
     onToken?.({ tokenId: id, text: piece, tMs, logits });
+    if (matcher) {
+      // The mask allowed only what the grammar accepts; a refusal here would be an engine bug.
+      if (!matcher.accept(id)) throw new Error(`the grammar refused token ${id}, which its mask allowed`);
+      if (matcher.isTerminated()) {
+        finish = 'stop';
+        return false;
+      }
+    }
     if (!req.ignoreEos && tok.isEog(id)) {
       finish = 'stop';
       return false;
@@ -127,6 +177,10 @@ export async function runGeneration(
       : undefined;
   if (tPrefill !== undefined) {
     let pos = prompt.length; // position of the next token to feed
+    const firstToken = () => {
+      if (out.length === 0)
+        host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+    };
     if (spec) {
       // Speculative (speculative.ts): drafted by lookup or by the draft model, verified in one target pass each.
       let drafter: Drafter;
@@ -144,7 +198,21 @@ export async function runGeneration(
           host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
         if (!emit(id)) break;
       }
-    } else if (isGreedy(req) || host.sampling !== 'cpu') {
+    } else if (matcher && !req.returnLogits && (isGreedy(req) || host.sampling !== 'cpu')) {
+      // Constrained on the GPU: each step's bitmask from the grammar, applied before the argmax/sampler.
+      const sampled = !isGreedy(req);
+      if (sampled) {
+        const s = new Sampler(req, model.cfg.nVocab);
+        await model.startSampling(s.params, s.seed, prompt);
+      }
+      await model.enableTokenMask();
+      const m = matcher;
+      const tokens = constrainedTokens(model, { pos, maxTokens, sampled }, () => m.nextMask());
+      for await (const id of tokens) {
+        firstToken();
+        if (!emit(id)) break;
+      }
+    } else if (!matcher && (isGreedy(req) || host.sampling !== 'cpu')) {
       // Chained on the GPU (decoder.ts): greedy by the argmax, sampled by the GPU sampler with draw index
       // k, its history ring seeded with the prompt and fed by each draw.
       const sampled = !isGreedy(req);
@@ -164,10 +232,10 @@ export async function runGeneration(
       const history = [...prompt];
       model.submitReadback({ readLogits: true });
       for (;;) {
-        const logits = await model.readLogits();
+        let logits = await model.readLogits();
         for (const v of logits) if (v - v !== 0) throw nonFiniteLogitsError(model, out.length);
-        if (out.length === 0)
-          host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };
+        firstToken();
+        if (matcher) logits = applyTokenMask(logits, await matcher.nextMask(), model.cfg.nVocab);
         const id = sampler.sample(logits, history);
         history.push(id);
         if (!emit(id, req.returnLogits ? logits : undefined) || pos >= model.nCtx) break;

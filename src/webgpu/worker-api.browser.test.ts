@@ -95,6 +95,22 @@ describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
     expect((err as EngineError).code).toBe('context_overflow');
   });
 
+  it('structured output in the worker: a one-string grammar gives that string; a bad one keeps its code', async () => {
+    const grammar = 'root ::= "Tim and Sue"';
+    const r = await engine.generate({
+      prompt: 'Once',
+      maxTokens: 40,
+      responseFormat: { type: 'grammar', grammar },
+    });
+    expect(r.text).toBe('Tim and Sue');
+    expect(r.finishReason).toBe('stop');
+    const err = await engine
+      .generate({ prompt: 'Once', responseFormat: { type: 'grammar', grammar: 'root ::= (' } })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(EngineError);
+    expect((err as EngineError).code).toBe('invalid_argument');
+  });
+
   it('cancels through an AbortSignal and stays usable', async () => {
     const ac = new AbortController();
     let n = 0;

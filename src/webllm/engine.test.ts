@@ -96,3 +96,37 @@ describe('WebLlmEngine streaming (fake WebLLM engine)', () => {
     expect(isEngineError(e2, 'not_loaded')).toBe(true);
   });
 });
+
+describe('structured output through WebLLM (issue 43)', () => {
+  it('maps responseFormat to WebLLM’s chat response_format; completions refuse it with unsupported', async () => {
+    const seen: Record<string, unknown>[] = [];
+    const mlc = {
+      ...fakeMlc([]),
+      chat: {
+        completions: {
+          async create(params: Record<string, unknown>) {
+            seen.push(params);
+            return (async function* () {
+              yield { choices: [{ delta: { content: '{}' } }] };
+            })();
+          },
+        },
+      },
+    };
+    const engine = withFake(new WebLlmEngine(), mlc);
+    const messages = [{ role: 'user' as const, content: 'x' }];
+    const schema = { type: 'object' };
+    await engine.chat({ messages, responseFormat: { type: 'json_object' } });
+    await engine.chat({ messages, responseFormat: { type: 'json_schema', schema } });
+    await engine.chat({ messages, responseFormat: { type: 'grammar', grammar: 'root ::= "{}"' } });
+    await engine.chat({ messages, responseFormat: { type: 'text' } });
+    expect(seen.map((p) => p.response_format)).toEqual([
+      { type: 'json_object' },
+      { type: 'json_object', schema: '{"type":"object"}' },
+      { type: 'grammar', grammar: 'root ::= "{}"' },
+      undefined,
+    ]);
+    const e = await engine.generate({ prompt: 'x', responseFormat: { type: 'json_object' } }).catch((x) => x);
+    expect(isEngineError(e, 'unsupported')).toBe(true);
+  });
+});

@@ -32,6 +32,7 @@ import type {
   LoadProgress,
   ModelInfo,
   ModelSource,
+  ResponseFormat,
   TokenEvent,
 } from '../core/types.ts';
 import { refuseDraft, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
@@ -248,13 +249,24 @@ export class WebLlmEngine implements Engine {
     validateChatRequest(req);
     refuseDraft(req, 'WebLLM');
     const mlc = this.loaded();
+    // WebLLM calls tools only with a few Hermes models of its own, through its own prompt: not mapped.
+    if (
+      (req.tools?.length && req.toolChoice !== 'none') ||
+      req.messages.some((m) => m.role === 'tool' || m.toolCalls)
+    )
+      throw new EngineError('unsupported', 'the WebLLM adapter does not support tools or tool messages');
+    const messages = req.messages.map((m) => ({ role: m.role, content: m.content })) as {
+      role: 'system' | 'user' | 'assistant';
+      content: string;
+    }[];
     return this.stream(
       () =>
         mlc.chat.completions.create({
-          messages: req.messages,
+          messages,
           stream: true,
           stream_options: { include_usage: true },
           ...this.sampling(req),
+          ...webllmResponseFormat(req.responseFormat),
         }),
       (c: ChatCompletionChunk) => c.choices[0]?.delta?.content ?? '',
       onToken,
@@ -274,6 +286,11 @@ export class WebLlmEngine implements Engine {
     if (req.prompt === undefined)
       throw new EngineError('invalid_argument', 'WebLLM takes a text prompt, not token ids');
     const prompt = req.prompt;
+    if (req.responseFormat && req.responseFormat.type !== 'text')
+      throw new EngineError(
+        'unsupported',
+        'WebLLM constrains only chat completions (response_format); use chat() for structured output',
+      );
     return this.stream(
       () =>
         mlc.completions.create({
@@ -402,4 +419,26 @@ export async function storageEstimate(): Promise<{ usage?: number; quota?: numbe
   if (typeof navigator === 'undefined' || !navigator.storage?.estimate) return undefined;
   const e = await navigator.storage.estimate();
   return { usage: e.usage, quota: e.quota };
+}
+
+/**
+ * The engine's {@link ResponseFormat} as WebLLM's chat `response_format` (its xgrammar): `json_object`;
+ * a JSON schema as `{type: 'json_object', schema: '<text>'}` (WebLLM's form); a grammar as
+ * `{type: 'grammar', grammar}`. Nothing for none or text.
+ */
+export function webllmResponseFormat(f: ResponseFormat | undefined): {
+  response_format?: { type: 'json_object' | 'grammar'; schema?: string; grammar?: string };
+} {
+  if (!f || f.type === 'text') return {};
+  if (f.type === 'structural_tag')
+    throw new EngineError('unsupported', 'the WebLLM adapter does not pass structural tags; use a grammar');
+  if (f.type === 'json_object') return { response_format: { type: 'json_object' } };
+  if (f.type === 'json_schema')
+    return {
+      response_format: {
+        type: 'json_object',
+        schema: typeof f.schema === 'string' ? f.schema : JSON.stringify(f.schema),
+      },
+    };
+  return { response_format: { type: 'grammar', grammar: f.grammar } };
 }

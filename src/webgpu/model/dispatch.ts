@@ -153,7 +153,8 @@ export async function compileOutputAll(
 /**
  * Encodes the forward pass for T tokens (already in `ids`) at positions pos0..pos0+T−1, then the
  * logits of the last token and their argmax into `tokenOut`, or the GPU sampler's draw with `sample`
- * (with `allLogits`, those kernels instead: every token's logits; with `logits` false, no logits at all).
+ * (with `allLogits`, those kernels instead: every token's logits; with `logits` false, no logits at all;
+ * with `pick` false, the logits but neither the argmax nor the sampler).
  * The Step uniform (and with it the attention chunking, `nSplit` chunks) must have been written.
  * @param prof while set, every dispatch runs in a compute pass of its own with the hook's timestamp writes.
  */
@@ -163,7 +164,7 @@ export function encodeDispatches(
   T: number,
   nSplit: number,
   prof: ForwardProfiler | undefined,
-  opts: { allLogits?: Dispatch[]; sample: boolean; logits: boolean },
+  opts: { allLogits?: Dispatch[]; sample: boolean; logits: boolean; pick?: boolean },
 ): void {
   const decode = T === 1;
   // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
@@ -186,9 +187,31 @@ export function encodeDispatches(
   } else if (opts.logits) {
     // Only the last batch of a prefill needs the logits (the output matmul is the biggest one).
     for (const d of k.output) run(d);
-    run(opts.sample ? k.sampler : k.argmax);
+    // pick false: the logits only, the token is picked by a later encodePick (a constrained step's mask).
+    if (opts.pick !== false) run(opts.sample ? k.sampler : k.argmax);
   }
   pass?.end();
+}
+
+/**
+ * Encodes what turns the logits already there into the token: with `mask` (kernels/mask.ts, bound to the
+ * logits and the model's bitmask) that dispatch first, then `pick`, the argmax or the GPU sampler.
+ */
+export function encodePick(
+  enc: GPUCommandEncoder,
+  pick: Dispatch,
+  mask?: { pipeline: GPUComputePipeline; group: GPUBindGroup; wgX: number },
+): void {
+  const pass = enc.beginComputePass({ label: 'pick' });
+  if (mask) {
+    pass.setPipeline(mask.pipeline);
+    pass.setBindGroup(0, mask.group);
+    pass.dispatchWorkgroups(mask.wgX);
+  }
+  pass.setPipeline(pick.pipeline);
+  pass.setBindGroup(0, pick.group);
+  pass.dispatchWorkgroups(1);
+  pass.end();
 }
 
 /** Encodes the GPU sampler `d` alone, over the logits already there (after a prefill). */

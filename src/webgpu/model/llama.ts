@@ -29,6 +29,7 @@ import { attentionSplit } from '../kernels/attention.ts';
 import type { PrefillAttentionPlan, PrefillLayout } from '../kernels/attention-prefill.ts';
 import { bindGroupByName, kernelSource } from '../kernels/bindings.ts';
 import { packStep } from '../kernels/common.ts';
+import { maskWGSL, maskWorkgroups } from '../kernels/mask.ts';
 import { TILE_TOKENS } from '../kernels/mmm.ts';
 import { packHistory, packSampleParams, SAMPLE_DRAW_OFFSET, type SampleSettings } from '../kernels/sample.ts';
 import {
@@ -36,6 +37,7 @@ import {
   compileForward,
   compileOutputAll,
   encodeDispatches,
+  encodePick,
   encodeReadback,
   encodeSample,
   type ForwardDispatches,
@@ -99,6 +101,8 @@ export class LlamaModel {
 
   /** Every buffer this model made (weights and run state), released by {@link destroy}. */
   private buffers: GPUBuffer[] = [];
+  /** Constrained decoding's token bitmask and mask kernel ({@link enableTokenMask}), made on first use. */
+  private mask?: { buffer: GPUBuffer; pipeline: GPUComputePipeline; group: GPUBindGroup; wgX: number };
   private s!: RunState;
   private stepData = new Uint32Array(4);
   /** Every kernel of the forward pass, compiled and bound at load (dispatch.ts). */
@@ -360,12 +364,14 @@ export class LlamaModel {
     allLogits = false,
     sample = false,
     logits = true,
+    pick = true,
   ): void {
     const all = allLogits ? this.allLogits?.kernels : undefined;
     encodeDispatches(enc, this.kernels, T, this.split.nSplit, this.profiler, {
       allLogits: all,
       sample,
       logits,
+      pick,
     });
   }
 
@@ -648,6 +654,84 @@ export class LlamaModel {
       this.writeDraw(opts.sample);
       encodeSample(enc, this.kernels.sampler);
     }
+    encodeReadback(enc, this.s, this.cfg.nVocab, opts);
+    this.device.queue.submit([enc.finish()]);
+  }
+
+  /**
+   * Submits one decode step's forward pass for the token already in `ids[0]` (fed back by the last
+   * {@link submitPick}) at position `pos`, up to its logits, without picking a token: constrained decoding
+   * (webgpu/generation.ts) queues it before the host has read the last token and made the next mask, then
+   * picks with {@link submitPick}.
+   * @throws EngineError('context_overflow') when pos ≥ nCtx.
+   */
+  submitForward(pos: number): void {
+    this.checkAlive();
+    if (pos >= this.nCtx)
+      throw new EngineError('context_overflow', `position ${pos} is past the context (${this.nCtx} tokens)`);
+    this.writeStep(1, pos);
+    const enc = this.device.createCommandEncoder({ label: 'forward' });
+    this.encodeForward(enc, 1, false, false, true, false);
+    this.device.queue.submit([enc.finish()]);
+  }
+
+  /**
+   * Prepares constrained decoding: makes the token bitmask buffer [ceil(nVocab / 32)] u32 and the mask
+   * kernel (kernels/mask.ts, compiled once per device) the first time; later calls return at once.
+   * @throws EngineError('unsupported_model') when the kernel fails to compile; 'not_loaded' after destroy.
+   */
+  async enableTokenMask(): Promise<void> {
+    this.checkAlive();
+    if (this.mask) return;
+    const words = Math.ceil(this.cfg.nVocab / 32);
+    const code = maskWGSL({ nVocab: this.cfg.nVocab });
+    const pipeline = await cachedPipeline(this.device, 'token_mask', code);
+    this.checkAlive();
+    if (this.mask) return;
+    const buffer = this.buf('token_mask', words * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
+    const group = this.device.createBindGroup({
+      label: 'token_mask',
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer } },
+        { binding: 1, resource: { buffer: this.s.logits } },
+      ],
+    });
+    this.mask = { buffer, pipeline, group, wgX: maskWorkgroups(this.cfg.nVocab) };
+  }
+
+  /**
+   * Writes the token bitmask of the next {@link submitPick} with `mask` (bit i of word i >> 5: token i
+   * allowed; xgrammar's layout).
+   * @param words [ceil(nVocab / 32)] 32-bit words. @throws Error before {@link enableTokenMask}.
+   */
+  writeTokenMask(words: Int32Array | Uint32Array): void {
+    if (!this.mask) throw new Error('writeTokenMask before enableTokenMask');
+    this.device.queue.writeBuffer(this.mask.buffer, 0, words);
+  }
+
+  /**
+   * Picks the token from the logits already there (a prefill's or a {@link submitForward}): with `mask`,
+   * the token bitmask ({@link writeTokenMask}) applied to the logits first; then the argmax, or with
+   * `sample` (a draw index, after {@link startSampling}) the GPU sampler; then the copies of
+   * {@link submitDecode} (feedback into `ids[0]`, readback slot, logits).
+   */
+  submitPick(opts: {
+    slot?: number;
+    feedBack?: boolean;
+    readLogits?: boolean;
+    sample?: number;
+    mask?: boolean;
+  }): void {
+    this.checkAlive();
+    if (opts.mask && !this.mask) throw new Error('submitPick with a mask before enableTokenMask');
+    if (opts.sample !== undefined) this.writeDraw(opts.sample);
+    const enc = this.device.createCommandEncoder({ label: 'pick' });
+    encodePick(
+      enc,
+      opts.sample !== undefined ? this.kernels.sampler : this.kernels.argmax,
+      opts.mask ? this.mask : undefined,
+    );
     encodeReadback(enc, this.s, this.cfg.nVocab, opts);
     this.device.queue.submit([enc.finish()]);
   }

@@ -347,8 +347,10 @@ describe('npm run quantize', () => {
     expect(bad.code).toBe(2); // a bad argument (src/cli/run.ts)
     expect(bad.stderr).toMatch(/\[invalid_argument\]: unknown type Q3_K; choose one of/);
     const missing = await quantize(['/nonexistent.gguf', join(dir, 'y.gguf'), 'Q8_0']);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/no such file/);
+    expect(missing.code).toBe(2); // a missing model file is a bad argument too (issue 46, item 9)
+    expect(missing.stderr).toMatch(
+      /\[invalid_argument\]: cannot open model file \/nonexistent\.gguf: no such file/,
+    );
     const usage = await quantize([]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/usage: npm run quantize/);

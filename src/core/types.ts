@@ -106,8 +106,11 @@ export interface LoadOptions {
   draft?: ModelSource;
 }
 
-/** Element type of the KV cache ({@link LoadOptions.kvType}). */
-export type KvType = 'f16' | 'f32';
+/**
+ * Element type of the KV cache ({@link LoadOptions.kvType}): f16, f32, or ggml's block types Q8_0 (34 bytes
+ * per 32 values) and Q4_0 (18 bytes per 32 values), as llama.cpp's `--cache-type-k/v`.
+ */
+export type KvType = 'f16' | 'f32' | 'q8_0' | 'q4_0';
 
 /** Sampling parameters. Defaults give greedy decoding. Order of application follows llama.cpp's sampler chain. */
 export interface SamplingParams {

@@ -42,7 +42,8 @@ export function kvBlockBytes(t: QuantKvType): number {
  */
 export function kvRowBytes(t: KvType, kvDim: number): number {
   if (!isQuantKv(t)) return kvDim * (t === 'f32' ? 4 : 2);
-  if (kvDim % KV_BLOCK !== 0) throw new Error(`a ${t} KV cache needs rows of whole 32-value blocks, got ${kvDim}`);
+  if (kvDim % KV_BLOCK !== 0)
+    throw new Error(`a ${t} KV cache needs rows of whole 32-value blocks, got ${kvDim}`);
   return (kvDim / KV_BLOCK) * kvBlockBytes(t);
 }
 

@@ -78,11 +78,7 @@ describe('kvQuantizeWGSL', () => {
       }
       const o = { kvDim, kType: c.k, vType: c.v };
       // Bindings in order: step, then (k_new, kc) and/or (v_new, vc).
-      const code = kvQuantizeWGSL(o).replace(/@binding\((\d)\)/g, (_, b) => {
-        const n = Number(b);
-        return `@binding(${n === 0 || isQuantKv(c.k) ? n : n - 2})`;
-      });
-      await runWGSL(device, code, bufs, [kvQuantizeWorkgroupsX(o), T]);
+      await runWGSL(device, kvQuantizeWGSL(o), bufs, [kvQuantizeWorkgroupsX(o), T]);
       for (const e of expected) {
         const got = new Uint8Array((await readU32(device, e.buf)).buffer);
         const bad = got.findIndex((b, i) => b !== e.bytes[i]);

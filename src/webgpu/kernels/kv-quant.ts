@@ -207,22 +207,22 @@ export const KV_QUANT_THREADS = 64;
  * (ggml-quants.c quantize_row_q8_0_ref / quantize_row_q4_0_ref, bit for bit). Only the quantized halves
  * are bound: a float K or V is stored by the QKV kernel itself. One thread per block; neighbouring blocks
  * (and rows) share u32 words, so the caches are written with atomics, 16 bits at a time.
- * Bindings: step, k_new + kc (K quantized), v_new + vc (V quantized). Dispatch
+ * Bindings: step, then k_new, kc (K quantized), then v_new, vc (V quantized), numbered in that order. Dispatch
  * ({@link kvQuantizeWorkgroupsX}, T).
  * @throws Error when neither type is quantized or kvDim is not a multiple of 32.
  */
 export function kvQuantizeWGSL(o: { kvDim: number; kType: KvType; vType: KvType }): string {
   const parts = [
-    { t: o.kType, src: 'k_new', dst: 'kc', b: [1, 2] },
-    { t: o.vType, src: 'v_new', dst: 'vc', b: [3, 4] },
+    { t: o.kType, src: 'k_new', dst: 'kc' },
+    { t: o.vType, src: 'v_new', dst: 'vc' },
   ].filter((p): p is typeof p & { t: QuantKvType } => isQuantKv(p.t));
   if (parts.length === 0 || o.kvDim % KV_BLOCK !== 0)
     throw new Error(`kv quantize: nothing to quantize or kvDim ${o.kvDim} not whole blocks`);
   const nb = o.kvDim / KV_BLOCK;
   const decls = parts
     .map(
-      (p) => `@group(0) @binding(${p.b[0]}) var<storage, read> ${p.src}: array<f32>;
-@group(0) @binding(${p.b[1]}) var<storage, read_write> ${p.dst}: array<atomic<u32>>;
+      (p, i) => `@group(0) @binding(${1 + 2 * i}) var<storage, read> ${p.src}: array<f32>;
+@group(0) @binding(${2 + 2 * i}) var<storage, read_write> ${p.dst}: array<atomic<u32>>;
 ${halfWriters(p.dst)}
 ${blockWriter(p.dst, p.src, p.t, o.kvDim)}`,
     )

@@ -36,10 +36,13 @@ export interface WidenOptions {
   nFF: number;
   /**
    * New head size (default: the old one). Each head's old dimensions come first, the new ones are zero in
-   * W_q, W_k, W_v (and the matching W_o columns), RoPE keeps rotating the old ones (rope.dimension_count
-   * stays), and W_q is scaled by √(new/old) so that the softmax scale 1/√headDim gives the old scores
-   * (exact for a power-of-4 ratio). Lets a block-quantized KV cache (32 values per block) run on a model
-   * whose heads are narrower.
+   * W_q, W_k, W_v (and the matching W_o columns), and W_q is scaled by √(new/old) so that the softmax scale
+   * 1/√headDim gives the old scores (exact for a power-of-4 ratio). RoPE covers the whole new head
+   * (llama.cpp's llama architecture wants rope.dimension_count = key_length) with the frequency base
+   * raised to the power new/old, so that pair i keeps its angle base^(−2i/old) (up to the f32 rounding of
+   * the new base: the logits move by ~1e-7, no longer exactly the old ones); the zero dimensions' pairs
+   * rotate nothing. Needs RoPE on the whole old head. Lets a block-quantized KV cache (32 values per block)
+   * run on a model whose heads are narrower.
    */
   headDim?: number;
 }
@@ -86,6 +89,8 @@ export async function widenLlamaGguf(file: OpenedGgufFile, opts: WidenOptions): 
   if (!(hd2 >= hd) || !Number.isInteger(hd2))
     throw new EngineError('invalid_argument', `cannot change head size ${hd} to ${hd2}: it may only grow`);
   const qScale = Math.sqrt(hd2 / hd);
+  if (hd2 !== hd && c.ropeDim !== hd)
+    throw new EngineError('unsupported_model', 'only a model with RoPE on the whole head can grow its heads');
   const G = c.nHead / c.nHeadKv;
   const G2 = H2 / c.nHeadKv;
   if (!(E2 >= E && H2 >= c.nHead && F2 >= F) || ![E2, G2, F2].every(Number.isInteger)) {
@@ -185,7 +190,15 @@ export async function widenLlamaGguf(file: OpenedGgufFile, opts: WidenOptions): 
     [`${a}.attention.head_count`, kv.u32(`${a}.attention.head_count`, H2)],
     [`${a}.attention.key_length`, kv.u32(`${a}.attention.key_length`, hd2)],
     [`${a}.attention.value_length`, kv.u32(`${a}.attention.value_length`, hd2)],
-    [`${a}.rope.dimension_count`, kv.u32(`${a}.rope.dimension_count`, c.ropeDim)],
+    [`${a}.rope.dimension_count`, kv.u32(`${a}.rope.dimension_count`, hd2 !== hd ? hd2 : c.ropeDim)],
+    ...(hd2 !== hd
+      ? ([
+          [
+            `${a}.rope.freq_base`,
+            kv.f32(`${a}.rope.freq_base`, Math.fround(c.ropeFreqBase ** (hd2 / hd))),
+          ],
+        ] as const)
+      : []),
     [
       `${a}.attention.layer_norm_rms_epsilon`,
       kv.f32(`${a}.attention.layer_norm_rms_epsilon`, Math.fround(c.rmsEps) * (E / E2)),

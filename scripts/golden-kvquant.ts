@@ -64,7 +64,9 @@ async function perplexity(seq: LlamaContextSequence, nVocab: number, ids: number
   await seq.clearHistory();
   const w = windows[0].ids;
   const items: ControlledEvaluateInputItem[] = w.map((t, i) =>
-    i < w.length - 1 ? [t as Token, { generateNext: { probabilities: true, options: { temperature: 0 } } }] : (t as Token),
+    i < w.length - 1
+      ? [t as Token, { generateNext: { probabilities: true, options: { temperature: 0 } } }]
+      : (t as Token),
   );
   const res = await seq.controlledEvaluate(items);
   const nll: number[] = [];
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
     await model.dispose();
     const out = {
       about:
-        "llama.cpp (CPU, node-llama-cpp) greedy output and perplexity with F16, Q8_0 and Q4_0 K/V caches (flash attention on) on stories260K with heads of 32 (widenLlamaGguf(STORIES_HEAD32)). Regenerate with `npm run golden:kvquant`; see scripts/golden-kvquant.ts.",
+        'llama.cpp (CPU, node-llama-cpp) greedy output and perplexity with F16, Q8_0 and Q4_0 K/V caches (flash attention on) on stories260K with heads of 32 (widenLlamaGguf(STORIES_HEAD32)). Regenerate with `npm run golden:kvquant`; see scripts/golden-kvquant.ts.',
       generator: {
         script: 'scripts/golden-kvquant.ts',
         nodeLlamaCpp: await getModuleVersion(),

@@ -193,10 +193,7 @@ export async function widenLlamaGguf(file: OpenedGgufFile, opts: WidenOptions): 
     [`${a}.rope.dimension_count`, kv.u32(`${a}.rope.dimension_count`, hd2 !== hd ? hd2 : c.ropeDim)],
     ...(hd2 !== hd
       ? ([
-          [
-            `${a}.rope.freq_base`,
-            kv.f32(`${a}.rope.freq_base`, Math.fround(c.ropeFreqBase ** (hd2 / hd))),
-          ],
+          [`${a}.rope.freq_base`, kv.f32(`${a}.rope.freq_base`, Math.fround(c.ropeFreqBase ** (hd2 / hd)))],
         ] as const)
       : []),
     [

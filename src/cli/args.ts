@@ -141,10 +141,11 @@ export function samplingArgs(values: Partial<Record<keyof typeof SAMPLING_FLAGS,
 }
 
 /** What `--kv-type` (and `--kv-type-k/-v`) say in every command's usage. */
-export const KV_TYPE_USAGE = `--kv-type f16|f32|q8_0|q4_0       KV-cache element type (default f16, as llama.cpp's; f32 takes twice the
-                                    memory and bandwidth; q8_0 34 bytes per 32 values, q4_0 18, quantized as
-                                    each token is written, as llama.cpp's -ctk/-ctv; head size a multiple of 32)
-  --kv-type-k TYPE, --kv-type-v TYPE  the K or the V cache's type apart (over --kv-type)`;
+export const KV_TYPE_USAGE = `--kv-type f16|f32|q8_0|q4_0       KV-cache element type (default f16, as llama.cpp's; f32 takes
+                                    twice the memory and bandwidth; q8_0 34 bytes per 32 values, q4_0 18,
+                                    quantized as each token is written, as llama.cpp's -ctk/-ctv; needs a
+                                    head size that is a multiple of 32)
+  --kv-type-k T, --kv-type-v T      the K or the V cache's type apart (over --kv-type)`;
 
 /** parseArgs options of {@link kvTypesArg}. */
 export const KV_TYPE_OPTIONS = {

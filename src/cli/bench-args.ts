@@ -84,8 +84,8 @@ ${wrapWords(`${SYNTHETIC_FTYPES.join(', ')}.`, OPT_INDENT)}
   --repeat-penalty R                penalty on recently seen tokens (> 0; 1 = off)
   --seed S                          seed of the sampler's draws (an integer)
   --ctx N                           context length (KV cache) in tokens
-  ${KV_TYPE_USAGE}; recorded in the result's model.kvType
-                                    and model.kvTypeV
+  ${KV_TYPE_USAGE}; recorded in the
+                                    result's model.kvType and model.kvTypeV
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them; the
                                     result's model.limits records the limits used

@@ -33,7 +33,8 @@ import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
-       [--runtime browser|node] [--gpu] [--chromium PATH] [--kv-type T] [--kv-type-k T] [--kv-type-v T] [--cache-dir DIR | --no-cache]
+       [--runtime browser|node] [--gpu] [--chromium PATH] [--kv-type T] [--kv-type-k T] [--kv-type-v T]
+       [--cache-dir DIR | --no-cache]
 
   ${KV_TYPE_USAGE}
 

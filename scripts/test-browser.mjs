@@ -38,6 +38,7 @@ const SECONDS = {
   'src/webgpu/model/phi3.browser.test.ts': 160,
   'src/library/library.browser.test.ts': 110,
   'src/webgpu/kernels/quant.browser.test.ts': 60,
+  'src/webgpu/model/kv-quant.browser.test.ts': 70, // 2026-12-05, one process, on a loaded machine
   'src/webgpu/chat.browser.test.ts': 36,
   'src/webgpu/kernels/sample.browser.test.ts': 34,
   'src/webgpu/model/prefill.browser.test.ts': 32,

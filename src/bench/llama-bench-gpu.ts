@@ -18,6 +18,7 @@ import { isPlanarType, planarBytes } from '../webgpu/kernels/repack.ts';
 import type { LlamaModel } from '../webgpu/model/llama.ts';
 import type { KernelFamilyName } from '../webgpu/model/options.ts';
 import { defaultBatchSize } from '../webgpu/model/prefill.ts';
+import { checkKvCacheFits } from '../webgpu/model/state.ts';
 import { MATMUL_WEIGHT } from '../webgpu/model/weights.ts';
 import {
   busyFraction,
@@ -378,13 +379,15 @@ export function fitModelOf(file: GgufFile): FitModel {
  * The verdict for a model file at `contextLength` (default: the engine's: min(model's, 2048)) with a KV
  * cache of `kvType` (default f16, the engine's) and the run state of the prefill batch the engine would
  * choose on the probed adapter (model/prefill.ts `defaultBatchSize`: up to 512 tokens on a GPU, 64 on a
- * software adapter); a model the engine cannot run at all is "does not fit" with the engine's reason.
+ * software adapter); a model the engine cannot run at all (or not with this cache: a q8_0/q4_0 cache for a
+ * head size not a multiple of 32) is "does not fit" with the engine's reason.
  */
 export function modelFits(
   file: GgufFile,
   mem: MemoryProbe,
   contextLength?: number,
   kvType: KvType = 'f16',
+  kvTypeV: KvType = kvType,
 ): FitsVerdict {
   let m: FitModel;
   let ctx: number;
@@ -392,6 +395,7 @@ export function modelFits(
   try {
     m = fitModelOf(file);
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
+    checkKvCacheFits(cfg, kvType, kvTypeV);
     ctx = Math.min(contextLength ?? Math.min(cfg.contextLength, 2048), cfg.contextLength);
     batch = defaultBatchSize({
       isFallback: mem.isFallback ?? false,
@@ -406,5 +410,5 @@ export function modelFits(
   } catch (e) {
     return { ok: false, needBytes: 0, reason: `the engine cannot run this model: ${(e as Error).message}` };
   }
-  return fitsVerdict(m, ctx, mem, kvType, batch);
+  return fitsVerdict(m, ctx, mem, kvType, batch, kvTypeV);
 }

@@ -119,6 +119,24 @@ describe('what fits', () => {
     expect(q8.stagingBytes).toBe(128256 * 128 * 34 + 16);
     expect(q8.needBytes).toBe(q8.weightBytes + q8.kvBytes + q8.stateBytes + q8.stagingBytes);
   });
+  it('a Q8_0 / Q4_0 cache counts ggml_row_size: 34 and 18 bytes per 32 values, K and V apart', () => {
+    const rows = 32 * 2048; // layers × ctx, each row kvDim = 1024 values = 32 blocks
+    const q8 = modelNeedBytes(big, 2048, 'q8_0');
+    const q4 = modelNeedBytes(big, 2048, 'q4_0');
+    expect(q8.kvBytes).toBe(2 * rows * 32 * 34);
+    expect(q4.kvBytes).toBe(2 * rows * 32 * 18);
+    // K q8_0, V q4_0 (llama.cpp's -ctk q8_0 -ctv q4_0).
+    expect(modelNeedBytes(big, 2048, 'q8_0', 64, 'q4_0').kvBytes).toBe(rows * 32 * (34 + 18));
+    // The batch's K and V rows wait in f32 before they are quantized (64-token batch × kvDim × 4 × 2).
+    expect(q8.stateBytes - modelNeedBytes(big, 2048, 'f16').stateBytes).toBe(2 * 64 * 1024 * 4);
+    // 8B F16 at 128k tokens: 15.0 GiB of weights + 16 GiB (f16) or 8.5 GiB (q8_0) of KV cache; 27 GiB.
+    expect(fitsVerdict(big, 131072, mem(27 * GiB), 'f16').ok).toBe(false);
+    expect(fitsVerdict(big, 131072, mem(27 * GiB), 'q8_0')).toMatchObject({ ok: true, kvType: 'q8_0' });
+    // stories260K's head size is 8: no whole blocks per head, so the engine refuses the cache.
+    const v = modelFits(syntheticGguf('synthetic:stories260k-f32'), mem(27 * GiB), 256, 'q4_0');
+    expect(v.ok).toBe(false);
+    expect(v.reason).toMatch(/q4_0 K cache needs a head size that is a multiple of 32.*head size is 8/);
+  });
   it('the KV cache is 2 bytes per element for f16 (the default), 4 for f32', () => {
     const f16 = modelNeedBytes(big, 2048, 'f16');
     const f32 = modelNeedBytes(big, 2048, 'f32');

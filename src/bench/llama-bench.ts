@@ -270,14 +270,19 @@ export function modelNeedBytes(
   contextLength: number,
   kvType: KvType = 'f16',
   batchSize = 64,
+  kvTypeV: KvType = kvType,
 ): { weightBytes: number; kvBytes: number; stateBytes: number; stagingBytes: number; needBytes: number } {
   const weightBytes = m.tensors.reduce((a, t) => a + (t.gpuBytes ?? t.bytes), 0);
   const qDim = m.nHead * m.headDim;
   const kvDim = m.nHeadKv * m.headDim;
   const B = Math.max(1, Math.min(batchSize, contextLength));
-  const kvBytes = kvTypeBytes(kvType) * 2 * m.nLayers * contextLength * kvDim;
+  // K's and V's rows in their own types (q8_0: 34 bytes per 32 values, q4_0: 18: ggml_row_size).
+  const kvBytes = (kvTypeBytes(kvType) + kvTypeBytes(kvTypeV)) * m.nLayers * contextLength * kvDim;
+  // A quantized K or V keeps the batch's rows in f32 until they are quantized into the cache.
+  const quantRows = [kvType, kvTypeV].filter((t) => t === 'q8_0' || t === 'q4_0').length;
   const stateBytes =
-    4 * (B * (m.nEmbd + 2 * qDim + m.nFF + 1) + m.nVocab * 2) + contextLength * m.ropeDim * 4;
+    4 * (B * (m.nEmbd + 2 * qDim + m.nFF + 1 + quantRows * kvDim) + m.nVocab * 2) +
+    contextLength * m.ropeDim * 4;
   const stagingBytes = Math.max(0, ...m.tensors.filter((t) => t.repacked).map((t) => t.bytes + 16));
   return {
     weightBytes,
@@ -308,8 +313,9 @@ export function fitsVerdict(
   mem: MemoryProbe,
   kvType: KvType = 'f16',
   batchSize = 64,
+  kvTypeV: KvType = kvType,
 ): FitsVerdict {
-  const need = modelNeedBytes(m, contextLength, kvType, batchSize);
+  const need = modelNeedBytes(m, contextLength, kvType, batchSize, kvTypeV);
   const base = { ...need, contextLength, kvType, certain: true };
   const maxBinding = Math.min(mem.maxBindingBytes, mem.maxBufferBytes);
   const maxStorage = mem.maxStorageBuffers ?? 8;

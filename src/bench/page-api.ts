@@ -70,6 +70,9 @@ export interface BenchOptions {
    * default the engine's (f16).
    */
   kvType?: KvType;
+  /** The K or V cache's type apart (LoadOptions.kvTypeK/kvTypeV; `--kv-type-k/-v`), load and verdict alike. */
+  kvTypeK?: KvType;
+  kvTypeV?: KvType;
   /** Bound on the model load and on each request, ms (default: none). */
   timeoutMs?: number;
   /** Measure bandwidth and matmul throughput after the runs (default true). */
@@ -277,6 +280,8 @@ export async function runBench(
 ): Promise<BenchResult> {
   const engineName = opts.engine ?? 'webgpu';
   checkKvType(opts.kvType);
+  checkKvType(opts.kvTypeK, 'kvTypeK');
+  checkKvType(opts.kvTypeV, 'kvTypeV');
   const device = await readBenchDevice();
   onEvent({ type: 'device', device });
   if (opts.llamaBench) {
@@ -296,7 +301,8 @@ export async function runBench(
       typeof doProbe === 'object' ? doProbe.capBytes : undefined,
       onEvent,
       opts.defaultLimits,
-      opts.kvType,
+      opts.kvTypeK ?? opts.kvType,
+      opts.kvTypeV ?? opts.kvType,
     ));
     if (fits && !fits.ok) {
       throw new EngineError(
@@ -323,6 +329,8 @@ export async function runBench(
         contextLength,
         defaultLimits: opts.defaultLimits,
         ...(opts.kvType ? { kvType: opts.kvType } : {}),
+        ...(opts.kvTypeK ? { kvTypeK: opts.kvTypeK } : {}),
+        ...(opts.kvTypeV ? { kvTypeV: opts.kvTypeV } : {}),
         signal,
         onProgress: (progress) => onEvent({ type: 'load-progress', progress }),
       }),
@@ -441,6 +449,7 @@ export async function probeAndFit(
   onEvent: (e: BenchEvent) => void = () => {},
   defaultLimits = false,
   kvType: KvType = 'f16',
+  kvTypeV: KvType = kvType,
 ): Promise<{ memory?: MemoryProbe; fits?: FitsVerdict }> {
   let memory: MemoryProbe | undefined;
   let gpu: Awaited<ReturnType<typeof createGpuContext>> | undefined;
@@ -457,7 +466,7 @@ export async function probeAndFit(
   try {
     const file =
       'synthetic' in spec ? syntheticGguf(modelId(spec), spec.seed) : await openGguf(modelSource(spec));
-    fits = modelFits(file, memory, contextLength, kvType);
+    fits = modelFits(file, memory, contextLength, kvType, kvTypeV);
   } catch (e) {
     onEvent({ type: 'warning', message: `could not read the model header: ${(e as Error)?.message ?? e}` });
   }

@@ -508,15 +508,15 @@ export async function measureMatmul(device: GPUDevice, opts: MatmulOptions = {})
 /** What {@link decodeBytesPerToken} needs: the engine's {@link ModelInfo}, plus facts it may not carry. */
 export type DecodeTrafficModel = Pick<
   ModelInfo,
-  'nParams' | 'weightBytes' | 'nEmbd' | 'nVocab' | 'nLayers' | 'kvType'
+  'nParams' | 'weightBytes' | 'nEmbd' | 'nVocab' | 'nLayers' | 'kvType' | 'kvTypeV'
 > & {
   /** K/V width per layer (nHeadKv · headDim); default nEmbd (no GQA: an upper bound). */
   kvDim?: number;
   /** The output projection reuses `token_embd` (then the whole table is read per token); default false. */
   tiedEmbeddings?: boolean;
   /**
-   * Bytes per KV-cache element; default from `kvType` (2 for f16, 4 for f32), else 4 (an engine that does
-   * not say its cache type ran an f32 one).
+   * Bytes per KV-cache element; default from `kvType` and `kvTypeV` (their mean: 4 for f32, 2 for f16, 34/32
+   * for q8_0, 18/32 for q4_0), else 4 (an engine that does not say its cache type ran an f32 one).
    */
   kvBytesPerElement?: number;
 };
@@ -536,7 +536,8 @@ export function decodeBytesPerToken(m: DecodeTrafficModel, contextUsed: number):
     m.nLayers *
     Math.max(0, contextUsed) *
     (m.kvDim ?? m.nEmbd) *
-    (m.kvBytesPerElement ?? (m.kvType ? kvTypeBytes(m.kvType) : 4));
+    (m.kvBytesPerElement ??
+      (m.kvType ? (kvTypeBytes(m.kvType) + kvTypeBytes(m.kvTypeV ?? m.kvType)) / 2 : 4));
   return weights + kv;
 }
 

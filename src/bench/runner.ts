@@ -219,6 +219,7 @@ export function benchModelFrom(
     ...(info.kernels ? { kernels: info.kernels } : {}),
     ...(info.limits ? { limits: info.limits } : {}),
     ...(info.kvType ? { kvType: info.kvType } : {}),
+    ...(info.kvTypeV ? { kvTypeV: info.kvTypeV } : {}),
   };
 }
 

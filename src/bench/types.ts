@@ -12,6 +12,7 @@
 
 import * as v from 'valibot';
 import type { ModelInfo, SamplingParams } from '../core/types.ts';
+import { isKvType } from '../core/validate.ts';
 import type {
   FitsVerdict,
   GpuProfile,
@@ -201,9 +202,8 @@ export const BenchResultSchema = obj({
     fits: opaque<FitsVerdict>(),
     kernels: opaque<NonNullable<ModelInfo['kernels']>>(),
     limits: opaque<NonNullable<ModelInfo['limits']>>(),
-    kvType: v.optional(
-      v.custom<ModelInfo['kvType']>((x) => x === 'f16' || x === 'f32', 'must be f16 or f32'),
-    ),
+    kvType: v.optional(v.custom<ModelInfo['kvType']>((x) => isKvType(x), 'must be f16, f32, q8_0 or q4_0')),
+    kvTypeV: v.optional(v.custom<ModelInfo['kvTypeV']>((x) => isKvType(x), 'must be f16, f32, q8_0 or q4_0')),
   }),
   load: v.optional(obj({ totalMs: num, downloadMs: num, uploadMs: num, compileMs: num }), nanLoad),
   plan: v.optional(BenchPlanSchema, () => ({

@@ -16,6 +16,7 @@ import {
   intListArg,
   isUsageError,
   kvTypeArg,
+  kvTypesArg,
   numArg,
   samplingArgs,
   secondsArg,
@@ -101,13 +102,21 @@ describe('the readers', () => {
     expect(() => samplingArgs({ 'top-p': '0' })).toThrow(/--top-p must be a finite number > 0 and ≤ 1/);
     expect(() => samplingArgs({ 'repeat-penalty': '' })).toThrow(/--repeat-penalty/);
   });
-  it('kvTypeArg: f16 or f32 exactly; absent is the engine default', () => {
+  it('kvTypeArg: f16, f32, q8_0 or q4_0 exactly; absent is the engine default', () => {
     expect(kvTypeArg(undefined)).toBeUndefined();
-    expect(kvTypeArg('f16')).toBe('f16');
-    expect(kvTypeArg('f32')).toBe('f32');
-    for (const v of ['', 'F16', 'q8_0', 'f16 ', 'fp16', 'bf16'])
+    for (const t of ['f16', 'f32', 'q8_0', 'q4_0']) expect(kvTypeArg(t)).toBe(t);
+    for (const v of ['', 'F16', 'Q8_0', 'q5_0', 'q4_1', 'f16 ', 'fp16', 'bf16'])
       expect(() => kvTypeArg(v), JSON.stringify(v)).toThrow(UsageError);
-    expect(() => kvTypeArg('F16')).toThrow(/^--kv-type must be f16 or f32, got "F16"$/);
+    expect(() => kvTypeArg('F16')).toThrow(/^--kv-type must be f16, f32, q8_0 or q4_0, got "F16"$/);
+  });
+  it('kvTypesArg: --kv-type, --kv-type-k, --kv-type-v as LoadOptions, only those given', () => {
+    expect(kvTypesArg({})).toEqual({});
+    expect(kvTypesArg({ 'kv-type': 'q8_0' })).toEqual({ kvType: 'q8_0' });
+    expect(kvTypesArg({ 'kv-type': 'f16', 'kv-type-v': 'q4_0' })).toEqual({ kvType: 'f16', kvTypeV: 'q4_0' });
+    expect(kvTypesArg({ 'kv-type-k': 'q8_0' })).toEqual({ kvTypeK: 'q8_0' });
+    expect(() => kvTypesArg({ 'kv-type-v': 'q5_0' })).toThrow(
+      /^--kv-type-v must be f16, f32, q8_0 or q4_0, got "q5_0"$/,
+    );
   });
   it('chromiumArg: --chromium or its alias --browser; both only when they agree', () => {
     expect(chromiumArg({})).toBeUndefined();
@@ -166,18 +175,23 @@ describe('every command: a bad number or option exits 2, before any work', () =>
     [
       'generate',
       ['--model', '/no/model.gguf', '--prompt', 'x', '--kv-type', 'F16'],
-      /--kv-type must be f16 or f32, got "F16"/,
+      /--kv-type must be f16, f32, q8_0 or q4_0, got "F16"/,
     ],
     [
       'generate',
-      ['--model', '/no/model.gguf', '--prompt', 'x', '--runtime', 'node', '--kv-type', 'q8_0'],
-      /--kv-type must be f16 or f32, got "q8_0"/,
+      ['--model', '/no/model.gguf', '--prompt', 'x', '--runtime', 'node', '--kv-type-k', 'q5_0'],
+      /--kv-type-k must be f16, f32, q8_0 or q4_0, got "q5_0"/,
     ],
-    ['bench', ['--model', '/no/model.gguf', '--kv-type', ''], /--kv-type must be f16 or f32, got ""/],
+    [
+      'bench',
+      ['--model', '/no/model.gguf', '--kv-type', ''],
+      /--kv-type must be f16, f32, q8_0 or q4_0, got ""/,
+    ],
+    ['bench', ['--model', '/no/model.gguf', '--kv-type-v', 'Q4_0'], /--kv-type-v must be .*, got "Q4_0"/],
     [
       'perplexity',
       ['--model', '/no/model.gguf', '--text', '/no/t.txt', '--kv-type', 'f8'],
-      /--kv-type must be f16 or f32, got "f8"/,
+      /--kv-type must be f16, f32, q8_0 or q4_0, got "f8"/,
     ],
     [
       'bench',

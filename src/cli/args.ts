@@ -5,7 +5,7 @@
  */
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { GenerateRequest, GenerateResult, KvType, SamplingParams } from '../core/types.ts';
+import type { GenerateRequest, GenerateResult, KvType, LoadOptions, SamplingParams } from '../core/types.ts';
 import {
   DRAFT_LIMITS,
   describeRule,
@@ -140,18 +140,49 @@ export function samplingArgs(values: Partial<Record<keyof typeof SAMPLING_FLAGS,
   return out;
 }
 
-/** What `--kv-type` says in every command's usage. */
-export const KV_TYPE_USAGE = `--kv-type f16|f32                 KV-cache element type (default f16, as llama.cpp's; f32 takes twice the
-                                    memory and bandwidth)`;
+/** What `--kv-type` (and `--kv-type-k/-v`) say in every command's usage. */
+export const KV_TYPE_USAGE = `--kv-type f16|f32|q8_0|q4_0       KV-cache element type (default f16, as llama.cpp's; f32 takes
+                                    twice the memory and bandwidth; q8_0 34 bytes per 32 values, q4_0 18,
+                                    quantized as each token is written, as llama.cpp's -ctk/-ctv; needs a
+                                    head size that is a multiple of 32)
+  --kv-type-k T, --kv-type-v T      the K or the V cache's type apart (over --kv-type)`;
+
+/** parseArgs options of {@link kvTypesArg}. */
+export const KV_TYPE_OPTIONS = {
+  'kv-type': { type: 'string' },
+  'kv-type-k': { type: 'string' },
+  'kv-type-v': { type: 'string' },
+} as const;
 
 /**
- * `--kv-type` (LoadOptions.kvType): `f16` or `f32`, or undefined when absent (the engine's default, f16).
- * @throws UsageError `--kv-type must be f16 or f32, got "<v>"` for anything else (`F16`, `q8_0`, `""`).
+ * A `--kv-type` value (LoadOptions.kvType): f16, f32, q8_0 or q4_0, or undefined when absent (the engine's
+ * default, f16).
+ * @throws UsageError `--kv-type must be f16, f32, q8_0 or q4_0, got "<v>"` for anything else (`F16`, `q5_0`,
+ *   `""`), naming `flag`.
  */
-export function kvTypeArg(v: string | undefined): KvType | undefined {
+export function kvTypeArg(v: string | undefined, flag = '--kv-type'): KvType | undefined {
   if (v === undefined) return undefined;
-  if (!isKvType(v)) throw new UsageError(`--kv-type must be ${KV_TYPES.join(' or ')}, got "${v}"`);
+  if (!isKvType(v)) throw new UsageError(`${flag} must be ${kvTypeList()}, got "${v}"`);
   return v;
+}
+
+function kvTypeList(): string {
+  return `${KV_TYPES.slice(0, -1).join(', ')} or ${KV_TYPES[KV_TYPES.length - 1]}`;
+}
+
+/**
+ * `--kv-type`, `--kv-type-k`, `--kv-type-v` as LoadOptions' kvType, kvTypeK, kvTypeV (only those given).
+ * @throws UsageError for a value that is not a KV type.
+ */
+export function kvTypesArg(values: {
+  'kv-type'?: string;
+  'kv-type-k'?: string;
+  'kv-type-v'?: string;
+}): Pick<LoadOptions, 'kvType' | 'kvTypeK' | 'kvTypeV'> {
+  const kvType = kvTypeArg(values['kv-type']);
+  const kvTypeK = kvTypeArg(values['kv-type-k'], '--kv-type-k');
+  const kvTypeV = kvTypeArg(values['kv-type-v'], '--kv-type-v');
+  return { ...(kvType ? { kvType } : {}), ...(kvTypeK ? { kvTypeK } : {}), ...(kvTypeV ? { kvTypeV } : {}) };
 }
 
 /**

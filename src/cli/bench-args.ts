@@ -20,8 +20,9 @@ import {
   CHROMIUM_USAGE,
   chromiumArg,
   intArg,
+  KV_TYPE_OPTIONS,
   KV_TYPE_USAGE,
-  kvTypeArg,
+  kvTypesArg,
   numArg,
   optIntArg,
   parseCliArgs,
@@ -83,7 +84,8 @@ ${wrapWords(`${SYNTHETIC_FTYPES.join(', ')}.`, OPT_INDENT)}
   --repeat-penalty R                penalty on recently seen tokens (> 0; 1 = off)
   --seed S                          seed of the sampler's draws (an integer)
   --ctx N                           context length (KV cache) in tokens
-  ${KV_TYPE_USAGE}; recorded in the result's model.kvType
+  ${KV_TYPE_USAGE}; recorded in the
+                                    result's model.kvType and model.kvTypeV
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them; the
                                     result's model.limits records the limits used
@@ -132,6 +134,9 @@ export interface BenchArgs {
   defaultLimits: boolean;
   /** KV-cache element type (--kv-type); undefined = the engine's default (f16). */
   kvType?: KvType;
+  /** The K or V cache's type apart (--kv-type-k, --kv-type-v). */
+  kvTypeK?: KvType;
+  kvTypeV?: KvType;
   json?: string;
   /** --chromium PATH (or its alias --browser). */
   browser?: string;
@@ -176,7 +181,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
       'ignore-eos': { type: 'boolean', default: false },
       ctx: { type: 'string' },
       'default-limits': { type: 'boolean', default: false },
-      'kv-type': { type: 'string' },
+      ...KV_TYPE_OPTIONS,
       temperature: { type: 'string' },
       'top-k': { type: 'string' },
       'top-p': { type: 'string' },
@@ -216,7 +221,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
     sampling: samplingArgs(values),
     part2: llamaBenchOptions(values),
   };
-  const kvType = kvTypeArg(values['kv-type']);
+  const { kvType, kvTypeK, kvTypeV } = kvTypesArg(values);
   const sampling: SamplingParams | undefined =
     Object.keys(numbers.sampling).length > 0 ? numbers.sampling : undefined;
   if (sampling && numbers.part2.llamaBench)
@@ -260,6 +265,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
     contextLength: numbers.contextLength,
     defaultLimits: values['default-limits'] ?? false,
     kvType,
+    kvTypeK,
+    kvTypeV,
     json: values.json,
     browser: chromiumArg(values),
     gpu: values.gpu ?? false,

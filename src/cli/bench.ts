@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- [--model PATH|URL|synthetic:NAME] [--engine webgpu] [--prompt TEXT | --prompts FILE|SET]
  *   [--max-tokens N] [--runs N] [--warmup N] [--ignore-eos] [--temperature T] [--top-k K] [--top-p P]
- *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32] [--json FILE] [--chromium PATH]
+ *   [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--kv-type f16|f32|q8_0|q4_0] [--kv-type-k T] [--kv-type-v T] [--json FILE] [--chromium PATH]
  *   [--gpu] [--allow-software] [--headed] [--no-roofline] [--no-cpu-match] [--fail-under-decode-tps X]
  *   [--fail-over-ttft-ms X] [--junit FILE] [--summary-md FILE] [--timeout-s N] [--verbose]`
  *
@@ -426,6 +426,8 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
         contextLength: a.contextLength,
         defaultLimits: a.defaultLimits,
         ...(a.kvType ? { kvType: a.kvType } : {}),
+        ...(a.kvTypeK ? { kvTypeK: a.kvTypeK } : {}),
+        ...(a.kvTypeV ? { kvTypeV: a.kvTypeV } : {}),
         timeoutMs: a.timeoutMs,
         roofline: a.roofline,
         ...(cpuMatch ? { cpuMatch } : {}),

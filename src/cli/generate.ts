@@ -1,7 +1,7 @@
 /**
  * `npm run generate -- --model PATH_OR_URL --prompt TEXT --max-tokens N [--temperature T --seed S]
  *   [--top-k K --top-p P --min-p P --repeat-penalty R] [--json FILE] [--runtime browser|node] [--gpu]
- *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32]
+ *   [--chromium PATH] [--ctx N] [--default-limits] [--kv-type f16|f32|q8_0|q4_0] [--kv-type-k T] [--kv-type-v T]
  *   [--draft PATH | --lookup] [--draft-max N] [--json-schema FILE | --grammar FILE]`
  *
  * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only),
@@ -24,8 +24,9 @@ import {
   draftArgs,
   formatSpeculative,
   intArg,
+  KV_TYPE_OPTIONS,
   KV_TYPE_USAGE,
-  kvTypeArg,
+  kvTypesArg,
   optIntArg,
   parseCliArgs,
   samplingArgs,
@@ -138,7 +139,7 @@ async function main(): Promise<number> {
       ...CHROMIUM_OPTIONS,
       ctx: { type: 'string' },
       'default-limits': { type: 'boolean', default: false },
-      'kv-type': { type: 'string' },
+      ...KV_TYPE_OPTIONS,
       help: { type: 'boolean', default: false },
       ...CACHE_OPTIONS,
     },
@@ -166,7 +167,7 @@ async function main(): Promise<number> {
   const format = responseFormatArg(values['json-schema'], values.grammar);
   if (format) req.responseFormat = format;
   const ctx = optIntArg(values.ctx, 'ctx', 1);
-  const kvType = kvTypeArg(values['kv-type']);
+  const kv = kvTypesArg(values);
   const chromium = chromiumArg(values);
   // A URL or hf: file: downloaded once into the cache and run from there (or, --no-cache, streamed).
   const model = await resolveCliModel({ ...values, model: values.model });
@@ -195,7 +196,7 @@ async function main(): Promise<number> {
           .load(isSynthetic ? { synthetic: model } : isUrl ? { url: model } : { path: resolve(model) }, {
             contextLength: ctx,
             defaultLimits: values['default-limits'],
-            kvType,
+            ...kv,
             onProgress,
             ...(draftModel
               ? {
@@ -234,7 +235,7 @@ async function main(): Promise<number> {
             isUrl || isSynthetic ? model : modelUrl,
             ctx,
             values['default-limits'],
-            kvType,
+            kv,
             draftModel && (draftKind === 'path' ? urlOf(resolve(draftModel)) : draftModel),
           ).then((info) => logLimits(info, ctx));
         } catch (e) {

@@ -4,7 +4,14 @@
  */
 
 import { measureStopToIdle, type StopToIdleOptions, type StopToIdleResult } from '../bench/stop-latency.ts';
-import type { GenerateRequest, GenerateResult, KvType, LoadProgress, ModelInfo } from '../core/types.ts';
+import type {
+  GenerateRequest,
+  GenerateResult,
+  KvType,
+  LoadOptions,
+  LoadProgress,
+  ModelInfo,
+} from '../core/types.ts';
 import { WorkerEngine } from '../core/worker-api.ts';
 
 declare global {
@@ -21,15 +28,15 @@ let info: ModelInfo | undefined;
 
 const harness = {
   /**
-   * Loads a model from a URL in the worker (`defaultLimits`, `kvType`: LoadOptions.defaultLimits and
-   * LoadOptions.kvType; undefined = the engine's default; `draftUrl`: LoadOptions.draft, a URL or
-   * `synthetic:` name).
+   * Loads a model from a URL in the worker (`defaultLimits`, `kv`: LoadOptions.defaultLimits and
+   * LoadOptions.kvType/kvTypeK/kvTypeV, a type for both or the three fields; undefined = the engine's
+   * default; `draftUrl`: LoadOptions.draft, a URL or `synthetic:` name).
    */
   async load(
     url: string,
     contextLength?: number,
     defaultLimits?: boolean,
-    kvType?: KvType,
+    kv?: KvType | Pick<LoadOptions, 'kvType' | 'kvTypeK' | 'kvTypeV'>,
     draftUrl?: string,
   ): Promise<ModelInfo> {
     engine ??= new WorkerEngine(
@@ -40,7 +47,7 @@ const harness = {
     info = await engine.load(sourceOf(url), {
       contextLength,
       defaultLimits,
-      ...(kvType ? { kvType } : {}),
+      ...(typeof kv === 'string' ? { kvType: kv } : (kv ?? {})),
       ...(draftUrl ? { draft: sourceOf(draftUrl) } : {}),
       onProgress: (p) => window.__onProgress?.(p),
     });

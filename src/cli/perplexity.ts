@@ -1,6 +1,6 @@
 /**
  * `npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N] [--runtime browser|node]
- *   [--gpu] [--chromium PATH] [--kv-type f16|f32]`
+ *   [--gpu] [--chromium PATH] [--kv-type f16|f32|q8_0|q4_0] [--kv-type-k T] [--kv-type-v T]`
  *
  * The field's `llama-perplexity`: tokenizes the text with BOS, scores it teacher-forced and prints
  * exp(mean NLL of every token after BOS). Texts longer than the context are scored in windows of `--ctx`
@@ -18,7 +18,9 @@ import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
   chromiumArg,
-  kvTypeArg,
+  KV_TYPE_OPTIONS,
+  KV_TYPE_USAGE,
+  kvTypesArg,
   optIntArg,
   parseCliArgs,
   UsageError,
@@ -31,9 +33,10 @@ import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
-       [--runtime browser|node] [--gpu] [--chromium PATH] [--kv-type f16|f32] [--cache-dir DIR | --no-cache]
+       [--runtime browser|node] [--gpu] [--chromium PATH] [--kv-type T] [--kv-type-k T] [--kv-type-v T]
+       [--cache-dir DIR | --no-cache]
 
-  --kv-type f16|f32  KV-cache element type (default f16, as llama.cpp's; f32 takes twice the memory)
+  ${KV_TYPE_USAGE}
 
   --model PATH|URL|hf:OWNER/REPO/FILE.gguf[@REV]  (a URL is downloaded once into the cache)
 ${CHROMIUM_USAGE}
@@ -82,7 +85,7 @@ async function main(): Promise<number> {
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
       ...CHROMIUM_OPTIONS,
-      'kv-type': { type: 'string' },
+      ...KV_TYPE_OPTIONS,
       help: { type: 'boolean', default: false },
       ...CACHE_OPTIONS,
     },
@@ -96,7 +99,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const ctx = optIntArg(values.ctx, 'ctx', 2);
-  const kvType = kvTypeArg(values['kv-type']);
+  const kv = kvTypesArg(values);
   if (values.runtime !== 'browser' && values.runtime !== 'node')
     throw new UsageError(`--runtime must be browser or node, got "${values.runtime}"`);
   let text: string;
@@ -123,7 +126,7 @@ async function main(): Promise<number> {
     const engine = new WebGpuEngine({ openModel: openModelSource });
     try {
       const info = await engine
-        .load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx, kvType, onProgress })
+        .load(isUrl ? { url: model } : { path: resolve(model) }, { contextLength: ctx, ...kv, onProgress })
         .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver)));
       result = await run(text, ctx, {
         info,
@@ -138,7 +141,7 @@ async function main(): Promise<number> {
       { gpu: values.gpu, chromium: chromiumArg(values), modelPath: isUrl ? undefined : resolve(model) },
       async (page, modelUrl) => {
         await page.exposeFunction('__onProgress', onProgress);
-        const info = await callHarness<ModelInfo>(page, 'load', isUrl ? model : modelUrl, ctx, false, kvType);
+        const info = await callHarness<ModelInfo>(page, 'load', isUrl ? model : modelUrl, ctx, false, kv);
         return run(text, ctx, {
           info,
           tokenize: (t, addBos) => callHarness<number[]>(page, 'tokenize', t, addBos),

@@ -93,9 +93,17 @@ export interface LoadOptions {
   /**
    * Element type of the KV cache (our WebGPU engine; `--kv-type` on the command line): `f16` (default, as
    * llama.cpp's default `--cache-type-k/v f16`; stored with WGSL's pack2x16float, so no shader-f16 needed)
-   * takes half the memory and bandwidth of `f32`. Bytes: 2 × nLayers × contextLength × kvDim × (2 or 4).
+   * takes half the memory and bandwidth of `f32`; `q8_0` (34 bytes per 32 values) and `q4_0` (18) are
+   * ggml's block types, quantized as each token is written (llama.cpp's `-ctk/-ctv q8_0`; they need a head
+   * size that is a multiple of 32, else the load is refused with `invalid_argument`). Bytes: nLayers ×
+   * contextLength × kvDim × (bytes per value of K + of V). Sets K and V alike; {@link kvTypeK} and
+   * {@link kvTypeV} set one apart.
    */
   kvType?: KvType;
+  /** The K cache's type where it differs from {@link kvType} (llama.cpp's `--cache-type-k`). */
+  kvTypeK?: KvType;
+  /** The V cache's type where it differs from {@link kvType} (llama.cpp's `--cache-type-v`). */
+  kvTypeV?: KvType;
   /**
    * A draft model for speculative decoding (our WebGPU engine; `--draft` on the command line): a smaller
    * GGUF with the same vocabulary (same size, same token texts; else EngineError('invalid_argument')
@@ -106,8 +114,11 @@ export interface LoadOptions {
   draft?: ModelSource;
 }
 
-/** Element type of the KV cache ({@link LoadOptions.kvType}). */
-export type KvType = 'f16' | 'f32';
+/**
+ * Element type of the KV cache ({@link LoadOptions.kvType}): f16, f32, or ggml's block types Q8_0 (34 bytes
+ * per 32 values) and Q4_0 (18 bytes per 32 values), as llama.cpp's `--cache-type-k/v`.
+ */
+export type KvType = 'f16' | 'f32' | 'q8_0' | 'q4_0';
 
 /** Sampling parameters. Defaults give greedy decoding. Order of application follows llama.cpp's sampler chain. */
 export interface SamplingParams {
@@ -327,8 +338,13 @@ export interface ModelInfo {
   synthetic?: boolean;
   /** K/V width per layer (nHeadKv · headDim), for KV-cache traffic estimates. */
   kvDim?: number;
-  /** Element type of the KV cache (our WebGPU engine); bytes per element 2 (f16) or 4 (f32). */
+  /**
+   * Element type of the K cache (our WebGPU engine; and of V unless {@link kvTypeV} says otherwise); bytes
+   * per element 4 (f32), 2 (f16), 34/32 (q8_0), 18/32 (q4_0).
+   */
   kvType?: KvType;
+  /** Element type of the V cache (our WebGPU engine), recorded whether or not it differs from K's. */
+  kvTypeV?: KvType;
   /** The output projection reuses `token_embd.weight`. */
   tiedEmbeddings?: boolean;
   /** Size of the GGUF file(s) in bytes, where known. */

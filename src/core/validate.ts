@@ -77,25 +77,28 @@ export function checkSamplingParams(p: SamplingParams): void {
 }
 
 /** The KV-cache element types ({@link KvType}), the default first. */
-export const KV_TYPES: readonly KvType[] = ['f16', 'f32'];
+export const KV_TYPES: readonly KvType[] = ['f16', 'f32', 'q8_0', 'q4_0'];
 
-/** Bytes per KV-cache element: 2 for f16, 4 for f32. */
+/** Bytes per KV-cache element: 4 for f32, 2 for f16, 34/32 for q8_0, 18/32 for q4_0 (ggml_row_size / 32 values). */
 export function kvTypeBytes(t: KvType): number {
-  return t === 'f32' ? 4 : 2;
+  return t === 'f32' ? 4 : t === 'q8_0' ? 34 / 32 : t === 'q4_0' ? 18 / 32 : 2;
 }
 
-/** True for `'f16'` or `'f32'`. */
+/** True for a {@link KV_TYPES} name. */
 export function isKvType(v: unknown): v is KvType {
   return typeof v === 'string' && (KV_TYPES as readonly string[]).includes(v);
 }
 
 /**
  * Checks an optional KV-cache type (LoadOptions.kvType; undefined passes).
- * @throws EngineError('invalid_argument') `kvType must be f16 or f32, got …`.
+ * @throws EngineError('invalid_argument') `kvType must be f16, f32, q8_0 or q4_0, got …`.
  */
 export function checkKvType(v: unknown, name = 'kvType'): asserts v is KvType | undefined {
   if (v !== undefined && !isKvType(v))
-    throw new EngineError('invalid_argument', `${name} must be ${KV_TYPES.join(' or ')}, got ${show(v)}`);
+    throw new EngineError(
+      'invalid_argument',
+      `${name} must be one of ${KV_TYPES.join(', ')}, got ${show(v)}`,
+    );
 }
 
 function checkBoolean(name: string, v: unknown): void {

@@ -41,8 +41,9 @@
  *   attention.sliding_window ignored, as llama.cpp ignores it for Phi.
  */
 import { EngineError } from '../core/errors.ts';
+import type { KvType } from '../core/types.ts';
 import { f32ToF16 } from '../gguf/half.ts';
-import { CODEC_TYPES, dequantizeRow } from '../gguf/quantize.ts';
+import { CODEC_TYPES, dequantizeRow, quantizeRow } from '../gguf/quantize.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { type LlamaConfig, llamaConfigFromGguf } from './config.ts';
 import { phi3RopeFactorsTensor } from './config-arch.ts';
@@ -168,9 +169,13 @@ export class ReferenceLlama {
   /**
    * KV-cache element type: `f32` keeps float64 keys and values; `f16` stores them rounded to binary16 (via
    * binary32, as the GPU's pack2x16float of its f32 result and llama.cpp's F16 cache), so the reference
-   * computes what an f16-cache engine computes.
+   * computes what an f16-cache engine computes; `q8_0` / `q4_0` store each row (kvDim values, via binary32)
+   * quantized by ggml's rules (src/gguf/quant-legacy.ts) and dequantized, as llama.cpp's quantized cache.
+   * K's type; V's is {@link vKvType} where set.
    */
-  kvType: 'f32' | 'f16' = 'f32';
+  kvType: KvType = 'f32';
+  /** The V cache's type where it differs from {@link kvType}. */
+  vKvType?: KvType;
   /**
    * Positions below this round the inputs of every layer matmul (Q/K/V, attention output, gate/up, down;
    * not the output) to int8 per 32 ({@link roundQ8}), as the integer-dot prefill tile does; 0 = never.
@@ -339,10 +344,14 @@ export class ReferenceLlama {
         rope(k, h * hd, pos, c.ropeDim, base, fs, c.ropeType, w.ropeFreqs, ms);
       this.kCache[l].length = pos; // drop positions ≥ pos, then store this one
       this.vCache[l].length = pos;
-      const store = (a: Float64Array) =>
-        this.kvType === 'f16' ? a.map((x) => halfToNumber(f32ToF16(x))) : a;
-      this.kCache[l].push(store(k));
-      this.vCache[l].push(store(v));
+      const store = (a: Float64Array, t: KvType) => {
+        if (t === 'f16') return a.map((x) => halfToNumber(f32ToF16(x)));
+        if (t === 'f32') return a;
+        const T = t.toUpperCase();
+        return Float64Array.from(dequantizeRow(T, quantizeRow(T, Float32Array.from(a)), a.length));
+      };
+      this.kCache[l].push(store(k, this.kvType));
+      this.vCache[l].push(store(v, this.vKvType ?? this.kvType));
 
       const scale = g ? g.attnScale : 1 / Math.sqrt(hd);
       const cap = g ? g.attnSoftcap : 0;

@@ -7,9 +7,29 @@ import { dequantizeRow } from '../gguf/quantize.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import { ReferenceLlama } from './reference.ts';
-import { WIDE_STORIES, widenLlamaGguf } from './widen.ts';
+import { STORIES_HEAD32, WIDE_STORIES, widenLlamaGguf } from './widen.ts';
 
 describe('widenLlamaGguf', () => {
+  it('gives stories260K heads of 32 (for a Q8_0/Q4_0 KV cache) and keeps its logits to the new RoPE base (float64 reference)', async () => {
+    const bytes = await widenLlamaGguf(await openGguf({ path: STORIES_PATH }), STORIES_HEAD32);
+    const h32 = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
+    expect(h32.metadata['llama.attention.key_length']).toBe(32);
+    expect(h32.metadata['llama.rope.dimension_count']).toBe(32);
+    expect(h32.metadata['llama.rope.freq_base']).toBe(Math.fround(1e16)); // 10000^(32/8)
+    expect(h32.tensors.get('blk.0.attn_k.weight')?.shape).toEqual([64, 4 * 32]);
+    const a = await ReferenceLlama.fromGguf(await openGguf({ path: STORIES_PATH }));
+    const b = await ReferenceLlama.fromGguf(h32);
+    expect(b.cfg.headDim).toBe(32);
+    const tokens = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
+    const la = a.run(tokens);
+    const lb = b.run(tokens);
+    let worst = 0;
+    for (let p = 0; p < tokens.length; p++)
+      for (let i = 0; i < la[p].length; i++) worst = Math.max(worst, Math.abs(la[p][i] - lb[p][i]));
+    // The base 1e16 is rounded to f32 (relative 2e-8), which turns the angles by as much.
+    expect(worst).toBeLessThan(1e-5);
+    expect(worst).toBeGreaterThan(0);
+  });
   it('keeps the logits of stories260K exactly (float64 reference) with 256-wide rows', async () => {
     const bytes = await widenLlamaGguf(await openGguf({ path: STORIES_PATH }), WIDE_STORIES);
     const wide = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) });

@@ -34,10 +34,27 @@ export interface WidenOptions {
   nHead: number;
   /** New feed-forward length F′. */
   nFF: number;
+  /**
+   * New head size (default: the old one). Each head's old dimensions come first, the new ones are zero in
+   * W_q, W_k, W_v (and the matching W_o columns), and W_q is scaled by √(new/old) so that the softmax scale
+   * 1/√headDim gives the old scores (exact for a power-of-4 ratio). RoPE covers the whole new head
+   * (llama.cpp's llama architecture wants rope.dimension_count = key_length) with the frequency base
+   * raised to the power new/old, so that pair i keeps its angle base^(−2i/old) (up to the f32 rounding of
+   * the new base: the logits move by ~1e-7, no longer exactly the old ones); the zero dimensions' pairs
+   * rotate nothing. Needs RoPE on the whole old head. Lets a block-quantized KV cache (32 values per block)
+   * run on a model whose heads are narrower.
+   */
+  headDim?: number;
 }
 
 /** stories260K (nEmbd 64, 8 heads, nFF 172) widened so that every weight row is a multiple of 256. */
 export const WIDE_STORIES: WidenOptions = { nEmbd: 256, nHead: 32, nFF: 256 };
+
+/**
+ * stories260K with heads of 32 (its 8 dimensions, then 24 zero ones), the rest unchanged: the same
+ * trained model for a Q8_0/Q4_0 KV cache, which needs whole 32-value blocks per head.
+ */
+export const STORIES_HEAD32: WidenOptions = { nEmbd: 64, nHead: 8, nFF: 172, headDim: 32 };
 
 /** Reads every tensor as float32. */
 async function readAll(file: OpenedGgufFile): Promise<Map<string, Float32Array>> {
@@ -68,6 +85,12 @@ export async function widenLlamaGguf(file: OpenedGgufFile, opts: WidenOptions): 
   const hd = c.headDim;
   const F = c.nFF;
   const { nEmbd: E2, nHead: H2, nFF: F2 } = opts;
+  const hd2 = opts.headDim ?? hd;
+  if (!(hd2 >= hd) || !Number.isInteger(hd2))
+    throw new EngineError('invalid_argument', `cannot change head size ${hd} to ${hd2}: it may only grow`);
+  const qScale = Math.sqrt(hd2 / hd);
+  if (hd2 !== hd && c.ropeDim !== hd)
+    throw new EngineError('unsupported_model', 'only a model with RoPE on the whole head can grow its heads');
   const G = c.nHead / c.nHeadKv;
   const G2 = H2 / c.nHeadKv;
   if (!(E2 >= E && H2 >= c.nHead && F2 >= F) || ![E2, G2, F2].every(Number.isInteger)) {
@@ -82,8 +105,10 @@ export async function widenLlamaGguf(file: OpenedGgufFile, opts: WidenOptions): 
   /** Query dimension k = h·hd + i → its new index. */
   const pQ = (k: number) => {
     const h = Math.floor(k / hd);
-    return (Math.floor(h / G) * G2 + (h % G) * Math.floor(G2 / G)) * hd + (k % hd);
+    return (Math.floor(h / G) * G2 + (h % G) * Math.floor(G2 / G)) * hd2 + (k % hd);
   };
+  /** K/V dimension k = h·hd + i → its new index. */
+  const pKV = (k: number) => Math.floor(k / hd) * hd2 + (k % hd);
   const normScale = Math.sqrt(E / E2);
   const w = await readAll(file);
   const get = (name: string) => {
@@ -125,19 +150,19 @@ export async function widenLlamaGguf(file: OpenedGgufFile, opts: WidenOptions): 
         break;
       }
       case 'attn_q.weight':
-        put(name, [E2, H2 * hd], widenIn(old, c.nHead * hd, H2 * hd, pQ));
+        put(
+          name,
+          [E2, H2 * hd2],
+          widenIn(old, c.nHead * hd, H2 * hd2, pQ).map((x) => x * qScale),
+        );
         break;
       case 'attn_k.weight':
       case 'attn_v.weight':
-        put(
-          name,
-          [E2, c.nHeadKv * hd],
-          widenIn(old, c.nHeadKv * hd, c.nHeadKv * hd, (n) => n),
-        );
+        put(name, [E2, c.nHeadKv * hd2], widenIn(old, c.nHeadKv * hd, c.nHeadKv * hd2, pKV));
         break;
       case 'attn_output.weight': {
         const Q = c.nHead * hd;
-        const Q2 = H2 * hd;
+        const Q2 = H2 * hd2;
         const out = new Float32Array(Q2 * E2);
         for (let n = 0; n < E; n++) for (let k = 0; k < Q; k++) out[pE(n) * Q2 + pQ(k)] = old[n * Q + k];
         put(name, [Q2, E2], out);
@@ -163,14 +188,22 @@ export async function widenLlamaGguf(file: OpenedGgufFile, opts: WidenOptions): 
     [`${a}.embedding_length`, kv.u32(`${a}.embedding_length`, E2)],
     [`${a}.feed_forward_length`, kv.u32(`${a}.feed_forward_length`, F2)],
     [`${a}.attention.head_count`, kv.u32(`${a}.attention.head_count`, H2)],
-    [`${a}.attention.key_length`, kv.u32(`${a}.attention.key_length`, hd)],
-    [`${a}.attention.value_length`, kv.u32(`${a}.attention.value_length`, hd)],
-    [`${a}.rope.dimension_count`, kv.u32(`${a}.rope.dimension_count`, c.ropeDim)],
+    [`${a}.attention.key_length`, kv.u32(`${a}.attention.key_length`, hd2)],
+    [`${a}.attention.value_length`, kv.u32(`${a}.attention.value_length`, hd2)],
+    [`${a}.rope.dimension_count`, kv.u32(`${a}.rope.dimension_count`, hd2 !== hd ? hd2 : c.ropeDim)],
+    ...(hd2 !== hd
+      ? ([
+          [`${a}.rope.freq_base`, kv.f32(`${a}.rope.freq_base`, Math.fround(c.ropeFreqBase ** (hd2 / hd)))],
+        ] as const)
+      : []),
     [
       `${a}.attention.layer_norm_rms_epsilon`,
       kv.f32(`${a}.attention.layer_norm_rms_epsilon`, Math.fround(c.rmsEps) * (E / E2)),
     ],
-    ['general.name', kv.string('general.name', `${c.name || 'llama'}-wide${E2}`)],
+    [
+      'general.name',
+      kv.string('general.name', `${c.name || 'llama'}-wide${E2}${hd2 !== hd ? `-hd${hd2}` : ''}`),
+    ],
   ]);
   const metadata = metadataEntriesFrom(file)
     .filter((e) => e.key !== 'general.file_type')

@@ -4,7 +4,9 @@
  * output position's logits, the reference's logits for the same tokens, and the comparison with its
  * tolerance and near-tie rule (see llama.browser.test.ts's header).
  */
+
 import { expect } from 'vitest';
+import type { KvType } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
 import type { RandomLlamaOptions } from '../model/random-model.ts';
 import { argmax, type ReferenceLlama } from '../model/reference.ts';
@@ -48,7 +50,9 @@ export interface RunOptions {
   maxBindingBytes?: number;
   defaultLimits?: boolean;
   /** KV-cache type (default f32, so the forward pass meets the float64 reference to f32 tolerance). */
-  kvType?: 'f16' | 'f32';
+  kvType?: KvType;
+  /** The V cache's type where it differs (LoadOptions.kvTypeV). */
+  kvTypeV?: KvType;
   /** Decode attention layout/chunking (WebGpuEngineOptions.attention). */
   attention?: WebGpuEngineOptions['attention'];
   /** Prefill matmuls (WebGpuEngineOptions.prefill). */
@@ -86,6 +90,7 @@ async function runEngine(
         batchSize: o.batchSize,
         defaultLimits: o.defaultLimits,
         kvType: o.kvType ?? 'f32',
+        ...(o.kvTypeV ? { kvTypeV: o.kvTypeV } : {}),
       },
     );
     o.onInfo?.(info);

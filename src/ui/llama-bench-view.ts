@@ -23,7 +23,7 @@ import { modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
 import { fitSupportNote } from '../bench/synthetic.ts';
 import { isEngineError } from '../core/errors.ts';
 import type { KvType } from '../core/types.ts';
-import { kvTypeBytes } from '../core/validate.ts';
+import { isKvType, kvTypeBytes } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import { fmtBytes, fmtNum } from '../util/format.ts';
 import { createGpuContext } from '../webgpu/device.ts';
@@ -116,6 +116,8 @@ export class LlamaBenchView {
     { id: 'lb-fit-kv', class: 'input' },
     h('option', { value: 'f16' }, 'F16 (default)'),
     h('option', { value: 'f32' }, 'F32'),
+    h('option', { value: 'q8_0' }, 'Q8_0'),
+    h('option', { value: 'q4_0' }, 'Q4_0'),
   );
   private readonly fitBox = h('div', { class: 'lb-out', 'data-testid': 'lb-fits' });
   private readonly probeButton = h('button', { type: 'button', class: 'button' }, 'Probe GPU memory');
@@ -467,7 +469,7 @@ export class LlamaBenchView {
       return;
     }
     const type = this.fitType.value as SyntheticFtype;
-    const kv: KvType = this.fitKv.value === 'f32' ? 'f32' : 'f16';
+    const kv: KvType = isKvType(this.fitKv.value) ? this.fitKv.value : 'f16';
     // Shapes of architectures the engine does not run yet cannot be sized by its rules: left out.
     const rows = SYNTHETIC_SHAPES.filter(syntheticShapeRunnable).map((s) => {
       const name = `synthetic:${s.id}-${type}`;
@@ -509,8 +511,9 @@ export class LlamaBenchView {
   }
 
   /**
-   * The loaded model at its loaded context: weights + KV cache of the type it was loaded with (2 × layers ×
-   * ctx × kvDim × 2 for f16, × 4 for f32; an engine that does not say ran f32) against the allocatable
+   * The loaded model at its loaded context: weights + KV cache of the types it was loaded with (layers ×
+   * ctx × kvDim × (K's + V's bytes per value: 2 for f16, 4 for f32, 34/32 for q8_0, 18/32 for q4_0; an
+   * engine that does not say ran f32) against the allocatable
    * memory (the per-tensor binding checks need the file's tensors: see the shapes below).
    */
   private loadedFit(mem: MemoryProbe): HTMLElement | undefined {
@@ -518,14 +521,16 @@ export class LlamaBenchView {
     if (!m?.info.kvDim) return undefined;
     const i = m.info;
     const kv: KvType = i.kvType ?? 'f32';
-    const need = i.weightBytes + 2 * i.nLayers * i.contextLength * (i.kvDim ?? 0) * kvTypeBytes(kv);
+    const kvV: KvType = i.kvTypeV ?? kv;
+    const need =
+      i.weightBytes + i.nLayers * i.contextLength * (i.kvDim ?? 0) * (kvTypeBytes(kv) + kvTypeBytes(kvV));
     const ok = need <= mem.allocatableBytes;
     const mark = ok ? '✓' : mem.capped ? '?' : '✗';
     return h(
       'p',
       { class: `lb-facts lb-loaded lb-loaded--${ok ? 'ok' : 'no'}`, 'data-testid': 'lb-fit-loaded' },
       h('span', { class: 'lb-fit__mark' }, mark),
-      ` Loaded ${m.id}: needs ${fmtBytes(need)} (weights and ${kv} KV cache at ${i.contextLength} tokens)`,
+      ` Loaded ${m.id}: needs ${fmtBytes(need)} (weights and ${kv === kvV ? kv : `${kv}/${kvV}`} KV cache at ${i.contextLength} tokens)`,
     );
   }
 

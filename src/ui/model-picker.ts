@@ -9,6 +9,7 @@
 import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from '../bench/synthetic.ts';
 import { isEngineError } from '../core/errors.ts';
 import type { LoadProgress, ModelSource } from '../core/types.ts';
+import { isKvType } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import { parseSplitName } from '../gguf/split.ts';
 import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
@@ -65,7 +66,7 @@ export class ModelPicker {
   private readonly keepCopy: HTMLInputElement;
   /** Load on a device with only WebGPU's default limits (LoadOptions.defaultLimits). */
   private readonly defaultLimits: HTMLInputElement;
-  /** Element type of the KV cache (LoadOptions.kvType): f16 (default) or f32. */
+  /** Element type of the KV cache (LoadOptions.kvType): f16 (default), f32, q8_0 or q4_0. */
   private readonly kvType: HTMLSelectElement;
   private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
@@ -440,7 +441,7 @@ export class ModelPicker {
         signal,
         cache,
         defaultLimits: !webllm && this.defaultLimits.checked,
-        ...(webllm ? {} : { kvType: this.kvType.value === 'f32' ? 'f32' : 'f16' }),
+        ...(webllm ? {} : { kvType: isKvType(this.kvType.value) ? this.kvType.value : 'f16' }),
       });
       if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
       if (info.cache && 'url' in source && isLocalSpec(source.url)) {

@@ -169,13 +169,18 @@ export function syntheticPane(
   );
 }
 
-/** The KV cache type select of our engine (`LoadOptions.kvType`): f16 (default) or f32. */
+/**
+ * The KV cache type select of our engine (`LoadOptions.kvType`): f16 (default), f32, q8_0 or q4_0 (ggml's
+ * blocks, 34 and 18 bytes per 32 values, as llama.cpp's -ctk/-ctv).
+ */
 export function kvTypeSelect(): HTMLSelectElement {
   return h(
     'select',
     { id: 'model-kv-type', class: 'input', 'aria-describedby': 'model-kv-type-hint' },
     h('option', { value: 'f16' }, 'f16 (default)'),
     h('option', { value: 'f32' }, 'f32'),
+    h('option', { value: 'q8_0' }, 'q8_0'),
+    h('option', { value: 'q4_0' }, 'q4_0'),
   );
 }
 
@@ -196,7 +201,7 @@ export function loadOptions(defaultLimits: HTMLInputElement, kvType: HTMLSelectE
       h(
         'span',
         { id: 'model-kv-type-hint', class: 'kv-type__hint' },
-        'f16 as llama.cpp keeps it; f32 takes twice the memory and bandwidth (our engine)',
+        'f16 as llama.cpp keeps it; f32 takes twice the memory and bandwidth; q8_0 and q4_0 about half and a quarter of f16, quantized as each token is written (head size a multiple of 32; our engine)',
       ),
     ),
   ];

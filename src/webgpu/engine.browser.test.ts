@@ -118,9 +118,12 @@ describe('WebGpuEngine on stories260K', () => {
     }
   });
 
-  it('refuses an unknown KV type before loading anything', async () => {
+  it('refuses an unknown KV type, and a q8_0/q4_0 cache for heads of 8, before loading anything', async () => {
     const e2 = new WebGpuEngine({ openModel: openModelSource, gpu: engine.gpuContext });
-    await expectEngineError(e2.load({ url: MODEL_URL }, { kvType: 'q8_0' as never }), 'invalid_argument');
+    await expectEngineError(e2.load({ url: MODEL_URL }, { kvType: 'q5_0' as never }), 'invalid_argument');
+    // stories260K's heads are 8 wide: no whole 32-value block per head (llama.cpp cannot either).
+    await expectEngineError(e2.load({ url: MODEL_URL }, { kvType: 'q8_0' }), 'invalid_argument');
+    await expectEngineError(e2.load({ url: MODEL_URL }, { kvTypeV: 'q4_0' }), 'invalid_argument');
     await e2.dispose();
   });
 

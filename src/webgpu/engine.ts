@@ -36,6 +36,7 @@ import {
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import { LlamaModel } from './model/llama.ts';
 import { defaultBatchSize } from './model/prefill.ts';
+import { checkKvCacheFits } from './model/state.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 
 /**
@@ -166,10 +167,14 @@ export class WebGpuEngine implements Engine {
   /**
    * Loads a GGUF model. Replaces (and frees) any loaded model.
    * @throws EngineError: 'webgpu_unavailable', 'gguf_invalid', 'unsupported_model', 'out_of_memory',
-   *   'network', 'http_status', 'timeout', 'aborted', 'device_lost'.
+   *   'network', 'http_status', 'timeout', 'aborted', 'device_lost'; 'invalid_argument' for a bad option
+   *   (an unknown KV type before anything else, a Q8_0/Q4_0 cache for a head size not a multiple of 32
+   *   before anything is allocated).
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<WebGpuModelInfo> {
     checkKvType(options.kvType);
+    checkKvType(options.kvTypeK, 'kvTypeK');
+    checkKvType(options.kvTypeV, 'kvTypeV');
     checkKernelOverrides(this.opts);
     await this.unload();
     const gpuFor = await this.ensureDevice(Boolean(options.defaultLimits));
@@ -242,6 +247,8 @@ export class WebGpuEngine implements Engine {
         `the draft model's token ${at} is ${JSON.stringify(mine![at])} but the target's is ${JSON.stringify(theirs![at])}; a draft model needs the target's vocabulary`,
       );
     }
+    // The draft keeps the target's cache types: a quantized one needs its heads to be whole blocks too.
+    checkKvCacheFits(cfg, t.kvType, t.vKvType);
     const plan = await resolveKernelPlan(gpu, file, cfg, this.opts);
     try {
       this.draftModel = await LlamaModel.load(gpu.device, file, cfg, {
@@ -250,6 +257,7 @@ export class WebGpuEngine implements Engine {
         maxBindingBytes: this.opts.maxBindingBytes,
         plan,
         kvType: t.kvType,
+        vKvType: t.vKvType,
         signal: options.signal,
       });
       await gpu.device.queue.onSubmittedWorkDone();
@@ -296,6 +304,11 @@ export class WebGpuEngine implements Engine {
     );
     if (!(contextLength >= 1))
       throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
+    // K's and V's cache types (LoadOptions.kvTypeK/kvTypeV over kvType), refused for this model's head
+    // size before the kernel trials or the load allocate anything.
+    const kvType = options.kvTypeK ?? options.kvType ?? 'f16';
+    const vKvType = options.kvTypeV ?? options.kvType ?? 'f16';
+    checkKvCacheFits(cfg, kvType, vKvType);
     const batchSize = this.batchSizeFor(gpu, cfg, contextLength, options);
     let plan: KernelPlan;
     try {
@@ -305,7 +318,8 @@ export class WebGpuEngine implements Engine {
         batchSize,
         maxBindingBytes: this.opts.maxBindingBytes,
         plan,
-        kvType: options.kvType ?? 'f16',
+        kvType,
+        vKvType,
         signal: options.signal,
         onFetch: (d, t) => report('fetch', d, t),
         onUpload: (d, t) => report('upload', d, t),
@@ -349,6 +363,7 @@ export class WebGpuEngine implements Engine {
       synthetic: Boolean(file.synthetic),
       kvDim: cfg.nHeadKv * cfg.headDim,
       kvType: m.kvType,
+      kvTypeV: m.vKvType,
       tiedEmbeddings: cfg.tiedEmbeddings,
       fileBytes: file.fileSize,
       fileParts: (file as { parts?: unknown[] }).parts?.length ?? 1,

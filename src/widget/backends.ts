@@ -41,7 +41,7 @@ export interface BackendSpec {
   baseUrl?: string;
   /** KV-cache size in tokens (webgpu). */
   contextLength?: number;
-  /** KV-cache element type (webgpu; LoadOptions.kvType): f16 (default) or f32. */
+  /** KV-cache element type (webgpu; LoadOptions.kvType): f16 (default), f32, q8_0 or q4_0. */
   kvType?: KvType;
   /**
    * webgpu: keep the GGUF in the page origin's model library (OPFS; src/library/): downloaded once,

@@ -385,7 +385,7 @@ export class WebGpuChatElement extends HTMLElement {
       if (kv !== null && !isKvType(kv.trim()))
         throw new EngineError(
           'invalid_argument',
-          `the kv-type attribute must be ${KV_TYPES.join(' or ')}, got ${JSON.stringify(kv)}`,
+          `the kv-type attribute must be one of ${KV_TYPES.join(', ')}, got ${JSON.stringify(kv)}`,
         );
       kvType = kv === null ? undefined : (kv.trim() as KvType);
     } catch (e) {

@@ -44,8 +44,11 @@ export interface WebGpuChatOptions {
   maxTokens?: number;
   /** KV-cache size in tokens (default min(model's context, 2048)). */
   contextLength?: number;
-  /** KV-cache element type: 'f16' (default, half the memory) or 'f32'. */
-  kvType?: 'f16' | 'f32';
+  /**
+   * KV-cache element type: 'f16' (default, half f32's memory), 'f32', 'q8_0' or 'q4_0' (ggml's blocks, 34 and
+   * 18 bytes per 32 values; the model's head size must be a multiple of 32).
+   */
+  kvType?: 'f16' | 'f32' | 'q8_0' | 'q4_0';
   /** Heading text (default "Chat with MODEL"). */
   heading?: string;
   /** Placeholder of the message box. */

@@ -123,7 +123,7 @@ function flashCommonWGSL(o: FlashOptions, d: FlashDims): string {
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 ${kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
-${pairDecl('@group(0) @binding(3)', 'vc', o.kvType)}
+${pairDecl('@group(0) @binding(3)', 'vc', o.vKvType ?? o.kvType)}
 @group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;
 @group(0) @binding(5) var<storage, read_write> part_o: array<vec2<f32>>;
 @group(0) @binding(6) var<storage, read_write> part_ml: array<vec2<f32>>;

@@ -56,6 +56,8 @@ export interface PrefillAttentionOptions {
   /** Softmax scale, normally 1/sqrt(headDim). */
   scale: number;
   kvType: KvType;
+  /** V-cache element type where it differs from K's; default kvType. */
+  vKvType?: KvType;
   layout: PrefillLayout;
   /** Attention logit soft-capping, as attention.ts `AttentionOptions.softcap`. */
   softcap?: number;
@@ -440,7 +442,7 @@ export function prefillAttentionWGSL(o: PrefillAttentionOptions): string {
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 ${kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
-${kDecl('@group(0) @binding(3)', 'vc', o.kvType)}
+${kDecl('@group(0) @binding(3)', 'vc', o.vKvType ?? o.kvType)}
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;
 const SENT: f32 = ${SENTINEL};`;
   const c: PrefillParts = { plan, HD, HD4, qDim, kvDim, G, GW, nHG, BQ, BK, L, NT, scale, common };

@@ -10,9 +10,12 @@
  *   both layouts (and a `rows` layout with odd threads, rows and block so every tile edge moves; `rows`
  *   sharing K and V through subgroups where the adapter's subgroups have one size, SwiftShader's 4), f16
  *   and f32 caches; its plans fit 16 KiB of workgroup memory for every head dim it takes.
- * Cache rows past the last position hold huge values (f32) or ±Inf (f16), so any leak shows.
+ * - Q8_0 and Q4_0 caches (K and V alike or of different types, as llama.cpp's -ctk/-ctv) in all three
+ *   kernels: the reference reads the rows our ggml-exact quantizer wrote, dequantized.
+ * Cache rows past the last position hold huge values (f32, Q8_0, Q4_0) or ±Inf (f16), so any leak shows.
  */
 import { describe, expect, it } from 'vitest';
+import { dequantizeRow, quantizeRow } from '../../gguf/quantize.ts';
 import {
   assertClose,
   freshRng,
@@ -42,6 +45,7 @@ import {
   prefillAttentionWorkgroups,
 } from './attention-prefill.ts';
 import { packStep } from './common.ts';
+import { kvRowBytes } from './kv-quant.ts';
 
 const REL = 1e-5;
 const ABS = 1e-6;
@@ -96,7 +100,8 @@ function attentionRef(
 
 /**
  * Random caches [nCtx, kvDim] whose rows from `filled` on hold values that would dominate if read, as the
- * GPU sees them (`words`) and as the reference reads them (`ref`: f16-rounded for an f16 cache).
+ * GPU sees them (`words`) and as the reference reads them (`ref`: f16-rounded for an f16 cache; for Q8_0 /
+ * Q4_0, each row quantized by our ggml-exact quantizer and dequantized). `vKv`: V's type where it differs.
  */
 function caches(
   rng: () => number,
@@ -104,23 +109,39 @@ function caches(
   kvDim: number,
   filled: number,
   kv: KvType,
+  vKv: KvType = kv,
 ): {
   k: Uint32Array | Float32Array;
   v: Uint32Array | Float32Array;
   kRef: ArrayLike<number>;
   vRef: ArrayLike<number>;
 } {
-  const kc = randomF32(rng, nCtx * kvDim);
-  const vc = randomF32(rng, nCtx * kvDim);
-  for (let i = filled * kvDim; i < kc.length; i++) {
-    // f32: scores ±1e4·… dominate every real score if read; f16: ±Inf (NaN as soon as it is touched).
-    kc[i] = Math.sign(kc[i]) * (kv === 'f16' ? Infinity : 1e4);
-    vc[i] = kv === 'f16' ? Infinity : 1e6;
-  }
-  if (kv === 'f32') return { k: kc, v: vc, kRef: kc, vRef: vc };
-  const k = packF16(kc);
-  const v = packF16(vc);
-  return { k: k.words, v: v.words, kRef: k.rounded, vRef: v.rounded };
+  const one = (t: KvType, isK: boolean) => {
+    const c = randomF32(rng, nCtx * kvDim);
+    for (let i = filled * kvDim; i < c.length; i++) {
+      // f32: scores ±1e4·… dominate every real score if read; f16: ±Inf (NaN as soon as it is touched);
+      // Q8_0/Q4_0: scales of ±1e4 (K) and 1e4 (V), finite in f16.
+      if (isK) c[i] = Math.sign(c[i]) * (t === 'f16' ? Infinity : 1e4);
+      else c[i] = t === 'f16' ? Infinity : t === 'f32' ? 1e6 : 1e4;
+    }
+    if (t === 'f32') return { words: c, ref: c };
+    if (t === 'f16') {
+      const p = packF16(c);
+      return { words: p.words, ref: p.rounded };
+    }
+    const rb = kvRowBytes(t, kvDim);
+    const bytes = new Uint8Array(Math.ceil((nCtx * rb) / 4) * 4);
+    const ref = new Float32Array(nCtx * kvDim);
+    for (let r = 0; r < nCtx; r++) {
+      const q = quantizeRow(t.toUpperCase(), c.subarray(r * kvDim, (r + 1) * kvDim));
+      bytes.set(q, r * rb);
+      ref.set(dequantizeRow(t.toUpperCase(), q, kvDim), r * kvDim);
+    }
+    return { words: new Uint32Array(bytes.buffer), ref };
+  };
+  const k = one(kv, true);
+  const v = one(vKv, false);
+  return { k: k.words, v: v.words, kRef: k.ref, vRef: v.ref };
 }
 
 describe('attentionWGSL', () => {
@@ -133,9 +154,12 @@ describe('attentionWGSL', () => {
     { nHead: 4, nHeadKv: 4, HD: 12, T: 5, pos0: 3 },
     { nHead: 4, nHeadKv: 4, HD: 8, T: 1, pos0: 150 },
     { nHead: 6, nHeadKv: 2, HD: 12, T: 11, pos0: 60 },
-  ]) {
-    const kv: KvType = ('kv' in c && c.kv) || 'f32';
-    it(`causal attention (nHead=${c.nHead}, nHeadKv=${c.nHeadKv}, hd=${c.HD}, T=${c.T}, pos0=${c.pos0}, ${kv})`, async () => {
+    { nHead: 4, nHeadKv: 2, HD: 32, T: 3, pos0: 40, kv: 'q8_0' as const, vKv: 'q4_0' as const },
+    { nHead: 2, nHeadKv: 2, HD: 64, T: 1, pos0: 70, kv: 'q4_0' as const, vKv: 'f16' as const },
+  ] as { nHead: number; nHeadKv: number; HD: number; T: number; pos0: number; kv?: KvType; vKv?: KvType }[]) {
+    const kv: KvType = c.kv ?? 'f32';
+    const vKv: KvType = c.vKv ?? kv;
+    it(`causal attention (nHead=${c.nHead}, nHeadKv=${c.nHeadKv}, hd=${c.HD}, T=${c.T}, pos0=${c.pos0}, ${kv}${vKv !== kv ? `/${vKv}` : ''})`, async () => {
       const device = await testDevice();
       const { seed, rng } = freshRng();
       const { nHead, nHeadKv, HD, T, pos0 } = c;
@@ -144,10 +168,17 @@ describe('attentionWGSL', () => {
       const nCtx = pos0 + T + 7;
       const q = randomF32(rng, T * qDim);
       // Positions 0..pos0+T−1 hold real keys and values.
-      const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, pos0 + T, kv);
+      const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, pos0 + T, kv, vKv);
       const out0 = randomF32(rng, (T + 1) * qDim); // a spare row that must stay untouched
       const out = storageFrom(device, out0);
-      const code = attentionWGSL({ nHead, nHeadKv, headDim: HD, scale: 1 / Math.sqrt(HD), kvType: kv });
+      const code = attentionWGSL({
+        nHead,
+        nHeadKv,
+        headDim: HD,
+        scale: 1 / Math.sqrt(HD),
+        kvType: kv,
+        vKvType: vKv,
+      });
       const bufs = [
         uniformFrom(device, packStep(T, pos0)),
         storageFrom(device, q),
@@ -190,11 +221,26 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
       out.push({ name: 'tiled, 4 lanes (subgroups)', layout: { kind: 'tiled', lanes: 4 } });
     return out;
   };
-  for (const kv of ['f16', 'f32'] as const) {
+  // Q8_0/Q4_0 caches: head dims that are whole 32-value blocks, T up to 4, depths across chunk edges; each
+  // pair of K and V types takes every other shape, so every shape meets two pairs.
+  const quantShapes = [...shapes.filter((c) => c.HD % 32 === 0), { len: 300, HD: 32, G: 4, T: 4, chunk: 64 }];
+  const cacheCases: { kv: KvType; vKv: KvType; shapes: typeof shapes }[] = [
+    { kv: 'f16', vKv: 'f16', shapes },
+    { kv: 'f32', vKv: 'f32', shapes },
+    ...(
+      [
+        ['q8_0', 'q8_0'],
+        ['q4_0', 'q4_0'],
+        ['q8_0', 'q4_0'],
+        ['f16', 'q8_0'],
+      ] as const
+    ).map(([kv, vKv], p) => ({ kv, vKv, shapes: quantShapes.filter((_, i) => (i + p) % 2 === 0) })),
+  ];
+  for (const { kv, vKv, shapes } of cacheCases) {
     shapes.forEach((c, i) => {
       // Every layout on every shape would be slow on a software adapter: each shape runs two layouts,
       // rotating, so every layout meets every shape across the two cache types.
-      it(`depth ${c.len}, hd ${c.HD}, GQA ${c.G}, T ${c.T}, chunk ${c.chunk || 'policy'}, ${kv}`, async () => {
+      it(`depth ${c.len}, hd ${c.HD}, GQA ${c.G}, T ${c.T}, chunk ${c.chunk || 'policy'}, ${kv}${vKv !== kv ? `/${vKv}` : ''}`, async () => {
         const gpu = await testGpu();
         const device = gpu.device;
         const all = await layouts();
@@ -217,6 +263,7 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
             headDim: HD,
             scale: 1 / Math.sqrt(HD),
             kvType: kv,
+            ...(vKv !== kv ? { vKvType: vKv } : {}),
             maxTokens,
             nCtx,
             layout,
@@ -229,7 +276,7 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
             fixedChunk: c.chunk || undefined,
           });
           const q = randomF32(rng, T * qDim);
-          const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, c.len, kv);
+          const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, c.len, kv, vKv);
           const out0 = randomF32(rng, (T + 1) * qDim); // a spare row that must stay untouched
           const out = storageFrom(device, out0);
           const step = uniformFrom(device, Uint32Array.of(T, pos0, chunk, 0));
@@ -306,7 +353,11 @@ describe('prefillAttentionWGSL', () => {
   });
 
   /** Batch tokens, position of its first token, GQA ratio, head dim, cache type, per case (nHeadKv = 2). */
-  const shapes: { T: number; pos0: number; G: number; HD: number; kv: KvType }[] = [
+  const shapes: { T: number; pos0: number; G: number; HD: number; kv: KvType; vKv?: KvType }[] = [
+    { T: 33, pos0: 5, G: 2, HD: 64, kv: 'q8_0' },
+    { T: 65, pos0: 70, G: 4, HD: 128, kv: 'q4_0' },
+    { T: 130, pos0: 0, G: 1, HD: 32, kv: 'q8_0', vKv: 'q4_0' },
+    { T: 7, pos0: 64, G: 8, HD: 64, kv: 'f16', vKv: 'q8_0' },
     { T: 1, pos0: 0, G: 1, HD: 64, kv: 'f32' },
     { T: 7, pos0: 0, G: 2, HD: 64, kv: 'f16' },
     { T: 7, pos0: 90, G: 8, HD: 128, kv: 'f32' },
@@ -348,7 +399,7 @@ describe('prefillAttentionWGSL', () => {
     ];
   }
   for (const c of shapes) {
-    it(`T ${c.T}, pos0 ${c.pos0}, GQA ${c.G}, hd ${c.HD}, ${c.kv}`, async () => {
+    it(`T ${c.T}, pos0 ${c.pos0}, GQA ${c.G}, hd ${c.HD}, ${c.kv}${c.vKv ? `/${c.vKv}` : ''}`, async () => {
       const device = await testDevice();
       const all = [...layouts, ...(await sharedLayouts())];
       const { seed, rng } = freshRng();
@@ -360,7 +411,7 @@ describe('prefillAttentionWGSL', () => {
       const nCtx = pos0 + T + 9;
       const q = randomF32(rng, T * qDim);
       // Rows 0..pos0+T−1 hold real keys and values (before pos0: earlier batches of the sequence).
-      const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, pos0 + T, kv);
+      const { k, v, kRef, vRef } = caches(rng, nCtx, kvDim, pos0 + T, kv, c.vKv);
       const [ref, tol] = attentionRef(q, kRef, vRef, { nHead, nHeadKv, HD, T, pos0 });
       const out0 = randomF32(rng, (T + 1) * qDim); // a spare row that must stay untouched
       const fullRef = Float64Array.from(out0);
@@ -376,7 +427,15 @@ describe('prefillAttentionWGSL', () => {
       // The odd rows layout moves tile edges whatever the head dim; at 128 and 256 its unrolled source
       // would take tens of seconds to compile on SwiftShader.
       for (const { name, layout } of all.filter((l) => HD <= 64 || !l.name.includes('odd'))) {
-        const o = { nHead, nHeadKv, headDim: HD, scale: 1 / Math.sqrt(HD), kvType: kv, layout };
+        const o = {
+          nHead,
+          nHeadKv,
+          headDim: HD,
+          scale: 1 / Math.sqrt(HD),
+          kvType: kv,
+          vKvType: c.vKv,
+          layout,
+        };
         const out = storageFrom(device, out0);
         await runWGSL(device, prefillAttentionWGSL(o), [...bufs, out], prefillAttentionWorkgroups(o, T));
         const p = prefillAttentionPlan(o);

@@ -23,17 +23,20 @@
  * QKV kernel (kernels/llama-ops.ts: each rotated pair sits in adjacent slots), which q·k does not see.
  *
  * KV element types: `f32`, or `f16` stored two per u32 with `pack2x16float` (no shader-f16 needed; as
- * llama.cpp's default F16 K/V cache). K is read four elements at a time (`vec4<f32>` or `vec2<u32>`),
- * V two at a time.
+ * llama.cpp's default F16 K/V cache), or ggml's Q8_0/Q4_0 blocks (kv-quant.ts; a head size a multiple of
+ * 32, so every block lies in one head). K is read four elements at a time (`vec4<f32>` or `vec2<u32>`),
+ * V two at a time (the prefill kernel: four). K and V may differ in type (`vKvType`), as llama.cpp's
+ * `-ctk`/`-ctv`.
  */
 import type { KvType } from '../../core/types.ts';
 import { f32Lit, STEP_WGSL, WG } from './common.ts';
+import { isQuantKv, quantKvDecl } from './kv-quant.ts';
 
 export type { KvType };
 
-/** Bytes per KV-cache element. */
+/** Bytes per KV-cache element: 4 (f32), 2 (f16), 34/32 (Q8_0), 18/32 (Q4_0) (ggml_row_size / 32 values). */
 export function kvBytesPerElement(kv: KvType): number {
-  return kv === 'f16' ? 2 : 4;
+  return kv === 'f16' ? 2 : kv === 'q8_0' ? 34 / 32 : kv === 'q4_0' ? 18 / 32 : 4;
 }
 
 /** The largest score the kernels treat as "masked" (finite sentinel for −∞). */
@@ -41,6 +44,7 @@ export const SENTINEL = '-1.0e30';
 
 /** WGSL declaration of a K binding (read as 4 elements) and its loader `ld_<name>4(i)`, i a multiple of 4. */
 export function kDecl(binding: string, name: string, kv: KvType, access = 'read'): string {
+  if (isQuantKv(kv)) return quantKvDecl(binding, name, kv, access);
   return kv === 'f16'
     ? `${binding} var<storage, ${access}> ${name}: array<vec2<u32>>;
 fn ld_${name}4(i: u32) -> vec4<f32> { let w = ${name}[i / 4u]; return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }`
@@ -50,6 +54,7 @@ fn ld_${name}4(i: u32) -> vec4<f32> { return ${name}[i / 4u]; }`;
 
 /** WGSL declaration of a cache binding read as pairs, with `ld_<name>2(i)`, i even. */
 export function pairDecl(binding: string, name: string, kv: KvType): string {
+  if (isQuantKv(kv)) return quantKvDecl(binding, name, kv);
   return kv === 'f16'
     ? `${binding} var<storage, read> ${name}: array<u32>;
 fn ld_${name}2(i: u32) -> vec2<f32> { return unpack2x16float(${name}[i / 2u]); }`
@@ -63,8 +68,10 @@ export interface AttentionOptions {
   headDim: number;
   /** Softmax scale, normally 1/sqrt(headDim). */
   scale: number;
-  /** KV-cache element type (default f32). */
+  /** KV-cache element type (default f32): K's, and V's unless {@link vKvType} says otherwise. */
   kvType?: KvType;
+  /** V-cache element type where it differs from K's (llama.cpp's `-ctv`); default {@link kvType}. */
+  vKvType?: KvType;
   /** Threads per workgroup (default {@link attentionWorkgroupSize}); small values suit software adapters. */
   threads?: number;
   /**
@@ -109,7 +116,7 @@ export function attentionWGSL(o: AttentionOptions): string {
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read> q: array<vec2<f32>>;
 ${pairDecl('@group(0) @binding(2)', 'kc', kv)}
-${pairDecl('@group(0) @binding(3)', 'vc', kv)}
+${pairDecl('@group(0) @binding(3)', 'vc', o.vKvType ?? kv)}
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 const HD: u32 = ${HD}u;
 const W: u32 = ${W}u;
@@ -190,6 +197,8 @@ export interface FlashOptions {
   /** Softmax scale, normally 1/sqrt(headDim). */
   scale: number;
   kvType: KvType;
+  /** V-cache element type where it differs from K's; default kvType. */
+  vKvType?: KvType;
   /** Query tokens per dispatch the kernel supports (1..4; step.nTokens may be fewer). */
   maxTokens: number;
   /** Context length (rows of the caches). */

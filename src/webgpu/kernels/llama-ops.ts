@@ -14,6 +14,7 @@
  */
 import type { KvType } from '../../core/types.ts';
 import { f32Lit, type WeightType } from './common.ts';
+import { isQuantKv } from './kv-quant.ts';
 import type { MatmulOptions, MatmulSegment, SegmentWeight } from './matmul.ts';
 
 /** A matmul's options without the tokens per thread (chosen per variant). */
@@ -58,8 +59,14 @@ export interface QkvRopeShape {
    * come first, then kernels/headnorm.ts rotates and stores K).
    */
   deferRope: boolean;
-  /** KV-cache element type (default f32; f16 is stored two per u32 with pack2x16float). */
+  /** KV-cache element type (default f32; f16 is stored two per u32 with pack2x16float): K's, and V's unless {@link vKvType}. */
   kvType?: KvType;
+  /**
+   * V-cache element type where it differs (default kvType). A quantized K or V (Q8_0, Q4_0) is not stored
+   * here: K (after RoPE, heads in natural order, as are Q's) goes to `k_new` [T, kvDim] f32 and V to
+   * `v_new` [T, kvDim] f32, for kernels/kv-quant.ts to quantize into the cache.
+   */
+  vKvType?: KvType;
 }
 
 /**
@@ -94,6 +101,12 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
   const qDim = o.nHead * HD;
   const kvDim = o.nHeadKv * HD;
   const f16 = o.kvType === 'f16';
+  const vType = o.vKvType ?? o.kvType;
+  const fv16 = vType === 'f16';
+  // A quantized K is stored by the quantizer from k_new (after RoPE unless deferred), Q and K heads in
+  // their natural order so its blocks hold the values llama.cpp's do; a quantized V from v_new.
+  const kQuant = isQuantKv(o.kvType ?? 'f32');
+  const vQuant = isQuantKv(vType ?? 'f32');
   // Pair (ia, ib) of head-local dims rotated together; pairs past ropeDim are not rotated.
   const ia = o.neox
     ? `select(2u * (u % ${half}u), u % ${half}u, 2u * (u % ${half}u) < ${RD}u)`
@@ -146,7 +159,9 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
       ${
         packed
           ? `${out}[(${row} * ${stride}u + hb0) / 2u + i] = pack2x16float(vec2<f32>(o0, o1));`
-          : `${out}[${row} * ${stride}u + hb0 + 2u * i] = o0; ${out}[${row} * ${stride}u + hb0 + 2u * i + 1u] = o1;`
+          : kQuant
+            ? `${out}[${row} * ${stride}u + hb0 + ia] = o0; ${out}[${row} * ${stride}u + hb0 + ib] = o1;`
+            : `${out}[${row} * ${stride}u + hb0 + 2u * i] = o0; ${out}[${row} * ${stride}u + hb0 + 2u * i + 1u] = o1;`
       }`,
         extra: [
           ...ropeDecl,
@@ -167,11 +182,18 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
       ],
       epilogue: `${biasAdd(qDim + kvDim, r('2u * u'), r('2u * u + 1u'))}
       ${
-        f16
-          ? `v_cache[(pos * ${kvDim}u + ${r('2u * u')}) / 2u] = pack2x16float(vec2<f32>(d0 + b0, d1 + b1));`
-          : `v_cache[pos * ${kvDim}u + ${r('2u * u')}] = d0 + b0; v_cache[pos * ${kvDim}u + ${r('2u * u + 1u')}] = d1 + b1;`
+        vQuant
+          ? `v_new[t * ${kvDim}u + ${r('2u * u')}] = d0 + b0; v_new[t * ${kvDim}u + ${r('2u * u + 1u')}] = d1 + b1;`
+          : fv16
+            ? `v_cache[(pos * ${kvDim}u + ${r('2u * u')}) / 2u] = pack2x16float(vec2<f32>(d0 + b0, d1 + b1));`
+            : `v_cache[pos * ${kvDim}u + ${r('2u * u')}] = d0 + b0; v_cache[pos * ${kvDim}u + ${r('2u * u + 1u')}] = d1 + b1;`
       }`,
-      extra: [...biasDecl, `var<storage, read_write> v_cache: array<${f16 ? 'u32' : 'f32'}>`],
+      extra: [
+        ...biasDecl,
+        vQuant
+          ? 'var<storage, read_write> v_new: array<f32>'
+          : `var<storage, read_write> v_cache: array<${fv16 ? 'u32' : 'f32'}>`,
+      ],
     };
   });
   return {
@@ -180,8 +202,9 @@ export function qkvRopeMatmul(o: QkvRopeShape, q: WeightParts, k: WeightParts, v
     segments: [
       ...rotated('attn_q', q, 0, 'q_out', qDim, 't'),
       // Deferred RoPE (qwen3): K goes unrotated to the f32 scratch k_new [T, kvDim]; the head-norm kernel
-      // normalises, rotates and stores it in the cache (rounded once, as llama.cpp).
-      ...(o.deferRope
+      // normalises, rotates and stores it in the cache (rounded once, as llama.cpp). A quantized K goes to
+      // k_new too (rotated unless deferred), for the quantizer.
+      ...(o.deferRope || kQuant
         ? rotated('attn_k', k, qDim, 'k_new', kvDim, 't')
         : rotated('attn_k', k, qDim, 'k_cache', kvDim, 'pos')),
       ...vSegs,

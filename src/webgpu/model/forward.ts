@@ -33,6 +33,7 @@ import { type KernelSource, kernelSource } from '../kernels/bindings.ts';
 import { type WeightType, WG } from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';
 import { qkNormRopeWGSL } from '../kernels/headnorm.ts';
+import { isQuantKv, kvQuantizeWGSL, kvQuantizeWorkgroupsX } from '../kernels/kv-quant.ts';
 import { type MatmulSpec, partBinding } from '../kernels/llama-ops.ts';
 import {
   gemvWGSL,
@@ -79,8 +80,11 @@ export type PlannedKernel = Omit<Dispatch, 'pipeline' | 'group'> & {
   buffers: Record<string, GPUBuffer | undefined>;
 };
 
-/** What planning the forward pass needs of a load: its kernel plan (kernel-plan.ts), its KV cache's element type and length in tokens. */
-export type ForwardConfig = KernelPlan & { kvType: KvType; nCtx: number };
+/**
+ * What planning the forward pass needs of a load: its kernel plan (kernel-plan.ts), its KV cache's element
+ * types (K's `kvType`, V's `vKvType` where it differs) and length in tokens.
+ */
+export type ForwardConfig = KernelPlan & { kvType: KvType; vKvType?: KvType; nCtx: number };
 
 /** Threads (tokens) per workgroup of the prefill norm pass (kernels/postnorm.ts `rmsNormRowsWGSL`). */
 export const NORM_PASS_THREADS = 16;
@@ -190,6 +194,7 @@ function attentionCodes(c: LlamaConfig, choice: ForwardConfig): AttentionCodes {
     headDim: c.headDim,
     scale: gm ? gm.attnScale : 1 / Math.sqrt(c.headDim),
     kvType: choice.kvType,
+    ...(choice.vKvType && choice.vKvType !== choice.kvType ? { vKvType: choice.vKvType } : {}),
   };
   const softcap = gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {};
   const windowOf = (l: number) => (gm?.swa?.layers[l] ? { window: gm.swa.window } : {});
@@ -225,6 +230,13 @@ function attentionCodes(c: LlamaConfig, choice: ForwardConfig): AttentionCodes {
   };
 }
 
+/** The quantize-on-write kernel of a load whose K or V cache is Q8_0/Q4_0 (else undefined). */
+function kvQuantPlan(c: LlamaConfig, choice: ForwardConfig): PlanContext['kvQuant'] {
+  const o = { kvDim: c.nHeadKv * c.headDim, kType: choice.kvType, vType: choice.vKvType ?? choice.kvType };
+  if (!isQuantKv(o.kType) && !isQuantKv(o.vType)) return undefined;
+  return { code: kvQuantizeWGSL(o), wgX: kvQuantizeWorkgroupsX(o) };
+}
+
 /** What the planning of one layer needs. */
 interface PlanContext {
   cfg: LlamaConfig;
@@ -237,6 +249,8 @@ interface PlanContext {
   qkvBias: (GPUBuffer | undefined)[];
   W(name: string): GpuWeight;
   qkNormCode?: string;
+  /** The quantize-on-write kernel (kernels/kv-quant.ts) where K or V is Q8_0/Q4_0, and its workgroups. */
+  kvQuant?: { code: string; wgX: number };
   postNormCode?: string;
   /** The prefill norm pass's kernel for a norm weight type, where {@link usesNormPass}. */
   normRowsCode?: (normType: WeightType) => string;
@@ -317,8 +331,10 @@ function planAttention(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
  *
  *   xn = RMSNorm(x)                                        prefill's norm pass only (else fused below)
  *   q, k→kCache, v→vCache = RoPE(W_qkv · RMSNorm(x) + b)   one kernel: norm + Q/K/V matmuls + RoPE + KV store
- *                                                          (qwen3, Gemma 3: no RoPE yet, k → k_new)
+ *                                                          (qwen3, Gemma 3: no RoPE yet, k → k_new; a
+ *                                                          quantized K → k_new, a quantized V → v_new)
  *   q, k→kCache = RoPE(RMSNorm_head(q), RMSNorm_head(k))   qwen3, Gemma 3 only: per-head norms, then RoPE
+ *   kCache, vCache ← Q8_0/Q4_0(k_new, v_new)               a quantized cache only: the rows as ggml blocks
  *   xb = softmax(q·Kᵀ/√hd) · V                             [T, nHead·hd], causal GQA over 0..pos; decode:
  *                                                          flash-decoding per chunk + combine (2 dispatches)
  *   x += W_o · xb                                          Gemma: x += RMSNorm(W_o · xb) (post-norm)
@@ -360,7 +376,7 @@ function planLayer(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
         fixed('qkv', `${b}.qk_norm_rope`, x.qkNormCode, c.nHead + c.nHeadKv, {
           step: s.step,
           q: s.q,
-          kc: s.kCache[l],
+          kc: isQuantKv(x.choice.kvType) ? undefined : s.kCache[l],
           k_new: s.kNew,
           qn: vec(x, `${b}.attn_q_norm.weight`),
           kn: vec(x, `${b}.attn_k_norm.weight`),
@@ -368,6 +384,21 @@ function planLayer(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
         }),
       ]
     : [];
+  // A quantized K or V: the rows the QKV (and head-norm) kernels left in k_new / v_new, quantized into the
+  // cache (llama.cpp's set_rows into a Q8_0/Q4_0 cache).
+  const kvQuant: PlannedKernel[] = x.kvQuant
+    ? [
+        fixed('qkv', `${b}.kv_quant`, x.kvQuant.code, x.kvQuant.wgX, {
+          step: s.step,
+          k_new: s.kNew,
+          v_new: s.vNew,
+          kc: s.kCache[l],
+          vc: s.vCache[l],
+        }),
+      ]
+    : [];
+  const kQuant = isQuantKv(x.choice.kvType);
+  const vQuant = isQuantKv(x.choice.vKvType ?? x.choice.kvType);
   return [
     ...normed('qkv', `${b}.attn_norm.prefill`, `${b}.attn_norm.weight`),
     ...matmuls(x, 'qkv', `${b}.qkv.${mode}`, unnormed(sp.qkv), mode, {
@@ -380,11 +411,13 @@ function planLayer(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
       rope,
       qkv_bias: x.qkvBias[l],
       q_out: s.q,
-      k_cache: c.qkNorm ? undefined : s.kCache[l],
+      k_cache: c.qkNorm || kQuant ? undefined : s.kCache[l],
       k_new: s.kNew,
-      v_cache: s.vCache[l],
+      v_cache: vQuant ? undefined : s.vCache[l],
+      v_new: s.vNew,
     }),
     ...qkNorm,
+    ...kvQuant,
     ...planAttention(x, l, mode),
     ...matmuls(x, 'wo', `${b}.wo.${mode}`, sp.wo, mode, {
       step: s.step,
@@ -473,6 +506,7 @@ export function planForward(
           kvType: choice.kvType,
         })
       : undefined,
+    kvQuant: kvQuantPlan(c, choice),
     postNormCode: gm
       ? rmsNormAddWGSL({ n: c.nEmbd, eps: c.rmsEps, normType: W('blk.0.post_attention_norm.weight').type })
       : undefined,

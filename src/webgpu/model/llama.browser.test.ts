@@ -18,6 +18,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../../core/errors.ts';
+import type { KvType } from '../../core/types.ts';
 import { quantizeGguf } from '../../gguf/quantize-model.ts';
 import { openGguf } from '../../gguf/reader.ts';
 import { kv, writeGguf } from '../../gguf/writer.ts';
@@ -308,6 +309,118 @@ const PINNED_MMV = { lanes: 1, units: 4, threads: 16, reduce: 'shared', packed: 
 /** The same for the prefill tile on GPUs (a trial there picks the float or the integer-dot tile). */
 const pinnedPrefill = (): WebGpuEngineOptions['prefill'] =>
   gpu.info.isFallback ? undefined : { kind: 'tile' };
+
+/**
+ * The Q8_0 / Q4_0 KV cache (kernels/kv-quant.ts) against a reference that stores each K and V row quantized
+ * by ggml's rules and dequantized (ReferenceLlama.kvType): head size 32, GQA, a prompt across prefill
+ * batches, decode attention in chunks, NeoX + biases and qwen3's head norms (Q and K in natural order), K and
+ * V of different types. The tolerance is looser than f32's: our K/V in f32 and the reference's (float64
+ * rounded to f32) can land on either side of a quantization step, which moves one value by a step (≤ d).
+ */
+describe('quantized KV cache (Q8_0, Q4_0) vs the float64 reference storing the same blocks', () => {
+  const QTOL = 1e-3;
+  const quantCases: (Case & { kv: KvType; kvV?: KvType; attention?: WebGpuEngineOptions['attention'] })[] = [
+    {
+      name: 'llama GQA 4/2, head size 32, q8_0, 21-token prompt in batches of 8, decode in chunks of 8',
+      model: { seed: 121, nLayers: 2, nEmbd: 128, nFF: 96, nHead: 4, nHeadKv: 2, nVocab: 300 },
+      promptLen: 21,
+      batchSize: 8,
+      kv: 'q8_0',
+      attention: { layout: { kind: 'strided' }, fixedChunk: 8 },
+    },
+    {
+      name: 'qwen2 (NeoX, biases), head size 32, q4_0, tiled decode attention',
+      model: {
+        seed: 122,
+        architecture: 'qwen2',
+        nLayers: 2,
+        nEmbd: 96,
+        nFF: 96,
+        nHead: 3,
+        nHeadKv: 1,
+        nVocab: 300,
+        tied: true,
+      },
+      promptLen: 9,
+      kv: 'q4_0',
+      attention: { layout: { kind: 'tiled', lanes: 1 }, fixedChunk: 8 },
+    },
+    {
+      name: 'qwen3 (head norms, NeoX), head size 32, K q4_0 / V q8_0',
+      model: {
+        seed: 123,
+        architecture: 'qwen3',
+        nLayers: 2,
+        nEmbd: 64,
+        nFF: 96,
+        nHead: 4,
+        nHeadKv: 2,
+        headDim: 32,
+        nVocab: 300,
+      },
+      promptLen: 7,
+      kv: 'q4_0',
+      kvV: 'q8_0',
+    },
+    {
+      name: 'llama, K f16 / V q8_0',
+      model: { seed: 124, nLayers: 2, nEmbd: 64, nFF: 96, nHead: 2, nHeadKv: 1, nVocab: 300 },
+      promptLen: 6,
+      kv: 'f16',
+      kvV: 'q8_0',
+    },
+  ];
+  it.each(quantCases.map((c) => [c.name, c] as const))('%s', async (name, c) => {
+    const bytes = makeRandomLlamaGguf(c.model);
+    const prompt = randomIds(c.model.seed * 7 + 1, c.promptLen, c.model.nVocab);
+    let info: WebGpuModelInfo | undefined;
+    const run = await runEngine(bytes, prompt, {
+      batchSize: c.batchSize,
+      kvType: c.kv,
+      kvTypeV: c.kvV,
+      attention: c.attention,
+      onInfo: (i) => (info = i),
+    });
+    expect([info?.kvType, info?.kvTypeV]).toEqual([c.kv, c.kvV ?? c.kv]);
+    const ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
+    ref.kvType = c.kv;
+    ref.vKvType = c.kvV;
+    compare(`${c.kv}/${c.kvV ?? c.kv} KV: ${name}`, run, await referenceLogits(ref, run), QTOL);
+    // The same run against an f16-cache reference differs by far more than QTOL: the test sees the blocks.
+    const f16Ref = await ReferenceLlama.fromGguf(await openGguf({ blob: blobOf(bytes) }));
+    f16Ref.kvType = 'f16';
+    const other = await referenceLogits(f16Ref, run);
+    const moved = other.some((r, i) =>
+      r.some((v, j) => Math.abs(v - run.logits[i][j]) > QTOL * (1 + Math.max(...r.map(Math.abs)))),
+    );
+    expect(moved, 'an f16 reference should not pass the quantized tolerance').toBe(true);
+  });
+
+  it('refuses a quantized cache for a head size not a multiple of 32, and an unknown type, before allocating', async () => {
+    const c = CASES[0]; // head size 16
+    const bytes = makeRandomLlamaGguf(c.model);
+    for (const [opts, msg] of [
+      [{ kvType: 'q8_0' }, /q8_0 K cache needs a head size that is a multiple of 32.*head size is 16/],
+      [{ kvTypeV: 'q4_0' }, /q4_0 V cache needs a head size that is a multiple of 32/],
+      [{ kvType: 'q5_0' }, /kvType must be one of f16, f32, q8_0, q4_0, got "q5_0"/],
+      [{ kvTypeK: 'Q8_0' }, /kvTypeK must be one of/],
+    ] as const) {
+      const engine = new WebGpuEngine({ openModel: openModelSource, gpu });
+      try {
+        const err = await engine
+          .load({ blob: blobOf(bytes) }, { contextLength: 64, ...(opts as object) })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(isEngineError(err) && err.code).toBe('invalid_argument');
+        expect((err as Error).message).toMatch(msg);
+      } finally {
+        await engine.dispose();
+      }
+    }
+  });
+});
 
 describe('token_embd / output split across bindings (maxBindingBytes)', () => {
   const SPLITS = [

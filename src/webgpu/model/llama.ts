@@ -47,6 +47,7 @@ import type { ForwardProfiler, LlamaLoadOptions, LlamaLoadTimes, MatmulFamilyNam
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 import {
   allocRunState,
+  checkKvCacheFits,
   kvCacheBytes,
   qkvBiasBuffer,
   type RunState,
@@ -84,8 +85,10 @@ export class LlamaModel {
   splitTensors = 0;
   /** Decode matmuls per forward pass that use mmv, and those that use `plan.decodeKernel` (K not a multiple of 32). */
   readonly decodeMatmuls = { mmv: 0, fallback: 0 };
-  /** KV-cache element type. */
+  /** The K cache's element type. */
   readonly kvType: KvType;
+  /** The V cache's element type (llama.cpp's `-ctv`; the K type unless the load said otherwise). */
+  readonly vKvType: KvType;
   /** Matmul families whose prefill runs the integer-dot tile (`plan.prefill.intDot`, covered types). */
   readonly intDotFamilies = new Set<MatmulFamilyName>();
   /**
@@ -150,6 +153,7 @@ export class LlamaModel {
     this.times = times;
     this.plan = opts.plan ?? gpuPlan();
     this.kvType = opts.kvType ?? 'f16';
+    this.vKvType = opts.vKvType ?? this.kvType;
   }
 
   /** Tokens per workgroup row of the prefill matmuls (a prefill batch is best a multiple of it). */
@@ -176,14 +180,14 @@ export class LlamaModel {
       : { kernel: 'per-token' };
   }
 
-  /** Bytes of the KV cache: 2 × nLayers × nCtx × kvDim × (2 for f16, 4 for f32). */
+  /** Bytes of the KV cache (state.ts `kvCacheBytes`: K's and V's rows in their types). */
   get kvBytes(): number {
-    return kvCacheBytes(this.cfg, this.nCtx, this.kvType);
+    return kvCacheBytes(this.cfg, this.nCtx, this.kvType, this.vKvType);
   }
 
   /** The kernel choices of this load, for forward.ts. */
   private get choice(): ForwardConfig {
-    return { ...this.plan, kvType: this.kvType, nCtx: this.nCtx };
+    return { ...this.plan, kvType: this.kvType, vKvType: this.vKvType, nCtx: this.nCtx };
   }
 
   /** The attention chunking for a step of `nTokens` at `pos0`, also written into the Step uniform. */
@@ -208,7 +212,8 @@ export class LlamaModel {
   /**
    * Streams the GGUF's tensors to GPU buffers, allocates the KV cache and run state, and compiles the
    * pipelines.
-   * @throws EngineError 'unsupported_model' (tensor type), 'out_of_memory' (an allocation failed; all
+   * @throws EngineError 'invalid_argument' (a Q8_0/Q4_0 cache for a head size not a multiple of 32, before
+   *   anything is allocated), 'unsupported_model' (tensor type), 'out_of_memory' (an allocation failed; all
    *   buffers made so far are released), 'gguf_invalid' / 'network' / 'aborted' from the source.
    */
   static async load(
@@ -223,6 +228,7 @@ export class LlamaModel {
     );
     const maxBuffer = Math.min(device.limits.maxBufferSize, maxBinding);
     const times: LlamaLoadTimes = { fetchMs: 0, uploadMs: 0, compileMs: 0 };
+    checkKvCacheFits(cfg, opts.kvType ?? 'f16', opts.vKvType ?? opts.kvType ?? 'f16');
     const allBuffers: GPUBuffer[] = [];
     device.pushErrorScope('out-of-memory');
     device.pushErrorScope('validation');
@@ -236,6 +242,7 @@ export class LlamaModel {
         fusedWeightViews(plans, cfg),
         device.limits.maxStorageBuffersPerShaderStage,
         opts.kvType ?? 'f16',
+        opts.vKvType ?? opts.kvType ?? 'f16',
       );
       const { weights, weightBytes } = allocWeights(device, plans, allBuffers);
       model = new LlamaModel(device, cfg, opts, weightBytes, times, specs);

@@ -62,8 +62,10 @@ export interface LlamaLoadOptions {
    */
   plan?: KernelPlan;
   signal?: AbortSignal;
-  /** KV-cache element type (default f16, as llama.cpp). */
+  /** The K cache's element type, and V's unless {@link vKvType} (default f16, as llama.cpp). */
   kvType?: KvType;
+  /** The V cache's element type where it differs from K's (llama.cpp's `-ctv`). */
+  vKvType?: KvType;
   /** Bytes read from the source so far. */
   onFetch?: (done: number, total: number) => void;
   /** Bytes written to the GPU so far. */

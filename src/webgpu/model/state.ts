@@ -10,6 +10,7 @@ import type { KvType } from '../../core/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import { kvBytesPerElement, MAX_SPLITS } from '../kernels/attention.ts';
 import { STEP_BYTES } from '../kernels/common.ts';
+import { isQuantKv, kvRowBytes } from '../kernels/kv-quant.ts';
 import { HISTORY_HEADER, SAMPLE_PARAMS_BYTES } from '../kernels/sample.ts';
 import type { GpuWeight } from './weights.ts';
 
@@ -19,14 +20,17 @@ export interface RunStateSize {
   nCtx: number;
   /** Tokens per prefill batch the activations hold. */
   batchSize: number;
+  /** The K cache's element type, and V's unless {@link vKvType}. */
   kvType: KvType;
+  /** The V cache's element type where it differs (default kvType). */
+  vKvType?: KvType;
   /** Allocate `xn`, the prefill batch's normed input (options.ts `PrefillMatmul` normPass). */
   normPass?: boolean;
 }
 
 /** Buffers of the run state, by the kernels' binding names where they have one (B = batchSize). */
 export interface RunState {
-  /** Per layer [nCtx, kvDim] (f16 or f32). */
+  /** Per layer [nCtx, kvDim] (f16, f32, or Q8_0/Q4_0 blocks: kernels/kv-quant.ts). */
   kCache: GPUBuffer[];
   vCache: GPUBuffer[];
   /** Flash-decoding partial outputs [MAX_SPLITS, 1, qDim] f32. */
@@ -41,8 +45,13 @@ export interface RunState {
   xb: GPUBuffer;
   /** Queries after RoPE [B, nHead·headDim] f32. */
   q: GPUBuffer;
-  /** qwen3: this step's keys before their per-head norm and RoPE [B, kvDim] f32 (kernels/headnorm.ts). */
+  /**
+   * This step's keys [B, kvDim] f32: qwen3's before their per-head norm and RoPE (kernels/headnorm.ts), and
+   * with a quantized K cache those the quantizer writes (kernels/kv-quant.ts).
+   */
   kNew?: GPUBuffer;
+  /** This step's values [B, kvDim] f32 for the quantizer, with a quantized V cache only. */
+  vNew?: GPUBuffer;
   /** SwiGLU hidden [B, nFF] f32. */
   hb: GPUBuffer;
   /** Logits [nVocab] f32. */
@@ -70,9 +79,41 @@ export interface RunState {
   sample: { params: GPUBuffer; work: GPUBuffer; hist: GPUBuffer };
 }
 
-/** Bytes of the KV cache: 2 × nLayers × nCtx × kvDim × (2 for f16, 4 for f32). */
-export function kvCacheBytes(c: LlamaConfig, nCtx: number, kvType: KvType): number {
-  return 2 * c.nLayers * nCtx * c.nHeadKv * c.headDim * kvBytesPerElement(kvType);
+/**
+ * Bytes of the KV cache: nLayers × nCtx × (K's row + V's row), a row of kvDim values taking 4 (f32), 2 (f16),
+ * 34/32 (Q8_0) or 18/32 (Q4_0) bytes per value (ggml_row_size; each layer's buffer rounded up to 4 bytes).
+ */
+export function kvCacheBytes(c: LlamaConfig, nCtx: number, kvType: KvType, vKvType: KvType = kvType): number {
+  const kvDim = c.nHeadKv * c.headDim;
+  const layer = (t: KvType) => Math.ceil((nCtx * kvDim * kvBytesPerElement(t)) / 4) * 4;
+  return c.nLayers * (layer(kvType) + layer(vKvType));
+}
+
+/**
+ * Refuses a Q8_0/Q4_0 cache for a model whose head size is not a multiple of 32: a block would straddle two
+ * heads, which ggml's per-head views of the cache cannot address either (ggml_row_size asserts whole blocks).
+ * @throws EngineError('invalid_argument') naming the model's head size and the types that fit.
+ */
+export function checkKvCacheFits(
+  c: Pick<LlamaConfig, 'headDim'>,
+  kvType: KvType,
+  vKvType: KvType = kvType,
+): void {
+  for (const [which, t] of [
+    ['K', kvType],
+    ['V', vKvType],
+  ] as const) {
+    if (isQuantKv(t) && c.headDim % 32 !== 0)
+      throw new EngineError(
+        'invalid_argument',
+        `a ${t} ${which} cache needs a head size that is a multiple of 32 (whole 32-value blocks per head, as llama.cpp); this model's head size is ${c.headDim}: use f16 or f32`,
+      );
+  }
+}
+
+/** Does this load need the f32 scratch `kNew` (qwen3's head norms, or a quantized K) / `vNew` (a quantized V)? */
+function scratchRows(c: LlamaConfig, z: RunStateSize): { k: boolean; v: boolean } {
+  return { k: c.qkNorm || isQuantKv(z.kvType), v: isQuantKv(z.vKvType ?? z.kvType) };
 }
 
 /** Bytes of everything {@link allocRunState} makes (before the 16-byte minimum of each buffer). */
@@ -80,8 +121,16 @@ export function runStateBytes(c: LlamaConfig, z: RunStateSize): number {
   const qDim = c.nHead * c.headDim;
   const kvDim = c.nHeadKv * c.headDim;
   return (
-    kvCacheBytes(c, z.nCtx, z.kvType) +
-    4 * (z.batchSize * (c.nEmbd + 2 * qDim + c.nFF + 1 + (c.qkNorm ? kvDim : 0)) + c.nVocab * 2) +
+    kvCacheBytes(c, z.nCtx, z.kvType, z.vKvType) +
+    4 *
+      (z.batchSize *
+        (c.nEmbd +
+          2 * qDim +
+          c.nFF +
+          1 +
+          (scratchRows(c, z).k ? kvDim : 0) +
+          (scratchRows(c, z).v ? kvDim : 0)) +
+        c.nVocab * 2) +
     z.nCtx * c.ropeDim * 4 * (c.gemma?.swa ? 2 : 1) +
     (c.gemma ? 4 * z.batchSize * c.nEmbd : 0) +
     (z.normPass ? 4 * z.batchSize * c.nEmbd : 0) +
@@ -103,12 +152,12 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
   const R = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
   const qDim = c.nHead * c.headDim;
   const kvDim = c.nHeadKv * c.headDim;
-  const kvRow = kvDim * kvBytesPerElement(z.kvType);
+  const cacheBytes = (t: KvType) => Math.ceil((z.nCtx * kvRowBytes(t, kvDim)) / 4) * 4;
   const kCache: GPUBuffer[] = [];
   const vCache: GPUBuffer[] = [];
   for (let l = 0; l < c.nLayers; l++) {
-    kCache.push(buf(`blk.${l}.k_cache`, z.nCtx * kvRow, S));
-    vCache.push(buf(`blk.${l}.v_cache`, z.nCtx * kvRow, S));
+    kCache.push(buf(`blk.${l}.k_cache`, cacheBytes(z.kvType), S));
+    vCache.push(buf(`blk.${l}.v_cache`, cacheBytes(z.vKvType ?? z.kvType), S));
   }
   const partO = buf('attn_part_o', MAX_SPLITS * qDim * 4, S);
   const partMl = buf('attn_part_ml', MAX_SPLITS * c.nHead * 8, S);
@@ -116,7 +165,9 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
   const xn = z.normPass ? buf('xn', B * c.nEmbd * 4, S) : undefined;
   const xb = buf('xb', B * qDim * 4, S);
   const q = buf('q', B * qDim * 4, S);
-  const kNew = c.qkNorm ? buf('k_new', B * kvDim * 4, S) : undefined;
+  const scratch = scratchRows(c, z);
+  const kNew = scratch.k ? buf('k_new', B * kvDim * 4, S) : undefined;
+  const vNew = scratch.v ? buf('v_new', B * kvDim * 4, S) : undefined;
   const hb = buf('hb', B * c.nFF * 4, S);
   const logits = buf('logits', c.nVocab * 4, S | GPUBufferUsage.COPY_SRC);
   const ids = buf('ids', B * 4, S | GPUBufferUsage.COPY_DST);
@@ -144,6 +195,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     xb,
     q,
     kNew,
+    vNew,
     hb,
     logits,
     ids,

@@ -227,6 +227,7 @@ export function layerSpecs(
   plans: Map<string, WeightPlan>,
   maxStorage: number,
   kvType: KvType,
+  vKvType: KvType = kvType,
 ): ModelSpecs {
   const P = (name: string): WeightPlan => requireWeight(plans, name);
   const split = (spec: MatmulSpec) => fitStorageBindings(spec, maxStorage);
@@ -247,6 +248,7 @@ export function layerSpecs(
         bias: cfg.qkvBias,
         deferRope: cfg.qkNorm,
         kvType,
+        ...(vKvType !== kvType ? { vKvType } : {}),
       },
       wp('attn_q'),
       wp('attn_k'),

@@ -9,6 +9,7 @@ import { installBenchApi } from '../bench/page-api.ts';
 import { h } from '../dom/h.ts';
 import { BenchView } from './bench-view.ts';
 import { ChatView } from './chat-view.ts';
+import { CpuCompareView } from './cpu-compare-view.ts';
 import { HistoryView } from './history-view.ts';
 import { LlamaBenchView } from './llama-bench-view.ts';
 import { ModelPicker } from './model-picker.ts';
@@ -88,7 +89,8 @@ function main(): void {
   const benchRoot = document.getElementById('bench-root');
   const webgpuNotice = h('div', { class: 'notice notice--warn', role: 'alert', 'data-testid': 'no-webgpu' });
   webgpuNotice.hidden = true;
-  bench.element.append(new LlamaBenchView(session).element);
+  const cpuView = new CpuCompareView(session);
+  bench.element.append(cpuView.element, new LlamaBenchView(session).element);
   benchRoot?.replaceChildren(webgpuNotice, bench.element);
   document.getElementById('chat-root')?.replaceChildren(chat.element);
   document.getElementById('history-root')?.replaceChildren(historyView.element);
@@ -113,6 +115,11 @@ function main(): void {
     results?.focus();
   };
   bench.onResult = async (r) => {
+    await historyView.save(r);
+    cpuView.afterGpuRun(r);
+  };
+  cpuView.onResult = async (r) => {
+    bench.showResult(r, false);
     await historyView.save(r);
   };
   remoteView.onResult = (r) => historyView.save(r);

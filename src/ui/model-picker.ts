@@ -469,6 +469,7 @@ export class ModelPicker {
           uploadMs: l?.uploadMs ?? 0,
           compileMs: l?.compileMs ?? 0,
         },
+        ...(webllm || synthetic ? {} : { source: { source, cache } }),
       });
       this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}${
         info.cache?.offline

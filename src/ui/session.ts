@@ -13,7 +13,7 @@ import type { AdapterSnapshot } from '../bench/gpu-report.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
 import { BenchWorkerEngine } from '../bench/worker-api.ts';
 import { EngineError } from '../core/errors.ts';
-import type { Engine, ModelInfo } from '../core/types.ts';
+import type { Engine, ModelInfo, ModelSource } from '../core/types.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 
 /** Which engine runs the page's model: ours (`webgpu`) or `@mlc-ai/web-llm` (`webllm`). */
@@ -41,6 +41,11 @@ export interface LoadedModel {
   /** Size of the GGUF file in bytes. */
   fileBytes: number;
   load: BenchResult['load'];
+  /**
+   * The source it was loaded from and whether through the model library's cache, so that another backend
+   * can load the same model ("Your CPU", src/ui/cpu-compare-view.ts); absent for WebLLM and synthetic models.
+   */
+  source?: { source: ModelSource; cache: boolean };
 }
 
 /** Roofline measurements of this device (from "Measure GPU"). */

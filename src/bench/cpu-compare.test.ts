@@ -75,9 +75,10 @@ describe('cpuComparisonFrom', () => {
       'this GPU is 7.3× your CPU at decode',
     );
     expect(decodeRatioSentence({ ...c, ratio: { ...c.ratio, decode: 0.25 } })).toBe(
-      'your CPU is 4× this GPU at decode',
+      'your CPU is 4.0× this GPU at decode',
     );
     expect(fmtRatio(12.6)).toBe('13×');
+    expect(fmtRatio(0.4987)).toBe('0.50×');
     expect(fmtRatio(Number.NaN)).toBe('–');
   });
 });

@@ -50,10 +50,10 @@ export function cpuComparisonFrom(
   };
 }
 
-/** "7.3×" (two significant figures under 10, whole numbers above), "–" for NaN. */
+/** "7.3×", "2.0×", "0.48×" (two significant figures under 10, whole numbers above), "–" for NaN. */
 export function fmtRatio(x: number): string {
   if (!Number.isFinite(x)) return '–';
-  return `${x >= 10 ? Math.round(x) : Number(x.toPrecision(2))}×`;
+  return `${x >= 10 ? Math.round(x) : x.toPrecision(2)}×`;
 }
 
 /**

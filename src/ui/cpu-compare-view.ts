@@ -215,7 +215,13 @@ export class CpuCompareView {
         : []),
       h(
         'div',
-        { class: 'table-wrap' },
+        {
+          class: 'table-wrap',
+          role: 'region',
+          'aria-label': 'GPU and CPU medians',
+          tabindex: '0',
+          style: 'overflow-x: auto',
+        },
         h(
           'table',
           { class: 'data', 'data-testid': 'cpu-table' },
@@ -226,7 +232,7 @@ export class CpuCompareView {
             h(
               'tr',
               {},
-              ['Metric', 'This GPU (WebGPU)', 'Your CPU (wasm)', 'GPU ÷ CPU'].map((t, i) =>
+              ['Metric', 'This GPU', 'Your CPU', 'GPU ÷ CPU'].map((t, i) =>
                 h('th', { scope: 'col', class: i ? 'num' : undefined }, t),
               ),
             ),

@@ -3,10 +3,22 @@
  * run): load stories260K from the file picker, run a greedy benchmark on WebGPU, then the same model and
  * plan through wllama on the CPU; the card shows both medians and GPU ÷ CPU, the threads and cross-origin
  * isolation; the result is saved with its cpu block (History's "vs CPU" line). Screenshots at 1280×800 and
- * 390×844 go to `$SCREENSHOT_DIR` when set, else to the test's output folder.
+ * 390×844 go to `$SCREENSHOT_DIR` when set, else to the test's output folder. Then the page with
+ * WebGPU switched off (`--disable-webgpu`: navigator.gpu gives no adapter): its engine choice is `auto`,
+ * which takes wllama by itself, says why, and benchmarks stories260K with llama.cpp's greedy text.
  */
-import { expect, type Page, type TestInfo, test } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, expect, type Page, type TestInfo, test } from '@playwright/test';
+import { chromiumArgs, resolveChromium } from '../src/cli/browser.ts';
 import { stories260kPath } from '../src/testing/models.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const golden = JSON.parse(readFileSync(resolve(ROOT, 'tests/golden/stories260K.json'), 'utf8')) as {
+  generation: { cases: { prompt: string; outputText: string }[] };
+};
+const GOLDEN = golden.generation.cases[0];
 
 test.describe.configure({ timeout: 180_000 });
 
@@ -75,4 +87,51 @@ test('after a GPU run, "Measure my CPU" runs the same plan on wllama and saves t
     new RegExp(`^${cells[2].replace('.', '\\.')} \\(CPU `),
   );
   expect(errors).toEqual([]);
+});
+
+test('without WebGPU the page chooses wllama by itself and still benchmarks', async ({
+  baseURL,
+}, testInfo) => {
+  const browser = await chromium.launch({
+    executablePath: resolveChromium().path,
+    args: chromiumArgs({ disableWebGPU: true }),
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${baseURL ?? ''}/#benchmark`);
+    await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+    await expect(page.getByTestId('no-webgpu')).toContainText('models run on the CPU instead');
+    await expect(page.locator('#model-engine')).toHaveValue('auto');
+    await page.locator('#model-file').setInputFiles(stories260kPath());
+    await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });
+    await expect(page.getByTestId('engine-reason')).toHaveText(
+      /^llama\.cpp wasm \(CPU\): WebGPU has no adapter here .*, so the model runs on the CPU/,
+    );
+    const panel = page.getByRole('tabpanel', { name: 'Benchmark' });
+    await expect(panel.locator('#plan-hint')).toHaveText('Runs on stories260K on the CPU (llama.cpp wasm).');
+    await panel.getByLabel('Prompts').selectOption('custom');
+    await panel.getByLabel('Custom prompt').fill(GOLDEN.prompt);
+    await panel.getByLabel('Max tokens').fill('20');
+    await panel.getByLabel('Runs per prompt').fill('1');
+    await panel.getByLabel('Warm-up runs').fill('0');
+    await panel.getByLabel('Temperature').fill('0');
+    await panel.getByRole('button', { name: 'Run benchmark' }).click();
+    await expect(page.getByTestId('run-status')).toHaveText(/^Done: 1 measured run\./, { timeout: 60_000 });
+    // llama.cpp's greedy continuation (its first 20 tokens).
+    const text = (await page.getByTestId('stream-output').textContent()) ?? '';
+    expect(text.length).toBeGreaterThanOrEqual(60);
+    expect(GOLDEN.outputText.startsWith(text), `"${text}" should start llama.cpp's continuation`).toBe(true);
+    await page.getByTestId('engine-choice').scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, 'no-webgpu-auto-1280');
+    // Saved as a wllama result on the CPU device.
+    await page.getByRole('tab', { name: 'History' }).click();
+    const entry = page.getByTestId('history-entry').first();
+    await expect(entry.locator('.entry__title')).toHaveText('stories260K · wllama');
+    await expect(entry.locator('.entry__device')).toContainText('CPU');
+    expect(errors).toEqual([]);
+  } finally {
+    await browser.close();
+  }
 });

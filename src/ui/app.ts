@@ -128,8 +128,14 @@ function main(): void {
     if (probe.status === 'ok' || probe.status === 'device-failed') session.setAdapter(probe.adapter);
     if (probe.status !== 'ok') {
       const gpuLink = h('a', { href: '#gpu' }, 'the GPU tab');
+      // The engine choice becomes auto, which runs models on the CPU (llama.cpp's wasm build).
+      picker.engineChoice.noAdapter();
       webgpuNotice.replaceChildren(
-        h('strong', {}, 'WebGPU is not available in this browser, so models cannot run here. '),
+        h(
+          'strong',
+          {},
+          'WebGPU is not available in this browser: models run on the CPU instead (llama.cpp compiled to WebAssembly). ',
+        ),
         'See ',
         gpuLink,
         ' for why and what you can do.',

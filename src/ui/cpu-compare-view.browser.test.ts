@@ -28,7 +28,11 @@ const INFO: ModelInfo = {
 class StandIn implements Engine {
   unloads = 0;
   generates = 0;
-  constructor(private readonly loadError?: EngineError) {}
+  constructor(
+    private readonly loadError?: EngineError,
+    /** Answer each request at once with this many tokens, 2 ms apart (else wait for the abort). */
+    private readonly answer?: number,
+  ) {}
   async load() {
     if (this.loadError) throw this.loadError;
     return INFO;
@@ -39,6 +43,17 @@ class StandIn implements Engine {
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
     this.generates++;
+    if (this.answer !== undefined) {
+      const t0 = performance.now();
+      return Promise.resolve({
+        promptTokenIds: [1, 2, 3, 4, 5],
+        outputTokenIds: Array.from({ length: this.answer }, (_, i) => 10 + i),
+        text: 'x'.repeat(this.answer),
+        finishReason: 'length',
+        tStartMs: t0,
+        tokenTimesMs: Array.from({ length: this.answer }, (_, i) => t0 + 10 + 2 * i),
+      });
+    }
     return new Promise((_res, rej) =>
       signal?.addEventListener('abort', () => rej(new EngineError('aborted', 'the request was aborted'))),
     );
@@ -118,6 +133,33 @@ describe('CpuCompareView', () => {
     expect(q('cpu-status').textContent).toBe('Stopped after 0 of 3 CPU runs; nothing saved.');
     expect(q('cpu-error').hidden).toBe(true);
     expect(saved).toEqual([]);
+    expect(engine.unloads).toBe(1);
+    expect(session.task).toBeUndefined();
+  });
+
+  it('"Also measure my CPU": a GPU result is measured once the engine is free and saved with its cpu block', async () => {
+    const engine = new StandIn(undefined, 9);
+    const { session, view, saved, q } = setUp(engine);
+    (view.element.querySelector('#cpu-auto') as HTMLInputElement).checked = true;
+    const gpu = session.lastResult;
+    if (!gpu) throw new Error('no GPU result');
+    session.begin('bench'); // the GPU run still holds the engine when its result arrives
+    view.afterGpuRun(gpu);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(engine.generates).toBe(0);
+    session.end('bench');
+    await expect.poll(() => saved.length).toBe(1);
+    const r = saved[0] as typeof gpu;
+    expect(engine.generates).toBe(gpu.plan.warmup + gpu.plan.prompts.length * gpu.plan.runs);
+    // 9 tokens 2 ms apart after the first: decode = 8 / 16 ms = 500 tok/s (vLLM's definition).
+    expect(r.cpu?.decodeTokS).toBeCloseTo(500, 6);
+    expect(r.cpu?.runs).toBe(3);
+    expect(r.cpu?.ratio.decode).toBeCloseTo(
+      (gpu.summary.decodeTokensPerSecond?.median ?? Number.NaN) / 500,
+      9,
+    );
+    expect(session.lastResult?.cpu).toEqual(r.cpu);
+    expect(q('cpu-table').querySelector('[data-field="ratio-decode"]')?.textContent).toMatch(/×$/);
     expect(engine.unloads).toBe(1);
     expect(session.task).toBeUndefined();
   });

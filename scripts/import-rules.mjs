@@ -98,6 +98,7 @@ export const LAYERS = {
       'webgpu',
       'remote',
       'webllm',
+      'wllama',
       'bench',
       'workers',
     ],

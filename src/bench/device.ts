@@ -3,6 +3,7 @@
  * (src/bench/fingerprint.ts), read with no DOM (page or worker).
  */
 import { EngineError } from '../core/errors.ts';
+import { fnv1a64 } from '../core/hash.ts';
 import { deviceFingerprint } from './fingerprint.ts';
 import { type AdapterLike, type AdapterSnapshot, isSoftwareAdapter, snapshotAdapter } from './gpu-report.ts';
 import type { BenchDevice } from './types.ts';
@@ -54,4 +55,29 @@ export function isSoftwareBenchDevice(d: BenchDevice): boolean {
     features: d.features,
     limits: d.limits,
   });
+}
+
+/**
+ * A result's device where the page has no WebGPU adapter and ran the model on the CPU (wllama): vendor
+ * `cpu`, architecture `wasm`, the logical core count in the description. Its fingerprint is 64-bit FNV-1a
+ * of `["cpu-fp/1", logicalCores, the user agent's platform part]`, so the same machine and browser group
+ * together in History and the leaderboard, and never with a GPU's id (a different input set).
+ * @param userAgent `navigator.userAgent`; @param logicalCores `navigator.hardwareConcurrency` (0 = unknown).
+ */
+export function cpuBenchDevice(userAgent: string, logicalCores: number): BenchDevice {
+  const platform = /\(([^)]*)\)/.exec(userAgent)?.[1] ?? '';
+  const cores = Number.isInteger(logicalCores) && logicalCores > 0 ? logicalCores : 0;
+  const description = `CPU${cores ? `, ${cores} logical cores` : ''} (no WebGPU adapter)`;
+  return {
+    vendor: 'cpu',
+    architecture: 'wasm',
+    device: '',
+    description,
+    isFallbackAdapter: false,
+    features: [],
+    limits: {},
+    userAgent,
+    fingerprint: fnv1a64(JSON.stringify(['cpu-fp/1', cores, platform])),
+    label: description,
+  };
 }

@@ -6,8 +6,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../core/metrics.ts';
+import { sampleResult, sampleRun } from '../testing/sample-result.ts';
+import { cpuComparisonFrom } from './cpu-compare.ts';
 import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
-import { htmlReport, type ReportRow } from './report.ts';
+import { htmlReport, type ReportRow, reportRows } from './report.ts';
 
 let n = 0;
 /** A row: decode/prefill/TTFT medians as given (a one-value summary each), or none when undefined. */
@@ -22,6 +24,7 @@ function row(o: {
   ttft?: number;
   date?: string;
   software?: boolean;
+  cpu?: ReportRow['cpu'];
 }): ReportRow {
   n++;
   const s = (v: number | undefined) => (v === undefined ? undefined : summarize([v]));
@@ -42,6 +45,7 @@ function row(o: {
     e2eMs: undefined,
     loadMs: 100,
     createdAt: o.date ?? '2026-01-01T00:00:00.000Z',
+    ...(o.cpu ? { cpu: o.cpu } : {}),
   };
 }
 
@@ -189,6 +193,35 @@ describe('leaderboard', () => {
     // "software" added where the name does not say so already.
     expect((html.match(/<span class="sw">software<\/span>/g) ?? []).length).toBe(2); // SwiftShader's, in the matrix and the ranking
     expect(html).not.toMatch(/<script|<link|<img/i);
+  });
+
+  it("shows a device's own CPU figure (the page's wllama run) in its cell, its ranking row and Markdown", () => {
+    const lb = leaderboard([
+      row({
+        fp: 'f00dfeedcafe0001',
+        decode: 300,
+        cpu: { decodeTps: 41.25, decodeRatio: 300 / 41.25, threads: 4 },
+      }),
+      row({ fp: 'f00dfeedcafe0002', decode: 200 }),
+    ]);
+    const html = leaderboardHtml(lb);
+    // 300 / 41.25 = 7.27…: two significant figures.
+    expect(html).toContain('<span class="sub cpu">CPU 41.3 tok/s · GPU 7.3×</span>');
+    expect((html.match(/class="sub cpu"/g) ?? []).length).toBe(1); // the device without one shows none
+    expect(html).toContain('<th scope="col" class="num">GPU ÷ CPU</th>');
+    expect(html).toMatch(/title="CPU 41.3 tok\/s · GPU 7.3×">7.3×<\/td>/);
+    expect(html).toMatch(/500<\/td><td class="num">10<\/td><td class="num">–<\/td><td class="num">3<\/td>/);
+    expect(leaderboardMarkdown(lb)).toContain('<br>CPU 41.3 tok/s · GPU 7.3×<br>');
+  });
+
+  it('reportRows carries a result’s cpu block', () => {
+    const c = cpuComparisonFrom(sampleResult().summary, [sampleRun({ decodeTokensPerSecond: 12.5 })], {
+      threads: 2,
+      crossOriginIsolated: true,
+    });
+    const [withCpu, without] = reportRows([{ ...sampleResult(), cpu: c }, sampleResult()]);
+    expect(withCpu.cpu).toEqual({ decodeTps: 12.5, decodeRatio: c.ratio.decode, threads: 2 });
+    expect(without.cpu).toBeUndefined();
   });
 
   it('is the top of the bench:report page', () => {

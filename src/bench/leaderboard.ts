@@ -1,6 +1,7 @@
 /**
  * The leaderboard `npm run bench:report -- --html FILE` opens with (issue 21): devices × models, each cell
- * the device's decode tokens/s on that model with prefill tokens/s, TTFT and the result's date; devices
+ * the device's decode tokens/s on that model with prefill tokens/s, TTFT and the result's date (and, where
+ * the page measured it, the device's own CPU through llama.cpp's wasm build and GPU ÷ CPU); devices
  * ranked, each named with its fingerprint; then one ranked table per model. DOM-free and Node-free: plain
  * data ({@link leaderboard}) and HTML strings ({@link leaderboardHtml}) that `htmlReport` puts in its page.
  *
@@ -17,6 +18,7 @@
 
 import { fmtParams, fmtSig } from '../util/format.ts';
 import { escapeHtml as esc } from '../util/html.ts';
+import { fmtRatio } from './cpu-compare.ts';
 import { markdownCode, markdownTable, markdownText } from './markdown.ts';
 import type { ReportRow } from './report.ts';
 
@@ -198,6 +200,14 @@ export function leaderboard(rows: readonly ReportRow[]): Leaderboard {
 
 const day = (iso: string) => iso.slice(0, 10);
 
+/**
+ * The device's own CPU beside it (the page's "Your CPU" run, llama.cpp's wasm build on the same model):
+ * "CPU 41 tok/s · GPU 7.3×" (the GPU's decode ÷ the CPU's).
+ */
+function cpuText(c: NonNullable<ReportRow['cpu']>): string {
+  return `CPU ${fmtSig(c.decodeTps)} tok/s · GPU ${fmtRatio(c.decodeRatio)}`;
+}
+
 /** One engine's figures in a matrix cell. */
 function entryHtml(e: LeaderEntry, best: boolean, showEngine: boolean): string {
   const r = e.row;
@@ -206,6 +216,7 @@ function entryHtml(e: LeaderEntry, best: boolean, showEngine: boolean): string {
     `<div class="entry${best ? ' best' : ''}" title="${esc(`${r.source}, ${r.createdAt}${older}`)}">`,
     `<span class="decode">${esc(fmtSig(r.decodeTps?.median))}<small> tok/s</small>${best ? '<span class="star" aria-label="fastest on this model"> ★</span>' : ''}</span>`,
     `<span class="sub"><span class="nw">prefill ${esc(fmtSig(r.prefillTps?.median))} tok/s</span> · <span class="nw">TTFT ${esc(fmtSig(r.ttftMs?.median))} ms</span></span>`,
+    r.cpu ? `<span class="sub cpu">${esc(cpuText(r.cpu))}</span>` : '',
     `<span class="sub">${showEngine ? `${esc(r.engine)} · ` : ''}<time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></span>`,
     '</div>',
   ].join('');
@@ -259,14 +270,22 @@ export function leaderboardHtml(lb: Leaderboard): string {
       `<h3>${esc(model.id)} <span class="sub">(${esc(model.quantization)}, ${esc(fmtParams(model.parameters))})</span></h3>`,
       `<div class="scroll" tabindex="0" role="region" aria-label="${esc(`Ranking on ${model.key}`)}">`,
       '<table class="ranking"><thead><tr>',
-      ...['#', 'Device', 'Engine', 'Decode tok/s', 'Prefill tok/s', 'TTFT ms', 'Runs', 'Date'].map(
-        (h, i) => `<th scope="col"${i === 0 || i >= 3 ? ' class="num"' : ''}>${h}</th>`,
-      ),
+      ...[
+        '#',
+        'Device',
+        'Engine',
+        'Decode tok/s',
+        'Prefill tok/s',
+        'TTFT ms',
+        'GPU ÷ CPU',
+        'Runs',
+        'Date',
+      ].map((h, i) => `<th scope="col"${i === 0 || i >= 3 ? ' class="num"' : ''}>${h}</th>`),
       '</tr></thead><tbody>',
       ...entries.map((e) => {
         const r = e.row;
         const decodeCell = r.decodeTps ? `${fmtSig(r.decodeTps.median)} ± ${fmtSig(r.decodeTps.std)}` : '–';
-        return `<tr title="${esc(r.source)}"><td class="num">${e.rank ?? '–'}</td><th scope="row">${deviceHtml(r.device, r.fingerprint, r.software)}</th><td>${esc(r.engine)}</td><td class="num">${esc(decodeCell)}</td><td class="num">${esc(fmtSig(r.prefillTps?.median))}</td><td class="num">${esc(fmtSig(r.ttftMs?.median))}</td><td class="num">${r.runs}</td><td class="num"><time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></td></tr>`;
+        return `<tr title="${esc(r.source)}"><td class="num">${e.rank ?? '–'}</td><th scope="row">${deviceHtml(r.device, r.fingerprint, r.software)}</th><td>${esc(r.engine)}</td><td class="num">${esc(decodeCell)}</td><td class="num">${esc(fmtSig(r.prefillTps?.median))}</td><td class="num">${esc(fmtSig(r.ttftMs?.median))}</td><td class="num"${r.cpu ? ` title="${esc(cpuText(r.cpu))}"` : ''}>${r.cpu ? esc(fmtRatio(r.cpu.decodeRatio)) : '–'}</td><td class="num">${r.runs}</td><td class="num"><time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></td></tr>`;
       }),
       '</tbody></table></div>',
     ].join('\n'),
@@ -352,6 +371,7 @@ export function leaderboardMarkdown(lb: Leaderboard): string {
           return [
             `**${fmtSig(r.decodeTps?.median)}** tok/s${best ? ' ★' : ''}`,
             `prefill ${fmtSig(r.prefillTps?.median)} tok/s · TTFT ${fmtSig(r.ttftMs?.median)} ms`,
+            ...(r.cpu ? [markdownText(cpuText(r.cpu))] : []),
             markdownText(`${showEngine ? `${r.engine} · ` : ''}${day(r.createdAt)}`),
           ].join('<br>');
         })

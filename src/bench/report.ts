@@ -181,6 +181,8 @@ export interface ReportRow {
   matmulGflops?: number;
   loadMs: number;
   createdAt: string;
+  /** The page's "Your CPU" figures (result.cpu): wllama's median decode tok/s and GPU ÷ CPU at decode. */
+  cpu?: { decodeTps: number; decodeRatio: number; threads: number };
 }
 
 /** Rows for a set of results (in the given order); `sources` name them (file names). */
@@ -205,6 +207,9 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
     matmulGflops: r.roofline?.matmulGflops,
     loadMs: r.load.totalMs,
     createdAt: r.createdAt,
+    ...(r.cpu
+      ? { cpu: { decodeTps: r.cpu.decodeTokS, decodeRatio: r.cpu.ratio.decode, threads: r.cpu.threads } }
+      : {}),
   }));
 }
 

@@ -164,6 +164,25 @@ export const BenchRooflineSchema = obj({
   prefillFraction: v.optional(num),
 });
 
+/**
+ * "Your CPU": the same model and plan run through llama.cpp's wasm build (wllama) on this machine's CPU
+ * after a GPU run (src/bench/cpu-compare.ts). Medians over its measured runs: `ttftMs` (ms),
+ * `prefillTokS` and `decodeTokS` (tokens/s); `threads` the wasm threads used, `crossOriginIsolated`
+ * whether the page could use more than one (SharedArrayBuffer); `ratio` = GPU ÷ CPU per metric, speeds as
+ * GPU rate / CPU rate and TTFT as CPU TTFT / GPU TTFT, so > 1 always means the GPU is faster.
+ */
+export const CpuComparisonSchema = obj({
+  engine: str,
+  threads: num,
+  crossOriginIsolated: bool,
+  runs: num,
+  ttftMs: num,
+  prefillTokS: num,
+  decodeTokS: num,
+  ratio: obj({ ttft: num, prefill: num, decode: num }),
+  createdAt: v.optional(str),
+});
+
 const ISO_DATE = v.pipe(
   str,
   v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date'),
@@ -185,7 +204,8 @@ const nanLoad = () => ({
  * `top1Agreement` the share of positions whose top-1 token equals llama.cpp's; `cpuMatchSkipped` says why
  * there is none where the check was asked for but could not run (llama.cpp crashed on the file, …). Remote engines add
  * `endpoint` (host only, never a key), `sweep` and `partial`; llama-bench mode adds `tests`, `llamaBench`,
- * `memory`, `gpu` (GPU time per kernel family) and `cost`.
+ * `memory`, `gpu` (GPU time per kernel family) and `cost`. `cpu` is the page's "Your CPU" comparison
+ * (optional; files without it are unchanged, so the schema stays version 1).
  */
 export const BenchResultSchema = obj({
   schemaVersion: v.literal(1, (issue) => `must be 1, got ${issue.received}`),
@@ -218,6 +238,7 @@ export const BenchResultSchema = obj({
   roofline: v.optional(BenchRooflineSchema),
   quality: v.optional(obj({ reference: str, top1Agreement: num, positions: num })),
   cpuMatchSkipped: v.optional(str),
+  cpu: v.optional(CpuComparisonSchema),
   endpoint: v.optional(
     obj({ host: str, api: v.picklist(['chat', 'completions'], 'must be chat or completions') }),
   ),
@@ -236,6 +257,7 @@ export type BenchRun = v.InferOutput<typeof BenchRunSchema>;
 export type BenchSweepPoint = v.InferOutput<typeof BenchSweepPointSchema>;
 export type BenchDevice = v.InferOutput<typeof BenchDeviceSchema>;
 export type BenchRoofline = v.InferOutput<typeof BenchRooflineSchema>;
+export type CpuComparison = v.InferOutput<typeof CpuComparisonSchema>;
 export type BenchResult = v.InferOutput<typeof BenchResultSchema>;
 
 /** `runs[0].itlMs` from a valibot issue path. */

@@ -9,6 +9,7 @@ import { installBenchApi } from '../bench/page-api.ts';
 import { h } from '../dom/h.ts';
 import { BenchView } from './bench-view.ts';
 import { ChatView } from './chat-view.ts';
+import { CpuCompareView } from './cpu-compare-view.ts';
 import { HistoryView } from './history-view.ts';
 import { LlamaBenchView } from './llama-bench-view.ts';
 import { ModelPicker } from './model-picker.ts';
@@ -88,7 +89,8 @@ function main(): void {
   const benchRoot = document.getElementById('bench-root');
   const webgpuNotice = h('div', { class: 'notice notice--warn', role: 'alert', 'data-testid': 'no-webgpu' });
   webgpuNotice.hidden = true;
-  bench.element.append(new LlamaBenchView(session).element);
+  const cpuView = new CpuCompareView(session);
+  bench.element.append(cpuView.element, new LlamaBenchView(session).element);
   benchRoot?.replaceChildren(webgpuNotice, bench.element);
   document.getElementById('chat-root')?.replaceChildren(chat.element);
   document.getElementById('history-root')?.replaceChildren(historyView.element);
@@ -114,6 +116,11 @@ function main(): void {
   };
   bench.onResult = async (r) => {
     await historyView.save(r);
+    cpuView.afterGpuRun(r);
+  };
+  cpuView.onResult = async (r) => {
+    bench.showResult(r, false);
+    await historyView.save(r);
   };
   remoteView.onResult = (r) => historyView.save(r);
 
@@ -121,8 +128,14 @@ function main(): void {
     if (probe.status === 'ok' || probe.status === 'device-failed') session.setAdapter(probe.adapter);
     if (probe.status !== 'ok') {
       const gpuLink = h('a', { href: '#gpu' }, 'the GPU tab');
+      // The engine choice becomes auto, which runs models on the CPU (llama.cpp's wasm build).
+      picker.engineChoice.noAdapter();
       webgpuNotice.replaceChildren(
-        h('strong', {}, 'WebGPU is not available in this browser, so models cannot run here. '),
+        h(
+          'strong',
+          {},
+          'WebGPU is not available in this browser: models run on the CPU instead (llama.cpp compiled to WebAssembly). ',
+        ),
         'See ',
         gpuLink,
         ' for why and what you can do.',

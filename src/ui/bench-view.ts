@@ -219,7 +219,7 @@ export class BenchView {
         ? 'Load a model first.'
         : this.session.task
           ? `Waiting for the ${this.session.task === 'chat' ? 'chat answer' : 'load'} to finish.`
-          : `Runs on ${model.id}${this.session.ours ? '' : ' in WebLLM'}.`;
+          : `Runs on ${model.id}${this.session.ours ? '' : this.session.backend === 'wllama' ? ' on the CPU (llama.cpp wasm)' : ' in WebLLM'}.`;
   }
 
   /** A measurement taken after the last run: add the roofline reading to that result (and store it again). */

@@ -4,6 +4,7 @@
  * device across everything stored.
  */
 
+import { fmtRatio } from '../bench/cpu-compare.ts';
 import { csvToResults, resultsToCsv } from '../bench/csv.ts';
 import { compareByModelAndDevice, type History, type HistoryEntry } from '../bench/history.ts';
 import { parseResultsJson, resultFileName, resultToJson, summaryText } from '../bench/result-io.ts';
@@ -229,6 +230,21 @@ export class HistoryView {
             h('div', {}, h('dt', {}, 'Prefill'), h('dd', {}, fmtRate(s.prefillTokensPerSecond?.median))),
             h('div', {}, h('dt', {}, 'TTFT'), h('dd', {}, fmtMs(s.ttftMs?.median))),
             h('div', {}, h('dt', {}, 'Runs'), h('dd', {}, String(r.runs.length))),
+            r.cpu
+              ? h(
+                  'div',
+                  {},
+                  h('dt', {}, 'vs CPU'),
+                  h(
+                    'dd',
+                    {
+                      'data-field': 'cpu',
+                      title: `llama.cpp wasm on ${r.cpu.threads} thread(s): GPU ÷ CPU at decode`,
+                    },
+                    `${fmtRatio(r.cpu.ratio.decode)} (CPU ${fmtRate(r.cpu.decodeTokS)})`,
+                  ),
+                )
+              : null,
           ),
           h(
             'div',

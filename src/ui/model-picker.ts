@@ -16,6 +16,7 @@ import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { fmtBytes, fmtMs, fmtParams } from '../util/format.ts';
 import { revealCard } from './dom.ts';
+import { EngineChoice } from './engine-choice.ts';
 import { LibraryView } from './library-view.ts';
 import { LoadPhases } from './load-phases.ts';
 import {
@@ -89,6 +90,8 @@ export class ModelPicker {
   private pickedFile: File | undefined;
   private controller: AbortController | undefined;
   private readonly webllm = new WebLlmPane();
+  /** WebGPU, the CPU (wllama) or auto, for GGUF sources (src/ui/engine-choice.ts). */
+  readonly engineChoice = new EngineChoice();
 
   constructor(private readonly session: Session) {
     // Source choice: a radio group styled as segments.
@@ -171,6 +174,7 @@ export class ModelPicker {
       h('p', { id: 'model-source-label', class: 'field__label' }, 'Source'),
       radios,
       ...this.panes.values(),
+      this.engineChoice.element,
       ...loadOptions(this.defaultLimits, this.kvType),
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.phases.element,
@@ -433,16 +437,20 @@ export class ModelPicker {
         synthetic = true;
       }
       this.status.textContent = `Loading ${id}…`;
+      // GGUF sources: the engine the page's choice resolves to (auto: WebGPU on a hardware adapter, else wllama).
+      const choice = webllm ? undefined : await this.engineChoice.resolve();
+      this.engineChoice.show(choice);
       const engine = webllm
         ? await this.session.useBackend('webllm', webllm.config)
-        : await this.session.useBackend('webgpu');
-      const info = await engine.load(source, {
+        : await this.session.useBackend(choice?.backend ?? 'webgpu');
+      const loaded = await engine.load(source, {
         onProgress: (p) => this.onProgress(p),
         signal,
         cache,
         defaultLimits: !webllm && this.defaultLimits.checked,
         ...(webllm ? {} : { kvType: isKvType(this.kvType.value) ? this.kvType.value : 'f16' }),
       });
+      const info = choice ? { ...loaded, backendReason: choice.reason } : loaded;
       if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
       if (info.cache && 'url' in source && isLocalSpec(source.url)) {
         sourceLabel += ' · kept in this browser';
@@ -469,6 +477,7 @@ export class ModelPicker {
           uploadMs: l?.uploadMs ?? 0,
           compileMs: l?.compileMs ?? 0,
         },
+        ...(webllm || synthetic ? {} : { source: { source, cache } }),
       });
       this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}${
         info.cache?.offline

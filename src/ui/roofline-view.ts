@@ -161,6 +161,13 @@ export class RooflineView {
       item('Matmul (f32)', m?.matmulGflops ? `${fmtNum(m.matmulGflops)} GFLOP/s` : 'not measured', 'matmul'),
     );
     this.webllmNote.hidden = !this.session.model || this.session.ours;
+    if (this.session.backend === 'wllama')
+      this.webllmNote.textContent =
+        'The loaded model runs on the CPU (llama.cpp wasm): a GPU roofline says nothing about it.';
+    else
+      this.webllmNote.textContent =
+        'The loaded WebLLM model gets no roofline reading: the bytes its kernels read per token are not known. ' +
+        'The measurement itself is the GPU’s and holds for our engine’s models.';
     this.button.disabled = this.running || !a || this.session.task === 'bench';
     this.button.textContent = m ? 'Measure again' : 'Measure GPU';
   }

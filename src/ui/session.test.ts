@@ -97,6 +97,39 @@ const MODEL = {
 };
 
 describe('Session backends (fake Engine stand-ins for both backends)', () => {
+  it('wllama (the CPU): our model unloaded, a fresh CPU engine each time, the old one unloaded; a CPU device without an adapter', async () => {
+    const cpu: FakeEngine[] = [];
+    const ours: FakeEngine[] = [];
+    const session = new Session({
+      ours: () => {
+        const e = new FakeEngine('ours');
+        ours.push(e);
+        return e as unknown as BenchWorkerEngine;
+      },
+      wllama: () => {
+        const e = new FakeEngine(`cpu-${cpu.length}`);
+        cpu.push(e);
+        return e;
+      },
+    });
+    void session.ourEngine;
+    const a = await session.useBackend('wllama');
+    expect(a).toBe(cpu[0]);
+    expect(ours[0].calls).toEqual(['unload']);
+    expect(session.backend).toBe('wllama');
+    expect(session.ours).toBe(false);
+    expect(session.engine).toBe(cpu[0]);
+    // No adapter (no WebGPU): the result's device is the CPU.
+    expect(session.benchDevice()?.vendor).toBe('cpu');
+    const b = await session.useBackend('wllama');
+    expect(b).toBe(cpu[1]);
+    expect(cpu[0].calls).toEqual(['unload']);
+    await session.useBackend('webgpu');
+    expect(cpu[1].calls).toEqual(['unload']);
+    expect(session.engine).toBe(session.ourEngine);
+    expect(session.benchDevice()).toBeUndefined();
+  });
+
   it('starts on our engine; engine and ourEngine are the same worker', () => {
     const { session, ours } = fakeSession();
     expect(session.backend).toBe('webgpu');

@@ -4,20 +4,23 @@
  * Views listen for `change` events.
  *
  * One backend holds a model at a time: loading into one frees the other (our worker is kept but unloaded;
- * WebLLM's engine is unloaded and its worker ended). `engine` is the active backend as an {@link Engine}
+ * WebLLM's engine is unloaded and its worker ended; wllama's the same). `engine` is the active backend as an {@link Engine}
  * (what the benchmark and the chat use); `ourEngine` is our engine's worker, for what only it can do
  * (llama-bench tests, kernel profiles).
  */
-import { benchDeviceFromSnapshot } from '../bench/device.ts';
+import { benchDeviceFromSnapshot, cpuBenchDevice } from '../bench/device.ts';
 import type { AdapterSnapshot } from '../bench/gpu-report.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
 import { BenchWorkerEngine } from '../bench/worker-api.ts';
 import { EngineError } from '../core/errors.ts';
-import type { Engine, ModelInfo } from '../core/types.ts';
+import type { Engine, ModelInfo, ModelSource } from '../core/types.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 
-/** Which engine runs the page's model: ours (`webgpu`) or `@mlc-ai/web-llm` (`webllm`). */
-export type Backend = 'webgpu' | 'webllm';
+/**
+ * Which engine runs the page's model: ours (`webgpu`), `@mlc-ai/web-llm` (`webllm`), or llama.cpp's wasm
+ * build on the CPU (`wllama`, src/wllama/engine.ts: what the page's `auto` takes without a hardware GPU).
+ */
+export type Backend = 'webgpu' | 'webllm' | 'wllama';
 
 /** How the session makes its engines (tests pass stand-ins; the page uses the defaults). */
 export interface SessionEngines {
@@ -28,6 +31,17 @@ export interface SessionEngines {
   ours?: () => BenchWorkerEngine;
   /** A WebLLM engine (default: src/webllm/engine.ts's `WebLlmEngine`, imported on first use: a large module). */
   webllm?: (config: WebLlmConfig) => Engine | Promise<Engine>;
+  /** A wllama engine (default: src/wllama/engine.ts's `WllamaEngine` with Vite's wasm URL, imported on first use). */
+  wllama?: () => Engine | Promise<Engine>;
+}
+
+/** The page's wllama engine: the installed package's wasm served by Vite; every request prefills its whole prompt. */
+async function defaultWllama(): Promise<Engine> {
+  const [{ WllamaEngine }, { LOCAL_WLLAMA_WASM }] = await Promise.all([
+    import('../wllama/engine.ts'),
+    import('../wllama/vite-wasm.ts'),
+  ]);
+  return new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM, reusePromptPrefix: false });
 }
 
 /** A model loaded in the engine. */
@@ -41,6 +55,11 @@ export interface LoadedModel {
   /** Size of the GGUF file in bytes. */
   fileBytes: number;
   load: BenchResult['load'];
+  /**
+   * The source it was loaded from and whether through the model library's cache, so that another backend
+   * can load the same model ("Your CPU", src/ui/cpu-compare-view.ts); absent for WebLLM and synthetic models.
+   */
+  source?: { source: ModelSource; cache: boolean };
 }
 
 /** Roofline measurements of this device (from "Measure GPU"). */
@@ -69,6 +88,7 @@ function settle(p: Promise<unknown> | undefined, ms = 2000): Promise<void> {
 
 export class Session extends EventTarget {
   private worker: BenchWorkerEngine | undefined;
+  /** The other backend's engine when it is active: WebLLM's or wllama's (one at a time). */
   private webllm: Engine | undefined;
   /** The backend that holds (or last loaded) the model. */
   backend: Backend = 'webgpu';
@@ -88,6 +108,10 @@ export class Session extends EventTarget {
   /** The active backend's engine (what the benchmark and the chat run on). */
   get engine(): Engine {
     if (this.backend === 'webgpu') return this.ourEngine;
+    if (this.backend === 'wllama') {
+      if (!this.webllm) throw new EngineError('not_loaded', 'no model is loaded in llama.cpp (wasm)');
+      return this.webllm;
+    }
     if (!this.webllm) throw new EngineError('not_loaded', 'no WebLLM model is loaded');
     return this.webllm;
   }
@@ -109,7 +133,8 @@ export class Session extends EventTarget {
 
   /**
    * Makes `backend` the active one for a load and frees the other one's model and GPU memory first: our
-   * worker is kept but unloaded; a WebLLM engine is unloaded (its worker ends). A WebLLM load gets a fresh
+   * worker is kept but unloaded; a WebLLM or wllama engine is unloaded (its worker ends). wllama gets a fresh
+   * engine (CPU memory only). A WebLLM load gets a fresh
    * engine with `webllm` (catalogue, base URL, cache backend). Clears the loaded model.
    * @returns the engine to load into.
    */
@@ -125,6 +150,13 @@ export class Session extends EventTarget {
     }
     // Our model off the GPU; the worker stays for a later GGUF load (and an idle worker costs nothing).
     await settle(this.worker?.unload());
+    if (backend === 'wllama') {
+      const cpu = this.makers.wllama ? await this.makers.wllama() : await defaultWllama();
+      this.webllm = cpu;
+      this.backend = 'wllama';
+      this.changed();
+      return cpu;
+    }
     const engine = this.makers.webllm
       ? await this.makers.webllm(webllm)
       : new (await import('../webllm/engine.ts')).WebLlmEngine(webllm);
@@ -137,7 +169,7 @@ export class Session extends EventTarget {
   /** Throws away the active backend's engine (after a device loss), so the next use starts a fresh one. */
   async resetEngine(): Promise<void> {
     this.setModel(undefined);
-    if (this.backend === 'webllm') {
+    if (this.backend !== 'webgpu') {
       const e = this.webllm;
       this.webllm = undefined;
       await settle(e?.unload());
@@ -181,9 +213,13 @@ export class Session extends EventTarget {
     this.changed();
   }
 
-  /** The device block of a result, from the page's adapter. */
+  /** The device block of a result: the page's adapter; without one, the CPU for a wllama run. */
   benchDevice(): BenchDevice | undefined {
-    return this.adapter ? benchDeviceFromSnapshot(this.adapter, navigator.userAgent) : undefined;
+    if (this.adapter) return benchDeviceFromSnapshot(this.adapter, navigator.userAgent);
+    // No adapter: only a CPU run (wllama) has a device to name.
+    return this.backend === 'wllama'
+      ? cpuBenchDevice(globalThis.navigator?.userAgent ?? '', globalThis.navigator?.hardwareConcurrency ?? 0)
+      : undefined;
   }
 
   changed(): void {

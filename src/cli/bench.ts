@@ -40,6 +40,7 @@ import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
 import { progressPrinter } from './bench-progress.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { runError, writeCiFiles } from './ci-files.ts';
+import { asNodeSaysIt } from './harness-server.ts';
 import { formatLlamaBench } from './llama-bench-args.ts';
 import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
@@ -414,7 +415,11 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     return { code: missed.length > 0 ? 3 : 0, result };
   } catch (e) {
     // Name a local model (and a split model's other parts) by its path, not by the URL it was served at.
-    if (server && e instanceof Error) e.message = server.localPaths(e.message);
+    // A split part that is a directory or an HTML file, or missing, said as the Node runtime says it.
+    if (server && e instanceof Error) {
+      e.message = server.localPaths(e.message);
+      throw asNodeSaysIt(e, server.servedPaths());
+    }
     throw e;
   } finally {
     watchdog.stop();

@@ -10,7 +10,7 @@ import { EngineError } from '../core/errors.ts';
 import { htmlInsteadOfFileError } from '../net/byte-source.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
-import { localFileError } from './harness-server.ts';
+import { asNodeSaysIt, localFileError } from './harness-server.ts';
 
 const tempDir = useTempDirs();
 const BASE = 'http://127.0.0.1:41234';
@@ -76,5 +76,18 @@ describe('localFileError', () => {
     const plain = new Error('x');
     expect(localFileError(plain, BASE)).toBe(plain);
     expect(localFileError('str', BASE)).toBe('str');
+  });
+
+  it('asNodeSaysIt (npm run bench, whose static server already names files by path): only the paths given', () => {
+    const e = new EngineError(
+      'http_status',
+      `split part 2 of 3 is missing: ${asDir} was not found (HTTP 404); x`,
+    );
+    expect((asNodeSaysIt(e, [good]) as EngineError).code).toBe('http_status');
+    const n = asNodeSaysIt(e, [good, asDir]) as EngineError;
+    expect(n.code).toBe('invalid_argument');
+    expect(n.message).toBe(
+      `split part 2 of 3 (${asDir}): cannot open model file ${asDir}: not a regular file`,
+    );
   });
 });

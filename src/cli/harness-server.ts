@@ -75,10 +75,7 @@ function encodePath(path: string): string {
  * paths as typed (the model, a split model's other parts beside it), never by the address this server
  * gave them (`BASE/@fs/...`, percent-encoded: a space shown as %20). And where the page could only see
  * an HTTP answer (`http_status`: a 404 for a directory, "an HTML page" for an HTML file), a local path it
- * names is checked here as Node's loader checks it: not a regular file (invalid_argument) or not a GGUF
- * file (gguf_invalid, gguf/reader.ts checkGgufHead), keeping a leading "split part K of N"; a 404 for a
- * file that is not there becomes Node's invalid_argument "… was not found (no such file)".
- * Anything else comes back as it was.
+ * names is checked here as Node's loader checks it ({@link asNodeSaysIt}).
  */
 export function localFileError(e: unknown, base: string): unknown {
   if (!(e instanceof Error)) return e;
@@ -94,8 +91,19 @@ export function localFileError(e: unknown, base: string): unknown {
     paths.push(path);
     return path;
   });
+  return asNodeSaysIt(e, paths);
+}
+
+/**
+ * `e` said as the Node runtime would say it when it is an `http_status` from the page about one of the
+ * local files `paths` (already named by path in its message): a directory is "not a regular file"
+ * (invalid_argument), a file that is no GGUF is checkGgufHead's gguf_invalid, a missing one "was not found
+ * (no such file)" (invalid_argument); a leading "split part K of N" is kept. Anything else: `e` itself.
+ */
+export function asNodeSaysIt(e: unknown, paths: readonly string[]): unknown {
   if (!(e instanceof EngineError) || e.code !== 'http_status') return e;
   for (const path of paths) {
+    if (!e.message.includes(path)) continue;
     // A file that is not there: Node's words ("no such file") and code for the page's 404.
     if (!existsSync(path) && e.message.includes(`${path} was not found (HTTP 404)`)) {
       return new EngineError(

@@ -437,10 +437,18 @@ async function promptCases(): Promise<Case[]> {
       }
     },
   });
-  const refuse = (name: string, req: Record<string, unknown>, says?: RegExp, timeoutMs = 120_000): Case => ({
+  // A prompt past the context: context_overflow, refused before tokenizing (item 9).
+  const CTX = ['context_overflow'];
+  const refuse = (
+    name: string,
+    req: Record<string, unknown>,
+    says?: RegExp,
+    codes = ['invalid_argument'],
+    timeoutMs = 120_000,
+  ): Case => ({
     name,
     timeoutMs,
-    run: () => expectError(gen(req), { codes: ['invalid_argument'], says }),
+    run: () => expectError(gen(req), { codes, says }),
   });
   const chatIds = async (content: string) => {
     const e = await get();
@@ -464,13 +472,32 @@ async function promptCases(): Promise<Case[]> {
     ok('one character', { prompt: 'a', maxTokens: 4 }),
     ok('lone surrogate and NUL', { prompt: 'a\ud800b\u0000c', maxTokens: 4 }),
     ok('emoji, combining marks, RTL', { prompt: '👩‍👩‍👧 é́́ שלום مرحبا', maxTokens: 4 }),
-    refuse('10,000 words (past the context)', { prompt: 'word '.repeat(10_000), maxTokens: 4 }, /context/),
-    refuse('50 M characters', { prompt: 'x'.repeat(50_000_000), maxTokens: 4 }, /context|too long/, 60_000),
-    refuse('134 M characters', { prompt: 'ab'.repeat(67_000_000), maxTokens: 4 }, /context|too long/, 60_000),
+    refuse(
+      '10,000 words (past the context)',
+      { prompt: 'word '.repeat(10_000), maxTokens: 4 },
+      /context/,
+      CTX,
+    ),
+    refuse(
+      '50 M characters',
+      { prompt: 'x'.repeat(50_000_000), maxTokens: 4 },
+      /context|too long/,
+      CTX,
+      60_000,
+    ),
+    refuse(
+      '134 M characters',
+      { prompt: 'ab'.repeat(67_000_000), maxTokens: 4 },
+      /context|too long/,
+      CTX,
+      60_000,
+    ),
     refuse('maxTokens -1', { prompt: 'a', maxTokens: -1 }),
     refuse('maxTokens 1.5', { prompt: 'a', maxTokens: 1.5 }),
     ok('maxTokens 10^9 (ends at the context)', { prompt: 'a', maxTokens: 1e9 }, (r) =>
-      r.outputTokenIds.length > 512 ? `${r.outputTokenIds.length} tokens past a 512 context` : undefined,
+      r.outputTokenIds.length >= 2048
+        ? `${r.outputTokenIds.length} tokens past a 2048-token context`
+        : undefined,
     ),
     refuse('temperature NaN', { prompt: 'a', maxTokens: 2, temperature: Number.NaN }),
     refuse('topP 2', { prompt: 'a', maxTokens: 2, topP: 2 }),

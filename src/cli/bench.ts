@@ -34,13 +34,14 @@ import type { BenchDevice, BenchPlan, BenchResult, BenchRun } from '../bench/typ
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
-import { fmtBytes, fmtPct, fmtSig } from '../util/format.ts';
+import { fmtPct } from '../util/format.ts';
 import { isUsageError } from './args.ts';
 import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
+import { progressPrinter } from './bench-progress.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { runError, writeCiFiles } from './ci-files.ts';
-import { formatLlamaBench, llamaBenchEventLine } from './llama-bench-args.ts';
-import { loadProgressLogger } from './load-progress.ts';
+import { asNodeSaysIt } from './harness-server.ts';
+import { formatLlamaBench } from './llama-bench-args.ts';
 import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
 import { isRemoteArgv, runRemoteCli } from './remote.ts';
@@ -49,58 +50,6 @@ import { type StaticServer, startStaticServer } from './static-server.ts';
 
 function log(s: string): void {
   process.stderr.write(`bench: ${s}\n`);
-}
-
-/** Prints progress events on stderr (load progress: one line per 500 ms with every phase's state). */
-function progressPrinter(): (e: BenchEvent) => void {
-  const loadProgress = loadProgressLogger(log);
-  return (e) => {
-    switch (e.type) {
-      case 'device': {
-        const d = e.device;
-        const sw =
-          d.isFallbackAdapter ||
-          /swiftshader|llvmpipe|lavapipe/i.test(`${d.vendor} ${d.architecture} ${d.description}`);
-        log(`device: ${d.label ?? d.description} [${d.fingerprint}]${sw ? ' — software adapter (CPU)' : ''}`);
-        break;
-      }
-      case 'load-start':
-        log(`loading ${e.modelId}`);
-        break;
-      case 'load-progress':
-        loadProgress(e.progress);
-        break;
-      case 'loaded':
-        log(
-          `loaded ${e.model.id}: ${e.info.nLayers} layers, ${e.model.quantization}, ${fmtBytes(e.model.bytes)} in ${fmtSig(e.load.totalMs)} ms (download ${fmtSig(e.load.downloadMs)}, upload ${fmtSig(e.load.uploadMs)}, compile ${fmtSig(e.load.compileMs)})`,
-        );
-        break;
-      case 'run-start':
-        break;
-      case 'run-done': {
-        const r = e.run;
-        log(
-          `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
-        );
-        break;
-      }
-      case 'roofline-start':
-        log('roofline: measuring memory bandwidth and matmul throughput…');
-        break;
-      case 'roofline-done':
-        log(
-          `roofline: bandwidth ${fmtSig(e.bandwidth.GBs)} GB/s (${fmtBytes(e.bandwidth.bytes)} × ${e.bandwidth.launches}, ${e.bandwidth.timing}, checksum ok), matmul ${fmtSig(e.matmul.GFLOPs)} GFLOP/s (n=${e.matmul.n}, ${e.matmul.timing}); decode at ${fmtPct(e.roofline.fraction)} of bandwidth`,
-        );
-        break;
-      case 'warning':
-        log(`warning: ${e.message}`);
-        break;
-      default: {
-        const line = llamaBenchEventLine(e);
-        if (line) log(line);
-      }
-    }
-  };
 }
 
 /** Rejects with EngineError('timeout') when no phase event came for `ms` (a page or GPU that hangs). */
@@ -366,7 +315,7 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     const page = await browser.newPage();
     page.on('pageerror', (e) => log(`page error: ${e.message}`));
     page.on('crash', () => log('the page crashed'));
-    const show = progressPrinter();
+    const show = progressPrinter(log, a.contextLength);
     await page.exposeFunction('__benchEvent', (e: BenchEvent) => {
       // The device line once: the guard's early look may have printed it already.
       if (e.type !== 'device' || e.device.fingerprint !== shownDevice) show(e);
@@ -466,7 +415,11 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     return { code: missed.length > 0 ? 3 : 0, result };
   } catch (e) {
     // Name a local model (and a split model's other parts) by its path, not by the URL it was served at.
-    if (server && e instanceof Error) e.message = server.localPaths(e.message);
+    // A split part that is a directory or an HTML file, or missing, said as the Node runtime says it.
+    if (server && e instanceof Error) {
+      e.message = server.localPaths(e.message);
+      throw asNodeSaysIt(e, server.servedPaths());
+    }
     throw e;
   } finally {
     watchdog.stop();

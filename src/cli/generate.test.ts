@@ -3,12 +3,13 @@
  * tokens (tests/golden), the streamed text is printed, and bad input exits non-zero with the error code.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
-import { startModelServer, testModelFiles } from '../testing/library-server.ts';
+import { splitFileName } from '../gguf/split.ts';
+import { splitParts, startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 
@@ -169,6 +170,31 @@ describe('npm run generate', () => {
       await host.close();
     }
   }, 180_000); // two CLI runs, each starting Node, Dawn and SwiftShader: 60 s was too tight on a loaded 2-core machine
+
+  it('runtime browser: a split part that is a directory or an HTML file, in a folder with a space, is said as Node says it', async () => {
+    // Issue 47: the page saw an HTTP 404 / "the server answered with an HTML page" and showed the path
+    // as /tmp/my%20models/...; Node says "not a regular file" / "not a GGUF file" with the path as typed.
+    const dir = join(tempDir('gen-split-'), 'my models');
+    mkdirSync(dir);
+    const parts = await splitParts(new Uint8Array(readFileSync(MODEL)), 3);
+    for (const [i, p] of parts.entries()) writeFileSync(join(dir, splitFileName('st', i + 1, 3)), p);
+    const part2 = join(dir, splitFileName('st', 2, 3));
+    rmSync(part2);
+    mkdirSync(part2);
+    const args = ['--model', join(dir, splitFileName('st', 1, 3)), '--prompt', 'x', '--max-tokens', '2'];
+    const asDir = await generate(args);
+    expect(asDir.code, asDir.stderr).toBe(1);
+    expect(asDir.stderr).toContain(
+      `error [invalid_argument]: split part 2 of 3 (${part2}): cannot open model file ${part2}: not a regular file`,
+    );
+    rmSync(part2, { recursive: true });
+    writeFileSync(part2, '<!doctype html><title>x</title>');
+    const asHtml = await generate(args);
+    expect(asHtml.stderr).toContain(
+      `error [gguf_invalid]: split part 2 of 3 (${part2}): ${part2} is not a GGUF file`,
+    );
+    expect(asHtml.stderr + asDir.stderr).not.toContain('%20');
+  }, 180_000);
 
   it('fails clearly for a missing file', async () => {
     const r = await generate(['--model', '/nonexistent/model.gguf', '--prompt', 'x']);

@@ -3,11 +3,13 @@
  * it, for the command-line tools' browser runtime. A local model file is served by Vite from its path
  * (`/@fs/...`, with HTTP range support; a missing one is a 404), and errors name it by that path.
  */
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { createServer } from 'vite';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
+import { checkGgufHead } from '../gguf/reader.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
 import { missingFilesAre404 } from './vite-not-found.ts';
 
@@ -50,19 +52,100 @@ export async function withHarnessPage<T>(
     page.on('pageerror', (e) => errors.push(String(e)));
     await page.goto(`${base}/src/cli/harness.html`);
     await page.waitForFunction(() => document.body.dataset.ready === '1', undefined, { timeout: 60_000 });
-    const modelUrl = opts.modelPath ? `${base}/@fs${opts.modelPath}` : '';
+    const urlOf = (path: string) => `${base}/@fs${encodePath(path)}`;
+    const modelUrl = opts.modelPath ? urlOf(opts.modelPath) : '';
     try {
-      return await fn(page, modelUrl, (path) => `${base}/@fs${path}`);
+      return await fn(page, modelUrl, urlOf);
     } catch (e) {
-      // Name local files by their paths (the model, and a split model's other parts beside it), never by
-      // the internal address this server gave them.
-      if (e instanceof Error) e.message = e.message.split(`${base}/@fs`).join('');
-      throw e;
+      throw localFileError(e, base);
     }
   } finally {
     await browser.close();
     await server.close();
   }
+}
+
+/** A path as a URL's path: each segment percent-encoded (spaces, `#`, `?`, `%` in a file name). */
+function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
+
+/**
+ * An error from the page, said as the Node runtime says it (issue 47). Local files are named by their
+ * paths as typed (the model, a split model's other parts beside it), never by the address this server
+ * gave them (`BASE/@fs/...`, percent-encoded: a space shown as %20). And where the page could only see
+ * an HTTP answer (`http_status`: a 404 for a directory, "an HTML page" for an HTML file), a local path it
+ * names is checked here as Node's loader checks it ({@link asNodeSaysIt}).
+ */
+export function localFileError(e: unknown, base: string): unknown {
+  if (!(e instanceof Error)) return e;
+  const paths: string[] = [];
+  const served = new RegExp(`${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/@fs(/[^\\s"'<>():;,]*)`, 'g');
+  e.message = e.message.replace(served, (_, encoded: string) => {
+    let path = encoded;
+    try {
+      path = decodeURIComponent(encoded);
+    } catch {
+      // not percent-encoding after all: shown as it is
+    }
+    paths.push(path);
+    return path;
+  });
+  return asNodeSaysIt(e, paths);
+}
+
+/**
+ * `e` said as the Node runtime would say it when it is an `http_status` from the page about one of the
+ * local files `paths` (already named by path in its message): a directory is "not a regular file"
+ * (invalid_argument), a file that is no GGUF is checkGgufHead's gguf_invalid, a missing one "was not found
+ * (no such file)" (invalid_argument); a leading "split part K of N" is kept. Anything else: `e` itself.
+ */
+export function asNodeSaysIt(e: unknown, paths: readonly string[]): unknown {
+  if (!(e instanceof EngineError) || e.code !== 'http_status') return e;
+  for (const path of paths) {
+    if (!e.message.includes(path)) continue;
+    // A file that is not there: Node's words ("no such file") and code for the page's 404.
+    if (!existsSync(path) && e.message.includes(`${path} was not found (HTTP 404)`)) {
+      return new EngineError(
+        'invalid_argument',
+        e.message.replace(`${path} was not found (HTTP 404)`, `${path} was not found (no such file)`),
+        { cause: e },
+      );
+    }
+    const problem = nodeFileProblem(path);
+    if (!problem) continue;
+    const part = /^split part \d+ of \d+/.exec(e.message)?.[0];
+    return new EngineError(problem.code, part ? `${part} (${path}): ${problem.message}` : problem.message, {
+      cause: e,
+    });
+  }
+  return e;
+}
+
+/** What Node's loader would say of the local file `path` (undefined: none there, or it reads as GGUF). */
+function nodeFileProblem(path: string): EngineError | undefined {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(path);
+  } catch {
+    return undefined; // missing: the page's "was not found (HTTP 404)" is right
+  }
+  if (!st.isFile())
+    return new EngineError('invalid_argument', `cannot open model file ${path}: not a regular file`);
+  const head = new Uint8Array(8);
+  let n = 0;
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      n = readSync(fd, head, 0, 8, 0);
+    } finally {
+      closeSync(fd);
+    }
+    checkGgufHead(head.subarray(0, n), path);
+  } catch (x) {
+    return x instanceof EngineError ? x : undefined;
+  }
+  return undefined;
 }
 
 /**

@@ -31,6 +31,7 @@ import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
+import { contextNote } from './timings.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
        [--runtime browser|node] [--gpu] [--chromium PATH] [--kv-type T] [--kv-type-k T] [--kv-type-v T]
@@ -57,9 +58,13 @@ async function run(
   const ids = await scorer.tokenize(text, true);
   const plain = await scorer.tokenize(text, false);
   const bos = ids.length > plain.length ? ids[0] : undefined;
-  const ctx = ctxArg ?? scorer.info.contextLength;
+  // The engine caps --ctx at the model's training context (info.contextLength is what it allocated):
+  // windows never exceed it, and a cut --ctx is said, as generate and llama.cpp do.
+  const ctx = Math.min(ctxArg ?? scorer.info.contextLength, scorer.info.contextLength);
   if (ids.length < 2) throw new EngineError('invalid_argument', 'the text has fewer than two tokens');
   const say = (line: string) => process.stderr.write(`perplexity: ${line}\n`);
+  const cut = contextNote(ctxArg, scorer.info.contextLength);
+  if (cut) process.stderr.write(`${cut}\n`);
   say(`scoring ${ids.length} tokens in windows of at most ${ctx}`);
   let scored = 0;
   const r = await perplexity(

@@ -35,6 +35,8 @@ export interface StaticServer {
    * for messages, which must name the files a person gave, not this server's internal addresses.
    */
   localPaths(text: string): string;
+  /** The local files served (a split model's other parts too), as absolute paths. */
+  servedPaths(): string[];
   close(): Promise<void>;
 }
 
@@ -164,6 +166,7 @@ export async function startStaticServer(root: string): Promise<StaticServer> {
         text = text.split(`${base}/__model/${encodeURIComponent(name)}`).join(path);
       return text;
     },
+    servedPaths: () => [...new Set(models.values())],
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();

@@ -90,7 +90,7 @@ export function checkGgufHead(head: Uint8Array, name: string, isUrl = false): nu
     throw new EngineError(
       'gguf_invalid',
       `${src.name} is not a GGUF file: it starts with "${shown.join('')}" instead of "GGUF"` +
-        (looksHtml ? ' (it looks like an HTML page; check the URL)' : ''),
+        (looksHtml ? ' (it looks like an HTML page: a saved web page or an error page, not a model)' : ''),
     );
   }
   const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);

@@ -712,3 +712,38 @@ describe('tools pass through to the server; its parsed calls come back (issue 43
     expect(isEngineError(err, 'unsupported')).toBe(true);
   });
 });
+
+describe('a server that echoes the API key (issue 47, item 10, through the JS API)', () => {
+  it('keeps the key out of the RemoteError of a 401, a 500 and a model list', async () => {
+    const key = `sk-echo-${Math.random().toString(36).slice(2)}abcdef`;
+    // A proxy's debug answer: the request's Authorization header in the error message.
+    const { createServer } = await import('node:http');
+    let status = 401;
+    const echo = createServer((req, res) => {
+      res.writeHead(req.url?.endsWith('/models') ? (status === 401 ? 200 : status) : status, {
+        'content-type': 'application/json',
+      });
+      res.end(
+        req.url?.endsWith('/models') && status === 401
+          ? JSON.stringify({ data: [{ id: 'm' }] })
+          : JSON.stringify({ error: { message: `bad header: ${req.headers.authorization}` } }),
+      );
+    });
+    await new Promise<void>((ok) => echo.listen(0, '127.0.0.1', ok));
+    const url = `http://127.0.0.1:${(echo.address() as { port: number }).port}`;
+    try {
+      const e = new RemoteEngine({ baseUrl: url, model: 'm', apiKey: key });
+      await e.load();
+      const unauthorized = await faultOf(e.generate({ prompt: 'x', maxTokens: 2 }));
+      expect(unauthorized.code).toBe('unauthorized');
+      expect(unauthorized.message).toContain('(the server said: bad header: Bearer [redacted])');
+      status = 500;
+      const failed = await faultOf(e.chat({ messages: [{ role: 'user', content: 'x' }], maxTokens: 2 }));
+      expect(failed.code).toBe('server_error');
+      const list = await faultOf(e.listModels());
+      for (const err of [unauthorized, failed, list]) expect(err.message).not.toContain(key.slice(3));
+    } finally {
+      await new Promise((ok) => echo.close(ok));
+    }
+  });
+});

@@ -38,6 +38,7 @@ import {
   validateChatRequest,
   validateGenerateRequest,
 } from '../core/validate.ts';
+import { redactSecrets } from '../util/redact.ts';
 import {
   assembleResult,
   CompletionStream,
@@ -404,7 +405,11 @@ export class RemoteEngine implements Engine {
    * the first-token timeout (it is the server's first answer) and the request timeout, whichever is shorter.
    * @throws RemoteError('timeout') naming the URL and the option to raise; ('aborted') when `signal` aborts.
    */
-  async listModels(signal?: AbortSignal): Promise<string[]> {
+  listModels(signal?: AbortSignal): Promise<string[]> {
+    return this.listModelsOnce(signal).catch((e: unknown) => Promise.reject(this.redacted(e)));
+  }
+
+  private async listModelsOnce(signal?: AbortSignal): Promise<string[]> {
     const url = `${this.root}/models`;
     const firstMs = this.cfg.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS;
     const requestMs = this.cfg.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -568,7 +573,28 @@ export class RemoteEngine implements Engine {
     return b;
   }
 
-  private async stream(
+  /**
+   * `e` with the API key (and any bearer token or sk- key) redacted from its message: a server may echo
+   * the Authorization header in an error body or an SSE error event, and an error's message reaches
+   * pages, logs and result files (issue 47, item 10; the CLI redacts what it writes as well).
+   */
+  private redacted(e: unknown): unknown {
+    if (e instanceof Error) e.message = redactSecrets(e.message, [this.apiKey]);
+    return e;
+  }
+
+  private stream(
+    req: Omit<GenerateRequest, 'prompt'>,
+    input: string | ChatMessage[],
+    onToken: ((e: TokenEvent) => void) | undefined,
+    outer: AbortSignal | undefined,
+  ): Promise<RemoteGenerateResult> {
+    return this.streamOnce(req, input, onToken, outer).catch((e: unknown) =>
+      Promise.reject(this.redacted(e)),
+    );
+  }
+
+  private async streamOnce(
     req: Omit<GenerateRequest, 'prompt'>,
     input: string | ChatMessage[],
     onToken: ((e: TokenEvent) => void) | undefined,

@@ -417,19 +417,26 @@ export async function runBench(
       const baseline = await runBenchmark(engine, base, {
         signal: opts.signal,
         requestTimeoutMs: opts.timeoutMs,
-        onRunStart: (index, prompt) => {
+        onRunStart: (index, prompt, warmup) => {
           current = index;
           onEvent({
             type: 'run-start',
             index,
-            total,
+            total: warmup ? base.warmup : total,
             promptName: prompt.name,
-            warmup: false,
+            warmup,
             baseline: true,
           });
         },
-        onRunDone: (run) =>
-          onEvent({ type: 'run-done', index: current, total, warmup: false, run, baseline: true }),
+        onRunDone: (run, warmup) =>
+          onEvent({
+            type: 'run-done',
+            index: current,
+            total: warmup ? base.warmup : total,
+            warmup,
+            run,
+            baseline: true,
+          }),
       });
       const draftId = draft.type === 'lookup' ? 'lookup' : (draft.model ?? modelId(opts.draftModel!));
       speculative = speculativeSummary(plan, runs, baseline, draftId);

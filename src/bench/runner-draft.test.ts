@@ -94,9 +94,9 @@ describe('speculativeSummary', () => {
     expect(() => speculativeSummary(LOOKUP, a, [], 'lookup')).toThrow(/1 drafted runs but 0 baseline/);
   });
 
-  it('baselinePlan drops the draft and the warm-up, keeps the rest', () => {
+  it('baselinePlan drops the draft, keeps the rest (its warm-up too)', () => {
     const b = baselinePlan(LOOKUP);
-    expect(b).toEqual({ prompts: [P], maxTokens: 9, runs: 2, warmup: 0, ignoreEos: true });
+    expect(b).toEqual({ prompts: [P], maxTokens: 9, runs: 2, warmup: 1, ignoreEos: true });
     expect(LOOKUP.draft).toBeDefined(); // not mutated
   });
 });
@@ -145,7 +145,7 @@ describe('requests and results of a drafting or constrained plan', () => {
     for (const c of calls) expect(c.draft).toEqual({ type: 'lookup', draftMax: 4 });
     expect(runs[0].speculative).toEqual({ drafted: 3, accepted: 1, targetPasses: 1 });
     await runBenchmark(engine, baselinePlan(LOOKUP));
-    expect(calls.slice(3).map((c) => c.draft)).toEqual([undefined, undefined]);
+    expect(calls.slice(3).map((c) => c.draft)).toEqual([undefined, undefined, undefined]);
     const fmt = { type: 'grammar' as const, grammar: 'root ::= "x"' };
     expect(planRequest({ ...LOOKUP, draft: undefined, responseFormat: fmt }, P)).toEqual({
       prompt: 'hello',

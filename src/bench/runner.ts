@@ -324,12 +324,13 @@ export function buildResult(input: BuildResultInput): BenchResult {
 // --- Speculative decoding and constrained output ---------------------------------------------------
 
 /**
- * The plan of a drafting plan's baseline: the same prompts, runs and sampling without `draft`, and no
- * warm-up (it runs right after the drafted runs, on the same warm engine).
+ * The plan of a drafting plan's baseline: the same prompts, runs, warm-up and sampling without `draft`. It
+ * runs right after the drafted runs on the same load; its own warm-up matters, since plain decode uses
+ * kernels (one-token steps) that the drafted runs' verify passes did not warm.
  */
 export function baselinePlan(plan: BenchPlan): BenchPlan {
   const { draft: _draft, ...rest } = plan;
-  return { ...rest, warmup: 0 };
+  return rest;
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * `<webgpu-chat>`'s speculative decoding and tools, end to end in Chromium from the built widget
  * (`dist/widget/`): `draft-model="lookup"` answers with the same greedy text as the widget without it
- * (llama.cpp's continuation, tests/golden), a bad `draft-max` or a draft on another engine is an error in
- * the widget, and the `tools` property gives a `toolcall` event with OpenAI's `tool_calls` through the
- * remote engine against the scripted vLLM server (src/testing/openai-server.ts).
+ * (llama.cpp's continuation, tests/golden); a bad `draft-max`, a draft on another engine or a
+ * `responseFormat` on our engine (no grammar compiler in the widget build) is an error in the widget; the
+ * `tools` property gives a `toolcall` event with OpenAI's `tool_calls` through the remote engine against
+ * the scripted vLLM server (src/testing/openai-server.ts).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -72,6 +73,14 @@ test('draft-model="lookup" answers with the same greedy text as without it', asy
   expect(plain.detail.text!.length).toBeGreaterThan(60);
   expect(GOLDEN.outputText.startsWith(plain.detail.text!)).toBe(true);
   expect(lookup.detail.text).toBe(plain.detail.text);
+
+  // The widget build has no grammar compiler: a responseFormat on our engine is a clear `unsupported` error.
+  await p.locator('#plain').evaluate((el) => {
+    (el as unknown as { responseFormat: unknown }).responseFormat = { type: 'json_object' };
+  });
+  const constrained = await ask(p, 'plain', 'Once');
+  expect(constrained).toMatchObject({ type: 'error', detail: { code: 'unsupported' } });
+  await expect(p.locator('#plain').getByRole('alert')).toContainText('grammar library');
 
   // draft-max out of range: an error in the widget, naming the attribute; nothing sent.
   await p.locator('#lookup').evaluate((el) => el.setAttribute('draft-max', '17'));

@@ -5,6 +5,7 @@
  */
 
 import { answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
+import { ToolCallStreamGate } from '../chat/tool-stream.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
 import { EngineError } from '../core/errors.ts';
@@ -625,11 +626,14 @@ export class WebGpuChatElement extends HTMLElement {
     this.setState('ready');
     this.dataset.answering = 'true';
     let streamed = '';
+    // With tools, a call's markup is never streamed: the text before it is (chat/tool-stream.ts).
+    const gate = request.tools && request.toolChoice !== 'none' ? new ToolCallStreamGate() : undefined;
     const onToken = (t: TokenEvent) => {
       if (gen !== this.generation) return;
-      streamed += t.text;
-      answer.append(t.text);
-      this.emit('token', { tokenId: t.tokenId, text: t.text, answer: streamed, tMs: t.tMs });
+      const text = gate ? gate.push(t.text) : t.text;
+      streamed += text;
+      if (text) answer.append(text);
+      this.emit('token', { tokenId: t.tokenId, text, answer: streamed, tMs: t.tMs });
     };
     try {
       const r = await this.turns.answer(

@@ -3,7 +3,9 @@
  * built page with stories260K: "Prompt lookup" drafting answers with the same greedy text as None and says
  * its acceptance; the JSON schema box says a bad schema on change (typed message, field marked invalid),
  * and a schema's answer is JSON of the schema's shape, shown pretty-printed and marked valid; both together
- * are refused before anything is sent. Screenshots at 1280×800 and 390×844.
+ * are refused before anything is sent. The Benchmark tab's Drafting choice runs the plan with prompt lookup,
+ * then without, and the result shows acceptance, tokens per target pass and the speed-up. Screenshots at
+ * 1280×800 and 390×844.
  */
 import { resolve } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
@@ -102,5 +104,31 @@ test('chat: prompt-lookup drafting gives the same greedy text; the JSON schema b
   await page.setViewportSize({ width: 390, height: 844 });
   await answer.scrollIntoViewIfNeeded();
   await shoot(page, 'chat-options-390');
+  expect(errors).toEqual([]);
+});
+
+test('benchmark: prompt-lookup drafting shows acceptance, tokens per target pass and the speed-up', async ({
+  page,
+}) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await load(page);
+  await page.getByRole('tab', { name: 'Benchmark' }).click();
+  await page.locator('#plan-max-tokens').fill('24');
+  await page.locator('#plan-runs').fill('1');
+  await page.locator('#plan-warmup').fill('1');
+  await page.locator('#plan-draft').selectOption('lookup');
+  await page.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText(/^Done: 3 measured runs\./, { timeout: 120_000 });
+  const block = page.getByTestId('result-speculative');
+  await expect(block).toHaveText(
+    /^Speculative decoding \(prompt lookup\): [\d.]+\s?% of \d+ drafted tokens accepted, [\d.]+ tokens per target pass; decode [\d.]+× the same runs without drafting \([\d.,]+ tok\/s\), same output\.$/,
+  );
+  await block.scrollIntoViewIfNeeded();
+  await shoot(page, 'bench-speculative-1280');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await block.scrollIntoViewIfNeeded();
+  await shoot(page, 'bench-speculative-390');
   expect(errors).toEqual([]);
 });

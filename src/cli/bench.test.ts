@@ -167,6 +167,24 @@ describe('npm run bench', () => {
     expect(r.stderr).toMatch(/baseline \(no drafting\) run 1\/1/);
   }, 240_000);
 
+  it('--draft with the model itself: every drafted token accepted, the draft served and named', async () => {
+    const out = join(tempDir('bench-'), 'out.json');
+    const r = await bench([
+      ...['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '24', '--runs', '1', '--warmup', '0'],
+      ...['--draft', MODEL, '--draft-max', '3', '--no-roofline', '--no-cpu-match', '--json', out],
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(resultProblems(j)).toEqual([]);
+    expect(j.plan.draft).toEqual({ type: 'model', draftMax: 3, model: 'stories260K.gguf' });
+    expect(j.runs[0].outputTokenIds).toEqual(c.outputIds.slice(0, 24));
+    const s = j.speculative!;
+    // A draft identical to the target agrees everywhere: full acceptance, up to draft-max + 1 tokens a pass.
+    expect(s).toMatchObject({ draft: 'stories260K.gguf', acceptanceRate: 1, sameOutput: true });
+    expect(s.accepted).toBe(s.drafted);
+    expect(s.targetPasses).toBeLessThanOrEqual(Math.ceil(23 / 3));
+  }, 240_000);
+
   it('--grammar: every run follows the grammar and the result is marked constrained', async () => {
     const dir = tempDir('bench-');
     const grammar = join(dir, 'yes-no.gbnf');

@@ -132,6 +132,11 @@ export const RESULT_COLUMNS = [
   'device_limits_json',
   'plan_json',
   'summary_json',
+  // Speculative decoding and constrained output (issues 45, 43): the result's blocks and each run's figures.
+  'speculative_json',
+  'constrained_kind',
+  'constrained_hash',
+  'run_speculative_json',
 ] as const;
 export type ResultColumn = (typeof RESULT_COLUMNS)[number];
 
@@ -174,6 +179,7 @@ function runCells(run: BenchRun | undefined, index: number): Partial<Record<Resu
     itl_ms: nums(run.itlMs),
     output_token_ids: nums(run.outputTokenIds),
     engine_reported_json: run.engineReported ? jsonCell(run.engineReported) : '',
+    run_speculative_json: run.speculative ? jsonCell(run.speculative) : '',
   };
 }
 
@@ -216,6 +222,9 @@ export function resultsToCsv(results: readonly BenchResult[]): string {
       device_limits_json: jsonCell(r.device.limits),
       plan_json: jsonCell(r.plan),
       summary_json: jsonCell(r.summary),
+      speculative_json: r.speculative ? jsonCell(r.speculative) : '',
+      constrained_kind: r.constrained?.kind ?? '',
+      constrained_hash: r.constrained?.hash ?? '',
     };
     const runs = r.runs.length ? r.runs : [undefined];
     runs.forEach((run, i) => {
@@ -289,6 +298,8 @@ export function csvToResults(text: string): BenchResult[] {
         ...(opt('plan_temperature') ? { sampling: { temperature: n('plan_temperature') } } : {}),
       };
       const bandwidthGBs = opt('roofline_bandwidth_gbs');
+      const speculative = json<BenchResult['speculative']>('speculative_json');
+      const constrainedKind = get('constrained_kind').trim();
       const synthetic = b('model_synthetic');
       const label = get('device_label');
       const device = get('device_device');
@@ -340,12 +351,22 @@ export function csvToResults(text: string): BenchResult[] {
               },
             }
           : {}),
+        ...(speculative ? { speculative } : {}),
+        ...(constrainedKind
+          ? {
+              constrained: {
+                kind: constrainedKind as NonNullable<BenchResult['constrained']>['kind'],
+                hash: get('constrained_hash'),
+              },
+            }
+          : {}),
       };
       groups.set(key, result);
     }
     if (get('run_index').trim() !== '') {
       const promptName = get('prompt_name');
       const engineReported = json<Record<string, number>>('engine_reported_json');
+      const runSpeculative = json<BenchRun['speculative']>('run_speculative_json');
       result.runs.push({
         prompt: get('prompt'),
         ...(promptName ? { promptName } : {}),
@@ -360,6 +381,7 @@ export function csvToResults(text: string): BenchResult[] {
         prefillTokensPerSecond: n('prefill_tok_s'),
         decodeTokensPerSecond: n('decode_tok_s'),
         ...(engineReported ? { engineReported } : {}),
+        ...(runSpeculative ? { speculative: runSpeculative } : {}),
       });
     }
   });

@@ -36,7 +36,15 @@ import {
   measureBandwidth,
   measureMatmul,
 } from './roofline.ts';
-import { benchLoadFrom, benchModelFrom, buildResult, runBenchmark, summarizeRuns } from './runner.ts';
+import {
+  baselinePlan,
+  benchLoadFrom,
+  benchModelFrom,
+  buildResult,
+  runBenchmark,
+  speculativeSummary,
+  summarizeRuns,
+} from './runner.ts';
 import type { BenchDevice, BenchPlan, BenchResult, BenchRoofline, BenchRun } from './types.ts';
 import { BenchWorkerEngine } from './worker-api.ts';
 
@@ -73,6 +81,11 @@ export interface BenchOptions {
   /** The K or V cache's type apart (LoadOptions.kvTypeK/kvTypeV; `--kv-type-k/-v`), load and verdict alike. */
   kvTypeK?: KvType;
   kvTypeV?: KvType;
+  /**
+   * The draft model of a plan with `draft: {type: 'model'}`, loaded beside the target (LoadOptions.draft;
+   * `--draft`). A plan with `draft` also runs its baseline: the same runs without drafting.
+   */
+  draftModel?: BenchModelSpec;
   /** Bound on the model load and on each request, ms (default: none). */
   timeoutMs?: number;
   /** Measure bandwidth and matmul throughput after the runs (default true). */
@@ -108,8 +121,16 @@ export type BenchEvent =
   | { type: 'load-start'; modelId: string }
   | { type: 'load-progress'; progress: LoadProgress }
   | { type: 'loaded'; model: BenchResult['model']; load: BenchResult['load']; info: ModelInfo }
-  | { type: 'run-start'; index: number; total: number; promptName: string; warmup: boolean }
-  | { type: 'run-done'; index: number; total: number; warmup: boolean; run: BenchRun }
+  /** `baseline`: a run of a drafting plan's baseline (the same plan without drafting), after the measured runs. */
+  | {
+      type: 'run-start';
+      index: number;
+      total: number;
+      promptName: string;
+      warmup: boolean;
+      baseline?: boolean;
+    }
+  | { type: 'run-done'; index: number; total: number; warmup: boolean; run: BenchRun; baseline?: boolean }
   | { type: 'roofline-start' }
   | { type: 'roofline-done'; bandwidth: BandwidthResult; matmul: MatmulResult; roofline: BenchRoofline }
   | { type: 'memory'; memory: MemoryProbe; fits?: FitsVerdict }
@@ -279,6 +300,21 @@ export async function runBench(
   onEvent: (e: BenchEvent) => void = () => {},
 ): Promise<BenchResult> {
   const engineName = opts.engine ?? 'webgpu';
+  const draft = opts.plan.draft;
+  if (draft && engineName !== 'webgpu')
+    throw new EngineError(
+      'invalid_argument',
+      `speculative decoding runs only on the webgpu engine, not ${engineName}`,
+    );
+  if (draft?.type === 'model' && !opts.draftModel)
+    throw new EngineError(
+      'invalid_argument',
+      "the plan drafts with a model (draft.type 'model') but no draftModel is given",
+    );
+  if (opts.draftModel && draft?.type !== 'model')
+    throw new EngineError('invalid_argument', "a draftModel needs a plan with draft.type 'model'");
+  if (draft && opts.llamaBench)
+    throw new EngineError('invalid_argument', 'llama-bench tests decode without drafting: give no draft');
   checkKvType(opts.kvType);
   checkKvType(opts.kvTypeK, 'kvTypeK');
   checkKvType(opts.kvTypeV, 'kvTypeV');
@@ -331,6 +367,7 @@ export async function runBench(
         ...(opts.kvType ? { kvType: opts.kvType } : {}),
         ...(opts.kvTypeK ? { kvTypeK: opts.kvTypeK } : {}),
         ...(opts.kvTypeV ? { kvTypeV: opts.kvTypeV } : {}),
+        ...(opts.draftModel ? { draft: modelSource(opts.draftModel) } : {}),
         signal,
         onProgress: (progress) => onEvent({ type: 'load-progress', progress }),
       }),
@@ -373,6 +410,37 @@ export async function runBench(
       onRunDone: (run, warmup) =>
         onEvent({ type: 'run-done', index: current, total: warmup ? plan.warmup : total, warmup, run }),
     });
+    // A drafting plan's baseline: the same runs without drafting, on the same load, for the speed-up.
+    let speculative: BenchResult['speculative'];
+    if (draft) {
+      const base = baselinePlan(plan);
+      const baseline = await runBenchmark(engine, base, {
+        signal: opts.signal,
+        requestTimeoutMs: opts.timeoutMs,
+        onRunStart: (index, prompt, warmup) => {
+          current = index;
+          onEvent({
+            type: 'run-start',
+            index,
+            total: warmup ? base.warmup : total,
+            promptName: prompt.name,
+            warmup,
+            baseline: true,
+          });
+        },
+        onRunDone: (run, warmup) =>
+          onEvent({
+            type: 'run-done',
+            index: current,
+            total: warmup ? base.warmup : total,
+            warmup,
+            run,
+            baseline: true,
+          }),
+      });
+      const draftId = draft.type === 'lookup' ? 'lookup' : (draft.model ?? modelId(opts.draftModel!));
+      speculative = speculativeSummary(plan, runs, baseline, draftId);
+    }
     const quality = opts.cpuMatch ? await scoreAgainst(engine, opts.cpuMatch, onEvent) : undefined;
     await close();
     // The GPU's roofline says nothing about a CPU engine (wllama).
@@ -380,7 +448,7 @@ export async function runBench(
       opts.roofline === false || engineName === 'wllama'
         ? undefined
         : await measureRoofline(info, runs, onEvent);
-    const r = buildResult({ device, engine: engineName, model, load, plan, runs, roofline });
+    const r = buildResult({ device, engine: engineName, model, load, plan, runs, roofline, speculative });
     return {
       ...r,
       ...(quality ? { quality } : {}),

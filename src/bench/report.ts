@@ -113,6 +113,17 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
   out.push(
     `  plan:    ${p.prompts.length} prompt${p.prompts.length === 1 ? '' : 's'} × ${p.runs} run${p.runs === 1 ? '' : 's'} = ${nRuns} measured (+${p.warmup} warm-up), up to ${p.maxTokens} new tokens, ${samplingText(p.sampling)}${p.ignoreEos ? ', EOS ignored' : ''}`,
   );
+  if (p.draft || r.constrained)
+    out.push(
+      `           ${[
+        ...(p.draft
+          ? [
+              `speculative decoding by ${p.draft.type === 'lookup' ? 'prompt lookup' : `draft model ${p.draft.model ?? ''}`.trim()}${p.draft.draftMax !== undefined ? `, draft-max ${p.draft.draftMax}` : ''}`,
+            ]
+          : []),
+        ...(r.constrained ? [`constrained output: ${r.constrained.kind} ${r.constrained.hash}`] : []),
+      ].join('; ')}`,
+    );
   const tokIn = r.runs.map((x) => x.promptTokens);
   const tokOut = r.runs.map((x) => x.outputTokens);
   if (r.runs.length > 0)
@@ -145,6 +156,13 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
   }
   out.push(textTable(rows));
   out.push('');
+  const sp = r.speculative;
+  if (sp) {
+    out.push(
+      `Speculative: ${sp.accepted} of ${sp.drafted} drafted tokens accepted (${fmtPct(sp.acceptanceRate)}), ${fmtSig(sp.tokensPerTargetPass)} tokens per target pass; median decode ${fmtSig(r.summary.decodeTokensPerSecond?.median)} tok/s vs ${fmtSig(sp.baseline.decodeTokensPerSecond)} without drafting (${sp.baseline.runs} baseline runs): ${fmtSig(sp.speedup)}×${sp.sameOutput === undefined ? '' : sp.sameOutput ? '; same output as without drafting' : '; OUTPUT DIFFERS from the run without drafting'}.`,
+    );
+    out.push('');
+  }
   const rf = r.roofline;
   if (rf) {
     out.push(
@@ -183,6 +201,8 @@ export interface ReportRow {
   createdAt: string;
   /** The page's "Your CPU" figures (result.cpu): wllama's median decode tok/s and GPU ÷ CPU at decode. */
   cpu?: { decodeTps: number; decodeRatio: number; threads: number };
+  /** {@link speculativeText} of a drafting result. */
+  speculative?: string;
 }
 
 /** Rows for a set of results (in the given order); `sources` name them (file names). */
@@ -192,7 +212,7 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
     device: deviceName(r),
     software: isSoftwareResult(r),
     fingerprint: r.device.fingerprint,
-    engine: r.engine,
+    engine: engineLabel(r),
     model: r.model.id,
     quantization: r.model.quantization,
     parameters: r.model.parameters,
@@ -210,7 +230,26 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
     ...(r.cpu
       ? { cpu: { decodeTps: r.cpu.decodeTokS, decodeRatio: r.cpu.ratio.decode, threads: r.cpu.threads } }
       : {}),
+    ...(r.speculative ? { speculative: speculativeText(r.speculative) } : {}),
   }));
+}
+
+/**
+ * The engine as comparisons name it: with `+ lookup` / `+ draft MODEL` for a drafting plan and
+ * `, json_schema fnv1a64:…` for a constrained one, so the leaderboard and tables (which group by engine)
+ * never rank such runs against free, plain ones as if they were the same.
+ */
+export function engineLabel(r: Pick<BenchResult, 'engine' | 'plan' | 'constrained'>): string {
+  const d = r.plan.draft;
+  const draft = d ? (d.type === 'lookup' ? ' + lookup' : ` + draft ${d.model ?? 'model'}`) : '';
+  const c = r.constrained;
+  return `${r.engine}${draft}${c ? `, ${c.kind} ${c.hash}` : ''}`;
+}
+
+/** A drafting result in one line: acceptance, tokens per target pass, speed-up, same output. */
+export function speculativeText(s: NonNullable<BenchResult['speculative']>): string {
+  const same = s.sameOutput === undefined ? '' : s.sameOutput ? ', same output' : ', OUTPUT DIFFERS';
+  return `${fmtPct(s.acceptanceRate)} of ${s.drafted} accepted, ${fmtSig(s.tokensPerTargetPass)} tokens/pass, ${fmtSig(s.speedup)}× decode${same}`;
 }
 
 const med = (s: Summary | undefined) => fmtSig(s?.median);
@@ -240,14 +279,22 @@ const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
  * file's device, engine, model or date cannot bring HTML, a link or a table break into the summary.
  */
 export function markdownReport(rows: readonly ReportRow[]): string {
+  // Drafting results get a column of their own (acceptance, tokens per pass, speed-up over no drafting).
+  const columns = rows.some((r) => r.speculative)
+    ? [
+        ...COLUMNS.slice(0, -1),
+        { head: 'Speculative', cell: (r: ReportRow) => r.speculative ?? '–' },
+        COLUMNS[COLUMNS.length - 1],
+      ]
+    : COLUMNS;
   const lines = [
     '## WebGPU LLM benchmark',
     '',
     `${rows.length} result${rows.length === 1 ? '' : 's'}; medians over measured runs (decode: median ± std). Roofline: decode's share of the measured memory bandwidth.`,
     '',
     ...markdownTable(
-      COLUMNS.map((c) => c.head),
-      rows.map((r) => COLUMNS.map((c) => markdownText(c.cell(r)))),
+      columns.map((c) => c.head),
+      rows.map((r) => columns.map((c) => markdownText(c.cell(r)))),
       3,
     ),
   ];

@@ -10,9 +10,27 @@
  * running on the page), the request starts at the caller's timestamp instead, so TTFT includes the call.
  */
 import { EngineError } from '../core/errors.ts';
+import { fnv1a64 } from '../core/hash.ts';
 import { requestMetrics, type Summary, summarize } from '../core/metrics.ts';
-import type { Engine, EngineStats, GenerateResult, ModelInfo, TokenEvent } from '../core/types.ts';
-import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult, BenchRoofline, BenchRun } from './types.ts';
+import type {
+  Engine,
+  EngineStats,
+  GenerateRequest,
+  GenerateResult,
+  ModelInfo,
+  ResponseFormat,
+  TokenEvent,
+} from '../core/types.ts';
+import type {
+  BenchConstrained,
+  BenchDevice,
+  BenchPlan,
+  BenchPrompt,
+  BenchResult,
+  BenchRoofline,
+  BenchRun,
+  BenchSpeculative,
+} from './types.ts';
 
 /** Callbacks and limits for {@link runBenchmark}. */
 export interface RunHooks {
@@ -43,6 +61,8 @@ export function validatePlan(plan: BenchPlan): void {
     throw bad(`runs must be an integer ≥ 1, got ${plan.runs}`);
   if (!(Number.isInteger(plan.warmup) && plan.warmup >= 0))
     throw bad(`warmup must be an integer ≥ 0, got ${plan.warmup}`);
+  if (plan.draft && plan.draft.type !== 'lookup' && plan.draft.type !== 'model')
+    throw bad(`draft.type must be lookup or model, got ${String(plan.draft.type)}`);
 }
 
 /**
@@ -83,6 +103,34 @@ export function benchRunFrom(
     ...('engineReported' in r && r.engineReported
       ? { engineReported: r.engineReported as Record<string, number> }
       : {}),
+    ...(r.speculative
+      ? {
+          speculative: {
+            drafted: r.speculative.drafted,
+            accepted: r.speculative.accepted,
+            targetPasses: r.speculative.targetPasses,
+          },
+        }
+      : {}),
+  };
+}
+
+/** The request a plan sends for one prompt: its sampling, drafting and response format. */
+export function planRequest(plan: BenchPlan, prompt: BenchPrompt): GenerateRequest {
+  return {
+    prompt: prompt.text,
+    maxTokens: plan.maxTokens,
+    ignoreEos: plan.ignoreEos,
+    ...(plan.sampling ?? {}),
+    ...(plan.draft
+      ? {
+          draft: {
+            type: plan.draft.type,
+            ...(plan.draft.draftMax !== undefined ? { draftMax: plan.draft.draftMax } : {}),
+          },
+        }
+      : {}),
+    ...(plan.responseFormat ? { responseFormat: plan.responseFormat } : {}),
   };
 }
 
@@ -118,7 +166,7 @@ async function timedRequest(
   try {
     const t0 = performance.now();
     const gen = engine.generate(
-      { prompt: prompt.text, maxTokens: plan.maxTokens, ignoreEos: plan.ignoreEos, ...(plan.sampling ?? {}) },
+      planRequest(plan, prompt),
       onToken ? (e) => onToken(e, runIndex) : undefined,
       ctl.signal,
     );
@@ -243,6 +291,8 @@ export interface BuildResultInput {
   plan: BenchPlan;
   runs: BenchRun[];
   roofline?: BenchRoofline;
+  /** With a drafting plan: {@link speculativeSummary} of the runs and their baseline. */
+  speculative?: BenchSpeculative;
   /** Default: now. */
   createdAt?: Date | string;
 }
@@ -266,5 +316,103 @@ export function buildResult(input: BuildResultInput): BenchResult {
     runs: input.runs,
     summary: summarizeRuns(input.runs),
     ...(input.roofline ? { roofline: input.roofline } : {}),
+    ...(input.speculative ? { speculative: input.speculative } : {}),
+    ...(input.plan.responseFormat ? { constrained: constraintMark(input.plan.responseFormat) } : {}),
   };
+}
+
+// --- Speculative decoding and constrained output ---------------------------------------------------
+
+/**
+ * The plan of a drafting plan's baseline: the same prompts, runs, warm-up and sampling without `draft`. It
+ * runs right after the drafted runs on the same load; its own warm-up matters, since plain decode uses
+ * kernels (one-token steps) that the drafted runs' verify passes did not warm.
+ */
+export function baselinePlan(plan: BenchPlan): BenchPlan {
+  const { draft: _draft, ...rest } = plan;
+  return rest;
+}
+
+/**
+ * The result's `speculative` block from the drafted runs and the baseline runs of the same plan (in the
+ * same order). See {@link BenchSpeculativeSchema} for each figure's definition.
+ * @param draftId 'lookup' or the draft model's id.
+ * @throws EngineError('invalid_argument') when the plan has no draft or the two lists differ in length.
+ */
+export function speculativeSummary(
+  plan: BenchPlan,
+  runs: readonly BenchRun[],
+  baseline: readonly BenchRun[],
+  draftId: string,
+): BenchSpeculative {
+  if (!plan.draft) throw new EngineError('invalid_argument', 'the plan has no draft: nothing to summarize');
+  if (runs.length !== baseline.length)
+    throw new EngineError(
+      'invalid_argument',
+      `${runs.length} drafted runs but ${baseline.length} baseline runs: they must pair up`,
+    );
+  let drafted = 0;
+  let accepted = 0;
+  let targetPasses = 0;
+  let decoded = 0;
+  for (const r of runs) {
+    drafted += r.speculative?.drafted ?? 0;
+    accepted += r.speculative?.accepted ?? 0;
+    // A run without the engine's figures decoded one token per pass.
+    targetPasses += r.speculative?.targetPasses ?? Math.max(0, r.outputTokens - 1);
+    decoded += Math.max(0, r.outputTokens - 1);
+  }
+  const withDraft = summarizeRuns(runs);
+  const without = summarizeRuns(baseline);
+  const tps = withDraft.decodeTokensPerSecond?.median ?? Number.NaN;
+  const base = without.decodeTokensPerSecond?.median ?? Number.NaN;
+  const greedy = !plan.sampling?.temperature;
+  return {
+    draft: draftId,
+    ...(plan.draft.draftMax !== undefined ? { draftMax: plan.draft.draftMax } : {}),
+    drafted,
+    accepted,
+    targetPasses,
+    acceptanceRate: drafted > 0 ? accepted / drafted : Number.NaN,
+    tokensPerTargetPass: targetPasses > 0 ? decoded / targetPasses : Number.NaN,
+    baseline: {
+      runs: baseline.length,
+      decodeTokensPerSecond: base,
+      e2eMs: without.e2eMs?.median ?? Number.NaN,
+    },
+    speedup: base > 0 ? tps / base : Number.NaN,
+    ...(greedy
+      ? {
+          sameOutput: runs.every((r, i) => {
+            const b = baseline[i].outputTokenIds;
+            const a = r.outputTokenIds;
+            return a.length === b.length && a.every((t, k) => t === b[k]);
+          }),
+        }
+      : {}),
+  };
+}
+
+/**
+ * A response format's mark for results: its kind and an FNV-1a 64-bit hash (src/core/hash.ts) of its
+ * schema (canonical JSON text: a schema given as text is parsed first, so formatting does not change the
+ * hash), grammar or structural tag. `json_object` hashes the empty string.
+ * @throws EngineError('invalid_argument') for a schema text that is not JSON.
+ */
+export function constraintMark(format: Exclude<ResponseFormat, { type: 'text' }>): BenchConstrained {
+  let text: string;
+  if (format.type === 'json_schema') {
+    let schema: unknown = format.schema;
+    if (typeof schema === 'string') {
+      try {
+        schema = JSON.parse(schema);
+      } catch (e) {
+        throw new EngineError('invalid_argument', `the JSON schema is not JSON: ${(e as Error).message}`);
+      }
+    }
+    text = JSON.stringify(schema);
+  } else if (format.type === 'grammar') text = format.grammar;
+  else if (format.type === 'structural_tag') text = JSON.stringify(format.format);
+  else text = '';
+  return { kind: format.type, hash: `fnv1a64:${fnv1a64(text)}` };
 }

@@ -11,7 +11,7 @@
  */
 
 import * as v from 'valibot';
-import type { ModelInfo, SamplingParams } from '../core/types.ts';
+import type { ModelInfo, ResponseFormat, SamplingParams } from '../core/types.ts';
 import { isKvType } from '../core/validate.ts';
 import type {
   FitsVerdict,
@@ -53,6 +53,56 @@ export const SummarySchema = obj({
 });
 const summaries = v.record(v.string(), SummarySchema, 'must be an object');
 
+// --- Speculative decoding and constrained output (issues 45 and 43) ----------------------------------------
+
+/**
+ * How a plan drafts (GenerateRequest.draft): `lookup` (prompt lookup, no second model) or `model` (the
+ * draft model loaded beside the target, named by `model`); `draftMax` the most tokens drafted per target
+ * pass (absent: the engine's default).
+ */
+export const BenchDraftSchema = obj({
+  type: v.picklist(['lookup', 'model'], 'must be lookup or model'),
+  draftMax: v.optional(num),
+  model: v.optional(str),
+});
+
+/** What drafting did in one run (GenerateResult.speculative): tokens drafted, accepted, target passes. */
+export const BenchRunSpeculativeSchema = obj({ drafted: num, accepted: num, targetPasses: num });
+
+/**
+ * Speculative decoding over a result's measured runs, and the same plan run again without drafting on
+ * the same load (the baseline). `draft`: 'lookup' or the draft model's id. Totals over the runs;
+ * `acceptanceRate` = accepted ÷ drafted (NaN when nothing was drafted); `tokensPerTargetPass` = Σ(output
+ * tokens − 1) ÷ Σ targetPasses (the first token comes from the prefill); `speedup` = median decode tok/s
+ * with drafting ÷ the baseline's median; `sameOutput` (greedy plans only) whether every run's tokens equal
+ * its baseline run's, as speculative decoding promises.
+ */
+export const BenchSpeculativeSchema = obj({
+  draft: str,
+  draftMax: v.optional(num),
+  drafted: num,
+  accepted: num,
+  targetPasses: num,
+  acceptanceRate: num,
+  tokensPerTargetPass: num,
+  baseline: obj({ runs: num, decodeTokensPerSecond: num, e2eMs: num }),
+  speedup: num,
+  sameOutput: v.optional(bool),
+});
+
+/**
+ * A constrained run's mark (the plan's responseFormat): its kind and `hash`, `fnv1a64:` and 16 hex digits
+ * of the schema's or grammar's text, so runs under different constraints, or constrained and free runs,
+ * are never compared as if they were the same.
+ */
+export const BenchConstrainedSchema = obj({
+  kind: v.picklist(
+    ['json_object', 'json_schema', 'grammar', 'structural_tag'],
+    'must be json_object, json_schema, grammar or structural_tag',
+  ),
+  hash: str,
+});
+
 /** One prompt of a plan: a short label ('short-1') and the text. */
 export const BenchPromptSchema = obj({ name: str, text: str });
 
@@ -68,6 +118,10 @@ export const BenchPlanSchema = obj({
   warmup: num,
   ignoreEos: bool,
   sampling: opaque<SamplingParams>(),
+  /** Speculative decoding for every measured run (the result's `speculative` block). */
+  draft: v.optional(BenchDraftSchema),
+  /** Constrained output for every run (the result's `constrained` mark). */
+  responseFormat: opaque<Exclude<ResponseFormat, { type: 'text' }>>(),
 });
 
 const errorSchema = obj({ code: str, message: str });
@@ -99,6 +153,7 @@ export const BenchRunSchema = v.pipe(
     approximate: v.optional(bool),
     partial: v.optional(bool),
     error: v.optional(errorSchema),
+    speculative: v.optional(BenchRunSpeculativeSchema),
   }),
   // Ids, when a file has them, are the output: their count is outputTokens and ITL has one gap fewer.
   v.forward(
@@ -205,7 +260,9 @@ const nanLoad = () => ({
  * there is none where the check was asked for but could not run (llama.cpp crashed on the file, …). Remote engines add
  * `endpoint` (host only, never a key), `sweep` and `partial`; llama-bench mode adds `tests`, `llamaBench`,
  * `memory`, `gpu` (GPU time per kernel family) and `cost`. `cpu` is the page's "Your CPU" comparison
- * (optional; files without it are unchanged, so the schema stays version 1).
+ * (optional; files without it are unchanged, so the schema stays version 1). A plan with `draft` adds
+ * `speculative` (acceptance, tokens per target pass, speed-up over the same plan without drafting); one
+ * with `responseFormat` adds `constrained` (kind and hash).
  */
 export const BenchResultSchema = obj({
   schemaVersion: v.literal(1, (issue) => `must be 1, got ${issue.received}`),
@@ -249,6 +306,8 @@ export const BenchResultSchema = obj({
   memory: opaque<MemoryProbe>(),
   gpu: opaque<GpuProfile>(),
   cost: opaque<TokenCost>(),
+  speculative: v.optional(BenchSpeculativeSchema),
+  constrained: v.optional(BenchConstrainedSchema),
 });
 
 export type BenchPrompt = v.InferOutput<typeof BenchPromptSchema>;
@@ -259,6 +318,9 @@ export type BenchDevice = v.InferOutput<typeof BenchDeviceSchema>;
 export type BenchRoofline = v.InferOutput<typeof BenchRooflineSchema>;
 export type CpuComparison = v.InferOutput<typeof CpuComparisonSchema>;
 export type BenchResult = v.InferOutput<typeof BenchResultSchema>;
+export type BenchDraft = v.InferOutput<typeof BenchDraftSchema>;
+export type BenchSpeculative = v.InferOutput<typeof BenchSpeculativeSchema>;
+export type BenchConstrained = v.InferOutput<typeof BenchConstrainedSchema>;
 
 /** `runs[0].itlMs` from a valibot issue path. */
 function pathText(issue: v.BaseIssue<unknown>): string {

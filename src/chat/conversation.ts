@@ -26,6 +26,11 @@ export interface TurnSettings {
   temperature: number;
   /** A system message put before the turns (not kept in {@link Conversation.messages}); blank = none. */
   system?: string;
+  /**
+   * More of the request, sent as given: speculative decoding (`draft`), structured output
+   * (`responseFormat`), tools (`tools`, `toolChoice`).
+   */
+  request?: Pick<ChatRequest, 'draft' | 'responseFormat' | 'tools' | 'toolChoice'>;
 }
 
 /** An answer's figures, as `<webgpu-chat>`'s `done` event reports them. */
@@ -78,6 +83,7 @@ export class Conversation {
     const system = settings.system?.trim();
     const sys: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
     const base = {
+      ...(settings.request ?? {}),
       maxTokens: settings.maxTokens,
       ...(settings.temperature > 0
         ? { temperature: settings.temperature, seed: Math.floor(Math.random() * 2 ** 31) }
@@ -94,7 +100,12 @@ export class Conversation {
           const r = await chat({ ...base, messages: [...sys, ...history] }, onToken, signal);
           // Turns that no longer fit are forgotten (the screen keeps them).
           this.messages.splice(0, this.messages.length - history.length);
-          this.messages.push({ role: 'assistant', content: r.text });
+          // The calls the model made stay in its turn (the chat template shows them to it next time).
+          this.messages.push({
+            role: 'assistant',
+            content: r.text,
+            ...(r.toolCalls?.length ? { toolCalls: r.toolCalls } : {}),
+          });
           return r;
         } catch (e) {
           if (errorCode(e) !== 'context_overflow' || history.length <= 1) throw e;

@@ -4,8 +4,16 @@
  * means "bad arguments" (exit 2, see src/cli/run.ts). Every command's numeric flags go through these.
  */
 
+import { readFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { GenerateRequest, GenerateResult, KvType, LoadOptions, SamplingParams } from '../core/types.ts';
+import type {
+  GenerateRequest,
+  GenerateResult,
+  KvType,
+  LoadOptions,
+  ResponseFormat,
+  SamplingParams,
+} from '../core/types.ts';
 import {
   DRAFT_LIMITS,
   describeRule,
@@ -250,4 +258,34 @@ export function formatSpeculative(r: Pick<GenerateResult, 'speculative' | 'outpu
   const rate = s.drafted > 0 ? `${((100 * s.accepted) / s.drafted).toFixed(1)}%` : 'n/a';
   const perPass = s.targetPasses > 0 ? ((r.outputTokenIds.length - 1) / s.targetPasses).toFixed(2) : 'n/a';
   return `speculative: ${s.accepted} of ${s.drafted} drafted tokens accepted (${rate}), ${s.targetPasses} target passes after the prefill, ${perPass} tokens per pass`;
+}
+
+/**
+ * `--json-schema FILE` / `--grammar FILE` as the request's responseFormat (one of them at most).
+ * @throws UsageError for both, an unreadable file, or a schema file that is not JSON.
+ */
+export function responseFormatArg(
+  schemaFile?: string,
+  grammarFile?: string,
+): Exclude<ResponseFormat, { type: 'text' }> | undefined {
+  if (schemaFile !== undefined && grammarFile !== undefined)
+    throw new UsageError('give --json-schema or --grammar, not both');
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--${flag} ${file}: ${(e as Error).message}`);
+    }
+  };
+  if (schemaFile !== undefined) {
+    const text = read('json-schema', schemaFile);
+    try {
+      JSON.parse(text);
+    } catch (e) {
+      throw new UsageError(`--json-schema ${schemaFile} is not JSON: ${(e as Error).message}`);
+    }
+    return { type: 'json_schema', schema: text };
+  }
+  if (grammarFile !== undefined) return { type: 'grammar', grammar: read('grammar', grammarFile) };
+  return undefined;
 }

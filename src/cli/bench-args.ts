@@ -19,6 +19,7 @@ import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
   chromiumArg,
+  draftArgs,
   intArg,
   KV_TYPE_OPTIONS,
   KV_TYPE_USAGE,
@@ -26,6 +27,7 @@ import {
   numArg,
   optIntArg,
   parseCliArgs,
+  responseFormatArg,
   SAMPLING_FLAGS,
   samplingArgs,
   secondsArg,
@@ -89,6 +91,17 @@ ${wrapWords(`${SYNTHETIC_FTYPES.join(', ')}.`, OPT_INDENT)}
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them; the
                                     result's model.limits records the limits used
+  --draft PATH|URL|hf:…|synthetic:… speculative decoding with this draft model (a smaller GGUF with the
+                                    target's vocabulary, loaded beside it; greedy plans): every measured run
+                                    drafts, then the same runs again without drafting (the baseline, on the
+                                    same load); the result's speculative block has the acceptance rate,
+                                    tokens per target pass and the decode speed-up over the baseline
+  --lookup                          the same with prompt-lookup drafting (no second model)
+  --draft-max N                     most tokens drafted per target pass, 1..16 (default: the engine's)
+  --json-schema FILE                every run constrained to the JSON schema in FILE; the result's
+                                    constrained block names the kind and the schema's hash, so constrained
+                                    and free runs are never compared as the same
+  --grammar FILE                    the same with the EBNF/GBNF grammar in FILE
   --json FILE                       write the result (schemaVersion 1) to FILE
 ${CHROMIUM_USAGE}
   --gpu                             Chromium flags for a hardware GPU (Linux: Vulkan; macOS: ANGLE on Metal);
@@ -157,6 +170,8 @@ export interface BenchArgs {
   /** --summary-md FILE: the Markdown summary (appended). */
   summaryMd?: string;
   timeoutMs: number;
+  /** --draft: the draft model of a `draft: {type: 'model'}` plan (resolved as --model is). */
+  draftModel?: { spec: BenchModelSpec; localPath?: string; remote?: string };
   /** --llama-bench, the memory probe, the cost flags (src/cli/llama-bench-args.ts). */
   part2: ReturnType<typeof llamaBenchOptions>;
 }
@@ -188,6 +203,11 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
       'min-p': { type: 'string' },
       'repeat-penalty': { type: 'string' },
       seed: { type: 'string' },
+      draft: { type: 'string' },
+      lookup: { type: 'boolean', default: false },
+      'draft-max': { type: 'string' },
+      'json-schema': { type: 'string' },
+      grammar: { type: 'string' },
       json: { type: 'string' },
       ...CHROMIUM_OPTIONS,
       verbose: { type: 'boolean', default: false },
@@ -220,6 +240,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
     // The engine API's own rules (src/core/validate.ts SAMPLING_RULES), as generate and the page read them.
     sampling: samplingArgs(values),
     part2: llamaBenchOptions(values),
+    draft: draftArgs(values),
   };
   const { kvType, kvTypeK, kvTypeV } = kvTypesArg(values);
   const sampling: SamplingParams | undefined =
@@ -233,6 +254,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
     );
 
   const model = benchModel(values.engine, values.model);
+  const responseFormat = responseFormatArg(values['json-schema'], values.grammar);
+  const draftModel = values.draft !== undefined ? benchModel('webgpu', values.draft) : undefined;
 
   // `--engine remote` never gets here: bench.ts main() hands it to src/cli/remote.ts first (isRemoteArgv).
   const engine = values.engine ?? 'webgpu';
@@ -240,6 +263,19 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
     throw new UsageError(`unknown --engine ${engine} (webgpu, wllama, webllm, remote)`);
 
   const prompts = benchPrompts(values.prompt, values.prompts);
+  // Drafting and constraints are our engine's (the page's webgpu engine); llama-bench's tests use neither.
+  const extras = [
+    ...(numbers.draft ? [values.lookup ? '--lookup' : '--draft'] : []),
+    ...(responseFormat ? [values.grammar !== undefined ? '--grammar' : '--json-schema'] : []),
+  ];
+  if (extras.length > 1)
+    throw new UsageError(
+      `${extras.join(' and ')}: speculative decoding cannot be combined with constrained output (the engine refuses it); run them apart`,
+    );
+  if (extras.length > 0 && engine !== 'webgpu')
+    throw new UsageError(`${extras.join(' and ')} run only on --engine webgpu, not ${engine}`);
+  if (extras.length > 0 && numbers.part2.llamaBench)
+    throw new UsageError(`${extras.join(' and ')} apply to the prompt plan, not to --llama-bench's tests`);
 
   if (values['no-cache'] && values['cache-dir'])
     throw new UsageError('give --cache-dir or --no-cache, not both');
@@ -261,7 +297,17 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
       warmup: numbers.warmup,
       ignoreEos: values['ignore-eos'] || DEFAULT_PLAN.ignoreEos,
       ...(sampling ? { sampling } : {}),
+      ...(numbers.draft
+        ? {
+            draft: {
+              ...numbers.draft,
+              ...(draftModel ? { model: modelName(draftModel.spec) } : {}),
+            },
+          }
+        : {}),
+      ...(responseFormat ? { responseFormat } : {}),
     },
+    ...(draftModel ? { draftModel } : {}),
     contextLength: numbers.contextLength,
     defaultLimits: values['default-limits'] ?? false,
     kvType,
@@ -330,6 +376,13 @@ function benchModel(engine: string | undefined, m: string | undefined): BenchArg
   const p = resolve(m);
   checkLocalModel(p, m);
   return { spec: { url: '', id: basename(p) }, localPath: p };
+}
+
+/** A model spec's name in results: a synthetic name, else its id or URL. */
+function modelName(spec: BenchModelSpec): string {
+  if ('synthetic' in spec) return spec.synthetic;
+  if ('blob' in spec) return spec.id;
+  return spec.id ?? spec.url;
 }
 
 /**

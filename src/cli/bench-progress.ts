@@ -44,7 +44,7 @@ export function progressPrinter(log: (line: string) => void, askedCtx?: number):
       case 'run-done': {
         const r = e.run;
         log(
-          `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
+          `${e.baseline ? 'baseline (no drafting) ' : ''}${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
         );
         break;
       }

@@ -137,6 +137,72 @@ describe('npm run bench', () => {
     expect(r.stderr).toMatch(/run 2\/2/);
   }, 240_000); // runs the CLI (Node, Chromium or Dawn, SwiftShader): near vitest's 60 s on this loaded 2-core machine
 
+  it('--lookup: llama.cpp greedy tokens, the speculative block, and the baseline run without drafting', async () => {
+    const out = join(tempDir('bench-'), 'out.json');
+    const r = await bench([
+      ...['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '40', '--runs', '1', '--warmup', '0'],
+      ...['--lookup', '--draft-max', '4', '--no-roofline', '--no-cpu-match', '--json', out],
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(resultProblems(j)).toEqual([]);
+    expect(j.plan.draft).toEqual({ type: 'lookup', draftMax: 4 });
+    // Drafting changes nothing in the output: llama.cpp's greedy tokens.
+    expect(j.runs[0].outputTokenIds).toEqual(c.outputIds.slice(0, 40));
+    const s = j.speculative!;
+    const run = j.runs[0].speculative!;
+    expect(s).toMatchObject({ draft: 'lookup', draftMax: 4, sameOutput: true, baseline: { runs: 1 } });
+    expect([s.drafted, s.accepted, s.targetPasses]).toEqual([run.drafted, run.accepted, run.targetPasses]);
+    expect(s.accepted).toBeLessThanOrEqual(s.drafted);
+    expect(s.targetPasses).toBeGreaterThanOrEqual(Math.ceil(39 / 5)); // at most draft-max + 1 tokens a pass
+    expect(s.targetPasses).toBeLessThanOrEqual(39);
+    expect(s.tokensPerTargetPass).toBeCloseTo(39 / s.targetPasses, 12);
+    expect(s.speedup).toBeCloseTo(
+      j.summary.decodeTokensPerSecond.median / s.baseline.decodeTokensPerSecond,
+      12,
+    );
+    expect(r.stdout).toMatch(
+      /Speculative: \d+ of \d+ drafted tokens accepted .* same output as without drafting/,
+    );
+    expect(r.stderr).toMatch(/baseline \(no drafting\) run 1\/1/);
+  }, 240_000);
+
+  it('--draft with the model itself: every drafted token accepted, the draft served and named', async () => {
+    const out = join(tempDir('bench-'), 'out.json');
+    const r = await bench([
+      ...['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '24', '--runs', '1', '--warmup', '0'],
+      ...['--draft', MODEL, '--draft-max', '3', '--no-roofline', '--no-cpu-match', '--json', out],
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(resultProblems(j)).toEqual([]);
+    expect(j.plan.draft).toEqual({ type: 'model', draftMax: 3, model: 'stories260K.gguf' });
+    expect(j.runs[0].outputTokenIds).toEqual(c.outputIds.slice(0, 24));
+    const s = j.speculative!;
+    // A draft identical to the target agrees everywhere: full acceptance, up to draft-max + 1 tokens a pass.
+    expect(s).toMatchObject({ draft: 'stories260K.gguf', acceptanceRate: 1, sameOutput: true });
+    expect(s.accepted).toBe(s.drafted);
+    expect(s.targetPasses).toBeLessThanOrEqual(Math.ceil(23 / 3));
+  }, 240_000);
+
+  it('--grammar: every run follows the grammar and the result is marked constrained', async () => {
+    const dir = tempDir('bench-');
+    const grammar = join(dir, 'yes-no.gbnf');
+    writeFileSync(grammar, 'root ::= "yes" | "no"');
+    const out = join(dir, 'out.json');
+    const r = await bench([
+      ...['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '8', '--runs', '1', '--warmup', '0'],
+      ...['--grammar', grammar, '--no-roofline', '--no-cpu-match', '--json', out],
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(resultProblems(j)).toEqual([]);
+    expect(['yes', 'no']).toContain(j.runs[0].text);
+    expect(j.constrained?.kind).toBe('grammar');
+    expect(j.constrained?.hash).toMatch(/^fnv1a64:[0-9a-f]{16}$/);
+    expect(r.stdout).toContain(`constrained output: grammar ${j.constrained?.hash}`);
+  }, 240_000);
+
   it('sampling flags go into every request and the plan; --kv-type reaches the load and the result', async () => {
     const out = join(tempDir('bench-'), 'out.json');
     const r = await bench([

@@ -297,6 +297,11 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
         spec: { url: got.url, id: a.model.remote },
       };
     }
+    const d = a.draftModel;
+    if (d?.remote && a.cache.enabled) {
+      const got = await cachedModel(d.remote, { cacheDir: a.cache.dir, log, timeoutMs: a.timeoutMs });
+      a.draftModel = { ...d, localPath: got.path, spec: { url: got.url, id: d.remote } };
+    }
   };
   let shownDevice: string | undefined;
   try {
@@ -322,7 +327,7 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
       if (e.type === 'loaded') {
         seen.model = e.model;
         seen.load = e.load;
-      } else if (e.type === 'run-done' && !e.warmup) seen.runs.push(e.run);
+      } else if (e.type === 'run-done' && !e.warmup && !e.baseline) seen.runs.push(e.run);
       if (e.type === 'device') {
         seen.device = e.device;
         const refusal = softwareGuard(a, e.device);
@@ -361,6 +366,9 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     const spec: BenchModelSpec = a.model.localPath
       ? { url: server.addModel(a.model.localPath), id: (a.model.spec as { id: string }).id }
       : a.model.spec;
+    const draftModel: BenchModelSpec | undefined = a.draftModel?.localPath
+      ? { url: server.addModel(a.draftModel.localPath), id: (a.draftModel.spec as { id: string }).id }
+      : a.draftModel?.spec;
     const reference =
       a.cpuMatch && a.model.localPath && a.engine === 'webgpu' && !a.part2.llamaBench
         ? await llamaCppReference(a.model.localPath, a.plan)
@@ -380,6 +388,7 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
         timeoutMs: a.timeoutMs,
         roofline: a.roofline,
         ...(cpuMatch ? { cpuMatch } : {}),
+        ...(draftModel ? { draftModel } : {}),
         ...a.part2,
       }),
       watchdog.fired,

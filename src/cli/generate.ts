@@ -11,9 +11,9 @@
  * headless Chromium; `node` runs the engine in this process on Dawn.
  */
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { GenerateRequest, GenerateResult, ModelInfo, ResponseFormat } from '../core/types.ts';
+import type { GenerateRequest, GenerateResult, ModelInfo } from '../core/types.ts';
 import { openModelSource } from '../library/opener.ts';
 import { fmtBytes } from '../util/format.ts';
 import {
@@ -29,6 +29,7 @@ import {
   kvTypesArg,
   optIntArg,
   parseCliArgs,
+  responseFormatArg,
   samplingArgs,
   UsageError,
 } from './args.ts';
@@ -87,33 +88,6 @@ function logLimits(info: ModelInfo, ctx?: number): void {
   console.error(
     `limits: WebGPU defaults (maxStorageBufferBindingSize ${v.maxStorageBufferBindingSize}, maxBufferSize ${v.maxBufferSize}, maxStorageBuffersPerShaderStage ${v.maxStorageBuffersPerShaderStage}); ${info.kernels?.splitTensors ?? 0} tensors split across bindings`,
   );
-}
-
-/**
- * `--json-schema FILE` / `--grammar FILE` as the request's responseFormat (one of them at most).
- * @throws UsageError for both, an unreadable file, or a schema file that is not JSON.
- */
-function responseFormatArg(schemaFile?: string, grammarFile?: string): ResponseFormat | undefined {
-  if (schemaFile !== undefined && grammarFile !== undefined)
-    throw new UsageError('give --json-schema or --grammar, not both');
-  const read = (flag: string, file: string) => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new UsageError(`--${flag} ${file}: ${(e as Error).message}`);
-    }
-  };
-  if (schemaFile !== undefined) {
-    const text = read('json-schema', schemaFile);
-    try {
-      JSON.parse(text);
-    } catch (e) {
-      throw new UsageError(`--json-schema ${schemaFile} is not JSON: ${(e as Error).message}`);
-    }
-    return { type: 'json_schema', schema: text };
-  }
-  if (grammarFile !== undefined) return { type: 'grammar', grammar: read('grammar', grammarFile) };
-  return undefined;
 }
 
 async function main(): Promise<number> {

@@ -12,7 +12,7 @@ import { SUMMARY_METRICS, type SummaryMetric } from '../bench/runner.ts';
 import type { BenchResult } from '../bench/types.ts';
 import { summarize } from '../core/metrics.ts';
 import { h } from '../dom/h.ts';
-import { fmtMs, fmtNum, fmtRate } from '../util/format.ts';
+import { fmtMs, fmtNum, fmtPct, fmtRate, fmtSig } from '../util/format.ts';
 import { copyText, download } from './dom.ts';
 import { rooflineSentences, softwareWarning } from './roofline-view.ts';
 
@@ -285,6 +285,7 @@ export function resultCardChildren(
       headline('Time per output token', fmtMs(s.tpotMs?.median), 'tpot'),
     ),
     h('p', { class: 'stats__note muted' }, 'Medians over the measured runs; warm-up runs are not counted.'),
+    speculativeBlock(r),
     roofline.length
       ? h(
           'div',
@@ -313,4 +314,30 @@ export function resultCardChildren(
     engineOwnFigures(r, engineName),
     resultActions(r),
   ];
+}
+
+/**
+ * A drafting result's figures (acceptance rate, tokens per target pass, the speed-up over the same runs
+ * without drafting, whether the output was the same) and a constrained result's mark; '' for neither.
+ */
+function speculativeBlock(r: BenchResult): Node | string {
+  const sp = r.speculative;
+  const c = r.constrained;
+  if (!sp && !c) return '';
+  const lines: string[] = [];
+  if (sp)
+    lines.push(
+      `Speculative decoding (${sp.draft === 'lookup' ? 'prompt lookup' : `draft model ${sp.draft}`}): ` +
+        `${fmtPct(sp.acceptanceRate)} of ${sp.drafted} drafted tokens accepted, ` +
+        `${fmtSig(sp.tokensPerTargetPass)} tokens per target pass; decode ${fmtSig(sp.speedup)}× ` +
+        `the same runs without drafting (${fmtRate(sp.baseline.decodeTokensPerSecond)})` +
+        `${sp.sameOutput === undefined ? '.' : sp.sameOutput ? ', same output.' : ' — the output differs from the runs without drafting.'}`,
+    );
+  if (c)
+    lines.push(`Constrained output: ${c.kind} ${c.hash}; compare only with runs under the same constraint.`);
+  return h(
+    'div',
+    { class: 'notice notice--info', 'data-testid': 'result-speculative' },
+    lines.map((t) => h('p', {}, t)),
+  );
 }

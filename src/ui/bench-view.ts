@@ -8,7 +8,13 @@
 
 import { DEFAULT_PLAN, defaultPlanText } from '../bench/default-plan.ts';
 import { type PromptSetName, promptsFor } from '../bench/prompts.ts';
-import { benchModelFrom, buildResult, runBenchmark } from '../bench/runner.ts';
+import {
+  baselinePlan,
+  benchModelFrom,
+  buildResult,
+  runBenchmark,
+  speculativeSummary,
+} from '../bench/runner.ts';
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
 import { h } from '../dom/h.ts';
@@ -57,6 +63,8 @@ export class BenchView {
   private readonly warmup: HTMLInputElement;
   private readonly temperature: HTMLInputElement;
   private readonly ignoreEos: HTMLInputElement;
+  /** Speculative decoding for every run: none or prompt lookup (then also a baseline without it). */
+  private readonly draft: HTMLSelectElement;
   private readonly runButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly planHint: HTMLElement;
@@ -100,6 +108,12 @@ export class BenchView {
     this.temperature = numberInput('plan-temperature', 0, 0, 2, 0.05);
     this.ignoreEos = h('input', { type: 'checkbox', id: 'plan-ignore-eos', role: 'switch', class: 'switch' });
     this.ignoreEos.checked = DEFAULT_PLAN.ignoreEos;
+    this.draft = h(
+      'select',
+      { id: 'plan-draft', class: 'input' },
+      h('option', { value: '' }, 'None'),
+      h('option', { value: 'lookup' }, 'Prompt lookup'),
+    );
 
     this.runButton = h('button', { type: 'submit', class: 'button button--primary' }, 'Run benchmark');
     this.stopButton = h(
@@ -126,6 +140,7 @@ export class BenchView {
         field('Runs per prompt', this.runs),
         field('Warm-up runs', this.warmup),
         field('Temperature', this.temperature, '0 = greedy'),
+        field('Drafting', this.draft, 'then the same runs without'),
       ),
       field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),
       h('div', { class: 'actions' }, this.runButton, this.stopButton),
@@ -257,6 +272,7 @@ export class BenchView {
       warmup: intValue(this.warmup, 'Warm-up runs', 0, 20),
       ignoreEos: this.ignoreEos.checked,
       ...(temperature > 0 ? { sampling: { temperature, seed: 42 } } : {}),
+      ...(this.draft.value === 'lookup' ? { draft: { type: 'lookup' as const } } : {}),
     };
   }
 
@@ -271,6 +287,11 @@ export class BenchView {
     let plan: BenchPlan;
     try {
       plan = this.plan();
+      if (plan.draft && !this.session.ours)
+        throw new FieldError(
+          this.draft as unknown as HTMLInputElement,
+          'Drafting: prompt lookup runs on our WebGPU engine only; choose None for this backend',
+        );
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       const field = e instanceof FieldError ? e.field : this.customText;
@@ -339,7 +360,19 @@ export class BenchView {
           }
         },
       });
-      const result = this.result(plan, runs);
+      // Drafting: the same plan without it on the same load (with its own warm-up), for the speed-up.
+      let speculative: BenchResult['speculative'];
+      if (plan.draft) {
+        const base = baselinePlan(plan);
+        const baseline = await runBenchmark(this.session.engine, base, {
+          signal: this.controller.signal,
+          onRunStart: (i, prompt: BenchPrompt, warm) => {
+            this.liveStatus.textContent = `Baseline without drafting: ${warm ? `warm-up ${i + 1} of ${base.warmup}` : `run ${i + 1} of ${total}`} · ${prompt.name}`;
+          },
+        });
+        speculative = speculativeSummary(plan, runs, baseline, 'lookup');
+      }
+      const result = this.result(plan, runs, speculative);
       this.chart.show(doneTimes);
       this.liveStatus.textContent = `Done: ${runs.length} measured run${runs.length === 1 ? '' : 's'}.`;
       this.showResult(result, false);
@@ -395,7 +428,7 @@ export class BenchView {
     return a;
   }
 
-  private result(plan: BenchPlan, runs: BenchRun[]): BenchResult {
+  private result(plan: BenchPlan, runs: BenchRun[], speculative?: BenchResult['speculative']): BenchResult {
     const model = this.session.model;
     const device = this.session.benchDevice();
     if (!model || !device) throw new Error('no model or device');
@@ -406,6 +439,7 @@ export class BenchView {
       load: model.load,
       plan,
       runs,
+      ...(speculative ? { speculative } : {}),
     });
     // The roofline needs the bytes our kernels read per token; WebLLM's are not known.
     const roofline = this.session.ours ? rooflineFor(model.info, this.session.measurement, r) : undefined;

@@ -26,6 +26,11 @@ export class ChatView {
   private readonly clearButton: HTMLButtonElement;
   private readonly maxTokens: HTMLInputElement;
   private readonly temperature: HTMLInputElement;
+  /** Speculative decoding: none or prompt lookup (our engine). */
+  private readonly draft: HTMLSelectElement;
+  /** A JSON schema every answer must follow (structured output); empty: none. */
+  private readonly schema: HTMLTextAreaElement;
+  private readonly schemaStatus: HTMLElement;
   private readonly notice: HTMLElement;
   private readonly speed: HTMLElement;
   private readonly conversation = new Conversation();
@@ -92,6 +97,21 @@ export class ChatView {
       step: '0.05',
       inputmode: 'decimal',
     });
+    this.draft = h(
+      'select',
+      { id: 'chat-draft', class: 'input' },
+      h('option', { value: '' }, 'None'),
+      h('option', { value: 'lookup' }, 'Prompt lookup'),
+    );
+    this.schema = h('textarea', {
+      id: 'chat-json-schema',
+      class: 'input textarea chat__schema',
+      rows: '3',
+      spellcheck: 'false',
+      placeholder: '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}',
+    });
+    this.schemaStatus = h('p', { class: 'status', id: 'chat-json-schema-status', 'aria-live': 'polite' });
+    this.schema.addEventListener('change', () => this.checkSchema());
     this.speed = h('p', { class: 'status', role: 'status', 'data-testid': 'chat-speed' });
     const goLoad = h(
       'button',
@@ -118,7 +138,19 @@ export class ChatView {
           { class: 'chat__settings' },
           field('Max tokens', this.maxTokens),
           field('Temperature', this.temperature),
+          field('Drafting', this.draft),
         ),
+      ),
+      h(
+        'details',
+        { class: 'chat__structured' },
+        h('summary', {}, 'Structured output (JSON schema)'),
+        field(
+          'JSON schema',
+          this.schema,
+          'Every answer is JSON valid against it (our engine: xgrammar); empty: free text.',
+        ),
+        this.schemaStatus,
       ),
     );
     form.addEventListener('submit', (e) => {
@@ -149,15 +181,69 @@ export class ChatView {
     this.element.dataset.state = answering ? 'answering' : 'idle';
   }
 
+  /**
+   * The schema box read: undefined when empty, else the schema object.
+   * @throws FieldError (typed `invalid_argument`, naming the problem) for text that is not JSON or not an object.
+   */
+  private readSchema(): Record<string, unknown> | undefined {
+    const text = this.schema.value.trim();
+    if (!text) return undefined;
+    let o: unknown;
+    try {
+      o = JSON.parse(text);
+    } catch (e) {
+      throw new FieldError(
+        this.schema as unknown as HTMLInputElement,
+        `JSON schema: not JSON (${(e as Error).message})`,
+      );
+    }
+    if (typeof o !== 'object' || o === null || Array.isArray(o))
+      throw new FieldError(
+        this.schema as unknown as HTMLInputElement,
+        'JSON schema: must be a JSON object, e.g. {"type": "object"}',
+      );
+    return o as Record<string, unknown>;
+  }
+
+  /** Validates the schema box on change and says the result under it. */
+  private checkSchema(): boolean {
+    try {
+      const schema = this.readSchema();
+      this.schemaStatus.textContent = schema ? 'Schema OK: answers will follow it.' : '';
+      this.schema.removeAttribute('aria-invalid');
+      delete this.schemaStatus.dataset.state;
+      return true;
+    } catch (e) {
+      this.schemaStatus.textContent = (e as Error).message;
+      this.schemaStatus.dataset.state = 'error';
+      this.schema.setAttribute('aria-invalid', 'true');
+      return false;
+    }
+  }
+
   async send(): Promise<void> {
     const text = this.input.value.trim();
     if (!text || !this.session.model) return;
     // The settings first: a bad one is said (and its field focused) before anything is sent.
     let temperature: number;
     let maxTokens: number;
+    let schema: Record<string, unknown> | undefined;
+    const drafting = this.draft.value === 'lookup';
     try {
       temperature = readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 });
       maxTokens = readNumberField(this.maxTokens, 'Max tokens', { integer: true, min: 1, max: 4096 });
+      this.checkSchema(); // says a bad schema under the box too
+      schema = this.readSchema();
+      if (drafting && this.session.backend !== 'webgpu')
+        throw new FieldError(
+          this.draft as unknown as HTMLInputElement,
+          'Drafting: prompt lookup runs on our WebGPU engine only; choose None for this backend',
+        );
+      if (drafting && schema)
+        throw new FieldError(
+          this.draft as unknown as HTMLInputElement,
+          'Drafting cannot be combined with a JSON schema: choose None or empty the schema',
+        );
     } catch (e) {
       this.speed.textContent = e instanceof Error ? e.message : String(e);
       if (e instanceof FieldError) e.field.focus();
@@ -173,17 +259,41 @@ export class ChatView {
     try {
       const r = await this.conversation.answer(
         text,
-        { maxTokens, temperature },
+        {
+          maxTokens,
+          temperature,
+          request: {
+            ...(drafting ? { draft: { type: 'lookup' as const } } : {}),
+            ...(schema ? { responseFormat: { type: 'json_schema' as const, schema } } : {}),
+          },
+        },
         (req, onToken, signal) => this.session.engine.chat(req, onToken, signal),
         (e) => answer.append(e.text),
         controller.signal,
       );
       const s = summarizeAnswer(r);
-      answer.finish(s.finishReason, s.text);
+      // A schema's answer pretty-printed and marked valid (JSON the constrained decoder produced), or
+      // marked cut when it did not finish (max tokens, Stop).
+      let jsonNote = '';
+      if (schema && s.text) {
+        try {
+          answer.finish(s.finishReason, JSON.stringify(JSON.parse(s.text), null, 2));
+          answer.el.dataset.json = 'valid';
+          jsonNote = 'Valid JSON (constrained to the schema) · ';
+        } catch {
+          answer.finish(s.finishReason, s.text);
+          answer.el.dataset.json = 'incomplete';
+          jsonNote = 'Not complete JSON (the answer was cut) · ';
+        }
+      } else answer.finish(s.finishReason, s.text);
+      const spec = r?.speculative;
+      const specNote = spec
+        ? ` · lookup: ${spec.accepted} of ${spec.drafted} drafted tokens accepted, ${spec.targetPasses > 0 ? ((s.outputTokens - 1) / spec.targetPasses).toFixed(2) : '–'} tokens per pass`
+        : '';
       // The conversation's first answer, to compare the speed of later (deeper) answers with.
       const first = this.first;
       if (s.tokensPerSecond !== null) this.first ??= s;
-      this.speed.textContent = answerLine(s, { first, ttft: true });
+      this.speed.textContent = `${jsonNote}${answerLine(s, { first, ttft: true })}${specNote}`;
       if (s.outputTokens > 0) {
         this.speed.title = `Decode steps ran at KV depths ${fmtCount(s.promptTokens)}–${fmtCount(s.contextTokens - 1)}.`;
         this.speed.dataset.context = String(s.contextTokens);

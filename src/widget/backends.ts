@@ -50,6 +50,11 @@ export interface BackendSpec {
   cache?: boolean;
   /** wllama: URL of `wllama.wasm` (the element's `wllama-wasm` attribute; default jsDelivr's copy). */
   wasmUrl?: string;
+  /**
+   * webgpu: a draft model for speculative decoding (LoadOptions.draft), a GGUF URL, `hf:` file or
+   * `synthetic:` name: the element's `draft-model` attribute when it is not `lookup`.
+   */
+  draft?: string;
 }
 
 /** Error `code` of the widget's own failures (beside the engine's EngineError codes). */
@@ -116,6 +121,13 @@ class WebGpuBackend implements ChatBackend {
         ...(spec.contextLength ? { contextLength: spec.contextLength } : {}),
         ...(spec.kvType ? { kvType: spec.kvType } : {}),
         ...(spec.cache ? { cache: true } : {}),
+        ...(spec.draft
+          ? {
+              draft: spec.draft.startsWith('synthetic:')
+                ? { synthetic: spec.draft }
+                : { url: /^hf:/i.test(spec.draft) ? spec.draft : new URL(spec.draft, document.baseURI).href },
+            }
+          : {}),
       },
     );
   }

@@ -5,10 +5,21 @@
  */
 
 import { answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
+import { ToolCallStreamGate } from '../chat/tool-stream.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
 import { EngineError } from '../core/errors.ts';
-import type { ChatMessage, KvType, LoadProgress, ModelInfo, TokenEvent } from '../core/types.ts';
+import type {
+  ChatMessage,
+  ChatRequest,
+  KvType,
+  LoadProgress,
+  ModelInfo,
+  ResponseFormat,
+  TokenEvent,
+  ToolChoice,
+  ToolDefinition,
+} from '../core/types.ts';
 import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import { fmtBytes } from '../util/format.ts';
@@ -26,6 +37,9 @@ import type { WebGpuChatDoneDetail, WebGpuChatEventMap } from './events.ts';
 import { type EngineLease, EngineRegistry } from './registry.ts';
 import { WIDGET_CSS } from './styles.ts';
 
+/** The request settings a turn adds (chat/conversation.ts TurnSettings.request). */
+type TurnRequest = Pick<ChatRequest, 'draft' | 'responseFormat' | 'tools' | 'toolChoice'>;
+
 /** The engines shared by every widget on the page. */
 export const sharedEngines = new EngineRegistry<ChatBackend>();
 
@@ -40,12 +54,14 @@ const RELOAD_ATTRS = [
   'context-length',
   'kv-type',
   'cache',
+  'draft-model',
 ] as const;
 const OBSERVED = [
   ...RELOAD_ATTRS,
   'system-prompt',
   'temperature',
   'max-tokens',
+  'draft-max',
   'heading',
   'placeholder',
 ] as const;
@@ -236,6 +252,41 @@ export class WebGpuChatElement extends HTMLElement {
   set maxTokens(v: number) {
     this.setAttribute('max-tokens', String(v));
   }
+  /**
+   * Speculative decoding (engine="webgpu"): `lookup` (prompt lookup, no second model) or a draft model's
+   * GGUF URL, `hf:` file or `synthetic:` name (a smaller model with the same vocabulary, loaded beside the
+   * model). Greedy answers are the same as without it, only faster. Empty: none.
+   */
+  get draftModel(): string {
+    return this.getAttribute('draft-model') ?? '';
+  }
+  set draftModel(v: string) {
+    if (v) this.setAttribute('draft-model', v);
+    else this.removeAttribute('draft-model');
+  }
+  /** Most tokens drafted per pass with draft-model, 1..16 (default: the engine's, 8 for lookup, 4 for a model). */
+  get draftMax(): number | undefined {
+    const v = this.getAttribute('draft-max');
+    return v === null ? undefined : Number(v);
+  }
+  set draftMax(v: number | undefined) {
+    if (v === undefined) this.removeAttribute('draft-max');
+    else this.setAttribute('draft-max', String(v));
+  }
+  /**
+   * Structured output for every answer (a property only): `{type: 'json_schema', schema}`,
+   * `{type: 'json_object'}` or `{type: 'grammar', grammar}`, as the engine API's `responseFormat`. The
+   * widget build has no grammar compiler: engine="webgpu" answers with an `unsupported` error shown in the
+   * widget; engine="remote" sends it to the server as `response_format` (docs/widget.md).
+   */
+  responseFormat: ResponseFormat | undefined = undefined;
+  /**
+   * Functions the model may call (a property only; OpenAI's `tools`). The calls come as a `toolcall` event
+   * (OpenAI-shaped `tool_calls`) before `done`, and stay in the conversation.
+   */
+  tools: ToolDefinition[] | undefined = undefined;
+  /** With {@link tools}: OpenAI's `tool_choice` (default 'auto'). */
+  toolChoice: ToolChoice | undefined = undefined;
   /** The model's facts once loaded. */
   get modelInfo(): ModelInfo | undefined {
     return this.loadedInfo;
@@ -395,7 +446,19 @@ export class WebGpuChatElement extends HTMLElement {
       this.fail('load', d.code, d.message);
       return;
     }
+    const draftModel = this.draftModel.trim();
+    if (draftModel && engine !== 'webgpu') {
+      this.setState('error');
+      this.statusEl.textContent = 'Bad settings';
+      this.fail(
+        'load',
+        'unsupported',
+        `draft-model (speculative decoding) needs engine="webgpu"; the ${engine} engine has none: remove the attribute.`,
+      );
+      return;
+    }
     const spec: BackendSpec = {
+      ...(draftModel && draftModel !== 'lookup' ? { draft: draftModel } : {}),
       engine,
       // Falling back to a server: its model is remote-model (or the first it lists), not the GGUF URL.
       model:
@@ -418,6 +481,7 @@ export class WebGpuChatElement extends HTMLElement {
         spec.kvType ?? '',
         spec.cache ? '' : 'no-cache',
         spec.engine === 'wllama' ? (spec.wasmUrl ?? '') : '',
+        spec.draft ? `draft=${spec.draft}` : '',
       ]
         .join(' ')
         .trim(),
@@ -527,9 +591,24 @@ export class WebGpuChatElement extends HTMLElement {
     // Bad settings are an error shown in the widget, before anything is sent (the message stays typed).
     let temperature: number;
     let maxTokens: number;
+    const request: NonNullable<TurnRequest> = {};
     try {
       temperature = this.numberAttr('temperature', 0, { min: 0, max: 2 })!;
       maxTokens = this.numberAttr('max-tokens', 256, { integer: true, min: 1 })!;
+      const draftMax = this.numberAttr('draft-max', undefined, { integer: true, min: 1, max: 16 });
+      const draft = this.draftModel.trim();
+      if (draftMax !== undefined && !draft)
+        throw new EngineError('invalid_argument', 'the draft-max attribute needs a draft-model attribute');
+      if (draft)
+        request.draft = {
+          type: draft === 'lookup' ? 'lookup' : 'model',
+          ...(draftMax !== undefined ? { draftMax } : {}),
+        };
+      if (this.responseFormat) request.responseFormat = this.responseFormat;
+      if (this.tools?.length) {
+        request.tools = this.tools;
+        if (this.toolChoice) request.toolChoice = this.toolChoice;
+      }
     } catch (e) {
       const d = describeError(e);
       this.fail('chat', d.code, d.message);
@@ -547,23 +626,35 @@ export class WebGpuChatElement extends HTMLElement {
     this.setState('ready');
     this.dataset.answering = 'true';
     let streamed = '';
+    // With tools, a call's markup is never streamed: the text before it is (chat/tool-stream.ts).
+    const gate = request.tools && request.toolChoice !== 'none' ? new ToolCallStreamGate() : undefined;
     const onToken = (t: TokenEvent) => {
       if (gen !== this.generation) return;
-      streamed += t.text;
-      answer.append(t.text);
-      this.emit('token', { tokenId: t.tokenId, text: t.text, answer: streamed, tMs: t.tMs });
+      const text = gate ? gate.push(t.text) : t.text;
+      streamed += text;
+      if (text) answer.append(text);
+      this.emit('token', { tokenId: t.tokenId, text, answer: streamed, tMs: t.tMs });
     };
     try {
       const r = await this.turns.answer(
         content,
-        { maxTokens, temperature, system: this.systemPrompt },
+        { maxTokens, temperature, system: this.systemPrompt, request },
         (req, onT, signal) => lease.run((engine) => engine.chat(req, onT, signal)),
         onToken,
         controller.signal,
       );
       if (gen !== this.generation) return undefined;
       const s = summarizeAnswer(r);
-      answer.finish(s.finishReason, s.text);
+      // Tool calls: in the log as text (never as HTML) after what was written, and to the page as
+      // OpenAI's tool_calls (a copy: listeners cannot change the conversation's).
+      const calls = r?.toolCalls ?? [];
+      const callText = calls.map((c) => `${c.function.name}(${c.function.arguments})`).join('\n');
+      answer.finish(s.finishReason, calls.length ? [s.text, callText].filter(Boolean).join('\n') : s.text);
+      if (calls.length)
+        this.emit('toolcall', {
+          toolCalls: calls.map((c) => ({ ...c, function: { ...c.function } })),
+          text: s.text,
+        });
       this.stats.textContent = answerLine(s);
       const detail: WebGpuChatDoneDetail = s;
       this.emit('done', detail);

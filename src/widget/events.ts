@@ -3,7 +3,7 @@
  * package's typed API (`WebGpuChatEventMap`, checked by events.test-d.ts).
  */
 import type { AnswerSummary } from '../chat/conversation.ts';
-import type { ModelInfo } from '../core/types.ts';
+import type { ModelInfo, ToolCall } from '../core/types.ts';
 import type { WidgetEngineKind } from './backends.ts';
 
 /** `detail` of the `ready` event. */
@@ -42,10 +42,21 @@ export interface WebGpuChatErrorDetail {
   phase: 'load' | 'chat';
 }
 
+/**
+ * `detail` of the `toolcall` event: the calls the model made in its answer (the `tools` property), in
+ * OpenAI's `tool_calls` shape (`{id, type: 'function', function: {name, arguments}}`, arguments a JSON
+ * text), and the text written before them. It comes before `done`.
+ */
+export interface WebGpuChatToolCallDetail {
+  toolCalls: ToolCall[];
+  text: string;
+}
+
 /** Events the element dispatches (they bubble and cross the shadow boundary). */
 export interface WebGpuChatEventMap {
   ready: CustomEvent<WebGpuChatReadyDetail>;
   token: CustomEvent<WebGpuChatTokenDetail>;
   done: CustomEvent<WebGpuChatDoneDetail>;
   error: CustomEvent<WebGpuChatErrorDetail>;
+  toolcall: CustomEvent<WebGpuChatToolCallDetail>;
 }

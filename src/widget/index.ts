@@ -14,6 +14,7 @@ export type {
   WebGpuChatEventMap,
   WebGpuChatReadyDetail,
   WebGpuChatTokenDetail,
+  WebGpuChatToolCallDetail,
 } from './events.ts';
 export { defineWebGpuChat, WebGpuChatElement };
 

@@ -1,7 +1,7 @@
 /**
  * A test double for subgroup matrices where the adapter has none (SwiftShader): rewrites the WGSL of
  * kernels/mmm-sgmat.ts into plain WGSL in which every invocation computes its subgroup's whole matrices
- * itself, with the semantics of the WGSL proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's
+ * the part it would hold (result elements lane, lane + size, …) of its subgroup's matrices, with the semantics of the WGSL proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's
  * builtins (src/tint/lang/wgsl/wgsl.def): `subgroup_matrix_left<T, K, M>` is M rows × K columns,
  * `subgroup_matrix_right<T, N, K>` K rows × N columns, `subgroup_matrix_result<T, N, M>` M rows × N
  * columns; `subgroupMatrixLoad<T, row_major>(p, offset, stride)` reads element (row r, column c) from
@@ -18,7 +18,7 @@ import type { SgmatShape } from '../webgpu/kernels/mmm-sgmat.ts';
  * The emulated WGSL of `code` (mmm-sgmat.ts's output for shape `c`).
  * @throws Error when `code` has none of the constructs the double rewrites (not the generator's output).
  */
-export function emulateSubgroupMatrix(code: string, c: SgmatShape): string {
+export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize: number): string {
   if (!code.includes('enable chromium_experimental_subgroup_matrix;'))
     throw new Error('not a subgroup-matrix kernel');
   const { M, N, K } = c;
@@ -61,19 +61,23 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape): string {
       const name = `emu_store_${major}_${arr}`;
       const idx = major === 'row_major' ? 'off + r * stride + cc' : 'off + cc * stride + r';
       fns.add(`fn ${name}(off: u32, m: array<f32, ${M * N}>, stride: u32) {
-  for (var r = 0u; r < ${M}u; r++) { for (var cc = 0u; cc < ${N}u; cc++) { ${arr}[${idx}] = m[r * ${N}u + cc]; } }
+  for (var e = emu_lane; e < ${M * N}u; e += ${subgroupSize}u) { let r = e / ${N}u; let cc = e % ${N}u; ${arr}[${idx}] = m[e]; }
 }`);
       return `${name}(${off}, ${v}, ${stride})`;
     },
   );
   s = s.replace(/subgroupMatrixMultiplyAccumulate\(/g, 'emu_mma(');
+  // Invocation lane of the subgroup holds result elements lane, lane + size, … (as hardware spreads a
+  // matrix over its subgroup); the store writes those, so each element is computed once per subgroup.
   fns.add(`fn emu_mma(l: array<f32, ${M * K}>, r: array<f32, ${K * N}>, acc: array<f32, ${M * N}>) -> array<f32, ${M * N}> {
   var o = acc;
-  for (var m = 0u; m < ${M}u; m++) { for (var n = 0u; n < ${N}u; n++) {
+  for (var e = emu_lane; e < ${M * N}u; e += ${subgroupSize}u) {
+    let m = e / ${N}u;
+    let n = e % ${N}u;
     var t = 0.0;
     for (var k = 0u; k < ${K}u; k++) { t += l[m * ${K}u + k] * r[k * ${N}u + n]; }
-    o[m * ${N}u + n] += t;
-  } }
+    o[e] += t;
+  }
   return o;
 }`);
   fns.add('fn rf16(v: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(v, 0.0))).x; }');
@@ -81,5 +85,9 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape): string {
     throw new Error('the double left a subgroup-matrix construct');
   // Module-scope functions go after the module-scope variables (the workgroup arrays they read).
   const at = s.indexOf('fn ldx(');
-  return `${s.slice(0, at)}${[...fns].join('\n')}\n${s.slice(at)}`;
+  s = `${s.slice(0, at)}var<private> emu_lane: u32;\n${[...fns].join('\n')}\n${s.slice(at)}`;
+  const main = /fn main\([^)]*\) \{\n/.exec(s);
+  if (!main) throw new Error('no entry point');
+  const after = main.index + main[0].length;
+  return `${s.slice(0, after)}  emu_lane = lid % ${subgroupSize}u;\n${s.slice(after)}`;
 }

@@ -28,7 +28,7 @@ const H200: SubgroupMatrixConfig[] = [
 ];
 
 const all = new Set([SUBGROUP_MATRIX_FEATURE, 'shader-f16', 'subgroups']);
-const base = {
+const base: Parameters<typeof subgroupMatrixSupport>[0] = {
   adapterFeatures: all,
   deviceFeatures: all,
   info: { subgroupMatrixConfigs: H200 },
@@ -50,7 +50,7 @@ describe('subgroupMatrixSupport', () => {
   });
 
   it('says why not: no feature on the adapter, not granted, no shader-f16, no f16 → f32 config, subgroup size, workgroup memory', () => {
-    const cases: [Partial<typeof base>, RegExp][] = [
+    const cases: [Partial<Parameters<typeof subgroupMatrixSupport>[0]>, RegExp][] = [
       [
         { adapterFeatures: new Set(['shader-f16']), info: {} },
         /adapter does not offer chromium-experimental-subgroup-matrix.*allow_unsafe_apis/,

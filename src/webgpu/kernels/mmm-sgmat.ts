@@ -37,6 +37,9 @@ export const SGMAT_STRIDE = 40;
 /** The subgroup-matrix shape the kernel is generated for (M×N×K of an f16 → f32 configuration). */
 export type SgmatShape = Pick<SubgroupMatrixConfig, 'M' | 'N' | 'K'>;
 
+/** A subgroup-matrix tile to generate: the shape and the subgroup size (the adapter's maximum). */
+export type SgmatTile = SgmatShape & { subgroupSize: 32 | 64 };
+
 /** Name of a shape for kernels.prefill and labels: `16x16x16`. */
 export function sgmatName(c: SgmatShape): string {
   return `${c.M}x${c.N}x${c.K}`;

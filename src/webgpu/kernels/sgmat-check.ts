@@ -10,10 +10,11 @@
  * never give wrong tokens).
  */
 import { hasCodec, quantizeRow } from '../../gguf/quantize.ts';
-import type { GpuContext } from '../device.ts';
+import { configName, type GpuContext } from '../device.ts';
 import { isQuantized, packStep, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
+import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
 import { isPlanarType, repackHost } from './repack.ts';
 
 /** Largest |candidate − float tile| allowed, as a fraction of the float tile's rms output. */
@@ -216,3 +217,56 @@ export async function checkTileAgainstFloat(
 }
 
 class CompileError extends Error {}
+
+/**
+ * The subgroup-matrix tile for an adapter, self-tested ({@link checkTileAgainstFloat}), or why none:
+ * `tile` the first of the adapter's usable configurations (device.ts `SubgroupMatrixSupport.usable`, best
+ * first) whose kernel passes; `reason` where none does or the adapter has none; `selfTest` each tried
+ * configuration's verdict.
+ */
+export interface SgmatChoice {
+  tile?: SgmatTile;
+  reason?: string;
+  selfTest: { config: string; ok: boolean; reason?: string }[];
+}
+
+const sgmatCache = new Map<string, SgmatChoice>();
+const defaultMake = (o: MatmulOptions, t: SgmatTile) => mmmSgmatWGSL(o, t, t.subgroupSize);
+
+/**
+ * Self-tests the subgroup-matrix tile on `gpu` once per adapter (cached for the process) and returns the
+ * tile to run or the reason there is none (device.ts's reason where the adapter offers no subgroup
+ * matrices). `make` generates a configuration's WGSL (default {@link mmmSgmatWGSL}; tests inject doubles).
+ * @throws what GPU work throws on a lost device; never for a kernel's fault.
+ */
+export async function chooseSubgroupMatrixTile(
+  gpu: GpuContext,
+  make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
+  types?: readonly WeightType[],
+): Promise<SgmatChoice> {
+  const s = gpu.subgroupMatrix;
+  if (!s?.available) return { reason: s?.reason ?? 'no subgroup matrices', selfTest: [] };
+  const i = gpu.info;
+  const cacheable = make === defaultMake && types === undefined;
+  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}`;
+  const hit = cacheable ? sgmatCache.get(key) : undefined;
+  if (hit) return hit;
+  const selfTest: SgmatChoice['selfTest'] = [];
+  const subgroupSize = gpu.subgroupMaxSize as 32 | 64;
+  let choice: SgmatChoice | undefined;
+  for (const c of s.usable) {
+    const tile: SgmatTile = { M: c.M, N: c.N, K: c.K, subgroupSize };
+    const r = await checkTileAgainstFloat(gpu, (o) => make(o, tile), types);
+    selfTest.push({ config: configName(c), ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
+    if (r.ok) {
+      choice = { tile, selfTest };
+      break;
+    }
+  }
+  choice ??= {
+    reason: `the subgroup-matrix tile failed its self-test against the float tile on every configuration (${selfTest.map((t) => `${t.config}: ${t.reason}`).join('; ')})`,
+    selfTest,
+  };
+  if (cacheable) sgmatCache.set(key, choice);
+  return choice;
+}

@@ -1,7 +1,8 @@
 /**
  * A test double for subgroup matrices where the adapter has none (SwiftShader): rewrites the WGSL of
- * kernels/mmm-sgmat.ts into plain WGSL in which every invocation computes its subgroup's whole matrices
- * the part it would hold (result elements lane, lane + size, …) of its subgroup's matrices, with the semantics of the WGSL proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's
+ * kernels/mmm-sgmat.ts into plain WGSL in which every invocation loads its subgroup's whole operand
+ * matrices and computes and stores the part of the result it would hold (elements lane, lane + size, …),
+ * with the semantics of the WGSL proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's
  * builtins (src/tint/lang/wgsl/wgsl.def): `subgroup_matrix_left<T, K, M>` is M rows × K columns,
  * `subgroup_matrix_right<T, N, K>` K rows × N columns, `subgroup_matrix_result<T, N, M>` M rows × N
  * columns; `subgroupMatrixLoad<T, row_major>(p, offset, stride)` reads element (row r, column c) from
@@ -86,8 +87,8 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
   // Module-scope functions go after the module-scope variables (the workgroup arrays they read).
   const at = s.indexOf('fn ldx(');
   s = `${s.slice(0, at)}var<private> emu_lane: u32;\n${[...fns].join('\n')}\n${s.slice(at)}`;
-  const main = /fn main\([^)]*\) \{\n/.exec(s);
-  if (!main) throw new Error('no entry point');
-  const after = main.index + main[0].length;
+  const main = s.indexOf('fn main(');
+  if (main < 0) throw new Error('no entry point');
+  const after = s.indexOf('{\n', main) + 2;
   return `${s.slice(0, after)}  emu_lane = lid % ${subgroupSize}u;\n${s.slice(after)}`;
 }

@@ -12,11 +12,11 @@ import { EngineError } from '../core/errors.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import type { LlamaConfig } from '../model/config.ts';
 import { configName, type GpuContext, type SubgroupMatrixSupport } from './device.ts';
-import { sgmatName } from './kernels/mmm-sgmat.ts';
-import { chooseSubgroupMatrixTile, type SgmatChoice } from './kernels/sgmat-check.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
+import { sgmatName } from './kernels/mmm-sgmat.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
+import { chooseSubgroupMatrixTile, type SgmatChoice } from './kernels/sgmat-check.ts';
 import {
   chooseMmvLayout,
   choosePrefillTile,

@@ -11,6 +11,7 @@ import {
   type SubgroupMatrixConfig,
   subgroupMatrixSupport,
 } from './device.ts';
+import { subgroupMatrixInfo } from './kernel-plan.ts';
 import type { MatmulOptions } from './kernels/matmul.ts';
 import { mmmSgmatWGSL, SGMAT_STRIDE } from './kernels/mmm-sgmat.ts';
 
@@ -136,6 +137,43 @@ describe('mmmSgmatWGSL structure', () => {
     expect(() => mmmSgmatWGSL(o, { M: 64, N: 8, K: 8 }, 32)).toThrow(/does not tile/);
     expect(() => mmmSgmatWGSL({ ...o, lastTokenOnly: true }, { M: 16, N: 8, K: 8 }, 32)).toThrow(
       /lastTokenOnly/,
+    );
+  });
+});
+
+describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
+  const support = subgroupMatrixSupport(base);
+  const tile = { M: 16, N: 8, K: 8, subgroupSize: 32 } as const;
+  it('chosen by the trial; slower; failed self-test; unavailable; not asked for', () => {
+    expect(
+      subgroupMatrixInfo(
+        support,
+        { tile, selfTest: [{ config: 'f16→f32 16x8x8', ok: true }] },
+        { intDot: false, chosenBy: 'measured', subgroupMatrix: tile },
+      ),
+    ).toEqual({
+      available: true,
+      configs: support.configs.map((c) => `${c.componentType}→${c.resultComponentType} ${c.M}x${c.N}x${c.K}`),
+      chosen: true,
+      tile: '16x8x8',
+      selfTest: [{ config: 'f16→f32 16x8x8', ok: true }],
+    });
+    expect(
+      subgroupMatrixInfo(support, { tile, selfTest: [] }, { intDot: false, chosenBy: 'measured' })?.reason,
+    ).toMatch(/slower/);
+    const failed = { reason: 'the subgroup-matrix tile failed its self-test …', selfTest: [] };
+    expect(subgroupMatrixInfo(support, failed, { intDot: false, chosenBy: 'measured' })).toMatchObject({
+      chosen: false,
+      reason: failed.reason,
+    });
+    const none = subgroupMatrixSupport({ ...base, adapterFeatures: new Set() });
+    expect(subgroupMatrixInfo(none, { reason: none.reason, selfTest: [] }, undefined)).toMatchObject({
+      available: false,
+      chosen: false,
+      reason: expect.stringMatching(/^no subgroup matrices: /),
+    });
+    expect(subgroupMatrixInfo(support, undefined, { intDot: true, chosenBy: 'option' })?.reason).toMatch(
+      /not asked/,
     );
   });
 });

@@ -314,8 +314,12 @@ export async function choosePrefillTile(
       dots: ws.map((_, w) => ({ w, row: 'u' })),
       epilogue: dots === 2 ? `y[t * ${N}u + u] = d0 / (1.0 + exp(-d0)) * d1;` : `y[t * ${N}u + u] = d0;`,
     };
-    const runners: { tile: 'float' | 'int8' | 'sgmat'; run: (n: number) => Promise<number>; n: number; ms: number }[] =
-      [];
+    const runners: {
+      tile: 'float' | 'int8' | 'sgmat';
+      run: (n: number) => Promise<number>;
+      n: number;
+      ms: number;
+    }[] = [];
     let lastError: unknown;
     const tiles = [
       'float' as const,

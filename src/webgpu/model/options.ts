@@ -7,8 +7,8 @@
 import type { KvType } from '../../core/types.ts';
 import type { KernelPlan } from '../kernel-plan.ts';
 import type { FlashLayout } from '../kernels/attention.ts';
-import type { SgmatTile } from '../kernels/mmm-sgmat.ts';
 import type { PrefillLayout } from '../kernels/attention-prefill.ts';
+import type { SgmatTile } from '../kernels/mmm-sgmat.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */

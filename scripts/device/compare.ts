@@ -10,7 +10,7 @@
  *       [--depths 0,4096] [--kv-type f16|f32] [--deadline-s 300] [--mode tiled|exact] [--keep]
  *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat] [--no-unsafe-apis]
  *
- * `--prefill-tile`: on a GPU the engine times the float, the integer-dot and (where the adapter has
+ * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
  * subgroup matrices and the tile passed its load-time self-test) the subgroup-matrix prefill tile at
  * load and takes the fastest (default `trial`; each row's `kernels.prefill` records the choice, the
  * times and `subgroupMatrix`: available, configs, chosen tile, why not, self-test verdicts); `float`,
@@ -73,7 +73,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     json: { type: 'string' },
     md: { type: 'string' },
-    'prefill-tile': { type: 'string', default: 'trial' },
+    'prefill-tile': { type: 'string', default: process.env.PREFILL_TILE || 'trial' },
     'no-unsafe-apis': { type: 'boolean', default: false },
   },
 });

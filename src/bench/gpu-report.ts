@@ -111,15 +111,19 @@ export function snapshotAdapter(adapter: AdapterLike): AdapterSnapshot {
     isFallbackAdapter: Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter),
     features: [...adapter.features].sort(),
     limits,
-    subgroupMatrixConfigs: [...(info.subgroupMatrixConfigs ?? [])].map((c) =>
-      configName({
-        componentType: String(c.componentType),
-        resultComponentType: String(c.resultComponentType),
-        M: Number(c.M),
-        N: Number(c.N),
-        K: Number(c.K),
-      }),
-    ),
+    ...(info.subgroupMatrixConfigs
+      ? {
+          subgroupMatrixConfigs: [...info.subgroupMatrixConfigs].map((c) =>
+            configName({
+              componentType: String(c.componentType),
+              resultComponentType: String(c.resultComponentType),
+              M: Number(c.M),
+              N: Number(c.N),
+              K: Number(c.K),
+            }),
+          ),
+        }
+      : {}),
   };
 }
 

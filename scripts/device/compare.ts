@@ -8,11 +8,17 @@
  *   node compare.mjs --models llama-3.2-1b-q4_k_m,llama-3.1-8b-f16,/path/x.gguf --llama-script llama-vulkan.mjs
  *       [--dir /tmp/gguf] [--n-prompt 128] [--n-gen 128] [--reps 3] [--gpu] [--llama-gpu vulkan|cpu]
  *       [--depths 0,4096] [--kv-type f16|f32] [--deadline-s 300] [--mode tiled|exact] [--keep]
- *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8]
+ *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat] [--no-unsafe-apis]
  *
- * `--prefill-tile`: on a GPU the engine times the float and the integer-dot prefill tile at load and
- * takes the faster (default `trial`; each row's `kernels.prefill` records the choice and both times);
- * `float` or `int8` forces one, to measure pp with each.
+ * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
+ * subgroup matrices and the tile passed its load-time self-test) the subgroup-matrix prefill tile at
+ * load and takes the fastest (default `trial`; each row's `kernels.prefill` records the choice, the
+ * times and `subgroupMatrix`: available, configs, chosen tile, why not, self-test verdicts); `float`,
+ * `int8` or `sgmat` forces one, to measure pp with each (`sgmat` where unavailable or failing its
+ * self-test runs the float tile and says why in `kernels.prefill.subgroupMatrix.reason`).
+ * With `--gpu`, Dawn's instance is created with `allow_unsafe_apis` and `vulkan_enable_f16_on_nvidia`
+ * (device.ts `setNodeDawnOptions`: what offers chromium-experimental-subgroup-matrix and shader-f16 on
+ * NVIDIA) unless `--no-unsafe-apis`.
  *
  * Tests: llama-bench's ppN and tgN at depth 0, then tgN at each depth > 0 of `--depths` (llama-bench's
  * `tgN @ dD`: the cache filled once with D random tokens, 1 warm-up and `--reps` repetitions at positions
@@ -40,7 +46,12 @@ import { markdownTable } from '../../src/bench/markdown.ts';
 import { decodeBytesPerToken, measureBandwidth } from '../../src/bench/roofline.ts';
 import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
 import { openModelSource } from '../../src/library/opener.ts';
-import { createGpuContext } from '../../src/webgpu/device.ts';
+import {
+  configName,
+  createGpuContext,
+  nodeDawnToggles,
+  setNodeDawnOptions,
+} from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
 
@@ -62,11 +73,12 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     json: { type: 'string' },
     md: { type: 'string' },
-    'prefill-tile': { type: 'string', default: 'trial' },
+    'prefill-tile': { type: 'string', default: process.env.PREFILL_TILE || 'trial' },
+    'no-unsafe-apis': { type: 'boolean', default: false },
   },
 });
-if (!['trial', 'float', 'int8'].includes(values['prefill-tile']!)) {
-  console.error(`--prefill-tile must be trial, float or int8 (got ${values['prefill-tile']})`);
+if (!['trial', 'float', 'int8', 'sgmat'].includes(values['prefill-tile']!)) {
+  console.error(`--prefill-tile must be trial, float, int8 or sgmat (got ${values['prefill-tile']})`);
   process.exit(2);
 }
 const tStart = performance.now();
@@ -92,8 +104,14 @@ const deepDepths = [
 mkdirSync(values.dir!, { recursive: true });
 
 const driver = setupNodeVulkan(values.gpu);
+setNodeDawnOptions({ unsafeApis: values.gpu && !values['no-unsafe-apis'] });
 const gpu = await createGpuContext();
-log('adapter', JSON.stringify(gpu.info), 'driver', driver);
+log('adapter', JSON.stringify(gpu.info), 'driver', driver, 'dawn toggles', JSON.stringify(nodeDawnToggles()));
+const sgm = gpu.subgroupMatrix;
+log(
+  'prefill tile sgmat:',
+  sgm.available ? `available (${sgm.usable.map(configName).join(', ')})` : `unavailable: ${sgm.reason}`,
+);
 const bw = await measureBandwidth(gpu.device);
 log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
 const engine = new WebGpuEngine({
@@ -101,7 +119,13 @@ const engine = new WebGpuEngine({
   gpu,
   ...(values['prefill-tile'] === 'trial'
     ? {}
-    : { prefill: { kind: 'tile', intDot: values['prefill-tile'] === 'int8' } as const }),
+    : {
+        prefill: {
+          kind: 'tile',
+          intDot: values['prefill-tile'] === 'int8',
+          ...(values['prefill-tile'] === 'sgmat' ? { subgroupMatrix: true } : {}),
+        } as const,
+      }),
 });
 
 type Tests = Record<string, { mean: number; std: number; samples: number[] }>;

@@ -135,13 +135,20 @@ describe('readReport', () => {
   });
 
   it('says nothing is missing when everything is there', () => {
-    const t = texts(hw);
+    const all = {
+      ...hw,
+      features: [...hw.features, 'chromium-experimental-subgroup-matrix'],
+      subgroupMatrixConfigs: ['f16→f32 16x16x16'],
+    };
+    const t = texts(all);
     expect(t.filter((x) => x.startsWith('No '))).toEqual([]);
     expect(t).toContain("shader-f16: WebLLM's f16 models can run; our engine computes in f32 either way.");
-    expect(readReport(hw).features.map((f) => [f.name, f.present])).toEqual([
+    expect(t.some((x) => x.startsWith('Subgroup matrices (matrix units): f16→f32 16x16x16.'))).toBe(true);
+    expect(readReport(all).features.map((f) => [f.name, f.present])).toEqual([
       ['shader-f16', true],
       ['subgroups', true],
       ['timestamp-query', true],
+      ['chromium-experimental-subgroup-matrix', true],
     ]);
   });
 

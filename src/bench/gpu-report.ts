@@ -9,7 +9,12 @@
  */
 
 import { fmtBinaryBytes, fmtCount } from '../util/format.ts';
-import { WANTED_FEATURES, type WantedFeature } from '../webgpu/device.ts';
+import {
+  configName,
+  type SubgroupMatrixConfig,
+  WANTED_FEATURES,
+  type WantedFeature,
+} from '../webgpu/device.ts';
 import { engineSupportSentence } from '../webgpu/support.ts';
 
 /**
@@ -25,6 +30,8 @@ export const FEATURE_MEANING: Record<WantedFeature, string> = {
   subgroups:
     'Subgroup (SIMD/warp) operations: our decode matrix-vector and attention kernels sum across lanes with subgroup shuffles.',
   'timestamp-query': 'GPU-side timers: benchmarks can time each kernel on the GPU itself.',
+  'chromium-experimental-subgroup-matrix':
+    "Subgroup matrices (the GPU's matrix units, tensor cores): our prefill can multiply on them (kernels/mmm-sgmat.ts), after a self-test at load. Experimental: Chromium offers it with --enable-unsafe-webgpu.",
 };
 
 /** How a limit's value reads: a size in bytes or a plain count. */
@@ -72,12 +79,15 @@ export interface AdapterSnapshot {
   features: string[];
   /** Every numeric limit the adapter reports, by name. */
   limits: Record<string, number>;
+  /** `adapter.info.subgroupMatrixConfigs` as `f16→f32 16x16x16` (M×N×K); empty when none or not reported. */
+  subgroupMatrixConfigs?: string[];
 }
 
 /** The part of a `GPUAdapter` that {@link snapshotAdapter} reads (so tests can pass a plain object). */
 export interface AdapterLike {
   info?: Partial<Pick<GPUAdapterInfo, 'vendor' | 'architecture' | 'device' | 'description'>> & {
     isFallbackAdapter?: boolean;
+    subgroupMatrixConfigs?: Iterable<Partial<SubgroupMatrixConfig>>;
   };
   isFallbackAdapter?: boolean;
   features: Iterable<string>;
@@ -101,6 +111,19 @@ export function snapshotAdapter(adapter: AdapterLike): AdapterSnapshot {
     isFallbackAdapter: Boolean(info.isFallbackAdapter ?? adapter.isFallbackAdapter),
     features: [...adapter.features].sort(),
     limits,
+    ...(info.subgroupMatrixConfigs
+      ? {
+          subgroupMatrixConfigs: [...info.subgroupMatrixConfigs].map((c) =>
+            configName({
+              componentType: String(c.componentType),
+              resultComponentType: String(c.resultComponentType),
+              M: Number(c.M),
+              N: Number(c.N),
+              K: Number(c.K),
+            }),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -199,6 +222,18 @@ export function readReport(s: AdapterSnapshot): GpuReport {
       text: 'No subgroups: decode matrix-vector kernels sum across lanes through workgroup memory and decode attention uses one thread per position, which is slower.',
     });
   }
+  if (has('chromium-experimental-subgroup-matrix')) {
+    const cs = s.subgroupMatrixConfigs ?? [];
+    readings.push({
+      level: 'ok',
+      text: `Subgroup matrices (matrix units): ${cs.length ? cs.join(', ') : 'no configuration reported'}. Our prefill tries its subgroup-matrix tile (f16 → f32) after a self-test at load.`,
+    });
+  } else if (!software) {
+    readings.push({
+      level: 'info',
+      text: 'No subgroup matrices offered: prefill runs on the float or integer-dot tile. Chromium offers them (where the GPU has matrix units) with --enable-unsafe-webgpu.',
+    });
+  }
   if (!has('timestamp-query')) {
     readings.push({
       level: 'info',
@@ -262,7 +297,7 @@ export async function probeGpu(env: GpuEnvironment): Promise<GpuProbe> {
   }
   if (!adapter) return { status: 'no-adapter' };
   const snapshot = snapshotAdapter(adapter);
-  const requiredFeatures: GPUFeatureName[] = WANTED_FEATURES.filter((f) => snapshot.features.includes(f));
+  const requiredFeatures = WANTED_FEATURES.filter((f) => snapshot.features.includes(f)) as GPUFeatureName[];
   try {
     const device = await adapter.requestDevice({ requiredFeatures, label: 'gpu-report' });
     // A request the browser cannot fulfil resolves to a device that is already lost; give `lost` a turn.

@@ -68,6 +68,9 @@ ${DRAFT_USAGE}
                                     (llama.cpp's GBNF; the root rule is root)
   --runtime browser|node            the engine in headless Chromium (default) or in Node on Dawn
   --gpu                             flags for a hardware GPU on Linux (Vulkan)
+                                    (--runtime node: Dawn's instance with allow_unsafe_apis and
+                                    vulkan_enable_f16_on_nvidia, which offer subgroup matrices for prefill)
+  --no-unsafe-apis                  with --gpu --runtime node: Dawn without those toggles
 ${CHROMIUM_USAGE}
 ${CACHE_USAGE}
 
@@ -110,6 +113,7 @@ async function main(): Promise<number> {
       grammar: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
+      'no-unsafe-apis': { type: 'boolean', default: false },
       ...CHROMIUM_OPTIONS,
       ctx: { type: 'string' },
       'default-limits': { type: 'boolean', default: false },
@@ -162,6 +166,9 @@ async function main(): Promise<number> {
   let result: GenerateResult;
   if (values.runtime === 'node') {
     const driver = setupNodeVulkan(values.gpu);
+    const { setNodeDawnOptions } = await import('../webgpu/device.ts');
+    // As Chromium's --gpu flags do: Dawn's experimental features (subgroup matrices; shader-f16 on NVIDIA).
+    setNodeDawnOptions({ unsafeApis: values.gpu && !values['no-unsafe-apis'] });
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
     const engine = new WebGpuEngine({ openModel: openModelSource });
     try {

@@ -35,7 +35,10 @@ import { contextNote } from './timings.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
        [--runtime browser|node] [--gpu] [--chromium PATH] [--kv-type T] [--kv-type-k T] [--kv-type-v T]
-       [--cache-dir DIR | --no-cache]
+       [--cache-dir DIR | --no-cache] [--no-unsafe-apis]
+
+  --gpu --runtime node creates Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia (subgroup
+  matrices for prefill where offered); --no-unsafe-apis leaves them off.
 
   ${KV_TYPE_USAGE}
 
@@ -89,6 +92,7 @@ async function main(): Promise<number> {
       ctx: { type: 'string' },
       runtime: { type: 'string', default: 'browser' },
       gpu: { type: 'boolean', default: false },
+      'no-unsafe-apis': { type: 'boolean', default: false },
       ...CHROMIUM_OPTIONS,
       ...KV_TYPE_OPTIONS,
       help: { type: 'boolean', default: false },
@@ -127,6 +131,9 @@ async function main(): Promise<number> {
   let result: Awaited<ReturnType<typeof run>>;
   if (values.runtime === 'node') {
     const driver = setupNodeVulkan(values.gpu);
+    const { setNodeDawnOptions } = await import('../webgpu/device.ts');
+    // As Chromium's --gpu flags do: Dawn's experimental features (subgroup matrices; shader-f16 on NVIDIA).
+    setNodeDawnOptions({ unsafeApis: values.gpu && !values['no-unsafe-apis'] });
     const { WebGpuEngine } = await import('../webgpu/engine.ts');
     const engine = new WebGpuEngine({ openModel: openModelSource });
     try {

@@ -12,7 +12,8 @@ export const WANTED_FEATURES = [
   'shader-f16',
   'subgroups',
   'timestamp-query',
-] as const satisfies readonly GPUFeatureName[];
+  'chromium-experimental-subgroup-matrix',
+] as const satisfies readonly string[];
 /** One of {@link WANTED_FEATURES}. */
 export type WantedFeature = (typeof WANTED_FEATURES)[number];
 
@@ -27,7 +28,127 @@ export const WANTED_LIMITS = [
   'maxComputeWorkgroupsPerDimension',
 ] as const;
 
+/** Dawn's (experimental) feature for the GPU's matrix units: `subgroup_matrix_*` types in WGSL. */
+export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix';
+
+/**
+ * One subgroup-matrix configuration the adapter offers (`GPUAdapterInfo.subgroupMatrixConfigs` in Dawn and
+ * Chromium): left M×K and right K×N operands of `componentType`, an M×N result of `resultComponentType`.
+ */
+export interface SubgroupMatrixConfig {
+  componentType: string;
+  resultComponentType: string;
+  M: number;
+  N: number;
+  K: number;
+}
+
+/**
+ * Whether the prefill tile on subgroup matrices (kernels/mmm-sgmat.ts) can run on this device, and why not.
+ * `configs`: every configuration the adapter reports; `usable`: the f16 → f32 ones the tile takes
+ * (M divides 32, N divides 32, K divides 32), best first (largest M·N·K).
+ */
+export interface SubgroupMatrixSupport {
+  available: boolean;
+  configs: SubgroupMatrixConfig[];
+  usable: SubgroupMatrixConfig[];
+  /** Why not, where `available` is false (e.g. 'no subgroup matrices: the adapter lacks …'). */
+  reason?: string;
+}
+
+/**
+ * Reads the adapter's and device's subgroup-matrix support (pure: tests pass stubs).
+ * @param f the device's features (after the request), the adapter's info, and the device's subgroup size
+ *   bound and workgroup storage limit (the tile needs {@link SGMAT_WORKGROUP_BYTES}).
+ */
+export function subgroupMatrixSupport(f: {
+  adapterFeatures: ReadonlySet<string> | { has(n: string): boolean };
+  deviceFeatures: { has(n: string): boolean };
+  info: unknown;
+  subgroupMaxSize: number;
+  maxWorkgroupStorage: number;
+}): SubgroupMatrixSupport {
+  const raw = (f.info as { subgroupMatrixConfigs?: Iterable<Partial<SubgroupMatrixConfig>> } | undefined)
+    ?.subgroupMatrixConfigs;
+  const configs: SubgroupMatrixConfig[] = [...(raw ?? [])].map((c) => ({
+    componentType: String(c.componentType),
+    resultComponentType: String(c.resultComponentType),
+    M: Number(c.M),
+    N: Number(c.N),
+    K: Number(c.K),
+  }));
+  const usable = configs
+    .filter(
+      (c) =>
+        c.componentType === 'f16' &&
+        c.resultComponentType === 'f32' &&
+        [8, 16, 32].includes(c.M) &&
+        [8, 16, 32].includes(c.N) &&
+        [8, 16, 32].includes(c.K),
+    )
+    .sort((a, b) => b.M * b.N * b.K - a.M * a.N * a.K);
+  const no = (reason: string): SubgroupMatrixSupport => ({ available: false, configs, usable, reason });
+  if (!f.adapterFeatures.has(SUBGROUP_MATRIX_FEATURE))
+    return no(
+      `no subgroup matrices: the adapter does not offer ${SUBGROUP_MATRIX_FEATURE} (Dawn offers it with the instance toggle enable-dawn-features=allow_unsafe_apis; Chromium with --enable-unsafe-webgpu)`,
+    );
+  if (!f.deviceFeatures.has(SUBGROUP_MATRIX_FEATURE))
+    return no(`no subgroup matrices: the device request did not grant ${SUBGROUP_MATRIX_FEATURE}`);
+  if (!f.deviceFeatures.has('shader-f16'))
+    return no(
+      'no subgroup matrices: the f16 tile needs shader-f16, which the device lacks (Dawn on NVIDIA Vulkan: the toggle vulkan_enable_f16_on_nvidia)',
+    );
+  if (usable.length === 0)
+    return no(
+      `no subgroup matrices: no f16 → f32 configuration with M, N, K in {8, 16, 32} among ${configs.length ? configs.map(configName).join(', ') : 'none reported'}`,
+    );
+  if (f.subgroupMaxSize !== 32 && f.subgroupMaxSize !== 64)
+    return no(
+      `no subgroup matrices: the tile is built for subgroups of 32 or 64 invocations (the adapter's maximum is ${f.subgroupMaxSize || 'unknown'})`,
+    );
+  if (f.maxWorkgroupStorage < SGMAT_WORKGROUP_BYTES)
+    return no(
+      `no subgroup matrices: the tile needs ${SGMAT_WORKGROUP_BYTES} bytes of workgroup memory (the device grants ${f.maxWorkgroupStorage})`,
+    );
+  return { available: true, configs, usable };
+}
+
+/** A configuration as `f16→f32 16x16x16` (M×N×K). */
+export function configName(c: SubgroupMatrixConfig): string {
+  return `${c.componentType}→${c.resultComponentType} ${c.M}x${c.N}x${c.K}`;
+}
+
+/**
+ * Workgroup memory of the subgroup-matrix prefill tile (kernels/mmm-sgmat.ts): two K-steps of f16 tiles
+ * (32 tokens + 64 weight rows, 40 halves per row) and the f32 result tile (64 × 32), plus the norm's 64 f32.
+ */
+export const SGMAT_WORKGROUP_BYTES = 2 * (32 + 64) * 40 * 2 + 64 * 32 * 4 + 64 * 4;
+
 let nodeGpu: GPU | undefined;
+let nodeToggles: string[] = [];
+
+/**
+ * Dawn instance toggles for Node (the `webgpu` package's `create([...])`), before the first {@link getGPU}:
+ * `unsafeApis` adds `enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia`, which makes Dawn
+ * offer experimental features such as {@link SUBGROUP_MATRIX_FEATURE} and shader-f16 on NVIDIA's Vulkan
+ * driver (Chromium's equivalent: `--enable-unsafe-webgpu --enable-dawn-features=allow_unsafe_apis`). No effect
+ * in a browser.
+ * @throws EngineError('invalid_argument') when the Node instance already exists with other toggles.
+ */
+export function setNodeDawnOptions(o: { unsafeApis?: boolean }): void {
+  const want = o.unsafeApis ? ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'] : [];
+  if (nodeGpu && want.join() !== nodeToggles.join())
+    throw new EngineError(
+      'invalid_argument',
+      `the Node WebGPU instance already exists with toggles [${nodeToggles.join(', ')}]: set Dawn options before the first use`,
+    );
+  nodeToggles = want;
+}
+
+/** The Dawn instance toggles {@link getGPU} creates the Node instance with ({@link setNodeDawnOptions}). */
+export function nodeDawnToggles(): readonly string[] {
+  return nodeToggles;
+}
 
 /**
  * Returns the GPU entry point: `navigator.gpu` where present, else (in Node) the `webgpu` package.
@@ -47,7 +168,7 @@ export async function getGPU(): Promise<GPU> {
       Object.assign(globalThis, globals);
       // Keep the instance alive for the life of the process: if the GPU object is garbage-collected,
       // Dawn tears down its instance under live devices and the process aborts.
-      nodeGpu ??= create([]);
+      nodeGpu ??= create([...nodeToggles]);
       return nodeGpu;
     } catch (e) {
       throw new EngineError(
@@ -92,6 +213,8 @@ export interface GpuContext {
   subgroupMaxSize: number;
   /** `navigator.gpu.wgslLanguageFeatures` (e.g. `packed_4x8_integer_dot_product`). */
   wgslFeatures: ReadonlySet<string>;
+  /** Subgroup matrices (the GPU's matrix units) for the prefill tile: available or why not. */
+  subgroupMatrix: SubgroupMatrixSupport;
   /** The device was requested with the WebGPU spec's default limits only (`defaultLimits`). */
   defaultLimits: boolean;
   /** The device's values of {@link WANTED_LIMITS} (what the engine plans with). */
@@ -112,7 +235,7 @@ export async function createGpuContext(
   const adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
   if (!adapter)
     throw new EngineError('webgpu_unavailable', noAdapterMessage(gpu === nodeGpu ? 'node' : 'browser'));
-  const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
+  const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f)) as GPUFeatureName[];
   const requiredLimits: Record<string, number> = {};
   if (!opts.defaultLimits) for (const k of WANTED_LIMITS) requiredLimits[k] = adapter.limits[k];
   let device: GPUDevice;
@@ -140,6 +263,13 @@ export async function createGpuContext(
     hasTimestamps: device.features.has('timestamp-query'),
     subgroupMinSize: (ai as { subgroupMinSize?: number }).subgroupMinSize ?? 0,
     subgroupMaxSize: (ai as { subgroupMaxSize?: number }).subgroupMaxSize ?? 0,
+    subgroupMatrix: subgroupMatrixSupport({
+      adapterFeatures: adapter.features,
+      deviceFeatures: device.features,
+      info: ai,
+      subgroupMaxSize: (ai as { subgroupMaxSize?: number }).subgroupMaxSize ?? 0,
+      maxWorkgroupStorage: device.limits.maxComputeWorkgroupStorageSize,
+    }),
     wgslFeatures: new Set((gpu as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []),
     defaultLimits: Boolean(opts.defaultLimits),
     limits: Object.fromEntries(WANTED_LIMITS.map((k) => [k, device.limits[k]])) as GpuContext['limits'],

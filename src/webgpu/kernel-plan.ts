@@ -11,10 +11,12 @@
 import { EngineError } from '../core/errors.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import type { LlamaConfig } from '../model/config.ts';
-import type { GpuContext } from './device.ts';
+import { configName, type GpuContext, type SubgroupMatrixSupport } from './device.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
+import { sgmatName } from './kernels/mmm-sgmat.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
+import { chooseSubgroupMatrixTile, type SgmatChoice } from './kernels/sgmat-check.ts';
 import {
   chooseMmvLayout,
   choosePrefillTile,
@@ -466,9 +468,48 @@ export type KernelsInfo = {
     normPass?: boolean;
     intDot?: string[];
     tileChosenBy?: 'measured' | 'cached' | 'option' | 'unavailable';
-    tileTrials?: { tile: 'float' | 'int8'; ms: number }[];
+    tileTrials?: { tile: 'float' | 'int8' | 'sgmat'; ms: number }[];
+    /**
+     * The subgroup-matrix tile (kernels/mmm-sgmat.ts, the GPU's matrix units): `available` on the adapter
+     * (device.ts `subgroupMatrixSupport`) and its configurations, the tile `chosen` (its shape M×N×K) for
+     * every matmul or not, `reason` why not (unavailable, a failed self-test, a slower trial), and the
+     * load-time self-test's verdict per configuration tried (kernels/sgmat-check.ts).
+     */
+    subgroupMatrix?: {
+      available: boolean;
+      configs: string[];
+      chosen: boolean;
+      tile?: string;
+      reason?: string;
+      selfTest?: { config: string; ok: boolean; reason?: string }[];
+    };
   };
 };
+
+/** `ModelInfo.kernels.prefill.subgroupMatrix`: available, chosen, and why not. */
+export function subgroupMatrixInfo(
+  support: SubgroupMatrixSupport | undefined,
+  sgmat: SgmatChoice | undefined,
+  tile: TileChoice | undefined,
+): NonNullable<KernelsInfo['prefill']>['subgroupMatrix'] {
+  const chosen = tile?.subgroupMatrix;
+  const reason = chosen
+    ? undefined
+    : !support?.available
+      ? (support?.reason ?? 'no subgroup matrices')
+      : sgmat === undefined
+        ? 'not asked for (the prefill option names another tile)'
+        : (sgmat.reason ??
+          (tile?.chosenBy === 'measured' ? 'slower than the chosen tile in the timed trial' : 'not chosen'));
+  return {
+    available: Boolean(support?.available),
+    configs: (support?.configs ?? []).map(configName),
+    chosen: Boolean(chosen),
+    ...(chosen ? { tile: sgmatName(chosen) } : {}),
+    ...(reason ? { reason } : {}),
+    ...(sgmat?.selfTest.length ? { selfTest: sgmat.selfTest } : {}),
+  };
+}
 
 /** `ModelInfo.kernels.attention.prefill` from the model's prefill attention. */
 function prefillAttentionInfo(
@@ -495,6 +536,10 @@ export interface KernelsChosen {
   prefill: PrefillMatmul;
   /** On GPUs: the float or integer-dot prefill tile and how it was chosen. */
   tileChoice?: TileChoice;
+  /** On GPUs: the subgroup-matrix tile's self-test, or why there is none (kernels/sgmat-check.ts). */
+  sgmat?: SgmatChoice;
+  /** The adapter's subgroup-matrix support (device.ts). */
+  sgmatSupport?: SubgroupMatrixSupport;
 }
 
 /**
@@ -532,15 +577,35 @@ export async function chooseKernels(
   }
   let prefill = o.prefill ?? prefillMatmulFor(gpu, layerMatmulWeights(cfg));
   let tileChoice: TileChoice | undefined;
+  let sgmat: SgmatChoice | undefined;
   if (prefill.kind === 'tile') {
-    if (o.prefill) tileChoice = { intDot: Boolean(prefill.intDot), chosenBy: 'option' };
-    else {
+    // The subgroup-matrix tile: self-tested against the float tile before any use (kernels/sgmat-check.ts).
+    const askSg = o.prefill ? prefill.subgroupMatrix : true;
+    if (askSg) {
+      sgmat = await chooseSubgroupMatrixTile(gpu);
+      if (typeof askSg === 'object' && sgmat.tile) sgmat = { ...sgmat, tile: askSg };
+    }
+    if (o.prefill) {
+      const sg = o.prefill.kind === 'tile' && o.prefill.subgroupMatrix ? sgmat?.tile : undefined;
+      tileChoice = {
+        intDot: !sg && Boolean(prefill.intDot),
+        chosenBy: 'option',
+        ...(sg ? { subgroupMatrix: sg } : {}),
+      };
+      prefill = { kind: 'tile', intDot: tileChoice.intDot, ...(sg ? { subgroupMatrix: sg } : {}) };
+    } else {
       const ffn = decodeMatmulShapes(file, cfg, base.repack, true).find(([f]) => f === 'ffn')?.[1];
-      tileChoice = ffn ? await choosePrefillTile(gpu, ffn) : { intDot: false, chosenBy: 'unavailable' };
-      prefill = { kind: 'tile', intDot: tileChoice.intDot };
+      tileChoice = ffn
+        ? await choosePrefillTile(gpu, ffn, sgmat?.tile)
+        : { intDot: false, chosenBy: 'unavailable' };
+      prefill = {
+        kind: 'tile',
+        intDot: tileChoice.intDot,
+        ...(tileChoice.subgroupMatrix ? { subgroupMatrix: tileChoice.subgroupMatrix } : {}),
+      };
     }
   }
-  return { choices, prefill, tileChoice };
+  return { choices, prefill, tileChoice, sgmat, sgmatSupport: gpu.subgroupMatrix };
 }
 
 /**
@@ -614,7 +679,7 @@ const trialsInfo = (trials: MmvChoice['trials']) =>
 export function describePlan(m: LlamaModel): KernelsInfo {
   const plan = m.plan;
   const fallbackKernel = plan.decodeKernel;
-  const { choices, tileChoice } = plan.chosen ?? { choices: {} };
+  const { choices, tileChoice, sgmat, sgmatSupport } = plan.chosen ?? { choices: {} };
   // The gate+up's own choice (a trial or the option): never 'ffn-trial'.
   const choice = choices.ffn as MmvChoice | undefined;
   const mmv = m.decodeMatmuls.mmv > 0;
@@ -657,6 +722,7 @@ export function describePlan(m: LlamaModel): KernelsInfo {
             intDot: MATMUL_FAMILIES.filter((f) => m.intDotFamilies.has(f)),
             tileChosenBy: tileChoice?.chosenBy,
             tileTrials: tileChoice?.trials?.map((t) => ({ tile: t.tile, ms: +t.ms.toFixed(4) })),
+            subgroupMatrix: subgroupMatrixInfo(sgmatSupport, sgmat, tileChoice),
           }
         : {
             matmul: 'mmv',

@@ -65,7 +65,7 @@ export function mmmIntDotCovers(o: Pick<MatmulOptions, 'segments'>): boolean {
 const acc = (r: number, i: number) => `a${r}_${i}`;
 
 /** Units of `s` per workgroup (64 rows over its dot products per unit). */
-function unitsPerTile(s: { dots: readonly unknown[] }): number {
+export function unitsPerTile(s: { dots: readonly unknown[] }): number {
   return TILE_ROWS / s.dots.length;
 }
 
@@ -182,7 +182,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 }
 
 /** WGSL: the workgroup's segment `seg` and first unit `ub`, and the 32 zeroed accumulators. */
-function segmentSelect(o: MatmulOptions): string[] {
+export function segmentSelect(o: MatmulOptions): string[] {
   const lines = mmmRanges(o.segments).map(
     (r, i) =>
       `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${unitsPerTile(o.segments[i])}u; }`,
@@ -196,7 +196,7 @@ function segmentSelect(o: MatmulOptions): string[] {
  * slot lid / 8 of column lid % 8. D = 2: dot `d` = lid / 32 (uniform per 32-thread warp, so the two
  * weights' loaders do not diverge within one), unit slot (lid % 32) / 8.
  */
-function loaderMap(s: MatmulSegment): string {
+export function loaderMap(s: MatmulSegment): string {
   const last = `${s.nUnits - 1}u`;
   return s.dots.length === 1
     ? `let c = lid % 8u; let r = lid / 8u; let u = min(ub + c + 8u * r, ${last}); let rho = lid;`
@@ -204,7 +204,7 @@ function loaderMap(s: MatmulSegment): string {
 }
 
 /** WGSL: every segment's epilogue over the thread's units and tokens (`inv{i}`: the norm's 1/rms). */
-function epilogues(o: MatmulOptions): string[] {
+export function epilogues(o: MatmulOptions): string[] {
   return o.segments.map((s, si) => {
     const D = s.dots.length;
     const body: string[] = [];

@@ -17,8 +17,9 @@ import { EngineError } from '../../core/errors.ts';
 import { mulberry32 } from '../../util/prng.ts';
 import type { GpuContext } from '../device.ts';
 import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from './common.ts';
-import type { MatmulSegment } from './matmul.ts';
+import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
+import { mmmSgmatWGSL, type SgmatTile, sgmatName } from './mmm-sgmat.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 import { planarBytes } from './repack.ts';
 
@@ -253,7 +254,9 @@ export interface TileChoice {
    */
   chosenBy: 'measured' | 'cached' | 'option' | 'unavailable';
   /** Milliseconds per dispatch of each tile, where measured. */
-  trials?: { tile: 'float' | 'int8'; ms: number }[];
+  trials?: { tile: 'float' | 'int8' | 'sgmat'; ms: number }[];
+  /** Run the subgroup-matrix tile (kernels/mmm-sgmat.ts) for every matmul: the trial's winner, or the option. */
+  subgroupMatrix?: SgmatTile;
 }
 
 /** Tokens of a prefill tile trial: 4 token tiles, a typical batch's share of a workgroup grid. */
@@ -268,15 +271,19 @@ export const TILE_TRIAL_TOKENS = 4 * TILE_TOKENS;
  * measured on the adapter, not assumed.
  * @throws EngineError('unsupported_model') when neither tile compiles.
  */
-export async function choosePrefillTile(gpu: GpuContext, shape: MmvShape): Promise<TileChoice> {
-  if (!gpu.wgslFeatures.has('packed_4x8_integer_dot_product') || !INT_DOT_TYPES.includes(shape.type))
-    return { intDot: false, chosenBy: 'unavailable' };
+export async function choosePrefillTile(
+  gpu: GpuContext,
+  shape: MmvShape,
+  sgmat?: SgmatTile,
+): Promise<TileChoice> {
+  const int8 = gpu.wgslFeatures.has('packed_4x8_integer_dot_product') && INT_DOT_TYPES.includes(shape.type);
+  if (!int8 && !sgmat) return { intDot: false, chosenBy: 'unavailable' };
   const i = gpu.info;
   const dots = shape.dots ?? 1;
   const norm = shape.norm ?? true;
   const N = Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))));
   const T = TILE_TRIAL_TOKENS;
-  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}`;
+  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${sgmat ? sgmatName(sgmat) : ''}`;
   const hit = tileCache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
@@ -307,23 +314,33 @@ export async function choosePrefillTile(gpu: GpuContext, shape: MmvShape): Promi
       dots: ws.map((_, w) => ({ w, row: 'u' })),
       epilogue: dots === 2 ? `y[t * ${N}u + u] = d0 / (1.0 + exp(-d0)) * d1;` : `y[t * ${N}u + u] = d0;`,
     };
-    const runners: { tile: 'float' | 'int8'; run: (n: number) => Promise<number>; n: number; ms: number }[] =
-      [];
+    const runners: {
+      tile: 'float' | 'int8' | 'sgmat';
+      run: (n: number) => Promise<number>;
+      n: number;
+      ms: number;
+    }[] = [];
     let lastError: unknown;
-    for (const tile of ['float', 'int8'] as const) {
+    const tiles = [
+      'float' as const,
+      ...(int8 ? (['int8'] as const) : []),
+      ...(sgmat ? (['sgmat'] as const) : []),
+    ];
+    for (const tile of tiles) {
       try {
+        const mo: MatmulOptions = {
+          K,
+          TT: TILE_TOKENS,
+          norm: norm ? { eps: 1e-5, type: 'F32' } : undefined,
+          segments: [seg],
+          extra: ['var<storage, read_write> y: array<f32>'],
+        };
         const module = device.createShaderModule({
           label: `tile-tune ${tile}`,
-          code: mmmWGSL(
-            {
-              K,
-              TT: TILE_TOKENS,
-              norm: norm ? { eps: 1e-5, type: 'F32' } : undefined,
-              segments: [seg],
-              extra: ['var<storage, read_write> y: array<f32>'],
-            },
-            { intDot: tile === 'int8' },
-          ),
+          code:
+            tile === 'sgmat' && sgmat
+              ? mmmSgmatWGSL(mo, sgmat, sgmat.subgroupSize)
+              : mmmWGSL(mo, { intDot: tile === 'int8' }),
         });
         const pipeline = await device.createComputePipelineAsync({
           layout: 'auto',
@@ -371,7 +388,12 @@ export async function choosePrefillTile(gpu: GpuContext, shape: MmvShape): Promi
     }
     const trials = runners.map((r) => ({ tile: r.tile, ms: r.ms }));
     const best = trials.reduce((a, b) => (b.ms < a.ms ? b : a));
-    const choice: TileChoice = { intDot: best.tile === 'int8', chosenBy: 'measured', trials };
+    const choice: TileChoice = {
+      intDot: best.tile === 'int8',
+      chosenBy: 'measured',
+      trials,
+      ...(best.tile === 'sgmat' ? { subgroupMatrix: sgmat } : {}),
+    };
     tileCache.set(key, choice);
     return choice;
   } finally {

@@ -45,6 +45,7 @@ import {
   rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
 import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
+import { mmmSgmatWGSL } from '../kernels/mmm-sgmat.ts';
 import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import { sampleWGSL } from '../kernels/sample.ts';
@@ -123,10 +124,11 @@ export function matmulSource(
     const p = choice.prefill;
     if (p.kind === 'tile') {
       const o: MatmulOptions = { ...spec, TT: TILE_TOKENS };
-      const intDot = p.intDot === true && mmmIntDotCovers(o);
+      const sg = typeof p.subgroupMatrix === 'object' ? p.subgroupMatrix : undefined;
+      const intDot = !sg && p.intDot === true && mmmIntDotCovers(o);
       if (intDot) intDotFamilies.add(family);
       return {
-        src: kernelSource(label, mmmWGSL(o, { intDot })),
+        src: kernelSource(label, sg ? mmmSgmatWGSL(o, sg, sg.subgroupSize) : mmmWGSL(o, { intDot })),
         wgX: mmmWorkgroupsX(o.segments),
         tile: TILE_TOKENS,
       };

@@ -8,6 +8,7 @@ import type { KvType } from '../../core/types.ts';
 import type { KernelPlan } from '../kernel-plan.ts';
 import type { FlashLayout } from '../kernels/attention.ts';
 import type { PrefillLayout } from '../kernels/attention-prefill.ts';
+import type { SgmatTile } from '../kernels/mmm-sgmat.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
 
 /** Kernel families of the forward pass (qwen3's Q/K norm counts as qkv). */
@@ -40,9 +41,12 @@ export interface ForwardProfiler {
  * `intDot` on `tile` runs the integer-dot tile (mmm.ts `MmmOptions.intDot`; needs WGSL's
  * packed_4x8_integer_dot_product) for every matmul whose weights are all of mmm.ts's `INT_DOT_TYPES`; the
  * others keep the float tile.
+ * `subgroupMatrix` on `tile` runs the subgroup-matrix tile (kernels/mmm-sgmat.ts; the GPU's matrix units)
+ * for every matmul: `true` asks for it (the engine self-tests it at load and keeps the float tile, with the
+ * reason in `kernels.prefill.subgroupMatrix`, where it is unavailable or fails), a shape runs that one.
  */
 export type PrefillMatmul =
-  | { kind: 'tile'; intDot?: boolean }
+  | { kind: 'tile'; intDot?: boolean; subgroupMatrix?: boolean | SgmatTile }
   | { kind: 'mmv'; layout: MmvLayout; tokens: number; splitSegments: boolean; normPass?: boolean };
 
 /** Default prefill kernels for a GPU. */

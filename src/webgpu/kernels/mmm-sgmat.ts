@@ -1,0 +1,189 @@
+/**
+ * The prefill matmul tile on subgroup matrices (the GPU's matrix units: tensor cores, XMX; Dawn's feature
+ * `chromium-experimental-subgroup-matrix`): the third tile kind beside mmm.ts's float and integer-dot
+ * tiles, with the same workgroup tile (32 tokens × 64 weight rows), dispatch ({@link mmmWorkgroupsX}),
+ * bindings, fused RMSNorm, segments and epilogues (RoPE + KV store, SwiGLU, residual: mmm.ts `epilogues`),
+ * so one bind group serves any of the three.
+ *
+ * Per K-step of 32 the 64 threads (2 subgroups of 32, or 1 of 64) stage the step's activations (× the norm
+ * weight) and the 64 weight rows, dequantized by the float tile's loaders (`dq32_<w>`), into workgroup
+ * memory as f16 (rows of 32 halves padded to {@link SGMAT_STRIDE}); the K loop is double-buffered (step
+ * s + 1 is staged while step s multiplies; one barrier per step). Each subgroup owns 64 / nSubgroups tile
+ * rows × 32 tokens as (rows / M) × (32 / N) f32 result matrices and accumulates, per step, 32 / K products
+ * `subgroupMatrixMultiplyAccumulate(left, right, acc)` of a left M×K weight matrix (row-major: tile row
+ * m, k at m·stride + k) and a right K×N activation matrix (column-major: token n's k at n·stride + k).
+ * The results go through workgroup memory (`cs`, [tile row][token]) into the float tile's 4 × 8
+ * accumulators per thread, then the float tile's epilogues run unchanged.
+ *
+ * WGSL: the enum-template form of `subgroupMatrixLoad<T, row_major|col_major>(p, offset, stride)` and
+ * `subgroupMatrixStore<row_major>(p, offset, value, stride)` (Dawn since 2026-06; the older form with a
+ * bool majorness argument is deprecated), offsets and strides in array elements (Dawn/Tint wgsl.def; the
+ * WGSL proposal gpuweb/gpuweb proposals/subgroup-matrix.md). Needs `shader-f16` and an f16 → f32
+ * configuration with M, N, K in {8, 16, 32} (device.ts `subgroupMatrixSupport`).
+ *
+ * Precision: weights and activations × gnorm rounded to f16 (10-bit mantissa; |x·g| above 65,504 would be
+ * infinite), products accumulated in f32; 1/rms applied to the f32 result as in the float tile.
+ */
+import type { SubgroupMatrixConfig } from '../device.ts';
+import { f32Lit, isQuantized } from './common.ts';
+import { bindingsWGSL, type MatmulOptions, weightVar } from './matmul.ts';
+import { epilogues, loaderMap, mmmWorkgroupsX, segmentSelect, TILE_ROWS, TILE_TOKENS } from './mmm.ts';
+
+export { mmmWorkgroupsX };
+
+/** Halves per staged tile row: 32 of a K-step and 8 of padding (80 bytes: rows stay 16-byte aligned). */
+export const SGMAT_STRIDE = 40;
+
+/** The subgroup-matrix shape the kernel is generated for (M×N×K of an f16 → f32 configuration). */
+export type SgmatShape = Pick<SubgroupMatrixConfig, 'M' | 'N' | 'K'>;
+
+/** A subgroup-matrix tile to generate: the shape and the subgroup size (the adapter's maximum). */
+export type SgmatTile = SgmatShape & { subgroupSize: 32 | 64 };
+
+/** Name of a shape for kernels.prefill and labels: `16x16x16`. */
+export function sgmatName(c: SgmatShape): string {
+  return `${c.M}x${c.N}x${c.K}`;
+}
+
+/**
+ * The tile's WGSL for `o` (matmul.ts options; `TT` ignored, the tile is 32 tokens), on subgroup matrices of
+ * shape `c` with subgroups of `subgroupSize` invocations.
+ * Bindings: 0 step, 1 x, [2 gnorm], each segment's weights, then `extra` (as mmm.ts `mmmWGSL`).
+ * @throws Error for `lastTokenOnly`, more than 2 dots per unit, a subgroup size other than 32 or 64, or a
+ *   shape whose M does not divide the subgroup's rows, N does not divide 32 or K does not divide 32.
+ */
+export function mmmSgmatWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: number): string {
+  if (o.lastTokenOnly)
+    throw new Error('mmmSgmatWGSL computes whole token tiles; lastTokenOnly needs a decode kernel');
+  for (const s of o.segments) {
+    if (s.dots.length < 1 || s.dots.length > 2)
+      throw new Error(`mmmSgmatWGSL takes 1–2 dots per unit (got ${s.dots.length})`);
+  }
+  if (subgroupSize !== 32 && subgroupSize !== 64)
+    throw new Error(`mmmSgmatWGSL is built for subgroups of 32 or 64 invocations (got ${subgroupSize})`);
+  const nSg = 64 / subgroupSize;
+  const rowsPerSg = TILE_ROWS / nSg;
+  if (rowsPerSg % c.M || TILE_TOKENS % c.N || 32 % c.K)
+    throw new Error(
+      `subgroup-matrix shape ${sgmatName(c)} does not tile ${rowsPerSg} rows × 32 tokens × 32 K`,
+    );
+  const mPer = rowsPerSg / c.M;
+  const nPer = TILE_TOKENS / c.N;
+  const S = SGMAT_STRIDE;
+  const xBuf = TILE_TOKENS * S;
+  const wBuf = TILE_ROWS * S;
+  const { K } = o;
+  const R = (n: number) => Array.from({ length: n }, (_, i) => i);
+  const lines = [
+    'enable f16;',
+    'enable chromium_experimental_subgroup_matrix;',
+    'diagnostic(off, chromium.subgroup_matrix_uniformity);',
+    ...bindingsWGSL(o),
+  ];
+  lines.push(`
+const K: u32 = ${K}u;
+const STEPS: u32 = ${Math.ceil(K / 32)}u;
+var<workgroup> xh: array<f16, ${2 * xBuf}>; // [buffer][token][${S}]: x · gnorm of a K-step
+var<workgroup> wh: array<f16, ${2 * wBuf}>; // [buffer][tile row][${S}]: dequantized weights of a K-step
+var<workgroup> cs: array<f32, ${TILE_ROWS * TILE_TOKENS}>; // [tile row][token]: the results
+var<workgroup> red: array<f32, 64>;
+
+fn ldx(i: u32, k: u32) -> f32 { return select(0.0, x[i + min(k, K - 1u)], k < K); }
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let tx = lid % 8u;
+  let ty = lid / 8u;
+  let t0 = wg.y * ${TILE_TOKENS}u;
+  let nT = step.nTokens;
+  let lt = lid / 2u;
+  let lh = lid % 2u;
+  let xrow = min(t0 + lt, nT - 1u) * K;
+  var ss = 0.0;
+  // This subgroup's tile rows: [sr, sr + ${rowsPerSg}).
+  let sr = (lid / ${subgroupSize}u) * ${rowsPerSg}u;
+  var seg = 0u;
+  var ub = 0u;`);
+  lines.push(...segmentSelect(o));
+  for (const m of R(mPer))
+    for (const n of R(nPer)) lines.push(`  var c${m}_${n}: subgroup_matrix_result<f32, ${c.N}, ${c.M}>;`);
+  lines.push(`  for (var s = 0u; s <= STEPS; s++) {
+    if (s < STEPS) {
+      // Stage K-step s into buffer s % 2.
+      let k0 = s * 32u;
+      let xb = (s % 2u) * ${xBuf}u + lt * ${S}u + lh * 16u;
+      let wb = (s % 2u) * ${wBuf}u;
+      for (var j = 0u; j < 4u; j++) {
+        let k = k0 + lh * 16u + j * 4u;
+        var v = vec4<f32>(ldx(xrow, k), ldx(xrow, k + 1u), ldx(xrow, k + 2u), ldx(xrow, k + 3u));
+        ${
+          o.norm
+            ? `ss += dot(v, v);
+        v *= vec4<f32>(ld_gnorm(min(k, K - 1u)), ld_gnorm(min(k + 1u, K - 1u)), ld_gnorm(min(k + 2u, K - 1u)), ld_gnorm(min(k + 3u, K - 1u)));`
+            : ''
+        }
+        for (var e = 0u; e < 4u; e++) { xh[xb + j * 4u + e] = f16(v[e]); }
+      }`);
+  o.segments.forEach((s, si) => {
+    const D = s.dots.length;
+    const dq = (di: number) => {
+      const wname = weightVar(s, si, s.dots[di].w);
+      const row = `(${s.dots[di].row})`;
+      return isQuantized(s.weights[s.dots[di].w].type)
+        ? `dq32_${wname}(${row} * K + k0, &q);`
+        : `for (var e = 0u; e < 32u; e++) { q[e] = select(0.0, ld_${wname}(${row} * K + min(k0 + e, K - 1u)), k0 + e < K); }`;
+    };
+    lines.push(`      ${si ? 'else ' : ''}if (seg == ${si}u) {
+        ${loaderMap(s)}
+        var q: array<f32, 32>;
+        ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
+        for (var e = 0u; e < 32u; e++) { wh[wb + rho * ${S}u + e] = f16(q[e]); }
+      }`);
+  });
+  lines.push('    }');
+  lines.push(`    if (s > 0u) {
+      // Multiply K-step s - 1 from buffer (s - 1) % 2.
+      let xb = ((s - 1u) % 2u) * ${xBuf}u;
+      let wb = ((s - 1u) % 2u) * ${wBuf}u;`);
+  for (const kk of R(32 / c.K)) {
+    for (const m of R(mPer)) {
+      lines.push(`      let oa${kk}_${m} = wb + (sr + ${m * c.M}u) * ${S}u + ${kk * c.K}u;`);
+      lines.push(
+        `      let lm${kk}_${m} = subgroupMatrixLoad<subgroup_matrix_left<f16, ${c.K}, ${c.M}>, row_major>(&wh, oa${kk}_${m}, ${S}u);`,
+      );
+    }
+    for (const n of R(nPer)) {
+      lines.push(`      let ob${kk}_${n} = xb + ${n * c.N * S}u + ${kk * c.K}u;`);
+      lines.push(
+        `      let rm${kk}_${n} = subgroupMatrixLoad<subgroup_matrix_right<f16, ${c.N}, ${c.K}>, col_major>(&xh, ob${kk}_${n}, ${S}u);`,
+      );
+    }
+    for (const m of R(mPer))
+      for (const n of R(nPer))
+        lines.push(
+          `      c${m}_${n} = subgroupMatrixMultiplyAccumulate(lm${kk}_${m}, rm${kk}_${n}, c${m}_${n});`,
+        );
+  }
+  lines.push('    }\n    workgroupBarrier();\n  }');
+  for (const m of R(mPer))
+    for (const n of R(nPer)) {
+      lines.push(`  let oc${m}_${n} = (sr + ${m * c.M}u) * ${TILE_TOKENS}u + ${n * c.N}u;`);
+      lines.push(`  subgroupMatrixStore<row_major>(&cs, oc${m}_${n}, c${m}_${n}, ${TILE_TOKENS}u);`);
+    }
+  lines.push('  workgroupBarrier();');
+  // Thread (tx, ty)'s accumulators, as in the float tile: slot r = tile row tx + 8r, token ty + 8i.
+  for (const r of R(8))
+    for (const i of R(4))
+      lines.push(`  a${r}_${i} = cs[(tx + ${8 * r}u) * ${TILE_TOKENS}u + ty + ${8 * i}u];`);
+  if (o.norm) {
+    lines.push(`  red[lid] = ss;
+  workgroupBarrier();`);
+    for (const i of R(4)) {
+      lines.push(
+        `  let inv${i} = inverseSqrt((red[2u * (ty + ${8 * i}u)] + red[2u * (ty + ${8 * i}u) + 1u]) / f32(K) + ${f32Lit(o.norm.eps)});`,
+      );
+    }
+  }
+  lines.push(...epilogues(o));
+  lines.push('}');
+  return lines.join('\n');
+}

@@ -1,0 +1,114 @@
+/**
+ * The subgroup-matrix tile's load-time self-test (sgmat-check.ts) and the tile's WGSL (mmm-sgmat.ts) on
+ * SwiftShader, which has no subgroup matrices: what runs here runs through TEST DOUBLES.
+ * - The self-test's comparison itself: a correct stand-in (the float tile's own WGSL) passes; the float
+ *   tile with a planted off-by-one (a token index, a K index) fails with the output named; a compile error
+ *   fails with the compiler's message.
+ * - The real generator's WGSL through src/testing/sgmat-emulator.ts (the documented load/store/multiply
+ *   semantics emulated in plain WGSL) passes the self-test at 16x16x16 with subgroups of 32; with the left
+ *   operand loaded column-major instead of row-major it fails.
+ * - The choice over configurations (`chooseSubgroupMatrixTile`) on a stubbed adapter that claims subgroup
+ *   matrices: a failing first configuration falls through to the next with both verdicts recorded; all
+ *   failing gives the reason; the real adapter's "no subgroup matrices" reason passes through untested.
+ * F32 and Q8_0 weights only here (SwiftShader compiles slowly); the engine's self-test covers every type.
+ */
+import { describe, expect, it } from 'vitest';
+import { testGpu } from '../../testing/kernel-util.ts';
+import { emulateSubgroupMatrix } from '../../testing/sgmat-emulator.ts';
+import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
+import type { MatmulOptions } from './matmul.ts';
+import { mmmWGSL } from './mmm.ts';
+import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
+import { checkTileAgainstFloat, chooseSubgroupMatrixTile } from './sgmat-check.ts';
+
+const emulated = (o: MatmulOptions, t: SgmatTile, bug?: (code: string) => string) => {
+  const code = mmmSgmatWGSL(o, t, t.subgroupSize);
+  return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize);
+};
+const leftColMajor = (code: string) => code.replace(/, row_major>\(&wh/g, ', col_major>(&wh');
+
+describe('checkTileAgainstFloat (the self-test)', () => {
+  it('passes a correct stand-in; fails off-by-one token and K indices and a compile error, saying where', {
+    timeout: 300_000,
+  }, async () => {
+    const gpu = await testGpu();
+    expect(await checkTileAgainstFloat(gpu, (o) => mmmWGSL(o), ['Q8_0'])).toEqual({ ok: true, cases: 2 });
+    const token = await checkTileAgainstFloat(
+      gpu,
+      (o) => mmmWGSL(o).replace('let t = t0 + ty + 8u;', 'let t = t0 + ty + 9u;'),
+      ['Q8_0'],
+    );
+    expect(token.ok).toBe(false);
+    expect(!token.ok && token.reason).toMatch(
+      /^Q8_0: token \d+, (two|one)-dot unit \d+: .* against the float tile's/,
+    );
+    const k = await checkTileAgainstFloat(
+      gpu,
+      (o) => mmmWGSL(o).replace('ldx(xrow, k + 1u)', 'ldx(xrow, k + 2u)'),
+      ['Q8_0'],
+    );
+    expect(k.ok).toBe(false);
+    const broken = await checkTileAgainstFloat(gpu, (o) => `${mmmWGSL(o)}\nfn broken( {`, ['Q8_0']);
+    expect(broken).toMatchObject({ ok: false, cases: 0 });
+    expect(!broken.ok && broken.reason).toMatch(/^Q8_0: compile failed: /);
+  });
+});
+
+describe('mmmSgmatWGSL through the emulator (test double)', () => {
+  // One shape: the emulated kernel takes ~1 min per run on SwiftShader (subgroup-matrix.test.ts checks the
+  // others' structure).
+  for (const t of [{ M: 16, N: 16, K: 16, subgroupSize: 32 }] as const)
+    it(`${t.M}x${t.N}x${t.K}, subgroups of ${t.subgroupSize}: passes the self-test (F32 rows, K = 100); the left operand read column-major fails it`, async () => {
+      const gpu = await testGpu();
+      expect(await checkTileAgainstFloat(gpu, (o) => emulated(o, t), ['F32'])).toMatchObject({ ok: true });
+      const bad = await checkTileAgainstFloat(gpu, (o) => emulated(o, t, leftColMajor), ['F32']);
+      expect(bad.ok).toBe(false);
+    }, 600_000);
+});
+
+describe('chooseSubgroupMatrixTile', () => {
+  const cfg = (M: number, N: number, K: number): SubgroupMatrixConfig => ({
+    componentType: 'f16',
+    resultComponentType: 'f32',
+    M,
+    N,
+    K,
+  });
+  const claiming = (gpu: GpuContext, usable: SubgroupMatrixConfig[]): GpuContext => ({
+    ...gpu,
+    subgroupMaxSize: 32,
+    subgroupMatrix: { available: true, configs: usable, usable },
+  });
+
+  it('the real adapter (no subgroup matrices): the reason, nothing compiled', async () => {
+    const gpu = await testGpu();
+    const c = await chooseSubgroupMatrixTile(gpu);
+    expect(c.tile).toBeUndefined();
+    expect(c.selfTest).toEqual([]);
+    expect(c.reason).toMatch(/^no subgroup matrices: /);
+  });
+
+  it('a stubbed adapter (test double): a failing configuration falls through to the next; all failing keeps the float tile with the reasons', async () => {
+    const gpu = claiming(await testGpu(), [cfg(16, 16, 16), cfg(16, 8, 8)]);
+    // Stand-ins for the configurations' kernels (the float tile, with a planted off-by-one for 16x16x16).
+    const firstBad = await chooseSubgroupMatrixTile(
+      gpu,
+      (o, t) =>
+        t.N === 16 ? mmmWGSL(o).replace('let t = t0 + ty + 8u;', 'let t = t0 + ty + 9u;') : mmmWGSL(o),
+      ['F32'],
+    );
+    expect(firstBad.tile).toEqual({ M: 16, N: 8, K: 8, subgroupSize: 32 });
+    expect(firstBad.selfTest.map((s) => [s.config, s.ok])).toEqual([
+      ['f16→f32 16x16x16', false],
+      ['f16→f32 16x8x8', true],
+    ]);
+    expect(firstBad.selfTest[0].reason).toMatch(/^F32: token \d+/);
+    const allBad = await chooseSubgroupMatrixTile(
+      claiming(gpu, [cfg(16, 8, 8)]),
+      (o) => `${mmmWGSL(o)}\nfn broken( {`,
+      ['F32'],
+    );
+    expect(allBad.tile).toBeUndefined();
+    expect(allBad.reason).toMatch(/failed its self-test .* 16x8x8: F32: compile failed/);
+  }, 300_000);
+});

@@ -1,0 +1,272 @@
+/**
+ * The load-time self-test of a prefill tile that is not the float tile (the subgroup-matrix tile,
+ * kernels/mmm-sgmat.ts): before the first use on an adapter, the candidate kernel runs small problems of
+ * odd sizes (37 tokens: a full and a partial token tile; 37 two-dot units and 70 one-dot units in two
+ * segments: partial row tiles and both weight loaders; K of 3 blocks, 100 for float rows) for every weight
+ * type (raw and repacked into planes) with the fused RMSNorm, beside the float tile (kernels/mmm.ts) on the
+ * same inputs, and must match it: |candidate − float| ≤ {@link CHECK_TOLERANCE} · rms(float) for every
+ * output (f16 operands give ~1e-3 of that; a wrong index gives ~1). A compile failure, a non-finite output
+ * or a mismatch fails it with the reason, and the caller keeps the float tile (a driver that lies must
+ * never give wrong tokens).
+ */
+import { hasCodec, quantizeRow } from '../../gguf/quantize.ts';
+import { configName, type GpuContext } from '../device.ts';
+import { isQuantized, packStep, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from './common.ts';
+import type { MatmulOptions, MatmulSegment } from './matmul.ts';
+import { mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
+import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
+import { isPlanarType, repackHost } from './repack.ts';
+
+/** Largest |candidate − float tile| allowed, as a fraction of the float tile's rms output. */
+export const CHECK_TOLERANCE = 0.02;
+
+/** The self-test's verdict. */
+export type TileCheck = { ok: true; cases: number } | { ok: false; reason: string; cases: number };
+
+/** Tokens of the self-test problems. */
+const T = 37;
+const NA = 37;
+const NB = 70;
+
+/** A deterministic generator (mulberry32) so a failure reproduces. */
+function rng32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** N rows of K random weights (std 1/√K) quantized to `type`, rows back to back, padded to 16 bytes. */
+function randomRows(type: WeightType, K: number, N: number, rng: () => number): Uint8Array {
+  const rows: Uint8Array[] = [];
+  for (let r = 0; r < N; r++) {
+    const x = Float32Array.from({ length: K }, () => (rng() * 2 - 1) * Math.sqrt(3 / K));
+    if (type === 'F32') rows.push(new Uint8Array(x.buffer));
+    else rows.push(quantizeRow(type, x));
+  }
+  const out = new Uint8Array(Math.ceil(rows.reduce((a, b) => a + b.length, 0) / 16) * 16);
+  let o = 0;
+  for (const q of rows) {
+    out.set(q, o);
+    o += q.length;
+  }
+  return out;
+}
+
+/** The weight types the self-test covers: every type the tiles take that our quantizer writes. */
+export function checkTypes(): WeightType[] {
+  return WEIGHT_TYPES.filter((t) => t === 'F32' || hasCodec(t));
+}
+
+/**
+ * Runs the self-test of `candidate` (a WGSL generator with mmm.ts `mmmWGSL`'s bindings and dispatch) on
+ * `gpu` against the float tile.
+ * @param types the weight types to cover (default {@link checkTypes}: all).
+ * @returns `{ ok: true }`, or `{ ok: false, reason }` naming the type, the first mismatching output or
+ *   the compile error; never throws for the candidate's faults (a lost device still rejects).
+ */
+export async function checkTileAgainstFloat(
+  gpu: GpuContext,
+  candidate: (o: MatmulOptions) => string,
+  types: readonly WeightType[] = checkTypes(),
+): Promise<TileCheck> {
+  const { device } = gpu;
+  let cases = 0;
+  const made: GPUBuffer[] = [];
+  const buf = (data: ArrayBufferView | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
+    const size = typeof data === 'number' ? data : data.byteLength;
+    const b = device.createBuffer({
+      label: 'tile-check',
+      size: Math.max(16, Math.ceil(size / 16) * 16),
+      usage,
+    });
+    if (typeof data !== 'number')
+      device.queue.writeBuffer(b, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
+    made.push(b);
+    return b;
+  };
+  try {
+    for (const type of types) {
+      for (const planar of isPlanarType(type) ? [false, true] : [false]) {
+        const what = `${type}${planar ? ' planes' : ''}`;
+        const K = isQuantized(type) ? 3 * WEIGHT_BLOCK[type].size : 100;
+        const rng = rng32(K * 7919 + types.indexOf(type));
+        const wRows = (n: number) => {
+          const raw = randomRows(type, K, n, rng);
+          const nBlocks = (n * K) / WEIGHT_BLOCK[type].size;
+          return {
+            bytes: planar ? repackHost(type, raw, nBlocks) : raw,
+            planar: planar ? nBlocks : undefined,
+          };
+        };
+        const gate = wRows(NA);
+        const up = wRows(NA);
+        const other = wRows(NB);
+        const x = Float32Array.from({ length: T * K }, () => rng() * 2 - 1);
+        const g = Float32Array.from({ length: K }, () => 0.5 + rng());
+        const W = NA + NB;
+        const segments: MatmulSegment[] = [
+          {
+            nUnits: NA,
+            weights: [
+              { type, planar: gate.planar },
+              { type, planar: up.planar },
+            ],
+            dots: [
+              { w: 0, row: 'u' },
+              { w: 1, row: 'u' },
+            ],
+            epilogue: `y[t * ${W}u + u] = d0 - 0.5 * d1 + f32(pos);`,
+          },
+          {
+            nUnits: NB,
+            weights: [{ type, planar: other.planar }],
+            dots: [{ w: 0, row: `${NB - 1}u - u` }],
+            epilogue: `y[t * ${W}u + ${NA}u + u] = d0;`,
+          },
+        ];
+        const o: MatmulOptions = {
+          K,
+          TT: TILE_TOKENS,
+          norm: { eps: 1e-5, type: 'F32' },
+          segments,
+          extra: ['var<storage, read_write> y: array<f32>'],
+        };
+        const inputs = [
+          buf(packStep(T, 3), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
+          buf(x),
+          buf(g),
+          buf(gate.bytes),
+          buf(up.bytes),
+          buf(other.bytes),
+        ];
+        const run = async (code: string) => {
+          const y = buf(
+            new Float32Array(T * W).fill(Number.NaN),
+            GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+          );
+          device.pushErrorScope('validation');
+          const module = device.createShaderModule({ label: 'tile-check', code });
+          const info = await module.getCompilationInfo();
+          const errs = info.messages.filter((m) => m.type === 'error');
+          const pipeline = await device
+            .createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
+            .catch((e: unknown) => e as Error);
+          const scoped = await device.popErrorScope();
+          if (errs.length || scoped || pipeline instanceof Error)
+            throw new CompileError(
+              errs.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ') ||
+                scoped?.message ||
+                String(pipeline),
+            );
+          const p = pipeline as GPUComputePipeline;
+          const group = device.createBindGroup({
+            layout: p.getBindGroupLayout(0),
+            entries: [...inputs, y].map((buffer, binding) => ({ binding, resource: { buffer } })),
+          });
+          const read = buf(T * W * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+          const enc = device.createCommandEncoder({ label: 'tile-check' });
+          const pass = enc.beginComputePass();
+          pass.setPipeline(p);
+          pass.setBindGroup(0, group);
+          pass.dispatchWorkgroups(mmmWorkgroupsX(segments), Math.ceil(T / TILE_TOKENS));
+          pass.end();
+          enc.copyBufferToBuffer(y, 0, read, 0, T * W * 4);
+          device.queue.submit([enc.finish()]);
+          await read.mapAsync(GPUMapMode.READ);
+          const out = new Float32Array(read.getMappedRange().slice(0));
+          read.unmap();
+          return out;
+        };
+        const ref = await run(mmmWGSL(o));
+        let got: Float32Array;
+        try {
+          got = await run(candidate(o));
+        } catch (e) {
+          if (e instanceof CompileError)
+            return { ok: false, cases, reason: `${what}: compile failed: ${e.message}` };
+          throw e;
+        }
+        cases++;
+        let ss = 0;
+        for (const v of ref) ss += v * v;
+        const tol = CHECK_TOLERANCE * Math.sqrt(ss / ref.length);
+        for (let i = 0; i < ref.length; i++) {
+          const d = Math.abs(got[i] - ref[i]);
+          if (!(d <= tol)) {
+            const t = Math.floor(i / W);
+            const c = i % W;
+            const where = c < NA ? `two-dot unit ${c}` : `one-dot unit ${c - NA}`;
+            return {
+              ok: false,
+              cases,
+              reason: `${what}: token ${t}, ${where}: ${got[i]} against the float tile's ${ref[i]} (tolerance ${tol.toPrecision(3)})`,
+            };
+          }
+        }
+      }
+    }
+    return { ok: true, cases };
+  } finally {
+    for (const b of made) b.destroy();
+  }
+}
+
+class CompileError extends Error {}
+
+/**
+ * The subgroup-matrix tile for an adapter, self-tested ({@link checkTileAgainstFloat}), or why none:
+ * `tile` the first of the adapter's usable configurations (device.ts `SubgroupMatrixSupport.usable`, best
+ * first) whose kernel passes; `reason` where none does or the adapter has none; `selfTest` each tried
+ * configuration's verdict.
+ */
+export interface SgmatChoice {
+  tile?: SgmatTile;
+  reason?: string;
+  selfTest: { config: string; ok: boolean; reason?: string }[];
+}
+
+const sgmatCache = new Map<string, SgmatChoice>();
+const defaultMake = (o: MatmulOptions, t: SgmatTile) => mmmSgmatWGSL(o, t, t.subgroupSize);
+
+/**
+ * Self-tests the subgroup-matrix tile on `gpu` once per adapter (cached for the process) and returns the
+ * tile to run or the reason there is none (device.ts's reason where the adapter offers no subgroup
+ * matrices). `make` generates a configuration's WGSL (default {@link mmmSgmatWGSL}; tests inject doubles).
+ * @throws what GPU work throws on a lost device; never for a kernel's fault.
+ */
+export async function chooseSubgroupMatrixTile(
+  gpu: GpuContext,
+  make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
+  types?: readonly WeightType[],
+): Promise<SgmatChoice> {
+  const s = gpu.subgroupMatrix;
+  if (!s?.available) return { reason: s?.reason ?? 'no subgroup matrices', selfTest: [] };
+  const i = gpu.info;
+  const cacheable = make === defaultMake && types === undefined;
+  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}`;
+  const hit = cacheable ? sgmatCache.get(key) : undefined;
+  if (hit) return hit;
+  const selfTest: SgmatChoice['selfTest'] = [];
+  const subgroupSize = gpu.subgroupMaxSize as 32 | 64;
+  let choice: SgmatChoice | undefined;
+  for (const c of s.usable) {
+    const tile: SgmatTile = { M: c.M, N: c.N, K: c.K, subgroupSize };
+    const r = await checkTileAgainstFloat(gpu, (o) => make(o, tile), types);
+    selfTest.push({ config: configName(c), ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
+    if (r.ok) {
+      choice = { tile, selfTest };
+      break;
+    }
+  }
+  choice ??= {
+    reason: `the subgroup-matrix tile failed its self-test against the float tile on every configuration (${selfTest.map((t) => `${t.config}: ${t.reason}`).join('; ')})`,
+    selfTest,
+  };
+  if (cacheable) sgmatCache.set(key, choice);
+  return choice;
+}

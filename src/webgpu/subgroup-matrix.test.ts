@@ -1,0 +1,179 @@
+/**
+ * Subgroup-matrix negotiation (device.ts `subgroupMatrixSupport`, `setNodeDawnOptions`) on stubbed adapters,
+ * the GPU tab's reading of the adapter's configurations, and the structure of the subgroup-matrix tile's
+ * WGSL (kernels/mmm-sgmat.ts; its arithmetic runs through the emulator in sgmat-check.browser.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { readReport, snapshotAdapter } from '../bench/gpu-report.ts';
+import {
+  SGMAT_WORKGROUP_BYTES,
+  SUBGROUP_MATRIX_FEATURE,
+  type SubgroupMatrixConfig,
+  subgroupMatrixSupport,
+} from './device.ts';
+import { subgroupMatrixInfo } from './kernel-plan.ts';
+import type { MatmulOptions } from './kernels/matmul.ts';
+import { mmmSgmatWGSL, SGMAT_STRIDE } from './kernels/mmm-sgmat.ts';
+
+// What Dawn reported on an NVIDIA H200 (../shared/notes/h200-2026-12-04.md).
+const H200: SubgroupMatrixConfig[] = [
+  ...[
+    [16, 16, 16],
+    [16, 8, 16],
+    [16, 8, 8],
+  ].flatMap(([M, N, K]) =>
+    ['f16', 'f32'].map((r) => ({ componentType: 'f16', resultComponentType: r, M, N, K })),
+  ),
+  { componentType: 'i8', resultComponentType: 'i32', M: 16, N: 16, K: 32 },
+  { componentType: 'u8', resultComponentType: 'u32', M: 16, N: 8, K: 32 },
+];
+
+const all = new Set([SUBGROUP_MATRIX_FEATURE, 'shader-f16', 'subgroups']);
+const base: Parameters<typeof subgroupMatrixSupport>[0] = {
+  adapterFeatures: all,
+  deviceFeatures: all,
+  info: { subgroupMatrixConfigs: H200 },
+  subgroupMaxSize: 32,
+  maxWorkgroupStorage: 49152,
+};
+
+describe('subgroupMatrixSupport', () => {
+  it('H200: available, the f16 → f32 configurations usable, largest first', () => {
+    const s = subgroupMatrixSupport(base);
+    expect(s.available).toBe(true);
+    expect(s.reason).toBeUndefined();
+    expect(s.configs).toHaveLength(8);
+    expect(s.usable.map((c) => [c.M, c.N, c.K, c.resultComponentType])).toEqual([
+      [16, 16, 16, 'f32'],
+      [16, 8, 16, 'f32'],
+      [16, 8, 8, 'f32'],
+    ]);
+  });
+
+  it('says why not: no feature on the adapter, not granted, no shader-f16, no f16 → f32 config, subgroup size, workgroup memory', () => {
+    const cases: [Partial<Parameters<typeof subgroupMatrixSupport>[0]>, RegExp][] = [
+      [
+        { adapterFeatures: new Set(['shader-f16']), info: {} },
+        /adapter does not offer chromium-experimental-subgroup-matrix.*allow_unsafe_apis/,
+      ],
+      [{ deviceFeatures: new Set(['shader-f16']) }, /did not grant/],
+      [
+        { deviceFeatures: new Set([SUBGROUP_MATRIX_FEATURE]) },
+        /needs shader-f16.*vulkan_enable_f16_on_nvidia/,
+      ],
+      [
+        { info: { subgroupMatrixConfigs: H200.filter((c) => c.resultComponentType !== 'f32') } },
+        /no f16 → f32 configuration.*f16→f16 16x16x16/,
+      ],
+      [{ info: {} }, /none reported/],
+      [{ subgroupMaxSize: 128 }, /subgroups of 32 or 64.*128/],
+      [{ maxWorkgroupStorage: 16384 }, new RegExp(`needs ${SGMAT_WORKGROUP_BYTES} bytes.*16384`)],
+    ];
+    for (const [over, why] of cases) {
+      const s = subgroupMatrixSupport({ ...base, ...over });
+      expect(s.available, String(why)).toBe(false);
+      expect(s.reason).toMatch(/^no subgroup matrices: /);
+      expect(s.reason).toMatch(why);
+    }
+  });
+
+  it("the GPU tab lists the adapter's configurations", () => {
+    const snap = snapshotAdapter({
+      info: { vendor: 'nvidia', description: 'NVIDIA H200', subgroupMatrixConfigs: H200 },
+      features: all,
+      limits: {},
+    });
+    expect(snap.subgroupMatrixConfigs).toContain('f16→f32 16x8x8');
+    const r = readReport(snap);
+    expect(r.features.find((f) => f.name === SUBGROUP_MATRIX_FEATURE)?.present).toBe(true);
+    expect(r.readings.map((x) => x.text).join('\n')).toMatch(
+      /Subgroup matrices \(matrix units\): f16→f16 16x16x16, f16→f32 16x16x16/,
+    );
+    const none = readReport(
+      snapshotAdapter({ info: { vendor: 'nvidia' }, features: ['subgroups'], limits: {} }),
+    );
+    expect(none.readings.map((x) => x.text).join('\n')).toMatch(/No subgroup matrices offered/);
+  });
+});
+
+describe('mmmSgmatWGSL structure', () => {
+  const o: MatmulOptions = {
+    K: 96,
+    TT: 32,
+    norm: { eps: 1e-5, type: 'F32' },
+    segments: [
+      {
+        nUnits: 37,
+        weights: [{ type: 'Q8_0' }],
+        dots: [{ w: 0, row: 'u' }],
+        epilogue: 'y[t * 37u + u] = d0;',
+      },
+    ],
+    extra: ['var<storage, read_write> y: array<f32>'],
+  };
+  for (const [M, N, K, sg] of [
+    [16, 16, 16, 32],
+    [16, 8, 16, 32],
+    [16, 8, 8, 32],
+    [16, 16, 16, 64],
+  ]) {
+    it(`${M}x${N}x${K}, subgroups of ${sg}: enables, one accumulator per M×N block of the subgroup's rows, 32/K products per block per step, enum-template loads`, () => {
+      const code = mmmSgmatWGSL(o, { M, N, K }, sg);
+      expect(code.startsWith('enable f16;\nenable chromium_experimental_subgroup_matrix;')).toBe(true);
+      const rows = 64 / (64 / sg);
+      const acc = (rows / M) * (32 / N);
+      expect(code.match(/var c\d+_\d+: subgroup_matrix_result<f32, (\d+), (\d+)>/g)).toHaveLength(acc);
+      expect(code.match(/subgroupMatrixMultiplyAccumulate\(/g)).toHaveLength(acc * (32 / K));
+      expect(code.match(/subgroupMatrixStore<row_major>\(&cs, /g)).toHaveLength(acc);
+      // The deprecated form (a bool majorness argument) never appears.
+      expect(code).not.toMatch(/subgroupMatrixLoad<[^>]+>>\([^)]*(true|false)/);
+      expect(code).toContain(`subgroup_matrix_left<f16, ${K}, ${M}>, row_major>(&wh, `);
+      expect(code).toContain(`subgroup_matrix_right<f16, ${N}, ${K}>, col_major>(&xh, `);
+      expect(code).toContain(`, ${SGMAT_STRIDE}u)`);
+    });
+  }
+  it('rejects shapes that do not tile and other subgroup sizes', () => {
+    expect(() => mmmSgmatWGSL(o, { M: 16, N: 16, K: 16 }, 16)).toThrow(/32 or 64/);
+    expect(() => mmmSgmatWGSL(o, { M: 64, N: 8, K: 8 }, 32)).toThrow(/does not tile/);
+    expect(() => mmmSgmatWGSL({ ...o, lastTokenOnly: true }, { M: 16, N: 8, K: 8 }, 32)).toThrow(
+      /lastTokenOnly/,
+    );
+  });
+});
+
+describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
+  const support = subgroupMatrixSupport(base);
+  const tile = { M: 16, N: 8, K: 8, subgroupSize: 32 } as const;
+  it('chosen by the trial; slower; failed self-test; unavailable; not asked for', () => {
+    expect(
+      subgroupMatrixInfo(
+        support,
+        { tile, selfTest: [{ config: 'f16→f32 16x8x8', ok: true }] },
+        { intDot: false, chosenBy: 'measured', subgroupMatrix: tile },
+      ),
+    ).toEqual({
+      available: true,
+      configs: support.configs.map((c) => `${c.componentType}→${c.resultComponentType} ${c.M}x${c.N}x${c.K}`),
+      chosen: true,
+      tile: '16x8x8',
+      selfTest: [{ config: 'f16→f32 16x8x8', ok: true }],
+    });
+    expect(
+      subgroupMatrixInfo(support, { tile, selfTest: [] }, { intDot: false, chosenBy: 'measured' })?.reason,
+    ).toMatch(/slower/);
+    const failed = { reason: 'the subgroup-matrix tile failed its self-test …', selfTest: [] };
+    expect(subgroupMatrixInfo(support, failed, { intDot: false, chosenBy: 'measured' })).toMatchObject({
+      chosen: false,
+      reason: failed.reason,
+    });
+    const none = subgroupMatrixSupport({ ...base, adapterFeatures: new Set() });
+    expect(subgroupMatrixInfo(none, { reason: none.reason, selfTest: [] }, undefined)).toMatchObject({
+      available: false,
+      chosen: false,
+      reason: expect.stringMatching(/^no subgroup matrices: /),
+    });
+    expect(subgroupMatrixInfo(support, undefined, { intDot: true, chosenBy: 'option' })?.reason).toMatch(
+      /not asked/,
+    );
+  });
+});

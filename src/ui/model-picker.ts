@@ -11,12 +11,16 @@ import { isEngineError } from '../core/errors.ts';
 import type { LoadProgress, ModelSource } from '../core/types.ts';
 import { isKvType } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
+import { openGguf } from '../gguf/reader.ts';
 import { parseSplitName } from '../gguf/split.ts';
+import type { GgufFile } from '../gguf/types.ts';
 import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { fmtBytes, fmtMs, fmtParams } from '../util/format.ts';
+import { syntheticGguf } from '../webgpu/model/synthetic.ts';
 import { revealCard } from './dom.ts';
 import { EngineChoice } from './engine-choice.ts';
+import { KvContextOptions } from './kv-context.ts';
 import { LibraryView } from './library-view.ts';
 import { LoadPhases } from './load-phases.ts';
 import {
@@ -69,6 +73,8 @@ export class ModelPicker {
   private readonly defaultLimits: HTMLInputElement;
   /** Element type of the KV cache (LoadOptions.kvType): f16 (default), f32, q8_0 or q4_0. */
   private readonly kvType: HTMLSelectElement;
+  /** The context select and the KV cache's memory per type at it (LoadOptions.contextLength). */
+  private readonly kvContext: KvContextOptions;
   private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
   /** Models to start with (hf: shorthands and synthetic shapes), under the file and URL sources. */
@@ -88,6 +94,8 @@ export class ModelPicker {
   private readonly summary: HTMLElement;
   private readonly dropZone: HTMLElement;
   private pickedFile: File | undefined;
+  /** The picked file's GGUF header (for the context and KV selects), read before it loads. */
+  private pickedHeader: GgufFile | undefined;
   private controller: AbortController | undefined;
   private readonly webllm = new WebLlmPane();
   /** WebGPU, the CPU (wllama) or auto, for GGUF sources (src/ui/engine-choice.ts). */
@@ -123,6 +131,7 @@ export class ModelPicker {
     this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
     this.defaultLimits = h('input', { type: 'checkbox', id: 'model-default-limits' });
     this.kvType = kvTypeSelect();
+    this.kvContext = new KvContextOptions(this.kvType);
     this.wireSuggestions();
     this.urlInput.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') void this.load();
@@ -175,7 +184,7 @@ export class ModelPicker {
       radios,
       ...this.panes.values(),
       this.engineChoice.element,
-      ...loadOptions(this.defaultLimits, this.kvType),
+      ...loadOptions(this.defaultLimits, this.kvType, this.kvContext.element),
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.phases.element,
       this.status,
@@ -209,6 +218,7 @@ export class ModelPicker {
       void this.load();
       revealCard(this.phases.element, false, 'nearest');
     };
+    this.recommended.onMemory = (mem) => this.kvContext.setMemory(mem);
     this.recommended.onSynthetic = (shape, ftype) => {
       this.select('synthetic');
       this.shapeSelect.value = shape;
@@ -233,6 +243,14 @@ export class ModelPicker {
   private describeSynthetic(): void {
     const c = this.syntheticChoice();
     this.syntheticSize.textContent = `${c.name}: ${fmtParams(c.params)} parameters, ${fmtBytes(c.bytes)} of weights on the GPU.`;
+    if (this.kind === 'synthetic') this.kvContext.setModel(syntheticGguf(c.name, 1, { tokenizer: false }));
+  }
+
+  /** The header the context and KV selects describe for the chosen source (a file's: read when picked). */
+  private headerForKind(): void {
+    if (this.kind === 'synthetic') this.describeSynthetic();
+    else if (this.kind === 'file' && this.pickedHeader) this.kvContext.setModel(this.pickedHeader);
+    else if (this.kind !== 'url') this.kvContext.setModel(undefined);
   }
 
   /** Chooses a source and checks its radio button. */
@@ -251,6 +269,7 @@ export class ModelPicker {
     }
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
     if (kind === 'webllm') void this.webllm.activate();
+    this.headerForKind();
     this.library.element.hidden = kind !== 'url' && kind !== 'file';
     this.recommended.element.hidden = kind !== 'url' && kind !== 'file';
     if (kind === 'url' || kind === 'file') void this.library.refresh(this.session.task !== undefined);
@@ -264,14 +283,24 @@ export class ModelPicker {
     const first = files.find((f) => parseSplitName(f.name)?.no === 1) ?? files[0];
     this.pickedFile = first;
     this.pickedParts = files.filter((f) => f !== first);
-    void this.load();
+    this.pickedHeader = undefined;
+    // The header first (a few hundred kB read from the file), so the context select offers its lengths.
+    void openGguf({ blob: first, name: first.name })
+      .then((g) => {
+        if (this.pickedFile !== first) return;
+        this.pickedHeader = g;
+        this.kvContext.setModel(g);
+      })
+      .catch(() => this.kvContext.setModel(undefined)) // the load says what is wrong with the file
+      .finally(() => void this.load());
   }
 
   private refresh(): void {
     const busy = this.session.task !== undefined;
     const loading = this.session.task === 'load';
     this.loadButton.disabled = busy || (this.kind === 'webllm' && !this.webllm.selected());
-    this.loadButton.hidden = this.kind === 'file' || this.kind === 'remote';
+    // A picked file loads at once; the button loads it again (with another context or cache type).
+    this.loadButton.hidden = (this.kind === 'file' && !this.pickedFile) || this.kind === 'remote';
     this.fileInput.disabled = busy;
     this.cancelButton.hidden = !loading;
     this.dropZone.classList.toggle('drop--disabled', busy);
@@ -448,7 +477,12 @@ export class ModelPicker {
         signal,
         cache,
         defaultLimits: !webllm && this.defaultLimits.checked,
-        ...(webllm ? {} : { kvType: isKvType(this.kvType.value) ? this.kvType.value : 'f16' }),
+        ...(webllm
+          ? {}
+          : {
+              kvType: isKvType(this.kvType.value) ? this.kvType.value : 'f16',
+              contextLength: this.kvContext.contextLength(),
+            }),
       });
       const info = choice ? { ...loaded, backendReason: choice.reason } : loaded;
       if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
@@ -491,6 +525,13 @@ export class ModelPicker {
       this.status.scrollIntoView({ block: 'nearest' });
       this.element.dataset.loaded = id;
       if (webllm) this.webllm.refresh();
+      // A URL's header, read again by range requests, for the context select (a reload can take more).
+      if (this.kind === 'url' && 'url' in source) {
+        const src = source;
+        void openGguf(src)
+          .then((g) => this.kind === 'url' && this.kvContext.setModel(g))
+          .catch(() => undefined);
+      }
     } catch (e) {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';

@@ -184,8 +184,15 @@ export function kvTypeSelect(): HTMLSelectElement {
   );
 }
 
-/** Our engine's load options under the panes: the default-limits box and the KV cache type, labelled. */
-export function loadOptions(defaultLimits: HTMLInputElement, kvType: HTMLSelectElement): HTMLElement[] {
+/**
+ * Our engine's load options under the panes: the default-limits box, the KV cache type, labelled, and the
+ * context select with the memory line (ui/kv-context.ts `KvContextOptions.element`).
+ */
+export function loadOptions(
+  defaultLimits: HTMLInputElement,
+  kvType: HTMLSelectElement,
+  context: HTMLElement,
+): HTMLElement[] {
   return [
     h(
       'label',
@@ -204,5 +211,6 @@ export function loadOptions(defaultLimits: HTMLInputElement, kvType: HTMLSelectE
         'f16 as llama.cpp keeps it; f32 takes twice the memory and bandwidth; q8_0 and q4_0 about half and a quarter of f16, quantized as each token is written (head size a multiple of 32; our engine)',
       ),
     ),
+    context,
   ];
 }

@@ -472,9 +472,7 @@ export class ModelPicker {
       const engine = webllm
         ? await this.session.useBackend('webllm', webllm.config)
         : await this.session.useBackend(choice?.backend ?? 'webgpu');
-      const loaded = await engine.load(source, {
-        onProgress: (p) => this.onProgress(p),
-        signal,
+      const options = {
         cache,
         defaultLimits: !webllm && this.defaultLimits.checked,
         ...(webllm
@@ -483,7 +481,8 @@ export class ModelPicker {
               kvType: isKvType(this.kvType.value) ? this.kvType.value : 'f16',
               contextLength: this.kvContext.contextLength(),
             }),
-      });
+      };
+      const loaded = await engine.load(source, { ...options, onProgress: (p) => this.onProgress(p), signal });
       const info = choice ? { ...loaded, backendReason: choice.reason } : loaded;
       if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
       if (info.cache && 'url' in source && isLocalSpec(source.url)) {
@@ -512,6 +511,8 @@ export class ModelPicker {
           compileMs: l?.compileMs ?? 0,
         },
         ...(webllm || synthetic ? {} : { source: { source, cache } }),
+        // Our engine's own options, to load it again with another (the quality view); not for wllama.
+        ...(webllm || choice?.backend === 'wllama' ? {} : { reload: { source, options } }),
       });
       this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}${
         info.cache?.offline

@@ -13,7 +13,7 @@ import type { AdapterSnapshot } from '../bench/gpu-report.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
 import { BenchWorkerEngine } from '../bench/worker-api.ts';
 import { EngineError } from '../core/errors.ts';
-import type { Engine, ModelInfo, ModelSource } from '../core/types.ts';
+import type { Engine, LoadOptions, ModelInfo, ModelSource } from '../core/types.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 
 /**
@@ -60,6 +60,14 @@ export interface LoadedModel {
    * can load the same model ("Your CPU", src/ui/cpu-compare-view.ts); absent for WebLLM and synthetic models.
    */
   source?: { source: ModelSource; cache: boolean };
+  /**
+   * Our engine's source and load options (context, KV cache type, limits), so a view can load the same
+   * model again with another option (the quality view's perplexity per cache type); absent for WebLLM and wllama.
+   */
+  reload?: {
+    source: ModelSource;
+    options: Pick<LoadOptions, 'contextLength' | 'kvType' | 'defaultLimits' | 'cache'>;
+  };
 }
 
 /** Roofline measurements of this device (from "Measure GPU"). */

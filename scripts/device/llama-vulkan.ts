@@ -80,6 +80,12 @@ if (!(KV_NAMES as readonly string[]).includes(values['kv-type'] ?? '')) {
 const kvType = (values['kv-type'] as string).toUpperCase() as 'F16' | 'F32' | 'Q8_0' | 'Q4_0';
 /** llama.cpp runs a quantized V cache only with flash attention. */
 const kvQuantized = kvType === 'Q8_0' || kvType === 'Q4_0';
+if (kvQuantized && values['flash-attention'] === 'off') {
+  console.error(
+    `error [invalid_argument]: a ${kvType} V cache needs flash attention (--flash-attention on or auto)`,
+  );
+  process.exit(2);
+}
 const t0 = performance.now();
 const log = (...a: unknown[]) =>
   console.error(`[llama ${((performance.now() - t0) / 1000).toFixed(1)}s]`, ...a);
@@ -115,12 +121,6 @@ const model = await llama
   .catch((e) => fail('loadModel', e));
 const loadMs = performance.now() - tl;
 const fa = values['flash-attention'];
-if (kvQuantized && fa === 'off') {
-  console.error(
-    `error [invalid_argument]: a ${kvType} V cache needs flash attention (--flash-attention on or auto)`,
-  );
-  process.exit(2);
-}
 const context = await model.createContext({
   contextSize: Number(values.ctx ?? Math.max(256, nPrompt + nGen + 16, (depths.at(-1) ?? 0) + nGen + 16)),
   batchSize: Math.max(512, nPrompt),

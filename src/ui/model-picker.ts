@@ -33,6 +33,7 @@ import {
   syntheticPane,
   syntheticShapeSelect,
   syntheticTypeSelect,
+  syntheticTypesNote,
   urlPane,
 } from './model-source-panes.ts';
 import { RecommendedView } from './recommended-view.ts';
@@ -242,8 +243,9 @@ export class ModelPicker {
 
   private describeSynthetic(): void {
     const c = this.syntheticChoice();
-    this.syntheticSize.textContent = `${c.name}: ${fmtParams(c.params)} parameters, ${fmtBytes(c.bytes)} of weights on the GPU.`;
-    if (this.kind === 'synthetic') this.kvContext.setModel(syntheticGguf(c.name, 1, { tokenizer: false }));
+    const header = syntheticGguf(c.name, 1, { tokenizer: false });
+    this.syntheticSize.textContent = `${c.name}: ${fmtParams(c.params)} parameters, ${fmtBytes(c.bytes)} of weights on the GPU; ${syntheticTypesNote(header, c.ftype)}.`;
+    if (this.kind === 'synthetic') this.kvContext.setModel(header);
   }
 
   /** The header the context and KV selects describe for the chosen source (a file's: read when picked). */
@@ -404,6 +406,7 @@ export class ModelPicker {
       let synthetic = false;
       let cache = false;
       let webllm: Awaited<ReturnType<WebLlmPane['choice']>> | undefined;
+      let header: GgufFile | undefined;
       if (this.kind === 'webllm') {
         webllm = await this.webllm.choice();
         source = { url: `webllm:${webllm.entry.id}` };
@@ -413,6 +416,7 @@ export class ModelPicker {
       } else if (this.kind === 'file') {
         const f = this.pickedFile;
         if (!f) throw new Error('Choose a GGUF file first.');
+        header = this.pickedHeader;
         source = this.pickedParts.length
           ? { blob: f, name: f.name, parts: this.pickedParts }
           : { blob: f, name: f.name };
@@ -460,6 +464,7 @@ export class ModelPicker {
       } else {
         const c = this.syntheticChoice();
         source = { synthetic: c.name };
+        header = syntheticGguf(c.name, 1, { tokenizer: false });
         id = c.name;
         sourceLabel = `${c.shape.label}, ${c.ftype.toUpperCase()}, random weights made on the GPU`;
         fileBytes = c.bytes;
@@ -513,6 +518,7 @@ export class ModelPicker {
         ...(webllm || synthetic ? {} : { source: { source, cache } }),
         // Our engine's own options, to load it again with another (the quality view); not for wllama.
         ...(webllm || choice?.backend === 'wllama' ? {} : { reload: { source, options } }),
+        ...(header ? { header } : {}),
       });
       this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}${
         info.cache?.offline

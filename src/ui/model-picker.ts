@@ -7,7 +7,7 @@
  */
 
 import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from '../bench/synthetic.ts';
-import { isEngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import type { LoadProgress, ModelSource } from '../core/types.ts';
 import { isKvType } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
@@ -63,6 +63,19 @@ export function modelIdFromName(name: string): string {
   return decoded.replace(/\.gguf$/i, '').replace(/-\d{5}-of-\d{5}$/, '') || 'model';
 }
 
+/** How long a cancelled load may take to stop by itself before the page gives it up, ms. */
+const CANCEL_GRACE_MS = 800;
+const GAVE_UP = 'the load did not stop within a second of the cancel: its worker is ended';
+
+/** Rejects with EngineError('aborted', {@link GAVE_UP}) `ms` after `signal` aborts; never resolves. */
+function abortedAfter(signal: AbortSignal, ms: number): Promise<never> {
+  return new Promise((_, reject) => {
+    const fire = () => setTimeout(() => reject(new EngineError('aborted', GAVE_UP)), ms);
+    if (signal.aborted) fire();
+    else signal.addEventListener('abort', fire, { once: true });
+  });
+}
+
 export class ModelPicker {
   readonly element: HTMLElement;
   private kind: SourceKind = 'file';
@@ -114,7 +127,12 @@ export class ModelPicker {
       class: 'visually-hidden',
       multiple: '',
     });
-    this.fileInput.addEventListener('change', () => this.pickFiles([...(this.fileInput.files ?? [])]));
+    this.fileInput.addEventListener('change', () => {
+      const files = [...(this.fileInput.files ?? [])];
+      // Emptied, so picking the same file again (after a cancel or a failure) is a change that loads it.
+      this.fileInput.value = '';
+      this.pickFiles(files);
+    });
     this.keepFileCopy = h('input', { type: 'checkbox', id: 'model-keep-file-copy' });
     this.dropZone = fileDropZone(this.fileInput, this.keepFileCopy, (files) => this.pickFiles(files));
     this.panes.set('file', h('div', { class: 'pane' }, this.dropZone));
@@ -487,7 +505,13 @@ export class ModelPicker {
               contextLength: this.kvContext.contextLength(),
             }),
       };
-      const loaded = await engine.load(source, { ...options, onProgress: (p) => this.onProgress(p), signal });
+      // A cancel lands at the engine's next check of the signal; a worker busy in one long step (reading or
+      // hashing a file, compiling shaders) saw it 16 s late. After CANCEL_GRACE_MS the load is given up:
+      // the worker is ended below (its GPU memory goes with it) and the next load starts a fresh one.
+      const loaded = await Promise.race([
+        engine.load(source, { ...options, onProgress: (p) => this.onProgress(p), signal }),
+        abortedAfter(signal, CANCEL_GRACE_MS),
+      ]);
       const info = choice ? { ...loaded, backendReason: choice.reason } : loaded;
       if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
       if (info.cache && 'url' in source && isLocalSpec(source.url)) {
@@ -544,7 +568,8 @@ export class ModelPicker {
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';
       if (!aborted) this.showError(e);
       this.phases.stop();
-      if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
+      if (isEngineError(e, 'device_lost') || (e as Error)?.message === GAVE_UP)
+        await this.session.resetEngine();
     } finally {
       this.controller = undefined;
       this.session.end('load');

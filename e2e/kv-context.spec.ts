@@ -15,7 +15,11 @@ test('context up to the trained maximum, memory per cache type, the fitting type
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto('/');
   await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  // Our engine's load options are not shown for a remote endpoint (issue 46: they sat under its results).
+  await page.locator('label[for="model-source-remote"]').click();
+  await expect(page.getByTestId('local-load-options')).toBeHidden();
   await page.locator('label[for="model-source-synthetic"]').click();
+  await expect(page.getByTestId('local-load-options')).toBeVisible();
   await page.locator('#model-synthetic-shape').selectOption('llama-3.1-8b');
   const ctx = page.locator('#model-context');
   const kv = page.locator('#model-kv-type');

@@ -89,6 +89,8 @@ export class ModelPicker {
   private readonly kvType: HTMLSelectElement;
   /** The context select and the KV cache's memory per type at it (LoadOptions.contextLength). */
   private readonly kvContext: KvContextOptions;
+  /** The default-limits box, the KV and context selects: our engine's options, hidden for other sources. */
+  private readonly localOptions: HTMLElement;
   private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
   /** Models to start with (hf: shorthands and synthetic shapes), under the file and URL sources. */
@@ -195,6 +197,13 @@ export class ModelPicker {
     this.error.hidden = true;
     this.summary = h('div', { class: 'model-summary', 'data-testid': 'model-summary' });
 
+    // Our engine's load options: not shown for a remote endpoint or WebLLM, which they do not apply to
+    // (issue 46: they sat under the remote results).
+    this.localOptions = h(
+      'div',
+      { 'data-testid': 'local-load-options' },
+      ...loadOptions(this.defaultLimits, this.kvType, this.kvContext.element),
+    );
     this.element = h(
       'section',
       { class: 'card', 'aria-labelledby': 'model-heading', 'data-card': 'model' },
@@ -203,7 +212,7 @@ export class ModelPicker {
       radios,
       ...this.panes.values(),
       this.engineChoice.element,
-      ...loadOptions(this.defaultLimits, this.kvType, this.kvContext.element),
+      this.localOptions,
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.phases.element,
       this.status,
@@ -288,6 +297,7 @@ export class ModelPicker {
       // storage may be unavailable (private windows); the choice just is not kept
     }
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
+    if (this.localOptions) this.localOptions.hidden = kind === 'remote' || kind === 'webllm';
     if (kind === 'webllm') void this.webllm.activate();
     this.headerForKind();
     this.library.element.hidden = kind !== 'url' && kind !== 'file';

@@ -62,6 +62,10 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
       timeout: 30_000,
     },
   );
+  // The Live card follows the remote run too (it stayed at the local run's line, or "Not started.").
+  await expect(page.getByTestId('run-status')).toHaveText(
+    /^Remote · Done: 1 measured run on 127\.0\.0\.1:\d+/,
+  );
   const verdict = page.getByTestId('remote-compare');
   await expect(verdict).toHaveText(
     /^(This GPU|Remote \(127\.0\.0\.1:\d+\)) is faster for you: [\d.]+× quicker per request|take about the same time/,

@@ -128,6 +128,7 @@ function main(): void {
     await historyView.save(r);
   };
   remoteView.onResult = (r) => historyView.save(r);
+  remoteView.onStatus = (t) => bench.showLiveStatus(`Remote · ${t}`);
 
   void startGpuReport().then((probe) => {
     if (probe.status === 'ok' || probe.status === 'device-failed') session.setAdapter(probe.adapter);

@@ -298,6 +298,9 @@ export class ModelPicker {
     }
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
     if (this.localOptions) this.localOptions.hidden = kind === 'remote' || kind === 'webllm';
+    // The remote comparison's tables need the page's width (issue 46: a 494 px column at 1280 px cut its
+    // sweep table while the right column stood empty): the card spans both columns while it is shown.
+    this.element?.classList.toggle('card--wide', kind === 'remote');
     if (kind === 'webllm') void this.webllm.activate();
     this.headerForKind();
     this.library.element.hidden = kind !== 'url' && kind !== 'file';

@@ -62,6 +62,20 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
       timeout: 30_000,
     },
   );
+  // The remote comparison spans the page's width at 1280 px (it sat in the ~500 px left column).
+  const card = page.locator('[data-card="model"]');
+  expect((await card.boundingBox())!.width).toBeGreaterThan(1000);
+  if (process.env.SHOTS) {
+    await card.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${process.env.SHOTS}/remote-1280.png`, fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: `${process.env.SHOTS}/remote-390.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+  // The Live card follows the remote run too (it stayed at the local run's line, or "Not started.").
+  await expect(page.getByTestId('run-status')).toHaveText(
+    /^Remote · Done: 1 measured run on 127\.0\.0\.1:\d+/,
+  );
   const verdict = page.getByTestId('remote-compare');
   await expect(verdict).toHaveText(
     /^(This GPU|Remote \(127\.0\.0\.1:\d+\)) is faster for you: [\d.]+× quicker per request|take about the same time/,

@@ -15,7 +15,10 @@
  *   `npm run bench`, `--ignore-eos`, median decode tok/s).
  *
  * Writes a section (device, date, commit; tok/s, tg@d ÷ tg@0 and ours ÷ llama.cpp) into BENCHMARKS.md
- * between `<!-- bench:depth DATE -->` and `<!-- /bench:depth DATE -->`, replacing that date's section.
+ * between `<!-- bench:depth DATE -->` and `<!-- /bench:depth DATE -->`, replacing that date's section
+ * (`bench:depth-f16-q8_0-q4_0` for `--kv-types f16,q8_0,q4_0`: any list but the default f16,f32 has its own).
+ * `--kv-types`: the cache types measured, each in both engines (llama.cpp with flash attention on for
+ * q8_0/q4_0, which a quantized V needs there).
  *
  *   npm run bench:depth -- [--tokens 128] [--reps 3] [--depths 0,1024,4096,ctx] [--models stories260k,60m]
  *       [--type Q4_0] [--ctx-60m 8192] [--no-llama-cpp] [--no-sampled] [--no-write] [--gpu]
@@ -52,12 +55,13 @@ import {
 
 const ROOT = resolve(import.meta.dirname, '..');
 const STORIES = stories260kPath();
-const KV_TYPES = ['f16', 'f32'] as const;
-type Kv = (typeof KV_TYPES)[number];
+/** The cache types `--kv-types` may name (ours' `--kv-type`; llama.cpp's `-ctk/-ctv` in upper case). */
+const ALL_KV = ['f16', 'f32', 'q8_0', 'q4_0'] as const;
+type Kv = (typeof ALL_KV)[number];
 
 const USAGE =
   'usage: npm run bench:depth -- [--tokens 128] [--reps 3] [--depths 0,1024,4096,ctx] [--models stories260k,60m]\n' +
-  '    [--type Q4_0] [--ctx-60m 8192] [--no-llama-cpp] [--no-sampled] [--no-write] [--gpu]';
+  '    [--type Q4_0] [--ctx-60m 8192] [--kv-types f16,f32] [--no-llama-cpp] [--no-sampled] [--no-write] [--gpu]';
 
 const ARGS = {
   options: {
@@ -67,6 +71,7 @@ const ARGS = {
     models: { type: 'string', default: 'stories260k,60m' },
     type: { type: 'string', default: 'Q4_0' },
     'ctx-60m': { type: 'string', default: '8192' },
+    'kv-types': { type: 'string', default: 'f16,f32' },
     'no-llama-cpp': { type: 'boolean', default: false },
     'no-sampled': { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
@@ -103,6 +108,15 @@ const MODELS = values.models.split(',').filter(Boolean);
 for (const m of MODELS)
   if (m !== 'stories260k' && m !== '60m') usage(`--models takes stories260k and 60m, got "${m}"`);
 if (!(values.type in FTYPES)) usage(`unknown --type ${values.type} (${Object.keys(FTYPES).join(', ')})`);
+const KV_TYPES: Kv[] = values['kv-types'].split(',').map((t) => {
+  const k = t.trim();
+  if (!(ALL_KV as readonly string[]).includes(k)) usage(`--kv-types takes ${ALL_KV.join(', ')}, got "${k}"`);
+  return k as Kv;
+});
+/** A quantized V cache needs flash attention in llama.cpp (as tests/golden/kvquant.json's run). */
+const quantizedKv = (kv: Kv) => kv === 'q8_0' || kv === 'q4_0';
+/** The section's tag: a run with other cache types than f16,f32 keeps its own beside the day's f16/f32 one. */
+const TAG = KV_TYPES.join() === 'f16,f32' ? 'depth' : `depth-${KV_TYPES.join('-')}`;
 const shape = benchShape();
 
 const t0 = performance.now();
@@ -166,11 +180,12 @@ async function llamaCppDepths(
     readFileSync(resolve(ROOT, 'node_modules/node-llama-cpp/package.json'), 'utf8'),
   ).version;
   const model = await llama.loadModel({ modelPath: path });
-  const type = kv === 'f32' ? 'F32' : 'F16';
+  const type = kv.toUpperCase() as 'F16' | 'F32' | 'Q8_0' | 'Q4_0';
   const context = await model.createContext({
     contextSize: contextLength,
     sequences: 1,
     threads: 1,
+    ...(quantizedKv(kv) ? { flashAttention: true } : {}),
     experimentalKvCacheKeyType: type,
     experimentalKvCacheValueType: type,
   });
@@ -300,8 +315,8 @@ function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined
   const args = process.argv.slice(2);
   const cmd = `npm run bench:depth${args.length ? ` -- ${args.join(' ')}` : ''}`;
   const L = [
-    `<!-- bench:depth ${date} -->`,
-    `## ${date}: decode at KV depth (tg${N}), ours with f16 and f32 KV caches vs llama.cpp`,
+    `<!-- bench:${TAG} ${date} -->`,
+    `## ${date}: decode at KV depth (tg${N}), ours with ${KV_TYPES.join(', ')} KV caches vs llama.cpp`,
     '',
     `Recorded by \`${cmd}\` (scripts/bench-depth.ts) in ${wallS.toFixed(0)} s, commit ${gitCommit()}.` +
       (nParams60m
@@ -312,20 +327,28 @@ function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined
     '| --- | --- |',
     cpuRow(cpuModel(), cpus().length),
     adapterRow('headless Chromium', device),
-    `| Peer | ${llamaInfo ?? 'not run (--no-llama-cpp)'}, KV cache F16 (its default) and F32 |`,
-    `| Protocol | llama-bench's tg${N}: the cache filled to the depth once, 1 warm-up, then ${REPS} repetition${REPS === 1 ? '' : 's'} of ${N} greedy decode steps at positions depth…; mean ± std tok/s. Ours: \`npm run bench -- --llama-bench --n-prompt 0 --n-gen ${N} --kv-type f16|f32 --no-profile\`. Sampled vs greedy: \`npm run bench\`, ${N} tokens with EOS ignored, median decode tok/s of ${REPS} run${REPS === 1 ? '' : 's'} after 1 warm-up |`,
+    `| Peer | ${llamaInfo ?? 'not run (--no-llama-cpp)'}, KV cache ${KV_TYPES.map((k) => k.toUpperCase()).join(', ')}${KV_TYPES.some(quantizedKv) ? ' (flash attention on for the quantized ones, as llama.cpp needs for a quantized V)' : ''} |`,
+    `| Protocol | llama-bench's tg${N}: the cache filled to the depth once, 1 warm-up, then ${REPS} repetition${REPS === 1 ? '' : 's'} of ${N} greedy decode steps at positions depth…; mean ± std tok/s. Ours: \`npm run bench -- --llama-bench --n-prompt 0 --n-gen ${N} --kv-type ${KV_TYPES.join('|')} --no-profile\`. Sampled vs greedy: \`npm run bench\`, ${N} tokens with EOS ignored, median decode tok/s of ${REPS} run${REPS === 1 ? '' : 's'} after 1 warm-up |`,
     '',
     'Goals (issue 15): tg@4096 ≥ 0.7 × tg@0 on a GPU; sampled (temperature 0.8, top-p 0.95) ≥ 0.9 × greedy.',
     '',
-    '| model | depth | ours f16 | ours f32 | llama.cpp f16 | llama.cpp f32 | ours f16 @d÷@0 | ours f32 @d÷@0 | llama.cpp f16 @d÷@0 | ours÷llama.cpp f16 | ours÷llama.cpp f32 |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| model | depth | ${KV_TYPES.map((k) => `ours ${k}`).join(' | ')} | ${KV_TYPES.map((k) => `llama.cpp ${k}`).join(' | ')} | ${KV_TYPES.map((k) => `ours ${k} @d÷@0`).join(' | ')} | ${KV_TYPES.map((k) => `llama.cpp ${k} @d÷@0`).join(' | ')} | ${KV_TYPES.map((k) => `ours÷llama.cpp ${k}`).join(' | ')} |`,
+    `| --- | ---: | ${Array(5 * KV_TYPES.length)
+      .fill('---:')
+      .join(' | ')} |`,
   ];
   for (const r of rows) {
     const at = (m: Map<number, Stat> | undefined, d: number) => m?.get(d)?.mean;
     const d0 = r.depths[0];
     for (const d of r.depths)
       L.push(
-        `| ${r.label} | ${d} | ${tps(r.ours.f16?.get(d))} | ${tps(r.ours.f32?.get(d))} | ${tps(r.llama.f16?.get(d))} | ${tps(r.llama.f32?.get(d))} | ${ratio(at(r.ours.f16, d), at(r.ours.f16, d0))} | ${ratio(at(r.ours.f32, d), at(r.ours.f32, d0))} | ${ratio(at(r.llama.f16, d), at(r.llama.f16, d0))} | ${ratio(at(r.ours.f16, d), at(r.llama.f16, d))} | ${ratio(at(r.ours.f32, d), at(r.llama.f32, d))} |`,
+        `| ${r.label} | ${d} | ${[
+          ...KV_TYPES.map((k) => tps(r.ours[k]?.get(d))),
+          ...KV_TYPES.map((k) => tps(r.llama[k]?.get(d))),
+          ...KV_TYPES.map((k) => ratio(at(r.ours[k], d), at(r.ours[k], d0))),
+          ...KV_TYPES.map((k) => ratio(at(r.llama[k], d), at(r.llama[k], d0))),
+          ...KV_TYPES.map((k) => ratio(at(r.ours[k], d), at(r.llama[k], d))),
+        ].join(' | ')} |`,
       );
   }
   L.push('');
@@ -348,7 +371,7 @@ function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined
           `- ⚠ ${r.label} with \`--kv-type ${kv}\`: the engine reported ${r.reported[kv] === undefined ? 'no KV type (ModelInfo.kvType unset: an engine from before the f16 cache, which ran f32)' : `a ${r.reported[kv]} cache`}.`,
         );
   if (L[L.length - 1] !== '') L.push('');
-  L.push(`<!-- /bench:depth ${date} -->`);
+  L.push(`<!-- /bench:${TAG} ${date} -->`);
   return L.join('\n');
 }
 
@@ -370,7 +393,7 @@ async function main(): Promise<void> {
   const text = section(rows, (performance.now() - t0) / 1000, nParams60m);
   console.log(text);
   if (!values['no-write']) {
-    writeBenchSection('depth', new Date().toISOString().slice(0, 10), text);
+    writeBenchSection(TAG, new Date().toISOString().slice(0, 10), text);
     log(`wrote ${BENCH_FILE}`);
   }
 }

@@ -7,7 +7,7 @@
  *
  *   node compare.mjs --models llama-3.2-1b-q4_k_m,llama-3.1-8b-f16,/path/x.gguf --llama-script llama-vulkan.mjs
  *       [--dir /tmp/gguf] [--n-prompt 128] [--n-gen 128] [--reps 3] [--gpu] [--llama-gpu vulkan|cpu]
- *       [--depths 0,4096] [--kv-type f16|f32] [--deadline-s 300] [--mode tiled|exact] [--keep]
+ *       [--depths 0,4096] [--kv-type f16|f32|q8_0|q4_0] [--deadline-s 300] [--mode tiled|exact] [--keep]
  *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat] [--no-unsafe-apis]
  *
  * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
@@ -23,7 +23,8 @@
  * Tests: llama-bench's ppN and tgN at depth 0, then tgN at each depth > 0 of `--depths` (llama-bench's
  * `tgN @ dD`: the cache filled once with D random tokens, 1 warm-up and `--reps` repetitions at positions
  * D…; ours through `runLlamaBench`, llama.cpp in llama-vulkan.ts with the rows past D erased before each
- * repetition), both with the KV cache in `--kv-type` (default f16: ours' default and llama.cpp's). The
+ * repetition), both with the KV cache in `--kv-type` (default f16: ours' default and llama.cpp's; q8_0 and
+ * q4_0 turn llama.cpp's flash attention on, which its quantized V needs). The
  * context is loaded to cover the deepest depth + N; a depth that does not fit the model's context is
  * left out with a note.
  *
@@ -89,7 +90,15 @@ const nGen = Number(values['n-gen']);
 const reps = Number(values.reps);
 const deadlineS = Number(values['deadline-s']);
 const mode = values.mode === 'exact' ? 'exact' : 'tiled';
-const kvType = values['kv-type'] === 'f32' ? 'f32' : 'f16';
+// Both engines' K and V cache type; anything else is a usage error (it once fell back to f16 silently).
+const KV_NAMES = ['f16', 'f32', 'q8_0', 'q4_0'] as const;
+if (!(KV_NAMES as readonly string[]).includes(values['kv-type'])) {
+  console.error(
+    `error [invalid_argument]: --kv-type must be one of ${KV_NAMES.join(', ')}, got "${values['kv-type']}"`,
+  );
+  process.exit(2);
+}
+const kvType = values['kv-type'] as (typeof KV_NAMES)[number];
 /** Depths > 0 for the tg test, ascending, each once (depth 0 is always measured: the pp/tg row). */
 const deepDepths = [
   ...new Set(

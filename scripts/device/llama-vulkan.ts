@@ -20,14 +20,15 @@
  *
  *   node llama-vulkan.mjs --model FILE [--gpu vulkan|cpu|auto] [--n-prompt 128] [--n-gen 128] [--reps 3]
  *                         [--n-vocab V] [--ctx 512] [--threads N] [--flash-attention auto|on|off]
- *                         [--depths 1024,4096] [--depth-deadline-s S] [--kv-type f16|f32] [--json FILE]
+ *                         [--depths 1024,4096] [--depth-deadline-s S] [--kv-type f16|f32|q8_0|q4_0] [--json FILE]
  *
  * Token ids are drawn from [3, V) (default V = 256, which every model here has).
  *
  * Prints one JSON line (also written to --json, which is rewritten with `partial: true` after every test,
  * so a killed run keeps what it measured): the engine and its llama.cpp release, the GPU it used, the
  * layers offloaded, KV cache type, load time, and per test (llama-bench's names: `tg128 @ d4096`)
- * mean/std/samples. `--kv-type`: the K and V cache types (default f16, llama.cpp's default).
+ * mean/std/samples. `--kv-type`: the K and V cache types (default f16, llama.cpp's default; q8_0 and q4_0 turn flash
+ * attention on, which a quantized V needs).
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -69,7 +70,22 @@ const depths = [
 ]
   .filter((d) => Number.isInteger(d) && d > 0)
   .sort((a, b) => a - b);
-const kvType = values['kv-type'] === 'f32' ? 'F32' : 'F16';
+const KV_NAMES = ['f16', 'f32', 'q8_0', 'q4_0'] as const;
+if (!(KV_NAMES as readonly string[]).includes(values['kv-type'] ?? '')) {
+  console.error(
+    `error [invalid_argument]: --kv-type must be one of ${KV_NAMES.join(', ')}, got "${values['kv-type']}"`,
+  );
+  process.exit(2);
+}
+const kvType = (values['kv-type'] as string).toUpperCase() as 'F16' | 'F32' | 'Q8_0' | 'Q4_0';
+/** llama.cpp runs a quantized V cache only with flash attention. */
+const kvQuantized = kvType === 'Q8_0' || kvType === 'Q4_0';
+if (kvQuantized && values['flash-attention'] === 'off') {
+  console.error(
+    `error [invalid_argument]: a ${kvType} V cache needs flash attention (--flash-attention on or auto)`,
+  );
+  process.exit(2);
+}
 const t0 = performance.now();
 const log = (...a: unknown[]) =>
   console.error(`[llama ${((performance.now() - t0) / 1000).toFixed(1)}s]`, ...a);
@@ -109,7 +125,7 @@ const context = await model.createContext({
   contextSize: Number(values.ctx ?? Math.max(256, nPrompt + nGen + 16, (depths.at(-1) ?? 0) + nGen + 16)),
   batchSize: Math.max(512, nPrompt),
   sequences: 1,
-  flashAttention: fa === 'on' ? true : fa === 'off' ? false : 'auto',
+  flashAttention: fa === 'on' || kvQuantized ? true : fa === 'off' ? false : 'auto',
   experimentalKvCacheKeyType: kvType,
   experimentalKvCacheValueType: kvType,
   ...(values.threads ? { threads: Number(values.threads) } : {}),

@@ -16,7 +16,7 @@
 #
 # Knobs (environment): TOTAL_S, PHASES, SYN_BUDGET_S (200), SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
-# "0,256"), KV_TYPE (f16 | f32, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
+# "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
 # the repository, whichever file system has the most room; removed at the end), FILE_MODE (tiled |
 # exact), WORK (/tmp/wgpu-bench).
 # DRY=1: a local rehearsal without a GPU: tiny models, SwiftShader for ours, llama.cpp's Vulkan build

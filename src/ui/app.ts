@@ -13,6 +13,7 @@ import { CpuCompareView } from './cpu-compare-view.ts';
 import { HistoryView } from './history-view.ts';
 import { LlamaBenchView } from './llama-bench-view.ts';
 import { ModelPicker } from './model-picker.ts';
+import { QualityView } from './quality-view.ts';
 import { RemoteView } from './remote-view.ts';
 import { startGpuReport } from './report.ts';
 import { RooflineView } from './roofline-view.ts';
@@ -90,7 +91,11 @@ function main(): void {
   const webgpuNotice = h('div', { class: 'notice notice--warn', role: 'alert', 'data-testid': 'no-webgpu' });
   webgpuNotice.hidden = true;
   const cpuView = new CpuCompareView(session);
-  bench.element.append(cpuView.element, new LlamaBenchView(session).element);
+  bench.element.append(
+    cpuView.element,
+    new LlamaBenchView(session).element,
+    new QualityView(session).element,
+  );
   benchRoot?.replaceChildren(webgpuNotice, bench.element);
   document.getElementById('chat-root')?.replaceChildren(chat.element);
   document.getElementById('history-root')?.replaceChildren(historyView.element);
@@ -123,6 +128,7 @@ function main(): void {
     await historyView.save(r);
   };
   remoteView.onResult = (r) => historyView.save(r);
+  remoteView.onStatus = (t) => bench.showLiveStatus(`Remote · ${t}`);
 
   void startGpuReport().then((probe) => {
     if (probe.status === 'ok' || probe.status === 'device-failed') session.setAdapter(probe.adapter);

@@ -448,6 +448,11 @@ export class BenchView {
   }
 
   /** Shows a result (the last run's, or one picked in the history). */
+  /** Shows another runner's progress in the Live card (the remote benchmark's: `Remote · Run 2 of 6 · …`). */
+  showLiveStatus(text: string): void {
+    this.liveStatus.textContent = text;
+  }
+
   showResult(r: BenchResult, partial: boolean): void {
     this.results.replaceChildren(...resultCardChildren(r, partial, this.session.adapter));
     this.results.hidden = false;

@@ -522,15 +522,20 @@ export class LlamaBenchView {
     const i = m.info;
     const kv: KvType = i.kvType ?? 'f32';
     const kvV: KvType = i.kvTypeV ?? kv;
-    const need =
-      i.weightBytes + i.nLayers * i.contextLength * (i.kvDim ?? 0) * (kvTypeBytes(kv) + kvTypeBytes(kvV));
+    // With the header (synthetic shapes, picked files): modelFits' need, the figure the fits list and the
+    // load options show (weights, KV cache and run state); else weights and KV cache alone, said so.
+    const v = m.header ? modelFits(m.header, mem, i.contextLength, kv, kvV) : undefined;
+    const withState = v !== undefined && v.needBytes > 0;
+    const need = withState
+      ? v.needBytes
+      : i.weightBytes + i.nLayers * i.contextLength * (i.kvDim ?? 0) * (kvTypeBytes(kv) + kvTypeBytes(kvV));
     const ok = need <= mem.allocatableBytes;
     const mark = ok ? '✓' : mem.capped ? '?' : '✗';
     return h(
       'p',
       { class: `lb-facts lb-loaded lb-loaded--${ok ? 'ok' : 'no'}`, 'data-testid': 'lb-fit-loaded' },
       h('span', { class: 'lb-fit__mark' }, mark),
-      ` Loaded ${m.id}: needs ${fmtBytes(need)} (weights and ${kv === kvV ? kv : `${kv}/${kvV}`} KV cache at ${i.contextLength} tokens)`,
+      ` Loaded ${m.id}: needs ${fmtBytes(need)} (weights${withState ? ',' : ' and'} ${kv === kvV ? kv : `${kv}/${kvV}`} KV cache at ${i.contextLength} tokens${withState ? ' and run state' : ''})`,
     );
   }
 

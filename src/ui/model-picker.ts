@@ -7,16 +7,20 @@
  */
 
 import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from '../bench/synthetic.ts';
-import { isEngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import type { LoadProgress, ModelSource } from '../core/types.ts';
 import { isKvType } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
+import { openGguf } from '../gguf/reader.ts';
 import { parseSplitName } from '../gguf/split.ts';
+import type { GgufFile } from '../gguf/types.ts';
 import { isLocalSpec, LOCAL, ModelLibrary } from '../library/library.ts';
 import { resolveModelSpec } from '../library/spec.ts';
 import { fmtBytes, fmtMs, fmtParams } from '../util/format.ts';
+import { syntheticGguf } from '../webgpu/model/synthetic.ts';
 import { revealCard } from './dom.ts';
 import { EngineChoice } from './engine-choice.ts';
+import { KvContextOptions } from './kv-context.ts';
 import { LibraryView } from './library-view.ts';
 import { LoadPhases } from './load-phases.ts';
 import {
@@ -29,6 +33,7 @@ import {
   syntheticPane,
   syntheticShapeSelect,
   syntheticTypeSelect,
+  syntheticTypesNote,
   urlPane,
 } from './model-source-panes.ts';
 import { RecommendedView } from './recommended-view.ts';
@@ -58,6 +63,19 @@ export function modelIdFromName(name: string): string {
   return decoded.replace(/\.gguf$/i, '').replace(/-\d{5}-of-\d{5}$/, '') || 'model';
 }
 
+/** How long a cancelled load may take to stop by itself before the page gives it up, ms. */
+const CANCEL_GRACE_MS = 800;
+const GAVE_UP = 'the load did not stop within a second of the cancel: its worker is ended';
+
+/** Rejects with EngineError('aborted', {@link GAVE_UP}) `ms` after `signal` aborts; never resolves. */
+function abortedAfter(signal: AbortSignal, ms: number): Promise<never> {
+  return new Promise((_, reject) => {
+    const fire = () => setTimeout(() => reject(new EngineError('aborted', GAVE_UP)), ms);
+    if (signal.aborted) fire();
+    else signal.addEventListener('abort', fire, { once: true });
+  });
+}
+
 export class ModelPicker {
   readonly element: HTMLElement;
   private kind: SourceKind = 'file';
@@ -69,6 +87,10 @@ export class ModelPicker {
   private readonly defaultLimits: HTMLInputElement;
   /** Element type of the KV cache (LoadOptions.kvType): f16 (default), f32, q8_0 or q4_0. */
   private readonly kvType: HTMLSelectElement;
+  /** The context select and the KV cache's memory per type at it (LoadOptions.contextLength). */
+  private readonly kvContext: KvContextOptions;
+  /** The default-limits box, the KV and context selects: our engine's options, hidden for other sources. */
+  private readonly localOptions: HTMLElement;
   private readonly keepFileCopy: HTMLInputElement;
   private readonly library = new LibraryView();
   /** Models to start with (hf: shorthands and synthetic shapes), under the file and URL sources. */
@@ -88,6 +110,8 @@ export class ModelPicker {
   private readonly summary: HTMLElement;
   private readonly dropZone: HTMLElement;
   private pickedFile: File | undefined;
+  /** The picked file's GGUF header (for the context and KV selects), read before it loads. */
+  private pickedHeader: GgufFile | undefined;
   private controller: AbortController | undefined;
   private readonly webllm = new WebLlmPane();
   /** WebGPU, the CPU (wllama) or auto, for GGUF sources (src/ui/engine-choice.ts). */
@@ -105,7 +129,12 @@ export class ModelPicker {
       class: 'visually-hidden',
       multiple: '',
     });
-    this.fileInput.addEventListener('change', () => this.pickFiles([...(this.fileInput.files ?? [])]));
+    this.fileInput.addEventListener('change', () => {
+      const files = [...(this.fileInput.files ?? [])];
+      // Emptied, so picking the same file again (after a cancel or a failure) is a change that loads it.
+      this.fileInput.value = '';
+      this.pickFiles(files);
+    });
     this.keepFileCopy = h('input', { type: 'checkbox', id: 'model-keep-file-copy' });
     this.dropZone = fileDropZone(this.fileInput, this.keepFileCopy, (files) => this.pickFiles(files));
     this.panes.set('file', h('div', { class: 'pane' }, this.dropZone));
@@ -123,6 +152,7 @@ export class ModelPicker {
     this.keepCopy = h('input', { type: 'checkbox', id: 'model-keep-copy', checked: '' });
     this.defaultLimits = h('input', { type: 'checkbox', id: 'model-default-limits' });
     this.kvType = kvTypeSelect();
+    this.kvContext = new KvContextOptions(this.kvType);
     this.wireSuggestions();
     this.urlInput.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') void this.load();
@@ -167,6 +197,13 @@ export class ModelPicker {
     this.error.hidden = true;
     this.summary = h('div', { class: 'model-summary', 'data-testid': 'model-summary' });
 
+    // Our engine's load options: not shown for a remote endpoint or WebLLM, which they do not apply to
+    // (issue 46: they sat under the remote results).
+    this.localOptions = h(
+      'div',
+      { 'data-testid': 'local-load-options' },
+      ...loadOptions(this.defaultLimits, this.kvType, this.kvContext.element),
+    );
     this.element = h(
       'section',
       { class: 'card', 'aria-labelledby': 'model-heading', 'data-card': 'model' },
@@ -175,7 +212,7 @@ export class ModelPicker {
       radios,
       ...this.panes.values(),
       this.engineChoice.element,
-      ...loadOptions(this.defaultLimits, this.kvType),
+      this.localOptions,
       h('div', { class: 'actions' }, this.loadButton, this.cancelButton),
       this.phases.element,
       this.status,
@@ -209,6 +246,7 @@ export class ModelPicker {
       void this.load();
       revealCard(this.phases.element, false, 'nearest');
     };
+    this.recommended.onMemory = (mem) => this.kvContext.setMemory(mem);
     this.recommended.onSynthetic = (shape, ftype) => {
       this.select('synthetic');
       this.shapeSelect.value = shape;
@@ -232,7 +270,16 @@ export class ModelPicker {
 
   private describeSynthetic(): void {
     const c = this.syntheticChoice();
-    this.syntheticSize.textContent = `${c.name}: ${fmtParams(c.params)} parameters, ${fmtBytes(c.bytes)} of weights on the GPU.`;
+    const header = syntheticGguf(c.name, 1, { tokenizer: false });
+    this.syntheticSize.textContent = `${c.name}: ${fmtParams(c.params)} parameters, ${fmtBytes(c.bytes)} of weights on the GPU; ${syntheticTypesNote(header, c.ftype)}.`;
+    if (this.kind === 'synthetic') this.kvContext.setModel(header);
+  }
+
+  /** The header the context and KV selects describe for the chosen source (a file's: read when picked). */
+  private headerForKind(): void {
+    if (this.kind === 'synthetic') this.describeSynthetic();
+    else if (this.kind === 'file' && this.pickedHeader) this.kvContext.setModel(this.pickedHeader);
+    else if (this.kind !== 'url') this.kvContext.setModel(undefined);
   }
 
   /** Chooses a source and checks its radio button. */
@@ -250,7 +297,12 @@ export class ModelPicker {
       // storage may be unavailable (private windows); the choice just is not kept
     }
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
+    if (this.localOptions) this.localOptions.hidden = kind === 'remote' || kind === 'webllm';
+    // The remote comparison's tables need the page's width (issue 46: a 494 px column at 1280 px cut its
+    // sweep table while the right column stood empty): the card spans both columns while it is shown.
+    this.element?.classList.toggle('card--wide', kind === 'remote');
     if (kind === 'webllm') void this.webllm.activate();
+    this.headerForKind();
     this.library.element.hidden = kind !== 'url' && kind !== 'file';
     this.recommended.element.hidden = kind !== 'url' && kind !== 'file';
     if (kind === 'url' || kind === 'file') void this.library.refresh(this.session.task !== undefined);
@@ -264,14 +316,24 @@ export class ModelPicker {
     const first = files.find((f) => parseSplitName(f.name)?.no === 1) ?? files[0];
     this.pickedFile = first;
     this.pickedParts = files.filter((f) => f !== first);
-    void this.load();
+    this.pickedHeader = undefined;
+    // The header first (a few hundred kB read from the file), so the context select offers its lengths.
+    void openGguf({ blob: first, name: first.name })
+      .then((g) => {
+        if (this.pickedFile !== first) return;
+        this.pickedHeader = g;
+        this.kvContext.setModel(g);
+      })
+      .catch(() => this.kvContext.setModel(undefined)) // the load says what is wrong with the file
+      .finally(() => void this.load());
   }
 
   private refresh(): void {
     const busy = this.session.task !== undefined;
     const loading = this.session.task === 'load';
     this.loadButton.disabled = busy || (this.kind === 'webllm' && !this.webllm.selected());
-    this.loadButton.hidden = this.kind === 'file' || this.kind === 'remote';
+    // A picked file loads at once; the button loads it again (with another context or cache type).
+    this.loadButton.hidden = (this.kind === 'file' && !this.pickedFile) || this.kind === 'remote';
     this.fileInput.disabled = busy;
     this.cancelButton.hidden = !loading;
     this.dropZone.classList.toggle('drop--disabled', busy);
@@ -375,6 +437,7 @@ export class ModelPicker {
       let synthetic = false;
       let cache = false;
       let webllm: Awaited<ReturnType<WebLlmPane['choice']>> | undefined;
+      let header: GgufFile | undefined;
       if (this.kind === 'webllm') {
         webllm = await this.webllm.choice();
         source = { url: `webllm:${webllm.entry.id}` };
@@ -384,6 +447,7 @@ export class ModelPicker {
       } else if (this.kind === 'file') {
         const f = this.pickedFile;
         if (!f) throw new Error('Choose a GGUF file first.');
+        header = this.pickedHeader;
         source = this.pickedParts.length
           ? { blob: f, name: f.name, parts: this.pickedParts }
           : { blob: f, name: f.name };
@@ -431,6 +495,7 @@ export class ModelPicker {
       } else {
         const c = this.syntheticChoice();
         source = { synthetic: c.name };
+        header = syntheticGguf(c.name, 1, { tokenizer: false });
         id = c.name;
         sourceLabel = `${c.shape.label}, ${c.ftype.toUpperCase()}, random weights made on the GPU`;
         fileBytes = c.bytes;
@@ -443,13 +508,23 @@ export class ModelPicker {
       const engine = webllm
         ? await this.session.useBackend('webllm', webllm.config)
         : await this.session.useBackend(choice?.backend ?? 'webgpu');
-      const loaded = await engine.load(source, {
-        onProgress: (p) => this.onProgress(p),
-        signal,
+      const options = {
         cache,
         defaultLimits: !webllm && this.defaultLimits.checked,
-        ...(webllm ? {} : { kvType: isKvType(this.kvType.value) ? this.kvType.value : 'f16' }),
-      });
+        ...(webllm
+          ? {}
+          : {
+              kvType: isKvType(this.kvType.value) ? this.kvType.value : 'f16',
+              contextLength: this.kvContext.contextLength(),
+            }),
+      };
+      // A cancel lands at the engine's next check of the signal; a worker busy in one long step (reading or
+      // hashing a file, compiling shaders) saw it 16 s late. After CANCEL_GRACE_MS the load is given up:
+      // the worker is ended below (its GPU memory goes with it) and the next load starts a fresh one.
+      const loaded = await Promise.race([
+        engine.load(source, { ...options, onProgress: (p) => this.onProgress(p), signal }),
+        abortedAfter(signal, CANCEL_GRACE_MS),
+      ]);
       const info = choice ? { ...loaded, backendReason: choice.reason } : loaded;
       if (info.limits?.defaultLimits) sourceLabel += ' · WebGPU default limits';
       if (info.cache && 'url' in source && isLocalSpec(source.url)) {
@@ -478,6 +553,9 @@ export class ModelPicker {
           compileMs: l?.compileMs ?? 0,
         },
         ...(webllm || synthetic ? {} : { source: { source, cache } }),
+        // Our engine's own options, to load it again with another (the quality view); not for wllama.
+        ...(webllm || choice?.backend === 'wllama' ? {} : { reload: { source, options } }),
+        ...(header ? { header } : {}),
       });
       this.status.textContent = `Loaded ${id} in ${fmtMs(l?.totalMs ?? performance.now() - t0)}${
         info.cache?.offline
@@ -491,12 +569,20 @@ export class ModelPicker {
       this.status.scrollIntoView({ block: 'nearest' });
       this.element.dataset.loaded = id;
       if (webllm) this.webllm.refresh();
+      // A URL's header, read again by range requests, for the context select (a reload can take more).
+      if (this.kind === 'url' && 'url' in source) {
+        const src = source;
+        void openGguf(src)
+          .then((g) => this.kind === 'url' && this.kvContext.setModel(g))
+          .catch(() => undefined);
+      }
     } catch (e) {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';
       if (!aborted) this.showError(e);
       this.phases.stop();
-      if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
+      if (isEngineError(e, 'device_lost') || (e as Error)?.message === GAVE_UP)
+        await this.session.resetEngine();
     } finally {
       this.controller = undefined;
       this.session.end('load');

@@ -13,6 +13,8 @@ import {
   syntheticSize,
 } from '../bench/synthetic.ts';
 import { h } from '../dom/h.ts';
+import { GGML_TYPES } from '../gguf/ggml-types.ts';
+import type { GgufFile } from '../gguf/types.ts';
 import { fmtParams } from '../util/format.ts';
 import { field } from './dom.ts';
 
@@ -184,8 +186,15 @@ export function kvTypeSelect(): HTMLSelectElement {
   );
 }
 
-/** Our engine's load options under the panes: the default-limits box and the KV cache type, labelled. */
-export function loadOptions(defaultLimits: HTMLInputElement, kvType: HTMLSelectElement): HTMLElement[] {
+/**
+ * Our engine's load options under the panes: the default-limits box, the KV cache type, labelled, and the
+ * context select with the memory line (ui/kv-context.ts `KvContextOptions.element`).
+ */
+export function loadOptions(
+  defaultLimits: HTMLInputElement,
+  kvType: HTMLSelectElement,
+  context: HTMLElement,
+): HTMLElement[] {
   return [
     h(
       'label',
@@ -204,5 +213,31 @@ export function loadOptions(defaultLimits: HTMLInputElement, kvType: HTMLSelectE
         'f16 as llama.cpp keeps it; f32 takes twice the memory and bandwidth; q8_0 and q4_0 about half and a quarter of f16, quantized as each token is written (head size a multiple of 32; our engine)',
       ),
     ),
+    context,
   ];
+}
+
+/**
+ * The tensor types a synthetic model holds, most tensors first, and — where its file type's main type is
+ * missing — why: a k-quant (or IQ4_XS) block holds 256 values, so a row whose width is not a multiple of
+ * 256 (stories260K's 64) takes llama-quantize's fallback type instead (issue 46: a "Q4_K_M" with no Q4_K).
+ * E.g. `tensors Q5_0 ×21, F32 ×11 · no Q4_K: its blocks of 256 values need rows of a multiple of 256; this
+ * shape's rows are 64 wide`.
+ */
+export function syntheticTypesNote(header: GgufFile, ftype: string): string {
+  const counts = new Map<string, number>();
+  for (const t of header.tensors.values()) counts.set(t.typeName, (counts.get(t.typeName) ?? 0) + 1);
+  const types = [...counts].sort((a, b) => b[1] - a[1]);
+  const line = `tensors ${types.map(([n, c]) => `${n} ×${c}`).join(', ')}`;
+  // The file type's main tensor type: Q4_K_M → Q4_K, Q6_K → Q6_K, IQ4_XS → IQ4_XS.
+  const main = ftype.toUpperCase() === 'IQ4_XS' ? 'IQ4_XS' : ftype.toUpperCase().replace(/_[MSL]$/, '');
+  if (counts.has(main)) return line;
+  const block = GGML_TYPES.find((t) => t.name === main)?.blockSize;
+  if (!block || block === 1) return line;
+  const widths = [
+    ...new Set([...header.tensors.values()].filter((t) => t.shape.length === 2).map((t) => t.shape[0])),
+  ]
+    .filter((w) => w % block !== 0)
+    .sort((a, b) => a - b);
+  return `${line} · no ${main}: its blocks of ${block} values need rows of a multiple of ${block}; this shape's rows are ${widths.join(', ')} wide`;
 }

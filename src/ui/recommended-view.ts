@@ -117,6 +117,8 @@ export class RecommendedView {
   onLoad: ((spec: string) => void) | undefined;
   /** Called with a synthetic model's shape id and weight type (the picker loads it). */
   onSynthetic: ((shape: string, ftype: SyntheticFtype) => void) | undefined;
+  /** Called with this GPU's memory once probed (the picker's context select marks what fits). */
+  onMemory: ((mem: MemoryProbe) => void) | undefined;
   private readonly list: HTMLElement;
   private readonly shapes: HTMLElement;
   private readonly status: HTMLElement;
@@ -259,6 +261,7 @@ export class RecommendedView {
       gpu = await createGpuContext();
       this.memory = await probeMemory(gpu.device, { isFallback: gpu.info.isFallback });
       const m = this.memory;
+      this.onMemory?.(m);
       this.status.textContent =
         `This GPU: buffers up to ${fmtBytes(m.maxBufferBytes)}, ` +
         `${m.capped ? 'at least ' : ''}${fmtBytes(m.allocatableBytes)} allocatable` +

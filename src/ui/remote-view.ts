@@ -165,6 +165,11 @@ export class RemoteView {
   private readonly runButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly status: HTMLElement;
+  /**
+   * Called with each progress line of a remote run (the page's Live card shows it: it said "Not started."
+   * while a remote run went on below the fold).
+   */
+  onStatus: ((text: string) => void) | undefined;
   private readonly error: HTMLElement;
   private readonly results: HTMLElement;
   private controller: AbortController | undefined;
@@ -303,6 +308,12 @@ export class RemoteView {
     });
   }
 
+  /** A remote run's progress line, here and in the Live card ({@link onStatus}). */
+  private say(text: string): void {
+    this.status.textContent = text;
+    this.onStatus?.(text);
+  }
+
   private showError(e: unknown, what: string): void {
     const code = isEngineError(e) ? e.code : undefined;
     this.error.replaceChildren(
@@ -347,6 +358,7 @@ export class RemoteView {
     this.controller = new AbortController();
     this.refresh();
     this.element.dataset.state = 'running';
+    this.say('Starting…');
     this.warnings = [];
     try {
       const result = await runRemoteBench({
@@ -356,23 +368,24 @@ export class RemoteView {
         signal: this.controller.signal,
         onEvent: (e) => {
           if (e.type === 'run-start')
-            this.status.textContent = `${e.warmup ? 'Warm-up' : 'Run'} ${e.index + 1} of ${e.total} · ${e.promptName}`;
-          else if (e.type === 'sweep-start')
-            this.status.textContent = `Sweep: ${e.concurrency} requests at once…`;
+            this.say(`${e.warmup ? 'Warm-up' : 'Run'} ${e.index + 1} of ${e.total} · ${e.promptName}`);
+          else if (e.type === 'sweep-start') this.say(`Sweep: ${e.concurrency} requests at once…`);
           else if (e.type === 'warning') this.warnings.push(e.message);
         },
       });
       this.lastRemote = result;
       // Kept in History with the page's own runs (it was not saved at all).
       void this.onResult?.(result);
-      this.status.textContent = `Done: ${result.runs.length} measured run${result.runs.length === 1 ? '' : 's'} on ${engine.host}${result.sweep ? `, sweep ${result.sweep.map((p) => p.concurrency).join(', ')}` : ''}.`;
+      this.say(
+        `Done: ${result.runs.length} measured run${result.runs.length === 1 ? '' : 's'} on ${engine.host}${result.sweep ? `, sweep ${result.sweep.map((p) => p.concurrency).join(', ')}` : ''}.`,
+      );
       this.showResults(result);
     } catch (e) {
       if (e instanceof RemoteBenchError && e.result.runs.length) {
         this.lastRemote = e.result;
         this.showResults(e.result);
       }
-      this.status.textContent = isEngineError(e, 'aborted') ? 'Stopped.' : 'The remote benchmark failed.';
+      this.say(isEngineError(e, 'aborted') ? 'Stopped.' : 'The remote benchmark failed.');
       if (!isEngineError(e, 'aborted')) this.showError(e, 'Remote benchmark failed');
     } finally {
       this.controller = undefined;

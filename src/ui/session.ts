@@ -13,7 +13,8 @@ import type { AdapterSnapshot } from '../bench/gpu-report.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
 import { BenchWorkerEngine } from '../bench/worker-api.ts';
 import { EngineError } from '../core/errors.ts';
-import type { Engine, ModelInfo, ModelSource } from '../core/types.ts';
+import type { Engine, LoadOptions, ModelInfo, ModelSource } from '../core/types.ts';
+import type { GgufFile } from '../gguf/types.ts';
 import type { WebLlmConfig } from '../webllm/engine.ts';
 
 /**
@@ -60,6 +61,19 @@ export interface LoadedModel {
    * can load the same model ("Your CPU", src/ui/cpu-compare-view.ts); absent for WebLLM and synthetic models.
    */
   source?: { source: ModelSource; cache: boolean };
+  /**
+   * Our engine's source and load options (context, KV cache type, limits), so a view can load the same
+   * model again with another option (the quality view's perplexity per cache type); absent for WebLLM and wllama.
+   */
+  /**
+   * The model's GGUF header where the page read it (a synthetic shape's, a picked file's): the fit views
+   * size it by `modelFits` (weights, KV cache and run state), the one computation the page shows.
+   */
+  header?: GgufFile;
+  reload?: {
+    source: ModelSource;
+    options: Pick<LoadOptions, 'contextLength' | 'kvType' | 'defaultLimits' | 'cache'>;
+  };
 }
 
 /** Roofline measurements of this device (from "Measure GPU"). */

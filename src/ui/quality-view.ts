@@ -1,0 +1,201 @@
+/**
+ * "Quality: perplexity per KV cache type" (issue 44): the fidelity a quantized KV cache costs, on the
+ * loaded model (our engine). Loads the model again with each cache type (f16, q8_0, q4_0: K and V alike,
+ * as llama.cpp's `-ctk/-ctv`), scores the same text teacher-forced (bench/perplexity.ts, the field's
+ * `llama-perplexity`, as `npm run perplexity -- --kv-type T`), shows the perplexities side by side with
+ * each one's difference from f16 in %, and loads the model back as it was.
+ */
+
+import { perplexity } from '../bench/perplexity.ts';
+import { isEngineError } from '../core/errors.ts';
+import type { KvType } from '../core/types.ts';
+import { h } from '../dom/h.ts';
+import { fmtMs } from '../util/format.ts';
+import type { Session } from './session.ts';
+
+/** The default text: the start of tests/data/ppl-story.txt (the CLI's perplexity test text). */
+export const QUALITY_TEXT =
+  'Once upon a time, there was a little girl named Mia. She lived in a small house near a big green hill. ' +
+  'Mia had a red kite and a brown dog named Pip. Every morning, Mia and Pip ran up the hill to fly the kite.\n\n' +
+  'One day, the wind was very strong. The kite went up, up, up into the sky.';
+
+/** The cache types compared, f16 (the reference) first. */
+export const QUALITY_TYPES: readonly KvType[] = ['f16', 'q8_0', 'q4_0'];
+
+/** One cache type's outcome: its perplexity, or why it could not run (e.g. a head size not a multiple of 32). */
+export interface QualityRow {
+  kvType: KvType;
+  perplexity?: number;
+  tokens?: number;
+  error?: string;
+  ms?: number;
+}
+
+/**
+ * The difference of `ppl` from f16's `base` in percent: 100 · (ppl − base) / base; null when either is
+ * missing or `base` is not positive.
+ */
+export function pplDeltaPercent(ppl: number | undefined, base: number | undefined): number | null {
+  if (ppl === undefined || base === undefined || !(base > 0) || !Number.isFinite(ppl)) return null;
+  return (100 * (ppl - base)) / base;
+}
+
+/** "+0.42 %", "−1.30 %", "0.00 %" (a no-break space before %); "—" for null. */
+export function fmtDelta(d: number | null): string {
+  if (d === null) return '—';
+  const s = Math.abs(d).toFixed(2);
+  return `${d > 0 && s !== '0.00' ? '+' : d < 0 && s !== '0.00' ? '−' : ''}${s}\u00a0%`;
+}
+
+const NEED_MODEL = 'Load a model (our engine) first.';
+const NEED_OURS = 'Our WebGPU engine only: this model runs in WebLLM or on the CPU (wllama).';
+
+export class QualityView {
+  readonly element: HTMLElement;
+  private readonly text: HTMLTextAreaElement;
+  private readonly runButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private readonly status: HTMLElement;
+  private readonly table: HTMLElement;
+  private controller: AbortController | undefined;
+
+  constructor(private readonly session: Session) {
+    this.text = h('textarea', { id: 'quality-text', class: 'input', rows: '4', spellcheck: 'false' });
+    this.text.value = QUALITY_TEXT;
+    this.runButton = h('button', { type: 'button', class: 'button' }, 'Perplexity per KV cache type');
+    this.runButton.addEventListener('click', () => void this.run());
+    this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
+    this.stopButton.addEventListener('click', () => this.controller?.abort());
+    this.stopButton.hidden = true;
+    this.status = h('p', {
+      class: 'status',
+      role: 'status',
+      'aria-live': 'polite',
+      'data-testid': 'quality-status',
+    });
+    this.table = h('div', { class: 'table-wrap', 'data-testid': 'quality-table' });
+    this.element = h(
+      'section',
+      { class: 'card card--wide', 'aria-labelledby': 'quality-heading', 'data-card': 'quality' },
+      h('h2', { id: 'quality-heading', class: 'card__title' }, 'Quality: perplexity per KV cache type'),
+      h(
+        'p',
+        { class: 'card__lede' },
+        'What a quantized KV cache costs: the loaded model scores the same text with an f16, a q8_0 and a q4_0 cache ' +
+          '(loaded again for each, then back as it was). Lower perplexity is better; the difference is from f16.',
+      ),
+      h('label', { for: 'quality-text', class: 'field__label' }, 'Text'),
+      this.text,
+      h('div', { class: 'actions' }, this.runButton, this.stopButton),
+      this.status,
+      this.table,
+    );
+    session.addEventListener('change', () => this.refresh());
+    this.refresh();
+  }
+
+  private refresh(): void {
+    const m = this.session.model;
+    this.runButton.disabled = this.session.task !== undefined || !m?.reload;
+    if (this.controller) return;
+    if (!m) this.table.replaceChildren(); // a new load: the last model's figures go
+    const need = !m ? NEED_MODEL : m.reload ? undefined : NEED_OURS;
+    // The last run's line stays until it no longer applies (another model, or none).
+    if (need) this.status.textContent = need;
+    else if (this.status.textContent === NEED_MODEL || this.status.textContent === NEED_OURS)
+      this.status.textContent = '';
+  }
+
+  /** Scores the text with each cache type, then loads the model back with its own options. */
+  async run(): Promise<void> {
+    const m = this.session.model;
+    if (!m?.reload || !this.session.begin('bench')) return;
+    const { source, options } = m.reload;
+    const engine = this.session.ourEngine;
+    this.controller = new AbortController();
+    const signal = this.controller.signal;
+    this.stopButton.hidden = false;
+    const rows: QualityRow[] = [];
+    try {
+      const text = this.text.value;
+      for (const kvType of QUALITY_TYPES) {
+        if (signal.aborted) break;
+        this.status.textContent = `Loading ${m.id} with a ${kvType} KV cache…`;
+        const t0 = performance.now();
+        try {
+          const info = await engine.load(source, { ...options, kvType, signal });
+          this.status.textContent = `Scoring with a ${kvType} KV cache…`;
+          const ids = await engine.tokenize(text, true);
+          const plain = await engine.tokenize(text, false);
+          const bos = ids.length > plain.length ? ids[0] : undefined;
+          const r = await perplexity(ids, info.contextLength, (w) => engine.scoreTokens(w, signal), bos);
+          rows.push({ kvType, perplexity: r.perplexity, tokens: r.tokens, ms: performance.now() - t0 });
+        } catch (e) {
+          if (signal.aborted || isEngineError(e, 'aborted')) break;
+          rows.push({ kvType, error: e instanceof Error ? e.message : String(e) });
+        }
+        this.render(rows);
+      }
+    } finally {
+      this.status.textContent = signal.aborted
+        ? 'Stopped. Loading the model back…'
+        : 'Loading the model back…';
+      try {
+        const info = await engine.load(source, options);
+        this.session.setModel({ ...m, info });
+        this.status.textContent = `${signal.aborted ? 'Stopped' : 'Done'}: ${rows.length} of ${QUALITY_TYPES.length} cache types; ${m.id} is loaded as before.`;
+      } catch (e) {
+        this.session.setModel(undefined);
+        this.status.textContent = `The model could not be loaded back: ${e instanceof Error ? e.message : String(e)}`;
+      }
+      this.controller = undefined;
+      this.stopButton.hidden = true;
+      this.session.end('bench');
+    }
+  }
+
+  private render(rows: QualityRow[]): void {
+    const base = rows.find((r) => r.kvType === 'f16')?.perplexity;
+    this.table.replaceChildren(
+      h(
+        'table',
+        { class: 'data' },
+        h('caption', { class: 'visually-hidden' }, 'Perplexity per KV cache type'),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'KV cache'),
+            h('th', {}, 'Perplexity'),
+            h('th', {}, 'vs f16'),
+            h('th', {}, 'Tokens'),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          rows.map((r) =>
+            h(
+              'tr',
+              { 'data-kv': r.kvType, title: r.ms === undefined ? '' : `loaded and scored in ${fmtMs(r.ms)}` },
+              h('td', {}, r.kvType),
+              r.error
+                ? h('td', { colspan: '3' }, `not run: ${r.error}`)
+                : [
+                    h('td', { 'data-field': 'ppl' }, r.perplexity?.toFixed(4) ?? '—'),
+                    h(
+                      'td',
+                      { 'data-field': 'delta' },
+                      r.kvType === 'f16' ? '—' : fmtDelta(pplDeltaPercent(r.perplexity, base)),
+                    ),
+                    h('td', { 'data-field': 'tokens' }, String(r.tokens ?? '—')),
+                  ],
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+}

@@ -8,6 +8,7 @@
 import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
+import { argmaxSplit } from '../kernels/argmax.ts';
 import { kvBytesPerElement, MAX_SPLITS } from '../kernels/attention.ts';
 import { STEP_BYTES } from '../kernels/common.ts';
 import { isQuantKv, kvRowBytes } from '../kernels/kv-quant.ts';
@@ -60,6 +61,8 @@ export interface RunState {
   ids: GPUBuffer;
   /** The argmax (or sampled) token [1] u32, padded to 16 bytes. */
   tokenOut: GPUBuffer;
+  /** The argmax's partial maxima [nParts, 2] u32 (kernels/argmax.ts `argmaxSplit`). */
+  argmaxPartials: GPUBuffer;
   /** The Step uniform (kernels/common.ts `packStep`). */
   step: GPUBuffer;
   /** RoPE table [nCtx, ropeDim/2] vec2<f32> (cos, sin). */
@@ -172,6 +175,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
   const logits = buf('logits', c.nVocab * 4, S | GPUBufferUsage.COPY_SRC);
   const ids = buf('ids', B * 4, S | GPUBufferUsage.COPY_DST);
   const tokenOut = buf('token_out', 16, S | GPUBufferUsage.COPY_SRC);
+  const argmaxPartials = buf('argmax_partials', argmaxSplit(c.nVocab).nParts * 8, S);
   const sample = {
     params: buf('sample_params', SAMPLE_PARAMS_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
     work: buf('sample_work', c.nVocab * 4, S),
@@ -200,6 +204,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     logits,
     ids,
     tokenOut,
+    argmaxPartials,
     step,
     rope,
     ropeSwa,

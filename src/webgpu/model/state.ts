@@ -15,6 +15,12 @@ import { isQuantKv, kvRowBytes } from '../kernels/kv-quant.ts';
 import { HISTORY_HEADER, SAMPLE_PARAMS_BYTES } from '../kernels/sample.ts';
 import type { GpuWeight } from './weights.ts';
 
+/**
+ * Token readback slots: the chained decode loop (webgpu/decoder.ts) keeps up to READBACK_SLOTS − 1 steps
+ * in flight ahead of the token it reads.
+ */
+export const READBACK_SLOTS = 4;
+
 /** The sizes the run state depends on besides the model's config. */
 export interface RunStateSize {
   /** KV cache length in tokens. */
@@ -71,7 +77,7 @@ export interface RunState {
   ropeSwa?: GPUBuffer;
   /** Gemma: attn_output / ffn_down results before their post-norm [B, nEmbd]. */
   post?: GPUBuffer;
-  /** Two token readback slots [1] u32 (16 bytes each). */
+  /** {@link READBACK_SLOTS} token readback slots [1] u32 (16 bytes each). */
   readbacks: GPUBuffer[];
   /** Logits readback [nVocab] f32. */
   logitsReadback: GPUBuffer;
@@ -141,7 +147,9 @@ export function runStateBytes(c: LlamaConfig, z: RunStateSize): number {
     4 * MAX_SPLITS * (qDim + 2 * c.nHead) +
     // GPU sampler: penalised copy of the logits [nVocab], history ring [nCtx], uniform
     4 * (c.nVocab + HISTORY_HEADER + z.nCtx) +
-    SAMPLE_PARAMS_BYTES
+    SAMPLE_PARAMS_BYTES +
+    // the argmax's partial maxima (kernels/argmax.ts)
+    argmaxSplit(c.nVocab).nParts * 8
   );
 }
 
@@ -187,7 +195,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     ? buf('rope_swa', z.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST)
     : undefined;
   const post = c.gemma ? buf('post', B * c.nEmbd * 4, S) : undefined;
-  const readbacks = [0, 1].map((i) => buf(`token_readback${i}`, 16, R));
+  const readbacks = Array.from({ length: READBACK_SLOTS }, (_, i) => buf(`token_readback${i}`, 16, R));
   const logitsReadback = buf('logits_readback', c.nVocab * 4, R);
   return {
     kCache,

@@ -90,7 +90,7 @@ function write(): void {
             ...fams.map((k) => f(r.kernels?.[k])),
           ],
     ),
-  );
+  ).join('\n');
   if (values.json)
     writeFileSync(
       values.json,

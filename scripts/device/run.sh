@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The one command for a lent GPU machine (see scripts/device/README.md): unpacks .device/ (made by
-# scripts/device/pack.sh), then runs, in the order of PHASES (default "compare synthetic"):
+# scripts/device/pack.sh), then runs, in the order of PHASES (default "profile compare synthetic"):
 #
+#   profile    where a decode token's time goes (scripts/device/profile.ts on synthetic shapes,
+#              PROF_MODELS: the 1B and 8B Q4_K_M): GPU ms per token per kernel family (timestamp
+#              queries), wall ms per token with the default steps in flight and with one, busy fraction,
+#              the argmax's µs → $OUT/profile.{json,md}; at most PROF_BUDGET_S (100 s) for it
 #   compare    ours against llama.cpp's Vulkan backend on the same GGUF files, written here with random
 #              weights (scripts/device/compare.ts: llama-bench tests through runLlamaBench for ours,
 #              node-llama-cpp for llama.cpp): pp/tg at depth 0, then tg at each depth > 0 of DEPTHS for
@@ -14,7 +18,8 @@
 # and prints both tables last ($OUT/summary.md). Everything is bounded by TOTAL_S (default 500 s from
 # the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
 #
-# Knobs (environment): TOTAL_S, PHASES, SYN_BUDGET_S (200), SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
+# Knobs (environment): TOTAL_S, PHASES, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
+# SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
 # the repository, whichever file system has the most room; removed at the end), FILE_MODE (tiled |
@@ -44,6 +49,9 @@ if [[ $DRY == 1 ]]; then
   SYN_REPS=${SYN_REPS:-1}
   CMP_REPS=${CMP_REPS:-1}
   DEPTHS=${DEPTHS:-0,256}
+  PROF_MODELS=${PROF_MODELS:-synthetic:stories260k-f32,synthetic:stories15m-q4_k_m}
+  PROF_BUDGET_S=${PROF_BUDGET_S:-60}
+  PROF_TOKENS=${PROF_TOKENS:-8}
   GPU_FLAG=()
 else
   TOTAL_S=${TOTAL_S:-500}
@@ -59,9 +67,12 @@ else
   SYN_REPS=${SYN_REPS:-2}
   CMP_REPS=${CMP_REPS:-2}
   DEPTHS=${DEPTHS:-0,4096}
+  PROF_MODELS=${PROF_MODELS:-$S1-q4_k_m,$S8-q4_k_m}
+  PROF_BUDGET_S=${PROF_BUDGET_S:-100}
+  PROF_TOKENS=${PROF_TOKENS:-32}
   GPU_FLAG=(--gpu)
 fi
-PHASES=${PHASES:-compare synthetic}
+PHASES=${PHASES:-profile compare synthetic}
 KV_TYPE=${KV_TYPE:-f16}
 SYN_RESERVE_S=${SYN_RESERVE_S:-110}
 if [[ -z "${GGUF_DIR:-}" ]]; then # the file system with the most room (a 16 GB file must fit)
@@ -137,6 +148,20 @@ run_synthetic() {
   say "synthetic: exit $?"
 }
 
+run_profile() {
+  local left=$((TOTAL_S - $(elapsed)))
+  local budget=$((PROF_BUDGET_S < left - 60 ? PROF_BUDGET_S : left - 60))
+  if ((budget < 15)); then
+    say "profile: skipped, ${left}s left"
+    return
+  fi
+  say "profile: $PROF_MODELS, $PROF_TOKENS tokens, budget ${budget}s (no model starts after it)"
+  timeout -k 5 $((budget + 60)) "$NODE" "$APP/profile.mjs" "${GPU_FLAG[@]}" --models "$PROF_MODELS" \
+    --decode-tokens "$PROF_TOKENS" --budget-s "$budget" \
+    --json "$OUT/profile.json" --md "$OUT/profile.md" >>"$LOG" 2>&1
+  say "profile: exit $?"
+}
+
 run_compare() {
   local left=$((TOTAL_S - $(elapsed)))
   # Leave SYN_RESERVE_S for the synthetic phase when it comes after this one.
@@ -158,6 +183,7 @@ run_compare() {
 
 for phase in $PHASES; do
   case $phase in
+    profile) run_profile ;;
     synthetic) run_synthetic ;;
     compare) run_compare ;;
     *) say "unknown phase $phase" ;;
@@ -165,6 +191,9 @@ for phase in $PHASES; do
 done
 
 {
+  echo "## where a decode token's time goes (profile: GPU ms per token per kernel family)"
+  cat "$OUT/profile.md" 2>/dev/null || echo "(none)"
+  echo
   echo "## ours on synthetic shapes (bench-node)"
   cat "$OUT/synthetic.md" 2>/dev/null || echo "(none)"
   echo

@@ -56,14 +56,20 @@ async function timePrefill(model: LlamaModel, n: number, depth: number, seed: nu
 
 /**
  * Greedy decode of `n` tokens at positions depth..depth+n−1, chained on the GPU (the argmax feeds the
- * next step) with one step in flight ahead of each 4-byte readback: webgpu/decoder.ts `chainedTokens`, as
- * `WebGpuEngine.generate` runs.
+ * next step) with `inFlight` steps (default decoder.ts `DEFAULT_IN_FLIGHT`) queued ahead of each 4-byte
+ * readback: webgpu/decoder.ts `chainedTokens`, as `WebGpuEngine.generate` runs.
  * Returns seconds from the first submit to the last token read back.
  */
-async function timeDecode(model: LlamaModel, n: number, depth: number, seed: number): Promise<number> {
+export async function timeDecode(
+  model: LlamaModel,
+  n: number,
+  depth: number,
+  seed: number,
+  inFlight?: number,
+): Promise<number> {
   const first = benchTokenIds(1, model.cfg.nVocab, seed)[0];
   const t0 = performance.now();
-  for await (const _ of chainedTokens(model, { pos: depth + 1, maxTokens: n, firstInput: first })) {
+  for await (const _ of chainedTokens(model, { pos: depth + 1, maxTokens: n, firstInput: first, inFlight })) {
     // every token is read back; none is looked at
   }
   return (performance.now() - t0) / 1000;

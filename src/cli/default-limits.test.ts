@@ -65,9 +65,10 @@ describe('--default-limits', () => {
     });
     // The fused QKV kernel binds 9 storage buffers: on 8 it runs as two dispatches, or as three (one per
     // segment, which fit anyway) where decode splits its segments (software adapters: splitSegments).
-    // Per layer: QKV ×2 or ×3, attention + its chunk combine, wo, ffn, down.
+    // Per layer: QKV ×2 or ×3, attention + its chunk combine, wo, ffn, down; then embed, output and the
+    // argmax's two passes.
     const qkv = j.model.kernels?.splitSegments ? 3 : 2;
-    expect(j.model.kernels?.dispatchesPerToken).toBe(3 + (qkv + 5) * 5);
+    expect(j.model.kernels?.dispatchesPerToken).toBe(4 + (qkv + 5) * 5);
     expect(j.runs[0].outputTokenIds).toEqual(c.outputIds.slice(0, 16));
   });
 });

@@ -1,12 +1,20 @@
 /**
  * The decode loop's GPU side, for generation (generation.ts) and llama-bench (bench/llama-bench-gpu.ts)
  * alike: tokens chained on the GPU, each step's argmax (or the GPU sampler's draw) written straight into
- * the next step's input, so the host reads 4 bytes per token and never writes one. Two readback slots:
- * token k lands in slot k % 2, and step k + 1 is submitted before token k is awaited, so the GPU always
- * has the next step queued while the host maps the last one's token. With logits read back (one buffer),
- * step k + 1 is submitted only after token k's logits were read and the caller asked for more.
+ * the next step's input, so the host reads 4 bytes per token and never writes one. Several steps in
+ * flight (issue 40): token k lands in readback slot k % READBACK_SLOTS, and steps up to token
+ * k + inFlight are submitted before token k is awaited, so the GPU has queued work while the host maps a
+ * token and wakes up (a gap that costs more in a browser, where a readback crosses to the GPU process).
+ * Each step's Step uniform (and draw index) is written with `queue.writeBuffer` just before its submit,
+ * which the queue orders with the submits. With logits read back (one buffer), step k + 1 is submitted
+ * only after token k's logits were read and the caller asked for more.
  */
+import { EngineError } from '../core/errors.ts';
 import type { LlamaModel } from './model/llama.ts';
+import { READBACK_SLOTS } from './model/state.ts';
+
+/** Decode steps queued ahead of the token being read back, by default ({@link ChainOptions.inFlight}). */
+export const DEFAULT_IN_FLIGHT = 3;
 
 /** Options of {@link chainedTokens}. */
 export interface ChainOptions {
@@ -26,26 +34,40 @@ export interface ChainOptions {
   sampled?: boolean;
   /** Read each token's logits [nVocab] back too (no overlap: the next step waits for them). */
   readLogits?: boolean;
+  /**
+   * Steps submitted ahead of the token being read, 1 … READBACK_SLOTS − 1 (default
+   * {@link DEFAULT_IN_FLIGHT}); 1 is the loop before issue 40. Ignored with `readLogits`.
+   */
+  inFlight?: number;
 }
 
 /**
  * Yields tokens 0, 1, … of a chained greedy or sampled decode on `model` ({@link ChainOptions}). Stop
  * early by leaving the loop: no further step is submitted after a token the caller rejected (with logits)
- * or beyond the one already in flight (without), and that one's readback is awaited before returning.
- * @throws what the model's readbacks throw (EngineError 'context_overflow', a lost device).
+ * or beyond those already in flight (without), whose last readback is awaited before returning (the steps
+ * that ran past the end wrote KV rows past the last token kept, which the next prefill or step
+ * overwrites before anything reads them, and the sampler's history ring, which `startSampling` resets).
+ * @throws EngineError('invalid_argument') for `inFlight` out of range; what the model's readbacks throw
+ *   (EngineError 'context_overflow', a lost device).
  */
 export async function* chainedTokens(
   model: LlamaModel,
   o: ChainOptions,
 ): AsyncGenerator<{ id: number; logits?: Float32Array }, void, undefined> {
   const overlap = !o.readLogits;
+  const ahead = o.inFlight ?? DEFAULT_IN_FLIGHT;
+  if (!(Number.isInteger(ahead) && ahead >= 1 && ahead < READBACK_SLOTS))
+    throw new EngineError('invalid_argument', `inFlight must be 1..${READBACK_SLOTS - 1}, got ${o.inFlight}`);
   const sample = (k: number) => (o.sampled ? k : undefined);
-  /** Step k + 1 (k ≥ 0): feeds token k at pos + k, its token into slot (k + 1) % 2. */
+  const slot = (k: number) => k % READBACK_SLOTS;
+  /** Is there a token k ≥ 1 to make: below maxTokens, its input (token k − 1) fed below the context's end? */
+  const makes = (k: number) => k < o.maxTokens && o.pos + k - 1 < model.nCtx;
+  /** Token k's step (k ≥ 1): feeds token k − 1 at pos + k − 1, its token into slot k % READBACK_SLOTS. */
   const submit = (k: number) =>
-    model.submitDecode(o.pos + k, {
-      slot: (k + 1) % 2,
+    model.submitDecode(o.pos + k - 1, {
+      slot: slot(k),
       feedBack: true,
-      sample: sample(k + 1),
+      sample: sample(k),
       readLogits: !overlap,
     });
   if (o.firstInput === undefined)
@@ -58,27 +80,26 @@ export async function* chainedTokens(
       sample: sample(0),
       readLogits: !overlap,
     });
-  let pending = -1; // the token whose step is in flight but not yet read, if any
+  let submitted = 0; // the last token whose step is queued
+  let read = -1; // the last token read back
   let failed = false;
   try {
     for (let k = 0; k < o.maxTokens; k++) {
-      const more = k + 1 < o.maxTokens && o.pos + k < model.nCtx;
-      if (overlap && more) {
-        submit(k);
-        pending = k + 1;
-      }
-      const id = await model.readToken(k % 2);
+      // Slot (k + ahead) % READBACK_SLOTS was token k − 1's, read and unmapped already.
+      if (overlap) while (submitted < k + ahead && makes(submitted + 1)) submit(++submitted);
+      const id = await model.readToken(slot(k));
+      read = k;
       const logits = overlap ? undefined : await model.readLogits();
       yield { id, logits };
-      if (!more) break;
-      if (!overlap) submit(k);
-      pending = -1;
+      if (!makes(k + 1)) break;
+      if (!overlap) submit(++submitted);
     }
   } catch (e) {
     failed = true;
     throw e;
   } finally {
-    if (pending >= 0 && !failed) await model.readToken(pending % 2).catch(() => undefined);
+    // The queue runs in order: the last step's readback done, every step is.
+    if (submitted > read && !failed) await model.readToken(slot(submitted)).catch(() => undefined);
   }
 }
 

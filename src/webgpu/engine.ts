@@ -36,7 +36,7 @@ import {
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import { LlamaModel } from './model/llama.ts';
 import { defaultBatchSize } from './model/prefill.ts';
-import { checkKvCacheFits } from './model/state.ts';
+import { checkKvCacheFits, READBACK_SLOTS } from './model/state.ts';
 import { syntheticGguf } from './model/synthetic.ts';
 
 /**
@@ -77,6 +77,13 @@ export interface WebGpuEngineOptions extends KernelOverrides {
    * `'cpu'` (the reference sampler.ts `Sampler` over the logits read back every step; for tests).
    */
   sampling?: 'gpu' | 'cpu';
+  /**
+   * Decode steps queued on the GPU ahead of the token being read back, 1–3 (default 3, decoder.ts
+   * `DEFAULT_IN_FLIGHT`; 1 is the one-step loop of before). The tokens are the same either way; more
+   * keeps the GPU busy while the host reads a token. Other values throw EngineError('invalid_argument')
+   * from the constructor.
+   */
+  decodeInFlight?: number;
 }
 
 /** Our engine's {@link ModelInfo}: `kernels` as kernel-plan.ts {@link KernelsInfo}. */
@@ -99,7 +106,11 @@ export class WebGpuEngine implements Engine {
   private busy = false;
   private readonly opts: WebGpuEngineOptions;
 
+  /** @throws EngineError('invalid_argument') for a `decodeInFlight` out of range. */
   constructor(opts: WebGpuEngineOptions = {}) {
+    const d = opts.decodeInFlight;
+    if (d !== undefined && !(Number.isInteger(d) && d >= 1 && d < READBACK_SLOTS))
+      throw new EngineError('invalid_argument', `decodeInFlight must be 1..${READBACK_SLOTS - 1}, got ${d}`);
     this.opts = opts;
     this.gpu = opts.gpu;
   }
@@ -446,6 +457,7 @@ export class WebGpuEngine implements Engine {
           tok: this.tok,
           stats: () => this.lastStats,
           sampling: this.opts.sampling,
+          decodeInFlight: this.opts.decodeInFlight,
           draftModel: this.draftModel,
           grammar: () => {
             this.grammars ??= new GrammarCompiler(this.tok, model.cfg.nVocab);

@@ -46,6 +46,8 @@ export interface GenerationHost {
   stats: () => EngineStats;
   /** `WebGpuEngineOptions.sampling`: where sampled requests pick their token (default 'gpu'). */
   sampling?: 'gpu' | 'cpu';
+  /** `WebGpuEngineOptions.decodeInFlight`: steps queued ahead of each readback (decoder.ts `ChainOptions.inFlight`). */
+  decodeInFlight?: number;
   /** The draft model loaded beside the target (LoadOptions.draft), for `draft: { type: 'model' }`. */
   draftModel?: LlamaModel;
   /** The loaded model's grammar compiler (structured output, model/grammar.ts), made on first use. */
@@ -220,7 +222,13 @@ async function decodeAll(
         const s = new Sampler(req, model.cfg.nVocab);
         await model.startSampling(s.params, s.seed, prompt);
       }
-      const tokens = chainedTokens(model, { pos, maxTokens, sampled, readLogits: req.returnLogits });
+      const tokens = chainedTokens(model, {
+        pos,
+        maxTokens,
+        sampled,
+        readLogits: req.returnLogits,
+        inFlight: host.decodeInFlight,
+      });
       for await (const { id, logits } of tokens) {
         if (out.length === 0)
           host.stats().lastPrefill = { tokens: prompt.length, ms: performance.now() - tPrefill };

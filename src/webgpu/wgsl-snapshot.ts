@@ -196,7 +196,7 @@ export async function plannedKernels(
     ...fwd.decodeLayers.flat(),
     ...fwd.prefillLayers.flat(),
     ...fwd.output,
-    fwd.argmax,
+    ...fwd.argmax,
     fwd.sample,
     ...outAll,
   ];
@@ -296,6 +296,7 @@ export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, s
   ],
   embed: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'embed'],
   argmax: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'argmax'],
+  'argmax-final': ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'argmax_final'],
   sample: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'sample'],
 };
 

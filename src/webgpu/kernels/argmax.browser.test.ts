@@ -1,5 +1,7 @@
 /**
- * argmaxWGSL: the index of the largest logit, the lowest index on ties (llama.cpp's greedy sampler).
+ * The argmax as a parallel reduction (argmaxKernels: partials over stripes, then one final pass): the
+ * index of the largest logit of each row, the lowest index on ties (llama.cpp's greedy sampler), NaN and
+ * −∞ never the maximum, 0xFFFFFFFF for a row with no finite value above −3·10³⁸; against a CPU scan.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,57 +13,115 @@ import {
   storageFrom,
   testDevice,
 } from '../../testing/kernel-util.ts';
-import { argmaxRowsWGSL, argmaxWGSL } from './argmax.ts';
+import { ARGMAX_WG, argmaxKernels, argmaxSplit } from './argmax.ts';
 
-async function gpuArgmax(logits: Float32Array): Promise<number> {
+/** Runs both passes over `logits` [nRows, nVocab]; returns out [nRows] (plus one sentinel word checked untouched). */
+async function gpuArgmaxRows(logits: Float32Array, nVocab: number): Promise<number[]> {
+  const nRows = logits.length / nVocab;
   const device = await testDevice();
-  const out = storageFrom(device, Uint32Array.from([0xdeadbeef]));
-  await runWGSL(device, argmaxWGSL({ nVocab: logits.length }), [storageFrom(device, logits), out], [1]);
-  return (await readU32(device, out, 1))[0];
+  const k = argmaxKernels({ nVocab });
+  const partials = storageFrom(device, new Uint32Array((nRows * k.partialBytesPerRow) / 4));
+  const out = storageFrom(device, new Uint32Array(nRows + 1).fill(0xdeadbeef));
+  await runWGSL(device, k.partials, [storageFrom(device, logits), partials], [k.nParts, nRows]);
+  await runWGSL(device, k.final, [partials, out], [1, nRows]);
+  const got = [...(await readU32(device, out, nRows + 1))];
+  expect(got[nRows], 'the word past the last row is untouched').toBe(0xdeadbeef);
+  return got.slice(0, nRows);
 }
 
-/** Lowest index of the largest value. */
+const gpuArgmax = async (logits: Float32Array) => (await gpuArgmaxRows(logits, logits.length))[0];
+
+/** Lowest index of the largest value, skipping what the GPU skips (NaN, −∞, ≤ −3e38); 0xFFFFFFFF if none. */
 function argmaxRef(a: Float32Array): number {
-  let b = 0;
-  for (let i = 1; i < a.length; i++) if (a[i] > a[b]) b = i;
+  let best = Math.fround(-3.0e38);
+  let b = 0xffffffff;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] > best) {
+      best = a[i];
+      b = i;
+    }
+  }
   return b;
 }
 
-describe('argmaxWGSL', () => {
-  for (const nVocab of [1000, 32000]) {
-    it(`finds a planted maximum (nVocab=${nVocab})`, async () => {
+/** The largest value (no spread: 150k arguments overflow the stack). */
+function maxOf(a: Float32Array): number {
+  let m = -Infinity;
+  for (const v of a) m = Math.max(m, v);
+  return m;
+}
+
+describe('argmaxSplit', () => {
+  it('covers the row with ≤ 256 stripes of a multiple of 256 logits', () => {
+    for (const n of [1, 31, 257, 1023, 1025, 32000, 128256, 151943, 262144, 262145, 1 << 20]) {
+      const { chunk, nParts } = argmaxSplit(n);
+      expect(chunk % ARGMAX_WG).toBe(0);
+      expect(nParts).toBeLessThanOrEqual(256);
+      expect(nParts * chunk).toBeGreaterThanOrEqual(n);
+      expect((nParts - 1) * chunk).toBeLessThan(n);
+    }
+    expect(() => argmaxSplit(0)).toThrow(RangeError);
+  });
+});
+
+describe('argmaxKernels (one row: decode)', () => {
+  for (const nVocab of [1, 31, 257, 32000, 128256, 151936 + 7]) {
+    it(`random logits and a planted maximum (nVocab=${nVocab})`, async () => {
       const { seed, rng } = freshRng();
-      for (const where of [randInt(rng, nVocab), 0, nVocab - 1]) {
-        const logits = randomF32(rng, nVocab, 3);
-        logits[where] = Math.max(...logits) + 0.25;
-        expect(await gpuArgmax(logits), `max at ${where} (seed ${seed})`).toBe(where);
-      }
       const logits = randomF32(rng, nVocab, 3);
       expect(await gpuArgmax(logits), `random logits (seed ${seed})`).toBe(argmaxRef(logits));
+      for (const where of [randInt(rng, nVocab), 0, nVocab - 1]) {
+        const l = logits.slice();
+        l[where] = maxOf(l) + 0.25;
+        expect(await gpuArgmax(l), `max at ${where} (seed ${seed})`).toBe(where);
+      }
     });
+  }
 
-    it(`picks the lowest index on ties (nVocab=${nVocab})`, async () => {
+  for (const nVocab of [32000, 151936 + 7]) {
+    it(`picks the lowest index on ties, across threads and stripe boundaries (nVocab=${nVocab})`, async () => {
       const { seed, rng } = freshRng();
+      const { chunk, nParts } = argmaxSplit(nVocab);
+      const top = 50;
+      // The last logit of a stripe (its last thread) ties with the first of the next stripe, one later in
+      // that thread's stride, and the last index: the lowest, the earlier stripe's, wins.
+      const p = 1 + randInt(rng, nParts - 2);
+      const lo = p * chunk - 1;
+      const ties = [lo + 1, lo + 1 + ARGMAX_WG, nVocab - 1, lo];
       const logits = randomF32(rng, nVocab, 3);
-      const top = Math.max(...logits) + 1;
-      // The lowest tie sits in a later thread (lo % 256 ≥ 200) than other ties (hi % 256 < 100), one of
-      // which shares its thread's stride (hi, hi + 256); the last index ties too.
-      const base = 256 * randInt(rng, Math.floor(nVocab / 256) - 3);
-      const lo = base + 200 + randInt(rng, 50);
-      const hi = base + 256 + randInt(rng, 100);
-      const ties = [hi, nVocab - 1, hi + 256, lo, lo + 1];
       for (const i of ties) logits[i] = top;
       expect(await gpuArgmax(logits), `ties at [${ties.join(', ')}] (seed ${seed})`).toBe(Math.min(...ties));
+      // Within a stripe: thread 200's first logit ties with thread 3's second and thread 1's third.
+      const l2 = randomF32(rng, nVocab, 3);
+      const base = chunk * randInt(rng, nParts - 1);
+      const t2 = [base + ARGMAX_WG + 3, base + 200, base + 2 * ARGMAX_WG + 1];
+      for (const i of t2) l2[i] = top;
+      expect(await gpuArgmax(l2), `ties at [${t2.join(', ')}] (seed ${seed})`).toBe(base + 200);
       // All equal and negative: index 0.
       expect(await gpuArgmax(new Float32Array(nVocab).fill(-7.5))).toBe(0);
     });
   }
+
+  it('NaN and −∞ are never the maximum; a row of them gives 0xFFFFFFFF (as before)', async () => {
+    const { seed, rng } = freshRng();
+    const nVocab = 128256;
+    const logits = randomF32(rng, nVocab, 3);
+    for (let i = 0; i < 50; i++) logits[randInt(rng, nVocab)] = Number.NaN;
+    logits[0] = Number.NaN;
+    logits[7] = Number.NEGATIVE_INFINITY;
+    expect(await gpuArgmax(logits), `seed ${seed}`).toBe(argmaxRef(logits));
+    const onlyOne = new Float32Array(nVocab).fill(Number.NEGATIVE_INFINITY);
+    onlyOne[99999] = -1e30;
+    expect(await gpuArgmax(onlyOne)).toBe(99999);
+    expect(await gpuArgmax(new Float32Array(nVocab).fill(Number.NEGATIVE_INFINITY))).toBe(0xffffffff);
+    expect(await gpuArgmax(new Float32Array(nVocab).fill(Number.NaN))).toBe(0xffffffff);
+    expect(await gpuArgmax(new Float32Array(31).fill(Number.NaN))).toBe(0xffffffff);
+  });
 });
 
-describe('argmaxRowsWGSL (the verify step: one argmax per row)', () => {
+describe('argmaxKernels (rows: the verify step)', () => {
   it('each row of [nRows, nVocab] gets its own argmax, lowest index on ties', async () => {
     const { seed, rng } = freshRng();
-    const device = await testDevice();
     for (const [nRows, nVocab] of [
       [1, 1000],
       [7, 515],
@@ -73,16 +133,15 @@ describe('argmaxRowsWGSL (the verify step: one argmax per row)', () => {
         const row = logits.subarray(r * nVocab, (r + 1) * nVocab);
         if (r % 3 === 1) {
           // ties: the lowest of three planted maxima
-          const top = Math.max(...row) + 1;
+          const top = maxOf(row) + 1;
           const at = [randInt(rng, nVocab), randInt(rng, nVocab), randInt(rng, nVocab)];
           for (const i of at) row[i] = top;
           want.push(Math.min(...at));
         } else want.push(argmaxRef(row));
       }
-      const out = storageFrom(device, new Uint32Array(nRows + 1).fill(0xdeadbeef));
-      await runWGSL(device, argmaxRowsWGSL({ nVocab }), [storageFrom(device, logits), out], [nRows]);
-      const got = [...(await readU32(device, out, nRows + 1))];
-      expect(got, `nRows ${nRows} nVocab ${nVocab} (seed ${seed})`).toEqual([...want, 0xdeadbeef]);
+      expect(await gpuArgmaxRows(logits, nVocab), `nRows ${nRows} nVocab ${nVocab} (seed ${seed})`).toEqual(
+        want,
+      );
     }
   });
 });

@@ -14,7 +14,7 @@ import {
   testDevice,
 } from '../../testing/kernel-util.ts';
 import { argmax } from '../sampler.ts';
-import { argmaxWGSL } from './argmax.ts';
+import { argmaxKernels } from './argmax.ts';
 import { applyTokenMask, MASKED_LOGIT, maskWGSL, maskWorkgroups } from './mask.ts';
 
 describe('maskWGSL', () => {
@@ -47,7 +47,10 @@ describe('maskWGSL', () => {
           size: 16,
           usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
         });
-        await runWGSL(device, argmaxWGSL({ nVocab }), [l, out], [1]);
+        const am = argmaxKernels({ nVocab });
+        const partials = device.createBuffer({ size: am.partialBytesPerRow, usage: GPUBufferUsage.STORAGE });
+        await runWGSL(device, am.partials, [l, partials], [am.nParts]);
+        await runWGSL(device, am.final, [partials, out], [1]);
         const id = (await readU32(device, out, 1))[0];
         expect(id, `seed ${seed} density ${density}`).toBe(argmax(want));
         expect((mask[id >> 5] >>> (id & 31)) & 1).toBe(1);

@@ -70,7 +70,8 @@ export interface ForwardDispatches {
   embed: Dispatch;
   /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
   output: Dispatch[];
-  argmax: Dispatch;
+  /** The argmax's two passes (partial maxima, then the final one). */
+  argmax: Dispatch[];
   /** The GPU sampler (kernels/sample.ts), compiled at load. */
   sampler: Dispatch;
 }
@@ -90,7 +91,7 @@ export async function compileForward(
   const all: PlannedKernel[] = [
     plan.embed,
     ...plan.output,
-    plan.argmax,
+    ...plan.argmax,
     ...plan.decodeLayers.flat(),
     ...plan.prefillLayers.flat(),
     plan.sample,
@@ -115,7 +116,7 @@ export async function compileForward(
     prefillLayers: plan.prefillLayers.map((l) => l.map(dispatch)),
     embed: dispatch(plan.embed),
     output: plan.output.map(dispatch),
-    argmax: dispatch(plan.argmax),
+    argmax: plan.argmax.map(dispatch),
     sampler: dispatch(plan.sample),
   };
 }
@@ -188,7 +189,7 @@ export function encodeDispatches(
     // Only the last batch of a prefill needs the logits (the output matmul is the biggest one).
     for (const d of k.output) run(d);
     // pick false: the logits only, the token is picked by a later encodePick (a constrained step's mask).
-    if (opts.pick !== false) run(opts.sample ? k.sampler : k.argmax);
+    if (opts.pick !== false) for (const d of opts.sample ? [k.sampler] : k.argmax) run(d);
   }
   pass?.end();
 }
@@ -199,7 +200,7 @@ export function encodeDispatches(
  */
 export function encodePick(
   enc: GPUCommandEncoder,
-  pick: Dispatch,
+  pick: Dispatch[],
   mask?: { pipeline: GPUComputePipeline; group: GPUBindGroup; wgX: number },
 ): void {
   const pass = enc.beginComputePass({ label: 'pick' });
@@ -208,9 +209,11 @@ export function encodePick(
     pass.setBindGroup(0, mask.group);
     pass.dispatchWorkgroups(mask.wgX);
   }
-  pass.setPipeline(pick.pipeline);
-  pass.setBindGroup(0, pick.group);
-  pass.dispatchWorkgroups(1);
+  for (const d of pick) {
+    pass.setPipeline(d.pipeline);
+    pass.setBindGroup(0, d.group);
+    pass.dispatchWorkgroups(d.wgX);
+  }
   pass.end();
 }
 

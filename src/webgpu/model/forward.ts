@@ -13,7 +13,7 @@
 import type { KvType } from '../../core/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import type { KernelPlan } from '../kernel-plan.ts';
-import { argmaxWGSL } from '../kernels/argmax.ts';
+import { argmaxKernels } from '../kernels/argmax.ts';
 import {
   attentionWGSL,
   attentionWorkgroupSize,
@@ -458,7 +458,8 @@ export interface ForwardPlan {
   prefillLayers: PlannedKernel[][];
   /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
   output: PlannedKernel[];
-  argmax: PlannedKernel;
+  /** The argmax's two passes (kernels/argmax.ts: partial maxima over stripes, then the final one). */
+  argmax: PlannedKernel[];
   /** The GPU sampler (counted with the argmax: the dispatch that turns logits into the token). */
   sample: PlannedKernel;
   /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
@@ -539,19 +540,30 @@ export function planForward(
     x: s.x,
     ...Object.fromEntries(emb.parts.map((p, i) => [`e${i}`, p.buffer])),
   };
+  const argmax = argmaxKernels({ nVocab: c.nVocab });
   return {
     embed: fixed('embed', 'embed', embedCode, Math.ceil(c.nEmbd / WG), embedBuffers),
     decodeLayers,
     prefillLayers,
     output: matmuls(x, 'output', 'output', specs.out, 'decode', outBuffers),
-    argmax: fixed(
-      'argmax',
-      'argmax',
-      argmaxWGSL({ nVocab: c.nVocab }),
-      1,
-      { logits: s.logits, out: s.tokenOut },
-      'one',
-    ),
+    argmax: [
+      fixed(
+        'argmax',
+        'argmax',
+        argmax.partials,
+        argmax.nParts,
+        { logits: s.logits, partials: s.argmaxPartials },
+        'one',
+      ),
+      fixed(
+        'argmax',
+        'argmax_final',
+        argmax.final,
+        1,
+        { partials: s.argmaxPartials, out: s.tokenOut },
+        'one',
+      ),
+    ],
     sample: fixed(
       'argmax',
       'sample',

@@ -24,7 +24,7 @@ import { NonFiniteScanner, type NonFiniteValue } from '../../gguf/non-finite.ts'
 import type { GgufFile } from '../../gguf/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import { gpuPlan, type KernelPlan } from '../kernel-plan.ts';
-import { argmaxRowsWGSL } from '../kernels/argmax.ts';
+import { argmaxKernels } from '../kernels/argmax.ts';
 import { attentionSplit } from '../kernels/attention.ts';
 import type { PrefillAttentionPlan, PrefillLayout } from '../kernels/attention-prefill.ts';
 import { bindGroupByName, kernelSource } from '../kernels/bindings.ts';
@@ -114,7 +114,7 @@ export class LlamaModel {
   private allLogits?: { kernels: Dispatch[]; logits: GPUBuffer; readback: GPUBuffer };
   /**
    * The verify step's every-position output kernels over its own logits [rows, nVocab] (rows: the most
-   * positions one verify scores, rounded up to the prefill tile), its per-row argmax (argmaxRowsWGSL) and
+   * positions one verify scores, rounded up to the prefill tile), its per-row argmax (kernels/argmax.ts, two passes) and
    * their buffers, made on first use: a few MB where the scoring buffers hold a whole batch.
    */
   private verifyState?: {
@@ -122,8 +122,8 @@ export class LlamaModel {
     kernels: Dispatch[];
     logits: GPUBuffer;
     logitsReadback: GPUBuffer;
-    pipeline: GPUComputePipeline;
-    group: GPUBindGroup;
+    /** The argmax's two passes over the rows (kernels/argmax.ts), dispatched (wgX, T). */
+    argmax: { pipeline: GPUComputePipeline; group: GPUBindGroup; wgX: number }[];
     out: GPUBuffer;
     readback: GPUBuffer;
   };
@@ -353,10 +353,15 @@ export class LlamaModel {
 
   /**
    * Dispatches per decode step (for profiling and the benchmark), counting the attention combine, which
-   * runs only once the context spans more than one chunk.
+   * runs only once the context spans more than one chunk, and the greedy pick (the argmax's two passes).
    */
   get dispatchesPerToken(): number {
-    return 2 + this.kernels.output.length + this.kernels.decodeLayers.reduce((n, l) => n + l.length, 0);
+    return (
+      1 +
+      this.kernels.argmax.length +
+      this.kernels.output.length +
+      this.kernels.decodeLayers.reduce((n, l) => n + l.length, 0)
+    );
   }
 
   /**
@@ -514,12 +519,20 @@ export class LlamaModel {
       { ...this.outAllBuffers, logits },
       this.intDotFamilies,
     );
-    const src = kernelSource('argmax_rows', argmaxRowsWGSL({ nVocab: V }));
-    const pipeline = await cachedPipeline(this.device, src.label, src.code);
+    const am = argmaxKernels({ nVocab: V });
+    const partials = this.buf('verify_argmax_partials', rows * am.partialBytesPerRow, GPUBufferUsage.STORAGE);
     const out = this.buf('verify_out', rows * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
     const readback = this.buf('verify_readback', rows * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-    const group = bindGroupByName(this.device, pipeline, src, { logits, out });
-    this.verifyState = { rows, kernels, logits, logitsReadback, pipeline, group, out, readback };
+    const argmax = await Promise.all(
+      [
+        { src: kernelSource('argmax_rows', am.partials), buffers: { logits, partials }, wgX: am.nParts },
+        { src: kernelSource('argmax_rows_final', am.final), buffers: { partials, out }, wgX: 1 },
+      ].map(async ({ src, buffers, wgX }) => {
+        const pipeline = await cachedPipeline(this.device, src.label, src.code);
+        return { pipeline, group: bindGroupByName(this.device, pipeline, src, buffers), wgX };
+      }),
+    );
+    this.verifyState = { rows, kernels, logits, logitsReadback, argmax, out, readback };
     return this.verifyState;
   }
 
@@ -570,9 +583,11 @@ export class LlamaModel {
       logits: true,
     });
     const pass = enc.beginComputePass({ label: 'argmax_rows' });
-    pass.setPipeline(v.pipeline);
-    pass.setBindGroup(0, v.group);
-    pass.dispatchWorkgroups(T);
+    for (const d of v.argmax) {
+      pass.setPipeline(d.pipeline);
+      pass.setBindGroup(0, d.group);
+      pass.dispatchWorkgroups(d.wgX, T);
+    }
     pass.end();
     enc.copyBufferToBuffer(v.out, 0, v.readback, 0, T * 4);
     if (opts.readLogits) enc.copyBufferToBuffer(v.logits, 0, v.logitsReadback, 0, T * V * 4);
@@ -736,7 +751,7 @@ export class LlamaModel {
     const enc = this.device.createCommandEncoder({ label: 'pick' });
     encodePick(
       enc,
-      opts.sample !== undefined ? this.kernels.sampler : this.kernels.argmax,
+      opts.sample !== undefined ? [this.kernels.sampler] : this.kernels.argmax,
       opts.mask ? this.mask : undefined,
     );
     encodeReadback(enc, this.s, this.cfg.nVocab, opts);

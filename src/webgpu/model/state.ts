@@ -8,11 +8,18 @@
 import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
+import { argmaxSplit } from '../kernels/argmax.ts';
 import { kvBytesPerElement, MAX_SPLITS } from '../kernels/attention.ts';
 import { STEP_BYTES } from '../kernels/common.ts';
 import { isQuantKv, kvRowBytes } from '../kernels/kv-quant.ts';
 import { HISTORY_HEADER, SAMPLE_PARAMS_BYTES } from '../kernels/sample.ts';
 import type { GpuWeight } from './weights.ts';
+
+/**
+ * Token readback slots: the chained decode loop (webgpu/decoder.ts) keeps up to READBACK_SLOTS − 1 steps
+ * in flight ahead of the token it reads.
+ */
+export const READBACK_SLOTS = 4;
 
 /** The sizes the run state depends on besides the model's config. */
 export interface RunStateSize {
@@ -60,6 +67,8 @@ export interface RunState {
   ids: GPUBuffer;
   /** The argmax (or sampled) token [1] u32, padded to 16 bytes. */
   tokenOut: GPUBuffer;
+  /** The argmax's partial maxima [nParts, 2] u32 (kernels/argmax.ts `argmaxSplit`). */
+  argmaxPartials: GPUBuffer;
   /** The Step uniform (kernels/common.ts `packStep`). */
   step: GPUBuffer;
   /** RoPE table [nCtx, ropeDim/2] vec2<f32> (cos, sin). */
@@ -68,7 +77,7 @@ export interface RunState {
   ropeSwa?: GPUBuffer;
   /** Gemma: attn_output / ffn_down results before their post-norm [B, nEmbd]. */
   post?: GPUBuffer;
-  /** Two token readback slots [1] u32 (16 bytes each). */
+  /** {@link READBACK_SLOTS} token readback slots [1] u32 (16 bytes each). */
   readbacks: GPUBuffer[];
   /** Logits readback [nVocab] f32. */
   logitsReadback: GPUBuffer;
@@ -138,7 +147,9 @@ export function runStateBytes(c: LlamaConfig, z: RunStateSize): number {
     4 * MAX_SPLITS * (qDim + 2 * c.nHead) +
     // GPU sampler: penalised copy of the logits [nVocab], history ring [nCtx], uniform
     4 * (c.nVocab + HISTORY_HEADER + z.nCtx) +
-    SAMPLE_PARAMS_BYTES
+    SAMPLE_PARAMS_BYTES +
+    // the argmax's partial maxima (kernels/argmax.ts)
+    argmaxSplit(c.nVocab).nParts * 8
   );
 }
 
@@ -172,6 +183,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
   const logits = buf('logits', c.nVocab * 4, S | GPUBufferUsage.COPY_SRC);
   const ids = buf('ids', B * 4, S | GPUBufferUsage.COPY_DST);
   const tokenOut = buf('token_out', 16, S | GPUBufferUsage.COPY_SRC);
+  const argmaxPartials = buf('argmax_partials', argmaxSplit(c.nVocab).nParts * 8, S);
   const sample = {
     params: buf('sample_params', SAMPLE_PARAMS_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
     work: buf('sample_work', c.nVocab * 4, S),
@@ -183,7 +195,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     ? buf('rope_swa', z.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST)
     : undefined;
   const post = c.gemma ? buf('post', B * c.nEmbd * 4, S) : undefined;
-  const readbacks = [0, 1].map((i) => buf(`token_readback${i}`, 16, R));
+  const readbacks = Array.from({ length: READBACK_SLOTS }, (_, i) => buf(`token_readback${i}`, 16, R));
   const logitsReadback = buf('logits_readback', c.nVocab * 4, R);
   return {
     kCache,
@@ -200,6 +212,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     logits,
     ids,
     tokenOut,
+    argmaxPartials,
     step,
     rope,
     ropeSwa,

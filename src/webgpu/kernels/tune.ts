@@ -8,7 +8,7 @@
  * measures nothing.
  *
  * Timing: the same number of dispatches for every candidate in one compute pass (enough for the
- * fastest candidate's warm-up dispatch to fill ≥ 15 ms, at least 3), after a warm-up dispatch,
+ * fastest candidate's warm-up dispatch to fill ≥ 15 ms, 5 ms where timed by timestamps, at least 3), after a warm-up dispatch,
  * {@link TRIAL_ROUNDS} rounds run round-robin (3 on software adapters), the median round per candidate. Where the device has `timestamp-query` (GPUs) the pass
  * is timed by the GPU's own timestamps (no submit or map latency), else by wall clock around the submit;
  * every candidate runs the same bytes, so the ratio between candidates is what matters. On GPUs the
@@ -112,7 +112,9 @@ function randomWeights(type: WeightType, K: number, N: number, planar = false): 
     planar ? Math.max(raw, planarBytes(type, (K * N) / WEIGHT_BLOCK[type].size)) : raw,
   );
   const rng = mulberry32(K * 31 + N);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(rng() * 256);
+  // Four bytes per draw: a GPU trial's whole matrix is up to TRIAL_MAX_BYTES.
+  const words = new Uint32Array(bytes.buffer, 0, bytes.length >> 2);
+  for (let i = 0; i < words.length; i++) words[i] = Math.floor(rng() * 0x1_0000_0000);
   // Keep every 16-bit word a small finite f16 where scales live: 0x1400 ≈ 1e-3 in the high byte's range.
   if (type === 'F16') for (let i = 1; i < bytes.length; i += 2) bytes[i] &= 0x13;
   if (type === 'F32') for (let i = 3; i < bytes.length; i += 4) bytes[i] = 0x3a;
@@ -251,6 +253,9 @@ export async function chooseMmvLayout(
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
   const timer = passTimer(device, gpu.hasTimestamps);
+  // A round of the fastest candidate: 15 ms on the wall clock, 5 ms by the GPU's timestamps (precise to
+  // the µs, free of submit latency), so 8 candidates × 5 rounds stay well under a second per matmul.
+  const roundMs = gpu.hasTimestamps ? 5 : 15;
   const made: GPUBuffer[] = [];
   const buf = (bytes: Uint8Array | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
     const size = typeof bytes === 'number' ? bytes : bytes.byteLength;
@@ -317,14 +322,14 @@ export async function chooseMmvLayout(
         runners.push({
           layout,
           run,
-          n: Math.max(3, Math.min(200, Math.ceil(15 / Math.max(once, 0.01)))),
+          n: Math.max(3, Math.min(200, Math.ceil(roundMs / Math.max(once, 0.01)))),
           ms: [],
         });
       } catch (e) {
         lastError = e;
       }
     }
-    // Dispatches per round: enough for the fastest candidate to fill ≥ 15 ms (its warm-up dispatch).
+    // Dispatches per round: enough for the fastest candidate to fill ≥ roundMs (its warm-up dispatch).
     const n = Math.max(...runners.map((r) => r.n), 3);
     for (let round = 0; round < (i.isFallback ? 3 : TRIAL_ROUNDS); round++) {
       for (const r of runners) r.ms.push((await r.run(n)) / n);

@@ -34,9 +34,11 @@ export async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> 
     { name: 'rows ×2', layout: { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false } },
     { name: 'rows ×3 packed', layout: { lanes: 1, units: 3, threads: 32, reduce: 'shared', packed } },
     { name: 'ksplit 8 shared', layout: { lanes: 8, units: 1, threads: 64, reduce: 'shared', packed } },
+    // Lane groups wider than a subgroup (the GPU candidates' shape without subgroups), two per workgroup,
+    // 3 rows each, reduced by the tree (32 lanes through it: engine.browser.test.ts's forced paths).
     {
-      name: 'ksplit 32 shared ×2',
-      layout: { lanes: 32, units: 2, threads: 128, reduce: 'shared', packed: false },
+      name: 'ksplit 64 shared ×3',
+      layout: { lanes: 64, units: 3, threads: 128, reduce: 'shared', packed: false },
     },
   ];
   if (gpu.hasSubgroups && sgMin >= 2) {
@@ -49,10 +51,28 @@ export async function layouts(): Promise<{ name: string; layout: MmvLayout }[]> 
       name: '2 lanes subgroup',
       layout: { lanes: 2, units: 1, threads: 64, reduce: 'subgroup', packed: false },
     });
+    // The GPU shape (kernels/tune.ts mmvCandidates): a workgroup of 128 lanes on 2 rows, shuffles within
+    // runs of the adapter's subgroup size, then the runs through workgroup memory.
+    out.push({
+      name: `ksplit 128 hybrid ${lanes} ×2`,
+      layout: { lanes: 128, units: 2, threads: 128, reduce: 'hybrid', shuffleLanes: lanes, packed },
+    });
     if (packed) {
       out.push({
         name: `ksplit ${lanes} subgroup int8`,
         layout: { lanes, units: 1, threads: 64, reduce: 'subgroup', packed, intDot: true },
+      });
+      out.push({
+        name: `ksplit 256 hybrid ${lanes} ×4 int8`,
+        layout: {
+          lanes: 256,
+          units: 4,
+          threads: 256,
+          reduce: 'hybrid',
+          shuffleLanes: lanes,
+          packed,
+          intDot: true,
+        },
       });
     }
   }

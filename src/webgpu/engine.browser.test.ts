@@ -329,6 +329,8 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     sg?: boolean;
     /** Needs subgroups of one size S of 2, 4 or 8; the layout's shareX becomes S. */
     shareX?: boolean;
+    /** Needs subgroups of ≥ 2 invocations; the layout's shuffleLanes becomes min(32, the minimum size). */
+    shuffle?: boolean;
   }[] = [
     {
       name: 'mmv, a thread per 3 rows',
@@ -361,6 +363,14 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
       opts: { mmvLayout: { lanes: 1, units: 8, threads: 8, reduce: 'shared', packed: true, shareX: 4 } },
       shareX: true,
     },
+    {
+      // The GPU shape among kernels/tune.ts mmvCandidates (llama.cpp's 128 threads on 2 rows).
+      name: 'mmv, 128 lanes per row, shuffles then workgroup memory (hybrid)',
+      opts: {
+        mmvLayout: { lanes: 128, units: 2, threads: 128, reduce: 'hybrid', shuffleLanes: 4, packed: true },
+      },
+      shuffle: true,
+    },
     { name: 'K-split (mmv off)', opts: { decodeKernel: 'ksplit', mmvLayout: 'off' } },
     { name: 'thread per row (mmv off)', opts: { decodeKernel: 'rows', mmvLayout: 'off' } },
   ];
@@ -375,6 +385,13 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         if (![2, 4, 8].includes(S)) ctx.skip();
         const l = opts?.mmvLayout as MmvLayout;
         opts = { ...opts, mmvLayout: { ...l, shareX: S } };
+      }
+      if (p.shuffle) {
+        const ai = (await navigator.gpu.requestAdapter())?.info as { subgroupMinSize?: number } | undefined;
+        const S = Math.min(32, ai?.subgroupMinSize ?? 0);
+        if (S < 2) ctx.skip();
+        const l = opts?.mmvLayout as MmvLayout;
+        opts = { ...opts, mmvLayout: { ...l, shuffleLanes: S } };
       }
       const engine = new WebGpuEngine({ openModel: openModelSource, ...opts });
       // An f32 cache: the matmul layouts are checked against llama.cpp's F32-cache log-softmax to 1e-3.
@@ -488,7 +505,32 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         /for every matmul .*shareX 2 needs subgroups of exactly 2 invocations/,
         undefined,
       ],
+      [
+        { lanes: 128, units: 2, threads: 128, reduce: 'hybrid', packed: true },
+        /for every matmul .*reduce 'hybrid' needs shuffleLanes 2, 4, 8, 16 or 32, below lanes 128 \(got undefined\)/,
+        undefined,
+      ],
+      [
+        { lanes: 64, units: 1, threads: 64, reduce: 'subgroup', packed: true },
+        /for every matmul .*reduce 'subgroup' takes at most 32 lanes \(got 64/,
+        undefined,
+      ],
+      [
+        { qkv: { lanes: 32, units: 1, threads: 64, reduce: 'shared', packed: true, shuffleLanes: 4 } },
+        /for qkv .*shuffleLanes needs reduce 'hybrid'/,
+        undefined,
+      ],
+      [
+        // Wider than any subgroup of the test adapters (SwiftShader: 4): checked against the adapter.
+        { lanes: 128, units: 2, threads: 128, reduce: 'hybrid', shuffleLanes: 32, packed: true },
+        /for every matmul .*reduce 'hybrid' shuffles 32 lanes, which needs subgroups of at least 32 invocations/,
+        undefined,
+      ],
     ] as const) {
+      // An adapter with subgroups of ≥ 32 invocations runs the last layout.
+      const sgMin = ((await navigator.gpu.requestAdapter())?.info as { subgroupMinSize?: number })
+        ?.subgroupMinSize;
+      if (String(re).includes('shuffles 32 lanes') && (sgMin ?? 0) >= 32) continue;
       const engine = new WebGpuEngine({
         openModel: openModelSource,
         mmvLayout: mmvLayout as never,

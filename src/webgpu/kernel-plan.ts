@@ -189,7 +189,9 @@ export function checkMmvLayoutOption(
     );
   }
   // A layout object is one with any layout field (a missing one is then named); else keys are matmuls.
-  const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot', 'shareX'].some((k) => k in o);
+  const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot', 'shareX', 'shuffleLanes'].some(
+    (k) => k in o,
+  );
   const entries: [string, MmvLayout][] = single ? [['every matmul', o as MmvLayout]] : Object.entries(o);
   for (const [f, l] of entries) {
     if (f !== 'every matmul' && !MATMUL_FAMILIES.includes(f as MatmulFamilyName)) {
@@ -224,8 +226,16 @@ function subgroupShareProblem(name: string, S: number, gpu: GpuContext): string 
   return `${name} ${S} needs subgroups of exactly ${S} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`;
 }
 
-/** Why a layout cannot run on this adapter, or undefined ({@link subgroupShareProblem} for `shareX`). */
+/**
+ * Why a layout cannot run on this adapter, or undefined: {@link subgroupShareProblem} for `shareX`; lanes
+ * reduced by shuffles (reduce 'subgroup': all lanes, 'hybrid': shuffleLanes) need subgroups of at least
+ * that many invocations (a shuffle past the subgroup reads another lane group's sums: wrong output).
+ */
 function layoutAdapterProblem(l: MmvLayout, gpu: GpuContext): string | undefined {
+  const shuffled =
+    l.lanes > 1 ? (l.reduce === 'subgroup' ? l.lanes : l.reduce === 'hybrid' ? l.shuffleLanes : 0) : 0;
+  if (shuffled && !(gpu.hasSubgroups && gpu.subgroupMinSize >= shuffled))
+    return `reduce '${l.reduce}' shuffles ${shuffled} lanes, which needs subgroups of at least ${shuffled} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`;
   return l.shareX === undefined ? undefined : subgroupShareProblem('shareX', l.shareX, gpu);
 }
 
@@ -235,7 +245,9 @@ function layoutAdapterProblem(l: MmvLayout, gpu: GpuContext): string | undefined
  */
 export function checkMmvLayoutAdapter(o: KernelOverrides['mmvLayout'], gpu: GpuContext): void {
   if (o === undefined || o === 'off') return;
-  const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot', 'shareX'].some((k) => k in o);
+  const single = ['lanes', 'units', 'threads', 'reduce', 'packed', 'intDot', 'shareX', 'shuffleLanes'].some(
+    (k) => k in o,
+  );
   const entries: [string, MmvLayout][] = single ? [['every matmul', o as MmvLayout]] : Object.entries(o);
   for (const [f, l] of entries) {
     const problem = layoutAdapterProblem(l, gpu);

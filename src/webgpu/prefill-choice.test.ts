@@ -14,6 +14,7 @@ import { randomLlamaParts } from '../model/random-model.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import type { GpuContext } from './device.ts';
 import {
+  checkMmvLayoutAdapter,
   checkPrefillOption,
   layerMatmulWeights,
   PREFILL_LIGHT_BELOW,
@@ -154,11 +155,27 @@ describe('mmvCandidates (the decode layouts a load times)', () => {
       const names = mmvCandidates(fakeGpu(false, sg && [sg[0], sg[1]], true)).map(layoutName);
       expect(new Set(names).size, names.join(' ')).toBe(names.length);
     }
-    // Without subgroups: 32 lanes reduced in workgroup memory, 1 or 2 rows per lane group, and 8 lanes.
+    // Without subgroups: 32 lanes reduced in workgroup memory, 1 or 2 rows per lane group, and 8 lanes;
+    // the whole 128-thread workgroup on 2 or 4 rows; one 32-thread workgroup on 2 rows.
     expect(mmvCandidates(fakeGpu(false, undefined, false)).map(layoutName)).toEqual([
       'lanes32-shared-u1-t256',
       'lanes32-shared-u2-t128',
       'lanes8-shared-u2-t64',
+      'lanes128-shared-u2-t128',
+      'lanes128-shared-u4-t128',
+      'lanes32-shared-u2-t32',
+    ]);
+    // Subgroups of 32 and packed dot products (an NVIDIA GPU through Dawn): the 128 lanes shuffle within
+    // each subgroup ('hybrid'), float and int8.
+    expect(mmvCandidates(fakeGpu(false, [32, 32], true)).map(layoutName)).toEqual([
+      'lanes32-sg-u1-t256-packed',
+      'lanes32-sg-u2-t128-packed',
+      'lanes8-sg-u2-t64-packed',
+      'lanes32-sg-u2-t128-packed-int8',
+      'lanes128-hy32-u2-t128-packed',
+      'lanes128-hy32-u4-t128-packed',
+      'lanes128-hy32-u2-t128-packed-int8',
+      'lanes32-sg-u2-t32-packed',
     ]);
   });
 
@@ -170,5 +187,45 @@ describe('mmvCandidates (the decode layouts a load times)', () => {
       expect(l.lanes).toBeGreaterThan(1);
       expect(mmvLayoutProblem(l)).toBeUndefined();
     }
+  });
+});
+
+describe('wide lane groups (64–256 lanes) and the hybrid reduction', () => {
+  const base = { units: 2, threads: 128, packed: false } as const;
+  it('mmvLayoutProblem takes 64–256 lanes with shared or hybrid, and says what is wrong otherwise', () => {
+    expect(mmvLayoutProblem({ ...base, lanes: 128, reduce: 'shared' })).toBeUndefined();
+    expect(mmvLayoutProblem({ ...base, lanes: 128, reduce: 'hybrid', shuffleLanes: 32 })).toBeUndefined();
+    expect(
+      mmvLayoutProblem({ ...base, lanes: 256, threads: 256, reduce: 'hybrid', shuffleLanes: 4 }),
+    ).toBeUndefined();
+    expect(mmvLayoutProblem({ ...base, lanes: 64, reduce: 'subgroup' })).toMatch(/at most 32 lanes/);
+    expect(mmvLayoutProblem({ ...base, lanes: 128, reduce: 'hybrid' })).toMatch(/needs shuffleLanes/);
+    expect(mmvLayoutProblem({ ...base, lanes: 32, reduce: 'hybrid', shuffleLanes: 32 })).toMatch(
+      /below lanes 32/,
+    );
+    expect(mmvLayoutProblem({ ...base, lanes: 128, reduce: 'hybrid', shuffleLanes: 64 })).toMatch(
+      /needs shuffleLanes/,
+    );
+    expect(mmvLayoutProblem({ ...base, lanes: 32, reduce: 'shared', shuffleLanes: 4 })).toMatch(
+      /needs reduce 'hybrid'/,
+    );
+    expect(mmvLayoutProblem({ ...base, lanes: 512, threads: 512, reduce: 'shared' })).toMatch(
+      /lanes must be/,
+    );
+  });
+
+  it('checkMmvLayoutAdapter: shuffles no wider than the adapter’s smallest subgroup', () => {
+    const hybrid32 = { ...base, lanes: 128, reduce: 'hybrid', shuffleLanes: 32 } as const;
+    expect(() => checkMmvLayoutAdapter(hybrid32, fakeGpu(false, [32, 32], false))).not.toThrow();
+    expect(() => checkMmvLayoutAdapter(hybrid32, fakeGpu(false, [16, 32], false))).toThrow(
+      /shuffles 32 lanes, which needs subgroups of at least 32 invocations \(this adapter: 16–32\)/,
+    );
+    expect(() => checkMmvLayoutAdapter({ ffn: hybrid32 }, fakeGpu(false, undefined, false))).toThrow(
+      /mmvLayout for ffn .*no subgroups/,
+    );
+    // The 32-lane subgroup reduction on an adapter with subgroups of 8 would read other groups' sums.
+    const sg32 = { ...base, lanes: 32, reduce: 'subgroup' } as const;
+    expect(() => checkMmvLayoutAdapter(sg32, fakeGpu(false, [8, 64], false))).toThrow(EngineError);
+    expect(() => checkMmvLayoutAdapter(sg32, fakeGpu(false, [32, 64], false))).not.toThrow();
   });
 });

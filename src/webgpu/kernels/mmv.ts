@@ -26,7 +26,11 @@
  *   (Q4_0's −8, Q5_0's −16, Q6_K's −32, Q8_0's −128 of the flipped bytes, Q4_K's min) through the chunk's
  *   sums of activations (d·Σq·x − 8·d·Σx), as llama.cpp's mul_mat_vec does.
  * - Partial sums of a lane group are combined with `subgroupShuffleXor` (needs the `subgroups` feature
- *   and lanes ≤ the adapter's subgroupMinSize) or through workgroup memory (the fallback).
+ *   and lanes ≤ the adapter's subgroupMinSize) or through workgroup memory (the fallback), or, for lane
+ *   groups wider than a subgroup (64–256 lanes: the whole workgroup on 1–4 rows, llama.cpp Vulkan
+ *   mul_mat_vec's NVIDIA shape of 128 threads on 2 rows, `reduce_result`'s "hybrid" variant), by shuffles
+ *   within each run of `shuffleLanes` lanes and then one slot per run through workgroup memory, summed by
+ *   lane 0 after a single barrier.
  *
  * The kernel, in outline (tt: token, r: unit of the lane group, d: dot of the unit, j: vec4 of the chunk;
  * [ ] where the options ask for it; `npm run wgsl -- mmv-q4_k-planar` prints a whole one):
@@ -80,7 +84,10 @@ import { type ChunkCtx, DECODERS, mmvPreludes } from './quants/index.ts';
 
 /** How a {@link mmvWGSL} kernel spreads work over threads. */
 export interface MmvLayout {
-  /** Adjacent threads sharing one group of units along K: 1, 2, 4, 8, 16 or 32. */
+  /**
+   * Adjacent threads sharing one group of units along K: 1, 2, 4, 8, 16, 32, or 64, 128, 256 (a lane group
+   * wider than a subgroup: the GPU shape where a whole workgroup of 64–256 threads walks K of 1–4 rows).
+   */
   lanes: number;
   /**
    * Output units per lane group (1–4, or 8 with lanes 1 and no intDot: the software adapters' prefill,
@@ -89,8 +96,17 @@ export interface MmvLayout {
   units: number;
   /** Threads per workgroup (a multiple of `lanes`). */
   threads: number;
-  /** How lanes' partial sums are combined when lanes > 1. */
-  reduce: 'subgroup' | 'shared';
+  /**
+   * How lanes' partial sums are combined when lanes > 1: `subgroupShuffleXor` over all lanes (lanes ≤
+   * the adapter's subgroupMinSize), a tree through workgroup memory, or 'hybrid': shuffles within each run
+   * of `shuffleLanes` adjacent lanes, then the runs' sums through workgroup memory (one barrier).
+   */
+  reduce: 'subgroup' | 'shared' | 'hybrid';
+  /**
+   * With reduce 'hybrid': lanes combined by shuffles before workgroup memory (2–32, < lanes, ≤ the
+   * adapter's subgroupMinSize; 32 on NVIDIA, 4 on SwiftShader).
+   */
+  shuffleLanes?: number;
   /** Unpack with `unpack4xU8`/`unpack4xI8` (WGSL language feature packed_4x8_integer_dot_product). */
   packed: boolean;
   /**
@@ -123,19 +139,27 @@ export interface MmvOptions extends MatmulOptions {
 }
 
 /**
- * What is wrong with a layout, or undefined when {@link mmvWGSL} takes it: lanes 1, 2, 4, 8, 16 or 32;
+ * What is wrong with a layout, or undefined when {@link mmvWGSL} takes it: lanes 1, 2, 4, …, 256;
  * units 1–4, or 8 with lanes 1 and no intDot (the tested values); threads a multiple of lanes, 1–256 (WebGPU's default maxComputeInvocationsPerWorkgroup);
- * reduce 'subgroup' or 'shared'; intDot only with packed.
+ * reduce 'subgroup' (≤ 32 lanes), 'shared', or 'hybrid' with shuffleLanes (2–32, < lanes); intDot only with packed.
  */
 export function mmvLayoutProblem(l: MmvLayout): string | undefined {
-  if (![1, 2, 4, 8, 16, 32].includes(l.lanes)) return `lanes must be 1, 2, 4, 8, 16 or 32 (got ${l.lanes})`;
+  if (![1, 2, 4, 8, 16, 32, 64, 128, 256].includes(l.lanes))
+    return `lanes must be 1, 2, 4, 8, 16, 32, 64, 128 or 256 (got ${l.lanes})`;
   const eight = l.units === 8 && l.lanes === 1 && !l.intDot;
   if (!Number.isInteger(l.units) || l.units < 1 || (l.units > 4 && !eight))
     return `units must be 1–4, or 8 with lanes 1 and no intDot (got ${l.units})`;
   if (!Number.isInteger(l.threads) || l.threads < 1 || l.threads > 256 || l.threads % l.lanes !== 0)
     return `threads must be a multiple of lanes, at most 256 (got ${l.threads})`;
-  if (l.reduce !== 'subgroup' && l.reduce !== 'shared')
-    return `reduce must be 'subgroup' or 'shared' (got ${l.reduce})`;
+  if (l.reduce !== 'subgroup' && l.reduce !== 'shared' && l.reduce !== 'hybrid')
+    return `reduce must be 'subgroup', 'shared' or 'hybrid' (got ${l.reduce})`;
+  if (l.reduce === 'subgroup' && l.lanes > 32)
+    return `reduce 'subgroup' takes at most 32 lanes (got ${l.lanes}; wider groups: 'hybrid')`;
+  if (l.reduce === 'hybrid') {
+    const s = l.shuffleLanes;
+    if (s === undefined || ![2, 4, 8, 16, 32].includes(s) || s >= l.lanes)
+      return `reduce 'hybrid' needs shuffleLanes 2, 4, 8, 16 or 32, below lanes ${l.lanes} (got ${s})`;
+  } else if (l.shuffleLanes !== undefined) return `shuffleLanes needs reduce 'hybrid' (got ${l.reduce})`;
   if (l.intDot && !l.packed) return 'intDot needs packed';
   if (l.shareX !== undefined) {
     if (![2, 4, 8].includes(l.shareX)) return `shareX must be 2, 4 or 8 (got ${l.shareX})`;
@@ -185,6 +209,8 @@ interface MmvKernel {
   maxDotsPerUnit: number;
   /** Lanes combined through subgroup shuffles (else through workgroup memory `red`). */
   subgroupReduce: boolean;
+  /** Lanes combined by shuffles before workgroup memory (reduce 'hybrid'; 0 otherwise). */
+  shuffleLanes: number;
   /** Threads of a subgroup sharing a chunk's loads (layout.shareX; 0: each thread loads its own). */
   threadsSharingX: number;
   /** The chunk's sums Σx (`xs{tt}`), half sums (`xlo{tt}`, `xhi{tt}`) and int8 copy (`q{tt}_{j}`) are needed. */
@@ -249,7 +275,7 @@ function declarations(k: MmvKernel): string {
   const bind = (declaration: string) => `@group(0) @binding(${binding++}) ${declaration};`;
   const normF32 = o.norm?.type === 'F32';
   return lines(
-    (k.subgroupReduce || k.threadsSharingX > 0) && 'enable subgroups;',
+    (k.subgroupReduce || k.shuffleLanes > 0 || k.threadsSharingX > 0) && 'enable subgroups;',
     STEP_WGSL,
     bind('var<uniform> step: Step'),
     bind('var<storage, read> x: array<vec4<f32>>'),
@@ -279,11 +305,14 @@ function halfNormReader(type: WeightType): string {
   return `fn gnorm4(i: u32) -> vec4<f32> { return vec4<f32>(${toF32('gnorm[2u * i]')}, ${toF32('gnorm[2u * i + 1u]')}); }`;
 }
 
-/** `red`: the workgroup memory lanes reduce through when they cannot shuffle (one slot per value per thread). */
+/**
+ * `red`: the workgroup memory lanes reduce through when they cannot shuffle (one slot per value per thread;
+ * 'hybrid': per run of shuffleLanes threads).
+ */
 function reductionMemory(k: MmvKernel): Section {
   if (k.lanesPerGroup === 1 || k.subgroupReduce) return undefined;
   const values = k.unitsPerGroup * k.maxDotsPerUnit * k.tokens + (k.options.norm ? k.tokens : 0);
-  return `var<workgroup> red: array<f32, ${k.threads * values}>;`;
+  return `var<workgroup> red: array<f32, ${(k.threads / (k.shuffleLanes || 1)) * values}>;`;
 }
 
 /** `xr{tt}`: the vec4 offset of each token's row of x (clamped to the last token: a partial token group computes duplicates, never stored). */
@@ -424,6 +453,26 @@ function halvingStrides(lanes: number): number[] {
 function laneReduction(k: MmvKernel): Section {
   if (k.lanesPerGroup === 1) return undefined;
   const values = [...accumulators(k), ...(k.options.norm ? k.eachToken.map((tt) => `ss${tt}`) : [])];
+  const S = k.shuffleLanes;
+  if (S) {
+    // Shuffles within each run of S lanes, the first lane of each run stores its run's sums (slot
+    // i · P + lid / S, P runs per workgroup), one barrier, and lane 0 of the group adds its runs in order.
+    const P = k.threads / S;
+    const runs = k.lanesPerGroup / S;
+    return lines(
+      halvingStrides(S).flatMap((m) => values.map((v) => `  ${v} += subgroupShuffleXor(${v}, ${m}u);`)),
+      `  if (lid % ${S}u == 0u) {`,
+      values.map((v, i) => `    red[${i * P}u + lid / ${S}u] = ${v};`),
+      '  }',
+      '  workgroupBarrier();',
+      '  if (lane != 0u) { return; }',
+      `  let run0 = lid / ${S}u;`,
+      values.map(
+        (v, i) =>
+          `  ${v} = ${Array.from({ length: runs }, (_, r) => `red[${i * P}u + run0 + ${r}u]`).join(' + ')};`,
+      ),
+    );
+  }
   const strides = halvingStrides(k.lanesPerGroup);
   const slot = (i: number) => `red[${i * k.threads}u + lid]`;
   const combine = k.subgroupReduce
@@ -499,12 +548,22 @@ export function mmvWGSL(o: MmvOptions): string {
     chunks: K / 32,
     maxDotsPerUnit: Math.max(...o.segments.map((s) => s.dots.length)),
     subgroupReduce: layout.lanes > 1 && layout.reduce === 'subgroup',
+    shuffleLanes: layout.lanes > 1 && layout.reduce === 'hybrid' ? (layout.shuffleLanes ?? 0) : 0,
     threadsSharingX: layout.shareX ?? 0,
     wantsXsum: weights.some((w) => DECODERS[w.type].needsXsum),
     wantsXhalf: weights.some((w) => DECODERS[w.type].needsXhalf && !takesIntDot(w)),
     wantsInt8X: weights.some(takesIntDot),
     takesIntDot,
   };
+  const red = k.lanesPerGroup > 1 && !k.subgroupReduce;
+  const redBytes =
+    4 *
+    (k.threads / (k.shuffleLanes || 1)) *
+    (k.unitsPerGroup * k.maxDotsPerUnit * k.tokens + (o.norm ? k.tokens : 0));
+  if (red && redBytes > 16384)
+    throw new Error(
+      `mmv layout ${JSON.stringify(layout)} with ${TT} tokens needs ${redBytes} bytes of workgroup memory to reduce (WebGPU's default limit: 16384)`,
+    );
   const lanes = k.lanesPerGroup;
   const lastTokenOnly = o.lastTokenOnly;
   return lines(

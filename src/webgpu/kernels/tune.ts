@@ -7,10 +7,14 @@
  * the life of the worker or process, so a second load of the same model (or a model of the same width)
  * measures nothing.
  *
- * Timing is wall clock around one submit of the same number of dispatches for every candidate (enough
- * for the fastest candidate to fill ≥ 15 ms, at least 3), after a warm-up dispatch, best of 3 rounds
- * run round-robin; every candidate runs the same bytes, so the ratio between candidates is
- * what matters (dispatch and submit overhead fall on all alike).
+ * Timing: the same number of dispatches for every candidate in one compute pass (enough for the
+ * fastest candidate's warm-up dispatch to fill ≥ 15 ms, 5 ms where timed by timestamps, at least 3), after a warm-up dispatch,
+ * {@link TRIAL_ROUNDS} rounds run round-robin (3 on software adapters), the median round per candidate. Where the device has `timestamp-query` (GPUs) the pass
+ * is timed by the GPU's own timestamps (no submit or map latency), else by wall clock around the submit;
+ * every candidate runs the same bytes, so the ratio between candidates is what matters. On GPUs the
+ * trial runs the model's whole matrix (up to {@link TRIAL_MAX_BYTES} of weights; a first-rows slice
+ * favours the layouts whose workgroups are few and large, which an 8B model's 14,336-row gate+up does
+ * not), on software adapters its first {@link TRIAL_MAX_WEIGHTS} weights.
  */
 
 import { EngineError } from '../../core/errors.ts';
@@ -32,17 +36,19 @@ export interface MmvChoice {
   trials?: { layout: MmvLayout; ms: number }[];
 }
 
-/** A compact name of a layout, e.g. `lanes32-sg-u2-t128-packed`. */
+/** A compact name of a layout, e.g. `lanes32-sg-u2-t128-packed`, `lanes128-hy32-u2-t128` (reduce 'hybrid', 32 lanes shuffled). */
 export function layoutName(l: MmvLayout): string {
-  return `lanes${l.lanes}${l.lanes > 1 ? `-${l.reduce === 'subgroup' ? 'sg' : 'shared'}` : ''}-u${l.units}-t${l.threads}${l.packed ? '-packed' : ''}${l.intDot ? '-int8' : ''}${l.shareX ? `-xs${l.shareX}` : ''}`;
+  const reduce = l.reduce === 'subgroup' ? 'sg' : l.reduce === 'hybrid' ? `hy${l.shuffleLanes}` : 'shared';
+  return `lanes${l.lanes}${l.lanes > 1 ? `-${reduce}` : ''}-u${l.units}-t${l.threads}${l.packed ? '-packed' : ''}${l.intDot ? '-int8' : ''}${l.shareX ? `-xs${l.shareX}` : ''}`;
 }
 
 /**
  * The layouts worth trying on this adapter. Software (fallback) adapters: a thread per 1, 2 or 4 rows,
  * and 8 rows with the activations shared through subgroups where every subgroup has one size of 2, 4 or 8.
  * GPUs: lanes along K (32, or the adapter's minimum subgroup size when smaller), 1–2 units per lane
- * group, reduced with subgroups where the device has them, else through workgroup memory; and the
- * integer-dot variant where WGSL has packed 4×8 dot products.
+ * group, reduced with subgroups where the device has them, else through workgroup memory; the
+ * integer-dot variant where WGSL has packed 4×8 dot products; and llama.cpp's GPU shape, a workgroup of
+ * 128 lanes along K on 2 or 4 rows (reduce 'hybrid'), float and int8.
  */
 export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
   const packed = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
@@ -77,6 +83,17 @@ export function mmvCandidates(gpu: GpuContext): MmvLayout[] {
   // llama.cpp's MMVQ scheme (int8 activations, dot4I8Packed): native on GPUs with DP4A. On SwiftShader it
   // is emulated and slower (BENCHMARKS.md, "Why the kernel defaults…", mmvCandidates), so not tried there.
   if (packed) out.push({ lanes, units: 2, threads: 128, reduce, packed, intDot: true });
+  // The whole workgroup on a few rows (llama.cpp Vulkan mul_mat_vec on NVIDIA: 128 threads on 2 rows of
+  // K-quants, DMMV_WG_SIZE_LARGE; rows / 2 workgroups fill a 132-SM GPU): 128 lanes along K reduced by
+  // shuffles within each subgroup and one barrier ('hybrid'), on 2 and 4 rows, float and int8; and one
+  // subgroup per workgroup on 2 rows (its DMMV_WG_SIZE_SUBGROUP, for small matrices).
+  const wide = sg ? { reduce: 'hybrid' as const, shuffleLanes: lanes } : { reduce: 'shared' as const };
+  out.push(
+    { lanes: 128, units: 2, threads: 128, ...wide, packed },
+    { lanes: 128, units: 4, threads: 128, ...wide, packed },
+  );
+  if (packed) out.push({ lanes: 128, units: 2, threads: 128, ...wide, packed, intDot: true });
+  if (lanes === 32) out.push({ lanes, units: 2, threads: 32, reduce, packed });
   return out;
 }
 
@@ -96,7 +113,9 @@ function randomWeights(type: WeightType, K: number, N: number, planar = false): 
     planar ? Math.max(raw, planarBytes(type, (K * N) / WEIGHT_BLOCK[type].size)) : raw,
   );
   const rng = mulberry32(K * 31 + N);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(rng() * 256);
+  // Four bytes per draw: a GPU trial's whole matrix is up to TRIAL_MAX_BYTES.
+  const words = new Uint32Array(bytes.buffer, 0, bytes.length >> 2);
+  for (let i = 0; i < words.length; i++) words[i] = Math.floor(rng() * 0x1_0000_0000);
   // Keep every 16-bit word a small finite f16 where scales live: 0x1400 ≈ 1e-3 in the high byte's range.
   if (type === 'F16') for (let i = 1; i < bytes.length; i += 2) bytes[i] &= 0x13;
   if (type === 'F32') for (let i = 3; i < bytes.length; i += 4) bytes[i] = 0x3a;
@@ -125,9 +144,99 @@ export interface MmvShape {
 export const TRIAL_MAX_WEIGHTS = 4 << 20;
 
 /**
- * Times each candidate on the matmul shape `shape` ({@link MmvShape}; N capped so that a dispatch reads
- * at most {@link TRIAL_MAX_WEIGHTS} weights) and returns the fastest. With one candidate, nothing is
- * timed. Wall time per dispatch, ms, in `trials`.
+ * The most bytes of weights a GPU trial dispatch reads (per dot): every Q/K/V, attention output,
+ * gate+up and down matrix of an 8B model in full (its Q4_K gate: 14,336 × 4,096 in 33 MB, F16 117 MB);
+ * an output matrix beyond it is timed on its first rows.
+ */
+export const TRIAL_MAX_BYTES = 128 << 20;
+
+/** Rounds of every candidate in a GPU trial (software adapters: 3); a candidate's time is its median round. */
+export const TRIAL_ROUNDS = 5;
+
+/** The median of `xs` (not empty). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * Rows of a trial: all `N` on a GPU up to {@link TRIAL_MAX_BYTES} of weights per dot, else (software
+ * adapters) up to {@link TRIAL_MAX_WEIGHTS} weights in all.
+ */
+export function trialRows(gpu: GpuContext, shape: MmvShape): number {
+  const dots = shape.dots ?? 1;
+  const cap = gpu.info.isFallback
+    ? Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))
+    : Math.floor(TRIAL_MAX_BYTES / rowBytes(shape.type, shape.K));
+  return Math.max(1, Math.min(shape.N, cap));
+}
+
+/**
+ * A function timing `n` dispatches of `encode` in one compute pass, in ms: by the pass's timestamps where
+ * the device has `timestamp-query` (`timestamps`), else wall clock around submit and completion.
+ * `dispose` frees its query buffers.
+ */
+function passTimer(
+  device: GPUDevice,
+  timestamps: boolean,
+): {
+  time: (n: number, encode: (pass: GPUComputePassEncoder) => void) => Promise<number>;
+  dispose: () => void;
+} {
+  const q = timestamps
+    ? {
+        set: device.createQuerySet({ type: 'timestamp', count: 2 }),
+        resolve: device.createBuffer({
+          label: 'mmv-tune timestamps',
+          size: 16,
+          usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+        }),
+        read: device.createBuffer({
+          label: 'mmv-tune timestamps read',
+          size: 16,
+          usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+        }),
+      }
+    : undefined;
+  return {
+    async time(n, encode) {
+      const enc = device.createCommandEncoder({ label: 'mmv-tune' });
+      const pass = enc.beginComputePass(
+        q
+          ? { timestampWrites: { querySet: q.set, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } }
+          : {},
+      );
+      for (let k = 0; k < n; k++) encode(pass);
+      pass.end();
+      if (q) {
+        enc.resolveQuerySet(q.set, 0, 2, q.resolve, 0);
+        enc.copyBufferToBuffer(q.resolve, 0, q.read, 0, 16);
+      }
+      const t0 = performance.now();
+      device.queue.submit([enc.finish()]);
+      if (!q) {
+        await device.queue.onSubmittedWorkDone();
+        return performance.now() - t0;
+      }
+      await q.read.mapAsync(GPUMapMode.READ);
+      const [a, b] = new BigUint64Array(q.read.getMappedRange().slice(0));
+      q.read.unmap();
+      // A device may report 0 for both stamps (timestamps quantized or disabled): wall clock then.
+      return b > a ? Number(b - a) / 1e6 : performance.now() - t0;
+    },
+    dispose() {
+      q?.set.destroy();
+      q?.resolve.destroy();
+      q?.read.destroy();
+    },
+  };
+}
+
+/**
+ * Times each candidate on the matmul shape `shape` ({@link MmvShape}; N capped by {@link trialRows}) and
+ * returns the fastest. With one candidate, nothing is timed. The median ms per dispatch (GPU timestamps
+ * or wall clock, as the module's doc says) in `trials`.
  * @throws EngineError('unsupported_model') when no candidate compiles (one that fails is skipped).
  */
 export async function chooseMmvLayout(
@@ -139,11 +248,15 @@ export async function chooseMmvLayout(
   const i = gpu.info;
   const dots = shape.dots ?? 1;
   const norm = shape.norm ?? true;
-  const N = Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))));
+  const N = trialRows(gpu, shape);
   const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${candidates.map(layoutName).join(',')}`;
   const hit = cache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
+  const timer = passTimer(device, gpu.hasTimestamps);
+  // A round of the fastest candidate: 15 ms on the wall clock, 5 ms by the GPU's timestamps (precise to
+  // the µs, free of submit latency), so 8 candidates × 5 rounds stay well under a second per matmul.
+  const roundMs = gpu.hasTimestamps ? 5 : 15;
   const made: GPUBuffer[] = [];
   const buf = (bytes: Uint8Array | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
     const size = typeof bytes === 'number' ? bytes : bytes.byteLength;
@@ -171,9 +284,9 @@ export async function chooseMmvLayout(
       dots: ws.map((_, w) => ({ w, row: 'u' })),
       epilogue: dots === 2 ? 'y[u] = d0 / (1.0 + exp(-d0)) * d1;' : 'y[u] = d0;',
     };
-    // Compile every candidate, then time them round-robin (best of 3 rounds each), so that load from other
-    // processes falls on all candidates alike.
-    const runners: { layout: MmvLayout; run: (n: number) => Promise<number>; n: number; ms: number }[] = [];
+    // Compile every candidate, then time them round-robin (the median of TRIAL_ROUNDS rounds each), so
+    // that load from other processes falls on all candidates alike.
+    const runners: { layout: MmvLayout; run: (n: number) => Promise<number>; n: number; ms: number[] }[] = [];
     let lastError: unknown;
     for (const layout of candidates) {
       try {
@@ -200,34 +313,29 @@ export async function chooseMmvLayout(
           })),
         });
         const nx = mmvWorkgroupsX([seg], layout);
-        const run = async (n: number) => {
-          const enc = device.createCommandEncoder({ label: 'mmv-tune' });
-          const pass = enc.beginComputePass();
-          pass.setPipeline(pipeline);
-          pass.setBindGroup(0, group);
-          for (let k = 0; k < n; k++) pass.dispatchWorkgroups(nx);
-          pass.end();
-          const t0 = performance.now();
-          device.queue.submit([enc.finish()]);
-          await device.queue.onSubmittedWorkDone();
-          return performance.now() - t0;
-        };
+        const run = (n: number) =>
+          timer.time(n, (pass) => {
+            pass.setPipeline(pipeline);
+            pass.setBindGroup(0, group);
+            pass.dispatchWorkgroups(nx);
+          });
         const once = await run(1);
         runners.push({
           layout,
           run,
-          n: Math.max(3, Math.min(200, Math.ceil(15 / Math.max(once, 0.01)))),
-          ms: Infinity,
+          n: Math.max(3, Math.min(200, Math.ceil(roundMs / Math.max(once, 0.01)))),
+          ms: [],
         });
       } catch (e) {
         lastError = e;
       }
     }
+    // Dispatches per round: enough for the fastest candidate to fill ≥ roundMs (its warm-up dispatch).
     const n = Math.max(...runners.map((r) => r.n), 3);
-    for (let round = 0; round < 3; round++) {
-      for (const r of runners) r.ms = Math.min(r.ms, (await r.run(n)) / n);
+    for (let round = 0; round < (i.isFallback ? 3 : TRIAL_ROUNDS); round++) {
+      for (const r of runners) r.ms.push((await r.run(n)) / n);
     }
-    const trials = runners.map((r) => ({ layout: r.layout, ms: r.ms }));
+    const trials = runners.map((r) => ({ layout: r.layout, ms: median(r.ms) }));
     if (trials.length === 0) {
       throw new EngineError(
         'unsupported_model',
@@ -241,6 +349,7 @@ export async function chooseMmvLayout(
     return choice;
   } finally {
     for (const b of made) b.destroy();
+    timer.dispose();
   }
 }
 

@@ -94,6 +94,55 @@ describe('perplexity and top-1 agreement against llama.cpp on the same files', (
   });
 });
 
+describe('perplexity through the GPU-shaped matvec layout (128 lanes per row, hybrid reduction) forced', () => {
+  // kernels/tune.ts's GPU family, run on this adapter by forcing it on the prefill (the scored path) and
+  // decode: shuffles within runs of the adapter's smallest subgroup (≤ 32), then workgroup memory.
+  // stories260K Q4_0 on the float path; the widened Q4_K_M (Q4_K, Q6_K) on the integer-dot path where
+  // WGSL has packed 4×8 dot products.
+  for (const [model, type, int8] of [
+    ['stories260K', 'Q4_0', false],
+    ['stories260K-wide', 'Q4_K_M', true],
+  ] as const)
+    it(`${model} ${type} (int8: ${int8}) within 1 % of llama.cpp`, async (ctx) => {
+      const adapter = await navigator.gpu.requestAdapter();
+      const S = Math.min(32, (adapter?.info as { subgroupMinSize?: number })?.subgroupMinSize ?? 0);
+      if (!adapter?.features.has('subgroups') || S < 2) ctx.skip();
+      const packed = (navigator.gpu.wgslLanguageFeatures as Set<string>).has(
+        'packed_4x8_integer_dot_product',
+      );
+      const layout = {
+        lanes: 128,
+        units: 2,
+        threads: 128,
+        reduce: 'hybrid',
+        shuffleLanes: S,
+        packed,
+        intDot: int8 && packed,
+      } as const;
+      const r = golden.runs.find((g) => g.ctx === 2048 && g.model === model && g.type === type);
+      if (!r) throw new Error(`no llama.cpp golden for ${model} ${type}`);
+      const engine = new WebGpuEngine({
+        openModel: openModelSource,
+        mmvLayout: layout,
+        prefill: { kind: 'mmv', layout, tokens: 4, splitSegments: false },
+      });
+      const info = await engine.load(
+        { blob: new Blob([(await modelBytes(model, type)) as Uint8Array<ArrayBuffer>]) },
+        { contextLength: 1024 },
+      );
+      const { nll, top1 } = await engine.scoreTokens(golden.ids);
+      await engine.dispose();
+      expect(info.kernels?.prefill?.mmvLayout).toMatch(/^lanes128-hy/);
+      const ppl = perplexityOf(nll);
+      console.log(
+        `${model} ${type} lanes128 hybrid: perplexity ${ppl.toFixed(4)} vs llama.cpp ${r.perplexity.toFixed(4)}`,
+      );
+      expect(nll.length).toBe(r.tokens);
+      expect(Math.abs(ppl / r.perplexity - 1)).toBeLessThan(0.01);
+      expect(top1Agreement(top1, r.top1)).toBeGreaterThanOrEqual(MIN_TOP1[type]);
+    });
+});
+
 describe('weights repacked into planes at load decode exactly as the file’s own blocks', () => {
   // stories260K widened to 256-wide rows in Q4_K_M: Q6_K output and attn_v/ffn_down, Q4_K elsewhere; and
   // plain stories260K in Q4_0 and Q8_0 (rows of 64; ffn_down's 172 falls back to Q8_0 / F16).

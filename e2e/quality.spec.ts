@@ -3,7 +3,7 @@
  * the same text, side by side with the difference from f16, each within 1 % of llama.cpp's (tests/golden/kvquant.json); a model whose head size has no whole blocks
  * says why its quantized rows did not run; the model is loaded back as it was.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -60,6 +60,7 @@ test('perplexity per KV cache type beside f16 equals llama.cpp, and the model lo
   }
   // Loaded back as it was: the picker's f16 cache.
   await expect(page.locator('[data-field="model-shape"]')).toContainText('f16 KV cache');
+  rmSync(dir, { recursive: true, force: true });
   if (process.env.SHOTS) {
     await card.scrollIntoViewIfNeeded();
     await page.screenshot({ path: `${process.env.SHOTS}/quality-1280.png` });

@@ -221,10 +221,10 @@ export function chromiumArg(values: { chromium?: string; browser?: string }): st
 }
 
 /** The speculative-decoding flags of `generate` (GenerateRequest.draft, LoadOptions.draft). */
-export const DRAFT_USAGE = `  --draft PATH|URL|hf:…|synthetic:… speculative decoding with a draft model (greedy only): a smaller GGUF
+export const DRAFT_USAGE = `  --draft PATH|URL|hf:…|synthetic:… speculative decoding with a draft model: a smaller GGUF
                                     with the target's vocabulary drafts, the target verifies each draft in
-                                    one pass; the output is plain greedy's, and stderr gets the acceptance
-                                    and tokens per target pass
+                                    one pass; greedy output is plain greedy's, sampled output follows the
+                                    target's distribution; stderr gets the acceptance and tokens per pass
   --lookup                          speculative decoding by prompt lookup instead (no second model): drafts
                                     from n-grams of the prompt and the output so far
   --draft-max N                     most tokens drafted per pass, 1..16 (default 8 with --lookup, 4 with

@@ -144,6 +144,10 @@ async function main(): Promise<number> {
   if (draft) req.draft = draft;
   const format = responseFormatArg(values['json-schema'], values.grammar);
   if (format) req.responseFormat = format;
+  if (draft && format)
+    throw new UsageError(
+      `${values.lookup ? '--lookup' : '--draft'} (speculative decoding) cannot be combined with ${values.grammar !== undefined ? '--grammar' : '--json-schema'} (structured output): give one of them`,
+    );
   const ctx = optIntArg(values.ctx, 'ctx', 1);
   const kv = kvTypesArg(values);
   const chromium = chromiumArg(values);
@@ -237,6 +241,10 @@ async function main(): Promise<number> {
       `note: stopped after ${result.outputTokenIds.length} of ${asked} tokens: the context (--ctx) is full`,
     );
   }
+  if (format && result.finishReason === 'length')
+    console.error(
+      `warning: the answer was cut after ${result.outputTokenIds.length} tokens, before the ${format.type === 'grammar' ? 'grammar' : 'JSON value'} was complete: it does not parse (finish reason "length"); raise --max-tokens`,
+    );
   if (values.json) {
     writeFileSync(
       values.json,

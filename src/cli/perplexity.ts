@@ -105,6 +105,9 @@ async function main(): Promise<number> {
   }
   if (!values.model || !values.text) {
     console.error(USAGE);
+    console.error(
+      `perplexity: ${!values.model ? '--model' : '--text'} is missing${!values.text && !values.model ? ' (and --text)' : ''}: --text names a UTF-8 text file to score`,
+    );
     return 2;
   }
   const ctx = optIntArg(values.ctx, 'ctx', 2);

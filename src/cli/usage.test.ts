@@ -4,7 +4,9 @@
  * PATH` a documented alias that works the same); bench lists every flag it takes.
  */
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -160,6 +162,31 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
     const r = await cli('generate', ['--model', 'synthetic:stories260k-f32']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('error [invalid_argument]: --prompt is required');
+  });
+
+  it('generate refuses drafting with structured output before Chromium starts, naming the flags; perplexity names a missing --text', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'usage-'));
+    const schema = join(dir, 'schema.json');
+    writeFileSync(schema, '{"type":"object"}');
+    const r = await cli('generate', [
+      '--model',
+      'synthetic:stories260k-f32',
+      '--prompt',
+      'x',
+      '--lookup',
+      '--json-schema',
+      schema,
+      '--chromium',
+      '/nonexistent/chrome',
+    ]);
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^error \[invalid_argument\]: --lookup \(speculative decoding\) cannot be combined with --json-schema/,
+    );
+    const p = await cli('perplexity', ['--model', 'synthetic:stories260k-f32']);
+    expect(p.code).toBe(2);
+    expect(p.stderr).toContain('perplexity: --text is missing');
   });
 
   it('bench:report names its errors with a code', async () => {

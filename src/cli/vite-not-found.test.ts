@@ -137,7 +137,7 @@ describe('missingFilesAre404', () => {
     );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      `error [http_status]: split part 2 of 3 is missing: ${join(dir, 'stories260K-00002-of-00003.gguf')} was not found (HTTP 404)`,
+      `error [invalid_argument]: split part 2 of 3 is missing: ${join(dir, 'stories260K-00002-of-00003.gguf')} was not found (no such file)`,
     );
     expect(r.stderr).not.toMatch(/HTML|@fs|127\.0\.0\.1/);
   });

@@ -61,6 +61,8 @@ test('after a GPU run, "Measure my CPU" runs the same plan on wllama and saves t
   await expect(card.getByTestId('cpu-sentence')).toHaveText(
     /^On stories260K, (this GPU is [\d.]+× your CPU|your CPU is [\d.]+× this GPU) at decode\.$/,
   );
+  // The test's adapter is SwiftShader: the card says both columns ran on this CPU.
+  await expect(card.getByTestId('cpu-software-note')).toContainText('software adapter');
   // vite preview sends no COOP/COEP: one thread, and the card says what a page needs for more.
   await expect(card.getByTestId('cpu-threads')).toContainText(
     'Medians of 2 CPU runs on 1 thread; this page is not cross-origin isolated.',

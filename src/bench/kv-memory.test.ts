@@ -8,6 +8,7 @@ import {
   kvCacheBytes,
   kvRowBytes,
   kvShapeOf,
+  kvTypeUnusable,
 } from './kv-memory.ts';
 import type { MemoryProbe } from './llama-bench.ts';
 import { modelFits } from './llama-bench-gpu.ts';
@@ -105,5 +106,18 @@ describe('context lengths up to the trained maximum', () => {
     expect(at(128).kvType).toBe('q4_0');
     expect(at(200).kvType).toBe('q8_0');
     expect(at(300).kvType).toBe('f16');
+  });
+  it('never offers a quantized cache to heads that are not a multiple of 32 (stories260K: 8); f16 or none', () => {
+    const file = syntheticGguf('synthetic:stories260k-f32', 1, { tokenizer: false });
+    expect(kvShapeOf(file).headDim).toBe(8);
+    expect(kvTypeUnusable('q8_0', 8)).toMatch(/multiple of 32 \(this model's: 8\)/);
+    expect(kvTypeUnusable('q4_0', 8)).toBeDefined();
+    expect(kvTypeUnusable('f16', 8)).toBeUndefined();
+    expect(kvTypeUnusable('q4_0', 128)).toBeUndefined();
+    // Memory for 512 tokens of f16: 1,024 tokens of q4_0 (0.56 of the bytes) would fit, but cannot be used.
+    const m = mem(modelFits(file, mem(1e15), 512, 'f16').needBytes + 1);
+    const fits = contextFits(file, m, [512, 1024]);
+    expect(fits.map((f) => f.kvType)).toEqual(['f16', null]);
+    expect(fits[1].verdict.kvType).toBe('f16');
   });
 });

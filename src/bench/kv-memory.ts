@@ -109,15 +109,28 @@ export interface ContextFit {
  * A context above the trained maximum is not offered: `modelFits` would clamp it.
  */
 export function contextFits(file: GgufFile, mem: MemoryProbe, lengths: readonly number[]): ContextFit[] {
+  const headDim = kvShapeOf(file).headDim;
   return lengths.map((ctx) => {
     let last: FitsVerdict | undefined;
     for (const t of FIT_ORDER) {
+      if (kvTypeUnusable(t, headDim)) continue;
       const v = modelFits(file, mem, ctx, t);
       if (v.ok) return { contextLength: ctx, kvType: t, verdict: v };
       last = v;
     }
     return { contextLength: ctx, kvType: null, verdict: last as FitsVerdict };
   });
+}
+
+/**
+ * Why a cache type cannot hold this model's K/V rows, or undefined when it can: ggml's Q8_0/Q4_0 blocks
+ * hold 32 values, so each head's row must be a multiple of 32 (the engine refuses the load otherwise, as
+ * llama.cpp does).
+ */
+export function kvTypeUnusable(t: KvType, headDim: number): string | undefined {
+  return (t === 'q8_0' || t === 'q4_0') && headDim % 32 !== 0
+    ? `needs a head size that is a multiple of 32 (this model's: ${headDim})`
+    : undefined;
 }
 
 /** Every cache type's bytes at `contextLength` for K = V (the KV select's labels), in {@link KV_TYPES} order. */

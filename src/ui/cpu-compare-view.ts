@@ -10,6 +10,7 @@
  * the card. wllama's module and wasm are loaded on first use (the wasm from this page's own server).
  */
 import { cpuComparisonFrom, decodeRatioSentence, fmtRatio } from '../bench/cpu-compare.ts';
+import { isSoftwareBenchDevice } from '../bench/device.ts';
 import { runBenchmark } from '../bench/runner.ts';
 import type { BenchResult, BenchRun, CpuComparison } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
@@ -210,6 +211,15 @@ export class CpuCompareView {
               'p',
               { class: 'cpu__sentence', 'data-testid': 'cpu-sentence' },
               `On ${r.model.id}, ${sentence}.`,
+            ),
+          ]
+        : []),
+      ...(isSoftwareBenchDevice(r.device)
+        ? [
+            h(
+              'p',
+              { class: 'notice', 'data-testid': 'cpu-software-note' },
+              'This GPU is a software adapter (a CPU emulating a GPU): both columns ran on this CPU, so the ratio compares two ways of using it, not a GPU with a CPU.',
             ),
           ]
         : []),

@@ -7,7 +7,14 @@
  * cache type takes at the chosen context. The figures are bench/kv-memory.ts's, the verdict `modelFits`'.
  */
 
-import { type ContextFit, contextChoices, contextFits, kvCacheBytes, kvShapeOf } from '../bench/kv-memory.ts';
+import {
+  type ContextFit,
+  contextChoices,
+  contextFits,
+  kvCacheBytes,
+  kvShapeOf,
+  kvTypeUnusable,
+} from '../bench/kv-memory.ts';
 import type { MemoryProbe } from '../bench/llama-bench.ts';
 import { modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
 import type { KvType } from '../core/types.ts';
@@ -153,7 +160,10 @@ export class KvContextOptions {
   private render(): void {
     const file = this.file;
     if (!file) {
-      for (const o of this.kvType.options) o.textContent = o.value === 'f16' ? 'f16 (default)' : o.value;
+      for (const o of this.kvType.options) {
+        o.textContent = o.value === 'f16' ? 'f16 (default)' : o.value;
+        o.disabled = false;
+      }
       this.memoryLine.textContent =
         'Pick a model (or a synthetic shape) to see what each cache type takes and how much context fits.';
       this.probeButton.hidden = true;
@@ -164,8 +174,14 @@ export class KvContextOptions {
     const ctx = this.contextLength() ?? defaultContext(s.contextLength);
     for (const o of this.kvType.options) {
       if (!isKvType(o.value)) continue;
-      o.textContent = `${o.value}${o.value === 'f16' ? ' (default)' : ''} · ${fmtBytes(kvCacheBytes(s, ctx, o.value))}`;
+      const unusable = kvTypeUnusable(o.value, s.headDim);
+      o.disabled = unusable !== undefined;
+      o.textContent = unusable
+        ? `${o.value} · ${unusable}`
+        : `${o.value}${o.value === 'f16' ? ' (default)' : ''} · ${fmtBytes(kvCacheBytes(s, ctx, o.value))}`;
     }
+    // A choice this model cannot take (picked for another model) goes back to the default.
+    if (this.kvType.selectedOptions[0]?.disabled) this.kvType.value = 'f16';
     const kv = this.selectedKv();
     const parts = [
       `KV cache at ${ctx.toLocaleString('en-US')} tokens (${s.nLayers} layers × ${s.nHeadKv} KV heads × ${s.headDim}${

@@ -22,6 +22,18 @@ export const QUALITY_TEXT =
 /** The cache types compared, f16 (the reference) first. */
 export const QUALITY_TYPES: readonly KvType[] = ['f16', 'q8_0', 'q4_0'];
 
+/**
+ * The card's closing line: how many cache types were scored out of how many, naming those that could not
+ * run (their rows say why), e.g. `Done: 1 of 3 cache types scored (q8_0, q4_0 not run)`.
+ */
+export function qualitySummary(rows: readonly QualityRow[], total: number, stopped: boolean): string {
+  const scored = rows.filter((r) => r.error === undefined).length;
+  const notRun = rows.filter((r) => r.error !== undefined).map((r) => r.kvType);
+  return `${stopped ? 'Stopped' : 'Done'}: ${scored} of ${total} cache types scored${
+    notRun.length ? ` (${notRun.join(', ')} not run)` : ''
+  }`;
+}
+
 /** One cache type's outcome: its perplexity, or why it could not run (e.g. a head size not a multiple of 32). */
 export interface QualityRow {
   kvType: KvType;
@@ -143,7 +155,7 @@ export class QualityView {
       try {
         const info = await engine.load(source, options);
         this.session.setModel({ ...m, info });
-        this.status.textContent = `${signal.aborted ? 'Stopped' : 'Done'}: ${rows.length} of ${QUALITY_TYPES.length} cache types; ${m.id} is loaded as before.`;
+        this.status.textContent = `${qualitySummary(rows, QUALITY_TYPES.length, signal.aborted)}; ${m.id} is loaded as before.`;
       } catch (e) {
         this.session.setModel(undefined);
         this.status.textContent = `The model could not be loaded back: ${e instanceof Error ? e.message : String(e)}`;

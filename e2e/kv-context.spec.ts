@@ -78,6 +78,13 @@ test('context up to the trained maximum, memory per cache type, the fitting type
 
   // The load takes the chosen context: stories260K's shape at 512 tokens (its trained maximum).
   await page.locator('#model-synthetic-shape').selectOption('stories260k');
+  // Its heads are 8 wide: no whole 32-value blocks, so the quantized caches are greyed out, saying why,
+  // and a quantized pick made for the last shape goes back to f16.
+  for (const t of ['q8_0', 'q4_0']) {
+    await expect(kv.locator(`option[value="${t}"]`)).toBeDisabled();
+    await expect(kv.locator(`option[value="${t}"]`)).toContainText("multiple of 32 (this model's: 8)");
+  }
+  await expect(kv).toHaveValue('f16');
   await ctx.selectOption('512');
   await page.getByRole('button', { name: 'Load model' }).click();
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded /, { timeout: 60_000 });

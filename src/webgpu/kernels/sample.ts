@@ -1,7 +1,11 @@
 /**
- * Sampling on the GPU: one dispatch of one workgroup turns the logits [nVocab] f32 into a token id
- * [1] u32, so sampled decode chains on the GPU like greedy decode (the id is copied into the next step's
- * input and into a 4-byte readback; the host never sees the logits).
+ * Sampling on the GPU: two dispatches turn the logits [nVocab] f32 into a token id [1] u32, so sampled
+ * decode chains on the GPU like greedy decode (the id is copied into the next step's input and into a
+ * 4-byte readback; the host never sees the logits). With 0 < top-k ≤ {@link SAMPLE_TOPK_CAP} the first,
+ * over many workgroups ({@link sampleCandidatesWGSL}), compacts the vocabulary to each stripe's top-k
+ * (issue 40: before, one workgroup made ~20 serial passes over 128k–152k logits); the second, one
+ * workgroup ({@link sampleWGSL}), runs the chain below over that list, or over the vocabulary when
+ * top-k is off or larger (the first then returns at once).
  *
  * The chain is llama.cpp's default order (src/llama-sampling.cpp; common/common.h
  * `common_params_sampling::samplers`), the same as the CPU reference src/webgpu/sampler.ts:

@@ -344,7 +344,7 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
   it('gives the same tokens for the same seed and other tokens for another, chaining its history on the GPU', async () => {
     const device = await testDevice();
     const { seed, rng } = freshRng();
-    const n = 1000;
+    const n = 3001; // 3 stripes: the candidates pass runs
     const logits = modelLogits(rng, n);
     const prompt = historyFor(rng, logits);
     const params: SamplingParams = {

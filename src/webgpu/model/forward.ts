@@ -565,14 +565,18 @@ export function planForward(
       ),
     ],
     sample: [
-      fixed(
-        'argmax',
-        'sample_candidates',
-        sampleCandidatesWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
-        sampleSplit(c.nVocab).nParts,
-        { ...s.sample, logits: s.logits },
-        'one',
-      ),
+      ...(sampleSplit(c.nVocab).cap === 0
+        ? []
+        : [
+            fixed(
+              'argmax',
+              'sample_candidates',
+              sampleCandidatesWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
+              sampleSplit(c.nVocab).nParts,
+              { ...s.sample, logits: s.logits },
+              'one',
+            ),
+          ]),
       fixed(
         'argmax',
         'sample',

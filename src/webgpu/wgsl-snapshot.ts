@@ -197,7 +197,7 @@ export async function plannedKernels(
     ...fwd.prefillLayers.flat(),
     ...fwd.output,
     ...fwd.argmax,
-    fwd.sample,
+    ...fwd.sample,
     ...outAll,
   ];
   return all.map((k) => ({ label: k.src.label, code: k.src.code }));
@@ -298,6 +298,11 @@ export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, s
   argmax: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'argmax'],
   'argmax-final': ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'argmax_final'],
   sample: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'sample'],
+  'sample-candidates': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'sample_candidates',
+  ],
 };
 
 /**

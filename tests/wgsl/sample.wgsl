@@ -4,10 +4,13 @@ struct SampleParams { invTemp: f32, topK: u32, topP: f32, minP: f32, lnMinP: f32
 @group(0) @binding(2) var<storage, read_write> work: array<f32>;
 @group(0) @binding(3) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
+@group(0) @binding(5) var<storage, read_write> cand: array<u32>;
 
 const N = 32000u;
 const WG = 128u;
-const CH = 250u; // ids per thread in the id-ordered passes (thread t: [t·CH, t·CH + CH) ∩ [0, N))
+const CHUNK = 1024u; // the candidates pass's stripes
+const NPARTS = 32u;
+const CAP = 256u;
 const RING = 256u;
 const HDR = 4u;
 const BINS = 16u;
@@ -22,6 +25,11 @@ var<private> gK: u32;
 var<private> gC: u32;
 var<private> gM: f32;
 var<private> gThr: f32;
+// Elements read: the vocabulary (n = N, element i is id i) or the candidates (element i is id cand[i]),
+// and ch elements per thread in the id-ordered passes (thread t: [t·ch, t·ch + ch) ∩ [0, n)).
+var<private> n: u32;
+var<private> ch: u32;
+var<private> listed: bool;
 
 fn pcg(v: u32) -> u32 {
   let s = v * 747796405u + 2891336453u;
@@ -61,7 +69,7 @@ fn select_rank(lid: u32, mass: bool, goal: f32, EK: u32, EC: u32) -> vec2<u32> {
     let shift = 28u - 4u * d;
     let hi = ~(0xffffffffu >> (4u * d)); // the digits already chosen
     var h = array<f32, 16>(); // explicitly zeroed each pass (an uninitialised var in a loop is not, on every compiler)
-    for (var i = lid; i < N; i += WG) {
+    for (var i = lid; i < n; i += WG) {
       let v = work[i];
       let k = key_of(v);
       if (((k ^ P) & hi) == 0u && in_prefix(k, i, EK, EC)) {
@@ -95,8 +103,8 @@ fn select_rank(lid: u32, mass: bool, goal: f32, EK: u32, EC: u32) -> vec2<u32> {
   // Ties at key P, in id order: the m-th is the last one kept.
   let wt = select(1.0, exp(value_of(P) - gM), mass);
   let m = max(1u, u32(min(ceil((goal - A) / wt), 4.0e9)));
-  let lo = lid * CH;
-  let hi = min(lo + CH, N);
+  let lo = lid * ch;
+  let hi = min(lo + ch, n);
   var c = 0u;
   for (var i = lo; i < hi; i++) {
     if (key_of(work[i]) == P && in_prefix(P, i, EK, EC)) { c++; }
@@ -136,8 +144,8 @@ fn draw_one(u: f32) -> u32 {
     }
   }
   if (tc == WG) { tc = lastT; goal = 3.0e38; } // rounding: u · S reached S; take the last kept id
-  let lo = tc * CH;
-  let hi = min(lo + CH, N);
+  let lo = tc * ch;
+  let hi = min(lo + ch, n);
   var last = lo;
   for (var i = lo; i < hi; i++) {
     let v = work[i];
@@ -153,28 +161,37 @@ fn draw_one(u: f32) -> u32 {
   return last;
 }
 
+fn id_of(i: u32) -> u32 { return select(i, cand[i], listed && i < n); }
+
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) lid: u32) {
-  // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
-  for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }
-  storageBarrier();
-  if (params.penalty != 1.0 && params.lastN != 0u) {
-    let total = hist[0];
-    let W = min(min(total, RING), params.lastN);
-    for (var j = lid; j < W; j += WG) {
-      let t = hist[HDR + (total - W + j) % RING];
-      if (t < N) {
-        let v = logits[t];
-        work[t] = select(v / params.penalty, v * params.penalty, v <= 0.0);
+  let fromList = params.topK > 0u && params.topK <= CAP; // uniform (a private var is not, to WGSL)
+  listed = fromList;
+  n = N;
+  if (fromList) { n = (NPARTS - 1u) * params.topK + min(params.topK, N - (NPARTS - 1u) * CHUNK); }
+  ch = (n + WG - 1u) / WG;
+  if (!fromList) {
+    // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
+    for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }
+    storageBarrier();
+    if (params.penalty != 1.0 && params.lastN != 0u) {
+      let total = hist[0];
+      let W = min(min(total, RING), params.lastN);
+      for (var j = lid; j < W; j += WG) {
+        let t = hist[HDR + (total - W + j) % RING];
+        if (t < N) {
+          let v = logits[t];
+          work[t] = select(v / params.penalty, v * params.penalty, v <= 0.0);
+        }
       }
     }
+    storageBarrier();
   }
-  storageBarrier();
 
   // 2. max and argmax (lowest id on ties).
   var best = NEG;
   var bi = 0xffffffffu;
-  for (var i = lid; i < N; i += WG) {
+  for (var i = lid; i < n; i += WG) {
     let v = work[i];
     if (v > best) { best = v; bi = i; }
   }
@@ -188,6 +205,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     let k = ids[j];
     if (v > mx || (v == mx && k < amax)) { mx = v; amax = k; }
   }
+  amax = id_of(amax);
   gM = mx;
   workgroupBarrier();
   gK = 0u; // the whole vocabulary (key 0 is a NaN pattern, below every finite logit)
@@ -204,7 +222,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   // 4. top-p over the top-k set (temperature 1): the shortest prefix with mass ≥ p · Z.
   if (sampled && params.topP < 1.0) {
     var z = 0.0;
-    for (var i = lid; i < N; i += WG) {
+    for (var i = lid; i < n; i += WG) {
       let v = work[i];
       if (in_prefix(key_of(v), i, gK, gC)) { z += exp(v - gM); }
     }
@@ -217,8 +235,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   if (params.minP > 0.0) { gThr = gM + params.lnMinP; }
 
   // 6. temperature, softmax weights per contiguous chunk, then the draw.
-  let lo = lid * CH;
-  let hi = min(lo + CH, N);
+  let lo = lid * ch;
+  let hi = min(lo + ch, n);
   if (sampled) {
     var s = 0.0;
     for (var i = lo; i < hi; i++) {
@@ -229,7 +247,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   }
   workgroupBarrier();
   if (lid == 0u) {
-    let tok = select(amax, draw_one(keyed_uniform(params.seed, params.draw)), sampled);
+    let tok = select(amax, id_of(draw_one(keyed_uniform(params.seed, params.draw))), sampled);
     out[0] = tok;
     let total = hist[0];
     hist[HDR + total % RING] = tok;

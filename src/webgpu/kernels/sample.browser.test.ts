@@ -29,10 +29,35 @@ import {
   packHistory,
   packSampleParams,
   SAMPLE_DRAW_OFFSET,
+  sampleCandidatesWGSL,
+  sampleSplit,
   sampleWGSL,
 } from './sample.ts';
 
 const RING = 256;
+
+/**
+ * Runs the sampler as the engine does: the candidates pass over many workgroups, then the one-workgroup
+ * pass. `bufs`: params, logits, work, hist, out, then the debug variant's dbg if `debug`.
+ */
+async function runSample(
+  device: GPUDevice,
+  nVocab: number,
+  ring: number,
+  bufs: GPUBuffer[],
+  cand: GPUBuffer,
+  debug?: { draws: number },
+): Promise<void> {
+  const [params, logits, work, hist, out, dbg] = bufs;
+  await runWGSL(
+    device,
+    sampleCandidatesWGSL({ nVocab, ring }),
+    [params, logits, work, hist, cand],
+    [sampleSplit(nVocab).nParts],
+  );
+  const main = [params, logits, work, hist, out, cand, ...(dbg ? [dbg] : [])];
+  await runWGSL(device, sampleWGSL({ nVocab, ring, debug }), main, [1]);
+}
 
 interface GpuRun {
   /** Token ids drawn: out[0..draws). */
@@ -52,7 +77,6 @@ async function gpuDebug(
   const device = await testDevice();
   const n = logits.length;
   const s = new Sampler(params, n);
-  const code = sampleWGSL({ nVocab: n, ring: RING, debug: { draws } });
   const uni = uniformFrom(device, new Uint32Array(packSampleParams(s.params, s.seed, draw0, n)));
   const out = storageFrom(device, new Uint32Array(draws).fill(0xdeadbeef));
   const dbg = storageFrom(device, new Float32Array(n));
@@ -64,9 +88,10 @@ async function gpuDebug(
     out,
     dbg,
   ];
-  await runWGSL(device, code, bufs, [1]);
+  const cand = device.createBuffer({ size: sampleSplit(n).candBytes, usage: GPUBufferUsage.STORAGE });
+  await runSample(device, n, RING, bufs, cand, { draws });
   const r = { tokens: await readU32(device, out, draws), probs: await readF32(device, dbg, n) };
-  for (const b of bufs) b.destroy();
+  for (const b of [...bufs, cand]) b.destroy();
   return r;
 }
 
@@ -279,19 +304,56 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     );
   });
 
+  it('compacts the top-k candidates over many workgroups exactly: sizes off every multiple, ties across stripes', async () => {
+    const { seed, rng } = freshRng();
+    let tolerated = 0;
+    for (const n of [1, 31, 257, 32003, 128256, 151943]) {
+      const { chunk } = sampleSplit(n);
+      const logits = modelLogits(rng, n);
+      // Ties below the 8 large logits, on both sides of the first stripe boundaries and 20 in each of
+      // the first two stripes: top-k 12 cuts among them, both within a stripe and over the whole.
+      const tie = Math.fround(5.5);
+      for (let p = 1; p * chunk < n && p < 6; p++) logits[p * chunk - 1] = logits[p * chunk] = tie;
+      for (let p = 0; p < 2 && p * chunk < n; p++)
+        for (let j = 0; j < 20; j++) logits[Math.min(n - 1, p * chunk + 1 + 3 * j)] = tie;
+      const history = historyFor(rng, logits);
+      const all: SamplingParams[] = [
+        { temperature: 0.8, topK: 40, topP: 0.95, repetitionPenalty: 1.3, repetitionLastN: 64 },
+        { temperature: 0.8, topK: 12 },
+        { temperature: 1.5, topK: 256, minP: 0.05 },
+        { temperature: 0.8, topP: 0.95 },
+      ];
+      // Large sizes: the two top-k cases only (the whole-vocabulary path is tested above; the CPU reference sorts).
+      for (const params of n > 30000 ? all.slice(0, 2) : all) {
+        const what = `n=${n} ${JSON.stringify(params)} (seed ${seed})`;
+        tolerated += checkKept(what, logits, params, history, await gpuDebug(logits, params, history));
+      }
+      // Greedy through the sampler (top-k set: the candidates path): the maximum tied across a stripe
+      // boundary, the lower id wins; with a penalty on the history.
+      const g = new Float32Array(logits);
+      const top = Math.fround(20);
+      g[Math.min(n - 1, 2 * chunk)] = top;
+      g[Math.min(n - 1, chunk - 1)] = top;
+      const greedy = { temperature: 0, topK: 40, repetitionPenalty: 1.3, repetitionLastN: 64 };
+      const want = new Sampler(greedy, n).sample(g, history);
+      expect((await gpuDebug(g, greedy, history)).tokens[0], `greedy n=${n} (seed ${seed})`).toBe(want);
+    }
+    expect(tolerated, `ids let through at top-p boundaries (seed ${seed})`).toBeLessThanOrEqual(2);
+  });
+
   it('gives the same tokens for the same seed and other tokens for another, chaining its history on the GPU', async () => {
     const device = await testDevice();
     const { seed, rng } = freshRng();
-    const n = 1000;
+    const n = 3001; // 3 stripes: the candidates pass runs
     const logits = modelLogits(rng, n);
     const prompt = historyFor(rng, logits);
     const params: SamplingParams = {
       temperature: 0.9,
+      topK: 40, // the candidates pass (the penalty applied there); the whole-vocabulary path is tested above
       topP: 0.95,
       repetitionPenalty: 1.3,
       repetitionLastN: 32,
     };
-    const code = sampleWGSL({ nVocab: n, ring: 64 });
     const steps = 40;
     const run = async (s: number): Promise<number[]> => {
       const sampler = new Sampler({ ...params, seed: s }, n);
@@ -300,17 +362,18 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
       const hist = storageFrom(device, packHistory(prompt, 64));
       const out = storageFrom(device, new Uint32Array(4));
       const bufs = [uni, storageFrom(device, logits), storageFrom(device, new Float32Array(n)), hist, out];
+      const cand = device.createBuffer({ size: sampleSplit(n).candBytes, usage: GPUBufferUsage.STORAGE });
       const ids: number[] = [];
       for (let step = 0; step < steps; step++) {
         device.queue.writeBuffer(uni, SAMPLE_DRAW_OFFSET, Uint32Array.of(step));
-        await runWGSL(device, code, bufs, [1]);
+        await runSample(device, n, 64, bufs, cand);
         ids.push((await readU32(device, out, 1))[0]);
       }
       const h = await readU32(device, hist);
       expect(h[0], 'ids appended to the ring').toBe(prompt.length + steps);
       const all = [...prompt, ...ids];
       for (let j = all.length - 64; j < all.length; j++) expect(h[HISTORY_HEADER + (j % 64)]).toBe(all[j]);
-      for (const b of bufs) b.destroy();
+      for (const b of [...bufs, cand]) b.destroy();
       return ids;
     };
     const a = await run(seed);

@@ -1,7 +1,11 @@
 /**
- * Sampling on the GPU: one dispatch of one workgroup turns the logits [nVocab] f32 into a token id
- * [1] u32, so sampled decode chains on the GPU like greedy decode (the id is copied into the next step's
- * input and into a 4-byte readback; the host never sees the logits).
+ * Sampling on the GPU: two dispatches turn the logits [nVocab] f32 into a token id [1] u32, so sampled
+ * decode chains on the GPU like greedy decode (the id is copied into the next step's input and into a
+ * 4-byte readback; the host never sees the logits). With 0 < top-k ≤ {@link SAMPLE_TOPK_CAP} the first,
+ * over many workgroups ({@link sampleCandidatesWGSL}), compacts the vocabulary to each stripe's top-k
+ * (issue 40: before, one workgroup made ~20 serial passes over 128k–152k logits); the second, one
+ * workgroup ({@link sampleWGSL}), runs the chain below over that list, or over the vocabulary when
+ * top-k is off or larger (the first then returns at once).
  *
  * The chain is llama.cpp's default order (src/llama-sampling.cpp; common/common.h
  * `common_params_sampling::samplers`), the same as the CPU reference src/webgpu/sampler.ts:
@@ -32,6 +36,8 @@
  * f32 throughout; finite sentinels (±3e38), never ±Inf. No subgroup operations (the reductions are in
  * workgroup memory, which every adapter has).
  */
+import { argmaxSplit } from './argmax.ts';
+
 /** Threads of the sampler's one workgroup. */
 export const SAMPLE_WG = 128;
 /** Radix bins per digit pass (4-bit digits: 8 passes cover the 32-bit key). */
@@ -135,7 +141,7 @@ export interface SampleKernelOptions {
   debug?: { draws: number };
 }
 
-/** The sampler's WGSL functions: order-preserving keys of logits, workgroup sums, the rank selection of top-k / top-p (histogram passes over key bits) and the inverse-CDF draw. They use the kernel's module constants (N, WG, CH, BINS) and workgroup arrays. */
+/** The sampler's WGSL functions: order-preserving keys of logits, workgroup sums, the rank selection of top-k / top-p (histogram passes over key bits) and the inverse-CDF draw. They use the kernel's module constants (WG, BINS), the private n and ch and workgroup arrays. */
 const SAMPLE_FNS_WGSL = `// Order-preserving u32 of an f32 (larger float, larger key); −0 is taken as +0.
 fn key_of(v: f32) -> u32 {
   let b = select(bitcast<u32>(v), 0u, v == 0.0);
@@ -167,7 +173,7 @@ fn select_rank(lid: u32, mass: bool, goal: f32, EK: u32, EC: u32) -> vec2<u32> {
     let shift = 28u - 4u * d;
     let hi = ~(0xffffffffu >> (4u * d)); // the digits already chosen
     var h = array<f32, ${BINS}>(); // explicitly zeroed each pass (an uninitialised var in a loop is not, on every compiler)
-    for (var i = lid; i < N; i += WG) {
+    for (var i = lid; i < n; i += WG) {
       let v = work[i];
       let k = key_of(v);
       if (((k ^ P) & hi) == 0u && in_prefix(k, i, EK, EC)) {
@@ -201,8 +207,8 @@ fn select_rank(lid: u32, mass: bool, goal: f32, EK: u32, EC: u32) -> vec2<u32> {
   // Ties at key P, in id order: the m-th is the last one kept.
   let wt = select(1.0, exp(value_of(P) - gM), mass);
   let m = max(1u, u32(min(ceil((goal - A) / wt), 4.0e9)));
-  let lo = lid * CH;
-  let hi = min(lo + CH, N);
+  let lo = lid * ch;
+  let hi = min(lo + ch, n);
   var c = 0u;
   for (var i = lo; i < hi; i++) {
     if (key_of(work[i]) == P && in_prefix(P, i, EK, EC)) { c++; }
@@ -242,8 +248,8 @@ fn draw_one(u: f32) -> u32 {
     }
   }
   if (tc == WG) { tc = lastT; goal = 3.0e38; } // rounding: u · S reached S; take the last kept id
-  let lo = tc * CH;
-  let hi = min(lo + CH, N);
+  let lo = tc * ch;
+  let hi = min(lo + ch, n);
   var last = lo;
   for (var i = lo; i < hi; i++) {
     let v = work[i];
@@ -261,18 +267,168 @@ fn draw_one(u: f32) -> u32 {
 
 `;
 
+/** The most top-k for which the candidates pass compacts the vocabulary (larger k: the whole vocabulary). */
+export const SAMPLE_TOPK_CAP = 256;
+/** Threads per workgroup of the candidates pass. */
+export const SAMPLE_CAND_WG = 256;
+/** The largest stripe the candidates pass holds in workgroup memory (f32 each: 8 KiB). */
+const MAX_STRIPE = 2048;
+
+/** How the candidates pass splits the vocabulary. */
+export interface SampleSplit {
+  /** Logits per workgroup (argmax.ts `argmaxSplit`: ≥ 1,024, a multiple of 256). */
+  chunk: number;
+  /** Workgroups: ceil(nVocab / chunk), ≤ 256. */
+  nParts: number;
+  /**
+   * The largest top-k compacted: {@link SAMPLE_TOPK_CAP}, or 0 (never; the candidates pass is not
+   * planned) for one stripe (nVocab ≤ 1,024) or when a stripe exceeds workgroup memory.
+   */
+  cap: number;
+  /** Bytes of the candidates' id buffer `cand` [nParts · cap] u32 (at least 4). */
+  candBytes: number;
+}
+
 /**
- * The sampler kernel. Bindings (by name): `params` uniform SampleParams, `logits` [≥ nVocab] f32 (read
- * only; never modified), `work` [nVocab] f32 scratch, `hist` [HISTORY_HEADER + ring] u32 (the sampled id
- * is appended), `out` [1] u32 (the id; [draws] in the debug variant), `dbg` (debug only). Dispatch (1).
+ * The candidates pass's split of `nVocab` logits (the argmax's stripes).
+ * @throws RangeError when nVocab < 1.
+ */
+export function sampleSplit(nVocab: number): SampleSplit {
+  const { chunk, nParts } = argmaxSplit(nVocab);
+  // One stripe: the list would be the vocabulary's top-k read by one workgroup anyway; an extra dispatch
+  // for nothing (SwiftShader, stories260K: sampled decode 138 → ~90 tok/s with it).
+  const cap = nParts > 1 && chunk <= MAX_STRIPE ? SAMPLE_TOPK_CAP : 0;
+  return { chunk, nParts, cap, candBytes: Math.max(4, nParts * cap * 4) };
+}
+
+/**
+ * The sampler's first pass (issue 40), over many workgroups: when 0 < topK ≤ cap ({@link sampleSplit}),
+ * workgroup p loads its stripe [p·chunk, min((p+1)·chunk, nVocab)) of the logits into workgroup memory,
+ * applies the repetition penalty to the history's ids in it, finds the stripe's k-th element of the order
+ * (logit desc, id asc) by the same radix select over the 16 digits of the key (exact counts), and writes
+ * the stripe's top min(k, stripe) elements in id order: penalised logits to work[p·k …] and ids to
+ * cand[p·k …]. Every element of the global top-k is in its stripe's top-k, so the list (dense, id order:
+ * (nParts − 1)·k + min(k, last stripe) entries) holds it; the one-workgroup pass ({@link sampleWGSL}) then
+ * reads this list instead of the vocabulary, with the same results. Otherwise every workgroup returns at
+ * once. Bindings (by name): `params`, `logits`, `work`, `hist`, `cand`. Dispatch (nParts).
+ */
+export function sampleCandidatesWGSL(o: { nVocab: number; ring: number }): string {
+  const N = o.nVocab;
+  const { chunk, cap } = sampleSplit(N);
+  const W = SAMPLE_CAND_WG;
+  return `${SAMPLE_PARAMS_WGSL}
+@group(0) @binding(0) var<uniform> params: SampleParams;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read_write> work: array<f32>;
+@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(4) var<storage, read_write> cand: array<u32>;
+const N = ${N}u;
+const CHUNK = ${chunk}u;
+const CAP = ${cap}u;
+const W = ${W}u;
+const CPT = ${chunk / W}u; // contiguous elements per thread in the id-ordered compaction
+const RING = ${o.ring}u;
+const HDR = ${HISTORY_HEADER}u;
+var<workgroup> sv: array<f32, ${Math.min(chunk, MAX_STRIPE)}>;
+var<workgroup> cnt: array<atomic<u32>, ${BINS}>;
+var<workgroup> gt: array<u32, ${W}>;
+var<workgroup> eq: array<u32, ${W}>;
+fn key_of(v: f32) -> u32 {
+  let b = select(bitcast<u32>(v), 0u, v == 0.0);
+  return select(b | 0x80000000u, ~b, (b >> 31u) == 1u);
+}
+@compute @workgroup_size(${W})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  let k = params.topK;
+  if (k == 0u || k > CAP) { return; }
+  let s = wg.x * CHUNK;
+  let len = min(CHUNK, N - s);
+  for (var j = lid; j < len; j += W) { sv[j] = logits[s + j]; }
+  workgroupBarrier();
+  if (params.penalty != 1.0 && params.lastN != 0u) {
+    let total = hist[0];
+    let nh = min(min(total, RING), params.lastN);
+    for (var j = lid; j < nh; j += W) {
+      let t = hist[HDR + (total - nh + j) % RING];
+      if (t >= s && t < s + len) {
+        let v = logits[t];
+        sv[t - s] = select(v / params.penalty, v * params.penalty, v <= 0.0);
+      }
+    }
+  }
+  workgroupBarrier();
+  let base = wg.x * k;
+  if (len <= k) {
+    for (var j = lid; j < len; j += W) { work[base + j] = sv[j]; cand[base + j] = s + j; }
+    return;
+  }
+  // The stripe's k-th element: digits of its key, highest first; A = elements whose key is above.
+  var P = 0u;
+  var A = 0u;
+  for (var d = 0u; d < 8u; d++) {
+    let shift = 28u - 4u * d;
+    let hi = ~(0xffffffffu >> (4u * d));
+    if (lid < ${BINS}u) { atomicStore(&cnt[lid], 0u); }
+    workgroupBarrier();
+    for (var j = lid; j < len; j += W) {
+      let key = key_of(sv[j]);
+      if (((key ^ P) & hi) == 0u) { atomicAdd(&cnt[(key >> shift) & 15u], 1u); }
+    }
+    workgroupBarrier();
+    var chosen = ${BINS}u;
+    for (var j = 0u; j < ${BINS}u; j++) {
+      let b = ${BINS - 1}u - j;
+      let h = atomicLoad(&cnt[b]);
+      if (chosen == ${BINS}u && h > 0u) {
+        if (A + h >= k) { chosen = b; } else { A += h; }
+      }
+    }
+    P |= chosen << shift;
+    workgroupBarrier();
+  }
+  let m = k - A; // ties at key P kept, lowest ids first
+  // Compaction in id order: thread t owns [t·CPT, t·CPT + CPT).
+  let lo = lid * CPT;
+  let hi = min(lo + CPT, len);
+  var g = 0u;
+  var e = 0u;
+  for (var j = lo; j < hi; j++) {
+    let key = key_of(sv[j]);
+    if (key > P) { g++; } else if (key == P) { e++; }
+  }
+  gt[lid] = g;
+  eq[lid] = e;
+  workgroupBarrier();
+  var gp = 0u;
+  var ep = 0u;
+  for (var t = 0u; t < lid; t++) { gp += gt[t]; ep += eq[t]; }
+  var pos = base + gp + min(ep, m);
+  for (var j = lo; j < hi; j++) {
+    let key = key_of(sv[j]);
+    if (key > P || (key == P && ep < m)) {
+      work[pos] = sv[j];
+      cand[pos] = s + j;
+      pos++;
+    }
+    if (key == P) { ep++; }
+  }
+}`;
+}
+
+/**
+ * The sampler kernel, after {@link sampleCandidatesWGSL} in the same pass. Bindings (by name): `params`
+ * uniform SampleParams, `logits` [≥ nVocab] f32 (read only; never modified), `work` [nVocab] f32 scratch
+ * (the candidates' logits when the candidates pass ran), `hist` [HISTORY_HEADER + ring] u32 (the sampled
+ * id is appended), `out` [1] u32 (the id; [draws] in the debug variant), `cand` (the candidates' ids),
+ * `dbg` (debug only). Dispatch (1).
  */
 export function sampleWGSL(o: SampleKernelOptions): string {
   const N = o.nVocab;
   const WG = SAMPLE_WG;
-  const CH = Math.ceil(N / WG);
   if (!Number.isInteger(N) || N < 1) throw new Error(`nVocab must be a positive integer, got ${N}`);
   if (!Number.isInteger(o.ring) || o.ring < 1)
     throw new Error(`ring must be a positive integer, got ${o.ring}`);
+  const { chunk, nParts, cap } = sampleSplit(N);
   const dbg = o.debug;
   return `${SAMPLE_PARAMS_WGSL}
 @group(0) @binding(0) var<uniform> params: SampleParams;
@@ -280,10 +436,13 @@ export function sampleWGSL(o: SampleKernelOptions): string {
 @group(0) @binding(2) var<storage, read_write> work: array<f32>;
 @group(0) @binding(3) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
-${dbg ? '@group(0) @binding(5) var<storage, read_write> dbg: array<f32>;' : ''}
+@group(0) @binding(5) var<storage, read_write> cand: array<u32>;
+${dbg ? '@group(0) @binding(6) var<storage, read_write> dbg: array<f32>;' : ''}
 const N = ${N}u;
 const WG = ${WG}u;
-const CH = ${CH}u; // ids per thread in the id-ordered passes (thread t: [t·CH, t·CH + CH) ∩ [0, N))
+const CHUNK = ${chunk}u; // the candidates pass's stripes
+const NPARTS = ${nParts}u;
+const CAP = ${cap}u;
 const RING = ${o.ring}u;
 const HDR = ${HISTORY_HEADER}u;
 const BINS = ${BINS}u;
@@ -298,31 +457,45 @@ var<private> gK: u32;
 var<private> gC: u32;
 var<private> gM: f32;
 var<private> gThr: f32;
+// Elements read: the vocabulary (n = N, element i is id i) or the candidates (element i is id cand[i]),
+// and ch elements per thread in the id-ordered passes (thread t: [t·ch, t·ch + ch) ∩ [0, n)).
+var<private> n: u32;
+var<private> ch: u32;
+var<private> listed: bool;
 
 ${PRNG_WGSL}
 
-${SAMPLE_FNS_WGSL}@compute @workgroup_size(${WG})
+${SAMPLE_FNS_WGSL}fn id_of(i: u32) -> u32 { return select(i, cand[i], listed && i < n); }
+
+@compute @workgroup_size(${WG})
 fn main(@builtin(local_invocation_index) lid: u32) {
-  // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
-  for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }
-  storageBarrier();
-  if (params.penalty != 1.0 && params.lastN != 0u) {
-    let total = hist[0];
-    let W = min(min(total, RING), params.lastN);
-    for (var j = lid; j < W; j += WG) {
-      let t = hist[HDR + (total - W + j) % RING];
-      if (t < N) {
-        let v = logits[t];
-        work[t] = select(v / params.penalty, v * params.penalty, v <= 0.0);
+  let fromList = params.topK > 0u && params.topK <= CAP; // uniform (a private var is not, to WGSL)
+  listed = fromList;
+  n = N;
+  if (fromList) { n = (NPARTS - 1u) * params.topK + min(params.topK, N - (NPARTS - 1u) * CHUNK); }
+  ch = (n + WG - 1u) / WG;
+  if (!fromList) {
+    // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
+    for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }
+    storageBarrier();
+    if (params.penalty != 1.0 && params.lastN != 0u) {
+      let total = hist[0];
+      let W = min(min(total, RING), params.lastN);
+      for (var j = lid; j < W; j += WG) {
+        let t = hist[HDR + (total - W + j) % RING];
+        if (t < N) {
+          let v = logits[t];
+          work[t] = select(v / params.penalty, v * params.penalty, v <= 0.0);
+        }
       }
     }
+    storageBarrier();
   }
-  storageBarrier();
 
   // 2. max and argmax (lowest id on ties).
   var best = NEG;
   var bi = 0xffffffffu;
-  for (var i = lid; i < N; i += WG) {
+  for (var i = lid; i < n; i += WG) {
     let v = work[i];
     if (v > best) { best = v; bi = i; }
   }
@@ -336,6 +509,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     let k = ids[j];
     if (v > mx || (v == mx && k < amax)) { mx = v; amax = k; }
   }
+  amax = id_of(amax);
   gM = mx;
   workgroupBarrier();
   gK = 0u; // the whole vocabulary (key 0 is a NaN pattern, below every finite logit)
@@ -352,7 +526,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   // 4. top-p over the top-k set (temperature 1): the shortest prefix with mass ≥ p · Z.
   if (sampled && params.topP < 1.0) {
     var z = 0.0;
-    for (var i = lid; i < N; i += WG) {
+    for (var i = lid; i < n; i += WG) {
       let v = work[i];
       if (in_prefix(key_of(v), i, gK, gC)) { z += exp(v - gM); }
     }
@@ -365,8 +539,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   if (params.minP > 0.0) { gThr = gM + params.lnMinP; }
 
   // 6. temperature, softmax weights per contiguous chunk, then the draw.
-  let lo = lid * CH;
-  let hi = min(lo + CH, N);
+  let lo = lid * ch;
+  let hi = min(lo + ch, n);
   if (sampled) {
     var s = 0.0;
     for (var i = lo; i < hi; i++) {
@@ -380,16 +554,19 @@ ${
   dbg
     ? `  var S = 0.0;
   for (var t = 0u; t < WG; t++) { S += csum[t]; }
+  if (listed) { for (var i = lid; i < N; i += WG) { dbg[i] = -1.0; } }
+  storageBarrier();
   for (var i = lo; i < hi; i++) {
     let v = work[i];
-    if (!sampled) { dbg[i] = select(-1.0, 1.0, i == amax); }
-    else { dbg[i] = select(-1.0, exp((v - gM) * params.invTemp) / S, kept(v, i)); }
+    let id = id_of(i);
+    if (!sampled) { dbg[id] = select(-1.0, 1.0, id == amax); }
+    else { dbg[id] = select(-1.0, exp((v - gM) * params.invTemp) / S, kept(v, i)); }
   }
   for (var d = lid; d < ${dbg.draws}u; d += WG) {
-    out[d] = select(amax, draw_one(keyed_uniform(params.seed, params.draw + d)), sampled);
+    out[d] = select(amax, id_of(draw_one(keyed_uniform(params.seed, params.draw + d))), sampled);
   }`
     : `  if (lid == 0u) {
-    let tok = select(amax, draw_one(keyed_uniform(params.seed, params.draw)), sampled);
+    let tok = select(amax, id_of(draw_one(keyed_uniform(params.seed, params.draw))), sampled);
     out[0] = tok;
     let total = hist[0];
     hist[HDR + total % RING] = tok;

@@ -72,8 +72,8 @@ export interface ForwardDispatches {
   output: Dispatch[];
   /** The argmax's two passes (partial maxima, then the final one). */
   argmax: Dispatch[];
-  /** The GPU sampler (kernels/sample.ts), compiled at load. */
-  sampler: Dispatch;
+  /** The GPU sampler's two passes (kernels/sample.ts: top-k candidates, then the draw), compiled at load. */
+  sampler: Dispatch[];
 }
 
 /**
@@ -94,7 +94,7 @@ export async function compileForward(
     ...plan.argmax,
     ...plan.decodeLayers.flat(),
     ...plan.prefillLayers.flat(),
-    plan.sample,
+    ...plan.sample,
   ];
   const sources = new Map<string, string>(); // code → label of its first kernel
   for (const k of all) if (!sources.has(k.src.code)) sources.set(k.src.code, k.src.label);
@@ -117,7 +117,7 @@ export async function compileForward(
     embed: dispatch(plan.embed),
     output: plan.output.map(dispatch),
     argmax: plan.argmax.map(dispatch),
-    sampler: dispatch(plan.sample),
+    sampler: plan.sample.map(dispatch),
   };
 }
 
@@ -189,7 +189,7 @@ export function encodeDispatches(
     // Only the last batch of a prefill needs the logits (the output matmul is the biggest one).
     for (const d of k.output) run(d);
     // pick false: the logits only, the token is picked by a later encodePick (a constrained step's mask).
-    if (opts.pick !== false) for (const d of opts.sample ? [k.sampler] : k.argmax) run(d);
+    if (opts.pick !== false) for (const d of opts.sample ? k.sampler : k.argmax) run(d);
   }
   pass?.end();
 }
@@ -217,12 +217,14 @@ export function encodePick(
   pass.end();
 }
 
-/** Encodes the GPU sampler `d` alone, over the logits already there (after a prefill). */
-export function encodeSample(enc: GPUCommandEncoder, d: Dispatch): void {
+/** Encodes the GPU sampler's passes `ds` alone, over the logits already there (after a prefill). */
+export function encodeSample(enc: GPUCommandEncoder, ds: Dispatch[]): void {
   const pass = enc.beginComputePass({ label: 'sample' });
-  pass.setPipeline(d.pipeline);
-  pass.setBindGroup(0, d.group);
-  pass.dispatchWorkgroups(1);
+  for (const d of ds) {
+    pass.setPipeline(d.pipeline);
+    pass.setBindGroup(0, d.group);
+    pass.dispatchWorkgroups(d.wgX);
+  }
   pass.end();
 }
 

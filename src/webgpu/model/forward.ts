@@ -48,7 +48,7 @@ import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernel
 import { mmmSgmatWGSL } from '../kernels/mmm-sgmat.ts';
 import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
-import { sampleWGSL } from '../kernels/sample.ts';
+import { sampleCandidatesWGSL, sampleSplit, sampleWGSL } from '../kernels/sample.ts';
 import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './options.ts';
 import type { RunState } from './state.ts';
 import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
@@ -461,7 +461,7 @@ export interface ForwardPlan {
   /** The argmax's two passes (kernels/argmax.ts: partial maxima over stripes, then the final one). */
   argmax: PlannedKernel[];
   /** The GPU sampler (counted with the argmax: the dispatch that turns logits into the token). */
-  sample: PlannedKernel;
+  sample: PlannedKernel[];
   /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
   outBuffers: Record<string, GPUBuffer>;
   prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
@@ -564,14 +564,28 @@ export function planForward(
         'one',
       ),
     ],
-    sample: fixed(
-      'argmax',
-      'sample',
-      sampleWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
-      1,
-      { ...s.sample, logits: s.logits, out: s.tokenOut },
-      'one',
-    ),
+    sample: [
+      ...(sampleSplit(c.nVocab).cap === 0
+        ? []
+        : [
+            fixed(
+              'argmax',
+              'sample_candidates',
+              sampleCandidatesWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
+              sampleSplit(c.nVocab).nParts,
+              { ...s.sample, logits: s.logits },
+              'one',
+            ),
+          ]),
+      fixed(
+        'argmax',
+        'sample',
+        sampleWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
+        1,
+        { ...s.sample, logits: s.logits, out: s.tokenOut },
+        'one',
+      ),
+    ],
     outBuffers,
     prefillAttn: x.codes.prefillAttn,
     flashWorkgroups: x.codes.flashWorkgroups,

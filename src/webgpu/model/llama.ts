@@ -751,7 +751,7 @@ export class LlamaModel {
     const enc = this.device.createCommandEncoder({ label: 'pick' });
     encodePick(
       enc,
-      opts.sample !== undefined ? [this.kernels.sampler] : this.kernels.argmax,
+      opts.sample !== undefined ? this.kernels.sampler : this.kernels.argmax,
       opts.mask ? this.mask : undefined,
     );
     encodeReadback(enc, this.s, this.cfg.nVocab, opts);

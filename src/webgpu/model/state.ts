@@ -12,7 +12,7 @@ import { argmaxSplit } from '../kernels/argmax.ts';
 import { kvBytesPerElement, MAX_SPLITS } from '../kernels/attention.ts';
 import { STEP_BYTES } from '../kernels/common.ts';
 import { isQuantKv, kvRowBytes } from '../kernels/kv-quant.ts';
-import { HISTORY_HEADER, SAMPLE_PARAMS_BYTES } from '../kernels/sample.ts';
+import { HISTORY_HEADER, SAMPLE_PARAMS_BYTES, sampleSplit } from '../kernels/sample.ts';
 import type { GpuWeight } from './weights.ts';
 
 /**
@@ -83,9 +83,10 @@ export interface RunState {
   logitsReadback: GPUBuffer;
   /**
    * GPU sampler (kernels/sample.ts): its parameters uniform, the penalised copy of the logits [nVocab]
-   * f32, and the history ring [count, 0, 0, 0, ring[nCtx]] u32.
+   * f32 (or the top-k candidates' logits), the history ring [count, 0, 0, 0, ring[nCtx]] u32 and the
+   * candidates' ids [nParts · 256] u32 (kernels/sample.ts `sampleCandidatesWGSL`).
    */
-  sample: { params: GPUBuffer; work: GPUBuffer; hist: GPUBuffer };
+  sample: { params: GPUBuffer; work: GPUBuffer; hist: GPUBuffer; cand: GPUBuffer };
 }
 
 /**
@@ -188,6 +189,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     params: buf('sample_params', SAMPLE_PARAMS_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
     work: buf('sample_work', c.nVocab * 4, S),
     hist: buf('sample_history', (HISTORY_HEADER + z.nCtx) * 4, S | GPUBufferUsage.COPY_DST),
+    cand: buf('sample_candidates', sampleSplit(c.nVocab).candBytes, S),
   };
   const step = buf('step', STEP_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
   const rope = buf('rope', z.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST);

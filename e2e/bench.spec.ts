@@ -308,7 +308,7 @@ test('synthetic model: says its weights are random, loads on the GPU and benchma
   await panel.getByLabel('Model shape').selectOption('llama-3.1-8b');
   await panel.getByLabel('Weights').selectOption('q4_k_m');
   await expect(page.getByTestId('synthetic-size')).toHaveText(
-    /^synthetic:llama-3\.1-8b-q4_k_m: 8(\.\d+)?B parameters, 4\.\d+ GB of weights on the GPU\.$/,
+    /^synthetic:llama-3\.1-8b-q4_k_m: 8(\.\d+)?B parameters, 4\.\d+ GB of weights on the GPU; tensors Q4_K ×193, F32 ×66, Q6_K ×33\.$/,
   );
   await panel.getByLabel('Model shape').selectOption('stories260k');
   await panel.getByLabel('Weights').selectOption('q8_0');

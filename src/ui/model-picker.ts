@@ -569,13 +569,8 @@ export class ModelPicker {
       this.status.scrollIntoView({ block: 'nearest' });
       this.element.dataset.loaded = id;
       if (webllm) this.webllm.refresh();
-      // A URL's header, read again by range requests, for the context select (a reload can take more).
-      if (this.kind === 'url' && 'url' in source) {
-        const src = source;
-        void openGguf(src)
-          .then((g) => this.kind === 'url' && this.kvContext.setModel(g))
-          .catch(() => undefined);
-      }
+      // No second read of a URL's header for the context select: without range support it downloaded the
+      // whole file again (e2e/library.spec.ts counts the bytes). A URL's context select stays plain.
     } catch (e) {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';

@@ -111,6 +111,11 @@ test('without WebGPU the page chooses wllama by itself and still benchmarks', as
     await expect(page.getByTestId('engine-reason')).toHaveText(
       /^llama\.cpp wasm \(CPU\): WebGPU has no adapter here .*, so the model runs on the CPU/,
     );
+    // wllama's load phases by their names: no GPU upload, no shaders (issue 46).
+    const phases = page.getByRole('group', { name: 'Load progress' });
+    await expect(phases.locator('label[for="load-upload"]')).toHaveText('Load into wasm');
+    await expect(phases.locator('[data-phase="compile"]')).toBeHidden();
+    await expect(page.locator('[data-field="model-load"]')).toHaveText(/\(fetch .*, load into wasm .*\)$/);
     const panel = page.getByRole('tabpanel', { name: 'Benchmark' });
     await expect(panel.locator('#plan-hint')).toHaveText('Runs on stories260K on the CPU (llama.cpp wasm).');
     await panel.getByLabel('Prompts').selectOption('custom');

@@ -49,6 +49,12 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
   await expect(page.getByTestId('run-status')).toHaveText(/^Done: 1 measured run\./, { timeout: 60_000 });
 
   await p.getByRole('radio', { name: 'Remote endpoint' }).check();
+  // Remote mode shows only what belongs to the remote run (issue 46): not the Engine select, nor the local
+  // load's Fetch / Upload to GPU / Compile shaders bars, its status line and model summary.
+  await expect(p.getByTestId('engine-choice')).toBeHidden();
+  await expect(p.getByRole('group', { name: 'Load progress' })).toBeHidden();
+  await expect(page.getByTestId('load-status')).toBeHidden();
+  await expect(page.getByTestId('model-summary')).toBeHidden();
   await p.getByLabel('API key').fill('sk-page-SECRET');
   await p.getByLabel('Server URL').fill(server.url);
   await p.getByRole('button', { name: 'List models' }).click();
@@ -117,6 +123,11 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
   await page.getByRole('tab', { name: 'Benchmark' }).click();
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByTestId('remote-pane').screenshot({ path: `${dir}/remote-phone.png` });
+  // Back to a local source: the Engine select and the local load's bars and summary return.
+  await p.getByRole('radio', { name: 'Synthetic demo' }).check();
+  await expect(p.getByTestId('engine-choice')).toBeVisible();
+  await expect(p.getByRole('group', { name: 'Load progress' })).toBeVisible();
+  await expect(page.getByTestId('model-summary')).toBeVisible();
 });
 
 test('a server that does not allow the origin: CORS explained, with the vLLM flag', async ({ page }) => {

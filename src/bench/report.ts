@@ -131,10 +131,15 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
       `  tokens:  prompt ${Math.min(...tokIn)}–${Math.max(...tokIn)}, output ${Math.min(...tokOut)}–${Math.max(...tokOut)} per run`,
     );
   const l = r.load;
+  // wllama (llama.cpp's wasm build) runs on the CPU: its load reads the file and loads it into wasm memory;
+  // it has no GPU upload and no shaders to compile (issue 46: its report named both).
+  const cpu = r.engine === 'wllama';
   out.push(
     remote
       ? `  load:    ${fmtSig(l.totalMs)} ms (listing the server’s models; the server loaded the weights)`
-      : `  load:    ${fmtSig(l.totalMs)} ms (download ${fmtSig(l.downloadMs)} ms, GPU upload ${fmtSig(l.uploadMs)} ms, shader compile ${fmtSig(l.compileMs)} ms)`,
+      : cpu
+        ? `  load:    ${fmtSig(l.totalMs)} ms (fetch ${fmtSig(l.downloadMs)} ms, load into wasm ${fmtSig(l.uploadMs)} ms)`
+        : `  load:    ${fmtSig(l.totalMs)} ms (download ${fmtSig(l.downloadMs)} ms, GPU upload ${fmtSig(l.uploadMs)} ms, shader compile ${fmtSig(l.compileMs)} ms)`,
   );
   out.push('');
   const rows: string[][] = [['metric', 'n', 'mean', 'median', 'p90', 'p99', 'std', 'min', 'max']];
@@ -172,7 +177,9 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
       out.push(
         `          measured f32 matmul ${fmtSig(rf.matmulGflops)} GFLOP/s; median prefill reaches ${prefillVsMatmulText(rf.prefillFraction, fmtPct)}.`,
       );
-  } else out.push('Roofline: not measured.');
+  } else if (cpu) out.push('Roofline: not applicable to the CPU backend (no GPU kernels).');
+  else if (remote) out.push('Roofline: not applicable to a remote server (its GPU is not this one).');
+  else out.push('Roofline: not measured.');
   return out.join('\n');
 }
 

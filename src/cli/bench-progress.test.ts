@@ -38,3 +38,15 @@ describe('bench progress (issue 47: --ctx above the model context)', () => {
     expect(lines(undefined, 512)).toHaveLength(1);
   });
 });
+
+describe('bench progress: the load line per backend (issue 46)', () => {
+  it("names wllama's phases (fetch, load into wasm), not a GPU upload or shader compile", () => {
+    const out: string[] = [];
+    const e = loaded(512) as Extract<BenchEvent, { type: 'loaded' }>;
+    progressPrinter((l) => out.push(l))({ ...e, info: { ...e.info, backend: 'wllama' } });
+    expect(out[0]).toMatch(/ in 120 ms \(fetch 10, load into wasm 20\)$/);
+    const gpu: string[] = [];
+    progressPrinter((l) => gpu.push(l))(loaded(512));
+    expect(gpu[0]).toMatch(/ in 120 ms \(download 10, upload 20, compile 90\)$/);
+  });
+});

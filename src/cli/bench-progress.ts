@@ -31,8 +31,13 @@ export function progressPrinter(log: (line: string) => void, askedCtx?: number):
         loadProgress(e.progress);
         break;
       case 'loaded':
+        // wllama (the CPU) reads the file and loads it into wasm memory: no GPU upload, no shaders.
         log(
-          `loaded ${e.model.id}: ${e.info.nLayers} layers, ${e.model.quantization}, ${fmtBytes(e.model.bytes)} in ${fmtSig(e.load.totalMs)} ms (download ${fmtSig(e.load.downloadMs)}, upload ${fmtSig(e.load.uploadMs)}, compile ${fmtSig(e.load.compileMs)})`,
+          `loaded ${e.model.id}: ${e.info.nLayers} layers, ${e.model.quantization}, ${fmtBytes(e.model.bytes)} in ${fmtSig(e.load.totalMs)} ms ${
+            e.info.backend === 'wllama'
+              ? `(fetch ${fmtSig(e.load.downloadMs)}, load into wasm ${fmtSig(e.load.uploadMs)})`
+              : `(download ${fmtSig(e.load.downloadMs)}, upload ${fmtSig(e.load.uploadMs)}, compile ${fmtSig(e.load.compileMs)})`
+          }`,
         );
         {
           const cut = contextNote(askedCtx, e.info.contextLength);

@@ -60,11 +60,30 @@ export class LoadPhases {
     this.element.hidden = true;
   }
 
+  /**
+   * Names the phases the engine taking this load has: our WebGPU engine uploads to the GPU and compiles
+   * shaders; wllama (llama.cpp's wasm build on the CPU) reads the file into wasm memory and compiles nothing,
+   * so its `upload` row reads "Load into wasm" and its compile row is hidden (a wllama load showed "Upload to
+   * GPU" and "Compile shaders"; issue 46). Call after {@link reset}.
+   */
+  useBackend(backend: 'webgpu' | 'wllama' | 'webllm'): void {
+    const cpu = backend === 'wllama';
+    const upload = this.rows.get('upload');
+    const label = upload?.row.querySelector('label');
+    if (label) label.textContent = cpu ? 'Load into wasm' : 'Upload to GPU';
+    const compile = this.rows.get('compile');
+    if (compile) compile.row.hidden = cpu;
+    this.cpu = cpu;
+  }
+
+  /** True while the rows are named for wllama (see {@link useBackend}). */
+  private cpu = false;
+
   /** Shows the group with every phase waiting (the optional ones hidden until they report). */
   reset(): void {
     this.element.hidden = false;
     for (const [phase, r] of this.rows) {
-      r.row.hidden = Boolean(PHASES.find((x) => x.phase === phase)?.optional);
+      r.row.hidden = Boolean(PHASES.find((x) => x.phase === phase)?.optional) || (this.cpu && phase === 'compile');
       r.bar.value = 0;
       r.bar.removeAttribute('value'); // indeterminate until the phase reports a total
       r.text.textContent = 'waiting';
@@ -85,6 +104,7 @@ export class LoadPhases {
         if (prev && prev.row.dataset.state === 'running') prev.row.dataset.state = 'done';
       }
     const order = PHASES.findIndex((x) => x.phase === p.phase);
+    if (this.cpu && p.phase === 'compile') return false;
     r.row.hidden = false;
     r.startMs ??= p.tMs;
     r.row.dataset.state = p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal ? 'done' : 'running';

@@ -298,6 +298,14 @@ export class ModelPicker {
     }
     for (const [k, pane] of this.panes) pane.hidden = k !== kind;
     if (this.localOptions) this.localOptions.hidden = kind === 'remote' || kind === 'webllm';
+    // Remote mode shows only what belongs to the remote run (issue 46: the wide remote card still showed
+    // the Engine select and the last local load's Fetch / Upload / Compile bars under the remote results).
+    // The local load's bars, status and summary come back with any other source; the Engine select is for
+    // GGUF sources (WebLLM and a server run their own engines).
+    if (this.engineChoice) this.engineChoice.element.hidden = kind === 'remote' || kind === 'webllm';
+    for (const el of [this.phases?.element, this.status, this.summary])
+      if (el) el.classList.toggle('is-remote-hidden', kind === 'remote');
+    if (this.next) this.next.hidden = kind === 'remote' || this.next.childElementCount === 0;
     // The remote comparison's tables need the page's width (issue 46: a 494 px column at 1280 px cut its
     // sweep table while the right column stood empty): the card spans both columns while it is shown.
     this.element?.classList.toggle('card--wide', kind === 'remote');
@@ -381,7 +389,11 @@ export class ModelPicker {
             ),
         row(
           'Load',
-          `${fmtMs(l.totalMs)} (fetch ${fmtMs(l.downloadMs)}, upload ${fmtMs(l.uploadMs)}, compile ${fmtMs(l.compileMs)})`,
+          // wllama (the CPU) has no GPU upload or shaders: its phases are reading the file and loading it into
+          // wasm memory.
+          this.session.backend === 'wllama'
+            ? `${fmtMs(l.totalMs)} (fetch ${fmtMs(l.downloadMs)}, load into wasm ${fmtMs(l.uploadMs)})`
+            : `${fmtMs(l.totalMs)} (fetch ${fmtMs(l.downloadMs)}, upload ${fmtMs(l.uploadMs)}, compile ${fmtMs(l.compileMs)})`,
           'model-load',
         ),
       ),
@@ -505,6 +517,7 @@ export class ModelPicker {
       // GGUF sources: the engine the page's choice resolves to (auto: WebGPU on a hardware adapter, else wllama).
       const choice = webllm ? undefined : await this.engineChoice.resolve();
       this.engineChoice.show(choice);
+      this.phases.useBackend(webllm ? 'webllm' : (choice?.backend ?? 'webgpu'));
       const engine = webllm
         ? await this.session.useBackend('webllm', webllm.config)
         : await this.session.useBackend(choice?.backend ?? 'webgpu');

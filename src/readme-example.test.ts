@@ -1,6 +1,7 @@
 /**
  * README's "OpenAI-shaped API" example and its compiled copy in `openai.test-d.ts` stay the same: the
  * README block without its import lines equals the test-d's body between the markers (dedented).
+ * The README stays at most 400 lines, its docs/ links resolving.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -29,4 +30,13 @@ test("README's OpenAI-shaped example is the one openai.test-d.ts compiles", () =
     .join('\n')
     .trim();
   expect(copy).toBe(block);
+});
+
+test('README stays a quick start, the commands, the map and links: at most 400 lines (issue 46)', () => {
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const lines = readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0);
+  expect(lines, 'move detail to docs/ (the usage reference, kernels, benchmarks)').toBeLessThanOrEqual(400);
+  // Every docs/ page it links exists.
+  for (const [, path] of readme.matchAll(/\]\((docs\/[\w.-]+\.md)\)/g))
+    expect(() => readFileSync(resolve(ROOT, path), 'utf8'), path).not.toThrow();
 });

@@ -1,7 +1,7 @@
 /**
  * The benchmark as the page runs it, with no DOM: load a model into the bench worker
  * (workers/bench.worker.ts: the engine worker's API plus llama-bench), run a plan
- * ({@link runBenchmark}), measure the roofline, read the device, and build the result file. The page UI
+ * (runner.ts `runBenchmark`), measure the roofline, read the device, and build the result file. The page UI
  * and `npm run bench` both call {@link runBench}; the command line reaches it through `window.benchApi`,
  * which {@link installBenchApi} sets up (the page entry calls it).
  *
@@ -41,7 +41,7 @@ import {
   benchLoadFrom,
   benchModelFrom,
   buildResult,
-  runBenchmark,
+  runPlanWithBaseline,
   speculativeSummary,
   summarizeRuns,
 } from './runner.ts';
@@ -121,7 +121,7 @@ export type BenchEvent =
   | { type: 'load-start'; modelId: string }
   | { type: 'load-progress'; progress: LoadProgress }
   | { type: 'loaded'; model: BenchResult['model']; load: BenchResult['load']; info: ModelInfo }
-  /** `baseline`: a run of a drafting plan's baseline (the same plan without drafting), after the measured runs. */
+  /** `baseline`: a run of a drafting plan's baseline (the same plan without drafting), before the drafted runs. */
   | {
       type: 'run-start';
       index: number;
@@ -394,27 +394,27 @@ export async function runBench(
     const plan = opts.plan;
     const total = plan.prompts.length * plan.runs;
     let current = 0;
-    const runs = await runBenchmark(engine, plan, {
-      signal: opts.signal,
-      requestTimeoutMs: opts.timeoutMs,
-      onRunStart: (index, prompt, warmup) => {
-        current = index;
-        onEvent({
-          type: 'run-start',
-          index,
-          total: warmup ? plan.warmup : total,
-          promptName: prompt.name,
-          warmup,
-        });
+    // A drafting plan's baseline (the same runs without drafting, on the same load, for the speed-up) runs
+    // first: the measurement a plain bench of the plan makes (runPlanWithBaseline).
+    const base = baselinePlan(plan);
+    const { runs, baseline } = await runPlanWithBaseline(engine, plan, {
+      run: {
+        signal: opts.signal,
+        requestTimeoutMs: opts.timeoutMs,
+        onRunStart: (index, prompt, warmup) => {
+          current = index;
+          onEvent({
+            type: 'run-start',
+            index,
+            total: warmup ? plan.warmup : total,
+            promptName: prompt.name,
+            warmup,
+          });
+        },
+        onRunDone: (run, warmup) =>
+          onEvent({ type: 'run-done', index: current, total: warmup ? plan.warmup : total, warmup, run }),
       },
-      onRunDone: (run, warmup) =>
-        onEvent({ type: 'run-done', index: current, total: warmup ? plan.warmup : total, warmup, run }),
-    });
-    // A drafting plan's baseline: the same runs without drafting, on the same load, for the speed-up.
-    let speculative: BenchResult['speculative'];
-    if (draft) {
-      const base = baselinePlan(plan);
-      const baseline = await runBenchmark(engine, base, {
+      baseline: {
         signal: opts.signal,
         requestTimeoutMs: opts.timeoutMs,
         onRunStart: (index, prompt, warmup) => {
@@ -437,7 +437,10 @@ export async function runBench(
             run,
             baseline: true,
           }),
-      });
+      },
+    });
+    let speculative: BenchResult['speculative'];
+    if (draft && baseline) {
       const draftId = draft.type === 'lookup' ? 'lookup' : (draft.model ?? modelId(opts.draftModel!));
       speculative = speculativeSummary(plan, runs, baseline, draftId);
     }

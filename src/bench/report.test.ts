@@ -226,7 +226,11 @@ describe('result text and validation', () => {
   });
 
   it('a wllama (CPU) result names its own load phases and says why it has no roofline (issue 46)', () => {
-    const cpu = { ...B, engine: 'wllama', load: { totalMs: 61.5, downloadMs: 12.25, uploadMs: 49.25, compileMs: 0 } };
+    const cpu = {
+      ...B,
+      engine: 'wllama',
+      load: { totalMs: 61.5, downloadMs: 12.25, uploadMs: 49.25, compileMs: 0 },
+    };
     const t = formatResultText(cpu);
     expect(t).toContain('  load:    61.5 ms (fetch 12.3 ms, load into wasm 49.3 ms)');
     expect(t).toContain('Roofline: not applicable to the CPU backend (no GPU kernels).');

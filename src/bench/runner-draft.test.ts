@@ -18,6 +18,7 @@ import {
   constraintMark,
   planRequest,
   runBenchmark,
+  runPlanWithBaseline,
   speculativeSummary,
 } from './runner.ts';
 import type { BenchPlan, BenchRun } from './types.ts';
@@ -153,6 +154,53 @@ describe('requests and results of a drafting or constrained plan', () => {
       ignoreEos: true,
       responseFormat: fmt,
     });
+  });
+
+  it('a drafting plan runs its baseline first: the requests of a plain run of the plan, then the drafted ones (issue 46)', async () => {
+    const log = (calls: GenerateRequest[]) =>
+      ({
+        async generate(req: GenerateRequest): Promise<GenerateResult> {
+          calls.push(req);
+          return {
+            promptTokenIds: [1],
+            outputTokenIds: [7, 8, 9],
+            text: 'abc',
+            finishReason: 'length',
+            tStartMs: 0,
+            tokenTimesMs: [1, 2 + calls.length, 4 + calls.length],
+            ...(req.draft ? { speculative: { drafted: 2, accepted: 1, targetPasses: 1 } } : {}),
+          };
+        },
+      }) as unknown as Engine;
+    const Q = { name: 'q', text: 'world' };
+    const plan: BenchPlan = { ...LOOKUP, prompts: [P, Q], runs: 2, warmup: 2 };
+    // What a plain bench of the plan sends on a fresh load.
+    const plainCalls: GenerateRequest[] = [];
+    await runBenchmark(log(plainCalls), baselinePlan(plan));
+    const calls: GenerateRequest[] = [];
+    const order: string[] = [];
+    const hooks = (tag: string) => ({
+      onRunStart: (_i: number, p: { name: string }, warm: boolean) =>
+        order.push(`${tag}:${warm ? 'w' : 'r'}:${p.name}`),
+    });
+    const { runs, baseline } = await runPlanWithBaseline(log(calls), plan, {
+      run: hooks('draft'),
+      baseline: hooks('base'),
+    });
+    expect(calls.slice(0, plainCalls.length)).toEqual(plainCalls);
+    expect(calls.slice(plainCalls.length).every((c) => c.draft?.type === 'lookup')).toBe(true);
+    expect(calls).toHaveLength(2 * plainCalls.length);
+    expect(order).toEqual([
+      ...['base:w:p', 'base:w:p', 'base:r:p', 'base:r:p', 'base:r:q', 'base:r:q'],
+      ...['draft:w:p', 'draft:w:p', 'draft:r:p', 'draft:r:p', 'draft:r:q', 'draft:r:q'],
+    ]);
+    expect(baseline?.map((r) => r.promptName)).toEqual(['p', 'p', 'q', 'q']);
+    expect(runs.every((r) => r.speculative?.drafted === 2)).toBe(true);
+    // A plan without drafting runs once, with no baseline.
+    const plain = await runPlanWithBaseline(log([]), baselinePlan(plan));
+    expect(plain.baseline).toBeUndefined();
+    expect(plain.runs).toHaveLength(4);
+    await expect(runPlanWithBaseline(log([]), { ...plan, runs: 0 })).rejects.toThrow(/runs must be/);
   });
 
   it('the new fields pass the schema, round-trip through JSON and CSV, and show in the reports', () => {

@@ -324,13 +324,35 @@ export function buildResult(input: BuildResultInput): BenchResult {
 // --- Speculative decoding and constrained output ---------------------------------------------------
 
 /**
- * The plan of a drafting plan's baseline: the same prompts, runs, warm-up and sampling without `draft`. It
- * runs right after the drafted runs on the same load; its own warm-up matters, since plain decode uses
- * kernels (one-token steps) that the drafted runs' verify passes did not warm.
+ * The plan of a drafting plan's baseline: the same prompts, runs, warm-up and sampling without `draft`.
+ * {@link runPlanWithBaseline} runs it first on the freshly loaded model, as a plain `npm run bench` of the
+ * plan runs.
  */
 export function baselinePlan(plan: BenchPlan): BenchPlan {
   const { draft: _draft, ...rest } = plan;
   return rest;
+}
+
+/**
+ * A plan, and for a drafting plan its baseline, on one loaded model. A drafting plan runs its baseline
+ * first ({@link baselinePlan}: its warm-up, then its measured runs, the requests of a plain `npm run bench`
+ * of the plan in the same order on the same fresh load), then the drafted plan (its own warm-up, which warms
+ * the verify passes, then its runs). The baseline used to run after the drafted runs, on a model warmed by
+ * them, and its decode tok/s disagreed with a plain bench of the same plan (152 vs 134 tok/s for
+ * stories260K on SwiftShader, issue 46); now the two are the same measurement.
+ * @param hooks `run`: the drafted (or plain) plan's; `baseline`: the baseline's.
+ * @returns the plan's measured runs and, for a drafting plan, the baseline's (in the same order).
+ * @throws what {@link runBenchmark} throws.
+ */
+export async function runPlanWithBaseline(
+  engine: Engine,
+  plan: BenchPlan,
+  hooks: { run?: RunHooks; baseline?: RunHooks } = {},
+): Promise<{ runs: BenchRun[]; baseline?: BenchRun[] }> {
+  validatePlan(plan);
+  const baseline = plan.draft ? await runBenchmark(engine, baselinePlan(plan), hooks.baseline) : undefined;
+  const runs = await runBenchmark(engine, plan, hooks.run);
+  return baseline ? { runs, baseline } : { runs };
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The benchmark plan, the live view of the running request (streamed text and the token timeline) and the
  * results: one row per measured run, the summary over runs, the roofline reading, export and share.
- * Running is src/bench/runner.ts's `runBenchmark` on the session's active backend (our engine or WebLLM,
- * measured the same way through the Engine interface); this file only collects the plan and shows progress.
+ * Running is src/bench/runner.ts's `runPlanWithBaseline` (`runBenchmark`, after a drafting plan's baseline)
+ * on the session's active backend (our engine or WebLLM, measured the same way through the Engine
+ * interface); this file only collects the plan and shows progress.
  * An engine's own figures (WebLLM's `usage.extra`, a server's timings) are shown apart from ours.
  */
 
@@ -12,7 +13,7 @@ import {
   baselinePlan,
   benchModelFrom,
   buildResult,
-  runBenchmark,
+  runPlanWithBaseline,
   speculativeSummary,
 } from '../bench/runner.ts';
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
@@ -324,54 +325,55 @@ export class BenchView {
     revealCard(this.liveCard);
     let shown = false;
     try {
-      const runs = await runBenchmark(this.session.engine, plan, {
-        signal: this.controller.signal,
-        onRunStart: (i, prompt: BenchPrompt, warm) => {
-          label = warm ? `warm-up ${i + 1} of ${plan.warmup}` : `run ${i + 1} of ${total}`;
-          this.liveStatus.textContent = `${label[0].toUpperCase()}${label.slice(1)} · ${prompt.name} · starting`;
-          this.streamPrompt.textContent = prompt.text;
-          this.streamOutput.textContent = '';
-          this.chart.startRun(label);
-          pageStart = performance.now();
-          firstWorkerMs = undefined;
-          count = 0;
-        },
-        onToken: (e) => {
-          if (firstWorkerMs === undefined) {
-            firstWorkerMs = e.tMs;
-            firstOffset = performance.now() - pageStart;
-          }
-          count++;
-          this.streamOutput.append(e.text);
-          this.chart.push(e.tMs - firstWorkerMs + firstOffset);
-          if (count % 8 === 1)
-            this.liveStatus.textContent = `${label[0].toUpperCase()}${label.slice(1)} · ${count} tokens`;
-        },
-        onRunDone: (run, warm) => {
-          const times = tokenTimesFromRun(run.ttftMs, run.itlMs);
-          this.chart.show([{ label, times }]);
-          this.streamOutput.textContent = run.text;
-          this.liveStatus.textContent =
-            `${label[0].toUpperCase()}${label.slice(1)} done · ${run.outputTokens} tokens · ` +
-            `TTFT ${fmtMs(run.ttftMs)} · decode ${fmtRate(run.decodeTokensPerSecond)}`;
-          if (!warm) {
-            done.push(run);
-            doneTimes.push({ label: `run ${done.length}`, times });
-          }
-        },
-      });
-      // Drafting: the same plan without it on the same load (with its own warm-up), for the speed-up.
-      let speculative: BenchResult['speculative'];
-      if (plan.draft) {
-        const base = baselinePlan(plan);
-        const baseline = await runBenchmark(this.session.engine, base, {
+      // Drafting: the same plan without it on the same load runs first (with its own warm-up, the
+      // measurement a plain run of the plan makes), then the drafted runs, for the speed-up.
+      const base = baselinePlan(plan);
+      const { runs, baseline } = await runPlanWithBaseline(this.session.engine, plan, {
+        baseline: {
           signal: this.controller.signal,
           onRunStart: (i, prompt: BenchPrompt, warm) => {
             this.liveStatus.textContent = `Baseline without drafting: ${warm ? `warm-up ${i + 1} of ${base.warmup}` : `run ${i + 1} of ${total}`} · ${prompt.name}`;
           },
-        });
-        speculative = speculativeSummary(plan, runs, baseline, 'lookup');
-      }
+        },
+        run: {
+          signal: this.controller.signal,
+          onRunStart: (i, prompt: BenchPrompt, warm) => {
+            label = warm ? `warm-up ${i + 1} of ${plan.warmup}` : `run ${i + 1} of ${total}`;
+            this.liveStatus.textContent = `${label[0].toUpperCase()}${label.slice(1)} · ${prompt.name} · starting`;
+            this.streamPrompt.textContent = prompt.text;
+            this.streamOutput.textContent = '';
+            this.chart.startRun(label);
+            pageStart = performance.now();
+            firstWorkerMs = undefined;
+            count = 0;
+          },
+          onToken: (e) => {
+            if (firstWorkerMs === undefined) {
+              firstWorkerMs = e.tMs;
+              firstOffset = performance.now() - pageStart;
+            }
+            count++;
+            this.streamOutput.append(e.text);
+            this.chart.push(e.tMs - firstWorkerMs + firstOffset);
+            if (count % 8 === 1)
+              this.liveStatus.textContent = `${label[0].toUpperCase()}${label.slice(1)} · ${count} tokens`;
+          },
+          onRunDone: (run, warm) => {
+            const times = tokenTimesFromRun(run.ttftMs, run.itlMs);
+            this.chart.show([{ label, times }]);
+            this.streamOutput.textContent = run.text;
+            this.liveStatus.textContent =
+              `${label[0].toUpperCase()}${label.slice(1)} done · ${run.outputTokens} tokens · ` +
+              `TTFT ${fmtMs(run.ttftMs)} · decode ${fmtRate(run.decodeTokensPerSecond)}`;
+            if (!warm) {
+              done.push(run);
+              doneTimes.push({ label: `run ${done.length}`, times });
+            }
+          },
+        },
+      });
+      const speculative: BenchResult['speculative'] =
+        plan.draft && baseline ? speculativeSummary(plan, runs, baseline, 'lookup') : undefined;
       const result = this.result(plan, runs, speculative);
       this.chart.show(doneTimes);
       this.liveStatus.textContent = `Done: ${runs.length} measured run${runs.length === 1 ? '' : 's'}.`;

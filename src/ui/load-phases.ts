@@ -83,7 +83,8 @@ export class LoadPhases {
   reset(): void {
     this.element.hidden = false;
     for (const [phase, r] of this.rows) {
-      r.row.hidden = Boolean(PHASES.find((x) => x.phase === phase)?.optional) || (this.cpu && phase === 'compile');
+      r.row.hidden =
+        Boolean(PHASES.find((x) => x.phase === phase)?.optional) || (this.cpu && phase === 'compile');
       r.bar.value = 0;
       r.bar.removeAttribute('value'); // indeterminate until the phase reports a total
       r.text.textContent = 'waiting';

@@ -33,6 +33,27 @@ async function ask(page: Page, text: string): Promise<string> {
   return (await answer.locator('.msg__body').textContent()) ?? '';
 }
 
+/**
+ * Pixels to spare in the Drafting select after its widest choice's text and its arrow (negative: the text
+ * is cut). The text is measured in the select's own font.
+ */
+async function draftingRoom(page: Page): Promise<number> {
+  return page.locator('#chat-draft').evaluate((sel: HTMLSelectElement) => {
+    const cs = getComputedStyle(sel);
+    const span = document.createElement('span');
+    span.style.cssText = `font: ${cs.font}; white-space: pre; position: absolute; visibility: hidden`;
+    document.body.append(span);
+    let widest = 0;
+    for (const o of Array.from(sel.options)) {
+      span.textContent = o.text;
+      widest = Math.max(widest, span.getBoundingClientRect().width);
+    }
+    span.remove();
+    // padding-right (28 px) holds the arrow.
+    return sel.clientWidth - Number.parseFloat(cs.paddingLeft) - Number.parseFloat(cs.paddingRight) - widest;
+  });
+}
+
 async function shoot(page: Page, name: string): Promise<void> {
   const dir = process.env.SCREENSHOT_DIR;
   await page.screenshot({ path: dir ? resolve(dir, `${name}.png`) : test.info().outputPath(`${name}.png`) });
@@ -47,6 +68,16 @@ test('chat: prompt-lookup drafting gives the same greedy text; the JSON schema b
   page.on('pageerror', (e) => errors.push(String(e)));
   await load(page);
   const chat = page.getByRole('tabpanel', { name: 'Chat' });
+  // The Drafting select shows "Prompt lookup" whole at both widths (it was cut at 1280×800; issue 46).
+  await chat.getByLabel('Drafting').selectOption('lookup');
+  expect(await draftingRoom(page)).toBeGreaterThanOrEqual(0);
+  await shoot(page, 'chat-drafting-1280');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await chat.getByLabel('Drafting').scrollIntoViewIfNeeded();
+  expect(await draftingRoom(page)).toBeGreaterThanOrEqual(0);
+  await shoot(page, 'chat-drafting-390');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await chat.getByLabel('Drafting').selectOption('');
   await chat.locator('#chat-max-tokens').fill('30');
   const prompt = 'Once upon a time, there was a little girl. Once upon a time';
   const plain = await ask(page, prompt);

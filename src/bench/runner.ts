@@ -337,9 +337,9 @@ export function baselinePlan(plan: BenchPlan): BenchPlan {
  * A plan, and for a drafting plan its baseline, on one loaded model. A drafting plan runs its baseline
  * first ({@link baselinePlan}: its warm-up, then its measured runs, the requests of a plain `npm run bench`
  * of the plan in the same order on the same fresh load), then the drafted plan (its own warm-up, which warms
- * the verify passes, then its runs). The baseline used to run after the drafted runs, on a model warmed by
- * them, and its decode tok/s disagreed with a plain bench of the same plan (152 vs 134 tok/s for
- * stories260K on SwiftShader, issue 46); now the two are the same measurement.
+ * the verify passes, then its runs). The baseline used to run after the drafted runs, on a model they had
+ * warmed further than a plain bench's, so it was not that bench's measurement (issue 46: 152 vs 134 tok/s
+ * median for stories260K on SwiftShader); now the two make the same requests in the same order.
  * @param hooks `run`: the drafted (or plain) plan's; `baseline`: the baseline's.
  * @returns the plan's measured runs and, for a drafting plan, the baseline's (in the same order).
  * @throws what {@link runBenchmark} throws.

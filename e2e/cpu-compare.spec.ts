@@ -115,7 +115,15 @@ test('without WebGPU the page chooses wllama by itself and still benchmarks', as
     const phases = page.getByRole('group', { name: 'Load progress' });
     await expect(phases.locator('label[for="load-upload"]')).toHaveText('Load into wasm');
     await expect(phases.locator('[data-phase="compile"]')).toBeHidden();
+    // The file was read: its bar says the bytes and time, as the summary's fetch does (not "nothing to do").
+    await expect(phases.locator('[data-phase="fetch"] .phase__text')).toHaveText(/^1\.19 MB of 1\.19 MB · /);
     await expect(page.locator('[data-field="model-load"]')).toHaveText(/\(fetch .*, load into wasm .*\)$/);
+    await phases.scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, 'no-webgpu-phases-1280');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await phases.scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, 'no-webgpu-phases-390');
+    await page.setViewportSize({ width: 1280, height: 800 });
     const panel = page.getByRole('tabpanel', { name: 'Benchmark' });
     await expect(panel.locator('#plan-hint')).toHaveText('Runs on stories260K on the CPU (llama.cpp wasm).');
     await panel.getByLabel('Prompts').selectOption('custom');

@@ -141,7 +141,7 @@ export class BenchView {
         field('Runs per prompt', this.runs),
         field('Warm-up runs', this.warmup),
         field('Temperature', this.temperature, '0 = greedy'),
-        field('Drafting', this.draft, 'then the same runs without'),
+        field('Drafting', this.draft, 'after the same runs without it'),
       ),
       field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),
       h('div', { class: 'actions' }, this.runButton, this.stopButton),

@@ -234,7 +234,8 @@ describe('result text and validation', () => {
     const t = formatResultText(cpu);
     expect(t).toContain('  load:    61.5 ms (fetch 12.3 ms, load into wasm 49.3 ms)');
     expect(t).toContain('Roofline: not applicable to the CPU backend (no GPU kernels).');
-    expect(t).not.toMatch(/GPU upload|shader compile|Roofline: not measured/);
+    expect(t).not.toMatch(/GPU upload|shader compile|Roofline: not measured|SOFTWARE ADAPTER/);
+    expect(t).toContain('not used: wllama runs llama.cpp’s wasm build on the CPU');
     // Our engine's report keeps its GPU phases.
     expect(formatResultText(B)).toContain('(download 10 ms, GPU upload 20 ms, shader compile 70 ms)');
   });

@@ -89,7 +89,12 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
   const p = r.plan;
   out.push('WebGPU LLM benchmark');
   out.push(`  device:  ${deviceName(r)}  [fingerprint ${r.device.fingerprint}]`);
-  if (isSoftwareResult(r))
+  // wllama never uses the adapter: the run measures the processor whatever the device line says.
+  if (r.engine === 'wllama')
+    out.push(
+      '           not used: wllama runs llama.cpp’s wasm build on the CPU; these figures measure the processor.',
+    );
+  else if (isSoftwareResult(r))
     out.push(
       '           SOFTWARE ADAPTER: WebGPU runs on the CPU here; these figures measure the processor, not a GPU.',
     );

@@ -103,3 +103,30 @@ export function f32Lit(x: number): string {
   const s = x.toExponential(9);
   return `${s}f`;
 }
+
+/**
+ * Scratch buffers for a load-time trial or self-test: `buf(data | bytes, usage)` creates a buffer labelled
+ * `label` (size rounded up to 16 bytes, at least 16; `data` written at offset 0; usage STORAGE | COPY_DST
+ * unless given), and `destroy()` frees every buffer made (call it in a `finally`, so GPU memory is released
+ * on every path).
+ */
+export function scratchBuffers(
+  device: GPUDevice,
+  label: string,
+): { buf: (data: ArrayBufferView | number, usage?: number) => GPUBuffer; destroy: () => void } {
+  const made: GPUBuffer[] = [];
+  return {
+    buf(data, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) {
+      const size = typeof data === 'number' ? data : data.byteLength;
+      const b = device.createBuffer({ label, size: Math.max(16, Math.ceil(size / 16) * 16), usage });
+      if (typeof data !== 'number')
+        device.queue.writeBuffer(b, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
+      made.push(b);
+      return b;
+    },
+    destroy() {
+      for (const b of made) b.destroy();
+      made.length = 0;
+    },
+  };
+}

@@ -25,9 +25,9 @@
  * infinite), products accumulated in f32; 1/rms applied to the f32 result as in the float tile.
  */
 import type { SubgroupMatrixConfig } from '../device.ts';
-import { f32Lit, isQuantized } from './common.ts';
-import { bindingsWGSL, type MatmulOptions, weightVar } from './matmul.ts';
-import { epilogues, loaderMap, mmmWorkgroupsX, segmentSelect, TILE_ROWS, TILE_TOKENS } from './mmm.ts';
+import { f32Lit } from './common.ts';
+import { bindingsWGSL, type MatmulOptions } from './matmul.ts';
+import { epilogues, floatWeightStage, mmmWorkgroupsX, segmentSelect, TILE_ROWS, TILE_TOKENS } from './mmm.ts';
 
 export { mmmWorkgroupsX };
 
@@ -123,22 +123,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         }
         for (var e = 0u; e < 4u; e++) { xh[xb + j * 4u + e] = f16(v[e]); }
       }`);
-  o.segments.forEach((s, si) => {
-    const D = s.dots.length;
-    const dq = (di: number) => {
-      const wname = weightVar(s, si, s.dots[di].w);
-      const row = `(${s.dots[di].row})`;
-      return isQuantized(s.weights[s.dots[di].w].type)
-        ? `dq32_${wname}(${row} * K + k0, &q);`
-        : `for (var e = 0u; e < 32u; e++) { q[e] = select(0.0, ld_${wname}(${row} * K + min(k0 + e, K - 1u)), k0 + e < K); }`;
-    };
-    lines.push(`      ${si ? 'else ' : ''}if (seg == ${si}u) {
-        ${loaderMap(s)}
-        var q: array<f32, 32>;
-        ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
-        for (var e = 0u; e < 32u; e++) { wh[wb + rho * ${S}u + e] = f16(q[e]); }
-      }`);
-  });
+  lines.push(
+    ...floatWeightStage(
+      o,
+      `for (var e = 0u; e < 32u; e++) { wh[wb + rho * ${S}u + e] = f16(q[e]); }`,
+      '      ',
+    ),
+  );
   lines.push('    }');
   lines.push(`    if (s > 0u) {
       // Multiply K-step s - 1 from buffer (s - 1) % 2.

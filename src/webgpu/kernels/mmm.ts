@@ -142,22 +142,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
           : `xs[lt * ${ROW_V4}u + lh * 4u + j] = v;`
       }
     }`);
-  o.segments.forEach((s, si) => {
-    const D = s.dots.length;
-    const dq = (di: number) => {
-      const wname = weightVar(s, si, s.dots[di].w);
-      const row = `(${s.dots[di].row})`;
-      return isQuantized(s.weights[s.dots[di].w].type)
-        ? `dq32_${wname}(${row} * K + k0, &q);`
-        : `for (var e = 0u; e < 32u; e++) { q[e] = select(0.0, ld_${wname}(${row} * K + min(k0 + e, K - 1u)), k0 + e < K); }`;
-    };
-    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u) {
-      ${loaderMap(s)}
-      var q: array<f32, 32>;
-      ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
-      for (var e = 0u; e < 8u; e++) { ws[rho * ${ROW_V4}u + e] = vec4<f32>(q[4u * e], q[4u * e + 1u], q[4u * e + 2u], q[4u * e + 3u]); }
-    }`);
-  });
+  lines.push(
+    ...floatWeightStage(
+      o,
+      `for (var e = 0u; e < 8u; e++) { ws[rho * ${ROW_V4}u + e] = vec4<f32>(q[4u * e], q[4u * e + 1u], q[4u * e + 2u], q[4u * e + 3u]); }`,
+      '    ',
+    ),
+  );
   lines.push('    workgroupBarrier();');
   lines.push('    for (var kk = 0u; kk < 8u; kk++) {');
   for (let i = 0; i < 4; i++) lines.push(`      let x${i} = xs[(ty + ${8 * i}u) * ${ROW_V4}u + kk];`);
@@ -179,6 +170,31 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   lines.push(...epilogues(o));
   lines.push('}');
   return lines.join('\n');
+}
+
+/**
+ * WGSL: each segment's float weight staging for K-step `k0`: thread `lid` dequantizes tile row `rho`'s 32
+ * weights ({@link loaderMap}) into `var q: array<f32, 32>` (the `dq32_<w>` loaders, or the float readers
+ * with zeros past K), then runs `store` (which writes `q` into the caller's workgroup tile).
+ * Shared by the float tile and the subgroup-matrix tile (mmm-sgmat.ts).
+ */
+export function floatWeightStage(o: MatmulOptions, store: string, indent: string): string[] {
+  return o.segments.map((s, si) => {
+    const D = s.dots.length;
+    const dq = (di: number) => {
+      const wname = weightVar(s, si, s.dots[di].w);
+      const row = `(${s.dots[di].row})`;
+      return isQuantized(s.weights[s.dots[di].w].type)
+        ? `dq32_${wname}(${row} * K + k0, &q);`
+        : `for (var e = 0u; e < 32u; e++) { q[e] = select(0.0, ld_${wname}(${row} * K + min(k0 + e, K - 1u)), k0 + e < K); }`;
+    };
+    return `${indent}${si ? 'else ' : ''}if (seg == ${si}u) {
+${indent}  ${loaderMap(s)}
+${indent}  var q: array<f32, 32>;
+${indent}  ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
+${indent}  ${store}
+${indent}}`;
+  });
 }
 
 /** WGSL: the workgroup's segment `seg` and first unit `ub`, and the 32 zeroed accumulators. */

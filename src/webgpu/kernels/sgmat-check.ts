@@ -11,7 +11,7 @@
  */
 import { hasCodec, quantizeRow } from '../../gguf/quantize.ts';
 import { configName, type GpuContext } from '../device.ts';
-import { isQuantized, packStep, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from './common.ts';
+import { isQuantized, packStep, scratchBuffers, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
 import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
@@ -76,19 +76,7 @@ export async function checkTileAgainstFloat(
 ): Promise<TileCheck> {
   const { device } = gpu;
   let cases = 0;
-  const made: GPUBuffer[] = [];
-  const buf = (data: ArrayBufferView | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
-    const size = typeof data === 'number' ? data : data.byteLength;
-    const b = device.createBuffer({
-      label: 'tile-check',
-      size: Math.max(16, Math.ceil(size / 16) * 16),
-      usage,
-    });
-    if (typeof data !== 'number')
-      device.queue.writeBuffer(b, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
-    made.push(b);
-    return b;
-  };
+  const { buf, destroy } = scratchBuffers(device, 'tile-check');
   try {
     for (const type of types) {
       for (const planar of isPlanarType(type) ? [false, true] : [false]) {
@@ -212,7 +200,7 @@ export async function checkTileAgainstFloat(
     }
     return { ok: true, cases };
   } finally {
-    for (const b of made) b.destroy();
+    destroy();
   }
 }
 

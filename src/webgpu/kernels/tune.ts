@@ -20,7 +20,7 @@
 import { EngineError } from '../../core/errors.ts';
 import { mulberry32 } from '../../util/prng.ts';
 import type { GpuContext } from '../device.ts';
-import { packStep, rowBytes, WEIGHT_BLOCK, type WeightType } from './common.ts';
+import { packStep, rowBytes, scratchBuffers, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
 import { mmmSgmatWGSL, type SgmatTile, sgmatName } from './mmm-sgmat.ts';
@@ -257,18 +257,7 @@ export async function chooseMmvLayout(
   // A round of the fastest candidate: 15 ms on the wall clock, 5 ms by the GPU's timestamps (precise to
   // the µs, free of submit latency), so 8 candidates × 5 rounds stay well under a second per matmul.
   const roundMs = gpu.hasTimestamps ? 5 : 15;
-  const made: GPUBuffer[] = [];
-  const buf = (bytes: Uint8Array | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
-    const size = typeof bytes === 'number' ? bytes : bytes.byteLength;
-    const b = device.createBuffer({
-      label: 'mmv-tune',
-      size: Math.max(16, Math.ceil(size / 16) * 16),
-      usage,
-    });
-    if (typeof bytes !== 'number') device.queue.writeBuffer(b, 0, bytes as Uint8Array<ArrayBuffer>);
-    made.push(b);
-    return b;
-  };
+  const { buf, destroy } = scratchBuffers(device, 'mmv-tune');
   try {
     const { K, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
@@ -348,7 +337,7 @@ export async function chooseMmvLayout(
     cache.set(key, choice);
     return choice;
   } finally {
-    for (const b of made) b.destroy();
+    destroy();
     timer.dispose();
   }
 }
@@ -396,18 +385,7 @@ export async function choosePrefillTile(
   const hit = tileCache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
-  const made: GPUBuffer[] = [];
-  const buf = (bytes: Uint8Array | number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST) => {
-    const size = typeof bytes === 'number' ? bytes : bytes.byteLength;
-    const b = device.createBuffer({
-      label: 'tile-tune',
-      size: Math.max(16, Math.ceil(size / 16) * 16),
-      usage,
-    });
-    if (typeof bytes !== 'number') device.queue.writeBuffer(b, 0, bytes as Uint8Array<ArrayBuffer>);
-    made.push(b);
-    return b;
-  };
+  const { buf, destroy } = scratchBuffers(device, 'tile-tune');
   try {
     const { K, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
@@ -506,7 +484,7 @@ export async function choosePrefillTile(
     tileCache.set(key, choice);
     return choice;
   } finally {
-    for (const b of made) b.destroy();
+    destroy();
   }
 }
 

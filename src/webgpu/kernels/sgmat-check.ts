@@ -11,7 +11,14 @@
  */
 import { hasCodec, quantizeRow } from '../../gguf/quantize.ts';
 import { configName, type GpuContext } from '../device.ts';
-import { isQuantized, packStep, scratchBuffers, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from './common.ts';
+import {
+  isQuantized,
+  packStep,
+  scratchBuffers,
+  WEIGHT_BLOCK,
+  WEIGHT_TYPES,
+  type WeightType,
+} from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
 import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';

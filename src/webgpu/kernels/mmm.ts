@@ -255,6 +255,87 @@ function intLoaderWGSL(n: string, t: WeightType, planarBlocks?: number): string 
 }
 
 /**
+ * WGSL: the integer tiles' weight loaders (`dqi32_<w>` for every weight of `o`, {@link intLoaderWGSL}).
+ */
+export function intLoadersWGSL(o: MatmulOptions): string[] {
+  return o.segments.flatMap((s, si) =>
+    s.weights.map((w, wi) => intLoaderWGSL(weightVar(s, si, wi), w.type, w.planar)),
+  );
+}
+
+/**
+ * WGSL: ggml's quantize_row_q8_0 of one token's 32 activations of K-step `k0` (× the norm weight, whose
+ * sum of squares goes to `ss`), for the integer tiles: reads `xrow`, declares `q0`..`q7` (4 int8 each,
+ * activations 4j..4j+3 in `q{j}`, `pack4xI8`) and `dx` (amax / 127).
+ */
+export function quantizeActivationsWGSL(o: MatmulOptions, indent: string): string[] {
+  const lines: string[] = [];
+  for (let j = 0; j < 8; j++) {
+    const k = `k0 + ${4 * j}u`;
+    lines.push(
+      `      let v${j} = vec4<f32>(ldx(xrow, ${k}), ldx(xrow, ${k} + 1u), ldx(xrow, ${k} + 2u), ldx(xrow, ${k} + 3u));`,
+    );
+    if (o.norm) {
+      lines.push(
+        `      ss += dot(v${j}, v${j});`,
+        `      let e${j} = v${j} * vec4<f32>(ld_gnorm(min(${k}, K - 1u)), ld_gnorm(min(${k} + 1u, K - 1u)), ld_gnorm(min(${k} + 2u, K - 1u)), ld_gnorm(min(${k} + 3u, K - 1u)));`,
+      );
+    } else lines.push(`      let e${j} = v${j};`);
+  }
+  const ab = Array.from({ length: 8 }, (_, j) => `abs(e${j})`);
+  lines.push(
+    `      let am = max(max(max(${ab[0]}, ${ab[1]}), max(${ab[2]}, ${ab[3]})), max(max(${ab[4]}, ${ab[5]}), max(${ab[6]}, ${ab[7]})));`,
+    '      let dx = max(max(am.x, am.y), max(am.z, am.w)) / 127.0;',
+    '      let ix = select(0.0, 1.0 / dx, dx > 0.0);',
+  );
+  for (let j = 0; j < 8; j++) lines.push(`      let q${j} = pack4xI8(vec4<i32>(round(e${j} * ix)));`);
+  return lines.map((l) => l.replace(/^ {6}/, indent));
+}
+
+/**
+ * WGSL (after {@link quantizeActivationsWGSL}): `qlo`, `qhi`, the sums of the int8 activations of each
+ * half; the activation factors are then {@link XF_WGSL}.
+ */
+export function activationSumsWGSL(indent: string): string[] {
+  return [
+    `${indent}let qlo = ${[0, 1, 2, 3].map((j) => `dot4I8Packed(q${j}, 0x01010101u)`).join(' + ')};`,
+    `${indent}let qhi = ${[4, 5, 6, 7].map((j) => `dot4I8Packed(q${j}, 0x01010101u)`).join(' + ')};`,
+  ];
+}
+
+/** WGSL: a token's activation factors (dx, dx·Σq[0..16), dx·Σq[16..32), 0) for {@link intScaleTerm}. */
+export const XF_WGSL = 'vec4<f32>(dx, dx * f32(qlo), dx * f32(qhi), 0.0)';
+
+/**
+ * WGSL: each segment's integer weight staging for K-step `k0`: thread `lid` turns tile row `rho`'s 32
+ * quants ({@link loaderMap}) into `var q: array<u32, 8>` (4 int8 each) and `var sc: vec4<f32>` (s0, s1,
+ * m0, m1: weight e = s_h·q[e] + m_h for its half h), then runs `store`.
+ */
+export function intWeightStage(o: MatmulOptions, store: string, indent: string): string[] {
+  return o.segments.map((s, si) => {
+    const D = s.dots.length;
+    const dq = (di: number) =>
+      `sc = dqi32_${weightVar(s, si, s.dots[di].w)}((${s.dots[di].row}) * K + k0, &q);`;
+    return `${indent}${si ? 'else ' : ''}if (seg == ${si}u) {
+${indent}  ${loaderMap(s)}
+${indent}  var q: array<u32, 8>;
+${indent}  var sc: vec4<f32>;
+${indent}  ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
+${indent}  ${store}
+${indent}}`;
+  });
+}
+
+/**
+ * WGSL: the integer tiles' scale epilogue of one block: `acc += dx·(s0·lo + s1·hi) + m0·dx·Σq_lo +
+ * m1·dx·Σq_hi`, with `lo`, `hi` the integer dots (as f32) of the block's halves, `xf` the activation
+ * factors ({@link quantizeActivationsWGSL}'s `xfv`), `f` the weight row's (s0, s1, m0, m1).
+ */
+export function intScaleTerm(acc: string, xf: string, f: string, lo: string, hi: string): string {
+  return `${acc} += ${xf}.x * (${f}.x * ${lo} + ${f}.y * ${hi}) + ${f}.z * ${xf}.y + ${f}.w * ${xf}.z;`;
+}
+
+/**
  * The integer-dot variant of {@link mmmWGSL} ({@link MmmOptions.intDot}): the same tile (32 tokens × 64
  * rows, 4 × 8 outputs per thread), segments and epilogues. Per K-step of 32, threads 0–31 each load one
  * token's 32 activations (× gnorm), round them to int8 with one scale dx (and keep dx·Σq of each half, for
@@ -265,12 +346,7 @@ function intLoaderWGSL(n: string, t: WeightType, planarBlocks?: number): string 
  */
 function mmmIntWGSL(o: MatmulOptions): string {
   const { K } = o;
-  const lines = bindingsWGSL(o);
-  o.segments.forEach((s, si) => {
-    s.weights.forEach((w, wi) => {
-      lines.push(intLoaderWGSL(weightVar(s, si, wi), w.type, w.planar));
-    });
-  });
+  const lines = [...bindingsWGSL(o), ...intLoadersWGSL(o)];
   lines.push(`
 const K: u32 = ${K}u;
 var<workgroup> xq: array<vec4<u32>, ${TILE_TOKENS * 2}>; // [token][2]: int8 activations of this K-step
@@ -294,47 +370,23 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   lines.push(...segmentSelect(o));
   lines.push(`  for (var k0 = 0u; k0 < K; k0 += 32u) {
     if (lid < ${TILE_TOKENS}u) {`);
-  for (let j = 0; j < 8; j++) {
-    const k = `k0 + ${4 * j}u`;
-    lines.push(
-      `      let v${j} = vec4<f32>(ldx(xrow, ${k}), ldx(xrow, ${k} + 1u), ldx(xrow, ${k} + 2u), ldx(xrow, ${k} + 3u));`,
-    );
-    if (o.norm) {
-      lines.push(
-        `      ss += dot(v${j}, v${j});`,
-        `      let e${j} = v${j} * vec4<f32>(ld_gnorm(min(${k}, K - 1u)), ld_gnorm(min(${k} + 1u, K - 1u)), ld_gnorm(min(${k} + 2u, K - 1u)), ld_gnorm(min(${k} + 3u, K - 1u)));`,
-      );
-    } else lines.push(`      let e${j} = v${j};`);
-  }
-  const ab = Array.from({ length: 8 }, (_, j) => `abs(e${j})`);
-  lines.push(
-    `      let am = max(max(max(${ab[0]}, ${ab[1]}), max(${ab[2]}, ${ab[3]})), max(max(${ab[4]}, ${ab[5]}), max(${ab[6]}, ${ab[7]})));`,
-    '      let dx = max(max(am.x, am.y), max(am.z, am.w)) / 127.0;',
-    '      let ix = select(0.0, 1.0 / dx, dx > 0.0);',
-  );
-  for (let j = 0; j < 8; j++) lines.push(`      let q${j} = pack4xI8(vec4<i32>(round(e${j} * ix)));`);
+  lines.push(...quantizeActivationsWGSL(o, '      '));
   lines.push(
     '      xq[2u * lid] = vec4<u32>(q0, q1, q2, q3);',
     '      xq[2u * lid + 1u] = vec4<u32>(q4, q5, q6, q7);',
-    `      let qlo = ${[0, 1, 2, 3].map((j) => `dot4I8Packed(q${j}, 0x01010101u)`).join(' + ')};`,
-    `      let qhi = ${[4, 5, 6, 7].map((j) => `dot4I8Packed(q${j}, 0x01010101u)`).join(' + ')};`,
-    '      xf[lid] = vec4<f32>(dx, dx * f32(qlo), dx * f32(qhi), 0.0);',
+    ...activationSumsWGSL('      '),
+    `      xf[lid] = ${XF_WGSL};`,
     '    }',
   );
-  o.segments.forEach((s, si) => {
-    const D = s.dots.length;
-    const dq = (di: number) =>
-      `sc = dqi32_${weightVar(s, si, s.dots[di].w)}((${s.dots[di].row}) * K + k0, &q);`;
-    lines.push(`    ${si ? 'else ' : ''}if (seg == ${si}u) {
-      ${loaderMap(s)}
-      var q: array<u32, 8>;
-      var sc: vec4<f32>;
-      ${D === 1 ? dq(0) : `if (d == 0u) { ${dq(0)} } else { ${dq(1)} }`}
-      wq[2u * rho] = vec4<u32>(q[0], q[1], q[2], q[3]);
+  lines.push(
+    ...intWeightStage(
+      o,
+      `wq[2u * rho] = vec4<u32>(q[0], q[1], q[2], q[3]);
       wq[2u * rho + 1u] = vec4<u32>(q[4], q[5], q[6], q[7]);
-      wf[rho] = sc;
-    }`);
-  });
+      wf[rho] = sc;`,
+      '    ',
+    ),
+  );
   lines.push('    workgroupBarrier();');
   for (let i = 0; i < 4; i++) {
     lines.push(
@@ -345,9 +397,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     ['x', 'y', 'z', 'w'].map((c) => `dot4I8Packed(${w}.${c}, ${x}.${c})`).join(' + ');
   for (let r = 0; r < 8; r++) {
     const body = [0, 1, 2, 3]
-      .map(
-        (i) =>
-          `${acc(r, i)} += xf${i}.x * (f.x * f32(${d4('wa', `xa${i}`)}) + f.y * f32(${d4('wb', `xb${i}`)})) + f.z * xf${i}.y + f.w * xf${i}.z;`,
+      .map((i) =>
+        intScaleTerm(acc(r, i), `xf${i}`, 'f', `f32(${d4('wa', `xa${i}`)})`, `f32(${d4('wb', `xb${i}`)})`),
       )
       .join('\n        ');
     lines.push(`    { let wa = wq[2u * (tx + ${8 * r}u)]; let wb = wq[2u * (tx + ${8 * r}u) + 1u]; let f = wf[tx + ${8 * r}u];

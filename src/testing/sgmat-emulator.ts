@@ -9,6 +9,10 @@
  * p[offset + r·stride + c], `col_major` from p[offset + c·stride + r]; `subgroupMatrixStore` writes the
  * same places; `subgroupMatrixMultiplyAccumulate(l, r, acc)` = l·r + acc. f16 values are rounded to f16
  * (`pack2x16float`), so the double sees the same operands; arithmetic is f32 (the f16 → f32 configuration).
+ * The integer tile (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32): `subgroup_matrix_left/right<i8, …>` read
+ * their elements as the bytes of an `array<i32>` (4 per word, little-endian, sign-extended), offset and
+ * stride counted in i8 elements (the proposal's element-stride table: i8 is 1 byte; Dawn divides the
+ * offset by 4 for SPIR-V's i32 pointer, dawn 55e62e18); products and sums are exact i32.
  *
  * The double checks the generator's tile indices, staging, double buffering and epilogue plumbing on the
  * float path; not the driver, not the real subgroup-uniformity rules, not the hardware's accumulation order.
@@ -16,7 +20,7 @@
 import type { SgmatShape } from '../webgpu/kernels/mmm-sgmat.ts';
 
 /**
- * The emulated WGSL of `code` (mmm-sgmat.ts's output for shape `c`).
+ * The emulated WGSL of `code` (mmm-sgmat.ts's output for shape `c`, f16 or i8 operands).
  * @throws Error when `code` has none of the constructs the double rewrites (not the generator's output).
  */
 export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize: number): string {
@@ -34,23 +38,39 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
     .replace(/var<workgroup> cs: [^\n]*\n/, '')
     .replace(/\bcs\b/g, 'wh');
   const fns = new Set<string>();
-  // Types: row-major arrays.
+  // i8 → i32 (the integer tile) or f16 → f32: one kind per kernel.
+  const int = s.includes('subgroup_matrix_left<i8,');
+  const T = int ? 'i32' : 'f32';
+  // Types: row-major arrays (a zero-value constructor `T()` stays one).
   s = s.replace(
-    /subgroup_matrix_result<f32, (\d+), (\d+)>/g,
-    (_, n, m) => `array<f32, ${Number(n) * Number(m)}>`,
+    /subgroup_matrix_result<(f32|i32), (\d+), (\d+)>/g,
+    (_, t, n, m) => `array<${t}, ${Number(n) * Number(m)}>`,
   );
   // Loads.
   s = s.replace(
-    /subgroupMatrixLoad<subgroup_matrix_(left|right)<f16, (\d+), (\d+)>, (row_major|col_major)>\(&(\w+), (\w+), (\w+)\)/g,
-    (_, kind: string, a: string, b: string, major: string, arr: string, off: string, stride: string) => {
+    /subgroupMatrixLoad<subgroup_matrix_(left|right)<(f16|i8), (\d+), (\d+)>, (row_major|col_major)>\(&(\w+), (\w+), (\w+)\)/g,
+    (
+      _,
+      kind: string,
+      ct: string,
+      a: string,
+      b: string,
+      major: string,
+      arr: string,
+      off: string,
+      stride: string,
+    ) => {
       // left<T, K, M>: M rows × K cols; right<T, N, K>: K rows × N cols.
       const cols = Number(a);
       const rows = Number(b);
       const name = `emu_load_${kind}_${major}_${arr}`;
       const idx = major === 'row_major' ? 'off + r * stride + cc' : 'off + cc * stride + r';
-      fns.add(`fn ${name}(off: u32, stride: u32) -> array<f32, ${rows * cols}> {
-  var m: array<f32, ${rows * cols}>;
-  for (var r = 0u; r < ${rows}u; r++) { for (var cc = 0u; cc < ${cols}u; cc++) { m[r * ${cols}u + cc] = ${arr}[${idx}]; } }
+      // i8 elements are the bytes of an array<i32> (little-endian), offset and stride counted in bytes.
+      const read =
+        ct === 'i8' ? `extractBits(${arr}[(${idx}) / 4u], ((${idx}) % 4u) * 8u, 8u)` : `${arr}[${idx}]`;
+      fns.add(`fn ${name}(off: u32, stride: u32) -> array<${T}, ${rows * cols}> {
+  var m: array<${T}, ${rows * cols}>;
+  for (var r = 0u; r < ${rows}u; r++) { for (var cc = 0u; cc < ${cols}u; cc++) { m[r * ${cols}u + cc] = ${read}; } }
   return m;
 }`);
       return `${name}(${off}, ${stride})`;
@@ -61,7 +81,7 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
     (_, major: string, arr: string, off: string, v: string, stride: string) => {
       const name = `emu_store_${major}_${arr}`;
       const idx = major === 'row_major' ? 'off + r * stride + cc' : 'off + cc * stride + r';
-      fns.add(`fn ${name}(off: u32, m: array<f32, ${M * N}>, stride: u32) {
+      fns.add(`fn ${name}(off: u32, m: array<${T}, ${M * N}>, stride: u32) {
   for (var e = emu_lane; e < ${M * N}u; e += ${subgroupSize}u) { let r = e / ${N}u; let cc = e % ${N}u; ${arr}[${idx}] = m[e]; }
 }`);
       return `${name}(${off}, ${v}, ${stride})`;
@@ -70,12 +90,12 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
   s = s.replace(/subgroupMatrixMultiplyAccumulate\(/g, 'emu_mma(');
   // Invocation lane of the subgroup holds result elements lane, lane + size, … (as hardware spreads a
   // matrix over its subgroup); the store writes those, so each element is computed once per subgroup.
-  fns.add(`fn emu_mma(l: array<f32, ${M * K}>, r: array<f32, ${K * N}>, acc: array<f32, ${M * N}>) -> array<f32, ${M * N}> {
+  fns.add(`fn emu_mma(l: array<${T}, ${M * K}>, r: array<${T}, ${K * N}>, acc: array<${T}, ${M * N}>) -> array<${T}, ${M * N}> {
   var o = acc;
   for (var e = emu_lane; e < ${M * N}u; e += ${subgroupSize}u) {
     let m = e / ${N}u;
     let n = e % ${N}u;
-    var t = 0.0;
+    var t = ${T}(0);
     for (var k = 0u; k < ${K}u; k++) { t += l[m * ${K}u + k] * r[k * ${N}u + n]; }
     o[e] += t;
   }

@@ -25,9 +25,24 @@
  * infinite), products accumulated in f32; 1/rms applied to the f32 result as in the float tile.
  */
 import type { SubgroupMatrixConfig } from '../device.ts';
-import { f32Lit } from './common.ts';
+import { f32Lit, type WeightType } from './common.ts';
 import { bindingsWGSL, type MatmulOptions } from './matmul.ts';
-import { epilogues, floatWeightStage, mmmWorkgroupsX, segmentSelect, TILE_ROWS, TILE_TOKENS } from './mmm.ts';
+import {
+  activationSumsWGSL,
+  epilogues,
+  floatWeightStage,
+  INT_DOT_TYPES,
+  intLoadersWGSL,
+  intScaleTerm,
+  intWeightStage,
+  mmmIntDotCovers,
+  mmmWorkgroupsX,
+  quantizeActivationsWGSL,
+  segmentSelect,
+  TILE_ROWS,
+  TILE_TOKENS,
+  XF_WGSL,
+} from './mmm.ts';
 
 export { mmmWorkgroupsX };
 
@@ -173,6 +188,187 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         `  let inv${i} = inverseSqrt((red[2u * (ty + ${8 * i}u)] + red[2u * (ty + ${8 * i}u) + 1u]) / f32(K) + ${f32Lit(o.norm.eps)});`,
       );
     }
+  }
+  lines.push(...epilogues(o));
+  lines.push('}');
+  return lines.join('\n');
+}
+
+/** Weight types whose integer loaders give one scale per 32 quants (s0 = s1, m0 = m1: one product per block). */
+const ONE_SCALE_PER_32: readonly WeightType[] = ['Q4_0', 'Q5_0', 'Q8_0', 'Q4_K', 'Q5_K'];
+
+/** Words (i32, 4 int8 each) per staged row of the integer tile: 32 quants and 16 bytes of padding. */
+export const SGMAT_INT_STRIDE_WORDS = 12;
+
+/** True when the integer subgroup-matrix tile needs a product per 16-quant half (Q6_K, Q3_K, Q2_K: per-16 scales). */
+export function sgmatIntHalves(o: Pick<MatmulOptions, 'segments'>): boolean {
+  return o.segments.some((s) => s.weights.some((w) => !ONE_SCALE_PER_32.includes(w.type)));
+}
+
+/** Workgroup memory of {@link mmmSgmatIntWGSL} in bytes (`halves`: {@link sgmatIntHalves}). */
+export function sgmatIntWorkgroupBytes(halves: boolean): number {
+  const H = halves ? 2 : 1;
+  const W = SGMAT_INT_STRIDE_WORDS * 4;
+  return (
+    (H * TILE_TOKENS + TILE_ROWS) * W +
+    H * TILE_ROWS * TILE_TOKENS * 4 +
+    (TILE_TOKENS + TILE_ROWS) * 16 +
+    TILE_TOKENS * 4
+  );
+}
+
+/**
+ * The integer variant of the subgroup-matrix tile (llama.cpp's MMQ scheme on the matrix units): for
+ * {@link INT_DOT_TYPES} weights, with the integer-dot tile's pieces (mmm.ts): per K-step of 32 (one block
+ * or sub-block), threads 0–31 round one token's activations (× gnorm) to int8 with one scale
+ * (`quantizeActivationsWGSL`, ggml's quantize_row_q8_0), every thread stages one weight row's 32 quants as
+ * int8 with its (s0, s1, m0, m1) (`intWeightStage`; no float expansion), then each subgroup multiplies its
+ * rows × 32 tokens as i8 × i8 → i32 subgroup matrices (`subgroup_matrix_left<i8, K, M>` row-major from the
+ * weight tile, `subgroup_matrix_right<i8, N, K>` column-major from the activation tile), stores the step's
+ * exact integer dots to workgroup memory and each thread applies the block's scales to its 4 × 8 f32
+ * accumulators (`intScaleTerm`). Types with per-16 scales (Q6_K, Q3_K, Q2_K; {@link sgmatIntHalves}) take
+ * two products per step, against the activations with the other half zeroed. The result equals the
+ * integer-dot tile's up to f32 rounding (same int8 activations, same exact integer dots, same scales).
+ *
+ * i8 operands live in `array<i32>` (4 per word, little-endian); load offsets and strides count i8 elements
+ * (the WGSL proposal's table: i8 has a 1-byte element stride; Dawn converts the offset for SPIR-V,
+ * dawn 55e62e18). Needs an i8 → i32 configuration with M, N, K in {8, 16, 32} (16×16×32 and 16×8×32 on
+ * NVIDIA) and {@link sgmatIntWorkgroupBytes} of workgroup memory. No double buffering (one tile buffer,
+ * three barriers per step): the staged bytes are a quarter of the f16 tile's.
+ * @throws Error for weights outside INT_DOT_TYPES, `lastTokenOnly`, more than 2 dots per unit, a subgroup
+ *   size other than 32 or 64, or a shape that does not tile the subgroup's rows × 32 tokens × 32.
+ */
+export function mmmSgmatIntWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: number): string {
+  if (o.lastTokenOnly)
+    throw new Error('mmmSgmatIntWGSL computes whole token tiles; lastTokenOnly needs a decode kernel');
+  if (!mmmIntDotCovers(o))
+    throw new Error(
+      `the integer subgroup-matrix tile takes ${INT_DOT_TYPES.join(', ')} weights only (got ${o.segments
+        .flatMap((s) => s.weights.map((w) => w.type))
+        .join(', ')})`,
+    );
+  for (const s of o.segments) {
+    if (s.dots.length < 1 || s.dots.length > 2)
+      throw new Error(`mmmSgmatIntWGSL takes 1–2 dots per unit (got ${s.dots.length})`);
+  }
+  if (subgroupSize !== 32 && subgroupSize !== 64)
+    throw new Error(`mmmSgmatIntWGSL is built for subgroups of 32 or 64 invocations (got ${subgroupSize})`);
+  const rowsPerSg = TILE_ROWS / (64 / subgroupSize);
+  if (rowsPerSg % c.M || TILE_TOKENS % c.N || 32 % c.K)
+    throw new Error(
+      `subgroup-matrix shape ${sgmatName(c)} does not tile ${rowsPerSg} rows × 32 tokens × 32 K`,
+    );
+  const halves = sgmatIntHalves(o);
+  const H = halves ? 2 : 1;
+  const mPer = rowsPerSg / c.M;
+  const nPer = TILE_TOKENS / c.N;
+  const SW = SGMAT_INT_STRIDE_WORDS;
+  const SB = SW * 4; // the row stride in i8 elements
+  const R = (n: number) => Array.from({ length: n }, (_, i) => i);
+  const lines = [
+    'enable chromium_experimental_subgroup_matrix;',
+    'diagnostic(off, chromium.subgroup_matrix_uniformity);',
+    ...bindingsWGSL(o),
+    ...intLoadersWGSL(o),
+  ];
+  lines.push(`
+const K: u32 = ${o.K}u;
+var<workgroup> xi: array<i32, ${H * TILE_TOKENS * SW}>; // [half][token][${SW}]: int8 activations of this K-step${halves ? ' (half 0: quants 16..31 zeroed, half 1: 0..15 zeroed)' : ''}
+var<workgroup> wi: array<i32, ${TILE_ROWS * SW}>; // [tile row][${SW}]: the row's 32 quants as int8
+var<workgroup> xf: array<vec4<f32>, ${TILE_TOKENS}>; // [token]: (dx, dx·Σq[0..16), dx·Σq[16..32), 0)
+var<workgroup> wf: array<vec4<f32>, ${TILE_ROWS}>; // [tile row]: (s0, s1, m0, m1)
+var<workgroup> ci: array<i32, ${H * TILE_ROWS * TILE_TOKENS}>; // [half][tile row][token]: the step's integer dots
+var<workgroup> red: array<f32, ${TILE_TOKENS}>;
+
+fn ldx(i: u32, k: u32) -> f32 { return select(0.0, x[i + min(k, K - 1u)], k < K); }
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let tx = lid % 8u;
+  let ty = lid / 8u;
+  let t0 = wg.y * ${TILE_TOKENS}u;
+  let nT = step.nTokens;
+  let xrow = min(t0 + lid % ${TILE_TOKENS}u, nT - 1u) * K;
+  var ss = 0.0;
+  // This subgroup's tile rows: [sr, sr + ${rowsPerSg}).
+  let sr = (lid / ${subgroupSize}u) * ${rowsPerSg}u;
+  var seg = 0u;
+  var ub = 0u;`);
+  lines.push(...segmentSelect(o));
+  for (const h of R(H))
+    for (const m of R(mPer))
+      for (const n of R(nPer))
+        lines.push(`  var c${h}_${m}_${n}: subgroup_matrix_result<i32, ${c.N}, ${c.M}>;`);
+  lines.push(`  for (var k0 = 0u; k0 < K; k0 += 32u) {
+    if (lid < ${TILE_TOKENS}u) {`);
+  lines.push(...quantizeActivationsWGSL(o, '      '));
+  const words = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7'];
+  for (const h of R(H)) {
+    const w = halves ? words.map((q, j) => (j < 4 === (h === 0) ? q : '0u')) : words;
+    lines.push(
+      `      ${w.map((q, j) => `xi[${h * TILE_TOKENS * SW + j}u + lid * ${SW}u] = bitcast<i32>(${q});`).join(' ')}`,
+    );
+  }
+  lines.push(...activationSumsWGSL('      '), `      xf[lid] = ${XF_WGSL};`, '    }');
+  lines.push(
+    ...intWeightStage(
+      o,
+      `for (var e = 0u; e < 8u; e++) { wi[rho * ${SW}u + e] = bitcast<i32>(q[e]); }
+      wf[rho] = sc;`,
+      '    ',
+    ),
+  );
+  lines.push('    workgroupBarrier();');
+  for (const h of R(H))
+    for (const m of R(mPer))
+      for (const n of R(nPer))
+        lines.push(`    c${h}_${m}_${n} = subgroup_matrix_result<i32, ${c.N}, ${c.M}>();`);
+  for (const kk of R(32 / c.K)) {
+    for (const m of R(mPer)) {
+      lines.push(`    let oa${kk}_${m} = (sr + ${m * c.M}u) * ${SB}u + ${kk * c.K}u;`);
+      lines.push(
+        `    let lm${kk}_${m} = subgroupMatrixLoad<subgroup_matrix_left<i8, ${c.K}, ${c.M}>, row_major>(&wi, oa${kk}_${m}, ${SB}u);`,
+      );
+    }
+    for (const h of R(H))
+      for (const n of R(nPer)) {
+        lines.push(`    let ob${h}_${kk}_${n} = ${(h * TILE_TOKENS + n * c.N) * SB + kk * c.K}u;`);
+        lines.push(
+          `    let rm${h}_${kk}_${n} = subgroupMatrixLoad<subgroup_matrix_right<i8, ${c.N}, ${c.K}>, col_major>(&xi, ob${h}_${kk}_${n}, ${SB}u);`,
+        );
+      }
+    for (const h of R(H))
+      for (const m of R(mPer))
+        for (const n of R(nPer))
+          lines.push(
+            `    c${h}_${m}_${n} = subgroupMatrixMultiplyAccumulate(lm${kk}_${m}, rm${h}_${kk}_${n}, c${h}_${m}_${n});`,
+          );
+  }
+  for (const h of R(H))
+    for (const m of R(mPer))
+      for (const n of R(nPer)) {
+        lines.push(
+          `    let oc${h}_${m}_${n} = ${h * TILE_ROWS * TILE_TOKENS}u + (sr + ${m * c.M}u) * ${TILE_TOKENS}u + ${n * c.N}u;`,
+        );
+        lines.push(
+          `    subgroupMatrixStore<row_major>(&ci, oc${h}_${m}_${n}, c${h}_${m}_${n}, ${TILE_TOKENS}u);`,
+        );
+      }
+  lines.push('    workgroupBarrier();');
+  for (const i of R(4)) lines.push(`    let xf${i} = xf[ty + ${8 * i}u];`);
+  for (const r of R(8)) {
+    const at = (h: number, i: number) =>
+      `f32(ci[${h * TILE_ROWS * TILE_TOKENS}u + (tx + ${8 * r}u) * ${TILE_TOKENS}u + ty + ${8 * i}u])`;
+    const body = R(4)
+      .map((i) => intScaleTerm(`a${r}_${i}`, `xf${i}`, 'f', at(0, i), halves ? at(1, i) : '0.0'))
+      .join('\n      ');
+    lines.push(`    { let f = wf[tx + ${8 * r}u];\n      ${body} }`);
+  }
+  lines.push('    workgroupBarrier();\n  }');
+  if (o.norm) {
+    lines.push(`  if (lid < ${TILE_TOKENS}u) { red[lid] = ss; }
+  workgroupBarrier();`);
+    for (const i of R(4))
+      lines.push(`  let inv${i} = inverseSqrt(red[ty + ${8 * i}u] / f32(K) + ${f32Lit(o.norm.eps)});`);
   }
   lines.push(...epilogues(o));
   lines.push('}');

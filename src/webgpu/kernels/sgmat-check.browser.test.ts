@@ -16,10 +16,17 @@ import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../testing/kernel-util.ts';
 import { emulateSubgroupMatrix } from '../../testing/sgmat-emulator.ts';
 import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
+import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions } from './matmul.ts';
 import { mmmWGSL } from './mmm.ts';
-import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
-import { checkTileAgainstFloat, chooseSubgroupMatrixTile } from './sgmat-check.ts';
+import { mmmSgmatIntWGSL, mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
+import {
+  type CheckProblem,
+  checkIntTypes,
+  checkTileAgainstFloat,
+  chooseSubgroupMatrixTile,
+  INT_DOT_REFERENCE,
+} from './sgmat-check.ts';
 
 const emulated = (o: MatmulOptions, t: SgmatTile, bug?: (code: string) => string) => {
   const code = mmmSgmatWGSL(o, t, t.subgroupSize);
@@ -64,6 +71,51 @@ describe('mmmSgmatWGSL through the emulator (test double)', () => {
       const bad = await checkTileAgainstFloat(gpu, (o) => emulated(o, t, leftColMajor), ['F32']);
       expect(bad.ok).toBe(false);
     }, 600_000);
+});
+
+describe('mmmSgmatIntWGSL through the emulator (test double)', () => {
+  // i8 × i8 → i32 at NVIDIA's 16x16x32 with subgroups of 32, against the integer-dot tile (same int8
+  // activations, same exact integer dots: INT_CHECK_TOLERANCE). Every type the tile takes, raw and in planes.
+  const t = { M: 16, N: 16, K: 32, subgroupSize: 32 } as const;
+  // Smaller problems than the load-time self-test (the emulated kernel is slow on SwiftShader), still odd:
+  // a full and a partial token tile, partial row tiles in both segments, K of 2 blocks (Q8_0 …) or one
+  // super-block (K-quants: 8 sub-block scales).
+  const emulatedInt = (o: MatmulOptions, bug?: (code: string) => string) => {
+    const code = mmmSgmatIntWGSL(o, t, t.subgroupSize);
+    return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize);
+  };
+  const small = (type: WeightType): CheckProblem => ({
+    tokens: 33,
+    unitsA: 5,
+    unitsB: 9,
+    blocks: WEIGHT_BLOCK[type].size === 256 ? 1 : 2,
+  });
+  for (const type of checkIntTypes())
+    it(`${type}: matches the integer-dot tile on odd sizes`, async () => {
+      const gpu = await testGpu();
+      const r = await checkTileAgainstFloat(gpu, (o) => emulatedInt(o), [type], {
+        against: INT_DOT_REFERENCE,
+        problem: small(type),
+      });
+      expect(r).toMatchObject({ ok: true });
+    }, 600_000);
+
+  it('the weight operand read one quant off (a planted K off-by-one) fails the self-test, saying where', async () => {
+    const gpu = await testGpu();
+    const kOff = (code: string) => {
+      const bad = code.replace(/ \* 48u \+ 0u;/g, ' * 48u + 1u;');
+      if (bad === code) throw new Error('the planted off-by-one did not apply');
+      return bad;
+    };
+    const r = await checkTileAgainstFloat(gpu, (o) => emulatedInt(o, kOff), ['Q8_0'], {
+      against: INT_DOT_REFERENCE,
+      problem: small('Q8_0'),
+    });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(
+      /^Q8_0: token \d+, (two|one)-dot unit \d+: .* against the integer-dot tile's/,
+    );
+  }, 600_000);
 });
 
 describe('chooseSubgroupMatrixTile', () => {

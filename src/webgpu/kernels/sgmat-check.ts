@@ -20,20 +20,62 @@ import {
   type WeightType,
 } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
-import { mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
+import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
 import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
 import { isPlanarType, repackHost } from './repack.ts';
 
 /** Largest |candidate − float tile| allowed, as a fraction of the float tile's rms output. */
 export const CHECK_TOLERANCE = 0.02;
 
+/**
+ * What a candidate is checked against: the reference tile's WGSL, its name for the reasons, and the
+ * largest |candidate − reference| allowed as a fraction of the reference's rms output.
+ */
+export interface CheckReference {
+  name: string;
+  wgsl: (o: MatmulOptions) => string;
+  tolerance: number;
+}
+
+/** The float tile (kernels/mmm.ts) with {@link CHECK_TOLERANCE}: the reference of the f16 subgroup-matrix tile. */
+export const FLOAT_REFERENCE: CheckReference = {
+  name: 'float tile',
+  wgsl: (o) => mmmWGSL(o),
+  tolerance: CHECK_TOLERANCE,
+};
+
+/**
+ * Largest |candidate − integer-dot tile| of the integer subgroup-matrix tile, as a fraction of the rms
+ * output. Both round the same activations to the same int8 (one shared quantizer), form the same exact
+ * integer dots (i32, no rounding) and apply the same scales in the same order per block, so they differ
+ * only where f32 rounding does (d·(lo + hi) against d·lo + d·hi, fused multiply-adds): a few ulps of
+ * 2^-24 over the problem's 3 blocks, ~1e-6 of rms; a wrong index or a lost half gives ~1.
+ */
+export const INT_CHECK_TOLERANCE = 1e-4;
+
+/** The integer-dot tile (mmm.ts `intDot`): the reference of the integer subgroup-matrix tile. */
+export const INT_DOT_REFERENCE: CheckReference = {
+  name: 'integer-dot tile',
+  wgsl: (o) => mmmWGSL(o, { intDot: true }),
+  tolerance: INT_CHECK_TOLERANCE,
+};
+
 /** The self-test's verdict. */
 export type TileCheck = { ok: true; cases: number } | { ok: false; reason: string; cases: number };
 
-/** Tokens of the self-test problems. */
-const T = 37;
-const NA = 37;
-const NB = 70;
+/**
+ * A self-test problem's size: `tokens`, the units of the two-dot segment (`unitsA`) and of the one-dot
+ * segment (`unitsB`), and K in weight blocks (`blocks`; 100 for float rows).
+ */
+export interface CheckProblem {
+  tokens: number;
+  unitsA: number;
+  unitsB: number;
+  blocks: number;
+}
+
+/** The load-time self-test's problem: a full and a partial token tile, partial row tiles, K of 3 blocks. */
+export const CHECK_PROBLEM: CheckProblem = { tokens: 37, unitsA: 37, unitsB: 70, blocks: 3 };
 
 /** A deterministic generator (mulberry32) so a failure reproduces. */
 function rng32(seed: number): () => number {
@@ -69,9 +111,15 @@ export function checkTypes(): WeightType[] {
   return WEIGHT_TYPES.filter((t) => t === 'F32' || hasCodec(t));
 }
 
+/** The weight types the integer tiles' self-test covers: INT_DOT_TYPES that our quantizer writes. */
+export function checkIntTypes(): WeightType[] {
+  return INT_DOT_TYPES.filter((t) => hasCodec(t));
+}
+
 /**
  * Runs the self-test of `candidate` (a WGSL generator with mmm.ts `mmmWGSL`'s bindings and dispatch) on
- * `gpu` against the float tile.
+ * `gpu` against the float tile (or `against`: {@link INT_DOT_REFERENCE} for the integer tile), on
+ * `problem` (default {@link CHECK_PROBLEM}; tests of emulated kernels pass smaller ones).
  * @param types the weight types to cover (default {@link checkTypes}: all).
  * @returns `{ ok: true }`, or `{ ok: false, reason }` naming the type, the first mismatching output or
  *   the compile error; never throws for the candidate's faults (a lost device still rejects).
@@ -80,7 +128,12 @@ export async function checkTileAgainstFloat(
   gpu: GpuContext,
   candidate: (o: MatmulOptions) => string,
   types: readonly WeightType[] = checkTypes(),
+  {
+    against = FLOAT_REFERENCE,
+    problem = CHECK_PROBLEM,
+  }: { against?: CheckReference; problem?: CheckProblem } = {},
 ): Promise<TileCheck> {
+  const { tokens: T, unitsA: NA, unitsB: NB } = problem;
   const { device } = gpu;
   let cases = 0;
   const { buf, destroy } = scratchBuffers(device, 'tile-check');
@@ -88,7 +141,7 @@ export async function checkTileAgainstFloat(
     for (const type of types) {
       for (const planar of isPlanarType(type) ? [false, true] : [false]) {
         const what = `${type}${planar ? ' planes' : ''}`;
-        const K = isQuantized(type) ? 3 * WEIGHT_BLOCK[type].size : 100;
+        const K = isQuantized(type) ? problem.blocks * WEIGHT_BLOCK[type].size : 100;
         const rng = rng32(K * 7919 + types.indexOf(type));
         const wRows = (n: number) => {
           const raw = randomRows(type, K, n, rng);
@@ -177,7 +230,7 @@ export async function checkTileAgainstFloat(
           read.unmap();
           return out;
         };
-        const ref = await run(mmmWGSL(o));
+        const ref = await run(against.wgsl(o));
         let got: Float32Array;
         try {
           got = await run(candidate(o));
@@ -189,7 +242,7 @@ export async function checkTileAgainstFloat(
         cases++;
         let ss = 0;
         for (const v of ref) ss += v * v;
-        const tol = CHECK_TOLERANCE * Math.sqrt(ss / ref.length);
+        const tol = against.tolerance * Math.sqrt(ss / ref.length);
         for (let i = 0; i < ref.length; i++) {
           const d = Math.abs(got[i] - ref[i]);
           if (!(d <= tol)) {
@@ -199,7 +252,7 @@ export async function checkTileAgainstFloat(
             return {
               ok: false,
               cases,
-              reason: `${what}: token ${t}, ${where}: ${got[i]} against the float tile's ${ref[i]} (tolerance ${tol.toPrecision(3)})`,
+              reason: `${what}: token ${t}, ${where}: ${got[i]} against the ${against.name}'s ${ref[i]} (tolerance ${tol.toPrecision(3)})`,
             };
           }
         }

@@ -79,7 +79,8 @@ describe('mmmSgmatIntWGSL through the emulator (test double)', () => {
   const t = { M: 16, N: 16, K: 32, subgroupSize: 32 } as const;
   // Smaller problems than the load-time self-test (the emulated kernel is slow on SwiftShader), still odd:
   // a full and a partial token tile, partial row tiles in both segments, K of 2 blocks (Q8_0 …) or one
-  // super-block (K-quants: 8 sub-block scales).
+  // super-block (K-quants: 8 sub-block scales); raw weights, and Q4_K's planes too (the staging after the
+  // loaders is the same code for both layouts; the integer-dot tile's tests cover every type's planes).
   const emulatedInt = (o: MatmulOptions, bug?: (code: string) => string) => {
     const code = mmmSgmatIntWGSL(o, t, t.subgroupSize);
     return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize);
@@ -91,11 +92,12 @@ describe('mmmSgmatIntWGSL through the emulator (test double)', () => {
     blocks: WEIGHT_BLOCK[type].size === 256 ? 1 : 2,
   });
   for (const type of checkIntTypes())
-    it(`${type}: matches the integer-dot tile on odd sizes`, async () => {
+    it(`${type}${type === 'Q4_K' ? ' (raw and planes)' : ''}: matches the integer-dot tile on odd sizes`, async () => {
       const gpu = await testGpu();
       const r = await checkTileAgainstFloat(gpu, (o) => emulatedInt(o), [type], {
         against: INT_DOT_REFERENCE,
         problem: small(type),
+        planes: type === 'Q4_K',
       });
       expect(r).toMatchObject({ ok: true });
     }, 600_000);

@@ -119,7 +119,8 @@ export function checkIntTypes(): WeightType[] {
 /**
  * Runs the self-test of `candidate` (a WGSL generator with mmm.ts `mmmWGSL`'s bindings and dispatch) on
  * `gpu` against the float tile (or `against`: {@link INT_DOT_REFERENCE} for the integer tile), on
- * `problem` (default {@link CHECK_PROBLEM}; tests of emulated kernels pass smaller ones).
+ * `problem` (default {@link CHECK_PROBLEM}; tests of emulated kernels pass smaller ones), each type raw and,
+ * unless `planes` is false, repacked into planes where the type has them.
  * @param types the weight types to cover (default {@link checkTypes}: all).
  * @returns `{ ok: true }`, or `{ ok: false, reason }` naming the type, the first mismatching output or
  *   the compile error; never throws for the candidate's faults (a lost device still rejects).
@@ -131,7 +132,8 @@ export async function checkTileAgainstFloat(
   {
     against = FLOAT_REFERENCE,
     problem = CHECK_PROBLEM,
-  }: { against?: CheckReference; problem?: CheckProblem } = {},
+    planes = true,
+  }: { against?: CheckReference; problem?: CheckProblem; planes?: boolean } = {},
 ): Promise<TileCheck> {
   const { tokens: T, unitsA: NA, unitsB: NB } = problem;
   const { device } = gpu;
@@ -139,7 +141,7 @@ export async function checkTileAgainstFloat(
   const { buf, destroy } = scratchBuffers(device, 'tile-check');
   try {
     for (const type of types) {
-      for (const planar of isPlanarType(type) ? [false, true] : [false]) {
+      for (const planar of planes && isPlanarType(type) ? [false, true] : [false]) {
         const what = `${type}${planar ? ' planes' : ''}`;
         const K = isQuantized(type) ? problem.blocks * WEIGHT_BLOCK[type].size : 100;
         const rng = rng32(K * 7919 + types.indexOf(type));

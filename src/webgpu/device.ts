@@ -52,6 +52,11 @@ export interface SubgroupMatrixSupport {
   available: boolean;
   configs: SubgroupMatrixConfig[];
   usable: SubgroupMatrixConfig[];
+  /**
+   * The i8 → i32 configurations the integer tile takes (kernels/mmm-sgmat.ts `mmmSgmatIntWGSL`; M, N, K in
+   * {8, 16, 32}), best first; tried only where `available` (the f16 tile's prerequisites) holds.
+   */
+  usableInt?: SubgroupMatrixConfig[];
   /** Why not, where `available` is false (e.g. 'no subgroup matrices: the adapter lacks …'). */
   reason?: string;
 }
@@ -87,7 +92,23 @@ export function subgroupMatrixSupport(f: {
         [8, 16, 32].includes(c.K),
     )
     .sort((a, b) => b.M * b.N * b.K - a.M * a.N * a.K);
-  const no = (reason: string): SubgroupMatrixSupport => ({ available: false, configs, usable, reason });
+  const usableInt = configs
+    .filter(
+      (c) =>
+        c.componentType === 'i8' &&
+        c.resultComponentType === 'i32' &&
+        [8, 16, 32].includes(c.M) &&
+        [8, 16, 32].includes(c.N) &&
+        [8, 16, 32].includes(c.K),
+    )
+    .sort((a, b) => b.M * b.N * b.K - a.M * a.N * a.K);
+  const no = (reason: string): SubgroupMatrixSupport => ({
+    available: false,
+    configs,
+    usable,
+    usableInt,
+    reason,
+  });
   if (!f.adapterFeatures.has(SUBGROUP_MATRIX_FEATURE))
     return no(
       `no subgroup matrices: the adapter does not offer ${SUBGROUP_MATRIX_FEATURE} (Dawn offers it with the instance toggle enable-dawn-features=allow_unsafe_apis; Chromium with --enable-unsafe-webgpu)`,
@@ -110,7 +131,7 @@ export function subgroupMatrixSupport(f: {
     return no(
       `no subgroup matrices: the tile needs ${SGMAT_WORKGROUP_BYTES} bytes of workgroup memory (the device grants ${f.maxWorkgroupStorage})`,
     );
-  return { available: true, configs, usable };
+  return { available: true, configs, usable, usableInt };
 }
 
 /** A configuration as `f16→f32 16x16x16` (M×N×K). */

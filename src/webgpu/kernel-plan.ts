@@ -16,13 +16,18 @@ import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import { sgmatName } from './kernels/mmm-sgmat.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
-import { chooseSubgroupMatrixTile, type SgmatChoice } from './kernels/sgmat-check.ts';
+import {
+  chooseSubgroupMatrixIntTile,
+  chooseSubgroupMatrixTile,
+  type SgmatChoice,
+} from './kernels/sgmat-check.ts';
 import {
   chooseMmvLayout,
   choosePrefillTile,
   layoutName,
   type MmvChoice,
   type MmvShape,
+  type PrefillTileName,
   type TileChoice,
 } from './kernels/tune.ts';
 import type { LlamaModel } from './model/llama.ts';
@@ -480,7 +485,7 @@ export type KernelsInfo = {
     normPass?: boolean;
     intDot?: string[];
     tileChosenBy?: 'measured' | 'cached' | 'option' | 'unavailable';
-    tileTrials?: { tile: 'float' | 'int8' | 'sgmat'; ms: number }[];
+    tileTrials?: { tile: PrefillTileName; ms: number }[];
     /**
      * The subgroup-matrix tile (kernels/mmm-sgmat.ts, the GPU's matrix units): `available` on the adapter
      * (device.ts `subgroupMatrixSupport`) and its configurations, the tile `chosen` (its shape M×N×K) for
@@ -494,6 +499,15 @@ export type KernelsInfo = {
       tile?: string;
       reason?: string;
       selfTest?: { config: string; ok: boolean; reason?: string }[];
+      /**
+       * The integer variant (i8 → i32, kernels/mmm-sgmat.ts `mmmSgmatIntWGSL`): `chosen` (then `tile` above
+       * is `i8 M×N×K`), `reason` why not, its self-test against the integer-dot tile per configuration.
+       */
+      int?: {
+        chosen: boolean;
+        reason?: string;
+        selfTest?: { config: string; ok: boolean; reason?: string }[];
+      };
     };
   };
 };
@@ -503,23 +517,40 @@ export function subgroupMatrixInfo(
   support: SubgroupMatrixSupport | undefined,
   sgmat: SgmatChoice | undefined,
   tile: TileChoice | undefined,
+  sgmatInt?: SgmatChoice,
 ): NonNullable<KernelsInfo['prefill']>['subgroupMatrix'] {
   const chosen = tile?.subgroupMatrix;
-  const reason = chosen
-    ? undefined
-    : !support?.available
+  const whyNot = (sg: SgmatChoice | undefined, other: boolean) =>
+    !support?.available
       ? (support?.reason ?? 'no subgroup matrices')
-      : sgmat === undefined
+      : sg === undefined
         ? 'not asked for (the prefill option names another tile)'
-        : (sgmat.reason ??
-          (tile?.chosenBy === 'measured' ? 'slower than the chosen tile in the timed trial' : 'not chosen'));
+        : (sg.reason ??
+          (other
+            ? 'the other subgroup-matrix tile was chosen'
+            : tile?.chosenBy === 'measured'
+              ? 'slower than the chosen tile in the timed trial'
+              : 'not chosen'));
+  const fChosen = Boolean(chosen && !chosen.int);
+  const iChosen = Boolean(chosen?.int);
+  const reason = fChosen ? undefined : whyNot(sgmat, iChosen);
+  const intReason = iChosen ? undefined : whyNot(sgmatInt, fChosen);
   return {
     available: Boolean(support?.available),
     configs: (support?.configs ?? []).map(configName),
     chosen: Boolean(chosen),
     ...(chosen ? { tile: sgmatName(chosen) } : {}),
-    ...(reason ? { reason } : {}),
+    ...(reason && !iChosen ? { reason } : {}),
     ...(sgmat?.selfTest.length ? { selfTest: sgmat.selfTest } : {}),
+    ...(sgmatInt || iChosen
+      ? {
+          int: {
+            chosen: iChosen,
+            ...(intReason ? { reason: intReason } : {}),
+            ...(sgmatInt?.selfTest.length ? { selfTest: sgmatInt.selfTest } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -550,6 +581,8 @@ export interface KernelsChosen {
   tileChoice?: TileChoice;
   /** On GPUs: the subgroup-matrix tile's self-test, or why there is none (kernels/sgmat-check.ts). */
   sgmat?: SgmatChoice;
+  /** On GPUs: the integer subgroup-matrix tile's self-test, or why there is none. */
+  sgmatInt?: SgmatChoice;
   /** The adapter's subgroup-matrix support (device.ts). */
   sgmatSupport?: SubgroupMatrixSupport;
 }
@@ -590,15 +623,27 @@ export async function chooseKernels(
   let prefill = o.prefill ?? prefillMatmulFor(gpu, layerMatmulWeights(cfg));
   let tileChoice: TileChoice | undefined;
   let sgmat: SgmatChoice | undefined;
+  let sgmatInt: SgmatChoice | undefined;
   if (prefill.kind === 'tile') {
-    // The subgroup-matrix tile: self-tested against the float tile before any use (kernels/sgmat-check.ts).
+    // The subgroup-matrix tiles: the f16 one self-tested against the float tile, the integer one against
+    // the integer-dot tile, before any use (kernels/sgmat-check.ts).
     const askSg = o.prefill ? prefill.subgroupMatrix : true;
-    if (askSg) {
+    const askInt = askSg === 'int8' || (typeof askSg === 'object' && askSg.int);
+    if (askSg && !askInt) {
       sgmat = await chooseSubgroupMatrixTile(gpu);
       if (typeof askSg === 'object' && sgmat.tile) sgmat = { ...sgmat, tile: askSg };
     }
+    if (askSg === true || askInt) {
+      sgmatInt = await chooseSubgroupMatrixIntTile(gpu);
+      if (typeof askSg === 'object' && sgmatInt.tile) sgmatInt = { ...sgmatInt, tile: askSg };
+    }
     if (o.prefill) {
-      const sg = o.prefill.kind === 'tile' && o.prefill.subgroupMatrix ? sgmat?.tile : undefined;
+      const sg =
+        o.prefill.kind === 'tile' && o.prefill.subgroupMatrix
+          ? askInt
+            ? sgmatInt?.tile
+            : sgmat?.tile
+          : undefined;
       tileChoice = {
         intDot: !sg && Boolean(prefill.intDot),
         chosenBy: 'option',
@@ -608,7 +653,7 @@ export async function chooseKernels(
     } else {
       const ffn = decodeMatmulShapes(file, cfg, base.repack, true).find(([f]) => f === 'ffn')?.[1];
       tileChoice = ffn
-        ? await choosePrefillTile(gpu, ffn, sgmat?.tile)
+        ? await choosePrefillTile(gpu, ffn, sgmat?.tile, sgmatInt?.tile)
         : { intDot: false, chosenBy: 'unavailable' };
       prefill = {
         kind: 'tile',
@@ -617,7 +662,7 @@ export async function chooseKernels(
       };
     }
   }
-  return { choices, prefill, tileChoice, sgmat, sgmatSupport: gpu.subgroupMatrix };
+  return { choices, prefill, tileChoice, sgmat, sgmatInt, sgmatSupport: gpu.subgroupMatrix };
 }
 
 /**
@@ -691,7 +736,7 @@ const trialsInfo = (trials: MmvChoice['trials']) =>
 export function describePlan(m: LlamaModel): KernelsInfo {
   const plan = m.plan;
   const fallbackKernel = plan.decodeKernel;
-  const { choices, tileChoice, sgmat, sgmatSupport } = plan.chosen ?? { choices: {} };
+  const { choices, tileChoice, sgmat, sgmatInt, sgmatSupport } = plan.chosen ?? { choices: {} };
   // The gate+up's own choice (a trial or the option): never 'ffn-trial'.
   const choice = choices.ffn as MmvChoice | undefined;
   const mmv = m.decodeMatmuls.mmv > 0;
@@ -734,7 +779,7 @@ export function describePlan(m: LlamaModel): KernelsInfo {
             intDot: MATMUL_FAMILIES.filter((f) => m.intDotFamilies.has(f)),
             tileChosenBy: tileChoice?.chosenBy,
             tileTrials: tileChoice?.trials?.map((t) => ({ tile: t.tile, ms: +t.ms.toFixed(4) })),
-            subgroupMatrix: subgroupMatrixInfo(sgmatSupport, sgmat, tileChoice),
+            subgroupMatrix: subgroupMatrixInfo(sgmatSupport, sgmat, tileChoice, sgmatInt),
           }
         : {
             matmul: 'mmv',

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readReport, snapshotAdapter } from '../bench/gpu-report.ts';
+import { emulateSubgroupMatrix } from '../testing/sgmat-emulator.ts';
 import {
   SGMAT_WORKGROUP_BYTES,
   SUBGROUP_MATRIX_FEATURE,
@@ -12,8 +13,19 @@ import {
   subgroupMatrixSupport,
 } from './device.ts';
 import { subgroupMatrixInfo } from './kernel-plan.ts';
+import type { WeightType } from './kernels/common.ts';
 import type { MatmulOptions } from './kernels/matmul.ts';
-import { mmmSgmatWGSL, SGMAT_STRIDE } from './kernels/mmm-sgmat.ts';
+import {
+  mmmSgmatIntWGSL,
+  mmmSgmatWGSL,
+  SGMAT_INT_STRIDE_WORDS,
+  SGMAT_STRIDE,
+  sgmatIntHalves,
+  sgmatIntWorkgroupBytes,
+  sgmatName,
+  sgmatTileCovers,
+  sgmatTileWGSL,
+} from './kernels/mmm-sgmat.ts';
 
 // What Dawn reported on an NVIDIA H200 (../shared/notes/h200-2026-12-04.md).
 const H200: SubgroupMatrixConfig[] = [
@@ -48,6 +60,8 @@ describe('subgroupMatrixSupport', () => {
       [16, 8, 16, 'f32'],
       [16, 8, 8, 'f32'],
     ]);
+    // The integer tile's: i8 → i32 only (not u8 → u32).
+    expect(s.usableInt?.map((c) => [c.componentType, c.M, c.N, c.K])).toEqual([['i8', 16, 16, 32]]);
   });
 
   it('says why not: no feature on the adapter, not granted, no shader-f16, no f16 → f32 config, subgroup size, workgroup memory', () => {
@@ -141,6 +155,66 @@ describe('mmmSgmatWGSL structure', () => {
   });
 });
 
+describe('mmmSgmatIntWGSL structure (the integer variant)', () => {
+  const o = (type: WeightType, type2: WeightType = type): MatmulOptions => ({
+    K: 512,
+    TT: 32,
+    norm: { eps: 1e-5, type: 'F32' },
+    segments: [
+      {
+        nUnits: 37,
+        weights: [{ type }, { type: type2 }],
+        dots: [
+          { w: 0, row: 'u' },
+          { w: 1, row: 'u' },
+        ],
+        epilogue: 'y[t * 37u + u] = d0 * d1;',
+      },
+    ],
+    extra: ['var<storage, read_write> y: array<f32>'],
+  });
+  for (const [M, N, K, sg] of [
+    [16, 16, 32, 32],
+    [16, 8, 32, 32],
+    [16, 16, 32, 64],
+  ])
+    it(`${M}x${N}x${K}, subgroups of ${sg}: i8 operands from array<i32> with offsets in bytes, i32 results, one product per block (Q4_K), two per block with per-16 scales (Q6_K, or mixed)`, () => {
+      const acc = (64 / (64 / sg) / M) * (32 / N);
+      const one = mmmSgmatIntWGSL(o('Q4_K'), { M, N, K }, sg);
+      expect(one.startsWith('enable chromium_experimental_subgroup_matrix;')).toBe(true);
+      expect(one).not.toContain('enable f16');
+      expect(one).toContain(`subgroup_matrix_left<i8, ${K}, ${M}>, row_major>(&wi, `);
+      expect(one).toContain(`subgroup_matrix_right<i8, ${N}, ${K}>, col_major>(&xi, `);
+      expect(one).toContain(`, ${SGMAT_INT_STRIDE_WORDS * 4}u)`);
+      expect(one).toContain('var<workgroup> xi: array<i32, ');
+      expect(one.match(/var c\d+_\d+_\d+: subgroup_matrix_result<i32, /g)).toHaveLength(acc);
+      expect(one.match(/subgroupMatrixMultiplyAccumulate\(/g)).toHaveLength(acc * (32 / K));
+      // The integer-dot tile's quantizer (ggml's quantize_row_q8_0) and loaders, not a copy.
+      expect(one).toContain('pack4xI8(vec4<i32>(round(e0 * ix)))');
+      expect(one).toContain('fn dqi32_');
+      for (const two of [
+        mmmSgmatIntWGSL(o('Q6_K'), { M, N, K }, sg),
+        mmmSgmatIntWGSL(o('Q4_K', 'Q6_K'), { M, N, K }, sg),
+      ])
+        expect(two.match(/subgroupMatrixMultiplyAccumulate\(/g)).toHaveLength(2 * acc * (32 / K));
+      expect(sgmatIntHalves(o('Q4_K'))).toBe(false);
+      expect(sgmatIntHalves(o('Q4_K', 'Q2_K'))).toBe(true);
+      // The emulator rewrites every construct of it.
+      expect(emulateSubgroupMatrix(one, { M, N, K }, sg)).not.toMatch(/subgroup_matrix|subgroupMatrix/);
+    });
+  it('takes INT_DOT_TYPES only; rejects shapes that do not tile; picks its generator by tile.int', () => {
+    expect(() => mmmSgmatIntWGSL(o('F16'), { M: 16, N: 16, K: 32 }, 32)).toThrow(/Q4_0.*got F16/);
+    expect(() => mmmSgmatIntWGSL(o('Q8_0'), { M: 64, N: 16, K: 32 }, 32)).toThrow(/does not tile/);
+    expect(() => mmmSgmatIntWGSL(o('Q8_0'), { M: 16, N: 16, K: 32 }, 16)).toThrow(/32 or 64/);
+    const t = { M: 16, N: 16, K: 32, subgroupSize: 32 } as const;
+    expect(sgmatTileWGSL(o('Q8_0'), { ...t, int: true })).toContain('<i8, ');
+    expect(sgmatTileCovers(o('F16'), { ...t, int: true })).toBe(false);
+    expect(sgmatTileCovers(o('F16'), t)).toBe(true);
+    expect(sgmatName({ ...t, int: true })).toBe('i8 16x16x32');
+    expect(sgmatIntWorkgroupBytes(true)).toBeLessThanOrEqual(32768);
+  });
+});
+
 describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
   const support = subgroupMatrixSupport(base);
   const tile = { M: 16, N: 8, K: 8, subgroupSize: 32 } as const;
@@ -175,5 +249,36 @@ describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
     expect(subgroupMatrixInfo(support, undefined, { intDot: true, chosenBy: 'option' })?.reason).toMatch(
       /not asked/,
     );
+  });
+
+  it('the integer variant: chosen (tile i8 …, the f16 one not reasoned against); failed self-test; slower', () => {
+    const it8 = { M: 16, N: 16, K: 32, subgroupSize: 32, int: true } as const;
+    const intOk = { tile: it8, selfTest: [{ config: 'i8→i32 16x16x32', ok: true }] };
+    const info = subgroupMatrixInfo(
+      support,
+      { tile, selfTest: [] },
+      { intDot: false, chosenBy: 'measured', subgroupMatrix: it8 },
+      intOk,
+    );
+    expect(info).toMatchObject({
+      chosen: true,
+      tile: 'i8 16x16x32',
+      int: { chosen: true, selfTest: intOk.selfTest },
+    });
+    expect(info?.reason).toBeUndefined();
+    expect(info?.int?.reason).toBeUndefined();
+    const failed = { reason: 'the integer subgroup-matrix tile failed its self-test …', selfTest: [] };
+    expect(
+      subgroupMatrixInfo(
+        support,
+        { tile, selfTest: [] },
+        { intDot: false, chosenBy: 'measured', subgroupMatrix: tile },
+        failed,
+      )?.int,
+    ).toEqual({ chosen: false, reason: failed.reason });
+    expect(
+      subgroupMatrixInfo(support, { tile, selfTest: [] }, { intDot: true, chosenBy: 'measured' }, intOk)?.int
+        ?.reason,
+    ).toMatch(/slower/);
   });
 });

@@ -52,12 +52,25 @@ export const SGMAT_STRIDE = 40;
 /** The subgroup-matrix shape the kernel is generated for (M×N×K of an f16 → f32 configuration). */
 export type SgmatShape = Pick<SubgroupMatrixConfig, 'M' | 'N' | 'K'>;
 
-/** A subgroup-matrix tile to generate: the shape and the subgroup size (the adapter's maximum). */
-export type SgmatTile = SgmatShape & { subgroupSize: 32 | 64 };
+/**
+ * A subgroup-matrix tile to generate: the shape, the subgroup size (the adapter's maximum), and `int` for
+ * the integer variant ({@link mmmSgmatIntWGSL}, an i8 → i32 shape) instead of the f16 one.
+ */
+export type SgmatTile = SgmatShape & { subgroupSize: 32 | 64; int?: boolean };
 
-/** Name of a shape for kernels.prefill and labels: `16x16x16`. */
-export function sgmatName(c: SgmatShape): string {
-  return `${c.M}x${c.N}x${c.K}`;
+/** Name of a tile for kernels.prefill and labels: `16x16x16` (f16), `i8 16x16x32` (the integer variant). */
+export function sgmatName(c: SgmatShape & { int?: boolean }): string {
+  return `${c.int ? 'i8 ' : ''}${c.M}x${c.N}x${c.K}`;
+}
+
+/** The WGSL of `tile` for `o`: {@link mmmSgmatIntWGSL} where `tile.int`, else {@link mmmSgmatWGSL}. */
+export function sgmatTileWGSL(o: MatmulOptions, tile: SgmatTile): string {
+  return tile.int ? mmmSgmatIntWGSL(o, tile, tile.subgroupSize) : mmmSgmatWGSL(o, tile, tile.subgroupSize);
+}
+
+/** True when `tile` runs `o`'s weights (the integer variant: INT_DOT_TYPES only; the f16 one: all). */
+export function sgmatTileCovers(o: Pick<MatmulOptions, 'segments'>, tile: SgmatTile): boolean {
+  return !tile.int || mmmIntDotCovers(o);
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
-import { mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
+import { type SgmatTile, sgmatTileWGSL } from './mmm-sgmat.ts';
 import { isPlanarType, repackHost } from './repack.ts';
 
 /** Largest |candidate − float tile| allowed, as a fraction of the float tile's rms output. */
@@ -281,12 +281,12 @@ export interface SgmatChoice {
 }
 
 const sgmatCache = new Map<string, SgmatChoice>();
-const defaultMake = (o: MatmulOptions, t: SgmatTile) => mmmSgmatWGSL(o, t, t.subgroupSize);
+const defaultMake = (o: MatmulOptions, t: SgmatTile) => sgmatTileWGSL(o, t);
 
 /**
  * Self-tests the subgroup-matrix tile on `gpu` once per adapter (cached for the process) and returns the
  * tile to run or the reason there is none (device.ts's reason where the adapter offers no subgroup
- * matrices). `make` generates a configuration's WGSL (default {@link mmmSgmatWGSL}; tests inject doubles).
+ * matrices). `make` generates a configuration's WGSL (default mmm-sgmat.ts `sgmatTileWGSL`; tests inject doubles).
  * @throws what GPU work throws on a lost device; never for a kernel's fault.
  */
 export async function chooseSubgroupMatrixTile(
@@ -294,19 +294,60 @@ export async function chooseSubgroupMatrixTile(
   make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
   types?: readonly WeightType[],
 ): Promise<SgmatChoice> {
+  return chooseTile(gpu, false, make, types);
+}
+
+/**
+ * The integer variant of {@link chooseSubgroupMatrixTile} (kernels/mmm-sgmat.ts `mmmSgmatIntWGSL`): each
+ * of the adapter's i8 → i32 configurations (device.ts `SubgroupMatrixSupport.usableInt`, best first) is
+ * self-tested against the integer-dot tile ({@link INT_DOT_REFERENCE}, every {@link checkIntTypes} type)
+ * until one passes. Needs the integer-dot tile itself (WGSL's packed_4x8_integer_dot_product) as the
+ * reference; the reason says which prerequisite is missing.
+ * @throws what GPU work throws on a lost device; never for a kernel's fault.
+ */
+export async function chooseSubgroupMatrixIntTile(
+  gpu: GpuContext,
+  make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
+  types?: readonly WeightType[],
+): Promise<SgmatChoice> {
+  return chooseTile(gpu, true, make, types);
+}
+
+async function chooseTile(
+  gpu: GpuContext,
+  int: boolean,
+  make: (o: MatmulOptions, t: SgmatTile) => string,
+  types: readonly WeightType[] | undefined,
+): Promise<SgmatChoice> {
   const s = gpu.subgroupMatrix;
   if (!s?.available) return { reason: s?.reason ?? 'no subgroup matrices', selfTest: [] };
+  const configs = int ? (s.usableInt ?? []) : s.usable;
+  if (int && configs.length === 0)
+    return {
+      reason: `no integer subgroup matrices: no i8 → i32 configuration with M, N, K in {8, 16, 32} among ${s.configs.map(configName).join(', ') || 'none reported'}`,
+      selfTest: [],
+    };
+  if (int && !gpu.wgslFeatures.has('packed_4x8_integer_dot_product'))
+    return {
+      reason:
+        'no integer subgroup matrices: the self-test compares against the integer-dot tile, which needs the WGSL language feature packed_4x8_integer_dot_product',
+      selfTest: [],
+    };
   const i = gpu.info;
   const cacheable = make === defaultMake && types === undefined;
-  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}`;
+  const key = `${int ? 'int|' : ''}${i.vendor}|${i.architecture}|${i.device}|${i.description}`;
   const hit = cacheable ? sgmatCache.get(key) : undefined;
   if (hit) return hit;
   const selfTest: SgmatChoice['selfTest'] = [];
   const subgroupSize = gpu.subgroupMaxSize as 32 | 64;
   let choice: SgmatChoice | undefined;
-  for (const c of s.usable) {
-    const tile: SgmatTile = { M: c.M, N: c.N, K: c.K, subgroupSize };
-    const r = await checkTileAgainstFloat(gpu, (o) => make(o, tile), types);
+  for (const c of configs) {
+    const tile: SgmatTile = { M: c.M, N: c.N, K: c.K, subgroupSize, ...(int ? { int: true } : {}) };
+    const r = int
+      ? await checkTileAgainstFloat(gpu, (o) => make(o, tile), types ?? checkIntTypes(), {
+          against: INT_DOT_REFERENCE,
+        })
+      : await checkTileAgainstFloat(gpu, (o) => make(o, tile), types);
     selfTest.push({ config: configName(c), ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
     if (r.ok) {
       choice = { tile, selfTest };
@@ -314,7 +355,7 @@ export async function chooseSubgroupMatrixTile(
     }
   }
   choice ??= {
-    reason: `the subgroup-matrix tile failed its self-test against the float tile on every configuration (${selfTest.map((t) => `${t.config}: ${t.reason}`).join('; ')})`,
+    reason: `the ${int ? 'integer ' : ''}subgroup-matrix tile failed its self-test against the ${int ? 'integer-dot' : 'float'} tile on every configuration (${selfTest.map((t) => `${t.config}: ${t.reason}`).join('; ')})`,
     selfTest,
   };
   if (cacheable) sgmatCache.set(key, choice);

@@ -23,7 +23,7 @@ import type { GpuContext } from '../device.ts';
 import { packStep, rowBytes, scratchBuffers, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
-import { mmmSgmatWGSL, type SgmatTile, sgmatName } from './mmm-sgmat.ts';
+import { type SgmatTile, sgmatName, sgmatTileWGSL } from './mmm-sgmat.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 import { planarBytes } from './repack.ts';
 
@@ -342,6 +342,12 @@ export async function chooseMmvLayout(
   }
 }
 
+/**
+ * The prefill tiles a trial times: the float and integer-dot tiles (kernels/mmm.ts), the subgroup-matrix
+ * tile (f16, kernels/mmm-sgmat.ts) and its integer variant (`sgmat-int`, i8 → i32).
+ */
+export type PrefillTileName = 'float' | 'int8' | 'sgmat' | 'sgmat-int';
+
 /** The prefill tile chosen by {@link choosePrefillTile}, and how. */
 export interface TileChoice {
   /** Run the integer-dot tile (mmm.ts MmmOptions.intDot) where a matmul's types allow. */
@@ -352,8 +358,11 @@ export interface TileChoice {
    */
   chosenBy: 'measured' | 'cached' | 'option' | 'unavailable';
   /** Milliseconds per dispatch of each tile, where measured. */
-  trials?: { tile: 'float' | 'int8' | 'sgmat'; ms: number }[];
-  /** Run the subgroup-matrix tile (kernels/mmm-sgmat.ts) for every matmul: the trial's winner, or the option. */
+  trials?: { tile: PrefillTileName; ms: number }[];
+  /**
+   * Run the subgroup-matrix tile (kernels/mmm-sgmat.ts; `int` the integer variant, for the matmuls whose
+   * weights it takes) for every matmul: the trial's winner, or the option.
+   */
   subgroupMatrix?: SgmatTile;
 }
 
@@ -373,15 +382,17 @@ export async function choosePrefillTile(
   gpu: GpuContext,
   shape: MmvShape,
   sgmat?: SgmatTile,
+  sgmatInt?: SgmatTile,
 ): Promise<TileChoice> {
   const int8 = gpu.wgslFeatures.has('packed_4x8_integer_dot_product') && INT_DOT_TYPES.includes(shape.type);
-  if (!int8 && !sgmat) return { intDot: false, chosenBy: 'unavailable' };
+  const sgInt = sgmatInt && INT_DOT_TYPES.includes(shape.type) ? sgmatInt : undefined;
+  if (!int8 && !sgmat && !sgInt) return { intDot: false, chosenBy: 'unavailable' };
   const i = gpu.info;
   const dots = shape.dots ?? 1;
   const norm = shape.norm ?? true;
   const N = Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))));
   const T = TILE_TRIAL_TOKENS;
-  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${sgmat ? sgmatName(sgmat) : ''}`;
+  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${sgmat ? sgmatName(sgmat) : ''}|${sgInt ? sgmatName(sgInt) : ''}`;
   const hit = tileCache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
@@ -402,7 +413,7 @@ export async function choosePrefillTile(
       epilogue: dots === 2 ? `y[t * ${N}u + u] = d0 / (1.0 + exp(-d0)) * d1;` : `y[t * ${N}u + u] = d0;`,
     };
     const runners: {
-      tile: 'float' | 'int8' | 'sgmat';
+      tile: PrefillTileName;
       run: (n: number) => Promise<number>;
       n: number;
       ms: number;
@@ -412,6 +423,7 @@ export async function choosePrefillTile(
       'float' as const,
       ...(int8 ? (['int8'] as const) : []),
       ...(sgmat ? (['sgmat'] as const) : []),
+      ...(sgInt ? (['sgmat-int'] as const) : []),
     ];
     for (const tile of tiles) {
       try {
@@ -426,8 +438,10 @@ export async function choosePrefillTile(
           label: `tile-tune ${tile}`,
           code:
             tile === 'sgmat' && sgmat
-              ? mmmSgmatWGSL(mo, sgmat, sgmat.subgroupSize)
-              : mmmWGSL(mo, { intDot: tile === 'int8' }),
+              ? sgmatTileWGSL(mo, sgmat)
+              : tile === 'sgmat-int' && sgInt
+                ? sgmatTileWGSL(mo, sgInt)
+                : mmmWGSL(mo, { intDot: tile === 'int8' }),
         });
         const pipeline = await device.createComputePipelineAsync({
           layout: 'auto',
@@ -480,6 +494,7 @@ export async function choosePrefillTile(
       chosenBy: 'measured',
       trials,
       ...(best.tile === 'sgmat' ? { subgroupMatrix: sgmat } : {}),
+      ...(best.tile === 'sgmat-int' ? { subgroupMatrix: sgInt } : {}),
     };
     tileCache.set(key, choice);
     return choice;

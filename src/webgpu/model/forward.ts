@@ -45,7 +45,7 @@ import {
   rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
 import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
-import { mmmSgmatWGSL } from '../kernels/mmm-sgmat.ts';
+import { sgmatTileCovers, sgmatTileWGSL } from '../kernels/mmm-sgmat.ts';
 import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import { sampleCandidatesWGSL, sampleSplit, sampleWGSL } from '../kernels/sample.ts';
@@ -124,11 +124,15 @@ export function matmulSource(
     const p = choice.prefill;
     if (p.kind === 'tile') {
       const o: MatmulOptions = { ...spec, TT: TILE_TOKENS };
-      const sg = typeof p.subgroupMatrix === 'object' ? p.subgroupMatrix : undefined;
-      const intDot = !sg && p.intDot === true && mmmIntDotCovers(o);
+      // The integer subgroup-matrix tile takes INT_DOT_TYPES only: other weights keep the float tile.
+      const sg =
+        typeof p.subgroupMatrix === 'object' && sgmatTileCovers(o, p.subgroupMatrix)
+          ? p.subgroupMatrix
+          : undefined;
+      const intDot = !sg && typeof p.subgroupMatrix !== 'object' && p.intDot === true && mmmIntDotCovers(o);
       if (intDot) intDotFamilies.add(family);
       return {
-        src: kernelSource(label, sg ? mmmSgmatWGSL(o, sg, sg.subgroupSize) : mmmWGSL(o, { intDot })),
+        src: kernelSource(label, sg ? sgmatTileWGSL(o, sg) : mmmWGSL(o, { intDot })),
         wgX: mmmWorkgroupsX(o.segments),
         tile: TILE_TOKENS,
       };

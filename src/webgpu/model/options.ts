@@ -43,10 +43,12 @@ export interface ForwardProfiler {
  * others keep the float tile.
  * `subgroupMatrix` on `tile` runs the subgroup-matrix tile (kernels/mmm-sgmat.ts; the GPU's matrix units)
  * for every matmul: `true` asks for it (the engine self-tests it at load and keeps the float tile, with the
- * reason in `kernels.prefill.subgroupMatrix`, where it is unavailable or fails), a shape runs that one.
+ * reason in `kernels.prefill.subgroupMatrix`, where it is unavailable or fails), a shape runs that one;
+ * `'int8'` asks for its integer variant (i8 → i32, self-tested against the integer-dot tile; the matmuls
+ * whose weights are not all INT_DOT_TYPES keep the float tile).
  */
 export type PrefillMatmul =
-  | { kind: 'tile'; intDot?: boolean; subgroupMatrix?: boolean | SgmatTile }
+  | { kind: 'tile'; intDot?: boolean; subgroupMatrix?: boolean | 'int8' | SgmatTile }
   | { kind: 'mmv'; layout: MmvLayout; tokens: number; splitSegments: boolean; normPass?: boolean };
 
 /** Default prefill kernels for a GPU. */

@@ -8,14 +8,16 @@
  *   node compare.mjs --models llama-3.2-1b-q4_k_m,llama-3.1-8b-f16,/path/x.gguf --llama-script llama-vulkan.mjs
  *       [--dir /tmp/gguf] [--n-prompt 128] [--n-gen 128] [--reps 3] [--gpu] [--llama-gpu vulkan|cpu]
  *       [--depths 0,4096] [--kv-type f16|f32|q8_0|q4_0] [--deadline-s 300] [--mode tiled|exact] [--keep]
- *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat] [--no-unsafe-apis]
+ *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat|sgmat-int] [--no-unsafe-apis]
  *
  * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
  * subgroup matrices and the tile passed its load-time self-test) the subgroup-matrix prefill tile at
  * load and takes the fastest (default `trial`; each row's `kernels.prefill` records the choice, the
  * times and `subgroupMatrix`: available, configs, chosen tile, why not, self-test verdicts); `float`,
- * `int8` or `sgmat` forces one, to measure pp with each (`sgmat` where unavailable or failing its
- * self-test runs the float tile and says why in `kernels.prefill.subgroupMatrix.reason`).
+ * `int8`, `sgmat` or `sgmat-int` forces one, to measure pp with each (`sgmat` where unavailable or failing
+ * its self-test runs the float tile and says why in `kernels.prefill.subgroupMatrix.reason`; `sgmat-int`,
+ * the integer variant on i8 → i32 subgroup matrices, self-tested against the integer-dot tile, likewise in
+ * `kernels.prefill.subgroupMatrix.int.reason`). The trial times the integer variant too.
  * With `--gpu`, Dawn's instance is created with `allow_unsafe_apis` and `vulkan_enable_f16_on_nvidia`
  * (device.ts `setNodeDawnOptions`: what offers chromium-experimental-subgroup-matrix and shader-f16 on
  * NVIDIA) unless `--no-unsafe-apis`.
@@ -78,8 +80,10 @@ const { values } = parseArgs({
     'no-unsafe-apis': { type: 'boolean', default: false },
   },
 });
-if (!['trial', 'float', 'int8', 'sgmat'].includes(values['prefill-tile']!)) {
-  console.error(`--prefill-tile must be trial, float, int8 or sgmat (got ${values['prefill-tile']})`);
+if (!['trial', 'float', 'int8', 'sgmat', 'sgmat-int'].includes(values['prefill-tile']!)) {
+  console.error(
+    `--prefill-tile must be trial, float, int8, sgmat or sgmat-int (got ${values['prefill-tile']})`,
+  );
   process.exit(2);
 }
 const tStart = performance.now();
@@ -121,6 +125,13 @@ log(
   'prefill tile sgmat:',
   sgm.available ? `available (${sgm.usable.map(configName).join(', ')})` : `unavailable: ${sgm.reason}`,
 );
+if (sgm.available)
+  log(
+    'prefill tile sgmat-int:',
+    sgm.usableInt?.length
+      ? `i8 → i32 configurations ${sgm.usableInt.map(configName).join(', ')}`
+      : 'no i8 → i32 configuration',
+  );
 const bw = await measureBandwidth(gpu.device);
 log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
 const engine = new WebGpuEngine({
@@ -133,6 +144,7 @@ const engine = new WebGpuEngine({
           kind: 'tile',
           intDot: values['prefill-tile'] === 'int8',
           ...(values['prefill-tile'] === 'sgmat' ? { subgroupMatrix: true } : {}),
+          ...(values['prefill-tile'] === 'sgmat-int' ? { subgroupMatrix: 'int8' } : {}),
         } as const,
       }),
 });

@@ -10,7 +10,12 @@
  * - The choice over configurations (`chooseSubgroupMatrixTile`) on a stubbed adapter that claims subgroup
  *   matrices: a failing first configuration falls through to the next with both verdicts recorded; all
  *   failing gives the reason; the real adapter's "no subgroup matrices" reason passes through untested.
- * F32 and Q8_0 weights only here (SwiftShader compiles slowly); the engine's self-test covers every type.
+ * - The integer variant (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32) through the emulator at 16x16x32 with
+ *   subgroups of 32 matches the integer-dot tile for every type it takes (raw weights; Q4_K's planes too)
+ *   on small odd problems; with the weight operand read one quant off it fails. `chooseSubgroupMatrixIntTile`
+ *   on a stubbed adapter falls through a failing configuration and says why where it cannot run.
+ * F32 and Q8_0 weights only for the f16 tile here (SwiftShader compiles slowly); the engine's self-test
+ * covers every type.
  */
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../testing/kernel-util.ts';
@@ -24,6 +29,7 @@ import {
   type CheckProblem,
   checkIntTypes,
   checkTileAgainstFloat,
+  chooseSubgroupMatrixIntTile,
   chooseSubgroupMatrixTile,
   INT_DOT_REFERENCE,
 } from './sgmat-check.ts';
@@ -164,5 +170,46 @@ describe('chooseSubgroupMatrixTile', () => {
     );
     expect(allBad.tile).toBeUndefined();
     expect(allBad.reason).toMatch(/failed its self-test .* 16x8x8: F32: compile failed/);
+  }, 300_000);
+});
+
+describe('chooseSubgroupMatrixIntTile', () => {
+  const i8 = (M: number, N: number, K: number): SubgroupMatrixConfig => ({
+    componentType: 'i8',
+    resultComponentType: 'i32',
+    M,
+    N,
+    K,
+  });
+  const claiming = (gpu: GpuContext, usableInt: SubgroupMatrixConfig[]): GpuContext => ({
+    ...gpu,
+    subgroupMaxSize: 32,
+    subgroupMatrix: { available: true, configs: usableInt, usable: [], usableInt },
+  });
+  // Stand-ins for the configurations' kernels: the integer-dot tile itself, with a planted off-by-one
+  // (token index) for 16x16x32.
+  const standIn = (o: MatmulOptions, t: SgmatTile) => {
+    const code = mmmWGSL(o, { intDot: true });
+    return t.N === 16 ? code.replace('let t = t0 + ty + 8u;', 'let t = t0 + ty + 9u;') : code;
+  };
+
+  it('the real adapter: the reason; a stubbed one (test double): a failing configuration falls through to the next against the integer-dot tile; none offered or no integer dot product: the reason', async () => {
+    const real = await testGpu();
+    expect((await chooseSubgroupMatrixIntTile(real)).reason).toMatch(/^no subgroup matrices: /);
+    const gpu = claiming(real, [i8(16, 16, 32), i8(16, 8, 32)]);
+    const c = await chooseSubgroupMatrixIntTile(gpu, standIn, ['Q8_0']);
+    expect(c.tile).toEqual({ M: 16, N: 8, K: 32, subgroupSize: 32, int: true });
+    expect(c.selfTest.map((s) => [s.config, s.ok])).toEqual([
+      ['i8→i32 16x16x32', false],
+      ['i8→i32 16x8x32', true],
+    ]);
+    expect(c.selfTest[0].reason).toMatch(/^Q8_0: token \d+, .* against the integer-dot tile's/);
+    expect((await chooseSubgroupMatrixIntTile(claiming(real, []), standIn, ['Q8_0'])).reason).toMatch(
+      /^no integer subgroup matrices: no i8 → i32 configuration/,
+    );
+    const noDot: GpuContext = { ...gpu, wgslFeatures: new Set<string>() };
+    expect((await chooseSubgroupMatrixIntTile(noDot, standIn, ['Q8_0'])).reason).toMatch(
+      /packed_4x8_integer_dot_product/,
+    );
   }, 300_000);
 });

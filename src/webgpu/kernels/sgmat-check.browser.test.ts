@@ -11,9 +11,10 @@
  *   matrices: a failing first configuration falls through to the next with both verdicts recorded; all
  *   failing gives the reason; the real adapter's "no subgroup matrices" reason passes through untested.
  * - The integer variant (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32) through the emulator at 16x16x32 with
- *   subgroups of 32 matches the integer-dot tile for every type it takes (raw weights; Q4_K's planes too)
- *   on small odd problems; with the weight operand read one quant off it fails. `chooseSubgroupMatrixIntTile`
- *   on a stubbed adapter falls through a failing configuration and says why where it cannot run.
+ *   subgroups of 32 matches the integer-dot tile for every type it takes (three types per compile; raw
+ *   weights, Q4_0/Q5_0/Q8_0 in planes too) on small odd problems; with the weight operand read one quant
+ *   off it fails. `chooseSubgroupMatrixIntTile` on a stubbed adapter falls through a failing
+ *   configuration and says why where it cannot run.
  * F32 and Q8_0 weights only for the f16 tile here (SwiftShader compiles slowly); the engine's self-test
  * covers every type.
  */
@@ -32,6 +33,7 @@ import {
   chooseSubgroupMatrixIntTile,
   chooseSubgroupMatrixTile,
   INT_DOT_REFERENCE,
+  type MixedCase,
 } from './sgmat-check.ts';
 
 const emulated = (o: MatmulOptions, t: SgmatTile, bug?: (code: string) => string) => {
@@ -81,12 +83,13 @@ describe('mmmSgmatWGSL through the emulator (test double)', () => {
 
 describe('mmmSgmatIntWGSL through the emulator (test double)', () => {
   // i8 × i8 → i32 at NVIDIA's 16x16x32 with subgroups of 32, against the integer-dot tile (same int8
-  // activations, same exact integer dots: INT_CHECK_TOLERANCE). Every type the tile takes, raw and in planes.
+  // activations, same exact integer dots: INT_CHECK_TOLERANCE). Every type the tile takes.
   const t = { M: 16, N: 16, K: 32, subgroupSize: 32 } as const;
   // Smaller problems than the load-time self-test (the emulated kernel is slow on SwiftShader), still odd:
   // a full and a partial token tile, partial row tiles in both segments, K of 2 blocks (Q8_0 …) or one
-  // super-block (K-quants: 8 sub-block scales); raw weights, and Q4_K's planes too (the staging after the
-  // loaders is the same code for both layouts; the integer-dot tile's tests cover every type's planes).
+  // super-block (K-quants: 8 sub-block scales); raw weights, and the first group's planes too (the
+  // staging after the loaders is the same code for both layouts; the integer-dot tile's tests cover every
+  // type's planes).
   const emulatedInt = (o: MatmulOptions, bug?: (code: string) => string) => {
     const code = mmmSgmatIntWGSL(o, t, t.subgroupSize);
     return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize);
@@ -97,15 +100,25 @@ describe('mmmSgmatIntWGSL through the emulator (test double)', () => {
     unitsB: 9,
     blocks: WEIGHT_BLOCK[type].size === 256 ? 1 : 2,
   });
-  for (const type of checkIntTypes())
-    it(`${type}${type === 'Q4_K' ? ' (raw and planes)' : ''}: matches the integer-dot tile on odd sizes`, async () => {
+  // Three types per compile (gate, up, other): one scale per 32 quants (one product per block), the
+  // K-quants with per-32 scales, and those with per-16 scales (two products per block).
+  const groups: [MixedCase, boolean][] = [
+    [['Q4_0', 'Q5_0', 'Q8_0'], true],
+    [['Q4_K', 'Q5_K', 'Q4_K'], false],
+    [['Q6_K', 'Q3_K', 'Q2_K'], false],
+  ];
+  it('the groups cover every type the tile takes', () => {
+    expect(new Set(groups.flatMap(([g]) => g))).toEqual(new Set(checkIntTypes()));
+  });
+  for (const [group, planes] of groups)
+    it(`${group.join(' + ')}${planes ? ' (raw and planes)' : ''}: matches the integer-dot tile on odd sizes`, async () => {
       const gpu = await testGpu();
-      const r = await checkTileAgainstFloat(gpu, (o) => emulatedInt(o), [type], {
+      const r = await checkTileAgainstFloat(gpu, (o) => emulatedInt(o), [group], {
         against: INT_DOT_REFERENCE,
-        problem: small(type),
-        planes: type === 'Q4_K',
+        problem: small(group[0]),
+        planes,
       });
-      expect(r).toMatchObject({ ok: true });
+      expect(r).toMatchObject({ ok: true, cases: planes ? 2 : 1 });
     }, 600_000);
 
   it('the weight operand read one quant off (a planted K off-by-one) fails the self-test, saying where', async () => {

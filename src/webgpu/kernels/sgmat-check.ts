@@ -60,6 +60,13 @@ export const INT_DOT_REFERENCE: CheckReference = {
   tolerance: INT_CHECK_TOLERANCE,
 };
 
+/**
+ * A case of three weight types (the two-dot segment's gate and up, the one-dot segment's weights), K of
+ * `blocks` of the largest block: one compile covers three types (tests of emulated kernels, which compile
+ * slowly on SwiftShader).
+ */
+export type MixedCase = readonly [WeightType, WeightType, WeightType];
+
 /** The self-test's verdict. */
 export type TileCheck = { ok: true; cases: number } | { ok: false; reason: string; cases: number };
 
@@ -121,14 +128,14 @@ export function checkIntTypes(): WeightType[] {
  * `gpu` against the float tile (or `against`: {@link INT_DOT_REFERENCE} for the integer tile), on
  * `problem` (default {@link CHECK_PROBLEM}; tests of emulated kernels pass smaller ones), each type raw and,
  * unless `planes` is false, repacked into planes where the type has them.
- * @param types the weight types to cover (default {@link checkTypes}: all).
+ * @param types the weight types to cover (default {@link checkTypes}: all), or {@link MixedCase}s.
  * @returns `{ ok: true }`, or `{ ok: false, reason }` naming the type, the first mismatching output or
  *   the compile error; never throws for the candidate's faults (a lost device still rejects).
  */
 export async function checkTileAgainstFloat(
   gpu: GpuContext,
   candidate: (o: MatmulOptions) => string,
-  types: readonly WeightType[] = checkTypes(),
+  types: readonly (WeightType | MixedCase)[] = checkTypes(),
   {
     against = FLOAT_REFERENCE,
     problem = CHECK_PROBLEM,
@@ -140,12 +147,18 @@ export async function checkTileAgainstFloat(
   let cases = 0;
   const { buf, destroy } = scratchBuffers(device, 'tile-check');
   try {
-    for (const type of types) {
-      for (const planar of planes && isPlanarType(type) ? [false, true] : [false]) {
-        const what = `${type}${planar ? ' planes' : ''}`;
-        const K = isQuantized(type) ? problem.blocks * WEIGHT_BLOCK[type].size : 100;
-        const rng = rng32(K * 7919 + types.indexOf(type));
-        const wRows = (n: number) => {
+    for (const [ci, entry] of types.entries()) {
+      // One type for the three weights, or (gate, up, other) of a mixed case.
+      const [tg, tu, to] = typeof entry === 'string' ? [entry, entry, entry] : entry;
+      const mixed = [tg, tu, to];
+      const name = typeof entry === 'string' ? entry : mixed.join('+');
+      for (const planar of planes && mixed.every(isPlanarType) ? [false, true] : [false]) {
+        const what = `${name}${planar ? ' planes' : ''}`;
+        const K = mixed.every(isQuantized)
+          ? problem.blocks * Math.max(...mixed.map((t) => WEIGHT_BLOCK[t].size))
+          : 100;
+        const rng = rng32(K * 7919 + ci);
+        const wRows = (type: WeightType, n: number) => {
           const raw = randomRows(type, K, n, rng);
           const nBlocks = (n * K) / WEIGHT_BLOCK[type].size;
           return {
@@ -153,9 +166,9 @@ export async function checkTileAgainstFloat(
             planar: planar ? nBlocks : undefined,
           };
         };
-        const gate = wRows(NA);
-        const up = wRows(NA);
-        const other = wRows(NB);
+        const gate = wRows(tg, NA);
+        const up = wRows(tu, NA);
+        const other = wRows(to, NB);
         const x = Float32Array.from({ length: T * K }, () => rng() * 2 - 1);
         const g = Float32Array.from({ length: K }, () => 0.5 + rng());
         const W = NA + NB;
@@ -163,8 +176,8 @@ export async function checkTileAgainstFloat(
           {
             nUnits: NA,
             weights: [
-              { type, planar: gate.planar },
-              { type, planar: up.planar },
+              { type: tg, planar: gate.planar },
+              { type: tu, planar: up.planar },
             ],
             dots: [
               { w: 0, row: 'u' },
@@ -174,7 +187,7 @@ export async function checkTileAgainstFloat(
           },
           {
             nUnits: NB,
-            weights: [{ type, planar: other.planar }],
+            weights: [{ type: to, planar: other.planar }],
             dots: [{ w: 0, row: `${NB - 1}u - u` }],
             epilogue: `y[t * ${W}u + ${NA}u + u] = d0;`,
           },

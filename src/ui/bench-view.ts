@@ -23,6 +23,7 @@ import { fmtMs, fmtRate } from '../util/format.ts';
 import { resultCardChildren } from './bench-result.ts';
 import { TokenChart, tokenTimesFromRun } from './charts.ts';
 import { field, revealCard } from './dom.ts';
+import { DraftChoice } from './draft-choice.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import { rooflineFor } from './roofline-view.ts';
 import type { Session } from './session.ts';
@@ -64,7 +65,11 @@ export class BenchView {
   private readonly warmup: HTMLInputElement;
   private readonly temperature: HTMLInputElement;
   private readonly ignoreEos: HTMLInputElement;
-  /** Speculative decoding for every run: none or prompt lookup (then also a baseline without it). */
+  /**
+   * Speculative decoding for every run: none, prompt lookup or a draft model (src/ui/draft-choice.ts;
+   * then also a baseline without it).
+   */
+  private readonly drafting: DraftChoice;
   private readonly draft: HTMLSelectElement;
   private readonly runButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
@@ -109,12 +114,8 @@ export class BenchView {
     this.temperature = numberInput('plan-temperature', 0, 0, 2, 0.05);
     this.ignoreEos = h('input', { type: 'checkbox', id: 'plan-ignore-eos', role: 'switch', class: 'switch' });
     this.ignoreEos.checked = DEFAULT_PLAN.ignoreEos;
-    this.draft = h(
-      'select',
-      { id: 'plan-draft', class: 'input' },
-      h('option', { value: '' }, 'None'),
-      h('option', { value: 'lookup' }, 'Prompt lookup'),
-    );
+    this.drafting = new DraftChoice(session, 'plan');
+    this.draft = this.drafting.select;
 
     this.runButton = h('button', { type: 'submit', class: 'button button--primary' }, 'Run benchmark');
     this.stopButton = h(
@@ -143,6 +144,7 @@ export class BenchView {
         field('Temperature', this.temperature, '0 = greedy'),
         field('Drafting', this.draft, 'after the same runs without it'),
       ),
+      this.drafting.extra,
       field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),
       h('div', { class: 'actions' }, this.runButton, this.stopButton),
       this.planError,
@@ -273,8 +275,15 @@ export class BenchView {
       warmup: intValue(this.warmup, 'Warm-up runs', 0, 20),
       ignoreEos: this.ignoreEos.checked,
       ...(temperature > 0 ? { sampling: { temperature, seed: 42 } } : {}),
-      ...(this.draft.value === 'lookup' ? { draft: { type: 'lookup' as const } } : {}),
+      ...this.draftPlan(),
     };
+  }
+
+  /** The plan's drafting from the Drafting select. @throws FieldError for a draft model not loaded. */
+  private draftPlan(): Pick<BenchPlan, 'draft'> {
+    const d = this.drafting.request();
+    if (!d) return {};
+    return d.type === 'model' ? { draft: { type: 'model', model: this.drafting.label() } } : { draft: d };
   }
 
   private clearPlanError(field: HTMLElement): void {
@@ -291,7 +300,7 @@ export class BenchView {
       if (plan.draft && !this.session.ours)
         throw new FieldError(
           this.draft as unknown as HTMLInputElement,
-          'Drafting: prompt lookup runs on our WebGPU engine only; choose None for this backend',
+          'Drafting runs on our WebGPU engine only; choose None for this backend',
         );
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -373,7 +382,7 @@ export class BenchView {
         },
       });
       const speculative: BenchResult['speculative'] =
-        plan.draft && baseline ? speculativeSummary(plan, runs, baseline, 'lookup') : undefined;
+        plan.draft && baseline ? speculativeSummary(plan, runs, baseline, plan.draft.model ?? 'lookup') : undefined;
       const result = this.result(plan, runs, speculative);
       this.chart.show(doneTimes);
       this.liveStatus.textContent = `Done: ${runs.length} measured run${runs.length === 1 ? '' : 's'}.`;

@@ -13,7 +13,9 @@ import { ChatTranscript } from '../chat/transcript.ts';
 import { isEngineError } from '../core/errors.ts';
 import { h } from '../dom/h.ts';
 import { fmtCount } from '../util/format.ts';
+import type { DraftOptions } from '../core/types.ts';
 import { field } from './dom.ts';
+import { DraftChoice } from './draft-choice.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 
@@ -26,7 +28,8 @@ export class ChatView {
   private readonly clearButton: HTMLButtonElement;
   private readonly maxTokens: HTMLInputElement;
   private readonly temperature: HTMLInputElement;
-  /** Speculative decoding: none or prompt lookup (our engine). */
+  /** Speculative decoding: none, prompt lookup or a draft model (our engine; src/ui/draft-choice.ts). */
+  private readonly drafting: DraftChoice;
   private readonly draft: HTMLSelectElement;
   /** A JSON schema every answer must follow (structured output); empty: none. */
   private readonly schema: HTMLTextAreaElement;
@@ -97,12 +100,8 @@ export class ChatView {
       step: '0.05',
       inputmode: 'decimal',
     });
-    this.draft = h(
-      'select',
-      { id: 'chat-draft', class: 'input' },
-      h('option', { value: '' }, 'None'),
-      h('option', { value: 'lookup' }, 'Prompt lookup'),
-    );
+    this.drafting = new DraftChoice(session, 'chat');
+    this.draft = this.drafting.select;
     this.schema = h('textarea', {
       id: 'chat-json-schema',
       class: 'input textarea chat__schema',
@@ -141,6 +140,7 @@ export class ChatView {
           field('Drafting', this.draft),
         ),
       ),
+      this.drafting.extra,
       h(
         'details',
         { class: 'chat__structured' },
@@ -228,8 +228,9 @@ export class ChatView {
     let temperature: number;
     let maxTokens: number;
     let schema: Record<string, unknown> | undefined;
-    const drafting = this.draft.value === 'lookup';
+    let drafting: DraftOptions | undefined;
     try {
+      drafting = this.drafting.request();
       temperature = readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 });
       maxTokens = readNumberField(this.maxTokens, 'Max tokens', { integer: true, min: 1, max: 4096 });
       this.checkSchema(); // says a bad schema under the box too
@@ -237,7 +238,7 @@ export class ChatView {
       if (drafting && this.session.backend !== 'webgpu')
         throw new FieldError(
           this.draft as unknown as HTMLInputElement,
-          'Drafting: prompt lookup runs on our WebGPU engine only; choose None for this backend',
+          'Drafting runs on our WebGPU engine only; choose None for this backend',
         );
       if (drafting && schema)
         throw new FieldError(
@@ -263,7 +264,7 @@ export class ChatView {
           maxTokens,
           temperature,
           request: {
-            ...(drafting ? { draft: { type: 'lookup' as const } } : {}),
+            ...(drafting ? { draft: drafting } : {}),
             ...(schema ? { responseFormat: { type: 'json_schema' as const, schema } } : {}),
           },
         },
@@ -288,7 +289,7 @@ export class ChatView {
       } else answer.finish(s.finishReason, s.text);
       const spec = r?.speculative;
       const specNote = spec
-        ? ` · lookup: ${spec.accepted} of ${spec.drafted} drafted tokens accepted, ${spec.targetPasses > 0 ? ((s.outputTokens - 1) / spec.targetPasses).toFixed(2) : '–'} tokens per pass`
+        ? ` · ${drafting?.type === 'model' ? `draft ${this.drafting.label()}` : 'lookup'}: ${spec.accepted} of ${spec.drafted} drafted tokens accepted, ${spec.targetPasses > 0 ? ((s.outputTokens - 1) / spec.targetPasses).toFixed(2) : '–'} tokens per pass`
         : '';
       // The conversation's first answer, to compare the speed of later (deeper) answers with.
       const first = this.first;

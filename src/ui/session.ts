@@ -70,6 +70,11 @@ export interface LoadedModel {
    * size it by `modelFits` (weights, KV cache and run state), the one computation the page shows.
    */
   header?: GgufFile;
+  /**
+   * The id of the draft model loaded beside it for speculative decoding (LoadOptions.draft, chosen in a
+   * Drafting select: src/ui/draft-choice.ts); absent without one.
+   */
+  draftId?: string;
   reload?: {
     source: ModelSource;
     options: Pick<LoadOptions, 'contextLength' | 'kvType' | 'defaultLimits' | 'cache'>;

@@ -1,0 +1,87 @@
+/**
+ * The page's draft model for speculative decoding, in Chromium (SwiftShader) on the built page: stories260K
+ * loaded with a copy kept in this browser is offered in the Benchmark's Drafting select as
+ * "Draft model: stories260K.gguf"; choosing it loads it beside the target (LoadOptions.draft), and the
+ * benchmark then drafts with it — the target's own weights, so every drafted token is accepted and the
+ * output is the same as without drafting. A draft with another vocabulary (a random model of 300 tokens
+ * written by the project's GGUF writer, picked as a file) is refused with the engine's typed error, shown
+ * under the select, and the target stays loaded. Screenshots at 1280×800 and 390×844.
+ */
+import { resolve } from 'node:path';
+import { expect, type Page, test } from '@playwright/test';
+import { makeRandomLlamaGguf } from '../src/model/random-model.ts';
+import { stories260kPath } from '../src/testing/models.ts';
+
+const MODEL = stories260kPath();
+
+async function shoot(page: Page, name: string): Promise<void> {
+  const dir = process.env.SCREENSHOT_DIR;
+  await page.screenshot({ path: dir ? resolve(dir, `${name}.png`) : test.info().outputPath(`${name}.png`) });
+}
+
+test.describe.configure({ timeout: 240_000 });
+
+test('benchmark: a library model as the draft (100% accepted, same output); another vocabulary is refused', async ({
+  page,
+}) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.goto('/');
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  await page.getByLabel(/Also keep a copy in this browser/).check();
+  await page.locator('#model-file').setInputFiles(MODEL);
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });
+
+  // The kept copy is offered as a draft model; choosing it loads it beside the target.
+  const select = page.locator('#plan-draft');
+  await expect(select.locator('option', { hasText: 'Draft model: stories260K.gguf' })).toHaveCount(1);
+  const spec = await select.locator('option', { hasText: 'Draft model: stories260K.gguf' }).getAttribute('value');
+  await select.selectOption(spec!);
+  const status = page.locator('#plan-draft-status');
+  await expect(status).toHaveText(/^stories260K drafts for stories260K \(5 layers, 64 wide, /, { timeout: 60_000 });
+  await expect(select).toHaveValue('model');
+  await expect(select.locator('option:checked')).toHaveText('Draft model: stories260K (loaded)');
+  // The chat's select follows the session.
+  await expect(page.locator('#chat-draft option', { hasText: 'Draft model: stories260K (loaded)' })).toHaveCount(1);
+
+  await page.locator('#plan-max-tokens').fill('24');
+  await page.locator('#plan-runs').fill('1');
+  await page.locator('#plan-warmup').fill('1');
+  await page.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText(/^Done: 3 measured runs\./, { timeout: 180_000 });
+  const block = page.getByTestId('result-speculative');
+  await expect(block).toHaveText(
+    /^Speculative decoding \(draft model stories260K\): 100\s?% of \d+ drafted tokens accepted, [\d.]+ tokens per target pass; decode [\d.]+× the same runs without drafting \([\d.,]+ tok\/s\), same output\.$/,
+  );
+  await block.scrollIntoViewIfNeeded();
+  await shoot(page, 'draft-model-result-1280');
+
+  // Another vocabulary: the engine's typed error under the select; the target is loaded again, no draft.
+  const other = makeRandomLlamaGguf({ seed: 7, nLayers: 1, nEmbd: 32, nFF: 64, nHead: 2, nVocab: 300 });
+  await page.locator('#plan-draft-file').setInputFiles({
+    name: 'other-vocab.gguf',
+    mimeType: 'application/octet-stream',
+    buffer: Buffer.from(other),
+  });
+  await expect(status).toHaveText(
+    "Draft model refused (invalid_argument): the draft model's vocabulary has 300 tokens but the target's has 512; a draft model needs the target's vocabulary. stories260K is loaded, without a draft.",
+    { timeout: 60_000 },
+  );
+  await expect(status).toHaveAttribute('data-code', 'invalid_argument');
+  await expect(select).toHaveValue('');
+  await expect(select.locator('option', { hasText: '(loaded)' })).toHaveCount(0);
+  await expect(page.getByTestId('model-summary').locator('[data-field="model-id"]')).toHaveText('stories260K');
+  await page.locator('#plan-draft').scrollIntoViewIfNeeded();
+  await shoot(page, 'draft-model-refused-1280');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.locator('#plan-draft').scrollIntoViewIfNeeded();
+  await shoot(page, 'draft-model-refused-390');
+
+  // The target still answers: a plain run after the refusal.
+  await page.locator('#plan-warmup').fill('0');
+  await page.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText(/^Done: 3 measured runs\./, { timeout: 120_000 });
+  await expect(page.getByTestId('result-speculative')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

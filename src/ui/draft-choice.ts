@@ -1,0 +1,256 @@
+/**
+ * The page's Drafting select (chat and benchmark) for speculative decoding: None, Prompt lookup, and a
+ * draft model — the one loaded beside the target ("Draft model: NAME"), each complete model kept in this
+ * browser (the library, src/library/), a GGUF file from the disk or a GGUF URL.
+ *
+ * Choosing a model loads the target again with `LoadOptions.draft` (our engine checks the draft's
+ * vocabulary — size and token texts — before anything of it is allocated). A refusal (a vocabulary that
+ * differs, a draft that does not fit) is said under the select with the engine's code and message, and
+ * the target is loaded again without the draft, so the page keeps its model. Both views' selects follow
+ * the session: the loaded draft is `session.model.draftId`.
+ */
+import { type EngineErrorCode, isEngineError } from '../core/errors.ts';
+import type { DraftOptions, ModelSource } from '../core/types.ts';
+import { h } from '../dom/h.ts';
+import { isLocalSpec, type LibraryEntry, ModelLibrary } from '../library/library.ts';
+import { resolveModelSpec } from '../library/spec.ts';
+import { OpfsStore } from '../library/store.ts';
+import { modelIdFromName } from './model-picker.ts';
+import { FieldError } from './number-field.ts';
+import type { Session } from './session.ts';
+
+/** The select's values: none, lookup, the loaded draft, a library model's spec, a file, a URL. */
+const NONE = '';
+const LOOKUP = 'lookup';
+const LOADED = 'model';
+const LIB = 'lib:';
+const FILE = 'file';
+const URL_CHOICE = 'url';
+
+/** The request's drafting for a select value, or undefined for None ({@link DraftChoice.request}). */
+export function draftRequestFor(value: string, loadedDraft: string | undefined): DraftOptions | undefined {
+  if (value === NONE) return undefined;
+  if (value === LOOKUP) return { type: 'lookup' };
+  if (value === LOADED && loadedDraft) return { type: 'model' };
+  throw new RangeError('Drafting: choose a draft model and wait until it has loaded beside the model');
+}
+
+export class DraftChoice {
+  /** The select (put it in a field labelled "Drafting"). */
+  readonly select: HTMLSelectElement;
+  /** The file input, the URL row and the load status: put it under the field's row. */
+  readonly extra: HTMLElement;
+  private readonly fileInput: HTMLInputElement;
+  private readonly urlRow: HTMLElement;
+  private readonly urlInput: HTMLInputElement;
+  private readonly status: HTMLElement;
+  /** The last value that is not a pending model choice (restored after a file dialog or a refusal). */
+  private last = NONE;
+  private entries: LibraryEntry[] = [];
+  private shownKey = '';
+
+  /** @param prefix the ids' prefix: `${prefix}-draft` (the select), `-draft-file`, `-draft-url`, `-draft-status`. */
+  constructor(
+    private readonly session: Session,
+    prefix: string,
+  ) {
+    this.select = h('select', { id: `${prefix}-draft`, class: 'input' });
+    this.fileInput = h('input', {
+      type: 'file',
+      id: `${prefix}-draft-file`,
+      accept: '.gguf',
+      'aria-label': 'Draft model file (GGUF)',
+    });
+    this.fileInput.hidden = true;
+    this.urlInput = h('input', {
+      type: 'url',
+      id: `${prefix}-draft-url`,
+      class: 'input',
+      placeholder: 'https://…/draft.gguf or hf:OWNER/REPO/FILE.gguf',
+    });
+    const urlButton = h('button', { type: 'button', class: 'button button--small' }, 'Load draft');
+    urlButton.addEventListener('click', () => void this.loadUrl());
+    this.urlRow = h(
+      'div',
+      { class: 'draft-choice__url' },
+      h('label', { for: this.urlInput.id, class: 'field__label' }, 'Draft model URL'),
+      h('div', { class: 'draft-choice__row' }, this.urlInput, urlButton),
+    );
+    this.urlRow.hidden = true;
+    this.status = h('p', {
+      class: 'field__hint draft-choice__status',
+      id: `${prefix}-draft-status`,
+      role: 'status',
+      'aria-live': 'polite',
+    });
+    this.extra = h('div', { class: 'draft-choice' }, this.fileInput, this.urlRow, this.status);
+    this.render();
+    this.select.addEventListener('change', () => this.onChange());
+    this.fileInput.addEventListener('change', () => {
+      const f = this.fileInput.files?.[0];
+      this.fileInput.value = '';
+      if (f) void this.loadDraft({ blob: f, name: f.name }, modelIdFromName(f.name), false);
+    });
+    // The library changes with loads (a kept copy, a download): read it again when a task ends.
+    let task = session.task;
+    session.addEventListener('change', () => {
+      if (task && !session.task) void this.refreshLibrary();
+      task = session.task;
+      this.render();
+    });
+    void this.refreshLibrary();
+  }
+
+  /** The request's drafting for the current choice, undefined for None. @throws FieldError for a model choice not loaded. */
+  request(): DraftOptions | undefined {
+    try {
+      return draftRequestFor(this.select.value, this.session.model?.draftId);
+    } catch (e) {
+      throw new FieldError(this.select as unknown as HTMLInputElement, (e as Error).message);
+    }
+  }
+
+  /** The draft's name in results: 'lookup' or the loaded draft model's id. */
+  label(): string {
+    return this.select.value === LOADED ? (this.session.model?.draftId ?? 'draft') : 'lookup';
+  }
+
+  /** Reads the library's complete models again (for the select's list). */
+  async refreshLibrary(): Promise<void> {
+    if (!OpfsStore.available()) return;
+    try {
+      this.entries = (await (await ModelLibrary.open()).list()).filter((e) => e.complete);
+    } catch {
+      this.entries = []; // no listing, no library choices; the file and URL choices remain
+    }
+    this.render();
+  }
+
+  /** Rebuilds the options when the loaded draft or the library's models changed, keeping the choice. */
+  private render(): void {
+    const draftId = this.session.model?.draftId;
+    const key = JSON.stringify([draftId, this.entries.map((e) => e.spec)]);
+    if (key === this.shownKey) return;
+    this.shownKey = key;
+    const value = this.select.value;
+    this.select.replaceChildren(
+      h('option', { value: NONE }, 'None'),
+      h('option', { value: LOOKUP }, 'Prompt lookup'),
+      h(
+        'optgroup',
+        { label: 'Draft model (same vocabulary)' },
+        draftId ? h('option', { value: LOADED }, `Draft model: ${draftId} (loaded)`) : null,
+        this.entries.map((e) => h('option', { value: LIB + e.spec }, `Draft model: ${e.name}`)),
+        h('option', { value: FILE }, 'Draft model: a GGUF file…'),
+        h('option', { value: URL_CHOICE }, 'Draft model: a GGUF URL…'),
+      ),
+    );
+    const has = (v: string) => [...this.select.options].some((o) => o.value === v);
+    if (!has(this.last)) this.last = NONE;
+    // A pending choice (a library model, the file dialog) is never kept: it is not loaded.
+    this.select.value = has(value) && !value.startsWith(LIB) && value !== FILE ? value : this.last;
+  }
+
+  private onChange(): void {
+    const v = this.select.value;
+    this.urlRow.hidden = v !== URL_CHOICE;
+    if (v === NONE || v === LOOKUP || v === LOADED) {
+      this.last = v;
+      return;
+    }
+    if (v === URL_CHOICE) {
+      this.urlInput.focus();
+      return;
+    }
+    if (v === FILE) {
+      this.select.value = this.last;
+      this.fileInput.click();
+      return;
+    }
+    const spec = v.slice(LIB.length);
+    const entry = this.entries.find((e) => e.spec === spec);
+    void this.loadDraft({ url: spec }, entry ? modelIdFromName(entry.name) : modelIdFromName(spec), !isLocalSpec(spec));
+  }
+
+  private async loadUrl(): Promise<void> {
+    const text = this.urlInput.value.trim();
+    if (!text) {
+      this.say('Enter the URL of a GGUF file, or hf:OWNER/REPO/FILE.gguf.');
+      return;
+    }
+    let url: string;
+    try {
+      const r = resolveModelSpec(text, { base: location.href });
+      url = r.hf ? r.spec : r.url;
+      await this.loadDraft({ url }, modelIdFromName(new URL(r.url).pathname), false);
+    } catch (e) {
+      this.say(`Draft model: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private say(text: string, code?: EngineErrorCode): void {
+    this.status.textContent = text;
+    if (code) this.status.dataset.code = code;
+    else delete this.status.dataset.code;
+  }
+
+  /**
+   * Loads the page's model again with `source` as its draft (LoadOptions.draft); on a refusal says the
+   * engine's error and loads the model again without a draft.
+   * @param viaLibrary read a URL spec through the model library (LoadOptions.cache; a URL target then
+   *   goes through the library too).
+   */
+  private async loadDraft(source: ModelSource, id: string, viaLibrary: boolean): Promise<void> {
+    const model = this.session.model;
+    const reload = model?.reload;
+    if (!model || !reload || !this.session.ours) {
+      this.select.value = this.last;
+      this.say(
+        model
+          ? 'A draft model runs on our WebGPU engine: load the model there (a GGUF file, URL or synthetic shape).'
+          : 'Load a model first; the draft model is loaded beside it.',
+      );
+      return;
+    }
+    if (!this.session.begin('load')) {
+      this.select.value = this.last;
+      this.say('Wait for the running task to finish, then choose the draft model again.');
+      return;
+    }
+    const engine = this.session.ourEngine;
+    this.say(`Loading ${id} as the draft model beside ${model.id}…`);
+    try {
+      const info = await engine.load(reload.source, {
+        ...reload.options,
+        cache: reload.options.cache || viaLibrary,
+        draft: source,
+      });
+      this.session.setModel({ ...model, info, draftId: id });
+      this.select.value = LOADED;
+      this.last = LOADED;
+      const d = info.draft;
+      this.say(
+        `${id} drafts for ${model.id}${d ? ` (${d.nLayers} layers, ${d.nEmbd} wide, ${(d.nParams / 1e6).toPrecision(3)} M parameters)` : ''}.`,
+      );
+    } catch (e) {
+      const code = isEngineError(e) ? e.code : undefined;
+      const message = e instanceof Error ? e.message : String(e);
+      this.say(`Draft model refused${code ? ` (${code})` : ''}: ${message}. Loading ${model.id} again without it…`, code);
+      this.select.value = NONE;
+      this.last = NONE;
+      try {
+        const info = await engine.load(reload.source, reload.options);
+        this.session.setModel({ ...model, info, draftId: undefined });
+        this.say(`Draft model refused${code ? ` (${code})` : ''}: ${message}. ${model.id} is loaded, without a draft.`, code);
+      } catch (e2) {
+        this.session.setModel(undefined);
+        this.say(
+          `Draft model refused${code ? ` (${code})` : ''}: ${message}. ${model.id} did not load again (${e2 instanceof Error ? e2.message : String(e2)}); load it in the Benchmark tab.`,
+          code,
+        );
+      }
+    } finally {
+      this.session.end('load');
+    }
+  }
+}

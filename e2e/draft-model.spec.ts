@@ -19,6 +19,18 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: dir ? resolve(dir, `${name}.png`) : test.info().outputPath(`${name}.png`) });
 }
 
+/** A new conversation, one message, and the answer's text once it has finished. */
+async function ask(page: Page, text: string): Promise<string> {
+  const chat = page.getByRole('tabpanel', { name: 'Chat' });
+  const clear = chat.getByRole('button', { name: 'New conversation' });
+  if (await clear.isEnabled()) await clear.click();
+  await chat.getByLabel('Message').fill(text);
+  await chat.getByRole('button', { name: 'Send' }).click();
+  const answer = chat.locator('[data-role="assistant"]').last();
+  await expect(answer).toHaveAttribute('data-finish', /./, { timeout: 60_000 });
+  return (await answer.locator('.msg__body').textContent()) ?? '';
+}
+
 test.describe.configure({ timeout: 240_000 });
 
 test('benchmark: a library model as the draft (100% accepted, same output); another vocabulary is refused', async ({
@@ -57,6 +69,23 @@ test('benchmark: a library model as the draft (100% accepted, same output); anot
   await block.scrollIntoViewIfNeeded();
   await shoot(page, 'draft-model-result-1280');
 
+  // The chat drafts with it too: the same greedy text as without, every drafted token accepted.
+  await page.getByRole('tab', { name: 'Chat' }).click();
+  const chat = page.getByRole('tabpanel', { name: 'Chat' });
+  await chat.locator('#chat-max-tokens').fill('20');
+  const prompt = 'Once upon a time, there was a little girl';
+  const plain = await ask(page, prompt);
+  await chat.getByLabel('Drafting').selectOption('model');
+  const drafted = await ask(page, prompt);
+  expect(drafted).toBe(plain);
+  const line = (await page.getByTestId('chat-speed').textContent()) ?? '';
+  const m = /draft stories260K: (\d+) of (\d+) drafted tokens accepted, [\d.]+ tokens per pass/.exec(line);
+  expect(m, line).not.toBeNull();
+  expect(Number(m![1])).toBe(Number(m![2]));
+  expect(Number(m![2])).toBeGreaterThan(0);
+  await shoot(page, 'draft-model-chat-1280');
+  await page.getByRole('tab', { name: 'Benchmark' }).click();
+
   // Another vocabulary: the engine's typed error under the select; the target is loaded again, no draft.
   const other = makeRandomLlamaGguf({ seed: 7, nLayers: 1, nEmbd: 32, nFF: 64, nHead: 2, nVocab: 300 });
   await page.locator('#plan-draft-file').setInputFiles({
@@ -77,6 +106,8 @@ test('benchmark: a library model as the draft (100% accepted, same output); anot
   await page.setViewportSize({ width: 390, height: 844 });
   await page.locator('#plan-draft').scrollIntoViewIfNeeded();
   await shoot(page, 'draft-model-refused-390');
+  await block.scrollIntoViewIfNeeded();
+  await shoot(page, 'draft-model-result-390');
 
   // The target still answers: a plain run after the refusal.
   await page.locator('#plan-warmup').fill('0');

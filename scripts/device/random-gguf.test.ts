@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dequantizeRow } from '../../src/gguf/quantize.ts';
+import { dequantizeRow, quantizeRow } from '../../src/gguf/quantize.ts';
 import { openGguf } from '../../src/gguf/reader.ts';
 import { collectTensorData } from '../../src/testing/gguf-util.ts';
 import { useTempDirs } from '../../src/testing/temp-dir.ts';
@@ -47,4 +47,36 @@ describe('writeRandomGguf', () => {
       }
     });
   }
+
+  it('tiled copies: a Q4_0 file holds the Q4_0 quantization of the F32 file of the same seed', async () => {
+    const o = shapeOptions('stories260k', 5);
+    // A pool smaller than most matrices, so the walk wraps and the start offsets matter.
+    const opts = { poolElements: 3000, copies: true };
+    const [w32, w4] = await Promise.all(
+      (['F32', 'Q4_0'] as const).map((t) => writeRandomGguf(join(dir, `c-${t}.gguf`), o, t, opts)),
+    );
+    const plain = await writeRandomGguf(join(dir, 'p-Q4_0.gguf'), o, 'Q4_0', { poolElements: 3000 });
+    const [f32, q4, p4] = await Promise.all([w32, w4, plain].map((w) => openGguf({ path: w.path })));
+    const [d32, d4, dp] = await Promise.all([f32, q4, p4].map((f) => collectTensorData(f).then((d) => d.data)));
+    let matrices = 0;
+    let differs = 0;
+    for (const t of q4.tensors.values()) {
+      const n = t.shape.reduce((x, y) => x * y, 1);
+      const ref = dequantizeRow('F32', d32.get(t.name)!, n);
+      // The copy's values are exactly its type's quantization of the F32 file's, block by block.
+      const want = t.typeName === 'F32' ? ref : dequantizeRow(t.typeName, quantizeRow(t.typeName, ref), n);
+      const got = dequantizeRow(t.typeName, d4.get(t.name)!, n);
+      let bad = 0;
+      for (let i = 0; i < n; i++) if (got[i] !== want[i]) bad++;
+      expect(bad, `${t.name} ${t.typeName}`).toBe(0);
+      if (t.typeName !== 'F32') {
+        matrices++;
+        // Without copies the types draw other values: not the F32 file's copy.
+        const other = dequantizeRow(t.typeName, dp.get(t.name)!, n);
+        if (other.some((x, i) => x !== want[i])) differs++;
+      }
+    }
+    expect(matrices).toBeGreaterThan(5);
+    expect(differs).toBe(matrices);
+  });
 });

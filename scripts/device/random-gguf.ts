@@ -107,6 +107,14 @@ export interface WriteRandomOptions {
   mode?: 'tiled' | 'exact';
   /** Random values per pool in tiled mode (rounded up to 256); default 2^22. */
   poolElements?: number;
+  /**
+   * Tiled mode: files of one shape and seed hold the same values whatever their file type, each type
+   * its quantization of them — a Q4_0 file is then the F16/Q8_0 file's own Q4_0 copy (a draft model for
+   * speculative decoding's upper bound: scripts/device/draft.ts). The value pools are drawn per scale
+   * from their own generator (not the file's, whose draws then do not depend on the types) and each
+   * matrix starts at a multiple of 256 values. Off by default: files are then as before.
+   */
+  copies?: boolean;
   log?: (msg: string) => void;
 }
 
@@ -186,12 +194,27 @@ export async function writeRandomGguf(
   const rng = mulberry32(o.seed);
   const poolElements = Math.ceil((opts.poolElements ?? 2 ** 22) / 256) * 256;
   const pools = new Map<string, Uint8Array>();
+  /** copies: the float pools by scale, each from its own generator (seeded by the file seed and its index). */
+  const floatPools = new Map<string, Float32Array>();
   const poolFor = (type: string, std: number, mean: number, need: number): Uint8Array => {
     const key = `${type}:${std}:${mean}`;
     let p = pools.get(key);
     if (!p) {
-      const f = new Float32Array(Math.min(poolElements, Math.ceil(need / 256) * 256));
-      for (let i = 0; i < f.length; i++) f[i] = randn(rng, mean, std);
+      let f: Float32Array;
+      if (opts.copies) {
+        const fk = `${std}:${mean}`;
+        let g = floatPools.get(fk);
+        if (!g) {
+          const prng = mulberry32((Math.imul(o.seed, 0x9e3779b1) + floatPools.size + 1) >>> 0);
+          g = new Float32Array(Math.min(poolElements, Math.ceil(need / 256) * 256));
+          for (let i = 0; i < g.length; i++) g[i] = randn(prng, mean, std);
+          floatPools.set(fk, g);
+        }
+        f = g;
+      } else {
+        f = new Float32Array(Math.min(poolElements, Math.ceil(need / 256) * 256));
+        for (let i = 0; i < f.length; i++) f[i] = randn(rng, mean, std);
+      }
       p = type === 'F32' ? new Uint8Array(f.buffer) : quantizeRow(type, f);
       pools.set(key, p);
     }
@@ -221,9 +244,12 @@ export async function writeRandomGguf(
       } else {
         const { std, mean } = randomTensorScale(p.name, shape);
         const pool = poolFor(p.to, std, mean, n);
-        const bb = ggmlTypeByName(p.to).blockBytes;
+        const { blockBytes: bb, blockSize } = ggmlTypeByName(p.to);
         const poolBlocks = pool.length / bb;
-        let at = Math.floor(rng() * poolBlocks) * bb;
+        // copies: start at a multiple of 256 values (every type's block divides it), the same for every type.
+        let at = opts.copies
+          ? ((Math.floor(rng() * ((poolBlocks * blockSize) / 256)) * 256) / blockSize) * bb
+          : Math.floor(rng() * poolBlocks) * bb;
         let left = nBytes;
         while (left > 0) {
           const m = Math.min(CHUNK, left);

@@ -59,7 +59,7 @@ export class DraftChoice {
       type: 'file',
       id: `${prefix}-draft-file`,
       accept: '.gguf',
-      'aria-label': 'Draft model file (GGUF)',
+      'aria-label': 'Draft .gguf file',
     });
     this.fileInput.hidden = true;
     this.urlInput = h('input', {
@@ -73,7 +73,7 @@ export class DraftChoice {
     this.urlRow = h(
       'div',
       { class: 'draft-choice__url' },
-      h('label', { for: this.urlInput.id, class: 'field__label' }, 'Draft model URL'),
+      h('label', { for: this.urlInput.id, class: 'field__label' }, 'URL of the draft .gguf'),
       h('div', { class: 'draft-choice__row' }, this.urlInput, urlButton),
     );
     this.urlRow.hidden = true;

@@ -14,11 +14,16 @@
 #              skipped); it stops SYN_RESERVE_S (110 s) early to leave time for
 #   synthetic  ours on synthetic shapes (scripts/bench-node.ts bundled: random weights made on the GPU,
 #              vLLM definitions, roofline) → $OUT/synthetic.{json,md}
+#   draft      speculative decoding (issue 45; not in the default PHASES: PHASES=draft): for each pair of
+#              DRAFT_PAIRS (scripts/device/draft.ts), greedy decode with drafting beside the same runs
+#              without on the same load — the 8B shape with the 1B shape as its draft, the 8B Q8_0 file
+#              with its own Q4_0 copy (the acceptance upper bound random weights allow), and prompt lookup
+#              on a summarising prompt → $OUT/draft.{json,md}; no pair starts after the deadline
 #
 # and prints both tables last ($OUT/summary.md). Everything is bounded by TOTAL_S (default 500 s from
 # the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
 #
-# Knobs (environment): TOTAL_S, PHASES, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
+# Knobs (environment): TOTAL_S, PHASES, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
@@ -52,6 +57,11 @@ if [[ $DRY == 1 ]]; then
   PROF_MODELS=${PROF_MODELS:-synthetic:stories260k-f32,synthetic:stories15m-q4_k_m}
   PROF_BUDGET_S=${PROF_BUDGET_S:-60}
   PROF_TOKENS=${PROF_TOKENS:-8}
+  # The same three kinds of pair as on the GPU, on a shape SwiftShader runs in seconds (stories260K's own
+  # Q4_0 copy as its draft; a synthetic pair of one shape: random fills differ by type, so few accepted).
+  DRAFT_PAIRS=${DRAFT_PAIRS:-synthetic:stories260k-f32>synthetic:stories260k-q8_0,stories260k-q8_0>stories260k-q4_0,synthetic:stories260k-f32>lookup}
+  DRAFT_TOKENS=${DRAFT_TOKENS:-16}
+  DRAFT_REPS=${DRAFT_REPS:-1}
   GPU_FLAG=()
 else
   TOTAL_S=${TOTAL_S:-500}
@@ -70,6 +80,9 @@ else
   PROF_MODELS=${PROF_MODELS:-$S1-q4_k_m,$S8-q4_k_m}
   PROF_BUDGET_S=${PROF_BUDGET_S:-100}
   PROF_TOKENS=${PROF_TOKENS:-32}
+  DRAFT_PAIRS=${DRAFT_PAIRS:-$S8-q4_k_m>$S1-q4_k_m,$C8-q8_0>$C8-q4_0,$S8-q4_k_m>lookup}
+  DRAFT_TOKENS=${DRAFT_TOKENS:-64}
+  DRAFT_REPS=${DRAFT_REPS:-2}
   GPU_FLAG=(--gpu)
 fi
 PHASES=${PHASES:-profile compare synthetic}
@@ -181,11 +194,30 @@ run_compare() {
   rm -rf "$GGUF_DIR"
 }
 
+run_draft() {
+  local left=$((TOTAL_S - $(elapsed)))
+  # Leave SYN_RESERVE_S for the synthetic phase when it comes after this one.
+  [[ " $PHASES " == *" draft "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  if ((left < 30)); then
+    say "draft: skipped, ${left}s left"
+    return
+  fi
+  say "draft: $DRAFT_PAIRS, $DRAFT_TOKENS tokens, $DRAFT_REPS reps, deadline ${left}s, files in $GGUF_DIR"
+  mkdir -p "$GGUF_DIR"
+  timeout -k 5 $((left + 5)) "$NODE" "$APP/draft.mjs" "${GPU_FLAG[@]}" --pairs "$DRAFT_PAIRS" \
+    --tokens "$DRAFT_TOKENS" --reps "$DRAFT_REPS" ${DRAFT_MAX:+--draft-max "$DRAFT_MAX"} --dir "$GGUF_DIR" \
+    --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
+    --json "$OUT/draft.json" --md "$OUT/draft.md" >>"$LOG" 2>&1
+  say "draft: exit $?"
+  rm -rf "$GGUF_DIR"
+}
+
 for phase in $PHASES; do
   case $phase in
     profile) run_profile ;;
     synthetic) run_synthetic ;;
     compare) run_compare ;;
+    draft) run_draft ;;
     *) say "unknown phase $phase" ;;
   esac
 done
@@ -199,6 +231,11 @@ done
   echo
   echo "## ours vs llama.cpp on the same GGUF files"
   cat "$OUT/compare.md" 2>/dev/null || echo "(none)"
+  if [[ " $PHASES " == *" draft "* ]]; then
+    echo
+    echo "## speculative decoding: drafted against plain greedy on the same load (draft)"
+    cat "$OUT/draft.md" 2>/dev/null || echo "(none)"
+  fi
 } >"$OUT/summary.md"
 say "done in $(elapsed)s"
 echo "----- log tail -----"

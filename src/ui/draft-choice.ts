@@ -169,7 +169,11 @@ export class DraftChoice {
     }
     const spec = v.slice(LIB.length);
     const entry = this.entries.find((e) => e.spec === spec);
-    void this.loadDraft({ url: spec }, entry ? modelIdFromName(entry.name) : modelIdFromName(spec), !isLocalSpec(spec));
+    void this.loadDraft(
+      { url: spec },
+      entry ? modelIdFromName(entry.name) : modelIdFromName(spec),
+      !isLocalSpec(spec),
+    );
   }
 
   private async loadUrl(): Promise<void> {
@@ -235,13 +239,19 @@ export class DraftChoice {
     } catch (e) {
       const code = isEngineError(e) ? e.code : undefined;
       const message = e instanceof Error ? e.message : String(e);
-      this.say(`Draft model refused${code ? ` (${code})` : ''}: ${message}. Loading ${model.id} again without it…`, code);
+      this.say(
+        `Draft model refused${code ? ` (${code})` : ''}: ${message}. Loading ${model.id} again without it…`,
+        code,
+      );
       this.select.value = NONE;
       this.last = NONE;
       try {
         const info = await engine.load(reload.source, reload.options);
         this.session.setModel({ ...model, info, draftId: undefined });
-        this.say(`Draft model refused${code ? ` (${code})` : ''}: ${message}. ${model.id} is loaded, without a draft.`, code);
+        this.say(
+          `Draft model refused${code ? ` (${code})` : ''}: ${message}. ${model.id} is loaded, without a draft.`,
+          code,
+        );
       } catch (e2) {
         this.session.setModel(undefined);
         this.say(

@@ -17,7 +17,7 @@
  * 4 for a draft model).
  */
 import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { callHarness, withHarnessPage } from '../src/cli/harness-server.ts';
@@ -144,6 +144,8 @@ const draftings: { name: string; draftPath?: string; draft: DraftOptions }[] = [
   })),
 ];
 const rows: Row[] = [];
+/** The machine's 1/5/15-minute load averages (`uptime`'s) before the runs: a shared machine's load skews them. */
+const loadBefore = loadavg();
 try {
   await withHarnessPage({ modelPath: MODEL, otherPaths: drafts }, async (page, modelUrl, urlOf) => {
     for (const d of draftings) {
@@ -208,13 +210,15 @@ try {
 }
 
 const date = new Date().toISOString().slice(0, 10);
+const loadAfter = loadavg();
+const fmtLoad = (l: number[]) => l.map((x) => x.toFixed(2)).join(', ');
 /** One section per target kind a day: stories260K (or --model) and the 60M model. */
 const TAG = values['bench-60m'] ? 'speculative-60m' : 'speculative';
 const text = [
   `<!-- bench:${TAG} ${date} -->`,
   `### Speculative decoding, ${modelName}, ${date}`,
   '',
-  `\`npm run bench:speculative\` (commit ${gitCommit(['src', 'scripts'])}): ${modelName}, greedy, ${TOKENS} tokens with EOS ignored, draftMax ${DRAFT_MAX ?? 'the default (8 lookup, 4 draft model)'} (adaptive), ${RUNS} pairs of runs after one warm-up each, plain and speculative alternating in one headless Chromium; every pair's outputs identical. Draft models: ${drafts.map((d) => basename(d)).join(', ') || 'none'}. Decode tok/s = (tokens − 1) ÷ (last token − first token), medians.`,
+  `\`npm run bench:speculative\` (commit ${gitCommit(['src', 'scripts'])}): ${modelName}, greedy, ${TOKENS} tokens with EOS ignored, draftMax ${DRAFT_MAX ?? 'the default (8 lookup, 4 draft model)'} (adaptive), ${RUNS} pairs of runs after one warm-up each, plain and speculative alternating in one headless Chromium; every pair's outputs identical. Draft models: ${drafts.map((d) => basename(d)).join(', ') || 'none'}. Decode tok/s = (tokens − 1) ÷ (last token − first token), medians. Load average (\`uptime\`: 1, 5, 15 min) ${fmtLoad(loadBefore)} before the runs, ${fmtLoad(loadAfter)} after.`,
   '',
   '| | |',
   '|---|---|',

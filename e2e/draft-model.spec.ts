@@ -48,14 +48,20 @@ test('benchmark: a library model as the draft (100% accepted, same output); anot
   // The kept copy is offered as a draft model; choosing it loads it beside the target.
   const select = page.locator('#plan-draft');
   await expect(select.locator('option', { hasText: 'Draft model: stories260K.gguf' })).toHaveCount(1);
-  const spec = await select.locator('option', { hasText: 'Draft model: stories260K.gguf' }).getAttribute('value');
+  const spec = await select
+    .locator('option', { hasText: 'Draft model: stories260K.gguf' })
+    .getAttribute('value');
   await select.selectOption(spec!);
   const status = page.locator('#plan-draft-status');
-  await expect(status).toHaveText(/^stories260K drafts for stories260K \(5 layers, 64 wide, /, { timeout: 60_000 });
+  await expect(status).toHaveText(/^stories260K drafts for stories260K \(5 layers, 64 wide, /, {
+    timeout: 60_000,
+  });
   await expect(select).toHaveValue('model');
   await expect(select.locator('option:checked')).toHaveText('Draft model: stories260K (loaded)');
   // The chat's select follows the session.
-  await expect(page.locator('#chat-draft option', { hasText: 'Draft model: stories260K (loaded)' })).toHaveCount(1);
+  await expect(
+    page.locator('#chat-draft option', { hasText: 'Draft model: stories260K (loaded)' }),
+  ).toHaveCount(1);
 
   await page.locator('#plan-max-tokens').fill('24');
   await page.locator('#plan-runs').fill('1');
@@ -100,7 +106,9 @@ test('benchmark: a library model as the draft (100% accepted, same output); anot
   await expect(status).toHaveAttribute('data-code', 'invalid_argument');
   await expect(select).toHaveValue('');
   await expect(select.locator('option', { hasText: '(loaded)' })).toHaveCount(0);
-  await expect(page.getByTestId('model-summary').locator('[data-field="model-id"]')).toHaveText('stories260K');
+  await expect(page.getByTestId('model-summary').locator('[data-field="model-id"]')).toHaveText(
+    'stories260K',
+  );
   await page.locator('#plan-draft').scrollIntoViewIfNeeded();
   await shoot(page, 'draft-model-refused-1280');
   await page.setViewportSize({ width: 390, height: 844 });

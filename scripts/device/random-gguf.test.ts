@@ -57,7 +57,9 @@ describe('writeRandomGguf', () => {
     );
     const plain = await writeRandomGguf(join(dir, 'p-Q4_0.gguf'), o, 'Q4_0', { poolElements: 3000 });
     const [f32, q4, p4] = await Promise.all([w32, w4, plain].map((w) => openGguf({ path: w.path })));
-    const [d32, d4, dp] = await Promise.all([f32, q4, p4].map((f) => collectTensorData(f).then((d) => d.data)));
+    const [d32, d4, dp] = await Promise.all(
+      [f32, q4, p4].map((f) => collectTensorData(f).then((d) => d.data)),
+    );
     let matrices = 0;
     let differs = 0;
     for (const t of q4.tensors.values()) {

@@ -382,7 +382,9 @@ export class BenchView {
         },
       });
       const speculative: BenchResult['speculative'] =
-        plan.draft && baseline ? speculativeSummary(plan, runs, baseline, plan.draft.model ?? 'lookup') : undefined;
+        plan.draft && baseline
+          ? speculativeSummary(plan, runs, baseline, plan.draft.model ?? 'lookup')
+          : undefined;
       const result = this.result(plan, runs, speculative);
       this.chart.show(doneTimes);
       this.liveStatus.textContent = `Done: ${runs.length} measured run${runs.length === 1 ? '' : 's'}.`;

@@ -11,9 +11,9 @@
 import { type AnswerSummary, answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { isEngineError } from '../core/errors.ts';
+import type { DraftOptions } from '../core/types.ts';
 import { h } from '../dom/h.ts';
 import { fmtCount } from '../util/format.ts';
-import type { DraftOptions } from '../core/types.ts';
 import { field } from './dom.ts';
 import { DraftChoice } from './draft-choice.ts';
 import { FieldError, readNumberField } from './number-field.ts';

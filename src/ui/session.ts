@@ -62,10 +62,6 @@ export interface LoadedModel {
    */
   source?: { source: ModelSource; cache: boolean };
   /**
-   * Our engine's source and load options (context, KV cache type, limits), so a view can load the same
-   * model again with another option (the quality view's perplexity per cache type); absent for WebLLM and wllama.
-   */
-  /**
    * The model's GGUF header where the page read it (a synthetic shape's, a picked file's): the fit views
    * size it by `modelFits` (weights, KV cache and run state), the one computation the page shows.
    */
@@ -75,6 +71,10 @@ export interface LoadedModel {
    * Drafting select: src/ui/draft-choice.ts); absent without one.
    */
   draftId?: string;
+  /**
+   * Our engine's source and load options (context, KV cache type, limits), so a view can load the same
+   * model again with another option (the quality view's perplexity per cache type); absent for WebLLM and wllama.
+   */
   reload?: {
     source: ModelSource;
     options: Pick<LoadOptions, 'contextLength' | 'kvType' | 'defaultLimits' | 'cache'>;

@@ -16,7 +16,7 @@
  * tokenizer (src/model/tokenizer/, checked against llama.cpp's); it takes text prompts only (a token-id
  * prompt fails inside wllama), so `promptTokenIds` requests are refused.
  */
-import { Wllama, WllamaAbortError } from '@wllama/wllama';
+import { LogLevel, Wllama, WllamaAbortError } from '@wllama/wllama';
 import { EngineError, isEngineError } from '../core/errors.ts';
 import type {
   ChatRequest,
@@ -181,6 +181,11 @@ export class WllamaEngine implements Engine {
   private lastStats: EngineStats = {};
   /** The running request's end, so that unload waits for it (wllama serves one request at a time here). */
   private busy?: Promise<unknown>;
+  /**
+   * llama.cpp's error-level log lines since the running request began (wllama's own reports only "Invalid
+   * typed array length" when a C++ exception ends an action; the cause is in this log). Bounded.
+   */
+  private nativeErrors: string[] = [];
 
   constructor(config: WllamaEngineConfig = {}) {
     this.config = config;
@@ -333,15 +338,25 @@ export class WllamaEngine implements Engine {
     );
     const tUpload = performance.now();
     emit({ phase: 'upload', bytesDone: 0, bytesTotal: fileBytes });
+    // llama.cpp logs errors only (log_level ERROR), into nativeErrors: what a failed request's typed error names.
     const wllama = new Wllama(
       { default: this.config.wasmUrl ?? WLLAMA_WASM_CDN },
       {
-        suppressNativeLog: true,
-        logger: { debug: () => {}, log: () => {}, warn: () => {}, error: () => {} },
+        logger: {
+          debug: () => {},
+          log: () => {},
+          warn: () => {},
+          error: (...args: unknown[]) => {
+            const line = args.map((a) => (a instanceof Error ? a.message : String(a))).join(' ');
+            if (this.nativeErrors.length < 16) this.nativeErrors.push(line);
+          },
+        },
       },
     );
+    this.nativeErrors = [];
     try {
       await wllama.loadModel(named, {
+        log_level: LogLevel.ERROR,
         n_ctx: contextLength,
         n_batch: batchSize,
         n_ubatch: batchSize,
@@ -414,7 +429,9 @@ export class WllamaEngine implements Engine {
    * Streams a completion of a text prompt (llama.cpp tokenizes it: BOS as the model says, special-token
    * texts parsed, as llama-server does).
    * @throws EngineError 'invalid_argument' (a bad request; `promptTokenIds` or `returnLogits`, which wllama
-   *   cannot take), 'not_loaded', 'context_overflow' (the prompt fills the context).
+   *   cannot take), 'not_loaded', 'context_overflow' (the prompt fills the context), 'unsupported_model'
+   *   (llama.cpp generated text that is not valid UTF-8, which wllama 3.13 cannot stream: the tokens
+   *   before it have streamed; or another failure inside wllama's worker).
    */
   async generate(
     req: GenerateRequest,
@@ -514,6 +531,7 @@ export class WllamaEngine implements Engine {
     let promptTokens = 0;
     let last: StreamChunk | undefined;
     const maxTokens = req.maxTokens ?? 128;
+    this.nativeErrors = [];
     const run = (async () => {
       if (signal?.aborted || maxTokens === 0) return;
       await start({
@@ -543,7 +561,7 @@ export class WllamaEngine implements Engine {
     } catch (e) {
       if (e instanceof WllamaAbortError || (e as Error)?.name === 'AbortError' || signal?.aborted)
         finish = 'aborted';
-      else throw wllamaRequestError(e, info.contextLength);
+      else throw wllamaRequestError(e, info.contextLength, this.nativeErrors, ids.length);
     } finally {
       this.busy = undefined;
     }
@@ -630,8 +648,17 @@ function wllamaLoadError(e: unknown, name: string): EngineError {
   });
 }
 
-/** wllama's request failure as an EngineError. */
-function wllamaRequestError(e: unknown, contextLength: number): EngineError {
+/**
+ * wllama's request failure as an EngineError.
+ * @param native llama.cpp's error-level log lines logged during the request (the cause of a failed action).
+ * @param streamed tokens streamed before the failure.
+ */
+function wllamaRequestError(
+  e: unknown,
+  contextLength: number,
+  native: readonly string[] = [],
+  streamed = 0,
+): EngineError {
   if (isEngineError(e)) return e;
   const m = messageOf(e);
   if (/context|exceed|kv cache/i.test(m))
@@ -640,15 +667,30 @@ function wllamaRequestError(e: unknown, contextLength: number): EngineError {
       `the prompt does not fit the context of ${contextLength} tokens (llama.cpp: ${m}); shorten it or load with a larger contextLength`,
       { cause: e },
     );
-  if (/Invalid typed array length/.test(m))
-    // wllama 3.13's worker cannot pass an error from llama.cpp to the page; it fails reading the message.
-    // Seen on this project's random-weight 60M model after 45 tokens of a 102-token prompt; the engine
-    // answered the next request.
+  if (/Invalid typed array length/.test(m)) {
+    // What wllama 3.13 says when a C++ exception ends an action: wllama_action (cpp/wllama.cpp) catches
+    // it, logs it and returns no reply without writing the reply's length, and the worker
+    // (src/workers-code/llama-cpp.js, runAction) reads the request's Glue magic "GLUE" (1163217991) as that
+    // length. The exception's own message is the first native error line (the worker's RangeError follows).
+    const cause = native.find((l) => !/Invalid typed array length|Stack trace|RangeError/.test(l));
+    if (cause && /invalid UTF-8/i.test(cause))
+      return new EngineError(
+        'unsupported_model',
+        `llama.cpp generated a token whose bytes are not valid UTF-8 after ${streamed} streamed tokens ` +
+          `(${cause.trim()}), and wllama 3.13 cannot pass such text to the page: its get_result action ` +
+          'serializes each streamed chunk with nlohmann::json dump(), which throws on invalid UTF-8 ' +
+          "(wllama's cpp/wllama-context.h, action_get_result; llama-server replaces such bytes instead), and " +
+          `its worker then fails reading the reply ("${m}"). The tokens before it were streamed; the engine ` +
+          'stays loaded. Random-weight and some small models emit stray byte tokens; our WebGPU backend ' +
+          '(backend: "webgpu") streams them.',
+        { cause: e },
+      );
     return new EngineError(
       'unsupported_model',
-      `llama.cpp's wasm build failed inside its worker during this request (wllama reports only "${m}"); the engine stays loaded`,
+      `llama.cpp's wasm build failed inside wllama's worker during this request${cause ? ` (llama.cpp: ${cause.trim()})` : ''}; wllama 3.13 reports only "${m}". The engine stays loaded.`,
       { cause: e },
     );
+  }
   return new EngineError('invalid_argument', `llama.cpp's wasm build refused the request: ${m}`, {
     cause: e,
   });

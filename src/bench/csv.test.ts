@@ -88,6 +88,64 @@ describe('results ↔ CSV', () => {
     expect(back).toEqual([a, b]);
   });
 
+  it("writes the 'Your CPU' block as cpu_* columns on every run's row, and reads it back", () => {
+    // Figures as the page's CPU card makes them (src/bench/cpu-compare.ts): medians on the CPU, and
+    // GPU ÷ CPU computed from the GPU result's own medians, so the ratio cells agree with both.
+    const gpu = sampleResult();
+    const cpu = { ttftMs: 187.3, prefillTokS: 41.17, decodeTokS: 23.9 };
+    const gpuDecode = gpu.summary.decodeTokensPerSecond.median;
+    const withCpu = sampleResult({
+      cpu: {
+        engine: 'wllama',
+        threads: 1,
+        crossOriginIsolated: false,
+        runs: 3,
+        ...cpu,
+        ratio: {
+          ttft: cpu.ttftMs / gpu.summary.ttftMs.median,
+          prefill: gpu.summary.prefillTokensPerSecond.median / cpu.prefillTokS,
+          decode: gpuDecode / cpu.decodeTokS,
+        },
+        createdAt: '2025-01-01T00:05:00.000Z',
+      },
+    });
+    const other = sampleResult({ createdAt: '2025-02-01T00:00:00.000Z' }); // no cpu block
+    const csv = resultsToCsv([withCpu, other]);
+    const rows = parseCsv(csv);
+    const at = (row: string[], c: (typeof RESULT_COLUMNS)[number]) => row[RESULT_COLUMNS.indexOf(c)];
+    expect(rows).toHaveLength(1 + 3 + 3);
+    for (const row of rows.slice(1, 4)) {
+      expect(at(row, 'cpu_engine')).toBe('wllama');
+      expect(at(row, 'cpu_threads')).toBe('1');
+      expect(at(row, 'cpu_cross_origin_isolated')).toBe('false');
+      expect(at(row, 'cpu_runs')).toBe('3');
+      expect(at(row, 'cpu_ttft_ms')).toBe('187.3');
+      expect(at(row, 'cpu_prefill_tok_s')).toBe('41.17');
+      expect(at(row, 'cpu_decode_tok_s')).toBe('23.9');
+      expect(Number(at(row, 'cpu_ratio_decode'))).toBe(gpuDecode / 23.9);
+      expect(Number(at(row, 'cpu_ratio_ttft'))).toBeCloseTo(187.3 / gpu.summary.ttftMs.median, 12);
+      expect(at(row, 'cpu_created_at')).toBe('2025-01-01T00:05:00.000Z');
+    }
+    // A result without the block: empty cells, and none comes back.
+    for (const row of rows.slice(4))
+      for (const c of RESULT_COLUMNS.filter((x) => x.startsWith('cpu_'))) expect(at(row, c)).toBe('');
+    const back = csvToResults(csv);
+    expect(back).toEqual([withCpu, other]);
+    expect(back[1].cpu).toBeUndefined();
+  });
+
+  it('reads a cpu block from hand-made columns, and refuses a cpu figure that is no number', () => {
+    const head =
+      'created_at,engine,model_id,device_fingerprint,run_index,prompt,cpu_engine,cpu_threads,cpu_decode_tok_s,cpu_ratio_decode';
+    const [r] = csvToResults(`${head}\n2025-01-01T00:00:00Z,webgpu,m,fp,0,hi,wllama,4,30.5,2.5\n`);
+    expect(r.cpu).toMatchObject({ engine: 'wllama', threads: 4, decodeTokS: 30.5, ratio: { decode: 2.5 } });
+    expect(r.cpu?.crossOriginIsolated).toBe(false);
+    expect(Number.isNaN(r.cpu?.ttftMs)).toBe(true); // a missing column is NaN, as the other figures
+    expect(() =>
+      csvToResults(`${head}\n2025-01-01T00:00:00Z,webgpu,m,fp,0,hi,wllama,four,30.5,2.5\n`),
+    ).toThrow(/cpu_threads "four" is not a number/);
+  });
+
   it('imports a hand-made CSV without the JSON columns and recomputes the summary', () => {
     const csv = [
       'created_at,engine,model_id,device_fingerprint,prompt,run_index,prompt_tokens,output_tokens,ttft_ms,e2e_ms,tpot_ms,decode_tok_s,prefill_tok_s,itl_ms',

@@ -8,6 +8,9 @@
  * so that {@link csvToResults} gives back the same results. A hand-made CSV without those columns still
  * imports: the summary is then recomputed from the runs.
  *
+ * The "Your CPU" comparison (`cpu`: llama.cpp's wasm build on the same model and plan) is readable
+ * columns (`cpu_*`, GPU ÷ CPU ratios included), empty where a result has none.
+ *
  * Numbers are written with `String(n)` (shortest exact form); a missing value (NaN, e.g. TPOT of a
  * one-token run) is an empty cell.
  */
@@ -137,6 +140,18 @@ export const RESULT_COLUMNS = [
   'constrained_kind',
   'constrained_hash',
   'run_speculative_json',
+  // "Your CPU" (issue 48): the same model and plan on llama.cpp's wasm build, and GPU ÷ CPU per metric.
+  'cpu_engine',
+  'cpu_threads',
+  'cpu_cross_origin_isolated',
+  'cpu_runs',
+  'cpu_ttft_ms',
+  'cpu_prefill_tok_s',
+  'cpu_decode_tok_s',
+  'cpu_ratio_ttft',
+  'cpu_ratio_prefill',
+  'cpu_ratio_decode',
+  'cpu_created_at',
 ] as const;
 export type ResultColumn = (typeof RESULT_COLUMNS)[number];
 
@@ -225,6 +240,17 @@ export function resultsToCsv(results: readonly BenchResult[]): string {
       speculative_json: r.speculative ? jsonCell(r.speculative) : '',
       constrained_kind: r.constrained?.kind ?? '',
       constrained_hash: r.constrained?.hash ?? '',
+      cpu_engine: r.cpu?.engine ?? '',
+      cpu_threads: num(r.cpu?.threads),
+      cpu_cross_origin_isolated: bool(r.cpu?.crossOriginIsolated),
+      cpu_runs: num(r.cpu?.runs),
+      cpu_ttft_ms: num(r.cpu?.ttftMs),
+      cpu_prefill_tok_s: num(r.cpu?.prefillTokS),
+      cpu_decode_tok_s: num(r.cpu?.decodeTokS),
+      cpu_ratio_ttft: num(r.cpu?.ratio.ttft),
+      cpu_ratio_prefill: num(r.cpu?.ratio.prefill),
+      cpu_ratio_decode: num(r.cpu?.ratio.decode),
+      cpu_created_at: r.cpu?.createdAt ?? '',
     };
     const runs = r.runs.length ? r.runs : [undefined];
     runs.forEach((run, i) => {
@@ -300,6 +326,8 @@ export function csvToResults(text: string): BenchResult[] {
       const bandwidthGBs = opt('roofline_bandwidth_gbs');
       const speculative = json<BenchResult['speculative']>('speculative_json');
       const constrainedKind = get('constrained_kind').trim();
+      const cpuEngine = get('cpu_engine').trim();
+      const cpuCreatedAt = get('cpu_created_at').trim();
       const synthetic = b('model_synthetic');
       const label = get('device_label');
       const device = get('device_device');
@@ -357,6 +385,25 @@ export function csvToResults(text: string): BenchResult[] {
               constrained: {
                 kind: constrainedKind as NonNullable<BenchResult['constrained']>['kind'],
                 hash: get('constrained_hash'),
+              },
+            }
+          : {}),
+        ...(cpuEngine
+          ? {
+              cpu: {
+                engine: cpuEngine,
+                threads: n('cpu_threads'),
+                crossOriginIsolated: b('cpu_cross_origin_isolated') ?? false,
+                runs: n('cpu_runs'),
+                ttftMs: n('cpu_ttft_ms'),
+                prefillTokS: n('cpu_prefill_tok_s'),
+                decodeTokS: n('cpu_decode_tok_s'),
+                ratio: {
+                  ttft: n('cpu_ratio_ttft'),
+                  prefill: n('cpu_ratio_prefill'),
+                  decode: n('cpu_ratio_decode'),
+                },
+                ...(cpuCreatedAt ? { createdAt: cpuCreatedAt } : {}),
               },
             }
           : {}),

@@ -155,12 +155,15 @@ interface OpenedModel {
 
 /** Request fields common to completions and chat completions (llama-server's names). */
 function samplingFields(req: GenerateRequest | ChatRequest, maxTokens: number): Record<string, unknown> {
+  const temperature = req.temperature ?? 0;
   return {
     max_tokens: maxTokens,
     // llama-server's defaults are top_k 40, top_p 0.95, min_p 0.05: every field is set, so that the
-    // defaults are ours (greedy) and a request means the same as on our engine.
-    temperature: req.temperature ?? 0,
-    top_k: req.topK ?? 0,
+    // defaults are ours (greedy) and a request means the same as on our engine. Greedy (temperature 0)
+    // sends top_k 1: the same argmax, and the sampler's candidates shrink to that one token, which is
+    // what makes n_probs below cheap.
+    temperature,
+    top_k: temperature <= 0 ? 1 : (req.topK ?? 0),
     top_p: req.topP ?? 1,
     min_p: req.minP ?? 0,
     repeat_penalty: req.repetitionPenalty ?? 1,
@@ -168,7 +171,10 @@ function samplingFields(req: GenerateRequest | ChatRequest, maxTokens: number): 
     ...(req.seed !== undefined ? { seed: req.seed } : {}),
     ignore_eos: req.ignoreEos ?? false,
     // Each streamed token's id and bytes (logprobs.content[]), which wllama's chunks lack otherwise.
+    // post_sampling_probs: read from the sampler's candidates; without it llama-server sorts the whole
+    // vocabulary's softmax for every token (get_token_probabilities), a cost that grows with the vocabulary.
     n_probs: 1,
+    post_sampling_probs: true,
   };
 }
 

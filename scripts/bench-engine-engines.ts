@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { WllamaRun } from '../src/bench/wllama-page.ts';
 import { setupNodeVulkan } from '../src/cli/node-gpu.ts';
 import { tokenTimesFromChunks } from '../src/core/metrics.ts';
-import type { GenerateResult } from '../src/core/types.ts';
+import type { EngineStats, GenerateResult } from '../src/core/types.ts';
 import { openModelSource } from '../src/library/opener.ts';
 import { pkgVersion } from './bench-common.ts';
 import { type AdapterInfo, type Config, type Env, log, N_CTX, type RunOnce } from './bench-engine-measure.ts';
@@ -111,16 +111,27 @@ export async function wllamaEngineBrowser(
     N_CTX,
   ] as const);
   const runOnce: RunOnce = async (prompt, n) => {
-    const r: GenerateResult = await wp.evaluate(
+    const r: GenerateResult & { stats: EngineStats } = await wp.evaluate(
       ([p, k]) => window.wllamaBench.engineRun(p as string, k as number),
       [prompt, n] as const,
     );
+    // llama.cpp's own timings of this request (stats(): llama-server's timings), as for the raw peer, so
+    // the report separates what happens inside wllama from what the adapter adds around it.
+    const pre = r.stats.lastPrefill;
+    const dec = r.stats.lastDecode;
     return {
       tStartMs: r.tStartMs,
       tokenTimesMs: r.tokenTimesMs,
       promptTokens: r.promptTokenIds.length,
       outputTokenIds: r.outputTokenIds,
       text: r.text,
+      internal:
+        pre && dec
+          ? {
+              prefillTokPerS: (pre.tokens * 1000) / pre.ms,
+              decodeTokPerS: ((dec.tokens - 1) * 1000) / dec.ms,
+            }
+          : undefined,
     };
   };
   return {

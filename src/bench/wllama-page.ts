@@ -9,7 +9,7 @@
  * chunk carries `usage` (token counts) and llama.cpp's own `timings`.
  */
 import { Wllama } from '@wllama/wllama';
-import type { GenerateResult, ModelInfo } from '../core/types.ts';
+import type { EngineStats, GenerateResult, ModelInfo } from '../core/types.ts';
 import { WllamaEngine } from '../wllama/engine.ts';
 
 const WASM_URL = new URL('/node_modules/@wllama/wllama/esm/wasm/wllama.wasm', location.origin).href;
@@ -117,10 +117,14 @@ const wllamaBench = {
     engine = new WllamaEngine({ wasmUrl: WASM_URL, threads: 1, reusePromptPrefix: false });
     return engine.load({ url: modelUrl }, { contextLength: nCtx });
   },
-  /** Greedy completion of exactly `maxTokens` tokens through the backend (EOS ignored). */
-  async engineRun(prompt: string, maxTokens: number): Promise<GenerateResult> {
+  /**
+   * Greedy completion of exactly `maxTokens` tokens through the backend (EOS ignored), with the engine's
+   * stats after it (llama.cpp's own prefill and decode timings of the request).
+   */
+  async engineRun(prompt: string, maxTokens: number): Promise<GenerateResult & { stats: EngineStats }> {
     if (!engine) throw new Error('engineLoad first');
-    return engine.generate({ prompt, maxTokens, ignoreEos: true, temperature: 0 });
+    const r = await engine.generate({ prompt, maxTokens, ignoreEos: true, temperature: 0 });
+    return { ...r, stats: await engine.stats() };
   },
 };
 

@@ -132,7 +132,7 @@ export function report(all: Measured[], env: Env, o: Opts, cmd: string, wallS: n
   const w = all.filter((m) => m.internal);
   for (const m of w) {
     L.push(
-      `- ${m.id} ${m.prompt}: llama.cpp's own timings inside wllama (without its page ↔ worker round trips) give prefill ${fmt(m.internal!.prefill.median)} and decode ${fmt(m.internal!.decode.median)} tok/s (medians); the table's figures are what a page sees.`,
+      `- ${m.id} ${m.prompt}: llama.cpp's own timings give prefill ${fmt(m.internal!.prefill.median)} (its prompt_ms: inside the worker, no page ↔ worker round trips) and decode ${fmt(m.internal!.decode.median)} tok/s (its predicted_ms: wall time from the first token to the last, the round trips between wllama's polls included) (medians); the table's figures are what a page sees.`,
     );
   }
   for (const m of all.filter((x) => x.reduced)) L.push(`- ⚠ ${m.id} ${m.prompt}: ${m.reduced}.`);

@@ -8,7 +8,10 @@
  * - ours in headless Chromium through `npm run bench -- --llama-bench` (src/cli/bench.ts, the page's own
  *   code) with `--kv-type f16` and `--kv-type f32`;
  * - node-llama-cpp (llama.cpp's prebuilt CPU build, `getLlama({gpu: false, build: 'never'})`, 1 thread)
- *   with its KV cache in F16 (llama.cpp's default) and F32, measured as llama-bench does: for each depth
+ *   with its KV cache in F16 (llama.cpp's default) and F32, in a child process per cache type
+ *   (scripts/bench-depth-llama.ts: a llama.cpp that dies is reported with its exit code or signal and
+ *   its stderr's tail, in the log, in the section and as exit code 1, and the other types still run),
+ *   measured as llama-bench does: for each depth
  *   the cache is filled once with `depth` seeded random tokens, then a warm-up and `--reps` repetitions of
  *   N greedy decode steps at positions depth…, the rows past `depth` erased between repetitions;
  * - sampled (temperature 0.8, top-p 0.95, seed 1) against greedy decode for ours (the prompt plan of
@@ -29,11 +32,10 @@
  * SIGINT/SIGTERM too).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Token } from 'node-llama-cpp';
 import type { BenchResult } from '../src/bench/types.ts';
 import { FTYPES } from '../src/gguf/quantize-model.ts';
 import { openGguf } from '../src/gguf/reader.ts';
@@ -46,12 +48,12 @@ import {
   benchShape,
   cpuModel,
   cpuRow,
-  randomTokenIds,
   BENCH_SEED as SEED,
   BENCH_SHAPE_ID as SHAPE_ID,
   writeBenchModel,
   writeBenchSection,
 } from './bench-common.ts';
+import type { DepthJob, DepthResult } from './bench-depth-llama.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const STORIES = stories260kPath();
@@ -161,12 +163,36 @@ function depthsFor(contextLength: number): number[] {
 }
 
 type Stat = { mean: number; std: number };
-const meanStd = (xs: number[]): Stat => {
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return { mean, std: Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length) };
-};
 
-/** node-llama-cpp, 1 thread: tgN at each depth with the KV cache in `kv`. */
+/** The last `max` characters a child wrote to a stream (also passed on to ours, as it comes). */
+function tail(max = 4000): { push(chunk: Buffer): void; text(): string } {
+  let t = '';
+  return {
+    push(chunk) {
+      t = (t + chunk.toString()).slice(-max);
+    },
+    text: () => t.trim(),
+  };
+}
+
+/** A peer's child process that failed: how it ended and the tail of its stderr. */
+class PeerDied extends Error {
+  constructor(
+    what: string,
+    /** `exit code N`, `signal SIGNAL` or `exit code 0 without a result`. */
+    readonly why: string,
+    readonly stderr: string,
+  ) {
+    super(`${what} failed: ${why}; its stderr ended:\n${stderr || '(nothing)'}`);
+  }
+}
+
+/**
+ * node-llama-cpp, 1 thread: tgN at each depth with the KV cache in `kv`, in a child process
+ * (scripts/bench-depth-llama.ts), so that llama.cpp dying (a native abort, an out-of-memory kill) is
+ * reported with its exit code or signal and its stderr's tail instead of taking the run with it.
+ * @throws PeerDied (its exit code or signal and stderr's tail) when the child fails or writes no result.
+ */
 async function llamaCppDepths(
   path: string,
   contextLength: number,
@@ -174,49 +200,39 @@ async function llamaCppDepths(
   depths: number[],
   kv: Kv,
 ): Promise<{ byDepth: Map<number, Stat>; release: string; version: string }> {
-  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
-  const version = JSON.parse(
-    readFileSync(resolve(ROOT, 'node_modules/node-llama-cpp/package.json'), 'utf8'),
-  ).version;
-  const model = await llama.loadModel({ modelPath: path });
-  const type = kv.toUpperCase() as 'F16' | 'F32' | 'Q8_0' | 'Q4_0';
-  const context = await model.createContext({
-    contextSize: contextLength,
-    sequences: 1,
-    threads: 1,
-    ...(quantizedKv(kv) ? { flashAttention: true } : {}),
-    experimentalKvCacheKeyType: type,
-    experimentalKvCacheValueType: type,
+  const job: DepthJob = { path, contextLength, nVocab, depths, kv, tokens: N, reps: REPS };
+  const jobPath = join(dir, `llama-${kv}-job.json`);
+  const out = join(dir, `llama-${kv}.json`);
+  rmSync(out, { force: true });
+  writeFileSync(jobPath, JSON.stringify(job));
+  log(`llama.cpp ${kv}: context ${contextLength}, depths ${depths.join(', ')}`);
+  const stderr = tail();
+  const how = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok, fail) => {
+    const c = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-depth-llama.ts', jobPath, out], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'pipe'],
+    });
+    scratch.child = c;
+    c.stderr?.on('data', (b: Buffer) => {
+      process.stderr.write(b);
+      stderr.push(b);
+    });
+    c.on('error', fail);
+    c.on('close', (code, signal) => {
+      scratch.child = undefined;
+      ok({ code, signal });
+    });
   });
-  const byDepth = new Map<number, Stat>();
-  try {
-    const seq = context.getSequence();
-    const vocab = nVocab;
-    const ids = (n: number, seed: number) => randomTokenIds(n, vocab, seed) as unknown as Token[];
-    for (const depth of depths) {
-      await seq.clearHistory();
-      if (depth > 0) await seq.evaluateWithoutGeneratingNewTokens(ids(depth, 7));
-      const samples: number[] = [];
-      for (let rep = 0; rep <= REPS; rep++) {
-        if (seq.nextTokenIndex > depth)
-          await seq.eraseContextTokenRanges([{ start: depth, end: seq.nextTokenIndex }]);
-        const first = ids(1, 1000 + rep);
-        let n = 0;
-        const start = performance.now();
-        for await (const _ of seq.evaluate(first, { temperature: 0 })) if (++n >= N) break;
-        const s = (performance.now() - start) / 1000;
-        if (rep > 0) samples.push(N / s); // rep 0: the warm-up
-      }
-      byDepth.set(depth, meanStd(samples));
-      log(`llama.cpp ${kv} tg${N} @ d${depth}: ${byDepth.get(depth)!.mean.toFixed(2)} tok/s`);
-    }
-  } finally {
-    await context.dispose();
-    await model.dispose();
-    await llama.dispose();
+  if (how.code !== 0 || !existsSync(out)) {
+    const why = how.signal
+      ? `signal ${how.signal}`
+      : how.code !== 0
+        ? `exit code ${how.code}`
+        : 'exit code 0 without a result';
+    throw new PeerDied(`llama.cpp ${kv} (scripts/bench-depth-llama.ts)`, why, stderr.text());
   }
-  return { byDepth, release: llama.llamaCppRelease.release, version };
+  const r = JSON.parse(readFileSync(out, 'utf8')) as DepthResult;
+  return { byDepth: new Map(r.byDepth), release: r.release, version: r.version };
 }
 
 interface ModelRow {
@@ -228,6 +244,8 @@ interface ModelRow {
   /** model.kvType each of our runs reported (undefined: the engine did not say). */
   reported: Partial<Record<Kv, string | undefined>>;
   llama: Partial<Record<Kv, Map<number, Stat>>>;
+  /** Why llama.cpp gave no figures for a cache type: how its process ended, its stderr's last line. */
+  llamaFailed: Partial<Record<Kv, { why: string; lastLine: string }>>;
   sampled?: { greedy: number; sampled: number; promptTokens: number };
 }
 
@@ -247,6 +265,7 @@ async function measureModel(label: string, path: string): Promise<ModelRow> {
     ours: {},
     reported: {},
     llama: {},
+    llamaFailed: {},
   };
   log(`== ${label}: context ${contextLength}, depths ${depths.join(', ')}`);
   for (const kv of KV_TYPES) {
@@ -263,9 +282,19 @@ async function measureModel(label: string, path: string): Promise<ModelRow> {
   }
   if (!values['no-llama-cpp'])
     for (const kv of KV_TYPES) {
-      const l = await llamaCppDepths(path, contextLength, nVocab, depths, kv);
-      llamaInfo = `node-llama-cpp ${l.version} (llama.cpp ${l.release}, prebuilt CPU binary, 1 thread)`;
-      row.llama[kv] = l.byDepth;
+      try {
+        const l = await llamaCppDepths(path, contextLength, nVocab, depths, kv);
+        llamaInfo = `node-llama-cpp ${l.version} (llama.cpp ${l.release}, prebuilt CPU binary, 1 thread)`;
+        row.llama[kv] = l.byDepth;
+      } catch (e) {
+        // Reported (here, in the section and by the exit code), and the other cache types still run.
+        console.error(`[bench:depth] ${(e as Error).message}`);
+        row.llamaFailed[kv] =
+          e instanceof PeerDied
+            ? { why: e.why, lastLine: e.stderr.split('\n').at(-1) ?? '' }
+            : { why: (e as Error).message.split('\n')[0], lastLine: '' };
+        process.exitCode = 1;
+      }
     }
   if (!values['no-sampled']) {
     const common = [
@@ -327,7 +356,7 @@ function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined
     '| --- | --- |',
     cpuRow(cpuModel(), cpus().length),
     adapterRow('headless Chromium', device),
-    `| Peer | ${llamaInfo ?? 'not run (--no-llama-cpp)'}, KV cache ${KV_TYPES.map((k) => k.toUpperCase()).join(', ')}${KV_TYPES.some(quantizedKv) ? ' (flash attention on for the quantized ones, as llama.cpp needs for a quantized V)' : ''} |`,
+    `| Peer | ${llamaInfo ?? (values['no-llama-cpp'] ? 'not run (--no-llama-cpp)' : 'node-llama-cpp: no cache type gave figures (below)')}, KV cache ${KV_TYPES.map((k) => k.toUpperCase()).join(', ')}${KV_TYPES.some(quantizedKv) ? ' (flash attention on for the quantized ones, as llama.cpp needs for a quantized V)' : ''} |`,
     `| Protocol | llama-bench's tg${N}: the cache filled to the depth once, 1 warm-up, then ${REPS} repetition${REPS === 1 ? '' : 's'} of ${N} greedy decode steps at positions depth…; mean ± std tok/s. Ours: \`npm run bench -- --llama-bench --n-prompt 0 --n-gen ${N} --kv-type ${KV_TYPES.join('|')} --no-profile\`. Sampled vs greedy: \`npm run bench\`, ${N} tokens with EOS ignored, median decode tok/s of ${REPS} run${REPS === 1 ? '' : 's'} after 1 warm-up |`,
     '',
     'Goals (issue 15): tg@4096 ≥ 0.7 × tg@0 on a GPU; sampled (temperature 0.8, top-p 0.95) ≥ 0.9 × greedy.',
@@ -370,6 +399,14 @@ function section(rows: ModelRow[], wallS: number, nParams60m: number | undefined
         L.push(
           `- ⚠ ${r.label} with \`--kv-type ${kv}\`: the engine reported ${r.reported[kv] === undefined ? 'no KV type (ModelInfo.kvType unset: an engine from before the f16 cache, which ran f32)' : `a ${r.reported[kv]} cache`}.`,
         );
+  for (const r of rows)
+    for (const kv of KV_TYPES) {
+      const failed = r.llamaFailed[kv];
+      if (failed)
+        L.push(
+          `- ⚠ llama.cpp with a ${kv} cache on ${r.label} gave no figures: its process (scripts/bench-depth-llama.ts) ended with ${failed.why}${failed.lastLine ? `; its stderr's last line: \`${failed.lastLine}\`` : ', nothing on its stderr'}.`,
+        );
+    }
   if (L[L.length - 1] !== '') L.push('');
   L.push(`<!-- /bench:${TAG} ${date} -->`);
   return L.join('\n');

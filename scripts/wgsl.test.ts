@@ -10,6 +10,7 @@ import {
   findVariant,
   GOLDEN_KERNELS,
   kernelWGSL,
+  parseKvSpec,
   plannedKernels,
   snapshotModel,
 } from '../src/webgpu/wgsl-snapshot.ts';
@@ -68,5 +69,33 @@ describe('npm run wgsl', () => {
     const gpuLabels = (await plannedKernels(file, cfg, findVariant('gpu', cfg))).map((k) => k.label);
     expect(gpuLabels).toContain('blk.0.qkv.decode');
     expect(gpuLabels.some((l) => l.includes('norm.prefill'))).toBe(false);
+  });
+
+  test('a Q8_0/Q4_0 KV cache: the quantize-on-write kernel, blocks read by attention, no cache write in QKV', async () => {
+    const [m, v] = GOLDEN_KERNELS['kv-quant-q8_0'];
+    const { file, cfg } = snapshotModel(m);
+    const labels = async (k: 'f16' | 'q8_0') =>
+      (await plannedKernels(file, cfg, findVariant(v, cfg), k)).map((x) => x.label);
+    expect(await labels('f16')).not.toContain('blk.0.kv_quant');
+    expect((await labels('q8_0')).filter((l) => l === 'blk.3.kv_quant')).toHaveLength(2); // decode and prefill
+    // K in Q8_0 (34-byte blocks of 32), V in Q4_0 (18-byte blocks): each read with its own block size.
+    const flash = await kernelWGSL(...GOLDEN_KERNELS['flash-decode-tiled-q8_0-q4_0']);
+    expect(flash).toMatch(/fn ld_kc4[\s\S]*\* 34u/);
+    expect(flash).toMatch(/fn ld_vc4[\s\S]*\* 18u/);
+    expect(await kernelWGSL(...GOLDEN_KERNELS['flash-decode-tiled'])).not.toMatch(/\* (34|18)u/);
+    const qkv = await kernelWGSL(...GOLDEN_KERNELS['qkv-rope-decode-q4_k-kv-q8_0']);
+    expect(qkv).toContain('var<storage, read_write> k_new');
+    expect(qkv).not.toContain('k_cache');
+    expect(await kernelWGSL(...GOLDEN_KERNELS['qkv-rope-decode-q4_k'])).toContain('k_cache');
+  });
+
+  test('--kv-type: TYPE or K/V, anything else refused with the types there are', async () => {
+    expect(parseKvSpec('q4_0')).toEqual({ k: 'q4_0', v: 'q4_0' });
+    expect(parseKvSpec('q8_0/q4_0')).toEqual({ k: 'q8_0', v: 'q4_0' });
+    for (const bad of ['q5_0', 'Q8_0', 'q8_0/q4_0/f16', '', 'q8_0/'])
+      expect(() => parseKvSpec(bad), bad).toThrow(/TYPE or K\/V, each of f16, f32, q8_0, q4_0/);
+    await expect(kernelWGSL('synthetic:bench-60m-q4_k_m', 'gpu', 'blk.0.kv_quant', 'f16')).rejects.toThrow(
+      /plans no kernel "blk\.0\.kv_quant"/,
+    );
   });
 });

@@ -159,16 +159,17 @@ export async function plannedKernels(
   variant: PlanVariant,
   kvType: KvType = 'f16',
   nCtx = 256,
+  vKvType: KvType = kvType,
 ): Promise<SnapshotKernel[]> {
   const g = globalThis as { GPUBufferUsage?: unknown };
   g.GPUBufferUsage ??= STANDIN_USAGE;
   // Every choice is forced, so no trial runs and nothing touches the stand-in adapter's device.
   const plan = await resolveKernelPlan(variant.gpu, file, cfg, variant.overrides);
-  const choice: ForwardConfig = { ...plan, kvType, nCtx };
+  const choice: ForwardConfig = { ...plan, kvType, ...(vKvType !== kvType ? { vKvType } : {}), nCtx };
   const inf = Number.POSITIVE_INFINITY;
   const plans = planWeights(file, cfg, inf, inf, plan.repack);
   const views = fusedWeightViews(plans, cfg);
-  const specs = layerSpecs(cfg, views, variant.maxStorage, choice.kvType);
+  const specs = layerSpecs(cfg, views, variant.maxStorage, kvType, vKvType);
   const standin = (label: string) => ({ label }) as unknown as GPUBuffer;
   const weights = new Map<string, GpuWeight>(
     [...views].map(([n, w]) => [n, { ...w, parts: w.parts.map((p) => ({ ...p, buffer: standin(n) })) }]),
@@ -178,7 +179,8 @@ export async function plannedKernels(
     {
       nCtx: choice.nCtx,
       batchSize: 16,
-      kvType: choice.kvType,
+      kvType,
+      vKvType,
       normPass: usesNormPass(choice.prefill, cfg),
     },
     (label) => standin(label),
@@ -234,8 +236,12 @@ export function snapshotModel(name: string): { file: GgufFile; cfg: LlamaConfig 
   return { file, cfg: llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES }) };
 }
 
-/** Kernels whose WGSL is kept in tests/wgsl/NAME.wgsl: name → `[model, variant, label]`. */
-export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, string]>> = {
+/**
+ * Kernels whose WGSL is kept in tests/wgsl/NAME.wgsl: name → `[model, variant, label]`, or
+ * `[model, variant, label, kv]` for a load with that KV cache ({@link parseKvSpec}: `q8_0`, `q8_0/q4_0`;
+ * default f16): the quantize-on-write kernel and the attention kernels reading Q8_0/Q4_0 blocks.
+ */
+export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, string, string?]>> = {
   'mmv-q4_k-planar': ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'blk.0.ffn.decode'],
   'mmv-int8-q4_k-planar': [
     'synthetic:bench-60m-q4_k_m',
@@ -294,6 +300,54 @@ export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, s
     'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
     'blk.0.attn_norm.prefill',
   ],
+  'kv-quant-q8_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.kv_quant',
+    'q8_0',
+  ],
+  'kv-quant-q8_0-q4_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.kv_quant',
+    'q8_0/q4_0',
+  ],
+  'qkv-rope-decode-q4_k-kv-q8_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.qkv.decode',
+    'q8_0',
+  ],
+  'flash-decode-tiled-q8_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.attn.flash',
+    'q8_0',
+  ],
+  'flash-decode-strided-q4_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
+    'blk.0.attn.flash',
+    'q4_0',
+  ],
+  'flash-decode-tiled-q8_0-q4_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.attn.flash',
+    'q8_0/q4_0',
+  ],
+  'prefill-attention-tiled-q8_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.attn.prefill',
+    'q8_0',
+  ],
+  'prefill-attention-rows-q4_0': [
+    'synthetic:bench-60m-q4_k_m',
+    'swiftshader/lanes1-u8-t8-packed-xs4/heavy',
+    'blk.0.attn.prefill',
+    'q4_0',
+  ],
   embed: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'embed'],
   argmax: ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'argmax'],
   'argmax-final': ['synthetic:bench-60m-q4_k_m', 'gpu/lanes32-sg-u2-t128-packed/tile', 'argmax_final'],
@@ -319,18 +373,35 @@ export function findVariant(id: string, cfg: LlamaConfig): PlanVariant {
   return v;
 }
 
+/** The KV cache types the snapshots may name (core/validate.ts `KV_TYPES`). */
+const SNAPSHOT_KV: readonly KvType[] = ['f16', 'f32', 'q8_0', 'q4_0'];
+
 /**
- * The WGSL of the kernel `label` that `model` plans with `variant` (`npm run wgsl -- MODEL VARIANT LABEL`).
- * @throws Error naming the labels there are, when none is `label`.
+ * A KV cache as `npm run wgsl -- --kv-type` and {@link GOLDEN_KERNELS} name it: `TYPE` for K and V, or
+ * `K/V` (`q8_0/q4_0`: K in Q8_0, V in Q4_0, as llama.cpp's `-ctk q8_0 -ctv q4_0`).
+ * @throws Error naming the types there are, for any other spelling.
  */
-export async function kernelWGSL(model: string, variant: string, label: string): Promise<string> {
+export function parseKvSpec(spec: string): { k: KvType; v: KvType } {
+  const parts = spec.split('/');
+  if (parts.length > 2 || parts.some((t) => !(SNAPSHOT_KV as readonly string[]).includes(t)))
+    throw new Error(`no KV cache "${spec}": TYPE or K/V, each of ${SNAPSHOT_KV.join(', ')}`);
+  return { k: parts[0] as KvType, v: (parts[1] ?? parts[0]) as KvType };
+}
+
+/**
+ * The WGSL of the kernel `label` that `model` plans with `variant` and the KV cache `kv` ({@link parseKvSpec};
+ * default f16) (`npm run wgsl -- MODEL VARIANT LABEL [--kv-type KV]`).
+ * @throws Error naming the labels there are, when none is `label`; naming the types, for a bad `kv`.
+ */
+export async function kernelWGSL(model: string, variant: string, label: string, kv = 'f16'): Promise<string> {
   const { file, cfg } = snapshotModel(model);
-  const kernels = await plannedKernels(file, cfg, findVariant(variant, cfg));
+  const cache = parseKvSpec(kv);
+  const kernels = await plannedKernels(file, cfg, findVariant(variant, cfg), cache.k, undefined, cache.v);
   const k = kernels.find((x) => x.label === label);
   if (!k) {
     const labels = [...new Set(kernels.map((x) => x.label))];
     throw new Error(
-      `${model} ${variant} plans no kernel "${label}"; it plans (blk.0's, the other layers alike):\n${labels
+      `${model} ${variant}${kv === 'f16' ? '' : ` (KV ${kv})`} plans no kernel "${label}"; it plans (blk.0's, the other layers alike):\n${labels
         .filter((l) => !/^blk\.[1-9]/.test(l))
         .map((l) => `  ${l}`)
         .join('\n')}`,

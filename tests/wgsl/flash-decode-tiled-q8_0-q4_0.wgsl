@@ -1,0 +1,173 @@
+enable subgroups;
+struct Step { nTokens: u32, pos0: u32, p2: u32, p3: u32 };
+@group(0) @binding(0) var<uniform> step: Step;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> kc: array<u32>;
+fn kc_h(b: u32) -> u32 { return (kc[b >> 2u] >> ((b & 2u) * 8u)) & 0xffffu; }
+fn kc_w(b: u32) -> u32 {
+  let w = b >> 2u;
+  if ((b & 2u) == 0u) { return kc[w]; }
+  return (kc[w] >> 16u) | (kc[w + 1u] << 16u);
+}
+fn ld_kc4(i: u32) -> vec4<f32> {
+  let b = (i >> 5u) * 34u;
+  let w = kc_w(b + 2u + (i & 31u));
+  let q = vec4<i32>(bitcast<i32>(w << 24u), bitcast<i32>(w << 16u), bitcast<i32>(w << 8u), bitcast<i32>(w)) >> vec4<u32>(24u);
+  return vec4<f32>(q) * unpack2x16float(kc_h(b)).x;
+}
+fn ld_kc2(i: u32) -> vec2<f32> {
+  let b = (i >> 5u) * 34u;
+  let h = kc_h(b + 2u + (i & 31u));
+  let q = vec2<i32>(bitcast<i32>(h << 24u), bitcast<i32>(h << 16u)) >> vec2<u32>(24u);
+  return vec2<f32>(q) * unpack2x16float(kc_h(b)).x;
+}
+@group(0) @binding(3) var<storage, read> vc: array<u32>;
+fn vc_h(b: u32) -> u32 { return (vc[b >> 2u] >> ((b & 2u) * 8u)) & 0xffffu; }
+fn vc_w(b: u32) -> u32 {
+  let w = b >> 2u;
+  if ((b & 2u) == 0u) { return vc[w]; }
+  return (vc[w] >> 16u) | (vc[w + 1u] << 16u);
+}
+fn ld_vc4(i: u32) -> vec4<f32> {
+  let b = (i >> 5u) * 18u;
+  let e = i & 31u;
+  let n = (vc_w(b + 2u + (e & 15u)) >> select(0u, 4u, e >= 16u)) & 0x0f0f0f0fu;
+  let q = vec4<f32>(f32(n & 0xffu), f32((n >> 8u) & 0xffu), f32((n >> 16u) & 0xffu), f32(n >> 24u));
+  return (q - 8.0) * unpack2x16float(vc_h(b)).x;
+}
+fn ld_vc2(i: u32) -> vec2<f32> {
+  let b = (i >> 5u) * 18u;
+  let e = i & 31u;
+  let n = (vc_h(b + 2u + (e & 15u)) >> select(0u, 4u, e >= 16u)) & 0x0f0fu;
+  return (vec2<f32>(f32(n & 0xffu), f32(n >> 8u)) - 8.0) * unpack2x16float(vc_h(b)).x;
+}
+@group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;
+@group(0) @binding(5) var<storage, read_write> part_o: array<vec2<f32>>;
+@group(0) @binding(6) var<storage, read_write> part_ml: array<vec2<f32>>;
+const HD: u32 = 64u;
+const RW: u32 = 1u;
+const SENT: f32 = -1.0e30;
+/** Query head and token of workgroup row r. */
+fn rowHead(kvh: u32, hg: u32, r: u32) -> u32 { return kvh * 1u + hg * 1u + r % 1u; }
+fn rowTok(r: u32) -> u32 { return r / 1u; }
+var<workgroup> qs: array<vec4<f32>, 16>;
+/** The workgroup's query rows, scaled, into qs (rows of tokens past step.nTokens are zeros). */
+fn load_q(kvh: u32, hg: u32, lid: u32, nThreads: u32) {
+  for (var i = lid; i < 16u; i += nThreads) {
+    let r = i / 16u;
+    let t = rowTok(r);
+    var v = vec4<f32>(0.0);
+    if (t < step.nTokens) { v = q[(t * 512u + rowHead(kvh, hg, r) * HD) / 4u + i % 16u] * 1.250000000e-1f; }
+    qs[i] = v;
+  }
+}
+/** Writes dims (2dp, 2dp+1) of row r: the final output with one chunk, else this chunk's partial. */
+fn emit(kvh: u32, hg: u32, split: u32, nSplit: u32, r: u32, dp: u32, a: vec2<f32>, m: f32, l: f32) {
+  let t = rowTok(r);
+  if (t >= step.nTokens) { return; }
+  let h = rowHead(kvh, hg, r);
+  if (nSplit == 1u) {
+    out[(t * 512u + h * HD) / 2u + dp] = a / l;
+  } else {
+    part_o[((split * 1u + t) * 512u + h * HD) / 2u + dp] = a;
+    if (dp == 0u) { part_ml[(split * 1u + t) * 8u + h] = vec2<f32>(m, l); }
+  }
+}
+
+const W: u32 = 64u;
+const P: u32 = 16u;
+var<workgroup> sc: array<f32, 16>;
+var<workgroup> mrow: array<f32, 1>;
+var<workgroup> crow: array<f32, 1>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let kvh = wg.x / 1u;
+  let hg = wg.x % 1u;
+  let split = wg.y;
+  let len = step.pos0 + step.nTokens;
+  let chunk = step.p2;
+  let nSplit = (len + chunk - 1u) / chunk;
+  let start = split * chunk;
+  let end = min(start + chunk, len);
+  let kb = kvh * HD;
+  load_q(kvh, hg, lid, W);
+  if (lid < RW) { mrow[lid] = SENT; }
+  let pl = lid / 4u;
+  let lane = lid % 4u;
+  let rg = lid / 32u;
+  let dp0 = lid % 32u;
+  var acc: array<vec2<f32>, 1>;
+  var lsum: array<f32, 1>;
+  workgroupBarrier();
+  for (var tile = start; tile < end; tile += P) {
+    // Scores of position tile + pl for every row (lanes split the head dimension).
+    let j = tile + pl;
+    let base = min(j, end - 1u) * 512u + kb;
+    var s: array<f32, 1>;
+    for (var r = 0u; r < RW; r++) { s[r] = 0.0; }
+    for (var i = 0u; i < 4u; i++) {
+      let d = i * 4u + lane;
+      let k4 = ld_kc4(base + 4u * d);
+      for (var r = 0u; r < RW; r++) { s[r] += dot(qs[r * 16u + d], k4); }
+    }
+    for (var r = 0u; r < RW; r++) { s[r] += subgroupShuffleXor(s[r], 1u); }
+    for (var r = 0u; r < RW; r++) { s[r] += subgroupShuffleXor(s[r], 2u); }
+    if (lane == 0u) {
+      for (var r = 0u; r < RW; r++) {
+        let ok = j < end && rowTok(r) < step.nTokens && j <= step.pos0 + rowTok(r);
+        sc[r * P + pl] = select(SENT, s[r], ok);
+      }
+    }
+    workgroupBarrier();
+    if (lid < RW) {
+      var mx = mrow[lid];
+      for (var p = 0u; p < P; p++) { mx = max(mx, sc[lid * P + p]); }
+      crow[lid] = exp(mrow[lid] - mx);
+      mrow[lid] = mx;
+    }
+    workgroupBarrier();
+    for (var i = lid; i < 16u; i += W) {
+      let sv = sc[i];
+      sc[i] = select(0.0, exp(sv - mrow[i / P]), sv > -1.0e29);
+    }
+    workgroupBarrier();
+    if (rg < 1u) {
+      for (var rr = 0u; rr < 1u; rr++) {
+        let r = rg + rr * 1u;
+        if (r < RW) {
+          let c = crow[r];
+          lsum[rr] *= c;
+          for (var dd = 0u; dd < 1u; dd++) { acc[rr * 1u + dd] *= c; }
+        }
+      }
+      for (var p = 0u; p < P; p++) {
+        let jp = min(tile + p, end - 1u) * 512u + kb;
+        for (var dd = 0u; dd < 1u; dd++) {
+          let dp = dp0 + dd * W;
+          if (dp < 32u) {
+            let v2 = ld_vc2(jp + 2u * dp);
+            for (var rr = 0u; rr < 1u; rr++) {
+              let r = rg + rr * 1u;
+              if (r < RW) {
+                let pr = sc[r * P + p];
+                acc[rr * 1u + dd] += select(vec2<f32>(0.0), pr * v2, pr > 0.0);
+                if (dd == 0u) { lsum[rr] += pr; }
+              }
+            }
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  if (rg < 1u) {
+    for (var rr = 0u; rr < 1u; rr++) {
+      let r = rg + rr * 1u;
+      for (var dd = 0u; dd < 1u; dd++) {
+        let dp = dp0 + dd * W;
+        if (r < RW && dp < 32u) { emit(kvh, hg, split, nSplit, r, dp, acc[rr * 1u + dd], mrow[r], lsum[rr]); }
+      }
+    }
+  }
+}

@@ -7,7 +7,8 @@
  *
  *   node compare.mjs --models llama-3.2-1b-q4_k_m,llama-3.1-8b-f16,/path/x.gguf --llama-script llama-vulkan.mjs
  *       [--dir /tmp/gguf] [--n-prompt 128] [--n-gen 128] [--reps 3] [--gpu] [--llama-gpu vulkan|cpu]
- *       [--depths 0,4096] [--kv-type f16|f32|q8_0|q4_0] [--deadline-s 300] [--mode tiled|exact] [--keep]
+ *       [--depths 0,4096] [--kv-type f16|f32|q8_0|q4_0] [--kv-types f16,q8_0,q4_0] [--deadline-s 300]
+ *       [--mode tiled|exact] [--keep]
  *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat|sgmat-int] [--no-unsafe-apis]
  *
  * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
@@ -26,7 +27,10 @@
  * `tgN @ dD`: the cache filled once with D random tokens, 1 warm-up and `--reps` repetitions at positions
  * D…; ours through `runLlamaBench`, llama.cpp in llama-vulkan.ts with the rows past D erased before each
  * repetition), both with the KV cache in `--kv-type` (default f16: ours' default and llama.cpp's; q8_0 and
- * q4_0 turn llama.cpp's flash attention on, which its quantized V needs). The
+ * q4_0 turn llama.cpp's flash attention on, which its quantized V needs). `--kv-types` (a comma list, instead
+ * of `--kv-type`): each model's file is written once and both engines run on it once per cache type, a row
+ * per model and type (the table's KV column), in the list's order (issue 44's decode at depth per cache
+ * type). The
  * context is loaded to cover the deepest depth + N; a depth that does not fit the model's context is
  * left out with a note.
  *
@@ -71,6 +75,7 @@ const { values } = parseArgs({
     gpu: { type: 'boolean', default: false },
     depths: { type: 'string', default: '0' },
     'kv-type': { type: 'string', default: 'f16' },
+    'kv-types': { type: 'string' },
     'deadline-s': { type: 'string', default: '300' },
     mode: { type: 'string', default: 'tiled' },
     keep: { type: 'boolean', default: false },
@@ -96,13 +101,18 @@ const deadlineS = Number(values['deadline-s']);
 const mode = values.mode === 'exact' ? 'exact' : 'tiled';
 // Both engines' K and V cache type; anything else is a usage error (it once fell back to f16 silently).
 const KV_NAMES = ['f16', 'f32', 'q8_0', 'q4_0'] as const;
-if (!(KV_NAMES as readonly string[]).includes(values['kv-type'])) {
-  console.error(
-    `error [invalid_argument]: --kv-type must be one of ${KV_NAMES.join(', ')}, got "${values['kv-type']}"`,
-  );
-  process.exit(2);
-}
-const kvType = values['kv-type'] as (typeof KV_NAMES)[number];
+type KvName = (typeof KV_NAMES)[number];
+/** The cache types each model runs with: `--kv-types`, else `--kv-type`; each once, in order. */
+const kvTypes = [
+  ...new Set((values['kv-types'] ?? values['kv-type']).split(',').map((t) => t.trim())),
+] as KvName[];
+for (const t of kvTypes)
+  if (!(KV_NAMES as readonly string[]).includes(t)) {
+    console.error(
+      `error [invalid_argument]: ${values['kv-types'] !== undefined ? '--kv-types takes' : '--kv-type must be'} ${KV_NAMES.join(', ')}, got "${t}"`,
+    );
+    process.exit(2);
+  }
 /** Depths > 0 for the tg test, ascending, each once (depth 0 is always measured: the pp/tg row). */
 const deepDepths = [
   ...new Set(
@@ -152,6 +162,8 @@ const engine = new WebGpuEngine({
 type Tests = Record<string, { mean: number; std: number; samples: number[] }>;
 interface Row {
   model: string;
+  /** Both engines' K and V cache type for this row. */
+  kvType: KvName;
   file?: string;
   fileMiB?: number;
   types?: Record<string, number>;
@@ -199,6 +211,7 @@ function freeBytes(dir: string): number {
 /** Runs llama-vulkan.mjs on a file; resolves with its JSON result or an error. */
 function runPeer(
   file: string,
+  kvType: KvName,
   nVocab: number,
   timeoutS: number,
   depths: number[],
@@ -294,13 +307,14 @@ function writeResults(): void {
     nGen,
     reps,
     depths: [0, ...deepDepths],
-    kvType,
+    kvTypes,
     fileMode: mode,
     rows,
   };
   if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 1));
   const head = [
     'model',
+    'KV',
     'tensor types',
     'file MiB',
     'depth',
@@ -325,6 +339,7 @@ function writeResults(): void {
     const bpt0 = r.ours?.bytesPerToken;
     lines.push([
       r.model,
+      r.kvType,
       r.types
         ? Object.keys(r.types)
             .filter((t) => t !== 'F32')
@@ -353,6 +368,7 @@ function writeResults(): void {
         .join('; ');
       lines.push([
         r.model,
+        r.kvType,
         why,
         '',
         String(d),
@@ -380,7 +396,7 @@ function writeResults(): void {
       `${gpu.info.isFallback ? ' (software adapter)' : ''}; bandwidth ${bw.GBs.toFixed(1)} GB/s (our kernel, ${bw.timing}); ` +
       `peer ${peer?.engine ?? 'llama.cpp (did not run)'}${peer?.devices?.length ? ` on ${peer.devices.join(', ')}` : ''}` +
       `${peer?.flashAttention !== undefined ? `, flash attention ${peer.flashAttention === true ? 'on' : peer.flashAttention === false ? 'off' : String(peer.flashAttention)}` : ''}; ` +
-      `same GGUF file for both (random weights, ${mode} mode); KV cache ${kvType.toUpperCase()} for both; ` +
+      `same GGUF file for both (random weights, ${mode} mode); KV cache ${kvTypes.map((t) => t.toUpperCase()).join(', ')} for both (the KV column)${kvTypes.some((t) => t === 'q8_0' || t === 'q4_0') ? ', llama.cpp with flash attention on for Q8_0/Q4_0' : ''}; ` +
       `llama-bench tests ${pp} / ${tg} at depth 0${depthText}, mean of ${reps} after 1 warm-up; tok/s; ` +
       `@d÷@0: ${tg} at the depth ÷ at depth 0, same engine; ${result.date.slice(0, 10)}`,
     '',
@@ -388,7 +404,10 @@ function writeResults(): void {
     ...(errs.length
       ? [
           '',
-          ...errs.map((r) => `- ${r.model}: ${[r.ours?.error, r.llama?.error].filter(Boolean).join('; ')}`),
+          ...errs.map(
+            (r) =>
+              `- ${r.model} (KV ${r.kvType}): ${[r.ours?.error, r.llama?.error].filter(Boolean).join('; ')}`,
+          ),
         ]
       : []),
   ].join('\n');
@@ -410,12 +429,146 @@ function plannedBytes(m: string): number {
 const baseNeedS = (bytes: number) => 20 + (5 * bytes) / 1e9;
 
 const models = values.models!.split(',').filter(Boolean);
-/** Estimated seconds of the depth-0 parts of models[i+1…], kept free of depth tests. */
-const reserveAfter = (i: number) => models.slice(i + 1).reduce((a, m) => a + baseNeedS(plannedBytes(m)), 0);
+/**
+ * Estimated seconds of the depth-0 parts still to come after model i's k-th cache type (that model's later
+ * types and every type of the later models), kept free of depth tests.
+ */
+const reserveAfter = (i: number, k: number) =>
+  (kvTypes.length - 1 - k) * baseNeedS(plannedBytes(models[i])) +
+  models.slice(i + 1).reduce((a, m) => a + kvTypes.length * baseNeedS(plannedBytes(m)), 0);
+
+/**
+ * One model and cache type: ours (load by path, pp/tg at depth 0, then the depths that fit before
+ * `depthEndS`), then llama.cpp on the same file with the same depths; fills `row`.
+ */
+async function measure(
+  row: Row,
+  m: string,
+  file: string,
+  bytes: number,
+  kvType: KvName,
+  depthEndS: number,
+  reserved: number,
+): Promise<void> {
+  // The peer's depth-0 part (load and pp/tg), kept free of depth tests too.
+  const peerBaseS = 10 + (2.5 * bytes) / 1e9;
+  /** Depths both engines run (ours decides: what fits the context and the time). */
+  const planned: number[] = [];
+
+  // Ours, by path.
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), Math.max(1, deadlineS - elapsedS()) * 1000);
+  let nVocab = 256;
+  try {
+    const tl = performance.now();
+    const mi = await engine.load(
+      { path: file },
+      {
+        contextLength: Math.max(nPrompt, nGen, (deepDepths.at(-1) ?? 0) + nGen) + 8,
+        batchSize: Number(values['batch-size']),
+        kvType,
+        signal: ac.signal,
+      },
+    );
+    const loadMs = performance.now() - tl;
+    nVocab = mi.nVocab;
+    if (!row.types) {
+      row.types = {};
+      for (const t of mi.tensorTypes) row.types[t] = 1;
+    }
+    log(`${m}: ours loaded in ${loadMs.toFixed(0)} ms (context ${mi.contextLength}, KV ${mi.kvType})`);
+    const progress = (p: { test: string; rep: number; tokensPerSecond?: number }) =>
+      p.tokensPerSecond !== undefined &&
+      log(`${m}: ours ${p.test} rep ${p.rep}: ${p.tokensPerSecond.toFixed(1)} tok/s`);
+    const ts = await runLlamaBench(
+      engine.llama!,
+      { nPrompt: [nPrompt], nGen: [nGen], depths: [0], reps },
+      progress,
+      ac.signal,
+    );
+    const traffic = { ...mi, kvDim: mi.kvDim, tiedEmbeddings: mi.tiedEmbeddings };
+    row.ours = {
+      loadMs: Math.round(loadMs),
+      tests: testsOf(ts),
+      bytesPerToken: Math.round(decodeBytesPerToken(traffic, nGen / 2)),
+      kvType: mi.kvType,
+      contextLength: mi.contextLength,
+      kernels: mi.kernels,
+    };
+
+    // tg at depths: those that fit the context, while their estimate fits before depthEndS.
+    if (deepDepths.length) {
+      row.depths = deepDepths;
+      row.depthNotes = {};
+      const pp0 = row.ours.tests[pp]?.mean;
+      const tg0 = row.ours.tests[tg]?.mean;
+      // Per engine: the fill at ours' pp rate, the warm-up and reps at half ours' tg@0 rate, 1 s slack.
+      const est = (d: number) => d / (pp0 || 100) + ((reps + 1) * nGen) / (0.5 * (tg0 || 10)) + 1;
+      let t = elapsedS() + peerBaseS;
+      for (const d of deepDepths) {
+        if (d + nGen > mi.contextLength) {
+          row.depthNotes[d] = `skipped: depth + ${nGen} exceeds the model's context (${mi.contextLength})`;
+        } else if (!tg0) {
+          row.depthNotes[d] = `skipped: no ${tg} at depth 0`;
+        } else if (t + 2 * est(d) > depthEndS) {
+          const left = depthEndS - t;
+          row.depthNotes[d] =
+            `skipped: ~${Math.ceil(2 * est(d))} s needed, ${Math.max(0, Math.floor(left))} s left` +
+            (reserved > 0 ? ` (${reserved.toFixed(0)} s kept for the runs after)` : '');
+        } else {
+          planned.push(d);
+          t += 2 * est(d);
+        }
+        if (row.depthNotes[d]) log(`${m}: ${tgAt(d)}: ${row.depthNotes[d]}`);
+      }
+      row.ours.bytesPerTokenAt = {};
+      for (const d of planned) {
+        try {
+          const td = await runLlamaBench(
+            engine.llama!,
+            { nPrompt: [], nGen: [nGen], depths: [d], reps },
+            progress,
+            ac.signal,
+          );
+          Object.assign(row.ours.tests, testsOf(td));
+          row.ours.bytesPerTokenAt[d] = Math.round(decodeBytesPerToken(traffic, d + nGen / 2));
+        } catch (e) {
+          row.depthNotes[d] = `ours: ${(e as Error).message}`.slice(0, 200);
+          log(`${m}: ${tgAt(d)}: ${row.depthNotes[d]}`);
+        }
+      }
+      writeResults();
+    }
+  } catch (e) {
+    row.ours = {
+      loadMs: 0,
+      tests: {},
+      bytesPerToken: 0,
+      ...row.ours,
+      error: `ours: ${(e as Error).message}`.slice(0, 300),
+    };
+    log(`${m}: ${row.ours.error}`);
+    if (deepDepths.length && !row.depths) {
+      row.depths = deepDepths;
+      row.depthNotes = Object.fromEntries(deepDepths.map((d) => [d, 'not run: ours failed at depth 0']));
+    }
+  } finally {
+    clearTimeout(timer);
+    await engine.unload();
+  }
+
+  // llama.cpp, same file, same depths.
+  if (elapsedS() < deadlineS - 5) {
+    row.llama = await runPeer(file, kvType, nVocab, deadlineS - elapsedS(), planned, depthEndS - elapsedS());
+    if (row.llama?.error) log(`${m}: llama.cpp: ${row.llama.error}`);
+  } else {
+    row.llama = { error: 'llama.cpp: deadline reached' };
+  }
+}
 
 for (const [mIndex, m] of models.entries()) {
-  const row: Row = { model: m };
-  rows.push(row);
+  const first: Row = { model: m, kvType: kvTypes[0] };
+  rows.push(first);
   const isPath = m.endsWith('.gguf');
   let file = m;
   try {
@@ -429,144 +582,43 @@ for (const [mIndex, m] of models.entries()) {
       const need = baseNeedS(bytes);
       const free = freeBytes(values.dir!);
       if (elapsedS() + need > deadlineS || bytes + 2e9 > free) {
-        row.skipped =
+        first.skipped =
           bytes + 2e9 > free
             ? `skipped: ${(bytes / 1e9).toFixed(1)} GB file, ${(free / 1e9).toFixed(1)} GB free`
             : `skipped: ~${need.toFixed(0)} s needed, ${(deadlineS - elapsedS()).toFixed(0)} s left`;
-        log(`${m}: ${row.skipped}`);
+        log(`${m}: ${first.skipped}`);
+        for (const kvType of kvTypes.slice(1)) rows.push({ model: m, kvType, skipped: first.skipped });
         writeResults();
         continue;
       }
       file = join(values.dir!, `${m}.gguf`);
       const w = await writeRandomGguf(file, o, ftype, { mode, log });
-      row.types = w.types;
-      row.writeMs = Math.round(w.ms);
+      first.types = w.types;
+      first.writeMs = Math.round(w.ms);
       bytes = w.bytes;
       log(
         `${m}: wrote ${(w.bytes / 2 ** 20).toFixed(0)} MiB in ${w.ms.toFixed(0)} ms (${JSON.stringify(w.types)})`,
       );
     }
-    row.file = file;
-    row.fileMiB = bytes / 2 ** 20;
-    // Depth tests (both engines) end by here, leaving the models after this one their depth-0 time.
-    const depthEndS = deadlineS - reserveAfter(mIndex);
-    // The peer's depth-0 part (load and pp/tg), kept free of depth tests too.
-    const peerBaseS = 10 + (2.5 * bytes) / 1e9;
-    /** Depths both engines run (ours decides: what fits the context and the time). */
-    const planned: number[] = [];
-
-    // Ours, by path.
-    const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(), Math.max(1, deadlineS - elapsedS()) * 1000);
-    let nVocab = 256;
-    try {
-      const tl = performance.now();
-      const mi = await engine.load(
-        { path: file },
-        {
-          contextLength: Math.max(nPrompt, nGen, (deepDepths.at(-1) ?? 0) + nGen) + 8,
-          batchSize: Number(values['batch-size']),
-          kvType,
-          signal: ac.signal,
-        },
-      );
-      const loadMs = performance.now() - tl;
-      nVocab = mi.nVocab;
-      if (!row.types) {
-        row.types = {};
-        for (const t of mi.tensorTypes) row.types[t] = 1;
+    // The file once, each cache type on it in turn.
+    for (const [kIndex, kvType] of kvTypes.entries()) {
+      const row: Row =
+        kIndex === 0 ? first : { model: m, kvType, ...(first.types ? { types: first.types } : {}) };
+      if (kIndex > 0) rows.push(row);
+      row.file = file;
+      row.fileMiB = bytes / 2 ** 20;
+      if (kIndex > 0 && elapsedS() + baseNeedS(bytes) > deadlineS) {
+        row.skipped = `skipped: ~${baseNeedS(bytes).toFixed(0)} s needed, ${(deadlineS - elapsedS()).toFixed(0)} s left`;
+        log(`${m} (KV ${kvType}): ${row.skipped}`);
+        continue;
       }
-      log(`${m}: ours loaded in ${loadMs.toFixed(0)} ms (context ${mi.contextLength}, KV ${mi.kvType})`);
-      const progress = (p: { test: string; rep: number; tokensPerSecond?: number }) =>
-        p.tokensPerSecond !== undefined &&
-        log(`${m}: ours ${p.test} rep ${p.rep}: ${p.tokensPerSecond.toFixed(1)} tok/s`);
-      const ts = await runLlamaBench(
-        engine.llama!,
-        { nPrompt: [nPrompt], nGen: [nGen], depths: [0], reps },
-        progress,
-        ac.signal,
-      );
-      const traffic = { ...mi, kvDim: mi.kvDim, tiedEmbeddings: mi.tiedEmbeddings };
-      row.ours = {
-        loadMs: Math.round(loadMs),
-        tests: testsOf(ts),
-        bytesPerToken: Math.round(decodeBytesPerToken(traffic, nGen / 2)),
-        kvType: mi.kvType,
-        contextLength: mi.contextLength,
-        kernels: mi.kernels,
-      };
-
-      // tg at depths: those that fit the context, while their estimate fits before depthEndS.
-      if (deepDepths.length) {
-        row.depths = deepDepths;
-        row.depthNotes = {};
-        const pp0 = row.ours.tests[pp]?.mean;
-        const tg0 = row.ours.tests[tg]?.mean;
-        // Per engine: the fill at ours' pp rate, the warm-up and reps at half ours' tg@0 rate, 1 s slack.
-        const est = (d: number) => d / (pp0 || 100) + ((reps + 1) * nGen) / (0.5 * (tg0 || 10)) + 1;
-        let t = elapsedS() + peerBaseS;
-        for (const d of deepDepths) {
-          if (d + nGen > mi.contextLength) {
-            row.depthNotes[d] = `skipped: depth + ${nGen} exceeds the model's context (${mi.contextLength})`;
-          } else if (!tg0) {
-            row.depthNotes[d] = `skipped: no ${tg} at depth 0`;
-          } else if (t + 2 * est(d) > depthEndS) {
-            const left = depthEndS - t;
-            row.depthNotes[d] =
-              `skipped: ~${Math.ceil(2 * est(d))} s needed, ${Math.max(0, Math.floor(left))} s left` +
-              (mIndex + 1 < models.length
-                ? ` (${reserveAfter(mIndex).toFixed(0)} s kept for the models after)`
-                : '');
-          } else {
-            planned.push(d);
-            t += 2 * est(d);
-          }
-          if (row.depthNotes[d]) log(`${m}: ${tgAt(d)}: ${row.depthNotes[d]}`);
-        }
-        row.ours.bytesPerTokenAt = {};
-        for (const d of planned) {
-          try {
-            const td = await runLlamaBench(
-              engine.llama!,
-              { nPrompt: [], nGen: [nGen], depths: [d], reps },
-              progress,
-              ac.signal,
-            );
-            Object.assign(row.ours.tests, testsOf(td));
-            row.ours.bytesPerTokenAt[d] = Math.round(decodeBytesPerToken(traffic, d + nGen / 2));
-          } catch (e) {
-            row.depthNotes[d] = `ours: ${(e as Error).message}`.slice(0, 200);
-            log(`${m}: ${tgAt(d)}: ${row.depthNotes[d]}`);
-          }
-        }
-        writeResults();
-      }
-    } catch (e) {
-      row.ours = {
-        loadMs: 0,
-        tests: {},
-        bytesPerToken: 0,
-        ...row.ours,
-        error: `ours: ${(e as Error).message}`.slice(0, 300),
-      };
-      log(`${m}: ${row.ours.error}`);
-      if (deepDepths.length && !row.depths) {
-        row.depths = deepDepths;
-        row.depthNotes = Object.fromEntries(deepDepths.map((d) => [d, 'not run: ours failed at depth 0']));
-      }
-    } finally {
-      clearTimeout(timer);
-      await engine.unload();
-    }
-
-    // llama.cpp, same file, same depths.
-    if (elapsedS() < deadlineS - 5) {
-      row.llama = await runPeer(file, nVocab, deadlineS - elapsedS(), planned, depthEndS - elapsedS());
-      if (row.llama?.error) log(`${m}: llama.cpp: ${row.llama.error}`);
-    } else {
-      row.llama = { error: 'llama.cpp: deadline reached' };
+      // Depth tests (both engines) end by here, leaving the runs after this one their depth-0 time.
+      const reserved = reserveAfter(mIndex, kIndex);
+      await measure(row, m, file, bytes, kvType, deadlineS - reserved, reserved);
+      writeResults();
     }
   } catch (e) {
+    const row = rows.at(-1)!;
     row.skipped = `failed: ${(e as Error).message}`.slice(0, 300);
     log(`${m}: ${row.skipped}`);
   } finally {

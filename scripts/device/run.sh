@@ -12,6 +12,11 @@
 #              both, KV cache KV_TYPE for both → $OUT/compare.{json,md}; depth tests of a model run only
 #              while they fit before the deadline less the later models' estimated time (else listed as
 #              skipped); it stops SYN_RESERVE_S (110 s) early to leave time for
+#   kv         decode per KV cache type (issue 44): compare.ts with --kv-types KV_TYPES (f16,q8_0,q4_0) on
+#              KV_MODELS (the 1B and 8B Q4_K_M), tg at KV_DEPTHS (0,4096) and pp at depth 0, each file
+#              written once and both engines run on it once per type (llama.cpp's -ctk/-ctv, flash
+#              attention on for Q8_0/Q4_0) → $OUT/kv.{json,md}; not in the default PHASES: run it as
+#              PHASES=kv (or "kv synthetic", which keeps SYN_RESERVE_S for the synthetic phase)
 #   synthetic  ours on synthetic shapes (scripts/bench-node.ts bundled: random weights made on the GPU,
 #              vLLM definitions, roofline) → $OUT/synthetic.{json,md}
 #   draft      speculative decoding (issue 45; not in the default PHASES: PHASES=draft): for each pair of
@@ -27,7 +32,8 @@
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
-# the repository, whichever file system has the most room; removed at the end), FILE_MODE (tiled |
+# the repository, whichever file system has the most room; removed at the end), KV_MODELS, KV_TYPES
+# (f16,q8_0,q4_0), KV_DEPTHS (0,4096; DRY 0,64), FILE_MODE (tiled |
 # exact), WORK (/tmp/wgpu-bench).
 # DRY=1: a local rehearsal without a GPU: tiny models, SwiftShader for ours, llama.cpp's Vulkan build
 # falling back to its CPU path (no usable Vulkan device), OUT defaulting to .device-out/.
@@ -62,6 +68,9 @@ if [[ $DRY == 1 ]]; then
   DRAFT_PAIRS=${DRAFT_PAIRS:-synthetic:stories260k-f32>synthetic:stories260k-q8_0,stories260k-q8_0>stories260k-q4_0,synthetic:stories260k-f32>lookup}
   DRAFT_TOKENS=${DRAFT_TOKENS:-16}
   DRAFT_REPS=${DRAFT_REPS:-1}
+  # The smallest shape whose heads hold whole 32-value blocks (head size 64), as a Q8_0/Q4_0 cache needs.
+  KV_MODELS=${KV_MODELS:-bench-60m-q4_0}
+  KV_DEPTHS=${KV_DEPTHS:-0,64}
   GPU_FLAG=()
 else
   TOTAL_S=${TOTAL_S:-500}
@@ -83,10 +92,13 @@ else
   DRAFT_PAIRS=${DRAFT_PAIRS:-$S8-q4_k_m>$S1-q4_k_m,$C8-q8_0>$C8-q4_0,$S8-q4_k_m>lookup}
   DRAFT_TOKENS=${DRAFT_TOKENS:-64}
   DRAFT_REPS=${DRAFT_REPS:-2}
+  KV_MODELS=${KV_MODELS:-$C1-q4_k_m,$C8-q4_k_m}
+  KV_DEPTHS=${KV_DEPTHS:-0,4096}
   GPU_FLAG=(--gpu)
 fi
 PHASES=${PHASES:-profile compare synthetic}
 KV_TYPE=${KV_TYPE:-f16}
+KV_TYPES=${KV_TYPES:-f16,q8_0,q4_0}
 SYN_RESERVE_S=${SYN_RESERVE_S:-110}
 if [[ -z "${GGUF_DIR:-}" ]]; then # the file system with the most room (a 16 GB file must fit)
   best=0
@@ -212,9 +224,28 @@ run_draft() {
   rm -rf "$GGUF_DIR"
 }
 
+run_kv() {
+  local left=$((TOTAL_S - $(elapsed)))
+  [[ " $PHASES " == *" kv "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  if ((left < 30)); then
+    say "kv: skipped, ${left}s left"
+    return
+  fi
+  say "kv: $KV_MODELS, KV $KV_TYPES, depths $KV_DEPTHS, deadline ${left}s, files in $GGUF_DIR ($FILE_MODE)"
+  mkdir -p "$GGUF_DIR"
+  timeout -k 5 $((left + 5)) "$NODE" "$APP/compare.mjs" "${GPU_FLAG[@]}" --models "$KV_MODELS" \
+    --llama-script "$APP/llama-vulkan.mjs" --llama-gpu vulkan --dir "$GGUF_DIR" --mode "$FILE_MODE" \
+    --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --depths "$KV_DEPTHS" --kv-types "$KV_TYPES" \
+    --deadline-s $((left - 5)) \
+    --json "$OUT/kv.json" --md "$OUT/kv.md" >>"$LOG" 2>&1
+  say "kv: exit $?"
+  rm -rf "$GGUF_DIR"
+}
+
 for phase in $PHASES; do
   case $phase in
     profile) run_profile ;;
+    kv) run_kv ;;
     synthetic) run_synthetic ;;
     compare) run_compare ;;
     draft) run_draft ;;
@@ -231,6 +262,11 @@ done
   echo
   echo "## ours vs llama.cpp on the same GGUF files"
   cat "$OUT/compare.md" 2>/dev/null || echo "(none)"
+  if [[ " $PHASES " == *" kv "* ]]; then
+    echo
+    echo "## decode per KV cache type ($KV_TYPES), ours vs llama.cpp on the same GGUF files"
+    cat "$OUT/kv.md" 2>/dev/null || echo "(none)"
+  fi
   if [[ " $PHASES " == *" draft "* ]]; then
     echo
     echo "## speculative decoding: drafted against plain greedy on the same load (draft)"

@@ -586,8 +586,9 @@ export function planForward(
               { ...s.sample, logits: s.logits },
               'one',
             ),
-            // top-p with top-k off: the candidates that can reach p (each pass returns at once otherwise)
-            ...SAMPLE_TOPP_PASSES.map((pass) =>
+            // top-p with top-k off: the candidates that can reach p (each pass returns at once otherwise);
+            // not on software adapters (KernelPlan.sampleTopP)
+            ...(choice.sampleTopP === false ? [] : SAMPLE_TOPP_PASSES).map((pass) =>
               fixed(
                 'argmax',
                 `sample_top_p_${pass}`,

@@ -2,7 +2,8 @@
  * Where a decode token's time goes, per kernel family, on synthetic shapes (random weights made on the
  * GPU; no file): for each model, `profileGpu` (src/bench/llama-bench-gpu.ts: GPU ms per token per
  * kernel family from timestamp queries, one pass per dispatch; wall ms per token unprofiled; busy
- * fraction = GPU ÷ wall), the argmax's µs per token, and wall ms per token with 1 step in flight against
+ * fraction = GPU ÷ wall), the argmax's µs per token, the GPU sampler's µs per sampled step (temperature
+ * 0.8, top-p 0.95, top-k off: the top-p candidates' passes and the one-workgroup pass), and wall ms per token with 1 step in flight against
  * the default (decoder.ts `DEFAULT_IN_FLIGHT`), so the token loop's gaps show (issue 40).
  *
  *   node profile.mjs --models synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m [--gpu]
@@ -13,7 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KERNEL_FAMILIES } from '../../src/bench/llama-bench.ts';
-import { profileGpu, timeDecode } from '../../src/bench/llama-bench-gpu.ts';
+import { profileGpu, profileSampler, timeDecode } from '../../src/bench/llama-bench-gpu.ts';
 import { markdownTable } from '../../src/bench/markdown.ts';
 import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
 import { openModelSource } from '../../src/library/opener.ts';
@@ -56,6 +57,8 @@ interface Row {
   gpuMsPerToken?: number | null;
   busyFraction?: number | null;
   argmaxUs?: number | null;
+  /** The GPU sampler's µs per sampled step (temperature 0.8, top-p 0.95: the top-p candidates' passes). */
+  samplerUs?: number | null;
   /** GPU ms per decode token per kernel family. */
   kernels?: Record<string, number>;
   prefillGpuMsPerToken?: number | null;
@@ -75,11 +78,12 @@ function write(): void {
       'GPU ms/tok',
       'busy',
       'argmax µs',
+      'sampler µs (T 0.8, top-p 0.95)',
       ...fams.map((k) => `${k} ms`),
     ],
     rows.map((r) =>
       r.skipped || r.error
-        ? [r.model, r.skipped ?? `error: ${r.error}`, ...Array(4 + fams.length).fill('')]
+        ? [r.model, r.skipped ?? `error: ${r.error}`, ...Array(5 + fams.length).fill('')]
         : [
             r.model,
             f(r.wallMsPerToken),
@@ -87,6 +91,7 @@ function write(): void {
             f(r.gpuMsPerToken),
             f(r.busyFraction, 2),
             f(r.argmaxUs, 1),
+            f(r.samplerUs, 1),
             ...fams.map((k) => f(r.kernels?.[k])),
           ],
     ),
@@ -116,6 +121,7 @@ for (const m of values.models!.split(',').filter(Boolean)) {
     const p = await profileGpu(model, { decodeTokens: nDec, prefillTokens: nPre });
     const one: number[] = [];
     for (let i = 0; i < 3; i++) one.push(((await timeDecode(model, nDec, 0, 3 + i, 1)) * 1000) / nDec);
+    const samplerUs = await profileSampler(model, nDec);
     const kernels = Object.fromEntries(p.kernels.map((k) => [k.name, k.msPerToken]));
     const argmax = p.kernels.find((k) => k.name === 'argmax');
     rows.push({
@@ -126,6 +132,7 @@ for (const m of values.models!.split(',').filter(Boolean)) {
       gpuMsPerToken: p.gpuMsPerToken,
       busyFraction: p.busyFraction,
       argmaxUs: p.timestamps === 'unavailable' ? null : (argmax?.msPerToken ?? 0) * 1000,
+      samplerUs,
       kernels,
       prefillGpuMsPerToken: p.prefillGpuMsPerToken,
       timestamps: p.timestamps,

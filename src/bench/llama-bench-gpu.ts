@@ -15,6 +15,7 @@ import { benchTokenIds } from '../util/prng.ts';
 import { chainedTokens } from '../webgpu/decoder.ts';
 import { rowBytes, WEIGHT_BLOCK, WEIGHT_TYPES, type WeightType } from '../webgpu/kernels/common.ts';
 import { isPlanarType, planarBytes } from '../webgpu/kernels/repack.ts';
+import type { SampleSettings } from '../webgpu/kernels/sample.ts';
 import type { LlamaModel } from '../webgpu/model/llama.ts';
 import type { KernelFamilyName } from '../webgpu/model/options.ts';
 import { defaultBatchSize } from '../webgpu/model/prefill.ts';
@@ -272,6 +273,48 @@ export async function profileGpu(model: LlamaModel, opts: ProfileOptions = {}): 
           ? 'the kernels took longer than an unprofiled step (profiling runs one pass per dispatch, and on a software adapter each pass costs CPU time): the GPU is saturated (busy fraction clamped to 1)'
           : undefined,
     };
+  } finally {
+    model.profiler = undefined;
+    await model.device.queue.onSubmittedWorkDone();
+    timer.destroy();
+  }
+}
+
+/** The sampling of {@link profileSampler}: the issue's sampled decode (temperature 0.8, top-p 0.95, top-k off). */
+export const PROFILE_SAMPLING: SampleSettings = {
+  temperature: 0.8,
+  topK: 0,
+  topP: 0.95,
+  minP: 0,
+  repetitionPenalty: 1,
+  repetitionLastN: 64,
+};
+
+/**
+ * GPU time of the sampler (kernels/sample.ts: every pass, the top-p candidates' included) per sampled
+ * decode step, µs: `n` steps with `settings` (default {@link PROFILE_SAMPLING}), one pass per dispatch
+ * with timestamps, summing the pick's family (in a sampled step the sampler replaces the argmax). Null
+ * without timestamp-query. The KV cache rows from 0 are overwritten.
+ */
+export async function profileSampler(
+  model: LlamaModel,
+  n = 16,
+  settings: SampleSettings = PROFILE_SAMPLING,
+): Promise<number | null> {
+  if (!model.device.features.has('timestamp-query')) return null;
+  const steps = Math.max(1, Math.min(n, model.nCtx));
+  const timer = new PassTimer(model.device, model.dispatchesPerToken + 8);
+  const ids = benchTokenIds(steps, model.cfg.nVocab, 13);
+  await model.startSampling(settings, 0x5eed, []);
+  model.profiler = timer;
+  let ns = 0;
+  try {
+    for (let i = 0; i < steps; i++) {
+      model.submitDecode(i, { tokenId: ids[i], sample: i });
+      for (const p of await timer.collect())
+        if (p.family === 'argmax' && p.end > p.begin) ns += Number(p.end - p.begin);
+    }
+    return ns / 1000 / steps;
   } finally {
     model.profiler = undefined;
     await model.device.queue.onSubmittedWorkDone();

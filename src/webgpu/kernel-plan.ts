@@ -57,6 +57,13 @@ export interface KernelPlan {
   attention: AttentionPolicy;
   /** Q4_0/Q8_0/Q5_0/Q6_K/Q4_K matmul weights repacked into aligned planes at load (kernels/repack.ts). */
   repack: boolean;
+  /**
+   * The GPU sampler's top-p candidates passes are planned (kernels/sample.ts `sampleTopPWGSL`; default
+   * true). Off on software adapters: there a dispatch of many 256-thread workgroups costs more than the one
+   * workgroup's passes over the vocabulary (SwiftShader, 32,000 logits: ~190 ms a step with them, ~40
+   * without), as the layouts' trials find for the matmuls.
+   */
+  sampleTopP?: boolean;
   /** How the trials chose (`ModelInfo.kernels` reports it); absent in a plan made by hand. */
   chosen?: KernelsChosen;
 }
@@ -681,6 +688,7 @@ export function adapterDefaults(
     splitDecodeSegments: o.splitDecodeSegments ?? software,
     attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...o.attention },
     repack: o.repack !== false,
+    sampleTopP: !software,
   };
 }
 

@@ -357,6 +357,11 @@ export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, s
     'gpu/lanes32-sg-u2-t128-packed/tile',
     'sample_candidates',
   ],
+  'sample-top-p-compact': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u2-t128-packed/tile',
+    'sample_top_p_compact',
+  ],
 };
 
 /**

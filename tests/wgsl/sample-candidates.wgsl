@@ -1,44 +1,50 @@
 struct SampleParams { invTemp: f32, topK: u32, topP: f32, minP: f32, lnMinP: f32, penalty: f32, lastN: u32, seed: u32, draw: u32, greedy: u32, pad0: u32, pad1: u32 };
 @group(0) @binding(0) var<uniform> params: SampleParams;
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
-@group(0) @binding(2) var<storage, read_write> work: array<f32>;
-@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(2) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(3) var<storage, read_write> work: array<f32>;
 @group(0) @binding(4) var<storage, read_write> cand: array<u32>;
 const N = 32000u;
 const CHUNK = 1024u;
+const NPARTS = 32u;
 const CAP = 256u;
 const W = 256u;
 const CPT = 4u; // contiguous elements per thread in the id-ordered compaction
 const RING = 256u;
 const HDR = 4u;
 var<workgroup> sv: array<f32, 1024>;
-var<workgroup> cnt: array<atomic<u32>, 16>;
 var<workgroup> gt: array<u32, 256>;
 var<workgroup> eq: array<u32, 256>;
 fn key_of(v: f32) -> u32 {
   let b = select(bitcast<u32>(v), 0u, v == 0.0);
   return select(b | 0x80000000u, ~b, (b >> 31u) == 1u);
 }
+fn penalised(v: f32) -> f32 { return select(v / params.penalty, v * params.penalty, v <= 0.0); }
+// How many of the history's last ids the penalty looks at (0 when it is off).
+fn penalty_window() -> u32 {
+  if (params.penalty == 1.0) { return 0u; }
+  return min(min(hist[0], RING), params.lastN);
+}
+// The j-th of the nh last ids of the history, oldest first.
+fn penalty_id(j: u32, nh: u32) -> u32 { return hist[HDR + (hist[0] - nh + j) % RING]; }
+fn load_stripe(lid: u32, s: u32, len: u32) {
+  for (var j = lid; j < len; j += W) { sv[j] = logits[s + j]; }
+  workgroupBarrier();
+  let nh = penalty_window();
+  for (var j = lid; j < nh; j += W) {
+    let t = penalty_id(j, nh);
+    if (t >= s && t < s + len) { sv[t - s] = penalised(logits[t]); }
+  }
+  workgroupBarrier();
+}
+var<workgroup> cnt: array<atomic<u32>, 16>;
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
   let k = params.topK;
   if (k == 0u || k > CAP) { return; }
   let s = wg.x * CHUNK;
   let len = min(CHUNK, N - s);
-  for (var j = lid; j < len; j += W) { sv[j] = logits[s + j]; }
-  workgroupBarrier();
-  if (params.penalty != 1.0 && params.lastN != 0u) {
-    let total = hist[0];
-    let nh = min(min(total, RING), params.lastN);
-    for (var j = lid; j < nh; j += W) {
-      let t = hist[HDR + (total - nh + j) % RING];
-      if (t >= s && t < s + len) {
-        let v = logits[t];
-        sv[t - s] = select(v / params.penalty, v * params.penalty, v <= 0.0);
-      }
-    }
-  }
-  workgroupBarrier();
+  load_stripe(lid, s, len);
   let base = wg.x * k;
   if (len <= k) {
     for (var j = lid; j < len; j += W) { work[base + j] = sv[j]; cand[base + j] = s + j; }

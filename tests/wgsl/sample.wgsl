@@ -5,9 +5,11 @@ struct SampleParams { invTemp: f32, topK: u32, topP: f32, minP: f32, lnMinP: f32
 @group(0) @binding(3) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> cand: array<u32>;
+@group(0) @binding(6) var<storage, read_write> stats: array<u32>;
 
 const N = 32000u;
 const WG = 128u;
+const RESULT = 8256u; // the top-p candidates' result in stats
 const CHUNK = 1024u; // the candidates pass's stripes
 const NPARTS = 32u;
 const CAP = 256u;
@@ -37,6 +39,15 @@ fn pcg(v: u32) -> u32 {
   return (w >> 22u) ^ w;
 }
 fn keyed_uniform(seed: u32, index: u32) -> f32 { return f32(pcg(index + pcg(seed)) >> 8u) * (1.0 / 16777216.0); }
+
+fn penalised(v: f32) -> f32 { return select(v / params.penalty, v * params.penalty, v <= 0.0); }
+// How many of the history's last ids the penalty looks at (0 when it is off).
+fn penalty_window() -> u32 {
+  if (params.penalty == 1.0) { return 0u; }
+  return min(min(hist[0], RING), params.lastN);
+}
+// The j-th of the nh last ids of the history, oldest first.
+fn penalty_id(j: u32, nh: u32) -> u32 { return hist[HDR + (hist[0] - nh + j) % RING]; }
 
 // Order-preserving u32 of an f32 (larger float, larger key); −0 is taken as +0.
 fn key_of(v: f32) -> u32 {
@@ -165,25 +176,28 @@ fn id_of(i: u32) -> u32 { return select(i, cand[i], listed && i < n); }
 
 @compute @workgroup_size(128)
 fn main(@builtin(local_invocation_index) lid: u32) {
-  let fromList = params.topK > 0u && params.topK <= CAP; // uniform (a private var is not, to WGSL)
+  let sampled = params.greedy == 0u;
+  let topKList = params.topK > 0u && params.topK <= CAP; // uniform (a private var is not, to WGSL)
+  // The top-p candidates (sampleTopPWGSL) when they ran and proved their bound.
+  if (lid == 0u) {
+    let on = CAP > 0u && sampled && params.topK == 0u && params.topP < 1.0;
+    bcast = select(0u, stats[RESULT], on);
+  }
+  let topPList = workgroupUniformLoad(&bcast) == 1u;
+  let fromList = topKList || topPList;
   listed = fromList;
   n = N;
-  if (fromList) { n = (NPARTS - 1u) * params.topK + min(params.topK, N - (NPARTS - 1u) * CHUNK); }
+  if (topKList) { n = (NPARTS - 1u) * params.topK + min(params.topK, N - (NPARTS - 1u) * CHUNK); }
+  if (topPList) { n = stats[RESULT + 1u]; }
   ch = (n + WG - 1u) / WG;
   if (!fromList) {
     // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
     for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }
     storageBarrier();
-    if (params.penalty != 1.0 && params.lastN != 0u) {
-      let total = hist[0];
-      let W = min(min(total, RING), params.lastN);
-      for (var j = lid; j < W; j += WG) {
-        let t = hist[HDR + (total - W + j) % RING];
-        if (t < N) {
-          let v = logits[t];
-          work[t] = select(v / params.penalty, v * params.penalty, v <= 0.0);
-        }
-      }
+    let nh = penalty_window();
+    for (var j = lid; j < nh; j += WG) {
+      let t = penalty_id(j, nh);
+      if (t < N) { work[t] = penalised(logits[t]); }
     }
     storageBarrier();
   }
@@ -212,7 +226,6 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   gC = 0xffffffffu;
   gThr = NEG;
 
-  let sampled = params.greedy == 0u;
   // 3. top-k: the prefix through the k-th element.
   if (sampled && params.topK > 0u) {
     let b = select_rank(lid, false, f32(params.topK), 0u, 0xffffffffu);
@@ -226,7 +239,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
       let v = work[i];
       if (in_prefix(key_of(v), i, gK, gC)) { z += exp(v - gM); }
     }
-    let Z = wg_sum(lid, z);
+    // The list holds part of the mass: Z of the whole vocabulary comes from the top-p passes.
+    let Z = select(wg_sum(lid, z), bitcast<f32>(stats[RESULT + 2u]), topPList);
     let b = select_rank(lid, true, params.topP * Z, gK, gC);
     gK = b.x;
     gC = b.y;

@@ -23,40 +23,62 @@ import {
 } from '../../testing/kernel-util.ts';
 import { keyedU32 } from '../../util/prng.ts';
 import { type Candidates, keyedDraw, Sampler } from '../sampler.ts';
+import { bindingNames } from './bindings.ts';
 import {
   HISTORY_HEADER,
   PRNG_WGSL,
   packHistory,
   packSampleParams,
   SAMPLE_DRAW_OFFSET,
+  SAMPLE_TOPP_PASSES,
   sampleCandidatesWGSL,
   sampleSplit,
+  sampleStatsLayout,
+  sampleTopPWGSL,
   sampleWGSL,
 } from './sample.ts';
 
 const RING = 256;
 
 /**
- * Runs the sampler as the engine does: the candidates pass over many workgroups, then the one-workgroup
- * pass. `bufs`: params, logits, work, hist, out, then the debug variant's dbg if `debug`.
+ * Runs the sampler as the engine does: the candidates passes over many workgroups (top-k, then top-p's
+ * three; none for one stripe), then the one-workgroup pass. `bufs`: params, logits, work, hist, out, then
+ * the debug variant's dbg if `debug`. `topPPasses: false` leaves the top-p passes out (with a zeroed
+ * `stats` the one-workgroup pass then reads the vocabulary: the path before them).
  */
 async function runSample(
   device: GPUDevice,
   nVocab: number,
   ring: number,
   bufs: GPUBuffer[],
-  cand: GPUBuffer,
+  side: { cand: GPUBuffer; stats: GPUBuffer },
   debug?: { draws: number },
+  topPPasses = true,
 ): Promise<void> {
   const [params, logits, work, hist, out, dbg] = bufs;
-  await runWGSL(
-    device,
-    sampleCandidatesWGSL({ nVocab, ring }),
-    [params, logits, work, hist, cand],
-    [sampleSplit(nVocab).nParts],
-  );
-  const main = [params, logits, work, hist, out, cand, ...(dbg ? [dbg] : [])];
+  const { cand, stats } = side;
+  const { nParts, cap } = sampleSplit(nVocab);
+  const named: Record<string, GPUBuffer> = { params, logits, work, hist, cand, stats };
+  const byName = (code: string) => bindingNames(code).map((name) => named[name]);
+  if (cap > 0) {
+    const top = sampleCandidatesWGSL({ nVocab, ring });
+    await runWGSL(device, top, byName(top), [nParts]);
+    if (topPPasses)
+      for (const pass of SAMPLE_TOPP_PASSES) {
+        const code = sampleTopPWGSL({ nVocab, ring }, pass);
+        await runWGSL(device, code, byName(code), [nParts]);
+      }
+  }
+  const main = [params, logits, work, hist, out, cand, stats, ...(dbg ? [dbg] : [])];
   await runWGSL(device, sampleWGSL({ nVocab, ring, debug }), main, [1]);
+}
+
+/** The candidates' side buffers of {@link runSample} (stats zeroed). */
+function sideBuffers(device: GPUDevice, n: number): { cand: GPUBuffer; stats: GPUBuffer } {
+  return {
+    cand: device.createBuffer({ size: sampleSplit(n).candBytes, usage: GPUBufferUsage.STORAGE }),
+    stats: storageFrom(device, new Uint32Array(sampleStatsLayout(n).statsBytes / 4)),
+  };
 }
 
 interface GpuRun {
@@ -64,6 +86,8 @@ interface GpuRun {
   tokens: Uint32Array;
   /** Each id's probability, −1 where filtered out. */
   probs: Float32Array;
+  /** The top-p passes' result: mode (1: the one-workgroup pass read their list) and candidates. */
+  topP: { mode: number; n: number };
 }
 
 /** Runs the debug variant once: `draws` draws with indices draw0…, and the kept probabilities. */
@@ -73,6 +97,7 @@ async function gpuDebug(
   history: number[],
   draws = 1,
   draw0 = 0,
+  topPPasses = true,
 ): Promise<GpuRun> {
   const device = await testDevice();
   const n = logits.length;
@@ -88,10 +113,16 @@ async function gpuDebug(
     out,
     dbg,
   ];
-  const cand = device.createBuffer({ size: sampleSplit(n).candBytes, usage: GPUBufferUsage.STORAGE });
-  await runSample(device, n, RING, bufs, cand, { draws });
-  const r = { tokens: await readU32(device, out, draws), probs: await readF32(device, dbg, n) };
-  for (const b of [...bufs, cand]) b.destroy();
+  const side = sideBuffers(device, n);
+  await runSample(device, n, RING, bufs, side, { draws }, topPPasses);
+  const st = await readU32(device, side.stats);
+  const res = sampleStatsLayout(n).result;
+  const r = {
+    tokens: await readU32(device, out, draws),
+    probs: await readF32(device, dbg, n),
+    topP: { mode: st[res], n: st[res + 1] },
+  };
+  for (const b of [...bufs, side.cand, side.stats]) b.destroy();
   return r;
 }
 
@@ -341,6 +372,104 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     expect(tolerated, `ids let through at top-p boundaries (seed ${seed})`).toBeLessThanOrEqual(2);
   });
 
+  /**
+   * The top-p passes against the vocabulary path (the same kernel without them) and the CPU sampler: the
+   * same kept sets, and the same id for each of `draws` keyed draws except where f32 sums in another order
+   * put the uniform on the other side of a boundary (then an id-order neighbour). Returns the draws that differ.
+   */
+  async function compareTopP(
+    what: string,
+    logits: Float32Array,
+    params: SamplingParams,
+    history: number[],
+    draws: number,
+  ): Promise<{ list: GpuRun; tolerated: number; differ: number }> {
+    params = { seed: 0x9e3779b9 ^ logits.length, ...params }; // one seed for both runs
+    const list = await gpuDebug(logits, params, history, draws);
+    const vocab = await gpuDebug(logits, params, history, draws, 0, false);
+    const tolerated = checkKept(`${what} top-p passes`, logits, params, history, list);
+    checkKept(`${what} vocabulary path`, logits, params, history, vocab);
+    const kept = Array.from(vocab.probs.keys()).filter((i) => vocab.probs[i] >= 0);
+    let differ = 0;
+    for (let d = 0; d < draws; d++) {
+      const [a, b] = [list.tokens[d], vocab.tokens[d]];
+      if (a === b) continue;
+      differ++;
+      const k = kept.indexOf(b);
+      expect(
+        a === kept[k - 1] || a === kept[k + 1],
+        `${what}: draw ${d} picked ${a}, the vocabulary path ${b}`,
+      ).toBe(true);
+    }
+    return { list, tolerated, differ };
+  }
+
+  it('compacts the top-p candidates over many workgroups: the ids of the vocabulary path and the CPU, sizes off every multiple, ties across stripes', async () => {
+    const { seed, rng } = freshRng();
+    let tolerated = 0;
+    let differ = 0;
+    let draws = 0;
+    for (const n of [1, 255, 1025, 32000, 128256]) {
+      const { chunk, cap, nParts } = sampleSplit(n);
+      // Peaked: a bulk N(0, 2) and 24 ids far above it, four of them tied across the first stripe boundaries.
+      const peaked = randomF32(rng, n, 2);
+      for (let j = 0; j < 24; j++) peaked[randInt(rng, n)] = Math.fround(9 + 6 * rng());
+      for (const id of [chunk - 1, chunk, 2 * chunk - 1, 2 * chunk])
+        if (id < n) peaked[id] = Math.fround(14.5);
+      // Broad: the bulk alone (top-p 0.5 cuts inside it; 0.95 keeps ~36% of it, over the list's nParts · 256).
+      const broad = randomF32(rng, n, 2);
+      const history = historyFor(rng, peaked);
+      const pen = { repetitionPenalty: 1.3, repetitionLastN: 64 };
+      const cases: [string, Float32Array, SamplingParams, number | undefined][] = [
+        ['peaked', peaked, { temperature: 0.8, topP: 0.95, ...pen }, 1],
+        ['peaked', peaked, { temperature: 0.8, topP: 0.5 }, 1],
+        ['broad', broad, { temperature: 0.8, topP: 0.5, ...pen }, 1],
+        ['broad', broad, { temperature: 0.8, topP: 0.95 }, n > 30000 ? 0 : undefined], // > nParts · 256 ids
+        ['peaked', peaked, { temperature: 0.8, topP: 1, ...pen }, undefined],
+      ];
+      for (const [kind, logits, params, mode] of n > 100000 ? [cases[0], cases[2]] : cases) {
+        const what = `n=${n} ${kind} ${JSON.stringify(params)} (seed ${seed})`;
+        const r = await compareTopP(what, logits, params, history, 32);
+        tolerated += r.tolerated;
+        differ += r.differ;
+        draws += 32;
+        // The list where the bound holds (never for one stripe), the vocabulary where it cannot.
+        if (mode !== undefined && cap > 0) expect(r.list.topP.mode, `${what}: list used`).toBe(mode);
+        if (r.list.topP.mode === 1) expect(r.list.topP.n, what).toBeLessThanOrEqual(nParts * cap);
+      }
+    }
+    expect(tolerated, `ids let through at top-p boundaries (seed ${seed})`).toBeLessThanOrEqual(2);
+    expect(differ, `draws off by a neighbour of ${draws} (seed ${seed})`).toBeLessThanOrEqual(2);
+  });
+
+  it('falls back to the vocabulary path when the top-p bound cannot be proven, with the same ids', async () => {
+    const { seed, rng } = freshRng();
+    const n = 32000;
+    // Flat: top-p 0.5 keeps 16,000 ids, more than the list holds (nParts · 256 = 8,192).
+    const flat = new Float32Array(n).fill(-1.25);
+    // One id far above a tail whose mass p needs: the tail lies in the last, unbounded bucket.
+    const far = new Float32Array(n).fill(-16.5);
+    far[randInt(rng, n)] = 0;
+    for (const [kind, logits, topP] of [
+      ['flat', flat, 0.5],
+      ['far tail', far, 0.9999],
+    ] as const) {
+      const params = { temperature: 0.8, topP, seed };
+      const list = await gpuDebug(logits, params, [], 64);
+      const vocab = await gpuDebug(logits, params, [], 64, 0, false);
+      expect(list.topP.mode, `${kind}: no list (seed ${seed})`).toBe(0);
+      expect(Array.from(list.tokens), `${kind} (seed ${seed})`).toEqual(Array.from(vocab.tokens));
+      expect(Array.from(list.probs), `${kind} (seed ${seed})`).toEqual(Array.from(vocab.probs));
+    }
+    checkKept(
+      'flat',
+      flat,
+      { temperature: 0.8, topP: 0.5 },
+      [],
+      await gpuDebug(flat, { temperature: 0.8, topP: 0.5 }, []),
+    );
+  });
+
   it('gives the same tokens for the same seed and other tokens for another, chaining its history on the GPU', async () => {
     const device = await testDevice();
     const { seed, rng } = freshRng();
@@ -362,18 +491,18 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
       const hist = storageFrom(device, packHistory(prompt, 64));
       const out = storageFrom(device, new Uint32Array(4));
       const bufs = [uni, storageFrom(device, logits), storageFrom(device, new Float32Array(n)), hist, out];
-      const cand = device.createBuffer({ size: sampleSplit(n).candBytes, usage: GPUBufferUsage.STORAGE });
+      const side = sideBuffers(device, n);
       const ids: number[] = [];
       for (let step = 0; step < steps; step++) {
         device.queue.writeBuffer(uni, SAMPLE_DRAW_OFFSET, Uint32Array.of(step));
-        await runSample(device, n, 64, bufs, cand);
+        await runSample(device, n, 64, bufs, side);
         ids.push((await readU32(device, out, 1))[0]);
       }
       const h = await readU32(device, hist);
       expect(h[0], 'ids appended to the ring').toBe(prompt.length + steps);
       const all = [...prompt, ...ids];
       for (let j = all.length - 64; j < all.length; j++) expect(h[HISTORY_HEADER + (j % 64)]).toBe(all[j]);
-      for (const b of [...bufs, cand]) b.destroy();
+      for (const b of [...bufs, side.cand, side.stats]) b.destroy();
       return ids;
     };
     const a = await run(seed);

@@ -3,9 +3,11 @@
  * decode chains on the GPU like greedy decode (the id is copied into the next step's input and into a
  * 4-byte readback; the host never sees the logits). With 0 < top-k ≤ {@link SAMPLE_TOPK_CAP} the first,
  * over many workgroups ({@link sampleCandidatesWGSL}), compacts the vocabulary to each stripe's top-k
- * (issue 40: before, one workgroup made ~20 serial passes over 128k–152k logits); the second, one
- * workgroup ({@link sampleWGSL}), runs the chain below over that list, or over the vocabulary when
- * top-k is off or larger (the first then returns at once).
+ * (issue 40: before, one workgroup made ~20 serial passes over 128k–152k logits); with top-k off and
+ * top-p < 1, three passes over many workgroups ({@link sampleTopPWGSL}) compact it to a set that provably
+ * holds the top-p set. The last, one workgroup ({@link sampleWGSL}), runs the chain below over that list,
+ * or over the vocabulary when neither applies (top-k larger than 256 or with top-p 1 and no top-k, or a
+ * distribution too flat for the top-p bound; the other passes then return at once).
  *
  * The chain is llama.cpp's default order (src/llama-sampling.cpp; common/common.h
  * `common_params_sampling::samplers`), the same as the CPU reference src/webgpu/sampler.ts:
@@ -140,6 +142,20 @@ export interface SampleKernelOptions {
    */
   debug?: { draws: number };
 }
+
+/**
+ * The repetition penalty's rule (`llama_sampler_penalties`), shared by every pass that penalises: logit /
+ * penalty when > 0, × penalty when ≤ 0, over the distinct ids among the last `lastN` of the history ring
+ * (an id seen twice is written twice with the same value). Uses `params`, `hist`, RING and HDR.
+ */
+const PENALTY_WGSL = `fn penalised(v: f32) -> f32 { return select(v / params.penalty, v * params.penalty, v <= 0.0); }
+// How many of the history's last ids the penalty looks at (0 when it is off).
+fn penalty_window() -> u32 {
+  if (params.penalty == 1.0) { return 0u; }
+  return min(min(hist[0], RING), params.lastN);
+}
+// The j-th of the nh last ids of the history, oldest first.
+fn penalty_id(j: u32, nh: u32) -> u32 { return hist[HDR + (hist[0] - nh + j) % RING]; }`;
 
 /** The sampler's WGSL functions: order-preserving keys of logits, workgroup sums, the rank selection of top-k / top-p (histogram passes over key bits) and the inverse-CDF draw. They use the kernel's module constants (WG, BINS), the private n and ch and workgroup arrays. */
 const SAMPLE_FNS_WGSL = `// Order-preserving u32 of an f32 (larger float, larger key); −0 is taken as +0.
@@ -302,6 +318,86 @@ export function sampleSplit(nVocab: number): SampleSplit {
 }
 
 /**
+ * The top-p candidates' histogram: buckets of 1/TOPP_SCALE nat below the maximum penalised logit M
+ * (bucket b holds l with b ≤ (M − l)·TOPP_SCALE < b + 1; the last, TOPP_BINS − 1, everything lower).
+ */
+const TOPP_BINS = 128;
+const TOPP_SCALE = 8;
+/**
+ * The candidates' mass bound must reach (p + TOPP_SLACK) · Z: the one-workgroup pass sums the same weights
+ * in f32 in another order (per-thread partials of ≤ 256 terms then 128 partials: relative error < 3e-5),
+ * so the top-p boundary always lies inside. p > 1 − TOPP_SLACK takes the vocabulary path.
+ */
+const TOPP_SLACK = 1e-3;
+/** Fixed-point scale of the per-bucket mass (u32 atomics; a stripe's ≤ 2,048 weights ≤ 1 fit). */
+const TOPP_FIXED = 2 ** 20;
+
+/**
+ * Layout of the top-p passes' `stats` buffer [statsBytes / 4] u32: per stripe p the maximum penalised
+ * logit (f32 bits) at p, Σ exp(l − M) (f32 bits) at nParts + p, the histogram's counts at `counts` +
+ * p·TOPP_BINS + b and its mass (Σ ⌊exp(l − M) · 2^20⌋) at `masses` + p·TOPP_BINS + b; then the result for
+ * the one-workgroup pass at `result`: [mode (1: the list holds the top-p set; 0: read the vocabulary),
+ * n (candidates), Z (f32 bits), M (f32 bits)].
+ */
+export function sampleStatsLayout(nVocab: number): {
+  counts: number;
+  masses: number;
+  result: number;
+  statsBytes: number;
+} {
+  const { nParts } = sampleSplit(nVocab);
+  const counts = 2 * nParts;
+  const masses = counts + nParts * TOPP_BINS;
+  const result = masses + nParts * TOPP_BINS;
+  return { counts, masses, result, statsBytes: (result + 4) * 4 };
+}
+
+/**
+ * The WGSL the many-workgroup passes share: bindings, constants, the stripe in workgroup memory `sv` and
+ * `load_stripe` (the logits of stripe [s, s + len) with the repetition penalty applied, {@link PENALTY_WGSL}).
+ */
+function stripeModule(N: number, ring: number, out: readonly ('work' | 'cand' | 'stats')[]): string {
+  const { chunk, cap, nParts } = sampleSplit(N);
+  const W = SAMPLE_CAND_WG;
+  // Only the bindings the pass uses (a pipeline's automatic layout drops the others).
+  const decl = { work: 'f32', cand: 'u32', stats: 'u32' };
+  const outs = out.map(
+    (b, i) => `@group(0) @binding(${3 + i}) var<storage, read_write> ${b}: array<${decl[b]}>;\n`,
+  );
+  return `${SAMPLE_PARAMS_WGSL}
+@group(0) @binding(0) var<uniform> params: SampleParams;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read_write> hist: array<u32>;
+${outs.join('')}const N = ${N}u;
+const CHUNK = ${chunk}u;
+const NPARTS = ${nParts}u;
+const CAP = ${cap}u;
+const W = ${W}u;
+const CPT = ${chunk / W}u; // contiguous elements per thread in the id-ordered compaction
+const RING = ${ring}u;
+const HDR = ${HISTORY_HEADER}u;
+var<workgroup> sv: array<f32, ${Math.min(chunk, MAX_STRIPE)}>;
+var<workgroup> gt: array<u32, ${W}>;
+var<workgroup> eq: array<u32, ${W}>;
+fn key_of(v: f32) -> u32 {
+  let b = select(bitcast<u32>(v), 0u, v == 0.0);
+  return select(b | 0x80000000u, ~b, (b >> 31u) == 1u);
+}
+${PENALTY_WGSL}
+fn load_stripe(lid: u32, s: u32, len: u32) {
+  for (var j = lid; j < len; j += W) { sv[j] = logits[s + j]; }
+  workgroupBarrier();
+  let nh = penalty_window();
+  for (var j = lid; j < nh; j += W) {
+    let t = penalty_id(j, nh);
+    if (t >= s && t < s + len) { sv[t - s] = penalised(logits[t]); }
+  }
+  workgroupBarrier();
+}
+`;
+}
+
+/**
  * The sampler's first pass (issue 40), over many workgroups: when 0 < topK ≤ cap ({@link sampleSplit}),
  * workgroup p loads its stripe [p·chunk, min((p+1)·chunk, nVocab)) of the logits into workgroup memory,
  * applies the repetition penalty to the history's ids in it, finds the stripe's k-th element of the order
@@ -313,50 +409,14 @@ export function sampleSplit(nVocab: number): SampleSplit {
  * once. Bindings (by name): `params`, `logits`, `work`, `hist`, `cand`. Dispatch (nParts).
  */
 export function sampleCandidatesWGSL(o: { nVocab: number; ring: number }): string {
-  const N = o.nVocab;
-  const { chunk, cap } = sampleSplit(N);
-  const W = SAMPLE_CAND_WG;
-  return `${SAMPLE_PARAMS_WGSL}
-@group(0) @binding(0) var<uniform> params: SampleParams;
-@group(0) @binding(1) var<storage, read> logits: array<f32>;
-@group(0) @binding(2) var<storage, read_write> work: array<f32>;
-@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
-@group(0) @binding(4) var<storage, read_write> cand: array<u32>;
-const N = ${N}u;
-const CHUNK = ${chunk}u;
-const CAP = ${cap}u;
-const W = ${W}u;
-const CPT = ${chunk / W}u; // contiguous elements per thread in the id-ordered compaction
-const RING = ${o.ring}u;
-const HDR = ${HISTORY_HEADER}u;
-var<workgroup> sv: array<f32, ${Math.min(chunk, MAX_STRIPE)}>;
-var<workgroup> cnt: array<atomic<u32>, ${BINS}>;
-var<workgroup> gt: array<u32, ${W}>;
-var<workgroup> eq: array<u32, ${W}>;
-fn key_of(v: f32) -> u32 {
-  let b = select(bitcast<u32>(v), 0u, v == 0.0);
-  return select(b | 0x80000000u, ~b, (b >> 31u) == 1u);
-}
-@compute @workgroup_size(${W})
+  return `${stripeModule(o.nVocab, o.ring, ['work', 'cand'])}var<workgroup> cnt: array<atomic<u32>, ${BINS}>;
+@compute @workgroup_size(${SAMPLE_CAND_WG})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
   let k = params.topK;
   if (k == 0u || k > CAP) { return; }
   let s = wg.x * CHUNK;
   let len = min(CHUNK, N - s);
-  for (var j = lid; j < len; j += W) { sv[j] = logits[s + j]; }
-  workgroupBarrier();
-  if (params.penalty != 1.0 && params.lastN != 0u) {
-    let total = hist[0];
-    let nh = min(min(total, RING), params.lastN);
-    for (var j = lid; j < nh; j += W) {
-      let t = hist[HDR + (total - nh + j) % RING];
-      if (t >= s && t < s + len) {
-        let v = logits[t];
-        sv[t - s] = select(v / params.penalty, v * params.penalty, v <= 0.0);
-      }
-    }
-  }
-  workgroupBarrier();
+  load_stripe(lid, s, len);
   let base = wg.x * k;
   if (len <= k) {
     for (var j = lid; j < len; j += W) { work[base + j] = sv[j]; cand[base + j] = s + j; }
@@ -415,12 +475,179 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
 }`;
 }
 
+/** The top-p passes, in dispatch order. */
+export const SAMPLE_TOPP_PASSES = ['max', 'mass', 'compact'] as const;
+export type SampleTopPPass = (typeof SAMPLE_TOPP_PASSES)[number];
+
 /**
- * The sampler kernel, after {@link sampleCandidatesWGSL} in the same pass. Bindings (by name): `params`
- * uniform SampleParams, `logits` [≥ nVocab] f32 (read only; never modified), `work` [nVocab] f32 scratch
- * (the candidates' logits when the candidates pass ran), `hist` [HISTORY_HEADER + ring] u32 (the sampled
- * id is appended), `out` [1] u32 (the id; [draws] in the debug variant), `cand` (the candidates' ids),
- * `dbg` (debug only). Dispatch (1).
+ * The top-p candidates (issue 40): three passes over many workgroups that, when top-p < 1 with top-k off
+ * (sampled, nVocab over one stripe), compact the vocabulary to a set that provably holds the top-p set, so
+ * the one-workgroup pass ({@link sampleWGSL}) runs its selects and draw over it instead of ~10 passes over
+ * the vocabulary. Each workgroup loads its stripe with the repetition penalty (`load_stripe`, the rule of
+ * {@link PENALTY_WGSL}); then
+ * - `max`: the stripe's maximum penalised logit → stats[p];
+ * - `mass`: M = max over the stripes; the stripe's Σ exp(l − M) → stats[nParts + p], and per bucket
+ *   b = ⌊(M − l)·{@link TOPP_SCALE}⌋ (the last bucket unbounded) the count of its logits and a lower bound
+ *   of their mass (each weight rounded down to 2^−20; u32 atomics) → stats (see {@link sampleStatsLayout});
+ * - `compact`: every workgroup sums the same partials in the same order: Z = Σ_p z_p, C_b and L_b the
+ *   counts and mass bounds over the stripes; b* the smallest b with Σ_{b' ≤ b} L_b' ≥ (p +
+ *   {@link TOPP_SLACK}) · Z. The top-p set (the shortest prefix of the order logit desc, id asc with mass
+ *   ≥ p · Z) is then inside {bucket ≤ b*}, a prefix of the order that keeps
+ *   whole ties. Each stripe writes those logits (penalised) and ids in id order to work / cand at its
+ *   offset (the counts of the stripes before it), and workgroup 0 writes [1, n, Z, M] to the result. When
+ *   b* is the last bucket or n exceeds the list (nParts · cap, the top-k list's buffer), it writes mode 0
+ *   and the one-workgroup pass reads the vocabulary as before (the exact fallback: flat distributions).
+ *
+ * The one-workgroup pass then uses Z from here (the whole vocabulary's mass; the list has only part of it),
+ * so its top-p select and draw give the vocabulary path's kept set and ids, up to f32 summation order.
+ * Bindings (by name): `params`, `logits`, `work`, `hist`, `cand`, `stats` ({@link sampleStatsLayout}).
+ * Dispatch (nParts). Not planned when {@link sampleSplit}'s cap is 0.
+ * @throws Error when nVocab is not a positive integer.
+ */
+export function sampleTopPWGSL(o: { nVocab: number; ring: number }, pass: SampleTopPPass): string {
+  const N = o.nVocab;
+  if (!Number.isInteger(N) || N < 1) throw new Error(`nVocab must be a positive integer, got ${N}`);
+  const { nParts, cap } = sampleSplit(N);
+  const W = SAMPLE_CAND_WG;
+  const head = `${stripeModule(N, o.ring, pass === 'compact' ? ['work', 'cand', 'stats'] : ['stats'])}const NB = ${TOPP_BINS}u;
+const SCALE = ${TOPP_SCALE}.0;
+const COUNTS = ${sampleStatsLayout(N).counts}u;
+const MASSES = ${sampleStatsLayout(N).masses}u;
+const RESULT = ${sampleStatsLayout(N).result}u;
+const FIXED = ${TOPP_FIXED}.0;
+const LIST = ${nParts * cap}u; // the most candidates the list holds
+const NEG = -3.0e38;
+var<workgroup> red: array<f32, ${W}>;
+var<workgroup> bcast: u32;
+// The top-p candidates run when top-p < 1, top-k off, sampled (uniform).
+fn top_p_on() -> bool { return params.greedy == 0u && params.topK == 0u && params.topP < 1.0; }
+// The bucket of a penalised logit below the maximum M.
+fn bucket(M: f32, v: f32) -> u32 { return u32(min(max((M - v) * SCALE, 0.0), f32(NB - 1u))); }
+// M: the maximum of the stripes' maxima (every workgroup the same value).
+fn global_max(lid: u32) -> f32 {
+  var m = NEG;
+  for (var q = lid; q < NPARTS; q += W) { m = max(m, bitcast<f32>(stats[q])); }
+  red[lid] = m;
+  workgroupBarrier();
+  var r = NEG;
+  for (var j = 0u; j < W; j++) { r = max(r, red[j]); }
+  workgroupBarrier();
+  return r;
+}
+@compute @workgroup_size(${W})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+  if (!top_p_on()) { return; }
+  let s = wg.x * CHUNK;
+  let len = min(CHUNK, N - s);
+`;
+  if (pass === 'max')
+    return `${head}  load_stripe(lid, s, len);
+  var m = NEG;
+  for (var j = lid; j < len; j += W) { m = max(m, sv[j]); }
+  red[lid] = m;
+  workgroupBarrier();
+  if (lid == 0u) {
+    var r = NEG;
+    for (var j = 0u; j < W; j++) { r = max(r, red[j]); }
+    stats[wg.x] = bitcast<u32>(r);
+  }
+}`;
+  if (pass === 'mass')
+    return `${head.replace('var<workgroup> bcast: u32;', `var<workgroup> bcast: u32;\nvar<workgroup> cnt: array<atomic<u32>, ${TOPP_BINS}>;\nvar<workgroup> cm: array<atomic<u32>, ${TOPP_BINS}>;`)}  let M = global_max(lid);
+  for (var b = lid; b < NB; b += W) { atomicStore(&cnt[b], 0u); atomicStore(&cm[b], 0u); }
+  load_stripe(lid, s, len);
+  var z = 0.0;
+  for (var j = lid; j < len; j += W) {
+    let v = sv[j];
+    let w = exp(v - M);
+    z += w;
+    let b = bucket(M, v);
+    atomicAdd(&cnt[b], 1u);
+    atomicAdd(&cm[b], u32(w * FIXED)); // rounded down: a lower bound of the bucket's mass
+  }
+  red[lid] = z;
+  workgroupBarrier();
+  if (lid == 0u) {
+    var r = 0.0;
+    for (var j = 0u; j < W; j++) { r += red[j]; }
+    stats[NPARTS + wg.x] = bitcast<u32>(r);
+  }
+  for (var b = lid; b < NB; b += W) {
+    stats[COUNTS + wg.x * NB + b] = atomicLoad(&cnt[b]);
+    stats[MASSES + wg.x * NB + b] = atomicLoad(&cm[b]);
+  }
+}`;
+  return `${head.replace('var<workgroup> bcast: u32;', `var<workgroup> bcast: u32;\nvar<workgroup> cb: array<u32, ${TOPP_BINS}>;\nvar<workgroup> mb: array<f32, ${TOPP_BINS}>;\nvar<workgroup> oc: array<u32, ${nParts}>;`)}  let M = global_max(lid);
+  for (var b = lid; b < NB; b += W) {
+    var c = 0u;
+    var m = 0.0;
+    for (var q = 0u; q < NPARTS; q++) {
+      c += stats[COUNTS + q * NB + b];
+      m += f32(stats[MASSES + q * NB + b]);
+    }
+    cb[b] = c;
+    mb[b] = m / FIXED;
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    var Z = 0.0;
+    for (var q = 0u; q < NPARTS; q++) { Z += bitcast<f32>(stats[NPARTS + q]); }
+    let goal = (params.topP + ${TOPP_SLACK}) * Z;
+    var lb = 0.0;
+    var total = 0u;
+    var bs = NB - 1u;
+    for (var b = 0u; b < NB - 1u; b++) {
+      lb += mb[b];
+      total += cb[b];
+      if (lb >= goal) { bs = b; break; }
+    }
+    if (bs == NB - 1u || total > LIST) { bs = NB; } // no bound: the vocabulary path
+    if (wg.x == 0u) {
+      stats[RESULT] = select(1u, 0u, bs == NB);
+      stats[RESULT + 1u] = total;
+      stats[RESULT + 2u] = bitcast<u32>(Z);
+      stats[RESULT + 3u] = bitcast<u32>(M);
+    }
+    bcast = bs;
+  }
+  let bs = workgroupUniformLoad(&bcast);
+  if (bs == NB) { return; }
+  // This stripe's offset in the list: the candidates of the stripes before it.
+  for (var q = lid; q < NPARTS; q += W) {
+    var c = 0u;
+    for (var b = 0u; b <= bs; b++) { c += stats[COUNTS + q * NB + b]; }
+    oc[q] = c;
+  }
+  load_stripe(lid, s, len); // its barriers also publish oc
+  var off = 0u;
+  for (var q = 0u; q < wg.x; q++) { off += oc[q]; }
+  // Compaction in id order: thread t owns [t·CPT, t·CPT + CPT).
+  let lo = lid * CPT;
+  let hi = min(lo + CPT, len);
+  var g = 0u;
+  for (var j = lo; j < hi; j++) { if (bucket(M, sv[j]) <= bs) { g++; } }
+  gt[lid] = g;
+  workgroupBarrier();
+  var pos = off;
+  for (var t = 0u; t < lid; t++) { pos += gt[t]; }
+  for (var j = lo; j < hi; j++) {
+    let v = sv[j];
+    if (bucket(M, v) <= bs) {
+      work[pos] = v;
+      cand[pos] = s + j;
+      pos++;
+    }
+  }
+}`;
+}
+/**
+ * The sampler kernel, after {@link sampleCandidatesWGSL} and {@link sampleTopPWGSL} in the same pass.
+ * Bindings (by name): `params` uniform SampleParams, `logits` [≥ nVocab] f32 (read only; never modified),
+ * `work` [nVocab] f32 scratch (the candidates' logits when a candidates pass ran), `hist` [HISTORY_HEADER +
+ * ring] u32 (the sampled id is appended), `out` [1] u32 (the id; [draws] in the debug variant), `cand`
+ * (the candidates' ids), `stats` (the top-p passes' result, read when top-p < 1 with top-k off), `dbg`
+ * (debug only). Dispatch (1).
+ * @throws Error when nVocab or ring is not a positive integer.
  */
 export function sampleWGSL(o: SampleKernelOptions): string {
   const N = o.nVocab;
@@ -437,9 +664,11 @@ export function sampleWGSL(o: SampleKernelOptions): string {
 @group(0) @binding(3) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> cand: array<u32>;
-${dbg ? '@group(0) @binding(6) var<storage, read_write> dbg: array<f32>;' : ''}
+@group(0) @binding(6) var<storage, read_write> stats: array<u32>;
+${dbg ? '@group(0) @binding(7) var<storage, read_write> dbg: array<f32>;' : ''}
 const N = ${N}u;
 const WG = ${WG}u;
+const RESULT = ${sampleStatsLayout(N).result}u; // the top-p candidates' result in stats
 const CHUNK = ${chunk}u; // the candidates pass's stripes
 const NPARTS = ${nParts}u;
 const CAP = ${cap}u;
@@ -465,29 +694,34 @@ var<private> listed: bool;
 
 ${PRNG_WGSL}
 
+${PENALTY_WGSL}
+
 ${SAMPLE_FNS_WGSL}fn id_of(i: u32) -> u32 { return select(i, cand[i], listed && i < n); }
 
 @compute @workgroup_size(${WG})
 fn main(@builtin(local_invocation_index) lid: u32) {
-  let fromList = params.topK > 0u && params.topK <= CAP; // uniform (a private var is not, to WGSL)
+  let sampled = params.greedy == 0u;
+  let topKList = params.topK > 0u && params.topK <= CAP; // uniform (a private var is not, to WGSL)
+  // The top-p candidates (sampleTopPWGSL) when they ran and proved their bound.
+  if (lid == 0u) {
+    let on = CAP > 0u && sampled && params.topK == 0u && params.topP < 1.0;
+    bcast = select(0u, stats[RESULT], on);
+  }
+  let topPList = workgroupUniformLoad(&bcast) == 1u;
+  let fromList = topKList || topPList;
   listed = fromList;
   n = N;
-  if (fromList) { n = (NPARTS - 1u) * params.topK + min(params.topK, N - (NPARTS - 1u) * CHUNK); }
+  if (topKList) { n = (NPARTS - 1u) * params.topK + min(params.topK, N - (NPARTS - 1u) * CHUNK); }
+  if (topPList) { n = stats[RESULT + 1u]; }
   ch = (n + WG - 1u) / WG;
   if (!fromList) {
     // 1. work = logits with the repetition penalty (an id seen twice is written twice with the same value).
     for (var i = lid; i < N; i += WG) { work[i] = logits[i]; }
     storageBarrier();
-    if (params.penalty != 1.0 && params.lastN != 0u) {
-      let total = hist[0];
-      let W = min(min(total, RING), params.lastN);
-      for (var j = lid; j < W; j += WG) {
-        let t = hist[HDR + (total - W + j) % RING];
-        if (t < N) {
-          let v = logits[t];
-          work[t] = select(v / params.penalty, v * params.penalty, v <= 0.0);
-        }
-      }
+    let nh = penalty_window();
+    for (var j = lid; j < nh; j += WG) {
+      let t = penalty_id(j, nh);
+      if (t < N) { work[t] = penalised(logits[t]); }
     }
     storageBarrier();
   }
@@ -516,7 +750,6 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   gC = 0xffffffffu;
   gThr = NEG;
 
-  let sampled = params.greedy == 0u;
   // 3. top-k: the prefix through the k-th element.
   if (sampled && params.topK > 0u) {
     let b = select_rank(lid, false, f32(params.topK), 0u, 0xffffffffu);
@@ -530,7 +763,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
       let v = work[i];
       if (in_prefix(key_of(v), i, gK, gC)) { z += exp(v - gM); }
     }
-    let Z = wg_sum(lid, z);
+    // The list holds part of the mass: Z of the whole vocabulary comes from the top-p passes.
+    let Z = select(wg_sum(lid, z), bitcast<f32>(stats[RESULT + 2u]), topPList);
     let b = select_rank(lid, true, params.topP * Z, gK, gC);
     gK = b.x;
     gC = b.y;

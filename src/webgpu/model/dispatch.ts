@@ -72,7 +72,7 @@ export interface ForwardDispatches {
   output: Dispatch[];
   /** The argmax's two passes (partial maxima, then the final one). */
   argmax: Dispatch[];
-  /** The GPU sampler's two passes (kernels/sample.ts: top-k candidates, then the draw), compiled at load. */
+  /** The GPU sampler's passes (kernels/sample.ts: top-k candidates, top-p candidates, then the draw), compiled at load. */
   sampler: Dispatch[];
 }
 

@@ -48,7 +48,13 @@ import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernel
 import { sgmatTileCovers, sgmatTileWGSL } from '../kernels/mmm-sgmat.ts';
 import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
-import { sampleCandidatesWGSL, sampleSplit, sampleWGSL } from '../kernels/sample.ts';
+import {
+  SAMPLE_TOPP_PASSES,
+  sampleCandidatesWGSL,
+  sampleSplit,
+  sampleTopPWGSL,
+  sampleWGSL,
+} from '../kernels/sample.ts';
 import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './options.ts';
 import type { RunState } from './state.ts';
 import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
@@ -579,6 +585,18 @@ export function planForward(
               sampleSplit(c.nVocab).nParts,
               { ...s.sample, logits: s.logits },
               'one',
+            ),
+            // top-p with top-k off: the candidates that can reach p (each pass returns at once otherwise);
+            // not on software adapters (KernelPlan.sampleTopP)
+            ...(choice.sampleTopP === false ? [] : SAMPLE_TOPP_PASSES).map((pass) =>
+              fixed(
+                'argmax',
+                `sample_top_p_${pass}`,
+                sampleTopPWGSL({ nVocab: c.nVocab, ring: choice.nCtx }, pass),
+                sampleSplit(c.nVocab).nParts,
+                { ...s.sample, logits: s.logits },
+                'one',
+              ),
             ),
           ]),
       fixed(

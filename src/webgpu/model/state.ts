@@ -12,7 +12,7 @@ import { argmaxSplit } from '../kernels/argmax.ts';
 import { kvBytesPerElement, MAX_SPLITS } from '../kernels/attention.ts';
 import { STEP_BYTES } from '../kernels/common.ts';
 import { isQuantKv, kvRowBytes } from '../kernels/kv-quant.ts';
-import { HISTORY_HEADER, SAMPLE_PARAMS_BYTES, sampleSplit } from '../kernels/sample.ts';
+import { HISTORY_HEADER, SAMPLE_PARAMS_BYTES, sampleSplit, sampleStatsLayout } from '../kernels/sample.ts';
 import type { GpuWeight } from './weights.ts';
 
 /**
@@ -84,9 +84,10 @@ export interface RunState {
   /**
    * GPU sampler (kernels/sample.ts): its parameters uniform, the penalised copy of the logits [nVocab]
    * f32 (or the top-k candidates' logits), the history ring [count, 0, 0, 0, ring[nCtx]] u32 and the
-   * candidates' ids [nParts · 256] u32 (kernels/sample.ts `sampleCandidatesWGSL`).
+   * candidates' ids [nParts · 256] u32 (kernels/sample.ts `sampleCandidatesWGSL`) and the top-p passes'
+   * partials and result (`sampleTopPWGSL`, `sampleStatsLayout`).
    */
-  sample: { params: GPUBuffer; work: GPUBuffer; hist: GPUBuffer; cand: GPUBuffer };
+  sample: { params: GPUBuffer; work: GPUBuffer; hist: GPUBuffer; cand: GPUBuffer; stats: GPUBuffer };
 }
 
 /**
@@ -190,6 +191,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     work: buf('sample_work', c.nVocab * 4, S),
     hist: buf('sample_history', (HISTORY_HEADER + z.nCtx) * 4, S | GPUBufferUsage.COPY_DST),
     cand: buf('sample_candidates', sampleSplit(c.nVocab).candBytes, S),
+    stats: buf('sample_stats', sampleStatsLayout(c.nVocab).statsBytes, S),
   };
   const step = buf('step', STEP_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
   const rope = buf('rope', z.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST);

@@ -142,7 +142,7 @@ export class BenchView {
         field('Runs per prompt', this.runs),
         field('Warm-up runs', this.warmup),
         field('Temperature', this.temperature, '0 = greedy'),
-        field('Drafting', this.draft, 'after the same runs without it'),
+        field('Drafting', this.draft, 'timed against the same runs without it'),
       ),
       this.drafting.extra,
       field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),

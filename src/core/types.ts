@@ -328,7 +328,7 @@ export interface ModelInfo {
   contextLength: number;
   /** The most tokens per prefill batch (our WebGPU engine; {@link LoadOptions.batchSize}). */
   batchSize?: number;
-  /** Bytes of weights on the GPU. */
+  /** Bytes of weights: the GGUF tensors' data as loaded (on the GPU; in wasm memory for wllama). */
   weightBytes: number;
   /** The draft model loaded beside it (LoadOptions.draft; our WebGPU engine). */
   draft?: { name: string; nParams: number; nLayers: number; nEmbd: number; weightBytes: number };

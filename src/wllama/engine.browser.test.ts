@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import type { TokenEvent } from '../core/types.ts';
+import { openGguf } from '../gguf/reader.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WllamaEngine } from './engine.ts';
 import { LOCAL_WLLAMA_WASM } from './vite-wasm.ts';
@@ -36,6 +37,11 @@ describe.each([
       threads: { count: 1, multithread: false, crossOriginIsolated: false },
     });
     expect(info.fileBytes).toBeGreaterThan(1e6);
+    // Weights are the tensors' data, as our engine counts them (not the file with its header and padding).
+    const gguf = await openGguf({ url: MODEL_URL });
+    const tensorBytes = [...gguf.tensors.values()].reduce((a, t) => a + t.nBytes, 0);
+    expect(info.weightBytes).toBe(tensorBytes);
+    expect(info.weightBytes).toBeLessThan(info.fileBytes ?? 0);
     expect([...phases]).toEqual(['fetch', 'upload']);
   });
   afterAll(() => engine.unload());

@@ -394,9 +394,11 @@ export class WllamaEngine implements Engine {
     };
     const types = new Set<string>();
     let nParams = 0;
+    let weightBytes = 0;
     for (const t of file.tensors.values()) {
       types.add(t.typeName);
       nParams += t.shape.reduce((a, b) => a * b, 1);
+      weightBytes += t.nBytes;
     }
     const ctxInfo = wllama.getLoadedContextInfo();
     this.info = {
@@ -408,7 +410,8 @@ export class WllamaEngine implements Engine {
       nVocab: ctxInfo.n_vocab,
       contextLength: ctxInfo.n_ctx,
       batchSize,
-      weightBytes: fileBytes,
+      // The tensors' bytes, as our engine counts its weights (the file adds its header and padding).
+      weightBytes,
       tensorTypes: [...types],
       kvDim,
       kvType,

@@ -39,6 +39,11 @@ describe('number formatting', () => {
     expect(fmtBytes(512)).toBe('512 B');
     expect(fmtParams(292_160)).toBe('292K');
     expect(fmtParams(1.1e9)).toBe('1.1B');
+    // Rounding never gives 1000 of a unit (Gemma-3-1B's 999.9M parameters).
+    expect(fmtParams(999_885_952)).toBe('1B');
+    expect(fmtParams(999_400_000)).toBe('999M');
+    expect(fmtBytes(999_900)).toBe('1 MB');
+    expect(fmtBytes(999_400)).toBe('999 kB');
   });
 });
 

@@ -60,7 +60,8 @@ export function fmtBytes(n: number | undefined | null): string {
   const units = ['B', 'kB', 'MB', 'GB', 'TB'];
   let i = 0;
   let v = n;
-  while (i < units.length - 1 && Math.abs(v) >= 1000) {
+  // Compared after rounding, so 999,900 B reads "1 MB", not "1000 kB".
+  while (i < units.length - 1 && Math.abs(Number(v.toPrecision(3))) >= 1000) {
     v /= 1000;
     i++;
   }
@@ -92,7 +93,8 @@ export function fmtParams(n: number | undefined | null): string {
     [1e6, 'M'],
     [1e3, 'K'],
   ];
-  for (const [d, s] of steps) if (n >= d) return `${fmtSig(n / d)}${s}`;
+  // Compared after rounding, so 999.9M reads "1B", not "1000M".
+  for (const [d, s] of steps) if (Number((n / d).toPrecision(3)) >= 1) return `${fmtSig(n / d)}${s}`;
   return String(n);
 }
 

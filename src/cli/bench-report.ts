@@ -7,7 +7,8 @@
  * and, with `--html FILE`, the shareable leaderboard: a self-contained HTML page (no external request, no
  * script; readable at phone width) with devices × models (decode/prefill tok/s, TTFT, fingerprints and
  * dates; src/bench/leaderboard.ts), a ranked table per model, every result, and inline SVG charts.
- * Invalid files are named with their problems; the command exits 1 if any file is invalid or none is given.
+ * Invalid files are named with their problems. Exit codes: 2 for a usage error (no file given, a path that does
+ * not exist or cannot be read, as every command here), 1 if a file is not a valid result, else 0.
  */
 
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -48,6 +49,7 @@ function main(argv: string[]): number {
   const results: BenchResult[] = [];
   const sources: string[] = [];
   let bad = 0;
+  let unreadable = 0;
   for (const f of positionals) {
     let parsed: unknown;
     try {
@@ -61,7 +63,8 @@ function main(argv: string[]): number {
             ? `cannot read it (${err.code})`
             : `not JSON (${err.message})`;
       console.error(`error [invalid_argument]: ${f}: ${why}`);
-      bad++;
+      if (err.code) unreadable++;
+      else bad++;
       continue;
     }
     const errs = resultProblems(parsed);
@@ -92,7 +95,7 @@ function main(argv: string[]): number {
       console.error(`bench:report: wrote ${values.html}`);
     }
   }
-  return bad > 0 || results.length === 0 ? 1 : 0;
+  return unreadable > 0 ? 2 : bad > 0 || results.length === 0 ? 1 : 0;
 }
 
 try {

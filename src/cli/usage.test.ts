@@ -194,9 +194,10 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^error \[invalid_argument\]: no result files given/);
     const missing = await cli('bench-report', ['/no/such.json']);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2); // a path that does not exist is a usage error, as for bench --model
     expect(missing.stderr).toMatch(/^error \[invalid_argument\]: \/no\/such\.json: no such file/);
     const notJson = await cli('bench-report', ['README.md']);
+    expect(notJson.code).toBe(1); // a file that is there but is not a result
     expect(notJson.stderr).toMatch(/^error \[invalid_argument\]: README\.md: not JSON/);
   });
 

@@ -82,6 +82,8 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
   await expect(page.getByTestId('run-status')).toHaveText(
     /^Remote · Done: 1 measured run on 127\.0\.0\.1:\d+/,
   );
+  // …and no longer shows the local run's streamed text as if it were the remote run's.
+  await expect(page.getByTestId('stream-output')).toHaveText('');
   const verdict = page.getByTestId('remote-compare');
   await expect(verdict).toHaveText(
     /^(This GPU|Remote \(127\.0\.0\.1:\d+\)) is faster for you: [\d.]+× quicker per request|take about the same time/,

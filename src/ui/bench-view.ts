@@ -76,6 +76,8 @@ export class BenchView {
   private readonly planHint: HTMLElement;
   /** A field the plan cannot use, said next to the Run button (not only in the Live card). */
   private readonly planError: HTMLElement;
+  /** Whose run the Live card shows: this page's engine, or the remote benchmark's ({@link showLiveStatus}). */
+  private liveOwner: 'local' | 'remote' = 'local';
   private readonly liveStatus: HTMLElement;
   private readonly streamPrompt: HTMLElement;
   private readonly streamOutput: HTMLElement;
@@ -330,6 +332,7 @@ export class BenchView {
     let count = 0;
     let label = '';
     this.element.dataset.state = 'running';
+    this.liveOwner = 'local';
     this.setWhere('live');
     revealCard(this.liveCard);
     let shown = false;
@@ -460,12 +463,21 @@ export class BenchView {
     return r;
   }
 
-  /** Shows a result (the last run's, or one picked in the history). */
-  /** Shows another runner's progress in the Live card (the remote benchmark's: `Remote · Run 2 of 6 · …`). */
+  /**
+   * Shows another runner's progress in the Live card (the remote benchmark's: `Remote · Run 2 of 6 · …`); the
+   * first such line clears the last local run's streamed text and timeline, which are not this run's.
+   */
   showLiveStatus(text: string): void {
+    if (this.liveOwner !== 'remote') {
+      this.liveOwner = 'remote';
+      this.streamPrompt.textContent = '';
+      this.streamOutput.textContent = '';
+      this.chart.clear();
+    }
     this.liveStatus.textContent = text;
   }
 
+  /** Shows a result (the last run's, or one picked in the history). */
   showResult(r: BenchResult, partial: boolean): void {
     this.results.replaceChildren(...resultCardChildren(r, partial, this.session.adapter));
     this.results.hidden = false;

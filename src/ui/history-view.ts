@@ -27,6 +27,8 @@ export class HistoryView {
   private readonly exportJson: HTMLButtonElement;
   private readonly exportCsv: HTMLButtonElement;
   private entries: HistoryEntry[] = [];
+  /** Results in the store on every device (the empty list says where they are). */
+  private totalCount = 0;
   private userChose = false;
   private store: History | undefined;
   private storeError: string | undefined;
@@ -147,13 +149,13 @@ export class HistoryView {
     }
     const mine = this.fingerprint();
     const devices = await db.devices();
-    const chosen = (this.userChose && this.deviceSelect.value) || mine || ALL;
+    const mineCount = devices.find((d) => d.fingerprint === mine)?.count ?? 0;
+    this.totalCount = devices.reduce((s, d) => s + d.count, 0);
+    // This device's results first; with none yet (e.g. only remote runs), every device's.
+    const chosen = (this.userChose && this.deviceSelect.value) || (mine && mineCount > 0 ? mine : ALL);
     const options: { value: string; label: string }[] = [];
-    if (mine) {
-      const n = devices.find((d) => d.fingerprint === mine)?.count ?? 0;
-      options.push({ value: mine, label: `This device (${n})` });
-    }
-    options.push({ value: ALL, label: `All devices (${devices.reduce((s, d) => s + d.count, 0)})` });
+    if (mine) options.push({ value: mine, label: `This device (${mineCount})` });
+    options.push({ value: ALL, label: `All devices (${this.totalCount})` });
     for (const d of devices)
       if (d.fingerprint !== mine) options.push({ value: d.fingerprint, label: `${d.label} (${d.count})` });
     this.deviceSelect.replaceChildren(...options.map((o) => h('option', { value: o.value }, o.label)));
@@ -174,7 +176,9 @@ export class HistoryView {
         h(
           'li',
           { class: 'entries__empty muted' },
-          'No results yet. Run a benchmark, or import a result file.',
+          this.totalCount > 0
+            ? `No results for this choice; ${this.totalCount} under “All devices”.`
+            : 'No results yet. Run a benchmark, or import a result file.',
         ),
       );
       return;

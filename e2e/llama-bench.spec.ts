@@ -32,6 +32,7 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   const rows = page.getByTestId('lb-tests').locator('tbody tr');
   await expect(rows).toHaveCount(4);
   await expect(rows.nth(3)).toContainText('tg8 @ d128');
+  await expect(rows.nth(3)).toContainText('±'); // two repetitions: a spread
   await expect(page.getByTestId('lb-kernels')).toContainText('dispatches per token');
   await expect(page.getByTestId('lb-kernels').locator('.bars__row')).toHaveCount(8);
   await expect(page.getByTestId('lb-cost')).toContainText('per 1M output tokens');
@@ -46,6 +47,9 @@ test('llama-bench tests, kernel shares, cost and what fits', async ({ page }, te
   await expect(page.getByTestId('lb-status')).toHaveText(/^Done: 3 tests/, { timeout: 90_000 });
   await expect(rows).toHaveCount(3);
   await expect(rows.nth(2)).toContainText('tg8 @ d2040');
+  // One repetition has no spread to show: no "± 0.00".
+  await expect(rows.nth(2)).toContainText('(1 run)');
+  await expect(rows.nth(2)).not.toContainText('±');
   // The chart's depth axis reaches the loaded context.
   await expect(card.locator('.lb-chart').first()).toContainText('context 2048');
   await card.getByLabel('Basis').selectOption('remote');

@@ -380,7 +380,10 @@ export class LlamaBenchView {
                 h(
                   'td',
                   { class: 'num' },
-                  `${fmtNum(t.tokensPerSecond.mean)} ± ${fmtNum(t.tokensPerSecond.std)}`,
+                  // One repetition has no spread to show ("± 0.00" would claim a measured zero).
+                  t.samples.length > 1
+                    ? `${fmtNum(t.tokensPerSecond.mean)} ± ${fmtNum(t.tokensPerSecond.std)}`
+                    : `${fmtNum(t.tokensPerSecond.mean)} (1 run)`,
                 ),
               ),
             ),

@@ -65,10 +65,7 @@ export class EngineChoice {
     if (v === 'auto') return chooseBackend(this.gpu());
     return {
       backend: v,
-      reason:
-        v === 'wllama'
-          ? 'chosen on this page: llama.cpp’s wasm build on the CPU'
-          : 'chosen on this page: WebGPU (this page’s engine)',
+      reason: 'as chosen in the Engine select',
     };
   }
 

@@ -12,6 +12,7 @@ import { fmtBytes, fmtSig } from '../util/format.ts';
 export function loadProgressLogger(log: (line: string) => void): (p: LoadProgress) => void {
   const phases = new Map<string, LoadProgress>();
   let lastAt = 0;
+  let lastLine = '';
   const line = () =>
     [...phases.values()]
       .map((p) =>
@@ -25,10 +26,15 @@ export function loadProgressLogger(log: (line: string) => void): (p: LoadProgres
     phases.set(p.phase, p);
     const now = performance.now();
     const phaseDone =
-      p.bytesTotal > 0 && p.bytesDone >= p.bytesTotal && !(prev && prev.bytesDone >= prev.bytesTotal);
-    if (now - lastAt >= 500 || phaseDone) {
+      p.bytesTotal > 0 &&
+      p.bytesDone >= p.bytesTotal &&
+      !(prev && prev.bytesTotal > 0 && prev.bytesDone >= prev.bytesTotal);
+    const text = `${line()}${p.note ? ` ${p.note}` : ''}`;
+    // A line that says nothing new (two phases completing at once) is not repeated.
+    if ((now - lastAt >= 500 || phaseDone) && text !== lastLine) {
       log(`  ${line()}  (${fmtSig(p.tMs)} ms)${p.note ? ` ${p.note}` : ''}`);
       lastAt = now;
+      lastLine = text;
     }
   };
 }

@@ -18,6 +18,17 @@ export default defineConfig({
   use: {
     baseURL: `http://localhost:${PORT}`,
     trace: 'off',
+    // The page's engine default is Auto, which on SwiftShader runs models on wllama; the specs test our
+    // WebGPU engine, so they start as a user who picked it (e2e/cpu-compare.spec.ts tests the default).
+    storageState: {
+      cookies: [],
+      origins: [
+        {
+          origin: `http://localhost:${PORT}`,
+          localStorage: [{ name: 'webgpu-llm-bench:engine', value: 'webgpu' }],
+        },
+      ],
+    },
   },
   webServer: {
     command: `npx vite preview --port ${PORT} --strictPort`,

@@ -150,3 +150,34 @@ test('without WebGPU the page chooses wllama by itself and still benchmarks', as
     await browser.close();
   }
 });
+
+test('on a software adapter the page’s default, Auto, runs the model on wllama; a pick of WebGPU is remembered', async ({
+  browser,
+  baseURL,
+}, testInfo) => {
+  // A visitor's first visit: nothing stored (the config preloads `webgpu` for the other specs).
+  const context = await browser.newContext({
+    storageState: { cookies: [], origins: [] },
+    viewport: { width: 1280, height: 800 },
+  });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${baseURL ?? ''}/#benchmark`);
+    await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+    await expect(page.locator('#model-engine')).toHaveValue('auto');
+    await page.locator('#model-file').setInputFiles(stories260kPath());
+    await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });
+    // SwiftShader is a CPU emulating a GPU: llama.cpp's wasm build answers instead, saying why.
+    await expect(page.getByTestId('engine-reason')).toHaveText(/^llama\.cpp wasm \(CPU\): .*software/);
+    await expect(page.locator('#plan-hint')).toHaveText('Runs on stories260K on the CPU (llama.cpp wasm).');
+    await page.getByTestId('engine-choice').scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, 'software-auto-1280');
+    // The user's pick is kept across a reload.
+    await page.locator('#model-engine').selectOption('webgpu');
+    await page.reload();
+    await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+    await expect(page.locator('#model-engine')).toHaveValue('webgpu');
+  } finally {
+    await context.close();
+  }
+});

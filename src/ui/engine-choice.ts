@@ -4,15 +4,27 @@
  * WebGPU, no adapter or only a software adapter such as SwiftShader), or either one forced. After each
  * load it says which engine took the model and why (the same sentence as ModelInfo.backendReason).
  *
- * The default is `webgpu` where the page's GPU probe found an adapter (so a software adapter still runs
- * our engine unless `auto` is picked: the page is a GPU benchmark first) and `auto` where it found none,
- * so a browser without WebGPU loads and benchmarks on the CPU instead of stopping at "no WebGPU".
+ * The default is `auto`, so every visitor gets an answer at the speed their machine allows: a software
+ * adapter (SwiftShader) runs llama.cpp's wasm build, which beats a CPU emulating a GPU. The user's pick is
+ * kept in localStorage ({@link ENGINE_KEY}) and restored, except that no adapter at all makes it `auto`.
  */
 import { type BackendChoice, chooseBackend, type GpuLike } from '../core/backend-choice.ts';
 import { h } from '../dom/h.ts';
 
 /** What the select offers. */
 export type EngineChoiceValue = 'auto' | 'webgpu' | 'wllama';
+
+/** localStorage key of the user's last pick (the end-to-end tests preload `webgpu` to test our engine). */
+export const ENGINE_KEY = 'webgpu-llm-bench:engine';
+
+function storedChoice(): EngineChoiceValue | undefined {
+  try {
+    const v = localStorage.getItem(ENGINE_KEY);
+    return v === 'auto' || v === 'webgpu' || v === 'wllama' ? v : undefined;
+  } catch {
+    return undefined; // storage unavailable (a private window): the default
+  }
+}
 
 export class EngineChoice {
   readonly element: HTMLElement;
@@ -23,10 +35,18 @@ export class EngineChoice {
     this.select = h(
       'select',
       { id: 'model-engine', class: 'input', 'aria-describedby': 'model-engine-reason' },
-      h('option', { value: 'webgpu' }, 'WebGPU (this page’s engine)'),
       h('option', { value: 'auto' }, 'Auto: WebGPU on a hardware GPU, else the CPU'),
+      h('option', { value: 'webgpu' }, 'WebGPU (this page’s engine)'),
       h('option', { value: 'wllama' }, 'CPU: llama.cpp wasm (wllama)'),
     );
+    this.select.value = storedChoice() ?? 'auto';
+    this.select.addEventListener('change', () => {
+      try {
+        localStorage.setItem(ENGINE_KEY, this.select.value);
+      } catch {
+        // storage may be unavailable; the pick just is not kept
+      }
+    });
     this.reason = h('span', {
       id: 'model-engine-reason',
       class: 'kv-type__hint',

@@ -12,7 +12,7 @@ import type { VocabTokenizer } from './base.ts';
 import { TokenAttr } from './common.ts';
 import { entriesToMetadata } from './hf-convert.ts';
 import { createTokenizer } from './index.ts';
-import { checkPromptLength, minPromptTokens } from './prompt-bound.ts';
+import { checkPromptLength, maxPromptTokens, minPromptTokens } from './prompt-bound.ts';
 import { SpmTokenizer } from './spm.ts';
 
 const spm = SpmTokenizer.fromGgufMetadata(golden.model.tokenizerMetadata as Record<string, unknown>);
@@ -94,6 +94,19 @@ describe.each(TOKENIZERS)('maxPieceChars on %s', (_name, make) => {
         tok.encode(text, { addBos: true, addEos: false, parseSpecial }).length,
       );
     }
+  });
+
+  it('maxPromptTokens is never below what encode gives (the wllama backend skips tokenizing under it)', () => {
+    const rng = mulberry32(48_1);
+    for (let i = 0; i < 300; i++) {
+      const text = randomPrompt(tok, rng, longest);
+      const parseSpecial = i % 2 === 1;
+      const n = tok.encode(text, { addBos: true, addEos: false, parseSpecial }).length;
+      if (maxPromptTokens(text, 1) < n)
+        throw new Error(`${maxPromptTokens(text, 1)} < ${n} tokens for ${JSON.stringify(text)}`);
+    }
+    // Exact UTF-8 byte counting: 'é' is 2 bytes, '€' 3, '😀' a surrogate pair (counted 6 ≥ 4).
+    expect(maxPromptTokens('aé€😀')).toBe(1 + 2 + 3 + 6 + 2);
   });
 });
 

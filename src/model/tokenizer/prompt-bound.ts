@@ -18,6 +18,21 @@ export function minPromptTokens(
 }
 
 /**
+ * The most tokens `text` can encode to (plus `extraTokens`, e.g. 1 for a BOS): one per UTF-8 byte (byte
+ * fallback or byte-level BPE at worst; no piece is shorter than a byte), plus a space prefix and one to spare.
+ * Every UTF-16 surrogate counts 3 bytes (a pair is 4 in UTF-8; a lone one becomes U+FFFD, 3), so it never
+ * undercounts. The bound under which a prompt need not be tokenized before a request to know it fits.
+ */
+export function maxPromptTokens(text: string, extraTokens = 0): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  return bytes + 2 + extraTokens;
+}
+
+/**
  * Throws when a prompt of `chars` UTF-16 code units cannot fit a context of `nCtx` tokens with one left to
  * generate (the check runGeneration makes on the tokens), whatever it tokenizes to.
  * @param extraTokens tokens encode adds besides the text's (1 for a BOS).

@@ -16,6 +16,7 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { checkKvType, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import { type GgufHeader, headerOf } from '../gguf/header.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { chatPromptTokens } from '../model/chat-template.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
@@ -98,6 +99,8 @@ export class WebGpuEngine implements Engine {
   /** The target's token texts (tokenizer.ggml.tokens), to check a draft model's vocabulary against. */
   private vocabTokens?: readonly unknown[];
   private tokenizer?: Tokenizer;
+  /** The loaded model's GGUF header, cloneable (gguf/header.ts `headerOf`), for {@link modelHeader}. */
+  private header?: GgufHeader;
   /** The loaded model's structured-output grammar compiler (model/grammar.ts), made on first use. */
   private grammars?: GrammarCompiler;
   private info?: WebGpuModelInfo;
@@ -160,6 +163,7 @@ export class WebGpuEngine implements Engine {
       this.model = undefined;
       this.draftModel?.destroy();
       this.draftModel = undefined;
+      this.header = undefined;
       this.tokenizer = undefined;
       this.grammars = undefined;
     });
@@ -389,6 +393,7 @@ export class WebGpuEngine implements Engine {
     }
     this.tokenizer = tokenizer;
     this.vocabTokens = file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
+    this.header = file.synthetic ? undefined : headerOf(file);
     this.grammars = undefined;
     const m = this.model;
     const totalMs = performance.now() - tStart;
@@ -650,6 +655,15 @@ export class WebGpuEngine implements Engine {
     return this.info;
   }
 
+  /**
+   * The loaded model's GGUF header as read at load, without the tokenizer's arrays (gguf/header.ts
+   * `headerOf`): what the page sizes a URL model's context choices by, with nothing fetched again.
+   * Undefined before a load and for synthetic models (their header is made from the name).
+   */
+  get modelHeader(): GgufHeader | undefined {
+    return this.header;
+  }
+
   /** The loaded model (for tests and profiling). */
   get llama(): LlamaModel | undefined {
     return this.model;
@@ -661,6 +675,7 @@ export class WebGpuEngine implements Engine {
     this.draftModel?.destroy();
     this.draftModel = undefined;
     this.vocabTokens = undefined;
+    this.header = undefined;
     this.tokenizer = undefined;
     this.grammars = undefined;
     this.info = undefined;

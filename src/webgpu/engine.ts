@@ -94,7 +94,7 @@ export type WebGpuModelInfo = ModelInfo & { kernels?: KernelsInfo };
 export class WebGpuEngine implements Engine {
   private gpu?: GpuContext;
   private model?: LlamaModel;
-  /** The draft model for speculative decoding (LoadOptions.draft), on the same device. */
+  /** The draft model for speculative decoding (setDraft, LoadOptions.draft), on the same device. */
   private draftModel?: LlamaModel;
   /** The target's token texts (tokenizer.ggml.tokens), to check a draft model's vocabulary against. */
   private vocabTokens?: readonly unknown[];

@@ -1,11 +1,12 @@
 /**
  * The page's draft model for speculative decoding, in Chromium (SwiftShader) on the built page: stories260K
  * loaded with a copy kept in this browser is offered in the Benchmark's Drafting select as
- * "Draft model: stories260K.gguf"; choosing it loads it beside the target (LoadOptions.draft), and the
+ * "Draft model: stories260K.gguf"; choosing it loads it beside the target (the engine's setDraft), and the
  * benchmark then drafts with it — the target's own weights, so every drafted token is accepted and the
  * output is the same as without drafting. A draft with another vocabulary (a random model of 300 tokens
  * written by the project's GGUF writer, picked as a file) is refused with the engine's typed error, shown
- * under the select, and the target stays loaded. Screenshots at 1280×800 and 390×844.
+ * under the select, and the target stays loaded without being loaded again (the worker sees no second
+ * `load`) and still runs the benchmark. Screenshots at 1280×800 and 390×844.
  */
 import { resolve } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
@@ -92,7 +93,24 @@ test('benchmark: a library model as the draft (100% accepted, same output); anot
   await shoot(page, 'draft-model-chat-1280');
   await page.getByRole('tab', { name: 'Benchmark' }).click();
 
-  // Another vocabulary: the engine's typed error under the select; the target is loaded again, no draft.
+  // Another vocabulary: the engine's typed error under the select; the target stays loaded (never loaded
+  // again: the engine's worker receives a setDraft call and no load), without a draft.
+  const worker = page.workers().find((w) => /bench\.worker/.test(w.url()));
+  expect(
+    worker,
+    page
+      .workers()
+      .map((w) => w.url())
+      .join(', '),
+  ).toBeDefined();
+  await worker!.evaluate(() => {
+    const calls: string[] = [];
+    (self as unknown as { engineCalls: string[] }).engineCalls = calls;
+    self.addEventListener('message', (e: MessageEvent) => {
+      const path = (e.data as { path?: unknown } | null)?.path;
+      if (Array.isArray(path)) calls.push(path.join('.'));
+    });
+  });
   const other = makeRandomLlamaGguf({ seed: 7, nLayers: 1, nEmbd: 32, nFF: 64, nHead: 2, nVocab: 300 });
   await page.locator('#plan-draft-file').setInputFiles({
     name: 'other-vocab.gguf',
@@ -100,9 +118,12 @@ test('benchmark: a library model as the draft (100% accepted, same output); anot
     buffer: Buffer.from(other),
   });
   await expect(status).toHaveText(
-    "Draft model refused (invalid_argument): the draft model's vocabulary has 300 tokens but the target's has 512; a draft model needs the target's vocabulary. stories260K is loaded, without a draft.",
+    "Draft model refused (invalid_argument): the draft model's vocabulary has 300 tokens but the target's has 512; a draft model needs the target's vocabulary. stories260K stays loaded, without a draft.",
     { timeout: 60_000 },
   );
+  const calls = await worker!.evaluate(() => (self as unknown as { engineCalls: string[] }).engineCalls);
+  expect(calls).toContain('setDraft');
+  expect(calls).not.toContain('load');
   await expect(status).toHaveAttribute('data-code', 'invalid_argument');
   await expect(select).toHaveValue('');
   await expect(select.locator('option', { hasText: '(loaded)' })).toHaveCount(0);

@@ -1,7 +1,8 @@
 /**
  * The model library in the built page (real Chromium, OPFS): a URL loaded with "Keep a copy" is
  * downloaded once; after a reload the "Kept in this browser" list loads it again with no bytes sent; with
- * the network gone the page says it uses the cached copy; Delete empties the list; a shorthand that names
+ * the network gone the page says it uses the cached copy; the context select marks what fits from the
+ * header the engine read at load (no byte fetched again); Delete empties the list; a shorthand that names
  * no file is a clear error; a split model's three parts picked together load as one model.
  * The model host is src/testing/library-server.ts (counts the bytes it sends).
  */
@@ -69,6 +70,33 @@ test('a URL is downloaded once, kept, loaded again offline, and deleted', async 
     /1\.\d+ MB of 1\.\d+ MB/,
   );
   expect(server.stats.bodyBytes).toBe(size);
+  // The context select knows the URL model's lengths from the header the engine read at load (issue 44),
+  // and once the GPU is probed marks what fits; nothing is fetched again for it.
+  const ctx = page.locator('#model-context');
+  await expect(ctx.locator('option').nth(1)).toHaveText(/^[\d,]+ tokens$/);
+  await page.getByTestId('kv-probe').click();
+  await expect(ctx.locator('option').nth(1)).toHaveText(/^[\d,]+ tokens · fits at f16$/, {
+    timeout: 30_000,
+  });
+  expect(server.stats.bodyBytes).toBe(size);
+  // Shown chosen, so the screenshots show a mark; the default again for the loads below.
+  await ctx.selectOption({ index: 1 });
+  await ctx.scrollIntoViewIfNeeded();
+  await page.screenshot({
+    path: join(process.env.SCREENSHOT_DIR ?? test.info().outputDir, 'library-url-context-1280.png'),
+  });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await ctx.scrollIntoViewIfNeeded();
+  await page.screenshot({
+    path: join(process.env.SCREENSHOT_DIR ?? test.info().outputDir, 'library-url-context-390.png'),
+  });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await ctx.selectOption('');
+  // Another URL in the box: its lengths are not known until it loads; the loaded one's come back with it.
+  await page.getByLabel('Model URL or Hugging Face file').fill(`${server.url}/range/other.gguf`);
+  await expect(ctx.locator('option')).toHaveCount(1);
+  await page.getByLabel('Model URL or Hugging Face file').fill(url);
+  await expect(ctx.locator('option').nth(1)).toHaveText(/ · fits at f16$/);
   await expect(page.getByTestId('model-summary')).toContainText('kept in this browser');
   const item = page.getByTestId('library-list').locator('.library__item');
   await expect(item).toHaveCount(1);

@@ -68,10 +68,17 @@ function resolveSource(source: ModelSource): ModelSource {
   return { ...source, url: new URL(source.url, document.baseURI).href };
 }
 
-/** {@link WorkerEngine} whose `load` resolves relative model URLs against the page. */
+/** {@link WorkerEngine} whose `load` and `setDraft` resolve relative model URLs (a draft's too) against the page. */
 class PageEngine extends WorkerEngine {
   override load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo> {
-    return super.load(resolveSource(source), options);
+    const draft = options?.draft;
+    return super.load(resolveSource(source), draft ? { ...options, draft: resolveSource(draft) } : options);
+  }
+  override setDraft(
+    source: ModelSource | undefined,
+    options?: Parameters<WorkerEngine['setDraft']>[1],
+  ): Promise<ModelInfo['draft']> {
+    return super.setDraft(source && resolveSource(source), options);
   }
 }
 

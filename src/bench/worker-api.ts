@@ -1,12 +1,13 @@
 /**
  * The bench extension of the engine's worker API: {@link BenchWorkerApi} (the engine API plus llama-bench
  * tests and the kernel profile), served by `workers/bench.worker.ts` (worker side: src/bench/worker-host.ts),
- * and {@link BenchWorkerEngine}, the page-side engine that adds {@link BenchWorkerEngine.llamaBench} to
- * `WorkerEngine`. Used by the benchmark page (src/ui/session.ts) and `npm run bench` (page-api.ts); the
+ * and {@link BenchWorkerEngine}, the page-side engine that adds {@link BenchWorkerEngine.llamaBench} and
+ * {@link BenchWorkerEngine.modelHeader} to `WorkerEngine`. Used by the benchmark page (src/ui/session.ts) and `npm run bench` (page-api.ts); the
  * library and the widget use the engine worker, which has none of it.
  */
 import * as Comlink from 'comlink';
 import { type WorkerApi, WorkerEngine } from '../core/worker-api.ts';
+import type { GgufHeader } from '../gguf/header.ts';
 import type { GpuProfile, LlamaBenchPlan, LlamaBenchTest } from './llama-bench.ts';
 import type { LlamaBenchProgress, ProfileOptions } from './llama-bench-gpu.ts';
 
@@ -28,6 +29,8 @@ export interface BenchWorkerApi extends WorkerApi {
     onProgress?: (p: LlamaBenchProgress) => void,
     requestId?: number,
   ): Promise<{ tests: LlamaBenchTest[]; gpu?: GpuProfile }>;
+  /** The loaded model's GGUF header as read at load (`WebGpuEngine.modelHeader`); undefined before a load. */
+  modelHeader(): Promise<GgufHeader | undefined>;
 }
 
 /**
@@ -51,5 +54,14 @@ export class BenchWorkerEngine extends WorkerEngine {
     return this.withSignal(signal, (id) =>
       this.bench.llamaBench(req, onProgress ? Comlink.proxy(onProgress) : undefined, id),
     );
+  }
+
+  /**
+   * The loaded model's GGUF header as the worker read it at load, without the tokenizer's arrays
+   * (gguf/header.ts `headerOf`; `headerAsFile` makes it a GgufFile for the fit estimates): nothing is read
+   * from the model's source again. Undefined before a load.
+   */
+  modelHeader(): Promise<GgufHeader | undefined> {
+    return this.bench.modelHeader();
   }
 }

@@ -29,5 +29,6 @@ export function benchWorkerApi(
           return { tests, gpu };
         });
       }),
+    modelHeader: async () => engine.modelHeader,
   };
 }

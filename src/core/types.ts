@@ -108,8 +108,11 @@ export interface LoadOptions {
    * A draft model for speculative decoding (our WebGPU engine; `--draft` on the command line): a smaller
    * GGUF with the same vocabulary (same size, same token texts; else EngineError('invalid_argument')
    * before anything of it is allocated), loaded on the same device with the same context length and KV
-   * type. Requests use it with `draft: { type: 'model' }`. One that does not fit beside the target fails
-   * the load with 'out_of_memory', and nothing stays loaded.
+   * type. Requests use it with `draft: { type: 'model' }`. A draft that fails (another vocabulary,
+   * 'out_of_memory' beside the target, a fetch or parse error) makes `load` throw its typed error after
+   * the target has loaded; the target stays loaded and usable without a draft (the draft's GPU memory
+   * released). `WebGpuEngine.setDraft` / `WorkerEngine.setDraft` load, replace or drop a draft beside an
+   * already loaded target without loading it again.
    */
   draft?: ModelSource;
 }

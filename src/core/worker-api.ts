@@ -32,6 +32,13 @@ export interface WorkerApi {
     onProgress?: (p: LoadProgress) => void,
     loadId?: number,
   ): Promise<ModelInfo>;
+  /** `WebGpuEngine.setDraft`: a draft model beside the loaded target (undefined drops it); cancellable by id. */
+  setDraft(
+    source: ModelSource | undefined,
+    options: Pick<LoadOptions, 'cache' | 'batchSize'>,
+    onProgress?: (p: LoadProgress) => void,
+    loadId?: number,
+  ): Promise<ModelInfo['draft']>;
   generate(
     req: GenerateRequest,
     onToken?: (e: TokenEvent) => void,
@@ -94,6 +101,22 @@ export class WorkerEngine implements Engine {
     const { onProgress, signal, ...rest } = options;
     return this.withSignal(signal, (id) =>
       this.remote.load(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
+    );
+  }
+  /**
+   * Loads `source` as the draft model beside the loaded target, replacing any draft; `undefined` drops it
+   * (our WebGPU engine's `setDraft`). A failure leaves the target loaded, without a draft.
+   * @returns the draft's facts, undefined when dropped.
+   * @throws EngineError as `WebGpuEngine.setDraft`: 'not_loaded', 'invalid_argument' (another vocabulary),
+   *   'out_of_memory' (it does not fit beside the target), a fetch or parse error, 'aborted'.
+   */
+  setDraft(
+    source: ModelSource | undefined,
+    options: Pick<LoadOptions, 'cache' | 'batchSize' | 'signal' | 'onProgress'> = {},
+  ): Promise<ModelInfo['draft']> {
+    const { onProgress, signal, ...rest } = options;
+    return this.withSignal(signal, (id) =>
+      this.remote.setDraft(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
     );
   }
   generate(

@@ -3,10 +3,11 @@
  * draft model — the one loaded beside the target ("Draft model: NAME"), each complete model kept in this
  * browser (the library, src/library/), a GGUF file from the disk or a GGUF URL.
  *
- * Choosing a model loads the target again with `LoadOptions.draft` (our engine checks the draft's
- * vocabulary — size and token texts — before anything of it is allocated). A refusal (a vocabulary that
- * differs, a draft that does not fit) is said under the select with the engine's code and message, and
- * the target is loaded again without the draft, so the page keeps its model. Both views' selects follow
+ * Choosing a model loads it beside the page's model with the engine's `setDraft` (the model is not loaded
+ * again; our engine checks the draft's vocabulary — size and token texts — before anything of it is
+ * allocated). A refusal (a vocabulary that differs, a draft that does not fit, a fetch error) is said under
+ * the select with the engine's code and message; the engine keeps the model, without a draft, and the
+ * page goes on with it. Both views' selects follow
  * the session: the loaded draft is `session.model.draftId`.
  */
 import { type EngineErrorCode, isEngineError } from '../core/errors.ts';
@@ -199,15 +200,13 @@ export class DraftChoice {
   }
 
   /**
-   * Loads the page's model again with `source` as its draft (LoadOptions.draft); on a refusal says the
-   * engine's error and loads the model again without a draft.
-   * @param viaLibrary read a URL spec through the model library (LoadOptions.cache; a URL target then
-   *   goes through the library too).
+   * Loads `source` as the draft beside the page's model (`setDraft`: the model is not loaded again); on a
+   * refusal says the engine's error, and the model stays loaded without a draft.
+   * @param viaLibrary read a URL spec through the model library (LoadOptions.cache).
    */
   private async loadDraft(source: ModelSource, id: string, viaLibrary: boolean): Promise<void> {
     const model = this.session.model;
-    const reload = model?.reload;
-    if (!model || !reload || !this.session.ours) {
+    if (!model || !this.session.ours) {
       this.select.value = this.last;
       this.say(
         model
@@ -224,41 +223,31 @@ export class DraftChoice {
     const engine = this.session.ourEngine;
     this.say(`Loading ${id} as the draft model beside ${model.id}…`);
     try {
-      const info = await engine.load(reload.source, {
-        ...reload.options,
-        cache: reload.options.cache || viaLibrary,
-        draft: source,
+      const draft = await engine.setDraft(source, {
+        cache: model.reload?.options.cache || viaLibrary,
       });
-      this.session.setModel({ ...model, info, draftId: id });
+      this.session.setModel({ ...model, info: { ...model.info, draft }, draftId: id });
       this.select.value = LOADED;
       this.last = LOADED;
-      const d = info.draft;
       this.say(
-        `${id} drafts for ${model.id}${d ? ` (${d.nLayers} layers, ${d.nEmbd} wide, ${(d.nParams / 1e6).toPrecision(3)} M parameters)` : ''}.`,
+        `${id} drafts for ${model.id}${draft ? ` (${draft.nLayers} layers, ${draft.nEmbd} wide, ${(draft.nParams / 1e6).toPrecision(3)} M parameters)` : ''}.`,
       );
     } catch (e) {
       const code = isEngineError(e) ? e.code : undefined;
       const message = e instanceof Error ? e.message : String(e);
-      this.say(
-        `Draft model refused${code ? ` (${code})` : ''}: ${message}. Loading ${model.id} again without it…`,
-        code,
-      );
+      // The engine keeps the model (a refused draft frees what it had taken, and any draft before it).
+      if (code === 'device_lost') this.session.setModel(undefined);
+      else this.session.setModel({ ...model, info: { ...model.info, draft: undefined }, draftId: undefined });
       this.select.value = NONE;
       this.last = NONE;
-      try {
-        const info = await engine.load(reload.source, reload.options);
-        this.session.setModel({ ...model, info, draftId: undefined });
-        this.say(
-          `Draft model refused${code ? ` (${code})` : ''}: ${message}. ${model.id} is loaded, without a draft.`,
-          code,
-        );
-      } catch (e2) {
-        this.session.setModel(undefined);
-        this.say(
-          `Draft model refused${code ? ` (${code})` : ''}: ${message}. ${model.id} did not load again (${e2 instanceof Error ? e2.message : String(e2)}); load it in the Benchmark tab.`,
-          code,
-        );
-      }
+      this.say(
+        `Draft model refused${code ? ` (${code})` : ''}: ${message}. ${
+          code === 'device_lost'
+            ? `${model.id} was lost with the GPU device; load it again in the Benchmark tab.`
+            : `${model.id} stays loaded, without a draft.`
+        }`,
+        code,
+      );
     } finally {
       this.session.end('load');
     }

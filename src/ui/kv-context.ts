@@ -1,6 +1,7 @@
 /**
  * The load options' context and KV cache selects (our engine; `LoadOptions.contextLength` and `kvType`):
- * once the model's header is known (a synthetic shape, a picked file's header, or the loaded model's),
+ * once the model's header is known (a synthetic shape, a picked file's header, or the header our engine
+ * read when it loaded a URL model),
  * the context select offers lengths up to the model's trained maximum (`{arch}.context_length`), each
  * marked with the cache type that makes it fit this GPU when its memory has been probed (fits at f16 /
  * needs q8_0 / needs q4_0 / does not fit; choosing one picks that type), and the KV select says what each

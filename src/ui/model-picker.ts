@@ -11,6 +11,7 @@ import { EngineError, isEngineError } from '../core/errors.ts';
 import type { LoadProgress, ModelSource } from '../core/types.ts';
 import { isKvType } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
+import { headerAsFile } from '../gguf/header.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { parseSplitName } from '../gguf/split.ts';
 import type { GgufFile } from '../gguf/types.ts';
@@ -96,6 +97,14 @@ export class ModelPicker {
   /** Models to start with (hf: shorthands and synthetic shapes), under the file and URL sources. */
   private readonly recommended = new RecommendedView();
   private pickedParts: File[] = [];
+  /**
+   * The last model loaded by URL on our engine and its GGUF header as the engine read it at load
+   * (`BenchWorkerEngine.modelHeader`: nothing fetched twice), for the context select's fit marks while
+   * the URL box still names it.
+   */
+  private urlHeader?: { spec: string; header: GgufFile };
+  /** Whether the context select shows {@link urlHeader} (the URL box names the model loaded from it). */
+  private urlHeaderShown = false;
   private readonly shapeSelect: HTMLSelectElement;
   private readonly typeSelect: HTMLSelectElement;
   private readonly syntheticSize: HTMLElement;
@@ -154,6 +163,9 @@ export class ModelPicker {
     this.kvType = kvTypeSelect();
     this.kvContext = new KvContextOptions(this.kvType);
     this.wireSuggestions();
+    this.urlInput.addEventListener('input', () => {
+      if (this.kind === 'url') this.showUrlHeader();
+    });
     this.urlInput.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') void this.load();
     });
@@ -277,9 +289,20 @@ export class ModelPicker {
 
   /** The header the context and KV selects describe for the chosen source (a file's: read when picked). */
   private headerForKind(): void {
+    this.urlHeaderShown = false;
     if (this.kind === 'synthetic') this.describeSynthetic();
     else if (this.kind === 'file' && this.pickedHeader) this.kvContext.setModel(this.pickedHeader);
-    else if (this.kind !== 'url') this.kvContext.setModel(undefined);
+    else if (this.kind === 'url') this.showUrlHeader(true);
+    else this.kvContext.setModel(undefined);
+  }
+
+  /** The URL source's context select: the loaded URL model's header while the URL box names it, else plain. */
+  private showUrlHeader(force = false): void {
+    const u = this.urlHeader;
+    const show = u !== undefined && u.spec === this.urlInput.value.trim();
+    if (show === this.urlHeaderShown && !force) return;
+    this.urlHeaderShown = show;
+    this.kvContext.setModel(show ? u.header : undefined);
   }
 
   /** Chooses a source and checks its radio button. */
@@ -549,6 +572,16 @@ export class ModelPicker {
             ? ' · the cached copy (unchanged on the server)'
             : ` · downloaded ${fmtBytes(info.cache.downloadedBytes)} and kept in this browser`;
       }
+      // A URL model's header as our engine read it at load (no second fetch: e2e/library.spec.ts counts
+      // the bytes), so the context select marks what fits as for a file.
+      if (this.kind === 'url' && !webllm && choice?.backend !== 'wllama') {
+        const read = await this.session.ourEngine.modelHeader().catch(() => undefined);
+        if (read) {
+          header = headerAsFile(read);
+          this.urlHeader = { spec: this.urlInput.value.trim(), header };
+          this.showUrlHeader(true);
+        }
+      }
       const stats = await engine.stats();
       const l = stats.load;
       this.phases.finish({ fetch: l?.fetchMs, upload: l?.uploadMs, compile: l?.compileMs });
@@ -582,8 +615,6 @@ export class ModelPicker {
       this.status.scrollIntoView({ block: 'nearest' });
       this.element.dataset.loaded = id;
       if (webllm) this.webllm.refresh();
-      // No second read of a URL's header for the context select: without range support it downloaded the
-      // whole file again (e2e/library.spec.ts counts the bytes). A URL's context select stays plain.
     } catch (e) {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';

@@ -62,12 +62,13 @@ export interface LoadedModel {
    */
   source?: { source: ModelSource; cache: boolean };
   /**
-   * The model's GGUF header where the page read it (a synthetic shape's, a picked file's): the fit views
+   * The model's GGUF header where the page has it (a synthetic shape's, a picked file's, or a URL model's as
+   * our engine read it at load, gguf/header.ts `headerAsFile`): the fit views
    * size it by `modelFits` (weights, KV cache and run state), the one computation the page shows.
    */
   header?: GgufFile;
   /**
-   * The id of the draft model loaded beside it for speculative decoding (LoadOptions.draft, chosen in a
+   * The id of the draft model loaded beside it for speculative decoding (our engine's setDraft, chosen in a
    * Drafting select: src/ui/draft-choice.ts); absent without one.
    */
   draftId?: string;

@@ -5,7 +5,7 @@
  * back after every rejection (the draft's is checked by the outputs staying exact over many passes) and
  * high acceptance for a copy of the target; an abort in the middle (or between the target's prefill and
  * the draft's) leaves both models exact; a draft with another vocabulary (size, or token texts) is
- * refused at load and leaves nothing loaded.
+ * refused (by load or setDraft) with the target kept: the same model object, a plain engine's output.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
@@ -104,8 +104,20 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
   });
 });
 
-describe('draft model: bad input', () => {
+describe('draft model: bad input keeps the target', () => {
   const engine = new WebGpuEngine({ openModel: openModelSource });
+  const req: GenerateRequest = { prompt: 'Once upon a time, there was', maxTokens: 12, ignoreEos: true };
+  /** The target's greedy ids from an engine that never saw a draft. */
+  let plainIds: number[];
+  beforeAll(async () => {
+    const plain = new WebGpuEngine({ openModel: openModelSource });
+    try {
+      await plain.load({ url: MODEL_URL }, { contextLength: 64 });
+      plainIds = (await plain.generate(req)).outputTokenIds;
+    } finally {
+      await plain.dispose();
+    }
+  }, 60_000);
   afterAll(() => engine.dispose());
 
   const cases: [string, () => Uint8Array, RegExp][] = [
@@ -123,7 +135,7 @@ describe('draft model: bad input', () => {
     ],
   ];
   for (const [name, bytes, pattern] of cases) {
-    it(`refuses ${name} at load and leaves nothing loaded`, async () => {
+    it(`load with a draft of ${name}: the typed error, the target stays loaded and exact`, async () => {
       const err = await engine
         .load(
           { url: MODEL_URL },
@@ -132,17 +144,46 @@ describe('draft model: bad input', () => {
         .catch((e) => e);
       expect(isEngineError(err, 'invalid_argument'), String(err)).toBe(true);
       expect(String(err)).toMatch(pattern);
-      const after = await engine.generate({ prompt: 'Once', maxTokens: 2 }).catch((e) => e);
-      expect(isEngineError(after, 'not_loaded'), String(after)).toBe(true);
+      expect(engine.modelInfo?.draft).toBeUndefined();
+      expect((await engine.generate(req)).outputTokenIds).toEqual(plainIds);
     });
+
+    it(`setDraft of ${name} beside a loaded draft: refused, the same target model generates exactly, no draft left`, async () => {
+      await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+      const target = engine.llama;
+      // The target's own file as a draft: the same vocabulary, every draft accepted.
+      const own = new Blob([await (await fetch(MODEL_URL)).arrayBuffer()]);
+      const d = await engine.setDraft({ blob: own, name: 'own copy' });
+      expect(d?.nLayers).toBe(engine.modelInfo?.nLayers);
+      const drafted = await engine.generate({ ...req, draft: { type: 'model', draftMax: 3 } });
+      expect(drafted.outputTokenIds).toEqual(plainIds);
+      expect(drafted.speculative!.accepted).toBe(drafted.speculative!.drafted);
+
+      const err = await engine
+        .setDraft({ blob: new Blob([bytes() as Uint8Array<ArrayBuffer>]) })
+        .catch((e) => e);
+      expect(isEngineError(err, 'invalid_argument'), String(err)).toBe(true);
+      expect(String(err)).toMatch(pattern);
+      // Not loaded again: the same LlamaModel object, and its output is a plain engine's.
+      expect(engine.llama).toBe(target);
+      expect(engine.modelInfo?.draft).toBeUndefined();
+      expect((await engine.generate(req)).outputTokenIds).toEqual(plainIds);
+      // The draft loaded before the refusal is gone too.
+      const noDraft = await engine.generate({ ...req, draft: { type: 'model' } }).catch((e) => e);
+      expect(isEngineError(noDraft, 'invalid_argument'), String(noDraft)).toBe(true);
+      expect(String(noDraft)).toMatch(/needs a draft model/);
+    }, 60_000);
   }
 
-  it("refuses draft type 'model' without a draft model", async () => {
+  it("refuses draft type 'model' without a draft model, and setDraft without a target", async () => {
     await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     const err = await engine
       .generate({ prompt: 'Once', maxTokens: 4, draft: { type: 'model' } })
       .catch((e) => e);
     expect(isEngineError(err, 'invalid_argument'), String(err)).toBe(true);
-    expect(String(err)).toMatch(/LoadOptions.draft/);
+    expect(String(err)).toMatch(/setDraft or LoadOptions.draft/);
+    await engine.unload();
+    const none = await engine.setDraft({ url: MODEL_URL }).catch((e) => e);
+    expect(isEngineError(none, 'not_loaded'), String(none)).toBe(true);
   });
 });

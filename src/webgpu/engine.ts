@@ -16,6 +16,7 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import { checkKvType, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import { type GgufHeader, headerOf } from '../gguf/header.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { chatPromptTokens } from '../model/chat-template.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
@@ -93,11 +94,13 @@ export type WebGpuModelInfo = ModelInfo & { kernels?: KernelsInfo };
 export class WebGpuEngine implements Engine {
   private gpu?: GpuContext;
   private model?: LlamaModel;
-  /** The draft model for speculative decoding (LoadOptions.draft), on the same device. */
+  /** The draft model for speculative decoding (setDraft, LoadOptions.draft), on the same device. */
   private draftModel?: LlamaModel;
   /** The target's token texts (tokenizer.ggml.tokens), to check a draft model's vocabulary against. */
   private vocabTokens?: readonly unknown[];
   private tokenizer?: Tokenizer;
+  /** The loaded model's GGUF header, cloneable (gguf/header.ts `headerOf`), for {@link modelHeader}. */
+  private header?: GgufHeader;
   /** The loaded model's structured-output grammar compiler (model/grammar.ts), made on first use. */
   private grammars?: GrammarCompiler;
   private info?: WebGpuModelInfo;
@@ -160,6 +163,7 @@ export class WebGpuEngine implements Engine {
       this.model = undefined;
       this.draftModel?.destroy();
       this.draftModel = undefined;
+      this.header = undefined;
       this.tokenizer = undefined;
       this.grammars = undefined;
     });
@@ -180,7 +184,8 @@ export class WebGpuEngine implements Engine {
    * @throws EngineError: 'webgpu_unavailable', 'gguf_invalid', 'unsupported_model', 'out_of_memory',
    *   'network', 'http_status', 'timeout', 'aborted', 'device_lost'; 'invalid_argument' for a bad option
    *   (an unknown KV type before anything else, a Q8_0/Q4_0 cache for a head size not a multiple of 32
-   *   before anything is allocated).
+   *   before anything is allocated). With `options.draft`, the draft's errors as {@link setDraft}: thrown
+   *   after the target has loaded, which then stays loaded without a draft (`modelInfo` says so).
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<WebGpuModelInfo> {
     checkKvType(options.kvType);
@@ -198,16 +203,55 @@ export class WebGpuEngine implements Engine {
     const info = await this.openSource(source, options, emit, (file, cache) =>
       this.loadFile(gpu, file, source, options, tStart, emit, cache),
     );
-    if (!options.draft) return info;
-    try {
-      info.draft = await this.openSource(options.draft, options, emit, (file) =>
-        this.loadDraft(gpu, file, options.draft!, options),
-      );
-    } catch (e) {
-      await this.unload();
-      throw await this.gpuError(e);
-    }
+    if (options.draft) await this.setDraft(options.draft, options);
     return info;
+  }
+
+  /**
+   * Loads `source` as the draft model for speculative decoding (requests' `draft: { type: 'model' }`)
+   * beside the loaded target, on the same device with the target's context length and KV types; or, with
+   * `undefined`, drops the draft. Any draft loaded before is freed first. The draft's vocabulary must be the
+   * target's (same size, same token texts; checked before anything of it is allocated). A failure leaves
+   * the target loaded and usable, without a draft (whatever the draft had allocated is released), so a
+   * caller can report the error and go on with the target alone, or try another draft, without loading
+   * the target again. `LoadOptions.draft` is `load` then this.
+   * @returns the draft's facts (also `modelInfo.draft`), undefined when dropped.
+   * @throws EngineError 'not_loaded' (no target), 'invalid_argument' (another vocabulary, a generation
+   *   running), 'out_of_memory' (it does not fit beside the target), 'unsupported_model', 'gguf_invalid',
+   *   'network', 'http_status', 'timeout', 'aborted', 'device_lost' — all with the target still loaded
+   *   (but for 'device_lost').
+   */
+  async setDraft(
+    source: ModelSource | undefined,
+    options: Pick<LoadOptions, 'signal' | 'cache' | 'onProgress' | 'batchSize'> = {},
+  ): Promise<ModelInfo['draft']> {
+    this.requireModel();
+    if (this.busy)
+      throw new EngineError(
+        'invalid_argument',
+        'a generation is running on this engine: set the draft after it',
+      );
+    this.draftModel?.destroy();
+    this.draftModel = undefined;
+    if (this.info) this.info.draft = undefined;
+    if (!source) return undefined;
+    const gpu = this.gpu!;
+    const tStart = performance.now();
+    const emit = (p: Omit<LoadProgress, 'tMs'>) =>
+      options.onProgress?.({ ...p, tMs: performance.now() - tStart });
+    this.busy = true;
+    try {
+      const draft = await this.openSource(source, options, emit, (file) =>
+        this.loadDraft(gpu, file, source, options),
+      );
+      if (this.info) this.info.draft = draft;
+      return draft;
+    } catch (e) {
+      // loadDraft frees what the draft had allocated; the target is untouched.
+      throw await this.gpuError(e);
+    } finally {
+      this.busy = false;
+    }
   }
 
   /** Opens `source` ({ synthetic } here, the rest through the engine's opener) and hands its GGUF to `use`. */
@@ -230,7 +274,7 @@ export class WebGpuEngine implements Engine {
   }
 
   /**
-   * Loads the draft model (LoadOptions.draft) beside the loaded target, with its context length and KV
+   * Loads the draft model ({@link setDraft}) beside the loaded target, with its context length and KV
    * type, after checking its vocabulary: the same size and the same token texts, else
    * EngineError('invalid_argument') naming the first difference, before anything of it is allocated.
    * @throws EngineError 'invalid_argument', 'out_of_memory' (it does not fit beside the target), as load.
@@ -239,7 +283,7 @@ export class WebGpuEngine implements Engine {
     gpu: GpuContext,
     file: GgufFile,
     source: ModelSource,
-    options: LoadOptions,
+    options: Pick<LoadOptions, 'signal' | 'batchSize'>,
   ): Promise<NonNullable<ModelInfo['draft']>> {
     const t = this.model!;
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
@@ -349,6 +393,7 @@ export class WebGpuEngine implements Engine {
     }
     this.tokenizer = tokenizer;
     this.vocabTokens = file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
+    this.header = file.synthetic ? undefined : headerOf(file);
     this.grammars = undefined;
     const m = this.model;
     const totalMs = performance.now() - tStart;
@@ -390,7 +435,7 @@ export class WebGpuEngine implements Engine {
     gpu: GpuContext,
     cfg: ReturnType<typeof llamaConfigFromGguf>,
     contextLength: number,
-    options: LoadOptions,
+    options: Pick<LoadOptions, 'batchSize'>,
   ): number {
     return Math.max(
       1,
@@ -610,6 +655,15 @@ export class WebGpuEngine implements Engine {
     return this.info;
   }
 
+  /**
+   * The loaded model's GGUF header as read at load, without the tokenizer's arrays (gguf/header.ts
+   * `headerOf`): what the page sizes a URL model's context choices by, with nothing fetched again.
+   * Undefined before a load and for synthetic models (their header is made from the name).
+   */
+  get modelHeader(): GgufHeader | undefined {
+    return this.header;
+  }
+
   /** The loaded model (for tests and profiling). */
   get llama(): LlamaModel | undefined {
     return this.model;
@@ -621,6 +675,7 @@ export class WebGpuEngine implements Engine {
     this.draftModel?.destroy();
     this.draftModel = undefined;
     this.vocabTokens = undefined;
+    this.header = undefined;
     this.tokenizer = undefined;
     this.grammars = undefined;
     this.info = undefined;

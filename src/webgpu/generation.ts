@@ -269,7 +269,7 @@ async function decodeAll(
 /**
  * The speculative options of a request with `draft` (validated by core/validate.ts), checked against the
  * model: no returnLogits, draftMax below the load's batch,
- * `type: 'model'` only with a draft model loaded (LoadOptions.draft).
+ * `type: 'model'` only with a draft model loaded (setDraft, LoadOptions.draft).
  * @throws EngineError('invalid_argument') naming the problem.
  */
 function checkDraftFits(
@@ -281,7 +281,7 @@ function checkDraftFits(
   if (d.type === 'model' && !draftModel) {
     throw new EngineError(
       'invalid_argument',
-      "draft type 'model' needs a draft model: load the target with LoadOptions.draft (--draft on the command line)",
+      "draft type 'model' needs a draft model: load one beside the target with setDraft or LoadOptions.draft (--draft on the command line)",
     );
   }
   if (req.returnLogits) {

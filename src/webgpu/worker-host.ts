@@ -64,6 +64,10 @@ export function createWorkerHost(engine: WebGpuEngine): WorkerHost {
       track(id, (signal) =>
         ordered(onProgress, (cb) => engine.load(source, { ...options, onProgress: cb, signal })),
       ),
+    setDraft: (source, options, onProgress, id) =>
+      track(id, (signal) =>
+        ordered(onProgress, (cb) => engine.setDraft(source, { ...options, onProgress: cb, signal })),
+      ),
     generate: (req, onToken, id) =>
       track(id, (signal) => ordered(onToken, (cb) => engine.generate(req, cb, signal))),
     // An answer is a text of its own: its first token's space prefix is dropped (tokenizer/incremental.ts).

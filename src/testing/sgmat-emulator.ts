@@ -39,7 +39,8 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
     .replace(/\bf16\(/g, 'rf16(');
   // Without shader-f16 the staged tiles are f32 here, twice the bytes: the matmul tile's result tile `cs`
   // (used only after the K loop's last barrier) takes the weight tile's memory so the double fits in 32 KiB.
-  if (/var<workgroup> cs: /.test(s)) s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\b/g, 'wh');
+  if (/var<workgroup> cs: /.test(s))
+    s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\b/g, 'wh');
   const fns = new Set<string>();
   // i8 → i32 (the integer tile) or f16 → f32: one kind per kernel.
   const int = s.includes('subgroup_matrix_left<i8,');
@@ -47,7 +48,8 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
   // A result matrix is spread over the subgroup: invocation `lane` holds elements lane, lane + size, …
   // (row-major index e = m·N + n), PER of them.
   const PER = (M * N) / subgroupSize;
-  if (!Number.isInteger(PER)) throw new Error(`a ${M}x${N} result does not spread over ${subgroupSize} lanes`);
+  if (!Number.isInteger(PER))
+    throw new Error(`a ${M}x${N} result does not spread over ${subgroupSize} lanes`);
   // Left and right operands are handles (offset, stride, array, majorness) read element by element by
   // the multiply: no invocation copies a whole matrix (SwiftShader compiled that for minutes).
   const arrays: Record<'left' | 'right', string[]> = { left: [], right: [] };
@@ -55,9 +57,22 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
     int ? `extractBits(${arr}[(${idx}) / 4u], ((${idx}) % 4u) * 8u, 8u)` : `${arr}[${idx}]`;
   s = s.replace(
     /subgroupMatrixLoad<subgroup_matrix_(left|right|result)<(f16|i8|f32|i32), (\d+), (\d+)>, (row_major|col_major)>\(&(\w+), (\w+), (\w+)\)/g,
-    (_, kind: string, _ct: string, a: string, b: string, major: string, arr: string, off: string, stride: string) => {
+    (
+      _,
+      kind: string,
+      _ct: string,
+      a: string,
+      b: string,
+      major: string,
+      arr: string,
+      off: string,
+      stride: string,
+    ) => {
       // left<T, K, M>: M rows × K cols; right<T, N, K>: K rows × N cols; result<T, N, M>: M rows × N cols.
-      if (Number(a) !== (kind === 'right' ? N : kind === 'left' ? K : N) || Number(b) !== (kind === 'right' ? K : M))
+      if (
+        Number(a) !== (kind === 'right' ? N : kind === 'left' ? K : N) ||
+        Number(b) !== (kind === 'right' ? K : M)
+      )
         throw new Error(`a ${kind} matrix ${a}x${b} of another shape than ${M}x${N}x${K}`);
       const col = major === 'col_major' ? 1 : 0;
       if (kind !== 'result') {
@@ -92,9 +107,7 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
   // Element (r, c) of an operand handle h: p[off + r·stride + c] (row-major) or p[off + c·stride + r].
   const reader = (kind: 'left' | 'right') => {
     const list = arrays[kind];
-    const body = list
-      .map((arr, i) => `if (h.z == ${i}u) { return ${element(arr, 'i')}; }`)
-      .join('\n  ');
+    const body = list.map((arr, i) => `if (h.z == ${i}u) { return ${element(arr, 'i')}; }`).join('\n  ');
     return `fn emu_${kind}(h: vec4<u32>, r: u32, c: u32) -> ${T} {
   let i = select(h.x + r * h.y + c, h.x + c * h.y + r, h.w == 1u);
   ${body}

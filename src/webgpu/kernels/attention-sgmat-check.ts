@@ -243,7 +243,12 @@ export async function chooseSgmatAttention(
       });
       continue;
     }
-    const opts = (o: AttentionShape): SgmatAttentionOptions => ({ ...o, tile, kvTile: bk, maxWorkgroupBytes });
+    const opts = (o: AttentionShape): SgmatAttentionOptions => ({
+      ...o,
+      tile,
+      kvTile: bk,
+      maxWorkgroupBytes,
+    });
     const r = await checkAttentionAgainstFloat(
       gpu,
       { wgsl: (o) => make.wgsl(opts(o)), workgroups: (o, T) => make.workgroups(opts(o), T) },

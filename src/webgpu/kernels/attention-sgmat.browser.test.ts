@@ -186,7 +186,8 @@ const CASES: Case[] = [
 ];
 
 /** The kernel's WGSL through the emulator (the adapter here has no subgroup matrices). */
-const emulated = (o: SgmatAttentionOptions) => emulateSubgroupMatrix(prefillAttentionSgmatWGSL(o), o.tile, o.tile.subgroupSize);
+const emulated = (o: SgmatAttentionOptions) =>
+  emulateSubgroupMatrix(prefillAttentionSgmatWGSL(o), o.tile, o.tile.subgroupSize);
 
 describe('prefillAttentionSgmatWGSL through the emulator (test double)', () => {
   for (const c of CASES) {
@@ -300,7 +301,11 @@ describe('checkAttentionAgainstFloat (the self-test)', () => {
     expect(!late.ok && late.reason).toMatch(
       /^37 tokens at 0: token \d+, head \d, dim \d+: .* against the float kernel's .* \(tolerance /,
     );
-    const broken = await checkAttentionAgainstFloat(gpu, standIn((c) => `${c}\nfn broken( {`), SHAPE);
+    const broken = await checkAttentionAgainstFloat(
+      gpu,
+      standIn((c) => `${c}\nfn broken( {`),
+      SHAPE,
+    );
     expect(broken).toMatchObject({ ok: false, cases: 0 });
     expect(!broken.ok && broken.reason).toMatch(/^compile failed: /);
   }, 120_000);

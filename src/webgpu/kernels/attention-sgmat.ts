@@ -31,9 +31,8 @@
  * elements; result matrices load and store as the left and right ones). Needs `shader-f16`, an f16 → f32
  * configuration whose N and K divide the head size, and {@link sgmatAttentionPlan}'s workgroup memory.
  */
-import { SENTINEL } from './attention.ts';
-import { type PrefillAttentionOptions, windowStart, divisorAtMost } from './attention-prefill.ts';
-import { capped, kDecl } from './attention.ts';
+import { capped, kDecl, SENTINEL } from './attention.ts';
+import { divisorAtMost, type PrefillAttentionOptions, windowStart } from './attention-prefill.ts';
 import { f32Lit, STEP_WGSL } from './common.ts';
 import type { SgmatShape } from './mmm-sgmat.ts';
 

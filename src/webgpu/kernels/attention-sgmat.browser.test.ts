@@ -7,7 +7,7 @@
  * reads what the kernel reads (q · scale, K and V rounded to f16; quantized rows dequantized); the
  * tolerance covers P rounded to f16 (2⁻¹¹ of each weight) and f32 sums.
  * The load-time self-test (attention-sgmat-check.ts): the comparison passes a correct stand-in (the float
- * kernel's `rows` layout) and fails the `tiled` one with the causal mask off by one position, saying where, and a
+ * kernel itself) and fails it with the causal mask off by one position, saying where, and a
  * compile error; the emulated kernel passes it; the choice over configurations on a stubbed adapter falls
  * through a failing one and records each verdict, and says why where the adapter has no subgroup matrices.
  */
@@ -269,11 +269,11 @@ describe('sgmatAttentionPlan', () => {
 });
 
 /**
- * The float kernel as a stand-in candidate: its `rows` layout, or with `bug` its `tiled` layout (the
- * reference's own) with a fault planted in its WGSL.
+ * The float kernel's `tiled` layout (the reference's own WGSL, so it compiles once) as a stand-in
+ * candidate; `bug` plants a fault in its WGSL.
  */
 function standIn(bug?: (code: string) => string): AttentionCandidate {
-  const layout = bug ? { kind: 'tiled' as const } : { kind: 'rows' as const };
+  const layout = { kind: 'tiled' as const };
   return {
     wgsl: (o) => {
       const code = prefillAttentionWGSL({ ...o, layout });

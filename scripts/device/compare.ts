@@ -10,6 +10,7 @@
  *       [--depths 0,4096] [--kv-type f16|f32|q8_0|q4_0] [--kv-types f16,q8_0,q4_0] [--deadline-s 300]
  *       [--mode tiled|exact] [--keep]
  *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat|sgmat-int] [--no-unsafe-apis]
+ *       [--prefill-attn default|sgmat]
  *
  * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
  * subgroup matrices and the tile passed its load-time self-test) the subgroup-matrix prefill tile at
@@ -19,6 +20,10 @@
  * its self-test runs the float tile and says why in `kernels.prefill.subgroupMatrix.reason`; `sgmat-int`,
  * the integer variant on i8 → i32 subgroup matrices, self-tested against the integer-dot tile, likewise in
  * `kernels.prefill.subgroupMatrix.int.reason`). The trial times the integer variant too.
+ * `--prefill-attn` (default: the environment's `PREFILL_ATTN`, else `default`): `sgmat` asks for the prefill
+ * attention on subgroup matrices (src/webgpu/kernels/attention-sgmat.ts), self-tested at load against the
+ * float prefill attention; where unavailable or failing it runs the float kernel, and each row's
+ * `kernels.attention.prefill` says which ran (`kernel`, `subgroupMatrix`: chosen, tile, reason, self-test).
  * With `--gpu`, Dawn's instance is created with `allow_unsafe_apis` and `vulkan_enable_f16_on_nvidia`
  * (device.ts `setNodeDawnOptions`: what offers chromium-experimental-subgroup-matrix and shader-f16 on
  * NVIDIA) unless `--no-unsafe-apis`.
@@ -82,6 +87,7 @@ const { values } = parseArgs({
     json: { type: 'string' },
     md: { type: 'string' },
     'prefill-tile': { type: 'string', default: process.env.PREFILL_TILE || 'trial' },
+    'prefill-attn': { type: 'string', default: process.env.PREFILL_ATTN || 'default' },
     'no-unsafe-apis': { type: 'boolean', default: false },
   },
 });
@@ -89,6 +95,10 @@ if (!['trial', 'float', 'int8', 'sgmat', 'sgmat-int'].includes(values['prefill-t
   console.error(
     `--prefill-tile must be trial, float, int8, sgmat or sgmat-int (got ${values['prefill-tile']})`,
   );
+  process.exit(2);
+}
+if (!['default', 'sgmat'].includes(values['prefill-attn']!)) {
+  console.error(`--prefill-attn must be default or sgmat (got ${values['prefill-attn']})`);
   process.exit(2);
 }
 const tStart = performance.now();
@@ -147,6 +157,7 @@ log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
 const engine = new WebGpuEngine({
   openModel: openModelSource,
   gpu,
+  ...(values['prefill-attn'] === 'sgmat' ? { attention: { prefill: { kind: 'sgmat' } } as const } : {}),
   ...(values['prefill-tile'] === 'trial'
     ? {}
     : {
@@ -495,6 +506,10 @@ async function measure(
       contextLength: mi.contextLength,
       kernels: mi.kernels,
     };
+    const pa = mi.kernels?.attention?.prefill;
+    log(
+      `${row.model}: prefill attention ${pa?.kernel}${pa?.subgroupMatrix?.tile ? ` ${pa.subgroupMatrix.tile}` : ''}${pa?.subgroupMatrix?.reason ? ` (subgroup matrices: ${pa.subgroupMatrix.reason})` : ''}`,
+    );
 
     // tg at depths: those that fit the context, while their estimate fits before depthEndS.
     if (deepDepths.length) {

@@ -14,13 +14,17 @@
  * stride counted in i8 elements (the proposal's element-stride table: i8 is 1 byte; Dawn divides the
  * offset by 4 for SPIR-V's i32 pointer, dawn 55e62e18); products and sums are exact i32.
  *
+ * The prefill attention on subgroup matrices (kernels/attention-sgmat.ts) also loads and stores result
+ * matrices (`subgroup_matrix_result<f32, N, M>`: M rows × N columns, as the others' element placement).
+ *
  * The double checks the generator's tile indices, staging, double buffering and epilogue plumbing on the
  * float path; not the driver, not the real subgroup-uniformity rules, not the hardware's accumulation order.
  */
 import type { SgmatShape } from '../webgpu/kernels/mmm-sgmat.ts';
 
 /**
- * The emulated WGSL of `code` (mmm-sgmat.ts's output for shape `c`, f16 or i8 operands).
+ * The emulated WGSL of `code` (mmm-sgmat.ts's or attention-sgmat.ts's output for shape `c`, f16 or i8
+ * operands).
  * @throws Error when `code` has none of the constructs the double rewrites (not the generator's output).
  */
 export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize: number): string {
@@ -32,27 +36,31 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
     .replace('enable chromium_experimental_subgroup_matrix;\n', '')
     .replace('diagnostic(off, chromium.subgroup_matrix_uniformity);\n', '')
     .replace(/array<f16, /g, 'array<f32, ')
-    .replace(/\bf16\(/g, 'rf16(')
-    // Without shader-f16 the staged tiles are f32 here, twice the bytes: the result tile `cs` (used only
-    // after the K loop's last barrier) takes the weight tile's memory so the double fits in 32 KiB.
-    .replace(/var<workgroup> cs: [^\n]*\n/, '')
-    .replace(/\bcs\b/g, 'wh');
+    .replace(/\bf16\(/g, 'rf16(');
+  // Without shader-f16 the staged tiles are f32 here, twice the bytes: the matmul tile's result tile `cs`
+  // (used only after the K loop's last barrier) takes the weight tile's memory so the double fits in 32 KiB.
+  if (/var<workgroup> cs: /.test(s))
+    s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\b/g, 'wh');
   const fns = new Set<string>();
   // i8 → i32 (the integer tile) or f16 → f32: one kind per kernel.
   const int = s.includes('subgroup_matrix_left<i8,');
   const T = int ? 'i32' : 'f32';
-  // Types: row-major arrays (a zero-value constructor `T()` stays one).
+  // A result matrix is spread over the subgroup: invocation `lane` holds elements lane, lane + size, …
+  // (row-major index e = m·N + n), PER of them.
+  const PER = (M * N) / subgroupSize;
+  if (!Number.isInteger(PER))
+    throw new Error(`a ${M}x${N} result does not spread over ${subgroupSize} lanes`);
+  // Left and right operands are handles (offset, stride, array, majorness) read element by element by
+  // the multiply: no invocation copies a whole matrix (SwiftShader compiled that for minutes).
+  const arrays: Record<'left' | 'right', string[]> = { left: [], right: [] };
+  const element = (arr: string, idx: string) =>
+    int ? `extractBits(${arr}[(${idx}) / 4u], ((${idx}) % 4u) * 8u, 8u)` : `${arr}[${idx}]`;
   s = s.replace(
-    /subgroup_matrix_result<(f32|i32), (\d+), (\d+)>/g,
-    (_, t, n, m) => `array<${t}, ${Number(n) * Number(m)}>`,
-  );
-  // Loads.
-  s = s.replace(
-    /subgroupMatrixLoad<subgroup_matrix_(left|right)<(f16|i8), (\d+), (\d+)>, (row_major|col_major)>\(&(\w+), (\w+), (\w+)\)/g,
+    /subgroupMatrixLoad<subgroup_matrix_(left|right|result)<(f16|i8|f32|i32), (\d+), (\d+)>, (row_major|col_major)>\(&(\w+), (\w+), (\w+)\)/g,
     (
       _,
       kind: string,
-      ct: string,
+      _ct: string,
       a: string,
       b: string,
       major: string,
@@ -60,55 +68,77 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
       off: string,
       stride: string,
     ) => {
-      // left<T, K, M>: M rows × K cols; right<T, N, K>: K rows × N cols.
-      const cols = Number(a);
-      const rows = Number(b);
-      const name = `emu_load_${kind}_${major}_${arr}`;
-      const idx = major === 'row_major' ? 'off + r * stride + cc' : 'off + cc * stride + r';
-      // i8 elements are the bytes of an array<i32> (little-endian), offset and stride counted in bytes.
-      const read =
-        ct === 'i8' ? `extractBits(${arr}[(${idx}) / 4u], ((${idx}) % 4u) * 8u, 8u)` : `${arr}[${idx}]`;
-      fns.add(`fn ${name}(off: u32, stride: u32) -> array<${T}, ${rows * cols}> {
-  var m: array<${T}, ${rows * cols}>;
-  for (var r = 0u; r < ${rows}u; r++) { for (var cc = 0u; cc < ${cols}u; cc++) { m[r * ${cols}u + cc] = ${read}; } }
-  return m;
+      // left<T, K, M>: M rows × K cols; right<T, N, K>: K rows × N cols; result<T, N, M>: M rows × N cols.
+      if (
+        Number(a) !== (kind === 'right' ? N : kind === 'left' ? K : N) ||
+        Number(b) !== (kind === 'right' ? K : M)
+      )
+        throw new Error(`a ${kind} matrix ${a}x${b} of another shape than ${M}x${N}x${K}`);
+      const col = major === 'col_major' ? 1 : 0;
+      if (kind !== 'result') {
+        const list = arrays[kind as 'left' | 'right'];
+        if (!list.includes(arr)) list.push(arr);
+        return `vec4<u32>(${off}, ${stride}, ${list.indexOf(arr)}u, ${col}u)`;
+      }
+      const name = `emu_load_result_${major}_${arr}`;
+      const idx = col ? 'off + n * stride + m' : 'off + m * stride + n';
+      fns.add(`fn ${name}(off: u32, stride: u32) -> array<${T}, ${PER}> {
+  var o: array<${T}, ${PER}>;
+  for (var i = 0u; i < ${PER}u; i++) { let e = emu_lane + i * ${subgroupSize}u; let m = e / ${N}u; let n = e % ${N}u; o[i] = ${arr}[${idx}]; }
+  return o;
 }`);
       return `${name}(${off}, ${stride})`;
     },
   );
+  // Types: each invocation's elements (a zero-value constructor `T()` stays one); after the loads, whose
+  // template names a result type.
+  s = s.replace(/subgroup_matrix_result<(f32|i32), (\d+), (\d+)>/g, (_, t) => `array<${t}, ${PER}>`);
   s = s.replace(
     /subgroupMatrixStore<(row_major|col_major)>\(&(\w+), (\w+), (\w+), (\w+)\)/g,
     (_, major: string, arr: string, off: string, v: string, stride: string) => {
       const name = `emu_store_${major}_${arr}`;
-      const idx = major === 'row_major' ? 'off + r * stride + cc' : 'off + cc * stride + r';
-      fns.add(`fn ${name}(off: u32, m: array<${T}, ${M * N}>, stride: u32) {
-  for (var e = emu_lane; e < ${M * N}u; e += ${subgroupSize}u) { let r = e / ${N}u; let cc = e % ${N}u; ${arr}[${idx}] = m[e]; }
+      const idx = major === 'row_major' ? 'off + m * stride + n' : 'off + n * stride + m';
+      fns.add(`fn ${name}(off: u32, v: array<${T}, ${PER}>, stride: u32) {
+  for (var i = 0u; i < ${PER}u; i++) { let e = emu_lane + i * ${subgroupSize}u; let m = e / ${N}u; let n = e % ${N}u; ${arr}[${idx}] = v[i]; }
 }`);
       return `${name}(${off}, ${v}, ${stride})`;
     },
   );
+  // Element (r, c) of an operand handle h: p[off + r·stride + c] (row-major) or p[off + c·stride + r].
+  const reader = (kind: 'left' | 'right') => {
+    const list = arrays[kind];
+    const body = list.map((arr, i) => `if (h.z == ${i}u) { return ${element(arr, 'i')}; }`).join('\n  ');
+    return `fn emu_${kind}(h: vec4<u32>, r: u32, c: u32) -> ${T} {
+  let i = select(h.x + r * h.y + c, h.x + c * h.y + r, h.w == 1u);
+  ${body}
+  return ${T}(0);
+}`;
+  };
   s = s.replace(/subgroupMatrixMultiplyAccumulate\(/g, 'emu_mma(');
-  // Invocation lane of the subgroup holds result elements lane, lane + size, … (as hardware spreads a
-  // matrix over its subgroup); the store writes those, so each element is computed once per subgroup.
-  fns.add(`fn emu_mma(l: array<${T}, ${M * K}>, r: array<${T}, ${K * N}>, acc: array<${T}, ${M * N}>) -> array<${T}, ${M * N}> {
+  fns.add(reader('left'));
+  fns.add(reader('right'));
+  fns.add(`fn emu_mma(l: vec4<u32>, r: vec4<u32>, acc: array<${T}, ${PER}>) -> array<${T}, ${PER}> {
   var o = acc;
-  for (var e = emu_lane; e < ${M * N}u; e += ${subgroupSize}u) {
+  // Bounds read at run time (emu_per = ${PER}, emu_k = ${K}): SwiftShader unrolls constant-bound loops,
+  // and every call site inlines this function (seconds of compile time each).
+  for (var i = 0u; i < emu_per; i++) {
+    let e = emu_lane + i * ${subgroupSize}u;
     let m = e / ${N}u;
     let n = e % ${N}u;
     var t = ${T}(0);
-    for (var k = 0u; k < ${K}u; k++) { t += l[m * ${K}u + k] * r[k * ${N}u + n]; }
-    o[e] += t;
+    for (var k = 0u; k < emu_k; k++) { t += emu_left(l, m, k) * emu_right(r, k, n); }
+    o[i] += t;
   }
   return o;
 }`);
   fns.add('fn rf16(v: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(v, 0.0))).x; }');
   if (/subgroup_matrix|subgroupMatrix/.test(s))
     throw new Error('the double left a subgroup-matrix construct');
-  // Module-scope functions go after the module-scope variables (the workgroup arrays they read).
-  const at = s.indexOf('fn ldx(');
-  s = `${s.slice(0, at)}var<private> emu_lane: u32;\n${[...fns].join('\n')}\n${s.slice(at)}`;
+  // Module-scope functions go before the entry point, after the module-scope variables they read.
+  const at = s.indexOf('@compute');
+  s = `${s.slice(0, at)}var<private> emu_lane: u32;\nvar<private> emu_per: u32;\nvar<private> emu_k: u32;\n${[...fns].join('\n')}\n${s.slice(at)}`;
   const main = s.indexOf('fn main(');
   if (main < 0) throw new Error('no entry point');
   const after = s.indexOf('{\n', main) + 2;
-  return `${s.slice(0, after)}  emu_lane = lid % ${subgroupSize}u;\n${s.slice(after)}`;
+  return `${s.slice(0, after)}  emu_lane = lid % ${subgroupSize}u;\n  emu_per = min(step.nTokens, 0u) + ${PER}u;\n  emu_k = min(step.nTokens, 0u) + ${K}u;\n${s.slice(after)}`;
 }

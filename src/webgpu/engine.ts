@@ -304,7 +304,10 @@ export class WebGpuEngine implements Engine {
     }
     // The draft keeps the target's cache types: a quantized one needs its heads to be whole blocks too.
     checkKvCacheFits(cfg, t.kvType, t.vKvType);
-    const plan = await resolveKernelPlan(gpu, file, cfg, this.opts);
+    const plan = await resolveKernelPlan(gpu, file, cfg, this.opts, {
+      kvType: t.kvType,
+      vKvType: t.vKvType,
+    });
     try {
       this.draftModel = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength: t.nCtx,
@@ -367,7 +370,7 @@ export class WebGpuEngine implements Engine {
     const batchSize = this.batchSizeFor(gpu, cfg, contextLength, options);
     let plan: KernelPlan;
     try {
-      plan = await resolveKernelPlan(gpu, file, cfg, this.opts);
+      plan = await resolveKernelPlan(gpu, file, cfg, this.opts, { kvType, vKvType });
       this.model = await LlamaModel.load(gpu.device, file, cfg, {
         contextLength,
         batchSize,

@@ -9,9 +9,16 @@
  * prefill batch size, which the engine sets before the plan (model/prefill.ts `defaultBatchSize`).
  */
 import { EngineError } from '../core/errors.ts';
+import type { KvType } from '../core/types.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import type { LlamaConfig } from '../model/config.ts';
 import { configName, type GpuContext, type SubgroupMatrixSupport } from './device.ts';
+import { sgmatAttentionWorkgroups } from './kernels/attention-sgmat.ts';
+import {
+  type AttentionShape,
+  chooseSgmatAttention,
+  type SgmatAttentionChoice,
+} from './kernels/attention-sgmat-check.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import { sgmatName } from './kernels/mmm-sgmat.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
@@ -276,6 +283,14 @@ export function checkMmvLayoutAdapter(o: KernelOverrides['mmvLayout'], gpu: GpuC
  */
 export function checkAttentionAdapter(o: KernelOverrides['attention'], gpu: GpuContext): void {
   const p = o?.prefill;
+  if (p !== undefined && p !== 'per-token' && p.kind === 'sgmat') {
+    if (p.kvTile !== undefined && !(Number.isInteger(p.kvTile) && p.kvTile >= 8 && p.kvTile <= 256))
+      throw new EngineError(
+        'invalid_argument',
+        `attention.prefill { kind: 'sgmat' } kvTile must be an integer from 8 to 256, a multiple of the configuration's N and K (got ${JSON.stringify(p.kvTile)})`,
+      );
+    return;
+  }
   if (p === undefined || p === 'per-token' || p.shareKv === undefined) return;
   if ((p.threads ?? 16) % p.shareKv !== 0)
     throw new EngineError(
@@ -463,13 +478,25 @@ export type KernelsInfo = {
     minChunk?: number;
     targetWorkgroups?: number;
     prefill?: {
-      kernel: 'tiled' | 'rows' | 'per-token';
+      kernel: 'tiled' | 'rows' | 'sgmat' | 'per-token';
       tokensPerWorkgroup?: number;
       headsPerWorkgroup?: number;
       kvTile?: number;
       threads?: number;
       /** `rows`: K and V shared through subgroups of this many invocations. */
       shareKv?: number;
+      /**
+       * The prefill attention on subgroup matrices (kernels/attention-sgmat.ts): `chosen` (then `kernel` is
+       * `sgmat` and `tile` its M×N×K), `reason` why not (the adapter has none, not asked for, no
+       * configuration takes the head size, a failed self-test), and the load-time self-test's verdict per
+       * configuration against the float kernel (kernels/attention-sgmat-check.ts).
+       */
+      subgroupMatrix?: {
+        chosen: boolean;
+        tile?: string;
+        reason?: string;
+        selfTest?: { config: string; ok: boolean; reason?: string }[];
+      };
     };
   };
   /**
@@ -564,8 +591,10 @@ export function subgroupMatrixInfo(
 /** `ModelInfo.kernels.attention.prefill` from the model's prefill attention. */
 function prefillAttentionInfo(
   a: LlamaModel['prefillAttention'],
+  sg: NonNullable<NonNullable<KernelsInfo['attention']>['prefill']>['subgroupMatrix'],
 ): NonNullable<KernelsInfo['attention']>['prefill'] {
-  if (!a.plan) return { kernel: 'per-token' };
+  const subgroupMatrix = sg ? { subgroupMatrix: sg } : {};
+  if (!a.plan) return { kernel: 'per-token', ...subgroupMatrix };
   return {
     kernel: a.kernel,
     tokensPerWorkgroup: a.plan.tokensPerTile,
@@ -573,7 +602,73 @@ function prefillAttentionInfo(
     kvTile: a.plan.kvTile,
     threads: a.plan.threads,
     ...(a.shareKv ? { shareKv: a.shareKv } : {}),
+    ...subgroupMatrix,
   };
+}
+
+/**
+ * `ModelInfo.kernels.attention.prefill.subgroupMatrix`: whether the prefill attention on subgroup matrices
+ * runs (`kernel` the model's), and why not.
+ */
+export function sgmatAttentionInfo(
+  kernel: LlamaModel['prefillAttention'],
+  support: SubgroupMatrixSupport | undefined,
+  choice: SgmatAttentionChoice | undefined,
+): NonNullable<NonNullable<KernelsInfo['attention']>['prefill']>['subgroupMatrix'] {
+  const selfTest = choice?.selfTest.length ? { selfTest: choice.selfTest } : {};
+  if (kernel.kernel === 'sgmat')
+    return { chosen: true, ...(kernel.tile ? { tile: sgmatName(kernel.tile) } : {}), ...selfTest };
+  const reason =
+    choice?.reason ??
+    (support?.available
+      ? "not asked for (attention.prefill { kind: 'sgmat' }; the device script's --prefill-attn sgmat)"
+      : (support?.reason ?? 'no subgroup matrices'));
+  return { chosen: false, reason, ...selfTest };
+}
+
+/** The K and V cache types a load runs with (the self-test of the sgmat attention reads them). */
+export interface KvTypes {
+  kvType: KvType;
+  vKvType?: KvType;
+}
+
+/** The attention a model's prefill runs (the sgmat attention's self-test problem): heads, scale, cache types, Gemma's soft-cap and window. */
+export function attentionShapeOf(cfg: LlamaConfig, kv: KvTypes): AttentionShape {
+  const gm = cfg.gemma;
+  return {
+    nHead: cfg.nHead,
+    nHeadKv: cfg.nHeadKv,
+    headDim: cfg.headDim,
+    scale: gm ? gm.attnScale : 1 / Math.sqrt(cfg.headDim),
+    kvType: kv.kvType,
+    ...(kv.vKvType && kv.vKvType !== kv.kvType ? { vKvType: kv.vKvType } : {}),
+    ...(gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {}),
+    ...(gm?.swa ? { window: gm.swa.window } : {}),
+  };
+}
+
+/**
+ * Resolves an asked-for prefill attention on subgroup matrices (`attention.prefill` `{ kind: 'sgmat' }`
+ * without a configuration): self-tested on `gpu` for this model's attention
+ * (kernels/attention-sgmat-check.ts `chooseSgmatAttention`), it runs with the configuration that passed;
+ * otherwise the adapter's float layout ({@link attentionPolicyFor}) runs and the choice says why. Any other
+ * policy is returned as it is.
+ * @throws what GPU work throws on a lost device; never for a kernel's fault.
+ */
+export async function resolvePrefillAttention(
+  gpu: GpuContext,
+  cfg: LlamaConfig,
+  attention: AttentionPolicy,
+  kv: KvTypes,
+): Promise<{ attention: AttentionPolicy; choice?: SgmatAttentionChoice }> {
+  const p = attention.prefill;
+  if (p === undefined || p === 'per-token' || p.kind !== 'sgmat' || p.tile) return { attention };
+  const make = p.wgsl ? { wgsl: p.wgsl, workgroups: sgmatAttentionWorkgroups } : undefined;
+  const choice = await chooseSgmatAttention(gpu, attentionShapeOf(cfg, kv), make, p.kvTile);
+  const prefill: AttentionPolicy['prefill'] = choice.tile
+    ? { ...p, tile: choice.tile, kvTile: choice.kvTile }
+    : attentionPolicyFor(gpu, cfg.headDim).prefill;
+  return { attention: { ...attention, prefill }, choice };
 }
 
 /** A decode matmul's layout and how it was chosen ('ffn-trial': the gate+up trial's, with no trial of its own). */
@@ -592,6 +687,8 @@ export interface KernelsChosen {
   sgmatInt?: SgmatChoice;
   /** The adapter's subgroup-matrix support (device.ts). */
   sgmatSupport?: SubgroupMatrixSupport;
+  /** The prefill attention on subgroup matrices: its self-test and choice where asked for ({@link resolvePrefillAttention}). */
+  sgmatAttention?: SgmatAttentionChoice;
 }
 
 /**
@@ -718,7 +815,8 @@ export function checkKernelOverrides(o: KernelOverrides, gpu?: GpuContext): void
 /**
  * The kernel plan of `file` on `gpu`: the caller's overrides, checked; the adapter's defaults for the rest
  * ({@link adapterDefaults}); the mmv layouts and the GPU prefill tile by timed trials ({@link chooseKernels};
- * remembered per adapter and shape, kernels/tune.ts).
+ * remembered per adapter and shape, kernels/tune.ts); an asked-for prefill attention on subgroup matrices
+ * self-tested for the model's attention and `kv` cache types ({@link resolvePrefillAttention}).
  * @throws EngineError('invalid_argument') for an override this adapter cannot run; what the trials' GPU
  *   work throws (a lost device).
  */
@@ -727,10 +825,14 @@ export async function resolveKernelPlan(
   file: GgufFile,
   cfg: LlamaConfig,
   o: KernelOverrides = {},
+  kv: KvTypes = { kvType: 'f16' },
 ): Promise<KernelPlan> {
   checkKernelOverrides(o, gpu);
-  const base = adapterDefaults(gpu, cfg, o);
-  return planWith(base, await chooseKernels(gpu, file, cfg, o, base));
+  const defaults = adapterDefaults(gpu, cfg, o);
+  const { attention, choice } = await resolvePrefillAttention(gpu, cfg, defaults.attention, kv);
+  const base = { ...defaults, attention };
+  const chosen = await chooseKernels(gpu, file, cfg, o, base);
+  return planWith(base, choice ? { ...chosen, sgmatAttention: choice } : chosen);
 }
 
 /** A trial's timings as ModelInfo reports them (layout names, ms to 4 decimals). */
@@ -744,7 +846,9 @@ const trialsInfo = (trials: MmvChoice['trials']) =>
 export function describePlan(m: LlamaModel): KernelsInfo {
   const plan = m.plan;
   const fallbackKernel = plan.decodeKernel;
-  const { choices, tileChoice, sgmat, sgmatInt, sgmatSupport } = plan.chosen ?? { choices: {} };
+  const { choices, tileChoice, sgmat, sgmatInt, sgmatSupport, sgmatAttention } = plan.chosen ?? {
+    choices: {},
+  };
   // The gate+up's own choice (a trial or the option): never 'ffn-trial'.
   const choice = choices.ffn as MmvChoice | undefined;
   const mmv = m.decodeMatmuls.mmv > 0;
@@ -777,7 +881,10 @@ export function describePlan(m: LlamaModel): KernelsInfo {
             targetWorkgroups: plan.attention.targetWorkgroups,
           }
         : { decode: 'prefill-kernel' }),
-      prefill: prefillAttentionInfo(m.prefillAttention),
+      prefill: prefillAttentionInfo(
+        m.prefillAttention,
+        sgmatAttentionInfo(m.prefillAttention, sgmatSupport, sgmatAttention),
+      ),
     },
     prefill:
       plan.prefill.kind === 'tile'

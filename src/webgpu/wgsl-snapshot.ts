@@ -20,6 +20,7 @@ import {
   prefillMatmulFor,
   resolveKernelPlan,
 } from './kernel-plan.ts';
+import { sgmatAttentionProblem } from './kernels/attention-sgmat.ts';
 import { WEIGHT_TYPES } from './kernels/common.ts';
 import type { MmvLayout } from './kernels/mmv.ts';
 import { layoutName, mmvCandidates } from './kernels/tune.ts';
@@ -82,7 +83,9 @@ export interface PlanVariant {
  * adapter (tune.ts `mmvCandidates`) and with mmv off; prefill as the adapter would choose (software: the
  * light and the heavy mmv tiles, kernel-plan.ts `prefillMatmulFor`; GPUs: the float and the integer-dot
  * tile); each also with `repack: false` (`/raw`), ggml's blocks as the file has them. Everything else is
- * the adapter's default (kernel-plan.ts `adapterDefaults`).
+ * the adapter's default (kernel-plan.ts `adapterDefaults`). On a GPU profile with subgroups of 32, one more
+ * (`…/tile/sgmat-attn`): the prefill attention on subgroup matrices at 16x16x16 where `cfg`'s head size
+ * takes it.
  */
 export function planVariants(profile: AdapterProfile, _cfg?: LlamaConfig): PlanVariant[] {
   const gpu = profileContext(profile);
@@ -107,6 +110,20 @@ export function planVariants(profile: AdapterProfile, _cfg?: LlamaConfig): PlanV
         out.push({ id, gpu, maxStorage: profile.maxStorage, overrides: { mmvLayout, prefill, repack } });
       }
     }
+  }
+  // The prefill attention on subgroup matrices (kernels/attention-sgmat.ts) as a load that asked for it
+  // and passed its self-test on NVIDIA's 16x16x16 with subgroups of 32 gets it: the first layout's tile
+  // variant with it, where the model's head size takes it.
+  const sg = profile.subgroups?.[1];
+  const tile = { M: 16, N: 16, K: 16, subgroupSize: 32 } as const;
+  if (!profile.isFallback && sg === 32 && _cfg && !sgmatAttentionProblem(_cfg, tile)) {
+    const first = out.find((v) => v.id.endsWith('/tile'));
+    if (first)
+      out.push({
+        ...first,
+        id: `${first.id}/sgmat-attn`,
+        overrides: { ...first.overrides, attention: { prefill: { kind: 'sgmat', tile, kvTile: 32 } } },
+      });
   }
   return out;
 }
@@ -288,6 +305,11 @@ export const GOLDEN_KERNELS: Readonly<Record<string, readonly [string, string, s
   'prefill-attention-tiled': [
     'synthetic:bench-60m-q4_k_m',
     'gpu/lanes32-sg-u2-t128-packed/tile',
+    'blk.0.attn.prefill',
+  ],
+  'prefill-attention-sgmat': [
+    'synthetic:bench-60m-q4_k_m',
+    'gpu/lanes32-sg-u1-t256-packed/tile/sgmat-attn',
     'blk.0.attn.prefill',
   ],
   'prefill-attention-rows': [

@@ -95,7 +95,7 @@ export function prefillAttentionSupports(o: { nHead: number; nHeadKv: number; he
 }
 
 /** The largest divisor of g that is ≤ cap. */
-function divisorAtMost(g: number, cap: number): number {
+export function divisorAtMost(g: number, cap: number): number {
   let d = Math.max(1, Math.min(g, cap));
   while (g % d !== 0) d--;
   return d;
@@ -168,7 +168,7 @@ export function prefillAttentionWorkgroups(o: PrefillAttentionOptions, T: number
  * WGSL: the first KV position a prefill loop visits: 0, or with a sliding window the window start of the
  * first row's position `first` (a WGSL name), first + 1 − window, rounded down to a multiple of `align`.
  */
-function windowStart(window?: number, align = 1, first = 'pFirst'): string {
+export function windowStart(window?: number, align = 1, first = 'pFirst'): string {
   if (!window) return '0u';
   return `select(0u, ((${first} + 1u - ${window}u) / ${align}u) * ${align}u, ${first} + 1u > ${window}u)`;
 }

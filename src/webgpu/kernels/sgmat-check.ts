@@ -85,7 +85,7 @@ export interface CheckProblem {
 export const CHECK_PROBLEM: CheckProblem = { tokens: 37, unitsA: 37, unitsB: 70, blocks: 3 };
 
 /** A deterministic generator (mulberry32) so a failure reproduces. */
-function rng32(seed: number): () => number {
+export function rng32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -10,6 +10,7 @@
  *   next   = argmax(logits) or a draw                      on the GPU; only this u32 is read back
  */
 
+import { EngineError } from '../../core/errors.ts';
 import type { KvType } from '../../core/types.ts';
 import type { LlamaConfig } from '../../model/config.ts';
 import type { KernelPlan } from '../kernel-plan.ts';
@@ -29,6 +30,7 @@ import {
   prefillAttentionSupports,
   prefillAttentionWGSL,
 } from '../kernels/attention-prefill.ts';
+import { prefillAttentionSgmatWGSL, sgmatAttentionPlan } from '../kernels/attention-sgmat.ts';
 import { type KernelSource, kernelSource } from '../kernels/bindings.ts';
 import { type WeightType, WG } from '../kernels/common.ts';
 import { embedWGSL } from '../kernels/embed.ts';
@@ -55,7 +57,7 @@ import {
   sampleTopPWGSL,
   sampleWGSL,
 } from '../kernels/sample.ts';
-import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul } from './options.ts';
+import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul, SgmatPrefillLayout } from './options.ts';
 import type { RunState } from './state.ts';
 import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
 
@@ -193,7 +195,7 @@ interface AttentionCodes {
   /** Layer l's flash-decoding kernel, where the shape allows it, and the combine of its chunks. */
   flash(l: number): string | undefined;
   combine?: string;
-  prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
+  prefillAttn?: { layout: PrefillLayout | SgmatPrefillLayout; plan: PrefillAttentionPlan };
   /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
   flashWorkgroups: number;
 }
@@ -210,8 +212,28 @@ function attentionCodes(c: LlamaConfig, choice: ForwardConfig): AttentionCodes {
   };
   const softcap = gm?.attnSoftcap ? { softcap: gm.attnSoftcap } : {};
   const windowOf = (l: number) => (gm?.swa?.layers[l] ? { window: gm.swa.window } : {});
-  // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention-prefill.ts).
+  // Prefill attention: tiles of query tokens × the heads of a KV group (kernels/attention-prefill.ts), or
+  // on subgroup matrices (kernels/attention-sgmat.ts) where the plan chose it (self-tested at load).
   const prefillLayout = choice.attention.prefill ?? { kind: 'tiled' };
+  if (prefillLayout !== 'per-token' && prefillLayout.kind === 'sgmat') {
+    const { tile, kvTile } = prefillLayout;
+    if (!tile || kvTile === undefined)
+      throw new EngineError(
+        'invalid_argument',
+        "attention.prefill { kind: 'sgmat' } has no configuration yet: resolve the plan first (kernel-plan.ts resolveKernelPlan self-tests it and sets tile and kvTile)",
+      );
+    const sgOpts = { ...common, ...softcap, tile, kvTile, maxWorkgroupBytes: Number.POSITIVE_INFINITY };
+    const make = prefillLayout.wgsl ?? prefillAttentionSgmatWGSL;
+    const base = attentionCodes(c, {
+      ...choice,
+      attention: { ...choice.attention, prefill: { kind: 'tiled' } },
+    });
+    return {
+      ...base,
+      prefill: (l) => make({ ...sgOpts, ...windowOf(l) }),
+      prefillAttn: { layout: prefillLayout, plan: sgmatAttentionPlan(sgOpts) },
+    };
+  }
   const prefillOpts =
     prefillLayout !== 'per-token' && prefillAttentionSupports(c)
       ? { ...common, layout: prefillLayout, ...softcap }
@@ -474,7 +496,7 @@ export interface ForwardPlan {
   sample: PlannedKernel[];
   /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
   outBuffers: Record<string, GPUBuffer>;
-  prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
+  prefillAttn?: { layout: PrefillLayout | SgmatPrefillLayout; plan: PrefillAttentionPlan };
   flashWorkgroups: number;
 }
 

@@ -27,6 +27,7 @@ import { gpuPlan, type KernelPlan } from '../kernel-plan.ts';
 import { argmaxKernels } from '../kernels/argmax.ts';
 import { attentionSplit } from '../kernels/attention.ts';
 import type { PrefillAttentionPlan, PrefillLayout } from '../kernels/attention-prefill.ts';
+import type { SgmatAttentionTile } from '../kernels/attention-sgmat.ts';
 import { bindGroupByName, kernelSource } from '../kernels/bindings.ts';
 import { packStep } from '../kernels/common.ts';
 import { maskWGSL, maskWorkgroups } from '../kernels/mask.ts';
@@ -43,7 +44,13 @@ import {
   type ForwardDispatches,
 } from './dispatch.ts';
 import { type Dispatch, type ForwardConfig, planForward, usesMmv, usesNormPass } from './forward.ts';
-import type { ForwardProfiler, LlamaLoadOptions, LlamaLoadTimes, MatmulFamilyName } from './options.ts';
+import type {
+  ForwardProfiler,
+  LlamaLoadOptions,
+  LlamaLoadTimes,
+  MatmulFamilyName,
+  SgmatPrefillLayout,
+} from './options.ts';
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
 import {
   allocRunState,
@@ -131,7 +138,7 @@ export class LlamaModel {
   private outAllBuffers!: Record<string, GPUBuffer>;
   /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
   private flashWorkgroups = 0;
-  private prefillAttn?: { layout: PrefillLayout; plan: PrefillAttentionPlan };
+  private prefillAttn?: { layout: PrefillLayout | SgmatPrefillLayout; plan: PrefillAttentionPlan };
   /** Positions per chunk and chunks of the step being encoded (Step.p2 holds the chunk). */
   private split = { chunk: 1, nSplit: 1 };
   private built = false;
@@ -168,16 +175,21 @@ export class LlamaModel {
   get decodeAttention(): 'flash' | 'prefill-kernel' {
     return this.flashWorkgroups > 0 ? 'flash' : 'prefill-kernel';
   }
-  /** Prefill attention: the tiled kernel's layout and tiles, or the per-(head, token) kernel. */
+  /**
+   * Prefill attention: the tiled kernel's layout and tiles, the one on subgroup matrices (`sgmat`, with its
+   * configuration), or the per-(head, token) kernel.
+   */
   get prefillAttention(): {
-    kernel: 'tiled' | 'rows' | 'per-token';
+    kernel: 'tiled' | 'rows' | 'sgmat' | 'per-token';
     plan?: PrefillAttentionPlan;
     shareKv?: number;
+    tile?: SgmatAttentionTile;
   } {
     const p = this.prefillAttn;
-    return p
-      ? { kernel: p.layout.kind, plan: p.plan, ...(p.layout.shareKv ? { shareKv: p.layout.shareKv } : {}) }
-      : { kernel: 'per-token' };
+    if (!p) return { kernel: 'per-token' };
+    const l = p.layout;
+    if (l.kind === 'sgmat') return { kernel: 'sgmat', plan: p.plan, ...(l.tile ? { tile: l.tile } : {}) };
+    return { kernel: l.kind, plan: p.plan, ...(l.shareKv ? { shareKv: l.shareKv } : {}) };
   }
 
   /** Bytes of the KV cache (state.ts `kvCacheBytes`: K's and V's rows in their types). */

@@ -8,6 +8,7 @@ import type { KvType } from '../../core/types.ts';
 import type { KernelPlan } from '../kernel-plan.ts';
 import type { FlashLayout } from '../kernels/attention.ts';
 import type { PrefillLayout } from '../kernels/attention-prefill.ts';
+import type { SgmatAttentionOptions, SgmatAttentionTile } from '../kernels/attention-sgmat.ts';
 import type { SgmatTile } from '../kernels/mmm-sgmat.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
 
@@ -83,7 +84,8 @@ export interface LlamaLoadOptions {
 /**
  * The decode attention's layout and chunking (kernel-plan.ts `KernelPlan.attention`; see
  * kernels/attention.ts `attentionSplit`): `fixedChunk` (tests) fixes the positions per chunk. `prefill`:
- * the prefill attention (kernels/attention-prefill.ts `prefillAttentionWGSL`; default `tiled`), or `per-token`
+ * the prefill attention (kernels/attention-prefill.ts `prefillAttentionWGSL`; default `tiled`), the one on
+ * subgroup matrices ({@link SgmatPrefillLayout}), or `per-token`
  * for the older one-workgroup-per-(head, token) kernel, which shapes the tiled kernel does not take
  * (head size not a multiple of 4 or above 256) use anyway.
  */
@@ -92,7 +94,24 @@ export interface AttentionPolicy {
   targetWorkgroups: number;
   minChunk: number;
   fixedChunk?: number;
-  prefill?: PrefillLayout | 'per-token';
+  prefill?: PrefillLayout | SgmatPrefillLayout | 'per-token';
+}
+
+/**
+ * The prefill attention on subgroup matrices (kernels/attention-sgmat.ts). Asked for as `{ kind: 'sgmat' }`
+ * (`WebGpuEngineOptions.attention.prefill`; `kvTile` optional): the load self-tests it on the adapter
+ * against the float kernel (kernels/attention-sgmat-check.ts) and runs it with the first configuration that
+ * passes (`tile` and `kvTile` set), or keeps the adapter's float layout and records why
+ * (`ModelInfo.kernels.attention.prefill.subgroupMatrix`). A plan made by hand (tests) may set `tile`,
+ * which runs it untested.
+ */
+export interface SgmatPrefillLayout {
+  kind: 'sgmat';
+  tile?: SgmatAttentionTile;
+  /** KV positions per tile (a multiple of the configuration's N and K); default from the workgroup memory. */
+  kvTile?: number;
+  /** Tests only: the WGSL generator (a test double such as the emulator); default the kernel's. */
+  wgsl?: (o: SgmatAttentionOptions) => string;
 }
 
 /** Default decode attention for a GPU: tiled, chunks of ≥ 128 positions aiming at 256 workgroups. */

@@ -25,8 +25,9 @@ import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions } from './matmul.ts';
 import { mmmWGSL } from './mmm.ts';
-import { mmmSgmatIntWGSL, mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
+import { mmmSgmatIntWGSL, mmmSgmatWGSL, type SgmatTile, sgmatTileDims } from './mmm-sgmat.ts';
 import {
+  BIG_CHECK_PROBLEM,
   type CheckProblem,
   checkIntTypes,
   checkTileAgainstFloat,
@@ -225,4 +226,36 @@ describe('chooseSubgroupMatrixIntTile', () => {
       /packed_4x8_integer_dot_product/,
     );
   }, 300_000);
+});
+
+describe('the large tile (64 tokens × 128 rows) through the emulator (test double)', () => {
+  // mmm-sgmat.ts `mmmSgmatWGSL(…, big)` at 16x16x16 with subgroups of 32 (4 subgroups of 64 rows × 32
+  // tokens), against the float tile at token counts off every multiple of 32 and 64 (one compile serves
+  // all: the count is in the step uniform), K off a multiple of 32 (F32 rows: 100) and unit counts off the
+  // tile's (37 two-dot units: 74 of 128 rows; 135 one-dot units: 128 + 7).
+  const t = { M: 16, N: 16, K: 16, subgroupSize: 32, big: true } as const;
+  const big = (o: MatmulOptions, bug?: (code: string) => string) => {
+    const code = mmmSgmatWGSL(o, t, t.subgroupSize, true);
+    return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize);
+  };
+  const problem: CheckProblem = { ...BIG_CHECK_PROBLEM, tokens: [1, 7, 33, 65, 200], blocks: 2 };
+  const opts = { problem, tile: sgmatTileDims(t), planes: false };
+
+  it("F32 rows (K = 100) and Q8_0 + Q4_K + Q6_K: matches the float tile at 1, 7, 33, 65 and 200 tokens; the second row half's units off by one fails", async () => {
+    const gpu = await testGpu();
+    expect(await checkTileAgainstFloat(gpu, (o) => big(o), ['F32', ['Q8_0', 'Q4_K', 'Q6_K']], opts)).toEqual({
+      ok: true,
+      cases: 10,
+    });
+    const halfOff = (code: string) => {
+      const bad = code.replace('let ub = ub + p * uph;', 'let ub = ub + p * uph + 1u;');
+      if (bad === code) throw new Error('the planted off-by-one did not apply');
+      return bad;
+    };
+    const r = await checkTileAgainstFloat(gpu, (o) => big(o, halfOff), ['F32'], opts);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(
+      /^F32: token \d+ \(\d+ tokens\), (two|one)-dot unit \d+: .* against the float tile's/,
+    );
+  }, 600_000);
 });

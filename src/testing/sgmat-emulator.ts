@@ -1,14 +1,17 @@
 /**
  * A test double for subgroup matrices where the adapter has none (SwiftShader): rewrites the WGSL of
- * kernels/mmm-sgmat.ts into plain WGSL in which every invocation loads its subgroup's whole operand
- * matrices and computes and stores the part of the result it would hold (elements lane, lane + size, …),
- * with the semantics of the WGSL proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's
- * builtins (src/tint/lang/wgsl/wgsl.def): `subgroup_matrix_left<T, K, M>` is M rows × K columns,
- * `subgroup_matrix_right<T, N, K>` K rows × N columns, `subgroup_matrix_result<T, N, M>` M rows × N
- * columns; `subgroupMatrixLoad<T, row_major>(p, offset, stride)` reads element (row r, column c) from
- * p[offset + r·stride + c], `col_major` from p[offset + c·stride + r]; `subgroupMatrixStore` writes the
- * same places; `subgroupMatrixMultiplyAccumulate(l, r, acc)` = l·r + acc. f16 values are rounded to f16
- * (`pack2x16float`), so the double sees the same operands; arithmetic is f32 (the f16 → f32 configuration).
+ * kernels/mmm-sgmat.ts into plain WGSL in which an operand matrix is a handle (array, offset, stride,
+ * majorness) and every invocation computes and stores the part of the result it would hold (elements
+ * lane, lane + size, …, so a result is M·N / size values per invocation), with the semantics of the WGSL
+ * proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's builtins (src/tint/lang/wgsl/wgsl.def):
+ * `subgroup_matrix_left<T, K, M>` is M rows × K columns, `subgroup_matrix_right<T, N, K>` K rows × N
+ * columns, `subgroup_matrix_result<T, N, M>` M rows × N columns; `subgroupMatrixLoad<T, row_major>(p,
+ * offset, stride)` reads element (row r, column c) from p[offset + r·stride + c], `col_major` from
+ * p[offset + c·stride + r]; `subgroupMatrixStore` writes the same places; `subgroupMatrixMultiplyAccumulate(l,
+ * r, acc)` = l·r + acc. The handles are read in the multiply, which the kernels do between the same two
+ * barriers as the load. The f16 tiles are u32 words of two halves (pack2x16float: the kernel's bytes and
+ * rounding; the f32 result tile `cs` takes the weight tile's words), so the double needs the kernel's
+ * staging memory and no more; arithmetic is f32 (the f16 → f32 configuration).
  * The integer tile (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32): `subgroup_matrix_left/right<i8, …>` read
  * their elements as the bytes of an `array<i32>` (4 per word, little-endian, sign-extended), offset and
  * stride counted in i8 elements (the proposal's element-stride table: i8 is 1 byte; Dawn divides the

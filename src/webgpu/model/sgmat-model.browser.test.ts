@@ -16,6 +16,7 @@ import { stories260kUrl } from '../../testing/stories260k-url.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { gpuPlan } from '../kernel-plan.ts';
 import type { SgmatTile } from '../kernels/mmm-sgmat.ts';
+import { choosePrefillTile, clearMmvChoices } from '../kernels/tune.ts';
 import { LlamaModel } from './llama.ts';
 import type { PrefillMatmul } from './options.ts';
 
@@ -94,5 +95,23 @@ describe('the large subgroup-matrix tile in the model (emulated)', () => {
     // f16 operands (10-bit mantissa) against f32: ~1e-3 of the logits' scale; a wrong index gives ~1.
     expect(maxDiff / (1 + maxRef)).toBeLessThan(2e-2);
     expect(maxDiff).toBeGreaterThan(0);
+  }, 600_000);
+});
+
+describe('the prefill tile trial with the large tile as a candidate (emulated)', () => {
+  it('times float, (int8,) and sgmat-big on a Q8_0 gate+up over 128 tokens; the winner is the one it runs', async () => {
+    clearMmvChoices();
+    const before = emulated.kernels;
+    const big: SgmatTile = { M: 16, N: 16, K: 16, subgroupSize: 32, big: true };
+    const shape = { K: 96, N: 200, type: 'Q8_0' as const, dots: 2 as const, norm: true };
+    const c = await choosePrefillTile(gpu, shape, undefined, undefined, big);
+    expect(emulated.kernels).toBe(before + 1);
+    expect(c.chosenBy).toBe('measured');
+    const names = c.trials?.map((t) => t.tile) ?? [];
+    expect(names[0]).toBe('float');
+    expect(names.at(-1)).toBe('sgmat-big');
+    for (const t of c.trials ?? []) expect(t.ms).toBeGreaterThan(0);
+    const best = c.trials!.reduce((a, b) => (b.ms < a.ms ? b : a));
+    expect(c.subgroupMatrix).toEqual(best.tile === 'sgmat-big' ? big : undefined);
   }, 600_000);
 });

@@ -9,9 +9,10 @@
  * offset, stride)` reads element (row r, column c) from p[offset + r·stride + c], `col_major` from
  * p[offset + c·stride + r]; `subgroupMatrixStore` writes the same places; `subgroupMatrixMultiplyAccumulate(l,
  * r, acc)` = l·r + acc. The handles are read in the multiply, which the kernels do between the same two
- * barriers as the load. The f16 tiles are u32 words of two halves (pack2x16float: the kernel's bytes and
- * rounding; the f32 result tile `cs` takes the weight tile's words), so the double needs the kernel's
- * staging memory and no more; arithmetic is f32 (the f16 → f32 configuration).
+ * barriers as the load. The matmul tiles' f16 tiles are u32 words of two halves (pack2x16float: the
+ * kernel's bytes and rounding; the f32 result tile `cs` takes the weight tile's words), so the double
+ * needs the kernel's staging memory and no more (the large tile's 31 KiB); the attention kernel's f16
+ * arrays become f32 (rounded to f16 where written); arithmetic is f32 (the f16 → f32 configuration).
  * The integer tile (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32): `subgroup_matrix_left/right<i8, …>` read
  * their elements as the bytes of an `array<i32>` (4 per word, little-endian, sign-extended), offset and
  * stride counted in i8 elements (the proposal's element-stride table: i8 is 1 byte; Dawn divides the

@@ -9,7 +9,7 @@
  *       [--dir /tmp/gguf] [--n-prompt 128] [--n-gen 128] [--reps 3] [--gpu] [--llama-gpu vulkan|cpu]
  *       [--depths 0,4096] [--kv-type f16|f32|q8_0|q4_0] [--kv-types f16,q8_0,q4_0] [--deadline-s 300]
  *       [--mode tiled|exact] [--keep]
- *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat|sgmat-int] [--no-unsafe-apis]
+ *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat|sgmat-int|sgmat-big] [--no-unsafe-apis]
  *       [--prefill-attn default|sgmat]
  *
  * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
@@ -19,7 +19,9 @@
  * `int8`, `sgmat` or `sgmat-int` forces one, to measure pp with each (`sgmat` where unavailable or failing
  * its self-test runs the float tile and says why in `kernels.prefill.subgroupMatrix.reason`; `sgmat-int`,
  * the integer variant on i8 → i32 subgroup matrices, self-tested against the integer-dot tile, likewise in
- * `kernels.prefill.subgroupMatrix.int.reason`). The trial times the integer variant too.
+ * `kernels.prefill.subgroupMatrix.int.reason`; `sgmat-big`, the large f16 tile of 64 tokens × 128 rows,
+ * offered where the device's maxComputeWorkgroupStorageSize holds its 47,616 B, in
+ * `kernels.prefill.subgroupMatrix.big`). The trial times the integer variant and the large tile too.
  * `--prefill-attn` (default: the environment's `PREFILL_ATTN`, else `default`): `sgmat` asks for the prefill
  * attention on subgroup matrices (src/webgpu/kernels/attention-sgmat.ts), self-tested at load against the
  * float prefill attention; where unavailable or failing it runs the float kernel, and each row's
@@ -65,6 +67,7 @@ import {
   setNodeDawnOptions,
 } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
+import { sgmatWorkgroupBytes } from '../../src/webgpu/kernels/mmm-sgmat.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
 
 const { values } = parseArgs({
@@ -91,9 +94,9 @@ const { values } = parseArgs({
     'no-unsafe-apis': { type: 'boolean', default: false },
   },
 });
-if (!['trial', 'float', 'int8', 'sgmat', 'sgmat-int'].includes(values['prefill-tile']!)) {
+if (!['trial', 'float', 'int8', 'sgmat', 'sgmat-int', 'sgmat-big'].includes(values['prefill-tile']!)) {
   console.error(
-    `--prefill-tile must be trial, float, int8, sgmat or sgmat-int (got ${values['prefill-tile']})`,
+    `--prefill-tile must be trial, float, int8, sgmat, sgmat-int or sgmat-big (got ${values['prefill-tile']})`,
   );
   process.exit(2);
 }
@@ -152,6 +155,13 @@ if (sgm.available)
       ? `i8 → i32 configurations ${sgm.usableInt.map(configName).join(', ')}`
       : 'no i8 → i32 configuration',
   );
+if (sgm.available)
+  log(
+    'prefill tile sgmat-big:',
+    (sgm.maxWorkgroupStorage ?? 0) >= sgmatWorkgroupBytes({ big: true })
+      ? `64 tokens × 128 rows (${sgmatWorkgroupBytes({ big: true })} B of ${sgm.maxWorkgroupStorage} B workgroup memory)`
+      : `unavailable: needs ${sgmatWorkgroupBytes({ big: true })} B of workgroup memory, the device grants ${sgm.maxWorkgroupStorage}`,
+  );
 const bw = await measureBandwidth(gpu.device);
 log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
 const engine = new WebGpuEngine({
@@ -166,6 +176,7 @@ const engine = new WebGpuEngine({
           intDot: values['prefill-tile'] === 'int8',
           ...(values['prefill-tile'] === 'sgmat' ? { subgroupMatrix: true } : {}),
           ...(values['prefill-tile'] === 'sgmat-int' ? { subgroupMatrix: 'int8' } : {}),
+          ...(values['prefill-tile'] === 'sgmat-big' ? { subgroupMatrix: 'big' } : {}),
         } as const,
       }),
 });

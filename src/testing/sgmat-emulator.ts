@@ -1,14 +1,18 @@
 /**
  * A test double for subgroup matrices where the adapter has none (SwiftShader): rewrites the WGSL of
- * kernels/mmm-sgmat.ts into plain WGSL in which every invocation loads its subgroup's whole operand
- * matrices and computes and stores the part of the result it would hold (elements lane, lane + size, …),
- * with the semantics of the WGSL proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's
- * builtins (src/tint/lang/wgsl/wgsl.def): `subgroup_matrix_left<T, K, M>` is M rows × K columns,
- * `subgroup_matrix_right<T, N, K>` K rows × N columns, `subgroup_matrix_result<T, N, M>` M rows × N
- * columns; `subgroupMatrixLoad<T, row_major>(p, offset, stride)` reads element (row r, column c) from
- * p[offset + r·stride + c], `col_major` from p[offset + c·stride + r]; `subgroupMatrixStore` writes the
- * same places; `subgroupMatrixMultiplyAccumulate(l, r, acc)` = l·r + acc. f16 values are rounded to f16
- * (`pack2x16float`), so the double sees the same operands; arithmetic is f32 (the f16 → f32 configuration).
+ * kernels/mmm-sgmat.ts into plain WGSL in which an operand matrix is a handle (array, offset, stride,
+ * majorness) and every invocation computes and stores the part of the result it would hold (elements
+ * lane, lane + size, …, so a result is M·N / size values per invocation), with the semantics of the WGSL
+ * proposal (gpuweb/gpuweb proposals/subgroup-matrix.md) and Dawn's builtins (src/tint/lang/wgsl/wgsl.def):
+ * `subgroup_matrix_left<T, K, M>` is M rows × K columns, `subgroup_matrix_right<T, N, K>` K rows × N
+ * columns, `subgroup_matrix_result<T, N, M>` M rows × N columns; `subgroupMatrixLoad<T, row_major>(p,
+ * offset, stride)` reads element (row r, column c) from p[offset + r·stride + c], `col_major` from
+ * p[offset + c·stride + r]; `subgroupMatrixStore` writes the same places; `subgroupMatrixMultiplyAccumulate(l,
+ * r, acc)` = l·r + acc. The handles are read in the multiply, which the kernels do between the same two
+ * barriers as the load. The matmul tiles' f16 tiles are u32 words of two halves (pack2x16float: the
+ * kernel's bytes and rounding; the f32 result tile `cs` takes the weight tile's words), so the double
+ * needs the kernel's staging memory and no more (the large tile's 31 KiB); the attention kernel's f16
+ * arrays become f32 (rounded to f16 where written); arithmetic is f32 (the f16 → f32 configuration).
  * The integer tile (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32): `subgroup_matrix_left/right<i8, …>` read
  * their elements as the bytes of an `array<i32>` (4 per word, little-endian, sign-extended), offset and
  * stride counted in i8 elements (the proposal's element-stride table: i8 is 1 byte; Dawn divides the
@@ -34,13 +38,31 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
   let s = code
     .replace('enable f16;\n', '')
     .replace('enable chromium_experimental_subgroup_matrix;\n', '')
-    .replace('diagnostic(off, chromium.subgroup_matrix_uniformity);\n', '')
-    .replace(/array<f16, /g, 'array<f32, ')
-    .replace(/\bf16\(/g, 'rf16(');
-  // Without shader-f16 the staged tiles are f32 here, twice the bytes: the matmul tile's result tile `cs`
-  // (used only after the K loop's last barrier) takes the weight tile's memory so the double fits in 32 KiB.
-  if (/var<workgroup> cs: /.test(s))
-    s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\b/g, 'wh');
+    .replace('diagnostic(off, chromium.subgroup_matrix_uniformity);\n', '');
+  // The matmul tiles (mmm-sgmat.ts, with a result tile `cs`): without shader-f16 their staged f16 tiles
+  // are u32 words of two halves here (pack2x16float: the kernel's bytes and rounding): a staging write
+  // `a[i] = f16(v); }` sets its half of word i / 2 (each thread stages whole pairs, so no two threads
+  // write one word), a read unpacks; `cs` (used only after the K loop's last barrier) takes the weight
+  // tile's words (bitcast f32). So the double needs the kernel's staging memory and no more (the large
+  // tile: 31 KiB of SwiftShader's 32). Other kernels (attention-sgmat.ts): f16 arrays become f32.
+  const packed = /var<workgroup> cs: /.test(s) && /var<workgroup> wh: array<f16, /.test(s);
+  const halfArrays: string[] = [];
+  if (packed) {
+    s = s.replace(/var<workgroup> (\w+): array<f16, (\d+)>;/g, (_, n: string, len: string) => {
+      halfArrays.push(n);
+      return `var<workgroup> ${n}: array<u32, ${Number(len) / 2}>;`;
+    });
+    s = s.replace(/^(\s*)(.*?)\b(\w+)\[([^\]\n]+)\] = f16\((.+)\); \}$/gm, (all, ind, pre, arr, idx, v) =>
+      halfArrays.includes(arr) ? `${ind}${pre}emu_wr_half_${arr}(${idx}, ${v}); }` : all,
+    );
+    if (/\bf16\(/.test(s)) throw new Error('the double left an f16 conversion it does not rewrite');
+    s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\[([^\]\n]+)\]/g, 'bitcast<f32>(wh[$1])');
+  } else {
+    s = s.replace(/array<f16, /g, 'array<f32, ').replace(/\bf16\(/g, 'rf16(');
+    // The staged tiles are f32 here, twice the bytes: a result tile `cs` takes the weight tile's memory.
+    if (/var<workgroup> cs: /.test(s))
+      s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\b/g, 'wh');
+  }
   const fns = new Set<string>();
   // i8 → i32 (the integer tile) or f16 → f32: one kind per kernel.
   const int = s.includes('subgroup_matrix_left<i8,');
@@ -54,7 +76,11 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
   // the multiply: no invocation copies a whole matrix (SwiftShader compiled that for minutes).
   const arrays: Record<'left' | 'right', string[]> = { left: [], right: [] };
   const element = (arr: string, idx: string) =>
-    int ? `extractBits(${arr}[(${idx}) / 4u], ((${idx}) % 4u) * 8u, 8u)` : `${arr}[${idx}]`;
+    int
+      ? `extractBits(${arr}[(${idx}) / 4u], ((${idx}) % 4u) * 8u, 8u)`
+      : halfArrays.includes(arr)
+        ? `unpack2x16float(${arr}[(${idx}) / 2u])[(${idx}) % 2u]`
+        : `${arr}[${idx}]`;
   s = s.replace(
     /subgroupMatrixLoad<subgroup_matrix_(left|right|result)<(f16|i8|f32|i32), (\d+), (\d+)>, (row_major|col_major)>\(&(\w+), (\w+), (\w+)\)/g,
     (
@@ -98,8 +124,10 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
     (_, major: string, arr: string, off: string, v: string, stride: string) => {
       const name = `emu_store_${major}_${arr}`;
       const idx = major === 'row_major' ? 'off + m * stride + n' : 'off + n * stride + m';
+      // Packed: the f32 results of `cs` go to the weight tile's words.
+      const write = packed && arr === 'cs' ? `wh[${idx}] = bitcast<u32>(v[i]);` : `${arr}[${idx}] = v[i];`;
       fns.add(`fn ${name}(off: u32, v: array<${T}, ${PER}>, stride: u32) {
-  for (var i = 0u; i < ${PER}u; i++) { let e = emu_lane + i * ${subgroupSize}u; let m = e / ${N}u; let n = e % ${N}u; ${arr}[${idx}] = v[i]; }
+  for (var i = 0u; i < ${PER}u; i++) { let e = emu_lane + i * ${subgroupSize}u; let m = e / ${N}u; let n = e % ${N}u; ${write} }
 }`);
       return `${name}(${off}, ${v}, ${stride})`;
     },
@@ -132,6 +160,10 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
   return o;
 }`);
   fns.add('fn rf16(v: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(v, 0.0))).x; }');
+  for (const arr of halfArrays)
+    fns.add(`fn emu_wr_half_${arr}(i: u32, v: f32) {
+  ${arr}[i / 2u] = insertBits(${arr}[i / 2u], pack2x16float(vec2<f32>(v, 0.0)), (i % 2u) * 16u, 16u);
+}`);
   if (/subgroup_matrix|subgroupMatrix/.test(s))
     throw new Error('the double left a subgroup-matrix construct');
   // Module-scope functions go before the entry point, after the module-scope variables they read.

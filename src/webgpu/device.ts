@@ -59,6 +59,8 @@ export interface SubgroupMatrixSupport {
   usableInt?: SubgroupMatrixConfig[];
   /** Why not, where `available` is false (e.g. 'no subgroup matrices: the adapter lacks …'). */
   reason?: string;
+  /** The device's maxComputeWorkgroupStorageSize, bytes (the large tile needs more than the 32 × 64 one). */
+  maxWorkgroupStorage?: number;
 }
 
 /**
@@ -108,6 +110,7 @@ export function subgroupMatrixSupport(f: {
     usable,
     usableInt,
     reason,
+    maxWorkgroupStorage: f.maxWorkgroupStorage,
   });
   if (!f.adapterFeatures.has(SUBGROUP_MATRIX_FEATURE))
     return no(
@@ -131,7 +134,7 @@ export function subgroupMatrixSupport(f: {
     return no(
       `no subgroup matrices: the tile needs ${SGMAT_WORKGROUP_BYTES} bytes of workgroup memory (the device grants ${f.maxWorkgroupStorage})`,
     );
-  return { available: true, configs, usable, usableInt };
+  return { available: true, configs, usable, usableInt, maxWorkgroupStorage: f.maxWorkgroupStorage };
 }
 
 /** A configuration as `f16→f32 16x16x16` (M×N×K). */

@@ -24,6 +24,7 @@ import { sgmatName } from './kernels/mmm-sgmat.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
 import {
+  chooseSubgroupMatrixBigTile,
   chooseSubgroupMatrixIntTile,
   chooseSubgroupMatrixTile,
   type SgmatChoice,
@@ -542,6 +543,15 @@ export type KernelsInfo = {
         reason?: string;
         selfTest?: { config: string; ok: boolean; reason?: string }[];
       };
+      /**
+       * The large f16 tile (64 tokens × 128 rows, kernels/mmm-sgmat.ts `sgmatTileDims`): `chosen` (then
+       * `tile` above ends in ` 64x128`), `reason` why not (e.g. workgroup memory), its self-test.
+       */
+      big?: {
+        chosen: boolean;
+        reason?: string;
+        selfTest?: { config: string; ok: boolean; reason?: string }[];
+      };
     };
   };
 };
@@ -552,6 +562,7 @@ export function subgroupMatrixInfo(
   sgmat: SgmatChoice | undefined,
   tile: TileChoice | undefined,
   sgmatInt?: SgmatChoice,
+  sgmatBig?: SgmatChoice,
 ): NonNullable<KernelsInfo['prefill']>['subgroupMatrix'] {
   const chosen = tile?.subgroupMatrix;
   const whyNot = (sg: SgmatChoice | undefined, other: boolean) =>
@@ -565,16 +576,18 @@ export function subgroupMatrixInfo(
             : tile?.chosenBy === 'measured'
               ? 'slower than the chosen tile in the timed trial'
               : 'not chosen'));
-  const fChosen = Boolean(chosen && !chosen.int);
+  const bChosen = Boolean(chosen?.big);
+  const fChosen = Boolean(chosen && !chosen.int && !chosen.big);
   const iChosen = Boolean(chosen?.int);
-  const reason = fChosen ? undefined : whyNot(sgmat, iChosen);
-  const intReason = iChosen ? undefined : whyNot(sgmatInt, fChosen);
+  const reason = fChosen ? undefined : whyNot(sgmat, iChosen || bChosen);
+  const intReason = iChosen ? undefined : whyNot(sgmatInt, fChosen || bChosen);
+  const bigReason = bChosen ? undefined : whyNot(sgmatBig, fChosen || iChosen);
   return {
     available: Boolean(support?.available),
     configs: (support?.configs ?? []).map(configName),
     chosen: Boolean(chosen),
     ...(chosen ? { tile: sgmatName(chosen) } : {}),
-    ...(reason && !iChosen ? { reason } : {}),
+    ...(reason && !iChosen && !bChosen ? { reason } : {}),
     ...(sgmat?.selfTest.length ? { selfTest: sgmat.selfTest } : {}),
     ...(sgmatInt || iChosen
       ? {
@@ -582,6 +595,15 @@ export function subgroupMatrixInfo(
             chosen: iChosen,
             ...(intReason ? { reason: intReason } : {}),
             ...(sgmatInt?.selfTest.length ? { selfTest: sgmatInt.selfTest } : {}),
+          },
+        }
+      : {}),
+    ...(sgmatBig || bChosen
+      ? {
+          big: {
+            chosen: bChosen,
+            ...(bigReason ? { reason: bigReason } : {}),
+            ...(sgmatBig?.selfTest.length ? { selfTest: sgmatBig.selfTest } : {}),
           },
         }
       : {}),
@@ -685,6 +707,8 @@ export interface KernelsChosen {
   sgmat?: SgmatChoice;
   /** On GPUs: the integer subgroup-matrix tile's self-test, or why there is none. */
   sgmatInt?: SgmatChoice;
+  /** On GPUs: the large f16 subgroup-matrix tile's (64 tokens × 128 rows) self-test, or why there is none. */
+  sgmatBig?: SgmatChoice;
   /** The adapter's subgroup-matrix support (device.ts). */
   sgmatSupport?: SubgroupMatrixSupport;
   /** The prefill attention on subgroup matrices: its self-test and choice where asked for ({@link resolvePrefillAttention}). */
@@ -728,12 +752,19 @@ export async function chooseKernels(
   let tileChoice: TileChoice | undefined;
   let sgmat: SgmatChoice | undefined;
   let sgmatInt: SgmatChoice | undefined;
+  let sgmatBig: SgmatChoice | undefined;
   if (prefill.kind === 'tile') {
     // The subgroup-matrix tiles: the f16 one self-tested against the float tile, the integer one against
     // the integer-dot tile, before any use (kernels/sgmat-check.ts).
     const askSg = o.prefill ? prefill.subgroupMatrix : true;
     const askInt = askSg === 'int8' || (typeof askSg === 'object' && askSg.int);
-    if (askSg && !askInt) {
+    const askBig = askSg === 'big' || (typeof askSg === 'object' && askSg.big);
+    // The large tile: a trial candidate (no prefill option), or forced.
+    if ((askSg === true && !o.prefill) || askBig) {
+      sgmatBig = await chooseSubgroupMatrixBigTile(gpu);
+      if (typeof askSg === 'object' && sgmatBig.tile) sgmatBig = { ...sgmatBig, tile: askSg };
+    }
+    if (askSg && !askInt && !askBig) {
       sgmat = await chooseSubgroupMatrixTile(gpu);
       if (typeof askSg === 'object' && sgmat.tile) sgmat = { ...sgmat, tile: askSg };
     }
@@ -746,7 +777,9 @@ export async function chooseKernels(
         o.prefill.kind === 'tile' && o.prefill.subgroupMatrix
           ? askInt
             ? sgmatInt?.tile
-            : sgmat?.tile
+            : askBig
+              ? sgmatBig?.tile
+              : sgmat?.tile
           : undefined;
       tileChoice = {
         intDot: !sg && Boolean(prefill.intDot),
@@ -757,7 +790,7 @@ export async function chooseKernels(
     } else {
       const ffn = decodeMatmulShapes(file, cfg, base.repack, true).find(([f]) => f === 'ffn')?.[1];
       tileChoice = ffn
-        ? await choosePrefillTile(gpu, ffn, sgmat?.tile, sgmatInt?.tile)
+        ? await choosePrefillTile(gpu, ffn, sgmat?.tile, sgmatInt?.tile, sgmatBig?.tile)
         : { intDot: false, chosenBy: 'unavailable' };
       prefill = {
         kind: 'tile',
@@ -766,7 +799,7 @@ export async function chooseKernels(
       };
     }
   }
-  return { choices, prefill, tileChoice, sgmat, sgmatInt, sgmatSupport: gpu.subgroupMatrix };
+  return { choices, prefill, tileChoice, sgmat, sgmatInt, sgmatBig, sgmatSupport: gpu.subgroupMatrix };
 }
 
 /**
@@ -846,7 +879,7 @@ const trialsInfo = (trials: MmvChoice['trials']) =>
 export function describePlan(m: LlamaModel): KernelsInfo {
   const plan = m.plan;
   const fallbackKernel = plan.decodeKernel;
-  const { choices, tileChoice, sgmat, sgmatInt, sgmatSupport, sgmatAttention } = plan.chosen ?? {
+  const { choices, tileChoice, sgmat, sgmatInt, sgmatBig, sgmatSupport, sgmatAttention } = plan.chosen ?? {
     choices: {},
   };
   // The gate+up's own choice (a trial or the option): never 'ffn-trial'.
@@ -894,7 +927,7 @@ export function describePlan(m: LlamaModel): KernelsInfo {
             intDot: MATMUL_FAMILIES.filter((f) => m.intDotFamilies.has(f)),
             tileChosenBy: tileChoice?.chosenBy,
             tileTrials: tileChoice?.trials?.map((t) => ({ tile: t.tile, ms: +t.ms.toFixed(4) })),
-            subgroupMatrix: subgroupMatrixInfo(sgmatSupport, sgmat, tileChoice, sgmatInt),
+            subgroupMatrix: subgroupMatrixInfo(sgmatSupport, sgmat, tileChoice, sgmatInt, sgmatBig),
           }
         : {
             matmul: 'mmv',

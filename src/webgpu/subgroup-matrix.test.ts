@@ -15,6 +15,7 @@ import {
 import { subgroupMatrixInfo } from './kernel-plan.ts';
 import type { WeightType } from './kernels/common.ts';
 import type { MatmulOptions } from './kernels/matmul.ts';
+import { mmmWGSL, mmmWorkgroupsX } from './kernels/mmm.ts';
 import {
   mmmSgmatIntWGSL,
   mmmSgmatWGSL,
@@ -24,8 +25,18 @@ import {
   sgmatIntWorkgroupBytes,
   sgmatName,
   sgmatTileCovers,
+  sgmatTileDims,
   sgmatTileWGSL,
+  sgmatWorkgroupBytes,
 } from './kernels/mmm-sgmat.ts';
+
+/** Bytes of a kernel's `var<workgroup>` arrays, read from its WGSL (f16 2, vec4<f32> 16, else 4). */
+function declaredWorkgroupBytes(code: string): number {
+  let n = 0;
+  for (const m of code.matchAll(/var<workgroup> \w+: array<([\w<>]+), (\d+)>/g))
+    n += Number(m[2]) * (m[1] === 'f16' ? 2 : m[1] === 'vec4<f32>' ? 16 : 4);
+  return n;
+}
 
 // What Dawn reported on an NVIDIA H200 (../shared/notes/h200-2026-12-04.md).
 const H200: SubgroupMatrixConfig[] = [
@@ -146,6 +157,61 @@ describe('mmmSgmatWGSL structure', () => {
       expect(code).toContain(`, ${SGMAT_STRIDE}u)`);
     });
   }
+  for (const [M, N, K, sg] of [
+    [16, 16, 16, 32],
+    [16, 8, 8, 32],
+    [16, 16, 16, 64],
+  ])
+    it(`the large tile, ${M}x${N}x${K}, subgroups of ${sg}: 128 threads, 64 rows × ${sg === 32 ? 32 : 64} tokens per subgroup, two epilogue passes through cs, its workgroup memory, the dispatch`, () => {
+      const code = mmmSgmatWGSL(o, { M, N, K }, sg, true);
+      expect(code).toContain('@workgroup_size(128)');
+      const toks = sg === 32 ? 32 : 64;
+      const acc = (64 / M) * (toks / N);
+      expect(code.match(/var c\d+_\d+: subgroup_matrix_result<f32, /g)).toHaveLength(acc);
+      expect(code.match(/subgroupMatrixMultiplyAccumulate\(/g)).toHaveLength(acc * (32 / K));
+      expect(code.match(/subgroupMatrixStore<row_major>\(&cs, /g)).toHaveLength(acc);
+      expect(code).toContain('for (var p = 0u; p < 2u; p++)');
+      // Double-buffered: two K-steps of staging, one barrier per step in the K loop.
+      expect(code).toContain(`var<workgroup> xh: array<f16, ${2 * 64 * SGMAT_STRIDE}>;`);
+      expect(code).toContain(`var<workgroup> wh: array<f16, ${2 * 128 * SGMAT_STRIDE}>;`);
+      expect(declaredWorkgroupBytes(code)).toBe(sgmatWorkgroupBytes({ big: true }));
+      expect(emulateSubgroupMatrix(code, { M, N, K }, sg)).not.toMatch(/subgroup_matrix|subgroupMatrix/);
+      expect(sgmatTileWGSL(o, { M, N, K, subgroupSize: sg as 32 | 64, big: true })).toBe(code);
+    });
+  it('workgroup memory: the 32 × 64 tile within 32 KiB as before, the large one over it (47,616 B), the integer one double-buffered within 32 KiB; the dispatch follows the tile', () => {
+    const small = mmmSgmatWGSL(o, { M: 16, N: 16, K: 16 }, 32);
+    expect(declaredWorkgroupBytes(small)).toBe(sgmatWorkgroupBytes({}));
+    expect(sgmatWorkgroupBytes({})).toBe(SGMAT_WORKGROUP_BYTES);
+    expect(sgmatWorkgroupBytes({ big: true })).toBe(47_616);
+    expect(sgmatTileDims({ big: true })).toEqual({ tokens: 64, rows: 128, threads: 128 });
+    expect(sgmatTileDims({})).toEqual({ tokens: 32, rows: 64, threads: 64 });
+    // 37 one-dot units: 1 workgroup of 128 rows, 1 of 64; 200 two-dot units (400 rows): 4, 7.
+    const seg = (nUnits: number, dots: number) => ({
+      nUnits,
+      weights: [{ type: 'F32' as const }],
+      dots: Array.from({ length: dots }, () => ({ w: 0, row: 'u' })),
+      epilogue: '',
+    });
+    expect(mmmWorkgroupsX([seg(37, 1)], 128)).toBe(1);
+    expect(mmmWorkgroupsX([seg(200, 2)], 128)).toBe(4);
+    expect(mmmWorkgroupsX([seg(200, 2)])).toBe(7);
+    expect(mmmWorkgroupsX([seg(37, 1), seg(200, 2)], 128)).toBe(5);
+    // The float tile's WGSL does not depend on the new parameter's default.
+    expect(mmmWGSL(o)).toContain('@workgroup_size(64)');
+    for (const halves of [false, true]) {
+      const q = mmmSgmatIntWGSL(
+        { ...o, segments: [{ ...o.segments[0], weights: [{ type: halves ? 'Q6_K' : 'Q4_K' }] }], K: 512 },
+        { M: 16, N: 16, K: 32 },
+        32,
+      );
+      expect(declaredWorkgroupBytes(q)).toBe(sgmatIntWorkgroupBytes(halves));
+      expect(q).toContain('var<workgroup> wi: array<i32, ');
+      // Two buffers of staged weights: [buffer][tile row][words].
+      expect(q).toContain(`var<workgroup> wi: array<i32, ${2 * 64 * SGMAT_INT_STRIDE_WORDS}>;`);
+      expect(q.match(/workgroupBarrier\(\);/g)?.length).toBe(2 + (o.norm ? 1 : 0));
+    }
+    expect(sgmatIntWorkgroupBytes(true)).toBeLessThanOrEqual(32768);
+  });
   it('rejects shapes that do not tile and other subgroup sizes', () => {
     expect(() => mmmSgmatWGSL(o, { M: 16, N: 16, K: 16 }, 16)).toThrow(/32 or 64/);
     expect(() => mmmSgmatWGSL(o, { M: 64, N: 8, K: 8 }, 32)).toThrow(/does not tile/);
@@ -211,6 +277,8 @@ describe('mmmSgmatIntWGSL structure (the integer variant)', () => {
     expect(sgmatTileCovers(o('F16'), { ...t, int: true })).toBe(false);
     expect(sgmatTileCovers(o('F16'), t)).toBe(true);
     expect(sgmatName({ ...t, int: true })).toBe('i8 16x16x32');
+    expect(sgmatName({ M: 16, N: 16, K: 16, big: true })).toBe('16x16x16 64x128');
+    expect(() => sgmatTileWGSL(o('Q8_0'), { ...t, int: true, big: true })).toThrow(/no large variant/);
     expect(sgmatIntWorkgroupBytes(true)).toBeLessThanOrEqual(32768);
   });
 });
@@ -249,6 +317,40 @@ describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
     expect(subgroupMatrixInfo(support, undefined, { intDot: true, chosenBy: 'option' })?.reason).toMatch(
       /not asked/,
     );
+  });
+
+  it('the large tile: chosen (tile … 64x128, big.chosen, the others not reasoned against as slower); not fitting the workgroup memory; slower', () => {
+    const bt = { M: 16, N: 16, K: 16, subgroupSize: 32, big: true } as const;
+    const bigOk = { tile: bt, selfTest: [{ config: 'f16→f32 16x16x16', ok: true }] };
+    const info = subgroupMatrixInfo(
+      support,
+      { tile, selfTest: [] },
+      { intDot: false, chosenBy: 'measured', subgroupMatrix: bt },
+      undefined,
+      bigOk,
+    );
+    expect(info).toMatchObject({ chosen: true, tile: '16x16x16 64x128', big: { chosen: true } });
+    expect(info?.reason).toBeUndefined();
+    expect(info?.big?.reason).toBeUndefined();
+    const noRoom = { reason: 'no large subgroup-matrix tile: it needs 47616 bytes …', selfTest: [] };
+    expect(
+      subgroupMatrixInfo(
+        support,
+        { tile, selfTest: [] },
+        { intDot: false, chosenBy: 'measured', subgroupMatrix: tile },
+        undefined,
+        noRoom,
+      ),
+    ).toMatchObject({ chosen: true, tile: '16x8x8', big: { chosen: false, reason: noRoom.reason } });
+    expect(
+      subgroupMatrixInfo(
+        support,
+        { tile, selfTest: [] },
+        { intDot: false, chosenBy: 'measured' },
+        undefined,
+        bigOk,
+      )?.big?.reason,
+    ).toMatch(/slower/);
   });
 
   it('the integer variant: chosen (tile i8 …, the f16 one not reasoned against); failed self-test; slower', () => {

@@ -56,16 +56,26 @@ export type SgmatShape = Pick<SubgroupMatrixConfig, 'M' | 'N' | 'K'>;
  * A subgroup-matrix tile to generate: the shape, the subgroup size (the adapter's maximum), and `int` for
  * the integer variant ({@link mmmSgmatIntWGSL}, an i8 → i32 shape) instead of the f16 one.
  */
-export type SgmatTile = SgmatShape & { subgroupSize: 32 | 64; int?: boolean };
+export type SgmatTile = SgmatShape & { subgroupSize: 32 | 64; int?: boolean; big?: boolean };
 
-/** Name of a tile for kernels.prefill and labels: `16x16x16` (f16), `i8 16x16x32` (the integer variant). */
-export function sgmatName(c: SgmatShape & { int?: boolean }): string {
-  return `${c.int ? 'i8 ' : ''}${c.M}x${c.N}x${c.K}`;
+/**
+ * Name of a tile for kernels.prefill and labels: `16x16x16` (f16), `i8 16x16x32` (the integer variant),
+ * `16x16x16 64x128` (the large f16 tile: 64 tokens × 128 rows).
+ */
+export function sgmatName(c: SgmatShape & { int?: boolean; big?: boolean }): string {
+  return `${c.int ? 'i8 ' : ''}${c.M}x${c.N}x${c.K}${c.big ? ' 64x128' : ''}`;
 }
 
-/** The WGSL of `tile` for `o`: {@link mmmSgmatIntWGSL} where `tile.int`, else {@link mmmSgmatWGSL}. */
+/**
+ * The WGSL of `tile` for `o`: {@link mmmSgmatIntWGSL} where `tile.int`, else {@link mmmSgmatWGSL} (the
+ * large tile where `tile.big`).
+ * @throws Error for a large integer tile (not built) and what the generators throw.
+ */
 export function sgmatTileWGSL(o: MatmulOptions, tile: SgmatTile): string {
-  return tile.int ? mmmSgmatIntWGSL(o, tile, tile.subgroupSize) : mmmSgmatWGSL(o, tile, tile.subgroupSize);
+  if (tile.int && tile.big) throw new Error('the integer subgroup-matrix tile has no large variant');
+  return tile.int
+    ? mmmSgmatIntWGSL(o, tile, tile.subgroupSize)
+    : mmmSgmatWGSL(o, tile, tile.subgroupSize, tile.big);
 }
 
 /** True when `tile` runs `o`'s weights (the integer variant: INT_DOT_TYPES only; the f16 one: all). */
@@ -74,13 +84,45 @@ export function sgmatTileCovers(o: Pick<MatmulOptions, 'segments'>, tile: SgmatT
 }
 
 /**
- * The tile's WGSL for `o` (matmul.ts options; `TT` ignored, the tile is 32 tokens), on subgroup matrices of
- * shape `c` with subgroups of `subgroupSize` invocations.
+ * A subgroup-matrix tile's workgroup geometry: `tokens` × `rows` per workgroup and `threads` invocations
+ * (2 per token to stage activations, 1 per weight row to stage weights). The tile of 32 × 64 (64
+ * threads, mmm.ts's) or, with `big`, 64 tokens × 128 rows (128 threads: llama.cpp's WebGPU and Vulkan
+ * coopmat GEMMs use 64–128-wide tiles with 4+ subgroups, ../shared/notes/gpu-kernel-designs.md): each
+ * activation is read once per 128 weight rows and each weight once per 64 tokens, half the re-reads.
+ */
+export function sgmatTileDims(t: { big?: boolean }): { tokens: number; rows: number; threads: number } {
+  return t.big
+    ? { tokens: 2 * TILE_TOKENS, rows: 2 * TILE_ROWS, threads: 2 * TILE_ROWS }
+    : { tokens: TILE_TOKENS, rows: TILE_ROWS, threads: TILE_ROWS };
+}
+
+/**
+ * Workgroup memory of the f16 tile in bytes: two K-steps of f16 activations and weights (rows of
+ * {@link SGMAT_STRIDE} halves), the f32 result tile (32 × 64; the large tile's results go through it in
+ * two passes of 64 rows × 64 tokens) and the norm's f32 per thread. 32 × 64: 23,296 B; large: 47,616 B
+ * (over the 32 KiB many adapters grant: the plan offers it only where maxComputeWorkgroupStorageSize fits).
+ */
+export function sgmatWorkgroupBytes(t: { big?: boolean }): number {
+  const d = sgmatTileDims(t);
+  return 2 * (d.tokens + d.rows) * SGMAT_STRIDE * 2 + TILE_ROWS * d.tokens * 4 + d.threads * 4;
+}
+
+/**
+ * The tile's WGSL for `o` (matmul.ts options; `TT` ignored, the tile is 32 tokens, or 64 with `big`), on
+ * subgroup matrices of shape `c` with subgroups of `subgroupSize` invocations. Dispatch:
+ * ({@link mmmWorkgroupsX}(segments, rows), ceil(T / tokens)) of {@link sgmatTileDims}.
+ * `big`: 64 tokens × 128 rows, 128 threads; subgroups of 32 own 64 rows × 32 tokens each (4 × 2 result
+ * matrices at 16×16), of 64 own 64 rows × 64 tokens. Threads stage the weight row `lid` of the tile (the
+ * float tile's loader map per 64-row half, `ub` advanced by the half's units) and token `lid / 2`'s half
+ * `lid % 2` of a K-step. The epilogue runs in two passes of 64 rows: the subgroups of that half store
+ * their results to `cs` ([row][token], 64 × 64), then thread `lid` takes the float tile's 4 × 8
+ * accumulators of rows (tx + 8r) and tokens 32·(lid / 64) + ty + 8i and runs mmm.ts's epilogues with `ub`
+ * and `t0` moved to its quadrant.
  * Bindings: 0 step, 1 x, [2 gnorm], each segment's weights, then `extra` (as mmm.ts `mmmWGSL`).
  * @throws Error for `lastTokenOnly`, more than 2 dots per unit, a subgroup size other than 32 or 64, or a
- *   shape whose M does not divide the subgroup's rows, N does not divide 32 or K does not divide 32.
+ *   shape whose M does not divide the subgroup's rows, N does not divide its tokens or K does not divide 32.
  */
-export function mmmSgmatWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: number): string {
+export function mmmSgmatWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: number, big = false): string {
   if (o.lastTokenOnly)
     throw new Error('mmmSgmatWGSL computes whole token tiles; lastTokenOnly needs a decode kernel');
   for (const s of o.segments) {
@@ -89,17 +131,22 @@ export function mmmSgmatWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: numb
   }
   if (subgroupSize !== 32 && subgroupSize !== 64)
     throw new Error(`mmmSgmatWGSL is built for subgroups of 32 or 64 invocations (got ${subgroupSize})`);
-  const nSg = 64 / subgroupSize;
-  const rowsPerSg = TILE_ROWS / nSg;
-  if (rowsPerSg % c.M || TILE_TOKENS % c.N || 32 % c.K)
+  const { tokens: TT, rows: TR, threads } = sgmatTileDims({ big });
+  const nSg = threads / subgroupSize;
+  // Subgroups split the rows into 2 (or 1) parts, then the tokens.
+  const rowParts = Math.min(nSg, 2);
+  const tokParts = nSg / rowParts;
+  const rowsPerSg = TR / rowParts;
+  const toksPerSg = TT / tokParts;
+  if (rowsPerSg % c.M || toksPerSg % c.N || 32 % c.K)
     throw new Error(
-      `subgroup-matrix shape ${sgmatName(c)} does not tile ${rowsPerSg} rows × 32 tokens × 32 K`,
+      `subgroup-matrix shape ${sgmatName(c)} does not tile ${rowsPerSg} rows × ${toksPerSg} tokens × 32 K`,
     );
   const mPer = rowsPerSg / c.M;
-  const nPer = TILE_TOKENS / c.N;
+  const nPer = toksPerSg / c.N;
   const S = SGMAT_STRIDE;
-  const xBuf = TILE_TOKENS * S;
-  const wBuf = TILE_ROWS * S;
+  const xBuf = TT * S;
+  const wBuf = TR * S;
   const { K } = o;
   const R = (n: number) => Array.from({ length: n }, (_, i) => i);
   const lines = [
@@ -113,25 +160,31 @@ const K: u32 = ${K}u;
 const STEPS: u32 = ${Math.ceil(K / 32)}u;
 var<workgroup> xh: array<f16, ${2 * xBuf}>; // [buffer][token][${S}]: x · gnorm of a K-step
 var<workgroup> wh: array<f16, ${2 * wBuf}>; // [buffer][tile row][${S}]: dequantized weights of a K-step
-var<workgroup> cs: array<f32, ${TILE_ROWS * TILE_TOKENS}>; // [tile row][token]: the results
-var<workgroup> red: array<f32, 64>;
+var<workgroup> cs: array<f32, ${TILE_ROWS * TT}>; // [tile row][token]: the results${big ? ' (64 rows per pass)' : ''}
+var<workgroup> red: array<f32, ${threads}>;
 
 fn ldx(i: u32, k: u32) -> f32 { return select(0.0, x[i + min(k, K - 1u)], k < K); }
-@compute @workgroup_size(64)
+@compute @workgroup_size(${threads})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
   let tx = lid % 8u;
-  let ty = lid / 8u;
-  let t0 = wg.y * ${TILE_TOKENS}u;
+  let ty = ${big ? '(lid % 64u) / 8u' : 'lid / 8u'};
+  let ${big ? 'tw' : 't0'} = wg.y * ${TT}u;
   let nT = step.nTokens;
   let lt = lid / 2u;
   let lh = lid % 2u;
-  let xrow = min(t0 + lt, nT - 1u) * K;
-  var ss = 0.0;
-  // This subgroup's tile rows: [sr, sr + ${rowsPerSg}).
-  let sr = (lid / ${subgroupSize}u) * ${rowsPerSg}u;
-  var seg = 0u;
+  let xrow = min(${big ? 'tw' : 't0'} + lt, nT - 1u) * K;
+  var ss = 0.0;`);
+  if (tokParts === 1)
+    lines.push(`  // This subgroup's tile rows: [sr, sr + ${rowsPerSg}).
+  let sr = (lid / ${subgroupSize}u) * ${rowsPerSg}u;`);
+  else
+    lines.push(`  // This subgroup's tile rows [sr, sr + ${rowsPerSg}) and tokens [st, st + ${toksPerSg}).
+  let sr = ((lid / ${subgroupSize}u) % ${rowParts}u) * ${rowsPerSg}u;
+  let st = ((lid / ${subgroupSize}u) / ${rowParts}u) * ${toksPerSg}u;`);
+  lines.push(`  var seg = 0u;
   var ub = 0u;`);
-  lines.push(...segmentSelect(o));
+  if (big) lines.push("  var uph = 0u; // the segment's units per 64 rows");
+  lines.push(...segmentSelect(o, TR, big));
   for (const m of R(mPer))
     for (const n of R(nPer)) lines.push(`  var c${m}_${n}: subgroup_matrix_result<f32, ${c.N}, ${c.M}>;`);
   lines.push(`  for (var s = 0u; s <= STEPS; s++) {
@@ -151,17 +204,32 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         }
         for (var e = 0u; e < 4u; e++) { xh[xb + j * 4u + e] = f16(v[e]); }
       }`);
-  lines.push(
-    ...floatWeightStage(
-      o,
-      `for (var e = 0u; e < 32u; e++) { wh[wb + rho * ${S}u + e] = f16(q[e]); }`,
-      '      ',
-    ),
-  );
+  if (big) {
+    // Weight row lid of the tile: row lid % 64 of 64-row half hh, whose units start uph further.
+    lines.push(`      {
+      let hh = lid / 64u;
+      let ub = ub + hh * uph;
+      let lid = lid % 64u;`);
+    lines.push(
+      ...floatWeightStage(
+        o,
+        `for (var e = 0u; e < 32u; e++) { wh[wb + (hh * 64u + rho) * ${S}u + e] = f16(q[e]); }`,
+        '      ',
+      ),
+    );
+    lines.push('      }');
+  } else
+    lines.push(
+      ...floatWeightStage(
+        o,
+        `for (var e = 0u; e < 32u; e++) { wh[wb + rho * ${S}u + e] = f16(q[e]); }`,
+        '      ',
+      ),
+    );
   lines.push('    }');
   lines.push(`    if (s > 0u) {
       // Multiply K-step s - 1 from buffer (s - 1) % 2.
-      let xb = ((s - 1u) % 2u) * ${xBuf}u;
+      let xb = ((s - 1u) % 2u) * ${xBuf}u${tokParts === 1 ? '' : ` + st * ${S}u`};
       let wb = ((s - 1u) % 2u) * ${wBuf}u;`);
   for (const kk of R(32 / c.K)) {
     for (const m of R(mPer)) {
@@ -183,26 +251,57 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
         );
   }
   lines.push('    }\n    workgroupBarrier();\n  }');
-  for (const m of R(mPer))
-    for (const n of R(nPer)) {
-      lines.push(`  let oc${m}_${n} = (sr + ${m * c.M}u) * ${TILE_TOKENS}u + ${n * c.N}u;`);
-      lines.push(`  subgroupMatrixStore<row_major>(&cs, oc${m}_${n}, c${m}_${n}, ${TILE_TOKENS}u);`);
+  if (!big) {
+    for (const m of R(mPer))
+      for (const n of R(nPer)) {
+        lines.push(`  let oc${m}_${n} = (sr + ${m * c.M}u) * ${TT}u + ${n * c.N}u;`);
+        lines.push(`  subgroupMatrixStore<row_major>(&cs, oc${m}_${n}, c${m}_${n}, ${TT}u);`);
+      }
+    lines.push('  workgroupBarrier();');
+    // Thread (tx, ty)'s accumulators, as in the float tile: slot r = tile row tx + 8r, token ty + 8i.
+    for (const r of R(8))
+      for (const i of R(4)) lines.push(`  a${r}_${i} = cs[(tx + ${8 * r}u) * ${TT}u + ty + ${8 * i}u];`);
+    if (o.norm) {
+      lines.push(`  red[lid] = ss;
+  workgroupBarrier();`);
+      for (const i of R(4)) {
+        lines.push(
+          `  let inv${i} = inverseSqrt((red[2u * (ty + ${8 * i}u)] + red[2u * (ty + ${8 * i}u) + 1u]) / f32(K) + ${f32Lit(o.norm.eps)});`,
+        );
+      }
     }
-  lines.push('  workgroupBarrier();');
-  // Thread (tx, ty)'s accumulators, as in the float tile: slot r = tile row tx + 8r, token ty + 8i.
-  for (const r of R(8))
-    for (const i of R(4))
-      lines.push(`  a${r}_${i} = cs[(tx + ${8 * r}u) * ${TILE_TOKENS}u + ty + ${8 * i}u];`);
+    lines.push(...epilogues(o));
+    lines.push('}');
+    return lines.join('\n');
+  }
+  // The large tile's epilogue: thread lid's tokens are 32 · (lid / 64) + ty + 8i in both passes.
+  lines.push('  let th = (lid / 64u) * 32u;');
   if (o.norm) {
     lines.push(`  red[lid] = ss;
   workgroupBarrier();`);
-    for (const i of R(4)) {
+    for (const i of R(4))
       lines.push(
-        `  let inv${i} = inverseSqrt((red[2u * (ty + ${8 * i}u)] + red[2u * (ty + ${8 * i}u) + 1u]) / f32(K) + ${f32Lit(o.norm.eps)});`,
+        `  let inv${i} = inverseSqrt((red[2u * (th + ty + ${8 * i}u)] + red[2u * (th + ty + ${8 * i}u) + 1u]) / f32(K) + ${f32Lit(o.norm.eps)});`,
       );
-    }
   }
-  lines.push(...epilogues(o));
+  lines.push(`  for (var p = 0u; p < 2u; p++) {
+    // Pass p: rows [64p, 64p + 64) through cs.
+    if (sr / 64u == p) {`);
+  for (const m of R(mPer))
+    for (const n of R(nPer)) {
+      lines.push(
+        `      let oc${m}_${n} = (sr % 64u + ${m * c.M}u) * ${TT}u + ${tokParts === 1 ? '' : 'st + '}${n * c.N}u;`,
+      );
+      lines.push(`      subgroupMatrixStore<row_major>(&cs, oc${m}_${n}, c${m}_${n}, ${TT}u);`);
+    }
+  lines.push('    }\n    workgroupBarrier();');
+  for (const r of R(8))
+    for (const i of R(4)) lines.push(`    a${r}_${i} = cs[(tx + ${8 * r}u) * ${TT}u + th + ty + ${8 * i}u];`);
+  lines.push(`    {
+    let ub = ub + p * uph;
+    let t0 = tw + th;`);
+  lines.push(...epilogues(o).map((l) => l.replace(/^/gm, '  ')));
+  lines.push('    }\n    workgroupBarrier();\n  }');
   lines.push('}');
   return lines.join('\n');
 }
@@ -218,14 +317,17 @@ export function sgmatIntHalves(o: Pick<MatmulOptions, 'segments'>): boolean {
   return o.segments.some((s) => s.weights.some((w) => !ONE_SCALE_PER_32.includes(w.type)));
 }
 
-/** Workgroup memory of {@link mmmSgmatIntWGSL} in bytes (`halves`: {@link sgmatIntHalves}). */
+/**
+ * Workgroup memory of {@link mmmSgmatIntWGSL} in bytes (`halves`: {@link sgmatIntHalves}): two K-steps of
+ * int8 tiles and their factors, the step's integer dots, the norm's f32 per token (31,872 B with halves).
+ */
 export function sgmatIntWorkgroupBytes(halves: boolean): number {
   const H = halves ? 2 : 1;
   const W = SGMAT_INT_STRIDE_WORDS * 4;
   return (
-    (H * TILE_TOKENS + TILE_ROWS) * W +
+    2 * (H * TILE_TOKENS + TILE_ROWS) * W +
     H * TILE_ROWS * TILE_TOKENS * 4 +
-    (TILE_TOKENS + TILE_ROWS) * 16 +
+    2 * (TILE_TOKENS + TILE_ROWS) * 16 +
     TILE_TOKENS * 4
   );
 }
@@ -246,8 +348,10 @@ export function sgmatIntWorkgroupBytes(halves: boolean): number {
  * i8 operands live in `array<i32>` (4 per word, little-endian); load offsets and strides count i8 elements
  * (the WGSL proposal's table: i8 has a 1-byte element stride; Dawn converts the offset for SPIR-V,
  * dawn 55e62e18). Needs an i8 → i32 configuration with M, N, K in {8, 16, 32} (16×16×32 and 16×8×32 on
- * NVIDIA) and {@link sgmatIntWorkgroupBytes} of workgroup memory. No double buffering (one tile buffer,
- * three barriers per step): the staged bytes are a quarter of the f16 tile's.
+ * NVIDIA) and {@link sgmatIntWorkgroupBytes} of workgroup memory. The K loop is double-buffered as the f16
+ * tile's (iteration s stages step s into buffer s % 2 while step s - 1 is multiplied from the other; two
+ * barriers per step: after the step's integer dots are stored, after their scales are applied; the
+ * single-buffered loop had three).
  * @throws Error for weights outside INT_DOT_TYPES, `lastTokenOnly`, more than 2 dots per unit, a subgroup
  *   size other than 32 or 64, or a shape that does not tile the subgroup's rows × 32 tokens × 32.
  */
@@ -284,12 +388,15 @@ export function mmmSgmatIntWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: n
     ...bindingsWGSL(o),
     ...intLoadersWGSL(o),
   ];
+  const XI = H * TILE_TOKENS * SW; // words of one buffer of xi
+  const WI = TILE_ROWS * SW; // words of one buffer of wi
   lines.push(`
 const K: u32 = ${o.K}u;
-var<workgroup> xi: array<i32, ${H * TILE_TOKENS * SW}>; // [half][token][${SW}]: int8 activations of this K-step${halves ? ' (half 0: quants 16..31 zeroed, half 1: 0..15 zeroed)' : ''}
-var<workgroup> wi: array<i32, ${TILE_ROWS * SW}>; // [tile row][${SW}]: the row's 32 quants as int8
-var<workgroup> xf: array<vec4<f32>, ${TILE_TOKENS}>; // [token]: (dx, dx·Σq[0..16), dx·Σq[16..32), 0)
-var<workgroup> wf: array<vec4<f32>, ${TILE_ROWS}>; // [tile row]: (s0, s1, m0, m1)
+const STEPS: u32 = ${Math.ceil(o.K / 32)}u;
+var<workgroup> xi: array<i32, ${2 * XI}>; // [buffer][half][token][${SW}]: int8 activations of a K-step${halves ? ' (half 0: quants 16..31 zeroed, half 1: 0..15 zeroed)' : ''}
+var<workgroup> wi: array<i32, ${2 * WI}>; // [buffer][tile row][${SW}]: the row's 32 quants as int8
+var<workgroup> xf: array<vec4<f32>, ${2 * TILE_TOKENS}>; // [buffer][token]: (dx, dx·Σq[0..16), dx·Σq[16..32), 0)
+var<workgroup> wf: array<vec4<f32>, ${2 * TILE_ROWS}>; // [buffer][tile row]: (s0, s1, m0, m1)
 var<workgroup> ci: array<i32, ${H * TILE_ROWS * TILE_TOKENS}>; // [half][tile row][token]: the step's integer dots
 var<workgroup> red: array<f32, ${TILE_TOKENS}>;
 
@@ -311,40 +418,49 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     for (const m of R(mPer))
       for (const n of R(nPer))
         lines.push(`  var c${h}_${m}_${n}: subgroup_matrix_result<i32, ${c.N}, ${c.M}>;`);
-  lines.push(`  for (var k0 = 0u; k0 < K; k0 += 32u) {
+  // Double-buffered K loop: iteration s stages step s into buffer s % 2 while the matrix units multiply
+  // step s - 1 from buffer (s - 1) % 2; two barriers per step (the step's dots in ci, then ci free again).
+  lines.push(`  for (var s = 0u; s <= STEPS; s++) {
+    if (s < STEPS) {
+    let k0 = s * 32u;
+    let ib = s % 2u;
     if (lid < ${TILE_TOKENS}u) {`);
   lines.push(...quantizeActivationsWGSL(o, '      '));
   const words = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7'];
   for (const h of R(H)) {
     const w = halves ? words.map((q, j) => (j < 4 === (h === 0) ? q : '0u')) : words;
     lines.push(
-      `      ${w.map((q, j) => `xi[${h * TILE_TOKENS * SW + j}u + lid * ${SW}u] = bitcast<i32>(${q});`).join(' ')}`,
+      `      ${w.map((q, j) => `xi[ib * ${XI}u + ${h * TILE_TOKENS * SW + j}u + lid * ${SW}u] = bitcast<i32>(${q});`).join(' ')}`,
     );
   }
-  lines.push(...activationSumsWGSL('      '), `      xf[lid] = ${XF_WGSL};`, '    }');
+  lines.push(...activationSumsWGSL('      '), `      xf[ib * ${TILE_TOKENS}u + lid] = ${XF_WGSL};`, '    }');
   lines.push(
     ...intWeightStage(
       o,
-      `for (var e = 0u; e < 8u; e++) { wi[rho * ${SW}u + e] = bitcast<i32>(q[e]); }
-      wf[rho] = sc;`,
+      `for (var e = 0u; e < 8u; e++) { wi[ib * ${WI}u + rho * ${SW}u + e] = bitcast<i32>(q[e]); }
+      wf[ib * ${TILE_ROWS}u + rho] = sc;`,
       '    ',
     ),
   );
-  lines.push('    workgroupBarrier();');
+  lines.push(`    }
+    let pb = (s + 1u) % 2u; // the buffer of step s - 1
+    if (s > 0u) {
+    let wo = pb * ${WI * 4}u;
+    let xo = pb * ${XI * 4}u;`);
   for (const h of R(H))
     for (const m of R(mPer))
       for (const n of R(nPer))
         lines.push(`    c${h}_${m}_${n} = subgroup_matrix_result<i32, ${c.N}, ${c.M}>();`);
   for (const kk of R(32 / c.K)) {
     for (const m of R(mPer)) {
-      lines.push(`    let oa${kk}_${m} = (sr + ${m * c.M}u) * ${SB}u + ${kk * c.K}u;`);
+      lines.push(`    let oa${kk}_${m} = wo + (sr + ${m * c.M}u) * ${SB}u + ${kk * c.K}u;`);
       lines.push(
         `    let lm${kk}_${m} = subgroupMatrixLoad<subgroup_matrix_left<i8, ${c.K}, ${c.M}>, row_major>(&wi, oa${kk}_${m}, ${SB}u);`,
       );
     }
     for (const h of R(H))
       for (const n of R(nPer)) {
-        lines.push(`    let ob${h}_${kk}_${n} = ${(h * TILE_TOKENS + n * c.N) * SB + kk * c.K}u;`);
+        lines.push(`    let ob${h}_${kk}_${n} = xo + ${(h * TILE_TOKENS + n * c.N) * SB + kk * c.K}u;`);
         lines.push(
           `    let rm${h}_${kk}_${n} = subgroupMatrixLoad<subgroup_matrix_right<i8, ${c.N}, ${c.K}>, col_major>(&xi, ob${h}_${kk}_${n}, ${SB}u);`,
         );
@@ -366,17 +482,17 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
           `    subgroupMatrixStore<row_major>(&ci, oc${h}_${m}_${n}, c${h}_${m}_${n}, ${TILE_TOKENS}u);`,
         );
       }
-  lines.push('    workgroupBarrier();');
-  for (const i of R(4)) lines.push(`    let xf${i} = xf[ty + ${8 * i}u];`);
+  lines.push('    }\n    workgroupBarrier();\n    if (s > 0u) {');
+  for (const i of R(4)) lines.push(`    let xf${i} = xf[pb * ${TILE_TOKENS}u + ty + ${8 * i}u];`);
   for (const r of R(8)) {
     const at = (h: number, i: number) =>
       `f32(ci[${h * TILE_ROWS * TILE_TOKENS}u + (tx + ${8 * r}u) * ${TILE_TOKENS}u + ty + ${8 * i}u])`;
     const body = R(4)
       .map((i) => intScaleTerm(`a${r}_${i}`, `xf${i}`, 'f', at(0, i), halves ? at(1, i) : '0.0'))
       .join('\n      ');
-    lines.push(`    { let f = wf[tx + ${8 * r}u];\n      ${body} }`);
+    lines.push(`    { let f = wf[pb * ${TILE_ROWS}u + tx + ${8 * r}u];\n      ${body} }`);
   }
-  lines.push('    workgroupBarrier();\n  }');
+  lines.push('    }\n    workgroupBarrier();\n  }');
   if (o.norm) {
     lines.push(`  if (lid < ${TILE_TOKENS}u) { red[lid] = ss; }
   workgroupBarrier();`);

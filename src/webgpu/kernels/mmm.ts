@@ -64,24 +64,36 @@ export function mmmIntDotCovers(o: Pick<MatmulOptions, 'segments'>): boolean {
 /** Accumulator of slot r (a tile row of the thread) and token i. */
 const acc = (r: number, i: number) => `a${r}_${i}`;
 
-/** Units of `s` per workgroup (64 rows over its dot products per unit). */
-export function unitsPerTile(s: { dots: readonly unknown[] }): number {
-  return TILE_ROWS / s.dots.length;
+/**
+ * Units of `s` per workgroup (`rows`, default {@link TILE_ROWS}, over its dot products per unit; the large
+ * subgroup-matrix tile of kernels/mmm-sgmat.ts has 128 rows).
+ */
+export function unitsPerTile(s: { dots: readonly unknown[] }, rows = TILE_ROWS): number {
+  return rows / s.dots.length;
 }
 
-/** Workgroup ranges [start, end) along x allotted to each segment; the last end is the dispatch size. */
-export function mmmRanges(segments: MatmulOptions['segments']): { start: number; end: number }[] {
+/**
+ * Workgroup ranges [start, end) along x allotted to each segment for workgroup tiles of `rows` weight
+ * rows (default {@link TILE_ROWS}); the last end is the dispatch size.
+ */
+export function mmmRanges(
+  segments: MatmulOptions['segments'],
+  rows = TILE_ROWS,
+): { start: number; end: number }[] {
   let start = 0;
   return segments.map((s) => {
-    const r = { start, end: start + Math.ceil(s.nUnits / unitsPerTile(s)) };
+    const r = { start, end: start + Math.ceil(s.nUnits / unitsPerTile(s, rows)) };
     start = r.end;
     return r;
   });
 }
 
-/** Workgroups along x for {@link mmmWGSL} with these segments. */
-export function mmmWorkgroupsX(segments: MatmulOptions['segments']): number {
-  return mmmRanges(segments).at(-1)?.end ?? 0;
+/**
+ * Workgroups along x for {@link mmmWGSL} with these segments (or for a tile of `rows` weight rows: the
+ * large subgroup-matrix tile, kernels/mmm-sgmat.ts `sgmatTileDims`).
+ */
+export function mmmWorkgroupsX(segments: MatmulOptions['segments'], rows = TILE_ROWS): number {
+  return mmmRanges(segments, rows).at(-1)?.end ?? 0;
 }
 
 /**
@@ -197,11 +209,15 @@ ${indent}}`;
   });
 }
 
-/** WGSL: the workgroup's segment `seg` and first unit `ub`, and the 32 zeroed accumulators. */
-export function segmentSelect(o: MatmulOptions): string[] {
-  const lines = mmmRanges(o.segments).map(
+/**
+ * WGSL: the workgroup's segment `seg` and first unit `ub` (workgroup tiles of `rows` weight rows, default
+ * {@link TILE_ROWS}; with `half`, also `uph`, the segment's units per 64 rows, which the caller declares),
+ * and the 32 zeroed accumulators.
+ */
+export function segmentSelect(o: MatmulOptions, rows = TILE_ROWS, half = false): string[] {
+  const lines = mmmRanges(o.segments, rows).map(
     (r, i) =>
-      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${unitsPerTile(o.segments[i])}u; }`,
+      `  ${i ? 'else ' : ''}if (wg.x < ${r.end}u) { seg = ${i}u; ub = (wg.x - ${r.start}u) * ${unitsPerTile(o.segments[i], rows)}u;${half ? ` uph = ${unitsPerTile(o.segments[i])}u;` : ''} }`,
   );
   for (let r = 0; r < 8; r++) for (let i = 0; i < 4; i++) lines.push(`  var ${acc(r, i)} = 0.0;`);
   return lines;

@@ -25,11 +25,13 @@ import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions } from './matmul.ts';
 import { mmmWGSL } from './mmm.ts';
-import { mmmSgmatIntWGSL, mmmSgmatWGSL, type SgmatTile } from './mmm-sgmat.ts';
+import { mmmSgmatIntWGSL, mmmSgmatWGSL, type SgmatTile, sgmatTileDims } from './mmm-sgmat.ts';
 import {
+  BIG_CHECK_PROBLEM,
   type CheckProblem,
   checkIntTypes,
   checkTileAgainstFloat,
+  chooseSubgroupMatrixBigTile,
   chooseSubgroupMatrixIntTile,
   chooseSubgroupMatrixTile,
   INT_DOT_REFERENCE,
@@ -186,6 +188,35 @@ describe('chooseSubgroupMatrixTile', () => {
   }, 300_000);
 });
 
+describe('chooseSubgroupMatrixBigTile', () => {
+  it('a stubbed adapter (test double) whose workgroup memory is too small: the reason, nothing compiled; one that fits: each configuration self-tested, a failing one recorded', async () => {
+    const real = await testGpu();
+    const f16 = { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 };
+    const claiming = (maxWorkgroupStorage: number): GpuContext => ({
+      ...real,
+      subgroupMaxSize: 32,
+      subgroupMatrix: { available: true, configs: [f16], usable: [f16], maxWorkgroupStorage },
+    });
+    let compiled = 0;
+    const broken = (o: MatmulOptions) => {
+      compiled++;
+      return `${mmmWGSL(o)}\nfn broken( {`;
+    };
+    const small = await chooseSubgroupMatrixBigTile(claiming(32768), broken, ['F32']);
+    expect(small).toEqual({
+      reason:
+        'no large subgroup-matrix tile: it needs 47616 bytes of workgroup memory (the device grants 32768)',
+      selfTest: [],
+    });
+    expect(compiled).toBe(0);
+    expect((await chooseSubgroupMatrixBigTile(real)).reason).toMatch(/^no subgroup matrices: /);
+    const fits = await chooseSubgroupMatrixBigTile(claiming(49152), broken, ['F32']);
+    expect(fits.tile).toBeUndefined();
+    expect(fits.selfTest).toMatchObject([{ config: 'f16→f32 16x16x16', ok: false }]);
+    expect(fits.reason).toMatch(/^the large subgroup-matrix tile failed its self-test .* compile failed/);
+  }, 300_000);
+});
+
 describe('chooseSubgroupMatrixIntTile', () => {
   const i8 = (M: number, N: number, K: number): SubgroupMatrixConfig => ({
     componentType: 'i8',
@@ -225,4 +256,53 @@ describe('chooseSubgroupMatrixIntTile', () => {
       /packed_4x8_integer_dot_product/,
     );
   }, 300_000);
+});
+
+describe('the large tile (64 tokens × 128 rows) through the emulator (test double)', () => {
+  // mmm-sgmat.ts `mmmSgmatWGSL(…, big)` at 16x16x16 with subgroups of 32 (4 subgroups of 64 rows × 32
+  // tokens), against the float tile at token counts off every multiple of 32 and 64 (one compile serves
+  // all: the count is in the step uniform), K off a multiple of 32 (F32 rows: 100) and unit counts off the
+  // tile's (37 two-dot units: 74 of 128 rows; 135 one-dot units: 128 + 7).
+  const t = { M: 16, N: 16, K: 16, subgroupSize: 32, big: true } as const;
+  const big = (o: MatmulOptions, bug?: (code: string) => string) => {
+    const code = mmmSgmatWGSL(o, t, t.subgroupSize, true);
+    return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize);
+  };
+  const problem: CheckProblem = { ...BIG_CHECK_PROBLEM, tokens: [1, 7, 33, 65, 200], blocks: 1 };
+  const opts = { problem, tile: sgmatTileDims(t), planes: false };
+
+  it("F16 gate and up, F32 rows (K = 100): match the float tile at 1, 7, 33, 65 and 200 tokens; the second row half's units off by one fails", async () => {
+    const gpu = await testGpu();
+    expect(await checkTileAgainstFloat(gpu, (o) => big(o), [['F16', 'F16', 'F32']], opts)).toEqual({
+      ok: true,
+      cases: 5,
+    });
+    const halfOff = (code: string) => {
+      const bad = code.replace('let ub = ub + p * uph;', 'let ub = ub + p * uph + 1u;');
+      if (bad === code) throw new Error('the planted off-by-one did not apply');
+      return bad;
+    };
+    const r = await checkTileAgainstFloat(gpu, (o) => big(o, halfOff), ['F32'], {
+      ...opts,
+      problem: { ...problem, tokens: [65] },
+    });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(/^F32: token \d+, (two|one)-dot unit \d+: .* against the float tile's/);
+  }, 600_000);
+
+  // Quantized weights, three types per compile (the staging after the float tile's loaders is one code
+  // for all; the engine's load-time self-test covers every type): K of one block of the largest type.
+  it('Q8_0 + Q4_K + Q6_K and Q4_0 + IQ4_NL + Q5_K: match the float tile at 7 and 65 tokens', async () => {
+    const gpu = await testGpu();
+    const r = await checkTileAgainstFloat(
+      gpu,
+      (o) => big(o),
+      [
+        ['Q8_0', 'Q4_K', 'Q6_K'],
+        ['Q4_0', 'IQ4_NL', 'Q5_K'],
+      ],
+      { ...opts, problem: { ...problem, tokens: [7, 65] } },
+    );
+    expect(r).toEqual({ ok: true, cases: 4 });
+  }, 600_000);
 });

@@ -20,8 +20,8 @@ import {
   type WeightType,
 } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
-import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
-import { type SgmatTile, sgmatTileWGSL } from './mmm-sgmat.ts';
+import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_ROWS, TILE_TOKENS } from './mmm.ts';
+import { type SgmatTile, sgmatTileDims, sgmatTileWGSL, sgmatWorkgroupBytes } from './mmm-sgmat.ts';
 import { isPlanarType, repackHost } from './repack.ts';
 
 /** Largest |candidate − float tile| allowed, as a fraction of the float tile's rms output. */
@@ -75,7 +75,8 @@ export type TileCheck = { ok: true; cases: number } | { ok: false; reason: strin
  * segment (`unitsB`), and K in weight blocks (`blocks`; 100 for float rows).
  */
 export interface CheckProblem {
-  tokens: number;
+  /** Token counts to run (one compile of each kernel serves all: the count is in the step uniform). */
+  tokens: number | readonly number[];
   unitsA: number;
   unitsB: number;
   blocks: number;
@@ -83,6 +84,13 @@ export interface CheckProblem {
 
 /** The load-time self-test's problem: a full and a partial token tile, partial row tiles, K of 3 blocks. */
 export const CHECK_PROBLEM: CheckProblem = { tokens: 37, unitsA: 37, unitsB: 70, blocks: 3 };
+
+/**
+ * The large tile's (64 tokens × 128 rows, mmm-sgmat.ts `sgmatTileDims`) self-test problem: a full and a
+ * partial token tile (70 = 64 + 6), a partial row tile in the two-dot segment (37 units: 74 of 128 rows)
+ * and a full and a partial one in the one-dot segment (135 = 128 + 7).
+ */
+export const BIG_CHECK_PROBLEM: CheckProblem = { tokens: 70, unitsA: 37, unitsB: 135, blocks: 3 };
 
 /** A deterministic generator (mulberry32) so a failure reproduces. */
 export function rng32(seed: number): () => number {
@@ -140,9 +148,18 @@ export async function checkTileAgainstFloat(
     against = FLOAT_REFERENCE,
     problem = CHECK_PROBLEM,
     planes = true,
-  }: { against?: CheckReference; problem?: CheckProblem; planes?: boolean } = {},
+    tile = { tokens: TILE_TOKENS, rows: TILE_ROWS },
+  }: {
+    against?: CheckReference;
+    problem?: CheckProblem;
+    planes?: boolean;
+    /** The candidate's workgroup tile (its dispatch; mmm-sgmat.ts `sgmatTileDims`), default the float tile's. */
+    tile?: { tokens: number; rows: number };
+  } = {},
 ): Promise<TileCheck> {
-  const { tokens: T, unitsA: NA, unitsB: NB } = problem;
+  const { unitsA: NA, unitsB: NB } = problem;
+  const tokenCounts = typeof problem.tokens === 'number' ? [problem.tokens] : problem.tokens;
+  const T = Math.max(...tokenCounts);
   const { device } = gpu;
   let cases = 0;
   const { buf, destroy } = scratchBuffers(device, 'tile-check');
@@ -199,19 +216,14 @@ export async function checkTileAgainstFloat(
           segments,
           extra: ['var<storage, read_write> y: array<f32>'],
         };
-        const inputs = [
-          buf(packStep(T, 3), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
-          buf(x),
-          buf(g),
-          buf(gate.bytes),
-          buf(up.bytes),
-          buf(other.bytes),
-        ];
-        const run = async (code: string) => {
-          const y = buf(
-            new Float32Array(T * W).fill(Number.NaN),
-            GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
-          );
+        const inputs = [buf(x), buf(g), buf(gate.bytes), buf(up.bytes), buf(other.bytes)];
+        const steps = new Map(
+          tokenCounts.map((n) => [n, buf(packStep(n, 3), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST)]),
+        );
+        const pipelines = new Map<string, GPUComputePipeline>();
+        const compile = async (code: string) => {
+          const hit = pipelines.get(code);
+          if (hit) return hit;
           device.pushErrorScope('validation');
           const module = device.createShaderModule({ label: 'tile-check', code });
           const info = await module.getCompilationInfo();
@@ -226,17 +238,29 @@ export async function checkTileAgainstFloat(
                 scoped?.message ||
                 String(pipeline),
             );
-          const p = pipeline as GPUComputePipeline;
+          pipelines.set(code, pipeline as GPUComputePipeline);
+          return pipeline as GPUComputePipeline;
+        };
+        // Runs `code` at `nt` tokens on workgroup tiles `dims`: y [nt, W] (NaN where not written).
+        const run = async (code: string, nt: number, dims: { tokens: number; rows: number }) => {
+          const p = await compile(code);
+          const y = buf(
+            new Float32Array(T * W).fill(Number.NaN),
+            GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+          );
           const group = device.createBindGroup({
             layout: p.getBindGroupLayout(0),
-            entries: [...inputs, y].map((buffer, binding) => ({ binding, resource: { buffer } })),
+            entries: [steps.get(nt)!, ...inputs, y].map((buffer, binding) => ({
+              binding,
+              resource: { buffer },
+            })),
           });
           const read = buf(T * W * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
           const enc = device.createCommandEncoder({ label: 'tile-check' });
           const pass = enc.beginComputePass();
           pass.setPipeline(p);
           pass.setBindGroup(0, group);
-          pass.dispatchWorkgroups(mmmWorkgroupsX(segments), Math.ceil(T / TILE_TOKENS));
+          pass.dispatchWorkgroups(mmmWorkgroupsX(segments, dims.rows), Math.ceil(nt / dims.tokens));
           pass.end();
           enc.copyBufferToBuffer(y, 0, read, 0, T * W * 4);
           device.queue.submit([enc.finish()]);
@@ -245,31 +269,44 @@ export async function checkTileAgainstFloat(
           read.unmap();
           return out;
         };
-        const ref = await run(against.wgsl(o));
-        let got: Float32Array;
-        try {
-          got = await run(candidate(o));
-        } catch (e) {
-          if (e instanceof CompileError)
-            return { ok: false, cases, reason: `${what}: compile failed: ${e.message}` };
-          throw e;
-        }
-        cases++;
-        let ss = 0;
-        for (const v of ref) ss += v * v;
-        const tol = against.tolerance * Math.sqrt(ss / ref.length);
-        for (let i = 0; i < ref.length; i++) {
-          const d = Math.abs(got[i] - ref[i]);
-          if (!(d <= tol)) {
-            const t = Math.floor(i / W);
-            const c = i % W;
-            const where = c < NA ? `two-dot unit ${c}` : `one-dot unit ${c - NA}`;
-            return {
-              ok: false,
-              cases,
-              reason: `${what}: token ${t}, ${where}: ${got[i]} against the ${against.name}'s ${ref[i]} (tolerance ${tol.toPrecision(3)})`,
-            };
+        for (const nt of tokenCounts) {
+          const ref = await run(against.wgsl(o), nt, { tokens: TILE_TOKENS, rows: TILE_ROWS });
+          let got: Float32Array;
+          try {
+            got = await run(candidate(o), nt, tile);
+          } catch (e) {
+            if (e instanceof CompileError)
+              return { ok: false, cases, reason: `${what}: compile failed: ${e.message}` };
+            throw e;
           }
+          cases++;
+          // Rows past nt stay NaN in both (never written); compare the first nt.
+          const n = nt * W;
+          let ss = 0;
+          for (let i = 0; i < n; i++) ss += ref[i] * ref[i];
+          const tol = against.tolerance * Math.sqrt(ss / n);
+          const at = tokenCounts.length > 1 ? ` (${nt} tokens)` : '';
+          for (let i = 0; i < n; i++) {
+            const d = Math.abs(got[i] - ref[i]);
+            if (!(d <= tol)) {
+              const t = Math.floor(i / W);
+              const c = i % W;
+              const where = c < NA ? `two-dot unit ${c}` : `one-dot unit ${c - NA}`;
+              return {
+                ok: false,
+                cases,
+                reason: `${what}: token ${t}${at}, ${where}: ${got[i]} against the ${against.name}'s ${ref[i]} (tolerance ${tol.toPrecision(3)})`,
+              };
+            }
+          }
+          // Nothing written past nt (a token guard lost would write there).
+          for (let i = n; i < T * W; i++)
+            if (!Number.isNaN(got[i]))
+              return {
+                ok: false,
+                cases,
+                reason: `${what}: token ${Math.floor(i / W)}${at} written past the ${nt} tokens`,
+              };
         }
       }
     }
@@ -280,6 +317,14 @@ export async function checkTileAgainstFloat(
 }
 
 class CompileError extends Error {}
+
+/** A one-unit F32 problem to ask a generator whether it builds a configuration (no GPU work). */
+const FIT_PROBE: MatmulOptions = {
+  K: 32,
+  TT: TILE_TOKENS,
+  segments: [{ nUnits: 1, weights: [{ type: 'F32' }], dots: [{ w: 0, row: 'u' }], epilogue: 'y[t] = d0;' }],
+  extra: ['var<storage, read_write> y: array<f32>'],
+};
 
 /**
  * The subgroup-matrix tile for an adapter, self-tested ({@link checkTileAgainstFloat}), or why none:
@@ -307,7 +352,23 @@ export async function chooseSubgroupMatrixTile(
   make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
   types?: readonly WeightType[],
 ): Promise<SgmatChoice> {
-  return chooseTile(gpu, false, make, types);
+  return chooseTile(gpu, 'f16', make, types);
+}
+
+/**
+ * The large f16 tile (64 tokens × 128 rows, kernels/mmm-sgmat.ts `sgmatTileDims`) as
+ * {@link chooseSubgroupMatrixTile} chooses the 32 × 64 one: each usable f16 → f32 configuration
+ * self-tested against the float tile on {@link BIG_CHECK_PROBLEM} until one passes. None where the
+ * device's maxComputeWorkgroupStorageSize (device.ts `SubgroupMatrixSupport.maxWorkgroupStorage`) is
+ * under the tile's `sgmatWorkgroupBytes` (47,616 B): the reason says so, nothing is compiled.
+ * @throws what GPU work throws on a lost device; never for a kernel's fault.
+ */
+export async function chooseSubgroupMatrixBigTile(
+  gpu: GpuContext,
+  make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
+  types?: readonly WeightType[],
+): Promise<SgmatChoice> {
+  return chooseTile(gpu, 'big', make, types);
 }
 
 /**
@@ -323,17 +384,25 @@ export async function chooseSubgroupMatrixIntTile(
   make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
   types?: readonly WeightType[],
 ): Promise<SgmatChoice> {
-  return chooseTile(gpu, true, make, types);
+  return chooseTile(gpu, 'int', make, types);
 }
 
 async function chooseTile(
   gpu: GpuContext,
-  int: boolean,
+  kind: 'f16' | 'int' | 'big',
   make: (o: MatmulOptions, t: SgmatTile) => string,
   types: readonly WeightType[] | undefined,
 ): Promise<SgmatChoice> {
+  const int = kind === 'int';
+  const big = kind === 'big';
   const s = gpu.subgroupMatrix;
   if (!s?.available) return { reason: s?.reason ?? 'no subgroup matrices', selfTest: [] };
+  const storage = s.maxWorkgroupStorage ?? gpu.device.limits.maxComputeWorkgroupStorageSize;
+  if (big && storage < sgmatWorkgroupBytes({ big }))
+    return {
+      reason: `no large subgroup-matrix tile: it needs ${sgmatWorkgroupBytes({ big })} bytes of workgroup memory (the device grants ${storage})`,
+      selfTest: [],
+    };
   const configs = int ? (s.usableInt ?? []) : s.usable;
   if (int && configs.length === 0)
     return {
@@ -348,19 +417,35 @@ async function chooseTile(
     };
   const i = gpu.info;
   const cacheable = make === defaultMake && types === undefined;
-  const key = `${int ? 'int|' : ''}${i.vendor}|${i.architecture}|${i.device}|${i.description}`;
+  const key = `${kind}|${i.vendor}|${i.architecture}|${i.device}|${i.description}`;
   const hit = cacheable ? sgmatCache.get(key) : undefined;
   if (hit) return hit;
   const selfTest: SgmatChoice['selfTest'] = [];
   const subgroupSize = gpu.subgroupMaxSize as 32 | 64;
   let choice: SgmatChoice | undefined;
   for (const c of configs) {
-    const tile: SgmatTile = { M: c.M, N: c.N, K: c.K, subgroupSize, ...(int ? { int: true } : {}) };
+    const tile: SgmatTile = {
+      M: c.M,
+      N: c.N,
+      K: c.K,
+      subgroupSize,
+      ...(int ? { int: true } : {}),
+      ...(big ? { big: true } : {}),
+    };
+    // A shape that does not tile the large tile's subgroup quadrants is not a candidate (the generator throws).
+    try {
+      if (big) make(FIT_PROBE, tile);
+    } catch (e) {
+      selfTest.push({ config: configName(c), ok: false, reason: `not generated: ${(e as Error).message}` });
+      continue;
+    }
     const r = int
       ? await checkTileAgainstFloat(gpu, (o) => make(o, tile), types ?? checkIntTypes(), {
           against: INT_DOT_REFERENCE,
         })
-      : await checkTileAgainstFloat(gpu, (o) => make(o, tile), types);
+      : await checkTileAgainstFloat(gpu, (o) => make(o, tile), types, {
+          ...(big ? { problem: BIG_CHECK_PROBLEM, tile: sgmatTileDims(tile) } : {}),
+        });
     selfTest.push({ config: configName(c), ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
     if (r.ok) {
       choice = { tile, selfTest };
@@ -368,7 +453,7 @@ async function chooseTile(
     }
   }
   choice ??= {
-    reason: `the ${int ? 'integer ' : ''}subgroup-matrix tile failed its self-test against the ${int ? 'integer-dot' : 'float'} tile on every configuration (${selfTest.map((t) => `${t.config}: ${t.reason}`).join('; ')})`,
+    reason: `the ${int ? 'integer ' : big ? 'large ' : ''}subgroup-matrix tile failed its self-test against the ${int ? 'integer-dot' : 'float'} tile on every configuration (${selfTest.map((t) => `${t.config}: ${t.reason}`).join('; ')})`,
     selfTest,
   };
   if (cacheable) sgmatCache.set(key, choice);

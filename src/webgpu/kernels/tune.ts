@@ -22,8 +22,8 @@ import { mulberry32 } from '../../util/prng.ts';
 import type { GpuContext } from '../device.ts';
 import { packStep, rowBytes, scratchBuffers, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
-import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
-import { type SgmatTile, sgmatName, sgmatTileWGSL } from './mmm-sgmat.ts';
+import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_ROWS, TILE_TOKENS } from './mmm.ts';
+import { type SgmatTile, sgmatName, sgmatTileDims, sgmatTileWGSL } from './mmm-sgmat.ts';
 import { type MmvLayout, mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 import { planarBytes } from './repack.ts';
 
@@ -344,9 +344,10 @@ export async function chooseMmvLayout(
 
 /**
  * The prefill tiles a trial times: the float and integer-dot tiles (kernels/mmm.ts), the subgroup-matrix
- * tile (f16, kernels/mmm-sgmat.ts) and its integer variant (`sgmat-int`, i8 → i32).
+ * tile (f16, kernels/mmm-sgmat.ts), its integer variant (`sgmat-int`, i8 → i32) and its large f16 tile
+ * (`sgmat-big`, 64 tokens × 128 rows).
  */
-export type PrefillTileName = 'float' | 'int8' | 'sgmat' | 'sgmat-int';
+export type PrefillTileName = 'float' | 'int8' | 'sgmat' | 'sgmat-int' | 'sgmat-big';
 
 /** The prefill tile chosen by {@link choosePrefillTile}, and how. */
 export interface TileChoice {
@@ -383,16 +384,17 @@ export async function choosePrefillTile(
   shape: MmvShape,
   sgmat?: SgmatTile,
   sgmatInt?: SgmatTile,
+  sgmatBig?: SgmatTile,
 ): Promise<TileChoice> {
   const int8 = gpu.wgslFeatures.has('packed_4x8_integer_dot_product') && INT_DOT_TYPES.includes(shape.type);
   const sgInt = sgmatInt && INT_DOT_TYPES.includes(shape.type) ? sgmatInt : undefined;
-  if (!int8 && !sgmat && !sgInt) return { intDot: false, chosenBy: 'unavailable' };
+  if (!int8 && !sgmat && !sgInt && !sgmatBig) return { intDot: false, chosenBy: 'unavailable' };
   const i = gpu.info;
   const dots = shape.dots ?? 1;
   const norm = shape.norm ?? true;
   const N = Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))));
   const T = TILE_TRIAL_TOKENS;
-  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${sgmat ? sgmatName(sgmat) : ''}|${sgInt ? sgmatName(sgInt) : ''}`;
+  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${sgmat ? sgmatName(sgmat) : ''}|${sgInt ? sgmatName(sgInt) : ''}|${sgmatBig ? sgmatName(sgmatBig) : ''}`;
   const hit = tileCache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
@@ -424,8 +426,14 @@ export async function choosePrefillTile(
       ...(int8 ? (['int8'] as const) : []),
       ...(sgmat ? (['sgmat'] as const) : []),
       ...(sgInt ? (['sgmat-int'] as const) : []),
+      ...(sgmatBig ? (['sgmat-big'] as const) : []),
     ];
+    const tileOf = (tile: PrefillTileName) =>
+      tile === 'sgmat' ? sgmat : tile === 'sgmat-int' ? sgInt : tile === 'sgmat-big' ? sgmatBig : undefined;
     for (const tile of tiles) {
+      const sg = tileOf(tile);
+      // The dispatch follows the tile (the large one: 64 tokens × 128 rows; T is a multiple of 64).
+      const dims = sg ? sgmatTileDims(sg) : { tokens: TILE_TOKENS, rows: TILE_ROWS };
       try {
         const mo: MatmulOptions = {
           K,
@@ -436,12 +444,7 @@ export async function choosePrefillTile(
         };
         const module = device.createShaderModule({
           label: `tile-tune ${tile}`,
-          code:
-            tile === 'sgmat' && sgmat
-              ? sgmatTileWGSL(mo, sgmat)
-              : tile === 'sgmat-int' && sgInt
-                ? sgmatTileWGSL(mo, sgInt)
-                : mmmWGSL(mo, { intDot: tile === 'int8' }),
+          code: sg ? sgmatTileWGSL(mo, sg) : mmmWGSL(mo, { intDot: tile === 'int8' }),
         });
         const pipeline = await device.createComputePipelineAsync({
           layout: 'auto',
@@ -454,13 +457,13 @@ export async function choosePrefillTile(
             resource: { buffer },
           })),
         });
-        const nx = mmmWorkgroupsX([seg]);
+        const nx = mmmWorkgroupsX([seg], dims.rows);
         const run = async (n: number) => {
           const enc = device.createCommandEncoder({ label: 'tile-tune' });
           const pass = enc.beginComputePass();
           pass.setPipeline(pipeline);
           pass.setBindGroup(0, group);
-          for (let k = 0; k < n; k++) pass.dispatchWorkgroups(nx, T / TILE_TOKENS);
+          for (let k = 0; k < n; k++) pass.dispatchWorkgroups(nx, T / dims.tokens);
           pass.end();
           const t0 = performance.now();
           device.queue.submit([enc.finish()]);
@@ -495,6 +498,7 @@ export async function choosePrefillTile(
       trials,
       ...(best.tile === 'sgmat' ? { subgroupMatrix: sgmat } : {}),
       ...(best.tile === 'sgmat-int' ? { subgroupMatrix: sgInt } : {}),
+      ...(best.tile === 'sgmat-big' ? { subgroupMatrix: sgmatBig } : {}),
     };
     tileCache.set(key, choice);
     return choice;

@@ -46,8 +46,8 @@ import {
   rowsWGSL,
   rowsWorkgroupsX,
 } from '../kernels/matmul.ts';
-import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from '../kernels/mmm.ts';
-import { sgmatTileCovers, sgmatTileWGSL } from '../kernels/mmm-sgmat.ts';
+import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_ROWS, TILE_TOKENS } from '../kernels/mmm.ts';
+import { sgmatTileCovers, sgmatTileDims, sgmatTileWGSL } from '../kernels/mmm-sgmat.ts';
 import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import {
@@ -139,10 +139,12 @@ export function matmulSource(
           : undefined;
       const intDot = !sg && typeof p.subgroupMatrix !== 'object' && p.intDot === true && mmmIntDotCovers(o);
       if (intDot) intDotFamilies.add(family);
+      // The dispatch follows the tile (the large subgroup-matrix tile: 64 tokens × 128 rows).
+      const dims = sg ? sgmatTileDims(sg) : { tokens: TILE_TOKENS, rows: TILE_ROWS };
       return {
         src: kernelSource(label, sg ? sgmatTileWGSL(o, sg) : mmmWGSL(o, { intDot })),
-        wgX: mmmWorkgroupsX(o.segments),
-        tile: TILE_TOKENS,
+        wgX: mmmWorkgroupsX(o.segments, dims.rows),
+        tile: dims.tokens,
       };
     }
     if (p.kind === 'mmv' && mmvSupports(spec.K, ['F32'])) {

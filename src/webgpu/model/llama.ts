@@ -32,6 +32,7 @@ import { bindGroupByName, kernelSource } from '../kernels/bindings.ts';
 import { packStep } from '../kernels/common.ts';
 import { maskWGSL, maskWorkgroups } from '../kernels/mask.ts';
 import { TILE_TOKENS } from '../kernels/mmm.ts';
+import { sgmatTileDims } from '../kernels/mmm-sgmat.ts';
 import { packHistory, packSampleParams, SAMPLE_DRAW_OFFSET, type SampleSettings } from '../kernels/sample.ts';
 import {
   cachedPipeline,
@@ -165,7 +166,11 @@ export class LlamaModel {
 
   /** Tokens per workgroup row of the prefill matmuls (a prefill batch is best a multiple of it). */
   get prefillTile(): number {
-    return this.plan.prefill.kind === 'tile' ? TILE_TOKENS : this.plan.prefill.tokens;
+    const p = this.plan.prefill;
+    if (p.kind !== 'tile') return p.tokens;
+    // The large subgroup-matrix tile takes 64 tokens (a multiple of the float tile's 32, which the
+    // matmuls it does not cover keep).
+    return typeof p.subgroupMatrix === 'object' ? sgmatTileDims(p.subgroupMatrix).tokens : TILE_TOKENS;
   }
   /** Prefill writes each batch's input RMSNorm once for its matmuls (forward.ts `usesNormPass`). */
   get normPass(): boolean {

@@ -46,10 +46,11 @@ export interface ForwardProfiler {
  * for every matmul: `true` asks for it (the engine self-tests it at load and keeps the float tile, with the
  * reason in `kernels.prefill.subgroupMatrix`, where it is unavailable or fails), a shape runs that one;
  * `'int8'` asks for its integer variant (i8 → i32, self-tested against the integer-dot tile; the matmuls
- * whose weights are not all INT_DOT_TYPES keep the float tile).
+ * whose weights are not all INT_DOT_TYPES keep the float tile); `'big'` asks for the large f16 tile (64 tokens ×
+ * 128 rows, mmm-sgmat.ts `sgmatTileDims`; offered only where the device's workgroup memory holds it).
  */
 export type PrefillMatmul =
-  | { kind: 'tile'; intDot?: boolean; subgroupMatrix?: boolean | 'int8' | SgmatTile }
+  | { kind: 'tile'; intDot?: boolean; subgroupMatrix?: boolean | 'int8' | 'big' | SgmatTile }
   | { kind: 'mmv'; layout: MmvLayout; tokens: number; splitSegments: boolean; normPass?: boolean };
 
 /** Default prefill kernels for a GPU. */

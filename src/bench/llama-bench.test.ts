@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { llamaBenchOptions } from '../cli/llama-bench-args.ts';
+import { samplerStateBytes } from '../webgpu/model/state.ts';
 import { syntheticGguf } from '../webgpu/model/synthetic.ts';
 import {
   busyFraction,
@@ -114,6 +115,14 @@ describe('what fits', () => {
     expect(n.kvBytes).toBe(4 * 2 * 32 * 2048 * 1024);
     expect(n.stagingBytes).toBe(0); // F16 is not repacked
     expect(n.needBytes).toBe(n.weightBytes + n.kvBytes + n.stateBytes);
+    // Run state: 64-token batch activations, logits + their readback, RoPE table, the GPU sampler's
+    // buffers (its logits copy, history, candidates' ids and top-p stats: webgpu/model/state.ts).
+    expect(n.stateBytes).toBe(
+      4 * (64 * (4096 + 2 * 4096 + 14336 + 1) + 128256 * 2) +
+        2048 * 128 * 4 +
+        samplerStateBytes(128256, 2048),
+    );
+    expect(samplerStateBytes(128256, 2048)).toBeGreaterThan(4 * 128256 + 2 * 120_000);
     // Q8_0 8B: the largest repacked matrix is output.weight (128256 rows × 4096 / 32 blocks × 34 bytes).
     const q8 = modelNeedBytes(fitModelOf(syntheticGguf('synthetic:llama-3.1-8b-q8_0')), 2048);
     expect(q8.stagingBytes).toBe(128256 * 128 * 34 + 16);

@@ -6,6 +6,7 @@
 import type { KvType } from '../core/types.ts';
 import { kvTypeBytes } from '../core/validate.ts';
 import type { LlamaConfig } from '../model/config.ts';
+import { samplerStateBytes } from '../webgpu/model/state.ts';
 
 /** One llama-bench test as the result file stores it (`tests[]`). */
 export interface LlamaBenchTest {
@@ -260,7 +261,7 @@ export interface FitModel
  * Bytes the engine allocates for a model at a context length (LlamaModel.load): the weights as stored,
  * the KV cache of the chosen element type (2 × layers × ctx × kvDim × 2 for f16, the default, × 4 for f32)
  * and the run state for a prefill batch (activations,
- * logits, RoPE table, as webgpu/model/state.ts `runStateBytes`), plus, at the peak of a load, the staging buffer of the
+ * logits, RoPE table, the GPU sampler's buffers, as webgpu/model/state.ts `runStateBytes`), plus, at the peak of a load, the staging buffer of the
  * largest repacked tensor (`stagingBytes`; kernels/repack.ts: planes take the raw size rounded up to
  * 16 bytes per part, Q4_K's 148/144 of it, and each part's raw bytes wait in a staging buffer until the
  * part is complete).
@@ -282,7 +283,8 @@ export function modelNeedBytes(
   const quantRows = [kvType, kvTypeV].filter((t) => t === 'q8_0' || t === 'q4_0').length;
   const stateBytes =
     4 * (B * (m.nEmbd + 2 * qDim + m.nFF + 1 + quantRows * kvDim) + m.nVocab * 2) +
-    contextLength * m.ropeDim * 4;
+    contextLength * m.ropeDim * 4 +
+    samplerStateBytes(m.nVocab, contextLength);
   const stagingBytes = Math.max(0, ...m.tensors.filter((t) => t.repacked).map((t) => t.bytes + 16));
   return {
     weightBytes,

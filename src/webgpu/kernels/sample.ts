@@ -7,7 +7,8 @@
  * top-p < 1, three passes over many workgroups ({@link sampleTopPWGSL}) compact it to a set that provably
  * holds the top-p set. The last, one workgroup ({@link sampleWGSL}), runs the chain below over that list,
  * or over the vocabulary when neither applies (top-k larger than 256 or with top-p 1 and no top-k, or a
- * distribution too flat for the top-p bound; the other passes then return at once).
+ * distribution too flat for the top-p bound). The host encodes for each request only the passes its
+ * parameters need ({@link samplePassesNeeded}); a pass encoded without its condition still returns at once.
  *
  * The chain is llama.cpp's default order (src/llama-sampling.cpp; common/common.h
  * `common_params_sampling::samplers`), the same as the CPU reference src/webgpu/sampler.ts:
@@ -478,6 +479,53 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
 /** The top-p passes, in dispatch order. */
 export const SAMPLE_TOPP_PASSES = ['max', 'mass', 'compact'] as const;
 export type SampleTopPPass = (typeof SAMPLE_TOPP_PASSES)[number];
+
+/**
+ * What one of the sampler's passes does, in dispatch order: `candidates` ({@link sampleCandidatesWGSL}),
+ * `top_p_max` / `top_p_mass` / `top_p_compact` ({@link sampleTopPWGSL}), `draw` ({@link sampleWGSL}).
+ */
+export type SamplePassRole = 'candidates' | `top_p_${SampleTopPPass}` | 'draw';
+
+/**
+ * The passes a request's parameters need (issue 40): the host encodes only these, so a request does not
+ * pay for the dispatches that would return at once (on a software adapter an empty dispatch of many
+ * workgroups costs ~27 ms). Each condition is the one the WGSL tests on the packed uniform
+ * ({@link packSampleParams}), so a pass is left out exactly when it would write nothing and the draw
+ * would not read what it writes:
+ * - `candidates` when 0 < topK ≤ {@link SAMPLE_TOPK_CAP} after packing (topK ≥ nVocab is off), greedy or
+ *   not: the draw then reads its list (`topKList`), also for the argmax;
+ * - the three top-p passes when sampled (temperature > 0), top-k off and f32(topP) < 1 (`top_p_on`; the
+ *   draw reads their result `stats` under the same condition, else never);
+ * - `draw` always.
+ * With one stripe (nVocab ≤ 1,024: {@link sampleSplit}'s cap 0) only the draw. The model may plan fewer
+ * (no top-p passes on software adapters: the draw then finds `stats` never written, mode 0);
+ * {@link selectSamplePasses} keeps the planned ones.
+ * @returns the roles, in dispatch order.
+ */
+export function samplePassesNeeded(p: SampleSettings, nVocab: number): SamplePassRole[] {
+  const topK = p.topK > 0 && p.topK < nVocab ? p.topK : 0;
+  const sampled = p.temperature > 0;
+  const { cap } = sampleSplit(nVocab);
+  const out: SamplePassRole[] = [];
+  if (topK > 0 && topK <= cap) out.push('candidates');
+  if (cap > 0 && sampled && topK === 0 && Math.fround(p.topP) < 1)
+    out.push(...SAMPLE_TOPP_PASSES.map((x) => `top_p_${x}` as const));
+  out.push('draw');
+  return out;
+}
+
+/**
+ * The planned passes `planned` (in dispatch order, each with its role) that the request needs
+ * ({@link samplePassesNeeded}), in the same order.
+ */
+export function selectSamplePasses<T extends { role: SamplePassRole }>(
+  planned: readonly T[],
+  p: SampleSettings,
+  nVocab: number,
+): T[] {
+  const need = new Set(samplePassesNeeded(p, nVocab));
+  return planned.filter((d) => need.has(d.role));
+}
 
 /**
  * The top-p candidates (issue 40): three passes over many workgroups that, when top-p < 1 with top-k off

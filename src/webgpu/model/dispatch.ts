@@ -9,6 +9,7 @@
  */
 import { EngineError } from '../../core/errors.ts';
 import { bindGroupByName } from '../kernels/bindings.ts';
+import type { SamplePassRole } from '../kernels/sample.ts';
 import {
   type Dispatch,
   type ForwardConfig,
@@ -72,9 +73,16 @@ export interface ForwardDispatches {
   output: Dispatch[];
   /** The argmax's two passes (partial maxima, then the final one). */
   argmax: Dispatch[];
-  /** The GPU sampler's passes (kernels/sample.ts: top-k candidates, top-p candidates, then the draw), compiled at load. */
-  sampler: Dispatch[];
+  /**
+   * The GPU sampler's passes with their roles (forward.ts `ForwardPlan.sample`: top-k candidates, top-p
+   * candidates, then the draw), compiled at load; a request encodes those it needs
+   * (kernels/sample.ts `selectSamplePasses`).
+   */
+  sampler: SampleDispatch[];
 }
+
+/** One of the GPU sampler's passes, compiled and bound, with its role (kernels/sample.ts `SamplePassRole`). */
+export type SampleDispatch = Dispatch & { role: SamplePassRole };
 
 /**
  * Compiles the distinct sources of `plan` in parallel (the GPU sampler's too, so the first sampled
@@ -117,7 +125,7 @@ export async function compileForward(
     embed: dispatch(plan.embed),
     output: plan.output.map(dispatch),
     argmax: plan.argmax.map(dispatch),
-    sampler: plan.sample.map(dispatch),
+    sampler: plan.sample.map((k) => ({ ...dispatch(k), role: k.role })),
   };
 }
 
@@ -153,7 +161,8 @@ export async function compileOutputAll(
 
 /**
  * Encodes the forward pass for T tokens (already in `ids`) at positions pos0..pos0+T−1, then the
- * logits of the last token and their argmax into `tokenOut`, or the GPU sampler's draw with `sample`
+ * logits of the last token and their argmax into `tokenOut`, or with `sample` the GPU sampler's passes it
+ * lists (the request's: kernels/sample.ts `selectSamplePasses`)
  * (with `allLogits`, those kernels instead: every token's logits; with `logits` false, no logits at all;
  * with `pick` false, the logits but neither the argmax nor the sampler).
  * The Step uniform (and with it the attention chunking, `nSplit` chunks) must have been written.
@@ -165,7 +174,7 @@ export function encodeDispatches(
   T: number,
   nSplit: number,
   prof: ForwardProfiler | undefined,
-  opts: { allLogits?: Dispatch[]; sample: boolean; logits: boolean; pick?: boolean },
+  opts: { allLogits?: Dispatch[]; sample?: readonly Dispatch[]; logits: boolean; pick?: boolean },
 ): void {
   const decode = T === 1;
   // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
@@ -189,7 +198,7 @@ export function encodeDispatches(
     // Only the last batch of a prefill needs the logits (the output matmul is the biggest one).
     for (const d of k.output) run(d);
     // pick false: the logits only, the token is picked by a later encodePick (a constrained step's mask).
-    if (opts.pick !== false) for (const d of opts.sample ? k.sampler : k.argmax) run(d);
+    if (opts.pick !== false) for (const d of opts.sample ?? k.argmax) run(d);
   }
   pass?.end();
 }
@@ -200,7 +209,7 @@ export function encodeDispatches(
  */
 export function encodePick(
   enc: GPUCommandEncoder,
-  pick: Dispatch[],
+  pick: readonly Dispatch[],
   mask?: { pipeline: GPUComputePipeline; group: GPUBindGroup; wgX: number },
 ): void {
   const pass = enc.beginComputePass({ label: 'pick' });
@@ -218,7 +227,7 @@ export function encodePick(
 }
 
 /** Encodes the GPU sampler's passes `ds` alone, over the logits already there (after a prefill). */
-export function encodeSample(enc: GPUCommandEncoder, ds: Dispatch[]): void {
+export function encodeSample(enc: GPUCommandEncoder, ds: readonly Dispatch[]): void {
   const pass = enc.beginComputePass({ label: 'sample' });
   for (const d of ds) {
     pass.setPipeline(d.pipeline);

@@ -52,6 +52,7 @@ import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import {
   SAMPLE_TOPP_PASSES,
+  type SamplePassRole,
   sampleCandidatesWGSL,
   sampleSplit,
   sampleTopPWGSL,
@@ -88,6 +89,12 @@ export type PlannedKernel = Omit<Dispatch, 'pipeline' | 'group'> & {
   src: KernelSource;
   buffers: Record<string, GPUBuffer | undefined>;
 };
+
+/**
+ * One of the GPU sampler's passes, with what it does (kernels/sample.ts `SamplePassRole`): the host
+ * encodes only the roles a request needs (`selectSamplePasses`).
+ */
+export type PlannedSamplePass = PlannedKernel & { role: SamplePassRole };
 
 /**
  * What planning the forward pass needs of a load: its kernel plan (kernel-plan.ts), its KV cache's element
@@ -494,8 +501,13 @@ export interface ForwardPlan {
   output: PlannedKernel[];
   /** The argmax's two passes (kernels/argmax.ts: partial maxima over stripes, then the final one). */
   argmax: PlannedKernel[];
-  /** The GPU sampler (counted with the argmax: the dispatch that turns logits into the token). */
-  sample: PlannedKernel[];
+  /**
+   * The GPU sampler's passes in dispatch order, each with its role (counted with the argmax: the
+   * dispatches that turn logits into the token): [candidates, top_p_max, top_p_mass, top_p_compact, draw]
+   * where planned; the candidates and top-p passes only past one stripe, the top-p passes not with
+   * `sampleTopP` false.
+   */
+  sample: PlannedSamplePass[];
   /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
   outBuffers: Record<string, GPUBuffer>;
   prefillAttn?: { layout: PrefillLayout | SgmatPrefillLayout; plan: PrefillAttentionPlan };
@@ -602,18 +614,22 @@ export function planForward(
       ...(sampleSplit(c.nVocab).cap === 0
         ? []
         : [
-            fixed(
-              'argmax',
-              'sample_candidates',
-              sampleCandidatesWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
-              sampleSplit(c.nVocab).nParts,
-              { ...s.sample, logits: s.logits },
-              'one',
-            ),
-            // top-p with top-k off: the candidates that can reach p (each pass returns at once otherwise);
-            // not on software adapters (KernelPlan.sampleTopP)
-            ...(choice.sampleTopP === false ? [] : SAMPLE_TOPP_PASSES).map((pass) =>
-              fixed(
+            {
+              role: 'candidates' as const,
+              ...fixed(
+                'argmax',
+                'sample_candidates',
+                sampleCandidatesWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
+                sampleSplit(c.nVocab).nParts,
+                { ...s.sample, logits: s.logits },
+                'one',
+              ),
+            },
+            // top-p with top-k off: the candidates that can reach p; not on software adapters
+            // (KernelPlan.sampleTopP)
+            ...(choice.sampleTopP === false ? [] : SAMPLE_TOPP_PASSES).map((pass) => ({
+              role: `top_p_${pass}` as const,
+              ...fixed(
                 'argmax',
                 `sample_top_p_${pass}`,
                 sampleTopPWGSL({ nVocab: c.nVocab, ring: choice.nCtx }, pass),
@@ -621,16 +637,19 @@ export function planForward(
                 { ...s.sample, logits: s.logits },
                 'one',
               ),
-            ),
+            })),
           ]),
-      fixed(
-        'argmax',
-        'sample',
-        sampleWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
-        1,
-        { ...s.sample, logits: s.logits, out: s.tokenOut },
-        'one',
-      ),
+      {
+        role: 'draw',
+        ...fixed(
+          'argmax',
+          'sample',
+          sampleWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
+          1,
+          { ...s.sample, logits: s.logits, out: s.tokenOut },
+          'one',
+        ),
+      },
     ],
     outBuffers,
     prefillAttn: x.codes.prefillAttn,

@@ -33,7 +33,14 @@ import { packStep } from '../kernels/common.ts';
 import { maskWGSL, maskWorkgroups } from '../kernels/mask.ts';
 import { TILE_TOKENS } from '../kernels/mmm.ts';
 import { sgmatTileDims } from '../kernels/mmm-sgmat.ts';
-import { packHistory, packSampleParams, SAMPLE_DRAW_OFFSET, type SampleSettings } from '../kernels/sample.ts';
+import {
+  packHistory,
+  packSampleParams,
+  SAMPLE_DRAW_OFFSET,
+  type SamplePassRole,
+  type SampleSettings,
+  selectSamplePasses,
+} from '../kernels/sample.ts';
 import {
   cachedPipeline,
   compileForward,
@@ -43,6 +50,7 @@ import {
   encodeReadback,
   encodeSample,
   type ForwardDispatches,
+  type SampleDispatch,
 } from './dispatch.ts';
 import { type Dispatch, type ForwardConfig, planForward, usesMmv, usesNormPass } from './forward.ts';
 import type {
@@ -118,6 +126,11 @@ export class LlamaModel {
   private stepData = new Uint32Array(4);
   /** Every kernel of the forward pass, compiled and bound at load (dispatch.ts). */
   private kernels!: ForwardDispatches;
+  /**
+   * The GPU sampler's passes the current request encodes ({@link startSampling}: those its parameters
+   * need); every planned pass before the first request.
+   */
+  private samplePasses?: SampleDispatch[];
   /** The logits-for-every-position kernel (teacher-forced scoring), made on first use. */
   private allLogits?: { kernels: Dispatch[]; logits: GPUBuffer; readback: GPUBuffer };
   /**
@@ -391,7 +404,7 @@ export class LlamaModel {
     enc: GPUCommandEncoder,
     T: number,
     allLogits = false,
-    sample = false,
+    sample: readonly Dispatch[] | undefined = undefined,
     logits = true,
     pick = true,
   ): void {
@@ -440,7 +453,7 @@ export class LlamaModel {
     this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.from(batch));
     this.writeStep(batch.length, pos);
     const enc = this.device.createCommandEncoder({ label: 'prefill' });
-    this.encodeForward(enc, batch.length, false, false, last);
+    this.encodeForward(enc, batch.length, false, undefined, last);
     this.device.queue.submit([enc.finish()]);
   }
 
@@ -596,7 +609,6 @@ export class LlamaModel {
     const enc = this.device.createCommandEncoder({ label: 'verify' });
     encodeDispatches(enc, this.kernels, T, this.split.nSplit, this.profiler, {
       allLogits: v.kernels,
-      sample: false,
       logits: true,
     });
     const pass = enc.beginComputePass({ label: 'argmax_rows' });
@@ -678,7 +690,7 @@ export class LlamaModel {
     this.writeStep(1, pos);
     if (opts.sample !== undefined) this.writeDraw(opts.sample);
     const enc = this.device.createCommandEncoder({ label: 'decode' });
-    this.encodeForward(enc, 1, false, opts.sample !== undefined);
+    this.encodeForward(enc, 1, false, opts.sample !== undefined ? this.samplerPasses() : undefined);
     encodeReadback(enc, this.s, this.cfg.nVocab, opts);
     this.device.queue.submit([enc.finish()]);
   }
@@ -691,7 +703,7 @@ export class LlamaModel {
     const enc = this.device.createCommandEncoder({ label: 'readback' });
     if (opts.sample !== undefined) {
       this.writeDraw(opts.sample);
-      encodeSample(enc, this.kernels.sampler);
+      encodeSample(enc, this.samplerPasses());
     }
     encodeReadback(enc, this.s, this.cfg.nVocab, opts);
     this.device.queue.submit([enc.finish()]);
@@ -710,7 +722,7 @@ export class LlamaModel {
       throw new EngineError('context_overflow', `position ${pos} is past the context (${this.nCtx} tokens)`);
     this.writeStep(1, pos);
     const enc = this.device.createCommandEncoder({ label: 'forward' });
-    this.encodeForward(enc, 1, false, false, true, false);
+    this.encodeForward(enc, 1, false, undefined, true, false);
     this.device.queue.submit([enc.finish()]);
   }
 
@@ -768,7 +780,7 @@ export class LlamaModel {
     const enc = this.device.createCommandEncoder({ label: 'pick' });
     encodePick(
       enc,
-      opts.sample !== undefined ? this.kernels.sampler : this.kernels.argmax,
+      opts.sample !== undefined ? this.samplerPasses() : this.kernels.argmax,
       opts.mask ? this.mask : undefined,
     );
     encodeReadback(enc, this.s, this.cfg.nVocab, opts);
@@ -799,14 +811,33 @@ export class LlamaModel {
    * `submitReadback({ sample: 0, … })` samples the first token from the prefill's logits and
    * `submitDecode(pos, { sample: n, feedBack: true, … })` runs step n with the sampler as its last
    * dispatch; each draw appends its id to the ring, so the penalty sees the output without the host.
+   * Each sampled step encodes only the passes `p` needs (kernels/sample.ts `selectSamplePasses`).
    * @param p resolved, validated parameters (`Sampler.params`); @param seed PRNG seed (low 32 bits).
+   * @param passes 'all': encode every planned pass, those `p` does not use returning at once (the path
+   *   before issue 40; tests compare the two).
    * @throws EngineError('not_loaded') after destroy.
    */
-  async startSampling(p: SampleSettings, seed: number, history: readonly number[]): Promise<void> {
+  async startSampling(
+    p: SampleSettings,
+    seed: number,
+    history: readonly number[],
+    passes: 'needed' | 'all' = 'needed',
+  ): Promise<void> {
     this.checkAlive();
+    const planned = this.kernels.sampler;
+    this.samplePasses = passes === 'all' ? planned : selectSamplePasses(planned, p, this.cfg.nVocab);
     const q = this.device.queue;
     q.writeBuffer(this.s.sample.params, 0, packSampleParams(p, seed, 0, this.cfg.nVocab));
     q.writeBuffer(this.s.sample.hist, 0, packHistory(history, this.nCtx));
+  }
+
+  /** Roles of the GPU sampler's passes each sampled step encodes now, in dispatch order ({@link startSampling}). */
+  get samplerRoles(): SamplePassRole[] {
+    return this.samplerPasses().map((d) => d.role);
+  }
+
+  private samplerPasses(): SampleDispatch[] {
+    return this.samplePasses ?? this.kernels.sampler;
   }
 
   /** Sets the draw index (the keyed PRNG's counter) of the next sampled step. */

@@ -20,6 +20,8 @@ import type { GpuWeight } from './weights.ts';
  * in flight ahead of the token it reads.
  */
 export const READBACK_SLOTS = 4;
+/** Bytes of a token's buffer (the argmax's or sampler's out, a readback slot): one u32 padded to 16. */
+const TOKEN_BYTES = 16;
 
 /** The sizes the run state depends on besides the model's config. */
 export interface RunStateSize {
@@ -127,7 +129,25 @@ function scratchRows(c: LlamaConfig, z: RunStateSize): { k: boolean; v: boolean 
   return { k: c.qkNorm || isQuantKv(z.kvType), v: isQuantKv(z.vKvType ?? z.kvType) };
 }
 
-/** Bytes of everything {@link allocRunState} makes (before the 16-byte minimum of each buffer). */
+/**
+ * Bytes of the GPU sampler's buffers (kernels/sample.ts): the penalised copy of the logits [nVocab] f32,
+ * the history ring [HISTORY_HEADER + nCtx] u32, the uniform, the top-k candidates' ids (`sampleSplit`
+ * candBytes: [nParts · 256] u32) and the top-p passes' stats (`sampleStatsLayout`), ~130 kB each at a
+ * 128k vocabulary. Made at load whether or not a request samples (RunState.sample).
+ */
+export function samplerStateBytes(nVocab: number, nCtx: number): number {
+  return (
+    4 * (nVocab + HISTORY_HEADER + nCtx) +
+    SAMPLE_PARAMS_BYTES +
+    sampleSplit(nVocab).candBytes +
+    sampleStatsLayout(nVocab).statsBytes
+  );
+}
+
+/**
+ * Bytes of everything {@link allocRunState} makes: the sum of the sizes it asks for (each buffer is then
+ * rounded up to 4 bytes and to at least 16).
+ */
 export function runStateBytes(c: LlamaConfig, z: RunStateSize): number {
   const qDim = c.nHead * c.headDim;
   const kvDim = c.nHeadKv * c.headDim;
@@ -147,11 +167,13 @@ export function runStateBytes(c: LlamaConfig, z: RunStateSize): number {
     (z.normPass ? 4 * z.batchSize * c.nEmbd : 0) +
     // flash-decoding partials: (output, max, sum) per chunk, head and dim
     4 * MAX_SPLITS * (qDim + 2 * c.nHead) +
-    // GPU sampler: penalised copy of the logits [nVocab], history ring [nCtx], uniform
-    4 * (c.nVocab + HISTORY_HEADER + z.nCtx) +
-    SAMPLE_PARAMS_BYTES +
+    samplerStateBytes(c.nVocab, z.nCtx) +
     // the argmax's partial maxima (kernels/argmax.ts)
-    argmaxSplit(c.nVocab).nParts * 8
+    argmaxSplit(c.nVocab).nParts * 8 +
+    // the token out, the Step uniform and the token readback slots
+    TOKEN_BYTES +
+    STEP_BYTES +
+    READBACK_SLOTS * TOKEN_BYTES
   );
 }
 
@@ -184,7 +206,7 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
   const hb = buf('hb', B * c.nFF * 4, S);
   const logits = buf('logits', c.nVocab * 4, S | GPUBufferUsage.COPY_SRC);
   const ids = buf('ids', B * 4, S | GPUBufferUsage.COPY_DST);
-  const tokenOut = buf('token_out', 16, S | GPUBufferUsage.COPY_SRC);
+  const tokenOut = buf('token_out', TOKEN_BYTES, S | GPUBufferUsage.COPY_SRC);
   const argmaxPartials = buf('argmax_partials', argmaxSplit(c.nVocab).nParts * 8, S);
   const sample = {
     params: buf('sample_params', SAMPLE_PARAMS_BYTES, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
@@ -199,7 +221,9 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     ? buf('rope_swa', z.nCtx * c.ropeDim * 4, S | GPUBufferUsage.COPY_DST)
     : undefined;
   const post = c.gemma ? buf('post', B * c.nEmbd * 4, S) : undefined;
-  const readbacks = Array.from({ length: READBACK_SLOTS }, (_, i) => buf(`token_readback${i}`, 16, R));
+  const readbacks = Array.from({ length: READBACK_SLOTS }, (_, i) =>
+    buf(`token_readback${i}`, TOKEN_BYTES, R),
+  );
   const logitsReadback = buf('logits_readback', c.nVocab * 4, R);
   return {
     kCache,

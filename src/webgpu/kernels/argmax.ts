@@ -12,7 +12,7 @@
  * spread over the GPU); on SwiftShader, which runs a workgroup's invocations 4 at a time and switches
  * between them at every barrier, the partials pass over 32,000 logits took 114–168 ms with 256 threads
  * and 4.8–7.6 ms with 64 (Node, a loaded 2-core machine, 2026-12-05; BENCHMARKS.md "SwiftShader floor"):
- * a quarter of a decode token and of a short prompt's TTFT there. The stripes (argmaxSplit) are as
+ * 17% of a decode token's GPU time there and 10% of a 7-token prompt's (docs/kernels.md). The stripes (argmaxSplit) are as
  * before, so the GPU sampler's candidates pass (kernels/sample.ts), which shares them, is unchanged.
  *
  * Two dispatches in one compute pass are ordered by WebGPU's usage scopes (the second sees the first's

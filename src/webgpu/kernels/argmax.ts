@@ -12,8 +12,9 @@
  * spread over the GPU); on SwiftShader, which runs a workgroup's invocations 4 at a time and switches
  * between them at every barrier, the partials pass over 32,000 logits took 114–168 ms with 256 threads
  * and 4.8–7.6 ms with 64 (Node, a loaded 2-core machine, 2026-12-05; BENCHMARKS.md "SwiftShader floor"):
- * 17% of a decode token's GPU time there and 10% of a 7-token prompt's (docs/kernels.md). The stripes (argmaxSplit) are as
- * before, so the GPU sampler's candidates pass (kernels/sample.ts), which shares them, is unchanged.
+ * 17% of a decode token's GPU time there and 10% of a 7-token prompt's (docs/kernels.md). The stripes
+ * (argmaxSplit) are as before, so the GPU sampler's candidates pass (kernels/sample.ts), which shares
+ * them, is unchanged.
  *
  * Two dispatches in one compute pass are ordered by WebGPU's usage scopes (the second sees the first's
  * writes), which a single dispatch whose last workgroup finishes the job cannot promise under WGSL's

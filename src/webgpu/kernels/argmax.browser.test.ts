@@ -13,7 +13,7 @@ import {
   storageFrom,
   testDevice,
 } from '../../testing/kernel-util.ts';
-import { ARGMAX_WG, argmaxKernels, argmaxSplit } from './argmax.ts';
+import { ARGMAX_THREADS, ARGMAX_UNIT, argmaxKernels, argmaxSplit } from './argmax.ts';
 
 /** Runs both passes over `logits` [nRows, nVocab]; returns out [nRows] (plus one sentinel word checked untouched). */
 async function gpuArgmaxRows(logits: Float32Array, nVocab: number): Promise<number[]> {
@@ -55,7 +55,8 @@ describe('argmaxSplit', () => {
   it('covers the row with ≤ 256 stripes of a multiple of 256 logits', () => {
     for (const n of [1, 31, 257, 1023, 1025, 32000, 128256, 151943, 262144, 262145, 1 << 20]) {
       const { chunk, nParts } = argmaxSplit(n);
-      expect(chunk % ARGMAX_WG).toBe(0);
+      expect(chunk % ARGMAX_UNIT).toBe(0);
+      expect(chunk % ARGMAX_THREADS).toBe(0);
       expect(nParts).toBeLessThanOrEqual(256);
       expect(nParts * chunk).toBeGreaterThanOrEqual(n);
       expect((nParts - 1) * chunk).toBeLessThan(n);
@@ -87,16 +88,25 @@ describe('argmaxKernels (one row: decode)', () => {
       // that thread's stride, and the last index: the lowest, the earlier stripe's, wins.
       const p = 1 + randInt(rng, nParts - 2);
       const lo = p * chunk - 1;
-      const ties = [lo + 1, lo + 1 + ARGMAX_WG, nVocab - 1, lo];
+      const ties = [lo + 1, lo + 1 + ARGMAX_THREADS, nVocab - 1, lo];
       const logits = randomF32(rng, nVocab, 3);
       for (const i of ties) logits[i] = top;
       expect(await gpuArgmax(logits), `ties at [${ties.join(', ')}] (seed ${seed})`).toBe(Math.min(...ties));
-      // Within a stripe: thread 200's first logit ties with thread 3's second and thread 1's third.
+      // Within a stripe: thread 40's first logit ties with thread 3's second and thread 1's third.
       const l2 = randomF32(rng, nVocab, 3);
       const base = chunk * randInt(rng, nParts - 1);
-      const t2 = [base + ARGMAX_WG + 3, base + 200, base + 2 * ARGMAX_WG + 1];
+      const t2 = [base + ARGMAX_THREADS + 3, base + 40, base + 2 * ARGMAX_THREADS + 1];
       for (const i of t2) l2[i] = top;
-      expect(await gpuArgmax(l2), `ties at [${t2.join(', ')}] (seed ${seed})`).toBe(base + 200);
+      expect(await gpuArgmax(l2), `ties at [${t2.join(', ')}] (seed ${seed})`).toBe(base + 40);
+      // The final pass's thread q reads parts q, q + ARGMAX_THREADS, …: a tie between two of them (a later
+      // logit of the earlier stripe, an earlier one of the later stripe) goes to the earlier stripe.
+      if (nParts > ARGMAX_THREADS + 1) {
+        const l3 = randomF32(rng, nVocab, 3);
+        const q = randInt(rng, nParts - ARGMAX_THREADS - 1);
+        const t3 = [(q + ARGMAX_THREADS) * chunk + 5, q * chunk + chunk - 2];
+        for (const i of t3) l3[i] = top;
+        expect(await gpuArgmax(l3), `ties at [${t3.join(', ')}] (seed ${seed})`).toBe(t3[1]);
+      }
       // All equal and negative: index 0.
       expect(await gpuArgmax(new Float32Array(nVocab).fill(-7.5))).toBe(0);
     });

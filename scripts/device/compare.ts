@@ -10,7 +10,7 @@
  *       [--depths 0,4096] [--kv-type f16|f32|q8_0|q4_0] [--kv-types f16,q8_0,q4_0] [--deadline-s 300]
  *       [--mode tiled|exact] [--keep]
  *       [--json FILE] [--md FILE] [--prefill-tile trial|float|int8|sgmat|sgmat-int|sgmat-big] [--no-unsafe-apis]
- *       [--prefill-attn default|sgmat]
+ *       [--prefill-attn default|sgmat|float]
  *
  * `--prefill-tile` (default: the environment's `PREFILL_TILE`, else `trial`): on a GPU the engine times the float, the integer-dot and (where the adapter has
  * subgroup matrices and the tile passed its load-time self-test) the subgroup-matrix prefill tile at
@@ -22,10 +22,13 @@
  * `kernels.prefill.subgroupMatrix.int.reason`; `sgmat-big`, the large f16 tile of 64 tokens × 128 rows,
  * offered where the device's maxComputeWorkgroupStorageSize holds its 47,616 B, in
  * `kernels.prefill.subgroupMatrix.big`). The trial times the integer variant and the large tile too.
- * `--prefill-attn` (default: the environment's `PREFILL_ATTN`, else `default`): `sgmat` asks for the prefill
- * attention on subgroup matrices (src/webgpu/kernels/attention-sgmat.ts), self-tested at load against the
- * float prefill attention; where unavailable or failing it runs the float kernel, and each row's
- * `kernels.attention.prefill` says which ran (`kernel`, `subgroupMatrix`: chosen, tile, reason, self-test).
+ * `--prefill-attn` (default: the environment's `PREFILL_ATTN`, else `default`): `default` lets the load
+ * choose (where the adapter has subgroup matrices, the prefill attention on them, self-tested, is timed
+ * against the float one on 512 tokens and the faster runs); `sgmat` forces the prefill attention on
+ * subgroup matrices (src/webgpu/kernels/attention-sgmat.ts), self-tested at load against the float prefill
+ * attention, no trial; `float` forces the float one (no self-test, no trial). Where unavailable or failing
+ * it runs the float kernel, and each row's `kernels.attention.prefill` says which ran (`kernel`,
+ * `subgroupMatrix`: chosen, tile, reason, self-test; `trial`: each kernel's ms).
  * With `--gpu`, Dawn's instance is created with `allow_unsafe_apis` and `vulkan_enable_f16_on_nvidia`
  * (device.ts `setNodeDawnOptions`: what offers chromium-experimental-subgroup-matrix and shader-f16 on
  * NVIDIA) unless `--no-unsafe-apis`.
@@ -100,8 +103,8 @@ if (!['trial', 'float', 'int8', 'sgmat', 'sgmat-int', 'sgmat-big'].includes(valu
   );
   process.exit(2);
 }
-if (!['default', 'sgmat'].includes(values['prefill-attn']!)) {
-  console.error(`--prefill-attn must be default or sgmat (got ${values['prefill-attn']})`);
+if (!['default', 'sgmat', 'float'].includes(values['prefill-attn']!)) {
+  console.error(`--prefill-attn must be default, sgmat or float (got ${values['prefill-attn']})`);
   process.exit(2);
 }
 const tStart = performance.now();
@@ -168,6 +171,7 @@ const engine = new WebGpuEngine({
   openModel: openModelSource,
   gpu,
   ...(values['prefill-attn'] === 'sgmat' ? { attention: { prefill: { kind: 'sgmat' } } as const } : {}),
+  ...(values['prefill-attn'] === 'float' ? { attention: { prefill: { kind: 'tiled' } } as const } : {}),
   ...(values['prefill-tile'] === 'trial'
     ? {}
     : {
@@ -519,7 +523,7 @@ async function measure(
     };
     const pa = mi.kernels?.attention?.prefill;
     log(
-      `${row.model}: prefill attention ${pa?.kernel}${pa?.subgroupMatrix?.tile ? ` ${pa.subgroupMatrix.tile}` : ''}${pa?.subgroupMatrix?.reason ? ` (subgroup matrices: ${pa.subgroupMatrix.reason})` : ''}`,
+      `${row.model}: prefill attention ${pa?.kernel}${pa?.subgroupMatrix?.tile ? ` ${pa.subgroupMatrix.tile}` : ''}${pa?.subgroupMatrix?.reason ? ` (subgroup matrices: ${pa.subgroupMatrix.reason})` : ''}${pa?.trial ? ` trial ${pa.trial.map((t) => `${t.kernel} ${t.ms} ms`).join(', ')}` : ''}`,
     );
 
     // tg at depths: those that fit the context, while their estimate fits before depthEndS.

@@ -13,11 +13,23 @@ import type { KvType } from '../core/types.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import type { LlamaConfig } from '../model/config.ts';
 import { configName, type GpuContext, type SubgroupMatrixSupport } from './device.ts';
+import {
+  type PrefillLayout,
+  prefillAttentionWGSL,
+  prefillAttentionWorkgroups,
+} from './kernels/attention-prefill.ts';
 import { sgmatAttentionWorkgroups } from './kernels/attention-sgmat.ts';
 import {
+  ATTENTION_TRIAL_TOKENS,
   type AttentionShape,
+  type AttentionTimer,
+  type AttentionTrial,
+  type AttentionTrialKernel,
   chooseSgmatAttention,
+  SGMAT_ATTENTION,
   type SgmatAttentionChoice,
+  type SgmatAttentionKernel,
+  timeAttentionKernels,
 } from './kernels/attention-sgmat-check.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import { sgmatName } from './kernels/mmm-sgmat.ts';
@@ -46,6 +58,7 @@ import {
   MATMUL_FAMILIES,
   type MatmulFamilyName,
   type PrefillMatmul,
+  type SgmatPrefillLayout,
 } from './model/options.ts';
 
 /**
@@ -138,7 +151,11 @@ export interface KernelOverrides {
    * `normPass` (scripts/bench-norm-pass.ts). Checked by {@link checkPrefillOption}.
    */
   prefill?: PrefillMatmul;
-  /** Decode attention layout and chunking, prefill attention (tests); default {@link attentionPolicyFor} the adapter. */
+  /**
+   * Decode attention layout and chunking, prefill attention; default {@link attentionPolicyFor} the adapter,
+   * with the prefill attention on subgroup matrices chosen by a timed trial where the adapter has them
+   * ({@link resolvePrefillAttention}). A `prefill` given here (`{ kind: 'tiled' }`: the float one) skips the trial.
+   */
   attention?: Partial<AttentionPolicy>;
 }
 
@@ -488,7 +505,7 @@ export type KernelsInfo = {
       shareKv?: number;
       /**
        * The prefill attention on subgroup matrices (kernels/attention-sgmat.ts): `chosen` (then `kernel` is
-       * `sgmat` and `tile` its M×N×K), `reason` why not (the adapter has none, not asked for, no
+       * `sgmat` and `tile` its M×N×K), `reason` why not (the adapter has none, forced to another kernel, no
        * configuration takes the head size, a failed self-test), and the load-time self-test's verdict per
        * configuration against the float kernel (kernels/attention-sgmat-check.ts).
        */
@@ -498,6 +515,12 @@ export type KernelsInfo = {
         reason?: string;
         selfTest?: { config: string; ok: boolean; reason?: string }[];
       };
+      /**
+       * The load's timed trial of the sgmat attention against the float one (512 tokens at depth 0, every
+       * head; ms per dispatch, the median of 5 rounds), where it ran: not forced either way, the adapter
+       * has subgroup matrices and the kernel passed its self-test. The faster one runs.
+       */
+      trial?: { kernel: 'sgmat' | 'float'; ms: number }[];
     };
   };
   /**
@@ -614,8 +637,12 @@ export function subgroupMatrixInfo(
 function prefillAttentionInfo(
   a: LlamaModel['prefillAttention'],
   sg: NonNullable<NonNullable<KernelsInfo['attention']>['prefill']>['subgroupMatrix'],
+  trial?: AttentionTrial[],
 ): NonNullable<KernelsInfo['attention']>['prefill'] {
-  const subgroupMatrix = sg ? { subgroupMatrix: sg } : {};
+  const subgroupMatrix = {
+    ...(sg ? { subgroupMatrix: sg } : {}),
+    ...(trial ? { trial: trial.map((t) => ({ kernel: t.kernel, ms: +t.ms.toFixed(4) })) } : {}),
+  };
   if (!a.plan) return { kernel: 'per-token', ...subgroupMatrix };
   return {
     kernel: a.kernel,
@@ -643,7 +670,7 @@ export function sgmatAttentionInfo(
   const reason =
     choice?.reason ??
     (support?.available
-      ? "not asked for (attention.prefill { kind: 'sgmat' }; the device script's --prefill-attn sgmat)"
+      ? `forced to ${kernel.kernel} (attention.prefill): no self-test or trial`
       : (support?.reason ?? 'no subgroup matrices'));
   return { chosen: false, reason, ...selfTest };
 }
@@ -669,29 +696,120 @@ export function attentionShapeOf(cfg: LlamaConfig, kv: KvTypes): AttentionShape 
   };
 }
 
+/** Hooks of {@link resolvePrefillAttention} for tests: the sgmat kernel (a test double) and the trial's timer. */
+export interface AttentionTrialHooks {
+  /** The kernel the self-test and the trial run (default attention-sgmat-check.ts `SGMAT_ATTENTION`). */
+  make?: SgmatAttentionKernel;
+  /** The trial's timer (default attention-sgmat-check.ts `timeAttentionKernels`, 512 tokens at depth 0). */
+  time?: AttentionTimer;
+}
+
 /**
- * Resolves an asked-for prefill attention on subgroup matrices (`attention.prefill` `{ kind: 'sgmat' }`
- * without a configuration): self-tested on `gpu` for this model's attention
- * (kernels/attention-sgmat-check.ts `chooseSgmatAttention`), it runs with the configuration that passed;
- * otherwise the adapter's float layout ({@link attentionPolicyFor}) runs and the choice says why. Any other
- * policy is returned as it is.
- * @throws what GPU work throws on a lost device; never for a kernel's fault.
+ * Resolves the prefill attention on subgroup matrices.
+ * - Asked for (`attention.prefill` `{ kind: 'sgmat' }` without a configuration): self-tested on `gpu` for
+ *   this model's attention (kernels/attention-sgmat-check.ts `chooseSgmatAttention`), it runs with the
+ *   configuration that passed; otherwise the adapter's float layout ({@link attentionPolicyFor}) runs and
+ *   the choice says why.
+ * - Not forced either way (`forced` false: no `attention.prefill` option) on an adapter with subgroup
+ *   matrices: self-tested likewise, then, where it passes, timed against the adapter's float prefill
+ *   attention on the model's whole attention (512 tokens at depth 0, every head; `timeAttentionKernels`),
+ *   and the faster runs; the choice records both times (`trial`) and, where float won, the reason. Where
+ *   the adapter has none (SwiftShader), nothing runs.
+ * - Any other policy (a forced float layout, a hand-made sgmat plan with `tile`) is returned as it is.
+ * @throws what GPU work throws on a lost device; never for a kernel's fault (a trial that fails to run the
+ *   sgmat kernel keeps the float one, with the reason).
  */
 export async function resolvePrefillAttention(
   gpu: GpuContext,
   cfg: LlamaConfig,
   attention: AttentionPolicy,
   kv: KvTypes,
+  forced = true,
+  hooks: AttentionTrialHooks = {},
 ): Promise<{ attention: AttentionPolicy; choice?: SgmatAttentionChoice }> {
   const p = attention.prefill;
+  const shape = attentionShapeOf(cfg, kv);
+  if (!forced && gpu.subgroupMatrix?.available && p !== 'per-token' && p?.kind !== 'sgmat')
+    return trialPrefillAttention(gpu, cfg, attention, shape, hooks);
   if (p === undefined || p === 'per-token' || p.kind !== 'sgmat' || p.tile) return { attention };
-  const make = p.wgsl ? { wgsl: p.wgsl, workgroups: sgmatAttentionWorkgroups } : undefined;
-  const choice = await chooseSgmatAttention(gpu, attentionShapeOf(cfg, kv), make, p.kvTile);
+  const make = p.wgsl ? { wgsl: p.wgsl, workgroups: sgmatAttentionWorkgroups } : hooks.make;
+  const choice = await chooseSgmatAttention(gpu, shape, make, p.kvTile);
   const prefill: AttentionPolicy['prefill'] = choice.tile
     ? { ...p, tile: choice.tile, kvTile: choice.kvTile }
     : attentionPolicyFor(gpu, cfg.headDim).prefill;
   return { attention: { ...attention, prefill }, choice };
 }
+
+/** The trial of {@link resolvePrefillAttention}: self-test, then the sgmat kernel against `attention`'s float one. */
+async function trialPrefillAttention(
+  gpu: GpuContext,
+  cfg: LlamaConfig,
+  attention: AttentionPolicy,
+  shape: AttentionShape,
+  hooks: AttentionTrialHooks,
+): Promise<{ attention: AttentionPolicy; choice: SgmatAttentionChoice }> {
+  const make = hooks.make ?? SGMAT_ATTENTION;
+  const checked = await chooseSgmatAttention(gpu, shape, make);
+  const { tile, kvTile } = checked;
+  if (!tile || kvTile === undefined) return { attention, choice: checked };
+  const floatLayout =
+    typeof attention.prefill === 'object' && attention.prefill.kind !== 'sgmat'
+      ? attention.prefill
+      : (attentionPolicyFor(gpu, cfg.headDim).prefill as PrefillLayout);
+  const sg = { ...shape, tile, kvTile, maxWorkgroupBytes: gpu.limits.maxComputeWorkgroupStorageSize };
+  const candidates = {
+    sgmat: {
+      wgsl: (o: AttentionShape) => make.wgsl({ ...sg, ...o }),
+      workgroups: (o: AttentionShape, T: number) => make.workgroups({ ...sg, ...o }, T),
+    },
+    float: {
+      wgsl: (o: AttentionShape) => prefillAttentionWGSL({ ...o, layout: floatLayout }),
+      workgroups: (o: AttentionShape, T: number) =>
+        prefillAttentionWorkgroups({ ...o, layout: floatLayout }, T),
+    },
+  };
+  const key = `${gpu.info.vendor}|${gpu.info.architecture}|${gpu.info.device}|${gpu.info.description}|${JSON.stringify(shape)}|${JSON.stringify(floatLayout)}`;
+  let trial = hooks.time ? undefined : attentionTrialCache.get(key);
+  if (!trial) {
+    try {
+      trial = await (hooks.time ?? timeAttentionKernels)(gpu, shape, candidates);
+    } catch (e) {
+      return {
+        attention,
+        choice: {
+          ...checked,
+          tile: undefined,
+          kvTile: undefined,
+          reason: `the timed trial failed: ${(e as Error).message}`,
+        },
+      };
+    }
+    if (!hooks.time && make === SGMAT_ATTENTION) attentionTrialCache.set(key, trial);
+  }
+  const ms = (k: AttentionTrialKernel) => trial.find((t) => t.kernel === k)?.ms ?? Infinity;
+  if (ms('sgmat') < ms('float')) {
+    const prefill: SgmatPrefillLayout = {
+      kind: 'sgmat',
+      tile,
+      kvTile,
+      ...(hooks.make ? { wgsl: hooks.make.wgsl } : {}),
+    };
+    return { attention: { ...attention, prefill }, choice: { ...checked, trial } };
+  }
+  return {
+    attention,
+    choice: {
+      ...checked,
+      tile: undefined,
+      kvTile: undefined,
+      trial,
+      reason: `slower than the float prefill attention in the timed trial (${ms('sgmat').toPrecision(3)} ms against ${ms('float').toPrecision(3)} ms for ${ATTENTION_TRIAL_TOKENS} tokens)`,
+    },
+  };
+}
+
+/** The trial's timings per adapter, model attention and float layout, for the life of the process. */
+const attentionTrialCache = new Map<string, AttentionTrial[]>();
 
 /** A decode matmul's layout and how it was chosen ('ffn-trial': the gate+up trial's, with no trial of its own). */
 export type FamilyChoice = MmvChoice | { layout: MmvLayout; chosenBy: 'ffn-trial'; trials?: undefined };
@@ -862,7 +980,13 @@ export async function resolveKernelPlan(
 ): Promise<KernelPlan> {
   checkKernelOverrides(o, gpu);
   const defaults = adapterDefaults(gpu, cfg, o);
-  const { attention, choice } = await resolvePrefillAttention(gpu, cfg, defaults.attention, kv);
+  const { attention, choice } = await resolvePrefillAttention(
+    gpu,
+    cfg,
+    defaults.attention,
+    kv,
+    o.attention?.prefill !== undefined,
+  );
   const base = { ...defaults, attention };
   const chosen = await chooseKernels(gpu, file, cfg, o, base);
   return planWith(base, choice ? { ...chosen, sgmatAttention: choice } : chosen);
@@ -917,6 +1041,7 @@ export function describePlan(m: LlamaModel): KernelsInfo {
       prefill: prefillAttentionInfo(
         m.prefillAttention,
         sgmatAttentionInfo(m.prefillAttention, sgmatSupport, sgmatAttention),
+        sgmatAttention?.trial,
       ),
     },
     prefill:

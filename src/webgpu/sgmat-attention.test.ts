@@ -115,6 +115,25 @@ describe('the plan', () => {
     expect(await resolvePrefillAttention(gpu, cfg, given, { kvType: 'f16' })).toEqual({ attention: given });
   });
 
+  it('not forced, on an adapter without subgroup matrices: no self-test, no trial, the float layout', async () => {
+    const cfg = { nHead: 8, nHeadKv: 2, headDim: 64 } as LlamaConfig;
+    const tiled = { ...GPU_ATTENTION, prefill: { kind: 'tiled' as const } };
+    let ran = 0;
+    const r = await resolvePrefillAttention(gpu, cfg, tiled, { kvType: 'f16' }, false, {
+      make: {
+        wgsl: () => `${ran++}`,
+        workgroups: () => [1, 1],
+      },
+      time: async () => {
+        ran++;
+        return [];
+      },
+    });
+    expect(gpu.subgroupMatrix?.available).not.toBe(true);
+    expect(r).toEqual({ attention: tiled });
+    expect(ran).toBe(0);
+  });
+
   it("the self-test's problem: the model's heads, scale, cache types, Gemma's soft-cap and window", () => {
     const llama = { nHead: 32, nHeadKv: 8, headDim: 128 } as LlamaConfig;
     expect(attentionShapeOf(llama, { kvType: 'q8_0', vKvType: 'q4_0' })).toEqual({
@@ -154,7 +173,7 @@ describe('the plan', () => {
     });
     expect(sgmatAttentionInfo({ kernel: 'tiled' }, available, undefined)).toEqual({
       chosen: false,
-      reason: expect.stringMatching(/^not asked for/),
+      reason: expect.stringMatching(/^forced to tiled \(attention.prefill\)/),
     });
     expect(sgmatAttentionInfo({ kernel: 'rows' }, none, undefined)).toEqual({
       chosen: false,

@@ -189,6 +189,8 @@ export interface SgmatAttentionChoice {
   kvTile?: number;
   reason?: string;
   selfTest: { config: string; ok: boolean; reason?: string }[];
+  /** Where the load's timed trial ran (kernel-plan.ts `resolvePrefillAttention`): each kernel's ms per dispatch. */
+  trial?: AttentionTrial[];
 }
 
 /** The kernel for a configuration: its WGSL and grid (tests inject doubles: the emulator, stand-ins). */
@@ -266,4 +268,103 @@ export async function chooseSgmatAttention(
   };
   if (cacheable) cache.set(key, choice);
   return choice;
+}
+
+/** Tokens of the timed trial of the sgmat attention against the float one: a realistic prompt batch. */
+export const ATTENTION_TRIAL_TOKENS = 512;
+
+/** Timed rounds per kernel in the trial (round-robin); a kernel's time is its median round. */
+export const ATTENTION_TRIAL_ROUNDS = 5;
+
+/** The kernels the prefill attention trial times. */
+export type AttentionTrialKernel = 'sgmat' | 'float';
+
+/** One kernel's time in the trial: ms per dispatch of {@link ATTENTION_TRIAL_TOKENS} tokens at depth 0. */
+export interface AttentionTrial {
+  kernel: AttentionTrialKernel;
+  ms: number;
+}
+
+/**
+ * Times the prefill attention kernels: `candidates[kernel]` each, as the model's attention would run them.
+ * The default is {@link timeAttentionKernels}; tests inject fixed timings so the choice is deterministic.
+ */
+export type AttentionTimer = (
+  gpu: GpuContext,
+  model: AttentionShape,
+  candidates: Record<AttentionTrialKernel, AttentionCandidate>,
+) => Promise<AttentionTrial[]>;
+
+/**
+ * Times `candidates` (the sgmat attention and the adapter's float prefill attention) on `model`'s whole
+ * attention (every query and KV head) for `T` tokens at depth 0 with random f32 queries and random
+ * caches in the model's types: a warm-up dispatch each, then {@link ATTENTION_TRIAL_ROUNDS} rounds
+ * round-robin of `n` dispatches in one compute pass (enough for the faster's warm-up to fill ≥ 15 ms, at
+ * least 3), timed by queue completion on the wall clock as kernels/tune.ts `choosePrefillTile` times
+ * the matmul tiles; each kernel's median round, in ms per dispatch.
+ * @throws Error naming the kernel where one fails to compile or validate (the self-test compiled the
+ *   sgmat kernel on a smaller problem first); what GPU work throws on a lost device.
+ */
+export async function timeAttentionKernels(
+  gpu: GpuContext,
+  model: AttentionShape,
+  candidates: Record<AttentionTrialKernel, AttentionCandidate>,
+  T = ATTENTION_TRIAL_TOKENS,
+): Promise<AttentionTrial[]> {
+  const { device } = gpu;
+  const HD = model.headDim;
+  const qDim = model.nHead * HD;
+  const kvDim = model.nHeadKv * HD;
+  const { buf, destroy } = scratchBuffers(device, 'attention-trial');
+  try {
+    const rng = rng32(HD * 7 + model.nHead);
+    const inputs = [
+      buf(packStep(T, 0), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST),
+      buf(Float32Array.from({ length: T * qDim }, () => (rng() * 2 - 1) * Math.sqrt(3))),
+      buf(randomCache(model.kvType, T, kvDim, rng)),
+      buf(randomCache(model.vKvType ?? model.kvType, T, kvDim, rng)),
+      buf(T * qDim * 4),
+    ];
+    const runners: { kernel: AttentionTrialKernel; run: (n: number) => Promise<number>; ms: number[] }[] = [];
+    let n = 3;
+    for (const kernel of ['sgmat', 'float'] as const) {
+      const c = candidates[kernel];
+      device.pushErrorScope('validation');
+      const module = device.createShaderModule({ label: `attention-trial ${kernel}`, code: c.wgsl(model) });
+      const pipeline = await device.createComputePipelineAsync({
+        layout: 'auto',
+        compute: { module, entryPoint: 'main' },
+      });
+      const group = device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: inputs.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      });
+      const err = await device.popErrorScope();
+      if (err) throw new Error(`the ${kernel} prefill attention did not validate: ${err.message}`);
+      const [gx, gy] = c.workgroups(model, T);
+      const run = async (k: number) => {
+        const enc = device.createCommandEncoder({ label: 'attention-trial' });
+        const pass = enc.beginComputePass();
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, group);
+        for (let i = 0; i < k; i++) pass.dispatchWorkgroups(gx, gy);
+        pass.end();
+        const t0 = performance.now();
+        device.queue.submit([enc.finish()]);
+        await device.queue.onSubmittedWorkDone();
+        return performance.now() - t0;
+      };
+      const once = await run(1);
+      n = Math.max(n, Math.min(100, Math.ceil(15 / Math.max(once, 0.01))));
+      runners.push({ kernel, run, ms: [] });
+    }
+    for (let round = 0; round < ATTENTION_TRIAL_ROUNDS; round++)
+      for (const r of runners) r.ms.push((await r.run(n)) / n);
+    return runners.map((r) => {
+      const s = [...r.ms].sort((a, b) => a - b);
+      return { kernel: r.kernel, ms: s[s.length >> 1] };
+    });
+  } finally {
+    destroy();
+  }
 }

@@ -13,6 +13,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { dequantizeRow, quantizeRow } from '../../gguf/quantize.ts';
+import type { LlamaConfig } from '../../model/config.ts';
 import {
   assertClose,
   freshRng,
@@ -27,6 +28,8 @@ import {
 } from '../../testing/kernel-util.ts';
 import { emulateSubgroupMatrix } from '../../testing/sgmat-emulator.ts';
 import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
+import { resolvePrefillAttention } from '../kernel-plan.ts';
+import { type AttentionPolicy, GPU_ATTENTION } from '../model/options.ts';
 import type { KvType } from './attention.ts';
 import { prefillAttentionWGSL, prefillAttentionWorkgroups } from './attention-prefill.ts';
 import {
@@ -40,9 +43,12 @@ import {
 import {
   type AttentionCandidate,
   type AttentionShape,
+  type AttentionTimer,
+  type AttentionTrial,
   checkAttentionAgainstFloat,
   chooseSgmatAttention,
   type SgmatAttentionKernel,
+  timeAttentionKernels,
 } from './attention-sgmat-check.ts';
 import { packStep } from './common.ts';
 
@@ -365,5 +371,118 @@ describe('chooseSgmatAttention', () => {
     const all = await chooseSgmatAttention(claiming(real, [cfg(16, 16, 16)]), SMALL, standIns, 16);
     expect(all.tile).toBeUndefined();
     expect(all.reason).toMatch(/failed its self-test .* 16x16x16: 37 tokens at 0: token/);
+  }, 120_000);
+});
+
+describe('the timed trial of the sgmat attention against the float one (resolvePrefillAttention, not forced)', () => {
+  const cfg16: SubgroupMatrixConfig = {
+    componentType: 'f16',
+    resultComponentType: 'f32',
+    M: 16,
+    N: 16,
+    K: 16,
+  };
+  /** The real adapter claiming one f16 configuration (TEST DOUBLE: SwiftShader has none), 16 KiB of workgroup memory for the emulator's f32 staging. */
+  const claiming = (gpu: GpuContext): GpuContext => ({
+    ...gpu,
+    subgroupMaxSize: 32,
+    subgroupMatrix: { available: true, configs: [cfg16], usable: [cfg16] },
+    limits: { ...gpu.limits, maxComputeWorkgroupStorageSize: 16384 },
+  });
+  /** The model: SMALL's attention (4 query heads of 16 over 1 KV head). */
+  const model = { nHead: 4, nHeadKv: 1, headDim: 16 } as LlamaConfig;
+  const kv = { kvType: 'f16' as const };
+  const policy: AttentionPolicy = { ...GPU_ATTENTION, prefill: { kind: 'tiled' } };
+  const emulatedKernel: SgmatAttentionKernel = { wgsl: emulated, workgroups: sgmatAttentionWorkgroups };
+  const neverTimed: AttentionTimer = () => {
+    throw new Error('the trial ran');
+  };
+
+  it('with the emulated feature: self-tested, both kernels timed (the real timer runs them), the faster chosen, both times recorded', async () => {
+    const gpu = claiming(await testGpu());
+    const calls: AttentionTrial[][] = [];
+    const timer =
+      (fake: AttentionTrial[]): AttentionTimer =>
+      async (g, m, candidates) => {
+        // The real timer on the emulated kernel and the float one (a short batch: SwiftShader), then the
+        // injected times, so the choice is deterministic.
+        const real = await timeAttentionKernels(g, m, candidates, 24);
+        calls.push(real);
+        return fake;
+      };
+    const fast = await resolvePrefillAttention(gpu, model, policy, kv, false, {
+      make: emulatedKernel,
+      time: timer([
+        { kernel: 'sgmat', ms: 1.5 },
+        { kernel: 'float', ms: 2.5 },
+      ]),
+    });
+    expect(calls).toHaveLength(1);
+    expect(calls[0].map((t) => t.kernel)).toEqual(['sgmat', 'float']);
+    for (const t of calls[0]) expect(t.ms).toBeGreaterThan(0);
+    expect(fast.attention.prefill).toMatchObject({
+      kind: 'sgmat',
+      tile: { M: 16, N: 16, K: 16, subgroupSize: 32 },
+    });
+    expect(fast.choice).toMatchObject({
+      tile: { M: 16, N: 16, K: 16 },
+      selfTest: [{ config: 'f16→f32 16x16x16', ok: true }],
+      trial: [
+        { kernel: 'sgmat', ms: 1.5 },
+        { kernel: 'float', ms: 2.5 },
+      ],
+    });
+    expect(fast.choice?.reason).toBeUndefined();
+    const slow = await resolvePrefillAttention(gpu, model, policy, kv, false, {
+      make: emulatedKernel,
+      time: async () => [
+        { kernel: 'sgmat', ms: 3.25 },
+        { kernel: 'float', ms: 2 },
+      ],
+    });
+    expect(slow.attention).toEqual(policy);
+    expect(slow.choice?.tile).toBeUndefined();
+    expect(slow.choice?.trial).toEqual([
+      { kernel: 'sgmat', ms: 3.25 },
+      { kernel: 'float', ms: 2 },
+    ]);
+    expect(slow.choice?.reason).toBe(
+      'slower than the float prefill attention in the timed trial (3.25 ms against 2.00 ms for 512 tokens)',
+    );
+  }, 300_000);
+
+  it('a self-test failure skips the trial and says why; forcing the float kernel skips both; no feature, nothing runs', async () => {
+    const real = await testGpu();
+    const gpu = claiming(real);
+    const offByOne = standIn(maskOffByOne);
+    const broken: SgmatAttentionKernel = {
+      wgsl: (o) => offByOne.wgsl(o),
+      workgroups: (o, T) => offByOne.workgroups(o, T),
+    };
+    const failed = await resolvePrefillAttention(gpu, model, policy, kv, false, {
+      make: broken,
+      time: neverTimed,
+    });
+    expect(failed.attention).toEqual(policy);
+    expect(failed.choice?.trial).toBeUndefined();
+    expect(failed.choice?.reason).toMatch(/failed its self-test .* 16x16x16: 37 tokens at 0: token/);
+    const notCalled: SgmatAttentionKernel = {
+      wgsl: () => {
+        throw new Error('the self-test ran');
+      },
+      workgroups: () => [1, 1],
+    };
+    // Forced: the float layout given (attention.prefill), the default float-or-sgmat trial never runs.
+    expect(
+      await resolvePrefillAttention(gpu, model, policy, kv, true, { make: notCalled, time: neverTimed }),
+    ).toEqual({
+      attention: policy,
+    });
+    // SwiftShader as it is (no subgroup matrices): no self-test, no trial, no extra load time.
+    expect(
+      await resolvePrefillAttention(real, model, policy, kv, false, { make: notCalled, time: neverTimed }),
+    ).toEqual({
+      attention: policy,
+    });
   }, 120_000);
 });

@@ -99,7 +99,9 @@ export interface AttentionPolicy {
 }
 
 /**
- * The prefill attention on subgroup matrices (kernels/attention-sgmat.ts). Asked for as `{ kind: 'sgmat' }`
+ * The prefill attention on subgroup matrices (kernels/attention-sgmat.ts). By default, where the adapter has
+ * subgroup matrices, self-tested and timed against the float one at load (kernel-plan.ts
+ * `resolvePrefillAttention`); forced as `{ kind: 'sgmat' }`
  * (`WebGpuEngineOptions.attention.prefill`; `kvTile` optional): the load self-tests it on the adapter
  * against the float kernel (kernels/attention-sgmat-check.ts) and runs it with the first configuration that
  * passes (`tile` and `kvTile` set), or keeps the adapter's float layout and records why

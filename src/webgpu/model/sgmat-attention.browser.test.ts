@@ -6,7 +6,7 @@
  * f16 operands' rounding. SwiftShader has no subgroup matrices: the kernel runs through the TEST DOUBLE
  * src/testing/sgmat-emulator.ts (the plan's `wgsl` hook). Also: a plan asking for it on this adapter
  * (none) keeps the float kernel and says why in `ModelInfo.kernels`, and a forced plan records the
- * configuration.
+ * configuration; a plan where float won the load's timed trial gives both times and the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGguf } from '../../gguf/reader.ts';
@@ -18,7 +18,7 @@ import { createGpuContext, type GpuContext } from '../device.ts';
 import { describePlan, gpuPlan, resolveKernelPlan } from '../kernel-plan.ts';
 import { prefillAttentionSgmatWGSL } from '../kernels/attention-sgmat.ts';
 import { LlamaModel } from './llama.ts';
-import { GPU_ATTENTION, type SgmatPrefillLayout } from './options.ts';
+import { GPU_ATTENTION, GPU_PREFILL, type SgmatPrefillLayout } from './options.ts';
 
 const MODEL = { seed: 171, nLayers: 2, nEmbd: 128, nFF: 128, nHead: 2, nHeadKv: 1, nVocab: 300 };
 const N_PROMPT = 70;
@@ -109,6 +109,42 @@ describe('a model prefilling with the subgroup-matrix attention (emulated)', () 
       expect(info?.subgroupMatrix).toMatchObject({
         chosen: false,
         reason: expect.stringMatching(/^no subgroup matrices: /),
+      });
+    } finally {
+      model.destroy();
+    }
+  }, 300_000);
+
+  it('float won the timed trial: ModelInfo.kernels.attention.prefill says so and gives both times', async () => {
+    const file = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
+    const cfg = llamaConfigFromGguf(file);
+    const reason =
+      'slower than the float prefill attention in the timed trial (3.25 ms against 2.00 ms for 512 tokens)';
+    const selfTest = [{ config: 'f16→f32 16x16x16', ok: true }];
+    const trial = [
+      { kernel: 'sgmat' as const, ms: 3.25 },
+      { kernel: 'float' as const, ms: 2.000_04 },
+    ];
+    // The plan resolvePrefillAttention makes where float wins (its choice is tested in
+    // kernels/attention-sgmat.browser.test.ts): the float layout, the choice with the trial.
+    const plan = gpuPlan({
+      attention: { ...GPU_ATTENTION, prefill: { kind: 'tiled' } },
+      chosen: {
+        choices: {},
+        prefill: GPU_PREFILL,
+        sgmatSupport: { available: true, configs: [], usable: [] },
+        sgmatAttention: { reason, selfTest, trial },
+      },
+    });
+    const model = await LlamaModel.load(gpu.device, file, cfg, { contextLength: 64, batchSize: 32, plan });
+    try {
+      expect(describePlan(model).attention?.prefill).toMatchObject({
+        kernel: 'tiled',
+        subgroupMatrix: { chosen: false, reason, selfTest },
+        trial: [
+          { kernel: 'sgmat', ms: 3.25 },
+          { kernel: 'float', ms: 2 },
+        ],
       });
     } finally {
       model.destroy();

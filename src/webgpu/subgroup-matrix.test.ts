@@ -290,12 +290,9 @@ describe('mmmSgmatIntWGSL structure (the integer variant)', () => {
   it('i8 offsets: every one a whole word, so the words variant is the bytes variant with each offset and stride / 4 (K = 8: K-step parts at 0, 8, 16, 24 quants)', () => {
     const c = { M: 16, N: 16, K: 8 };
     const offsets = (code: string) =>
-      [...code.matchAll(/let (o[ab][\d_]+) = (\w+) \+ (?:\(sr \+ (\d+)u\) \* (\d+)u \+ )?(\d+)u;/g)].map((m) => [
-        m[1],
-        m[3] ?? '',
-        Number(m[4] ?? 0),
-        Number(m[5]),
-      ]);
+      [...code.matchAll(/let (o[ab][\d_]+) = (\w+) \+ (?:\(sr \+ (\d+)u\) \* (\d+)u \+ )?(\d+)u;/g)].map(
+        (m) => [m[1], m[3] ?? '', Number(m[4] ?? 0), Number(m[5])],
+      );
     const w = mmmSgmatIntWGSL(o('Q6_K'), c, 32, 'words');
     const b = mmmSgmatIntWGSL(o('Q6_K'), c, 32, 'bytes');
     const ow = offsets(w);

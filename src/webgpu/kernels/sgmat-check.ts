@@ -286,7 +286,12 @@ export async function checkTileAgainstFloat(
             got = await run(candidate(o), nt, tile);
           } catch (e) {
             if (e instanceof CompileError)
-              return { ok: false, cases, compileFailed: true, reason: `${what}: compile failed: ${e.message}` };
+              return {
+                ok: false,
+                cases,
+                compileFailed: true,
+                reason: `${what}: compile failed: ${e.message}`,
+              };
             throw e;
           }
           cases++;

@@ -19,7 +19,8 @@
  * `int8`, `sgmat` or `sgmat-int` forces one, to measure pp with each (`sgmat` where unavailable or failing
  * its self-test runs the float tile and says why in `kernels.prefill.subgroupMatrix.reason`; `sgmat-int`,
  * the integer variant on i8 → i32 subgroup matrices, self-tested against the integer-dot tile, likewise in
- * `kernels.prefill.subgroupMatrix.int.reason`; `sgmat-big`, the large f16 tile of 64 tokens × 128 rows,
+ * `kernels.prefill.subgroupMatrix.int.reason` (`.int.i8Units`: the unit of i8 load offsets, words or
+ * bytes, whose variant passed on this driver); `sgmat-big`, the large f16 tile of 64 tokens × 128 rows,
  * offered where the device's maxComputeWorkgroupStorageSize holds its 47,616 B, in
  * `kernels.prefill.subgroupMatrix.big`). The trial times the integer variant and the large tile too.
  * `--prefill-attn` (default: the environment's `PREFILL_ATTN`, else `default`): `default` lets the load

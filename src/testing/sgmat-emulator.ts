@@ -15,8 +15,10 @@
  * arrays become f32 (rounded to f16 where written); arithmetic is f32 (the f16 → f32 configuration).
  * The integer tile (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32): `subgroup_matrix_left/right<i8, …>` read
  * their elements as the bytes of an `array<i32>` (4 per word, little-endian, sign-extended), offset and
- * stride counted in i8 elements (the proposal's element-stride table: i8 is 1 byte; Dawn divides the
- * offset by 4 for SPIR-V's i32 pointer, dawn 55e62e18); products and sums are exact i32.
+ * stride counted as the `i8Units` option says (the "driver behaviour"; mmm-sgmat.ts `I8Units`): 'words'
+ * (default), elements of the array (Dawn's enum-template form, its end2end tests divide 8-bit offsets
+ * and strides by 4: byte of (r, c) = 4·offset + 4·r·stride + c), or 'bytes', i8 elements (the WGSL
+ * proposal's element-stride table; byte = offset + r·stride + c); products and sums are exact i32.
  *
  * The prefill attention on subgroup matrices (kernels/attention-sgmat.ts) also loads and stores result
  * matrices (`subgroup_matrix_result<f32, N, M>`: M rows × N columns, as the others' element placement).
@@ -24,14 +26,19 @@
  * The double checks the generator's tile indices, staging, double buffering and epilogue plumbing on the
  * float path; not the driver, not the real subgroup-uniformity rules, not the hardware's accumulation order.
  */
-import type { SgmatShape } from '../webgpu/kernels/mmm-sgmat.ts';
+import type { I8Units, SgmatShape } from '../webgpu/kernels/mmm-sgmat.ts';
 
 /**
  * The emulated WGSL of `code` (mmm-sgmat.ts's or attention-sgmat.ts's output for shape `c`, f16 or i8
- * operands).
+ * operands), on a "driver" that counts i8 load offsets and strides in `i8Units` (default 'words').
  * @throws Error when `code` has none of the constructs the double rewrites (not the generator's output).
  */
-export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize: number): string {
+export function emulateSubgroupMatrix(
+  code: string,
+  c: SgmatShape,
+  subgroupSize: number,
+  { i8Units = 'words' }: { i8Units?: I8Units } = {},
+): string {
   if (!code.includes('enable chromium_experimental_subgroup_matrix;'))
     throw new Error('not a subgroup-matrix kernel');
   const { M, N, K } = c;
@@ -86,7 +93,7 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
     (
       _,
       kind: string,
-      _ct: string,
+      ct: string,
       a: string,
       b: string,
       major: string,
@@ -104,7 +111,9 @@ export function emulateSubgroupMatrix(code: string, c: SgmatShape, subgroupSize:
       if (kind !== 'result') {
         const list = arrays[kind as 'left' | 'right'];
         if (!list.includes(arr)) list.push(arr);
-        return `vec4<u32>(${off}, ${stride}, ${list.indexOf(arr)}u, ${col}u)`;
+        // i8 in words of the array: the handle holds the byte offset and stride.
+        const w = ct === 'i8' && i8Units === 'words' ? ' * 4u' : '';
+        return `vec4<u32>((${off})${w}, (${stride})${w}, ${list.indexOf(arr)}u, ${col}u)`;
       }
       const name = `emu_load_result_${major}_${arr}`;
       const idx = col ? 'off + n * stride + m' : 'off + m * stride + n';

@@ -32,7 +32,7 @@ import {
   timeAttentionKernels,
 } from './kernels/attention-sgmat-check.ts';
 import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
-import { sgmatName } from './kernels/mmm-sgmat.ts';
+import { type I8Units, sgmatName } from './kernels/mmm-sgmat.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
 import {
@@ -559,12 +559,15 @@ export type KernelsInfo = {
       selfTest?: { config: string; ok: boolean; reason?: string }[];
       /**
        * The integer variant (i8 → i32, kernels/mmm-sgmat.ts `mmmSgmatIntWGSL`): `chosen` (then `tile` above
-       * is `i8 M×N×K`), `reason` why not, its self-test against the integer-dot tile per configuration.
+       * is `i8 M×N×K`), `reason` why not, `i8Units` the unit of i8 load offsets and strides whose variant
+       * passed the self-test ('words' or 'bytes': the driver's convention, settled at load), its self-test
+       * against the integer-dot tile per configuration and unit tried.
        */
       int?: {
         chosen: boolean;
         reason?: string;
-        selfTest?: { config: string; ok: boolean; reason?: string }[];
+        i8Units?: I8Units;
+        selfTest?: { config: string; ok: boolean; reason?: string; i8Units?: I8Units }[];
       };
       /**
        * The large f16 tile (64 tokens × 128 rows, kernels/mmm-sgmat.ts `sgmatTileDims`): `chosen` (then
@@ -604,6 +607,8 @@ export function subgroupMatrixInfo(
   const iChosen = Boolean(chosen?.int);
   const reason = fChosen ? undefined : whyNot(sgmat, iChosen || bChosen);
   const intReason = iChosen ? undefined : whyNot(sgmatInt, fChosen || bChosen);
+  // The i8 unit of the integer tile that runs, or that passed its self-test.
+  const i8Units = iChosen ? chosen?.i8Units : sgmatInt?.tile?.i8Units;
   const bigReason = bChosen ? undefined : whyNot(sgmatBig, fChosen || iChosen);
   return {
     available: Boolean(support?.available),
@@ -617,6 +622,7 @@ export function subgroupMatrixInfo(
           int: {
             chosen: iChosen,
             ...(intReason ? { reason: intReason } : {}),
+            ...(i8Units ? { i8Units } : {}),
             ...(sgmatInt?.selfTest.length ? { selfTest: sgmatInt.selfTest } : {}),
           },
         }
@@ -888,7 +894,9 @@ export async function chooseKernels(
     }
     if (askSg === true || askInt) {
       sgmatInt = await chooseSubgroupMatrixIntTile(gpu);
-      if (typeof askSg === 'object' && sgmatInt.tile) sgmatInt = { ...sgmatInt, tile: askSg };
+      // A forced shape runs in the i8 unit the self-test settled (unless the option names one).
+      if (typeof askSg === 'object' && sgmatInt.tile)
+        sgmatInt = { ...sgmatInt, tile: { ...askSg, i8Units: askSg.i8Units ?? sgmatInt.tile.i8Units } };
     }
     if (o.prefill) {
       const sg =

@@ -244,14 +244,17 @@ describe('mmmSgmatIntWGSL structure (the integer variant)', () => {
     [16, 8, 32, 32],
     [16, 16, 32, 64],
   ])
-    it(`${M}x${N}x${K}, subgroups of ${sg}: i8 operands from array<i32> with offsets in bytes, i32 results, one product per block (Q4_K), two per block with per-16 scales (Q6_K, or mixed)`, () => {
+    it(`${M}x${N}x${K}, subgroups of ${sg}: i8 operands from array<i32> with offsets in words (default) or bytes, i32 results, one product per block (Q4_K), two per block with per-16 scales (Q6_K, or mixed)`, () => {
       const acc = (64 / (64 / sg) / M) * (32 / N);
       const one = mmmSgmatIntWGSL(o('Q4_K'), { M, N, K }, sg);
       expect(one.startsWith('enable chromium_experimental_subgroup_matrix;')).toBe(true);
       expect(one).not.toContain('enable f16');
       expect(one).toContain(`subgroup_matrix_left<i8, ${K}, ${M}>, row_major>(&wi, `);
       expect(one).toContain(`subgroup_matrix_right<i8, ${N}, ${K}>, col_major>(&xi, `);
-      expect(one).toContain(`, ${SGMAT_INT_STRIDE_WORDS * 4}u)`);
+      expect(one).toContain(`(&wi, oa0_0, ${SGMAT_INT_STRIDE_WORDS}u)`);
+      const bytes = mmmSgmatIntWGSL(o('Q4_K'), { M, N, K }, sg, 'bytes');
+      expect(bytes).toContain(`(&wi, oa0_0, ${SGMAT_INT_STRIDE_WORDS * 4}u)`);
+      expect(mmmSgmatIntWGSL(o('Q4_K'), { M, N, K }, sg, 'words')).toBe(one);
       expect(one).toContain('var<workgroup> xi: array<i32, ');
       expect(one.match(/var c\d+_\d+_\d+: subgroup_matrix_result<i32, /g)).toHaveLength(acc);
       expect(one.match(/subgroupMatrixMultiplyAccumulate\(/g)).toHaveLength(acc * (32 / K));
@@ -280,6 +283,30 @@ describe('mmmSgmatIntWGSL structure (the integer variant)', () => {
     expect(sgmatName({ M: 16, N: 16, K: 16, big: true })).toBe('16x16x16 64x128');
     expect(() => sgmatTileWGSL(o('Q8_0'), { ...t, int: true, big: true })).toThrow(/no large variant/);
     expect(sgmatIntWorkgroupBytes(true)).toBeLessThanOrEqual(32768);
+    expect(sgmatTileWGSL(o('Q8_0'), { ...t, int: true, i8Units: 'bytes' })).toBe(
+      mmmSgmatIntWGSL(o('Q8_0'), t, 32, 'bytes'),
+    );
+  });
+  it('i8 offsets: every one a whole word, so the words variant is the bytes variant with each offset and stride / 4 (K = 8: K-step parts at 0, 8, 16, 24 quants)', () => {
+    const c = { M: 16, N: 16, K: 8 };
+    const offsets = (code: string) =>
+      [...code.matchAll(/let (o[ab][\d_]+) = (\w+) \+ (?:\(sr \+ (\d+)u\) \* (\d+)u \+ )?(\d+)u;/g)].map(
+        (m) => [m[1], m[3] ?? '', Number(m[4] ?? 0), Number(m[5])],
+      );
+    const w = mmmSgmatIntWGSL(o('Q6_K'), c, 32, 'words');
+    const b = mmmSgmatIntWGSL(o('Q6_K'), c, 32, 'bytes');
+    const ow = offsets(w);
+    const ob = offsets(b);
+    expect(ow.length).toBe(ob.length);
+    expect(ow.length).toBeGreaterThan(8);
+    ob.forEach(([name, row, stride, k], i) => {
+      expect(Number(k) % 4).toBe(0);
+      expect(ow[i]).toEqual([name, row, Number(stride) / 4, Number(k) / 4]);
+    });
+    expect(w).toContain(`let oa1_0 = wo + (sr + 0u) * ${SGMAT_INT_STRIDE_WORDS}u + 2u;`);
+    expect(b).toContain(`let oa1_0 = wo + (sr + 0u) * ${SGMAT_INT_STRIDE_WORDS * 4}u + 8u;`);
+    expect(w).toContain(`let wo = pb * ${64 * SGMAT_INT_STRIDE_WORDS}u;`);
+    expect(b).toContain(`let wo = pb * ${64 * SGMAT_INT_STRIDE_WORDS * 4}u;`);
   });
 });
 
@@ -354,8 +381,14 @@ describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
   });
 
   it('the integer variant: chosen (tile i8 …, the f16 one not reasoned against); failed self-test; slower', () => {
-    const it8 = { M: 16, N: 16, K: 32, subgroupSize: 32, int: true } as const;
-    const intOk = { tile: it8, selfTest: [{ config: 'i8→i32 16x16x32', ok: true }] };
+    const it8 = { M: 16, N: 16, K: 32, subgroupSize: 32, int: true, i8Units: 'bytes' } as const;
+    const intOk = {
+      tile: it8,
+      selfTest: [
+        { config: 'i8→i32 16x16x32', i8Units: 'words' as const, ok: false, reason: 'Q4_0: token 3, …' },
+        { config: 'i8→i32 16x16x32', i8Units: 'bytes' as const, ok: true },
+      ],
+    };
     const info = subgroupMatrixInfo(
       support,
       { tile, selfTest: [] },
@@ -365,7 +398,7 @@ describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
     expect(info).toMatchObject({
       chosen: true,
       tile: 'i8 16x16x32',
-      int: { chosen: true, selfTest: intOk.selfTest },
+      int: { chosen: true, i8Units: 'bytes', selfTest: intOk.selfTest },
     });
     expect(info?.reason).toBeUndefined();
     expect(info?.int?.reason).toBeUndefined();
@@ -378,9 +411,14 @@ describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
         failed,
       )?.int,
     ).toEqual({ chosen: false, reason: failed.reason });
-    expect(
-      subgroupMatrixInfo(support, { tile, selfTest: [] }, { intDot: true, chosenBy: 'measured' }, intOk)?.int
-        ?.reason,
-    ).toMatch(/slower/);
+    const slower = subgroupMatrixInfo(
+      support,
+      { tile, selfTest: [] },
+      { intDot: true, chosenBy: 'measured' },
+      intOk,
+    )?.int;
+    expect(slower?.reason).toMatch(/slower/);
+    // The unit the self-test settled, though the trial chose another tile.
+    expect(slower?.i8Units).toBe('bytes');
   });
 });

@@ -56,7 +56,26 @@ export type SgmatShape = Pick<SubgroupMatrixConfig, 'M' | 'N' | 'K'>;
  * A subgroup-matrix tile to generate: the shape, the subgroup size (the adapter's maximum), and `int` for
  * the integer variant ({@link mmmSgmatIntWGSL}, an i8 → i32 shape) instead of the f16 one.
  */
-export type SgmatTile = SgmatShape & { subgroupSize: 32 | 64; int?: boolean; big?: boolean };
+export type SgmatTile = SgmatShape & {
+  subgroupSize: 32 | 64;
+  int?: boolean;
+  big?: boolean;
+  /** The integer tile's unit of i8 load offsets and strides ({@link I8Units}; default 'words'). */
+  i8Units?: I8Units;
+};
+
+/**
+ * The unit in which the integer tile's `subgroupMatrixLoad` of i8 operands (packed 4 per word in
+ * `array<i32>`) counts offsets and strides: 'words', elements of the array (32-bit words; Dawn's
+ * enum-template form since commit 9361310a57, 2026-06-29, whose end2end SubgroupMatrixTests divide 8-bit
+ * offsets and strides by 4), or 'bytes', i8 elements (the WGSL proposal's element-stride table and the
+ * older Dawn doc). The sources disagree, so the load-time self-test (sgmat-check.ts) tries 'words' first
+ * and 'bytes' on a mismatch, and the plan compiles the one that passed.
+ */
+export type I8Units = 'bytes' | 'words';
+
+/** The order the self-test tries {@link I8Units} in: the newer evidence (Dawn's tests) first. */
+export const I8_UNITS_ORDER: readonly I8Units[] = ['words', 'bytes'];
 
 /**
  * Name of a tile for kernels.prefill and labels: `16x16x16` (f16), `i8 16x16x32` (the integer variant),
@@ -74,7 +93,7 @@ export function sgmatName(c: SgmatShape & { int?: boolean; big?: boolean }): str
 export function sgmatTileWGSL(o: MatmulOptions, tile: SgmatTile): string {
   if (tile.int && tile.big) throw new Error('the integer subgroup-matrix tile has no large variant');
   return tile.int
-    ? mmmSgmatIntWGSL(o, tile, tile.subgroupSize)
+    ? mmmSgmatIntWGSL(o, tile, tile.subgroupSize, tile.i8Units)
     : mmmSgmatWGSL(o, tile, tile.subgroupSize, tile.big);
 }
 
@@ -345,17 +364,28 @@ export function sgmatIntWorkgroupBytes(halves: boolean): number {
  * two products per step, against the activations with the other half zeroed. The result equals the
  * integer-dot tile's up to f32 rounding (same int8 activations, same exact integer dots, same scales).
  *
- * i8 operands live in `array<i32>` (4 per word, little-endian); load offsets and strides count i8 elements
- * (the WGSL proposal's table: i8 has a 1-byte element stride; Dawn converts the offset for SPIR-V,
- * dawn 55e62e18). Needs an i8 → i32 configuration with M, N, K in {8, 16, 32} (16×16×32 and 16×8×32 on
+ * i8 operands live in `array<i32>` (4 per word, little-endian); load offsets and strides count `i8Units`
+ * ({@link I8Units}): 'words' (default), elements of the array, as Dawn's enum-template form does since
+ * 9361310a57 (its end2end SubgroupMatrixTests divide 8-bit offsets and strides by 4), or 'bytes', i8
+ * elements, as the WGSL proposal's element-stride table (i8: 1 byte) and the older Dawn doc say. Which one
+ * a driver does is settled at load by the self-test (sgmat-check.ts `chooseSubgroupMatrixIntTile`). Every
+ * i8 offset and stride is a whole number of words in either unit (rows of {@link SGMAT_INT_STRIDE_WORDS}
+ * words, buffers of whole rows, K-step parts of K ∈ {8, 16, 32} quants), so both variants read the same
+ * bytes. Needs an i8 → i32 configuration with M, N, K in {8, 16, 32} (16×16×32 and 16×8×32 on
  * NVIDIA) and {@link sgmatIntWorkgroupBytes} of workgroup memory. The K loop is double-buffered as the f16
  * tile's (iteration s stages step s into buffer s % 2 while step s - 1 is multiplied from the other; two
  * barriers per step: after the step's integer dots are stored, after their scales are applied; the
  * single-buffered loop had three).
  * @throws Error for weights outside INT_DOT_TYPES, `lastTokenOnly`, more than 2 dots per unit, a subgroup
- *   size other than 32 or 64, or a shape that does not tile the subgroup's rows × 32 tokens × 32.
+ *   size other than 32 or 64, a shape that does not tile the subgroup's rows × 32 tokens × 32, or
+ *   (with 'words') a K that does not split a row into whole words.
  */
-export function mmmSgmatIntWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: number): string {
+export function mmmSgmatIntWGSL(
+  o: MatmulOptions,
+  c: SgmatShape,
+  subgroupSize: number,
+  i8Units: I8Units = 'words',
+): string {
   if (o.lastTokenOnly)
     throw new Error('mmmSgmatIntWGSL computes whole token tiles; lastTokenOnly needs a decode kernel');
   if (!mmmIntDotCovers(o))
@@ -380,7 +410,10 @@ export function mmmSgmatIntWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: n
   const mPer = rowsPerSg / c.M;
   const nPer = TILE_TOKENS / c.N;
   const SW = SGMAT_INT_STRIDE_WORDS;
-  const SB = SW * 4; // the row stride in i8 elements
+  // i8 offsets and strides in the load's unit: U i8 per unit (4: words of the array, 1: bytes).
+  const U = i8Units === 'words' ? 4 : 1;
+  if (c.K % U) throw new Error(`a K of ${c.K} quants is not a whole number of words`);
+  const SB = (SW * 4) / U; // the row stride
   const R = (n: number) => Array.from({ length: n }, (_, i) => i);
   const lines = [
     'enable chromium_experimental_subgroup_matrix;',
@@ -445,22 +478,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   lines.push(`    }
     let pb = (s + 1u) % 2u; // the buffer of step s - 1
     if (s > 0u) {
-    let wo = pb * ${WI * 4}u;
-    let xo = pb * ${XI * 4}u;`);
+    let wo = pb * ${(WI * 4) / U}u;
+    let xo = pb * ${(XI * 4) / U}u;`);
   for (const h of R(H))
     for (const m of R(mPer))
       for (const n of R(nPer))
         lines.push(`    c${h}_${m}_${n} = subgroup_matrix_result<i32, ${c.N}, ${c.M}>();`);
   for (const kk of R(32 / c.K)) {
     for (const m of R(mPer)) {
-      lines.push(`    let oa${kk}_${m} = wo + (sr + ${m * c.M}u) * ${SB}u + ${kk * c.K}u;`);
+      lines.push(`    let oa${kk}_${m} = wo + (sr + ${m * c.M}u) * ${SB}u + ${(kk * c.K) / U}u;`);
       lines.push(
         `    let lm${kk}_${m} = subgroupMatrixLoad<subgroup_matrix_left<i8, ${c.K}, ${c.M}>, row_major>(&wi, oa${kk}_${m}, ${SB}u);`,
       );
     }
     for (const h of R(H))
       for (const n of R(nPer)) {
-        lines.push(`    let ob${h}_${kk}_${n} = xo + ${(h * TILE_TOKENS + n * c.N) * SB + kk * c.K}u;`);
+        lines.push(`    let ob${h}_${kk}_${n} = xo + ${(h * TILE_TOKENS + n * c.N) * SB + (kk * c.K) / U}u;`);
         lines.push(
           `    let rm${h}_${kk}_${n} = subgroupMatrixLoad<subgroup_matrix_right<i8, ${c.N}, ${c.K}>, col_major>(&xi, ob${h}_${kk}_${n}, ${SB}u);`,
         );

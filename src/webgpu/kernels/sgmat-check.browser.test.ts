@@ -14,7 +14,10 @@
  *   subgroups of 32 matches the integer-dot tile for every type it takes (three types per compile; raw
  *   weights, Q4_0/Q5_0/Q8_0 in planes too) on small odd problems; with the weight operand read one quant
  *   off it fails. `chooseSubgroupMatrixIntTile` on a stubbed adapter falls through a failing
- *   configuration and says why where it cannot run.
+ *   configuration and says why where it cannot run; the i8 unit of load offsets and strides (words or
+ *   bytes, mmm-sgmat.ts `I8Units`): on an emulated driver counting in one unit the kernel in the other
+ *   fails the first try and passes the second, the tile carrying the unit; both wrong (a planted bug)
+ *   gives no tile and both reasons; a compile failure does not try the other unit.
  * F32 and Q8_0 weights only for the f16 tile here (SwiftShader compiles slowly); the engine's self-test
  * covers every type.
  */
@@ -25,7 +28,14 @@ import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions } from './matmul.ts';
 import { mmmWGSL } from './mmm.ts';
-import { mmmSgmatIntWGSL, mmmSgmatWGSL, type SgmatTile, sgmatTileDims } from './mmm-sgmat.ts';
+import {
+  type I8Units,
+  mmmSgmatIntWGSL,
+  mmmSgmatWGSL,
+  type SgmatTile,
+  sgmatTileDims,
+  sgmatTileWGSL,
+} from './mmm-sgmat.ts';
 import {
   BIG_CHECK_PROBLEM,
   type CheckProblem,
@@ -92,9 +102,15 @@ describe('mmmSgmatIntWGSL through the emulator (test double)', () => {
   // super-block (K-quants: 8 sub-block scales); raw weights, and the first group's planes too (the
   // staging after the loaders is the same code for both layouts; the integer-dot tile's tests cover every
   // type's planes).
-  const emulatedInt = (o: MatmulOptions, bug?: (code: string) => string) => {
-    const code = mmmSgmatIntWGSL(o, t, t.subgroupSize);
-    return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize);
+  // The kernel and the emulated driver in one i8 unit (default 'words'), or each in its own.
+  const emulatedInt = (
+    o: MatmulOptions,
+    bug?: (code: string) => string,
+    kernel: I8Units = 'words',
+    driver: I8Units = kernel,
+  ) => {
+    const code = mmmSgmatIntWGSL(o, t, t.subgroupSize, kernel);
+    return emulateSubgroupMatrix(bug ? bug(code) : code, t, t.subgroupSize, { i8Units: driver });
   };
   const small = (type: WeightType): CheckProblem => ({
     tokens: 33,
@@ -130,7 +146,7 @@ describe('mmmSgmatIntWGSL through the emulator (test double)', () => {
       if (bad === code) throw new Error('the planted off-by-one did not apply');
       return bad;
     };
-    const r = await checkTileAgainstFloat(gpu, (o) => emulatedInt(o, kOff), ['Q8_0'], {
+    const r = await checkTileAgainstFloat(gpu, (o) => emulatedInt(o, kOff, 'bytes'), ['Q8_0'], {
       against: INT_DOT_REFERENCE,
       problem: small('Q8_0'),
     });
@@ -242,10 +258,12 @@ describe('chooseSubgroupMatrixIntTile', () => {
     expect((await chooseSubgroupMatrixIntTile(real)).reason).toMatch(/^no subgroup matrices: /);
     const gpu = claiming(real, [i8(16, 16, 32), i8(16, 8, 32)]);
     const c = await chooseSubgroupMatrixIntTile(gpu, standIn, ['Q8_0']);
-    expect(c.tile).toEqual({ M: 16, N: 8, K: 32, subgroupSize: 32, int: true });
-    expect(c.selfTest.map((s) => [s.config, s.ok])).toEqual([
-      ['i8→i32 16x16x32', false],
-      ['i8→i32 16x8x32', true],
+    expect(c.tile).toEqual({ M: 16, N: 8, K: 32, subgroupSize: 32, int: true, i8Units: 'words' });
+    // A mismatch tries the other i8 unit before the next configuration.
+    expect(c.selfTest.map((s) => [s.config, s.i8Units, s.ok])).toEqual([
+      ['i8→i32 16x16x32', 'words', false],
+      ['i8→i32 16x16x32', 'bytes', false],
+      ['i8→i32 16x8x32', 'words', true],
     ]);
     expect(c.selfTest[0].reason).toMatch(/^Q8_0: token \d+, .* against the integer-dot tile's/);
     expect((await chooseSubgroupMatrixIntTile(claiming(real, []), standIn, ['Q8_0'])).reason).toMatch(
@@ -255,7 +273,60 @@ describe('chooseSubgroupMatrixIntTile', () => {
     expect((await chooseSubgroupMatrixIntTile(noDot, standIn, ['Q8_0'])).reason).toMatch(
       /packed_4x8_integer_dot_product/,
     );
+    // A compile failure is not the unit's fault: the other unit is not tried.
+    const broken = (o: MatmulOptions) => `${mmmWGSL(o, { intDot: true })}\nfn broken( {`;
+    const nc = await chooseSubgroupMatrixIntTile(claiming(real, [i8(16, 16, 32)]), broken, ['Q8_0']);
+    expect(nc.tile).toBeUndefined();
+    expect(nc.selfTest).toMatchObject([{ config: 'i8→i32 16x16x32', i8Units: 'words', ok: false }]);
+    expect(nc.reason).toMatch(/\(i8 offsets in words\): Q8_0: compile failed: /);
   }, 300_000);
+
+  // The driver's unit of i8 load offsets and strides (mmm-sgmat.ts I8Units) settled by the self-test: the
+  // real generator's WGSL through the emulator (TEST DOUBLE) whose "driver" counts them in one unit.
+  // Q8_0 weights, a small odd problem (the emulated kernel is slow on SwiftShader).
+  const t = { M: 16, N: 16, K: 32, subgroupSize: 32 } as const;
+  const quick = {
+    problem: { tokens: 33, unitsA: 5, unitsB: 9, blocks: 2 },
+    planes: false,
+  };
+  const onDriver =
+    (driver: I8Units, bug: (code: string) => string = (c) => c) =>
+    (o: MatmulOptions, tile: SgmatTile) =>
+      emulateSubgroupMatrix(bug(sgmatTileWGSL(o, tile)), tile, tile.subgroupSize, { i8Units: driver });
+  for (const [driver, units] of [
+    ['bytes', undefined],
+    ['words', ['bytes', 'words']],
+  ] as const)
+    it(`a driver counting i8 offsets in ${driver} (emulated): the kernel in ${driver === 'bytes' ? 'words (tried first)' : 'bytes (tried first here)'} fails, in ${driver} passes; the tile carries ${driver}`, async () => {
+      const gpu = claiming(await testGpu(), [i8(16, 16, 32)]);
+      const c = await chooseSubgroupMatrixIntTile(gpu, onDriver(driver), ['Q8_0'], { ...quick, units });
+      const other = driver === 'bytes' ? 'words' : 'bytes';
+      expect(c.selfTest.map((s) => [s.config, s.i8Units, s.ok])).toEqual([
+        ['i8→i32 16x16x32', other, false],
+        ['i8→i32 16x16x32', driver, true],
+      ]);
+      expect(c.selfTest[0].reason).toMatch(/^Q8_0: token \d+, .* against the integer-dot tile's/);
+      expect(c.tile).toEqual({ ...t, int: true, i8Units: driver });
+      expect(c.reason).toBeUndefined();
+    }, 600_000);
+
+  it('both units wrong (a K off-by-one planted in the weight operand, emulated): no tile, both reasons recorded', async () => {
+    const gpu = claiming(await testGpu(), [i8(16, 16, 32)]);
+    const kOff = (code: string) => {
+      const bad = code.replace(/(let oa\d+_\d+ = wo \+ [^;]*) \+ 0u;/g, '$1 + 1u;');
+      if (bad === code) throw new Error('the planted off-by-one did not apply');
+      return bad;
+    };
+    const c = await chooseSubgroupMatrixIntTile(gpu, onDriver('words', kOff), ['Q8_0'], quick);
+    expect(c.tile).toBeUndefined();
+    expect(c.selfTest.map((s) => [s.i8Units, s.ok])).toEqual([
+      ['words', false],
+      ['bytes', false],
+    ]);
+    expect(c.reason).toMatch(
+      /^the integer subgroup-matrix tile failed its self-test against the integer-dot tile on every configuration \(i8→i32 16x16x32 \(i8 offsets in words\): Q8_0: token .*; i8→i32 16x16x32 \(i8 offsets in bytes\): Q8_0: token /,
+    );
+  }, 600_000);
 });
 
 describe('the large tile (64 tokens × 128 rows) through the emulator (test double)', () => {

@@ -21,7 +21,14 @@ import {
 } from './common.ts';
 import type { MatmulOptions, MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_ROWS, TILE_TOKENS } from './mmm.ts';
-import { type SgmatTile, sgmatTileDims, sgmatTileWGSL, sgmatWorkgroupBytes } from './mmm-sgmat.ts';
+import {
+  I8_UNITS_ORDER,
+  type I8Units,
+  type SgmatTile,
+  sgmatTileDims,
+  sgmatTileWGSL,
+  sgmatWorkgroupBytes,
+} from './mmm-sgmat.ts';
 import { isPlanarType, repackHost } from './repack.ts';
 
 /** Largest |candidate − float tile| allowed, as a fraction of the float tile's rms output. */
@@ -68,7 +75,10 @@ export const INT_DOT_REFERENCE: CheckReference = {
 export type MixedCase = readonly [WeightType, WeightType, WeightType];
 
 /** The self-test's verdict. */
-export type TileCheck = { ok: true; cases: number } | { ok: false; reason: string; cases: number };
+export type TileCheck =
+  | { ok: true; cases: number }
+  /** `compileFailed`: the candidate did not compile (else it ran and mismatched or wrote out of place). */
+  | { ok: false; reason: string; cases: number; compileFailed?: true };
 
 /**
  * A self-test problem's size: `tokens`, the units of the two-dot segment (`unitsA`) and of the one-dot
@@ -276,7 +286,12 @@ export async function checkTileAgainstFloat(
             got = await run(candidate(o), nt, tile);
           } catch (e) {
             if (e instanceof CompileError)
-              return { ok: false, cases, reason: `${what}: compile failed: ${e.message}` };
+              return {
+                ok: false,
+                cases,
+                compileFailed: true,
+                reason: `${what}: compile failed: ${e.message}`,
+              };
             throw e;
           }
           cases++;
@@ -329,13 +344,22 @@ const FIT_PROBE: MatmulOptions = {
 /**
  * The subgroup-matrix tile for an adapter, self-tested ({@link checkTileAgainstFloat}), or why none:
  * `tile` the first of the adapter's usable configurations (device.ts `SubgroupMatrixSupport.usable`, best
- * first) whose kernel passes; `reason` where none does or the adapter has none; `selfTest` each tried
- * configuration's verdict.
+ * first) whose kernel passes (the integer tile: with the `i8Units` that passed); `reason` where none does
+ * or the adapter has none; `selfTest` each tried configuration's verdict (the integer tile: per
+ * configuration and i8 unit tried).
  */
 export interface SgmatChoice {
   tile?: SgmatTile;
   reason?: string;
-  selfTest: { config: string; ok: boolean; reason?: string }[];
+  selfTest: { config: string; ok: boolean; reason?: string; i8Units?: I8Units }[];
+}
+
+/** Tests' settings of {@link chooseSubgroupMatrixIntTile}: a smaller problem, no planes, the unit order. */
+export interface IntChoiceOptions {
+  problem?: CheckProblem;
+  planes?: boolean;
+  /** The i8 units to try, in order (default mmm-sgmat.ts `I8_UNITS_ORDER`: 'words', then 'bytes'). */
+  units?: readonly I8Units[];
 }
 
 const sgmatCache = new Map<string, SgmatChoice>();
@@ -375,23 +399,28 @@ export async function chooseSubgroupMatrixBigTile(
  * The integer variant of {@link chooseSubgroupMatrixTile} (kernels/mmm-sgmat.ts `mmmSgmatIntWGSL`): each
  * of the adapter's i8 → i32 configurations (device.ts `SubgroupMatrixSupport.usableInt`, best first) is
  * self-tested against the integer-dot tile ({@link INT_DOT_REFERENCE}, every {@link checkIntTypes} type)
- * until one passes. Needs the integer-dot tile itself (WGSL's packed_4x8_integer_dot_product) as the
+ * until one passes, in each unit of i8 load offsets and strides (mmm-sgmat.ts `I8Units`; the sources
+ * disagree on the driver's): 'words' first (Dawn's end2end tests), 'bytes' where that mismatched (not
+ * where it failed to compile: the other unit compiles the same constructs); the chosen tile carries the
+ * unit that passed, and `selfTest` each try's verdict. Needs the integer-dot tile itself (WGSL's packed_4x8_integer_dot_product) as the
  * reference; the reason says which prerequisite is missing.
  * @throws what GPU work throws on a lost device; never for a kernel's fault.
  */
 export async function chooseSubgroupMatrixIntTile(
   gpu: GpuContext,
   make: (o: MatmulOptions, t: SgmatTile) => string = defaultMake,
-  types?: readonly WeightType[],
+  types?: readonly (WeightType | MixedCase)[],
+  opts?: IntChoiceOptions,
 ): Promise<SgmatChoice> {
-  return chooseTile(gpu, 'int', make, types);
+  return chooseTile(gpu, 'int', make, types, opts);
 }
 
 async function chooseTile(
   gpu: GpuContext,
   kind: 'f16' | 'int' | 'big',
   make: (o: MatmulOptions, t: SgmatTile) => string,
-  types: readonly WeightType[] | undefined,
+  types: readonly (WeightType | MixedCase)[] | undefined,
+  opts: IntChoiceOptions = {},
 ): Promise<SgmatChoice> {
   const int = kind === 'int';
   const big = kind === 'big';
@@ -416,7 +445,8 @@ async function chooseTile(
       selfTest: [],
     };
   const i = gpu.info;
-  const cacheable = make === defaultMake && types === undefined;
+  const cacheable =
+    make === defaultMake && types === undefined && !opts.problem && !opts.units && opts.planes === undefined;
   const key = `${kind}|${i.vendor}|${i.architecture}|${i.device}|${i.description}`;
   const hit = cacheable ? sgmatCache.get(key) : undefined;
   if (hit) return hit;
@@ -439,13 +469,25 @@ async function chooseTile(
       selfTest.push({ config: configName(c), ok: false, reason: `not generated: ${(e as Error).message}` });
       continue;
     }
-    const r = int
-      ? await checkTileAgainstFloat(gpu, (o) => make(o, tile), types ?? checkIntTypes(), {
+    if (int) {
+      for (const i8Units of opts.units ?? I8_UNITS_ORDER) {
+        const t: SgmatTile = { ...tile, i8Units };
+        const r = await checkTileAgainstFloat(gpu, (o) => make(o, t), types ?? checkIntTypes(), {
           against: INT_DOT_REFERENCE,
-        })
-      : await checkTileAgainstFloat(gpu, (o) => make(o, tile), types, {
-          ...(big ? { problem: BIG_CHECK_PROBLEM, tile: sgmatTileDims(tile) } : {}),
+          ...(opts.problem ? { problem: opts.problem } : {}),
+          ...(opts.planes === undefined ? {} : { planes: opts.planes }),
         });
+        selfTest.push({ config: configName(c), i8Units, ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
+        if (r.ok) choice = { tile: t, selfTest };
+        // Passed, or a compile failure (not the unit's fault: the other unit compiles the same constructs).
+        if (r.ok || r.compileFailed) break;
+      }
+      if (choice) break;
+      continue;
+    }
+    const r = await checkTileAgainstFloat(gpu, (o) => make(o, tile), types, {
+      ...(big ? { problem: BIG_CHECK_PROBLEM, tile: sgmatTileDims(tile) } : {}),
+    });
     selfTest.push({ config: configName(c), ok: r.ok, ...(r.ok ? {} : { reason: r.reason }) });
     if (r.ok) {
       choice = { tile, selfTest };
@@ -453,7 +495,7 @@ async function chooseTile(
     }
   }
   choice ??= {
-    reason: `the ${int ? 'integer ' : big ? 'large ' : ''}subgroup-matrix tile failed its self-test against the ${int ? 'integer-dot' : 'float'} tile on every configuration (${selfTest.map((t) => `${t.config}: ${t.reason}`).join('; ')})`,
+    reason: `the ${int ? 'integer ' : big ? 'large ' : ''}subgroup-matrix tile failed its self-test against the ${int ? 'integer-dot' : 'float'} tile on every configuration (${selfTest.map((t) => `${t.config}${t.i8Units ? ` (i8 offsets in ${t.i8Units})` : ''}: ${t.reason}`).join('; ')})`,
     selfTest,
   };
   if (cacheable) sgmatCache.set(key, choice);

@@ -4,10 +4,13 @@
  * src/testing/sgmat-emulator.ts (`sgmatTileWGSL` is mocked to emulate what it generates). stories260K
  * (nEmbd 64, nFF 172: K off a multiple of 32 in ffn_down, Q/K/V of 64 + 32 + 32 rows, a partial 128-row
  * tile everywhere) with a 70-token prompt (a full and a partial 64-token tile): its greedy ids and
- * logits against the float tile's (kernels/mmm.ts). What this cannot show: the driver's subgroup-matrix
+ * logits against the float tile's (kernels/mmm.ts). The integer tile (i8 → i32) forced on stories260K as
+ * Q8_0, its i8 offsets in bytes on an emulated driver counting bytes: the integer-dot tile's greedy ids.
+ * What this cannot show: the driver's subgroup-matrix
  * semantics, uniformity rules and speed.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { quantizeGguf } from '../../gguf/quantize-model.ts';
 import { openGguf } from '../../gguf/reader.ts';
 import { llamaConfigFromGguf } from '../../model/config.ts';
 import { argmax } from '../../model/reference.ts';
@@ -15,12 +18,14 @@ import { randomIds } from '../../testing/llama-run.ts';
 import { stories260kUrl } from '../../testing/stories260k-url.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { gpuPlan } from '../kernel-plan.ts';
+import { WEIGHT_TYPES } from '../kernels/common.ts';
 import type { SgmatTile } from '../kernels/mmm-sgmat.ts';
 import { choosePrefillTile, clearMmvChoices } from '../kernels/tune.ts';
 import { LlamaModel } from './llama.ts';
 import type { PrefillMatmul } from './options.ts';
 
-const emulated = vi.hoisted(() => ({ kernels: 0 }));
+// The emulated driver's unit of i8 load offsets and strides (mmm-sgmat.ts I8Units), set per test.
+const emulated = vi.hoisted(() => ({ kernels: 0, i8Units: 'words' as 'words' | 'bytes' }));
 vi.mock('../kernels/mmm-sgmat.ts', async (importOriginal) => {
   const orig = await importOriginal<typeof import('../kernels/mmm-sgmat.ts')>();
   const { emulateSubgroupMatrix } = await import('../../testing/sgmat-emulator.ts');
@@ -28,7 +33,9 @@ vi.mock('../kernels/mmm-sgmat.ts', async (importOriginal) => {
     ...orig,
     sgmatTileWGSL: (o: Parameters<typeof orig.sgmatTileWGSL>[0], t: SgmatTile) => {
       emulated.kernels++;
-      return emulateSubgroupMatrix(orig.sgmatTileWGSL(o, t), t, t.subgroupSize);
+      return emulateSubgroupMatrix(orig.sgmatTileWGSL(o, t), t, t.subgroupSize, {
+        i8Units: emulated.i8Units,
+      });
     },
   };
 });
@@ -48,7 +55,7 @@ async function greedy(
   prefill: PrefillMatmul,
 ): Promise<{ ids: number[]; logits: Float32Array; tile: number }> {
   const file = await openGguf({ blob: new Blob([bytes]) });
-  const cfg = llamaConfigFromGguf(file);
+  const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
   const model = await LlamaModel.load(gpu.device, file, cfg, {
     contextLength: 96,
     batchSize: 80,
@@ -95,6 +102,42 @@ describe('the large subgroup-matrix tile in the model (emulated)', () => {
     // f16 operands (10-bit mantissa) against f32: ~1e-3 of the logits' scale; a wrong index gives ~1.
     expect(maxDiff / (1 + maxRef)).toBeLessThan(2e-2);
     expect(maxDiff).toBeGreaterThan(0);
+  }, 600_000);
+});
+
+describe('the integer subgroup-matrix tile in the model (emulated)', () => {
+  it("stories260K as Q8_0, 40-token prompt, the tile forced in the i8 unit of a driver counting bytes: the integer-dot tile's greedy ids and logits", async (ctx) => {
+    if (!gpu.wgslFeatures.has('packed_4x8_integer_dot_product'))
+      ctx.skip('the integer-dot tile needs packed_4x8_integer_dot_product');
+    const f32 = await (await fetch(stories260kUrl())).arrayBuffer();
+    const q8 = (await quantizeGguf(await openGguf({ blob: new Blob([f32]) }), 'Q8_0')).bytes;
+    const bytes = q8.buffer.slice(q8.byteOffset, q8.byteOffset + q8.byteLength) as ArrayBuffer;
+    const cfg = llamaConfigFromGguf(await openGguf({ blob: new Blob([bytes]) }), {
+      supportedTypes: WEIGHT_TYPES,
+    });
+    const prompt = randomIds(4242, 40, cfg.nVocab);
+    const before = emulated.kernels;
+    const intDot = await greedy(bytes, prompt, { kind: 'tile', intDot: true });
+    expect(emulated.kernels).toBe(before);
+    // The variant the self-test would settle on such a driver (sgmat-check.browser.test.ts shows it does).
+    emulated.i8Units = 'bytes';
+    try {
+      const it8: SgmatTile = { M: 16, N: 16, K: 32, subgroupSize: 32, int: true, i8Units: 'bytes' };
+      const sg = await greedy(bytes, prompt, { kind: 'tile', subgroupMatrix: it8 });
+      // Q8_0 layer matmuls ran the emulated integer tile.
+      expect(emulated.kernels).toBeGreaterThanOrEqual(before + 2);
+      expect(sg.ids).toEqual(intDot.ids);
+      let maxRef = 0;
+      let maxDiff = 0;
+      intDot.logits.forEach((v, j) => {
+        maxRef = Math.max(maxRef, Math.abs(v));
+        maxDiff = Math.max(maxDiff, Math.abs(sg.logits[j] - v));
+      });
+      // The same int8 activations and exact integer dots: only f32 rounding differs (~1e-6 of scale).
+      expect(maxDiff / (1 + maxRef)).toBeLessThan(1e-4);
+    } finally {
+      emulated.i8Units = 'words';
+    }
   }, 600_000);
 });
 

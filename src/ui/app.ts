@@ -133,9 +133,13 @@ function main(): void {
 
   // The GPU tab's "Kernels of the loaded model": what our engine chose at the last load, and why.
   const kernelsRoot = document.getElementById('gpu-kernels');
+  // Redrawn only when the model or backend changes (the session's `change` also fires for every task).
+  let kernelsShown: unknown = null;
   const showKernels = () => {
-    if (!kernelsRoot) return;
     const m = session.model;
+    const key = m?.info ?? 'none'; // each load gives a new ModelInfo
+    if (!kernelsRoot || key === kernelsShown) return;
+    kernelsShown = key;
     const backendName = { webgpu: 'our engine', webllm: 'WebLLM', wllama: 'llama.cpp (wasm, CPU)' }[
       session.backend
     ];

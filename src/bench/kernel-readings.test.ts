@@ -122,7 +122,10 @@ describe('kernelReadings', () => {
       { intDot: false, chosenBy: 'measured', subgroupMatrix: tile, trials },
       {
         reason: 'the integer tile failed its self-test: i8→i32 16x16x32 max error 3 at row 17',
-        selfTest: [{ config: 'i8→i32 16x16x32', ok: false, reason: 'max error 3 at row 17' }],
+        selfTest: [
+          { config: 'i8→i32 16x16x32', ok: false, reason: 'max error 3 at row 17', i8Units: 'words' },
+          { config: 'i8→i32 16x16x32', ok: false, reason: 'max error 5 at row 2', i8Units: 'bytes' },
+        ],
       },
     );
     const r = kernelReadings(
@@ -163,7 +166,9 @@ describe('kernelReadings', () => {
       'Integer tile (i8 → i32): not chosen: the integer tile failed its self-test',
     );
     expect(r[1]?.detail).toContain('self-test: f16→f32 16x16x16 passed');
-    expect(r[1]?.detail).toContain('integer tile self-test: i8→i32 16x16x32 failed (max error 3 at row 17)');
+    expect(r[1]?.detail).toContain(
+      'integer tile self-test: i8→i32 16x16x32 (i8 offsets in words) failed (max error 3 at row 17); i8→i32 16x16x32 (i8 offsets in bytes) failed (max error 5 at row 2)',
+    );
     expect(r[2]?.text).toBe('Prefill attention: sgmat kernel; subgroup matrices chosen, tile 16x16x16.');
     expect(r[2]?.detail).toBe(
       'Trial (512 tokens), ms per dispatch: sgmat 0.321 ms, float 1.07 ms. self-test: f16→f32 16x16x16 passed',
@@ -223,6 +228,24 @@ describe('kernelReadings', () => {
       'Prefill attention: tiled kernel (16 tokens, KV tiles of 32); subgroup matrices not chosen: slower than the float kernel in the timed trial.',
     );
     expect(r[2]?.detail).toMatch(/^Trial \(512 tokens\), ms per dispatch: sgmat 2\.5 ms, float 1\.25 ms\./);
+  });
+
+  it('the integer tile chosen: its i8 tile and the offset unit its self-test settled', () => {
+    const it8 = { M: 16, N: 16, K: 32, subgroupSize: 32, int: true, i8Units: 'bytes' } as const;
+    const selfTest = [{ config: 'i8→i32 16x16x32', ok: true, i8Units: 'bytes' as const }];
+    const sg = subgroupMatrixInfo(
+      support,
+      { tile, selfTest: passed },
+      { intDot: true, chosenBy: 'measured', subgroupMatrix: it8 },
+      { tile: it8, selfTest },
+    );
+    const r = kernelReadings(
+      gpuKernels({ matmul: 'tile', tokensPerTile: 32, intDot: ['ffn'], subgroupMatrix: sg }, undefined),
+    );
+    expect(r[0]?.text).toBe('Prefill matmuls: subgroup-matrix tile i8 16x16x32, 32 tokens per tile.');
+    expect(r[1]?.text).toBe('Subgroup matrices (prefill matmuls): chosen, tile i8 16x16x32.');
+    expect(r[1]?.detail).toContain('Integer tile (i8 → i32): chosen; i8 offsets in bytes.');
+    expect(r[1]?.detail).toContain('integer tile self-test: i8→i32 16x16x32 (i8 offsets in bytes) passed');
   });
 
   it('a failed self-test is a warning with its reason', () => {

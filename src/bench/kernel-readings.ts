@@ -11,7 +11,7 @@ import { fmtSig } from '../util/format.ts';
 import type { KernelsInfo } from '../webgpu/kernel-plan.ts';
 import type { Reading } from './gpu-report.ts';
 
-type SelfTest = { config: string; ok: boolean; reason?: string }[] | undefined;
+type SelfTest = { config: string; ok: boolean; reason?: string; i8Units?: string }[] | undefined;
 
 const ms = (n: number) => `${fmtSig(n, 3)} ms`;
 
@@ -23,7 +23,7 @@ function trialText<T>(trials: readonly T[], name: (t: T) => string, time: (t: T)
 /** `self-test: f16→f32 16x16x16 passed; f16→f32 16x8x16 failed (reason)`, or undefined when none ran. */
 function selfTestText(st: SelfTest): string | undefined {
   if (!st?.length) return undefined;
-  return `self-test: ${st.map((t) => `${t.config} ${t.ok ? 'passed' : `failed${t.reason ? ` (${t.reason})` : ''}`}`).join('; ')}`;
+  return `self-test: ${st.map((t) => `${t.config}${t.i8Units ? ` (i8 offsets in ${t.i8Units})` : ''} ${t.ok ? 'passed' : `failed${t.reason ? ` (${t.reason})` : ''}`}`).join('; ')}`;
 }
 
 const CHOSEN_BY: Record<string, string> = {
@@ -76,7 +76,7 @@ function prefillReadings(p: NonNullable<KernelsInfo['prefill']>): Reading[] {
   const details = [
     sg.available ? `Configurations: ${sg.configs.join(', ') || 'none reported'}.` : undefined,
     sg.int
-      ? `Integer tile (i8 → i32): ${sg.int.chosen ? 'chosen' : `not chosen: ${sg.int.reason ?? ''}`}.`
+      ? `Integer tile (i8 → i32): ${sg.int.chosen ? 'chosen' : `not chosen: ${sg.int.reason ?? ''}`}${sg.int.i8Units ? `; i8 offsets in ${sg.int.i8Units}` : ''}.`
       : undefined,
     sg.big
       ? `Large f16 tile (64×128): ${sg.big.chosen ? 'chosen' : `not chosen: ${sg.big.reason ?? ''}`}.`

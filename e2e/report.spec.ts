@@ -9,6 +9,7 @@ import { chromium } from 'playwright-core';
 import { deviceFingerprint } from '../src/bench/fingerprint.ts';
 import { type AdapterSnapshot, formatLimit, REPORT_LIMITS } from '../src/bench/gpu-report.ts';
 import { chromiumArgs, resolveChromium } from '../src/cli/browser.ts';
+import { stories260kPath } from '../src/testing/models.ts';
 import { WANTED_FEATURES } from '../src/webgpu/device.ts';
 
 /** What `navigator.gpu` says in this page, read directly (not through the page's code). */
@@ -220,4 +221,52 @@ test('reads well at 1280×800 and at phone width (screenshots)', async ({ browse
     await page.screenshot({ path: out(file), fullPage: true });
     await context.close();
   }
+});
+
+test('after a load, "Kernels of the loaded model" says which kernels run and why not subgroup matrices (screenshots)', async ({
+  browser,
+}, testInfo) => {
+  test.setTimeout(180_000);
+  const dir = process.env.SCREENSHOT_DIR;
+  const out = (name: string) => (dir ? `${dir}/${name}` : testInfo.outputPath(name));
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto('/#gpu');
+  await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
+  const card = page.getByRole('region', { name: 'Kernels of the loaded model' });
+  await expect(card).toContainText('Load a model with our engine');
+  await expect(page.locator('#gpu-kernels')).toHaveAttribute('data-kernels', 'none');
+
+  await page.getByRole('tab', { name: 'Benchmark' }).click();
+  await page.locator('#model-file').setInputFiles(stories260kPath());
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 90_000 });
+  await page.getByRole('tab', { name: 'GPU' }).click();
+  await expect(page.locator('#gpu-kernels')).toHaveAttribute('data-kernels', 'ours');
+  const list = card.getByRole('list', { name: 'Kernels' });
+  await expect(card).toContainText('stories260K: what this load chose on this adapter');
+  const texts = await list.locator('.reading__text').allTextContents();
+  expect(texts.find((t) => t.startsWith('Prefill matmuls:'))).toBeDefined();
+  expect(texts.find((t) => t.startsWith('Decode matmuls:'))).toBeDefined();
+  const attention = texts.find((t) => t.startsWith('Prefill attention:'));
+  if (process.env.WEBGPU_GPU !== '1') {
+    // SwiftShader offers no subgroup matrices: the engine's recorded reason is on the page.
+    expect(attention).toMatch(/subgroup matrices not chosen: no subgroup matrices: /);
+  } else {
+    expect(attention).toMatch(/subgroup matrices (chosen|not chosen: .+)/);
+  }
+  for (const { file, viewport } of [
+    { file: 'report-kernels-desktop.png', viewport: { width: 1280, height: 800 } },
+    { file: 'report-kernels-phone.png', viewport: { width: 390, height: 844 } },
+  ]) {
+    await page.setViewportSize(viewport);
+    const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    expect(widths[0], `page width at ${viewport.width}px`).toBeLessThanOrEqual(widths[1]);
+    await card.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: out(file), fullPage: true });
+    await card.screenshot({ path: out(file.replace('.png', '-card.png')) });
+  }
+  expect(errors).toEqual([]);
+  await context.close();
 });

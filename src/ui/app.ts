@@ -5,6 +5,7 @@
  */
 
 import { openHistory } from '../bench/history.ts';
+import { isOurKernels } from '../bench/kernel-readings.ts';
 import { installBenchApi } from '../bench/page-api.ts';
 import { h } from '../dom/h.ts';
 import { BenchView } from './bench-view.ts';
@@ -15,7 +16,7 @@ import { LlamaBenchView } from './llama-bench-view.ts';
 import { ModelPicker } from './model-picker.ts';
 import { QualityView } from './quality-view.ts';
 import { RemoteView } from './remote-view.ts';
-import { startGpuReport } from './report.ts';
+import { renderKernels, startGpuReport } from './report.ts';
 import { RooflineView } from './roofline-view.ts';
 import { Session } from './session.ts';
 
@@ -129,6 +130,30 @@ function main(): void {
   };
   remoteView.onResult = (r) => historyView.save(r);
   remoteView.onStatus = (t) => bench.showLiveStatus(`Remote · ${t}`);
+
+  // The GPU tab's "Kernels of the loaded model": what our engine chose at the last load, and why.
+  const kernelsRoot = document.getElementById('gpu-kernels');
+  // Redrawn only when the model or backend changes (the session's `change` also fires for every task).
+  let kernelsShown: unknown = null;
+  const showKernels = () => {
+    const m = session.model;
+    const key = m?.info ?? 'none'; // each load gives a new ModelInfo
+    if (!kernelsRoot || key === kernelsShown) return;
+    kernelsShown = key;
+    const backendName = { webgpu: 'our engine', webllm: 'WebLLM', wllama: 'llama.cpp (wasm, CPU)' }[
+      session.backend
+    ];
+    renderKernels(
+      kernelsRoot,
+      !m
+        ? { kind: 'none' }
+        : session.backend === 'webgpu' && isOurKernels(m.info.kernels)
+          ? { kind: 'ours', model: m.id, kernels: m.info.kernels }
+          : { kind: 'other', backend: backendName, model: m.id },
+    );
+  };
+  session.addEventListener('change', showKernels);
+  showKernels();
 
   void startGpuReport().then((probe) => {
     if (probe.status === 'ok' || probe.status === 'device-failed') session.setAdapter(probe.adapter);

@@ -16,9 +16,12 @@ import {
   type GpuStatus,
   type Level,
   probeGpu,
+  type Reading,
   readReport,
 } from '../bench/gpu-report.ts';
+import { kernelReadings } from '../bench/kernel-readings.ts';
 import { type Child, h } from '../dom/h.ts';
+import type { KernelsInfo } from '../webgpu/kernel-plan.ts';
 
 declare global {
   interface Window {
@@ -131,33 +134,64 @@ function fingerprintCard(fp: DeviceFingerprint): HTMLElement {
   );
 }
 
-function readingsCard(r: GpuReport): HTMLElement {
-  return card(
-    'What this means',
-    'readings',
-    {},
-    h(
-      'ul',
-      { class: 'readings' },
-      r.readings.map((x) =>
+function readingsList(readings: readonly Reading[], label?: string): HTMLUListElement {
+  return h(
+    'ul',
+    { class: 'readings', ...(label ? { 'aria-label': label } : {}) },
+    readings.map((x) =>
+      h(
+        'li',
+        { class: `reading reading--${x.level}`, 'data-level': x.level },
         h(
-          'li',
-          { class: `reading reading--${x.level}`, 'data-level': x.level },
-          h(
-            'span',
-            { class: 'reading__icon', role: 'img', 'aria-label': LEVEL_LABEL[x.level] },
-            LEVEL_ICON[x.level],
-          ),
-          h(
-            'div',
-            {},
-            h('p', { class: 'reading__text' }, x.text),
-            x.detail ? h('p', { class: 'reading__detail' }, x.detail) : null,
-          ),
+          'span',
+          { class: 'reading__icon', role: 'img', 'aria-label': LEVEL_LABEL[x.level] },
+          LEVEL_ICON[x.level],
+        ),
+        h(
+          'div',
+          {},
+          h('p', { class: 'reading__text' }, x.text),
+          x.detail ? h('p', { class: 'reading__detail' }, x.detail) : null,
         ),
       ),
     ),
   );
+}
+
+function readingsCard(r: GpuReport): HTMLElement {
+  return card('What this means', 'readings', {}, readingsList(r.readings));
+}
+
+/** What {@link renderKernels} shows: our engine's loaded model, another backend's, or none. */
+export type LoadedKernels =
+  | { kind: 'none' }
+  | { kind: 'other'; backend: string; model: string }
+  | { kind: 'ours'; model: string; kernels: KernelsInfo };
+
+/**
+ * Renders "Kernels of the loaded model" into `root` (`#gpu-kernels`, below the adapter report): our
+ * engine's kernel choices as readings ({@link kernelReadings}), or a line saying why there are none.
+ */
+export function renderKernels(root: HTMLElement, loaded: LoadedKernels): void {
+  const body =
+    loaded.kind === 'ours'
+      ? [
+          h('p', { class: 'card__foot' }, `${loaded.model}: what this load chose on this adapter, and why.`),
+          readingsList(kernelReadings(loaded.kernels), 'Kernels'),
+        ]
+      : [
+          h(
+            'p',
+            { class: 'muted' },
+            loaded.kind === 'other'
+              ? `${loaded.model} runs on ${loaded.backend}, which does not report its kernels.`
+              : 'Load a model with our engine (Benchmark tab) to see which kernels it runs here and why: the prefill tile, subgroup matrices chosen or not, attention and decode.',
+          ),
+        ];
+  root.replaceChildren(
+    h('div', { class: 'grid' }, card('Kernels of the loaded model', 'kernels', { wide: true }, ...body)),
+  );
+  root.dataset.kernels = loaded.kind;
 }
 
 function featuresCard(r: GpuReport): HTMLElement {

@@ -1,0 +1,276 @@
+import { describe, expect, it } from 'vitest';
+import {
+  SUBGROUP_MATRIX_FEATURE,
+  type SubgroupMatrixConfig,
+  subgroupMatrixSupport,
+} from '../webgpu/device.ts';
+import { type KernelsInfo, subgroupMatrixInfo } from '../webgpu/kernel-plan.ts';
+import { isOurKernels, kernelReadings } from './kernel-readings.ts';
+
+// `ModelInfo.kernels` of stories260K loaded by WebGpuEngine on Dawn's SwiftShader adapter (Node, 2026-12-05),
+// copied verbatim from `describePlan`'s output.
+const SWIFTSHADER: KernelsInfo = {
+  decode: 'mmv',
+  mmvLayout: 'lanes1-u2-t64-packed',
+  chosenBy: 'measured',
+  trials: [
+    { layout: 'lanes1-u1-t64-packed', ms: 1.622 },
+    { layout: 'lanes1-u2-t64-packed', ms: 0.7406 },
+    { layout: 'lanes1-u4-t64-packed', ms: 1.1272 },
+    { layout: 'lanes1-u8-t8-packed-xs4', ms: 0.9896 },
+  ],
+  mmvLayouts: {
+    qkv: { layout: 'lanes1-u2-t64-packed', chosenBy: 'ffn-trial' },
+    wo: { layout: 'lanes1-u2-t64-packed', chosenBy: 'ffn-trial' },
+    ffn: { layout: 'lanes1-u2-t64-packed', chosenBy: 'measured' },
+    output: { layout: 'lanes1-u2-t64-packed', chosenBy: 'ffn-trial' },
+  },
+  fallback: 'rows',
+  matmuls: { mmv: 16, fallback: 5 },
+  planarTensors: 0,
+  splitTensors: 0,
+  dispatchesPerToken: 44,
+  splitSegments: true,
+  attention: {
+    decode: 'flash',
+    layout: 'strided',
+    lanes: 1,
+    minChunk: 1024,
+    targetWorkgroups: 4,
+    prefill: {
+      kernel: 'rows',
+      tokensPerWorkgroup: 16,
+      headsPerWorkgroup: 2,
+      kvTile: 2,
+      threads: 4,
+      shareKv: 4,
+      subgroupMatrix: {
+        chosen: false,
+        reason:
+          'no subgroup matrices: the adapter does not offer chromium-experimental-subgroup-matrix (Dawn offers it with the instance toggle enable-dawn-features=allow_unsafe_apis; Chromium with --enable-unsafe-webgpu)',
+      },
+    },
+  },
+  prefill: {
+    matmul: 'mmv',
+    mmvLayout: 'lanes1-u2-t32-packed',
+    tokensPerTile: 4,
+    splitSegments: true,
+    normPass: false,
+  },
+};
+
+// What Dawn reported on an NVIDIA H200 (../shared/notes/h200-2026-12-04.md), as in subgroup-matrix.test.ts.
+const H200: SubgroupMatrixConfig[] = [
+  { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 },
+  { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 8, K: 16 },
+  { componentType: 'i8', resultComponentType: 'i32', M: 16, N: 16, K: 32 },
+];
+const all = new Set([SUBGROUP_MATRIX_FEATURE, 'shader-f16', 'subgroups']);
+const support = subgroupMatrixSupport({
+  adapterFeatures: all,
+  deviceFeatures: all,
+  info: { subgroupMatrixConfigs: H200 },
+  subgroupMaxSize: 32,
+  maxWorkgroupStorage: 49152,
+});
+const tile = { M: 16, N: 16, K: 16, subgroupSize: 32 } as const;
+const passed = [{ config: 'f16→f32 16x16x16', ok: true }];
+
+/** A GPU load's kernels: SwiftShader's decode side with a tile prefill (trial times random, not round). */
+function gpuKernels(
+  prefill: NonNullable<KernelsInfo['prefill']>,
+  attention: KernelsInfo['attention'],
+): KernelsInfo {
+  return { ...SWIFTSHADER, prefill, attention };
+}
+const rnd = () => +(0.05 + Math.random() * 3).toFixed(4);
+
+describe('kernelReadings', () => {
+  it('SwiftShader (a real describePlan output): register-tile prefill, no subgroup matrices and why, decode mmv', () => {
+    const r = kernelReadings(SWIFTSHADER);
+    const texts = r.map((x) => x.text);
+    expect(texts[0]).toBe(
+      "Prefill matmuls: register tiles of 4 tokens (layout lanes1-u2-t32-packed), the software adapter's kernel.",
+    );
+    const attn = r.find((x) => x.text.startsWith('Prefill attention:'));
+    expect(attn?.text).toBe(
+      `Prefill attention: rows kernel (16 tokens, 2 heads per workgroup, KV tiles of 2); subgroup matrices not chosen: ${SWIFTSHADER.attention?.prefill?.subgroupMatrix?.reason}.`,
+    );
+    expect(texts).toContain(
+      'Decode attention: flash-decoding, strided layout, 1 lane per position, chunks of at least 1024 positions.',
+    );
+    const dec = r.find((x) => x.text.startsWith('Decode matmuls:'));
+    expect(dec?.text).toBe(
+      'Decode matmuls: mmv, layout lanes1-u2-t64-packed (chosen by a timed trial at this load); 16 matmuls per token on mmv, 5 on the rows kernel.',
+    );
+    expect(dec?.detail).toBe(
+      'Gate+up trial, ms per dispatch: lanes1-u1-t64-packed 1.62 ms, lanes1-u2-t64-packed 0.741 ms, lanes1-u4-t64-packed 1.13 ms, lanes1-u8-t8-packed-xs4 0.99 ms. 44 dispatches per token.',
+    );
+    expect(r.every((x) => x.level !== 'warn')).toBe(true);
+  });
+
+  it('subgroup-matrix tile chosen by the trial: says the tile, the trial times, the configurations and the self-test', () => {
+    const trials = [
+      { tile: 'float' as const, ms: rnd() },
+      { tile: 'int8' as const, ms: rnd() },
+      { tile: 'sgmat' as const, ms: rnd() },
+    ];
+    const sg = subgroupMatrixInfo(
+      support,
+      { tile, selfTest: passed },
+      { intDot: false, chosenBy: 'measured', subgroupMatrix: tile, trials },
+      {
+        reason: 'the integer tile failed its self-test: i8→i32 16x16x32 max error 3 at row 17',
+        selfTest: [
+          { config: 'i8→i32 16x16x32', ok: false, reason: 'max error 3 at row 17', i8Units: 'words' },
+          { config: 'i8→i32 16x16x32', ok: false, reason: 'max error 5 at row 2', i8Units: 'bytes' },
+        ],
+      },
+    );
+    const r = kernelReadings(
+      gpuKernels(
+        {
+          matmul: 'tile',
+          tokensPerTile: 32,
+          intDot: [],
+          tileChosenBy: 'measured',
+          tileTrials: trials,
+          subgroupMatrix: sg,
+        },
+        {
+          decode: 'flash',
+          layout: 'tiled',
+          lanes: 4,
+          minChunk: 256,
+          prefill: {
+            kernel: 'sgmat',
+            subgroupMatrix: { chosen: true, tile: '16x16x16', selfTest: passed },
+            trial: [
+              { kernel: 'sgmat', ms: 0.321 },
+              { kernel: 'float', ms: 1.07 },
+            ],
+          },
+        },
+      ),
+    );
+    expect(r[0]).toEqual({
+      level: 'ok',
+      text: 'Prefill matmuls: subgroup-matrix tile 16x16x16, 32 tokens per tile; chosen by a timed trial at this load.',
+      detail: `Trial, ms per dispatch: float ${+trials[0]!.ms.toPrecision(3)} ms, int8 ${+trials[1]!.ms.toPrecision(3)} ms, sgmat ${+trials[2]!.ms.toPrecision(3)} ms.`,
+    });
+    expect(r[1]?.level).toBe('ok');
+    expect(r[1]?.text).toBe('Subgroup matrices (prefill matmuls): chosen, tile 16x16x16.');
+    expect(r[1]?.detail).toContain('Configurations: f16→f32 16x16x16, f16→f32 16x8x16, i8→i32 16x16x32.');
+    expect(r[1]?.detail).toContain(
+      'Integer tile (i8 → i32): not chosen: the integer tile failed its self-test',
+    );
+    expect(r[1]?.detail).toContain('self-test: f16→f32 16x16x16 passed');
+    expect(r[1]?.detail).toContain(
+      'integer tile self-test: i8→i32 16x16x32 (i8 offsets in words) failed (max error 3 at row 17); i8→i32 16x16x32 (i8 offsets in bytes) failed (max error 5 at row 2)',
+    );
+    expect(r[2]?.text).toBe('Prefill attention: sgmat kernel; subgroup matrices chosen, tile 16x16x16.');
+    expect(r[2]?.detail).toBe(
+      'Trial (512 tokens), ms per dispatch: sgmat 0.321 ms, float 1.07 ms. self-test: f16→f32 16x16x16 passed',
+    );
+  });
+
+  it('the trial picked the float tile: available, not chosen, slower in the trial; attention kept float by its trial', () => {
+    const trials = [
+      { tile: 'float' as const, ms: 0.8 + rnd() / 10 },
+      { tile: 'sgmat' as const, ms: 1.3 + rnd() },
+    ];
+    const sg = subgroupMatrixInfo(
+      support,
+      { tile, selfTest: passed },
+      { intDot: false, chosenBy: 'measured', trials },
+    );
+    const r = kernelReadings(
+      gpuKernels(
+        {
+          matmul: 'tile',
+          tokensPerTile: 32,
+          intDot: ['ffn', 'down'],
+          tileChosenBy: 'measured',
+          tileTrials: trials,
+          subgroupMatrix: sg,
+        },
+        {
+          decode: 'flash',
+          layout: 'tiled',
+          lanes: 4,
+          minChunk: 256,
+          prefill: {
+            kernel: 'tiled',
+            tokensPerWorkgroup: 16,
+            kvTile: 32,
+            subgroupMatrix: {
+              chosen: false,
+              reason: 'slower than the float kernel in the timed trial',
+              selfTest: passed,
+            },
+            trial: [
+              { kernel: 'sgmat', ms: 2.5 },
+              { kernel: 'float', ms: 1.25 },
+            ],
+          },
+        },
+      ),
+    );
+    expect(r[0]?.text).toBe(
+      'Prefill matmuls: integer-dot tile (ffn, down; float for the rest), 32 tokens per tile; chosen by a timed trial at this load.',
+    );
+    expect(r[1]).toMatchObject({
+      level: 'info',
+      text: 'Subgroup matrices (prefill matmuls): available, not chosen: slower than the chosen tile in the timed trial.',
+    });
+    expect(r[2]?.text).toBe(
+      'Prefill attention: tiled kernel (16 tokens, KV tiles of 32); subgroup matrices not chosen: slower than the float kernel in the timed trial.',
+    );
+    expect(r[2]?.detail).toMatch(/^Trial \(512 tokens\), ms per dispatch: sgmat 2\.5 ms, float 1\.25 ms\./);
+  });
+
+  it('the integer tile chosen: its i8 tile and the offset unit its self-test settled', () => {
+    const it8 = { M: 16, N: 16, K: 32, subgroupSize: 32, int: true, i8Units: 'bytes' } as const;
+    const selfTest = [{ config: 'i8→i32 16x16x32', ok: true, i8Units: 'bytes' as const }];
+    const sg = subgroupMatrixInfo(
+      support,
+      { tile, selfTest: passed },
+      { intDot: true, chosenBy: 'measured', subgroupMatrix: it8 },
+      { tile: it8, selfTest },
+    );
+    const r = kernelReadings(
+      gpuKernels({ matmul: 'tile', tokensPerTile: 32, intDot: ['ffn'], subgroupMatrix: sg }, undefined),
+    );
+    expect(r[0]?.text).toBe('Prefill matmuls: subgroup-matrix tile i8 16x16x32, 32 tokens per tile.');
+    expect(r[1]?.text).toBe('Subgroup matrices (prefill matmuls): chosen, tile i8 16x16x32.');
+    expect(r[1]?.detail).toContain('Integer tile (i8 → i32): chosen; i8 offsets in bytes.');
+    expect(r[1]?.detail).toContain('integer tile self-test: i8→i32 16x16x32 (i8 offsets in bytes) passed');
+  });
+
+  it('a failed self-test is a warning with its reason', () => {
+    const fail = [{ config: 'f16→f32 16x16x16', ok: false, reason: 'max error 0.5' }];
+    const sg = subgroupMatrixInfo(
+      support,
+      { reason: 'the subgroup-matrix tile failed its self-test on every configuration', selfTest: fail },
+      { intDot: false, chosenBy: 'measured' },
+    );
+    const r = kernelReadings(
+      gpuKernels({ matmul: 'tile', tokensPerTile: 32, subgroupMatrix: sg }, undefined),
+    );
+    expect(r[1]).toMatchObject({
+      level: 'warn',
+      text: 'Subgroup matrices (prefill matmuls): available, not chosen: the subgroup-matrix tile failed its self-test on every configuration.',
+    });
+    expect(r[1]?.detail).toContain('self-test: f16→f32 16x16x16 failed (max error 0.5)');
+  });
+});
+
+describe('isOurKernels', () => {
+  it("takes describePlan's output and nothing else", () => {
+    expect(isOurKernels(SWIFTSHADER)).toBe(true);
+    expect(isOurKernels(undefined)).toBe(false);
+    expect(isOurKernels({ decode: 'mmv' })).toBe(false);
+    expect(isOurKernels({ backend: 'webllm' })).toBe(false);
+  });
+});

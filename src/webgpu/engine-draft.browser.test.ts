@@ -175,6 +175,32 @@ describe('draft model: bad input keeps the target', () => {
     }, 60_000);
   }
 
+  it('while setDraft loads, generate, scoreTokens and another setDraft are refused naming the draft load; after it they run', async () => {
+    await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+    const own = new Blob([await (await fetch(MODEL_URL)).arrayBuffer()]);
+    const loading = engine.setDraft({ blob: own, name: 'own copy' });
+    const during = await Promise.all([
+      engine.generate({ prompt: 'Once', maxTokens: 2 }).catch((e) => e),
+      engine.scoreTokens([1, 2, 3]).catch((e) => e),
+      engine.setDraft({ blob: own }).catch((e) => e),
+    ]);
+    for (const [err, action] of [
+      [during[0], 'generate'],
+      [during[1], 'score'],
+      [during[2], 'set the draft'],
+    ]) {
+      expect(isEngineError(err, 'invalid_argument'), String(err)).toBe(true);
+      expect(String(err)).toContain(`a draft model is loading on this engine (setDraft): ${action} after it`);
+    }
+    expect((await loading)?.nLayers).toBe(engine.modelInfo?.nLayers);
+    const out = await engine.generate({
+      prompt: 'Once',
+      maxTokens: 2,
+      draft: { type: 'model', draftMax: 2 },
+    });
+    expect(out.outputTokenIds.length).toBe(2);
+  }, 60_000);
+
   it("refuses draft type 'model' without a draft model, and setDraft without a target", async () => {
     await engine.load({ url: MODEL_URL }, { contextLength: 64 });
     const err = await engine

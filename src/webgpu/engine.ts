@@ -106,7 +106,8 @@ export class WebGpuEngine implements Engine {
   private info?: WebGpuModelInfo;
   private lastStats: EngineStats = {};
   private lost?: EngineError;
-  private busy = false;
+  /** What holds the engine: a generation (generate, score) or a draft model loading (setDraft). */
+  private busy: 'generation' | 'draft' | undefined;
   private readonly opts: WebGpuEngineOptions;
 
   /** @throws EngineError('invalid_argument') for a `decodeInFlight` out of range. */
@@ -226,11 +227,7 @@ export class WebGpuEngine implements Engine {
     options: Pick<LoadOptions, 'signal' | 'cache' | 'onProgress' | 'batchSize'> = {},
   ): Promise<ModelInfo['draft']> {
     this.requireModel();
-    if (this.busy)
-      throw new EngineError(
-        'invalid_argument',
-        'a generation is running on this engine: set the draft after it',
-      );
+    this.requireIdle('set the draft');
     this.draftModel?.destroy();
     this.draftModel = undefined;
     if (this.info) this.info.draft = undefined;
@@ -239,7 +236,7 @@ export class WebGpuEngine implements Engine {
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
-    this.busy = true;
+    this.busy = 'draft';
     try {
       const draft = await this.openSource(source, options, emit, (file) =>
         this.loadDraft(gpu, file, source, options),
@@ -250,8 +247,25 @@ export class WebGpuEngine implements Engine {
       // loadDraft frees what the draft had allocated; the target is untouched.
       throw await this.gpuError(e);
     } finally {
-      this.busy = false;
+      this.busy = undefined;
     }
+  }
+
+  /**
+   * @throws EngineError('invalid_argument') naming what holds the engine (a generation, or a draft model
+   *   loading through setDraft) when `action` cannot start now.
+   */
+  private requireIdle(action: string): void {
+    if (this.busy === 'generation')
+      throw new EngineError(
+        'invalid_argument',
+        `a generation is already running on this engine: ${action} after it`,
+      );
+    if (this.busy === 'draft')
+      throw new EngineError(
+        'invalid_argument',
+        `a draft model is loading on this engine (setDraft): ${action} after it`,
+      );
   }
 
   /** Opens `source` ({ synthetic } here, the rest through the engine's opener) and hands its GGUF to `use`. */
@@ -496,9 +510,8 @@ export class WebGpuEngine implements Engine {
   ): Promise<GenerateResult> {
     validateGenerateRequest(req);
     const model = this.requireModel();
-    if (this.busy)
-      throw new EngineError('invalid_argument', 'a generation is already running on this engine');
-    this.busy = true;
+    this.requireIdle('generate');
+    this.busy = 'generation';
     try {
       return await runGeneration(
         {
@@ -524,7 +537,7 @@ export class WebGpuEngine implements Engine {
         throw new EngineError('not_loaded', 'the model was unloaded during generation', { cause: e });
       throw e;
     } finally {
-      this.busy = false;
+      this.busy = undefined;
     }
   }
 
@@ -553,9 +566,8 @@ export class WebGpuEngine implements Engine {
         );
       }
     }
-    if (this.busy)
-      throw new EngineError('invalid_argument', 'a generation is already running on this engine');
-    this.busy = true;
+    this.requireIdle('score');
+    this.busy = 'generation';
     try {
       const n = ids.length;
       const nll = new Float64Array(n - 1);
@@ -588,7 +600,7 @@ export class WebGpuEngine implements Engine {
     } catch (e) {
       throw await this.gpuError(e);
     } finally {
-      this.busy = false;
+      this.busy = undefined;
     }
   }
 

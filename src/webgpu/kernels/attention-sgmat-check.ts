@@ -21,7 +21,7 @@ import {
   sgmatAttentionWorkgroups,
 } from './attention-sgmat.ts';
 import { packStep, scratchBuffers } from './common.ts';
-import { rng32, type TileCheck } from './sgmat-check.ts';
+import { CompileError, compileChecked, rng32, type TileCheck } from './sgmat-check.ts';
 
 /** Largest |candidate − float kernel| allowed, as a fraction of the float kernel's rms output. */
 export const ATTENTION_CHECK_TOLERANCE = 0.02;
@@ -58,8 +58,6 @@ function randomCache(kv: KvType, rows: number, kvDim: number, rng: () => number)
   return out;
 }
 
-class CompileError extends Error {}
-
 /**
  * Runs the self-test of `candidate` on `gpu` for `model`'s attention (its GQA group, head size, cache
  * types, scale, soft-cap; a window of 16 positions where the model has one, so it masks here) against the
@@ -86,23 +84,7 @@ export async function checkAttentionAgainstFloat(
   const { buf, destroy } = scratchBuffers(device, 'attention-check');
   let cases = 0;
   try {
-    const compile = async (code: string) => {
-      device.pushErrorScope('validation');
-      const module = device.createShaderModule({ label: 'attention-check', code });
-      const info = await module.getCompilationInfo();
-      const errs = info.messages.filter((m) => m.type === 'error');
-      const pipeline = await device
-        .createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
-        .catch((e: unknown) => e as Error);
-      const scoped = await device.popErrorScope();
-      if (errs.length || scoped || pipeline instanceof Error)
-        throw new CompileError(
-          errs.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ') ||
-            scoped?.message ||
-            String(pipeline),
-        );
-      return pipeline;
-    };
+    const compile = (code: string) => compileChecked(device, code, 'attention-check');
     const float = { ...o, layout: { kind: 'tiled' as const } };
     const refPipeline = await compile(prefillAttentionWGSL(float));
     let candPipeline: GPUComputePipeline;

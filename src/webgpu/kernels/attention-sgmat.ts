@@ -154,6 +154,22 @@ export function prefillAttentionSgmatWGSL(o: SgmatAttentionOptions): string {
   const BQ = p.tokensPerTile;
   const BK = p.kvTile;
   const PS = BK + PAD;
+  // The tile's BK cache rows (K's, then V's into the same array) as f16, through the cache type's loader
+  // (positions past pLast read row pLast: finite, and masked).
+  const stage = (
+    load: string,
+    v: string,
+    o4: string,
+  ) => `    for (var i = lid; i < ${BK * HD4}u; i += ${NT}u) {
+      let c = i / ${HD4}u;
+      let d4 = i % ${HD4}u;
+      let ${v} = ${load}(min(tile + c, pLast) * ${kvDim}u + kb + 4u * d4);
+      let ${o4} = c * ${HS}u + 4u * d4;
+      kvs[${o4}] = f16(${v}.x);
+      kvs[${o4} + 1u] = f16(${v}.y);
+      kvs[${o4} + 2u] = f16(${v}.z);
+      kvs[${o4} + 3u] = f16(${v}.w);
+    }`;
   const L: string[] = [];
   L.push(`enable f16;
 enable chromium_experimental_subgroup_matrix;
@@ -208,16 +224,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   workgroupBarrier();
   for (var tile = ${windowStart(o.window, BK)}; tile <= pLast; tile += ${BK}u) {
     // 1. K's rows (positions past pLast read row pLast: finite, and masked).
-    for (var i = lid; i < ${BK * HD4}u; i += ${NT}u) {
-      let c = i / ${HD4}u;
-      let d4 = i % ${HD4}u;
-      let kv4 = ld_kc4(min(tile + c, pLast) * ${kvDim}u + kb + 4u * d4);
-      let ko = c * ${HS}u + 4u * d4;
-      kvs[ko] = f16(kv4.x);
-      kvs[ko + 1u] = f16(kv4.y);
-      kvs[ko + 2u] = f16(kv4.z);
-      kvs[ko + 3u] = f16(kv4.w);
-    }
+${stage('ld_kc4', 'kv4', 'ko')}
     workgroupBarrier();
     // 2. S = Q·Kᵀ, a result matrix per N positions (loops of constant bounds: the compiler unrolls them;
     // the zero value is explicit: a bare var in a loop kept the last tile's sums on SwiftShader).
@@ -234,16 +241,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   const masked = `tile + c > myPos${o.window ? ` || tile + c + ${o.window}u <= myPos` : ''}`;
   L.push(`    workgroupBarrier();
     // 3. V's rows replace K's; row lid's online softmax, P as f16, its output row rescaled.
-    for (var i = lid; i < ${BK * HD4}u; i += ${NT}u) {
-      let c = i / ${HD4}u;
-      let d4 = i % ${HD4}u;
-      let vv4 = ld_vc4(min(tile + c, pLast) * ${kvDim}u + kb + 4u * d4);
-      let vo = c * ${HS}u + 4u * d4;
-      kvs[vo] = f16(vv4.x);
-      kvs[vo + 1u] = f16(vv4.y);
-      kvs[vo + 2u] = f16(vv4.z);
-      kvs[vo + 3u] = f16(vv4.w);
-    }
+${stage('ld_vc4', 'vv4', 'vo')}
     if (lid < ${R}u) {
       var mx = m;
       for (var c = 0u; c < ${BK}u; c++) {

@@ -234,22 +234,9 @@ export async function checkTileAgainstFloat(
         const compile = async (code: string) => {
           const hit = pipelines.get(code);
           if (hit) return hit;
-          device.pushErrorScope('validation');
-          const module = device.createShaderModule({ label: 'tile-check', code });
-          const info = await module.getCompilationInfo();
-          const errs = info.messages.filter((m) => m.type === 'error');
-          const pipeline = await device
-            .createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
-            .catch((e: unknown) => e as Error);
-          const scoped = await device.popErrorScope();
-          if (errs.length || scoped || pipeline instanceof Error)
-            throw new CompileError(
-              errs.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ') ||
-                scoped?.message ||
-                String(pipeline),
-            );
-          pipelines.set(code, pipeline as GPUComputePipeline);
-          return pipeline as GPUComputePipeline;
+          const pipeline = await compileChecked(device, code, 'tile-check');
+          pipelines.set(code, pipeline);
+          return pipeline;
         };
         // Runs `code` at `nt` tokens on workgroup tiles `dims`: y [nt, W] (NaN where not written).
         const run = async (code: string, nt: number, dims: { tokens: number; rows: number }) => {
@@ -331,7 +318,34 @@ export async function checkTileAgainstFloat(
   }
 }
 
-class CompileError extends Error {}
+/** A self-test candidate that does not compile (its message: the compiler's errors, else the validation error). */
+export class CompileError extends Error {}
+
+/**
+ * Compiles `code` (entry point `main`, layout 'auto') for a load-time self-test.
+ * @throws CompileError with the compilation messages, the validation error or the pipeline's rejection.
+ */
+export async function compileChecked(
+  device: GPUDevice,
+  code: string,
+  label: string,
+): Promise<GPUComputePipeline> {
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ label, code });
+  const info = await module.getCompilationInfo();
+  const errs = info.messages.filter((m) => m.type === 'error');
+  const pipeline = await device
+    .createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } })
+    .catch((e: unknown) => e as Error);
+  const scoped = await device.popErrorScope();
+  if (errs.length || scoped || pipeline instanceof Error)
+    throw new CompileError(
+      errs.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ') ||
+        scoped?.message ||
+        String(pipeline),
+    );
+  return pipeline;
+}
 
 /** A one-unit F32 problem to ask a generator whether it builds a configuration (no GPU work). */
 const FIT_PROBE: MatmulOptions = {

@@ -12,7 +12,7 @@ import {
   type SubgroupMatrixConfig,
   subgroupMatrixSupport,
 } from './device.ts';
-import { subgroupMatrixInfo } from './kernel-plan.ts';
+import { forcedSubgroupMatrixPrefill, subgroupMatrixInfo } from './kernel-plan.ts';
 import type { WeightType } from './kernels/common.ts';
 import type { MatmulOptions } from './kernels/matmul.ts';
 import { mmmWGSL, mmmWorkgroupsX } from './kernels/mmm.ts';
@@ -420,5 +420,44 @@ describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
     expect(slower?.reason).toMatch(/slower/);
     // The unit the self-test settled, though the trial chose another tile.
     expect(slower?.i8Units).toBe('bytes');
+  });
+});
+
+describe('forcedSubgroupMatrixPrefill (a forced subgroup-matrix tile that does not run)', () => {
+  const tile = { M: 16, N: 16, K: 16, subgroupSize: 32 } as const;
+  const dot = { wgslFeatures: new Set(['packed_4x8_integer_dot_product']) };
+  const failed = { reason: 'the subgroup-matrix tile failed its self-test …', selfTest: [] };
+  it('runs the tile that passed; else the integer-dot tile for an integer one where WGSL has it, the float tile otherwise, the reason saying which', () => {
+    expect(
+      forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: true }, { tile, selfTest: [] }, false, dot),
+    ).toEqual({
+      tileChoice: { intDot: false, chosenBy: 'option', subgroupMatrix: tile },
+      choice: { tile, selfTest: [] },
+    });
+    const f16 = forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: true }, failed, false, dot);
+    expect(f16.tileChoice).toEqual({ intDot: false, chosenBy: 'option' });
+    expect(f16.choice?.reason).toBe(`${failed.reason}; the float tile runs instead`);
+    // The f16 tile forced with intDot: the integer-dot tile.
+    const both = forcedSubgroupMatrixPrefill(
+      { kind: 'tile', subgroupMatrix: 'big', intDot: true },
+      failed,
+      false,
+      dot,
+    );
+    expect(both.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(both.choice?.reason).toMatch(/; the integer-dot tile runs instead$/);
+    const int = forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: 'int8' }, failed, true, dot);
+    expect(int.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(int.choice?.reason).toBe(`${failed.reason}; the integer-dot tile runs instead`);
+    const noDot = forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: 'int8' }, failed, true, {
+      wgslFeatures: new Set(),
+    });
+    expect(noDot.tileChoice).toEqual({ intDot: false, chosenBy: 'option' });
+    expect(noDot.choice?.reason).toMatch(/; the float tile runs instead \(no packed_4x8_integer_dot_product/);
+    // No subgroup matrix asked: the option's tile, nothing reasoned.
+    expect(forcedSubgroupMatrixPrefill({ kind: 'tile', intDot: true }, undefined, false, dot)).toEqual({
+      tileChoice: { intDot: true, chosenBy: 'option' },
+      choice: undefined,
+    });
   });
 });

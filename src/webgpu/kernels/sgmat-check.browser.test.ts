@@ -22,9 +22,12 @@
  * covers every type.
  */
 import { describe, expect, it } from 'vitest';
+import type { GgufFile } from '../../gguf/types.ts';
+import type { LlamaConfig } from '../../model/config.ts';
 import { testGpu } from '../../testing/kernel-util.ts';
 import { emulateSubgroupMatrix } from '../../testing/sgmat-emulator.ts';
 import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
+import { chooseKernels, forcedSubgroupMatrixPrefill, subgroupMatrixInfo } from '../kernel-plan.ts';
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions } from './matmul.ts';
 import { mmmWGSL } from './mmm.ts';
@@ -279,6 +282,63 @@ describe('chooseSubgroupMatrixIntTile', () => {
     expect(nc.tile).toBeUndefined();
     expect(nc.selfTest).toMatchObject([{ config: 'i8→i32 16x16x32', i8Units: 'words', ok: false }]);
     expect(nc.reason).toMatch(/\(i8 offsets in words\): Q8_0: compile failed: /);
+  }, 300_000);
+
+  it("a forced 'int8' whose tile fails its self-test runs the integer-dot tile where WGSL has it, else the float tile; the reason says which", async () => {
+    const real = await testGpu();
+    const gpu = claiming(real, [i8(16, 16, 32)]);
+    const prefill = { kind: 'tile', subgroupMatrix: 'int8' } as const;
+    // A deliberately broken integer tile (the planted token off-by-one of the stand-in): its self-test fails.
+    const failed = await chooseSubgroupMatrixIntTile(gpu, standIn, ['Q8_0']);
+    expect(failed.tile).toBeUndefined();
+    const r = forcedSubgroupMatrixPrefill(prefill, failed, true, gpu);
+    expect(r.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(r.choice?.reason).toMatch(
+      /^the integer subgroup-matrix tile failed its self-test .*Q8_0: token \d+.*; the integer-dot tile runs instead$/s,
+    );
+    expect(subgroupMatrixInfo(gpu.subgroupMatrix, undefined, r.tileChoice, r.choice)?.int).toMatchObject({
+      chosen: false,
+      reason: r.choice?.reason,
+    });
+    // Without packed_4x8_integer_dot_product: the float tile (and its self-test's own reason).
+    const noDot: GpuContext = { ...gpu, wgslFeatures: new Set<string>() };
+    const f = forcedSubgroupMatrixPrefill(
+      prefill,
+      await chooseSubgroupMatrixIntTile(noDot, standIn, ['Q8_0']),
+      true,
+      noDot,
+    );
+    expect(f.tileChoice).toEqual({ intDot: false, chosenBy: 'option' });
+    expect(f.choice?.reason).toMatch(
+      /packed_4x8_integer_dot_product; the float tile runs instead \(no packed_4x8_integer_dot_product for the integer-dot tile\)$/,
+    );
+    // The load's plan, with the real generator: on this driver (no subgroup-matrix extension, claimed by
+    // the stub) the integer tile does not compile, so the forced 'int8' load runs the integer-dot tile.
+    const k = await chooseKernels(
+      gpu,
+      {} as GgufFile,
+      {} as LlamaConfig,
+      { mmvLayout: 'off', prefill },
+      {
+        repack: false,
+        splitDecodeSegments: false,
+      },
+    );
+    expect(k.prefill).toEqual({ kind: 'tile', intDot: true });
+    expect(k.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(k.sgmatInt?.reason).toMatch(/compile failed: .*; the integer-dot tile runs instead$/s);
+    // A shape with `int` forced on the float path's adapter: the same fallback.
+    const shaped = await chooseKernels(
+      gpu,
+      {} as GgufFile,
+      {} as LlamaConfig,
+      {
+        mmvLayout: 'off',
+        prefill: { kind: 'tile', subgroupMatrix: { M: 16, N: 16, K: 32, subgroupSize: 32, int: true } },
+      },
+      { repack: false, splitDecodeSegments: false },
+    );
+    expect(shaped.prefill).toEqual({ kind: 'tile', intDot: true });
   }, 300_000);
 
   // The driver's unit of i8 load offsets and strides (mmm-sgmat.ts I8Units) settled by the self-test: the

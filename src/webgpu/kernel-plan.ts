@@ -571,7 +571,8 @@ export type KernelsInfo = {
       };
       /**
        * The large f16 tile (64 tokens × 128 rows, kernels/mmm-sgmat.ts `sgmatTileDims`): `chosen` (then
-       * `tile` above ends in ` 64x128`), `reason` why not (e.g. workgroup memory), its self-test.
+       * `tile` above ends in ` 64x128`, or ` 64x128 1-buffer` where the device's workgroup memory takes
+       * only the single-buffered one), `reason` why not (e.g. workgroup memory), its self-test.
        */
       big?: {
         chosen: boolean;
@@ -921,7 +922,12 @@ export async function chooseKernels(
     // The large tile: a trial candidate (no prefill option), or forced.
     if ((askSg === true && !o.prefill) || askBig) {
       sgmatBig = await chooseSubgroupMatrixBigTile(gpu);
-      if (typeof askSg === 'object' && sgmatBig.tile) sgmatBig = { ...sgmatBig, tile: askSg };
+      // A forced shape keeps the single buffer the device's workgroup memory needs.
+      if (typeof askSg === 'object' && sgmatBig.tile)
+        sgmatBig = {
+          ...sgmatBig,
+          tile: { ...askSg, ...(sgmatBig.tile.singleBuffer ? { singleBuffer: true } : {}) },
+        };
     }
     if (askSg && !askInt && !askBig) {
       sgmat = await chooseSubgroupMatrixTile(gpu);

@@ -178,6 +178,29 @@ describe('mmmSgmatWGSL structure', () => {
       expect(emulateSubgroupMatrix(code, { M, N, K }, sg)).not.toMatch(/subgroup_matrix|subgroupMatrix/);
       expect(sgmatTileWGSL(o, { M, N, K, subgroupSize: sg as 32 | 64, big: true })).toBe(code);
     });
+  for (const [M, N, K, sg] of [
+    [16, 16, 16, 32],
+    [16, 8, 8, 64],
+  ])
+    it(`the large tile single-buffered, ${M}x${N}x${K}, subgroups of ${sg}: one K-step of staging, two barriers per step, within 32 KiB (32,256 B); the emulator keeps its own cs`, () => {
+      const t = { M, N, K, subgroupSize: sg as 32 | 64, big: true, singleBuffer: true };
+      const code = sgmatTileWGSL(o, t);
+      expect(code).toBe(mmmSgmatWGSL(o, { M, N, K }, sg, true, true));
+      expect(code).toContain(`var<workgroup> xh: array<f16, ${64 * SGMAT_STRIDE}>;`);
+      expect(code).toContain(`var<workgroup> wh: array<f16, ${128 * SGMAT_STRIDE}>;`);
+      expect(code).toContain('for (var s = 0u; s < STEPS; s++) {');
+      expect(code).not.toContain('(s % 2u)');
+      const loop = code.slice(code.indexOf('for (var s = 0u;'), code.indexOf('let th = '));
+      expect(loop.match(/workgroupBarrier\(\);/g)).toHaveLength(2);
+      expect(declaredWorkgroupBytes(code)).toBe(sgmatWorkgroupBytes(t));
+      expect(sgmatWorkgroupBytes(t)).toBe(32_256);
+      expect(sgmatName(t)).toBe(`${M}x${N}x${K} 64x128 1-buffer`);
+      // The double's staging is u32 pairs of halves (15 KiB) beside its own cs: within SwiftShader's 32 KiB.
+      const emu = emulateSubgroupMatrix(code, { M, N, K }, sg);
+      expect(emu).toContain('var<workgroup> cs: array<f32, 4096>;');
+      expect(declaredWorkgroupBytes(emu)).toBe(32_256);
+      expect(() => sgmatTileWGSL(o, { ...t, int: true, big: false })).toThrow(/no single-buffered/);
+    });
   it('workgroup memory: the 32 × 64 tile within 32 KiB as before, the large one over it (47,616 B), the integer one double-buffered within 32 KiB; the dispatch follows the tile', () => {
     const small = mmmSgmatWGSL(o, { M: 16, N: 16, K: 16 }, 32);
     expect(declaredWorkgroupBytes(small)).toBe(sgmatWorkgroupBytes({}));

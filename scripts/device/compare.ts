@@ -18,11 +18,14 @@
  * times and `subgroupMatrix`: available, configs, chosen tile, why not, self-test verdicts); `float`,
  * `int8`, `sgmat` or `sgmat-int` forces one, to measure pp with each (`sgmat` where unavailable or failing
  * its self-test runs the float tile and says why in `kernels.prefill.subgroupMatrix.reason`; `sgmat-int`,
- * the integer variant on i8 → i32 subgroup matrices, self-tested against the integer-dot tile, likewise in
+ * the integer variant on i8 → i32 subgroup matrices, self-tested against the integer-dot tile, where
+ * failing runs the integer-dot tile (the float one without packed_4x8_integer_dot_product) and says so in
  * `kernels.prefill.subgroupMatrix.int.reason` (`.int.i8Units`: the unit of i8 load offsets, words or
  * bytes, whose variant passed on this driver); `sgmat-big`, the large f16 tile of 64 tokens × 128 rows,
- * offered where the device's maxComputeWorkgroupStorageSize holds its 47,616 B, in
- * `kernels.prefill.subgroupMatrix.big`). The trial times the integer variant and the large tile too.
+ * double-buffered where the device's maxComputeWorkgroupStorageSize holds its 47,616 B, single-buffered
+ * (`tile` ends in ` 1-buffer`) where it holds 32,256 B, in `kernels.prefill.subgroupMatrix.big`). The
+ * trial times the integer variant and the large tile too. Every tile variant is reachable: the 32 × 64
+ * f16 tile (`sgmat`), the integer one (`sgmat-int`), the large one in whichever buffering fits (`sgmat-big`).
  * `--prefill-attn` (default: the environment's `PREFILL_ATTN`, else `default`): `default` lets the load
  * choose (where the adapter has subgroup matrices, the prefill attention on them, self-tested, is timed
  * against the float one on 512 tokens and the faster runs); `sgmat` forces the prefill attention on
@@ -164,7 +167,9 @@ if (sgm.available)
     'prefill tile sgmat-big:',
     (sgm.maxWorkgroupStorage ?? 0) >= sgmatWorkgroupBytes({ big: true })
       ? `64 tokens × 128 rows (${sgmatWorkgroupBytes({ big: true })} B of ${sgm.maxWorkgroupStorage} B workgroup memory)`
-      : `unavailable: needs ${sgmatWorkgroupBytes({ big: true })} B of workgroup memory, the device grants ${sgm.maxWorkgroupStorage}`,
+      : (sgm.maxWorkgroupStorage ?? 0) >= sgmatWorkgroupBytes({ big: true, singleBuffer: true })
+        ? `64 tokens × 128 rows, single-buffered (${sgmatWorkgroupBytes({ big: true, singleBuffer: true })} B of ${sgm.maxWorkgroupStorage} B workgroup memory)`
+        : `unavailable: needs ${sgmatWorkgroupBytes({ big: true, singleBuffer: true })} B of workgroup memory single-buffered, the device grants ${sgm.maxWorkgroupStorage}`,
   );
 const bw = await measureBandwidth(gpu.device);
 log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);

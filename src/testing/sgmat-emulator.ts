@@ -10,8 +10,9 @@
  * p[offset + c·stride + r]; `subgroupMatrixStore` writes the same places; `subgroupMatrixMultiplyAccumulate(l,
  * r, acc)` = l·r + acc. The handles are read in the multiply, which the kernels do between the same two
  * barriers as the load. The matmul tiles' f16 tiles are u32 words of two halves (pack2x16float: the
- * kernel's bytes and rounding; the f32 result tile `cs` takes the weight tile's words), so the double
- * needs the kernel's staging memory and no more (the large tile's 31 KiB); the attention kernel's f16
+ * kernel's bytes and rounding; the f32 result tile `cs` takes the weight tile's words where it fits
+ * them), so the double needs no more than the kernel's memory (the large tile's 31 KiB, single-buffered
+ * 31.5 KiB with its own `cs`); the attention kernel's f16
  * arrays become f32 (rounded to f16 where written); arithmetic is f32 (the f16 → f32 configuration).
  * The integer tile (mmm-sgmat.ts `mmmSgmatIntWGSL`, i8 → i32): `subgroup_matrix_left/right<i8, …>` read
  * their elements as the bytes of an `array<i32>` (4 per word, little-endian, sign-extended), offset and
@@ -50,9 +51,14 @@ export function emulateSubgroupMatrix(
   // are u32 words of two halves here (pack2x16float: the kernel's bytes and rounding): a staging write
   // `a[i] = f16(v); }` sets its half of word i / 2 (each thread stages whole pairs, so no two threads
   // write one word), a read unpacks; `cs` (used only after the K loop's last barrier) takes the weight
-  // tile's words (bitcast f32). So the double needs the kernel's staging memory and no more (the large
-  // tile: 31 KiB of SwiftShader's 32). Other kernels (attention-sgmat.ts): f16 arrays become f32.
+  // tile's words (bitcast f32) where they hold it. So the double needs no more than the kernel's memory
+  // (the large tile: 31 KiB of SwiftShader's 32). Other kernels (attention-sgmat.ts): f16 arrays become f32.
   const packed = /var<workgroup> cs: /.test(s) && /var<workgroup> wh: array<f16, /.test(s);
+  // Not the single-buffered large tile's `cs` (16 KiB, over its 10 KiB weight tile): its 15 KiB of
+  // staging and its own `cs` fit SwiftShader's 32 KiB as they are.
+  const csLen = Number(/var<workgroup> cs: array<f32, (\d+)>;/.exec(s)?.[1] ?? 0);
+  const whWords = Number(/var<workgroup> wh: array<f16, (\d+)>;/.exec(s)?.[1] ?? 0) / 2;
+  const aliasCs = packed && csLen <= whWords;
   const halfArrays: string[] = [];
   if (packed) {
     s = s.replace(/var<workgroup> (\w+): array<f16, (\d+)>;/g, (_, n: string, len: string) => {
@@ -63,7 +69,8 @@ export function emulateSubgroupMatrix(
       halfArrays.includes(arr) ? `${ind}${pre}emu_wr_half_${arr}(${idx}, ${v}); }` : all,
     );
     if (/\bf16\(/.test(s)) throw new Error('the double left an f16 conversion it does not rewrite');
-    s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\[([^\]\n]+)\]/g, 'bitcast<f32>(wh[$1])');
+    if (aliasCs)
+      s = s.replace(/var<workgroup> cs: [^\n]*\n/, '').replace(/\bcs\[([^\]\n]+)\]/g, 'bitcast<f32>(wh[$1])');
   } else {
     s = s.replace(/array<f16, /g, 'array<f32, ').replace(/\bf16\(/g, 'rf16(');
     // The staged tiles are f32 here, twice the bytes: a result tile `cs` takes the weight tile's memory.
@@ -134,7 +141,7 @@ export function emulateSubgroupMatrix(
       const name = `emu_store_${major}_${arr}`;
       const idx = major === 'row_major' ? 'off + m * stride + n' : 'off + n * stride + m';
       // Packed: the f32 results of `cs` go to the weight tile's words.
-      const write = packed && arr === 'cs' ? `wh[${idx}] = bitcast<u32>(v[i]);` : `${arr}[${idx}] = v[i];`;
+      const write = aliasCs && arr === 'cs' ? `wh[${idx}] = bitcast<u32>(v[i]);` : `${arr}[${idx}] = v[i];`;
       fns.add(`fn ${name}(off: u32, v: array<${T}, ${PER}>, stride: u32) {
   for (var i = 0u; i < ${PER}u; i++) { let e = emu_lane + i * ${subgroupSize}u; let m = e / ${N}u; let n = e % ${N}u; ${write} }
 }`);

@@ -571,7 +571,8 @@ export type KernelsInfo = {
       };
       /**
        * The large f16 tile (64 tokens × 128 rows, kernels/mmm-sgmat.ts `sgmatTileDims`): `chosen` (then
-       * `tile` above ends in ` 64x128`), `reason` why not (e.g. workgroup memory), its self-test.
+       * `tile` above ends in ` 64x128`, or ` 64x128 1-buffer` where the device's workgroup memory takes
+       * only the single-buffered one), `reason` why not (e.g. workgroup memory), its self-test.
        */
       big?: {
         chosen: boolean;
@@ -840,6 +841,41 @@ export interface KernelsChosen {
 }
 
 /**
+ * What a forced `prefill: { kind: 'tile', subgroupMatrix }` runs: the asked subgroup-matrix tile where its
+ * self-test passed (`choice.tile`); otherwise, for an integer one (`'int8'` or a shape with `int`), the
+ * integer-dot tile where WGSL has packed_4x8_integer_dot_product (the integer tile's own tested path on the
+ * same int8 activations), else the float tile (the integer-dot one where the option also sets `intDot`).
+ * The choice's `reason` gains which tile runs instead.
+ * @param prefill the option (kind 'tile'); `choice` the asked tile's self-test ({@link chooseKernels}).
+ */
+export function forcedSubgroupMatrixPrefill(
+  prefill: Extract<PrefillMatmul, { kind: 'tile' }>,
+  choice: SgmatChoice | undefined,
+  askInt: boolean,
+  gpu: Pick<GpuContext, 'wgslFeatures'>,
+): { tileChoice: TileChoice; choice: SgmatChoice | undefined } {
+  const sg = prefill.subgroupMatrix ? choice?.tile : undefined;
+  if (sg || !prefill.subgroupMatrix)
+    return {
+      tileChoice: {
+        intDot: !sg && Boolean(prefill.intDot),
+        chosenBy: 'option',
+        ...(sg ? { subgroupMatrix: sg } : {}),
+      },
+      choice,
+    };
+  const hasDot = gpu.wgslFeatures.has('packed_4x8_integer_dot_product');
+  const intDot = Boolean(prefill.intDot) || (askInt && hasDot);
+  const instead = intDot
+    ? 'the integer-dot tile runs instead'
+    : `the float tile runs instead${askInt ? ' (no packed_4x8_integer_dot_product for the integer-dot tile)' : ''}`;
+  return {
+    tileChoice: { intDot, chosenBy: 'option' },
+    choice: choice && { ...choice, reason: `${choice.reason ?? 'not chosen'}; ${instead}` },
+  };
+}
+
+/**
  * Chooses the decode mmv layouts (the caller's, else by timed trials: one per matmul shape on GPUs, the
  * gate+up's for every matmul on software adapters, {@link chooseMmvLayout}) and the prefill kernels (the
  * caller's, else {@link prefillMatmulFor} the adapter, and on GPUs the float or integer-dot tile by a
@@ -886,7 +922,12 @@ export async function chooseKernels(
     // The large tile: a trial candidate (no prefill option), or forced.
     if ((askSg === true && !o.prefill) || askBig) {
       sgmatBig = await chooseSubgroupMatrixBigTile(gpu);
-      if (typeof askSg === 'object' && sgmatBig.tile) sgmatBig = { ...sgmatBig, tile: askSg };
+      // A forced shape keeps the single buffer the device's workgroup memory needs.
+      if (typeof askSg === 'object' && sgmatBig.tile)
+        sgmatBig = {
+          ...sgmatBig,
+          tile: { ...askSg, ...(sgmatBig.tile.singleBuffer ? { singleBuffer: true } : {}) },
+        };
     }
     if (askSg && !askInt && !askBig) {
       sgmat = await chooseSubgroupMatrixTile(gpu);
@@ -899,19 +940,18 @@ export async function chooseKernels(
         sgmatInt = { ...sgmatInt, tile: { ...askSg, i8Units: askSg.i8Units ?? sgmatInt.tile.i8Units } };
     }
     if (o.prefill) {
-      const sg =
-        o.prefill.kind === 'tile' && o.prefill.subgroupMatrix
-          ? askInt
-            ? sgmatInt?.tile
-            : askBig
-              ? sgmatBig?.tile
-              : sgmat?.tile
-          : undefined;
-      tileChoice = {
-        intDot: !sg && Boolean(prefill.intDot),
-        chosenBy: 'option',
-        ...(sg ? { subgroupMatrix: sg } : {}),
-      };
+      // The asked tile where its self-test passed, else the integer-dot or float tile, the reason saying which.
+      const forced = forcedSubgroupMatrixPrefill(
+        prefill,
+        askInt ? sgmatInt : askBig ? sgmatBig : sgmat,
+        Boolean(askInt),
+        gpu,
+      );
+      if (askInt) sgmatInt = forced.choice;
+      else if (askBig) sgmatBig = forced.choice;
+      else sgmat = forced.choice;
+      tileChoice = forced.tileChoice;
+      const sg = tileChoice.subgroupMatrix;
       prefill = { kind: 'tile', intDot: tileChoice.intDot, ...(sg ? { subgroupMatrix: sg } : {}) };
     } else {
       const ffn = decodeMatmulShapes(file, cfg, base.repack, true).find(([f]) => f === 'ffn')?.[1];

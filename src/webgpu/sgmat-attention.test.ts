@@ -51,6 +51,10 @@ describe('prefillAttentionSgmatWGSL', () => {
           expect(code).toContain(`subgroup_matrix_right<f16, ${N}, ${K}>, row_major>(&kvs, `);
           expect(code).toContain(`subgroup_matrix_result<f32, ${N}, ${M}>, row_major>(&ob, `);
           expect(code.match(/subgroupMatrixMultiplyAccumulate\(/g)).toHaveLength(2);
+          // The softmax on every lane: ${sg / M} per row, the row's max through workgroup memory.
+          expect(code).toContain(`let lr = lid / ${sg / M}u;`);
+          expect(code).toContain(`var<workgroup> red: array<f32, ${sg}>;`);
+          expect(code).not.toMatch(/if \(lid < \d+u\) \{/);
           expect(p.headsPerGroup * p.tokensPerTile).toBeLessThanOrEqual(M);
           expect(p.kvTile % N).toBe(0);
           expect(p.kvTile % K).toBe(0);

@@ -12,7 +12,7 @@ import {
   type SubgroupMatrixConfig,
   subgroupMatrixSupport,
 } from './device.ts';
-import { subgroupMatrixInfo } from './kernel-plan.ts';
+import { forcedSubgroupMatrixPrefill, subgroupMatrixInfo } from './kernel-plan.ts';
 import type { WeightType } from './kernels/common.ts';
 import type { MatmulOptions } from './kernels/matmul.ts';
 import { mmmWGSL, mmmWorkgroupsX } from './kernels/mmm.ts';
@@ -177,6 +177,29 @@ describe('mmmSgmatWGSL structure', () => {
       expect(declaredWorkgroupBytes(code)).toBe(sgmatWorkgroupBytes({ big: true }));
       expect(emulateSubgroupMatrix(code, { M, N, K }, sg)).not.toMatch(/subgroup_matrix|subgroupMatrix/);
       expect(sgmatTileWGSL(o, { M, N, K, subgroupSize: sg as 32 | 64, big: true })).toBe(code);
+    });
+  for (const [M, N, K, sg] of [
+    [16, 16, 16, 32],
+    [16, 8, 8, 64],
+  ])
+    it(`the large tile single-buffered, ${M}x${N}x${K}, subgroups of ${sg}: one K-step of staging, two barriers per step, within 32 KiB (32,256 B); the emulator keeps its own cs`, () => {
+      const t = { M, N, K, subgroupSize: sg as 32 | 64, big: true, singleBuffer: true };
+      const code = sgmatTileWGSL(o, t);
+      expect(code).toBe(mmmSgmatWGSL(o, { M, N, K }, sg, true, true));
+      expect(code).toContain(`var<workgroup> xh: array<f16, ${64 * SGMAT_STRIDE}>;`);
+      expect(code).toContain(`var<workgroup> wh: array<f16, ${128 * SGMAT_STRIDE}>;`);
+      expect(code).toContain('for (var s = 0u; s < STEPS; s++) {');
+      expect(code).not.toContain('(s % 2u)');
+      const loop = code.slice(code.indexOf('for (var s = 0u;'), code.indexOf('let th = '));
+      expect(loop.match(/workgroupBarrier\(\);/g)).toHaveLength(2);
+      expect(declaredWorkgroupBytes(code)).toBe(sgmatWorkgroupBytes(t));
+      expect(sgmatWorkgroupBytes(t)).toBe(32_256);
+      expect(sgmatName(t)).toBe(`${M}x${N}x${K} 64x128 1-buffer`);
+      // The double's staging is u32 pairs of halves (15 KiB) beside its own cs: within SwiftShader's 32 KiB.
+      const emu = emulateSubgroupMatrix(code, { M, N, K }, sg);
+      expect(emu).toContain('var<workgroup> cs: array<f32, 4096>;');
+      expect(declaredWorkgroupBytes(emu)).toBe(32_256);
+      expect(() => sgmatTileWGSL(o, { ...t, int: true, big: false })).toThrow(/no single-buffered/);
     });
   it('workgroup memory: the 32 × 64 tile within 32 KiB as before, the large one over it (47,616 B), the integer one double-buffered within 32 KiB; the dispatch follows the tile', () => {
     const small = mmmSgmatWGSL(o, { M: 16, N: 16, K: 16 }, 32);
@@ -420,5 +443,44 @@ describe('subgroupMatrixInfo (kernels.prefill.subgroupMatrix)', () => {
     expect(slower?.reason).toMatch(/slower/);
     // The unit the self-test settled, though the trial chose another tile.
     expect(slower?.i8Units).toBe('bytes');
+  });
+});
+
+describe('forcedSubgroupMatrixPrefill (a forced subgroup-matrix tile that does not run)', () => {
+  const tile = { M: 16, N: 16, K: 16, subgroupSize: 32 } as const;
+  const dot = { wgslFeatures: new Set(['packed_4x8_integer_dot_product']) };
+  const failed = { reason: 'the subgroup-matrix tile failed its self-test …', selfTest: [] };
+  it('runs the tile that passed; else the integer-dot tile for an integer one where WGSL has it, the float tile otherwise, the reason saying which', () => {
+    expect(
+      forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: true }, { tile, selfTest: [] }, false, dot),
+    ).toEqual({
+      tileChoice: { intDot: false, chosenBy: 'option', subgroupMatrix: tile },
+      choice: { tile, selfTest: [] },
+    });
+    const f16 = forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: true }, failed, false, dot);
+    expect(f16.tileChoice).toEqual({ intDot: false, chosenBy: 'option' });
+    expect(f16.choice?.reason).toBe(`${failed.reason}; the float tile runs instead`);
+    // The f16 tile forced with intDot: the integer-dot tile.
+    const both = forcedSubgroupMatrixPrefill(
+      { kind: 'tile', subgroupMatrix: 'big', intDot: true },
+      failed,
+      false,
+      dot,
+    );
+    expect(both.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(both.choice?.reason).toMatch(/; the integer-dot tile runs instead$/);
+    const int = forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: 'int8' }, failed, true, dot);
+    expect(int.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(int.choice?.reason).toBe(`${failed.reason}; the integer-dot tile runs instead`);
+    const noDot = forcedSubgroupMatrixPrefill({ kind: 'tile', subgroupMatrix: 'int8' }, failed, true, {
+      wgslFeatures: new Set(),
+    });
+    expect(noDot.tileChoice).toEqual({ intDot: false, chosenBy: 'option' });
+    expect(noDot.choice?.reason).toMatch(/; the float tile runs instead \(no packed_4x8_integer_dot_product/);
+    // No subgroup matrix asked: the option's tile, nothing reasoned.
+    expect(forcedSubgroupMatrixPrefill({ kind: 'tile', intDot: true }, undefined, false, dot)).toEqual({
+      tileChoice: { intDot: true, chosenBy: 'option' },
+      choice: undefined,
+    });
   });
 });

@@ -15,7 +15,7 @@ var<workgroup> kvs: array<f16, 2304>; // [position][72]: the tile's K rows, then
 var<workgroup> sc: array<f32, 512>; // [row][position]: the tile's scores
 var<workgroup> ph: array<f16, 640>; // [row][40]: the tile's probabilities
 var<workgroup> ob: array<f32, 1024>; // [row][dim]: the output, unnormalised
-var<workgroup> rowc: array<f32, 16>; // [row]: l at the end
+var<workgroup> red: array<f32, 32>; // [lane]: its part of the row's max, then of l at the end
 
 @compute @workgroup_size(32)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -46,8 +46,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     ob[oo + 2u] = 0.0;
     ob[oo + 3u] = 0.0;
   }
-  // Thread r < 16 keeps row r's running max and sum; its position (rows past the batch: the last token's).
-  let myPos = step.pos0 + min(t0 + min(lid / 1u, 15u), step.nTokens - 1u);
+  // Lane lid serves row lr (its running max m, and l over the lane's columns lc + 2j) at the row's
+  // position (rows past the batch: the last token's).
+  let lr = lid / 2u;
+  let lc = lid % 2u;
+  let myPos = step.pos0 + min(t0 + min(lr / 1u, 15u), step.nTokens - 1u);
   var m = SENT;
   var l = 0.0;
   workgroupBarrier();
@@ -77,7 +80,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       subgroupMatrixStore<row_major>(&sc, so, acc, 32u);
     }
     workgroupBarrier();
-    // 3. V's rows replace K's; row lid's online softmax, P as f16, its output row rescaled.
+    // 3. V's rows replace K's; the online softmax on 2 lanes per row (row lr = lid / 2, its columns
+    // and output dims lc + 2j): each lane's max of its soft-capped, masked scores to red.
     for (var i = lid; i < 512u; i += 32u) {
       let c = i / 16u;
       let d4 = i % 16u;
@@ -88,25 +92,31 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       kvs[vo + 2u] = f16(vv4.z);
       kvs[vo + 3u] = f16(vv4.w);
     }
-    if (lid < 16u) {
-      var mx = m;
-      for (var c = 0u; c < 32u; c++) {
-        var s = sc[lid * 32u + c];
-        if (tile + c > myPos) { s = SENT; }
-        sc[lid * 32u + c] = s;
-        mx = max(mx, s);
-      }
-      let f = exp(m - mx);
-      m = mx;
-      var sum = 0.0;
-      for (var c = 0u; c < 32u; c++) {
-        let pr = f16(exp(sc[lid * 32u + c] - m));
-        ph[lid * 40u + c] = pr;
-        sum += f32(pr);
-      }
-      l = l * f + sum;
-      for (var d = 0u; d < 64u; d++) { ob[lid * 64u + d] *= f; }
+    var pm = SENT;
+    for (var j = 0u; j < 16u; j++) {
+      let c = lc + 2u * j;
+      var s = sc[lr * 32u + c];
+      if (tile + c > myPos) { s = SENT; }
+      sc[lr * 32u + c] = s;
+      pm = max(pm, s);
     }
+    red[lid] = pm;
+    workgroupBarrier();
+    // The row's max over its lanes (each lane gets the same), P = exp(s − m) as f16, the lane's part of l
+    // and of the output row rescaled by exp(m_old − m).
+    var mx = m;
+    for (var j = 0u; j < 2u; j++) { mx = max(mx, red[lr * 2u + j]); }
+    let f = exp(m - mx);
+    m = mx;
+    var sum = 0.0;
+    for (var j = 0u; j < 16u; j++) {
+      let c = lc + 2u * j;
+      let pr = f16(exp(sc[lr * 32u + c] - m));
+      ph[lr * 40u + c] = pr;
+      sum += f32(pr);
+    }
+    l = l * f + sum;
+    for (var j = 0u; j < 32u; j++) { ob[lr * 64u + lc + 2u * j] *= f; }
     workgroupBarrier();
     // 4. O += P·V, a result matrix per N dims, loaded from and stored back to the accumulator.
     for (var n = 0u; n < 4u; n++) {
@@ -121,13 +131,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     }
     workgroupBarrier();
   }
-  if (lid < 16u) { rowc[lid] = l; }
+  // l of row r: the sum of its lanes' parts.
+  red[lid] = l;
   workgroupBarrier();
   for (var i = lid; i < 1024u; i += 32u) {
     let r = i / 64u;
     let tok = r / 1u;
     if (tok < 16u && t0 + tok < step.nTokens) {
-      out[(t0 + tok) * 512u + (h0 + r % 1u) * 64u + i % 64u] = ob[i] / rowc[r];
+      var lsum = 0.0;
+      for (var j = 0u; j < 2u; j++) { lsum += red[r * 2u + j]; }
+      out[(t0 + tok) * 512u + (h0 + r % 1u) * 64u + i % 64u] = ob[i] / lsum;
     }
   }
 }

@@ -189,6 +189,8 @@ const CASES: Case[] = [
   },
   { HD: 64, G: 4, nHeadKv: 2, kv: 'q8_0', vKv: 'q4_0', tile: T8, runs: [[33, 17]] },
   { HD: 64, G: 1, nHeadKv: 1, kv: 'f16', tile: T16, softcap: 5, window: 20, runs: [[100, 17]] },
+  // 8 lanes per softmax row (M = 8, subgroups of 64; the others: 2).
+  { HD: 80, G: 2, nHeadKv: 2, kv: 'f16', tile: { M: 8, N: 8, K: 8, subgroupSize: 64 }, runs: [[45, 3]] },
 ];
 
 /** The kernel's WGSL through the emulator (the adapter here has no subgroup matrices). */

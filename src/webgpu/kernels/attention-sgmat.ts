@@ -13,13 +13,17 @@
  *   2. S = Q·Kᵀ [R × BK]: BK / N result matrices, each the sum over HD / K steps of
  *      `subgroupMatrixMultiplyAccumulate(left Q [M × K] row-major, right Kᵀ [K × N] = K rows column-major)`,
  *      f32 accumulation, stored to workgroup memory (`sc`);
- *   3. V's rows replace K's in `kvs`; thread r < R runs row r's online softmax in f32 (soft-cap, causal
- *      mask and window as the float kernel, finite sentinels), writes P = exp(s − m) as f16 (`ph`) and
- *      rescales its row of the output accumulator `ob` (f32 [R × HD] in workgroup memory) by exp(m_old − m);
+ *   3. V's rows replace K's in `kvs`; the online softmax in f32 (soft-cap, causal mask and window as the
+ *      float kernel, finite sentinels) runs on all lanes, NT / R per row (2 with NVIDIA's M = 16 and 32
+ *      lanes), each on every (NT / R)-th column: its partial max through workgroup memory (`red`, one
+ *      barrier) gives the row's max m, each lane writes its P = exp(s − m) as f16 (`ph`), keeps its
+ *      columns' part of the row sum l (summed over the row's lanes at the end, as llama.cpp's
+ *      `flash_attn_cm1` keeps per-thread `Lf`) and rescales its dims of the row of the output accumulator
+ *      `ob` (f32 [R × HD] in workgroup memory) by exp(m_old − m);
  *   4. O += P·V: for each of HD / N column blocks, the block of `ob` is loaded as a result matrix,
  *      accumulates BK / K products of left P [M × K] (row-major) and right V [K × N] (row-major) and is
  *      stored back.
- * Four barriers per tile. The KV loop ends at the workgroup's last token (tiles past the diagonal are
+ * Five barriers per tile. The KV loop ends at the workgroup's last token (tiles past the diagonal are
  * never read) and starts at the first row's window. The output is ob / l per row.
  *
  * Precision: Q × scale, K, V and P are rounded to f16 (10-bit mantissa; |q·scale|, |k|, |v| above
@@ -64,16 +68,16 @@ export interface SgmatAttentionPlan {
 /** f16 halves of padding after each staged row (keeps rows 16-byte aligned and off one bank). */
 const PAD = 8;
 
-/** Workgroup bytes of the kernel for R rows, head size HD, KV tile BK: qh, kvs, ph (f16), sc, ob, rowc (f32). */
-function sgmatAttentionBytes(R: number, HD: number, BK: number): number {
+/** Workgroup bytes of the kernel for R rows, head size HD, KV tile BK, NT lanes: qh, kvs, ph (f16), sc, ob, red (f32). */
+function sgmatAttentionBytes(R: number, HD: number, BK: number, NT: number): number {
   const HS = HD + PAD;
-  return 2 * (R * HS + BK * HS + R * (BK + PAD)) + 4 * (R * BK + R * HD + R);
+  return 2 * (R * HS + BK * HS + R * (BK + PAD)) + 4 * (R * BK + R * HD + NT);
 }
 
 /**
  * Why {@link prefillAttentionSgmatWGSL} does not take this shape and tile, or undefined: the head size
  * must be a multiple of N and K (80 with 16×16×16: yes; with a K of 32: no) and ≤ 256, GQA exact, the
- * subgroup 32 or 64 invocations, M ≤ the subgroup size.
+ * subgroup 32 or 64 invocations, M a divisor of the subgroup size.
  */
 export function sgmatAttentionProblem(
   o: { nHead: number; nHeadKv: number; headDim: number },
@@ -85,6 +89,8 @@ export function sgmatAttentionProblem(
     return `head size ${o.headDim} is not a multiple of the configuration's N = ${t.N} and K = ${t.K}`;
   if (t.subgroupSize !== 32 && t.subgroupSize !== 64)
     return `subgroups of ${t.subgroupSize} invocations (the kernel is built for 32 or 64)`;
+  if (t.subgroupSize % t.M !== 0)
+    return `M = ${t.M} does not divide the subgroup's ${t.subgroupSize} invocations`;
   return undefined;
 }
 
@@ -109,8 +115,12 @@ export function sgmatAttentionPlan(o: SgmatAttentionOptions): SgmatAttentionPlan
   if (BK !== undefined) {
     if (!Number.isInteger(BK) || BK < 1 || !fitsTile(BK))
       throw new Error(`subgroup-matrix prefill attention: kvTile ${BK} is not a multiple of N and K`);
-  } else BK = [64, 32, 16].find((bk) => fitsTile(bk) && sgmatAttentionBytes(R, o.headDim, bk) <= max);
-  const bytes = BK === undefined ? Number.POSITIVE_INFINITY : sgmatAttentionBytes(R, o.headDim, BK);
+  } else
+    BK = [64, 32, 16].find(
+      (bk) => fitsTile(bk) && sgmatAttentionBytes(R, o.headDim, bk, t.subgroupSize) <= max,
+    );
+  const bytes =
+    BK === undefined ? Number.POSITIVE_INFINITY : sgmatAttentionBytes(R, o.headDim, BK, t.subgroupSize);
   if (BK === undefined || bytes > max)
     throw new Error(
       `subgroup-matrix prefill attention: head size ${o.headDim} needs more than ${max} bytes of workgroup memory`,
@@ -154,6 +164,7 @@ export function prefillAttentionSgmatWGSL(o: SgmatAttentionOptions): string {
   const BQ = p.tokensPerTile;
   const BK = p.kvTile;
   const PS = BK + PAD;
+  const LPR = NT / R; // lanes per row of the softmax
   // The tile's BK cache rows (K's, then V's into the same array) as f16, through the cache type's loader
   // (positions past pLast read row pLast: finite, and masked).
   const stage = (
@@ -186,7 +197,7 @@ var<workgroup> kvs: array<f16, ${BK * HS}>; // [position][${HS}]: the tile's K r
 var<workgroup> sc: array<f32, ${R * BK}>; // [row][position]: the tile's scores
 var<workgroup> ph: array<f16, ${R * PS}>; // [row][${PS}]: the tile's probabilities
 var<workgroup> ob: array<f32, ${R * HD}>; // [row][dim]: the output, unnormalised
-var<workgroup> rowc: array<f32, ${R}>; // [row]: l at the end
+var<workgroup> red: array<f32, ${NT}>; // [lane]: its part of the row's max, then of l at the end
 
 @compute @workgroup_size(${NT})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
@@ -217,8 +228,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     ob[oo + 2u] = 0.0;
     ob[oo + 3u] = 0.0;
   }
-  // Thread r < ${R} keeps row r's running max and sum; its position (rows past the batch: the last token's).
-  let myPos = step.pos0 + min(t0 + min(lid / ${GW}u, ${BQ - 1}u), step.nTokens - 1u);
+  // Lane lid serves row lr (its running max m, and l over the lane's columns lc + ${LPR}j) at the row's
+  // position (rows past the batch: the last token's).
+  let lr = lid / ${LPR}u;
+  let lc = lid % ${LPR}u;
+  let myPos = step.pos0 + min(t0 + min(lr / ${GW}u, ${BQ - 1}u), step.nTokens - 1u);
   var m = SENT;
   var l = 0.0;
   workgroupBarrier();
@@ -240,27 +254,34 @@ ${stage('ld_kc4', 'kv4', 'ko')}
     }`);
   const masked = `tile + c > myPos${o.window ? ` || tile + c + ${o.window}u <= myPos` : ''}`;
   L.push(`    workgroupBarrier();
-    // 3. V's rows replace K's; row lid's online softmax, P as f16, its output row rescaled.
+    // 3. V's rows replace K's; the online softmax on ${LPR} lanes per row (row lr = lid / ${LPR}, its columns
+    // and output dims lc + ${LPR}j): each lane's max of its soft-capped, masked scores to red.
 ${stage('ld_vc4', 'vv4', 'vo')}
-    if (lid < ${R}u) {
-      var mx = m;
-      for (var c = 0u; c < ${BK}u; c++) {
-        var s = ${capped(`sc[lid * ${BK}u + c]`, o.softcap)};
-        if (${masked}) { s = SENT; }
-        sc[lid * ${BK}u + c] = s;
-        mx = max(mx, s);
-      }
-      let f = exp(m - mx);
-      m = mx;
-      var sum = 0.0;
-      for (var c = 0u; c < ${BK}u; c++) {
-        let pr = f16(exp(sc[lid * ${BK}u + c] - m));
-        ph[lid * ${PS}u + c] = pr;
-        sum += f32(pr);
-      }
-      l = l * f + sum;
-      for (var d = 0u; d < ${HD}u; d++) { ob[lid * ${HD}u + d] *= f; }
+    var pm = SENT;
+    for (var j = 0u; j < ${BK / LPR}u; j++) {
+      let c = lc + ${LPR}u * j;
+      var s = ${capped(`sc[lr * ${BK}u + c]`, o.softcap)};
+      if (${masked}) { s = SENT; }
+      sc[lr * ${BK}u + c] = s;
+      pm = max(pm, s);
     }
+    red[lid] = pm;
+    workgroupBarrier();
+    // The row's max over its lanes (each lane gets the same), P = exp(s − m) as f16, the lane's part of l
+    // and of the output row rescaled by exp(m_old − m).
+    var mx = m;
+    for (var j = 0u; j < ${LPR}u; j++) { mx = max(mx, red[lr * ${LPR}u + j]); }
+    let f = exp(m - mx);
+    m = mx;
+    var sum = 0.0;
+    for (var j = 0u; j < ${BK / LPR}u; j++) {
+      let c = lc + ${LPR}u * j;
+      let pr = f16(exp(sc[lr * ${BK}u + c] - m));
+      ph[lr * ${PS}u + c] = pr;
+      sum += f32(pr);
+    }
+    l = l * f + sum;
+    for (var j = 0u; j < ${HD / LPR}u; j++) { ob[lr * ${HD}u + lc + ${LPR}u * j] *= f; }
     workgroupBarrier();
     // 4. O += P·V, a result matrix per N dims, loaded from and stored back to the accumulator.
     for (var n = 0u; n < ${HD / N}u; n++) {
@@ -275,13 +296,16 @@ ${stage('ld_vc4', 'vv4', 'vo')}
     }`);
   L.push(`    workgroupBarrier();
   }
-  if (lid < ${R}u) { rowc[lid] = l; }
+  // l of row r: the sum of its lanes' parts.
+  red[lid] = l;
   workgroupBarrier();
   for (var i = lid; i < ${R * HD}u; i += ${NT}u) {
     let r = i / ${HD}u;
     let tok = r / ${GW}u;
     if (tok < ${BQ}u && t0 + tok < step.nTokens) {
-      out[(t0 + tok) * ${qDim}u + (h0 + r % ${GW}u) * ${HD}u + i % ${HD}u] = ob[i] / rowc[r];
+      var lsum = 0.0;
+      for (var j = 0u; j < ${LPR}u; j++) { lsum += red[r * ${LPR}u + j]; }
+      out[(t0 + tok) * ${qDim}u + (h0 + r % ${GW}u) * ${HD}u + i % ${HD}u] = ob[i] / lsum;
     }
   }
 }`);

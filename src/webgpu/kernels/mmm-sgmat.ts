@@ -60,6 +60,12 @@ export type SgmatTile = SgmatShape & {
   subgroupSize: 32 | 64;
   int?: boolean;
   big?: boolean;
+  /**
+   * One K-step buffer instead of two (f16 tiles; the plan sets it on the large tile where the device's
+   * workgroup memory is under the double-buffered tile's, e.g. 32 KiB): staging and multiplying take turns,
+   * two barriers per step ({@link sgmatWorkgroupBytes}: the large tile's 47,616 B become 32,256 B).
+   */
+  singleBuffer?: boolean;
   /** The integer tile's unit of i8 load offsets and strides ({@link I8Units}; default 'words'). */
   i8Units?: I8Units;
 };
@@ -79,10 +85,10 @@ export const I8_UNITS_ORDER: readonly I8Units[] = ['words', 'bytes'];
 
 /**
  * Name of a tile for kernels.prefill and labels: `16x16x16` (f16), `i8 16x16x32` (the integer variant),
- * `16x16x16 64x128` (the large f16 tile: 64 tokens × 128 rows).
+ * `16x16x16 64x128` (the large f16 tile: 64 tokens × 128 rows), ` 1-buffer` after a single-buffered one.
  */
-export function sgmatName(c: SgmatShape & { int?: boolean; big?: boolean }): string {
-  return `${c.int ? 'i8 ' : ''}${c.M}x${c.N}x${c.K}${c.big ? ' 64x128' : ''}`;
+export function sgmatName(c: SgmatShape & { int?: boolean; big?: boolean; singleBuffer?: boolean }): string {
+  return `${c.int ? 'i8 ' : ''}${c.M}x${c.N}x${c.K}${c.big ? ' 64x128' : ''}${c.singleBuffer ? ' 1-buffer' : ''}`;
 }
 
 /**
@@ -92,9 +98,11 @@ export function sgmatName(c: SgmatShape & { int?: boolean; big?: boolean }): str
  */
 export function sgmatTileWGSL(o: MatmulOptions, tile: SgmatTile): string {
   if (tile.int && tile.big) throw new Error('the integer subgroup-matrix tile has no large variant');
+  if (tile.int && tile.singleBuffer)
+    throw new Error('the integer subgroup-matrix tile has no single-buffered variant');
   return tile.int
     ? mmmSgmatIntWGSL(o, tile, tile.subgroupSize, tile.i8Units)
-    : mmmSgmatWGSL(o, tile, tile.subgroupSize, tile.big);
+    : mmmSgmatWGSL(o, tile, tile.subgroupSize, tile.big, tile.singleBuffer);
 }
 
 /** True when `tile` runs `o`'s weights (the integer variant: INT_DOT_TYPES only; the f16 one: all). */
@@ -116,14 +124,17 @@ export function sgmatTileDims(t: { big?: boolean }): { tokens: number; rows: num
 }
 
 /**
- * Workgroup memory of the f16 tile in bytes: two K-steps of f16 activations and weights (rows of
- * {@link SGMAT_STRIDE} halves), the f32 result tile (32 × 64; the large tile's results go through it in
- * two passes of 64 rows × 64 tokens) and the norm's f32 per thread. 32 × 64: 23,296 B; large: 47,616 B
- * (over the 32 KiB many adapters grant: the plan offers it only where maxComputeWorkgroupStorageSize fits).
+ * Workgroup memory of the f16 tile in bytes: two K-steps (one with `singleBuffer`) of f16 activations and
+ * weights (rows of {@link SGMAT_STRIDE} halves), the f32 result tile (32 × 64; the large tile's results go
+ * through it in two passes of 64 rows × 64 tokens) and the norm's f32 per thread. 32 × 64: 23,296 B;
+ * large: 47,616 B, over the 32 KiB (32,768 B) many adapters grant, single-buffered 32,256 B. The f32
+ * result tile cannot share the f16 staging's memory: WGSL has no aliasing of workgroup variables, and the
+ * f16 operands load from an `array<f16>`, the f32 results store to an `array<f32>`.
  */
-export function sgmatWorkgroupBytes(t: { big?: boolean }): number {
+export function sgmatWorkgroupBytes(t: { big?: boolean; singleBuffer?: boolean }): number {
   const d = sgmatTileDims(t);
-  return 2 * (d.tokens + d.rows) * SGMAT_STRIDE * 2 + TILE_ROWS * d.tokens * 4 + d.threads * 4;
+  const buffers = t.singleBuffer ? 1 : 2;
+  return buffers * (d.tokens + d.rows) * SGMAT_STRIDE * 2 + TILE_ROWS * d.tokens * 4 + d.threads * 4;
 }
 
 /**
@@ -141,7 +152,13 @@ export function sgmatWorkgroupBytes(t: { big?: boolean }): number {
  * @throws Error for `lastTokenOnly`, more than 2 dots per unit, a subgroup size other than 32 or 64, or a
  *   shape whose M does not divide the subgroup's rows, N does not divide its tokens or K does not divide 32.
  */
-export function mmmSgmatWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: number, big = false): string {
+export function mmmSgmatWGSL(
+  o: MatmulOptions,
+  c: SgmatShape,
+  subgroupSize: number,
+  big = false,
+  singleBuffer = false,
+): string {
   if (o.lastTokenOnly)
     throw new Error('mmmSgmatWGSL computes whole token tiles; lastTokenOnly needs a decode kernel');
   for (const s of o.segments) {
@@ -166,6 +183,8 @@ export function mmmSgmatWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: numb
   const S = SGMAT_STRIDE;
   const xBuf = TT * S;
   const wBuf = TR * S;
+  // K-step buffers: 2 (stage step s + 1 while multiplying step s) or 1 (take turns).
+  const NB = singleBuffer ? 1 : 2;
   const { K } = o;
   const R = (n: number) => Array.from({ length: n }, (_, i) => i);
   const lines = [
@@ -177,8 +196,8 @@ export function mmmSgmatWGSL(o: MatmulOptions, c: SgmatShape, subgroupSize: numb
   lines.push(`
 const K: u32 = ${K}u;
 const STEPS: u32 = ${Math.ceil(K / 32)}u;
-var<workgroup> xh: array<f16, ${2 * xBuf}>; // [buffer][token][${S}]: x · gnorm of a K-step
-var<workgroup> wh: array<f16, ${2 * wBuf}>; // [buffer][tile row][${S}]: dequantized weights of a K-step
+var<workgroup> xh: array<f16, ${NB * xBuf}>; // [buffer][token][${S}]: x · gnorm of a K-step
+var<workgroup> wh: array<f16, ${NB * wBuf}>; // [buffer][tile row][${S}]: dequantized weights of a K-step
 var<workgroup> cs: array<f32, ${TILE_ROWS * TT}>; // [tile row][token]: the results${big ? ' (64 rows per pass)' : ''}
 var<workgroup> red: array<f32, ${threads}>;
 
@@ -206,13 +225,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   lines.push(...segmentSelect(o, TR, big));
   for (const m of R(mPer))
     for (const n of R(nPer)) lines.push(`  var c${m}_${n}: subgroup_matrix_result<f32, ${c.N}, ${c.M}>;`);
-  lines.push(`  for (var s = 0u; s <= STEPS; s++) {
+  lines.push(
+    singleBuffer
+      ? `  for (var s = 0u; s < STEPS; s++) {
+    {
+      // Stage K-step s (one buffer: the last step's multiply ended before the loop's barrier).
+      let k0 = s * 32u;
+      let xb = lt * ${S}u + lh * 16u;
+      let wb = 0u;`
+      : `  for (var s = 0u; s <= STEPS; s++) {
     if (s < STEPS) {
       // Stage K-step s into buffer s % 2.
       let k0 = s * 32u;
       let xb = (s % 2u) * ${xBuf}u + lt * ${S}u + lh * 16u;
-      let wb = (s % 2u) * ${wBuf}u;
-      for (var j = 0u; j < 4u; j++) {
+      let wb = (s % 2u) * ${wBuf}u;`,
+  );
+  lines.push(`      for (var j = 0u; j < 4u; j++) {
         let k = k0 + lh * 16u + j * 4u;
         var v = vec4<f32>(ldx(xrow, k), ldx(xrow, k + 1u), ldx(xrow, k + 2u), ldx(xrow, k + 3u));
         ${
@@ -246,10 +274,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       ),
     );
   lines.push('    }');
-  lines.push(`    if (s > 0u) {
+  lines.push(
+    singleBuffer
+      ? `    workgroupBarrier();
+    {
+      // Multiply K-step s.
+      let xb = ${tokParts === 1 ? '0u' : `st * ${S}u`};
+      let wb = 0u;`
+      : `    if (s > 0u) {
       // Multiply K-step s - 1 from buffer (s - 1) % 2.
       let xb = ((s - 1u) % 2u) * ${xBuf}u${tokParts === 1 ? '' : ` + st * ${S}u`};
-      let wb = ((s - 1u) % 2u) * ${wBuf}u;`);
+      let wb = ((s - 1u) % 2u) * ${wBuf}u;`,
+  );
   for (const kk of R(32 / c.K)) {
     for (const m of R(mPer)) {
       lines.push(`      let oa${kk}_${m} = wb + (sr + ${m * c.M}u) * ${S}u + ${kk * c.K}u;`);

@@ -22,9 +22,12 @@
  * covers every type.
  */
 import { describe, expect, it } from 'vitest';
+import type { GgufFile } from '../../gguf/types.ts';
+import type { LlamaConfig } from '../../model/config.ts';
 import { testGpu } from '../../testing/kernel-util.ts';
 import { emulateSubgroupMatrix } from '../../testing/sgmat-emulator.ts';
 import type { GpuContext, SubgroupMatrixConfig } from '../device.ts';
+import { chooseKernels, forcedSubgroupMatrixPrefill, subgroupMatrixInfo } from '../kernel-plan.ts';
 import { WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulOptions } from './matmul.ts';
 import { mmmWGSL } from './mmm.ts';
@@ -218,10 +221,10 @@ describe('chooseSubgroupMatrixBigTile', () => {
       compiled++;
       return `${mmmWGSL(o)}\nfn broken( {`;
     };
-    const small = await chooseSubgroupMatrixBigTile(claiming(32768), broken, ['F32']);
+    const small = await chooseSubgroupMatrixBigTile(claiming(32000), broken, ['F32']);
     expect(small).toEqual({
       reason:
-        'no large subgroup-matrix tile: it needs 47616 bytes of workgroup memory (the device grants 32768)',
+        'no large subgroup-matrix tile: it needs 47616 bytes of workgroup memory, 32256 single-buffered (the device grants 32000)',
       selfTest: [],
     });
     expect(compiled).toBe(0);
@@ -230,6 +233,18 @@ describe('chooseSubgroupMatrixBigTile', () => {
     expect(fits.tile).toBeUndefined();
     expect(fits.selfTest).toMatchObject([{ config: 'f16→f32 16x16x16', ok: false }]);
     expect(fits.reason).toMatch(/^the large subgroup-matrix tile failed its self-test .* compile failed/);
+    // 32 KiB: the single-buffered tile is the candidate (what it computes: the emulator tests below).
+    const tiles: SgmatTile[] = [];
+    const k32 = await chooseSubgroupMatrixBigTile(
+      claiming(32768),
+      (o, t) => {
+        tiles.push(t);
+        return broken(o);
+      },
+      ['F32'],
+    );
+    expect(tiles[0]).toEqual({ M: 16, N: 16, K: 16, subgroupSize: 32, big: true, singleBuffer: true });
+    expect(k32.selfTest).toMatchObject([{ config: 'f16→f32 16x16x16', ok: false }]);
   }, 300_000);
 });
 
@@ -279,6 +294,63 @@ describe('chooseSubgroupMatrixIntTile', () => {
     expect(nc.tile).toBeUndefined();
     expect(nc.selfTest).toMatchObject([{ config: 'i8→i32 16x16x32', i8Units: 'words', ok: false }]);
     expect(nc.reason).toMatch(/\(i8 offsets in words\): Q8_0: compile failed: /);
+  }, 300_000);
+
+  it("a forced 'int8' whose tile fails its self-test runs the integer-dot tile where WGSL has it, else the float tile; the reason says which", async () => {
+    const real = await testGpu();
+    const gpu = claiming(real, [i8(16, 16, 32)]);
+    const prefill = { kind: 'tile', subgroupMatrix: 'int8' } as const;
+    // A deliberately broken integer tile (the planted token off-by-one of the stand-in): its self-test fails.
+    const failed = await chooseSubgroupMatrixIntTile(gpu, standIn, ['Q8_0']);
+    expect(failed.tile).toBeUndefined();
+    const r = forcedSubgroupMatrixPrefill(prefill, failed, true, gpu);
+    expect(r.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(r.choice?.reason).toMatch(
+      /^the integer subgroup-matrix tile failed its self-test .*Q8_0: token \d+.*; the integer-dot tile runs instead$/s,
+    );
+    expect(subgroupMatrixInfo(gpu.subgroupMatrix, undefined, r.tileChoice, r.choice)?.int).toMatchObject({
+      chosen: false,
+      reason: r.choice?.reason,
+    });
+    // Without packed_4x8_integer_dot_product: the float tile (and its self-test's own reason).
+    const noDot: GpuContext = { ...gpu, wgslFeatures: new Set<string>() };
+    const f = forcedSubgroupMatrixPrefill(
+      prefill,
+      await chooseSubgroupMatrixIntTile(noDot, standIn, ['Q8_0']),
+      true,
+      noDot,
+    );
+    expect(f.tileChoice).toEqual({ intDot: false, chosenBy: 'option' });
+    expect(f.choice?.reason).toMatch(
+      /packed_4x8_integer_dot_product; the float tile runs instead \(no packed_4x8_integer_dot_product for the integer-dot tile\)$/,
+    );
+    // The load's plan, with the real generator: on this driver (no subgroup-matrix extension, claimed by
+    // the stub) the integer tile does not compile, so the forced 'int8' load runs the integer-dot tile.
+    const k = await chooseKernels(
+      gpu,
+      {} as GgufFile,
+      {} as LlamaConfig,
+      { mmvLayout: 'off', prefill },
+      {
+        repack: false,
+        splitDecodeSegments: false,
+      },
+    );
+    expect(k.prefill).toEqual({ kind: 'tile', intDot: true });
+    expect(k.tileChoice).toEqual({ intDot: true, chosenBy: 'option' });
+    expect(k.sgmatInt?.reason).toMatch(/compile failed: .*; the integer-dot tile runs instead$/s);
+    // A shape with `int` forced on the float path's adapter: the same fallback.
+    const shaped = await chooseKernels(
+      gpu,
+      {} as GgufFile,
+      {} as LlamaConfig,
+      {
+        mmvLayout: 'off',
+        prefill: { kind: 'tile', subgroupMatrix: { M: 16, N: 16, K: 32, subgroupSize: 32, int: true } },
+      },
+      { repack: false, splitDecodeSegments: false },
+    );
+    expect(shaped.prefill).toEqual({ kind: 'tile', intDot: true });
   }, 300_000);
 
   // The driver's unit of i8 load offsets and strides (mmm-sgmat.ts I8Units) settled by the self-test: the
@@ -359,6 +431,38 @@ describe('the large tile (64 tokens × 128 rows) through the emulator (test doub
     });
     expect(r.ok).toBe(false);
     expect(!r.ok && r.reason).toMatch(/^F32: token \d+, (two|one)-dot unit \d+: .* against the float tile's/);
+  }, 600_000);
+
+  // Under an injected 32 KiB limit (maxComputeWorkgroupStorageSize 32,768, as many adapters grant) the
+  // plan offers the single-buffered large tile (32,256 B); its self-test and results through the emulator.
+  it('32 KiB: the plan picks the single-buffered tile, which passes its self-test and matches the float tile at 1, 7, 33, 65 and 200 tokens; a token off-by-one in its multiply fails', async () => {
+    const real = await testGpu();
+    const f16 = { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 };
+    const gpu: GpuContext = {
+      ...real,
+      subgroupMaxSize: 32,
+      subgroupMatrix: { available: true, configs: [f16], usable: [f16], maxWorkgroupStorage: 32768 },
+    };
+    const emulatedTile = (o: MatmulOptions, tile: SgmatTile) =>
+      emulateSubgroupMatrix(sgmatTileWGSL(o, tile), tile, tile.subgroupSize);
+    const c = await chooseSubgroupMatrixBigTile(gpu, emulatedTile, ['F32']);
+    const single = { ...t, singleBuffer: true };
+    expect(c).toEqual({ tile: single, selfTest: [{ config: 'f16→f32 16x16x16', ok: true }] });
+    expect(
+      await checkTileAgainstFloat(gpu, (o) => emulatedTile(o, single), [['F16', 'F16', 'F32']], opts),
+    ).toEqual({ ok: true, cases: 5 });
+    const tokenOff = (code: string) => {
+      const bad = code.replace('let xb = st * 40u;', 'let xb = st * 40u + 40u;');
+      if (bad === code) throw new Error('the planted off-by-one did not apply');
+      return bad;
+    };
+    const r = await checkTileAgainstFloat(
+      gpu,
+      (o) => emulateSubgroupMatrix(tokenOff(sgmatTileWGSL(o, single)), single, 32),
+      ['F32'],
+      { ...opts, problem: { ...problem, tokens: [33] } },
+    );
+    expect(r.ok).toBe(false);
   }, 600_000);
 
   // Quantized weights, three types per compile (the staging after the float tile's loaders is one code

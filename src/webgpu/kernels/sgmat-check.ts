@@ -396,9 +396,10 @@ export async function chooseSubgroupMatrixTile(
 /**
  * The large f16 tile (64 tokens × 128 rows, kernels/mmm-sgmat.ts `sgmatTileDims`) as
  * {@link chooseSubgroupMatrixTile} chooses the 32 × 64 one: each usable f16 → f32 configuration
- * self-tested against the float tile on {@link BIG_CHECK_PROBLEM} until one passes. None where the
- * device's maxComputeWorkgroupStorageSize (device.ts `SubgroupMatrixSupport.maxWorkgroupStorage`) is
- * under the tile's `sgmatWorkgroupBytes` (47,616 B): the reason says so, nothing is compiled.
+ * self-tested against the float tile on {@link BIG_CHECK_PROBLEM} until one passes. Double-buffered where
+ * the device's maxComputeWorkgroupStorageSize (device.ts `SubgroupMatrixSupport.maxWorkgroupStorage`)
+ * takes its `sgmatWorkgroupBytes` (47,616 B), else single-buffered (`singleBuffer`, 32,256 B: fits the
+ * 32 KiB many adapters grant); none under that: the reason says so, nothing is compiled.
  * @throws what GPU work throws on a lost device; never for a kernel's fault.
  */
 export async function chooseSubgroupMatrixBigTile(
@@ -441,9 +442,11 @@ async function chooseTile(
   const s = gpu.subgroupMatrix;
   if (!s?.available) return { reason: s?.reason ?? 'no subgroup matrices', selfTest: [] };
   const storage = s.maxWorkgroupStorage ?? gpu.device.limits.maxComputeWorkgroupStorageSize;
-  if (big && storage < sgmatWorkgroupBytes({ big }))
+  // The large tile double-buffered where the workgroup memory takes it, else single-buffered (32 KiB).
+  const singleBuffer = big && storage < sgmatWorkgroupBytes({ big });
+  if (big && storage < sgmatWorkgroupBytes({ big, singleBuffer }))
     return {
-      reason: `no large subgroup-matrix tile: it needs ${sgmatWorkgroupBytes({ big })} bytes of workgroup memory (the device grants ${storage})`,
+      reason: `no large subgroup-matrix tile: it needs ${sgmatWorkgroupBytes({ big })} bytes of workgroup memory, ${sgmatWorkgroupBytes({ big, singleBuffer })} single-buffered (the device grants ${storage})`,
       selfTest: [],
     };
   const configs = int ? (s.usableInt ?? []) : s.usable;
@@ -475,6 +478,7 @@ async function chooseTile(
       subgroupSize,
       ...(int ? { int: true } : {}),
       ...(big ? { big: true } : {}),
+      ...(singleBuffer ? { singleBuffer: true } : {}),
     };
     // A shape that does not tile the large tile's subgroup quadrants is not a candidate (the generator throws).
     try {

@@ -46,8 +46,10 @@ export interface ForwardProfiler {
  * for every matmul: `true` asks for it (the engine self-tests it at load and keeps the float tile, with the
  * reason in `kernels.prefill.subgroupMatrix`, where it is unavailable or fails), a shape runs that one;
  * `'int8'` asks for its integer variant (i8 → i32, self-tested against the integer-dot tile; the matmuls
- * whose weights are not all INT_DOT_TYPES keep the float tile); `'big'` asks for the large f16 tile (64 tokens ×
- * 128 rows, mmm-sgmat.ts `sgmatTileDims`; offered only where the device's workgroup memory holds it).
+ * whose weights are not all INT_DOT_TYPES keep the float tile; where it is unavailable or fails, the
+ * integer-dot tile runs where WGSL has it, else the float tile); `'big'` asks for the large f16 tile (64
+ * tokens × 128 rows, mmm-sgmat.ts `sgmatTileDims`; single-buffered where the device's workgroup memory
+ * holds 32,256 B but not the double-buffered 47,616 B, none below).
  */
 export type PrefillMatmul =
   | { kind: 'tile'; intDot?: boolean; subgroupMatrix?: boolean | 'int8' | 'big' | SgmatTile }

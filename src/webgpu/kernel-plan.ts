@@ -881,6 +881,8 @@ export interface KernelsChosen {
   sgmatSupport?: SubgroupMatrixSupport;
   /** The prefill attention on subgroup matrices: its self-test and choice where asked for ({@link resolvePrefillAttention}). */
   sgmatAttention?: SgmatAttentionChoice;
+  /** Whether the plan's `smallBatch` is the caller's option or the adapter's default. */
+  smallBatchBy?: 'option' | 'adapter';
 }
 
 /**
@@ -1085,7 +1087,10 @@ export async function resolveKernelPlan(
     o.attention?.prefill !== undefined,
   );
   const base = { ...defaults, attention };
-  const chosen = await chooseKernels(gpu, file, cfg, o, base);
+  const chosen = {
+    ...(await chooseKernels(gpu, file, cfg, o, base)),
+    smallBatchBy: o.smallBatch === undefined ? ('adapter' as const) : ('option' as const),
+  };
   return planWith(base, choice ? { ...chosen, sgmatAttention: choice } : chosen);
 }
 

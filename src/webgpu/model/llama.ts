@@ -404,11 +404,13 @@ export class LlamaModel {
     this.flashWorkgroups = plan.flashWorkgroups;
     this.kernels = await compileForward(dev, plan, onCompile);
     this.outAllBuffers = plan.outBuffers;
+    // Off, on, or (the trial) decided once the kernels are compiled (load); 'option' in a plan made by hand.
     const sb = choice.smallBatch;
+    const by = this.plan.chosen?.smallBatchBy ?? 'option';
     if (!plansSmallBatch(choice))
-      this.smallBatch = { maxTokens: 0, chosenBy: sb === undefined || sb === 0 ? 'adapter' : 'unavailable' };
+      this.smallBatch = { maxTokens: 0, chosenBy: sb === undefined ? 'adapter' : sb === 0 ? by : 'unavailable' };
     else if (sb !== 'trial')
-      this.smallBatch = { maxTokens: Math.min(sb ?? 0, SMALL_BATCH_MAX), chosenBy: 'option' };
+      this.smallBatch = { maxTokens: Math.min(sb ?? 0, SMALL_BATCH_MAX), chosenBy: by };
     this.built = true;
   }
 

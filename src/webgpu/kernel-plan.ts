@@ -51,7 +51,6 @@ import {
   type TileChoice,
 } from './kernels/tune.ts';
 import type { LlamaModel } from './model/llama.ts';
-import { SMALL_BATCH_MAX, type SmallBatchChoice } from './model/small-batch.ts';
 import {
   type AttentionPolicy,
   GPU_ATTENTION,
@@ -61,6 +60,7 @@ import {
   type PrefillMatmul,
   type SgmatPrefillLayout,
 } from './model/options.ts';
+import { SMALL_BATCH_MAX, type SmallBatchChoice } from './model/small-batch.ts';
 
 /**
  * What a load runs, for every matmul family and mode, attention and weight layout: the one description

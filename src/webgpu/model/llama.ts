@@ -408,7 +408,10 @@ export class LlamaModel {
     const sb = choice.smallBatch;
     const by = this.plan.chosen?.smallBatchBy ?? 'option';
     if (!plansSmallBatch(choice))
-      this.smallBatch = { maxTokens: 0, chosenBy: sb === undefined ? 'adapter' : sb === 0 ? by : 'unavailable' };
+      this.smallBatch = {
+        maxTokens: 0,
+        chosenBy: sb === undefined ? 'adapter' : sb === 0 ? by : 'unavailable',
+      };
     else if (sb !== 'trial')
       this.smallBatch = { maxTokens: Math.min(sb ?? 0, SMALL_BATCH_MAX), chosenBy: by };
     this.built = true;

@@ -417,6 +417,29 @@ export class LlamaModel {
     this.built = true;
   }
 
+  /**
+   * Benchmarks (scripts/device/small-batch.ts, draft.ts): sets how many tokens a small batch may have on
+   * this load, to time both ways on one load (`chosenBy` becomes 'option', the trial's rows are kept).
+   * @param maxTokens 0 (every batch through the prefill kernels) or 2 … {@link SMALL_BATCH_MAX}.
+   * @throws EngineError('invalid_argument') out of range, or above 0 where the small-batch kernels were not
+   *   compiled (the plan's smallBatch off, or mmv off).
+   */
+  setSmallBatch(maxTokens: number): void {
+    if (
+      !(Number.isInteger(maxTokens) && (maxTokens === 0 || (maxTokens >= 2 && maxTokens <= SMALL_BATCH_MAX)))
+    )
+      throw new EngineError(
+        'invalid_argument',
+        `small batch sizes are 0 or 2..${SMALL_BATCH_MAX} (got ${maxTokens})`,
+      );
+    if (maxTokens > 0 && this.kernels.smallLayers.length === 0)
+      throw new EngineError(
+        'invalid_argument',
+        "this load compiled no small-batch kernels (load with smallBatch 'mmv' or 'trial', and mmv on)",
+      );
+    this.smallBatch = { ...this.smallBatch, maxTokens, chosenBy: 'option' };
+  }
+
   /** Does a batch of T tokens run through the small-batch kernels ({@link smallBatch})? */
   usesSmallBatch(T: number): boolean {
     return T >= 2 && T <= this.smallBatch.maxTokens && this.kernels.smallLayers.length > 0;
@@ -632,7 +655,7 @@ export class LlamaModel {
     );
     // A small verify batch's every-position logits through mmv too (the output is the largest matmul).
     const smallKernels =
-      this.smallBatch.maxTokens >= 2
+      this.kernels.smallLayers.length > 0
         ? await compileOutputAll(
             this.device,
             this.choice,

@@ -156,6 +156,13 @@ describe('the small-batch trial at load', () => {
       await model.trialSmallBatch(fake({ mmv4: 3, tile4: 2, mmv8: 3, tile8: 4 }));
       expect(model.smallBatch).toMatchObject({ maxTokens: 0, chosenBy: 'trial' });
       expect(model.usesSmallBatch(2)).toBe(false);
+      // The benchmarks' setter: 0 or 2..8, the trial's rows kept.
+      model.setSmallBatch(3);
+      expect(model.smallBatch).toMatchObject({ maxTokens: 3, chosenBy: 'option' });
+      expect(model.smallBatch.trials).toHaveLength(2);
+      expect([3, 4].map((T) => model.usesSmallBatch(T))).toEqual([true, false]);
+      for (const bad of [1, 9, 2.5, -1, Number.NaN])
+        expect(() => model.setSmallBatch(bad), String(bad)).toThrow(/small batch sizes are 0 or 2..8/);
       // Whichever way, the prompt's logits stay the reference's.
       const prompt = tokens.slice(3, 8);
       model.prefillTokens(prompt, 0);
@@ -177,6 +184,8 @@ describe('the small-batch trial at load', () => {
     try {
       expect(model.smallBatch).toEqual({ maxTokens: 0, chosenBy: 'unavailable' });
       expect(model.usesSmallBatch(4)).toBe(false);
+      expect(() => model.setSmallBatch(4)).toThrow(/compiled no small-batch kernels/);
+      model.setSmallBatch(0);
     } finally {
       model.destroy();
     }

@@ -172,9 +172,9 @@ export interface KernelOverrides {
    * Small batches (2 … {@link SMALL_BATCH_MAX} tokens: speculative decoding's verify pass, a short
    * prompt): `'mmv'` runs their matmuls through the decode mmv kernels, `'tile'` through the prefill
    * kernels as longer batches, `'trial'` decides by a timed trial of whole forward passes of 4 and 8
-   * tokens both ways at load (model/small-batch.ts). Default: `'tile'` on software adapters (SwiftShader:
-   * the prefill's 16-token register tile amortises dequantisation better, and the extra kernels cost
-   * compile time), `'trial'` on GPUs. Needs mmv decode layouts (with `mmvLayout: 'off'` small batches run
+   * tokens both ways at load (model/small-batch.ts). Default: `'tile'` on software adapters (as before
+   * small batches existed; a noisy SwiftShader A/B found mmv as fast or faster: BENCHMARKS.md, 2026-12-05,
+   * so this waits for a quiet-machine A/B), `'trial'` on GPUs. Needs mmv decode layouts (with `mmvLayout: 'off'` small batches run
    * the prefill kernels). Checked by {@link checkKernelOverrides}.
    */
   smallBatch?: SmallBatchOption;

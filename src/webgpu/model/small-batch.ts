@@ -26,9 +26,8 @@ export interface SmallBatchTrial {
 
 /**
  * How a load's small batches run (`ModelInfo.kernels.smallBatch`): batches of 2 … `maxTokens` tokens
- * through mmv (0: none), chosen by the option, the adapter's default (off on software adapters, where the
- * prefill's 16-token register tile amortises dequantisation better and the extra kernels cost compile
- * time), the timed trial (with its rows), or off because mmv runs no decode matmul (`unavailable`).
+ * through mmv (0: none), chosen by the option, the adapter's default (off on software adapters: kernel-plan.ts
+ * `KernelOverrides.smallBatch`), the timed trial (with its rows), or off because mmv runs no decode matmul (`unavailable`).
  */
 export interface SmallBatchChoice {
   maxTokens: number;

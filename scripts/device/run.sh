@@ -35,7 +35,7 @@
 # and prints both tables last ($OUT/summary.md). Everything is bounded by TOTAL_S (default 500 s from
 # the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
 #
-# Knobs (environment): TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
+# Knobs (environment): TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXT (64), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
@@ -107,6 +107,7 @@ else
 fi
 PHASES=${PHASES:-profile compare synthetic}
 SB_TOKENS=${SB_TOKENS:-2,4,8}
+SB_CONTEXT=${SB_CONTEXT:-64}
 SMALL_BATCH=${SMALL_BATCH:-both}
 KV_TYPE=${KV_TYPE:-f16}
 KV_TYPES=${KV_TYPES:-f16,q8_0,q4_0}
@@ -245,7 +246,7 @@ run_small() {
   fi
   say "small: $SB_MODELS, T $SB_TOKENS, deadline ${left}s"
   timeout -k 5 $((left + 5)) "$NODE" "$APP/small-batch.mjs" "${GPU_FLAG[@]}" --models "$SB_MODELS" \
-    --tokens "$SB_TOKENS" --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
+    --tokens "$SB_TOKENS" --context "$SB_CONTEXT" --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
     --json "$OUT/small.json" --md "$OUT/small.md" >>"$LOG" 2>&1
   say "small: exit $?"
 }

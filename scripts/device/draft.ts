@@ -5,7 +5,7 @@
  *
  *   node draft.mjs --pairs "synthetic:llama-3.1-8b-q4_k_m>synthetic:llama-3.2-1b-q4_k_m,llama-3.1-8b-q8_0>llama-3.1-8b-q4_0,\n *         synthetic:llama-3.1-8b-q4_k_m>lookup"
  *       [--gpu] [--tokens 64] [--reps 2] [--draft-max N] [--dir /tmp/gguf] [--deadline-s 300]
- *       [--json FILE] [--md FILE]
+ *       [--small-batch both|mmv|tile|trial] [--json FILE] [--md FILE]
  *
  * A model is `synthetic:SHAPE-TYPE` (random weights made on the GPU, no file; two synthetic shapes with
  * the same vocabulary size have the same made-up vocabulary, so the 1B drafts for the 8B), or
@@ -18,7 +18,11 @@
  * runs, plain then speculative; each pair's tokens must be identical (else the row says so). Decode
  * tok/s = (tokens − 1) ÷ (last token − first token) (src/core/metrics.ts `decodeTokPerS`), medians;
  * acceptance = accepted ÷ drafted; tokens per target pass = (output tokens − 1) ÷ target passes (the
- * first token comes from the prefill). No pair starts after `--deadline-s`, and one still running then is stopped
+ * first token comes from the prefill). `--small-batch` (default `both`): the verify passes' small batches
+ * (2–8 tokens) through the decode mmv kernels and through the prefill tile on the same load, a drafted run
+ * of each per rep (the engine loaded with `smallBatch: 'trial'`, whose choice the row records; columns
+ * "drafted" = mmv, "drafted, tile" = the prefill tile), or the engine option `mmv`/`tile`/`trial` alone.
+ * No pair starts after `--deadline-s`, and one still running then is stopped
  * (its row says so); results are rewritten after every pair.
  */
 import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
@@ -31,6 +35,7 @@ import type { DraftOptions, GenerateRequest, GenerateResult, ModelSource } from 
 import { openModelSource } from '../../src/library/opener.ts';
 import { createGpuContext } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
+import { SMALL_BATCH_MAX } from '../../src/webgpu/model/small-batch.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
 
 const { values } = parseArgs({
@@ -44,8 +49,13 @@ const { values } = parseArgs({
     'deadline-s': { type: 'string', default: '300' },
     json: { type: 'string' },
     md: { type: 'string' },
+    'small-batch': { type: 'string', default: 'both' },
   },
 });
+const smallBatch = values['small-batch']!;
+if (!['both', 'mmv', 'tile', 'trial'].includes(smallBatch))
+  throw new Error(`--small-batch must be both, mmv, tile or trial (got ${smallBatch})`);
+const both = smallBatch === 'both';
 const tStart = performance.now();
 const elapsedS = () => (performance.now() - tStart) / 1000;
 const log = (...a: unknown[]) => console.error(`[draft ${elapsedS().toFixed(1)}s]`, ...a);
@@ -87,6 +97,11 @@ interface Row {
   tokensPerTargetPass?: number;
   sameOutput?: boolean;
   loadMs?: number;
+  /** With --small-batch both: drafted decode tok/s with the verify passes through the prefill tile. */
+  draftedTileTokPerS?: number;
+  speedupTile?: number;
+  /** The load's small-batch choice (ModelInfo.kernels.smallBatch) before the runs set it. */
+  smallBatch?: unknown;
 }
 
 const median = (xs: number[]) => {
@@ -98,7 +113,11 @@ const median = (xs: number[]) => {
 const driver = setupNodeVulkan(values.gpu);
 const gpu = await createGpuContext();
 log('adapter', JSON.stringify(gpu.info), 'driver', driver);
-const engine = new WebGpuEngine({ openModel: openModelSource, gpu });
+const engine = new WebGpuEngine({
+  openModel: openModelSource,
+  gpu,
+  smallBatch: both ? 'trial' : (smallBatch as 'mmv' | 'tile' | 'trial'),
+});
 mkdirSync(values.dir!, { recursive: true });
 const rows: Row[] = [];
 
@@ -120,7 +139,10 @@ async function sourceOf(m: string, files: string[]): Promise<ModelSource> {
 
 function write(): void {
   if (values.json)
-    writeFileSync(values.json, JSON.stringify({ adapter: gpu.info, tokens, reps, draftMax, rows }, null, 2));
+    writeFileSync(
+      values.json,
+      JSON.stringify({ adapter: gpu.info, tokens, reps, draftMax, smallBatch, rows }, null, 2),
+    );
   if (!values.md) return;
   const f = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(d));
   const table = markdownTable(
@@ -130,19 +152,34 @@ function write(): void {
       'decode tok/s plain',
       'decode tok/s drafted',
       'drafted ÷ plain',
+      'drafted tok/s, tile verify',
+      'tile ÷ plain',
       'accepted / drafted',
       'tokens per target pass',
       'same output',
     ],
     rows.map((r) =>
       r.skipped || r.error
-        ? [r.target, r.draft, r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error}`, '', '', '', '', '']
+        ? [
+            r.target,
+            r.draft,
+            r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error}`,
+            '',
+            '',
+            '',
+            '',
+            '',
+            '',
+            '',
+          ]
         : [
             r.target,
             r.draft,
             f(r.plainTokPerS),
             f(r.draftedTokPerS),
             `${f(r.speedup, 2)}×`,
+            f(r.draftedTileTokPerS),
+            r.speedupTile === undefined ? '–' : `${f(r.speedupTile, 2)}×`,
             `${r.accepted} / ${r.drafted} (${r.drafted ? ((100 * r.accepted!) / r.drafted).toFixed(0) : '–'}%)`,
             f(r.tokensPerTargetPass, 2),
             r.sameOutput ? 'yes' : 'NO',
@@ -153,7 +190,7 @@ function write(): void {
   writeFileSync(
     values.md,
     `${table}\n\nGreedy, ${tokens} tokens with EOS ignored, ${reps} pairs of runs after one warm-up each, ` +
-      `draftMax ${draftMax ?? 'the default (8 lookup, 4 draft model)'}; adapter ${gpu.info.vendor} ` +
+      `draftMax ${draftMax ?? 'the default (8 lookup, 4 draft model)'}; small batches ${both ? 'through mmv ("drafted") and through the prefill tile ("tile verify") on the same load' : smallBatch}; adapter ${gpu.info.vendor} ` +
       `${gpu.info.architecture} ${gpu.info.description ?? ''}. Decode tok/s medians.\n`,
   );
 }
@@ -190,8 +227,16 @@ for (const { target, draft } of pairs) {
     };
     const base: GenerateRequest = { prompt: PROMPT, maxTokens: tokens, ignoreEos: true };
     const spec: GenerateRequest = { ...base, draft: drafting };
+    const model = engine.llama!;
+    row.smallBatch = structuredClone(model.smallBatch);
+    if (both) model.setSmallBatch(SMALL_BATCH_MAX);
     await engine.generate(base, undefined, signal);
     await engine.generate(spec, undefined, signal);
+    if (both) {
+      model.setSmallBatch(0);
+      await engine.generate(spec, undefined, signal);
+    }
+    const spedTile: number[] = [];
     const plain: number[] = [];
     const sped: number[] = [];
     let drafted = 0;
@@ -201,8 +246,15 @@ for (const { target, draft } of pairs) {
     let same = true;
     for (let r = 0; r < reps; r++) {
       const a: GenerateResult = await engine.generate(base, undefined, signal);
+      if (both) model.setSmallBatch(SMALL_BATCH_MAX);
       const b: GenerateResult = await engine.generate(spec, undefined, signal);
       same &&= JSON.stringify(a.outputTokenIds) === JSON.stringify(b.outputTokenIds);
+      if (both) {
+        model.setSmallBatch(0);
+        const c = await engine.generate(spec, undefined, signal);
+        same &&= JSON.stringify(a.outputTokenIds) === JSON.stringify(c.outputTokenIds);
+        spedTile.push(decodeTokPerS({ ...c, promptTokens: c.promptTokenIds.length }));
+      }
       row.promptTokens = a.promptTokenIds.length;
       plain.push(decodeTokPerS({ ...a, promptTokens: row.promptTokens }));
       sped.push(decodeTokPerS({ ...b, promptTokens: row.promptTokens }));
@@ -212,7 +264,7 @@ for (const { target, draft } of pairs) {
       passes += s.targetPasses;
       out += b.outputTokenIds.length - 1;
       log(
-        `${target} > ${draft}: rep ${r + 1}: plain ${plain.at(-1)!.toFixed(1)}, drafted ${sped.at(-1)!.toFixed(1)} tok/s`,
+        `${target} > ${draft}: rep ${r + 1}: plain ${plain.at(-1)!.toFixed(1)}, drafted ${sped.at(-1)!.toFixed(1)}${both ? `, drafted with tile verify ${spedTile.at(-1)!.toFixed(1)}` : ''} tok/s`,
       );
     }
     Object.assign(row, {
@@ -224,6 +276,9 @@ for (const { target, draft } of pairs) {
       acceptance: drafted ? accepted / drafted : Number.NaN,
       tokensPerTargetPass: passes ? out / passes : Number.NaN,
       sameOutput: same,
+      ...(both
+        ? { draftedTileTokPerS: median(spedTile), speedupTile: median(spedTile) / median(plain) }
+        : {}),
     });
   } catch (e) {
     row.error = signal.aborted ? 'stopped at the deadline' : e instanceof Error ? e.message : String(e);

@@ -23,12 +23,19 @@
 #              DRAFT_PAIRS (scripts/device/draft.ts), greedy decode with drafting beside the same runs
 #              without on the same load — the 8B shape with the 1B shape as its draft, the 8B Q8_0 file
 #              with its own Q4_0 copy (the acceptance upper bound random weights allow), and prompt lookup
-#              on a summarising prompt → $OUT/draft.{json,md}; no pair starts after the deadline
+#              on a summarising prompt → $OUT/draft.{json,md}; no pair starts after the deadline;
+#              SMALL_BATCH (both | mmv | tile | trial; default both): the drafted runs with small batches
+#              through mmv and through the prefill tile on the same load (both), or the engine option
+#   small      small batches (issues 40/45; not in the default PHASES: PHASES=small, ~1–2 min): for
+#              SB_MODELS (the 1B and 8B Q4_K_M shapes) scripts/device/small-batch.ts on one load each
+#              (smallBatch 'trial': the load's own trial recorded): TTFT of SB_TOKENS-token prompts
+#              (2,4,8) and a verify pass of as many tokens after a 64-token prefill, through mmv and
+#              through the prefill tile, against one decode step → $OUT/small.{json,md}
 #
 # and prints both tables last ($OUT/summary.md). Everything is bounded by TOTAL_S (default 500 s from
 # the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
 #
-# Knobs (environment): TOTAL_S, PHASES, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
+# Knobs (environment): TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXT (64), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
@@ -68,6 +75,7 @@ if [[ $DRY == 1 ]]; then
   DRAFT_PAIRS=${DRAFT_PAIRS:-synthetic:stories260k-f32>synthetic:stories260k-q8_0,stories260k-q8_0>stories260k-q4_0,synthetic:stories260k-f32>lookup}
   DRAFT_TOKENS=${DRAFT_TOKENS:-16}
   DRAFT_REPS=${DRAFT_REPS:-1}
+  SB_MODELS=${SB_MODELS:-synthetic:stories260k-f32}
   # The smallest shape whose heads hold whole 32-value blocks (head size 64), as a Q8_0/Q4_0 cache needs.
   KV_MODELS=${KV_MODELS:-bench-60m-q4_0}
   KV_DEPTHS=${KV_DEPTHS:-0,64}
@@ -92,11 +100,15 @@ else
   DRAFT_PAIRS=${DRAFT_PAIRS:-$S8-q4_k_m>$S1-q4_k_m,$C8-q8_0>$C8-q4_0,$S8-q4_k_m>lookup}
   DRAFT_TOKENS=${DRAFT_TOKENS:-64}
   DRAFT_REPS=${DRAFT_REPS:-2}
+  SB_MODELS=${SB_MODELS:-$S1-q4_k_m,$S8-q4_k_m}
   KV_MODELS=${KV_MODELS:-$C1-q4_k_m,$C8-q4_k_m}
   KV_DEPTHS=${KV_DEPTHS:-0,4096}
   GPU_FLAG=(--gpu)
 fi
 PHASES=${PHASES:-profile compare synthetic}
+SB_TOKENS=${SB_TOKENS:-2,4,8}
+SB_CONTEXT=${SB_CONTEXT:-64}
+SMALL_BATCH=${SMALL_BATCH:-both}
 KV_TYPE=${KV_TYPE:-f16}
 KV_TYPES=${KV_TYPES:-f16,q8_0,q4_0}
 SYN_RESERVE_S=${SYN_RESERVE_S:-110}
@@ -218,10 +230,25 @@ run_draft() {
   mkdir -p "$GGUF_DIR"
   timeout -k 5 $((left + 5)) "$NODE" "$APP/draft.mjs" "${GPU_FLAG[@]}" --pairs "$DRAFT_PAIRS" \
     --tokens "$DRAFT_TOKENS" --reps "$DRAFT_REPS" ${DRAFT_MAX:+--draft-max "$DRAFT_MAX"} --dir "$GGUF_DIR" \
+    --small-batch "$SMALL_BATCH" \
     --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
     --json "$OUT/draft.json" --md "$OUT/draft.md" >>"$LOG" 2>&1
   say "draft: exit $?"
   rm -rf "$GGUF_DIR"
+}
+
+run_small() {
+  local left=$((TOTAL_S - $(elapsed)))
+  [[ " $PHASES " == *" small "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  if ((left < 30)); then
+    say "small: skipped, ${left}s left"
+    return
+  fi
+  say "small: $SB_MODELS, T $SB_TOKENS, deadline ${left}s"
+  timeout -k 5 $((left + 5)) "$NODE" "$APP/small-batch.mjs" "${GPU_FLAG[@]}" --models "$SB_MODELS" \
+    --tokens "$SB_TOKENS" --context "$SB_CONTEXT" --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
+    --json "$OUT/small.json" --md "$OUT/small.md" >>"$LOG" 2>&1
+  say "small: exit $?"
 }
 
 run_kv() {
@@ -249,6 +276,7 @@ for phase in $PHASES; do
     synthetic) run_synthetic ;;
     compare) run_compare ;;
     draft) run_draft ;;
+    small) run_small ;;
     *) say "unknown phase $phase" ;;
   esac
 done
@@ -266,6 +294,11 @@ done
     echo
     echo "## decode per KV cache type ($KV_TYPES), ours vs llama.cpp on the same GGUF files"
     cat "$OUT/kv.md" 2>/dev/null || echo "(none)"
+  fi
+  if [[ " $PHASES " == *" small "* ]]; then
+    echo
+    echo "## small batches through mmv and through the prefill tile: TTFT and verify passes (small)"
+    cat "$OUT/small.md" 2>/dev/null || echo "(none)"
   fi
   if [[ " $PHASES " == *" draft "* ]]; then
     echo

@@ -60,6 +60,7 @@ import {
   type PrefillMatmul,
   type SgmatPrefillLayout,
 } from './model/options.ts';
+import { SMALL_BATCH_MAX, type SmallBatchChoice } from './model/small-batch.ts';
 
 /**
  * What a load runs, for every matmul family and mode, attention and weight layout: the one description
@@ -85,6 +86,16 @@ export interface KernelPlan {
    * without), as the layouts' trials find for the matmuls.
    */
   sampleTopP?: boolean;
+  /**
+   * Small batches (speculative decoding's verify pass, a short prompt's prefill): batches of 2 …
+   * `smallBatch` tokens (≤ {@link SMALL_BATCH_MAX}) run the layers' matmuls through the decode mmv kernels
+   * at a few tokens per workgroup row instead of the prefill tile, as llama.cpp runs batches of ≤ 8
+   * through its matrix × vector kernels (CUDA `MMVQ_MAX_BATCH_SIZE`, Vulkan `mul_mat_vec_max_cols`).
+   * 0 or absent: off (every batch through the prefill kernels); 'trial': both kernel sets are compiled
+   * and `LlamaModel.load` chooses by a timed trial of whole forward passes (model/small-batch.ts).
+   * Needs mmv decode layouts (none with `mmvLayout: 'off'`: then off).
+   */
+  smallBatch?: number | 'trial';
   /** How the trials chose (`ModelInfo.kernels` reports it); absent in a plan made by hand. */
   chosen?: KernelsChosen;
 }
@@ -157,6 +168,31 @@ export interface KernelOverrides {
    * ({@link resolvePrefillAttention}). A `prefill` given here (`{ kind: 'tiled' }`: the float one) skips the trial.
    */
   attention?: Partial<AttentionPolicy>;
+  /**
+   * Small batches (2 … {@link SMALL_BATCH_MAX} tokens: speculative decoding's verify pass, a short
+   * prompt): `'mmv'` runs their matmuls through the decode mmv kernels, `'tile'` through the prefill
+   * kernels as longer batches, `'trial'` decides by a timed trial of whole forward passes of 4 and 8
+   * tokens both ways at load (model/small-batch.ts). Default: `'tile'` on software adapters (as before
+   * small batches existed; a noisy SwiftShader A/B found mmv as fast or faster: BENCHMARKS.md, 2026-12-05,
+   * so this waits for a quiet-machine A/B), `'trial'` on GPUs. Needs mmv decode layouts (with `mmvLayout: 'off'` small batches run
+   * the prefill kernels). Checked by {@link checkKernelOverrides}.
+   */
+  smallBatch?: SmallBatchOption;
+}
+
+/** `WebGpuEngineOptions.smallBatch` ({@link KernelOverrides}). */
+export type SmallBatchOption = 'mmv' | 'tile' | 'trial';
+
+/** The values {@link SmallBatchOption} takes. */
+export const SMALL_BATCH_OPTIONS: readonly SmallBatchOption[] = ['mmv', 'tile', 'trial'];
+
+/**
+ * The plan's `smallBatch` for the option `o` on an adapter: 'mmv' → {@link SMALL_BATCH_MAX} tokens, 'tile'
+ * → 0 (off), 'trial' → 'trial'; unset: 0 on software adapters, 'trial' on GPUs.
+ */
+export function smallBatchFor(o: SmallBatchOption | undefined, software: boolean): number | 'trial' {
+  const v = o ?? (software ? 'tile' : 'trial');
+  return v === 'mmv' ? SMALL_BATCH_MAX : v === 'tile' ? 0 : 'trial';
 }
 
 /**
@@ -480,6 +516,13 @@ export type KernelsInfo = {
   dispatchesPerToken?: number;
   /** Decode runs each segment of the fused Q/K/V matmul as its own dispatch (software adapters). */
   splitSegments?: boolean;
+  /**
+   * Small batches (model/small-batch.ts): batches of 2 … `maxTokens` tokens run the layers' matmuls
+   * through the decode mmv kernels (0: none), chosen by the option, the adapter's default, the load's
+   * timed trial (`trials`: median ms of a whole forward pass of `tokens` tokens each way), or
+   * `unavailable` (mmv runs no decode matmul).
+   */
+  smallBatch?: SmallBatchChoice;
   /**
    * Decode attention (kernels/attention-decode.ts): `flash` (flash-decoding; its layout, lanes per
    * position, and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups
@@ -838,6 +881,8 @@ export interface KernelsChosen {
   sgmatSupport?: SubgroupMatrixSupport;
   /** The prefill attention on subgroup matrices: its self-test and choice where asked for ({@link resolvePrefillAttention}). */
   sgmatAttention?: SgmatAttentionChoice;
+  /** Whether the plan's `smallBatch` is the caller's option or the adapter's default. */
+  smallBatchBy?: 'option' | 'adapter';
 }
 
 /**
@@ -985,6 +1030,7 @@ export function adapterDefaults(
     attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...o.attention },
     repack: o.repack !== false,
     sampleTopP: !software,
+    smallBatch: smallBatchFor(o.smallBatch, software),
   };
 }
 
@@ -1005,6 +1051,11 @@ export function planWith(base: ReturnType<typeof adapterDefaults>, chosen: Kerne
  */
 export function checkKernelOverrides(o: KernelOverrides, gpu?: GpuContext): void {
   checkMmvLayoutOption(o.mmvLayout, o.mmvTrials);
+  if (o.smallBatch !== undefined && !SMALL_BATCH_OPTIONS.includes(o.smallBatch))
+    throw new EngineError(
+      'invalid_argument',
+      `smallBatch must be ${SMALL_BATCH_OPTIONS.map((v) => `'${v}'`).join(', ')} (got ${JSON.stringify(o.smallBatch)})`,
+    );
   if (!gpu) return;
   checkPrefillOption(o.prefill, gpu);
   checkMmvLayoutAdapter(o.mmvLayout, gpu);
@@ -1036,7 +1087,10 @@ export async function resolveKernelPlan(
     o.attention?.prefill !== undefined,
   );
   const base = { ...defaults, attention };
-  const chosen = await chooseKernels(gpu, file, cfg, o, base);
+  const chosen = {
+    ...(await chooseKernels(gpu, file, cfg, o, base)),
+    smallBatchBy: o.smallBatch === undefined ? ('adapter' as const) : ('option' as const),
+  };
   return planWith(base, choice ? { ...chosen, sgmatAttention: choice } : chosen);
 }
 
@@ -1076,6 +1130,18 @@ export function describePlan(m: LlamaModel): KernelsInfo {
     splitTensors: m.splitTensors,
     dispatchesPerToken: m.dispatchesPerToken,
     splitSegments: plan.splitDecodeSegments,
+    smallBatch: {
+      ...m.smallBatch,
+      ...(m.smallBatch.trials
+        ? {
+            trials: m.smallBatch.trials.map((t) => ({
+              tokens: t.tokens,
+              mmvMs: +t.mmvMs.toFixed(4),
+              tileMs: +t.tileMs.toFixed(4),
+            })),
+          }
+        : {}),
+    },
     attention: {
       ...(m.decodeAttention === 'flash'
         ? {

@@ -175,6 +175,18 @@ export function mmvSupports(K: number, types: readonly WeightType[]): boolean {
   return K % 32 === 0 && types.length > 0;
 }
 
+/**
+ * Bytes of workgroup memory a {@link mmvWGSL} kernel of this layout reduces its lanes' sums through, at
+ * `TT` tokens per workgroup row with `maxDots` dots per unit (2: gate and up) and a fused norm or not:
+ * 0 where lanes are 1 or reduced by subgroup shuffles alone. The kernel is refused above 16,384 bytes
+ * (WebGPU's default maxComputeWorkgroupStorageSize).
+ */
+export function mmvReduceBytes(l: MmvLayout, TT: number, maxDots: number, norm: boolean): number {
+  if (!(l.lanes > 1 && l.reduce !== 'subgroup')) return 0;
+  const slots = l.threads / (l.reduce === 'hybrid' ? (l.shuffleLanes ?? 1) : 1);
+  return 4 * slots * (l.units * maxDots * TT + (norm ? TT : 0));
+}
+
 /** Units covered by one workgroup. */
 function unitsPerWorkgroup(l: MmvLayout): number {
   return (l.threads / l.lanes) * l.units;
@@ -555,12 +567,8 @@ export function mmvWGSL(o: MmvOptions): string {
     wantsInt8X: weights.some(takesIntDot),
     takesIntDot,
   };
-  const red = k.lanesPerGroup > 1 && !k.subgroupReduce;
-  const redBytes =
-    4 *
-    (k.threads / (k.shuffleLanes || 1)) *
-    (k.unitsPerGroup * k.maxDotsPerUnit * k.tokens + (o.norm ? k.tokens : 0));
-  if (red && redBytes > 16384)
+  const redBytes = mmvReduceBytes(layout, TT, k.maxDotsPerUnit, Boolean(o.norm));
+  if (redBytes > 16384)
     throw new Error(
       `mmv layout ${JSON.stringify(layout)} with ${TT} tokens needs ${redBytes} bytes of workgroup memory to reduce (WebGPU's default limit: 16384)`,
     );

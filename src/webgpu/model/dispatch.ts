@@ -68,6 +68,8 @@ export interface ForwardDispatches {
   decodeLayers: Dispatch[][];
   /** The same with the prefill (matrix × matrix, options.ts `PrefillMatmul`) kernels. */
   prefillLayers: Dispatch[][];
+  /** The same for a small batch (mmv at a few tokens per row; forward.ts `ForwardPlan.smallLayers`), or empty. */
+  smallLayers: Dispatch[][];
   embed: Dispatch;
   /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
   output: Dispatch[];
@@ -102,6 +104,7 @@ export async function compileForward(
     ...plan.argmax,
     ...plan.decodeLayers.flat(),
     ...plan.prefillLayers.flat(),
+    ...plan.smallLayers.flat(),
     ...plan.sample,
   ];
   const sources = new Map<string, string>(); // code → label of its first kernel
@@ -122,6 +125,7 @@ export async function compileForward(
   return {
     decodeLayers: plan.decodeLayers.map((l) => l.map(dispatch)),
     prefillLayers: plan.prefillLayers.map((l) => l.map(dispatch)),
+    smallLayers: plan.smallLayers.map((l) => l.map(dispatch)),
     embed: dispatch(plan.embed),
     output: plan.output.map(dispatch),
     argmax: plan.argmax.map(dispatch),
@@ -133,6 +137,7 @@ export async function compileForward(
  * The final norm + output matmul for every position of a batch (teacher-forced scoring), compiled and
  * bound to `buffers` (the output kernel's, with `logits` [batchSize, nVocab]).
  * @param outAll the matmul's specs (weights.ts `ModelSpecs.outAll`).
+ * @param mode 'prefill' (the prefill kernels) or 'small' (a small batch's mmv kernel, forward.ts).
  * @throws EngineError('unsupported_model') when a pipeline fails to compile.
  */
 export async function compileOutputAll(
@@ -141,6 +146,7 @@ export async function compileOutputAll(
   outAll: ModelSpecs['outAll'],
   buffers: Record<string, GPUBuffer>,
   intDotFamilies: Set<MatmulFamilyName>,
+  mode: 'prefill' | 'small' = 'prefill',
 ): Promise<Dispatch[]> {
   return Promise.all(
     outAll.map(async (spec, i): Promise<Dispatch> => {
@@ -148,7 +154,7 @@ export async function compileOutputAll(
         choice,
         `output_all#${i}`,
         spec,
-        'prefill',
+        mode,
         'output',
         intDotFamilies,
       );
@@ -164,7 +170,8 @@ export async function compileOutputAll(
  * logits of the last token and their argmax into `tokenOut`, or with `sample` the GPU sampler's passes it
  * lists (the request's: kernels/sample.ts `selectSamplePasses`)
  * (with `allLogits`, those kernels instead: every token's logits; with `logits` false, no logits at all;
- * with `pick` false, the logits but neither the argmax nor the sampler).
+ * with `pick` false, the logits but neither the argmax nor the sampler; with `small`, a batch of T > 1
+ * through the small-batch layers, `k.smallLayers`, where compiled).
  * The Step uniform (and with it the attention chunking, `nSplit` chunks) must have been written.
  * @param prof while set, every dispatch runs in a compute pass of its own with the hook's timestamp writes.
  */
@@ -174,11 +181,20 @@ export function encodeDispatches(
   T: number,
   nSplit: number,
   prof: ForwardProfiler | undefined,
-  opts: { allLogits?: Dispatch[]; sample?: readonly Dispatch[]; logits: boolean; pick?: boolean },
+  opts: {
+    allLogits?: Dispatch[];
+    sample?: readonly Dispatch[];
+    logits: boolean;
+    pick?: boolean;
+    small?: boolean;
+  },
 ): void {
   const decode = T === 1;
+  const small = !decode && opts.small === true && k.smallLayers.length > 0;
   // Profiling: one compute pass per dispatch, with the hook's timestamp writes; else one pass in all.
-  const pass = prof ? undefined : enc.beginComputePass({ label: decode ? 'decode' : 'prefill' });
+  const pass = prof
+    ? undefined
+    : enc.beginComputePass({ label: decode ? 'decode' : small ? 'small_batch' : 'prefill' });
   const run = (d: Dispatch) => {
     if (d.y === 'combine' && nSplit === 1) return;
     const p =
@@ -191,7 +207,8 @@ export function encodeDispatches(
     if (!pass) p.end();
   };
   run(k.embed);
-  for (const layer of decode ? k.decodeLayers : k.prefillLayers) for (const d of layer) run(d);
+  for (const layer of decode ? k.decodeLayers : small ? k.smallLayers : k.prefillLayers)
+    for (const d of layer) run(d);
   if (opts.allLogits) {
     for (const d of opts.allLogits) run(d);
   } else if (opts.logits) {

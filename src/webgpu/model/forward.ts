@@ -48,7 +48,7 @@ import {
 } from '../kernels/matmul.ts';
 import { mmmIntDotCovers, mmmWGSL, mmmWorkgroupsX, TILE_ROWS, TILE_TOKENS } from '../kernels/mmm.ts';
 import { sgmatTileCovers, sgmatTileDims, sgmatTileWGSL } from '../kernels/mmm-sgmat.ts';
-import { mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
+import { type MmvLayout, mmvReduceBytes, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import {
   SAMPLE_TOPP_PASSES,
@@ -62,8 +62,31 @@ import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul, SgmatPrefillLay
 import type { RunState } from './state.ts';
 import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
 
-/** Decode (one token per step: the matrix × vector kernels) or prefill (a batch: the matrix × matrix ones). */
-type Mode = 'decode' | 'prefill';
+/**
+ * Decode (one token per step: the matrix × vector kernels), prefill (a batch: the matrix × matrix ones), or
+ * a small batch (2 … `KernelPlan.smallBatch` tokens: the matrix × vector kernels at
+ * {@link SMALL_BATCH_TT} tokens per workgroup row, with the prefill attention).
+ */
+export type Mode = 'decode' | 'prefill' | 'small';
+
+/**
+ * Tokens per workgroup row of a small batch's mmv kernels (the decode kernels' tested range is 1–4; a batch
+ * of 5–8 tokens runs two rows of workgroups, each reading the weights once). 2 where the layout's
+ * reduction memory does not hold 4 tokens ({@link smallBatchTokensPerPass}).
+ */
+export const SMALL_BATCH_TT = 4;
+
+/**
+ * Tokens per workgroup row of `spec`'s small-batch mmv kernel with `layout`: {@link SMALL_BATCH_TT}, or 2
+ * where its lane reduction would need more workgroup memory than WebGPU's default 16 KiB (kernels/mmv.ts
+ * `mmvReduceBytes`), or 0 where neither fits (that matmul keeps the prefill kernel).
+ */
+export function smallBatchTokensPerPass(layout: MmvLayout, spec: MatmulSpec): number {
+  const dots = Math.max(...spec.segments.map((g) => g.dots.length));
+  for (const TT of [SMALL_BATCH_TT, 2])
+    if (mmvReduceBytes(layout, TT, dots, Boolean(spec.norm)) <= 16384) return TT;
+  return 0;
+}
 
 /** Tokens per thread of the old prefill kernel (matmul.ts), kept where the others do not apply. */
 export const PREFILL_TT = 8;
@@ -114,24 +137,45 @@ export function usesNormPass(prefill: PrefillMatmul, cfg: Pick<LlamaConfig, 'nEm
   return prefill.kind === 'mmv' && prefill.normPass === true && cfg.nEmbd % 4 === 0;
 }
 
+/**
+ * Does the plan ask for the small-batch kernels (`smallBatch` > 1 tokens, or 'trial': compiled for the
+ * load's timed trial, llama.ts `LlamaModel.load`), and does mmv run any decode matmul (they are the
+ * decode layouts at a few tokens per row)?
+ */
+export function plansSmallBatch(choice: Pick<KernelPlan, 'smallBatch' | 'mmv'>): boolean {
+  const sb = choice.smallBatch;
+  return (sb === 'trial' || (sb !== undefined && sb > 1)) && Object.keys(choice.mmv).length > 0;
+}
+
 /** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
 export function usesMmv(choice: ForwardConfig, spec: MatmulSpec, family: MatmulFamilyName): boolean {
   return choice.mmv[family] !== undefined && mmvSupports(spec.K, ['F32']);
 }
 
 /**
- * The matmul kernel variant for `spec`, for decode (T ≤ 1 token per workgroup row) or prefill (the
- * `choice.prefill` kernels), and the tokens per workgroup row of its dispatch. Adds `family` to
- * `intDotFamilies` when it runs the integer-dot tile.
+ * The matmul kernel variant for `spec`, for decode (T ≤ 1 token per workgroup row), prefill (the
+ * `choice.prefill` kernels) or a small batch (the family's decode mmv layout at
+ * {@link smallBatchTokensPerPass} tokens per workgroup row; the prefill kernel where mmv does not run
+ * that matmul), and the tokens per workgroup row of its dispatch. Adds `family` to `intDotFamilies` when
+ * it runs the integer-dot tile.
  */
 export function matmulSource(
   choice: ForwardConfig,
   label: string,
   spec: MatmulSpec,
-  mode: 'decode' | 'prefill',
+  mode: Mode,
   family: MatmulFamilyName,
   intDotFamilies: Set<MatmulFamilyName>,
 ): { src: KernelSource; wgX: number; tile: number } {
+  if (mode === 'small' && !spec.lastTokenOnly) {
+    const layout = choice.mmv[family];
+    const TT = layout && usesMmv(choice, spec, family) ? smallBatchTokensPerPass(layout, spec) : 0;
+    if (layout && TT > 0) {
+      const o = { ...spec, TT, layout };
+      return { src: kernelSource(label, mmvWGSL(o)), wgX: mmvWorkgroupsX(o.segments, layout), tile: TT };
+    }
+    return matmulSource(choice, label, spec, 'prefill', family, intDotFamilies);
+  }
   // The prompt's one-token output matmul is decode-shaped: the decode kernel (a prefill tile of TT
   // tokens computes TT copies of the last token's row: the 60M Q4_K_M model's Q6_K output, 32000 × 512,
   // took ~134 ms per prompt as a 16-token tile against ~63 ms as the decode kernel, SwiftShader in Node).
@@ -355,7 +399,7 @@ function planAttention(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
     ];
   }
   const buffers = { step: s.step, q: s.q, kc: s.kCache[l], vc: s.vCache[l], out: s.xb };
-  if (mode === 'prefill' && prefillCode && codes.prefillAttn) {
+  if (mode !== 'decode' && prefillCode && codes.prefillAttn) {
     const { plan } = codes.prefillAttn;
     const wgX = c.nHeadKv * plan.groupsPerKvHead;
     return [
@@ -497,6 +541,11 @@ export interface ForwardPlan {
   decodeLayers: PlannedKernel[][];
   /** The same with the prefill (matrix × matrix) kernels. */
   prefillLayers: PlannedKernel[][];
+  /**
+   * The same for a small batch (the matrix × vector kernels at a few tokens per workgroup row, the prefill
+   * attention), where the plan's `smallBatch` asks for them ({@link plansSmallBatch}); else empty.
+   */
+  smallLayers: PlannedKernel[][];
   /** The final norm + output matmul of the last token (more than one dispatch only past the binding limit). */
   output: PlannedKernel[];
   /** The argmax's two passes (kernels/argmax.ts: partial maxima over stripes, then the final one). */
@@ -566,6 +615,7 @@ export function planForward(
   const layers = Array.from({ length: c.nLayers }, (_, l) => l);
   const decodeLayers = layers.map((l) => planLayer(x, l, 'decode'));
   const prefillLayers = layers.map((l) => planLayer(x, l, 'prefill'));
+  const smallLayers = plansSmallBatch(choice) ? layers.map((l) => planLayer(x, l, 'small')) : [];
   const outW = weights.get('output.weight') ?? W('token_embd.weight');
   const emb = W('token_embd.weight');
   const outBuffers = {
@@ -591,6 +641,7 @@ export function planForward(
     embed: fixed('embed', 'embed', embedCode, Math.ceil(c.nEmbd / WG), embedBuffers),
     decodeLayers,
     prefillLayers,
+    smallLayers,
     output: matmuls(x, 'output', 'output', specs.out, 'decode', outBuffers),
     argmax: [
       fixed(

@@ -52,7 +52,14 @@ import {
   type ForwardDispatches,
   type SampleDispatch,
 } from './dispatch.ts';
-import { type Dispatch, type ForwardConfig, planForward, usesMmv, usesNormPass } from './forward.ts';
+import {
+  type Dispatch,
+  type ForwardConfig,
+  planForward,
+  plansSmallBatch,
+  usesMmv,
+  usesNormPass,
+} from './forward.ts';
 import type {
   ForwardProfiler,
   LlamaLoadOptions,
@@ -61,6 +68,15 @@ import type {
   SgmatPrefillLayout,
 } from './options.ts';
 import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefill.ts';
+import {
+  chooseSmallBatch,
+  median,
+  SMALL_BATCH_MAX,
+  SMALL_BATCH_TRIAL_RUNS,
+  SMALL_BATCH_TRIAL_TOKENS,
+  type SmallBatchChoice,
+  type SmallBatchTrial,
+} from './small-batch.ts';
 import {
   allocRunState,
   checkKvCacheFits,
@@ -105,6 +121,12 @@ export class LlamaModel {
   readonly kvType: KvType;
   /** The V cache's element type (llama.cpp's `-ctv`; the K type unless the load said otherwise). */
   readonly vKvType: KvType;
+  /**
+   * Batches of 2 … `smallBatch.maxTokens` tokens run the layers' matmuls through the decode mmv kernels
+   * (the prefill and verify steps; kernel-plan.ts `KernelPlan.smallBatch`, model/small-batch.ts), and how
+   * that was chosen; set at load.
+   */
+  smallBatch: SmallBatchChoice = { maxTokens: 0, chosenBy: 'adapter' };
   /** Matmul families whose prefill runs the integer-dot tile (`plan.prefill.intDot`, covered types). */
   readonly intDotFamilies = new Set<MatmulFamilyName>();
   /**
@@ -141,6 +163,8 @@ export class LlamaModel {
   private verifyState?: {
     rows: number;
     kernels: Dispatch[];
+    /** The every-position output kernels of a small batch (mmv), where the load runs small batches. */
+    smallKernels?: Dispatch[];
     logits: GPUBuffer;
     logitsReadback: GPUBuffer;
     /** The argmax's two passes over the rows (kernels/argmax.ts), dispatched (wgX, T). */
@@ -323,6 +347,8 @@ export class LlamaModel {
         );
       }
       times.compileMs = performance.now() - tc;
+      // Small batches through mmv or the prefill tile: a timed trial of whole forward passes.
+      if (model.plan.smallBatch === 'trial' && plansSmallBatch(model.choice)) await model.trialSmallBatch();
       return model;
     } catch (e) {
       for (const b of allBuffers) b.destroy();
@@ -378,7 +404,84 @@ export class LlamaModel {
     this.flashWorkgroups = plan.flashWorkgroups;
     this.kernels = await compileForward(dev, plan, onCompile);
     this.outAllBuffers = plan.outBuffers;
+    // Off, on, or (the trial) decided once the kernels are compiled (load); 'option' in a plan made by hand.
+    const sb = choice.smallBatch;
+    const by = this.plan.chosen?.smallBatchBy ?? 'option';
+    if (!plansSmallBatch(choice))
+      this.smallBatch = {
+        maxTokens: 0,
+        chosenBy: sb === undefined ? 'adapter' : sb === 0 ? by : 'unavailable',
+      };
+    else if (sb !== 'trial')
+      this.smallBatch = { maxTokens: Math.min(sb ?? 0, SMALL_BATCH_MAX), chosenBy: by };
     this.built = true;
+  }
+
+  /**
+   * Benchmarks (scripts/device/small-batch.ts, draft.ts): sets how many tokens a small batch may have on
+   * this load, to time both ways on one load (`chosenBy` becomes 'option', the trial's rows are kept).
+   * @param maxTokens 0 (every batch through the prefill kernels) or 2 … {@link SMALL_BATCH_MAX}.
+   * @throws EngineError('invalid_argument') out of range, or above 0 where the small-batch kernels were not
+   *   compiled (the plan's smallBatch off, or mmv off).
+   */
+  setSmallBatch(maxTokens: number): void {
+    if (
+      !(Number.isInteger(maxTokens) && (maxTokens === 0 || (maxTokens >= 2 && maxTokens <= SMALL_BATCH_MAX)))
+    )
+      throw new EngineError(
+        'invalid_argument',
+        `small batch sizes are 0 or 2..${SMALL_BATCH_MAX} (got ${maxTokens})`,
+      );
+    if (maxTokens > 0 && this.kernels.smallLayers.length === 0)
+      throw new EngineError(
+        'invalid_argument',
+        "this load compiled no small-batch kernels (load with smallBatch 'mmv' or 'trial', and mmv on)",
+      );
+    this.smallBatch = { ...this.smallBatch, maxTokens, chosenBy: 'option' };
+  }
+
+  /** Does a batch of T tokens run through the small-batch kernels ({@link smallBatch})? */
+  usesSmallBatch(T: number): boolean {
+    return T >= 2 && T <= this.smallBatch.maxTokens && this.kernels.smallLayers.length > 0;
+  }
+
+  /**
+   * The small-batch trial (kernel-plan.ts `KernelPlan.smallBatch` 'trial'): a whole forward pass (embed,
+   * layers, the last token's logits and argmax) of each of {@link SMALL_BATCH_TRIAL_TOKENS} tokens at
+   * position 0, through the small-batch kernels and through the prefill kernels, warm-up runs then the
+   * median of timed ones (wall time from submit to `onSubmittedWorkDone`); sets {@link smallBatch} by
+   * small-batch.ts `chooseSmallBatch`. Runs before any prompt: the KV rows it writes are overwritten by
+   * the first prefill. `time` replaces the timing (tests inject timings).
+   * @returns the trial's rows.
+   */
+  async trialSmallBatch(
+    time: (T: number, small: boolean) => Promise<number> = (T, small) => this.timeForward(T, small),
+  ): Promise<SmallBatchTrial[]> {
+    const trials: SmallBatchTrial[] = [];
+    for (const tokens of SMALL_BATCH_TRIAL_TOKENS.filter((t) => t <= this.batchSize)) {
+      const mmvMs = await time(tokens, true);
+      const tileMs = await time(tokens, false);
+      trials.push({ tokens, mmvMs, tileMs });
+    }
+    this.smallBatch = { maxTokens: chooseSmallBatch(trials), chosenBy: 'trial', trials };
+    return trials;
+  }
+
+  /** Median ms of a whole forward pass of T tokens at position 0 (small-batch or prefill kernels). */
+  private async timeForward(T: number, small: boolean): Promise<number> {
+    const { warmup, reps } = SMALL_BATCH_TRIAL_RUNS;
+    this.device.queue.writeBuffer(this.s.ids, 0, new Uint32Array(T));
+    this.writeStep(T, 0);
+    const ms: number[] = [];
+    for (let i = 0; i < warmup + reps; i++) {
+      const enc = this.device.createCommandEncoder({ label: 'small_batch_trial' });
+      encodeDispatches(enc, this.kernels, T, this.split.nSplit, undefined, { logits: true, small });
+      const t0 = performance.now();
+      this.device.queue.submit([enc.finish()]);
+      await this.device.queue.onSubmittedWorkDone();
+      if (i >= warmup) ms.push(performance.now() - t0);
+    }
+    return median(ms);
   }
 
   /**
@@ -414,6 +517,7 @@ export class LlamaModel {
       sample,
       logits,
       pick,
+      small: this.usesSmallBatch(T),
     });
   }
 
@@ -549,6 +653,18 @@ export class LlamaModel {
       { ...this.outAllBuffers, logits },
       this.intDotFamilies,
     );
+    // A small verify batch's every-position logits through mmv too (the output is the largest matmul).
+    const smallKernels =
+      this.kernels.smallLayers.length > 0
+        ? await compileOutputAll(
+            this.device,
+            this.choice,
+            this.specs.outAll,
+            { ...this.outAllBuffers, logits },
+            this.intDotFamilies,
+            'small',
+          )
+        : undefined;
     const am = argmaxKernels({ nVocab: V });
     const partials = this.buf('verify_argmax_partials', rows * am.partialBytesPerRow, GPUBufferUsage.STORAGE);
     const out = this.buf('verify_out', rows * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
@@ -562,13 +678,14 @@ export class LlamaModel {
         return { pipeline, group: bindGroupByName(this.device, pipeline, src, buffers), wgX };
       }),
     );
-    this.verifyState = { rows, kernels, logits, logitsReadback, argmax, out, readback };
+    this.verifyState = { rows, kernels, smallKernels, logits, logitsReadback, argmax, out, readback };
     return this.verifyState;
   }
 
   /**
    * Speculative decoding's verify step: feeds `ids` at positions pos0 … pos0 + T − 1 in one batched forward
-   * (the prefill kernels; T = 1 runs a plain decode step) and returns the target's greedy choice after
+   * (the small-batch mmv kernels where {@link usesSmallBatch}, else the prefill kernels; T = 1 runs a plain
+   * decode step) and returns the target's greedy choice after
    * each of them: argmax[j] is the next token given ids[0..j] (per-row argmax on the GPU, T × 4 bytes read
    * back), and with `readLogits` the logits [T, nVocab] too (for sampled speculative decoding). The KV
    * cache then holds rows pos0 … pos0 + T − 1; rolling back past a rejected draft is only a matter of where
@@ -607,9 +724,11 @@ export class LlamaModel {
     this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.from(ids));
     this.writeStep(T, pos0);
     const enc = this.device.createCommandEncoder({ label: 'verify' });
+    const small = this.usesSmallBatch(T) && v.smallKernels !== undefined;
     encodeDispatches(enc, this.kernels, T, this.split.nSplit, this.profiler, {
-      allLogits: v.kernels,
+      allLogits: small ? v.smallKernels : v.kernels,
       logits: true,
+      small,
     });
     const pass = enc.beginComputePass({ label: 'argmax_rows' });
     for (const d of v.argmax) {

@@ -1,0 +1,109 @@
+/**
+ * Small batches through the matrix × vector kernels without a GPU: the trial's choice from injected
+ * timings (model/small-batch.ts `chooseSmallBatch`), the option's values and defaults (kernel-plan.ts
+ * `smallBatchFor`, `checkKernelOverrides`), which tokens per workgroup row a layout's reduction memory
+ * allows (forward.ts `smallBatchTokensPerPass`), and that the small-batch kernels are planned only where
+ * asked and mmv runs (forward.ts `plansSmallBatch`). The kernels' arithmetic is tested in
+ * small-batch.browser.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { isEngineError } from '../../core/errors.ts';
+import { checkKernelOverrides, smallBatchFor } from '../kernel-plan.ts';
+import type { MatmulSpec } from '../kernels/llama-ops.ts';
+import { mmvReduceBytes } from '../kernels/mmv.ts';
+import { plansSmallBatch, SMALL_BATCH_TT, smallBatchTokensPerPass } from './forward.ts';
+import { chooseSmallBatch, median, SMALL_BATCH_MAX } from './small-batch.ts';
+
+describe('chooseSmallBatch (the trial, injected timings)', () => {
+  it.each([
+    ['mmv faster at 4 and 8', [3.1, 5.2], [4.7, 6.9], 8],
+    ['mmv faster at 4 only', [3.1, 7.4], [4.7, 6.9], 4],
+    ['mmv slower at 4 (faster at 8: not a prefix)', [4.9, 5.0], [4.7, 6.9], 0],
+    ['mmv slower everywhere', [9.3, 17.1], [4.7, 6.9], 0],
+    ['a tie is not faster', [4.7, 6.0], [4.7, 6.9], 0],
+    ['a failed mmv run (NaN) counts as slower', [Number.NaN, 1], [4.7, 6.9], 0],
+    ['a failed tile run (Infinity) loses', [3.1, 5.2], [4.7, Number.POSITIVE_INFINITY], 8],
+  ])('%s', (_name, mmv, tile, want) => {
+    const trials = [4, 8].map((tokens, i) => ({ tokens, mmvMs: mmv[i], tileMs: tile[i] }));
+    expect(chooseSmallBatch(trials)).toBe(want);
+    // The rows' order does not matter.
+    expect(chooseSmallBatch([...trials].reverse())).toBe(want);
+  });
+
+  it('never above SMALL_BATCH_MAX, 0 without rows; median of odd and even counts', () => {
+    expect(chooseSmallBatch([{ tokens: 16, mmvMs: 1, tileMs: 2 }])).toBe(SMALL_BATCH_MAX);
+    expect(chooseSmallBatch([])).toBe(0);
+    expect(median([5, 1, 3])).toBe(3);
+    expect(median([4, 1, 3, 10])).toBe(3.5);
+  });
+});
+
+describe('the smallBatch option', () => {
+  it('defaults: off on software adapters, a trial on GPUs; mmv = 8 tokens, tile = off', () => {
+    expect(smallBatchFor(undefined, true)).toBe(0);
+    expect(smallBatchFor(undefined, false)).toBe('trial');
+    expect(smallBatchFor('mmv', true)).toBe(SMALL_BATCH_MAX);
+    expect(smallBatchFor('tile', false)).toBe(0);
+    expect(smallBatchFor('trial', true)).toBe('trial');
+  });
+
+  it.each([['fast'], [8], [true], [''], [null]])('refuses %j with invalid_argument', (v) => {
+    const e = (() => {
+      try {
+        checkKernelOverrides({ smallBatch: v as never });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(isEngineError(e, 'invalid_argument'), String(e)).toBe(true);
+    expect(String((e as Error).message)).toMatch(/smallBatch must be 'mmv', 'tile', 'trial'/);
+  });
+
+  it('takes each valid value', () => {
+    for (const v of ['mmv', 'tile', 'trial'] as const)
+      expect(() => checkKernelOverrides({ smallBatch: v })).not.toThrow();
+  });
+});
+
+describe('the small-batch kernels', () => {
+  const spec = (dots: number, norm: boolean) =>
+    ({
+      K: 4096,
+      segments: [{ nUnits: 7168, weights: [], dots: Array.from({ length: dots }, () => ({})) }],
+      ...(norm ? { norm: { eps: 1e-5 } } : {}),
+    }) as unknown as MatmulSpec;
+  const lanes1 = { lanes: 1, units: 4, threads: 64, reduce: 'shared' as const, packed: true };
+
+  it('4 tokens per row where the reduction memory holds them, else 2, else none (prefill kernel)', () => {
+    // No workgroup reduction (one lane, or subgroup shuffles): always 4.
+    expect(smallBatchTokensPerPass(lanes1, spec(2, true))).toBe(SMALL_BATCH_TT);
+    expect(smallBatchTokensPerPass({ ...lanes1, lanes: 32, reduce: 'subgroup' }, spec(2, true))).toBe(4);
+    // 256 threads, lanes 8, 4 units, gate+up, norm: 4 · 256 · (4·2·T + T) bytes: T = 4 is 36,864, T = 2 is 18,432.
+    const wide = { lanes: 8, units: 4, threads: 256, reduce: 'shared' as const, packed: true };
+    expect(mmvReduceBytes(wide, 4, 2, true)).toBe(36864);
+    expect(smallBatchTokensPerPass(wide, spec(2, true))).toBe(0);
+    expect(smallBatchTokensPerPass({ ...wide, units: 1 }, spec(1, false))).toBe(4); // 4·256·4 = 4,096
+    expect(smallBatchTokensPerPass({ ...wide, threads: 128 }, spec(2, true))).toBe(2); // 18,432 at 4, 9,216 at 2
+    // 'hybrid': one slot per run of shuffleLanes.
+    const hybrid = {
+      lanes: 128,
+      units: 2,
+      threads: 128,
+      reduce: 'hybrid' as const,
+      shuffleLanes: 32,
+      packed: true,
+    };
+    expect(mmvReduceBytes(hybrid, 4, 2, true)).toBe(4 * 4 * (2 * 2 * 4 + 4));
+    expect(smallBatchTokensPerPass(hybrid, spec(2, true))).toBe(4);
+  });
+
+  it('planned only where asked for (a size above 1, or the trial) and mmv runs a decode matmul', () => {
+    const mmv = { ffn: lanes1 };
+    expect(plansSmallBatch({ smallBatch: 8, mmv })).toBe(true);
+    expect(plansSmallBatch({ smallBatch: 'trial', mmv })).toBe(true);
+    expect(plansSmallBatch({ smallBatch: 0, mmv })).toBe(false);
+    expect(plansSmallBatch({ smallBatch: 1, mmv })).toBe(false);
+    expect(plansSmallBatch({ mmv })).toBe(false);
+    expect(plansSmallBatch({ smallBatch: 8, mmv: {} })).toBe(false);
+  });
+});

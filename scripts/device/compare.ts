@@ -461,12 +461,12 @@ function writeResults(): void {
   console.log(md);
 }
 
-/** `argmax 126 × 1024 logits (64 threads); sampler passes: top-k 40 candidates + draw, top-p 0.95 top-p ×3 + draw`. */
+/** `argmax 126 × 1024 logits (64 threads); sampler passes per token: top-k 40: candidates + draw; top-p 0.95: top-p ×3 + draw; …`. */
 function pickLine(a: ArgmaxInfo, s: SamplerInfo): string {
   const r = s.requests;
   return (
-    `argmax ${a.stripes} × ${a.stripe} logits (${a.threads} threads); sampler passes: top-k 40 ${pickPassesText(r.topK)}, ` +
-    `top-p 0.95 ${pickPassesText(r.topP)}, temperature alone ${pickPassesText(r.temperature)}`
+    `argmax ${a.stripes} × ${a.stripe} logits (${a.threads} threads); sampler passes per token: top-k 40: ${pickPassesText(r.topK)}; ` +
+    `top-p 0.95: ${pickPassesText(r.topP)}; temperature alone: ${pickPassesText(r.temperature)}`
   );
 }
 

@@ -249,6 +249,11 @@ test('after a load, "Kernels of the loaded model" says which kernels run and why
   const texts = await list.locator('.reading__text').allTextContents();
   expect(texts.find((t) => t.startsWith('Prefill matmuls:'))).toBeDefined();
   expect(texts.find((t) => t.startsWith('Decode matmuls:'))).toBeDefined();
+  // The token pick: stories260K's 512 logits are one stripe, so the sampler plans its draw alone.
+  expect(texts).toContain(
+    'Greedy pick: the argmax over 512 logits in two passes, one stripe of 1,024 logits (64 threads per workgroup), then one workgroup over its partial maximum.',
+  );
+  expect(texts).toContain('GPU sampler: one 128-thread workgroup draws.');
   const attention = texts.find((t) => t.startsWith('Prefill attention:'));
   if (process.env.WEBGPU_GPU !== '1') {
     // SwiftShader offers no subgroup matrices: the engine's recorded reason is on the page.

@@ -61,6 +61,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { isOurKernels, pickPassesText } from '../../src/bench/kernel-readings.ts';
 import { type LlamaBenchTest, testName } from '../../src/bench/llama-bench.ts';
 import { runLlamaBench } from '../../src/bench/llama-bench-gpu.ts';
 import { markdownTable } from '../../src/bench/markdown.ts';
@@ -74,6 +75,7 @@ import {
   setNodeDawnOptions,
 } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
+import type { ArgmaxInfo, SamplerInfo } from '../../src/webgpu/kernel-plan.ts';
 import { sgmatWorkgroupBytes } from '../../src/webgpu/kernels/mmm-sgmat.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
 
@@ -418,6 +420,17 @@ function writeResults(): void {
     }
   }
   const errs = rows.filter((r) => r.types && (r.ours?.error || r.llama?.error));
+  // The token pick of each model as loaded (ModelInfo.kernels.argmax / .sampler), once per model.
+  const picks = [
+    ...new Map(
+      rows.flatMap((r) => {
+        const k = r.ours?.kernels;
+        return isOurKernels(k) && k.argmax && k.sampler
+          ? [[r.model, pickLine(k.argmax, k.sampler)] as const]
+          : [];
+      }),
+    ),
+  ].map(([m, t]) => `- ${m}: ${t}`);
   const peer = rows.find((r) => r.llama?.engine)?.llama;
   const depthText = deepDepths.length
     ? `, ${tg} also at depth${deepDepths.length > 1 ? 's' : ''} ${deepDepths.join(', ')} (cache filled once, ` +
@@ -433,6 +446,7 @@ function writeResults(): void {
       `@d÷@0: ${tg} at the depth ÷ at depth 0, same engine; ${result.date.slice(0, 10)}`,
     '',
     ...markdownTable(head, lines, 2),
+    ...(picks.length ? ['', 'Token pick (ModelInfo.kernels):', ...picks] : []),
     ...(errs.length
       ? [
           '',
@@ -445,6 +459,15 @@ function writeResults(): void {
   ].join('\n');
   if (values.md) writeFileSync(values.md, `${md}\n`);
   console.log(md);
+}
+
+/** `argmax 126 × 1024 logits (64 threads); sampler passes per token: top-k 40: candidates + draw; top-p 0.95: top-p ×3 + draw; …`. */
+function pickLine(a: ArgmaxInfo, s: SamplerInfo): string {
+  const r = s.requests;
+  return (
+    `argmax ${a.stripes} × ${a.stripe} logits (${a.threads} threads); sampler passes per token: top-k 40: ${pickPassesText(r.topK)}; ` +
+    `top-p 0.95: ${pickPassesText(r.topP)}; temperature alone: ${pickPassesText(r.temperature)}`
+  );
 }
 
 /** A model's planned file bytes: a shape's from its plan, a path's from its size (0 when unknown). */

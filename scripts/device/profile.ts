@@ -4,7 +4,9 @@
  * kernel family from timestamp queries, one pass per dispatch; wall ms per token unprofiled; busy
  * fraction = GPU ÷ wall), the argmax's µs per token, the GPU sampler's µs per sampled step (temperature
  * 0.8, top-p 0.95, top-k off: the top-p candidates' passes and the one-workgroup pass), and wall ms per token with 1 step in flight against
- * the default (decoder.ts `DEFAULT_IN_FLIGHT`), so the token loop's gaps show (issue 40).
+ * the default (decoder.ts `DEFAULT_IN_FLIGHT`), so the token loop's gaps show (issue 40); beside them the
+ * argmax's stripes and the sampler's passes for that request as loaded (`ModelInfo.kernels.argmax`,
+ * `.sampler`).
  *
  *   node profile.mjs --models synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m [--gpu]
  *       [--decode-tokens 32] [--prefill-tokens 64] [--budget-s 120] [--json FILE] [--md FILE]
@@ -13,6 +15,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { pickPassesText } from '../../src/bench/kernel-readings.ts';
 import { KERNEL_FAMILIES } from '../../src/bench/llama-bench.ts';
 import { profileGpu, profileSampler, timeDecode } from '../../src/bench/llama-bench-gpu.ts';
 import { markdownTable } from '../../src/bench/markdown.ts';
@@ -21,6 +24,7 @@ import { openModelSource } from '../../src/library/opener.ts';
 import { DEFAULT_IN_FLIGHT } from '../../src/webgpu/decoder.ts';
 import { createGpuContext } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
+import type { ArgmaxInfo, SamplerInfo } from '../../src/webgpu/kernel-plan.ts';
 
 const { values } = parseArgs({
   options: {
@@ -61,6 +65,10 @@ interface Row {
   samplerUs?: number | null;
   /** GPU ms per decode token per kernel family. */
   kernels?: Record<string, number>;
+  /** The argmax as loaded (ModelInfo.kernels.argmax: stripes, logits per stripe, threads). */
+  argmax?: ArgmaxInfo;
+  /** The GPU sampler as loaded (ModelInfo.kernels.sampler: passes, and those each kind of request runs). */
+  sampler?: SamplerInfo;
   prefillGpuMsPerToken?: number | null;
   timestamps?: string;
   note?: string;
@@ -78,12 +86,14 @@ function write(): void {
       'GPU ms/tok',
       'busy',
       'argmax µs',
+      'argmax stripes',
       'sampler µs (T 0.8, top-p 0.95)',
+      'sampler passes (T 0.8, top-p 0.95)',
       ...fams.map((k) => `${k} ms`),
     ],
     rows.map((r) =>
       r.skipped || r.error
-        ? [r.model, r.skipped ?? `error: ${r.error}`, ...Array(5 + fams.length).fill('')]
+        ? [r.model, r.skipped ?? `error: ${r.error}`, ...Array(7 + fams.length).fill('')]
         : [
             r.model,
             f(r.wallMsPerToken),
@@ -91,7 +101,9 @@ function write(): void {
             f(r.gpuMsPerToken),
             f(r.busyFraction, 2),
             f(r.argmaxUs, 1),
+            r.argmax ? `${r.argmax.stripes} × ${r.argmax.stripe}` : '—',
             f(r.samplerUs, 1),
+            r.sampler ? pickPassesText(r.sampler.requests.topP) : '—',
             ...fams.map((k) => f(r.kernels?.[k])),
           ],
     ),
@@ -134,6 +146,8 @@ for (const m of values.models!.split(',').filter(Boolean)) {
       argmaxUs: p.timestamps === 'unavailable' ? null : (argmax?.msPerToken ?? 0) * 1000,
       samplerUs,
       kernels,
+      argmax: mi.kernels?.argmax,
+      sampler: mi.kernels?.sampler,
       prefillGpuMsPerToken: p.prefillGpuMsPerToken,
       timestamps: p.timestamps,
       note: p.note,

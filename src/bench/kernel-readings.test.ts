@@ -4,8 +4,10 @@ import {
   type SubgroupMatrixConfig,
   subgroupMatrixSupport,
 } from '../webgpu/device.ts';
-import { type KernelsInfo, subgroupMatrixInfo } from '../webgpu/kernel-plan.ts';
-import { isOurKernels, kernelReadings } from './kernel-readings.ts';
+import { type KernelsInfo, pickInfo, subgroupMatrixInfo } from '../webgpu/kernel-plan.ts';
+import { argmaxKernels } from '../webgpu/kernels/argmax.ts';
+import { samplePassPlan } from '../webgpu/kernels/sample.ts';
+import { isOurKernels, kernelReadings, pickPassesText } from './kernel-readings.ts';
 
 // `ModelInfo.kernels` of stories260K loaded by WebGpuEngine on Dawn's SwiftShader adapter (Node, 2026-12-05),
 // copied verbatim from `describePlan`'s output.
@@ -263,6 +265,70 @@ describe('kernelReadings', () => {
       text: 'Subgroup matrices (prefill matmuls): available, not chosen: the subgroup-matrix tile failed its self-test on every configuration.',
     });
     expect(r[1]?.detail).toContain('self-test: f16→f32 16x16x16 failed (max error 0.5)');
+  });
+});
+
+/** `ModelInfo.kernels` with the pick of a load of `nVocab` logits (the dispatches forward.ts plans). */
+function withPick(nVocab: number, sampleTopP: boolean, sampling?: 'gpu' | 'cpu'): KernelsInfo {
+  const pick = pickInfo(
+    nVocab,
+    {
+      argmax: [{ wgX: argmaxKernels({ nVocab }).nParts }, { wgX: 1 }],
+      sampler: samplePassPlan(nVocab, sampleTopP).map((p) => ({ role: p.role, wgX: p.workgroups })),
+    },
+    { sampleTopP, sampling },
+  );
+  return { ...SWIFTSHADER, ...pick };
+}
+
+describe('kernelReadings: the token pick', () => {
+  it("stories260K's 512 logits: one stripe, the sampler's draw only, and why", () => {
+    const r = kernelReadings(withPick(512, false));
+    expect(r.at(-2)).toEqual({
+      level: 'info',
+      text: 'Greedy pick: the argmax over 512 logits in two passes, one stripe of 1,024 logits (64 threads per workgroup), then one workgroup over its partial maximum.',
+    });
+    expect(r.at(-1)).toEqual({
+      level: 'info',
+      text: 'GPU sampler: one 128-thread workgroup draws.',
+      detail:
+        'Dispatches per token: greedy: argmax ×2; greedy with a repetition penalty: draw; top-k 40: draw; top-p 0.95: draw; temperature alone: draw. Top-k and top-p candidates not planned: one stripe (512 logits ≤ 1024): the draw reads the vocabulary at once.',
+    });
+  });
+
+  it("Llama 3's 128,256 logits on a GPU: 126 stripes, top-k and top-p candidates over them", () => {
+    const r = kernelReadings(withPick(128_256, true));
+    expect(r.at(-2)?.text).toBe(
+      'Greedy pick: the argmax over 128,256 logits in two passes, 126 stripes of 1,024 logits (64 threads per workgroup), then one workgroup over the 126 partial maxima.',
+    );
+    expect(r.at(-1)).toEqual({
+      level: 'info',
+      text: 'GPU sampler: top-k candidates (k ≤ 256) and top-p candidates (3 passes) over 126 stripes of 1,024 logits, then one 128-thread workgroup draws from their list.',
+      detail:
+        'Dispatches per token: greedy: argmax ×2; greedy with a repetition penalty: draw; top-k 40: candidates + draw; top-p 0.95: top-p ×3 + draw; temperature alone: draw.',
+    });
+  });
+
+  it('a software adapter plans no top-p passes and says why; CPU sampling is named', () => {
+    const sw = kernelReadings(withPick(151_936, false)).at(-1);
+    expect(sw?.text).toBe(
+      'GPU sampler: top-k candidates (k ≤ 256) over 149 stripes of 1,024 logits, then one 128-thread workgroup draws from their list.',
+    );
+    expect(sw?.detail).toMatch(
+      /top-p 0\.95: draw; .* Top-p candidates not planned: a software adapter's plan/,
+    );
+    const cpu = kernelReadings(withPick(32_000, true, 'cpu')).at(-1);
+    expect(cpu?.text).toMatch(/\(not used: this engine samples on the CPU\)\.$/);
+    expect(cpu?.detail).toMatch(
+      /^Dispatches per token: greedy: argmax ×2; greedy with a repetition penalty: CPU; top-k 40: CPU;/,
+    );
+  });
+
+  it('pickPassesText groups repeated kinds', () => {
+    expect(pickPassesText(['argmax_partials', 'argmax_final'])).toBe('argmax ×2');
+    expect(pickPassesText(['top_p_max', 'top_p_mass', 'top_p_compact', 'draw'])).toBe('top-p ×3 + draw');
+    expect(pickPassesText(['candidates', 'draw'])).toBe('candidates + draw');
+    expect(pickPassesText([])).toBe('CPU');
   });
 });
 

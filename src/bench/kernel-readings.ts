@@ -4,11 +4,12 @@
  * (webgpu/kernel-plan.ts `describePlan`), no DOM. It says the prefill matmul tile and how it was chosen
  * (with the trial's times), whether subgroup matrices were available and chosen and, where not, the reason
  * the load recorded (the f16, integer and large tiles), the prefill attention kernel with its own
- * subgroup-matrix verdict and trial, and the decode side (mmv layout, fallback kernel, decode attention).
+ * subgroup-matrix verdict and trial, the decode side (mmv layout, fallback kernel, decode attention) and
+ * the token pick (the argmax's stripes, the GPU sampler's passes and which of them each kind of request runs).
  */
 
-import { fmtSig } from '../util/format.ts';
-import type { KernelsInfo } from '../webgpu/kernel-plan.ts';
+import { fmtCount, fmtSig } from '../util/format.ts';
+import type { ArgmaxInfo, KernelsInfo, PickPass, SamplerInfo } from '../webgpu/kernel-plan.ts';
 import type { Reading } from './gpu-report.ts';
 
 type SelfTest = { config: string; ok: boolean; reason?: string; i8Units?: string }[] | undefined;
@@ -171,8 +172,65 @@ function decodeReading(k: KernelsInfo): Reading {
 }
 
 /**
+ * A pick's dispatches in short: `argmax ×2`, `candidates + draw`, `top-p ×3 + draw`, `draw`; `CPU` for
+ * none (sampled on the CPU).
+ * @param passes `SamplerInfo.requests` of one kind of request, in dispatch order.
+ */
+export function pickPassesText(passes: readonly PickPass[]): string {
+  if (!passes.length) return 'CPU';
+  const groups: [string, number][] = [];
+  for (const p of passes) {
+    const name = p.startsWith('argmax_') ? 'argmax' : p.startsWith('top_p_') ? 'top-p' : p;
+    const last = groups.at(-1);
+    if (last?.[0] === name) last[1]++;
+    else groups.push([name, 1]);
+  }
+  return groups.map(([n, c]) => (c > 1 ? `${n} ×${c}` : n)).join(' + ');
+}
+
+/** The argmax reading. */
+function argmaxReading(a: ArgmaxInfo): Reading {
+  const one = a.stripes === 1;
+  const final = a.finalWorkgroups === 1 ? 'one workgroup' : `${a.finalWorkgroups} workgroups`;
+  return {
+    level: 'info',
+    text:
+      `Greedy pick: the argmax over ${fmtCount(a.nVocab)} logits in two passes, ` +
+      `${one ? 'one stripe' : `${a.stripes} stripes`} of ${fmtCount(a.stripe)} logits (${a.threads} threads per workgroup), ` +
+      `then ${final} over ${one ? 'its partial maximum' : `the ${a.stripes} partial maxima`}.`,
+  };
+}
+
+/** The GPU sampler reading. */
+function samplerReading(s: SamplerInfo): Reading {
+  const draw = s.passes.find((p) => p.role === 'draw');
+  const striped = [
+    s.topK.planned ? `top-k candidates (k ≤ ${s.topK.cap})` : undefined,
+    s.topP.planned ? 'top-p candidates (3 passes)' : undefined,
+  ].filter(Boolean);
+  const why = (x: { reason?: string }) => x.reason ?? 'not planned';
+  const notPlanned =
+    !s.topK.planned && !s.topP.planned && s.topK.reason === s.topP.reason
+      ? [`Top-k and top-p candidates not planned: ${why(s.topK)}.`]
+      : [
+          s.topK.planned ? undefined : `Top-k candidates not planned: ${why(s.topK)}.`,
+          s.topP.planned ? undefined : `Top-p candidates not planned: ${why(s.topP)}.`,
+        ].filter(Boolean);
+  const r = s.requests;
+  const perRequest = `Dispatches per token: greedy: ${pickPassesText(r.greedy)}; greedy with a repetition penalty: ${pickPassesText(r.penalty)}; top-k 40: ${pickPassesText(r.topK)}; top-p 0.95: ${pickPassesText(r.topP)}; temperature alone: ${pickPassesText(r.temperature)}.`;
+  return {
+    level: 'info',
+    text:
+      `GPU sampler: ${striped.length ? `${striped.join(' and ')} over ${s.stripes} stripes of ${fmtCount(s.stripe)} logits, then ` : ''}` +
+      `${draw ? `one ${draw.threads}-thread workgroup` : 'one workgroup'} draws${striped.length ? ' from their list' : ''}` +
+      `${s.on === 'cpu' ? ' (not used: this engine samples on the CPU)' : ''}.`,
+    detail: [perRequest, ...notPlanned].join(' '),
+  };
+}
+
+/**
  * The readings of a loaded model's kernels, in the GPU tab's order: prefill matmuls, subgroup matrices,
- * prefill attention, decode attention, decode matmuls.
+ * prefill attention, decode attention, decode matmuls, the argmax, the GPU sampler.
  * @param k our engine's `ModelInfo.kernels` ({@link KernelsInfo}, from `describePlan`).
  */
 export function kernelReadings(k: KernelsInfo): Reading[] {
@@ -180,6 +238,8 @@ export function kernelReadings(k: KernelsInfo): Reading[] {
     ...(k.prefill ? prefillReadings(k.prefill) : []),
     ...(k.attention ? attentionReadings(k.attention) : []),
     decodeReading(k),
+    ...(k.argmax ? [argmaxReading(k.argmax)] : []),
+    ...(k.sampler ? [samplerReading(k.sampler)] : []),
   ];
 }
 

@@ -11,6 +11,7 @@ import golden from '../../tests/golden/stories260K.json';
 import type { BenchResult } from '../bench/types.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
+import type { KernelsInfo } from '../webgpu/kernel-plan.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = stories260kPath();
@@ -69,6 +70,11 @@ describe('--default-limits', () => {
     // argmax's two passes.
     const qkv = j.model.kernels?.splitSegments ? 3 : 2;
     expect(j.model.kernels?.dispatchesPerToken).toBe(4 + (qkv + 5) * 5);
+    // The token pick as loaded (ModelInfo.kernels.argmax / .sampler): 512 logits are one stripe of 1,024.
+    const k = j.model.kernels as KernelsInfo | undefined;
+    expect(k?.argmax).toMatchObject({ stripes: Math.ceil(512 / 1024), stripe: 1024 });
+    expect(k?.sampler?.requests.greedy).toEqual(['argmax_partials', 'argmax_final']);
+    expect(k?.sampler?.passes.map((p) => p.role)).toEqual(['draw']);
     expect(j.runs[0].outputTokenIds).toEqual(c.outputIds.slice(0, 16));
   });
 });

@@ -12,7 +12,7 @@ import { kv, writeGguf } from '../gguf/writer.ts';
 import { openModelSource } from '../library/opener.ts';
 import { makeRandomLlamaGguf, randomLlamaParts } from '../model/random-model.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
-import { WebGpuEngine } from './engine.ts';
+import { WebGpuEngine, type WebGpuModelInfo } from './engine.ts';
 import type { MmvLayout } from './kernels/mmv.ts';
 import { clearMmvChoices, layoutName, mmvCandidates } from './kernels/tune.ts';
 
@@ -40,6 +40,7 @@ function logSoftmax(logits: Float32Array): Float64Array {
 
 describe('WebGpuEngine on stories260K', () => {
   const engine = new WebGpuEngine({ openModel: openModelSource });
+  let loaded: WebGpuModelInfo;
   beforeAll(async () => {
     const phases = new Set<string>();
     const info = await engine.load(
@@ -49,8 +50,42 @@ describe('WebGpuEngine on stories260K', () => {
     expect(info.nLayers).toBe(5);
     expect(info.nVocab).toBe(512);
     expect([...phases]).toEqual(['fetch', 'upload', 'compile']);
+    loaded = info;
   });
   afterAll(() => engine.dispose());
+
+  it('ModelInfo.kernels reports the argmax and the GPU sampler as loaded, and a sampled request encodes the passes it lists', async () => {
+    const k = loaded.kernels;
+    // 512 logits: one stripe of the smallest size (1,024; kernels/argmax.ts), so the sampler plans its
+    // draw alone (kernels/sample.ts sampleSplit: no candidates for one stripe).
+    expect(k?.argmax).toEqual({
+      nVocab: 512,
+      threads: 64,
+      stripe: 1024,
+      stripes: Math.ceil(512 / 1024),
+      finalWorkgroups: 1,
+      partialsPerThread: 1,
+    });
+    expect(k?.sampler?.on).toBe('gpu');
+    expect(k?.sampler?.passes).toEqual([{ role: 'draw', workgroups: 1, threads: 128 }]);
+    expect(k?.sampler?.topK).toMatchObject({
+      planned: false,
+      cap: 0,
+      reason: expect.stringMatching(/^one stripe/),
+    });
+    expect(k?.sampler?.topP.planned).toBe(false);
+    expect(k?.sampler?.requests.greedy).toEqual(['argmax_partials', 'argmax_final']);
+    // A sampled request (top-k 40, temperature 0.8) encodes what `requests.topK` says.
+    const r = await engine.generate({
+      promptTokenIds: [1, 300, 42],
+      maxTokens: 3,
+      temperature: 0.8,
+      topK: 40,
+      seed: 5,
+    });
+    expect(r.outputTokenIds).toHaveLength(3);
+    expect(engine.llama?.samplerRoles).toEqual(k?.sampler?.requests.topK);
+  });
 
   it.each(golden.generationF16.cases.map((c) => [c.prompt.slice(0, 30), c] as const))(
     'greedy output equals llama.cpp (F16 KV cache, the default) for %j',

@@ -440,7 +440,7 @@ export class WebGpuEngine implements Engine {
       tiedEmbeddings: cfg.tiedEmbeddings,
       fileBytes: file.fileSize,
       fileParts: (file as { parts?: unknown[] }).parts?.length ?? 1,
-      kernels: describePlan(m),
+      kernels: describePlan(m, { sampling: this.opts.sampling }),
       limits: { defaultLimits: gpu.defaultLimits, values: { ...gpu.limits } },
       cache,
     };

@@ -13,6 +13,7 @@ import type { KvType } from '../core/types.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import type { LlamaConfig } from '../model/config.ts';
 import { configName, type GpuContext, type SubgroupMatrixSupport } from './device.ts';
+import { ARGMAX_THREADS } from './kernels/argmax.ts';
 import {
   type PrefillLayout,
   prefillAttentionWGSL,
@@ -35,6 +36,13 @@ import { WEIGHT_BLOCK, WEIGHT_TYPES } from './kernels/common.ts';
 import { type I8Units, sgmatName } from './kernels/mmm-sgmat.ts';
 import { type MmvLayout, mmvLayoutProblem, mmvSupports } from './kernels/mmv.ts';
 import { isPlanarType } from './kernels/repack.ts';
+import {
+  SAMPLE_PASS_THREADS,
+  type SamplePassRole,
+  type SampleSettings,
+  sampleSplit,
+  selectSamplePasses,
+} from './kernels/sample.ts';
 import {
   chooseSubgroupMatrixBigTile,
   chooseSubgroupMatrixIntTile,
@@ -566,6 +574,10 @@ export type KernelsInfo = {
       trial?: { kernel: 'sgmat' | 'float'; ms: number }[];
     };
   };
+  /** The greedy pick: the argmax's two passes (kernels/argmax.ts), as loaded ({@link pickInfo}). */
+  argmax?: ArgmaxInfo;
+  /** The GPU sampler's passes as loaded, and which of them each kind of request runs ({@link pickInfo}). */
+  sampler?: SamplerInfo;
   /**
    * Prefill matmuls: `tile` (kernels/mmm.ts, workgroup-memory tiles; GPUs) or `mmv` (kernels/mmv.ts
    * register tiles at `tokensPerTile` tokens, one dispatch per segment when `splitSegments`; software
@@ -625,6 +637,140 @@ export type KernelsInfo = {
     };
   };
 };
+
+/**
+ * `ModelInfo.kernels.argmax`: the greedy pick over one row of `nVocab` logits (kernels/argmax.ts), a
+ * reduction in two dispatches of `threads` threads per workgroup: `stripes` workgroups each reduce a stripe
+ * of `stripe` logits (the last one shorter) to a partial (max, index), then `finalWorkgroups` (one per
+ * row) reduce the stripes' partials, `partialsPerThread` per thread, then a tree. `stripe` =
+ * max(1,024, ⌈nVocab / 256 / 256⌉ · 256), `stripes` = ⌈nVocab / stripe⌉ ≤ 256 (`argmaxSplit`): 32 for
+ * 32,000 logits, 126 for 128,256, 149 for 151,936.
+ */
+export interface ArgmaxInfo {
+  nVocab: number;
+  threads: number;
+  /** Logits per workgroup of the partials pass. */
+  stripe: number;
+  /** Workgroups of the partials pass per row. */
+  stripes: number;
+  finalWorkgroups: number;
+  partialsPerThread: number;
+}
+
+/**
+ * One dispatch of the token pick, by what it does: the argmax's partials and final passes, or one of the
+ * GPU sampler's (kernels/sample.ts `SamplePassRole`: `candidates`, `top_p_max`, `top_p_mass`,
+ * `top_p_compact`, `draw`).
+ */
+export type PickPass = 'argmax_partials' | 'argmax_final' | SamplePassRole;
+
+/**
+ * The kinds of request whose pick {@link SamplerInfo} `requests` lists, and the parameters that stand for
+ * each (the other parameters at their defaults: min-p 0, repetition penalty 1):
+ * - `greedy`: temperature 0, no repetition penalty: the argmax (generation.ts `isGreedy`);
+ * - `penalty`: temperature 0 with a repetition penalty (1.1): the sampler's argmax of the penalised logits;
+ * - `topK`: temperature 0.8, top-k 40 (llama.cpp's default k), top-p 1;
+ * - `topP`: temperature 0.8, top-p 0.95, top-k off (issue 40's sampled decode);
+ * - `temperature`: temperature 0.8 alone (also what a top-k over 256 runs).
+ */
+export const PICK_REQUESTS: Readonly<Record<'penalty' | 'topK' | 'topP' | 'temperature', SampleSettings>> = {
+  penalty: { temperature: 0, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1.1, repetitionLastN: 64 },
+  topK: { temperature: 0.8, topK: 40, topP: 1, minP: 0, repetitionPenalty: 1, repetitionLastN: 64 },
+  topP: { temperature: 0.8, topK: 0, topP: 0.95, minP: 0, repetitionPenalty: 1, repetitionLastN: 64 },
+  temperature: { temperature: 0.8, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1, repetitionLastN: 64 },
+};
+
+/** A kind of request in {@link SamplerInfo} `requests` (see {@link PICK_REQUESTS}). */
+export type PickRequestKind = 'greedy' | keyof typeof PICK_REQUESTS;
+
+/**
+ * `ModelInfo.kernels.sampler`: the GPU sampler (kernels/sample.ts) as loaded. `on`: where sampled
+ * requests pick (`WebGpuEngineOptions.sampling`; 'cpu' reads the logits back every step). `passes`: the
+ * planned passes in dispatch order, each with its workgroups and threads per workgroup (the many-workgroup
+ * passes over `stripes` stripes of `stripe` logits, the argmax's split; the draw, one workgroup).
+ * `topK`: whether the top-k candidates pass is planned, the largest k it compacts (`cap`, 0 when not) and
+ * why not; `topP`: the same for the three top-p candidates passes (not on software adapters,
+ * `KernelPlan.sampleTopP`). `requests`: the pick's dispatches a request of each kind runs per token, in
+ * order (`samplePassesNeeded` of its parameters among the planned passes; empty for the sampled kinds
+ * when `on` is 'cpu').
+ */
+export interface SamplerInfo {
+  on: 'gpu' | 'cpu';
+  stripe: number;
+  stripes: number;
+  passes: { role: SamplePassRole; workgroups: number; threads: number }[];
+  topK: { planned: boolean; cap: number; reason?: string };
+  topP: { planned: boolean; reason?: string };
+  requests: Record<PickRequestKind, PickPass[]>;
+}
+
+/**
+ * `ModelInfo.kernels.argmax` and `.sampler` from the pick's dispatches as the model loaded them
+ * (`LlamaModel.pickDispatches`: workgroups along x, the sampler's roles) and the split they were built
+ * from (kernels/argmax.ts `argmaxSplit`, kernels/sample.ts `sampleSplit`).
+ * @param o `sampleTopP`: the plan's (false: a software adapter's); `sampling`: the engine's option.
+ * @throws RangeError when nVocab < 1; Error when `dispatches.argmax` is not the two passes.
+ */
+export function pickInfo(
+  nVocab: number,
+  dispatches: {
+    argmax: readonly { wgX: number }[];
+    sampler: readonly { role: SamplePassRole; wgX: number }[];
+  },
+  o: { sampleTopP?: boolean; sampling?: 'gpu' | 'cpu' } = {},
+): { argmax: ArgmaxInfo; sampler: SamplerInfo } {
+  const split = sampleSplit(nVocab);
+  const [partials, final] = dispatches.argmax;
+  if (dispatches.argmax.length !== 2)
+    throw new Error(`the argmax has 2 passes, got ${dispatches.argmax.length} dispatches`);
+  const argmax: ArgmaxInfo = {
+    nVocab,
+    threads: ARGMAX_THREADS,
+    stripe: split.chunk,
+    stripes: partials.wgX,
+    finalWorkgroups: final.wgX,
+    partialsPerThread: Math.ceil(partials.wgX / ARGMAX_THREADS),
+  };
+  const planned = dispatches.sampler;
+  const has = (r: SamplePassRole) => planned.some((d) => d.role === r);
+  const topPPlanned = has('top_p_max');
+  const on = o.sampling ?? 'gpu';
+  const runs = (p: SampleSettings): PickPass[] =>
+    on === 'cpu' ? [] : selectSamplePasses(planned, p, nVocab).map((d) => d.role);
+  return {
+    argmax,
+    sampler: {
+      on,
+      stripe: split.chunk,
+      stripes: split.nParts,
+      passes: planned.map((d) => ({ role: d.role, workgroups: d.wgX, threads: SAMPLE_PASS_THREADS[d.role] })),
+      topK: {
+        planned: has('candidates'),
+        cap: has('candidates') ? split.cap : 0,
+        ...(has('candidates') ? {} : { reason: split.capReason ?? 'not planned' }),
+      },
+      topP: {
+        planned: topPPlanned,
+        ...(topPPlanned
+          ? {}
+          : {
+              reason:
+                split.capReason ??
+                (o.sampleTopP === false
+                  ? "a software adapter's plan: there a dispatch of many workgroups costs more than the draw's passes over the vocabulary"
+                  : 'not planned'),
+            }),
+      },
+      requests: {
+        greedy: ['argmax_partials', 'argmax_final'],
+        penalty: runs(PICK_REQUESTS.penalty),
+        topK: runs(PICK_REQUESTS.topK),
+        topP: runs(PICK_REQUESTS.topP),
+        temperature: runs(PICK_REQUESTS.temperature),
+      },
+    },
+  };
+}
 
 /** `ModelInfo.kernels.prefill.subgroupMatrix`: available, chosen, and why not. */
 export function subgroupMatrixInfo(
@@ -1100,10 +1246,16 @@ const trialsInfo = (trials: MmvChoice['trials']) =>
 
 /**
  * `ModelInfo.kernels`: what the loaded model runs, as its plan says ({@link resolveKernelPlan}) and the
- * model counted at load (matmuls on mmv, planar and split tensors, dispatches per token, attention plans).
+ * model counted at load (matmuls on mmv, planar and split tensors, dispatches per token, attention plans,
+ * the argmax's and the GPU sampler's dispatches: {@link pickInfo}).
+ * @param o `sampling`: the engine's `WebGpuEngineOptions.sampling` (default 'gpu').
  */
-export function describePlan(m: LlamaModel): KernelsInfo {
+export function describePlan(m: LlamaModel, o: { sampling?: 'gpu' | 'cpu' } = {}): KernelsInfo {
   const plan = m.plan;
+  const pick = pickInfo(m.cfg.nVocab, m.pickDispatches, {
+    sampleTopP: plan.sampleTopP,
+    sampling: o.sampling,
+  });
   const fallbackKernel = plan.decodeKernel;
   const { choices, tileChoice, sgmat, sgmatInt, sgmatBig, sgmatSupport, sgmatAttention } = plan.chosen ?? {
     choices: {},
@@ -1158,6 +1310,8 @@ export function describePlan(m: LlamaModel): KernelsInfo {
         sgmatAttention?.trial,
       ),
     },
+    argmax: pick.argmax,
+    sampler: pick.sampler,
     prefill:
       plan.prefill.kind === 'tile'
         ? {

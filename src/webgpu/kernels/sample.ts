@@ -302,6 +302,8 @@ export interface SampleSplit {
    * planned) for one stripe (nVocab ≤ 1,024) or when a stripe exceeds workgroup memory.
    */
   cap: number;
+  /** Why `cap` is 0 (the candidates and top-p passes are not planned); absent when it is not. */
+  capReason?: string;
   /** Bytes of the candidates' id buffer `cand` [nParts · cap] u32 (at least 4). */
   candBytes: number;
 }
@@ -314,8 +316,20 @@ export function sampleSplit(nVocab: number): SampleSplit {
   const { chunk, nParts } = argmaxSplit(nVocab);
   // One stripe: the list would be the vocabulary's top-k read by one workgroup anyway; an extra dispatch
   // for nothing (SwiftShader, stories260K: sampled decode 138 → ~90 tok/s with it).
-  const cap = nParts > 1 && chunk <= MAX_STRIPE ? SAMPLE_TOPK_CAP : 0;
-  return { chunk, nParts, cap, candBytes: Math.max(4, nParts * cap * 4) };
+  const capReason =
+    nParts === 1
+      ? `one stripe (${nVocab} logits ≤ ${chunk}): the draw reads the vocabulary at once`
+      : chunk > MAX_STRIPE
+        ? `stripes of ${chunk} logits exceed the candidates pass's workgroup memory (${MAX_STRIPE} logits)`
+        : undefined;
+  const cap = capReason === undefined ? SAMPLE_TOPK_CAP : 0;
+  return {
+    chunk,
+    nParts,
+    cap,
+    ...(capReason === undefined ? {} : { capReason }),
+    candBytes: Math.max(4, nParts * cap * 4),
+  };
 }
 
 /**
@@ -485,6 +499,43 @@ export type SampleTopPPass = (typeof SAMPLE_TOPP_PASSES)[number];
  * `top_p_max` / `top_p_mass` / `top_p_compact` ({@link sampleTopPWGSL}), `draw` ({@link sampleWGSL}).
  */
 export type SamplePassRole = 'candidates' | `top_p_${SampleTopPPass}` | 'draw';
+
+/** Threads per workgroup of each pass (the `@workgroup_size` its WGSL declares). */
+export const SAMPLE_PASS_THREADS: Readonly<Record<SamplePassRole, number>> = {
+  candidates: SAMPLE_CAND_WG,
+  top_p_max: SAMPLE_CAND_WG,
+  top_p_mass: SAMPLE_CAND_WG,
+  top_p_compact: SAMPLE_CAND_WG,
+  draw: SAMPLE_WG,
+};
+
+/** One pass of the GPU sampler as a load plans it ({@link samplePassPlan}). */
+export interface SamplePassPlan {
+  role: SamplePassRole;
+  /** Workgroups along x: the stripes ({@link sampleSplit} nParts), or 1 for the draw. */
+  workgroups: number;
+}
+
+/**
+ * The GPU sampler's passes a load plans for `nVocab` logits, in dispatch order (forward.ts builds its
+ * kernels from this list): `candidates` and, with `topP`, the three top-p passes over the stripes when
+ * {@link sampleSplit}'s cap is not 0 (more than one stripe, each within workgroup memory); `draw` (one
+ * workgroup) always. `topP` false is a software adapter's plan (kernel-plan.ts `KernelPlan.sampleTopP`).
+ * @throws RangeError when nVocab < 1.
+ */
+export function samplePassPlan(nVocab: number, topP: boolean): SamplePassPlan[] {
+  const { cap, nParts } = sampleSplit(nVocab);
+  const stripes: SamplePassPlan[] =
+    cap === 0
+      ? []
+      : [
+          { role: 'candidates', workgroups: nParts },
+          ...(topP
+            ? SAMPLE_TOPP_PASSES.map((x) => ({ role: `top_p_${x}` as const, workgroups: nParts }))
+            : []),
+        ];
+  return [...stripes, { role: 'draw', workgroups: 1 }];
+}
 
 /**
  * The passes a request's parameters need (issue 40): the host encodes only these, so a request does not

@@ -51,10 +51,10 @@ import { sgmatTileCovers, sgmatTileDims, sgmatTileWGSL } from '../kernels/mmm-sg
 import { type MmvLayout, mmvReduceBytes, mmvSupports, mmvWGSL, mmvWorkgroupsX } from '../kernels/mmv.ts';
 import { rmsNormAddWGSL, rmsNormRowsWGSL } from '../kernels/postnorm.ts';
 import {
-  SAMPLE_TOPP_PASSES,
   type SamplePassRole,
+  type SampleTopPPass,
   sampleCandidatesWGSL,
-  sampleSplit,
+  samplePassPlan,
   sampleTopPWGSL,
   sampleWGSL,
 } from '../kernels/sample.ts';
@@ -661,47 +661,31 @@ export function planForward(
         'one',
       ),
     ],
-    sample: [
-      ...(sampleSplit(c.nVocab).cap === 0
-        ? []
-        : [
-            {
-              role: 'candidates' as const,
-              ...fixed(
-                'argmax',
-                'sample_candidates',
-                sampleCandidatesWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
-                sampleSplit(c.nVocab).nParts,
-                { ...s.sample, logits: s.logits },
-                'one',
-              ),
-            },
-            // top-p with top-k off: the candidates that can reach p; not on software adapters
-            // (KernelPlan.sampleTopP)
-            ...(choice.sampleTopP === false ? [] : SAMPLE_TOPP_PASSES).map((pass) => ({
-              role: `top_p_${pass}` as const,
-              ...fixed(
-                'argmax',
-                `sample_top_p_${pass}`,
-                sampleTopPWGSL({ nVocab: c.nVocab, ring: choice.nCtx }, pass),
-                sampleSplit(c.nVocab).nParts,
-                { ...s.sample, logits: s.logits },
-                'one',
-              ),
-            })),
-          ]),
-      {
-        role: 'draw',
-        ...fixed(
-          'argmax',
-          'sample',
-          sampleWGSL({ nVocab: c.nVocab, ring: choice.nCtx }),
-          1,
-          { ...s.sample, logits: s.logits, out: s.tokenOut },
-          'one',
-        ),
-      },
-    ],
+    // The passes samplePassPlan lists (no top-p passes on software adapters: KernelPlan.sampleTopP).
+    sample: samplePassPlan(c.nVocab, choice.sampleTopP !== false).map(({ role, workgroups }) => {
+      const o = { nVocab: c.nVocab, ring: choice.nCtx };
+      const k =
+        role === 'draw'
+          ? fixed(
+              'argmax',
+              'sample',
+              sampleWGSL(o),
+              workgroups,
+              { ...s.sample, logits: s.logits, out: s.tokenOut },
+              'one',
+            )
+          : fixed(
+              'argmax',
+              `sample_${role}`,
+              role === 'candidates'
+                ? sampleCandidatesWGSL(o)
+                : sampleTopPWGSL(o, role.slice('top_p_'.length) as SampleTopPPass),
+              workgroups,
+              { ...s.sample, logits: s.logits },
+              'one',
+            );
+      return { role, ...k };
+    }),
     outBuffers,
     prefillAttn: x.codes.prefillAttn,
     flashWorkgroups: x.codes.flashWorkgroups,

@@ -485,6 +485,21 @@ export class LlamaModel {
   }
 
   /**
+   * The token pick's dispatches as loaded (kernel-plan.ts `describePlan` reports them): the argmax's two
+   * passes (partials, final) and the GPU sampler's planned passes with their roles, each with its
+   * workgroups along x.
+   */
+  get pickDispatches(): {
+    argmax: { wgX: number }[];
+    sampler: { role: SamplePassRole; wgX: number }[];
+  } {
+    return {
+      argmax: this.kernels.argmax.map((d) => ({ wgX: d.wgX })),
+      sampler: this.kernels.sampler.map((d) => ({ role: d.role, wgX: d.wgX })),
+    };
+  }
+
+  /**
    * Dispatches per decode step (for profiling and the benchmark), counting the attention combine, which
    * runs only once the context spans more than one chunk, and the greedy pick (the argmax's two passes).
    */

@@ -5,14 +5,15 @@
  * where only the draw is planned), seeded sampled and greedy decode gives the same ids as every planned
  * pass encoded (the path before), for each combination of temperature, top-k (off, on, past the
  * candidates' cap), top-p, min-p and the repetition penalty, with the top-p passes planned (a GPU's plan)
- * and not (a software adapter's); and the passes encoded are exactly `samplePassesNeeded`'s.
+ * and not (a software adapter's); and the passes encoded are exactly `samplePassesNeeded`'s, and those
+ * `ModelInfo.kernels.sampler` (kernel-plan.ts `describePlan`) reports for each kind of request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openGguf } from '../../gguf/reader.ts';
 import { llamaConfigFromGguf } from '../../model/config.ts';
 import { makeRandomLlamaGguf } from '../../model/random-model.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
-import { gpuPlan } from '../kernel-plan.ts';
+import { describePlan, gpuPlan, PICK_REQUESTS } from '../kernel-plan.ts';
 import { type SampleSettings, samplePassesNeeded } from '../kernels/sample.ts';
 import { LlamaModel } from './llama.ts';
 
@@ -79,6 +80,23 @@ describe('sampler passes chosen per request', () => {
             ? ['candidates', 'top_p_max', 'top_p_mass', 'top_p_compact', 'draw']
             : ['candidates', 'draw'],
         );
+        // ModelInfo.kernels reports these passes, the argmax's 3 stripes of 1,024, and for each kind of
+        // request the passes startSampling then encodes.
+        const k = describePlan(model);
+        expect(k.argmax).toMatchObject({
+          stripes: Math.ceil(N_VOCAB / 1024),
+          stripe: 1024,
+          finalWorkgroups: 1,
+        });
+        expect(k.sampler?.passes.map((p) => p.role)).toEqual(planned);
+        expect(k.sampler?.passes.map((p) => p.workgroups)).toEqual(
+          planned.map((r) => (r === 'draw' ? 1 : 3)),
+        );
+        expect(k.sampler?.topP.planned).toBe(sampleTopP);
+        for (const kind of ['penalty', 'topK', 'topP', 'temperature'] as const) {
+          await model.startSampling(PICK_REQUESTS[kind], 1, [], 'needed');
+          expect(model.samplerRoles, kind).toEqual(k.sampler?.requests[kind]);
+        }
         for (const c of sampleTopP ? combos : softwareCombos) {
           const p = settings(...c);
           const label = `sampleTopP ${sampleTopP}, ${JSON.stringify(p)}`;

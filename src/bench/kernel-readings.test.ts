@@ -324,6 +324,36 @@ describe('kernelReadings: the token pick', () => {
     );
   });
 
+  it('small batches: off by the software default, chosen by a trial with its times, forced, unavailable', () => {
+    const sb = (smallBatch: KernelsInfo['smallBatch']) =>
+      kernelReadings({ ...SWIFTSHADER, smallBatch }).find((x) => x.text.startsWith('Small batches:'));
+    expect(sb({ maxTokens: 0, chosenBy: 'adapter' })?.text).toBe(
+      "Small batches: every batch of 2 or more tokens runs the prefill kernels (the adapter's default: on a software adapter the prefill register tiles serve a few tokens as well).",
+    );
+    const mmv4 = 0.1 + Math.random();
+    const tile4 = mmv4 + 0.5;
+    const r = sb({
+      maxTokens: 4,
+      chosenBy: 'trial',
+      trials: [
+        { tokens: 4, mmvMs: mmv4, tileMs: tile4 },
+        { tokens: 8, mmvMs: 9.87, tileMs: 5.43 },
+      ],
+    });
+    expect(r?.text).toBe(
+      "Small batches: 2–4 tokens (short prompts, draft verification) run the layers' matmuls through the decode kernels (chosen by a timed trial at this load).",
+    );
+    expect(r?.detail).toBe(
+      `Trial, ms per whole forward pass (mmv / prefill kernels): 4 tokens ${Number(mmv4.toPrecision(3))} / ${Number(tile4.toPrecision(3))}, 8 tokens 9.87 / 5.43.`,
+    );
+    expect(sb({ maxTokens: 8, chosenBy: 'option' })?.text).toContain('2–8 tokens');
+    expect(sb({ maxTokens: 8, chosenBy: 'option' })?.text).toContain('set by the smallBatch option');
+    expect(sb({ maxTokens: 0, chosenBy: 'unavailable' })?.text).toContain(
+      'unavailable: mmv runs no decode matmul',
+    );
+    expect(sb(undefined)).toBeUndefined();
+  });
+
   it('pickPassesText groups repeated kinds', () => {
     expect(pickPassesText(['argmax_partials', 'argmax_final'])).toBe('argmax ×2');
     expect(pickPassesText(['top_p_max', 'top_p_mass', 'top_p_compact', 'draw'])).toBe('top-p ×3 + draw');

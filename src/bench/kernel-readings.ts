@@ -172,6 +172,36 @@ function decodeReading(k: KernelsInfo): Reading {
 }
 
 /**
+ * The small-batch reading (`KernelsInfo.smallBatch`, model/small-batch.ts): whether batches of 2 … N tokens
+ * (short prompts, speculative verify passes) run through the decode mmv kernels, and why.
+ */
+function smallBatchReading(sb: NonNullable<KernelsInfo['smallBatch']>): Reading {
+  const on = sb.maxTokens >= 2;
+  const by =
+    sb.chosenBy === 'trial'
+      ? 'chosen by a timed trial at this load'
+      : sb.chosenBy === 'option'
+        ? 'set by the smallBatch option'
+        : sb.chosenBy === 'unavailable'
+          ? 'unavailable: mmv runs no decode matmul here'
+          : on
+            ? "the adapter's default"
+            : "the adapter's default: on a software adapter the prefill register tiles serve a few tokens as well";
+  const trials = sb.trials?.length
+    ? `Trial, ms per whole forward pass (mmv / prefill kernels): ${sb.trials
+        .map((t) => `${t.tokens} tokens ${fmtSig(t.mmvMs, 3)} / ${fmtSig(t.tileMs, 3)}`)
+        .join(', ')}.`
+    : undefined;
+  return {
+    level: 'info',
+    text: on
+      ? `Small batches: 2–${sb.maxTokens} tokens (short prompts, draft verification) run the layers' matmuls through the decode kernels (${by}).`
+      : `Small batches: every batch of 2 or more tokens runs the prefill kernels (${by}).`,
+    ...(trials ? { detail: trials } : {}),
+  };
+}
+
+/**
  * A pick's dispatches in short: `argmax ×2`, `candidates + draw`, `top-p ×3 + draw`, `draw`; `CPU` for
  * none (sampled on the CPU).
  * @param passes `SamplerInfo.requests` of one kind of request, in dispatch order.
@@ -230,7 +260,7 @@ function samplerReading(s: SamplerInfo): Reading {
 
 /**
  * The readings of a loaded model's kernels, in the GPU tab's order: prefill matmuls, subgroup matrices,
- * prefill attention, decode attention, decode matmuls, the argmax, the GPU sampler.
+ * prefill attention, decode attention, decode matmuls, small batches, the argmax, the GPU sampler.
  * @param k our engine's `ModelInfo.kernels` ({@link KernelsInfo}, from `describePlan`).
  */
 export function kernelReadings(k: KernelsInfo): Reading[] {
@@ -238,6 +268,7 @@ export function kernelReadings(k: KernelsInfo): Reading[] {
     ...(k.prefill ? prefillReadings(k.prefill) : []),
     ...(k.attention ? attentionReadings(k.attention) : []),
     decodeReading(k),
+    ...(k.smallBatch ? [smallBatchReading(k.smallBatch)] : []),
     ...(k.argmax ? [argmaxReading(k.argmax)] : []),
     ...(k.sampler ? [samplerReading(k.sampler)] : []),
   ];

@@ -121,6 +121,10 @@ const layouts: [string, MmvLayout][] = [
   ['mmv l4 sg u2 t64', L(4, 2, 64, 'subgroup')],
   ['mmv l32 shared u1 t256', L(32, 1, 256, 'shared')],
 ];
+// The software adapters' shared-activation layout (tune.ts mmvCandidates): 8 rows per thread, 8-thread
+// workgroups, each chunk's activations loaded once per subgroup of S threads.
+if (gpu.hasSubgroups && sgMin === gpu.subgroupMaxSize && [2, 4, 8].includes(sgMin))
+  layouts.push([`mmv rows u8 t8 shareX${sgMin}`, { ...L(1, 8, 8, 'shared'), shareX: sgMin }]);
 if (sgMin >= 32)
   layouts.push(
     ['mmv l32 sg u1 t256', L(32, 1, 256, 'subgroup')],

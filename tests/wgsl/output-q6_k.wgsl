@@ -60,14 +60,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
           let p0_0_dD = 13312000u + 2u * p0_0_bi; let p0_0_dW = w_output[p0_0_dD >> 4u][(p0_0_dD >> 2u) & 3u] >> (((p0_0_dD >> 1u) & 1u) * 16u);
           let p0_0_d = unpack2x16float(p0_0_dW).x;
           let p0_0_sc0 = p0_0_d * f32((bitcast<i32>(p0_0_sw) << 24u) >> 24u); let p0_0_sc1 = p0_0_d * f32((bitcast<i32>(p0_0_sw) << 16u) >> 24u);
-          let p0_0_f0 = unpack4x8unorm((p0_0_q.x & 0x0f0f0f0fu) | (((p0_0_ha >> 0u) & 0x03030303u) << 4u));
-          let p0_0_f4 = unpack4x8unorm(((p0_0_q.x >> 4u) & 0x0f0f0f0fu) | (((p0_0_hb >> 0u) & 0x03030303u) << 4u));
-          let p0_0_f1 = unpack4x8unorm((p0_0_q.y & 0x0f0f0f0fu) | (((p0_0_ha >> 2u) & 0x03030303u) << 4u));
-          let p0_0_f5 = unpack4x8unorm(((p0_0_q.y >> 4u) & 0x0f0f0f0fu) | (((p0_0_hb >> 2u) & 0x03030303u) << 4u));
-          let p0_0_f2 = unpack4x8unorm((p0_0_q.z & 0x0f0f0f0fu) | (((p0_0_ha >> 4u) & 0x03030303u) << 4u));
-          let p0_0_f6 = unpack4x8unorm(((p0_0_q.z >> 4u) & 0x0f0f0f0fu) | (((p0_0_hb >> 4u) & 0x03030303u) << 4u));
-          let p0_0_f3 = unpack4x8unorm((p0_0_q.w & 0x0f0f0f0fu) | (((p0_0_ha >> 6u) & 0x03030303u) << 4u));
-          let p0_0_f7 = unpack4x8unorm(((p0_0_q.w >> 4u) & 0x0f0f0f0fu) | (((p0_0_hb >> 6u) & 0x03030303u) << 4u));
+          let p0_0_f0 = unpack4x8unorm((p0_0_q.x & 0x0f0f0f0fu) | ((p0_0_ha << 4u) & 0x30303030u));
+          let p0_0_f4 = unpack4x8unorm(((p0_0_q.x >> 4u) & 0x0f0f0f0fu) | ((p0_0_hb << 4u) & 0x30303030u));
+          let p0_0_f1 = unpack4x8unorm((p0_0_q.y & 0x0f0f0f0fu) | ((p0_0_ha << 2u) & 0x30303030u));
+          let p0_0_f5 = unpack4x8unorm(((p0_0_q.y >> 4u) & 0x0f0f0f0fu) | ((p0_0_hb << 2u) & 0x30303030u));
+          let p0_0_f2 = unpack4x8unorm((p0_0_q.z & 0x0f0f0f0fu) | (p0_0_ha & 0x30303030u));
+          let p0_0_f6 = unpack4x8unorm(((p0_0_q.z >> 4u) & 0x0f0f0f0fu) | (p0_0_hb & 0x30303030u));
+          let p0_0_f3 = unpack4x8unorm((p0_0_q.w & 0x0f0f0f0fu) | ((p0_0_ha >> 2u) & 0x30303030u));
+          let p0_0_f7 = unpack4x8unorm(((p0_0_q.w >> 4u) & 0x0f0f0f0fu) | ((p0_0_hb >> 2u) & 0x30303030u));
           let p0_0_s0 = p0_0_sc0 * (255.0 * (dot(p0_0_f0, x0_0) + dot(p0_0_f1, x0_1) + dot(p0_0_f2, x0_2) + dot(p0_0_f3, x0_3)) - 32.0 * xlo0) + p0_0_sc1 * (255.0 * (dot(p0_0_f4, x0_4) + dot(p0_0_f5, x0_5) + dot(p0_0_f6, x0_6) + dot(p0_0_f7, x0_7)) - 32.0 * xhi0);
           a0_0_0 += p0_0_s0;
         }
@@ -81,14 +81,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
           let p1_0_dD = 13312000u + 2u * p1_0_bi; let p1_0_dW = w_output[p1_0_dD >> 4u][(p1_0_dD >> 2u) & 3u] >> (((p1_0_dD >> 1u) & 1u) * 16u);
           let p1_0_d = unpack2x16float(p1_0_dW).x;
           let p1_0_sc0 = p1_0_d * f32((bitcast<i32>(p1_0_sw) << 24u) >> 24u); let p1_0_sc1 = p1_0_d * f32((bitcast<i32>(p1_0_sw) << 16u) >> 24u);
-          let p1_0_f0 = unpack4x8unorm((p1_0_q.x & 0x0f0f0f0fu) | (((p1_0_ha >> 0u) & 0x03030303u) << 4u));
-          let p1_0_f4 = unpack4x8unorm(((p1_0_q.x >> 4u) & 0x0f0f0f0fu) | (((p1_0_hb >> 0u) & 0x03030303u) << 4u));
-          let p1_0_f1 = unpack4x8unorm((p1_0_q.y & 0x0f0f0f0fu) | (((p1_0_ha >> 2u) & 0x03030303u) << 4u));
-          let p1_0_f5 = unpack4x8unorm(((p1_0_q.y >> 4u) & 0x0f0f0f0fu) | (((p1_0_hb >> 2u) & 0x03030303u) << 4u));
-          let p1_0_f2 = unpack4x8unorm((p1_0_q.z & 0x0f0f0f0fu) | (((p1_0_ha >> 4u) & 0x03030303u) << 4u));
-          let p1_0_f6 = unpack4x8unorm(((p1_0_q.z >> 4u) & 0x0f0f0f0fu) | (((p1_0_hb >> 4u) & 0x03030303u) << 4u));
-          let p1_0_f3 = unpack4x8unorm((p1_0_q.w & 0x0f0f0f0fu) | (((p1_0_ha >> 6u) & 0x03030303u) << 4u));
-          let p1_0_f7 = unpack4x8unorm(((p1_0_q.w >> 4u) & 0x0f0f0f0fu) | (((p1_0_hb >> 6u) & 0x03030303u) << 4u));
+          let p1_0_f0 = unpack4x8unorm((p1_0_q.x & 0x0f0f0f0fu) | ((p1_0_ha << 4u) & 0x30303030u));
+          let p1_0_f4 = unpack4x8unorm(((p1_0_q.x >> 4u) & 0x0f0f0f0fu) | ((p1_0_hb << 4u) & 0x30303030u));
+          let p1_0_f1 = unpack4x8unorm((p1_0_q.y & 0x0f0f0f0fu) | ((p1_0_ha << 2u) & 0x30303030u));
+          let p1_0_f5 = unpack4x8unorm(((p1_0_q.y >> 4u) & 0x0f0f0f0fu) | ((p1_0_hb << 2u) & 0x30303030u));
+          let p1_0_f2 = unpack4x8unorm((p1_0_q.z & 0x0f0f0f0fu) | (p1_0_ha & 0x30303030u));
+          let p1_0_f6 = unpack4x8unorm(((p1_0_q.z >> 4u) & 0x0f0f0f0fu) | (p1_0_hb & 0x30303030u));
+          let p1_0_f3 = unpack4x8unorm((p1_0_q.w & 0x0f0f0f0fu) | ((p1_0_ha >> 2u) & 0x30303030u));
+          let p1_0_f7 = unpack4x8unorm(((p1_0_q.w >> 4u) & 0x0f0f0f0fu) | ((p1_0_hb >> 2u) & 0x30303030u));
           let p1_0_s0 = p1_0_sc0 * (255.0 * (dot(p1_0_f0, x0_0) + dot(p1_0_f1, x0_1) + dot(p1_0_f2, x0_2) + dot(p1_0_f3, x0_3)) - 32.0 * xlo0) + p1_0_sc1 * (255.0 * (dot(p1_0_f4, x0_4) + dot(p1_0_f5, x0_5) + dot(p1_0_f6, x0_6) + dot(p1_0_f7, x0_7)) - 32.0 * xhi0);
           a1_0_0 += p1_0_s0;
         }

@@ -12,6 +12,7 @@ import { isPlanarType, PLANAR_TYPES, planarBytes, planeOffsets, repackHost } fro
 import { DECODERS, mmvPreludes } from './index.ts';
 import { iq4KvaluesWgsl } from './iq4.ts';
 import { Q4K_SCALE_MIN } from './q4_k.ts';
+import { q6kHighBits } from './q6_k.ts';
 
 /** n random blocks of type t (a fixed LCG, so failures reproduce). */
 function randomBlocks(t: WeightType, n: number, seed: number): Uint8Array {
@@ -122,6 +123,35 @@ describe('repackHost (the CPU twin of the planar repack)', () => {
       expect([...out.subarray(off.d + 2 * b, off.d + 2 * b + 2)]).toEqual([
         ...raw.subarray(o + 208, o + 210),
       ]);
+    }
+  });
+
+  it("Q6_K: the chunk dots' high-bit expression puts weight 4m + k's 2 high bits at bits 4–5 of byte k", () => {
+    const n = 2;
+    const raw = randomBlocks('Q6_K', n, 5);
+    const out = repackHost('Q6_K', raw, n);
+    const off = planeOffsets('Q6_K', n);
+    const word = (at: number) =>
+      (out[at] | (out[at + 1] << 8) | (out[at + 2] << 16) | (out[at + 3] << 24)) >>> 0;
+    for (let m = 0; m < 4; m++) {
+      // The WGSL expression (u32 literals, logical shifts) evaluated as JavaScript on the word `h`.
+      const js = q6kHighBits('h', m)
+        .replace(/(\d+)u\b/g, '$1')
+        .replace(/>>/g, '>>>');
+      const f = new Function('h', `return (${js}) >>> 0;`) as (h: number) => number;
+      for (let b = 0; b < n; b++) {
+        for (let j = 0; j < 8; j++) {
+          for (let half = 0; half < 2; half++) {
+            const v = f(word(off.qh + b * 64 + j * 8 + half * 4));
+            for (let k = 0; k < 4; k++) {
+              // Weight 16·half + 4m + k of sub-block j = 4h + c (q6_k.ts): its 2 high bits in ggml's block.
+              const l = 16 * half + 4 * m + k;
+              const qh = (raw[b * 210 + 128 + (j >> 2) * 32 + l] >> (2 * (j & 3))) & 3;
+              expect((v >>> (8 * k)) & 0xff, `block ${b} sub-block ${j} weight ${l}`).toBe(qh << 4);
+            }
+          }
+        }
+      }
     }
   });
 

@@ -160,11 +160,23 @@ let ${p}ha = select(${p}hv.x, ${p}hv.z, ${p}odd); let ${p}hb = select(${p}hv.y, 
 let ${p}sw = ${w}[${12 * nB}u + ${p}bi][${p}j / 2u] >> ((${p}j & 1u) * 16u);`;
 }
 
+/**
+ * WGSL: the high 2 bits of word j (0–3) of a planar high-bit word `h` moved to bits 4–5 of each byte, one
+ * shift and one mask: byte k of `h` holds them at bits 2j, 2j + 1, so `(h << (4 − 2j)) & 0x30303030`
+ * (`h & 0x30303030` for j = 2, `(h >> 2) & …` for j = 3); the bits a left shift carries into the next
+ * byte land outside the mask. Equal to `((h >> 2j) & 0x03030303) << 4` with one or two operations fewer.
+ */
+export function q6kHighBits(h: string, j: number): string {
+  const s = 4 - 2 * j;
+  const moved = s > 0 ? `(${h} << ${s}u)` : s < 0 ? `(${h} >> ${-s}u)` : h;
+  return `(${moved} & 0x30303030u)`;
+}
+
 /** The 6-bit quants of sub-block word j (0–3: weights 4j…; `hi`: the high nibbles, weights 16 + 4j…). */
 const planarWord = (p: string, j: number, hi: boolean) =>
   hi
-    ? `((${p}q.${'xyzw'[j]} >> 4u) & 0x0f0f0f0fu) | (((${p}hb >> ${2 * j}u) & 0x03030303u) << 4u)`
-    : `(${p}q.${'xyzw'[j]} & 0x0f0f0f0fu) | (((${p}ha >> ${2 * j}u) & 0x03030303u) << 4u)`;
+    ? `((${p}q.${'xyzw'[j]} >> 4u) & 0x0f0f0f0fu) | ${q6kHighBits(`${p}hb`, j)}`
+    : `(${p}q.${'xyzw'[j]} & 0x0f0f0f0fu) | ${q6kHighBits(`${p}ha`, j)}`;
 
 /**
  * mmv float chunk dot over the planes: chunk j's nibbles (one vec4), its high bits (half a vec4), its two

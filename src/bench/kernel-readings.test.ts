@@ -328,7 +328,7 @@ describe('kernelReadings: the token pick', () => {
     const sb = (smallBatch: KernelsInfo['smallBatch']) =>
       kernelReadings({ ...SWIFTSHADER, smallBatch }).find((x) => x.text.startsWith('Small batches:'));
     expect(sb({ maxTokens: 0, chosenBy: 'adapter' })?.text).toBe(
-      "Small batches: every batch of 2 or more tokens runs the prefill kernels (the adapter's default: on a software adapter the prefill register tiles serve a few tokens as well).",
+      'Small batches: every batch of 2 or more tokens runs the prefill kernels (the default for this adapter and model).',
     );
     const mmv4 = 0.1 + Math.random();
     const tile4 = mmv4 + 0.5;

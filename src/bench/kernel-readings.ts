@@ -184,9 +184,7 @@ function smallBatchReading(sb: NonNullable<KernelsInfo['smallBatch']>): Reading 
         ? 'set by the smallBatch option'
         : sb.chosenBy === 'unavailable'
           ? 'unavailable: mmv runs no decode matmul here'
-          : on
-            ? "the adapter's default"
-            : "the adapter's default: on a software adapter the prefill register tiles serve a few tokens as well";
+          : 'the default for this adapter and model';
   const trials = sb.trials?.length
     ? `Trial, ms per whole forward pass (mmv / prefill kernels): ${sb.trials
         .map((t) => `${t.tokens} tokens ${fmtSig(t.mmvMs, 3)} / ${fmtSig(t.tileMs, 3)}`)

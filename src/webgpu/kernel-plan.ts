@@ -180,10 +180,11 @@ export interface KernelOverrides {
    * Small batches (2 … {@link SMALL_BATCH_MAX} tokens: speculative decoding's verify pass, a short
    * prompt): `'mmv'` runs their matmuls through the decode mmv kernels, `'tile'` through the prefill
    * kernels as longer batches, `'trial'` decides by a timed trial of whole forward passes of 4 and 8
-   * tokens both ways at load (model/small-batch.ts). Default: `'tile'` on software adapters (as before
-   * small batches existed; a noisy SwiftShader A/B found mmv as fast or faster: BENCHMARKS.md, 2026-12-05,
-   * so this waits for a quiet-machine A/B), `'trial'` on GPUs. Needs mmv decode layouts (with `mmvLayout: 'off'` small batches run
-   * the prefill kernels). Checked by {@link checkKernelOverrides}.
+   * tokens both ways at load (model/small-batch.ts). Default ({@link smallBatchFor}): `'trial'` on GPUs;
+   * on software adapters `'mmv'` for models with the heavy prefill tiles (≥ {@link PREFILL_LIGHT_BELOW}
+   * matmul weights per token) and `'tile'` for lighter ones; `'tile'` wherever `prefill` is given (a
+   * forced prefill kernel runs every batch unless this is set too). Needs mmv decode layouts (with
+   * `mmvLayout: 'off'` small batches run the prefill kernels). Checked by {@link checkKernelOverrides}.
    */
   smallBatch?: SmallBatchOption;
 }
@@ -196,10 +197,20 @@ export const SMALL_BATCH_OPTIONS: readonly SmallBatchOption[] = ['mmv', 'tile', 
 
 /**
  * The plan's `smallBatch` for the option `o` on an adapter: 'mmv' → {@link SMALL_BATCH_MAX} tokens, 'tile'
- * → 0 (off), 'trial' → 'trial'; unset: 0 on software adapters, 'trial' on GPUs.
+ * → 0 (off), 'trial' → 'trial'. Unset: 0 where the caller forced a `prefill` kernel (it then runs every
+ * batch); on GPUs 'trial'; on software adapters {@link SMALL_BATCH_MAX} for a model with the heavy prefill
+ * tiles (`matmulWeights` ≥ {@link PREFILL_LIGHT_BELOW}, or unknown), where mmv ran 2–8-token prompts
+ * 1.1–2.0× faster and verify passes 1.1–1.8× (SwiftShader, 60M Q4_K_M, quiet machine: BENCHMARKS.md,
+ * 2026-12-05 14:25), else 0 (stories260K: the same times either way, and no second kernel set to compile).
+ * @param matmulWeights the weights one token meets in the layers' matmuls ({@link layerMatmulWeights}).
  */
-export function smallBatchFor(o: SmallBatchOption | undefined, software: boolean): number | 'trial' {
-  const v = o ?? (software ? 'tile' : 'trial');
+export function smallBatchFor(
+  o: SmallBatchOption | undefined,
+  software: boolean,
+  { prefillForced = false, matmulWeights }: { prefillForced?: boolean; matmulWeights?: number } = {},
+): number | 'trial' {
+  const heavy = matmulWeights === undefined || matmulWeights >= PREFILL_LIGHT_BELOW;
+  const v = o ?? (prefillForced ? 'tile' : !software ? 'trial' : heavy ? 'mmv' : 'tile');
   return v === 'mmv' ? SMALL_BATCH_MAX : v === 'tile' ? 0 : 'trial';
 }
 
@@ -1176,7 +1187,10 @@ export function adapterDefaults(
     attention: { ...attentionPolicyFor(gpu, cfg.headDim), ...o.attention },
     repack: o.repack !== false,
     sampleTopP: !software,
-    smallBatch: smallBatchFor(o.smallBatch, software),
+    smallBatch: smallBatchFor(o.smallBatch, software, {
+      prefillForced: o.prefill !== undefined,
+      matmulWeights: layerMatmulWeights(cfg),
+    }),
   };
 }
 

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../../core/errors.ts';
-import { checkKernelOverrides, smallBatchFor } from '../kernel-plan.ts';
+import { checkKernelOverrides, PREFILL_LIGHT_BELOW, smallBatchFor } from '../kernel-plan.ts';
 import type { MatmulSpec } from '../kernels/llama-ops.ts';
 import { mmvReduceBytes } from '../kernels/mmv.ts';
 import { plansSmallBatch, SMALL_BATCH_TT, smallBatchTokensPerPass } from './forward.ts';
@@ -39,9 +39,15 @@ describe('chooseSmallBatch (the trial, injected timings)', () => {
 });
 
 describe('the smallBatch option', () => {
-  it('defaults: off on software adapters, a trial on GPUs; mmv = 8 tokens, tile = off', () => {
-    expect(smallBatchFor(undefined, true)).toBe(0);
+  it('defaults: a trial on GPUs; on software adapters mmv for heavy models, off for light ones; off where prefill is forced; mmv = 8 tokens, tile = off', () => {
     expect(smallBatchFor(undefined, false)).toBe('trial');
+    expect(smallBatchFor(undefined, true)).toBe(SMALL_BATCH_MAX);
+    expect(smallBatchFor(undefined, true, { matmulWeights: PREFILL_LIGHT_BELOW })).toBe(SMALL_BATCH_MAX);
+    expect(smallBatchFor(undefined, true, { matmulWeights: PREFILL_LIGHT_BELOW - 1 })).toBe(0);
+    expect(smallBatchFor(undefined, true, { prefillForced: true })).toBe(0);
+    expect(smallBatchFor(undefined, false, { prefillForced: true })).toBe(0);
+    expect(smallBatchFor('mmv', true, { prefillForced: true })).toBe(SMALL_BATCH_MAX);
+    expect(smallBatchFor('trial', false, { prefillForced: true })).toBe('trial');
     expect(smallBatchFor('mmv', true)).toBe(SMALL_BATCH_MAX);
     expect(smallBatchFor('tile', false)).toBe(0);
     expect(smallBatchFor('trial', true)).toBe('trial');

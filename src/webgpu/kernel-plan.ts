@@ -200,7 +200,7 @@ export const SMALL_BATCH_OPTIONS: readonly SmallBatchOption[] = ['mmv', 'tile', 
  * → 0 (off), 'trial' → 'trial'. Unset: 0 where the caller forced a `prefill` kernel (it then runs every
  * batch); on GPUs 'trial'; on software adapters {@link SMALL_BATCH_MAX} for a model with the heavy prefill
  * tiles (`matmulWeights` ≥ {@link PREFILL_LIGHT_BELOW}, or unknown), where mmv ran 2–8-token prompts
- * 1.1–2.0× faster and verify passes 1.1–1.8× (SwiftShader, 60M Q4_K_M, quiet machine: BENCHMARKS.md,
+ * 1.18–1.43× faster and verify passes 1.38–1.42× (SwiftShader, 60M Q4_K_M, quiet machine: BENCHMARKS.md,
  * 2026-12-05 14:25), else 0 (stories260K: the same times either way, and no second kernel set to compile).
  * @param matmulWeights the weights one token meets in the layers' matmuls ({@link layerMatmulWeights}).
  */

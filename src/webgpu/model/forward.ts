@@ -70,20 +70,23 @@ import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
 export type Mode = 'decode' | 'prefill' | 'small';
 
 /**
- * Tokens per workgroup row of a small batch's mmv kernels (the decode kernels' tested range is 1–4; a batch
- * of 5–8 tokens runs two rows of workgroups, each reading the weights once). 2 where the layout's
- * reduction memory does not hold 4 tokens ({@link smallBatchTokensPerPass}).
+ * Tokens per workgroup row of a small batch's mmv kernels: 8, so a batch of up to 8 tokens reads the
+ * weights in one pass, as llama.cpp's matrix × vector kernels take up to 8 columns (CUDA mmvq's
+ * `ncols_dst` ≤ `MMVQ_MAX_BATCH_SIZE`, Vulkan's `NUM_COLS`). 4 or 2 where the layout's reduction memory does
+ * not hold 8 tokens ({@link smallBatchTokensPerPass}). On SwiftShader (60M Q4_K_M, BENCHMARKS.md 2026-12-05)
+ * 8 ran 7–8-token batches 1.1–1.2× faster than two passes of 4, and 2–4-token ones 1.4–1.5× slower (the
+ * register tile computes all 8 columns): both faster than the prefill tile.
  */
-export const SMALL_BATCH_TT = 4;
+export const SMALL_BATCH_TT = 8;
 
 /**
- * Tokens per workgroup row of `spec`'s small-batch mmv kernel with `layout`: {@link SMALL_BATCH_TT}, or 2
- * where its lane reduction would need more workgroup memory than WebGPU's default 16 KiB (kernels/mmv.ts
- * `mmvReduceBytes`), or 0 where neither fits (that matmul keeps the prefill kernel).
+ * Tokens per workgroup row of `spec`'s small-batch mmv kernel with `layout`: {@link SMALL_BATCH_TT}, or 4
+ * or 2 where its lane reduction would need more workgroup memory than WebGPU's default 16 KiB
+ * (kernels/mmv.ts `mmvReduceBytes`), or 0 where none fits (that matmul keeps the prefill kernel).
  */
 export function smallBatchTokensPerPass(layout: MmvLayout, spec: MatmulSpec): number {
   const dots = Math.max(...spec.segments.map((g) => g.dots.length));
-  for (const TT of [SMALL_BATCH_TT, 2])
+  for (const TT of [SMALL_BATCH_TT, 4, 2])
     if (mmvReduceBytes(layout, TT, dots, Boolean(spec.norm)) <= 16384) return TT;
   return 0;
 }

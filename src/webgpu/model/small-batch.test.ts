@@ -80,15 +80,16 @@ describe('the small-batch kernels', () => {
     }) as unknown as MatmulSpec;
   const lanes1 = { lanes: 1, units: 4, threads: 64, reduce: 'shared' as const, packed: true };
 
-  it('4 tokens per row where the reduction memory holds them, else 2, else none (prefill kernel)', () => {
-    // No workgroup reduction (one lane, or subgroup shuffles): always 4.
-    expect(smallBatchTokensPerPass(lanes1, spec(2, true))).toBe(SMALL_BATCH_TT);
-    expect(smallBatchTokensPerPass({ ...lanes1, lanes: 32, reduce: 'subgroup' }, spec(2, true))).toBe(4);
+  it('8 tokens per row where the reduction memory holds them, else 4, else 2, else none (prefill kernel)', () => {
+    expect(SMALL_BATCH_TT).toBe(8);
+    // No workgroup reduction (one lane, or subgroup shuffles): always 8.
+    expect(smallBatchTokensPerPass(lanes1, spec(2, true))).toBe(8);
+    expect(smallBatchTokensPerPass({ ...lanes1, lanes: 32, reduce: 'subgroup' }, spec(2, true))).toBe(8);
     // 256 threads, lanes 8, 4 units, gate+up, norm: 4 · 256 · (4·2·T + T) bytes: T = 4 is 36,864, T = 2 is 18,432.
     const wide = { lanes: 8, units: 4, threads: 256, reduce: 'shared' as const, packed: true };
     expect(mmvReduceBytes(wide, 4, 2, true)).toBe(36864);
     expect(smallBatchTokensPerPass(wide, spec(2, true))).toBe(0);
-    expect(smallBatchTokensPerPass({ ...wide, units: 1 }, spec(1, false))).toBe(4); // 4·256·4 = 4,096
+    expect(smallBatchTokensPerPass({ ...wide, units: 1 }, spec(1, false))).toBe(8); // 4·256·8 = 8,192
     expect(smallBatchTokensPerPass({ ...wide, threads: 128 }, spec(2, true))).toBe(2); // 18,432 at 4, 9,216 at 2
     // 'hybrid': one slot per run of shuffleLanes.
     const hybrid = {
@@ -100,7 +101,10 @@ describe('the small-batch kernels', () => {
       packed: true,
     };
     expect(mmvReduceBytes(hybrid, 4, 2, true)).toBe(4 * 4 * (2 * 2 * 4 + 4));
-    expect(smallBatchTokensPerPass(hybrid, spec(2, true))).toBe(4);
+    expect(mmvReduceBytes(hybrid, 8, 2, true)).toBe(4 * 4 * (2 * 2 * 8 + 8));
+    expect(smallBatchTokensPerPass(hybrid, spec(2, true))).toBe(8);
+    // 64 threads, lanes 8, 4 units, gate+up, norm: 4 · 64 · (8·T + T): T = 8 is 18,432, T = 4 is 9,216.
+    expect(smallBatchTokensPerPass({ ...wide, threads: 64 }, spec(2, true))).toBe(4);
   });
 
   it('planned only where asked for (a size above 1, or the trial) and mmv runs a decode matmul', () => {

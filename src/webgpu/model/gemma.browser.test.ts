@@ -18,8 +18,10 @@ import { argmax, logSoftmax, ReferenceLlama } from '../../model/reference.ts';
 import { ARCH_CASES, type ArchCase, buildArchCase } from '../../testing/arch-cases.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { gpuPlan } from '../kernel-plan.ts';
+import type { MmvLayout } from '../kernels/mmv.ts';
 import { LlamaModel } from './llama.ts';
 import type { AttentionPolicy, PrefillMatmul } from './options.ts';
+import { MATMUL_FAMILIES } from './options.ts';
 
 const TOL = 2e-5;
 interface GoldenCase {
@@ -81,11 +83,19 @@ const NORM_PASS: PrefillMatmul = {
   normPass: true,
 };
 
+/**
+ * Small batches (KernelPlan.smallBatch, model/small-batch.ts) forced on with one mmv layout for every
+ * matmul: the prompt's 8-token batches run the layers' matmuls through the decode kernels with Gemma's
+ * post-norms, per-head Q/K norms, soft-caps and sliding window around them.
+ */
+const SMALL_MMV: MmvLayout = { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false };
+
 describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
   const runs: {
     c: (typeof gemmaCases)[number];
     attention?: AttentionPolicy;
     prefill?: PrefillMatmul;
+    small?: boolean;
     label: string;
   }[] = [
     ...gemmaCases.map((c) => ({ c, attention: undefined as AttentionPolicy | undefined, label: 'default' })),
@@ -100,8 +110,11 @@ describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
     ...gemmaCases
       .filter((c) => c.name === 'gemma3-gqa-swa')
       .map((c) => ({ c, prefill: NORM_PASS, label: 'mmv prefill with the norm pass' })),
+    ...gemmaCases
+      .filter((c) => c.name === 'gemma3-gqa-swa' || c.name === 'gemma2-gqa-swa')
+      .map((c) => ({ c, small: true, label: 'prompt batches of 8 through the small-batch mmv kernels' })),
   ];
-  for (const { c, attention, prefill, label } of runs) {
+  for (const { c, attention, prefill, small, label } of runs) {
     it(`${c.name} (${label}): 64 greedy ids as llama.cpp, log-softmax within 4e-3, logits as the reference`, async () => {
       const g = cases[c.name];
       const bytes = buildArchCase(c);
@@ -112,9 +125,16 @@ describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
         contextLength: 128,
         batchSize: 8,
         kvType: 'f32',
-        plan: gpuPlan({ ...(attention ? { attention } : {}), ...(prefill ? { prefill } : {}) }),
+        plan: gpuPlan({
+          ...(attention ? { attention } : {}),
+          ...(prefill ? { prefill } : {}),
+          ...(small
+            ? { mmv: Object.fromEntries(MATMUL_FAMILIES.map((f) => [f, SMALL_MMV])), smallBatch: 8 }
+            : {}),
+        }),
       });
       expect(model.normPass).toBe(prefill?.kind === 'mmv' && prefill.normPass === true);
+      expect(model.usesSmallBatch(8)).toBe(small === true);
       const logits: Float32Array[] = [];
       const out: number[] = [];
       try {

@@ -32,7 +32,12 @@ import {
 import { createGpuContext, type GpuContext } from '../device.ts';
 import { WebGpuEngine } from '../engine.ts';
 import { gpuPlan } from '../kernel-plan.ts';
+import type { MmvLayout } from '../kernels/mmv.ts';
 import { LlamaModel } from './llama.ts';
+import { MATMUL_FAMILIES } from './options.ts';
+
+/** One mmv layout for every matmul, for the small-batch run. */
+const SMALL_MMV: MmvLayout = { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false };
 
 interface GoldenCase {
   promptIds: number[];
@@ -51,8 +56,14 @@ afterAll(() => gpu?.device.destroy());
 const blobOf = (b: Uint8Array) => new Blob([b as Uint8Array<ArrayBuffer>]);
 
 describe('phi3 on the GPU vs llama.cpp (tests/golden/arch.json) and the float64 reference', () => {
-  for (const c of phi3Cases) {
-    it(`${c.name}: 64 greedy ids equal to llama.cpp's, log-softmax and logits within tolerance`, async () => {
+  // Each case with the default plan, and the first with small batches forced on (KernelPlan.smallBatch: the
+  // prompt's 8-token batches through the decode mmv kernels, the fused Q/K/V and gate|up segments included).
+  const runs = [
+    ...phi3Cases.map((c) => ({ c, small: false })),
+    ...phi3Cases.slice(0, 1).map((c) => ({ c, small: true })),
+  ];
+  for (const { c, small } of runs) {
+    it(`${c.name}${small ? ' (prompt batches through the small-batch mmv kernels)' : ''}: 64 greedy ids equal to llama.cpp's, log-softmax and logits within tolerance`, async () => {
       const g = cases[c.name];
       expect(g, c.name).toBeDefined();
       expect(archCasePrompt(c)).toEqual(g.promptIds);
@@ -63,7 +74,16 @@ describe('phi3 on the GPU vs llama.cpp (tests/golden/arch.json) and the float64 
         contextLength: ARCH_CONTEXT_SIZE,
         batchSize: 8,
         kvType: 'f32',
+        ...(small
+          ? {
+              plan: gpuPlan({
+                mmv: Object.fromEntries(MATMUL_FAMILIES.map((f) => [f, SMALL_MMV])),
+                smallBatch: 8,
+              }),
+            }
+          : {}),
       });
+      expect(model.usesSmallBatch(8)).toBe(small);
       const logits: Float32Array[] = [];
       const out: number[] = [];
       try {

@@ -26,16 +26,17 @@
 #              on a summarising prompt → $OUT/draft.{json,md}; no pair starts after the deadline;
 #              SMALL_BATCH (both | mmv | tile | trial; default both): the drafted runs with small batches
 #              through mmv and through the prefill tile on the same load (both), or the engine option
-#   small      small batches (issues 40/45; not in the default PHASES: PHASES=small, ~1–2 min): for
-#              SB_MODELS (the 1B and 8B Q4_K_M shapes) scripts/device/small-batch.ts on one load each
-#              (smallBatch 'trial': the load's own trial recorded): TTFT of SB_TOKENS-token prompts
-#              (2,4,8) and a verify pass of as many tokens after a 64-token prefill, through mmv and
-#              through the prefill tile, against one decode step → $OUT/small.{json,md}
+#   small      small batches (issues 40/45; not in the default PHASES: PHASES=small, ~2–3 min): for
+#              SB_MODELS (the 1B and 8B Q4_K_M shapes) scripts/device/small-batch.ts on one load per
+#              small-batch attention of SB_ATTENTION (both: flash-decoding and the prefill kernel;
+#              smallBatch 'trial': the load's own trial recorded): TTFT of SB_TOKENS-token prompts
+#              (2,4,8) and a verify pass of as many tokens at each depth of SB_CONTEXTS (64,4096), through
+#              mmv and through the prefill tile, against one decode step there → $OUT/small.{json,md}
 #
 # and prints both tables last ($OUT/summary.md). Everything is bounded by TOTAL_S (default 500 s from
 # the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
 #
-# Knobs (environment): TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXT (64), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
+# Knobs (environment): TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXTS (64,4096), SB_ATTENTION (both), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
@@ -76,6 +77,7 @@ if [[ $DRY == 1 ]]; then
   DRAFT_TOKENS=${DRAFT_TOKENS:-16}
   DRAFT_REPS=${DRAFT_REPS:-1}
   SB_MODELS=${SB_MODELS:-synthetic:stories260k-f32}
+  SB_CONTEXTS=${SB_CONTEXTS:-64,256}
   # The smallest shape whose heads hold whole 32-value blocks (head size 64), as a Q8_0/Q4_0 cache needs.
   KV_MODELS=${KV_MODELS:-bench-60m-q4_0}
   KV_DEPTHS=${KV_DEPTHS:-0,64}
@@ -107,7 +109,8 @@ else
 fi
 PHASES=${PHASES:-profile compare synthetic}
 SB_TOKENS=${SB_TOKENS:-2,4,8}
-SB_CONTEXT=${SB_CONTEXT:-64}
+SB_CONTEXTS=${SB_CONTEXTS:-64,4096}
+SB_ATTENTION=${SB_ATTENTION:-both}
 SMALL_BATCH=${SMALL_BATCH:-both}
 KV_TYPE=${KV_TYPE:-f16}
 KV_TYPES=${KV_TYPES:-f16,q8_0,q4_0}
@@ -244,9 +247,10 @@ run_small() {
     say "small: skipped, ${left}s left"
     return
   fi
-  say "small: $SB_MODELS, T $SB_TOKENS, deadline ${left}s"
+  say "small: $SB_MODELS, T $SB_TOKENS, depths $SB_CONTEXTS, attention $SB_ATTENTION, deadline ${left}s"
   timeout -k 5 $((left + 5)) "$NODE" "$APP/small-batch.mjs" "${GPU_FLAG[@]}" --models "$SB_MODELS" \
-    --tokens "$SB_TOKENS" --context "$SB_CONTEXT" --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
+    --tokens "$SB_TOKENS" --contexts "$SB_CONTEXTS" --attention "$SB_ATTENTION" \
+    --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
     --json "$OUT/small.json" --md "$OUT/small.md" >>"$LOG" 2>&1
   say "small: exit $?"
 }

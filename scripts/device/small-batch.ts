@@ -1,20 +1,26 @@
 /**
  * Small batches through the matrix × vector kernels on the GPU machine (issues 40 and 45,
- * `KernelPlan.smallBatch`): for each model, one load with `smallBatch: 'trial'` (both kernel sets
+ * `KernelPlan.smallBatch`): for each model and each small-batch attention of `--attention` (options.ts
+ * `AttentionPolicy.small`: `flash`, flash-decoding over chunks of the cache, the GPUs' default; `prefill`,
+ * the prefill kernel; `both`, one load each), one load with `smallBatch: 'trial'` (both kernel sets
  * compiled; the load's own trial, whole forward passes of 4 and 8 tokens both ways, is recorded), then on
  * that load, with small batches through mmv (`setSmallBatch(8)`) and through the prefill tile
  * (`setSmallBatch(0)`):
  * - TTFT of a T-token prompt (prefill from position 0, the greedy token read back: 4 bytes), for each T of
  *   `--tokens`;
- * - one verify pass of T tokens (speculative decoding's: the last accepted token and T − 1 drafts, every
- *   position's argmax read back) after a `--context`-token prefill, against one plain decode step at the
- *   same position: a verify ÷ decode near 1 is what makes drafting pay.
+ * - for each depth D of `--contexts`: one verify pass of T tokens (speculative decoding's: the last
+ *   accepted token and T − 1 drafts, every position's argmax read back) at position D after a D-token
+ *   prefill, against one plain decode step at the same position: a verify ÷ decode near 1 is what makes
+ *   drafting pay, and at D in the thousands it is the small batch's attention that decides it.
  *
  *   node small-batch.mjs [--gpu] [--models synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m]
- *       [--tokens 2,4,8] [--context 64] [--warmup 2] [--reps 5] [--deadline-s 200] [--json FILE] [--md FILE]
+ *       [--tokens 2,4,8] [--contexts 64,4096] [--attention both|flash|prefill] [--warmup 2] [--reps 5]
+ *       [--deadline-s 200] [--json FILE] [--md FILE]
  *
  * Wall ms from submit to the readback, medians of `--reps` after `--warmup` runs; the token ids are fixed
- * pseudo-random ones. No model starts after `--deadline-s`; results are rewritten after every model.
+ * pseudo-random ones (attention's cost does not depend on the cached values, so the TTFT prompts may
+ * overwrite the first rows of a depth's prefill). No load starts after `--deadline-s`; results are
+ * rewritten after every load.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -25,6 +31,7 @@ import { mulberry32 } from '../../src/util/prng.ts';
 import { createGpuContext } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
 import type { LlamaModel } from '../../src/webgpu/model/llama.ts';
+import type { AttentionPolicy } from '../../src/webgpu/model/options.ts';
 import { median, SMALL_BATCH_MAX, type SmallBatchChoice } from '../../src/webgpu/model/small-batch.ts';
 
 const { values } = parseArgs({
@@ -32,7 +39,8 @@ const { values } = parseArgs({
     models: { type: 'string', default: 'synthetic:stories260k-f32' },
     gpu: { type: 'boolean', default: false },
     tokens: { type: 'string', default: '2,4,8' },
-    context: { type: 'string', default: '64' },
+    contexts: { type: 'string', default: '64' },
+    attention: { type: 'string', default: 'both' },
     warmup: { type: 'string', default: '2' },
     reps: { type: 'string', default: '5' },
     'deadline-s': { type: 'string', default: '200' },
@@ -44,38 +52,42 @@ const tStart = performance.now();
 const elapsedS = () => (performance.now() - tStart) / 1000;
 const log = (...a: unknown[]) => console.error(`[small-batch ${elapsedS().toFixed(1)}s]`, ...a);
 const sizes = values.tokens!.split(',').map(Number);
-const context = Number(values.context);
+const contexts = values.contexts!.split(',').map(Number);
+const attentions: NonNullable<AttentionPolicy['small']>[] =
+  values.attention === 'both' ? ['flash', 'prefill'] : [values.attention as 'flash' | 'prefill'];
 const warmup = Number(values.warmup);
 const reps = Number(values.reps);
 const deadlineS = Number(values['deadline-s']);
 if (sizes.some((t) => !(Number.isInteger(t) && t >= 2 && t <= SMALL_BATCH_MAX)))
   throw new Error(`--tokens: sizes 2..${SMALL_BATCH_MAX} (got ${values.tokens})`);
-if (!(Number.isInteger(context) && context >= 1 && reps >= 1 && warmup >= 0))
-  throw new Error('--context ≥ 1, --reps ≥ 1, --warmup ≥ 0');
+if (!(contexts.every((d) => Number.isInteger(d) && d >= 1) && reps >= 1 && warmup >= 0))
+  throw new Error('--contexts: depths ≥ 1; --reps ≥ 1, --warmup ≥ 0');
+if (!attentions.every((a) => a === 'flash' || a === 'prefill'))
+  throw new Error(`--attention: both, flash or prefill (got ${values.attention})`);
 
 interface Row {
   model: string;
+  /** The small batches' attention asked for, and what the load runs (`flash` or `prefill-kernel`). */
+  attention: string;
+  ran?: string;
   skipped?: string;
   error?: string;
   types?: string;
   /** The load's own trial and choice (ModelInfo.kernels.smallBatch). */
   trial?: SmallBatchChoice;
-  /** One plain decode step at position `context`, ms. */
-  decodeMs?: number;
-  /** Per T: TTFT of a T-token prompt and a verify pass of T tokens, ms, through mmv and through the tile. */
-  sizes?: {
-    tokens: number;
-    ttftMmvMs: number;
-    ttftTileMs: number;
-    verifyMmvMs: number;
-    verifyTileMs: number;
+  /** Per T: TTFT of a T-token prompt, ms, through mmv and through the tile. */
+  ttft?: { tokens: number; mmvMs: number; tileMs: number }[];
+  /** Per depth: one plain decode step at that position, and per T a verify pass of T tokens there, ms. */
+  depths?: {
+    context: number;
+    decodeMs: number;
+    sizes: { tokens: number; verifyMmvMs: number; verifyTileMs: number }[];
   }[];
 }
 
 const driver = setupNodeVulkan(values.gpu);
 const gpu = await createGpuContext();
 log('adapter', JSON.stringify(gpu.info), 'driver', driver);
-const engine = new WebGpuEngine({ openModel: openModelSource, gpu, smallBatch: 'trial' });
 const rows: Row[] = [];
 
 /** Median wall ms of `run` over `reps` runs after `warmup` untimed ones. */
@@ -93,117 +105,152 @@ function write(): void {
   if (values.json)
     writeFileSync(
       values.json,
-      JSON.stringify({ adapter: gpu.info, driver, context, warmup, reps, rows }, null, 2),
+      JSON.stringify({ adapter: gpu.info, driver, contexts, warmup, reps, rows }, null, 2),
     );
   const f = (x: number | undefined, d = 2) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(d));
+  const header = [
+    'model',
+    'small-batch attention',
+    'depth',
+    'T',
+    'TTFT mmv ms',
+    'TTFT tile ms',
+    'tile ÷ mmv',
+    'verify mmv ms',
+    'verify tile ms',
+    'verify mmv ÷ decode',
+    'verify tile ÷ decode',
+    'trial (mmv / tile ms) → chosen',
+  ];
+  const blank = header.map(() => '');
   const table = markdownTable(
-    [
-      'model',
-      'T',
-      'TTFT mmv ms',
-      'TTFT tile ms',
-      'tile ÷ mmv',
-      'verify mmv ms',
-      'verify tile ms',
-      'verify mmv ÷ decode',
-      'verify tile ÷ decode',
-      'trial (mmv / tile ms) → chosen',
-    ],
-    rows.flatMap((r) =>
-      r.skipped || r.error || !r.sizes
-        ? [
-            [
-              r.model,
-              '',
-              r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error}`,
-              '',
-              '',
-              '',
-              '',
-              '',
-              '',
-              '',
-            ],
-          ]
-        : r.sizes.map((s, i) => [
-            i === 0 ? `${r.model} (${r.types}; decode step ${f(r.decodeMs)} ms)` : '',
-            String(s.tokens),
-            f(s.ttftMmvMs),
-            f(s.ttftTileMs),
-            `${f(s.ttftTileMs / s.ttftMmvMs)}×`,
-            f(s.verifyMmvMs),
-            f(s.verifyTileMs),
-            f(s.verifyMmvMs / r.decodeMs!),
-            f(s.verifyTileMs / r.decodeMs!),
-            i === 0
-              ? `${(r.trial?.trials ?? []).map((t) => `${t.tokens}: ${f(t.mmvMs)} / ${f(t.tileMs)}`).join(', ')} → ${r.trial?.maxTokens ?? '–'} (${r.trial?.chosenBy ?? '–'})`
+    header,
+    rows.flatMap((r) => {
+      if (r.skipped || r.error || !r.ttft || !r.depths) {
+        const line = [...blank];
+        line[0] = r.model;
+        line[1] = r.attention;
+        line[2] = r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error ?? 'no figures'}`;
+        return [line];
+      }
+      const trial = `${(r.trial?.trials ?? []).map((t) => `${t.tokens}: ${f(t.mmvMs)} / ${f(t.tileMs)}`).join(', ')} → ${r.trial?.maxTokens ?? '–'} (${r.trial?.chosenBy ?? '–'})`;
+      const out: string[][] = [];
+      for (const d of r.depths)
+        d.sizes.forEach((sz, i) => {
+          const t =
+            d.context === r.depths![0].context ? r.ttft!.find((x) => x.tokens === sz.tokens) : undefined;
+          out.push([
+            out.length === 0 ? `${r.model} (${r.types})` : '',
+            out.length === 0
+              ? `${r.attention}${r.ran && r.ran !== r.attention ? ` (runs ${r.ran})` : ''}`
               : '',
-          ]),
-    ),
+            i === 0 ? `${d.context} (decode step ${f(d.decodeMs)} ms)` : '',
+            String(sz.tokens),
+            f(t?.mmvMs),
+            f(t?.tileMs),
+            t ? `${f(t.tileMs / t.mmvMs)}×` : '',
+            f(sz.verifyMmvMs),
+            f(sz.verifyTileMs),
+            f(sz.verifyMmvMs / d.decodeMs),
+            f(sz.verifyTileMs / d.decodeMs),
+            out.length === 0 ? trial : '',
+          ]);
+        });
+      return out;
+    }),
     2,
   ).join('\n');
   const md =
-    `${table}\n\nWall ms, medians of ${reps} after ${warmup} warm-up runs; verify after a ${context}-token prefill; ` +
+    `${table}\n\nWall ms, medians of ${reps} after ${warmup} warm-up runs; TTFT from position 0 (first depth's rows); ` +
+    `verify at each depth after a prefill of that many tokens; ` +
     `adapter ${gpu.info.vendor} ${gpu.info.architecture} ${gpu.info.description ?? ''}.\n`;
   if (values.md) writeFileSync(values.md, md);
 }
 
+const maxContext = Math.max(...contexts);
 for (const m of values.models!.split(',').filter(Boolean)) {
-  const row: Row = { model: m };
-  rows.push(row);
-  if (elapsedS() > deadlineS) {
-    row.skipped = 'past the deadline';
-    write();
-    continue;
-  }
-  try {
-    const info = await engine.load(m.startsWith('synthetic:') ? { synthetic: m.slice(10) } : { path: m }, {
-      contextLength: context + 2 * SMALL_BATCH_MAX + 8,
-      batchSize: 64,
-    });
-    const model: LlamaModel = engine.llama!;
-    row.types = info.tensorTypes.join('/');
-    row.trial = structuredClone(model.smallBatch);
-    log(`${m}: loaded; trial ${JSON.stringify(row.trial)}`);
-    const rng = mulberry32(40);
-    const V = info.nVocab;
-    const ids = (n: number) => Array.from({ length: n }, () => 3 + Math.floor(rng() * (V - 3)));
-    const ctx = ids(context);
-    const ttft = (p: number[]) => async () => {
-      model.prefillTokens(p, 0);
-      model.submitReadback({ slot: 0 });
-      await model.readToken(0);
-    };
-    const verify = (v: number[]) => async () => {
-      await model.verify(v, context);
-    };
-    model.prefillTokens(ctx, 0);
-    row.decodeMs = await timed(async () => {
-      model.submitDecode(context, { tokenId: ctx[0], slot: 0 });
-      await model.readToken(0);
-    });
-    row.sizes = [];
-    for (const T of sizes) {
-      const p = ids(T);
-      const v = ids(T);
-      model.setSmallBatch(SMALL_BATCH_MAX);
-      const ttftMmvMs = await timed(ttft(p));
-      model.prefillTokens(ctx, 0);
-      const verifyMmvMs = await timed(verify(v));
-      model.setSmallBatch(0);
-      const ttftTileMs = await timed(ttft(p));
-      model.prefillTokens(ctx, 0);
-      const verifyTileMs = await timed(verify(v));
-      row.sizes.push({ tokens: T, ttftMmvMs, ttftTileMs, verifyMmvMs, verifyTileMs });
-      log(`${m}: T ${T}: ${JSON.stringify(row.sizes.at(-1))}`);
+  for (const attention of attentions) {
+    const row: Row = { model: m, attention };
+    rows.push(row);
+    if (elapsedS() > deadlineS) {
+      row.skipped = 'past the deadline';
+      write();
+      continue;
     }
-  } catch (e) {
-    row.error = e instanceof Error ? e.message : String(e);
-    log(`${m}: ${(e as Error).stack ?? e}`);
-  } finally {
-    await engine.unload().catch(() => {});
+    const engine = new WebGpuEngine({
+      openModel: openModelSource,
+      gpu,
+      smallBatch: 'trial',
+      attention: { small: attention },
+    });
+    try {
+      const info = await engine.load(m.startsWith('synthetic:') ? { synthetic: m.slice(10) } : { path: m }, {
+        contextLength: maxContext + 2 * SMALL_BATCH_MAX + 8,
+        batchSize: 512,
+      });
+      const model: LlamaModel = engine.llama!;
+      row.types = info.tensorTypes.join('/');
+      row.trial = structuredClone(model.smallBatch);
+      row.ran = model.smallBatchAttention;
+      log(
+        `${m} (${attention}): loaded; trial ${JSON.stringify(row.trial)}; small-batch attention ${row.ran}`,
+      );
+      const rng = mulberry32(40);
+      const V = info.nVocab;
+      const ids = (n: number) => Array.from({ length: n }, () => 3 + Math.floor(rng() * (V - 3)));
+      row.ttft = [];
+      for (const T of sizes) {
+        const p = ids(T);
+        const ttft = async () => {
+          model.prefillTokens(p, 0);
+          model.submitReadback({ slot: 0 });
+          await model.readToken(0);
+        };
+        model.setSmallBatch(SMALL_BATCH_MAX);
+        const mmvMs = await timed(ttft);
+        model.setSmallBatch(0);
+        const tileMs = await timed(ttft);
+        row.ttft.push({ tokens: T, mmvMs, tileMs });
+      }
+      log(`${m} (${attention}): TTFT ${JSON.stringify(row.ttft)}`);
+      row.depths = [];
+      for (const context of contexts) {
+        if (elapsedS() > deadlineS) break;
+        const ctx = ids(context);
+        model.setSmallBatch(0);
+        await model.prefill(ctx, 0);
+        const decodeMs = await timed(async () => {
+          model.submitDecode(context, { tokenId: ctx[0], slot: 0 });
+          await model.readToken(0);
+        });
+        const depth = {
+          context,
+          decodeMs,
+          sizes: [] as { tokens: number; verifyMmvMs: number; verifyTileMs: number }[],
+        };
+        row.depths.push(depth);
+        for (const T of sizes) {
+          const v = ids(T);
+          const verify = async () => {
+            await model.verify(v, context);
+          };
+          model.setSmallBatch(SMALL_BATCH_MAX);
+          const verifyMmvMs = await timed(verify);
+          model.setSmallBatch(0);
+          const verifyTileMs = await timed(verify);
+          depth.sizes.push({ tokens: T, verifyMmvMs, verifyTileMs });
+        }
+        log(`${m} (${attention}): depth ${context}: ${JSON.stringify(depth)}`);
+        write();
+      }
+    } catch (e) {
+      row.error = e instanceof Error ? e.message : String(e);
+      log(`${m} (${attention}): ${(e as Error).stack ?? e}`);
+    } finally {
+      await engine.unload().catch(() => {});
+    }
+    write();
   }
-  write();
 }
 write();
 log(`done in ${elapsedS().toFixed(0)} s`);

@@ -347,6 +347,14 @@ describe('kernelReadings: the token pick', () => {
       `Trial, ms per whole forward pass (mmv / prefill kernels): 4 tokens ${Number(mmv4.toPrecision(3))} / ${Number(tile4.toPrecision(3))}, 8 tokens 9.87 / 5.43.`,
     );
     expect(sb({ maxTokens: 8, chosenBy: 'option' })?.text).toContain('2–8 tokens');
+    expect(sb({ maxTokens: 8, chosenBy: 'option', attention: 'flash' })?.text).toMatch(
+      /\(set by the smallBatch option\), attention by flash-decoding over chunks of the cache\.$/,
+    );
+    expect(sb({ maxTokens: 8, chosenBy: 'trial', attention: 'prefill-kernel' })?.text).toMatch(
+      /, attention by the prefill kernel\.$/,
+    );
+    // Off: no attention clause (no small batch runs).
+    expect(sb({ maxTokens: 0, chosenBy: 'trial', attention: 'flash' })?.text).not.toContain('attention');
     expect(sb({ maxTokens: 8, chosenBy: 'option' })?.text).toContain('set by the smallBatch option');
     expect(sb({ maxTokens: 0, chosenBy: 'unavailable' })?.text).toContain(
       'unavailable: mmv runs no decode matmul',

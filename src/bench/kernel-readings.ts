@@ -173,7 +173,7 @@ function decodeReading(k: KernelsInfo): Reading {
 
 /**
  * The small-batch reading (`KernelsInfo.smallBatch`, model/small-batch.ts): whether batches of 2 … N tokens
- * (short prompts, speculative verify passes) run through the decode mmv kernels, and why.
+ * (short prompts, speculative verify passes) run through the decode mmv kernels, and why; their attention.
  */
 function smallBatchReading(sb: NonNullable<KernelsInfo['smallBatch']>): Reading {
   const on = sb.maxTokens >= 2;
@@ -193,7 +193,13 @@ function smallBatchReading(sb: NonNullable<KernelsInfo['smallBatch']>): Reading 
   return {
     level: 'info',
     text: on
-      ? `Small batches: 2–${sb.maxTokens} tokens (short prompts, draft verification) run the layers' matmuls through the decode kernels (${by}).`
+      ? `Small batches: 2–${sb.maxTokens} tokens (short prompts, draft verification) run the layers' matmuls through the decode kernels (${by})${
+          sb.attention === 'flash'
+            ? ', attention by flash-decoding over chunks of the cache'
+            : sb.attention === 'prefill-kernel'
+              ? ', attention by the prefill kernel'
+              : ''
+        }.`
       : `Small batches: every batch of 2 or more tokens runs the prefill kernels (${by}).`,
     ...(trials ? { detail: trials } : {}),
   };

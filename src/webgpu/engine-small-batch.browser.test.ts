@@ -21,7 +21,12 @@ describe('smallBatch through the engine on stories260K', () => {
   let tile: WebGpuEngine;
   beforeAll(async () => {
     const info = await mmv.load({ url: MODEL_URL }, { contextLength: 256 });
-    expect(info.kernels?.smallBatch).toEqual({ maxTokens: 8, chosenBy: 'option' });
+    // Software adapters: the small batches' attention is the prefill kernel (kernel-plan.ts attentionPolicyFor).
+    expect(info.kernels?.smallBatch).toEqual({
+      maxTokens: 8,
+      chosenBy: 'option',
+      attention: 'prefill-kernel',
+    });
     tile = new WebGpuEngine({ openModel: openModelSource, gpu: mmv.gpuContext, smallBatch: 'tile' });
     const t = await tile.load({ url: MODEL_URL }, { contextLength: 256 });
     expect(t.kernels?.smallBatch).toEqual({ maxTokens: 0, chosenBy: 'option' });

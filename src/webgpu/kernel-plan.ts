@@ -174,6 +174,7 @@ export interface KernelOverrides {
    * Decode attention layout and chunking, prefill attention; default {@link attentionPolicyFor} the adapter,
    * with the prefill attention on subgroup matrices chosen by a timed trial where the adapter has them
    * ({@link resolvePrefillAttention}). A `prefill` given here (`{ kind: 'tiled' }`: the float one) skips the trial.
+   * `small`: small batches' attention, 'flash' (GPUs' default) or 'prefill' (software adapters').
    */
   attention?: Partial<AttentionPolicy>;
   /**
@@ -478,6 +479,10 @@ export function layerMatmulWeights(cfg: LlamaConfig): number {
  * S of 2, 4 or 8. One subgroup: a shared workgroup runs its KV loop to its last token for every thread,
  * and the engine's prefill batches on a software adapter are one 16-token tile, so more threads add more
  * work than they share; `tiled` on a GPU (KV tiles in workgroup memory shared by a tile of query rows).
+ * Small batches' attention (`small`): flash-decoding on a GPU (a verify pass or short prompt deep in the
+ * cache then spreads over chunks as a decode step does); the prefill kernel on a software adapter, where
+ * the strided flash layout unrolls 8 query tokens' rows into registers (a head of 256 took ~70 s to
+ * compile on SwiftShader) and a few tokens' attention is a small share of the pass.
  * Measurements: BENCHMARKS.md, "Why the kernel defaults…", attentionPolicyFor.
  */
 export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionPolicy {
@@ -490,10 +495,11 @@ export function attentionPolicyFor(gpu: GpuContext, headDim: number): AttentionP
       targetWorkgroups: 2 * cores,
       minChunk: 1024,
       prefill: { kind: 'rows', ...(shareKv ? { shareKv, threads: shareKv, block: 2 } : {}) },
+      small: 'prefill',
     };
   }
   const lanes = gpu.hasSubgroups && gpu.subgroupMinSize >= 4 && (headDim / 4) % 4 === 0 ? 4 : 1;
-  return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes }, prefill: { kind: 'tiled' } };
+  return { ...GPU_ATTENTION, layout: { kind: 'tiled', lanes }, prefill: { kind: 'tiled' }, small: 'flash' };
 }
 
 /**
@@ -539,9 +545,11 @@ export type KernelsInfo = {
    * Small batches (model/small-batch.ts): batches of 2 … `maxTokens` tokens run the layers' matmuls
    * through the decode mmv kernels (0: none), chosen by the option, the adapter's default, the load's
    * timed trial (`trials`: median ms of a whole forward pass of `tokens` tokens each way), or
-   * `unavailable` (mmv runs no decode matmul).
+   * `unavailable` (mmv runs no decode matmul); `attention`, where small-batch kernels were compiled: their
+   * attention, flash-decoding over chunks of the cache (`flash`) or the prefill kernel
+   * (options.ts `AttentionPolicy.small`).
    */
-  smallBatch?: SmallBatchChoice;
+  smallBatch?: SmallBatchChoice & { attention?: 'flash' | 'prefill-kernel' };
   /**
    * Decode attention (kernels/attention-decode.ts): `flash` (flash-decoding; its layout, lanes per
    * position, and the chunking policy: chunks of ≥ minChunk positions aiming at targetWorkgroups
@@ -1216,6 +1224,12 @@ export function checkKernelOverrides(o: KernelOverrides, gpu?: GpuContext): void
       'invalid_argument',
       `smallBatch must be ${SMALL_BATCH_OPTIONS.map((v) => `'${v}'`).join(', ')} (got ${JSON.stringify(o.smallBatch)})`,
     );
+  const small = o.attention?.small;
+  if (small !== undefined && small !== 'flash' && small !== 'prefill')
+    throw new EngineError(
+      'invalid_argument',
+      `attention.small must be 'flash' or 'prefill' (got ${JSON.stringify(small)})`,
+    );
   if (!gpu) return;
   checkPrefillOption(o.prefill, gpu);
   checkMmvLayoutAdapter(o.mmvLayout, gpu);
@@ -1298,6 +1312,7 @@ export function describePlan(m: LlamaModel, o: { sampling?: 'gpu' | 'cpu' } = {}
     splitSegments: plan.splitDecodeSegments,
     smallBatch: {
       ...m.smallBatch,
+      ...(m.smallBatchAttention ? { attention: m.smallBatchAttention } : {}),
       ...(m.smallBatch.trials
         ? {
             trials: m.smallBatch.trials.map((t) => ({

@@ -1,5 +1,5 @@
 /**
- * The decode attention kernel, {@link flashDecodeWGSL}: flash-decoding over the KV cache for 1–4 query
+ * The decode attention kernel, {@link flashDecodeWGSL}: flash-decoding over the KV cache for 1–8 query
  * tokens, in two layouts (strided: threads over KV positions, partials merged at the end; tiled: tiles of
  * positions with scores in workgroup memory and an online softmax), each chunk of positions writing a
  * partial that attention.ts `flashCombineWGSL` merges. The shapes, layouts and helpers it shares with the

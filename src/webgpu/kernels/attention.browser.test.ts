@@ -3,8 +3,9 @@
  * - attentionWGSL (prefill): GQA and plain MHA, head dims 8 and 12, decode (T = 1) at pos0 = 0 and past
  *   the 64 threads, and prefill batches (token t sees 0..pos0+t), f32 and f16 caches.
  * - flashDecodeWGSL + flashCombineWGSL (decode): depths 1..5,000 across chunk boundaries, GQA ratios
- *   1/4/8, head dims 64/80/128 (and 8, 12), T = 1..4, both layouts, with and without subgroups, f16 and
- *   f32 caches; the reference reads the f16-rounded K and V the GPU reads.
+ *   1/2/4/8, head dims 64/80/128/256 (and 8, 12, 32), T = 1..8 (5..8: small batches, maxTokens 8), a
+ *   sliding window and soft-cap, both layouts, with and without subgroups, f16 and f32 caches; the
+ *   reference reads the f16-rounded K and V the GPU reads.
  * - prefillAttentionWGSL (tiled prefill): T = 1, 7, 33, 63, 65, 130, 520 at pos0 = 0 and past it (rows
  *   before pos0 filled, as a batch continuing a sequence), GQA 1/2/3/4/8, head dims 8/20/48/64/128/256,
  *   both layouts (and a `rows` layout with odd threads, rows and block so every tile edge moves; `rows`
@@ -50,12 +51,24 @@ import { kvRowBytes } from './kv-quant.ts';
 const REL = 1e-5;
 const ABS = 1e-6;
 
-/** Causal GQA attention in float64: [out, tol] for q [T, nHead·HD] over caches [nCtx, nHeadKv·HD]. */
+/**
+ * Causal GQA attention in float64: [out, tol] for q [T, nHead·HD] over caches [nCtx, nHeadKv·HD]; with
+ * `window`, the query at p sees p − window + 1 … p; with `softcap`, scores are cap·tanh(score / cap)
+ * (Gemma's, llama.cpp's `attn_soft_cap`).
+ */
 function attentionRef(
   q: Float32Array,
   kc: ArrayLike<number>,
   vc: ArrayLike<number>,
-  o: { nHead: number; nHeadKv: number; HD: number; T: number; pos0: number },
+  o: {
+    nHead: number;
+    nHeadKv: number;
+    HD: number;
+    T: number;
+    pos0: number;
+    window?: number;
+    softcap?: number;
+  },
 ): [Float64Array, Float64Array] {
   const { nHead, nHeadKv, HD, T, pos0 } = o;
   const qDim = nHead * HD;
@@ -69,12 +82,15 @@ function attentionRef(
       const kvh = Math.floor(h / (nHead / nHeadKv));
       const s = new Float64Array(n);
       const sAbs = new Float64Array(n);
+      const lo = o.window ? Math.max(0, n - o.window) : 0;
       for (let j = 0; j < n; j++) {
         for (let d = 0; d < HD; d++) {
           const p = scale * q[t * qDim + h * HD + d] * kc[j * kvDim + kvh * HD + d];
           s[j] += p;
           sAbs[j] += Math.abs(p);
         }
+        if (o.softcap) s[j] = o.softcap * Math.tanh(s[j] / o.softcap);
+        if (j < lo) s[j] = -Infinity;
       }
       let m = -Infinity;
       for (const v of s) m = Math.max(m, v);
@@ -82,11 +98,11 @@ function attentionRef(
       const l = w.reduce((a, b) => a + b, 0);
       for (let d = 0; d < HD; d++) {
         let acc = 0;
-        for (let j = 0; j < n; j++) acc += (w[j] / l) * vc[j * kvDim + kvh * HD + d];
+        for (let j = lo; j < n; j++) acc += (w[j] / l) * vc[j * kvDim + kvh * HD + d];
         // f32 error: each weight is off by (score error + exp error) relative, which moves the output by
         // Σ w·|v − out|·that; the weighted sum itself adds a few ulp of Σ w·|v|.
         let bound = 0;
-        for (let j = 0; j < n; j++) {
+        for (let j = lo; j < n; j++) {
           const v = vc[j * kvDim + kvh * HD + d];
           bound += (w[j] / l) * (Math.abs(v) + Math.abs(v - acc) * (2 + sAbs[j] + Math.abs(s[j] - m)));
         }
@@ -198,8 +214,21 @@ describe('attentionWGSL', () => {
 });
 
 describe('flashDecodeWGSL + flashCombineWGSL', () => {
-  /** Depth (pos0 + T), head dim, GQA ratio, tokens, chunk (0 = the GPU policy), per case. */
-  const shapes = [
+  /**
+   * Depth (pos0 + T), head dim, GQA ratio, tokens, chunk (0 = the GPU policy), per case; T 5..8 are small
+   * batches (a short prompt, a verify pass: maxTokens 8), some with Gemma's window and soft-cap (a window
+   * narrower than a chunk leaves chunks with no visible position for some rows, which the combine skips).
+   */
+  const shapes: {
+    len: number;
+    HD: number;
+    G: number;
+    T: number;
+    chunk: number;
+    window?: number;
+    softcap?: number;
+    tiledOnly?: boolean;
+  }[] = [
     { len: 1, HD: 64, G: 1, T: 1, chunk: 64 },
     { len: 2, HD: 8, G: 2, T: 2, chunk: 64 },
     { len: 64, HD: 80, G: 4, T: 1, chunk: 64 },
@@ -210,6 +239,14 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
     { len: 4097, HD: 64, G: 8, T: 2, chunk: 256 },
     { len: 5000, HD: 128, G: 1, T: 1, chunk: 0 },
     { len: 5000, HD: 80, G: 8, T: 4, chunk: 1000 },
+    { len: 7, HD: 64, G: 1, T: 7, chunk: 64 },
+    { len: 300, HD: 128, G: 4, T: 8, chunk: 64 },
+    { len: 1030, HD: 64, G: 4, T: 5, chunk: 0 },
+    // Tiled layouts only: the strided one unrolls 8 tokens' rows of 256 into registers (~70 s to compile
+    // on SwiftShader); software adapters run small batches' attention on the prefill kernel instead.
+    { len: 520, HD: 256, G: 2, T: 8, chunk: 256, tiledOnly: true },
+    { len: 300, HD: 64, G: 2, T: 6, chunk: 64, window: 40, softcap: 5 },
+    { len: 129, HD: 32, G: 1, T: 8, chunk: 32, window: 20 },
   ];
   const layouts = async (): Promise<{ name: string; layout: FlashLayout }[]> => {
     const gpu = await testGpu();
@@ -223,7 +260,10 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
   };
   // Q8_0/Q4_0 caches: head dims that are whole 32-value blocks, T up to 4, depths across chunk edges; each
   // pair of K and V types takes every other shape, so every shape meets two pairs.
-  const quantShapes = [...shapes.filter((c) => c.HD % 32 === 0), { len: 300, HD: 32, G: 4, T: 4, chunk: 64 }];
+  const quantShapes = [
+    ...shapes.filter((c) => c.HD % 32 === 0 && c.HD < 256),
+    { len: 300, HD: 32, G: 4, T: 4, chunk: 64 },
+  ];
   const cacheCases: { kv: KvType; vKv: KvType; shapes: typeof shapes }[] = [
     { kv: 'f16', vKv: 'f16', shapes },
     { kv: 'f32', vKv: 'f32', shapes },
@@ -240,11 +280,14 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
     shapes.forEach((c, i) => {
       // Every layout on every shape would be slow on a software adapter: each shape runs two layouts,
       // rotating, so every layout meets every shape across the two cache types.
-      it(`depth ${c.len}, hd ${c.HD}, GQA ${c.G}, T ${c.T}, chunk ${c.chunk || 'policy'}, ${kv}${vKv !== kv ? `/${vKv}` : ''}`, async () => {
+      const extra = `${c.window ? `, window ${c.window}` : ''}${c.softcap ? `, softcap ${c.softcap}` : ''}`;
+      it(`depth ${c.len}, hd ${c.HD}, GQA ${c.G}, T ${c.T}, chunk ${c.chunk || 'policy'}${extra}, ${kv}${vKv !== kv ? `/${vKv}` : ''}`, async () => {
         const gpu = await testGpu();
         const device = gpu.device;
-        const all = await layouts();
-        const pick = [all[(i + (kv === 'f16' ? 0 : 1)) % all.length], all[(i + 2) % all.length]];
+        const all = (await layouts()).filter((l) => !c.tiledOnly || l.layout.kind === 'tiled');
+        const pick = [
+          ...new Set([all[(i + (kv === 'f16' ? 0 : 1)) % all.length], all[(i + 2) % all.length]]),
+        ];
         for (const { name, layout } of pick) {
           const lanes = layout.lanes ?? 1;
           if ((c.HD / 4) % lanes !== 0) continue;
@@ -256,7 +299,11 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
           const qDim = nHead * HD;
           const kvDim = nHeadKv * HD;
           const nCtx = c.len + 5;
-          const maxTokens = T === 1 ? 1 : 4;
+          const maxTokens = T === 1 ? 1 : T <= 4 ? 4 : 8;
+          const gemma = {
+            ...(c.window ? { window: c.window } : {}),
+            ...(c.softcap ? { softcap: c.softcap } : {}),
+          };
           const o = {
             nHead,
             nHeadKv,
@@ -267,6 +314,7 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
             maxTokens,
             nCtx,
             layout,
+            ...gemma,
           };
           const { groupsPerKvHead } = flashHeadGroups(o);
           const { chunk, nSplit } = attentionSplit(c.len, {
@@ -297,7 +345,7 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
               [nHead, T],
             );
           }
-          const [ref, tol] = attentionRef(q, kRef, vRef, { nHead, nHeadKv, HD, T, pos0 });
+          const [ref, tol] = attentionRef(q, kRef, vRef, { nHead, nHeadKv, HD, T, pos0, ...gemma });
           const fullRef = Float64Array.from(out0);
           fullRef.set(ref);
           const fullTol = new Float64Array(fullRef.length);

@@ -6,8 +6,9 @@
  * llama.cpp). Token t of the batch sits at position pos0 + t and attends to positions 0..pos0 + t.
  *
  * Three kernels:
- * - attention-decode.ts `flashDecodeWGSL` for decode (T = 1..4 query tokens): flash-decoding (Dao et al.,
- *   "Flash-Decoding for long-context inference", 2023; llama.cpp's `flash_attn_ext` vec kernels): the
+ * - attention-decode.ts `flashDecodeWGSL` for decode and small batches (T = 1..8 query tokens):
+ *   flash-decoding (Dao et al., "Flash-Decoding for long-context inference", 2023; llama.cpp's
+ *   `flash_attn_ext` vec kernels, which also take a few query rows): the
  *   positions are split into chunks handled by different workgroups, one workgroup per (KV head, chunk)
  *   serving every query head of its group and every token, so K and V are read once; each chunk's (max,
  *   sum, unnormalised output) goes to a partial buffer that {@link flashCombineWGSL} merges. With one
@@ -199,7 +200,7 @@ export interface FlashOptions {
   kvType: KvType;
   /** V-cache element type where it differs from K's; default kvType. */
   vKvType?: KvType;
-  /** Query tokens per dispatch the kernel supports (1..4; step.nTokens may be fewer). */
+  /** Query tokens per dispatch the kernel supports (1..8; step.nTokens may be fewer). */
   maxTokens: number;
   /** Context length (rows of the caches). */
   nCtx: number;

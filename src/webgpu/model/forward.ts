@@ -59,13 +59,15 @@ import {
   sampleWGSL,
 } from '../kernels/sample.ts';
 import type { KernelFamilyName, MatmulFamilyName, PrefillMatmul, SgmatPrefillLayout } from './options.ts';
+import { SMALL_BATCH_MAX } from './small-batch.ts';
 import type { RunState } from './state.ts';
 import { type GpuWeight, type ModelSpecs, requireWeight } from './weights.ts';
 
 /**
  * Decode (one token per step: the matrix × vector kernels), prefill (a batch: the matrix × matrix ones), or
  * a small batch (2 … `KernelPlan.smallBatch` tokens: the matrix × vector kernels at
- * {@link SMALL_BATCH_TT} tokens per workgroup row, with the prefill attention).
+ * {@link SMALL_BATCH_TT} tokens per workgroup row, with flash-decoding's attention where
+ * {@link smallBatchFlash}, else the prefill attention).
  */
 export type Mode = 'decode' | 'prefill' | 'small';
 
@@ -148,6 +150,18 @@ export function usesNormPass(prefill: PrefillMatmul, cfg: Pick<LlamaConfig, 'nEm
 export function plansSmallBatch(choice: Pick<KernelPlan, 'smallBatch' | 'mmv'>): boolean {
   const sb = choice.smallBatch;
   return (sb === 'trial' || (sb !== undefined && sb > 1)) && Object.keys(choice.mmv).length > 0;
+}
+
+/**
+ * Does a small batch's attention run flash-decoding ({@link SMALL_BATCH_MAX} query tokens per workgroup over
+ * chunks of the KV cache, options.ts `AttentionPolicy.small`)? Where the plan runs small batches, asks for
+ * `flash` (the default) and the head shape takes the flash kernel (attention.ts `flashSupports`).
+ */
+export function smallBatchFlash(
+  cfg: Pick<LlamaConfig, 'nHead' | 'nHeadKv' | 'headDim'>,
+  choice: Pick<KernelPlan, 'smallBatch' | 'mmv' | 'attention'>,
+): boolean {
+  return plansSmallBatch(choice) && (choice.attention.small ?? 'flash') === 'flash' && flashSupports(cfg);
 }
 
 /** Does decode run `spec` through mmv (a layout is set and K is whole 32-weight chunks)? */
@@ -251,9 +265,14 @@ interface AttentionCodes {
   /** Layer l's flash-decoding kernel, where the shape allows it, and the combine of its chunks. */
   flash(l: number): string | undefined;
   combine?: string;
+  /** The same for small batches ({@link SMALL_BATCH_MAX} query tokens), where {@link smallBatchFlash}. */
+  flashSmall(l: number): string | undefined;
+  combineSmall?: string;
   prefillAttn?: { layout: PrefillLayout | SgmatPrefillLayout; plan: PrefillAttentionPlan };
   /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
   flashWorkgroups: number;
+  /** The same for the small-batch flash kernel; 0 where small batches do not run flash. */
+  flashSmallWorkgroups: number;
 }
 
 function attentionCodes(c: LlamaConfig, choice: ForwardConfig): AttentionCodes {
@@ -302,6 +321,8 @@ function attentionCodes(c: LlamaConfig, choice: ForwardConfig): AttentionCodes {
     ...softcap,
   };
   const flash = flashSupports(c);
+  const small = smallBatchFlash(c, choice);
+  const smallOpts = { ...flashOpts, maxTokens: SMALL_BATCH_MAX };
   return {
     perToken: (l) =>
       attentionWGSL({
@@ -315,8 +336,13 @@ function attentionCodes(c: LlamaConfig, choice: ForwardConfig): AttentionCodes {
     prefill: (l) => prefillOpts && prefillAttentionWGSL({ ...prefillOpts, ...windowOf(l) }),
     flash: (l) => (flash ? flashDecodeWGSL({ ...flashOpts, ...windowOf(l) }) : undefined),
     combine: flash ? flashCombineWGSL({ nHead: c.nHead, headDim: c.headDim, maxTokens: 1 }) : undefined,
+    flashSmall: (l) => (small ? flashDecodeWGSL({ ...smallOpts, ...windowOf(l) }) : undefined),
+    combineSmall: small
+      ? flashCombineWGSL({ nHead: c.nHead, headDim: c.headDim, maxTokens: SMALL_BATCH_MAX })
+      : undefined,
     prefillAttn: prefillOpts && { layout: prefillOpts.layout, plan: prefillAttentionPlan(prefillOpts) },
     flashWorkgroups: flash ? c.nHeadKv * flashHeadGroups(flashOpts).groupsPerKvHead : 0,
+    flashSmallWorkgroups: small ? c.nHeadKv * flashHeadGroups(smallOpts).groupsPerKvHead : 0,
   };
 }
 
@@ -379,13 +405,21 @@ function matmuls(
   });
 }
 
-/** Layer l's attention: flash-decoding + combine (decode), the prefill kernel, else per (head, token). */
+/**
+ * Layer l's attention: flash-decoding + combine (decode; a small batch where {@link smallBatchFlash}), the
+ * prefill kernel, else per (head, token).
+ */
 function planAttention(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
   const { cfg: c, s, codes } = x;
   const b = `blk.${l}`;
-  const flashCode = codes.flash(l);
+  const flash =
+    mode === 'decode'
+      ? { code: codes.flash(l), combine: codes.combine, wgX: codes.flashWorkgroups }
+      : mode === 'small'
+        ? { code: codes.flashSmall(l), combine: codes.combineSmall, wgX: codes.flashSmallWorkgroups }
+        : undefined;
   const prefillCode = mode === 'decode' ? undefined : codes.prefill(l);
-  if (mode === 'decode' && flashCode && codes.combine) {
+  if (flash?.code && flash.combine) {
     const flashBuffers = {
       step: s.step,
       q: s.q,
@@ -397,8 +431,8 @@ function planAttention(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
     };
     const combineBuffers = { step: s.step, part_o: s.partO, part_ml: s.partMl, out: s.xb };
     return [
-      fixed('attention', `${b}.attn.flash`, flashCode, codes.flashWorkgroups, flashBuffers, 'chunks'),
-      fixed('attention', `${b}.attn.combine`, codes.combine, c.nHead, combineBuffers, 'combine'),
+      fixed('attention', `${b}.attn.flash`, flash.code, flash.wgX, flashBuffers, 'chunks'),
+      fixed('attention', `${b}.attn.combine`, flash.combine, c.nHead, combineBuffers, 'combine'),
     ];
   }
   const buffers = { step: s.step, q: s.q, kc: s.kCache[l], vc: s.vCache[l], out: s.xb };
@@ -564,6 +598,8 @@ export interface ForwardPlan {
   outBuffers: Record<string, GPUBuffer>;
   prefillAttn?: { layout: PrefillLayout | SgmatPrefillLayout; plan: PrefillAttentionPlan };
   flashWorkgroups: number;
+  /** Workgroups per attention chunk of the small-batch flash kernel; 0 where small batches run the prefill attention. */
+  flashSmallWorkgroups: number;
 }
 
 /**
@@ -692,5 +728,6 @@ export function planForward(
     outBuffers,
     prefillAttn: x.codes.prefillAttn,
     flashWorkgroups: x.codes.flashWorkgroups,
+    flashSmallWorkgroups: x.codes.flashSmallWorkgroups,
   };
 }

@@ -21,7 +21,7 @@ import { gpuPlan } from '../kernel-plan.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
 import { LlamaModel } from './llama.ts';
 import type { AttentionPolicy, PrefillMatmul } from './options.ts';
-import { MATMUL_FAMILIES } from './options.ts';
+import { GPU_ATTENTION, MATMUL_FAMILIES } from './options.ts';
 
 const TOL = 2e-5;
 interface GoldenCase {
@@ -110,9 +110,24 @@ describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
     ...gemmaCases
       .filter((c) => c.name === 'gemma3-gqa-swa')
       .map((c) => ({ c, prefill: NORM_PASS, label: 'mmv prefill with the norm pass' })),
+    // Gemma 2's small batches attend by flash-decoding in chunks of 8 (whole chunks outside the window),
+    // Gemma 3's by the prefill kernel (options.ts `AttentionPolicy.small`).
     ...gemmaCases
-      .filter((c) => c.name === 'gemma3-gqa-swa' || c.name === 'gemma2-gqa-swa')
-      .map((c) => ({ c, small: true, label: 'prompt batches of 8 through the small-batch mmv kernels' })),
+      .filter((c) => c.name === 'gemma2-gqa-swa')
+      .map((c) => ({
+        c,
+        small: true,
+        attention: { ...GPU_ATTENTION, minChunk: 8, fixedChunk: 8, small: 'flash' } as AttentionPolicy,
+        label: 'prompt batches of 8 through the small-batch mmv kernels, flash attention in chunks of 8',
+      })),
+    ...gemmaCases
+      .filter((c) => c.name === 'gemma3-gqa-swa')
+      .map((c) => ({
+        c,
+        small: true,
+        attention: { ...GPU_ATTENTION, small: 'prefill' } as AttentionPolicy,
+        label: 'prompt batches of 8 through the small-batch mmv kernels, prefill attention',
+      })),
   ];
   for (const { c, attention, prefill, small, label } of runs) {
     it(`${c.name} (${label}): 64 greedy ids as llama.cpp, log-softmax within 4e-3, logits as the reference`, async () => {
@@ -135,6 +150,8 @@ describe('Gemma on the GPU vs llama.cpp and the float64 reference', () => {
       });
       expect(model.normPass).toBe(prefill?.kind === 'mmv' && prefill.normPass === true);
       expect(model.usesSmallBatch(8)).toBe(small === true);
+      if (small)
+        expect(model.smallBatchAttention).toBe(attention?.small === 'prefill' ? 'prefill-kernel' : 'flash');
       const logits: Float32Array[] = [];
       const out: number[] = [];
       try {

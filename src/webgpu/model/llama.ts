@@ -57,6 +57,7 @@ import {
   type ForwardConfig,
   planForward,
   plansSmallBatch,
+  smallBatchFlash,
   usesMmv,
   usesNormPass,
 } from './forward.ts';
@@ -176,6 +177,8 @@ export class LlamaModel {
   private outAllBuffers!: Record<string, GPUBuffer>;
   /** Workgroups per attention chunk of the flash kernel (nHeadKv × head groups); 0 without flash. */
   private flashWorkgroups = 0;
+  /** The same for small batches' flash kernel (forward.ts `smallBatchFlash`); 0 where they run the prefill attention. */
+  private flashSmallWorkgroups = 0;
   private prefillAttn?: { layout: PrefillLayout | SgmatPrefillLayout; plan: PrefillAttentionPlan };
   /** Positions per chunk and chunks of the step being encoded (Step.p2 holds the chunk). */
   private split = { chunk: 1, nSplit: 1 };
@@ -234,6 +237,20 @@ export class LlamaModel {
     return { kernel: l.kind, plan: p.plan, ...(l.shareKv ? { shareKv: l.shareKv } : {}) };
   }
 
+  /**
+   * A small batch's attention where small-batch kernels were compiled: flash-decoding over chunks of the
+   * cache (forward.ts `smallBatchFlash`) or the prefill kernel; undefined without small-batch kernels.
+   */
+  get smallBatchAttention(): 'flash' | 'prefill-kernel' | undefined {
+    if (this.kernels.smallLayers.length === 0) return undefined;
+    return this.flashSmallWorkgroups > 0 ? 'flash' : 'prefill-kernel';
+  }
+
+  /** Query tokens per flash-decoding dispatch the partials hold (state.ts `RunStateSize.flashTokens`). */
+  get flashTokens(): number {
+    return smallBatchFlash(this.cfg, this.plan) ? SMALL_BATCH_MAX : 1;
+  }
+
   /** Bytes of the KV cache (state.ts `kvCacheBytes`: K's and V's rows in their types). */
   get kvBytes(): number {
     return kvCacheBytes(this.cfg, this.nCtx, this.kvType, this.vKvType);
@@ -244,20 +261,31 @@ export class LlamaModel {
     return { ...this.plan, kvType: this.kvType, vKvType: this.vKvType, nCtx: this.nCtx };
   }
 
-  /** The attention chunking for a step of `nTokens` at `pos0`, also written into the Step uniform. */
-  private stepSplit(nTokens: number, pos0: number): { chunk: number; nSplit: number } {
+  /**
+   * The attention chunking for a step of `nTokens` at `pos0`, also written into the Step uniform: chunks
+   * of flash-decoding for one token, and for a small batch (`small`: it runs the small-batch layers) whose
+   * attention is flash-decoding too; one chunk otherwise (the prefill attention ignores it).
+   */
+  private stepSplit(nTokens: number, pos0: number, small: boolean): { chunk: number; nSplit: number } {
+    const perChunk =
+      nTokens === 1
+        ? this.flashWorkgroups
+        : small && this.kernels.smallLayers.length > 0
+          ? this.flashSmallWorkgroups
+          : 0;
     this.split =
-      nTokens === 1 && this.flashWorkgroups > 0
-        ? attentionSplit(pos0 + nTokens, {
-            ...this.plan.attention,
-            workgroupsPerChunk: this.flashWorkgroups,
-          })
+      perChunk > 0
+        ? attentionSplit(pos0 + nTokens, { ...this.plan.attention, workgroupsPerChunk: perChunk })
         : { chunk: 1, nSplit: 1 };
     return this.split;
   }
 
-  private writeStep(nTokens: number, pos0: number): void {
-    const { chunk } = this.stepSplit(nTokens, pos0);
+  /**
+   * Writes the Step uniform for `nTokens` at `pos0`; `small` says whether the batch runs the small-batch
+   * layers (default: {@link usesSmallBatch}, as `encodeForward` decides), which sets its attention chunking.
+   */
+  private writeStep(nTokens: number, pos0: number, small = this.usesSmallBatch(nTokens)): void {
+    const { chunk } = this.stepSplit(nTokens, pos0, small);
     const d = packStep(nTokens, pos0, this.stepData);
     d[2] = chunk;
     this.device.queue.writeBuffer(this.s.step, 0, d);
@@ -402,6 +430,7 @@ export class LlamaModel {
     const plan = planForward(c, weights, specs, this.s, choice, qkvBias, this.intDotFamilies);
     this.prefillAttn = plan.prefillAttn;
     this.flashWorkgroups = plan.flashWorkgroups;
+    this.flashSmallWorkgroups = plan.flashSmallWorkgroups;
     this.kernels = await compileForward(dev, plan, onCompile);
     this.outAllBuffers = plan.outBuffers;
     // Off, on, or (the trial) decided once the kernels are compiled (load); 'option' in a plan made by hand.
@@ -471,7 +500,7 @@ export class LlamaModel {
   private async timeForward(T: number, small: boolean): Promise<number> {
     const { warmup, reps } = SMALL_BATCH_TRIAL_RUNS;
     this.device.queue.writeBuffer(this.s.ids, 0, new Uint32Array(T));
-    this.writeStep(T, 0);
+    this.writeStep(T, 0, small);
     const ms: number[] = [];
     for (let i = 0; i < warmup + reps; i++) {
       const enc = this.device.createCommandEncoder({ label: 'small_batch_trial' });
@@ -737,9 +766,9 @@ export class LlamaModel {
     const v = await this.verifyKernels();
     const V = this.cfg.nVocab;
     this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.from(ids));
-    this.writeStep(T, pos0);
-    const enc = this.device.createCommandEncoder({ label: 'verify' });
     const small = this.usesSmallBatch(T) && v.smallKernels !== undefined;
+    this.writeStep(T, pos0, small);
+    const enc = this.device.createCommandEncoder({ label: 'verify' });
     encodeDispatches(enc, this.kernels, T, this.split.nSplit, this.profiler, {
       allLogits: small ? v.smallKernels : v.kernels,
       logits: true,

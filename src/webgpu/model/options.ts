@@ -98,6 +98,15 @@ export interface AttentionPolicy {
   minChunk: number;
   fixedChunk?: number;
   prefill?: PrefillLayout | SgmatPrefillLayout | 'per-token';
+  /**
+   * The attention of a small batch (2 … `KernelPlan.smallBatch` tokens: speculative decoding's verify pass,
+   * a short prompt): `flash` (default where the head shape takes it), the decode kernel's flash-decoding
+   * over chunks of the KV cache with up to 8 query tokens per workgroup, so a few tokens deep in the cache
+   * fill the GPU as a decode step does (the prefill kernel runs one workgroup per tile of query tokens ×
+   * heads of a KV group: on 8 tokens, 8–32 workgroups walking the whole cache); `prefill`: the prefill
+   * kernel (`prefill` above).
+   */
+  small?: 'flash' | 'prefill';
 }
 
 /**

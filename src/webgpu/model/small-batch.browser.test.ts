@@ -1,8 +1,10 @@
 /**
  * Small batches through the decode mmv kernels (KernelPlan.smallBatch, forced on; SwiftShader) against the
  * float64 reference (src/model/reference.ts) on a seeded random GQA llama with an f32 cache, with two mmv
- * layouts: one thread per row group (the software adapters' shape) and 8 lanes reduced through workgroup
- * memory (a GPU's shape). Prompts of 1..9 tokens: the last position's logits and greedy id (9 tokens, past
+ * layouts: one thread per row group (the software adapters' shape) with the prefill attention
+ * (`attention.small` 'prefill'), and 8 lanes reduced through workgroup memory (a GPU's shape) with
+ * flash-decoding's attention (the GPUs' default) in chunks of 4 positions, so every batch spans several
+ * chunks and the causal mask cuts through them. Prompts of 1..9 tokens: the last position's logits and greedy id (9 tokens, past
  * the small-batch size, runs the prefill kernels); the verify step's every-position logits and argmax for
  * 2, 5 and 8 tokens, and its greedy choices with a rejection at the first draft and with every draft
  * accepted, the rolled-back cache then continuing as plain decoding; the load-time trial's choice from
@@ -19,13 +21,21 @@ import { createGpuContext, type GpuContext } from '../device.ts';
 import { gpuPlan } from '../kernel-plan.ts';
 import type { MmvLayout } from '../kernels/mmv.ts';
 import { LlamaModel } from './llama.ts';
-import { MATMUL_FAMILIES } from './options.ts';
+import { type AttentionPolicy, GPU_ATTENTION, MATMUL_FAMILIES } from './options.ts';
 
 // nEmbd 96, nFF 160, vocabulary 301: K and N off every multiple of the layouts' rows per workgroup.
 const MODEL = { seed: 6201, nLayers: 2, nEmbd: 96, nFF: 160, nHead: 6, nHeadKv: 2, nVocab: 301 };
-const LAYOUTS: [string, MmvLayout][] = [
-  ['one thread per row group', { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false }],
-  ['8 lanes through workgroup memory', { lanes: 8, units: 2, threads: 64, reduce: 'shared', packed: false }],
+const LAYOUTS: [string, MmvLayout, Partial<AttentionPolicy>][] = [
+  [
+    'one thread per row group, prefill attention',
+    { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false },
+    { small: 'prefill' },
+  ],
+  [
+    '8 lanes through workgroup memory, flash attention in chunks of 4',
+    { lanes: 8, units: 2, threads: 64, reduce: 'shared', packed: false },
+    { small: 'flash', fixedChunk: 4 },
+  ],
 ];
 
 let gpu: GpuContext;
@@ -41,14 +51,18 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => gpu?.device.destroy());
 
-async function load(layout: MmvLayout, smallBatch: number | 'trial'): Promise<LlamaModel> {
+async function load(
+  layout: MmvLayout,
+  smallBatch: number | 'trial',
+  attention: Partial<AttentionPolicy> = {},
+): Promise<LlamaModel> {
   const file = await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
   const mmv = Object.fromEntries(MATMUL_FAMILIES.map((f) => [f, layout]));
   return LlamaModel.load(gpu.device, file, llamaConfigFromGguf(file), {
     contextLength: 64,
     batchSize: 16,
     kvType: 'f32',
-    plan: gpuPlan({ mmv, smallBatch }),
+    plan: gpuPlan({ mmv, smallBatch, attention: { ...GPU_ATTENTION, ...attention } }),
   });
 }
 
@@ -63,16 +77,18 @@ function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, what: stri
   expect(diff, what).toBeLessThanOrEqual(2e-5 * (1 + maxRef));
 }
 
-describe.each(LAYOUTS)('small batches through mmv (%s)', (_name, layout) => {
+describe.each(LAYOUTS)('small batches through mmv (%s)', (_name, layout, attention) => {
   let model: LlamaModel;
   beforeAll(async () => {
-    model = await load(layout, 8);
+    model = await load(layout, 8, attention);
   }, 120_000);
   afterAll(() => model?.destroy());
 
-  it('is on for 2..8 tokens, reported as the option', () => {
+  it('is on for 2..8 tokens, reported as the option, with the attention asked for', () => {
     expect(model.smallBatch).toEqual({ maxTokens: 8, chosenBy: 'option' });
     expect([1, 2, 8, 9].map((T) => model.usesSmallBatch(T))).toEqual([false, true, true, false]);
+    expect(model.smallBatchAttention).toBe(attention.small === 'flash' ? 'flash' : 'prefill-kernel');
+    expect(model.flashTokens).toBe(attention.small === 'flash' ? 8 : 1);
   });
 
   it('prompts of 1..9 tokens: the last position logits and greedy id as the float64 reference', async () => {

@@ -3,15 +3,17 @@
  * timings (model/small-batch.ts `chooseSmallBatch`), the option's values and defaults (kernel-plan.ts
  * `smallBatchFor`, `checkKernelOverrides`), which tokens per workgroup row a layout's reduction memory
  * allows (forward.ts `smallBatchTokensPerPass`), and that the small-batch kernels are planned only where
- * asked and mmv runs (forward.ts `plansSmallBatch`). The kernels' arithmetic is tested in
- * small-batch.browser.test.ts.
+ * asked and mmv runs (forward.ts `plansSmallBatch`), and whether their attention is flash-decoding
+ * (forward.ts `smallBatchFlash`, `attention.small`). The kernels' arithmetic is tested in
+ * small-batch.browser.test.ts and kernels/attention.browser.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../../core/errors.ts';
 import { checkKernelOverrides, PREFILL_LIGHT_BELOW, smallBatchFor } from '../kernel-plan.ts';
 import type { MatmulSpec } from '../kernels/llama-ops.ts';
 import { mmvReduceBytes } from '../kernels/mmv.ts';
-import { plansSmallBatch, SMALL_BATCH_TT, smallBatchTokensPerPass } from './forward.ts';
+import { plansSmallBatch, SMALL_BATCH_TT, smallBatchFlash, smallBatchTokensPerPass } from './forward.ts';
+import { GPU_ATTENTION } from './options.ts';
 import { chooseSmallBatch, median, SMALL_BATCH_MAX } from './small-batch.ts';
 
 describe('chooseSmallBatch (the trial, injected timings)', () => {
@@ -69,6 +71,19 @@ describe('the smallBatch option', () => {
     for (const v of ['mmv', 'tile', 'trial'] as const)
       expect(() => checkKernelOverrides({ smallBatch: v })).not.toThrow();
   });
+
+  it.each([['fast'], ['Flash'], [true], [0]])('attention.small refuses %j with invalid_argument', (v) => {
+    expect(() => checkKernelOverrides({ attention: { small: v as never } })).toThrow(
+      /attention.small must be 'flash' or 'prefill'/,
+    );
+    try {
+      checkKernelOverrides({ attention: { small: v as never } });
+    } catch (e) {
+      expect(isEngineError(e, 'invalid_argument')).toBe(true);
+    }
+    for (const ok of ['flash', 'prefill'] as const)
+      expect(() => checkKernelOverrides({ attention: { small: ok } })).not.toThrow();
+  });
 });
 
 describe('the small-batch kernels', () => {
@@ -115,5 +130,21 @@ describe('the small-batch kernels', () => {
     expect(plansSmallBatch({ smallBatch: 1, mmv })).toBe(false);
     expect(plansSmallBatch({ mmv })).toBe(false);
     expect(plansSmallBatch({ smallBatch: 8, mmv: {} })).toBe(false);
+  });
+
+  it('attention by flash-decoding where small batches run, flash is asked for (the default) and the head shape takes it', () => {
+    const mmv = { ffn: lanes1 };
+    const llama8b = { nHead: 32, nHeadKv: 8, headDim: 128 };
+    const at = (small?: 'flash' | 'prefill') => ({ ...GPU_ATTENTION, ...(small ? { small } : {}) });
+    expect(smallBatchFlash(llama8b, { smallBatch: 8, mmv, attention: at() })).toBe(true);
+    expect(smallBatchFlash(llama8b, { smallBatch: 'trial', mmv, attention: at('flash') })).toBe(true);
+    expect(smallBatchFlash(llama8b, { smallBatch: 8, mmv, attention: at('prefill') })).toBe(false);
+    expect(smallBatchFlash(llama8b, { smallBatch: 0, mmv, attention: at() })).toBe(false);
+    expect(smallBatchFlash(llama8b, { smallBatch: 8, mmv: {}, attention: at() })).toBe(false);
+    // Head sizes the flash kernel does not take (not a multiple of 4, above 256).
+    expect(smallBatchFlash({ ...llama8b, headDim: 6 }, { smallBatch: 8, mmv, attention: at() })).toBe(false);
+    expect(smallBatchFlash({ ...llama8b, headDim: 320 }, { smallBatch: 8, mmv, attention: at() })).toBe(
+      false,
+    );
   });
 });

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LlamaConfig } from '../../model/config.ts';
+import { MAX_SPLITS } from '../kernels/attention.ts';
 import { sampleSplit, sampleStatsLayout } from '../kernels/sample.ts';
 import { allocRunState, type RunStateSize, runStateBytes, samplerStateBytes } from './state.ts';
 
@@ -52,6 +53,11 @@ describe('runStateBytes', () => {
       { nCtx: 1000, batchSize: 64, kvType: 'q8_0', vKvType: 'q4_0', normPass: true },
     ],
     [
+      'flash partials for small batches of 8',
+      config({}),
+      { nCtx: 4104, batchSize: 64, kvType: 'f16', flashTokens: 8 },
+    ],
+    [
       'gemma with sliding-window layers, 151k vocabulary',
       config({
         nVocab: 151_936,
@@ -75,6 +81,16 @@ describe('runStateBytes', () => {
       expect(samplerStateBytes(c.nVocab, z.nCtx)).toBe(sampler.reduce((a, [, b]) => a + b, 0));
     });
   }
+
+  it('sizes the flash partials for flashTokens query tokens [MAX_SPLITS, T, qDim] and [MAX_SPLITS, T, nHead]', () => {
+    const c = config({});
+    const qDim = c.nHead * c.headDim;
+    for (const T of [undefined, 8]) {
+      const sizes = allocated(c, { nCtx: 64, batchSize: 8, kvType: 'f16', flashTokens: T });
+      expect(sizes.get('attn_part_o')).toBe(MAX_SPLITS * (T ?? 1) * qDim * 4);
+      expect(sizes.get('attn_part_ml')).toBe(MAX_SPLITS * (T ?? 1) * c.nHead * 8);
+    }
+  });
 
   it('counts the candidates and stats buffers (~130 kB each at a 128k vocabulary)', () => {
     const sizes = allocated(cases[2][1], cases[2][2]);

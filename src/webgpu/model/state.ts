@@ -35,6 +35,11 @@ export interface RunStateSize {
   vKvType?: KvType;
   /** Allocate `xn`, the prefill batch's normed input (options.ts `PrefillMatmul` normPass). */
   normPass?: boolean;
+  /**
+   * Query tokens per flash-decoding dispatch the partials hold (default 1: decode; forward.ts
+   * `smallBatchFlash` loads: small-batch.ts `SMALL_BATCH_MAX`).
+   */
+  flashTokens?: number;
 }
 
 /** Buffers of the run state, by the kernels' binding names where they have one (B = batchSize). */
@@ -42,9 +47,9 @@ export interface RunState {
   /** Per layer [nCtx, kvDim] (f16, f32, or Q8_0/Q4_0 blocks: kernels/kv-quant.ts). */
   kCache: GPUBuffer[];
   vCache: GPUBuffer[];
-  /** Flash-decoding partial outputs [MAX_SPLITS, 1, qDim] f32. */
+  /** Flash-decoding partial outputs [MAX_SPLITS, flashTokens, qDim] f32. */
   partO: GPUBuffer;
-  /** Flash-decoding partial (max, sum) [MAX_SPLITS, 1, nHead] vec2<f32>. */
+  /** Flash-decoding partial (max, sum) [MAX_SPLITS, flashTokens, nHead] vec2<f32>. */
   partMl: GPUBuffer;
   /** Residual stream [B, nEmbd] f32. */
   x: GPUBuffer;
@@ -165,8 +170,8 @@ export function runStateBytes(c: LlamaConfig, z: RunStateSize): number {
     z.nCtx * c.ropeDim * 4 * (c.gemma?.swa ? 2 : 1) +
     (c.gemma ? 4 * z.batchSize * c.nEmbd : 0) +
     (z.normPass ? 4 * z.batchSize * c.nEmbd : 0) +
-    // flash-decoding partials: (output, max, sum) per chunk, head and dim
-    4 * MAX_SPLITS * (qDim + 2 * c.nHead) +
+    // flash-decoding partials: (output, max, sum) per chunk, query token, head and dim
+    4 * MAX_SPLITS * (z.flashTokens ?? 1) * (qDim + 2 * c.nHead) +
     samplerStateBytes(c.nVocab, z.nCtx) +
     // the argmax's partial maxima (kernels/argmax.ts)
     argmaxSplit(c.nVocab).nParts * 8 +
@@ -194,8 +199,9 @@ export function allocRunState(c: LlamaConfig, z: RunStateSize, buf: BufferMaker)
     kCache.push(buf(`blk.${l}.k_cache`, cacheBytes(z.kvType), S));
     vCache.push(buf(`blk.${l}.v_cache`, cacheBytes(z.vKvType ?? z.kvType), S));
   }
-  const partO = buf('attn_part_o', MAX_SPLITS * qDim * 4, S);
-  const partMl = buf('attn_part_ml', MAX_SPLITS * c.nHead * 8, S);
+  const FT = z.flashTokens ?? 1;
+  const partO = buf('attn_part_o', MAX_SPLITS * FT * qDim * 4, S);
+  const partMl = buf('attn_part_ml', MAX_SPLITS * FT * c.nHead * 8, S);
   const x = buf('x', B * c.nEmbd * 4, S);
   const xn = z.normPass ? buf('xn', B * c.nEmbd * 4, S) : undefined;
   const xb = buf('xb', B * qDim * 4, S);

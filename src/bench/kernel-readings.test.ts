@@ -356,6 +356,9 @@ describe('kernelReadings: the token pick', () => {
     // Off: no attention clause (no small batch runs).
     expect(sb({ maxTokens: 0, chosenBy: 'trial', attention: 'flash' })?.text).not.toContain('attention');
     expect(sb({ maxTokens: 8, chosenBy: 'option' })?.text).toContain('set by the smallBatch option');
+    expect(sb({ maxTokens: 4, chosenBy: 'cached' })?.text).toContain(
+      '(chosen by an earlier trial of this model on this adapter)',
+    );
     expect(sb({ maxTokens: 0, chosenBy: 'unavailable' })?.text).toContain(
       'unavailable: mmv runs no decode matmul',
     );

@@ -180,11 +180,13 @@ function smallBatchReading(sb: NonNullable<KernelsInfo['smallBatch']>): Reading 
   const by =
     sb.chosenBy === 'trial'
       ? 'chosen by a timed trial at this load'
-      : sb.chosenBy === 'option'
-        ? 'set by the smallBatch option'
-        : sb.chosenBy === 'unavailable'
-          ? 'unavailable: mmv runs no decode matmul here'
-          : 'the default for this adapter and model';
+      : sb.chosenBy === 'cached'
+        ? 'chosen by an earlier trial of this model on this adapter'
+        : sb.chosenBy === 'option'
+          ? 'set by the smallBatch option'
+          : sb.chosenBy === 'unavailable'
+            ? 'unavailable: mmv runs no decode matmul here'
+            : 'the default for this adapter and model';
   const trials = sb.trials?.length
     ? `Trial, ms per whole forward pass (mmv / prefill kernels): ${sb.trials
         .map((t) => `${t.tokens} tokens ${fmtSig(t.mmvMs, 3)} / ${fmtSig(t.tileMs, 3)}`)

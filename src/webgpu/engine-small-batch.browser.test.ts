@@ -3,8 +3,9 @@
  * (SwiftShader, where the adapter's default is off): ModelInfo reports the choice; greedy output equals
  * llama.cpp's (tests/golden/stories260K.json) for the golden prompts of ≤ 9 tokens, and the prefill
  * kernels' (`smallBatch: 'tile'`) for prompts of 1..9 tokens; speculative decoding by lookup, whose verify
- * passes of 2..9 tokens run through the small-batch kernels, equals plain greedy decoding; a bad option
- * value is refused before anything loads. The kernels against the float64 reference:
+ * passes of 2..9 tokens run through the small-batch kernels, equals plain greedy decoding; a second
+ * `'trial'` load of the same model and kernels reuses the first's outcome (`cached`); a bad option value
+ * is refused before anything loads. The kernels against the float64 reference:
  * model/small-batch.browser.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { isEngineError } from '../core/errors.ts';
 import { openModelSource } from '../library/opener.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
+import { clearSmallBatchTrials } from './model/small-batch.ts';
 
 const MODEL_URL = stories260kUrl();
 
@@ -76,6 +78,34 @@ describe('smallBatch through the engine on stories260K', () => {
     // Real drafts, some accepted and some rejected.
     expect(accepted).toBeGreaterThan(0);
     expect(accepted).toBeLessThan(drafted);
+  }, 300_000);
+
+  it("'trial': a second load of the same model and kernels on this adapter reuses the trial's outcome (cached), another KV type trials again", async () => {
+    clearSmallBatchTrials();
+    const gpu = mmv.gpuContext;
+    const load = async (kvType: 'f16' | 'f32') => {
+      const e = new WebGpuEngine({ openModel: openModelSource, gpu, smallBatch: 'trial' });
+      try {
+        const info = await e.load({ url: MODEL_URL }, { contextLength: 64, kvType });
+        // The choice is live: small batches run where it says so.
+        const sb = info.kernels!.smallBatch!;
+        expect(e.llama!.usesSmallBatch(2)).toBe(sb.maxTokens >= 2);
+        const r = await e.generate({ promptTokenIds: [1, 403, 261], maxTokens: 6, ignoreEos: true });
+        return { sb, ids: r.outputTokenIds };
+      } finally {
+        await e.dispose();
+      }
+    };
+    const first = await load('f16');
+    expect(first.sb.chosenBy).toBe('trial');
+    expect(first.sb.trials?.map((t) => t.tokens)).toEqual([4, 8]);
+    const again = await load('f16');
+    expect(again.sb.chosenBy).toBe('cached');
+    expect(again.sb.maxTokens).toBe(first.sb.maxTokens);
+    expect(again.sb.trials).toEqual(first.sb.trials);
+    expect(again.ids).toEqual(first.ids);
+    const other = await load('f32');
+    expect(other.sb.chosenBy).toBe('trial');
   }, 300_000);
 
   it('refuses a bad smallBatch value with invalid_argument before loading', async () => {

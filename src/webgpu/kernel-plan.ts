@@ -68,7 +68,13 @@ import {
   type PrefillMatmul,
   type SgmatPrefillLayout,
 } from './model/options.ts';
-import { SMALL_BATCH_MAX, type SmallBatchChoice } from './model/small-batch.ts';
+import {
+  cachedSmallBatch,
+  SMALL_BATCH_MAX,
+  type SmallBatchChoice,
+  type SmallBatchTrial,
+  smallBatchTrialKey,
+} from './model/small-batch.ts';
 
 /**
  * What a load runs, for every matmul family and mode, attention and weight layout: the one description
@@ -1046,8 +1052,14 @@ export interface KernelsChosen {
   sgmatSupport?: SubgroupMatrixSupport;
   /** The prefill attention on subgroup matrices: its self-test and choice where asked for ({@link resolvePrefillAttention}). */
   sgmatAttention?: SgmatAttentionChoice;
-  /** Whether the plan's `smallBatch` is the caller's option or the adapter's default. */
-  smallBatchBy?: 'option' | 'adapter';
+  /**
+   * Whether the plan's `smallBatch` is the caller's option, the adapter's default, or (`cached`) an earlier
+   * load's trial of the same model and kernels on this adapter, whose rows `smallBatchTrials` keeps.
+   */
+  smallBatchBy?: 'option' | 'adapter' | 'cached';
+  smallBatchTrials?: SmallBatchTrial[];
+  /** Where the load runs the small-batch trial: the key it remembers the outcome under (model/small-batch.ts). */
+  smallBatchKey?: string;
 }
 
 /**
@@ -1240,7 +1252,10 @@ export function checkKernelOverrides(o: KernelOverrides, gpu?: GpuContext): void
  * The kernel plan of `file` on `gpu`: the caller's overrides, checked; the adapter's defaults for the rest
  * ({@link adapterDefaults}); the mmv layouts and the GPU prefill tile by timed trials ({@link chooseKernels};
  * remembered per adapter and shape, kernels/tune.ts); an asked-for prefill attention on subgroup matrices
- * self-tested for the model's attention and `kv` cache types ({@link resolvePrefillAttention}).
+ * self-tested for the model's attention and `kv` cache types ({@link resolvePrefillAttention}); a
+ * small-batch trial ('trial') replaced by an earlier load's outcome for the same model, kernels and adapter
+ * (model/small-batch.ts `smallBatchTrialKey`: only the chosen kernel set is then compiled), else keyed for
+ * the load to remember.
  * @throws EngineError('invalid_argument') for an override this adapter cannot run; what the trials' GPU
  *   work throws (a lost device).
  */
@@ -1261,11 +1276,27 @@ export async function resolveKernelPlan(
     o.attention?.prefill !== undefined,
   );
   const base = { ...defaults, attention };
-  const chosen = {
+  const chosen: KernelsChosen = {
     ...(await chooseKernels(gpu, file, cfg, o, base)),
     smallBatchBy: o.smallBatch === undefined ? ('adapter' as const) : ('option' as const),
   };
-  return planWith(base, choice ? { ...chosen, sgmatAttention: choice } : chosen);
+  const plan = planWith(base, choice ? { ...chosen, sgmatAttention: choice } : chosen);
+  if (plan.smallBatch !== 'trial') return plan;
+  const { chosen: _, ...kernels } = plan;
+  const key = smallBatchTrialKey(
+    gpu.info,
+    cfg,
+    [...file.tensors.values()].map((t) => [t.name, t.typeName]),
+    kv,
+    kernels,
+  );
+  const hit = cachedSmallBatch(key);
+  if (!hit) return { ...plan, chosen: { ...plan.chosen!, smallBatchKey: key } };
+  return {
+    ...plan,
+    smallBatch: hit.maxTokens,
+    chosen: { ...plan.chosen!, smallBatchBy: 'cached', smallBatchTrials: hit.trials },
+  };
 }
 
 /** A trial's timings as ModelInfo reports them (layout names, ms to 4 decimals). */

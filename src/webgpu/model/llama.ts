@@ -72,6 +72,7 @@ import { firstPrefillBatch, nextPrefillBatch, PREFILL_TARGET_MS } from './prefil
 import {
   chooseSmallBatch,
   median,
+  rememberSmallBatch,
   SMALL_BATCH_MAX,
   SMALL_BATCH_TRIAL_RUNS,
   SMALL_BATCH_TRIAL_TOKENS,
@@ -375,8 +376,13 @@ export class LlamaModel {
         );
       }
       times.compileMs = performance.now() - tc;
-      // Small batches through mmv or the prefill tile: a timed trial of whole forward passes.
-      if (model.plan.smallBatch === 'trial' && plansSmallBatch(model.choice)) await model.trialSmallBatch();
+      // Small batches through mmv or the prefill tile: a timed trial of whole forward passes, remembered
+      // for later loads of the same model and kernels on this adapter (kernel-plan.ts resolveKernelPlan).
+      if (model.plan.smallBatch === 'trial' && plansSmallBatch(model.choice)) {
+        await model.trialSmallBatch();
+        const key = model.plan.chosen?.smallBatchKey;
+        if (key) rememberSmallBatch(key, model.smallBatch);
+      }
       return model;
     } catch (e) {
       for (const b of allBuffers) b.destroy();
@@ -436,13 +442,17 @@ export class LlamaModel {
     // Off, on, or (the trial) decided once the kernels are compiled (load); 'option' in a plan made by hand.
     const sb = choice.smallBatch;
     const by = this.plan.chosen?.smallBatchBy ?? 'option';
+    // An earlier load's trial (`cached`) keeps its rows.
+    const rows = by === 'cached' ? this.plan.chosen?.smallBatchTrials : undefined;
+    const trials = rows ? { trials: rows.map((t) => ({ ...t })) } : {};
     if (!plansSmallBatch(choice))
       this.smallBatch = {
         maxTokens: 0,
         chosenBy: sb === undefined ? 'adapter' : sb === 0 ? by : 'unavailable',
+        ...trials,
       };
     else if (sb !== 'trial')
-      this.smallBatch = { maxTokens: Math.min(sb ?? 0, SMALL_BATCH_MAX), chosenBy: by };
+      this.smallBatch = { maxTokens: Math.min(sb ?? 0, SMALL_BATCH_MAX), chosenBy: by, ...trials };
     this.built = true;
   }
 

@@ -14,7 +14,15 @@ import type { MatmulSpec } from '../kernels/llama-ops.ts';
 import { mmvReduceBytes } from '../kernels/mmv.ts';
 import { plansSmallBatch, SMALL_BATCH_TT, smallBatchFlash, smallBatchTokensPerPass } from './forward.ts';
 import { GPU_ATTENTION } from './options.ts';
-import { chooseSmallBatch, median, SMALL_BATCH_MAX } from './small-batch.ts';
+import {
+  cachedSmallBatch,
+  chooseSmallBatch,
+  clearSmallBatchTrials,
+  median,
+  rememberSmallBatch,
+  SMALL_BATCH_MAX,
+  smallBatchTrialKey,
+} from './small-batch.ts';
 
 describe('chooseSmallBatch (the trial, injected timings)', () => {
   it.each([
@@ -37,6 +45,47 @@ describe('chooseSmallBatch (the trial, injected timings)', () => {
     expect(chooseSmallBatch([])).toBe(0);
     expect(median([5, 1, 3])).toBe(3);
     expect(median([4, 1, 3, 10])).toBe(3.5);
+  });
+});
+
+describe('the small-batch trial cache', () => {
+  const adapter = { vendor: 'nvidia', architecture: 'hopper', device: 'h200', description: 'NVIDIA H200' };
+  const shape = { nLayers: 32, nEmbd: 4096 };
+  const types: [string, string][] = [
+    ['blk.0.attn_q.weight', 'Q4_K'],
+    ['output.weight', 'Q6_K'],
+  ];
+  const kv = { kvType: 'f16', vKvType: 'f16' };
+  const plan = { mmv: { ffn: 'lanes8' }, attention: { small: 'flash' }, smallBatch: 'trial' };
+  const key = smallBatchTrialKey(adapter, shape, types, kv, plan);
+
+  it('keys on the adapter, the shape, every tensor type, the KV types and the plan', () => {
+    expect(smallBatchTrialKey(adapter, { ...shape }, [...types], { ...kv }, { ...plan })).toBe(key);
+    const others = [
+      smallBatchTrialKey({ ...adapter, device: 'h100' }, shape, types, kv, plan),
+      smallBatchTrialKey(adapter, { ...shape, nEmbd: 2048 }, types, kv, plan),
+      smallBatchTrialKey(adapter, shape, [types[0], ['output.weight', 'Q8_0']], kv, plan),
+      smallBatchTrialKey(adapter, shape, types, { ...kv, kvType: 'q8_0' }, plan),
+      smallBatchTrialKey(adapter, shape, types, kv, { ...plan, attention: { small: 'prefill' } }),
+      smallBatchTrialKey(adapter, shape, types, kv, { ...plan, mmv: { ffn: 'lanes32' } }),
+    ];
+    expect(new Set([key, ...others]).size).toBe(others.length + 1);
+  });
+
+  it('remembers an outcome with its rows, returns copies, forgets on clear', () => {
+    clearSmallBatchTrials();
+    expect(cachedSmallBatch(key)).toBeUndefined();
+    const trials = [
+      { tokens: 4, mmvMs: 1.5, tileMs: 2.5 },
+      { tokens: 8, mmvMs: 3.25, tileMs: 3 },
+    ];
+    rememberSmallBatch(key, { maxTokens: 4, trials });
+    const hit = cachedSmallBatch(key);
+    expect(hit).toEqual({ maxTokens: 4, trials });
+    hit!.trials[0].mmvMs = 99;
+    expect(cachedSmallBatch(key)?.trials[0].mmvMs).toBe(1.5);
+    clearSmallBatchTrials();
+    expect(cachedSmallBatch(key)).toBeUndefined();
   });
 });
 

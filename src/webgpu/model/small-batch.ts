@@ -27,12 +27,54 @@ export interface SmallBatchTrial {
 /**
  * How a load's small batches run (`ModelInfo.kernels.smallBatch`): batches of 2 … `maxTokens` tokens
  * through mmv (0: none), chosen by the option, the adapter's default (off on software adapters: kernel-plan.ts
- * `KernelOverrides.smallBatch`), the timed trial (with its rows), or off because mmv runs no decode matmul (`unavailable`).
+ * `KernelOverrides.smallBatch`), the timed trial (with its rows), an earlier load's trial of the same model
+ * and kernels on this adapter (`cached`, its rows kept; {@link smallBatchTrialKey}), or off because mmv
+ * runs no decode matmul (`unavailable`).
  */
 export interface SmallBatchChoice {
   maxTokens: number;
-  chosenBy: 'option' | 'adapter' | 'trial' | 'unavailable';
+  chosenBy: 'option' | 'adapter' | 'trial' | 'cached' | 'unavailable';
   trials?: SmallBatchTrial[];
+}
+
+/** Trials' outcomes by {@link smallBatchTrialKey}, for this page's (or process's) later loads. */
+const trialCache = new Map<string, { maxTokens: number; trials: SmallBatchTrial[] }>();
+
+/**
+ * What a small-batch trial's outcome depends on, as a key: the adapter, the model's shape and every
+ * tensor's ggml type, the KV cache types and the kernel plan (mmv layouts, prefill kernels, attention,
+ * planes), as the mmv and tile trials are remembered per adapter and shape (kernels/tune.ts).
+ * @param adapter GpuContext.info's identity; @param plan the resolved plan without `chosen`.
+ */
+export function smallBatchTrialKey(
+  adapter: { vendor: string; architecture: string; device?: string; description?: string },
+  shape: object,
+  tensorTypes: Iterable<[string, string]>,
+  kv: object,
+  plan: object,
+): string {
+  const a = `${adapter.vendor}|${adapter.architecture}|${adapter.device ?? ''}|${adapter.description ?? ''}`;
+  const types = [...tensorTypes].map(([n, t]) => `${n}:${t}`).join(',');
+  return `${a}|${JSON.stringify(shape)}|${types}|${JSON.stringify(kv)}|${JSON.stringify(plan)}`;
+}
+
+/** The remembered outcome of a trial with this key, if any. */
+export function cachedSmallBatch(key: string): { maxTokens: number; trials: SmallBatchTrial[] } | undefined {
+  const hit = trialCache.get(key);
+  return hit && { maxTokens: hit.maxTokens, trials: hit.trials.map((t) => ({ ...t })) };
+}
+
+/** Remembers a load's trial outcome under `key` (its choice and rows). */
+export function rememberSmallBatch(
+  key: string,
+  choice: { maxTokens: number; trials?: SmallBatchTrial[] },
+): void {
+  trialCache.set(key, { maxTokens: choice.maxTokens, trials: (choice.trials ?? []).map((t) => ({ ...t })) });
+}
+
+/** Forgets every remembered trial (tests). */
+export function clearSmallBatchTrials(): void {
+  trialCache.clear();
 }
 
 /**

@@ -240,10 +240,11 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
     { len: 5000, HD: 128, G: 1, T: 1, chunk: 0 },
     { len: 5000, HD: 80, G: 8, T: 4, chunk: 1000 },
     { len: 7, HD: 64, G: 1, T: 7, chunk: 64 },
-    { len: 300, HD: 128, G: 4, T: 8, chunk: 64 },
+    { len: 300, HD: 128, G: 4, T: 8, chunk: 64, tiledOnly: true },
     { len: 1030, HD: 64, G: 4, T: 5, chunk: 0 },
-    // Tiled layouts only: the strided one unrolls 8 tokens' rows of 256 into registers (~70 s to compile
-    // on SwiftShader); software adapters run small batches' attention on the prefill kernel instead.
+    // Tiled layouts only (also above): the strided one unrolls 8 tokens' rows of 128 or 256 into registers
+    // (~20 s and ~70 s to compile on SwiftShader); software adapters run small batches' attention on the
+    // prefill kernel instead, and the strided layout meets T 5..8 on the head sizes of 32 and 64.
     { len: 520, HD: 256, G: 2, T: 8, chunk: 256, tiledOnly: true },
     { len: 300, HD: 64, G: 2, T: 6, chunk: 64, window: 40, softcap: 5 },
     { len: 129, HD: 32, G: 1, T: 8, chunk: 32, window: 20 },

@@ -10,6 +10,7 @@
  * recent acceptance rate ({@link DraftLength}).
  */
 import type { SpeculativeStats } from '../core/types.ts';
+import { chainedTokens } from './decoder.ts';
 import type { LlamaModel } from './model/llama.ts';
 import type { Sampler } from './sampler.ts';
 
@@ -79,9 +80,12 @@ export function lookupDrafter(ngramMax: number): Drafter {
  * Drafting by a second, smaller model with the same vocabulary: its greedy continuation. It keeps its own
  * KV cache in step with the accepted history: each draft first feeds the tokens it has not seen (the
  * target's last token, and after a fully accepted draft its own last draft too) in one pass
- * (LlamaModel.verify), whose last argmax is the first draft, then n − 1 decode steps; a rollback moves
- * its position back to the accepted prefix (the stale rows are overwritten before they are read).
- * The prompt must have been prefilled into it first (position `start` = the prompt's length).
+ * (LlamaModel.prefillTokens: the last position's logits only), whose argmax is the first draft, then
+ * n − 1 decode steps chained on the GPU (decoder.ts `chainedTokens`: each step's argmax fed to the next
+ * without the host, several in flight), so the host waits once per draft token but the GPU never waits
+ * for the host; a rollback moves its position back to the accepted prefix (the stale rows are
+ * overwritten before they are read). The prompt must have been prefilled into it first (position `start`
+ * = the prompt's length).
  */
 export class ModelDrafter implements Drafter {
   private valid: number;
@@ -94,14 +98,13 @@ export class ModelDrafter implements Drafter {
   async draft(history: readonly number[], n: number): Promise<number[]> {
     const m = this.model;
     const pending = history.slice(this.valid);
-    const { argmax } = await m.verify(pending, this.valid);
+    m.prefillTokens(pending, this.valid);
     this.valid = history.length;
-    const drafts = [argmax[argmax.length - 1]];
-    while (drafts.length < n && this.valid < m.nCtx - 1) {
-      m.submitDecode(this.valid, { tokenId: drafts[drafts.length - 1], slot: 0 });
-      drafts.push(await m.readToken(0));
-      this.valid++;
-    }
+    // Draft k ≥ 1 is made by feeding draft k − 1 at history.length + k − 1, at most at nCtx − 2.
+    const maxTokens = Math.max(1, Math.min(n, m.nCtx - history.length));
+    const drafts: number[] = [];
+    for await (const { id } of chainedTokens(m, { pos: history.length, maxTokens })) drafts.push(id);
+    this.valid += drafts.length - 1;
     return drafts;
   }
   rollback(valid: number): void {

@@ -86,10 +86,17 @@ class PageEngine extends WorkerEngine {
  * A new engine in its own Web Worker: `load` a GGUF (URL, `hf:` shorthand, File/Blob), then `generate` or
  * `chat` (streamed through `onToken`); a relative model URL is relative to the page, as in `fetch`, `tokenize`, `stats`, `unload`; `terminate()` ends the worker. Every
  * method may reject with an {@link EngineError} (its `code` says what failed).
+ * @throws EngineError('unsupported') where there is no Web Worker (Node); ('invalid_argument') for another backend.
  */
 export function createEngine(options?: CreateEngineOptions & { backend?: 'webgpu' }): WorkerEngine;
 export function createEngine(options: CreateEngineOptions & { backend: 'wllama' | 'auto' }): PackageEngine;
 export function createEngine(options: CreateEngineOptions = {}): WorkerEngine | PackageEngine {
+  // Node (a script, server-side rendering) has no Web Worker: say so as an EngineError, not a ReferenceError.
+  if (typeof Worker === 'undefined')
+    throw new EngineError(
+      'unsupported',
+      'createEngine runs the engine in a Web Worker, which this environment lacks: the package is for browsers (in Node, use the command line: npm run generate / npm run bench, docs/cli.md)',
+    );
   const webgpu = () => new PageEngine(new EngineWorker({ name: options.name ?? 'webgpu-llm engine' }));
   const backend = options.backend ?? 'webgpu';
   if (backend === 'webgpu') return webgpu();

@@ -35,7 +35,7 @@ import type { DraftOptions, GenerateRequest, GenerateResult, ModelSource } from 
 import { openModelSource } from '../../src/library/opener.ts';
 import { createGpuContext } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
-import { SMALL_BATCH_MAX } from '../../src/webgpu/model/small-batch.ts';
+import { clearSmallBatchTrials, SMALL_BATCH_MAX } from '../../src/webgpu/model/small-batch.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
 
 const { values } = parseArgs({
@@ -212,6 +212,9 @@ for (const { target, draft } of pairs) {
     const tl = performance.now();
     const tSource = await sourceOf(target, files);
     const dSource = draft === 'lookup' ? undefined : await sourceOf(draft, files);
+    // Every load trials small batches afresh and compiles both kernel sets (`both` switches between them);
+    // a remembered outcome (model/small-batch.ts) would compile only one.
+    clearSmallBatchTrials();
     const info = await engine.load(tSource, {
       contextLength: 512,
       signal,

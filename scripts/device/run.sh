@@ -285,15 +285,23 @@ for phase in $PHASES; do
   esac
 done
 
+# A phase's table, "(not run: PHASES=…)" where the phase was not asked for, "(none)" where it wrote nothing.
+table() {
+  if [[ " $PHASES " != *" $1 "* ]]; then
+    echo "(not run: PHASES=\"$PHASES\")"
+  else
+    cat "$OUT/$2" 2>/dev/null || echo "(none: see log.txt)"
+  fi
+}
 {
   echo "## where a decode token's time goes (profile: GPU ms per token per kernel family)"
-  cat "$OUT/profile.md" 2>/dev/null || echo "(none)"
+  table profile profile.md
   echo
   echo "## ours on synthetic shapes (bench-node)"
-  cat "$OUT/synthetic.md" 2>/dev/null || echo "(none)"
+  table synthetic synthetic.md
   echo
   echo "## ours vs llama.cpp on the same GGUF files"
-  cat "$OUT/compare.md" 2>/dev/null || echo "(none)"
+  table compare compare.md
   if [[ " $PHASES " == *" kv "* ]]; then
     echo
     echo "## decode per KV cache type ($KV_TYPES), ours vs llama.cpp on the same GGUF files"

@@ -32,7 +32,12 @@ import { createGpuContext } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
 import type { LlamaModel } from '../../src/webgpu/model/llama.ts';
 import type { AttentionPolicy } from '../../src/webgpu/model/options.ts';
-import { median, SMALL_BATCH_MAX, type SmallBatchChoice } from '../../src/webgpu/model/small-batch.ts';
+import {
+  clearSmallBatchTrials,
+  median,
+  SMALL_BATCH_MAX,
+  type SmallBatchChoice,
+} from '../../src/webgpu/model/small-batch.ts';
 
 const { values } = parseArgs({
   options: {
@@ -118,6 +123,7 @@ function write(): void {
     'tile ÷ mmv',
     'verify mmv ms',
     'verify tile ms',
+    'verify tile ÷ mmv',
     'verify mmv ÷ decode',
     'verify tile ÷ decode',
     'trial (mmv / tile ms) → chosen',
@@ -133,7 +139,8 @@ function write(): void {
         line[2] = r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error ?? 'no figures'}`;
         return [line];
       }
-      const trial = `${(r.trial?.trials ?? []).map((t) => `${t.tokens}: ${f(t.mmvMs)} / ${f(t.tileMs)}`).join(', ')} → ${r.trial?.maxTokens ?? '–'} (${r.trial?.chosenBy ?? '–'})`;
+      const chose = r.trial?.maxTokens ? `mmv for 2–${r.trial.maxTokens} tokens` : 'off (prefill tile)';
+      const trial = `${(r.trial?.trials ?? []).map((t) => `${t.tokens}: ${f(t.mmvMs)} / ${f(t.tileMs)}`).join(', ')} → ${chose} (${r.trial?.chosenBy ?? '–'})`;
       const out: string[][] = [];
       for (const d of r.depths)
         d.sizes.forEach((sz, i) => {
@@ -151,6 +158,7 @@ function write(): void {
             t ? `${f(t.tileMs / t.mmvMs)}×` : '',
             f(sz.verifyMmvMs),
             f(sz.verifyTileMs),
+            `${f(sz.verifyTileMs / sz.verifyMmvMs)}×`,
             f(sz.verifyMmvMs / d.decodeMs),
             f(sz.verifyTileMs / d.decodeMs),
             out.length === 0 ? trial : '',
@@ -162,7 +170,10 @@ function write(): void {
   ).join('\n');
   const md =
     `${table}\n\nWall ms, medians of ${reps} after ${warmup} warm-up runs; TTFT from position 0 (first depth's rows); ` +
-    `verify at each depth after a prefill of that many tokens; ` +
+    `verify at each depth after a prefill of that many tokens. "tile ÷ mmv" above 1: the small batch through mmv was faster; ` +
+    `"verify ÷ decode": a verify pass of T tokens against one decode step at that depth (near 1: drafting pays). ` +
+    `The load's trial keeps mmv up to the largest trialled size at which it was faster at every trialled size (so ` +
+    `faster at 8 but slower at 4 is off). ${gpu.info.isFallback ? 'A software adapter: CPU figures on a shared machine, a check of the mechanics, not GPU timings. ' : ''}` +
     `adapter ${gpu.info.vendor} ${gpu.info.architecture} ${gpu.info.description ?? ''}.\n`;
   if (values.md) writeFileSync(values.md, md);
 }
@@ -184,6 +195,8 @@ for (const m of values.models!.split(',').filter(Boolean)) {
       attention: { small: attention },
     });
     try {
+      // A fresh trial and both kernel sets at every load (a remembered outcome would compile only one).
+      clearSmallBatchTrials();
       const info = await engine.load(m.startsWith('synthetic:') ? { synthetic: m.slice(10) } : { path: m }, {
         contextLength: maxContext + 2 * SMALL_BATCH_MAX + 8,
         batchSize: 512,
@@ -191,7 +204,8 @@ for (const m of values.models!.split(',').filter(Boolean)) {
       const model: LlamaModel = engine.llama!;
       row.types = info.tensorTypes.join('/');
       row.trial = structuredClone(model.smallBatch);
-      row.ran = model.smallBatchAttention;
+      model.setSmallBatch(SMALL_BATCH_MAX);
+      row.ran = model.smallBatchAttention === 'prefill-kernel' ? 'prefill' : model.smallBatchAttention;
       log(
         `${m} (${attention}): loaded; trial ${JSON.stringify(row.trial)}; small-batch attention ${row.ran}`,
       );

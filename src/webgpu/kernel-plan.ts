@@ -551,8 +551,8 @@ export type KernelsInfo = {
    * Small batches (model/small-batch.ts): batches of 2 … `maxTokens` tokens run the layers' matmuls
    * through the decode mmv kernels (0: none), chosen by the option, the adapter's default, the load's
    * timed trial (`trials`: median ms of a whole forward pass of `tokens` tokens each way), or
-   * `unavailable` (mmv runs no decode matmul); `attention`, where small-batch kernels were compiled: their
-   * attention, flash-decoding over chunks of the cache (`flash`) or the prefill kernel
+   * `unavailable` (mmv runs no decode matmul); `attention`, where small batches run (`maxTokens` ≥ 2):
+   * their attention, flash-decoding over chunks of the cache (`flash`) or the prefill kernel
    * (options.ts `AttentionPolicy.small`).
    */
   smallBatch?: SmallBatchChoice & { attention?: 'flash' | 'prefill-kernel' };
@@ -1234,7 +1234,9 @@ export function checkKernelOverrides(o: KernelOverrides, gpu?: GpuContext): void
   if (o.smallBatch !== undefined && !SMALL_BATCH_OPTIONS.includes(o.smallBatch))
     throw new EngineError(
       'invalid_argument',
-      `smallBatch must be ${SMALL_BATCH_OPTIONS.map((v) => `'${v}'`).join(', ')} (got ${JSON.stringify(o.smallBatch)})`,
+      `smallBatch must be ${SMALL_BATCH_OPTIONS.map((v) => `'${v}'`)
+        .join(', ')
+        .replace(/, ([^,]*)$/, ' or $1')} (got ${JSON.stringify(o.smallBatch)})`,
     );
   const small = o.attention?.small;
   if (small !== undefined && small !== 'flash' && small !== 'prefill')

@@ -239,11 +239,11 @@ export class LlamaModel {
   }
 
   /**
-   * A small batch's attention where small-batch kernels were compiled: flash-decoding over chunks of the
-   * cache (forward.ts `smallBatchFlash`) or the prefill kernel; undefined without small-batch kernels.
+   * A small batch's attention where small batches run ({@link smallBatch} `maxTokens` ≥ 2): flash-decoding
+   * over chunks of the cache (forward.ts `smallBatchFlash`) or the prefill kernel; undefined where none runs.
    */
   get smallBatchAttention(): 'flash' | 'prefill-kernel' | undefined {
-    if (this.kernels.smallLayers.length === 0) return undefined;
+    if (this.kernels.smallLayers.length === 0 || this.smallBatch.maxTokens < 2) return undefined;
     return this.flashSmallWorkgroups > 0 ? 'flash' : 'prefill-kernel';
   }
 

@@ -113,7 +113,7 @@ describe('the smallBatch option', () => {
       }
     })();
     expect(isEngineError(e, 'invalid_argument'), String(e)).toBe(true);
-    expect(String((e as Error).message)).toMatch(/smallBatch must be 'mmv', 'tile', 'trial'/);
+    expect(String((e as Error).message)).toMatch(/smallBatch must be 'mmv', 'tile' or 'trial' \(got /);
   });
 
   it('takes each valid value', () => {

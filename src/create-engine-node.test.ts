@@ -1,0 +1,25 @@
+/**
+ * The package's `createEngine` outside a browser (Node: no Web Worker): a typed EngineError naming the
+ * problem, for every backend, instead of a ReferenceError from the worker's constructor.
+ */
+import { describe, expect, it } from 'vitest';
+import { isEngineError } from './core/errors.ts';
+import { createEngine } from './index.ts';
+
+describe('createEngine in Node', () => {
+  it.each([undefined, 'webgpu', 'wllama', 'auto'] as const)(
+    'backend %s: EngineError unsupported, not a ReferenceError',
+    (backend) => {
+      expect(typeof Worker).toBe('undefined');
+      let err: unknown;
+      try {
+        if (backend === 'auto' || backend === 'wllama') createEngine({ backend });
+        else createEngine(backend ? { backend } : undefined);
+      } catch (e) {
+        err = e;
+      }
+      expect(isEngineError(err, 'unsupported'), String(err)).toBe(true);
+      expect(String((err as Error).message)).toMatch(/Web Worker.*browsers/);
+    },
+  );
+});

@@ -201,4 +201,17 @@ describe('npm run generate', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\[invalid_argument\]: .*no such file/);
   });
+
+  it('names the draft when the --draft file is missing', async () => {
+    const r = await generate([
+      '--model',
+      stories260kPath(),
+      '--draft',
+      '/nonexistent/d.gguf',
+      '--prompt',
+      'x',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('cannot open model file /nonexistent/d.gguf (--draft): no such file');
+  });
 });

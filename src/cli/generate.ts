@@ -160,7 +160,7 @@ async function main(): Promise<number> {
   const draftKind =
     draftModel &&
     (/^https?:\/\//.test(draftModel) ? 'url' : draftModel.startsWith('synthetic:') ? 'synthetic' : 'path');
-  if (draftModel && draftKind === 'path') checkLocalModel(draftModel);
+  if (draftModel && draftKind === 'path') checkLocalModel(draftModel, `${draftModel} (--draft)`);
   // Load progress on stderr (the continuation alone goes to stdout): a load is never silent.
   const say = (line: string) => process.stderr.write(`generate: ${line}\n`);
   const onProgress = loadProgressLogger(say);

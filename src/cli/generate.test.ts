@@ -8,7 +8,9 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
+import { openGguf } from '../gguf/reader.ts';
 import { splitFileName } from '../gguf/split.ts';
+import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { splitParts, startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
@@ -201,6 +203,39 @@ describe('npm run generate', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\[invalid_argument\]: .*no such file/);
   });
+
+  it('refuses a local draft of another vocabulary before loading anything, in the engine words', async () => {
+    // A random model of stories260K's vocabulary size (512) whose word pieces differ, and one of 300.
+    const dir = tempDir('gen-draft-');
+    const other = join(dir, 'other.gguf');
+    writeFileSync(
+      other,
+      makeRandomLlamaGguf({ seed: 7, nLayers: 1, nEmbd: 64, nFF: 96, nHead: 2, nVocab: 512 }),
+    );
+    const small = join(dir, 'small.gguf');
+    writeFileSync(
+      small,
+      makeRandomLlamaGguf({ seed: 8, nLayers: 1, nEmbd: 64, nFF: 96, nHead: 2, nVocab: 300 }),
+    );
+    const texts = async (path: string) =>
+      (await openGguf({ path })).metadata['tokenizer.ggml.tokens'] as string[];
+    const mine = await texts(other);
+    const theirs = await texts(MODEL);
+    const at = theirs.findIndex((x, i) => x !== mine[i]);
+    expect(at).toBeGreaterThan(0);
+    const t0 = performance.now();
+    const r = await generate(['--model', MODEL, '--draft', other, '--prompt', 'x']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      `[invalid_argument]: the draft model's token ${at} is ${JSON.stringify(mine[at])} but the target's is ${JSON.stringify(theirs[at])}`,
+    );
+    // Nothing loaded: no load progress line, and well under a browser's start-up.
+    expect(r.stderr).not.toContain('generate: loading');
+    expect(performance.now() - t0).toBeLessThan(20_000);
+    const r2 = await generate(['--model', MODEL, '--draft', small, '--prompt', 'x']);
+    expect(r2.stderr).toContain("the draft model's vocabulary has 300 tokens but the target's has 512");
+    expect(r2.stderr).not.toContain('generate: loading');
+  }, 60_000);
 
   it('names the draft when the --draft file is missing', async () => {
     const r = await generate([

@@ -35,7 +35,7 @@ import {
 } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { loadProgressLogger } from './load-progress.ts';
-import { checkLocalModel } from './local-model.ts';
+import { checkDraftVocabulary, checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { runCli } from './run.ts';
@@ -160,7 +160,11 @@ async function main(): Promise<number> {
   const draftKind =
     draftModel &&
     (/^https?:\/\//.test(draftModel) ? 'url' : draftModel.startsWith('synthetic:') ? 'synthetic' : 'path');
-  if (draftModel && draftKind === 'path') checkLocalModel(draftModel, `${draftModel} (--draft)`);
+  if (draftModel && draftKind === 'path') {
+    checkLocalModel(draftModel, `${draftModel} (--draft)`);
+    // Both local: the vocabularies compared now, not after the target has loaded.
+    if (!isUrl && !isSynthetic) await checkDraftVocabulary(model, draftModel);
+  }
   // Load progress on stderr (the continuation alone goes to stdout): a load is never silent.
   const say = (line: string) => process.stderr.write(`generate: ${line}\n`);
   const onProgress = loadProgressLogger(say);

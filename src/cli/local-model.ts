@@ -4,7 +4,9 @@
  * milliseconds with the same words the engine would use, not after 2–8 s of start-up.
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { checkGgufHead } from '../gguf/reader.ts';
+import { EngineError } from '../core/errors.ts';
+import { checkGgufHead, openGguf } from '../gguf/reader.ts';
+import { draftVocabularyProblem } from '../webgpu/speculative.ts';
 import { UsageError } from './args.ts';
 
 /**
@@ -31,4 +33,22 @@ export function checkLocalModel(path: string, shown = path): void {
     closeSync(fd);
   }
   checkGgufHead(head.subarray(0, n), shown);
+}
+
+/**
+ * Checks, before a command starts anything slow, that the local draft model `draft` has the local target
+ * `target`'s vocabulary (the token texts of both GGUF headers, as the engine checks at load:
+ * webgpu/speculative.ts `draftVocabularyProblem`), so a mismatch is refused in milliseconds. Where a header
+ * has no token list, the engine's own check at load decides.
+ * @throws EngineError('invalid_argument') naming the first difference, in the engine's words; what
+ *   gguf/reader.ts `openGguf` throws for a file that is not GGUF.
+ */
+export async function checkDraftVocabulary(target: string, draft: string): Promise<void> {
+  const tokens = async (path: string) =>
+    (await openGguf({ path })).metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
+  const t = await tokens(target);
+  const d = await tokens(draft);
+  if (!t || !d) return;
+  const problem = draftVocabularyProblem(t.length, d.length, t, d);
+  if (problem) throw new EngineError('invalid_argument', problem);
 }

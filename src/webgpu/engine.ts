@@ -39,6 +39,7 @@ import { LlamaModel } from './model/llama.ts';
 import { defaultBatchSize } from './model/prefill.ts';
 import { checkKvCacheFits, READBACK_SLOTS } from './model/state.ts';
 import { syntheticGguf } from './model/synthetic.ts';
+import { draftVocabularyProblem } from './speculative.ts';
 
 /**
  * Opens a model source and hands its GGUF to `use`, returning what `use` returns; where the bytes come from
@@ -301,21 +302,13 @@ export class WebGpuEngine implements Engine {
   ): Promise<NonNullable<ModelInfo['draft']>> {
     const t = this.model!;
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
-    if (cfg.nVocab !== t.cfg.nVocab) {
-      throw new EngineError(
-        'invalid_argument',
-        `the draft model's vocabulary has ${cfg.nVocab} tokens but the target's has ${t.cfg.nVocab}; a draft model needs the target's vocabulary`,
-      );
-    }
-    const mine = file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined;
-    const theirs = this.vocabTokens;
-    const at = theirs && mine ? theirs.findIndex((x, i) => x !== mine[i]) : -1;
-    if (at >= 0) {
-      throw new EngineError(
-        'invalid_argument',
-        `the draft model's token ${at} is ${JSON.stringify(mine![at])} but the target's is ${JSON.stringify(theirs![at])}; a draft model needs the target's vocabulary`,
-      );
-    }
+    const problem = draftVocabularyProblem(
+      t.cfg.nVocab,
+      cfg.nVocab,
+      this.vocabTokens,
+      file.metadata['tokenizer.ggml.tokens'] as readonly unknown[] | undefined,
+    );
+    if (problem) throw new EngineError('invalid_argument', problem);
     // The draft keeps the target's cache types: a quantized one needs its heads to be whole blocks too.
     checkKvCacheFits(cfg, t.kvType, t.vKvType);
     const plan = await resolveKernelPlan(gpu, file, cfg, this.opts, {

@@ -71,6 +71,26 @@ export interface Drafter {
   rollback?(valid: number): void;
 }
 
+/**
+ * Why a draft model's vocabulary is not the target's, in the words every caller uses (the engine at load,
+ * the command line before it starts anything), or undefined where it is: a different size, else the first
+ * token whose text differs. `nTarget`/`nDraft`: vocabulary sizes; the token texts (GGUF
+ * `tokenizer.ggml.tokens`) are compared where both are known.
+ */
+export function draftVocabularyProblem(
+  nTarget: number,
+  nDraft: number,
+  target: readonly unknown[] | undefined,
+  draft: readonly unknown[] | undefined,
+): string | undefined {
+  if (nDraft !== nTarget)
+    return `the draft model's vocabulary has ${nDraft} tokens but the target's has ${nTarget}; a draft model needs the target's vocabulary`;
+  const at = target && draft ? target.findIndex((x, i) => x !== draft[i]) : -1;
+  if (at >= 0)
+    return `the draft model's token ${at} is ${JSON.stringify(draft![at])} but the target's is ${JSON.stringify(target![at])}; a draft model needs the target's vocabulary`;
+  return undefined;
+}
+
 /** Drafting by prompt lookup ({@link lookupDraft}). */
 export function lookupDrafter(ngramMax: number): Drafter {
   return { draft: (history, n) => lookupDraft(history, n, { ngramMax }) };

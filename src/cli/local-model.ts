@@ -11,7 +11,8 @@ import { UsageError } from './args.ts';
 
 /**
  * Checks the model file `path` (`shown`: the name in messages, as the person typed it).
- * @throws UsageError "cannot open model file X: no such file" (exit 2) for a missing path, "model path X
+ * @throws UsageError "cannot open model file X: no such file" (exit 2) for a missing path (for
+ * models/stories260K.gguf, with a hint that `npm run setup` links it), "model path X
  * is not a file" for a directory or a device.
  * @throws EngineError('gguf_invalid' | 'unsupported_model') from gguf/reader.ts `checkGgufHead` for a
  * file that is not GGUF v2/v3 (too short, another magic, big-endian, version 1).
@@ -21,7 +22,11 @@ export function checkLocalModel(path: string, shown = path): void {
   try {
     st = statSync(path);
   } catch {
-    throw new UsageError(`cannot open model file ${shown}: no such file`);
+    // The README's commands name models/stories260K.gguf, which `npm run setup` links: say so.
+    const setupHint = /(^|[/\\])models[/\\]stories260K\.gguf$/.test(path)
+      ? ' (npm run setup links models/stories260K.gguf to the test model)'
+      : '';
+    throw new UsageError(`cannot open model file ${shown}: no such file${setupHint}`);
   }
   if (!st.isFile()) throw new UsageError(`model path ${shown} is not a file`);
   const head = new Uint8Array(8);

@@ -339,6 +339,22 @@ describe('openGguf errors', () => {
     expect(picked.message).toMatch(/not a GGUF file.*looks like an HTML page/);
   });
 
+  it('a file under 8 bytes is cut short only when its bytes so far are the magic, worded by source', async () => {
+    const text = join(tmp, 'note.gguf');
+    writeFileSync(text, 'hello\n');
+    const other = await engineError(openGguf({ path: text }));
+    expect(other.code).toBe('gguf_invalid');
+    expect(other.message).toBe(`${text} is not a GGUF file: it starts with "hell" instead of "GGUF"`);
+    const cutPath = join(tmp, 'cut6.gguf');
+    writeFileSync(cutPath, stories.subarray(0, 6));
+    const cut = await engineError(openGguf({ path: cutPath }));
+    expect(cut.message).toBe(
+      `${cutPath} is only 6 bytes, too short to be a GGUF file: an incomplete download or copy`,
+    );
+    const empty = await engineError(openGguf(blobOf(new Uint8Array(0))));
+    expect(empty.message).toMatch(/is only 0 bytes, too short to be a GGUF file/);
+  });
+
   it('GGUF version 1 and 4 are gguf_invalid', async () => {
     const v1 = await engineError(openGguf(blobOf(patched((_, dv) => dv.setUint32(4, 1, true)))));
     expect(v1.code).toBe('gguf_invalid');

@@ -75,10 +75,13 @@ function checkMagicAndVersion(head: Uint8Array, src: ByteSource): number {
  */
 export function checkGgufHead(head: Uint8Array, name: string, isUrl = false): number {
   const src = { name };
-  if (head.length < 8) {
+  // A short file whose bytes so far are GGUF's magic was cut short; any other short file is something else.
+  const magicSoFar = GGUF_MAGIC.every((b, i) => i >= head.length || head[i] === b);
+  if (head.length < 8 && magicSoFar) {
     throw new EngineError(
       'gguf_invalid',
-      `${src.name} is only ${fmtCount(head.length)} bytes, too short to be a GGUF file: the download is incomplete`,
+      `${src.name} is only ${fmtCount(head.length)} bytes, too short to be a GGUF file: ` +
+        (isUrl ? 'the download is incomplete' : 'an incomplete download or copy'),
     );
   }
   if (!GGUF_MAGIC.every((b, i) => head[i] === b)) {

@@ -3,12 +3,16 @@
 # Node, no npm and no network), into .device/ (git-ignored; name it in the device tool's `carry`):
 #
 #   .device/app.tar.xz      esbuild bundles: bench-node.mjs (scripts/bench-node.ts), compare.mjs,
-#                           profile.mjs, draft.mjs, small-batch.mjs, llama-vulkan.mjs, write-gguf.mjs (scripts/device/*.ts). Rebuilt every time.
+#                           preflight.mjs, profile.mjs, draft.mjs, small-batch.mjs, llama-vulkan.mjs, write-gguf.mjs
+#                           (scripts/device/*.ts). Rebuilt every time.
 #   .device/runtime.tar.xz  node_modules/{webgpu (dawn.node), node-llama-cpp + its dependencies,
 #                           @node-llama-cpp/linux-x64-vulkan}, lib/libvulkan.so.1 (Debian's libvulkan1),
 #                           lib-fallback/libGLdispatch.so.0 (libglvnd0, used only where the machine lacks
 #                           it). Cached: rebuilt when the package versions or the loader change.
 #   .device/node.xz         this machine's Node binary (cached by its version).
+#   .device/gl/*.deb        Debian's Vulkan loader and glvnd packages (libvulkan1 libegl1 libglvnd0 libopengl0
+#                           libgl1 libglx0 libgles2, amd64, ~0.4 MB), which run.sh unpacks into / where the
+#                           machine lacks them (the shared H200 notes' set-up). Cached: fetched once by apt-get.
 #   .device/MANIFEST        versions, sizes, sha256, commit.
 #
 # Usage: bash scripts/device/pack.sh [--cpu]   (--cpu adds node-llama-cpp's CPU build, for local tests)
@@ -28,7 +32,7 @@ step() { echo "[pack] $*" >&2; }
 # 1. Bundles (our code is bundled whole; webgpu and node-llama-cpp stay external: they load native
 #    addons and find their files by path).
 mkdir -p "$STAGE/app/app"
-for e in scripts/bench-node.ts scripts/device/compare.ts scripts/device/profile.ts scripts/device/draft.ts scripts/device/small-batch.ts scripts/device/llama-vulkan.ts scripts/device/write-gguf.ts; do
+for e in scripts/bench-node.ts scripts/device/preflight.ts scripts/device/compare.ts scripts/device/profile.ts scripts/device/draft.ts scripts/device/small-batch.ts scripts/device/llama-vulkan.ts scripts/device/write-gguf.ts; do
   n=$(basename "$e" .ts)
   npx esbuild "$e" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --external:node-llama-cpp --log-level=warning \
@@ -72,11 +76,31 @@ else
   echo "$NKEY" >"$D/node.key"
 fi
 
+# 4. The Vulkan loader and glvnd as Debian packages (cached), for run.sh to unpack where they are missing.
+GL_PKGS="libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2"
+if (($(ls "$D"/gl/*.deb 2>/dev/null | wc -l) == $(wc -w <<<"$GL_PKGS"))); then
+  step "gl: cached ($(ls "$D"/gl | tr '\n' ' '))"
+else
+  step "gl: apt-get download $GL_PKGS (amd64)"
+  rm -rf "$D/gl" "$STAGE/gl" && mkdir -p "$STAGE/gl" "$STAGE/apt/lists/partial"
+  A=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64)
+  # This machine's own package lists serve when it is amd64; else a private amd64 list is fetched.
+  if [[ "$(dpkg --print-architecture 2>/dev/null)" != amd64 ]]; then
+    A+=(-oDir::State::Lists="$STAGE/apt/lists")
+    apt-get "${A[@]}" update >&2
+  fi
+  (cd "$STAGE/gl" && apt-get "${A[@]}" download $GL_PKGS >&2) ||
+    (apt-get update >&2 && cd "$STAGE/gl" && apt-get "${A[@]}" download $GL_PKGS >&2) ||
+    { echo "[pack] apt-get download $GL_PKGS failed: run.sh needs them on a fresh device machine" >&2; exit 1; }
+  mkdir -p "$D/gl" && mv "$STAGE"/gl/*.deb "$D/gl/"
+fi
+
 {
   echo "packed $(date -u +%FT%TZ) from commit $(cat "$STAGE/app/app/COMMIT")"
   echo "node: $NKEY"
   echo "runtime: $KEY"
-  for f in app.tar.xz runtime.tar.xz node.xz; do
+  for f in app.tar.xz runtime.tar.xz node.xz "$D"/gl/*.deb; do
+    f=${f#"$D"/}
     echo "$f $(du -b "$D/$f" | cut -f1) $(sha256sum "$D/$f" | cut -c1-16)"
   done
 } >"$D/MANIFEST"

@@ -33,16 +33,21 @@
 #              (2,4,8) and a verify pass of as many tokens at each depth of SB_CONTEXTS (64,4096), through
 #              mmv and through the prefill tile, against one decode step there → $OUT/small.{json,md}
 #
-# and prints both tables last ($OUT/summary.md). Everything is bounded by TOTAL_S (default 500 s from
-# the start), so the command ends inside the device tool's 600 s limit. Log: $OUT/log.txt.
+# and prints the tables last. Before any phase: the Vulkan loader and glvnd unpacked from .device/gl where
+# the machine lacks them, then a preflight (scripts/device/preflight.ts) that stops the run (exit 2) when
+# no NVIDIA driver file gives a hardware adapter. $OUT keeps three files (the device tool returns at most
+# 8): summary.md (every table), results.tar (each phase's .md and .json), log.txt; both are refreshed after
+# each phase. Everything is bounded by TOTAL_S (default 500 s from the start), so the command ends inside
+# the device tool's 600 s limit.
 #
-# Knobs (environment): TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXTS (64,4096), SB_ATTENTION (both), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
+# Knobs (environment): PLAN (issues: see below), TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXTS (64,4096), SB_ATTENTION (both), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
 # the repository, whichever file system has the most room; removed at the end), KV_MODELS, KV_TYPES
 # (f16,q8_0,q4_0), KV_DEPTHS (0,4096; DRY 0,64), FILE_MODE (tiled |
-# exact), WORK (/tmp/wgpu-bench).
+# exact), WORK (/tmp/wgpu-bench), GL_UNPACK (auto | always | never), GL_ROOT (/), ICD_CANDIDATES (NVIDIA's
+# driver files, tried in turn when the preflight finds no GPU).
 # DRY=1: a local rehearsal without a GPU: tiny models, SwiftShader for ours, llama.cpp's Vulkan build
 # falling back to its CPU path (no usable Vulkan device), OUT defaulting to .device-out/.
 set -uo pipefail
@@ -57,6 +62,21 @@ LOG="$OUT/log.txt"
 : >"$LOG"
 say() { echo "[run $(elapsed)s] $*" | tee -a "$LOG" >&2; }
 
+# PLAN=issues: one run for the open GPU issues (40 decode, 41 prefill, 45 speculative decoding), each phase
+# in its share of TOTAL_S (below): the per-kernel profile, ours vs llama.cpp on the goal rows at depths 0
+# and 4096, drafting (the 8B shape with the 1B as draft, lookup, and a 1B file with its own Q4_0 copy as
+# the acceptance upper bound), small batches on the 8B shape. Every variable it sets can still be given.
+if [[ ${PLAN:-} == issues && $DRY != 1 ]]; then
+  PHASES=${PHASES:-profile compare draft small}
+  CMP_MODELS=${CMP_MODELS:-llama-3.1-8b-q4_k_m,llama-3.2-1b-q4_k_m,llama-3.1-8b-q4_0}
+  DRAFT_PAIRS=${DRAFT_PAIRS:-synthetic:llama-3.1-8b-q4_k_m>synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m>lookup,llama-3.2-1b-q8_0>llama-3.2-1b-q4_0}
+  SB_MODELS=${SB_MODELS:-synthetic:llama-3.1-8b-q4_k_m}
+elif [[ ${PLAN:-} == issues ]]; then
+  PHASES=${PHASES:-profile compare draft small}
+elif [[ -n ${PLAN:-} ]]; then
+  echo "unknown PLAN=$PLAN (issues, or unset)" >&2
+  exit 2
+fi
 if [[ $DRY == 1 ]]; then
   TOTAL_S=${TOTAL_S:-240}
   SYN_BUDGET_S=${SYN_BUDGET_S:-60}
@@ -115,6 +135,30 @@ SMALL_BATCH=${SMALL_BATCH:-both}
 KV_TYPE=${KV_TYPE:-f16}
 KV_TYPES=${KV_TYPES:-f16,q8_0,q4_0}
 SYN_RESERVE_S=${SYN_RESERVE_S:-110}
+# What each phase leaves for the phases after it in PHASES (seconds): a phase's deadline is what is left
+# less the reserves of the phases still to come, so one run of several phases gives each its share
+# instead of letting the first (compare's eight models) take the whole run.
+if [[ $DRY == 1 ]]; then # tiny models: 40 s each
+  PROF_RESERVE_S=${PROF_RESERVE_S:-40} CMP_RESERVE_S=${CMP_RESERVE_S:-40} DRAFT_RESERVE_S=${DRAFT_RESERVE_S:-40}
+  SB_RESERVE_S=${SB_RESERVE_S:-40} KV_RESERVE_S=${KV_RESERVE_S:-40}
+else
+  PROF_RESERVE_S=${PROF_RESERVE_S:-120} CMP_RESERVE_S=${CMP_RESERVE_S:-150} DRAFT_RESERVE_S=${DRAFT_RESERVE_S:-150}
+  SB_RESERVE_S=${SB_RESERVE_S:-100} KV_RESERVE_S=${KV_RESERVE_S:-150}
+fi
+reserve_of() {
+  case $1 in
+    profile) echo "$PROF_RESERVE_S" ;; compare) echo "$CMP_RESERVE_S" ;; draft) echo "$DRAFT_RESERVE_S" ;;
+    small) echo "$SB_RESERVE_S" ;; kv) echo "$KV_RESERVE_S" ;; synthetic) echo "$SYN_RESERVE_S" ;; *) echo 0 ;;
+  esac
+}
+later_reserve() { # later_reserve PHASE: the reserves of the phases after PHASE's first place in PHASES
+  local seen=0 sum=0 p
+  for p in $PHASES; do
+    if ((seen)); then sum=$((sum + $(reserve_of "$p"))); fi
+    [[ $p == "$1" ]] && seen=1
+  done
+  echo "$sum"
+}
 if [[ -z "${GGUF_DIR:-}" ]]; then # the file system with the most room (a 16 GB file must fit)
   best=0
   for d in /tmp /var/tmp "$ROOT"; do
@@ -149,6 +193,65 @@ untar "$D/runtime.tar.xz" "$WORK" && untar "$D/app.tar.xz" "$WORK" || { say "unp
 NODE="$WORK/node"
 APP="$WORK/app"
 say "unpacked into $WORK: $("$NODE" -v), app commit $(cat "$APP/COMMIT")$([[ -s $APP/DIRTY ]] && echo ' (with uncommitted changes)')"
+# Each phase writes its JSON and table into $RES; after each, $OUT/results.tar holds them all and
+# $OUT/summary.md is rewritten, so $OUT keeps three files (the device tool brings back at most 8) and a run
+# cut short still returns what finished.
+RES="$WORK/results"
+mkdir -p "$RES"
+rm -f "$OUT/results.tar" "$OUT/summary.md"
+
+# --- Vulkan's loaders (../shared/notes/h200-2026-12-04.md) ----------------------------------------------
+# A fresh device machine's NVIDIA Vulkan driver (libGLX_nvidia.so.0) loads only with glvnd and the Vulkan
+# loader installed ("Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr'" otherwise): where
+# any of their libraries is missing, the Debian packages pack.sh carried in .device/gl are unpacked into /
+# (dpkg -x, as the device README says), or, where / is not writable, under $WORK/gl on LD_LIBRARY_PATH.
+unpack_deb() { # unpack_deb FILE.deb DIR: dpkg -x, else Python (a .deb is an ar archive holding data.tar.*)
+  if command -v dpkg >/dev/null; then dpkg -x "$1" "$2"; else
+    python3 - "$1" "$2" <<'PY'
+import io, sys, tarfile
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'!<arch>\n', 'not a .deb'
+i = 8
+while i + 60 <= len(data):
+    name = data[i:i + 16].decode().strip().rstrip('/')
+    size = int(data[i + 48:i + 58].decode().strip())
+    if name.startswith('data.tar'):
+        tarfile.open(fileobj=io.BytesIO(data[i + 60:i + 60 + size])).extractall(sys.argv[2])
+        break
+    i += 60 + size + (size & 1)
+PY
+  fi
+}
+gl_missing() { # prints the first glvnd/loader library the dynamic linker cannot find; false when none
+  local cache
+  cache=$(ldconfig -p 2>/dev/null)
+  for l in libvulkan.so.1 libGLdispatch.so.0 libGLX.so.0 libEGL.so.1; do
+    grep -q "$l " <<<"$cache" || { echo "$l"; return 0; }
+  done
+  return 1
+}
+GL_UNPACK=${GL_UNPACK:-auto} # auto: where a library is missing (never with DRY=1); always; never
+GL_ROOT=${GL_ROOT:-/}        # where they go; another folder (a test) goes on LD_LIBRARY_PATH instead
+missing=$(gl_missing) || missing=""
+if [[ $GL_UNPACK == always ]] && [[ -z $missing ]]; then missing="(none: GL_UNPACK=always)"; fi
+if [[ -n $missing && $GL_UNPACK != never && ($DRY != 1 || $GL_UNPACK == always) ]]; then
+  if ! ls "$D"/gl/*.deb >/dev/null 2>&1; then
+    say "Vulkan loaders: $missing is missing and .device/gl has no packages: re-run pack.sh"
+  else
+    mkdir -p "$GL_ROOT" 2>/dev/null
+    [[ -w $GL_ROOT && ($GL_ROOT != / || -w /usr/lib) ]] || GL_ROOT=$WORK/gl
+    mkdir -p "$GL_ROOT"
+    for f in "$D"/gl/*.deb; do unpack_deb "$f" "$GL_ROOT" || say "unpacking $(basename "$f") into $GL_ROOT failed"; done
+    if [[ $GL_ROOT == / ]]; then
+      ldconfig 2>/dev/null
+    else
+      export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$GL_ROOT/usr/lib/x86_64-linux-gnu"
+    fi
+    still=""
+    [[ $GL_ROOT == / ]] && still=$(gl_missing) && still=", $still still not in ldconfig's cache"
+    say "Vulkan loaders: $missing missing; unpacked $(ls "$D"/gl/*.deb | wc -l) packages into $GL_ROOT$still"
+  fi
+fi
 
 # --- Vulkan --------------------------------------------------------------------------------------------
 export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -169,12 +272,41 @@ fi
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/xdg-runtime-$(id -u)}
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 say "Vulkan driver: ${VK_DRIVER_FILES:-${VK_ICD_FILENAMES:-system default}}"
+
+# --- preflight: which adapter Dawn finds (scripts/device/preflight.ts), before any minute is spent ---------
+# On the GPU a software adapter or none means the driver did not load: each NVIDIA driver file on the
+# machine is tried in turn (with glvnd's EGL vendor file beside it, as the device README advises), and when
+# none gives a GPU the run stops here with the reason instead of benchmarking no GPU.
+preflight() {
+  timeout -k 5 60 "$NODE" "$APP/preflight.mjs" "${GPU_FLAG[@]}" 2>>"$LOG" | tee -a "$LOG" >&2
+  return "${PIPESTATUS[0]}"
+}
+if ! preflight; then
+  ok=0
+  if [[ $DRY != 1 ]]; then
+    ICD_CANDIDATES=${ICD_CANDIDATES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd*.json /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json}
+    for j in $ICD_CANDIDATES; do
+      [[ -f $j ]] || continue
+      export VK_DRIVER_FILES=$j VK_ICD_FILENAMES=$j
+      e=$(dirname "$(dirname "$(dirname "$j")")")/glvnd/egl_vendor.d/10_nvidia.json
+      [[ -f $e ]] && export __EGL_VENDOR_LIBRARY_FILENAMES=$e
+      say "preflight: trying Vulkan driver $j"
+      if preflight; then ok=1 && break; fi
+    done
+  fi
+  if ((ok == 0)); then
+    say "preflight: no usable adapter (the line above says which and why): stopping before the benchmarks"
+    { echo "## preflight failed: no usable WebGPU adapter"; grep '^preflight: ' "$LOG" | tail -3; } >"$OUT/summary.md"
+    tail -n 30 "$LOG" | cut -c1-400
+    exit 2
+  fi
+fi
 { command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.mem --format=csv; } >>"$LOG" 2>&1
 df -h "$(dirname "$GGUF_DIR")" 2>/dev/null | tail -1 | sed "s|^|[disk for $GGUF_DIR] |" >>"$LOG"
 nproc | sed 's/^/[cpus] /' >>"$LOG"
 
 run_synthetic() {
-  local left=$((TOTAL_S - $(elapsed)))
+  local left=$((TOTAL_S - $(elapsed) - $(later_reserve synthetic)))
   local budget=$((SYN_BUDGET_S < left - 50 ? SYN_BUDGET_S : left - 50))
   if ((budget < 20)); then
     say "synthetic: skipped, ${left}s left"
@@ -184,12 +316,12 @@ run_synthetic() {
   # bench-node writes its JSON at the end; each model's row is also in the log as it finishes.
   timeout -k 5 $((left - 10)) "$NODE" "$APP/bench-node.mjs" "${GPU_FLAG[@]}" --models "$SYN_MODELS" \
     --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$SYN_REPS" --budget-s "$budget" \
-    --json "$OUT/synthetic.json" --md "$OUT/synthetic.md" >>"$LOG" 2>&1
+    --json "$RES/synthetic.json" --md "$RES/synthetic.md" >>"$LOG" 2>&1
   say "synthetic: exit $?"
 }
 
 run_profile() {
-  local left=$((TOTAL_S - $(elapsed)))
+  local left=$((TOTAL_S - $(elapsed) - $(later_reserve profile)))
   local budget=$((PROF_BUDGET_S < left - 60 ? PROF_BUDGET_S : left - 60))
   if ((budget < 15)); then
     say "profile: skipped, ${left}s left"
@@ -198,14 +330,13 @@ run_profile() {
   say "profile: $PROF_MODELS, $PROF_TOKENS tokens, budget ${budget}s (no model starts after it)"
   timeout -k 5 $((budget + 60)) "$NODE" "$APP/profile.mjs" "${GPU_FLAG[@]}" --models "$PROF_MODELS" \
     --decode-tokens "$PROF_TOKENS" --budget-s "$budget" \
-    --json "$OUT/profile.json" --md "$OUT/profile.md" >>"$LOG" 2>&1
+    --json "$RES/profile.json" --md "$RES/profile.md" >>"$LOG" 2>&1
   say "profile: exit $?"
 }
 
 run_compare() {
   local left=$((TOTAL_S - $(elapsed)))
-  # Leave SYN_RESERVE_S for the synthetic phase when it comes after this one.
-  [[ " $PHASES " == *" compare "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  left=$((left - $(later_reserve compare)))
   if ((left < 30)); then
     say "compare: skipped, ${left}s left"
     return
@@ -216,15 +347,14 @@ run_compare() {
     --llama-script "$APP/llama-vulkan.mjs" --llama-gpu vulkan --dir "$GGUF_DIR" --mode "$FILE_MODE" \
     --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --depths "$DEPTHS" --kv-type "$KV_TYPE" \
     --deadline-s $((left - 5)) \
-    --json "$OUT/compare.json" --md "$OUT/compare.md" >>"$LOG" 2>&1
+    --json "$RES/compare.json" --md "$RES/compare.md" >>"$LOG" 2>&1
   say "compare: exit $?"
   rm -rf "$GGUF_DIR"
 }
 
 run_draft() {
   local left=$((TOTAL_S - $(elapsed)))
-  # Leave SYN_RESERVE_S for the synthetic phase when it comes after this one.
-  [[ " $PHASES " == *" draft "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  left=$((left - $(later_reserve draft)))
   if ((left < 30)); then
     say "draft: skipped, ${left}s left"
     return
@@ -235,14 +365,14 @@ run_draft() {
     --tokens "$DRAFT_TOKENS" --reps "$DRAFT_REPS" ${DRAFT_MAX:+--draft-max "$DRAFT_MAX"} --dir "$GGUF_DIR" \
     --small-batch "$SMALL_BATCH" \
     --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
-    --json "$OUT/draft.json" --md "$OUT/draft.md" >>"$LOG" 2>&1
+    --json "$RES/draft.json" --md "$RES/draft.md" >>"$LOG" 2>&1
   say "draft: exit $?"
   rm -rf "$GGUF_DIR"
 }
 
 run_small() {
   local left=$((TOTAL_S - $(elapsed)))
-  [[ " $PHASES " == *" small "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  left=$((left - $(later_reserve small)))
   if ((left < 30)); then
     say "small: skipped, ${left}s left"
     return
@@ -251,13 +381,13 @@ run_small() {
   timeout -k 5 $((left + 5)) "$NODE" "$APP/small-batch.mjs" "${GPU_FLAG[@]}" --models "$SB_MODELS" \
     --tokens "$SB_TOKENS" --contexts "$SB_CONTEXTS" --attention "$SB_ATTENTION" \
     --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
-    --json "$OUT/small.json" --md "$OUT/small.md" >>"$LOG" 2>&1
+    --json "$RES/small.json" --md "$RES/small.md" >>"$LOG" 2>&1
   say "small: exit $?"
 }
 
 run_kv() {
   local left=$((TOTAL_S - $(elapsed)))
-  [[ " $PHASES " == *" kv "*" synthetic "* ]] && left=$((left - SYN_RESERVE_S))
+  left=$((left - $(later_reserve kv)))
   if ((left < 30)); then
     say "kv: skipped, ${left}s left"
     return
@@ -268,31 +398,21 @@ run_kv() {
     --llama-script "$APP/llama-vulkan.mjs" --llama-gpu vulkan --dir "$GGUF_DIR" --mode "$FILE_MODE" \
     --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --depths "$KV_DEPTHS" --kv-types "$KV_TYPES" \
     --deadline-s $((left - 5)) \
-    --json "$OUT/kv.json" --md "$OUT/kv.md" >>"$LOG" 2>&1
+    --json "$RES/kv.json" --md "$RES/kv.md" >>"$LOG" 2>&1
   say "kv: exit $?"
   rm -rf "$GGUF_DIR"
 }
 
-for phase in $PHASES; do
-  case $phase in
-    profile) run_profile ;;
-    kv) run_kv ;;
-    synthetic) run_synthetic ;;
-    compare) run_compare ;;
-    draft) run_draft ;;
-    small) run_small ;;
-    *) say "unknown phase $phase" ;;
-  esac
-done
 
 # A phase's table, "(not run: PHASES=…)" where the phase was not asked for, "(none)" where it wrote nothing.
 table() {
   if [[ " $PHASES " != *" $1 "* ]]; then
     echo "(not run: PHASES=\"$PHASES\")"
   else
-    cat "$OUT/$2" 2>/dev/null || echo "(none: see log.txt)"
+    cat "$RES/$2" 2>/dev/null || echo "(none: see log.txt)"
   fi
 }
+write_summary() {
 {
   echo "## where a decode token's time goes (profile: GPU ms per token per kernel family)"
   table profile profile.md
@@ -305,19 +425,37 @@ table() {
   if [[ " $PHASES " == *" kv "* ]]; then
     echo
     echo "## decode per KV cache type ($KV_TYPES), ours vs llama.cpp on the same GGUF files"
-    cat "$OUT/kv.md" 2>/dev/null || echo "(none)"
+    cat "$RES/kv.md" 2>/dev/null || echo "(none)"
   fi
   if [[ " $PHASES " == *" small "* ]]; then
     echo
     echo "## small batches through mmv and through the prefill tile: TTFT and verify passes (small)"
-    cat "$OUT/small.md" 2>/dev/null || echo "(none)"
+    cat "$RES/small.md" 2>/dev/null || echo "(none)"
   fi
   if [[ " $PHASES " == *" draft "* ]]; then
     echo
     echo "## speculative decoding: drafted against plain greedy on the same load (draft)"
-    cat "$OUT/draft.md" 2>/dev/null || echo "(none)"
+    cat "$RES/draft.md" 2>/dev/null || echo "(none)"
   fi
 } >"$OUT/summary.md"
+}
+fold() { # the phases' files so far into $OUT/results.tar, and the summary rewritten
+  tar -C "$RES" -cf "$OUT/results.tar.tmp" . && mv "$OUT/results.tar.tmp" "$OUT/results.tar"
+  write_summary
+}
+
+for phase in $PHASES; do
+  case $phase in
+    profile) run_profile ;;
+    kv) run_kv ;;
+    synthetic) run_synthetic ;;
+    compare) run_compare ;;
+    draft) run_draft ;;
+    small) run_small ;;
+    *) say "unknown phase $phase" ;;
+  esac
+  fold
+done
 say "done in $(elapsed)s"
 echo "----- log tail -----"
 tail -n 15 "$LOG" | cut -c1-400

@@ -88,6 +88,8 @@ interface Row {
     decodeMs: number;
     sizes: { tokens: number; verifyMmvMs: number; verifyTileMs: number }[];
   }[];
+  /** Every timed run's wall ms by measurement (`ttft mmv T=4`, `verify tile T=8 @4096`, `decode @64`). */
+  samples?: Record<string, number[]>;
 }
 
 const driver = setupNodeVulkan(values.gpu);
@@ -95,14 +97,19 @@ const gpu = await createGpuContext();
 log('adapter', JSON.stringify(gpu.info), 'driver', driver);
 const rows: Row[] = [];
 
-/** Median wall ms of `run` over `reps` runs after `warmup` untimed ones. */
-async function timed(run: () => Promise<void>): Promise<number> {
+/**
+ * Median wall ms of `run` over `reps` runs after `warmup` untimed ones; every timed run's ms goes into
+ * `row.samples[label]` (the JSON's spread: the table shows medians).
+ */
+async function timed(row: Row, label: string, run: () => Promise<void>): Promise<number> {
   const ms: number[] = [];
   for (let i = 0; i < warmup + reps; i++) {
     const t0 = performance.now();
     await run();
     if (i >= warmup) ms.push(performance.now() - t0);
   }
+  row.samples ??= {};
+  row.samples[label] = ms.map((x) => Math.round(x * 1000) / 1000);
   return median(ms);
 }
 
@@ -169,7 +176,7 @@ function write(): void {
     2,
   ).join('\n');
   const md =
-    `${table}\n\nWall ms, medians of ${reps} after ${warmup} warm-up runs; TTFT from position 0 (first depth's rows); ` +
+    `${table}\n\nWall ms, medians of ${reps} after ${warmup} warm-up runs (each run's ms in the JSON's \`samples\`); TTFT from position 0 (first depth's rows); ` +
     `verify at each depth after a prefill of that many tokens. "tile ÷ mmv" above 1: the small batch through mmv was faster; ` +
     `"verify ÷ decode": a verify pass of T tokens against one decode step at that depth (near 1: drafting pays). ` +
     `The load's trial keeps mmv up to the largest trialled size at which it was faster at every trialled size (so ` +
@@ -221,9 +228,9 @@ for (const m of values.models!.split(',').filter(Boolean)) {
           await model.readToken(0);
         };
         model.setSmallBatch(SMALL_BATCH_MAX);
-        const mmvMs = await timed(ttft);
+        const mmvMs = await timed(row, `ttft mmv T=${T}`, ttft);
         model.setSmallBatch(0);
-        const tileMs = await timed(ttft);
+        const tileMs = await timed(row, `ttft tile T=${T}`, ttft);
         row.ttft.push({ tokens: T, mmvMs, tileMs });
       }
       log(`${m} (${attention}): TTFT ${JSON.stringify(row.ttft)}`);
@@ -233,7 +240,7 @@ for (const m of values.models!.split(',').filter(Boolean)) {
         const ctx = ids(context);
         model.setSmallBatch(0);
         await model.prefill(ctx, 0);
-        const decodeMs = await timed(async () => {
+        const decodeMs = await timed(row, `decode @${context}`, async () => {
           model.submitDecode(context, { tokenId: ctx[0], slot: 0 });
           await model.readToken(0);
         });
@@ -249,9 +256,9 @@ for (const m of values.models!.split(',').filter(Boolean)) {
             await model.verify(v, context);
           };
           model.setSmallBatch(SMALL_BATCH_MAX);
-          const verifyMmvMs = await timed(verify);
+          const verifyMmvMs = await timed(row, `verify mmv T=${T} @${context}`, verify);
           model.setSmallBatch(0);
-          const verifyTileMs = await timed(verify);
+          const verifyTileMs = await timed(row, `verify tile T=${T} @${context}`, verify);
           depth.sizes.push({ tokens: T, verifyMmvMs, verifyTileMs });
         }
         log(`${m} (${attention}): depth ${context}: ${JSON.stringify(depth)}`);

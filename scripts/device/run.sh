@@ -222,9 +222,11 @@ while i + 60 <= len(data):
 PY
   fi
 }
+# ldconfig lives in /sbin, which a non-login shell's PATH may lack.
+LDCONFIG=$(command -v ldconfig || { [[ -x /sbin/ldconfig ]] && echo /sbin/ldconfig; } || echo /usr/sbin/ldconfig)
 gl_missing() { # prints the first glvnd/loader library the dynamic linker cannot find; false when none
   local cache
-  cache=$(ldconfig -p 2>/dev/null)
+  cache=$("$LDCONFIG" -p 2>/dev/null)
   for l in libvulkan.so.1 libGLdispatch.so.0 libGLX.so.0 libEGL.so.1; do
     grep -q "$l " <<<"$cache" || { echo "$l"; return 0; }
   done
@@ -243,7 +245,7 @@ if [[ -n $missing && $GL_UNPACK != never && ($DRY != 1 || $GL_UNPACK == always) 
     mkdir -p "$GL_ROOT"
     for f in "$D"/gl/*.deb; do unpack_deb "$f" "$GL_ROOT" || say "unpacking $(basename "$f") into $GL_ROOT failed"; done
     if [[ $GL_ROOT == / ]]; then
-      ldconfig 2>/dev/null
+      "$LDCONFIG" 2>/dev/null
     else
       export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$GL_ROOT/usr/lib/x86_64-linux-gnu"
     fi
@@ -255,7 +257,7 @@ fi
 
 # --- Vulkan --------------------------------------------------------------------------------------------
 export LD_LIBRARY_PATH="$WORK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! ldconfig -p 2>/dev/null | grep -q 'libGLdispatch.so.0 '; then
+if ! "$LDCONFIG" -p 2>/dev/null | grep -q 'libGLdispatch.so.0 '; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$WORK/lib-fallback"
   say "libGLdispatch.so.0 not on the system: using the packed one"
 fi

@@ -10,9 +10,9 @@
 #                           lib-fallback/libGLdispatch.so.0 (libglvnd0, used only where the machine lacks
 #                           it). Cached: rebuilt when the package versions or the loader change.
 #   .device/node.xz         this machine's Node binary (cached by its version).
-#   .device/gl/*.deb        Debian's Vulkan loader and glvnd packages (libvulkan1 libegl1 libglvnd0 libopengl0
-#                           libgl1 libglx0 libgles2, amd64, ~0.4 MB), which run.sh unpacks into / where the
-#                           machine lacks them (the shared H200 notes' set-up). Cached: fetched once by apt-get.
+#   .device/gl.tar          the files of Debian's Vulkan loader and glvnd packages (libvulkan1 libegl1 libglvnd0
+#                           libopengl0 libgl1 libglx0 libgles2, amd64, ~1.5 MB), which run.sh unpacks into /
+#                           where the machine lacks them (the shared H200 notes' set-up). Cached.
 #   .device/MANIFEST        versions, sizes, sha256, commit.
 #
 # Usage: bash scripts/device/pack.sh [--cpu]   (--cpu adds node-llama-cpp's CPU build, for local tests)
@@ -76,31 +76,36 @@ else
   echo "$NKEY" >"$D/node.key"
 fi
 
-# 4. The Vulkan loader and glvnd as Debian packages (cached), for run.sh to unpack where they are missing.
+# 4. The Vulkan loader and glvnd (cached): Debian's packages, unpacked here into one tar of their files
+#    and links (no directory entries, no docs), which run.sh unpacks with tar alone where they are missing.
 GL_PKGS="libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2"
-if (($(ls "$D"/gl/*.deb 2>/dev/null | wc -l) == $(wc -w <<<"$GL_PKGS"))); then
-  step "gl: cached ($(ls "$D"/gl | tr '\n' ' '))"
+if [[ -f "$D/gl.tar" && "$(cat "$D/gl.key" 2>/dev/null)" == "$GL_PKGS" ]]; then
+  step "gl: cached ($(tar -tf "$D/gl.tar" | grep -c '\.so') libraries)"
 else
   step "gl: apt-get download $GL_PKGS (amd64)"
-  rm -rf "$D/gl" "$STAGE/gl" && mkdir -p "$STAGE/gl" "$STAGE/apt/lists/partial"
+  rm -rf "$STAGE/gl" && mkdir -p "$STAGE/gl/debs" "$STAGE/gl/root" "$STAGE/apt/lists/partial"
   A=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64)
   # This machine's own package lists serve when it is amd64; else a private amd64 list is fetched.
   if [[ "$(dpkg --print-architecture 2>/dev/null)" != amd64 ]]; then
     A+=(-oDir::State::Lists="$STAGE/apt/lists")
     apt-get "${A[@]}" update >&2
   fi
-  (cd "$STAGE/gl" && apt-get "${A[@]}" download $GL_PKGS >&2) ||
-    (apt-get update >&2 && cd "$STAGE/gl" && apt-get "${A[@]}" download $GL_PKGS >&2) ||
+  (cd "$STAGE/gl/debs" && apt-get "${A[@]}" download $GL_PKGS >&2) ||
+    (apt-get update >&2 && cd "$STAGE/gl/debs" && apt-get "${A[@]}" download $GL_PKGS >&2) ||
     { echo "[pack] apt-get download $GL_PKGS failed: run.sh needs them on a fresh device machine" >&2; exit 1; }
-  mkdir -p "$D/gl" && mv "$STAGE"/gl/*.deb "$D/gl/"
+  for f in "$STAGE"/gl/debs/*.deb; do dpkg-deb -x "$f" "$STAGE/gl/root"; done
+  rm -rf "$STAGE/gl/root/usr/share/doc" "$STAGE/gl/root/usr/share/bug" "$STAGE/gl/root/usr/share/lintian"
+  (cd "$STAGE/gl/root" && find . ! -type d | sort | tar -cf "$D/gl.tar.tmp" --owner=0 --group=0 -T -)
+  mv "$D/gl.tar.tmp" "$D/gl.tar"
+  echo "$GL_PKGS" >"$D/gl.key"
+  rm -rf "$D/gl" # the packages themselves, as an earlier pack.sh carried them
 fi
 
 {
   echo "packed $(date -u +%FT%TZ) from commit $(cat "$STAGE/app/app/COMMIT")"
   echo "node: $NKEY"
   echo "runtime: $KEY"
-  for f in app.tar.xz runtime.tar.xz node.xz "$D"/gl/*.deb; do
-    f=${f#"$D"/}
+  for f in app.tar.xz runtime.tar.xz node.xz gl.tar; do
     echo "$f $(du -b "$D/$f" | cut -f1) $(sha256sum "$D/$f" | cut -c1-16)"
   done
 } >"$D/MANIFEST"

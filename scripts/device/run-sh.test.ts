@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -32,38 +32,30 @@ describe('scripts/device shell scripts', () => {
     expect(r.stderr).toContain('unknown PLAN=everything (issues, or unset)');
   });
 
-  it('the .deb reader that stands in for dpkg -x finds data.tar in an ar archive', () => {
-    // A .deb is an ar archive: debian-binary, control.tar.*, data.tar.*; members padded to even sizes.
-    const tar = spawnSync('python3', [
-      '-c',
-      'import io,sys,tarfile\nb=io.BytesIO()\nt=tarfile.open(fileobj=b,mode="w:xz")\n' +
-        'd=b"hello from a deb\\n"\ni=tarfile.TarInfo("./usr/lib/x.txt")\ni.size=len(d)\n' +
-        't.addfile(i,io.BytesIO(d))\nt.close()\nsys.stdout.buffer.write(b.getvalue())',
-    ]);
-    expect(tar.status).toBe(0);
-    const member = (name: string, data: Buffer) => {
-      const h = Buffer.alloc(60, 0x20);
-      h.write(name, 0);
-      h.write(String(data.length), 48);
-      h.write('`\n', 58);
-      return Buffer.concat([h, data, data.length % 2 ? Buffer.from('\n') : Buffer.alloc(0)]);
-    };
-    const deb = Buffer.concat([
-      Buffer.from('!<arch>\n'),
-      member('debian-binary', Buffer.from('2.0\n')),
-      member('control.tar.xz', Buffer.from('x')), // odd size: the padding byte must be skipped
-      member('data.tar.xz', tar.stdout),
-    ]);
-    writeFileSync(join(dir, 't.deb'), deb);
-    // The same Python run.sh runs where dpkg is missing, taken from the script itself.
-    const script = readFileSync('scripts/device/run.sh', 'utf8');
-    const py = script.slice(script.indexOf("<<'PY'\n") + 7, script.indexOf('\nPY\n'));
-    const r = spawnSync('python3', ['-', join(dir, 't.deb'), join(dir, 'root')], {
-      input: py,
-      encoding: 'utf8',
-    });
-    expect(r.stderr).toBe('');
-    expect(readFileSync(join(dir, 'root/usr/lib/x.txt'), 'utf8')).toBe('hello from a deb\n');
+  it('PLAN=issues gives every phase its share and ends inside the 600 s of one device call (PRINT_PLAN)', () => {
+    const r = bash('scripts/device/run.sh', { PLAN: 'issues', PRINT_PLAN: '1' });
+    expect(r.status, r.stderr).toBe(0);
+    // "PHASE: starts at Ts, left Ls, soft Ss, hard Hs", each phase started after the one before ran to
+    // its hard limit (the worst case), the set-up taking 20 s.
+    const rows = [
+      ...r.stdout.matchAll(/^(\w+): starts at (\d+)s, left (-?\d+)s, soft (-?\d+)s, hard (-?\d+)s$/gm),
+    ].map((m) => ({ phase: m[1], start: +m[2], left: +m[3], soft: +m[4], hard: +m[5] }));
+    expect(rows.map((x) => x.phase)).toEqual(['profile', 'compare', 'draft', 'small']);
+    // Enough for each phase's work on an H100/H200: the 1B and 8B profiles, three compare files at two
+    // depths, three draft pairs, two 8B loads of the small phase.
+    const least: Record<string, number> = { profile: 60, compare: 140, draft: 100, small: 70 };
+    for (const x of rows) {
+      expect(x.soft, x.phase).toBeGreaterThanOrEqual(least[x.phase]);
+      expect(x.hard, x.phase).toBeGreaterThan(x.soft);
+    }
+    for (let i = 1; i < rows.length; i++) expect(rows[i].start).toBe(rows[i - 1].start + rows[i - 1].hard);
+    const end = Number(/^end: (\d+)s at the latest/m.exec(r.stdout)?.[1]);
+    expect(end).toBe(rows.at(-1)!.start + rows.at(-1)!.hard);
+    expect(end).toBeLessThanOrEqual(560);
+    // The default phases keep their earlier shape: synthetic keeps its reserve after compare.
+    const plain = bash('scripts/device/run.sh', { PRINT_PLAN: '1' });
+    expect(plain.stdout).toMatch(/^compare: starts at 180s, left 210s/m);
+    expect(plain.stdout).toMatch(/^synthetic: starts at 395s, left 105s, soft 55s/m);
   });
 });
 

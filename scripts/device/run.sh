@@ -33,12 +33,13 @@
 #              (2,4,8) and a verify pass of as many tokens at each depth of SB_CONTEXTS (64,4096), through
 #              mmv and through the prefill tile, against one decode step there → $OUT/small.{json,md}
 #
-# and prints the tables last. Before any phase: the Vulkan loader and glvnd unpacked from .device/gl where
-# the machine lacks them, then a preflight (scripts/device/preflight.ts) that stops the run (exit 2) when
-# no NVIDIA driver file gives a hardware adapter. $OUT keeps three files (the device tool returns at most
-# 8): summary.md (every table), results.tar (each phase's .md and .json), log.txt; both are refreshed after
-# each phase. Everything is bounded by TOTAL_S (default 500 s from the start), so the command ends inside
-# the device tool's 600 s limit.
+# and prints the tables last. Before any phase: the Vulkan loader and glvnd unpacked from .device/gl.tar
+# where the machine lacks them, then a preflight (scripts/device/preflight.ts) that stops the run (exit 2)
+# when no NVIDIA driver file gives a hardware adapter. $OUT keeps three files (the device tool returns at
+# most 8): summary.md (every table), results.tar (each phase's .md and .json), log.txt (trimmed past
+# LOG_MAX_MB); all refreshed after each phase. Each phase runs in its share (phase_window: the time left
+# less the later phases' reserves; PRINT_PLAN=1 prints them), everything bounded by TOTAL_S (500 s; 540
+# with PLAN=issues) from the start, so the command ends inside the device tool's 600 s limit.
 #
 # Knobs (environment): PLAN (issues: see below), TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXTS (64,4096), SB_ATTENTION (both), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
@@ -47,7 +48,8 @@
 # the repository, whichever file system has the most room; removed at the end), KV_MODELS, KV_TYPES
 # (f16,q8_0,q4_0), KV_DEPTHS (0,4096; DRY 0,64), FILE_MODE (tiled |
 # exact), WORK (/tmp/wgpu-bench), GL_UNPACK (auto | always | never), GL_ROOT (/), ICD_CANDIDATES (NVIDIA's
-# driver files, tried in turn when the preflight finds no GPU).
+# driver files, tried in turn when the preflight finds no GPU), PROF_/CMP_/DRAFT_/SB_/KV_/SYN_RESERVE_S,
+# PRINT_PLAN (1: print each phase's window and exit), SETUP_S (20, for PRINT_PLAN), LOG_MAX_MB (12).
 # DRY=1: a local rehearsal without a GPU: tiny models, SwiftShader for ours, llama.cpp's Vulkan build
 # falling back to its CPU path (no usable Vulkan device), OUT defaulting to .device-out/.
 set -uo pipefail
@@ -68,11 +70,16 @@ say() { echo "[run $(elapsed)s] $*" | tee -a "$LOG" >&2; }
 # the acceptance upper bound), small batches on the 8B shape. Every variable it sets can still be given.
 if [[ ${PLAN:-} == issues && $DRY != 1 ]]; then
   PHASES=${PHASES:-profile compare draft small}
+  # 540 s: the phases' shares below (PRINT_PLAN=1 PLAN=issues prints them) end by ~555 s at the latest.
+  TOTAL_S=${TOTAL_S:-540}
+  CMP_RESERVE_S=${CMP_RESERVE_S:-150} DRAFT_RESERVE_S=${DRAFT_RESERVE_S:-130} SB_RESERVE_S=${SB_RESERVE_S:-110}
   CMP_MODELS=${CMP_MODELS:-llama-3.1-8b-q4_k_m,llama-3.2-1b-q4_k_m,llama-3.1-8b-q4_0}
-  DRAFT_PAIRS=${DRAFT_PAIRS:-synthetic:llama-3.1-8b-q4_k_m>synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m>lookup,llama-3.2-1b-q8_0>llama-3.2-1b-q4_0}
+  # The file pair first: the acceptance upper bound (the 1B Q8_0 file drafted by its own Q4_0 copy).
+  DRAFT_PAIRS=${DRAFT_PAIRS:-llama-3.2-1b-q8_0>llama-3.2-1b-q4_0,synthetic:llama-3.1-8b-q4_k_m>synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m>lookup}
   SB_MODELS=${SB_MODELS:-synthetic:llama-3.1-8b-q4_k_m}
-elif [[ ${PLAN:-} == issues ]]; then
+elif [[ ${PLAN:-} == issues ]]; then # DRY=1: the same phases on the tiny models
   PHASES=${PHASES:-profile compare draft small}
+  TOTAL_S=${TOTAL_S:-300}
 elif [[ -n ${PLAN:-} ]]; then
   echo "unknown PLAN=$PLAN (issues, or unset)" >&2
   exit 2
@@ -159,6 +166,35 @@ later_reserve() { # later_reserve PHASE: the reserves of the phases after PHASE'
   done
   echo "$sum"
 }
+# phase_window PHASE T: what PHASE may use when it starts T seconds after the run's start, as
+# "LEFT SOFT HARD" in seconds from its start: LEFT = TOTAL_S − T − the later phases' reserves; SOFT: no
+# model, pair or load starts after it (the phase's --deadline-s / --budget-s; draft also aborts a pair
+# still running then); HARD: the phase is killed (timeout). Each phase stops SOFT short of its share by
+# about one model's time, which its HARD allows it to finish.
+phase_window() {
+  local left=$((TOTAL_S - $2 - $(later_reserve "$1"))) soft hard
+  case $1 in
+    profile) soft=$((PROF_BUDGET_S < left - 60 ? PROF_BUDGET_S : left - 60)) hard=$((soft + 60)) ;;
+    synthetic) soft=$((SYN_BUDGET_S < left - 50 ? SYN_BUDGET_S : left - 50)) hard=$((left - 10)) ;;
+    compare | kv) soft=$((left - 5)) hard=$((left + 5)) ;;
+    draft) soft=$((left - 20 > 10 ? left - 20 : 10)) hard=$((left + 5)) ;;
+    small) soft=$((left - 30 > 10 ? left - 30 : 10)) hard=$((left + 5)) ;;
+    *) soft=0 hard=0 ;;
+  esac
+  echo "$left $soft $hard"
+}
+# PRINT_PLAN=1: each phase's window if every phase before it ran to its hard limit, the set-up taking
+# SETUP_S (20) seconds; then exit (no .device needed). A check of the shares before a run.
+if [[ ${PRINT_PLAN:-0} == 1 ]]; then
+  t=${SETUP_S:-20}
+  for p in $PHASES; do
+    read -r left soft hard <<<"$(phase_window "$p" "$t")"
+    echo "$p: starts at ${t}s, left ${left}s, soft ${soft}s, hard ${hard}s"
+    t=$((t + (hard > 0 ? hard : 0)))
+  done
+  echo "end: ${t}s at the latest (TOTAL_S ${TOTAL_S}s)"
+  exit 0
+fi
 if [[ -z "${GGUF_DIR:-}" ]]; then # the file system with the most room (a 16 GB file must fit)
   best=0
   for d in /tmp /var/tmp "$ROOT"; do
@@ -182,7 +218,8 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 untar() { # untar FILE.tar.xz DIR, with python's tarfile where xz is missing
   if command -v xz >/dev/null; then tar -C "$2" -xJf "$1"; else
-    python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$1" "$2"
+    # filter= where Python has it (3.12+ warns without one); the archives are our own.
+    python3 -c 'import sys,tarfile; kw = {"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2], **kw)' "$1" "$2"
   fi
 }
 if command -v xz >/dev/null; then xz -dc "$D/node.xz" >"$WORK/node"; else
@@ -202,26 +239,12 @@ rm -f "$OUT/results.tar" "$OUT/summary.md"
 
 # --- Vulkan's loaders (../shared/notes/h200-2026-12-04.md) ----------------------------------------------
 # A fresh device machine's NVIDIA Vulkan driver (libGLX_nvidia.so.0) loads only with glvnd and the Vulkan
-# loader installed ("Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr'" otherwise): where
-# any of their libraries is missing, the Debian packages pack.sh carried in .device/gl are unpacked into /
-# (dpkg -x, as the device README says), or, where / is not writable, under $WORK/gl on LD_LIBRARY_PATH.
-unpack_deb() { # unpack_deb FILE.deb DIR: dpkg -x, else Python (a .deb is an ar archive holding data.tar.*)
-  if command -v dpkg >/dev/null; then dpkg -x "$1" "$2"; else
-    python3 - "$1" "$2" <<'PY'
-import io, sys, tarfile
-data = open(sys.argv[1], 'rb').read()
-assert data[:8] == b'!<arch>\n', 'not a .deb'
-i = 8
-while i + 60 <= len(data):
-    name = data[i:i + 16].decode().strip().rstrip('/')
-    size = int(data[i + 48:i + 58].decode().strip())
-    if name.startswith('data.tar'):
-        tarfile.open(fileobj=io.BytesIO(data[i + 60:i + 60 + size])).extractall(sys.argv[2])
-        break
-    i += 60 + size + (size & 1)
-PY
-  fi
-}
+# loader installed ("Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr'" otherwise). pack.sh
+# carries Debian's packages of them, unpacked there into .device/gl.tar (files and links, no directory
+# entries, so existing folders keep their modes). Where any of their libraries is missing (or the
+# preflight below finds no GPU) it is unpacked into / with tar and ldconfig run, as the device README says
+# to do with dpkg -x; where / is not writable, under $WORK/gl; either way the folder goes on
+# LD_LIBRARY_PATH too where ldconfig's cache still lacks a library.
 # ldconfig lives in /sbin, which a non-login shell's PATH may lack.
 LDCONFIG=$(command -v ldconfig || { [[ -x /sbin/ldconfig ]] && echo /sbin/ldconfig; } || echo /usr/sbin/ldconfig)
 gl_missing() { # prints the first glvnd/loader library the dynamic linker cannot find; false when none
@@ -234,25 +257,30 @@ gl_missing() { # prints the first glvnd/loader library the dynamic linker cannot
 }
 GL_UNPACK=${GL_UNPACK:-auto} # auto: where a library is missing (never with DRY=1); always; never
 GL_ROOT=${GL_ROOT:-/}        # where they go; another folder (a test) goes on LD_LIBRARY_PATH instead
-missing=$(gl_missing) || missing=""
-if [[ $GL_UNPACK == always ]] && [[ -z $missing ]]; then missing="(none: GL_UNPACK=always)"; fi
-if [[ -n $missing && $GL_UNPACK != never && ($DRY != 1 || $GL_UNPACK == always) ]]; then
-  if ! ls "$D"/gl/*.deb >/dev/null 2>&1; then
-    say "Vulkan loaders: $missing is missing and .device/gl has no packages: re-run pack.sh"
-  else
-    mkdir -p "$GL_ROOT" 2>/dev/null
-    [[ -w $GL_ROOT && ($GL_ROOT != / || -w /usr/lib) ]] || GL_ROOT=$WORK/gl
-    mkdir -p "$GL_ROOT"
-    for f in "$D"/gl/*.deb; do unpack_deb "$f" "$GL_ROOT" || say "unpacking $(basename "$f") into $GL_ROOT failed"; done
-    if [[ $GL_ROOT == / ]]; then
-      "$LDCONFIG" 2>/dev/null
-    else
-      export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$GL_ROOT/usr/lib/x86_64-linux-gnu"
-    fi
-    still=""
-    [[ $GL_ROOT == / ]] && still=$(gl_missing) && still=", $still still not in ldconfig's cache"
-    say "Vulkan loaders: $missing missing; unpacked $(ls "$D"/gl/*.deb | wc -l) packages into $GL_ROOT$still"
+GL_DONE=0
+unpack_gl() { # unpack_gl WHY
+  GL_DONE=1
+  if [[ ! -f "$D/gl.tar" ]]; then
+    say "Vulkan loaders: $1, and .device/gl.tar is missing: re-run pack.sh"
+    return 1
   fi
+  mkdir -p "$GL_ROOT" 2>/dev/null
+  [[ -w $GL_ROOT && ($GL_ROOT != / || -w /usr/lib) ]] || GL_ROOT=$WORK/gl
+  mkdir -p "$GL_ROOT"
+  tar -C "$GL_ROOT" -xf "$D/gl.tar" || say "Vulkan loaders: unpacking into $GL_ROOT failed"
+  [[ $GL_ROOT == / ]] && "$LDCONFIG" 2>/dev/null
+  local still=""
+  if [[ $GL_ROOT != / ]] || still=$(gl_missing); then
+    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${GL_ROOT%/}/usr/lib/x86_64-linux-gnu:${GL_ROOT%/}/lib/x86_64-linux-gnu"
+    [[ -n $still ]] && still=" ($still still not in ldconfig's cache: its folder put on LD_LIBRARY_PATH)"
+  fi
+  say "Vulkan loaders: $1; unpacked $(tar -tf "$D/gl.tar" | grep -c '\.so') libraries into $GL_ROOT$still"
+}
+missing=$(gl_missing) || missing=""
+if [[ $GL_UNPACK == always ]]; then
+  unpack_gl "GL_UNPACK=always${missing:+, $missing missing}"
+elif [[ -n $missing && $GL_UNPACK != never && $DRY != 1 ]]; then
+  unpack_gl "$missing missing"
 fi
 
 # --- Vulkan --------------------------------------------------------------------------------------------
@@ -266,6 +294,8 @@ if [[ $DRY != 1 && -z "${VK_ICD_FILENAMES:-}${VK_DRIVER_FILES:-}" ]]; then
     for j in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.x86_64.json; do
       if [[ -f $j ]]; then
         export VK_DRIVER_FILES=$j VK_ICD_FILENAMES=$j
+        e=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+        [[ -f $e ]] && export __EGL_VENDOR_LIBRARY_FILENAMES=$e
         break
       fi
     done
@@ -280,12 +310,16 @@ say "Vulkan driver: ${VK_DRIVER_FILES:-${VK_ICD_FILENAMES:-system default}}"
 # machine is tried in turn (with glvnd's EGL vendor file beside it, as the device README advises), and when
 # none gives a GPU the run stops here with the reason instead of benchmarking no GPU.
 preflight() {
-  timeout -k 5 60 "$NODE" "$APP/preflight.mjs" "${GPU_FLAG[@]}" 2>>"$LOG" | tee -a "$LOG" >&2
+  timeout -k 5 30 "$NODE" "$APP/preflight.mjs" "${GPU_FLAG[@]}" 2>>"$LOG" | tee -a "$LOG" >&2
   return "${PIPESTATUS[0]}"
 }
 if ! preflight; then
   ok=0
-  if [[ $DRY != 1 ]]; then
+  # The loaders first, if they were not unpacked (every library was in ldconfig's cache).
+  if [[ $DRY != 1 && $GL_DONE == 0 && $GL_UNPACK != never ]]; then
+    unpack_gl "no GPU adapter with the system's own libraries" && preflight && ok=1
+  fi
+  if [[ $DRY != 1 && $ok == 0 ]]; then
     ICD_CANDIDATES=${ICD_CANDIDATES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd*.json /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json}
     for j in $ICD_CANDIDATES; do
       [[ -f $j ]] || continue
@@ -308,98 +342,98 @@ df -h "$(dirname "$GGUF_DIR")" 2>/dev/null | tail -1 | sed "s|^|[disk for $GGUF_
 nproc | sed 's/^/[cpus] /' >>"$LOG"
 
 run_synthetic() {
-  local left=$((TOTAL_S - $(elapsed) - $(later_reserve synthetic)))
-  local budget=$((SYN_BUDGET_S < left - 50 ? SYN_BUDGET_S : left - 50))
-  if ((budget < 20)); then
+  local left soft hard
+  read -r left soft hard <<<"$(phase_window synthetic "$(elapsed)")"
+  if ((soft < 20)); then
     say "synthetic: skipped, ${left}s left"
     return
   fi
-  say "synthetic: $SYN_MODELS, budget ${budget}s (no model starts after it), hard limit $((left - 10))s"
+  say "synthetic: $SYN_MODELS, budget ${soft}s (no model starts after it), hard limit ${hard}s"
   # bench-node writes its JSON at the end; each model's row is also in the log as it finishes.
-  timeout -k 5 $((left - 10)) "$NODE" "$APP/bench-node.mjs" "${GPU_FLAG[@]}" --models "$SYN_MODELS" \
-    --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$SYN_REPS" --budget-s "$budget" \
+  timeout -k 5 "$hard" "$NODE" "$APP/bench-node.mjs" "${GPU_FLAG[@]}" --models "$SYN_MODELS" \
+    --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$SYN_REPS" --budget-s "$soft" \
     --json "$RES/synthetic.json" --md "$RES/synthetic.md" >>"$LOG" 2>&1
   say "synthetic: exit $?"
 }
 
 run_profile() {
-  local left=$((TOTAL_S - $(elapsed) - $(later_reserve profile)))
-  local budget=$((PROF_BUDGET_S < left - 60 ? PROF_BUDGET_S : left - 60))
-  if ((budget < 15)); then
+  local left soft hard
+  read -r left soft hard <<<"$(phase_window profile "$(elapsed)")"
+  if ((soft < 15)); then
     say "profile: skipped, ${left}s left"
     return
   fi
-  say "profile: $PROF_MODELS, $PROF_TOKENS tokens, budget ${budget}s (no model starts after it)"
-  timeout -k 5 $((budget + 60)) "$NODE" "$APP/profile.mjs" "${GPU_FLAG[@]}" --models "$PROF_MODELS" \
-    --decode-tokens "$PROF_TOKENS" --budget-s "$budget" \
+  say "profile: $PROF_MODELS, $PROF_TOKENS tokens, budget ${soft}s (no model starts after it), hard limit ${hard}s"
+  timeout -k 5 "$hard" "$NODE" "$APP/profile.mjs" "${GPU_FLAG[@]}" --models "$PROF_MODELS" \
+    --decode-tokens "$PROF_TOKENS" --budget-s "$soft" \
     --json "$RES/profile.json" --md "$RES/profile.md" >>"$LOG" 2>&1
   say "profile: exit $?"
 }
 
 run_compare() {
-  local left=$((TOTAL_S - $(elapsed)))
-  left=$((left - $(later_reserve compare)))
+  local left soft hard
+  read -r left soft hard <<<"$(phase_window compare "$(elapsed)")"
   if ((left < 30)); then
     say "compare: skipped, ${left}s left"
     return
   fi
-  say "compare: $CMP_MODELS, depths $DEPTHS, KV $KV_TYPE, deadline ${left}s, files in $GGUF_DIR ($FILE_MODE)"
+  say "compare: $CMP_MODELS, depths $DEPTHS, KV $KV_TYPE, deadline ${soft}s, files in $GGUF_DIR ($FILE_MODE)"
   mkdir -p "$GGUF_DIR"
-  timeout -k 5 $((left + 5)) "$NODE" "$APP/compare.mjs" "${GPU_FLAG[@]}" --models "$CMP_MODELS" \
+  timeout -k 5 "$hard" "$NODE" "$APP/compare.mjs" "${GPU_FLAG[@]}" --models "$CMP_MODELS" \
     --llama-script "$APP/llama-vulkan.mjs" --llama-gpu vulkan --dir "$GGUF_DIR" --mode "$FILE_MODE" \
     --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --depths "$DEPTHS" --kv-type "$KV_TYPE" \
-    --deadline-s $((left - 5)) \
+    --deadline-s "$soft" \
     --json "$RES/compare.json" --md "$RES/compare.md" >>"$LOG" 2>&1
   say "compare: exit $?"
   rm -rf "$GGUF_DIR"
 }
 
 run_draft() {
-  local left=$((TOTAL_S - $(elapsed)))
-  left=$((left - $(later_reserve draft)))
+  local left soft hard
+  read -r left soft hard <<<"$(phase_window draft "$(elapsed)")"
   if ((left < 30)); then
     say "draft: skipped, ${left}s left"
     return
   fi
-  say "draft: $DRAFT_PAIRS, $DRAFT_TOKENS tokens, $DRAFT_REPS reps, deadline ${left}s, files in $GGUF_DIR"
+  say "draft: $DRAFT_PAIRS, $DRAFT_TOKENS tokens, $DRAFT_REPS reps, deadline ${soft}s, files in $GGUF_DIR"
   mkdir -p "$GGUF_DIR"
-  timeout -k 5 $((left + 5)) "$NODE" "$APP/draft.mjs" "${GPU_FLAG[@]}" --pairs "$DRAFT_PAIRS" \
+  timeout -k 5 "$hard" "$NODE" "$APP/draft.mjs" "${GPU_FLAG[@]}" --pairs "$DRAFT_PAIRS" \
     --tokens "$DRAFT_TOKENS" --reps "$DRAFT_REPS" ${DRAFT_MAX:+--draft-max "$DRAFT_MAX"} --dir "$GGUF_DIR" \
     --small-batch "$SMALL_BATCH" \
-    --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
+    --deadline-s "$soft" \
     --json "$RES/draft.json" --md "$RES/draft.md" >>"$LOG" 2>&1
   say "draft: exit $?"
   rm -rf "$GGUF_DIR"
 }
 
 run_small() {
-  local left=$((TOTAL_S - $(elapsed)))
-  left=$((left - $(later_reserve small)))
+  local left soft hard
+  read -r left soft hard <<<"$(phase_window small "$(elapsed)")"
   if ((left < 30)); then
     say "small: skipped, ${left}s left"
     return
   fi
-  say "small: $SB_MODELS, T $SB_TOKENS, depths $SB_CONTEXTS, attention $SB_ATTENTION, deadline ${left}s"
-  timeout -k 5 $((left + 5)) "$NODE" "$APP/small-batch.mjs" "${GPU_FLAG[@]}" --models "$SB_MODELS" \
+  say "small: $SB_MODELS, T $SB_TOKENS, depths $SB_CONTEXTS, attention $SB_ATTENTION, deadline ${soft}s"
+  timeout -k 5 "$hard" "$NODE" "$APP/small-batch.mjs" "${GPU_FLAG[@]}" --models "$SB_MODELS" \
     --tokens "$SB_TOKENS" --contexts "$SB_CONTEXTS" --attention "$SB_ATTENTION" \
-    --deadline-s $((left - 60 > 10 ? left - 60 : 10)) \
+    --deadline-s "$soft" \
     --json "$RES/small.json" --md "$RES/small.md" >>"$LOG" 2>&1
   say "small: exit $?"
 }
 
 run_kv() {
-  local left=$((TOTAL_S - $(elapsed)))
-  left=$((left - $(later_reserve kv)))
+  local left soft hard
+  read -r left soft hard <<<"$(phase_window kv "$(elapsed)")"
   if ((left < 30)); then
     say "kv: skipped, ${left}s left"
     return
   fi
-  say "kv: $KV_MODELS, KV $KV_TYPES, depths $KV_DEPTHS, deadline ${left}s, files in $GGUF_DIR ($FILE_MODE)"
+  say "kv: $KV_MODELS, KV $KV_TYPES, depths $KV_DEPTHS, deadline ${soft}s, files in $GGUF_DIR ($FILE_MODE)"
   mkdir -p "$GGUF_DIR"
-  timeout -k 5 $((left + 5)) "$NODE" "$APP/compare.mjs" "${GPU_FLAG[@]}" --models "$KV_MODELS" \
+  timeout -k 5 "$hard" "$NODE" "$APP/compare.mjs" "${GPU_FLAG[@]}" --models "$KV_MODELS" \
     --llama-script "$APP/llama-vulkan.mjs" --llama-gpu vulkan --dir "$GGUF_DIR" --mode "$FILE_MODE" \
     --n-prompt "$N_PROMPT" --n-gen "$N_GEN" --reps "$CMP_REPS" --depths "$KV_DEPTHS" --kv-types "$KV_TYPES" \
-    --deadline-s $((left - 5)) \
+    --deadline-s "$soft" \
     --json "$RES/kv.json" --md "$RES/kv.md" >>"$LOG" 2>&1
   say "kv: exit $?"
   rm -rf "$GGUF_DIR"
@@ -444,6 +478,16 @@ write_summary() {
 fold() { # the phases' files so far into $OUT/results.tar, and the summary rewritten
   tar -C "$RES" -cf "$OUT/results.tar.tmp" . && mv "$OUT/results.tar.tmp" "$OUT/results.tar"
   write_summary
+  trim_log
+}
+# The device tool returns no file over 16 MiB: a log past LOG_MAX_MB (12) keeps its first 2 MiB and its
+# last 8 MiB, with a line saying what was cut.
+trim_log() {
+  local max=$((${LOG_MAX_MB:-12} * 1048576)) size
+  size=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
+  ((size > max)) || return 0
+  { head -c 2097152 "$LOG"; echo; echo "[run.sh: $((size - 10485760)) bytes of the log cut here]"; tail -c 8388608 "$LOG"; } >"$LOG.tmp"
+  mv "$LOG.tmp" "$LOG"
 }
 
 for phase in $PHASES; do

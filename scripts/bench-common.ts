@@ -23,18 +23,24 @@ export const BENCH_FILE = resolve(ROOT, 'BENCHMARKS.md');
 
 /**
  * Writes `text` (which starts with `<!-- bench:TAG DATE -->` and ends with `<!-- /bench:TAG DATE -->`)
- * into BENCHMARKS.md, replacing the section between the same markers, else appending it; `header` starts
- * a new file.
+ * into `file` (BENCHMARKS.md), replacing the section between the same markers, else appending it;
+ * `header` starts a new file.
  */
-export function writeBenchSection(tag: string, date: string, text: string, header = '# Benchmarks\n'): void {
+export function writeBenchSection(
+  tag: string,
+  date: string,
+  text: string,
+  header = '# Benchmarks\n',
+  file = BENCH_FILE,
+): void {
   const start = `<!-- bench:${tag} ${date} -->`;
   const end = `<!-- /bench:${tag} ${date} -->`;
-  let doc = existsSync(BENCH_FILE) ? readFileSync(BENCH_FILE, 'utf8') : header;
+  let doc = existsSync(file) ? readFileSync(file, 'utf8') : header;
   const i = doc.indexOf(start);
   const j = doc.indexOf(end);
   if (i >= 0 && j > i) doc = doc.slice(0, i) + text + doc.slice(j + end.length);
   else doc = `${doc.replace(/\n*$/, '')}\n\n${text}\n`;
-  writeFileSync(BENCH_FILE, doc.endsWith('\n') ? doc : `${doc}\n`);
+  writeFileSync(file, doc.endsWith('\n') ? doc : `${doc}\n`);
 }
 
 /**

@@ -11,7 +11,7 @@
 #                           it). Cached: rebuilt when the package versions or the loader change.
 #   .device/node.xz         this machine's Node binary (cached by its version).
 #   .device/gl.tar          the files of Debian's Vulkan loader and glvnd packages (libvulkan1 libegl1 libglvnd0
-#                           libopengl0 libgl1 libglx0 libgles2, amd64, ~1.5 MB), which run.sh unpacks into /
+#                           libopengl0 libgl1 libglx0 libgles2, amd64, 2.2 MB), which run.sh unpacks into /
 #                           where the machine lacks them (the shared H200 notes' set-up). Cached.
 #   .device/MANIFEST        versions, sizes, sha256, commit.
 #

@@ -8,7 +8,8 @@
  *   npm run device:record -- DIR [--date YYYY-MM-DD] [--no-write] [--allow-software] [--file BENCHMARKS.md]
  *
  * A run on a software adapter (a DRY=1 rehearsal) is printed but not written unless --allow-software:
- * BENCHMARKS.md's GPU sections hold GPU figures. Exit 2 on a folder without results.
+ * BENCHMARKS.md's GPU sections hold GPU figures. Exit 0 when written or with --no-write; 2 for a folder
+ * without results or a software adapter's run not written.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -116,7 +117,10 @@ const text = [
 ].join('\n');
 
 console.log(text);
-if (values['no-write']) process.exit(0);
+if (values['no-write']) {
+  console.error('not written (--no-write)');
+  process.exit(0);
+}
 if (software && !values['allow-software']) {
   console.error('not written: a software adapter (a DRY=1 rehearsal?); --allow-software writes it anyway');
   process.exit(2);

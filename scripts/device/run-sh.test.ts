@@ -52,6 +52,12 @@ describe('scripts/device shell scripts', () => {
     const end = Number(/^end: (\d+)s at the latest/m.exec(r.stdout)?.[1]);
     expect(end).toBe(rows.at(-1)!.start + rows.at(-1)!.hard);
     expect(end).toBeLessThanOrEqual(560);
+    // A smaller TOTAL_S: the later phases' reserves stay, so the first phase is the one skipped, and said so.
+    const short = bash('scripts/device/run.sh', { PLAN: 'issues', PRINT_PLAN: '1', TOTAL_S: '300' });
+    expect(short.stdout).toMatch(
+      /^profile: skipped at 20s \(left -110s: too little; fewer PHASES or a larger TOTAL_S\)$/m,
+    );
+    expect(short.stdout).toMatch(/^compare: starts at 20s, left 40s/m);
     // The default phases keep their earlier shape: synthetic keeps its reserve after compare.
     const plain = bash('scripts/device/run.sh', { PRINT_PLAN: '1' });
     expect(plain.stdout).toMatch(/^compare: starts at 180s, left 210s/m);

@@ -51,7 +51,8 @@
 # driver files, tried in turn when the preflight finds no GPU), PROF_/CMP_/DRAFT_/SB_/KV_/SYN_RESERVE_S,
 # PRINT_PLAN (1: print each phase's window and exit), SETUP_S (20, for PRINT_PLAN), LOG_MAX_MB (12).
 # DRY=1: a local rehearsal without a GPU: tiny models, SwiftShader for ours, llama.cpp's Vulkan build
-# falling back to its CPU path (no usable Vulkan device), OUT defaulting to .device-out/.
+# falling back to its CPU path (no usable Vulkan device). OUT: where the 3 files go (.device-out/; the
+# device tool's $OUT there).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -59,9 +60,7 @@ T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
 DRY=${DRY:-0}
 OUT=${OUT:-$ROOT/.device-out}
-mkdir -p "$OUT"
-LOG="$OUT/log.txt"
-: >"$LOG"
+LOG="$OUT/log.txt" # emptied after PRINT_PLAN's exit below, so printing the plan keeps the last run's log
 say() { echo "[run $(elapsed)s] $*" | tee -a "$LOG" >&2; }
 
 # PLAN=issues: one run for the open GPU issues (40 decode, 41 prefill, 45 speculative decoding), each phase
@@ -70,16 +69,17 @@ say() { echo "[run $(elapsed)s] $*" | tee -a "$LOG" >&2; }
 # the acceptance upper bound), small batches on the 8B shape. Every variable it sets can still be given.
 if [[ ${PLAN:-} == issues && $DRY != 1 ]]; then
   PHASES=${PHASES:-profile compare draft small}
-  # 540 s: the phases' shares below (PRINT_PLAN=1 PLAN=issues prints them) end by ~555 s at the latest.
+  # 540 s: the phases' shares below (PRINT_PLAN=1 PLAN=issues prints them) end by 545 s at the latest.
   TOTAL_S=${TOTAL_S:-540}
   CMP_RESERVE_S=${CMP_RESERVE_S:-150} DRAFT_RESERVE_S=${DRAFT_RESERVE_S:-130} SB_RESERVE_S=${SB_RESERVE_S:-110}
   CMP_MODELS=${CMP_MODELS:-llama-3.1-8b-q4_k_m,llama-3.2-1b-q4_k_m,llama-3.1-8b-q4_0}
   # The file pair first: the acceptance upper bound (the 1B Q8_0 file drafted by its own Q4_0 copy).
   DRAFT_PAIRS=${DRAFT_PAIRS:-llama-3.2-1b-q8_0>llama-3.2-1b-q4_0,synthetic:llama-3.1-8b-q4_k_m>synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m>lookup}
   SB_MODELS=${SB_MODELS:-synthetic:llama-3.1-8b-q4_k_m}
-elif [[ ${PLAN:-} == issues ]]; then # DRY=1: the same phases on the tiny models
+elif [[ ${PLAN:-} == issues ]]; then # DRY=1: the same phases on the tiny models (SwiftShader is slow)
   PHASES=${PHASES:-profile compare draft small}
-  TOTAL_S=${TOTAL_S:-300}
+  TOTAL_S=${TOTAL_S:-420}
+  DRAFT_RESERVE_S=${DRAFT_RESERVE_S:-100} SB_RESERVE_S=${SB_RESERVE_S:-90}
 elif [[ -n ${PLAN:-} ]]; then
   echo "unknown PLAN=$PLAN (issues, or unset)" >&2
   exit 2
@@ -183,18 +183,30 @@ phase_window() {
   esac
   echo "$left $soft $hard"
 }
+# phase_runs PHASE LEFT SOFT: whether PHASE has time enough to start (else it is skipped).
+phase_runs() {
+  case $1 in
+    profile) (($3 >= 15)) ;; synthetic) (($3 >= 20)) ;; *) (($2 >= 30)) ;;
+  esac
+}
 # PRINT_PLAN=1: each phase's window if every phase before it ran to its hard limit, the set-up taking
 # SETUP_S (20) seconds; then exit (no .device needed). A check of the shares before a run.
 if [[ ${PRINT_PLAN:-0} == 1 ]]; then
   t=${SETUP_S:-20}
   for p in $PHASES; do
     read -r left soft hard <<<"$(phase_window "$p" "$t")"
+    if ! phase_runs "$p" "$left" "$soft"; then
+      echo "$p: skipped at ${t}s (left ${left}s: too little; fewer PHASES or a larger TOTAL_S)"
+      continue
+    fi
     echo "$p: starts at ${t}s, left ${left}s, soft ${soft}s, hard ${hard}s"
-    t=$((t + (hard > 0 ? hard : 0)))
+    t=$((t + hard))
   done
   echo "end: ${t}s at the latest (TOTAL_S ${TOTAL_S}s)"
   exit 0
 fi
+mkdir -p "$OUT"
+: >"$LOG"
 if [[ -z "${GGUF_DIR:-}" ]]; then # the file system with the most room (a 16 GB file must fit)
   best=0
   for d in /tmp /var/tmp "$ROOT"; do
@@ -344,7 +356,7 @@ nproc | sed 's/^/[cpus] /' >>"$LOG"
 run_synthetic() {
   local left soft hard
   read -r left soft hard <<<"$(phase_window synthetic "$(elapsed)")"
-  if ((soft < 20)); then
+  if ! phase_runs synthetic "$left" "$soft"; then
     say "synthetic: skipped, ${left}s left"
     return
   fi
@@ -359,7 +371,7 @@ run_synthetic() {
 run_profile() {
   local left soft hard
   read -r left soft hard <<<"$(phase_window profile "$(elapsed)")"
-  if ((soft < 15)); then
+  if ! phase_runs profile "$left" "$soft"; then
     say "profile: skipped, ${left}s left"
     return
   fi
@@ -373,7 +385,7 @@ run_profile() {
 run_compare() {
   local left soft hard
   read -r left soft hard <<<"$(phase_window compare "$(elapsed)")"
-  if ((left < 30)); then
+  if ! phase_runs compare "$left" "$soft"; then
     say "compare: skipped, ${left}s left"
     return
   fi
@@ -391,7 +403,7 @@ run_compare() {
 run_draft() {
   local left soft hard
   read -r left soft hard <<<"$(phase_window draft "$(elapsed)")"
-  if ((left < 30)); then
+  if ! phase_runs draft "$left" "$soft"; then
     say "draft: skipped, ${left}s left"
     return
   fi
@@ -409,7 +421,7 @@ run_draft() {
 run_small() {
   local left soft hard
   read -r left soft hard <<<"$(phase_window small "$(elapsed)")"
-  if ((left < 30)); then
+  if ! phase_runs small "$left" "$soft"; then
     say "small: skipped, ${left}s left"
     return
   fi
@@ -424,7 +436,7 @@ run_small() {
 run_kv() {
   local left soft hard
   read -r left soft hard <<<"$(phase_window kv "$(elapsed)")"
-  if ((left < 30)); then
+  if ! phase_runs kv "$left" "$soft"; then
     say "kv: skipped, ${left}s left"
     return
   fi

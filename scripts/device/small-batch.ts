@@ -139,20 +139,37 @@ function write(): void {
   const table = markdownTable(
     header,
     rows.flatMap((r) => {
-      if (r.skipped || r.error || !r.ttft || !r.depths) {
+      const note = r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error ?? 'no figures'}`;
+      if (!r.ttft?.length) {
         const line = [...blank];
         line[0] = r.model;
         line[1] = r.attention;
-        line[2] = r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error ?? 'no figures'}`;
+        line[2] = note;
         return [line];
       }
       const chose = r.trial?.maxTokens ? `mmv for 2–${r.trial.maxTokens} tokens` : 'off (prefill tile)';
       const trial = `${(r.trial?.trials ?? []).map((t) => `${t.tokens}: ${f(t.mmvMs)} / ${f(t.tileMs)}`).join(', ')} → ${chose} (${r.trial?.chosenBy ?? '–'})`;
       const out: string[][] = [];
-      for (const d of r.depths)
+      const depths = r.depths ?? [];
+      // TTFT measured but no depth reached (the deadline or an error after it): the TTFT rows alone.
+      if (depths.length === 0)
+        r.ttft.forEach((t, i) => {
+          const line = [...blank];
+          if (i === 0) {
+            line[0] = `${r.model} (${r.types})`;
+            line[1] = r.attention;
+            line[2] = r.error ? note : 'no depth measured (the deadline)';
+            line[12] = trial;
+          }
+          line[3] = String(t.tokens);
+          line[4] = f(t.mmvMs);
+          line[5] = f(t.tileMs);
+          line[6] = `${f(t.tileMs / t.mmvMs)}×`;
+          out.push(line);
+        });
+      for (const d of depths)
         d.sizes.forEach((sz, i) => {
-          const t =
-            d.context === r.depths![0].context ? r.ttft!.find((x) => x.tokens === sz.tokens) : undefined;
+          const t = d.context === depths[0].context ? r.ttft!.find((x) => x.tokens === sz.tokens) : undefined;
           out.push([
             out.length === 0 ? `${r.model} (${r.types})` : '',
             out.length === 0
@@ -171,6 +188,7 @@ function write(): void {
             out.length === 0 ? trial : '',
           ]);
         });
+      if (depths.length > 0 && r.error) out.push([...blank.slice(0, 2), note, ...blank.slice(3)]);
       return out;
     }),
     2,

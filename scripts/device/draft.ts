@@ -4,7 +4,7 @@
  * drafting, alternating, on the same load.
  *
  *   node draft.mjs --pairs "synthetic:llama-3.1-8b-q4_k_m>synthetic:llama-3.2-1b-q4_k_m,llama-3.1-8b-q8_0>llama-3.1-8b-q4_0,\n *         synthetic:llama-3.1-8b-q4_k_m>lookup"
- *       [--gpu] [--tokens 64] [--reps 2] [--draft-max N] [--dir /tmp/gguf] [--deadline-s 300]
+ *       [--gpu [--no-unsafe-apis]] [--tokens 64] [--reps 2] [--draft-max N] [--dir /tmp/gguf] [--deadline-s 300]
  *       [--small-batch both|mmv|tile|trial] [--json FILE] [--md FILE]
  *
  * A model is `synthetic:SHAPE-TYPE` (random weights made on the GPU, no file; two synthetic shapes with
@@ -33,7 +33,7 @@ import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
 import { decodeTokPerS } from '../../src/core/metrics.ts';
 import type { DraftOptions, GenerateRequest, GenerateResult, ModelSource } from '../../src/core/types.ts';
 import { openModelSource } from '../../src/library/opener.ts';
-import { createGpuContext } from '../../src/webgpu/device.ts';
+import { createGpuContext, setNodeDawnOptions } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
 import { clearSmallBatchTrials, SMALL_BATCH_MAX } from '../../src/webgpu/model/small-batch.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
@@ -42,6 +42,7 @@ const { values } = parseArgs({
   options: {
     pairs: { type: 'string', default: 'synthetic:stories260k-f32>lookup' },
     gpu: { type: 'boolean', default: false },
+    'no-unsafe-apis': { type: 'boolean', default: false },
     tokens: { type: 'string', default: '64' },
     reps: { type: 'string', default: '2' },
     'draft-max': { type: 'string' },
@@ -111,6 +112,9 @@ const median = (xs: number[]) => {
 };
 
 const driver = setupNodeVulkan(values.gpu);
+// As compare.ts: with --gpu, Dawn's unsafe APIs and NVIDIA's f16 (subgroup matrices, shader-f16), so every
+// phase of a device run measures the same kernel set.
+setNodeDawnOptions({ unsafeApis: values.gpu && !values['no-unsafe-apis'] });
 const gpu = await createGpuContext();
 log('adapter', JSON.stringify(gpu.info), 'driver', driver);
 const engine = new WebGpuEngine({

@@ -8,7 +8,7 @@
  * argmax's stripes and the sampler's passes for that request as loaded (`ModelInfo.kernels.argmax`,
  * `.sampler`).
  *
- *   node profile.mjs --models synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m [--gpu]
+ *   node profile.mjs --models synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m [--gpu [--no-unsafe-apis]]
  *       [--decode-tokens 32] [--prefill-tokens 64] [--budget-s 120] [--json FILE] [--md FILE]
  *
  * A model is skipped once `--budget-s` has passed. Results are rewritten after every model.
@@ -22,7 +22,7 @@ import { markdownTable } from '../../src/bench/markdown.ts';
 import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
 import { openModelSource } from '../../src/library/opener.ts';
 import { DEFAULT_IN_FLIGHT } from '../../src/webgpu/decoder.ts';
-import { createGpuContext } from '../../src/webgpu/device.ts';
+import { createGpuContext, setNodeDawnOptions } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
 import type { ArgmaxInfo, SamplerInfo } from '../../src/webgpu/kernel-plan.ts';
 
@@ -30,6 +30,7 @@ const { values } = parseArgs({
   options: {
     models: { type: 'string', default: 'synthetic:stories260k-f32' },
     gpu: { type: 'boolean', default: false },
+    'no-unsafe-apis': { type: 'boolean', default: false },
     'decode-tokens': { type: 'string', default: '32' },
     'prefill-tokens': { type: 'string', default: '64' },
     'budget-s': { type: 'string', default: '120' },
@@ -45,6 +46,9 @@ const nPre = Number(values['prefill-tokens']);
 const budgetMs = Number(values['budget-s']) * 1000;
 
 const driver = setupNodeVulkan(values.gpu);
+// As compare.ts: with --gpu, Dawn's unsafe APIs and NVIDIA's f16 (subgroup matrices, shader-f16), so every
+// phase of a device run measures the same kernel set.
+setNodeDawnOptions({ unsafeApis: values.gpu && !values['no-unsafe-apis'] });
 const gpu = await createGpuContext();
 log('adapter', JSON.stringify(gpu.info), 'driver', driver);
 const engine = new WebGpuEngine({ openModel: openModelSource, gpu });

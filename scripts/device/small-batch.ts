@@ -13,7 +13,7 @@
  *   prefill, against one plain decode step at the same position: a verify ÷ decode near 1 is what makes
  *   drafting pay, and at D in the thousands it is the small batch's attention that decides it.
  *
- *   node small-batch.mjs [--gpu] [--models synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m]
+ *   node small-batch.mjs [--gpu [--no-unsafe-apis]] [--models synthetic:llama-3.2-1b-q4_k_m,synthetic:llama-3.1-8b-q4_k_m]
  *       [--tokens 2,4,8] [--contexts 64,4096] [--attention both|flash|prefill] [--warmup 2] [--reps 5]
  *       [--deadline-s 200] [--json FILE] [--md FILE]
  *
@@ -28,7 +28,7 @@ import { markdownTable } from '../../src/bench/markdown.ts';
 import { setupNodeVulkan } from '../../src/cli/node-gpu.ts';
 import { openModelSource } from '../../src/library/opener.ts';
 import { mulberry32 } from '../../src/util/prng.ts';
-import { createGpuContext } from '../../src/webgpu/device.ts';
+import { createGpuContext, setNodeDawnOptions } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
 import type { LlamaModel } from '../../src/webgpu/model/llama.ts';
 import type { AttentionPolicy } from '../../src/webgpu/model/options.ts';
@@ -43,6 +43,7 @@ const { values } = parseArgs({
   options: {
     models: { type: 'string', default: 'synthetic:stories260k-f32' },
     gpu: { type: 'boolean', default: false },
+    'no-unsafe-apis': { type: 'boolean', default: false },
     tokens: { type: 'string', default: '2,4,8' },
     contexts: { type: 'string', default: '64' },
     attention: { type: 'string', default: 'both' },
@@ -93,6 +94,9 @@ interface Row {
 }
 
 const driver = setupNodeVulkan(values.gpu);
+// As compare.ts: with --gpu, Dawn's unsafe APIs and NVIDIA's f16 (subgroup matrices, shader-f16), so every
+// phase of a device run measures the same kernel set.
+setNodeDawnOptions({ unsafeApis: values.gpu && !values['no-unsafe-apis'] });
 const gpu = await createGpuContext();
 log('adapter', JSON.stringify(gpu.info), 'driver', driver);
 const rows: Row[] = [];

@@ -16,6 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { softwareReasons } from '../../src/bench/gpu-report.ts';
 import { writeBenchSection } from '../bench-common.ts';
 import { type CompareJson, type DraftJson, deviceGoals, goalsTable, type ProfileJson } from './goals.ts';
 
@@ -67,8 +68,18 @@ interface Adapter {
   isFallback?: boolean;
 }
 const adapter = compare?.adapter ?? profile?.adapter ?? draft?.adapter ?? small?.adapter;
+// The page's own test for a software adapter (gpu-report.ts: the fallback flag, or a rasterizer's name).
 const software =
-  !adapter || adapter.isFallback || /swiftshader|llvmpipe|lavapipe/i.test(JSON.stringify(adapter));
+  !adapter ||
+  softwareReasons({
+    vendor: adapter.vendor,
+    architecture: adapter.architecture,
+    device: adapter.device ?? '',
+    description: adapter.description ?? '',
+    isFallbackAdapter: Boolean(adapter.isFallback),
+    features: [],
+    limits: {},
+  }).length > 0;
 
 // Provenance from the log: the carried bundles' commit, nvidia-smi's CSV line, the phases asked for.
 const logPath = join(dir, 'log.txt');

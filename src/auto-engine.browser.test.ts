@@ -45,7 +45,19 @@ describe('AutoEngine', () => {
     };
     const engine = new AutoEngine(noWebGpu, wasm, gpu, 'wllama');
     try {
+      // A draft (speculative decoding, ours alone) is refused with the choice's reason, not dropped.
+      await expect(
+        engine.load({ url: stories260kUrl() }, { draft: { url: stories260kUrl() } }),
+      ).rejects.toMatchObject({
+        code: 'invalid_argument',
+        message: expect.stringMatching(
+          /chose wllama \(the site chose backend 'wllama'\): load without draft$/,
+        ),
+      });
       const info = await answers(engine);
+      await expect(engine.generate({ prompt: c.prompt, draft: { type: 'lookup' } })).rejects.toMatchObject({
+        code: 'invalid_argument',
+      });
       expect(info).toMatchObject({ backend: 'wllama', backendReason: "the site chose backend 'wllama'" });
     } finally {
       await engine.terminate();

@@ -75,7 +75,8 @@ export class AutoEngine implements PackageEngine {
   /**
    * Picks the backend (first call only), then loads with it. The result's `backend` and `backendReason`
    * say which and why.
-   * @throws EngineError as the chosen engine's load.
+   * @throws EngineError as the chosen engine's load; 'invalid_argument' for a `draft` when the choice is
+   *   wllama (speculative decoding runs on our WebGPU engine only).
    */
   async load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo> {
     if (!this.engine) {
@@ -84,6 +85,12 @@ export class AutoEngine implements PackageEngine {
         : await chooseBackend(this.gpu());
       this.engine = choice.backend === 'webgpu' ? this.makeWebGpu() : await makeWllamaEngine(this.wllama);
       this.choice = choice;
+    }
+    if (this.choice?.backend === 'wllama' && options?.draft !== undefined) {
+      throw new EngineError(
+        'invalid_argument',
+        `speculative decoding (draft) runs on our WebGPU engine only; backend 'auto' chose wllama (${this.choice.reason}): load without draft`,
+      );
     }
     const info = await this.engine.load(source, options);
     return { ...info, backend: this.choice?.backend, backendReason: this.choice?.reason };

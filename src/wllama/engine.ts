@@ -32,7 +32,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../core/types.ts';
-import { checkKvType, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import { checkKvType, refuseDraft, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
 import type { OpenedGgufFile } from '../gguf/reader.ts';
 import { splitPartName } from '../gguf/split.ts';
 import { isLocalSpec, ModelLibrary } from '../library/library.ts';
@@ -85,6 +85,9 @@ interface StreamChunk {
 }
 
 /** Bytes read per request while a model's file is copied into a Blob for wllama. */
+/** How refusals name this backend. */
+const WLLAMA_NAME = "llama.cpp's wasm build (the wllama backend)";
+
 const READ_BYTES = 8 * 1024 * 1024;
 /** Pieces gathered into one Blob at a time (the browser may keep large Blobs on disk). */
 const GROUP_BYTES = 128 * 1024 * 1024;
@@ -288,12 +291,14 @@ export class WllamaEngine implements Engine {
    * `contextLength` default min(the model's context, 2048); `batchSize` is llama.cpp's n_batch/n_ubatch
    * (default 512); `kvType` its cache_type_k/v (default f16, llama.cpp's). `defaultLimits` has no meaning
    * here and is ignored.
-   * @throws EngineError 'invalid_argument' (a synthetic or path source, bad options), 'unsupported_model'
+   * @throws EngineError 'invalid_argument' (a synthetic or path source, bad options, a `draft`: speculative
+   *   decoding runs on our WebGPU engine only), 'unsupported_model'
    *   (a file over 2 GiB, not split), 'out_of_memory' (more than wasm's 4 GiB), 'feature_missing' (threads
    *   forced without SharedArrayBuffer), 'gguf_invalid', 'network', 'http_status', 'timeout', 'aborted',
    *   'integrity'; wllama's own load failure as 'unsupported_model' with its message.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    refuseDraft(options, WLLAMA_NAME);
     checkKvType(options.kvType);
     const threads = chooseThreads(this.config.threads ?? 'auto');
     await this.unload();
@@ -437,8 +442,8 @@ export class WllamaEngine implements Engine {
   /**
    * Streams a completion of a text prompt (llama.cpp tokenizes it: BOS as the model says, special-token
    * texts parsed, as llama-server does).
-   * @throws EngineError 'invalid_argument' (a bad request; `promptTokenIds` or `returnLogits`, which wllama
-   *   cannot take), 'not_loaded', 'context_overflow' (the prompt fills the context), 'unsupported_model'
+   * @throws EngineError 'invalid_argument' (a bad request; `promptTokenIds`, `returnLogits` or `draft`, which
+   *   wllama cannot take), 'not_loaded', 'context_overflow' (the prompt fills the context), 'unsupported_model'
    *   (llama.cpp generated text that is not valid UTF-8, which wllama 3.13 cannot stream: the tokens
    *   before it have streamed; or another failure inside wllama's worker).
    */
@@ -448,6 +453,7 @@ export class WllamaEngine implements Engine {
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
     validateGenerateRequest(req);
+    refuseDraft(req, WLLAMA_NAME);
     const w = this.loaded();
     if (req.promptTokenIds !== undefined)
       throw new EngineError(
@@ -491,6 +497,7 @@ export class WllamaEngine implements Engine {
     signal?: AbortSignal,
   ): Promise<GenerateResult> {
     validateChatRequest(req);
+    refuseDraft(req, WLLAMA_NAME);
     const w = this.loaded();
     if (req.returnLogits)
       throw new EngineError('invalid_argument', 'the wllama backend does not return logits (returnLogits)');

@@ -70,6 +70,14 @@ describe('WllamaEngine typed errors', () => {
     const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });
     await rejects(engine.load({ synthetic: 'stories260K-F32' }), 'invalid_argument');
     await rejects(engine.load({ path: '/models/x.gguf' }), 'invalid_argument');
+    // Speculative decoding is ours alone: a draft is refused by name, not dropped.
+    const e = await rejects(
+      engine.load({ url: stories260kUrl() }, { draft: { url: stories260kUrl() } }),
+      'invalid_argument',
+    );
+    expect(e.message).toMatch(
+      /^speculative decoding \(draft\) runs on our WebGPU engine only, not on llama\.cpp's wasm build/,
+    );
   });
 
   describe('loaded', () => {
@@ -80,6 +88,11 @@ describe('WllamaEngine typed errors', () => {
     it('refuses token-id prompts and logits, and a prompt past the context; then still answers', async () => {
       await rejects(engine.generate({ promptTokenIds: [1, 403] }), 'invalid_argument');
       await rejects(engine.generate({ prompt: 'Once', returnLogits: true }), 'invalid_argument');
+      await rejects(engine.generate({ prompt: 'Once', draft: { type: 'lookup' } }), 'invalid_argument');
+      await rejects(
+        engine.chat({ messages: [{ role: 'user', content: 'Once' }], draft: { type: 'lookup' } }),
+        'invalid_argument',
+      );
       // Past the context by its tokens (16 × 4–5 tokens), and by its characters alone: refused, not truncated.
       const e = await rejects(
         engine.generate({ prompt: 'Once upon a time '.repeat(16), maxTokens: 4 }),

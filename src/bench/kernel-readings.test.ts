@@ -110,6 +110,14 @@ describe('kernelReadings', () => {
       'Gate+up trial, ms per dispatch: lanes1-u1-t64-packed 1.62 ms, lanes1-u2-t64-packed 0.741 ms, lanes1-u4-t64-packed 1.13 ms, lanes1-u8-t8-packed-xs4 0.99 ms. 44 dispatches per token.',
     );
     expect(r.every((x) => x.level !== 'warn')).toBe(true);
+    // A GPU's trial rotated over copies of the matrix: the detail says over how many.
+    const gpu = kernelReadings({
+      ...SWIFTSHADER,
+      mmvLayouts: { ...SWIFTSHADER.mmvLayouts, ffn: { ...SWIFTSHADER.mmvLayouts!.ffn!, trialCopies: 4 } },
+    }).find((x) => x.text.startsWith('Decode matmuls:'));
+    expect(gpu?.detail).toMatch(
+      /^Gate\+up trial \(over 4 copies of the matrix\), ms per dispatch: lanes1-u1/,
+    );
   });
 
   it('subgroup-matrix tile chosen by the trial: says the tile, the trial times, the configurations and the self-test', () => {

@@ -155,7 +155,7 @@ function decodeReading(k: KernelsInfo): Reading {
     .map(([f, c]) => `${f} ${c?.layout}`);
   const details = [
     k.trials?.length
-      ? `Gate+up trial, ms per dispatch: ${trialText(
+      ? `Gate+up trial${k.mmvLayouts?.ffn?.trialCopies ? ` (over ${k.mmvLayouts.ffn.trialCopies} copies of the matrix)` : ''}, ms per dispatch: ${trialText(
           k.trials,
           (t) => t.layout,
           (t) => t.ms,

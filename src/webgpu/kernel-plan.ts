@@ -57,6 +57,7 @@ import {
   type MmvShape,
   type PrefillTileName,
   type TileChoice,
+  TRIAL_ROTATE_BYTES,
 } from './kernels/tune.ts';
 import type { LlamaModel } from './model/llama.ts';
 import {
@@ -533,6 +534,11 @@ export type KernelsInfo = {
         layout: string;
         chosenBy: 'measured' | 'cached' | 'option' | 'only' | 'ffn-trial';
         trials?: { layout: string; ms: number }[];
+        /**
+         * GPUs: copies of the matrix the trial's dispatches rotated over, so that each read it from memory
+         * as a decode token does, not from the cache (kernels/tune.ts `trialCopies`); absent where one.
+         */
+        trialCopies?: number;
       }
     >
   >;
@@ -1117,15 +1123,20 @@ export async function chooseKernels(
   if (forced !== 'off') {
     const shapes = decodeMatmulShapes(file, cfg, base.repack, !base.splitDecodeSegments);
     const perMatmul = (o.mmvTrials ?? (gpu.info.isFallback ? 'one' : 'per-matmul')) === 'per-matmul';
+    // On GPUs each trial reads its matrix from memory as a decode token does (kernels/tune.ts
+    // TRIAL_ROTATE_BYTES): rotated over as many bytes as the model has, up to the cap.
+    let fileBytes = 0;
+    for (const t of file.tensors.values()) fileBytes += t.nBytes;
+    const rotate = gpu.info.isFallback ? 0 : Math.min(TRIAL_ROTATE_BYTES, fileBytes);
     // The one trial's matmul: gate+up, or the first matmul mmv runs where gate+up is not one of them.
     const [trialFamily, trialShape] = shapes.find(([f]) => f === 'ffn') ?? shapes[0] ?? [];
     let one: MmvChoice | undefined; // its choice, for every matmul when !perMatmul
     for (const [family, shape] of shapes) {
       const given = forced && ('lanes' in forced ? forced : forced[family]);
       if (given) choices[family] = { layout: given, chosenBy: 'option' };
-      else if (perMatmul) choices[family] = await chooseMmvLayout(gpu, shape);
+      else if (perMatmul) choices[family] = await chooseMmvLayout(gpu, shape, undefined, rotate);
       else {
-        one ??= await chooseMmvLayout(gpu, trialShape!);
+        one ??= await chooseMmvLayout(gpu, trialShape!, undefined, rotate);
         choices[family] = family === trialFamily ? one : { layout: one.layout, chosenBy: 'ffn-trial' };
       }
     }
@@ -1333,7 +1344,12 @@ export function describePlan(m: LlamaModel, o: { sampling?: 'gpu' | 'cpu' } = {}
       ? Object.fromEntries(
           Object.entries(choices).map(([f, c]) => [
             f,
-            { layout: layoutName(c.layout), chosenBy: c.chosenBy, trials: trialsInfo(c.trials) },
+            {
+              layout: layoutName(c.layout),
+              chosenBy: c.chosenBy,
+              trials: trialsInfo(c.trials),
+              ...('copies' in c && c.copies ? { trialCopies: c.copies } : {}),
+            },
           ]),
         )
       : undefined,

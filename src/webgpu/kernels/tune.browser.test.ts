@@ -3,8 +3,9 @@
  * shape, the faster one chosen, the answer cached per adapter and shape; no trial where the integer tile
  * cannot run (a float weight type, or no packed_4x8_integer_dot_product). chooseMmvLayout: candidates of
  * different families (a thread per rows, 128 lanes reduced by shuffles then workgroup memory) timed on a
- * whole matrix, the fastest median chosen and cached; trialRows: the whole matrix on GPUs, the first rows
- * on software adapters.
+ * whole matrix, the fastest median chosen and cached, on GPUs rotated over copies of the matrix
+ * (trialCopies); trialRows: the whole matrix on GPUs, the first rows on software adapters; tileTrialDims:
+ * a 512-token batch filling a GPU, 128 tokens on software adapters.
  */
 import { describe, expect, it } from 'vitest';
 import { testGpu } from '../../testing/kernel-util.ts';
@@ -15,8 +16,15 @@ import {
   choosePrefillTile,
   clearMmvChoices,
   layoutName,
+  TILE_TRIAL_MACS,
+  TILE_TRIAL_TOKENS,
+  TILE_TRIAL_TOKENS_GPU,
   TRIAL_MAX_BYTES,
+  TRIAL_MAX_COPIES,
   TRIAL_MAX_WEIGHTS,
+  TRIAL_ROTATE_BYTES,
+  tileTrialDims,
+  trialCopies,
   trialRows,
 } from './tune.ts';
 
@@ -39,6 +47,39 @@ describe('chooseMmvLayout', () => {
     const best = (a.trials ?? []).reduce((x, y) => (y.ms < x.ms ? y : x));
     expect(a.layout).toEqual(best.layout);
     expect(await chooseMmvLayout(gpu, shape, candidates)).toEqual({ ...a, chosenBy: 'cached' });
+  });
+
+  it('rotates its dispatches over copies of the matrix when asked (GPUs), measured apart from a trial on one copy', async () => {
+    const gpu = await testGpu();
+    clearMmvChoices();
+    const candidates: MmvLayout[] = [
+      { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false },
+      { lanes: 8, units: 1, threads: 64, reduce: 'shared', packed: false },
+    ];
+    // 70 rows × 288 bytes (Q4_K, K 512) × 2 dots = 40,320 bytes a dispatch: 5 copies to span 200,000.
+    const shape = { K: 512, N: 70, type: 'Q4_K' as const, planar: true, dots: 2 as const, norm: true };
+    const a = await chooseMmvLayout(gpu, shape, candidates, 200_000);
+    expect(a.chosenBy).toBe('measured');
+    expect(a.copies).toBe(5);
+    for (const t of a.trials ?? []) expect(t.ms).toBeGreaterThan(0);
+    expect(await chooseMmvLayout(gpu, shape, candidates, 200_000)).toEqual({ ...a, chosenBy: 'cached' });
+    // One copy is another trial, not the cached answer of the rotated one.
+    const one = await chooseMmvLayout(gpu, shape, candidates);
+    expect(one.chosenBy).toBe('measured');
+    expect(one.copies).toBeUndefined();
+  });
+
+  it('trialCopies: enough copies to span the rotation, at most TRIAL_MAX_COPIES, one where a dispatch spans it', () => {
+    // An 8B Q4_K gate+up (2 × 14,336 rows × 2,304 bytes = 66 MB): 4 copies to span 192 MiB.
+    expect(trialCopies(2 * 14336 * 2304, TRIAL_ROTATE_BYTES)).toBe(4);
+    // A 1B Q/K/V (3,072 rows × 1,152 bytes = 3.5 MB): 57 copies; a 1 MiB matrix: capped.
+    expect(trialCopies(3072 * 1152, TRIAL_ROTATE_BYTES)).toBe(57);
+    expect(trialCopies(1 << 20, TRIAL_ROTATE_BYTES)).toBe(TRIAL_MAX_COPIES);
+    expect(trialCopies(10 << 20, 25 << 20)).toBe(3);
+    // A model smaller than its matrix's dispatch, no rotation asked, an F16 8B gate+up past the cap: one.
+    expect(trialCopies(10 << 20, 10 << 20)).toBe(1);
+    expect(trialCopies(10 << 20, 0)).toBe(1);
+    expect(trialCopies(2 * 14336 * 8192, TRIAL_ROTATE_BYTES)).toBe(1);
   });
 
   it('trialRows: the whole matrix on a GPU up to TRIAL_MAX_BYTES, the first TRIAL_MAX_WEIGHTS weights on a software adapter', () => {
@@ -70,6 +111,26 @@ describe('choosePrefillTile', () => {
     expect(b).toEqual({ ...a, chosenBy: 'cached' });
     // Another shape is measured on its own.
     expect((await choosePrefillTile(gpu, { ...shape, planar: false })).chosenBy).toBe('measured');
+  });
+
+  it('tileTrialDims: a 512-token batch and rows to fill a GPU; 128 tokens and the first weights on a software adapter', () => {
+    const at = (isFallback: boolean) => ({ info: { isFallback } }) as unknown as GpuContext;
+    // An 8B Q4_K gate+up: 2^34 multiply-adds over 512 tokens × 4,096 × 2 dots = 4,096 units.
+    const gate8b = { K: 4096, N: 14336, type: 'Q4_K' as const, dots: 2 as const };
+    expect(tileTrialDims(at(false), gate8b)).toEqual({ T: TILE_TRIAL_TOKENS_GPU, N: 4096 });
+    expect(TILE_TRIAL_TOKENS_GPU * 4096 * 4096 * 2).toBe(TILE_TRIAL_MACS);
+    // A 1B gate+up (8,192 rows of 2,048) whole; a narrow model whole.
+    expect(tileTrialDims(at(false), { ...gate8b, K: 2048, N: 8192 })).toEqual({ T: 512, N: 8192 });
+    expect(tileTrialDims(at(false), { ...gate8b, K: 256, N: 96 })).toEqual({ T: 512, N: 96 });
+    // F32 weights 16,384 wide: 2^34 ÷ (512 × 16,384) = 2,048 rows (128 MiB, TRIAL_MAX_BYTES).
+    expect(tileTrialDims(at(false), { K: 16384, N: 65536, type: 'F32', dots: 1 })).toEqual({
+      T: 512,
+      N: 2048,
+    });
+    expect(tileTrialDims(at(true), gate8b)).toEqual({
+      T: TILE_TRIAL_TOKENS,
+      N: Math.ceil(TRIAL_MAX_WEIGHTS / (4096 * 2)),
+    });
   });
 
   it('no trial for a type the integer tile does not take', async () => {

@@ -14,7 +14,9 @@
  * every candidate runs the same bytes, so the ratio between candidates is what matters. On GPUs the
  * trial runs the model's whole matrix (up to {@link TRIAL_MAX_BYTES} of weights; a first-rows slice
  * favours the layouts whose workgroups are few and large, which an 8B model's 14,336-row gate+up does
- * not), on software adapters its first {@link TRIAL_MAX_WEIGHTS} weights.
+ * not), its dispatches rotating over copies of the matrix so each reads memory, not the cache, as a
+ * decode token does ({@link TRIAL_ROTATE_BYTES}); on software adapters its first {@link TRIAL_MAX_WEIGHTS}
+ * weights.
  */
 
 import { EngineError } from '../../core/errors.ts';
@@ -34,6 +36,8 @@ export interface MmvChoice {
   chosenBy: 'measured' | 'cached' | 'option' | 'only';
   /** Milliseconds per dispatch of each candidate, where measured. */
   trials?: { layout: MmvLayout; ms: number }[];
+  /** Copies of the matrix the measured dispatches rotated over ({@link trialCopies}), where more than one. */
+  copies?: number;
 }
 
 /** A compact name of a layout, e.g. `lanes32-sg-u2-t128-packed`, `lanes128-hy32-u2-t128` (reduce 'hybrid', 32 lanes shuffled). */
@@ -150,6 +154,30 @@ export const TRIAL_MAX_WEIGHTS = 4 << 20;
  */
 export const TRIAL_MAX_BYTES = 128 << 20;
 
+/**
+ * Bytes a GPU decode trial spreads its dispatches over at most: each dispatch reads the next of several
+ * copies of the matrix, so that a matrix smaller than the GPU's last-level cache (an 8B model's Q/K/V,
+ * every matrix of a 1B model: 50–96 MB L2 on current discrete GPUs) is read from memory as it is in a
+ * decode token, where the whole model streams past the cache, not from the cache (which times layouts
+ * by their arithmetic and favours the wrong ones). The caller passes min(this, the model's weight bytes):
+ * a model that fits in the cache stays there between tokens, and its trial should say so too.
+ */
+export const TRIAL_ROTATE_BYTES = 192 << 20;
+
+/** The most copies a trial rotates over ({@link TRIAL_ROTATE_BYTES}). */
+export const TRIAL_MAX_COPIES = 64;
+
+/**
+ * Copies of a trial's matrix for its dispatches to rotate over: enough that `rotateBytes` are read
+ * between two reads of one copy, at most {@link TRIAL_MAX_COPIES}; 1 when `rotateBytes` ≤ the bytes of
+ * one dispatch.
+ * @param bytes the weight bytes one dispatch reads (every dot).
+ */
+export function trialCopies(bytes: number, rotateBytes: number): number {
+  if (!(bytes > 0) || !(rotateBytes > bytes)) return 1;
+  return Math.min(TRIAL_MAX_COPIES, Math.ceil(rotateBytes / bytes));
+}
+
 /** Rounds of every candidate in a GPU trial (software adapters: 3); a candidate's time is its median round. */
 export const TRIAL_ROUNDS = 5;
 
@@ -237,19 +265,23 @@ function passTimer(
  * Times each candidate on the matmul shape `shape` ({@link MmvShape}; N capped by {@link trialRows}) and
  * returns the fastest. With one candidate, nothing is timed. The median ms per dispatch (GPU timestamps
  * or wall clock, as the module's doc says) in `trials`.
+ * @param rotateBytes bytes the dispatches rotate over ({@link trialCopies}, {@link TRIAL_ROTATE_BYTES});
+ *   0 (the default, and what software adapters get): every dispatch reads the one copy.
  * @throws EngineError('unsupported_model') when no candidate compiles (one that fails is skipped).
  */
 export async function chooseMmvLayout(
   gpu: GpuContext,
   shape: MmvShape,
   candidates: MmvLayout[] = mmvCandidates(gpu),
+  rotateBytes = 0,
 ): Promise<MmvChoice> {
   if (candidates.length === 1) return { layout: candidates[0], chosenBy: 'only' };
   const i = gpu.info;
   const dots = shape.dots ?? 1;
   const norm = shape.norm ?? true;
   const N = trialRows(gpu, shape);
-  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${candidates.map(layoutName).join(',')}`;
+  const copies = trialCopies(rowBytes(shape.type, shape.K) * N * dots, rotateBytes);
+  const key = `${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${copies}|${candidates.map(layoutName).join(',')}`;
   const hit = cache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
@@ -261,7 +293,27 @@ export async function chooseMmvLayout(
   try {
     const { K, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
-    const ws = Array.from({ length: dots }, () => buf(randomWeights(type, K, N, Boolean(shape.planar))));
+    const ws = Array.from({ length: dots }, () =>
+      buf(
+        randomWeights(type, K, N, Boolean(shape.planar)),
+        GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+      ),
+    );
+    // The copies the dispatches rotate over: the same bytes at other addresses, copied on the GPU.
+    const wCopies = [ws];
+    if (copies > 1) {
+      const enc = device.createCommandEncoder({ label: 'mmv-tune copies' });
+      for (let c = 1; c < copies; c++) {
+        wCopies.push(
+          ws.map((w) => {
+            const b = buf(w.size, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST);
+            enc.copyBufferToBuffer(w, 0, b, 0, w.size);
+            return b;
+          }),
+        );
+      }
+      device.queue.submit([enc.finish()]);
+    }
     const x = buf(new Uint8Array(new Float32Array(K).fill(0.5).buffer));
     const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));
     const y = buf(N * 4);
@@ -294,18 +346,21 @@ export async function chooseMmvLayout(
           layout: 'auto',
           compute: { module, entryPoint: 'main' },
         });
-        const group = device.createBindGroup({
-          layout: pipeline.getBindGroupLayout(0),
-          entries: [step, x, ...(norm ? [g] : []), ...ws, y].map((buffer, binding) => ({
-            binding,
-            resource: { buffer },
-          })),
-        });
+        const groups = wCopies.map((wc) =>
+          device.createBindGroup({
+            layout: pipeline.getBindGroupLayout(0),
+            entries: [step, x, ...(norm ? [g] : []), ...wc, y].map((buffer, binding) => ({
+              binding,
+              resource: { buffer },
+            })),
+          }),
+        );
         const nx = mmvWorkgroupsX([seg], layout);
+        let next = 0; // the copy the next dispatch reads
         const run = (n: number) =>
           timer.time(n, (pass) => {
             pass.setPipeline(pipeline);
-            pass.setBindGroup(0, group);
+            pass.setBindGroup(0, groups[next++ % groups.length]);
             pass.dispatchWorkgroups(nx);
           });
         const once = await run(1);
@@ -333,7 +388,12 @@ export async function chooseMmvLayout(
       );
     }
     const best = trials.reduce((a, b) => (b.ms < a.ms ? b : a));
-    const choice: MmvChoice = { layout: best.layout, chosenBy: 'measured', trials };
+    const choice: MmvChoice = {
+      layout: best.layout,
+      chosenBy: 'measured',
+      trials,
+      ...(copies > 1 ? { copies } : {}),
+    };
     cache.set(key, choice);
     return choice;
   } finally {
@@ -367,16 +427,48 @@ export interface TileChoice {
   subgroupMatrix?: SgmatTile;
 }
 
-/** Tokens of a prefill tile trial: 4 token tiles, a typical batch's share of a workgroup grid. */
+/** Tokens of a prefill tile trial on a software adapter: 4 token tiles. */
 export const TILE_TRIAL_TOKENS = 4 * TILE_TOKENS;
 
 /**
- * Times the float and the integer-dot prefill tile (kernels/mmm.ts) on the matmul shape `shape` (the
- * feed-forward gate+up of the model: two rows per unit with the norm; N capped at
- * {@link TRIAL_MAX_WEIGHTS} weights) over {@link TILE_TRIAL_TOKENS} tokens of random activations, as
- * {@link chooseMmvLayout} times decode layouts (same bytes for both, round-robin, best of 3), and says
- * whether the integer tile is faster. The issue's rule: integer dot only where it beats the float tile,
- * measured on the adapter, not assumed.
+ * Tokens of a prefill tile trial on a GPU: a whole prefill batch (llama-bench's pp512), a multiple of every
+ * tile's token dimension, so each tile runs the grid it runs in the model.
+ */
+export const TILE_TRIAL_TOKENS_GPU = 512;
+
+/**
+ * Multiply-adds of one GPU prefill trial dispatch at most (2^34: ~2 ms at 16 TFLOP/s): enough rows for
+ * ≥ 1,000 workgroups of the 32 × 64 tile on an 8B gate+up (4,096 units × 16 token tiles), so that every
+ * tile is timed with the GPU full, as in the model, and not on a few workgroups.
+ */
+export const TILE_TRIAL_MACS = 2 ** 34;
+
+/**
+ * A prefill tile trial's tokens and rows: on a GPU {@link TILE_TRIAL_TOKENS_GPU} tokens and up to
+ * {@link TILE_TRIAL_MACS} multiply-adds; on a software
+ * adapter {@link TILE_TRIAL_TOKENS} tokens and {@link TRIAL_MAX_WEIGHTS} weights.
+ */
+export function tileTrialDims(gpu: Pick<GpuContext, 'info'>, shape: MmvShape): { T: number; N: number } {
+  const dots = shape.dots ?? 1;
+  if (gpu.info.isFallback) {
+    return {
+      T: TILE_TRIAL_TOKENS,
+      N: Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots)))),
+    };
+  }
+  // (2^34 multiply-adds over 512 tokens are 2^25 weights: 128 MiB in F32, so TRIAL_MAX_BYTES holds too.)
+  const T = TILE_TRIAL_TOKENS_GPU;
+  return { T, N: Math.max(1, Math.min(shape.N, Math.ceil(TILE_TRIAL_MACS / (T * shape.K * dots)))) };
+}
+
+/**
+ * Times the float and the integer-dot prefill tile (kernels/mmm.ts), and the subgroup-matrix tiles given,
+ * on the matmul shape `shape` (the feed-forward gate+up of the model: two rows per unit with the norm)
+ * over random activations, tokens and rows as {@link tileTrialDims} says (on a GPU a 512-token batch and
+ * enough rows to fill it), as {@link chooseMmvLayout} times decode layouts (same bytes for every tile,
+ * round-robin, GPU timestamps where the device has them, the median round), and says which is fastest.
+ * The issue's rule: integer dot (or subgroup matrices) only where it beats the float tile, measured on
+ * the adapter, not assumed.
  * @throws EngineError('unsupported_model') when neither tile compiles.
  */
 export async function choosePrefillTile(
@@ -392,13 +484,13 @@ export async function choosePrefillTile(
   const i = gpu.info;
   const dots = shape.dots ?? 1;
   const norm = shape.norm ?? true;
-  const N = Math.max(1, Math.min(shape.N, Math.ceil(TRIAL_MAX_WEIGHTS / (shape.K * dots))));
-  const T = TILE_TRIAL_TOKENS;
-  const key = `tile|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${sgmat ? sgmatName(sgmat) : ''}|${sgInt ? sgmatName(sgInt) : ''}|${sgmatBig ? sgmatName(sgmatBig) : ''}`;
+  const { T, N } = tileTrialDims(gpu, shape);
+  const key = `tile|${T}|${i.vendor}|${i.architecture}|${i.device}|${i.description}|${shape.K}|${N}|${dots}|${norm}|${shape.type}|${shape.planar ? 'planar' : 'raw'}|${sgmat ? sgmatName(sgmat) : ''}|${sgInt ? sgmatName(sgInt) : ''}|${sgmatBig ? sgmatName(sgmatBig) : ''}`;
   const hit = tileCache.get(key);
   if (hit) return { ...hit, chosenBy: 'cached' };
   const { device } = gpu;
   const { buf, destroy } = scratchBuffers(device, 'tile-tune');
+  const timer = passTimer(device, gpu.hasTimestamps);
   try {
     const { K, type } = shape;
     const wt = { type, planar: shape.planar ? (K * N) / WEIGHT_BLOCK[type].size : undefined };
@@ -418,8 +510,9 @@ export async function choosePrefillTile(
       tile: PrefillTileName;
       run: (n: number) => Promise<number>;
       n: number;
-      ms: number;
+      ms: number[];
     }[] = [];
+    const roundMs = gpu.hasTimestamps ? 5 : 15;
     let lastError: unknown;
     const tiles = [
       'float' as const,
@@ -458,24 +551,19 @@ export async function choosePrefillTile(
           })),
         });
         const nx = mmmWorkgroupsX([seg], dims.rows);
-        const run = async (n: number) => {
-          const enc = device.createCommandEncoder({ label: 'tile-tune' });
-          const pass = enc.beginComputePass();
-          pass.setPipeline(pipeline);
-          pass.setBindGroup(0, group);
-          for (let k = 0; k < n; k++) pass.dispatchWorkgroups(nx, T / dims.tokens);
-          pass.end();
-          const t0 = performance.now();
-          device.queue.submit([enc.finish()]);
-          await device.queue.onSubmittedWorkDone();
-          return performance.now() - t0;
-        };
+        const run = (n: number) =>
+          timer.time(n, (pass) => {
+            pass.setPipeline(pipeline);
+            pass.setBindGroup(0, group);
+            pass.dispatchWorkgroups(nx, T / dims.tokens);
+          });
         const once = await run(1);
         runners.push({
           tile,
           run,
-          n: Math.max(3, Math.min(200, Math.ceil(15 / Math.max(once, 0.01)))),
-          ms: Infinity,
+          // With timestamps a single long dispatch is timed exactly; the wall clock needs a few.
+          n: Math.max(gpu.hasTimestamps ? 1 : 3, Math.min(200, Math.ceil(roundMs / Math.max(once, 0.01)))),
+          ms: [],
         });
       } catch (e) {
         lastError = e;
@@ -486,11 +574,11 @@ export async function choosePrefillTile(
         cause: lastError,
       });
     }
-    const n = Math.max(...runners.map((r) => r.n), 3);
-    for (let round = 0; round < 3; round++) {
-      for (const r of runners) r.ms = Math.min(r.ms, (await r.run(n)) / n);
+    const n = Math.max(...runners.map((r) => r.n));
+    for (let round = 0; round < (i.isFallback ? 3 : TRIAL_ROUNDS); round++) {
+      for (const r of runners) r.ms.push((await r.run(n)) / n);
     }
-    const trials = runners.map((r) => ({ tile: r.tile, ms: r.ms }));
+    const trials = runners.map((r) => ({ tile: r.tile, ms: median(r.ms) }));
     const best = trials.reduce((a, b) => (b.ms < a.ms ? b : a));
     const choice: TileChoice = {
       intDot: best.tile === 'int8',
@@ -504,6 +592,7 @@ export async function choosePrefillTile(
     return choice;
   } finally {
     destroy();
+    timer.dispose();
   }
 }
 

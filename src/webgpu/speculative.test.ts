@@ -2,11 +2,13 @@
  * Prompt-lookup drafting (lookupDraft) against a brute-force statement of its rule, and the adaptive
  * draft length (DraftLength); the request check of `draft` (core/validate.ts); the speculative-sampling
  * acceptance rule (speculativeSample) by a chi-square test of the sequences it generates against the
- * target's own distribution, on a small vocabulary.
+ * target's own distribution, on a small vocabulary (the loop around it, speculativeSampled, with a fake
+ * target model: speculative-sampled.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
 import { validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import { chiSquareTest } from '../testing/chi-square.ts';
 import { mulberry32 } from '../util/prng.ts';
 import { DraftLength, lookupDraft, speculativeSample } from './speculative.ts';
 
@@ -143,7 +145,8 @@ describe('speculativeSample (Leviathan et al. 2023): the output follows the targ
       const seq = gen(rng, P, Q).slice(0, L);
       counts[seq.reduce((a, t) => a * V + t, 0)]++;
     }
-    let chi = 0;
+    const observed = new Map<number, number>();
+    const probs = new Map<number, number>();
     for (let c = 0; c < V ** L; c++) {
       const seq = [Math.floor(c / V ** 2), Math.floor(c / V) % V, c % V];
       let prob = 1;
@@ -152,10 +155,11 @@ describe('speculativeSample (Leviathan et al. 2023): the output follows the targ
         prob *= P[prev][t];
         prev = t;
       }
-      const expected = N * prob;
-      chi += (counts[c] - expected) ** 2 / expected;
+      observed.set(c, counts[c]);
+      probs.set(c, prob);
     }
-    return chi;
+    // Every cell is expected ≥ 60 times: nothing pooled, all 64 cells.
+    return chiSquareTest(observed, probs, N).chi2;
   }
 
   /** The speculative loop over the toy chains: drafts of 1..3 tokens, from q or chosen greedily. */

@@ -1,0 +1,292 @@
+/**
+ * Sampled speculative decoding end to end (speculativeSampled, the loop generation.ts runs for sampled
+ * requests with a draft), by a chi-square test of its output against the target's sampling distribution.
+ *
+ * The target is a fake LlamaModel: a second-order Markov chain over V = 6 tokens (next-token logits depend
+ * on the last two tokens fed), with a "KV cache" that is the token at each position fed so far, so a verify
+ * row read for the wrong draft position, a wrong feed position or stale history changes the distribution.
+ * The drafters draft deterministically, as lookup and a greedy draft model do (speculativeSampled takes the
+ * draft as a point mass), from distributions other than the target's, so drafts are often rejected (the
+ * residual draw) and sometimes all kept (the bonus token). The exact distribution of each continuation is
+ * enumerated with the CPU sampler (sampler.ts `distribution`: penalties, top-k, top-p, temperature, with
+ * the history each position sees); the seeds are fixed, so each case gives one p-value every run.
+ *
+ * speculative.test.ts tests the acceptance rule (speculativeSample) alone.
+ */
+import { describe, expect, it } from 'vitest';
+import type { SamplingParams, SpeculativeStats } from '../core/types.ts';
+import { chiSquareTest } from '../testing/chi-square.ts';
+import { mulberry32, pcgHash, randn } from '../util/prng.ts';
+import type { LlamaModel } from './model/llama.ts';
+import { Sampler } from './sampler.ts';
+import { type Drafter, speculativeSampled } from './speculative.ts';
+
+const V = 6;
+const PROMPT = [1, 4, 4];
+/** Fails a case below this p-value. */
+const ALPHA = 1e-4;
+
+/** The target chain: logits of the token after (a, b) are TABLE[a · V + b] (f32, as a model's readback). */
+const TABLE = (() => {
+  const rng = mulberry32(0x5eed);
+  return Array.from({ length: V * V }, () => Float32Array.from({ length: V }, () => randn(rng, 0, 1.6)));
+})();
+/** The target's next-token logits after `ctx` (its last two tokens). */
+const chainLogits = (ctx: readonly number[]): Float32Array =>
+  TABLE[ctx[ctx.length - 2] * V + ctx[ctx.length - 1]];
+
+/**
+ * What speculativeSampled uses of LlamaModel: `submitReadback` + `readLogits` after the prefill, and
+ * `verify(ids, pos, { readLogits })`, whose row i holds the logits after positions 0 … pos + i. Positions
+ * past the last verify's accepted prefix stay as they were until overwritten, as the KV cache's rows do; a
+ * verify that skips a position never fed throws.
+ */
+class FakeTarget {
+  readonly cfg = { nVocab: V };
+  readonly nCtx = 64;
+  readonly verifyMaxTokens = 17;
+  private readonly ctx: number[];
+  private pending = false;
+  constructor(prompt: readonly number[]) {
+    this.ctx = [...prompt]; // prefilled
+  }
+  submitReadback(o: { readLogits?: boolean }): void {
+    if (!o.readLogits) throw new Error('speculativeSampled reads the logits');
+    this.pending = true;
+  }
+  async readLogits(): Promise<Float32Array> {
+    if (!this.pending) throw new Error('readLogits without submitReadback');
+    this.pending = false;
+    return chainLogits(this.ctx).slice();
+  }
+  async verify(
+    ids: number[],
+    pos: number,
+    opts: { readLogits?: boolean } = {},
+  ): Promise<{ argmax: Int32Array; logits?: Float32Array }> {
+    const T = ids.length;
+    if (!(T >= 1 && T <= this.verifyMaxTokens) || pos + T > this.nCtx)
+      throw new Error(`verify ${T} at ${pos}`);
+    if (pos > this.ctx.length)
+      throw new Error(`verify at ${pos}, but only ${this.ctx.length} positions were fed`);
+    this.ctx.length = pos;
+    this.ctx.push(...ids);
+    const logits = new Float32Array(T * V);
+    const argmax = new Int32Array(T);
+    for (let i = 0; i < T; i++) {
+      const row = chainLogits(this.ctx.slice(0, pos + i + 1));
+      logits.set(row, i * V);
+      argmax[i] = row.indexOf(Math.max(...row));
+    }
+    return { argmax, logits: opts.readLogits ? logits : undefined };
+  }
+}
+
+/** A drafter that records how each pass ended (through the rollback speculativeSampled reports). */
+interface CountingDrafter extends Drafter {
+  /** Passes with drafts where one was rejected, and where every draft was kept. */
+  rejected: number;
+  allKept: number;
+}
+
+/**
+ * Wraps a deterministic proposal rule `next(ctx)` (the token to draft after ctx) as a drafter of up to n
+ * tokens; `length(history, n)` picks how many (fewer than n, even none, as lookup may).
+ */
+function drafter(
+  next: (ctx: readonly number[]) => number,
+  length: (history: readonly number[], n: number) => number = (_, n) => n,
+): CountingDrafter {
+  let drafted: { from: number; n: number } | undefined;
+  const d: CountingDrafter = {
+    rejected: 0,
+    allKept: 0,
+    draft(history, n) {
+      expect(history.slice(0, PROMPT.length)).toEqual(PROMPT);
+      const ctx = [...history];
+      const k = length(history, n);
+      for (let i = 0; i < k; i++) ctx.push(next(ctx));
+      drafted = { from: history.length, n: k };
+      return ctx.slice(history.length);
+    },
+    rollback(valid) {
+      // Called after every pass; a pass with no room to draft (the last token) calls no draft.
+      if (!drafted) return;
+      const { from, n } = drafted;
+      drafted = undefined;
+      const a = valid - from;
+      expect(a >= 0 && a <= n, `rollback to ${valid} after ${n} drafts at ${from}`).toBe(true);
+      if (n > 0) {
+        if (a === n) d.allKept++;
+        else d.rejected++;
+      }
+    },
+  };
+  return d;
+}
+
+/** A uniform in [0, 1) that is a function of the tokens (and a salt). */
+const hashUniform = (ctx: readonly number[], salt: number): number => {
+  let h = pcgHash(salt);
+  for (const t of ctx) h = pcgHash(h ^ t);
+  return h / 2 ** 32;
+};
+
+/**
+ * Drafts from another chain: first-order, flatter than the target's, its token picked by a hash of the
+ * history (a point mass given the history, so valid for speculativeSampled); a quarter of the passes draft
+ * fewer tokens than asked, some none (a plain decode step).
+ */
+const otherChain = (): CountingDrafter => {
+  const rng = mulberry32(77);
+  const Q = Array.from({ length: V }, () => {
+    const w = Array.from({ length: V }, () => 0.3 + rng());
+    const s = w.reduce((a, b) => a + b, 0);
+    return w.map((x) => x / s);
+  });
+  return drafter(
+    (ctx) => {
+      let u = hashUniform(ctx, 1);
+      const row = Q[ctx[ctx.length - 1]];
+      for (let t = 0; t < V; t++) {
+        if (u < row[t]) return t;
+        u -= row[t];
+      }
+      return V - 1;
+    },
+    (history, n) => (hashUniform(history, 2) < 0.25 ? Math.floor(hashUniform(history, 3) * n) : n),
+  );
+};
+
+/** Drafts the target chain's raw argmax (no penalty, no temperature): a good draft model, often all kept. */
+const targetGreedy = (): CountingDrafter =>
+  drafter((ctx) => {
+    const row = chainLogits(ctx);
+    return row.indexOf(Math.max(...row));
+  });
+
+/** The exact probability of each continuation of `length` tokens after PROMPT, keyed by the ids joined. */
+function exact(sampler: Sampler, length: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const walk = (seq: number[], prob: number) => {
+    if (seq.length === length) {
+      out.set(seq.join(','), prob);
+      return;
+    }
+    const history = [...PROMPT, ...seq];
+    const c = sampler.distribution(chainLogits(history), history);
+    for (let k = 0; k < c.ids.length; k++) if (c.probs[k] > 0) walk([...seq, c.ids[k]], prob * c.probs[k]);
+  };
+  walk([], 1);
+  return out;
+}
+
+/** The marginal of a prefix of `k` tokens, from the joint. */
+function prefixes<T>(joint: Map<string, number>, k: number, toKey: (seq: string[]) => T): Map<T, number> {
+  const out = new Map<T, number>();
+  for (const [key, p] of joint) {
+    const pk = toKey(key.split(',').slice(0, k));
+    out.set(pk, (out.get(pk) ?? 0) + p);
+  }
+  return out;
+}
+
+interface Case {
+  name: string;
+  params: SamplingParams;
+  draftMax: number;
+  /** Tokens per run (the first from the prefill's logits, the rest from verify passes). */
+  length: number;
+  drafter: () => CountingDrafter;
+  runs: number;
+  seed: number;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'draft length 1, temperature 0.7, top-k 4, drafts from another chain',
+    params: { temperature: 0.7, topK: 4 },
+    draftMax: 1,
+    length: 4,
+    drafter: otherChain,
+    runs: 12_000,
+    seed: 101,
+  },
+  {
+    name: 'draft length 3, temperature 1.3, top-p 0.85, drafts from another chain',
+    params: { temperature: 1.3, topP: 0.85 },
+    draftMax: 3,
+    length: 5,
+    drafter: otherChain,
+    runs: 12_000,
+    seed: 102,
+  },
+  {
+    name: 'draft length 3, temperature 0.6, top-p 0.9, repetition penalty 1.8, drafts the target’s raw argmax',
+    params: { temperature: 0.6, topP: 0.9, repetitionPenalty: 1.8, repetitionLastN: 4 },
+    draftMax: 3,
+    length: 5,
+    drafter: targetGreedy,
+    runs: 12_000,
+    seed: 103,
+  },
+  {
+    // No truncation: every continuation is possible, so a wrong row or history shows in the counts alone.
+    name: 'draft length 2, temperature 0.8, repetition penalty 2, no top-k/top-p, drafts the target’s raw argmax',
+    params: { temperature: 0.8, repetitionPenalty: 2, repetitionLastN: 8 },
+    draftMax: 2,
+    length: 4,
+    drafter: targetGreedy,
+    runs: 12_000,
+    seed: 104,
+  },
+];
+
+describe('speculativeSampled: the output follows the target’s sampling distribution (fake target chain)', () => {
+  for (const c of CASES) {
+    it(c.name, async () => {
+      const sampler = new Sampler({ ...c.params, seed: 0 }, V);
+      const seeds = mulberry32(c.seed);
+      const joint = new Map<string, number>();
+      let rejected = 0;
+      let allKept = 0;
+      const stats: SpeculativeStats = { drafted: 0, accepted: 0, targetPasses: 0 };
+      for (let r = 0; r < c.runs; r++) {
+        const d = c.drafter();
+        const model = new FakeTarget(PROMPT) as unknown as LlamaModel;
+        const o = {
+          pos: PROMPT.length,
+          maxTokens: c.length,
+          prompt: PROMPT,
+          draftMax: c.draftMax,
+          drafter: d,
+          stats,
+        };
+        const seq: number[] = [];
+        for await (const id of speculativeSampled(model, o, sampler, mulberry32(seeds() * 2 ** 32)))
+          seq.push(id);
+        expect(seq.length).toBe(c.length);
+        const key = seq.join(',');
+        joint.set(key, (joint.get(key) ?? 0) + 1);
+        rejected += d.rejected;
+        allKept += d.allKept;
+      }
+      const probs = exact(sampler, c.length);
+      const report: string[] = [];
+      // The first token (the prefill's logits), the first three (the first verify pass's rows, mapped to
+      // their draft positions), and the whole continuation (the bonus token, the later passes).
+      for (const k of [1, 3, c.length]) {
+        const key = (s: string[]) => s.join(',');
+        const r = chiSquareTest(prefixes(joint, k, key), prefixes(probs, k, key), c.runs);
+        report.push(`tokens 1..${k}: chi2 ${r.chi2.toFixed(1)}, df ${r.df}, p ${r.p.toPrecision(3)}`);
+        expect(r.p, `${c.name}, tokens 1..${k}: ${report.at(-1)}`).toBeGreaterThan(ALPHA);
+      }
+      console.log(
+        `${c.name}: ${report.join('; ')} (passes ${stats.targetPasses}, drafted ${stats.drafted}, accepted ${stats.accepted}, rejected ${rejected}, all kept ${allKept})`,
+      );
+      // Both ends of the rule ran often: residual draws after a rejection, bonus tokens after full acceptance.
+      expect(rejected).toBeGreaterThan(c.runs / 4);
+      expect(allKept).toBeGreaterThan(c.runs / 20);
+    });
+  }
+});

@@ -237,6 +237,42 @@ describe('npm run generate', () => {
     expect(r2.stderr).not.toContain('generate: loading');
   }, 60_000);
 
+  it("--draft: llama.cpp's greedy tokens, and the speculative counts in --json and on stderr", async () => {
+    // (--lookup fills the same result fields: bench.test.ts runs it through the bench command.)
+    const c = golden.generation.cases[0];
+    const out = join(tempDir('gen-spec-'), 'out.json');
+    const r = await generate([
+      '--runtime',
+      'node',
+      '--model',
+      MODEL,
+      '--prompt',
+      c.prompt,
+      '--max-tokens',
+      '24',
+      // The model as its own draft: nearly every draft is the target's own token.
+      '--draft',
+      MODEL,
+      '--draft-max',
+      '3',
+      '--json',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8'));
+    expect(Object.keys(j).sort()).toEqual(['outputTokenIds', 'promptTokenIds', 'speculative', 'text']);
+    expect(j.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
+    const s = j.speculative as { drafted: number; accepted: number; targetPasses: number };
+    expect(s.drafted).toBeGreaterThan(0);
+    expect(s.accepted).toBeLessThanOrEqual(s.drafted);
+    expect(s.accepted / s.drafted).toBeGreaterThan(0.9);
+    // Each target pass after the prefill gives its accepted drafts and one token of its own (the last
+    // pass may give more than --max-tokens needs): 23 tokens after the first in fewer passes.
+    expect(s.targetPasses + s.accepted).toBeGreaterThanOrEqual(23);
+    expect(s.targetPasses).toBeLessThan(23);
+    expect(r.stderr).toContain(`speculative: ${s.accepted} of ${s.drafted} drafted tokens accepted (`);
+  }, 180_000);
+
   it('names the draft when the --draft file is missing', async () => {
     const r = await generate([
       '--model',

@@ -67,6 +67,11 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
   it('an abort mid-generation leaves both models exact', async () => {
     const req: GenerateRequest = { prompt: PROMPTS[0], maxTokens: 30, ignoreEos: true };
     const plain = await engine.generate(req);
+    // What the draft model proposes and the target keeps, before any abort: greedy on both sides, so a
+    // run after the aborts must draft and accept exactly as many (a draft model's cache or state left
+    // stale by an abort would draft other tokens: the output stays exact, the counts would not).
+    const before = await engine.generate({ ...req, draft: { type: 'model', draftMax: 3 } });
+    expect(before.speculative?.drafted).toBeGreaterThan(0);
     const ac = new AbortController();
     let n = 0;
     const cut = await engine.generate(
@@ -78,6 +83,7 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
     expect(cut.outputTokenIds).toEqual(plain.outputTokenIds.slice(0, 9));
     const again = await engine.generate({ ...req, draft: { type: 'model', draftMax: 3 } });
     expect(again.outputTokenIds).toEqual(plain.outputTokenIds);
+    expect(again.speculative).toEqual(before.speculative);
     // Stopped after the target's prefill, during the draft's: 'aborted' with no tokens, nothing broken.
     const model = engine.llama!;
     const prefill = model.prefill;
@@ -95,6 +101,9 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
     }
     expect(stopped.finishReason).toBe('aborted');
     expect(stopped.outputTokenIds).toEqual([]);
+    const after = await engine.generate({ ...req, draft: { type: 'model', draftMax: 3 } });
+    expect(after.outputTokenIds).toEqual(plain.outputTokenIds);
+    expect(after.speculative).toEqual(before.speculative);
     // Sampled with all the mass on one token (topK 1): the draft model's drafts under the acceptance rule.
     const sampled = await engine.generate({ ...req, temperature: 0.8, topK: 1, draft: { type: 'model' } });
     expect(sampled.outputTokenIds).toEqual(plain.outputTokenIds);

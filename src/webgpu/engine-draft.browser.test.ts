@@ -4,8 +4,9 @@
  * to plain greedy decoding, token for token, across prompts and draft lengths, with both KV caches rolled
  * back after every rejection (the draft's is checked by the outputs staying exact over many passes) and
  * high acceptance for a copy of the target; an abort in the middle (or between the target's prefill and
- * the draft's) leaves both models exact; a draft with another vocabulary (size, or token texts) is
- * refused (by load or setDraft) with the target kept: the same model object, a plain engine's output.
+ * the draft's) leaves both models exact, drafting and accepting as before it; a draft with another
+ * vocabulary (size, or token texts) is refused (by load or setDraft), and one whose allocation fails
+ * (out_of_memory), with the target kept: the same model object, a plain engine's output.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
@@ -183,6 +184,40 @@ describe('draft model: bad input keeps the target', () => {
       expect(String(noDraft)).toMatch(/needs a draft model/);
     }, 60_000);
   }
+
+  it("a draft that does not fit on the device: out_of_memory naming the target's bytes, the target kept and exact, no draft left", async () => {
+    await engine.load({ url: MODEL_URL }, { contextLength: 64 });
+    const target = engine.llama;
+    const device = engine.gpuContext!.device;
+    const own = new Blob([await (await fetch(MODEL_URL)).arrayBuffer()]);
+    // The draft's first layer weight asks for more than the device's largest buffer: the allocation
+    // fails as a full device fails it (an error in the load's out-of-memory / validation scopes).
+    const create = device.createBuffer;
+    let failed = 0;
+    device.createBuffer = function (this: GPUDevice, d: GPUBufferDescriptor) {
+      const big = failed === 0 && /^blk\.0\./.test(d.label ?? '');
+      if (big) failed++;
+      return create.call(this, big ? { ...d, size: device.limits.maxBufferSize + 256 } : d);
+    };
+    let err: unknown;
+    try {
+      err = await engine.setDraft({ blob: own, name: 'too big' }).catch((e) => e);
+    } finally {
+      device.createBuffer = create;
+    }
+    expect(failed).toBe(1);
+    expect(isEngineError(err, 'out_of_memory'), String(err)).toBe(true);
+    expect(String(err)).toMatch(
+      /the draft model does not fit beside the target \(\d+ bytes of weights and \d+ of KV cache already on the device\): GPU allocation failed/,
+    );
+    expect(engine.llama).toBe(target);
+    expect(engine.modelInfo?.draft).toBeUndefined();
+    expect((await engine.generate(req)).outputTokenIds).toEqual(plainIds);
+    const noDraft = await engine.generate({ ...req, draft: { type: 'model' } }).catch((e) => e);
+    expect(String(noDraft)).toMatch(/needs a draft model/);
+    // A draft that fits loads afterwards.
+    expect((await engine.setDraft({ blob: own, name: 'own copy' }))?.nLayers).toBe(engine.modelInfo?.nLayers);
+  }, 60_000);
 
   it('while setDraft loads, generate, scoreTokens and another setDraft are refused naming the draft load; after it they run', async () => {
     await engine.load({ url: MODEL_URL }, { contextLength: 64 });

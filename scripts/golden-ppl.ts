@@ -6,7 +6,7 @@
  *
  * Models (made in a temporary folder; only their sha256 is stored, tests make them again):
  * - `stories260K`: the shared F32 file, and `npm run quantize` of it to Q8_0, Q4_0, F16, BF16, Q6_K,
- *   Q4_K_M, Q4_1, Q5_1 and IQ4_NL. Its rows are 64 and 172 wide, so Q6_K and Q4_K_M hold no K-quant block at all (the engine
+ *   Q4_K_M, Q4_1, Q5_0, Q5_1 and IQ4_NL. Its rows are 64 and 172 wide, so Q6_K and Q4_K_M hold no K-quant block at all (the engine
  *   fallback makes those tensors Q8_0 and F16; see quantize-model.ts); they are kept as files a user
  *   would make.
  * - `stories260K-wide`: stories260K widened to 256-wide rows (src/model/widen.ts, the same
@@ -58,6 +58,7 @@ const STORIES_TYPES: QuantizeFtype[] = [
   'F16',
   'BF16',
   'Q4_1',
+  'Q5_0',
   'Q5_1',
   'IQ4_NL',
 ];

@@ -1,5 +1,5 @@
 /**
- * Subgroup-matrix negotiation (device.ts `subgroupMatrixSupport`, `setNodeDawnOptions`) on stubbed adapters,
+ * Subgroup-matrix negotiation (device.ts `subgroupMatrixSupport`; `setNodeDawnOptions` in node-dawn-options.test.ts) on stubbed adapters,
  * the GPU tab's reading of the adapter's configurations, and the structure of the subgroup-matrix tile's
  * WGSL (kernels/mmm-sgmat.ts; its arithmetic runs through the emulator in sgmat-check.browser.test.ts).
  */

@@ -1,7 +1,8 @@
 /**
  * `<webgpu-chat>`'s speculative decoding and tools, end to end in Chromium from the built widget
  * (`dist/widget/`): `draft-model="lookup"` answers with the same greedy text as the widget without it
- * (llama.cpp's continuation, tests/golden); a bad `draft-max`, a draft on another engine or a
+ * (llama.cpp's continuation, tests/golden) and its counts in the `done` event, as does a `draft-model`
+ * GGUF URL (the model as its own draft: nearly every draft accepted); a bad `draft-max`, a draft on another engine or a
  * `responseFormat` on our engine (no grammar compiler in the widget build) is an error in the widget; the
  * `tools` property gives a `toolcall` event with OpenAI's `tool_calls` through the remote engine against
  * the scripted vLLM server (src/testing/openai-server.ts).
@@ -38,7 +39,16 @@ async function open(p: Page, body: string): Promise<string[]> {
 function ask(p: Page, id: string, text: string) {
   return p.evaluate(
     ([id, text]) =>
-      new Promise<{ type: string; detail: { text?: string; message?: string; code?: string } }>((resolve) => {
+      new Promise<{
+        type: string;
+        detail: {
+          text?: string;
+          message?: string;
+          code?: string;
+          outputTokens?: number;
+          speculative?: { drafted: number; accepted: number; targetPasses: number };
+        };
+      }>((resolve) => {
         const el = document.getElementById(id) as HTMLElement & { send(t: string): Promise<unknown> };
         el.addEventListener('done', (e) => resolve({ type: 'done', detail: (e as CustomEvent).detail }), {
           once: true,
@@ -73,6 +83,14 @@ test('draft-model="lookup" answers with the same greedy text as without it', asy
   expect(plain.detail.text!.length).toBeGreaterThan(60);
   expect(GOLDEN.outputText.startsWith(plain.detail.text!)).toBe(true);
   expect(lookup.detail.text).toBe(plain.detail.text);
+  // The draft reached the engine: its counts in the done event, and said under the log.
+  expect(plain.detail.speculative).toBeUndefined();
+  const spec = lookup.detail.speculative!;
+  expect(spec.accepted).toBeLessThanOrEqual(spec.drafted);
+  expect(spec.targetPasses + spec.accepted).toBeGreaterThanOrEqual(lookup.detail.outputTokens! - 1);
+  await expect(p.locator('#lookup')).toContainText(
+    `${spec.accepted} of ${spec.drafted} drafted tokens accepted`,
+  );
 
   // The widget build has no grammar compiler: a responseFormat on our engine is a clear `unsupported` error.
   await p.locator('#plain').evaluate((el) => {
@@ -88,6 +106,26 @@ test('draft-model="lookup" answers with the same greedy text as without it', asy
   expect(bad).toMatchObject({ type: 'error', detail: { code: 'invalid_argument' } });
   expect(bad.detail.message).toMatch(/draft-max attribute must be an integer/);
   await expect(p.locator('#lookup').getByRole('alert')).toContainText('draft-max');
+  expect(errors).toEqual([]);
+});
+
+test('draft-model as a GGUF URL (the model itself): the same greedy text in fewer target passes', async ({
+  page: p,
+}) => {
+  const errors = await open(
+    p,
+    '<webgpu-chat id="d" model="/models/stories260K.gguf" max-tokens="40" draft-model="/models/stories260K.gguf" draft-max="3"></webgpu-chat>',
+  );
+  await expect(p.locator('#d')).toHaveAttribute('data-state', 'ready', { timeout: 90_000 });
+  const r = await ask(p, 'd', GOLDEN.prompt);
+  expect(r.type, JSON.stringify(r.detail)).toBe('done');
+  expect(r.detail.text!.length).toBeGreaterThan(60);
+  expect(GOLDEN.outputText.startsWith(r.detail.text!)).toBe(true);
+  const spec = r.detail.speculative!;
+  // A copy of the target drafts its own tokens: nearly all accepted, several tokens per target pass.
+  expect(spec.drafted).toBeGreaterThan(0);
+  expect(spec.accepted / spec.drafted).toBeGreaterThan(0.9);
+  expect(spec.targetPasses).toBeLessThan(r.detail.outputTokens! - 1);
   expect(errors).toEqual([]);
 });
 

@@ -3,7 +3,13 @@ import { EngineError } from '../core/errors.ts';
 import { requestMetrics } from '../core/metrics.ts';
 import type { ChatMessage, ChatRequest, GenerateResult, TokenEvent } from '../core/types.ts';
 import { mulberry32 } from '../util/prng.ts';
-import { answerLine, type ChatCall, Conversation, summarizeAnswer } from './conversation.ts';
+import {
+  answerLine,
+  type ChatCall,
+  Conversation,
+  speculativeWords,
+  summarizeAnswer,
+} from './conversation.ts';
 
 /**
  * A stand-in backend with a context of `nCtx` "tokens" (one per character of every message, as a
@@ -221,5 +227,28 @@ describe('summarizeAnswer and answerLine', () => {
     });
     expect(answerLine(none)).toBe('Stopped before the first token.');
     expect(answerLine({ ...none, finishReason: 'stop' })).toBe('No answer.');
+  });
+
+  it("speculative decoding's counts: kept in the summary (a copy), in words per target pass", () => {
+    const r = {
+      text: 'abcdefghijk',
+      finishReason: 'length',
+      promptTokenIds: [1, 2],
+      outputTokenIds: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+      tStartMs: 0,
+      tokenTimesMs: [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+      speculative: { drafted: 9, accepted: 6, targetPasses: 4 },
+    } as GenerateResult;
+    const s = summarizeAnswer(r);
+    expect(s.speculative).toEqual({ drafted: 9, accepted: 6, targetPasses: 4 });
+    expect(s.speculative).not.toBe(r.speculative);
+    // 10 tokens after the prefill's over 4 passes.
+    expect(speculativeWords(s)).toBe('6 of 9 drafted tokens accepted, 2.50 tokens per pass');
+    expect(speculativeWords({ ...s, speculative: { drafted: 0, accepted: 0, targetPasses: 0 } })).toBe(
+      '0 of 0 drafted tokens accepted, – tokens per pass',
+    );
+    const plain = summarizeAnswer({ ...r, speculative: undefined });
+    expect('speculative' in plain).toBe(false);
+    expect(speculativeWords(plain)).toBeUndefined();
   });
 });

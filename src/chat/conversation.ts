@@ -8,7 +8,14 @@
 
 import { EngineError } from '../core/errors.ts';
 import { requestMetrics } from '../core/metrics.ts';
-import type { ChatMessage, ChatRequest, FinishReason, GenerateResult, TokenEvent } from '../core/types.ts';
+import type {
+  ChatMessage,
+  ChatRequest,
+  FinishReason,
+  GenerateResult,
+  SpeculativeStats,
+  TokenEvent,
+} from '../core/types.ts';
 import { fmtCount, fmtMs, fmtRate } from '../util/format.ts';
 
 /** A backend's chat call: `Engine.chat`, or a wrapper of it (the widget's shared-engine lease). */
@@ -46,6 +53,8 @@ export interface AnswerSummary {
   contextTokens: number;
   /** Time to the first token, ms (vLLM's TTFT); null when no token came out. */
   ttftMs: number | null;
+  /** Speculative decoding's counts (GenerateResult.speculative), where the answer drafted (draft-model). */
+  speculative?: SpeculativeStats;
 }
 
 /**
@@ -138,7 +147,19 @@ export function summarizeAnswer(r: GenerateResult | undefined): AnswerSummary {
     tokensPerSecond: tps !== undefined && Number.isFinite(tps) ? tps : null,
     contextTokens: promptTokens + n,
     ttftMs: m && Number.isFinite(m.ttftMs) ? m.ttftMs : null,
+    ...(r?.speculative ? { speculative: { ...r.speculative } } : {}),
   };
+}
+
+/**
+ * Speculative decoding's counts in words: "12 of 15 drafted tokens accepted, 2.40 tokens per pass" (the
+ * output tokens after the first, which the prefill gives, ÷ the target's passes); undefined without them.
+ */
+export function speculativeWords(s: AnswerSummary): string | undefined {
+  const spec = s.speculative;
+  if (!spec) return undefined;
+  const perPass = spec.targetPasses > 0 ? ((s.outputTokens - 1) / spec.targetPasses).toFixed(2) : '–';
+  return `${spec.accepted} of ${spec.drafted} drafted tokens accepted, ${perPass} tokens per pass`;
 }
 
 /** Why an answer ended, in words. */

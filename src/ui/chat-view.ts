@@ -8,7 +8,13 @@
  * text (Text nodes / textContent), never as HTML.
  */
 
-import { type AnswerSummary, answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
+import {
+  type AnswerSummary,
+  answerLine,
+  Conversation,
+  speculativeWords,
+  summarizeAnswer,
+} from '../chat/conversation.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { isEngineError } from '../core/errors.ts';
 import type { DraftOptions } from '../core/types.ts';
@@ -287,9 +293,9 @@ export class ChatView {
           jsonNote = 'Not complete JSON (the answer was cut) · ';
         }
       } else answer.finish(s.finishReason, s.text);
-      const spec = r?.speculative;
+      const spec = speculativeWords(s);
       const specNote = spec
-        ? ` · ${drafting?.type === 'model' ? `draft ${this.drafting.label()}` : 'lookup'}: ${spec.accepted} of ${spec.drafted} drafted tokens accepted, ${spec.targetPasses > 0 ? ((s.outputTokens - 1) / spec.targetPasses).toFixed(2) : '–'} tokens per pass`
+        ? ` · ${drafting?.type === 'model' ? `draft ${this.drafting.label()}` : 'lookup'}: ${spec}`
         : '';
       // The conversation's first answer, to compare the speed of later (deeper) answers with.
       const first = this.first;

@@ -17,6 +17,7 @@ import { openModelSource } from '../library/opener.ts';
 import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine } from './engine.ts';
+import { ModelDrafter } from './speculative.ts';
 
 const MODEL_URL = stories260kUrl();
 
@@ -63,6 +64,51 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
     console.log(`${type} draft: accepted ${accepted} of ${drafted}`);
     // A quantized copy of the target agrees with it on most tokens.
     expect(accepted / drafted).toBeGreaterThan(type === 'Q8_0' ? 0.8 : 0.5);
+  }, 300_000);
+
+  it("each draft is the draft model's own greedy continuation of the history, rejections rolled back", async () => {
+    // Every call of the draft model (history, n) → drafts, recorded; then a plain engine on the draft's
+    // file continues each history greedily from an empty cache. A draft cache left holding rejected
+    // tokens (a missed rollback, a stale row) proposes something else, though the output stays exact.
+    const calls: { history: number[]; drafts: number[] }[] = [];
+    const draft = ModelDrafter.prototype.draft;
+    ModelDrafter.prototype.draft = async function (this: ModelDrafter, history, n) {
+      const drafts = await draft.call(this, history, n);
+      calls.push({ history: [...history], drafts: [...drafts] });
+      return drafts;
+    };
+    let spec: Awaited<ReturnType<typeof engine.generate>>;
+    try {
+      spec = await engine.generate({
+        prompt: PROMPTS[1],
+        maxTokens: 40,
+        ignoreEos: true,
+        draft: { type: 'model', draftMax: 4 },
+      });
+    } finally {
+      ModelDrafter.prototype.draft = draft;
+    }
+    const s = spec.speculative!;
+    // The Q4_0 copy's drafts are rejected often (so rollbacks are checked); the Q8_0 copy's rarely.
+    if (type === 'Q4_0') expect(s.accepted).toBeLessThan(s.drafted);
+    expect(calls.length).toBeGreaterThan(3);
+    const ref = new WebGpuEngine({ openModel: openModelSource });
+    try {
+      await ref.load({ blob: await quantized(type) }, { contextLength: 192 });
+      let same = 0;
+      let total = 0;
+      for (const { history, drafts } of calls) {
+        const r = await ref.generate({ promptTokenIds: history, maxTokens: drafts.length, ignoreEos: true });
+        total += drafts.length;
+        same += drafts.filter((d, k) => d === r.outputTokenIds[k]).length;
+      }
+      // Another kernel order (a prefill from 0 against steps on a kept cache) may flip a near tie.
+      expect(same / total, `${same} of ${total} draft tokens as the draft model continues`).toBeGreaterThan(
+        0.95,
+      );
+    } finally {
+      await ref.dispose();
+    }
   }, 300_000);
 
   it('an abort mid-generation leaves both models exact', async () => {

@@ -4,7 +4,7 @@
  * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
  */
 
-import { answerLine, Conversation, summarizeAnswer } from '../chat/conversation.ts';
+import { answerLine, Conversation, speculativeWords, summarizeAnswer } from '../chat/conversation.ts';
 import { ToolCallStreamGate } from '../chat/tool-stream.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
@@ -655,7 +655,8 @@ export class WebGpuChatElement extends HTMLElement {
           toolCalls: calls.map((c) => ({ ...c, function: { ...c.function } })),
           text: s.text,
         });
-      this.stats.textContent = answerLine(s);
+      const spec = speculativeWords(s);
+      this.stats.textContent = `${answerLine(s)}${spec ? ` · ${spec}` : ''}`;
       const detail: WebGpuChatDoneDetail = s;
       this.emit('done', detail);
       return detail;

@@ -32,7 +32,8 @@ export interface WebGpuChatTokenDetail {
  * `detail` of the `done` event: the answer's text and figures (chat/conversation.ts `AnswerSummary`):
  * finishReason, outputTokens, promptTokens, tokensPerSecond ((tokens − 1) / (last − first token time); null
  * under 2 tokens), contextTokens (promptTokens + outputTokens: the KV depth its decode speed was measured at,
- * which grows over a conversation) and ttftMs (null without tokens).
+ * which grows over a conversation), ttftMs (null without tokens) and, with `draft-model`, speculative
+ * (`{drafted, accepted, targetPasses}`).
  */
 export type WebGpuChatDoneDetail = AnswerSummary;
 /** `detail` of the `error` event. `code` is an EngineError code, `webgpu_unavailable` or `not_available`. */

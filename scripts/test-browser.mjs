@@ -27,6 +27,7 @@ import { join, relative } from 'node:path';
 const SECONDS = {
   'src/webgpu/model/llama.browser.test.ts': 520, // 680 before its prefill-kernel tests moved out (2026-12-04)
   'src/webgpu/model/prefill-kernels.browser.test.ts': 180,
+  'src/webgpu/model/decode-int8.browser.test.ts': 75, // tests 29–58 s, 40–80 s with startup (2-core machine, loaded)
   'src/webgpu/kernels/mmv.browser.test.ts': 330,
   'src/webgpu/kernels/mmv-kquants.browser.test.ts': 330,
   'src/webgpu/kernels/mmm.browser.test.ts': 460,

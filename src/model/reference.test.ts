@@ -184,3 +184,40 @@ describe('roundQ8 (the integer-dot kernels activations)', () => {
     expect([...q.subarray(64)]).toEqual([0, 0, 0, 0, 0, 0]);
   });
 });
+
+describe('int8 rounding by position (int8Before, int8From, int8OutputFrom)', () => {
+  it('rounds the layer matmuls from int8From on, the output from int8OutputFrom on, and nothing before', async () => {
+    const bytes = makeRandomLlamaGguf({ seed: 91, nLayers: 2, nEmbd: 64, nFF: 128, nHead: 4, nVocab: 300 });
+    const ref = await ReferenceLlama.fromGguf(
+      await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) }),
+    );
+    const tokens = [5, 17, 200, 42, 7, 99];
+    const run = (o: { before?: number; from?: number; outputFrom?: number }) => {
+      ref.int8Before = o.before ?? 0;
+      ref.int8From = o.from ?? Number.POSITIVE_INFINITY;
+      ref.int8OutputFrom = o.outputFrom ?? Number.POSITIVE_INFINITY;
+      return ref.run(tokens).map((l) => [...l]);
+    };
+    const plain = run({});
+    const all = run({ before: tokens.length });
+    // int8From 0 rounds every position, as int8Before past the end does; the two bounds at one position too.
+    expect(run({ from: 0 })).toEqual(all);
+    expect(run({ before: 3, from: 3 })).toEqual(all);
+    // Decode after a float prefill: positions before 3 untouched, the later ones rounded.
+    const decode = run({ from: 3 });
+    expect(decode.slice(0, 3)).toEqual(plain.slice(0, 3));
+    for (let p = 3; p < tokens.length; p++) {
+      expect(decode[p]).not.toEqual(plain[p]);
+      expect(decode[p]).not.toEqual(all[p]); // earlier positions' cache entries stay float
+    }
+    // The output's input alone: the same before 2, a change of rounding size (not of kind) after.
+    const out = run({ outputFrom: 2 });
+    expect(out.slice(0, 2)).toEqual(plain.slice(0, 2));
+    for (let p = 2; p < tokens.length; p++) {
+      expect(out[p]).not.toEqual(plain[p]);
+      const maxRef = Math.max(...plain[p].map(Math.abs));
+      const maxDiff = Math.max(...out[p].map((v, i) => Math.abs(v - plain[p][i])));
+      expect(maxDiff).toBeLessThan(2e-2 * (1 + maxRef));
+    }
+  });
+});

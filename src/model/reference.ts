@@ -182,6 +182,16 @@ export class ReferenceLlama {
    */
   int8Before = 0;
   /**
+   * Positions from this one on round the layer matmuls' inputs as {@link int8Before} does, as the
+   * integer-dot decode kernels do after a float prefill (kernels/mmv.ts `MmvLayout.intDot`); Infinity = never.
+   */
+  int8From = Number.POSITIVE_INFINITY;
+  /**
+   * Positions from this one on also round the output matmul's input ({@link roundQ8}): the decode output
+   * kernel on mmv's integer-dot path, which also computes the prompt's last logits; Infinity = never.
+   */
+  int8OutputFrom = Number.POSITIVE_INFINITY;
+  /**
    * Gemma's GELU as llama.cpp's CPU backend computes it (ggml-cpu/vec.h ggml_vec_geglu_f32 with
    * GGML_GELU_FP16): x rounded to binary16, looked up in a table of tanh-GELU values rounded to binary16
    * (x ≤ −10 → 0, x ≥ 10 → x). False (default): the exact tanh GELU.
@@ -313,8 +323,8 @@ export class ReferenceLlama {
     const hb2 = new Float64Array(nFF); // up [nFF]
     const att = new Float64Array(pos + 1); // scores [pos + 1]
 
-    // The integer-dot prefill's activations (int8Before), or the float ones.
-    const q8 = pos < this.int8Before ? roundQ8 : (a: Float64Array) => a;
+    // The integer-dot prefill's or decode's activations (int8Before, int8From), or the float ones.
+    const q8 = pos < this.int8Before || pos >= this.int8From ? roundQ8 : (a: Float64Array) => a;
     for (let l = 0; l < c.nLayers; l++) {
       const L = w.layers[l];
       rmsnorm(xb, x, L.attnNorm, eps); // xb = RMSNorm(x) · attn_norm
@@ -394,7 +404,8 @@ export class ReferenceLlama {
 
     rmsnorm(xb, x, w.outputNorm, eps); // final norm
     const logits = new Float64Array(c.nVocab);
-    matmul(logits, xb, w.output, nEmbd, c.nVocab); // logits = Wout · xb
+    const xo = pos >= this.int8OutputFrom ? roundQ8(xb) : xb; // int8 on the decode output kernel
+    matmul(logits, xo, w.output, nEmbd, c.nVocab); // logits = Wout · xb
     if (g && g.finalSoftcap > 0) {
       const fc = g.finalSoftcap; // final logit soft-capping
       for (let i = 0; i < logits.length; i++) logits[i] = fc * Math.tanh(logits[i] / fc);

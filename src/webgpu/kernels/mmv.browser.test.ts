@@ -4,9 +4,10 @@
  * thread-per-rows layout (lanes = 1) and K-split layouts reduced through subgroups and through workgroup
  * memory, packed-4×8 unpacking on and off, 1 token, 3 in a group of 4 and 13 in groups of 8 (the
  * software adapters' prefill; partial token groups), 19 in groups of 16 for the shared-activation layouts, RMSNorm fused, two-dot
- * units (SwiGLU) and several segments of different types in one dispatch. Sizes are off every multiple
- * of the layout (N prime-ish, K an odd number of chunks). Weights are quantized by our ggml-exact
- * quantizer and the reference uses ggml's dequantization (src/gguf/quantize.ts).
+ * units (SwiGLU) and several segments of different types in one dispatch; the wide layouts (64–256
+ * lanes) also at K = 16736 (523 chunks: several passes over K, the last partial) with 1, 2 and 4 tokens.
+ * Sizes are off every multiple of the layout (N prime-ish, K an odd number of chunks). Weights are
+ * quantized by our ggml-exact quantizer and the reference uses ggml's dequantization (src/gguf/quantize.ts).
  * Bound per output: |gpu − ref| ≤ 2e-5·Σ|terms| + 1e-6.
  */
 import { describe, expect, it } from 'vitest';
@@ -24,7 +25,7 @@ import {
   testGpu,
   uniformFrom,
 } from '../../testing/kernel-util.ts';
-import { layouts, mmvTypeTests } from '../../testing/mmv-cases.ts';
+import { layouts, type MmvTypeCase, mmvTypeTests, mmvWideKTests } from '../../testing/mmv-cases.ts';
 import { packStep } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
 import { mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
@@ -32,7 +33,7 @@ import { mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 const EPS = 1e-5;
 
 describe('mmvWGSL', () => {
-  mmvTypeTests([
+  const types: MmvTypeCase[] = [
     { type: 'F32', K: 96 },
     { type: 'F16', K: 160 },
     { type: 'BF16', K: 224 },
@@ -42,7 +43,9 @@ describe('mmvWGSL', () => {
     { type: 'Q4_1', K: 224 },
     { type: 'Q5_1', K: 160 },
     { type: 'IQ4_NL', K: 352 },
-  ]);
+  ];
+  mmvTypeTests(types);
+  mmvWideKTests(types.map((t) => t.type));
 
   it('two-dot units (SwiGLU of gate and up) and three segments of different types in one dispatch', async () => {
     const gpu = await testGpu();

@@ -33,6 +33,23 @@ import { mmvWGSL, mmvWorkgroupsX } from './mmv.ts';
 const EPS = 1e-5;
 
 describe('mmvWGSL', () => {
+  it("the CI's SwiftShader runs every layout family, none left out for a missing feature", async (ctx) => {
+    // layouts() leaves out what the adapter cannot run (subgroups, packed integer dots, one subgroup
+    // size); on the adapter CI runs, each family must be there, or the tests below would test less
+    // without a word. Other adapters: whatever they can run.
+    const gpu = await testGpu();
+    if (gpu.adapter.info.architecture !== 'swiftshader') ctx.skip();
+    const ls = (await layouts()).map((l) => l.layout);
+    expect(ls.some((l) => l.reduce === 'subgroup' && !l.intDot)).toBe(true);
+    expect(ls.some((l) => l.reduce === 'hybrid' && !l.intDot)).toBe(true);
+    expect(ls.some((l) => l.reduce === 'subgroup' && l.intDot)).toBe(true);
+    expect(ls.some((l) => l.reduce === 'hybrid' && l.intDot && l.lanes === 256)).toBe(true);
+    expect(ls.some((l) => l.shareX && !l.intDot)).toBe(true);
+    expect(ls.some((l) => l.shareX && l.intDot)).toBe(true);
+    expect(ls.some((l) => l.reduce === 'shared' && l.intDot && !l.shareX)).toBe(true);
+    expect(ls.filter((l) => l.packed).length).toBeGreaterThan(0);
+  });
+
   const types: MmvTypeCase[] = [
     { type: 'F32', K: 96 },
     { type: 'F16', K: 160 },

@@ -4,7 +4,8 @@
  * src/testing/sgmat-emulator.ts (`sgmatTileWGSL` is mocked to emulate what it generates). stories260K
  * (nEmbd 64, nFF 172: K off a multiple of 32 in ffn_down, Q/K/V of 64 + 32 + 32 rows, a partial 128-row
  * tile everywhere) with a 70-token prompt (a full and a partial 64-token tile): its greedy ids and
- * logits against the float tile's (kernels/mmm.ts). The integer tile (i8 → i32) forced on stories260K as
+ * logits against the float tile's (kernels/mmm.ts); the default 32 × 64 tile likewise on stories260K as Q4_0
+ * (weights dequantized from planes into the f16 staging). The integer tile (i8 → i32) forced on stories260K as
  * Q8_0, its i8 offsets in bytes on an emulated driver counting bytes: the integer-dot tile's greedy ids.
  * What this cannot show: the driver's subgroup-matrix
  * semantics, uniformity rules and speed.
@@ -100,6 +101,37 @@ describe('the large subgroup-matrix tile in the model (emulated)', () => {
       maxDiff = Math.max(maxDiff, Math.abs(sg.logits[j] - v));
     });
     // f16 operands (10-bit mantissa) against f32: ~1e-3 of the logits' scale; a wrong index gives ~1.
+    expect(maxDiff / (1 + maxRef)).toBeLessThan(2e-2);
+    expect(maxDiff).toBeGreaterThan(0);
+  }, 600_000);
+});
+
+describe('the 32 × 64 subgroup-matrix tile (the default shape) in the model on quantized weights (emulated)', () => {
+  it("stories260K as Q4_0 (planes), 40-token prompt: greedy ids equal the float tile's, logits within f16 rounding", async () => {
+    const f32 = await (await fetch(stories260kUrl())).arrayBuffer();
+    const q = await quantizeGguf(await openGguf({ blob: new Blob([f32]) }), 'Q4_0');
+    const bytes = q.bytes.buffer.slice(
+      q.bytes.byteOffset,
+      q.bytes.byteOffset + q.bytes.byteLength,
+    ) as ArrayBuffer;
+    const cfg = llamaConfigFromGguf(await openGguf({ blob: new Blob([bytes]) }), {
+      supportedTypes: WEIGHT_TYPES,
+    });
+    const prompt = randomIds(4242, 40, cfg.nVocab);
+    const float = await greedy(bytes, prompt, { kind: 'tile' });
+    const before = emulated.kernels;
+    const tile: SgmatTile = { M: 16, N: 16, K: 16, subgroupSize: 32 };
+    const sg = await greedy(bytes, prompt, { kind: 'tile', subgroupMatrix: tile });
+    expect(emulated.kernels - before).toBeGreaterThanOrEqual(4);
+    expect(sg.tile).toBe(32);
+    expect(sg.ids).toEqual(float.ids);
+    let maxRef = 0;
+    let maxDiff = 0;
+    float.logits.forEach((v, j) => {
+      maxRef = Math.max(maxRef, Math.abs(v));
+      maxDiff = Math.max(maxDiff, Math.abs(sg.logits[j] - v));
+    });
+    // f16 operands against f32 (the weights' Q4_0 values are exact in f16; activations round).
     expect(maxDiff / (1 + maxRef)).toBeLessThan(2e-2);
     expect(maxDiff).toBeGreaterThan(0);
   }, 600_000);

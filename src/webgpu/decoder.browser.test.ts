@@ -1,6 +1,6 @@
 /**
  * The chained decode loop with several steps in flight (decoder.ts `chainedTokens`, issue 40) on
- * stories260K through the engine: greedy output equals llama.cpp's (tests/golden) with 1, 2 and 3 steps
+ * stories260K through the engine: greedy output equals llama.cpp's (tests/golden) with 1 and 3 steps
  * in flight; sampled output equals the CPU reference sampler's (`sampling: 'cpu'`, one step at a time);
  * it stops exactly at maxTokens, where the consumer stops (as at EOS), and at the context's end; an abort
  * mid-chain leaves the engine giving the same output again.

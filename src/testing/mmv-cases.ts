@@ -163,7 +163,7 @@ async function mmvCase(
 ): Promise<void> {
   const { seed, rng } = freshRng();
   const raw = quantizedRows(type, K, N, rng);
-  const nBlocks = (N * K) / (type === 'Q6_K' ? 256 : 32);
+  const nBlocks = (N * K) / WEIGHT_BLOCK[type].size; // blocks as the engine counts them (Q4_K, Q6_K: 256)
   const bytes = planar ? repackHost(type, raw.bytes, nBlocks) : raw.bytes;
   const w = raw.w;
   const x = randomF32(rng, T * K);

@@ -25,7 +25,7 @@ import {
   testGpu,
   uniformFrom,
 } from '../../testing/kernel-util.ts';
-import { packStep, type WeightType } from './common.ts';
+import { packStep, WEIGHT_BLOCK, type WeightType } from './common.ts';
 import type { MatmulSegment } from './matmul.ts';
 import { INT_DOT_TYPES, mmmWGSL, mmmWorkgroupsX, TILE_TOKENS } from './mmm.ts';
 import { isPlanarType, repackHost } from './repack.ts';
@@ -70,7 +70,7 @@ describe('mmmWGSL', () => {
       for (const [T, N, norm, pos0] of intDot ? ([cases[1], [65, 37, true, 9]] as const) : cases) {
         const { seed, rng } = freshRng();
         const raw = quantizedRows(type, K, N, rng);
-        const nBlocks = (N * K) / (type === 'Q6_K' || type === 'Q4_K' ? 256 : 32);
+        const nBlocks = (N * K) / WEIGHT_BLOCK[type].size;
         const bytes = planar ? repackHost(type, raw.bytes, nBlocks) : raw.bytes;
         const x = randomF32(rng, T * K);
         const g = norm ? randomF32(rng, K, 0.5).map((v) => v + 1) : undefined;

@@ -49,6 +49,17 @@ afterAll(() => gpu?.device.destroy());
 
 const N_OUT = 6;
 
+/** max |b − a| over the logits, and that ÷ (1 + max |a|). */
+function logitsDiff(a: Float32Array, b: Float32Array): { maxDiff: number; rel: number } {
+  let maxRef = 0;
+  let maxDiff = 0;
+  a.forEach((v, j) => {
+    maxRef = Math.max(maxRef, Math.abs(v));
+    maxDiff = Math.max(maxDiff, Math.abs(b[j] - v));
+  });
+  return { maxDiff, rel: maxDiff / (1 + maxRef) };
+}
+
 /** Greedy ids after `prompt` and the prompt's last logits, with prefill on `prefill`. */
 async function greedy(
   bytes: ArrayBuffer,
@@ -94,14 +105,9 @@ describe('the large subgroup-matrix tile in the model (emulated)', () => {
     expect(float.tile).toBe(32);
     expect(sg.tile).toBe(64);
     expect(sg.ids).toEqual(float.ids);
-    let maxRef = 0;
-    let maxDiff = 0;
-    float.logits.forEach((v, j) => {
-      maxRef = Math.max(maxRef, Math.abs(v));
-      maxDiff = Math.max(maxDiff, Math.abs(sg.logits[j] - v));
-    });
+    const { maxDiff, rel } = logitsDiff(float.logits, sg.logits);
     // f16 operands (10-bit mantissa) against f32: ~1e-3 of the logits' scale; a wrong index gives ~1.
-    expect(maxDiff / (1 + maxRef)).toBeLessThan(2e-2);
+    expect(rel).toBeLessThan(2e-2);
     expect(maxDiff).toBeGreaterThan(0);
   }, 600_000);
 });
@@ -125,14 +131,9 @@ describe('the 32 × 64 subgroup-matrix tile (the default shape) in the model on 
     expect(emulated.kernels - before).toBeGreaterThanOrEqual(4);
     expect(sg.tile).toBe(32);
     expect(sg.ids).toEqual(float.ids);
-    let maxRef = 0;
-    let maxDiff = 0;
-    float.logits.forEach((v, j) => {
-      maxRef = Math.max(maxRef, Math.abs(v));
-      maxDiff = Math.max(maxDiff, Math.abs(sg.logits[j] - v));
-    });
+    const { maxDiff, rel } = logitsDiff(float.logits, sg.logits);
     // f16 operands against f32 (the weights' Q4_0 values are exact in f16; activations round).
-    expect(maxDiff / (1 + maxRef)).toBeLessThan(2e-2);
+    expect(rel).toBeLessThan(2e-2);
     expect(maxDiff).toBeGreaterThan(0);
   }, 600_000);
 });
@@ -159,14 +160,9 @@ describe('the integer subgroup-matrix tile in the model (emulated)', () => {
       // Q8_0 layer matmuls ran the emulated integer tile.
       expect(emulated.kernels).toBeGreaterThanOrEqual(before + 2);
       expect(sg.ids).toEqual(intDot.ids);
-      let maxRef = 0;
-      let maxDiff = 0;
-      intDot.logits.forEach((v, j) => {
-        maxRef = Math.max(maxRef, Math.abs(v));
-        maxDiff = Math.max(maxDiff, Math.abs(sg.logits[j] - v));
-      });
+      const { rel } = logitsDiff(intDot.logits, sg.logits);
       // The same int8 activations and exact integer dots: only f32 rounding differs (~1e-6 of scale).
-      expect(maxDiff / (1 + maxRef)).toBeLessThan(1e-4);
+      expect(rel).toBeLessThan(1e-4);
     } finally {
       emulated.i8Units = 'words';
     }

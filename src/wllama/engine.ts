@@ -84,10 +84,10 @@ interface StreamChunk {
   timings?: { prompt_n: number; prompt_ms: number; predicted_n: number; predicted_ms: number };
 }
 
-/** Bytes read per request while a model's file is copied into a Blob for wllama. */
 /** How refusals name this backend. */
 const WLLAMA_NAME = "llama.cpp's wasm build (the wllama backend)";
 
+/** Bytes read per request while a model's file is copied into a Blob for wllama. */
 const READ_BYTES = 8 * 1024 * 1024;
 /** Pieces gathered into one Blob at a time (the browser may keep large Blobs on disk). */
 const GROUP_BYTES = 128 * 1024 * 1024;

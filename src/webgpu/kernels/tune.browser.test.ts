@@ -56,29 +56,38 @@ describe('chooseMmvLayout', () => {
       { lanes: 1, units: 2, threads: 64, reduce: 'shared', packed: false },
       { lanes: 8, units: 1, threads: 64, reduce: 'shared', packed: false },
     ];
-    // 70 rows × 288 bytes (Q4_K, K 512) × 2 dots = 40,320 bytes a dispatch: 5 copies to span 200,000.
+    // 70 rows × 288 bytes (Q4_K, K 512) × 2 dots = 40,320 bytes a dispatch: 5 copies fill 201,600.
     const shape = { K: 512, N: 70, type: 'Q4_K' as const, planar: true, dots: 2 as const, norm: true };
-    const a = await chooseMmvLayout(gpu, shape, candidates, 200_000);
+    // Every copy is a valid binding the dispatches read: no validation error in the whole trial.
+    gpu.device.pushErrorScope('validation');
+    const a = await chooseMmvLayout(gpu, shape, candidates, 201_600);
+    expect(await gpu.device.popErrorScope()).toBeNull();
     expect(a.chosenBy).toBe('measured');
     expect(a.copies).toBe(5);
     for (const t of a.trials ?? []) expect(t.ms).toBeGreaterThan(0);
-    expect(await chooseMmvLayout(gpu, shape, candidates, 200_000)).toEqual({ ...a, chosenBy: 'cached' });
+    expect(await chooseMmvLayout(gpu, shape, candidates, 201_600)).toEqual({ ...a, chosenBy: 'cached' });
     // One copy is another trial, not the cached answer of the rotated one.
     const one = await chooseMmvLayout(gpu, shape, candidates);
     expect(one.chosenBy).toBe('measured');
     expect(one.copies).toBeUndefined();
   });
 
-  it('trialCopies: enough copies to span the rotation, at most TRIAL_MAX_COPIES, one where a dispatch spans it', () => {
-    // An 8B Q4_K gate+up (2 × 14,336 rows × 2,304 bytes = 66 MB): 4 copies to span 192 MiB.
-    expect(trialCopies(2 * 14336 * 2304, TRIAL_ROTATE_BYTES)).toBe(4);
-    // A 1B Q/K/V (3,072 rows × 1,152 bytes = 3.5 MB): 57 copies; a 1 MiB matrix: capped.
-    expect(trialCopies(3072 * 1152, TRIAL_ROTATE_BYTES)).toBe(57);
+  it('trialCopies: as many copies as fit in the rotation, at most TRIAL_MAX_COPIES, one where two do not fit', () => {
+    // An 8B Q4_K gate+up (2 × 14,336 rows × 2,304 bytes = 63 MiB): 3 copies in 192 MiB.
+    expect(trialCopies(2 * 14336 * 2304, TRIAL_ROTATE_BYTES)).toBe(3);
+    // A 1B Q/K/V (3,072 rows × 1,152 bytes = 3.4 MiB): 56 copies; a 1 MiB matrix: capped.
+    expect(trialCopies(3072 * 1152, TRIAL_ROTATE_BYTES)).toBe(56);
     expect(trialCopies(1 << 20, TRIAL_ROTATE_BYTES)).toBe(TRIAL_MAX_COPIES);
-    expect(trialCopies(10 << 20, 25 << 20)).toBe(3);
-    // A model smaller than its matrix's dispatch, no rotation asked, an F16 8B gate+up past the cap: one.
+    expect(trialCopies(10 << 20, 25 << 20)).toBe(2);
+    // Never more bytes than the rotation (or one matrix).
+    for (const bytes of [1e6, 3.3e6, 7e6, 33e6, 66e6, 99e6, 150e6, 300e6]) {
+      const c = trialCopies(bytes, TRIAL_ROTATE_BYTES);
+      expect(c * bytes).toBeLessThanOrEqual(Math.max(TRIAL_ROTATE_BYTES, bytes));
+    }
+    // A model no larger than the matrix, no rotation asked, an 8B Q8_0 gate+up (119 MiB) or F16: one.
     expect(trialCopies(10 << 20, 10 << 20)).toBe(1);
     expect(trialCopies(10 << 20, 0)).toBe(1);
+    expect(trialCopies(2 * 14336 * 4352, TRIAL_ROTATE_BYTES)).toBe(1);
     expect(trialCopies(2 * 14336 * 8192, TRIAL_ROTATE_BYTES)).toBe(1);
   });
 

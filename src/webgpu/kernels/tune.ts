@@ -157,7 +157,7 @@ export const TRIAL_MAX_BYTES = 128 << 20;
 /**
  * Bytes a GPU decode trial spreads its dispatches over at most: each dispatch reads the next of several
  * copies of the matrix, so that a matrix smaller than the GPU's last-level cache (an 8B model's Q/K/V,
- * every matrix of a 1B model: 50–96 MB L2 on current discrete GPUs) is read from memory as it is in a
+ * a 1B model's layer matrices; 50–96 MB of L2 on current discrete GPUs) is read from memory as it is in a
  * decode token, where the whole model streams past the cache, not from the cache (which times layouts
  * by their arithmetic and favours the wrong ones). The caller passes min(this, the model's weight bytes):
  * a model that fits in the cache stays there between tokens, and its trial should say so too.
@@ -168,14 +168,14 @@ export const TRIAL_ROTATE_BYTES = 192 << 20;
 export const TRIAL_MAX_COPIES = 64;
 
 /**
- * Copies of a trial's matrix for its dispatches to rotate over: enough that `rotateBytes` are read
- * between two reads of one copy, at most {@link TRIAL_MAX_COPIES}; 1 when `rotateBytes` ≤ the bytes of
- * one dispatch.
+ * Copies of a trial's matrix for its dispatches to rotate over: as many as fit in `rotateBytes`, at most
+ * {@link TRIAL_MAX_COPIES}, so the copies never take more than `rotateBytes` (or one matrix); 1 where
+ * two do not fit (a matrix of more than half of it, which streams past a cache of that size anyway).
  * @param bytes the weight bytes one dispatch reads (every dot).
  */
 export function trialCopies(bytes: number, rotateBytes: number): number {
-  if (!(bytes > 0) || !(rotateBytes > bytes)) return 1;
-  return Math.min(TRIAL_MAX_COPIES, Math.ceil(rotateBytes / bytes));
+  if (!(bytes > 0)) return 1;
+  return Math.max(1, Math.min(TRIAL_MAX_COPIES, Math.floor(rotateBytes / bytes)));
 }
 
 /** Rounds of every candidate in a GPU trial (software adapters: 3); a candidate's time is its median round. */
@@ -299,9 +299,13 @@ export async function chooseMmvLayout(
         GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
       ),
     );
-    // The copies the dispatches rotate over: the same bytes at other addresses, copied on the GPU.
-    const wCopies = [ws];
+    // The copies the dispatches rotate over: the same bytes at other addresses, copied on the GPU. A
+    // device short of memory for them (a draft loading beside its target, a small GPU) times one copy.
+    let wCopies = [ws];
+    let rotated = 1;
     if (copies > 1) {
+      device.pushErrorScope('out-of-memory');
+      device.pushErrorScope('validation');
       const enc = device.createCommandEncoder({ label: 'mmv-tune copies' });
       for (let c = 1; c < copies; c++) {
         wCopies.push(
@@ -313,6 +317,12 @@ export async function chooseMmvLayout(
         );
       }
       device.queue.submit([enc.finish()]);
+      const invalid = await device.popErrorScope();
+      const oom = await device.popErrorScope();
+      if (invalid || oom) {
+        for (const wc of wCopies.slice(1)) for (const b of wc) b.destroy();
+        wCopies = [ws];
+      } else rotated = copies;
     }
     const x = buf(new Uint8Array(new Float32Array(K).fill(0.5).buffer));
     const g = buf(new Uint8Array(new Float32Array(K).fill(1).buffer));
@@ -392,13 +402,15 @@ export async function chooseMmvLayout(
       layout: best.layout,
       chosenBy: 'measured',
       trials,
-      ...(copies > 1 ? { copies } : {}),
+      ...(rotated > 1 ? { copies: rotated } : {}),
     };
     cache.set(key, choice);
     return choice;
   } finally {
     destroy();
     timer.dispose();
+    // Dawn frees destroyed buffers at the next submit: before the model's weights are allocated.
+    gpu.device.queue.submit([]);
   }
 }
 
@@ -442,6 +454,12 @@ export const TILE_TRIAL_TOKENS_GPU = 512;
  * tile is timed with the GPU full, as in the model, and not on a few workgroups.
  */
 export const TILE_TRIAL_MACS = 2 ** 34;
+
+/**
+ * A GPU prefill tile trial's first dispatch longer than this (ms) makes every tile run on a share of the
+ * batch's tokens instead (a multiple of 64, at least 64), sized to take about this long.
+ */
+export const TILE_TRIAL_SLOW_MS = 20;
 
 /**
  * A prefill tile trial's tokens and rows: on a GPU {@link TILE_TRIAL_TOKENS_GPU} tokens and up to
@@ -513,6 +531,7 @@ export async function choosePrefillTile(
       ms: number[];
     }[] = [];
     const roundMs = gpu.hasTimestamps ? 5 : 15;
+    let tokens = T; // the tokens each dispatch computes (fewer on a slow GPU, below)
     let lastError: unknown;
     const tiles = [
       'float' as const,
@@ -555,14 +574,21 @@ export async function choosePrefillTile(
           timer.time(n, (pass) => {
             pass.setPipeline(pipeline);
             pass.setBindGroup(0, group);
-            pass.dispatchWorkgroups(nx, T / dims.tokens);
+            pass.dispatchWorkgroups(nx, tokens / dims.tokens);
           });
         const once = await run(1);
+        // A GPU that takes longer than TILE_TRIAL_SLOW_MS for the first tile's whole batch (an integrated
+        // or mobile one) times every tile on fewer tokens of it, so the trial stays well under a second.
+        if (runners.length === 0 && !i.isFallback && once > TILE_TRIAL_SLOW_MS)
+          tokens = Math.max(64, Math.floor((T * TILE_TRIAL_SLOW_MS) / once / 64) * 64);
         runners.push({
           tile,
           run,
-          // With timestamps a single long dispatch is timed exactly; the wall clock needs a few.
-          n: Math.max(gpu.hasTimestamps ? 1 : 3, Math.min(200, Math.ceil(roundMs / Math.max(once, 0.01)))),
+          // With timestamps (or a dispatch of a whole round) one dispatch is timed well; else a few.
+          n: Math.max(
+            gpu.hasTimestamps || once >= roundMs ? 1 : 3,
+            Math.min(200, Math.ceil(roundMs / Math.max(once, 0.01))),
+          ),
           ms: [],
         });
       } catch (e) {
@@ -593,6 +619,8 @@ export async function choosePrefillTile(
   } finally {
     destroy();
     timer.dispose();
+    // Dawn frees destroyed buffers at the next submit: before the model's weights are allocated.
+    gpu.device.queue.submit([]);
   }
 }
 

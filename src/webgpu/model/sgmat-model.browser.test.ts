@@ -132,7 +132,7 @@ describe('the 32 × 64 subgroup-matrix tile (the default shape) in the model on 
     expect(sg.tile).toBe(32);
     expect(sg.ids).toEqual(float.ids);
     const { maxDiff, rel } = logitsDiff(float.logits, sg.logits);
-    // f16 operands against f32 (the weights' Q4_0 values are exact in f16; activations round).
+    // f16 operands (weights d·q and activations both rounded to f16) against the float tile's f32.
     expect(rel).toBeLessThan(2e-2);
     expect(maxDiff).toBeGreaterThan(0);
   }, 600_000);

@@ -277,21 +277,29 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
       ] as const
     ).map(([kv, vKv], p) => ({ kv, vKv, shapes: quantShapes.filter((_, i) => (i + p) % 2 === 0) })),
   ];
-  for (const { kv, vKv, shapes } of cacheCases) {
+  for (const [p, { kv, vKv, shapes }] of cacheCases.entries()) {
     shapes.forEach((c, i) => {
-      // Every layout on every shape would be slow on a software adapter: each shape runs two layouts,
-      // rotating, so every layout meets every shape across the two cache types.
+      // Every layout on every shape would be slow on a software adapter (shader compilation dominates):
+      // f16 runs two layouts per shape, rotating, and f32 the ones f16 left out, so every layout meets
+      // every shape across the two; each quantized pair runs one layout per shape, rotating, so it meets
+      // every layout across its six shapes.
       const extra = `${c.window ? `, window ${c.window}` : ''}${c.softcap ? `, softcap ${c.softcap}` : ''}`;
       it(`depth ${c.len}, hd ${c.HD}, GQA ${c.G}, T ${c.T}, chunk ${c.chunk || 'policy'}${extra}, ${kv}${vKv !== kv ? `/${vKv}` : ''}`, async () => {
         const gpu = await testGpu();
         const device = gpu.device;
-        const all = (await layouts()).filter((l) => !c.tiledOnly || l.layout.kind === 'tiled');
-        const pick = [
-          ...new Set([all[(i + (kv === 'f16' ? 0 : 1)) % all.length], all[(i + 2) % all.length]]),
-        ];
+        // The layouts this shape takes (4 lanes need headDim/4 a multiple of 4).
+        const all = (await layouts()).filter(
+          (l) => (!c.tiledOnly || l.layout.kind === 'tiled') && (c.HD / 4) % (l.layout.lanes ?? 1) === 0,
+        );
+        const f16Pick = [...new Set([all[i % all.length], all[(i + 2) % all.length]])];
+        const pick =
+          kv === 'f16' && vKv === 'f16'
+            ? f16Pick
+            : kv === 'f32'
+              ? all.filter((l) => !f16Pick.includes(l))
+              : [all[(i + p) % all.length]];
+        expect(pick.length).toBeGreaterThan(0);
         for (const { name, layout } of pick) {
-          const lanes = layout.lanes ?? 1;
-          if ((c.HD / 4) % lanes !== 0) continue;
           const { seed, rng } = freshRng();
           const nHeadKv = 2;
           const nHead = nHeadKv * c.G;
@@ -401,30 +409,48 @@ describe('prefillAttentionWGSL', () => {
       ).toThrow(error);
   });
 
-  /** Batch tokens, position of its first token, GQA ratio, head dim, cache type, per case (nHeadKv = 2). */
-  const shapes: { T: number; pos0: number; G: number; HD: number; kv: KvType; vKv?: KvType }[] = [
-    { T: 33, pos0: 5, G: 2, HD: 64, kv: 'q8_0' },
-    { T: 65, pos0: 70, G: 4, HD: 128, kv: 'q4_0' },
-    { T: 130, pos0: 0, G: 1, HD: 32, kv: 'q8_0', vKv: 'q4_0' },
-    { T: 7, pos0: 64, G: 8, HD: 64, kv: 'f16', vKv: 'q8_0' },
-    { T: 1, pos0: 0, G: 1, HD: 64, kv: 'f32' },
-    { T: 7, pos0: 0, G: 2, HD: 64, kv: 'f16' },
-    { T: 7, pos0: 90, G: 8, HD: 128, kv: 'f32' },
-    { T: 33, pos0: 5, G: 2, HD: 8, kv: 'f16' },
-    { T: 63, pos0: 0, G: 4, HD: 128, kv: 'f16' },
-    { T: 65, pos0: 37, G: 1, HD: 64, kv: 'f32' },
-    { T: 65, pos0: 0, G: 8, HD: 64, kv: 'f16' },
-    { T: 130, pos0: 0, G: 3, HD: 20, kv: 'f16' },
-    { T: 130, pos0: 201, G: 1, HD: 48, kv: 'f32' },
-    { T: 40, pos0: 64, G: 4, HD: 256, kv: 'f16' },
-    { T: 20, pos0: 3, G: 1, HD: 256, kv: 'f32' },
-    { T: 520, pos0: 0, G: 1, HD: 64, kv: 'f16' },
-    { T: 520, pos0: 9, G: 2, HD: 64, kv: 'f32' },
+  /**
+   * Batch tokens, position of its first token, GQA ratio, head dim, cache type and the layouts it runs,
+   * per case (nHeadKv = 2). Every layout on every shape would be slow on a software adapter (shader
+   * compilation dominates: ~5 s per layout at head dim 64 with a quantized cache), so each shape runs a
+   * few (t: tiled, r: rows, ro: rows odd, s: rows sharing K and V through subgroups, so: that odd), chosen
+   * so that every layout meets every GQA ratio, every head dim it takes (128 and 256: not the odd ones),
+   * f16, f32, Q8_0 and Q4_0 caches (K and V), T = 1, a few tokens, tens and hundreds (all off every tile:
+   * 7, 20, 33, 40, 63, 65, 130, 520), pos0 = 0 and past it; the first test below checks that.
+   */
+  const shapes: {
+    T: number;
+    pos0: number;
+    G: number;
+    HD: number;
+    kv: KvType;
+    vKv?: KvType;
+    use: ('t' | 'r' | 'ro' | 's' | 'so')[];
+  }[] = [
+    { T: 33, pos0: 5, G: 2, HD: 64, kv: 'q8_0', use: ['t', 'ro', 'so'] },
+    { T: 65, pos0: 70, G: 4, HD: 128, kv: 'q4_0', use: ['t', 'r', 's'] },
+    { T: 130, pos0: 0, G: 1, HD: 32, kv: 'q8_0', vKv: 'q4_0', use: ['t', 'r', 'ro', 's', 'so'] },
+    { T: 7, pos0: 64, G: 8, HD: 64, kv: 'f16', vKv: 'q8_0', use: ['t', 'r', 'so'] },
+    { T: 1, pos0: 0, G: 1, HD: 64, kv: 'f32', use: ['t', 'r', 'ro', 's', 'so'] },
+    { T: 7, pos0: 0, G: 2, HD: 64, kv: 'f16', use: ['r', 'ro', 's', 'so'] },
+    { T: 7, pos0: 90, G: 8, HD: 128, kv: 'f32', use: ['t', 'r'] },
+    { T: 33, pos0: 5, G: 2, HD: 8, kv: 'f16', use: ['t', 'r', 'ro', 's', 'so'] },
+    { T: 63, pos0: 0, G: 4, HD: 128, kv: 'f16', use: ['t', 's'] },
+    { T: 65, pos0: 37, G: 1, HD: 64, kv: 'f32', use: ['ro', 's'] },
+    { T: 65, pos0: 0, G: 8, HD: 64, kv: 'f16', use: ['t', 'ro', 's'] },
+    { T: 130, pos0: 0, G: 3, HD: 20, kv: 'f16', use: ['t', 'r', 'ro', 's', 'so'] },
+    { T: 130, pos0: 201, G: 1, HD: 48, kv: 'f32', use: ['t', 'r', 'ro', 's', 'so'] },
+    { T: 40, pos0: 64, G: 4, HD: 256, kv: 'f16', use: ['t', 's'] },
+    { T: 20, pos0: 3, G: 1, HD: 256, kv: 'f32', use: ['t', 'r'] },
+    { T: 520, pos0: 0, G: 1, HD: 64, kv: 'f16', use: ['r', 's'] },
+    { T: 520, pos0: 9, G: 2, HD: 64, kv: 'f32', use: ['t', 'so'] },
   ];
-  const layouts: { name: string; layout: PrefillLayout }[] = [
-    { name: 'tiled', layout: { kind: 'tiled' } },
-    { name: 'rows', layout: { kind: 'rows' } },
+  type LayoutKey = (typeof shapes)[number]['use'][number];
+  const layouts: { key: LayoutKey; name: string; layout: PrefillLayout }[] = [
+    { key: 't', name: 'tiled', layout: { kind: 'tiled' } },
+    { key: 'r', name: 'rows', layout: { kind: 'rows' } },
     {
+      key: 'ro',
       name: 'rows, odd (3 threads, 5 rows, block 3)',
       layout: { kind: 'rows', threads: 3, rows: 5, block: 3 },
     },
@@ -435,18 +461,45 @@ describe('prefillAttentionWGSL', () => {
    * subgroups, 5 rows, block 3) whose tile edges move and whose head dims (8, 20, 48) leave a subgroup's
    * last loads spare.
    */
-  async function sharedLayouts(): Promise<{ name: string; layout: PrefillLayout }[]> {
+  async function sharedLayouts(): Promise<{ key: LayoutKey; name: string; layout: PrefillLayout }[]> {
     const gpu = await testGpu();
     const S = gpu.subgroupMinSize;
     if (!gpu.hasSubgroups || S !== gpu.subgroupMaxSize || ![2, 4, 8].includes(S)) return [];
     return [
-      { name: `rows, K/V shared by ${S}`, layout: { kind: 'rows', shareKv: S, threads: S, block: 2 } },
       {
+        key: 's',
+        name: `rows, K/V shared by ${S}`,
+        layout: { kind: 'rows', shareKv: S, threads: S, block: 2 },
+      },
+      {
+        key: 'so',
         name: `rows, K/V shared by ${S}, odd (${2 * S} threads, 5 rows, block 3)`,
         layout: { kind: 'rows', shareKv: S, threads: 2 * S, rows: 5, block: 3 },
       },
     ];
   }
+  it('the shapes cover every layout with every GQA ratio, head dim, cache type, size of T and pos0 = 0 and past it', () => {
+    const keys: LayoutKey[] = ['t', 'r', 'ro', 's', 'so'];
+    const odd = (k: LayoutKey) => k === 'ro' || k === 'so';
+    const values = (f: (c: (typeof shapes)[number]) => (string | number)[], k?: LayoutKey) =>
+      [...new Set(shapes.filter((c) => !k || c.use.includes(k)).flatMap(f))].sort();
+    for (const k of keys) {
+      // The odd layouts' unrolled source at head dims over 64 would take tens of seconds to compile.
+      const takes = (c: (typeof shapes)[number]) => !odd(k) || c.HD <= 64;
+      const want = (f: (c: (typeof shapes)[number]) => (string | number)[]) =>
+        [...new Set(shapes.filter(takes).flatMap(f))].sort();
+      for (const f of [
+        (c: (typeof shapes)[number]) => [c.G],
+        (c: (typeof shapes)[number]) => [c.HD],
+        (c: (typeof shapes)[number]) => [c.kv, c.vKv ?? c.kv],
+        // T = 1, a few tokens (under every tile), tens (across the small tiles) and hundreds (across all).
+        (c: (typeof shapes)[number]) => [c.T === 1 ? 1 : c.T <= 16 ? 16 : c.T < 130 ? 129 : 520],
+        (c: (typeof shapes)[number]) => [c.pos0 === 0 ? 'pos0 0' : 'pos0 > 0'],
+      ])
+        expect(values(f, k), k).toEqual(want(f));
+    }
+    for (const c of shapes) expect(c.use.every((k) => !odd(k) || c.HD <= 64)).toBe(true);
+  });
   for (const c of shapes) {
     it(`T ${c.T}, pos0 ${c.pos0}, GQA ${c.G}, hd ${c.HD}, ${c.kv}${c.vKv ? `/${c.vKv}` : ''}`, async () => {
       const device = await testDevice();
@@ -473,9 +526,9 @@ describe('prefillAttentionWGSL', () => {
         storageFrom(device, k),
         storageFrom(device, v),
       ];
-      // The odd rows layout moves tile edges whatever the head dim; at 128 and 256 its unrolled source
-      // would take tens of seconds to compile on SwiftShader.
-      for (const { name, layout } of all.filter((l) => HD <= 64 || !l.name.includes('odd'))) {
+      const use = all.filter((l) => c.use.includes(l.key));
+      expect(use.length).toBeGreaterThan(0);
+      for (const { name, layout } of use) {
         const o = {
           nHead,
           nHeadKv,

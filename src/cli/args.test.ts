@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { findStories260K } from '../testing/models.ts';
 import {
   chromiumArg,
@@ -26,7 +27,8 @@ import {
 const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = findStories260K() ?? '/no/model.gguf'; // usage errors come first: the file need not exist
 
-function cli(script: string, args: string[]): Promise<{ code: number; stderr: string; ms: number }> {
+/** The command as a user runs it: a spawned `node --import tsx` (seconds of start-up on a loaded CI machine). */
+function spawnCli(script: string, args: string[]): Promise<{ code: number; stderr: string; ms: number }> {
   const t0 = performance.now();
   return new Promise((ok) => {
     execFile(
@@ -245,10 +247,30 @@ describe('every command: a bad number or option exits 2, before any work', () =>
       /--concurrency is empty/,
     ],
   ];
+  // In this process (src/testing/cli-in-process.ts: the command's `main` and runCli's error report), since
+  // 29 spawned runs took about a minute of CI's 90; the test below spawns each command's first case.
   it.each(cases)('%s %j', async (script, args, msg) => {
-    const r = await cli(script, args);
+    const r = await runCliInProcess(script, args);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/error(?: \[invalid_argument\])?: /);
     expect(r.stderr).toMatch(msg);
   });
+
+  it("each command's own entry point, spawned, exits 2 with the message (its first case above)", async () => {
+    const first = [...new Map(cases.map((c) => [c[0], c] as const)).values()];
+    expect(first.map((c) => c[0]).sort()).toEqual([
+      'bench',
+      'generate',
+      'gguf-split',
+      'models',
+      'perplexity',
+      'quantize',
+    ]);
+    for (const [script, args, msg] of first) {
+      const r = await spawnCli(script, args);
+      expect(r.code, `${script}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/error(?: \[invalid_argument\])?: /);
+      expect(r.stderr).toMatch(msg);
+    }
+  }, 240_000); // six spawned commands, seconds of start-up each on a loaded 2-core machine
 });

@@ -45,7 +45,7 @@ import { formatLlamaBench } from './llama-bench-args.ts';
 import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
 import { isRemoteArgv, runRemoteCli } from './remote.ts';
-import { formatCliError, runCli } from './run.ts';
+import { type CliCommand, formatCliError, isEntryPoint, runCli } from './run.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
 function log(s: string): void {
@@ -451,7 +451,10 @@ function describeError(e: unknown): string {
   return formatCliError({ code: (e as { code?: string }).code, message: errorMessage(e) });
 }
 
-runCli(() => main(process.argv.slice(2)), describeError);
+/** This command's entry point, for tests that run it in-process (src/testing/cli-in-process.ts). */
+export const cli: CliCommand = { main: () => main(process.argv.slice(2)), format: describeError };
+
+if (isEntryPoint(import.meta.url)) runCli(cli.main, cli.format, cli.usageHint);
 
 /**
  * llama.cpp's greedy continuation of the plan's first prompt (tokenized by our tokenizer, as the page

@@ -38,7 +38,7 @@ import { loadProgressLogger } from './load-progress.ts';
 import { checkDraftVocabulary, checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
-import { runCli } from './run.ts';
+import { type CliCommand, isEntryPoint, runCli } from './run.ts';
 import { contextNote, formatTimings } from './timings.ts';
 
 /** `npm run generate -- --help`, printed on stdout. */
@@ -267,4 +267,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main, undefined, 'npm run generate -- --help lists the options');
+/** This command's entry point, for tests that run it in-process (src/testing/cli-in-process.ts). */
+export const cli: CliCommand = { main, usageHint: 'npm run generate -- --help lists the options' };
+
+if (isEntryPoint(import.meta.url)) runCli(cli.main, cli.format, cli.usageHint);

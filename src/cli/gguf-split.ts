@@ -13,7 +13,7 @@ import { splitFileName, writeSplitGguf } from '../gguf/split.ts';
 import { metadataEntriesFrom } from '../gguf/writer.ts';
 import { optIntArg, parseCliArgs, UsageError } from './args.ts';
 import { checkLocalModel } from './local-model.ts';
-import { runCli } from './run.ts';
+import { type CliCommand, isEntryPoint, runCli } from './run.ts';
 
 const USAGE = `usage: npm run gguf-split -- IN.gguf OUT_PREFIX [options]
   --split-max-tensors N     a new part every N tensors (default 128, as llama-gguf-split)
@@ -87,4 +87,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main, undefined, 'npm run gguf-split -- --help lists the options');
+/** This command's entry point, for tests that run it in-process (src/testing/cli-in-process.ts). */
+export const cli: CliCommand = { main, usageHint: 'npm run gguf-split -- --help lists the options' };
+
+if (isEntryPoint(import.meta.url)) runCli(cli.main, cli.format, cli.usageHint);

@@ -7,7 +7,7 @@ import { ModelLibrary } from '../library/library.ts';
 import { FsStore } from '../library/store.ts';
 import { parseCliArgs } from './args.ts';
 import { cachedModel } from './model-cache.ts';
-import { runCli } from './run.ts';
+import { type CliCommand, isEntryPoint, runCli } from './run.ts';
 
 const USAGE = `usage: npm run models -- COMMAND [--cache-dir DIR]
 
@@ -89,4 +89,7 @@ async function main(): Promise<number> {
   return 2;
 }
 
-runCli(main, undefined, 'npm run models -- --help lists the commands');
+/** This command's entry point, for tests that run it in-process (src/testing/cli-in-process.ts). */
+export const cli: CliCommand = { main, usageHint: 'npm run models -- --help lists the commands' };
+
+if (isEntryPoint(import.meta.url)) runCli(cli.main, cli.format, cli.usageHint);

@@ -30,7 +30,7 @@ import { loadProgressLogger } from './load-progress.ts';
 import { checkLocalModel } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
-import { runCli } from './run.ts';
+import { type CliCommand, isEntryPoint, runCli } from './run.ts';
 import { contextNote } from './timings.ts';
 
 const USAGE = `usage: npm run perplexity -- --model PATH_OR_URL --text FILE [--json FILE] [--ctx N]
@@ -178,4 +178,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main, undefined, 'npm run perplexity -- --help lists the options');
+/** This command's entry point, for tests that run it in-process (src/testing/cli-in-process.ts). */
+export const cli: CliCommand = { main, usageHint: 'npm run perplexity -- --help lists the options' };
+
+if (isEntryPoint(import.meta.url)) runCli(cli.main, cli.format, cli.usageHint);

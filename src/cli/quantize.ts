@@ -12,7 +12,7 @@ import { FTYPES, type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model
 import { openGguf } from '../gguf/reader.ts';
 import { parseCliArgs, UsageError } from './args.ts';
 import { checkLocalModel } from './local-model.ts';
-import { runCli } from './run.ts';
+import { type CliCommand, isEntryPoint, runCli } from './run.ts';
 
 const USAGE = `usage: npm run quantize -- IN.gguf OUT.gguf TYPE [--pure] [--fallback engine|llama.cpp]
   TYPE: ${Object.keys(FTYPES).join(', ')}
@@ -70,4 +70,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runCli(main, undefined, 'npm run quantize -- --help lists the options');
+/** This command's entry point, for tests that run it in-process (src/testing/cli-in-process.ts). */
+export const cli: CliCommand = { main, usageHint: 'npm run quantize -- --help lists the options' };
+
+if (isEntryPoint(import.meta.url)) runCli(cli.main, cli.format, cli.usageHint);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchResult } from '../bench/types.ts';
+import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import { isRemoteArgv } from './remote.ts';
 
@@ -28,7 +29,8 @@ afterAll(async () => {
 
 const KEY = 'sk-cli-SECRET-abcdef';
 
-function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `npm run bench` spawned, as a person runs it (the first test). */
+function spawnBench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       'npm',
@@ -38,6 +40,14 @@ function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: 
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+/**
+ * The same command in this process (src/testing/cli-in-process.ts) for the other tests: each `npm run`
+ * costs seconds of start-up (npm, tsx) of CI's 90 minutes, and the remote engine is Node's HTTP alone.
+ */
+function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCliInProcess('bench', args, { TEST_REMOTE_KEY: KEY });
 }
 
 /** A JUnit file parsed as CI readers parse it. */
@@ -65,7 +75,7 @@ describe('npm run bench -- --engine remote', () => {
   it('runs the plan and the sweep, writes JSON without the key', async () => {
     server.set({ apiKey: KEY, firstDelayMs: 20, delayMs: 5 });
     const json = join(dir, 'r.json');
-    const r = await bench([
+    const r = await spawnBench([
       '--engine',
       'remote',
       '--base-url',

@@ -4,6 +4,9 @@
  * or, for bad arguments (args.ts `UsageError`, Node's parseArgs errors),
  * `error [invalid_argument]: message` with status 2.
  */
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isUsageError } from './args.ts';
 
 /** `error [code]: message` for a thrown value. */
@@ -11,6 +14,48 @@ export function formatCliError(e: unknown): string {
   const code = (e as { code?: unknown })?.code;
   const tag = typeof code === 'string' && !code.startsWith('ERR_') ? ` [${code}]` : '';
   return `error${tag}: ${(e as Error)?.message ?? String(e)}`;
+}
+
+/**
+ * A command's entry point as its module exports it (`cli`), so that tests can run it in this process
+ * (src/testing/cli-in-process.ts) instead of paying a `tsx` start-up per case; `main` reads its arguments
+ * from `process.argv`, as it does when run.
+ */
+export interface CliCommand {
+  main: () => Promise<number>;
+  format?: (e: unknown) => string;
+  usageHint?: string;
+}
+
+/** Whether the module at `moduleUrl` (its `import.meta.url`) is the script Node was started with. */
+export function isEntryPoint(moduleUrl: string): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  return real(resolve(script)) === real(fileURLToPath(moduleUrl));
+}
+
+/**
+ * Prints a failure of a command's `main` as `runCli` does and returns its exit status: 2 with the message
+ * (and `usageHint`) for bad arguments, 1 with `format`'s line for any other failure.
+ */
+export function reportCliFailure(
+  e: unknown,
+  format: (e: unknown) => string = formatCliError,
+  usageHint?: string,
+): number {
+  if (isUsageError(e)) {
+    console.error(`error [invalid_argument]: ${(e as Error).message}${usageHint ? `\n(${usageHint})` : ''}`);
+    return 2;
+  }
+  console.error(format(e));
+  return 1;
 }
 
 /**
@@ -25,15 +70,6 @@ export function runCli(
 ): void {
   main().then(
     (code) => process.exit(code),
-    (e) => {
-      if (isUsageError(e)) {
-        console.error(
-          `error [invalid_argument]: ${(e as Error).message}${usageHint ? `\n(${usageHint})` : ''}`,
-        );
-        process.exit(2);
-      }
-      console.error(format(e));
-      process.exit(1);
-    },
+    (e) => process.exit(reportCliFailure(e, format, usageHint)),
   );
 }

@@ -8,9 +8,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCliInProcess } from '../testing/cli-in-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
+/**
+ * The command spawned as a user runs it (`node --import tsx`: seconds of start-up on a loaded CI machine),
+ * for what the real process shows: `--help` on stdout with exit 0, a usage error's exit 2, bench:report.
+ */
 function cli(
   script: string,
   args: string[],
@@ -26,6 +31,9 @@ function cli(
   });
 }
 
+/** The same in this process (src/testing/cli-in-process.ts), for the other cases: CI's 90-minute limit. */
+const inProcess = runCliInProcess;
+
 describe('--help', () => {
   it.each(['bench', 'generate', 'perplexity'])('%s --help: the usage on stdout, exit 0', async (script) => {
     const r = await cli(script, ['--help']);
@@ -37,7 +45,7 @@ describe('--help', () => {
   });
 
   it('bench --help lists every flag bench reads, --no-cpu-match and --verbose among them', async () => {
-    const r = await cli('bench', ['--help']);
+    const r = await inProcess('bench', ['--help']);
     for (const flag of [
       '--no-cpu-match',
       '--verbose',
@@ -55,8 +63,10 @@ describe('--help', () => {
   it.runIf(process.platform === 'linux')(
     'bench --headed with no display: a usage error naming xvfb-run (exit 2)',
     async () => {
-      const { DISPLAY: _d, WAYLAND_DISPLAY: _w, ...env } = process.env;
-      const r = await cli('bench', ['--headed', '--model', 'synthetic:stories260k-f32'], env);
+      const r = await inProcess('bench', ['--headed', '--model', 'synthetic:stories260k-f32'], {
+        DISPLAY: undefined,
+        WAYLAND_DISPLAY: undefined,
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('--headed needs a display and none is set ($DISPLAY)');
       expect(r.stderr).toContain('xvfb-run -a npm run bench -- --headed');
@@ -64,18 +74,18 @@ describe('--help', () => {
   );
 
   it('bench with an empty --junit or --summary-md (an unset $GITHUB_STEP_SUMMARY): exit 2', async () => {
-    const r = await cli('bench', ['--summary-md', '', '--model', 'synthetic:stories260k-f32']);
+    const r = await inProcess('bench', ['--summary-md', '', '--model', 'synthetic:stories260k-f32']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
       '--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)',
     );
-    const j = await cli('bench', ['--junit=', '--model', 'synthetic:stories260k-f32']);
+    const j = await inProcess('bench', ['--junit=', '--model', 'synthetic:stories260k-f32']);
     expect(j.code).toBe(2);
     expect(j.stderr).toContain('--junit is empty');
   });
 
   it('generate --help names the timing summary on stderr', async () => {
-    const r = await cli('generate', ['--help']);
+    const r = await inProcess('generate', ['--help']);
     expect(r.stdout).toMatch(/timing summary goes to stderr: prompt\s+eval time \(TTFT/);
   });
 
@@ -91,14 +101,19 @@ describe('--chromium PATH and its alias --browser PATH', () => {
   it.each(['--chromium', '--browser'])(
     'bench %s /nonexistent: the same error naming the path',
     async (flag) => {
-      const r = await cli('bench', [flag, '/nonexistent/chrome', '--model', 'synthetic:stories260k-f32']);
+      const r = await inProcess('bench', [
+        flag,
+        '/nonexistent/chrome',
+        '--model',
+        'synthetic:stories260k-f32',
+      ]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('Chromium not found at /nonexistent/chrome (given as an option)');
     },
   );
 
   it.each(['bench', 'generate'])('%s with both, different paths: a usage error (exit 2)', async (script) => {
-    const r = await cli(script, [
+    const r = await inProcess(script, [
       '--prompt',
       'x',
       '--chromium',
@@ -115,11 +130,11 @@ describe('--chromium PATH and its alias --browser PATH', () => {
 
 describe('usage errors as a person types them (issue 46, item 9)', () => {
   it("a negative number after its flag is that flag's value, refused by its own rule (exit 2)", async () => {
-    const r = await cli('bench', ['--runs', '-1', '--model', 'synthetic:stories260k-f32']);
+    const r = await inProcess('bench', ['--runs', '-1', '--model', 'synthetic:stories260k-f32']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error \[invalid_argument\]: --runs must be an integer ≥ 1, got "-1"/);
     expect(r.stderr).not.toContain('ambiguous');
-    const g = await cli('generate', [
+    const g = await inProcess('generate', [
       '--model',
       'synthetic:stories260k-f32',
       '--prompt',
@@ -132,6 +147,7 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
   });
 
   it('a missing model file is a usage error (exit 2) in every command, and a non-GGUF file is refused before Chromium starts', async () => {
+    // Spawned: each command's own entry point.
     for (const [script, args] of [
       ['bench', ['--model', '/no/such.gguf']],
       ['generate', ['--model', '/no/such.gguf', '--prompt', 'x']],
@@ -149,17 +165,17 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
       ['bench', ['--model', 'README.md']],
       ['generate', ['--model', 'README.md', '--prompt', 'x']],
     ] as const) {
-      const r = await cli(script, [...args, '--chromium', '/nonexistent/chrome']);
+      const r = await inProcess(script, [...args, '--chromium', '/nonexistent/chrome']);
       expect(r.code, `${script}: ${r.stderr}`).toBe(1);
       expect(r.stderr).toMatch(
         /error \[gguf_invalid\]: .*README\.md is not a GGUF file: it starts with "# We"/,
       );
       expect(r.stderr).not.toContain('Chromium not found');
     }
-  });
+  }, 240_000); // four spawned commands, seconds of start-up each (113 s here under a load of 10)
 
   it('generate without --prompt is a usage error, not a run from BOS', async () => {
-    const r = await cli('generate', ['--model', 'synthetic:stories260k-f32']);
+    const r = await inProcess('generate', ['--model', 'synthetic:stories260k-f32']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('error [invalid_argument]: --prompt is required');
   });
@@ -168,7 +184,7 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'usage-'));
     const schema = join(dir, 'schema.json');
     writeFileSync(schema, '{"type":"object"}');
-    const r = await cli('generate', [
+    const r = await inProcess('generate', [
       '--model',
       'synthetic:stories260k-f32',
       '--prompt',
@@ -184,7 +200,7 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
     expect(r.stderr).toMatch(
       /^error \[invalid_argument\]: --lookup \(speculative decoding\) cannot be combined with --json-schema/,
     );
-    const p = await cli('perplexity', ['--model', 'synthetic:stories260k-f32']);
+    const p = await inProcess('perplexity', ['--model', 'synthetic:stories260k-f32']);
     expect(p.code).toBe(2);
     expect(p.stderr).toContain('perplexity: --text is missing');
   });
@@ -202,7 +218,7 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
   });
 
   it('bench --help fits in 110 columns', async () => {
-    const r = await cli('bench', ['--help']);
+    const r = await inProcess('bench', ['--help']);
     const long = r.stdout.split('\n').filter((l) => l.length > 110);
     expect(long).toEqual([]);
   });

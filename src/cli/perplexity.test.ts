@@ -12,6 +12,7 @@ import golden from '../../tests/golden/ppl.json';
 import { perplexity } from '../bench/perplexity.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { argmax, logSoftmax, ReferenceLlama } from '../model/reference.ts';
+import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 
@@ -103,7 +104,10 @@ describe('npm run perplexity', () => {
     expect(Math.abs(j.perplexity / want.perplexity - 1)).toBeLessThan(1e-4);
   });
 
+  // Errors before any load, in this process (src/testing/cli-in-process.ts): three `tsx` start-ups spared
+  // (CI's 90-minute limit); src/cli/usage.test.ts and args.test.ts spawn perplexity's usage errors.
   it('fails clearly for a missing text, a bad --ctx and missing arguments', async () => {
+    const ppl = (args: string[]) => runCliInProcess('perplexity', args);
     const missing = await ppl(['--runtime', 'node', '--model', MODEL, '--text', '/nonexistent.txt']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/\[invalid_argument\]: cannot read --text \/nonexistent\.txt/);

@@ -13,6 +13,7 @@ import goldenQuant from '../../tests/golden/quant.json';
 import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { GOLDEN_QUANT_PHI3, makeRandomPhi3Gguf } from '../model/random-phi3.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../model/widen.ts';
+import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { sha256 } from '../testing/gguf-util.ts';
 import { STORIES_PATH } from '../testing/stories260k.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
@@ -341,7 +342,10 @@ describe('npm run quantize', () => {
     expect(r.stdout).toMatch(/wrote .*q8\.gguf: Q8_0 \(general\.file_type 7\)/);
   });
 
+  // Errors before any work, in this process (src/testing/cli-in-process.ts): three `tsx` start-ups spared
+  // (CI's 90-minute limit); the test above, src/cli/usage.test.ts and args.test.ts spawn quantize.
   it('fails clearly for a bad type and for a missing file', async () => {
+    const quantize = (args: string[]) => runCliInProcess('quantize', args);
     const dir = tempDir('quant-');
     const bad = await quantize([STORIES_PATH, join(dir, 'x.gguf'), 'Q3_K']);
     expect(bad.code).toBe(2); // a bad argument (src/cli/run.ts)

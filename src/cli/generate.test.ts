@@ -11,6 +11,7 @@ import golden from '../../tests/golden/stories260K.json';
 import { openGguf } from '../gguf/reader.ts';
 import { splitFileName } from '../gguf/split.ts';
 import { makeRandomLlamaGguf } from '../model/random-model.ts';
+import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { splitParts, startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
@@ -22,6 +23,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const MODEL = stories260kPath();
 const run = promisify(execFile);
 
+/** `npm run generate` spawned, as a user runs it. */
 async function generate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/generate.ts', ...args], {
@@ -34,6 +36,12 @@ async function generate(args: string[]): Promise<{ code: number; stdout: string;
     return { code: x.code, stdout: x.stdout, stderr: x.stderr };
   }
 }
+
+/**
+ * The same in this process (src/testing/cli-in-process.ts), for errors raised before any model loads: a
+ * spawned `tsx` costs seconds of CI's 90 minutes each; src/cli/usage.test.ts spawns generate's usage errors.
+ */
+const generateInProcess = (args: string[]) => runCliInProcess('generate', args);
 
 describe('npm run generate', () => {
   const c = golden.generation.cases[0];
@@ -120,7 +128,7 @@ describe('npm run generate', () => {
     // --grammar (engine-grammar.browser.test.ts runs grammars): a usage error with both, before any load.
     const grammarFile = join(dir, 'one.gbnf');
     writeFileSync(grammarFile, 'root ::= "Tim"\n');
-    const both = await generate([
+    const both = await generateInProcess([
       '--model',
       MODEL,
       '--prompt',
@@ -199,7 +207,7 @@ describe('npm run generate', () => {
   }, 180_000);
 
   it('fails clearly for a missing file', async () => {
-    const r = await generate(['--model', '/nonexistent/model.gguf', '--prompt', 'x']);
+    const r = await generateInProcess(['--model', '/nonexistent/model.gguf', '--prompt', 'x']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\[invalid_argument\]: .*no such file/);
   });
@@ -224,7 +232,7 @@ describe('npm run generate', () => {
     const at = theirs.findIndex((x, i) => x !== mine[i]);
     expect(at).toBeGreaterThan(0);
     const t0 = performance.now();
-    const r = await generate(['--model', MODEL, '--draft', other, '--prompt', 'x']);
+    const r = await generateInProcess(['--model', MODEL, '--draft', other, '--prompt', 'x']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(
       `[invalid_argument]: the draft model's token ${at} is ${JSON.stringify(mine[at])} but the target's is ${JSON.stringify(theirs[at])}`,
@@ -232,7 +240,7 @@ describe('npm run generate', () => {
     // Nothing loaded: no load progress line, and well under a browser's start-up.
     expect(r.stderr).not.toContain('generate: loading');
     expect(performance.now() - t0).toBeLessThan(20_000);
-    const r2 = await generate(['--model', MODEL, '--draft', small, '--prompt', 'x']);
+    const r2 = await generateInProcess(['--model', MODEL, '--draft', small, '--prompt', 'x']);
     expect(r2.stderr).toContain("the draft model's vocabulary has 300 tokens but the target's has 512");
     expect(r2.stderr).not.toContain('generate: loading');
   }, 60_000);
@@ -274,7 +282,7 @@ describe('npm run generate', () => {
   }, 180_000);
 
   it('names the draft when the --draft file is missing', async () => {
-    const r = await generate([
+    const r = await generateInProcess([
       '--model',
       stories260kPath(),
       '--draft',

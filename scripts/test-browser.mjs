@@ -20,32 +20,48 @@ import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 
 /**
- * Seconds each file took with two processes on a 2-core machine (2026-12-03; the two mmv files
- * estimated from one test of each alone): only the order and the balance use them. Files not
- * listed count as {@link DEFAULT_SECONDS}.
+ * Seconds each file's tests took in CI with two processes on a 2-core machine (2026-12-06 clean-clone
+ * run, before that session's cuts; files changed by them are marked): only the order and the balance
+ * use them. Files not listed count as {@link DEFAULT_SECONDS}.
  */
 const SECONDS = {
-  'src/webgpu/model/llama.browser.test.ts': 520, // 680 before its prefill-kernel tests moved out (2026-12-04)
-  'src/webgpu/model/prefill-kernels.browser.test.ts': 180,
-  'src/webgpu/model/decode-int8.browser.test.ts': 75, // tests 29–58 s, 40–80 s with startup (2-core machine, loaded)
-  'src/webgpu/kernels/mmv.browser.test.ts': 400, // 330 before mmv-cases.ts mmvWideKTests (+20%)
-  'src/webgpu/kernels/mmv-kquants.browser.test.ts': 420, // 330 before mmvWideKTests (+28%)
-  'src/webgpu/kernels/mmm.browser.test.ts': 460,
-  'src/webgpu/model/quality.browser.test.ts': 470, // 435 before its Q5_0 run (2026-12-06)
-  'src/webgpu/engine-draft.browser.test.ts': 150, // 2026-12-06, with the draft-continuation and does-not-fit tests
-  'src/webgpu/engine.browser.test.ts': 290,
-  'src/webgpu/model/gemma.browser.test.ts': 185,
-  'src/webgpu/kernels/attention.browser.test.ts': 330, // 592 in CI before its covering sets (2026-12-06, est. from a loaded run)
-  'src/webgpu/device-lost.browser.test.ts': 175,
-  'src/webgpu/model/phi3.browser.test.ts': 160,
-  'src/library/library.browser.test.ts': 110,
-  'src/webgpu/kernels/quant.browser.test.ts': 60,
-  'src/webgpu/model/kv-quant.browser.test.ts': 70, // 2026-12-05, one process, on a loaded machine
-  'src/webgpu/chat.browser.test.ts': 36,
-  'src/webgpu/kernels/sample.browser.test.ts': 34,
-  'src/webgpu/model/prefill.browser.test.ts': 32,
+  'src/webgpu/model/quality.browser.test.ts': 762,
+  'src/webgpu/kernels/mmv.browser.test.ts': 638,
+  'src/webgpu/kernels/attention.browser.test.ts': 330, // 592 before its covering sets (est. from a loaded run)
+  'src/webgpu/kernels/mmv-kquants.browser.test.ts': 538,
+  'src/webgpu/model/llama.browser.test.ts': 410, // 446 with the F32 split run on default limits too
+  'src/webgpu/kernels/mmm.browser.test.ts': 250, // 370 with four shaders per case (estimate)
+  'src/webgpu/kernels/sgmat-check.browser.test.ts': 325,
+  'src/webgpu/engine.browser.test.ts': 312,
+  'src/webgpu/model/gemma.browser.test.ts': 240, // 260 with a float64 reference per run (estimate)
+  'src/webgpu/model/prefill-kernels.browser.test.ts': 250,
+  'src/webgpu/model/sgmat-model.browser.test.ts': 160,
+  'src/webgpu/model/phi3.browser.test.ts': 157,
+  'src/webgpu/engine-draft.browser.test.ts': 127,
+  'src/webgpu/kernels/sample.browser.test.ts': 120,
+  'src/webgpu/device-lost.browser.test.ts': 117,
+  'src/webgpu/engine-speculative.browser.test.ts': 107,
+  'src/webgpu/model/kv-quant.browser.test.ts': 98,
+  'src/webgpu/model/verify.browser.test.ts': 96,
+  'src/webgpu/kernels/attention-sgmat.browser.test.ts': 87,
+  'src/webgpu/engine-grammar.browser.test.ts': 72,
+  'src/webgpu/kernels/quant.browser.test.ts': 65,
+  'src/webgpu/model/small-batch.browser.test.ts': 58,
+  'src/webgpu/decoder.browser.test.ts': 56,
+  'src/webgpu/chat.browser.test.ts': 55,
+  'src/webgpu/engine-small-batch.browser.test.ts': 50,
+  'src/webgpu/model/sample-passes.browser.test.ts': 47,
+  'src/webgpu/engine-sampling.browser.test.ts': 46,
+  'src/webgpu/model/sgmat-attention.browser.test.ts': 43,
+  'src/webgpu/non-finite.browser.test.ts': 38,
+  'src/webgpu/model/sample-top-p.browser.test.ts': 31,
+  'src/webgpu/model/decode-int8.browser.test.ts': 29,
+  'src/webgpu/engine-prefill.browser.test.ts': 23,
+  'src/library/library.browser.test.ts': 22,
+  'src/webgpu/worker-prefill.browser.test.ts': 20,
+  'src/webgpu/model/prefill.browser.test.ts': 20,
 };
-const DEFAULT_SECONDS = 15;
+const DEFAULT_SECONDS = 12;
 
 function browserTestFiles(dir = 'src') {
   const out = [];

@@ -495,7 +495,7 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
   // attn_q and attn_output in 2 (whole heads: 48 + 16 rows). Q8_0 (repacked planes), nFF 288, 4,000-byte
   // bindings: ffn_gate/up in 5 parts, ffn_down, token_embd and output in 6, attn_q/attn_output in 2.
   const CASES = [
-    { name: 'F32', bytes: () => makeRandomLlamaGguf(model({})), binding: 14_000 },
+    { name: 'F32', bytes: () => makeRandomLlamaGguf(model({})), binding: 14_000, defaultLimits: false },
     {
       name: 'Q8_0 (repacked planes)',
       bytes: async () =>
@@ -506,10 +506,11 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
           )
         ).bytes,
       binding: 4_000,
+      defaultLimits: true,
     },
   ];
   it.each(CASES.map((c) => [c.name, c] as const))(
-    '%s: split matrices give the logits of one binding and of the float64 reference, on default limits too',
+    '%s: split matrices give the logits of one binding and of the float64 reference (and on default limits, Q8_0)',
     async (name, c) => {
       const bytes = await c.bytes();
       const file = await openGguf({ blob: blobOf(bytes) });
@@ -535,24 +536,29 @@ describe('every matrix split across bindings, on the WebGPU spec default limits'
       expect(splitInfo?.kernels?.splitTensors).toBe(over.length);
       expect(split.out).toEqual(whole.out);
       for (let i = 0; i < N_OUT; i++) expect(split.logits[i]).toEqual(whole.logits[i]);
-      // The spec's defaults: 8 storage buffers per stage, so the fused QKV kernel (9) runs as 2 dispatches
-      // and the split SwiGLU as several (x, gnorm, hb + 2 parts of gate and up each).
-      let defInfo: WebGpuModelInfo | undefined;
-      const def = await runEngine(bytes, prompt, {
-        ...fused,
-        maxBindingBytes: c.binding,
-        defaultLimits: true,
-        onInfo: (i) => (defInfo = i),
-      });
-      expect(defInfo?.limits).toMatchObject({
-        defaultLimits: true,
-        values: { maxStorageBuffersPerShaderStage: 8 },
-      });
-      expect(defInfo!.kernels!.dispatchesPerToken!).toBeGreaterThan(splitInfo!.kernels!.dispatchesPerToken!);
-      expect(def.out).toEqual(whole.out);
       const ref = await ReferenceLlama.fromGguf(file);
       compare(`${name} split`, split, await referenceLogits(ref, split));
-      compare(`${name} split, default limits`, def, await referenceLogits(ref, def));
+      // The spec's defaults: 8 storage buffers per stage, so the fused QKV kernel (9) runs as 2 dispatches
+      // and the split SwiGLU as several (x, gnorm, hb + 2 parts of gate and up each). On one of the two
+      // files: a load on a device of its own compiles every kernel again (~35 s on SwiftShader).
+      if (c.defaultLimits) {
+        let defInfo: WebGpuModelInfo | undefined;
+        const def = await runEngine(bytes, prompt, {
+          ...fused,
+          maxBindingBytes: c.binding,
+          defaultLimits: true,
+          onInfo: (i) => (defInfo = i),
+        });
+        expect(defInfo?.limits).toMatchObject({
+          defaultLimits: true,
+          values: { maxStorageBuffersPerShaderStage: 8 },
+        });
+        expect(defInfo!.kernels!.dispatchesPerToken!).toBeGreaterThan(
+          splitInfo!.kernels!.dispatchesPerToken!,
+        );
+        expect(def.out).toEqual(whole.out);
+        compare(`${name} split, default limits`, def, await referenceLogits(ref, def));
+      }
     },
     // Three loads (one binding, split, the spec's default limits on a device of their own) and two
     // float64 references: 92–106 s on this 2-core machine with nothing else running, near the 120 s default.

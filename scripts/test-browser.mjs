@@ -26,9 +26,9 @@ import { join, relative } from 'node:path';
  */
 const SECONDS = {
   'src/webgpu/model/quality.browser.test.ts': 762,
-  'src/webgpu/kernels/mmv.browser.test.ts': 638,
+  'src/webgpu/kernels/mmv.browser.test.ts': 320, // 638 before mmv-cases.ts planCases (one shader per layout and type): est. x0.44
   'src/webgpu/kernels/attention.browser.test.ts': 330, // 592 before its covering sets (est. from a loaded run)
-  'src/webgpu/kernels/mmv-kquants.browser.test.ts': 538,
+  'src/webgpu/kernels/mmv-kquants.browser.test.ts': 240, // 538 before planCases, as above
   'src/webgpu/model/llama.browser.test.ts': 410, // 446 with the F32 split run on default limits too
   'src/webgpu/kernels/mmm.browser.test.ts': 250, // 370 with four shaders per case (estimate)
   'src/webgpu/kernels/sgmat-check.browser.test.ts': 325,

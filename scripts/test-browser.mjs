@@ -25,14 +25,14 @@ import { join, relative } from 'node:path';
  * use them. Files not listed count as {@link DEFAULT_SECONDS}.
  */
 const SECONDS = {
-  'src/webgpu/model/quality.browser.test.ts': 762,
+  'src/webgpu/model/quality.browser.test.ts': 560, // 762 before one device for its engines (576 s at load 3-5)
   'src/webgpu/kernels/mmv.browser.test.ts': 320, // 638 before mmv-cases.ts planCases (one shader per layout and type): est. x0.44
   'src/webgpu/kernels/attention.browser.test.ts': 330, // 592 before its covering sets (est. from a loaded run)
   'src/webgpu/kernels/mmv-kquants.browser.test.ts': 240, // 538 before planCases, as above
   'src/webgpu/model/llama.browser.test.ts': 410, // 446 with the F32 split run on default limits too
   'src/webgpu/kernels/mmm.browser.test.ts': 250, // 370 with four shaders per case (estimate)
   'src/webgpu/kernels/sgmat-check.browser.test.ts': 325,
-  'src/webgpu/engine.browser.test.ts': 312,
+  'src/webgpu/engine.browser.test.ts': 270, // 312 before one device for its forced-path loads
   'src/webgpu/model/gemma.browser.test.ts': 240, // 260 with a float64 reference per run (estimate)
   'src/webgpu/model/prefill-kernels.browser.test.ts': 250,
   'src/webgpu/model/sgmat-model.browser.test.ts': 160,

@@ -11,6 +11,7 @@ import type { TokenEvent } from '../core/types.ts';
 import { kv, writeGguf } from '../gguf/writer.ts';
 import { openModelSource } from '../library/opener.ts';
 import { makeRandomLlamaGguf, randomLlamaParts } from '../model/random-model.ts';
+import { sharedGpu } from '../testing/shared-gpu.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
 import { WebGpuEngine, type WebGpuModelInfo } from './engine.ts';
 import type { MmvLayout } from './kernels/mmv.ts';
@@ -409,6 +410,8 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
     { name: 'K-split (mmv off)', opts: { decodeKernel: 'ksplit', mmvLayout: 'off' } },
     { name: 'thread per row (mmv off)', opts: { decodeKernel: 'rows', mmvLayout: 'off' } },
   ];
+  // One device for these loads: the kernels the paths share (prefill, attention, norms) compile once.
+  const gpu = sharedGpu();
   for (const p of paths) {
     it(p.name, async (ctx) => {
       let opts = p.opts;
@@ -428,7 +431,7 @@ describe('every decode kernel path, forced on this adapter, gives llama.cpp’s 
         const l = opts?.mmvLayout as MmvLayout;
         opts = { ...opts, mmvLayout: { ...l, shuffleLanes: S } };
       }
-      const engine = new WebGpuEngine({ openModel: openModelSource, ...opts });
+      const engine = new WebGpuEngine({ openModel: openModelSource, gpu: await gpu(), ...opts });
       // An f32 cache: the matmul layouts are checked against llama.cpp's F32-cache log-softmax to 1e-3.
       const info = await engine.load({ url: MODEL_URL }, { contextLength: 256, kvType: 'f32' });
       if (p.sg && !engine.gpuContext?.hasSubgroups) {

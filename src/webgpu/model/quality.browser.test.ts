@@ -12,10 +12,14 @@ import { type QuantizeFtype, quantizeGguf } from '../../gguf/quantize-model.ts';
 import { openGguf } from '../../gguf/reader.ts';
 import { openModelSource } from '../../library/opener.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../../model/widen.ts';
+import { sharedGpu as sharedGpuFor } from '../../testing/shared-gpu.ts';
 import { stories260kUrl } from '../../testing/stories260k-url.ts';
 import { WebGpuEngine } from '../engine.ts';
 
 const MODEL_URL = stories260kUrl();
+
+/** One device for the file's engines: the kernels their loads share compile once. */
+const sharedGpu = sharedGpuFor();
 
 async function modelBytes(model: string, type: string): Promise<Uint8Array> {
   let bytes: Uint8Array = new Uint8Array(await (await fetch(MODEL_URL)).arrayBuffer());
@@ -76,7 +80,7 @@ describe('perplexity and top-1 agreement against llama.cpp on the same files', (
           )),
   );
   it.each(runs.map((r) => [r.model, r.type, r] as const))('%s %s', async (model, type, r) => {
-    const engine = new WebGpuEngine({ openModel: openModelSource });
+    const engine = new WebGpuEngine({ openModel: openModelSource, gpu: await sharedGpu() });
     await engine.load(
       { blob: new Blob([(await modelBytes(model, type)) as Uint8Array<ArrayBuffer>]) },
       {
@@ -123,6 +127,7 @@ describe('perplexity through the GPU-shaped matvec layout (128 lanes per row, hy
       if (!r) throw new Error(`no llama.cpp golden for ${model} ${type}`);
       const engine = new WebGpuEngine({
         openModel: openModelSource,
+        gpu: await sharedGpu(),
         mmvLayout: layout,
         prefill: { kind: 'mmv', layout, tokens: 4, splitSegments: false },
       });
@@ -153,7 +158,12 @@ describe('weights repacked into planes at load decode exactly as the file’s ow
   ])('%s %s: greedy tokens and logits equal with repacking on and off', async (model, type) => {
     const bytes = await modelBytes(model, type);
     const run = async (repack: boolean, maxBindingBytes?: number) => {
-      const engine = new WebGpuEngine({ openModel: openModelSource, repack, maxBindingBytes });
+      const engine = new WebGpuEngine({
+        openModel: openModelSource,
+        gpu: await sharedGpu(),
+        repack,
+        maxBindingBytes,
+      });
       const info = await engine.load(
         { blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) },
         { contextLength: 128 },

@@ -2,8 +2,11 @@ enable subgroups;
 struct Step { nTokens: u32, pos0: u32, p2: u32, p3: u32 };
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> kc: array<vec2<u32>>;
-fn ld_kc4(i: u32) -> vec4<f32> { let w = kc[i / 4u]; return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }
+@group(0) @binding(2) var<storage, read> kc: array<vec4<u32>>;
+fn ld_kc8(i: u32) -> array<vec4<f32>, 2> {
+  let w = kc[i / 8u];
+  return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));
+}
 @group(0) @binding(3) var<storage, read> vc: array<u32>;
 fn ld_vc2(i: u32) -> vec2<f32> { return unpack2x16float(vc[i / 2u]); }
 @group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;
@@ -71,10 +74,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
     let base = min(j, end - 1u) * 512u + kb;
     var s: array<f32, 1>;
     for (var r = 0u; r < RW; r++) { s[r] = 0.0; }
-    for (var i = 0u; i < 4u; i++) {
-      let d = i * 4u + lane;
-      let k4 = ld_kc4(base + 4u * d);
-      for (var r = 0u; r < RW; r++) { s[r] += dot(qs[r * 16u + d], k4); }
+    for (var i = 0u; i < 2u; i++) {
+      let e = i * 4u + lane;
+      let kw = ld_kc8(base + 8u * e);
+      for (var r = 0u; r < RW; r++) {
+        s[r] += dot(qs[r * 16u + 2u * e], kw[0]);
+        s[r] += dot(qs[r * 16u + 2u * e + 1u], kw[1]);
+      }
     }
     for (var r = 0u; r < RW; r++) { s[r] += subgroupShuffleXor(s[r], 1u); }
     for (var r = 0u; r < RW; r++) { s[r] += subgroupShuffleXor(s[r], 2u); }

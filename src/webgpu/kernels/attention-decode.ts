@@ -15,6 +15,8 @@ import {
   kDecl,
   pairDecl,
   SENTINEL,
+  wideDecl,
+  wideKv,
 } from './attention.ts';
 import { f32Lit, STEP_WGSL } from './common.ts';
 
@@ -31,27 +33,24 @@ function stridedThreads(rows: number, HD: number, max = 8): number {
  * times slower): online softmax over positions start + lid, start + lid + W, … for every row, then the
  * partials into workgroup memory.
  */
-function stridedBody(
-  RW: number,
-  HD4: number,
-  NDP: number,
-  kvDim: number,
-  GW: number,
-  TM: number,
-  softcap?: number,
-  window?: number,
-): string {
+function stridedBody(d: FlashDims, softcap?: number, window?: number): string {
+  const { RW, HD4, NDP, kvDim, GW, TM } = d;
   const rows = Array.from({ length: RW }, (_, r) => r);
   const L: string[] = [];
   for (const r of rows) {
     L.push(`  var m${r} = SENT; var l${r} = 0.0;`);
-    for (let d = 0; d < HD4; d++) L.push(`  let q${r}_${d} = qs[${r * HD4 + d}];`);
-    for (let d = 0; d < NDP; d++) L.push(`  var a${r}_${d} = vec2<f32>(0.0);`);
+    for (let i = 0; i < HD4; i++) L.push(`  let q${r}_${i} = qs[${r * HD4 + i}];`);
+    for (let i = 0; i < NDP; i++) L.push(`  var a${r}_${i} = vec2<f32>(0.0);`);
   }
   L.push(`  for (var j = start + lid; j < end; j += W) {`, `    let base = j * ${kvDim}u + kb;`);
-  for (let d = 0; d < HD4; d++) L.push(`    let k${d} = ld_kc4(base + ${4 * d}u);`);
+  // K and V rows as 16-byte words where the cache type allows (wideK, wideV), else 4 and 2 elements a load.
+  for (let e = 0; d.wideK && e < HD4 / 2; e++)
+    L.push(
+      `    let kw${e} = ld_kc8(base + ${8 * e}u); let k${2 * e} = kw${e}[0]; let k${2 * e + 1} = kw${e}[1];`,
+    );
+  for (let i = 0; !d.wideK && i < HD4; i++) L.push(`    let k${i} = ld_kc4(base + ${4 * i}u);`);
   for (const r of rows) {
-    const dots = Array.from({ length: HD4 }, (_, d) => `dot(q${r}_${d}, k${d})`).join(' + ');
+    const dots = Array.from({ length: HD4 }, (_, i) => `dot(q${r}_${i}, k${i})`).join(' + ');
     const t = Math.floor(r / GW);
     // With one query token every position of the chunk is visible; with several, token t sees ≤ pos0 + t.
     // A sliding window also masks positions before pos0 + t − window + 1.
@@ -66,20 +65,24 @@ function stridedBody(
     );
     L.push(`    l${r} = l${r} * c${r} + p${r}; m${r} = mn${r};`);
   }
-  for (let d = 0; d < NDP; d++) {
-    L.push(`    let v${d} = ld_vc2(base + ${2 * d}u);`);
+  for (let i = 0; i < NDP; i++) {
+    if (!d.wideV) L.push(`    let v${i} = ld_vc2(base + ${2 * i}u);`);
+    else {
+      if (i % 4 === 0) L.push(`    let vw${i / 4} = ld_vc8(base + ${2 * i}u);`);
+      L.push(`    let v${i} = vw${Math.floor(i / 4)}[${(i >> 1) & 1}].${i % 2 ? 'zw' : 'xy'};`);
+    }
     for (const r of rows) {
       L.push(
         TM === 1
-          ? `    a${r}_${d} = a${r}_${d} * c${r} + p${r} * v${d};`
-          : `    a${r}_${d} = a${r}_${d} * c${r} + select(vec2<f32>(0.0), p${r} * v${d}, p${r} > 0.0);`,
+          ? `    a${r}_${i} = a${r}_${i} * c${r} + p${r} * v${i};`
+          : `    a${r}_${i} = a${r}_${i} * c${r} + select(vec2<f32>(0.0), p${r} * v${i}, p${r} > 0.0);`,
       );
     }
   }
   L.push('  }');
   for (const r of rows) {
     L.push(`  sm[lid * RW + ${r}u] = m${r}; sl[lid * RW + ${r}u] = l${r};`);
-    for (let d = 0; d < NDP; d++) L.push(`  sacc[(lid * RW + ${r}u) * ${NDP}u + ${d}u] = a${r}_${d};`);
+    for (let i = 0; i < NDP; i++) L.push(`  sacc[(lid * RW + ${r}u) * ${NDP}u + ${i}u] = a${r}_${i};`);
   }
   return L.join('\n');
 }
@@ -101,6 +104,9 @@ interface FlashDims {
   nHG: number;
   /** Rows (heads × tokens) per workgroup. */
   RW: number;
+  /** K (V) read as 16-byte words of 8 elements (`ld_kc8`, `ld_vc8`; attention.ts `wideKv`), else 4 (2) at a time. */
+  wideK: boolean;
+  wideV: boolean;
 }
 
 function flashDims(o: FlashOptions): FlashDims {
@@ -113,7 +119,14 @@ function flashDims(o: FlashOptions): FlashDims {
   const TM = o.maxTokens;
   const { headsPerGroup: GW, groupsPerKvHead: nHG } = flashHeadGroups(o);
   const RW = GW * TM;
-  return { HD, HD4, NDP, qDim, kvDim, G, TM, GW, nHG, RW };
+  const kv = o.kvType;
+  const vKv = o.vKvType ?? kv;
+  // Tiled: the lanes of a position split its 8-element words; its P·V reads V by dimension pairs.
+  const lanes = o.layout.kind === 'tiled' ? (o.layout.lanes ?? 1) : 1;
+  const wide = !o.layout.narrow;
+  const wideK = wide && wideKv(kv, HD) && (HD / 8) % lanes === 0;
+  const wideV = wide && o.layout.kind === 'strided' && wideKv(vKv, HD);
+  return { HD, HD4, NDP, qDim, kvDim, G, TM, GW, nHG, RW, wideK, wideV };
 }
 
 /** The declarations and helper functions of both layouts: bindings, the query rows in workgroup memory, the output or partial writes. */
@@ -122,8 +135,8 @@ function flashCommonWGSL(o: FlashOptions, d: FlashDims): string {
   return `${STEP_WGSL}
 @group(0) @binding(0) var<uniform> step: Step;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
-${kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
-${pairDecl('@group(0) @binding(3)', 'vc', o.vKvType ?? o.kvType)}
+${d.wideK ? wideDecl('@group(0) @binding(2)', 'kc', o.kvType) : kDecl('@group(0) @binding(2)', 'kc', o.kvType)}
+${d.wideV ? wideDecl('@group(0) @binding(3)', 'vc', o.vKvType ?? o.kvType) : pairDecl('@group(0) @binding(3)', 'vc', o.vKvType ?? o.kvType)}
 @group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;
 @group(0) @binding(5) var<storage, read_write> part_o: array<vec2<f32>>;
 @group(0) @binding(6) var<storage, read_write> part_ml: array<vec2<f32>>;
@@ -175,7 +188,7 @@ function flashHeadWGSL(d: FlashDims): string {
 
 /** The strided layout (threads over KV positions, partials merged at the end). */
 function stridedFlashWGSL(o: FlashOptions, d: FlashDims, common: string, head: string): string {
-  const { HD, HD4, NDP, kvDim, TM, GW, RW } = d;
+  const { HD, NDP, RW } = d;
   const W = stridedThreads(RW, HD, o.layout.threads);
   return `${common}
 const W: u32 = ${W}u;
@@ -188,7 +201,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
 ${head}
   load_q(kvh, hg, lid, W);
   workgroupBarrier();
-${stridedBody(RW, HD4, NDP, kvDim, GW, TM, o.softcap, o.window)}
+${stridedBody(d, o.softcap, o.window)}
   workgroupBarrier();
   for (var i = lid; i < ${RW * NDP}u; i += W) {
     let r = i / ${NDP}u;
@@ -250,11 +263,22 @@ ${head}
     let base = min(j, end - 1u) * ${kvDim}u + kb;
     var s: array<f32, ${RW}>;
     for (var r = 0u; r < RW; r++) { s[r] = 0.0; }
-    for (var i = 0u; i < ${HD4 / LG}u; i++) {
+${
+  d.wideK
+    ? `    for (var i = 0u; i < ${HD4 / 2 / LG}u; i++) {
+      let e = i * ${LG}u + lane;
+      let kw = ld_kc8(base + 8u * e);
+      for (var r = 0u; r < RW; r++) {
+        s[r] += dot(qs[r * ${HD4}u + 2u * e], kw[0]);
+        s[r] += dot(qs[r * ${HD4}u + 2u * e + 1u], kw[1]);
+      }
+    }`
+    : `    for (var i = 0u; i < ${HD4 / LG}u; i++) {
       let d = i * ${LG}u + lane;
       let k4 = ld_kc4(base + 4u * d);
       for (var r = 0u; r < RW; r++) { s[r] += dot(qs[r * ${HD4}u + d], k4); }
-    }
+    }`
+}
 ${shuffle}
     if (lane == 0u) {
       for (var r = 0u; r < RW; r++) {

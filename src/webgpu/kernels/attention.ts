@@ -26,8 +26,9 @@
  * KV element types: `f32`, or `f16` stored two per u32 with `pack2x16float` (no shader-f16 needed; as
  * llama.cpp's default F16 K/V cache), or ggml's Q8_0/Q4_0 blocks (kv-quant.ts; a head size a multiple of
  * 32, so every block lies in one head). K is read four elements at a time (`vec4<f32>` or `vec2<u32>`),
- * V two at a time (the prefill kernel: four). K and V may differ in type (`vKvType`), as llama.cpp's
- * `-ctk`/`-ctv`.
+ * V two at a time (the prefill kernel: four); the flash-decoding kernel reads f16 and f32 caches eight at a
+ * time (one 16-byte word of f16) where the head size allows ({@link wideKv}). K and V may differ in type
+ * (`vKvType`), as llama.cpp's `-ctk`/`-ctv`.
  */
 import type { KvType } from '../../core/types.ts';
 import { f32Lit, STEP_WGSL, WG } from './common.ts';
@@ -61,6 +62,34 @@ export function pairDecl(binding: string, name: string, kv: KvType): string {
 fn ld_${name}2(i: u32) -> vec2<f32> { return unpack2x16float(${name}[i / 2u]); }`
     : `${binding} var<storage, read> ${name}: array<vec2<f32>>;
 fn ld_${name}2(i: u32) -> vec2<f32> { return ${name}[i / 2u]; }`;
+}
+
+/**
+ * Whether attention-decode.ts `flashDecodeWGSL` reads this cache eight elements at a time through
+ * {@link wideDecl}: f16 (one 16-byte word) and f32 (two) caches with a head size a multiple of 8, so every
+ * word lies in one head. Quantized caches keep their block loaders.
+ */
+export function wideKv(kv: KvType, headDim: number): boolean {
+  return (kv === 'f16' || kv === 'f32') && headDim % 8 === 0;
+}
+
+/**
+ * WGSL declaration of an f16 or f32 cache binding read eight elements at a time, with
+ * `ld_<name>8(i) -> array<vec4<f32>, 2>` (elements i … i + 7, i a multiple of 8): f16 as one `vec4<u32>`
+ * (16 bytes, half the load instructions of {@link kDecl}'s `vec2<u32>`), f32 as two `vec4<f32>`.
+ * @throws Error for a quantized cache type (see {@link wideKv}).
+ */
+export function wideDecl(binding: string, name: string, kv: KvType): string {
+  if (kv === 'f16')
+    return `${binding} var<storage, read> ${name}: array<vec4<u32>>;
+fn ld_${name}8(i: u32) -> array<vec4<f32>, 2> {
+  let w = ${name}[i / 8u];
+  return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));
+}`;
+  if (kv === 'f32')
+    return `${binding} var<storage, read> ${name}: array<vec4<f32>>;
+fn ld_${name}8(i: u32) -> array<vec4<f32>, 2> { let j = i / 4u; return array<vec4<f32>, 2>(${name}[j], ${name}[j + 1u]); }`;
+  throw new Error(`wideDecl: ${kv} caches are read by their block loaders`);
 }
 
 export interface AttentionOptions {
@@ -189,6 +218,11 @@ export interface FlashLayout {
    * a workgroup costs per thread: 8 ran depth 4,000 of a stories260K-shape head 4× faster than 64.
    */
   threads?: number;
+  /**
+   * Benchmarks: read f16/f32 caches 4 (K) and 2 (V) elements at a time even where {@link wideKv} allows
+   * 16-byte words, as the kernel did before them (scripts/device/attention-depth.ts compares the two).
+   */
+  narrow?: boolean;
 }
 
 export interface FlashOptions {

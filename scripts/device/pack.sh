@@ -3,8 +3,8 @@
 # Node, no npm and no network), into .device/ (git-ignored; name it in the device tool's `carry`):
 #
 #   .device/app.tar.xz      esbuild bundles: bench-node.mjs (scripts/bench-node.ts), compare.mjs,
-#                           preflight.mjs, profile.mjs, draft.mjs, small-batch.mjs, llama-vulkan.mjs, write-gguf.mjs
-#                           (scripts/device/*.ts). Rebuilt every time.
+#                           preflight.mjs, profile.mjs, attention-depth.mjs, draft.mjs, small-batch.mjs,
+#                           llama-vulkan.mjs, write-gguf.mjs (scripts/device/*.ts). Rebuilt every time.
 #   .device/runtime.tar.xz  node_modules/{webgpu (dawn.node), node-llama-cpp + its dependencies,
 #                           @node-llama-cpp/linux-x64-vulkan}, lib/libvulkan.so.1 (Debian's libvulkan1),
 #                           lib-fallback/libGLdispatch.so.0 (libglvnd0, used only where the machine lacks
@@ -32,7 +32,7 @@ step() { echo "[pack] $*" >&2; }
 # 1. Bundles (our code is bundled whole; webgpu and node-llama-cpp stay external: they load native
 #    addons and find their files by path).
 mkdir -p "$STAGE/app/app"
-for e in scripts/bench-node.ts scripts/device/preflight.ts scripts/device/compare.ts scripts/device/profile.ts scripts/device/draft.ts scripts/device/small-batch.ts scripts/device/llama-vulkan.ts scripts/device/write-gguf.ts; do
+for e in scripts/bench-node.ts scripts/device/preflight.ts scripts/device/compare.ts scripts/device/profile.ts scripts/device/attention-depth.ts scripts/device/draft.ts scripts/device/small-batch.ts scripts/device/llama-vulkan.ts scripts/device/write-gguf.ts; do
   n=$(basename "$e" .ts)
   npx esbuild "$e" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --external:node-llama-cpp --log-level=warning \

@@ -49,6 +49,12 @@ describe('scripts/device shell scripts', () => {
       expect(x.hard, x.phase).toBeGreaterThan(x.soft);
     }
     for (let i = 1; i < rows.length; i++) expect(rows[i].start).toBe(rows[i - 1].start + rows[i - 1].hard);
+    // The profile phase's models, then the decode attention sweep (attention-depth.ts) in its last 25 s.
+    const split = /^profile: models until (\d+)s, then the decode attention for (\d+)s$/m.exec(r.stdout);
+    expect(split, r.stdout).not.toBeNull();
+    expect(Number(split![1])).toBeGreaterThanOrEqual(40);
+    expect(Number(split![2])).toBe(25);
+    expect(Number(split![1]) + Number(split![2])).toBe(rows[0].soft);
     const end = Number(/^end: (\d+)s at the latest/m.exec(r.stdout)?.[1]);
     expect(end).toBe(rows.at(-1)!.start + rows.at(-1)!.hard);
     expect(end).toBeLessThanOrEqual(560);

@@ -5,7 +5,10 @@
 #   profile    where a decode token's time goes (scripts/device/profile.ts on synthetic shapes,
 #              PROF_MODELS: the 1B and 8B Q4_K_M): GPU ms per token per kernel family (timestamp
 #              queries), wall ms per token with the default steps in flight and with one, busy fraction,
-#              the argmax's µs → $OUT/profile.{json,md}; at most PROF_BUDGET_S (100 s) for it
+#              the argmax's µs → $OUT/profile.{json,md}; then, in the last ATTN_BUDGET_S (25 s) of its
+#              window, the decode attention alone at ATTN_DEPTHS (4096,16384) on ATTN_SHAPES (8b,1b) under
+#              each candidate policy (scripts/device/attention-depth.ts) → $OUT/attention.{json,md}; at
+#              most PROF_BUDGET_S (100 s) for both
 #   compare    ours against llama.cpp's Vulkan backend on the same GGUF files, written here with random
 #              weights (scripts/device/compare.ts: llama-bench tests through runLlamaBench for ours,
 #              node-llama-cpp for llama.cpp): pp/tg at depth 0, then tg at each depth > 0 of DEPTHS for
@@ -41,7 +44,7 @@
 # less the later phases' reserves; PRINT_PLAN=1 prints them), everything bounded by TOTAL_S (500 s; 540
 # with PLAN=issues) from the start, so the command ends inside the device tool's 600 s limit.
 #
-# Knobs (environment): PLAN (issues: see below), TOTAL_S, PHASES, SB_MODELS, SB_TOKENS, SB_CONTEXTS (64,4096), SB_ATTENTION (both), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
+# Knobs (environment): PLAN (issues: see below), TOTAL_S, PHASES, ATTN_SHAPES, ATTN_DEPTHS, ATTN_BUDGET_S, SB_MODELS, SB_TOKENS, SB_CONTEXTS (64,4096), SB_ATTENTION (both), SMALL_BATCH, DRAFT_PAIRS, DRAFT_TOKENS (64), DRAFT_REPS (2), DRAFT_MAX, PROF_MODELS, PROF_BUDGET_S, PROF_TOKENS (32), SYN_BUDGET_S (200),
 # SYN_RESERVE_S, SYN_MODELS, CMP_MODELS,
 # N_PROMPT (512: llama-bench's pp512), N_GEN (128), SYN_REPS (2), CMP_REPS (2), DEPTHS (compare's tg depths, "0,4096"; DRY
 # "0,256"), KV_TYPE (f16 | f32 | q8_0 | q4_0, both engines' KV cache, f16), GGUF_DIR (default: under /tmp, /var/tmp or
@@ -98,6 +101,9 @@ if [[ $DRY == 1 ]]; then
   PROF_MODELS=${PROF_MODELS:-synthetic:stories260k-f32,synthetic:stories15m-q4_k_m}
   PROF_BUDGET_S=${PROF_BUDGET_S:-60}
   PROF_TOKENS=${PROF_TOKENS:-8}
+  ATTN_SHAPES=${ATTN_SHAPES:-tiny}
+  ATTN_DEPTHS=${ATTN_DEPTHS:-0,300}
+  ATTN_BUDGET_S=${ATTN_BUDGET_S:-25}
   # The same three kinds of pair as on the GPU, on a shape SwiftShader runs in seconds (stories260K's own
   # Q4_0 copy as its draft; a synthetic pair of one shape: random fills differ by type, so few accepted).
   DRAFT_PAIRS=${DRAFT_PAIRS:-synthetic:stories260k-f32>synthetic:stories260k-q8_0,stories260k-q8_0>stories260k-q4_0,synthetic:stories260k-f32>lookup}
@@ -126,6 +132,9 @@ else
   PROF_MODELS=${PROF_MODELS:-$S1-q4_k_m,$S8-q4_k_m}
   PROF_BUDGET_S=${PROF_BUDGET_S:-100}
   PROF_TOKENS=${PROF_TOKENS:-32}
+  ATTN_SHAPES=${ATTN_SHAPES:-8b,1b}
+  ATTN_DEPTHS=${ATTN_DEPTHS:-4096,16384}
+  ATTN_BUDGET_S=${ATTN_BUDGET_S:-25}
   DRAFT_PAIRS=${DRAFT_PAIRS:-$S8-q4_k_m>$S1-q4_k_m,$C8-q8_0>$C8-q4_0,$S8-q4_k_m>lookup}
   DRAFT_TOKENS=${DRAFT_TOKENS:-64}
   DRAFT_REPS=${DRAFT_REPS:-2}
@@ -183,6 +192,11 @@ phase_window() {
   esac
   echo "$left $soft $hard"
 }
+# attn_share SOFT: the seconds the profile phase (soft limit SOFT) leaves at its end for the decode
+# attention sweep: ATTN_BUDGET_S where the models keep ≥ 15 s, else 0 (the sweep is skipped).
+attn_share() {
+  if (($1 - ATTN_BUDGET_S >= 15)); then echo "$ATTN_BUDGET_S"; else echo 0; fi
+}
 # phase_runs PHASE LEFT SOFT: whether PHASE has time enough to start (else it is skipped).
 phase_runs() {
   case $1 in
@@ -200,6 +214,10 @@ if [[ ${PRINT_PLAN:-0} == 1 ]]; then
       continue
     fi
     echo "$p: starts at ${t}s, left ${left}s, soft ${soft}s, hard ${hard}s"
+    if [[ $p == profile ]]; then
+      a=$(attn_share "$soft")
+      echo "profile: models until $((soft - a))s, then the decode attention for ${a}s"
+    fi
     t=$((t + hard))
   done
   echo "end: ${t}s at the latest (TOTAL_S ${TOTAL_S}s)"
@@ -375,11 +393,22 @@ run_profile() {
     say "profile: skipped, ${left}s left"
     return
   fi
-  say "profile: $PROF_MODELS, $PROF_TOKENS tokens, budget ${soft}s (no model starts after it), hard limit ${hard}s"
-  timeout -k 5 "$hard" "$NODE" "$APP/profile.mjs" "${GPU_FLAG[@]}" --models "$PROF_MODELS" \
-    --decode-tokens "$PROF_TOKENS" --budget-s "$soft" \
+  local attn
+  attn=$(attn_share "$soft")
+  say "profile: $PROF_MODELS, $PROF_TOKENS tokens, budget $((soft - attn))s (no model starts after it), hard limit $((hard - attn))s"
+  timeout -k 5 "$((hard - attn))" "$NODE" "$APP/profile.mjs" "${GPU_FLAG[@]}" --models "$PROF_MODELS" \
+    --decode-tokens "$PROF_TOKENS" --budget-s "$((soft - attn))" \
     --json "$RES/profile.json" --md "$RES/profile.md" >>"$LOG" 2>&1
   say "profile: exit $?"
+  if ((attn > 0)); then
+    say "profile: decode attention at depths $ATTN_DEPTHS on $ATTN_SHAPES, budget $((attn - 10))s, hard limit ${attn}s"
+    timeout -k 5 "$attn" "$NODE" "$APP/attention-depth.mjs" "${GPU_FLAG[@]}" --shapes "$ATTN_SHAPES" \
+      --depths "$ATTN_DEPTHS" --kv "$KV_TYPE" --budget-s "$((attn - 10))" \
+      --json "$RES/attention.json" --md "$RES/attention.md" >>"$LOG" 2>&1
+    say "profile: attention exit $?"
+  else
+    say "profile: decode attention skipped (the window is too short for it)"
+  fi
 }
 
 run_compare() {
@@ -464,6 +493,11 @@ write_summary() {
 {
   echo "## where a decode token's time goes (profile: GPU ms per token per kernel family)"
   table profile profile.md
+  if [[ " $PHASES " == *" profile "* ]]; then
+    echo
+    echo "## the decode attention alone at depth, per policy (profile: attention-depth)"
+    cat "$RES/attention.md" 2>/dev/null || echo "(none: see log.txt)"
+  fi
   echo
   echo "## ours on synthetic shapes (bench-node)"
   table synthetic synthetic.md

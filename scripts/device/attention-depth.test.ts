@@ -19,6 +19,8 @@ describe('scripts/device/attention-depth.ts', () => {
       'tiled 4 lanes, 512 workgroups, chunks ≥ 64',
       'tiled 4 lanes, 1024 workgroups, chunks ≥ 64',
       'tiled 4 lanes, 2048 workgroups, chunks ≥ 64',
+      'tiled 4 lanes, 1024 workgroups, chunks ≥ 32 of 32, ≤ 256 chunks',
+      'tiled 4 lanes, 2048 workgroups, chunks ≥ 16 of 16, ≤ 256 chunks',
       'tiled 4 lanes, narrow loads',
     ]);
     expect(c.at(-1)?.policy.layout).toEqual({ kind: 'tiled', lanes: 4, narrow: true });

@@ -4,7 +4,8 @@
  * layer (kernels/attention-decode.ts `flashDecodeWGSL`, then attention.ts `flashCombineWGSL` where the
  * positions split into several chunks) under each candidate policy — the adapter's default
  * (kernel-plan.ts `attentionPolicyFor`), the tiled layout with 1–8 lanes per position, the strided
- * layout, the default's chunking aiming at 128–2048 workgroups, and the default with the cache read 4/2
+ * layout, the default's chunking aiming at 128–2048 workgroups (also finer than the engine's buffers
+ * take: chunks of 16–32 positions, up to 256 of them), and the default with the cache read 4/2
  * elements a load instead of 16-byte words (`FlashLayout.narrow`). Each layer reads its own K/V cache
  * (zeros: attention's cost does not depend on the cached values), so a token's caches are read from
  * memory as in a model, not from the GPU's cache, up to `--max-cache-mb` (then layers reuse them).
@@ -55,10 +56,17 @@ export const SHAPES: Record<string, AttentionShape> = {
   tiny: { name: 'stories260K', nLayers: 5, nHead: 8, nHeadKv: 4, headDim: 8 },
 };
 
-/** One decode attention policy to time: its name and the plan's fields it sets. */
+/**
+ * One decode attention policy to time: its name, the plan's fields it sets, and finer chunking than the
+ * engine's (attention.ts `attentionSplit`'s `granule` and `maxSplits`: chunks of 16–32 positions, up to
+ * 256 of them, beyond the engine's partial buffers of MAX_SPLITS chunks).
+ */
 export interface Candidate {
   name: string;
-  policy: Pick<AttentionPolicy, 'layout' | 'targetWorkgroups' | 'minChunk'>;
+  policy: Pick<AttentionPolicy, 'layout' | 'targetWorkgroups' | 'minChunk'> & {
+    granule?: number;
+    maxSplits?: number;
+  };
 }
 
 /**
@@ -101,6 +109,14 @@ export function candidates(
         name: `${name(def.layout)}, ${targetWorkgroups} workgroups, chunks ≥ ${minChunk}`,
         policy: { layout: def.layout, targetWorkgroups, minChunk },
       });
+  for (const [targetWorkgroups, minChunk] of [
+    [1024, 32],
+    [2048, 16],
+  ])
+    out.push({
+      name: `${name(def.layout)}, ${targetWorkgroups} workgroups, chunks ≥ ${minChunk} of ${minChunk}, ≤ 256 chunks`,
+      policy: { layout: def.layout, targetWorkgroups, minChunk, granule: minChunk, maxSplits: 256 },
+    });
   out.push({
     name: `${name(def.layout)}, narrow loads`,
     policy: { ...chunking, layout: { ...def.layout, narrow: true } },
@@ -170,8 +186,9 @@ async function timeCandidate(
       Float32Array.from({ length: qDim }, (_, i) => Math.sin(i) * 0.5),
     );
     const out = mk(qDim * 4);
-    const partO = mk(MAX_SPLITS * qDim * 4);
-    const partMl = mk(MAX_SPLITS * sh.nHead * 8);
+    const maxSplits = c.policy.maxSplits ?? MAX_SPLITS;
+    const partO = mk(maxSplits * qDim * 4);
+    const partMl = mk(maxSplits * sh.nHead * 8);
     const caches = Array.from({ length: nCaches }, () => [mk(cacheBytes), mk(cacheBytes)]);
     const pipe = async (code: string) =>
       device.createComputePipelineAsync({

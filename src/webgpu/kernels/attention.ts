@@ -323,18 +323,29 @@ export const MAX_SPLITS = 64;
 /**
  * The chunk size (positions per workgroup) for `len` = pos0 + T positions: enough chunks that
  * nHeadKv · groupsPerKvHead · nSplit reaches `targetWorkgroups`, each at least `minChunk` positions
- * (a multiple of 64), never more than {@link MAX_SPLITS} chunks. `fixedChunk` (tests) overrides.
- * @returns chunk ≥ 1 and nSplit = ⌈len / chunk⌉ ≤ MAX_SPLITS.
+ * (a multiple of `granule`, 64), never more than `maxSplits` ({@link MAX_SPLITS}, which sizes the
+ * engine's partial buffers) chunks. `fixedChunk` (tests) overrides. `granule` and `maxSplits` are for
+ * benchmarks of finer chunking (scripts/device/attention-depth.ts), which size their own buffers.
+ * @returns chunk ≥ 1 and nSplit = ⌈len / chunk⌉ ≤ maxSplits.
  */
 export function attentionSplit(
   len: number,
-  policy: { workgroupsPerChunk: number; targetWorkgroups: number; minChunk: number; fixedChunk?: number },
+  policy: {
+    workgroupsPerChunk: number;
+    targetWorkgroups: number;
+    minChunk: number;
+    fixedChunk?: number;
+    granule?: number;
+    maxSplits?: number;
+  },
 ): { chunk: number; nSplit: number } {
+  const maxSplits = policy.maxSplits ?? MAX_SPLITS;
+  const g = policy.granule ?? 64;
   let chunk: number;
-  if (policy.fixedChunk) chunk = Math.max(policy.fixedChunk, Math.ceil(len / MAX_SPLITS));
+  if (policy.fixedChunk) chunk = Math.max(policy.fixedChunk, Math.ceil(len / maxSplits));
   else {
     const want = Math.max(1, Math.ceil(policy.targetWorkgroups / policy.workgroupsPerChunk));
-    chunk = Math.max(policy.minChunk, Math.ceil(len / want / 64) * 64, Math.ceil(len / MAX_SPLITS));
+    chunk = Math.max(policy.minChunk, Math.ceil(len / want / g) * g, Math.ceil(len / maxSplits));
   }
   return { chunk, nSplit: Math.max(1, Math.ceil(len / chunk)) };
 }

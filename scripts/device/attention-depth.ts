@@ -13,14 +13,16 @@
  * reads ÷ that time.
  *
  *   node attention-depth.mjs [--gpu] [--shapes 8b,1b] [--depths 4096,16384] [--kv f16]
- *       [--iters 10] [--reps 5] [--budget-s 40] [--max-cache-mb 4096] [--json FILE] [--md FILE]
+ *       [--iters 10] [--reps 5] [--budget-s 40] [--max-cache-mb 4096] [--json FILE] [--md FILE] [--write]
  *
  * Shapes: `8b` (Llama-3.1-8B: 32 layers, 32 heads, 8 KV heads, head 128), `1b` (Llama-3.2-1B: 16, 32, 8,
  * 64), `tiny` (stories260K: 5, 8, 4, 8; rehearsals on a software adapter). Depths run in the order given,
  * each over every shape; no (depth, shape) starts after `--budget-s`; results are rewritten after each.
  * The strided layout's threads are capped by workgroup memory (attention-decode.ts `stridedThreads`), so
- * "strided 32 threads" may run fewer on a large head.
+ * "strided 32 threads" may run fewer on a large head. `--write` (here; a device run's tables are recorded by
+ * scripts/device/record.ts) puts the table into BENCHMARKS.md as `<!-- bench:attention-depth DATE -->`.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { markdownTable } from '../../src/bench/markdown.ts';
@@ -314,6 +316,7 @@ async function main() {
       'max-cache-mb': { type: 'string', default: '4096' },
       json: { type: 'string' },
       md: { type: 'string' },
+      write: { type: 'boolean', default: false },
     },
   });
   const t0 = performance.now();
@@ -367,6 +370,26 @@ async function main() {
       write();
     }
   write();
+  if (values.write) {
+    const { writeBenchSection } = await import('../bench-common.ts');
+    const date = new Date().toISOString().slice(0, 10);
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const args = process.argv
+      .slice(2)
+      .filter((a) => a !== '--write')
+      .join(' ');
+    const text = [
+      `<!-- bench:attention-depth ${date} -->`,
+      `## ${date}: the decode attention alone at depth, per policy (${gpu.info.description || gpu.info.architecture})`,
+      '',
+      `Recorded by \`npx tsx scripts/device/attention-depth.ts ${args} --write\` at ${commit} in ${((performance.now() - t0) / 1000).toFixed(0)} s: one decode token's flash-decoding (and combine) over every layer of each shape, each layer on its own ${kv} K/V cache, wall µs per token over ${o.iters} token${o.iters === 1 ? '' : 's'} in one submit, median of ${o.reps}; the default policy and the fastest candidates${gpu.info.isFallback ? '. A software adapter (SwiftShader on this 2-core machine): CPU figures, for the loads and chunking it runs, not a GPU forecast' : ''}.`,
+      '',
+      attentionMarkdown(rows),
+      `<!-- /bench:attention-depth ${date} -->`,
+    ].join('\n');
+    writeBenchSection('attention-depth', date, text);
+    log('written into BENCHMARKS.md');
+  }
   gpu.device.destroy();
 }
 

@@ -148,7 +148,8 @@ async function timeCandidate(
   depth: number,
   kv: KvType,
   c: Candidate,
-  o: { iters: number; reps: number; maxCacheBytes: number },
+  o: { iters: number; reps: number },
+  caches: GPUBuffer[][],
 ): Promise<Row> {
   const { device } = gpu;
   const nCtx = depth + 1;
@@ -167,8 +168,7 @@ async function timeCandidate(
   const { groupsPerKvHead } = flashHeadGroups(fo);
   const workgroups = sh.nHeadKv * groupsPerKvHead;
   const { chunk, nSplit } = attentionSplit(nCtx, { ...c.policy, workgroupsPerChunk: workgroups });
-  const cacheBytes = Math.ceil((nCtx * kvDim * kvBytesPerElement(kv)) / 16) * 16;
-  const nCaches = Math.max(1, Math.min(sh.nLayers, Math.floor(o.maxCacheBytes / (2 * cacheBytes))));
+  const nCaches = caches.length;
   const S = GPUBufferUsage.STORAGE;
   const bufs: GPUBuffer[] = [];
   const mk = (size: number, usage = S) => {
@@ -191,7 +191,6 @@ async function timeCandidate(
     const maxSplits = c.policy.maxSplits ?? MAX_SPLITS;
     const partO = mk(maxSplits * qDim * 4);
     const partMl = mk(maxSplits * sh.nHead * 8);
-    const caches = Array.from({ length: nCaches }, () => [mk(cacheBytes), mk(cacheBytes)]);
     const pipe = async (code: string) =>
       device.createComputePipelineAsync({
         layout: 'auto',
@@ -359,8 +358,20 @@ async function main() {
         sh.headDim,
         gpu.hasSubgroups ? gpu.subgroupMinSize : 0,
       );
+      // Each layer's own K and V caches (up to --max-cache-mb; then layers share them), made once for
+      // every candidate at this shape and depth (zeros: Dawn clears new buffers).
+      const kvDim = sh.nHeadKv * sh.headDim;
+      const cacheBytes = Math.ceil(((depth + 1) * kvDim * kvBytesPerElement(kv)) / 16) * 16;
+      const nCaches = Math.max(1, Math.min(sh.nLayers, Math.floor(o.maxCacheBytes / (2 * cacheBytes))));
+      const caches = Array.from({ length: nCaches }, () =>
+        [0, 1].map(() => gpu.device.createBuffer({ size: cacheBytes, usage: GPUBufferUsage.STORAGE })),
+      );
       const group: Row[] = [];
-      for (const c of cands) group.push(await timeCandidate(gpu, sh, depth, kv, c, o));
+      try {
+        for (const c of cands) group.push(await timeCandidate(gpu, sh, depth, kv, c, o, caches));
+      } finally {
+        for (const b of caches.flat()) b.destroy();
+      }
       const def = group[0].usPerToken;
       for (const r of group) if (!r.error && Number.isFinite(def)) r.vsDefault = r.usPerToken / def;
       rows.push(...group);

@@ -35,6 +35,7 @@ import {
   attentionSplit,
   type FlashLayout,
   flashCombineWGSL,
+  flashCombineWorkgroups,
   flashHeadGroups,
   kvBytesPerElement,
   MAX_SPLITS,
@@ -219,7 +220,7 @@ async function timeCandidate(
           if (combine && combineGroup) {
             pass.setPipeline(combine);
             pass.setBindGroup(0, combineGroup);
-            pass.dispatchWorkgroups(sh.nHead, 1);
+            pass.dispatchWorkgroups(flashCombineWorkgroups(sh), 1);
           }
         }
       pass.end();

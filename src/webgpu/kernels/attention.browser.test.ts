@@ -32,8 +32,10 @@ import {
 import {
   attentionSplit,
   attentionWGSL,
+  COMBINE_MAX_SPLITS,
   type FlashLayout,
   flashCombineWGSL,
+  flashCombineWorkgroups,
   flashHeadGroups,
   type KvType,
   MAX_SPLITS,
@@ -213,6 +215,76 @@ describe('attentionWGSL', () => {
   }
 });
 
+describe('flashCombineWGSL alone', () => {
+  /**
+   * Random partials (chunk maxima, sums, unnormalised outputs; some chunks empty: the sentinel and l = 0,
+   * as a window leaves them) merged against float64: chunk counts around the 64 threads and the
+   * engine's MAX_SPLITS up to COMBINE_MAX_SPLITS, head sizes whose dimension pairs fill one slice, part of
+   * one, and several.
+   */
+  const cases = [
+    { nSplit: 2, HD: 8, nHead: 3, T: 1, TM: 1 },
+    { nSplit: 63, HD: 12, nHead: 2, T: 2, TM: 4 },
+    { nSplit: 65, HD: 80, nHead: 2, T: 1, TM: 1 },
+    { nSplit: 200, HD: 128, nHead: 2, T: 3, TM: 4 },
+    { nSplit: COMBINE_MAX_SPLITS, HD: 64, nHead: 1, T: 1, TM: 1 },
+  ];
+  for (const c of cases)
+    it(`${c.nSplit} chunks, hd ${c.HD}, ${c.nHead} heads, T ${c.T} of ${c.TM}`, async () => {
+      const device = await testDevice();
+      const { seed, rng } = freshRng();
+      const { nSplit, HD, nHead, T, TM } = c;
+      const qDim = nHead * HD;
+      const chunk = 7;
+      const len = (nSplit - 1) * chunk + 1 + Math.floor(rng() * chunk);
+      const partO = randomF32(rng, COMBINE_MAX_SPLITS * TM * qDim);
+      const partMl = new Float32Array(COMBINE_MAX_SPLITS * TM * nHead * 2);
+      for (let i = 0; i < partMl.length / 2; i++) {
+        const empty = rng() < 0.1 && i % 5 !== 0;
+        // Maxima within 4 of each other, so that every chunk weighs in; 1 in 8 far below (down to −20).
+        const m = rng() < 0.125 ? -2 - rng() * 18 : (rng() - 0.5) * 4;
+        partMl[2 * i] = empty ? -1e30 : Math.fround(m);
+        partMl[2 * i + 1] = empty ? 0 : Math.fround(0.5 + rng() * 4);
+      }
+      const out0 = randomF32(rng, (TM + 1) * qDim);
+      const out = storageFrom(device, out0);
+      await runWGSL(
+        device,
+        flashCombineWGSL({ nHead, headDim: HD, maxTokens: TM }),
+        [
+          uniformFrom(device, Uint32Array.of(T, len - T, chunk, 0)),
+          storageFrom(device, partO),
+          storageFrom(device, partMl),
+          out,
+        ],
+        [flashCombineWorkgroups({ nHead, headDim: HD }), T],
+      );
+      const ref = Float64Array.from(out0);
+      const tol = new Float64Array(ref.length);
+      for (let t = 0; t < T; t++)
+        for (let h = 0; h < nHead; h++) {
+          const ml = (s: number) => (s * TM + t) * nHead + h;
+          let M = -1e30;
+          for (let s = 0; s < nSplit; s++) M = Math.max(M, partMl[2 * ml(s)]);
+          const w = Array.from({ length: nSplit }, (_, s) => Math.exp(partMl[2 * ml(s)] - M));
+          const L = w.reduce((a, x, s) => a + x * partMl[2 * ml(s) + 1], 0);
+          for (let d = 0; d < HD; d++) {
+            let a = 0;
+            let mag = 0;
+            for (let s = 0; s < nSplit; s++) {
+              const v = partO[(s * TM + t) * qDim + h * HD + d] * w[s];
+              a += v;
+              mag += Math.abs(v);
+            }
+            ref[t * qDim + h * HD + d] = a / L;
+            // WGSL's exp is good to 3 + 2|x| ULP (|x| ≤ 20 here), then nSplit f32 additions.
+            tol[t * qDim + h * HD + d] = ((100 + 4 * nSplit) * 2 ** -23 * mag) / L + 1e-6;
+          }
+        }
+      assertClose(`combine (seed ${seed})`, await readF32(device, out), ref, tol);
+    });
+});
+
 describe('flashDecodeWGSL + flashCombineWGSL', () => {
   /**
    * Depth (pos0 + T), head dim, GQA ratio, tokens, chunk (0 = the GPU policy), per case; T 5..8 are small
@@ -351,7 +423,7 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
               device,
               flashCombineWGSL({ nHead, headDim: HD, maxTokens }),
               [step, partO, partMl, out],
-              [nHead, T],
+              [flashCombineWorkgroups({ nHead, headDim: HD }), T],
             );
           }
           const [ref, tol] = attentionRef(q, kRef, vRef, { nHead, nHeadKv, HD, T, pos0, ...gemma });

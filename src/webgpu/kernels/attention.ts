@@ -278,41 +278,84 @@ export function flashSupports(o: { nHead: number; nHeadKv: number; headDim: numb
   return o.headDim % 4 === 0 && o.headDim <= 256 && o.nHead % o.nHeadKv === 0;
 }
 
+/** The most chunks {@link flashCombineWGSL} merges (its weights live in workgroup memory). */
+export const COMBINE_MAX_SPLITS = 256;
+
+/** Dimension pairs per workgroup of {@link flashCombineWGSL} (each workgroup one slice of one head). */
+function combinePairs(headDim: number): number {
+  return Math.min(16, headDim / 2);
+}
+
+/** Workgroups along x of {@link flashCombineWGSL}: nHead × the head's slices of 16 dimension pairs. */
+export function flashCombineWorkgroups(o: { nHead: number; headDim: number }): number {
+  return o.nHead * Math.ceil(o.headDim / 2 / combinePairs(o.headDim));
+}
+
 /**
  * Merges the chunks' partials of attention-decode.ts `flashDecodeWGSL`: out[t, h·HD + d] =
  * Σ_s o_s[d]·e^(m_s − M) / Σ_s l_s·e^(m_s − M), M = max_s m_s (empty chunks, m = sentinel and l = 0, weigh
- * nothing). Bindings: step, part_o, part_ml, out. Dispatch (nHead, T); run only when nSplit > 1.
+ * nothing). One workgroup of 64 threads per (head, slice of 16 dimension pairs, token): M and the sum of
+ * the l_s split over the threads (each chunk's weight e^(m_s − M) kept in workgroup memory), then each
+ * dimension pair summed by 64 / 16 threads over every 4th chunk and their sums added, so a step of many
+ * chunks spreads over the GPU instead of one thread walking every chunk three times.
+ * Bindings: step, part_o, part_ml, out. Dispatch ({@link flashCombineWorkgroups}, T); run only when
+ * nSplit > 1, and nSplit ≤ {@link COMBINE_MAX_SPLITS}.
  */
 export function flashCombineWGSL(o: { nHead: number; headDim: number; maxTokens: number }): string {
   const HD = o.headDim;
+  const NDP = HD / 2;
   const qDim = o.nHead * HD;
+  const DP = combinePairs(HD);
+  const SG = Math.floor(64 / DP);
+  const slices = Math.ceil(NDP / DP);
   return `${STEP_WGSL}
 @group(0) @binding(0) var<uniform> step: Step;
-@group(0) @binding(1) var<storage, read> part_o: array<f32>;
+@group(0) @binding(1) var<storage, read> part_o: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> part_ml: array<vec2<f32>>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-const HD: u32 = ${HD}u;
+@group(0) @binding(3) var<storage, read_write> out: array<vec2<f32>>;
+var<workgroup> red: array<f32, 64>;
+var<workgroup> wts: array<f32, ${COMBINE_MAX_SPLITS}>;
+var<workgroup> acc: array<vec2<f32>, 64>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let h = wg.x;
+  let h = wg.x / ${slices}u;
+  let slice = wg.x % ${slices}u;
   let t = wg.y;
   let len = step.pos0 + step.nTokens;
-  let nSplit = (len + step.p2 - 1u) / step.p2;
+  let nSplit = min((len + step.p2 - 1u) / step.p2, ${COMBINE_MAX_SPLITS}u);
+  let nRed = min(nSplit, 64u);
+  var m = ${SENTINEL};
+  for (var s = lid; s < nSplit; s += 64u) { m = max(m, part_ml[(s * ${o.maxTokens}u + t) * ${o.nHead}u + h].x); }
+  red[lid] = m;
+  workgroupBarrier();
   var mAll = ${SENTINEL};
-  for (var s = 0u; s < nSplit; s++) { mAll = max(mAll, part_ml[(s * ${o.maxTokens}u + t) * ${o.nHead}u + h].x); }
-  var lAll = 0.0;
-  for (var s = 0u; s < nSplit; s++) {
+  for (var k = 0u; k < nRed; k++) { mAll = max(mAll, red[k]); }
+  workgroupBarrier();
+  var l = 0.0;
+  for (var s = lid; s < nSplit; s += 64u) {
     let ml = part_ml[(s * ${o.maxTokens}u + t) * ${o.nHead}u + h];
-    lAll += ml.y * exp(ml.x - mAll);
+    let w = exp(ml.x - mAll);
+    wts[s] = w;
+    l += ml.y * w;
   }
-  for (var d = lid; d < ${HD}u; d += 64u) {
-    var a = 0.0;
-    for (var s = 0u; s < nSplit; s++) {
-      let ml = part_ml[(s * ${o.maxTokens}u + t) * ${o.nHead}u + h];
-      a += part_o[(s * ${o.maxTokens}u + t) * ${qDim}u + h * HD + d] * exp(ml.x - mAll);
-    }
-    out[t * ${qDim}u + h * HD + d] = a / lAll;
+  red[lid] = l;
+  workgroupBarrier();
+  var lAll = 0.0;
+  for (var k = 0u; k < nRed; k++) { lAll += red[k]; }
+  // Dimension pair dp of this slice, chunks g, g + ${SG}, …
+  let g = lid / ${DP}u;
+  let dp = slice * ${DP}u + lid % ${DP}u;
+  var a = vec2<f32>(0.0);
+  if (g < ${SG}u && dp < ${NDP}u) {
+    for (var s = g; s < nSplit; s += ${SG}u) { a += part_o[((s * ${o.maxTokens}u + t) * ${qDim}u + h * ${HD}u) / 2u + dp] * wts[s]; }
+  }
+  acc[lid] = a;
+  workgroupBarrier();
+  if (g == 0u && dp < ${NDP}u) {
+    var sum = a;
+    for (var k = 1u; k < ${SG}u; k++) { sum += acc[k * ${DP}u + lid]; }
+    out[(t * ${qDim}u + h * ${HD}u) / 2u + dp] = sum / lAll;
   }
 }`;
 }
@@ -327,6 +370,7 @@ export const MAX_SPLITS = 64;
  * engine's partial buffers) chunks. `fixedChunk` (tests) overrides. `granule` and `maxSplits` are for
  * benchmarks of finer chunking (scripts/device/attention-depth.ts), which size their own buffers.
  * @returns chunk ≥ 1 and nSplit = ⌈len / chunk⌉ ≤ maxSplits.
+ * @throws Error for maxSplits above {@link COMBINE_MAX_SPLITS}.
  */
 export function attentionSplit(
   len: number,
@@ -340,6 +384,10 @@ export function attentionSplit(
   },
 ): { chunk: number; nSplit: number } {
   const maxSplits = policy.maxSplits ?? MAX_SPLITS;
+  if (maxSplits > COMBINE_MAX_SPLITS)
+    throw new Error(
+      `attentionSplit: ${maxSplits} chunks, more than the combine merges (${COMBINE_MAX_SPLITS})`,
+    );
   const g = policy.granule ?? 64;
   let chunk: number;
   if (policy.fixedChunk) chunk = Math.max(policy.fixedChunk, Math.ceil(len / maxSplits));

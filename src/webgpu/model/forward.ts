@@ -19,6 +19,7 @@ import {
   attentionWGSL,
   attentionWorkgroupSize,
   flashCombineWGSL,
+  flashCombineWorkgroups,
   flashHeadGroups,
   flashSupports,
 } from '../kernels/attention.ts';
@@ -432,7 +433,14 @@ function planAttention(x: PlanContext, l: number, mode: Mode): PlannedKernel[] {
     const combineBuffers = { step: s.step, part_o: s.partO, part_ml: s.partMl, out: s.xb };
     return [
       fixed('attention', `${b}.attn.flash`, flash.code, flash.wgX, flashBuffers, 'chunks'),
-      fixed('attention', `${b}.attn.combine`, flash.combine, c.nHead, combineBuffers, 'combine'),
+      fixed(
+        'attention',
+        `${b}.attn.combine`,
+        flash.combine,
+        flashCombineWorkgroups({ nHead: c.nHead, headDim: c.headDim }),
+        combineBuffers,
+        'combine',
+      ),
     ];
   }
   const buffers = { step: s.step, q: s.q, kc: s.kCache[l], vc: s.vCache[l], out: s.xb };

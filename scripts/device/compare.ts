@@ -33,6 +33,10 @@
  * attention, no trial; `float` forces the float one (no self-test, no trial). Where unavailable or failing
  * it runs the float kernel, and each row's `kernels.attention.prefill` says which ran (`kernel`,
  * `subgroupMatrix`: chosen, tile, reason, self-test; `trial`: each kernel's ms).
+ * `--decode-attention JSON` (default: the environment's `DECODE_ATTENTION`): the decode attention's layout
+ * and chunking as the engine's `attention` option (`{"layout":{"kind":"tiled","lanes":1},
+ * "targetWorkgroups":1024,"minChunk":64}`), to measure a policy the profile phase's attention-depth table
+ * found faster; each row's `kernels.attention` says which ran.
  * With `--gpu`, Dawn's instance is created with `allow_unsafe_apis` and `vulkan_enable_f16_on_nvidia`
  * (device.ts `setNodeDawnOptions`: what offers chromium-experimental-subgroup-matrix and shader-f16 on
  * NVIDIA) unless `--no-unsafe-apis`.
@@ -100,6 +104,7 @@ const { values } = parseArgs({
     md: { type: 'string' },
     'prefill-tile': { type: 'string', default: process.env.PREFILL_TILE || 'trial' },
     'prefill-attn': { type: 'string', default: process.env.PREFILL_ATTN || 'default' },
+    'decode-attention': { type: 'string', default: process.env.DECODE_ATTENTION || '' },
     'no-unsafe-apis': { type: 'boolean', default: false },
   },
 });
@@ -112,6 +117,19 @@ if (!['trial', 'float', 'int8', 'sgmat', 'sgmat-int', 'sgmat-big'].includes(valu
 if (!['default', 'sgmat', 'float'].includes(values['prefill-attn']!)) {
   console.error(`--prefill-attn must be default, sgmat or float (got ${values['prefill-attn']})`);
   process.exit(2);
+}
+// The decode attention's layout and chunking (the engine's `attention` option, e.g. a faster policy from
+// the profile phase's attention-depth table); the engine checks its fields at load.
+let decodeAttention: Record<string, unknown> = {};
+if (values['decode-attention']) {
+  try {
+    decodeAttention = JSON.parse(values['decode-attention']);
+  } catch (e) {
+    console.error(
+      `--decode-attention must be JSON, e.g. '{"targetWorkgroups":1024,"minChunk":64}' (${(e as Error).message})`,
+    );
+    process.exit(2);
+  }
 }
 const tStart = performance.now();
 const elapsedS = () => (performance.now() - tStart) / 1000;
@@ -178,8 +196,11 @@ log(`bandwidth ${bw.GBs.toFixed(1)} GB/s (${bw.timing})`);
 const engine = new WebGpuEngine({
   openModel: openModelSource,
   gpu,
-  ...(values['prefill-attn'] === 'sgmat' ? { attention: { prefill: { kind: 'sgmat' } } as const } : {}),
-  ...(values['prefill-attn'] === 'float' ? { attention: { prefill: { kind: 'tiled' } } as const } : {}),
+  attention: {
+    ...decodeAttention,
+    ...(values['prefill-attn'] === 'sgmat' ? { prefill: { kind: 'sgmat' } as const } : {}),
+    ...(values['prefill-attn'] === 'float' ? { prefill: { kind: 'tiled' } as const } : {}),
+  },
   ...(values['prefill-tile'] === 'trial'
     ? {}
     : {

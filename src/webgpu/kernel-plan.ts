@@ -357,6 +357,70 @@ export function checkMmvLayoutAdapter(o: KernelOverrides['mmvLayout'], gpu: GpuC
 }
 
 /**
+ * Checks the form of `WebGpuEngineOptions.attention`'s decode fields: `layout` (`{ kind: 'tiled', lanes?:
+ * 1 | 2 | 4 | 8 }` or `{ kind: 'strided', threads?: a power of two ≤ 64 }`, `narrow?: boolean`),
+ * `targetWorkgroups` (an integer 1 … 65,536), `minChunk` and `fixedChunk` (integers 1 … 1,048,576); anything
+ * else would fail to compile, divide by a zero chunk or run NaN workgroups.
+ * @throws EngineError('invalid_argument') naming the field and what it must be.
+ */
+export function checkDecodeAttentionOption(o: KernelOverrides['attention']): void {
+  if (o === undefined) return;
+  const bad = (what: string, got: unknown) =>
+    new EngineError('invalid_argument', `attention.${what} (got ${JSON.stringify(got)})`);
+  const int = (v: unknown, lo: number, hi: number) =>
+    Number.isInteger(v) && (v as number) >= lo && (v as number) <= hi;
+  for (const [k, hi] of [
+    ['targetWorkgroups', 65536],
+    ['minChunk', 1048576],
+    ['fixedChunk', 1048576],
+  ] as const)
+    if (o[k] !== undefined && !int(o[k], 1, hi)) throw bad(`${k} must be an integer from 1 to ${hi}`, o[k]);
+  const l = o.layout as unknown as Record<string, unknown> | undefined;
+  if (l === undefined) return;
+  if (typeof l !== 'object' || l === null || (l.kind !== 'tiled' && l.kind !== 'strided'))
+    throw bad(
+      "layout must be { kind: 'tiled', lanes?: 1 | 2 | 4 | 8 } or { kind: 'strided', threads?: N }",
+      l,
+    );
+  if (l.kind === 'tiled' && l.lanes !== undefined && ![1, 2, 4, 8].includes(l.lanes as number))
+    throw bad('layout.lanes must be 1, 2, 4 or 8', l.lanes);
+  if (
+    l.kind === 'strided' &&
+    l.threads !== undefined &&
+    ![1, 2, 4, 8, 16, 32, 64].includes(l.threads as number)
+  )
+    throw bad('layout.threads must be a power of two from 1 to 64', l.threads);
+  if (l.narrow !== undefined && typeof l.narrow !== 'boolean')
+    throw bad('layout.narrow must be a boolean', l.narrow);
+}
+
+/**
+ * The decode attention layout against the adapter and the model: lanes above 1 reduce through subgroup
+ * shuffles, so they need subgroups of at least that many invocations (fewer would mix positions: wrong
+ * scores, not an error), and must divide headDim/4.
+ * @throws EngineError('invalid_argument') naming the lanes, the adapter's subgroups or the head size.
+ */
+export function checkDecodeAttentionModel(
+  o: KernelOverrides['attention'],
+  gpu: GpuContext,
+  headDim: number,
+): void {
+  const l = o?.layout;
+  if (l?.kind !== 'tiled' || (l.lanes ?? 1) === 1) return;
+  const lanes = l.lanes ?? 1;
+  if (!gpu.hasSubgroups || gpu.subgroupMinSize < lanes)
+    throw new EngineError(
+      'invalid_argument',
+      `attention.layout: ${lanes} lanes per position need subgroups of at least ${lanes} invocations; this adapter ${gpu.hasSubgroups ? `has subgroups of ${gpu.subgroupMinSize}` : 'has no subgroups'}`,
+    );
+  if ((headDim / 4) % lanes !== 0)
+    throw new EngineError(
+      'invalid_argument',
+      `attention.layout: ${lanes} lanes per position must divide the head size ÷ 4 (${headDim} ÷ 4 = ${headDim / 4})`,
+    );
+}
+
+/**
  * Checks `WebGpuEngineOptions.attention`'s prefill layout against the adapter: `shareKv: S` needs
  * subgroups of exactly S invocations, as mmv's `shareX` (another size would broadcast the wrong K and V),
  * and `threads` a multiple of S.
@@ -1255,6 +1319,7 @@ export function checkKernelOverrides(o: KernelOverrides, gpu?: GpuContext): void
       'invalid_argument',
       `attention.small must be 'flash' or 'prefill' (got ${JSON.stringify(small)})`,
     );
+  checkDecodeAttentionOption(o.attention);
   if (!gpu) return;
   checkPrefillOption(o.prefill, gpu);
   checkMmvLayoutAdapter(o.mmvLayout, gpu);
@@ -1280,6 +1345,7 @@ export async function resolveKernelPlan(
   kv: KvTypes = { kvType: 'f16' },
 ): Promise<KernelPlan> {
   checkKernelOverrides(o, gpu);
+  checkDecodeAttentionModel(o.attention, gpu, cfg.headDim);
   const defaults = adapterDefaults(gpu, cfg, o);
   const { attention, choice } = await resolvePrefillAttention(
     gpu,

@@ -181,7 +181,8 @@ export interface KernelOverrides {
    * Decode attention layout and chunking, prefill attention; default {@link attentionPolicyFor} the adapter,
    * with the prefill attention on subgroup matrices chosen by a timed trial where the adapter has them
    * ({@link resolvePrefillAttention}). A `prefill` given here (`{ kind: 'tiled' }`: the float one) skips the trial.
-   * `small`: small batches' attention, 'flash' (GPUs' default) or 'prefill' (software adapters').
+   * `small`: small batches' attention, 'flash' (GPUs' default) or 'prefill' (software adapters'). The
+   * decode fields are checked by {@link checkDecodeAttentionOption} and {@link checkDecodeAttentionModel}.
    */
   attention?: Partial<AttentionPolicy>;
   /**

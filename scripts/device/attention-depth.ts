@@ -169,6 +169,7 @@ async function timeCandidate(
   const { groupsPerKvHead } = flashHeadGroups(fo);
   const workgroups = sh.nHeadKv * groupsPerKvHead;
   const { chunk, nSplit } = attentionSplit(nCtx, { ...c.policy, workgroupsPerChunk: workgroups });
+  const row = { shape: sh.name, depth, candidate: c.name, chunk, nSplit, workgroups: workgroups * nSplit };
   const nCaches = caches.length;
   const S = GPUBufferUsage.STORAGE;
   const bufs: GPUBuffer[] = [];
@@ -237,24 +238,10 @@ async function timeCandidate(
     ts.sort((a, b) => a - b);
     const us = ts[Math.floor(ts.length / 2)];
     const bytes = 2 * nCtx * kvDim * kvBytesPerElement(kv) * sh.nLayers;
-    return {
-      shape: sh.name,
-      depth,
-      candidate: c.name,
-      chunk,
-      nSplit,
-      workgroups: workgroups * nSplit,
-      usPerToken: us,
-      gbps: bytes / us / 1000,
-    };
+    return { ...row, usPerToken: us, gbps: bytes / us / 1000 };
   } catch (e) {
     return {
-      shape: sh.name,
-      depth,
-      candidate: c.name,
-      chunk,
-      nSplit,
-      workgroups: workgroups * nSplit,
+      ...row,
       usPerToken: Number.NaN,
       gbps: Number.NaN,
       error: (e as Error).message.split('\n')[0],

@@ -79,7 +79,7 @@ import {
   setNodeDawnOptions,
 } from '../../src/webgpu/device.ts';
 import { WebGpuEngine } from '../../src/webgpu/engine.ts';
-import type { ArgmaxInfo, SamplerInfo } from '../../src/webgpu/kernel-plan.ts';
+import { type ArgmaxInfo, checkKernelOverrides, type SamplerInfo } from '../../src/webgpu/kernel-plan.ts';
 import { sgmatWorkgroupBytes } from '../../src/webgpu/kernels/mmm-sgmat.ts';
 import { plannedDataBytes, shapeOptions, toFtype, writeRandomGguf } from './random-gguf.ts';
 
@@ -124,9 +124,11 @@ let decodeAttention: Record<string, unknown> = {};
 if (values['decode-attention']) {
   try {
     decodeAttention = JSON.parse(values['decode-attention']);
+    // Checked here, before any file is written or either engine runs (each load would refuse it anyway).
+    checkKernelOverrides({ attention: decodeAttention as never });
   } catch (e) {
     console.error(
-      `--decode-attention must be JSON, e.g. '{"targetWorkgroups":1024,"minChunk":64}' (${(e as Error).message})`,
+      `--decode-attention must be the engine's attention option as JSON, e.g. '{"layout":{"kind":"tiled","lanes":4},"targetWorkgroups":1024,"minChunk":64}': ${(e as Error).message}`,
     );
     process.exit(2);
   }

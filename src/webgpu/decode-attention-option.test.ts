@@ -65,6 +65,21 @@ describe('the decode attention option', () => {
     );
   });
 
+  it('refuses fields the option does not have, so a misspelling does not leave the default running', () => {
+    refused(
+      form({ targetWorkgroup: 1024 } as never),
+      'attention has no field "targetWorkgroup" (it takes layout, targetWorkgroups,',
+    );
+    refused(
+      form({ layout: { kind: 'tiled', threads: 8 } } as never),
+      'attention.layout { kind: \'tiled\' } has no field "threads"',
+    );
+    refused(
+      form({ layout: { kind: 'strided', lanes: 4 } } as never),
+      'attention.layout { kind: \'strided\' } has no field "lanes"',
+    );
+  });
+
   it('refuses lanes the adapter’s subgroups or the head size cannot take', () => {
     const gpu = (hasSubgroups: boolean, subgroupMinSize: number) =>
       ({ hasSubgroups, subgroupMinSize }) as unknown as GpuContext;

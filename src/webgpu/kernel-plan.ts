@@ -361,7 +361,8 @@ export function checkMmvLayoutAdapter(o: KernelOverrides['mmvLayout'], gpu: GpuC
  * Checks the form of `WebGpuEngineOptions.attention`'s decode fields: `layout` (`{ kind: 'tiled', lanes?:
  * 1 | 2 | 4 | 8 }` or `{ kind: 'strided', threads?: a power of two ≤ 64 }`, `narrow?: boolean`),
  * `targetWorkgroups` (an integer 1 … 65,536), `minChunk` and `fixedChunk` (integers 1 … 1,048,576); anything
- * else would fail to compile, divide by a zero chunk or run NaN workgroups.
+ * else would fail to compile, divide by a zero chunk or run NaN workgroups. A field the policy does not
+ * have (a misspelling) is refused too, rather than leaving the default to run unnoticed.
  * @throws EngineError('invalid_argument') naming the field and what it must be.
  */
 export function checkDecodeAttentionOption(o: KernelOverrides['attention']): void {
@@ -370,6 +371,13 @@ export function checkDecodeAttentionOption(o: KernelOverrides['attention']): voi
     new EngineError('invalid_argument', `attention.${what} (got ${JSON.stringify(got)})`);
   const int = (v: unknown, lo: number, hi: number) =>
     Number.isInteger(v) && (v as number) >= lo && (v as number) <= hi;
+  const known = ['layout', 'targetWorkgroups', 'minChunk', 'fixedChunk', 'prefill', 'small'];
+  const unknown = Object.keys(o).filter((k) => !known.includes(k));
+  if (unknown.length > 0)
+    throw new EngineError(
+      'invalid_argument',
+      `attention has no field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (it takes ${known.join(', ')})`,
+    );
   for (const [k, hi] of [
     ['targetWorkgroups', 65536],
     ['minChunk', 1048576],
@@ -393,6 +401,13 @@ export function checkDecodeAttentionOption(o: KernelOverrides['attention']): voi
     throw bad('layout.threads must be a power of two from 1 to 64', l.threads);
   if (l.narrow !== undefined && typeof l.narrow !== 'boolean')
     throw bad('layout.narrow must be a boolean', l.narrow);
+  const layoutKeys = ['kind', l.kind === 'tiled' ? 'lanes' : 'threads', 'narrow'];
+  const extra = Object.keys(l).filter((k) => !layoutKeys.includes(k));
+  if (extra.length > 0)
+    throw new EngineError(
+      'invalid_argument',
+      `attention.layout { kind: '${l.kind}' } has no field ${extra.map((k) => JSON.stringify(k)).join(', ')} (it takes ${layoutKeys.join(', ')})`,
+    );
 }
 
 /**

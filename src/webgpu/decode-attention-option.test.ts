@@ -82,13 +82,19 @@ describe('the decode attention option', () => {
 
   it('refuses lanes the adapter’s subgroups or the head size cannot take', () => {
     const gpu = (hasSubgroups: boolean, subgroupMinSize: number) =>
-      ({ hasSubgroups, subgroupMinSize }) as unknown as GpuContext;
+      ({ hasSubgroups, subgroupMinSize, subgroupMaxSize: 64 }) as unknown as GpuContext;
     const tiled = (lanes: number) => ({ layout: { kind: 'tiled' as const, lanes } });
     expect(() => checkDecodeAttentionModel(tiled(8), gpu(true, 32), 128)).not.toThrow();
     expect(() => checkDecodeAttentionModel(tiled(1), gpu(false, 0), 8)).not.toThrow();
     expect(() => checkDecodeAttentionModel({ layout: { kind: 'strided' } }, gpu(false, 0), 12)).not.toThrow();
-    refused(() => checkDecodeAttentionModel(tiled(4), gpu(false, 0), 128), 'this adapter has no subgroups');
-    refused(() => checkDecodeAttentionModel(tiled(8), gpu(true, 4), 128), 'subgroups of at least 8');
+    refused(
+      () => checkDecodeAttentionModel(tiled(4), gpu(false, 0), 128),
+      '4 lanes per position needs subgroups of at least 4 invocations (this adapter: no subgroups)',
+    );
+    refused(
+      () => checkDecodeAttentionModel(tiled(8), gpu(true, 4), 128),
+      'subgroups of at least 8 invocations (this adapter: 4–64)',
+    );
     refused(
       () => checkDecodeAttentionModel(tiled(8), gpu(true, 32), 80),
       'divide the head size ÷ 4 (80 ÷ 4 = 20)',

@@ -328,6 +328,16 @@ function subgroupShareProblem(name: string, S: number, gpu: GpuContext): string 
 }
 
 /**
+ * Why `lanes` lanes reduced by subgroup shuffles cannot run on this adapter, or undefined: they need
+ * subgroups of at least that many invocations (a shuffle past the subgroup reads another lane group's
+ * sums: wrong output, no error). Shared by mmv's layouts and the decode attention's tiled layout.
+ */
+function shuffleLanesProblem(lanes: number, gpu: GpuContext): string | undefined {
+  if (gpu.hasSubgroups && gpu.subgroupMinSize >= lanes) return undefined;
+  return `needs subgroups of at least ${lanes} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`;
+}
+
+/**
  * Why a layout cannot run on this adapter, or undefined: {@link subgroupShareProblem} for `shareX`; lanes
  * reduced by shuffles (reduce 'subgroup': all lanes, 'hybrid': shuffleLanes) need subgroups of at least
  * that many invocations (a shuffle past the subgroup reads another lane group's sums: wrong output).
@@ -335,8 +345,8 @@ function subgroupShareProblem(name: string, S: number, gpu: GpuContext): string 
 function layoutAdapterProblem(l: MmvLayout, gpu: GpuContext): string | undefined {
   const shuffled =
     l.lanes > 1 ? (l.reduce === 'subgroup' ? l.lanes : l.reduce === 'hybrid' ? l.shuffleLanes : 0) : 0;
-  if (shuffled && !(gpu.hasSubgroups && gpu.subgroupMinSize >= shuffled))
-    return `reduce '${l.reduce}' shuffles ${shuffled} lanes, which needs subgroups of at least ${shuffled} invocations (this adapter: ${gpu.hasSubgroups ? `${gpu.subgroupMinSize}–${gpu.subgroupMaxSize}` : 'no subgroups'})`;
+  const problem = shuffled ? shuffleLanesProblem(shuffled, gpu) : undefined;
+  if (problem) return `reduce '${l.reduce}' shuffles ${shuffled} lanes, which ${problem}`;
   return l.shareX === undefined ? undefined : subgroupShareProblem('shareX', l.shareX, gpu);
 }
 
@@ -424,11 +434,9 @@ export function checkDecodeAttentionModel(
   const l = o?.layout;
   if (l?.kind !== 'tiled' || (l.lanes ?? 1) === 1) return;
   const lanes = l.lanes ?? 1;
-  if (!gpu.hasSubgroups || gpu.subgroupMinSize < lanes)
-    throw new EngineError(
-      'invalid_argument',
-      `attention.layout: ${lanes} lanes per position need subgroups of at least ${lanes} invocations; this adapter ${gpu.hasSubgroups ? `has subgroups of ${gpu.subgroupMinSize}` : 'has no subgroups'}`,
-    );
+  const problem = shuffleLanesProblem(lanes, gpu);
+  if (problem)
+    throw new EngineError('invalid_argument', `attention.layout: ${lanes} lanes per position ${problem}`);
   if ((headDim / 4) % lanes !== 0)
     throw new EngineError(
       'invalid_argument',

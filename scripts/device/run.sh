@@ -103,7 +103,6 @@ if [[ $DRY == 1 ]]; then
   PROF_TOKENS=${PROF_TOKENS:-8}
   ATTN_SHAPES=${ATTN_SHAPES:-tiny}
   ATTN_DEPTHS=${ATTN_DEPTHS:-0,300}
-  ATTN_BUDGET_S=${ATTN_BUDGET_S:-25}
   # The same three kinds of pair as on the GPU, on a shape SwiftShader runs in seconds (stories260K's own
   # Q4_0 copy as its draft; a synthetic pair of one shape: random fills differ by type, so few accepted).
   DRAFT_PAIRS=${DRAFT_PAIRS:-synthetic:stories260k-f32>synthetic:stories260k-q8_0,stories260k-q8_0>stories260k-q4_0,synthetic:stories260k-f32>lookup}
@@ -134,7 +133,6 @@ else
   PROF_TOKENS=${PROF_TOKENS:-32}
   ATTN_SHAPES=${ATTN_SHAPES:-8b,1b}
   ATTN_DEPTHS=${ATTN_DEPTHS:-4096,16384}
-  ATTN_BUDGET_S=${ATTN_BUDGET_S:-25}
   DRAFT_PAIRS=${DRAFT_PAIRS:-$S8-q4_k_m>$S1-q4_k_m,$C8-q8_0>$C8-q4_0,$S8-q4_k_m>lookup}
   DRAFT_TOKENS=${DRAFT_TOKENS:-64}
   DRAFT_REPS=${DRAFT_REPS:-2}
@@ -144,6 +142,7 @@ else
   GPU_FLAG=(--gpu)
 fi
 PHASES=${PHASES:-profile compare synthetic}
+ATTN_BUDGET_S=${ATTN_BUDGET_S:-25}
 SB_TOKENS=${SB_TOKENS:-2,4,8}
 SB_CONTEXTS=${SB_CONTEXTS:-64,4096}
 SB_ATTENTION=${SB_ATTENTION:-both}

@@ -5,7 +5,7 @@ import { attentionMarkdown, candidates, type Row } from './attention-depth.ts';
 describe('scripts/device/attention-depth.ts', () => {
   const gpuDefault = { ...GPU_ATTENTION, layout: { kind: 'tiled' as const, lanes: 4 } };
 
-  it('times the default first, then every other layout, chunking and the narrow loads, each once', () => {
+  it('times the default first, then every other layout, chunking, V by pairs and the narrow loads, each once', () => {
     const c = candidates(gpuDefault, 128, 32);
     expect(c[0]).toEqual({ name: 'default: tiled 4 lanes', policy: gpuDefault });
     expect(c.map((x) => x.name)).toEqual([
@@ -21,8 +21,10 @@ describe('scripts/device/attention-depth.ts', () => {
       'tiled 4 lanes, 2048 workgroups, chunks ≥ 64',
       'tiled 4 lanes, 1024 workgroups, chunks ≥ 32 of 32, ≤ 256 chunks',
       'tiled 4 lanes, 2048 workgroups, chunks ≥ 16 of 16, ≤ 256 chunks',
+      'tiled 4 lanes, V by pairs',
       'tiled 4 lanes, narrow loads',
     ]);
+    expect(c.at(-2)?.policy.layout).toEqual({ kind: 'tiled', lanes: 4, narrowV: true });
     expect(c.at(-1)?.policy.layout).toEqual({ kind: 'tiled', lanes: 4, narrow: true });
   });
 

@@ -74,7 +74,8 @@ export interface Candidate {
 
 /**
  * The candidates for a head size on an adapter: the default first, then the other layouts with the
- * default's chunking, the default layout with other chunking, and the default read narrow. Lanes above 1
+ * default's chunking, the default layout with other chunking, the default with V read by dimension pairs
+ * (`narrowV`: the tiled P·V as before 16-byte V words) and with both read narrow. Lanes above 1
  * need subgroups at least as wide and must divide headDim/4 (attention-decode.ts).
  */
 export function candidates(
@@ -120,6 +121,10 @@ export function candidates(
       name: `${name(def.layout)}, ${targetWorkgroups} workgroups, chunks ≥ ${minChunk} of ${minChunk}, ≤ 256 chunks`,
       policy: { layout: def.layout, targetWorkgroups, minChunk, granule: minChunk, maxSplits: 256 },
     });
+  out.push({
+    name: `${name(def.layout)}, V by pairs`,
+    policy: { ...chunking, layout: { ...def.layout, narrowV: true } },
+  });
   out.push({
     name: `${name(def.layout)}, narrow loads`,
     policy: { ...chunking, layout: { ...def.layout, narrow: true } },

@@ -28,6 +28,8 @@ describe('the decode attention option', () => {
     for (const a of [
       { layout: { kind: 'tiled' as const } },
       { layout: { kind: 'tiled' as const, lanes: 8, narrow: true } },
+      { layout: { kind: 'tiled' as const, lanes: 4, narrowV: true } },
+      { layout: { kind: 'strided' as const, narrowV: false } },
       { layout: { kind: 'strided' as const, threads: 64 } },
       { targetWorkgroups: 1, minChunk: 1, fixedChunk: 4096 },
       { targetWorkgroups: 65536, minChunk: 1048576 },
@@ -62,6 +64,10 @@ describe('the decode attention option', () => {
     refused(
       form({ layout: { kind: 'tiled', narrow: 'yes' as never } }),
       'attention.layout.narrow must be a boolean',
+    );
+    refused(
+      form({ layout: { kind: 'tiled', narrowV: 1 as never } }),
+      'attention.layout.narrowV must be a boolean (got 1)',
     );
   });
 

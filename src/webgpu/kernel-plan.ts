@@ -369,7 +369,7 @@ export function checkMmvLayoutAdapter(o: KernelOverrides['mmvLayout'], gpu: GpuC
 
 /**
  * Checks the form of `WebGpuEngineOptions.attention`'s decode fields: `layout` (`{ kind: 'tiled', lanes?:
- * 1 | 2 | 4 | 8 }` or `{ kind: 'strided', threads?: a power of two ≤ 64 }`, `narrow?: boolean`),
+ * 1 | 2 | 4 | 8 }` or `{ kind: 'strided', threads?: a power of two ≤ 64 }`, `narrow?`, `narrowV?`: booleans),
  * `targetWorkgroups` (an integer 1 … 65,536), `minChunk` and `fixedChunk` (integers 1 … 1,048,576); anything
  * else would fail to compile, divide by a zero chunk or run NaN workgroups. A field the policy does not
  * have (a misspelling) is refused too, rather than leaving the default to run unnoticed.
@@ -409,9 +409,9 @@ export function checkDecodeAttentionOption(o: KernelOverrides['attention']): voi
     ![1, 2, 4, 8, 16, 32, 64].includes(l.threads as number)
   )
     throw bad('layout.threads must be a power of two from 1 to 64', l.threads);
-  if (l.narrow !== undefined && typeof l.narrow !== 'boolean')
-    throw bad('layout.narrow must be a boolean', l.narrow);
-  const layoutKeys = ['kind', l.kind === 'tiled' ? 'lanes' : 'threads', 'narrow'];
+  for (const k of ['narrow', 'narrowV'] as const)
+    if (l[k] !== undefined && typeof l[k] !== 'boolean') throw bad(`layout.${k} must be a boolean`, l[k]);
+  const layoutKeys = ['kind', l.kind === 'tiled' ? 'lanes' : 'threads', 'narrow', 'narrowV'];
   const extra = Object.keys(l).filter((k) => !layoutKeys.includes(k));
   if (extra.length > 0)
     throw new EngineError(

@@ -7,8 +7,11 @@ fn ld_kc8(i: u32) -> array<vec4<f32>, 2> {
   let w = kc[i / 8u];
   return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));
 }
-@group(0) @binding(3) var<storage, read> vc: array<u32>;
-fn ld_vc2(i: u32) -> vec2<f32> { return unpack2x16float(vc[i / 2u]); }
+@group(0) @binding(3) var<storage, read> vc: array<vec4<u32>>;
+fn ld_vc8(i: u32) -> array<vec4<f32>, 2> {
+  let w = vc[i / 8u];
+  return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));
+}
 @group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;
 @group(0) @binding(5) var<storage, read_write> part_o: array<vec2<f32>>;
 @group(0) @binding(6) var<storage, read_write> part_ml: array<vec2<f32>>;
@@ -63,9 +66,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
   if (lid < RW) { mrow[lid] = SENT; }
   let pl = lid / 4u;
   let lane = lid % 4u;
-  let rg = lid / 32u;
-  let dp0 = lid % 32u;
-  var acc: array<vec2<f32>, 1>;
+  let pg = lid / 8u;
+  let w = lid % 8u;
+  var acc: array<vec4<f32>, 2>;
   var lsum: array<f32, 1>;
   workgroupBarrier();
   for (var tile = start; tile < end; tile += P) {
@@ -103,42 +106,51 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) lid: 
       sc[i] = select(0.0, exp(sv - mrow[i / P]), sv > -1.0e29);
     }
     workgroupBarrier();
-    if (rg < 1u) {
-      for (var rr = 0u; rr < 1u; rr++) {
-        let r = rg + rr * 1u;
-        if (r < RW) {
-          let c = crow[r];
-          lsum[rr] *= c;
-          for (var dd = 0u; dd < 1u; dd++) { acc[rr * 1u + dd] *= c; }
-        }
+    if (pg < 8u) {
+      for (var r = 0u; r < RW; r++) {
+        let c = crow[r];
+        lsum[r] *= c;
+        acc[2u * r] *= c;
+        acc[2u * r + 1u] *= c;
       }
-      for (var p = 0u; p < P; p++) {
-        let jp = min(tile + p, end - 1u) * 512u + kb;
-        for (var dd = 0u; dd < 1u; dd++) {
-          let dp = dp0 + dd * W;
-          if (dp < 32u) {
-            let v2 = ld_vc2(jp + 2u * dp);
-            for (var rr = 0u; rr < 1u; rr++) {
-              let r = rg + rr * 1u;
-              if (r < RW) {
-                let pr = sc[r * P + p];
-                acc[rr * 1u + dd] += select(vec2<f32>(0.0), pr * v2, pr > 0.0);
-                if (dd == 0u) { lsum[rr] += pr; }
-              }
-            }
-          }
+      for (var p = pg; p < P; p += 8u) {
+        let vw = ld_vc8(min(tile + p, end - 1u) * 512u + kb + 8u * w);
+        for (var r = 0u; r < RW; r++) {
+          let pr = sc[r * P + p];
+          acc[2u * r] += select(vec4<f32>(0.0), pr * vw[0], pr > 0.0);
+          acc[2u * r + 1u] += select(vec4<f32>(0.0), pr * vw[1], pr > 0.0);
+          lsum[r] += pr;
         }
       }
     }
     workgroupBarrier();
   }
-  if (rg < 1u) {
-    for (var rr = 0u; rr < 1u; rr++) {
-      let r = rg + rr * 1u;
-      for (var dd = 0u; dd < 1u; dd++) {
-        let dp = dp0 + dd * W;
-        if (r < RW && dp < 32u) { emit(kvh, hg, split, nSplit, r, dp, acc[rr * 1u + dd], mrow[r], lsum[rr]); }
+  for (var g = 1u; g < 8u; g++) {
+    workgroupBarrier();
+    if (pg == g) {
+      for (var r = 0u; r < RW; r++) {
+        qs[r * 16u + 2u * w] = acc[2u * r];
+        qs[r * 16u + 2u * w + 1u] = acc[2u * r + 1u];
+        if (w == 0u) { crow[r] = lsum[r]; }
       }
+    }
+    workgroupBarrier();
+    if (pg == 0u) {
+      for (var r = 0u; r < RW; r++) {
+        acc[2u * r] += qs[r * 16u + 2u * w];
+        acc[2u * r + 1u] += qs[r * 16u + 2u * w + 1u];
+        lsum[r] += crow[r];
+      }
+    }
+  }
+  if (pg == 0u) {
+    for (var r = 0u; r < RW; r++) {
+      let a = acc[2u * r];
+      let b = acc[2u * r + 1u];
+      emit(kvh, hg, split, nSplit, r, 4u * w, a.xy, mrow[r], lsum[r]);
+      emit(kvh, hg, split, nSplit, r, 4u * w + 1u, a.zw, mrow[r], lsum[r]);
+      emit(kvh, hg, split, nSplit, r, 4u * w + 2u, b.xy, mrow[r], lsum[r]);
+      emit(kvh, hg, split, nSplit, r, 4u * w + 3u, b.zw, mrow[r], lsum[r]);
     }
   }
 }

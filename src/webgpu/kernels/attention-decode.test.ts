@@ -9,7 +9,7 @@ import type { KvType } from '../../core/types.ts';
 import type { FlashLayout } from './attention.ts';
 import { flashDecodeWGSL } from './attention-decode.ts';
 
-function loads(headDim: number, kvType: KvType, layout: FlashLayout, vKvType?: KvType) {
+function loads(headDim: number, kvType: KvType, layout: FlashLayout, vKvType?: KvType, maxTokens = 1) {
   const code = flashDecodeWGSL({
     nHead: 8,
     nHeadKv: 2,
@@ -17,7 +17,7 @@ function loads(headDim: number, kvType: KvType, layout: FlashLayout, vKvType?: K
     scale: 0.125,
     kvType,
     ...(vKvType ? { vKvType } : {}),
-    maxTokens: 1,
+    maxTokens,
     nCtx: 64,
     layout,
   });
@@ -72,13 +72,38 @@ describe('flashDecodeWGSL cache loads', () => {
       vNarrow: true,
     });
   });
-  it('tiled: K as words where the lanes divide headDim/8; V by dimension pairs', () => {
+  it('tiled: K as words where the lanes divide headDim/8; V as words from 8 words a row and up to 8 rows', () => {
     const tiled = (lanes: number): FlashLayout => ({ kind: 'tiled', lanes });
-    expect(loads(128, 'f16', tiled(4))).toEqual({ kWide: true, kNarrow: false, vWide: false, vNarrow: true });
-    expect(loads(64, 'f32', tiled(1))).toEqual({ kWide: true, kNarrow: false, vWide: false, vNarrow: true });
+    const all = { kWide: true, kNarrow: false, vWide: true, vNarrow: false };
+    expect(loads(128, 'f16', tiled(4))).toEqual(all);
+    expect(loads(64, 'f32', tiled(1))).toEqual(all);
+    expect(loads(256, 'f16', tiled(8))).toEqual(all);
     // headDim/8 = 10 is not a multiple of 4 lanes; headDim/4 = 20 is.
-    expect(loads(80, 'f16', tiled(4))).toEqual({ kWide: false, kNarrow: true, vWide: false, vNarrow: true });
-    expect(loads(80, 'f16', tiled(2))).toEqual({ kWide: true, kNarrow: false, vWide: false, vNarrow: true });
+    expect(loads(80, 'f16', tiled(4))).toEqual({ kWide: false, kNarrow: true, vWide: true, vNarrow: false });
+    expect(loads(80, 'f16', tiled(2))).toEqual(all);
+    // Fewer than 8 words a row: V by pairs.
+    expect(loads(32, 'f16', tiled(1))).toEqual({ kWide: true, kNarrow: false, vWide: false, vNarrow: true });
     expect(loads(64, 'q4_0', tiled(4))).toEqual({ kWide: false, kNarrow: true, vWide: false, vNarrow: true });
+    expect(loads(64, 'f16', tiled(4), 'q8_0')).toEqual({
+      kWide: true,
+      kNarrow: false,
+      vWide: false,
+      vNarrow: true,
+    });
+    // 4 heads of a group × 4 tokens = 16 rows: V by pairs (64 accumulators a thread at most).
+    expect(loads(128, 'f16', tiled(4), undefined, 4)).toEqual({
+      kWide: true,
+      kNarrow: false,
+      vWide: false,
+      vNarrow: true,
+    });
+    expect(loads(128, 'f16', tiled(4), undefined, 2)).toEqual(all);
+  });
+  it('narrowV: V by pairs, K still as words', () => {
+    for (const layout of [
+      { kind: 'tiled', lanes: 4, narrowV: true },
+      { kind: 'strided', narrowV: true },
+    ] as FlashLayout[])
+      expect(loads(128, 'f16', layout)).toEqual({ kWide: true, kNarrow: false, vWide: false, vNarrow: true });
   });
 });

@@ -109,6 +109,15 @@ interface FlashDims {
   wideV: boolean;
 }
 
+/**
+ * Whether the tiled layout's P·V reads V as 8-element words: threads over (word, position group), each
+ * position group summing every PG-th position of a tile, the groups' sums added once at the chunk's end.
+ * Needs at least 8 words per row (at most 8 position groups) and at most 8 rows (64 accumulators a thread).
+ */
+function tiledWordsPV(HD: number, RW: number): boolean {
+  return HD % 8 === 0 && HD / 8 >= 8 && RW <= 8;
+}
+
 function flashDims(o: FlashOptions): FlashDims {
   const HD = o.headDim;
   const HD4 = HD / 4;
@@ -125,7 +134,8 @@ function flashDims(o: FlashOptions): FlashDims {
   const lanes = o.layout.kind === 'tiled' ? (o.layout.lanes ?? 1) : 1;
   const wide = !o.layout.narrow;
   const wideK = wide && wideKv(kv, HD) && (HD / 8) % lanes === 0;
-  const wideV = wide && o.layout.kind === 'strided' && wideKv(vKv, HD);
+  const wideV =
+    wide && !o.layout.narrowV && wideKv(vKv, HD) && (o.layout.kind === 'strided' || tiledWordsPV(HD, RW));
   return { HD, HD4, NDP, qDim, kvDim, G, TM, GW, nHG, RW, wideK, wideV };
 }
 
@@ -220,7 +230,7 @@ ${stridedBody(d, o.softcap, o.window)}
 }`;
 }
 
-/** The tiled layout (tiles of KV positions: scores in workgroup memory, online softmax, P·V by dimension pairs). */
+/** The tiled layout (tiles of KV positions: scores in workgroup memory, online softmax, P·V by 8-element words or dimension pairs). */
 function tiledFlashWGSL(o: FlashOptions, d: FlashDims, common: string, head: string): string {
   const { HD, HD4, NDP, kvDim, RW } = d;
   const W = 64;
@@ -228,16 +238,102 @@ function tiledFlashWGSL(o: FlashOptions, d: FlashDims, common: string, head: str
   if (![1, 2, 4, 8].includes(LG) || HD4 % LG !== 0)
     throw new Error(`flash attention: ${LG} lanes for head dim ${HD}`);
   const P = W / LG;
-  // P·V: thread = (dim pair dp, row group rg); rows rg, rg + RG, …; dim pairs dp, dp + W, … when NDP > W.
+  // P·V by pairs: thread = (dim pair dp, row group rg); rows rg, rg + RG, …; dim pairs dp, dp + W, … when NDP > W.
   const RG = NDP >= W ? 1 : Math.min(RW, Math.floor(W / NDP));
   const RPT = Math.ceil(RW / RG);
   const DPT = Math.ceil(NDP / W);
+  const NW = HD / 8;
+  const PG = Math.min(Math.floor(W / NW), P);
   const shuffle =
     LG > 1
       ? Array.from({ length: Math.log2(LG) }, (_, i) => 1 << i)
           .map((mask) => `    for (var r = 0u; r < RW; r++) { s[r] += subgroupShuffleXor(s[r], ${mask}u); }`)
           .join('\n')
       : '';
+  // P·V by dimension pairs: thread = (pair dp0 + k·W, row group rg), every position of the tile.
+  const pvPairs = `    if (rg < ${RG}u) {
+      for (var rr = 0u; rr < ${RPT}u; rr++) {
+        let r = rg + rr * ${RG}u;
+        if (r < RW) {
+          let c = crow[r];
+          lsum[rr] *= c;
+          for (var dd = 0u; dd < ${DPT}u; dd++) { acc[rr * ${DPT}u + dd] *= c; }
+        }
+      }
+      for (var p = 0u; p < P; p++) {
+        let jp = min(tile + p, end - 1u) * ${kvDim}u + kb;
+        for (var dd = 0u; dd < ${DPT}u; dd++) {
+          let dp = dp0 + dd * W;
+          if (dp < ${NDP}u) {
+            let v2 = ld_vc2(jp + 2u * dp);
+            for (var rr = 0u; rr < ${RPT}u; rr++) {
+              let r = rg + rr * ${RG}u;
+              if (r < RW) {
+                let pr = sc[r * P + p];
+                acc[rr * ${DPT}u + dd] += select(vec2<f32>(0.0), pr * v2, pr > 0.0);
+                if (dd == 0u) { lsum[rr] += pr; }
+              }
+            }
+          }
+        }
+      }
+    }`;
+  const emitPairs = `  if (rg < ${RG}u) {
+    for (var rr = 0u; rr < ${RPT}u; rr++) {
+      let r = rg + rr * ${RG}u;
+      for (var dd = 0u; dd < ${DPT}u; dd++) {
+        let dp = dp0 + dd * W;
+        if (r < RW && dp < ${NDP}u) { emit(kvh, hg, split, nSplit, r, dp, acc[rr * ${DPT}u + dd], mrow[r], lsum[rr]); }
+      }
+    }
+  }`;
+  // P·V by 8-element words (tiledWordsPV): thread = (word w, position group pg < PG), positions pg, pg + PG, …
+  // of each tile; the groups' sums (and softmax denominators) added into group 0 through qs once at the end.
+  const pvWords = `    if (pg < ${PG}u) {
+      for (var r = 0u; r < RW; r++) {
+        let c = crow[r];
+        lsum[r] *= c;
+        acc[2u * r] *= c;
+        acc[2u * r + 1u] *= c;
+      }
+      for (var p = pg; p < P; p += ${PG}u) {
+        let vw = ld_vc8(min(tile + p, end - 1u) * ${kvDim}u + kb + 8u * w);
+        for (var r = 0u; r < RW; r++) {
+          let pr = sc[r * P + p];
+          acc[2u * r] += select(vec4<f32>(0.0), pr * vw[0], pr > 0.0);
+          acc[2u * r + 1u] += select(vec4<f32>(0.0), pr * vw[1], pr > 0.0);
+          lsum[r] += pr;
+        }
+      }
+    }`;
+  const emitWords = `  for (var g = 1u; g < ${PG}u; g++) {
+    workgroupBarrier();
+    if (pg == g) {
+      for (var r = 0u; r < RW; r++) {
+        qs[r * ${HD4}u + 2u * w] = acc[2u * r];
+        qs[r * ${HD4}u + 2u * w + 1u] = acc[2u * r + 1u];
+        if (w == 0u) { crow[r] = lsum[r]; }
+      }
+    }
+    workgroupBarrier();
+    if (pg == 0u) {
+      for (var r = 0u; r < RW; r++) {
+        acc[2u * r] += qs[r * ${HD4}u + 2u * w];
+        acc[2u * r + 1u] += qs[r * ${HD4}u + 2u * w + 1u];
+        lsum[r] += crow[r];
+      }
+    }
+  }
+  if (pg == 0u) {
+    for (var r = 0u; r < RW; r++) {
+      let a = acc[2u * r];
+      let b = acc[2u * r + 1u];
+      emit(kvh, hg, split, nSplit, r, 4u * w, a.xy, mrow[r], lsum[r]);
+      emit(kvh, hg, split, nSplit, r, 4u * w + 1u, a.zw, mrow[r], lsum[r]);
+      emit(kvh, hg, split, nSplit, r, 4u * w + 2u, b.xy, mrow[r], lsum[r]);
+      emit(kvh, hg, split, nSplit, r, 4u * w + 3u, b.zw, mrow[r], lsum[r]);
+    }
+  }`;
   return `${LG > 1 ? 'enable subgroups;\n' : ''}${common}
 const W: u32 = ${W}u;
 const P: u32 = ${P}u;
@@ -252,10 +348,17 @@ ${head}
   if (lid < RW) { mrow[lid] = SENT; }
   let pl = lid / ${LG}u;
   let lane = lid % ${LG}u;
-  let rg = lid / ${Math.min(NDP, W)}u;
+${
+  d.wideV
+    ? `  let pg = lid / ${NW}u;
+  let w = lid % ${NW}u;
+  var acc: array<vec4<f32>, ${2 * RW}>;
+  var lsum: array<f32, ${RW}>;`
+    : `  let rg = lid / ${Math.min(NDP, W)}u;
   let dp0 = lid % ${Math.min(NDP, W)}u;
   var acc: array<vec2<f32>, ${RPT * DPT}>;
-  var lsum: array<f32, ${RPT}>;
+  var lsum: array<f32, ${RPT}>;`
+}
   workgroupBarrier();
   for (var tile = start; tile < end; tile += P) {
     // Scores of position tile + pl for every row (lanes split the head dimension).
@@ -299,44 +402,10 @@ ${shuffle}
       sc[i] = select(0.0, exp(sv - mrow[i / P]), sv > -1.0e29);
     }
     workgroupBarrier();
-    if (rg < ${RG}u) {
-      for (var rr = 0u; rr < ${RPT}u; rr++) {
-        let r = rg + rr * ${RG}u;
-        if (r < RW) {
-          let c = crow[r];
-          lsum[rr] *= c;
-          for (var dd = 0u; dd < ${DPT}u; dd++) { acc[rr * ${DPT}u + dd] *= c; }
-        }
-      }
-      for (var p = 0u; p < P; p++) {
-        let jp = min(tile + p, end - 1u) * ${kvDim}u + kb;
-        for (var dd = 0u; dd < ${DPT}u; dd++) {
-          let dp = dp0 + dd * W;
-          if (dp < ${NDP}u) {
-            let v2 = ld_vc2(jp + 2u * dp);
-            for (var rr = 0u; rr < ${RPT}u; rr++) {
-              let r = rg + rr * ${RG}u;
-              if (r < RW) {
-                let pr = sc[r * P + p];
-                acc[rr * ${DPT}u + dd] += select(vec2<f32>(0.0), pr * v2, pr > 0.0);
-                if (dd == 0u) { lsum[rr] += pr; }
-              }
-            }
-          }
-        }
-      }
-    }
+${d.wideV ? pvWords : pvPairs}
     workgroupBarrier();
   }
-  if (rg < ${RG}u) {
-    for (var rr = 0u; rr < ${RPT}u; rr++) {
-      let r = rg + rr * ${RG}u;
-      for (var dd = 0u; dd < ${DPT}u; dd++) {
-        let dp = dp0 + dd * W;
-        if (r < RW && dp < ${NDP}u) { emit(kvh, hg, split, nSplit, r, dp, acc[rr * ${DPT}u + dd], mrow[r], lsum[rr]); }
-      }
-    }
-  }
+${d.wideV ? emitWords : emitPairs}
 }`;
 }
 

@@ -318,6 +318,8 @@ describe('flashDecodeWGSL + flashCombineWGSL', () => {
     // (~20 s and ~70 s to compile on SwiftShader); software adapters run small batches' attention on the
     // prefill kernel instead, and the strided layout meets T 5..8 on the head sizes of 32 and 64.
     { len: 520, HD: 256, G: 2, T: 8, chunk: 256, tiledOnly: true },
+    // The tiled P·V by 8-element words with 2 position groups (hd 256), 2 tokens of 4.
+    { len: 700, HD: 256, G: 2, T: 2, chunk: 256, tiledOnly: true },
     { len: 300, HD: 64, G: 2, T: 6, chunk: 64, window: 40, softcap: 5 },
     { len: 129, HD: 32, G: 1, T: 8, chunk: 32, window: 20 },
   ];

@@ -223,6 +223,11 @@ export interface FlashLayout {
    * 16-byte words, as the kernel did before them (scripts/device/attention-depth.ts compares the two).
    */
   narrow?: boolean;
+  /**
+   * Benchmarks: read V 2 elements at a time (the tiled layout: its P·V by dimension pairs, every thread
+   * over every position of a tile) while K keeps 16-byte words; scripts/device/attention-depth.ts compares it.
+   */
+  narrowV?: boolean;
 }
 
 export interface FlashOptions {

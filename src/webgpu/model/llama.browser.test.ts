@@ -176,8 +176,14 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
   });
 
   // Decode attention split into chunks (flash-decoding + combine) in each layout, with both cache types:
-  // a 21-token prompt and 8 outputs span 3–4 chunks of 8 positions.
-  const chunked: { name: string; attention: WebGpuEngineOptions['attention']; kvType: 'f16' | 'f32' }[] = [
+  // a 21-token prompt and 8 outputs span 3–4 chunks of 8 positions. Head dim 8 (CASES[1]) unless `model`
+  // says otherwise: head dim 64 takes the tiled P·V by 16-byte V words (attention-decode.ts).
+  const chunked: {
+    name: string;
+    attention: WebGpuEngineOptions['attention'];
+    kvType: 'f16' | 'f32';
+    model?: (typeof CASES)[number]['model'];
+  }[] = [
     {
       name: 'strided, chunks of 8, f16',
       attention: { layout: { kind: 'strided' }, fixedChunk: 8 },
@@ -193,6 +199,12 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
       attention: { layout: { kind: 'tiled', lanes: 2 }, fixedChunk: 8 },
       kvType: 'f16',
     },
+    {
+      name: 'tiled, V as words (head dim 64, GQA 4/2), chunks of 8, f16',
+      attention: { layout: { kind: 'tiled', lanes: 1 }, fixedChunk: 8 },
+      kvType: 'f16',
+      model: { seed: 107, nLayers: 2, nEmbd: 256, nFF: 200, nHead: 4, nHeadKv: 2, nVocab: 301 },
+    },
   ];
   const chunkedCases = chunked.map((k) => [k.name, k] as const);
   it.for(chunkedCases)('decode attention in chunks: %s', async ([name, k], ctx) => {
@@ -200,9 +212,9 @@ describe('LlamaModel (WebGpuEngine) vs the float64 reference on random models', 
       (k.attention?.layout?.lanes ?? 1) > 1 && !(gpu.hasSubgroups && gpu.subgroupMinSize >= 2),
       `2 lanes need subgroups of 2+ invocations (adapter: subgroups ${gpu.hasSubgroups}, min ${gpu.subgroupMinSize})`,
     );
-    const c = CASES[1]; // GQA 6/2, head dim 8
-    const bytes = makeRandomLlamaGguf(c.model);
-    const prompt = randomIds(c.model.seed * 7 + 3, 21, c.model.nVocab);
+    const model = k.model ?? CASES[1].model; // GQA 6/2, head dim 8
+    const bytes = makeRandomLlamaGguf(model);
+    const prompt = randomIds(model.seed * 7 + 3, 21, model.nVocab);
     let info: WebGpuModelInfo | undefined;
     const run = await runEngine(bytes, prompt, {
       kvType: k.kvType,

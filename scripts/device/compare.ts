@@ -275,7 +275,7 @@ function runPeer(
   depthDeadlineS: number,
 ): Promise<Row['llama']> {
   const script = values['llama-script'];
-  if (!script) return Promise.resolve({ error: 'no --llama-script' });
+  if (!script) return Promise.resolve({ error: 'llama.cpp: no --llama-script' });
   const out = join(values.dir!, 'llama-result.json');
   rmSync(out, { force: true });
   return new Promise((resolve) => {
@@ -326,10 +326,10 @@ function runPeer(
           flashAttention: r.flashAttention as boolean | string,
           contextSize: r.contextSize as number,
           skippedDepths: r.skippedDepths as Record<string, string>,
-          ...(errors.length ? { error: errors.join('; ') } : {}),
+          ...(errors.length ? { error: `llama.cpp: ${errors.join('; ')}` } : {}),
         });
       } else {
-        resolve({ error: `${exit}: ${tail.trim().slice(-300)}` });
+        resolve({ error: `llama.cpp: ${exit}: ${tail.trim().slice(-300)}` });
       }
     });
   });
@@ -642,7 +642,7 @@ async function measure(
   // llama.cpp, same file, same depths.
   if (elapsedS() < deadlineS - 5) {
     row.llama = await runPeer(file, kvType, nVocab, deadlineS - elapsedS(), planned, depthEndS - elapsedS());
-    if (row.llama?.error) log(`${m}: llama.cpp: ${row.llama.error}`);
+    if (row.llama?.error) log(`${m}: ${row.llama.error}`);
   } else {
     row.llama = { error: 'llama.cpp: deadline reached' };
   }

@@ -7,7 +7,7 @@
  */
 
 import { EngineError } from '../core/errors.ts';
-import { requestMetrics } from '../core/metrics.ts';
+import { requestMetrics, tokensPerTargetPass } from '../core/metrics.ts';
 import type {
   ChatMessage,
   ChatRequest,
@@ -158,7 +158,8 @@ export function summarizeAnswer(r: GenerateResult | undefined): AnswerSummary {
 export function speculativeWords(s: AnswerSummary): string | undefined {
   const spec = s.speculative;
   if (!spec) return undefined;
-  const perPass = spec.targetPasses > 0 ? ((s.outputTokens - 1) / spec.targetPasses).toFixed(2) : '–';
+  const perPass =
+    spec.targetPasses > 0 ? tokensPerTargetPass(s.outputTokens, spec.targetPasses).toFixed(2) : '–';
   return `${spec.accepted} of ${spec.drafted} drafted tokens accepted, ${perPass} tokens per pass`;
 }
 

@@ -6,6 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { tokensPerTargetPass } from '../core/metrics.ts';
 import type {
   GenerateRequest,
   GenerateResult,
@@ -256,7 +257,8 @@ export function formatSpeculative(r: Pick<GenerateResult, 'speculative' | 'outpu
   const s = r.speculative;
   if (!s) return '';
   const rate = s.drafted > 0 ? `${((100 * s.accepted) / s.drafted).toFixed(1)}%` : 'n/a';
-  const perPass = s.targetPasses > 0 ? ((r.outputTokenIds.length - 1) / s.targetPasses).toFixed(2) : 'n/a';
+  const perPass =
+    s.targetPasses > 0 ? tokensPerTargetPass(r.outputTokenIds.length, s.targetPasses).toFixed(2) : 'n/a';
   return `speculative: ${s.accepted} of ${s.drafted} drafted tokens accepted (${rate}), ${s.targetPasses} target passes after the prefill, ${perPass} tokens per pass`;
 }
 

@@ -9,6 +9,7 @@ import {
   prefillTokPerS,
   requestMetrics,
   summarize,
+  tokensPerTargetPass,
   tokenTimesFromChunks,
   tpotMs,
   ttftMs,
@@ -83,6 +84,15 @@ describe('per-request metrics, hand-computed', () => {
     expect(() => prefillTokPerS({ tStartMs: 0, tokenTimesMs: [1], promptTokens: -1 })).toThrow(
       /promptTokens/,
     );
+  });
+});
+
+describe('tokensPerTargetPass', () => {
+  it('counts the output tokens after the prefill one per target pass', () => {
+    expect(tokensPerTargetPass(13, 4)).toBe(3);
+    expect(tokensPerTargetPass(1, 0)).toBeNaN();
+    expect(tokensPerTargetPass(0, 2)).toBe(0);
+    expect(tokensPerTargetPass(8, 7)).toBe(1); // plain decode: one token a pass
   });
 });
 

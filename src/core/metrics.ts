@@ -106,6 +106,15 @@ export function prefillTokPerS(g: TimedGeneration): number {
   return (g.promptTokens * 1000) / ttftMs(g);
 }
 
+/**
+ * Speculative decoding's tokens per target pass: the output tokens after the first (the prefill gives it)
+ * ÷ the target's forward passes after the prefill (types.ts `SpeculativeStats.targetPasses`); NaN when
+ * there were none.
+ */
+export function tokensPerTargetPass(outputTokens: number, targetPasses: number): number {
+  return targetPasses > 0 ? Math.max(0, outputTokens - 1) / targetPasses : Number.NaN;
+}
+
 /** All per-request metrics at once. @throws RangeError on invalid timestamps. */
 export function requestMetrics(g: TimedGeneration): RequestMetrics {
   return {

@@ -44,11 +44,78 @@ import { chatPromptTokens } from '../model/chat-template.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import { checkPromptLength, maxPromptTokens } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
-import { type ByteSource, openByteSource, throwIfAborted } from '../net/byte-source.ts';
+import {
+  type ByteSource,
+  DEFAULT_TIMEOUT_MS,
+  httpStatusError,
+  openByteSource,
+  RequestControl,
+  throwIfAborted,
+} from '../net/byte-source.ts';
 import { checkFileSizes, checkWasmMemory, chooseThreads, threadsAvailable } from './limits.ts';
 
 /** wllama's wasm for the installed version on jsDelivr (the package's own `wasm-from-cdn` URL). */
 export const WLLAMA_WASM_CDN = 'https://cdn.jsdelivr.net/npm/@wllama/wllama@3.13.0/esm/wasm/wllama.wasm';
+
+/** What a refusal to fetch wllama's wasm adds: how to serve the file from the site itself. */
+const WASM_HINT =
+  "to run offline or behind a Content-Security-Policy, serve @wllama/wllama@3.13.0's esm/wasm/wllama.wasm " +
+  'from your site and pass its URL as wllamaWasmUrl (the <webgpu-chat> widget: its wllama-wasm attribute)';
+
+/**
+ * Fetches wllama's wasm (once per load; the browser's HTTP cache serves repeats) and hands it to wllama as a
+ * blob: URL, so that wllama does not fetch it again. wllama reports a wasm it cannot fetch or compile only
+ * as an uncaught error in its worker, and its load never settles: this fetch turns those failures into
+ * typed errors first.
+ * @returns a blob: URL of the wasm; the caller revokes it once wllama has loaded.
+ * @throws EngineError 'network' (unreachable, blocked, or not a wasm file), 'http_status' (an error status,
+ *   or an HTML page: a web app's "not found"), 'timeout',
+ *   'aborted', each naming the URL and how to serve the file locally.
+ */
+export async function fetchWllamaWasm(url: string, signal?: AbortSignal): Promise<string> {
+  const abs = typeof location !== 'undefined' ? new URL(url, location.href).href : url;
+  const rc = new RequestControl(abs, DEFAULT_TIMEOUT_MS, signal);
+  const hinted = (e: EngineError) =>
+    e.code === 'aborted'
+      ? e
+      : new EngineError(
+          e.code,
+          `llama.cpp's wasm (wllama.wasm) could not be loaded: ${e.message}; ${WASM_HINT}`,
+          {
+            cause: e,
+          },
+        );
+  let bytes: ArrayBuffer;
+  let type = '';
+  try {
+    const res = await rc.wait(() => fetch(abs, { signal: rc.ctl.signal }));
+    if (!res.ok) throw httpStatusError(res, 'downloading', abs);
+    type = res.headers.get('content-type') ?? '';
+    bytes = await rc.wait(() => res.arrayBuffer());
+  } catch (e) {
+    throw hinted(isEngineError(e) ? e : rc.mapError(e));
+  } finally {
+    rc.dispose();
+  }
+  const head = new Uint8Array(bytes, 0, Math.min(4, bytes.byteLength));
+  if (head.length < 4 || head[0] !== 0 || head[1] !== 0x61 || head[2] !== 0x73 || head[3] !== 0x6d) {
+    // A web app's server (Vite's dev server) answers a file it lacks with its own page, status 200.
+    if (head[0] === 0x3c || /html/i.test(type))
+      throw hinted(
+        new EngineError(
+          'http_status',
+          `${abs} was not found: the server answered with an HTML page instead of wllama.wasm`,
+        ),
+      );
+    throw hinted(
+      new EngineError(
+        'network',
+        `${abs} is not a WebAssembly file (${bytes.byteLength === 0 ? 'the answer was empty' : 'wrong first bytes'})`,
+      ),
+    );
+  }
+  return URL.createObjectURL(new Blob([bytes], { type: 'application/wasm' }));
+}
 
 /** Options of {@link WllamaEngine}. */
 export interface WllamaEngineConfig {
@@ -295,7 +362,9 @@ export class WllamaEngine implements Engine {
    *   decoding runs on our WebGPU engine only), 'unsupported_model'
    *   (a file over 2 GiB, not split), 'out_of_memory' (more than wasm's 4 GiB), 'feature_missing' (threads
    *   forced without SharedArrayBuffer), 'gguf_invalid', 'network', 'http_status', 'timeout', 'aborted',
-   *   'integrity'; wllama's own load failure as 'unsupported_model' with its message.
+   *   'integrity'; wllama's own load failure as 'unsupported_model' with its message. The wasm
+   *   (`wasmUrl`) is fetched first ({@link fetchWllamaWasm}): one it cannot get fails the load with
+   *   'network', 'http_status' or 'timeout' naming its URL, and leaves the engine unloaded.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     refuseDraft(options, WLLAMA_NAME);
@@ -306,6 +375,51 @@ export class WllamaEngine implements Engine {
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
+    // The wasm is fetched beside the model, so that an unreachable wasm fails the load at once: its failure
+    // aborts the model's download (and a failed model read aborts the wasm's), through one signal.
+    const outer = options.signal;
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort(outer?.reason);
+    if (outer?.aborted) ctl.abort(outer.reason);
+    else outer?.addEventListener('abort', onAbort, { once: true });
+    const wasm = fetchWllamaWasm(this.config.wasmUrl ?? WLLAMA_WASM_CDN, ctl.signal);
+    wasm.catch(() => ctl.abort());
+    try {
+      return await this.loadWith(
+        source,
+        { ...options, signal: ctl.signal },
+        threads,
+        emit,
+        tStart,
+        () => wasm,
+      );
+    } catch (e) {
+      ctl.abort();
+      const wasmError = await wasm.then(
+        () => undefined,
+        (w: unknown) => w,
+      );
+      // The model's read ended as 'aborted' because the wasm failed: the wasm's error is the cause.
+      if (!outer?.aborted && isEngineError(wasmError) && wasmError.code !== 'aborted') throw wasmError;
+      throw e;
+    } finally {
+      outer?.removeEventListener('abort', onAbort);
+      // wllama has compiled the wasm once loaded (or the load failed): the blob: URL is no longer needed.
+      wasm.then(
+        (u) => URL.revokeObjectURL(u),
+        () => {},
+      );
+    }
+  }
+
+  private async loadWith(
+    source: ModelSource,
+    options: LoadOptions,
+    threads: number,
+    emit: (p: Omit<LoadProgress, 'tMs'>) => void,
+    tStart: number,
+    wasmUrl: () => Promise<string>,
+  ): Promise<ModelInfo> {
     const opened = await this.open(source, options, emit);
     const { file } = opened;
     const meta = file.metadata;
@@ -349,9 +463,11 @@ export class WllamaEngine implements Engine {
     );
     const tUpload = performance.now();
     emit({ phase: 'upload', bytesDone: 0, bytesTotal: fileBytes });
+    const wasm = await wasmUrl();
+    throwIfAborted(options.signal, 'loading the model');
     // llama.cpp logs errors only (log_level ERROR), into nativeErrors: what a failed request's typed error names.
     const wllama = new Wllama(
-      { default: this.config.wasmUrl ?? WLLAMA_WASM_CDN },
+      { default: wasm },
       {
         logger: {
           debug: () => {},

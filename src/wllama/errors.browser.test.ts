@@ -4,7 +4,7 @@
  * header before any byte is read (the engine stays unloaded), sources and requests wllama cannot take, and
  * an engine that keeps working after each refused request.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type EngineError, isEngineError } from '../core/errors.ts';
 import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
@@ -65,6 +65,48 @@ describe('WllamaEngine typed errors', () => {
     );
     expect(e.message).toMatch(/^big\.gguf is 2\.50 GiB; .*split/);
   });
+
+  it('refuses a wasm it cannot fetch (http_status, network), promptly, and loads after it', async () => {
+    const wasmUrl = new URL('/wasm/nope.wasm', location.href).href;
+    const missing = new WllamaEngine({ wasmUrl });
+    // A 404 (wllama alone never settled: its worker aborts on the empty response, unheard). This test
+    // server answers a missing file with its HTML page, so the 404 is stubbed for the wasm's URL alone.
+    const realFetch = globalThis.fetch;
+    const stub = vi
+      .spyOn(globalThis, 'fetch')
+      .mockImplementation((input, init) =>
+        String(input instanceof Request ? input.url : input) === wasmUrl
+          ? Promise.resolve(new Response('', { status: 404, statusText: 'Not Found' }))
+          : realFetch(input, init),
+      );
+    let e: EngineError;
+    try {
+      e = await rejects(missing.load({ url: stories260kUrl() }), 'http_status');
+    } finally {
+      stub.mockRestore();
+    }
+    expect(e.message).toContain(wasmUrl);
+    expect(e.message).toMatch(/HTTP 404 Not Found.*wllamaWasmUrl/);
+    expect(missing.modelInfo).toBeUndefined();
+    // The server's HTML page where the wasm should be: "not found" too.
+    e = await rejects(missing.load({ url: stories260kUrl() }), 'http_status');
+    expect(e.message).toMatch(/nope\.wasm was not found: the server answered with an HTML page/);
+    // Unreachable (nothing listens on port 9, the discard port): no answer at all.
+    const gone = new WllamaEngine({ wasmUrl: 'http://127.0.0.1:9/wllama.wasm' });
+    e = await rejects(gone.load({ url: stories260kUrl() }), 'network');
+    expect(e.message).toMatch(
+      /http:\/\/127\.0\.0\.1:9\/wllama\.wasm.*serve @wllama\/wllama@3\.13\.0's esm\/wasm\/wllama\.wasm/,
+    );
+    // The engine is left usable: a good wasm URL loads the model.
+    missing.config.wasmUrl = LOCAL_WLLAMA_WASM;
+    try {
+      await missing.load({ url: stories260kUrl() }, { contextLength: 64 });
+      const r = await missing.generate({ prompt: 'Once upon a time', maxTokens: 3, ignoreEos: true });
+      expect(r.outputTokenIds).toEqual([432, 383, 286]);
+    } finally {
+      await missing.unload();
+    }
+  }, 30_000);
 
   it('refuses sources wllama cannot run (invalid_argument)', async () => {
     const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });

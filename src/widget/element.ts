@@ -69,8 +69,15 @@ const RELOAD_ON = new Set<string>(RELOAD_ATTRS);
 
 let instances = 0;
 
+/**
+ * `HTMLElement` where it exists; elsewhere (Node, a framework's server-side render) a stand-in class, so
+ * that importing the widget does not throw there (the element is defined only where a DOM exists).
+ */
+const ElementBase: typeof HTMLElement =
+  typeof HTMLElement !== 'undefined' ? HTMLElement : (class {} as unknown as typeof HTMLElement);
+
 /** The custom element. Define it with {@link defineWebGpuChat} (the package entry does so on import). */
-export class WebGpuChatElement extends HTMLElement {
+export class WebGpuChatElement extends ElementBase {
   static readonly observedAttributes = OBSERVED;
 
   private readonly root: ShadowRoot;
@@ -698,8 +705,12 @@ export class WebGpuChatElement extends HTMLElement {
   }
 }
 
-/** Registers `<webgpu-chat>` (or another tag name) once. */
+/**
+ * Registers `<webgpu-chat>` (or another tag name) once. Does nothing where custom elements do not exist
+ * (Node, server-side rendering).
+ */
 export function defineWebGpuChat(tag = 'webgpu-chat'): void {
+  if (typeof customElements === 'undefined' || typeof HTMLElement === 'undefined') return;
   if (customElements.get(tag)) return;
   const taken = customElements.getName?.(WebGpuChatElement);
   customElements.define(tag, taken ? class extends WebGpuChatElement {} : WebGpuChatElement);

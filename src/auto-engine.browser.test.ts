@@ -102,5 +102,12 @@ describe('AutoEngine', () => {
       backendReason: 'WebGPU runs on a hardware adapter (nvidia ada)',
     });
     expect(await engine.tokenize('a')).toEqual([7]);
+    // A source that is none is refused before any engine sees it; after terminate, every call is refused.
+    await expect(engine.load('x.gguf' as never)).rejects.toMatchObject({ code: 'invalid_argument' });
+    expect(loads).toHaveLength(1);
+    await engine.terminate();
+    await expect(engine.load({ url: 'x.gguf' })).rejects.toMatchObject({ code: 'not_loaded' });
+    await expect(engine.tokenize('a')).rejects.toMatchObject({ code: 'not_loaded' });
+    expect(loads).toHaveLength(1);
   });
 });

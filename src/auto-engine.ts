@@ -18,6 +18,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from './core/types.ts';
+import { checkModelSource } from './core/validate.ts';
 
 /** An engine `createEngine` returns: the {@link Engine} interface and `terminate()` (ends its worker). */
 export interface PackageEngine extends Engine {
@@ -36,6 +37,11 @@ export interface WllamaOptions {
   threads?: number | 'auto';
 }
 
+/** The error of a call after `terminate()`. */
+function terminatedError(): EngineError {
+  return new EngineError('not_loaded', 'this engine was terminated: create a new one (createEngine)');
+}
+
 /** Makes the wllama engine (imported on first use). */
 export async function makeWllamaEngine(o: WllamaOptions): Promise<PackageEngine> {
   const { WllamaEngine } = await import('./wllama/engine.ts');
@@ -52,6 +58,7 @@ export async function makeWllamaEngine(o: WllamaOptions): Promise<PackageEngine>
 export class AutoEngine implements PackageEngine {
   private engine?: PackageEngine;
   private choice?: BackendChoice;
+  private terminated = false;
 
   /**
    * @param makeWebGpu makes our WebGPU engine (a worker).
@@ -79,6 +86,8 @@ export class AutoEngine implements PackageEngine {
    *   wllama (speculative decoding runs on our WebGPU engine only).
    */
   async load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo> {
+    if (this.terminated) throw terminatedError();
+    checkModelSource(source);
     if (!this.engine) {
       const choice: BackendChoice = this.force
         ? { backend: this.force, reason: `the site chose backend '${this.force}'` }
@@ -97,6 +106,7 @@ export class AutoEngine implements PackageEngine {
   }
 
   private get loaded(): Engine {
+    if (this.terminated) throw terminatedError();
     if (!this.engine) throw new EngineError('not_loaded', 'no model is loaded: call load() first');
     return this.engine;
   }
@@ -123,7 +133,9 @@ export class AutoEngine implements PackageEngine {
   async unload(): Promise<void> {
     await this.engine?.unload();
   }
+  /** Ends the chosen engine (see its `terminate`); every later call rejects with 'not_loaded'. */
   async terminate(): Promise<void> {
+    this.terminated = true;
     await this.engine?.terminate();
     this.engine = undefined;
   }

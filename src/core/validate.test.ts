@@ -13,7 +13,14 @@ import { WebGpuEngine } from '../webgpu/engine.ts';
 import { WebLlmEngine } from '../webllm/engine.ts';
 import { type EngineError, isEngineError } from './errors.ts';
 import type { ChatRequest, Engine, GenerateRequest } from './types.ts';
-import { parseDecimal, parseInteger, validateChatRequest, validateGenerateRequest } from './validate.ts';
+import {
+  chatGenerateFields,
+  checkModelSource,
+  parseDecimal,
+  parseInteger,
+  validateChatRequest,
+  validateGenerateRequest,
+} from './validate.ts';
 
 /** The EngineError `f` throws (synchronously or as a rejection); fails the test when it throws none. */
 async function errorOf(f: () => unknown): Promise<EngineError> {
@@ -51,6 +58,22 @@ const BAD_GENERATE: [string, unknown, RegExp][] = [
   ['promptTokenIds a string', { promptTokenIds: '1,2' }, /^promptTokenIds must be an array/],
   ['a token id -1', { promptTokenIds: [1, -1] }, /^promptTokenIds\[1\] must be an integer ≥ 0/],
   ['no object', null, /^the generate request must be an object, got null$/],
+  [
+    'max_tokens (snake_case)',
+    { prompt: 'x', max_tokens: 3 },
+    /^the generate request has no field "max_tokens" \(did you mean "maxTokens"\?\); it takes prompt, promptTokenIds, maxTokens,/,
+  ],
+  [
+    'a misspelt field',
+    { prompt: 'x', temprature: 0.5 },
+    /^the generate request has no field "temprature"; it takes/,
+  ],
+  ['chat messages in a generate request', { messages: [] }, /^the generate request has no field "messages"/],
+  [
+    'prompt and promptTokenIds both',
+    { prompt: 'x', promptTokenIds: [1, 2] },
+    /^give prompt \(text\) or promptTokenIds \(token ids\), not both/,
+  ],
 ];
 
 const BAD_CHAT: [string, unknown, RegExp][] = [
@@ -99,6 +122,44 @@ const BAD_CHAT: [string, unknown, RegExp][] = [
     { messages: [{ role: 'user', content: 'x' }], temperature: Number.NaN },
     /^temperature must be/,
   ],
+  [
+    'top_p (snake_case)',
+    { messages: [{ role: 'user', content: 'x' }], top_p: 0.5 },
+    /^the chat request has no field "top_p" \(did you mean "topP"\?\)/,
+  ],
+  [
+    'max_completion_tokens',
+    { messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 5 },
+    /^the chat request has no field "max_completion_tokens" \(did you mean "maxTokens"\?\)/,
+  ],
+  [
+    'a prompt in a chat request',
+    { messages: [{ role: 'user', content: 'x' }], prompt: 'y' },
+    /no field "prompt"/,
+  ],
+];
+
+const BAD_SOURCE: [string, unknown, RegExp][] = [
+  [
+    'a string',
+    '/models/a.gguf',
+    /^the model source must be an object: .*, got "\/models\/a\.gguf" \(for a URL: load\(\{ url: "\/models\/a\.gguf" \}\)\)$/,
+  ],
+  ['nothing', undefined, /^the model source must be an object/],
+  ['a number url', { url: 123 }, /^the model source's url must be a non-empty string, got 123$/],
+  ['an empty url', { url: ' ' }, /^the model source's url must be a non-empty string/],
+  [
+    'no kind',
+    { file: 'a.gguf' },
+    /^the model source must have one of url, blob, path or synthetic, got none/,
+  ],
+  ['two kinds', { url: 'a', path: 'b' }, /got url and path/],
+  ['a blob that is a string', { blob: 'a.gguf' }, /^the model source's blob must be a Blob or File/],
+  [
+    'parts not Blobs',
+    { blob: new Blob([]), parts: ['x'] },
+    /^the model source's parts must be an array of Blobs/,
+  ],
 ];
 
 describe('validateGenerateRequest / validateChatRequest', () => {
@@ -130,6 +191,43 @@ describe('validateGenerateRequest / validateChatRequest', () => {
     ).not.toThrow();
     expect(() => validateGenerateRequest({ promptTokenIds: [1, 2, 3] })).not.toThrow();
     expect(() => validateChatRequest({ messages: [{ role: 'system', content: '' }] })).not.toThrow();
+    // A field set to undefined is as if absent (spreads of optional settings).
+    expect(() => validateGenerateRequest({ prompt: 'x', max_tokens: undefined })).not.toThrow();
+  });
+  it('a chat request less its chat fields is a generate request', () => {
+    const chat: ChatRequest = {
+      messages: [{ role: 'user', content: 'x' }],
+      parseSpecialInContent: true,
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      toolChoice: 'auto',
+      parallelToolCalls: false,
+      maxTokens: 4,
+      temperature: 0.5,
+      draft: { type: 'lookup' },
+    };
+    const gen = chatGenerateFields(chat);
+    expect(gen).toEqual({ maxTokens: 4, temperature: 0.5, draft: { type: 'lookup' } });
+    expect(() => validateGenerateRequest({ ...gen, promptTokenIds: [1] })).not.toThrow();
+    expect(() => validateGenerateRequest({ ...chat, promptTokenIds: [1] })).toThrow(/no field "messages"/);
+  });
+});
+
+describe('checkModelSource', () => {
+  it.each(BAD_SOURCE)('%s → invalid_argument', async (_n, source, msg) => {
+    const e = await errorOf(() => checkModelSource(source));
+    expect(e.code).toBe('invalid_argument');
+    expect(e.message).toMatch(msg);
+  });
+  it('takes every form of a source', () => {
+    for (const s of [
+      { url: 'https://example.com/a.gguf' },
+      { url: 'hf:owner/repo/a.gguf' },
+      { blob: new Blob([new Uint8Array(4)]), name: 'a.gguf' },
+      { blob: new Blob([]), parts: [new Blob([])] },
+      { path: '/tmp/a.gguf' },
+      { synthetic: 'stories260k-q8_0', seed: 3 },
+    ])
+      expect(() => checkModelSource(s), JSON.stringify(s)).not.toThrow();
   });
 });
 

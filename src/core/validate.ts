@@ -106,10 +106,64 @@ function checkBoolean(name: string, v: unknown): void {
     throw new EngineError('invalid_argument', `${name} must be true or false, got ${show(v)}`);
 }
 
+/** Fields of both request kinds ({@link GENERATE_FIELDS}, {@link CHAT_FIELDS}). */
+const COMMON_FIELDS = ['maxTokens', 'ignoreEos', 'returnLogits', 'responseFormat', 'draft'];
+
+/** The fields a `GenerateRequest` has (types.ts); any other is refused. */
+export const GENERATE_FIELDS: readonly string[] = [
+  'prompt',
+  'promptTokenIds',
+  ...COMMON_FIELDS,
+  ...Object.keys(SAMPLING_RULES),
+];
+
+/** The fields a `ChatRequest` has (types.ts); any other is refused. */
+export const CHAT_FIELDS: readonly string[] = [
+  'messages',
+  'parseSpecialInContent',
+  'tools',
+  'toolChoice',
+  'parallelToolCalls',
+  ...COMMON_FIELDS,
+  ...Object.keys(SAMPLING_RULES),
+];
+
+/**
+ * Refuses a field the request does not have (set to anything but undefined): a misspelt or snake_case
+ * field (`max_tokens`) would otherwise be ignored and the default run unnoticed.
+ * @throws EngineError('invalid_argument') naming the field, with the camelCase field it may mean.
+ */
+function checkFields(r: Record<string, unknown>, known: readonly string[], what: string): void {
+  const extra = Object.keys(r).filter((k) => r[k] !== undefined && !known.includes(k));
+  if (extra.length === 0) return;
+  const k = extra[0];
+  const camel = k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  const hint =
+    camel !== k && known.includes(camel)
+      ? ` (did you mean ${JSON.stringify(camel)}?)`
+      : k === 'max_completion_tokens' && known.includes('maxTokens')
+        ? ' (did you mean "maxTokens"?)'
+        : '';
+  throw new EngineError(
+    'invalid_argument',
+    `the ${what} request has no field ${JSON.stringify(k)}${hint}; it takes ${known.join(', ')}`,
+  );
+}
+
+/**
+ * The generate request of a chat request whose prompt is made (`prompt` or `promptTokenIds` added by the
+ * caller): the chat-only fields left out, so that it passes {@link validateGenerateRequest}.
+ */
+export function chatGenerateFields(req: ChatRequest): Omit<GenerateRequest, 'prompt' | 'promptTokenIds'> {
+  const { messages, parseSpecialInContent, tools, toolChoice, parallelToolCalls, ...rest } = req;
+  return rest;
+}
+
 function checkCommon(req: unknown, what: string): asserts req is Record<string, unknown> {
   if (typeof req !== 'object' || req === null || Array.isArray(req))
     throw new EngineError('invalid_argument', `the ${what} request must be an object, got ${show(req)}`);
   const r = req as Record<string, unknown>;
+  checkFields(r, what === 'chat' ? CHAT_FIELDS : GENERATE_FIELDS, what);
   checkSamplingParams(r as SamplingParams);
   checkNumberOption('maxTokens', r.maxTokens, { integer: true, min: 0 });
   checkBoolean('ignoreEos', r.ignoreEos);
@@ -185,14 +239,55 @@ export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | u
 }
 
 /**
+ * Checks a `ModelSource` (types.ts) before anything is fetched: an object with one of `url` (a non-empty
+ * string: a URL, a path relative to the page, an `hf:` shorthand), `blob` (a Blob or File; `parts` an
+ * array of them), `path` (a non-empty string) or `synthetic` (a string).
+ * @throws EngineError('invalid_argument') saying what it got and the forms a source takes.
+ */
+export function checkModelSource(source: unknown): void {
+  const forms = "{ url: '…' }, { blob: file }, { path: '…' } (Node) or { synthetic: 'SHAPE-TYPE' }";
+  if (typeof source !== 'object' || source === null || Array.isArray(source))
+    throw new EngineError(
+      'invalid_argument',
+      `the model source must be an object: ${forms}, got ${show(source)}${typeof source === 'string' ? ` (for a URL: load({ url: ${show(source)} }))` : ''}`,
+    );
+  const o = source as Record<string, unknown>;
+  const kinds = ['url', 'blob', 'path', 'synthetic'].filter((k) => o[k] !== undefined);
+  if (kinds.length !== 1)
+    throw new EngineError(
+      'invalid_argument',
+      `the model source must have one of url, blob, path or synthetic, got ${kinds.length ? kinds.join(' and ') : 'none'}: ${forms}`,
+    );
+  const k = kinds[0];
+  const v = o[k];
+  const isBlob = (b: unknown) => typeof Blob !== 'undefined' && b instanceof Blob;
+  if (k === 'blob' ? !isBlob(v) : typeof v !== 'string' || (k !== 'synthetic' && v.trim() === ''))
+    throw new EngineError(
+      'invalid_argument',
+      `the model source's ${k} must be ${k === 'blob' ? 'a Blob or File' : 'a non-empty string'}, got ${show(v)}`,
+    );
+  if (k === 'blob' && o.parts !== undefined && !(Array.isArray(o.parts) && o.parts.every(isBlob)))
+    throw new EngineError(
+      'invalid_argument',
+      `the model source's parts must be an array of Blobs (a split GGUF's files), got ${show(o.parts)}`,
+    );
+}
+
+/**
  * Checks a completion request's types and ranges: `prompt` a string, `promptTokenIds` an array of integers
- * ≥ 0, `maxTokens` an integer ≥ 0, the sampling numbers in range, the flags booleans.
+ * ≥ 0 (not both), `maxTokens` an integer ≥ 0, the sampling numbers in range, the flags booleans, and no
+ * field a `GenerateRequest` does not have ({@link GENERATE_FIELDS}).
  * @throws EngineError('invalid_argument') naming the first bad field.
  */
 export function validateGenerateRequest(req: unknown): asserts req is GenerateRequest {
   checkCommon(req, 'generate');
   if (req.prompt !== undefined && typeof req.prompt !== 'string')
     throw new EngineError('invalid_argument', `prompt must be a string, got ${show(req.prompt)}`);
+  if (req.prompt !== undefined && req.promptTokenIds !== undefined)
+    throw new EngineError(
+      'invalid_argument',
+      'give prompt (text) or promptTokenIds (token ids), not both: one of them would be left unused',
+    );
   const ids = req.promptTokenIds;
   if (ids !== undefined) {
     if (!Array.isArray(ids))

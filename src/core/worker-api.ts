@@ -7,6 +7,7 @@
  */
 import * as Comlink from 'comlink';
 import { installErrorTransfer } from './comlink.ts';
+import { EngineError } from './errors.ts';
 import type {
   ChatRequest,
   Engine,
@@ -19,7 +20,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from './types.ts';
-import { validateChatRequest, validateGenerateRequest } from './validate.ts';
+import { checkModelSource, validateChatRequest, validateGenerateRequest } from './validate.ts';
 
 /**
  * What the engine worker exposes. Callbacks are comlink proxies; cancellation is by request id. Errors are
@@ -62,6 +63,9 @@ export interface WorkerApi {
 
 let nextId = 1;
 
+/** How long {@link WorkerEngine.terminate} lets the worker unload (free its GPU memory) before ending it. */
+const TERMINATE_UNLOAD_MS = 2000;
+
 /**
  * An `Engine` on the page that runs in a Worker exposing {@link WorkerApi} (`workers/engine.worker.ts`, or
  * the bench worker through src/bench/worker-api.ts's subclass `BenchWorkerEngine`). Token timestamps are
@@ -76,6 +80,10 @@ export class WorkerEngine implements Engine {
    * consumer would need `comlink` installed to check them with `skipLibCheck: false`).
    */
   private readonly remote: Comlink.Remote<WorkerApi>;
+  /** Set by {@link terminate}: every call then rejects ('not_loaded'). */
+  private terminated = false;
+  /** Rejecters of the calls in flight, so that {@link terminate} settles them (a dead worker never answers). */
+  private readonly inFlight = new Set<(e: EngineError) => void>();
   constructor(worker: Worker) {
     installErrorTransfer();
     this.worker = worker;
@@ -83,21 +91,46 @@ export class WorkerEngine implements Engine {
   }
 
   /**
+   * Runs one call to the worker: rejected at once after {@link terminate}, and rejected ('aborted') by a
+   * terminate that comes while it runs; for subclasses' methods too (src/bench/worker-api.ts).
+   * @throws EngineError('not_loaded') after terminate.
+   */
+  protected call<T>(run: () => Promise<T>): Promise<T> {
+    if (this.terminated)
+      return Promise.reject(
+        new EngineError('not_loaded', 'this engine was terminated: create a new one (createEngine)'),
+      );
+    return new Promise<T>((resolve, reject) => {
+      this.inFlight.add(reject);
+      run()
+        .then(resolve, reject)
+        .finally(() => this.inFlight.delete(reject));
+    });
+  }
+
+  /**
    * Runs `run` with a fresh request id that aborting `signal` cancels in the worker (`cancel(id)`); for
    * subclasses that add methods of an extended worker API (src/bench/worker-api.ts).
    */
   protected withSignal<T>(signal: AbortSignal | undefined, run: (id: number) => Promise<T>): Promise<T> {
-    const id = nextId++;
-    const onAbort = () => void this.remote.cancel(id);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const p = run(id).finally(() => signal?.removeEventListener('abort', onAbort));
-    // An already aborted signal cancels after the request is posted: the worker registers the id when the
-    // request's message arrives, so a cancel sent first found nothing and the request ran in full.
-    if (signal?.aborted) onAbort();
-    return p;
+    return this.call(() => {
+      const id = nextId++;
+      const onAbort = () => void this.remote.cancel(id);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const p = run(id).finally(() => signal?.removeEventListener('abort', onAbort));
+      // An already aborted signal cancels after the request is posted: the worker registers the id when the
+      // request's message arrives, so a cancel sent first found nothing and the request ran in full.
+      if (signal?.aborted) onAbort();
+      return p;
+    });
   }
 
   load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    try {
+      checkModelSource(source);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const { onProgress, signal, ...rest } = options;
     return this.withSignal(signal, (id) =>
       this.remote.load(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
@@ -114,6 +147,11 @@ export class WorkerEngine implements Engine {
     source: ModelSource | undefined,
     options: Pick<LoadOptions, 'cache' | 'batchSize' | 'signal' | 'onProgress'> = {},
   ): Promise<ModelInfo['draft']> {
+    try {
+      if (source !== undefined) checkModelSource(source);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const { onProgress, signal, ...rest } = options;
     return this.withSignal(signal, (id) =>
       this.remote.setDraft(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
@@ -145,10 +183,10 @@ export class WorkerEngine implements Engine {
     );
   }
   tokenize(text: string, addBos?: boolean): Promise<number[]> {
-    return this.remote.tokenize(text, addBos);
+    return this.call(() => this.remote.tokenize(text, addBos));
   }
   detokenize(ids: number[]): Promise<string> {
-    return this.remote.detokenize(ids);
+    return this.call(() => this.remote.detokenize(ids));
   }
   /** Teacher-forced scoring (perplexity): NLL of ids[i + 1] and the top-1 token after ids[0..i]. */
   scoreTokens(ids: number[], signal?: AbortSignal): Promise<{ nll: Float64Array; top1: Int32Array }> {
@@ -156,17 +194,33 @@ export class WorkerEngine implements Engine {
   }
   /** Adapter facts of the worker's device (after load; undefined before). */
   adapterInfo(): ReturnType<WorkerApi['adapterInfo']> {
-    return this.remote.adapterInfo();
+    return this.call(() => this.remote.adapterInfo());
   }
   stats(): Promise<EngineStats> {
-    return this.remote.stats();
+    return this.call(() => this.remote.stats());
   }
   unload(): Promise<void> {
-    return this.remote.unload();
+    return this.call(() => this.remote.unload());
   }
-  /** Unloads and terminates the worker. */
+  /**
+   * Unloads (the worker frees its GPU memory; at most {@link TERMINATE_UNLOAD_MS}) and ends the worker. A
+   * load or request still running rejects with 'aborted'; every later call with 'not_loaded'. Calling it
+   * again does nothing.
+   */
   async terminate(): Promise<void> {
-    await this.remote.unload().catch(() => undefined);
+    if (this.terminated) return;
+    this.terminated = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.remote.unload().catch(() => undefined),
+      new Promise((r) => {
+        timer = setTimeout(r, TERMINATE_UNLOAD_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     this.worker.terminate();
+    const gone = new EngineError('aborted', 'the engine was terminated during this call');
+    for (const reject of this.inFlight) reject(gone);
+    this.inFlight.clear();
   }
 }

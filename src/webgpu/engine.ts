@@ -15,7 +15,13 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../core/types.ts';
-import { checkKvType, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import {
+  chatGenerateFields,
+  checkKvType,
+  checkModelSource,
+  validateChatRequest,
+  validateGenerateRequest,
+} from '../core/validate.ts';
 import { type GgufHeader, headerOf } from '../gguf/header.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { chatPromptTokens } from '../model/chat-template.ts';
@@ -190,6 +196,7 @@ export class WebGpuEngine implements Engine {
    *   after the target has loaded, which then stays loaded without a draft (`modelInfo` says so).
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<WebGpuModelInfo> {
+    checkModelSource(source);
     checkKvType(options.kvType);
     checkKvType(options.kvTypeK, 'kvTypeK');
     checkKvType(options.kvTypeV, 'kvTypeV');
@@ -622,7 +629,7 @@ export class WebGpuEngine implements Engine {
     const format = usesTools ? toolCallFormat(template) : undefined;
     if (template === null) {
       const prompt = req.messages.map((m) => m.content).join('\n');
-      return this.generate({ ...req, prompt }, onToken, signal);
+      return this.generate({ ...chatGenerateFields(req), prompt }, onToken, signal);
     }
     const constraint =
       tools && format
@@ -640,7 +647,11 @@ export class WebGpuEngine implements Engine {
       ...(tools ? { variables: { tools } } : {}),
     });
     const result = await this.generate(
-      { ...req, promptTokenIds: ids, ...(constraint ? { responseFormat: constraint } : {}) },
+      {
+        ...chatGenerateFields(req),
+        promptTokenIds: ids,
+        ...(constraint ? { responseFormat: constraint } : {}),
+      },
       onToken,
       signal,
     );

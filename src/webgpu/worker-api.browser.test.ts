@@ -157,3 +157,61 @@ describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
     expect(again.outputTokenIds).toEqual(outputIds.slice(0, 8));
   });
 });
+
+describe('WorkerEngine.terminate', () => {
+  const worker = () =>
+    new WorkerEngine(
+      new Worker(new URL('../../workers/engine.worker.ts', import.meta.url), { type: 'module' }),
+    );
+  /** The EngineError code a promise rejects with within `ms` ('pending' when it has not settled). */
+  const settled = (p: Promise<unknown>, ms = 5000) =>
+    Promise.race([
+      p.then(
+        () => 'resolved',
+        (e) => (e instanceof EngineError ? e.code : `not an EngineError: ${e}`),
+      ),
+      new Promise<string>((r) => setTimeout(() => r('pending'), ms)),
+    ]);
+
+  it('settles a generation it interrupts, then refuses every call with not_loaded', async () => {
+    const engine = worker();
+    await engine.load({ url: MODEL_URL }, { contextLength: 256 });
+    let tokens = 0;
+    const gen = engine.generate({ prompt: 'Once', maxTokens: 250, ignoreEos: true }, () => tokens++);
+    while (tokens < 2) await new Promise((r) => setTimeout(r, 10));
+    await engine.terminate();
+    // The unload before the end stops it ('not_loaded'), or the end does ('aborted'): never pending.
+    expect(['aborted', 'not_loaded']).toContain(await settled(gen));
+    for (const call of [
+      () => engine.generate({ prompt: 'x' }),
+      () => engine.chat({ messages: [{ role: 'user', content: 'x' }] }),
+      () => engine.load({ url: MODEL_URL }),
+      () => engine.tokenize('x'),
+      () => engine.stats(),
+    ])
+      expect(await settled(call(), 1000)).toBe('not_loaded');
+    expect(await settled(engine.terminate(), 1000)).toBe('resolved');
+  });
+
+  it('settles a load it interrupts', async () => {
+    const engine = worker();
+    const load = engine.load({ url: MODEL_URL }, { contextLength: 256 });
+    await new Promise((r) => setTimeout(r, 50));
+    await engine.terminate();
+    // A load that finished before the end resolves; otherwise it is refused, never left pending.
+    expect(['resolved', 'aborted', 'not_loaded']).toContain(await settled(load));
+  });
+
+  it('refuses a source that is not one, before the worker sees it', async () => {
+    const engine = worker();
+    try {
+      for (const bad of ['/models/stories260K.gguf', { url: 123 }, undefined])
+        expect(await settled(engine.load(bad as never), 1000)).toBe('invalid_argument');
+      expect(await settled(engine.generate({ prompt: 'x', max_tokens: 3 } as never), 1000)).toBe(
+        'invalid_argument',
+      );
+    } finally {
+      await engine.terminate();
+    }
+  });
+});

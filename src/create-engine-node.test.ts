@@ -20,6 +20,8 @@ describe('createEngine in Node', () => {
       }
       expect(isEngineError(err, 'unsupported'), String(err)).toBe(true);
       expect(String((err as Error).message)).toMatch(/Web Worker.*browsers/);
+      // No repository-only scripts (npm run …) that a project which installed the package lacks.
+      expect(String((err as Error).message)).not.toMatch(/npm run/);
     },
   );
 });

@@ -95,7 +95,9 @@ export function createEngine(options: CreateEngineOptions = {}): WorkerEngine | 
   if (typeof Worker === 'undefined')
     throw new EngineError(
       'unsupported',
-      'createEngine runs the engine in a Web Worker, which this environment lacks: the package is for browsers (in Node, use the command line: npm run generate / npm run bench, docs/cli.md)',
+      'createEngine runs the engine in a Web Worker, which this environment lacks: the package runs models in browsers only ' +
+        '(on a server-rendered page, create the engine in the browser; to run models from Node, use the command line ' +
+        'of the webgpu-llm-bench repository, which the npm package does not include: its docs/cli.md)',
     );
   const webgpu = () => new PageEngine(new EngineWorker({ name: options.name ?? 'webgpu-llm engine' }));
   const backend = options.backend ?? 'webgpu';

@@ -27,7 +27,7 @@
  * checks them with ajv). Its bounded-length strings' raw control characters are patched out
  * ({@link schemaGrammar}).
  */
-import { EngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import type { ResponseFormat } from '../core/types.ts';
 import type { Tokenizer } from './tokenizer/types.ts';
 
@@ -43,6 +43,8 @@ let loading: Promise<Xgrammar> | undefined;
  * (or Vite) evaluates it fine; Node's ES loader gives its exports only through `globalThis.xgrammar` and
  * needs `require`/`__filename` as globals when its wasm starts (the wasm is inlined, so nothing is read
  * through them): in Node they are set, where absent, and left set.
+ * @throws EngineError('unsupported') where it fails to load, or where the build leaves it out (the npm
+ *   package and the widget: src/model/xgrammar-absent.ts, whose message says what to do instead).
  */
 export function loadXgrammar(): Promise<Xgrammar> {
   loading ??= (async () => {
@@ -61,7 +63,8 @@ export function loadXgrammar(): Promise<Xgrammar> {
         default?: Xgrammar;
         XGRAMMAR_ABSENT?: string;
       };
-      if (mod.XGRAMMAR_ABSENT) throw new Error(mod.XGRAMMAR_ABSENT);
+      // The packaged builds' stand-in: its message is the whole story (no "failed to load" around it).
+      if (mod.XGRAMMAR_ABSENT) throw new EngineError('unsupported', mod.XGRAMMAR_ABSENT);
       const x = mod.GrammarMatcher
         ? (mod as Xgrammar)
         : (mod.default ?? (g.xgrammar as Xgrammar | undefined));
@@ -69,6 +72,7 @@ export function loadXgrammar(): Promise<Xgrammar> {
       return x;
     } catch (e) {
       loading = undefined;
+      if (isEngineError(e)) throw e;
       throw new EngineError(
         'unsupported',
         `the grammar library (@mlc-ai/web-xgrammar) failed to load: ${e}`,

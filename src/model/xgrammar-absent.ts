@@ -6,4 +6,8 @@
  * page, CLI and tests bundle the real library.
  */
 export const XGRAMMAR_ABSENT =
-  'this build of the engine leaves out the grammar library (@mlc-ai/web-xgrammar, 1.1 MB) that structured output and constrained tool calls need';
+  'structured output is not available in this build: the npm package and the <webgpu-chat> widget leave out ' +
+  'the grammar library (@mlc-ai/web-xgrammar, 1.1 MB of wasm) that response_format (json_object, ' +
+  "json_schema, grammar) and constrained tool calls (tool_choice 'required' or a named function, strict " +
+  "tools) need. Send the request without them (tools with tool_choice 'auto' and no strict work: parse and " +
+  "check the output yourself), or use this repository's page or command line, which include the library";

@@ -32,7 +32,13 @@ import type {
   ModelSource,
   TokenEvent,
 } from '../core/types.ts';
-import { checkKvType, refuseDraft, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import {
+  chatGenerateFields,
+  checkKvType,
+  refuseDraft,
+  validateChatRequest,
+  validateGenerateRequest,
+} from '../core/validate.ts';
 import type { OpenedGgufFile } from '../gguf/reader.ts';
 import { splitPartName } from '../gguf/split.ts';
 import { isLocalSpec, ModelLibrary } from '../library/library.ts';
@@ -618,8 +624,8 @@ export class WllamaEngine implements Engine {
     if (req.returnLogits)
       throw new EngineError('invalid_argument', 'the wllama backend does not return logits (returnLogits)');
     if (!w.getChatTemplate()) {
-      const { messages, parseSpecialInContent: _p, ...rest } = req;
-      return this.generate({ ...rest, prompt: messages.map((m) => m.content).join('\n') }, onToken, signal);
+      const prompt = req.messages.map((m) => m.content).join('\n');
+      return this.generate({ ...chatGenerateFields(req), prompt }, onToken, signal);
     }
     const messages = req.messages.map((m) => ({ role: m.role, content: m.content }));
     // The prompt's length by our renderer of the same template (llama.cpp's rules: contents parsed for

@@ -90,3 +90,54 @@ test('without WebGPU, engine="auto" answers through wllama with llama.cpp\'s gre
   await shoot(p, testInfo, 'widget-wllama-390');
   expect(errors).toEqual([]);
 });
+
+test('engine="auto" with an unreachable or missing wasm: an error event and the notice, not "Loading…" forever', async ({
+  page: p,
+}) => {
+  await p.route('**/models/stories260K.gguf', (route) => route.fulfill({ path: stories260kPath() }));
+  // The default (jsDelivr) unreachable, as offline or behind a CDN block; and a 404 at a site's own URL.
+  await p.route('https://cdn.jsdelivr.net/**', (route) => route.abort('internetdisconnected'));
+  await p.route('**/wasm/nope.wasm', (route) => route.fulfill({ status: 404, body: 'not found' }));
+  await p.route('**/nowasm.html', (route) =>
+    route.fulfill({
+      contentType: 'text/html',
+      body:
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>no wasm</title></head><body>' +
+        '<script type="module" src="/widget/webgpu-chat.js"></script>' +
+        '<webgpu-chat id="cdn" engine="auto" model="/models/stories260K.gguf"></webgpu-chat>' +
+        '<webgpu-chat id="missing" engine="auto" model="/models/stories260K.gguf" wllama-wasm="/wasm/nope.wasm">' +
+        '</webgpu-chat></body></html>',
+    }),
+  );
+  await p.addInitScript(() => {
+    const w = window as unknown as { __errors: { id: string; detail: unknown }[] };
+    w.__errors = [];
+    document.addEventListener(
+      'error',
+      (e) => {
+        const t = e.target as Element | null;
+        if (t?.tagName === 'WEBGPU-CHAT') w.__errors.push({ id: t.id, detail: (e as CustomEvent).detail });
+      },
+      true, // capture: the widget's events need not bubble
+    );
+  });
+  await p.goto('/nowasm.html');
+  for (const [id, code, text] of [
+    ['cdn', 'network', 'cdn.jsdelivr.net/npm/@wllama/wllama@3.13.0/esm/wasm/wllama.wasm'],
+    ['missing', 'http_status', 'HTTP 404'],
+  ] as const) {
+    const chat = p.locator(`#${id}`);
+    await expect(chat).toHaveAttribute('data-state', 'error', { timeout: 30_000 });
+    await expect(chat.getByRole('alert')).toContainText(text);
+    await expect(chat.getByRole('alert')).toContainText('wllama-wasm');
+    await expect(chat.getByRole('alert')).toHaveAttribute('data-code', code);
+  }
+  const errors = (await p.evaluate(() => (window as unknown as { __errors: unknown[] }).__errors)) as {
+    id: string;
+    detail: { code: string };
+  }[];
+  expect(errors.map((e) => [e.id, e.detail.code]).sort()).toEqual([
+    ['cdn', 'network'],
+    ['missing', 'http_status'],
+  ]);
+});

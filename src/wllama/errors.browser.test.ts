@@ -108,6 +108,23 @@ describe('WllamaEngine typed errors', () => {
     }
   }, 30_000);
 
+  it('an aborted load is aborted (while the wasm and the model are fetched), and the next load works', async () => {
+    const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });
+    const ctl = new AbortController();
+    ctl.abort();
+    await rejects(engine.load({ url: stories260kUrl() }, { signal: ctl.signal }), 'aborted');
+    const mid = new AbortController();
+    const p = engine.load({ url: stories260kUrl() }, { signal: mid.signal });
+    setTimeout(() => mid.abort(), 5);
+    await rejects(p, 'aborted');
+    expect(engine.modelInfo).toBeUndefined();
+    try {
+      expect((await engine.load({ url: stories260kUrl() }, { contextLength: 64 })).backend).toBe('wllama');
+    } finally {
+      await engine.unload();
+    }
+  });
+
   it('refuses sources wllama cannot run (invalid_argument)', async () => {
     const engine = new WllamaEngine({ wasmUrl: LOCAL_WLLAMA_WASM });
     await rejects(engine.load({ synthetic: 'stories260K-F32' }), 'invalid_argument');

@@ -116,7 +116,8 @@ test('engine="auto" with an unreachable or missing wasm: an error event and the 
       'error',
       (e) => {
         const t = e.target as Element | null;
-        if (t?.tagName === 'WEBGPU-CHAT') w.__errors.push({ id: t.id, detail: (e as CustomEvent).detail });
+        if (t?.tagName === 'WEBGPU-CHAT')
+          w.__errors.push({ id: t.id, detail: (e as unknown as CustomEvent).detail });
       },
       true, // capture: the widget's events need not bubble
     );

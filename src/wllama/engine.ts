@@ -69,16 +69,17 @@ const WASM_HINT =
   'from your site and pass its URL as wllamaWasmUrl (the <webgpu-chat> widget: its wllama-wasm attribute)';
 
 /**
- * Fetches wllama's wasm (once per load; the browser's HTTP cache serves repeats) and hands it to wllama as a
- * blob: URL, so that wllama does not fetch it again. wllama reports a wasm it cannot fetch or compile only
- * as an uncaught error in its worker, and its load never settles: this fetch turns those failures into
- * typed errors first.
- * @returns a blob: URL of the wasm; the caller revokes it once wllama has loaded.
+ * Checks that wllama's wasm can be fetched (once per load): its status and its first bytes (the body is
+ * then cancelled, so the file is downloaded once, by wllama). wllama reports a wasm it cannot fetch or
+ * compile only as an uncaught error in its worker, and its load never settles: this check turns those
+ * failures into typed errors first. wllama then fetches the same URL itself (a `blob:` copy would need
+ * `connect-src blob:` on sites with a Content-Security-Policy).
+ * @returns the wasm's absolute URL.
  * @throws EngineError 'network' (unreachable, blocked, or not a wasm file), 'http_status' (an error status,
- *   or an HTML page: a web app's "not found"), 'timeout',
- *   'aborted', each naming the URL and how to serve the file locally.
+ *   or an HTML page: a web app's "not found"), 'timeout', 'aborted', each naming the URL and how to serve
+ *   the file locally.
  */
-export async function fetchWllamaWasm(url: string, signal?: AbortSignal): Promise<string> {
+export async function checkWllamaWasm(url: string, signal?: AbortSignal): Promise<string> {
   const abs = typeof location !== 'undefined' ? new URL(url, location.href).href : url;
   const rc = new RequestControl(abs, DEFAULT_TIMEOUT_MS, signal);
   const hinted = (e: EngineError) =>
@@ -87,23 +88,31 @@ export async function fetchWllamaWasm(url: string, signal?: AbortSignal): Promis
       : new EngineError(
           e.code,
           `llama.cpp's wasm (wllama.wasm) could not be loaded: ${e.message}; ${WASM_HINT}`,
-          {
-            cause: e,
-          },
+          { cause: e },
         );
-  let bytes: ArrayBuffer;
+  let head = new Uint8Array(0);
   let type = '';
   try {
     const res = await rc.wait(() => fetch(abs, { signal: rc.ctl.signal }));
     if (!res.ok) throw httpStatusError(res, 'downloading', abs);
     type = res.headers.get('content-type') ?? '';
-    bytes = await rc.wait(() => res.arrayBuffer());
+    const reader = res.body?.getReader();
+    if (reader) {
+      while (head.length < 4) {
+        const { done, value } = await rc.wait(() => reader.read());
+        if (done || !value) break;
+        const joined = new Uint8Array(head.length + value.length);
+        joined.set(head);
+        joined.set(value, head.length);
+        head = joined;
+      }
+      reader.cancel().catch(() => {});
+    }
   } catch (e) {
     throw hinted(isEngineError(e) ? e : rc.mapError(e));
   } finally {
     rc.dispose();
   }
-  const head = new Uint8Array(bytes, 0, Math.min(4, bytes.byteLength));
   if (head.length < 4 || head[0] !== 0 || head[1] !== 0x61 || head[2] !== 0x73 || head[3] !== 0x6d) {
     // A web app's server (Vite's dev server) answers a file it lacks with its own page, status 200.
     if (head[0] === 0x3c || /html/i.test(type))
@@ -116,11 +125,11 @@ export async function fetchWllamaWasm(url: string, signal?: AbortSignal): Promis
     throw hinted(
       new EngineError(
         'network',
-        `${abs} is not a WebAssembly file (${bytes.byteLength === 0 ? 'the answer was empty' : 'wrong first bytes'})`,
+        `${abs} is not a WebAssembly file (${head.length === 0 ? 'the answer was empty' : 'wrong first bytes'})`,
       ),
     );
   }
-  return URL.createObjectURL(new Blob([bytes], { type: 'application/wasm' }));
+  return abs;
 }
 
 /** Options of {@link WllamaEngine}. */
@@ -369,7 +378,7 @@ export class WllamaEngine implements Engine {
    *   (a file over 2 GiB, not split), 'out_of_memory' (more than wasm's 4 GiB), 'feature_missing' (threads
    *   forced without SharedArrayBuffer), 'gguf_invalid', 'network', 'http_status', 'timeout', 'aborted',
    *   'integrity'; wllama's own load failure as 'unsupported_model' with its message. The wasm
-   *   (`wasmUrl`) is fetched first ({@link fetchWllamaWasm}): one it cannot get fails the load with
+   *   (`wasmUrl`) is checked first ({@link checkWllamaWasm}): one it cannot get fails the load with
    *   'network', 'http_status' or 'timeout' naming its URL, and leaves the engine unloaded.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
@@ -381,14 +390,14 @@ export class WllamaEngine implements Engine {
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
-    // The wasm is fetched beside the model, so that an unreachable wasm fails the load at once: its failure
+    // The wasm is checked beside the model's download, so that an unreachable wasm fails the load at once: its failure
     // aborts the model's download (and a failed model read aborts the wasm's), through one signal.
     const outer = options.signal;
     const ctl = new AbortController();
     const onAbort = () => ctl.abort(outer?.reason);
     if (outer?.aborted) ctl.abort(outer.reason);
     else outer?.addEventListener('abort', onAbort, { once: true });
-    const wasm = fetchWllamaWasm(this.config.wasmUrl ?? WLLAMA_WASM_CDN, ctl.signal);
+    const wasm = checkWllamaWasm(this.config.wasmUrl ?? WLLAMA_WASM_CDN, ctl.signal);
     wasm.catch(() => ctl.abort());
     try {
       return await this.loadWith(
@@ -410,11 +419,6 @@ export class WllamaEngine implements Engine {
       throw e;
     } finally {
       outer?.removeEventListener('abort', onAbort);
-      // wllama has compiled the wasm once loaded (or the load failed): the blob: URL is no longer needed.
-      wasm.then(
-        (u) => URL.revokeObjectURL(u),
-        () => {},
-      );
     }
   }
 

@@ -64,8 +64,11 @@ export interface CreateEngineOptions extends WllamaOptions {
  * `/models/x.gguf` or `models/x.gguf` would mean nothing. `hf:` shorthands and other sources pass as they are.
  */
 function resolveSource(source: ModelSource): ModelSource {
-  if (!('url' in source) || /^hf:/i.test(source.url) || typeof document === 'undefined') return source;
-  return { ...source, url: new URL(source.url, document.baseURI).href };
+  // Anything but a non-empty URL string passes as it is, for WorkerEngine's check to refuse with its reason.
+  const url = (source as { url?: unknown } | null | undefined)?.url;
+  if (typeof url !== 'string' || url.trim() === '' || /^hf:/i.test(url) || typeof document === 'undefined')
+    return source;
+  return { ...source, url: new URL(url, document.baseURI).href };
 }
 
 /** {@link WorkerEngine} whose `load` and `setDraft` resolve relative model URLs (a draft's too) against the page. */

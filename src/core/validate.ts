@@ -242,21 +242,22 @@ export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | u
  * Checks a `ModelSource` (types.ts) before anything is fetched: an object with one of `url` (a non-empty
  * string: a URL, a path relative to the page, an `hf:` shorthand), `blob` (a Blob or File; `parts` an
  * array of them), `path` (a non-empty string) or `synthetic` (a string).
+ * @param what the source's name in messages (`the draft model source` for `LoadOptions.draft`).
  * @throws EngineError('invalid_argument') saying what it got and the forms a source takes.
  */
-export function checkModelSource(source: unknown): void {
+export function checkModelSource(source: unknown, what = 'the model source'): void {
   const forms = "{ url: '…' }, { blob: file }, { path: '…' } (Node) or { synthetic: 'SHAPE-TYPE' }";
   if (typeof source !== 'object' || source === null || Array.isArray(source))
     throw new EngineError(
       'invalid_argument',
-      `the model source must be an object: ${forms}, got ${show(source)}${typeof source === 'string' ? ` (for a URL: load({ url: ${show(source)} }))` : ''}`,
+      `${what} must be an object: ${forms}, got ${show(source)}${typeof source === 'string' ? ` (for a URL: load({ url: ${show(source)} }))` : ''}`,
     );
   const o = source as Record<string, unknown>;
   const kinds = ['url', 'blob', 'path', 'synthetic'].filter((k) => o[k] !== undefined);
   if (kinds.length !== 1)
     throw new EngineError(
       'invalid_argument',
-      `the model source must have one of url, blob, path or synthetic, got ${kinds.length ? kinds.join(' and ') : 'none'}: ${forms}`,
+      `${what} must have one of url, blob, path or synthetic, got ${kinds.length ? kinds.join(' and ') : 'none'}: ${forms}`,
     );
   const k = kinds[0];
   const v = o[k];
@@ -264,12 +265,12 @@ export function checkModelSource(source: unknown): void {
   if (k === 'blob' ? !isBlob(v) : typeof v !== 'string' || (k !== 'synthetic' && v.trim() === ''))
     throw new EngineError(
       'invalid_argument',
-      `the model source's ${k} must be ${k === 'blob' ? 'a Blob or File' : 'a non-empty string'}, got ${show(v)}`,
+      `${what}'s ${k} must be ${k === 'blob' ? 'a Blob or File' : 'a non-empty string'}, got ${show(v)}`,
     );
   if (k === 'blob' && o.parts !== undefined && !(Array.isArray(o.parts) && o.parts.every(isBlob)))
     throw new EngineError(
       'invalid_argument',
-      `the model source's parts must be an array of Blobs (a split GGUF's files), got ${show(o.parts)}`,
+      `${what}'s parts must be an array of Blobs (a split GGUF's files), got ${show(o.parts)}`,
     );
 }
 

@@ -128,6 +128,7 @@ export class WorkerEngine implements Engine {
   load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     try {
       checkModelSource(source);
+      if (options.draft !== undefined) checkModelSource(options.draft, 'the draft model source');
     } catch (e) {
       return Promise.reject(e);
     }
@@ -148,7 +149,7 @@ export class WorkerEngine implements Engine {
     options: Pick<LoadOptions, 'cache' | 'batchSize' | 'signal' | 'onProgress'> = {},
   ): Promise<ModelInfo['draft']> {
     try {
-      if (source !== undefined) checkModelSource(source);
+      if (source !== undefined) checkModelSource(source, 'the draft model source');
     } catch (e) {
       return Promise.reject(e);
     }

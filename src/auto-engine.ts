@@ -6,7 +6,7 @@
  * on first use, so a site that never needs it never downloads it (in builds that split chunks).
  */
 import { type BackendChoice, chooseBackend, type GpuLike } from './core/backend-choice.ts';
-import { EngineError } from './core/errors.ts';
+import { EngineError, terminatedError } from './core/errors.ts';
 import type {
   ChatRequest,
   Engine,
@@ -35,11 +35,6 @@ export interface WllamaOptions {
   wllamaWasmUrl?: string;
   /** CPU threads: 'auto' (default; more than 1 only where the page is cross-origin isolated) or a number. */
   threads?: number | 'auto';
-}
-
-/** The error of a call after `terminate()`. */
-function terminatedError(): EngineError {
-  return new EngineError('not_loaded', 'this engine was terminated: create a new one (createEngine)');
 }
 
 /** Makes the wllama engine (imported on first use). */

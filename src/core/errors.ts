@@ -65,3 +65,11 @@ export function isEngineError(e: unknown, code?: EngineErrorCode): e is EngineEr
     (typeof e === 'object' && e !== null && (e as Error).name === 'EngineError' && 'code' in e);
   return ok && (code === undefined || (e as EngineError).code === code);
 }
+
+/**
+ * The error of a call made to an engine after its `terminate()` (WorkerEngine, AutoEngine).
+ * @returns EngineError('not_loaded').
+ */
+export function terminatedError(): EngineError {
+  return new EngineError('not_loaded', 'this engine was terminated: create a new one (createEngine)');
+}

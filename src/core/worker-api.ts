@@ -7,7 +7,7 @@
  */
 import * as Comlink from 'comlink';
 import { installErrorTransfer } from './comlink.ts';
-import { EngineError } from './errors.ts';
+import { EngineError, terminatedError } from './errors.ts';
 import type {
   ChatRequest,
   Engine,
@@ -96,10 +96,7 @@ export class WorkerEngine implements Engine {
    * @throws EngineError('not_loaded') after terminate.
    */
   protected call<T>(run: () => Promise<T>): Promise<T> {
-    if (this.terminated)
-      return Promise.reject(
-        new EngineError('not_loaded', 'this engine was terminated: create a new one (createEngine)'),
-      );
+    if (this.terminated) return Promise.reject(terminatedError());
     return new Promise<T>((resolve, reject) => {
       this.inFlight.add(reject);
       run()

@@ -525,7 +525,7 @@ export class WebGpuChatElement extends ElementBase {
       this.setState('error');
       const { code, message } = describeError(e);
       this.statusEl.textContent = code === NOT_AVAILABLE ? 'Unavailable' : 'Failed to load';
-      this.fail('load', code, `The model could not be loaded: ${message}`);
+      this.fail('load', code, `Loading the model failed: ${message}`);
     }
   }
 

@@ -57,4 +57,45 @@ describe('ChatTranscript', () => {
     t.clear();
     expect(t.empty).toBe(true);
   });
+
+  it('keeps the end in view: after the note under an answer, after a resize; not once the reader scrolled up', async () => {
+    const log = document.createElement('div');
+    log.style.cssText = 'height: 120px; overflow-y: auto; width: 200px; line-height: 20px;';
+    document.body.append(log);
+    const scrolled = () => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));
+    const gap = () => log.scrollHeight - log.scrollTop - log.clientHeight;
+    try {
+      const t = new ChatTranscript(log, () => 'A');
+      for (let i = 0; i < 4; i++) t.user(`question ${i}\nsecond line`);
+      const a = t.assistant();
+      a.append('one\ntwo\nthree');
+      expect(gap()).toBeLessThanOrEqual(1);
+      a.finish('length');
+      // The note came after the last scroll: it must be in view too.
+      expect(gap()).toBeLessThanOrEqual(1);
+      log.style.height = '60px';
+      t.keepEnd();
+      expect(gap()).toBeLessThanOrEqual(1);
+      // The reader scrolls up: a resize or a finished answer leaves the view where the reader put it.
+      log.scrollTop = 0;
+      await scrolled();
+      expect(t.atEnd).toBe(false);
+      log.style.height = '100px';
+      t.keepEnd();
+      const b = t.assistant();
+      log.scrollTop = 0;
+      await scrolled();
+      b.finish('length', 'text');
+      expect(log.scrollTop).toBe(0);
+      // Back at the end: followed again.
+      log.scrollTop = log.scrollHeight;
+      await scrolled();
+      expect(t.atEnd).toBe(true);
+      log.style.height = '50px';
+      t.keepEnd();
+      expect(gap()).toBeLessThanOrEqual(1);
+    } finally {
+      log.remove();
+    }
+  });
 });

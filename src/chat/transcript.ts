@@ -82,12 +82,18 @@ export class ChatTranscript {
     private readonly assistantName: () => string,
   ) {
     log.addEventListener('scroll', () => {
-      this.pinned = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight <= END_SLACK_PX;
+      // The event of our own scroll comes a frame later, maybe after the log shrank (a notice above it):
+      // where we put the view counts as the end.
+      this.pinned =
+        Math.abs(this.log.scrollTop - this.scrolledTo) <= 1 ||
+        this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight <= END_SLACK_PX;
     });
   }
 
   /** Whether the view was at the end when last scrolled (by the reader or by {@link scrollToEnd}). */
   private pinned = true;
+  /** Where {@link scrollToEnd} last put the view. */
+  private scrolledTo = 0;
 
   /**
    * True while the reader is at the newest text: the view follows what is added, and a resize of the log
@@ -127,6 +133,7 @@ export class ChatTranscript {
   /** Scrolls to the newest text. */
   scrollToEnd(): void {
     this.log.scrollTop = this.log.scrollHeight;
+    this.scrolledTo = this.log.scrollTop;
     this.pinned = true;
   }
 

@@ -68,14 +68,66 @@ function ask(p: Page, id: string, text: string) {
 
 test.describe.configure({ timeout: 120_000 });
 
-test('draft-model="lookup" answers with the same greedy text as without it', async ({ page: p }) => {
+test('draft-model="lookup" answers with the same greedy text as without it', async ({
+  page: p,
+}, testInfo) => {
+  // The error events of the widgets that refuse their settings at load.
+  await p.addInitScript(() => {
+    const w = window as unknown as { __loadErrors: Record<string, unknown> };
+    w.__loadErrors = {};
+    document.addEventListener('error', (e) => {
+      w.__loadErrors[(e.target as HTMLElement).id] = (e as unknown as CustomEvent).detail;
+    });
+  });
+  const M = 'model="/models/stories260K.gguf"';
   const errors = await open(
     p,
-    '<webgpu-chat id="plain" model="/models/stories260K.gguf" max-tokens="40"></webgpu-chat>' +
-      '<webgpu-chat id="lookup" model="/models/stories260K.gguf" max-tokens="40" draft-model="lookup" draft-max="4"></webgpu-chat>',
+    `<webgpu-chat id="plain" ${M} max-tokens="40"></webgpu-chat>` +
+      `<webgpu-chat id="lookup" ${M} max-tokens="40" draft-model="lookup" draft-max="4"></webgpu-chat>` +
+      // Generation settings are checked at load, as context-length and kv-type are: "Bad settings".
+      `<webgpu-chat id="hot" ${M} max-tokens="40" temperature="hot"></webgpu-chat>` +
+      `<webgpu-chat id="mt" ${M} max-tokens="abc"></webgpu-chat>` +
+      `<webgpu-chat id="dm" ${M} draft-model="lookup" draft-max="99"></webgpu-chat>` +
+      `<webgpu-chat id="gpu" ${M} engine="gpu"></webgpu-chat>`,
   );
   for (const id of ['plain', 'lookup'])
     await expect(p.locator(`#${id}`)).toHaveAttribute('data-state', 'ready', { timeout: 90_000 });
+  const refused = {
+    hot: 'the temperature attribute must be a finite number ≥ 0 and ≤ 2, got "hot"',
+    mt: 'the max-tokens attribute must be an integer ≥ 1, got "abc"',
+    dm: 'the draft-max attribute must be an integer ≥ 1 and ≤ 16, got "99"',
+    gpu: 'the engine attribute must be one of webgpu, wllama, auto, remote, webllm, got "gpu"',
+  };
+  const loadErrors = await p.evaluate(() => (window as unknown as { __loadErrors: unknown }).__loadErrors);
+  for (const [id, message] of Object.entries(refused)) {
+    const el = p.locator(`#${id}`);
+    await expect(el).toHaveAttribute('data-state', 'error');
+    await expect(el.getByRole('status')).toHaveText('Bad settings');
+    await expect(el.getByRole('alert')).toHaveText(message);
+    await expect(el.getByLabel('Message')).toBeDisabled();
+    expect((loadErrors as Record<string, unknown>)[id]).toEqual({
+      code: 'invalid_argument',
+      message,
+      phase: 'load',
+    });
+  }
+  const dir = process.env.SCREENSHOT_DIR;
+  for (const [w, h] of [
+    [1280, 800],
+    [390, 844],
+  ]) {
+    await p.setViewportSize({ width: w, height: h });
+    for (const id of ['hot', 'gpu'])
+      await p.locator(`#${id}`).screenshot({
+        path: dir
+          ? resolve(dir, `widget-bad-${id}-${w}.png`)
+          : testInfo.outputPath(`widget-bad-${id}-${w}.png`),
+      });
+  }
+  // Fixed after the refusal: the widget loads (the engine #plain has).
+  await p.locator('#hot').evaluate((el) => el.setAttribute('temperature', '0'));
+  await expect(p.locator('#hot')).toHaveAttribute('data-state', 'ready', { timeout: 30_000 });
+  await expect(p.locator('#hot').getByRole('alert')).toBeHidden();
   const plain = await ask(p, 'plain', GOLDEN.prompt);
   const lookup = await ask(p, 'lookup', GOLDEN.prompt);
   expect(plain.type, JSON.stringify(plain.detail)).toBe('done');

@@ -77,7 +77,7 @@ test.describe.configure({ timeout: 90_000 });
 
 test("the README's snippet chats with stories260K: greedy text, Stop, markup stays text", async ({
   page: p,
-}) => {
+}, testInfo) => {
   const errors = await instrument(p);
   await servePage(p, '/snippet.html', page(readmeSnippet()));
   const chat = p.locator('webgpu-chat');
@@ -198,6 +198,34 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
     (el) => (el as unknown as { conversation: unknown[] }).conversation.length,
   );
   expect(kept).toBeLessThan(6);
+
+  // The log ends in view after an answer, its "Cut at max tokens." note included, and stays at its end when
+  // the page is resized (1280×800, then 390×844).
+  const log = chat.getByRole('log');
+  const gapBelow = () => log.evaluate((e) => e.scrollHeight - e.scrollTop - e.clientHeight);
+  await expect(chat.locator('[data-role="assistant"]').last()).toHaveAttribute('data-finish', 'length');
+  await expect(chat.locator('.msg__note').last()).toHaveText('Cut at max tokens.');
+  expect(await log.evaluate((e) => e.scrollHeight > e.clientHeight)).toBe(true);
+  await expect.poll(gapBelow).toBeLessThanOrEqual(1);
+  await shoot(p, testInfo, 'widget-end-1280');
+  await p.setViewportSize({ width: 390, height: 844 });
+  await expect.poll(gapBelow).toBeLessThanOrEqual(1);
+  await shoot(p, testInfo, 'widget-end-390');
+
+  // A message longer than the context: the notice names the widget's attribute, and no empty answer is left.
+  const answers = await chat.locator('[data-role="assistant"]').count();
+  await input.fill('Once upon a time '.repeat(2120));
+  await input.press('Enter');
+  await expect(chat.getByRole('alert')).toHaveAttribute('data-code', 'context_overflow');
+  await expect(chat.getByRole('alert')).toContainText('set a larger context-length attribute on the widget');
+  await expect(chat.getByRole('alert')).not.toContainText('contextLength');
+  await expect(chat.locator('[data-role="assistant"]')).toHaveCount(answers);
+  await expect(chat.locator('[data-role="assistant"] .msg__body:empty')).toHaveCount(0);
+  await expect.poll(gapBelow).toBeLessThanOrEqual(1);
+  await shoot(p, testInfo, 'widget-overflow-390');
+  await p.setViewportSize({ width: 1280, height: 800 });
+  await expect.poll(gapBelow).toBeLessThanOrEqual(1);
+  await shoot(p, testInfo, 'widget-overflow-1280');
   expect(errors).toEqual([]);
 });
 

@@ -127,6 +127,8 @@ export class WebGpuChatElement extends ElementBase {
   private readonly turns = new Conversation();
   private readonly transcript: ChatTranscript;
   private startQueued = false;
+  /** Keeps the newest text in view when the log changes size (a resize, the line under it wrapping). */
+  private readonly logResize: ResizeObserver | undefined;
 
   /**
    * Typed listeners for the widget's events (`el.addEventListener('done', (e) => e.detail.text)`); any other
@@ -210,6 +212,8 @@ export class WebGpuChatElement extends ElementBase {
       'data-empty': 'Ask something to start.',
     });
     this.transcript = new ChatTranscript(this.log, () => 'Assistant');
+    this.logResize =
+      typeof ResizeObserver !== 'undefined' ? new ResizeObserver(() => this.transcript.keepEnd()) : undefined;
     this.stats = h('p', { class: 'stats', part: 'stats', 'aria-live': 'polite' });
 
     const inputId = `wgc-input-${id}`;
@@ -333,10 +337,12 @@ export class WebGpuChatElement extends ElementBase {
   // ---- lifecycle ----
 
   connectedCallback(): void {
+    this.logResize?.observe(this.log);
     this.queueStart();
   }
 
   disconnectedCallback(): void {
+    this.logResize?.disconnect();
     // A move within the page (disconnect + connect in one task) keeps the engine.
     queueMicrotask(() => {
       if (!this.isConnected) this.shutdown();
@@ -710,16 +716,24 @@ export class WebGpuChatElement extends ElementBase {
         });
       const spec = speculativeWords(s);
       this.stats.textContent = `${answerLine(s)}${spec ? ` · ${spec}` : ''}`;
+      // The line may wrap and shrink the log: its end stays in view (the ResizeObserver acts a frame later).
+      this.transcript.keepEnd();
       const detail: WebGpuChatDoneDetail = s;
       this.emit('done', detail);
       return detail;
     } catch (e) {
       if (gen !== this.generation) return undefined;
-      // The question stays on screen but left the conversation, so the next turn is not built on it.
-      answer.finish('error');
+      // The question stays on screen but left the conversation, so the next turn is not built on it; an
+      // answer that wrote nothing leaves no empty bubble (the notice says why).
+      if (answer.body.textContent) answer.finish('error');
+      else answer.remove();
       const { code, message } = describeError(e);
       this.stats.textContent = '';
-      this.fail('chat', code, `No answer (${code}): ${message}`);
+      this.fail(
+        'chat',
+        code,
+        `No answer (${code}): ${code === 'context_overflow' ? widgetContextHint(message) : message}`,
+      );
       return undefined;
     } finally {
       answer.busy = false;
@@ -749,6 +763,17 @@ export class WebGpuChatElement extends ElementBase {
     this.refresh();
     this.input.focus();
   }
+}
+
+/**
+ * The engine's context-overflow advice names its load option and the CLI's flag; in the widget it is the
+ * `context-length` attribute.
+ */
+function widgetContextHint(message: string): string {
+  return message.replace(
+    /load with a larger (?:context \([^)]*\)|contextLength)/,
+    'set a larger context-length attribute on the widget',
+  );
 }
 
 /**

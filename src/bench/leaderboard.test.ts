@@ -9,7 +9,8 @@ import { summarize } from '../core/metrics.ts';
 import { sampleResult, sampleRun } from '../testing/sample-result.ts';
 import { cpuComparisonFrom } from './cpu-compare.ts';
 import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
-import { htmlReport, type ReportRow, reportRows } from './report.ts';
+import { PROMPT_SETS } from './prompts.ts';
+import { htmlReport, markdownReport, type ReportRow, reportRows } from './report.ts';
 
 let n = 0;
 /** A row: decode/prefill/TTFT medians as given (a one-value summary each), or none when undefined. */
@@ -222,6 +223,35 @@ describe('leaderboard', () => {
     const [withCpu, without] = reportRows([{ ...sampleResult(), cpu: c }, sampleResult()]);
     expect(withCpu.cpu).toEqual({ decodeTps: 12.5, decodeRatio: c.ratio.decode, threads: 2 });
     expect(without.cpu).toBeUndefined();
+  });
+
+  it('leaves interrupted results out and never ranks a non-default plan or cache as the default one', () => {
+    const plain = sampleResult({
+      createdAt: '2026-01-01T00:00:00.000Z',
+      plan: { prompts: [...PROMPT_SETS.short], maxTokens: 128, runs: 2, warmup: 1, ignoreEos: false },
+    });
+    const short16 = sampleResult({
+      createdAt: '2026-01-02T00:00:00.000Z',
+      plan: { ...plain.plan, maxTokens: 16, sampling: { temperature: 1.5 } },
+      model: { ...plain.model, kvType: 'f32' },
+    });
+    const cut = sampleResult({ createdAt: '2026-01-03T00:00:00.000Z', plan: plain.plan, partial: true });
+    const rows = reportRows([plain, short16, cut]);
+    expect(rows.map((r) => r.engine)).toEqual([
+      'webgpu',
+      'webgpu · 16 tokens, kv f32, temperature 1.5',
+      'webgpu',
+    ]);
+    const lb = leaderboard(rows);
+    expect(lb.partial).toBe(1);
+    // The newest plain result is the interrupted one: left out, so the complete one stands.
+    const cell = lb.cells.get(cellKey(plain.device.fingerprint, modelKey(rows[0]))) ?? [];
+    expect(cell.map((e) => e.row.source).sort()).toEqual(['result 1', 'result 2']);
+    const md = leaderboardMarkdown(lb);
+    expect(md).toContain('webgpu · 16 tokens, kv f32, temperature 1.5 · ');
+    expect(md).toContain('1 interrupted result is left out (partial: fewer runs than planned).');
+    expect(leaderboardHtml(lb)).toContain('1 interrupted result is left out');
+    expect(markdownReport(rows)).toContain('| 3 (partial: interrupted) |');
   });
 
   it('is the top of the bench:report page', () => {

@@ -8,6 +8,9 @@
  * Rules:
  * - A device is its fingerprint (src/bench/fingerprint.ts): the same adapter under two labels is one device,
  *   named as its newest result names it. A model is its id and quantization.
+ * - An interrupted result (`partial`: fewer runs than its plan) is left out; "All results" keeps it.
+ * - Engines are compared by their label (`engineLabel`: drafting, constrained output and a plan or KV cache
+ *   other than the default are part of it), so differently measured runs never share a line.
  * - Several results for one device, model and engine: the newest counts (a leaderboard shows where things
  *   stand; the page's "All results" table below keeps every file). Other engines on the same device and
  *   model are shown beside it in the cell, fastest first.
@@ -69,6 +72,8 @@ export interface Leaderboard {
   cells: Map<string, LeaderEntry[]>;
   /** Per model, in {@link Leaderboard.models}' order: every device's entries, fastest decode first. */
   rankings: { model: LeaderModel; entries: RankedEntry[] }[];
+  /** Interrupted results (`partial`) left out. */
+  partial: number;
 }
 
 /** A model's key: id and quantization. */
@@ -104,7 +109,8 @@ function ranks<T>(sorted: readonly T[], value: (t: T) => number | undefined): (n
 }
 
 /** Merges report rows (any order, any number per device and model) into the leaderboard. */
-export function leaderboard(rows: readonly ReportRow[]): Leaderboard {
+export function leaderboard(allRows: readonly ReportRow[]): Leaderboard {
+  const rows = allRows.filter((r) => !r.partial);
   // Newest result per device, model and engine.
   const newest = new Map<string, LeaderEntry>();
   for (const row of rows) {
@@ -193,7 +199,7 @@ export function leaderboard(rows: readonly ReportRow[]): Leaderboard {
       entries: entries.map((e, i) => (r[i] === undefined ? { ...e } : { ...e, rank: r[i] })),
     };
   });
-  return { devices, models, cells, rankings };
+  return { devices, models, cells, rankings, partial: allRows.length - rows.length };
 }
 
 // ---------------------------------------------------------------------------------------------- HTML
@@ -227,13 +233,24 @@ function deviceHtml(name: string, fingerprint: string, software: boolean): strin
   return `<span class="dev">${esc(name)}</span>${software && !/software/i.test(name) ? ' <span class="sw">software</span>' : ''}<code class="fp" title="device fingerprint">${esc(fingerprint)}</code>`;
 }
 
+/** Entries name their engine where there are several, or one that is more than an engine's name. */
+function showEngines(lb: Leaderboard): boolean {
+  const entries = lb.rankings.flatMap((r) => r.entries);
+  return new Set(entries.map((e) => e.row.engine)).size > 1 || entries.some((e) => e.row.labelled);
+}
+
+/** The leaderboard's note on interrupted results left out, or ''. */
+const partialNote = (lb: Leaderboard): string =>
+  lb.partial > 0
+    ? ` ${lb.partial} interrupted result${lb.partial === 1 ? ' is' : 's are'} left out (partial: fewer runs than planned).`
+    : '';
+
 /**
  * The leaderboard's sections: the devices × models matrix and a ranked table per model, each table in a
  * horizontally scrolling box (the device column stays in view), so a phone-wide page never overflows.
  */
 export function leaderboardHtml(lb: Leaderboard): string {
-  const engines = new Set(lb.rankings.flatMap((r) => r.entries.map((e) => e.row.engine)));
-  const showEngine = engines.size > 1;
+  const showEngine = showEngines(lb);
   const matrix = [
     '<div class="scroll" tabindex="0" role="region" aria-label="Leaderboard: devices × models">',
     '<table class="matrix"><thead><tr><th scope="col">Device</th>',
@@ -296,7 +313,7 @@ export function leaderboardHtml(lb: Leaderboard): string {
     '<h2 id="lb-h">Leaderboard</h2>',
     `<p class="lead">${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}: median decode tokens/s (★ the fastest on each model), prefill tokens/s, time to first token (TTFT) and the result's date.</p>`,
     matrix,
-    '<p class="note">Each cell is the newest result of that device, model and engine (older ones are in "All results" below). Devices are ranked by the geometric mean, over the models they ran, of their decode speed relative to the fastest device on that model (hover a rank for the score); each is named with its fingerprint, the same for the same adapter and browser whatever its label.</p>',
+    `<p class="note">Each cell is the newest result of that device, model and engine (older ones are in "All results" below). Devices are ranked by the geometric mean, over the models they ran, of their decode speed relative to the fastest device on that model (hover a rank for the score); each is named with its fingerprint, the same for the same adapter and browser whatever its label.${esc(partialNote(lb))}</p>`,
     '</section>',
     '<section id="rankings" aria-labelledby="rk-h">',
     '<h2 id="rk-h">Rankings by model</h2>',
@@ -357,7 +374,7 @@ export const LEADERBOARD_CSS = `
  */
 export function leaderboardMarkdown(lb: Leaderboard): string {
   if (lb.devices.length === 0) return '';
-  const showEngine = new Set(lb.rankings.flatMap((r) => r.entries.map((e) => e.row.engine))).size > 1;
+  const showEngine = showEngines(lb);
   const rows = lb.devices.map((d) => [
     String(d.rank),
     `${markdownText(d.name)} ${markdownCode(d.fingerprint)}`,
@@ -382,7 +399,7 @@ export function leaderboardMarkdown(lb: Leaderboard): string {
     '',
     '### Leaderboard',
     '',
-    `${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}; the newest result per device, model and engine; ★ the fastest decode on each model; devices ranked by the geometric mean of their decode relative to each model's fastest.`,
+    `${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}; the newest result per device, model and engine; ★ the fastest decode on each model; devices ranked by the geometric mean of their decode relative to each model's fastest.${markdownText(partialNote(lb))}`,
     '',
     ...markdownTable(['#', 'Device', ...lb.models.map((m) => markdownText(m.key))], rows, 2),
     '',

@@ -4,12 +4,15 @@
  * result files. (A result file's check is `resultProblems` in types.ts, the one schema.)
  */
 
+import { fnv1a64 } from '../core/hash.ts';
 import type { Summary } from '../core/metrics.ts';
 import type { SamplingParams } from '../core/types.ts';
 import { fmtBytes, fmtParams, fmtPct, fmtSig } from '../util/format.ts';
 import { escapeHtml as esc } from '../util/html.ts';
+import { DEFAULT_PLAN } from './default-plan.ts';
 import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts';
 import { markdownTable, markdownText } from './markdown.ts';
+import { PROMPT_SETS } from './prompts.ts';
 import { prefillVsMatmulText } from './roofline.ts';
 import type { BenchResult } from './types.ts';
 
@@ -215,6 +218,10 @@ export interface ReportRow {
   cpu?: { decodeTps: number; decodeRatio: number; threads: number };
   /** {@link speculativeText} of a drafting result. */
   speculative?: string;
+  /** The run was interrupted (result.partial): fewer runs than planned; left out of the leaderboard. */
+  partial?: boolean;
+  /** `engine` carries more than the engine's name (drafting, constrained output, a non-default setup). */
+  labelled?: boolean;
 }
 
 /** Rows for a set of results (in the given order); `sources` name them (file names). */
@@ -243,19 +250,56 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
       ? { cpu: { decodeTps: r.cpu.decodeTokS, decodeRatio: r.cpu.ratio.decode, threads: r.cpu.threads } }
       : {}),
     ...(r.speculative ? { speculative: speculativeText(r.speculative) } : {}),
+    ...(r.partial ? { partial: true } : {}),
+    ...(engineLabel(r) !== r.engine ? { labelled: true } : {}),
   }));
 }
 
+/** A plan's prompts in words: `short prompts` (a built-in set), `all prompts`, or `own prompts` and a hash. */
+function promptsText(prompts: BenchResult['plan']['prompts']): string {
+  const text = (ps: readonly { name: string; text: string }[]) =>
+    JSON.stringify(ps.map((p) => [p.name, p.text]));
+  const own = text(prompts);
+  for (const [name, set] of Object.entries(PROMPT_SETS)) if (text(set) === own) return `${name} prompts`;
+  if (text(Object.values(PROMPT_SETS).flat()) === own) return 'all prompts';
+  return `own prompts ${fnv1a64(own).slice(0, 8)}`;
+}
+
 /**
- * The engine as comparisons name it: with `+ lookup` / `+ draft MODEL` for a drafting plan and
- * `, json_schema fnv1a64:…` for a constrained one, so the leaderboard and tables (which group by engine)
- * never rank such runs against free, plain ones as if they were the same.
+ * Where a result's plan and cache differ from the default plan (src/bench/default-plan.ts) in what changes
+ * its figures: the prompt set, tokens per run, EOS ignored, sampling, the KV cache type (f16 by default).
+ * Empty for a default plan; e.g. `16 tokens, kv f32, temperature 1.5`.
  */
-export function engineLabel(r: Pick<BenchResult, 'engine' | 'plan' | 'constrained'>): string {
+export function setupText(r: Pick<BenchResult, 'plan' | 'model'>): string {
+  const p = r.plan;
+  const parts: string[] = [];
+  if (p.prompts.length > 0) {
+    const set = promptsText(p.prompts);
+    if (set !== `${DEFAULT_PLAN.promptSet} prompts`) parts.push(set);
+  }
+  if (p.maxTokens > 0 && p.maxTokens !== DEFAULT_PLAN.maxTokens) parts.push(`${p.maxTokens} tokens`);
+  if (p.ignoreEos !== DEFAULT_PLAN.ignoreEos) parts.push('EOS ignored');
+  const k = r.model.kvType;
+  const kv = r.model.kvTypeV && r.model.kvTypeV !== k ? `${k ?? 'f16'}/${r.model.kvTypeV}` : k;
+  if (kv && kv !== 'f16') parts.push(`kv ${kv}`);
+  if (p.sampling?.temperature) parts.push(samplingText(p.sampling));
+  return parts.join(', ');
+}
+
+/**
+ * The engine as comparisons name it: with `+ lookup` / `+ draft MODEL` for a drafting plan,
+ * `, json_schema fnv1a64:…` for a constrained one and `· SETUP` ({@link setupText}) for a plan or cache
+ * other than the default, so the leaderboard and tables (which group by engine) never rank such runs
+ * against free, plain, default ones as if they were the same.
+ */
+export function engineLabel(
+  r: Pick<BenchResult, 'engine' | 'plan' | 'constrained'> & Partial<Pick<BenchResult, 'model'>>,
+): string {
   const d = r.plan.draft;
   const draft = d ? (d.type === 'lookup' ? ' + lookup' : ` + draft ${d.model ?? 'model'}`) : '';
   const c = r.constrained;
-  return `${r.engine}${draft}${c ? `, ${c.kind} ${c.hash}` : ''}`;
+  const setup = r.model ? setupText({ plan: r.plan, model: r.model }) : '';
+  return `${r.engine}${draft}${c ? `, ${c.kind} ${c.hash}` : ''}${setup ? ` · ${setup}` : ''}`;
 }
 
 /** A drafting result in one line: acceptance, tokens per target pass, speed-up, same output. */
@@ -272,7 +316,7 @@ const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
   { head: 'Device', cell: (r) => r.device },
   { head: 'Engine', cell: (r) => r.engine },
   { head: 'Model', cell: (r) => `${r.model} (${r.quantization}, ${fmtParams(r.parameters)})` },
-  { head: 'Runs', cell: (r) => String(r.runs) },
+  { head: 'Runs', cell: (r) => (r.partial ? `${r.runs} (partial: interrupted)` : String(r.runs)) },
   { head: 'Decode tok/s', cell: (r) => medStd(r.decodeTps) },
   { head: 'TPOT ms', cell: (r) => med(r.tpotMs) },
   { head: 'TTFT ms', cell: (r) => med(r.ttftMs) },

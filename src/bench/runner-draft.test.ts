@@ -9,7 +9,7 @@ import { EngineError } from '../core/errors.ts';
 import type { Engine, GenerateRequest, GenerateResult } from '../core/types.ts';
 import { sampleResult } from '../testing/sample-result.ts';
 import { csvToResults, resultsToCsv } from './csv.ts';
-import { engineLabel, formatResultText, markdownReport, reportRows } from './report.ts';
+import { engineLabel, formatResultText, markdownReport, reportRows, setupText } from './report.ts';
 import { parseResultsJson, resultToJson } from './result-io.ts';
 import {
   baselinePlan,
@@ -218,7 +218,7 @@ describe('requests and results of a drafting or constrained plan', () => {
     expect(formatResultText(r)).toMatch(
       /Speculative: 4 of 8 drafted tokens accepted \(50(\.0)?%\), 2 tokens per target pass; .* 2×; same output/,
     );
-    expect(engineLabel(r)).toBe('webgpu + lookup');
+    expect(engineLabel(r)).toMatch(/^webgpu \+ lookup · own prompts [0-9a-f]{8}, 9 tokens, EOS ignored$/);
     const md = markdownReport(reportRows([r, base]));
     expect(md).toContain('| Speculative |');
     expect(md).toMatch(/50(\.0)?% of 8 accepted, 2 tokens\/pass, 2× decode, same output/);
@@ -233,7 +233,9 @@ describe('requests and results of a drafting or constrained plan', () => {
     expect(parseResultsJson(resultToJson(constrained))).toEqual([constrained]);
     expect(csvToResults(resultsToCsv([constrained]))).toEqual([constrained]);
     // Never ranked with the free run of the same engine: its engine label differs.
-    expect(engineLabel(constrained)).toBe(`webgpu, json_schema ${constrained.constrained?.hash}`);
+    expect(engineLabel(constrained)).toBe(
+      `webgpu, json_schema ${constrained.constrained?.hash} · ${setupText(constrained)}`,
+    );
     expect(formatResultText(constrained)).toContain(
       `constrained output: json_schema ${constrained.constrained?.hash}`,
     );

@@ -245,13 +245,14 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
   const { kvType, kvTypeK, kvTypeV } = kvTypesArg(values);
   const sampling: SamplingParams | undefined =
     Object.keys(numbers.sampling).length > 0 ? numbers.sampling : undefined;
-  if (sampling && numbers.part2.llamaBench)
+  if (sampling && numbers.part2.llamaBench) {
+    const flags = Object.keys(SAMPLING_FLAGS)
+      .filter((f) => values[f as keyof typeof SAMPLING_FLAGS] !== undefined)
+      .map((f) => `--${f}`);
     throw new UsageError(
-      `${Object.keys(SAMPLING_FLAGS)
-        .filter((f) => values[f as keyof typeof SAMPLING_FLAGS] !== undefined)
-        .map((f) => `--${f}`)
-        .join(', ')} apply to the prompt plan; --llama-bench's tg tests decode greedily, as llama-bench does`,
+      `${flags.join(', ')} appl${flags.length === 1 ? 'ies' : 'y'} to the prompt plan; --llama-bench's tg tests decode greedily, as llama-bench does`,
     );
+  }
 
   const model = benchModel(values.engine, values.model);
   const responseFormat = responseFormatArg(values['json-schema'], values.grammar);
@@ -275,7 +276,9 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
   if (extras.length > 0 && engine !== 'webgpu')
     throw new UsageError(`${extras.join(' and ')} run only on --engine webgpu, not ${engine}`);
   if (extras.length > 0 && numbers.part2.llamaBench)
-    throw new UsageError(`${extras.join(' and ')} apply to the prompt plan, not to --llama-bench's tests`);
+    throw new UsageError(
+      `${extras.join(' and ')} appl${extras.length === 1 ? 'ies' : 'y'} to the prompt plan, not to --llama-bench's tests`,
+    );
 
   if (values['no-cache'] && values['cache-dir'])
     throw new UsageError('give --cache-dir or --no-cache, not both');

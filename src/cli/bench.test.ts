@@ -367,6 +367,14 @@ describe('npm run bench', () => {
     );
   });
 
+  it('an unwritable --json is refused before anything runs (exit 2), not after the run', async () => {
+    const t0 = performance.now();
+    const r = await runCliInProcess('bench', ['--model', MODEL, '--json', '/proc/r.json']);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/error \[invalid_argument\]: --json \/proc\/r\.json cannot be written \(ENOENT/);
+  });
+
   it('Ctrl-C mid-run writes what was measured: a partial result, the JUnit error, exit 130', async () => {
     const dir = tempDir('bench-int-');
     const out = join(dir, 'r.json');

@@ -39,7 +39,7 @@ import { isUsageError } from './args.ts';
 import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
 import { progressPrinter } from './bench-progress.ts';
 import { chromiumArgs, resolveChromium } from './browser.ts';
-import { runError, writeCiFiles } from './ci-files.ts';
+import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
 import { asNodeSaysIt } from './harness-server.ts';
 import { formatLlamaBench } from './llama-bench-args.ts';
 import { cachedModel } from './model-cache.ts';
@@ -234,6 +234,8 @@ async function main(argv: string[]): Promise<number> {
   let args: BenchArgs | 'help';
   try {
     args = parseBenchArgs(argv);
+    if (args !== 'help')
+      checkWritable({ '--json': args.json, '--junit': args.junit, '--summary-md': args.summaryMd });
   } catch (e) {
     if (isUsageError(e)) {
       // The message last, where it stays on screen; the usage is one --help away.

@@ -2,11 +2,11 @@
  * writeCiFiles (src/cli/ci-files.ts): a failed run whose error carries the API key (a server that echoed
  * the Authorization header) writes neither the key nor any bearer token into --junit or --summary-md.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runError, writeCiFiles } from './ci-files.ts';
+import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ci-files-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,5 +42,30 @@ describe('writeCiFiles', () => {
       expect(text).not.toContain(other);
     }
     expect(lines.join('\n')).not.toContain(KEY);
+  });
+});
+
+describe('checkWritable', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ci-writable-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('passes a new path (its folder made, no file left) and keeps an existing file as it was', () => {
+    const fresh = join(dir, 'sub', 'r.json');
+    const kept = join(dir, 'kept.md');
+    writeFileSync(kept, 'earlier summary\n');
+    checkWritable({ '--json': fresh, '--summary-md': kept, '--junit': undefined });
+    expect(existsSync(join(dir, 'sub'))).toBe(true);
+    expect(existsSync(fresh)).toBe(false);
+    expect(readFileSync(kept, 'utf8')).toBe('earlier summary\n');
+  });
+
+  it('refuses a path that cannot be written, naming the flag and the reason', () => {
+    expect(() => checkWritable({ '--json': '/proc/r.json' })).toThrow(
+      /^--json \/proc\/r\.json cannot be written \(ENOENT.*\): give a writable path$/,
+    );
+    writeFileSync(join(dir, 'a-file'), '');
+    expect(() => checkWritable({ '--junit': join(dir, 'a-file', 'j.xml') })).toThrow(
+      /^--junit .* cannot be written \(/,
+    );
   });
 });

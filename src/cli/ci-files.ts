@@ -4,7 +4,7 @@
  * run and for a failed one alike. Used by the page benchmark (src/cli/bench.ts) and the remote one
  * (src/cli/remote.ts).
  */
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import {
@@ -16,6 +16,7 @@ import {
 } from '../bench/ci-report.ts';
 import type { BenchDevice, BenchResult } from '../bench/types.ts';
 import { redactSecrets } from '../util/redact.ts';
+import { UsageError } from './args.ts';
 
 /** What {@link writeCiFiles} writes, and where. */
 export interface CiFiles {
@@ -41,6 +42,30 @@ export interface CiFiles {
    * `Bearer <token>` (src/util/redact.ts), since a server may echo the key in its error message.
    */
   secrets?: readonly (string | undefined)[];
+}
+
+/**
+ * Checks, before a run, that each output file can be written (its folder made, the file opened for
+ * appending; a file that was not there is removed again), so a bad `--json` path is said in a second,
+ * not after the whole run with its figures lost.
+ * @param files flag → path (unset paths are skipped), e.g. `{ '--json': 'out/r.json' }`.
+ * @throws UsageError naming the flag, the path and the system's reason.
+ */
+export function checkWritable(files: Record<string, string | undefined>): void {
+  for (const [flag, file] of Object.entries(files)) {
+    if (!file) continue;
+    const path = resolve(file);
+    const existed = existsSync(path);
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      closeSync(openSync(path, 'a'));
+      if (!existed) rmSync(path);
+    } catch (e) {
+      throw new UsageError(
+        `${flag} ${file} cannot be written (${(e as Error).message}): give a writable path`,
+      );
+    }
+  }
 }
 
 /** A thrown value as a {@link RunError}: its code (an EngineError's; not Node's `ERR_…`) and message. */

@@ -31,7 +31,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, RemoteEngine } from '../remote/engine.ts';
 import { fmtSig } from '../util/format.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { intArg, isUsageError, numArg, parseCliArgs, secondsArg, UsageError } from './args.ts';
-import { runError, writeCiFiles } from './ci-files.ts';
+import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
 
 /** `npm run bench -- --engine remote --help`: the remote benchmark's options. */
 export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url URL --model NAME [options]
@@ -169,6 +169,7 @@ function readRemoteArgs(values: Record<string, string | boolean | undefined>): R
   if (opt('junit') === '') throw new UsageError('--junit is empty: give the file to write');
   if (opt('summary-md') === '')
     throw new UsageError('--summary-md is empty: give the file to append to (is $GITHUB_STEP_SUMMARY set?)');
+  checkWritable({ '--json': opt('json'), '--junit': opt('junit'), '--summary-md': opt('summary-md') });
   const engine = new RemoteEngine({
     baseUrl: base,
     model: opt('model'),

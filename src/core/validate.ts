@@ -456,6 +456,28 @@ export function parseInteger(s: string): number | undefined {
 }
 
 /**
+ * For engines that cannot constrain their output (wllama here): refuses a request's structured output
+ * (`responseFormat` other than text) and its `tools` (the chat template would not see them and no call
+ * would come back) rather than answering free text as if they had been honoured.
+ * @throws EngineError('unsupported') naming the engine and the field.
+ */
+export function refuseConstraints(
+  req: { responseFormat?: { type: string }; tools?: unknown },
+  engine: string,
+): void {
+  if (req.responseFormat !== undefined && req.responseFormat.type !== 'text')
+    throw new EngineError(
+      'unsupported',
+      `structured output (responseFormat ${req.responseFormat.type}) runs on our WebGPU engine, WebLLM and remote servers, not on ${engine}: its answer would not be constrained`,
+    );
+  if (req.tools !== undefined)
+    throw new EngineError(
+      'unsupported',
+      `tool calling (tools) runs on our WebGPU engine and remote servers, not on ${engine}`,
+    );
+}
+
+/**
  * For engines without speculative decoding (remote servers, WebLLM): refuses a request's `draft` or a
  * load's `draft` rather than ignoring it.
  * @throws EngineError('invalid_argument') naming the engine.

@@ -215,7 +215,11 @@ export class ChatView {
   private checkSchema(): boolean {
     try {
       const schema = this.readSchema();
-      this.schemaStatus.textContent = schema ? 'Schema OK: answers will follow it.' : '';
+      this.schemaStatus.textContent = !schema
+        ? ''
+        : this.session.backend === 'wllama'
+          ? 'The CPU engine (llama.cpp wasm) cannot follow a schema: choose WebGPU above to use it.'
+          : 'Schema OK: answers will follow it.';
       this.schema.removeAttribute('aria-invalid');
       delete this.schemaStatus.dataset.state;
       return true;
@@ -245,6 +249,11 @@ export class ChatView {
         throw new FieldError(
           this.draft as unknown as HTMLInputElement,
           'Drafting runs on our WebGPU engine only; choose None for this backend',
+        );
+      if (schema && this.session.backend === 'wllama')
+        throw new FieldError(
+          this.schema as unknown as HTMLInputElement,
+          'JSON schema: structured output runs on our WebGPU engine (xgrammar), not on the CPU engine (llama.cpp wasm): choose WebGPU above or empty the schema',
         );
       if (drafting && schema)
         throw new FieldError(

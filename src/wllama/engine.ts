@@ -35,6 +35,7 @@ import type {
 import {
   chatGenerateFields,
   checkKvType,
+  refuseConstraints,
   refuseDraft,
   validateChatRequest,
   validateGenerateRequest,
@@ -569,7 +570,7 @@ export class WllamaEngine implements Engine {
    * Streams a completion of a text prompt (llama.cpp tokenizes it: BOS as the model says, special-token
    * texts parsed, as llama-server does).
    * @throws EngineError 'invalid_argument' (a bad request; `promptTokenIds`, `returnLogits` or `draft`, which
-   *   wllama cannot take), 'not_loaded', 'context_overflow' (the prompt fills the context), 'unsupported_model'
+   *   wllama cannot take), 'unsupported' (`responseFormat` or `tools`: wllama cannot constrain), 'not_loaded', 'context_overflow' (the prompt fills the context), 'unsupported_model'
    *   (llama.cpp generated text that is not valid UTF-8, which wllama 3.13 cannot stream: the tokens
    *   before it have streamed; or another failure inside wllama's worker).
    */
@@ -580,6 +581,7 @@ export class WllamaEngine implements Engine {
   ): Promise<GenerateResult> {
     validateGenerateRequest(req);
     refuseDraft(req, WLLAMA_NAME);
+    refuseConstraints(req, WLLAMA_NAME);
     const w = this.loaded();
     if (req.promptTokenIds !== undefined)
       throw new EngineError(
@@ -624,6 +626,7 @@ export class WllamaEngine implements Engine {
   ): Promise<GenerateResult> {
     validateChatRequest(req);
     refuseDraft(req, WLLAMA_NAME);
+    refuseConstraints(req, WLLAMA_NAME);
     const w = this.loaded();
     if (req.returnLogits)
       throw new EngineError('invalid_argument', 'the wllama backend does not return logits (returnLogits)');

@@ -152,6 +152,30 @@ describe('WllamaEngine typed errors', () => {
         engine.chat({ messages: [{ role: 'user', content: 'Once' }], draft: { type: 'lookup' } }),
         'invalid_argument',
       );
+      // Structured output and tools cannot be honoured by llama.cpp's wasm here: refused, never free text.
+      const sf = await rejects(
+        engine.chat({
+          messages: [{ role: 'user', content: 'Once' }],
+          responseFormat: { type: 'json_schema', schema: { type: 'object' } },
+        }),
+        'unsupported',
+      );
+      expect(sf.message).toMatch(
+        /^structured output \(responseFormat json_schema\) runs on our WebGPU engine/,
+      );
+      await rejects(
+        engine.generate({ prompt: 'Once', responseFormat: { type: 'json_object' } }),
+        'unsupported',
+      );
+      await rejects(
+        engine.chat({
+          messages: [{ role: 'user', content: 'Once' }],
+          tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+        }),
+        'unsupported',
+      );
+      // Plain text is no constraint: answered.
+      await engine.generate({ prompt: 'Once', maxTokens: 1, responseFormat: { type: 'text' } });
       // Past the context by its tokens (16 × 4–5 tokens), and by its characters alone: refused, not truncated.
       const e = await rejects(
         engine.generate({ prompt: 'Once upon a time '.repeat(16), maxTokens: 4 }),

@@ -407,7 +407,7 @@ export class ModelPicker {
           ? row('Shape', `context ${m.info.contextLength} (WebLLM does not report the rest)`, 'model-shape')
           : row(
               'Shape',
-              `${m.info.nLayers} layers · ${m.info.nEmbd} wide · ${m.info.nVocab} tokens · context ${m.info.contextLength}${m.info.kvType ? ` · ${m.info.kvType} KV cache` : ''}`,
+              `${m.info.nLayers} layers · ${m.info.nEmbd} wide · vocabulary ${m.info.nVocab} · context ${m.info.contextLength}${m.info.kvType ? ` · ${m.info.kvType} KV cache` : ''}`,
               'model-shape',
             ),
         row(

@@ -74,6 +74,8 @@ export function subgroupMatrixSupport(f: {
   info: unknown;
   subgroupMaxSize: number;
   maxWorkgroupStorage: number;
+  /** A software (fallback) adapter: no matrix units, whatever the flags. */
+  software?: boolean;
 }): SubgroupMatrixSupport {
   const raw = (f.info as { subgroupMatrixConfigs?: Iterable<Partial<SubgroupMatrixConfig>> } | undefined)
     ?.subgroupMatrixConfigs;
@@ -112,6 +114,10 @@ export function subgroupMatrixSupport(f: {
     reason,
     maxWorkgroupStorage: f.maxWorkgroupStorage,
   });
+  if (!f.adapterFeatures.has(SUBGROUP_MATRIX_FEATURE) && f.software)
+    return no(
+      `no subgroup matrices: a software adapter has no matrix units (it does not offer ${SUBGROUP_MATRIX_FEATURE}, whatever the flags)`,
+    );
   if (!f.adapterFeatures.has(SUBGROUP_MATRIX_FEATURE))
     return no(
       `no subgroup matrices: the adapter does not offer ${SUBGROUP_MATRIX_FEATURE} (Dawn offers it with the instance toggle enable-dawn-features=allow_unsafe_apis; Chromium with --enable-unsafe-webgpu)`,
@@ -269,6 +275,10 @@ export async function createGpuContext(
     throw new EngineError('webgpu_unavailable', `The WebGPU device request failed: ${e}`, { cause: e });
   }
   const ai = adapter.info ?? ({} as GPUAdapterInfo);
+  const isFallback = Boolean(
+    (ai as { isFallbackAdapter?: boolean }).isFallbackAdapter ??
+      (adapter as { isFallbackAdapter?: boolean }).isFallbackAdapter,
+  );
   return {
     adapter,
     device,
@@ -277,10 +287,7 @@ export async function createGpuContext(
       architecture: ai.architecture ?? '',
       device: ai.device ?? '',
       description: ai.description ?? '',
-      isFallback: Boolean(
-        (ai as { isFallbackAdapter?: boolean }).isFallbackAdapter ??
-          (adapter as { isFallbackAdapter?: boolean }).isFallbackAdapter,
-      ),
+      isFallback,
     },
     hasF16: device.features.has('shader-f16'),
     hasSubgroups: device.features.has('subgroups'),
@@ -293,6 +300,7 @@ export async function createGpuContext(
       info: ai,
       subgroupMaxSize: (ai as { subgroupMaxSize?: number }).subgroupMaxSize ?? 0,
       maxWorkgroupStorage: device.limits.maxComputeWorkgroupStorageSize,
+      software: isFallback,
     }),
     wgslFeatures: new Set((gpu as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []),
     defaultLimits: Boolean(opts.defaultLimits),

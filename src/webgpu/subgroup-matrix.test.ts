@@ -81,6 +81,11 @@ describe('subgroupMatrixSupport', () => {
         { adapterFeatures: new Set(['shader-f16']), info: {} },
         /adapter does not offer chromium-experimental-subgroup-matrix.*allow_unsafe_apis/,
       ],
+      // A software adapter never offers them: the flags are not the reason, so they are not named.
+      [
+        { adapterFeatures: new Set(['shader-f16']), info: {}, software: true },
+        /^no subgroup matrices: a software adapter has no matrix units \(it does not offer [^)]*\)$/,
+      ],
       [{ deviceFeatures: new Set(['shader-f16']) }, /did not grant/],
       [
         { deviceFeatures: new Set([SUBGROUP_MATRIX_FEATURE]) },

@@ -16,7 +16,7 @@ import {
   sideFigures,
 } from '../bench/remote.ts';
 import { resultFileName, resultToJson } from '../bench/result-io.ts';
-import type { BenchPlan, BenchResult, BenchSweepPoint } from '../bench/types.ts';
+import type { BenchPlan, BenchResult, BenchRun, BenchSweepPoint } from '../bench/types.ts';
 import { isEngineError } from '../core/errors.ts';
 import { h } from '../dom/h.ts';
 import { type RemoteApi, RemoteEngine } from '../remote/engine.ts';
@@ -153,6 +153,13 @@ function sweepSection(sweep: readonly BenchSweepPoint[]): HTMLElement {
   );
 }
 
+/** The Live card's hooks for a remote run (src/ui/bench-view.ts: remoteLive()). */
+export interface RemoteLive {
+  runStart(label: string, promptText: string): void;
+  token(text: string): void;
+  runDone(run: BenchRun): void;
+}
+
 export class RemoteView {
   readonly element: HTMLElement;
   private readonly url: HTMLInputElement;
@@ -162,6 +169,7 @@ export class RemoteView {
   private readonly remember: HTMLInputElement;
   private readonly concurrency: HTMLInputElement;
   private readonly listButton: HTMLButtonElement;
+  private readonly cancelListButton: HTMLButtonElement;
   private readonly runButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly status: HTMLElement;
@@ -173,11 +181,25 @@ export class RemoteView {
   private readonly error: HTMLElement;
   private readonly results: HTMLElement;
   private controller: AbortController | undefined;
+  /** The model listing in flight ("List models" turns into its Cancel button meanwhile). */
+  private listing: AbortController | undefined;
+  /**
+   * The URL and key the model list was fetched with: an edit of either clears the list (it named server A's
+   * models, and Run sent A's model name to server B).
+   */
+  private listedFor: string | undefined;
   private lastRemote: BenchResult | undefined;
   private warnings: string[] = [];
 
   /** Called with each finished remote result (the app stores it in the history). */
   onResult: ((r: BenchResult) => Promise<unknown>) | undefined;
+  /** Called with the runs a failed or stopped remote run kept (the app shows them, marked, in Results). */
+  onPartial: ((r: BenchResult) => void) | undefined;
+  /**
+   * The Live card's streamed text and token timeline, fed by a remote run as by a local one (the remote
+   * run sent its tokens nowhere: the card stayed empty while they arrived).
+   */
+  live: RemoteLive | undefined;
 
   constructor(
     private readonly session: Session,
@@ -231,6 +253,7 @@ export class RemoteView {
     };
     this.remember.addEventListener('change', syncStorage);
     this.key.addEventListener('input', syncStorage);
+    this.key.addEventListener('input', () => this.forgetModels());
     this.concurrency = h('input', {
       type: 'text',
       id: 'remote-concurrency',
@@ -241,7 +264,17 @@ export class RemoteView {
 
     this.listButton = h('button', { type: 'button', class: 'button' }, 'List models');
     this.listButton.addEventListener('click', () => void this.listModels());
-    this.url.addEventListener('change', () => void this.listModels());
+    // A server that takes the connection and never answers held "Listing models…" for a minute with no
+    // way out. (A separate button: blurring the URL field lists on `change`, so a List button that turned
+    // into Cancel was cancelled by the very click that blurred the field.)
+    this.cancelListButton = h('button', { type: 'button', class: 'button' }, 'Cancel listing');
+    this.cancelListButton.hidden = true;
+    this.cancelListButton.addEventListener('click', () => this.listing?.abort());
+    this.url.addEventListener('input', () => this.forgetModels());
+    this.url.addEventListener('change', () => {
+      if (this.listedFor !== this.listKey()) void this.listModels();
+    });
+    this.model.addEventListener('change', () => this.refresh());
     this.runButton = h('button', { type: 'button', class: 'button button--primary' }, 'Run remote benchmark');
     this.runButton.addEventListener('click', () => void this.run());
     this.stopButton = h('button', { type: 'button', class: 'button' }, 'Stop');
@@ -262,7 +295,7 @@ export class RemoteView {
       'div',
       { class: 'remote' },
       field('Server URL', this.url, 'vLLM, llama-server, Ollama or any OpenAI-compatible API.'),
-      h('div', { class: 'actions' }, this.listButton),
+      h('div', { class: 'actions' }, this.listButton, this.cancelListButton),
       h('div', { class: 'pane__row' }, field('Server model', this.model), field('Endpoint', this.api)),
       h(
         'div',
@@ -293,8 +326,11 @@ export class RemoteView {
 
   private refresh(): void {
     const busy = this.session.task !== undefined;
-    this.runButton.disabled = busy;
-    this.listButton.disabled = busy;
+    // Run needs a model listed at the URL now in the field (a typed model is not offered), and no listing
+    // in flight.
+    this.runButton.disabled = busy || this.listing !== undefined || !this.model.value;
+    this.listButton.disabled = busy || this.listing !== undefined;
+    this.cancelListButton.hidden = this.listing === undefined;
     this.stopButton.hidden = this.controller === undefined;
     if (this.lastRemote) this.showResults(this.lastRemote);
   }
@@ -314,29 +350,70 @@ export class RemoteView {
     this.onStatus?.(text);
   }
 
-  private showError(e: unknown, what: string): void {
+  private showError(e: unknown, what: string, text?: string): void {
     const code = isEngineError(e) ? e.code : undefined;
     this.error.replaceChildren(
       h('strong', {}, `${what}${code ? ` (${code})` : ''}: `),
-      e instanceof Error ? e.message : String(e),
+      text ?? (e instanceof Error ? e.message : String(e)),
     );
     this.error.hidden = false;
   }
 
-  /** Fills the model list from `/v1/models`. */
+  /** Where the model list comes from: the URL and key now in the fields. */
+  private listKey(): string {
+    return JSON.stringify([this.url.value.trim(), this.key.value]);
+  }
+
+  /** Empties the model list (and stops a listing in flight): Run waits for a new listing. */
+  private clearModels(): void {
+    this.listing?.abort();
+    this.listing = undefined; // its answer is dropped, and says nothing
+    this.listedFor = undefined;
+    this.model.replaceChildren(h('option', { value: '' }, 'list the models first'));
+    this.refresh();
+  }
+
+  /** An edit of the URL or key: the list named another server's models (or was fetched with another key). */
+  private forgetModels(): void {
+    if (this.listing || (this.listedFor !== undefined && this.listedFor !== this.listKey())) {
+      this.clearModels();
+      this.status.textContent = 'Server changed: list its models.';
+    }
+  }
+
+  /**
+   * Fills the model list from `/v1/models`; while it waits, "List models" is its Cancel button and Run is
+   * off. A failed or cancelled listing leaves the list empty (not the last server's models).
+   */
   async listModels(): Promise<void> {
     if (!this.url.value.trim()) return;
+    this.listing?.abort();
+    const keep = this.model.value;
+    this.clearModels();
+    const ctl = new AbortController();
+    this.listing = ctl;
+    const key = this.listKey();
     this.error.hidden = true;
     this.status.textContent = 'Listing models…';
+    this.refresh();
     try {
-      const models = await this.engine().listModels();
-      const keep = this.model.value;
+      const models = await this.engine().listModels(ctl.signal);
+      if (ctl.signal.aborted) return;
       this.model.replaceChildren(...models.map((m) => h('option', { value: m }, m)));
       if (models.includes(keep)) this.model.value = keep;
+      this.listedFor = key;
       this.status.textContent = `${models.length} model${models.length === 1 ? '' : 's'} on the server.`;
     } catch (e) {
+      if (this.listing !== ctl) return; // replaced by a newer listing or an edit: that one speaks
+      if (isEngineError(e, 'aborted')) {
+        this.status.textContent = 'Listing cancelled.';
+        return;
+      }
       this.status.textContent = 'Could not list the models.';
-      this.showError(e, 'Listing failed');
+      this.showError(e, 'Listing failed', listingHint(e));
+    } finally {
+      if (this.listing === ctl) this.listing = undefined;
+      this.refresh();
     }
   }
 
@@ -366,9 +443,15 @@ export class RemoteView {
         plan,
         concurrency,
         signal: this.controller.signal,
+        onToken: (text) => this.live?.token(text),
         onEvent: (e) => {
-          if (e.type === 'run-start')
+          if (e.type === 'run-start') {
             this.say(`${e.warmup ? 'Warm-up' : 'Run'} ${e.index + 1} of ${e.total} · ${e.promptName}`);
+            this.live?.runStart(
+              `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1} of ${e.total}`,
+              plan.prompts.find((p) => p.name === e.promptName)?.text ?? '',
+            );
+          } else if (e.type === 'run-done') this.live?.runDone(e.run);
           else if (e.type === 'sweep-start') this.say(`Sweep: ${e.concurrency} requests at once…`);
           else if (e.type === 'warning') this.warnings.push(e.message);
         },
@@ -384,9 +467,17 @@ export class RemoteView {
       if (e instanceof RemoteBenchError && e.result.runs.length) {
         this.lastRemote = e.result;
         this.showResults(e.result);
+        this.onPartial?.(e.result);
       }
       this.say(isEngineError(e, 'aborted') ? 'Stopped.' : 'The remote benchmark failed.');
-      if (!isEngineError(e, 'aborted')) this.showError(e, 'Remote benchmark failed');
+      if (!isEngineError(e, 'aborted'))
+        this.showError(
+          e,
+          'Remote benchmark failed',
+          isEngineError(e, 'timeout')
+            ? `${timeoutText(e.message)}. The page waits no longer than this: check that the server is not overloaded or still loading its model, or run the command line (npm run bench -- --engine remote) with a longer timeout.`
+            : undefined,
+        );
     } finally {
       this.controller = undefined;
       this.element.dataset.state = 'idle';
@@ -510,6 +601,23 @@ export class RemoteView {
       h('div', { class: 'actions' }, save),
     );
   }
+}
+
+/**
+ * A listing's failure as the page words it, or undefined to show the engine's message. A timeout's message
+ * ends "raise firstTokenTimeoutMs to wait longer", an option of the JS API the page has no control for:
+ * the page says what its user can do instead.
+ */
+export function listingHint(e: unknown): string | undefined {
+  if (!isEngineError(e, 'timeout')) return undefined;
+  const m = /^(.*) did not answer within ([\d.]+) s\b/.exec(e.message);
+  const what = m ? `${m[1]} took the connection but sent no answer within ${m[2]} s` : timeoutText(e.message);
+  return `${what}. Check that the URL is the server's (an OpenAI-compatible API answers GET /v1/models) and that the server is not stuck or still loading its model, then list again.`;
+}
+
+/** A run's timeout message without the API's "raise OPTION to wait longer" (the page has no such field). */
+export function timeoutText(message: string): string {
+  return message.replace(/:? raise \S+ to wait longer\.?$/, '');
 }
 
 /**

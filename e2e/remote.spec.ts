@@ -6,16 +6,43 @@
  * when set.
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { expect, type Page, test } from '@playwright/test';
 import { type OpenAiTestServer, startOpenAiServer } from '../src/testing/openai-server.ts';
 
 let server: OpenAiTestServer;
+/** Takes the connection and never answers. */
+let silent: Server;
+let silentUrl: string;
+/** A port nothing listens on (a listing there fails at once). */
+let deadUrl: string;
+const listen = async (s: Server) => {
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+};
 test.beforeAll(async () => {
   server = await startOpenAiServer();
+  silent = createServer(() => {});
+  silentUrl = await listen(silent);
+  const gone = createServer();
+  deadUrl = await listen(gone);
+  await new Promise((r) => gone.close(r));
 });
 test.afterAll(async () => {
   await server.close();
+  silent.closeAllConnections();
+  await new Promise((r) => silent.close(r));
 });
+
+/** The Choose-a-model card at 1280 and 390 px, to `$SHOTS` when set. */
+async function shots(page: Page, name: string): Promise<void> {
+  if (!process.env.SHOTS) return;
+  const card = page.locator('[data-card="model"]');
+  await card.screenshot({ path: `${process.env.SHOTS}/${name}-1280.png` });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await card.screenshot({ path: `${process.env.SHOTS}/${name}-390.png` });
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
 test.describe.configure({ timeout: 120_000 });
 
 const panel = (page: Page) => page.getByRole('tabpanel', { name: 'Benchmark' });
@@ -55,11 +82,44 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
   await expect(p.getByRole('group', { name: 'Load progress' })).toBeHidden();
   await expect(page.getByTestId('load-status')).toBeHidden();
   await expect(page.getByTestId('model-summary')).toBeHidden();
+  const status = page.getByTestId('remote-status');
+  const runRemote = p.getByRole('button', { name: 'Run remote benchmark' });
+  const list = p.getByRole('button', { name: 'List models' });
+  const cancel = p.getByRole('button', { name: 'Cancel listing' });
+  const modelSelect = p.getByLabel('Server model');
+  // A server that takes the connection and never answers: "Listing models…" had no way out for a
+  // minute, with Run on. Now Run is off and the listing can be cancelled.
+  await expect(runRemote).toBeDisabled();
+  await p.getByLabel('Server URL').fill(silentUrl);
+  await list.click();
+  await expect(status).toHaveText('Listing models…');
+  await expect(runRemote).toBeDisabled();
+  await shots(page, 'remote-listing');
+  await cancel.click();
+  await expect(status).toHaveText('Listing cancelled.');
+  await expect(cancel).toBeHidden();
+  await expect(runRemote).toBeDisabled();
+
   await p.getByLabel('API key').fill('sk-page-SECRET');
   await p.getByLabel('Server URL').fill(server.url);
-  await p.getByRole('button', { name: 'List models' }).click();
-  await expect(page.getByTestId('remote-status')).toHaveText('1 model on the server.');
-  await expect(p.getByLabel('Server model')).toHaveValue('test-model');
+  await list.click();
+  await expect(status).toHaveText('1 model on the server.');
+  await expect(modelSelect).toHaveValue('test-model');
+  await expect(runRemote).toBeEnabled();
+  // Another server's URL empties the list at once (Run sent test-model, server A's, to server B), and a
+  // failed listing there leaves it empty with Run off.
+  await p.getByLabel('Server URL').fill(deadUrl);
+  await expect(modelSelect).toHaveValue('');
+  await expect(runRemote).toBeDisabled();
+  await list.click();
+  await expect(page.getByTestId('remote-error')).toContainText('Listing failed (network)');
+  await expect(modelSelect).toHaveValue('');
+  await expect(runRemote).toBeDisabled();
+  await shots(page, 'remote-list-failed');
+  await p.getByLabel('Server URL').fill(server.url);
+  await list.click();
+  await expect(modelSelect).toHaveValue('test-model');
+  await expect(page.getByTestId('remote-error')).toBeHidden();
   await p.getByLabel('Concurrency sweep').fill('1,4');
   await p.getByRole('button', { name: 'Run remote benchmark' }).click();
   await expect(page.getByTestId('remote-status')).toHaveText(
@@ -82,8 +142,20 @@ test('remote endpoint beside the local GPU: same plan, which is faster and by ho
   await expect(page.getByTestId('run-status')).toHaveText(
     /^Remote · Done: 1 measured run on 127\.0\.0\.1:\d+/,
   );
-  // …and no longer shows the local run's streamed text as if it were the remote run's.
-  await expect(page.getByTestId('stream-output')).toHaveText('');
+  // …with the remote run's streamed text and token timeline (they stayed empty while its tokens came).
+  await expect(page.getByTestId('stream-output')).toHaveText(/^\s*tok0 tok1 tok2 tok3 tok4 tok5 tok6 tok7$/);
+  await expect(page.locator('[data-card="live"] .chart')).toHaveAttribute('data-tokens', '8');
+  // The Results card shows the remote run, titled so (it kept the local run's, stories260K on this GPU).
+  const results = page.getByTestId('results');
+  await expect(results.locator('#results-heading')).toHaveText(/^Results · remote server 127\.0\.0\.1:\d+$/);
+  await expect(results.locator('.card__lede')).toHaveText(/^test-model in the server on /);
+  await expect(results.getByTestId('result-software')).toHaveCount(0);
+  if (process.env.SHOTS) {
+    await results.screenshot({ path: `${process.env.SHOTS}/remote-results-1280.png` });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await results.screenshot({ path: `${process.env.SHOTS}/remote-results-390.png` });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
   const verdict = page.getByTestId('remote-compare');
   await expect(verdict).toHaveText(
     /^(This GPU|Remote \(127\.0\.0\.1:\d+\)) is faster for you: [\d.]+× quicker per request|take about the same time/,

@@ -128,7 +128,13 @@ function main(): void {
     bench.showResult(r, false);
     await historyView.save(r);
   };
-  remoteView.onResult = (r) => historyView.save(r);
+  remoteView.live = bench.remoteLive();
+  // The Results card shows the remote run (it kept the last local run's, under "Live: Remote · Done").
+  remoteView.onPartial = (r) => bench.showResult(r, true);
+  remoteView.onResult = async (r) => {
+    bench.showResult(r, false);
+    await historyView.save(r);
+  };
   remoteView.onStatus = (t) => bench.showLiveStatus(`Remote · ${t}`);
 
   // The GPU tab's "Kernels of the loaded model": what our engine chose at the last load, and why.

@@ -243,7 +243,9 @@ export function resultCardChildren(
   adapter: AdapterSnapshot | undefined,
 ): (Node | string)[] {
   const s = r.summary;
-  const software = r.device.isFallbackAdapter || (adapter ? isSoftwareAdapter(adapter) : false);
+  // A remote run's rates are the server's, whatever adapter this page has.
+  const software =
+    r.engine !== 'remote' && (r.device.isFallbackAdapter || (adapter ? isSoftwareAdapter(adapter) : false));
   const headline = (label: string, value: string, f: string) =>
     h(
       'div',
@@ -257,7 +259,8 @@ export function resultCardChildren(
     h(
       'h2',
       { id: 'results-heading', class: 'card__title' },
-      partial ? 'Results (stopped early, not saved)' : 'Results',
+      // Said in the title for a remote run: the card showed the last local run under "Live: Remote · Done".
+      `${partial ? 'Results (stopped early, not saved)' : 'Results'}${r.engine === 'remote' ? ` · remote server ${r.endpoint?.host ?? ''}`.trimEnd() : ''}`,
     ),
     h(
       'p',

@@ -25,6 +25,7 @@ import { TokenChart, tokenTimesFromRun } from './charts.ts';
 import { field, revealCard } from './dom.ts';
 import { DraftChoice } from './draft-choice.ts';
 import { FieldError, readNumberField } from './number-field.ts';
+import type { RemoteLive } from './remote-view.ts';
 import { rooflineFor } from './roofline-view.ts';
 import type { Session } from './session.ts';
 
@@ -475,6 +476,34 @@ export class BenchView {
       this.chart.clear();
     }
     this.liveStatus.textContent = text;
+  }
+
+  /**
+   * The Live card's streamed text and token timeline for a remote run (src/ui/remote-view.ts): each run's
+   * prompt and text as they arrive, its tokens on the timeline (page-side times, replaced by the run's
+   * TTFT and ITLs when it ends). The remote run fed none of it: the card stayed empty while tokens came.
+   */
+  remoteLive(): RemoteLive {
+    let start = 0;
+    let label = '';
+    return {
+      runStart: (l, promptText) => {
+        this.liveOwner = 'remote';
+        label = l;
+        start = performance.now();
+        this.streamPrompt.textContent = promptText;
+        this.streamOutput.textContent = '';
+        this.chart.startRun(label);
+      },
+      token: (text) => {
+        this.streamOutput.append(text);
+        this.chart.push(performance.now() - start);
+      },
+      runDone: (run) => {
+        this.chart.show([{ label, times: tokenTimesFromRun(run.ttftMs, run.itlMs) }]);
+        this.streamOutput.textContent = run.text;
+      },
+    };
   }
 
   /** Shows a result (the last run's, or one picked in the history). */

@@ -70,6 +70,7 @@ export class TokenChart {
   push(tMs: number): void {
     if (!this.runs.length) this.runs.push({ label: 'run', times: [] });
     this.runs[this.runs.length - 1].times.push(tMs);
+    this.count();
     this.schedule();
   }
 
@@ -112,7 +113,13 @@ export class TokenChart {
       this.plot.setSize({ width: this.width(), height: this.height });
   }
 
+  /** The tokens drawn, on the element for tests (a canvas tells them nothing). */
+  private count(): void {
+    this.element.dataset.tokens = String(this.runs.reduce((n, r) => n + r.times.length, 0));
+  }
+
   private rebuild(): void {
+    this.count();
     this.plot?.destroy();
     const text = cssVar('--muted', '#5b6575');
     const grid = cssVar('--border', '#dde1e7');

@@ -38,7 +38,7 @@ import { fmtPct } from '../util/format.ts';
 import { isUsageError } from './args.ts';
 import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
 import { progressPrinter } from './bench-progress.ts';
-import { chromiumArgs, resolveChromium } from './browser.ts';
+import { chromiumArgs, launchChromium, resolveChromium } from './browser.ts';
 import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
 import { asNodeSaysIt } from './harness-server.ts';
 import { formatLlamaBench } from './llama-bench-args.ts';
@@ -274,7 +274,7 @@ async function main(argv: string[]): Promise<number> {
 
 /** The benchmark itself: the exit code (0, or 3 for a missed threshold) and the result. */
 async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; result: BenchResult }> {
-  const browserPath = resolveChromium(a.browser).path;
+  resolveChromium(a.browser); // a missing browser is said before the page is built
   const page0 = await ensureBuiltPage({ log, verbose: a.verbose });
   let server: StaticServer | undefined;
   let browser: Browser | undefined;
@@ -311,8 +311,7 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     server = await startStaticServer(page0.dir);
     watchdog.arm(60_000, 'starting Chromium and the page');
     browser = await Promise.race([
-      chromium.launch({
-        executablePath: browserPath,
+      launchChromium((o) => chromium.launch(o), a.browser, {
         args: chromiumArgs({ gpu: a.gpu }),
         headless: !a.headed,
         timeout: 60_000,

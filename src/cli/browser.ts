@@ -7,9 +7,14 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { Browser, LaunchOptions } from 'playwright';
+import { UsageError } from './args.ts';
 
-/** Thrown when no Chromium can be found; the message lists the ways to get one. */
-export class BrowserNotFoundError extends Error {
+/**
+ * Thrown when no Chromium can be found, or the one given does not start; the message lists the ways to get
+ * one. A usage error: the commands exit 2 with `error [invalid_argument]: …`.
+ */
+export class BrowserNotFoundError extends UsageError {
   override name = 'BrowserNotFoundError';
 }
 
@@ -73,6 +78,29 @@ export function resolveChromium(
       "or install Debian's package (`apt-get install chromium`, giving /usr/bin/chromium); " +
       'or, where the network allows, `npx playwright install chromium`.',
   );
+}
+
+/**
+ * Launches the resolved Chromium ({@link resolveChromium}) through Playwright; a browser that does not
+ * start (not an executable, a crash at start) is said in one line naming the path and where it came from,
+ * not Playwright's launch log (its first line is kept).
+ * @throws BrowserNotFoundError as resolveChromium, or when the browser does not start.
+ */
+export async function launchChromium(
+  launch: (o: LaunchOptions) => Promise<Browser>,
+  explicit: string | undefined,
+  options: Omit<LaunchOptions, 'executablePath'>,
+): Promise<Browser> {
+  const { path, source } = resolveChromium(explicit);
+  try {
+    return await launch({ ...options, executablePath: path });
+  } catch (e) {
+    const first = String((e as Error)?.message ?? e).split('\n')[0];
+    throw new BrowserNotFoundError(
+      `Chromium at ${path} (${source === 'option' ? 'given as an option' : `from ${source}`}) did not start: ${first}`,
+      { cause: e },
+    );
+  }
 }
 
 /** Flags that keep a headless Chromium from making outside connections, with WebGPU on. */

@@ -10,7 +10,7 @@ import { chromium, type Page } from 'playwright-core';
 import { createServer } from 'vite';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
 import { checkGgufHead } from '../gguf/reader.ts';
-import { chromiumArgs, resolveChromium } from './browser.ts';
+import { chromiumArgs, launchChromium } from './browser.ts';
 import { missingFilesAre404 } from './vite-not-found.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -41,10 +41,12 @@ export async function withHarnessPage<T>(
   const addr = server.httpServer?.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   const base = `http://127.0.0.1:${port}`;
-  const browser = await chromium.launch({
-    executablePath: resolveChromium(opts.chromium).path,
+  const browser = await launchChromium((o) => chromium.launch(o), opts.chromium, {
     args: chromiumArgs({ gpu: opts.gpu }),
     headless: true,
+  }).catch(async (e) => {
+    await server.close();
+    throw e;
   });
   try {
     const page = await browser.newPage();

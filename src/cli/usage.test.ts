@@ -107,10 +107,26 @@ describe('--chromium PATH and its alias --browser PATH', () => {
         '--model',
         'synthetic:stories260k-f32',
       ]);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain('Chromium not found at /nonexistent/chrome (given as an option)');
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        'error [invalid_argument]: Chromium not found at /nonexistent/chrome (given as an option)',
+      );
     },
   );
+
+  it('bench --chromium FILE that is not a browser: one line naming it (exit 2), not the launch log', async () => {
+    const r = await inProcess('bench', [
+      '--chromium',
+      '/etc/hostname',
+      '--model',
+      'synthetic:stories260k-f32',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /error \[invalid_argument\]: Chromium at \/etc\/hostname \(given as an option\) did not start: .+\n/,
+    );
+    expect(r.stderr).not.toMatch(/\[pid=/);
+  });
 
   it.each(['bench', 'generate'])('%s with both, different paths: a usage error (exit 2)', async (script) => {
     const r = await inProcess(script, [

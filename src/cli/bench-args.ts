@@ -256,7 +256,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
 
   const model = benchModel(values.engine, values.model);
   const responseFormat = responseFormatArg(values['json-schema'], values.grammar);
-  const draftModel = values.draft !== undefined ? benchModel('webgpu', values.draft) : undefined;
+  const draftModel = values.draft !== undefined ? benchModel('webgpu', values.draft, '--draft') : undefined;
 
   // `--engine remote` never gets here: bench.ts main() hands it to src/cli/remote.ts first (isRemoteArgv).
   const engine = values.engine ?? 'webgpu';
@@ -339,7 +339,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
  * file, which must exist.
  * @throws UsageError for a bad model name; EngineError('invalid_argument') for a missing local file.
  */
-function benchModel(engine: string | undefined, m: string | undefined): BenchArgs['model'] {
+function benchModel(engine: string | undefined, m: string | undefined, flag = '--model'): BenchArgs['model'] {
   if (engine === 'webllm') {
     // A WebLLM prebuilt model id (src/webllm/): the page's WebLLM worker fetches it.
     if (!m || m.startsWith('synthetic:'))
@@ -377,7 +377,7 @@ function benchModel(engine: string | undefined, m: string | undefined): BenchArg
     return { spec: { url, id: m }, remote: m };
   }
   const p = resolve(m);
-  checkLocalModel(p, m);
+  checkLocalModel(p, flag === '--model' ? m : `${m} (${flag})`);
   return { spec: { url: '', id: basename(p) }, localPath: p };
 }
 

@@ -153,10 +153,7 @@ export function formatLlamaBench(r: BenchResult): string {
       `memory: max buffer ${gib(m.maxBufferBytes)}, max binding ${gib(m.maxBindingBytes)}, allocatable ${m.capped ? `≥ ${gib(m.allocatableBytes)} (probe capped)` : gib(m.allocatableBytes)}`,
     );
   }
-  if (r.model.fits)
-    lines.push(
-      `fits: ${r.model.fits.ok ? 'yes' : 'no'} (needs ${fmtBytes(r.model.fits.needBytes)}) — ${r.model.fits.reason}`,
-    );
+  if (r.model.fits) lines.push(`fits: ${r.model.fits.ok ? 'yes' : 'no'} — ${r.model.fits.reason}`);
   if (r.cost) {
     const c = r.cost;
     lines.push(

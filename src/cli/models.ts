@@ -29,6 +29,10 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return values.help ? 0 : 2;
   }
+  if (!['list', 'pull', 'rm', 'clear'].includes(cmd)) {
+    console.error(`error [invalid_argument]: unknown command ${cmd}: list, pull, rm or clear\n\n${USAGE}`);
+    return 2;
+  }
   const store = await FsStore.open(values['cache-dir']);
   const lib = new ModelLibrary(store, { hfEndpoint: process.env.HF_ENDPOINT });
   switch (cmd) {

@@ -97,6 +97,14 @@ describe('--help', () => {
   });
 });
 
+it('models with an unknown command names it (exit 2) before the usage', async () => {
+  const r = await inProcess('models', ['frobnicate']);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(
+    /^error \[invalid_argument\]: unknown command frobnicate: list, pull, rm or clear\n\nusage: npm run models/,
+  );
+});
+
 describe('--chromium PATH and its alias --browser PATH', () => {
   it.each(['--chromium', '--browser'])(
     'bench %s /nonexistent: the same error naming the path',

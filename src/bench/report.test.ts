@@ -238,6 +238,10 @@ describe('result text and validation', () => {
     expect(t).toContain('not used: wllama runs llama.cpp’s wasm build on the CPU');
     // Our engine's report keeps its GPU phases.
     expect(formatResultText(B)).toContain('(download 10 ms, GPU upload 20 ms, shader compile 70 ms)');
+    // Time outside the three phases is said, so the parts add up to the total.
+    expect(formatResultText({ ...B, load: { ...B.load, totalMs: 3990 } })).toContain(
+      '(download 10 ms, GPU upload 20 ms, shader compile 70 ms, the rest 3890 ms (header, tokenizer, kernel trials))',
+    );
   });
 
   it('resultProblems accepts a result and names what is wrong with a broken one', () => {

@@ -86,6 +86,17 @@ export function samplingText(s: SamplingParams | undefined): string {
   return parts.join(', ');
 }
 
+/**
+ * The load's time outside its three phases (the header and tokenizer, the kernels' timed trials at load),
+ * as `, the rest N ms (header, tokenizer, kernel trials)`, or '' when under 1 ms or not a number.
+ */
+function loadRest(l: BenchResult['load']): string {
+  const rest = l.totalMs - l.downloadMs - l.uploadMs - l.compileMs;
+  return Number.isFinite(rest) && rest >= 1
+    ? `, the rest ${fmtSig(rest)} ms (header, tokenizer, kernel trials)`
+    : '';
+}
+
 export function formatResultText(r: BenchResult, notes: string[] = []): string {
   const out: string[] = [];
   const m = r.model;
@@ -147,7 +158,7 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
       ? `  load:    ${fmtSig(l.totalMs)} ms (listing the server’s models; the server loaded the weights)`
       : cpu
         ? `  load:    ${fmtSig(l.totalMs)} ms (fetch ${fmtSig(l.downloadMs)} ms, load into wasm ${fmtSig(l.uploadMs)} ms)`
-        : `  load:    ${fmtSig(l.totalMs)} ms (download ${fmtSig(l.downloadMs)} ms, GPU upload ${fmtSig(l.uploadMs)} ms, shader compile ${fmtSig(l.compileMs)} ms)`,
+        : `  load:    ${fmtSig(l.totalMs)} ms (download ${fmtSig(l.downloadMs)} ms, GPU upload ${fmtSig(l.uploadMs)} ms, shader compile ${fmtSig(l.compileMs)} ms${loadRest(l)})`,
   );
   out.push('');
   const rows: string[][] = [['metric', 'n', 'mean', 'median', 'p90', 'p99', 'std', 'min', 'max']];

@@ -359,6 +359,9 @@ test('a GGUF URL loads (served here without range support); a 404 says what fail
   await panel.getByRole('button', { name: 'Load model' }).click();
   await expect(page.getByTestId('load-status')).toHaveText('The model did not load.', { timeout: 30_000 });
   await expect(panel.getByRole('alert')).toContainText('Load failed (http_status)');
+  // The phases after the failed one say they were not reached (they read "waiting" as if still to come).
+  await expect(panel.locator('.phase[data-phase="compile"]')).toHaveAttribute('data-state', 'skipped');
+  await expect(panel.locator('.phase[data-phase="compile"] .phase__text')).toHaveText('not reached');
   await panel.getByLabel('Model URL').fill('/models/stories260K.gguf');
   await panel.getByLabel('Model URL').press('Enter');
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });

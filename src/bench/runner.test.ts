@@ -149,6 +149,7 @@ describe('buildResult', () => {
       quantization: 'F32+F16',
       parameters: 1000,
       bytes: 4000,
+      contextLength: 64,
     });
     expect(r.load).toEqual({ totalMs: 7, downloadMs: 1, uploadMs: 2, compileMs: 3 });
     expect(r.summary).toEqual(summarizeRuns(runs));

@@ -268,6 +268,7 @@ export function benchModelFrom(
     ...(info.limits ? { limits: info.limits } : {}),
     ...(info.kvType ? { kvType: info.kvType } : {}),
     ...(info.kvTypeV ? { kvTypeV: info.kvTypeV } : {}),
+    ...(info.contextLength > 0 ? { contextLength: info.contextLength } : {}),
   };
 }
 

@@ -252,8 +252,8 @@ const nanLoad = () => ({
 /**
  * A whole benchmark result file. `createdAt` is when the benchmark finished (ISO 8601); `engine` 'webgpu',
  * 'webllm' or 'remote'. `model.quantization` is e.g. 'F32', 'Q4_K_M' or a list of tensor types;
- * `model.synthetic` marks random weights (speed real, text noise); `fits`, `kernels`, `limits` and `kvType`
- * are what the engine reported (llama-bench's verdict, ModelInfo). `summary` holds, per metric over the
+ * `model.synthetic` marks random weights (speed real, text noise); `fits`, `kernels`, `limits`, `kvType`
+ * and `contextLength` are what the engine reported (llama-bench's verdict, ModelInfo). `summary` holds, per metric over the
  * measured runs, ttftMs, tpotMs, e2eMs, itlMs (all gaps), prefillTokensPerSecond, decodeTokensPerSecond.
  * `quality` is "CPU match": llama.cpp's greedy tokens for the first prompt fed to our engine teacher-forced,
  * `top1Agreement` the share of positions whose top-1 token equals llama.cpp's; `cpuMatchSkipped` says why
@@ -281,6 +281,8 @@ export const BenchResultSchema = obj({
     limits: opaque<NonNullable<ModelInfo['limits']>>(),
     kvType: v.optional(v.custom<ModelInfo['kvType']>((x) => isKvType(x), 'must be f16, f32, q8_0 or q4_0')),
     kvTypeV: v.optional(v.custom<ModelInfo['kvTypeV']>((x) => isKvType(x), 'must be f16, f32, q8_0 or q4_0')),
+    /** The context the model was loaded with (tokens; ModelInfo.contextLength). */
+    contextLength: v.optional(num),
   }),
   load: v.optional(obj({ totalMs: num, downloadMs: num, uploadMs: num, compileMs: num }), nanLoad),
   plan: v.optional(BenchPlanSchema, () => ({

@@ -2,7 +2,7 @@
  * The load progress of "Choose a model" (src/ui/model-picker.ts): one row per load phase (download and
  * verify, shown only when they happen; fetch, upload to GPU, compile shaders), each a bar with its bytes or
  * pipelines, the download's rate and time left, and the time since the phase started. The rows carry
- * `data-state` (waiting, running, done, stopped) for the tests and the styles.
+ * `data-state` (waiting, running, done, stopped, skipped) for the tests and the styles.
  */
 
 import type { LoadPhase, LoadProgress } from '../core/types.ts';
@@ -149,13 +149,19 @@ export class LoadPhases {
     }
   }
 
-  /** Marks the running phases stopped (the load failed or was cancelled). */
+  /**
+   * Marks the running phases stopped (the load failed or was cancelled), and the ones still waiting
+   * "not reached" (they will not run now; state `skipped`).
+   */
   stop(): void {
     for (const r of this.rows.values())
       if (r.row.dataset.state === 'running') {
         r.row.dataset.state = 'stopped';
         r.text.textContent = r.text.textContent?.replace(/^starting · .*$/, 'stopped') ?? 'stopped';
         r.bar.value = 0;
+      } else if (r.row.dataset.state === 'waiting') {
+        r.row.dataset.state = 'skipped';
+        r.text.textContent = 'not reached';
       }
   }
 }

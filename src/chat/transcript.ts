@@ -54,10 +54,21 @@ export class ChatBubble {
     if (text !== undefined) this.body.textContent = text;
     this.el.dataset.finish = reason;
     const note = reason === 'error' ? undefined : finishNote(reason);
+    const atEnd = this.transcript.atEnd;
     if (note) this.el.append(h('p', { class: 'msg__note', part: 'message-note' }, note));
     this.busy = false;
+    // The note (and a final text longer than the streamed one) must not end below the view.
+    if (atEnd) this.transcript.scrollToEnd();
+  }
+
+  /** Takes the turn off the screen (an answer that failed before writing anything). */
+  remove(): void {
+    this.el.remove();
   }
 }
+
+/** How far from the end (px) still counts as at the end (rounding of fractional scroll positions). */
+const END_SLACK_PX = 4;
 
 /** The log: turns in order, scrolled to the newest. */
 export class ChatTranscript {
@@ -69,7 +80,33 @@ export class ChatTranscript {
   constructor(
     readonly log: HTMLElement,
     private readonly assistantName: () => string,
-  ) {}
+  ) {
+    log.addEventListener('scroll', () => {
+      // The event of our own scroll comes a frame later, maybe after the log shrank (a notice above it):
+      // where we put the view counts as the end.
+      this.pinned =
+        Math.abs(this.log.scrollTop - this.scrolledTo) <= 1 ||
+        this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight <= END_SLACK_PX;
+    });
+  }
+
+  /** Whether the view was at the end when last scrolled (by the reader or by {@link scrollToEnd}). */
+  private pinned = true;
+  /** Where {@link scrollToEnd} last put the view. */
+  private scrolledTo = 0;
+
+  /**
+   * True while the reader is at the newest text: the view follows what is added, and a resize of the log
+   * keeps its end in view ({@link keepEnd}). Scrolling up turns it off, back to the end on.
+   */
+  get atEnd(): boolean {
+    return this.pinned;
+  }
+
+  /** After the log's box changed size (a resize, a line below it that wrapped): the end stays in view. */
+  keepEnd(): void {
+    if (this.pinned) this.scrollToEnd();
+  }
 
   /** Adds a user turn. */
   user(text: string): ChatBubble {
@@ -96,6 +133,8 @@ export class ChatTranscript {
   /** Scrolls to the newest text. */
   scrollToEnd(): void {
     this.log.scrollTop = this.log.scrollHeight;
+    this.scrolledTo = this.log.scrollTop;
+    this.pinned = true;
   }
 
   private add(b: ChatBubble): ChatBubble {

@@ -27,6 +27,9 @@ import type { Disposable, EngineFactory } from './registry.ts';
  */
 export type WidgetEngineKind = 'webgpu' | 'webllm' | 'remote' | 'wllama' | 'auto';
 
+/** Every value of the `engine` attribute ({@link WidgetEngineKind}), the default first. */
+export const WIDGET_ENGINES: readonly WidgetEngineKind[] = ['webgpu', 'wllama', 'auto', 'remote', 'webllm'];
+
 /** What a widget needs from a backend. */
 export interface ChatBackend extends Disposable {
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult>;
@@ -214,17 +217,19 @@ export function backendFactory(spec: BackendSpec): EngineFactory<ChatBackend> {
       const engine = new RemoteBackend();
       return { engine, ready: engine.load(spec) };
     }
+    const known = (WIDGET_ENGINES as readonly string[]).includes(spec.engine);
+    const code = known ? NOT_AVAILABLE : 'invalid_argument';
     const why =
       spec.engine === 'webllm'
         ? 'engine="webllm" (MLC WebLLM models) is not available in this build of the widget'
         : spec.engine === 'remote'
           ? 'engine="remote" (an OpenAI-compatible server) is not available in this build of the widget'
-          : `unknown engine "${String(spec.engine)}": use webgpu, wllama, auto, webllm or remote`;
+          : `the engine attribute must be one of ${WIDGET_ENGINES.join(', ')}, got ${JSON.stringify(String(spec.engine))}`;
     const failed: ChatBackend = {
-      chat: () => Promise.reject(new WidgetError(NOT_AVAILABLE, why)),
+      chat: () => Promise.reject(new WidgetError(code, why)),
       dispose: () => undefined,
     };
-    return { engine: failed, ready: Promise.reject(new WidgetError(NOT_AVAILABLE, why)) };
+    return { engine: failed, ready: Promise.reject(new WidgetError(code, why)) };
   };
 }
 

@@ -20,7 +20,15 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../core/types.ts';
-import { describeRule, isKvType, KV_TYPES, type NumberRule, readRuleText } from '../core/validate.ts';
+import {
+  DRAFT_LIMITS,
+  describeRule,
+  isKvType,
+  KV_TYPES,
+  type NumberRule,
+  readRuleText,
+  SAMPLING_RULES,
+} from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import { fmtBytes } from '../util/format.ts';
 import {
@@ -30,6 +38,7 @@ import {
   describeError,
   isAvailable,
   NOT_AVAILABLE,
+  WIDGET_ENGINES,
   type WidgetEngineKind,
   webGpuMissingReason,
 } from './backends.ts';
@@ -66,6 +75,20 @@ const OBSERVED = [
   'placeholder',
 ] as const;
 const RELOAD_ON = new Set<string>(RELOAD_ATTRS);
+/** Attributes each answer reads: checked at load (a bad one is "Bad settings") and again at each send. */
+const GENERATION_ATTRS = new Set<string>(['temperature', 'max-tokens', 'draft-max']);
+
+/** The rules of the numeric generation attributes (the engine API's, src/core/validate.ts). */
+const TEMPERATURE_RULE: NumberRule = { ...SAMPLING_RULES.temperature, max: 2 };
+const MAX_TOKENS_RULE: NumberRule = { integer: true, min: 1 };
+const DRAFT_MAX_RULE: NumberRule = { integer: true, min: 1, max: DRAFT_LIMITS.draftMax };
+
+/** What every answer is asked with, read from the attributes and properties ({@link WebGpuChatElement}). */
+interface GenerationSettings {
+  temperature: number;
+  maxTokens: number;
+  request: TurnRequest;
+}
 
 let instances = 0;
 
@@ -104,6 +127,8 @@ export class WebGpuChatElement extends ElementBase {
   private readonly turns = new Conversation();
   private readonly transcript: ChatTranscript;
   private startQueued = false;
+  /** Keeps the newest text in view when the log changes size (a resize, the line under it wrapping). */
+  private readonly logResize: ResizeObserver | undefined;
 
   /**
    * Typed listeners for the widget's events (`el.addEventListener('done', (e) => e.detail.text)`); any other
@@ -187,6 +212,8 @@ export class WebGpuChatElement extends ElementBase {
       'data-empty': 'Ask something to start.',
     });
     this.transcript = new ChatTranscript(this.log, () => 'Assistant');
+    this.logResize =
+      typeof ResizeObserver !== 'undefined' ? new ResizeObserver(() => this.transcript.keepEnd()) : undefined;
     this.stats = h('p', { class: 'stats', part: 'stats', 'aria-live': 'polite' });
 
     const inputId = `wgc-input-${id}`;
@@ -310,10 +337,12 @@ export class WebGpuChatElement extends ElementBase {
   // ---- lifecycle ----
 
   connectedCallback(): void {
+    this.logResize?.observe(this.log);
     this.queueStart();
   }
 
   disconnectedCallback(): void {
+    this.logResize?.disconnect();
     // A move within the page (disconnect + connect in one task) keeps the engine.
     queueMicrotask(() => {
       if (!this.isConnected) this.shutdown();
@@ -323,7 +352,9 @@ export class WebGpuChatElement extends ElementBase {
   attributeChangedCallback(name: string, old: string | null, value: string | null): void {
     if (old === value) return;
     this.renderStatic();
-    if (RELOAD_ON.has(name) && this.isConnected && (this.lease || this.state !== 'idle')) {
+    // A generation setting fixed after a load refused for it: load again.
+    const retry = GENERATION_ATTRS.has(name) && this.state === 'error' && !this.lease;
+    if ((RELOAD_ON.has(name) || retry) && this.isConnected && (this.lease || this.state !== 'idle')) {
       this.shutdown();
       this.queueStart();
     }
@@ -375,6 +406,39 @@ export class WebGpuChatElement extends ElementBase {
     return n;
   }
 
+  /**
+   * The generation attributes and properties read and checked, one rule for the load and for each send
+   * (attributes can change after the load).
+   * @throws EngineError('invalid_argument') naming the attribute.
+   */
+  private generationSettings(): GenerationSettings {
+    const temperature = this.numberAttr('temperature', 0, TEMPERATURE_RULE)!;
+    const maxTokens = this.numberAttr('max-tokens', 256, MAX_TOKENS_RULE)!;
+    const draftMax = this.numberAttr('draft-max', undefined, DRAFT_MAX_RULE);
+    const draft = this.draftModel.trim();
+    if (draftMax !== undefined && !draft)
+      throw new EngineError('invalid_argument', 'the draft-max attribute needs a draft-model attribute');
+    const request: TurnRequest = {};
+    if (draft)
+      request.draft = {
+        type: draft === 'lookup' ? 'lookup' : 'model',
+        ...(draftMax !== undefined ? { draftMax } : {}),
+      };
+    if (this.responseFormat) request.responseFormat = this.responseFormat;
+    if (this.tools?.length) {
+      request.tools = this.tools;
+      if (this.toolChoice) request.toolChoice = this.toolChoice;
+    }
+    return { temperature, maxTokens, request };
+  }
+
+  /** The load refused for its settings: "Bad settings", the message box disabled, an `error` event. */
+  private badSettings(code: string, message: string): void {
+    this.setState('error');
+    this.statusEl.textContent = 'Bad settings';
+    this.fail('load', code, message);
+  }
+
   private fail(phase: 'load' | 'chat', code: string, message: string): void {
     this.notice.textContent = message;
     this.notice.hidden = false;
@@ -388,6 +452,13 @@ export class WebGpuChatElement extends ElementBase {
     this.progressBox.hidden = true;
     let engine = this.engine;
     const model = this.model;
+    if (!(WIDGET_ENGINES as readonly string[]).includes(engine)) {
+      this.badSettings(
+        'invalid_argument',
+        `the engine attribute must be one of ${WIDGET_ENGINES.join(', ')}, got ${JSON.stringify(engine)}`,
+      );
+      return;
+    }
     if (!model && engine !== 'remote') {
       this.setState('error');
       this.statusEl.textContent = 'No model';
@@ -446,19 +517,15 @@ export class WebGpuChatElement extends ElementBase {
           `the kv-type attribute must be one of ${KV_TYPES.join(', ')}, got ${JSON.stringify(kv)}`,
         );
       kvType = kv === null ? undefined : (kv.trim() as KvType);
+      this.generationSettings();
     } catch (e) {
-      this.setState('error');
-      this.statusEl.textContent = 'Bad settings';
       const d = describeError(e);
-      this.fail('load', d.code, d.message);
+      this.badSettings(d.code, d.message);
       return;
     }
     const draftModel = this.draftModel.trim();
     if (draftModel && engine !== 'webgpu') {
-      this.setState('error');
-      this.statusEl.textContent = 'Bad settings';
-      this.fail(
-        'load',
+      this.badSettings(
         'unsupported',
         `draft-model (speculative decoding) needs engine="webgpu"; the ${engine} engine has none: remove the attribute.`,
       );
@@ -595,33 +662,18 @@ export class WebGpuChatElement extends ElementBase {
     const content = (text ?? this.input.value).trim();
     const lease = this.lease;
     if (!content || !lease || this.answering || this.dataset.state !== 'ready') return undefined;
-    // Bad settings are an error shown in the widget, before anything is sent (the message stays typed).
-    let temperature: number;
-    let maxTokens: number;
-    const request: NonNullable<TurnRequest> = {};
+    // Checked at load too; again here, as attributes can change after it. Bad settings are an error shown
+    // in the widget, before anything is sent (the message stays typed).
+    let settings: GenerationSettings;
     try {
-      temperature = this.numberAttr('temperature', 0, { min: 0, max: 2 })!;
-      maxTokens = this.numberAttr('max-tokens', 256, { integer: true, min: 1 })!;
-      const draftMax = this.numberAttr('draft-max', undefined, { integer: true, min: 1, max: 16 });
-      const draft = this.draftModel.trim();
-      if (draftMax !== undefined && !draft)
-        throw new EngineError('invalid_argument', 'the draft-max attribute needs a draft-model attribute');
-      if (draft)
-        request.draft = {
-          type: draft === 'lookup' ? 'lookup' : 'model',
-          ...(draftMax !== undefined ? { draftMax } : {}),
-        };
-      if (this.responseFormat) request.responseFormat = this.responseFormat;
-      if (this.tools?.length) {
-        request.tools = this.tools;
-        if (this.toolChoice) request.toolChoice = this.toolChoice;
-      }
+      settings = this.generationSettings();
     } catch (e) {
       const d = describeError(e);
       this.fail('chat', d.code, d.message);
       return undefined;
     }
     if (text === undefined) this.input.value = '';
+    const { temperature, maxTokens, request } = settings;
     const gen = this.generation;
     this.answering = true;
     this.notice.hidden = true;
@@ -664,16 +716,24 @@ export class WebGpuChatElement extends ElementBase {
         });
       const spec = speculativeWords(s);
       this.stats.textContent = `${answerLine(s)}${spec ? ` · ${spec}` : ''}`;
+      // The line may wrap and shrink the log: its end stays in view (the ResizeObserver acts a frame later).
+      this.transcript.keepEnd();
       const detail: WebGpuChatDoneDetail = s;
       this.emit('done', detail);
       return detail;
     } catch (e) {
       if (gen !== this.generation) return undefined;
-      // The question stays on screen but left the conversation, so the next turn is not built on it.
-      answer.finish('error');
+      // The question stays on screen but left the conversation, so the next turn is not built on it; an
+      // answer that wrote nothing leaves no empty bubble (the notice says why).
+      if (answer.body.textContent) answer.finish('error');
+      else answer.remove();
       const { code, message } = describeError(e);
       this.stats.textContent = '';
-      this.fail('chat', code, `No answer (${code}): ${message}`);
+      this.fail(
+        'chat',
+        code,
+        `No answer (${code}): ${code === 'context_overflow' ? widgetContextHint(message) : message}`,
+      );
       return undefined;
     } finally {
       answer.busy = false;
@@ -703,6 +763,17 @@ export class WebGpuChatElement extends ElementBase {
     this.refresh();
     this.input.focus();
   }
+}
+
+/**
+ * The engine's context-overflow advice names its load option and the CLI's flag; in the widget it is the
+ * `context-length` attribute.
+ */
+function widgetContextHint(message: string): string {
+  return message.replace(
+    /load with a larger (?:context \([^)]*\)|contextLength)/,
+    'set a larger context-length attribute on the widget',
+  );
 }
 
 /**

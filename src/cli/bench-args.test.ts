@@ -55,7 +55,10 @@ describe('bench --draft / --lookup / --draft-max', () => {
     refused(['--lookup', '--draft-max', '2.5'], /draft-max/);
     refused(['--draft', ''], /--draft is empty/);
     refused(['--draft', 'synthetic:no-such-shape'], /no-such-shape|synthetic/);
-    refused(['--draft', '/nope/draft.gguf'], /^cannot open model file \/nope\/draft\.gguf \(--draft\): no such file/);
+    refused(
+      ['--draft', '/nope/draft.gguf'],
+      /^cannot open model file \/nope\/draft\.gguf \(--draft\): no such file/,
+    );
     refused(['--lookup', '--engine', 'wllama'], /--lookup run only on --engine webgpu, not wllama/);
     refused(['--lookup', '--llama-bench'], /not to --llama-bench/);
   });

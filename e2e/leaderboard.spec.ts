@@ -15,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect, type Page, type TestInfo, test } from '@playwright/test';
+import { DEFAULT_PLAN } from '../src/bench/default-plan.ts';
+import { PROMPT_SETS } from '../src/bench/prompts.ts';
 import type { BenchResult, BenchRun } from '../src/bench/types.ts';
 import { summarize } from '../src/core/metrics.ts';
 
@@ -78,12 +80,14 @@ function result(o: {
       bytes: o.params,
     },
     load: { totalMs: 900, downloadMs: 300, uploadMs: 200, compileMs: 400 },
+    // The default plan (src/bench/default-plan.ts): engines are labelled plainly. A plan of its own would
+    // add its setup to every label (report.ts setupText; unit tests in src/bench/leaderboard.test.ts).
     plan: {
-      prompts: [{ name: 'short', text: 'Once upon a time' }],
-      maxTokens: 32,
+      prompts: [...PROMPT_SETS[DEFAULT_PLAN.promptSet]],
+      maxTokens: DEFAULT_PLAN.maxTokens,
       runs: 3,
-      warmup: 1,
-      ignoreEos: true,
+      warmup: DEFAULT_PLAN.warmup,
+      ignoreEos: DEFAULT_PLAN.ignoreEos,
     },
     runs,
     ...(o.roofline !== undefined

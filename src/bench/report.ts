@@ -237,12 +237,18 @@ export interface ReportRow {
 
 /** Rows for a set of results (in the given order); `sources` name them (file names). */
 export function reportRows(results: readonly BenchResult[], sources: readonly string[] = []): ReportRow[] {
-  return results.map((r, i) => ({
-    source: sources[i] ?? `result ${i + 1}`,
+  return results.map((r, i) => reportRow(r, sources[i] ?? `result ${i + 1}`));
+}
+
+/** One result's row ({@link reportRows}). */
+function reportRow(r: BenchResult, source: string): ReportRow {
+  const engine = engineLabel(r);
+  return {
+    source,
     device: deviceName(r),
     software: isSoftwareResult(r),
     fingerprint: r.device.fingerprint,
-    engine: engineLabel(r),
+    engine,
     model: r.model.id,
     quantization: r.model.quantization,
     parameters: r.model.parameters,
@@ -262,8 +268,8 @@ export function reportRows(results: readonly BenchResult[], sources: readonly st
       : {}),
     ...(r.speculative ? { speculative: speculativeText(r.speculative) } : {}),
     ...(r.partial ? { partial: true } : {}),
-    ...(engineLabel(r) !== r.engine ? { labelled: true } : {}),
-  }));
+    ...(engine !== r.engine ? { labelled: true } : {}),
+  };
 }
 
 /** A plan's prompts in words: `short prompts` (a built-in set), `all prompts`, or `own prompts` and a hash. */
@@ -274,6 +280,12 @@ function promptsText(prompts: BenchResult['plan']['prompts']): string {
   for (const [name, set] of Object.entries(PROMPT_SETS)) if (text(set) === own) return `${name} prompts`;
   if (text(Object.values(PROMPT_SETS).flat()) === own) return 'all prompts';
   return `own prompts ${fnv1a64(own).slice(0, 8)}`;
+}
+
+/** The KV cache type a result ran: `f16` (also when unrecorded), `q8_0`, or `K/V` where they differ. */
+export function kvTypeText(m: Pick<BenchResult['model'], 'kvType' | 'kvTypeV'>): string {
+  const k = m.kvType ?? 'f16';
+  return m.kvTypeV && m.kvTypeV !== k ? `${k}/${m.kvTypeV}` : k;
 }
 
 /**
@@ -290,9 +302,8 @@ export function setupText(r: Pick<BenchResult, 'plan' | 'model'>): string {
   }
   if (p.maxTokens > 0 && p.maxTokens !== DEFAULT_PLAN.maxTokens) parts.push(`${p.maxTokens} tokens`);
   if (p.ignoreEos !== DEFAULT_PLAN.ignoreEos) parts.push('EOS ignored');
-  const k = r.model.kvType;
-  const kv = r.model.kvTypeV && r.model.kvTypeV !== k ? `${k ?? 'f16'}/${r.model.kvTypeV}` : k;
-  if (kv && kv !== 'f16') parts.push(`kv ${kv}`);
+  const kv = kvTypeText(r.model);
+  if (kv !== 'f16') parts.push(`kv ${kv}`);
   if (p.sampling?.temperature) parts.push(samplingText(p.sampling));
   return parts.join(', ');
 }

@@ -28,7 +28,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/ci-report.ts';
 import { llamaCppGreedyIsolated } from '../bench/cpu-match.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
-import { formatResultText } from '../bench/report.ts';
+import { formatResultText, kvTypeText } from '../bench/report.ts';
 import { buildResult } from '../bench/runner.ts';
 import type { BenchDevice, BenchPlan, BenchResult, BenchRun } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
@@ -277,12 +277,9 @@ async function main(argv: string[]): Promise<number> {
  * near-ties decide many positions): said beside the figure so a lower share is not read as a fault.
  */
 function cpuMatchCaveat(r: BenchResult): string {
-  const kv =
-    r.model.kvTypeV && r.model.kvTypeV !== r.model.kvType
-      ? `${r.model.kvType}/${r.model.kvTypeV}`
-      : r.model.kvType;
+  const kv = kvTypeText(r.model);
   const parts = [
-    ...(kv && kv !== 'f16' ? [`our KV cache ${kv}, llama.cpp's f16`] : []),
+    ...(kv !== 'f16' ? [`our KV cache ${kv}, llama.cpp's f16`] : []),
     ...(r.model.synthetic ? ['random weights: near-ties'] : []),
   ];
   return parts.length ? `; ${parts.join('; ')}` : '';

@@ -181,7 +181,7 @@ export class RemoteView {
   private readonly error: HTMLElement;
   private readonly results: HTMLElement;
   private controller: AbortController | undefined;
-  /** The model listing in flight ("List models" turns into its Cancel button meanwhile). */
+  /** The model listing in flight ("Cancel listing" shows meanwhile). */
   private listing: AbortController | undefined;
   /**
    * The URL and key the model list was fetched with: an edit of either clears the list (it named server A's
@@ -382,7 +382,7 @@ export class RemoteView {
   }
 
   /**
-   * Fills the model list from `/v1/models`; while it waits, "List models" is its Cancel button and Run is
+   * Fills the model list from `/v1/models`; while it waits, "Cancel listing" shows and Run and List are
    * off. A failed or cancelled listing leaves the list empty (not the last server's models).
    */
   async listModels(): Promise<void> {

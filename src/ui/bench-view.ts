@@ -56,6 +56,13 @@ function numberInput(id: string, value: number, min: number, max: number, step =
   });
 }
 
+/** Every field of the plan that is wrong, in the form's order ({@link BenchView.plan}). */
+export class PlanErrors extends Error {
+  constructor(readonly errors: FieldError[]) {
+    super(errors.map((e) => e.message).join('; '));
+  }
+}
+
 export class BenchView {
   readonly element: HTMLElement;
   private readonly promptSelect: HTMLSelectElement;
@@ -72,6 +79,8 @@ export class BenchView {
    */
   private readonly drafting: DraftChoice;
   private readonly draft: HTMLSelectElement;
+  /** "timed against the same runs without it", under the Drafting select while a draft is chosen. */
+  private readonly draftHint: HTMLElement;
   private readonly runButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly planHint: HTMLElement;
@@ -133,6 +142,11 @@ export class BenchView {
     this.where = h('p', { class: 'field__hint plan__where', id: 'plan-where', 'data-testid': 'plan-where' });
     this.setWhere('idle');
 
+    // The hint is true only with a draft chosen: under None nothing is timed twice.
+    const draftField = field('Drafting', this.draft, 'timed against the same runs without it');
+    this.draftHint = draftField.querySelector('.field__hint') as HTMLElement;
+    this.draft.addEventListener('change', () => this.syncDraftHint());
+
     const form = h(
       'form',
       { class: 'plan', 'aria-labelledby': 'plan-heading' },
@@ -145,7 +159,7 @@ export class BenchView {
         field('Runs per prompt', this.runs),
         field('Warm-up runs', this.warmup),
         field('Temperature', this.temperature, '0 = greedy'),
-        field('Drafting', this.draft, 'timed against the same runs without it'),
+        draftField,
       ),
       this.drafting.extra,
       field('Ignore EOS (fixed-length decode)', this.ignoreEos, undefined, { inline: true }),
@@ -224,11 +238,17 @@ export class BenchView {
     this.refresh();
   }
 
+  /** The Drafting hint, shown only while a draft (lookup or a model) is chosen. */
+  private syncDraftHint(): void {
+    this.draftHint.hidden = this.draft.value === '';
+  }
+
   private syncCustom(): void {
     this.customField.hidden = this.promptSelect.value !== 'custom';
   }
 
   private refresh(): void {
+    this.syncDraftHint();
     this.addLateRoofline();
     const running = this.session.task === 'bench';
     const model = this.session.model;
@@ -266,19 +286,45 @@ export class BenchView {
 
   /**
    * The plan from the form.
-   * @throws RangeError for a custom set without text; FieldError for a number field out of its range.
+   * @throws PlanErrors naming every field that is wrong (a custom set without text, a number field out of
+   * its range, a draft model not loaded), all at once.
    */
   plan(): BenchPlan {
     const choice = this.promptSelect.value as PromptChoice;
-    const temperature = readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 });
+    // Every field is read before any error is thrown, so that all the fields to fix are named at once
+    // (one at a time, a plan with three empty fields took three presses of Run to learn them).
+    const errors: FieldError[] = [];
+    const read = <T>(f: () => T, fallback: T): T => {
+      try {
+        return f();
+      } catch (e) {
+        if (!(e instanceof Error)) throw e;
+        errors.push(
+          e instanceof FieldError
+            ? e
+            : new FieldError(this.customText as unknown as HTMLInputElement, e.message),
+        );
+        return fallback;
+      }
+    };
+    const prompts = read(
+      () => promptsFor(choice, choice === 'custom' ? this.customText.value : undefined),
+      [],
+    );
+    const maxTokens = read(() => intValue(this.maxTokens, 'Max tokens', 1, 4096), 0);
+    const runs = read(() => intValue(this.runs, 'Runs per prompt', 1, 100), 0);
+    const warmup = read(() => intValue(this.warmup, 'Warm-up runs', 0, 20), 0);
+    const temperature = read(() => readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 }), 0);
+    const draft = read(() => this.draftPlan(), {});
+    if (errors.length) throw new PlanErrors(errors);
     return {
-      prompts: promptsFor(choice, choice === 'custom' ? this.customText.value : undefined),
-      maxTokens: intValue(this.maxTokens, 'Max tokens', 1, 4096),
-      runs: intValue(this.runs, 'Runs per prompt', 1, 100),
-      warmup: intValue(this.warmup, 'Warm-up runs', 0, 20),
+      prompts,
+      maxTokens,
+      runs,
+      warmup,
       ignoreEos: this.ignoreEos.checked,
       ...(temperature > 0 ? { sampling: { temperature, seed: 42 } } : {}),
-      ...this.draftPlan(),
+      ...draft,
     };
   }
 
@@ -289,9 +335,36 @@ export class BenchView {
     return d.type === 'model' ? { draft: { type: 'model', model: this.drafting.label() } } : { draft: d };
   }
 
-  private clearPlanError(field: HTMLElement): void {
-    field.removeAttribute('aria-invalid');
-    this.planError.hidden = true;
+  /**
+   * Says the plan's errors under the Run button (one line, or a list when several fields are wrong), marks
+   * each field invalid and focuses the first. Typing in a field takes its line away.
+   */
+  private showPlanErrors(errors: FieldError[]): void {
+    const message = errors.map((e) => e.message).join('; ');
+    this.liveStatus.textContent = message;
+    // Where the eye is: under the button just pressed, and on the fields (an empty Max tokens used to
+    // only take the focus).
+    const lines = errors.map((e) => h('li', {}, e.message));
+    this.planError.replaceChildren(
+      ...(errors.length === 1
+        ? [errors[0].message]
+        : [h('p', {}, `${errors.length} fields to fix:`), h('ul', { class: 'plan__errors' }, lines)]),
+    );
+    this.planError.hidden = false;
+    errors.forEach((e, i) => {
+      const field = e.field;
+      field.setAttribute('aria-invalid', 'true');
+      field.addEventListener(
+        'input',
+        () => {
+          field.removeAttribute('aria-invalid');
+          lines[i].remove();
+          if (errors.length === 1 || !lines.some((l) => l.isConnected)) this.planError.hidden = true;
+        },
+        { once: true },
+      );
+    });
+    errors[0].field.focus();
   }
 
   async run(): Promise<void> {
@@ -306,16 +379,18 @@ export class BenchView {
           'Drafting runs on our WebGPU engine only; choose None for this backend',
         );
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      const field = e instanceof FieldError ? e.field : this.customText;
-      this.liveStatus.textContent = message;
-      // Where the eye is: under the button just pressed, and on the field (an empty Max tokens used to
-      // only take the focus).
-      this.planError.textContent = message;
-      this.planError.hidden = false;
-      field.setAttribute('aria-invalid', 'true');
-      field.addEventListener('input', () => this.clearPlanError(field), { once: true });
-      field.focus();
+      this.showPlanErrors(
+        e instanceof PlanErrors
+          ? e.errors
+          : [
+              e instanceof FieldError
+                ? e
+                : new FieldError(
+                    this.customText as unknown as HTMLInputElement,
+                    e instanceof Error ? e.message : String(e),
+                  ),
+            ],
+      );
       return;
     }
     this.planError.hidden = true;

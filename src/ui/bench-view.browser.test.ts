@@ -1,0 +1,73 @@
+/**
+ * The benchmark plan in real Chromium, without a model load (a stand-in LoadedModel; the run stops at the
+ * plan): every wrong field is named at once, and the Drafting hint shows only with a draft chosen.
+ */
+import { expect, it } from 'vitest';
+import './app.css';
+import { BenchView } from './bench-view.ts';
+import { type LoadedModel, Session } from './session.ts';
+
+function view(): { bench: BenchView; session: Session } {
+  const session = new Session();
+  session.model = { id: 'stories260K', info: { contextLength: 512 } } as unknown as LoadedModel;
+  const bench = new BenchView(session, document.createElement('section'), document.createElement('section'));
+  document.body.replaceChildren(bench.element);
+  return { bench, session };
+}
+
+const input = (id: string) => document.getElementById(id) as HTMLInputElement;
+
+it('names every empty or invalid plan field at once, marks each and focuses the first', async () => {
+  const { bench, session } = view();
+  input('plan-max-tokens').value = '';
+  input('plan-runs').value = '0';
+  input('plan-temperature').value = '';
+  await bench.run();
+  const error = document.querySelector('[data-testid="plan-error"]') as HTMLElement;
+  expect(error.hidden).toBe(false);
+  expect([...error.querySelectorAll('li')].map((li) => li.textContent)).toEqual([
+    'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
+    'Runs per prompt must be an integer ≥ 1 and ≤ 100, got "0"',
+    'Temperature must be a finite number ≥ 0 and ≤ 2, got nothing',
+  ]);
+  expect(error.textContent).toMatch(/^3 fields to fix:/);
+  for (const id of ['plan-max-tokens', 'plan-runs', 'plan-temperature'])
+    expect(input(id).getAttribute('aria-invalid'), id).toBe('true');
+  expect(input('plan-warmup').hasAttribute('aria-invalid')).toBe(false);
+  expect(document.activeElement).toBe(input('plan-max-tokens'));
+  expect(session.task).toBeUndefined();
+
+  // Fixing a field takes its line away; the notice goes when the last is fixed.
+  for (const [id, value] of [
+    ['plan-max-tokens', '8'],
+    ['plan-runs', '1'],
+  ]) {
+    input(id).value = value;
+    input(id).dispatchEvent(new Event('input'));
+    expect(input(id).hasAttribute('aria-invalid')).toBe(false);
+  }
+  expect(error.querySelectorAll('li')).toHaveLength(1);
+  expect(error.hidden).toBe(false);
+  input('plan-temperature').value = '0';
+  input('plan-temperature').dispatchEvent(new Event('input'));
+  expect(error.hidden).toBe(true);
+
+  // One wrong field: its message alone, as before.
+  input('plan-warmup').value = '';
+  expect(() => bench.plan()).toThrow('Warm-up runs must be an integer ≥ 0 and ≤ 20, got nothing');
+});
+
+it('shows the Drafting hint ("timed against the same runs without it") only with a draft chosen', () => {
+  view();
+  const hint = document.getElementById('plan-draft-hint') as HTMLElement;
+  const draft = document.getElementById('plan-draft') as HTMLSelectElement;
+  expect(draft.value).toBe('');
+  expect(hint.hidden).toBe(true);
+  draft.value = 'lookup';
+  draft.dispatchEvent(new Event('change'));
+  expect(hint.hidden).toBe(false);
+  expect(hint.textContent).toBe('timed against the same runs without it');
+  draft.value = '';
+  draft.dispatchEvent(new Event('change'));
+  expect(hint.hidden).toBe(true);
+});

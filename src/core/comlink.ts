@@ -4,10 +4,19 @@
  * `EngineError('device_lost')` on the page. Call {@link installErrorTransfer} on both sides.
  */
 import * as Comlink from 'comlink';
-import { EngineError, type EngineErrorCode } from './errors.ts';
+import { EngineError, type EngineErrorCode, type EngineErrorDetails } from './errors.ts';
 
 type Serialized =
-  | { isError: true; value: { name: string; message: string; stack?: string; code?: EngineErrorCode } }
+  | {
+      isError: true;
+      value: {
+        name: string;
+        message: string;
+        stack?: string;
+        code?: EngineErrorCode;
+        details?: EngineErrorDetails;
+      };
+    }
   | { isError: false; value: unknown };
 
 let installed = false;
@@ -30,6 +39,7 @@ export function installErrorTransfer(): void {
             message: value.message,
             stack: value.stack,
             code: (value as EngineError).code,
+            details: (value as EngineError).details,
           },
         };
       } else s = { isError: false, value };

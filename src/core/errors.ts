@@ -36,23 +36,62 @@ export type EngineErrorCode =
   | 'stream_cut'
   | 'cors';
 
+/**
+ * Facts behind an error, for a surface that words its own advice: the engine's message names the API's
+ * load option and the CLI's flag, the widget names its `context-length` attribute.
+ */
+export interface EngineErrorDetails {
+  /** 'context_overflow': the context the model was loaded with, in tokens. */
+  readonly contextLength?: number;
+  /**
+   * 'context_overflow': the tokens the prompt needs, the ones already in the KV cache included; a lower
+   * bound where `promptTokensAtLeast` (counted from its characters before tokenizing).
+   */
+  readonly promptTokens?: number;
+  readonly promptTokensAtLeast?: boolean;
+}
+
 /** An error with a machine-readable `code` and a message a person can act on. */
 export class EngineError extends Error {
   override name = 'EngineError';
   readonly code: EngineErrorCode;
-  constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** Facts a caller may word its own message from (absent where the error has none). */
+  readonly details?: EngineErrorDetails;
+  constructor(
+    code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: EngineErrorDetails },
+  ) {
+    super(message, options && 'cause' in options ? { cause: options.cause } : undefined);
     this.code = code;
+    if (options?.details) this.details = options.details;
   }
 
   /** Plain object for structured clone / JSON. */
-  toJSON(): { name: string; code: EngineErrorCode; message: string; stack?: string } {
-    return { name: this.name, code: this.code, message: this.message, stack: this.stack };
+  toJSON(): {
+    name: string;
+    code: EngineErrorCode;
+    message: string;
+    stack?: string;
+    details?: EngineErrorDetails;
+  } {
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      stack: this.stack,
+      ...(this.details ? { details: this.details } : {}),
+    };
   }
 
   /** Rebuilds an EngineError from {@link EngineError.toJSON}'s output. */
-  static fromJSON(o: { code: EngineErrorCode; message: string; stack?: string }): EngineError {
-    const e = new EngineError(o.code, o.message);
+  static fromJSON(o: {
+    code: EngineErrorCode;
+    message: string;
+    stack?: string;
+    details?: EngineErrorDetails;
+  }): EngineError {
+    const e = new EngineError(o.code, o.message, o.details ? { details: o.details } : undefined);
     if (o.stack) e.stack = o.stack;
     return e;
   }

@@ -99,6 +99,7 @@ export async function runGeneration(
     throw new EngineError(
       'context_overflow',
       `the prompt has ${prompt.length} tokens but the context holds ${model.nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
+      { details: { contextLength: model.nCtx, promptTokens: prompt.length } },
     );
   }
   const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);

@@ -8,7 +8,7 @@ import { answerLine, Conversation, speculativeWords, summarizeAnswer } from '../
 import { ToolCallStreamGate } from '../chat/tool-stream.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
-import { EngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import type {
   ChatMessage,
   ChatRequest,
@@ -732,7 +732,7 @@ export class WebGpuChatElement extends ElementBase {
       this.fail(
         'chat',
         code,
-        `No answer (${code}): ${code === 'context_overflow' ? widgetContextHint(message) : message}`,
+        `No answer (${code}): ${code === 'context_overflow' ? widgetContextMessage(e, message) : message}`,
       );
       return undefined;
     } finally {
@@ -766,14 +766,18 @@ export class WebGpuChatElement extends ElementBase {
 }
 
 /**
- * The engine's context-overflow advice names its load option and the CLI's flag; in the widget it is the
- * `context-length` attribute.
+ * A context overflow in the widget's words: the engine's message advises the API's `contextLength` and the
+ * CLI's `--ctx`; here the context is the `context-length` attribute. Worded from the error's details
+ * (EngineErrorDetails); an error without them keeps its message and gets the attribute's name after it.
  */
-function widgetContextHint(message: string): string {
-  return message.replace(
-    /load with a larger (?:context \([^)]*\)|contextLength)/,
-    'set a larger context-length attribute on the widget',
-  );
+export function widgetContextMessage(e: unknown, message: string): string {
+  const advice = 'shorten the message or set a larger context-length attribute on the widget';
+  const d = isEngineError(e) ? e.details : undefined;
+  if (d?.contextLength === undefined) return `${message} (in the widget: ${advice})`;
+  if (d.promptTokens === undefined)
+    return `the message does not fit the context of ${d.contextLength} tokens; ${advice}`;
+  const least = d.promptTokensAtLeast ? 'at least ' : '';
+  return `the message needs ${least}${d.promptTokens} tokens but the context holds ${d.contextLength} (and one must be left for the answer); ${advice}`;
 }
 
 /**

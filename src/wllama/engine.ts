@@ -663,6 +663,7 @@ export class WllamaEngine implements Engine {
       throw new EngineError(
         'context_overflow',
         `the prompt has ${n} tokens but the context holds ${nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength)`,
+        { details: { contextLength: nCtx, promptTokens: n } },
       );
   }
 
@@ -819,7 +820,7 @@ function wllamaRequestError(
     return new EngineError(
       'context_overflow',
       `the prompt does not fit the context of ${contextLength} tokens (llama.cpp: ${m}); shorten it or load with a larger contextLength`,
-      { cause: e },
+      { cause: e, details: { contextLength } },
     );
   if (/Invalid typed array length/.test(m)) {
     // What wllama 3.13 says when a C++ exception ends an action: wllama_action (cpp/wllama.cpp) catches

@@ -49,6 +49,7 @@ export function checkPromptLength(
     throw new EngineError(
       'context_overflow',
       `the prompt has ${chars} characters, so at least ${min} tokens (a token covers at most ${tok.maxPieceChars} characters), but the context holds ${nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
+      { details: { contextLength: nCtx, promptTokens: min, promptTokensAtLeast: true } },
     );
   }
 }

@@ -599,6 +599,7 @@ export class LlamaModel {
       throw new EngineError(
         'context_overflow',
         `the prompt has ${ids.length} tokens but the context holds ${this.nCtx - pos0}; shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
+        { details: { contextLength: this.nCtx, promptTokens: pos0 + ids.length } },
       );
     }
   }

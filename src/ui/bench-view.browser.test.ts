@@ -71,3 +71,22 @@ it('shows the Drafting hint ("timed against the same runs without it") only with
   draft.dispatchEvent(new Event('change'));
   expect(hint.hidden).toBe(true);
 });
+
+it('the draft status says a loaded draft model is unused when None or Prompt lookup is chosen', () => {
+  const { session } = view();
+  session.setModel({ ...session.model!, draftId: 'tiny' });
+  const draft = document.getElementById('plan-draft') as HTMLSelectElement;
+  const status = document.getElementById('plan-draft-status') as HTMLElement;
+  for (const [value, text] of [
+    ['model', 'tiny drafts for stories260K.'],
+    ['', 'tiny stays loaded beside stories260K, unused: choose it above to draft with it.'],
+    [
+      'lookup',
+      'tiny stays loaded beside stories260K, unused (prompt lookup drafts): choose it above to draft with it.',
+    ],
+  ]) {
+    draft.value = value;
+    draft.dispatchEvent(new Event('change'));
+    expect(status.textContent, value).toBe(text);
+  }
+});

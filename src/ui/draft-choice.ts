@@ -157,6 +157,7 @@ export class DraftChoice {
     this.urlRow.hidden = v !== URL_CHOICE;
     if (v === NONE || v === LOOKUP || v === LOADED) {
       this.last = v;
+      this.sayLoaded();
       return;
     }
     if (v === URL_CHOICE) {
@@ -191,6 +192,20 @@ export class DraftChoice {
     } catch (e) {
       this.say(`Draft model: ${e instanceof Error ? e.message : String(e)}`);
     }
+  }
+
+  /**
+   * With a draft model loaded, whether this select uses it: "X drafts for Y." stayed under the select after
+   * a switch to None or Prompt lookup, untrue there.
+   */
+  private sayLoaded(): void {
+    const model = this.session.model;
+    if (!model?.draftId) return;
+    this.say(
+      this.select.value === LOADED
+        ? `${model.draftId} drafts for ${model.id}.`
+        : `${model.draftId} stays loaded beside ${model.id}, unused${this.select.value === LOOKUP ? ' (prompt lookup drafts)' : ''}: choose it above to draft with it.`,
+    );
   }
 
   private say(text: string, code?: EngineErrorCode): void {

@@ -11,30 +11,34 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
 
-export type Fault =
-  | 'none'
-  | '401'
-  | '403'
-  | '404'
-  | '429'
-  | '400'
-  | '500'
-  | 'malformed'
-  | 'cut'
-  | 'stall-first'
-  | 'stall-mid'
-  | 'overrun'
-  | 'ping-mid'
-  | 'stall-models'
-  | 'stall-models-body'
-  | 'big-chunk'
-  | 'long-event'
-  | 'huge-models'
-  | 'huge-error'
-  | 'html'
-  | 'json-answer'
-  | 'choices-null';
+/** Every fault the server can script (the `fault` field; `--fault` when run by hand). */
+export const FAULTS = [
+  'none',
+  '401',
+  '403',
+  '404',
+  '429',
+  '400',
+  '500',
+  'malformed',
+  'cut',
+  'stall-first',
+  'stall-mid',
+  'overrun',
+  'ping-mid',
+  'stall-models',
+  'stall-models-body',
+  'big-chunk',
+  'long-event',
+  'huge-models',
+  'huge-error',
+  'html',
+  'json-answer',
+  'choices-null',
+] as const;
+export type Fault = (typeof FAULTS)[number];
 
 export interface Script {
   /** Model names `/v1/models` lists (default ['test-model']). */
@@ -125,8 +129,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Starts the server on 127.0.0.1 with a free port. */
-export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<OpenAiTestServer> {
+/** Starts the server on 127.0.0.1, on `port` (default: a free one). */
+export async function startOpenAiServer(initial: Partial<Script> = {}, port = 0): Promise<OpenAiTestServer> {
   const state = { script: { ...DEFAULT_SCRIPT, ...initial }, rateLimited: 0, faultChars: 0 };
   /** Writes `text`, waiting for the socket to drain (or close) when its buffer is full. */
   const send = async (res: ServerResponse, text: string) => {
@@ -408,10 +412,13 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
     sockets.add(sock);
     sock.on('close', () => sockets.delete(sock));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     get script() {
       return state.script;
     },
@@ -436,9 +443,63 @@ export async function startOpenAiServer(initial: Partial<Script> = {}): Promise<
   };
 }
 
-/** `npx tsx src/testing/openai-server.ts --serve`: runs the server by hand (for trying the page's remote mode). */
+const SERVE_USAGE =
+  'usage: npx tsx src/testing/openai-server.ts --serve [--fault NAME] [--fault-after N] [--delay MS] [--first-delay MS] [--port N]';
+
+/**
+ * Reads `--serve`'s options into a script and a port: `--fault` one of {@link FAULTS} (default none),
+ * `--fault-after` content chunks before a mid-stream fault (default 2), `--delay` the TPOT and
+ * `--first-delay` the TTFT in ms (default 20 each), `--port` (default a free one).
+ * @throws Error naming the option and the accepted values, for an unknown option or a bad value.
+ */
+export function parseServeArgs(argv: readonly string[]): { script: Partial<Script>; port: number } {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      serve: { type: 'boolean' },
+      fault: { type: 'string' },
+      'fault-after': { type: 'string' },
+      delay: { type: 'string' },
+      'first-delay': { type: 'string' },
+      port: { type: 'string' },
+    },
+    strict: true,
+  });
+  const int = (name: string, v: string | undefined, dflt: number, max: number): number => {
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || n > max) throw new Error(`--${name} must be an integer 0..${max}, got "${v}"`);
+    return n;
+  };
+  const fault = values.fault ?? 'none';
+  if (!(FAULTS as readonly string[]).includes(fault))
+    throw new Error(`--fault must be one of ${FAULTS.join(', ')}; got "${fault}"`);
+  return {
+    script: {
+      fault: fault as Fault,
+      faultAfterChunks: int('fault-after', values['fault-after'], DEFAULT_SCRIPT.faultAfterChunks, 10_000),
+      delayMs: int('delay', values.delay, 20, 60_000),
+      firstDelayMs: int('first-delay', values['first-delay'], DEFAULT_SCRIPT.firstDelayMs, 60_000),
+    },
+    port: int('port', values.port, 0, 65_535),
+  };
+}
+
+/**
+ * `npx tsx src/testing/openai-server.ts --serve [--fault NAME] …`: runs the server by hand (for trying the
+ * page's remote mode, a fault included). Exits 2 with the usage on a bad option.
+ */
 if (process.argv[1]?.endsWith('openai-server.ts') && process.argv[2] === '--serve') {
-  void startOpenAiServer({ delayMs: 20 }).then((s) =>
-    console.log(`OpenAI-compatible test server at ${s.url}`),
+  let opts: ReturnType<typeof parseServeArgs>;
+  try {
+    opts = parseServeArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${SERVE_USAGE}`);
+    process.exit(2);
+  }
+  void startOpenAiServer(opts.script, opts.port).then((s) =>
+    console.log(
+      `OpenAI-compatible test server at ${s.url} (fault: ${s.script.fault}${s.script.fault === 'none' ? '' : `, after ${s.script.faultAfterChunks} chunks where it applies`})`,
+    ),
   );
 }

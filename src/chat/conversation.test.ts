@@ -205,6 +205,20 @@ describe('summarizeAnswer and answerLine', () => {
     );
     // A first answer at the same depth or deeper is no comparison.
     expect(answerLine(s, { first: { ...first, contextTokens: 25 } })).not.toContain('first answer');
+    // Drafting is said where either answer drafted: a drafted speed is never read against a plain one.
+    expect(answerLine(s, { first, drafting: 'lookup' })).toBe(
+      'Last answer: 20 tokens (max tokens) · 100 tok/s at 25 tokens of context, with drafting: lookup (first answer: 250 tok/s at 12, without drafting)',
+    );
+    expect(answerLine(s, { first, firstDrafting: 'draft tiny' })).toBe(
+      'Last answer: 20 tokens (max tokens) · 100 tok/s at 25 tokens of context, without drafting (first answer: 250 tok/s at 12, with drafting: draft tiny)',
+    );
+    expect(answerLine(s, { drafting: 'lookup' })).toBe(
+      'Last answer: 20 tokens (max tokens) · 100 tok/s at 25 tokens of context, with drafting: lookup',
+    );
+    // A first answer at the same depth is no comparison, so its drafting is not said either.
+    expect(answerLine(s, { first: { ...first, contextTokens: 25 }, firstDrafting: 'lookup' })).toBe(
+      'Last answer: 20 tokens (max tokens) · 100 tok/s at 25 tokens of context',
+    );
   });
 
   it('one token: no decode speed; none: why, in words', () => {

@@ -177,17 +177,32 @@ export function finishNote(f: FinishReason): string | undefined {
  * The line under the log: "Last answer: 20 tokens (max tokens) · 41.2 tok/s at 25 tokens of context".
  * `first` (the conversation's first answer at a smaller depth) adds "(first answer: … at …)", and
  * `ttft` adds "· first token after … ms" (the page shows both; the widget neither).
+ * `drafting` and `firstDrafting` name the speculative decoding each answer ran with ("lookup", "draft
+ * model X"; absent: none): a drafted answer's speed says ", with drafting: lookup", and where either of
+ * the two compared answers drafted, both say whether they did, so a drafted speed is never read against
+ * a plain one unknowingly.
  */
-export function answerLine(s: AnswerSummary, opts: { first?: AnswerSummary; ttft?: boolean } = {}): string {
+export function answerLine(
+  s: AnswerSummary,
+  opts: { first?: AnswerSummary; ttft?: boolean; drafting?: string; firstDrafting?: string } = {},
+): string {
   const n = s.outputTokens;
   if (n === 0) return s.finishReason === 'aborted' ? 'Stopped before the first token.' : 'No answer.';
+  const f = opts.first;
+  const compared =
+    s.tokensPerSecond !== null &&
+    f !== undefined &&
+    f.tokensPerSecond !== null &&
+    f.contextTokens < s.contextTokens;
+  const draftWords = (d: string | undefined, always: boolean): string =>
+    d ? `, with drafting: ${d}` : always ? ', without drafting' : '';
+  const either = Boolean(opts.drafting || (compared && opts.firstDrafting));
   let speed =
     s.tokensPerSecond !== null
-      ? `${fmtRate(s.tokensPerSecond)} at ${fmtCount(s.contextTokens)} tokens of context`
+      ? `${fmtRate(s.tokensPerSecond)} at ${fmtCount(s.contextTokens)} tokens of context${draftWords(opts.drafting, either)}`
       : `${fmtCount(s.contextTokens)} tokens of context`;
-  const f = opts.first;
-  if (s.tokensPerSecond !== null && f && f.tokensPerSecond !== null && f.contextTokens < s.contextTokens)
-    speed += ` (first answer: ${fmtRate(f.tokensPerSecond)} at ${fmtCount(f.contextTokens)})`;
+  if (compared)
+    speed += ` (first answer: ${fmtRate(f.tokensPerSecond as number)} at ${fmtCount(f.contextTokens)}${draftWords(opts.firstDrafting, either)})`;
   const ttft = opts.ttft && s.ttftMs !== null ? ` · first token after ${fmtMs(s.ttftMs)}` : '';
   return `Last answer: ${n} token${n === 1 ? '' : 's'} (${finishWords(s.finishReason)}) · ${speed}${ttft}`;
 }

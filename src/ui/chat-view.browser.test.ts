@@ -2,8 +2,11 @@
  * The chat tab's structured output on the CPU engine (wllama cannot constrain): the schema box says so,
  * and a send with a schema is refused before anything reaches the engine, in real Chromium (no model: the
  * session's wllama engine is absent, so a request that got through would fail with `not_loaded` instead).
+ * And, with a stand-in engine, the speed line says the drafting of the last and the first answer.
  */
 import { expect, it } from 'vitest';
+import type { BenchWorkerEngine } from '../bench/worker-api.ts';
+import type { ChatRequest, GenerateResult, TokenEvent } from '../core/types.ts';
 import { ChatView } from './chat-view.ts';
 import { type LoadedModel, Session } from './session.ts';
 
@@ -26,4 +29,56 @@ it('a JSON schema on the CPU engine is refused before sending, and the schema bo
   );
   expect(document.querySelectorAll('[data-role="assistant"]')).toHaveLength(0);
   expect(session.task).toBeUndefined();
+});
+
+it('the speed line says which answer drafted, the first answer’s too, so a drafted speed is not read as plain', async () => {
+  // A stand-in engine: `n` tokens 5 ms apart, with speculative counts when the request drafts.
+  const requests: ChatRequest[] = [];
+  const fake = {
+    async chat(req: ChatRequest, onToken?: (e: TokenEvent) => void): Promise<GenerateResult> {
+      requests.push(req);
+      const n = 6;
+      const t0 = performance.now();
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+        times.push(performance.now());
+        onToken?.({ tokenId: 1, text: ' w', tMs: times[i] });
+      }
+      return {
+        promptTokenIds: Array.from({ length: 4 + 10 * (requests.length - 1) }, () => 1),
+        outputTokenIds: times.map(() => 1),
+        text: ' w'.repeat(n),
+        finishReason: 'length',
+        tStartMs: t0,
+        tokenTimesMs: times,
+        ...(req.draft ? { speculative: { drafted: 5, accepted: 4, targetPasses: 2 } } : {}),
+      } as GenerateResult;
+    },
+  };
+  const session = new Session({ ours: () => fake as unknown as BenchWorkerEngine });
+  session.model = { id: 'stories260K', info: { contextLength: 512 } } as unknown as LoadedModel;
+  const chat = new ChatView(session);
+  document.body.replaceChildren(chat.element);
+  const input = document.getElementById('chat-input') as HTMLTextAreaElement;
+  const draft = document.getElementById('chat-draft') as HTMLSelectElement;
+  const speed = () => document.querySelector('[data-testid="chat-speed"]')?.textContent ?? '';
+
+  draft.value = 'lookup';
+  draft.dispatchEvent(new Event('change'));
+  input.value = 'one';
+  await chat.send();
+  expect(requests[0].draft).toEqual({ type: 'lookup' });
+  expect(speed()).toMatch(
+    / tokens of context, with drafting: lookup · first token after .* · lookup: 4 of 5/,
+  );
+
+  draft.value = '';
+  draft.dispatchEvent(new Event('change'));
+  input.value = 'two';
+  await chat.send();
+  expect(requests[1].draft).toBeUndefined();
+  expect(speed()).toMatch(
+    / tokens of context, without drafting \(first answer: [\d.]+ tok\/s at 10, with drafting: lookup\) · first token after /,
+  );
 });

@@ -46,6 +46,8 @@ export class ChatView {
   private readonly transcript: ChatTranscript;
   /** The conversation's first answer with a decode speed, to compare later answers with. */
   private first: AnswerSummary | undefined;
+  /** The drafting the first answer ran with ('lookup', 'draft NAME'), undefined for none. */
+  private firstDrafting: string | undefined;
   private controller: AbortController | undefined;
 
   /** Asked to show the Benchmark tab (where models are loaded). */
@@ -83,6 +85,7 @@ export class ChatView {
     this.clearButton.addEventListener('click', () => {
       this.conversation.clear();
       this.first = undefined;
+      this.firstDrafting = undefined;
       this.transcript.clear();
       this.speed.textContent = '';
       this.refresh();
@@ -303,13 +306,22 @@ export class ChatView {
         }
       } else answer.finish(s.finishReason, s.text);
       const spec = speculativeWords(s);
-      const specNote = spec
-        ? ` · ${drafting?.type === 'model' ? `draft ${this.drafting.label()}` : 'lookup'}: ${spec}`
-        : '';
-      // The conversation's first answer, to compare the speed of later (deeper) answers with.
+      const draftName = drafting?.type === 'model' ? `draft ${this.drafting.label()}` : 'lookup';
+      const specNote = spec ? ` · ${draftName}: ${spec}` : '';
+      // The conversation's first answer, to compare the speed of later (deeper) answers with, and the
+      // drafting each ran with (the line says it where either drafted).
       const first = this.first;
-      if (s.tokensPerSecond !== null) this.first ??= s;
-      this.speed.textContent = `${jsonNote}${answerLine(s, { first, ttft: true })}${specNote}`;
+      const firstDrafting = this.firstDrafting;
+      if (s.tokensPerSecond !== null && !this.first) {
+        this.first = s;
+        this.firstDrafting = drafting ? draftName : undefined;
+      }
+      this.speed.textContent = `${jsonNote}${answerLine(s, {
+        first,
+        ttft: true,
+        ...(drafting ? { drafting: draftName } : {}),
+        ...(firstDrafting ? { firstDrafting } : {}),
+      })}${specNote}`;
       if (s.outputTokens > 0) {
         this.speed.title = `Decode steps ran at KV depths ${fmtCount(s.promptTokens)}–${fmtCount(s.contextTokens - 1)}.`;
         this.speed.dataset.context = String(s.contextTokens);

@@ -11,6 +11,8 @@ import { cpuComparisonFrom } from './cpu-compare.ts';
 import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
 import { PROMPT_SETS } from './prompts.ts';
 import { htmlReport, markdownReport, type ReportRow, reportRows } from './report.ts';
+import { interruptedResult } from './runner.ts';
+import { type BenchResult, resultProblems } from './types.ts';
 
 let n = 0;
 /** A row: decode/prefill/TTFT medians as given (a one-value summary each), or none when undefined. */
@@ -252,6 +254,48 @@ describe('leaderboard', () => {
     expect(md).toContain('1 interrupted result is left out (partial: fewer runs than planned).');
     expect(leaderboardHtml(lb)).toContain('1 interrupted result is left out');
     expect(markdownReport(rows)).toContain('| 3 (partial: interrupted) |');
+  });
+
+  it('reads a result interrupted before the model loaded: listed with its phase, left out of the leaderboard', () => {
+    const plain = sampleResult({
+      createdAt: '2026-01-01T00:00:00.000Z',
+      plan: { prompts: [...PROMPT_SETS.short], maxTokens: 128, runs: 2, warmup: 1, ignoreEos: false },
+    });
+    // As bench:report reads it: the JSON file (NaN written as null), not the object.
+    const early = JSON.parse(
+      JSON.stringify(
+        interruptedResult({
+          signal: 'SIGTERM',
+          phase: 'download',
+          engine: 'webgpu',
+          plan: plain.plan,
+          modelId: 'https://example.com/m.gguf',
+          createdAt: '2026-01-02T00:00:00.000Z',
+        }),
+      ),
+    ) as BenchResult;
+    expect(resultProblems(early)).toEqual([]);
+    expect(early).toMatchObject({ partial: true, runs: [], summary: {}, interrupted: { phase: 'download' } });
+    const rows = reportRows([plain, early], ['a.json', 'b.json']);
+    expect(rows[1]).toMatchObject({
+      partial: true,
+      interrupted: 'download',
+      runs: 0,
+      device: 'unknown adapter',
+      engine: 'webgpu',
+    });
+    const lb = leaderboard(rows);
+    expect(lb.partial).toBe(1);
+    expect(lb.devices.map((d) => d.fingerprint)).toEqual([plain.device.fingerprint]);
+    expect(lb.models.map((m) => m.id)).toEqual([plain.model.id]);
+    expect(leaderboardMarkdown(lb)).toContain('1 interrupted result is left out');
+    const md = markdownReport(rows);
+    expect(md).toContain(
+      '| https://example.com/m.gguf (unknown, –) | 0 (partial: interrupted in download) | – |',
+    );
+    const html = htmlReport(rows, { title: 't' });
+    expect(html).toContain('0 (partial: interrupted in download)');
+    expect(html).toContain('1 interrupted result is left out');
   });
 
   it('is the top of the bench:report page', () => {

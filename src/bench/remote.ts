@@ -147,6 +147,43 @@ export async function sweepPoint(
   };
 }
 
+/** What {@link remoteResult} builds a result from. */
+export interface RemoteResultInput {
+  host: string;
+  api: 'chat' | 'completions';
+  /** The model the server runs (as asked for, or `unknown`, before its listing came back). */
+  model: string;
+  /** Listing the server's models (NaN before it came back). */
+  loadMs: number;
+  plan: BenchPlan;
+  runs: BenchRun[];
+  sweep: BenchSweepPoint[];
+  partial: boolean;
+}
+
+/**
+ * A remote result file: the server as device, its runs (a run cut by a fault kept, left out of the
+ * summary), the sweep, `partial` for a benchmark that stopped early. {@link runRemoteBench} builds its
+ * results with it, and the command line the result of a run interrupted by a signal.
+ */
+export function remoteResult(i: RemoteResultInput): BenchResult {
+  const r = buildResult({
+    device: remoteDevice(i.host),
+    engine: 'remote',
+    model: { id: i.model, architecture: 'remote', quantization: 'unknown', parameters: 0, bytes: 0 },
+    load: { totalMs: i.loadMs, downloadMs: 0, uploadMs: 0, compileMs: 0 },
+    plan: i.plan,
+    runs: i.runs,
+  });
+  return {
+    ...r,
+    summary: summarizeRuns(i.runs.filter((x) => !x.partial)),
+    endpoint: { host: i.host, api: i.api },
+    ...(i.sweep.length ? { sweep: i.sweep } : {}),
+    ...(i.partial ? { partial: true } : {}),
+  };
+}
+
 /**
  * Lists the server's models and checks the chosen one, runs the plan (warm-up, then measured runs one at a
  * time), then the concurrency sweep.
@@ -163,23 +200,8 @@ export async function runRemoteBench(opts: RemoteBenchOptions): Promise<BenchRes
   onEvent({ type: 'loaded', model, models: engine.models, loadMs });
   const runs: BenchRun[] = [];
   const sweep: BenchSweepPoint[] = [];
-  const build = (partial: boolean): BenchResult => {
-    const r = buildResult({
-      device: remoteDevice(engine.host),
-      engine: 'remote',
-      model: { id: model, architecture: 'remote', quantization: 'unknown', parameters: 0, bytes: 0 },
-      load: { totalMs: loadMs, downloadMs: 0, uploadMs: 0, compileMs: 0 },
-      plan,
-      runs,
-    });
-    return {
-      ...r,
-      summary: summarizeRuns(runs.filter((x) => !x.partial)),
-      endpoint: { host: engine.host, api: engine.api },
-      ...(sweep.length ? { sweep } : {}),
-      ...(partial ? { partial: true } : {}),
-    };
-  };
+  const build = (partial: boolean): BenchResult =>
+    remoteResult({ host: engine.host, api: engine.api, model, loadMs, plan, runs, sweep, partial });
   const stopped = () => new EngineError('aborted', 'the benchmark was stopped');
   const total = plan.prompts.length * plan.runs;
   const steps: { prompt: BenchPrompt; warmup: boolean; index: number }[] = [];

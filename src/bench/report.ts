@@ -231,6 +231,8 @@ export interface ReportRow {
   speculative?: string;
   /** The run was interrupted (result.partial): fewer runs than planned; left out of the leaderboard. */
   partial?: boolean;
+  /** Where a run stopped by a signal stopped (result.interrupted.phase: `download`, `load`, `runs`, …). */
+  interrupted?: string;
   /** `engine` carries more than the engine's name (drafting, constrained output, a non-default setup). */
   labelled?: boolean;
 }
@@ -268,6 +270,7 @@ function reportRow(r: BenchResult, source: string): ReportRow {
       : {}),
     ...(r.speculative ? { speculative: speculativeText(r.speculative) } : {}),
     ...(r.partial ? { partial: true } : {}),
+    ...(r.interrupted ? { interrupted: r.interrupted.phase } : {}),
     ...(engine !== r.engine ? { labelled: true } : {}),
   };
 }
@@ -338,7 +341,13 @@ const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
   { head: 'Device', cell: (r) => r.device },
   { head: 'Engine', cell: (r) => r.engine },
   { head: 'Model', cell: (r) => `${r.model} (${r.quantization}, ${fmtParams(r.parameters)})` },
-  { head: 'Runs', cell: (r) => (r.partial ? `${r.runs} (partial: interrupted)` : String(r.runs)) },
+  {
+    head: 'Runs',
+    cell: (r) =>
+      r.partial
+        ? `${r.runs} (partial: interrupted${r.interrupted ? ` in ${r.interrupted}` : ''})`
+        : String(r.runs),
+  },
   { head: 'Decode tok/s', cell: (r) => medStd(r.decodeTps) },
   { head: 'TPOT ms', cell: (r) => med(r.tpotMs) },
   { head: 'TTFT ms', cell: (r) => med(r.ttftMs) },

@@ -30,6 +30,7 @@ import type {
   BenchRoofline,
   BenchRun,
   BenchSpeculative,
+  InterruptPhase,
 } from './types.ts';
 
 /** Callbacks and limits for {@link runBenchmark}. */
@@ -320,6 +321,73 @@ export function buildResult(input: BuildResultInput): BenchResult {
     ...(input.speculative ? { speculative: input.speculative } : {}),
     ...(input.plan.responseFormat ? { constrained: constraintMark(input.plan.responseFormat) } : {}),
   };
+}
+
+/** Everything {@link interruptedResult} needs: what the run had learned when the signal came. */
+export interface InterruptedResultInput {
+  signal: string;
+  phase: InterruptPhase;
+  engine: string;
+  plan: BenchPlan;
+  /** The model as the command line named it (used while no model has loaded). */
+  modelId: string;
+  /** The KV cache types asked for (K's, V's): the placeholder model's, so reports label the setup. */
+  kvType?: BenchResult['model']['kvType'];
+  kvTypeV?: BenchResult['model']['kvTypeV'];
+  device?: BenchDevice;
+  /** The loaded model and its load; absent when the signal came before the load finished. */
+  model?: BenchResult['model'];
+  load?: BenchResult['load'];
+  runs?: BenchRun[];
+  /** Default: now. */
+  createdAt?: Date | string;
+}
+
+/** The device of a result interrupted before the page reported one: every field empty (`unknown adapter`). */
+const UNKNOWN_DEVICE: BenchDevice = {
+  vendor: '',
+  architecture: '',
+  description: '',
+  isFallbackAdapter: false,
+  features: [],
+  limits: {},
+  userAgent: '',
+  fingerprint: '',
+};
+
+/**
+ * The result of a run stopped by a signal (Ctrl-C, SIGTERM), marked `partial` with `interrupted: {signal,
+ * phase}`: the runs measured so far on the loaded model, or, before the model loaded, no runs, load times
+ * NaN, the model as the command line named it (architecture and quantization `unknown`, sizes NaN, the KV
+ * cache types asked for) and the
+ * device the page reported (else an empty one). Valid against the schema, so a CI job that archives
+ * `--json` always finds a file, and `bench:report` lists it and leaves it out of the leaderboard.
+ */
+export function interruptedResult(input: InterruptedResultInput): BenchResult {
+  const loaded = input.model !== undefined && input.load !== undefined;
+  const r = buildResult({
+    device: input.device ?? UNKNOWN_DEVICE,
+    engine: input.engine,
+    model: input.model ?? {
+      id: input.modelId,
+      architecture: 'unknown',
+      quantization: 'unknown',
+      parameters: Number.NaN,
+      bytes: Number.NaN,
+      ...(input.kvType ? { kvType: input.kvType } : {}),
+      ...(input.kvTypeV ? { kvTypeV: input.kvTypeV } : {}),
+    },
+    load: input.load ?? {
+      totalMs: Number.NaN,
+      downloadMs: Number.NaN,
+      uploadMs: Number.NaN,
+      compileMs: Number.NaN,
+    },
+    plan: input.plan,
+    runs: loaded ? (input.runs ?? []) : [],
+    ...(input.createdAt !== undefined ? { createdAt: input.createdAt } : {}),
+  });
+  return { ...r, partial: true, interrupted: { signal: input.signal, phase: input.phase } };
 }
 
 // --- Speculative decoding and constrained output ---------------------------------------------------

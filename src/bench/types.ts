@@ -258,7 +258,9 @@ const nanLoad = () => ({
  * `quality` is "CPU match": llama.cpp's greedy tokens for the first prompt fed to our engine teacher-forced,
  * `top1Agreement` the share of positions whose top-1 token equals llama.cpp's; `cpuMatchSkipped` says why
  * there is none where the check was asked for but could not run (llama.cpp crashed on the file, …). Remote engines add
- * `endpoint` (host only, never a key), `sweep` and `partial`; llama-bench mode adds `tests`, `llamaBench`,
+ * `endpoint` (host only, never a key), `sweep` and `partial`. A run stopped by a signal is `partial` with
+ * `interrupted: {signal, phase}` (phase: where it stopped, {@link INTERRUPT_PHASES}); one stopped before the
+ * model loaded has no runs, no load times (NaN) and a placeholder model and device (`unknown`). llama-bench mode adds `tests`, `llamaBench`,
  * `memory`, `gpu` (GPU time per kernel family) and `cost`. `cpu` is the page's "Your CPU" comparison
  * (optional; files without it are unchanged, so the schema stays version 1). A plan with `draft` adds
  * `speculative` (acceptance, tokens per target pass, speed-up over the same plan without drafting); one
@@ -303,6 +305,7 @@ export const BenchResultSchema = obj({
   ),
   sweep: v.optional(v.array(BenchSweepPointSchema, 'must be an array')),
   partial: v.optional(bool),
+  interrupted: v.optional(obj({ signal: str, phase: str })),
   tests: v.optional(v.custom<LlamaBenchTest[]>(Array.isArray, 'must be an array')),
   llamaBench: opaque<LlamaBenchPlan>(),
   memory: opaque<MemoryProbe>(),
@@ -311,6 +314,24 @@ export const BenchResultSchema = obj({
   speculative: v.optional(BenchSpeculativeSchema),
   constrained: v.optional(BenchConstrainedSchema),
 });
+
+/**
+ * Where an interrupted run stopped (`interrupted.phase`): `start` (building the page, starting Chromium
+ * and the page, reading the adapter), `download` (the model into the cache), `cpu-match` (llama.cpp's
+ * reference tokens), `load` (the engine loading the model; for a remote server, listing its models),
+ * `runs` (warm-up and measured runs), `roofline`, `llama-bench`, `sweep` (a remote concurrency sweep).
+ */
+export const INTERRUPT_PHASES = [
+  'start',
+  'download',
+  'cpu-match',
+  'load',
+  'runs',
+  'roofline',
+  'llama-bench',
+  'sweep',
+] as const;
+export type InterruptPhase = (typeof INTERRUPT_PHASES)[number];
 
 export type BenchPrompt = v.InferOutput<typeof BenchPromptSchema>;
 export type BenchPlan = v.InferOutput<typeof BenchPlanSchema>;

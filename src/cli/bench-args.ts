@@ -127,8 +127,9 @@ ${LLAMA_BENCH_USAGE}
 
 ${wrapWords(`The default plan (${defaultPlanText()}) is the benchmark page's default too (src/bench/default-plan.ts), so their figures compare.`, '')}
 
-Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed, 130 interrupted (Ctrl-C: the runs
-measured so far are written to --json, marked partial, and --junit holds an aborted error).`;
+Exit status: 0 done, 1 failed, 2 bad arguments, 3 a threshold was missed, 130 interrupted (143 for SIGTERM:
+--json gets the runs measured so far, or none before the model loaded, marked partial with the phase it
+stopped in, and --junit holds an aborted error).`;
 
 /** Default model: the test model where src/testing/models.ts finds it (undefined when missing). */
 const DEFAULT_MODEL = findStories260K();

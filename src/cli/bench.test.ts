@@ -61,6 +61,8 @@ function bench(args: string[], timeoutMs = 180_000): Promise<CliRun> {
 /** A local server: `/missing.gguf` answers 404 (with CORS, as public hosts do); `/hang.gguf` never answers. */
 let server: Server;
 let base = '';
+/** Requests `/hang…` has had (a test waits for its download to reach the server). */
+let hangRequests = 0;
 beforeAll(async () => {
   server = createServer((req, res) => {
     const cors = {
@@ -72,7 +74,10 @@ beforeAll(async () => {
       res.writeHead(204, cors).end();
       return;
     }
-    if (req.url?.startsWith('/hang')) return; // never answers
+    if (req.url?.startsWith('/hang')) {
+      hangRequests++;
+      return; // never answers
+    }
     res.writeHead(404, { ...cors, 'Content-Type': 'text/plain' }).end('not found');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -410,11 +415,52 @@ describe('npm run bench', () => {
     const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
     expect(resultProblems(j)).toEqual([]);
     expect(j.partial).toBe(true);
+    expect(j.interrupted).toEqual({ signal: 'SIGINT', phase: 'runs' });
     expect(j.runs.length).toBeGreaterThanOrEqual(2);
     expect(j.runs.length).toBeLessThan(50);
     expect(j.summary.decodeTokensPerSecond?.median).toBeGreaterThan(0);
     const xml = readFileSync(junit, 'utf8');
     expect(xml).toMatch(/<error[^>]*aborted/);
+  }, 240_000);
+
+  it('SIGTERM before the model loaded still writes --json: partial, no runs, the phase; exit 143', async () => {
+    const dir = tempDir('bench-term-');
+    const out = join(dir, 'r.json');
+    const junit = join(dir, 'j.xml');
+    const had = hangRequests;
+    // The download of a URL that never answers: the signal comes while the model is being fetched.
+    const child = spawn(
+      process.execPath,
+      [
+        ...['--import', 'tsx', 'src/cli/bench.ts', '--model', `${base}/hang.gguf`, '--timeout-s', '120'],
+        ...['--no-roofline', '--json', out, '--junit', junit],
+      ],
+      { cwd: ROOT, env: { ...process.env, XDG_CACHE_HOME: cacheHome } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    const poll = setInterval(() => {
+      if (hangRequests > had && !child.killed) child.kill('SIGTERM');
+    }, 50);
+    const code = await new Promise<number | null>((ok) => child.on('exit', (c) => ok(c)));
+    clearInterval(poll);
+    expect(code, stderr).toBe(143);
+    expect(stderr).toMatch(/interrupted \(SIGTERM\) before the model loaded \(download\)/);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(resultProblems(j)).toEqual([]);
+    expect(j).toMatchObject({
+      schemaVersion: 1,
+      engine: 'webgpu',
+      partial: true,
+      interrupted: { signal: 'SIGTERM', phase: 'download' },
+      runs: [],
+      summary: {},
+    });
+    expect(j.model.id).toBe(`${base}/hang.gguf`);
+    expect(j.load.totalMs).toBeNull(); // NaN, as JSON writes it
+    expect(readFileSync(junit, 'utf8')).toMatch(/<error[^>]*aborted/);
   }, 240_000);
 
   it('fails clearly for bad arguments (exit 2)', async () => {

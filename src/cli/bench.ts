@@ -18,7 +18,8 @@
  * adapter, before a model is downloaded or loaded and before llama.cpp's CPU match, unless
  * `--allow-software`: a GPU job must not pass on CPU figures, nor spend CPU time before failing.
  *
- * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed. The
+ * Exit codes: 0 done; 1 failed (the message says why); 2 bad arguments; 3 a threshold was missed; 130
+ * (143 for SIGTERM) interrupted, `--json` written all the same (partial, with the phase it stopped in). The
  * command line (usage, parsing, checks) is read in src/cli/bench-args.ts.
  */
 
@@ -29,8 +30,8 @@ import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/
 import { llamaCppGreedyIsolated } from '../bench/cpu-match.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
 import { formatResultText, kvTypeText } from '../bench/report.ts';
-import { buildResult } from '../bench/runner.ts';
-import type { BenchDevice, BenchPlan, BenchResult, BenchRun } from '../bench/types.ts';
+import { interruptedResult } from '../bench/runner.ts';
+import type { BenchDevice, BenchPlan, BenchResult, BenchRun, InterruptPhase } from '../bench/types.ts';
 import { EngineError, type EngineErrorCode } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
@@ -155,6 +156,8 @@ function softwareGuard(a: BenchArgs, d: BenchDevice): Error | undefined {
  * and its load once loaded, and each measured run (warm-ups not counted) as it finished.
  */
 interface Seen {
+  /** Where the run is (`interrupted.phase` of a result a signal cuts short). */
+  phase: InterruptPhase;
   device?: BenchDevice;
   model?: BenchResult['model'];
   load?: BenchResult['load'];
@@ -162,20 +165,30 @@ interface Seen {
 }
 
 /**
- * The result of the runs measured so far, marked `partial` (undefined before the model loaded): what a
- * Ctrl-C leaves, written like a finished result so no measurement is lost.
+ * What a Ctrl-C or SIGTERM leaves (src/bench/runner.ts `interruptedResult`): the runs measured so far,
+ * written like a finished result so no measurement is lost, marked `partial` with the signal and the phase;
+ * before the model loaded, the same shape with no runs, so `--json` always gets a file.
  */
-function partialResult(a: BenchArgs, seen: Seen): BenchResult | undefined {
-  if (!seen.device || !seen.model || !seen.load) return undefined;
-  const r = buildResult({
-    device: seen.device,
+function partialResult(a: BenchArgs, seen: Seen, signal: NodeJS.Signals): BenchResult {
+  return interruptedResult({
+    signal,
+    phase: seen.phase,
     engine: a.engine,
+    plan: a.plan,
+    modelId: modelIdOf(a) ?? 'unknown',
+    kvType: a.kvTypeK ?? a.kvType,
+    kvTypeV: a.kvTypeV ?? a.kvType,
+    device: seen.device,
     model: seen.model,
     load: seen.load,
-    plan: a.plan,
     runs: seen.runs,
   });
-  return { ...r, partial: true };
+}
+
+/** The model as the command line names it (a synthetic shape, the cache's id, or the URL). */
+function modelIdOf(a: BenchArgs): string | undefined {
+  const spec = a.model.spec;
+  return 'synthetic' in spec ? spec.synthetic : (spec.id ?? ('url' in spec ? spec.url : undefined));
 }
 
 /**
@@ -185,17 +198,23 @@ function partialResult(a: BenchArgs, seen: Seen): BenchResult | undefined {
  */
 function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
   const handler = (signal: NodeJS.Signals) => {
-    const result = partialResult(a, seen);
+    const loaded = seen.model !== undefined && seen.load !== undefined;
+    const result = partialResult(a, seen, signal);
     const total = a.plan.prompts.length * a.plan.runs;
-    const what = result ? `after ${seen.runs.length} of ${total} measured runs` : 'before the model loaded';
+    const what = loaded
+      ? `after ${seen.runs.length} of ${total} measured runs`
+      : `before the model loaded (${seen.phase})`;
     log(`interrupted (${signal}) ${what}`);
-    if (a.json && result) {
+    if (a.json) {
       mkdirSync(dirname(resolve(a.json)), { recursive: true });
       writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
-      log(`wrote ${a.json} (partial: ${seen.runs.length} of ${total} runs)`);
+      log(
+        `wrote ${a.json} (partial: ${loaded ? `${seen.runs.length} of ${total} runs` : `no runs, stopped in ${seen.phase}`})`,
+      );
     }
     writeCiReports(a, {
-      result,
+      // The JUnit properties and the summary's table read a result's figures: none before the load.
+      result: loaded ? result : undefined,
       error: runError(new EngineError('aborted', `interrupted (${signal}) ${what}`)),
       seen,
       timeS: (performance.now() - t0) / 1000,
@@ -215,7 +234,6 @@ function writeCiReports(
   a: BenchArgs,
   r: { result?: BenchResult; error?: RunError; seen: Seen; timeS: number },
 ): void {
-  const spec = a.model.spec;
   writeCiFiles({
     junit: a.junit,
     summaryMd: a.summaryMd,
@@ -223,7 +241,7 @@ function writeCiReports(
     result: r.result,
     error: r.error,
     device: r.seen.device,
-    modelId: 'synthetic' in spec ? spec.synthetic : (spec.id ?? ('url' in spec ? spec.url : undefined)),
+    modelId: modelIdOf(a),
     timeS: r.timeS,
     log,
   });
@@ -252,7 +270,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const a = args;
   const t0 = performance.now();
-  const seen: Seen = { runs: [] };
+  const seen: Seen = { phase: 'start', runs: [] };
   const offInterrupt = onInterrupt(a, seen, t0);
   try {
     const { code, result } = await benchmark(a, seen);
@@ -303,6 +321,8 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
   // run on the CPU: a runner with only a software adapter fails in seconds.
   const guardFirst = a.gpu && !a.allowSoftware;
   const download = async () => {
+    const phase = seen.phase;
+    seen.phase = 'download';
     if (a.model.remote && a.cache.enabled && a.engine === 'webgpu') {
       const got = await cachedModel(a.model.remote, { cacheDir: a.cache.dir, log, timeoutMs: a.timeoutMs });
       a.model = {
@@ -317,6 +337,7 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
       const got = await cachedModel(d.remote, { cacheDir: a.cache.dir, log, timeoutMs: a.timeoutMs });
       a.draftModel = { ...d, localPath: got.path, spec: { url: got.url, id: d.remote } };
     }
+    seen.phase = phase;
   };
   let shownDevice: string | undefined;
   try {
@@ -338,7 +359,11 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     await page.exposeFunction('__benchEvent', (e: BenchEvent) => {
       // The device line once: the guard's early look may have printed it already.
       if (e.type !== 'device' || e.device.fingerprint !== shownDevice) show(e);
+      if (e.type === 'load-start') seen.phase = 'load';
+      else if (e.type === 'roofline-start') seen.phase = 'roofline';
+      else if (e.type === 'llama-bench-progress') seen.phase = 'llama-bench';
       if (e.type === 'loaded') {
+        seen.phase = 'runs';
         seen.model = e.model;
         seen.load = e.load;
       } else if (e.type === 'run-done' && !e.warmup && !e.baseline) seen.runs.push(e.run);
@@ -383,11 +408,13 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     const draftModel: BenchModelSpec | undefined = a.draftModel?.localPath
       ? { url: server.addModel(a.draftModel.localPath), id: (a.draftModel.spec as { id: string }).id }
       : a.draftModel?.spec;
+    seen.phase = 'cpu-match';
     const reference =
       a.cpuMatch && a.model.localPath && a.engine === 'webgpu' && !a.part2.llamaBench
         ? await llamaCppReference(a.model.localPath, a.plan)
         : undefined;
     const cpuMatch = reference?.ref;
+    seen.phase = 'load';
     watchdog.arm(60_000, 'starting the benchmark in the page');
     const result = await Promise.race([
       runInPage(page, {

@@ -3,7 +3,7 @@
  * the table, the sweep, the JSON (engine "remote", the host, never the key), a fault's exit status and its
  * partial JSON; `--junit` and `--summary-md` for a run with a missed threshold and for a fault.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BenchResult } from '../bench/types.ts';
+import { type BenchResult, resultProblems } from '../bench/types.ts';
 import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import { isRemoteArgv } from './remote.ts';
@@ -48,6 +48,38 @@ function spawnBench(args: string[]): Promise<{ code: number; stdout: string; std
  */
 function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return runCliInProcess('bench', args, { TEST_REMOTE_KEY: KEY });
+}
+
+/**
+ * `npm run bench` spawned (a signal must reach a process of its own: the handler exits), sent `signal` once
+ * `ready(stderr)` says so; its exit code and stderr.
+ */
+function interruptBench(
+  args: string[],
+  signal: NodeJS.Signals,
+  ready: (stderr: string) => boolean,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/bench.ts', ...args], {
+    cwd: join(import.meta.dirname, '../..'),
+    env: { ...process.env, TEST_REMOTE_KEY: KEY },
+  });
+  let stderr = '';
+  let sent = false;
+  const poll = setInterval(() => {
+    if (!sent && ready(stderr)) {
+      sent = true;
+      child.kill(signal);
+    }
+  }, 50);
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d;
+  });
+  return new Promise((ok) => {
+    child.on('exit', (code) => {
+      clearInterval(poll);
+      ok({ code, stderr });
+    });
+  });
 }
 
 /** A JUnit file parsed as CI readers parse it. */
@@ -237,6 +269,53 @@ describe('npm run bench -- --engine remote', () => {
       await new Promise((r) => echo.close(r));
     }
   });
+
+  it('SIGTERM before the model list came back still writes --json: partial, no runs, phase load; exit 143', async () => {
+    server.set({ fault: 'stall-models' });
+    const files = { json: join(dir, 'term.json'), junit: join(dir, 'term.xml') };
+    const seen = server.log.length;
+    const r = await interruptBench(
+      [
+        ...['--engine', 'remote', '--base-url', server.url, '--model', 'test-model', '--prompt', 'Hi'],
+        ...['--json', files.json, '--junit', files.junit],
+      ],
+      'SIGTERM',
+      () => server.log.slice(seen).some((q) => q.path === '/v1/models'),
+    );
+    expect(r.code, r.stderr).toBe(143);
+    expect(r.stderr).toMatch(/interrupted \(SIGTERM\) before the server's model list came back/);
+    const res = JSON.parse(readFileSync(files.json, 'utf8')) as BenchResult;
+    expect(resultProblems(res)).toEqual([]);
+    expect(res).toMatchObject({
+      engine: 'remote',
+      partial: true,
+      interrupted: { signal: 'SIGTERM', phase: 'load' },
+      runs: [],
+      summary: {},
+    });
+    expect(res.model.id).toBe('test-model');
+    expect(junit(files.junit).testsuites.testsuite[0].testcase[0].error).toMatchObject({ type: 'aborted' });
+  }, 60_000);
+
+  it('Ctrl-C mid-run writes the runs so far: partial, phase runs; exit 130', async () => {
+    server.set({ firstDelayMs: 20, delayMs: 40 });
+    const json = join(dir, 'int.json');
+    const r = await interruptBench(
+      [
+        ...['--engine', 'remote', '--base-url', server.url, '--prompt', 'Hi', '--warmup', '0'],
+        ...['--runs', '50', '--max-tokens', '16', '--json', json],
+      ],
+      'SIGINT',
+      (stderr) => /^run 2\/50 /m.test(stderr.replace(/^bench[^:]*: /gm, '')),
+    );
+    expect(r.code, r.stderr).toBe(130);
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    expect(resultProblems(res)).toEqual([]);
+    expect(res).toMatchObject({ partial: true, interrupted: { signal: 'SIGINT', phase: 'runs' } });
+    expect(res.runs.length).toBeGreaterThanOrEqual(2);
+    expect(res.runs.length).toBeLessThan(50);
+    expect(res.summary.decodeTokensPerSecond?.median).toBeGreaterThan(0);
+  }, 60_000);
 
   it('bad arguments exit 2', async () => {
     const r = await bench(['--engine', 'remote']);

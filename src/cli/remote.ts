@@ -22,11 +22,19 @@ import {
   parseConcurrency,
   RemoteBenchError,
   type RemoteBenchEvent,
+  remoteResult,
   runRemoteBench,
 } from '../bench/remote.ts';
 import { formatResultText } from '../bench/report.ts';
-import type { BenchPlan, BenchPrompt, BenchResult } from '../bench/types.ts';
-import { isEngineError } from '../core/errors.ts';
+import type {
+  BenchPlan,
+  BenchPrompt,
+  BenchResult,
+  BenchRun,
+  BenchSweepPoint,
+  InterruptPhase,
+} from '../bench/types.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, RemoteEngine } from '../remote/engine.ts';
 import { fmtSig } from '../util/format.ts';
 import { redactSecrets } from '../util/redact.ts';
@@ -49,7 +57,8 @@ export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url 
   --junit FILE, --summary-md FILE   JUnit XML (written, also for a failed run) and a Markdown summary (appended,
                                     e.g. "$GITHUB_STEP_SUMMARY"), as for the local engine
 
-Exit status: 0 done, 1 failed (partial results still written with --json), 2 bad arguments, 3 threshold missed.`;
+Exit status: 0 done, 1 failed (partial results still written with --json), 2 bad arguments, 3 threshold missed,
+130 (143 for SIGTERM) interrupted (--json gets what was measured, marked partial; --junit an aborted error).`;
 
 /**
  * True when the command line asks for the remote engine: its last `--engine VALUE` or `--engine=VALUE`
@@ -204,6 +213,78 @@ function logRemoteEvent(e: RemoteBenchEvent, log: (s: string) => void): void {
   } else if (e.type === 'warning') log(`warning: ${e.message}`);
 }
 
+/** What the remote run had learned when a signal came: where it was, the model, its runs and sweep. */
+interface RemoteSeen {
+  phase: InterruptPhase;
+  model: string;
+  loadMs?: number;
+  runs: BenchRun[];
+  sweep: BenchSweepPoint[];
+}
+
+/** Follows {@link runRemoteBench}'s events into `seen` (measured runs only, not warm-ups). */
+function noteRemoteEvent(seen: RemoteSeen, e: RemoteBenchEvent): void {
+  if (e.type === 'loaded') {
+    seen.phase = 'runs';
+    seen.model = e.model;
+    seen.loadMs = e.loadMs;
+  } else if (e.type === 'run-done' && !e.warmup) seen.runs.push(e.run);
+  else if (e.type === 'sweep-start') seen.phase = 'sweep';
+  else if (e.type === 'sweep-done') seen.sweep.push(e.point);
+}
+
+/**
+ * On Ctrl-C (SIGINT) or SIGTERM, as the local engine does (src/cli/bench.ts): writes `--json` (what was
+ * measured, `partial` with `interrupted: {signal, phase}`; before the server's model list came back, no
+ * runs), `--junit`/`--summary-md` with an `aborted` error, and exits 130 (143 for SIGTERM). Returns the
+ * function that removes the handlers.
+ */
+function onRemoteInterrupt(
+  seen: RemoteSeen,
+  o: {
+    host: string;
+    api: 'chat' | 'completions';
+    plan: BenchPlan;
+    log: (s: string) => void;
+    writeJson: (r: BenchResult) => void;
+    ci: (r: { result?: BenchResult; error?: unknown }) => void;
+  },
+): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    const loaded = seen.loadMs !== undefined;
+    const total = o.plan.prompts.length * o.plan.runs;
+    const result: BenchResult = {
+      ...remoteResult({
+        host: o.host,
+        api: o.api,
+        model: seen.model,
+        loadMs: seen.loadMs ?? Number.NaN,
+        plan: o.plan,
+        runs: seen.runs,
+        sweep: seen.sweep,
+        partial: true,
+      }),
+      interrupted: { signal, phase: seen.phase },
+    };
+    const what = loaded
+      ? `after ${seen.runs.length} of ${total} measured runs`
+      : "before the server's model list came back";
+    o.log(`interrupted (${signal}) ${what}`);
+    o.writeJson(result);
+    o.ci({
+      result: loaded ? result : undefined,
+      error: new EngineError('aborted', `interrupted (${signal}) ${what}`),
+    });
+    process.exit(signal === 'SIGTERM' ? 143 : 130);
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
 /** Runs the remote benchmark from the command line; returns the exit code. */
 export async function runRemoteCli(argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
@@ -265,7 +346,9 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     if (!file) return;
     mkdirSync(dirname(resolve(file)), { recursive: true });
     writeFileSync(file, redact(`${JSON.stringify(r, null, 1)}\n`));
-    log(`wrote ${file}${r.partial ? ' (partial: the run failed part-way)' : ''}`);
+    log(
+      `wrote ${file}${r.interrupted ? ` (partial: interrupted in ${r.interrupted.phase})` : r.partial ? ' (partial: the run failed part-way)' : ''}`,
+    );
   };
   const t0 = performance.now();
   const ci = (r: { result?: BenchResult; error?: unknown }) =>
@@ -281,13 +364,25 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       secrets,
     });
   log(`remote ${engine.host} (${engine.api} API)`);
+  const seen: RemoteSeen = { phase: 'load', model: opt('model') ?? 'unknown', runs: [], sweep: [] };
+  const offInterrupt = onRemoteInterrupt(seen, {
+    host: engine.host,
+    api: engine.api,
+    plan,
+    log,
+    writeJson,
+    ci,
+  });
   let result: BenchResult;
   try {
     result = await runRemoteBench({
       engine,
       plan,
       concurrency,
-      onEvent: (e) => logRemoteEvent(e, log),
+      onEvent: (e) => {
+        noteRemoteEvent(seen, e);
+        logRemoteEvent(e, log);
+      },
     });
   } catch (e) {
     if (e instanceof RemoteBenchError) writeJson(e.result);
@@ -295,6 +390,10 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     const code = (e as { code?: string }).code;
     console.error(redact(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}`));
     return 1;
+  } finally {
+    // Gone once the benchmark ended either way: the files below are the run's own (and a test that runs
+    // this command in its process must not keep them).
+    offInterrupt();
   }
   process.stdout.write(redact(`${formatResultText(result)}\n${sweepTable(result)}`));
   writeJson(result);

@@ -4,11 +4,12 @@
  * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
  */
 
+import { contextOverflowText } from '../chat/context-overflow.ts';
 import { answerLine, Conversation, speculativeWords, summarizeAnswer } from '../chat/conversation.ts';
 import { ToolCallStreamGate } from '../chat/tool-stream.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
-import { EngineError, isEngineError } from '../core/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import type {
   ChatMessage,
   ChatRequest,
@@ -765,19 +766,13 @@ export class WebGpuChatElement extends ElementBase {
   }
 }
 
-/**
- * A context overflow in the widget's words: the engine's message advises the API's `contextLength` and the
- * CLI's `--ctx`; here the context is the `context-length` attribute. Worded from the error's details
- * (EngineErrorDetails); an error without them keeps its message and gets the attribute's name after it.
- */
+/** A context overflow in the widget's words: its context is the `context-length` attribute. */
 export function widgetContextMessage(e: unknown, message: string): string {
-  const advice = 'shorten the message or set a larger context-length attribute on the widget';
-  const d = isEngineError(e) ? e.details : undefined;
-  if (d?.contextLength === undefined) return `${message} (in the widget: ${advice})`;
-  if (d.promptTokens === undefined)
-    return `the message does not fit the context of ${d.contextLength} tokens; ${advice}`;
-  const least = d.promptTokensAtLeast ? 'at least ' : '';
-  return `the message needs ${least}${d.promptTokens} tokens but the context holds ${d.contextLength} (and one must be left for the answer); ${advice}`;
+  return contextOverflowText(
+    e,
+    message,
+    'shorten the message or set a larger context-length attribute on the widget',
+  );
 }
 
 /**

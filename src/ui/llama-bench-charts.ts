@@ -151,6 +151,13 @@ function lineChart(
       root.append(dot);
     }
   });
+  // The SVG scales with its box (viewBox 400 wide): at 390 px of screen a 12-unit tick was drawn ≈ 10 px.
+  // `--lb-scale` (px per unit) lets llama-bench.css keep the text at least 12 px wherever it is drawn.
+  if (typeof ResizeObserver !== 'undefined')
+    new ResizeObserver(() => {
+      const w = root.getBoundingClientRect().width;
+      if (w > 0) fig.style.setProperty('--lb-scale', String(w / W));
+    }).observe(root);
   fig.append(
     root,
     h(

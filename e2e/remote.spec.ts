@@ -217,3 +217,28 @@ test('a server that does not allow the origin: CORS explained, with the vLLM fla
   await expect(err).toContainText(new URL(page.url()).origin);
   server.set({});
 });
+
+test('a URL whose /v1/models answers an HTML page: the error says it is probably no OpenAI-compatible API', async ({
+  page,
+}) => {
+  // A web app (here: a stand-in at an address of its own) answers every path with its page.
+  await page.route('http://html-app.test/**', (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: 'text/html; charset=utf-8',
+      headers: { 'access-control-allow-origin': '*' },
+      body: '<!doctype html><html><head><title>My App</title></head><body></body></html>',
+    }),
+  );
+  await openApp(page);
+  const p = panel(page);
+  await p.getByRole('radio', { name: 'Remote endpoint' }).check();
+  await p.getByLabel('Server URL').fill('http://html-app.test');
+  await p.getByRole('button', { name: 'List models' }).click();
+  const err = page.getByTestId('remote-error');
+  await expect(err).toContainText('Listing failed (protocol)');
+  await expect(err).toContainText(
+    'http://html-app.test/v1/models answered HTTP 200 with an HTML page (Content-Type text/html; charset=utf-8) instead of JSON: the base URL is probably not an OpenAI-compatible API',
+  );
+  await shots(page, 'remote-html');
+});

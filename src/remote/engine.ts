@@ -458,6 +458,15 @@ export class RemoteEngine implements Engine {
       try {
         j = JSON.parse(body.text) as typeof j;
       } catch (e) {
+        // An HTML page (a web app's answer for a path it does not know): the hint a run's HTML answer has.
+        const type = res.headers.get('content-type') ?? '';
+        const text = body.text.trimStart();
+        if (/html/i.test(type) || /^</.test(text))
+          throw new RemoteError(
+            'protocol',
+            `${url} answered HTTP ${res.status} with an HTML page (Content-Type ${type || 'none'}) instead of JSON: the base URL is probably not an OpenAI-compatible API (it answers GET /v1/models with a JSON list); the page began ${JSON.stringify(text.slice(0, 80))}`,
+            { cause: e },
+          );
         throw new RemoteError('protocol', `${url} did not answer JSON`, { cause: e });
       }
       this.models = (Array.isArray(j?.data) ? j.data : []).map((m) => String(m?.id ?? '')).filter(Boolean);

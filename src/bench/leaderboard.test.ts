@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { summarize } from '../core/metrics.ts';
 import { sampleResult, sampleRun } from '../testing/sample-result.ts';
 import { cpuComparisonFrom } from './cpu-compare.ts';
-import { cellKey, leaderboard, leaderboardHtml, leaderboardMarkdown, modelKey } from './leaderboard.ts';
+import {
+  cellKey,
+  entryEngine,
+  leaderboard,
+  leaderboardHtml,
+  leaderboardMarkdown,
+  modelKey,
+} from './leaderboard.ts';
 import { PROMPT_SETS } from './prompts.ts';
 import { htmlReport, markdownReport, type ReportRow, reportRows } from './report.ts';
 import { interruptedResult } from './runner.ts';
@@ -296,6 +303,108 @@ describe('leaderboard', () => {
     const html = htmlReport(rows, { title: 't' });
     expect(html).toContain('0 (partial: interrupted in download)');
     expect(html).toContain('1 interrupted result is left out');
+  });
+
+  describe('a setup common to every result is said once, the labels keep what differs', () => {
+    const base = sampleResult();
+    const plan0 = { prompts: [...PROMPT_SETS.short], maxTokens: 128, runs: 2, warmup: 1, ignoreEos: false };
+    /** A result on its own device (fingerprint `fp`), with `maxTokens`, a KV type and sampling as given. */
+    const on = (
+      fp: string,
+      o: { tokens?: number; kv?: 'f32' | 'q8_0'; temperature?: number; engine?: string; partial?: boolean },
+    ) =>
+      sampleResult({
+        createdAt: '2026-01-01T00:00:00.000Z',
+        device: { ...base.device, fingerprint: fp, label: `GPU ${fp}` },
+        engine: o.engine ?? 'webgpu',
+        plan: {
+          ...plan0,
+          maxTokens: o.tokens ?? 128,
+          ...(o.temperature ? { sampling: { temperature: o.temperature } } : {}),
+        },
+        model: { ...base.model, ...(o.kv ? { kvType: o.kv } : {}) },
+        ...(o.partial ? { partial: true } : {}),
+      });
+    const engines = (lb: ReturnType<typeof leaderboard>) =>
+      lb.rankings.flatMap((r) => r.entries.map((e) => entryEngine(lb, e.row)));
+
+    it('all share it: stated once in the lead (HTML and Markdown), each label plain', () => {
+      const rows = reportRows([
+        on('aaaa', { tokens: 16, kv: 'f32' }),
+        on('bbbb', { tokens: 16, kv: 'f32' }),
+        on('cccc', { tokens: 16, kv: 'f32', engine: 'wllama' }),
+      ]);
+      expect(rows[0].engine).toBe('webgpu · 16 tokens, kv f32'); // grouping still by the full label
+      const lb = leaderboard(rows);
+      expect(lb.common).toEqual(['16 tokens', 'kv f32']);
+      expect(engines(lb).sort()).toEqual(['webgpu', 'webgpu', 'wllama']);
+      const html = leaderboardHtml(lb);
+      expect(html).toMatch(/<p class="lead">[^<]*All runs: 16 tokens, kv f32\.<\/p>/);
+      expect(html).not.toContain('· 16 tokens');
+      expect(html).toContain('<td>wllama</td>');
+      const md = leaderboardMarkdown(lb);
+      expect(md).toContain('All runs: 16 tokens, kv f32.');
+      expect(md).not.toContain('kv f32 ·');
+      expect(md).toContain('wllama · 2026-01-01');
+      // The per-file table and the page: said once above the table, not in its Engine cells.
+      const table = markdownReport(rows);
+      expect(table).toContain('All runs: 16 tokens, kv f32.');
+      expect(table).toMatch(/^\| GPU aaaa \(software\) \| webgpu \| /m);
+      const page = htmlReport(rows, { title: 't' });
+      expect(page).toContain('<p class="note setup">All runs: 16 tokens, kv f32.');
+      expect(page).not.toContain('webgpu · 16 tokens');
+      expect(page).not.toContain('wllama · 16 tokens');
+    });
+
+    it('all one engine sharing it: the engine is not named in the cells at all', () => {
+      const lb = leaderboard(reportRows([on('aaaa', { tokens: 16 }), on('bbbb', { tokens: 16 })]));
+      expect(lb.common).toEqual(['16 tokens']);
+      const md = leaderboardMarkdown(lb);
+      expect(md).not.toContain('webgpu ·');
+      expect(leaderboardHtml(lb)).not.toContain('webgpu · <time');
+    });
+
+    it('some share a part: the shared part in the lead, the rest in each label', () => {
+      const rows = reportRows([
+        on('aaaa', { tokens: 16, kv: 'f32' }),
+        on('bbbb', { tokens: 16, temperature: 1.5 }),
+        on('cccc', { tokens: 16 }),
+      ]);
+      const lb = leaderboard(rows);
+      expect(lb.common).toEqual(['16 tokens']);
+      expect(engines(lb).sort()).toEqual(['webgpu', 'webgpu · kv f32', 'webgpu · temperature 1.5']);
+      expect(leaderboardMarkdown(lb)).toContain('All runs: 16 tokens.');
+      expect(leaderboardHtml(lb)).toContain('<td>webgpu · temperature 1.5</td>');
+      expect(markdownReport(rows)).toMatch(/^\| GPU bbbb \(software\) \| webgpu · temperature 1\.5 \| /m);
+    });
+
+    it('none share one: no "All runs", every label as before', () => {
+      const rows = reportRows([
+        on('aaaa', { tokens: 16 }),
+        on('bbbb', { kv: 'f32' }),
+        on('cccc', {}), // the default plan
+      ]);
+      const lb = leaderboard(rows);
+      expect(lb.common).toEqual([]);
+      expect(engines(lb).sort()).toEqual(['webgpu', 'webgpu · 16 tokens', 'webgpu · kv f32']);
+      expect(leaderboardHtml(lb)).not.toContain('All runs');
+      expect(leaderboardMarkdown(lb)).not.toContain('All runs');
+      expect(markdownReport(rows)).not.toContain('All runs');
+      expect(htmlReport(rows)).not.toContain('All runs');
+    });
+
+    it('an interrupted result left out of the leaderboard does not keep its common setup from it', () => {
+      const rows = reportRows([
+        on('aaaa', { tokens: 16 }),
+        on('bbbb', { tokens: 16 }),
+        on('cccc', { partial: true }),
+      ]);
+      const lb = leaderboard(rows);
+      expect(lb.common).toEqual(['16 tokens']);
+      // "All results" lists the interrupted default-plan one too: nothing common there.
+      expect(markdownReport(rows)).not.toContain('All runs');
+      expect(markdownReport(rows)).toMatch(/^\| GPU aaaa \(software\) \| webgpu · 16 tokens \| /m);
+    });
   });
 
   it('is the top of the bench:report page', () => {

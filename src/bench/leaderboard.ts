@@ -10,7 +10,8 @@
  *   named as its newest result names it. A model is its id and quantization.
  * - An interrupted result (`partial`: fewer runs than its plan) is left out; "All results" keeps it.
  * - Engines are compared by their label (`engineLabel`: drafting, constrained output and a plan or KV cache
- *   other than the default are part of it), so differently measured runs never share a line.
+ *   other than the default are part of it), so differently measured runs never share a line. A setup all
+ *   its results share ({@link Leaderboard.common}) is said once, in the lead, and left out of the labels.
  * - Several results for one device, model and engine: the newest counts (a leaderboard shows where things
  *   stand; the page's "All results" table below keeps every file). Other engines on the same device and
  *   model are shown beside it in the cell, fastest first.
@@ -23,7 +24,7 @@ import { fmtParams, fmtSig } from '../util/format.ts';
 import { escapeHtml as esc } from '../util/html.ts';
 import { fmtRatio } from './cpu-compare.ts';
 import { markdownCode, markdownTable, markdownText } from './markdown.ts';
-import type { ReportRow } from './report.ts';
+import { commonSetup, commonSetupText, type ReportRow, shownEngine } from './report.ts';
 
 /** The newest result of one device, model and engine, and how many older ones it replaced. */
 export interface LeaderEntry {
@@ -74,6 +75,16 @@ export interface Leaderboard {
   rankings: { model: LeaderModel; entries: RankedEntry[] }[];
   /** Interrupted results (`partial`) left out. */
   partial: number;
+  /**
+   * The setup every result in it shares ({@link commonSetup}: `['16 tokens', 'kv f32']`), stated once in
+   * the lead; entries name only their other parts ({@link entryEngine}). Empty for default plans.
+   */
+  common: string[];
+}
+
+/** An entry's engine as the leaderboard shows it: its label less the setup all entries share. */
+export function entryEngine(lb: Pick<Leaderboard, 'common'>, r: ReportRow): string {
+  return shownEngine(r, lb.common);
 }
 
 /** A model's key: id and quantization. */
@@ -199,7 +210,14 @@ export function leaderboard(allRows: readonly ReportRow[]): Leaderboard {
       entries: entries.map((e, i) => (r[i] === undefined ? { ...e } : { ...e, rank: r[i] })),
     };
   });
-  return { devices, models, cells, rankings, partial: allRows.length - rows.length };
+  return {
+    devices,
+    models,
+    cells,
+    rankings,
+    partial: allRows.length - rows.length,
+    common: commonSetup(rows),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------- HTML
@@ -214,8 +232,8 @@ function cpuText(c: NonNullable<ReportRow['cpu']>): string {
   return `CPU ${fmtSig(c.decodeTps)} tok/s · GPU ${fmtRatio(c.decodeRatio)}`;
 }
 
-/** One engine's figures in a matrix cell. */
-function entryHtml(e: LeaderEntry, best: boolean, showEngine: boolean): string {
+/** One engine's figures in a matrix cell (`engine`: its label as shown, or undefined to leave it out). */
+function entryHtml(e: LeaderEntry, best: boolean, engine: string | undefined): string {
   const r = e.row;
   const older = e.older > 0 ? `; ${e.older} older result${e.older === 1 ? '' : 's'} not shown` : '';
   return [
@@ -223,7 +241,7 @@ function entryHtml(e: LeaderEntry, best: boolean, showEngine: boolean): string {
     `<span class="decode">${esc(fmtSig(r.decodeTps?.median))}<small> tok/s</small>${best ? '<span class="star" aria-label="fastest on this model"> ★</span>' : ''}</span>`,
     `<span class="sub"><span class="nw">prefill ${esc(fmtSig(r.prefillTps?.median))} tok/s</span> · <span class="nw">TTFT ${esc(fmtSig(r.ttftMs?.median))} ms</span></span>`,
     r.cpu ? `<span class="sub cpu">${esc(cpuText(r.cpu))}</span>` : '',
-    `<span class="sub">${showEngine ? `${esc(r.engine)} · ` : ''}<time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></span>`,
+    `<span class="sub">${engine !== undefined ? `${esc(engine)} · ` : ''}<time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></span>`,
     '</div>',
   ].join('');
 }
@@ -233,11 +251,23 @@ function deviceHtml(name: string, fingerprint: string, software: boolean): strin
   return `<span class="dev">${esc(name)}</span>${software && !/software/i.test(name) ? ' <span class="sw">software</span>' : ''}<code class="fp" title="device fingerprint">${esc(fingerprint)}</code>`;
 }
 
-/** Entries name their engine where there are several, or one that is more than an engine's name. */
+/**
+ * Entries name their engine where there are several, or one that is more than an engine's name once the
+ * setup all share ({@link Leaderboard.common}, said in the lead) is taken out.
+ */
 function showEngines(lb: Leaderboard): boolean {
-  const entries = lb.rankings.flatMap((r) => r.entries);
-  return new Set(entries.map((e) => e.row.engine)).size > 1 || entries.some((e) => e.row.labelled);
+  const shown = lb.rankings.flatMap((r) =>
+    r.entries.map((e) => ({ row: e.row, label: entryEngine(lb, e.row) })),
+  );
+  return (
+    new Set(shown.map((x) => x.label)).size > 1 ||
+    shown.some((x) => (x.row.engineName === undefined ? x.row.labelled : x.label !== x.row.engineName))
+  );
 }
+
+/** The lead's sentence on the setup all entries share (` All runs: 16 tokens, kv f32.`), or ''. */
+const commonNote = (lb: Leaderboard): string =>
+  lb.common.length > 0 ? ` ${commonSetupText(lb.common)}` : '';
 
 /** The leaderboard's note on interrupted results left out, or ''. */
 const partialNote = (lb: Leaderboard): string =>
@@ -268,7 +298,7 @@ export function leaderboardHtml(lb: Leaderboard): string {
             entryHtml(
               e,
               e.row.decodeTps?.median !== undefined && e.row.decodeTps.median === m.bestDecode,
-              showEngine,
+              showEngine ? entryEngine(lb, e.row) : undefined,
             ),
           )
           .join('')}</td>`;
@@ -302,7 +332,7 @@ export function leaderboardHtml(lb: Leaderboard): string {
       ...entries.map((e) => {
         const r = e.row;
         const decodeCell = r.decodeTps ? `${fmtSig(r.decodeTps.median)} ± ${fmtSig(r.decodeTps.std)}` : '–';
-        return `<tr title="${esc(r.source)}"><td class="num">${e.rank ?? '–'}</td><th scope="row">${deviceHtml(r.device, r.fingerprint, r.software)}</th><td>${esc(r.engine)}</td><td class="num">${esc(decodeCell)}</td><td class="num">${esc(fmtSig(r.prefillTps?.median))}</td><td class="num">${esc(fmtSig(r.ttftMs?.median))}</td><td class="num"${r.cpu ? ` title="${esc(cpuText(r.cpu))}"` : ''}>${r.cpu ? esc(fmtRatio(r.cpu.decodeRatio)) : '–'}</td><td class="num">${r.runs}</td><td class="num"><time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></td></tr>`;
+        return `<tr title="${esc(r.source)}"><td class="num">${e.rank ?? '–'}</td><th scope="row">${deviceHtml(r.device, r.fingerprint, r.software)}</th><td>${esc(entryEngine(lb, r))}</td><td class="num">${esc(decodeCell)}</td><td class="num">${esc(fmtSig(r.prefillTps?.median))}</td><td class="num">${esc(fmtSig(r.ttftMs?.median))}</td><td class="num"${r.cpu ? ` title="${esc(cpuText(r.cpu))}"` : ''}>${r.cpu ? esc(fmtRatio(r.cpu.decodeRatio)) : '–'}</td><td class="num">${r.runs}</td><td class="num"><time datetime="${esc(r.createdAt)}">${esc(day(r.createdAt))}</time></td></tr>`;
       }),
       '</tbody></table></div>',
     ].join('\n'),
@@ -311,7 +341,7 @@ export function leaderboardHtml(lb: Leaderboard): string {
   return [
     '<section id="leaderboard" aria-labelledby="lb-h">',
     '<h2 id="lb-h">Leaderboard</h2>',
-    `<p class="lead">${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}: median decode tokens/s (★ the fastest on each model), prefill tokens/s, time to first token (TTFT) and the result's date.</p>`,
+    `<p class="lead">${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}: median decode tokens/s (★ the fastest on each model), prefill tokens/s, time to first token (TTFT) and the result's date.${esc(commonNote(lb))}</p>`,
     matrix,
     `<p class="note">Each cell is the newest result of that device, model and engine (older ones are in "All results" below). Devices are ranked by the geometric mean, over the models they ran, of their decode speed relative to the fastest device on that model (hover a rank for the score); each is named with its fingerprint, the same for the same adapter and browser whatever its label.${esc(partialNote(lb))}</p>`,
     '</section>',
@@ -389,7 +419,7 @@ export function leaderboardMarkdown(lb: Leaderboard): string {
             `**${fmtSig(r.decodeTps?.median)}** tok/s${best ? ' ★' : ''}`,
             `prefill ${fmtSig(r.prefillTps?.median)} tok/s · TTFT ${fmtSig(r.ttftMs?.median)} ms`,
             ...(r.cpu ? [markdownText(cpuText(r.cpu))] : []),
-            markdownText(`${showEngine ? `${r.engine} · ` : ''}${day(r.createdAt)}`),
+            markdownText(`${showEngine ? `${entryEngine(lb, r)} · ` : ''}${day(r.createdAt)}`),
           ].join('<br>');
         })
         .join('<br><br>');
@@ -399,7 +429,7 @@ export function leaderboardMarkdown(lb: Leaderboard): string {
     '',
     '### Leaderboard',
     '',
-    `${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}; the newest result per device, model and engine; ★ the fastest decode on each model; devices ranked by the geometric mean of their decode relative to each model's fastest.${markdownText(partialNote(lb))}`,
+    `${lb.devices.length} device${lb.devices.length === 1 ? '' : 's'} × ${lb.models.length} model${lb.models.length === 1 ? '' : 's'}; the newest result per device, model and engine; ★ the fastest decode on each model; devices ranked by the geometric mean of their decode relative to each model's fastest.${markdownText(commonNote(lb))}${markdownText(partialNote(lb))}`,
     '',
     ...markdownTable(['#', 'Device', ...lb.models.map((m) => markdownText(m.key))], rows, 2),
     '',

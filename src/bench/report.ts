@@ -235,6 +235,37 @@ export interface ReportRow {
   interrupted?: string;
   /** `engine` carries more than the engine's name (drafting, constrained output, a non-default setup). */
   labelled?: boolean;
+  /** The result's own `engine` (`webgpu`); absent: `engine`. */
+  engineName?: string;
+  /** {@link engineLabel} without the setup (drafting and constrained output kept); absent: `engine`. */
+  engineBase?: string;
+  /** {@link setupParts}: what of the plan and cache is not the default (`engine` ends with them). */
+  setup?: string[];
+}
+
+/**
+ * The setup parts ({@link setupParts}) every row shares, in the first row's order: stated once beside a
+ * table or the leaderboard ("All runs: 16 tokens, kv f32") instead of in every engine label. Empty when
+ * there are no rows or one runs the default.
+ */
+export function commonSetup(rows: readonly Pick<ReportRow, 'setup'>[]): string[] {
+  if (rows.length === 0) return [];
+  return (rows[0].setup ?? []).filter((part) => rows.every((r) => (r.setup ?? []).includes(part)));
+}
+
+/**
+ * A row's engine as a table that states `common` once shows it: {@link engineLabel} less the setup parts
+ * every row shares (`webgpu · temperature 1.5` where all ran 16 tokens).
+ */
+export function shownEngine(r: ReportRow, common: readonly string[]): string {
+  if (common.length === 0 || !r.setup) return r.engine;
+  const rest = r.setup.filter((part) => !common.includes(part));
+  return `${r.engineBase ?? r.engine}${rest.length > 0 ? ` · ${rest.join(', ')}` : ''}`;
+}
+
+/** The sentence that states a setup common to all results (`All runs: 16 tokens, kv f32.`), or ''. */
+export function commonSetupText(common: readonly string[]): string {
+  return common.length > 0 ? `All runs: ${common.join(', ')}.` : '';
 }
 
 /** Rows for a set of results (in the given order); `sources` name them (file names). */
@@ -272,6 +303,9 @@ function reportRow(r: BenchResult, source: string): ReportRow {
     ...(r.partial ? { partial: true } : {}),
     ...(r.interrupted ? { interrupted: r.interrupted.phase } : {}),
     ...(engine !== r.engine ? { labelled: true } : {}),
+    engineName: r.engine,
+    engineBase: engineBaseLabel(r),
+    setup: setupParts(r),
   };
 }
 
@@ -297,6 +331,11 @@ export function kvTypeText(m: Pick<BenchResult['model'], 'kvType' | 'kvTypeV'>):
  * Empty for a default plan; e.g. `16 tokens, kv f32, temperature 1.5`.
  */
 export function setupText(r: Pick<BenchResult, 'plan' | 'model'>): string {
+  return setupParts(r).join(', ');
+}
+
+/** {@link setupText}'s parts: `['16 tokens', 'kv f32', 'temperature 1.5']` (sampling is one part). */
+export function setupParts(r: Pick<BenchResult, 'plan' | 'model'>): string[] {
   const p = r.plan;
   const parts: string[] = [];
   if (p.prompts.length > 0) {
@@ -308,7 +347,7 @@ export function setupText(r: Pick<BenchResult, 'plan' | 'model'>): string {
   const kv = kvTypeText(r.model);
   if (kv !== 'f16') parts.push(`kv ${kv}`);
   if (p.sampling?.temperature) parts.push(samplingText(p.sampling));
-  return parts.join(', ');
+  return parts;
 }
 
 /**
@@ -320,11 +359,16 @@ export function setupText(r: Pick<BenchResult, 'plan' | 'model'>): string {
 export function engineLabel(
   r: Pick<BenchResult, 'engine' | 'plan' | 'constrained'> & Partial<Pick<BenchResult, 'model'>>,
 ): string {
+  const setup = r.model ? setupText({ plan: r.plan, model: r.model }) : '';
+  return `${engineBaseLabel(r)}${setup ? ` · ${setup}` : ''}`;
+}
+
+/** {@link engineLabel} without the setup: the engine with its drafting and constrained output. */
+function engineBaseLabel(r: Pick<BenchResult, 'engine' | 'plan' | 'constrained'>): string {
   const d = r.plan.draft;
   const draft = d ? (d.type === 'lookup' ? ' + lookup' : ` + draft ${d.model ?? 'model'}`) : '';
   const c = r.constrained;
-  const setup = r.model ? setupText({ plan: r.plan, model: r.model }) : '';
-  return `${r.engine}${draft}${c ? `, ${c.kind} ${c.hash}` : ''}${setup ? ` · ${setup}` : ''}`;
+  return `${r.engine}${draft}${c ? `, ${c.kind} ${c.hash}` : ''}`;
 }
 
 /** A drafting result in one line: acceptance, tokens per target pass, speed-up, same output. */
@@ -336,10 +380,10 @@ export function speculativeText(s: NonNullable<BenchResult['speculative']>): str
 const med = (s: Summary | undefined) => fmtSig(s?.median);
 const medStd = (s: Summary | undefined) => (s ? `${fmtSig(s.median)} ± ${fmtSig(s.std, 2)}` : '–');
 
-/** Columns of the comparison table: header and cell. */
-const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
+/** Columns of the comparison table: header and cell (`common`: the setup stated once, {@link commonSetup}). */
+const COLUMNS: { head: string; cell: (r: ReportRow, common: readonly string[]) => string }[] = [
   { head: 'Device', cell: (r) => r.device },
-  { head: 'Engine', cell: (r) => r.engine },
+  { head: 'Engine', cell: (r, common) => shownEngine(r, common) },
   { head: 'Model', cell: (r) => `${r.model} (${r.quantization}, ${fmtParams(r.parameters)})` },
   {
     head: 'Runs',
@@ -366,6 +410,8 @@ const COLUMNS: { head: string; cell: (r: ReportRow) => string }[] = [
  * file's device, engine, model or date cannot bring HTML, a link or a table break into the summary.
  */
 export function markdownReport(rows: readonly ReportRow[]): string {
+  // A setup every result shares is said once, under the heading, not in every Engine cell.
+  const common = commonSetup(rows);
   // Drafting results get a column of their own (acceptance, tokens per pass, speed-up over no drafting).
   const columns = rows.some((r) => r.speculative)
     ? [
@@ -377,11 +423,11 @@ export function markdownReport(rows: readonly ReportRow[]): string {
   const lines = [
     '## WebGPU LLM benchmark',
     '',
-    `${rows.length} result${rows.length === 1 ? '' : 's'}; medians over measured runs (decode: median ± std). Roofline: decode's share of the measured memory bandwidth.`,
+    `${rows.length} result${rows.length === 1 ? '' : 's'}; medians over measured runs (decode: median ± std). Roofline: decode's share of the measured memory bandwidth.${common.length > 0 ? ` ${markdownText(commonSetupText(common))}` : ''}`,
     '',
     ...markdownTable(
       columns.map((c) => c.head),
-      rows.map((r) => columns.map((c) => markdownText(c.cell(r)))),
+      rows.map((r) => columns.map((c) => markdownText(c.cell(r, common)))),
       3,
     ),
   ];
@@ -514,9 +560,10 @@ export function htmlReport(
   const colors = new Map<string, string>();
   for (const r of rows)
     if (!colors.has(r.fingerprint)) colors.set(r.fingerprint, PALETTE[colors.size % PALETTE.length]);
+  const common = commonSetup(rows);
   const label = (r: ReportRow) => ({
     label: r.device,
-    detail: `${r.model} (${r.quantization}) · ${r.engine}`,
+    detail: `${r.model} (${r.quantization}) · ${shownEngine(r, common)}`,
   });
   const bar = (r: ReportRow, s: Summary | undefined): ChartBar => ({
     ...label(r),
@@ -565,8 +612,8 @@ export function htmlReport(
       (r) =>
         `<tr title="${esc(r.source)}">${COLUMNS.map((c, i) =>
           i === 0
-            ? `<th scope="row">${esc(c.cell(r))}</th>`
-            : `<td${i >= 3 ? ' class="num"' : i === 2 ? ' class="model"' : ''}>${esc(c.cell(r))}</td>`,
+            ? `<th scope="row">${esc(c.cell(r, common))}</th>`
+            : `<td${i >= 3 ? ' class="num"' : i === 2 ? ' class="model"' : ''}>${esc(c.cell(r, common))}</td>`,
         ).join('')}</tr>`,
     ),
     '</tbody></table></div>',
@@ -604,7 +651,7 @@ export function htmlReport(
 <p class="note">${rows.length} result file${rows.length === 1 ? '' : 's'}${opts.generatedAt ? `, generated ${esc(when(opts.generatedAt))}` : ''}. Medians over measured runs (warm-up runs excluded); TTFT, TPOT, ITL and tokens/s follow vLLM's <code>bench serve</code> definitions.${rows.some((r) => r.software) ? ' “(software)” marks a CPU-emulated WebGPU adapter: those figures measure the processor, not a GPU.' : ''}</p>
 ${leaderboardHtml(leaderboard(rows))}
 <h2>All results</h2>
-${table}
+${common.length > 0 ? `<p class="note setup">${esc(commonSetupText(common))} The engines below name only what differs.</p>\n` : ''}${table}
 <h2>Charts</h2>
 ${charts.join('\n')}
 </body>

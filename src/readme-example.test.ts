@@ -40,3 +40,12 @@ test('README stays a quick start, the commands, the map and links: at most 400 l
   for (const [, path] of readme.matchAll(/\]\((docs\/[\w.-]+\.md)\)/g))
     expect(() => readFileSync(resolve(ROOT, path), 'utf8'), path).not.toThrow();
 });
+
+test('README\'s "The page" says the engine select\'s Auto is the CPU engine on a software adapter', () => {
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const section = /### The page\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? '';
+  // A newcomer on SwiftShader saw wllama run with Auto chosen and found nothing in this section saying so.
+  expect(section.replace(/\s+/g, ' ')).toMatch(
+    /\*\*Auto\*\* means the CPU engine, wllama, on a software adapter/,
+  );
+});

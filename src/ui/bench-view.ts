@@ -147,9 +147,11 @@ export class BenchView {
     this.draftHint = draftField.querySelector('.field__hint') as HTMLElement;
     this.draft.addEventListener('change', () => this.syncDraftHint());
 
+    // novalidate: the browser's own check stopped the submit at the first field out of its min/max (one
+    // bubble, one field at a time); plan() reads every field and names all that are wrong at once.
     const form = h(
       'form',
-      { class: 'plan', 'aria-labelledby': 'plan-heading' },
+      { class: 'plan', 'aria-labelledby': 'plan-heading', novalidate: '' },
       field('Prompts', this.promptSelect),
       this.customField,
       h(

@@ -40,7 +40,7 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     name: 'stories260K (F32)',
     spec: 'hf:ggml-org/models-moved/tinyllamas/stories260K.gguf',
     license: 'MIT',
-    note: 'a toy (children’s stories), the test model: a 1.2 MB download, but its first load compiles the shaders, which takes a while (≈ 20 s) on a software GPU',
+    note: 'a toy (children’s stories), the test model: a small download, but its first load compiles the shaders, which takes a while (≈ 20 s) on a software GPU',
     synthetic: { shape: 'stories260k', ftype: 'f32' },
   },
   {

@@ -3,6 +3,7 @@
  * module (or loading the built `webgpu-chat.iife.js` with a classic script tag, which exposes
  * `window.WebGpuChat`) defines the element.
  */
+import { EngineError } from '../core/errors.ts';
 import { isAvailable, workerCounter } from './backends.ts';
 import { defineWebGpuChat, sharedEngines, WebGpuChatElement } from './element.ts';
 
@@ -50,6 +51,13 @@ export interface WebGpuChatOptions {
    * 18 bytes per 32 values; the model's head size must be a multiple of 32).
    */
   kvType?: 'f16' | 'f32' | 'q8_0' | 'q4_0';
+  /**
+   * Speculative decoding (engine "webgpu"): "lookup" (prompt lookup) or a draft model's GGUF URL, `hf:` file
+   * or `synthetic:` name with the model's vocabulary. Greedy answers are unchanged, only faster.
+   */
+  draftModel?: string;
+  /** Most tokens drafted per pass with `draftModel`, 1..16 (default: the engine's). */
+  draftMax?: number;
   /** Heading text (default "Chat with MODEL"). */
   heading?: string;
   /** Placeholder of the message box. */
@@ -68,22 +76,54 @@ const ATTRS: Record<keyof WebGpuChatOptions, string> = {
   maxTokens: 'max-tokens',
   contextLength: 'context-length',
   kvType: 'kv-type',
+  draftModel: 'draft-model',
+  draftMax: 'draft-max',
   heading: 'heading',
   placeholder: 'placeholder',
 };
 
 /**
+ * The attributes {@link mount} sets for `options`: `[attribute, value]` for each option given.
+ * @throws EngineError('invalid_argument') for options that are not an object, or a key that is not an
+ *   option (naming it, with the option it may mean: `max-tokens` or `max_tokens` → `maxTokens`), so a
+ *   misspelt option is not silently ignored.
+ */
+export function mountAttributes(options: WebGpuChatOptions): [string, string][] {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new EngineError(
+      'invalid_argument',
+      'mount(target, options) needs an options object, e.g. { model: URL }',
+    );
+  const known = Object.keys(ATTRS);
+  for (const k of Object.keys(options)) {
+    if (known.includes(k)) continue;
+    const camel = k.replace(/[-_]([a-z])/g, (_, c: string) => c.toUpperCase());
+    const hint = camel !== k && known.includes(camel) ? ` (did you mean ${JSON.stringify(camel)}?)` : '';
+    throw new EngineError(
+      'invalid_argument',
+      `mount() has no option ${JSON.stringify(k)}${hint}; it takes ${known.join(', ')}`,
+    );
+  }
+  const out: [string, string][] = [];
+  for (const [k, attr] of Object.entries(ATTRS) as [keyof WebGpuChatOptions, string][]) {
+    const v = options[k];
+    if (v !== undefined && v !== null) out.push([attr, String(v)]);
+  }
+  return out;
+}
+
+/**
  * Puts a chat widget into `target` (appended as its last child) and returns it. The element starts loading
  * its model at once; listen for `ready`, `token`, `done` and `error` on it. Remove it (`el.remove()`) to
  * release its engine.
+ * @throws EngineError('invalid_argument') for an option it does not have ({@link mountAttributes}), before
+ *   anything is created.
  */
 export function mount(target: Element, options: WebGpuChatOptions): WebGpuChatElement {
+  const attrs = mountAttributes(options);
   defineWebGpuChat();
   const chat = document.createElement('webgpu-chat') as WebGpuChatElement;
-  for (const [k, attr] of Object.entries(ATTRS) as [keyof WebGpuChatOptions, string][]) {
-    const v = options[k];
-    if (v !== undefined && v !== null) chat.setAttribute(attr, String(v));
-  }
+  for (const [attr, v] of attrs) chat.setAttribute(attr, v);
   target.append(chat);
   return chat;
 }

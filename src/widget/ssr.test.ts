@@ -15,3 +15,32 @@ describe('widget module without a DOM', () => {
     expect(widget.availableEngines()).toContain('wllama');
   });
 });
+
+describe('mount() options', () => {
+  it('sets an attribute per option given, the draft options included', async () => {
+    const { mountAttributes } = await import('./index.ts');
+    expect(
+      mountAttributes({ model: '/m.gguf', maxTokens: 5, draftModel: 'lookup', draftMax: 6, kvType: 'q8_0' }),
+    ).toEqual([
+      ['model', '/m.gguf'],
+      ['max-tokens', '5'],
+      ['kv-type', 'q8_0'],
+      ['draft-model', 'lookup'],
+      ['draft-max', '6'],
+    ]);
+  });
+
+  it('refuses an option it does not have, naming the one it may mean', async () => {
+    const { mountAttributes } = await import('./index.ts');
+    const bad = (o: object) => () => mountAttributes(o as never);
+    expect(bad({ model: 'm', max_tokens: 5 })).toThrow(
+      /mount\(\) has no option "max_tokens" \(did you mean "maxTokens"\?\); it takes model, engine/,
+    );
+    expect(bad({ model: 'm', 'draft-model': 'lookup' })).toThrow(
+      /no option "draft-model" \(did you mean "draftModel"\?\)/,
+    );
+    expect(bad({ model: 'm', draft: 'lookup' })).toThrow(/no option "draft"; it takes/);
+    expect(bad('m' as never)).toThrow(/needs an options object/);
+    expect(bad({ model: 'm', colour: 'red' })).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+  });
+});

@@ -278,22 +278,34 @@ const f1 = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.
 
 /**
  * The plain sentence: which is faster end to end (median E2E of the same prompts) and by how much, with
- * the decode speed and time to first token beside it.
+ * the decode speed and time to first token beside it. `sameModel: false` (the two sides ran different
+ * models) words the verdict as two setups, never "faster for you".
  */
-export function compareSentence(local: SideFigures, remote: SideFigures): string {
-  return compareParts(local, remote).join(' ') || 'Not enough measurements to compare.';
+export function compareSentence(
+  local: SideFigures,
+  remote: SideFigures,
+  opts: { sameModel?: boolean } = {},
+): string {
+  return compareParts(local, remote, opts).join(' ') || 'Not enough measurements to compare.';
 }
 
 /** {@link compareSentence}'s sentences: the verdict first, then decode and first-token figures. */
-export function compareParts(local: SideFigures, remote: SideFigures): string[] {
+export function compareParts(
+  local: SideFigures,
+  remote: SideFigures,
+  { sameModel = true }: { sameModel?: boolean } = {},
+): string[] {
   const parts: string[] = [];
   if (local.e2eMs !== undefined && remote.e2eMs !== undefined && local.e2eMs > 0 && remote.e2eMs > 0) {
     const [fast, slow] = local.e2eMs <= remote.e2eMs ? [local, remote] : [remote, local];
     const x = (slow.e2eMs as number) / (fast.e2eMs as number);
+    const times = `(${f1(fast.e2eMs as number)} ms vs ${f1(slow.e2eMs as number)} ms median)`;
     parts.push(
       x < 1.05
-        ? `${local.label} and ${remote.label} take about the same time per request (${f1(local.e2eMs)} vs ${f1(remote.e2eMs)} ms median).`
-        : `${fast.label} is faster for you: ${f1(x)}× quicker per request (${f1(fast.e2eMs as number)} ms vs ${f1(slow.e2eMs as number)} ms median).`,
+        ? `${local.label} and ${remote.label} take about the same time per request (${f1(local.e2eMs)} vs ${f1(remote.e2eMs)} ms median)${sameModel ? '' : ', each on its own model'}.`
+        : sameModel
+          ? `${fast.label} is faster for you: ${f1(x)}× quicker per request ${times}.`
+          : `${fast.label} took ${f1(x)}× less time per request than ${slow.label} ${times}, but each ran its own model.`,
     );
   }
   if (local.decodeTokensPerSecond !== undefined && remote.decodeTokensPerSecond !== undefined)

@@ -102,6 +102,18 @@ describe('helpers', () => {
       { label: 'remote h', e2eMs: 100, decodeTokensPerSecond: 90, ttftMs: 30 },
     );
     expect(s).toMatch(/^remote h is faster for you: 4\.00× quicker per request/);
+    // Different models: two setups compared, not this machine against the server on the same work.
+    const other = compareSentence(
+      { label: 'This GPU', e2eMs: 400 },
+      { label: 'remote h', e2eMs: 100 },
+      { sameModel: false },
+    );
+    expect(other).toBe(
+      'remote h took 4.00× less time per request than This GPU (100 ms vs 400 ms median), but each ran its own model.',
+    );
+    expect(
+      compareSentence({ label: 'A', e2eMs: 100 }, { label: 'B', e2eMs: 102 }, { sameModel: false }),
+    ).toBe('A and B take about the same time per request (100 vs 102 ms median), each on its own model.');
   });
 });
 

@@ -537,7 +537,13 @@ export class RemoteView {
         ),
       ),
     );
-    const parts = local ? compareParts(sideFigures(local, localLabel), sideFigures(remote, remoteLabel)) : [];
+    // Two models are two setups, not this GPU against the server on the same work: said above the
+    // verdict (it compared stories260K here with test-model there without a word), and the verdict words
+    // them as setups rather than "faster for you".
+    const sameModel = local !== undefined && sameModelId(local.model.id, remote.model.id);
+    const parts = local
+      ? compareParts(sideFigures(local, localLabel), sideFigures(remote, remoteLabel), { sameModel })
+      : [];
     const sentence = h(
       'p',
       { class: 'remote__verdict', 'data-testid': 'remote-compare' },
@@ -552,9 +558,6 @@ export class RemoteView {
         : 'Run the benchmark on a local model too (same plan) to see this GPU beside the server.',
     );
     const notes: HTMLElement[] = [];
-    // Two models are two setups, not this GPU against the server on the same work: said above the
-    // verdict (it compared stories260K here with test-model there without a word).
-    const sameModel = local !== undefined && sameModelId(local.model.id, remote.model.id);
     if (local && !sameModel)
       notes.push(
         h(

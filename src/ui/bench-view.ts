@@ -17,6 +17,7 @@ import {
   speculativeSummary,
 } from '../bench/runner.ts';
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
+import { contextOverflowText, PAGE_CONTEXT_ADVICE } from '../chat/context-overflow.ts';
 import { isEngineError } from '../core/errors.ts';
 import { h } from '../dom/h.ts';
 import { fmtMs, fmtRate } from '../util/format.ts';
@@ -478,7 +479,13 @@ export class BenchView {
       const stopped = isEngineError(e, 'aborted');
       this.liveStatus.textContent = stopped
         ? `Stopped after ${done.length} of ${total} measured runs.`
-        : `The benchmark failed${isEngineError(e) ? ` (${e.code})` : ''}: ${e instanceof Error ? e.message : String(e)}`;
+        : `The benchmark failed${isEngineError(e) ? ` (${e.code})` : ''}: ${
+            isEngineError(e, 'context_overflow')
+              ? contextOverflowText(e, e.message, `shorten the prompts or ${PAGE_CONTEXT_ADVICE}`, 'a prompt')
+              : e instanceof Error
+                ? e.message
+                : String(e)
+          }`;
       if (done.length) {
         this.chart.show(doneTimes);
         this.showResult(this.result(plan, done), true);

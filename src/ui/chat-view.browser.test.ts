@@ -7,6 +7,7 @@
 import { expect, it } from 'vitest';
 import type { BenchWorkerEngine } from '../bench/worker-api.ts';
 import type { ChatRequest, GenerateResult, TokenEvent } from '../core/types.ts';
+import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import { ChatView } from './chat-view.ts';
 import { type LoadedModel, Session } from './session.ts';
 
@@ -81,4 +82,26 @@ it('the speed line says which answer drafted, the first answer’s too, so a dra
   expect(speed()).toMatch(
     / tokens of context, without drafting \(first answer: [\d.]+ tok\/s at 10, with drafting: lookup\) · first token after /,
   );
+});
+
+it('a message longer than the context is worded for the page: its Context select, not contextLength or --ctx', async () => {
+  // A stand-in engine that makes the real engine's check (src/webgpu/generation.ts): 4 characters a token.
+  const fake = {
+    async chat(req: ChatRequest): Promise<GenerateResult> {
+      const chars = req.messages.reduce((n, m) => n + String(m.content).length, 0);
+      checkPromptLength(chars, { maxPieceChars: 4 }, 512, 1);
+      throw new Error('the check above should have thrown');
+    },
+  };
+  const session = new Session({ ours: () => fake as unknown as BenchWorkerEngine });
+  session.model = { id: 'stories260K', info: { contextLength: 512 } } as unknown as LoadedModel;
+  const chat = new ChatView(session);
+  document.body.replaceChildren(chat.element);
+  (document.getElementById('chat-input') as HTMLTextAreaElement).value = 'x'.repeat(4000);
+  await chat.send();
+  const speed = document.querySelector('[data-testid="chat-speed"]')?.textContent ?? '';
+  expect(speed).toBe(
+    'The model did not answer (context_overflow): the message needs at least 1001 tokens but the context holds 512 (and one must be left for the answer); shorten the message or choose a larger Context beside the model and load it again',
+  );
+  expect(speed).not.toMatch(/contextLength|--ctx/);
 });

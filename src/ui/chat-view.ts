@@ -8,6 +8,7 @@
  * text (Text nodes / textContent), never as HTML.
  */
 
+import { contextOverflowText, PAGE_CONTEXT_ADVICE } from '../chat/context-overflow.ts';
 import {
   type AnswerSummary,
   answerLine,
@@ -328,7 +329,12 @@ export class ChatView {
       }
     } catch (e) {
       answer.finish('error');
-      this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${e instanceof Error ? e.message : String(e)}`;
+      const message = e instanceof Error ? e.message : String(e);
+      this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${
+        isEngineError(e, 'context_overflow')
+          ? contextOverflowText(e, message, `shorten the message or ${PAGE_CONTEXT_ADVICE}`)
+          : message
+      }`;
       if (isEngineError(e, 'device_lost')) await this.session.resetEngine();
     } finally {
       this.controller = undefined;

@@ -46,7 +46,7 @@ import { formatLlamaBench } from './llama-bench-args.ts';
 import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
 import { isRemoteArgv, runRemoteCli } from './remote.ts';
-import { type CliCommand, formatCliError, isEntryPoint, runCli } from './run.ts';
+import { type CliCommand, formatCliError, isEntryPoint, onInterruptSignals, runCli } from './run.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
 function log(s: string): void {
@@ -197,7 +197,7 @@ function modelIdOf(a: BenchArgs): string | undefined {
  * Returns the function that removes the handlers.
  */
 function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
-  const handler = (signal: NodeJS.Signals) => {
+  return onInterruptSignals((signal) => {
     const loaded = seen.model !== undefined && seen.load !== undefined;
     const result = partialResult(a, seen, signal);
     const total = a.plan.prompts.length * a.plan.runs;
@@ -219,14 +219,7 @@ function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
       seen,
       timeS: (performance.now() - t0) / 1000,
     });
-    process.exit(signal === 'SIGTERM' ? 143 : 130);
-  };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-  };
+  });
 }
 
 /** Writes `--junit` and appends `--summary-md` (either may be unset; src/cli/ci-files.ts). */

@@ -40,6 +40,7 @@ import { fmtSig } from '../util/format.ts';
 import { redactSecrets } from '../util/redact.ts';
 import { intArg, isUsageError, numArg, parseCliArgs, secondsArg, UsageError } from './args.ts';
 import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
+import { onInterruptSignals } from './run.ts';
 
 /** `npm run bench -- --engine remote --help`: the remote benchmark's options. */
 export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url URL --model NAME [options]
@@ -250,7 +251,7 @@ function onRemoteInterrupt(
     ci: (r: { result?: BenchResult; error?: unknown }) => void;
   },
 ): () => void {
-  const handler = (signal: NodeJS.Signals) => {
+  return onInterruptSignals((signal) => {
     const loaded = seen.loadMs !== undefined;
     const total = o.plan.prompts.length * o.plan.runs;
     const result: BenchResult = {
@@ -275,14 +276,7 @@ function onRemoteInterrupt(
       result: loaded ? result : undefined,
       error: new EngineError('aborted', `interrupted (${signal}) ${what}`),
     });
-    process.exit(signal === 'SIGTERM' ? 143 : 130);
-  };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-  };
+  });
 }
 
 /** Runs the remote benchmark from the command line; returns the exit code. */

@@ -59,6 +59,24 @@ export function reportCliFailure(
 }
 
 /**
+ * Calls `handler(signal)` on the first SIGINT or SIGTERM, then exits 130 or 143 (the shell's 128 + the
+ * signal's number), as `npm run bench` and `npm run remote` do when interrupted.
+ * @returns the function that removes the handlers (once the run has ended).
+ */
+export function onInterruptSignals(handler: (signal: NodeJS.Signals) => void): () => void {
+  const exit = (signal: NodeJS.Signals) => {
+    handler(signal);
+    process.exit(signal === 'SIGTERM' ? 143 : 130);
+  };
+  process.once('SIGINT', exit);
+  process.once('SIGTERM', exit);
+  return () => {
+    process.off('SIGINT', exit);
+    process.off('SIGTERM', exit);
+  };
+}
+
+/**
  * Runs a command's `main` and exits the process with its status: 2 with the message (and `usageHint`, a
  * line such as "npm run generate -- --help lists the options") for bad arguments, 1 with `format`'s line
  * for any other failure.

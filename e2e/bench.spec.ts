@@ -206,11 +206,16 @@ test('chat streams an answer and Stop ends it; markup in prompts and answers sta
   await expect(page.getByTestId('chat-no-model')).toBeHidden();
   const chat = chatPanel(page);
   const log = page.getByTestId('chat-log');
-  // Out of range (5000): the browser's own form validation refuses it. An empty field (which the
-  // browser accepts) is said, its field focused, nothing sent (before: 256 silently).
+  // Out of range (5000): said under Send and on the field, its field focused, nothing sent (the form is
+  // novalidate: the browser's own bubble no longer stops Send first). An empty field the same (before:
+  // 256 silently).
   await chat.getByLabel('Max tokens').fill('5000');
   await chat.getByLabel('Message').fill('Once upon a time');
   await chat.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByTestId('chat-error')).toHaveText(
+    'Max tokens must be an integer ≥ 1 and ≤ 4096, got "5000"',
+  );
+  await expect(chat.getByLabel('Max tokens')).toHaveAttribute('aria-invalid', 'true');
   await expect(chat.getByLabel('Max tokens')).toBeFocused();
   expect(
     await chat.getByLabel('Max tokens').evaluate((el) => (el as HTMLInputElement).validity.rangeOverflow),
@@ -220,6 +225,9 @@ test('chat streams an answer and Stop ends it; markup in prompts and answers sta
   await chat.getByLabel('Message').focus();
   await chat.getByRole('button', { name: 'Send' }).click();
   await expect(page.getByTestId('chat-speed')).toHaveText(
+    'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
+  );
+  await expect(page.getByTestId('chat-error')).toHaveText(
     'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
   );
   await expect(chat.getByLabel('Max tokens')).toBeFocused();

@@ -92,3 +92,23 @@ it('the draft status says a loaded draft model is unused when None or Prompt loo
     expect(status.textContent, value).toBe(text);
   }
 });
+
+it('the Prompts choices are short (readable at 390 px) and the chosen set is said in words under the select', () => {
+  view();
+  const select = document.getElementById('plan-prompts') as HTMLSelectElement;
+  const hint = document.getElementById('plan-prompts-hint') as HTMLElement;
+  expect([...select.options].map((o) => o.text)).toEqual([
+    'Short (3 prompts)',
+    'Medium (2 prompts)',
+    'Long (1 prompt)',
+    'Custom',
+  ]);
+  expect(select.getAttribute('aria-describedby')).toBe('plan-prompts-hint');
+  expect(hint.textContent).toBe('three prompts of a sentence each');
+  select.value = 'custom';
+  select.dispatchEvent(new Event('change'));
+  expect(hint.textContent).toBe('your own prompt, written below');
+  expect(
+    (document.getElementById('plan-custom') as HTMLElement).closest('.field')?.hasAttribute('hidden'),
+  ).toBe(false);
+});

@@ -25,6 +25,7 @@ import { resultCardChildren } from './bench-result.ts';
 import { TokenChart, tokenTimesFromRun } from './charts.ts';
 import { field, revealCard } from './dom.ts';
 import { DraftChoice } from './draft-choice.ts';
+import { clearFieldErrors, FieldReader, fieldErrorsOf, showFieldErrors } from './form-errors.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { RemoteLive } from './remote-view.ts';
 import { rooflineFor } from './roofline-view.ts';
@@ -32,12 +33,20 @@ import type { Session } from './session.ts';
 
 type PromptChoice = PromptSetName | 'custom';
 
-const PROMPT_CHOICES: { value: PromptChoice; label: string }[] = [
-  { value: 'short', label: 'Short prompts (3, a sentence each)' },
-  { value: 'medium', label: 'Medium prompts (2, a paragraph each)' },
-  { value: 'long', label: 'Long prompt (1, a page)' },
-  { value: 'custom', label: 'Custom prompt' },
+/**
+ * The Prompts select's choices: a label short enough for the select at 390 px ("Short prompts (3, a
+ * sentence each)" was cut there), and the detail said under it for the chosen one.
+ */
+const PROMPT_CHOICES: { value: PromptChoice; label: string; hint: string }[] = [
+  { value: 'short', label: 'Short (3 prompts)', hint: 'three prompts of a sentence each' },
+  { value: 'medium', label: 'Medium (2 prompts)', hint: 'two prompts of a paragraph each' },
+  { value: 'long', label: 'Long (1 prompt)', hint: 'one prompt of a page' },
+  { value: 'custom', label: 'Custom', hint: 'your own prompt, written below' },
 ];
+
+function promptHint(choice: PromptChoice): string {
+  return PROMPT_CHOICES.find((c) => c.value === choice)?.hint ?? '';
+}
 
 /** A whole-number field in [min, max]. @throws FieldError naming the field otherwise. */
 function intValue(input: HTMLInputElement, label: string, min: number, max: number): number {
@@ -57,16 +66,11 @@ function numberInput(id: string, value: number, min: number, max: number, step =
   });
 }
 
-/** Every field of the plan that is wrong, in the form's order ({@link BenchView.plan}). */
-export class PlanErrors extends Error {
-  constructor(readonly errors: FieldError[]) {
-    super(errors.map((e) => e.message).join('; '));
-  }
-}
-
 export class BenchView {
   readonly element: HTMLElement;
   private readonly promptSelect: HTMLSelectElement;
+  /** The chosen prompt set in words ("three prompts of a sentence each"), under the Prompts select. */
+  private readonly promptHint: HTMLElement;
   private readonly customField: HTMLElement;
   private readonly customText: HTMLTextAreaElement;
   private readonly maxTokens: HTMLInputElement;
@@ -119,6 +123,8 @@ export class BenchView {
     });
     this.customField = field('Custom prompt', this.customText);
     this.promptSelect.addEventListener('change', () => this.syncCustom());
+    const promptField = field('Prompts', this.promptSelect, promptHint(DEFAULT_PLAN.promptSet));
+    this.promptHint = promptField.querySelector('.field__hint') as HTMLElement;
 
     this.promptSelect.value = DEFAULT_PLAN.promptSet;
     this.maxTokens = numberInput('plan-max-tokens', DEFAULT_PLAN.maxTokens, 1, 4096);
@@ -153,7 +159,7 @@ export class BenchView {
     const form = h(
       'form',
       { class: 'plan', 'aria-labelledby': 'plan-heading', novalidate: '' },
-      field('Prompts', this.promptSelect),
+      promptField,
       this.customField,
       h(
         'div',
@@ -248,6 +254,7 @@ export class BenchView {
 
   private syncCustom(): void {
     this.customField.hidden = this.promptSelect.value !== 'custom';
+    this.promptHint.textContent = promptHint(this.promptSelect.value as PromptChoice);
   }
 
   private refresh(): void {
@@ -289,27 +296,15 @@ export class BenchView {
 
   /**
    * The plan from the form.
-   * @throws PlanErrors naming every field that is wrong (a custom set without text, a number field out of
+   * @throws FieldErrors naming every field that is wrong (a custom set without text, a number field out of
    * its range, a draft model not loaded), all at once.
    */
   plan(): BenchPlan {
     const choice = this.promptSelect.value as PromptChoice;
     // Every field is read before any error is thrown, so that all the fields to fix are named at once
     // (one at a time, a plan with three empty fields took three presses of Run to learn them).
-    const errors: FieldError[] = [];
-    const read = <T>(f: () => T, fallback: T): T => {
-      try {
-        return f();
-      } catch (e) {
-        if (!(e instanceof Error)) throw e;
-        errors.push(
-          e instanceof FieldError
-            ? e
-            : new FieldError(this.customText as unknown as HTMLInputElement, e.message),
-        );
-        return fallback;
-      }
-    };
+    const fields = new FieldReader(this.customText);
+    const read = <T>(f: () => T, otherwise: T): T => fields.read(f, otherwise);
     const prompts = read(
       () => promptsFor(choice, choice === 'custom' ? this.customText.value : undefined),
       [],
@@ -319,7 +314,7 @@ export class BenchView {
     const warmup = read(() => intValue(this.warmup, 'Warm-up runs', 0, 20), 0);
     const temperature = read(() => readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 }), 0);
     const draft = read(() => this.draftPlan(), {});
-    if (errors.length) throw new PlanErrors(errors);
+    fields.check();
     return {
       prompts,
       maxTokens,
@@ -338,38 +333,6 @@ export class BenchView {
     return d.type === 'model' ? { draft: { type: 'model', model: this.drafting.label() } } : { draft: d };
   }
 
-  /**
-   * Says the plan's errors under the Run button (one line, or a list when several fields are wrong), marks
-   * each field invalid and focuses the first. Typing in a field takes its line away.
-   */
-  private showPlanErrors(errors: FieldError[]): void {
-    const message = errors.map((e) => e.message).join('; ');
-    this.liveStatus.textContent = message;
-    // Where the eye is: under the button just pressed, and on the fields (an empty Max tokens used to
-    // only take the focus).
-    const lines = errors.map((e) => h('li', {}, e.message));
-    this.planError.replaceChildren(
-      ...(errors.length === 1
-        ? [errors[0].message]
-        : [h('p', {}, `${errors.length} fields to fix:`), h('ul', { class: 'plan__errors' }, lines)]),
-    );
-    this.planError.hidden = false;
-    errors.forEach((e, i) => {
-      const field = e.field;
-      field.setAttribute('aria-invalid', 'true');
-      field.addEventListener(
-        'input',
-        () => {
-          field.removeAttribute('aria-invalid');
-          lines[i].remove();
-          if (errors.length === 1 || !lines.some((l) => l.isConnected)) this.planError.hidden = true;
-        },
-        { once: true },
-      );
-    });
-    errors[0].field.focus();
-  }
-
   async run(): Promise<void> {
     const model = this.session.model;
     if (!model) return;
@@ -382,21 +345,12 @@ export class BenchView {
           'Drafting runs on our WebGPU engine only; choose None for this backend',
         );
     } catch (e) {
-      this.showPlanErrors(
-        e instanceof PlanErrors
-          ? e.errors
-          : [
-              e instanceof FieldError
-                ? e
-                : new FieldError(
-                    this.customText as unknown as HTMLInputElement,
-                    e instanceof Error ? e.message : String(e),
-                  ),
-            ],
-      );
+      // Where the eye is: under the button just pressed (a list when several fields are wrong), and on
+      // the fields, the first focused (an empty Max tokens used to only take the focus); and in the Live card.
+      this.liveStatus.textContent = showFieldErrors(this.planError, fieldErrorsOf(e, this.customText));
       return;
     }
-    this.planError.hidden = true;
+    clearFieldErrors(this.planError);
     if (!this.session.begin('bench')) return;
     this.controller = new AbortController();
     const total = plan.prompts.length * plan.runs;

@@ -2,12 +2,14 @@
  * The chat tab's structured output on the CPU engine (wllama cannot constrain): the schema box says so,
  * and a send with a schema is refused before anything reaches the engine, in real Chromium (no model: the
  * session's wllama engine is absent, so a request that got through would fail with `not_loaded` instead).
- * And, with a stand-in engine, the speed line says the drafting of the last and the first answer.
+ * And, with a stand-in engine, the speed line says the drafting of the last and the first answer, and every
+ * wrong setting is named at once when Send is pressed.
  */
 import { expect, it } from 'vitest';
 import type { BenchWorkerEngine } from '../bench/worker-api.ts';
 import type { ChatRequest, GenerateResult, TokenEvent } from '../core/types.ts';
 import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
+import './app.css';
 import { ChatView } from './chat-view.ts';
 import { type LoadedModel, Session } from './session.ts';
 
@@ -104,4 +106,77 @@ it('a message longer than the context is worded for the page: its Context select
     'The model did not answer (context_overflow): the message needs at least 1001 tokens but the context holds 512 (and one must be left for the answer); shorten the message or choose a larger Context beside the model and load it again',
   );
   expect(speed).not.toMatch(/contextLength|--ctx/);
+});
+
+it('Send names every wrong setting at once (a list under the bar, each marked, the first focused), not one at a time', async () => {
+  const requests: ChatRequest[] = [];
+  const fake = {
+    async chat(req: ChatRequest, onToken?: (e: TokenEvent) => void): Promise<GenerateResult> {
+      requests.push(req);
+      onToken?.({ tokenId: 1, text: ' w', tMs: performance.now() });
+      return {
+        promptTokenIds: [1, 1],
+        outputTokenIds: [1],
+        text: ' w',
+        finishReason: 'length',
+        tStartMs: performance.now(),
+        tokenTimesMs: [performance.now()],
+      } as GenerateResult;
+    },
+  };
+  const session = new Session({ ours: () => fake as unknown as BenchWorkerEngine });
+  session.model = { id: 'stories260K', info: { contextLength: 512 } } as unknown as LoadedModel;
+  const chat = new ChatView(session);
+  document.body.replaceChildren(chat.element);
+  const el = <T extends HTMLElement = HTMLInputElement>(id: string) => document.getElementById(id) as T;
+  const type = (id: string, value: string) => {
+    el(id).value = value;
+    el(id).dispatchEvent(new Event('input'));
+  };
+  el<HTMLTextAreaElement>('chat-input').value = 'hello';
+  el('chat-max-tokens').value = '';
+  el('chat-temperature').value = '3'; // above its max: the browser's own check must not stop Send here
+  el<HTMLTextAreaElement>('chat-json-schema').value = '{"type": ';
+  // Pressed as a person does; the errors are said before send() first awaits.
+  (document.querySelector('.chat__form button[type="submit"]') as HTMLButtonElement).click();
+  const error = document.querySelector('[data-testid="chat-error"]') as HTMLElement;
+  expect(error.hidden).toBe(false);
+  expect(error.textContent).toMatch(/^3 fields to fix:/);
+  const lines = () => [...error.querySelectorAll('li')].map((li) => li.textContent);
+  expect(lines()).toEqual([
+    'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
+    'Temperature must be a finite number ≥ 0 and ≤ 2, got "3"',
+    expect.stringMatching(/^JSON schema: not JSON \(/),
+  ]);
+  for (const id of ['chat-max-tokens', 'chat-temperature', 'chat-json-schema'])
+    expect(el(id).getAttribute('aria-invalid'), id).toBe('true');
+  expect(document.activeElement).toBe(el('chat-max-tokens'));
+  // The schema's section was closed: opened, so that its mark shows.
+  expect((document.querySelector('.chat__structured') as HTMLDetailsElement).open).toBe(true);
+  expect(session.task).toBeUndefined();
+  expect(requests).toHaveLength(0);
+  expect(document.querySelectorAll('[data-role="user"]')).toHaveLength(0);
+
+  // Fixing a field takes its line and its mark away; the notice goes with the last.
+  type('chat-max-tokens', '8');
+  expect(el('chat-max-tokens').hasAttribute('aria-invalid')).toBe(false);
+  expect(lines()).toHaveLength(2);
+  type('chat-temperature', '0');
+  expect(lines()).toEqual([expect.stringMatching(/^JSON schema: not JSON/)]);
+  expect(error.hidden).toBe(false);
+  type('chat-json-schema', '');
+  expect(error.hidden).toBe(true);
+
+  // One wrong setting: its message alone; and a send that passes hides the notice.
+  el('chat-temperature').value = '';
+  await chat.send();
+  expect(error.hidden).toBe(false);
+  expect(error.textContent).toBe('Temperature must be a finite number ≥ 0 and ≤ 2, got nothing');
+  expect(error.querySelector('li')).toBeNull();
+  el('chat-temperature').value = '0';
+  await chat.send();
+  expect(error.hidden).toBe(true);
+  expect(el('chat-temperature').hasAttribute('aria-invalid')).toBe(false);
+  expect(requests).toHaveLength(1);
+  expect(requests[0].maxTokens).toBe(8);
 });

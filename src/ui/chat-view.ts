@@ -23,6 +23,7 @@ import { h } from '../dom/h.ts';
 import { fmtCount } from '../util/format.ts';
 import { field } from './dom.ts';
 import { DraftChoice } from './draft-choice.ts';
+import { clearFieldErrors, FieldReader, fieldErrorsOf, showFieldErrors } from './form-errors.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 
@@ -41,6 +42,10 @@ export class ChatView {
   /** A JSON schema every answer must follow (structured output); empty: none. */
   private readonly schema: HTMLTextAreaElement;
   private readonly schemaStatus: HTMLElement;
+  /** The structured-output section (opened when its schema is a field to fix, to show and focus it). */
+  private readonly structured: HTMLDetailsElement;
+  /** The settings that are wrong, all at once, under the Send bar (src/ui/form-errors.ts). */
+  private readonly settingsError: HTMLElement;
   private readonly notice: HTMLElement;
   private readonly speed: HTMLElement;
   private readonly conversation = new Conversation();
@@ -134,9 +139,29 @@ export class ChatView {
       goLoad,
     );
 
+    this.settingsError = h('div', {
+      class: 'notice notice--warn chat__errors',
+      role: 'alert',
+      'data-testid': 'chat-error',
+    });
+    this.settingsError.hidden = true;
+    this.structured = h(
+      'details',
+      { class: 'chat__structured' },
+      h('summary', {}, 'Structured output (JSON schema)'),
+      field(
+        'JSON schema',
+        this.schema,
+        'Every answer is JSON valid against it (our engine: xgrammar); empty: free text.',
+      ),
+      this.schemaStatus,
+    );
+
+    // novalidate: the browser's own check stopped Send at the first setting out of its min/max (one
+    // bubble, one field at a time); send() reads every setting and names all that are wrong at once.
     const form = h(
       'form',
-      { class: 'chat__form' },
+      { class: 'chat__form', novalidate: '' },
       field('Message', this.input),
       h(
         'div',
@@ -150,18 +175,9 @@ export class ChatView {
           field('Drafting', this.draft),
         ),
       ),
+      this.settingsError,
       this.drafting.extra,
-      h(
-        'details',
-        { class: 'chat__structured' },
-        h('summary', {}, 'Structured output (JSON schema)'),
-        field(
-          'JSON schema',
-          this.schema,
-          'Every answer is JSON valid against it (our engine: xgrammar); empty: free text.',
-        ),
-        this.schemaStatus,
-      ),
+      this.structured,
     );
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -238,37 +254,48 @@ export class ChatView {
   async send(): Promise<void> {
     const text = this.input.value.trim();
     if (!text || !this.session.model) return;
-    // The settings first: a bad one is said (and its field focused) before anything is sent.
+    // The settings first, every one read before any is said wrong, so that all the fields to fix are named
+    // at once (under the Send bar, each marked, the first focused) before anything is sent.
     let temperature: number;
     let maxTokens: number;
     let schema: Record<string, unknown> | undefined;
     let drafting: DraftOptions | undefined;
     try {
-      drafting = this.drafting.request();
-      temperature = readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 });
-      maxTokens = readNumberField(this.maxTokens, 'Max tokens', { integer: true, min: 1, max: 4096 });
+      const fields = new FieldReader(this.input);
+      maxTokens = fields.read(
+        () => readNumberField(this.maxTokens, 'Max tokens', { integer: true, min: 1, max: 4096 }),
+        0,
+      );
+      temperature = fields.read(
+        () => readNumberField(this.temperature, 'Temperature', { min: 0, max: 2 }),
+        0,
+      );
+      drafting = fields.read(() => this.drafting.request(), undefined);
       this.checkSchema(); // says a bad schema under the box too
-      schema = this.readSchema();
-      if (drafting && this.session.backend !== 'webgpu')
-        throw new FieldError(
-          this.draft as unknown as HTMLInputElement,
-          'Drafting runs on our WebGPU engine only; choose None for this backend',
-        );
+      schema = fields.read(() => this.readSchema(), undefined);
+      const webgpu = this.session.backend === 'webgpu';
+      if (drafting && !webgpu)
+        fields.add(this.draft, 'Drafting runs on our WebGPU engine only; choose None for this backend');
       if (schema && this.session.backend === 'wllama')
-        throw new FieldError(
-          this.schema as unknown as HTMLInputElement,
+        fields.add(
+          this.schema,
           'JSON schema: structured output runs on our WebGPU engine (xgrammar), not on the CPU engine (llama.cpp wasm): choose WebGPU above or empty the schema',
         );
-      if (drafting && schema)
-        throw new FieldError(
-          this.draft as unknown as HTMLInputElement,
+      else if (drafting && schema && webgpu)
+        fields.add(
+          this.draft,
           'Drafting cannot be combined with a JSON schema: choose None or empty the schema',
         );
+      fields.check();
     } catch (e) {
-      this.speed.textContent = e instanceof Error ? e.message : String(e);
-      if (e instanceof FieldError) e.field.focus();
+      const errors = fieldErrorsOf(e, this.input);
+      // The schema's box is in a closed section: open it, so that its mark shows and it can take the focus.
+      if (errors.some((f) => f.field === (this.schema as unknown as HTMLInputElement)))
+        this.structured.open = true;
+      this.speed.textContent = showFieldErrors(this.settingsError, errors);
       return;
     }
+    clearFieldErrors(this.settingsError);
     if (!this.session.begin('chat')) return;
     this.input.value = '';
     this.transcript.user(text);

@@ -224,9 +224,7 @@ test('chat streams an answer and Stop ends it; markup in prompts and answers sta
   await chat.getByLabel('Max tokens').fill('');
   await chat.getByLabel('Message').focus();
   await chat.getByRole('button', { name: 'Send' }).click();
-  await expect(page.getByTestId('chat-speed')).toHaveText(
-    'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
-  );
+  await expect(page.getByTestId('chat-speed')).toHaveText('');
   await expect(page.getByTestId('chat-error')).toHaveText(
     'Max tokens must be an integer ≥ 1 and ≤ 4096, got nothing',
   );

@@ -115,7 +115,7 @@ test('chat: prompt-lookup drafting gives the same greedy text; the JSON schema b
   const turns = await chat.locator('[data-role="assistant"]').count();
   await chat.getByLabel('Message').fill('How is the girl?');
   await chat.getByRole('button', { name: 'Send' }).click();
-  await expect(page.getByTestId('chat-speed')).toHaveText(/^Drafting cannot be combined with a JSON schema/);
+  await expect(page.getByTestId('chat-error')).toHaveText(/^Drafting cannot be combined with a JSON schema/);
   expect(await chat.locator('[data-role="assistant"]').count()).toBe(turns);
 
   await chat.getByLabel('Drafting').selectOption('');

@@ -27,9 +27,10 @@ it('a JSON schema on the CPU engine is refused before sending, and the schema bo
   );
   (document.getElementById('chat-input') as HTMLTextAreaElement).value = 'json please';
   await chat.send();
-  expect(document.querySelector('[data-testid="chat-speed"]')?.textContent).toMatch(
+  expect(document.querySelector('[data-testid="chat-error"]')?.textContent).toMatch(
     /^JSON schema: structured output runs on our WebGPU engine \(xgrammar\), not on the CPU engine/,
   );
+  expect(document.querySelector('[data-testid="chat-speed"]')?.textContent).toBe('');
   expect(document.querySelectorAll('[data-role="assistant"]')).toHaveLength(0);
   expect(session.task).toBeUndefined();
 });

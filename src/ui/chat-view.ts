@@ -292,7 +292,9 @@ export class ChatView {
       // The schema's box is in a closed section: open it, so that its mark shows and it can take the focus.
       if (errors.some((f) => f.field === (this.schema as unknown as HTMLInputElement)))
         this.structured.open = true;
-      this.speed.textContent = showFieldErrors(this.settingsError, errors);
+      // Said once, in the notice under Send (the speed line above the box repeated it).
+      showFieldErrors(this.settingsError, errors);
+      this.speed.textContent = '';
       return;
     }
     clearFieldErrors(this.settingsError);

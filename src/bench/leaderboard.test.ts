@@ -245,22 +245,34 @@ describe('leaderboard', () => {
       model: { ...plain.model, kvType: 'f32' },
     });
     const cut = sampleResult({ createdAt: '2026-01-03T00:00:00.000Z', plan: plain.plan, partial: true });
-    const rows = reportRows([plain, short16, cut]);
+    const failed = sampleResult({
+      createdAt: '2026-01-04T00:00:00.000Z',
+      plan: plain.plan,
+      partial: true,
+      error: { code: 'stream_cut', message: 'the stream ended without [DONE]' },
+    });
+    const rows = reportRows([plain, short16, cut, failed]);
     expect(rows.map((r) => r.engine)).toEqual([
       'webgpu',
       'webgpu · 16 tokens, kv f32, temperature 1.5',
       'webgpu',
+      'webgpu',
     ]);
     const lb = leaderboard(rows);
-    expect(lb.partial).toBe(1);
-    // The newest plain result is the interrupted one: left out, so the complete one stands.
+    expect(lb.partial).toBe(2);
+    // The newest plain results are a partial one and a failed one: left out, so the complete one stands.
     const cell = lb.cells.get(cellKey(plain.device.fingerprint, modelKey(rows[0]))) ?? [];
     expect(cell.map((e) => e.row.source).sort()).toEqual(['result 1', 'result 2']);
     const md = leaderboardMarkdown(lb);
     expect(md).toContain('webgpu · 16 tokens, kv f32, temperature 1.5 · ');
-    expect(md).toContain('1 interrupted result is left out (partial: fewer runs than planned).');
-    expect(leaderboardHtml(lb)).toContain('1 interrupted result is left out');
-    expect(markdownReport(rows)).toContain('| 3 (partial: interrupted) |');
+    expect(md).toContain('2 partial results are left out (interrupted or failed: fewer runs than planned).');
+    expect(leaderboardHtml(lb)).toContain('2 partial results are left out');
+    // A failed run is said to have failed, with its code, not "interrupted" (it was not); a file without
+    // either (older) is "stopped early".
+    const table = markdownReport(rows);
+    expect(table).toContain('| 3 (partial: failed: stream_cut) |');
+    expect(table).toContain('| 3 (partial: stopped early) |');
+    expect(table).not.toContain('interrupted)');
   });
 
   it('reads a result interrupted before the model loaded: listed with its phase, left out of the leaderboard', () => {
@@ -295,14 +307,14 @@ describe('leaderboard', () => {
     expect(lb.partial).toBe(1);
     expect(lb.devices.map((d) => d.fingerprint)).toEqual([plain.device.fingerprint]);
     expect(lb.models.map((m) => m.id)).toEqual([plain.model.id]);
-    expect(leaderboardMarkdown(lb)).toContain('1 interrupted result is left out');
+    expect(leaderboardMarkdown(lb)).toContain('1 partial result is left out');
     const md = markdownReport(rows);
     expect(md).toContain(
       '| https://example.com/m.gguf (unknown, –) | 0 (partial: interrupted in download) | – |',
     );
     const html = htmlReport(rows, { title: 't' });
     expect(html).toContain('0 (partial: interrupted in download)');
-    expect(html).toContain('1 interrupted result is left out');
+    expect(html).toContain('1 partial result is left out');
   });
 
   describe('a setup common to every result is said once, the labels keep what differs', () => {

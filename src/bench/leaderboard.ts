@@ -8,7 +8,7 @@
  * Rules:
  * - A device is its fingerprint (src/bench/fingerprint.ts): the same adapter under two labels is one device,
  *   named as its newest result names it. A model is its id and quantization.
- * - An interrupted result (`partial`: fewer runs than its plan) is left out; "All results" keeps it.
+ * - A partial result (interrupted or failed: fewer runs than its plan) is left out; "All results" keeps it.
  * - Engines are compared by their label (`engineLabel`: drafting, constrained output and a plan or KV cache
  *   other than the default are part of it), so differently measured runs never share a line. A setup all
  *   its results share ({@link Leaderboard.common}) is said once, in the lead, and left out of the labels.
@@ -269,10 +269,10 @@ function showEngines(lb: Leaderboard): boolean {
 const commonNote = (lb: Leaderboard): string =>
   lb.common.length > 0 ? ` ${commonSetupText(lb.common)}` : '';
 
-/** The leaderboard's note on interrupted results left out, or ''. */
+/** The leaderboard's note on partial results (interrupted or failed) left out, or ''. */
 const partialNote = (lb: Leaderboard): string =>
   lb.partial > 0
-    ? ` ${lb.partial} interrupted result${lb.partial === 1 ? ' is' : 's are'} left out (partial: fewer runs than planned).`
+    ? ` ${lb.partial} partial result${lb.partial === 1 ? ' is' : 's are'} left out (interrupted or failed: fewer runs than planned).`
     : '';
 
 /**

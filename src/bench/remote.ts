@@ -9,7 +9,7 @@
  * thrown as `RemoteBenchError` carrying that partial result.
  */
 
-import { EngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import { type Summary, summarize } from '../core/metrics.ts';
 import { parseInteger } from '../core/validate.ts';
 import { type RemoteEngine, RemoteError } from '../remote/engine.ts';
@@ -39,11 +39,11 @@ export interface RemoteBenchOptions {
 
 /** A failed benchmark with what was measured before the fault. */
 export class RemoteBenchError extends EngineError {
-  constructor(
-    cause: EngineError,
-    readonly result: BenchResult,
-  ) {
+  /** The result so far, `partial`, with the failure as its `error` (a result file then says what failed). */
+  readonly result: BenchResult;
+  constructor(cause: EngineError, result: BenchResult) {
     super(cause.code, cause.message, { cause });
+    this.result = { ...result, partial: true, error: { code: cause.code, message: cause.message } };
   }
 }
 
@@ -171,7 +171,10 @@ export function remoteResult(i: RemoteResultInput): BenchResult {
     device: remoteDevice(i.host),
     engine: 'remote',
     model: { id: i.model, architecture: 'remote', quantization: 'unknown', parameters: 0, bytes: 0 },
-    load: { totalMs: i.loadMs, downloadMs: 0, uploadMs: 0, compileMs: 0 },
+    // Before the listing came back there is no load at all: every time NaN (null in the file), not 0.
+    load: Number.isNaN(i.loadMs)
+      ? { totalMs: Number.NaN, downloadMs: Number.NaN, uploadMs: Number.NaN, compileMs: Number.NaN }
+      : { totalMs: i.loadMs, downloadMs: 0, uploadMs: 0, compileMs: 0 },
     plan: i.plan,
     runs: i.runs,
   });
@@ -187,14 +190,33 @@ export function remoteResult(i: RemoteResultInput): BenchResult {
 /**
  * Lists the server's models and checks the chosen one, runs the plan (warm-up, then measured runs one at a
  * time), then the concurrency sweep.
- * @throws RemoteBenchError (with the partial result) at the first failing request; EngineError from load.
+ * @throws RemoteBenchError (with the partial result and its `error`) when listing the models fails or at
+ *   the first failing request.
  */
 export async function runRemoteBench(opts: RemoteBenchOptions): Promise<BenchResult> {
   const { engine, plan } = opts;
   validatePlan(plan);
   const onEvent = opts.onEvent ?? (() => {});
   const t0 = performance.now();
-  await engine.load(undefined, { signal: opts.signal });
+  try {
+    await engine.load(undefined, { signal: opts.signal });
+  } catch (e) {
+    if (!isEngineError(e)) throw e;
+    // The listing failed (nothing listening, an unknown model, a 401): the result file still says so.
+    throw new RemoteBenchError(
+      e,
+      remoteResult({
+        host: engine.host,
+        api: engine.api,
+        model: engine.model ?? 'unknown',
+        loadMs: Number.NaN,
+        plan,
+        runs: [],
+        sweep: [],
+        partial: true,
+      }),
+    );
+  }
   const loadMs = performance.now() - t0;
   const model = engine.model ?? '';
   onEvent({ type: 'loaded', model, models: engine.models, loadMs });

@@ -204,6 +204,13 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
 
 // ---------------------------------------------------------------------------------------------- many results
 
+/** Why a partial result stopped: `interrupted in download`, `failed: stream_cut`, or `stopped early` (an older file). */
+export function partialWhy(r: Pick<ReportRow, 'interrupted' | 'failed'>): string {
+  if (r.interrupted) return `interrupted in ${r.interrupted}`;
+  if (r.failed) return `failed: ${r.failed}`;
+  return 'stopped early';
+}
+
 /** One result file reduced to the figures a comparison shows. */
 export interface ReportRow {
   source: string;
@@ -229,10 +236,12 @@ export interface ReportRow {
   cpu?: { decodeTps: number; decodeRatio: number; threads: number };
   /** {@link speculativeText} of a drafting result. */
   speculative?: string;
-  /** The run was interrupted (result.partial): fewer runs than planned; left out of the leaderboard. */
+  /** The run stopped early (result.partial: interrupted or failed): fewer runs than planned; left out of the leaderboard. */
   partial?: boolean;
   /** Where a run stopped by a signal stopped (result.interrupted.phase: `download`, `load`, `runs`, …). */
   interrupted?: string;
+  /** The error code of a run stopped by a failure (result.error.code: `stream_cut`, `network`, …). */
+  failed?: string;
   /** `engine` carries more than the engine's name (drafting, constrained output, a non-default setup). */
   labelled?: boolean;
   /** The result's own `engine` (`webgpu`); absent: `engine`. */
@@ -302,6 +311,7 @@ function reportRow(r: BenchResult, source: string): ReportRow {
     ...(r.speculative ? { speculative: speculativeText(r.speculative) } : {}),
     ...(r.partial ? { partial: true } : {}),
     ...(r.interrupted ? { interrupted: r.interrupted.phase } : {}),
+    ...(r.error ? { failed: r.error.code } : {}),
     ...(engine !== r.engine ? { labelled: true } : {}),
     engineName: r.engine,
     engineBase: engineBaseLabel(r),
@@ -387,10 +397,7 @@ const COLUMNS: { head: string; cell: (r: ReportRow, common: readonly string[]) =
   { head: 'Model', cell: (r) => `${r.model} (${r.quantization}, ${fmtParams(r.parameters)})` },
   {
     head: 'Runs',
-    cell: (r) =>
-      r.partial
-        ? `${r.runs} (partial: interrupted${r.interrupted ? ` in ${r.interrupted}` : ''})`
-        : String(r.runs),
+    cell: (r) => (r.partial ? `${r.runs} (partial: ${partialWhy(r)})` : String(r.runs)),
   },
   { head: 'Decode tok/s', cell: (r) => medStd(r.decodeTps) },
   { head: 'TPOT ms', cell: (r) => med(r.tpotMs) },

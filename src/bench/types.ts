@@ -260,7 +260,8 @@ const nanLoad = () => ({
  * there is none where the check was asked for but could not run (llama.cpp crashed on the file, …). Remote engines add
  * `endpoint` (host only, never a key), `sweep` and `partial`. A run stopped by a signal is `partial` with
  * `interrupted: {signal, phase}` (phase: where it stopped, {@link INTERRUPT_PHASES}); one stopped before the
- * model loaded has no runs, no load times (NaN) and a placeholder model and device (`unknown`). llama-bench mode adds `tests`, `llamaBench`,
+ * model loaded has no runs, no load times (NaN) and a placeholder model and device (`unknown`). One stopped by
+ * a failure (a remote server's fault) is `partial` with `error: {code, message}`. llama-bench mode adds `tests`, `llamaBench`,
  * `memory`, `gpu` (GPU time per kernel family) and `cost`. `cpu` is the page's "Your CPU" comparison
  * (optional; files without it are unchanged, so the schema stays version 1). A plan with `draft` adds
  * `speculative` (acceptance, tokens per target pass, speed-up over the same plan without drafting); one
@@ -306,6 +307,7 @@ export const BenchResultSchema = obj({
   sweep: v.optional(v.array(BenchSweepPointSchema, 'must be an array')),
   partial: v.optional(bool),
   interrupted: v.optional(obj({ signal: str, phase: str })),
+  error: v.optional(obj({ code: str, message: str })),
   tests: v.optional(v.custom<LlamaBenchTest[]>(Array.isArray, 'must be an array')),
   llamaBench: opaque<LlamaBenchPlan>(),
   memory: opaque<MemoryProbe>(),

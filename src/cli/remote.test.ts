@@ -200,6 +200,26 @@ describe('npm run bench -- --engine remote', () => {
     expect(res.partial).toBe(true);
     expect(res.runs[0].partial).toBe(true);
     expect(res.runs[0].outputTokens).toBe(2);
+    // The file says what failed (it said only "partial"), and bench:report calls it failed, not interrupted.
+    expect(res.error).toEqual({ code: 'stream_cut', message: expect.stringMatching(/\S/) });
+    expect(res.interrupted).toBeUndefined();
+    expect(r.stderr).toMatch(/wrote .*cut\.json \(partial: failed with stream_cut after 1 measured run\)/);
+  });
+
+  it('a server that cannot be listed (nothing listening) still gets --json: partial, its error, no runs, no load', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((r) => closed.close(r));
+    const json = join(dir, 'refused.json');
+    const r = await bench(['--engine', 'remote', '--base-url', url, '--prompt', 'Hi', '--json', json]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error \[network\]: connection refused/);
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    expect(resultProblems(res)).toEqual([]);
+    expect(res).toMatchObject({ partial: true, runs: [], summary: {}, error: { code: 'network' } });
+    expect(res.load).toEqual({ totalMs: null, downloadMs: null, uploadMs: null, compileMs: null });
+    expect(r.stderr).toMatch(/wrote .*refused\.json \(partial: failed with network after 0 measured runs\)/);
   });
 
   it('--request-timeout-s ends a server that streams forever: exit 1 [timeout], partial JSON', async () => {
@@ -223,17 +243,17 @@ describe('npm run bench -- --engine remote', () => {
   it('--timeout-s bounds GET /v1/models: a server that never answers it ends as [timeout] (issue 47, item 4)', async () => {
     server.set({ fault: 'stall-models' });
     const t0 = performance.now();
+    const json = join(dir, 'stall-models.json');
     const r = await bench([
-      '--engine',
-      'remote',
-      '--base-url',
-      server.url,
-      '--prompt',
-      'Hi',
-      '--timeout-s',
-      '1',
+      ...['--engine', 'remote', '--base-url', server.url, '--prompt', 'Hi'],
+      ...['--timeout-s', '1', '--json', json],
     ]);
     expect(performance.now() - t0).toBeLessThan(30_000);
+    expect(JSON.parse(readFileSync(json, 'utf8'))).toMatchObject({
+      partial: true,
+      runs: [],
+      error: { code: 'timeout' },
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
       `error [timeout]: ${server.url}/v1/models did not answer within 1 s (first-token timeout, which bounds the model list too): raise --timeout-s to wait longer`,
@@ -259,7 +279,15 @@ describe('npm run bench -- --engine remote', () => {
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(/error \[unauthorized\]: .*HTTP 401/);
       expect(r.stderr).toContain('Bearer [redacted]');
-      const written = [r.stdout, r.stderr, readFileSync(files.junit, 'utf8'), readFileSync(files.md, 'utf8')];
+      const written = [
+        r.stdout,
+        r.stderr,
+        readFileSync(files.junit, 'utf8'),
+        readFileSync(files.md, 'utf8'),
+        readFileSync(files.json, 'utf8'),
+      ];
+      // The result file records the failure too, with the key redacted there as everywhere.
+      expect(JSON.parse(readFileSync(files.json, 'utf8')).error).toMatchObject({ code: 'unauthorized' });
       expect(readFileSync(files.md, 'utf8')).toContain('unauthorized');
       for (const text of written) {
         expect(text).not.toContain(KEY);

@@ -341,7 +341,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     mkdirSync(dirname(resolve(file)), { recursive: true });
     writeFileSync(file, redact(`${JSON.stringify(r, null, 1)}\n`));
     log(
-      `wrote ${file}${r.interrupted ? ` (partial: interrupted in ${r.interrupted.phase})` : r.partial ? ' (partial: the run failed part-way)' : ''}`,
+      `wrote ${file}${r.interrupted ? ` (partial: interrupted in ${r.interrupted.phase})` : r.error ? ` (partial: failed with ${r.error.code} after ${r.runs.length} measured run${r.runs.length === 1 ? '' : 's'})` : r.partial ? ' (partial)' : ''}`,
     );
   };
   const t0 = performance.now();

@@ -563,22 +563,26 @@ describe('one cache, several processes', () => {
     const dir = tmp();
     const [a, b] = [await lib({ dir }), await lib({ dir })];
     server.hold(512 * KiB); // the first download stops half-way until the other is seen waiting
+    // Either may take the lock first (each sends its HEAD before locking; under load the second can win):
+    // both report waits, and exactly one waits.
     const waits: string[] = [];
-    const first = a.acquire(url());
-    const second = b.acquire(url(), { onWait: (h) => waits.push(h) });
-    await expect.poll(() => waits.length, { timeout: 10_000 }).toBe(1);
+    const onWait = (h: string) => waits.push(h);
+    const first = a.acquire(url(), { onWait });
+    const second = b.acquire(url(), { onWait });
+    await expect.poll(() => waits.length, { timeout: 20_000 }).toBe(1);
     server.hold(undefined);
-    const [ga, gb] = await Promise.all([first, second]);
-    expect(waits[0]).toBe(`process ${process.pid}`);
-    expect(ga.fromCache).toBe(false);
-    expect(gb.fromCache).toBe(true); // the waiter sent one HEAD, no bytes
+    const got = await Promise.all([first, second]);
+    expect(waits).toEqual([`process ${process.pid}`]);
+    // The one that downloaded is not from the cache; the waiter sent one HEAD, no bytes.
+    expect(got.map((g) => g.fromCache).sort()).toEqual([false, true]);
     expect(server.stats.bodyBytes).toBe(model().length);
+    const ga = got.find((g) => !g.fromCache)!;
     const path = (a.store as FsStore).filePath(ga.parts[0].meta.key);
     expect(createHash('sha256').update(readFileSync(path)).digest('hex')).toBe(
       createHash('sha256').update(model()).digest('hex'),
     );
     expect(existsSync(`${join(dir, ga.parts[0].meta.key)}.lock`)).toBe(false);
-  });
+  }, 40_000);
 
   it('records saved at once by two stores never collide (each writes its own temporary file)', async () => {
     const dir = tmp();

@@ -34,7 +34,7 @@ export interface WebGpuChatOptions {
   wllamaWasm?: string;
   /** Base URL of an OpenAI-compatible server (engine "remote", or fallback "remote"). */
   baseUrl?: string;
-  /** Model name on the remote server (defaults to `model`). */
+  /** Model name on the remote server (default: `model` with engine "remote"; as a fallback, the first the server lists). */
   remoteModel?: string;
   /** Without WebGPU: "message" (default, say why) or "remote" (use `baseUrl` where that backend exists). */
   fallback?: 'message' | 'remote';
@@ -82,6 +82,25 @@ const ATTRS: Record<keyof WebGpuChatOptions, string> = {
   placeholder: 'placeholder',
 };
 
+/** The one name of `names` within 2 edits of `s` (case ignored: `maxToken`, `sytemPrompt`), if exactly one is. */
+function nearest(s: string, names: readonly string[]): string | undefined {
+  const a = s.toLowerCase();
+  const close = names.filter((n) => editDistance(a, n.toLowerCase()) <= 2);
+  return close.length === 1 ? close[0] : undefined;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), one row at a time. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
 /**
  * The attributes {@link mount} sets for `options`: `[attribute, value]` for each option given.
  * @throws EngineError('invalid_argument') for options that are not an object, or a key that is not an
@@ -98,7 +117,8 @@ export function mountAttributes(options: WebGpuChatOptions): [string, string][] 
   for (const k of Object.keys(options)) {
     if (known.includes(k)) continue;
     const camel = k.replace(/[-_]([a-z])/g, (_, c: string) => c.toUpperCase());
-    const hint = camel !== k && known.includes(camel) ? ` (did you mean ${JSON.stringify(camel)}?)` : '';
+    const near = known.includes(camel) ? camel : nearest(k, known);
+    const hint = near ? ` (did you mean ${JSON.stringify(near)}?)` : '';
     throw new EngineError(
       'invalid_argument',
       `mount() has no option ${JSON.stringify(k)}${hint}; it takes ${known.join(', ')}`,

@@ -40,6 +40,11 @@ describe('mount() options', () => {
       /no option "draft-model" \(did you mean "draftModel"\?\)/,
     );
     expect(bad({ model: 'm', draft: 'lookup' })).toThrow(/no option "draft"; it takes/);
+    // A typo within two edits of one option names it; one near several (or none) names none.
+    expect(bad({ model: 'm', maxToken: 5 })).toThrow(/no option "maxToken" \(did you mean "maxTokens"\?\)/);
+    expect(bad({ model: 'm', sytemPrompt: 'x' })).toThrow(/\(did you mean "systemPrompt"\?\)/);
+    expect(bad({ model: 'm', Engine: 'webgpu' })).toThrow(/\(did you mean "engine"\?\)/);
+    expect(bad({ model: 'm', colour: 'red' })).toThrow(/no option "colour"; it takes/);
     expect(bad('m' as never)).toThrow(/needs an options object/);
     expect(bad({ model: 'm', colour: 'red' })).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
   });

@@ -462,3 +462,15 @@ describe('softwareDeviceReasons (the --gpu guard)', () => {
     ]);
   });
 });
+
+describe('a remote server', () => {
+  it('is adapter "remote" in JUnit and "remote server" in the summary, never "hardware"', async () => {
+    const { remoteDevice } = await import('./remote.ts');
+    const res = result(rng(5), { device: remoteDevice('127.0.0.1:8000'), model: 'test-model' });
+    const { suite } = parse(junitXml({ result: res, outcomes: [] }));
+    expect(suite.properties.property.find((p) => p.name === 'adapter')?.value).toBe('remote');
+    const row = summaryMarkdown({ result: res, outcomes: [] }).split('\n')[4];
+    expect(row).toContain('| remote server |');
+    expect(row).not.toContain('hardware');
+  });
+});

@@ -211,7 +211,16 @@ export function junitXml(input: JunitInput): string {
   const props: [string, string | undefined][] = [
     ['model', model],
     ['device', device],
-    ['adapter', result ? (isSoftwareResult(result) ? 'software' : 'hardware') : undefined],
+    [
+      'adapter',
+      result
+        ? isRemote(result.device)
+          ? 'remote'
+          : isSoftwareResult(result)
+            ? 'software'
+            : 'hardware'
+        : undefined,
+    ],
     ['fingerprint', (input.device ?? result?.device)?.fingerprint],
     ['engine', result?.engine],
     ['decode_tps_median', result ? fmtSig(result.summary.decodeTokensPerSecond?.median) : undefined],
@@ -280,6 +289,11 @@ export interface SummaryInput {
 const outcomeCell = (o: ThresholdOutcome) =>
   `${o.passed ? '✓' : '✗'} ${thresholdName(o)} (${fmtSig(o.measured)})`;
 
+/** A remote server's result (src/bench/remote.ts `remoteDevice`): no adapter of this machine at all. */
+function isRemote(d: { vendor: string }): boolean {
+  return d.vendor === 'remote';
+}
+
 /**
  * A Markdown section for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY` is appended to): a heading, a
  * table with the model, device, adapter kind (hardware / software), median TTFT, prefill tok/s, decode
@@ -294,11 +308,14 @@ export function summaryMarkdown(input: SummaryInput): string {
     result ? `${result.model.id} (${result.model.quantization})` : (input.modelId ?? '–'),
   );
   const dev = input.device ?? result?.device;
-  const software = result
-    ? isSoftwareResult(result)
-    : dev
-      ? softwareDeviceReasons(dev).length > 0
-      : undefined;
+  const software =
+    dev && isRemote(dev)
+      ? undefined
+      : result
+        ? isSoftwareResult(result)
+        : dev
+          ? softwareDeviceReasons(dev).length > 0
+          : undefined;
   const s = result?.summary;
   const verdict = error
     ? 'failed'
@@ -325,7 +342,13 @@ export function summaryMarkdown(input: SummaryInput): string {
         [
           model,
           markdownText(deviceText(result, dev)),
-          software === undefined ? '–' : software ? 'software (CPU)' : 'hardware',
+          dev && isRemote(dev)
+            ? 'remote server'
+            : software === undefined
+              ? '–'
+              : software
+                ? 'software (CPU)'
+                : 'hardware',
           fmtSig(s?.ttftMs?.median),
           fmtSig(s?.prefillTokensPerSecond?.median),
           fmtSig(s?.decodeTokensPerSecond?.median),

@@ -32,7 +32,7 @@ import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api
 import { formatResultText, kvTypeText } from '../bench/report.ts';
 import { interruptedResult } from '../bench/runner.ts';
 import type { BenchDevice, BenchPlan, BenchResult, BenchRun, InterruptPhase } from '../bench/types.ts';
-import { EngineError, type EngineErrorCode } from '../core/errors.ts';
+import { EngineError } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import { fmtPct } from '../util/format.ts';
@@ -41,7 +41,7 @@ import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
 import { progressPrinter } from './bench-progress.ts';
 import { chromiumArgs, launchChromium, resolveChromium } from './browser.ts';
 import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
-import { asNodeSaysIt } from './harness-server.ts';
+import { asNodeSaysIt, errorFromPage, type PageError } from './harness-server.ts';
 import { formatLlamaBench } from './llama-bench-args.ts';
 import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
@@ -87,15 +87,15 @@ async function runInPage(page: Page, opts: Omit<BenchOptions, 'signal'>): Promis
       if (!api) throw new Error('window.benchApi is missing');
       return { ok: true, value: await api.runFromCli(o) };
     } catch (e) {
-      const err = e as { name?: string; code?: string; message?: string };
-      return { ok: false, error: { name: err.name, code: err.code, message: err.message ?? String(e) } };
+      const err = e as { name?: string; code?: string; message?: string; details?: unknown };
+      return {
+        ok: false,
+        error: { name: err.name, code: err.code, message: err.message ?? String(e), details: err.details },
+      };
     }
-  }, opts)) as
-    | { ok: true; value: BenchResult }
-    | { ok: false; error: { name?: string; code?: string; message: string } };
+  }, opts)) as { ok: true; value: BenchResult } | { ok: false; error: PageError };
   if (r.ok) return r.value;
-  if (r.error.code) throw new EngineError(r.error.code as EngineErrorCode, r.error.message);
-  throw new Error(r.error.message);
+  throw errorFromPage(r.error);
 }
 
 /** Calls `window.benchApi.readDevice()`: the adapter's facts, nothing loaded (the `--gpu` guard's early look). */
@@ -106,15 +106,15 @@ async function readDeviceInPage(page: Page): Promise<BenchDevice> {
       if (!api) throw new Error('window.benchApi is missing');
       return { ok: true, value: await api.readDevice() };
     } catch (e) {
-      const err = e as { name?: string; code?: string; message?: string };
-      return { ok: false, error: { name: err.name, code: err.code, message: err.message ?? String(e) } };
+      const err = e as { name?: string; code?: string; message?: string; details?: unknown };
+      return {
+        ok: false,
+        error: { name: err.name, code: err.code, message: err.message ?? String(e), details: err.details },
+      };
     }
-  })) as
-    | { ok: true; value: BenchDevice }
-    | { ok: false; error: { name?: string; code?: string; message: string } };
+  })) as { ok: true; value: BenchDevice } | { ok: false; error: PageError };
   if (r.ok) return r.value;
-  if (r.error.code) throw new EngineError(r.error.code as EngineErrorCode, r.error.message);
-  throw new Error(r.error.message);
+  throw errorFromPage(r.error);
 }
 
 /** Waits for `window.benchApi`; loads the bench-API entry chunk when the page's entry does not install it. */

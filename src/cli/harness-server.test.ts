@@ -10,7 +10,8 @@ import { EngineError } from '../core/errors.ts';
 import { htmlInsteadOfFileError } from '../net/byte-source.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
-import { asNodeSaysIt, localFileError } from './harness-server.ts';
+import { asNodeSaysIt, errorFromPage, localFileError } from './harness-server.ts';
+import { formatCliError } from './run.ts';
 
 const tempDir = useTempDirs();
 const BASE = 'http://127.0.0.1:41234';
@@ -89,5 +90,39 @@ describe('localFileError', () => {
     expect(n.message).toBe(
       `split part 2 of 3 (${asDir}): cannot open model file ${asDir}: not a regular file`,
     );
+  });
+});
+
+describe('an error handed back by the page, and how the command line prints it', () => {
+  it('keeps an EngineError code and details across page.evaluate (a plain object), a plain error plain', () => {
+    const e = new EngineError('context_overflow', 'm', { details: { contextLength: 64, promptTokens: 90 } });
+    // What page.evaluate hands back: the fields, no class (structured clone of a plain object).
+    const back = errorFromPage(
+      structuredClone({ name: e.name, code: e.code, message: e.message, details: e.details }),
+    );
+    expect(back).toBeInstanceOf(EngineError);
+    expect((back as EngineError).details).toEqual({ contextLength: 64, promptTokens: 90 });
+    const plain = errorFromPage({ name: 'TypeError', message: 'x is not a function' });
+    expect(plain).not.toBeInstanceOf(EngineError);
+    expect(plain.message).toBe('x is not a function');
+    expect(errorFromPage({ code: 'network', message: 'offline', details: 'junk' })).toMatchObject({
+      code: 'network',
+      details: undefined,
+    });
+  });
+
+  it('formatCliError words a context overflow for the command line (--ctx), from its details', () => {
+    const e = new EngineError('context_overflow', 'engine words (contextLength; --ctx on the command line)', {
+      details: { contextLength: 64, promptTokens: 90 },
+    });
+    expect(formatCliError(e)).toBe(
+      'error [context_overflow]: the prompt needs 90 tokens but the context holds 64 (and one must be left for the answer); shorten the prompt or pass a larger --ctx',
+    );
+    // Without details (a window of perplexity's that does not fit): the engine's message as it is.
+    const w = new EngineError(
+      'context_overflow',
+      '300 tokens do not fit the context (256); split the text into windows',
+    );
+    expect(formatCliError(w)).toBe(`error [context_overflow]: ${w.message}`);
   });
 });

@@ -8,10 +8,28 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { createServer } from 'vite';
-import { EngineError, type EngineErrorCode } from '../core/errors.ts';
+import { EngineError, type EngineErrorCode, type EngineErrorDetails } from '../core/errors.ts';
 import { checkGgufHead } from '../gguf/reader.ts';
 import { chromiumArgs, launchChromium } from './browser.ts';
 import { missingFilesAre404 } from './vite-not-found.ts';
+
+/** An error as a page hands it back through `page.evaluate` (a plain object: its class is lost). */
+export interface PageError {
+  name?: string;
+  code?: string;
+  message: string;
+  details?: unknown;
+}
+
+/**
+ * The error a page handed back, rebuilt on this side: an EngineError with its code and details where it
+ * had a code, else a plain Error.
+ */
+export function errorFromPage(e: PageError): Error {
+  if (!e.code) return new Error(e.message);
+  const details = e.details && typeof e.details === 'object' ? (e.details as EngineErrorDetails) : undefined;
+  return new EngineError(e.code as EngineErrorCode, e.message, details ? { details } : undefined);
+}
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -162,14 +180,15 @@ export async function callHarness<T>(page: Page, method: string, ...args: unknow
           .harness;
         return { ok: true, value: await h[m as string](...(a as unknown[])) };
       } catch (e) {
-        const err = e as { name?: string; code?: string; message?: string };
-        return { ok: false, error: { name: err.name, code: err.code, message: err.message ?? String(e) } };
+        const err = e as { name?: string; code?: string; message?: string; details?: unknown };
+        return {
+          ok: false,
+          error: { name: err.name, code: err.code, message: err.message ?? String(e), details: err.details },
+        };
       }
     },
     [method, args] as const,
-  )) as { ok: true; value: T } | { ok: false; error: { name?: string; code?: string; message: string } };
+  )) as { ok: true; value: T } | { ok: false; error: PageError };
   if (r.ok) return r.value;
-  if (r.error.name === 'EngineError' && r.error.code)
-    throw new EngineError(r.error.code as EngineErrorCode, r.error.message);
-  throw new Error(r.error.message);
+  throw errorFromPage(r.error.name === 'EngineError' ? r.error : { message: r.error.message });
 }

@@ -7,13 +7,22 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { contextOverflowText, isEngineError } from '../core/errors.ts';
 import { isUsageError } from './args.ts';
 
-/** `error [code]: message` for a thrown value. */
+/**
+ * `error [code]: message` for a thrown value. A context overflow with its details is worded for the command
+ * line (`--ctx`; the engine's message also names the API's `contextLength`).
+ */
 export function formatCliError(e: unknown): string {
   const code = (e as { code?: unknown })?.code;
   const tag = typeof code === 'string' && !code.startsWith('ERR_') ? ` [${code}]` : '';
-  return `error${tag}: ${(e as Error)?.message ?? String(e)}`;
+  const message = (e as Error)?.message ?? String(e);
+  return `error${tag}: ${
+    isEngineError(e, 'context_overflow') && e.details?.contextLength !== undefined
+      ? contextOverflowText(e, message, 'shorten the prompt or pass a larger --ctx', 'the prompt')
+      : message
+  }`;
 }
 
 /**

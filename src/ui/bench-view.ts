@@ -17,8 +17,7 @@ import {
   speculativeSummary,
 } from '../bench/runner.ts';
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
-import { contextOverflowText, PAGE_CONTEXT_ADVICE } from '../chat/context-overflow.ts';
-import { isEngineError } from '../core/errors.ts';
+import { contextOverflowText, isEngineError } from '../core/errors.ts';
 import { h } from '../dom/h.ts';
 import { fmtMs, fmtRate } from '../util/format.ts';
 import { resultCardChildren } from './bench-result.ts';
@@ -26,6 +25,7 @@ import { TokenChart, tokenTimesFromRun } from './charts.ts';
 import { field, revealCard } from './dom.ts';
 import { DraftChoice } from './draft-choice.ts';
 import { clearFieldErrors, FieldReader, fieldErrorsOf, showFieldErrors } from './form-errors.ts';
+import { PAGE_CONTEXT_ADVICE } from './kv-context.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { RemoteLive } from './remote-view.ts';
 import { rooflineFor } from './roofline-view.ts';

@@ -8,7 +8,6 @@
  * text (Text nodes / textContent), never as HTML.
  */
 
-import { contextOverflowText, PAGE_CONTEXT_ADVICE } from '../chat/context-overflow.ts';
 import {
   type AnswerSummary,
   answerLine,
@@ -17,13 +16,14 @@ import {
   summarizeAnswer,
 } from '../chat/conversation.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
-import { isEngineError } from '../core/errors.ts';
+import { contextOverflowText, isEngineError } from '../core/errors.ts';
 import type { DraftOptions } from '../core/types.ts';
 import { h } from '../dom/h.ts';
 import { fmtCount } from '../util/format.ts';
 import { field } from './dom.ts';
 import { DraftChoice } from './draft-choice.ts';
 import { clearFieldErrors, FieldReader, fieldErrorsOf, showFieldErrors } from './form-errors.ts';
+import { PAGE_CONTEXT_ADVICE } from './kv-context.ts';
 import { FieldError, readNumberField } from './number-field.ts';
 import type { Session } from './session.ts';
 

@@ -25,6 +25,12 @@ import type { GgufFile } from '../gguf/types.ts';
 import { fmtBytes } from '../util/format.ts';
 import { createGpuContext } from '../webgpu/device.ts';
 
+/**
+ * The page's advice on a context overflow (`contextOverflowText`): its context is the Context select beside
+ * the model, read when the model loads (the engine's own message names the API's option and the CLI's flag).
+ */
+export const PAGE_CONTEXT_ADVICE = 'choose a larger Context beside the model and load it again';
+
 /** The engine's default context for a trained maximum: min(it, 2048) (LoadOptions.contextLength). */
 export function defaultContext(trained: number): number {
   return Math.min(trained, 2048);

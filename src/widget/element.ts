@@ -4,12 +4,11 @@
  * share one loaded engine ({@link sharedEngines}); an element removed from the page releases its share.
  */
 
-import { contextOverflowText } from '../chat/context-overflow.ts';
 import { answerLine, Conversation, speculativeWords, summarizeAnswer } from '../chat/conversation.ts';
 import { ToolCallStreamGate } from '../chat/tool-stream.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
-import { EngineError } from '../core/errors.ts';
+import { contextOverflowText, EngineError } from '../core/errors.ts';
 import type {
   ChatMessage,
   ChatRequest,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError, isEngineError } from '../core/errors.ts';
 import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import { widgetContextMessage } from '../widget/element.ts';
+import { EngineError, isEngineError } from './errors.ts';
 
 describe('context_overflow in the widget', () => {
   const tok = { maxPieceChars: 4 };

@@ -50,9 +50,14 @@ it('names every empty or invalid plan field at once, marks each and focuses the 
   }
   expect(error.querySelectorAll('li')).toHaveLength(1);
   expect(error.hidden).toBe(false);
+  // The count follows the lines left, and so does the Live card's status (it kept all three).
+  expect(error.querySelector('p')?.textContent).toBe('1 field to fix:');
+  const status = document.querySelector('[data-testid="run-status"]') as HTMLElement;
+  expect(status.textContent).toBe('Temperature must be a finite number ≥ 0 and ≤ 2, got nothing');
   input('plan-temperature').value = '0';
   input('plan-temperature').dispatchEvent(new Event('input'));
   expect(error.hidden).toBe(true);
+  expect(status.textContent).toBe('Not started.');
 
   // One wrong field: its message alone, as before.
   input('plan-warmup').value = '';

@@ -341,13 +341,19 @@ export class BenchView {
       plan = this.plan();
       if (plan.draft && !this.session.ours)
         throw new FieldError(
-          this.draft as unknown as HTMLInputElement,
+          this.draft,
           'Drafting runs on our WebGPU engine only; choose None for this backend',
         );
     } catch (e) {
       // Where the eye is: under the button just pressed (a list when several fields are wrong), and on
       // the fields, the first focused (an empty Max tokens used to only take the focus); and in the Live card.
-      this.liveStatus.textContent = showFieldErrors(this.planError, fieldErrorsOf(e, this.customText));
+      this.liveStatus.textContent = showFieldErrors(
+        this.planError,
+        fieldErrorsOf(e, this.customText),
+        (left) => {
+          this.liveStatus.textContent = left || 'Not started.';
+        },
+      );
       return;
     }
     clearFieldErrors(this.planError);
@@ -434,7 +440,7 @@ export class BenchView {
       this.liveStatus.textContent = stopped
         ? `Stopped after ${done.length} of ${total} measured runs.`
         : `The benchmark failed${isEngineError(e) ? ` (${e.code})` : ''}: ${
-            isEngineError(e, 'context_overflow')
+            isEngineError(e, 'context_overflow') && e.details?.contextLength !== undefined
               ? contextOverflowText(e, e.message, `shorten the prompts or ${PAGE_CONTEXT_ADVICE}`, 'a prompt')
               : e instanceof Error
                 ? e.message

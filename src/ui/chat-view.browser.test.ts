@@ -7,6 +7,7 @@
  */
 import { expect, it } from 'vitest';
 import type { BenchWorkerEngine } from '../bench/worker-api.ts';
+import { EngineError } from '../core/errors.ts';
 import type { ChatRequest, GenerateResult, TokenEvent } from '../core/types.ts';
 import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
 import './app.css';
@@ -180,4 +181,43 @@ it('Send names every wrong setting at once (a list under the bar, each marked, t
   expect(el('chat-temperature').hasAttribute('aria-invalid')).toBe(false);
   expect(requests).toHaveLength(1);
   expect(requests[0].maxTokens).toBe(8);
+
+  // An answer's figures on the speed line go with a settings error (the line, its tooltip and KV depth),
+  // and New conversation takes a standing notice away with the rest.
+  const speed = document.querySelector('[data-testid="chat-speed"]') as HTMLElement;
+  expect(speed.dataset.context).toBeDefined();
+  el<HTMLTextAreaElement>('chat-input').value = 'again';
+  el('chat-max-tokens').value = '';
+  await chat.send();
+  expect(error.hidden).toBe(false);
+  expect(speed.textContent).toBe('');
+  expect(speed.hasAttribute('title')).toBe(false);
+  expect(speed.dataset.context).toBeUndefined();
+  const newConversation = [...document.querySelectorAll('button')].find(
+    (b) => b.textContent === 'New conversation',
+  );
+  expect(newConversation).toBeDefined();
+  newConversation?.click();
+  expect(error.hidden).toBe(true);
+  expect(el('chat-max-tokens').hasAttribute('aria-invalid')).toBe(false);
+});
+
+it('a context overflow without the facts (WebLLM) keeps its own message, with no Context select to point to', async () => {
+  const fake = {
+    async chat(): Promise<GenerateResult> {
+      throw new EngineError(
+        'context_overflow',
+        'WebLLM: Prompt tokens exceed context window size — shorten the prompt',
+      );
+    },
+  };
+  const session = new Session({ ours: () => fake as unknown as BenchWorkerEngine });
+  session.model = { id: 'stories260K', info: { contextLength: 512 } } as unknown as LoadedModel;
+  const chat = new ChatView(session);
+  document.body.replaceChildren(chat.element);
+  (document.getElementById('chat-input') as HTMLTextAreaElement).value = 'hello';
+  await chat.send();
+  expect(document.querySelector('[data-testid="chat-speed"]')?.textContent).toBe(
+    'The model did not answer (context_overflow): WebLLM: Prompt tokens exceed context window size — shorten the prompt',
+  );
 });

@@ -93,7 +93,8 @@ export class ChatView {
       this.first = undefined;
       this.firstDrafting = undefined;
       this.transcript.clear();
-      this.speed.textContent = '';
+      this.clearSpeed();
+      clearFieldErrors(this.settingsError);
       this.refresh();
     });
     this.maxTokens = h('input', {
@@ -218,17 +219,18 @@ export class ChatView {
     try {
       o = JSON.parse(text);
     } catch (e) {
-      throw new FieldError(
-        this.schema as unknown as HTMLInputElement,
-        `JSON schema: not JSON (${(e as Error).message})`,
-      );
+      throw new FieldError(this.schema, `JSON schema: not JSON (${(e as Error).message})`);
     }
     if (typeof o !== 'object' || o === null || Array.isArray(o))
-      throw new FieldError(
-        this.schema as unknown as HTMLInputElement,
-        'JSON schema: must be a JSON object, e.g. {"type": "object"}',
-      );
+      throw new FieldError(this.schema, 'JSON schema: must be a JSON object, e.g. {"type": "object"}');
     return o as Record<string, unknown>;
+  }
+
+  /** Empties the speed line and the last answer's figures on it (its tooltip and KV depth). */
+  private clearSpeed(): void {
+    this.speed.textContent = '';
+    this.speed.removeAttribute('title');
+    delete this.speed.dataset.context;
   }
 
   /** Validates the schema box on change and says the result under it. */
@@ -290,11 +292,10 @@ export class ChatView {
     } catch (e) {
       const errors = fieldErrorsOf(e, this.input);
       // The schema's box is in a closed section: open it, so that its mark shows and it can take the focus.
-      if (errors.some((f) => f.field === (this.schema as unknown as HTMLInputElement)))
-        this.structured.open = true;
+      if (errors.some((f) => f.field === this.schema)) this.structured.open = true;
       // Said once, in the notice under Send (the speed line above the box repeated it).
       showFieldErrors(this.settingsError, errors);
-      this.speed.textContent = '';
+      this.clearSpeed();
       return;
     }
     clearFieldErrors(this.settingsError);
@@ -360,7 +361,9 @@ export class ChatView {
       answer.finish('error');
       const message = e instanceof Error ? e.message : String(e);
       this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${
-        isEngineError(e, 'context_overflow')
+        // The Context select's advice where the error has the facts (our engine, wllama): a WebLLM model
+        // has no such select, and its message has its own advice.
+        isEngineError(e, 'context_overflow') && e.details?.contextLength !== undefined
           ? contextOverflowText(e, message, `shorten the message or ${PAGE_CONTEXT_ADVICE}`)
           : message
       }`;

@@ -20,7 +20,7 @@ export class FieldErrors extends Error {
 export function fieldErrorsOf(e: unknown, fallback: HTMLElement): FieldError[] {
   if (e instanceof FieldErrors) return e.errors;
   if (e instanceof FieldError) return [e];
-  return [new FieldError(fallback as HTMLInputElement, e instanceof Error ? e.message : String(e))];
+  return [new FieldError(fallback, e instanceof Error ? e.message : String(e))];
 }
 
 /** Reads a form's fields one after another, keeping each one's error instead of stopping at the first. */
@@ -43,7 +43,7 @@ export class FieldReader {
 
   /** Keeps an error on `field` (a check across fields). */
   add(field: HTMLElement, message: string): void {
-    this.errors.push(new FieldError(field as HTMLInputElement, message));
+    this.errors.push(new FieldError(field, message));
   }
 
   /** @throws FieldErrors naming every field read wrong so far, when there is one. */
@@ -58,19 +58,26 @@ const shown = new WeakMap<HTMLElement, { fields: HTMLElement[]; listeners: Abort
 /**
  * Says `errors` in `notice` (one line, or "N fields to fix:" and a list), shows it, marks each field
  * invalid and focuses the first. Typing in a field (or changing a select) takes its line away and its mark
- * off; the notice hides when no line is left. What the notice said before is taken back first.
+ * off, and the count follows; the notice hides when no line is left. What the notice said before is taken
+ * back first.
+ * @param onChange called with the errors still unfixed in one line ('' when none) each time one is fixed
+ *   (a live status that repeats them).
  * @returns the errors in one line ("…; …"), for a live status.
  */
-export function showFieldErrors(notice: HTMLElement, errors: FieldError[]): string {
+export function showFieldErrors(
+  notice: HTMLElement,
+  errors: FieldError[],
+  onChange?: (left: string) => void,
+): string {
   clearFieldErrors(notice);
   const listeners = new AbortController();
   shown.set(notice, { fields: errors.map((e) => e.field), listeners });
   const lines = errors.map((e) => h('li', {}, e.message));
+  const head = h('p', {}, `${errors.length} fields to fix:`);
   notice.replaceChildren(
-    ...(errors.length === 1
-      ? [errors[0].message]
-      : [h('p', {}, `${errors.length} fields to fix:`), h('ul', { class: 'form-errors' }, lines)]),
+    ...(errors.length === 1 ? [errors[0].message] : [head, h('ul', { class: 'form-errors' }, lines)]),
   );
+  const left = () => errors.filter((_, i) => lines[i].isConnected);
   notice.hidden = false;
   errors.forEach((e, i) => {
     const field = e.field;
@@ -81,7 +88,10 @@ export function showFieldErrors(notice: HTMLElement, errors: FieldError[]): stri
       fixed.abort();
       field.removeAttribute('aria-invalid');
       lines[i].remove();
-      if (!lines.some((l) => l.isConnected)) notice.hidden = true;
+      const rest = errors.length === 1 ? [] : left();
+      if (rest.length === 0) notice.hidden = true;
+      else head.textContent = rest.length === 1 ? '1 field to fix:' : `${rest.length} fields to fix:`;
+      onChange?.(rest.map((r) => r.message).join('; '));
     };
     // A select says a new choice with change only; a text field with input.
     field.addEventListener('input', clear, { signal });

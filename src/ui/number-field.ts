@@ -9,7 +9,8 @@ import { describeRule, type NumberRule, readRuleText } from '../core/validate.ts
 /** An {@link EngineError} for a form field, with the field to focus. */
 export class FieldError extends EngineError {
   constructor(
-    readonly field: HTMLInputElement,
+    /** The field said to be wrong: an input, a select or a text area. */
+    readonly field: HTMLElement,
     message: string,
   ) {
     super('invalid_argument', message);

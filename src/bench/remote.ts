@@ -39,11 +39,17 @@ export interface RemoteBenchOptions {
 
 /** A failed benchmark with what was measured before the fault. */
 export class RemoteBenchError extends EngineError {
-  /** The result so far, `partial`, with the failure as its `error` (a result file then says what failed). */
+  /**
+   * The result so far, `partial`, with the failure as its `error` (a result file then says what failed);
+   * a Stop (`aborted`) is no failure and has none (bench:report: "stopped early").
+   */
   readonly result: BenchResult;
   constructor(cause: EngineError, result: BenchResult) {
     super(cause.code, cause.message, { cause });
-    this.result = { ...result, partial: true, error: { code: cause.code, message: cause.message } };
+    this.result =
+      cause.code === 'aborted'
+        ? { ...result, partial: true }
+        : { ...result, partial: true, error: { code: cause.code, message: cause.message } };
   }
 }
 

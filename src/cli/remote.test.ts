@@ -212,7 +212,13 @@ describe('npm run bench -- --engine remote', () => {
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     await new Promise((r) => closed.close(r));
     const json = join(dir, 'refused.json');
-    const r = await bench(['--engine', 'remote', '--base-url', url, '--prompt', 'Hi', '--json', json]);
+    const xml = join(dir, 'refused.xml');
+    const r = await bench([
+      ...['--engine', 'remote', '--base-url', url, '--prompt', 'Hi', '--json', json, '--junit', xml],
+    ]);
+    // JUnit names the server (no model was listed), not an `unknown` model.
+    const suite = junit(xml).testsuites.testsuite[0] as { name: string };
+    expect(suite.name.startsWith(`bench: ${url.replace('http://', '')} on `)).toBe(true);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error \[network\]: connection refused/);
     const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;

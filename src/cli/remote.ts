@@ -380,7 +380,10 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     });
   } catch (e) {
     if (e instanceof RemoteBenchError) writeJson(e.result);
-    ci({ result: e instanceof RemoteBenchError ? e.result : undefined, error: e });
+    // JUnit's properties and the summary's row read a result's figures: none before the listing came back
+    // (as for an interrupt then), so they name the server instead of an `unknown` model.
+    const listed = e instanceof RemoteBenchError && !Number.isNaN(e.result.load.totalMs);
+    ci({ result: listed ? e.result : undefined, error: e });
     const code = (e as { code?: string }).code;
     console.error(redact(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}`));
     return 1;

@@ -8,9 +8,15 @@
  * Timing runs start with one warm-up request (not counted), as benchmarks do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareSentence, parseConcurrency, RemoteBenchError, runRemoteBench } from '../bench/remote.ts';
+import {
+  compareSentence,
+  parseConcurrency,
+  RemoteBenchError,
+  remoteResult,
+  runRemoteBench,
+} from '../bench/remote.ts';
 import type { BenchPlan } from '../bench/types.ts';
-import { isEngineError } from '../core/errors.ts';
+import { EngineError, isEngineError } from '../core/errors.ts';
 import type { GenerateRequest } from '../core/types.ts';
 import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import {
@@ -91,6 +97,36 @@ describe('helpers', () => {
     expect(spreadTokens(8, [1, 1, 1, 1])).toEqual([2, 2, 2, 2]);
     expect(spreadTokens(2, [1, 1, 1])).toEqual([1, 1, 0]);
     expect(spreadTokens(6, [4, 1, 1]).reduce((a, b) => a + b)).toBe(6);
+  });
+  it("a failure's result says what failed; a Stop's is partial with no error (no failure)", () => {
+    const plan = { prompts: [{ name: 'p', text: 'Hi' }], maxTokens: 8, runs: 1, warmup: 0, ignoreEos: false };
+    const base = remoteResult({
+      host: 'h',
+      api: 'chat',
+      model: 'm',
+      loadMs: 5,
+      plan,
+      runs: [],
+      sweep: [],
+      partial: false,
+    });
+    const cut = new RemoteBenchError(new EngineError('stream_cut', 'the stream ended'), base).result;
+    expect(cut).toMatchObject({ partial: true, error: { code: 'stream_cut', message: 'the stream ended' } });
+    const stop = new RemoteBenchError(new EngineError('aborted', 'the benchmark was stopped'), base).result;
+    expect(stop.partial).toBe(true);
+    expect(stop.error).toBeUndefined();
+    // Not listed yet: no load at all (null in the file), not 0.
+    const early = remoteResult({
+      host: 'h',
+      api: 'chat',
+      model: 'm',
+      loadMs: Number.NaN,
+      plan,
+      runs: [],
+      sweep: [],
+      partial: true,
+    });
+    expect(Object.values(early.load).every(Number.isNaN)).toBe(true);
   });
   it('parses concurrency lists', () => {
     expect(parseConcurrency('16,1,4,4')).toEqual([1, 4, 16]);

@@ -572,7 +572,9 @@ export class RemoteView {
         h(
           'p',
           { class: 'notice notice--warn' },
-          'Partial: a request failed part-way; what arrived before is kept and marked.',
+          remote.error
+            ? `Partial: a request failed part-way (${remote.error.code}); what arrived before is kept and marked.`
+            : 'Partial: stopped before the plan was done; what was measured is kept.',
         ),
       );
     for (const w of this.warnings) notes.push(h('p', { class: 'field__hint' }, `Note: ${w}.`));

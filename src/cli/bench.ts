@@ -87,7 +87,7 @@ async function runInPage(page: Page, opts: Omit<BenchOptions, 'signal'>): Promis
       if (!api) throw new Error('window.benchApi is missing');
       return { ok: true, value: await api.runFromCli(o) };
     } catch (e) {
-      const err = e as { name?: string; code?: string; message?: string; details?: unknown };
+      const err = e as { name?: string; code?: unknown; message?: string; details?: unknown };
       return {
         ok: false,
         error: { name: err.name, code: err.code, message: err.message ?? String(e), details: err.details },
@@ -106,7 +106,7 @@ async function readDeviceInPage(page: Page): Promise<BenchDevice> {
       if (!api) throw new Error('window.benchApi is missing');
       return { ok: true, value: await api.readDevice() };
     } catch (e) {
-      const err = e as { name?: string; code?: string; message?: string; details?: unknown };
+      const err = e as { name?: string; code?: unknown; message?: string; details?: unknown };
       return {
         ok: false,
         error: { name: err.name, code: err.code, message: err.message ?? String(e), details: err.details },
@@ -206,11 +206,16 @@ function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
       : `before the model loaded (${seen.phase})`;
     log(`interrupted (${signal}) ${what}`);
     if (a.json) {
-      mkdirSync(dirname(resolve(a.json)), { recursive: true });
-      writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
-      log(
-        `wrote ${a.json} (partial: ${loaded ? `${seen.runs.length} of ${total} runs` : `no runs, stopped in ${seen.phase}`})`,
-      );
+      // A failed write (a full disk) must not cost the JUnit and summary files below.
+      try {
+        mkdirSync(dirname(resolve(a.json)), { recursive: true });
+        writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
+        log(
+          `wrote ${a.json} (partial: ${loaded ? `${seen.runs.length} of ${total} runs` : `no runs, stopped in ${seen.phase}`})`,
+        );
+      } catch (e) {
+        log(`could not write ${a.json}: ${(e as Error).message}`);
+      }
     }
     writeCiReports(a, {
       // The JUnit properties and the summary's table read a result's figures: none before the load.

@@ -105,10 +105,16 @@ describe('an error handed back by the page, and how the command line prints it',
     const plain = errorFromPage({ name: 'TypeError', message: 'x is not a function' });
     expect(plain).not.toBeInstanceOf(EngineError);
     expect(plain.message).toBe('x is not a function');
-    expect(errorFromPage({ code: 'network', message: 'offline', details: 'junk' })).toMatchObject({
+    expect(
+      errorFromPage({ name: 'EngineError', code: 'network', message: 'offline', details: 'junk' }),
+    ).toMatchObject({
       code: 'network',
       details: undefined,
     });
+    // A DOMException's numeric code is no EngineError code.
+    const abort = errorFromPage({ name: 'AbortError', code: 20, message: 'The operation was aborted.' });
+    expect(abort).not.toBeInstanceOf(EngineError);
+    expect(abort.message).toBe('The operation was aborted.');
   });
 
   it('formatCliError words a context overflow for the command line (--ctx), from its details', () => {

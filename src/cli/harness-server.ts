@@ -16,17 +16,18 @@ import { missingFilesAre404 } from './vite-not-found.ts';
 /** An error as a page hands it back through `page.evaluate` (a plain object: its class is lost). */
 export interface PageError {
   name?: string;
-  code?: string;
+  code?: unknown;
   message: string;
   details?: unknown;
 }
 
 /**
  * The error a page handed back, rebuilt on this side: an EngineError with its code and details where it
- * had a code, else a plain Error.
+ * was one (by name, with a string code; a DOMException's numeric `code` is no EngineErrorCode), else a
+ * plain Error with its message.
  */
 export function errorFromPage(e: PageError): Error {
-  if (!e.code) return new Error(e.message);
+  if (e.name !== 'EngineError' || typeof e.code !== 'string' || !e.code) return new Error(e.message);
   const details = e.details && typeof e.details === 'object' ? (e.details as EngineErrorDetails) : undefined;
   return new EngineError(e.code as EngineErrorCode, e.message, details ? { details } : undefined);
 }
@@ -180,7 +181,7 @@ export async function callHarness<T>(page: Page, method: string, ...args: unknow
           .harness;
         return { ok: true, value: await h[m as string](...(a as unknown[])) };
       } catch (e) {
-        const err = e as { name?: string; code?: string; message?: string; details?: unknown };
+        const err = e as { name?: string; code?: unknown; message?: string; details?: unknown };
         return {
           ok: false,
           error: { name: err.name, code: err.code, message: err.message ?? String(e), details: err.details },
@@ -190,5 +191,5 @@ export async function callHarness<T>(page: Page, method: string, ...args: unknow
     [method, args] as const,
   )) as { ok: true; value: T } | { ok: false; error: PageError };
   if (r.ok) return r.value;
-  throw errorFromPage(r.error.name === 'EngineError' ? r.error : { message: r.error.message });
+  throw errorFromPage(r.error);
 }

@@ -271,7 +271,12 @@ function onRemoteInterrupt(
       ? `after ${seen.runs.length} of ${total} measured runs`
       : "before the server's model list came back";
     o.log(`interrupted (${signal}) ${what}`);
-    o.writeJson(result);
+    // A failed write (a full disk) must not cost the JUnit and summary files below.
+    try {
+      o.writeJson(result);
+    } catch (e) {
+      o.log(`could not write the --json file: ${(e as Error).message}`);
+    }
     o.ci({
       result: loaded ? result : undefined,
       error: new EngineError('aborted', `interrupted (${signal}) ${what}`),

@@ -74,8 +74,14 @@ export function reportCliFailure(
  */
 export function onInterruptSignals(handler: (signal: NodeJS.Signals) => void): () => void {
   const exit = (signal: NodeJS.Signals) => {
-    handler(signal);
-    process.exit(signal === 'SIGTERM' ? 143 : 130);
+    try {
+      handler(signal);
+    } catch (e) {
+      // The status still says "interrupted" (a throw here would exit 1 as an uncaught exception).
+      console.error(`could not write what was measured: ${(e as Error)?.message ?? String(e)}`);
+    } finally {
+      process.exit(signal === 'SIGTERM' ? 143 : 130);
+    }
   };
   process.once('SIGINT', exit);
   process.once('SIGTERM', exit);

@@ -39,7 +39,9 @@ export function installErrorTransfer(): void {
             message: value.message,
             stack: value.stack,
             code: (value as EngineError).code,
-            details: (value as EngineError).details,
+            // Only an EngineError's: another error's `details` may hold what cannot be cloned (a function),
+            // and a failed postMessage would lose the error itself.
+            ...(value.name === 'EngineError' ? { details: (value as EngineError).details } : {}),
           },
         };
       } else s = { isError: false, value };

@@ -41,6 +41,14 @@ describe('context_overflow in the widget', () => {
     expect(widgetContextMessage(ctxOnly, ctxOnly.message)).toBe(
       'the message does not fit the context of 512 tokens; shorten the message or set a larger context-length attribute on the widget',
     );
+    // What the backend said stays (wllama's llama.cpp words: the one diagnosis when its pattern caught
+    // something else).
+    const said = new EngineError('context_overflow', 'x', {
+      details: { contextLength: 512, said: 'llama.cpp: failed to find a memory slot for batch of size 64' },
+    });
+    expect(widgetContextMessage(said, said.message)).toBe(
+      'the message does not fit the context of 512 tokens (llama.cpp: failed to find a memory slot for batch of size 64); shorten the message or set a larger context-length attribute on the widget',
+    );
   });
 
   it('keeps a message without details (WebLLM, a remote server) and adds the attribute after it', () => {

@@ -50,4 +50,27 @@ describe('EngineError details', () => {
       promptTokensAtLeast: true,
     });
   });
+
+  it("another error's `details` (not cloneable here) is not sent: the error itself still crosses", async () => {
+    installErrorTransfer();
+    const { port1, port2 } = new MessageChannel();
+    const api = {
+      fail(): number {
+        throw Object.assign(new TypeError('bad input'), { details: { fix: () => 1 } });
+      },
+    };
+    Comlink.expose(api, port1 as unknown as Comlink.Endpoint);
+    const remote = Comlink.wrap<typeof api>(port2 as unknown as Comlink.Endpoint);
+    const err = await Promise.race([
+      remote.fail().then(
+        () => 'resolved',
+        (e: unknown) => e,
+      ),
+      new Promise((r) => setTimeout(() => r('never settled'), 5000)),
+    ]);
+    port1.close();
+    port2.close();
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe('bad input');
+  });
 });

@@ -49,6 +49,8 @@ export interface EngineErrorDetails {
    */
   readonly promptTokens?: number;
   readonly promptTokensAtLeast?: boolean;
+  /** What the backend itself said, kept where the facts above do not say it all (`llama.cpp: …`). */
+  readonly said?: string;
 }
 
 /** An error with a machine-readable `code` and a message a person can act on. */
@@ -120,7 +122,7 @@ export function contextOverflowText(
   const d = isEngineError(e) ? e.details : undefined;
   if (d?.contextLength === undefined) return `${message} (${advice})`;
   if (d.promptTokens === undefined)
-    return `${subject} does not fit the context of ${d.contextLength} tokens; ${advice}`;
+    return `${subject} does not fit the context of ${d.contextLength} tokens${d.said ? ` (${d.said})` : ''}; ${advice}`;
   const least = d.promptTokensAtLeast ? 'at least ' : '';
   return `${subject} needs ${least}${d.promptTokens} tokens but the context holds ${d.contextLength} (and one must be left for the answer); ${advice}`;
 }

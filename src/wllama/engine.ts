@@ -820,7 +820,7 @@ function wllamaRequestError(
     return new EngineError(
       'context_overflow',
       `the prompt does not fit the context of ${contextLength} tokens (llama.cpp: ${m}); shorten it or load with a larger contextLength`,
-      { cause: e, details: { contextLength } },
+      { cause: e, details: { contextLength, said: `llama.cpp: ${m}` } },
     );
   if (/Invalid typed array length/.test(m)) {
     // What wllama 3.13 says when a C++ exception ends an action: wllama_action (cpp/wllama.cpp) catches

@@ -351,11 +351,11 @@ describe('leaderboard', () => {
       expect(lb.common).toEqual(['16 tokens', 'kv f32']);
       expect(engines(lb).sort()).toEqual(['webgpu', 'webgpu', 'wllama']);
       const html = leaderboardHtml(lb);
-      expect(html).toMatch(/<p class="lead">[^<]*All runs: 16 tokens, kv f32\.<\/p>/);
+      expect(html).toMatch(/<p class="lead">[^<]*All ranked runs: 16 tokens, kv f32\.<\/p>/);
       expect(html).not.toContain('· 16 tokens');
       expect(html).toContain('<td>wllama</td>');
       const md = leaderboardMarkdown(lb);
-      expect(md).toContain('All runs: 16 tokens, kv f32.');
+      expect(md).toContain('All ranked runs: 16 tokens, kv f32.');
       expect(md).not.toContain('kv f32 ·');
       expect(md).toContain('wllama · 2026-01-01');
       // The per-file table and the page: said once above the table, not in its Engine cells.
@@ -385,7 +385,7 @@ describe('leaderboard', () => {
       const lb = leaderboard(rows);
       expect(lb.common).toEqual(['16 tokens']);
       expect(engines(lb).sort()).toEqual(['webgpu', 'webgpu · kv f32', 'webgpu · temperature 1.5']);
-      expect(leaderboardMarkdown(lb)).toContain('All runs: 16 tokens.');
+      expect(leaderboardMarkdown(lb)).toContain('All ranked runs: 16 tokens.');
       expect(leaderboardHtml(lb)).toContain('<td>webgpu · temperature 1.5</td>');
       expect(markdownReport(rows)).toMatch(/^\| GPU bbbb \(software\) \| webgpu · temperature 1\.5 \| /m);
     });

@@ -73,7 +73,7 @@ export interface Leaderboard {
   cells: Map<string, LeaderEntry[]>;
   /** Per model, in {@link Leaderboard.models}' order: every device's entries, fastest decode first. */
   rankings: { model: LeaderModel; entries: RankedEntry[] }[];
-  /** Interrupted results (`partial`) left out. */
+  /** Partial results (interrupted or failed) left out. */
   partial: number;
   /**
    * The setup every result in it shares ({@link commonSetup}: `['16 tokens', 'kv f32']`), stated once in
@@ -267,7 +267,7 @@ function showEngines(lb: Leaderboard): boolean {
 
 /** The lead's sentence on the setup all entries share (` All runs: 16 tokens, kv f32.`), or ''. */
 const commonNote = (lb: Leaderboard): string =>
-  lb.common.length > 0 ? ` ${commonSetupText(lb.common)}` : '';
+  lb.common.length > 0 ? ` ${commonSetupText(lb.common, 'All ranked runs')}` : '';
 
 /** The leaderboard's note on partial results (interrupted or failed) left out, or ''. */
 const partialNote = (lb: Leaderboard): string =>

@@ -272,9 +272,13 @@ export function shownEngine(r: ReportRow, common: readonly string[]): string {
   return `${r.engineBase ?? r.engine}${rest.length > 0 ? ` · ${rest.join(', ')}` : ''}`;
 }
 
-/** The sentence that states a setup common to all results (`All runs: 16 tokens, kv f32.`), or ''. */
-export function commonSetupText(common: readonly string[]): string {
-  return common.length > 0 ? `All runs: ${common.join(', ')}.` : '';
+/**
+ * The sentence that states a setup common to all results (`All runs: 16 tokens, kv f32.`), or ''. `what`
+ * names the results it is true of: the leaderboard's are the ranked ones (`All ranked runs`), partial files
+ * left out, so its sentence may differ from the all-results table's.
+ */
+export function commonSetupText(common: readonly string[], what = 'All runs'): string {
+  return common.length > 0 ? `${what}: ${common.join(', ')}.` : '';
 }
 
 /** Rows for a set of results (in the given order); `sources` name them (file names). */

@@ -359,9 +359,9 @@ const UNKNOWN_DEVICE: BenchDevice = {
  * The result of a run stopped by a signal (Ctrl-C, SIGTERM), marked `partial` with `interrupted: {signal,
  * phase}`: the runs measured so far on the loaded model, or, before the model loaded, no runs, load times
  * NaN, the model as the command line named it (architecture and quantization `unknown`, sizes NaN, the KV
- * cache types asked for) and the
- * device the page reported (else an empty one). Valid against the schema, so a CI job that archives
- * `--json` always finds a file, and `bench:report` lists it and leaves it out of the leaderboard.
+ * cache types asked for) and the device the page reported (else an empty one). Valid against the schema,
+ * so a CI job that archives `--json` always finds a file, and `bench:report` lists it and leaves it out of
+ * the leaderboard.
  */
 export function interruptedResult(input: InterruptedResultInput): BenchResult {
   const loaded = input.model !== undefined && input.load !== undefined;

@@ -414,7 +414,10 @@ export async function startOpenAiServer(initial: Partial<Script> = {}, port = 0)
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', resolve);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const bound = (server.address() as AddressInfo).port;
   return {
@@ -489,7 +492,7 @@ export function parseServeArgs(argv: readonly string[]): { script: Partial<Scrip
  * `npx tsx src/testing/openai-server.ts --serve [--fault NAME] …`: runs the server by hand (for trying the
  * page's remote mode, a fault included). Exits 2 with the usage on a bad option.
  */
-if (process.argv[1]?.endsWith('openai-server.ts') && process.argv[2] === '--serve') {
+if (process.argv[1]?.endsWith('openai-server.ts') && process.argv.includes('--serve')) {
   let opts: ReturnType<typeof parseServeArgs>;
   try {
     opts = parseServeArgs(process.argv.slice(2));

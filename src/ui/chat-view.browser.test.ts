@@ -108,6 +108,9 @@ it('a message longer than the context is worded for the page: its Context select
     'The model did not answer (context_overflow): the message needs at least 1001 tokens but the context holds 512 (and one must be left for the answer); shorten the message or choose a larger Context beside the model and load it again',
   );
   expect(speed).not.toMatch(/contextLength|--ctx/);
+  // The answer that wrote nothing leaves no empty bubble (the line says why); the question stays.
+  expect(document.querySelectorAll('[data-role="assistant"]')).toHaveLength(0);
+  expect(document.querySelectorAll('[data-role="user"]')).toHaveLength(1);
 });
 
 it('Send names every wrong setting at once (a list under the bar, each marked, the first focused), not one at a time', async () => {

@@ -358,7 +358,9 @@ export class ChatView {
         this.speed.dataset.context = String(s.contextTokens);
       }
     } catch (e) {
-      answer.finish('error');
+      // An answer that wrote nothing leaves no empty bubble (the line below says why), as in the widget.
+      if (answer.body.textContent) answer.finish('error');
+      else answer.remove();
       const message = e instanceof Error ? e.message : String(e);
       this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${
         // The Context select's advice where the error has the facts (our engine, wllama): a WebLLM model

@@ -15,7 +15,15 @@ import { parseInteger } from '../core/validate.ts';
 import { type RemoteEngine, RemoteError } from '../remote/engine.ts';
 import type { RemoteGenerateResult } from '../remote/stream.ts';
 import { benchRunFrom, buildResult, summarizeRuns, validatePlan } from './runner.ts';
-import type { BenchDevice, BenchPlan, BenchPrompt, BenchResult, BenchRun, BenchSweepPoint } from './types.ts';
+import {
+  type BenchDevice,
+  type BenchPlan,
+  type BenchPrompt,
+  type BenchResult,
+  type BenchRun,
+  type BenchSweepPoint,
+  nanLoad,
+} from './types.ts';
 
 /** Progress of {@link runRemoteBench}. */
 export type RemoteBenchEvent =
@@ -179,7 +187,7 @@ export function remoteResult(i: RemoteResultInput): BenchResult {
     model: { id: i.model, architecture: 'remote', quantization: 'unknown', parameters: 0, bytes: 0 },
     // Before the listing came back there is no load at all: every time NaN (null in the file), not 0.
     load: Number.isNaN(i.loadMs)
-      ? { totalMs: Number.NaN, downloadMs: Number.NaN, uploadMs: Number.NaN, compileMs: Number.NaN }
+      ? nanLoad()
       : { totalMs: i.loadMs, downloadMs: 0, uploadMs: 0, compileMs: 0 },
     plan: i.plan,
     runs: i.runs,

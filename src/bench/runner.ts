@@ -32,6 +32,7 @@ import type {
   BenchSpeculative,
   InterruptPhase,
 } from './types.ts';
+import { nanLoad } from './types.ts';
 
 /** Callbacks and limits for {@link runBenchmark}. */
 export interface RunHooks {
@@ -377,12 +378,7 @@ export function interruptedResult(input: InterruptedResultInput): BenchResult {
       ...(input.kvType ? { kvType: input.kvType } : {}),
       ...(input.kvTypeV ? { kvTypeV: input.kvTypeV } : {}),
     },
-    load: input.load ?? {
-      totalMs: Number.NaN,
-      downloadMs: Number.NaN,
-      uploadMs: Number.NaN,
-      compileMs: Number.NaN,
-    },
+    load: input.load ?? nanLoad(),
     plan: input.plan,
     runs: loaded ? (input.runs ?? []) : [],
     ...(input.createdAt !== undefined ? { createdAt: input.createdAt } : {}),

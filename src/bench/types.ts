@@ -242,7 +242,8 @@ const ISO_DATE = v.pipe(
   str,
   v.check((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO date'),
 );
-const nanLoad = () => ({
+/** A result's load before anything loaded: every time NaN (null in the file). */
+export const nanLoad = () => ({
   totalMs: Number.NaN,
   downloadMs: Number.NaN,
   uploadMs: Number.NaN,

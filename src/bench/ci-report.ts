@@ -9,8 +9,8 @@
 import { fmtSig } from '../util/format.ts';
 import { softwareReasons } from './gpu-report.ts';
 import { markdownTable, markdownText } from './markdown.ts';
-import { deviceName, isSoftwareResult } from './report.ts';
-import type { BenchDevice, BenchResult } from './types.ts';
+import { deviceName, isSoftwareResult, withFacts } from './report.ts';
+import { type BenchDevice, type BenchResult, modelFacts } from './types.ts';
 
 /** The thresholds a run is held to (`--fail-under-decode-tps`, `--fail-over-ttft-ms`); absent = not checked. */
 export interface BenchThresholds {
@@ -305,7 +305,9 @@ function isRemote(d: { vendor: string }): boolean {
 export function summaryMarkdown(input: SummaryInput): string {
   const { result, outcomes, error } = input;
   const model = markdownText(
-    result ? `${result.model.id} (${result.model.quantization})` : (input.modelId ?? '–'),
+    result
+      ? withFacts(result.model.id, modelFacts({ quantization: result.model.quantization, parameters: 0 }))
+      : (input.modelId ?? '–'),
   );
   const dev = input.device ?? result?.device;
   const software =

@@ -309,9 +309,7 @@ describe('leaderboard', () => {
     expect(lb.models.map((m) => m.id)).toEqual([plain.model.id]);
     expect(leaderboardMarkdown(lb)).toContain('1 partial result is left out');
     const md = markdownReport(rows);
-    expect(md).toContain(
-      '| https://example.com/m.gguf (unknown, –) | 0 (partial: interrupted in download) | – |',
-    );
+    expect(md).toContain('| https://example.com/m.gguf | 0 (partial: interrupted in download) | – |');
     const html = htmlReport(rows, { title: 't' });
     expect(html).toContain('0 (partial: interrupted in download)');
     expect(html).toContain('1 partial result is left out');

@@ -20,11 +20,12 @@
  *   figure come last; ties go by name. Models are ordered by how many devices ran them, then by name.
  */
 
-import { fmtParams, fmtSig } from '../util/format.ts';
+import { fmtSig } from '../util/format.ts';
 import { escapeHtml as esc } from '../util/html.ts';
 import { fmtRatio } from './cpu-compare.ts';
 import { markdownCode, markdownTable, markdownText } from './markdown.ts';
-import { commonSetup, commonSetupText, type ReportRow, shownEngine } from './report.ts';
+import { commonSetup, commonSetupText, type ReportRow, shownEngine, withFacts } from './report.ts';
+import { modelFacts } from './types.ts';
 
 /** The newest result of one device, model and engine, and how many older ones it replaced. */
 export interface LeaderEntry {
@@ -89,7 +90,7 @@ export function entryEngine(lb: Pick<Leaderboard, 'common'>, r: ReportRow): stri
 
 /** A model's key: id and quantization. */
 export const modelKey = (r: Pick<ReportRow, 'model' | 'quantization'>): string =>
-  `${r.model} (${r.quantization})`;
+  withFacts(r.model, modelFacts({ quantization: r.quantization, parameters: 0 }));
 
 /** The key of a device's cell on a model in {@link Leaderboard.cells}. */
 export const cellKey = (fingerprint: string, model: string): string => `${fingerprint}\u0000${model}`;
@@ -286,7 +287,7 @@ export function leaderboardHtml(lb: Leaderboard): string {
     '<table class="matrix"><thead><tr><th scope="col">Device</th>',
     ...lb.models.map(
       (m) =>
-        `<th scope="col" class="model">${esc(m.id)}<span class="sub">${esc(m.quantization)}, ${esc(fmtParams(m.parameters))} · ${m.devices} device${m.devices === 1 ? '' : 's'}</span></th>`,
+        `<th scope="col" class="model">${esc(m.id)}<span class="sub">${esc([modelFacts(m), `${m.devices} device${m.devices === 1 ? '' : 's'}`].filter(Boolean).join(' · '))}</span></th>`,
     ),
     '</tr></thead><tbody>',
     ...lb.devices.map((d) => {
@@ -314,7 +315,7 @@ export function leaderboardHtml(lb: Leaderboard): string {
 
   const rankings = lb.rankings.map(({ model, entries }) =>
     [
-      `<h3>${esc(model.id)} <span class="sub">(${esc(model.quantization)}, ${esc(fmtParams(model.parameters))})</span></h3>`,
+      `<h3>${esc(model.id)}${modelFacts(model) ? ` <span class="sub">(${esc(modelFacts(model))})</span>` : ''}</h3>`,
       `<div class="scroll" tabindex="0" role="region" aria-label="${esc(`Ranking on ${model.key}`)}">`,
       '<table class="ranking"><thead><tr>',
       ...[

@@ -14,6 +14,7 @@ import {
   reportRows,
   svgBarChart,
 } from './report.ts';
+import { summaryText } from './result-io.ts';
 import { type BenchResult, type BenchRun, resultProblems } from './types.ts';
 
 function runOf(ttft: number, tpot: number, n = 5): BenchRun {
@@ -126,6 +127,22 @@ describe('report rows and Markdown', () => {
     expect(lines[3]).toContain('a\\|b&lt;script&gt;.gguf');
     expect(lines[3]).toContain('| – |'); // no roofline
     expect(md).toContain('(software)');
+  });
+
+  it('a remote server\'s model is named without the facts the server keeps (not "unknown, 0")', () => {
+    const remote: BenchResult = {
+      ...A,
+      engine: 'remote',
+      model: { id: 'test-model', architecture: 'remote', quantization: 'unknown', parameters: 0, bytes: 0 },
+    };
+    const rows = reportRows([remote, A]);
+    const md = markdownReport(rows);
+    expect(md).toContain('| test-model | 3 |');
+    expect(md).toContain('| stories260K.gguf (F32, 293K) | 3 |');
+    expect(md).not.toMatch(/unknown|test-model \(/);
+    expect(summaryText(remote)).toMatch(/^test-model on NVIDIA RTX 4090 · remote: /);
+    expect(leaderboardMarkdown(leaderboard(rows))).toContain('| test-model |');
+    expect(htmlReport(rows, { title: 't' })).not.toContain('unknown');
   });
 });
 

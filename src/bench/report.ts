@@ -14,7 +14,7 @@ import { LEADERBOARD_CSS, leaderboard, leaderboardHtml } from './leaderboard.ts'
 import { markdownTable, markdownText } from './markdown.ts';
 import { PROMPT_SETS } from './prompts.ts';
 import { prefillVsMatmulText } from './roofline.ts';
-import type { BenchResult } from './types.ts';
+import { type BenchResult, modelFacts } from './types.ts';
 
 // ---------------------------------------------------------------------------------------------- checks
 
@@ -211,6 +211,9 @@ export function partialWhy(r: Pick<ReportRow, 'interrupted' | 'failed'>): string
   return 'stopped early';
 }
 
+/** `id (facts)`, or the id alone where there are no facts ({@link modelFacts}). */
+export const withFacts = (id: string, facts: string): string => (facts ? `${id} (${facts})` : id);
+
 /** One result file reduced to the figures a comparison shows. */
 export interface ReportRow {
   source: string;
@@ -398,7 +401,7 @@ const medStd = (s: Summary | undefined) => (s ? `${fmtSig(s.median)} ± ${fmtSig
 const COLUMNS: { head: string; cell: (r: ReportRow, common: readonly string[]) => string }[] = [
   { head: 'Device', cell: (r) => r.device },
   { head: 'Engine', cell: (r, common) => shownEngine(r, common) },
-  { head: 'Model', cell: (r) => `${r.model} (${r.quantization}, ${fmtParams(r.parameters)})` },
+  { head: 'Model', cell: (r) => withFacts(r.model, modelFacts(r)) },
   {
     head: 'Runs',
     cell: (r) => (r.partial ? `${r.runs} (partial: ${partialWhy(r)})` : String(r.runs)),
@@ -574,7 +577,7 @@ export function htmlReport(
   const common = commonSetup(rows);
   const label = (r: ReportRow) => ({
     label: r.device,
-    detail: `${r.model} (${r.quantization}) · ${shownEngine(r, common)}`,
+    detail: `${withFacts(r.model, modelFacts({ quantization: r.quantization, parameters: 0 }))} · ${shownEngine(r, common)}`,
   });
   const bar = (r: ReportRow, s: Summary | undefined): ChartBar => ({
     ...label(r),

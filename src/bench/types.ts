@@ -13,6 +13,7 @@
 import * as v from 'valibot';
 import type { ModelInfo, ResponseFormat, SamplingParams } from '../core/types.ts';
 import { isKvType } from '../core/validate.ts';
+import { fmtParams } from '../util/format.ts';
 import type {
   FitsVerdict,
   GpuProfile,
@@ -249,6 +250,18 @@ export const nanLoad = () => ({
   uploadMs: Number.NaN,
   compileMs: Number.NaN,
 });
+
+/**
+ * What a result knows of its model beside its id, for labels: "Q4_K_M, 60M" (quantization, then parameter
+ * count). A remote server's model (quantization 'unknown', 0 parameters: `remoteResult`) gives "" rather
+ * than "unknown, 0".
+ */
+export function modelFacts(m: { quantization: string; parameters: number }): string {
+  const parts: string[] = [];
+  if (m.quantization && m.quantization !== 'unknown') parts.push(m.quantization);
+  if (Number.isFinite(m.parameters) && m.parameters > 0) parts.push(fmtParams(m.parameters));
+  return parts.join(', ');
+}
 
 /**
  * A whole benchmark result file. `createdAt` is when the benchmark finished (ISO 8601); `engine` 'webgpu',

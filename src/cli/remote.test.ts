@@ -200,6 +200,9 @@ describe('npm run bench -- --engine remote', () => {
     expect(res.partial).toBe(true);
     expect(res.runs[0].partial).toBe(true);
     expect(res.runs[0].outputTokens).toBe(2);
+    // The cut came before the usage chunk: the prompt's tokens are unknown, printed as "?", not 0.
+    expect(res.runs[0].promptTokens).toBe(0);
+    expect(r.stderr).toMatch(/\] \? → 2 (\(approx\.\) )?tokens: TTFT/);
     // The file says what failed (it said only "partial"), and bench:report calls it failed, not interrupted.
     expect(res.error).toEqual({ code: 'stream_cut', message: expect.stringMatching(/\S/) });
     expect(res.interrupted).toBeUndefined();

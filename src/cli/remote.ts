@@ -204,7 +204,7 @@ function logRemoteEvent(e: RemoteBenchEvent, log: (s: string) => void): void {
   else if (e.type === 'run-done') {
     const r = e.run;
     log(
-      `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens} → ${r.outputTokens}${r.approximate ? ' (approx.)' : ''} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
+      `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens || '?'} → ${r.outputTokens}${r.approximate ? ' (approx.)' : ''} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
     );
   } else if (e.type === 'sweep-done') {
     const p = e.point;

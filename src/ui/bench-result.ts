@@ -103,7 +103,8 @@ function runsTable(r: BenchResult): HTMLTableElement {
               run.prompt.length > 60 ? `${run.prompt.slice(0, 60)}…` : run.prompt,
             ),
           ),
-          cell('Prompt tokens', 'promptTokens', String(run.promptTokens)),
+          // 0: a remote server that sent no usage (every prompt has at least one token).
+          cell('Prompt tokens', 'promptTokens', run.promptTokens > 0 ? String(run.promptTokens) : '?'),
           cell('Output tokens', 'outputTokens', String(run.outputTokens)),
           cell('TTFT', 'ttftMs', fmtMs(run.ttftMs)),
           cell('TPOT', 'tpotMs', fmtMs(run.tpotMs)),

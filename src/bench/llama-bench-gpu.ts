@@ -9,6 +9,7 @@
  */
 import { EngineError } from '../core/errors.ts';
 import type { KvType } from '../core/types.ts';
+import { loadContextLength } from '../core/validate.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
 import { benchTokenIds } from '../util/prng.ts';
@@ -445,7 +446,7 @@ export function modelFits(
     m = fitModelOf(file);
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
     checkKvCacheFits(cfg, kvType, kvTypeV);
-    ctx = Math.min(contextLength ?? Math.min(cfg.contextLength, 2048), cfg.contextLength);
+    ctx = loadContextLength(cfg.contextLength, contextLength);
     batch = defaultBatchSize({
       isFallback: mem.isFallback ?? false,
       contextLength: ctx,

@@ -142,10 +142,9 @@ describe('npm run generate', () => {
     expect(both.stderr).toMatch(/give --json-schema or --grammar, not both/);
   }, 180_000);
 
-  it('fails with the error code for a prompt longer than the context', async () => {
-    const r = await generate([
-      '--runtime',
-      'node',
+  it('refuses a prompt longer than the context before loading anything (no Chromium, no Dawn)', async () => {
+    // The default runtime (browser): refused before Chromium starts.
+    const r = await generateInProcess([
       '--model',
       MODEL,
       '--prompt',
@@ -159,6 +158,35 @@ describe('npm run generate', () => {
       /error \[context_overflow\]: the prompt needs at least \d+ tokens but the context holds 64 \(and one must be left for the answer\); shorten the prompt or pass a larger --ctx\n/,
     );
     expect(r.stderr).not.toContain('contextLength');
+    expect(r.stderr).not.toContain('generate: loading');
+    // Within the character bound (a golden prompt of 58 characters: at least 10 tokens) but as many tokens as
+    // llama.cpp counts for it (26 with the BOS): the file's tokenizer refuses it, before the load.
+    const g = golden.generation.cases.find((x) => x.prompt.includes('🌳'));
+    if (!g) throw new Error('the golden prompt with 🌳 is missing');
+    const n = g.promptIds.length;
+    for (const ctx of [n - 6, n]) {
+      const t = await generateInProcess([
+        '--runtime',
+        'node',
+        '--model',
+        MODEL,
+        '--prompt',
+        g.prompt,
+        '--ctx',
+        `${ctx}`,
+      ]);
+      expect(t.code).toBe(1);
+      expect(t.stderr).toContain(
+        `error [context_overflow]: the prompt needs ${n} tokens but the context holds ${ctx} (and one must be left for the answer); shorten the prompt or pass a larger --ctx\n`,
+      );
+      expect(t.stderr).not.toContain('generate: loading');
+    }
+    // With no --ctx the context is the engine's default: min(trained, 2048), 2048 for stories260K; 8,840
+    // characters (at least 1,264 tokens) that encode to more.
+    const d = await generateInProcess(['--model', MODEL, '--prompt', 'Once upon a time '.repeat(520)]);
+    expect(d.code).toBe(1);
+    expect(d.stderr).toMatch(/the prompt needs \d{4} tokens but the context holds 2048 /);
+    expect(d.stderr).not.toContain('generate: loading');
   });
 
   it("runtime node, a split model by URL: downloaded once into --cache-dir, llama.cpp's tokens both times", async () => {

@@ -35,7 +35,7 @@ import {
 } from './args.ts';
 import { callHarness, withHarnessPage } from './harness-server.ts';
 import { loadProgressLogger } from './load-progress.ts';
-import { checkDraftVocabulary, checkLocalModel } from './local-model.ts';
+import { checkDraftVocabulary, checkLocalModel, checkPromptFits } from './local-model.ts';
 import { CACHE_OPTIONS, CACHE_USAGE, resolveCliModel } from './model-cache.ts';
 import { explainNodeNoAdapter, setupNodeVulkan } from './node-gpu.ts';
 import { type CliCommand, isEntryPoint, runCli } from './run.ts';
@@ -165,6 +165,8 @@ async function main(): Promise<number> {
     // Both local: the vocabularies compared now, not after the target has loaded.
     if (!isUrl && !isSynthetic) await checkDraftVocabulary(model, draftModel);
   }
+  // A prompt too long for the context is refused now, by the file's tokenizer, not after the load.
+  if (!isUrl && !isSynthetic) await checkPromptFits(model, values.prompt, ctx);
   // Load progress on stderr (the continuation alone goes to stdout): a load is never silent.
   const say = (line: string) => process.stderr.write(`generate: ${line}\n`);
   const onProgress = loadProgressLogger(say);

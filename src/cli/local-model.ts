@@ -5,7 +5,12 @@
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { EngineError } from '../core/errors.ts';
+import { loadContextLength } from '../core/validate.ts';
 import { checkGgufHead, openGguf } from '../gguf/reader.ts';
+import { llamaConfigFromGguf } from '../model/config.ts';
+import { createTokenizer } from '../model/tokenizer/index.ts';
+import { checkPromptLength, checkPromptTokens } from '../model/tokenizer/prompt-bound.ts';
+import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { draftVocabularyProblem } from '../webgpu/speculative.ts';
 import { UsageError } from './args.ts';
 
@@ -56,4 +61,28 @@ export async function checkDraftVocabulary(target: string, draft: string): Promi
   if (!t || !d) return;
   const problem = draftVocabularyProblem(t.length, d.length, t, d);
   if (problem) throw new EngineError('invalid_argument', problem);
+}
+
+/**
+ * Refuses, before the weights load, a prompt that cannot fit the context `generate` will load for the local
+ * model `path`: that context by the engine's rule (core/validate.ts `loadContextLength`: `ctx`, else
+ * min(the file's trained context, 2048)), the prompt as the file's tokenizer encodes it (with its BOS) —
+ * the check the engine makes after loading (webgpu/generation.ts), seconds to minutes sooner. A header the
+ * engine could not run (an unsupported architecture, no tokenizer) is left to the load, which says why.
+ * @throws EngineError('context_overflow') with the engine's details (contextLength, promptTokens);
+ *   what gguf/reader.ts `openGguf` throws for a file that is not GGUF.
+ */
+export async function checkPromptFits(path: string, prompt: string, ctx: number | undefined): Promise<void> {
+  const file = await openGguf({ path });
+  let nCtx: number;
+  let tok: Tokenizer;
+  try {
+    nCtx = loadContextLength(llamaConfigFromGguf(file).contextLength, ctx);
+    tok = createTokenizer(file.metadata);
+  } catch {
+    return;
+  }
+  const bos = tok.addBos ? 1 : 0;
+  checkPromptLength(prompt.length, tok, nCtx, bos);
+  checkPromptTokens(tok.encode(prompt, { addBos: tok.addBos }).length, nCtx);
 }

@@ -76,6 +76,17 @@ export function checkSamplingParams(p: SamplingParams): void {
     checkNumberOption(name, (p as Record<string, unknown>)[name], rule);
 }
 
+/** The context (tokens) a load takes when `LoadOptions.contextLength` is absent, below the trained one. */
+export const DEFAULT_CONTEXT_LENGTH = 2048;
+
+/**
+ * The context length (tokens) every engine loads with (LoadOptions.contextLength): `requested`, else
+ * min(trained, {@link DEFAULT_CONTEXT_LENGTH}), never above `trained` (the GGUF's `{arch}.context_length`).
+ */
+export function loadContextLength(trained: number, requested?: number): number {
+  return Math.min(requested ?? Math.min(trained, DEFAULT_CONTEXT_LENGTH), trained);
+}
+
 /** The KV-cache element types ({@link KvType}), the default first. */
 export const KV_TYPES: readonly KvType[] = ['f16', 'f32', 'q8_0', 'q4_0'];
 

@@ -19,7 +19,7 @@ import {
 import type { MemoryProbe } from '../bench/llama-bench.ts';
 import { modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
 import type { KvType } from '../core/types.ts';
-import { isKvType, KV_TYPES } from '../core/validate.ts';
+import { isKvType, KV_TYPES, loadContextLength } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import type { GgufFile } from '../gguf/types.ts';
 import { fmtBytes } from '../util/format.ts';
@@ -31,9 +31,9 @@ import { createGpuContext } from '../webgpu/device.ts';
  */
 export const PAGE_CONTEXT_ADVICE = 'choose a larger Context beside the model and load it again';
 
-/** The engine's default context for a trained maximum: min(it, 2048) (LoadOptions.contextLength). */
+/** The engine's default context for a trained maximum: min(it, 2048) (core/validate.ts `loadContextLength`). */
 export function defaultContext(trained: number): number {
-  return Math.min(trained, 2048);
+  return loadContextLength(trained);
 }
 
 /** A context option's words: `8192 tokens · needs q8_0` (without a probe: the tokens alone). */

@@ -10,6 +10,7 @@
 import { type FitsVerdict, type MemoryProbe, modelNeedBytes } from '../bench/llama-bench.ts';
 import { fitModelOf, modelFits, probeMemory } from '../bench/llama-bench-gpu.ts';
 import { syntheticName, syntheticSize } from '../bench/synthetic.ts';
+import { loadContextLength } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import { fmtBytes, fmtParams } from '../util/format.ts';
 import { createGpuContext } from '../webgpu/device.ts';
@@ -71,7 +72,7 @@ const SHAPES_TYPE: SyntheticFtype = 'q4_k_m';
 
 /** The engine's default context for a shape: min(its context, 2048), as `modelFits` takes it. */
 function engineContext(s: SyntheticShape): number {
-  return Math.min(s.contextLength, 2048);
+  return loadContextLength(s.contextLength);
 }
 
 /** A synthetic model's header without a tokenizer (cheap), per name. */

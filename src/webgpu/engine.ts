@@ -19,6 +19,7 @@ import {
   chatGenerateFields,
   checkKvType,
   checkModelSource,
+  loadContextLength,
   validateChatRequest,
   validateGenerateRequest,
 } from '../core/validate.ts';
@@ -370,10 +371,7 @@ export class WebGpuEngine implements Engine {
       emit({ phase, bytesDone: done, bytesTotal: total });
     const cfg = llamaConfigFromGguf(file, { supportedTypes: WEIGHT_TYPES });
     const tokenizer = createTokenizer(file.metadata);
-    const contextLength = Math.min(
-      options.contextLength ?? Math.min(cfg.contextLength, 2048),
-      cfg.contextLength,
-    );
+    const contextLength = loadContextLength(cfg.contextLength, options.contextLength);
     if (!(contextLength >= 1))
       throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${contextLength}`);
     // K's and V's cache types (LoadOptions.kvTypeK/kvTypeV over kvType), refused for this model's head

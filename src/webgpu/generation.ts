@@ -20,7 +20,7 @@ import type {
 import { describeNonFinite } from '../gguf/non-finite.ts';
 import type { GrammarCompiler, TokenMatcher } from '../model/grammar.ts';
 import { IncrementalDecoder } from '../model/tokenizer/incremental.ts';
-import { checkPromptLength } from '../model/tokenizer/prompt-bound.ts';
+import { checkPromptLength, checkPromptTokens } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
 import { mulberry32 } from '../util/prng.ts';
 import { chainedTokens, constrainedTokens } from './decoder.ts';
@@ -95,13 +95,7 @@ export async function runGeneration(
       );
     }
   }
-  if (prompt.length >= model.nCtx) {
-    throw new EngineError(
-      'context_overflow',
-      `the prompt has ${prompt.length} tokens but the context holds ${model.nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength; --ctx on the command line)`,
-      { details: { contextLength: model.nCtx, promptTokens: prompt.length } },
-    );
-  }
+  checkPromptTokens(prompt.length, model.nCtx);
   const maxTokens = Math.min(req.maxTokens ?? 128, model.nCtx - prompt.length);
   if (!(maxTokens >= 0))
     throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);

@@ -35,6 +35,7 @@ import type {
 import {
   chatGenerateFields,
   checkKvType,
+  loadContextLength,
   refuseConstraints,
   refuseDraft,
   validateChatRequest,
@@ -49,7 +50,7 @@ import { resolveModelSpec } from '../library/spec.ts';
 import { fileNameOf } from '../library/store.ts';
 import { chatPromptTokens } from '../model/chat-template.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
-import { checkPromptLength, maxPromptTokens } from '../model/tokenizer/prompt-bound.ts';
+import { checkPromptLength, checkPromptTokens, maxPromptTokens } from '../model/tokenizer/prompt-bound.ts';
 import type { Tokenizer } from '../model/tokenizer/types.ts';
 import {
   type ByteSource,
@@ -442,7 +443,7 @@ export class WllamaEngine implements Engine {
     const headDim = metaNum(meta, `${arch}.attention.key_length`) ?? (nHead ? nEmbd / nHead : 0);
     const kvDim = nHeadKv * headDim;
     const trainCtx = metaNum(meta, `${arch}.context_length`) ?? 2048;
-    const contextLength = Math.min(options.contextLength ?? Math.min(trainCtx, 2048), trainCtx);
+    const contextLength = loadContextLength(trainCtx, options.contextLength);
     if (!(contextLength >= 1))
       throw new EngineError('invalid_argument', `contextLength must be ≥ 1, got ${options.contextLength}`);
     const batchSize = Math.max(1, Math.min(options.batchSize ?? 512, contextLength));
@@ -658,13 +659,7 @@ export class WllamaEngine implements Engine {
 
   /** @throws EngineError('context_overflow') when `n` prompt tokens leave none to generate. */
   private checkPromptTokens(n: number): void {
-    const nCtx = this.info?.contextLength ?? 0;
-    if (n >= nCtx)
-      throw new EngineError(
-        'context_overflow',
-        `the prompt has ${n} tokens but the context holds ${nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (contextLength)`,
-        { details: { contextLength: nCtx, promptTokens: n } },
-      );
+    checkPromptTokens(n, this.info?.contextLength ?? 0, 'contextLength');
   }
 
   private async stream(

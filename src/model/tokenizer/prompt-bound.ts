@@ -53,3 +53,22 @@ export function checkPromptLength(
     );
   }
 }
+
+/**
+ * Throws when a prompt of `n` tokens leaves none of a context of `nCtx` tokens to generate (the check
+ * every engine makes on the tokens before prefill). `advice`: where the context is set, in the caller's
+ * terms.
+ * @throws EngineError('context_overflow') with details `contextLength` and `promptTokens`.
+ */
+export function checkPromptTokens(
+  n: number,
+  nCtx: number,
+  advice = 'contextLength; --ctx on the command line',
+): void {
+  if (n >= nCtx)
+    throw new EngineError(
+      'context_overflow',
+      `the prompt has ${n} tokens but the context holds ${nCtx} (and at least one must be left to generate); shorten the prompt or load with a larger context (${advice})`,
+      { details: { contextLength: nCtx, promptTokens: n } },
+    );
+}

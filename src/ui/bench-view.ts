@@ -123,8 +123,8 @@ export class BenchView {
     });
     this.customField = field('Custom prompt', this.customText);
     this.promptSelect.addEventListener('change', () => this.syncCustom());
-    const promptField = field('Prompts', this.promptSelect, promptHint(DEFAULT_PLAN.promptSet));
-    this.promptHint = promptField.querySelector('.field__hint') as HTMLElement;
+    this.promptHint = h('p', {}, promptHint(DEFAULT_PLAN.promptSet));
+    const promptField = field('Prompts', this.promptSelect, this.promptHint);
 
     this.promptSelect.value = DEFAULT_PLAN.promptSet;
     this.maxTokens = numberInput('plan-max-tokens', DEFAULT_PLAN.maxTokens, 1, 4096);
@@ -150,8 +150,8 @@ export class BenchView {
     this.setWhere('idle');
 
     // The hint is true only with a draft chosen: under None nothing is timed twice.
-    const draftField = field('Drafting', this.draft, 'timed against the same runs without it');
-    this.draftHint = draftField.querySelector('.field__hint') as HTMLElement;
+    this.draftHint = h('p', {}, 'timed against the same runs without it');
+    const draftField = field('Drafting', this.draft, this.draftHint);
     this.draft.addEventListener('change', () => this.syncDraftHint());
 
     // novalidate: the browser's own check stopped the submit at the first field out of its min/max (one

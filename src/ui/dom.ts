@@ -4,22 +4,30 @@
  */
 import { h } from '../dom/h.ts';
 
-/** A labelled form field: `<div class="field"><label for=id>…</label>control hint</div>`. */
+/**
+ * A labelled form field: `<div class="field"><label for=id>…</label>control hint</div>`. `hint`: its text,
+ * or the element itself when the caller rewrites it later (given the class `field__hint` and, unless it
+ * has one, the id `${control.id}-hint`); either way the control is described by it.
+ */
 export function field(
   label: string,
   control: HTMLElement,
-  hint?: string,
+  hint?: string | HTMLElement,
   opts: { inline?: boolean } = {},
 ): HTMLDivElement {
   const id = control.id;
-  const hintId = hint ? `${id}-hint` : undefined;
-  if (hintId) control.setAttribute('aria-describedby', hintId);
+  const hintEl = typeof hint === 'string' ? (hint ? h('p', {}, hint) : undefined) : hint;
+  if (hintEl) {
+    hintEl.classList.add('field__hint');
+    hintEl.id ||= `${id}-hint`;
+    control.setAttribute('aria-describedby', hintEl.id);
+  }
   const lab = h('label', { for: id, class: 'field__label' }, label);
   return h(
     'div',
     { class: opts.inline ? 'field field--inline' : 'field' },
     opts.inline ? [control, lab] : [lab, control],
-    hint ? h('p', { id: hintId, class: 'field__hint' }, hint) : null,
+    hintEl ?? null,
   );
 }
 

@@ -306,7 +306,7 @@ export function summaryMarkdown(input: SummaryInput): string {
   const { result, outcomes, error } = input;
   const model = markdownText(
     result
-      ? withFacts(result.model.id, modelFacts({ quantization: result.model.quantization, parameters: 0 }))
+      ? withFacts(result.model.id, modelFacts({ quantization: result.model.quantization }))
       : (input.modelId ?? '–'),
   );
   const dev = input.device ?? result?.device;

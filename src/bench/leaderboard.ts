@@ -90,7 +90,7 @@ export function entryEngine(lb: Pick<Leaderboard, 'common'>, r: ReportRow): stri
 
 /** A model's key: id and quantization. */
 export const modelKey = (r: Pick<ReportRow, 'model' | 'quantization'>): string =>
-  withFacts(r.model, modelFacts({ quantization: r.quantization, parameters: 0 }));
+  withFacts(r.model, modelFacts({ quantization: r.quantization }));
 
 /** The key of a device's cell on a model in {@link Leaderboard.cells}. */
 export const cellKey = (fingerprint: string, model: string): string => `${fingerprint}\u0000${model}`;

@@ -577,7 +577,7 @@ export function htmlReport(
   const common = commonSetup(rows);
   const label = (r: ReportRow) => ({
     label: r.device,
-    detail: `${withFacts(r.model, modelFacts({ quantization: r.quantization, parameters: 0 }))} · ${shownEngine(r, common)}`,
+    detail: `${withFacts(r.model, modelFacts({ quantization: r.quantization }))} · ${shownEngine(r, common)}`,
   });
   const bar = (r: ReportRow, s: Summary | undefined): ChartBar => ({
     ...label(r),

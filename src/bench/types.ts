@@ -252,14 +252,15 @@ export const nanLoad = () => ({
 });
 
 /**
- * What a result knows of its model beside its id, for labels: "Q4_K_M, 60M" (quantization, then parameter
- * count). A remote server's model (quantization 'unknown', 0 parameters: `remoteResult`) gives "" rather
- * than "unknown, 0".
+ * What a result knows of its model beside its id, for labels: "Q4_K_M, 60M" (quantization, then the
+ * parameter count where `parameters` is given). A remote server's model (quantization 'unknown', 0
+ * parameters: `remoteResult`) gives "" rather than "unknown, 0".
  */
-export function modelFacts(m: { quantization: string; parameters: number }): string {
+export function modelFacts(m: { quantization: string; parameters?: number }): string {
   const parts: string[] = [];
   if (m.quantization && m.quantization !== 'unknown') parts.push(m.quantization);
-  if (Number.isFinite(m.parameters) && m.parameters > 0) parts.push(fmtParams(m.parameters));
+  if (m.parameters !== undefined && Number.isFinite(m.parameters) && m.parameters > 0)
+    parts.push(fmtParams(m.parameters));
   return parts.join(', ');
 }
 

@@ -245,3 +245,40 @@ test('a URL whose /v1/models answers an HTML page: the error says it is probably
   );
   await shots(page, 'remote-html');
 });
+
+test("a server that sends no usage: the runs table says the prompt's tokens are unknown, not 0", async ({
+  page,
+}) => {
+  server.set({ usage: false });
+  try {
+    await openApp(page);
+    const p = panel(page);
+    await setPlan(page);
+    await p.getByRole('radio', { name: 'Remote endpoint' }).check();
+    await p.getByLabel('Server URL').fill(server.url);
+    await p.getByRole('button', { name: 'List models' }).click();
+    await expect(p.getByLabel('Server model')).toHaveValue('test-model');
+    await p.getByRole('button', { name: 'Run remote benchmark' }).click();
+    await expect(page.getByTestId('remote-status')).toHaveText(/^Done: 1 measured run on /, {
+      timeout: 30_000,
+    });
+    const run = page.getByTestId('results').getByTestId('runs-table').locator('tbody tr').first();
+    await expect(run.locator('[data-metric="promptTokens"]')).toHaveText('?');
+    await expect(run.locator('[data-metric="outputTokens"]')).toHaveText('8');
+    // …so its prefill rate is unknown too (it read "0.00 tok/s"), and the chunks it streamed are a count.
+    await expect(run.locator('[data-metric="prefillTokensPerSecond"]')).toHaveText('–');
+    const figures = page.getByTestId('engine-reported');
+    await expect(figures.locator('[data-engine-figure="chunks"]')).toHaveText(
+      /^Content chunks streamed\s*8\s*—$/,
+    );
+    if (process.env.SHOTS) {
+      const results = page.getByTestId('results');
+      await results.scrollIntoViewIfNeeded();
+      await results.screenshot({ path: `${process.env.SHOTS}/remote-no-usage-1280.png` });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await results.screenshot({ path: `${process.env.SHOTS}/remote-no-usage-390.png` });
+    }
+  } finally {
+    server.set({});
+  }
+});

@@ -82,8 +82,11 @@ export function remoteDevice(host: string): BenchDevice {
 
 /** A {@link BenchRun} from a remote generation (token ids are unknown remotely: none are stored). */
 export function remoteRun(prompt: BenchPrompt, r: RemoteGenerateResult, err?: EngineError): BenchRun {
+  const run = benchRunFrom(prompt, r);
   return {
-    ...benchRunFrom(prompt, r),
+    ...run,
+    // No usage counted the prompt (promptTokens 0): its prefill rate is unknown, not 0 tok/s.
+    ...(run.promptTokens === 0 ? { prefillTokensPerSecond: Number.NaN } : {}),
     outputTokenIds: [],
     tokenCount: r.tokenCount,
     ...(r.approximate ? { approximate: true } : {}),

@@ -169,6 +169,7 @@ describe('timing against scripted delays (vLLM wire format)', () => {
       expect(run.tokenCount).toBe('usage');
       expect(run.approximate).toBeUndefined();
       expect(run.promptTokens).toBe(4);
+      expect(run.prefillTokensPerSecond).toBeCloseTo((4 * 1000) / run.ttftMs, 6);
       expect(run.text).toBe(' tok0 tok1 tok2 tok3 tok4 tok5 tok6 tok7');
       expect(run.ttftMs).toBeGreaterThanOrEqual(78);
       expect(run.ttftMs).toBeLessThan(80 + 100);
@@ -201,6 +202,13 @@ describe('timing against scripted delays (vLLM wire format)', () => {
     expect(chunks.runs[0].outputTokens).toBe(4);
     expect(chunks.runs[0].tokenCount).toBe('chunks');
     expect(chunks.runs[0].approximate).toBe(true);
+    // Nothing counted the prompt: its prefill rate is unknown (null in the file), not 0 tok/s.
+    for (const r of [withTok, chunks]) {
+      expect(r.runs[0].promptTokens).toBe(0);
+      expect(r.runs[0].prefillTokensPerSecond).toBeNaN();
+      expect(r.summary.prefillTokensPerSecond).toBeUndefined();
+      expect(r.summary.decodeTokensPerSecond?.median).toBeGreaterThan(0);
+    }
   });
 
   it('a reasoning model: thinking tokens time the first token and count, the text is the answer', async () => {

@@ -12,7 +12,7 @@ import { SUMMARY_METRICS, type SummaryMetric } from '../bench/runner.ts';
 import type { BenchResult } from '../bench/types.ts';
 import { summarize } from '../core/metrics.ts';
 import { h } from '../dom/h.ts';
-import { fmtMs, fmtNum, fmtPct, fmtRate, fmtSig } from '../util/format.ts';
+import { fmtCount, fmtMs, fmtNum, fmtPct, fmtRate, fmtSig } from '../util/format.ts';
 import { copyText, download } from './dom.ts';
 import { rooflineSentences, softwareWarning } from './roofline-view.ts';
 
@@ -28,8 +28,20 @@ const METRIC_LABEL: Record<SummaryMetric, string> = {
 /** Names of the engines a result can come from, for sentences. */
 const ENGINE_NAME: Record<string, string> = { webgpu: 'our engine', webllm: 'WebLLM', remote: 'the server' };
 
-/** Known keys of engines' own figures (WebLLM's `usage.extra`), with labels and the metric of ours they match. */
-const ENGINE_FIGURES: Record<string, { label: string; ours?: SummaryMetric; scale?: number }> = {
+/**
+ * Known keys of engines' own figures (WebLLM's `usage.extra`; a remote server's usage, llama-server's
+ * `timings` and the chunks it streamed: bench/remote.ts `remoteRun`), with labels, the metric of ours they
+ * match, and `count` for whole numbers.
+ */
+const ENGINE_FIGURES: Record<
+  string,
+  { label: string; ours?: SummaryMetric; scale?: number; count?: boolean }
+> = {
+  chunks: { label: 'Content chunks streamed', count: true },
+  promptTokens: { label: 'Prompt tokens (usage)', count: true },
+  completionTokens: { label: 'Output tokens (usage)', count: true },
+  serverPrefillTokensPerSecond: { label: 'Prefill (tok/s)', ours: 'prefillTokensPerSecond' },
+  serverDecodeTokensPerSecond: { label: 'Decode (tok/s)', ours: 'decodeTokensPerSecond' },
   prefill_tokens_per_s: { label: 'Prefill (tok/s)', ours: 'prefillTokensPerSecond' },
   decode_tokens_per_s: { label: 'Decode (tok/s)', ours: 'decodeTokensPerSecond' },
   time_to_first_token_s: { label: 'TTFT (ms)', ours: 'ttftMs', scale: 1000 },
@@ -42,7 +54,7 @@ const ENGINE_FIGURES: Record<string, { label: string; ours?: SummaryMetric; scal
 /** The engine's own figures over a result's runs: one row per key, its median, and our median beside it. */
 export function engineFigureRows(
   r: Pick<BenchResult, 'runs' | 'summary'>,
-): { key: string; label: string; median: number; ours?: number }[] {
+): { key: string; label: string; median: number; ours?: number; count?: boolean }[] {
   const keys = [...new Set(r.runs.flatMap((run) => Object.keys(run.engineReported ?? {})))];
   return keys.flatMap((key) => {
     const values = r.runs
@@ -52,7 +64,15 @@ export function engineFigureRows(
     const known = ENGINE_FIGURES[key];
     const median = summarize(values).median * (known?.scale ?? 1);
     const ours = known?.ours ? r.summary[known.ours]?.median : undefined;
-    return [{ key, label: known?.label ?? key, median, ...(ours !== undefined ? { ours } : {}) }];
+    return [
+      {
+        key,
+        label: known?.label ?? key,
+        median,
+        ...(ours !== undefined ? { ours } : {}),
+        ...(known?.count ? { count: true } : {}),
+      },
+    ];
   });
 }
 
@@ -200,7 +220,11 @@ function engineOwnFigures(r: BenchResult, engineName: string): HTMLElement | '' 
                   'tr',
                   { 'data-engine-figure': f.key },
                   h('th', { scope: 'row' }, f.label),
-                  h('td', { class: 'num' }, fmtNum(f.median)),
+                  h(
+                    'td',
+                    { class: 'num' },
+                    f.count && Number.isInteger(f.median) ? fmtCount(f.median) : fmtNum(f.median),
+                  ),
                   h('td', { class: 'num' }, f.ours === undefined ? '—' : fmtNum(f.ours)),
                 ),
               ),

@@ -45,7 +45,9 @@ describe('result JSON files', () => {
     expect(resultKey(r)).toBe('2025-01-02T03:04:05.678Z|0123456789abcdef|webgpu|stories260K');
     expect(resultFileName(r, 'json')).toBe('bench-stories260K-20250102-030405.json');
     const s = summaryText(r);
-    expect(s).toContain('stories260K (F32, 292K) on SwiftShader Device (Subzero) (software) · webgpu:');
+    expect(s).toContain(
+      'stories260K (292K params, F32) on SwiftShader Device (Subzero) (software) · webgpu:',
+    );
     expect(s).toContain('median of 3 runs');
     expect(s).toContain('2.84% of measured memory bandwidth (12.5 GB/s)');
     expect(s).toContain('software adapter');

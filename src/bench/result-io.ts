@@ -6,7 +6,7 @@
  * and read back as NaN.
  */
 
-import { fmtMs, fmtNum, fmtPct } from '../util/format.ts';
+import { fmtMs, fmtNum, fmtParams, fmtPct } from '../util/format.ts';
 import { withFacts } from './report.ts';
 import { summarizeRuns } from './runner.ts';
 import { type BenchResult, modelFacts, parseResult } from './types.ts';
@@ -67,15 +67,18 @@ export function decodeRate(r: BenchResult): number {
 
 /**
  * A short text to share a result: model, device, the median figures and the roofline reading, e.g.
- * `stories260K (F32, 260K) on NVIDIA RTX 4090 · webgpu: decode 812 tok/s, prefill 2,310 tok/s,
+ * `stories260K (260K params, F32) on NVIDIA RTX 4090 · webgpu: decode 812 tok/s, prefill 2,310 tok/s,
  * TTFT 4.12 ms, TPOT 1.23 ms (median of 3 runs, 20 tokens) · 41% of measured memory bandwidth (812 GB/s)`.
  */
 export function summaryText(r: BenchResult): string {
   const s = r.summary;
   const n = r.runs.length;
   const label = r.device.label || r.device.description || r.device.vendor || r.device.fingerprint;
+  // "293K params, F32"; a remote server's model has neither (modelFacts).
+  const params = r.model.parameters > 0 ? `${fmtParams(r.model.parameters)} params` : '';
+  const facts = [params, modelFacts({ quantization: r.model.quantization })].filter(Boolean).join(', ');
   const parts = [
-    `${withFacts(`${r.model.id}${r.model.synthetic ? ' (synthetic, random weights)' : ''}`, modelFacts(r.model))} on ${label} · ${r.engine}:`,
+    `${withFacts(`${r.model.id}${r.model.synthetic ? ' (synthetic, random weights)' : ''}`, facts)} on ${label} · ${r.engine}:`,
     ` decode ${fmtNum(s.decodeTokensPerSecond?.median)} tok/s, prefill ${fmtNum(s.prefillTokensPerSecond?.median)} tok/s,` +
       ` TTFT ${fmtMs(s.ttftMs?.median)}, TPOT ${fmtMs(s.tpotMs?.median)}`,
     ` (median of ${n} run${n === 1 ? '' : 's'}, ${r.plan.maxTokens} max tokens)`,

@@ -11,6 +11,7 @@ import golden from '../../tests/golden/stories260K.json';
 import { openGguf } from '../gguf/reader.ts';
 import { splitFileName } from '../gguf/split.ts';
 import { makeRandomLlamaGguf } from '../model/random-model.ts';
+import { createTokenizer } from '../model/tokenizer/index.ts';
 import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { splitParts, startModelServer, testModelFiles } from '../testing/library-server.ts';
 import { stories260kPath } from '../testing/models.ts';
@@ -153,12 +154,22 @@ describe('npm run generate', () => {
       '64',
     ]);
     expect(r.code).toBe(1);
-    // Refused before tokenizing (1,700 characters need at least 244 tokens: issue 47, item 9).
-    expect(r.stderr).toMatch(
-      /error \[context_overflow\]: the prompt needs at least \d+ tokens but the context holds 64 \(and one must be left for the answer\); shorten the prompt or pass a larger --ctx\n/,
+    // The exact count from the file's tokenizer (it said "at least 244", the bound from 1,700 characters).
+    const tok = createTokenizer((await openGguf({ path: MODEL })).metadata);
+    const exact = tok.encode('Once upon a time '.repeat(100), { addBos: tok.addBos }).length;
+    expect(exact).toBeGreaterThan(244);
+    expect(r.stderr).toContain(
+      `error [context_overflow]: the prompt needs ${exact} tokens but the context holds 64 (and one must be left for the answer); shorten the prompt or pass a larger --ctx\n`,
     );
     expect(r.stderr).not.toContain('contextLength');
     expect(r.stderr).not.toContain('generate: loading');
+    // Past 1 Mi characters it is refused from its length alone, before tokenizing (issue 47, item 9):
+    // 1,190,000 characters, at most 7 per token, and the BOS.
+    const huge = await generateInProcess(['--model', MODEL, '--prompt', 'Once upon a time '.repeat(70_000)]);
+    expect(huge.code).toBe(1);
+    expect(huge.stderr).toMatch(
+      /error \[context_overflow\]: the prompt needs at least 170001 tokens but the context holds 2048 /,
+    );
     // Within the character bound (a golden prompt of 58 characters: at least 10 tokens) but as many tokens as
     // llama.cpp counts for it (26 with the BOS): the file's tokenizer refuses it, before the load.
     const g = golden.generation.cases.find((x) => x.prompt.includes('🌳'));

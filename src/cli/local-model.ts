@@ -63,10 +63,14 @@ export async function checkDraftVocabulary(target: string, draft: string): Promi
   if (problem) throw new EngineError('invalid_argument', problem);
 }
 
+/** Prompts up to this many characters are tokenized to say their exact count ({@link checkPromptFits}). */
+const EXACT_COUNT_MAX_CHARS = 1 << 20;
+
 /**
  * Refuses, before the weights load, a prompt that cannot fit the context `generate` will load for the local
  * model `path`: that context by the engine's rule (core/validate.ts `loadContextLength`: `ctx`, else
- * min(the file's trained context, 2048)), the prompt as the file's tokenizer encodes it (with its BOS) —
+ * min(the file's trained context, 2048)), the prompt as the file's tokenizer encodes it (with its BOS;
+ * past {@link EXACT_COUNT_MAX_CHARS} characters first the bound from its length) —
  * the check the engine makes after loading (webgpu/generation.ts), seconds to minutes sooner. A header the
  * engine could not run (an unsupported architecture, no tokenizer) is left to the load, which says why.
  * @throws EngineError('context_overflow') with the engine's details (contextLength, promptTokens);
@@ -82,7 +86,8 @@ export async function checkPromptFits(path: string, prompt: string, ctx: number 
   } catch {
     return;
   }
-  const bos = tok.addBos ? 1 : 0;
-  checkPromptLength(prompt.length, tok, nCtx, bos);
+  // The exact count, as the message's "needs N tokens" (a command line's argument is at most 128 KiB on
+  // Linux: quick to tokenize); the character bound ("at least N") only for text past that.
+  if (prompt.length > EXACT_COUNT_MAX_CHARS) checkPromptLength(prompt.length, tok, nCtx, tok.addBos ? 1 : 0);
   checkPromptTokens(tok.encode(prompt, { addBos: tok.addBos }).length, nCtx);
 }

@@ -200,13 +200,33 @@ describe('npm run bench -- --engine remote', () => {
     expect(res.partial).toBe(true);
     expect(res.runs[0].partial).toBe(true);
     expect(res.runs[0].outputTokens).toBe(2);
-    // The cut came before the usage chunk: the prompt's tokens are unknown, printed as "?", not 0.
-    expect(res.runs[0].promptTokens).toBe(0);
-    expect(r.stderr).toMatch(/\] \? → 2 (\(approx\.\) )?tokens: TTFT/);
+    // Its progress line says it failed (it read like a finished run's, the error after it).
+    expect(r.stderr).toMatch(
+      /run 1\/\d+ \[[^\]]+\] failed \(stream_cut\) after 2 (\(approx\.\) )?tokens, kept as partial\n/,
+    );
     // The file says what failed (it said only "partial"), and bench:report calls it failed, not interrupted.
     expect(res.error).toEqual({ code: 'stream_cut', message: expect.stringMatching(/\S/) });
     expect(res.interrupted).toBeUndefined();
     expect(r.stderr).toMatch(/wrote .*cut\.json \(partial: failed with stream_cut after 1 measured run\)/);
+  });
+
+  it('a warm-up that fails says so and keeps no run; a server without usage prints its prompt tokens as ?', async () => {
+    server.set({ fault: 'cut', faultAfterChunks: 2, delayMs: 5 });
+    const json = join(dir, 'cut-warmup.json');
+    const base = ['--engine', 'remote', '--base-url', server.url, '--prompt', 'Hi'];
+    const r = await bench([...base, '--warmup', '1', '--json', json]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /warm-up 1\/\d+ \[[^\]]+\] failed \(stream_cut\) after 2 (\(approx\.\) )?tokens; a warm-up, so not kept\n/,
+    );
+    const res = JSON.parse(readFileSync(json, 'utf8')) as BenchResult;
+    expect(res.runs).toEqual([]);
+    expect(res.error?.code).toBe('stream_cut');
+    server.set({ usage: false, delayMs: 1 });
+    const ok = await bench([...base, '--warmup', '0', '--max-tokens', '8']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stderr).toMatch(/run 1\/\d+ \[[^\]]+\] \? → 8 (\(approx\.\) )?tokens: TTFT /);
+    server.set({});
   });
 
   it('a server that cannot be listed (nothing listening) still gets --json: partial, its error, no runs, no load', async () => {

@@ -203,9 +203,17 @@ function logRemoteEvent(e: RemoteBenchEvent, log: (s: string) => void): void {
   if (e.type === 'loaded') log(`model ${e.model} (the server lists: ${e.models.join(', ')})`);
   else if (e.type === 'run-done') {
     const r = e.run;
-    log(
-      `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}] ${r.promptTokens || '?'} → ${r.outputTokens}${r.approximate ? ' (approx.)' : ''} tokens: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
-    );
+    const head = `${e.warmup ? 'warm-up' : 'run'} ${e.index + 1}/${e.total} [${r.promptName}]`;
+    const tokens = `${r.outputTokens}${r.approximate ? ' (approx.)' : ''} tokens`;
+    // A failed request (its error follows): what came before it, not a line like a finished run's.
+    if (r.partial)
+      log(
+        `${head} failed (${r.error?.code ?? 'error'}) after ${tokens}${e.warmup ? '; a warm-up, so not kept' : ', kept as partial'}`,
+      );
+    else
+      log(
+        `${head} ${r.promptTokens || '?'} → ${tokens}: TTFT ${fmtSig(r.ttftMs)} ms, decode ${fmtSig(r.decodeTokensPerSecond)} tok/s, E2E ${fmtSig(r.e2eMs)} ms`,
+      );
   } else if (e.type === 'sweep-done') {
     const p = e.point;
     log(

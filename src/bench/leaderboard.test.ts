@@ -315,6 +315,31 @@ describe('leaderboard', () => {
     expect(html).toContain('1 partial result is left out');
   });
 
+  it('a --llama-bench result (tests, no runs) is listed as such and left out of the leaderboard, not ranked empty', () => {
+    const plain = sampleResult({ createdAt: '2026-01-01T00:00:00.000Z' });
+    const lbench = sampleResult({
+      createdAt: '2026-01-02T00:00:00.000Z',
+      runs: [],
+      summary: {},
+      llamaBench: { nPrompt: [512], nGen: [128], depths: [0], reps: 5 },
+      device: { ...plain.device, fingerprint: 'ffffffffffffffff' },
+    } as Partial<BenchResult>);
+    const rows = reportRows([plain, lbench], ['a.json', 'b.json']);
+    expect(rows[1]).toMatchObject({ llamaBench: true, runs: 0 });
+    const lb = leaderboard(rows);
+    expect(lb.llamaBench).toBe(1);
+    expect(lb.partial).toBe(0);
+    expect(lb.devices.map((d) => d.fingerprint)).toEqual([plain.device.fingerprint]);
+    expect(leaderboardMarkdown(lb)).toContain(
+      '1 --llama-bench result is left out (pp/tg tests, not prompt-plan runs).',
+    );
+    expect(markdownReport(rows)).toContain('| 0 (llama-bench tests) |');
+    // Alone, it makes no leaderboard entry at all (it was ranked 1 with "–" tok/s).
+    const alone = leaderboard(reportRows([lbench]));
+    expect(alone.devices).toEqual([]);
+    expect(leaderboardMarkdown(alone)).not.toContain('**–**');
+  });
+
   describe('a setup common to every result is said once, the labels keep what differs', () => {
     const base = sampleResult();
     const plan0 = { prompts: [...PROMPT_SETS.short], maxTokens: 128, runs: 2, warmup: 1, ignoreEos: false };

@@ -76,6 +76,8 @@ export interface Leaderboard {
   rankings: { model: LeaderModel; entries: RankedEntry[] }[];
   /** Partial results (interrupted or failed) left out. */
   partial: number;
+  /** `--llama-bench` results (pp/tg tests, nothing to rank by prompt-plan decode) left out. */
+  llamaBench: number;
   /**
    * The setup every result in it shares ({@link commonSetup}: `['16 tokens', 'kv f32']`), stated once in
    * the lead; entries name only their other parts ({@link entryEngine}). Empty for default plans.
@@ -122,7 +124,7 @@ function ranks<T>(sorted: readonly T[], value: (t: T) => number | undefined): (n
 
 /** Merges report rows (any order, any number per device and model) into the leaderboard. */
 export function leaderboard(allRows: readonly ReportRow[]): Leaderboard {
-  const rows = allRows.filter((r) => !r.partial);
+  const rows = allRows.filter((r) => !r.partial && !r.llamaBench);
   // Newest result per device, model and engine.
   const newest = new Map<string, LeaderEntry>();
   for (const row of rows) {
@@ -216,7 +218,8 @@ export function leaderboard(allRows: readonly ReportRow[]): Leaderboard {
     models,
     cells,
     rankings,
-    partial: allRows.length - rows.length,
+    partial: allRows.filter((r) => r.partial).length,
+    llamaBench: allRows.filter((r) => r.llamaBench && !r.partial).length,
     common: commonSetup(rows),
   };
 }
@@ -270,11 +273,14 @@ function showEngines(lb: Leaderboard): boolean {
 const commonNote = (lb: Leaderboard): string =>
   lb.common.length > 0 ? ` ${commonSetupText(lb.common, 'All ranked runs')}` : '';
 
-/** The leaderboard's note on partial results (interrupted or failed) left out, or ''. */
+/** The leaderboard's note on partial results (interrupted or failed) and llama-bench results left out, or ''. */
 const partialNote = (lb: Leaderboard): string =>
-  lb.partial > 0
+  (lb.partial > 0
     ? ` ${lb.partial} partial result${lb.partial === 1 ? ' is' : 's are'} left out (interrupted or failed: fewer runs than planned).`
-    : '';
+    : '') +
+  (lb.llamaBench > 0
+    ? ` ${lb.llamaBench} --llama-bench result${lb.llamaBench === 1 ? ' is' : 's are'} left out (pp/tg tests, not prompt-plan runs).`
+    : '');
 
 /**
  * The leaderboard's sections: the devices × models matrix and a ranked table per model, each table in a

@@ -239,6 +239,8 @@ export interface ReportRow {
   cpu?: { decodeTps: number; decodeRatio: number; threads: number };
   /** {@link speculativeText} of a drafting result. */
   speculative?: string;
+  /** A `--llama-bench` result (pp/tg `tests`, no prompt-plan runs): left out of the leaderboard. */
+  llamaBench?: boolean;
   /** The run stopped early (result.partial: interrupted or failed): fewer runs than planned; left out of the leaderboard. */
   partial?: boolean;
   /** Where a run stopped by a signal stopped (result.interrupted.phase: `download`, `load`, `runs`, …). */
@@ -316,6 +318,7 @@ function reportRow(r: BenchResult, source: string): ReportRow {
       ? { cpu: { decodeTps: r.cpu.decodeTokS, decodeRatio: r.cpu.ratio.decode, threads: r.cpu.threads } }
       : {}),
     ...(r.speculative ? { speculative: speculativeText(r.speculative) } : {}),
+    ...(r.llamaBench ? { llamaBench: true } : {}),
     ...(r.partial ? { partial: true } : {}),
     ...(r.interrupted ? { interrupted: r.interrupted.phase } : {}),
     ...(r.error ? { failed: r.error.code } : {}),
@@ -404,7 +407,12 @@ const COLUMNS: { head: string; cell: (r: ReportRow, common: readonly string[]) =
   { head: 'Model', cell: (r) => withFacts(r.model, modelFacts(r)) },
   {
     head: 'Runs',
-    cell: (r) => (r.partial ? `${r.runs} (partial: ${partialWhy(r)})` : String(r.runs)),
+    cell: (r) =>
+      r.partial
+        ? `${r.runs} (partial: ${partialWhy(r)})`
+        : r.llamaBench
+          ? `${r.runs} (llama-bench tests)`
+          : String(r.runs),
   },
   { head: 'Decode tok/s', cell: (r) => medStd(r.decodeTps) },
   { head: 'TPOT ms', cell: (r) => med(r.tpotMs) },

@@ -213,6 +213,13 @@ const FILES: Record<string, BenchResult> = {
     ttft: 41,
     date: '2026-12-01T03:00:00.000Z',
   }),
+  // A run that failed (a remote server's cut stream): left out of the leaderboard, its long Runs cell
+  // ("3 (partial: failed: stream_cut)") wrapping inside "All results" at 1280 px.
+  'uhd-qwen-failed.json': {
+    ...result({ ...DEV.uhd, ...QWEN, decode: 20, prefill: 300, ttft: 170, date: '2026-11-16T12:20:00.000Z' }),
+    partial: true,
+    error: { code: 'stream_cut', message: 'the stream broke after 2 chunk(s)' },
+  },
 };
 
 let dir = '';

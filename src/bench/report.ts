@@ -635,7 +635,7 @@ export function htmlReport(
         `<tr title="${esc(r.source)}">${COLUMNS.map((c, i) =>
           i === 0
             ? `<th scope="row">${esc(c.cell(r, common))}</th>`
-            : `<td${i >= 3 ? ' class="num"' : i === 2 ? ' class="model"' : ''}>${esc(c.cell(r, common))}</td>`,
+            : `<td${i === 3 ? ' class="num runs"' : i > 3 ? ' class="num"' : i === 2 ? ' class="model"' : ''}>${esc(c.cell(r, common))}</td>`,
         ).join('')}</tr>`,
     ),
     '</tbody></table></div>',
@@ -656,8 +656,9 @@ export function htmlReport(
   figure { margin: 0 0 1.5rem; }
   .note { color: #555; }
   svg text { fill: #111; font-family: system-ui, sans-serif; }
-  table.all th, table.all td { padding: 0.3rem 0.4rem; }
+  table.all th, table.all td { padding: 0.3rem 0.35rem; }
   table.all td.model { min-width: 7.5rem; overflow-wrap: anywhere; }
+  table.all td.runs { white-space: normal; }
   figcaption { font-weight: 600; font-size: 1rem; margin: 1.25rem 0 0.4rem; }
   svg.chart { display: block; }
   svg text.in { fill: #fff; } svg line.grid { stroke: #ddd; } svg text.tick { opacity: 0.7; }${LEADERBOARD_CSS}

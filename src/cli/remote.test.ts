@@ -289,6 +289,16 @@ describe('npm run bench -- --engine remote', () => {
     );
   });
 
+  it('a server that wants a key, none given: the error says how to pass one', async () => {
+    server.set({ apiKey: KEY });
+    const r = await bench(['--engine', 'remote', '--base-url', server.url, '--prompt', 'Hi']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error \[unauthorized\]: .*HTTP 401: a valid API key is needed.*; pass one with --api-key-env VAR \(the name of an environment variable that holds it\)\n$/,
+    );
+    server.set({});
+  });
+
   it('a server that echoes the key in its 401: the key is on no output and in no file (issue 47 item 10)', async () => {
     // The Authorization header the server got, echoed in its error message (and in a custom field).
     const echo = createServer((req, res) => {
@@ -307,6 +317,7 @@ describe('npm run bench -- --engine remote', () => {
       ]);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(/error \[unauthorized\]: .*HTTP 401/);
+      expect(r.stderr).toContain('; check the key in the environment variable --api-key-env names\n');
       expect(r.stderr).toContain('Bearer [redacted]');
       const written = [
         r.stdout,
@@ -377,6 +388,12 @@ describe('npm run bench -- --engine remote', () => {
   it('bad arguments exit 2', async () => {
     const r = await bench(['--engine', 'remote']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--base-url/);
+    // Worded as every command's bad argument: the code, the message, where the options are listed.
+    expect(r.stderr).toBe(
+      'error [invalid_argument]: --engine remote needs --base-url URL\n(npm run bench -- --engine remote --help lists the options)\n',
+    );
+    const u = await bench(['--engine', 'remote', '--base-url', 'http://x', '--bogus']);
+    expect(u.code).toBe(2);
+    expect(u.stderr).toMatch(/^error \[invalid_argument\]: .*--bogus/);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --engine remote --base-url URL --model NAME [--api-key-env VAR] [--api chat|completions]
+ * `npm run bench -- --engine remote --base-url URL [--model NAME] [--api-key-env VAR] [--api chat|completions]
  *   [--concurrency 1,4,16] [--prompt TEXT | --prompts FILE|SET] [--max-tokens N] [--runs N] [--warmup N]
  *   [--ignore-eos] [--json FILE] [--timeout-s N] [--first-token-timeout-s N] [--idle-timeout-s N]
  *   [--request-timeout-s N]
@@ -43,7 +43,7 @@ import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
 import { onInterruptSignals } from './run.ts';
 
 /** `npm run bench -- --engine remote --help`: the remote benchmark's options. */
-export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url URL --model NAME [options]
+export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url URL [--model NAME] [options]
 
   --base-url URL                    the server, e.g. http://localhost:8000 (vLLM, llama-server, Ollama, …)
   --model NAME                      a model /v1/models lists (default: the first listed)
@@ -60,6 +60,10 @@ export const REMOTE_USAGE = `usage: npm run bench -- --engine remote --base-url 
 
 Exit status: 0 done, 1 failed (partial results still written with --json), 2 bad arguments, 3 threshold missed,
 130 (143 for SIGTERM) interrupted (--json gets what was measured, marked partial; --junit an aborted error).`;
+
+/** A bad argument's line, worded as every command's (run.ts `reportCliFailure`). */
+const badArgs = (e: unknown) =>
+  `error [invalid_argument]: ${(e as Error).message}\n(npm run bench -- --engine remote --help lists the options)`;
 
 /**
  * True when the command line asks for the remote engine: its last `--engine VALUE` or `--engine=VALUE`
@@ -326,7 +330,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
       },
     }).values;
   } catch (e) {
-    console.error(`error: ${(e as Error).message}\n\n${REMOTE_USAGE}`);
+    console.error(badArgs(e));
     return 2;
   }
   if (values.help) {
@@ -339,7 +343,7 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     args = readRemoteArgs(values);
   } catch (e) {
     if (isUsageError(e) || isEngineError(e, 'invalid_argument')) {
-      console.error(`error: ${(e as Error).message}\n\n${REMOTE_USAGE}`);
+      console.error(badArgs(e));
       return 2;
     }
     throw e;
@@ -398,7 +402,14 @@ export async function runRemoteCli(argv: string[]): Promise<number> {
     const listed = e instanceof RemoteBenchError && !Number.isNaN(e.result.load.totalMs);
     ci({ result: listed ? e.result : undefined, error: e });
     const code = (e as { code?: string }).code;
-    console.error(redact(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}`));
+    // The engine's words are the page's too; the command line's way to give a key follows them.
+    const advice =
+      code === 'unauthorized'
+        ? args.apiKey
+          ? '; check the key in the environment variable --api-key-env names'
+          : '; pass one with --api-key-env VAR (the name of an environment variable that holds it)'
+        : '';
+    console.error(redact(`error${code ? ` [${code}]` : ''}: ${(e as Error).message}${advice}`));
     return 1;
   } finally {
     // Gone once the benchmark ended either way: the files below are the run's own (and a test that runs

@@ -46,6 +46,11 @@ function main(argv: string[]): number {
     console.error(`error [invalid_argument]: no result files given\n\n${USAGE}`);
     return 2;
   }
+  if (values['append-md'] && !values.md) {
+    // It went to stdout as if no flag were given: a CI step's summary file then stayed empty.
+    console.error('error [invalid_argument]: --append-md appends to the --md file: give --md FILE too');
+    return 2;
+  }
   const results: BenchResult[] = [];
   const sources: string[] = [];
   let bad = 0;

@@ -239,6 +239,12 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
     const notJson = await cli('bench-report', ['README.md']);
     expect(notJson.code).toBe(1); // a file that is there but is not a result
     expect(notJson.stderr).toMatch(/^error \[invalid_argument\]: README\.md: not JSON/);
+    // --append-md alone printed the report to stdout as if it were not there.
+    const append = await cli('bench-report', ['README.md', '--append-md']);
+    expect(append).toMatchObject({ code: 2, stdout: '' });
+    expect(append.stderr).toBe(
+      'error [invalid_argument]: --append-md appends to the --md file: give --md FILE too\n',
+    );
   });
 
   it('bench --help fits in 110 columns', async () => {

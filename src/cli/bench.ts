@@ -276,6 +276,7 @@ async function main(argv: string[]): Promise<number> {
     writeCiReports(a, { result, seen, timeS: (performance.now() - t0) / 1000 });
     return code;
   } catch (e) {
+    if (a.model.remote) addUrlHint(e);
     // The handler stays: a Ctrl-C that also stopped Chromium may reach us after the failure it caused.
     if (!isUsageError(e)) {
       writeCiReports(a, {
@@ -476,14 +477,21 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
   }
 }
 
-/** An error's message as the command prints it (a failed fetch gets the CORS hint). */
-function errorMessage(e: unknown): string {
+/**
+ * A failed fetch of a GGUF URL (`--model URL`) gets the CORS hint (the page fetches it from another origin).
+ * Not for WebLLM's model ids: there is no file to download and pass.
+ */
+function addUrlHint(e: unknown): void {
   const code = (e as { code?: string }).code;
-  let msg = (e as Error)?.message ?? String(e);
-  if (code === 'network' && /fetch/i.test(msg) && !/check the URL/.test(msg))
-    msg +=
+  const msg = (e as Error)?.message;
+  if (code === 'network' && typeof msg === 'string' && /fetch/i.test(msg) && !/check the URL/.test(msg))
+    (e as Error).message +=
       ' (for a URL on another server, the server must allow cross-origin requests (CORS); or download the file and pass its path)';
-  return msg;
+}
+
+/** An error's message as the command prints it. */
+function errorMessage(e: unknown): string {
+  return (e as Error)?.message ?? String(e);
 }
 
 function describeError(e: unknown): string {

@@ -34,6 +34,10 @@ describe('AutoEngine', () => {
       expect(info.backend).toBe('wllama');
       expect(info.backendReason).toMatch(/software one \(SwiftShader\)/);
       expect(engine.backendChoice?.backend).toBe('wllama');
+      // The load's description stays readable (withOpenAI names its objects' model from it).
+      expect(engine.modelInfo).toEqual(info);
+      await engine.unload();
+      expect(engine.modelInfo).toBeUndefined();
     } finally {
       await engine.terminate();
     }

@@ -24,6 +24,8 @@ import { checkModelSource } from './core/validate.ts';
 export interface PackageEngine extends Engine {
   /** Unloads and ends the engine's worker; the engine is unusable afterwards. */
   terminate(): Promise<void>;
+  /** The loaded model's description (what the last load returned); undefined while none is loaded. */
+  readonly modelInfo?: ModelInfo;
 }
 
 /** Options of the wllama backend as `createEngine` takes them. */
@@ -54,6 +56,7 @@ export class AutoEngine implements PackageEngine {
   private engine?: PackageEngine;
   private choice?: BackendChoice;
   private terminated = false;
+  private info?: ModelInfo;
 
   /**
    * @param makeWebGpu makes our WebGPU engine (a worker).
@@ -96,8 +99,15 @@ export class AutoEngine implements PackageEngine {
         `speculative decoding (draft) runs on our WebGPU engine only; backend 'auto' chose wllama (${this.choice.reason}): load without draft`,
       );
     }
+    this.info = undefined;
     const info = await this.engine.load(source, options);
-    return { ...info, backend: this.choice?.backend, backendReason: this.choice?.reason };
+    this.info = { ...info, backend: this.choice?.backend, backendReason: this.choice?.reason };
+    return this.info;
+  }
+
+  /** The loaded model's description, as the last {@link load} returned it; undefined while none is loaded. */
+  get modelInfo(): ModelInfo | undefined {
+    return this.info;
   }
 
   private get loaded(): Engine {
@@ -126,11 +136,13 @@ export class AutoEngine implements PackageEngine {
     return this.engine ? this.engine.stats() : {};
   }
   async unload(): Promise<void> {
+    this.info = undefined;
     await this.engine?.unload();
   }
   /** Ends the chosen engine (see its `terminate`); every later call rejects with 'not_loaded'. */
   async terminate(): Promise<void> {
     this.terminated = true;
+    this.info = undefined;
     await this.engine?.terminate();
     this.engine = undefined;
   }

@@ -82,6 +82,8 @@ export class WorkerEngine implements Engine {
   private readonly remote: Comlink.Remote<WorkerApi>;
   /** Set by {@link terminate}: every call then rejects ('not_loaded'). */
   private terminated = false;
+  /** What the last load returned; undefined before one, after unload, a failed load and terminate. */
+  private info?: ModelInfo;
   /** Rejecters of the calls in flight, so that {@link terminate} settles them (a dead worker never answers). */
   private readonly inFlight = new Set<(e: EngineError) => void>();
   constructor(worker: Worker) {
@@ -130,9 +132,24 @@ export class WorkerEngine implements Engine {
       return Promise.reject(e);
     }
     const { onProgress, signal, ...rest } = options;
+    // A new load replaces the model (a failed one leaves none).
+    this.info = undefined;
     return this.withSignal(signal, (id) =>
       this.remote.load(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
-    );
+    ).then((info) => {
+      this.info = info;
+      return info;
+    });
+  }
+
+  /**
+   * The loaded model's description, as the last {@link load} returned it (its draft as the last
+   * {@link setDraft} left it);
+   * undefined before a load, after {@link unload} or {@link terminate}, and after a load that failed. Read
+   * without a call to the worker, e.g. by `withOpenAI` for its objects' `model`.
+   */
+  get modelInfo(): ModelInfo | undefined {
+    return this.info;
   }
   /**
    * Loads `source` as the draft model beside the loaded target, replacing any draft; `undefined` drops it
@@ -153,7 +170,23 @@ export class WorkerEngine implements Engine {
     const { onProgress, signal, ...rest } = options;
     return this.withSignal(signal, (id) =>
       this.remote.setDraft(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
+    ).then(
+      (draft) => {
+        this.setInfoDraft(draft);
+        return draft;
+      },
+      (e: unknown) => {
+        // A failure leaves the target loaded without a draft (WebGpuEngine.setDraft).
+        this.setInfoDraft(undefined);
+        throw e;
+      },
     );
+  }
+
+  private setInfoDraft(draft: ModelInfo['draft']): void {
+    if (!this.info) return;
+    const { draft: _old, ...rest } = this.info;
+    this.info = draft ? { ...rest, draft } : rest;
   }
   generate(
     req: GenerateRequest,
@@ -198,6 +231,7 @@ export class WorkerEngine implements Engine {
     return this.call(() => this.remote.stats());
   }
   unload(): Promise<void> {
+    this.info = undefined;
     return this.call(() => this.remote.unload());
   }
   /**
@@ -208,6 +242,7 @@ export class WorkerEngine implements Engine {
   async terminate(): Promise<void> {
     if (this.terminated) return;
     this.terminated = true;
+    this.info = undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.remote.unload().catch(() => undefined),

@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import golden from '../../tests/golden/stories260K.json';
 import { EngineError } from '../core/errors.ts';
+import { withOpenAI } from '../core/openai.ts';
 import type { LoadProgress } from '../core/types.ts';
 import { WorkerEngine } from '../core/worker-api.ts';
 import { stories260kUrl } from '../testing/stories260k-url.ts';
@@ -45,6 +46,16 @@ describe('WorkerEngine (workers/engine.worker.ts over comlink)', () => {
     const stats = await engine.stats();
     expect(stats.load?.totalMs).toBeGreaterThan(0);
     expect(stats.lastDecode?.tokens).toBe(31);
+    // The load's description, kept on this side: withOpenAI wrapped after the load names the model
+    // (it said "unknown": the worker engine had no modelInfo).
+    expect(engine.modelInfo).toEqual(info);
+    const openai = withOpenAI(engine);
+    const reply = await openai.chat.completions.create({
+      messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: 2,
+    });
+    expect(reply.model).toBe(info.name);
+    expect(info.name).not.toBe('unknown');
   });
 
   it('delivers every token callback before the result, also for chat and back-to-back requests', async () => {
@@ -179,7 +190,9 @@ describe('WorkerEngine.terminate', () => {
     let tokens = 0;
     const gen = engine.generate({ prompt: 'Once', maxTokens: 250, ignoreEos: true }, () => tokens++);
     while (tokens < 2) await new Promise((r) => setTimeout(r, 10));
+    expect(engine.modelInfo?.nVocab).toBe(512);
     await engine.terminate();
+    expect(engine.modelInfo).toBeUndefined();
     // The unload before the end stops it ('not_loaded'), or the end does ('aborted'): never pending.
     expect(['aborted', 'not_loaded']).toContain(await settled(gen));
     for (const call of [

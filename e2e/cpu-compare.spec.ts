@@ -51,6 +51,10 @@ test('after a GPU run, "Measure my CPU" runs the same plan on wllama and saves t
   await expect(page.getByTestId('run-status')).toHaveText(/^Done: 2 measured runs\./, { timeout: 60_000 });
 
   await expect(card.getByTestId('cpu-run')).toBeEnabled();
+  // The blocker's words go with the blocker (it kept saying "Run the benchmark on the GPU first.").
+  await expect(card.getByTestId('cpu-status')).toHaveText(
+    'Ready: the same plan on the CPU (llama.cpp wasm), one click.',
+  );
   await card.getByTestId('cpu-run').click();
   await expect(card.getByTestId('cpu-status')).toHaveText('Done: 2 CPU runs.', { timeout: 90_000 });
   await expect(card.getByTestId('cpu-error')).toBeHidden();
@@ -68,6 +72,12 @@ test('after a GPU run, "Measure my CPU" runs the same plan on wllama and saves t
     'Medians of 2 CPU runs on 1 thread; this page is not cross-origin isolated.',
   );
   await expect(card.getByTestId('cpu-threads')).toContainText('Cross-Origin-Embedder-Policy: require-corp');
+  // The column says what its ratio is: how many times faster the GPU is, a time's ratio the CPU's ÷ the GPU's.
+  await expect(table.locator('thead th').nth(3)).toHaveText('GPU speed-up');
+  const ttft = await table.locator('tr[data-metric="ttft"] td').allTextContents();
+  const ms = (t: string) => Number.parseFloat(t.replace(/,/g, ''));
+  const ttftRatio = ms(ttft[1]) / ms(ttft[0]);
+  expect(Math.abs(Number.parseFloat(ttft[2]) / ttftRatio - 1)).toBeLessThan(0.06);
   // The ratio shown is the one computed from the two medians shown (rounded as the card rounds).
   const cells = await table.locator('tr[data-metric="decode"] td').allTextContents();
   const gpu = Number.parseFloat(cells[0].replace(/,/g, ''));
@@ -170,6 +180,13 @@ test('on a software adapter the page’s default, Auto, runs the model on wllama
     // SwiftShader is a CPU emulating a GPU: llama.cpp's wasm build answers instead, saying why.
     await expect(page.getByTestId('engine-reason')).toHaveText(/^llama\.cpp wasm \(CPU\): .*software/);
     await expect(page.locator('#plan-hint')).toHaveText('Runs on stories260K on the CPU (llama.cpp wasm).');
+    // The llama-bench card names the CPU engine (it called the GGUF "a WebLLM model") and says how to run it.
+    await expect(page.getByTestId('lb-unavailable')).toContainText(
+      'llama-bench tests are not available on the CPU engine (llama.cpp wasm).',
+    );
+    await expect(page.getByTestId('lb-unavailable')).toContainText('Choose Engine: WebGPU');
+    await expect(page.getByTestId('lb-unavailable')).not.toContainText('WebLLM');
+    await expect(page.getByTestId('lb-status')).toHaveText('Model: stories260K (CPU: llama.cpp wasm).');
     await page.getByTestId('engine-choice').scrollIntoViewIfNeeded();
     await shoot(page, testInfo, 'software-auto-1280');
     // The user's pick is kept across a reload.

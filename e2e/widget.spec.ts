@@ -210,6 +210,17 @@ test("the README's snippet chats with stories260K: greedy text, Stop, markup sta
   await shoot(p, testInfo, 'widget-end-1280');
   await p.setViewportSize({ width: 390, height: 844 });
   await expect.poll(gapBelow).toBeLessThanOrEqual(1);
+  // The speed line, two lines at this width, keeps the height it needs (it was squeezed to one line's and
+  // its second line ran under the message box).
+  const stats = chat.locator('.stats');
+  const fit = await stats.evaluate((e) => {
+    const r = document.createRange();
+    r.selectNodeContents(e);
+    const lines = new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size;
+    return { lines, box: e.clientHeight, content: e.scrollHeight };
+  });
+  expect(fit.lines).toBeGreaterThanOrEqual(2);
+  expect(fit.box).toBeGreaterThanOrEqual(fit.content);
   await shoot(p, testInfo, 'widget-end-390');
 
   // A message longer than the context: the notice names the widget's attribute, and no empty answer is left.
@@ -351,6 +362,8 @@ test('without WebGPU the widget says why (fallback="message") or uses the remote
     'placeholder',
     'Not available: see the message above.',
   );
+  // Its empty log does not invite a message the widget cannot take (it said "Ask something to start.").
+  expect(await a.getByRole('log').evaluate((e) => getComputedStyle(e, '::before').content)).toBe('none');
   await expect(p.locator('#c').getByRole('alert')).toContainText('not available in this build');
   const engines = await p.evaluate(async () => {
     const m = (await import('/widget/webgpu-chat.js' as string)) as { availableEngines(): string[] };

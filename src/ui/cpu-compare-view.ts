@@ -111,7 +111,9 @@ export class CpuCompareView {
     const why = this.blocker();
     this.runButton.disabled = running || why !== undefined || this.session.task !== undefined;
     this.stopButton.disabled = !running;
-    if (!running && why && !this.status.dataset.kept) this.status.textContent = why;
+    // What blocks the button, or that nothing does (the blocker's words stayed after a GPU run had lifted it).
+    if (!running && !this.status.dataset.kept)
+      this.status.textContent = why ?? 'Ready: the same plan on the CPU (llama.cpp wasm), one click.';
     const r = this.session.lastResult;
     if (!running) this.figures.replaceChildren(...(r?.cpu ? this.table(r, r.cpu) : []));
     if (this.pending && !this.session.task && !running) {
@@ -242,8 +244,20 @@ export class CpuCompareView {
             h(
               'tr',
               {},
-              ['Metric', 'This GPU', 'Your CPU', 'GPU ÷ CPU'].map((t, i) =>
-                h('th', { scope: 'col', class: i ? 'num' : undefined }, t),
+              // "GPU ÷ CPU" read as the TTFT cells' quotient was upside down: the column is how many times
+              // faster the GPU is (a time's ratio is the CPU's ÷ the GPU's), and says so.
+              ['Metric', 'This GPU', 'Your CPU', 'GPU speed-up'].map((t, i) =>
+                h(
+                  'th',
+                  {
+                    scope: 'col',
+                    class: i ? 'num' : undefined,
+                    ...(i === 3
+                      ? { title: 'How many times faster the GPU is: rates GPU ÷ CPU, TTFT CPU ÷ GPU' }
+                      : {}),
+                  },
+                  t,
+                ),
               ),
             ),
           ),
@@ -271,6 +285,7 @@ export class CpuCompareView {
       h(
         'p',
         { class: 'field__hint', 'data-testid': 'cpu-threads' },
+        'GPU speed-up: above 1× the GPU is faster (for TTFT, the CPU’s time ÷ the GPU’s). ',
         `Medians of ${c.runs} CPU run${c.runs === 1 ? '' : 's'} on ${c.threads} thread${c.threads === 1 ? '' : 's'}; this page is ${c.crossOriginIsolated ? '' : 'not '}cross-origin isolated. `,
         c.crossOriginIsolated ? '' : ISOLATION_HINT,
       ),

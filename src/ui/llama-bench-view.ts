@@ -92,13 +92,8 @@ export class LlamaBenchView {
     role: 'status',
     'data-testid': 'lb-status',
   });
-  private readonly unavailable = h(
-    'p',
-    { class: 'notice notice--info', 'data-testid': 'lb-unavailable' },
-    h('strong', {}, 'llama-bench tests are not available for WebLLM models. '),
-    'They run inside our engine (its KV cache at chosen depths, its kernel timestamps), which WebLLM does not ' +
-      'expose. Load a GGUF or synthetic model to run them; the memory probe and the cost figures below still work.',
-  );
+  /** Says why the tests cannot run on the loaded model's backend (WebLLM's or the CPU's): {@link refresh}. */
+  private readonly unavailable = h('p', { class: 'notice notice--info', 'data-testid': 'lb-unavailable' });
   private readonly testsBox = h('div', { class: 'lb-out', 'data-testid': 'lb-tests' });
   private readonly kernelsBox = h('div', { class: 'lb-out', 'data-testid': 'lb-kernels' });
   private readonly chartsBox = h('div', { class: 'lb-charts' });
@@ -230,11 +225,29 @@ export class LlamaBenchView {
   private refresh(): void {
     const m = this.session.model;
     this.defaultFitContext();
-    const webllm = Boolean(m) && !this.session.ours;
-    this.unavailable.hidden = !webllm;
-    this.runButton.disabled = !m || webllm || Boolean(this.session.task);
-    this.sweepButton.disabled = !m || webllm || Boolean(this.session.task);
-    if (webllm) this.status.textContent = `Model: ${m?.id} (WebLLM).`;
+    const other = Boolean(m) && !this.session.ours;
+    this.unavailable.hidden = !other;
+    const cpu = this.session.backend === 'wllama';
+    if (other)
+      this.unavailable.replaceChildren(
+        h(
+          'strong',
+          {},
+          cpu
+            ? 'llama-bench tests are not available on the CPU engine (llama.cpp wasm). '
+            : 'llama-bench tests are not available for WebLLM models. ',
+        ),
+        cpu
+          ? 'They run inside our WebGPU engine (its KV cache at chosen depths, its kernel timestamps). Choose ' +
+              'Engine: WebGPU beside the model and load it again to run them; the memory probe and the cost ' +
+              'figures below still work.'
+          : 'They run inside our engine (its KV cache at chosen depths, its kernel timestamps), which WebLLM ' +
+              'does not expose. Load a GGUF or synthetic model to run them; the memory probe and the cost ' +
+              'figures below still work.',
+      );
+    this.runButton.disabled = !m || other || Boolean(this.session.task);
+    this.sweepButton.disabled = !m || other || Boolean(this.session.task);
+    if (other) this.status.textContent = `Model: ${m?.id} (${cpu ? 'CPU: llama.cpp wasm' : 'WebLLM'}).`;
     else if (!this.session.task && !this.tests.length)
       this.status.textContent = m
         ? `Model: ${m.id}, context ${m.info.contextLength}${m.info.kvType ? `, ${m.info.kvType} KV cache` : ''}.`

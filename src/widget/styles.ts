@@ -59,6 +59,7 @@ progress { width: 100%; height: 8px; accent-color: var(--_accent); }
   padding: 4px 2px;
 }
 .log:empty::before { content: attr(data-empty); color: var(--_muted); font-size: 0.9em; margin: auto; text-align: center; }
+:host([data-state="error"]) .log:empty::before { content: none; }
 .msg {
   max-width: 88%;
   padding: 8px 12px;
@@ -72,7 +73,7 @@ progress { width: 100%; height: 8px; accent-color: var(--_accent); }
 .msg__who { margin: 0 0 2px; font-size: 0.75em; font-weight: 600; color: var(--_muted); }
 .msg__body { margin: 0; }
 .msg__note { margin: 4px 0 0; font-size: 0.8em; color: var(--_muted); }
-.stats { margin: 0; min-height: 1.2em; font-size: 0.8em; color: var(--_muted); font-variant-numeric: tabular-nums; }
+.stats { flex: 0 0 auto; margin: 0; min-height: 1.2em; font-size: 0.8em; color: var(--_muted); font-variant-numeric: tabular-nums; }
 .form { display: flex; flex-direction: column; gap: 8px; }
 .visually-hidden {
   position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden;

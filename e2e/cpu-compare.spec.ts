@@ -73,7 +73,7 @@ test('after a GPU run, "Measure my CPU" runs the same plan on wllama and saves t
   );
   await expect(card.getByTestId('cpu-threads')).toContainText('Cross-Origin-Embedder-Policy: require-corp');
   // The column says what its ratio is: how many times faster the GPU is, a time's ratio the CPU's ÷ the GPU's.
-  await expect(table.locator('thead th').nth(3)).toHaveText('GPU speed-up');
+  await expect(table.locator('thead th').nth(3)).toHaveText('Speed-up');
   const ttft = await table.locator('tr[data-metric="ttft"] td').allTextContents();
   const ms = (t: string) => Number.parseFloat(t.replace(/,/g, ''));
   const ttftRatio = ms(ttft[1]) / ms(ttft[0]);

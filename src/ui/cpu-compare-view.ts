@@ -246,14 +246,14 @@ export class CpuCompareView {
               {},
               // "GPU ÷ CPU" read as the TTFT cells' quotient was upside down: the column is how many times
               // faster the GPU is (a time's ratio is the CPU's ÷ the GPU's), and says so.
-              ['Metric', 'This GPU', 'Your CPU', 'GPU speed-up'].map((t, i) =>
+              ['Metric', 'This GPU', 'Your CPU', 'Speed-up'].map((t, i) =>
                 h(
                   'th',
                   {
                     scope: 'col',
                     class: i ? 'num' : undefined,
                     ...(i === 3
-                      ? { title: 'How many times faster the GPU is: rates GPU ÷ CPU, TTFT CPU ÷ GPU' }
+                      ? { title: 'How many times faster this GPU is: rates GPU ÷ CPU, TTFT CPU ÷ GPU' }
                       : {}),
                   },
                   t,
@@ -285,7 +285,7 @@ export class CpuCompareView {
       h(
         'p',
         { class: 'field__hint', 'data-testid': 'cpu-threads' },
-        'GPU speed-up: above 1× the GPU is faster (for TTFT, the CPU’s time ÷ the GPU’s). ',
+        'Speed-up: how many times faster this GPU is than your CPU (for TTFT, the CPU’s time ÷ the GPU’s). ',
         `Medians of ${c.runs} CPU run${c.runs === 1 ? '' : 's'} on ${c.threads} thread${c.threads === 1 ? '' : 's'}; this page is ${c.crossOriginIsolated ? '' : 'not '}cross-origin isolated. `,
         c.crossOriginIsolated ? '' : ISOLATION_HINT,
       ),

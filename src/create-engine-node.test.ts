@@ -24,4 +24,13 @@ describe('createEngine in Node', () => {
       expect(String((err as Error).message)).not.toMatch(/npm run/);
     },
   );
+
+  it('a backend that does not exist is invalid_argument here too (it was "no Web Worker")', () => {
+    expect(() => createEngine({ backend: 'bogus' } as never)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_argument',
+        message: `backend must be 'webgpu', 'wllama' or 'auto', got "bogus"`,
+      }),
+    );
+  });
 });

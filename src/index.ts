@@ -94,6 +94,13 @@ class PageEngine extends WorkerEngine {
 export function createEngine(options?: CreateEngineOptions & { backend?: 'webgpu' }): WorkerEngine;
 export function createEngine(options: CreateEngineOptions & { backend: 'wllama' | 'auto' }): PackageEngine;
 export function createEngine(options: CreateEngineOptions = {}): WorkerEngine | PackageEngine {
+  // The options first: a wrong backend name is the caller's to fix wherever it runs.
+  const backend = options.backend ?? 'webgpu';
+  if (backend !== 'webgpu' && backend !== 'auto' && backend !== 'wllama')
+    throw new EngineError(
+      'invalid_argument',
+      `backend must be 'webgpu', 'wllama' or 'auto', got ${JSON.stringify(backend)}`,
+    );
   // Node (a script, server-side rendering) has no Web Worker: say so as an EngineError, not a ReferenceError.
   if (typeof Worker === 'undefined')
     throw new EngineError(
@@ -103,12 +110,6 @@ export function createEngine(options: CreateEngineOptions = {}): WorkerEngine | 
         'of the webgpu-llm-bench repository, which the npm package does not include: its docs/cli.md)',
     );
   const webgpu = () => new PageEngine(new EngineWorker({ name: options.name ?? 'webgpu-llm engine' }));
-  const backend = options.backend ?? 'webgpu';
   if (backend === 'webgpu') return webgpu();
-  if (backend !== 'auto' && backend !== 'wllama')
-    throw new EngineError(
-      'invalid_argument',
-      `backend must be 'webgpu', 'wllama' or 'auto', got ${JSON.stringify(backend)}`,
-    );
   return new AutoEngine(webgpu, options, undefined, backend === 'wllama' ? 'wllama' : undefined);
 }

@@ -187,8 +187,14 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
   if (typeof params !== 'object' || params === null || Array.isArray(params))
     throw bad(`the request must be an object {messages, …}, got ${show(params)}`);
   const p = params as Record<string, unknown>;
-  for (const [k, v] of Object.entries(p))
-    if (!HANDLED.has(k) && isSet(v)) throw bad(`${k} is not supported by this engine; leave it out`);
+  for (const [k, v] of Object.entries(p)) {
+    if (HANDLED.has(k) || !isSet(v)) continue;
+    // The engine API's camelCase (maxTokens, topP) where OpenAI's snake_case is meant.
+    const snake = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snake !== k && HANDLED.has(snake))
+      throw bad(`${k} is not a chat.completions field (did you mean ${JSON.stringify(snake)}?)`);
+    throw bad(`${k} is not supported by this engine; leave it out`);
+  }
 
   if (!Array.isArray(p.messages) || p.messages.length === 0)
     throw bad(`messages must be a non-empty array of {role, content}, got ${show(p.messages)}`);

@@ -492,6 +492,12 @@ describe('parameters', () => {
       /^response_format.schema is not supported/,
     ],
     ['an unknown field', { best_of: 2 }, /^best_of is not supported/],
+    [
+      "the engine API's camelCase for OpenAI's field",
+      { maxTokens: 3 },
+      /^maxTokens is not a chat\.completions field \(did you mean "max_tokens"\?\)$/,
+    ],
+    ['camelCase topP', { topP: 0.5 }, /\(did you mean "top_p"\?\)$/],
     ['audio', { audio: { voice: 'x' } }, /^audio is not supported/],
     ['store', { store: true }, /^store/],
     [

@@ -271,6 +271,9 @@ describe('leaderboard', () => {
     // either (older) is "stopped early".
     const table = markdownReport(rows);
     expect(table).toContain('| 3 (partial: failed: stream_cut) |');
+    // …and its bars in the report's charts say so too (they looked like any other result's).
+    const html = htmlReport(rows, { title: 't' });
+    expect(html).toContain(' · partial: failed: stream_cut');
     expect(table).toContain('| 3 (partial: stopped early) |');
     expect(table).not.toContain('interrupted)');
   });

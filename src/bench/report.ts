@@ -585,7 +585,8 @@ export function htmlReport(
   const common = commonSetup(rows);
   const label = (r: ReportRow) => ({
     label: r.device,
-    detail: `${withFacts(r.model, modelFacts({ quantization: r.quantization }))} · ${shownEngine(r, common)}`,
+    // A partial result's bars (fewer runs than planned) say so, as its row in "All results" does.
+    detail: `${withFacts(r.model, modelFacts({ quantization: r.quantization }))} · ${shownEngine(r, common)}${r.partial ? ` · partial: ${partialWhy(r)}` : ''}`,
   });
   const bar = (r: ReportRow, s: Summary | undefined): ChartBar => ({
     ...label(r),

@@ -112,7 +112,7 @@ const openai = document.querySelector<HTMLOutputElement>('#openai-output')!;
 const engine = createEngine();
 
 async function run(): Promise<void> {
-  await engine.load({ url: '/models/stories260K.gguf' });
+  const info = await engine.load({ url: '/models/stories260K.gguf' });
   const onToken = (t: TokenEvent) => {
     out.textContent += t.text;
   };
@@ -133,6 +133,9 @@ async function run(): Promise<void> {
   openai.textContent = c.choices[0].message.content;
   openai.dataset.finish = c.choices[0].finish_reason;
   openai.dataset.tokens = String(c.usage.completion_tokens);
+  // Wrapped after the load (as the README's example): the objects name the loaded model.
+  openai.dataset.model = c.model;
+  openai.dataset.loaded = info.name;
   await engine.terminate();
 }
 
@@ -250,6 +253,18 @@ test('the packed package in a fresh Vite app: <webgpu-chat>, the engine API and 
   expect(GOLDEN.outputText.startsWith(engineText), `"${engineText}" should start llama.cpp's text`).toBe(
     true,
   );
+
+  // withOpenAI over the same engine, wrapped after its load: the same greedy text (a chat of a model
+  // without a template, its first word's space dropped), and the loaded model's name as `model`.
+  const openai = page.locator('#openai-output');
+  await expect(openai).toHaveAttribute('data-finish', 'length', { timeout: 60_000 });
+  await expect(openai).toHaveAttribute('data-tokens', String(TOKENS));
+  const openaiText = (await openai.textContent()) ?? '';
+  expect(openaiText).toBe(engineText.replace(/^ /, ''));
+  const loaded = await openai.getAttribute('data-loaded');
+  expect(loaded).toBeTruthy();
+  await expect(openai).toHaveAttribute('data-model', loaded as string);
+  expect(loaded).not.toBe('unknown');
 
   // The widget, registered by `import 'webgpu-llm-bench/widget'`.
   const chat = page.locator('webgpu-chat');

@@ -5,14 +5,22 @@
  * is refused with `EngineError('invalid_argument')` naming the field, never silently ignored: the rules are
  * listed in openai.ts's header. DOM-free and Node-free, like the rest of src/core.
  */
-import { EngineError } from './errors.ts';
+import { EngineError, isEngineError } from './errors.ts';
 import type { ChatMessage, ChatRequest, ResponseFormat, ToolDefinition } from './types.ts';
 import { checkNumberOption, type NumberRule } from './validate.ts';
 
 const bad = (message: string) => new EngineError('invalid_argument', message);
 
 const show = (v: unknown): string =>
-  typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? 'an array' : v === null ? 'null' : String(v);
+  typeof v === 'string'
+    ? JSON.stringify(v)
+    : Array.isArray(v)
+      ? v.length === 0
+        ? 'an empty array'
+        : 'an array'
+      : v === null
+        ? 'null'
+        : String(v);
 
 /** Fields that have a meaning here; anything else set (not undefined/null) is refused. */
 const HANDLED = new Set([
@@ -193,6 +201,10 @@ export function mapChatCompletionParams(params: unknown): MappedRequest {
     const snake = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
     if (snake !== k && HANDLED.has(snake))
       throw bad(`${k} is not a chat.completions field (did you mean ${JSON.stringify(snake)}?)`);
+    if (k === 'draft')
+      throw bad(
+        'draft is not a chat.completions field: speculative decoding is asked for through the engine API (engine.chat or engine.generate with draft); create runs without it',
+      );
     throw bad(`${k} is not supported by this engine; leave it out`);
   }
 
@@ -353,6 +365,40 @@ export function mapResponseFormat(v: unknown): ResponseFormat | undefined {
         `response_format.type must be "text", "json_object", "json_schema" or "grammar", got ${show(f.type)}`,
       );
   }
+}
+
+/** The engine API's request fields and OpenAI's names for them, for {@link inApiTerms}. */
+const API_NAMES: ReadonlyArray<readonly [string, string]> = [
+  ['parallelToolCalls', 'parallel_tool_calls'],
+  ['parseSpecialInContent', 'parse_special_in_content'],
+  ['repetitionPenalty', 'repetition_penalty'],
+  ['responseFormat', 'response_format'],
+  ['toolChoice', 'tool_choice'],
+  ['toolCallId', 'tool_call_id'],
+  ['toolCalls', 'tool_calls'],
+  ['maxTokens', 'max_tokens'],
+  ['topP', 'top_p'],
+  ['topK', 'top_k'],
+  ['minP', 'min_p'],
+];
+
+/**
+ * An engine's error about a mapped request, in the request's own terms: the engines check the request
+ * they get (src/core/validate.ts, the grammar compiler) and name the engine API's fields (`toolChoice`,
+ * `responseFormat.schema`); under `chat.completions.create` those are OpenAI's (`tool_choice`,
+ * `response_format.json_schema.schema`). Only `invalid_argument` and `unsupported` errors name fields; any
+ * other error, or one naming none, comes back as it was. The code, details and cause are kept.
+ * @param params the request as given to `create` (for which form of `response_format` carried a schema).
+ */
+export function inApiTerms(e: unknown, params: unknown): unknown {
+  if (!(isEngineError(e, 'invalid_argument') || isEngineError(e, 'unsupported'))) return e;
+  const format = (params as { response_format?: { type?: unknown } } | null)?.response_format;
+  const schemaField =
+    format?.type === 'json_schema' ? 'response_format.json_schema.schema' : 'response_format.schema';
+  let message = e.message.replace(/\bresponseFormat\.schema\b/g, schemaField);
+  for (const [ours, theirs] of API_NAMES) message = message.replace(new RegExp(`\\b${ours}\\b`, 'g'), theirs);
+  if (message === e.message) return e;
+  return new EngineError(e.code, message, { cause: e, ...(e.details ? { details: e.details } : {}) });
 }
 
 /**

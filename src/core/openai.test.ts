@@ -15,6 +15,7 @@ import {
   StopFilter,
   withOpenAI,
 } from './openai.ts';
+import { inApiTerms } from './openai-request.ts';
 import type {
   ChatRequest,
   Engine,
@@ -26,6 +27,7 @@ import type {
   TokenEvent,
   ToolCall,
 } from './types.ts';
+import { validateChatRequest } from './validate.ts';
 
 interface Script {
   /** Output token texts; generation ends with 'stop' after the last one unless maxTokens comes first. */
@@ -517,7 +519,16 @@ describe('parameters', () => {
       { stream_options: { include_usage: true } },
       /only allowed with stream/,
     ],
-    ['empty messages', { messages: [] }, /^messages must be a non-empty array/],
+    [
+      'empty messages',
+      { messages: [] },
+      /^messages must be a non-empty array of \{role, content\}, got an empty array$/,
+    ],
+    [
+      "the engine API's draft",
+      { draft: { type: 'lookup' } },
+      /^draft is not a chat\.completions field: speculative decoding is asked for through the engine API \(engine\.chat/,
+    ],
     [
       'a tool message without tool_call_id',
       { messages: [{ role: 'tool', content: 'x' }] },
@@ -680,5 +691,118 @@ describe('aborts and errors', () => {
       chat: async (req: ChatRequest) => ({ ...(await fake.chat(req)), finishReason: 'aborted' as const }),
     });
     expect(await codeOf(engine.chat.completions.create({ messages: USER }))).toMatch(/^aborted: /);
+  });
+});
+
+describe('one request at a time, in order', () => {
+  const said = (req: ChatRequest) => req.messages[0]?.content;
+
+  it('creates made at once wait for each other: each runs whole, in the order made, streamed or not', async () => {
+    const { fake, engine } = await setup({ tokens: [' a', ' b', ' c'], delayMs: 3 });
+    const first = engine.chat.completions.create({ messages: [{ role: 'user', content: 'one' }] });
+    // A stream takes its place when its iteration begins (the engine starts at the first next()).
+    const stream = await engine.chat.completions.create({
+      messages: [{ role: 'user', content: 'two' }],
+      stream: true,
+    });
+    const second = collect(stream);
+    const third = engine.chat.completions.create({ messages: [{ role: 'user', content: 'three' }] });
+    const [a, b, c] = await Promise.all([first, second, third]);
+    expect(a.choices[0].message.content).toBe(' a b c');
+    expect(joined(b)).toBe(' a b c');
+    expect(c.choices[0].message.content).toBe(' a b c');
+    expect(fake.requests.map(said)).toEqual(['one', 'two', 'three']);
+    expect(fake.busy).toBe(false);
+  });
+
+  it('an abort while waiting rejects with "aborted" and gives up the place; the engine never sees it', async () => {
+    const { fake, engine } = await setup({ tokens: Array(6).fill(' x'), delayMs: 3 });
+    const ctl = new AbortController();
+    const first = engine.chat.completions.create({ messages: [{ role: 'user', content: 'one' }] });
+    const waiting = engine.chat.completions.create(
+      { messages: [{ role: 'user', content: 'two' }] },
+      { signal: ctl.signal },
+    );
+    const third = engine.chat.completions.create({ messages: [{ role: 'user', content: 'three' }] });
+    ctl.abort();
+    expect(await codeOf(waiting)).toMatch(/^aborted: .*after 0 token/);
+    expect((await first).choices[0].message.content).toBe(' x x x x x x');
+    expect((await third).choices[0].message.content).toBe(' x x x x x x');
+    expect(fake.requests.map(said)).toEqual(['one', 'three']);
+  });
+
+  it('a failed request lets the next one run; two wrappers of one engine share the queue', async () => {
+    const { fake, engine } = await setup({ tokens: [' x', ' y'], delayMs: 3 });
+    const chat = fake.chat.bind(fake);
+    fake.chat = async (req, onToken, signal) => {
+      const r = await chat(req, onToken, signal);
+      if (said(req) === 'one') throw new EngineError('device_lost', 'scripted device_lost');
+      return r;
+    };
+    const other = withOpenAI(fake);
+    const failing = engine.chat.completions.create({ messages: [{ role: 'user', content: 'one' }] });
+    const next = other.chat.completions.create({ messages: [{ role: 'user', content: 'two' }] });
+    expect(await codeOf(failing)).toMatch(/^device_lost: /);
+    expect((await next).choices[0].message.content).toBe(' x y');
+    expect(fake.requests.map(said)).toEqual(['one', 'two']);
+  });
+});
+
+describe('an engine refusal in the request’s terms', () => {
+  /** A fake that checks requests as our engines do (src/core/validate.ts). */
+  async function validating() {
+    const { fake, engine } = await setup();
+    const chat = fake.chat.bind(fake);
+    fake.chat = (req, onToken, signal) => {
+      validateChatRequest(req);
+      return chat(req, onToken, signal);
+    };
+    return { fake, engine };
+  }
+
+  it('tool_choice "required" without tools names tool_choice, not toolChoice', async () => {
+    const { fake, engine } = await validating();
+    const got = await codeOf(engine.chat.completions.create({ messages: USER, tool_choice: 'required' }));
+    expect(got).toBe('invalid_argument: tool_choice "required" needs tools');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('a named tool_choice that is not among the tools names tool_choice', async () => {
+    const { engine } = await validating();
+    const got = await codeOf(
+      engine.chat.completions.create({
+        messages: USER,
+        tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+        tool_choice: { type: 'function', function: { name: 'g' } },
+      }),
+    );
+    expect(got).toMatch(
+      /^invalid_argument: tool_choice names the function "g", which is not among the tools \(f\)$/,
+    );
+  });
+
+  it('inApiTerms: a schema refusal names the form that carried it; code, details and cause kept', () => {
+    const e = new EngineError('invalid_argument', 'responseFormat.schema cannot be compiled: bad "objekt"', {
+      details: { contextLength: 7 },
+    });
+    const js = inApiTerms(e, { response_format: { type: 'json_schema' } }) as EngineError;
+    expect(js.message).toBe('response_format.json_schema.schema cannot be compiled: bad "objekt"');
+    expect(js.code).toBe('invalid_argument');
+    expect(js.details).toEqual({ contextLength: 7 });
+    expect(js.cause).toBe(e);
+    const webllm = inApiTerms(e, { response_format: { type: 'json_object', schema: '{}' } }) as EngineError;
+    expect(webllm.message).toBe('response_format.schema cannot be compiled: bad "objekt"');
+    const unsupported = new EngineError(
+      'unsupported',
+      'this engine has no grammar compiler for responseFormat',
+    );
+    expect((inApiTerms(unsupported, {}) as Error).message).toBe(
+      'this engine has no grammar compiler for response_format',
+    );
+    // Words that merely contain a field name, other codes, and messages naming none come back as they were.
+    const other = new EngineError('invalid_argument', 'maxTokensPerStep and topPx are not fields');
+    expect(inApiTerms(other, {})).toBe(other);
+    const lost = new EngineError('device_lost', 'toolChoice');
+    expect(inApiTerms(lost, {})).toBe(lost);
   });
 });

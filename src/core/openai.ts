@@ -13,9 +13,11 @@
  *
  * Rules (docs/openai-api.md says the same):
  * - Fields the engines cannot honour are refused with `EngineError('invalid_argument')` naming the field,
- *   never silently ignored: `n` other than 1, `logprobs`/`top_logprobs`, `tools`/`tool_choice`/`functions`/
- *   `function_call`, non-zero `frequency_penalty`/`presence_penalty`, `logit_bias`, audio, and any field not listed in {@link ChatCompletionCreateParamsBase}; message
- *   roles other than system/developer/user/assistant, message `name`s, and content parts other than text.
+ *   never silently ignored: `n` other than 1, `logprobs`/`top_logprobs`, `functions`/`function_call` (use
+ *   `tools`/`tool_choice`, which are honoured), non-zero `frequency_penalty`/`presence_penalty`,
+ *   `logit_bias`, audio, and any field not listed in {@link ChatCompletionCreateParamsBase}; the `function`
+ *   role, message `name`s, and content parts other than text. An engine's own refusal of a mapped field
+ *   names it as the request does (`tool_choice`, not the engine API's `toolChoice`).
  * - Defaults are OpenAI's: `temperature` 1 and `top_p` 1 when omitted (the Engine API's own default is
  *   greedy; pass `temperature: 0` for greedy). Without `max_tokens` the engine's default applies (128 tokens
  *   for ours and remote servers), not "until the context is full" as OpenAI does.
@@ -36,7 +38,7 @@
  *   streaming iterator's `next()`.
  */
 import { EngineError, isEngineError } from './errors.ts';
-import { type MappedRequest, mapChatCompletionParams, requestSignal } from './openai-request.ts';
+import { inApiTerms, type MappedRequest, mapChatCompletionParams, requestSignal } from './openai-request.ts';
 import type { Engine, GenerateResult, TokenEvent } from './types.ts';
 
 // The request checks live in openai-request.ts; they are part of this entry's API (`./openai`).
@@ -55,8 +57,8 @@ export interface ChatCompletionContentPart {
 
 /**
  * A message. Roles `system`, `developer` (treated as `system`, as OpenAI does for models without a
- * developer role), `user` and `assistant` are accepted; `tool` and `function` are typed (the SDK has them)
- * but refused, as is a `name`.
+ * developer role), `user`, `assistant` (with `tool_calls`) and `tool` (with `tool_call_id`) are accepted;
+ * `function` is typed (the SDK has it) but refused, as is a `name`.
  */
 export interface ChatCompletionMessageParam {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
@@ -373,9 +375,58 @@ function abortedError(tokens: number): EngineError {
   );
 }
 
+/**
+ * Requests on one engine run one at a time, in the order they were made (WebLLM's engine and a server's
+ * queue do the same): every `create` on any wrapper of the engine waits here until the ones before it
+ * have ended, so two at once never meet an engine that is still generating.
+ */
+class RequestQueue {
+  private tail: Promise<void> = Promise.resolve();
+
+  /**
+   * Waits for the requests made before this one; resolves with the function that lets the next one go.
+   * @throws EngineError('aborted') when one of `signals` aborts while waiting (the place is given up).
+   */
+  enter(signals: readonly AbortSignal[]): Promise<() => void> {
+    let release!: () => void;
+    const mine = new Promise<void>((r) => {
+      release = r;
+    });
+    const before = this.tail;
+    this.tail = before.then(() => mine);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        for (const s of signals) s.removeEventListener('abort', onAbort);
+        release();
+        reject(abortedError(0));
+      };
+      for (const s of signals) s.addEventListener('abort', onAbort, { once: true });
+      void before.then(() => {
+        if (signals.some((s) => s.aborted)) return;
+        for (const s of signals) s.removeEventListener('abort', onAbort);
+        resolve(release);
+      });
+    });
+  }
+}
+
+const queues = new WeakMap<Engine, RequestQueue>();
+
+/** The request queue of `engine`, shared by every {@link withOpenAI} wrapper of it. */
+function queueOf(engine: Engine): RequestQueue {
+  let q = queues.get(engine);
+  if (!q) {
+    q = new RequestQueue();
+    queues.set(engine, q);
+  }
+  return q;
+}
+
 interface RunContext {
   engine: Engine;
   mapped: MappedRequest;
+  /** The request as given to `create` (errors are worded in its terms: {@link inApiTerms}). */
+  params: unknown;
   model: string;
   /** The caller's signal and the stream's controller: either aborts as the user's stop. */
   userSignals: AbortSignal[];
@@ -403,6 +454,7 @@ async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<Cha
   });
   const userAborted = () => userSignals.some((s) => s.aborted);
   if (userAborted()) throw abortedError(0);
+  const release = await queueOf(engine).enter(userSignals);
   // With tools the text may turn out to be a call: held until the end, then content and/or tool_calls.
   const holdForTools = Boolean(mapped.req.tools?.length) && mapped.req.toolChoice !== 'none';
   let held = '';
@@ -410,6 +462,7 @@ async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<Cha
   const ctl = new AbortController();
   const onAbort = () => ctl.abort();
   for (const s of userSignals) s.addEventListener('abort', onAbort, { once: true });
+  if (userAborted()) ctl.abort();
 
   const filter = new StopFilter(mapped.stops);
   const queue: string[] = [];
@@ -440,11 +493,12 @@ async function* chunks(ctx: RunContext, usageChunk: boolean): AsyncGenerator<Cha
         result = r;
       },
       (e) => {
-        error = e;
+        error = inApiTerms(e, ctx.params);
       },
     )
     .finally(() => {
       settled = true;
+      release();
       wake?.();
     });
 
@@ -555,7 +609,7 @@ async function createCompletion(
   const mapped = mapChatCompletionParams(params);
   const signal = requestSignal(options);
   if (signal?.aborted) throw abortedError(0);
-  const ctx = { engine, mapped, model: modelName() };
+  const ctx = { engine, mapped, params, model: modelName() };
   if (mapped.stream) return new Stream({ ...ctx, signal });
 
   let content = '';
@@ -608,8 +662,9 @@ function engineModelName(engine: Engine): string | undefined {
 /**
  * Adds `chat.completions.create` to any engine. The result is the engine itself behind a Proxy: every
  * member (methods bound to the engine, `terminate()`, a remote engine's `models`, …) works as before, and
- * `chat` is still the Engine's `chat` method, with `completions` on it. One request at a time, as the
- * engines allow.
+ * `chat` is still the Engine's `chat` method, with `completions` on it. Requests run one at a time in the
+ * order they were made (every wrapper of one engine shares the queue): a `create` while another runs waits
+ * for it, and an abort while it waits rejects with `EngineError('aborted')`.
  *
  * @example
  * const engine = withOpenAI(new WorkerEngine(worker));

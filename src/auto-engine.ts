@@ -18,7 +18,7 @@ import type {
   ModelSource,
   TokenEvent,
 } from './core/types.ts';
-import { checkModelSource } from './core/validate.ts';
+import { checkLoadOptions, checkModelSource } from './core/validate.ts';
 
 /** An engine `createEngine` returns: the {@link Engine} interface and `terminate()` (ends its worker). */
 export interface PackageEngine extends Engine {
@@ -86,6 +86,7 @@ export class AutoEngine implements PackageEngine {
   async load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo> {
     if (this.terminated) throw terminatedError();
     checkModelSource(source);
+    checkLoadOptions(options);
     if (!this.engine) {
       const choice: BackendChoice = this.force
         ? { backend: this.force, reason: `the site chose backend '${this.force}'` }

@@ -59,7 +59,11 @@ export type CacheOption =
       offline?: boolean;
     };
 
-/** Options for loading a model. */
+/**
+ * Options for loading a model. A field it does not have (a misspelt `kvtype`) is refused with
+ * EngineError('invalid_argument') naming the field meant, before anything loads (validate.ts
+ * `checkLoadOptions`), as a request's unknown fields are.
+ */
 export interface LoadOptions {
   /** Context length in tokens (KV cache size); default min(model's context, 2048). */
   contextLength?: number;
@@ -310,6 +314,13 @@ export interface GenerateResult {
   tokenTimesMs: number[];
   /** With `draft`: what the drafting did (see {@link SpeculativeStats}). */
   speculative?: SpeculativeStats;
+  /**
+   * With `responseFormat` (our WebGPU engine): true when `text` is a whole value of the format, one the
+   * grammar may end at (always so after finish 'stop'); false when `maxTokens` or an abort cut it
+   * mid-value, where it does not parse. A grammar that allows more (`[0-9]+`) can be complete and still
+   * end with 'length'.
+   */
+  formatComplete?: boolean;
   /**
    * A chat with tools: the calls parsed from the output (OpenAI's shape), in order; `text` then holds
    * the output with the calls' markup removed (OpenAI's `content`). Absent when no call was made.

@@ -11,10 +11,12 @@ import { RemoteEngine } from '../remote/engine.ts';
 import { type OpenAiTestServer, startOpenAiServer } from '../testing/openai-server.ts';
 import { WebGpuEngine } from '../webgpu/engine.ts';
 import { WebLlmEngine } from '../webllm/engine.ts';
+import { WllamaEngine } from '../wllama/engine.ts';
 import { type EngineError, isEngineError } from './errors.ts';
 import type { ChatRequest, Engine, GenerateRequest } from './types.ts';
 import {
   chatGenerateFields,
+  checkLoadOptions,
   checkModelSource,
   parseDecimal,
   parseInteger,
@@ -212,6 +214,38 @@ describe('validateGenerateRequest / validateChatRequest', () => {
   });
 });
 
+describe('checkLoadOptions', () => {
+  it('takes every LoadOptions field, undefined ones and none', () => {
+    expect(() => checkLoadOptions(undefined)).not.toThrow();
+    expect(() => checkLoadOptions({})).not.toThrow();
+    const all = {
+      contextLength: 256,
+      batchSize: 32,
+      onProgress: () => undefined,
+      signal: new AbortController().signal,
+      cache: true,
+      defaultLimits: false,
+      kvType: 'q8_0',
+      kvTypeK: 'f32',
+      kvTypeV: 'q4_0',
+      draft: { url: '/d.gguf' },
+      somethingUnset: undefined,
+    };
+    expect(() => checkLoadOptions(all)).not.toThrow();
+  });
+
+  it('names a case or underscore slip of a field', async () => {
+    for (const [k, meant] of [
+      ['KVTYPE', 'kvType'],
+      ['batch_size', 'batchSize'],
+      ['Default_Limits', 'defaultLimits'],
+    ])
+      expect((await errorOf(() => checkLoadOptions({ [k]: 1 }))).message).toContain(
+        `have no field "${k}" (did you mean "${meant}"?)`,
+      );
+  });
+});
+
 describe('checkModelSource', () => {
   it.each(BAD_SOURCE)('%s → invalid_argument', async (_n, source, msg) => {
     const e = await errorOf(() => checkModelSource(source));
@@ -299,6 +333,35 @@ describe('every backend refuses a bad request with invalid_argument', () => {
     const remote = (await engines())[1][1];
     const r = await remote.generate({ prompt: 'x', maxTokens: 3 });
     expect(r.outputTokenIds.length).toBe(3);
+  });
+
+  it('load of each backend refuses a misspelt or unknown option before anything (a kvtype would load f16)', async () => {
+    const makers: [string, () => Engine][] = [
+      ['webgpu', () => new WebGpuEngine({ openModel: openModelSource })],
+      ['remote', () => new RemoteEngine({ baseUrl: server.url, model: 'test-model' })],
+      ['webllm', () => new WebLlmEngine()],
+      ['wllama', () => new WllamaEngine()],
+    ];
+    const listed = server.log.length;
+    for (const [name, make] of makers) {
+      for (const [options, message] of [
+        [
+          { kvtype: 'q8_0' },
+          /^the load options have no field "kvtype" \(did you mean "kvType"\?\); they take contextLength, /,
+        ],
+        [{ context_length: 512 }, /have no field "context_length" \(did you mean "contextLength"\?\)/],
+        [{ threads: 4 }, /have no field "threads"; they take/],
+        ['fast', /^the load options must be an object, got "fast"$/],
+        [{ kvTypeV: 'q5_0' }, /^kvTypeV must be one of f16, f32, q8_0, q4_0, got "q5_0"$/],
+        [{ defaultLimits: 'yes' }, /^defaultLimits must be true or false/],
+      ] as const) {
+        const e = await errorOf(() => make().load({ url: 'http://127.0.0.1:9/x.gguf' }, options as never));
+        expect(e.code, `${name} ${JSON.stringify(options)}: ${e.message}`).toBe('invalid_argument');
+        expect(e.message, name).toMatch(message);
+      }
+    }
+    // The remote engine never listed the server's models: refused before any request.
+    expect(server.log.length).toBe(listed);
   });
 
   it('remote: a timeout a timer cannot hold is refused when the engine is made', async () => {

@@ -144,21 +144,56 @@ export const CHAT_FIELDS: readonly string[] = [
  * field (`max_tokens`) would otherwise be ignored and the default run unnoticed.
  * @throws EngineError('invalid_argument') naming the field, with the camelCase field it may mean.
  */
-function checkFields(r: Record<string, unknown>, known: readonly string[], what: string): void {
+function checkFields(
+  r: Record<string, unknown>,
+  known: readonly string[],
+  what: string,
+  subject = `the ${what} request has`,
+): void {
   const extra = Object.keys(r).filter((k) => r[k] !== undefined && !known.includes(k));
   if (extra.length === 0) return;
   const k = extra[0];
-  const camel = k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-  const hint =
-    camel !== k && known.includes(camel)
-      ? ` (did you mean ${JSON.stringify(camel)}?)`
-      : k === 'max_completion_tokens' && known.includes('maxTokens')
-        ? ' (did you mean "maxTokens"?)'
-        : '';
+  // snake_case or another case of a field (context_length, kvtype) where the field is meant.
+  const folded = k.replace(/_/g, '').toLowerCase();
+  const meant =
+    known.find((f) => f.toLowerCase() === folded) ??
+    (k === 'max_completion_tokens' && known.includes('maxTokens') ? 'maxTokens' : undefined);
+  const hint = meant ? ` (did you mean ${JSON.stringify(meant)}?)` : '';
   throw new EngineError(
     'invalid_argument',
-    `the ${what} request has no field ${JSON.stringify(k)}${hint}; it takes ${known.join(', ')}`,
+    `${subject} no field ${JSON.stringify(k)}${hint}; ${subject.endsWith('have') ? 'they take' : 'it takes'} ${known.join(', ')}`,
   );
+}
+
+/** The fields of `LoadOptions` (types.ts); any other is refused. */
+export const LOAD_OPTION_FIELDS: readonly string[] = [
+  'contextLength',
+  'batchSize',
+  'onProgress',
+  'signal',
+  'cache',
+  'defaultLimits',
+  'kvType',
+  'kvTypeK',
+  'kvTypeV',
+  'draft',
+];
+
+/**
+ * Checks load options before anything loads: an object (or undefined) with no field `LoadOptions` lacks
+ * (a misspelt `kvtype` would otherwise load with the default cache), and the KV types.
+ * @throws EngineError('invalid_argument') naming the field (`did you mean "kvType"?`) or the bad type.
+ */
+export function checkLoadOptions(options: unknown): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new EngineError('invalid_argument', `the load options must be an object, got ${show(options)}`);
+  const o = options as Record<string, unknown>;
+  checkFields(o, LOAD_OPTION_FIELDS, 'load', 'the load options have');
+  checkKvType(o.kvType);
+  checkKvType(o.kvTypeK, 'kvTypeK');
+  checkKvType(o.kvTypeV, 'kvTypeV');
+  checkBoolean('defaultLimits', o.defaultLimits);
 }
 
 /**

@@ -20,7 +20,12 @@ import type {
   ModelSource,
   TokenEvent,
 } from './types.ts';
-import { checkModelSource, validateChatRequest, validateGenerateRequest } from './validate.ts';
+import {
+  checkLoadOptions,
+  checkModelSource,
+  validateChatRequest,
+  validateGenerateRequest,
+} from './validate.ts';
 
 /**
  * What the engine worker exposes. Callbacks are comlink proxies; cancellation is by request id. Errors are
@@ -127,6 +132,7 @@ export class WorkerEngine implements Engine {
   load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     try {
       checkModelSource(source);
+      checkLoadOptions(options);
       if (options.draft !== undefined) checkModelSource(options.draft, 'the draft model source');
     } catch (e) {
       return Promise.reject(e);

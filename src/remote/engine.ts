@@ -33,6 +33,7 @@ import type {
   TokenEvent,
 } from '../core/types.ts';
 import {
+  checkLoadOptions,
   checkNumberOption,
   refuseDraft,
   validateChatRequest,
@@ -482,6 +483,7 @@ export class RemoteEngine implements Engine {
    * @throws RemoteError('model_not_found') when the server does not list it.
    */
   async load(source?: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    checkLoadOptions(options);
     refuseDraft(options, 'a remote server');
     const t0 = performance.now();
     const models = await this.listModels(options.signal);

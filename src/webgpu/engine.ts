@@ -17,7 +17,7 @@ import type {
 } from '../core/types.ts';
 import {
   chatGenerateFields,
-  checkKvType,
+  checkLoadOptions,
   checkModelSource,
   loadContextLength,
   validateChatRequest,
@@ -198,9 +198,7 @@ export class WebGpuEngine implements Engine {
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<WebGpuModelInfo> {
     checkModelSource(source);
-    checkKvType(options.kvType);
-    checkKvType(options.kvTypeK, 'kvTypeK');
-    checkKvType(options.kvTypeV, 'kvTypeV');
+    checkLoadOptions(options);
     checkKernelOverrides(this.opts);
     await this.unload();
     const gpuFor = await this.ensureDevice(Boolean(options.defaultLimits));

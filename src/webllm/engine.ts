@@ -35,7 +35,12 @@ import type {
   ResponseFormat,
   TokenEvent,
 } from '../core/types.ts';
-import { refuseDraft, validateChatRequest, validateGenerateRequest } from '../core/validate.ts';
+import {
+  checkLoadOptions,
+  refuseDraft,
+  validateChatRequest,
+  validateGenerateRequest,
+} from '../core/validate.ts';
 import { resolveAppConfig } from './catalog.ts';
 import { webLlmError } from './errors.ts';
 
@@ -149,6 +154,7 @@ export class WebLlmEngine implements Engine {
   }
 
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    checkLoadOptions(options);
     refuseDraft(options, 'WebLLM');
     const id = webLlmModelId(source);
     const appConfig = this.appConfig();

@@ -34,7 +34,7 @@ import type {
 } from '../core/types.ts';
 import {
   chatGenerateFields,
-  checkKvType,
+  checkLoadOptions,
   loadContextLength,
   refuseConstraints,
   refuseDraft,
@@ -384,8 +384,8 @@ export class WllamaEngine implements Engine {
    *   'network', 'http_status' or 'timeout' naming its URL, and leaves the engine unloaded.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
+    checkLoadOptions(options);
     refuseDraft(options, WLLAMA_NAME);
-    checkKvType(options.kvType);
     const threads = chooseThreads(this.config.threads ?? 'auto');
     await this.unload();
     const tStart = performance.now();

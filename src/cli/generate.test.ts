@@ -143,6 +143,25 @@ describe('npm run generate', () => {
     expect(both.stderr).toMatch(/give --json-schema or --grammar, not both/);
   }, 180_000);
 
+  it('--grammar cut by --max-tokens: a note when the text is whole for the grammar, a warning when it does not parse', async () => {
+    const grammarFile = join(tempDir('gen-grammar-'), 'yes.gbnf');
+    writeFileSync(grammarFile, 'root ::= ("yes" | "no") " " [0-9]+\n');
+    const args = ['--runtime', 'node', '--model', MODEL, '--prompt', 'Tell me', '--grammar', grammarFile];
+    const whole = await generate([...args, '--max-tokens', '12']);
+    expect(whole.code, whole.stderr).toBe(0);
+    expect(whole.stdout).toMatch(/^(yes|no) [0-9]+\n$/);
+    expect(whole.stderr).toMatch(
+      /note: the answer reached 12 tokens \(finish reason "length"\); it is a whole grammar as it stands, though the grammar would allow it to go on/,
+    );
+    expect(whole.stderr).not.toMatch(/warning/);
+    const cut = await generate([...args, '--max-tokens', '1']);
+    expect(cut.code, cut.stderr).toBe(0);
+    expect(cut.stdout).not.toMatch(/^(yes|no) [0-9]/);
+    expect(cut.stderr).toMatch(
+      /warning: the answer was cut after 1 tokens, before the grammar was complete: it does not parse/,
+    );
+  }, 180_000);
+
   it('refuses a prompt longer than the context before loading anything (no Chromium, no Dawn)', async () => {
     // The default runtime (browser): refused before Chromium starts.
     const r = await generateInProcess([

@@ -247,10 +247,14 @@ async function main(): Promise<number> {
       `note: stopped after ${result.outputTokenIds.length} of ${asked} tokens: the context (--ctx) is full`,
     );
   }
-  if (format && result.finishReason === 'length')
+  if (format && result.finishReason === 'length') {
+    const what = format.type === 'grammar' ? 'grammar' : 'JSON value';
     console.error(
-      `warning: the answer was cut after ${result.outputTokenIds.length} tokens, before the ${format.type === 'grammar' ? 'grammar' : 'JSON value'} was complete: it does not parse (finish reason "length"); raise --max-tokens`,
+      result.formatComplete
+        ? `note: the answer reached ${result.outputTokenIds.length} tokens (finish reason "length"); it is a whole ${what} as it stands, though the grammar would allow it to go on`
+        : `warning: the answer was cut after ${result.outputTokenIds.length} tokens, before the ${what} was complete: it does not parse (finish reason "length"); raise --max-tokens`,
     );
+  }
   if (values.json) {
     writeFileSync(
       values.json,

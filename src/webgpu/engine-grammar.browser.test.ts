@@ -86,6 +86,7 @@ describe('structured output in the WebGPU engine', () => {
         const a = await gpu.generate(req);
         const what = `${JSON.stringify(schema)} ${JSON.stringify(params)}: ${JSON.stringify(a.text)}`;
         expect(a.finishReason, what).toBe('stop');
+        expect(a.formatComplete, what).toBe(true);
         expect(validate(JSON.parse(a.text)), `${what} ${ajv.errorsText(validate.errors)}`).toBe(true);
         // The host-masked path: logits read back, masked on the CPU, picked by the CPU sampler.
         const b = await (params.temperature ? cpu : gpu).generate({
@@ -132,6 +133,29 @@ describe('structured output in the WebGPU engine', () => {
       expect(r.text).toBe(want);
       expect(r.finishReason).toBe('stop');
     }
+  });
+
+  it('formatComplete: whole where the grammar may end, false when max tokens cut it mid-value, absent unconstrained', async () => {
+    const digits = { type: 'grammar' as const, grammar: 'root ::= ("yes" | "no") " " [0-9]+' };
+    const whole = await gpu.generate({ prompt: 'Tell me', maxTokens: 12, responseFormat: digits });
+    expect(whole.text).toMatch(/^(yes|no) [0-9]+$/);
+    expect([whole.finishReason, whole.formatComplete]).toEqual(['length', true]);
+    const cut = await gpu.generate({ prompt: 'Tell me', maxTokens: 1, responseFormat: digits });
+    expect([cut.finishReason, cut.formatComplete]).toEqual(['length', false]);
+    const json = await gpu.generate({ ...base, maxTokens: 3, responseFormat: { type: 'json_object' } });
+    expect(() => JSON.parse(json.text)).toThrow();
+    expect([json.finishReason, json.formatComplete]).toEqual(['length', false]);
+    // The host-masked path says the same.
+    const host = await cpu.generate({
+      prompt: 'Tell me',
+      maxTokens: 12,
+      temperature: 0.5,
+      seed: 3,
+      responseFormat: digits,
+    });
+    expect(host.text).toMatch(/^(yes|no) [0-9]+$/);
+    expect(host.formatComplete).toBe(true);
+    expect((await gpu.generate({ ...base, maxTokens: 2 })).formatComplete).toBeUndefined();
   });
 
   it('a bad grammar or schema, tools without a tool template: invalid_argument before any token; the engine still generates after', async () => {

@@ -113,10 +113,24 @@ export async function runGeneration(
     matcher = await (await host.grammar().compile(format)).matcher();
   }
   try {
-    return await decodeAll(host, model, req, prompt, maxTokens, tStartMs, matcher, spec, onToken, signal);
+    const r = await decodeAll(host, model, req, prompt, maxTokens, tStartMs, matcher, spec, onToken, signal);
+    if (matcher) r.formatComplete = r.finishReason === 'stop' || (await grammarMayEnd(matcher, tok));
+    return r;
   } finally {
     matcher?.dispose();
   }
+}
+
+/** True when the grammar may end where `matcher` stands: it ended, or its mask allows an end-of-generation token. */
+async function grammarMayEnd(matcher: TokenMatcher, tok: Tokenizer): Promise<boolean> {
+  if (matcher.isTerminated()) return true;
+  const mask = await matcher.nextMask();
+  for (let w = 0; w < mask.length; w++)
+    for (let bits = mask[w] >>> 0; bits !== 0; bits &= bits - 1) {
+      const id = w * 32 + (31 - Math.clz32(bits & -bits));
+      if (id < tok.nVocab && tok.isEog(id)) return true;
+    }
+  return false;
 }
 
 /** The prefill and decode loop of {@link runGeneration}, after its checks. */

@@ -182,6 +182,42 @@ describe('checkThresholds', () => {
   });
 });
 
+describe('checkThresholds on a --llama-bench result', () => {
+  const test = (name: string, nPrompt: number, nGen: number, mean: number) => ({
+    name,
+    nPrompt,
+    nGen,
+    depth: 0,
+    tokensPerSecond: { mean, std: 0 },
+    samples: [mean],
+  });
+  it('holds the decode threshold against the slowest tg test (pp tests aside); no tg test misses it', () => {
+    const r = rng(7);
+    for (let i = 0; i < 30; i++) {
+      const tg = [100 + 200 * r(), 100 + 200 * r(), 100 + 200 * r()];
+      const tests = [
+        test('pp512', 512, 0, 5 * r()), // far slower than any tg: must not count
+        test('tg128', 0, 128, tg[0]),
+        test('tg128 @ d512', 0, 128, tg[1]),
+        test('tg32', 0, 32, tg[2]),
+      ];
+      const slowest = Math.min(...tg);
+      const limit = slowest * (0.5 + r());
+      const [o] = checkThresholds({ summary: {}, tests } as never, { failUnderDecodeTps: limit });
+      expect(o).toMatchObject({ measured: slowest, passed: slowest >= limit, metric: 'slowest tg tok/s' });
+      const name = tests[1 + tg.indexOf(slowest)].name;
+      expect(o.message).toBe(
+        `decode (the slowest tg test, ${name}) ${fmtSig(slowest)} tok/s is ${slowest >= limit ? 'at or above' : 'below'} --fail-under-decode-tps ${limit}`,
+      );
+    }
+    const [none] = checkThresholds({ summary: {}, tests: [test('pp512', 512, 0, 900)] } as never, {
+      failUnderDecodeTps: 1,
+    });
+    expect(none).toMatchObject({ passed: false, measured: undefined });
+    expect(none.message).toBe('decode (no tg test ran) – tok/s is below --fail-under-decode-tps 1');
+  });
+});
+
 describe('junitXml', () => {
   it('varied results: counts, times, test cases and failures as a JUnit reader sees them', () => {
     const r = rng(42);

@@ -30,6 +30,16 @@ function refused(argv: string[], message: RegExp): void {
   expect((err as Error).message).toMatch(message);
 }
 
+describe('bench thresholds with --llama-bench', () => {
+  it('keeps --fail-under-decode-tps (held to the tg tests) and refuses --fail-over-ttft-ms (no TTFT there)', () => {
+    expect(parse(['--llama-bench', '--fail-under-decode-tps', '5']).failUnderDecodeTps).toBe(5);
+    refused(
+      ['--llama-bench', '--fail-over-ttft-ms', '500'],
+      /^--fail-over-ttft-ms holds the prompt plan's TTFT; --llama-bench's pp\/tg tests measure none/,
+    );
+  });
+});
+
 describe('bench --draft / --lookup / --draft-max', () => {
   it('--lookup --draft-max N drafts every run of the plan, with no draft model', () => {
     const a = parse(['--lookup', '--draft-max', '5']);

@@ -21,6 +21,7 @@ import {
   chromiumArg,
   draftArgs,
   intArg,
+  isUsageError,
   KV_TYPE_OPTIONS,
   KV_TYPE_USAGE,
   kvTypesArg,
@@ -138,7 +139,17 @@ const DEFAULT_SYNTHETIC = 'synthetic:stories260k-f32';
 
 /** The parsed command line. */
 export interface BenchArgs {
-  model: { spec: BenchModelSpec; localPath?: string; note?: string; remote?: string };
+  model: {
+    spec: BenchModelSpec;
+    localPath?: string;
+    note?: string;
+    remote?: string;
+    /**
+     * A local file that is not a GGUF model (checkLocalModel's EngineError): a failed run, not a usage error,
+     * so main() throws it at the run's start, before Chromium, and the JUnit and summary files still say so.
+     */
+    unusable?: unknown;
+  };
   /** The model cache: a directory, or off (--no-cache). */
   cache: { dir?: string; enabled: boolean };
   engine: string;
@@ -172,7 +183,7 @@ export interface BenchArgs {
   summaryMd?: string;
   timeoutMs: number;
   /** --draft: the draft model of a `draft: {type: 'model'}` plan (resolved as --model is). */
-  draftModel?: { spec: BenchModelSpec; localPath?: string; remote?: string };
+  draftModel?: { spec: BenchModelSpec; localPath?: string; remote?: string; unusable?: unknown };
   /** --llama-bench, the memory probe, the cost flags (src/cli/llama-bench-args.ts). */
   part2: ReturnType<typeof llamaBenchOptions>;
 }
@@ -254,6 +265,11 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
       `${flags.join(', ')} appl${flags.length === 1 ? 'ies' : 'y'} to the prompt plan; --llama-bench's tg tests decode greedily, as llama-bench does`,
     );
   }
+
+  if (values['fail-over-ttft-ms'] !== undefined && numbers.part2.llamaBench)
+    throw new UsageError(
+      "--fail-over-ttft-ms holds the prompt plan's TTFT; --llama-bench's pp/tg tests measure none: gate them with --fail-under-decode-tps (their slowest tg test), or leave --llama-bench out",
+    );
 
   const model = benchModel(values.engine, values.model);
   const responseFormat = responseFormatArg(values['json-schema'], values.grammar);
@@ -378,8 +394,14 @@ function benchModel(engine: string | undefined, m: string | undefined, flag = '-
     return { spec: { url, id: m }, remote: m };
   }
   const p = resolve(m);
-  checkLocalModel(p, flag === '--model' ? m : `${m} (${flag})`);
-  return { spec: { url: '', id: basename(p) }, localPath: p };
+  let unusable: unknown;
+  try {
+    checkLocalModel(p, flag === '--model' ? m : `${m} (${flag})`);
+  } catch (e) {
+    if (isUsageError(e)) throw e;
+    unusable = e;
+  }
+  return { spec: { url: '', id: basename(p) }, localPath: p, ...(unusable ? { unusable } : {}) };
 }
 
 /** A model spec's name in results: a synthetic name, else its id or URL. */

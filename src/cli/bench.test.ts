@@ -372,6 +372,26 @@ describe('npm run bench', () => {
     );
   });
 
+  it('a local file that is not GGUF fails the run (exit 1) before Chromium, and --junit / --summary-md say so', async () => {
+    const dir = tempDir('bench-notgguf-');
+    const model = join(dir, 'notes.gguf');
+    writeFileSync(model, 'these are notes, not a model\n');
+    const junit = join(dir, 'out', 'j.xml');
+    const md = join(dir, 's.md');
+    const t0 = performance.now();
+    const r = await runCliInProcess('bench', [
+      ...['--model', model, '--fail-under-decode-tps', '1', '--junit', junit, '--summary-md', md],
+    ]);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/error \[gguf_invalid\]: .*notes\.gguf/);
+    expect(r.stderr).not.toMatch(/Chromium|device: /);
+    const j = junitOf(junit);
+    expect(j.suites).toMatchObject({ tests: '2', failures: '0', errors: '1', skipped: '1' });
+    expect(j.cases[0]).toMatchObject({ name: 'benchmark completed', error: { type: 'gguf_invalid' } });
+    expect(readFileSync(md, 'utf8')).toContain('**The benchmark failed:** error [gguf_invalid]: ');
+  });
+
   it('an unwritable --json is refused before anything runs (exit 2), not after the run', async () => {
     const t0 = performance.now();
     const r = await runCliInProcess('bench', ['--model', MODEL, '--json', '/proc/r.json']);

@@ -269,6 +269,13 @@ async function main(argv: string[]): Promise<number> {
   const a = args;
   const t0 = performance.now();
   const seen: Seen = { phase: 'start', runs: [] };
+  // A local file that is not GGUF (found while reading the arguments): a failed run (exit 1), not a usage
+  // error, so the CI files say so; nothing has started yet.
+  const unusable = a.model.unusable ?? a.draftModel?.unusable;
+  if (unusable) {
+    writeCiReports(a, { error: runError(unusable, errorMessage(unusable)), seen, timeS: 0 });
+    throw unusable;
+  }
   const offInterrupt = onInterrupt(a, seen, t0);
   try {
     const { code, result } = await benchmark(a, seen);

@@ -434,7 +434,7 @@ describe('URL sources', () => {
     const e = await rejection(src.read(0, 100));
     expect(isEngineError(e, 'timeout')).toBe(true);
     expect(e.message).toBe(
-      `${base}/hang sent nothing for 150 ms; the server is not answering (check the URL and your connection, or raise timeoutMs)`,
+      `${base}/hang sent nothing for 150 ms; the server is not answering (check the URL and your connection, or raise the timeout: timeoutMs, or --timeout-s on npm run bench)`,
     );
   });
 

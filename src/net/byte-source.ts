@@ -266,13 +266,13 @@ export class RequestControl {
           'timeout',
           `${this.url} stalled: ${fmtMB(got)} (${fmtCount(got)} bytes) arrived, then nothing for ` +
             `${fmtCount(this.timeoutMs)} ms; the transfer stopped moving (check your connection and try again, ` +
-            'or raise timeoutMs)',
+            'or raise the timeout: timeoutMs, or --timeout-s on npm run bench)',
           { cause: e },
         );
       return new EngineError(
         'timeout',
         `${this.url} sent nothing for ${fmtCount(this.timeoutMs)} ms; the server is not answering ` +
-          '(check the URL and your connection, or raise timeoutMs)',
+          '(check the URL and your connection, or raise the timeout: timeoutMs, or --timeout-s on npm run bench)',
         { cause: e },
       );
     }

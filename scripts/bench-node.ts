@@ -12,7 +12,8 @@
  * passed, so a run on a lent GPU ends in time.
  */
 
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { markdownTable } from '../src/bench/markdown.ts';
 import { buildRoofline, measureBandwidth, measureMatmul } from '../src/bench/roofline.ts';
@@ -162,8 +163,15 @@ const md = [
   ),
 ].join('\n');
 console.log(md);
-if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 1));
-if (values.md) writeFileSync(values.md, `${md}\n`);
+// The output folders are made as npm run bench makes its own (a missing one threw after the whole run).
+for (const [file, text] of [
+  [values.json, JSON.stringify(result, null, 1)],
+  [values.md, `${md}\n`],
+] as const) {
+  if (!file) continue;
+  mkdirSync(dirname(resolve(file)), { recursive: true });
+  writeFileSync(file, text);
+}
 await engine.dispose();
 device.destroy();
 process.exit(0);

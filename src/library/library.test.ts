@@ -7,8 +7,12 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
@@ -696,6 +700,156 @@ describe('Hugging Face shorthand (against a local stand-in endpoint)', () => {
     expect(r.message).toMatch(
       /Hugging Face has no file x\.gguf in a repository nobody\/nothing at revision main \(HTTP 404\)/,
     );
+  });
+});
+
+/**
+ * A server that accepts every connection and request and never answers (with `treeBody`, the tree API
+ * sends its headers and one byte of the body, then nothing): what a hung Hugging Face mirror looks like.
+ */
+async function silentServer(opts: { treeBody?: boolean } = {}) {
+  const requests: string[] = [];
+  const srv = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    if (opts.treeBody && req.url?.startsWith('/api/')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+    }
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    requests,
+    close: () => {
+      srv.closeAllConnections();
+      return new Promise<void>((r) => srv.close(() => r()));
+    },
+  };
+}
+
+/**
+ * Runs `p` with a full garbage collection every 100 ms (a timer or signal held only weakly is collected,
+ * as in a long CLI run), failing with a clear message when it has not settled within `ms`.
+ */
+async function settlesWithin<T>(ms: number, p: () => Promise<T>): Promise<T> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const collect = setInterval(gc, 100);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      p(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearInterval(collect);
+    clearTimeout(timer);
+  }
+}
+
+describe('a server that accepts the connection and never answers', () => {
+  it("hf: the tree API's timeout fires, then the file's: a timeout naming the URL within seconds", async () => {
+    const silent = await silentServer();
+    try {
+      const l = new ModelLibrary(await FsStore.open(tmp()), {
+        hfEndpoint: silent.url,
+        freshnessTimeoutMs: 300,
+        timeoutMs: 500,
+      });
+      const notes: string[] = [];
+      const t0 = performance.now();
+      const e = await settlesWithin(8000, () =>
+        errorOf(l.acquire('hf:o/r/m.gguf', { onProgress: (p) => p.note && notes.push(p.note) })),
+      );
+      const ms = performance.now() - t0;
+      expect(e.code).toBe('timeout');
+      expect(e.message).toContain(`${silent.url}/o/r/resolve/main/m.gguf sent nothing for 500 ms`);
+      expect(ms).toBeLessThan(5000);
+      expect(silent.requests).toEqual(['GET /api/models/o/r/tree/main', 'HEAD /o/r/resolve/main/m.gguf']);
+      expect(notes.join()).toContain(
+        `${silent.url}/api/models/o/r/tree/main did not answer within 300 ms: going on without`,
+      );
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('hf: a tree API that sends its headers and then nothing is bounded by the same timeout', async () => {
+    const silent = await silentServer({ treeBody: true });
+    try {
+      const l = new ModelLibrary(await FsStore.open(tmp()), {
+        hfEndpoint: silent.url,
+        freshnessTimeoutMs: 300,
+        timeoutMs: 500,
+      });
+      const e = await settlesWithin(8000, () => errorOf(l.acquire('hf:o/r/m.gguf')));
+      expect(e.code).toBe('timeout');
+      expect(e.message).toContain(`${silent.url}/o/r/resolve/main/m.gguf sent nothing for 500 ms`);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('hf: a kept copy is used (offline) once the tree API and the freshness check time out', async () => {
+    const silent = await silentServer();
+    try {
+      const dir = tmp();
+      const opts = { hfEndpoint: silent.url, freshnessTimeoutMs: 300, timeoutMs: 60_000 };
+      // Kept while the endpoint answered (its requests passed on to the model server)…
+      const via = ((u: string | URL | Request, init?: RequestInit) =>
+        fetch(String(u).replace(silent.url, server.url), init)) as typeof fetch;
+      await new ModelLibrary(await FsStore.open(dir), { ...opts, fetch: via }).acquire(
+        'hf:test/models/stories260K.gguf',
+      );
+      // …then loaded with the endpoint silent: bounded by the two 300 ms timeouts, not the 60 s one.
+      const l = new ModelLibrary(await FsStore.open(dir), opts);
+      const t0 = performance.now();
+      const a = await settlesWithin(8000, () => l.acquire('hf:test/models/stories260K.gguf'));
+      expect(performance.now() - t0).toBeLessThan(5000);
+      expect(a.fromCache).toBe(true);
+      expect(a.offline).toBe(true);
+      expect(silent.requests).toEqual([
+        'GET /api/models/test/models/tree/main',
+        'HEAD /test/models/resolve/main/stories260K.gguf',
+      ]);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it("a caller's abort ends a listing or a probe that is waiting, at once", async () => {
+    const silent = await silentServer();
+    try {
+      const long = new ModelLibrary(await FsStore.open(tmp()), {
+        hfEndpoint: silent.url,
+        freshnessTimeoutMs: 60_000,
+        timeoutMs: 60_000,
+      });
+      const ctl = new AbortController();
+      setTimeout(() => ctl.abort(), 200);
+      const e = await settlesWithin(3000, () =>
+        errorOf(long.acquire('hf:o/r/m.gguf', { signal: ctl.signal })),
+      );
+      expect(e.code).toBe('aborted');
+      expect(silent.requests).toEqual(['GET /api/models/o/r/tree/main']);
+      // Past the listing (its timeout short), the HEAD request: the abort ends that too.
+      const probing = new ModelLibrary(await FsStore.open(tmp()), {
+        hfEndpoint: silent.url,
+        freshnessTimeoutMs: 100,
+        timeoutMs: 60_000,
+      });
+      const ctl2 = new AbortController();
+      setTimeout(() => ctl2.abort(), 600);
+      const e2 = await settlesWithin(3000, () =>
+        errorOf(probing.acquire('hf:o/r/m.gguf', { signal: ctl2.signal })),
+      );
+      expect(e2.code).toBe('aborted');
+      expect(silent.requests.at(-1)).toBe('HEAD /o/r/resolve/main/m.gguf');
+    } finally {
+      await silent.close();
+    }
   });
 });
 

@@ -13,6 +13,7 @@
  */
 import { EngineError, isEngineError } from '../core/errors.ts';
 import { parseSplitName, splitPartName } from '../gguf/split.ts';
+import { RequestControl } from '../net/byte-source.ts';
 import { CachedByteSource, verifyEntry } from './cached-source.ts';
 import {
   checkQuota,
@@ -150,7 +151,10 @@ export class ModelLibrary {
   async acquire(spec: string, opts: AcquireOptions = {}): Promise<AcquiredModel> {
     if (isLocalSpec(spec)) return this.acquireLocal(spec);
     const resolved = resolveModelSpec(spec, { hfEndpoint: this.opts.hfEndpoint, base: opts.base });
-    const hfFiles = resolved.hf && !opts.offline ? await this.hfListing(resolved.hf, opts.signal) : undefined;
+    const hfFiles =
+      resolved.hf && !opts.offline
+        ? await this.hfListing(resolved.hf, opts.signal, opts.onProgress)
+        : undefined;
     const split = parseSplitName(resolved.url);
     const urls = split
       ? Array.from({ length: split.count }, (_, i) => splitPartName(resolved.url, i + 1, split.count))
@@ -428,27 +432,38 @@ export class ModelLibrary {
     return meta;
   }
 
-  /** Hugging Face's listing of the file's folder, by path; undefined when it cannot be had. */
-  private async hfListing(hf: HfFileRef, signal?: AbortSignal): Promise<Map<string, HfTreeFile> | undefined> {
+  /**
+   * Hugging Face's listing of the file's folder, by path; undefined when it cannot be had (no tree API, a
+   * mirror, offline, or no answer within `freshnessTimeoutMs`: the file's own requests decide then).
+   *
+   * The request and its body are bounded by a {@link RequestControl} (a plain timer and AbortController),
+   * not `AbortSignal.any([AbortSignal.timeout(…), signal])`: in Node 20 the composite signal holds its
+   * sources only weakly and the timeout signal's timer holds it weakly too, so a garbage collection while
+   * the request waits drops the timeout signal and the timeout never fires (a silent server then held the
+   * request for undici's 300 s headers timeout).
+   * @throws EngineError('aborted') when `signal` aborts.
+   */
+  private async hfListing(
+    hf: HfFileRef,
+    signal?: AbortSignal,
+    onProgress?: AcquireOptions['onProgress'],
+  ): Promise<Map<string, HfTreeFile> | undefined> {
     const f = this.opts.fetch ?? globalThis.fetch?.bind(globalThis);
     if (!f) return undefined;
     const url = hfTreeUrl(hf, this.opts.hfEndpoint);
-    let res: Response;
+    const timeoutMs = this.opts.freshnessTimeoutMs ?? 10_000;
+    const aborted = () => new EngineError('aborted', `loading ${hf.repo} was aborted`);
+    if (signal?.aborted) throw aborted();
+    const rc = new RequestControl(url, timeoutMs, signal);
     try {
-      const ctl = AbortSignal.any([
-        AbortSignal.timeout(this.opts.freshnessTimeoutMs ?? 10_000),
-        ...(signal ? [signal] : []),
-      ]);
-      res = await f(url, { signal: ctl, cache: NO_STORE });
-    } catch {
-      if (signal?.aborted) throw new EngineError('aborted', `loading ${hf.repo} was aborted`);
-      return undefined; // offline: the cache may still have it
-    }
-    // A repository that is not there (or private) also answers here with 404/401, but so does a mirror
-    // without the tree API: decide when the file itself is asked for.
-    if (!res.ok) return undefined;
-    try {
-      const list = (await res.json()) as {
+      const res = await rc.wait(() => f(url, { signal: rc.ctl.signal, cache: NO_STORE }));
+      // A repository that is not there (or private) also answers here with 404/401, but so does a mirror
+      // without the tree API: decide when the file itself is asked for.
+      if (!res.ok) {
+        res.body?.cancel().catch(() => {}); // not awaited: dispose() below ends it in any case
+        return undefined;
+      }
+      const list = (await rc.wait(() => res.json())) as {
         type: string;
         path: string;
         size: number;
@@ -460,8 +475,19 @@ export class ModelLibrary {
         out.set(e.path, { path: e.path, size: e.lfs?.size ?? e.size, sha256: e.lfs?.oid });
       }
       return out;
-    } catch {
-      return undefined;
+    } catch (e) {
+      if (signal?.aborted) throw aborted();
+      if (isEngineError(rc.mapError(e), 'timeout')) {
+        onProgress?.({
+          phase: 'download',
+          bytesDone: 0,
+          bytesTotal: 0,
+          note: `${url} did not answer within ${timeoutMs.toLocaleString('en-US')} ms: going on without Hugging Face's file listing`,
+        });
+      }
+      return undefined; // offline, no tree API, not JSON: the cache may still have it
+    } finally {
+      rc.dispose();
     }
   }
 

@@ -4,7 +4,8 @@
  * means "bad arguments" (exit 2, see src/cli/run.ts). Every command's numeric flags go through these.
  */
 
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { tokensPerTargetPass } from '../core/metrics.ts';
 import type {
@@ -290,4 +291,37 @@ export function responseFormatArg(
   }
   if (grammarFile !== undefined) return { type: 'grammar', grammar: read('grammar', grammarFile) };
   return undefined;
+}
+
+/**
+ * Refuses, before any work, an output file (`flag`: how the command names it, e.g. `OUT.gguf`, `--out`) that
+ * cannot be written where it is asked for: its folder does not exist, is not a folder or is not writable, or
+ * the path itself is a folder. Shared by gguf-split, quantize, make-model and perplexity, which do not create
+ * folders (a mistyped folder is refused, not made).
+ * @throws UsageError naming the folder (exit 2).
+ */
+export function checkOutputFolder(file: string, flag: string): void {
+  if (file === '') throw new UsageError(`${flag} is empty: give a file name`);
+  const dir = dirname(file);
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(resolve(dir));
+  } catch {
+    throw new UsageError(
+      `${flag} ${file}: the folder ${dir} does not exist (create it first: mkdir -p ${dir})`,
+    );
+  }
+  if (!st.isDirectory()) throw new UsageError(`${flag} ${file}: ${dir} is not a folder`);
+  try {
+    accessSync(resolve(dir), constants.W_OK);
+  } catch {
+    throw new UsageError(`${flag} ${file}: the folder ${dir} is not writable`);
+  }
+  let out: ReturnType<typeof statSync> | undefined;
+  try {
+    out = statSync(resolve(file));
+  } catch {
+    out = undefined; // not there yet: it will be written
+  }
+  if (out?.isDirectory()) throw new UsageError(`${flag} ${file} is a folder: give a file name`);
 }

@@ -46,6 +46,12 @@ function main(argv: string[]): number {
     console.error(`error [invalid_argument]: no result files given\n\n${USAGE}`);
     return 2;
   }
+  for (const flag of ['md', 'html'] as const)
+    if (values[flag] === '') {
+      // An unset variable ($GITHUB_STEP_SUMMARY outside GitHub) sent the report to stdout unnoticed.
+      console.error(`error [invalid_argument]: --${flag} is empty: give the file to write`);
+      return 2;
+    }
   if (values['append-md'] && !values.md) {
     // It went to stdout as if no flag were given: a CI step's summary file then stayed empty.
     console.error('error [invalid_argument]: --append-md appends to the --md file: give --md FILE too');

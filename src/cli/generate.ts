@@ -19,6 +19,7 @@ import { fmtBytes } from '../util/format.ts';
 import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
+  checkOutputFolder,
   chromiumArg,
   DRAFT_USAGE,
   draftArgs,
@@ -144,6 +145,8 @@ async function main(): Promise<number> {
   if (draft) req.draft = draft;
   const format = responseFormatArg(values['json-schema'], values.grammar);
   if (format) req.responseFormat = format;
+  // Before any work: a --json into a missing folder failed only after the whole generation.
+  if (values.json !== undefined) checkOutputFolder(values.json, '--json');
   if (draft && format)
     throw new UsageError(
       `${values.lookup ? '--lookup' : '--draft'} (speculative decoding) cannot be combined with ${values.grammar !== undefined ? '--grammar' : '--json-schema'} (structured output): give one of them`,

@@ -5,21 +5,24 @@
  * The field's `llama-gguf-split --split`: writes OUT_PREFIX-00001-of-0000N.gguf, … in llama.cpp's split
  * format (src/gguf/split.ts; the same bytes llama-gguf-split writes). Such a model loads from its
  * first part here and in llama.cpp. The model is held in memory while it is written (fine for the test and
- * demo models this is for).
+ * demo models this is for). IN.gguf must be a whole model: a part of a split model (`split.count` > 1) is
+ * refused before anything is written; OUT_PREFIX's folder must exist (a usage error, exit 2, otherwise).
  */
 import { writeFileSync } from 'node:fs';
 import { openGguf } from '../gguf/reader.ts';
 import { splitFileName, writeSplitGguf } from '../gguf/split.ts';
 import { metadataEntriesFrom } from '../gguf/writer.ts';
-import { optIntArg, parseCliArgs, UsageError } from './args.ts';
-import { checkLocalModel } from './local-model.ts';
+import { checkOutputFolder, optIntArg, parseCliArgs, UsageError } from './args.ts';
+import { checkLocalModel, refuseSplitPart } from './local-model.ts';
 import { type CliCommand, isEntryPoint, runCli } from './run.ts';
 
 const USAGE = `usage: npm run gguf-split -- IN.gguf OUT_PREFIX [options]
   --split-max-tensors N     a new part every N tensors (default 128, as llama-gguf-split)
   --split-max-size N[M|G]   a new part before the tensor data passes N MB / GB
   --n-parts N               exactly N parts, the tensors spread evenly
-  --no-tensor-first-split   the first part holds only the metadata`;
+  --no-tensor-first-split   the first part holds only the metadata
+  (at most one of --split-max-tensors, --split-max-size and --n-parts; IN.gguf is a whole model, not a part
+  of a split one; OUT_PREFIX's folder must exist)`;
 
 /** `500M` / `2G` in bytes. @throws UsageError for anything else, or a size under one byte. */
 function size(v: string): number {
@@ -41,17 +44,31 @@ async function main(): Promise<number> {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (values.help || positionals.length !== 2) {
-    console.error(USAGE);
-    return values.help ? 0 : 2;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 2) {
+    console.error(
+      `error [invalid_argument]: give IN.gguf and OUT_PREFIX (got ${positionals.length} argument${positionals.length === 1 ? '' : 's'})\n\n${USAGE}`,
+    );
+    return 2;
   }
   const [input, prefix] = positionals;
   // Every number before any work: `--n-parts ""` or `--split-max-tensors abc` is a usage error, not "unset".
   const maxTensorsPerPart = optIntArg(values['split-max-tensors'], 'split-max-tensors', 1);
   const nParts = optIntArg(values['n-parts'], 'n-parts', 1, 0xffff); // llama.cpp's part-number width
   const maxBytesPerPart = values['split-max-size'] === undefined ? undefined : size(values['split-max-size']);
+  const limits = ['split-max-tensors', 'split-max-size', 'n-parts'] as const;
+  const given = limits.filter((f) => values[f] !== undefined);
+  if (given.length > 1)
+    throw new UsageError(
+      `give at most one of --split-max-tensors, --split-max-size and --n-parts (got ${given.map((f) => `--${f}`).join(', ')})`,
+    );
   checkLocalModel(input);
+  checkOutputFolder(prefix, 'OUT_PREFIX');
   const file = await openGguf({ path: input });
+  refuseSplitPart(file, input, 'gguf-split');
   const data = new Map<string, Uint8Array[]>();
   await file.streamTensorData((c) => {
     data.set(c.tensor.name, [...(data.get(c.tensor.name) ?? []), c.bytes]);

@@ -6,7 +6,8 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { EngineError } from '../core/errors.ts';
 import { loadContextLength } from '../core/validate.ts';
-import { checkGgufHead, openGguf } from '../gguf/reader.ts';
+import { checkGgufHead, type OpenedGgufFile, openGguf } from '../gguf/reader.ts';
+import { parseSplitName, SPLIT_COUNT_KEY, SPLIT_NO_KEY, splitPartName } from '../gguf/split.ts';
 import { llamaConfigFromGguf } from '../model/config.ts';
 import { createTokenizer } from '../model/tokenizer/index.ts';
 import { checkPromptLength, checkPromptTokens } from '../model/tokenizer/prompt-bound.ts';
@@ -90,4 +91,27 @@ export async function checkPromptFits(path: string, prompt: string, ctx: number 
   // Linux: quick to tokenize); the character bound ("at least N") only for text past that.
   if (prompt.length > EXACT_COUNT_MAX_CHARS) checkPromptLength(prompt.length, tok, nCtx, tok.addBos ? 1 : 0);
   checkPromptTokens(tok.encode(prompt, { addBos: tok.addBos }).length, nCtx);
+}
+
+/**
+ * Refuses a part of a split model (GGUF metadata `split.count` > 1) as the input of a command that takes a
+ * whole model (`command`: "gguf-split", "quantize"): read alone, a part lacks the other parts' tensors, and
+ * what was written from it would not load (`gguf_invalid: required tensor … is missing`).
+ * @throws EngineError('invalid_argument') "X is part N of M of a split model …", saying what to do instead.
+ */
+export function refuseSplitPart(
+  file: Pick<OpenedGgufFile, 'metadata'>,
+  shown: string,
+  command: string,
+): void {
+  const count = Number(file.metadata[SPLIT_COUNT_KEY] ?? 0);
+  if (!(count > 1)) return;
+  const no = Number(file.metadata[SPLIT_NO_KEY] ?? 0) + 1;
+  const first = parseSplitName(shown)?.count === count ? splitPartName(shown, 1, count) : 'its first part';
+  throw new EngineError(
+    'invalid_argument',
+    `${shown} is part ${no} of ${count} of a split model (split.count ${count}): ${command} takes a whole ` +
+      `model, and this part alone lacks the other parts' tensors. Merge the parts first (llama.cpp's ` +
+      `llama-gguf-split --merge ${first} MERGED.gguf) and give ${command} the merged file`,
+  );
 }

@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinChatTemplate } from '../model/chat-template.ts';
@@ -200,7 +200,9 @@ describe('npm run make-model', () => {
   });
 
   it('bad arguments fail with exit 2 and say why', async () => {
-    const out = join(tempDir('make-model-'), 'x.gguf');
+    const dir = tempDir('make-model-');
+    const out = join(dir, 'x.gguf');
+    const noFolder = join(dir, 'no', 'such');
     const list = Object.keys(MAKE_MODEL_ARCHS).join(', ');
     const cases: [string[], RegExp | string][] = [
       [['--arch', 'mamba', '--out', out], `unknown architecture "mamba"; supported: ${list}`],
@@ -235,6 +237,12 @@ describe('npm run make-model', () => {
         ['--arch', 'llama', '--out', out, '--embd', '36', '--heads', '12'],
         /head size --embd 36 \/ --heads 12 = 3 is odd/,
       ],
+      // Before: the model was made, then a raw "error [ENOENT]: ENOENT: no such file or directory, open …".
+      [
+        ['--arch', 'llama', '--out', join(noFolder, 'x.gguf')],
+        `--out ${join(noFolder, 'x.gguf')}: the folder ${noFolder} does not exist (create it first: mkdir -p ${noFolder})`,
+      ],
+      [['--arch', 'llama', '--out', dir], `--out ${dir} is a folder: give a file name`],
     ];
     const results = await Promise.all(cases.map(([args]) => run(args)));
     results.forEach((r, i) => {
@@ -245,5 +253,6 @@ describe('npm run make-model', () => {
       else expect(r.stderr).toMatch(want);
     });
     expect(() => readFileSync(out)).toThrow();
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@
  * Writes a random-weight GGUF model of any architecture in `MAKE_MODEL_ARCHS`
  * (src/model/make-model.ts) with our GGUF writer: a small default shape per architecture, any size
  * overridden by its flag. Same arguments, same bytes. Prints what it wrote (architecture, shape, tensors,
- * bytes, SHA-256). Bad arguments exit 2 (`error [invalid_argument]: …`).
+ * bytes, SHA-256). Bad arguments exit 2 (`error [invalid_argument]: …`), a --out whose folder does not exist
+ * among them.
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import {
   makeModelArchitectures,
   makeModelGguf,
 } from '../model/make-model.ts';
-import { intArg, optIntArg, parseCliArgs, UsageError } from './args.ts';
+import { checkOutputFolder, intArg, optIntArg, parseCliArgs, UsageError } from './args.ts';
 import { runCli } from './run.ts';
 
 const USAGE = `usage: npm run make-model -- --arch ARCH --out FILE [--seed N] [--layers N] [--embd N] [--ff N]
@@ -86,6 +87,7 @@ async function main(): Promise<number> {
     const v = optIntArg(values[flag as keyof typeof values] as string | undefined, flag, 1, max);
     if (v !== undefined) sizes[key] = v;
   }
+  checkOutputFolder(values.out, '--out');
   let made: ReturnType<typeof makeModelGguf>;
   try {
     made = makeModelGguf(values.arch, { ...sizes, seed, weightType: type, contextLength });

@@ -116,6 +116,41 @@ describe('npm run perplexity', () => {
     expect(ctx.stderr).toMatch(/error \[invalid_argument\]: --ctx must be an integer ≥ 2, got "1"/);
     const usage = await ppl(['--model', MODEL]);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toMatch(/usage: npm run perplexity/);
+    expect(usage.stderr).toMatch(
+      /^error \[invalid_argument\]: --text is missing: --text names the UTF-8 text file to score\n\nusage: npm run perplexity/,
+    );
+    // A missing --model says so, and what --model takes (it said "--text names a UTF-8 text file").
+    const noModel = await ppl(['--text', TEXT]);
+    expect(noModel.code).toBe(2);
+    expect(noModel.stdout).toBe('');
+    expect(noModel.stderr).toMatch(
+      /^error \[invalid_argument\]: --model is missing: --model names the model to score \(a GGUF file, an http\(s\) URL or hf:OWNER\/REPO\/FILE\.gguf\)\n\nusage: npm run perplexity/,
+    );
+    expect(noModel.stderr).not.toContain('--text names');
+    const neither = await ppl([]);
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toMatch(
+      /^error \[invalid_argument\]: --model and --text are missing: --model names/,
+    );
+  });
+
+  it('a --json whose folder does not exist: a usage error before the model loads (exit 2)', async () => {
+    const json = join(tempDir('ppl-'), 'no', 'such', 'ppl.json');
+    // --chromium that does not exist: only a check made before the browser starts can answer.
+    const r = await runCliInProcess('perplexity', [
+      '--model',
+      MODEL,
+      '--text',
+      TEXT,
+      '--json',
+      json,
+      '--chromium',
+      '/nonexistent/chrome',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^error \[invalid_argument\]: --json .*ppl\.json: the folder .*no\/such does not exist/,
+    );
+    expect(r.stderr).not.toMatch(/Chromium|loading/);
   });
 });

@@ -17,6 +17,7 @@ import { openModelSource } from '../library/opener.ts';
 import {
   CHROMIUM_OPTIONS,
   CHROMIUM_USAGE,
+  checkOutputFolder,
   chromiumArg,
   KV_TYPE_OPTIONS,
   KV_TYPE_USAGE,
@@ -104,14 +105,21 @@ async function main(): Promise<number> {
     return 0;
   }
   if (!values.model || !values.text) {
-    console.error(USAGE);
-    console.error(
-      `perplexity: ${!values.model ? '--model' : '--text'} is missing${!values.text && !values.model ? ' (and --text)' : ''}: --text names a UTF-8 text file to score`,
-    );
+    // As generate's missing --model: the error in the common form, then the usage, on stderr (exit 2).
+    const model = '--model names the model to score (a GGUF file, an http(s) URL or hf:OWNER/REPO/FILE.gguf)';
+    const text = '--text names the UTF-8 text file to score';
+    const missing = !values.model
+      ? !values.text
+        ? `--model and --text are missing: ${model}, ${text}`
+        : `--model is missing: ${model}`
+      : `--text is missing: ${text}`;
+    console.error(`error [invalid_argument]: ${missing}\n\n${USAGE}`);
     return 2;
   }
   const ctx = optIntArg(values.ctx, 'ctx', 2);
   const kv = kvTypesArg(values);
+  // Before the load and the scoring, not after them.
+  if (values.json !== undefined) checkOutputFolder(values.json, '--json');
   if (values.runtime !== 'browser' && values.runtime !== 'node')
     throw new UsageError(`--runtime must be browser or node, got "${values.runtime}"`);
   let text: string;

@@ -4,14 +4,16 @@
  * The field's `llama-quantize`: reads a GGUF model with F32/F16/BF16 weights and writes it with its
  * weight matrices in TYPE (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q4_K, Q4_K_M, Q6_K, Q2_K, Q3_K_S, Q3_K_M,
  * Q3_K_L, Q5_K_S, Q5_K_M, F16, BF16, F32), choosing per-tensor types as
- * llama.cpp does (see `src/gguf/quantize-model.ts`). Prints one line per tensor and a summary.
+ * llama.cpp does (see `src/gguf/quantize-model.ts`). Prints one line per tensor and a summary. OUT's folder
+ * must exist and IN must be a whole model (not a part of a split one): both are checked before any tensor
+ * is quantized.
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { FTYPES, type QuantizeFtype, quantizeGguf } from '../gguf/quantize-model.ts';
 import { openGguf } from '../gguf/reader.ts';
-import { parseCliArgs, UsageError } from './args.ts';
-import { checkLocalModel } from './local-model.ts';
+import { checkOutputFolder, parseCliArgs, UsageError } from './args.ts';
+import { checkLocalModel, refuseSplitPart } from './local-model.ts';
 import { type CliCommand, isEntryPoint, runCli } from './run.ts';
 
 const USAGE = `usage: npm run quantize -- IN.gguf OUT.gguf TYPE [--pure] [--fallback engine|llama.cpp]
@@ -34,9 +36,15 @@ async function main(): Promise<number> {
       help: { type: 'boolean', default: false },
     },
   });
-  if (values.help || positionals.length !== 3) {
-    console.error(USAGE);
-    return values.help ? 0 : 2;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 3) {
+    console.error(
+      `error [invalid_argument]: give IN.gguf, OUT.gguf and TYPE (got ${positionals.length} argument${positionals.length === 1 ? '' : 's'})\n\n${USAGE}`,
+    );
+    return 2;
   }
   const [input, output, typeArg] = positionals;
   const type = typeArg.toUpperCase() as QuantizeFtype;
@@ -45,7 +53,9 @@ async function main(): Promise<number> {
   if (values.fallback !== 'engine' && values.fallback !== 'llama.cpp')
     throw new UsageError(`--fallback must be engine or llama.cpp, not ${values.fallback}`);
   checkLocalModel(resolve(input), input);
+  checkOutputFolder(output, 'OUT.gguf');
   const file = await openGguf({ path: resolve(input) });
+  refuseSplitPart(file, input, 'quantize');
   const sizes = new Map([...file.tensors.values()].map((t) => [t.name, t.nBytes]));
   const { bytes, plan } = await quantizeGguf(
     file,

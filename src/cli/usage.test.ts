@@ -226,7 +226,7 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
     );
     const p = await inProcess('perplexity', ['--model', 'synthetic:stories260k-f32']);
     expect(p.code).toBe(2);
-    expect(p.stderr).toContain('perplexity: --text is missing');
+    expect(p.stderr).toContain('error [invalid_argument]: --text is missing');
   });
 
   it('bench:report names its errors with a code', async () => {
@@ -239,12 +239,32 @@ describe('usage errors as a person types them (issue 46, item 9)', () => {
     const notJson = await cli('bench-report', ['README.md']);
     expect(notJson.code).toBe(1); // a file that is there but is not a result
     expect(notJson.stderr).toMatch(/^error \[invalid_argument\]: README\.md: not JSON/);
+    // An empty --md (an unset $GITHUB_STEP_SUMMARY) printed the report to stdout, exit 0.
+    const empty = await cli('bench-report', ['README.md', '--md', '']);
+    expect(empty).toMatchObject({ code: 2, stdout: '' });
+    expect(empty.stderr).toBe('error [invalid_argument]: --md is empty: give the file to write\n');
     // --append-md alone printed the report to stdout as if it were not there.
     const append = await cli('bench-report', ['README.md', '--append-md']);
     expect(append).toMatchObject({ code: 2, stdout: '' });
     expect(append.stderr).toBe(
       'error [invalid_argument]: --append-md appends to the --md file: give --md FILE too\n',
     );
+  });
+
+  it('generate --json into a folder that does not exist is refused before anything loads (exit 2)', async () => {
+    const r = await inProcess('generate', [
+      '--model',
+      'synthetic:stories260k-f32',
+      '--prompt',
+      'x',
+      '--json',
+      '/no/such/dir/out.json',
+    ]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /^error \[invalid_argument\]: --json \/no\/such\/dir\/out\.json: the folder \/no\/such\/dir does not exist \(create it first: mkdir -p \/no\/such\/dir\)/,
+    );
+    expect(r.stderr).not.toMatch(/Chromium|loaded/);
   });
 
   it('bench --help fits in 110 columns', async () => {

@@ -6,11 +6,11 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { runCliInProcess } from '../testing/cli-in-process.ts';
+import { writeTinyModel } from '../testing/gguf-util.ts';
 import { stories260kPath } from '../testing/models.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 
@@ -57,16 +57,6 @@ describe('npm run gguf-split', () => {
     expect(missing.stderr).toMatch(/error \[invalid_argument\]: cannot open model file \/no\/such\.gguf/);
   });
 });
-
-/** A tiny random llama (the project's generator) written to `dir`: its path. */
-function tinyModel(dir: string): string {
-  const path = join(dir, 'tiny.gguf');
-  writeFileSync(
-    path,
-    makeRandomLlamaGguf({ seed: 3, nLayers: 2, nEmbd: 32, nFF: 64, nHead: 4, nVocab: 259 }),
-  );
-  return path;
-}
 
 describe('npm run gguf-split, in this process', () => {
   it('--help: the usage on stdout, exit 0 (it was on stderr)', async () => {
@@ -117,7 +107,7 @@ describe('npm run gguf-split, in this process', () => {
 
   it('a part of a split model is refused, naming the part, before anything is written (exit 1)', async () => {
     const dir = tempDir('gguf-split-cli-');
-    const model = tinyModel(dir);
+    const model = writeTinyModel(dir, 3);
     const made = await runCliInProcess('gguf-split', [model, join(dir, 'm'), '--n-parts', '3']);
     expect(made.code, made.stderr).toBe(0);
     const parts = [1, 2, 3].map((k) => join(dir, `m-0000${k}-of-00003.gguf`));

@@ -4,24 +4,14 @@
  * give a model (an output folder that does not exist, a part of a split model) refused before any tensor is
  * quantized, naming what is wrong.
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { runCliInProcess } from '../testing/cli-in-process.ts';
+import { writeTinyModel } from '../testing/gguf-util.ts';
 import { useTempDirs } from '../testing/temp-dir.ts';
 
 const tempDir = useTempDirs();
-
-/** A tiny random llama (the project's generator) written to `dir`: its path. */
-function tinyModel(dir: string): string {
-  const path = join(dir, 'tiny.gguf');
-  writeFileSync(
-    path,
-    makeRandomLlamaGguf({ seed: 5, nLayers: 2, nEmbd: 32, nFF: 64, nHead: 4, nVocab: 259 }),
-  );
-  return path;
-}
 
 describe('npm run quantize', () => {
   it('--help: the usage on stdout, exit 0 (it was on stderr)', async () => {
@@ -42,7 +32,7 @@ describe('npm run quantize', () => {
 
   it('an output folder that does not exist: a usage error naming it, before any tensor is quantized (exit 2)', async () => {
     const dir = tempDir('quant-cli-');
-    const model = tinyModel(dir);
+    const model = writeTinyModel(dir, 5);
     const out = join(dir, 'no', 'such', 'q.gguf');
     const r = await runCliInProcess('quantize', [model, out, 'Q8_0']);
     expect(r.code).toBe(2);
@@ -64,7 +54,12 @@ describe('npm run quantize', () => {
 
   it('a part of a split model is refused, naming the part, before anything is written (exit 1)', async () => {
     const dir = tempDir('quant-cli-');
-    const split = await runCliInProcess('gguf-split', [tinyModel(dir), join(dir, 'm'), '--n-parts', '2']);
+    const split = await runCliInProcess('gguf-split', [
+      writeTinyModel(dir, 5),
+      join(dir, 'm'),
+      '--n-parts',
+      '2',
+    ]);
     expect(split.code, split.stderr).toBe(0);
     const first = join(dir, 'm-00001-of-00002.gguf');
     const before = readdirSync(dir).sort();

@@ -4,11 +4,13 @@
  * Imported by `*.test.ts` only.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { type EngineError, isEngineError } from '../core/errors.ts';
 import type { GgufFile, TensorChunk } from '../gguf/types.ts';
+import { makeRandomLlamaGguf } from '../model/random-model.ts';
 import { stories260kPath } from './models.ts';
 
 /** The EngineError a promise rejects with; throws when it resolves or rejects with anything else. */
@@ -237,4 +239,14 @@ export async function startServer(routes: Record<string, Route>): Promise<TestSe
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * A tiny random llama (2 layers, 32 wide, 259 tokens; the project's generator) written to `dir` as
+ * tiny.gguf, for the command-line tools' tests: its path.
+ */
+export function writeTinyModel(dir: string, seed: number): string {
+  const path = join(dir, 'tiny.gguf');
+  writeFileSync(path, makeRandomLlamaGguf({ seed, nLayers: 2, nEmbd: 32, nFF: 64, nHead: 4, nVocab: 259 }));
+  return path;
 }

@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelLibrary } from '../library/library.ts';
 import { FsStore } from '../library/store.ts';
+import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { errorOf } from '../testing/gguf-util.ts';
 import { type ModelServer, startModelServer, testModelFiles } from '../testing/library-server.ts';
 
@@ -184,4 +185,28 @@ describe('npm run models -- pull of a damaged cached copy', () => {
       rmSync(cacheDir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('npm run models -- list|rm|clear in a folder that does not exist', () => {
+  it('say so without creating it (a mistyped --cache-dir); pull and rm without a SPEC are usage errors', async () => {
+    const missing = join(dir, 'no-such-cache');
+    const listed = await runCliInProcess('models', ['list', '--cache-dir', missing]);
+    expect(listed).toMatchObject({ code: 0, stderr: '' });
+    expect(listed.stdout).toBe(`${missing}: 0 models (the folder does not exist)\n`);
+    const removed = await runCliInProcess('models', ['rm', 'stories260K', '--cache-dir', missing]);
+    expect(removed.code).toBe(1);
+    expect(removed.stdout).toMatch(/^nothing cached under stories260K: .*no-such-cache does not exist/);
+    const cleared = await runCliInProcess('models', ['clear', '--cache-dir', missing]);
+    expect(cleared.code).toBe(0);
+    expect(cleared.stdout).toMatch(/^nothing to delete: .*no-such-cache does not exist/);
+    expect(existsSync(missing)).toBe(false);
+    for (const cmd of ['pull', 'rm']) {
+      const r = await runCliInProcess('models', [cmd, '--cache-dir', missing]);
+      expect(r.code, cmd).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(`^error \\[invalid_argument\\]: ${cmd} needs a (KEY or )?SPEC\\n\\nusage:`),
+      );
+    }
+    expect(existsSync(missing)).toBe(false);
+  });
 });

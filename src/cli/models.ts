@@ -4,7 +4,7 @@
  */
 
 import { ModelLibrary } from '../library/library.ts';
-import { FsStore } from '../library/store.ts';
+import { defaultCacheDir, FsStore } from '../library/store.ts';
 import { parseCliArgs } from './args.ts';
 import { cachedModel } from './model-cache.ts';
 import { type CliCommand, isEntryPoint, runCli } from './run.ts';
@@ -32,6 +32,24 @@ async function main(): Promise<number> {
   if (!['list', 'pull', 'rm', 'clear'].includes(cmd)) {
     console.error(`error [invalid_argument]: unknown command ${cmd}: list, pull, rm or clear\n\n${USAGE}`);
     return 2;
+  }
+  if ((cmd === 'pull' || cmd === 'rm') && !arg) {
+    console.error(
+      `error [invalid_argument]: ${cmd} needs ${cmd === 'pull' ? 'a SPEC' : 'a KEY or SPEC'}\n\n${USAGE}`,
+    );
+    return 2;
+  }
+  // Only `pull` makes the folder: a listing or deletion in a mistyped --cache-dir must not create one.
+  if (cmd !== 'pull') {
+    const path = await import('node:path');
+    const { stat } = await import('node:fs/promises');
+    const location = path.resolve(values['cache-dir'] ?? (await defaultCacheDir()));
+    if (!(await stat(location).catch(() => undefined))) {
+      if (cmd === 'list') console.log(`${location}: 0 models (the folder does not exist)`);
+      else if (cmd === 'clear') console.log(`nothing to delete: ${location} does not exist`);
+      else console.log(`nothing cached under ${arg}: ${location} does not exist`);
+      return cmd === 'rm' ? 1 : 0;
+    }
   }
   const store = await FsStore.open(values['cache-dir']);
   const lib = new ModelLibrary(store, { hfEndpoint: process.env.HF_ENDPOINT });
@@ -71,15 +89,13 @@ async function main(): Promise<number> {
       return 0;
     }
     case 'pull': {
-      if (!arg) break;
-      const got = await cachedModel(arg, { cacheDir: values['cache-dir'] });
+      const got = await cachedModel(arg as string, { cacheDir: values['cache-dir'] });
       console.log(`${got.note}\n${got.path}`);
       return 0;
     }
     case 'rm': {
-      if (!arg) break;
       const before = (await lib.list()).length;
-      await lib.remove(arg);
+      await lib.remove(arg as string);
       const after = (await lib.list()).length;
       console.log(before > after ? `deleted ${arg}` : `nothing cached under ${arg}`);
       return before > after ? 0 : 1;

@@ -18,6 +18,7 @@ import {
   type ThresholdOutcome,
   xmlEscape,
 } from './ci-report.ts';
+import { deviceName } from './report.ts';
 import type { BenchDevice, BenchResult, BenchRun } from './types.ts';
 
 /** A small deterministic PRNG (mulberry32), so a failure names the seed that made it. */
@@ -370,6 +371,54 @@ describe('junitXml', () => {
     expect(now.suite.timestamp).toMatch(JUNIT_TIMESTAMP);
     expect(Math.abs(Date.parse(`${now.suite.timestamp}Z`) - t0)).toBeLessThan(5000);
     expect(now.suite.testcase[0].classname).toBe('bench.synthetic_llama-3.2-1b-q4_0');
+  });
+});
+
+describe('junitXml and summaryMarkdown of a --llama-bench result', () => {
+  it("report each pp/tg test's mean ± std, not the prompt plan's (absent) medians", () => {
+    const r = rng(11);
+    for (let i = 0; i < 20; i++) {
+      const means = [200 + 2000 * r(), 5 + 100 * r(), 5 + 100 * r()];
+      const stds = means.map((m) => m * 0.1 * r());
+      const tests = ['pp512', 'tg128', 'tg128 @ d4096'].map((name, k) => ({
+        name,
+        nPrompt: k === 0 ? 512 : 0,
+        nGen: k === 0 ? 0 : 128,
+        depth: k === 2 ? 4096 : 0,
+        tokensPerSecond: { mean: means[k], std: stds[k] },
+        samples: [means[k]],
+      }));
+      const res = { ...result(r), runs: [], summary: {}, tests } as unknown as BenchResult;
+      const limit = Math.round(Math.min(means[1], means[2]) * (0.5 + r()));
+      const outcomes = checkThresholds(res, { failUnderDecodeTps: limit });
+      const { suite } = parse(junitXml({ result: res, outcomes }));
+      const props = Object.fromEntries(suite.properties.property.map((p) => [p.name, p.value]));
+      expect(props).toMatchObject({
+        pp512_tps_mean: fmtSig(means[0]),
+        tg128_tps_mean: fmtSig(means[1]),
+        tg128_d4096_tps_mean: fmtSig(means[2]),
+      });
+      expect(Object.keys(props).filter((k) => k.endsWith('_median'))).toEqual([]);
+      const out = (suite.testcase[0] as unknown as { 'system-out': string })['system-out'];
+      expect(out).toBe(
+        `llama-bench tests of stories260K.gguf on ${deviceName(res)} (tok/s, mean ± std): ${tests.map((t) => `${t.name} ${fmtSig(t.tokensPerSecond.mean)} ± ${fmtSig(t.tokensPerSecond.std)}`).join(', ')}`,
+      );
+      const [head, , row] = summaryMarkdown({ result: res, outcomes }).split('\n').slice(2);
+      const cells = (l: string) => l.split(' | ').map((c) => c.replace(/^\| | \|$/g, ''));
+      expect(cells(head)).toEqual([
+        'Model',
+        'Device',
+        'Adapter',
+        'pp512 tok/s',
+        'tg128 tok/s',
+        'tg128 @ d4096 tok/s',
+        'Thresholds',
+      ]);
+      expect(cells(row).slice(3, 6)).toEqual(
+        tests.map((t) => `${fmtSig(t.tokensPerSecond.mean)} ± ${fmtSig(t.tokensPerSecond.std)}`),
+      );
+      expect(row).not.toContain('–');
+    }
   });
 });
 

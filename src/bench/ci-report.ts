@@ -8,6 +8,7 @@
 
 import { fmtSig } from '../util/format.ts';
 import { softwareReasons } from './gpu-report.ts';
+import type { LlamaBenchTest } from './llama-bench.ts';
 import { markdownTable, markdownText } from './markdown.ts';
 import { deviceName, isSoftwareResult, withFacts } from './report.ts';
 import { type BenchDevice, type BenchResult, modelFacts } from './types.ts';
@@ -204,7 +205,8 @@ function deviceText(result: BenchResult | undefined, device: BenchDevice | undef
  * an `<error>` on its test case (`type` is the error code) and its thresholds are `<skipped>`. With no
  * threshold the suite still has the run's test case. Every name and message is XML-escaped; the test
  * cases' classname is {@link junitClassname}'s (the model's id with only `[A-Za-z0-9_.-]`), the suite's
- * timestamp {@link junitTimestamp}'s (UTC, whole seconds, no zone).
+ * timestamp {@link junitTimestamp}'s (UTC, whole seconds, no zone). A `--llama-bench` result's properties
+ * are its tests' mean tokens/s (`pp512_tps_mean`, `tg128_d4096_tps_mean`) in place of the medians.
  */
 export function junitXml(input: JunitInput): string {
   const { result, outcomes, error } = input;
@@ -235,11 +237,21 @@ export function junitXml(input: JunitInput): string {
     ],
     ['fingerprint', (input.device ?? result?.device)?.fingerprint],
     ['engine', result?.engine],
-    ['decode_tps_median', result ? fmtSig(result.summary.decodeTokensPerSecond?.median) : undefined],
-    ['ttft_ms_median', result ? fmtSig(result.summary.ttftMs?.median) : undefined],
-    ['prefill_tps_median', result ? fmtSig(result.summary.prefillTokensPerSecond?.median) : undefined],
-    ['tpot_ms_median', result ? fmtSig(result.summary.tpotMs?.median) : undefined],
+    // A --llama-bench result has pp/tg tests, not prompt-plan runs: their means instead of the medians.
+    ...(result?.tests
+      ? result.tests.map((t): [string, string] => [
+          `${testKey(t.name)}_tps_mean`,
+          fmtSig(t.tokensPerSecond.mean),
+        ])
+      : []),
   ];
+  if (!result?.tests)
+    props.push(
+      ['decode_tps_median', result ? fmtSig(result.summary.decodeTokensPerSecond?.median) : undefined],
+      ['ttft_ms_median', result ? fmtSig(result.summary.ttftMs?.median) : undefined],
+      ['prefill_tps_median', result ? fmtSig(result.summary.prefillTokensPerSecond?.median) : undefined],
+      ['tpot_ms_median', result ? fmtSig(result.summary.tpotMs?.median) : undefined],
+    );
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites${attrs({ name: 'npm run bench', ...counts })}>`,
@@ -260,11 +272,10 @@ export function junitXml(input: JunitInput): string {
     );
   } else if (result) {
     const runs = result.runs.length;
-    lines.push(
-      `${runCase}>`,
-      `      <system-out>${xmlEscape(`${runs} measured run${runs === 1 ? '' : 's'} of ${model} on ${device}: median decode ${fmtSig(result.summary.decodeTokensPerSecond?.median)} tok/s, median TTFT ${fmtSig(result.summary.ttftMs?.median)} ms`)}</system-out>`,
-      '    </testcase>',
-    );
+    const out = result.tests
+      ? `llama-bench tests of ${model} on ${device} (tok/s, mean ± std): ${result.tests.map((t) => `${t.name} ${testFigure(t)}`).join(', ')}`
+      : `${runs} measured run${runs === 1 ? '' : 's'} of ${model} on ${device}: median decode ${fmtSig(result.summary.decodeTokensPerSecond?.median)} tok/s, median TTFT ${fmtSig(result.summary.ttftMs?.median)} ms`;
+    lines.push(`${runCase}>`, `      <system-out>${xmlEscape(out)}</system-out>`, '    </testcase>');
   } else lines.push(`${runCase}/>`);
   for (const o of outcomes) {
     const tc = `    <testcase${attrs({ classname, name: thresholdName(o), time: '0.000' })}`;
@@ -288,6 +299,13 @@ export function junitXml(input: JunitInput): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** `pp512 @ d4096` → `pp512_d4096`: a llama-bench test's name as a JUnit property name's stem. */
+const testKey = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '_');
+
+/** `tg128 12.3 ± 0.4 tok/s`: a llama-bench test's mean and standard deviation over its repetitions. */
+const testFigure = (t: LlamaBenchTest) =>
+  `${fmtSig(t.tokensPerSecond.mean)} ± ${fmtSig(t.tokensPerSecond.std)}`;
+
 /** What {@link summaryMarkdown} reports: a result or a failed run, and the thresholds' verdicts. */
 export interface SummaryInput {
   result?: BenchResult;
@@ -310,7 +328,8 @@ function isRemote(d: { vendor: string }): boolean {
  * A Markdown section for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY` is appended to): a heading, a
  * table with the model, device, adapter kind (hardware / software), median TTFT, prefill tok/s, decode
  * tok/s, TPOT and the thresholds (✓ met, ✗ missed, with the measured figure), then a line per missed
- * threshold; a failed run gives its error line instead of figures. Ends with a blank line, so sections from
+ * threshold; a failed run gives its error line instead of figures. A `--llama-bench` result has a column
+ * per pp/tg test (tokens/s, mean ± std) in place of the four medians. Ends with a blank line, so sections from
  * several runs appended to one file stay apart. The model, device and error message (a server's words)
  * are escaped ({@link markdownText}): no HTML, link or line break of theirs reaches the job page.
  */
@@ -331,6 +350,7 @@ export function summaryMarkdown(input: SummaryInput): string {
           ? softwareDeviceReasons(dev).length > 0
           : undefined;
   const s = result?.summary;
+  const tests = result?.tests;
   const verdict = error
     ? 'failed'
     : outcomes.some((o) => !o.passed)
@@ -346,10 +366,10 @@ export function summaryMarkdown(input: SummaryInput): string {
         'Model',
         'Device',
         'Adapter',
-        'TTFT median (ms)',
-        'Prefill tok/s',
-        'Decode tok/s',
-        'TPOT median (ms)',
+        // A --llama-bench result: its pp/tg tests' tokens/s (mean ± std) in place of the prompt plan's medians.
+        ...(tests
+          ? tests.map((t) => `${t.name} tok/s`)
+          : ['TTFT median (ms)', 'Prefill tok/s', 'Decode tok/s', 'TPOT median (ms)']),
         'Thresholds',
       ],
       [
@@ -363,10 +383,14 @@ export function summaryMarkdown(input: SummaryInput): string {
               : software
                 ? 'software (CPU)'
                 : 'hardware',
-          fmtSig(s?.ttftMs?.median),
-          fmtSig(s?.prefillTokensPerSecond?.median),
-          fmtSig(s?.decodeTokensPerSecond?.median),
-          fmtSig(s?.tpotMs?.median),
+          ...(tests
+            ? tests.map(testFigure)
+            : [
+                fmtSig(s?.ttftMs?.median),
+                fmtSig(s?.prefillTokensPerSecond?.median),
+                fmtSig(s?.decodeTokensPerSecond?.median),
+                fmtSig(s?.tpotMs?.median),
+              ]),
           outcomes.length === 0
             ? 'none set'
             : error

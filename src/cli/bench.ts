@@ -284,7 +284,9 @@ async function main(argv: string[]): Promise<number> {
     return code;
   } catch (e) {
     if (a.model.remote) addUrlHint(e);
-    // The handler stays: a Ctrl-C that also stopped Chromium may reach us after the failure it caused.
+    // The handler stays a while: a Ctrl-C that also stopped Chromium may reach us after the failure it
+    // caused. Then it goes (a caller that runs `main` in-process lives on; the timer keeps nothing alive).
+    setTimeout(offInterrupt, 5_000).unref();
     if (!isUsageError(e)) {
       writeCiReports(a, {
         error: runError(e, errorMessage(e)),

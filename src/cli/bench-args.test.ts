@@ -95,7 +95,7 @@ describe('bench --json-schema / --grammar', () => {
     });
   });
 
-  it('refuses a schema that is not JSON, both flags, other engines and drafting alongside', () => {
+  it('refuses a schema that is not JSON, both flags and other engines; takes drafting alongside', () => {
     const dir = tempDir('bench-args-');
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, '{"type": ');
@@ -105,6 +105,12 @@ describe('bench --json-schema / --grammar', () => {
     refused(['--json-schema', join(dir, 'absent.json')], /absent\.json/);
     refused(['--json-schema', good, '--grammar', good], /--json-schema or --grammar, not both/);
     refused(['--json-schema', good, '--engine', 'wllama'], /run only on --engine webgpu/);
-    refused(['--json-schema', good, '--lookup'], /cannot be combined with constrained output/);
+    refused(
+      ['--json-schema', good, '--engine', 'wllama', '--lookup'],
+      /--lookup and --json-schema run only on --engine webgpu/,
+    );
+    const both = parse(['--json-schema', good, '--lookup']).plan;
+    expect(both.responseFormat).toEqual({ type: 'json_schema', schema: '{"type":"object"}' });
+    expect(both.draft).toMatchObject({ type: 'lookup' });
   });
 });

@@ -286,10 +286,6 @@ export function parseBenchArgs(argv: string[]): BenchArgs | 'help' {
     ...(numbers.draft ? [values.lookup ? '--lookup' : '--draft'] : []),
     ...(responseFormat ? [values.grammar !== undefined ? '--grammar' : '--json-schema'] : []),
   ];
-  if (extras.length > 1)
-    throw new UsageError(
-      `${extras.join(' and ')}: speculative decoding cannot be combined with constrained output (the engine refuses it); run them apart`,
-    );
   if (extras.length > 0 && engine !== 'webgpu')
     throw new UsageError(`${extras.join(' and ')} run only on --engine webgpu, not ${engine}`);
   if (extras.length > 0 && numbers.part2.llamaBench)

@@ -147,10 +147,6 @@ async function main(): Promise<number> {
   if (format) req.responseFormat = format;
   // Before any work: a --json into a missing folder failed only after the whole generation.
   if (values.json !== undefined) checkOutputFolder(values.json, '--json');
-  if (draft && format)
-    throw new UsageError(
-      `${values.lookup ? '--lookup' : '--draft'} (speculative decoding) cannot be combined with ${values.grammar !== undefined ? '--grammar' : '--json-schema'} (structured output): give one of them`,
-    );
   const ctx = optIntArg(values.ctx, 'ctx', 1);
   const kv = kvTypesArg(values);
   const chromium = chromiumArg(values);

@@ -151,6 +151,45 @@ describe('GrammarCompiler on stories260K', () => {
     expect(outputs).toBe(160);
   }, 120_000);
 
+  it('rollBack(n) returns the matcher to the state n tokens back, a stop token included', async () => {
+    const rng = mulberry32(77);
+    let ended = 0;
+    for (let s = 0; s < 6; s++) {
+      const g = await compiler.compile({ type: 'json_schema', schema: randomSchema(rng), strict: true });
+      // A walk of allowed tokens (the stop token where allowed late), the mask before each step recorded.
+      const m = await g.matcher();
+      const masks: Int32Array[] = [];
+      const ids: number[] = [];
+      try {
+        while (!m.isTerminated() && ids.length < 40) {
+          const mask = await m.nextMask();
+          masks.push(mask);
+          const allowed: number[] = [];
+          for (let id = 0; id < tok.nVocab; id++) if ((mask[id >> 5] >>> (id & 31)) & 1) allowed.push(id);
+          const stop = allowed.find((id) => tok.isEog(id));
+          const id =
+            stop !== undefined && ids.length > 10 ? stop : allowed[Math.floor(rng() * allowed.length)];
+          expect(m.accept(id)).toBe(true);
+          ids.push(id);
+        }
+        if (m.isTerminated()) ended++;
+        // Back n tokens, then the same mask as before them and the same tokens accepted again.
+        for (let t = 0; t < 8; t++) {
+          const n = 1 + Math.floor(rng() * Math.min(ids.length, 6));
+          m.rollBack(n);
+          expect(m.isTerminated()).toBe(false);
+          expect(await m.nextMask()).toEqual(masks[ids.length - n]);
+          for (const id of ids.slice(ids.length - n)) expect(m.accept(id)).toBe(true);
+        }
+        m.rollBack(0); // nothing
+        expect(m.isTerminated()).toBe(tok.isEog(ids[ids.length - 1]));
+      } finally {
+        m.dispose();
+      }
+    }
+    expect(ended).toBeGreaterThan(2); // walks that ended with a stop token, rolled back past it
+  });
+
   it('json_object: an object from the first character, every token allowed by the mask', async () => {
     // stories260K writes a story into the first key, so an object rarely closes within a short budget:
     // what is checked is that each token was allowed and accepted (in generate) and the text opens an

@@ -151,6 +151,11 @@ export interface TokenMatcher {
   accept(id: number): boolean;
   /** True once a stop token was accepted where the grammar may end. */
   isTerminated(): boolean;
+  /**
+   * Undoes the last `n` accepted tokens (a stop token included), as speculative decoding does for the
+   * drafts it tried (xgrammar's `rollBack`). n ≤ the tokens accepted so far.
+   */
+  rollBack(n: number): void;
   /** Frees the matcher's wasm memory. */
   dispose(): void;
 }
@@ -292,6 +297,9 @@ function wrapMatcher(m: XGrammarMatcher): TokenMatcher {
     nextMask: () => m.getNextTokenBitmask(),
     accept: (id) => m.acceptToken(id),
     isTerminated: () => m.isTerminated(),
+    rollBack: (n) => {
+      if (n > 0) m.rollBack(n);
+    },
     dispose: () => m.dispose(),
   };
 }

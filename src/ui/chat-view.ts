@@ -283,11 +283,6 @@ export class ChatView {
           this.schema,
           'JSON schema: structured output runs on our WebGPU engine (xgrammar), not on the CPU engine (llama.cpp wasm): choose WebGPU above or empty the schema',
         );
-      else if (drafting && schema && webgpu)
-        fields.add(
-          this.draft,
-          'Drafting cannot be combined with a JSON schema: choose None or empty the schema',
-        );
       fields.check();
     } catch (e) {
       const errors = fieldErrorsOf(e, this.input);

@@ -6,7 +6,8 @@
  * high acceptance for a copy of the target; an abort in the middle (or between the target's prefill and
  * the draft's) leaves both models exact, drafting and accepting as before it; a draft with another
  * vocabulary (size, or token texts) is refused (by load or setDraft), and one whose allocation fails
- * (out_of_memory), with the target kept: the same model object, a plain engine's output.
+ * (out_of_memory), with the target kept: the same model object, a plain engine's output. Under a JSON
+ * schema, drafted greedy output is the constrained loop's token for token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
@@ -65,6 +66,38 @@ describe.each(['Q8_0', 'Q4_0'] as QuantizeFtype[])('stories260K with its %s copy
     // A quantized copy of the target agrees with it on most tokens.
     expect(accepted / drafted).toBeGreaterThan(type === 'Q8_0' ? 0.8 : 0.5);
   }, 300_000);
+
+  it('under a JSON schema: greedy output is constrained greedy decoding’s; both models exact after it', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', maxLength: 12 },
+        n: { type: 'integer', minimum: 0, maximum: 99 },
+      },
+      required: ['name', 'n'],
+      additionalProperties: false,
+    };
+    const base: GenerateRequest = {
+      prompt: PROMPTS[0],
+      maxTokens: 40,
+      responseFormat: { type: 'json_schema', schema },
+    };
+    const plain = await engine.generate(base);
+    for (const draftMax of [2, 5]) {
+      const spec = await engine.generate({ ...base, draft: { type: 'model', draftMax } });
+      const what = `draftMax ${draftMax}: ${JSON.stringify(spec.text)}`;
+      expect(spec.outputTokenIds, what).toEqual(plain.outputTokenIds);
+      expect(spec.formatComplete, what).toBe(true);
+      const s = spec.speculative!;
+      expect(s.targetPasses + s.accepted, what).toBe(spec.outputTokenIds.length - 1);
+      expect(s.accepted, what).toBeGreaterThan(0);
+    }
+    // The draft model still drafts exactly after it (its KV cache rolled back through the cut drafts).
+    const after = { prompt: PROMPTS[1], maxTokens: 24, ignoreEos: true };
+    expect((await engine.generate({ ...after, draft: { type: 'model' } })).outputTokenIds).toEqual(
+      (await engine.generate(after)).outputTokenIds,
+    );
+  });
 
   it("each draft is the draft model's own greedy continuation of the history, rejections rolled back", async () => {
     // Every call of the draft model (history, n) → drafts, recorded; then a plain engine on the draft's

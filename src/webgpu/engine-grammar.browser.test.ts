@@ -3,7 +3,8 @@
  * between the output matmul and the argmax or the GPU sampler) gives the same tokens as the CPU path that
  * reads the logits back and masks them on the host (`returnLogits`, `sampling: 'cpu'`); outputs under
  * random-ish schemas parse and validate with ajv; a grammar that allows one string produces it; a bad
- * schema or grammar fails with invalid_argument before any token, and the engine still works after.
+ * schema or grammar fails with invalid_argument before any token, and the engine still works after;
+ * with speculative decoding by lookup, greedy output is the constrained loop's token for token.
  * The bulk of the schema checks runs on the CPU in model/grammar.test.ts.
  */
 import { Ajv } from 'ajv';
@@ -178,6 +179,37 @@ describe('structured output in the WebGPU engine', () => {
     expect(tokens).toBe(0);
     const r = await gpu.generate({ ...base, maxTokens: 8, ignoreEos: true });
     expect(r.outputTokenIds.length).toBe(8);
+  });
+
+  it('with drafting by lookup: greedy output is constrained greedy decoding’s, sampled output validates', async () => {
+    const ajv = new Ajv({ strict: false });
+    // JSON in the prompt gives the lookup n-grams to draft from (its keys, its punctuation).
+    const prompt =
+      'Once upon a time {"name":"Lily","age":7,"tags":["a","bc"]} {"ok":true,"inner":{"color":"red","n":3}}';
+    let drafted = 0;
+    let accepted = 0;
+    for (const [i, schema] of SCHEMAS.entries()) {
+      const validate = ajv.compile(schema);
+      const req: GenerateRequest = { prompt, maxTokens: 80, responseFormat: { type: 'json_schema', schema } };
+      const plainOut = await gpu.generate({ ...req, temperature: 0 });
+      for (const draftMax of [1, 3, 6]) {
+        const spec = await gpu.generate({ ...req, temperature: 0, draft: { type: 'lookup', draftMax } });
+        const what = `schema ${i}, draftMax ${draftMax}: ${JSON.stringify(spec.text)}`;
+        expect(spec.outputTokenIds, what).toEqual(plainOut.outputTokenIds);
+        expect([spec.finishReason, spec.formatComplete], what).toEqual([plainOut.finishReason, true]);
+        const s = spec.speculative!;
+        // Each pass keeps its accepted drafts plus one token of its own; the first token is the prefill's.
+        expect(s.targetPasses + s.accepted, what).toBe(spec.outputTokenIds.length - 1);
+        drafted += s.drafted;
+        accepted += s.accepted;
+      }
+      const sampled = await gpu.generate({ ...req, temperature: 1.2, seed: i, draft: { type: 'lookup' } });
+      const what = `schema ${i} sampled: ${JSON.stringify(sampled.text)}`;
+      expect(sampled.finishReason, what).toBe('stop');
+      expect(validate(JSON.parse(sampled.text)), `${what} ${ajv.errorsText(validate.errors)}`).toBe(true);
+    }
+    expect(accepted).toBeGreaterThan(10);
+    expect(accepted).toBeLessThan(drafted);
   });
 
   it('unconstrained greedy decode is unchanged after constrained requests', async () => {

@@ -67,7 +67,9 @@ function isGreedy(r: GenerateRequest): boolean {
  * With `responseFormat` (structured output) the schema or grammar is compiled first (model/grammar.ts),
  * so a bad one fails before any token; each step's logits are then masked to the tokens the grammar
  * allows (on the GPU: kernels/mask.ts, decoder.ts `constrainedTokens`; on the CPU path: the same mask
- * applied to the logits read back) and generation stops ('stop') once the grammar is complete.
+ * applied to the logits read back) and generation stops ('stop') once the grammar is complete. With a
+ * `draft` too, the speculative loop masks each verified row by the grammar's mask at its position
+ * (speculative.ts `grammarMasks`).
  * @throws EngineError 'invalid_argument' (empty prompt, a token id outside the vocabulary, maxTokens, a
  *   schema or grammar that does not compile), 'context_overflow' (prompt longer than the context),
  *   'unsupported' (structured output without a grammar compiler); GPU errors as they come.
@@ -101,11 +103,6 @@ export async function runGeneration(
     throw new EngineError('invalid_argument', `maxTokens must be ≥ 0, got ${req.maxTokens}`);
   const spec = req.draft ? checkDraftFits(req, model, host.draftModel) : undefined;
   const format = req.responseFormat?.type === 'text' ? undefined : req.responseFormat;
-  if (spec && format)
-    throw new EngineError(
-      'invalid_argument',
-      'draft (speculative decoding) cannot be combined with responseFormat',
-    );
   let matcher: TokenMatcher | undefined;
   if (format) {
     if (!host.grammar)
@@ -152,6 +149,8 @@ async function decodeAll(
   const dec = new IncrementalDecoder(tok);
   let text = '';
   let finish: FinishReason = 'length';
+  // The speculative loop follows the grammar itself (it tries drafts in it): emit then only reads it.
+  const loopFollowsGrammar = spec !== undefined;
   const emit = (id: number, logits?: Float32Array): boolean => {
     // The GPU argmax of NaN logits is no index at all (0xFFFFFFFF); say why instead of a bad token id.
     if (!(Number.isInteger(id) && id >= 0 && id < model.cfg.nVocab))
@@ -164,7 +163,8 @@ async function decodeAll(
     onToken?.({ tokenId: id, text: piece, tMs, logits });
     if (matcher) {
       // The mask allowed only what the grammar accepts; a refusal here would be an engine bug.
-      if (!matcher.accept(id)) throw new Error(`the grammar refused token ${id}, which its mask allowed`);
+      if (!loopFollowsGrammar && !matcher.accept(id))
+        throw new Error(`the grammar refused token ${id}, which its mask allowed`);
       if (matcher.isTerminated()) {
         finish = 'stop';
         return false;
@@ -197,7 +197,7 @@ async function decodeAll(
       let drafter: Drafter;
       if (spec.draftModel) drafter = new ModelDrafter(spec.draftModel, prompt.length);
       else drafter = lookupDrafter(spec.ngramMax);
-      const so = { pos, maxTokens, prompt, draftMax: spec.draftMax, drafter, stats: spec.stats };
+      const so = { pos, maxTokens, prompt, draftMax: spec.draftMax, drafter, stats: spec.stats, matcher };
       let tokens: AsyncGenerator<number, void, undefined>;
       if (isGreedy(req)) tokens = speculativeGreedy(model, so);
       else {

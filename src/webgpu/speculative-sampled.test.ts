@@ -11,15 +11,22 @@
  * enumerated with the CPU sampler (sampler.ts `distribution`: penalties, top-k, top-p, temperature, with
  * the history each position sees); the seeds are fixed, so each case gives one p-value every run.
  *
+ * Under a grammar (structured output; a fake TokenMatcher whose allowed tokens depend on the last token,
+ * with a stop token that completes it), the output follows the target's distribution restricted to what
+ * the grammar allows at each position, greedy output is masked greedy decoding's token for token, and
+ * `grammarMasks` leaves the matcher as it found it.
+ *
  * speculative.test.ts tests the acceptance rule (speculativeSample) alone.
  */
 import { describe, expect, it } from 'vitest';
 import type { SamplingParams, SpeculativeStats } from '../core/types.ts';
+import type { TokenMatcher } from '../model/grammar.ts';
 import { chiSquareTest } from '../testing/chi-square.ts';
 import { mulberry32, pcgHash, randn } from '../util/prng.ts';
+import { applyTokenMask } from './kernels/mask.ts';
 import type { LlamaModel } from './model/llama.ts';
 import { Sampler } from './sampler.ts';
-import { type Drafter, speculativeSampled } from './speculative.ts';
+import { type Drafter, grammarMasks, speculativeGreedy, speculativeSampled } from './speculative.ts';
 
 const V = 6;
 const PROMPT = [1, 4, 4];
@@ -287,6 +294,193 @@ describe('speculativeSampled: the output follows the target’s sampling distrib
       // Both ends of the rule ran often: residual draws after a rejection, bonus tokens after full acceptance.
       expect(rejected).toBeGreaterThan(c.runs / 4);
       expect(allKept).toBeGreaterThan(c.runs / 20);
+    });
+  }
+});
+
+/** The fake grammar's stop token: accepting it completes the grammar. */
+const STOP = 5;
+/** Tokens allowed after each last token (bit t: token t), the stop token after some only. */
+const ALLOWED = [0b100110, 0b011001, 0b110100, 0b100011, 0b001010, 0];
+
+/**
+ * A grammar as TokenMatcher: token t may follow s when bit t of ALLOWED[s] is set (s: the last token
+ * accepted, else the prompt's last), only STOP once `limit` tokens were accepted; accepting STOP completes
+ * it. Asking for a mask once complete, or rolling back more than was accepted, throws.
+ */
+class FakeMatcher implements TokenMatcher {
+  readonly seq: number[] = [];
+  constructor(
+    private readonly start: number,
+    private readonly limit = Number.POSITIVE_INFINITY,
+  ) {}
+  allowed(): number {
+    return this.seq.length >= this.limit ? 1 << STOP : ALLOWED[this.seq.at(-1) ?? this.start];
+  }
+  async nextMask(): Promise<Int32Array> {
+    if (this.isTerminated()) throw new Error('a mask asked for after the grammar completed');
+    return Int32Array.of(this.allowed());
+  }
+  accept(id: number): boolean {
+    if (this.isTerminated() || !((this.allowed() >> id) & 1)) return false;
+    this.seq.push(id);
+    return true;
+  }
+  isTerminated(): boolean {
+    return this.seq.at(-1) === STOP;
+  }
+  rollBack(n: number): void {
+    if (n > this.seq.length) throw new Error(`rollBack(${n}) after ${this.seq.length} tokens`);
+    this.seq.length -= n;
+  }
+  dispose(): void {}
+}
+
+/** The logits after PROMPT and `seq` (the output so far) with the grammar's mask there. */
+const maskedLogits = (seq: readonly number[], limit?: number): Float32Array => {
+  const m = new FakeMatcher(PROMPT[PROMPT.length - 1], limit);
+  for (const t of seq) expect(m.accept(t)).toBe(true);
+  return applyTokenMask(chainLogits([...PROMPT, ...seq]), Int32Array.of(m.allowed()), V);
+};
+
+/** Exact probabilities of each continuation under the grammar: up to `length` tokens, or ending at STOP. */
+function exactConstrained(sampler: Sampler, length: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const walk = (seq: number[], prob: number) => {
+    if (seq.length === length || seq.at(-1) === STOP) {
+      out.set(seq.join(','), (out.get(seq.join(',')) ?? 0) + prob);
+      return;
+    }
+    const history = [...PROMPT, ...seq];
+    const c = sampler.distribution(maskedLogits(seq), history);
+    for (let k = 0; k < c.ids.length; k++) if (c.probs[k] > 0) walk([...seq, c.ids[k]], prob * c.probs[k]);
+  };
+  walk([], 1);
+  return out;
+}
+
+/** Drafts the target's raw argmax unless the grammar would allow it (drafts the grammar refuses). */
+const greedyOutsideGrammar = (): CountingDrafter =>
+  drafter((ctx) => {
+    const row = chainLogits(ctx);
+    const best = row.indexOf(Math.max(...row));
+    return (ALLOWED[ctx.at(-1)!] >> best) & 1 ? (best + 1) % V : best;
+  });
+
+/** Drafts masked greedy decoding's own choice (every draft kept when greedy). */
+const maskedGreedy = (): CountingDrafter =>
+  drafter((ctx) => {
+    const row = applyTokenMask(chainLogits(ctx), Int32Array.of(ALLOWED[ctx.at(-1)!]), V);
+    return row.indexOf(Math.max(...row));
+  });
+
+describe('speculative decoding under a grammar (fake target chain, fake matcher)', () => {
+  it('grammarMasks: the drafts the grammar allows short of completing it, a mask per row, the matcher unchanged', async () => {
+    const m = new FakeMatcher(4);
+    expect(m.accept(1)).toBe(true); // allowed after 4; then 0, 3, 4 are allowed
+    const cases: [number[], number[]][] = [
+      [[], []],
+      [
+        [0, 1, 3],
+        [0, 1, 3],
+      ], // 1→0→1→3: all allowed
+      [[3, 2, 0], [3]], // 2 is not allowed after 3
+      [[0, 5, 1], [0]], // 5 would complete the grammar: cut, the target may pick it itself
+      [[2], []],
+    ];
+    for (const [drafts, kept] of cases) {
+      const r = await grammarMasks(m, drafts);
+      expect(r.drafts, JSON.stringify(drafts)).toEqual(kept);
+      const states = [1, ...kept];
+      expect(r.masks).toEqual(states.map((s) => Int32Array.of(ALLOWED[s])));
+      expect(m.seq).toEqual([1]);
+    }
+  });
+
+  it('greedy output equals masked greedy decoding, whatever the drafts, draftMax 1..4', async () => {
+    let completed = 0;
+    for (const limit of [Number.POSITIVE_INFINITY, 2, 6]) {
+      const want: number[] = [];
+      while (want.length < 12 && want.at(-1) !== STOP) {
+        const row = maskedLogits(want, limit);
+        want.push(row.indexOf(Math.max(...row)));
+      }
+      if (want.at(-1) === STOP) completed++;
+      for (const make of [otherChain, targetGreedy, greedyOutsideGrammar, maskedGreedy])
+        for (let draftMax = 1; draftMax <= 4; draftMax++)
+          for (const maxTokens of [1, 3, 12]) {
+            const matcher = new FakeMatcher(PROMPT.at(-1)!, limit);
+            const stats: SpeculativeStats = { drafted: 0, accepted: 0, targetPasses: 0 };
+            const model = new FakeTarget(PROMPT) as unknown as LlamaModel;
+            const o = {
+              pos: PROMPT.length,
+              maxTokens,
+              prompt: PROMPT,
+              draftMax,
+              drafter: make(),
+              stats,
+              matcher,
+            };
+            const got: number[] = [];
+            for await (const id of speculativeGreedy(model, o)) got.push(id);
+            const what = `limit ${limit} ${make.name} draftMax ${draftMax} maxTokens ${maxTokens}`;
+            expect(got, what).toEqual(want.slice(0, maxTokens));
+            expect(matcher.seq, what).toEqual(got); // the loop followed the grammar through what it yielded
+            if (make === maskedGreedy && limit === Number.POSITIVE_INFINITY)
+              expect(stats.accepted, what).toBe(stats.drafted);
+          }
+    }
+    expect(completed).toBe(2); // the limited grammars completed (STOP) before 12 tokens
+  });
+
+  const GRAMMAR_CASES = [
+    { name: 'temperature 1, draft length 3, drafts from another chain', drafter: otherChain, seed: 201 },
+    {
+      name: 'temperature 1, draft length 3, drafts the target’s raw argmax (often outside the grammar)',
+      drafter: targetGreedy,
+      seed: 202,
+    },
+  ];
+  for (const c of GRAMMAR_CASES) {
+    it(`sampled: the output follows the target’s distribution restricted by the grammar (${c.name})`, async () => {
+      const runs = 12_000;
+      const length = 5;
+      const sampler = new Sampler({ temperature: 1, seed: 0 }, V);
+      const seeds = mulberry32(c.seed);
+      const joint = new Map<string, number>();
+      let stops = 0;
+      const stats: SpeculativeStats = { drafted: 0, accepted: 0, targetPasses: 0 };
+      for (let r = 0; r < runs; r++) {
+        const matcher = new FakeMatcher(PROMPT.at(-1)!);
+        const model = new FakeTarget(PROMPT) as unknown as LlamaModel;
+        const o = {
+          pos: PROMPT.length,
+          maxTokens: length,
+          prompt: PROMPT,
+          draftMax: 3,
+          drafter: c.drafter(),
+          stats,
+          matcher,
+        };
+        const seq: number[] = [];
+        for await (const id of speculativeSampled(model, o, sampler, mulberry32(seeds() * 2 ** 32)))
+          seq.push(id);
+        expect(matcher.seq).toEqual(seq);
+        if (seq.at(-1) === STOP) stops++;
+        else expect(seq.length).toBe(length);
+        joint.set(seq.join(','), (joint.get(seq.join(',')) ?? 0) + 1);
+      }
+      const probs = exactConstrained(sampler, length);
+      for (const k of [1, 3, length]) {
+        const key = (s: string[]) => s.join(',');
+        const r = chiSquareTest(prefixes(joint, k, key), prefixes(probs, k, key), runs);
+        expect(
+          r.p,
+          `tokens 1..${k}: chi2 ${r.chi2.toFixed(1)}, df ${r.df}, p ${r.p.toPrecision(3)}`,
+        ).toBeGreaterThan(ALPHA);
+      }
+      expect(stops).toBeGreaterThan(runs / 20); // runs that completed the grammar early
+      expect(stats.accepted).toBeGreaterThan(runs / 10);
     });
   }
 });

@@ -5,12 +5,16 @@
  * greedy choices plus the target's token after it, and roll the KV cache back past the first rejected
  * draft (the next pass starts there). Greedy output is plain greedy decoding's, token for token.
  *
- * Drafting here is by lookup (no second model): {@link lookupDraft}, prompt-lookup decoding as llama.cpp's
- * `lookup` example and Hugging Face's `prompt_lookup_num_tokens` do it. The draft length adapts to the
- * recent acceptance rate ({@link DraftLength}).
+ * Drafting is by lookup (no second model): {@link lookupDraft}, prompt-lookup decoding as llama.cpp's
+ * `lookup` example and Hugging Face's `prompt_lookup_num_tokens` do it; or by a draft model
+ * ({@link ModelDrafter}). The draft length adapts to the recent acceptance rate ({@link DraftLength}).
+ * With structured output (a grammar's {@link TokenMatcher}) each verified row is masked by the grammar's
+ * mask at its position, so the output is constrained decoding's, token for token when greedy.
  */
 import type { SpeculativeStats } from '../core/types.ts';
+import type { TokenMatcher } from '../model/grammar.ts';
 import { chainedTokens } from './decoder.ts';
+import { applyTokenMask } from './kernels/mask.ts';
 import type { LlamaModel } from './model/llama.ts';
 import type { Sampler } from './sampler.ts';
 
@@ -146,12 +150,68 @@ export interface SpeculativeOptions {
   drafter: Drafter;
   /** Filled as the loop runs. */
   stats: SpeculativeStats;
+  /**
+   * Structured output: the loop accepts each token into it before yielding it (the caller does not),
+   * masks each row it picks from by the grammar's mask at that row's position ({@link grammarMasks}), and
+   * ends after the token that completes the grammar.
+   */
+  matcher?: TokenMatcher;
+}
+
+/**
+ * A verify pass under a grammar: cuts `drafts` to their longest prefix that `matcher` allows without
+ * completing it (each tried, then all rolled back, so the matcher is left as it was), and returns the
+ * mask before each kept draft and after the last: `masks` [kept + 1] of [ceil(nVocab / 32)] words. A
+ * draft that completes the grammar is cut too: the target picks it itself at that row, where it may.
+ */
+export async function grammarMasks(
+  matcher: TokenMatcher,
+  drafts: readonly number[],
+): Promise<{ drafts: number[]; masks: Int32Array[] }> {
+  const masks: Int32Array[] = [];
+  let n = 0;
+  for (;;) {
+    masks.push(await matcher.nextMask());
+    if (n === drafts.length || !matcher.accept(drafts[n])) break;
+    if (matcher.isTerminated()) {
+      matcher.rollBack(1);
+      break;
+    }
+    n++;
+  }
+  matcher.rollBack(n);
+  return { drafts: drafts.slice(0, n), masks };
+}
+
+/** The lowest index of the largest logit the mask allows, −1 where none is (NaN logits). */
+function maskedArgmax(row: Float32Array, mask: Int32Array): number {
+  let best = -1;
+  let bestV = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < row.length; i++)
+    if ((mask[i >> 5] >>> (i & 31)) & 1 && row[i] > bestV) {
+      bestV = row[i];
+      best = i;
+    }
+  return best;
+}
+
+/**
+ * Follows `id` in the grammar (where there is one) before the loop yields it; false once the grammar is
+ * complete (the loop then ends after yielding it). An id of −1 (no allowed finite logit) is left for the
+ * caller's check, which names the non-finite logits.
+ * @throws Error when the grammar refuses a token its own mask allowed (an engine bug, never bad input).
+ */
+function follow(matcher: TokenMatcher | undefined, id: number): boolean {
+  if (!matcher || id < 0) return true;
+  if (!matcher.accept(id)) throw new Error(`the grammar refused token ${id}, which its mask allowed`);
+  return !matcher.isTerminated();
 }
 
 /**
  * Yields greedy tokens 0, 1, … after a prefill, verifying each draft in one target pass
  * (LlamaModel.verify; a plain decode step where the drafter has nothing). The first token is the
- * prefill's argmax. Stop early by leaving the loop: every pass is awaited before its tokens are yielded,
+ * prefill's argmax. Under a grammar (`o.matcher`) every row is read back and its argmax taken over the
+ * tokens the grammar allows there, the GPU constrained loop's choice (lowest index on ties). Stop early by leaving the loop: every pass is awaited before its tokens are yielded,
  * so nothing is in flight and the models are ready for the next request.
  * @throws what the models throw (EngineError 'context_overflow', a lost device).
  */
@@ -159,34 +219,51 @@ export async function* speculativeGreedy(
   model: LlamaModel,
   o: SpeculativeOptions,
 ): AsyncGenerator<number, void, undefined> {
-  model.submitReadback({ slot: 0 });
-  let last = await model.readToken(0);
+  const { matcher } = o;
+  const V = model.cfg.nVocab;
+  let last: number;
+  if (matcher) {
+    // Under a grammar the rows are read back and masked here: the GPU argmax sees no mask.
+    model.submitReadback({ readLogits: true });
+    last = maskedArgmax((await model.readLogits()).subarray(0, V), await matcher.nextMask());
+  } else {
+    model.submitReadback({ slot: 0 });
+    last = await model.readToken(0);
+  }
   const history = [...o.prompt, last];
   let produced = 1;
+  const more = follow(matcher, last);
   yield last;
+  if (!more) return;
   let pos = o.pos; // where `last` is fed
   const len = new DraftLength(o.draftMax);
   while (produced < o.maxTokens && pos < model.nCtx) {
     // Every token kept must fit maxTokens: n drafts give up to n + 1 tokens.
     const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
-    const drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
-    const { argmax } = await model.verify([last, ...drafts], pos);
+    let drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    let masks: Int32Array[] = [];
+    if (matcher) ({ drafts, masks } = await grammarMasks(matcher, drafts));
+    const { argmax, logits } = await model.verify([last, ...drafts], pos, { readLogits: !!matcher });
+    const choice = (i: number) =>
+      matcher ? maskedArgmax(logits!.subarray(i * V, (i + 1) * V), masks[i]) : argmax[i];
     o.stats.targetPasses++;
     let a = 0;
-    while (a < drafts.length && drafts[a] === argmax[a]) a++;
+    while (a < drafts.length && drafts[a] === choice(a)) a++;
     if (drafts.length > 0) {
       o.stats.drafted += drafts.length;
       o.stats.accepted += a;
       len.update(drafts.length, a);
     }
     o.drafter.rollback?.(history.length + a);
-    const kept = [...drafts.slice(0, a), argmax[a]];
+    const kept = [...drafts.slice(0, a), choice(a)];
     pos += kept.length;
     for (const id of kept) {
       history.push(id);
       produced++;
       last = id;
+      const go = follow(matcher, id);
       yield id;
+      if (!go) return;
     }
   }
 }
@@ -273,21 +350,31 @@ export async function* speculativeSampled(
     for (let k = 0; k < c.ids.length; k++) p[c.ids[k]] = c.probs[k];
     return p;
   };
+  const { matcher } = o;
+  // A row's logits with the grammar's mask applied (kernels/mask.ts: disallowed tokens get no mass).
+  const masked = (row: Float32Array, mask: Int32Array | undefined) =>
+    mask ? applyTokenMask(row, mask, V) : row;
   model.submitReadback({ readLogits: true });
   const history = [...o.prompt];
-  let last = speculativeSample([], [dense(await model.readLogits(), history)], undefined, rand)[0];
+  const first = masked((await model.readLogits()).subarray(0, V), await matcher?.nextMask());
+  let last = speculativeSample([], [dense(first, history)], undefined, rand)[0];
   history.push(last);
   let produced = 1;
+  const more = follow(matcher, last);
   yield last;
+  if (!more) return;
   let pos = o.pos;
   const len = new DraftLength(o.draftMax);
   while (produced < o.maxTokens && pos < model.nCtx) {
     const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
-    const drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    let drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    // Drafts the grammar refuses are cut (any deterministic drafts keep the output's distribution).
+    let masks: Int32Array[] = [];
+    if (matcher) ({ drafts, masks } = await grammarMasks(matcher, drafts));
     const { logits } = await model.verify([last, ...drafts], pos, { readLogits: true });
     o.stats.targetPasses++;
     const p = Array.from({ length: drafts.length + 1 }, (_, i) =>
-      dense(logits!.subarray(i * V, (i + 1) * V), [...history, ...drafts.slice(0, i)]),
+      dense(masked(logits!.subarray(i * V, (i + 1) * V), masks[i]), [...history, ...drafts.slice(0, i)]),
     );
     const kept = speculativeSample(drafts, p, undefined, rand);
     const a = kept.length - 1;
@@ -302,7 +389,9 @@ export async function* speculativeSampled(
       history.push(id);
       produced++;
       last = id;
+      const go = follow(matcher, id);
       yield id;
+      if (!go) return;
     }
   }
 }

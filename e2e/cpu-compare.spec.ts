@@ -153,7 +153,9 @@ test('without WebGPU the page chooses wllama by itself and still benchmarks', as
     // Saved as a wllama result on the CPU device.
     await page.getByRole('tab', { name: 'History' }).click();
     const entry = page.getByTestId('history-entry').first();
-    await expect(entry.locator('.entry__title')).toHaveText('stories260K · wllama');
+    await expect(entry.locator('.entry__title')).toHaveText(
+      /^stories260K · wllama · own prompts [0-9a-f]{8}, 20 tokens$/,
+    );
     await expect(entry.locator('.entry__device')).toContainText('CPU');
     expect(errors).toEqual([]);
   } finally {

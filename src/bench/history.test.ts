@@ -2,6 +2,8 @@ import 'fake-indexeddb/auto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sampleResult, sampleRun } from '../testing/sample-result.ts';
 import { compareByModelAndDevice, type History, openHistory } from './history.ts';
+import { engineLabel } from './report.ts';
+import type { BenchResult } from './types.ts';
 
 let dbCount = 0;
 let h: History;
@@ -83,6 +85,40 @@ describe('comparison by model × device', () => {
       ['gpu2', 1000, 1],
       ['0123456789abcdef', 200, 3],
     ]);
-    expect(bars[1].label).toBe('stories260K · SwiftShader Device (Subzero) (software)');
+    expect(bars[1].label).toBe(
+      `stories260K · SwiftShader Device (Subzero) (software) · ${engineLabel(sampleResult())}`,
+    );
+  });
+
+  it('keeps drafted, constrained and other-KV-cache runs apart from plain ones (the leaderboard’s engine label)', () => {
+    const at = (d: number, change: (r: BenchResult) => void) => {
+      const runs = [sampleRun({ decodeTokensPerSecond: d })];
+      const r = sampleResult({ runs });
+      change(r);
+      return r;
+    };
+    const plain = [at(100, () => {}), at(120, () => {})];
+    const lookup = at(40, (r) => {
+      r.plan.draft = { type: 'lookup' };
+    });
+    const schema = at(60, (r) => {
+      r.constrained = { kind: 'json_schema', hash: 'fnv1a64:0123456789abcdef' };
+    });
+    const q8 = at(90, (r) => {
+      r.model.kvType = 'q8_0';
+    });
+    const bars = compareByModelAndDevice([...plain, lookup, schema, q8]);
+    expect(bars.map((b) => [b.engine, b.decodeTokPerS, b.results])).toEqual([
+      [engineLabel(plain[0]), 110, 2],
+      [engineLabel(q8), 90, 1],
+      [engineLabel(schema), 60, 1],
+      [engineLabel(lookup), 40, 1],
+    ]);
+    expect(engineLabel(lookup)).toMatch(/^webgpu \+ lookup · /);
+    expect(engineLabel(schema)).toMatch(/^webgpu, json_schema fnv1a64:0123456789abcdef · /);
+    expect(engineLabel(q8)).toMatch(/kv q8_0$/);
+    expect(bars[3].label).toBe(
+      `stories260K · SwiftShader Device (Subzero) (software) · ${engineLabel(lookup)}`,
+    );
   });
 });

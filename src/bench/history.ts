@@ -7,6 +7,7 @@
  * `fingerprint` and `createdAt`.
  */
 import { type DBSchema, type IDBPDatabase, openDB } from 'idb';
+import { engineLabel } from './report.ts';
 import { resultKey } from './result-io.ts';
 import type { BenchResult } from './types.ts';
 
@@ -138,6 +139,7 @@ export interface ComparisonBar {
   model: string;
   device: string;
   fingerprint: string;
+  /** report.ts `engineLabel`: the engine with its drafting, constrained output and non-default setup. */
   engine: string;
   decodeTokPerS: number;
   prefillTokPerS: number;
@@ -146,13 +148,15 @@ export interface ComparisonBar {
 
 /**
  * Groups results by model × device × engine for the comparison chart: the median over results of each
- * result's median decode (and prefill) tok/s. Groups without a decode rate are dropped; sorted fastest first.
+ * result's median decode (and prefill) tok/s. The engine is report.ts `engineLabel` (as the leaderboard's):
+ * runs with drafting, constrained output or another KV cache type never share a bar with plain ones. Groups without a decode rate are dropped; sorted fastest first.
  */
 export function compareByModelAndDevice(results: readonly BenchResult[]): ComparisonBar[] {
-  const groups = new Map<string, { r: BenchResult; decode: number[]; prefill: number[] }>();
+  const groups = new Map<string, { r: BenchResult; engine: string; decode: number[]; prefill: number[] }>();
   for (const r of results) {
-    const k = [r.model.id, r.device.fingerprint, r.engine].join('\u0000');
-    const g = groups.get(k) ?? { r, decode: [], prefill: [] };
+    const engine = engineLabel(r);
+    const k = [r.model.id, r.device.fingerprint, engine].join('\u0000');
+    const g = groups.get(k) ?? { r, engine, decode: [], prefill: [] };
     const d = r.summary.decodeTokensPerSecond?.median;
     const p = r.summary.prefillTokensPerSecond?.median;
     if (d !== undefined && Number.isFinite(d)) g.decode.push(d);
@@ -166,15 +170,15 @@ export function compareByModelAndDevice(results: readonly BenchResult[]): Compar
     return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
   };
   const bars: ComparisonBar[] = [];
-  for (const { r, decode, prefill } of groups.values()) {
+  for (const { r, engine, decode, prefill } of groups.values()) {
     if (!decode.length) continue;
     const device = r.device.label || r.device.description || r.device.fingerprint;
     bars.push({
-      label: `${r.model.id} · ${device}${r.engine === 'webgpu' ? '' : ` · ${r.engine}`}`,
+      label: `${r.model.id} · ${device}${engine === 'webgpu' ? '' : ` · ${engine}`}`,
       model: r.model.id,
       device,
       fingerprint: r.device.fingerprint,
-      engine: r.engine,
+      engine,
       decodeTokPerS: median(decode),
       prefillTokPerS: median(prefill),
       results: decode.length,

@@ -7,6 +7,7 @@
 import { fmtRatio } from '../bench/cpu-compare.ts';
 import { csvToResults, resultsToCsv } from '../bench/csv.ts';
 import { compareByModelAndDevice, type History, type HistoryEntry } from '../bench/history.ts';
+import { engineLabel } from '../bench/report.ts';
 import { parseResultsJson, resultFileName, resultToJson, summaryText } from '../bench/result-io.ts';
 import type { BenchResult } from '../bench/types.ts';
 import { h } from '../dom/h.ts';
@@ -188,7 +189,7 @@ export class HistoryView {
         const r = e.result;
         const s = r.summary;
         const when = new Date(r.createdAt);
-        const title = `${r.model.id} · ${r.engine}`;
+        const title = `${r.model.id} · ${engineLabel(r)}`;
         const act = (label: string, fn: () => void | Promise<void>, cls = 'button button--small') => {
           const b = h(
             'button',

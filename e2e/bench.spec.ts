@@ -186,6 +186,29 @@ test('benchmark stories260K from the file picker: golden text, results, history 
   expect(pageErrors(page)).toEqual([]);
 });
 
+test('a picked file that is not a whole GGUF is refused before the loaded model is unloaded: it stays and runs', async ({
+  page,
+}) => {
+  await openApp(page);
+  await loadStories(page);
+  const good = readFileSync(MODEL);
+  for (const [name, buffer, error] of [
+    ['notes.gguf', Buffer.from('hello, this is not a model'), /^Load failed \(gguf_invalid\): .*notes\.gguf/],
+    ['cut.gguf', good.subarray(0, 300_000), /^Load failed \(gguf_invalid\): /],
+  ] as const) {
+    await page.locator('#model-file').setInputFiles({ name, mimeType: 'application/octet-stream', buffer });
+    await expect(page.getByTestId('load-status')).toHaveText(
+      `${name} was not loaded: stories260K stays loaded.`,
+    );
+    await expect(page.getByRole('alert').filter({ hasText: 'Load failed' })).toHaveText(error);
+    await expect(page.getByTestId('model-summary').locator('[data-field="model-id"]')).toHaveText(
+      'stories260K',
+    );
+  }
+  await runCustom(page, 'Once upon a time', 8);
+  expect(pageErrors(page)).toEqual([]);
+});
+
 test('chat streams an answer and Stop ends it; markup in prompts and answers stays text', async ({
   page,
 }, testInfo) => {

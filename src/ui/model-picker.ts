@@ -349,14 +349,26 @@ export class ModelPicker {
     this.pickedParts = files.filter((f) => f !== first);
     this.pickedHeader = undefined;
     // The header first (a few hundred kB read from the file), so the context select offers its lengths.
-    void openGguf({ blob: first, name: first.name })
-      .then((g) => {
+    void openGguf({ blob: first, name: first.name }).then(
+      (g) => {
         if (this.pickedFile !== first) return;
         this.pickedHeader = g;
         this.kvContext.setModel(g);
-      })
-      .catch(() => this.kvContext.setModel(undefined)) // the load says what is wrong with the file
-      .finally(() => void this.load());
+        void this.load();
+      },
+      (e: unknown) => {
+        if (this.pickedFile !== first) return;
+        // Not a whole GGUF file: refused here, before the load would unload the model that works.
+        this.pickedFile = undefined;
+        this.pickedParts = [];
+        this.showError(e);
+        const kept = this.session.model;
+        this.status.textContent = kept
+          ? `${first.name} was not loaded: ${kept.id} stays loaded.`
+          : 'The model did not load.';
+        this.refresh();
+      },
+    );
   }
 
   private refresh(): void {

@@ -191,8 +191,12 @@ test('on a software adapter the page’s default, Auto, runs the model on wllama
     await expect(page.getByTestId('lb-status')).toHaveText('Model: stories260K (CPU: llama.cpp wasm).');
     await page.getByTestId('engine-choice').scrollIntoViewIfNeeded();
     await shoot(page, testInfo, 'software-auto-1280');
-    // The user's pick is kept across a reload.
+    // A new pick is for the next load: the note no longer says the loaded model runs "as chosen".
     await page.locator('#model-engine').selectOption('webgpu');
+    await expect(page.getByTestId('engine-reason')).toHaveText(
+      'The loaded model runs on llama.cpp wasm (CPU); this choice applies to the next load.',
+    );
+    // The user's pick is kept across a reload.
     await page.reload();
     await expect(page.locator('body')).toHaveAttribute('data-app', 'ready');
     await expect(page.locator('#model-engine')).toHaveValue('webgpu');

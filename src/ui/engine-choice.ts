@@ -30,6 +30,8 @@ export class EngineChoice {
   readonly element: HTMLElement;
   private readonly select: HTMLSelectElement;
   private readonly reason: HTMLElement;
+  /** The engine that took the last load (what the note says), while a model is loaded. */
+  private shown: BackendChoice | undefined;
 
   constructor(private readonly gpu: () => GpuLike | undefined = () => navigator.gpu) {
     this.select = h(
@@ -46,6 +48,10 @@ export class EngineChoice {
       } catch {
         // storage may be unavailable; the pick just is not kept
       }
+      // The note said which engine took the loaded model "as chosen": a new pick is for the next load.
+      const s = this.shown;
+      if (s)
+        this.reason.textContent = `The loaded model runs on ${engineName(s)}; this choice applies to the next load.`;
     });
     this.reason = h('span', {
       id: 'model-engine-reason',
@@ -91,8 +97,17 @@ export class EngineChoice {
 
   /** Says which engine took the last load and why (empty to clear). */
   show(choice: BackendChoice | undefined): void {
-    this.reason.textContent = choice
-      ? `${choice.backend === 'wllama' ? 'llama.cpp wasm (CPU)' : 'WebGPU'}: ${choice.reason}.`
-      : '';
+    this.shown = choice;
+    this.reason.textContent = choice ? `${engineName(choice)}: ${choice.reason}.` : '';
   }
+
+  /** The load that {@link show} announced failed: no model runs on that engine (the note stays). */
+  loadFailed(): void {
+    this.shown = undefined;
+  }
+}
+
+/** `llama.cpp wasm (CPU)` or `WebGPU`: the engine a choice resolved to. */
+function engineName(c: BackendChoice): string {
+  return c.backend === 'wllama' ? 'llama.cpp wasm (CPU)' : 'WebGPU';
 }

@@ -630,6 +630,7 @@ export class ModelPicker {
     } catch (e) {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';
+      this.engineChoice.loadFailed();
       if (!aborted) this.showError(e);
       this.phases.stop();
       if (isEngineError(e, 'device_lost') || (e as Error)?.message === GAVE_UP)

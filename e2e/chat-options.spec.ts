@@ -147,12 +147,23 @@ test('benchmark: prompt-lookup drafting shows acceptance, tokens per target pass
   await expect(page.getByTestId('run-status')).toHaveText(/^Done: 3 measured runs\./, { timeout: 120_000 });
   const block = page.getByTestId('result-speculative');
   await expect(block).toHaveText(
-    /^Speculative decoding \(prompt lookup\): [\d.]+\s?% of \d+ drafted tokens accepted, [\d.]+ tokens per target pass; decode [\d.]+× the same runs without drafting \([\d.,]+ tok\/s\), same output\.$/,
+    /^Speculative decoding \(prompt lookup\): [\d.]+\s?% of \d+ drafted tokens accepted, [\d.]+ tokens per target pass; decode [\d.]+× the same runs without drafting \([\d.,]+ tok\/s(: slower with drafting)?\), same output\.$/,
   );
+  // The results' first line says the runs drafted (a run stopped early has no block above to say it).
+  await expect(page.locator('#results-heading ~ .card__lede')).toContainText(', drafting by prompt lookup.');
   await block.scrollIntoViewIfNeeded();
   await shoot(page, 'bench-speculative-1280');
   await page.setViewportSize({ width: 390, height: 844 });
   await block.scrollIntoViewIfNeeded();
   await shoot(page, 'bench-speculative-390');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  // Stopped while the baseline without drafting runs: said so, not "after 0 of 3 measured runs".
+  await page.getByRole('button', { name: 'Run benchmark' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText(/^Baseline without drafting: /);
+  await page.getByRole('form', { name: 'Benchmark plan' }).getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByTestId('run-status')).toHaveText(
+    'Stopped during the baseline without drafting, before the 3 drafted runs.',
+  );
   expect(errors).toEqual([]);
 });

@@ -294,7 +294,10 @@ export function resultCardChildren(
         `${r.engine === 'webgpu' ? '' : ` in ${engineName}`} on ` +
         `${r.device.label ?? r.device.description} · ${r.runs.length} measured run${r.runs.length === 1 ? '' : 's'}, ` +
         `${r.plan.maxTokens} max tokens, ${r.plan.sampling?.temperature ? `temperature ${r.plan.sampling.temperature}` : 'greedy'}` +
-        `${r.plan.ignoreEos ? ', EOS ignored' : ''}.`,
+        `${r.plan.ignoreEos ? ', EOS ignored' : ''}` +
+        // Said here too: a drafted run stopped early has no drafting block below (no baseline to compare).
+        `${r.plan.draft ? `, drafting by ${r.plan.draft.type === 'lookup' ? 'prompt lookup' : `draft model ${r.plan.draft.model ?? ''}`.trimEnd()}` : ''}` +
+        `${r.constrained ? `, constrained (${r.constrained.kind})` : ''}.`,
     ),
     software && adapter
       ? h(
@@ -358,7 +361,8 @@ function speculativeBlock(r: BenchResult): Node | string {
       `Speculative decoding (${sp.draft === 'lookup' ? 'prompt lookup' : `draft model ${sp.draft}`}): ` +
         `${fmtPct(sp.acceptanceRate)} of ${sp.drafted} drafted tokens accepted, ` +
         `${fmtSig(sp.tokensPerTargetPass)} tokens per target pass; decode ${fmtSig(sp.speedup)}× ` +
-        `the same runs without drafting (${fmtRate(sp.baseline.decodeTokensPerSecond)})` +
+        `the same runs without drafting (${fmtRate(sp.baseline.decodeTokensPerSecond)}` +
+        `${sp.speedup < 1 ? ': slower with drafting' : ''})` +
         `${sp.sameOutput === undefined ? '.' : sp.sameOutput ? ', same output.' : ' — the output differs from the runs without drafting.'}`,
     );
   if (c)

@@ -375,6 +375,7 @@ export class BenchView {
     this.setWhere('live');
     revealCard(this.liveCard);
     let shown = false;
+    let inBaseline = false;
     try {
       // Drafting: the same plan without it on the same load runs first (with its own warm-up, the
       // measurement a plain run of the plan makes), then the drafted runs, for the speed-up.
@@ -383,12 +384,18 @@ export class BenchView {
         baseline: {
           signal: this.controller.signal,
           onRunStart: (i, prompt: BenchPrompt, warm) => {
+            inBaseline = true;
             this.liveStatus.textContent = `Baseline without drafting: ${warm ? `warm-up ${i + 1} of ${base.warmup}` : `run ${i + 1} of ${total}`} · ${prompt.name}`;
+            // The card showed the last run's text and timeline while the baseline ran.
+            this.streamPrompt.textContent = prompt.text;
+            this.streamOutput.textContent = '';
+            this.chart.clear();
           },
         },
         run: {
           signal: this.controller.signal,
           onRunStart: (i, prompt: BenchPrompt, warm) => {
+            inBaseline = false;
             label = warm ? `warm-up ${i + 1} of ${plan.warmup}` : `run ${i + 1} of ${total}`;
             this.liveStatus.textContent = `${label[0].toUpperCase()}${label.slice(1)} · ${prompt.name} · starting`;
             this.streamPrompt.textContent = prompt.text;
@@ -438,7 +445,9 @@ export class BenchView {
     } catch (e) {
       const stopped = isEngineError(e, 'aborted');
       this.liveStatus.textContent = stopped
-        ? `Stopped after ${done.length} of ${total} measured runs.`
+        ? inBaseline
+          ? `Stopped during the baseline without drafting, before the ${total} drafted run${total === 1 ? '' : 's'}.`
+          : `Stopped after ${done.length} of ${total} measured runs.`
         : `The benchmark failed${isEngineError(e) ? ` (${e.code})` : ''}: ${
             isEngineError(e, 'context_overflow') && e.details?.contextLength !== undefined
               ? contextOverflowText(e, e.message, `shorten the prompts or ${PAGE_CONTEXT_ADVICE}`, 'a prompt')

@@ -299,7 +299,7 @@ describe('openGguf errors', () => {
     const expectMsg = (m: string) => {
       expect(m).toContain('ends at 812,344 bytes');
       expect(m).toContain(`tensor ${victim.name} needs bytes up to ${victim.end.toLocaleString('en-US')}`);
-      expect(m).toContain('the download is incomplete');
+      expect(m).toContain('the file is incomplete (a download or copy that stopped early)');
     };
     const e = await engineError(openGguf(blobOf(stories.slice(0, cut))));
     expect(e.code).toBe('gguf_invalid');

@@ -305,7 +305,7 @@ function truncatedError(name: string, endsAt: number, t: GgufTensorInfo): Engine
   return new EngineError(
     'gguf_invalid',
     `${name} is truncated: the file ends at ${fmtCount(endsAt)} bytes but tensor ${t.name} needs bytes up to ` +
-      `${fmtCount(t.fileOffset + t.nBytes)}: the download is incomplete`,
+      `${fmtCount(t.fileOffset + t.nBytes)}: the file is incomplete (a download or copy that stopped early)`,
   );
 }
 

@@ -144,6 +144,14 @@ test('without WebGPU the page chooses wllama by itself and still benchmarks', as
     await panel.getByLabel('Temperature').fill('0');
     await panel.getByRole('button', { name: 'Run benchmark' }).click();
     await expect(page.getByTestId('run-status')).toHaveText(/^Done: 1 measured run\./, { timeout: 60_000 });
+    // The results say the CPU ran it (the result keeps the page's adapter, if any, as its device).
+    await expect(page.locator('#results-heading ~ .card__lede')).toHaveText(
+      /^stories260K in llama\.cpp wasm on this computer’s CPU · 1 measured run, /,
+    );
+    // The Quality panel says which engine holds the model, and what to do.
+    await expect(page.getByTestId('quality-status')).toHaveText(
+      'Our WebGPU engine only: this model runs on the CPU (llama.cpp wasm); load it with Engine: WebGPU to compare cache types.',
+    );
     // llama.cpp's greedy continuation (its first 20 tokens).
     const text = (await page.getByTestId('stream-output').textContent()) ?? '';
     expect(text.length).toBeGreaterThanOrEqual(60);

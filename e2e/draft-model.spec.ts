@@ -143,5 +143,17 @@ test('benchmark: a library model as the draft (100% accepted, same output); anot
   await page.getByRole('button', { name: 'Run benchmark' }).click();
   await expect(page.getByTestId('run-status')).toHaveText(/^Done: 3 measured runs\./, { timeout: 120_000 });
   await expect(page.getByTestId('result-speculative')).toHaveCount(0);
+  // The refusal was said until that run started.
+  await expect(status).toHaveText('');
+
+  // A refused draft file goes back to the choice before it (prompt lookup), not to None.
+  await select.selectOption('lookup');
+  await page.locator('#plan-draft-file').setInputFiles({
+    name: 'other-vocab.gguf',
+    mimeType: 'application/octet-stream',
+    buffer: Buffer.from(other),
+  });
+  await expect(status).toHaveText(/^Draft model refused \(invalid_argument\): /, { timeout: 60_000 });
+  await expect(select).toHaveValue('lookup');
   expect(errors).toEqual([]);
 });

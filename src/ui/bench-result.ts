@@ -26,7 +26,12 @@ const METRIC_LABEL: Record<SummaryMetric, string> = {
 };
 
 /** Names of the engines a result can come from, for sentences. */
-const ENGINE_NAME: Record<string, string> = { webgpu: 'our engine', webllm: 'WebLLM', remote: 'the server' };
+const ENGINE_NAME: Record<string, string> = {
+  webgpu: 'our engine',
+  webllm: 'WebLLM',
+  remote: 'the server',
+  wllama: 'llama.cpp wasm',
+};
 
 /**
  * Known keys of engines' own figures (WebLLM's `usage.extra`; a remote server's usage, llama-server's
@@ -292,7 +297,8 @@ export function resultCardChildren(
       { class: 'card__lede' },
       `${r.model.id}${r.model.synthetic ? ' (random weights: speed is real, text is noise)' : ''}` +
         `${r.engine === 'webgpu' ? '' : ` in ${engineName}`} on ` +
-        `${r.device.label ?? r.device.description} · ${r.runs.length} measured run${r.runs.length === 1 ? '' : 's'}, ` +
+        // wllama's result carries the page's adapter as its device (History per device), but ran on the CPU.
+        `${r.engine === 'wllama' ? 'this computer’s CPU' : (r.device.label ?? r.device.description)} · ${r.runs.length} measured run${r.runs.length === 1 ? '' : 's'}, ` +
         `${r.plan.maxTokens} max tokens, ${r.plan.sampling?.temperature ? `temperature ${r.plan.sampling.temperature}` : 'greedy'}` +
         `${r.plan.ignoreEos ? ', EOS ignored' : ''}` +
         // Said here too: a drafted run stopped early has no drafting block below (no baseline to compare).

@@ -342,7 +342,7 @@ export class BenchView {
       if (plan.draft && !this.session.ours)
         throw new FieldError(
           this.draft,
-          'Drafting runs on our WebGPU engine only; choose None for this backend',
+          'Drafting runs on our WebGPU engine only; choose None for this backend.',
         );
     } catch (e) {
       // Where the eye is: under the button just pressed (a list when several fields are wrong), and on

@@ -277,7 +277,7 @@ export class ChatView {
       schema = fields.read(() => this.readSchema(), undefined);
       const webgpu = this.session.backend === 'webgpu';
       if (drafting && !webgpu)
-        fields.add(this.draft, 'Drafting runs on our WebGPU engine only; choose None for this backend');
+        fields.add(this.draft, 'Drafting runs on our WebGPU engine only; choose None for this backend.');
       if (schema && this.session.backend === 'wllama')
         fields.add(
           this.schema,

@@ -45,6 +45,8 @@ export class DraftChoice {
   private readonly urlRow: HTMLElement;
   private readonly urlInput: HTMLInputElement;
   private readonly status: HTMLElement;
+  /** A draft model is loading (its own 'load' task must not clear its own lines). */
+  private loadingDraft = false;
   /** The last value that is not a pending model choice (restored after a file dialog or a refusal). */
   private last = NONE;
   private entries: LibraryEntry[] = [];
@@ -96,6 +98,10 @@ export class DraftChoice {
     let task = session.task;
     session.addEventListener('change', () => {
       if (task && !session.task) void this.refreshLibrary();
+      // A refusal is said until the next task (a run, another load) starts; a line about the loaded draft
+      // until the model it names is gone (another model loaded, or none).
+      if (!task && session.task && this.status.dataset.kind === 'refused' && !this.loadingDraft) this.say('');
+      if (this.status.dataset.kind === 'loaded' && !session.model?.draftId) this.say('');
       task = session.task;
       this.render();
     });
@@ -200,18 +206,26 @@ export class DraftChoice {
    */
   private sayLoaded(): void {
     const model = this.session.model;
-    if (!model?.draftId) return;
+    if (!model?.draftId) {
+      this.say(''); // a new choice: an earlier refusal or note no longer applies
+      return;
+    }
     this.say(
       this.select.value === LOADED
         ? `${model.draftId} drafts for ${model.id}.`
         : `${model.draftId} stays loaded beside ${model.id}, unused${this.select.value === LOOKUP ? ' (prompt lookup drafts)' : ''}: choose it above to draft with it.`,
+      undefined,
+      'loaded',
     );
   }
 
-  private say(text: string, code?: EngineErrorCode): void {
+  /** `kind`: 'loaded' (about the loaded draft), 'refused' (a failed draft load), else a passing note. */
+  private say(text: string, code?: EngineErrorCode, kind?: 'loaded' | 'refused'): void {
     this.status.textContent = text;
     if (code) this.status.dataset.code = code;
     else delete this.status.dataset.code;
+    if (kind) this.status.dataset.kind = kind;
+    else delete this.status.dataset.kind;
   }
 
   /**
@@ -237,6 +251,7 @@ export class DraftChoice {
     }
     const engine = this.session.ourEngine;
     this.say(`Loading ${id} as the draft model beside ${model.id}…`);
+    this.loadingDraft = true;
     try {
       const draft = await engine.setDraft(source, {
         cache: model.reload?.options.cache || viaLibrary,
@@ -246,6 +261,8 @@ export class DraftChoice {
       this.last = LOADED;
       this.say(
         `${id} drafts for ${model.id}${draft ? ` (${draft.nLayers} layers, ${draft.nEmbd} wide, ${(draft.nParams / 1e6).toPrecision(3)} M parameters)` : ''}.`,
+        undefined,
+        'loaded',
       );
     } catch (e) {
       const code = isEngineError(e) ? e.code : undefined;
@@ -253,8 +270,9 @@ export class DraftChoice {
       // The engine keeps the model (a refused draft frees what it had taken, and any draft before it).
       if (code === 'device_lost') this.session.setModel(undefined);
       else this.session.setModel({ ...model, info: { ...model.info, draft: undefined }, draftId: undefined });
-      this.select.value = NONE;
-      this.last = NONE;
+      // Back to the choice before it (prompt lookup, None); a draft loaded before was freed with it.
+      if (this.last === LOADED) this.last = NONE;
+      this.select.value = this.last;
       this.say(
         `Draft model refused${code ? ` (${code})` : ''}: ${message}. ${
           code === 'device_lost'
@@ -262,8 +280,10 @@ export class DraftChoice {
             : `${model.id} stays loaded, without a draft.`
         }`,
         code,
+        'refused',
       );
     } finally {
+      this.loadingDraft = false;
       this.session.end('load');
     }
   }

@@ -60,7 +60,9 @@ export function fmtDelta(d: number | null): string {
 }
 
 const NEED_MODEL = 'Load a model (our engine) first.';
-const NEED_OURS = 'Our WebGPU engine only: this model runs in WebLLM or on the CPU (wllama).';
+/** Why the comparison cannot run on the loaded model's engine (the page knows which one it is). */
+const needOurs = (backend: string) =>
+  `Our WebGPU engine only: this model runs ${backend === 'wllama' ? 'on the CPU (llama.cpp wasm)' : 'in WebLLM'}; load it with Engine: WebGPU to compare cache types.`;
 
 export class QualityView {
   readonly element: HTMLElement;
@@ -111,11 +113,12 @@ export class QualityView {
     this.runButton.disabled = this.session.task !== undefined || !m?.reload;
     if (this.controller) return;
     if (!m) this.table.replaceChildren(); // a new load: the last model's figures go
-    const need = !m ? NEED_MODEL : m.reload ? undefined : NEED_OURS;
+    const need = !m ? NEED_MODEL : m.reload ? undefined : needOurs(this.session.backend);
     // The last run's line stays until it no longer applies (another model, or none).
     if (need) this.status.textContent = need;
-    else if (this.status.textContent === NEED_MODEL || this.status.textContent === NEED_OURS)
-      this.status.textContent = '';
+    else if (this.status.dataset.need) this.status.textContent = '';
+    if (need) this.status.dataset.need = 'true';
+    else delete this.status.dataset.need;
   }
 
   /** Scores the text with each cache type, then loads the model back with its own options. */

@@ -75,6 +75,17 @@ test('perplexity per KV cache type beside f16 equals llama.cpp, and the model lo
   await page.locator('#model-synthetic-shape').selectOption('stories260k');
   await page.getByRole('button', { name: 'Load model' }).click();
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded /, { timeout: 60_000 });
+  // Said before the run, from the model's header.
+  await expect(card.getByTestId('quality-hint')).toHaveText(
+    "q8_0 and q4_0 need a head size that is a multiple of 32 (this model's: 8): they are listed as not run, without loading the model again.",
+  );
+  // A text too short to score is refused before any reload.
+  await card.locator('#quality-text').fill('');
+  await card.getByRole('button', { name: 'Perplexity per KV cache type' }).click();
+  await expect(card.getByTestId('quality-status')).toHaveText(
+    'The text is too short: perplexity needs at least two tokens.',
+  );
+  await card.locator('#quality-text').fill('Once upon a time, there was a little girl named Mia.');
   await card.getByRole('button', { name: 'Perplexity per KV cache type' }).click();
   await expect(card.getByTestId('quality-status')).toHaveText(
     /^Done: 1 of 3 cache types scored \(q8_0, q4_0 not run\)/,

@@ -6,6 +6,7 @@
  * each one's difference from f16 in %, and loads the model back as it was.
  */
 
+import { kvShapeOf, kvTypeUnusable } from '../bench/kv-memory.ts';
 import { perplexity } from '../bench/perplexity.ts';
 import { isEngineError } from '../core/errors.ts';
 import type { KvType } from '../core/types.ts';
@@ -70,6 +71,8 @@ export class QualityView {
   private readonly runButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly status: HTMLElement;
+  /** Which cache types this model cannot take, said before the run (their rows then say it too). */
+  private readonly hint: HTMLElement;
   private readonly table: HTMLElement;
   private controller: AbortController | undefined;
 
@@ -88,6 +91,7 @@ export class QualityView {
       'data-testid': 'quality-status',
     });
     this.table = h('div', { class: 'table-wrap', 'data-testid': 'quality-table' });
+    this.hint = h('p', { class: 'field__hint', 'data-testid': 'quality-hint' });
     this.element = h(
       'section',
       { class: 'card card--wide', 'aria-labelledby': 'quality-heading', 'data-card': 'quality' },
@@ -100,6 +104,7 @@ export class QualityView {
       ),
       h('label', { for: 'quality-text', class: 'field__label' }, 'Text'),
       this.text,
+      this.hint,
       h('div', { class: 'actions' }, this.runButton, this.stopButton),
       this.status,
       this.table,
@@ -119,6 +124,22 @@ export class QualityView {
     else if (this.status.dataset.need) this.status.textContent = '';
     if (need) this.status.dataset.need = 'true';
     else delete this.status.dataset.need;
+    const unusable = m?.reload ? this.unusable() : [];
+    this.hint.textContent = unusable.length
+      ? `${unusable.map((u) => u.kvType).join(' and ')} ${unusable.length === 1 ? unusable[0].why : unusable[0].why.replace(/^needs /, 'need ')}: ${unusable.length === 1 ? 'it is' : 'they are'} listed as not run, without loading the model again.`
+      : '';
+    this.hint.hidden = unusable.length === 0;
+  }
+
+  /** The cache types the loaded model cannot take (its head size; src/bench/kv-memory.ts `kvTypeUnusable`). */
+  private unusable(): { kvType: KvType; why: string }[] {
+    const header = this.session.model?.header;
+    if (!header) return [];
+    const { headDim } = kvShapeOf(header);
+    return QUALITY_TYPES.flatMap((kvType) => {
+      const why = kvTypeUnusable(kvType, headDim);
+      return why ? [{ kvType, why }] : [];
+    });
   }
 
   /** Scores the text with each cache type, then loads the model back with its own options. */
@@ -131,10 +152,31 @@ export class QualityView {
     const signal = this.controller.signal;
     this.stopButton.hidden = false;
     const rows: QualityRow[] = [];
+    const text = this.text.value;
+    // A text too short to score is said before the model is loaded again three times.
     try {
-      const text = this.text.value;
+      const n =
+        (await engine.tokenize(text, false)).length + ((await engine.tokenize('', true)).length > 0 ? 1 : 0);
+      if (n < 2) {
+        this.status.textContent = 'The text is too short: perplexity needs at least two tokens.';
+        this.controller = undefined;
+        this.stopButton.hidden = true;
+        this.session.end('bench');
+        return;
+      }
+    } catch {
+      // the loop below says what fails
+    }
+    const unusable = new Map(this.unusable().map((u) => [u.kvType, u.why]));
+    try {
       for (const kvType of QUALITY_TYPES) {
         if (signal.aborted) break;
+        const why = unusable.get(kvType);
+        if (why) {
+          rows.push({ kvType, error: `a ${kvType} cache ${why}` });
+          this.render(rows);
+          continue;
+        }
         this.status.textContent = `Loading ${m.id} with a ${kvType} KV cache…`;
         const t0 = performance.now();
         try {

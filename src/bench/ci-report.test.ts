@@ -403,7 +403,7 @@ describe('junitXml and summaryMarkdown of a --llama-bench result', () => {
       expect(out).toBe(
         `llama-bench tests of stories260K.gguf on ${deviceName(res)} (tok/s, mean ± std): ${tests.map((t) => `${t.name} ${fmtSig(t.tokensPerSecond.mean)} ± ${fmtSig(t.tokensPerSecond.std)}`).join(', ')}`,
       );
-      const [head, , row] = summaryMarkdown({ result: res, outcomes }).split('\n').slice(2);
+      const [head, align, row] = summaryMarkdown({ result: res, outcomes }).split('\n').slice(2);
       const cells = (l: string) => l.split(' | ').map((c) => c.replace(/^\| | \|$/g, ''));
       expect(cells(head)).toEqual([
         'Model',
@@ -414,6 +414,7 @@ describe('junitXml and summaryMarkdown of a --llama-bench result', () => {
         'tg128 @ d4096 tok/s',
         'Thresholds',
       ]);
+      expect(align).toBe('| --- | --- | --- | ---: | ---: | ---: | --- |');
       expect(cells(row).slice(3, 6)).toEqual(
         tests.map((t) => `${fmtSig(t.tokensPerSecond.mean)} ± ${fmtSig(t.tokensPerSecond.std)}`),
       );
@@ -465,7 +466,8 @@ describe('summaryMarkdown', () => {
         'TPOT median (ms)',
         'Thresholds',
       ]);
-      expect(t.align).toEqual(['---', '---', '---', '---:', '---:', '---:', '---:', '---:']);
+      // The figures right-aligned; the text columns, the thresholds' ✓/✗ lines included, left.
+      expect(t.align).toEqual(['---', '---', '---', '---:', '---:', '---:', '---:', '---']);
       expect(t.row.slice(0, 7)).toEqual([
         'm|odel.gguf (Q4_0)',
         sw ? 'SwiftShader Device (Subzero) (software)' : 'NVIDIA GeForce RTX 4090',

@@ -9,7 +9,7 @@
 import { fmtSig } from '../util/format.ts';
 import { softwareReasons } from './gpu-report.ts';
 import type { LlamaBenchTest } from './llama-bench.ts';
-import { markdownTable, markdownText } from './markdown.ts';
+import { type MarkdownAlign, markdownTable, markdownText } from './markdown.ts';
 import { deviceName, isSoftwareResult, withFacts } from './report.ts';
 import { type BenchDevice, type BenchResult, modelFacts } from './types.ts';
 
@@ -398,7 +398,16 @@ export function summaryMarkdown(input: SummaryInput): string {
               : outcomes.map(outcomeCell).join('<br>'),
         ],
       ],
-      3,
+      // Text left (model, device, adapter, thresholds), figures right.
+      [
+        'left',
+        'left',
+        'left',
+        ...(tests
+          ? tests.map((): MarkdownAlign => 'right')
+          : (['right', 'right', 'right', 'right'] as const)),
+        'left',
+      ],
     ),
   ];
   if (error)

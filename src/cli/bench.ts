@@ -23,7 +23,7 @@
  * command line (usage, parsing, checks) is read in src/cli/bench-args.ts.
  */
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/ci-report.ts';
@@ -40,13 +40,28 @@ import { isUsageError } from './args.ts';
 import { BENCH_USAGE, type BenchArgs, parseBenchArgs } from './bench-args.ts';
 import { progressPrinter } from './bench-progress.ts';
 import { chromiumArgs, launchChromium, resolveChromium } from './browser.ts';
-import { checkWritable, runError, writeCiFiles } from './ci-files.ts';
+import {
+  type CiFiles,
+  checkWritable,
+  makeFolder,
+  runError,
+  writeCiFiles,
+  writeCiFilesYielding,
+} from './ci-files.ts';
 import { asNodeSaysIt, errorFromPage, type PageError } from './harness-server.ts';
 import { formatLlamaBench } from './llama-bench-args.ts';
 import { cachedModel } from './model-cache.ts';
 import { ensureBuiltPage } from './page-build.ts';
 import { isRemoteArgv, runRemoteCli } from './remote.ts';
-import { type CliCommand, formatCliError, isEntryPoint, onInterruptSignals, runCli } from './run.ts';
+import {
+  type CliCommand,
+  eventLoopTurn,
+  formatCliError,
+  interruptInProgress,
+  isEntryPoint,
+  onInterruptSignals,
+  runCli,
+} from './run.ts';
 import { type StaticServer, startStaticServer } from './static-server.ts';
 
 function log(s: string): void {
@@ -197,7 +212,7 @@ function modelIdOf(a: BenchArgs): string | undefined {
  * Returns the function that removes the handlers.
  */
 function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
-  return onInterruptSignals((signal) => {
+  return onInterruptSignals(async (signal) => {
     const loaded = seen.model !== undefined && seen.load !== undefined;
     const result = partialResult(a, seen, signal);
     const total = a.plan.prompts.length * a.plan.runs;
@@ -206,9 +221,11 @@ function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
       : `before the model loaded (${seen.phase})`;
     log(`interrupted (${signal}) ${what}`);
     if (a.json) {
+      // Between files the event loop turns: a signal tsx repeats is answered (src/cli/run.ts).
+      await eventLoopTurn();
       // A failed write (a full disk) must not cost the JUnit and summary files below.
       try {
-        mkdirSync(dirname(resolve(a.json)), { recursive: true });
+        makeFolder(dirname(resolve(a.json)));
         writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
         log(
           `wrote ${a.json} (partial: ${loaded ? `${seen.runs.length} of ${total} runs` : `no runs, stopped in ${seen.phase}`})`,
@@ -217,22 +234,35 @@ function onInterrupt(a: BenchArgs, seen: Seen, t0: number): () => void {
         log(`could not write ${a.json}: ${(e as Error).message}`);
       }
     }
-    writeCiReports(a, {
-      // The JUnit properties and the summary's table read a result's figures: none before the load.
-      result: loaded ? result : undefined,
-      error: runError(new EngineError('aborted', `interrupted (${signal}) ${what}`)),
-      seen,
-      timeS: (performance.now() - t0) / 1000,
-    });
+    await writeCiFilesYielding(
+      ciFiles(a, {
+        // The JUnit properties and the summary's table read a result's figures: none before the load.
+        result: loaded ? result : undefined,
+        error: runError(new EngineError('aborted', `interrupted (${signal}) ${what}`)),
+        seen,
+        timeS: (performance.now() - t0) / 1000,
+      }),
+    );
   });
 }
 
-/** Writes `--junit` and appends `--summary-md` (either may be unset; src/cli/ci-files.ts). */
+/**
+ * Writes `--junit` and appends `--summary-md` (either may be unset; src/cli/ci-files.ts); not once a
+ * signal's handler has started, which writes them itself (a run the signal cut short ends meanwhile).
+ */
 function writeCiReports(
   a: BenchArgs,
   r: { result?: BenchResult; error?: RunError; seen: Seen; timeS: number },
 ): void {
-  writeCiFiles({
+  if (!interruptInProgress()) writeCiFiles(ciFiles(a, r));
+}
+
+/** The CI files' contents and places for {@link writeCiFiles}. */
+function ciFiles(
+  a: BenchArgs,
+  r: { result?: BenchResult; error?: RunError; seen: Seen; timeS: number },
+): CiFiles {
+  return {
     junit: a.junit,
     summaryMd: a.summaryMd,
     thresholds: { failUnderDecodeTps: a.failUnderDecodeTps, failOverTtftMs: a.failOverTtftMs },
@@ -242,7 +272,7 @@ function writeCiReports(
     modelId: modelIdOf(a),
     timeS: r.timeS,
     log,
-  });
+  };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -460,8 +490,8 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     }
     if (!result.tests && (result.memory || result.cost))
       process.stdout.write(`${formatLlamaBench(result)}\n`);
-    if (a.json) {
-      mkdirSync(dirname(resolve(a.json)), { recursive: true });
+    if (a.json && !interruptInProgress()) {
+      makeFolder(dirname(resolve(a.json)));
       writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);
       log(`wrote ${a.json}`);
     }

@@ -1,5 +1,23 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'run-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs `script` (an ES module importing from src/cli/run.ts) under the tsx command, as `npm run` does. */
+function underTsx(name: string, script: string) {
+  const file = join(dir, `${name}.ts`);
+  writeFileSync(file, script.replaceAll('RUN_TS', JSON.stringify(resolve(ROOT, 'src/cli/run.ts'))));
+  return spawnSync(process.execPath, [resolve(ROOT, 'node_modules/tsx/dist/cli.mjs'), file], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
 
 describe('onInterruptSignals', () => {
   it('exits 143 on SIGTERM even when the handler throws (no uncaught exit 1), saying what failed', () => {
@@ -14,5 +32,51 @@ describe('onInterruptSignals', () => {
     });
     expect(r.status, r.stderr).toBe(143);
     expect(r.stderr).toContain('could not write what was measured: disk full');
+  });
+
+  // tsx's parent process sends a SIGTERM again when it missed the command's acknowledgement (a process-group
+  // kill); with `once` listeners that repeat met Node's default action and killed the command mid-write.
+  it('a SIGTERM repeated while the handler writes is ignored: the handler runs once, to its end; exit 143', () => {
+    const r = underTsx(
+      'repeat',
+      `
+      import { appendFileSync, writeFileSync } from 'node:fs';
+      import { eventLoopTurn, onInterruptSignals } from RUN_TS;
+      onInterruptSignals(async (signal) => {
+        appendFileSync('calls.txt', signal + '\\n');
+        writeFileSync('first.txt', '1');
+        process.kill(process.pid, 'SIGTERM');
+        for (let i = 0; i < 5; i++) await eventLoopTurn();
+        await new Promise((done) => setTimeout(done, 50));
+        writeFileSync('last.txt', '2');
+      });
+      setTimeout(() => {}, 10000);
+      process.kill(process.pid, 'SIGTERM');`,
+    );
+    expect(r.status, r.stderr).toBe(143);
+    expect(readFileSync(join(dir, 'calls.txt'), 'utf8')).toBe('SIGTERM\n');
+    expect(existsSync(join(dir, 'first.txt'))).toBe(true);
+    expect(existsSync(join(dir, 'last.txt')), 'the repeated SIGTERM cut the handler short').toBe(true);
+  });
+
+  it("runCli leaves the exit to a started handler: main's end (a failure the signal caused) is not said", () => {
+    const r = underTsx(
+      'runcli',
+      `
+      import { writeFileSync } from 'node:fs';
+      import { onInterruptSignals, runCli } from RUN_TS;
+      onInterruptSignals(async () => {
+        await new Promise((done) => setTimeout(done, 200));
+        writeFileSync('handler.txt', 'written');
+      });
+      runCli(async () => {
+        process.kill(process.pid, 'SIGINT');
+        await new Promise((done) => setTimeout(done, 20));
+        throw new Error('the browser closed');
+      });`,
+    );
+    expect(r.status, r.stderr).toBe(130);
+    expect(readFileSync(join(dir, 'handler.txt'), 'utf8')).toBe('written');
+    expect(r.stderr).not.toContain('the browser closed');
   });
 });

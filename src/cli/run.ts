@@ -67,34 +67,64 @@ export function reportCliFailure(
   return 1;
 }
 
+/** Set once an interrupt handler has started: the command's own ending then leaves the exit to it. */
+let interrupting = false;
+
+/** Whether a SIGINT or SIGTERM handler ({@link onInterruptSignals}) has started (and will exit). */
+export function interruptInProgress(): boolean {
+  return interrupting;
+}
+
+/** Resolves after one turn of Node's event loop (`setImmediate`): pending signals and I/O are taken. */
+export function eventLoopTurn(): Promise<void> {
+  return new Promise((done) => setImmediate(done));
+}
+
 /**
- * Calls `handler(signal)` on the first SIGINT or SIGTERM, then exits 130 or 143 (the shell's 128 + the
- * signal's number), as `npm run bench` and `npm run remote` do when interrupted.
- * @returns the function that removes the handlers (once the run has ended).
+ * Calls `handler(signal)` on the first SIGINT or SIGTERM and, once it returns (or its promise settles),
+ * exits 130 or 143 (the shell's 128 + the signal's number), as `npm run bench` and `npm run remote` do
+ * when interrupted. The listeners stay while the handler runs and ignore a repeated signal, for tsx (which
+ * `npm run` starts): its parent relays a signal and, when it misses the acknowledgement its listener in
+ * the command sends (on a process-group kill the command can answer before the parent waits), sends the
+ * signal again 30 ms later, then SIGKILL after 30 ms more. With `once` listeners that repeat met Node's
+ * default action (tsx hides its own listener from `process.listenerCount`) and killed the command
+ * mid-write; a handler that writes several files should let the event loop turn between them
+ * ({@link eventLoopTurn}) so that tsx's listener answers the repeat.
+ * @returns the function that removes the handlers (once the run has ended; kept once a signal came).
  */
-export function onInterruptSignals(handler: (signal: NodeJS.Signals) => void): () => void {
-  const exit = (signal: NodeJS.Signals) => {
-    try {
-      handler(signal);
-    } catch (e) {
-      // The status still says "interrupted" (a throw here would exit 1 as an uncaught exception).
+export function onInterruptSignals(handler: (signal: NodeJS.Signals) => void | Promise<void>): () => void {
+  let caught = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (caught) return; // a repeat (tsx's relay): the first one's handler is writing and will exit
+    caught = true;
+    interrupting = true;
+    const code = signal === 'SIGTERM' ? 143 : 130;
+    // The status still says "interrupted" (a throw here would exit 1 as an uncaught exception).
+    const failed = (e: unknown) =>
       console.error(`could not write what was measured: ${(e as Error)?.message ?? String(e)}`);
-    } finally {
-      process.exit(signal === 'SIGTERM' ? 143 : 130);
+    let pending: unknown;
+    try {
+      pending = handler(signal);
+    } catch (e) {
+      failed(e);
     }
+    if (pending instanceof Promise) pending.catch(failed).finally(() => process.exit(code));
+    else process.exit(code);
   };
-  process.once('SIGINT', exit);
-  process.once('SIGTERM', exit);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   return () => {
-    process.off('SIGINT', exit);
-    process.off('SIGTERM', exit);
+    if (caught) return;
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   };
 }
 
 /**
  * Runs a command's `main` and exits the process with its status: 2 with the message (and `usageHint`, a
  * line such as "npm run generate -- --help lists the options") for bad arguments, 1 with `format`'s line
- * for any other failure.
+ * for any other failure. Once a signal's handler has started ({@link onInterruptSignals}), `main`'s end
+ * (a run the signal cut short) is left unsaid: the handler exits when its files are written.
  */
 export function runCli(
   main: () => Promise<number>,
@@ -102,7 +132,11 @@ export function runCli(
   usageHint?: string,
 ): void {
   main().then(
-    (code) => process.exit(code),
-    (e) => process.exit(reportCliFailure(e, format, usageHint)),
+    (code) => {
+      if (!interrupting) process.exit(code);
+    },
+    (e) => {
+      if (!interrupting) process.exit(reportCliFailure(e, format, usageHint));
+    },
   );
 }

@@ -172,16 +172,25 @@ const targetGreedy = (): CountingDrafter =>
     return row.indexOf(Math.max(...row));
   });
 
-/** The exact probability of each continuation of `length` tokens after PROMPT, keyed by the ids joined. */
-function exact(sampler: Sampler, length: number): Map<string, number> {
+/**
+ * The exact probability of each continuation of `length` tokens after PROMPT (or fewer, ending where
+ * `ends` says: a grammar's stop token), keyed by the ids joined; `logitsOf(seq)` gives the logits after
+ * PROMPT and `seq` (default the chain's own; a grammar's masked ones).
+ */
+function exact(
+  sampler: Sampler,
+  length: number,
+  logitsOf: (seq: readonly number[]) => Float32Array = (seq) => chainLogits([...PROMPT, ...seq]),
+  ends: (seq: readonly number[]) => boolean = () => false,
+): Map<string, number> {
   const out = new Map<string, number>();
   const walk = (seq: number[], prob: number) => {
-    if (seq.length === length) {
+    if (seq.length === length || ends(seq)) {
       out.set(seq.join(','), prob);
       return;
     }
     const history = [...PROMPT, ...seq];
-    const c = sampler.distribution(chainLogits(history), history);
+    const c = sampler.distribution(logitsOf(seq), history);
     for (let k = 0; k < c.ids.length; k++) if (c.probs[k] > 0) walk([...seq, c.ids[k]], prob * c.probs[k]);
   };
   walk([], 1);
@@ -343,22 +352,6 @@ const maskedLogits = (seq: readonly number[], limit?: number): Float32Array => {
   return applyTokenMask(chainLogits([...PROMPT, ...seq]), Int32Array.of(m.allowed()), V);
 };
 
-/** Exact probabilities of each continuation under the grammar: up to `length` tokens, or ending at STOP. */
-function exactConstrained(sampler: Sampler, length: number): Map<string, number> {
-  const out = new Map<string, number>();
-  const walk = (seq: number[], prob: number) => {
-    if (seq.length === length || seq.at(-1) === STOP) {
-      out.set(seq.join(','), (out.get(seq.join(',')) ?? 0) + prob);
-      return;
-    }
-    const history = [...PROMPT, ...seq];
-    const c = sampler.distribution(maskedLogits(seq), history);
-    for (let k = 0; k < c.ids.length; k++) if (c.probs[k] > 0) walk([...seq, c.ids[k]], prob * c.probs[k]);
-  };
-  walk([], 1);
-  return out;
-}
-
 /** Drafts the target's raw argmax unless the grammar would allow it (drafts the grammar refuses). */
 const greedyOutsideGrammar = (): CountingDrafter =>
   drafter((ctx) => {
@@ -470,7 +463,12 @@ describe('speculative decoding under a grammar (fake target chain, fake matcher)
         else expect(seq.length).toBe(length);
         joint.set(seq.join(','), (joint.get(seq.join(',')) ?? 0) + 1);
       }
-      const probs = exactConstrained(sampler, length);
+      const probs = exact(
+        sampler,
+        length,
+        (seq) => maskedLogits(seq),
+        (seq) => seq.at(-1) === STOP,
+      );
       for (const k of [1, 3, length]) {
         const key = (s: string[]) => s.join(',');
         const r = chiSquareTest(prefixes(joint, k, key), prefixes(probs, k, key), runs);

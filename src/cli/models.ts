@@ -53,6 +53,9 @@ async function main(): Promise<number> {
   }
   const store = await FsStore.open(values['cache-dir']);
   const lib = new ModelLibrary(store, { hfEndpoint: process.env.HF_ENDPOINT });
+  // rm and clear wait for a download of the same file in another process (they take its lock).
+  const onWait = (holder: string) =>
+    console.error(`waiting for ${holder}, which is downloading into this cache, to finish first`);
   switch (cmd) {
     case 'list': {
       const list = await lib.list();
@@ -95,13 +98,13 @@ async function main(): Promise<number> {
     }
     case 'rm': {
       const before = (await lib.list()).length;
-      await lib.remove(arg as string);
+      await lib.remove(arg as string, { onWait });
       const after = (await lib.list()).length;
       console.log(before > after ? `deleted ${arg}` : `nothing cached under ${arg}`);
       return before > after ? 0 : 1;
     }
     case 'clear':
-      await lib.clear();
+      await lib.clear({ onWait });
       console.log(`deleted every cached model in ${store.location}`);
       return 0;
   }

@@ -622,6 +622,55 @@ describe('one cache, several processes', () => {
     expect(existsSync(lockPath)).toBe(false);
   });
 
+  it('a download whose lock was taken over (it was paused past LOCK_STALE_MS) stops without writing', async () => {
+    const dir = tmp();
+    const a = await lib({ dir, retries: 0 });
+    const key = entryKey(url());
+    const lockPath = join(dir, `${key}.lock`);
+    server.hold(512 * KiB); // the download stops half-way, as a paused process would
+    const first = errorOf(a.acquire(url()));
+    await expect.poll(() => existsSync(join(dir, `${key}.gguf.part`)), { timeout: 20_000 }).toBe(true);
+    // Another process found the lock stale and took it: what this one writes next would mix with its.
+    writeFileSync(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, nonce: 'new-owner' }));
+    server.hold(undefined);
+    const e = await first;
+    expect(e.code).toBe('integrity');
+    expect(e.message).toMatch(
+      /another process took over the download of .* this process stops without writing/,
+    );
+    // The new owner's lock is left alone; nothing was called complete.
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).nonce).toBe('new-owner');
+    expect(existsSync(join(dir, `${key}.gguf`))).toBe(false);
+    expect((await (a.store as FsStore).getMeta(key))?.complete).not.toBe(true);
+  }, 40_000);
+
+  it('rm waits for a download of the entry in another process, then deletes it', async () => {
+    const dir = tmp();
+    const [a, b] = [await lib({ dir }), await lib({ dir })];
+    const key = entryKey(url());
+    server.hold(512 * KiB);
+    const first = a.acquire(url());
+    await expect.poll(() => existsSync(join(dir, `${key}.gguf.part`)), { timeout: 20_000 }).toBe(true);
+    const waits: string[] = [];
+    const removing = b.remove(url(), { onWait: (h) => waits.push(h) });
+    await expect.poll(() => waits.length, { timeout: 20_000 }).toBe(1);
+    expect(waits[0]).toBe(`process ${process.pid}`);
+    // Before: rm deleted under the download, which went on and called a corrupt file complete.
+    expect(existsSync(join(dir, `${key}.gguf.part`))).toBe(true);
+    server.hold(undefined);
+    const got = await first;
+    expect(
+      createHash('sha256')
+        .update(readFileSync((a.store as FsStore).filePath(key)))
+        .digest('hex'),
+    ).toBe(createHash('sha256').update(model()).digest('hex'));
+    expect(got.fromCache).toBe(false);
+    await removing;
+    expect(await b.list()).toEqual([]);
+    expect(existsSync(join(dir, `${key}.gguf`))).toBe(false);
+    expect(existsSync(join(dir, `${key}.lock`))).toBe(false);
+  }, 40_000);
+
   it('a live lock makes a run wait, and an abort ends the wait', async () => {
     const dir = tmp();
     const l = await lib({ dir });

@@ -53,6 +53,14 @@ export interface LibraryOptions {
 }
 
 /** Options for {@link ModelLibrary.acquire}. */
+/** Options of {@link ModelLibrary.remove} and {@link ModelLibrary.clear}. */
+export interface RemoveOptions {
+  /** Stops waiting for another process's download of the entry (EngineError 'aborted'). */
+  signal?: AbortSignal;
+  /** Called once when another process or tab holds the entry (downloading it): who ("process 1234"). */
+  onWait?: (holder: string) => void;
+}
+
 export interface AcquireOptions {
   signal?: AbortSignal;
   onProgress?: (p: DownloadProgress) => void;
@@ -544,19 +552,30 @@ export class ModelLibrary {
   }
 
   /** Deletes a model by key (all its split parts), or by spec/URL. */
-  async remove(keyOrSpec: string): Promise<void> {
+  async remove(keyOrSpec: string, opts: RemoveOptions = {}): Promise<void> {
     let key = keyOrSpec;
     if (/^(hf:|https?:)/i.test(keyOrSpec))
       key = entryKey(resolveModelSpec(keyOrSpec, { hfEndpoint: this.opts.hfEndpoint }).url);
     const metas = await this.store.listMeta();
     const first = metas.find((m) => m.key === key)?.split?.first ?? key;
-    for (const m of metas) if (m.key === first || m.split?.first === first) await this.store.remove(m.key);
-    await this.store.remove(key);
+    for (const m of metas)
+      if (m.key === first || m.split?.first === first) await this.removeLocked(m.key, opts);
+    await this.removeLocked(key, opts);
   }
 
-  /** Deletes every cached model. */
-  async clear(): Promise<void> {
-    for (const m of await this.store.listMeta()) await this.store.remove(m.key);
+  /** Deletes every cached model (each one after any download of it in another process or tab). */
+  async clear(opts: RemoveOptions = {}): Promise<void> {
+    for (const m of await this.store.listMeta()) await this.removeLocked(m.key, opts);
+  }
+
+  /**
+   * Deletes one entry under its lock, as a download takes it: a download in another process or tab ends
+   * first (deleting under it left a corrupt file that it then called complete).
+   */
+  private async removeLocked(key: string, opts: RemoveOptions): Promise<void> {
+    const run = () => this.store.remove(key);
+    if (!this.store.withLock) return run();
+    return this.store.withLock(key, run, { signal: opts.signal, onWait: opts.onWait });
   }
 
   /** Storage use and quota. */

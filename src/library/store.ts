@@ -352,6 +352,8 @@ export async function defaultCacheDir(): Promise<string> {
 /** A directory of cached files (Node). */
 export class FsStore implements CacheStore {
   readonly kind = 'fs' as const;
+  /** The nonce of each lock this store holds ({@link withLock}), by entry key. */
+  private readonly owned = new Map<string, string>();
   private constructor(
     private readonly fs: FsPromises,
     private readonly join: (...p: string[]) => string,
@@ -396,6 +398,7 @@ export class FsStore implements CacheStore {
   }
 
   async finish(key: string): Promise<void> {
+    await this.checkOwner(key);
     try {
       await this.fs.rename(this.partPath(key), this.filePath(key));
     } catch (e) {
@@ -418,6 +421,7 @@ export class FsStore implements CacheStore {
   }
 
   async putMeta(meta: EntryMeta): Promise<void> {
+    await this.checkOwner(meta.key);
     const p = this.join(this.location, `${meta.key}.json`);
     // Write then rename: a crash never leaves half a record. The temporary file is this process's own
     // (another process saving the same record at once renames its own file, never this one's).
@@ -485,8 +489,10 @@ export class FsStore implements CacheStore {
       this.fs.utimes(path, now, now).catch(() => {});
     }, LOCK_HEARTBEAT_MS);
     (beat as { unref?: () => void }).unref?.();
+    this.owned.set(key, me.nonce);
     return async () => {
       clearInterval(beat);
+      if (this.owned.get(key) === me.nonce) this.owned.delete(key);
       const held = await this.lockOwner(path);
       if (held?.owner.nonce === me.nonce) await this.fs.rm(path, { force: true }).catch(() => {});
     };
@@ -548,7 +554,26 @@ export class FsStore implements CacheStore {
     return out;
   }
 
+  /**
+   * Under this store's lock for `key`: throws when the lock is no longer ours, because another process
+   * broke it as stale (this one was paused, e.g. Ctrl-Z, past {@link LOCK_STALE_MS}) or the entry was
+   * deleted meanwhile. Its writes would otherwise mix with the new owner's and a corrupt file would be
+   * called complete. Without a lock held here (a store used directly), nothing to check.
+   * @throws EngineError('integrity').
+   */
+  private async checkOwner(key: string): Promise<void> {
+    const nonce = this.owned.get(key);
+    if (nonce === undefined) return;
+    const text = await this.fs.readFile(this.join(this.location, `${key}.lock`), 'utf8').catch(() => '');
+    if (!text.includes(`"${nonce}"`))
+      throw new EngineError(
+        'integrity',
+        `another process took over the download of ${key} (this one's lock went untouched for ${LOCK_STALE_MS / 1000} s, e.g. while it was paused) or it was deleted: this process stops without writing to it; run again to use or resume the cached copy`,
+      );
+  }
+
   async writeBlock(key: string, index: number, blockBytes: number, bytes: Uint8Array): Promise<void> {
+    await this.checkOwner(key);
     let fh: import('node:fs/promises').FileHandle | undefined;
     try {
       const path = this.partPath(key);
@@ -594,6 +619,7 @@ export class FsStore implements CacheStore {
   }
 
   async remove(key: string): Promise<void> {
+    await this.checkOwner(key);
     await this.fs.rm(this.filePath(key), { force: true });
     await this.fs.rm(this.partPath(key), { force: true });
     await this.fs.rm(this.join(this.location, `${key}.json`), { force: true });

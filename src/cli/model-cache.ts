@@ -98,7 +98,7 @@ export async function cachedModel(
     if (isEngineError(e, 'aborted') && !opts.signal?.aborted) {
       throw new EngineError(
         'aborted',
-        `the download was interrupted; what reached the disk is kept in ${store.location}: run the same command again to resume`,
+        `the download was interrupted; its whole blocks (16 MiB each) that reached the disk are kept in ${store.location}: run the same command again to resume`,
       );
     }
     throw e;

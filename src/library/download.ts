@@ -325,8 +325,11 @@ async function finalError(
   }
   return new EngineError(
     err.code,
-    `${err.message} (after ${failures} retries; the ${MB(meta.bytesDone)} downloaded so far are kept: ` +
-      'try again to resume)',
+    meta.bytesDone > 0
+      ? `${err.message} (after ${failures} retries; the ${MB(meta.bytesDone)} downloaded so far are kept: ` +
+          'try again to resume)'
+      : // Only whole blocks are kept: nothing to resume from before the first one.
+        `${err.message} (after ${failures} retries; no whole block of ${MB(meta.blockBytes)} had arrived, so nothing was kept: try again)`,
     { cause },
   );
 }

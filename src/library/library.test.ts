@@ -218,6 +218,21 @@ describe('resume', () => {
     expect((await tensorsVia({ byteParts: a.parts })).size).toBe(48);
   });
 
+  it('a download cut before its first whole block says nothing was kept (not "0 MB … kept")', async () => {
+    const store = await FsStore.open(tmp());
+    // One block larger than the file: the cut at half the file leaves no whole block.
+    const l = new ModelLibrary(store, {
+      blockBytes: 4 * 1024 * KiB,
+      requestBytes: 8 * 1024 * KiB,
+      retries: 0,
+    });
+    const e = await errorOf(l.acquire(`${server.url}/cut/stories260K.gguf`));
+    expect(e.code).toBe('network');
+    expect(e.message).toMatch(
+      /after 0 retries; no whole block of 4\.2 MB had arrived, so nothing was kept: try again\)$/,
+    );
+  });
+
   it('a download cut with no retries left resumes in the next run from its last whole block', async () => {
     const dir = tmp();
     const url = `${server.url}/cut/stories260K.gguf`;

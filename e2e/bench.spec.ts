@@ -205,6 +205,9 @@ test('a picked file that is not a whole GGUF is refused before the loaded model 
       'stories260K',
     );
   }
+  // The Load button still loads the kept model's file (the refused pick did not replace it).
+  await page.getByRole('button', { name: 'Load model' }).click();
+  await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });
   await runCustom(page, 'Once upon a time', 8);
   expect(pageErrors(page)).toEqual([]);
 });

@@ -345,6 +345,8 @@ export class ModelPicker {
     if (files.length === 0) return;
     if (this.kind !== 'file') this.select('file');
     const first = files.find((f) => parseSplitName(f.name)?.no === 1) ?? files[0];
+    // The pick before, given back if this file is refused (the Load button reloads the kept model's file).
+    const before = { file: this.pickedFile, parts: this.pickedParts, header: this.pickedHeader };
     this.pickedFile = first;
     this.pickedParts = files.filter((f) => f !== first);
     this.pickedHeader = undefined;
@@ -359,8 +361,9 @@ export class ModelPicker {
       (e: unknown) => {
         if (this.pickedFile !== first) return;
         // Not a whole GGUF file: refused here, before the load would unload the model that works.
-        this.pickedFile = undefined;
-        this.pickedParts = [];
+        this.pickedFile = before.file;
+        this.pickedParts = before.parts;
+        this.pickedHeader = before.header;
         this.showError(e);
         const kept = this.session.model;
         this.status.textContent = kept

@@ -53,6 +53,11 @@ export interface DownloadOptions {
   /** Expected SHA-256 (hex). */
   sha256?: string;
   onProgress?: (p: DownloadProgress) => void;
+  /**
+   * Checks the whole stored file before it is called complete (the library: its GGUF header against its
+   * size). A throw removes the entry and ends the download with that error.
+   */
+  checkComplete?: (meta: EntryMeta) => Promise<void>;
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -137,6 +142,7 @@ class DownloadRun {
     private readonly expectedSha: string | undefined,
     public h: IHasher | undefined,
     private readonly onProgress: DownloadOptions['onProgress'],
+    private readonly checkComplete?: DownloadOptions['checkComplete'],
   ) {
     this.pos = meta.bytesDone;
     this.resumedFrom = this.pos;
@@ -221,8 +227,10 @@ class DownloadRun {
   }
 
   /**
-   * After the last byte: the last block stored, the size and SHA-256 checked, the entry completed.
-   * @throws EngineError 'integrity' on a size or hash mismatch (the entry is removed).
+   * After the last byte: the last block stored, the size, SHA-256 and `checkComplete` checked, the entry
+   * completed.
+   * @throws EngineError 'integrity' on a size or hash mismatch, or what `checkComplete` throws (the entry is
+   *   removed).
    */
   async finish(url: string): Promise<EntryMeta> {
     const { store, meta, size, expectedSha, h } = this;
@@ -245,6 +253,14 @@ class DownloadRun {
         );
       }
       meta.sha256Verified = true;
+    }
+    if (this.checkComplete) {
+      try {
+        await this.checkComplete(meta);
+      } catch (e) {
+        await store.remove(meta.key);
+        throw e;
+      }
     }
     await store.finish?.(meta.key);
     meta.complete = true;
@@ -375,7 +391,7 @@ export async function downloadToStore(
       h = expectedSha ? await newHasher() : undefined;
     }
   }
-  const run = new DownloadRun(store, meta, size, expectedSha, h, opts.onProgress);
+  const run = new DownloadRun(store, meta, size, expectedSha, h, opts.onProgress, opts.checkComplete);
 
   let failures = 0;
   /** The server answered a range request with the whole file: it cannot resume. */

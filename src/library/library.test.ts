@@ -6,7 +6,15 @@
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
@@ -573,6 +581,32 @@ describe('integrity', () => {
     });
     expect(ok.parts[0].meta.sha256Verified).toBe(true);
   });
+});
+
+it('all the bytes a server announces, fewer than its GGUF needs (a wrong size, a cut file): kept nothing', async () => {
+  // What a server whose Content-Length under-states the file sends: every announced byte, each block's
+  // hash right, and a model cut short. Cut inside the tensor data, and inside the header.
+  const l = await lib();
+  const whole = model();
+  const head = (await openGguf({ path: STORIES_PATH })).dataOffset;
+  for (const [cut, why] of [
+    [whole.length - 1 - Math.floor(Math.random() * 5000), /tensor \S+ needs bytes up to [\d,]+/],
+    [Math.floor(head / 2), /its header runs past them/],
+  ] as const) {
+    const name = `short-${cut}.gguf`;
+    server.setFile(name, whole.slice(0, cut));
+    const e = await errorOf(l.acquire(`${server.url}/range/${name}`));
+    expect(e.code).toBe('integrity');
+    expect(e.message).toContain(`all ${cut.toLocaleString('en-US')} bytes the server announced arrived`);
+    expect(e.message).toMatch(why);
+    expect(e.message).toMatch(/nothing was kept$/);
+    expect(await l.list()).toEqual([]);
+    expect(readdirSync((l.store as FsStore).location)).not.toContainEqual(expect.stringMatching(/\.gguf/));
+    server.setFile(name, whole);
+    const ok = await l.acquire(`${server.url}/range/${name}`);
+    expect(ok.parts[0].meta.size).toBe(whole.length);
+    await l.remove(`${server.url}/range/${name}`);
+  }
 });
 
 describe('one cache, several processes', () => {

@@ -12,6 +12,7 @@
  * Split GGUF files (`-00001-of-0000N.gguf`) are N entries fetched in order; they list as one model.
  */
 import { EngineError, isEngineError } from '../core/errors.ts';
+import { openGguf } from '../gguf/reader.ts';
 import { parseSplitName, splitPartName } from '../gguf/split.ts';
 import { RequestControl } from '../net/byte-source.ts';
 import { CachedByteSource, verifyEntry } from './cached-source.ts';
@@ -349,6 +350,7 @@ export class ModelLibrary {
       retryDelayMs: this.opts.retryDelayMs,
       sha256: opts.sha256,
       onProgress: opts.onProgress,
+      checkComplete: (m) => checkGgufExtent(this.store, m, opts.signal),
     });
     return { ...r, offline: false };
   }
@@ -586,5 +588,30 @@ export class ModelLibrary {
   /** Asks the browser to keep the cache under storage pressure; false where refused or not a browser. */
   async persist(): Promise<boolean> {
     return (await this.store.persist?.()) ?? false;
+  }
+}
+
+/**
+ * A downloaded file is complete only if its GGUF header's tensors end within it: a server whose
+ * Content-Length under-states the file (or a file replaced during the download) gives the stated number of
+ * bytes, all checked, and a truncated model. Other header faults are left to the load, which names them (the
+ * file may be meant for llama.cpp, which reads types this engine does not).
+ * @throws EngineError 'integrity' when a tensor ends past the downloaded bytes; 'aborted'.
+ */
+async function checkGgufExtent(store: CacheStore, meta: EntryMeta, signal?: AbortSignal): Promise<void> {
+  try {
+    await openGguf({ bytes: new CachedByteSource(store, meta) }, { signal });
+  } catch (e) {
+    if (isEngineError(e) && e.code === 'gguf_invalid' && /is truncated/.test(e.message)) {
+      const t = e.message.match(/tensor (\S+) needs bytes up to ([\d,]+)/);
+      throw new EngineError(
+        'integrity',
+        `${meta.url}: all ${meta.size.toLocaleString('en-US')} bytes the server announced arrived, but the file is ` +
+          `longer (${t ? `tensor ${t[1]} needs bytes up to ${t[2]}` : 'its header runs past them'}): the server ` +
+          'states a wrong size or the file changed during the download; nothing was kept',
+        { cause: e },
+      );
+    }
+    if (isEngineError(e) && (e.code === 'aborted' || e.code === 'integrity')) throw e;
   }
 }

@@ -100,13 +100,22 @@ export class AutoEngine implements PackageEngine {
         `speculative decoding (draft) runs on our WebGPU engine only; backend 'auto' chose wllama (${this.choice.reason}): load without draft`,
       );
     }
-    this.info = undefined;
-    const info = await this.engine.load(source, options);
-    this.info = { ...info, backend: this.choice?.backend, backendReason: this.choice?.reason };
-    return this.info;
+    const named = (info: ModelInfo | undefined): ModelInfo | undefined =>
+      info && { ...info, backend: this.choice?.backend, backendReason: this.choice?.reason };
+    try {
+      this.info = named(await this.engine.load(source, options));
+    } catch (e) {
+      // A load that failed before freeing the loaded model leaves it loaded.
+      this.info = named(this.engine.modelInfo);
+      throw e;
+    }
+    return this.info as ModelInfo;
   }
 
-  /** The loaded model's description, as the last {@link load} returned it; undefined while none is loaded. */
+  /**
+   * The loaded model's description, as the last {@link load} returned it (while a load runs, and after one
+   * that failed before freeing it, the model loaded before); undefined while none is loaded.
+   */
   get modelInfo(): ModelInfo | undefined {
     return this.info;
   }

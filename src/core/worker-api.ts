@@ -51,7 +51,10 @@ export interface WorkerApi {
     requestId?: number,
   ): Promise<GenerateResult>;
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, requestId?: number): Promise<GenerateResult>;
-  /** Aborts the load or generation with this id. */
+  /**
+   * Aborts the load or generation with this id; an id above any the worker has seen is kept, and the
+   * request that comes with it starts aborted.
+   */
   cancel(id: number): void;
   tokenize(text: string, addBos?: boolean): Promise<number[]>;
   detokenize(ids: number[]): Promise<string>;
@@ -59,6 +62,8 @@ export interface WorkerApi {
   scoreTokens(ids: number[], requestId?: number): Promise<{ nll: Float64Array; top1: Int32Array }>;
   stats(): Promise<EngineStats>;
   unload(): Promise<void>;
+  /** `WebGpuEngine.modelInfo`: the loaded model's description, undefined while none is loaded. */
+  modelInfo(): Promise<ModelInfo | undefined>;
   /** Adapter facts of the worker's device (after load). */
   adapterInfo(): Promise<
     | { vendor: string; architecture: string; device: string; description: string; isFallback: boolean }
@@ -87,7 +92,7 @@ export class WorkerEngine implements Engine {
   private readonly remote: Comlink.Remote<WorkerApi>;
   /** Set by {@link terminate}: every call then rejects ('not_loaded'). */
   private terminated = false;
-  /** What the last load returned; undefined before one, after unload, a failed load and terminate. */
+  /** The loaded model: what the last load returned, or after a failed one what the worker still has. */
   private info?: ModelInfo;
   /** Rejecters of the calls in flight, so that {@link terminate} settles them (a dead worker never answers). */
   private readonly inFlight = new Set<(e: EngineError) => void>();
@@ -120,12 +125,12 @@ export class WorkerEngine implements Engine {
     return this.call(() => {
       const id = nextId++;
       const onAbort = () => void this.remote.cancel(id);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const p = run(id).finally(() => signal?.removeEventListener('abort', onAbort));
-      // An already aborted signal cancels after the request is posted: the worker registers the id when the
-      // request's message arrives, so a cancel sent first found nothing and the request ran in full.
+      // An already aborted signal: the cancel goes first (messages on one port arrive in order), and the
+      // worker keeps it for the id it has not seen yet, so the request starts aborted. Sent after the
+      // request, it arrived once the prefill had run and one token was out.
       if (signal?.aborted) onAbort();
-      return p;
+      else signal?.addEventListener('abort', onAbort, { once: true });
+      return run(id).finally(() => signal?.removeEventListener('abort', onAbort));
     });
   }
 
@@ -138,20 +143,26 @@ export class WorkerEngine implements Engine {
       return Promise.reject(e);
     }
     const { onProgress, signal, ...rest } = options;
-    // A new load replaces the model (a failed one leaves none).
-    this.info = undefined;
     return this.withSignal(signal, (id) =>
       this.remote.load(source, rest, onProgress ? Comlink.proxy(onProgress) : undefined, id),
-    ).then((info) => {
-      this.info = info;
-      return info;
-    });
+    ).then(
+      (info) => {
+        this.info = info;
+        return info;
+      },
+      async (e: unknown) => {
+        // A load that failed before freeing the loaded model leaves it loaded (WebGpuEngine.load).
+        this.info = this.terminated ? undefined : await this.remote.modelInfo().catch(() => undefined);
+        throw e;
+      },
+    );
   }
 
   /**
    * The loaded model's description, as the last {@link load} returned it (its draft as the last
-   * {@link setDraft} left it);
-   * undefined before a load, after {@link unload} or {@link terminate}, and after a load that failed. Read
+   * {@link setDraft} left it); while a load runs, the model loaded before it; after a load that failed,
+   * the model the worker still has (one that failed before freeing it keeps it), else undefined;
+   * undefined before a load, after {@link unload} or {@link terminate}. Read
    * without a call to the worker, e.g. by `withOpenAI` for its objects' `model`.
    */
   get modelInfo(): ModelInfo | undefined {

@@ -139,8 +139,13 @@ export class WebGpuEngine implements Engine {
   }
 
   /** The GPU context for a load: the given one, else ours, remade when lost or when the limits asked change. */
+  /** Whether {@link ensureDevice} keeps the current device for `defaultLimits`. */
+  private deviceReusable(defaultLimits: boolean): boolean {
+    return Boolean(this.gpu && !this.lost && (this.opts.gpu || this.gpu.defaultLimits === defaultLimits));
+  }
+
   private async ensureDevice(defaultLimits: boolean): Promise<GpuContext> {
-    if (this.gpu && !this.lost && (this.opts.gpu || this.gpu.defaultLimits === defaultLimits)) {
+    if (this.gpu && this.deviceReusable(defaultLimits)) {
       this.watchLost(this.gpu);
       return this.gpu;
     }
@@ -189,24 +194,39 @@ export class WebGpuEngine implements Engine {
   }
 
   /**
-   * Loads a GGUF model. Replaces (and frees) any loaded model.
+   * Loads a GGUF model, replacing (and freeing) any loaded model. The loaded one stays loaded and usable
+   * while the new file is fetched and its header checked (format, architecture, tokenizer, context, KV
+   * types): a load that fails there leaves it as it was. It is freed before the new one's first GPU
+   * allocation (two models need not fit at once), so a failure from then on (out of memory, a damaged
+   * block, an abort) leaves none; a generation still running then ends with 'not_loaded'. Loads run one at
+   * a time: one called while another runs starts when that one has settled.
    * @throws EngineError: 'webgpu_unavailable', 'gguf_invalid', 'unsupported_model', 'out_of_memory',
-   *   'network', 'http_status', 'timeout', 'aborted', 'device_lost'; 'invalid_argument' for a bad option
-   *   (an unknown KV type before anything else, a Q8_0/Q4_0 cache for a head size not a multiple of 32
-   *   before anything is allocated). With `options.draft`, the draft's errors as {@link setDraft}: thrown
-   *   after the target has loaded, which then stays loaded without a draft (`modelInfo` says so).
+   *   'network', 'http_status', 'timeout', 'aborted', 'device_lost', 'integrity'; 'invalid_argument' for a
+   *   bad option (an unknown KV type before anything else, a Q8_0/Q4_0 cache for a head size not a multiple
+   *   of 32 before anything is allocated). With `options.draft`, the draft's errors as {@link setDraft}:
+   *   thrown after the target has loaded, which then stays loaded without a draft (`modelInfo` says so).
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<WebGpuModelInfo> {
     checkModelSource(source);
     checkLoadOptions(options);
     checkKernelOverrides(this.opts);
-    await this.unload();
-    const gpuFor = await this.ensureDevice(Boolean(options.defaultLimits));
-    checkKernelOverrides(this.opts, gpuFor);
+    const run = this.loading.then(() => this.loadNow(source, options));
+    this.loading = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The last {@link load} started, settled or not: the next one waits for it. */
+  private loading: Promise<unknown> = Promise.resolve();
+
+  private async loadNow(source: ModelSource, options: LoadOptions): Promise<WebGpuModelInfo> {
+    const defaultLimits = Boolean(options.defaultLimits);
+    // A new device (other limits, or after a loss) takes the loaded model with the old one.
+    if (!this.deviceReusable(defaultLimits)) await this.unload();
+    const gpu = await this.ensureDevice(defaultLimits);
+    checkKernelOverrides(this.opts, gpu);
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
-    const gpu = gpuFor;
     emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
     const info = await this.openSource(source, options, emit, (file, cache) =>
       this.loadFile(gpu, file, source, options, tStart, emit, cache),
@@ -378,6 +398,9 @@ export class WebGpuEngine implements Engine {
     const vKvType = options.kvTypeV ?? options.kvType ?? 'f16';
     checkKvCacheFits(cfg, kvType, vKvType);
     const batchSize = this.batchSizeFor(gpu, cfg, contextLength, options);
+    if (options.signal?.aborted) throw new EngineError('aborted', 'loading the model was aborted');
+    // The file is read and checked: the loaded model goes now, before anything of this one is allocated.
+    await this.unload();
     let plan: KernelPlan;
     try {
       plan = await resolveKernelPlan(gpu, file, cfg, this.opts, { kvType, vKvType });

@@ -93,3 +93,83 @@ describe('a cancel during the load cancels it (issue 46, item 1)', () => {
     }
   }, 240_000);
 });
+
+describe('a load that fails before freeing the loaded model leaves it loaded', () => {
+  it('a bad file, a cut file, a bad option or an abort before the upload keep the old model; later failures free it', async () => {
+    setupNodeVulkan();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
+    const c = golden.generation.cases[0];
+    const stillServes = async () => {
+      expect(engine.modelInfo?.nVocab).toBe(512);
+      const r = await engine.generate({ prompt: c.prompt, maxTokens: 8 });
+      expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 8));
+    };
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e) => (isEngineError(e) ? e.code : `not an EngineError: ${e}`),
+      );
+    try {
+      await engine.load({ path: stories260kPath() });
+      // Head size 16: a Q8_0 cache (32-element blocks) cannot hold it.
+      const other = makeRandomLlamaGguf({ seed: 9, nLayers: 1, nEmbd: 64, nFF: 96, nHead: 4, nVocab: 300 });
+      const cut = Math.floor(other.byteLength * (0.5 + Math.random() * 0.4));
+      const aborted = new AbortController();
+      aborted.abort();
+      for (const [what, load, code] of [
+        ['not a GGUF', () => engine.load({ blob: new Blob(['<html>nope</html>']) }), 'gguf_invalid'],
+        ['a cut file', () => engine.load({ blob: new Blob([other.slice(0, cut)]) }), 'gguf_invalid'],
+        ['a missing path', () => engine.load({ path: '/nonexistent/x.gguf' }), 'invalid_argument'],
+        [
+          'a KV type the head size cannot take',
+          () => engine.load({ blob: new Blob([other as Uint8Array<ArrayBuffer>]) }, { kvType: 'q8_0' }),
+          'invalid_argument',
+        ],
+        [
+          'an abort before the load',
+          () => engine.load({ path: stories260kPath() }, { signal: aborted.signal }),
+          'aborted',
+        ],
+      ] as const) {
+        expect(await codeOf(load()), what).toBe(code);
+        await stillServes();
+      }
+      // Past the first allocation the loaded model is gone: an abort during the upload leaves none.
+      const ac = new AbortController();
+      const upload = engine.load(
+        { blob: new Blob([other as Uint8Array<ArrayBuffer>]) },
+        { onProgress: (p) => p.phase === 'upload' && ac.abort(), signal: ac.signal },
+      );
+      expect(await codeOf(upload)).toBe('aborted');
+      expect(engine.modelInfo).toBeUndefined();
+      expect(await codeOf(engine.generate({ prompt: 'x' }))).toBe('not_loaded');
+    } finally {
+      await engine.dispose();
+    }
+  }, 240_000);
+
+  it('loads called together run one after the other: the last one called is loaded', async () => {
+    setupNodeVulkan();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
+    try {
+      const a = makeRandomLlamaGguf({ seed: 3, nLayers: 2, nEmbd: 64, nFF: 96, nHead: 2, nVocab: 300 });
+      // The big one first: run side by side, the small one finished first and the big one replaced it.
+      const loads = [
+        engine.load({ path: stories260kPath() }),
+        engine.load(
+          { blob: new Blob([a as Uint8Array<ArrayBuffer>]), name: 'a.gguf' },
+          { contextLength: 77 },
+        ),
+      ];
+      const infos = await Promise.all(loads);
+      expect(infos.map((i) => i.nVocab)).toEqual([512, 300]);
+      expect(engine.modelInfo).toBe(infos[1]);
+      expect(engine.modelInfo?.contextLength).toBe(77);
+      const r = await engine.generate({ prompt: 'x', maxTokens: 3, ignoreEos: true });
+      expect(r.outputTokenIds).toHaveLength(3);
+      expect(Math.max(...r.outputTokenIds)).toBeLessThan(300);
+    } finally {
+      await engine.dispose();
+    }
+  }, 240_000);
+});

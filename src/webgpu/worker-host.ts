@@ -52,9 +52,16 @@ export interface WorkerHost {
 /** The {@link WorkerApi} over `engine`: callbacks {@link ordered}, requests cancellable by id. */
 export function createWorkerHost(engine: WebGpuEngine): WorkerHost {
   const controllers = new Map<number, AbortController>();
+  /** Cancels that came before their request (ids rise: one above `lastId` has not been seen yet). */
+  const early = new Set<number>();
+  let lastId = 0;
   function track<T>(id: number | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const c = new AbortController();
-    if (id !== undefined) controllers.set(id, c);
+    if (id !== undefined) {
+      controllers.set(id, c);
+      lastId = Math.max(lastId, id);
+      if (early.delete(id)) c.abort();
+    }
     return run(c.signal).finally(() => {
       if (id !== undefined) controllers.delete(id);
     });
@@ -90,12 +97,17 @@ export function createWorkerHost(engine: WebGpuEngine): WorkerHost {
           return { ...r, text: answer.text(r.text) };
         }),
       ),
-    cancel: (id) => controllers.get(id)?.abort(),
+    cancel: (id) => {
+      const c = controllers.get(id);
+      if (c) c.abort();
+      else if (id > lastId) early.add(id);
+    },
     tokenize: (text, addBos) => engine.tokenize(text, addBos),
     detokenize: (ids) => engine.detokenize(ids),
     scoreTokens: (ids, id) => track(id, (signal) => engine.scoreTokens(ids, signal)),
     stats: () => engine.stats(),
     unload: () => engine.unload(),
+    modelInfo: async () => engine.modelInfo,
     adapterInfo: async () => engine.gpuContext?.info,
   };
   return { api, track };

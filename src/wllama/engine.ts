@@ -371,7 +371,10 @@ export class WllamaEngine implements Engine {
   }
 
   /**
-   * Loads a GGUF model (replacing any loaded one) into a new wllama instance on the CPU.
+   * Loads a GGUF model (replacing any loaded one) into a new wllama instance on the CPU. The loaded one
+   * stays loaded and usable until the new file has been fetched and checked and the wasm found: a load
+   * that fails before that leaves it as it was; from then on a failure leaves none. Loads run one at a
+   * time: one called while another runs starts when that one has settled.
    * `contextLength` default min(the model's context, 2048); `batchSize` is llama.cpp's n_batch/n_ubatch
    * (default 512); `kvType` its cache_type_k/v (default f16, llama.cpp's). `defaultLimits` has no meaning
    * here and is ignored.
@@ -381,13 +384,21 @@ export class WllamaEngine implements Engine {
    *   forced without SharedArrayBuffer), 'gguf_invalid', 'network', 'http_status', 'timeout', 'aborted',
    *   'integrity'; wllama's own load failure as 'unsupported_model' with its message. The wasm
    *   (`wasmUrl`) is checked first ({@link checkWllamaWasm}): one it cannot get fails the load with
-   *   'network', 'http_status' or 'timeout' naming its URL, and leaves the engine unloaded.
+   *   'network', 'http_status' or 'timeout' naming its URL, and leaves the loaded model as it was.
    */
   async load(source: ModelSource, options: LoadOptions = {}): Promise<ModelInfo> {
     checkLoadOptions(options);
     refuseDraft(options, WLLAMA_NAME);
     const threads = chooseThreads(this.config.threads ?? 'auto');
-    await this.unload();
+    const run = this.loading.then(() => this.loadNow(source, options, threads));
+    this.loading = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The last {@link load} started, settled or not: the next one waits for it. */
+  private loading: Promise<unknown> = Promise.resolve();
+
+  private async loadNow(source: ModelSource, options: LoadOptions, threads: number): Promise<ModelInfo> {
     const tStart = performance.now();
     const emit = (p: Omit<LoadProgress, 'tMs'>) =>
       options.onProgress?.({ ...p, tMs: performance.now() - tStart });
@@ -477,6 +488,8 @@ export class WllamaEngine implements Engine {
     emit({ phase: 'upload', bytesDone: 0, bytesTotal: fileBytes });
     const wasm = await wasmUrl();
     throwIfAborted(options.signal, 'loading the model');
+    // The file and the wasm are there: the loaded model goes now, before the new one takes memory.
+    await this.unload();
     // llama.cpp logs errors only (log_level ERROR), into nativeErrors: what a failed request's typed error names.
     const wllama = new Wllama(
       { default: wasm },

@@ -119,7 +119,13 @@ describe('WllamaEngine typed errors', () => {
     await rejects(p, 'aborted');
     expect(engine.modelInfo).toBeUndefined();
     try {
-      expect((await engine.load({ url: stories260kUrl() }, { contextLength: 64 })).backend).toBe('wllama');
+      const info = await engine.load({ url: stories260kUrl() }, { contextLength: 64 });
+      expect(info.backend).toBe('wllama');
+      // A load that fails on its file leaves the loaded model as it was.
+      await rejects(engine.load({ url: new URL('/no-such-model.gguf', location.href).href }), 'http_status');
+      expect(engine.modelInfo).toEqual(info);
+      const r = await engine.generate({ prompt: 'Once upon a time', maxTokens: 4 });
+      expect(r.outputTokenIds).toHaveLength(4);
     } finally {
       await engine.unload();
     }

@@ -55,7 +55,7 @@ describe('AutoEngine', () => {
       ).rejects.toMatchObject({
         code: 'invalid_argument',
         message: expect.stringMatching(
-          /chose wllama \(the site chose backend 'wllama'\): load without draft$/,
+          /only, and this engine was made with backend 'wllama': load without draft$/,
         ),
       });
       const info = await answers(engine);
@@ -99,6 +99,19 @@ describe('AutoEngine', () => {
       wasm,
       () => gpu,
     );
+    // Two first loads at once: one choice, one engine (it made two workers, one left running).
+    let made = 0;
+    const twice = new AutoEngine(
+      () => {
+        made++;
+        return fake;
+      },
+      wasm,
+      () => gpu,
+    );
+    await Promise.all([twice.load({ url: 'a.gguf' }), twice.load({ url: 'b.gguf' })]);
+    expect(made).toBe(1);
+    loads.length = 0;
     const info = await engine.load({ url: 'x.gguf' });
     expect(loads).toEqual([{ url: 'x.gguf' }]);
     expect(info).toMatchObject({

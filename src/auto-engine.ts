@@ -72,6 +72,27 @@ export class AutoEngine implements PackageEngine {
     private readonly force?: BackendChoice['backend'],
   ) {}
 
+  /** The first load's choice of backend and the engine made for it; a failure lets the next load try again. */
+  private making?: Promise<void>;
+
+  private async make(): Promise<void> {
+    try {
+      const choice: BackendChoice = this.force
+        ? { backend: this.force, reason: `the site chose backend '${this.force}'` }
+        : await chooseBackend(this.gpu());
+      const engine = choice.backend === 'webgpu' ? this.makeWebGpu() : await makeWllamaEngine(this.wllama);
+      if (this.terminated) {
+        await engine.terminate();
+        return;
+      }
+      this.engine = engine;
+      this.choice = choice;
+    } catch (e) {
+      this.making = undefined;
+      throw e;
+    }
+  }
+
   /** The choice made at the first load (undefined before it). */
   get backendChoice(): BackendChoice | undefined {
     return this.choice;
@@ -87,17 +108,17 @@ export class AutoEngine implements PackageEngine {
     if (this.terminated) throw terminatedError();
     checkModelSource(source);
     checkLoadOptions(options);
-    if (!this.engine) {
-      const choice: BackendChoice = this.force
-        ? { backend: this.force, reason: `the site chose backend '${this.force}'` }
-        : await chooseBackend(this.gpu());
-      this.engine = choice.backend === 'webgpu' ? this.makeWebGpu() : await makeWllamaEngine(this.wllama);
-      this.choice = choice;
-    }
+    // One choice and one engine, however many loads come before it is made (two made two workers).
+    this.making ??= this.make();
+    await this.making;
+    if (this.terminated) throw terminatedError();
+    if (!this.engine) throw new EngineError('not_loaded', 'no model is loaded: call load() first');
     if (this.choice?.backend === 'wllama' && options?.draft !== undefined) {
       throw new EngineError(
         'invalid_argument',
-        `speculative decoding (draft) runs on our WebGPU engine only; backend 'auto' chose wllama (${this.choice.reason}): load without draft`,
+        this.force
+          ? `speculative decoding (draft) runs on our WebGPU engine only, and this engine was made with backend 'wllama': load without draft`
+          : `speculative decoding (draft) runs on our WebGPU engine only; backend 'auto' chose wllama (${this.choice.reason}): load without draft`,
       );
     }
     const named = (info: ModelInfo | undefined): ModelInfo | undefined =>

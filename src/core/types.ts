@@ -421,7 +421,11 @@ export interface EngineStats {
  * All methods may throw {@link import('./errors').EngineError}.
  */
 export interface Engine {
-  /** Loads a model, replacing any loaded one. */
+  /**
+   * Loads a model, replacing any loaded one. Our engines (WebGPU, wllama) keep the loaded one until the new
+   * file is fetched and checked, so a load that fails there leaves it loaded; loads run one at a time.
+   * @throws EngineError (each engine lists its codes); 'invalid_argument' for bad options, before anything.
+   */
   load(source: ModelSource, options?: LoadOptions): Promise<ModelInfo>;
   /**
    * Streams a completion. `onToken` gets each token as it is known; the promise resolves with the whole

@@ -16,8 +16,10 @@ import { type EngineError, isEngineError } from './errors.ts';
 import type { ChatRequest, Engine, GenerateRequest } from './types.ts';
 import {
   chatGenerateFields,
+  checkDraft,
   checkLoadOptions,
   checkModelSource,
+  checkResponseFormat,
   parseDecimal,
   parseInteger,
   validateChatRequest,
@@ -243,6 +245,55 @@ describe('checkLoadOptions', () => {
       expect((await errorOf(() => checkLoadOptions({ [k]: 1 }))).message).toContain(
         `have no field "${k}" (did you mean "${meant}"?)`,
       );
+  });
+});
+
+describe('checkLoadOptions: values', () => {
+  it('refuses sizes that are not positive integers, a callback that is not one, a signal that is not one', async () => {
+    for (const [o, msg] of [
+      [{ contextLength: 0 }, /^contextLength must be an integer ≥ 1, got 0$/],
+      [{ contextLength: 2.5 }, /^contextLength must be an integer ≥ 1, got 2\.5$/],
+      [{ contextLength: '100' }, /^contextLength must be an integer ≥ 1, got "100"$/],
+      [{ batchSize: Number.NaN }, /^batchSize must be an integer ≥ 1, got NaN$/],
+      [{ batchSize: -5 }, /^batchSize must be an integer ≥ 1, got -5$/],
+      [{ batchSize: 2.5 }, /^batchSize must be/],
+      [{ onProgress: 5 }, /^onProgress must be a function, got 5$/],
+      [{ signal: {} }, /^signal must be an AbortSignal, got/],
+    ] as const) {
+      const e = await errorOf(() => checkLoadOptions(o));
+      expect(e.code, JSON.stringify(o)).toBe('invalid_argument');
+      expect(e.message).toMatch(msg);
+    }
+    const n = 1 + Math.floor(Math.random() * 4096);
+    expect(() => checkLoadOptions({ contextLength: n, batchSize: n })).not.toThrow();
+  });
+});
+
+describe('draft and responseFormat: nested fields', () => {
+  it('a field a draft does not have is refused, naming the one meant', async () => {
+    const e = await errorOf(() => checkDraft({ type: 'lookup', draft_max: 2 }));
+    expect(e.message).toMatch(/^draft has no field "draft_max" \(did you mean "draftMax"\?\)/);
+  });
+  it("WebLLM's json_object schema and the OpenAI wire form say what the engine takes; unknown fields are named", async () => {
+    const schema = { type: 'object' };
+    expect((await errorOf(() => checkResponseFormat({ type: 'json_object', schema }))).message).toMatch(
+      /takes no schema .*use \{type: 'json_schema', schema\}/,
+    );
+    expect(
+      (await errorOf(() => checkResponseFormat({ type: 'json_schema', json_schema: { name: 'x', schema } })))
+        .message,
+    ).toMatch(/OpenAI wire form, which chat\.completions\.create takes/);
+    expect(
+      (await errorOf(() => checkResponseFormat({ type: 'grammar', grammar: 'root ::= "a"', x: 1 }))).message,
+    ).toMatch(/^responseFormat has no field "x"; it takes type, grammar/);
+    for (const ok of [
+      { type: 'text' },
+      { type: 'json_object' },
+      { type: 'json_schema', schema, name: 'n', strict: true },
+      { type: 'grammar', grammar: 'root ::= "a"' },
+      { type: 'structural_tag', format: { type: 'const_string', value: 'a' } },
+    ])
+      expect(() => checkResponseFormat(ok), JSON.stringify(ok)).not.toThrow();
   });
 });
 

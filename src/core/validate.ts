@@ -190,6 +190,13 @@ export function checkLoadOptions(options: unknown): void {
     throw new EngineError('invalid_argument', `the load options must be an object, got ${show(options)}`);
   const o = options as Record<string, unknown>;
   checkFields(o, LOAD_OPTION_FIELDS, 'load', 'the load options have');
+  checkNumberOption('contextLength', o.contextLength, { integer: true, min: 1 });
+  checkNumberOption('batchSize', o.batchSize, { integer: true, min: 1 });
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
+    throw new EngineError('invalid_argument', `onProgress must be a function, got ${show(o.onProgress)}`);
+  const sig = o.signal as { aborted?: unknown; addEventListener?: unknown } | undefined;
+  if (sig !== undefined && (typeof sig !== 'object' || sig === null || typeof sig.aborted !== 'boolean'))
+    throw new EngineError('invalid_argument', `signal must be an AbortSignal, got ${show(o.signal)}`);
   checkKvType(o.kvType);
   checkKvType(o.kvTypeK, 'kvTypeK');
   checkKvType(o.kvTypeV, 'kvTypeV');
@@ -233,6 +240,7 @@ export function checkDraft(d: unknown): void {
       `draft must be an object such as { type: 'lookup' }, got ${show(d)}`,
     );
   const o = d as Record<string, unknown>;
+  checkFields(o, ['type', 'draftMax', 'ngramMax'], 'draft', 'draft has');
   if (o.type !== 'lookup' && o.type !== 'model')
     throw new EngineError('invalid_argument', `draft.type must be 'lookup' or 'model', got ${show(o.type)}`);
   checkNumberOption('draft.draftMax', o.draftMax, { integer: true, min: 1, max: DRAFT_LIMITS.draftMax });
@@ -250,11 +258,27 @@ export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | u
   if (typeof v !== 'object' || v === null || Array.isArray(v))
     throw bad(` must be an object {type, …}, got ${show(v)}`);
   const f = v as Record<string, unknown>;
+  const fields = (...known: string[]) =>
+    checkFields(f, ['type', ...known], 'responseFormat', 'responseFormat has');
   switch (f.type) {
     case 'text':
+      fields();
+      return;
     case 'json_object':
+      // WebLLM's form: a schema under json_object. Dropping it would give JSON that ignores the schema.
+      if (f.schema !== undefined)
+        throw bad(
+          ` {type: 'json_object'} takes no schema (any JSON object); for output that follows a schema use {type: 'json_schema', schema}`,
+        );
+      fields();
       return;
     case 'json_schema': {
+      // The OpenAI wire form, where the engine's own is meant.
+      if (f.json_schema !== undefined && f.schema === undefined)
+        throw bad(
+          ` takes the schema as {type: 'json_schema', schema, name?, strict?}; {json_schema: {…}} is the OpenAI wire form, which chat.completions.create takes`,
+        );
+      fields('schema', 'name', 'strict');
       const s = f.schema;
       if (typeof s === 'string') {
         try {
@@ -272,8 +296,10 @@ export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | u
     case 'structural_tag':
       if (typeof f.format !== 'object' || f.format === null || Array.isArray(f.format))
         throw bad(`.format must be a structural tag format object {type, …}, got ${show(f.format)}`);
+      fields('format');
       return;
     case 'grammar':
+      fields('grammar');
       if (typeof f.grammar !== 'string' || f.grammar.trim() === '')
         throw bad(`.grammar must be a non-empty grammar text (EBNF/GBNF, rule root), got ${show(f.grammar)}`);
       return;

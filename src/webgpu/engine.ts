@@ -218,21 +218,41 @@ export class WebGpuEngine implements Engine {
   /** The last {@link load} started, settled or not: the next one waits for it. */
   private loading: Promise<unknown> = Promise.resolve();
 
-  private async loadNow(source: ModelSource, options: LoadOptions): Promise<WebGpuModelInfo> {
-    const defaultLimits = Boolean(options.defaultLimits);
-    // A new device (other limits, or after a loss) takes the loaded model with the old one.
-    if (!this.deviceReusable(defaultLimits)) await this.unload();
-    const gpu = await this.ensureDevice(defaultLimits);
-    checkKernelOverrides(this.opts, gpu);
-    const tStart = performance.now();
-    const emit = (p: Omit<LoadProgress, 'tMs'>) =>
-      options.onProgress?.({ ...p, tMs: performance.now() - tStart });
-    emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
-    const info = await this.openSource(source, options, emit, (file, cache) =>
-      this.loadFile(gpu, file, source, options, tStart, emit, cache),
-    );
-    if (options.draft) await this.setDraft(options.draft, options);
-    return info;
+  /** The running load's own abort, which {@link unload} and {@link dispose} pull. */
+  private loadAbort: AbortController | undefined;
+
+  private async loadNow(source: ModelSource, given: LoadOptions): Promise<WebGpuModelInfo> {
+    const stop = new AbortController();
+    this.loadAbort = stop;
+    const signal = given.signal ? AbortSignal.any([given.signal, stop.signal]) : stop.signal;
+    const options = { ...given, signal };
+    try {
+      const defaultLimits = Boolean(options.defaultLimits);
+      // A new device (other limits, or after a loss) takes the loaded model with the old one.
+      if (!this.deviceReusable(defaultLimits)) this.freeModel();
+      const gpu = await this.ensureDevice(defaultLimits);
+      checkKernelOverrides(this.opts, gpu);
+      const tStart = performance.now();
+      const emit = (p: Omit<LoadProgress, 'tMs'>) =>
+        options.onProgress?.({ ...p, tMs: performance.now() - tStart });
+      emit({ phase: 'fetch', bytesDone: 0, bytesTotal: 0 });
+      const info = await this.openSource(source, options, emit, (file, cache) =>
+        this.loadFile(gpu, file, source, options, tStart, emit, cache),
+      );
+      if (stop.signal.aborted) {
+        this.freeModel(); // unloaded during the load's last steps
+        throw new EngineError('aborted', 'loading the model was aborted');
+      }
+      if (options.draft) await this.setDraft(options.draft, options);
+      return info;
+    } catch (e) {
+      // unload() or dispose() while it ran: say so, not what the abort or the destroyed device looked like.
+      if (stop.signal.aborted && !given.signal?.aborted)
+        throw new EngineError('not_loaded', 'the engine was unloaded during the load', { cause: e });
+      throw e;
+    } finally {
+      if (this.loadAbort === stop) this.loadAbort = undefined;
+    }
   }
 
   /**
@@ -400,7 +420,7 @@ export class WebGpuEngine implements Engine {
     const batchSize = this.batchSizeFor(gpu, cfg, contextLength, options);
     if (options.signal?.aborted) throw new EngineError('aborted', 'loading the model was aborted');
     // The file is read and checked: the loaded model goes now, before anything of this one is allocated.
-    await this.unload();
+    this.freeModel();
     let plan: KernelPlan;
     try {
       plan = await resolveKernelPlan(gpu, file, cfg, this.opts, { kvType, vKvType });
@@ -707,7 +727,15 @@ export class WebGpuEngine implements Engine {
     return this.model;
   }
 
+  /**
+   * Frees the loaded model and its draft, and stops a load that is running (it rejects with 'not_loaded').
+   */
   async unload(): Promise<void> {
+    this.loadAbort?.abort();
+    this.freeModel();
+  }
+
+  private freeModel(): void {
     this.model?.destroy();
     this.model = undefined;
     this.draftModel?.destroy();
@@ -719,7 +747,7 @@ export class WebGpuEngine implements Engine {
     this.info = undefined;
   }
 
-  /** Unloads and destroys the device (when the engine created it). */
+  /** Unloads (stopping a running load) and destroys the device (when the engine created it). */
   async dispose(): Promise<void> {
     await this.unload();
     if (this.gpu && !this.opts.gpu) this.gpu.device.destroy();

@@ -173,3 +173,54 @@ describe('a load that fails before freeing the loaded model leaves it loaded', (
     }
   }, 240_000);
 });
+
+describe('unload() and dispose() stop a load that is running', () => {
+  it("the load rejects with not_loaded and nothing stays loaded (it used to finish after unload, or say 'device_lost')", async () => {
+    setupNodeVulkan();
+    const engine = new WebGpuEngine({ openModel: openModelSource });
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e) => (isEngineError(e) ? `${e.code}: ${e.message}` : `not an EngineError: ${e}`),
+      );
+    try {
+      for (const phase of ['fetch', 'upload', 'compile'] as const) {
+        let called = false;
+        const load = engine.load(
+          { path: stories260kPath() },
+          {
+            onProgress: (p) => {
+              if (p.phase === phase && !called) {
+                called = true;
+                void engine.unload();
+              }
+            },
+          },
+        );
+        expect(await codeOf(load), phase).toBe('not_loaded: the engine was unloaded during the load');
+        expect(engine.modelInfo).toBeUndefined();
+        expect(engine.llama).toBeUndefined();
+      }
+      let disposed = false;
+      const load = engine.load(
+        { path: stories260kPath() },
+        {
+          onProgress: (p) => {
+            if (p.phase === 'upload' && !disposed) {
+              disposed = true;
+              void engine.dispose();
+            }
+          },
+        },
+      );
+      expect(await codeOf(load)).toBe('not_loaded: the engine was unloaded during the load');
+      // A disposed engine makes a new device on the next load.
+      const c = golden.generation.cases[0];
+      await engine.load({ path: stories260kPath() });
+      const r = await engine.generate({ prompt: c.prompt, maxTokens: 8 });
+      expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 8));
+    } finally {
+      await engine.dispose();
+    }
+  }, 240_000);
+});

@@ -398,6 +398,21 @@ test('a GGUF URL loads (served here without range support); a 404 says what fail
   await panel.getByLabel('Model URL').press('Enter');
   await expect(page.getByTestId('load-status')).toHaveText(/^Loaded stories260K in /, { timeout: 60_000 });
   await expect(panel.getByRole('alert')).toBeHidden();
+  // A 404 with a model loaded: the engine keeps it (it frees it only once the new file is read), and so
+  // does the page (it showed no model while the worker still held one).
+  await panel.getByLabel('Model URL').fill('/models/missing.gguf');
+  await panel.getByLabel('Model URL').press('Enter');
+  await expect(page.getByTestId('load-status')).toHaveText(
+    'The model did not load: stories260K stays loaded.',
+    {
+      timeout: 30_000,
+    },
+  );
+  await expect(panel.getByRole('alert')).toContainText('Load failed (http_status)');
+  await expect(page.getByTestId('model-summary').locator('[data-field="model-id"]')).toHaveText(
+    'stories260K',
+  );
+  await runCustom(page, 'Once upon a time', 8);
   await expect(page.getByTestId('model-summary').locator('[data-field="model-source"]')).toHaveText(
     /\/models\/stories260K\.gguf · downloaded 1\.\d+ MB and kept in this browser$/,
   );

@@ -8,7 +8,7 @@
 
 import { SYNTHETIC_FTYPES, SYNTHETIC_SHAPES, syntheticName, syntheticSize } from '../bench/synthetic.ts';
 import { EngineError, isEngineError } from '../core/errors.ts';
-import type { LoadProgress, ModelSource } from '../core/types.ts';
+import type { Engine, LoadProgress, ModelInfo, ModelSource } from '../core/types.ts';
 import { isKvType } from '../core/validate.ts';
 import { h } from '../dom/h.ts';
 import { headerAsFile } from '../gguf/header.ts';
@@ -477,6 +477,12 @@ export class ModelPicker {
     // The progress where the eye is: at 1280×800 the bars began at the window's bottom edge, at 390×844
     // below it.
     this.phases.element.scrollIntoView({ block: 'nearest' });
+    // Kept to show again if the load fails before the engine frees it (a 404, not a GGUF, a cancel while
+    // downloading): our engine keeps the loaded model until the new file is read and checked.
+    const previous = this.session.model;
+    const previousBackend = this.session.backend;
+    let used: Engine | undefined;
+    let usedBackend: string | undefined;
     this.session.setModel(undefined);
     const t0 = performance.now();
     try {
@@ -556,9 +562,11 @@ export class ModelPicker {
       const choice = webllm ? undefined : await this.engineChoice.resolve();
       this.engineChoice.show(choice);
       this.phases.useBackend(webllm ? 'webllm' : (choice?.backend ?? 'webgpu'));
+      usedBackend = webllm ? 'webllm' : (choice?.backend ?? 'webgpu');
       const engine = webllm
         ? await this.session.useBackend('webllm', webllm.config)
         : await this.session.useBackend(choice?.backend ?? 'webgpu');
+      used = engine;
       const options = {
         cache,
         defaultLimits: !webllm && this.defaultLimits.checked,
@@ -633,6 +641,12 @@ export class ModelPicker {
     } catch (e) {
       const aborted = signal.aborted || isEngineError(e, 'aborted') || (e as Error)?.name === 'AbortError';
       this.status.textContent = aborted ? 'Load cancelled.' : 'The model did not load.';
+      // Still in the engine (the load failed before freeing it): shown as loaded again, and said.
+      const still = (used as { modelInfo?: ModelInfo } | undefined)?.modelInfo;
+      if (previous && still && usedBackend === previousBackend && still.name === previous.info.name) {
+        this.session.setModel(previous);
+        this.status.textContent = `${aborted ? 'Load cancelled' : 'The model did not load'}: ${previous.id} stays loaded.`;
+      }
       this.engineChoice.loadFailed();
       if (!aborted) this.showError(e);
       this.phases.stop();

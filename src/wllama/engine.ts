@@ -407,6 +407,7 @@ export class WllamaEngine implements Engine {
     // aborts the model's download (and a failed model read aborts the wasm's), through one signal.
     const outer = options.signal;
     const ctl = new AbortController();
+    this.loadCtl = ctl;
     const onAbort = () => ctl.abort(outer?.reason);
     if (outer?.aborted) ctl.abort(outer.reason);
     else outer?.addEventListener('abort', onAbort, { once: true });
@@ -427,13 +428,21 @@ export class WllamaEngine implements Engine {
         () => undefined,
         (w: unknown) => w,
       );
+      // unload() while it ran: say so, not what the abort looked like.
+      if (this.unloadedDuring === ctl)
+        throw new EngineError('not_loaded', 'the engine was unloaded during the load', { cause: e });
       // The model's read ended as 'aborted' because the wasm failed: the wasm's error is the cause.
       if (!outer?.aborted && isEngineError(wasmError) && wasmError.code !== 'aborted') throw wasmError;
       throw e;
     } finally {
       outer?.removeEventListener('abort', onAbort);
+      if (this.loadCtl === ctl) this.loadCtl = undefined;
     }
   }
+
+  /** The running load's abort, which {@link unload} pulls (and marks in `unloadedDuring`). */
+  private loadCtl: AbortController | undefined;
+  private unloadedDuring: AbortController | undefined;
 
   private async loadWith(
     source: ModelSource,
@@ -489,7 +498,7 @@ export class WllamaEngine implements Engine {
     const wasm = await wasmUrl();
     throwIfAborted(options.signal, 'loading the model');
     // The file and the wasm are there: the loaded model goes now, before the new one takes memory.
-    await this.unload();
+    await this.freeModel();
     // llama.cpp logs errors only (log_level ERROR), into nativeErrors: what a failed request's typed error names.
     const wllama = new Wllama(
       { default: wasm },
@@ -775,8 +784,19 @@ export class WllamaEngine implements Engine {
     return structuredClone(this.lastStats);
   }
 
-  /** Ends the wllama worker and frees its memory. Safe to call twice. */
+  /**
+   * Ends the wllama worker and frees its memory, and stops a load that is running (it rejects with
+   * 'not_loaded'). Safe to call twice.
+   */
   async unload(): Promise<void> {
+    if (this.loadCtl) {
+      this.unloadedDuring = this.loadCtl;
+      this.loadCtl.abort();
+    }
+    await this.freeModel();
+  }
+
+  private async freeModel(): Promise<void> {
     const w = this.wllama;
     this.wllama = undefined;
     this.info = undefined;

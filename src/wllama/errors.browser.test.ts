@@ -119,6 +119,22 @@ describe('WllamaEngine typed errors', () => {
     await rejects(p, 'aborted');
     expect(engine.modelInfo).toBeUndefined();
     try {
+      // unload() during a load stops it (it used to finish, a model loaded after unload had returned).
+      let unloaded = false;
+      const during = engine.load(
+        { url: stories260kUrl() },
+        {
+          contextLength: 64,
+          onProgress: (p) => {
+            if (p.phase === 'upload' && !unloaded) {
+              unloaded = true;
+              void engine.unload();
+            }
+          },
+        },
+      );
+      await rejects(during, 'not_loaded');
+      expect(engine.modelInfo).toBeUndefined();
       const info = await engine.load({ url: stories260kUrl() }, { contextLength: 64 });
       expect(info.backend).toBe('wllama');
       // A load that fails on its file leaves the loaded model as it was.

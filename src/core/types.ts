@@ -141,7 +141,10 @@ export interface SamplingParams {
   repetitionPenalty?: number;
   /** How many recent tokens the penalty looks at; default 64. */
   repetitionLastN?: number;
-  /** Seed for the sampler's PRNG; the same seed gives the same output. */
+  /**
+   * Seed for the sampler's PRNG (an integer); the same seed gives the same output. None, or -1 (llama.cpp's
+   * default), picks a random one.
+   */
   seed?: number;
 }
 

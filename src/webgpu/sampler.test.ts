@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isEngineError } from '../core/errors.ts';
 import type { SamplingParams } from '../core/types.ts';
 import { keyedUniform, mulberry32, randnArray } from '../util/prng.ts';
-import { argmax, keyedDraw, Sampler } from './sampler.ts';
+import { argmax, keyedDraw, Sampler, seedFor } from './sampler.ts';
 
 /** A fresh seed per run; printed in failure messages so a failure can be replayed. */
 const SEED = (Math.random() * 2 ** 32) >>> 0;
@@ -296,5 +296,24 @@ describe('Sampler', () => {
       expect(isEngineError(err, 'invalid_argument'), JSON.stringify(params)).toBe(true);
     }
     expect(() => new Sampler({}, 10).sample(new Float32Array(5))).toThrow(/expected 10 logits/);
+  });
+});
+
+describe('seedFor: a request seed as the PRNG 32-bit seed', () => {
+  it("-1 (llama.cpp's default) and none are random; negatives wrap as llama.cpp's uint32_t; 2^32 and up keep their high bits", () => {
+    const randoms = new Set(Array.from({ length: 8 }, () => seedFor(-1)));
+    for (let i = 0; i < 8; i++) randoms.add(seedFor(undefined));
+    expect(randoms.size).toBeGreaterThan(14);
+    const n = Math.floor(Math.random() * 2 ** 31);
+    expect(seedFor(n)).toBe(n);
+    expect(seedFor(-2)).toBe(2 ** 32 - 2);
+    expect(seedFor(2 ** 32 - 1)).toBe(2 ** 32 - 1);
+    expect(seedFor(2 ** 32 + 1)).not.toBe(1);
+    expect(seedFor(2 ** 32 + 1)).toBe(seedFor(2 ** 32 + 1));
+    expect(seedFor(2 ** 40 + n)).not.toBe(seedFor(2 ** 41 + n));
+    for (const s of [2 ** 32, 2 ** 53 - 1, -(2 ** 40)]) {
+      const v = seedFor(s);
+      expect(Number.isInteger(v) && v >= 0 && v < 2 ** 32, String(s)).toBe(true);
+    }
   });
 });

@@ -69,6 +69,18 @@ function randomSeed(): number {
   return Math.floor(Math.random() * 2 ** 32);
 }
 
+/**
+ * The PRNG's 32-bit seed for a request's `seed`: none, or -1 (llama.cpp's LLAMA_DEFAULT_SEED, "random"), a
+ * random one; a negative one its two's complement (llama.cpp's `uint32_t`); one of 2^32 or more with its
+ * high bits mixed in (cut to 32 bits, 2^32 + 1 gave seed 1's text).
+ */
+export function seedFor(seed: number | undefined): number {
+  if (seed === undefined || seed === -1) return randomSeed();
+  const lo = seed >>> 0;
+  const hi = Math.floor(seed / 2 ** 32);
+  return hi === 0 || hi === -1 ? lo : (lo ^ Math.imul(hi | 0, 0x9e3779b1)) >>> 0;
+}
+
 /** Options of {@link Sampler} beyond the request's parameters. */
 export interface SamplerOptions {
   /**
@@ -103,7 +115,7 @@ export class Sampler {
     this.nVocab = nVocab;
     this.p = resolve(params);
     this.initialSeed = params.seed;
-    this.seedInUse = (params.seed ?? randomSeed()) >>> 0;
+    this.seedInUse = seedFor(params.seed);
     this.rng = mulberry32(this.seedInUse);
     this.keyed = opts.keyed ?? false;
   }
@@ -125,7 +137,7 @@ export class Sampler {
 
   /** Restarts the PRNG from `seed`, else from the seed given at construction (else a new random one). */
   reset(seed?: number): void {
-    this.seedInUse = (seed ?? this.initialSeed ?? randomSeed()) >>> 0;
+    this.seedInUse = seedFor(seed ?? this.initialSeed);
     this.rng = mulberry32(this.seedInUse);
     this.draws = 0;
   }

@@ -20,6 +20,8 @@ import {
   checkLoadOptions,
   checkModelSource,
   checkResponseFormat,
+  checkTokenIds,
+  checkTokenizeArgs,
   parseDecimal,
   parseInteger,
   validateChatRequest,
@@ -420,5 +422,20 @@ describe('every backend refuses a bad request with invalid_argument', () => {
       const e = await errorOf(() => new RemoteEngine({ baseUrl: server.url, ...cfg }));
       expect(e.code, JSON.stringify(cfg)).toBe('invalid_argument');
     }
+  });
+});
+
+describe('tokenize and detokenize arguments', () => {
+  it('a string and a boolean; an array of integers', async () => {
+    expect((await errorOf(() => checkTokenizeArgs(5, undefined))).message).toBe(
+      'tokenize takes a string, got 5',
+    );
+    expect((await errorOf(() => checkTokenizeArgs('a', 'yes'))).message).toMatch(/^addBos must be/);
+    expect((await errorOf(() => checkTokenIds('1,2'))).message).toMatch(
+      /^detokenize takes an array of integer/,
+    );
+    expect((await errorOf(() => checkTokenIds([1, 2.5]))).code).toBe('invalid_argument');
+    expect(() => checkTokenizeArgs('', true)).not.toThrow();
+    expect(() => checkTokenIds([0, 7])).not.toThrow();
   });
 });

@@ -562,3 +562,26 @@ export function refuseDraft(what: { draft?: unknown }, engine: string): void {
     );
   }
 }
+
+/**
+ * Checks `tokenize`'s arguments: a string, and `addBos` a boolean or undefined.
+ * @throws EngineError('invalid_argument') saying what it got.
+ */
+export function checkTokenizeArgs(text: unknown, addBos: unknown): void {
+  if (typeof text !== 'string')
+    throw new EngineError('invalid_argument', `tokenize takes a string, got ${show(text)}`);
+  checkBoolean('addBos', addBos);
+}
+
+/**
+ * Checks `detokenize`'s argument: an array of integer token ids (the vocabulary's range is the
+ * tokenizer's to check).
+ * @throws EngineError('invalid_argument') saying what it got.
+ */
+export function checkTokenIds(ids: unknown): void {
+  if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x)))
+    throw new EngineError(
+      'invalid_argument',
+      `detokenize takes an array of integer token ids, got ${show(ids)}`,
+    );
+}

@@ -19,6 +19,8 @@ import {
   chatGenerateFields,
   checkLoadOptions,
   checkModelSource,
+  checkTokenIds,
+  checkTokenizeArgs,
   loadContextLength,
   validateChatRequest,
   validateGenerateRequest,
@@ -520,11 +522,13 @@ export class WebGpuEngine implements Engine {
   }
 
   async tokenize(text: string, addBos?: boolean): Promise<number[]> {
+    checkTokenizeArgs(text, addBos);
     this.requireModel();
     return this.tok.encode(text, { addBos: addBos ?? this.tok.addBos });
   }
 
   async detokenize(ids: number[]): Promise<string> {
+    checkTokenIds(ids);
     this.requireModel();
     return this.tok.decode(ids);
   }

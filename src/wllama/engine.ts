@@ -35,6 +35,8 @@ import type {
 import {
   chatGenerateFields,
   checkLoadOptions,
+  checkTokenIds,
+  checkTokenizeArgs,
   loadContextLength,
   refuseConstraints,
   refuseDraft,
@@ -771,12 +773,14 @@ export class WllamaEngine implements Engine {
 
   /** Text → ids by our tokenizer (llama.cpp's `llama_tokenize`, parse_special false). @throws EngineError 'not_loaded', 'unsupported_model'. */
   async tokenize(text: string, addBos?: boolean): Promise<number[]> {
+    checkTokenizeArgs(text, addBos);
     const tok = this.tok();
     return tok.encode(text, { addBos: addBos ?? tok.addBos });
   }
 
   /** Ids → text by our tokenizer (llama.cpp's `llama_detokenize`). @throws EngineError 'not_loaded', 'unsupported_model', 'invalid_argument'. */
   async detokenize(ids: number[]): Promise<string> {
+    checkTokenIds(ids);
     return this.tok().decode(ids);
   }
 

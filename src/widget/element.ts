@@ -6,7 +6,7 @@
 
 import { answerLine, Conversation, speculativeWords, summarizeAnswer } from '../chat/conversation.ts';
 import { ToolCallStreamGate } from '../chat/tool-stream.ts';
-import { ChatTranscript } from '../chat/transcript.ts';
+import { type ChatBubble, ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
 import { contextOverflowText, EngineError } from '../core/errors.ts';
 import type {
@@ -124,6 +124,10 @@ export class WebGpuChatElement extends ElementBase {
   private generation = 0;
   private controller: AbortController | undefined;
   private answering = false;
+  /** The answer being written, so that a reload or an engine that stopped answering can end it. */
+  private current: ChatBubble | undefined;
+  /** Why the widget is loading again by itself (a lost GPU, an engine that stopped answering): shown while it does. */
+  private reloadReason: string | undefined;
   private readonly turns = new Conversation();
   private readonly transcript: ChatTranscript;
   private startQueued = false;
@@ -373,6 +377,15 @@ export class WebGpuChatElement extends ElementBase {
   private shutdown(): void {
     this.generation++;
     this.controller?.abort();
+    // An answer cut by the reload ends here: its own end is ignored now (a later generation), and a
+    // terminated worker may never send it. It stayed "Answering…", Send and Clear disabled for good.
+    if (this.answering) {
+      this.current?.finish('aborted');
+      this.current = undefined;
+      this.answering = false;
+      delete this.dataset.answering;
+      this.stats.textContent = '';
+    }
     this.lease?.release();
     this.lease = undefined;
     this.loadedInfo = undefined;
@@ -449,6 +462,12 @@ export class WebGpuChatElement extends ElementBase {
   private async start(): Promise<void> {
     const gen = ++this.generation;
     this.notice.hidden = true;
+    const again = this.reloadReason;
+    this.reloadReason = undefined;
+    if (again) {
+      this.notice.textContent = `${again} Loading the model again…`;
+      this.notice.hidden = false;
+    }
     this.progressBox.hidden = true;
     let engine = this.engine;
     const model = this.model;
@@ -575,6 +594,7 @@ export class WebGpuChatElement extends ElementBase {
       this.loadedInfo = info;
       this.progressBox.hidden = true;
       this.statusEl.textContent = 'Ready';
+      if (again) this.notice.textContent = `${again} The model is loaded again.`;
       this.renderStatic();
       this.setState('ready');
       this.emit('ready', {
@@ -679,6 +699,7 @@ export class WebGpuChatElement extends ElementBase {
     this.notice.hidden = true;
     this.transcript.user(content);
     const answer = this.transcript.assistant();
+    this.current = answer;
     const controller = new AbortController();
     this.controller = controller;
     this.stats.textContent = 'Answering…';
@@ -727,6 +748,7 @@ export class WebGpuChatElement extends ElementBase {
       // answer that wrote nothing leaves no empty bubble (the notice says why).
       if (answer.body.textContent) answer.finish('error');
       else answer.remove();
+      this.current = undefined;
       const { code, message } = describeError(e);
       this.stats.textContent = '';
       this.fail(
@@ -734,9 +756,13 @@ export class WebGpuChatElement extends ElementBase {
         code,
         `No answer (${code}): ${code === 'context_overflow' ? widgetContextMessage(e, message) : message}`,
       );
+      // A lost GPU takes the engine with it: load again on a new one (a fresh engine, not the shared dead
+      // one), so the next message is answered. The widget said "Ready" and failed every message after.
+      if (code === 'device_lost') this.reload(this.notice.textContent ?? '');
       return undefined;
     } finally {
       answer.busy = false;
+      if (this.current === answer) this.current = undefined;
       if (this.controller === controller) this.controller = undefined;
       if (gen === this.generation) {
         this.answering = false;
@@ -748,9 +774,29 @@ export class WebGpuChatElement extends ElementBase {
     }
   }
 
-  /** Stops the answer being written (what was written stays). */
+  /**
+   * Stops the answer being written (what was written stays). An engine that does not end it within
+   * {@link STOP_GRACE_MS} (a worker that died) is given up: the answer ends here and the model loads again.
+   */
   stop(): void {
-    this.controller?.abort();
+    const c = this.controller;
+    if (!c) return;
+    c.abort();
+    const gen = this.generation;
+    setTimeout(() => {
+      if (this.controller !== c || gen !== this.generation || !this.answering) return;
+      this.reload(
+        `The engine did not stop within ${STOP_GRACE_MS / 1000} s of Stop (its worker may have ended).`,
+      );
+    }, STOP_GRACE_MS);
+  }
+
+  /** Gives up the engine (the next load makes a fresh one, not the shared one) and loads again, saying why. */
+  private reload(reason: string): void {
+    this.lease?.discard();
+    this.reloadReason = reason;
+    this.shutdown();
+    this.queueStart();
   }
 
   /** Starts a new conversation. */
@@ -764,6 +810,9 @@ export class WebGpuChatElement extends ElementBase {
     this.input.focus();
   }
 }
+
+/** How long Stop waits for the engine to end the answer before giving the engine up. */
+export const STOP_GRACE_MS = 3000;
 
 /** A context overflow in the widget's words: its context is the `context-length` attribute. */
 export function widgetContextMessage(e: unknown, message: string): string {

@@ -43,6 +43,11 @@ export interface EngineLease<E extends Disposable> {
   run<T>(task: (engine: E) => Promise<T>): Promise<T>;
   /** Gives the lease back; the engine is disposed when no lease is left. Safe to call twice. */
   release(): void;
+  /**
+   * Gives the lease back and takes the engine out of the registry (a lost GPU, a dead worker): the next
+   * {@link EngineRegistry.acquire} of its key makes a fresh one; leases still on it keep it until released.
+   */
+  discard(): void;
 }
 
 /** A ref-counted map of shared engines. The widget uses the module-level element.ts `sharedEngines`. */
@@ -84,7 +89,7 @@ export class EngineRegistry<E extends Disposable> {
     e.refs++;
     if (onProgress) e.listeners.add(onProgress);
     let released = false;
-    return {
+    const lease: EngineLease<E> = {
       key,
       engine: e.engine,
       ready: e.ready,
@@ -92,6 +97,10 @@ export class EngineRegistry<E extends Disposable> {
         const result = e.queue.then(() => task(e.engine));
         e.queue = result.catch(() => undefined);
         return result;
+      },
+      discard: () => {
+        if (this.entries.get(key) === e) this.entries.delete(key);
+        lease.release();
       },
       release: () => {
         if (released) return;
@@ -109,6 +118,7 @@ export class EngineRegistry<E extends Disposable> {
         }
       },
     };
+    return lease;
   }
 
   /** Live entries and their reference counts, plus how many engines were made and disposed. */

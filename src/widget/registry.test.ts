@@ -88,6 +88,26 @@ describe('EngineRegistry', () => {
     b.release();
   });
 
+  it('discard takes a broken engine out: the next acquire makes a fresh one; the other lease keeps the old until released', async () => {
+    const reg = new EngineRegistry<{ id: number; dispose: () => void }>();
+    const f = fakeFactory();
+    const a = reg.acquire('k', f.factory);
+    const b = reg.acquire('k', f.factory);
+    a.discard();
+    a.discard(); // twice: still one release
+    expect(reg.stats().refs).toEqual({});
+    const c = reg.acquire('k', f.factory);
+    expect(f.made).toHaveLength(2);
+    expect(c.engine).toBe(f.made[1]);
+    await flush();
+    expect(f.made[0].dispose).not.toHaveBeenCalled(); // b still holds it
+    b.release();
+    await flush();
+    expect(f.made[0].dispose).toHaveBeenCalledTimes(1);
+    expect(reg.stats().refs).toEqual({ k: 1 });
+    c.release();
+  });
+
   it('runs the requests of one engine one at a time, in order, past failures', async () => {
     const reg = new EngineRegistry<{ id: number; dispose: () => void }>();
     const f = fakeFactory();

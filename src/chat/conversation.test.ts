@@ -175,6 +175,73 @@ describe('Conversation', () => {
   });
 });
 
+describe('room for the answer', () => {
+  /**
+   * A backend as the engines are: a prompt over the context is context_overflow; otherwise the answer
+   * runs until max tokens or the context's end (finishReason 'length' either way). One token per character.
+   */
+  function contextChat(nCtx: number): ChatCall {
+    return async (req, onToken) => {
+      const prompt = req.messages.reduce((n, m) => n + m.content.length, 0);
+      if (prompt > nCtx) throw new EngineError('context_overflow', `${prompt} > ${nCtx}`);
+      const n = Math.min(req.maxTokens ?? 0, nCtx - prompt);
+      const out = 'x'.repeat(n);
+      for (const ch of out) onToken({ tokenId: 120, text: ch, tMs: 1 } as TokenEvent);
+      return {
+        text: out,
+        finishReason: 'length',
+        promptTokenIds: Array.from({ length: prompt }, () => 1),
+        outputTokenIds: Array.from({ length: n }, () => 120),
+        tStartMs: 0,
+        tokenTimesMs: Array.from({ length: n }, (_, i) => i + 1),
+      } as GenerateResult;
+    };
+  }
+
+  it('without the context length answers get cut by the context, and say so; with it, old turns make room', async () => {
+    const rand = mulberry32(Date.now() >>> 0);
+    const nCtx = 300 + Math.floor(rand() * 200);
+    const maxTokens = 60 + Math.floor(rand() * 40);
+    const message = () => 'm'.repeat(10 + Math.floor(rand() * 50));
+    const plain = new Conversation();
+    const roomy = new Conversation();
+    let cut = 0;
+    for (let turn = 0; turn < 12; turn++) {
+      const text = message();
+      const a = summarizeAnswer(
+        await plain.answer(
+          text,
+          { maxTokens, temperature: 0 },
+          contextChat(nCtx),
+          () => {},
+          new AbortController().signal,
+        ),
+        maxTokens,
+      );
+      if (a.outputTokens < maxTokens) {
+        cut++;
+        expect(a.contextFull).toBe(true);
+        expect(answerLine(a)).toMatch(/ \(context full\) · /);
+      } else expect(a.contextFull).toBeUndefined();
+      const b = summarizeAnswer(
+        await roomy.answer(
+          text,
+          { maxTokens, temperature: 0, contextLength: nCtx },
+          contextChat(nCtx),
+          () => {},
+          new AbortController().signal,
+        ),
+        maxTokens,
+      );
+      expect(b.outputTokens, `turn ${turn}`).toBe(maxTokens);
+      expect(answerLine(b)).toMatch(/ \(max tokens\) · /);
+      expect(roomy.messages.at(-2)).toEqual({ role: 'user', content: text });
+      expect(roomy.messages[0].role).toBe('user');
+    }
+    expect(cut).toBeGreaterThan(0);
+  });
+});
+
 describe('summarizeAnswer and answerLine', () => {
   it("give vLLM's per-request figures (core/metrics.ts) and the line under the log", async () => {
     const { chat } = fakeChat(10_000, () => 'x'.repeat(20));

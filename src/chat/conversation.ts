@@ -34,6 +34,11 @@ export interface TurnSettings {
   /** A system message put before the turns (not kept in {@link Conversation.messages}); blank = none. */
   system?: string;
   /**
+   * The model's context, tokens: when given, the oldest turns are forgotten before the answer so that it
+   * has room for `maxTokens` (at most half the context), estimated from the last answer's depth.
+   */
+  contextLength?: number;
+  /**
    * More of the request, sent as given: speculative decoding (`draft`), structured output
    * (`responseFormat`), tools (`tools`, `toolChoice`).
    */
@@ -55,6 +60,8 @@ export interface AnswerSummary {
   ttftMs: number | null;
   /** Speculative decoding's counts (GenerateResult.speculative), where the answer drafted (draft-model). */
   speculative?: SpeculativeStats;
+  /** finishReason 'length' with fewer tokens than max tokens: the context was full. */
+  contextFull?: boolean;
 }
 
 /**
@@ -67,9 +74,30 @@ export class Conversation {
   /** The turns the next answer is conditioned on, user and assistant alternating. */
   readonly messages: ChatMessage[] = [];
 
+  /** The KV depth the last answer reached (its prompt and output tokens), for {@link makeRoom}. */
+  private lastDepth = 0;
+
   /** Forgets every turn. */
   clear(): void {
     this.messages.length = 0;
+    this.lastDepth = 0;
+  }
+
+  /**
+   * Forgets the oldest turns (user-first) until the remembered ones, estimated at the last answer's tokens
+   * per character, leave `room` tokens for a message of `chars` characters and its answer. Without this a
+   * long conversation left an answer a few tokens before the context ended ("Cut at max tokens" at 2).
+   */
+  private makeRoom(contextLength: number, room: number, chars: number): void {
+    const size = (m: ChatMessage[]) => m.reduce((a, x) => a + x.content.length, 0);
+    const before = size(this.messages);
+    if (this.lastDepth === 0 || before === 0) return;
+    const perChar = this.lastDepth / before;
+    const need = (kept: number) => kept * perChar + chars * perChar + room;
+    while (this.messages.length > 0 && need(size(this.messages)) > contextLength) {
+      this.messages.shift();
+      while (this.messages.length > 0 && this.messages[0].role !== 'user') this.messages.shift();
+    }
   }
 
   /**
@@ -88,6 +116,9 @@ export class Conversation {
     signal: AbortSignal,
   ): Promise<GenerateResult | undefined> {
     if (!content.trim()) throw new EngineError('invalid_argument', 'The message is empty.');
+    const ctx = settings.contextLength;
+    if (ctx !== undefined && ctx > 0)
+      this.makeRoom(ctx, Math.min(settings.maxTokens, Math.floor(ctx / 2)), content.length);
     this.messages.push({ role: 'user', content });
     const system = settings.system?.trim();
     const sys: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
@@ -109,6 +140,7 @@ export class Conversation {
           const r = await chat({ ...base, messages: [...sys, ...history] }, onToken, signal);
           // Turns that no longer fit are forgotten (the screen keeps them).
           this.messages.splice(0, this.messages.length - history.length);
+          this.lastDepth = r.promptTokenIds.length + r.outputTokenIds.length;
           // The calls the model made stay in its turn (the chat template shows them to it next time).
           this.messages.push({
             role: 'assistant',
@@ -130,8 +162,11 @@ export class Conversation {
   }
 }
 
-/** The figures of an answer (undefined: aborted before the engine was called). */
-export function summarizeAnswer(r: GenerateResult | undefined): AnswerSummary {
+/**
+ * The figures of an answer (undefined: aborted before the engine was called). `maxTokens` (the request's)
+ * tells an answer cut by the context's end from one cut at max tokens.
+ */
+export function summarizeAnswer(r: GenerateResult | undefined, maxTokens?: number): AnswerSummary {
   const n = r?.outputTokenIds.length ?? 0;
   const promptTokens = r?.promptTokenIds.length ?? 0;
   const m =
@@ -148,6 +183,9 @@ export function summarizeAnswer(r: GenerateResult | undefined): AnswerSummary {
     contextTokens: promptTokens + n,
     ttftMs: m && Number.isFinite(m.ttftMs) ? m.ttftMs : null,
     ...(r?.speculative ? { speculative: { ...r.speculative } } : {}),
+    ...(r?.finishReason === 'length' && maxTokens !== undefined && n < maxTokens
+      ? { contextFull: true }
+      : {}),
   };
 }
 
@@ -163,14 +201,29 @@ export function speculativeWords(s: AnswerSummary): string | undefined {
   return `${spec.accepted} of ${spec.drafted} drafted tokens accepted, ${perPass} tokens per pass`;
 }
 
-/** Why an answer ended, in words. */
-export function finishWords(f: FinishReason): string {
-  return f === 'stop' ? 'end of text' : f === 'length' ? 'max tokens' : 'stopped';
+/** Why an answer ended, in words (`contextFull`: cut by the context's end, AnswerSummary.contextFull). */
+export function finishWords(f: FinishReason, contextFull = false): string {
+  return f === 'stop'
+    ? 'end of text'
+    : f === 'length'
+      ? contextFull
+        ? 'context full'
+        : 'max tokens'
+      : 'stopped';
 }
 
-/** The note under an answer that did not end by itself ('Stopped.', 'Cut at max tokens.'), or undefined. */
-export function finishNote(f: FinishReason): string | undefined {
-  return f === 'stop' ? undefined : f === 'length' ? 'Cut at max tokens.' : 'Stopped.';
+/**
+ * The note under an answer that did not end by itself ('Stopped.', 'Cut at max tokens.', 'Cut at the end of
+ * the context.'), or undefined.
+ */
+export function finishNote(f: FinishReason, contextFull = false): string | undefined {
+  return f === 'stop'
+    ? undefined
+    : f === 'length'
+      ? contextFull
+        ? 'Cut at the end of the context.'
+        : 'Cut at max tokens.'
+      : 'Stopped.';
 }
 
 /**
@@ -204,7 +257,7 @@ export function answerLine(
   if (compared)
     speed += ` (first answer: ${fmtRate(f.tokensPerSecond as number)} at ${fmtCount(f.contextTokens)}${draftWords(opts.firstDrafting, either)})`;
   const ttft = opts.ttft && s.ttftMs !== null ? ` · first token after ${fmtMs(s.ttftMs)}` : '';
-  return `Last answer: ${n} token${n === 1 ? '' : 's'} (${finishWords(s.finishReason)}) · ${speed}${ttft}`;
+  return `Last answer: ${n} token${n === 1 ? '' : 's'} (${finishWords(s.finishReason, s.contextFull)}) · ${speed}${ttft}`;
 }
 
 /** An error's `code` (EngineError, or one that crossed a worker or came from another backend), or undefined. */

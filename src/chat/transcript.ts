@@ -48,12 +48,12 @@ export class ChatBubble {
 
   /**
    * Ends the answer: its final text (undefined keeps what streamed), `data-finish`, and the note of an
-   * answer cut at max tokens or stopped.
+   * answer cut at max tokens, cut by the context's end (`contextFull`) or stopped.
    */
-  finish(reason: FinishReason | 'error', text?: string): void {
+  finish(reason: FinishReason | 'error', text?: string, contextFull = false): void {
     if (text !== undefined) this.body.textContent = text;
     this.el.dataset.finish = reason;
-    const note = reason === 'error' ? undefined : finishNote(reason);
+    const note = reason === 'error' ? undefined : finishNote(reason, contextFull);
     const atEnd = this.transcript.atEnd;
     if (note) this.el.append(h('p', { class: 'msg__note', part: 'message-note' }, note));
     this.busy = false;

@@ -307,6 +307,7 @@ export class ChatView {
         {
           maxTokens,
           temperature,
+          contextLength: this.session.model?.info.contextLength,
           request: {
             ...(drafting ? { draft: drafting } : {}),
             ...(schema ? { responseFormat: { type: 'json_schema' as const, schema } } : {}),
@@ -316,21 +317,21 @@ export class ChatView {
         (e) => answer.append(e.text),
         controller.signal,
       );
-      const s = summarizeAnswer(r);
+      const s = summarizeAnswer(r, maxTokens);
       // A schema's answer pretty-printed and marked valid (JSON the constrained decoder produced), or
       // marked cut when it did not finish (max tokens, Stop).
       let jsonNote = '';
       if (schema && s.text) {
         try {
-          answer.finish(s.finishReason, JSON.stringify(JSON.parse(s.text), null, 2));
+          answer.finish(s.finishReason, JSON.stringify(JSON.parse(s.text), null, 2), s.contextFull);
           answer.el.dataset.json = 'valid';
           jsonNote = 'Valid JSON (constrained to the schema) · ';
         } catch {
-          answer.finish(s.finishReason, s.text);
+          answer.finish(s.finishReason, s.text, s.contextFull);
           answer.el.dataset.json = 'incomplete';
           jsonNote = 'Not complete JSON (the answer was cut) · ';
         }
-      } else answer.finish(s.finishReason, s.text);
+      } else answer.finish(s.finishReason, s.text, s.contextFull);
       const spec = speculativeWords(s);
       const draftName = drafting?.type === 'model' ? `draft ${this.drafting.label()}` : 'lookup';
       const specNote = spec ? ` · ${draftName}: ${spec}` : '';

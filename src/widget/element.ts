@@ -718,18 +718,28 @@ export class WebGpuChatElement extends ElementBase {
     try {
       const r = await this.turns.answer(
         content,
-        { maxTokens, temperature, system: this.systemPrompt, request },
+        {
+          maxTokens,
+          temperature,
+          system: this.systemPrompt,
+          request,
+          contextLength: this.loadedInfo?.contextLength,
+        },
         (req, onT, signal) => lease.run((engine) => engine.chat(req, onT, signal)),
         onToken,
         controller.signal,
       );
       if (gen !== this.generation) return undefined;
-      const s = summarizeAnswer(r);
+      const s = summarizeAnswer(r, maxTokens);
       // Tool calls: in the log as text (never as HTML) after what was written, and to the page as
       // OpenAI's tool_calls (a copy: listeners cannot change the conversation's).
       const calls = r?.toolCalls ?? [];
       const callText = calls.map((c) => `${c.function.name}(${c.function.arguments})`).join('\n');
-      answer.finish(s.finishReason, calls.length ? [s.text, callText].filter(Boolean).join('\n') : s.text);
+      answer.finish(
+        s.finishReason,
+        calls.length ? [s.text, callText].filter(Boolean).join('\n') : s.text,
+        s.contextFull,
+      );
       if (calls.length)
         this.emit('toolcall', {
           toolCalls: calls.map((c) => ({ ...c, function: { ...c.function } })),

@@ -181,6 +181,22 @@ test('draft-model as a GGUF URL (the model itself): the same greedy text in fewe
   expect(errors).toEqual([]);
 });
 
+test('a draft-model that does not load is named as the draft (it read as the model failing)', async ({
+  page: p,
+}) => {
+  await p.route('**/models/missing-draft.gguf', (route) => route.fulfill({ status: 404, body: 'not found' }));
+  const errors = await open(
+    p,
+    '<webgpu-chat id="m" model="/models/stories260K.gguf" draft-model="/models/missing-draft.gguf"></webgpu-chat>',
+  );
+  const chat = p.locator('#m');
+  await expect(chat).toHaveAttribute('data-state', 'error', { timeout: 90_000 });
+  await expect(chat.getByRole('alert')).toHaveText(
+    /^Loading the model failed: the draft model \(draft-model="\/models\/missing-draft\.gguf"\) did not load: .*404/,
+  );
+  expect(errors).toEqual([]);
+});
+
 test('tools: a toolcall event with OpenAI tool_calls through the remote engine (scripted vLLM server)', async ({
   page: p,
   baseURL,

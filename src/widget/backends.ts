@@ -115,24 +115,29 @@ class WebGpuBackend implements ChatBackend {
     workerCounter.created++;
     workerCounter.live++;
   }
-  load(spec: BackendSpec, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
+  async load(spec: BackendSpec, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
     const url = /^hf:/i.test(spec.model) ? spec.model : new URL(spec.model, document.baseURI).href;
-    return this.engine.load(
+    const info = await this.engine.load(
       { url },
       {
         onProgress,
         ...(spec.contextLength ? { contextLength: spec.contextLength } : {}),
         ...(spec.kvType ? { kvType: spec.kvType } : {}),
         ...(spec.cache ? { cache: true } : {}),
-        ...(spec.draft
-          ? {
-              draft: spec.draft.startsWith('synthetic:')
-                ? { synthetic: spec.draft }
-                : { url: /^hf:/i.test(spec.draft) ? spec.draft : new URL(spec.draft, document.baseURI).href },
-            }
-          : {}),
       },
     );
+    if (!spec.draft) return info;
+    // The draft after the target, so that its failure is said as the draft's (it read as the model's).
+    const draft = spec.draft.startsWith('synthetic:')
+      ? { synthetic: spec.draft }
+      : { url: /^hf:/i.test(spec.draft) ? spec.draft : new URL(spec.draft, document.baseURI).href };
+    try {
+      await this.engine.setDraft(draft, { onProgress, ...(spec.cache ? { cache: true } : {}) });
+    } catch (e) {
+      const { code, message } = describeError(e);
+      throw new WidgetError(code, `the draft model (draft-model="${spec.draft}") did not load: ${message}`);
+    }
+    return this.engine.modelInfo ?? info;
   }
   chat(req: ChatRequest, onToken?: (e: TokenEvent) => void, signal?: AbortSignal): Promise<GenerateResult> {
     return this.engine.chat(req, onToken, signal);

@@ -153,3 +153,29 @@ test('the worker gone mid-answer: Stop ends the answer within seconds and the mo
   await answersAgain(p);
   expect(errors).toEqual([]);
 });
+
+test('cache and fallback take their two values, others are bad settings; a property set to undefined removes its attribute', async ({
+  page: p,
+}) => {
+  await instrument(p);
+  const chat = p.locator('webgpu-chat');
+  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await chat.evaluate((el) => {
+    const w = el as HTMLElement & { maxTokens: number | undefined; systemPrompt: string | undefined };
+    w.maxTokens = undefined;
+    w.systemPrompt = undefined;
+  });
+  expect(
+    await chat.evaluate((el) => [el.getAttribute('max-tokens'), el.getAttribute('system-prompt')]),
+  ).toEqual([null, null]);
+  for (const [name, value, want] of [
+    ['cache', 'nope', 'the cache attribute must be "on" or "off", got "nope"'],
+    ['fallback', 'nope', 'the fallback attribute must be "message" or "remote", got "nope"'],
+  ]) {
+    await chat.evaluate((el, [n, v]) => el.setAttribute(n, v), [name, value]);
+    await expect(chat).toHaveAttribute('data-state', 'error');
+    await expect(chat.getByRole('alert')).toContainText(want);
+    await chat.evaluate((el, n) => el.removeAttribute(n), name);
+  }
+  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+});

@@ -255,40 +255,46 @@ export class WebGpuChatElement extends ElementBase {
 
   // ---- options (attributes, mirrored as properties) ----
 
+  /** A property set to undefined (or null) removes its attribute: it wrote the text "undefined". */
+  private setOrRemove(name: string, v: string | undefined): void {
+    if (v === undefined) this.removeAttribute(name);
+    else this.setAttribute(name, v);
+  }
+
   /** GGUF URL (engine webgpu), WebLLM model id (webllm) or model name (remote). */
   get model(): string {
     return this.getAttribute('model') ?? '';
   }
-  set model(v: string) {
-    this.setAttribute('model', v);
+  set model(v: string | undefined) {
+    this.setOrRemove('model', v === undefined || v === null ? undefined : v);
   }
   get engine(): WidgetEngineKind {
     return (this.getAttribute('engine') ?? 'webgpu') as WidgetEngineKind;
   }
-  set engine(v: WidgetEngineKind) {
-    this.setAttribute('engine', v);
+  set engine(v: WidgetEngineKind | undefined) {
+    this.setOrRemove('engine', v === undefined || v === null ? undefined : v);
   }
   get systemPrompt(): string {
     return this.getAttribute('system-prompt') ?? '';
   }
-  set systemPrompt(v: string) {
-    this.setAttribute('system-prompt', v);
+  set systemPrompt(v: string | undefined) {
+    this.setOrRemove('system-prompt', v === undefined || v === null ? undefined : v);
   }
   /** 0 (default) = greedy. */
   get temperature(): number {
     const t = Number(this.getAttribute('temperature') ?? 0);
     return Number.isFinite(t) && t > 0 ? Math.min(t, 2) : 0;
   }
-  set temperature(v: number) {
-    this.setAttribute('temperature', String(v));
+  set temperature(v: number | undefined) {
+    this.setOrRemove('temperature', v === undefined || v === null ? undefined : String(v));
   }
   /** Default 256. */
   get maxTokens(): number {
     const n = Math.round(Number(this.getAttribute('max-tokens') ?? 256));
     return Number.isFinite(n) && n >= 1 ? n : 256;
   }
-  set maxTokens(v: number) {
-    this.setAttribute('max-tokens', String(v));
+  set maxTokens(v: number | undefined) {
+    this.setOrRemove('max-tokens', v === undefined || v === null ? undefined : String(v));
   }
   /**
    * Speculative decoding (engine="webgpu"): `lookup` (prompt lookup, no second model) or a draft model's
@@ -471,6 +477,20 @@ export class WebGpuChatElement extends ElementBase {
     this.progressBox.hidden = true;
     let engine = this.engine;
     const model = this.model;
+    // Two-valued attributes: a value that is neither was taken as the default without a word.
+    for (const [name, values] of [
+      ['cache', ['on', 'off']],
+      ['fallback', ['message', 'remote']],
+    ] as const) {
+      const v = this.getAttribute(name);
+      if (v !== null && !(values as readonly string[]).includes(v.trim())) {
+        this.badSettings(
+          'invalid_argument',
+          `the ${name} attribute must be ${values.map((x) => `"${x}"`).join(' or ')}, got ${JSON.stringify(v)}`,
+        );
+        return;
+      }
+    }
     if (!(WIDGET_ENGINES as readonly string[]).includes(engine)) {
       this.badSettings(
         'invalid_argument',

@@ -45,6 +45,7 @@ import {
 import type { WebGpuChatDoneDetail, WebGpuChatEventMap } from './events.ts';
 import { type EngineLease, EngineRegistry } from './registry.ts';
 import { WIDGET_CSS } from './styles.ts';
+import { widgetWords } from './words.ts';
 
 /** The request settings a turn adds (chat/conversation.ts TurnSettings.request). */
 type TurnRequest = Pick<ChatRequest, 'draft' | 'responseFormat' | 'tools' | 'toolChoice'>;
@@ -458,7 +459,8 @@ export class WebGpuChatElement extends ElementBase {
     this.fail('load', code, message);
   }
 
-  private fail(phase: 'load' | 'chat', code: string, message: string): void {
+  private fail(phase: 'load' | 'chat', code: string, said: string): void {
+    const message = widgetWords(said);
     this.notice.textContent = message;
     this.notice.hidden = false;
     this.notice.dataset.code = code;

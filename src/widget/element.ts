@@ -45,7 +45,7 @@ import {
 import type { WebGpuChatDoneDetail, WebGpuChatEventMap } from './events.ts';
 import { type EngineLease, EngineRegistry } from './registry.ts';
 import { WIDGET_CSS } from './styles.ts';
-import { widgetWords } from './words.ts';
+import { retryWords, widgetWords } from './words.ts';
 
 /** The request settings a turn adds (chat/conversation.ts TurnSettings.request). */
 type TurnRequest = Pick<ChatRequest, 'draft' | 'responseFormat' | 'tools' | 'toolChoice'>;
@@ -651,7 +651,7 @@ export class WebGpuChatElement extends ElementBase {
       p.phase === 'download'
         ? /cached copy/.test(p.note ?? '')
           ? 'Using the copy kept in this browser'
-          : `Downloading ${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}`
+          : `Downloading ${fmtBytes(p.bytesDone)} of ${fmtBytes(p.bytesTotal)}${retryWords(p.note)}`
         : p.phase === 'verify'
           ? `Checking ${Math.round(f * 100)}%`
           : p.phase === 'fetch'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RequestControl } from '../net/byte-source.ts';
-import { widgetWords } from './words.ts';
+import { retryWords, widgetWords } from './words.ts';
 
 /** The library's timeout message for a request that got `received` bytes and then nothing. */
 async function timeoutMessage(received: number): Promise<string> {
@@ -28,5 +28,13 @@ describe('widgetWords', () => {
     );
     const other = 'checking https://example.com/m.gguf failed with HTTP 404 (Not Found)';
     expect(widgetWords(other)).toBe(other);
+  });
+});
+
+describe('retryWords', () => {
+  it("says the library's retry note, and nothing for other notes", () => {
+    expect(retryWords('connection lost at 0.6 MB; retrying (2 of 3)')).toBe(' · trying again (2 of 3)');
+    expect(retryWords('resumed at 16 MB')).toBe('');
+    expect(retryWords(undefined)).toBe('');
   });
 });

@@ -14,3 +14,13 @@ export function widgetWords(message: string): string {
   for (const [re, to] of NOT_FOR_WIDGETS) m = m.replace(re, to);
   return m;
 }
+
+/**
+ * " · trying again (1 of 3)" for the model library's retry note (src/library/download.ts: "connection lost
+ * at 0.6 MB; retrying (1 of 3)", asserted in src/library/library.test.ts), else "": a download waiting on
+ * its retries showed its bytes alone, for minutes.
+ */
+export function retryWords(note: string | undefined): string {
+  const m = note?.match(/retrying \((\d+) of (\d+)\)/);
+  return m ? ` · trying again (${m[1]} of ${m[2]})` : '';
+}

@@ -11,14 +11,17 @@ export const WIDGET_CSS = `
   font-family: var(--webgpu-chat-font, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
   font-size: var(--webgpu-chat-font-size, 15px);
   line-height: 1.45;
-  color: var(--webgpu-chat-fg, #1c1e21);
+  --_fg: var(--webgpu-chat-fg, #1c1e21);
+  color: var(--_fg);
   --_bg: var(--webgpu-chat-bg, #ffffff);
-  --_muted: var(--webgpu-chat-muted, #5b6270);
-  --_border: var(--webgpu-chat-border, #d0d5dd);
+  --_muted: var(--webgpu-chat-muted, color-mix(in srgb, var(--_fg) 70%, var(--_bg)));
+  --_border: var(--webgpu-chat-border, color-mix(in srgb, var(--_fg) 20%, var(--_bg)));
   --_accent: var(--webgpu-chat-accent, #2456d6);
   --_accent-fg: var(--webgpu-chat-accent-fg, #ffffff);
-  --_user-bg: var(--webgpu-chat-user-bg, #e8efff);
-  --_assistant-bg: var(--webgpu-chat-assistant-bg, #f3f4f6);
+  /* Bubbles and the input default to mixes of the theme's own colours, so that setting only -bg and -fg
+     (a dark theme) keeps text readable: fixed light defaults put light text on light bubbles. */
+  --_user-bg: var(--webgpu-chat-user-bg, color-mix(in srgb, var(--_accent) 11%, var(--_bg)));
+  --_assistant-bg: var(--webgpu-chat-assistant-bg, color-mix(in srgb, var(--_fg) 5%, var(--_bg)));
   --_radius: var(--webgpu-chat-radius, 12px);
   --_focus: var(--webgpu-chat-focus, #1a73e8);
 }
@@ -87,7 +90,7 @@ textarea {
   padding: 8px 10px;
   font: inherit;
   color: inherit;
-  background: var(--webgpu-chat-input-bg, #ffffff);
+  background: var(--webgpu-chat-input-bg, var(--_bg));
   border: 1px solid var(--_border);
   border-radius: calc(var(--_radius) * 0.6);
 }

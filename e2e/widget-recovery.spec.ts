@@ -90,6 +90,18 @@ async function answersAgain(p: Page): Promise<void> {
   await expect(chat.getByRole('button', { name: 'Clear' })).toBeEnabled();
 }
 
+/** The widget ready, an answer streaming, then `message` posted to the engine worker ('__destroy', '__close'). */
+async function midAnswer(p: Page, message: string) {
+  const errors = await instrument(p);
+  const chat = p.locator('webgpu-chat');
+  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  await answering(p, 'Once upon a time', 5);
+  await p.evaluate((m) => {
+    for (const w of (window as unknown as { __workers: Worker[] }).__workers) w.postMessage(m);
+  }, message);
+  return { errors, chat };
+}
+
 test.describe.configure({ timeout: 150_000 });
 
 test('a reload attribute changed mid-answer, or the element put back mid-answer: the answer ends, the model loads again, the next message is answered', async ({
@@ -120,13 +132,7 @@ test('a reload attribute changed mid-answer, or the element put back mid-answer:
 test('the GPU lost mid-answer: the error is said, the model loads again on a new device, the next message is answered', async ({
   page: p,
 }) => {
-  const errors = await instrument(p);
-  const chat = p.locator('webgpu-chat');
-  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
-  await answering(p, 'Once upon a time', 5);
-  await p.evaluate(() => {
-    for (const w of (window as unknown as { __workers: Worker[] }).__workers) w.postMessage('__destroy');
-  });
+  const { errors, chat } = await midAnswer(p, '__destroy');
   await expect(chat.getByRole('alert')).toContainText(
     /^No answer \(device_lost\): .*Loading the model again…$/,
   );
@@ -138,13 +144,7 @@ test('the GPU lost mid-answer: the error is said, the model loads again on a new
 test('the worker gone mid-answer: Stop ends the answer within seconds and the model loads again', async ({
   page: p,
 }) => {
-  const errors = await instrument(p);
-  const chat = p.locator('webgpu-chat');
-  await expect(chat).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
-  await answering(p, 'Once upon a time', 5);
-  await p.evaluate(() => {
-    for (const w of (window as unknown as { __workers: Worker[] }).__workers) w.postMessage('__close');
-  });
+  const { errors, chat } = await midAnswer(p, '__close');
   await chat.getByRole('button', { name: 'Stop' }).click();
   await expect(chat.getByRole('alert')).toContainText(/^The engine did not stop within 3 s of Stop/, {
     timeout: 10_000,

@@ -16,6 +16,25 @@ import { WebGpuEngine } from './engine.ts';
 
 const MiB = 1024 ** 2;
 
+/** Runs `run` on a fresh engine (Node, Dawn on SwiftShader), disposed after. */
+async function withEngine(run: (engine: WebGpuEngine) => Promise<void>): Promise<void> {
+  setupNodeVulkan();
+  const engine = new WebGpuEngine({ openModel: openModelSource });
+  try {
+    await run(engine);
+  } finally {
+    await engine.dispose();
+  }
+}
+
+/** How `p` settled: 'resolved', or the EngineError's code (with its message when `withMessage`). */
+const codeOf = (p: Promise<unknown>, withMessage = false) =>
+  p.then(
+    () => 'resolved',
+    (e) =>
+      isEngineError(e) ? (withMessage ? `${e.code}: ${e.message}` : e.code) : `not an EngineError: ${e}`,
+  );
+
 describe('failed loads release their GPU memory', () => {
   it('20 loads aborted halfway through the upload keep the process within 200 MB', async () => {
     setupNodeVulkan();
@@ -59,9 +78,7 @@ describe('failed loads release their GPU memory', () => {
 
 describe('a cancel during the load cancels it (issue 46, item 1)', () => {
   it('a cancel once the compiles start ends the load at once, and the engine loads again', async () => {
-    setupNodeVulkan();
-    const engine = new WebGpuEngine({ openModel: openModelSource });
-    try {
+    await withEngine(async (engine) => {
       const ac = new AbortController();
       const after: string[] = [];
       const err = await engine
@@ -88,28 +105,19 @@ describe('a cancel during the load cancels it (issue 46, item 1)', () => {
       await engine.load({ path: stories260kPath() });
       const r = await engine.generate({ prompt: c.prompt, maxTokens: 8 });
       expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 8));
-    } finally {
-      await engine.dispose();
-    }
+    });
   }, 240_000);
 });
 
 describe('a load that fails before freeing the loaded model leaves it loaded', () => {
   it('a bad file, a cut file, a bad option or an abort before the upload keep the old model; later failures free it', async () => {
-    setupNodeVulkan();
-    const engine = new WebGpuEngine({ openModel: openModelSource });
-    const c = golden.generation.cases[0];
-    const stillServes = async () => {
-      expect(engine.modelInfo?.nVocab).toBe(512);
-      const r = await engine.generate({ prompt: c.prompt, maxTokens: 8 });
-      expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 8));
-    };
-    const codeOf = (p: Promise<unknown>) =>
-      p.then(
-        () => 'resolved',
-        (e) => (isEngineError(e) ? e.code : `not an EngineError: ${e}`),
-      );
-    try {
+    await withEngine(async (engine) => {
+      const c = golden.generation.cases[0];
+      const stillServes = async () => {
+        expect(engine.modelInfo?.nVocab).toBe(512);
+        const r = await engine.generate({ prompt: c.prompt, maxTokens: 8 });
+        expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 8));
+      };
       await engine.load({ path: stories260kPath() });
       // Head size 16: a Q8_0 cache (32-element blocks) cannot hold it.
       const other = makeRandomLlamaGguf({ seed: 9, nLayers: 1, nEmbd: 64, nFF: 96, nHead: 4, nVocab: 300 });
@@ -143,15 +151,11 @@ describe('a load that fails before freeing the loaded model leaves it loaded', (
       expect(await codeOf(upload)).toBe('aborted');
       expect(engine.modelInfo).toBeUndefined();
       expect(await codeOf(engine.generate({ prompt: 'x' }))).toBe('not_loaded');
-    } finally {
-      await engine.dispose();
-    }
+    });
   }, 240_000);
 
   it('loads called together run one after the other: the last one called is loaded', async () => {
-    setupNodeVulkan();
-    const engine = new WebGpuEngine({ openModel: openModelSource });
-    try {
+    await withEngine(async (engine) => {
       const a = makeRandomLlamaGguf({ seed: 3, nLayers: 2, nEmbd: 64, nFF: 96, nHead: 2, nVocab: 300 });
       // The big one first: run side by side, the small one finished first and the big one replaced it.
       const loads = [
@@ -168,22 +172,13 @@ describe('a load that fails before freeing the loaded model leaves it loaded', (
       const r = await engine.generate({ prompt: 'x', maxTokens: 3, ignoreEos: true });
       expect(r.outputTokenIds).toHaveLength(3);
       expect(Math.max(...r.outputTokenIds)).toBeLessThan(300);
-    } finally {
-      await engine.dispose();
-    }
+    });
   }, 240_000);
 });
 
 describe('unload() and dispose() stop a load that is running', () => {
   it("the load rejects with not_loaded and nothing stays loaded (it used to finish after unload, or say 'device_lost')", async () => {
-    setupNodeVulkan();
-    const engine = new WebGpuEngine({ openModel: openModelSource });
-    const codeOf = (p: Promise<unknown>) =>
-      p.then(
-        () => 'resolved',
-        (e) => (isEngineError(e) ? `${e.code}: ${e.message}` : `not an EngineError: ${e}`),
-      );
-    try {
+    await withEngine(async (engine) => {
       for (const phase of ['fetch', 'upload', 'compile'] as const) {
         let called = false;
         const load = engine.load(
@@ -197,7 +192,7 @@ describe('unload() and dispose() stop a load that is running', () => {
             },
           },
         );
-        expect(await codeOf(load), phase).toBe('not_loaded: the engine was unloaded during the load');
+        expect(await codeOf(load, true), phase).toBe('not_loaded: the engine was unloaded during the load');
         expect(engine.modelInfo).toBeUndefined();
         expect(engine.llama).toBeUndefined();
       }
@@ -213,14 +208,12 @@ describe('unload() and dispose() stop a load that is running', () => {
           },
         },
       );
-      expect(await codeOf(load)).toBe('not_loaded: the engine was unloaded during the load');
+      expect(await codeOf(load, true)).toBe('not_loaded: the engine was unloaded during the load');
       // A disposed engine makes a new device on the next load.
       const c = golden.generation.cases[0];
       await engine.load({ path: stories260kPath() });
       const r = await engine.generate({ prompt: c.prompt, maxTokens: 8 });
       expect(r.outputTokenIds).toEqual(c.outputIds.slice(0, 8));
-    } finally {
-      await engine.dispose();
-    }
+    });
   }, 240_000);
 });

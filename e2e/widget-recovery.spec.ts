@@ -141,13 +141,13 @@ test('the GPU lost mid-answer: the error is said, the model loads again on a new
   expect(errors).toEqual([]);
 });
 
-test('the worker gone mid-answer: Stop ends the answer within seconds and the model loads again', async ({
+test('the worker gone mid-answer: Stop ends the answer within 10 s and the model loads again', async ({
   page: p,
 }) => {
   const { errors, chat } = await midAnswer(p, '__close');
   await chat.getByRole('button', { name: 'Stop' }).click();
-  await expect(chat.getByRole('alert')).toContainText(/^The engine did not stop within 3 s of Stop/, {
-    timeout: 10_000,
+  await expect(chat.getByRole('alert')).toContainText(/^The engine did not stop within 10 s of Stop/, {
+    timeout: 20_000,
   });
   await expect(chat.locator('[data-role="assistant"]').first()).toHaveAttribute('data-finish', 'aborted');
   await answersAgain(p);

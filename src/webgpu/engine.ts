@@ -140,12 +140,12 @@ export class WebGpuEngine implements Engine {
     return this.tokenizer;
   }
 
-  /** The GPU context for a load: the given one, else ours, remade when lost or when the limits asked change. */
   /** Whether {@link ensureDevice} keeps the current device for `defaultLimits`. */
   private deviceReusable(defaultLimits: boolean): boolean {
     return Boolean(this.gpu && !this.lost && (this.opts.gpu || this.gpu.defaultLimits === defaultLimits));
   }
 
+  /** The GPU context for a load: the given one, else ours, remade when lost or when the limits asked change. */
   private async ensureDevice(defaultLimits: boolean): Promise<GpuContext> {
     if (this.gpu && this.deviceReusable(defaultLimits)) {
       this.watchLost(this.gpu);

@@ -843,8 +843,11 @@ export class WebGpuChatElement extends ElementBase {
   }
 }
 
-/** How long Stop waits for the engine to end the answer before giving the engine up. */
-export const STOP_GRACE_MS = 3000;
+/**
+ * How long Stop waits for the engine to end the answer before giving the engine up (and loading the model
+ * again): long enough for one prefill batch of a large model on a slow GPU, which Stop waits out.
+ */
+export const STOP_GRACE_MS = 10_000;
 
 /** A context overflow in the widget's words: its context is the `context-length` attribute. */
 export function widgetContextMessage(e: unknown, message: string): string {

@@ -11,6 +11,7 @@ import { perplexityOf, top1Agreement } from '../../bench/perplexity.ts';
 import { type QuantizeFtype, quantizeGguf } from '../../gguf/quantize-model.ts';
 import { openGguf } from '../../gguf/reader.ts';
 import { openModelSource } from '../../library/opener.ts';
+import { ReferenceLlama } from '../../model/reference.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../../model/widen.ts';
 import { sharedGpu as sharedGpuFor } from '../../testing/shared-gpu.ts';
 import { stories260kUrl } from '../../testing/stories260k-url.ts';
@@ -100,14 +101,17 @@ describe('perplexity and top-1 agreement against llama.cpp on the same files', (
   });
 });
 
-describe('perplexity through the GPU-shaped matvec layout (128 lanes per row, hybrid reduction) forced', () => {
+describe('scores through the GPU-shaped matvec layout (128 lanes per row, hybrid reduction) forced', () => {
   // kernels/tune.ts's GPU family, run on this adapter by forcing it on the prefill (the scored path) and
-  // decode: shuffles within runs of the adapter's smallest subgroup (≤ 32), then workgroup memory.
-  // stories260K Q4_0 on the float path (~100-200 s on SwiftShader: every token through 4-token matvec
-  // passes). The widened Q4_K_M on the integer-dot path ran once by hand (2026-12-05, 14 min): perplexity
-  // 4.9359 vs llama.cpp 4.9288 (0.14 %), top-1 97.9 %; too slow for the suite.
-  for (const [model, type, int8] of [['stories260K', 'Q4_0', false]] as const)
-    it(`${model} ${type} (int8: ${int8}) within 1 % of llama.cpp`, async (ctx) => {
+  // decode: shuffles within runs of the adapter's smallest subgroup (≤ 32), then workgroup memory. Every
+  // token goes through 4-token matvec passes, about 1 s each on SwiftShader, so the first PREFIX tokens of
+  // the text are scored (the whole file took 311 s in CI): each token's NLL must equal the float64
+  // reference forward pass's (model/reference.ts, on the dequantized weights) and the top-1 ids must agree
+  // with llama.cpp's at those positions. The widened Q4_K_M on the integer-dot path ran once by hand on the whole file
+  // (2026-12-05, 14 min): perplexity 4.9359 vs llama.cpp 4.9288 (0.14 %), top-1 97.9 %.
+  const PREFIX = 32;
+  for (const [model, type, int8] of [['stories260K-wide', 'Q4_0', false]] as const)
+    it(`${model} ${type} (int8: ${int8}): the first ${PREFIX} tokens' NLL as the float64 reference's, top-1 as llama.cpp's`, async (ctx) => {
       const adapter = await navigator.gpu.requestAdapter();
       const S = Math.min(32, (adapter?.info as { subgroupMinSize?: number })?.subgroupMinSize ?? 0);
       if (!adapter?.features.has('subgroups') || S < 2) ctx.skip();
@@ -125,26 +129,42 @@ describe('perplexity through the GPU-shaped matvec layout (128 lanes per row, hy
       } as const;
       const r = golden.runs.find((g) => g.ctx === 2048 && g.model === model && g.type === type);
       if (!r) throw new Error(`no llama.cpp golden for ${model} ${type}`);
+      const bytes = await modelBytes(model, type);
+      const ids = golden.ids.slice(0, PREFIX + 1);
       const engine = new WebGpuEngine({
         openModel: openModelSource,
         gpu: await sharedGpu(),
         mmvLayout: layout,
         prefill: { kind: 'mmv', layout, tokens: 4, splitSegments: false },
       });
-      const info = await engine.load(
-        { blob: new Blob([(await modelBytes(model, type)) as Uint8Array<ArrayBuffer>]) },
-        { contextLength: 1024 },
+      let scored: { nll: Float64Array; top1: Int32Array };
+      try {
+        const info = await engine.load(
+          { blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) },
+          { contextLength: 1024 },
+        );
+        expect(info.kernels?.prefill?.mmvLayout).toMatch(/^lanes128-hy/);
+        scored = await engine.scoreTokens(ids);
+      } finally {
+        await engine.dispose();
+      }
+      const ref = await ReferenceLlama.fromGguf(
+        await openGguf({ blob: new Blob([bytes as Uint8Array<ArrayBuffer>]) }),
       );
-      const { nll, top1 } = await engine.scoreTokens(golden.ids);
-      await engine.dispose();
-      expect(info.kernels?.prefill?.mmvLayout).toMatch(/^lanes128-hy/);
-      const ppl = perplexityOf(nll);
+      const refLogits = ref.run(ids.slice(0, PREFIX));
+      expect(scored.nll.length).toBe(PREFIX);
+      let worst = 0;
+      const refNll = refLogits.map((logits, i) => {
+        const max = logits.reduce((m, v) => Math.max(m, v), Number.NEGATIVE_INFINITY);
+        const sum = logits.reduce((acc, v) => acc + Math.exp(v - max), 0);
+        return max + Math.log(sum) - logits[ids[i + 1]];
+      });
+      for (let i = 0; i < PREFIX; i++) worst = Math.max(worst, Math.abs(scored.nll[i] - refNll[i]));
       console.log(
-        `${model} ${type} lanes128 hybrid: perplexity ${ppl.toFixed(4)} vs llama.cpp ${r.perplexity.toFixed(4)}`,
+        `${model} ${type} lanes128 hybrid, ${PREFIX} tokens: perplexity ${perplexityOf(scored.nll).toFixed(4)} vs float64 ${perplexityOf(Float64Array.from(refNll)).toFixed(4)}, worst |ΔNLL| ${worst.toExponential(2)}`,
       );
-      expect(nll.length).toBe(r.tokens);
-      expect(Math.abs(ppl / r.perplexity - 1)).toBeLessThan(0.01);
-      expect(top1Agreement(top1, r.top1)).toBeGreaterThanOrEqual(MIN_TOP1[type]);
+      expect(worst).toBeLessThan(5e-3);
+      expect(top1Agreement(scored.top1, r.top1.slice(0, PREFIX))).toBeGreaterThanOrEqual(MIN_TOP1[type]);
     }, 600_000);
 });
 

@@ -51,6 +51,16 @@ export interface EngineErrorDetails {
   readonly promptTokensAtLeast?: boolean;
   /** What the backend itself said, kept where the facts above do not say it all (`llama.cpp: …`). */
   readonly said?: string;
+  /**
+   * 'gguf_invalid' for a file shorter than its header says (cut short, or a wrong length in the header):
+   * its size in bytes, the bytes its header or tensor list needs where known, and the tensor that runs
+   * past the end where one does.
+   */
+  readonly truncated?: {
+    readonly fileBytes: number;
+    readonly neededBytes?: number;
+    readonly tensor?: string;
+  };
 }
 
 /** An error with a machine-readable `code` and a message a person can act on. */

@@ -217,6 +217,7 @@ describe('openGguf errors', () => {
     expect(e.message).toMatch(/cut\.gguf is truncated/);
     expect(e.message).toMatch(/header/);
     expect(e.message).toMatch(/5,000 bytes/);
+    expect(e.details?.truncated).toMatchObject({ fileBytes: 5000 });
     const e2 = await engineError(openGguf(blobOf(stories.slice(0, 14000))));
     expect(e2.code).toBe('gguf_invalid');
     expect(e2.message).toMatch(/truncated/);
@@ -242,6 +243,7 @@ describe('openGguf errors', () => {
         /huge\.gguf has a malformed GGUF header: String length 1099511627776 exceeds/,
       );
       expect(e.message).not.toMatch(/incomplete|truncated/);
+      expect(e.details?.truncated).toBeUndefined();
     }
   });
 
@@ -304,6 +306,7 @@ describe('openGguf errors', () => {
     const e = await engineError(openGguf(blobOf(stories.slice(0, cut))));
     expect(e.code).toBe('gguf_invalid');
     expectMsg(e.message);
+    expect(e.details?.truncated).toEqual({ fileBytes: cut, neededBytes: victim.end, tensor: victim.name });
 
     const path = join(tmp, 'cut.gguf');
     writeFileSync(path, stories.subarray(0, cut));
@@ -317,6 +320,7 @@ describe('openGguf errors', () => {
     const e = await engineError(collectTensorData(f));
     expect(e.code).toBe('gguf_invalid');
     expect(e.message).toMatch(/ends at 812,344 bytes but tensor blk\.\d\.\w+\.weight needs bytes up to/);
+    expect(e.details?.truncated).toMatchObject({ fileBytes: 812_344, tensor: expect.stringMatching(/^blk\./) });
   });
 
   it('bad magic is gguf_invalid; an HTML page for a URL is the file not found, by its URL', async () => {

@@ -195,7 +195,7 @@ export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): P
           '(metadata and tensor list): either the file was cut short' +
           (isUrlSource(src) ? ' (an incomplete download)' : ' (an incomplete download or copy)') +
           ', or a string or array length in the header runs past its end',
-        { cause: e },
+        { cause: e, details: { truncated: { fileBytes: src.size ?? 0 } } },
       );
     }
     const cannotFit = /cannot fit in a (\d+)-byte file/.exec(msg);
@@ -204,7 +204,7 @@ export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): P
         'gguf_invalid',
         `${src.name} declares more tensor data than its ${fmtCount(Number(cannotFit[1]))} bytes can hold: it is ` +
           'truncated (an incomplete download) or its tensor list is malformed',
-        { cause: e },
+        { cause: e, details: { truncated: { fileBytes: Number(cannotFit[1]) } } },
       );
     }
     throw new EngineError(
@@ -227,6 +227,7 @@ export async function openGguf(source: GgufInput, opts: OpenGgufOptions = {}): P
         `and tensor list), which needs at least ${fmtCount(headerEnd)}: either the file was cut short` +
         (isUrlSource(src) ? ' (an incomplete download)' : ' (an incomplete download or copy)') +
         ', or a string or array length in the header runs past its end',
+      { details: { truncated: { fileBytes: size, neededBytes: headerEnd } } },
     );
   }
 
@@ -306,6 +307,7 @@ function truncatedError(name: string, endsAt: number, t: GgufTensorInfo): Engine
     'gguf_invalid',
     `${name} is truncated: the file ends at ${fmtCount(endsAt)} bytes but tensor ${t.name} needs bytes up to ` +
       `${fmtCount(t.fileOffset + t.nBytes)}: the file is incomplete (a download or copy that stopped early)`,
+    { details: { truncated: { fileBytes: endsAt, neededBytes: t.fileOffset + t.nBytes, tensor: t.name } } },
   );
 }
 

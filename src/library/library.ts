@@ -602,12 +602,16 @@ async function checkGgufExtent(store: CacheStore, meta: EntryMeta, signal?: Abor
   try {
     await openGguf({ bytes: new CachedByteSource(store, meta) }, { signal });
   } catch (e) {
-    if (isEngineError(e) && e.code === 'gguf_invalid' && /is truncated/.test(e.message)) {
-      const t = e.message.match(/tensor (\S+) needs bytes up to ([\d,]+)/);
+    const t = isEngineError(e) && e.code === 'gguf_invalid' ? e.details?.truncated : undefined;
+    if (t) {
+      const needs =
+        t.tensor !== undefined && t.neededBytes !== undefined
+          ? `tensor ${t.tensor} needs bytes up to ${t.neededBytes.toLocaleString('en-US')}`
+          : 'its header runs past them';
       throw new EngineError(
         'integrity',
         `${meta.url}: all ${meta.size.toLocaleString('en-US')} bytes the server announced arrived, but the file is ` +
-          `longer (${t ? `tensor ${t[1]} needs bytes up to ${t[2]}` : 'its header runs past them'}): the server ` +
+          `longer (${needs}): the server ` +
           'states a wrong size or the file changed during the download; nothing was kept',
         { cause: e },
       );

@@ -52,6 +52,15 @@ describe('ChatTranscript', () => {
       null,
     ]);
     expect(turns[0].getAttribute('part')).toBe('message user-message');
+    // A question whose answer failed: marked, with a note, and its text kept.
+    const q = t.user('lost');
+    q.unanswered();
+    expect(q.el.dataset.unanswered).toBe('true');
+    expect(q.el.querySelector('.msg__body')?.textContent).toBe('lost');
+    expect(q.el.querySelector('[part="message-note"]')?.textContent).toBe(
+      'Not answered: left out of the conversation.',
+    );
+    expect(turns[0].dataset.unanswered).toBeUndefined();
     expect(turns[1].getAttribute('part')).toBe('message assistant-message');
     expect(turns[1].querySelector('[part="message-text"]')).toBe(turns[1].querySelector('.msg__body'));
     t.clear();

@@ -1,8 +1,8 @@
 /**
  * The chat log's markup, shared by the page's Chat tab (ui/chat-view.ts) and `<webgpu-chat>`
  * (widget/element.ts): one `<article class="msg msg--ROLE" data-role=ROLE>` per turn with its speaker
- * (`.msg__who`), its text (`.msg__body`) and, for an answer that did not end by itself, a note
- * (`.msg__note`). `part` attributes (`message`, `user-message` / `assistant-message`, `message-who`,
+ * (`.msg__who`), its text (`.msg__body`) and, for an answer that did not end by itself or a question
+ * that got no answer, a note (`.msg__note`). `part` attributes (`message`, `user-message` / `assistant-message`, `message-who`,
  * `message-text`, `message-note`) let a page style the widget's shadow DOM. Model output and user text only
  * ever go in as text (Text nodes / textContent), never as HTML.
  */
@@ -59,6 +59,17 @@ export class ChatBubble {
     this.busy = false;
     // The note (and a final text longer than the streamed one) must not end below the view.
     if (atEnd) this.transcript.scrollToEnd();
+  }
+
+  /**
+   * Marks a question whose answer failed (`data-unanswered`, a note): it stays on screen, to read or send
+   * again, but left the conversation, so the model does not see it in later turns.
+   */
+  unanswered(): void {
+    this.el.dataset.unanswered = 'true';
+    this.el.append(
+      h('p', { class: 'msg__note', part: 'message-note' }, 'Not answered: left out of the conversation.'),
+    );
   }
 
   /** Takes the turn off the screen (an answer that failed before writing anything). */

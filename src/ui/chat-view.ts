@@ -296,7 +296,7 @@ export class ChatView {
     clearFieldErrors(this.settingsError);
     if (!this.session.begin('chat')) return;
     this.input.value = '';
-    this.transcript.user(text);
+    const question = this.transcript.user(text);
     const answer = this.transcript.assistant();
     const controller = new AbortController();
     this.controller = controller;
@@ -357,6 +357,7 @@ export class ChatView {
       // An answer that wrote nothing leaves no empty bubble (the line below says why), as in the widget.
       if (answer.body.textContent) answer.finish('error');
       else answer.remove();
+      question.unanswered();
       const message = e instanceof Error ? e.message : String(e);
       this.speed.textContent = `The model did not answer${isEngineError(e) ? ` (${e.code})` : ''}: ${
         // The Context select's advice where the error has the facts (our engine, wllama): a WebLLM model

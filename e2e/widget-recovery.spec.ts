@@ -136,8 +136,15 @@ test('the GPU lost mid-answer: the error is said, the model loads again on a new
   await expect(chat.getByRole('alert')).toContainText(
     /^No answer \(device_lost\): .*Loading the model again…$/,
   );
+  // The question stays on screen, marked: it is not part of the conversation any more.
+  const question = chat.locator('[data-role="user"]').first();
+  await expect(question).toHaveAttribute('data-unanswered', 'true');
+  await expect(question.locator('[part~="message-note"]')).toHaveText(
+    'Not answered: left out of the conversation.',
+  );
   await expect(chat.getByRole('alert')).toContainText(/The model is loaded again\.$/, { timeout: 60_000 });
   await answersAgain(p);
+  await expect(chat.locator('[data-role="user"]').last()).not.toHaveAttribute('data-unanswered');
   expect(errors).toEqual([]);
 });
 

@@ -257,9 +257,9 @@ export class WebGpuChatElement extends ElementBase {
   // ---- options (attributes, mirrored as properties) ----
 
   /** A property set to undefined (or null) removes its attribute: it wrote the text "undefined". */
-  private setOrRemove(name: string, v: string | undefined): void {
-    if (v === undefined) this.removeAttribute(name);
-    else this.setAttribute(name, v);
+  private setOrRemove(name: string, v: string | number | null | undefined): void {
+    if (v === undefined || v === null) this.removeAttribute(name);
+    else this.setAttribute(name, String(v));
   }
 
   /** GGUF URL (engine webgpu), WebLLM model id (webllm) or model name (remote). */
@@ -267,19 +267,19 @@ export class WebGpuChatElement extends ElementBase {
     return this.getAttribute('model') ?? '';
   }
   set model(v: string | undefined) {
-    this.setOrRemove('model', v === undefined || v === null ? undefined : v);
+    this.setOrRemove('model', v);
   }
   get engine(): WidgetEngineKind {
     return (this.getAttribute('engine') ?? 'webgpu') as WidgetEngineKind;
   }
   set engine(v: WidgetEngineKind | undefined) {
-    this.setOrRemove('engine', v === undefined || v === null ? undefined : v);
+    this.setOrRemove('engine', v);
   }
   get systemPrompt(): string {
     return this.getAttribute('system-prompt') ?? '';
   }
   set systemPrompt(v: string | undefined) {
-    this.setOrRemove('system-prompt', v === undefined || v === null ? undefined : v);
+    this.setOrRemove('system-prompt', v);
   }
   /** 0 (default) = greedy. */
   get temperature(): number {
@@ -287,7 +287,7 @@ export class WebGpuChatElement extends ElementBase {
     return Number.isFinite(t) && t > 0 ? Math.min(t, 2) : 0;
   }
   set temperature(v: number | undefined) {
-    this.setOrRemove('temperature', v === undefined || v === null ? undefined : String(v));
+    this.setOrRemove('temperature', v);
   }
   /** Default 256. */
   get maxTokens(): number {
@@ -295,7 +295,7 @@ export class WebGpuChatElement extends ElementBase {
     return Number.isFinite(n) && n >= 1 ? n : 256;
   }
   set maxTokens(v: number | undefined) {
-    this.setOrRemove('max-tokens', v === undefined || v === null ? undefined : String(v));
+    this.setOrRemove('max-tokens', v);
   }
   /**
    * Speculative decoding (engine="webgpu"): `lookup` (prompt lookup, no second model) or a draft model's
@@ -315,8 +315,7 @@ export class WebGpuChatElement extends ElementBase {
     return v === null ? undefined : Number(v);
   }
   set draftMax(v: number | undefined) {
-    if (v === undefined) this.removeAttribute('draft-max');
-    else this.setAttribute('draft-max', String(v));
+    this.setOrRemove('draft-max', v);
   }
   /**
    * Structured output for every answer (a property only): `{type: 'json_schema', schema}`,
@@ -719,7 +718,7 @@ export class WebGpuChatElement extends ElementBase {
     const gen = this.generation;
     this.answering = true;
     this.notice.hidden = true;
-    this.transcript.user(content);
+    const question = this.transcript.user(content);
     const answer = this.transcript.assistant();
     this.current = answer;
     const controller = new AbortController();
@@ -780,6 +779,7 @@ export class WebGpuChatElement extends ElementBase {
       // answer that wrote nothing leaves no empty bubble (the notice says why).
       if (answer.body.textContent) answer.finish('error');
       else answer.remove();
+      question.unanswered();
       this.current = undefined;
       const { code, message } = describeError(e);
       this.stats.textContent = '';

@@ -51,6 +51,24 @@ describe('context_overflow in the widget', () => {
     );
   });
 
+  it("leaves out the larger context where the context loaded is already the model's most", () => {
+    const e = new EngineError('context_overflow', 'x', {
+      details: { contextLength: 2048, promptTokens: 2100 },
+    });
+    expect(widgetContextMessage(e, e.message, { contextLength: 2048, trainedContextLength: 2048 })).toBe(
+      "the message needs 2100 tokens but the context holds 2048 (and one must be left for the answer); shorten the message (the context is already the model's most, 2048 tokens)",
+    );
+    // Below the most, or the most not known (WebLLM, a remote server): the attribute is the advice.
+    for (const info of [
+      { contextLength: 512, trainedContextLength: 2048 },
+      { contextLength: 2048 },
+      undefined,
+    ])
+      expect(widgetContextMessage(e, e.message, info)).toMatch(
+        /; shorten the message or set a larger context-length attribute on the widget$/,
+      );
+  });
+
   it('keeps a message without details (WebLLM, a remote server) and adds the attribute after it', () => {
     const e = new EngineError('context_overflow', 'Prompt tokens exceed context window size');
     expect(widgetContextMessage(e, e.message)).toBe(

@@ -138,6 +138,22 @@ export function contextOverflowText(
 }
 
 /**
+ * A context overflow's advice: `shorter`, with `or larger` unless the context loaded is already the
+ * model's training context (ModelInfo.trainedContextLength), which no load goes past.
+ * @param info the loaded model's `contextLength` and `trainedContextLength` (undefined: not known).
+ */
+export function contextAdvice(
+  info: { contextLength: number; trainedContextLength?: number } | undefined,
+  shorter: string,
+  larger: string,
+): string {
+  const most = info?.trainedContextLength;
+  return most !== undefined && info !== undefined && info.contextLength >= most
+    ? `${shorter} (the context is already the model's most, ${most} tokens)`
+    : `${shorter} or ${larger}`;
+}
+
+/**
  * The error of a call made to an engine after its `terminate()` (WorkerEngine, AutoEngine).
  * @returns EngineError('not_loaded').
  */

@@ -65,7 +65,10 @@ export type CacheOption =
  * `checkLoadOptions`), as a request's unknown fields are.
  */
 export interface LoadOptions {
-  /** Context length in tokens (KV cache size); default min(model's context, 2048). */
+  /**
+   * Context length in tokens (KV cache size); default min(model's context, 2048). Above the model's
+   * training context it is cut to it: ModelInfo.contextLength says what was loaded.
+   */
   contextLength?: number;
   /**
    * The most prompt tokens per prefill batch (llama.cpp's ubatch; the run state's buffers hold this many).
@@ -342,7 +345,13 @@ export interface ModelInfo {
   nLayers: number;
   nEmbd: number;
   nVocab: number;
+  /** The context loaded, in tokens (the KV cache's size): LoadOptions.contextLength, at most the trained one. */
   contextLength: number;
+  /**
+   * The model's training context in tokens (GGUF `<arch>.context_length`, llama.cpp's n_ctx_train): the
+   * most a load gives (our WebGPU engine and wllama; absent where the backend does not say).
+   */
+  trainedContextLength?: number;
   /** The most tokens per prefill batch (our WebGPU engine; {@link LoadOptions.batchSize}). */
   batchSize?: number;
   /** Bytes of weights: the GGUF tensors' data as loaded (on the GPU; in wasm memory for wllama). */

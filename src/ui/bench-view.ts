@@ -17,7 +17,7 @@ import {
   speculativeSummary,
 } from '../bench/runner.ts';
 import type { BenchPlan, BenchPrompt, BenchResult, BenchRun } from '../bench/types.ts';
-import { contextOverflowText, isEngineError } from '../core/errors.ts';
+import { contextAdvice, contextOverflowText, isEngineError } from '../core/errors.ts';
 import { h } from '../dom/h.ts';
 import { fmtMs, fmtRate } from '../util/format.ts';
 import { resultCardChildren } from './bench-result.ts';
@@ -450,7 +450,12 @@ export class BenchView {
           : `Stopped after ${done.length} of ${total} measured runs.`
         : `The benchmark failed${isEngineError(e) ? ` (${e.code})` : ''}: ${
             isEngineError(e, 'context_overflow') && e.details?.contextLength !== undefined
-              ? contextOverflowText(e, e.message, `shorten the prompts or ${PAGE_CONTEXT_ADVICE}`, 'a prompt')
+              ? contextOverflowText(
+                  e,
+                  e.message,
+                  contextAdvice(this.session.model?.info, 'shorten the prompts', PAGE_CONTEXT_ADVICE),
+                  'a prompt',
+                )
               : e instanceof Error
                 ? e.message
                 : String(e)

@@ -16,7 +16,7 @@ import {
   summarizeAnswer,
 } from '../chat/conversation.ts';
 import { ChatTranscript } from '../chat/transcript.ts';
-import { contextOverflowText, isEngineError } from '../core/errors.ts';
+import { contextAdvice, contextOverflowText, isEngineError } from '../core/errors.ts';
 import type { DraftOptions } from '../core/types.ts';
 import { h } from '../dom/h.ts';
 import { fmtCount } from '../util/format.ts';
@@ -363,7 +363,11 @@ export class ChatView {
         // The Context select's advice where the error has the facts (our engine, wllama): a WebLLM model
         // has no such select, and its message has its own advice.
         isEngineError(e, 'context_overflow') && e.details?.contextLength !== undefined
-          ? contextOverflowText(e, message, `shorten the message or ${PAGE_CONTEXT_ADVICE}`)
+          ? contextOverflowText(
+              e,
+              message,
+              contextAdvice(this.session.model?.info, 'shorten the message', PAGE_CONTEXT_ADVICE),
+            )
           : message
       }`;
       if (isEngineError(e, 'device_lost')) await this.session.resetEngine();

@@ -50,6 +50,7 @@ describe('WebGpuEngine on stories260K', () => {
     );
     expect(info.nLayers).toBe(5);
     expect(info.nVocab).toBe(512);
+    expect([info.contextLength, info.trainedContextLength]).toEqual([512, 2048]);
     expect([...phases]).toEqual(['fetch', 'upload', 'compile']);
     loaded = info;
   });

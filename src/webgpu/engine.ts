@@ -471,6 +471,7 @@ export class WebGpuEngine implements Engine {
       nEmbd: cfg.nEmbd,
       nVocab: cfg.nVocab,
       contextLength,
+      trainedContextLength: cfg.contextLength,
       batchSize: m.batchSize,
       weightBytes: m.weightBytes,
       tensorTypes: [...types],

@@ -8,7 +8,7 @@ import { answerLine, Conversation, speculativeWords, summarizeAnswer } from '../
 import { ToolCallStreamGate } from '../chat/tool-stream.ts';
 import { type ChatBubble, ChatTranscript } from '../chat/transcript.ts';
 import { chooseBackend, type GpuLike } from '../core/backend-choice.ts';
-import { contextOverflowText, EngineError } from '../core/errors.ts';
+import { contextAdvice, contextOverflowText, EngineError } from '../core/errors.ts';
 import type {
   ChatMessage,
   ChatRequest,
@@ -786,7 +786,7 @@ export class WebGpuChatElement extends ElementBase {
       this.fail(
         'chat',
         code,
-        `No answer (${code}): ${code === 'context_overflow' ? widgetContextMessage(e, message) : message}`,
+        `No answer (${code}): ${code === 'context_overflow' ? widgetContextMessage(e, message, this.loadedInfo) : message}`,
       );
       // A lost GPU takes the engine with it: load again on a new one (a fresh engine, not the shared dead
       // one), so the next message is answered. The widget said "Ready" and failed every message after.
@@ -849,12 +849,20 @@ export class WebGpuChatElement extends ElementBase {
  */
 export const STOP_GRACE_MS = 10_000;
 
-/** A context overflow in the widget's words: its context is the `context-length` attribute. */
-export function widgetContextMessage(e: unknown, message: string): string {
+/**
+ * A context overflow in the widget's words: its context is the `context-length` attribute, which is no
+ * help once the context is the model's most.
+ * @param info the loaded model's context and training context (ModelInfo), where known.
+ */
+export function widgetContextMessage(
+  e: unknown,
+  message: string,
+  info?: { contextLength: number; trainedContextLength?: number },
+): string {
   return contextOverflowText(
     e,
     message,
-    'shorten the message or set a larger context-length attribute on the widget',
+    contextAdvice(info, 'shorten the message', 'set a larger context-length attribute on the widget'),
   );
 }
 

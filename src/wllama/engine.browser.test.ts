@@ -32,6 +32,7 @@ describe.each([
       nEmbd: 64,
       nVocab: 512,
       contextLength: 512,
+      trainedContextLength: 2048,
       kvType,
       fileParts: 1,
       threads: { count: 1, multithread: false, crossOriginIsolated: false },

@@ -566,6 +566,7 @@ export class WllamaEngine implements Engine {
       nEmbd,
       nVocab: ctxInfo.n_vocab,
       contextLength: ctxInfo.n_ctx,
+      trainedContextLength: trainCtx,
       batchSize,
       // The tensors' bytes, as our engine counts its weights (the file adds its header and padding).
       weightBytes,

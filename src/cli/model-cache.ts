@@ -8,6 +8,7 @@ import { EngineError, isEngineError } from '../core/errors.ts';
 import { ModelLibrary } from '../library/library.ts';
 import { isHfShorthand, resolveModelSpec } from '../library/spec.ts';
 import { FsStore } from '../library/store.ts';
+import { CliInterrupt } from './run.ts';
 
 /** The options every model-taking CLI accepts (node:util parseArgs format). */
 export const CACHE_OPTIONS = {
@@ -96,8 +97,7 @@ export async function cachedModel(
     });
   } catch (e) {
     if (isEngineError(e, 'aborted') && !opts.signal?.aborted) {
-      throw new EngineError(
-        'aborted',
+      throw new CliInterrupt(
         `the download was interrupted; its whole blocks (16 MiB each) that reached the disk are kept in ${store.location}: run the same command again to resume`,
       );
     }

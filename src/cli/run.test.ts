@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { findStories260K } from '../testing/models.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'run-test-'));
@@ -78,5 +79,38 @@ describe('onInterruptSignals', () => {
     expect(r.status, r.stderr).toBe(130);
     expect(readFileSync(join(dir, 'handler.txt'), 'utf8')).toBe('written');
     expect(r.stderr).not.toContain('the browser closed');
+  });
+});
+
+describe('Ctrl-C during a download (src/cli/model-cache.ts)', () => {
+  const STORIES = findStories260K();
+  it('says what was kept and exits 130, as the shell reports SIGINT (it exited 1, as a failure)', () => {
+    // A server that sends the first bytes of a model (a GGUF header) announcing 64 MiB, then nothing: the
+    // download is under way when the command gets its SIGINT.
+    const r = underTsx(
+      'download',
+      `
+      import { readFileSync } from 'node:fs';
+      import { createServer } from 'node:http';
+      import { runCli } from RUN_TS;
+      import { cachedModel } from ${JSON.stringify(resolve(ROOT, 'src/cli/model-cache.ts'))};
+      const server = createServer((req, res) => {
+        res.writeHead(200, { 'content-length': String(64 << 20), 'accept-ranges': 'none' });
+        if (req.method === 'HEAD') return res.end();
+        res.write(readFileSync(${JSON.stringify(STORIES)}).subarray(0, 256 << 10));
+        setTimeout(() => process.kill(process.pid, 'SIGINT'), 300);
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address();
+        runCli(async () => {
+          await cachedModel('http://127.0.0.1:' + port + '/big.gguf', { cacheDir: 'cache', log: () => {} });
+          return 0;
+        });
+      });`,
+    );
+    expect(r.status, r.stderr).toBe(130);
+    expect(r.stderr).toMatch(
+      /\[aborted\]: the download was interrupted; its whole blocks \(16 MiB each\) that reached the disk are kept in .*cache.*: run the same command again to resume/,
+    );
   });
 });

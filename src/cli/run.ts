@@ -7,7 +7,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { contextOverflowText, isEngineError } from '../core/errors.ts';
+import { contextOverflowText, EngineError, isEngineError } from '../core/errors.ts';
 import { isUsageError } from './args.ts';
 
 /**
@@ -51,8 +51,20 @@ export function isEntryPoint(moduleUrl: string): boolean {
 }
 
 /**
+ * A command ended by Ctrl-C where no interrupt handler runs (a download: src/cli/model-cache.ts): an
+ * EngineError('aborted') whose message says what was kept; {@link runCli} says it and exits 130, as the
+ * shell reports a command that SIGINT ended (128 + 2).
+ */
+export class CliInterrupt extends EngineError {
+  constructor(message: string) {
+    super('aborted', message);
+  }
+}
+
+/**
  * Prints a failure of a command's `main` as `runCli` does and returns its exit status: 2 with the message
- * (and `usageHint`) for bad arguments, 1 with `format`'s line for any other failure.
+ * (and `usageHint`) for bad arguments, 130 with `format`'s line for a {@link CliInterrupt}, 1 with it for
+ * any other failure.
  */
 export function reportCliFailure(
   e: unknown,
@@ -64,7 +76,7 @@ export function reportCliFailure(
     return 2;
   }
   console.error(format(e));
-  return 1;
+  return e instanceof CliInterrupt ? 130 : 1;
 }
 
 /** Set once an interrupt handler has started: the command's own ending then leaves the exit to it. */

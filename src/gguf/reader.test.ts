@@ -320,7 +320,10 @@ describe('openGguf errors', () => {
     const e = await engineError(collectTensorData(f));
     expect(e.code).toBe('gguf_invalid');
     expect(e.message).toMatch(/ends at 812,344 bytes but tensor blk\.\d\.\w+\.weight needs bytes up to/);
-    expect(e.details?.truncated).toMatchObject({ fileBytes: 812_344, tensor: expect.stringMatching(/^blk\./) });
+    expect(e.details?.truncated).toMatchObject({
+      fileBytes: 812_344,
+      tensor: expect.stringMatching(/^blk\./),
+    });
   });
 
   it('bad magic is gguf_invalid; an HTML page for a URL is the file not found, by its URL', async () => {

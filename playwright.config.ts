@@ -14,7 +14,8 @@ export default defineConfig({
   testDir: 'e2e',
   workers: 1,
   reporter: 'list',
-  timeout: 60_000,
+  // `npm test` runs these beside the unit tests (scripts/test-side-by-side.mjs): the slowest take 45 s alone.
+  timeout: 120_000,
   use: {
     baseURL: `http://localhost:${PORT}`,
     trace: 'off',

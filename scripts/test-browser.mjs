@@ -14,10 +14,10 @@
  *              named on the command line run in one process.
  * Exit status: 0 when every process passed, else the first non-zero status.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
+import { runTagged } from './tagged-run.mjs';
 
 /**
  * Seconds each file's tests took in CI with two processes on a 2-core machine (the clean-clone run of
@@ -103,30 +103,10 @@ if (!named) {
 
 const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 const results = await Promise.all(
-  groups.map(
-    (g, i) =>
-      new Promise((resolve) => {
-        const tag = groups.length > 1 ? `[browser ${i + 1}/${groups.length}] ` : '';
-        if (tag)
-          console.log(`${tag}${g.files.length} files, ~${Math.round(g.s / 60)} min: ${g.files.join(' ')}`);
-        const child = spawn(npx, ['vitest', 'run', '--project', 'browser', ...g.files, ...args], {
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
-        });
-        for (const [stream, out] of [
-          [child.stdout, process.stdout],
-          [child.stderr, process.stderr],
-        ]) {
-          let rest = '';
-          stream.on('data', (d) => {
-            const lines = (rest + d).split('\n');
-            rest = lines.pop();
-            for (const l of lines) out.write(`${tag}${l}\n`);
-          });
-          stream.on('end', () => rest && out.write(`${tag}${rest}\n`));
-        }
-        child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-      }),
-  ),
+  groups.map((g, i) => {
+    const tag = groups.length > 1 ? `[browser ${i + 1}/${groups.length}] ` : '';
+    if (tag) console.log(`${tag}${g.files.length} files, ~${Math.round(g.s / 60)} min: ${g.files.join(' ')}`);
+    return runTagged(tag, npx, ['vitest', 'run', '--project', 'browser', ...g.files, ...args]);
+  }),
 );
 process.exit(results.find((c) => c !== 0) ?? 0);

@@ -15,7 +15,7 @@
  * Usage: node scripts/test-side-by-side.mjs
  * Exit status: 0 when both passed, else the unit tests' status if they failed, else the end-to-end tests'.
  */
-import { spawn } from 'node:child_process';
+import { runTagged } from './tagged-run.mjs';
 
 const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 const phases = [
@@ -24,35 +24,12 @@ const phases = [
 ];
 
 const results = await Promise.all(
-  phases.map(
-    ({ tag, args }) =>
-      new Promise((resolve) => {
-        const t0 = performance.now();
-        const child = spawn(npx, args, {
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
-        });
-        for (const [stream, out] of [
-          [child.stdout, process.stdout],
-          [child.stderr, process.stderr],
-        ]) {
-          let rest = '';
-          stream.on('data', (d) => {
-            const lines = (rest + d).split('\n');
-            rest = lines.pop();
-            for (const l of lines) out.write(`[${tag}] ${l}\n`);
-          });
-          stream.on('end', () => rest && out.write(`[${tag}] ${rest}\n`));
-        }
-        child.on('close', (code, signal) => {
-          const status = code ?? (signal ? 1 : 0);
-          const min = ((performance.now() - t0) / 60_000).toFixed(1);
-          console.log(
-            `[${tag}] ${status === 0 ? 'passed' : `FAILED (exit ${code ?? signal})`} in ${min} min`,
-          );
-          resolve(status);
-        });
-      }),
-  ),
+  phases.map(async ({ tag, args }) => {
+    const t0 = performance.now();
+    const status = await runTagged(`[${tag}] `, npx, args);
+    const min = ((performance.now() - t0) / 60_000).toFixed(1);
+    console.log(`[${tag}] ${status === 0 ? 'passed' : `FAILED (exit ${status})`} in ${min} min`);
+    return status;
+  }),
 );
 process.exit(results.find((c) => c !== 0) ?? 0);

@@ -2,9 +2,9 @@
  * The chat log's markup, shared by the page's Chat tab (ui/chat-view.ts) and `<webgpu-chat>`
  * (widget/element.ts): one `<article class="msg msg--ROLE" data-role=ROLE>` per turn with its speaker
  * (`.msg__who`), its text (`.msg__body`) and, for an answer that did not end by itself or a question
- * that got no answer, a note (`.msg__note`). `part` attributes (`message`, `user-message` / `assistant-message`, `message-who`,
- * `message-text`, `message-note`) let a page style the widget's shadow DOM. Model output and user text only
- * ever go in as text (Text nodes / textContent), never as HTML.
+ * that got no answer, a note (`.msg__note`). `part` attributes (`message`, `user-message` /
+ * `assistant-message`, `message-who`, `message-text`, `message-note`) let a page style the widget's shadow
+ * DOM. Model output and user text only ever go in as text (Text nodes / textContent), never as HTML.
  */
 
 import type { FinishReason } from '../core/types.ts';

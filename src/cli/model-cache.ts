@@ -44,7 +44,8 @@ export interface CachedModel {
 /**
  * Downloads (or finds) a remote model in the cache directory. Progress goes to `log` (stderr), at most
  * about once a second.
- * @throws EngineError from {@link ModelLibrary.acquire} ('http_status', 'network', 'integrity', …).
+ * @throws EngineError from {@link ModelLibrary.acquire} ('http_status', 'network', 'integrity', …);
+ *   CliInterrupt ('aborted': runCli exits 130) when Ctrl-C stops the download.
  */
 export async function cachedModel(
   spec: string,

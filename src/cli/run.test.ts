@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findStories260K } from '../testing/models.ts';
+import { stories260kPath } from '../testing/models.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'run-test-'));
@@ -83,7 +83,7 @@ describe('onInterruptSignals', () => {
 });
 
 describe('Ctrl-C during a download (src/cli/model-cache.ts)', () => {
-  const STORIES = findStories260K();
+  const STORIES = stories260kPath();
   it('says what was kept and exits 130, as the shell reports SIGINT (it exited 1, as a failure)', () => {
     // A server that sends the first bytes of a model (a GGUF header) announcing 64 MiB, then nothing: the
     // download is under way when the command gets its SIGINT.

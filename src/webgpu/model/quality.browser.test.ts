@@ -11,7 +11,7 @@ import { perplexityOf, top1Agreement } from '../../bench/perplexity.ts';
 import { type QuantizeFtype, quantizeGguf } from '../../gguf/quantize-model.ts';
 import { openGguf } from '../../gguf/reader.ts';
 import { openModelSource } from '../../library/opener.ts';
-import { ReferenceLlama } from '../../model/reference.ts';
+import { logSoftmax, ReferenceLlama } from '../../model/reference.ts';
 import { WIDE_STORIES, widenLlamaGguf } from '../../model/widen.ts';
 import { sharedGpu as sharedGpuFor } from '../../testing/shared-gpu.ts';
 import { stories260kUrl } from '../../testing/stories260k-url.ts';
@@ -154,11 +154,7 @@ describe('scores through the GPU-shaped matvec layout (128 lanes per row, hybrid
       const refLogits = ref.run(ids.slice(0, PREFIX));
       expect(scored.nll.length).toBe(PREFIX);
       let worst = 0;
-      const refNll = refLogits.map((logits, i) => {
-        const max = logits.reduce((m, v) => Math.max(m, v), Number.NEGATIVE_INFINITY);
-        const sum = logits.reduce((acc, v) => acc + Math.exp(v - max), 0);
-        return max + Math.log(sum) - logits[ids[i + 1]];
-      });
+      const refNll = refLogits.map((logits, i) => -logSoftmax(logits)[ids[i + 1]]);
       for (let i = 0; i < PREFIX; i++) worst = Math.max(worst, Math.abs(scored.nll[i] - refNll[i]));
       console.log(
         `${model} ${type} lanes128 hybrid, ${PREFIX} tokens: perplexity ${perplexityOf(scored.nll).toFixed(4)} vs float64 ${perplexityOf(Float64Array.from(refNll)).toFixed(4)}, worst |ΔNLL| ${worst.toExponential(2)}`,

@@ -143,6 +143,32 @@ export interface OpenSplitGgufOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The error for a split model's part that is not there, or undefined when `e` says something else.
+ * "Not there" is an EngineError 'http_status' for HTTP 404 or 410, or an 'invalid_argument' "no such file"
+ * (a local path); the result keeps `e`'s code and has it as its cause.
+ * @param no the part's 1-based number, as in its name; `count` the number of parts; `name` its file or URL.
+ */
+export function missingSplitPartError(
+  e: unknown,
+  no: number,
+  count: number,
+  name: string,
+): EngineError | undefined {
+  const notFound = isEngineError(e, 'http_status')
+    ? /HTTP (404|410)\b/.exec(e.message)?.[0]
+    : isEngineError(e, 'invalid_argument') && /no such file/.test(e.message)
+      ? 'no such file'
+      : undefined;
+  if (!notFound || !isEngineError(e)) return undefined;
+  return new EngineError(
+    e.code,
+    `split part ${no} of ${count} is missing: ${name} was not found (${notFound}); a split model needs ` +
+      `all ${count} parts, named as gguf-split names them, beside the first`,
+    { cause: e },
+  );
+}
+
 /** What {@link openSplitGguf} returns for a split model: one file over all its parts. */
 export interface SplitGgufFile extends OpenedGgufFile {
   /** The parts, in order (`parts[0]` is the first part; `split.no` = index). */
@@ -250,19 +276,8 @@ export async function openSplitGguf(
     } catch (e) {
       if (isEngineError(e, 'aborted')) throw e;
       // Not there at all (HTTP 404/410, or no such local file): say the part is missing, by its name.
-      const notFound = isEngineError(e, 'http_status')
-        ? /HTTP (404|410)\b/.exec(e.message)?.[0]
-        : isEngineError(e, 'invalid_argument') && /no such file/.test(e.message)
-          ? 'no such file'
-          : undefined;
-      if (notFound && isEngineError(e)) {
-        throw new EngineError(
-          e.code,
-          `split part ${no} of ${count} is missing: ${partName(no)} was not found (${notFound}); a split ` +
-            `model needs all ${count} parts, named as gguf-split names them, beside the first`,
-          { cause: e },
-        );
-      }
+      const missing = missingSplitPartError(e, no, count, partName(no));
+      if (missing) throw missing;
       if (isEngineError(e)) {
         const code = KEPT_CODES.has(e.code) ? e.code : 'invalid_argument';
         throw new EngineError(code, `${label}: ${e.message}`, { cause: e });

@@ -762,6 +762,35 @@ describe('split models', () => {
     expect(await l.store.listMeta()).toEqual([]);
   });
 
+  it('a missing part is said by its name before any part is downloaded (URL and hf: shorthand)', async () => {
+    const partial = new Map(files);
+    partial.delete('stories260K-00002-of-00003.gguf');
+    const other = await startModelServer(partial);
+    try {
+      const store = await FsStore.open(tmp());
+      const l = new ModelLibrary(store, { hfEndpoint: other.url, retries: 0 });
+      const first = `${other.url}/range/stories260K-00001-of-00003.gguf`;
+      const e = await errorOf(l.acquire(first));
+      expect(e.code).toBe('http_status');
+      expect(e.message).toBe(
+        `split part 2 of 3 is missing: ${other.url}/range/stories260K-00002-of-00003.gguf was not found ` +
+          '(HTTP 404); a split model needs all 3 parts, named as gguf-split names them, beside the first',
+      );
+      // Only HEAD requests were made: part 1 was not downloaded, and nothing was kept.
+      expect(other.stats.requests.map((r) => r.method)).not.toContain('GET');
+      expect(await store.listMeta()).toEqual([]);
+
+      const h = await errorOf(l.acquire('hf:test/models/stories260K-00001-of-00003.gguf'));
+      expect(h.code).toBe('invalid_argument');
+      expect(h.message).toMatch(
+        /^split part 2 of 3 is missing: hf:test\/models\/stories260K-00002-of-00003\.gguf: there is no stories260K-00002-of-00003\.gguf in test\/models at main; its GGUF files there: .*stories260K-00003-of-00003\.gguf/,
+      );
+      expect(await store.listMeta()).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a later part given instead of the first is a clear error', async () => {
     const e = await errorOf((await lib()).acquire(`${server.url}/range/stories260K-00002-of-00003.gguf`));
     expect(e.code).toBe('invalid_argument');

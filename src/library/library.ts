@@ -13,7 +13,7 @@
  */
 import { EngineError, isEngineError } from '../core/errors.ts';
 import { openGguf } from '../gguf/reader.ts';
-import { parseSplitName, splitPartName } from '../gguf/split.ts';
+import { missingSplitPartError, parseSplitName, splitPartName } from '../gguf/split.ts';
 import { RequestControl } from '../net/byte-source.ts';
 import { CachedByteSource, verifyEntry } from './cached-source.ts';
 import {
@@ -152,9 +152,11 @@ export class ModelLibrary {
   }
 
   /**
-   * Makes a model available from the cache, downloading (or resuming) what is missing.
+   * Makes a model available from the cache, downloading (or resuming) what is missing. For a split model
+   * every part is looked for (the `hf:` listing, else a HEAD of each part not cached whole) before any is
+   * downloaded.
    * @throws EngineError 'invalid_argument' (bad spec, a `hf:` file that is not in the repository),
-   *   'http_status', 'network', 'timeout' (no cached copy to fall back on), 'quota_exceeded', 'integrity',
+   *   'http_status' (a split part not there: "split part K of N is missing: …"), 'network', 'timeout' (no cached copy to fall back on), 'quota_exceeded', 'integrity',
    *   'gguf_invalid' (not a GGUF), 'aborted'.
    */
   async acquire(spec: string, opts: AcquireOptions = {}): Promise<AcquiredModel> {
@@ -174,33 +176,50 @@ export class ModelLibrary {
         `${spec} is part ${split.no} of a split model; give its first part (…-00001-of-${String(split.count).padStart(5, '0')}.gguf)`,
       );
     }
+    const hfPaths = urls.map((u) =>
+      resolved.hf
+        ? resolved.hf.path.replace(/[^/]*$/, decodeURIComponent(u.split(/[?#]/)[0].split('/').pop() ?? ''))
+        : undefined,
+    );
+    // Every part is looked for before any is downloaded: a missing part 3 is said before part 1's gigabytes.
+    if (resolved.hf && hfFiles) {
+      for (let i = 0; i < urls.length; i++) {
+        if (hfFiles.has(hfPaths[i] ?? '')) continue;
+        const e = this.noSuchHfFile(resolved.hf, hfPaths[i] ?? '', hfFiles);
+        throw i === 0
+          ? e
+          : new EngineError(e.code, `split part ${i + 1} of ${urls.length} is missing: ${e.message}`, {
+              cause: e,
+            });
+      }
+    } else if (urls.length > 1 && !opts.offline) {
+      await this.checkSplitParts(urls, opts.signal);
+    }
     const parts: CachedByteSource[] = [];
     let downloadedBytes = 0;
     let offline = false;
     const firstKey = entryKey(urls[0]);
     for (let i = 0; i < urls.length; i++) {
-      const hfPath = resolved.hf
-        ? resolved.hf.path.replace(
-            /[^/]*$/,
-            decodeURIComponent(urls[i].split(/[?#]/)[0].split('/').pop() ?? ''),
-          )
-        : undefined;
-      const hfFile = hfPath ? hfFiles?.get(hfPath) : undefined;
-      if (resolved.hf && hfFiles && !hfFile) throw this.noSuchHfFile(resolved.hf, hfPath ?? '', hfFiles);
-      const r = await this.acquireFileNamed(resolved, urls[i], {
-        ...opts,
-        sha256: hfFile?.sha256 ?? (urls.length === 1 ? opts.sha256 : undefined),
-        expectedSize: hfFile?.size,
-        split: urls.length > 1 ? { first: firstKey, part: i + 1, parts: urls.length } : undefined,
-        onProgress:
-          opts.onProgress && urls.length > 1
-            ? (p) =>
-                opts.onProgress?.({
-                  ...p,
-                  note: [`part ${i + 1} of ${urls.length}`, p.note].filter(Boolean).join(': '),
-                })
-            : opts.onProgress,
-      });
+      const hfFile = hfPaths[i] ? hfFiles?.get(hfPaths[i] ?? '') : undefined;
+      let r: Awaited<ReturnType<ModelLibrary['acquireFile']>>;
+      try {
+        r = await this.acquireFileNamed(resolved, urls[i], {
+          ...opts,
+          sha256: hfFile?.sha256 ?? (urls.length === 1 ? opts.sha256 : undefined),
+          expectedSize: hfFile?.size,
+          split: urls.length > 1 ? { first: firstKey, part: i + 1, parts: urls.length } : undefined,
+          onProgress:
+            opts.onProgress && urls.length > 1
+              ? (p) =>
+                  opts.onProgress?.({
+                    ...p,
+                    note: [`part ${i + 1} of ${urls.length}`, p.note].filter(Boolean).join(': '),
+                  })
+              : opts.onProgress,
+        });
+      } catch (e) {
+        throw (i > 0 && missingSplitPartError(e, i + 1, urls.length, urls[i])) || e;
+      }
       parts.push(new CachedByteSource(this.store, r.meta));
       downloadedBytes += r.downloadedBytes;
       offline ||= r.offline;
@@ -213,6 +232,30 @@ export class ModelLibrary {
       downloadedBytes,
       location: this.store.location,
     };
+  }
+
+  /**
+   * Asks the server for parts 2…N of a split model that are not cached whole, before any is downloaded.
+   * Only a part that is not there (HTTP 404/410) is an error here; other failures are left to the download,
+   * which says them (or falls back on a cached copy).
+   * @throws EngineError 'http_status' "split part K of N is missing: URL was not found (HTTP 404) …",
+   *   'aborted'.
+   */
+  private async checkSplitParts(urls: readonly string[], signal?: AbortSignal): Promise<void> {
+    for (let i = 1; i < urls.length; i++) {
+      if ((await this.store.getMeta(entryKey(urls[i])))?.complete) continue;
+      try {
+        await probeRemote(urls[i], {
+          signal,
+          fetch: this.opts.fetch,
+          timeoutMs: this.opts.freshnessTimeoutMs ?? 10_000,
+        });
+      } catch (e) {
+        if (isEngineError(e, 'aborted')) throw e;
+        const missing = missingSplitPartError(e, i + 1, urls.length, urls[i]);
+        if (missing) throw missing;
+      }
+    }
   }
 
   /** {@link acquireFile}, with a Hugging Face 404/401 said in Hugging Face's terms. */

@@ -286,9 +286,17 @@ function checkResponse(
 ): 'restart' | 'refused' | 'ok' {
   const url = meta.url;
   if (res.status === 416) {
+    // RFC 9110 §15.5.17: a 416 carries the file's current length as `Content-Range: bytes */LENGTH`.
+    const now = /^bytes \*\/(\d+)$/.exec(res.headers.get('content-range')?.trim() ?? '')?.[1];
+    const said = `announced ${fmt(size ?? 0)} bytes`;
     throw new EngineError(
       'integrity',
-      `${url} is no longer ${fmt(size ?? 0)} bytes (HTTP 416); it changed on the server`,
+      (now !== undefined && Number(now) === pos
+        ? `${url}: the server ${said} but has ${fmt(pos)}, all received (HTTP 416 for the rest): its ` +
+          'announced size is wrong, or the file changed on the server'
+        : `${url} has no bytes from ${fmt(pos)} (HTTP 416${now !== undefined ? `; it is now ${fmt(Number(now))} bytes` : ''}) ` +
+          `though the server ${said}: the file changed on the server, or its announced size is wrong`) +
+        '; nothing was kept',
     );
   }
   if (!res.ok) throw httpStatusError(res, 'downloading', url);

@@ -510,7 +510,73 @@ describe('resume', () => {
   });
 });
 
+/**
+ * A server that announces `extra` bytes more than the file has (HEAD's Content-Length and each 206's
+ * Content-Range) and sends the real bytes; a range request past the end is a 416 carrying the real length
+ * (RFC 9110 §15.5.17; without it when `lengthIn416` is false).
+ */
+async function overStatingServer(bytes: Uint8Array, extra: number, lengthIn416 = true) {
+  const claimed = bytes.length + extra;
+  const srv = createServer((req, res) => {
+    if (req.method === 'HEAD') {
+      res.writeHead(200, { 'content-length': claimed, 'accept-ranges': 'bytes' });
+      return void res.end();
+    }
+    const r = /bytes=(\d+)-(\d*)/.exec(req.headers.range ?? '');
+    const from = Number(r?.[1] ?? 0);
+    if (from >= bytes.length) {
+      res.writeHead(416, lengthIn416 ? { 'content-range': `bytes */${bytes.length}` } : {});
+      return void res.end();
+    }
+    const to = Math.min(r?.[2] ? Number(r[2]) : claimed - 1, bytes.length - 1);
+    res.writeHead(206, {
+      'content-range': `bytes ${from}-${to}/${claimed}`,
+      'content-length': to - from + 1,
+    });
+    res.end(bytes.subarray(from, to + 1));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/m.gguf`,
+    close: () => {
+      srv.closeAllConnections();
+      return new Promise<void>((r) => srv.close(() => r()));
+    },
+  };
+}
+
 describe('integrity', () => {
+  it('a server that announces more bytes than it has: the error says so (not "changed"), nothing is kept', async () => {
+    const n = model().length;
+    const srv = await overStatingServer(model(), 1000);
+    try {
+      const l = await lib({ retries: 2 });
+      const e = await errorOf(l.acquire(srv.url));
+      expect(e.code).toBe('integrity');
+      expect(e.message).toBe(
+        `${srv.url}: the server announced ${(n + 1000).toLocaleString('en-US')} bytes but has ` +
+          `${n.toLocaleString('en-US')}, all received (HTTP 416 for the rest): its announced size is ` +
+          'wrong, or the file changed on the server; nothing was kept',
+      );
+      expect(await l.store.listMeta()).toEqual([]);
+    } finally {
+      await srv.close();
+    }
+    // A 416 that does not say the length: both readings are given, by the offset asked for.
+    const bare = await overStatingServer(model(), 1000, false);
+    try {
+      const e = await errorOf((await lib({ retries: 2 })).acquire(bare.url));
+      expect(e.code).toBe('integrity');
+      expect(e.message).toBe(
+        `${bare.url} has no bytes from ${n.toLocaleString('en-US')} (HTTP 416) though the server announced ` +
+          `${(n + 1000).toLocaleString('en-US')} bytes: the file changed on the server, or its announced size is ` +
+          'wrong; nothing was kept',
+      );
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('a flipped byte in the cached copy is detected when it is read, never handed on', async () => {
     const l = await lib();
     const a = await l.acquire(`${server.url}/range/stories260K.gguf`);

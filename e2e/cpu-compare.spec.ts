@@ -136,6 +136,20 @@ test('without WebGPU the page chooses wllama by itself and still benchmarks', as
     await page.setViewportSize({ width: 1280, height: 800 });
     const panel = page.getByRole('tabpanel', { name: 'Benchmark' });
     await expect(panel.locator('#plan-hint')).toHaveText('Runs on stories260K on the CPU (llama.cpp wasm).');
+    // Drafting (speculative decoding) is ours only: the select is off at None and says why, in both tabs.
+    const offLine =
+      'Drafting runs on our WebGPU engine only: stories260K runs on the CPU (llama.cpp wasm); load it with Engine: WebGPU to draft.';
+    for (const id of ['plan', 'chat']) {
+      await expect(page.locator(`#${id}-draft`)).toBeDisabled();
+      await expect(page.locator(`#${id}-draft`)).toHaveValue('');
+      await expect(page.locator(`#${id}-draft-status`)).toHaveText(offLine);
+    }
+    await panel.locator('#plan-draft').scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, 'no-webgpu-drafting-1280');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await panel.locator('#plan-draft').scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, 'no-webgpu-drafting-390');
+    await page.setViewportSize({ width: 1280, height: 800 });
     await panel.getByLabel('Prompts').selectOption('custom');
     await panel.getByLabel('Custom prompt').fill(GOLDEN.prompt);
     await panel.getByLabel('Max tokens').fill('20');

@@ -98,6 +98,33 @@ it('the draft status says a loaded draft model is unused when None or Prompt loo
   }
 });
 
+it('with the model on the CPU (wllama) or WebLLM the Drafting select is off at None and says why', () => {
+  const { session } = view();
+  const draft = document.getElementById('plan-draft') as HTMLSelectElement;
+  const status = document.getElementById('plan-draft-status') as HTMLElement;
+  draft.value = 'lookup';
+  draft.dispatchEvent(new Event('change'));
+  for (const [backend, where] of [
+    ['wllama', 'on the CPU (llama.cpp wasm)'],
+    ['webllm', 'in WebLLM'],
+  ] as const) {
+    session.backend = backend;
+    session.setModel({ ...session.model! });
+    expect(draft.disabled, backend).toBe(true);
+    expect(draft.value, backend).toBe('');
+    expect(status.textContent).toBe(
+      `Drafting runs on our WebGPU engine only: stories260K runs ${where}; load it with Engine: WebGPU to draft.`,
+    );
+  }
+  // Back on our engine: the choices again, and the line is gone.
+  session.backend = 'webgpu';
+  session.setModel({ ...session.model! });
+  expect(draft.disabled).toBe(false);
+  expect(status.textContent).toBe('');
+  draft.value = 'lookup';
+  expect(draft.value).toBe('lookup');
+});
+
 it('the Prompts choices are short (readable at 390 px) and the chosen set is said in words under the select', () => {
   view();
   const select = document.getElementById('plan-prompts') as HTMLSelectElement;

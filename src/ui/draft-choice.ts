@@ -135,8 +135,12 @@ export class DraftChoice {
 
   /** Rebuilds the options when the loaded draft or the library's models changed, keeping the choice. */
   private render(): void {
-    const draftId = this.session.model?.draftId;
-    const key = JSON.stringify([draftId, this.entries.map((e) => e.spec)]);
+    const model = this.session.model;
+    const draftId = model?.draftId;
+    // Speculative decoding runs on our engine only: with a model on wllama (Auto without a GPU) or WebLLM,
+    // the select is off at None and says why, rather than offering choices that a run would refuse.
+    const offOn = model && !this.session.ours ? this.session.backend : undefined;
+    const key = JSON.stringify([draftId, this.entries.map((e) => e.spec), offOn]);
     if (key === this.shownKey) return;
     this.shownKey = key;
     const value = this.select.value;
@@ -156,6 +160,19 @@ export class DraftChoice {
     if (!has(this.last)) this.last = NONE;
     // A pending choice (a library model, the file dialog) is never kept: it is not loaded.
     this.select.value = has(value) && !value.startsWith(LIB) && value !== FILE ? value : this.last;
+    this.select.disabled = offOn !== undefined;
+    if (offOn !== undefined) {
+      this.select.value = NONE;
+      this.last = NONE;
+      this.urlRow.hidden = true;
+      this.say(
+        `Drafting runs on our WebGPU engine only: ${model?.id} runs ${offOn === 'wllama' ? 'on the CPU (llama.cpp wasm)' : 'in WebLLM'}; load it with Engine: WebGPU to draft.`,
+        undefined,
+        'off',
+      );
+    } else if (this.status.dataset.kind === 'off') {
+      this.say('');
+    }
   }
 
   private onChange(): void {
@@ -219,8 +236,11 @@ export class DraftChoice {
     );
   }
 
-  /** `kind`: 'loaded' (about the loaded draft), 'refused' (a failed draft load), else a passing note. */
-  private say(text: string, code?: EngineErrorCode, kind?: 'loaded' | 'refused'): void {
+  /**
+   * `kind`: 'loaded' (about the loaded draft), 'refused' (a failed draft load), 'off' (the backend cannot
+   * draft), else a passing note.
+   */
+  private say(text: string, code?: EngineErrorCode, kind?: 'loaded' | 'refused' | 'off'): void {
     this.status.textContent = text;
     if (code) this.status.dataset.code = code;
     else delete this.status.dataset.code;

@@ -14,7 +14,7 @@ import { stories260kPath } from '../src/testing/models.ts';
 const MODEL = stories260kPath();
 
 /** Wraps the widget's module workers: '__destroy' destroys their GPU devices, '__close' ends them. */
-async function instrument(p: Page): Promise<string[]> {
+async function instrument(p: Page, widgets = 1): Promise<string[]> {
   const errors: string[] = [];
   p.on('pageerror', (e) => errors.push(String(e)));
   await p.addInitScript(() => {
@@ -50,7 +50,10 @@ async function instrument(p: Page): Promise<string[]> {
       body:
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>widget recovery</title></head><body>' +
         '<script type="module" src="/widget/webgpu-chat.js"></script>' +
-        '<webgpu-chat model="models/stories260K.gguf" temperature="0" max-tokens="400"></webgpu-chat></body></html>',
+        '<webgpu-chat model="models/stories260K.gguf" temperature="0" max-tokens="400"></webgpu-chat>'.repeat(
+          widgets,
+        ) +
+        '</body></html>',
     }),
   );
   await p.goto('/recovery.html');
@@ -145,6 +148,60 @@ test('the GPU lost mid-answer: the error is said, the model loads again on a new
   await expect(chat.getByRole('alert')).toContainText(/The model is loaded again\.$/, { timeout: 60_000 });
   await answersAgain(p);
   await expect(chat.locator('[data-role="user"]').last()).not.toHaveAttribute('data-unanswered');
+  expect(errors).toEqual([]);
+});
+
+test('two widgets on one engine, the GPU lost under one: both load again at once (one new engine), and both answer', async ({
+  page: p,
+}) => {
+  const errors = await instrument(p, 2);
+  const [a, b] = [p.locator('webgpu-chat').first(), p.locator('webgpu-chat').nth(1)];
+  for (const w of [a, b]) await expect(w).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  // The module build's own instance (already loaded by the page).
+  const stats = () =>
+    p.evaluate(async () => {
+      const url = '/widget/webgpu-chat.js';
+      const m = (await import(url)) as { debugStats(): { refs: Record<string, number> } };
+      return m.debugStats();
+    });
+  expect(await stats()).toMatchObject({ engines: 1, created: 1 });
+  await a.evaluate((el) => {
+    const w = window as unknown as { __tokens: number };
+    w.__tokens = 0;
+    el.addEventListener('token', () => w.__tokens++);
+  });
+  await a.getByLabel('Message').fill('Once upon a time');
+  await a.getByLabel('Message').press('Enter');
+  await p.waitForFunction(() => (window as unknown as { __tokens: number }).__tokens >= 5);
+  await p.evaluate(() => {
+    for (const w of (window as unknown as { __workers: Worker[] }).__workers) w.postMessage('__destroy');
+  });
+  await expect(a.getByRole('alert')).toContainText(/^No answer \(device_lost\): /);
+  // b sent nothing: it is told, loads again on the new engine, and says why (it used to fail its next
+  // message once with device_lost first).
+  await expect(b.getByRole('alert')).toHaveText(
+    'Another chat on this page lost the engine it shared with this one. The model is loaded again.',
+    { timeout: 60_000 },
+  );
+  for (const w of [a, b]) await expect(w).toHaveAttribute('data-state', 'ready', { timeout: 60_000 });
+  // One new engine, which both hold.
+  const after = await stats();
+  expect(after).toMatchObject({ engines: 1, created: 2 });
+  expect(Object.values(after.refs)).toEqual([2]);
+  for (const w of [b, a]) {
+    await w.evaluate((el) => el.setAttribute('max-tokens', '8'));
+    await w.getByLabel('Message').fill('Once upon a time');
+    await w.getByLabel('Message').press('Enter');
+    await expect(w.locator('[data-role="assistant"]').last()).toHaveAttribute(
+      'data-finish',
+      /^(length|stop)$/,
+      {
+        timeout: 30_000,
+      },
+    );
+  }
+  await expect(b.locator('[data-role="user"]')).toHaveCount(1);
+  await expect(b.locator('[data-unanswered]')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
 

@@ -602,9 +602,20 @@ export class WebGpuChatElement extends ElementBase {
     );
     this.statusEl.textContent = 'Loading…';
     this.showProgress(undefined);
-    const lease = sharedEngines.acquire(key, backendFactory(spec), (p) => {
-      if (gen === this.generation) this.showProgress(p);
-    });
+    const lease = sharedEngines.acquire(
+      key,
+      backendFactory(spec),
+      (p) => {
+        if (gen === this.generation) this.showProgress(p);
+      },
+      () => {
+        // Another widget on this engine found it dead (a lost GPU, a worker gone) and loads a fresh one:
+        // join it now, not at this widget's next message (which would fail once). An answer running here
+        // fails by itself and reloads.
+        if (gen !== this.generation || this.answering) return;
+        this.reload('Another chat on this page lost the engine it shared with this one.');
+      },
+    );
     this.lease = lease;
     try {
       const loaded = await lease.ready;

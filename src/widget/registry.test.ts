@@ -108,6 +108,31 @@ describe('EngineRegistry', () => {
     c.release();
   });
 
+  it("discard tells the engine's other leases (once, not the discarder, not a released one, not a later engine's)", async () => {
+    const reg = new EngineRegistry<{ id: number; dispose: () => void }>();
+    const f = fakeFactory();
+    const told: string[] = [];
+    const a = reg.acquire('k', f.factory, undefined, () => told.push('a'));
+    const b = reg.acquire('k', f.factory, undefined, () => told.push('b'));
+    const c = reg.acquire('k', f.factory, undefined, () => told.push('c'));
+    const other = reg.acquire('other', f.factory, undefined, () => told.push('other'));
+    c.release();
+    a.discard();
+    expect(told).toEqual([]); // in a microtask: after the discarder's own reload has begun
+    // The discarder acquires again at once: the fresh engine's lease is not told of the old one's end.
+    const a2 = reg.acquire('k', f.factory, undefined, () => told.push('a2'));
+    await flush();
+    expect(told).toEqual(['b']);
+    // b, told, gives its lease up as a widget does (discard on an engine already out: a release only).
+    b.discard();
+    await flush();
+    expect(told).toEqual(['b']);
+    expect(f.made[0].dispose).toHaveBeenCalledTimes(1);
+    expect(a2.engine).toBe(f.made[2]);
+    a2.release();
+    other.release();
+  });
+
   it('runs the requests of one engine one at a time, in order, past failures', async () => {
     const reg = new EngineRegistry<{ id: number; dispose: () => void }>();
     const f = fakeFactory();

@@ -27,6 +27,8 @@ interface Entry<E extends Disposable> {
   ready: Promise<ModelInfo>;
   refs: number;
   listeners: Set<(p: LoadProgress) => void>;
+  /** Each lease's `onDiscarded`: told when another lease discards the engine. */
+  discardListeners: Set<() => void>;
   lastProgress: LoadProgress | undefined;
   /** Tail of the request queue. */
   queue: Promise<unknown>;
@@ -45,7 +47,8 @@ export interface EngineLease<E extends Disposable> {
   release(): void;
   /**
    * Gives the lease back and takes the engine out of the registry (a lost GPU, a dead worker): the next
-   * {@link EngineRegistry.acquire} of its key makes a fresh one; leases still on it keep it until released.
+   * {@link EngineRegistry.acquire} of its key makes a fresh one; leases still on it keep it until released,
+   * and each of them is told (its `onDiscarded`, in a microtask) so that it can acquire again.
    */
   discard(): void;
 }
@@ -63,13 +66,26 @@ export class EngineRegistry<E extends Disposable> {
 
   /**
    * Takes a lease on the engine for `key`, making it with `factory` when there is none yet.
-   * `onProgress` gets the load's progress (the latest report at once when the load is already running).
+   * `onProgress` gets the load's progress (the latest report at once when the load is already running);
+   * `onDiscarded` is called once if another lease on the same engine discards it (the engine is dead).
    */
-  acquire(key: string, factory: EngineFactory<E>, onProgress?: (p: LoadProgress) => void): EngineLease<E> {
+  acquire(
+    key: string,
+    factory: EngineFactory<E>,
+    onProgress?: (p: LoadProgress) => void,
+    onDiscarded?: () => void,
+  ): EngineLease<E> {
     let entry = this.entries.get(key);
     if (!entry) {
       const listeners = new Set<(p: LoadProgress) => void>();
-      const fresh: Partial<Entry<E>> = { key, refs: 0, listeners, queue: Promise.resolve(), disposed: false };
+      const fresh: Partial<Entry<E>> = {
+        key,
+        refs: 0,
+        listeners,
+        discardListeners: new Set(),
+        queue: Promise.resolve(),
+        disposed: false,
+      };
       const made = factory((p) => {
         fresh.lastProgress = p;
         for (const l of listeners) l(p);
@@ -88,6 +104,7 @@ export class EngineRegistry<E extends Disposable> {
     const e = entry;
     e.refs++;
     if (onProgress) e.listeners.add(onProgress);
+    if (onDiscarded) e.discardListeners.add(onDiscarded);
     let released = false;
     const lease: EngineLease<E> = {
       key,
@@ -99,13 +116,22 @@ export class EngineRegistry<E extends Disposable> {
         return result;
       },
       discard: () => {
-        if (this.entries.get(key) === e) this.entries.delete(key);
+        const first = this.entries.get(key) === e;
+        if (first) this.entries.delete(key);
         lease.release();
+        if (!first) return;
+        // The others on this engine: told after the discarding lease has acquired again (its reload).
+        const others = [...e.discardListeners];
+        e.discardListeners.clear();
+        queueMicrotask(() => {
+          for (const l of others) l();
+        });
       },
       release: () => {
         if (released) return;
         released = true;
         if (onProgress) e.listeners.delete(onProgress);
+        if (onDiscarded) e.discardListeners.delete(onDiscarded);
         e.refs--;
         if (e.refs > 0) return;
         if (this.entries.get(key) === e) this.entries.delete(key);

@@ -5,11 +5,14 @@
  * request is sent.
  */
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../testing/cli-in-process.ts';
 import { findStories260K } from '../testing/models.ts';
 import {
+  checkOutputFolder,
   chromiumArg,
   draftArgs,
   formatSpeculative,
@@ -136,6 +139,30 @@ describe('the readers', () => {
       true,
     );
     expect(isUsageError(new Error('x'))).toBe(false);
+  });
+});
+
+describe('checkOutputFolder', () => {
+  it('refuses a file that cannot be opened even where the folder passes (/proc), and leaves no file behind', () => {
+    expect(() => checkOutputFolder('/proc/x.json', '--json')).toThrow(
+      /^--json \/proc\/x\.json cannot be written \(ENOENT.*\): give a writable path$/,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'out-folder-'));
+    try {
+      const fresh = join(dir, 'new.json');
+      checkOutputFolder(fresh, '--json');
+      expect(existsSync(fresh)).toBe(false); // opened to check, removed again
+      const kept = join(dir, 'kept.json');
+      writeFileSync(kept, 'old');
+      checkOutputFolder(kept, '--json');
+      expect(readFileSync(kept, 'utf8')).toBe('old'); // an existing file is not touched
+      expect(() => checkOutputFolder(join(dir, 'no', 'x.json'), '--json')).toThrow(
+        /the folder .* does not exist/,
+      );
+      expect(() => checkOutputFolder(dir, '--json')).toThrow(/is a folder: give a file name$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -4,7 +4,7 @@
  * means "bad arguments" (exit 2, see src/cli/run.ts). Every command's numeric flags go through these.
  */
 
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { tokensPerTargetPass } from '../core/metrics.ts';
@@ -295,8 +295,9 @@ export function responseFormatArg(
 
 /**
  * Refuses, before any work, an output file (`flag`: how the command names it, e.g. `OUT.gguf`, `--out`) that
- * cannot be written where it is asked for: its folder does not exist, is not a folder or is not writable, or
- * the path itself is a folder. Shared by gguf-split, quantize, make-model and perplexity, which do not create
+ * cannot be written where it is asked for: its folder does not exist, is not a folder or is not writable, the
+ * path itself is a folder, or the file cannot be opened for writing (it is opened for appending, and removed
+ * again when it was not there). Shared by gguf-split, quantize, make-model and perplexity, which do not create
  * folders (a mistyped folder is refused, not made).
  * @throws UsageError naming the folder (exit 2).
  */
@@ -324,4 +325,12 @@ export function checkOutputFolder(file: string, flag: string): void {
     out = undefined; // not there yet: it will be written
   }
   if (out?.isDirectory()) throw new UsageError(`${flag} ${file} is a folder: give a file name`);
+  // The folder's mode does not say everything (root passes any access check; /proc refuses new files):
+  // open the file for appending, and remove it again if it was not there.
+  try {
+    closeSync(openSync(resolve(file), 'a'));
+    if (!out) rmSync(resolve(file));
+  } catch (e) {
+    throw new UsageError(`${flag} ${file} cannot be written (${(e as Error).message}): give a writable path`);
+  }
 }

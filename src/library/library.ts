@@ -156,8 +156,8 @@ export class ModelLibrary {
    * every part is looked for (the `hf:` listing, else a HEAD of each part not cached whole) before any is
    * downloaded.
    * @throws EngineError 'invalid_argument' (bad spec, a `hf:` file that is not in the repository),
-   *   'http_status' (a split part not there: "split part K of N is missing: …"), 'network', 'timeout' (no cached copy to fall back on), 'quota_exceeded', 'integrity',
-   *   'gguf_invalid' (not a GGUF), 'aborted'.
+   *   'http_status' (a split part not there: "split part K of N is missing: …"), 'network', 'timeout' (no
+   *   cached copy to fall back on), 'quota_exceeded', 'integrity', 'gguf_invalid' (not a GGUF), 'aborted'.
    */
   async acquire(spec: string, opts: AcquireOptions = {}): Promise<AcquiredModel> {
     if (isLocalSpec(spec)) return this.acquireLocal(spec);

@@ -282,14 +282,27 @@ export function responseFormatArg(
   };
   if (schemaFile !== undefined) {
     const text = read('json-schema', schemaFile);
+    let schema: unknown;
     try {
-      JSON.parse(text);
+      schema = JSON.parse(text);
     } catch (e) {
       throw new UsageError(`--json-schema ${schemaFile} is not JSON: ${(e as Error).message}`);
     }
+    if (
+      typeof schema !== 'boolean' &&
+      (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    )
+      throw new UsageError(
+        `--json-schema ${schemaFile} is not a JSON Schema: it holds ${Array.isArray(schema) ? 'an array' : String(schema)}, where a schema is an object (or true/false)`,
+      );
     return { type: 'json_schema', schema: text };
   }
-  if (grammarFile !== undefined) return { type: 'grammar', grammar: read('grammar', grammarFile) };
+  if (grammarFile !== undefined) {
+    const grammar = read('grammar', grammarFile);
+    if (grammar.trim() === '')
+      throw new UsageError(`--grammar ${grammarFile} is empty: give a grammar (EBNF/GBNF, with a rule root)`);
+    return { type: 'grammar', grammar };
+  }
   return undefined;
 }
 

@@ -78,7 +78,35 @@ describe('docs/cli.md', () => {
     expect(r.stderr).toMatch(
       new RegExp(`^error \\[invalid_argument\\]: --json-schema ${schema} is not JSON`),
     );
+    // Not a schema (a number), and an empty grammar: the same, by the flag's name, before the model loads.
+    writeFileSync(schema, '42');
+    const grammar = join(tempDir('gen-docs-'), 'empty.gbnf');
+    writeFileSync(grammar, ' \n');
+    for (const [flag, file, said] of [
+      [
+        '--json-schema',
+        schema,
+        `--json-schema ${schema} is not a JSON Schema: it holds 42, where a schema is an object (or true/false)`,
+      ],
+      ['--grammar', grammar, `--grammar ${grammar} is empty: give a grammar (EBNF/GBNF, with a rule root)`],
+    ]) {
+      const n = await runCliInProcess('generate', [
+        '--model',
+        'synthetic:stories260k-f32',
+        '--prompt',
+        'x',
+        flag,
+        file,
+        '--chromium',
+        '/nonexistent/chrome',
+      ]);
+      expect(n.code, flag).toBe(2);
+      expect(n.stderr.split('\n')[0]).toBe(`error [invalid_argument]: ${said}`);
+    }
     expect(DOC).toMatch(/a schema or grammar that does not compile exits 1 with\s+`\[invalid_argument\]`/);
-    expect(DOC).toMatch(/a `--json-schema` file that is not valid JSON,[^.]*usage errors \(exit 2/);
+    expect(DOC).toMatch(/not a schema \(an object, or\s+`true`\/`false`\), an empty `--grammar` file/);
+    expect(DOC).toMatch(
+      /a `--json-schema` file that is not valid JSON or not a schema[^.]*usage errors \(exit 2/,
+    );
   });
 });

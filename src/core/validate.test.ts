@@ -294,8 +294,24 @@ describe('draft and responseFormat: nested fields', () => {
       { type: 'json_schema', schema, name: 'n', strict: true },
       { type: 'grammar', grammar: 'root ::= "a"' },
       { type: 'structural_tag', format: { type: 'const_string', value: 'a' } },
+      { type: 'json_schema', schema: 'true' },
+      { type: 'json_schema', schema: '{"type": "integer"}' },
     ])
       expect(() => checkResponseFormat(ok), JSON.stringify(ok)).not.toThrow();
+  });
+  it('a schema given as JSON text must be a schema (an object or a boolean), not any JSON value', async () => {
+    for (const [text, shown] of [
+      ['42', '42'],
+      ['"object"', '"object"'],
+      ['[{"type": "object"}]', 'an array'],
+      ['null', 'null'],
+    ]) {
+      const e = await errorOf(() => checkResponseFormat({ type: 'json_schema', schema: text }));
+      expect(e.code).toBe('invalid_argument');
+      expect(e.message).toBe(
+        `responseFormat.schema must be a JSON Schema (an object, or true/false), got ${shown}`,
+      );
+    }
   });
 });
 

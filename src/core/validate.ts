@@ -281,11 +281,19 @@ export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | u
       fields('schema', 'name', 'strict');
       const s = f.schema;
       if (typeof s === 'string') {
+        let parsed: unknown;
         try {
-          JSON.parse(s);
+          parsed = JSON.parse(s);
         } catch (e) {
           throw bad(`.schema is not JSON: ${(e as Error).message}`);
         }
+        // A JSON Schema is an object or a boolean (JSON Schema 2020-12 §4.3); the grammar library's own
+        // words for anything else are its C++ check's.
+        if (
+          typeof parsed !== 'boolean' &&
+          (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        )
+          throw bad(`.schema must be a JSON Schema (an object, or true/false), got ${show(parsed)}`);
       } else if (typeof s !== 'object' || s === null || Array.isArray(s))
         throw bad(`.schema must be a JSON Schema object (or its JSON text), got ${show(s)}`);
       if (f.name !== undefined && typeof f.name !== 'string')

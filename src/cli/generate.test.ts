@@ -340,6 +340,8 @@ describe('npm run generate', () => {
     expect(s.targetPasses + s.accepted).toBeGreaterThanOrEqual(23);
     expect(s.targetPasses).toBeLessThan(23);
     expect(r.stderr).toContain(`speculative: ${s.accepted} of ${s.drafted} drafted tokens accepted (`);
+    // Which draft was loaded is said beside the target's line.
+    expect(r.stderr).toMatch(/^generate: draft model llama: 5 layers, 1\.17 MB of weights, beside it$/m);
   }, 180_000);
 
   it('names the draft when the --draft file is missing', async () => {

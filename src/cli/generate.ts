@@ -79,11 +79,19 @@ The continuation goes to stdout as it streams; then llama-cli's timing summary g
 eval time (TTFT: request start to the first token, with prefill tok/s), eval time (the tokens after the
 first: decode tok/s) and total time (E2E).`;
 
-/** Says on stderr what was loaded (and a --ctx the model's context cut), and with --default-limits which limits the engine planned with. */
+/**
+ * Says on stderr what was loaded (the draft model too), a --ctx the model's context cut, and with
+ * --default-limits which limits the engine planned with.
+ */
 function logLimits(info: ModelInfo, ctx?: number): void {
   console.error(
     `generate: loaded ${info.name}: ${info.nLayers} layers, ${fmtBytes(info.weightBytes)} of weights, context ${info.contextLength}`,
   );
+  const d = info.draft;
+  if (d)
+    console.error(
+      `generate: draft model ${d.name}: ${d.nLayers} layers, ${fmtBytes(d.weightBytes)} of weights, beside it`,
+    );
   const cut = contextNote(ctx, info.contextLength);
   if (cut) console.error(cut);
   const l = info.limits;

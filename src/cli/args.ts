@@ -19,6 +19,7 @@ import type {
 import {
   DRAFT_LIMITS,
   describeRule,
+  isJsonSchemaValue,
   isKvType,
   KV_TYPES,
   type NumberRule,
@@ -288,10 +289,7 @@ export function responseFormatArg(
     } catch (e) {
       throw new UsageError(`--json-schema ${schemaFile} is not JSON: ${(e as Error).message}`);
     }
-    if (
-      typeof schema !== 'boolean' &&
-      (typeof schema !== 'object' || schema === null || Array.isArray(schema))
-    )
+    if (!isJsonSchemaValue(schema))
       throw new UsageError(
         `--json-schema ${schemaFile} is not a JSON Schema: it holds ${Array.isArray(schema) ? 'an array' : String(schema)}, where a schema is an object (or true/false)`,
       );

@@ -247,6 +247,11 @@ export function checkDraft(d: unknown): void {
   checkNumberOption('draft.ngramMax', o.ngramMax, { integer: true, min: 1, max: DRAFT_LIMITS.ngramMax });
 }
 
+/** Whether a parsed JSON value can be a JSON Schema: an object or a boolean (JSON Schema 2020-12 §4.3). */
+export function isJsonSchemaValue(v: unknown): boolean {
+  return typeof v === 'boolean' || (typeof v === 'object' && v !== null && !Array.isArray(v));
+}
+
 /**
  * Checks a {@link ResponseFormat}'s shape (not whether its schema or grammar compiles: the engine that
  * compiles it says so, before any token).
@@ -287,12 +292,8 @@ export function checkResponseFormat(v: unknown): asserts v is ResponseFormat | u
         } catch (e) {
           throw bad(`.schema is not JSON: ${(e as Error).message}`);
         }
-        // A JSON Schema is an object or a boolean (JSON Schema 2020-12 §4.3); the grammar library's own
-        // words for anything else are its C++ check's.
-        if (
-          typeof parsed !== 'boolean' &&
-          (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-        )
+        // The grammar library's own words for anything else are its C++ check's.
+        if (!isJsonSchemaValue(parsed))
           throw bad(`.schema must be a JSON Schema (an object, or true/false), got ${show(parsed)}`);
       } else if (typeof s !== 'object' || s === null || Array.isArray(s))
         throw bad(`.schema must be a JSON Schema object (or its JSON text), got ${show(s)}`);

@@ -120,7 +120,8 @@ export class EngineRegistry<E extends Disposable> {
         if (first) this.entries.delete(key);
         lease.release();
         if (!first) return;
-        // The others on this engine: told after the discarding lease has acquired again (its reload).
+        // The others on this engine, told in a microtask; whichever acquires the key first makes the fresh
+        // engine and the rest join it.
         const others = [...e.discardListeners];
         e.discardListeners.clear();
         queueMicrotask(() => {

@@ -69,7 +69,7 @@ function isGreedy(r: GenerateRequest): boolean {
  * allows (on the GPU: kernels/mask.ts, decoder.ts `constrainedTokens`; on the CPU path: the same mask
  * applied to the logits read back) and generation stops ('stop') once the grammar is complete. With a
  * `draft` too, the speculative loop masks each verified row by the grammar's mask at its position
- * (speculative.ts `grammarMasks`).
+ * (speculative.ts `grammarMasks`), and a draft model drafts under the same masks.
  * @throws EngineError 'invalid_argument' (empty prompt, a token id outside the vocabulary, maxTokens, a
  *   schema or grammar that does not compile), 'context_overflow' (prompt longer than the context),
  *   'unsupported' (structured output without a grammar compiler); GPU errors as they come.

@@ -9,11 +9,12 @@
  * `lookup` example and Hugging Face's `prompt_lookup_num_tokens` do it; or by a draft model
  * ({@link ModelDrafter}). The draft length adapts to the recent acceptance rate ({@link DraftLength}).
  * With structured output (a grammar's {@link TokenMatcher}) each verified row is masked by the grammar's
- * mask at its position, so the output is constrained decoding's, token for token when greedy.
+ * mask at its position, so the output is constrained decoding's, token for token when greedy; a draft
+ * model drafts under the grammar's masks too.
  */
 import type { SpeculativeStats } from '../core/types.ts';
 import type { TokenMatcher } from '../model/grammar.ts';
-import { chainedTokens } from './decoder.ts';
+import { chainedTokens, constrainedTokens } from './decoder.ts';
 import { applyTokenMask } from './kernels/mask.ts';
 import type { LlamaModel } from './model/llama.ts';
 import type { Sampler } from './sampler.ts';
@@ -67,11 +68,14 @@ export class DraftLength {
 
 /**
  * Where drafts come from. `draft` proposes n tokens after `history` (the prompt and the output so far);
- * `rollback(valid)` says that only the first `valid` tokens of the history it last drafted from, plus the
- * drafts the target accepted, are right (a draft model's KV cache keeps rows up to there).
+ * under structured output it gets the grammar's `matcher` where it stands after `history` and may draft
+ * only what the grammar allows (it must leave the matcher as it found it; drafts the grammar refuses are
+ * cut by the loop either way). `rollback(valid)` says that only the first `valid` tokens of the history it
+ * last drafted from, plus the drafts the target accepted, are right (a draft model's KV cache keeps rows
+ * up to there).
  */
 export interface Drafter {
-  draft(history: readonly number[], n: number): number[] | Promise<number[]>;
+  draft(history: readonly number[], n: number, matcher?: TokenMatcher): number[] | Promise<number[]>;
   rollback?(valid: number): void;
 }
 
@@ -108,7 +112,11 @@ export function lookupDrafter(ngramMax: number): Drafter {
  * n − 1 decode steps chained on the GPU (decoder.ts `chainedTokens`: each step's argmax fed to the next
  * without the host, several in flight), so the host waits once per draft token but the GPU never waits
  * for the host; a rollback moves its position back to the accepted prefix (the stale rows are
- * overwritten before they are read). The prompt must have been prefilled into it first (position `start`
+ * overwritten before they are read). Under a grammar it drafts the grammar's way: each step's logits are
+ * masked on the GPU by the grammar's mask there before the argmax (decoder.ts `constrainedTokens`, the
+ * constrained loop's pick), so its drafts are its constrained greedy continuation, which the target's
+ * masked rows can accept; unmasked, a draft model's text leaves a JSON schema's shape within a few tokens
+ * and every draft after that is cut. The prompt must have been prefilled into it first (position `start`
  * = the prompt's length).
  */
 export class ModelDrafter implements Drafter {
@@ -119,15 +127,33 @@ export class ModelDrafter implements Drafter {
   ) {
     this.valid = start;
   }
-  async draft(history: readonly number[], n: number): Promise<number[]> {
+  async draft(history: readonly number[], n: number, matcher?: TokenMatcher): Promise<number[]> {
     const m = this.model;
+    if (matcher) await m.enableTokenMask();
     const pending = history.slice(this.valid);
     m.prefillTokens(pending, this.valid);
     this.valid = history.length;
     // Draft k ≥ 1 is made by feeding draft k − 1 at history.length + k − 1, at most at nCtx − 2.
     const maxTokens = Math.max(1, Math.min(n, m.nCtx - history.length));
     const drafts: number[] = [];
-    for await (const { id } of chainedTokens(m, { pos: history.length, maxTokens })) drafts.push(id);
+    if (!matcher)
+      for await (const { id } of chainedTokens(m, { pos: history.length, maxTokens })) drafts.push(id);
+    else {
+      // Each draft is followed in the grammar (its mask then masks the next step) and all are undone after.
+      let followed = 0;
+      try {
+        const picks = constrainedTokens(m, { pos: history.length, maxTokens }, () => matcher.nextMask());
+        for await (const id of picks) {
+          drafts.push(id);
+          if (!matcher.accept(id)) break;
+          followed++;
+          // A draft that ends the grammar is the last: the loop cuts it and the target picks it itself.
+          if (matcher.isTerminated()) break;
+        }
+      } finally {
+        matcher.rollBack(followed);
+      }
+    }
     this.valid += drafts.length - 1;
     return drafts;
   }
@@ -240,7 +266,7 @@ export async function* speculativeGreedy(
   while (produced < o.maxTokens && pos < model.nCtx) {
     // Every token kept must fit maxTokens: n drafts give up to n + 1 tokens.
     const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
-    let drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    let drafts = room > 0 ? (await o.drafter.draft(history, room, matcher)).slice(0, room) : [];
     let masks: Int32Array[] = [];
     if (matcher) ({ drafts, masks } = await grammarMasks(matcher, drafts));
     const { argmax, logits } = await model.verify([last, ...drafts], pos, { readLogits: !!matcher });
@@ -367,7 +393,7 @@ export async function* speculativeSampled(
   const len = new DraftLength(o.draftMax);
   while (produced < o.maxTokens && pos < model.nCtx) {
     const room = Math.min(len.next, o.maxTokens - produced - 1, model.nCtx - pos - 1);
-    let drafts = room > 0 ? (await o.drafter.draft(history, room)).slice(0, room) : [];
+    let drafts = room > 0 ? (await o.drafter.draft(history, room, matcher)).slice(0, room) : [];
     // Drafts the grammar refuses are cut (any deterministic drafts keep the output's distribution).
     let masks: Int32Array[] = [];
     if (matcher) ({ drafts, masks } = await grammarMasks(matcher, drafts));

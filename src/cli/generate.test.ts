@@ -70,7 +70,8 @@ describe('npm run generate', () => {
         "note: --ctx 100000 is above the model's training context, so the context is 2048 tokens",
       );
       const j = JSON.parse(readFileSync(out, 'utf8'));
-      expect(Object.keys(j).sort()).toEqual(['outputTokenIds', 'promptTokenIds', 'text']);
+      expect(Object.keys(j).sort()).toEqual(['finishReason', 'outputTokenIds', 'promptTokenIds', 'text']);
+      expect(j.finishReason).toBe('length');
       expect(j.promptTokenIds).toEqual(c.promptIds);
       expect(j.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
       // stdout is the text only; llama-cli's timing summary closes stderr, counting the tokens it ran.
@@ -121,8 +122,13 @@ describe('npm run generate', () => {
       '60',
       '--json-schema',
       schemaFile,
+      '--json',
+      join(dir, 'out.json'),
     ]);
     expect(r.code, r.stderr).toBe(0);
+    // The value ended the answer: finish reason "stop", and the result file says it is whole.
+    const j = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8'));
+    expect([j.finishReason, j.formatComplete, `${j.text}\n`]).toEqual(['stop', true, r.stdout]);
     const v = JSON.parse(r.stdout);
     expect(Object.keys(v).sort()).toEqual(['age', 'name']);
     expect(Number.isInteger(v.age) && v.age >= 0 && v.age <= 99 && v.name.length <= 6, r.stdout).toBe(true);
@@ -144,18 +150,23 @@ describe('npm run generate', () => {
   }, 180_000);
 
   it('--grammar cut by --max-tokens: a note when the text is whole for the grammar, a warning when it does not parse', async () => {
-    const grammarFile = join(tempDir('gen-grammar-'), 'yes.gbnf');
+    const dir = tempDir('gen-grammar-');
+    const grammarFile = join(dir, 'yes.gbnf');
     writeFileSync(grammarFile, 'root ::= ("yes" | "no") " " [0-9]+\n');
     const args = ['--runtime', 'node', '--model', MODEL, '--prompt', 'Tell me', '--grammar', grammarFile];
-    const whole = await generate([...args, '--max-tokens', '12']);
+    const out = join(dir, 'out.json');
+    const result = () => JSON.parse(readFileSync(out, 'utf8'));
+    const whole = await generate([...args, '--max-tokens', '12', '--json', out]);
+    expect([result().finishReason, result().formatComplete]).toEqual(['length', true]);
     expect(whole.code, whole.stderr).toBe(0);
     expect(whole.stdout).toMatch(/^(yes|no) [0-9]+\n$/);
     expect(whole.stderr).toMatch(
       /note: the answer reached 12 tokens \(finish reason "length"\); it is a whole grammar as it stands, though the grammar would allow it to go on/,
     );
     expect(whole.stderr).not.toMatch(/warning/);
-    const cut = await generate([...args, '--max-tokens', '1']);
+    const cut = await generate([...args, '--max-tokens', '1', '--json', out]);
     expect(cut.code, cut.stderr).toBe(0);
+    expect([result().finishReason, result().formatComplete]).toEqual(['length', false]);
     expect(cut.stdout).not.toMatch(/^(yes|no) [0-9]/);
     expect(cut.stderr).toMatch(
       /warning: the answer was cut after 1 tokens, before the grammar was complete: it does not parse/,
@@ -329,7 +340,13 @@ describe('npm run generate', () => {
     ]);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(readFileSync(out, 'utf8'));
-    expect(Object.keys(j).sort()).toEqual(['outputTokenIds', 'promptTokenIds', 'speculative', 'text']);
+    expect(Object.keys(j).sort()).toEqual([
+      'finishReason',
+      'outputTokenIds',
+      'promptTokenIds',
+      'speculative',
+      'text',
+    ]);
     expect(j.outputTokenIds).toEqual(c.outputIds.slice(0, 24));
     const s = j.speculative as { drafted: number; accepted: number; targetPasses: number };
     expect(s.drafted).toBeGreaterThan(0);

@@ -7,7 +7,8 @@
  * The field's `llama-cli`: prints the continuation on stdout as it streams (stdout holds the text only),
  * then llama-cli's timing summary on stderr (src/cli/timings.ts: prompt eval = TTFT, eval = decode).
  * Greedy unless told otherwise. With `--json` writes `{"promptTokenIds": [...], "outputTokenIds": [...],
- * "text": "..."}` (promptTokenIds include BOS). The browser runtime (default) runs the real worker in
+ * "text": "...", "finishReason": "stop" | "length"}` (promptTokenIds include BOS; with a format,
+ * `formatComplete`: whether the text is a whole value of it). The browser runtime (default) runs the real worker in
  * headless Chromium; `node` runs the engine in this process on Dawn.
  */
 
@@ -61,8 +62,9 @@ ${DRAFT_USAGE}
   ${KV_TYPE_USAGE}
   --default-limits                  request only WebGPU's default limits (128 MiB bindings, 8 storage
                                     buffers per stage), as a phone or integrated GPU may grant them
-  --json FILE                       write {"promptTokenIds", "outputTokenIds", "text"} to FILE (and
-                                    with --draft/--lookup "speculative": {"drafted", "accepted", "targetPasses"})
+  --json FILE                       write {"promptTokenIds", "outputTokenIds", "text", "finishReason"} to
+                                    FILE (with --json-schema/--grammar "formatComplete"; with --draft/--lookup
+                                    "speculative": {"drafted", "accepted", "targetPasses"})
   --json-schema FILE                structured output: the answer is JSON valid against the JSON Schema in
                                     FILE (each token masked on the GPU; it ends when the value is complete)
   --grammar FILE                    structured output: the answer follows the EBNF/GBNF grammar in FILE
@@ -270,6 +272,8 @@ async function main(): Promise<number> {
           promptTokenIds: result.promptTokenIds,
           outputTokenIds: result.outputTokenIds,
           text: result.text,
+          finishReason: result.finishReason,
+          ...(format ? { formatComplete: result.formatComplete === true } : {}),
           ...(result.speculative ? { speculative: result.speculative } : {}),
         },
         null,

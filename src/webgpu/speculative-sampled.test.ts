@@ -426,6 +426,67 @@ describe('speculative decoding under a grammar (fake target chain, fake matcher)
     expect(completed).toBe(2); // the limited grammars completed (STOP) before 12 tokens
   });
 
+  it('a drafter that drafts under the grammar: masked greedy output, every draft kept, each mask made once', async () => {
+    /** Counts the masks made, by the tokens accepted when each was asked for. */
+    class CountingMatcher extends FakeMatcher {
+      readonly asked: string[] = [];
+      override async nextMask(): Promise<Int32Array> {
+        this.asked.push(this.seq.join(','));
+        return super.nextMask();
+      }
+    }
+    /** Masked greedy drafting through the matcher, as ModelDrafter does on the GPU: each step's mask, then undone. */
+    const underGrammar: Drafter = {
+      async draft(history, n, matcher) {
+        const drafts: number[] = [];
+        let followed = 0;
+        for (let k = 0; k < n; k++) {
+          const row = applyTokenMask(chainLogits([...history, ...drafts]), await matcher!.nextMask(), V);
+          drafts.push(row.indexOf(Math.max(...row)));
+          if (!matcher!.accept(drafts[k])) break;
+          followed++;
+          if (matcher!.isTerminated()) break;
+        }
+        matcher!.rollBack(followed);
+        return drafts;
+      },
+    };
+    for (const limit of [Number.POSITIVE_INFINITY, 6])
+      for (const run of [speculativeGreedy, 'sampled'] as const) {
+        const want: number[] = [];
+        while (want.length < 12 && want.at(-1) !== STOP) {
+          const row = maskedLogits(want, limit);
+          want.push(row.indexOf(Math.max(...row)));
+        }
+        const matcher = new CountingMatcher(PROMPT.at(-1)!, limit);
+        const stats: SpeculativeStats = { drafted: 0, accepted: 0, targetPasses: 0 };
+        const model = new FakeTarget(PROMPT) as unknown as LlamaModel;
+        const o = {
+          pos: PROMPT.length,
+          maxTokens: 12,
+          prompt: PROMPT,
+          draftMax: 4,
+          drafter: underGrammar,
+          stats,
+          matcher,
+        };
+        const got: number[] = [];
+        // Sampled at a temperature near 0: the rule keeps drafts that are the target's near-certain choice.
+        const tokens =
+          run === 'sampled'
+            ? speculativeSampled(model, o, new Sampler({ temperature: 1e-3, seed: 0 }, V), mulberry32(5))
+            : run(model, o);
+        for await (const id of tokens) got.push(id);
+        const what = `limit ${limit}, ${run === 'sampled' ? 'sampled' : 'greedy'}`;
+        expect(got, what).toEqual(want);
+        expect(matcher.seq, what).toEqual(got);
+        expect(stats.accepted, what).toBe(stats.drafted);
+        expect(stats.drafted, what).toBeGreaterThan(got.length / 2);
+        // The verify pass asks for the drafter's states again; the loop remembers them: one mask a state.
+        expect(new Set(matcher.asked).size, what).toBe(matcher.asked.length);
+      }
+  });
+
   const GRAMMAR_CASES = [
     { name: 'temperature 1, draft length 3, drafts from another chain', drafter: otherChain, seed: 201 },
     {

@@ -209,6 +209,54 @@ export async function grammarMasks(
   return { drafts: drafts.slice(0, n), masks };
 }
 
+/**
+ * The loop's view of the request's grammar: each mask it is asked for is remembered by the tokens tried
+ * since the last token kept, so a draft model that drafted under the grammar (a mask per draft step) and
+ * the verify pass after it ({@link grammarMasks}: the same states again) make each mask once. Tokens the
+ * loop keeps go through {@link keep}, which forgets the masks; everything else is the matcher's own.
+ */
+class RememberedMasks implements TokenMatcher {
+  private tried: number[] = [];
+  private readonly masks = new Map<string, Int32Array>();
+  constructor(private readonly m: TokenMatcher) {}
+  async nextMask(): Promise<Int32Array> {
+    const key = this.tried.join(',');
+    let mask = this.masks.get(key);
+    if (!mask) {
+      // The matcher's masks are copies (xgrammar's slice()), so one kept here is never overwritten.
+      mask = await this.m.nextMask();
+      this.masks.set(key, mask);
+    }
+    return mask;
+  }
+  accept(id: number): boolean {
+    if (!this.m.accept(id)) return false;
+    this.tried.push(id);
+    return true;
+  }
+  /** Follows `id` for good (the loop yields it): the masks remembered so far are of other states. */
+  keep(id: number): boolean {
+    if (!this.m.accept(id)) return false;
+    this.tried = [];
+    this.masks.clear();
+    return true;
+  }
+  isTerminated(): boolean {
+    return this.m.isTerminated();
+  }
+  rollBack(n: number): void {
+    this.m.rollBack(n);
+    if (n <= this.tried.length) this.tried.length -= n;
+    else {
+      // Back past a kept token (the loop never does): the masks remembered were keyed from there.
+      this.tried = [];
+      this.masks.clear();
+    }
+  }
+  /** The request owns the matcher and frees it. */
+  dispose(): void {}
+}
+
 /** The lowest index of the largest logit the mask allows, −1 where none is (NaN logits). */
 function maskedArgmax(row: Float32Array, mask: Int32Array): number {
   let best = -1;
@@ -227,9 +275,9 @@ function maskedArgmax(row: Float32Array, mask: Int32Array): number {
  * caller's check, which names the non-finite logits.
  * @throws Error when the grammar refuses a token its own mask allowed (an engine bug, never bad input).
  */
-function follow(matcher: TokenMatcher | undefined, id: number): boolean {
+function follow(matcher: RememberedMasks | undefined, id: number): boolean {
   if (!matcher || id < 0) return true;
-  if (!matcher.accept(id)) throw new Error(`the grammar refused token ${id}, which its mask allowed`);
+  if (!matcher.keep(id)) throw new Error(`the grammar refused token ${id}, which its mask allowed`);
   return !matcher.isTerminated();
 }
 
@@ -245,7 +293,7 @@ export async function* speculativeGreedy(
   model: LlamaModel,
   o: SpeculativeOptions,
 ): AsyncGenerator<number, void, undefined> {
-  const { matcher } = o;
+  const matcher = o.matcher && new RememberedMasks(o.matcher);
   const V = model.cfg.nVocab;
   let last: number;
   if (matcher) {
@@ -376,7 +424,7 @@ export async function* speculativeSampled(
     for (let k = 0; k < c.ids.length; k++) p[c.ids[k]] = c.probs[k];
     return p;
   };
-  const { matcher } = o;
+  const matcher = o.matcher && new RememberedMasks(o.matcher);
   // A row's logits with the grammar's mask applied (kernels/mask.ts: disallowed tokens get no mass).
   const masked = (row: Float32Array, mask: Int32Array | undefined) =>
     mask ? applyTokenMask(row, mask, V) : row;

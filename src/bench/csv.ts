@@ -140,6 +140,8 @@ export const RESULT_COLUMNS = [
   'constrained_kind',
   'constrained_hash',
   'run_speculative_json',
+  'run_finish_reason',
+  'run_format_complete',
   // "Your CPU" (issue 48): the same model and plan on llama.cpp's wasm build, and GPU ÷ CPU per metric.
   'cpu_engine',
   'cpu_threads',
@@ -195,6 +197,8 @@ function runCells(run: BenchRun | undefined, index: number): Partial<Record<Resu
     output_token_ids: nums(run.outputTokenIds),
     engine_reported_json: run.engineReported ? jsonCell(run.engineReported) : '',
     run_speculative_json: run.speculative ? jsonCell(run.speculative) : '',
+    run_finish_reason: run.finishReason ?? '',
+    run_format_complete: bool(run.formatComplete),
   };
 }
 
@@ -414,6 +418,8 @@ export function csvToResults(text: string): BenchResult[] {
       const promptName = get('prompt_name');
       const engineReported = json<Record<string, number>>('engine_reported_json');
       const runSpeculative = json<BenchRun['speculative']>('run_speculative_json');
+      const finishReason = get('run_finish_reason').trim();
+      const formatComplete = get('run_format_complete').trim();
       result.runs.push({
         prompt: get('prompt'),
         ...(promptName ? { promptName } : {}),
@@ -429,6 +435,8 @@ export function csvToResults(text: string): BenchResult[] {
         decodeTokensPerSecond: n('decode_tok_s'),
         ...(engineReported ? { engineReported } : {}),
         ...(runSpeculative ? { speculative: runSpeculative } : {}),
+        ...(finishReason ? { finishReason: finishReason as BenchRun['finishReason'] } : {}),
+        ...(formatComplete ? { formatComplete: formatComplete === 'true' } : {}),
       });
     }
   });

@@ -16,6 +16,11 @@ import { PROMPT_SETS } from './prompts.ts';
 import { prefillVsMatmulText } from './roofline.ts';
 import { type BenchResult, modelFacts } from './types.ts';
 
+/** The measured runs of a constrained plan whose answer was cut before the format's value was complete. */
+export function cutConstrainedRuns(r: Pick<BenchResult, 'runs' | 'constrained'>): number {
+  return r.constrained ? r.runs.filter((x) => x.formatComplete === false).length : 0;
+}
+
 // ---------------------------------------------------------------------------------------------- checks
 
 // ---------------------------------------------------------------------------------------------- numbers
@@ -142,6 +147,11 @@ export function formatResultText(r: BenchResult, notes: string[] = []): string {
           : []),
         ...(r.constrained ? [`constrained output: ${r.constrained.kind} ${r.constrained.hash}`] : []),
       ].join('; ')}`,
+    );
+  const cut = cutConstrainedRuns(r);
+  if (cut > 0)
+    out.push(
+      `           ${cut} of ${r.runs.length} run${r.runs.length === 1 ? ' was' : 's were'} cut at ${p.maxTokens} tokens before the value was complete: their answers do not parse`,
     );
   const tokIn = r.runs.map((x) => x.promptTokens);
   const tokOut = r.runs.map((x) => x.outputTokens);

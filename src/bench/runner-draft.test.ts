@@ -239,6 +239,29 @@ describe('requests and results of a drafting or constrained plan', () => {
     expect(formatResultText(constrained)).toContain(
       `constrained output: json_schema ${constrained.constrained?.hash}`,
     );
+    expect(formatResultText(constrained)).not.toMatch(/cut at/);
+    // Each run's finish reason and whether its answer is whole: kept through JSON and CSV; cut runs said.
+    const cutRuns = buildResult({
+      ...constrained,
+      runs: constrained.runs.map((x, i) => ({
+        ...x,
+        finishReason: i === 0 ? ('length' as const) : ('stop' as const),
+        formatComplete: i !== 0,
+      })),
+    });
+    expect(cutRuns.runs.length).toBeGreaterThan(1);
+    expect(resultProblems(JSON.parse(resultToJson(cutRuns)))).toEqual([]);
+    expect(parseResultsJson(resultToJson(cutRuns))).toEqual([cutRuns]);
+    expect(csvToResults(resultsToCsv([cutRuns]))).toEqual([cutRuns]);
+    expect(formatResultText(cutRuns)).toContain(
+      `1 of ${cutRuns.runs.length} runs were cut at ${base.plan.maxTokens} tokens before the value was complete: their answers do not parse`,
+    );
+    expect(
+      resultProblems({
+        ...JSON.parse(resultToJson(cutRuns)),
+        runs: [{ ...cutRuns.runs[0], finishReason: 'eos' }],
+      }),
+    ).toEqual(['runs[0].finishReason must be stop, length or aborted']);
     // A bad mark is refused by the one schema.
     expect(
       resultProblems({ ...JSON.parse(resultToJson(constrained)), constrained: { kind: 'regex', hash: 'x' } }),

@@ -114,6 +114,8 @@ export function benchRunFrom(
           },
         }
       : {}),
+    ...(r.finishReason ? { finishReason: r.finishReason } : {}),
+    ...(r.formatComplete !== undefined ? { formatComplete: r.formatComplete } : {}),
   };
 }
 

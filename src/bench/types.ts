@@ -131,7 +131,9 @@ const errorSchema = obj({ code: str, message: str });
  * One measured request. Times in ms, rates in tokens/s; `itlMs` holds the gaps between successive output
  * tokens [outputTokens − 1]; `engineReported` the figures an engine reports itself (WebLLM's usage.extra),
  * kept apart from ours; `tokenCount` how a remote engine counted outputTokens (`approximate` when one token
- * per chunk); `partial` and `error` mark a request that failed part-way (what arrived is kept).
+ * per chunk); `partial` and `error` mark a request that failed part-way (what arrived is kept);
+ * `finishReason` why it ended (GenerateResult.finishReason, where the engine said); `formatComplete`, in a
+ * constrained plan, whether `text` is a whole value of the format (false: cut at maxTokens, it does not parse).
  */
 export const BenchRunSchema = v.pipe(
   obj({
@@ -155,6 +157,8 @@ export const BenchRunSchema = v.pipe(
     partial: v.optional(bool),
     error: v.optional(errorSchema),
     speculative: v.optional(BenchRunSpeculativeSchema),
+    finishReason: v.optional(v.picklist(['stop', 'length', 'aborted'], 'must be stop, length or aborted')),
+    formatComplete: v.optional(bool),
   }),
   // Ids, when a file has them, are the output: their count is outputTokens and ITL has one gap fewer.
   v.forward(

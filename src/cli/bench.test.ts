@@ -207,6 +207,22 @@ describe('npm run bench', () => {
     expect(j.constrained?.kind).toBe('grammar');
     expect(j.constrained?.hash).toMatch(/^fnv1a64:[0-9a-f]{16}$/);
     expect(r.stdout).toContain(`constrained output: grammar ${j.constrained?.hash}`);
+    // The answer ended with the grammar: whole, and nothing to warn about.
+    expect(j.runs[0]).toMatchObject({ finishReason: 'stop', formatComplete: true });
+    expect(r.stderr).not.toMatch(/were cut/);
+    // A grammar longer than --max-tokens: the run is measured, and said to be cut where a person looks.
+    writeFileSync(grammar, 'root ::= "yes, yes, yes, and yes"');
+    const cut = await bench([
+      ...['--model', MODEL, '--prompt', c.prompt, '--max-tokens', '2', '--runs', '1', '--warmup', '0'],
+      ...['--grammar', grammar, '--no-roofline', '--no-cpu-match', '--json', out],
+    ]);
+    expect(cut.code, cut.stderr).toBe(0);
+    const jc = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(jc.runs[0]).toMatchObject({ finishReason: 'length', formatComplete: false, outputTokens: 2 });
+    expect(cut.stderr).toContain(
+      'bench: warning: 1 of 1 measured runs were cut at --max-tokens 2 before the grammar was complete: their answers do not parse',
+    );
+    expect(cut.stdout).toContain('1 of 1 run was cut at 2 tokens before the value was complete');
   }, 240_000);
 
   it('sampling flags go into every request and the plan; --kv-type reaches the load and the result', async () => {

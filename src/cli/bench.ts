@@ -29,7 +29,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { checkThresholds, type RunError, softwareDeviceReasons } from '../bench/ci-report.ts';
 import { llamaCppGreedyIsolated } from '../bench/cpu-match.ts';
 import type { BenchEvent, BenchModelSpec, BenchOptions } from '../bench/page-api.ts';
-import { formatResultText, kvTypeText } from '../bench/report.ts';
+import { cutConstrainedRuns, formatResultText, kvTypeText } from '../bench/report.ts';
 import { interruptedResult } from '../bench/runner.ts';
 import type { BenchDevice, BenchPlan, BenchResult, BenchRun, InterruptPhase } from '../bench/types.ts';
 import { EngineError } from '../core/errors.ts';
@@ -490,6 +490,12 @@ async function benchmark(a: BenchArgs, seen: Seen): Promise<{ code: number; resu
     }
     if (!result.tests && (result.memory || result.cost))
       process.stdout.write(`${formatLlamaBench(result)}\n`);
+    // A constrained run cut mid-value measured an answer that does not parse: say so where a person looks.
+    const cut = result.runs ? cutConstrainedRuns(result) : 0;
+    if (cut > 0)
+      log(
+        `warning: ${cut} of ${result.runs.length} measured runs were cut at --max-tokens ${result.plan.maxTokens} before the ${result.constrained?.kind === 'grammar' ? 'grammar' : 'JSON value'} was complete: their answers do not parse (each run's formatComplete is false in --json); raise --max-tokens, or bound what the format leaves open`,
+      );
     if (a.json && !interruptInProgress()) {
       makeFolder(dirname(resolve(a.json)));
       writeFileSync(a.json, `${JSON.stringify(result, null, 1)}\n`);

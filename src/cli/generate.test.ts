@@ -357,8 +357,10 @@ describe('npm run generate', () => {
     expect(s.targetPasses + s.accepted).toBeGreaterThanOrEqual(23);
     expect(s.targetPasses).toBeLessThan(23);
     expect(r.stderr).toContain(`speculative: ${s.accepted} of ${s.drafted} drafted tokens accepted (`);
-    // Which draft was loaded is said beside the target's line.
-    expect(r.stderr).toMatch(/^generate: draft model llama: 5 layers, 1\.17 MB of weights, beside it$/m);
+    // Which draft was loaded is said beside the target's line: the --draft argument, then the model's name.
+    expect(r.stderr).toContain(
+      `\ngenerate: draft model ${MODEL} (llama): 5 layers, 1.17 MB of weights, beside it\n`,
+    );
   }, 180_000);
 
   it('names the draft when the --draft file is missing', async () => {

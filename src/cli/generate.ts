@@ -82,17 +82,17 @@ eval time (TTFT: request start to the first token, with prefill tok/s), eval tim
 first: decode tok/s) and total time (E2E).`;
 
 /**
- * Says on stderr what was loaded (the draft model too), a --ctx the model's context cut, and with
- * --default-limits which limits the engine planned with.
+ * Says on stderr what was loaded (the draft model too, by the --draft argument `draft` and its model
+ * name), a --ctx the model's context cut, and with --default-limits which limits the engine planned with.
  */
-function logLimits(info: ModelInfo, ctx?: number): void {
+function logLimits(info: ModelInfo, ctx: number | undefined, draft: string | undefined): void {
   console.error(
     `generate: loaded ${info.name}: ${info.nLayers} layers, ${fmtBytes(info.weightBytes)} of weights, context ${info.contextLength}`,
   );
   const d = info.draft;
   if (d)
     console.error(
-      `generate: draft model ${d.name}: ${d.nLayers} layers, ${fmtBytes(d.weightBytes)} of weights, beside it`,
+      `generate: draft model ${draft ?? d.name} (${d.name}): ${d.nLayers} layers, ${fmtBytes(d.weightBytes)} of weights, beside it`,
     );
   const cut = contextNote(ctx, info.contextLength);
   if (cut) console.error(cut);
@@ -212,6 +212,7 @@ async function main(): Promise<number> {
           // No adapter: say what this machine lacks (the Vulkan loader's package, or a driver).
           .catch((e: unknown) => Promise.reject(explainNodeNoAdapter(e, driver))),
         ctx,
+        values.draft,
       );
       result = await engine.generate(req, (e) => process.stdout.write(e.text));
     } finally {
@@ -237,7 +238,7 @@ async function main(): Promise<number> {
             values['default-limits'],
             kv,
             draftModel && (draftKind === 'path' ? urlOf(resolve(draftModel)) : draftModel),
-          ).then((info) => logLimits(info, ctx));
+          ).then((info) => logLimits(info, ctx, values.draft));
         } catch (e) {
           // Name the file the person gave, not the URL it was served under.
           if (modelUrl && e instanceof Error) e.message = e.message.split(modelUrl).join(resolve(model));
@@ -261,7 +262,7 @@ async function main(): Promise<number> {
     console.error(
       result.formatComplete
         ? `note: the answer reached ${result.outputTokenIds.length} tokens (finish reason "length"); it is a whole ${what} as it stands, though the grammar would allow it to go on`
-        : `warning: the answer was cut after ${result.outputTokenIds.length} tokens, before the ${what} was complete: it does not parse (finish reason "length"); raise --max-tokens`,
+        : `warning: the answer was cut after ${result.outputTokenIds.length} tokens, before the ${what} was complete: it does not parse (finish reason "length"); raise --max-tokens${format.type === 'grammar' ? '' : ', or bound what the schema leaves open (an integer without a maximum, a string without a maxLength can run on)'}`,
     );
   }
   if (values.json) {

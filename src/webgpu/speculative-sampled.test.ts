@@ -57,6 +57,8 @@ class FakeTarget {
   constructor(prompt: readonly number[]) {
     this.ctx = [...prompt]; // prefilled
   }
+  private tokenMask?: Int32Array;
+  private picked?: number;
   submitReadback(o: { readLogits?: boolean }): void {
     if (!o.readLogits) throw new Error('speculativeSampled reads the logits');
     this.pending = true;
@@ -66,22 +68,41 @@ class FakeTarget {
     this.pending = false;
     return chainLogits(this.ctx).slice();
   }
+  // The constrained pick after the prefill (greedy under a grammar): the masked argmax, read as a token.
+  async enableTokenMask(): Promise<void> {}
+  writeTokenMask(m: Int32Array): void {
+    this.tokenMask = m;
+  }
+  submitPick(o: { slot?: number; mask?: boolean }): void {
+    if (!o.mask || !this.tokenMask) throw new Error('a pick here is a masked one, after writeTokenMask');
+    const row = applyTokenMask(chainLogits(this.ctx), this.tokenMask, V);
+    this.picked = row.indexOf(Math.max(...row));
+  }
+  async readToken(slot: number): Promise<number> {
+    if (slot !== 0 || this.picked === undefined) throw new Error('readToken without submitPick');
+    const id = this.picked;
+    this.picked = undefined;
+    return id;
+  }
+  /** LlamaModel.verify: with `masks`, row i masked by masks[i] before its argmax (and its logits). */
   async verify(
     ids: number[],
     pos: number,
-    opts: { readLogits?: boolean } = {},
+    opts: { readLogits?: boolean; masks?: readonly Int32Array[] } = {},
   ): Promise<{ argmax: Int32Array; logits?: Float32Array }> {
     const T = ids.length;
     if (!(T >= 1 && T <= this.verifyMaxTokens) || pos + T > this.nCtx)
       throw new Error(`verify ${T} at ${pos}`);
     if (pos > this.ctx.length)
       throw new Error(`verify at ${pos}, but only ${this.ctx.length} positions were fed`);
+    if (opts.masks && opts.masks.length !== T) throw new Error(`${opts.masks.length} masks for ${T} rows`);
     this.ctx.length = pos;
     this.ctx.push(...ids);
     const logits = new Float32Array(T * V);
     const argmax = new Int32Array(T);
     for (let i = 0; i < T; i++) {
-      const row = chainLogits(this.ctx.slice(0, pos + i + 1));
+      let row = chainLogits(this.ctx.slice(0, pos + i + 1));
+      if (opts.masks) row = applyTokenMask(row, opts.masks[i], V);
       logits.set(row, i * V);
       argmax[i] = row.indexOf(Math.max(...row));
     }

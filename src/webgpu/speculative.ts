@@ -257,26 +257,14 @@ class RememberedMasks implements TokenMatcher {
   dispose(): void {}
 }
 
-/** The lowest index of the largest logit the mask allows, −1 where none is (NaN logits). */
-function maskedArgmax(row: Float32Array, mask: Int32Array): number {
-  let best = -1;
-  let bestV = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < row.length; i++)
-    if ((mask[i >> 5] >>> (i & 31)) & 1 && row[i] > bestV) {
-      bestV = row[i];
-      best = i;
-    }
-  return best;
-}
-
 /**
  * Follows `id` in the grammar (where there is one) before the loop yields it; false once the grammar is
- * complete (the loop then ends after yielding it). An id of −1 (no allowed finite logit) is left for the
- * caller's check, which names the non-finite logits.
+ * complete (the loop then ends after yielding it). An id outside the vocabulary [0, nVocab) (the argmax
+ * found no allowed finite logit) is left for the caller's check, which names the non-finite logits.
  * @throws Error when the grammar refuses a token its own mask allowed (an engine bug, never bad input).
  */
-function follow(matcher: RememberedMasks | undefined, id: number): boolean {
-  if (!matcher || id < 0) return true;
+function follow(matcher: RememberedMasks | undefined, id: number, nVocab: number): boolean {
+  if (!matcher || !(id >= 0 && id < nVocab)) return true;
   if (!matcher.keep(id)) throw new Error(`the grammar refused token ${id}, which its mask allowed`);
   return !matcher.isTerminated();
 }
@@ -284,9 +272,11 @@ function follow(matcher: RememberedMasks | undefined, id: number): boolean {
 /**
  * Yields greedy tokens 0, 1, … after a prefill, verifying each draft in one target pass
  * (LlamaModel.verify; a plain decode step where the drafter has nothing). The first token is the
- * prefill's argmax. Under a grammar (`o.matcher`) every row is read back and its argmax taken over the
- * tokens the grammar allows there, the GPU constrained loop's choice (lowest index on ties). Stop early by leaving the loop: every pass is awaited before its tokens are yielded,
- * so nothing is in flight and the models are ready for the next request.
+ * prefill's argmax. Under a grammar (`o.matcher`) each row's logits are masked on the GPU by the grammar's
+ * mask at its position before the argmax (the first token's as the constrained loop picks it), so the
+ * choice is the constrained loop's (lowest index on ties) and only the ids come back. Stop early by
+ * leaving the loop: every pass is awaited before its tokens are yielded, so nothing is in flight and the
+ * models are ready for the next request.
  * @throws what the models throw (EngineError 'context_overflow', a lost device).
  */
 export async function* speculativeGreedy(
@@ -295,18 +285,15 @@ export async function* speculativeGreedy(
 ): AsyncGenerator<number, void, undefined> {
   const matcher = o.matcher && new RememberedMasks(o.matcher);
   const V = model.cfg.nVocab;
-  let last: number;
   if (matcher) {
-    // Under a grammar the rows are read back and masked here: the GPU argmax sees no mask.
-    model.submitReadback({ readLogits: true });
-    last = maskedArgmax((await model.readLogits()).subarray(0, V), await matcher.nextMask());
-  } else {
-    model.submitReadback({ slot: 0 });
-    last = await model.readToken(0);
-  }
+    await model.enableTokenMask();
+    model.writeTokenMask(await matcher.nextMask());
+    model.submitPick({ slot: 0, mask: true });
+  } else model.submitReadback({ slot: 0 });
+  let last = await model.readToken(0);
   const history = [...o.prompt, last];
   let produced = 1;
-  const more = follow(matcher, last);
+  const more = follow(matcher, last, V);
   yield last;
   if (!more) return;
   let pos = o.pos; // where `last` is fed
@@ -317,25 +304,23 @@ export async function* speculativeGreedy(
     let drafts = room > 0 ? (await o.drafter.draft(history, room, matcher)).slice(0, room) : [];
     let masks: Int32Array[] = [];
     if (matcher) ({ drafts, masks } = await grammarMasks(matcher, drafts));
-    const { argmax, logits } = await model.verify([last, ...drafts], pos, { readLogits: !!matcher });
-    const choice = (i: number) =>
-      matcher ? maskedArgmax(logits!.subarray(i * V, (i + 1) * V), masks[i]) : argmax[i];
+    const { argmax } = await model.verify([last, ...drafts], pos, matcher ? { masks } : {});
     o.stats.targetPasses++;
     let a = 0;
-    while (a < drafts.length && drafts[a] === choice(a)) a++;
+    while (a < drafts.length && drafts[a] === argmax[a]) a++;
     if (drafts.length > 0) {
       o.stats.drafted += drafts.length;
       o.stats.accepted += a;
       len.update(drafts.length, a);
     }
     o.drafter.rollback?.(history.length + a);
-    const kept = [...drafts.slice(0, a), choice(a)];
+    const kept = [...drafts.slice(0, a), argmax[a]];
     pos += kept.length;
     for (const id of kept) {
       history.push(id);
       produced++;
       last = id;
-      const go = follow(matcher, id);
+      const go = follow(matcher, id, V);
       yield id;
       if (!go) return;
     }
@@ -434,7 +419,7 @@ export async function* speculativeSampled(
   let last = speculativeSample([], [dense(first, history)], undefined, rand)[0];
   history.push(last);
   let produced = 1;
-  const more = follow(matcher, last);
+  const more = follow(matcher, last, V);
   yield last;
   if (!more) return;
   let pos = o.pos;
@@ -463,7 +448,7 @@ export async function* speculativeSampled(
       history.push(id);
       produced++;
       last = id;
-      const go = follow(matcher, id);
+      const go = follow(matcher, id, V);
       yield id;
       if (!go) return;
     }

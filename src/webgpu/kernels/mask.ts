@@ -28,6 +28,35 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }`;
 }
 
+/**
+ * The logit {@link rowMaskWGSL} gives a masked token: at or below the argmax's floor (kernels/argmax.ts:
+ * values ≤ −3·10³⁸ are never the maximum), so a row whose allowed logits are all NaN still gives no index
+ * (0xFFFFFFFF, reported as non-finite logits) rather than a token the grammar refuses.
+ */
+export const ROW_MASKED_LOGIT = -3.4e38;
+
+/**
+ * Speculative decoding's verify rows under a grammar: logits [T, nVocab] f32 (row stride nVocab) masked
+ * in place by one bitmask per row, masks [T, words] u32 (words = ceil(nVocab / 32), the layout of
+ * {@link maskWGSL}), each masked token set to {@link ROW_MASKED_LOGIT}, ahead of the per-row argmax only
+ * (the sampled loop masks its rows on the CPU). Bindings: 0 masks (read), 1 logits (read-write).
+ * Dispatch (ceil(nVocab / MASK_WG), T).
+ */
+export function rowMaskWGSL(o: { nVocab: number }): string {
+  const words = Math.ceil(o.nVocab / 32);
+  return `@group(0) @binding(0) var<storage, read> masks: array<u32>;
+@group(0) @binding(1) var<storage, read_write> logits: array<f32>;
+@compute @workgroup_size(${MASK_WG})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  if (i >= ${o.nVocab}u) { return; }
+  let r = gid.y;
+  if (((masks[r * ${words}u + (i >> 5u)] >> (i & 31u)) & 1u) == 0u) {
+    logits[r * ${o.nVocab}u + i] = ${ROW_MASKED_LOGIT.toExponential()};
+  }
+}`;
+}
+
 /** Workgroups of one mask dispatch. */
 export function maskWorkgroups(nVocab: number): number {
   return Math.ceil(nVocab / MASK_WG);

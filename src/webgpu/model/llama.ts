@@ -30,7 +30,7 @@ import type { PrefillAttentionPlan, PrefillLayout } from '../kernels/attention-p
 import type { SgmatAttentionTile } from '../kernels/attention-sgmat.ts';
 import { bindGroupByName, kernelSource } from '../kernels/bindings.ts';
 import { packStep } from '../kernels/common.ts';
-import { maskWGSL, maskWorkgroups } from '../kernels/mask.ts';
+import { maskWGSL, maskWorkgroups, rowMaskWGSL } from '../kernels/mask.ts';
 import { TILE_TOKENS } from '../kernels/mmm.ts';
 import { sgmatTileDims } from '../kernels/mmm-sgmat.ts';
 import {
@@ -173,6 +173,8 @@ export class LlamaModel {
     argmax: { pipeline: GPUComputePipeline; group: GPUBindGroup; wgX: number }[];
     out: GPUBuffer;
     readback: GPUBuffer;
+    /** The grammar's row masks [rows, ceil(nVocab / 32)] and their kernel (kernels/mask.ts), made on first use. */
+    mask?: { buffer: GPUBuffer; pipeline: GPUComputePipeline; group: GPUBindGroup; wgX: number };
   };
   /** The output kernel's buffers by binding name (for the every-token variant made on first use). */
   private outAllBuffers!: Record<string, GPUBuffer>;
@@ -737,6 +739,32 @@ export class LlamaModel {
     return this.verifyState;
   }
 
+  /** The verify rows' grammar masks (see verifyState's `mask`), made on the first masked verify. */
+  private async verifyMask(
+    v: NonNullable<LlamaModel['verifyState']>,
+  ): Promise<NonNullable<NonNullable<LlamaModel['verifyState']>['mask']>> {
+    if (v.mask) return v.mask;
+    const V = this.cfg.nVocab;
+    const pipeline = await cachedPipeline(this.device, 'verify_token_masks', rowMaskWGSL({ nVocab: V }));
+    this.checkAlive();
+    if (v.mask) return v.mask;
+    const buffer = this.buf(
+      'verify_token_masks',
+      v.rows * Math.ceil(V / 32) * 4,
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    );
+    const group = this.device.createBindGroup({
+      label: 'verify_token_masks',
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer } },
+        { binding: 1, resource: { buffer: v.logits } },
+      ],
+    });
+    v.mask = { buffer, pipeline, group, wgX: maskWorkgroups(V) };
+    return v.mask;
+  }
+
   /**
    * Speculative decoding's verify step: feeds `ids` at positions pos0 … pos0 + T − 1 in one batched forward
    * (the small-batch mmv kernels where {@link usesSmallBatch}, else the prefill kernels; T = 1 runs a plain
@@ -746,16 +774,21 @@ export class LlamaModel {
    * cache then holds rows pos0 … pos0 + T − 1; rolling back past a rejected draft is only a matter of where
    * the next step starts: it overwrites those rows before any step reads them (attention reads positions
    * below its own, and the cache is indexed by position, sliding-window layers included).
+   * With `masks` (structured output) row j's logits are masked on the GPU by masks[j] before its argmax
+   * (kernels/mask.ts: T = 1 by the decode step's token mask, else one bitmask per row), so argmax[j] is
+   * the largest logit the grammar allows there (lowest index on ties; 0xFFFFFFFF where every allowed
+   * logit is NaN), and only T × 4 bytes come back instead of the rows.
    * @param ids [T] token ids: the last accepted token (not yet in the cache), then the drafts;
    *   1 ≤ T ≤ {@link verifyMaxTokens} (min(batchSize, 17)).
-   * @returns argmax [T]; logits [T, nVocab] with `readLogits`.
-   * @throws EngineError 'invalid_argument' (T out of range), 'context_overflow' (pos0 + T > nCtx),
-   *   'not_loaded' after destroy.
+   * @param opts.masks [T] of [ceil(nVocab / 32)] words (xgrammar's bitmask layout).
+   * @returns argmax [T]; logits [T, nVocab] with `readLogits` (masked where `masks` are given).
+   * @throws EngineError 'invalid_argument' (T out of range, masks not T), 'context_overflow'
+   *   (pos0 + T > nCtx), 'not_loaded' after destroy.
    */
   async verify(
     ids: number[],
     pos0: number,
-    opts: { readLogits?: boolean } = {},
+    opts: { readLogits?: boolean; masks?: readonly (Int32Array | Uint32Array)[] } = {},
   ): Promise<{ argmax: Int32Array; logits?: Float32Array }> {
     this.checkAlive();
     const T = ids.length;
@@ -769,13 +802,33 @@ export class LlamaModel {
         'context_overflow',
         `positions ${pos0}..${pos0 + T - 1} are past the context (${this.nCtx} tokens)`,
       );
+    const V = this.cfg.nVocab;
+    const words = Math.ceil(V / 32);
+    const { masks } = opts;
+    if (masks && !(masks.length === T && masks.every((m) => m.length === words)))
+      throw new EngineError(
+        'invalid_argument',
+        `verify of ${T} tokens takes ${T} masks of ${words} words, got ${masks.length}`,
+      );
     if (T === 1) {
-      this.submitDecode(pos0, { tokenId: ids[0], slot: 0, readLogits: opts.readLogits });
+      if (masks) {
+        // The constrained decode step's own pick: the token fed, its logits masked, then the argmax.
+        await this.enableTokenMask();
+        this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.of(ids[0]));
+        this.submitForward(pos0);
+        this.writeTokenMask(masks[0]);
+        this.submitPick({ slot: 0, mask: true, readLogits: opts.readLogits });
+      } else this.submitDecode(pos0, { tokenId: ids[0], slot: 0, readLogits: opts.readLogits });
       const id = await this.readToken(0);
       return { argmax: Int32Array.of(id), logits: opts.readLogits ? await this.readLogits() : undefined };
     }
     const v = await this.verifyKernels();
-    const V = this.cfg.nVocab;
+    const mask = masks ? await this.verifyMask(v) : undefined;
+    if (mask && masks) {
+      const all = new Uint32Array(T * words);
+      masks.forEach((m, j) => all.set(m, j * words));
+      this.device.queue.writeBuffer(mask.buffer, 0, all);
+    }
     this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.from(ids));
     const small = this.usesSmallBatch(T) && v.smallKernels !== undefined;
     this.writeStep(T, pos0, small);
@@ -786,6 +839,11 @@ export class LlamaModel {
       small,
     });
     const pass = enc.beginComputePass({ label: 'argmax_rows' });
+    if (mask) {
+      pass.setPipeline(mask.pipeline);
+      pass.setBindGroup(0, mask.group);
+      pass.dispatchWorkgroups(mask.wgX, T);
+    }
     for (const d of v.argmax) {
       pass.setPipeline(d.pipeline);
       pass.setBindGroup(0, d.group);

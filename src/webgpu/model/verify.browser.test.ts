@@ -18,6 +18,7 @@ import { makeRandomLlamaGguf } from '../../model/random-model.ts';
 import { ARCH_CASES, buildArchCase } from '../../testing/arch-cases.ts';
 import { mulberry32 } from '../../util/prng.ts';
 import { createGpuContext, type GpuContext } from '../device.ts';
+import { applyTokenMask, MASKED_LOGIT } from '../kernels/mask.ts';
 import { LlamaModel } from './llama.ts';
 
 const N_PROMPT = 21;
@@ -115,6 +116,49 @@ describe.each(CASES)('LlamaModel.verify: $name', ({ bytes, kvType, lengths }) =>
     const one = await model.verify([g[4]], N_PROMPT + 4, { readLogits: true });
     expect([...one.argmax]).toEqual([g[5]]);
     expect(one.logits?.length).toBe(V);
+  });
+
+  it('with grammar masks: each row’s argmax is the largest logit its mask allows, T = 1 and T = 6; masks of the wrong count refused', async () => {
+    const words = Math.ceil(V / 32);
+    const rng = mulberry32(4600 + V);
+    /** A random mask: each token allowed with probability p; row `only` allows that token alone. */
+    const randomMask = (p: number, only?: number): Int32Array => {
+      const m = new Int32Array(words);
+      for (let t = 0; t < V; t++) if (only === undefined ? rng() < p : t === only) m[t >> 5] |= 1 << (t & 31);
+      return m;
+    };
+    for (const T of [1, 6]) {
+      const ids = g.slice(0, T);
+      // The unmasked rows first (the same positions: the verify is deterministic), then the masked pass.
+      const plain = await model.verify(ids, N_PROMPT, { readLogits: true });
+      // Sparse and dense masks, one that forbids the unmasked argmax, one that allows a single token.
+      const masks = Array.from({ length: T }, (_, j) => {
+        if (j === 1) return randomMask(0, (plain.argmax[j] + 5) % V);
+        const m = randomMask(j % 2 === 0 ? 0.1 : 0.8);
+        m[plain.argmax[j] >> 5] &= ~(1 << (plain.argmax[j] & 31));
+        return m;
+      });
+      const got = await model.verify(ids, N_PROMPT, { readLogits: true, masks });
+      for (let j = 0; j < T; j++) {
+        const want = applyTokenMask(plain.logits!.subarray(j * V, (j + 1) * V), masks[j], V);
+        let best = 0;
+        for (let t = 1; t < V; t++) if (want[t] > want[best]) best = t;
+        expect(got.argmax[j], `T ${T}, row ${j}`).toBe(best);
+        expect(got.argmax[j], `T ${T}, row ${j}`).not.toBe(plain.argmax[j]);
+        // The logits read back are masked; the allowed ones unchanged.
+        const row = got.logits!.subarray(j * V, (j + 1) * V);
+        for (let t = 0; t < V; t++) {
+          const allowed = (masks[j][t >> 5] >>> (t & 31)) & 1;
+          if (allowed) expect(row[t]).toBe(plain.logits![j * V + t]);
+          else expect(row[t]).toBeLessThanOrEqual(MASKED_LOGIT);
+        }
+      }
+      // Unmasked again: the masks did not stay behind.
+      expect([...(await model.verify(ids, N_PROMPT)).argmax]).toEqual([...plain.argmax]);
+    }
+    const e = await model.verify(g.slice(0, 3), N_PROMPT, { masks: [randomMask(0.5)] }).catch((x) => x);
+    expect(isEngineError(e, 'invalid_argument'), String(e)).toBe(true);
+    expect(String(e)).toMatch(new RegExp(`takes 3 masks of ${words} words, got 1`));
   });
 
   it('refuses more tokens than the batch and positions past the context', async () => {

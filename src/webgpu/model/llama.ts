@@ -826,7 +826,7 @@ export class LlamaModel {
     const mask = masks ? await this.verifyMask(v) : undefined;
     if (mask && masks) {
       const all = new Uint32Array(T * words);
-      masks.forEach((m, j) => all.set(m, j * words));
+      for (const [j, m] of masks.entries()) all.set(m, j * words);
       this.device.queue.writeBuffer(mask.buffer, 0, all);
     }
     this.device.queue.writeBuffer(this.s.ids, 0, Uint32Array.from(ids));

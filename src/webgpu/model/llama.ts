@@ -776,8 +776,9 @@ export class LlamaModel {
    * below its own, and the cache is indexed by position, sliding-window layers included).
    * With `masks` (structured output) row j's logits are masked on the GPU by masks[j] before its argmax
    * (kernels/mask.ts: T = 1 by the decode step's token mask, else one bitmask per row), so argmax[j] is
-   * the largest logit the grammar allows there (lowest index on ties; 0xFFFFFFFF where every allowed
-   * logit is NaN), and only T × 4 bytes come back instead of the rows.
+   * the largest logit the grammar allows there (lowest index on ties; for T ≥ 2, 0xFFFFFFFF where every
+   * allowed logit is NaN; T = 1 has the decode mask's −1e30, which the argmax may pick there), and only
+   * T × 4 bytes come back instead of the rows.
    * @param ids [T] token ids: the last accepted token (not yet in the cache), then the drafts;
    *   1 ≤ T ≤ {@link verifyMaxTokens} (min(batchSize, 17)).
    * @param opts.masks [T] of [ceil(nVocab / 32)] words (xgrammar's bitmask layout).
